@@ -1,0 +1,47 @@
+package kernel
+
+import "unsafe"
+
+// The functions in this file are called by the instrumented copy of a kernel
+// that gocu gen writes for the simulator's checked mode. Hand-written kernel
+// code does not call them.
+
+// Site is a position in kernel source, recorded once per instrumented
+// access by generated code.
+type Site struct {
+	File      string
+	Line, Col int32
+	Expr      string // the source text of the access, such as "tile[ty][tx]"
+}
+
+// Access is the kind of a checked memory access.
+type Access uint8
+
+// The access kinds.
+const (
+	Read      Access = iota // the element is read
+	Write                   // the element is written
+	ReadWrite               // read then written, as in x[i] += v
+	Atomic                  // an atomic operation; never a race
+)
+
+// At checks that i indexes s, reports the access to the executor, and
+// returns the element's address.
+func At[T any](t *Thread, s []T, i int, site *Site, acc Access) *T {
+	if uint(i) >= uint(len(s)) {
+		t.exec().OutOfRange(t, i, len(s), site)
+	}
+	p := &s[i]
+	t.exec().Access(t, unsafe.Pointer(p), unsafe.Sizeof(*p), acc, site)
+	return p
+}
+
+// Index checks that 0 <= i < n and returns i. Generated code uses it for the
+// outer indices of multi-dimensional arrays, which address no element by
+// themselves.
+func Index(t *Thread, i, n int, site *Site) int {
+	if uint(i) >= uint(n) {
+		t.exec().OutOfRange(t, i, n, site)
+	}
+	return i
+}

@@ -1,0 +1,30 @@
+// Package kernel is what GPU kernel code written in Go imports.
+//
+// A kernel is an ordinary Go function marked with a //gocu:kernel comment
+// whose first parameter is a *Thread:
+//
+//	//gocu:kernel
+//	func Gray(t *kernel.Thread, rgb, gray []uint8, n int32) {
+//		if i := t.Index(); i < n {
+//			gray[i] = uint8(0.2989*float32(rgb[i]) + 0.5870*float32(rgb[i+n]) + 0.1140*float32(rgb[i+2*n]))
+//		}
+//	}
+//
+// The same function runs in three places:
+//
+//   - as plain Go, so that it can be unit-tested, stepped through in a
+//     debugger and run under the race detector;
+//   - on the CPU simulator (package sim), which runs a whole grid with CUDA
+//     semantics and reports out-of-range indices, divergent barriers and
+//     data races as errors naming the block, the thread and the source line;
+//   - on the GPU, after gocu gen has translated it to CUDA C.
+//
+// Everything in this package therefore has two meanings: a Go meaning used
+// by the simulator, and a CUDA meaning used by the translator. Each function
+// documents the CUDA construct it becomes. Shared memory, barriers, warp
+// operations and atomics need an executor (the simulator); the arithmetic
+// functions work anywhere.
+//
+// Package kernel imports nothing else of gocu, so kernel code carries no
+// dependency on the driver or the simulator.
+package kernel

@@ -1,0 +1,36 @@
+package kernel
+
+import (
+	"reflect"
+	"unsafe"
+)
+
+// Shared returns the block's static shared-memory array of type A, which
+// must be an array type such as [256]float32 or [16][16]float32:
+//
+//	tile := kernel.Shared[[16][16]float32](t)
+//	tile[ty][tx] = a[row*n+col]
+//
+// Every thread of a block gets the same array; each call site is its own
+// allocation, in the order the calls run (two declarations on one line are
+// two arrays). It becomes a __shared__ array declaration in CUDA. Like CUDA
+// shared memory, its initial contents are undefined: the simulator fills it
+// with a poison pattern so that reading before writing shows up.
+func Shared[A any](t *Thread) *A {
+	var zero A
+	d := SharedDecl{Size: unsafe.Sizeof(zero), Align: unsafe.Alignof(zero), Type: reflect.TypeFor[A]().String()}
+	return (*A)(t.exec().Shared(t, d))
+}
+
+// DynamicShared returns the block's dynamic shared memory, sized in bytes at
+// launch, as a slice of T (CUDA extern __shared__). Its length is the launch's
+// dynamic shared bytes divided by the size of T.
+func DynamicShared[T Number](t *Thread) []T {
+	b := t.exec().DynamicShared(t)
+	var zero T
+	n := uintptr(len(b)) / unsafe.Sizeof(zero)
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
