@@ -173,4 +173,3 @@ func (r *reader) str32() string { return string(r.take(uint64(r.u32()))) }
 // bytes returns the next n bytes without copying: the entry's buffer was
 // read for this call alone.
 func (r *reader) bytes(n uint64) []byte { return r.take(n) }
-
