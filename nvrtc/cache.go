@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,12 +28,15 @@ var NVRTC Compiler = nvrtcCompiler{}
 
 type nvrtcCompiler struct{}
 
+// ID is the NVRTC version plus the identity (path, size, modification
+// time) of the library file, so that a patch release, which keeps the
+// version number, still gets fresh code.
 func (nvrtcCompiler) ID() (string, error) {
-	major, minor, err := Version()
+	l, err := load()
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("nvrtc %d.%d", major, minor), nil
+	return fmt.Sprintf("nvrtc %d.%d %s", l.major, l.minor, l.fileID), nil
 }
 
 func (nvrtcCompiler) Compile(src string, opts Options) (*Result, error) { return Compile(src, opts) }
@@ -199,12 +203,16 @@ func (c *Cache) Compile(src string, opts Options) (*Result, error) {
 	c.flights[key] = f
 	c.mu.Unlock()
 
-	f.res, f.err = c.lookupOrCompile(key, format, src, opts)
-
-	c.mu.Lock()
-	delete(c.flights, key)
-	c.mu.Unlock()
-	close(f.done)
+	func() {
+		// Release the waiters even if the compiler panics.
+		defer func() {
+			c.mu.Lock()
+			delete(c.flights, key)
+			c.mu.Unlock()
+			close(f.done)
+		}()
+		f.res, f.err = c.lookupOrCompile(key, format, src, opts)
+	}()
 	return copyResult(f.res), f.err
 }
 
@@ -231,7 +239,11 @@ func (c *Cache) Key(src string, opts Options) (key Key, ok bool, err error) {
 	}
 	in := keyInputs{formatVersion: entryVersion, compiler: id, driver: c.driver, format: format, src: src, opts: &opts}
 	ok = true
-	for _, p := range opts.IncludePaths {
+	dirs := opts.IncludePaths
+	if opts.SearchSourceDir {
+		dirs = append(slices.Clip(dirs), filepath.Dir(opts.name()))
+	}
+	for _, p := range dirs {
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			abs = p

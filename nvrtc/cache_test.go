@@ -126,6 +126,7 @@ var keyMutations = map[string]func(o *Options){
 	"Std":             func(o *Options) { o.Std = "c++20" },
 	"Defines":         func(o *Options) { o.Defines["BLOCK"] = "128" },
 	"IncludePaths":    func(o *Options) { o.IncludePaths = append(o.IncludePaths, "/nonexistent/include") },
+	"SearchSourceDir": func(o *Options) { o.SearchSourceDir = !o.SearchSourceDir },
 	"NoFMAD":          func(o *Options) { o.NoFMAD = !o.NoFMAD },
 	"FastMath":        func(o *Options) { o.FastMath = !o.FastMath },
 	"LineInfo":        func(o *Options) { o.LineInfo = !o.LineInfo },

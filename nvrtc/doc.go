@@ -10,7 +10,14 @@
 // macros, the language dialect, include paths, the usual code-generation
 // switches, and name expressions: "axpy<float>" is reported in
 // Result.Lowered with its mangled name, the one to look a template kernel up
-// by. NVRTC needs no GPU, only the library.
+// by. NVRTC needs no GPU, only the library. TargetFor picks the Arch for a
+// compute capability: the CUBIN target when this NVRTC knows the GPU, PTX
+// for the newest architecture below it otherwise.
+//
+// Unlike NVRTC's default, the directory of the source is not searched for
+// #include "..." files (--no-source-include), since they would escape the
+// cache key: pass headers in Options.Headers or Options.IncludePaths, or set
+// Options.SearchSourceDir.
 //
 // A program NVRTC rejects gives a *CompileError. Each of its Diagnostics has
 // the file, line, column (when NVRTC printed a caret), severity, message and
@@ -47,8 +54,10 @@
 //   - The key is a SHA-256 of every input: source, header names and texts,
 //     all options (arch, dialect, macros, include paths and the size and
 //     modification time of every file under them, flags, extra options),
-//     name expressions, CUBIN or PTX, the compiler's version, the caller's
-//     driver version and the entry format version.
+//     name expressions, CUBIN or PTX, the compiler's version and library
+//     file (path, size, modification time), the caller's driver version and
+//     the entry format version. Include directories given through
+//     Options.Extra are not covered: use IncludePaths.
 //   - An entry is written to a temporary file in the same directory and
 //     renamed into place: readers never see half an entry, and processes
 //     compiling the same kernel at once all succeed.

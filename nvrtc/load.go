@@ -2,6 +2,9 @@ package nvrtc
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -32,6 +35,7 @@ var spec = dynlib.Spec{
 // lib holds the entry points, resolved once.
 type lib struct {
 	path                 string
+	fileID               string // the mapped library file, see mappedFile
 	major, minor         int
 	getErrorString       uintptr
 	version              uintptr
@@ -118,7 +122,34 @@ func open() (*lib, error) {
 		return nil, err
 	}
 	l.major, l.minor = int(major), int(minor)
+	l.fileID = mappedFile("libnvrtc.so")
 	return l, nil
+}
+
+// mappedFile identifies the loaded library whose file name starts with
+// prefix: the loader may have found it by soname, so its real file is read
+// from /proc/self/maps. It returns "" where that is not possible.
+func mappedFile(prefix string) string {
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(maps)) {
+		i := strings.IndexByte(line, '/')
+		if i < 0 {
+			continue
+		}
+		p := strings.TrimSpace(line[i:])
+		if !strings.HasPrefix(filepath.Base(p), prefix) {
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return p
+		}
+		return fmt.Sprintf("%s %d %d", p, st.Size(), st.ModTime().UnixNano())
+	}
+	return ""
 }
 
 // call invokes an NVRTC function; every one returns an nvrtcResult (a C enum,

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -349,4 +350,62 @@ func BenchmarkCompileColdMinimal(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/compile")
+}
+
+func TestCompilerIdentity(t *testing.T) {
+	needNVRTC(t)
+	id, err := NVRTC.ID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	major, minor, _ := Version()
+	if !strings.HasPrefix(id, fmt.Sprintf("nvrtc %d.%d ", major, minor)) || !strings.Contains(id, "libnvrtc.so") {
+		t.Errorf("ID() = %q: want the version and the library file", id)
+	}
+	target, err := TargetFor(9, 0)
+	if err != nil || target != "sm_90" {
+		t.Errorf("TargetFor(9, 0) = %q, %v", target, err)
+	}
+	t.Logf("%s", id)
+}
+
+// By default NVRTC would read headers from the source's directory, outside
+// the cache key; gocu turns that off unless SearchSourceDir asks for it, and
+// then the directory is part of the key.
+func TestSearchSourceDir(t *testing.T) {
+	needNVRTC(t)
+	dir := t.TempDir()
+	hdr := filepath.Join(dir, "local.cuh")
+	if err := os.WriteFile(hdr, []byte("#define V 7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := "#include \"local.cuh\"\nextern \"C\" __global__ void k(int* x) { x[0] = V; }\n"
+	opts := Options{Arch: "compute_90", Name: filepath.Join(dir, "k.cu")}
+	if _, err := Compile(src, opts); !errors.As(err, new(*CompileError)) {
+		t.Fatalf("a header beside the source was found without SearchSourceDir: %v", err)
+	}
+	opts.SearchSourceDir = true
+	r, err := Compile(src, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.PTXText(), "7;") {
+		t.Errorf("the header's value is not in the PTX")
+	}
+	t.Setenv("GOCU_CACHE", "")
+	c, err := NewCache(CacheConfig{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1, ok, err := c.Key(src, opts)
+	if err != nil || !ok {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hdr, []byte("#define V 8\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dirFingerprints.Clear()
+	if k2, _, _ := c.Key(src, opts); k2 == k1 {
+		t.Error("editing a header beside the source did not change the key")
+	}
 }

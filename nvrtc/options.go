@@ -49,8 +49,14 @@ type Options struct {
 	// (defined as 1).
 	Defines map[string]string
 	// IncludePaths are directories searched for headers after Headers
-	// (--include-path).
+	// (--include-path). The cache key covers the files under them.
 	IncludePaths []string
+	// SearchSourceDir also searches the directory of Name (the current
+	// directory for a bare name) for #include "..." files. NVRTC does this by
+	// default; gocu does not (--no-source-include), so that no header
+	// reaches the compiler without being part of the cache key. When set,
+	// that directory is fingerprinted like IncludePaths.
+	SearchSourceDir bool
 	// NoFMAD disables contracting multiply and add into FMA (--fmad=false).
 	NoFMAD bool
 	// FastMath trades precision for speed (--use_fast_math).
@@ -159,6 +165,9 @@ func (o *Options) name() string {
 // Args returns the options as NVRTC receives them, in a fixed order.
 func (o *Options) Args() []string {
 	args := []string{"--gpu-architecture=" + o.Arch}
+	if !o.SearchSourceDir {
+		args = append(args, "--no-source-include")
+	}
 	if o.Std != "" {
 		args = append(args, "--std="+o.Std)
 	}

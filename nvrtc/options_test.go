@@ -20,7 +20,7 @@ func TestArgs(t *testing.T) {
 		Extra:        []string{"--maxrregcount=32", "-restrict"},
 	}
 	want := []string{
-		"--gpu-architecture=sm_90", "--std=c++17",
+		"--gpu-architecture=sm_90", "--no-source-include", "--std=c++17",
 		"--define-macro=A=x y", "--define-macro=FAST", "--define-macro=N=128",
 		"--include-path=/opt/inc", "--include-path=rel/inc",
 		"--fmad=false", "--use_fast_math", "--generate-line-info", "--device-debug",
@@ -29,7 +29,7 @@ func TestArgs(t *testing.T) {
 	if got := o.Args(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Args() =\n%q\nwant\n%q", got, want)
 	}
-	if got := (&Options{Arch: "compute_80"}).Args(); !reflect.DeepEqual(got, []string{"--gpu-architecture=compute_80"}) {
+	if got := (&Options{Arch: "compute_80", SearchSourceDir: true}).Args(); !reflect.DeepEqual(got, []string{"--gpu-architecture=compute_80"}) {
 		t.Errorf("minimal Args() = %q", got)
 	}
 }
