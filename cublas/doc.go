@@ -26,8 +26,9 @@
 // before the GPU finishes; Sdot and Ddot return a value, so they wait.
 //
 // Scalars (alpha, beta) are passed by host pointer and read before the call
-// returns. They live in storage owned by the Handle, so a call allocates
-// nothing; calls on one Handle are serialised.
+// returns. They live in storage owned by the Handle, so the only allocation
+// of a call is purego's argument array (about 120 bytes); calls on one
+// Handle are serialised.
 //
 // # Errors
 //

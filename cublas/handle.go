@@ -21,7 +21,7 @@ type Handle struct {
 	h  uintptr
 	l  *lib
 	// scal holds alpha, beta and results for the call in progress: the
-	// pointers handed to cuBLAS point here, so no call allocates.
+	// pointers handed to cuBLAS point here, so scalars never allocate.
 	scal *[3]uint64
 }
 
