@@ -122,7 +122,8 @@ func plural(n int, word string) string {
 var (
 	// kernel.cu(12): error: identifier "x" is undefined
 	// kernel.cu(3): warning #177-D: variable "y" was declared but never referenced
-	locatedRE = regexp.MustCompile(`^(.+?)\((\d+)\): (catastrophic error|fatal error|internal error|error|warning|remark|note)(?: #([0-9A-Za-z-]+))?: (.*)$`)
+	// (a column, "kernel.cu(12,7)", is accepted should NVRTC ever print one)
+	locatedRE = regexp.MustCompile(`^(.+?)\((\d+)(?:,(\d+))?\): (catastrophic error|fatal error|internal error|error|warning|remark|note)(?: #([0-9A-Za-z-]+))?: (.*)$`)
 	// nvrtc: error: invalid value for --gpu-architecture (-arch)
 	unlocatedRE = regexp.MustCompile(`^(\S+): (catastrophic error|fatal error|internal error|error|warning): (.*)$`)
 	caretRE     = regexp.MustCompile(`^[ \t]*\^[ \t]*$`)
@@ -147,13 +148,17 @@ func ParseLog(log string, sources map[string]string) []Diagnostic {
 		if m := locatedRE.FindStringSubmatch(ln); m != nil {
 			finish()
 			n, _ := strconv.Atoi(m[2])
-			cur = &Diagnostic{File: m[1], Line: n, Severity: m[3], Number: m[4], Message: m[5]}
+			col, _ := strconv.Atoi(m[3])
+			cur = &Diagnostic{File: m[1], Line: n, Column: col, Severity: m[4], Number: m[5], Message: m[6]}
 			cur.Source = sourceLine(sources, m[1], n)
 			continue
 		}
 		if m := unlocatedRE.FindStringSubmatch(ln); m != nil {
 			finish()
 			cur = &Diagnostic{Severity: m[2], Message: m[3]}
+			if m[1] != "nvrtc" {
+				cur.File = m[1]
+			}
 			continue
 		}
 		if strings.TrimSpace(ln) == "" {

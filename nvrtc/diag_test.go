@@ -121,6 +121,13 @@ func TestParseLogCatastrophic(t *testing.T) {
 	}
 }
 
+func TestParseLogColumnInHeader(t *testing.T) {
+	ds := ParseLog("kernel.cu(2,9): error: bad\n", map[string]string{"kernel.cu": "a\n    int x = ;\n"})
+	if len(ds) != 1 || ds[0].Line != 2 || ds[0].Column != 9 || ds[0].Source != "    int x = ;" {
+		t.Fatalf("%+v", ds)
+	}
+}
+
 func TestParseLogEmpty(t *testing.T) {
 	if ds := ParseLog("", nil); len(ds) != 0 {
 		t.Errorf("%+v", ds)
