@@ -5,6 +5,7 @@ package cublas
 // outputs are poisoned first, and padding rows must survive untouched.
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -212,6 +213,10 @@ func TestGemmExFP32AndTF32(t *testing.T) {
 		err := h.GemmEx(GemmArgs{TransA: NoTrans, TransB: NoTrans, M: m, N: n, K: k, Alpha: 1, Beta: 0,
 			A: da, TypeA: R32F, LDA: m, B: db, TypeB: R32F, LDB: k, C: dc, TypeC: R32F, LDC: m,
 			Compute: c.compute, Algo: GemmDefault})
+		if c.compute == Compute32FPedantic && errors.Is(err, StatusNotSupported) {
+			t.Logf("this cuBLAS does not offer %d with R32F matrices: %v", c.compute, err)
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
