@@ -196,7 +196,8 @@ func (c *Cache) Compile(src string, opts Options) (*Result, error) {
 		<-f.done
 		return copyResult(f.res), f.err
 	}
-	f := &flight{done: make(chan struct{})}
+	// The error stands if the compiler panics before setting the result.
+	f := &flight{done: make(chan struct{}), err: errors.New("nvrtc: the compiler panicked")}
 	if c.flights == nil {
 		c.flights = map[Key]*flight{}
 	}
