@@ -1,0 +1,236 @@
+// Package dynlib finds and opens NVIDIA's shared libraries (libnvrtc,
+// libcublas, ...) at run time through purego, so that gocu builds without cgo
+// and without a CUDA toolkit, and lights up where the libraries exist.
+//
+// The search is the same for every library: an explicit file named by an
+// environment variable, then the dynamic loader's own search (LD_LIBRARY_PATH,
+// the ldconfig cache, RUNPATH), then the usual toolkit directories, then the
+// layouts of NVIDIA's pip wheels inside Python environments. When nothing
+// loads, the error lists every place that was tried and why it failed.
+package dynlib
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/ebitengine/purego"
+)
+
+// Spec says where to look for one library.
+type Spec struct {
+	// What names the library in messages, e.g. "libnvrtc (NVRTC)".
+	What string
+	// Env names the variable holding an explicit file; when it is set only
+	// that file is tried, so a wrong override is reported rather than
+	// silently replaced by another library.
+	Env string
+	// Sonames are tried in order, newest first (libnvrtc.so.13, .so.12, ...).
+	Sonames []string
+	// Dirs are toolkit directories; shell globs are expanded.
+	Dirs []string
+	// Wheel are directories relative to a Python site-packages folder
+	// (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib).
+	Wheel []string
+	// Deps are sonames opened from a candidate's own directory, before the
+	// candidate, so that a wheel library whose dependencies sit beside it
+	// (libcublas needs libcublasLt) loads without LD_LIBRARY_PATH.
+	Deps []string
+	// NotFound is the sentinel the returned error unwraps to.
+	NotFound error
+}
+
+// Attempt is one place that was tried and why it failed.
+type Attempt struct {
+	Path   string
+	Reason string
+}
+
+// NotFoundError lists everything that was tried.
+type NotFoundError struct {
+	What  string
+	Env   string
+	Tried []Attempt
+	err   error
+}
+
+func (e *NotFoundError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s not found; tried %d places:", e.What, len(e.Tried))
+	for _, a := range e.Tried {
+		fmt.Fprintf(&b, "\n  %s: %s", a.Path, a.Reason)
+	}
+	if e.Env != "" {
+		fmt.Fprintf(&b, "\nset %s to the library file to use a specific one", e.Env)
+	}
+	return b.String()
+}
+
+// Unwrap returns the sentinel given in Spec.NotFound.
+func (e *NotFoundError) Unwrap() error { return e.err }
+
+// Lib is an opened library.
+type Lib struct {
+	Handle uintptr
+	Path   string // the name or file that loaded
+}
+
+// Sym returns the address of a symbol, or an error naming it and the library.
+func (l *Lib) Sym(name string) (uintptr, error) {
+	var p uintptr
+	var err error
+	withLockedThread(func() { p, err = purego.Dlsym(l.Handle, name) })
+	if err != nil || p == 0 {
+		return 0, fmt.Errorf("symbol %s not found in %s", name, l.Path)
+	}
+	return p, nil
+}
+
+// Open searches for the library as Spec describes.
+func Open(s Spec) (*Lib, error) {
+	nf := &NotFoundError{What: s.What, Env: s.Env, err: s.NotFound}
+	if s.Env != "" {
+		if p := os.Getenv(s.Env); p != "" {
+			h, err := dlopen(p)
+			if err == nil {
+				return &Lib{Handle: h, Path: p}, nil
+			}
+			nf.Tried = append(nf.Tried, Attempt{p + " (from " + s.Env + ")", shorten(p, err.Error())})
+			return nil, nf
+		}
+	}
+	for _, name := range s.Sonames {
+		h, err := dlopen(name)
+		if err == nil {
+			return &Lib{Handle: h, Path: name}, nil
+		}
+		nf.Tried = append(nf.Tried, Attempt{name + " (dynamic loader)", shorten(name, err.Error())})
+	}
+	for _, dir := range Candidates(s.Dirs, s.Wheel) {
+		if dir.Pattern != "" {
+			nf.Tried = append(nf.Tried, Attempt{dir.Pattern, "no such directory"})
+			continue
+		}
+		for _, name := range s.Sonames {
+			p := filepath.Join(dir.Path, name)
+			if _, err := os.Stat(p); err != nil {
+				nf.Tried = append(nf.Tried, Attempt{p, "no such file"})
+				continue
+			}
+			for _, dep := range s.Deps {
+				// Best effort: a failure shows up when the library itself fails.
+				if dp := filepath.Join(dir.Path, dep); fileExists(dp) {
+					_, _ = dlopenGlobal(dp)
+				}
+			}
+			h, err := dlopen(p)
+			if err == nil {
+				return &Lib{Handle: h, Path: p}, nil
+			}
+			nf.Tried = append(nf.Tried, Attempt{p, shorten(p, err.Error())})
+		}
+	}
+	return nil, nf
+}
+
+// Dir is a directory to search, or (with Pattern set) a pattern that
+// matched nothing, kept so the error can say it was looked at.
+type Dir struct {
+	Path    string
+	Pattern string
+}
+
+// Candidates expands toolkit directories and wheel layouts into the
+// directories to search, in order, without duplicates.
+func Candidates(dirs, wheel []string) []Dir {
+	var out []Dir
+	seen := map[string]bool{}
+	add := func(pattern string) {
+		matches, _ := filepath.Glob(pattern)
+		n := 0
+		for _, m := range matches {
+			if seen[m] || !isDir(m) {
+				continue
+			}
+			seen[m] = true
+			out = append(out, Dir{Path: m})
+			n++
+		}
+		if n == 0 && !seen[pattern] {
+			seen[pattern] = true
+			out = append(out, Dir{Pattern: pattern})
+		}
+	}
+	for _, d := range dirs {
+		add(d)
+	}
+	for _, sp := range SitePackages() {
+		for _, w := range wheel {
+			add(filepath.Join(sp, w))
+		}
+	}
+	return out
+}
+
+// SitePackages returns the site-packages patterns of the Python environments
+// worth probing: the active virtualenv and conda environment, virtualenvs
+// under /opt/*/.venv (where images put torch), and the user's ~/.local.
+func SitePackages() []string {
+	var prefixes []string
+	for _, env := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
+		if p := os.Getenv(env); p != "" {
+			prefixes = append(prefixes, p)
+		}
+	}
+	prefixes = append(prefixes, "/opt/*/.venv")
+	if home, err := os.UserHomeDir(); err == nil {
+		prefixes = append(prefixes, filepath.Join(home, ".local"))
+	}
+	out := make([]string, 0, len(prefixes))
+	for _, p := range prefixes {
+		out = append(out, filepath.Join(p, "lib", "python3*", "site-packages"))
+	}
+	return out
+}
+
+func dlopen(path string) (uintptr, error) {
+	return open(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+}
+
+func dlopenGlobal(path string) (uintptr, error) {
+	return open(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+}
+
+func open(path string, mode int) (h uintptr, err error) {
+	// dlerror is per thread: the message must be read on the thread that
+	// failed, so the goroutine stays put between dlopen and dlerror.
+	withLockedThread(func() { h, err = purego.Dlopen(path, mode) })
+	if err == nil && h == 0 {
+		err = errors.New("dlopen returned no handle")
+	}
+	return h, err
+}
+
+func withLockedThread(f func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	f()
+}
+
+// shorten keeps the loader's reason and drops its repetition of the path.
+func shorten(path, msg string) string {
+	return strings.TrimPrefix(msg, path+": ")
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}

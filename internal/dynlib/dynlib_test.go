@@ -1,0 +1,184 @@
+package dynlib
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var errSentinel = errors.New("test library not found")
+
+// systemLib finds a real shared library on this machine to load from an
+// unusual place, so that the directory and wheel stages are exercised.
+func systemLib(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"/usr/lib/x86_64-linux-gnu/libm.so.6", "/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib64/libm.so.6"} {
+		if fileExists(p) {
+			return p
+		}
+	}
+	t.Skip("no libm.so.6 to copy on this machine")
+	return ""
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNotFoundListsEverything(t *testing.T) {
+	t.Setenv("VIRTUAL_ENV", t.TempDir())
+	t.Setenv("GOCU_TEST_LIB", "")
+	dir := t.TempDir()
+	_, err := Open(Spec{
+		What:     "libgocunothere",
+		Env:      "GOCU_TEST_LIB",
+		Sonames:  []string{"libgocunothere.so.13", "libgocunothere.so.12"},
+		Dirs:     []string{dir, "/nonexistent/gocu/lib64", "/nonexistent/cuda-1[23]*/lib64"},
+		Wheel:    []string{"nvidia/cu13/lib"},
+		NotFound: errSentinel,
+	})
+	if err == nil {
+		t.Fatal("Open found a library that does not exist")
+	}
+	if !errors.Is(err, errSentinel) {
+		t.Errorf("errors.Is(err, sentinel) = false for %v", err)
+	}
+	var nf *NotFoundError
+	if !errors.As(err, &nf) {
+		t.Fatalf("error %T is not a *NotFoundError", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"libgocunothere not found",
+		"libgocunothere.so.13 (dynamic loader)",
+		"libgocunothere.so.12 (dynamic loader)",
+		filepath.Join(dir, "libgocunothere.so.13") + ": no such file",
+		"/nonexistent/gocu/lib64: no such directory",
+		"/nonexistent/cuda-1[23]*/lib64: no such directory",
+		"site-packages/nvidia/cu13/lib: no such directory",
+		"set GOCU_TEST_LIB",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error text lacks %q:\n%s", want, msg)
+		}
+	}
+	// 2 loader names + 2 files in dir + 2 patterns + wheel patterns (one per python prefix, at least 2)
+	if len(nf.Tried) < 8 {
+		t.Errorf("only %d attempts recorded: %v", len(nf.Tried), nf.Tried)
+	}
+}
+
+func TestEnvOverrideIsExclusive(t *testing.T) {
+	lib := systemLib(t)
+	bogus := filepath.Join(t.TempDir(), "libbogus.so")
+	if err := os.WriteFile(bogus, []byte("not an ELF file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOCU_TEST_LIB", bogus)
+	// The loader could find libm.so.6, but the override names a broken
+	// file: that must be reported, not silently replaced.
+	_, err := Open(Spec{What: "libm", Env: "GOCU_TEST_LIB", Sonames: []string{filepath.Base(lib)}, NotFound: errSentinel})
+	if err == nil {
+		t.Fatal("a broken override loaded")
+	}
+	if !errors.Is(err, errSentinel) || !strings.Contains(err.Error(), bogus+" (from GOCU_TEST_LIB)") {
+		t.Errorf("unexpected error: %v", err)
+	}
+
+	t.Setenv("GOCU_TEST_LIB", lib)
+	l, err := Open(Spec{What: "libm", Env: "GOCU_TEST_LIB", Sonames: []string{"libgocunothere.so"}, NotFound: errSentinel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Path != lib {
+		t.Errorf("loaded %s, want %s", l.Path, lib)
+	}
+	if _, err := l.Sym("cos"); err != nil {
+		t.Error(err)
+	}
+	if _, err := l.Sym("gocu_no_such_symbol"); err == nil || !strings.Contains(err.Error(), "gocu_no_such_symbol") {
+		t.Errorf("missing symbol error = %v", err)
+	}
+}
+
+func TestLoaderName(t *testing.T) {
+	l, err := Open(Spec{What: "libc", Sonames: []string{"libgocunothere.so.1", "libc.so.6"}, NotFound: errSentinel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Path != "libc.so.6" {
+		t.Errorf("Path = %q", l.Path)
+	}
+}
+
+func TestFixedDirectory(t *testing.T) {
+	lib := systemLib(t)
+	dir := filepath.Join(t.TempDir(), "cuda-12.4", "lib64")
+	copyFile(t, lib, filepath.Join(dir, "libgocufake.so.12"))
+	l, err := Open(Spec{
+		What:     "fake",
+		Sonames:  []string{"libgocufake.so.13", "libgocufake.so.12"},
+		Dirs:     []string{filepath.Join(filepath.Dir(filepath.Dir(dir)), "cuda-1[23]*", "lib64")},
+		NotFound: errSentinel,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "libgocufake.so.12"); l.Path != want {
+		t.Errorf("Path = %s, want %s", l.Path, want)
+	}
+}
+
+func TestWheelLayout(t *testing.T) {
+	lib := systemLib(t)
+	venv := t.TempDir()
+	t.Setenv("VIRTUAL_ENV", venv)
+	libdir := filepath.Join(venv, "lib", "python3.12", "site-packages", "nvidia", "cu13", "lib")
+	copyFile(t, lib, filepath.Join(libdir, "libgocuwheel.so.13"))
+	copyFile(t, lib, filepath.Join(libdir, "libgocuwheeldep.so.13"))
+	l, err := Open(Spec{
+		What:     "wheel",
+		Sonames:  []string{"libgocuwheel.so.13"},
+		Wheel:    []string{"nvidia/cuda_nvrtc/lib", "nvidia/cu13/lib"},
+		Deps:     []string{"libgocuwheeldep.so.13"},
+		NotFound: errSentinel,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(libdir, "libgocuwheel.so.13"); l.Path != want {
+		t.Errorf("Path = %s, want %s", l.Path, want)
+	}
+}
+
+func TestCandidatesDeduplicate(t *testing.T) {
+	d := t.TempDir()
+	got := Candidates([]string{d, d, filepath.Join(d, "*")}, nil)
+	if len(got) != 2 || got[0].Path != d || got[1].Pattern == "" {
+		t.Errorf("Candidates = %+v", got)
+	}
+}
+
+func TestCStrings(t *testing.T) {
+	for _, s := range []string{"", "x", "kernel.cu", strings.Repeat("é", 100)} {
+		p := CString(s)
+		if got := GoString(p); got != s {
+			t.Errorf("round trip of %q gave %q", s, got)
+		}
+	}
+	if GoString(nil) != "" {
+		t.Error("GoString(nil) is not empty")
+	}
+}
