@@ -1,0 +1,33 @@
+// Command gocu is gocu's command line: it lists devices, runs the demo,
+// benchmarks, translates Go kernels (gocu gen), compiles CUDA C and manages
+// the compilation cache. Run "gocu help" for the commands.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	if err := newRoot().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "gocu:", err)
+		os.Exit(1)
+	}
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "gocu",
+		Short: "NVIDIA GPUs from Go: kernels in Go, arrays, run-time CUDA C, honest benchmarks",
+		Long: `gocu runs CUDA work from Go without cgo. With no GPU it runs kernels on an
+exact CPU simulator that reports out-of-range indices, divergent barriers
+and data races.`,
+		Example:       "  gocu devices\n  gocu demo\n  gocu cache info",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newCacheCmd())
+	return root
+}
