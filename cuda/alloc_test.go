@@ -250,8 +250,16 @@ func TestSmallBlocksShareSegment(t *testing.T) {
 		mustFree(t, a, b, s1)
 	}
 	checkInvariants(t, a)
-	if a.small.blocks[0].size != smallSegment || len(a.small.blocks) != 1 {
-		t.Fatalf("freed blocks did not merge back into one segment: %d free blocks", len(a.small.blocks))
+	// The freed blocks merge with each other; they stay apart from the idle
+	// rest of the segment until s1 is known to be done with them.
+	if len(a.small.blocks) != 2 {
+		t.Fatalf("freed blocks did not merge: %d free blocks", len(a.small.blocks))
+	}
+	if _, err := a.Trim(); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.small.blocks) != 0 || len(f.live) != 0 {
+		t.Fatalf("after Trim the segment should be whole and released: %d free blocks, %d segments", len(a.small.blocks), len(f.live))
 	}
 }
 
