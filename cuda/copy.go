@@ -7,8 +7,12 @@ import (
 )
 
 // Copies between host and device. The synchronous forms are ordered on the
-// device's default stream; CopyHtoD and CopyDtoH return when the copy is
-// done, CopyDtoD when it is queued (as cuMemcpyDtoD). The Async forms queue
+// device's default stream, like cuMemcpy: CopyDtoH returns when the data
+// are in dst; CopyHtoD returns when src may be reused (from pageable memory
+// the driver may still be moving the staged data, which work on the default
+// stream and blocking streams waits for; synchronise before using dst from a
+// non-blocking stream, or use CopyHtoDAsync on that stream); CopyDtoD
+// returns when the copy is queued. The Async forms queue
 // the copy on a stream (nil for the default stream). From and to pinned
 // memory (HostMemory) they are truly asynchronous: the host memory must stay
 // untouched until the stream reaches the copy. From and to ordinary Go
