@@ -173,12 +173,14 @@ func hostBench(b *testing.B, pinned, toDevice bool) {
 	must(b, err)
 	defer s.Close()
 	must(b, d.Synchronize())
-	host := make([]byte, hostBytes)
+	var host []byte
 	if pinned {
 		h, err := d.AllocHost(hostBytes)
 		must(b, err)
 		defer h.Free()
 		host = h.Bytes()
+	} else {
+		host = make([]byte, hostBytes)
 	}
 	for i := range host {
 		host[i] = byte(i)

@@ -428,10 +428,10 @@ func TestGraphReplay(t *testing.T) {
 	if nodes != 10 {
 		t.Errorf("graph has %d nodes, want 10", nodes)
 	}
-	exec, err := g.Instantiate()
+	ge, err := g.Instantiate()
 	must(t, err)
-	defer exec.Close()
-	must(t, exec.Upload(s))
+	defer ge.Close()
+	must(t, ge.Upload(s))
 	check := func(total int32) {
 		t.Helper()
 		got := make([]int32, n)
@@ -445,14 +445,14 @@ func TestGraphReplay(t *testing.T) {
 	}
 	check(0) // capturing ran nothing
 	for range 5 {
-		must(t, exec.Launch(s))
+		must(t, ge.Launch(s))
 	}
 	check(5 * 10 * 3)
 	g2 := capture(-7)
 	defer g2.Close()
-	must(t, exec.Update(g2))
+	must(t, ge.Update(g2))
 	for range 3 {
-		must(t, exec.Launch(s))
+		must(t, ge.Launch(s))
 	}
 	check(150 - 3*10*7)
 	if err := d.DefaultStream().BeginCapture(cuda.CaptureRelaxed); !errors.Is(err, cuda.ErrCaptureUnsupported) {

@@ -33,7 +33,9 @@ func (m CaptureMode) cu() uintptr {
 
 // BeginCapture starts recording the work queued on s into a graph instead
 // of running it. The default stream cannot capture; use a stream made with
-// NewStream.
+// NewStream(StreamNonBlocking) (a blocking stream's capture is invalidated
+// by any use of the default stream meanwhile). Memory a graph uses must stay
+// allocated for as long as the graph is replayed.
 func (s *Stream) BeginCapture(mode CaptureMode) error {
 	if err := s.live(); err != nil {
 		return err
