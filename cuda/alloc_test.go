@@ -515,7 +515,7 @@ func TestDoubleFreeAndBadSize(t *testing.T) {
 	}
 }
 
-func TestPlainAllocator(t *testing.T) {
+func TestPlainModeFake(t *testing.T) {
 	f := newFake(16 << 20)
 	a := newAllocator(f, false, 0)
 	x := mustAlloc(t, a, s1, 1000)

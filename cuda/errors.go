@@ -33,7 +33,12 @@ func (e *Error) Error() string {
 		b.WriteString(e.Msg)
 	}
 	if e.Code.Sticky() {
-		b.WriteString(" (sticky error: the CUDA context is lost and every later CUDA call in this process fails; restart the process)")
+		b.WriteString(" (sticky error: the CUDA context is lost and every later CUDA call in this process fails; restart the process")
+		if !launchBlocking.Load() {
+			// Kernel faults surface at a later synchronising call.
+			b.WriteString("; to find the kernel that caused it, run with GOCU_LAUNCH_BLOCKING=1")
+		}
+		b.WriteString(")")
 	}
 	return b.String()
 }
@@ -207,7 +212,9 @@ func (e *ArgError) Unwrap() error { return e.Err }
 // LaunchError attributes a failure to one kernel launch: the kernel, its
 // configuration and the Go call site. With GOCU_LAUNCH_BLOCKING=1 (or
 // SetLaunchBlocking) every launch is synchronised, so an asynchronous fault
-// such as an illegal address is reported by the launch that caused it.
+// such as an illegal address is reported by the launch that caused it;
+// without it, a sticky error from earlier work may surface at a later
+// launch.
 type LaunchError struct {
 	Kernel    string
 	Grid      Dim3
