@@ -1,0 +1,36 @@
+package cuda_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestKernelsPTXUpToDate regenerates the test kernels' PTX from
+// testdata/kernels.cu with clang and compares it with the embedded copy.
+func TestKernelsPTXUpToDate(t *testing.T) {
+	clang, err := exec.LookPath("clang-16")
+	if err != nil {
+		t.Skip("clang-16 is not installed")
+	}
+	out := filepath.Join(t.TempDir(), "k.ptx")
+	cmd := exec.Command(clang, "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_52",
+		"-O2", "-S", "-o", out, "testdata/kernels.cu")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("clang cannot compile CUDA here: %v\n%s", err, msg)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != kernelsPTX {
+		t.Fatal("testdata/kernels.ptx is stale: run testdata/gen.sh")
+	}
+	for _, k := range []string{"vadd", "inc", "inc1", "saxpy", "oob", "rev256", "revdyn", "affine"} {
+		if !strings.Contains(kernelsPTX, ".visible .entry "+k+"(") {
+			t.Errorf("kernel %s missing from the PTX", k)
+		}
+	}
+}
