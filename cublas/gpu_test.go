@@ -376,9 +376,11 @@ func TestGemvAxpyDot(t *testing.T) {
 		for i := range rows {
 			s, sa := 0.0, 0.0
 			for j := range cols {
-				av := a[i+j*(m+4)]
+				var av float64
 				if op == Trans {
 					av = a[j+i*(m+4)]
+				} else {
+					av = a[i+j*(m+4)]
 				}
 				s += av * x[2*j]
 				sa += math.Abs(av * x[2*j])
