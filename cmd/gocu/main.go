@@ -28,6 +28,6 @@ and data races.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newCacheCmd())
+	root.AddCommand(newCacheCmd(), newDevicesCmd())
 	return root
 }

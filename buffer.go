@@ -1,0 +1,274 @@
+package gocu
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/gocu-dev/gocu/cuda"
+)
+
+// Buffer is n elements of type T in a device's memory: GPU memory on a CUDA
+// device, a Go slice on the simulator. Kernels take Buffers as arguments.
+//
+// Like GPU memory, a new buffer's contents are undefined: on the simulator
+// it is filled with 0xFF bytes (NaN for floats, -1 for signed integers) so
+// that a kernel reading memory nothing wrote shows it at once.
+//
+// Free releases the memory; a Buffer dropped without Free is reclaimed by
+// the garbage collector only as a backstop. Any use after Free returns
+// ErrFreed.
+type Buffer[T any] struct {
+	dev   *Device
+	mem   *cuda.Memory // CUDA
+	host  []T          // Sim
+	n     int
+	view  bool
+	freed bool
+	bind  *binding[T] // In, Out, InOut
+}
+
+// ErrFreed is returned for a Buffer used after Free.
+var ErrFreed = errors.New("gocu: buffer used after Free")
+
+// Alloc returns a buffer of n elements of T on d, with undefined contents.
+func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
+	if n < 0 {
+		return nil, fmt.Errorf("gocu: Alloc of %d elements", n)
+	}
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if size == 0 {
+		return nil, fmt.Errorf("gocu: Alloc of zero-size %T", zero)
+	}
+	b := &Buffer[T]{dev: d, n: n}
+	switch d.kind {
+	case Sim:
+		b.host = make([]T, n)
+		poison(b.host)
+	case CUDA:
+		if n > (1<<62)/size {
+			return nil, fmt.Errorf("gocu: Alloc of %d elements of %T overflows", n, zero)
+		}
+		m, err := d.gpu.Alloc(n * size)
+		if err != nil {
+			return nil, err
+		}
+		b.mem = m
+	default:
+		return nil, fmt.Errorf("gocu: Alloc on a zero Device: use gocu.Default or gocu.Open")
+	}
+	return b, nil
+}
+
+// FromSlice returns a buffer on d holding a copy of src.
+func FromSlice[T any](d *Device, src []T) (*Buffer[T], error) {
+	b, err := Alloc[T](d, len(src))
+	if err != nil {
+		return nil, err
+	}
+	if err := b.CopyFrom(src); err != nil {
+		b.Free()
+		return nil, err
+	}
+	return b, nil
+}
+
+func poison[T any](s []T) {
+	if len(s) == 0 {
+		return
+	}
+	var zero T
+	bytes := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(zero)))
+	for i := range bytes {
+		bytes[i] = 0xFF
+	}
+}
+
+// Len returns the number of elements.
+func (b *Buffer[T]) Len() int { return b.n }
+
+// Device returns the device the buffer lives on (nil for an In, Out or
+// InOut buffer before its first launch).
+func (b *Buffer[T]) Device() *Device { return b.dev }
+
+func (b *Buffer[T]) check(op string) error {
+	if b == nil {
+		return fmt.Errorf("gocu: %s on a nil *Buffer", op)
+	}
+	if b.freed || (b.mem != nil && b.mem.Freed()) {
+		return fmt.Errorf("gocu: %s: %w", op, ErrFreed)
+	}
+	if b.dev == nil {
+		return fmt.Errorf("gocu: %s: the %s buffer is bound to a device only during a launch", op, b.bind.dir)
+	}
+	return nil
+}
+
+// CopyFrom copies src into the start of b; len(src) must not exceed Len.
+func (b *Buffer[T]) CopyFrom(src []T) error {
+	if err := b.check("CopyFrom"); err != nil {
+		return err
+	}
+	if len(src) > b.n {
+		return fmt.Errorf("gocu: CopyFrom of %d elements into a buffer of %d", len(src), b.n)
+	}
+	if b.dev.kind == Sim {
+		copy(b.host, src)
+		return nil
+	}
+	return cuda.CopyHtoD(b.mem, src)
+}
+
+// CopyTo copies the start of b into dst; len(dst) must not exceed Len. It
+// waits for the work queued before it on the default stream.
+func (b *Buffer[T]) CopyTo(dst []T) error {
+	if err := b.check("CopyTo"); err != nil {
+		return err
+	}
+	if len(dst) > b.n {
+		return fmt.Errorf("gocu: CopyTo of %d elements from a buffer of %d", len(dst), b.n)
+	}
+	if b.dev.kind == Sim {
+		copy(dst, b.host)
+		return nil
+	}
+	return cuda.CopyDtoH(dst, b.mem)
+}
+
+// CopyFromAsync queues a copy of src into b on stream s. src must stay
+// unchanged until the stream reaches the copy when it is pinned memory.
+func (b *Buffer[T]) CopyFromAsync(src []T, s *Stream) error {
+	if err := b.check("CopyFromAsync"); err != nil {
+		return err
+	}
+	if len(src) > b.n {
+		return fmt.Errorf("gocu: CopyFromAsync of %d elements into a buffer of %d", len(src), b.n)
+	}
+	if b.dev.kind == Sim {
+		copy(b.host, src)
+		return nil
+	}
+	cs, err := b.dev.cudaStream(s)
+	if err != nil {
+		return err
+	}
+	return cuda.CopyHtoDAsync(b.mem, src, cs)
+}
+
+// CopyToAsync queues a copy of b into dst on stream s; dst holds the data
+// once the stream has reached the copy.
+func (b *Buffer[T]) CopyToAsync(dst []T, s *Stream) error {
+	if err := b.check("CopyToAsync"); err != nil {
+		return err
+	}
+	if len(dst) > b.n {
+		return fmt.Errorf("gocu: CopyToAsync of %d elements from a buffer of %d", len(dst), b.n)
+	}
+	if b.dev.kind == Sim {
+		copy(dst, b.host)
+		return nil
+	}
+	cs, err := b.dev.cudaStream(s)
+	if err != nil {
+		return err
+	}
+	return cuda.CopyDtoHAsync(dst, b.mem, cs)
+}
+
+// ToSlice returns a new host slice holding the buffer's contents.
+func (b *Buffer[T]) ToSlice() ([]T, error) {
+	if err := b.check("ToSlice"); err != nil {
+		return nil, err
+	}
+	s := make([]T, b.n)
+	if err := b.CopyTo(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Zero sets every element's bytes to zero.
+func (b *Buffer[T]) Zero() error {
+	if err := b.check("Zero"); err != nil {
+		return err
+	}
+	if b.dev.kind == Sim {
+		clear(b.host)
+		return nil
+	}
+	return b.mem.MemsetD8(0)
+}
+
+// Slice returns a view of elements [i, j) of b, sharing its memory. Freeing
+// a view does nothing; the view is unusable once b is freed.
+func (b *Buffer[T]) Slice(i, j int) (*Buffer[T], error) {
+	if err := b.check("Slice"); err != nil {
+		return nil, err
+	}
+	if i < 0 || j < i || j > b.n {
+		return nil, fmt.Errorf("gocu: Slice [%d:%d] of a buffer of %d elements", i, j, b.n)
+	}
+	v := &Buffer[T]{dev: b.dev, n: j - i, view: true}
+	if b.dev.kind == Sim {
+		v.host = b.host[i:j:j]
+		return v, nil
+	}
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	m, err := b.mem.View(i*size, (j-i)*size)
+	if err != nil {
+		return nil, err
+	}
+	v.mem = m
+	return v, nil
+}
+
+// Free releases the buffer's memory. Freeing a view does nothing; freeing
+// twice returns ErrFreed.
+func (b *Buffer[T]) Free() error {
+	if b == nil {
+		return nil
+	}
+	if b.freed {
+		return fmt.Errorf("gocu: Free: %w", ErrFreed)
+	}
+	if b.view {
+		return nil
+	}
+	b.freed = true
+	b.host = nil
+	if b.mem != nil {
+		return b.mem.Free()
+	}
+	return nil
+}
+
+// DevicePointer returns the buffer's device address, which is how a Buffer
+// travels as a CUDA kernel argument. It fails on the simulator.
+func (b *Buffer[T]) DevicePointer() (cuda.DevicePtr, error) {
+	if err := b.check("DevicePointer"); err != nil {
+		return 0, err
+	}
+	if b.mem == nil {
+		return 0, fmt.Errorf("gocu: a simulator buffer has no device address")
+	}
+	return b.mem.Ptr(), nil
+}
+
+// Memory returns the device memory behind b, or nil on the simulator.
+func (b *Buffer[T]) Memory() *cuda.Memory { return b.mem }
+
+// Host returns the simulator's memory: the slice kernels running on the
+// simulator read and write. It is nil on a CUDA device.
+func (b *Buffer[T]) Host() []T { return b.host }
+
+// String describes the buffer, as "Buffer[float32](1024) on cuda:0 (...)".
+func (b *Buffer[T]) String() string {
+	var zero T
+	where := "unbound"
+	if b.dev != nil {
+		where = b.dev.String()
+	}
+	return fmt.Sprintf("Buffer[%T](%d) on %s", zero, b.n, where)
+}

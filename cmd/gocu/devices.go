@@ -1,0 +1,137 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gocu-dev/gocu/cuda"
+)
+
+// deviceInfo is one GPU as "gocu devices --json" prints it.
+type deviceInfo struct {
+	Index              int     `json:"index"`
+	Name               string  `json:"name"`
+	ComputeCapability  string  `json:"compute_capability"`
+	Arch               string  `json:"arch"`
+	Multiprocessors    int     `json:"multiprocessors"`
+	TotalMemory        int64   `json:"total_memory_bytes"`
+	FreeMemory         int64   `json:"free_memory_bytes"`
+	MaxThreadsPerBlock int     `json:"max_threads_per_block"`
+	SharedPerBlock     int     `json:"shared_memory_per_block_bytes"`
+	SharedOptin        int     `json:"shared_memory_per_block_optin_bytes"`
+	L2                 int     `json:"l2_cache_bytes"`
+	ClockMHz           float64 `json:"clock_mhz,omitempty"`
+	MemoryClockMHz     float64 `json:"memory_clock_mhz,omitempty"`
+	BusWidth           int     `json:"memory_bus_width_bits,omitempty"`
+	Bandwidth          float64 `json:"theoretical_bandwidth_gbps,omitempty"`
+}
+
+type devicesReport struct {
+	Driver  int          `json:"driver_version,omitempty"`
+	Library string       `json:"library,omitempty"`
+	Devices []deviceInfo `json:"devices"`
+	Reason  string       `json:"reason,omitempty"`
+}
+
+func newDevicesCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "devices",
+		Short: "List the CUDA devices and their properties",
+		Long: `List the GPUs the CUDA driver sees, with compute capability, memory,
+limits, and the theoretical memory bandwidth. Without a GPU it says why in
+one line and exits 0: gocu then runs kernels on the simulator.`,
+		Example: "  gocu devices\n  gocu devices --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rep := listDevices()
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			printDevices(cmd.OutOrStdout(), rep)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func listDevices() devicesReport {
+	var rep devicesReport
+	rep.Devices = []deviceInfo{}
+	if err := cuda.Init(); err != nil {
+		rep.Reason = oneLine(err)
+		return rep
+	}
+	rep.Driver, _ = cuda.DriverVersion()
+	rep.Library = cuda.LibraryPath()
+	devs, err := cuda.Devices()
+	if err != nil {
+		rep.Reason = oneLine(err)
+		return rep
+	}
+	if len(devs) == 0 {
+		rep.Reason = "the CUDA driver is loaded but sees no GPU"
+	}
+	for _, d := range devs {
+		p := d.Props()
+		free, _, _ := d.MemInfo()
+		rep.Devices = append(rep.Devices, deviceInfo{
+			Index: d.Ordinal(), Name: p.Name, ComputeCapability: p.ComputeCapability(), Arch: p.Arch(),
+			Multiprocessors: p.Multiprocessors, TotalMemory: p.TotalMemory, FreeMemory: free,
+			MaxThreadsPerBlock: p.MaxThreadsPerBlock, SharedPerBlock: p.SharedMemPerBlock,
+			SharedOptin: p.SharedMemPerBlockOptin, L2: p.L2CacheSize,
+			ClockMHz: float64(p.ClockKHz) / 1e3, MemoryClockMHz: float64(p.MemoryClockKHz) / 1e3,
+			BusWidth: p.MemoryBusWidth, Bandwidth: p.Bandwidth() / 1e9,
+		})
+	}
+	return rep
+}
+
+// oneLine returns a one-line reason: for a missing driver, how many places
+// were searched (GOCU_LOG=debug or the error itself lists them); otherwise
+// the error's first line.
+func oneLine(err error) string {
+	var le *cuda.LoadError
+	if errors.As(err, &le) {
+		s := fmt.Sprintf("no NVIDIA driver (libcuda.so.1 not found in %d places searched", len(le.Attempts))
+		if le.Env != "" {
+			s += ", GOCU_CUDA_LIB=" + le.Env
+		}
+		return s + ")"
+	}
+	s := err.Error()
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+func printDevices(w io.Writer, rep devicesReport) {
+	if len(rep.Devices) == 0 {
+		fmt.Fprintf(w, "no CUDA GPU: %s; kernels written in Go run on the simulator\n", rep.Reason)
+		return
+	}
+	fmt.Fprintf(w, "CUDA driver %d.%d (%s)\n", rep.Driver/1000, rep.Driver%1000/10, rep.Library)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tname\tcc\tSMs\tmemory (free/total)\tthreads/block\tshared/block (opt-in)\tL2\tbandwidth")
+	for _, d := range rep.Devices {
+		bw := "n/a"
+		if d.Bandwidth > 0 {
+			bw = fmt.Sprintf("%.0f GB/s", d.Bandwidth)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s / %s\t%d\t%s (%s)\t%s\t%s\n", d.Index, d.Name, d.ComputeCapability,
+			d.Multiprocessors, humanBytes(d.FreeMemory), humanBytes(d.TotalMemory), d.MaxThreadsPerBlock,
+			humanBytes(int64(d.SharedPerBlock)), humanBytes(int64(d.SharedOptin)), humanBytes(int64(d.L2)), bw)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/gocu-dev/gocu/cuda"
+)
+
+// run executes the gocu command line with args and returns its output.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestDevices(t *testing.T) {
+	out, err := run(t, "devices")
+	if err != nil {
+		t.Fatalf("gocu devices: %v\n%s", err, out)
+	}
+	if cuda.Available() {
+		if !strings.Contains(out, "CUDA driver") || !strings.Contains(out, "sm_") && !strings.Contains(out, ".") {
+			t.Errorf("gocu devices with a GPU printed:\n%s", out)
+		}
+	} else if strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "no CUDA GPU: ") {
+		t.Errorf("gocu devices without a GPU must print one line starting 'no CUDA GPU: ', got:\n%s", out)
+	}
+	out, err = run(t, "devices", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep devicesReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("gocu devices --json is not JSON: %v\n%s", err, out)
+	}
+	if cuda.Available() != (len(rep.Devices) > 0) {
+		t.Errorf("devices --json lists %d devices, driver available %v", len(rep.Devices), cuda.Available())
+	}
+	for _, d := range rep.Devices {
+		if d.Name == "" || d.Multiprocessors <= 0 || d.TotalMemory <= 0 || d.FreeMemory <= 0 || d.MaxThreadsPerBlock < 1024 {
+			t.Errorf("implausible device %+v", d)
+		}
+	}
+}
+
+func TestCache(t *testing.T) {
+	t.Setenv("GOCU_CACHE_DIR", t.TempDir())
+	out, err := run(t, "cache", "info")
+	if err != nil || !strings.Contains(out, "entries: 0") {
+		t.Fatalf("gocu cache info: %v\n%s", err, out)
+	}
+	out, err = run(t, "cache", "clear")
+	if err != nil || !strings.Contains(out, "removed 0 entries") {
+		t.Fatalf("gocu cache clear: %v\n%s", err, out)
+	}
+	if _, err := run(t, "cache", "info", "extra"); err == nil {
+		t.Error("gocu cache info extra: no error for an extra argument")
+	}
+}
+
+func TestHelpHasExamples(t *testing.T) {
+	root := newRoot()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if c.Example == "" && !c.HasSubCommands() {
+			t.Errorf("gocu %s has no example in --help", c.Name())
+		}
+		for _, sub := range c.Commands() {
+			if sub.Example == "" {
+				t.Errorf("gocu %s %s has no example in --help", c.Name(), sub.Name())
+			}
+		}
+	}
+}
