@@ -29,10 +29,10 @@ const (
 // returns the element's address.
 func At[T any](t *Thread, s []T, i int, site *Site, acc Access) *T {
 	if uint(i) >= uint(len(s)) {
-		t.exec().OutOfRange(t, i, len(s), site)
+		t.exec("At").OutOfRange(t, i, len(s), unsafe.Pointer(unsafe.SliceData(s)), site)
 	}
 	p := &s[i]
-	t.exec().Access(t, unsafe.Pointer(p), unsafe.Sizeof(*p), acc, site)
+	t.exec("At").Access(t, unsafe.Pointer(p), unsafe.Sizeof(*p), acc, site)
 	return p
 }
 
@@ -41,7 +41,7 @@ func At[T any](t *Thread, s []T, i int, site *Site, acc Access) *T {
 // themselves.
 func Index(t *Thread, i, n int, site *Site) int {
 	if uint(i) >= uint(n) {
-		t.exec().OutOfRange(t, i, n, site)
+		t.exec("Index").OutOfRange(t, i, n, nil, site)
 	}
 	return i
 }
