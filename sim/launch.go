@@ -67,6 +67,7 @@ type launch struct {
 	args     []argRange
 	haveArgs bool
 	global   *globalShadow
+	sites    siteTable
 
 	next  atomic.Uint64 // next position in the block order
 	stop  atomic.Uint64 // positions from here on are not started
@@ -129,6 +130,9 @@ func (l *launch) run() *Error {
 		}()
 	}
 	wg.Wait()
+	if l.global != nil {
+		l.global.release()
+	}
 	return l.err
 }
 
@@ -174,9 +178,15 @@ type worker struct {
 	all    []*coro
 	arena  arena
 
-	shadow   []entry // checked mode: shared memory, by arena offset
-	lastPage *page   // checked mode: the global shadow page used last
-	lastPN   uintptr
+	shadow []entry                 // checked mode: shared memory, by arena offset
+	pages  [pageCacheSize]struct { // checked mode: global shadow pages used last
+		p  *page
+		pn uintptr
+	}
+	siteCache [siteCacheSize]struct {
+		s *kernel.Site
+		i uint32
+	}
 }
 
 func newWorker(l *launch) *worker {

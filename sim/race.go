@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"reflect"
 	"sync"
+	"unsafe"
 
 	"github.com/gocu-dev/gocu/kernel"
 )
@@ -35,42 +36,52 @@ import (
 // race is always real. Accesses to memory that is neither shared nor an
 // argument (local arrays) are bounds-checked only.
 
-// rec is one recorded access.
+// rec is one recorded access; its site is kept beside it in the entry.
 type rec struct {
-	tid   uint64 // block<<tidShift | rank, plus 1; 0 for none
+	tid   uint64 // block<<tidShift | rank
 	epoch uint32 // barriers the block had passed
 	wep   uint32 // SyncWarps of the thread's warp
-	site  *kernel.Site
 }
 
+// An entry is the shadow of one element: 72 bytes.
 type entry struct {
-	gen     uint32 // shared memory: the block generation the entry belongs to
-	written bool   // shared memory: written in this block
-	w, at   rec    // last write, last atomic
-	r1, r2  rec    // last two reads by different threads
+	w, r1, r2    rec    // last write (or atomic), last two reads by different threads
+	ws, r1s, r2s uint32 // their sites, as indices into the launch's site table; 0 for none
+	gen          uint32 // shared memory: the block generation the entry belongs to
+	flags        uint32
+}
+
+const (
+	written   = 1 << iota // shared memory: written in this block
+	wasAtomic             // w is an atomic access, which never races with another atomic
+)
+
+// access is an access being checked.
+type access struct {
+	rec
+	site uint32
 }
 
 // rec returns the record of an access by th now.
-func (th *thread) rec(s *kernel.Site) rec {
+func (th *thread) access(s *kernel.Site) access {
 	b := th.b
-	return rec{tid: (b.idx<<b.l.tidShift | uint64(th.rank)) + 1, epoch: b.epoch, wep: b.wep[th.rank>>5], site: s}
+	return access{rec{tid: b.idx<<b.l.tidShift | uint64(th.rank), epoch: b.epoch, wep: b.wep[th.rank>>5]}, b.w.siteIndex(s)}
 }
 
-// conflict reports whether p and c, two accesses to one element of which
-// at least one writes, form a race.
-func (l *launch) conflict(p, c rec) bool {
-	if p.tid == 0 || p.tid == c.tid {
+// conflict reports whether p, recorded at site ps, and c, two accesses to
+// one element of which at least one writes, form a race.
+func (l *launch) conflict(p rec, ps uint32, c rec) bool {
+	if ps == 0 || p.tid == c.tid {
 		return false
 	}
-	pt, ct := p.tid-1, c.tid-1
-	if pt>>l.tidShift != ct>>l.tidShift {
+	if p.tid>>l.tidShift != c.tid>>l.tidShift {
 		return true // different blocks
 	}
 	if p.epoch != c.epoch {
 		return false // a barrier between
 	}
 	mask := uint64(1)<<l.tidShift - 1
-	if (pt&mask)>>5 == (ct&mask)>>5 && p.wep != c.wep {
+	if (p.tid&mask)>>5 == (c.tid&mask)>>5 && p.wep != c.wep {
 		return false // same warp, a SyncWarp between
 	}
 	return true
@@ -78,59 +89,108 @@ func (l *launch) conflict(p, c rec) bool {
 
 // check applies an access to e and returns the earlier access it races
 // with, if any.
-func (l *launch) check(e *entry, c rec, acc kernel.Access) (prev rec, op string, race bool) {
+func (l *launch) check(e *entry, c access, acc kernel.Access) (prev rec, site uint32, op string, race bool) {
+	wop := "write"
+	if e.flags&wasAtomic != 0 {
+		wop = "atomic"
+	}
 	switch acc {
 	case kernel.Read:
-		switch {
-		case l.conflict(e.w, c):
-			return e.w, "write", true
-		case l.conflict(e.at, c):
-			return e.at, "atomic", true
+		if l.conflict(e.w, e.ws, c.rec) {
+			return e.w, e.ws, wop, true
 		}
-		if e.r1.tid != c.tid {
-			e.r2 = e.r1
+		if e.r1.tid != c.tid || e.r1s == 0 {
+			e.r2, e.r2s = e.r1, e.r1s
 		}
-		e.r1 = c
+		e.r1, e.r1s = c.rec, c.site
+		return
 	case kernel.Atomic:
-		switch {
-		case l.conflict(e.w, c):
-			return e.w, "write", true
-		case l.conflict(e.r1, c):
-			return e.r1, "read", true
-		case l.conflict(e.r2, c):
-			return e.r2, "read", true
+		if e.flags&wasAtomic == 0 && l.conflict(e.w, e.ws, c.rec) {
+			return e.w, e.ws, wop, true
 		}
-		e.at = c
+		e.flags |= wasAtomic
 	default: // Write, ReadWrite
-		switch {
-		case l.conflict(e.w, c):
-			return e.w, "write", true
-		case l.conflict(e.at, c):
-			return e.at, "atomic", true
-		case l.conflict(e.r1, c):
-			return e.r1, "read", true
-		case l.conflict(e.r2, c):
-			return e.r2, "read", true
+		if l.conflict(e.w, e.ws, c.rec) {
+			return e.w, e.ws, wop, true
 		}
-		e.w, e.at, e.r1, e.r2 = c, rec{}, rec{}, rec{}
+		e.flags &^= wasAtomic
 	}
-	return rec{}, "", false
+	switch {
+	case l.conflict(e.r1, e.r1s, c.rec):
+		return e.r1, e.r1s, "read", true
+	case l.conflict(e.r2, e.r2s, c.rec):
+		return e.r2, e.r2s, "read", true
+	}
+	e.w, e.ws = c.rec, c.site
+	if acc != kernel.Atomic {
+		// Every earlier read is ordered before this write, or it would have
+		// been reported: later accesses need only be checked against it.
+		e.r1s, e.r2s = 0, 0
+	}
+	return
 }
 
 // party describes the thread of an earlier access.
-func (l *launch) party(p rec, op string) *Party {
-	t := p.tid - 1
-	blk := t >> l.tidShift
-	r := int32(t & (uint64(1)<<l.tidShift - 1))
+func (l *launch) party(p rec, site uint32, op string) *Party {
+	blk := p.tid >> l.tidShift
+	r := int32(p.tid & (uint64(1)<<l.tidShift - 1))
 	gx, gy := uint64(l.grid.X), uint64(l.grid.Y)
 	bx, by := l.block.X, l.block.Y
 	q := r / bx
 	return &Party{
 		Block:  kernel.Dim3{X: int32(blk % gx), Y: int32(blk / gx % gy), Z: int32(blk / (gx * gy))},
 		Thread: kernel.Dim3{X: r - q*bx, Y: q % by, Z: q / by},
-		Pos:    siteOf(p.site), Op: op,
+		Pos:    siteOf(l.sites.at(site)), Op: op,
 	}
 }
+
+// siteTable numbers the sites of a launch's checked accesses, so that a
+// shadow entry stores 4-byte indices instead of pointers.
+type siteTable struct {
+	mu   sync.Mutex
+	idx  map[*kernel.Site]uint32
+	list []*kernel.Site // list[i-1] has index i
+}
+
+func (t *siteTable) index(s *kernel.Site) uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i, ok := t.idx[s]; ok {
+		return i
+	}
+	if t.idx == nil {
+		t.idx = make(map[*kernel.Site]uint32)
+	}
+	t.list = append(t.list, s)
+	i := uint32(len(t.list))
+	t.idx[s] = i
+	return i
+}
+
+func (t *siteTable) at(i uint32) *kernel.Site {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i == 0 || int(i) > len(t.list) {
+		return nil
+	}
+	return t.list[i-1]
+}
+
+// siteIndex is siteTable.index through a small per-worker cache: a kernel
+// has few access sites and executes them over and over.
+func (w *worker) siteIndex(s *kernel.Site) uint32 {
+	c := &w.siteCache[uintptr(unsafe.Pointer(s))>>4&(siteCacheSize-1)]
+	if c.s == s && c.i != 0 {
+		return c.i
+	}
+	c.s, c.i = s, w.l.sites.index(s)
+	return c.i
+}
+
+const (
+	siteCacheSize = 64
+	pageCacheSize = 16 // a kernel streams through a few arrays at once
+)
 
 // sharedAccess checks an access to shared memory at arena offset off.
 func (th *thread) sharedAccess(off, size uintptr, acc kernel.Access, s *kernel.Site) {
@@ -143,20 +203,19 @@ func (th *thread) sharedAccess(off, size uintptr, acc kernel.Access, s *kernel.S
 	if e.gen != b.gen {
 		*e = entry{gen: b.gen}
 	}
-	if acc != kernel.Write && !e.written {
+	if acc != kernel.Write && e.flags&written == 0 {
 		mem, start := b.sharedMemory(off)
 		th.fail(&Error{Kind: KindUninitialized, Pos: siteOf(s), Op: accessName(acc), Memory: mem,
 			Index: int((off - start) / size),
 			Msg:   fmt.Sprintf("%s of %s at byte offset %d before any thread of the block wrote it", accessName(acc), mem, off-start)})
 	}
-	c := th.rec(s)
-	if prev, op, race := b.l.check(e, c, acc); race {
+	if prev, ps, op, race := b.l.check(e, th.access(s), acc); race {
 		mem, start := b.sharedMemory(off)
 		th.fail(&Error{Kind: KindSharedRace, Pos: siteOf(s), Op: accessName(acc), Memory: mem,
-			Index: int((off - start) / size), Other: b.l.party(prev, op)})
+			Index: int((off - start) / size), Other: b.l.party(prev, ps, op)})
 	}
 	if acc != kernel.Read {
-		e.written = true
+		e.flags |= written
 	}
 }
 
@@ -257,11 +316,34 @@ func (g *globalShadow) page(pn uintptr, shift uint) *page {
 		if s.pages == nil {
 			s.pages = make(map[uintptr]*page)
 		}
-		p = &page{shift: shift, ents: make([]entry, pageSize>>shift)}
+		p = newPage(shift)
 		s.pages[pn] = p
 	}
 	s.mu.Unlock()
 	return p
+}
+
+// Pages are recycled across launches: fresh memory costs a page fault per
+// 4 KiB on first touch, which dominated checked runs, while clearing a
+// recycled page is a fast memclr.
+var pagePool [5]sync.Pool
+
+func newPage(shift uint) *page {
+	if p, ok := pagePool[shift].Get().(*page); ok {
+		clear(p.ents)
+		return p
+	}
+	return &page{shift: shift, ents: make([]entry, pageSize>>shift)}
+}
+
+// release returns the shadow's pages to the pool.
+func (g *globalShadow) release() {
+	for i := range g.shards {
+		for _, p := range g.shards[i].pages {
+			pagePool[p.shift].Put(p)
+		}
+		g.shards[i].pages = nil
+	}
 }
 
 // granularity returns log2 of the largest power of two, at most 16, that
@@ -276,26 +358,27 @@ func (th *thread) globalAccess(g *globalShadow, r *argRange, addr, size uintptr,
 	w := th.b.w
 	pn := addr >> pageBits
 	shift := granularity(size)
-	p := w.lastPage
-	if p == nil || w.lastPN != pn {
+	pc := &w.pages[pn%pageCacheSize]
+	p := pc.p
+	if p == nil || pc.pn != pn {
 		p = g.page(pn, shift)
-		w.lastPage, w.lastPN = p, pn
+		pc.p, pc.pn = p, pn
 	}
-	c := th.rec(s)
+	c := th.access(s)
 	p.mu.Lock()
 	if shift < p.shift { // a narrower access: refine the page
-		ents := make([]entry, pageSize>>shift)
+		q := newPage(shift)
 		for i := range p.ents {
-			ents[i<<(p.shift-shift)] = p.ents[i]
+			q.ents[i<<(p.shift-shift)] = p.ents[i]
 		}
-		p.ents, p.shift = ents, shift
+		p.ents, p.shift = q.ents, shift
 	}
 	e := &p.ents[(addr&(pageSize-1))>>p.shift]
-	prev, op, race := th.b.l.check(e, c, acc)
+	prev, ps, op, race := th.b.l.check(e, c, acc)
 	p.mu.Unlock()
 	if race {
 		th.fail(&Error{Kind: KindGlobalRace, Pos: siteOf(s), Op: accessName(acc),
 			Memory: fmt.Sprintf("global memory (argument %d)", r.arg), Index: int((addr - r.lo) / r.elem),
-			Other: th.b.l.party(prev, op)})
+			Other: th.b.l.party(prev, ps, op)})
 	}
 }
