@@ -102,7 +102,7 @@ func (b *block) runSeq(th *thread) {
 		r := int32(b.order.at(uint64(b.seqPos)))
 		b.seqPos++
 		th.setRank(r)
-		b.f(&th.Thread)
+		callKernel(b.f, &th.Thread)
 		if b.mode != modeFast {
 			return // th was the thread that switched the block to barrier mode
 		}
@@ -277,8 +277,14 @@ func (b *block) divergent() {
 		if b.state[r] == stBarrier && b.threads[r].pcs == a.pcs {
 			continue
 		}
-		b.err = &Error{Kind: KindDivergentBarrier, Block: b.coord, Thread: a.ThreadIdx, Pos: posOf(a.pcs[:]),
+		e := &Error{Kind: KindDivergentBarrier, Block: b.coord, Thread: a.ThreadIdx, Pos: posOf(a.pcs[:]),
 			Op: syncName(a.kind), Other: b.party(r)}
+		if b.state[r] == stBarrier {
+			// Two calls of one device function that synchronises: name the
+			// calls.
+			e.Pos, e.Other.Pos = distinctPos(a.pcs, b.threads[r].pcs)
+		}
+		b.err = e
 		return
 	}
 }

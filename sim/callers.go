@@ -15,6 +15,39 @@ import (
 // when an error is reported.
 type site = [3]uintptr
 
+// callKernel is the one place the simulator calls kernel code from, so that
+// the frames below the kernel are the same for every thread.
+//
+//go:noinline
+func callKernel(f func(*kernel.Thread), t *kernel.Thread) { f(t) }
+
+// kernelReturn is the return address into callKernel: a site ends there,
+// since the frames below belong to the simulator and differ between the
+// fast path and barrier mode.
+var kernelReturn = probeKernelReturn()
+
+func probeKernelReturn() uintptr {
+	var pcs site
+	callKernel(func(*kernel.Thread) {
+		if useFP {
+			fpCallers(&pcs)
+		} else {
+			slowCallers(&pcs)
+		}
+	}, nil)
+	return pcs[0]
+}
+
+// trim cuts a site at the simulator's frames.
+func trim(pcs *site) {
+	for i, pc := range pcs {
+		if pc == kernelReturn {
+			clear(pcs[i:])
+			return
+		}
+	}
+}
+
 // useFP says whether fpCallers agrees with runtime.Callers on this build;
 // otherwise slowCallers is used.
 var useFP = haveFP && probeFP()
@@ -81,16 +114,31 @@ func internal(f runtime.Frame) bool {
 	return false
 }
 
-// posOf returns the first user frame of a site.
-func posOf(pcs []uintptr) Pos {
-	n := 0
-	for n < len(pcs) && pcs[n] != 0 {
-		n++
+// frames symbolizes a site. It ends the list with a return address into
+// callKernel, an internal frame, because runtime.CallersFrames expands the
+// functions inlined at a PC only when another PC follows it.
+func frames(pcs []uintptr) *runtime.Frames {
+	var buf [len(site{}) + 1]uintptr
+	n := copy(buf[:], pcs)
+	for i, pc := range buf[:n] {
+		if pc == 0 {
+			n = i
+			break
+		}
 	}
 	if n == 0 {
+		return nil
+	}
+	buf[n] = kernelReturn
+	return runtime.CallersFrames(buf[:n+1])
+}
+
+// posOf returns the first user frame of a site.
+func posOf(pcs []uintptr) Pos {
+	frames := frames(pcs)
+	if frames == nil {
 		return Pos{}
 	}
-	frames := runtime.CallersFrames(pcs[:n])
 	var first Pos
 	for {
 		f, more := frames.Next()
@@ -105,6 +153,37 @@ func posOf(pcs []uintptr) Pos {
 			return first
 		}
 	}
+}
+
+// userFrames returns the user frames of a site, innermost first.
+func userFrames(pcs site) []Pos {
+	var out []Pos
+	frames := frames(pcs[:])
+	if frames == nil {
+		return out
+	}
+	for {
+		f, more := frames.Next()
+		if !internal(f) {
+			out = append(out, Pos{Func: f.Function, File: f.File, Line: f.Line})
+		}
+		if !more {
+			return out
+		}
+	}
+}
+
+// distinctPos returns the innermost user frames of two sites that differ,
+// so that two calls of a device function that synchronises are told apart
+// by their call sites.
+func distinctPos(a, b site) (Pos, Pos) {
+	fa, fb := userFrames(a), userFrames(b)
+	for i := 0; i < len(fa) && i < len(fb); i++ {
+		if fa[i] != fb[i] {
+			return fa[i], fb[i]
+		}
+	}
+	return posOf(a[:]), posOf(b[:])
 }
 
 // panicPos returns the user frame where a panic started; it must be called

@@ -67,7 +67,7 @@ func (c *coro) run() {
 	if c.seq {
 		b.runSeq(th)
 	} else {
-		b.f(&th.Thread)
+		callKernel(b.f, &th.Thread)
 	}
 }
 

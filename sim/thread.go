@@ -76,6 +76,7 @@ func (th *thread) Barrier(_ *kernel.Thread, kind kernel.SyncKind, pred bool) int
 	} else {
 		slowCallers(&th.pcs)
 	}
+	trim(&th.pcs)
 	th.wait, th.kind, th.pred = stBarrier, kind, pred
 	th.co.yield(evSync)
 	if th.abort {
@@ -91,6 +92,7 @@ func (th *thread) Warp(_ *kernel.Thread, op kernel.WarpOp, mask uint32, bits uin
 	} else {
 		slowCallers(&th.pcs)
 	}
+	trim(&th.pcs)
 	if lane := th.rank & 31; mask&(1<<lane) == 0 {
 		th.fail(&Error{Kind: KindWarp, Pos: posOf(th.pcs[:]), Op: warpName(op),
 			Msg: fmt.Sprintf("lane %d calls %s with mask %#08x, which does not name it", lane, warpName(op), mask)})
