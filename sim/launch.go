@@ -138,13 +138,28 @@ func (l *launch) run() *Error {
 
 // work runs blocks until none are left or an earlier one failed.
 func (l *launch) work(w *worker) {
-	defer w.close()
+	var pos uint64
+	running := false
+	defer func() {
+		// Kernel panics are recovered in the coroutines; what arrives here
+		// is a bug of the simulator or a runtime.Goexit in kernel code (as
+		// t.FailNow does), which ends this goroutine.
+		if r := recover(); r != nil {
+			l.fail(pos, &Error{Kind: KindPanic, Value: r, Msg: "internal error of the simulator"})
+		} else if running {
+			l.fail(pos, &Error{Kind: KindPanic, Msg: "the kernel called runtime.Goexit (as testing's FailNow does); the launch stopped"})
+		}
+		w.close()
+	}()
 	for {
-		pos := l.next.Add(1) - 1
+		pos = l.next.Add(1) - 1
 		if pos >= l.stop.Load() {
 			return
 		}
-		if e := w.b.run(l.order.at(pos), pos); e != nil {
+		running = true
+		e := w.b.run(l.order.at(pos), pos)
+		running = false
+		if e != nil {
 			l.fail(pos, e)
 		}
 	}

@@ -301,3 +301,33 @@ func TestNoLeak(t *testing.T) {
 	}
 	t.Fatalf("%d goroutines before, %d after", before, runtime.NumGoroutine())
 }
+
+func TestGoexit(t *testing.T) {
+	// A kernel that calls runtime.Goexit, as testing's FailNow does, ends
+	// the goroutine running it. On the caller's goroutine that is the
+	// caller's own end, as in a direct call; on another worker the launch
+	// reports it. Either way nothing hangs or crashes.
+	for range 4 {
+		var err error
+		returned, ended := false, make(chan struct{})
+		go func() {
+			defer close(ended)
+			err = sim.Launch(sim.Config{Grid: d1(8), Block: d1(32), Workers: 2}, sim.Kernel{Func: func(t *kernel.Thread) {
+				if t.ThreadIdx.X == 1 {
+					runtime.Goexit()
+				}
+			}})
+			returned = true
+		}()
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the launch hung")
+		}
+		if returned {
+			if e := wantErr(t, err, sim.KindPanic); !strings.Contains(e.Msg, "runtime.Goexit") {
+				t.Errorf("got %v", e)
+			}
+		}
+	}
+}

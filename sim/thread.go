@@ -78,8 +78,7 @@ func (th *thread) Barrier(_ *kernel.Thread, kind kernel.SyncKind, pred bool) int
 	}
 	trim(&th.pcs)
 	th.wait, th.kind, th.pred = stBarrier, kind, pred
-	th.co.yield(evSync)
-	if th.abort {
+	if !th.co.yield(evSync) || th.abort { // stopped or aborted: unwind
 		panic(abortSignal{})
 	}
 	return int32(th.result)
@@ -98,8 +97,7 @@ func (th *thread) Warp(_ *kernel.Thread, op kernel.WarpOp, mask uint32, bits uin
 			Msg: fmt.Sprintf("lane %d calls %s with mask %#08x, which does not name it", lane, warpName(op), mask)})
 	}
 	th.wait, th.wop, th.mask, th.bits, th.arg = stWarp, op, mask, bits, arg
-	th.co.yield(evSync)
-	if th.abort {
+	if !th.co.yield(evSync) || th.abort { // stopped or aborted: unwind
 		panic(abortSignal{})
 	}
 	return th.result
