@@ -74,7 +74,7 @@ func (e *goExec) Shared(_ *kernel.Thread, d kernel.SharedDecl) unsafe.Pointer {
 	return b.shared[e.k-1]
 }
 func (e *goExec) Warp(*kernel.Thread, kernel.WarpOp, uint32, uint64, int32) uint64 { panic("no warps") }
-func (e *goExec) DynamicShared(*kernel.Thread) []byte                             { panic("no dynamic shared") }
+func (e *goExec) DynamicShared(*kernel.Thread) []byte                              { panic("no dynamic shared") }
 func (e *goExec) Access(*kernel.Thread, unsafe.Pointer, uintptr, kernel.Access, *kernel.Site) {
 }
 func (e *goExec) OutOfRange(*kernel.Thread, int, int, unsafe.Pointer, *kernel.Site) {}
