@@ -98,13 +98,18 @@ func (b *block) run(idx, pos uint64) *Error {
 // runSeq is the fast path: it runs the block's threads one after another on
 // the runner thread th, until they all return or one of them waits.
 func (b *block) runSeq(th *thread) {
-	for b.seqPos < b.n {
-		r := int32(b.order.at(uint64(b.seqPos)))
+	// Step through the seeded permutation r = (a*k + c) mod n by additions.
+	a, n := int32(b.order.a), b.n
+	r := int32(b.order.at(uint64(b.seqPos)))
+	for b.seqPos < n {
 		b.seqPos++
 		th.setRank(r)
 		callKernel(b.f, &th.Thread)
 		if b.mode != modeFast {
 			return // th was the thread that switched the block to barrier mode
+		}
+		if r += a; r >= n {
+			r -= n
 		}
 	}
 }
