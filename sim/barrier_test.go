@@ -123,20 +123,20 @@ func TestDeviceFunctionBarrier(t *testing.T) {
 	wantPos(t, e.Pos, line(t, "a"))
 	wantPos(t, e.Other.Pos, line(t, "b"))
 	// One call site in a loop is one barrier.
-	out := make([]int32, 32)
+	out := make([]int32, 64)
 	if err := launch(d1(2), d1(32), func(t *kernel.Thread) {
 		s := kernel.Shared[[32]int32](t)
 		for i := range int32(3) {
 			s[t.ThreadIdx.X] = t.ThreadIdx.X * i
 			sync(t)
-			out[t.ThreadIdx.X] = s[31-t.ThreadIdx.X]
+			out[t.Index()] = s[31-t.ThreadIdx.X]
 			sync(t)
 		}
 	}); err != nil {
 		t.Fatal(err)
 	}
 	for i, v := range out {
-		if v != int32(31-i)*2 {
+		if v != int32(31-i%32)*2 {
 			t.Fatalf("out[%d] = %d", i, v)
 		}
 	}

@@ -24,8 +24,8 @@
 //   - Fast path. The block's threads run one after another as plain
 //     function calls, in a seeded order, inside one coroutine. A kernel
 //     that never reaches a barrier or a warp operation runs this way only:
-//     no goroutine, no switch per thread (about 8 ns per thread for the
-//     lecture's grayscale kernel, 13,000 times faster than Numba's
+//     no goroutine, no switch per thread (3.5 ns per thread for the
+//     lecture's grayscale kernel, about 30,000 times faster than Numba's
 //     simulator).
 //   - Barrier mode. The first thread that reaches SyncThreads or a warp
 //     operation suspends the coroutine. The block then gives each thread
@@ -40,8 +40,8 @@
 //
 // Coroutines were measured against one goroutine per thread meeting at a
 // sync.Cond barrier, spawned per block or pooled per worker: on the 16x16
-// tiled matmul at 256^3 the coroutines take 142 ms, the goroutines 197 to
-// 211 ms (BENCH.md), and only the coroutines make the interleaving a
+// tiled matmul at 256^3 the coroutines take 136 ms, the goroutines 221 to
+// 227 ms (BENCH.md), and only the coroutines make the interleaving a
 // function of the seed. A launch therefore replays exactly from its seed
 // (Config.Seed, or GOCU_SIM_SEED; every error carries the seed it ran
 // with), apart from the timing of accesses between blocks running on
@@ -91,10 +91,10 @@
 // always real; with three or more readers of one element between writes a
 // race with an older reader can be missed, as can races between accesses
 // of different widths at overlapping but different addresses. Checked mode
-// costs 3.4x on the tiled matmul (mostly shared-memory accesses) and about
-// 40x on the grayscale kernel, whose global accesses each touch 72 bytes of
-// shadow memory; both stay hundreds of times faster than Numba's simulator,
-// which detects no races at all.
+// costs 2.8x to 3.9x on the tiled matmul (mostly shared-memory accesses)
+// and 84x on the grayscale kernel, whose global accesses each update 72
+// bytes of shadow memory; both stay hundreds of times faster than Numba's
+// simulator, which detects no races at all.
 //
 // # Warps
 //
