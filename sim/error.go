@@ -221,7 +221,11 @@ func (e *Error) Error() string {
 		}
 		fmt.Fprintf(&b, " at %s", e.Pos.short())
 	case KindSharedRace, KindGlobalRace:
-		fmt.Fprintf(&b, "%s on %s element %d: %s at %s", e.Kind, e.Memory, e.Index, e.Op, e.Pos.short())
+		fmt.Fprintf(&b, "%s on %s element %d", e.Kind, e.Memory, e.Index)
+		if e.Msg != "" {
+			fmt.Fprintf(&b, " %s", e.Msg)
+		}
+		fmt.Fprintf(&b, ": %s at %s", e.Op, e.Pos.short())
 		if o := e.Other; o != nil {
 			fmt.Fprintf(&b, " conflicts with the %s by block %s thread %s at %s", o.Op, dim(o.Block), dim(o.Thread), o.Pos.short())
 		}

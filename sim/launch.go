@@ -209,8 +209,10 @@ func newWorker(l *launch) *worker {
 	n := int32(l.block.Size())
 	w.b = block{w: w, l: l, f: l.f, n: n, bx: l.block.X, by: l.block.Y,
 		state: make([]uint8, n), threads: make([]*thread, n), wep: make([]uint32, (n+31)/32)}
-	w.arena.init(l.dyn, l.lim.MaxStaticShared)
-	w.b.next = w.arena.dyn
+	if l.dyn > 0 { // else made on the first static declaration
+		w.arena.init(l.dyn, l.lim.MaxStaticShared)
+		w.b.next = w.arena.dyn
+	}
 	w.runTh = thread{b: &w.b}
 	w.runTh.BlockDim, w.runTh.GridDim = l.block, l.grid
 	kernel.Bind(&w.runTh.Thread, &w.runTh)

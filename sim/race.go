@@ -204,15 +204,19 @@ func (th *thread) sharedAccess(off, size uintptr, acc kernel.Access, s *kernel.S
 		*e = entry{gen: b.gen}
 	}
 	if acc != kernel.Write && e.flags&written == 0 {
-		mem, start := b.sharedMemory(off)
+		mem, start, t := b.sharedMemory(off)
+		elem := elemPath(t, off-start, size)
+		if elem == "" {
+			elem = fmt.Sprintf("at byte offset %d", off-start)
+		}
 		th.fail(&Error{Kind: KindUninitialized, Pos: siteOf(s), Op: accessName(acc), Memory: mem,
 			Index: int((off - start) / size),
-			Msg:   fmt.Sprintf("%s of %s at byte offset %d before any thread of the block wrote it", accessName(acc), mem, off-start)})
+			Msg:   fmt.Sprintf("%s of %s element %s before any thread of the block wrote it", accessName(acc), mem, elem)})
 	}
 	if prev, ps, op, race := b.l.check(e, th.access(s), acc); race {
-		mem, start := b.sharedMemory(off)
+		mem, start, t := b.sharedMemory(off)
 		th.fail(&Error{Kind: KindSharedRace, Pos: siteOf(s), Op: accessName(acc), Memory: mem,
-			Index: int((off - start) / size), Other: b.l.party(prev, ps, op)})
+			Index: int((off - start) / size), Other: b.l.party(prev, ps, op), Msg: elemPath(t, off-start, size)})
 	}
 	if acc != kernel.Read {
 		e.flags |= written
@@ -275,7 +279,7 @@ func (l *launch) argAt(addr uintptr) *argRange {
 // memoryOf names the memory at addr: shared, an argument, or local.
 func (b *block) memoryOf(addr uintptr) (name string, start, elem uintptr) {
 	if off := addr - b.w.arena.base; off < b.next {
-		name, s := b.sharedMemory(off)
+		name, s, _ := b.sharedMemory(off)
 		return name, b.w.arena.base + s, 0
 	}
 	if r := b.l.argAt(addr); r != nil {

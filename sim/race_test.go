@@ -136,7 +136,7 @@ func TestUninitializedShared(t *testing.T) {
 		t.SyncThreads()
 		_ = *kernel.At(t, s[:], 7, s2, kernel.Read)
 	}), sim.KindUninitialized)
-	if e.Index != 7 || e.Pos.Line != 2 || !strings.Contains(e.Msg, "before any thread of the block wrote it") {
+	if e.Index != 7 || e.Pos.Line != 2 || !strings.Contains(e.Msg, "read of shared [32]float32 #0 element [7] before any thread of the block wrote it") {
 		t.Errorf("got %v", e)
 	}
 }

@@ -117,8 +117,11 @@ func (b *block) declare(th *thread, t reflect.Type, pcs site) unsafe.Pointer {
 			Msg: fmt.Sprintf("static (%d bytes with this %s) plus dynamic (%d bytes) shared memory exceed the %d-byte limit of %s",
 				b.static+size, t, b.l.dyn, lim.MaxShared, lim.Name)})
 	}
-	off := (b.next + 15) &^ 15
 	a := &b.w.arena
+	if a.buf == nil {
+		a.init(0, lim.MaxStaticShared)
+	}
+	off := (b.next + 15) &^ 15
 	if off+size > uintptr(len(a.buf)) {
 		th.fail(&Error{Kind: KindLimit, Pos: posOf(pcs[:]), Op: "Shared",
 			Msg: fmt.Sprintf("too many shared declarations (%d) for the simulator's arena", len(b.decls)+1)})
@@ -169,16 +172,36 @@ func typeName(t reflect.Type) string {
 }
 
 // sharedMemory names the shared memory at arena offset off, and returns the
-// offset of the start of that memory.
-func (b *block) sharedMemory(off uintptr) (string, uintptr) {
+// offset of the start of that memory and its type (nil for dynamic shared
+// memory).
+func (b *block) sharedMemory(off uintptr) (string, uintptr, reflect.Type) {
 	if off < b.w.arena.dyn {
-		return "dynamic shared memory", 0
+		return "dynamic shared memory", 0, nil
 	}
 	for k := range b.decls {
 		d := &b.decls[k]
 		if off >= d.off && off < d.off+d.size {
-			return fmt.Sprintf("shared %s #%d", d.typ, k), d.off
+			return fmt.Sprintf("shared %s #%d", d.typ, k), d.off, d.typ
 		}
 	}
-	return "shared memory", off
+	return "shared memory", off, nil
+}
+
+// elemPath renders the element of array type t at byte offset off, of the
+// given size, as Go indices such as "[3][2]"; "" if it is not one.
+func elemPath(t reflect.Type, off, size uintptr) string {
+	path := ""
+	for t != nil && t.Kind() == reflect.Array && t.Size() > size {
+		es := t.Elem().Size()
+		if es == 0 {
+			return ""
+		}
+		path += fmt.Sprintf("[%d]", off/es)
+		off %= es
+		t = t.Elem()
+	}
+	if off != 0 || path == "" {
+		return ""
+	}
+	return path
 }

@@ -2,6 +2,7 @@ package kernels_test
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,11 +95,13 @@ func TestTiledMatMulNoSync(t *testing.T) {
 		if !strings.HasPrefix(e.Memory, "shared [16][16]float32 #") || e.Index < 0 || e.Index >= Tile*Tile {
 			t.Errorf("memory %q element %d", e.Memory, e.Index)
 		}
-		// The conflicting element is the one both sides name: the writer's own.
-		if wt := e.Thread; e.Op == "write" && e.Index != int(wt.Y*Tile+wt.X) {
-			t.Errorf("writer %v wrote element %d", wt, e.Index)
-		} else if wt := o.Thread; o.Op == "write" && e.Index != int(wt.Y*Tile+wt.X) {
-			t.Errorf("writer %v wrote element %d", wt, e.Index)
+		// The conflicting element is the writer's own, tile[ty][tx].
+		wt := e.Thread
+		if o.Op == "write" {
+			wt = o.Thread
+		}
+		if e.Index != int(wt.Y*Tile+wt.X) || e.Msg != fmt.Sprintf("[%d][%d]", wt.Y, wt.X) {
+			t.Errorf("writer %v wrote element %d %s", wt, e.Index, e.Msg)
 		}
 	}
 
