@@ -74,8 +74,7 @@ func (b *block) run(idx, pos uint64) *Error {
 	b.nExited, b.nBarrier, b.nWarp, b.count, b.epoch = 0, 0, 0, 0, 0
 	b.queue, b.qi = b.queue[:0], 0
 	clear(b.wep)
-	b.gen++
-	if b.gen == 0 { // wrapped: stale shadow entries could look current
+	if b.gen++; b.gen > genMax { // wrapped: stale shadow entries could look current
 		clear(b.w.shadow)
 		b.gen = 1
 	}

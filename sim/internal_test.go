@@ -3,6 +3,7 @@ package sim
 import (
 	"math/bits"
 	"testing"
+	"unsafe"
 )
 
 func TestAffinePermutes(t *testing.T) {
@@ -60,5 +61,11 @@ func TestParseBounds(t *testing.T) {
 		if ok != c.ok || ok && (i != c.index || n != c.leng) {
 			t.Errorf("%q: %d %d %v", c.msg, i, n, ok)
 		}
+	}
+}
+
+func TestEntrySize(t *testing.T) {
+	if s := unsafe.Sizeof(entry{}); s != 64 {
+		t.Errorf("a shadow entry is %d bytes, not one 64-byte cache line", s)
 	}
 }

@@ -43,17 +43,18 @@ type rec struct {
 	wep   uint32 // SyncWarps of the thread's warp
 }
 
-// An entry is the shadow of one element: 72 bytes.
+// An entry is the shadow of one element: 64 bytes, one cache line.
 type entry struct {
 	w, r1, r2    rec    // last write (or atomic), last two reads by different threads
 	ws, r1s, r2s uint32 // their sites, as indices into the launch's site table; 0 for none
-	gen          uint32 // shared memory: the block generation the entry belongs to
-	flags        uint32
+	flags        uint32 // the flags below; for shared memory the block generation above them
 }
 
 const (
 	written   = 1 << iota // shared memory: written in this block
 	wasAtomic             // w is an atomic access, which never races with another atomic
+	genShift  = iota      // the generation is flags >> genShift
+	genMax    = 1<<(32-genShift) - 1
 )
 
 // access is an access being checked.
@@ -200,8 +201,8 @@ func (th *thread) sharedAccess(off, size uintptr, acc kernel.Access, s *kernel.S
 		w.shadow = append(w.shadow, make([]entry, int(b.next)-len(w.shadow))...)
 	}
 	e := &w.shadow[off]
-	if e.gen != b.gen {
-		*e = entry{gen: b.gen}
+	if e.flags>>genShift != b.gen {
+		*e = entry{flags: b.gen << genShift}
 	}
 	if acc != kernel.Write && e.flags&written == 0 {
 		mem, start, t := b.sharedMemory(off)
