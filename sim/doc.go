@@ -92,7 +92,7 @@
 // race with an older reader can be missed, as can races between accesses
 // of different widths at overlapping but different addresses. Checked mode
 // costs 2.8x to 3.9x on the tiled matmul (mostly shared-memory accesses)
-// and 84x on the grayscale kernel, whose global accesses each update 72
+// and 84x on the grayscale kernel, whose global accesses each update 64
 // bytes of shadow memory; both stay hundreds of times faster than Numba's
 // simulator, which detects no races at all.
 //
