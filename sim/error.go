@@ -197,6 +197,15 @@ func (e *Error) Is(target error) bool {
 	return int(e.Kind) < len(kindSentinels) && kindSentinels[e.Kind] == target
 }
 
+// Unwrap returns the panic value of a KindPanic error when it is an error
+// (a runtime.Error, or an error the kernel panicked with).
+func (e *Error) Unwrap() error {
+	if err, ok := e.Value.(error); ok {
+		return err
+	}
+	return nil
+}
+
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("sim: ")

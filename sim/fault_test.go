@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -23,7 +24,8 @@ func TestPanics(t *testing.T) {
 	err := sim.Run(sim.Config{Grid: d1(2), Block: d1(32)}, divide, x, int32(3))
 	e := wantErr(t, err, sim.KindPanic)
 	wantPos(t, e.Pos, line(t, "divide"))
-	if re, ok := e.Value.(runtime.Error); !ok || !strings.Contains(re.Error(), "integer divide by zero") {
+	var re runtime.Error
+	if !errors.As(err, &re) || !strings.Contains(re.Error(), "integer divide by zero") {
 		t.Errorf("value %v", e.Value)
 	}
 	if (e.Block.X*32+e.Thread.X)%5 != 3 || e.Kernel != "divide" || !strings.HasSuffix(e.Pos.Func, "sim_test.divide") {
