@@ -3,8 +3,25 @@ package kernel
 import "unsafe"
 
 // The functions in this file are called by the instrumented copy of a kernel
-// that gocu gen writes for the simulator's checked mode. Hand-written kernel
-// code does not call them.
+// (its "checked twin") that gocu gen writes for the simulator's checked
+// mode. Hand-written kernel code does not call them. The twin is the kernel
+// with the same signature and body, except that every element access of a
+// slice or array goes through At, and every outer index of a
+// multi-dimensional array through Index:
+//
+//	x := s[i]             // x := *kernel.At(t, s, int(i), &site0, kernel.Read)
+//	s[i] = v              // *kernel.At(t, s, int(i), &site1, kernel.Write) = v
+//	s[i] += v             // *kernel.At(t, s, int(i), &site2, kernel.ReadWrite) += v
+//	kernel.AtomicAdd(&s[i], v)
+//	                      // kernel.AtomicAdd(kernel.At(t, s, int(i), &site3, kernel.Atomic), v)
+//	tile[y][x] = v        // tile is *[16][16]float32 from kernel.Shared:
+//	                      // *kernel.At(t, tile[kernel.Index(t, int(y), 16, &site4)][:], int(x), &site4, kernel.Write) = v
+//
+// Each site is a distinct package-level Site naming the access in the
+// original kernel's source. Local arrays may go through At too (the
+// simulator tracks no races on memory that is neither shared nor a kernel
+// argument) or through Index alone. Device functions that access memory get
+// twins of their own, called from the kernel's twin.
 
 // Site is a position in kernel source, recorded once per instrumented
 // access by generated code.
@@ -29,10 +46,10 @@ const (
 // returns the element's address.
 func At[T any](t *Thread, s []T, i int, site *Site, acc Access) *T {
 	if uint(i) >= uint(len(s)) {
-		t.exec().OutOfRange(t, i, len(s), site)
+		t.exec("At").OutOfRange(t, i, len(s), unsafe.Pointer(unsafe.SliceData(s)), site)
 	}
 	p := &s[i]
-	t.exec().Access(t, unsafe.Pointer(p), unsafe.Sizeof(*p), acc, site)
+	t.exec("At").Access(t, unsafe.Pointer(p), unsafe.Sizeof(*p), acc, site)
 	return p
 }
 
@@ -41,7 +58,7 @@ func At[T any](t *Thread, s []T, i int, site *Site, acc Access) *T {
 // themselves.
 func Index(t *Thread, i, n int, site *Site) int {
 	if uint(i) >= uint(n) {
-		t.exec().OutOfRange(t, i, n, site)
+		t.exec("Index").OutOfRange(t, i, n, nil, site)
 	}
 	return i
 }

@@ -21,8 +21,9 @@
 //
 // Everything in this package therefore has two meanings: a Go meaning used
 // by the simulator, and a CUDA meaning used by the translator. Each function
-// documents the CUDA construct it becomes. Shared memory, barriers, warp
-// operations and atomics need an executor (the simulator); the arithmetic
+// documents the CUDA construct it becomes. Shared memory, barriers and warp
+// operations need an executor (the simulator) and panic with a *Fault
+// without one; atomics (real atomic operations) and the arithmetic
 // functions work anywhere.
 //
 // Package kernel imports nothing else of gocu, so kernel code carries no

@@ -1,7 +1,7 @@
 package kernel
 
 import (
-	"errors"
+	"reflect"
 	"unsafe"
 )
 
@@ -18,8 +18,9 @@ type Executor interface {
 	// zero-extended to 64 bits); votes return a lane mask or a 0/1 result.
 	Warp(t *Thread, op WarpOp, mask uint32, bits uint64, arg int32) uint64
 	// Shared returns the block's allocation for the next static shared
-	// declaration executed by t: n is the k-th Shared call of t, and all
-	// threads of a block get the same memory for the same k.
+	// declaration executed by t: the k-th Shared call of every thread of a
+	// block gets the same memory, and the executor checks that it has the
+	// same type.
 	Shared(t *Thread, decl SharedDecl) unsafe.Pointer
 	// DynamicShared returns the block's dynamic shared memory, sized at
 	// launch.
@@ -29,8 +30,9 @@ type Executor interface {
 	// address and size its width in bytes.
 	Access(t *Thread, addr unsafe.Pointer, size uintptr, acc Access, site *Site)
 	// OutOfRange is called by the checked-mode hooks when an index is out
-	// of range. It does not return.
-	OutOfRange(t *Thread, index, length int, site *Site)
+	// of range. base is the address of the indexed memory (the slice's first
+	// element), or nil when unknown, as for Index. It does not return.
+	OutOfRange(t *Thread, index, length int, base unsafe.Pointer, site *Site)
 }
 
 // SyncKind says which variant of SyncThreads reached a barrier.
@@ -61,12 +63,24 @@ const (
 
 // SharedDecl describes one static shared-memory declaration.
 type SharedDecl struct {
-	Size, Align uintptr
-	Type        string // the Go type, such as "[16][16]float32"
+	Type reflect.Type // the array type, such as [16][16]float32
 }
 
 // Bind attaches an executor to a thread. Executors call it before running
 // kernel code with t; kernel code never does.
 func Bind(t *Thread, ex Executor) { t.ex = ex }
 
-var errNoExecutor = errors.New("kernel: this operation needs an executor: launch the kernel with package sim or gocu instead of calling it directly")
+// A Fault is the panic value of a kernel-package operation that cannot
+// proceed: a Reinterpret the GPU would reject, or an operation that needs an
+// executor called from plain Go. In plain Go it panics like any bug; the
+// simulator reports it as an error naming the thread and the source line.
+type Fault struct {
+	Op  string // the operation, such as "Reinterpret" or "SyncThreads"
+	Msg string
+}
+
+func (f *Fault) Error() string { return "kernel." + f.Op + ": " + f.Msg }
+
+func noExecutor(op string) *Fault {
+	return &Fault{Op: op, Msg: "this operation needs an executor: launch the kernel with package sim or gocu instead of calling it directly"}
+}

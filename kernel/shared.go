@@ -17,16 +17,14 @@ import (
 // shared memory, its initial contents are undefined: the simulator fills it
 // with a poison pattern so that reading before writing shows up.
 func Shared[A any](t *Thread) *A {
-	var zero A
-	d := SharedDecl{Size: unsafe.Sizeof(zero), Align: unsafe.Alignof(zero), Type: reflect.TypeFor[A]().String()}
-	return (*A)(t.exec().Shared(t, d))
+	return (*A)(t.exec("Shared").Shared(t, SharedDecl{Type: reflect.TypeFor[A]()}))
 }
 
 // DynamicShared returns the block's dynamic shared memory, sized in bytes at
 // launch, as a slice of T (CUDA extern __shared__). Its length is the launch's
 // dynamic shared bytes divided by the size of T.
 func DynamicShared[T Number](t *Thread) []T {
-	b := t.exec().DynamicShared(t)
+	b := t.exec("DynamicShared").DynamicShared(t)
 	var zero T
 	n := uintptr(len(b)) / unsafe.Sizeof(zero)
 	if n == 0 {

@@ -65,23 +65,29 @@ func (t *Thread) WarpID() int32 { return t.Rank() / WarpSize }
 // and makes shared and global memory writes made before it visible to the
 // block (CUDA __syncthreads). Every thread of the block must reach the same
 // SyncThreads; the simulator reports a divergent barrier otherwise.
-func (t *Thread) SyncThreads() { t.exec().Barrier(t, SyncPlain, false) }
+func (t *Thread) SyncThreads() { t.exec("SyncThreads").Barrier(t, SyncPlain, false) }
 
 // SyncThreadsCount is SyncThreads that also returns how many threads of the
 // block passed pred true (CUDA __syncthreads_count).
-func (t *Thread) SyncThreadsCount(pred bool) int32 { return t.exec().Barrier(t, SyncCount, pred) }
+func (t *Thread) SyncThreadsCount(pred bool) int32 {
+	return t.exec("SyncThreadsCount").Barrier(t, SyncCount, pred)
+}
 
 // SyncThreadsAnd is SyncThreads that also returns whether pred was true in
 // every thread of the block (CUDA __syncthreads_and).
-func (t *Thread) SyncThreadsAnd(pred bool) bool { return t.exec().Barrier(t, SyncAnd, pred) != 0 }
+func (t *Thread) SyncThreadsAnd(pred bool) bool {
+	return t.exec("SyncThreadsAnd").Barrier(t, SyncAnd, pred) != 0
+}
 
 // SyncThreadsOr is SyncThreads that also returns whether pred was true in
 // any thread of the block (CUDA __syncthreads_or).
-func (t *Thread) SyncThreadsOr(pred bool) bool { return t.exec().Barrier(t, SyncOr, pred) != 0 }
+func (t *Thread) SyncThreadsOr(pred bool) bool {
+	return t.exec("SyncThreadsOr").Barrier(t, SyncOr, pred) != 0
+}
 
 // SyncWarp waits until the lanes named in mask have reached this call
 // (CUDA __syncwarp).
-func (t *Thread) SyncWarp(mask uint32) { t.exec().Warp(t, WarpSync, mask, 0, 0) }
+func (t *Thread) SyncWarp(mask uint32) { t.exec("SyncWarp").Warp(t, WarpSync, mask, 0, 0) }
 
 // ThreadFence orders this thread's writes to global memory before its later
 // writes, as seen by every other thread of the grid (CUDA __threadfence).
@@ -89,9 +95,9 @@ func (t *Thread) SyncWarp(mask uint32) { t.exec().Warp(t, WarpSync, mask, 0, 0) 
 // marks the point; the translator emits the fence.
 func (t *Thread) ThreadFence() {}
 
-func (t *Thread) exec() Executor {
+func (t *Thread) exec(op string) Executor {
 	if t.ex == nil {
-		panic(errNoExecutor)
+		panic(noExecutor(op))
 	}
 	return t.ex
 }
