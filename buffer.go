@@ -44,7 +44,7 @@ func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
 	b := &Buffer[T]{dev: d, n: n}
 	switch d.kind {
 	case Sim:
-		b.host = make([]T, n)
+		b.host = alignedSlice[T](n)
 		poison(b.host)
 	case CUDA:
 		if n > (1<<62)/size {
@@ -72,6 +72,26 @@ func FromSlice[T any](d *Device, src []T) (*Buffer[T], error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// simAlign is the alignment of simulator buffers: cudaMalloc's, so that
+// kernel.Reinterpret to wide vector types behaves as it does on the GPU.
+const simAlign = 256
+
+// alignedSlice returns n elements of T whose first element is simAlign-byte
+// aligned when the element size allows it.
+func alignedSlice[T any](n int) []T {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	extra := (simAlign + size - 1) / size
+	s := make([]T, n+extra)
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	for k := 0; k <= extra; k++ {
+		if (base+uintptr(k*size))%simAlign == 0 {
+			return s[k : k+n : k+n]
+		}
+	}
+	return s[:n:n]
 }
 
 func poison[T any](s []T) {

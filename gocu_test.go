@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/cuda"
@@ -67,6 +68,9 @@ func TestBufferSim(t *testing.T) {
 		if !math.IsNaN(float64(v)) {
 			t.Fatalf("new simulator buffer element %d = %v, want the NaN poison", i, v)
 		}
+	}
+	if p := uintptr(unsafe.Pointer(&b.Host()[0])); p%256 != 0 {
+		t.Errorf("simulator buffer at %#x is not 256-byte aligned like cudaMalloc's", p)
 	}
 	src := []float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 	if err := b.CopyFrom(src); err != nil {
