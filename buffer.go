@@ -264,16 +264,30 @@ func (b *Buffer[T]) Free() error {
 	return nil
 }
 
-// DevicePointer returns the buffer's device address, which is how a Buffer
-// travels as a CUDA kernel argument. It fails on the simulator.
+// DevicePointer returns the buffer's device address. It fails on the
+// simulator.
 func (b *Buffer[T]) DevicePointer() (cuda.DevicePtr, error) {
-	if err := b.check("DevicePointer"); err != nil {
+	m, err := b.memory()
+	if err != nil {
 		return 0, err
 	}
-	if b.mem == nil {
-		return 0, fmt.Errorf("gocu: a simulator buffer has no device address")
+	return m.Ptr(), nil
+}
+
+// memoryArg is how a Buffer of any element type travels as a CUDA kernel
+// argument: as its *cuda.Memory.
+type memoryArg interface {
+	memory() (*cuda.Memory, error)
+}
+
+func (b *Buffer[T]) memory() (*cuda.Memory, error) {
+	if err := b.check("launch"); err != nil {
+		return nil, err
 	}
-	return b.mem.Ptr(), nil
+	if b.mem == nil {
+		return nil, fmt.Errorf("gocu: %v has no device memory: the simulator runs kernels written in Go only", b)
+	}
+	return b.mem, nil
 }
 
 // Memory returns the device memory behind b, or nil on the simulator.

@@ -250,7 +250,25 @@ func (k *Kernel) Launch(cfg Config, args ...any) error {
 	if err != nil {
 		return err
 	}
-	err = k.fn.Launch(cc, args...)
+	// Buffers travel as their *cuda.Memory. The converted arguments live in
+	// an array on the stack for the common case, so a launch allocates
+	// nothing beyond the caller's boxing of scalar arguments.
+	var stack [16]any
+	conv := stack[:0]
+	for _, a := range args {
+		if b, ok := a.(memoryArg); ok {
+			m, err := b.memory()
+			if err != nil {
+				if bound {
+					detachAll(args)
+				}
+				return fmt.Errorf("gocu: launch of %s: %w", k.name, err)
+			}
+			a = m
+		}
+		conv = append(conv, a)
+	}
+	err = k.fn.Launch(cc, conv...)
 	if !bound {
 		return err
 	}

@@ -11,13 +11,6 @@ import (
 // passed as an 8-byte pointer.
 type DevicePtr uint64
 
-// Pointer is implemented by types that stand for device memory, such as
-// gocu.Buffer: as a kernel argument they are passed as the 8-byte device
-// address DevicePointer returns.
-type Pointer interface {
-	DevicePointer() (DevicePtr, error)
-}
-
 // Raw passes a value by its bytes, for by-value structs and anything else
 // packArgs does not know. Align is the alignment of the C type (1 if 0).
 // Value builds a Raw from a Go value.
@@ -171,14 +164,6 @@ func (f *frame) packArgs(kernel string, args []any, host []DevicePtr) error {
 				Reason: "Go int and uint are 64 bits wide but C int is 32: pass int32(x) for a C int, or int64(x) for a long long / int64_t (uint32, uint64 for unsigned)"}
 		case nil:
 			return &ArgError{Kernel: kernel, Index: i, Type: "nil", Reason: "nil argument: pass cuda.DevicePtr(0) for a null pointer"}
-		case Pointer:
-			p, err := v.DevicePointer()
-			if err != nil {
-				return &ArgError{Kernel: kernel, Index: i, Type: reflect.TypeOf(a).String(), Reason: "no device memory", Err: err}
-			}
-			if off = f.reserve(8, 8); off >= 0 {
-				*(*uint64)(unsafe.Pointer(&f.vals[off])) = uint64(p)
-			}
 		default:
 			var err error
 			if off, err = f.packOther(kernel, i, a); err != nil {
