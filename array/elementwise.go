@@ -172,8 +172,8 @@ func fullExpr(v backend.Scalar, shape []int) *expr {
 	return e
 }
 
-// binary builds an elementwise node of two operands.
-func binary(name string, op backend.Op, x, y any) *Array {
+// binaryOp builds an elementwise node of two operands.
+func binaryOp(name string, op backend.Op, x, y any) *Array {
 	ox, err := toOperand(name, x)
 	if err != nil {
 		return failed(err)
@@ -357,59 +357,59 @@ func (a *Array) LogicalNot() *Array { return a.unary("LogicalNot", backend.OpNot
 // promote them (see Promote and the weak scalar rule).
 
 // Add returns a + b (bool: logical or).
-func (a *Array) Add(b any) *Array { return binary("Add", backend.OpAdd, a, b) }
+func (a *Array) Add(b any) *Array { return binaryOp("Add", backend.OpAdd, a, b) }
 
 // Sub returns a - b (not defined for bool).
-func (a *Array) Sub(b any) *Array { return binary("Sub", backend.OpSub, a, b) }
+func (a *Array) Sub(b any) *Array { return binaryOp("Sub", backend.OpSub, a, b) }
 
 // Mul returns a * b (bool: logical and).
-func (a *Array) Mul(b any) *Array { return binary("Mul", backend.OpMul, a, b) }
+func (a *Array) Mul(b any) *Array { return binaryOp("Mul", backend.OpMul, a, b) }
 
 // Div returns a / b, true division: integers divide in float64.
-func (a *Array) Div(b any) *Array { return binary("Div", backend.OpDiv, a, b) }
+func (a *Array) Div(b any) *Array { return binaryOp("Div", backend.OpDiv, a, b) }
 
 // FloorDiv returns floor(a / b) (Python's //; integer division by zero gives 0).
-func (a *Array) FloorDiv(b any) *Array { return binary("FloorDiv", backend.OpFloorDiv, a, b) }
+func (a *Array) FloorDiv(b any) *Array { return binaryOp("FloorDiv", backend.OpFloorDiv, a, b) }
 
 // Mod returns a - FloorDiv(a, b)*b, with the sign of b (Python's %).
-func (a *Array) Mod(b any) *Array { return binary("Mod", backend.OpMod, a, b) }
+func (a *Array) Mod(b any) *Array { return binaryOp("Mod", backend.OpMod, a, b) }
 
 // Pow returns a^b. Integers wrap; an integer raised to a negative integer
 // is 1/a^-b truncated (NumPy raises an error instead).
-func (a *Array) Pow(b any) *Array { return binary("Pow", backend.OpPow, a, b) }
+func (a *Array) Pow(b any) *Array { return binaryOp("Pow", backend.OpPow, a, b) }
 
 // Maximum returns the elementwise maximum, propagating NaN.
-func (a *Array) Maximum(b any) *Array { return binary("Maximum", backend.OpMaximum, a, b) }
+func (a *Array) Maximum(b any) *Array { return binaryOp("Maximum", backend.OpMaximum, a, b) }
 
 // Minimum returns the elementwise minimum, propagating NaN.
-func (a *Array) Minimum(b any) *Array { return binary("Minimum", backend.OpMinimum, a, b) }
+func (a *Array) Minimum(b any) *Array { return binaryOp("Minimum", backend.OpMinimum, a, b) }
 
 // Eq returns a == b.
-func (a *Array) Eq(b any) *Array { return binary("Eq", backend.OpEq, a, b) }
+func (a *Array) Eq(b any) *Array { return binaryOp("Eq", backend.OpEq, a, b) }
 
 // Ne returns a != b.
-func (a *Array) Ne(b any) *Array { return binary("Ne", backend.OpNe, a, b) }
+func (a *Array) Ne(b any) *Array { return binaryOp("Ne", backend.OpNe, a, b) }
 
 // Lt returns a < b.
-func (a *Array) Lt(b any) *Array { return binary("Lt", backend.OpLt, a, b) }
+func (a *Array) Lt(b any) *Array { return binaryOp("Lt", backend.OpLt, a, b) }
 
 // Le returns a <= b.
-func (a *Array) Le(b any) *Array { return binary("Le", backend.OpLe, a, b) }
+func (a *Array) Le(b any) *Array { return binaryOp("Le", backend.OpLe, a, b) }
 
 // Gt returns a > b.
-func (a *Array) Gt(b any) *Array { return binary("Gt", backend.OpGt, a, b) }
+func (a *Array) Gt(b any) *Array { return binaryOp("Gt", backend.OpGt, a, b) }
 
 // Ge returns a >= b.
-func (a *Array) Ge(b any) *Array { return binary("Ge", backend.OpGe, a, b) }
+func (a *Array) Ge(b any) *Array { return binaryOp("Ge", backend.OpGe, a, b) }
 
 // LogicalAnd returns bool(a) && bool(b).
-func (a *Array) LogicalAnd(b any) *Array { return binary("LogicalAnd", backend.OpAnd, a, b) }
+func (a *Array) LogicalAnd(b any) *Array { return binaryOp("LogicalAnd", backend.OpAnd, a, b) }
 
 // LogicalOr returns bool(a) || bool(b).
-func (a *Array) LogicalOr(b any) *Array { return binary("LogicalOr", backend.OpOr, a, b) }
+func (a *Array) LogicalOr(b any) *Array { return binaryOp("LogicalOr", backend.OpOr, a, b) }
 
 // LogicalXor returns bool(a) != bool(b).
-func (a *Array) LogicalXor(b any) *Array { return binary("LogicalXor", backend.OpXor, a, b) }
+func (a *Array) LogicalXor(b any) *Array { return binaryOp("LogicalXor", backend.OpXor, a, b) }
 
 // Clip limits values to [lo, hi]: Minimum(Maximum(a, lo), hi), as np.clip.
 func (a *Array) Clip(lo, hi any) *Array {
