@@ -202,6 +202,9 @@ func typed(dt DType, v []float64) any {
 }
 
 func fromTyped(d *Device, data any, shape []int) *Array {
+	if len(shape) == 0 {
+		return fromTyped(d, data, []int{1}).Reshape()
+	}
 	switch s := data.(type) {
 	case []bool:
 		return FromSliceOn(d, s, shape...)

@@ -90,7 +90,7 @@ func (pl *plan) newState(maxBlock int) *state {
 			st.regs[i] = makeVec(s.dt, maxBlock)
 			if s.node.Op == backend.OpScalar {
 				fillScalar(st.regs[i], pl.p.Scalars[s.node.Args[0]])
-			} else {
+			} else if pl.n > 0 {
 				one := makeVec(s.dt, 1)
 				gatherVec(s.dt, one, s.in, &strided{offset: s.lay.offset}, 0)
 				broadcastVec(s.dt, st.regs[i], one)

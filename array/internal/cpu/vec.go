@@ -137,6 +137,9 @@ func scatter[T any](dst, src []T, l *strided, f0 int) {
 // buffer element of the run's first position, st the stride along the run.
 func walk(l *strided, f0, n int, fn func(i, off, run, st int)) {
 	r := len(l.shape)
+	if n <= 0 {
+		return
+	}
 	if r == 0 {
 		if n > 0 {
 			fn(0, l.offset, 1, 0)
