@@ -29,15 +29,15 @@ func wrapInt(dt DType, v float64) float64 {
 }
 
 type unaryCase struct {
-	name  string
-	apply func(*Array) *Array
-	fl    func(float64) float64 // the float definition
-	in    func(int64) int64     // integer definition (nil: computed in a float type)
-	lo    float64               // float inputs are drawn from [lo, hi)
-	hi    float64
-	tol   tolerance
-	res   func(DType) DType // result dtype
-	noBool, noInt bool     // dtypes that must be rejected
+	name          string
+	apply         func(*Array) *Array
+	fl            func(float64) float64 // the float definition
+	in            func(int64) int64     // integer definition (nil: computed in a float type)
+	lo            float64               // float inputs are drawn from [lo, hi)
+	hi            float64
+	tol           tolerance
+	res           func(DType) DType // result dtype
+	noBool, noInt bool              // dtypes that must be rejected
 }
 
 func keep(d DType) DType { return d }
@@ -195,10 +195,10 @@ type binaryCase struct {
 	name  string
 	apply func(a *Array, b any) *Array
 	fl    func(a, b float64) float64
-	in    func(a, b int64) int64  // nil: not defined on integers
-	bl    func(a, b bool) bool    // nil: not defined on bool
-	cmp   bool                    // result is bool
-	div   bool                    // true division: integers compute in float64
+	in    func(a, b int64) int64 // nil: not defined on integers
+	bl    func(a, b bool) bool   // nil: not defined on bool
+	cmp   bool                   // result is bool
+	div   bool                   // true division: integers compute in float64
 	lo    float64
 	hi    float64
 	bLo   float64

@@ -371,11 +371,11 @@ func roundTo(dt DType, x float64) float64 {
 type tolerance struct{ f32, f64 float64 }
 
 var (
-	exact       = tolerance{0, 0}
-	simpleTol   = tolerance{1e-6, 1e-14}  // + - * / and the like, conversions
-	transTol    = tolerance{2e-6, 1e-13}  // exp, log, sin, tanh, pow, ...
-	reduceTol   = tolerance{2e-6, 1e-12}  // sums, means, softmax
-	matmulTol   = tolerance{1e-5, 1e-12}  // relative to sum |a||b|
+	exact     = tolerance{0, 0}
+	simpleTol = tolerance{1e-6, 1e-14} // + - * / and the like, conversions
+	transTol  = tolerance{2e-6, 1e-13} // exp, log, sin, tanh, pow, ...
+	reduceTol = tolerance{2e-6, 1e-12} // sums, means, softmax
+	matmulTol = tolerance{1e-5, 1e-12} // relative to sum |a||b|
 )
 
 func (tl tolerance) of(dt DType) float64 {

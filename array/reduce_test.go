@@ -113,10 +113,10 @@ var reduceAxes = []struct {
 	{[]int{2, 1, 3, 2, 2}, [][]int{{0, 3}, {1}, {4}, {2, 4}}},
 	{[]int{2, 2, 1, 3, 2, 2}, [][]int{{5}, {0, 2, 4}, nil}},
 	{[]int{0, 3}, [][]int{{0}, {1}, nil}},
-	{[]int{3, 1000}, [][]int{{1}, {0}}},        // long rows
-	{[]int{700, 3}, [][]int{{0}, {1}}},         // long columns
-	{[]int{40000}, [][]int{nil}},               // parallel full reduction
-	{[]int{200, 300}, [][]int{{0}, {1}, nil}},  // parallel partial reductions
+	{[]int{3, 1000}, [][]int{{1}, {0}}},       // long rows
+	{[]int{700, 3}, [][]int{{0}, {1}}},        // long columns
+	{[]int{40000}, [][]int{nil}},              // parallel full reduction
+	{[]int{200, 300}, [][]int{{0}, {1}, nil}}, // parallel partial reductions
 }
 
 func TestReductions(t *testing.T) {
