@@ -27,6 +27,7 @@ type Array struct {
 	st     *storage       // materialised data, or nil while lazy
 	lay    backend.Layout // layout of st
 	ex     *expr          // pending elementwise expression, or nil
+	uses   atomic.Int32   // how many operations took the pending expression
 	hold   *holdings
 }
 

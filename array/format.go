@@ -114,7 +114,9 @@ func formatHost(h any, shape []int, o PrintOptions, nextPrefix string) string {
 			return
 		}
 		for _, i := range axisItems(shape[axis], summary, o.EdgeItems) {
-			collect(axis+1, off+i*strides[axis])
+			if i >= 0 {
+				collect(axis+1, off+i*strides[axis])
+			}
 		}
 	}
 	collect(0, 0)
@@ -307,11 +309,14 @@ func floatFormatter(get func(int) float64, bits int, shown []int, prec int) func
 			if s, ok := nonFinite(v); ok {
 				return strings.Repeat(" ", max(0, padLeft+padRight+1-len(s))) + s
 			}
-			s := uniqueDigits(v, bits, 'e', prec)
+			// Like NumPy, the extra digits are the value's own, not zeros.
+			s := strconv.FormatFloat(v, 'e', fracPad, bits)
 			k := strings.IndexByte(s, 'e')
 			mant, e := s[:k], s[k+1:]
+			if !strings.Contains(mant, ".") {
+				mant += "."
+			}
 			dot := strings.IndexByte(mant, '.')
-			mant += strings.Repeat("0", fracPad-(len(mant)-dot-1))
 			sign := e[0]
 			digits := e[1:]
 			for len(digits) < expDigits {

@@ -2,6 +2,7 @@ package array
 
 import (
 	"runtime"
+	"slices"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 )
@@ -64,12 +65,21 @@ func convertScalar(s backend.Scalar, dt DType) backend.Scalar {
 }
 
 // exprOf returns the expression for array a: its pending expression or a
-// leaf reading its storage. The caller keeps a alive until the result is
-// owned by a new array (lazy takes the references).
+// leaf reading its storage. A pending expression is inlined into the first
+// operation that uses it; a second use evaluates it (once) and reads the
+// result, so an expression shared by several consumers is not recomputed
+// by each. The caller keeps a alive until the result is owned by a new
+// array (lazy takes the references).
 func (a *Array) exprOf(op string) (*expr, error) {
 	s, err := a.use(op)
 	if err != nil {
 		return nil, err
+	}
+	if s.ex != nil && a.uses.Add(1) > 1 && s.ex.op != backend.OpScalar {
+		s, err = a.force(op)
+		if err != nil {
+			return nil, err
+		}
 	}
 	if s.ex != nil {
 		return s.ex, nil
@@ -122,6 +132,10 @@ func operandExprs(op string, shape []int, arrs ...*Array) ([]*expr, error) {
 	es := make([]*expr, len(arrs))
 	total := 1
 	for i, a := range arrs {
+		if j := slices.Index(arrs[:i], a); j >= 0 {
+			es[i] = es[j] // the same array twice in one operation is one use
+			continue
+		}
 		e, err := a.exprOf(op)
 		if err != nil {
 			return nil, err
@@ -131,6 +145,10 @@ func operandExprs(op string, shape []int, arrs ...*Array) ([]*expr, error) {
 	}
 	for i, a := range arrs {
 		e := es[i]
+		if j := slices.Index(arrs[:i], a); j >= 0 {
+			es[i] = es[j]
+			continue
+		}
 		if e.op == backend.OpInput || (total <= maxExprNodes && !(e.iota && !sameShape(e.shape, shape))) {
 			continue
 		}
