@@ -158,7 +158,9 @@ func npyHeader(dict string) string {
 	return "\x93NUMPY\x01\x00" + string([]byte{byte(len(h)), byte(len(h) >> 8)}) + h
 }
 
-func errorsIsNotExist(err error) bool { return err != nil && strings.Contains(err.Error(), "no such file") }
+func errorsIsNotExist(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such file")
+}
 
 // String matches NumPy's str() on the cases of testdata/print.json.
 func TestPrintMatchesNumPy(t *testing.T) {

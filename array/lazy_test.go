@@ -88,7 +88,7 @@ func TestFusedChainIsOneProgram(t *testing.T) {
 	}
 	xs := readHost(t, x)
 	for i, v := range xs.v {
-		want := float64(float32(float32(float32(v)*1.5)+0.5))
+		want := float64(float32(float32(float32(v)*1.5) + 0.5))
 		if want < 0 {
 			want = 0
 		}
