@@ -49,25 +49,25 @@ type Role uint8
 // Parameter roles. Index is the input, scalar or output number; Dim the
 // dimension.
 const (
-	RoleOut     Role = iota // output buffer (offset applied)
-	RoleIn                  // input Index (offset applied)
-	RoleScalar              // scalar Index (double for floats, long long otherwise)
-	RoleCount               // number of elements (or of outputs)
-	RoleDim                 // size of dimension Dim
-	RoleStride              // stride of input Index along Dim (Index -1: the output)
-	RoleRedDim              // size of reduced dimension Dim
-	RoleRedStride           // stride of input Index along reduced dimension Dim
-	RoleRedCount            // number of elements reduced per output
-	RolePartial             // scratch buffer of Kernel.Partials accumulators
-	RolePartialCount        // number of partials
-	RoleRowLen              // length of the softmax axis
-	RoleRowStride           // stride of input Index (or -1 the output) along the softmax axis
-	RoleRows                // number of rows / outputs (grid size for GridRows)
-	RoleSeed                // Philox seed
-	RoleCounter             // first Philox block
-	RoleP0                  // distribution parameter 0 (lo or mean)
-	RoleP1                  // distribution parameter 1 (hi or std)
-	RoleM                   // matmul M, N, K
+	RoleOut          Role = iota // output buffer (offset applied)
+	RoleIn                       // input Index (offset applied)
+	RoleScalar                   // scalar Index (double for floats, long long otherwise)
+	RoleCount                    // number of elements (or of outputs)
+	RoleDim                      // size of dimension Dim
+	RoleStride                   // stride of input Index along Dim (Index -1: the output)
+	RoleRedDim                   // size of reduced dimension Dim
+	RoleRedStride                // stride of input Index along reduced dimension Dim
+	RoleRedCount                 // number of elements reduced per output
+	RolePartial                  // scratch buffer of Kernel.Partials accumulators
+	RolePartialCount             // number of partials
+	RoleRowLen                   // length of the softmax axis
+	RoleRowStride                // stride of input Index (or -1 the output) along the softmax axis
+	RoleRows                     // number of rows / outputs (grid size for GridRows)
+	RoleSeed                     // Philox seed
+	RoleCounter                  // first Philox block
+	RoleP0                       // distribution parameter 0 (lo or mean)
+	RoleP1                       // distribution parameter 1 (hi or std)
+	RoleM                        // matmul M, N, K
 	RoleN
 	RoleK
 	RoleLD          // leading dimension of matrix Index (0 A, 1 B)

@@ -34,7 +34,7 @@ GOCU_BUILTIN(gocu_nctaid_t, gridDim, nctaid)
 `)
 	for _, v := range []struct {
 		name, t string
-		size   int
+		size    int
 	}{{"uchar", "unsigned char", 1}, {"int", "int", 4}, {"float", "float", 4}, {"longlong", "long long", 8}, {"double", "double", 8}} {
 		for _, w := range []int{2, 4} {
 			comps := []string{"x", "y", "z", "w"}[:w]

@@ -402,7 +402,6 @@ func reduceAllPass1(name string, acc backend.DType, p *backend.Program, spec Red
 	return g.k, nil
 }
 
-
 func reduceAllPass2(name string, out, acc backend.DType, common string) *Kernel {
 	g := &gen{k: &Kernel{Name: name + "_p2", Block: blockSize, Grid: GridOne}}
 	g.add(fmt.Sprintf("%s* __restrict__ out", ctype(out)), Param{Name: "out", Type: Ptr, Role: RoleOut})
