@@ -126,6 +126,7 @@ func specs(p *backend.Program) []ElemSpec {
 }
 
 func TestElementwiseKernelsCompile(t *testing.T) {
+	t.Parallel()
 	var ks []*Kernel
 	for _, p := range everyOpPrograms() {
 		for _, s := range specs(p) {
@@ -182,6 +183,7 @@ func validReduce(op backend.ReduceOp, dt backend.DType) (backend.DType, bool) {
 }
 
 func TestReductionKernelsCompile(t *testing.T) {
+	t.Parallel()
 	var ks []*Kernel
 	for _, p := range reducePrograms() {
 		for _, op := range allReduceOps {
@@ -221,6 +223,7 @@ func TestReductionKernelsCompile(t *testing.T) {
 }
 
 func TestAxisRandomMatMulKernelsCompile(t *testing.T) {
+	t.Parallel()
 	var ks []*Kernel
 	for _, dt := range []backend.DType{backend.Float32, backend.Float64} {
 		b := newProg(4, 8)

@@ -50,7 +50,7 @@ func hostVectorTypes() string {
 	var b strings.Builder
 	for _, v := range []struct {
 		name, t string
-		size   int
+		size    int
 	}{{"uchar", "unsigned char", 1}, {"int", "int", 4}, {"float", "float", 4}, {"longlong", "long long", 8}, {"double", "double", 8}} {
 		for _, w := range []int{2, 4} {
 			comps := []string{"x", "y", "z", "w"}[:w]
@@ -208,6 +208,7 @@ func buildCases(t *testing.T, be *cpu.Backend) []*hostCase {
 // except for the transcendental functions (host libm and Go's math differ
 // by an ulp or so).
 func TestElementwiseKernelsRunOnHost(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("clang++-16"); err != nil {
 		t.Skip("clang++-16 not installed: generated kernels are not executed on the host")
 	}
@@ -375,6 +376,7 @@ func sameOutput(c *hostCase, got, want []byte) bool {
 // host and checks them bit for bit against package philox: the CUDA source
 // reproduces the Go generator exactly.
 func TestPhiloxKernelsRunOnHost(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("clang++-16"); err != nil {
 		t.Skip("clang++-16 not installed")
 	}
