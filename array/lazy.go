@@ -89,17 +89,15 @@ func (a *Array) exprOf(op string) (*expr, error) {
 
 // leaves lists the distinct storages an expression reads.
 func (e *expr) leaves() []*storage {
-	seen := map[*expr]bool{}
-	have := map[*storage]bool{}
+	var seen []*expr // expressions are small (maxExprNodes): linear sets beat maps
 	var out []*storage
 	var rec func(e *expr)
 	rec = func(e *expr) {
-		if seen[e] {
+		if slices.Contains(seen, e) {
 			return
 		}
-		seen[e] = true
-		if e.op == backend.OpInput && !have[e.st] {
-			have[e.st] = true
+		seen = append(seen, e)
+		if e.op == backend.OpInput && !slices.Contains(out, e.st) {
 			out = append(out, e.st)
 		}
 		for _, x := range e.args {
@@ -178,30 +176,26 @@ func sameShape(a, b []int) bool {
 // depth-first order (so equal structures give equal keys), identical
 // leaves merged, every input's layout broadcast to shape.
 func program(root *expr, shape []int) *backend.Program {
-	p := &backend.Program{Shape: shape}
-	memo := map[*expr]int32{}
-	type inKey struct {
-		st  *storage
-		off int
-		lay string
-	}
-	inputs := map[inKey]int32{}
+	p := &backend.Program{Shape: shape, Nodes: make([]backend.Node, 0, min(root.nodes, maxExprNodes+8))}
+	var done []*expr // done[i] produced node i (linear sets: expressions are small)
+	var leaves []*expr
 	var visit func(e *expr) int32
 	visit = func(e *expr) int32 {
-		if i, ok := memo[e]; ok {
-			return i
+		if i := slices.Index(done, e); i >= 0 {
+			return int32(i)
 		}
 		n := backend.Node{Op: e.op, DType: e.dt}
 		switch e.op {
 		case backend.OpInput:
-			k := inKey{e.st, e.lay.Offset, shapeString(e.lay.Shape) + shapeString(e.lay.Strides)}
-			idx, ok := inputs[k]
-			if !ok {
-				idx = int32(len(p.Inputs))
-				inputs[k] = idx
+			idx := slices.IndexFunc(leaves, func(l *expr) bool {
+				return l.st == e.st && l.lay.Offset == e.lay.Offset && slices.Equal(l.lay.Shape, e.lay.Shape) && slices.Equal(l.lay.Strides, e.lay.Strides)
+			})
+			if idx < 0 {
+				idx = len(leaves)
+				leaves = append(leaves, e)
 				p.Inputs = append(p.Inputs, backend.Operand{Buf: e.st.buf, Layout: e.lay.BroadcastTo(shape)})
 			}
-			n.Args[0] = idx
+			n.Args[0] = int32(idx)
 		case backend.OpScalar:
 			n.Args[0] = int32(len(p.Scalars))
 			p.Scalars = append(p.Scalars, e.sc)
@@ -212,8 +206,8 @@ func program(root *expr, shape []int) *backend.Program {
 			}
 		}
 		p.Nodes = append(p.Nodes, n)
-		memo[e] = int32(len(p.Nodes) - 1)
-		return memo[e]
+		done = append(done, e)
+		return int32(len(p.Nodes) - 1)
 	}
 	visit(root)
 	return p

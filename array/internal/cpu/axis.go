@@ -77,8 +77,16 @@ func (b *Backend) AxisOp(op *backend.AxisOp) error {
 				shift = 0
 			}
 			s := 0.0
-			for _, x := range row {
-				s += math.Exp(x - shift)
+			if op.Kind == backend.Softmax {
+				for j, x := range row {
+					e := math.Exp(x - shift)
+					row[j] = e
+					s += e
+				}
+			} else {
+				for _, x := range row {
+					s += math.Exp(x - shift)
+				}
 			}
 			switch op.Kind {
 			case backend.LogSumExp:
@@ -95,8 +103,8 @@ func (b *Backend) AxisOp(op *backend.AxisOp) error {
 				continue
 			case backend.Softmax:
 				inv := 1 / s
-				for j, x := range row {
-					row[j] = math.Exp(x-shift) * inv
+				for j := range row {
+					row[j] *= inv
 				}
 			case backend.LogSoftmax:
 				ls := shift + math.Log(s)

@@ -39,11 +39,10 @@ func unaryNum[T number](op backend.Op, d, a []T) {
 			d[i] = v * v
 		}
 	case backend.OpReLU:
+		// Branch-free (the builtin max keeps NaN): a data-dependent
+		// branch costs a misprediction per random sign.
 		for i, v := range a {
-			if v < 0 {
-				v = 0
-			}
-			d[i] = v
+			d[i] = max(v, 0)
 		}
 	case backend.OpFloor, backend.OpCeil, backend.OpRound, backend.OpTrunc:
 		copy(d, a)
@@ -72,7 +71,9 @@ func unaryFloat[T float](op backend.Op, d, a []T) {
 		}
 	}
 	switch op {
-	case backend.OpNeg, backend.OpAbs, backend.OpSquare, backend.OpReLU:
+	case backend.OpAbs:
+		f(math.Abs)
+	case backend.OpNeg, backend.OpSquare, backend.OpReLU:
 		unaryNum(op, d, a)
 	case backend.OpSign:
 		for i, v := range a {
@@ -177,22 +178,13 @@ func binaryNum[T number](op backend.Op, d, a, b []T) {
 			d[i] = a[i] / b[i]
 		}
 	case backend.OpMaximum:
+		// The builtins propagate NaN, as NumPy's maximum and minimum.
 		for i := range d {
-			x, y := a[i], b[i]
-			if x > y || x != x {
-				d[i] = x
-			} else {
-				d[i] = y
-			}
+			d[i] = max(a[i], b[i])
 		}
 	case backend.OpMinimum:
 		for i := range d {
-			x, y := a[i], b[i]
-			if x < y || x != x {
-				d[i] = x
-			} else {
-				d[i] = y
-			}
+			d[i] = min(a[i], b[i])
 		}
 	default:
 		panic("cpu: binary " + op.String())

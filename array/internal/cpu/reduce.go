@@ -78,18 +78,23 @@ type accT interface{ ~float64 | ~int64 }
 func foldRun[T number, A accT](op backend.ReduceOp, v []T, acc *A, idx *int64, pos0 int64) {
 	switch op {
 	case backend.Sum, backend.Mean:
-		var s0, s1, s2, s3 A
+		// Six independent accumulators hide the add latency; more would
+		// spill on amd64 (15 usable X registers).
+		var s0, s1, s2, s3, s4, s5 A
 		i := 0
-		for ; i+4 <= len(v); i += 4 {
-			s0 += A(v[i])
-			s1 += A(v[i+1])
-			s2 += A(v[i+2])
-			s3 += A(v[i+3])
+		for ; i+6 <= len(v); i += 6 {
+			w := v[i : i+6 : i+6]
+			s0 += A(w[0])
+			s1 += A(w[1])
+			s2 += A(w[2])
+			s3 += A(w[3])
+			s4 += A(w[4])
+			s5 += A(w[5])
 		}
 		for ; i < len(v); i++ {
 			s0 += A(v[i])
 		}
-		*acc += (s0 + s1) + (s2 + s3)
+		*acc += ((s0 + s1) + (s2 + s3)) + (s4 + s5)
 	case backend.Prod:
 		p := *acc
 		for _, x := range v {
