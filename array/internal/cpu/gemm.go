@@ -164,18 +164,36 @@ func packA[T gemmElem](g gemmGeom, A mat[T], ap []T, ic, mb, pc, kb int) {
 		dst := ap[q*kb*g.mr : (q+1)*kb*g.mr]
 		i0 := ic + q*g.mr
 		h := min(g.mr, ic+mb-i0)
+		if h == 6 && g.mr == 6 && A.cs == 1 {
+			// Row-major A: read six rows in step, write the panel in order.
+			base := A.off + i0*A.rs + pc
+			r0 := A.d[base : base+kb]
+			r1 := A.d[base+A.rs : base+A.rs+kb]
+			r2 := A.d[base+2*A.rs : base+2*A.rs+kb]
+			r3 := A.d[base+3*A.rs : base+3*A.rs+kb]
+			r4 := A.d[base+4*A.rs : base+4*A.rs+kb]
+			r5 := A.d[base+5*A.rs : base+5*A.rs+kb]
+			for kk := range r0 {
+				d := dst[kk*6 : kk*6+6 : kk*6+6]
+				d[0], d[1], d[2], d[3], d[4], d[5] = r0[kk], r1[kk], r2[kk], r3[kk], r4[kk], r5[kk]
+			}
+			continue
+		}
+		if A.rs == 1 {
+			// Column-major A (a transposed view): each k is mr consecutive values.
+			for kk := 0; kk < kb; kk++ {
+				src := A.d[A.off+i0+(pc+kk)*A.cs:]
+				d := dst[kk*g.mr : kk*g.mr+g.mr]
+				copy(d[:h], src[:h])
+				clear(d[h:])
+			}
+			continue
+		}
 		if h < g.mr {
 			clear(dst)
 		}
 		for i := 0; i < h; i++ {
 			base := A.off + (i0+i)*A.rs + pc*A.cs
-			if A.cs == 1 {
-				src := A.d[base : base+kb]
-				for kk, v := range src {
-					dst[kk*g.mr+i] = v
-				}
-				continue
-			}
 			for kk := 0; kk < kb; kk++ {
 				dst[kk*g.mr+i] = A.d[base+kk*A.cs]
 			}
