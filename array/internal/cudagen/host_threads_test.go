@@ -10,77 +10,82 @@ import (
 )
 
 // threadedPrelude runs kernels with barriers and warp shuffles on the
-// host: every CUDA thread of a block is an OS thread, __syncthreads is a
-// block-wide barrier, and a warp shuffle exchanges values through a slot
-// per lane between two warp-wide barriers. Blocks run one after another.
-const threadedPrelude = `#include <barrier>
-#include <cmath>
+// host. Every CUDA thread of a block is a user-level context (ucontext) on
+// one OS thread; __syncthreads and the warp barriers inside shuffles are
+// counting barriers whose waiters yield to a round-robin scheduler, so each
+// thread sees exactly CUDA's ordering guarantees (block-wide for
+// __syncthreads, warp-wide for shuffles) at a fraction of the cost of OS
+// threads. Blocks run one after another.
+const threadedPrelude = `#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <thread>
-#include <vector>
+#include <functional>
+#include <ucontext.h>
 #define __global__
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
 struct gocu_dim3 { unsigned int x, y, z; };
-static thread_local gocu_dim3 threadIdx, blockIdx;
-static gocu_dim3 blockDim, gridDim;
-static std::barrier<> *gocu_bar;
-static std::barrier<> *gocu_wbar[32];
-static unsigned long long gocu_slot[32][32];
-static void __syncthreads() { gocu_bar->arrive_and_wait(); }
+static gocu_dim3 threadIdx, blockIdx, blockDim, gridDim;
+struct gocu_barrier { int n, count; unsigned long long gen; };
+static ucontext_t gocu_sched, gocu_ctx[256];
+static char *gocu_stack[256];
+static bool gocu_done[256];
+static int gocu_cur;
+static std::function<void()> gocu_fn;
+static gocu_barrier gocu_bbar, gocu_wbar[8];
+static unsigned long long gocu_slot[8][32];
+static void gocu_yield() { swapcontext(&gocu_ctx[gocu_cur], &gocu_sched); threadIdx.x = gocu_cur; }
+static void gocu_arrive(gocu_barrier &b) {
+	unsigned long long g = b.gen;
+	if (++b.count == b.n) { b.count = 0; b.gen++; return; }
+	while (b.gen == g) gocu_yield();
+}
+static void __syncthreads() { gocu_arrive(gocu_bbar); }
 template <typename T> static T __shfl_down_sync(unsigned int, T v, int d, int = 32) {
 	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	memcpy(&gocu_slot[w][lane], &v, sizeof(T));
-	gocu_wbar[w]->arrive_and_wait();
+	gocu_arrive(gocu_wbar[w]);
 	T r = v;
 	if (lane + d < 32) memcpy(&r, &gocu_slot[w][lane + d], sizeof(T));
-	gocu_wbar[w]->arrive_and_wait();
+	gocu_arrive(gocu_wbar[w]);
 	return r;
 }
-// A persistent pool of 256 threads runs every launch (blocks in turn).
-#include <functional>
-static std::function<void()> gocu_fn;
-static unsigned int gocu_grid;
-static bool gocu_quit;
-static std::barrier<> *gocu_start, *gocu_done;
-static std::vector<std::thread> gocu_pool;
-static void gocu_worker(unsigned int t) {
-	for (;;) {
-		gocu_start->arrive_and_wait();
-		if (gocu_quit) return;
-		for (unsigned int b = 0; b < gocu_grid; b++) {
-			threadIdx.x = t; blockIdx.x = b;
-			gocu_fn();
-			gocu_bar->arrive_and_wait();
-		}
-		gocu_done->arrive_and_wait();
-	}
-}
+static void gocu_entry() { gocu_fn(); gocu_done[gocu_cur] = true; swapcontext(&gocu_ctx[gocu_cur], &gocu_sched); }
 static void gocu_init() {
 	blockDim.x = 256;
-	gocu_bar = new std::barrier<>(256);
-	for (int w = 0; w < 8; w++) gocu_wbar[w] = new std::barrier<>(32);
-	gocu_start = new std::barrier<>(257);
-	gocu_done = new std::barrier<>(257);
-	for (unsigned int t = 0; t < 256; t++) gocu_pool.emplace_back(gocu_worker, t);
+	for (int t = 0; t < 256; t++) gocu_stack[t] = (char *)malloc(1 << 16);
 }
-static void gocu_finish() {
-	gocu_quit = true;
-	gocu_start->arrive_and_wait();
-	for (auto &t : gocu_pool) t.join();
-}
+static void gocu_finish() {}
 template <typename F> static void gocu_launch(unsigned int grid, unsigned int block, F f) {
 	if (block != 256) abort();
 	gridDim.x = grid;
-	gocu_grid = grid;
 	gocu_fn = f;
-	gocu_start->arrive_and_wait();
-	gocu_done->arrive_and_wait();
+	for (unsigned int b = 0; b < grid; b++) {
+		blockIdx.x = b;
+		gocu_bbar = {256, 0, 0};
+		for (int w = 0; w < 8; w++) gocu_wbar[w] = {32, 0, 0};
+		for (int t = 0; t < 256; t++) {
+			getcontext(&gocu_ctx[t]);
+			gocu_ctx[t].uc_stack.ss_sp = gocu_stack[t];
+			gocu_ctx[t].uc_stack.ss_size = 1 << 16;
+			gocu_ctx[t].uc_link = &gocu_sched;
+			makecontext(&gocu_ctx[t], gocu_entry, 0);
+			gocu_done[t] = false;
+		}
+		for (int live = 256; live > 0;) {
+			live = 0;
+			for (int t = 0; t < 256; t++) {
+				if (gocu_done[t]) continue;
+				gocu_cur = t;
+				threadIdx.x = t;
+				swapcontext(&gocu_sched, &gocu_ctx[t]);
+				if (!gocu_done[t]) live++;
+			}
+		}
+	}
 }
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 static inline double __longlong_as_double(long long i) { double f; memcpy(&f, &i, 8); return f; }
