@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
 )
 
 func clangPath(t testing.TB) string {
@@ -146,4 +148,32 @@ func firstLines(s string, n int) string {
 		l = l[:n]
 	}
 	return strings.Join(l, "\n")
+}
+
+// The vectorised path really issues 128-bit loads and stores.
+func TestVectorisedLoadsInPTX(t *testing.T) {
+	b := newProg(1 << 20)
+	x := b.input(backend.Float32)
+	y := b.input(backend.Float32)
+	b.node(backend.OpAdd, backend.Float32, x, y)
+	k, err := Elementwise(b.p, ElemSpec{Rank: 1, In: []Class{Contig, Contig}, OutContig: true, Vec: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptx := compilePTX(t, k)
+	if !strings.Contains(ptx, ".v4.f32") && !strings.Contains(ptx, ".v4.u32") && !strings.Contains(ptx, ".v4.b32") {
+		t.Errorf("no 128-bit vector access in the PTX of a Vec=4 kernel")
+	}
+	if !strings.Contains(ptx, "st.global.v4") {
+		t.Errorf("no 128-bit vector store")
+	}
+	d := newProg(1 << 20)
+	d.node(backend.OpNeg, backend.Float64, d.input(backend.Float64))
+	k2, err := Elementwise(d.p, ElemSpec{Rank: 1, In: []Class{Contig}, OutContig: true, Vec: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ptx := compilePTX(t, k2); !strings.Contains(ptx, "ld.global.nc.v2.f64") && !strings.Contains(ptx, "ld.global.v2.f64") {
+		t.Errorf("no 128-bit vector load of doubles")
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 )
@@ -34,12 +35,30 @@ func utype(d backend.DType) string {
 	return "unsigned int"
 }
 
-// vtype is the vector type loading w elements of d at once.
+// vtype is the vector type loading w elements of d at once: gocu's own
+// aligned structs (declared in helpersSource), so that nothing depends on
+// which CUDA headers NVRTC provides implicitly.
 func vtype(d backend.DType, w int) string {
-	base := map[backend.DType]string{backend.Bool: "uchar", backend.Uint8: "uchar", backend.Int32: "int",
-		backend.Int64: "longlong", backend.Float32: "float", backend.Float64: "double"}[d]
-	return fmt.Sprintf("%s%d", base, w)
+	base := map[backend.DType]string{backend.Bool: "u8", backend.Uint8: "u8", backend.Int32: "i32",
+		backend.Int64: "i64", backend.Float32: "f32", backend.Float64: "f64"}[d]
+	return fmt.Sprintf("gocu_%sx%d", base, w)
 }
+
+// vectorTypes declares the vector structs; a 16-byte-aligned struct load
+// compiles to one 128-bit memory instruction.
+var vectorTypes = func() string {
+	var b strings.Builder
+	for _, v := range []struct {
+		name, t string
+		size   int
+	}{{"u8", "unsigned char", 1}, {"i32", "int", 4}, {"f32", "float", 4}, {"i64", "long long", 8}, {"f64", "double", 8}} {
+		for _, w := range []int{2, 4} {
+			comps := []string{"x", "y", "z", "w"}[:w]
+			fmt.Fprintf(&b, "struct alignas(%d) gocu_%sx%d { %s %s; };\n", v.size*w, v.name, w, v.t, strings.Join(comps, ", "))
+		}
+	}
+	return b.String()
+}()
 
 // scalarParamType is how a scalar travels: double for floats, long long
 // for integers and bool.
