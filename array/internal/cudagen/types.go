@@ -50,7 +50,7 @@ var vectorTypes = func() string {
 	var b strings.Builder
 	for _, v := range []struct {
 		name, t string
-		size   int
+		size    int
 	}{{"u8", "unsigned char", 1}, {"i32", "int", 4}, {"f32", "float", 4}, {"i64", "long long", 8}, {"f64", "double", 8}} {
 		for _, w := range []int{2, 4} {
 			comps := []string{"x", "y", "z", "w"}[:w]
