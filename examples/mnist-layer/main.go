@@ -23,7 +23,7 @@ func main() {
 
 	dev := array.Default()
 	rng := dev.NewRNG(2024)
-	x := rng.Uniform(array.Float32, 0, 1, *n, in)  // pixel intensities
+	x := rng.Uniform(array.Float32, 0, 1, *n, in)    // pixel intensities
 	w := rng.Normal(array.Float32, 0, 0.05, in, out) // weights
 	b := rng.Normal(array.Float32, 0, 0.05, out)     // bias
 	if err := x.Err(); err != nil {
