@@ -25,6 +25,9 @@ func checkDType(op string, dt DType) error {
 // number, converted to dt; an integer that does not fit dt is an error).
 func (d *Device) Full(dt DType, value any, shape ...int) *Array {
 	const op = "Full"
+	if err := d.check(op); err != nil {
+		return failed(err)
+	}
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
 	}
@@ -53,6 +56,9 @@ func (d *Device) Ones(dt DType, shape ...int) *Array { return d.Full(dt, 1, shap
 // not initialised).
 func (d *Device) Empty(dt DType, shape ...int) *Array {
 	const op = "Empty"
+	if err := d.check(op); err != nil {
+		return failed(err)
+	}
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
 	}
@@ -89,6 +95,9 @@ func iotaExpr(shape []int) *expr {
 // Values are start + i*step computed in float64, then converted to dt.
 func (d *Device) Arange(dt DType, args ...float64) *Array {
 	const op = "Arange"
+	if err := d.check(op); err != nil {
+		return failed(err)
+	}
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
 	}
@@ -118,6 +127,9 @@ func (d *Device) Arange(dt DType, args ...float64) *Array {
 // as np.linspace (the last value is exactly stop).
 func (d *Device) Linspace(dt DType, start, stop float64, num int) *Array {
 	const op = "Linspace"
+	if err := d.check(op); err != nil {
+		return failed(err)
+	}
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
 	}
@@ -143,6 +155,9 @@ func (d *Device) Linspace(dt DType, start, stop float64, num int) *Array {
 // Eye returns the n×n identity matrix.
 func (d *Device) Eye(dt DType, n int) *Array {
 	const op = "Eye"
+	if err := d.check(op); err != nil {
+		return failed(err)
+	}
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
 	}
@@ -159,6 +174,9 @@ func (d *Device) Eye(dt DType, n int) *Array {
 // array is 1-D; otherwise the shape's size must equal len(data).
 func FromSliceOn[T Elem](d *Device, data []T, shape ...int) *Array {
 	const op = "FromSlice"
+	if err := d.check(op); err != nil {
+		return failed(err)
+	}
 	if len(shape) == 0 && data != nil {
 		shape = []int{len(data)}
 	} else if len(shape) == 0 {

@@ -50,11 +50,29 @@ func Default() *Device {
 func SetDefault(d *Device) { defaultDevice.Store(d) }
 
 // String names the device ("cpu", "cuda:0").
-func (d *Device) String() string { return d.be.Name() }
+func (d *Device) String() string {
+	if d == nil {
+		return "<nil device>"
+	}
+	return d.be.Name()
+}
+
+// check reports a nil device, which user code can pass by mistake.
+func (d *Device) check(op string) error {
+	if d == nil || d.be == nil {
+		return errorf(op, ErrDevice, "nil device")
+	}
+	return nil
+}
 
 // Sync waits for every operation queued on the device and returns the
 // first asynchronous error. Reading an array to the host syncs by itself.
-func (d *Device) Sync() error { return deviceErr("Sync", d.be.Sync()) }
+func (d *Device) Sync() error {
+	if err := d.check("Sync"); err != nil {
+		return err
+	}
+	return deviceErr("Sync", d.be.Sync())
+}
 
 // SetMatMulPrecision sets the float32 matrix product precision of the device.
 func (d *Device) SetMatMulPrecision(p Precision) { d.precision.Store(uint32(p)) }

@@ -203,4 +203,17 @@ func TestNoPanics(t *testing.T) {
 	_, _ = x.Image(HWC)
 	_ = FromImage(nil, HWC, 3).Err()
 	_ = FromImage(nil, HWC, 2).Err()
+	var nd *Device
+	for _, a := range []*Array{nd.Zeros(Float32, 2), nd.Empty(Float32, 2), nd.Arange(Float32, 3), nd.Linspace(Float32, 0, 1, 3),
+		nd.Eye(Float32, 2), FromSliceOn(nd, []float32{1}), nd.NewRNG(1).Rand(2), x.To(nd), (*RNG)(nil).Rand(2)} {
+		if err := a.Err(); err == nil {
+			t.Errorf("nil device or RNG: no error")
+		}
+	}
+	if _, err := nd.ReadNPY(nil); !isKind(err, ErrDevice) {
+		t.Errorf("nil device ReadNPY: %v", err)
+	}
+	if err := nd.Sync(); !isKind(err, ErrDevice) {
+		t.Errorf("nil device Sync: %v", err)
+	}
 }

@@ -115,7 +115,10 @@ func (a *Array) Bools() ([]bool, error) { return ToSlice[bool](a) }
 // ItemOf returns the single element of a one-element array as T.
 func ItemOf[T Elem](a *Array) (T, error) {
 	var zero T
-	if a != nil && a.err == nil && !a.closed && backend.Size(a.shape) != 1 {
+	if _, err := a.use("Item"); err != nil {
+		return zero, err
+	}
+	if backend.Size(a.shape) != 1 {
 		return zero, errorf("Item", ErrShape, "can only convert an array of size 1 to a scalar, not shape %s", shapeString(a.shape))
 	}
 	v, err := ToSlice[T](a)

@@ -100,6 +100,12 @@ func (d *Device) ReadNPY(r io.Reader) (*Array, error) {
 	bad := func(format string, args ...any) (*Array, error) {
 		return nil, errorf(op, ErrValue, format, args...)
 	}
+	if err := d.check(op); err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return bad("nil reader")
+	}
 	pre := make([]byte, 8)
 	if _, err := io.ReadFull(r, pre); err != nil {
 		return nil, &Error{Op: op, Kind: ErrValue, Msg: "truncated header", Cause: err}

@@ -43,6 +43,12 @@ func (r *RNG) SetCounter(c uint64) {
 }
 
 func (r *RNG) draw(op string, dt DType, dist backend.Dist, p0, p1 float64, shape []int) *Array {
+	if r == nil {
+		return failed(errorf(op, ErrValue, "nil RNG"))
+	}
+	if err := r.dev.check(op); err != nil {
+		return failed(err)
+	}
 	if !dt.IsFloat() {
 		return failed(errorf(op, ErrDType, "random values need float32 or float64, not %v", dt))
 	}

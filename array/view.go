@@ -521,6 +521,9 @@ func broadcastsTo(from, to []int) bool {
 func (a *Array) To(d *Device) *Array {
 	const op = "To"
 	defer runtime.KeepAlive(a)
+	if err := d.check(op); err != nil {
+		return failed(err)
+	}
 	if a != nil && a.err == nil && a.dev == d {
 		return a.Copy()
 	}
