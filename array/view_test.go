@@ -2,6 +2,7 @@ package array
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -314,3 +315,32 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+func TestConcatStack(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Device) {
+		a := d.Arange(Int32, 6).Reshape(2, 3)
+		b := d.Arange(Float32, 3).Reshape(1, 3).Mul(0.5) // pending, promotes
+		c := Concat(0, a, b, a.Slice(S(None, None, -1)))
+		if c.DType() != Float64 {
+			t.Fatalf("dtype %v", c.DType())
+		}
+		checkHost(t, "concat 0", readHost(t, c), []int{5, 3}, []float64{0, 1, 2, 3, 4, 5, 0, 0.5, 1, 3, 4, 5, 0, 1, 2}, 0)
+		c1 := Concat(-1, a, a.T().T())
+		checkHost(t, "concat 1", readHost(t, c1), []int{2, 6}, []float64{0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}, 0)
+		s := Stack(1, d.Arange(Int64, 3), d.Arange(Int64, 3).Mul(10))
+		checkHost(t, "stack", readHost(t, s), []int{3, 2}, []float64{0, 0, 1, 10, 2, 20}, 0)
+		if err := Concat(0, a, d.Ones(Int32, 2, 2)).Err(); !isKind(err, ErrShape) || !strings.Contains(err.Error(), "differ outside axis 0") {
+			t.Errorf("mismatched concat: %v", err)
+		}
+		if err := Concat(0).Err(); !isKind(err, ErrValue) {
+			t.Errorf("empty concat: %v", err)
+		}
+		if err := Stack(0, a, b).Err(); !isKind(err, ErrShape) {
+			t.Errorf("stack of different shapes: %v", err)
+		}
+		if err := Concat(2, a, a).Err(); !isKind(err, ErrAxis) {
+			t.Errorf("concat axis 2: %v", err)
+		}
+	})
+}
+
