@@ -343,4 +343,3 @@ func TestConcatStack(t *testing.T) {
 		}
 	})
 }
-
