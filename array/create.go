@@ -1,0 +1,253 @@
+package array
+
+import (
+	"math"
+	"runtime"
+	"unsafe"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+)
+
+// Constructors exist as methods of Device and, for the default device, as
+// package functions. Constant arrays (Zeros, Ones, Full) and index-based
+// ones (Arange, Linspace, Eye) are lazy expressions like elementwise
+// results: they take memory only once evaluated, and fuse into what uses
+// them.
+
+func checkDType(op string, dt DType) error {
+	if !dt.Valid() {
+		return errorf(op, ErrDType, "invalid dtype %v", dt)
+	}
+	return nil
+}
+
+// Full returns an array of the shape filled with value (a Go bool or
+// number, converted to dt; an integer that does not fit dt is an error).
+func (d *Device) Full(dt DType, value any, shape ...int) *Array {
+	const op = "Full"
+	if err := d.check(op); err != nil {
+		return failed(err)
+	}
+	if err := checkDType(op, dt); err != nil {
+		return failed(err)
+	}
+	if err := checkShape(op, shape); err != nil {
+		return failed(err)
+	}
+	s, ok, err := scalarOf(value)
+	switch {
+	case err != nil:
+		return failed(errorf(op, ErrValue, "%v", err))
+	case !ok:
+		return failed(errorf(op, ErrDType, "unsupported value type %T", value))
+	case !s.fits(dt):
+		return failed(errorf(op, ErrValue, "Go integer %d is out of range for %v", s.i, dt))
+	}
+	return d.lazy(fullExpr(s.as(dt), append([]int(nil), shape...)))
+}
+
+// Zeros returns an array of zeros.
+func (d *Device) Zeros(dt DType, shape ...int) *Array { return d.Full(dt, 0, shape...) }
+
+// Ones returns an array of ones.
+func (d *Device) Ones(dt DType, shape ...int) *Array { return d.Full(dt, 1, shape...) }
+
+// Empty returns an array whose contents are unspecified (allocated at once,
+// not initialised).
+func (d *Device) Empty(dt DType, shape ...int) *Array {
+	const op = "Empty"
+	if err := d.check(op); err != nil {
+		return failed(err)
+	}
+	if err := checkDType(op, dt); err != nil {
+		return failed(err)
+	}
+	if err := checkShape(op, shape); err != nil {
+		return failed(err)
+	}
+	st, err := d.alloc(op, dt, backend.Size(shape))
+	if err != nil {
+		return failed(err)
+	}
+	return d.wrap(st, backend.Contiguous(shape), dt)
+}
+
+// Scalar returns a 0-d array holding v in its natural dtype (bool, int64
+// for Go integers, float64 for Go floats).
+func (d *Device) Scalar(v any) *Array {
+	s, ok, err := scalarOf(v)
+	switch {
+	case err != nil:
+		return failed(errorf("Scalar", ErrValue, "%v", err))
+	case !ok:
+		return failed(errorf("Scalar", ErrDType, "unsupported value type %T", v))
+	}
+	return d.Full(s.natural(), v)
+}
+
+// iotaExpr is the flat index as int64, over shape.
+func iotaExpr(shape []int) *expr {
+	return &expr{op: backend.OpIota, dt: Int64, shape: shape, nodes: 1, iota: true}
+}
+
+// Arange returns evenly spaced values in [start, stop): Arange(dt, stop),
+// Arange(dt, start, stop) or Arange(dt, start, stop, step), as np.arange.
+// Values are start + i*step computed in float64, then converted to dt.
+func (d *Device) Arange(dt DType, args ...float64) *Array {
+	const op = "Arange"
+	if err := d.check(op); err != nil {
+		return failed(err)
+	}
+	if err := checkDType(op, dt); err != nil {
+		return failed(err)
+	}
+	start, stop, step := 0.0, 0.0, 1.0
+	switch len(args) {
+	case 1:
+		stop = args[0]
+	case 2:
+		start, stop = args[0], args[1]
+	case 3:
+		start, stop, step = args[0], args[1], args[2]
+	default:
+		return failed(errorf(op, ErrValue, "want 1 to 3 arguments (stop | start, stop | start, stop, step), got %d", len(args)))
+	}
+	if step == 0 || math.IsNaN(step) || math.IsInf(step, 0) || math.IsNaN(start) || math.IsNaN(stop) || math.IsInf(start, 0) || math.IsInf(stop, 0) {
+		return failed(errorf(op, ErrValue, "bad range start=%v stop=%v step=%v", start, stop, step))
+	}
+	n := int(math.Max(0, math.Ceil((stop-start)/step)))
+	shape := []int{n}
+	e := node(backend.OpCast, Float64, shape, iotaExpr(shape))
+	e = node(backend.OpMul, Float64, shape, e, scalarExpr(backend.Scalar{DType: Float64, F: step}))
+	e = node(backend.OpAdd, Float64, shape, e, scalarExpr(backend.Scalar{DType: Float64, F: start}))
+	return d.lazy(castExpr(e, dt))
+}
+
+// Linspace returns num evenly spaced values from start to stop inclusive,
+// as np.linspace (the last value is exactly stop).
+func (d *Device) Linspace(dt DType, start, stop float64, num int) *Array {
+	const op = "Linspace"
+	if err := d.check(op); err != nil {
+		return failed(err)
+	}
+	if err := checkDType(op, dt); err != nil {
+		return failed(err)
+	}
+	if num < 0 {
+		return failed(errorf(op, ErrValue, "number of samples %d is negative", num))
+	}
+	shape := []int{num}
+	step := 0.0
+	if num > 1 {
+		step = (stop - start) / float64(num-1)
+	}
+	f := func(v float64) *expr { return scalarExpr(backend.Scalar{DType: Float64, F: v}) }
+	i := iotaExpr(shape)
+	e := node(backend.OpCast, Float64, shape, i)
+	e = node(backend.OpAdd, Float64, shape, node(backend.OpMul, Float64, shape, e, f(step)), f(start))
+	if num > 1 {
+		last := node(backend.OpEq, Bool, shape, i, scalarExpr(backend.Scalar{DType: Int64, I: int64(num - 1)}))
+		e = node(backend.OpWhere, Float64, shape, last, f(stop), e)
+	}
+	return d.lazy(castExpr(e, dt))
+}
+
+// Eye returns the n×n identity matrix.
+func (d *Device) Eye(dt DType, n int) *Array {
+	const op = "Eye"
+	if err := d.check(op); err != nil {
+		return failed(err)
+	}
+	if err := checkDType(op, dt); err != nil {
+		return failed(err)
+	}
+	if n < 0 {
+		return failed(errorf(op, ErrValue, "negative size %d", n))
+	}
+	shape := []int{n, n}
+	m := node(backend.OpMod, Int64, shape, iotaExpr(shape), scalarExpr(backend.Scalar{DType: Int64, I: int64(n + 1)}))
+	e := node(backend.OpEq, Bool, shape, m, scalarExpr(backend.Scalar{DType: Int64}))
+	return d.lazy(castExpr(e, dt))
+}
+
+// FromSliceOn copies data into a new array on device d. With no shape the
+// array is 1-D; otherwise the shape's size must equal len(data).
+func FromSliceOn[T Elem](d *Device, data []T, shape ...int) *Array {
+	const op = "FromSlice"
+	if err := d.check(op); err != nil {
+		return failed(err)
+	}
+	if len(shape) == 0 && data != nil {
+		shape = []int{len(data)}
+	} else if len(shape) == 0 {
+		shape = []int{0}
+	}
+	if err := checkShape(op, shape); err != nil {
+		return failed(err)
+	}
+	if n := backend.Size(shape); n != len(data) {
+		return failed(errorf(op, ErrShape, "%d values cannot fill shape %s", len(data), shapeString(shape)))
+	}
+	dt := DTypeOf[T]()
+	st, err := d.alloc(op, dt, len(data))
+	if err != nil {
+		return failed(err)
+	}
+	if len(data) > 0 {
+		if err := d.be.Write(st.buf, 0, baseSlice(dt, data)); err != nil {
+			st.release()
+			return failed(deviceErr(op, err))
+		}
+	}
+	runtime.KeepAlive(data)
+	return d.wrap(st, backend.Contiguous(shape), dt)
+}
+
+// baseSlice reinterprets a slice of a type whose underlying type is a
+// basic element type (e.g. type Celsius float32) as the basic slice.
+func baseSlice[T Elem](dt DType, data []T) any {
+	p := unsafe.Pointer(unsafe.SliceData(data))
+	n := len(data)
+	switch dt {
+	case Bool:
+		return unsafe.Slice((*bool)(p), n)
+	case Uint8:
+		return unsafe.Slice((*uint8)(p), n)
+	case Int32:
+		return unsafe.Slice((*int32)(p), n)
+	case Int64:
+		return unsafe.Slice((*int64)(p), n)
+	case Float32:
+		return unsafe.Slice((*float32)(p), n)
+	}
+	return unsafe.Slice((*float64)(p), n)
+}
+
+// FromSlice copies data into a new array on the default device.
+func FromSlice[T Elem](data []T, shape ...int) *Array { return FromSliceOn(Default(), data, shape...) }
+
+// Full is Default().Full.
+func Full(dt DType, value any, shape ...int) *Array { return Default().Full(dt, value, shape...) }
+
+// Zeros is Default().Zeros.
+func Zeros(dt DType, shape ...int) *Array { return Default().Zeros(dt, shape...) }
+
+// Ones is Default().Ones.
+func Ones(dt DType, shape ...int) *Array { return Default().Ones(dt, shape...) }
+
+// Empty is Default().Empty.
+func Empty(dt DType, shape ...int) *Array { return Default().Empty(dt, shape...) }
+
+// Scalar is Default().Scalar.
+func Scalar(v any) *Array { return Default().Scalar(v) }
+
+// Arange is Default().Arange.
+func Arange(dt DType, args ...float64) *Array { return Default().Arange(dt, args...) }
+
+// Linspace is Default().Linspace.
+func Linspace(dt DType, start, stop float64, num int) *Array {
+	return Default().Linspace(dt, start, stop, num)
+}
+
+// Eye is Default().Eye.
+func Eye(dt DType, n int) *Array { return Default().Eye(dt, n) }

@@ -1,0 +1,431 @@
+package array
+
+import (
+	"runtime"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+)
+
+// Operands of elementwise operations are arrays (*Array) or Go scalars
+// (bool, any integer or float type). Go scalars are "weak" as Python
+// scalars under NumPy's NEP 50: they take the array's dtype when their kind
+// (bool < integer < float) allows, so x.Mul(2.5) stays float32 for a
+// float32 x, while a float scalar with an integer array gives float64.
+
+type operand struct {
+	arr *Array
+	sc  scalar
+}
+
+func (o operand) isScalar() bool { return o.arr == nil }
+
+func toOperand(op string, v any) (operand, error) {
+	switch x := v.(type) {
+	case *Array:
+		if x == nil {
+			return operand{}, errorf(op, ErrValue, "nil array")
+		}
+		if _, err := x.use(op); err != nil {
+			return operand{}, err
+		}
+		return operand{arr: x}, nil
+	case nil:
+		return operand{}, errorf(op, ErrDType, "nil operand")
+	}
+	s, ok, err := scalarOf(v)
+	if err != nil {
+		return operand{}, errorf(op, ErrValue, "%v", err)
+	}
+	if !ok {
+		return operand{}, errorf(op, ErrDType, "unsupported operand type %T", v)
+	}
+	return operand{sc: s}, nil
+}
+
+func (o operand) shape() []int {
+	if o.arr != nil {
+		return o.arr.shape
+	}
+	return nil
+}
+
+// commonDType combines operands: arrays by Promote, array and scalar by
+// the weak rule, scalars by their natural types. fit reports whether every
+// integer scalar fits the result.
+func commonDType(ops []operand) (dt DType, fit bool) {
+	var arr DType
+	var weak []scalar
+	for _, o := range ops {
+		if o.arr != nil {
+			if arr == 0 {
+				arr = o.arr.dt
+			} else {
+				arr = Promote(arr, o.arr.dt)
+			}
+		} else {
+			weak = append(weak, o.sc)
+		}
+	}
+	if arr == 0 {
+		dt = weak[0].natural()
+		for _, s := range weak[1:] {
+			dt = Promote(dt, s.natural())
+		}
+		return dt, true
+	}
+	dt = arr
+	for _, s := range weak {
+		dt = withWeak(dt, s)
+	}
+	fit = true
+	for _, s := range weak {
+		fit = fit && s.fits(dt)
+	}
+	return dt, fit
+}
+
+// device returns the device shared by the array operands.
+func device(op string, ops []operand) (*Device, error) {
+	var d *Device
+	for _, o := range ops {
+		if o.arr == nil {
+			continue
+		}
+		if d == nil {
+			d = o.arr.dev
+		} else if o.arr.dev != d {
+			return nil, errorf(op, ErrDevice, "arrays on different devices (%v and %v)", d, o.arr.dev)
+		}
+	}
+	if d == nil {
+		d = Default()
+	}
+	return d, nil
+}
+
+// exprs returns each operand's expression cast to dt, for a node of shape.
+func exprs(op string, shape []int, dt DType, ops []operand) ([]*expr, error) {
+	var arrs []*Array
+	for _, o := range ops {
+		if o.arr != nil {
+			arrs = append(arrs, o.arr)
+		}
+	}
+	aes, err := operandExprs(op, shape, arrs...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*expr, len(ops))
+	k := 0
+	for i, o := range ops {
+		if o.arr != nil {
+			out[i] = castExpr(aes[k], dt)
+			k++
+		} else {
+			out[i] = scalarExpr(o.sc.as(dt))
+		}
+	}
+	return out, nil
+}
+
+func (a *Array) unary(name string, op backend.Op) *Array {
+	defer runtime.KeepAlive(a)
+	e, err := a.exprOf(name)
+	if err != nil {
+		return failed(err)
+	}
+	dt := a.dt
+	switch {
+	case op.IsTranscendental():
+		dt = floatFor(dt)
+		return a.dev.lazy(node(op, dt, a.shape, castExpr(e, dt)))
+	case op.IsPredicate():
+		if !dt.IsFloat() {
+			// Integers are never NaN or infinite.
+			return a.dev.lazy(fullExpr(scalar{kind: weakBool, b: op == backend.OpIsFinite}.as(Bool), a.shape))
+		}
+		return a.dev.lazy(node(op, Bool, a.shape, e))
+	case op == backend.OpNot:
+		return a.dev.lazy(node(op, Bool, a.shape, castExpr(e, Bool)))
+	case !backend.Supports(op, dt):
+		return failed(errorf(name, ErrDType, "not supported for %v", dt))
+	}
+	identity := false
+	switch op {
+	case backend.OpFloor, backend.OpCeil, backend.OpRound, backend.OpTrunc:
+		identity = !dt.IsFloat()
+	case backend.OpAbs, backend.OpReLU:
+		identity = dt == Uint8 || dt == Bool
+	case backend.OpSquare:
+		identity = dt == Bool
+	}
+	if identity {
+		return a.dev.lazy(node(backend.OpCast, dt, a.shape, e))
+	}
+	return a.dev.lazy(node(op, dt, a.shape, e))
+}
+
+// fullExpr is a constant of the given shape.
+func fullExpr(v backend.Scalar, shape []int) *expr {
+	e := scalarExpr(v)
+	e.shape = shape
+	return e
+}
+
+// binaryOp builds an elementwise node of two operands.
+func binaryOp(name string, op backend.Op, x, y any) *Array {
+	ox, err := toOperand(name, x)
+	if err != nil {
+		return failed(err)
+	}
+	oy, err := toOperand(name, y)
+	if err != nil {
+		return failed(err)
+	}
+	defer runtime.KeepAlive(ox.arr)
+	defer runtime.KeepAlive(oy.arr)
+	ops := []operand{ox, oy}
+	dev, err := device(name, ops)
+	if err != nil {
+		return failed(err)
+	}
+	shape, err := broadcastShapes(name, ox.shape(), oy.shape())
+	if err != nil {
+		return failed(err)
+	}
+	dt, fit := commonDType(ops)
+	res := dt
+	switch {
+	case op.IsCompare():
+		if !fit {
+			// NumPy 2 compares out-of-range Python ints exactly.
+			dt = Int64
+		}
+		res = Bool
+	case op.IsLogical():
+		dt, res = Bool, Bool
+	case !fit:
+		for _, o := range ops {
+			if o.isScalar() && !o.sc.fits(dt) {
+				return failed(errorf(name, ErrValue, "Go integer %d is out of range for %v", o.sc.i, dt))
+			}
+		}
+	case op == backend.OpDiv:
+		dt = floatDiv(dt)
+		res = dt
+	case !backend.Supports(op, dt):
+		return failed(errorf(name, ErrDType, "not supported for %v", dt))
+	}
+	es, err := exprs(name, shape, dt, ops)
+	if err != nil {
+		return failed(err)
+	}
+	return dev.lazy(node(op, res, shape, es...))
+}
+
+// floatDiv is the dtype of true division: integers and bool divide in float64.
+func floatDiv(d DType) DType {
+	if d.IsFloat() {
+		return d
+	}
+	return Float64
+}
+
+// Where returns x where cond is true and y elsewhere, broadcasting all
+// three (cond is converted to bool; x and y promote together).
+func Where(cond, x, y any) *Array {
+	const name = "Where"
+	var ops [3]operand
+	for i, v := range []any{cond, x, y} {
+		o, err := toOperand(name, v)
+		if err != nil {
+			return failed(err)
+		}
+		ops[i] = o
+		defer runtime.KeepAlive(o.arr)
+	}
+	dev, err := device(name, ops[:])
+	if err != nil {
+		return failed(err)
+	}
+	shape, err := broadcastShapes(name, ops[0].shape(), ops[1].shape(), ops[2].shape())
+	if err != nil {
+		return failed(err)
+	}
+	dt, fit := commonDType(ops[1:])
+	if !fit {
+		return failed(errorf(name, ErrValue, "a Go integer is out of range for %v", dt))
+	}
+	ce, err := exprs(name, shape, Bool, ops[:1])
+	if err != nil {
+		return failed(err)
+	}
+	ve, err := exprs(name, shape, dt, ops[1:])
+	if err != nil {
+		return failed(err)
+	}
+	return dev.lazy(node(backend.OpWhere, dt, shape, ce[0], ve[0], ve[1]))
+}
+
+// Unary operations. Functions defined only on floats (Sqrt, Exp, Log, Sin,
+// ..., Sigmoid, Reciprocal) compute integer arguments in float64 (int32,
+// int64) or float32 (uint8, bool). Floor, Ceil, Round, Trunc keep integer
+// dtypes unchanged.
+
+// Neg returns -a (integers wrap; not defined for bool).
+func (a *Array) Neg() *Array { return a.unary("Neg", backend.OpNeg) }
+
+// Abs returns |a|.
+func (a *Array) Abs() *Array { return a.unary("Abs", backend.OpAbs) }
+
+// Sign returns -1, 0 or 1 (NaN for NaN).
+func (a *Array) Sign() *Array { return a.unary("Sign", backend.OpSign) }
+
+// Square returns a*a.
+func (a *Array) Square() *Array { return a.unary("Square", backend.OpSquare) }
+
+// Reciprocal returns 1/a.
+func (a *Array) Reciprocal() *Array { return a.unary("Reciprocal", backend.OpReciprocal) }
+
+// Sqrt returns the square root.
+func (a *Array) Sqrt() *Array { return a.unary("Sqrt", backend.OpSqrt) }
+
+// Exp returns e^a.
+func (a *Array) Exp() *Array { return a.unary("Exp", backend.OpExp) }
+
+// Exp2 returns 2^a.
+func (a *Array) Exp2() *Array { return a.unary("Exp2", backend.OpExp2) }
+
+// Expm1 returns e^a - 1, accurate near 0.
+func (a *Array) Expm1() *Array { return a.unary("Expm1", backend.OpExpm1) }
+
+// Log returns the natural logarithm.
+func (a *Array) Log() *Array { return a.unary("Log", backend.OpLog) }
+
+// Log2 returns the base-2 logarithm.
+func (a *Array) Log2() *Array { return a.unary("Log2", backend.OpLog2) }
+
+// Log10 returns the base-10 logarithm.
+func (a *Array) Log10() *Array { return a.unary("Log10", backend.OpLog10) }
+
+// Log1p returns log(1+a), accurate near 0.
+func (a *Array) Log1p() *Array { return a.unary("Log1p", backend.OpLog1p) }
+
+// Sin returns the sine.
+func (a *Array) Sin() *Array { return a.unary("Sin", backend.OpSin) }
+
+// Cos returns the cosine.
+func (a *Array) Cos() *Array { return a.unary("Cos", backend.OpCos) }
+
+// Tan returns the tangent.
+func (a *Array) Tan() *Array { return a.unary("Tan", backend.OpTan) }
+
+// Tanh returns the hyperbolic tangent.
+func (a *Array) Tanh() *Array { return a.unary("Tanh", backend.OpTanh) }
+
+// Sigmoid returns 1/(1+e^-a).
+func (a *Array) Sigmoid() *Array { return a.unary("Sigmoid", backend.OpSigmoid) }
+
+// ReLU returns max(a, 0) (NaN stays NaN; not defined for bool).
+func (a *Array) ReLU() *Array { return a.unary("ReLU", backend.OpReLU) }
+
+// Floor rounds toward -Inf.
+func (a *Array) Floor() *Array { return a.unary("Floor", backend.OpFloor) }
+
+// Ceil rounds toward +Inf.
+func (a *Array) Ceil() *Array { return a.unary("Ceil", backend.OpCeil) }
+
+// Round rounds to the nearest integer, halves to even (as np.round).
+func (a *Array) Round() *Array { return a.unary("Round", backend.OpRound) }
+
+// Trunc rounds toward zero.
+func (a *Array) Trunc() *Array { return a.unary("Trunc", backend.OpTrunc) }
+
+// IsNaN reports NaN elements (false for integers).
+func (a *Array) IsNaN() *Array { return a.unary("IsNaN", backend.OpIsNaN) }
+
+// IsInf reports infinite elements.
+func (a *Array) IsInf() *Array { return a.unary("IsInf", backend.OpIsInf) }
+
+// IsFinite reports finite elements.
+func (a *Array) IsFinite() *Array { return a.unary("IsFinite", backend.OpIsFinite) }
+
+// LogicalNot returns !bool(a).
+func (a *Array) LogicalNot() *Array { return a.unary("LogicalNot", backend.OpNot) }
+
+// Binary operations broadcast their operands (arrays or Go scalars) and
+// promote them (see Promote and the weak scalar rule).
+
+// Add returns a + b (bool: logical or).
+func (a *Array) Add(b any) *Array { return binaryOp("Add", backend.OpAdd, a, b) }
+
+// Sub returns a - b (not defined for bool).
+func (a *Array) Sub(b any) *Array { return binaryOp("Sub", backend.OpSub, a, b) }
+
+// Mul returns a * b (bool: logical and).
+func (a *Array) Mul(b any) *Array { return binaryOp("Mul", backend.OpMul, a, b) }
+
+// Div returns a / b, true division: integers divide in float64.
+func (a *Array) Div(b any) *Array { return binaryOp("Div", backend.OpDiv, a, b) }
+
+// FloorDiv returns floor(a / b) (Python's //; integer division by zero gives 0).
+func (a *Array) FloorDiv(b any) *Array { return binaryOp("FloorDiv", backend.OpFloorDiv, a, b) }
+
+// Mod returns a - FloorDiv(a, b)*b, with the sign of b (Python's %).
+func (a *Array) Mod(b any) *Array { return binaryOp("Mod", backend.OpMod, a, b) }
+
+// Pow returns a^b. Integers wrap; an integer raised to a negative integer
+// is 1/a^-b truncated (NumPy raises an error instead).
+func (a *Array) Pow(b any) *Array { return binaryOp("Pow", backend.OpPow, a, b) }
+
+// Maximum returns the elementwise maximum, propagating NaN.
+func (a *Array) Maximum(b any) *Array { return binaryOp("Maximum", backend.OpMaximum, a, b) }
+
+// Minimum returns the elementwise minimum, propagating NaN.
+func (a *Array) Minimum(b any) *Array { return binaryOp("Minimum", backend.OpMinimum, a, b) }
+
+// Eq returns a == b.
+func (a *Array) Eq(b any) *Array { return binaryOp("Eq", backend.OpEq, a, b) }
+
+// Ne returns a != b.
+func (a *Array) Ne(b any) *Array { return binaryOp("Ne", backend.OpNe, a, b) }
+
+// Lt returns a < b.
+func (a *Array) Lt(b any) *Array { return binaryOp("Lt", backend.OpLt, a, b) }
+
+// Le returns a <= b.
+func (a *Array) Le(b any) *Array { return binaryOp("Le", backend.OpLe, a, b) }
+
+// Gt returns a > b.
+func (a *Array) Gt(b any) *Array { return binaryOp("Gt", backend.OpGt, a, b) }
+
+// Ge returns a >= b.
+func (a *Array) Ge(b any) *Array { return binaryOp("Ge", backend.OpGe, a, b) }
+
+// LogicalAnd returns bool(a) && bool(b).
+func (a *Array) LogicalAnd(b any) *Array { return binaryOp("LogicalAnd", backend.OpAnd, a, b) }
+
+// LogicalOr returns bool(a) || bool(b).
+func (a *Array) LogicalOr(b any) *Array { return binaryOp("LogicalOr", backend.OpOr, a, b) }
+
+// LogicalXor returns bool(a) != bool(b).
+func (a *Array) LogicalXor(b any) *Array { return binaryOp("LogicalXor", backend.OpXor, a, b) }
+
+// Clip limits values to [lo, hi]: Minimum(Maximum(a, lo), hi), as np.clip.
+func (a *Array) Clip(lo, hi any) *Array {
+	return a.Maximum(lo).Minimum(hi)
+}
+
+// AsType converts to dtype dt (a new array; floats to integers truncate,
+// saturate and map NaN to 0; nonzero to bool is true).
+func (a *Array) AsType(dt DType) *Array {
+	defer runtime.KeepAlive(a)
+	if !dt.Valid() {
+		return failed(errorf("AsType", ErrDType, "invalid dtype %v", dt))
+	}
+	e, err := a.exprOf("AsType")
+	if err != nil {
+		return failed(err)
+	}
+	return a.dev.lazy(node(backend.OpCast, dt, a.shape, castExpr(e, dt)))
+}

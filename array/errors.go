@@ -1,0 +1,89 @@
+package array
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Sentinel errors: every error an array operation reports wraps one of
+// them (test with errors.Is) inside an *Error (errors.As) that names the
+// operation.
+var (
+	// ErrShape: shapes that cannot be broadcast, reshaped or multiplied.
+	ErrShape = errors.New("shape mismatch")
+	// ErrAxis: an axis out of range or repeated.
+	ErrAxis = errors.New("bad axis")
+	// ErrIndex: an index or slice out of range.
+	ErrIndex = errors.New("index out of range")
+	// ErrDType: an operation not defined for a dtype, or an unsupported
+	// Go operand type.
+	ErrDType = errors.New("unsupported dtype")
+	// ErrValue: a bad argument value (negative size, zero step, a scalar
+	// that does not fit the array's dtype, an empty reduction without an
+	// identity, a malformed file).
+	ErrValue = errors.New("bad value")
+	// ErrClosed: use of an array after Close.
+	ErrClosed = errors.New("use of closed array")
+	// ErrDevice: arrays on different devices, or a failure of the device
+	// (allocation, kernel, driver), whose error is wrapped as well.
+	ErrDevice = errors.New("device error")
+)
+
+// Error is an array operation's failure.
+type Error struct {
+	Op    string // the operation, e.g. "Add"
+	Kind  error  // one of the sentinels
+	Msg   string
+	Cause error // an underlying error (device, I/O), or nil
+}
+
+func (e *Error) Error() string {
+	s := "array: " + e.Op + ": " + e.Msg
+	if e.Cause != nil {
+		s += ": " + e.Cause.Error()
+	}
+	return s
+}
+
+// Unwrap returns the sentinel and the cause.
+func (e *Error) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{e.Kind, e.Cause}
+	}
+	return []error{e.Kind}
+}
+
+func errorf(op string, kind error, format string, args ...any) error {
+	return &Error{Op: op, Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+func deviceErr(op string, cause error) error {
+	if cause == nil {
+		return nil
+	}
+	var ae *Error
+	if errors.As(cause, &ae) {
+		return cause
+	}
+	return &Error{Op: op, Kind: ErrDevice, Msg: "device failure", Cause: cause}
+}
+
+// shapeString formats a shape as NumPy does in messages, without spaces:
+// (3,4), (5,), ().
+func shapeString(s []int) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	for i, d := range s {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(d))
+	}
+	if len(s) == 1 {
+		b.WriteByte(',')
+	}
+	b.WriteByte(')')
+	return b.String()
+}

@@ -1,0 +1,170 @@
+package cpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+)
+
+// Backend is the CPU backend. Its operations run synchronously on the
+// calling goroutine and, above a size threshold, on one goroutine per core.
+type Backend struct {
+	workers int
+	pool    pool
+}
+
+// New returns a CPU backend using GOMAXPROCS workers and a buffer pool of
+// at most poolBytes bytes.
+func New(poolBytes int) *Backend {
+	return &Backend{workers: runtime.GOMAXPROCS(0), pool: pool{limit: poolBytes}}
+}
+
+// SetWorkers sets how many goroutines large operations use (at least 1).
+func (b *Backend) SetWorkers(n int) { b.workers = max(n, 1) }
+
+// Workers reports the number of goroutines large operations use.
+func (b *Backend) Workers() int { return b.workers }
+
+// Trim drops every pooled buffer.
+func (b *Backend) Trim() { b.pool.trim() }
+
+// PooledBytes reports how many bytes the pool holds.
+func (b *Backend) PooledBytes() int {
+	b.pool.mu.Lock()
+	defer b.pool.mu.Unlock()
+	return b.pool.bytes
+}
+
+// Name implements backend.Backend.
+func (b *Backend) Name() string { return "cpu" }
+
+// Alloc implements backend.Backend.
+func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
+	if !dt.Valid() {
+		return nil, fmt.Errorf("cpu: alloc of invalid dtype")
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("cpu: alloc of %d elements", n)
+	}
+	if buf := b.pool.get(dt, n); buf != nil {
+		return buf, nil
+	}
+	return newBuffer(dt, n), nil
+}
+
+// Free implements backend.Backend.
+func (b *Backend) Free(buf backend.Buffer) {
+	if buf != nil {
+		b.pool.put(asBuffer(buf))
+	}
+}
+
+// Write implements backend.Backend.
+func (b *Backend) Write(dst backend.Buffer, off int, src any) error {
+	d := asBuffer(dst)
+	var n int
+	switch s := src.(type) {
+	case []float32:
+		n = copy(d.f32[off:], s)
+	case []float64:
+		n = copy(d.f64[off:], s)
+	case []int32:
+		n = copy(d.i32[off:], s)
+	case []int64:
+		n = copy(d.i64[off:], s)
+	case []uint8:
+		n = copy(d.u8[off:], s)
+	case []bool:
+		n = copy(d.b[off:], s)
+	default:
+		return fmt.Errorf("cpu: write of %T", src)
+	}
+	if n != sliceLen(src) {
+		return fmt.Errorf("cpu: write of %d elements of %v at %d into %d", sliceLen(src), d.dt, off, d.n)
+	}
+	return nil
+}
+
+// Read implements backend.Backend.
+func (b *Backend) Read(dst any, src backend.Buffer, off int) error {
+	s := asBuffer(src)
+	var n int
+	switch d := dst.(type) {
+	case []float32:
+		n = copy(d, s.f32[off:])
+	case []float64:
+		n = copy(d, s.f64[off:])
+	case []int32:
+		n = copy(d, s.i32[off:])
+	case []int64:
+		n = copy(d, s.i64[off:])
+	case []uint8:
+		n = copy(d, s.u8[off:])
+	case []bool:
+		n = copy(d, s.b[off:])
+	default:
+		return fmt.Errorf("cpu: read into %T", dst)
+	}
+	if n != sliceLen(dst) {
+		return fmt.Errorf("cpu: read of %d elements of %v at %d from %d", sliceLen(dst), s.dt, off, s.n)
+	}
+	return nil
+}
+
+func sliceLen(s any) int {
+	switch s := s.(type) {
+	case []float32:
+		return len(s)
+	case []float64:
+		return len(s)
+	case []int32:
+		return len(s)
+	case []int64:
+		return len(s)
+	case []uint8:
+		return len(s)
+	case []bool:
+		return len(s)
+	}
+	return -1
+}
+
+// Sync implements backend.Backend: CPU work is done when a call returns.
+func (b *Backend) Sync() error { return nil }
+
+// parallel splits [0, n) into at most b.workers contiguous chunks of at
+// least grain elements (chunk bounds multiples of align) and runs fn on
+// each, the first on the calling goroutine.
+func (b *Backend) parallel(n, grain, align int, fn func(lo, hi int)) {
+	w := b.workers
+	if grain < 1 {
+		grain = 1
+	}
+	if c := n / grain; c < w {
+		w = c
+	}
+	if w <= 1 {
+		if n > 0 {
+			fn(0, n)
+		}
+		return
+	}
+	if align < 1 {
+		align = 1
+	}
+	chunk := (n + w - 1) / w
+	chunk = (chunk + align - 1) / align * align
+	var wg sync.WaitGroup
+	for lo := chunk; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(lo, hi)
+		}()
+	}
+	fn(0, min(chunk, n))
+	wg.Wait()
+}

@@ -1,0 +1,136 @@
+package cpu
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+)
+
+// Buffer is host memory of one dtype; exactly one of the slices is set.
+type Buffer struct {
+	dt  backend.DType
+	n   int
+	f32 []float32
+	f64 []float64
+	i32 []int32
+	i64 []int64
+	u8  []uint8
+	b   []bool
+}
+
+// DType implements backend.Buffer.
+func (b *Buffer) DType() backend.DType { return b.dt }
+
+// Len implements backend.Buffer.
+func (b *Buffer) Len() int { return b.n }
+
+func newBuffer(dt backend.DType, n int) *Buffer {
+	b := &Buffer{dt: dt, n: n}
+	switch dt {
+	case backend.Float32:
+		b.f32 = make([]float32, n)
+	case backend.Float64:
+		b.f64 = make([]float64, n)
+	case backend.Int32:
+		b.i32 = make([]int32, n)
+	case backend.Int64:
+		b.i64 = make([]int64, n)
+	case backend.Uint8:
+		b.u8 = make([]uint8, n)
+	case backend.Bool:
+		b.b = make([]bool, n)
+	}
+	return b
+}
+
+// Slice returns the buffer's typed slice ([]float32, ..., []bool).
+func (b *Buffer) Slice() any {
+	switch b.dt {
+	case backend.Float32:
+		return b.f32
+	case backend.Float64:
+		return b.f64
+	case backend.Int32:
+		return b.i32
+	case backend.Int64:
+		return b.i64
+	case backend.Uint8:
+		return b.u8
+	case backend.Bool:
+		return b.b
+	}
+	return nil
+}
+
+// pool keeps freed large buffers for reuse: a fresh Go allocation of tens
+// of megabytes costs a page fault per 4 KiB on first touch, which halves the
+// speed of a memory-bound operation; a reused buffer is already mapped.
+// Buffers are matched by dtype and exact length (array programs tend to
+// allocate the same shapes over and over).
+type pool struct {
+	mu    sync.Mutex
+	free  map[poolKey][]*Buffer
+	bytes int
+	limit int
+}
+
+type poolKey struct {
+	dt backend.DType
+	n  int
+}
+
+// minPooled is the smallest buffer (bytes) worth pooling; smaller ones are
+// cheap to allocate and left to the garbage collector.
+const minPooled = 64 << 10
+
+func (p *pool) get(dt backend.DType, n int) *Buffer {
+	if n*dt.Size() < minPooled {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := poolKey{dt, n}
+	l := p.free[k]
+	if len(l) == 0 {
+		return nil
+	}
+	b := l[len(l)-1]
+	l[len(l)-1] = nil
+	p.free[k] = l[:len(l)-1]
+	p.bytes -= n * dt.Size()
+	return b
+}
+
+func (p *pool) put(b *Buffer) {
+	sz := b.n * b.dt.Size()
+	if sz < minPooled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bytes+sz > p.limit {
+		return
+	}
+	if p.free == nil {
+		p.free = map[poolKey][]*Buffer{}
+	}
+	k := poolKey{b.dt, b.n}
+	p.free[k] = append(p.free[k], b)
+	p.bytes += sz
+}
+
+func (p *pool) trim() {
+	p.mu.Lock()
+	p.free = nil
+	p.bytes = 0
+	p.mu.Unlock()
+}
+
+func asBuffer(b backend.Buffer) *Buffer {
+	cb, ok := b.(*Buffer)
+	if !ok {
+		panic(fmt.Sprintf("cpu: foreign buffer %T", b))
+	}
+	return cb
+}

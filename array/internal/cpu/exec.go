@@ -1,0 +1,154 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+)
+
+// execNode computes one non-leaf node over a block: d has the node's dtype,
+// args the dtype of the node's arguments (argDT; for OpWhere, the dtype of
+// the values, with args[0] the bool condition).
+func execNode(op backend.Op, dt, argDT backend.DType, d vec, a [3]vec) {
+	switch {
+	case op == backend.OpCast:
+		cast(argDT, dt, d, a[0])
+		return
+	case op == backend.OpWhere:
+		switch dt {
+		case backend.Float32:
+			where(d.f32, a[0].b, a[1].f32, a[2].f32)
+		case backend.Float64:
+			where(d.f64, a[0].b, a[1].f64, a[2].f64)
+		case backend.Int32:
+			where(d.i32, a[0].b, a[1].i32, a[2].i32)
+		case backend.Int64:
+			where(d.i64, a[0].b, a[1].i64, a[2].i64)
+		case backend.Uint8:
+			where(d.u8, a[0].b, a[1].u8, a[2].u8)
+		case backend.Bool:
+			where(d.b, a[0].b, a[1].b, a[2].b)
+		}
+		return
+	case argDT == backend.Bool:
+		boolOp(op, d.b, a[0].b, a[1].b)
+		return
+	case op.IsCompare():
+		switch argDT {
+		case backend.Float32:
+			compare(op, d.b, a[0].f32, a[1].f32)
+		case backend.Float64:
+			compare(op, d.b, a[0].f64, a[1].f64)
+		case backend.Int32:
+			compare(op, d.b, a[0].i32, a[1].i32)
+		case backend.Int64:
+			compare(op, d.b, a[0].i64, a[1].i64)
+		case backend.Uint8:
+			compare(op, d.b, a[0].u8, a[1].u8)
+		}
+		return
+	case op.IsPredicate():
+		if argDT == backend.Float32 {
+			predicate(op, d.b, a[0].f32)
+		} else {
+			predicate(op, d.b, a[0].f64)
+		}
+		return
+	}
+	if op.Arity() == 1 {
+		switch dt {
+		case backend.Float32:
+			unaryFloat(op, d.f32, a[0].f32)
+		case backend.Float64:
+			unaryFloat(op, d.f64, a[0].f64)
+		case backend.Int32:
+			unaryNum(op, d.i32, a[0].i32)
+		case backend.Int64:
+			unaryNum(op, d.i64, a[0].i64)
+		case backend.Uint8:
+			unaryNum(op, d.u8, a[0].u8)
+		}
+		return
+	}
+	switch dt {
+	case backend.Float32:
+		binaryFloat(op, d.f32, a[0].f32, a[1].f32)
+	case backend.Float64:
+		binaryFloat(op, d.f64, a[0].f64, a[1].f64)
+	case backend.Int32:
+		binaryInt(op, d.i32, a[0].i32, a[1].i32)
+	case backend.Int64:
+		binaryInt(op, d.i64, a[0].i64, a[1].i64)
+	case backend.Uint8:
+		binaryInt(op, d.u8, a[0].u8, a[1].u8)
+	}
+}
+
+func cast(from, to backend.DType, d, s vec) {
+	if from == to {
+		copyVec(to, d, s)
+		return
+	}
+	switch to {
+	case backend.Bool:
+		switch from {
+		case backend.Float32:
+			castToBool(d.b, s.f32)
+		case backend.Float64:
+			castToBool(d.b, s.f64)
+		case backend.Int32:
+			castToBool(d.b, s.i32)
+		case backend.Int64:
+			castToBool(d.b, s.i64)
+		case backend.Uint8:
+			castToBool(d.b, s.u8)
+		}
+	case backend.Float32:
+		castTo(from, d.f32, s)
+	case backend.Float64:
+		castTo(from, d.f64, s)
+	case backend.Int32:
+		if from.IsFloat() {
+			castFloatTo(from, d.i32, s, math.MinInt32, math.MaxInt32, math.MinInt32, math.MaxInt32)
+		} else {
+			castTo(from, d.i32, s)
+		}
+	case backend.Int64:
+		if from.IsFloat() {
+			castFloatTo(from, d.i64, s, -9223372036854775808.0, 9223372036854775808.0, math.MinInt64, math.MaxInt64)
+		} else {
+			castTo(from, d.i64, s)
+		}
+	case backend.Uint8:
+		if from.IsFloat() {
+			castFloatTo(from, d.u8, s, 0, 255, 0, 255)
+		} else {
+			castTo(from, d.u8, s)
+		}
+	}
+}
+
+func castTo[D number](from backend.DType, d []D, s vec) {
+	switch from {
+	case backend.Float32:
+		castNum(d, s.f32)
+	case backend.Float64:
+		castNum(d, s.f64)
+	case backend.Int32:
+		castNum(d, s.i32)
+	case backend.Int64:
+		castNum(d, s.i64)
+	case backend.Uint8:
+		castNum(d, s.u8)
+	case backend.Bool:
+		castFromBool(d, s.b)
+	}
+}
+
+func castFloatTo[D integer](from backend.DType, d []D, s vec, lo, hi float64, mn, mx D) {
+	if from == backend.Float32 {
+		castFloatInt(d, s.f32, lo, hi, mn, mx)
+	} else {
+		castFloatInt(d, s.f64, lo, hi, mn, mx)
+	}
+}

@@ -1,0 +1,17 @@
+// Package cudagen writes the CUDA C kernels of the array package's GPU
+// backend: fused elementwise programs, reductions, the softmax family,
+// Philox random fills and integer matrix products.
+//
+// Every kernel is specialised on what changes its code (the program's
+// structure and dtypes, the rank, which operands are contiguous, constant
+// or strided, the index width, the vector width) and takes everything else
+// (sizes, strides, scalar values) as parameters, so the number of distinct
+// kernels stays bounded by the number of distinct expression structures a
+// program uses. A Kernel carries its source (a self-contained translation
+// unit for NVRTC: no headers), its entry point and its parameter list; the
+// GPU backend fills the parameters by Role.
+//
+// The sources compile with clang for sm_90 with a small prelude standing in
+// for NVRTC's built-ins (see the package tests), and the elementwise and
+// Philox kernels are executed on the host against the CPU backend.
+package cudagen

@@ -1,0 +1,516 @@
+package cudagen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+)
+
+// reduceHelpers is the warp-shuffle plumbing shared by reduction kernels.
+const reduceHelpers = `
+static __device__ __forceinline__ float gocu_shfl(float v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
+static __device__ __forceinline__ double gocu_shfl(double v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
+static __device__ __forceinline__ int gocu_shfl(int v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
+static __device__ __forceinline__ long long gocu_shfl(long long v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
+static __device__ __forceinline__ unsigned char gocu_shfl(unsigned char v, int d) { return (unsigned char)__shfl_down_sync(0xffffffffu, (int)v, d); }
+static __device__ __forceinline__ bool gocu_shfl(bool v, int d) { return __shfl_down_sync(0xffffffffu, (int)v, d) != 0; }
+`
+
+// ReduceMode is the shape of a reduction kernel.
+type ReduceMode uint8
+
+const (
+	// ReduceAll reduces every element to one value in two launches: many
+	// blocks reduce grid-stride ranges into partials (warp shuffles, then
+	// shared memory), one block reduces the partials.
+	ReduceAll ReduceMode = iota
+	// ReduceRows gives each output a group of threads (a warp, or a whole
+	// block for long rows) that strides over the reduced elements.
+	ReduceRows
+	// ReduceCols gives each output one thread that walks the reduced
+	// elements: coalesced when the kept dimensions are the fast ones.
+	ReduceCols
+)
+
+// ReduceSpec is the specialisation of a reduction.
+type ReduceSpec struct {
+	Mode    ReduceMode
+	Kept    int     // rank of the kept dimensions (Rows, Cols)
+	Red     int     // rank of the reduced dimensions (Rows, Cols); for All, the program rank
+	In      []Class // per input: Contig (All only), Const or Strided
+	Index64 bool
+	Vec     int // ReduceAll with contiguous inputs: elements per vector load
+	Group   int // ReduceRows: threads per output, 32 or 256
+}
+
+func (s ReduceSpec) key() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "m%d k%d r%d i%v v%d g%d c", s.Mode, s.Kept, s.Red, s.Index64, s.Vec, s.Group)
+	for _, c := range s.In {
+		fmt.Fprintf(&b, "%d", c)
+	}
+	return b.String()
+}
+
+// Reduction is a generated reduction: kernels launched in order. For
+// ReduceAll the first writes Partials accumulators (values of AccType and,
+// for ArgMax/ArgMin, int64 indices) that the second reduces.
+type Reduction struct {
+	Kernels []*Kernel
+	AccType backend.DType
+	Indexed bool
+}
+
+// accType is the accumulator dtype: float64 for float sums, products and
+// means (so float32 rounds once, as on the CPU), int64 for integer ones,
+// the element type for max/min/argmax/argmin, bool for any/all.
+func accType(op backend.ReduceOp, dt backend.DType) backend.DType {
+	switch op {
+	case backend.Sum, backend.Prod, backend.Mean:
+		if dt.IsFloat() {
+			return backend.Float64
+		}
+		return backend.Int64
+	case backend.Any, backend.All:
+		return backend.Bool
+	}
+	return dt
+}
+
+// accCode writes the accumulator struct and its identity, fold, combine
+// and finalize functions for one reduction.
+func accCode(prefix string, op backend.ReduceOp, dt, out backend.DType) string {
+	A := accType(op, dt)
+	at, et := ctype(A), ctype(dt)
+	var b strings.Builder
+	fmt.Fprintf(&b, "struct %s_acc { %s v; long long i; };\n", prefix, at)
+	var ident string
+	switch op {
+	case backend.Sum, backend.Mean, backend.Any:
+		ident = lit(A, 0)
+	case backend.Prod, backend.All:
+		ident = lit(A, 1)
+	case backend.Max, backend.ArgMax:
+		ident = lowest(A)
+	case backend.Min, backend.ArgMin:
+		ident = highest(A)
+	}
+	fmt.Fprintf(&b, "static __device__ __forceinline__ %s_acc %s_ident() { %s_acc a; a.v = %s; a.i = -1; return a; }\n", prefix, prefix, prefix, ident)
+	// combine(a, b): b covers later positions than a only in the fold; the
+	// combine must not depend on order, so ties go to the smaller index.
+	var comb string
+	wrapOp := func(o string) string {
+		if A == backend.Int64 {
+			return fmt.Sprintf("a.v = (long long)((unsigned long long)a.v %s (unsigned long long)b.v);", o)
+		}
+		return fmt.Sprintf("a.v = a.v %s b.v;", o)
+	}
+	switch op {
+	case backend.Sum, backend.Mean:
+		comb = wrapOp("+")
+	case backend.Prod:
+		comb = wrapOp("*")
+	case backend.Max:
+		comb = "if (b.v > a.v) a.v = b.v;"
+		if A.IsFloat() {
+			comb = "if (b.v > a.v || b.v != b.v) a.v = b.v;"
+		}
+	case backend.Min:
+		comb = "if (b.v < a.v) a.v = b.v;"
+		if A.IsFloat() {
+			comb = "if (b.v < a.v || b.v != b.v) a.v = b.v;"
+		}
+	case backend.Any:
+		comb = "a.v = a.v || b.v;"
+	case backend.All:
+		comb = "a.v = a.v && b.v;"
+	case backend.ArgMax, backend.ArgMin:
+		better := "b.v > a.v"
+		if op == backend.ArgMin {
+			better = "b.v < a.v"
+		}
+		nan := ""
+		if A.IsFloat() {
+			nan = "\n\tconst bool an = a.v != a.v, bn = b.v != b.v;\n\tif (an || bn) { if (bn && (!an || b.i < a.i)) a = b; return; }"
+		}
+		comb = fmt.Sprintf(`if (b.i < 0) return;
+	if (a.i < 0) { a = b; return; }%s
+	if (%s || (b.v == a.v && b.i < a.i)) a = b;`, nan, better)
+	}
+	fmt.Fprintf(&b, "static __device__ __forceinline__ void %s_comb(%s_acc &a, const %s_acc &b) {\n\t%s\n}\n", prefix, prefix, prefix, comb)
+	// fold one element at position pos.
+	fmt.Fprintf(&b, "static __device__ __forceinline__ void %s_fold(%s_acc &a, %s x, long long pos) {\n\t%s_acc b; b.v = (%s)x; b.i = pos; %s_comb(a, b);\n}\n",
+		prefix, prefix, et, prefix, at, prefix)
+	var fin string
+	switch op {
+	case backend.ArgMax, backend.ArgMin:
+		fin = "a.i"
+	case backend.Mean:
+		fin = fmt.Sprintf("(%s)((double)a.v / (double)count)", ctype(out))
+	default:
+		fin = fmt.Sprintf("(%s)a.v", ctype(out))
+	}
+	fmt.Fprintf(&b, "static __device__ __forceinline__ %s %s_fin(const %s_acc &a, long long count) { (void)count; return %s; }\n",
+		ctype(out), prefix, prefix, fin)
+	// Warp and block reductions (the result is valid in lane 0 / thread 0).
+	fmt.Fprintf(&b, `static __device__ __forceinline__ %[1]s_acc %[1]s_warp(%[1]s_acc a) {
+	for (int o = 16; o > 0; o >>= 1) {
+		%[1]s_acc b; b.v = gocu_shfl(a.v, o); b.i = gocu_shfl(a.i, o);
+		%[1]s_comb(a, b);
+	}
+	return a;
+}
+static __device__ %[1]s_acc %[1]s_block(%[1]s_acc a) {
+	__shared__ %[2]s sv[32];
+	__shared__ long long si[32];
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	a = %[1]s_warp(a);
+	__syncthreads();
+	if (lane == 0) { sv[warp] = a.v; si[warp] = a.i; }
+	__syncthreads();
+	if (warp == 0) {
+		a = %[1]s_ident();
+		if (lane < (int)((blockDim.x + 31) >> 5)) { a.v = sv[lane]; a.i = si[lane]; }
+		a = %[1]s_warp(a);
+	}
+	return a;
+}
+`, prefix, at)
+	return b.String()
+}
+
+func lowest(d backend.DType) string {
+	switch d {
+	case backend.Float32:
+		return "__int_as_float(0xff800000)"
+	case backend.Float64:
+		return "__longlong_as_double(0xfff0000000000000ll)"
+	case backend.Int32:
+		return "(-2147483647 - 1)"
+	case backend.Int64:
+		return "(-9223372036854775807ll - 1)"
+	case backend.Uint8:
+		return "(unsigned char)0"
+	}
+	return "false"
+}
+
+func highest(d backend.DType) string {
+	switch d {
+	case backend.Float32:
+		return "__int_as_float(0x7f800000)"
+	case backend.Float64:
+		return "__longlong_as_double(0x7ff0000000000000ll)"
+	case backend.Int32:
+		return "2147483647"
+	case backend.Int64:
+		return "9223372036854775807ll"
+	case backend.Uint8:
+		return "(unsigned char)255"
+	}
+	return "true"
+}
+
+// gen collects a kernel's parameters and declarations.
+type gen struct {
+	k      *Kernel
+	params []string
+}
+
+func (g *gen) add(decl string, p Param) {
+	g.params = append(g.params, decl)
+	g.k.Params = append(g.k.Params, p)
+}
+
+func (g *gen) inputs(p *backend.Program) {
+	for i, in := range p.Inputs {
+		g.add(fmt.Sprintf("const %s* __restrict__ in%d", ctype(in.DType()), i), Param{Name: fmt.Sprintf("in%d", i), Type: Ptr, Role: RoleIn, Index: i})
+	}
+	for i, s := range p.Scalars {
+		t := scalarParamType(s.DType)
+		g.add(fmt.Sprintf("%s sp%d", t, i), Param{Name: fmt.Sprintf("sp%d", i), Type: t, Role: RoleScalar, Index: i})
+	}
+}
+
+func scalarDecls(b *strings.Builder, p *backend.Program, classes []Class) {
+	for i, s := range p.Scalars {
+		fmt.Fprintf(b, "\tconst %s s%d = %s;\n", ctype(s.DType), i, scalarFromParam(s.DType, fmt.Sprintf("sp%d", i)))
+	}
+	for i, c := range classes {
+		if c == Const {
+			fmt.Fprintf(b, "\tconst %s c%d = in%d[0];\n", ctype(p.Inputs[i].DType()), i, i)
+		}
+	}
+}
+
+// unravel writes code adding, for position variable pos over dims named
+// dim<d> (rank r), pos's offset along each strided input's strides named
+// st<i>_<d> into offset variables off<i>.
+func unravel(b *strings.Builder, indent, it, pos, dim, st, off string, r int, classes []Class, extra []string) {
+	any := len(extra) > 0
+	for _, c := range classes {
+		any = any || c == Strided
+	}
+	if r == 0 || !any {
+		return
+	}
+	fmt.Fprintf(b, "%s{\n%s\t%s rem = %s;\n", indent, indent, it, pos)
+	for d := r - 1; d >= 0; d-- {
+		fmt.Fprintf(b, "%s\tconst %s q%d = rem %% (%s)%s%d;\n", indent, it, d, it, dim, d)
+		if d > 0 {
+			fmt.Fprintf(b, "%s\trem /= (%s)%s%d;\n", indent, it, dim, d)
+		}
+		for i, c := range classes {
+			if c == Strided {
+				fmt.Fprintf(b, "%s\t%s%d += q%d * (%s)%s%d_%d;\n", indent, off, i, d, it, st, i, d)
+			}
+		}
+		for _, e := range extra {
+			fmt.Fprintf(b, "%s\t%s += q%d * (%s)%s_%d;\n", indent, e, d, it, e+"st", d)
+		}
+	}
+	fmt.Fprintf(b, "%s}\n", indent)
+}
+
+func callF(name string, p *backend.Program, load func(i int) string, idx string) string {
+	var args []string
+	for i := range p.Inputs {
+		args = append(args, load(i))
+	}
+	for i := range p.Scalars {
+		args = append(args, fmt.Sprintf("s%d", i))
+	}
+	args = append(args, "(long long)("+idx+")")
+	return fmt.Sprintf("%s(%s)", name, strings.Join(args, ", "))
+}
+
+// Reduce generates the kernels of a reduction of program p (whose result
+// dtype is the reduced element type) into outputs of dtype out.
+func Reduce(op backend.ReduceOp, p *backend.Program, out backend.DType, spec ReduceSpec) (*Reduction, error) {
+	if len(spec.In) != len(p.Inputs) {
+		return nil, fmt.Errorf("cudagen: spec has %d input classes for %d inputs", len(spec.In), len(p.Inputs))
+	}
+	dt := p.Result()
+	key := fmt.Sprintf("%v|%v|%v|%s|%s", op, dt, out, p.Key(), spec.key())
+	name := kernelName("red", key)
+	f, err := elemFunc(name+"_f", p)
+	if err != nil {
+		return nil, err
+	}
+	it := "int"
+	if spec.Index64 {
+		it = "long long"
+	}
+	red := &Reduction{AccType: accType(op, dt), Indexed: op == backend.ArgMax || op == backend.ArgMin}
+	common := helpersSource + reduceHelpers + f + accCode(name, op, dt, out)
+	switch spec.Mode {
+	case ReduceAll:
+		k1, err := reduceAllPass1(name, red.AccType, p, spec, it, common)
+		if err != nil {
+			return nil, err
+		}
+		k2 := reduceAllPass2(name, out, red.AccType, common)
+		// One module, two entry points.
+		src := k1.Source + strings.TrimPrefix(k2.Source, common)
+		k1.Source, k2.Source = src, src
+		red.Kernels = []*Kernel{k1, k2}
+	case ReduceRows, ReduceCols:
+		red.Kernels = []*Kernel{reduceKeep(name, p, out, spec, it, common)}
+	default:
+		return nil, fmt.Errorf("cudagen: reduce mode %d", spec.Mode)
+	}
+	return red, nil
+}
+
+func reduceAllPass1(name string, acc backend.DType, p *backend.Program, spec ReduceSpec, it, common string) (*Kernel, error) {
+	g := &gen{k: &Kernel{Name: name + "_p1", Block: blockSize, Grid: GridStride}}
+	g.add(fmt.Sprintf("%s* __restrict__ pv", ctype(acc)), Param{Name: "pv", Type: Ptr, Role: RolePartial, Index: 0})
+	g.add("long long* __restrict__ pi", Param{Name: "pi", Type: Ptr, Role: RolePartial, Index: 1})
+	g.inputs(p)
+	g.add("long long n_", Param{Name: "n", Type: I64, Role: RoleCount})
+	strided := false
+	for _, c := range spec.In {
+		strided = strided || c == Strided
+	}
+	if strided {
+		for d := 0; d < spec.Red; d++ {
+			g.add(fmt.Sprintf("long long d%d", d), Param{Name: fmt.Sprintf("d%d", d), Type: I64, Role: RoleDim, Dim: d})
+		}
+		for i, c := range spec.In {
+			if c == Strided {
+				for d := 0; d < spec.Red; d++ {
+					g.add(fmt.Sprintf("long long st%d_%d", i, d), Param{Name: fmt.Sprintf("st%d_%d", i, d), Type: I64, Role: RoleStride, Index: i, Dim: d})
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString(common)
+	fmt.Fprintf(&b, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s) {\n", blockSize, g.k.Name, strings.Join(g.params, ", "))
+	fmt.Fprintf(&b, "\tconst %s n = (%s)n_;\n", it, it)
+	scalarDecls(&b, p, spec.In)
+	fmt.Fprintf(&b, "\t%s_acc a = %s_ident();\n", name, name)
+	fmt.Fprintf(&b, "\t%s i = (%s)blockIdx.x * (%s)blockDim.x + (%s)threadIdx.x;\n", it, it, it, it)
+	fmt.Fprintf(&b, "\tconst %s step = (%s)gridDim.x * (%s)blockDim.x;\n", it, it, it)
+	if spec.Vec > 1 && !strided {
+		w := spec.Vec
+		fmt.Fprintf(&b, "\t{\n\t\tconst %s nv = n / %d;\n\t\tfor (%s v = i; v < nv; v += step) {\n", it, w, it)
+		for i, in := range p.Inputs {
+			if spec.In[i] == Contig {
+				vt := vtype(in.DType(), w)
+				fmt.Fprintf(&b, "\t\t\tconst %s a%d = reinterpret_cast<const %s*>(in%d)[v];\n", vt, i, vt, i)
+			}
+		}
+		for j, comp := range []string{"x", "y", "z", "w"}[:w] {
+			load := func(i int) string {
+				if spec.In[i] == Const {
+					return fmt.Sprintf("c%d", i)
+				}
+				if p.Inputs[i].DType() == backend.Bool {
+					return fmt.Sprintf("(a%d.%s != 0)", i, comp)
+				}
+				return fmt.Sprintf("a%d.%s", i, comp)
+			}
+			pos := fmt.Sprintf("v * %d + %d", w, j)
+			fmt.Fprintf(&b, "\t\t\t%s_fold(a, %s, (long long)(%s));\n", name, callF(name+"_f", p, load, pos), pos)
+		}
+		fmt.Fprintf(&b, "\t\t}\n\t\ti += nv * %d;\n\t}\n", w)
+	}
+	fmt.Fprintf(&b, "\tfor (; i < n; i += step) {\n")
+	for i, c := range spec.In {
+		if c == Strided {
+			fmt.Fprintf(&b, "\t\t%s o%d = 0;\n", it, i)
+		}
+	}
+	if strided {
+		unravel(&b, "\t\t", it, "i", "d", "st", "o", spec.Red, spec.In, nil)
+	}
+	load := func(i int) string {
+		switch spec.In[i] {
+		case Const:
+			return fmt.Sprintf("c%d", i)
+		case Strided:
+			return fmt.Sprintf("in%d[o%d]", i, i)
+		}
+		return fmt.Sprintf("in%d[i]", i)
+	}
+	fmt.Fprintf(&b, "\t\t%s_fold(a, %s, (long long)i);\n\t}\n", name, callF(name+"_f", p, load, "i"))
+	fmt.Fprintf(&b, "\ta = %s_block(a);\n", name)
+	b.WriteString("\tif (threadIdx.x == 0) { pv[blockIdx.x] = a.v; pi[blockIdx.x] = a.i; }\n}\n")
+	g.k.Source = b.String()
+	return g.k, nil
+}
+
+func reduceAllPass2(name string, out, acc backend.DType, common string) *Kernel {
+	g := &gen{k: &Kernel{Name: name + "_p2", Block: blockSize, Grid: GridOne}}
+	g.add(fmt.Sprintf("%s* __restrict__ out", ctype(out)), Param{Name: "out", Type: Ptr, Role: RoleOut})
+	g.add(fmt.Sprintf("const %s* __restrict__ pv", ctype(acc)), Param{Name: "pv", Type: Ptr, Role: RolePartial, Index: 0})
+	g.add("const long long* __restrict__ pi", Param{Name: "pi", Type: Ptr, Role: RolePartial, Index: 1})
+	g.add("long long m", Param{Name: "m", Type: I64, Role: RolePartialCount})
+	g.add("long long count", Param{Name: "count", Type: I64, Role: RoleRedCount})
+	var b strings.Builder
+	b.WriteString(common)
+	fmt.Fprintf(&b, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s) {\n", blockSize, g.k.Name, strings.Join(g.params, ", "))
+	fmt.Fprintf(&b, "\t%[1]s_acc a = %[1]s_ident();\n", name)
+	fmt.Fprintf(&b, "\tfor (long long i = threadIdx.x; i < m; i += blockDim.x) { %[1]s_acc b; b.v = pv[i]; b.i = pi[i]; %[1]s_comb(a, b); }\n", name)
+	fmt.Fprintf(&b, "\ta = %s_block(a);\n", name)
+	fmt.Fprintf(&b, "\tif (threadIdx.x == 0) out[0] = %s_fin(a, count);\n}\n", name)
+	g.k.Source = b.String()
+	return g.k
+}
+
+// reduceKeep writes the Rows or Cols kernel: outputs k over the kept
+// dimensions (kd<d>, input strides ks<i>_<d>), reduced positions r over
+// the reduced ones (rd<d>, rs<i>_<d>); the output is contiguous.
+func reduceKeep(name string, p *backend.Program, out backend.DType, spec ReduceSpec, it, common string) *Kernel {
+	suffix := "_rows"
+	grid := GridRows
+	if spec.Mode == ReduceCols {
+		suffix, grid = "_cols", GridStride
+	}
+	g := &gen{k: &Kernel{Name: name + suffix, Block: blockSize, Grid: grid}}
+	g.add(fmt.Sprintf("%s* __restrict__ out", ctype(out)), Param{Name: "out", Type: Ptr, Role: RoleOut})
+	g.inputs(p)
+	g.add("long long nk_", Param{Name: "nk", Type: I64, Role: RoleRows})
+	g.add("long long nr_", Param{Name: "nr", Type: I64, Role: RoleRedCount})
+	for d := 0; d < spec.Kept; d++ {
+		g.add(fmt.Sprintf("long long kd%d", d), Param{Name: fmt.Sprintf("kd%d", d), Type: I64, Role: RoleDim, Dim: d})
+	}
+	for d := 0; d < spec.Red; d++ {
+		g.add(fmt.Sprintf("long long rd%d", d), Param{Name: fmt.Sprintf("rd%d", d), Type: I64, Role: RoleRedDim, Dim: d})
+	}
+	for i, c := range spec.In {
+		if c != Strided {
+			continue
+		}
+		for d := 0; d < spec.Kept; d++ {
+			g.add(fmt.Sprintf("long long ks%d_%d", i, d), Param{Name: fmt.Sprintf("ks%d_%d", i, d), Type: I64, Role: RoleStride, Index: i, Dim: d})
+		}
+		for d := 0; d < spec.Red; d++ {
+			g.add(fmt.Sprintf("long long rs%d_%d", i, d), Param{Name: fmt.Sprintf("rs%d_%d", i, d), Type: I64, Role: RoleRedStride, Index: i, Dim: d})
+		}
+	}
+	var b strings.Builder
+	b.WriteString(common)
+	fmt.Fprintf(&b, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s) {\n", blockSize, g.k.Name, strings.Join(g.params, ", "))
+	fmt.Fprintf(&b, "\tconst %[1]s nk = (%[1]s)nk_, nr = (%[1]s)nr_;\n", it)
+	scalarDecls(&b, p, spec.In)
+	load := func(i int) string {
+		if spec.In[i] == Const {
+			return fmt.Sprintf("c%d", i)
+		}
+		return fmt.Sprintf("in%d[b%d + o%d]", i, i, i)
+	}
+	baseOffsets := func(indent string) {
+		for i, c := range spec.In {
+			if c == Strided {
+				fmt.Fprintf(&b, "%s%s b%d = 0;\n", indent, it, i)
+			}
+		}
+		unravel(&b, indent, it, "k", "kd", "ks", "b", spec.Kept, spec.In, nil)
+	}
+	inner := func(indent, r string) {
+		for i, c := range spec.In {
+			if c == Strided {
+				fmt.Fprintf(&b, "%s%s o%d = 0;\n", indent, it, i)
+			}
+		}
+		unravel(&b, indent, it, r, "rd", "rs", "o", spec.Red, spec.In, nil)
+		fmt.Fprintf(&b, "%s%s_fold(a, %s, (long long)%s);\n", indent, name, callF(name+"_f", p, load, "0"), r)
+	}
+	if spec.Mode == ReduceCols {
+		fmt.Fprintf(&b, "\tfor (%[1]s k = (%[1]s)blockIdx.x * (%[1]s)blockDim.x + (%[1]s)threadIdx.x; k < nk; k += (%[1]s)gridDim.x * (%[1]s)blockDim.x) {\n", it)
+		baseOffsets("\t\t")
+		fmt.Fprintf(&b, "\t\t%[1]s_acc a = %[1]s_ident();\n", name)
+		fmt.Fprintf(&b, "\t\tfor (%s r = 0; r < nr; r++) {\n", it)
+		inner("\t\t\t", "r")
+		fmt.Fprintf(&b, "\t\t}\n\t\tout[k] = %s_fin(a, (long long)nr);\n\t}\n}\n", name)
+		g.k.Source = b.String()
+		return g.k
+	}
+	group := spec.Group
+	if group != 32 {
+		group = blockSize
+	}
+	fmt.Fprintf(&b, "\tconst int per = %d / %d, lane = threadIdx.x %% %d;\n", blockSize, group, group)
+	fmt.Fprintf(&b, "\tfor (%[1]s k = (%[1]s)blockIdx.x * per + (%[1]s)(threadIdx.x / %[2]d); k - (%[1]s)(threadIdx.x / %[2]d) < nk; k += (%[1]s)gridDim.x * per) {\n", it, group)
+	b.WriteString("\t\tconst bool live = k < nk;\n")
+	fmt.Fprintf(&b, "\t\t%[1]s_acc a = %[1]s_ident();\n\t\tif (live) {\n", name)
+	baseOffsets("\t\t\t")
+	fmt.Fprintf(&b, "\t\t\tfor (%s r = lane; r < nr; r += %d) {\n", it, group)
+	inner("\t\t\t\t", "r")
+	b.WriteString("\t\t\t}\n\t\t}\n")
+	if group == 32 {
+		fmt.Fprintf(&b, "\t\ta = %s_warp(a);\n", name)
+	} else {
+		fmt.Fprintf(&b, "\t\ta = %s_block(a);\n", name)
+	}
+	fmt.Fprintf(&b, "\t\tif (live && lane == 0) out[k] = %s_fin(a, (long long)nr);\n", name)
+	if group != 32 {
+		b.WriteString("\t\t__syncthreads();\n")
+	}
+	b.WriteString("\t}\n}\n")
+	g.k.Source = b.String()
+	return g.k
+}

@@ -1,0 +1,115 @@
+package cudagen
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+)
+
+// ctype is the C type holding a dtype's values.
+func ctype(d backend.DType) string {
+	switch d {
+	case backend.Bool:
+		return "bool"
+	case backend.Uint8:
+		return "unsigned char"
+	case backend.Int32:
+		return "int"
+	case backend.Int64:
+		return "long long"
+	case backend.Float32:
+		return "float"
+	}
+	return "double"
+}
+
+// utype is the unsigned type integer arithmetic wraps in.
+func utype(d backend.DType) string {
+	switch d {
+	case backend.Int64:
+		return "unsigned long long"
+	}
+	return "unsigned int"
+}
+
+// vtype is the vector type loading w elements of d at once: gocu's own
+// aligned structs (declared in helpersSource), so that nothing depends on
+// which CUDA headers NVRTC provides implicitly.
+func vtype(d backend.DType, w int) string {
+	base := map[backend.DType]string{backend.Bool: "u8", backend.Uint8: "u8", backend.Int32: "i32",
+		backend.Int64: "i64", backend.Float32: "f32", backend.Float64: "f64"}[d]
+	return fmt.Sprintf("gocu_%sx%d", base, w)
+}
+
+// vectorTypes declares the vector structs; a 16-byte-aligned struct load
+// compiles to one 128-bit memory instruction.
+var vectorTypes = func() string {
+	var b strings.Builder
+	for _, v := range []struct {
+		name, t string
+		size    int
+	}{{"u8", "unsigned char", 1}, {"i32", "int", 4}, {"f32", "float", 4}, {"i64", "long long", 8}, {"f64", "double", 8}} {
+		for _, w := range []int{2, 4} {
+			comps := []string{"x", "y", "z", "w"}[:w]
+			fmt.Fprintf(&b, "struct alignas(%d) gocu_%sx%d { %s %s; };\n", v.size*w, v.name, w, v.t, strings.Join(comps, ", "))
+		}
+	}
+	return b.String()
+}()
+
+// scalarParamType is how a scalar travels: double for floats, long long
+// for integers and bool.
+func scalarParamType(d backend.DType) Type {
+	if d.IsFloat() {
+		return F64
+	}
+	return I64
+}
+
+// floatLit writes a float64 constant exactly (hex float for non-integers
+// would also do; the shortest decimal that round-trips is exact too).
+func floatLit(v float64, d backend.DType) string {
+	switch {
+	case math.IsNaN(v):
+		if d == backend.Float32 {
+			return "__int_as_float(0x7fc00000)"
+		}
+		return "__longlong_as_double(0x7ff8000000000000ll)"
+	case math.IsInf(v, 1):
+		if d == backend.Float32 {
+			return "__int_as_float(0x7f800000)"
+		}
+		return "__longlong_as_double(0x7ff0000000000000ll)"
+	case math.IsInf(v, -1):
+		if d == backend.Float32 {
+			return "__int_as_float(0xff800000)"
+		}
+		return "__longlong_as_double(0xfff0000000000000ll)"
+	}
+	s := strconv.FormatFloat(v, 'e', -1, 64)
+	if d == backend.Float32 {
+		s = strconv.FormatFloat(v, 'e', -1, 32) + "f"
+	}
+	return s
+}
+
+// zero and one literals of a dtype.
+func lit(d backend.DType, v int) string {
+	switch d {
+	case backend.Bool:
+		if v != 0 {
+			return "true"
+		}
+		return "false"
+	case backend.Float32:
+		return fmt.Sprintf("%d.0f", v)
+	case backend.Float64:
+		return fmt.Sprintf("%d.0", v)
+	case backend.Int64:
+		return fmt.Sprintf("%dll", v)
+	}
+	return fmt.Sprintf("(%s)%d", ctype(d), v)
+}

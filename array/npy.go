@@ -1,0 +1,340 @@
+package array
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+)
+
+// NumPy's .npy format (format versions 1.0, 2.0 and 3.0): a magic string,
+// a little-endian header length, a Python dict literal with 'descr',
+// 'fortran_order' and 'shape', then the raw data. Files in C or Fortran
+// order and of either byte order load; files are written in C order,
+// little-endian, version 1.0 (2.0 when the header needs it).
+
+var npyMagic = []byte("\x93NUMPY")
+
+var npyDescr = map[DType]string{Bool: "|b1", Uint8: "|u1", Int32: "<i4", Int64: "<i8", Float32: "<f4", Float64: "<f8"}
+
+// WriteNPY writes the array in .npy format.
+func (a *Array) WriteNPY(w io.Writer) error {
+	h, err := a.hostData("WriteNPY")
+	if err != nil {
+		return err
+	}
+	shape := make([]string, len(a.shape))
+	for i, d := range a.shape {
+		shape[i] = strconv.Itoa(d)
+	}
+	tuple := "(" + strings.Join(shape, ", ")
+	if len(shape) == 1 {
+		tuple += ","
+	}
+	tuple += ")"
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", npyDescr[a.dt], tuple)
+	major, lenSize := byte(1), 2
+	total := len(npyMagic) + 2 + lenSize + len(dict) + 1
+	if total+63 > 65535+len(npyMagic)+4 {
+		major, lenSize = 2, 4
+		total = len(npyMagic) + 2 + lenSize + len(dict) + 1
+	}
+	pad := (64 - total%64) % 64
+	header := dict + strings.Repeat(" ", pad) + "\n"
+	var buf bytes.Buffer
+	buf.Write(npyMagic)
+	buf.Write([]byte{major, 0})
+	if lenSize == 2 {
+		binary.Write(&buf, binary.LittleEndian, uint16(len(header)))
+	} else {
+		binary.Write(&buf, binary.LittleEndian, uint32(len(header)))
+	}
+	buf.WriteString(header)
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return &Error{Op: "WriteNPY", Kind: ErrValue, Msg: "write failed", Cause: err}
+	}
+	raw := rawBytes(h)
+	if !littleEndian {
+		raw = append([]byte(nil), raw...)
+		swapBytes(raw, a.dt.Size())
+	}
+	if _, err := w.Write(raw); err != nil {
+		return &Error{Op: "WriteNPY", Kind: ErrValue, Msg: "write failed", Cause: err}
+	}
+	return nil
+}
+
+// SaveNPY writes the array to a .npy file.
+func (a *Array) SaveNPY(path string) error {
+	if err := a.Err(); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return &Error{Op: "SaveNPY", Kind: ErrValue, Msg: "cannot create file", Cause: err}
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = a.WriteNPY(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if _, ok := err.(*Error); err != nil && !ok {
+		return &Error{Op: "SaveNPY", Kind: ErrValue, Msg: "write failed", Cause: err}
+	}
+	return err
+}
+
+// ReadNPY reads an array in .npy format onto the device.
+func (d *Device) ReadNPY(r io.Reader) (*Array, error) {
+	const op = "ReadNPY"
+	bad := func(format string, args ...any) (*Array, error) {
+		return nil, errorf(op, ErrValue, format, args...)
+	}
+	if err := d.check(op); err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return bad("nil reader")
+	}
+	pre := make([]byte, 8)
+	if _, err := io.ReadFull(r, pre); err != nil {
+		return nil, &Error{Op: op, Kind: ErrValue, Msg: "truncated header", Cause: err}
+	}
+	if !bytes.Equal(pre[:6], npyMagic) {
+		return bad("not a .npy file (bad magic %q)", pre[:6])
+	}
+	var hlen int
+	switch pre[6] {
+	case 1:
+		var b [2]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return bad("truncated header")
+		}
+		hlen = int(binary.LittleEndian.Uint16(b[:]))
+	case 2, 3:
+		var b [4]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return bad("truncated header")
+		}
+		hlen = int(binary.LittleEndian.Uint32(b[:]))
+	default:
+		return bad("unsupported format version %d.%d", pre[6], pre[7])
+	}
+	if hlen > 1<<24 {
+		return bad("header of %d bytes is too large", hlen)
+	}
+	hb := make([]byte, hlen)
+	if _, err := io.ReadFull(r, hb); err != nil {
+		return bad("truncated header")
+	}
+	descr, fortran, shape, err := parseNPYHeader(string(hb))
+	if err != nil {
+		return bad("%v", err)
+	}
+	var dt DType
+	swap := false
+	if len(descr) == 3 {
+		for k, v := range npyDescr {
+			if v[1:] == descr[1:] {
+				dt = k
+			}
+		}
+		switch descr[0] {
+		case '|', '=':
+		case '<':
+			swap = !littleEndian && dt.Size() > 1
+		case '>':
+			swap = littleEndian && dt.Size() > 1
+		default:
+			dt = 0
+		}
+	}
+	if !dt.Valid() {
+		return bad("unsupported dtype %q (gocu reads bool, uint8, int32, int64, float32, float64)", descr)
+	}
+	if fortran {
+		rev := make([]int, len(shape))
+		for i, s := range shape {
+			rev[len(shape)-1-i] = s
+		}
+		shape = rev
+	}
+	n := backend.Size(shape)
+	h := makeHost(dt, n)
+	raw := rawBytes(h)
+	if dt == Bool {
+		u := make([]byte, n)
+		if _, err := io.ReadFull(r, u); err != nil {
+			return nil, &Error{Op: op, Kind: ErrValue, Msg: fmt.Sprintf("truncated data: want %d bytes", len(raw)), Cause: err}
+		}
+		b := h.([]bool)
+		for i, v := range u {
+			b[i] = v != 0
+		}
+	} else if _, err := io.ReadFull(r, raw); err != nil {
+		return nil, &Error{Op: op, Kind: ErrValue, Msg: fmt.Sprintf("truncated data: want %d bytes", len(raw)), Cause: err}
+	}
+	if swap {
+		swapBytes(raw, dt.Size())
+	}
+	st, err := d.alloc(op, dt, n)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		if err := d.be.Write(st.buf, 0, h); err != nil {
+			st.release()
+			return nil, deviceErr(op, err)
+		}
+	}
+	a := d.wrap(st, backend.Contiguous(shape), dt)
+	if fortran && len(shape) > 1 {
+		t := a.Transpose()
+		a.Close()
+		return t, t.Err()
+	}
+	return a, nil
+}
+
+// ReadNPY reads a .npy stream onto the default device.
+func ReadNPY(r io.Reader) (*Array, error) { return Default().ReadNPY(r) }
+
+// LoadNPY reads a .npy file onto the default device.
+func LoadNPY(path string) (*Array, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{Op: "LoadNPY", Kind: ErrValue, Msg: "cannot open file", Cause: err}
+	}
+	defer f.Close()
+	return Default().ReadNPY(bufio.NewReaderSize(f, 1<<20))
+}
+
+// parseNPYHeader reads the dict literal {'descr': ..., 'fortran_order':
+// ..., 'shape': (...), } in any key order.
+func parseNPYHeader(h string) (descr string, fortran bool, shape []int, err error) {
+	h = strings.TrimSpace(h)
+	if !strings.HasPrefix(h, "{") || !strings.HasSuffix(h, "}") {
+		return "", false, nil, fmt.Errorf("header %q is not a dict", h)
+	}
+	body := h[1 : len(h)-1]
+	seen := map[string]bool{}
+	for len(strings.TrimSpace(body)) > 0 {
+		body = strings.TrimLeft(body, " ,")
+		if body == "" {
+			break
+		}
+		q := body[0]
+		if q != '\'' && q != '"' {
+			return "", false, nil, fmt.Errorf("bad key in header %q", h)
+		}
+		end := strings.IndexByte(body[1:], q)
+		if end < 0 {
+			return "", false, nil, fmt.Errorf("unterminated key in header %q", h)
+		}
+		key := body[1 : 1+end]
+		body = strings.TrimLeft(body[2+end:], " ")
+		if !strings.HasPrefix(body, ":") {
+			return "", false, nil, fmt.Errorf("missing ':' after %q", key)
+		}
+		body = strings.TrimLeft(body[1:], " ")
+		var val string
+		switch {
+		case strings.HasPrefix(body, "("):
+			e := strings.IndexByte(body, ')')
+			if e < 0 {
+				return "", false, nil, fmt.Errorf("unterminated tuple for %q", key)
+			}
+			val, body = body[:e+1], body[e+1:]
+		case strings.HasPrefix(body, "'") || strings.HasPrefix(body, "\""):
+			e := strings.IndexByte(body[1:], body[0])
+			if e < 0 {
+				return "", false, nil, fmt.Errorf("unterminated string for %q", key)
+			}
+			val, body = body[1:1+e], body[2+e:]
+		default:
+			e := strings.IndexAny(body, ",}")
+			if e < 0 {
+				e = len(body)
+			}
+			val, body = strings.TrimSpace(body[:e]), body[e:]
+		}
+		seen[key] = true
+		switch key {
+		case "descr":
+			descr = val
+		case "fortran_order":
+			switch val {
+			case "True":
+				fortran = true
+			case "False":
+			default:
+				return "", false, nil, fmt.Errorf("bad fortran_order %q", val)
+			}
+		case "shape":
+			inner := strings.Trim(val, "()")
+			shape = []int{}
+			for _, f := range strings.Split(inner, ",") {
+				f = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(f), "L"))
+				if f == "" {
+					continue
+				}
+				v, err := strconv.Atoi(f)
+				if err != nil || v < 0 {
+					return "", false, nil, fmt.Errorf("bad shape %q", val)
+				}
+				shape = append(shape, v)
+			}
+		}
+	}
+	if !seen["descr"] || !seen["shape"] || !seen["fortran_order"] {
+		return "", false, nil, fmt.Errorf("header %q lacks descr, fortran_order or shape", h)
+	}
+	return descr, fortran, shape, nil
+}
+
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// rawBytes views a host slice's memory as bytes.
+func rawBytes(h any) []byte {
+	var p unsafe.Pointer
+	var n int
+	switch d := h.(type) {
+	case []bool:
+		p, n = unsafe.Pointer(unsafe.SliceData(d)), len(d)
+	case []uint8:
+		p, n = unsafe.Pointer(unsafe.SliceData(d)), len(d)
+	case []int32:
+		p, n = unsafe.Pointer(unsafe.SliceData(d)), 4*len(d)
+	case []int64:
+		p, n = unsafe.Pointer(unsafe.SliceData(d)), 8*len(d)
+	case []float32:
+		p, n = unsafe.Pointer(unsafe.SliceData(d)), 4*len(d)
+	case []float64:
+		p, n = unsafe.Pointer(unsafe.SliceData(d)), 8*len(d)
+	}
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(p), n)
+}
+
+func swapBytes(b []byte, size int) {
+	for i := 0; i+size <= len(b); i += size {
+		for j := 0; j < size/2; j++ {
+			b[i+j], b[i+size-1-j] = b[i+size-1-j], b[i+j]
+		}
+	}
+}
