@@ -18,6 +18,9 @@ type cx struct {
 	// converted back to the signed type where the sign matters.
 	uns  bool
 	cval constant.Value // the value of an integer constant
+	// signed is the plain signed rendering of an unsigned-form value made
+	// from one, so that converting back does not stack casts.
+	signed *cx
 }
 
 // C operator precedences, higher binds tighter.
@@ -96,6 +99,9 @@ func (fc *fnCtx) sgn(x cx, t types.Type) cx {
 	if !x.uns {
 		return x
 	}
+	if x.signed != nil {
+		return *x.signed
+	}
 	return cast(fc.ctype(t), x)
 }
 
@@ -116,6 +122,7 @@ func (fc *fnCtx) ufm(x cx, t types.Type) cx {
 	}
 	c := cast(utype(t), x)
 	c.uns = true
+	c.signed = &x
 	return c
 }
 
@@ -741,6 +748,13 @@ func (fc *fnCtx) convert(x cx, from, to types.Type) cx {
 			return cx{s: x.s, prec: x.prec}
 		case x.uns && tw <= fw:
 			return cast(ct, x)
+		case classOf(to) == wideSigned && tw < fw:
+			// Narrowing keeps the low bits: in unsigned form a plain cast.
+			s := cast(ct, fc.sgn(x, from))
+			u := cast(utype(to), fc.sgn(x, from))
+			u.uns = true
+			u.signed = &s
+			return u
 		}
 		return cast(ct, fc.sgn(x, from))
 	case fb.Info()&types.IsInteger != 0 && tb.Info()&types.IsFloat != 0:

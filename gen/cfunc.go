@@ -21,6 +21,7 @@ type fnCtx struct {
 	pos    token.Pos
 	eff    effects
 
+	labels      *names // goto labels are function-wide in C
 	targets     []*target
 	results     []string // C names of named results
 	resultTypes *types.Tuple
@@ -29,13 +30,13 @@ type fnCtx struct {
 
 // target is a statement that break or continue can leave.
 type target struct {
-	stmt        ast.Stmt
-	label       string
-	loop        bool
-	postInBody  bool // continue must run the post statement placed in the body
-	brk, cont   string
-	brkUsed     bool
-	contUsed    bool
+	stmt       ast.Stmt
+	label      string
+	loop       bool
+	postInBody bool // continue must run the post statement placed in the body
+	brk, cont  string
+	brkUsed    bool
+	contUsed   bool
 }
 
 func newFnCtx(u *unit, f *fn) *fnCtx {
@@ -44,6 +45,7 @@ func newFnCtx(u *unit, f *fn) *fnCtx {
 		f:      f,
 		info:   u.info(f),
 		names:  newNames(u.globals),
+		labels: newNames(u.globals),
 		vars:   map[types.Object]string{},
 		shared: map[types.Object]bool{},
 		b:      &strings.Builder{},
@@ -147,3 +149,9 @@ func (u *unit) translate(f *fn) {
 		f.eff.or(c.eff)
 	}
 }
+
+// push opens a C scope for names: sibling blocks may reuse a name, a
+// nested one may not hide one it can see.
+func (fc *fnCtx) push() { fc.names = newNames(fc.names) }
+
+func (fc *fnCtx) pop() { fc.names = fc.names.parent }

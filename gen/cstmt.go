@@ -22,7 +22,9 @@ func (fc *fnCtx) stmts(list []ast.Stmt) {
 func (fc *fnCtx) block(list []ast.Stmt) {
 	top := fc.kernelTop
 	fc.kernelTop = false
+	fc.push()
 	fc.stmts(list)
+	fc.pop()
 	fc.kernelTop = top
 }
 
@@ -127,7 +129,11 @@ func (fc *fnCtx) declStmt(s *ast.DeclStmt) {
 						continue
 					}
 					name := fc.bind(obj)
-					fc.line("%s %s = %s;", fc.ctype(obj.Type()), name, fc.u.zero(obj.Type(), n.Pos()).s)
+					z := fc.u.zero(obj.Type(), n.Pos()).s
+					if strings.HasSuffix(z, "{}") {
+						z = "{}"
+					}
+					fc.line("%s %s = %s;", fc.ctype(obj.Type()), name, z)
 				}
 			case len(vs.Values) == 1 && len(vs.Names) > 1:
 				fc.multiAssign(lhs, vs.Values[0].(*ast.CallExpr), true, s)
@@ -436,6 +442,8 @@ func (fc *fnCtx) cond(e ast.Expr) string {
 
 func (fc *fnCtx) ifStmt(s *ast.IfStmt, chained bool) {
 	if s.Init != nil {
+		fc.push()
+		defer fc.pop()
 		if chained {
 			fc.b.WriteString("{\n")
 		} else {
@@ -544,6 +552,8 @@ func (fc *fnCtx) popTarget(t *target) {
 }
 
 func (fc *fnCtx) forStmt(s *ast.ForStmt, label string) {
+	fc.push()
+	defer fc.pop()
 	pragma := fc.unroll(s)
 	wrap := false
 	init := ""
@@ -726,6 +736,8 @@ func (fc *fnCtx) assignedIn(body ast.Node, obj types.Object) bool {
 
 // rangeStmt translates for range over an integer, a slice or an array.
 func (fc *fnCtx) rangeStmt(s *ast.RangeStmt, label string) {
+	fc.push()
+	defer fc.pop()
 	pragma := fc.unroll(s)
 	xt := fc.typeOf(s.X)
 	fc.line("{")
@@ -734,8 +746,8 @@ func (fc *fnCtx) rangeStmt(s *ast.RangeStmt, label string) {
 		fc.ind--
 		fc.line("}")
 	}()
-	var n string     // the trip count
-	var ct string    // C type of the counter
+	var n string  // the trip count
+	var ct string // C type of the counter
 	var elem func(i string) string
 	var elemType types.Type
 	switch u := xt.Underlying().(type) {
@@ -883,6 +895,8 @@ func (fc *fnCtx) writesRoot(body ast.Node, e ast.Expr) bool {
 }
 
 func (fc *fnCtx) switchStmt(s *ast.SwitchStmt, label string) {
+	fc.push()
+	defer fc.pop()
 	fc.line("{")
 	fc.ind++
 	if s.Init != nil {
@@ -1003,7 +1017,7 @@ func (fc *fnCtx) branch(s *ast.BranchStmt) {
 			return
 		}
 		if t.brk == "" {
-			t.brk = fc.names.takeInternal("gocu_break")
+			t.brk = fc.labels.takeInternal("gocu_break")
 		}
 		t.brkUsed = true
 		fc.line("goto %s;", t.brk)
@@ -1014,7 +1028,7 @@ func (fc *fnCtx) branch(s *ast.BranchStmt) {
 		return
 	}
 	if t.cont == "" {
-		t.cont = fc.names.takeInternal("gocu_continue")
+		t.cont = fc.labels.takeInternal("gocu_continue")
 	}
 	t.contUsed = true
 	fc.line("goto %s;", t.cont)

@@ -304,6 +304,12 @@ func intLit(v constant.Value, t types.Type) cx {
 		abs = constant.UnaryOp(token.SUB, v, 0)
 	}
 	s := abs.ExactString()
+	if !isSigned(t) && bits(t) >= 32 {
+		// Unsigned bit patterns such as masks read better in hex.
+		if u, ok := constant.Uint64Val(abs); ok && u >= 1<<16 {
+			s = fmt.Sprintf("0x%x", u)
+		}
+	}
 	suffix := ""
 	switch bits(t) {
 	case 64:

@@ -218,6 +218,21 @@ func (tc *twinCtx) stmt(s ast.Stmt) {
 	case *ast.DeclStmt:
 		tc.decl(s.Decl.(*ast.GenDecl))
 	case *ast.AssignStmt:
+		if len(s.Lhs) == 1 && len(s.Rhs) == 1 && s.Tok != token.DEFINE && hasIndex(s.Lhs[0]) && (hasIndex(s.Rhs[0]) || hasCall(s.Rhs[0])) {
+			// Evaluate the right-hand side first, as compiled Go and CUDA
+			// C++17 do, so that the first failing access is the same.
+			v := tc.temp("gocuV")
+			acc := "Write"
+			if s.Tok != token.ASSIGN {
+				acc = "ReadWrite"
+			}
+			rt := tc.info.TypeOf(s.Lhs[0])
+			if s.Tok == token.SHL_ASSIGN || s.Tok == token.SHR_ASSIGN {
+				rt = tc.info.TypeOf(s.Rhs[0])
+			}
+			tc.w("{\nvar %s %s = %s\n%s %s %s\n}", v, tc.u.goType(rt, s.Pos()), tc.expr(s.Rhs[0]), tc.lhs(s.Lhs[0], acc), s.Tok, v)
+			return
+		}
 		acc := "Write"
 		if s.Tok != token.ASSIGN && s.Tok != token.DEFINE {
 			acc = "ReadWrite"
@@ -624,7 +639,13 @@ func (tc *twinCtx) expr(e ast.Expr) string {
 		return tc.call(x)
 	case *ast.CompositeLit:
 		var els []string
-		for _, el := range x.Elts {
+		st, isStruct := tc.info.TypeOf(x).Underlying().(*types.Struct)
+		for i, el := range x.Elts {
+			if _, kv := el.(*ast.KeyValueExpr); !kv && isStruct && i < st.NumFields() {
+				// Keyed, so that vet accepts literals of other packages' types.
+				els = append(els, st.Field(i).Name()+": "+tc.expr(el))
+				continue
+			}
 			if kv, ok := el.(*ast.KeyValueExpr); ok {
 				key := tc.expr(kv.Key)
 				if _, isStruct := tc.info.TypeOf(x).Underlying().(*types.Struct); isStruct {
@@ -895,4 +916,26 @@ func (u *unit) paramMeta(v *types.Var) paramInfo {
 	p.ctype = u.ctype(t, v.Pos())
 	p.size, p.align = u.cudaSize(t)
 	return p
+}
+
+func hasIndex(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if _, ok := n.(*ast.IndexExpr); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+func hasCall(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if _, ok := n.(*ast.CallExpr); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
