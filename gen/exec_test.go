@@ -29,18 +29,18 @@ type launchResult struct {
 }
 
 type blockExec struct {
-	res     *launchResult
-	n       int
-	mu      sync.Mutex
-	cond    *sync.Cond
-	arrived int
-	gen     int
-	count   int32
-	last    int32
-	shared  [][]byte
+	res      *launchResult
+	n        int
+	mu       sync.Mutex
+	cond     *sync.Cond
+	arrived  int
+	gen      int
+	count    int32
+	last     int32
+	shared   [][]byte
 	nextDecl map[*kernel.Thread]int
-	dyn     []byte
-	warps   []*warpExec
+	dyn      []byte
+	warps    []*warpExec
 }
 
 type warpExec struct {

@@ -256,7 +256,13 @@ __device__ __forceinline__ gocu_Dim3 gocu_threadIdx() { return gocu_Dim3{(int)th
 __device__ __forceinline__ gocu_Dim3 gocu_blockIdx() { return gocu_Dim3{(int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z}; }
 __device__ __forceinline__ gocu_Dim3 gocu_blockDim() { return gocu_Dim3{(int)blockDim.x, (int)blockDim.y, (int)blockDim.z}; }
 __device__ __forceinline__ gocu_Dim3 gocu_gridDim() { return gocu_Dim3{(int)gridDim.x, (int)gridDim.y, (int)gridDim.z}; }
+#ifdef __CUDA_ARCH__
 __device__ __forceinline__ int gocu_laneid() { unsigned int r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return (int)r; }
 __device__ __forceinline__ unsigned int gocu_dynsmem_size() { unsigned int r; asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r)); return r; }
+#else
+// Host builds (the translator's tests run kernels on the CPU).
+__device__ __forceinline__ int gocu_laneid() { return (int)((threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) % 32u); }
+__device__ __forceinline__ unsigned int gocu_dynsmem_size() { return 0; }
+#endif
 // ---- end of gocu runtime ----
 `

@@ -77,19 +77,27 @@ func cloneArgs(args []any) []any {
 	return out
 }
 
-// bitsOf returns float slices as bits so that NaNs compare.
+// bitsOf returns float slices as bits, so that -0 and +0 differ and NaNs
+// compare equal. NaN payloads are not compared: Go only promises "a NaN"
+// (its amd64 max, for one, merges the operands' bits).
 func bitsOf(a any) any {
 	switch s := a.(type) {
 	case []float32:
 		b := make([]uint32, len(s))
 		for i, v := range s {
 			b[i] = math.Float32bits(v)
+			if v != v {
+				b[i] = 0x7fc00000
+			}
 		}
 		return b
 	case []float64:
 		b := make([]uint64, len(s))
 		for i, v := range s {
 			b[i] = math.Float64bits(v)
+			if v != v {
+				b[i] = 0x7ff8000000000000
+			}
 		}
 		return b
 	}

@@ -259,8 +259,14 @@ __device__ __forceinline__ gocu_Dim3 gocu_threadIdx() { return gocu_Dim3{(int)th
 __device__ __forceinline__ gocu_Dim3 gocu_blockIdx() { return gocu_Dim3{(int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z}; }
 __device__ __forceinline__ gocu_Dim3 gocu_blockDim() { return gocu_Dim3{(int)blockDim.x, (int)blockDim.y, (int)blockDim.z}; }
 __device__ __forceinline__ gocu_Dim3 gocu_gridDim() { return gocu_Dim3{(int)gridDim.x, (int)gridDim.y, (int)gridDim.z}; }
+#ifdef __CUDA_ARCH__
 __device__ __forceinline__ int gocu_laneid() { unsigned int r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return (int)r; }
 __device__ __forceinline__ unsigned int gocu_dynsmem_size() { unsigned int r; asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r)); return r; }
+#else
+// Host builds (the translator's tests run kernels on the CPU).
+__device__ __forceinline__ int gocu_laneid() { return (int)((threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) % 32u); }
+__device__ __forceinline__ unsigned int gocu_dynsmem_size() { return 0; }
+#endif
 // ---- end of gocu runtime ----
 
 struct Stats {
@@ -315,7 +321,7 @@ extern "C" __global__ void Accumulate(int* data_p, long long data_n, Stats* stat
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "38c4ee2e7561a27d5289808aaa4781953d53c09c83c7e3b75a1e51a93edcbc46"
+const gocuSourceSHA256 = "ced9c36dacdd5888f64bb53f706b60c7e144927e759bbb500a7ec231f76b0115"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{

@@ -259,8 +259,14 @@ __device__ __forceinline__ gocu_Dim3 gocu_threadIdx() { return gocu_Dim3{(int)th
 __device__ __forceinline__ gocu_Dim3 gocu_blockIdx() { return gocu_Dim3{(int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z}; }
 __device__ __forceinline__ gocu_Dim3 gocu_blockDim() { return gocu_Dim3{(int)blockDim.x, (int)blockDim.y, (int)blockDim.z}; }
 __device__ __forceinline__ gocu_Dim3 gocu_gridDim() { return gocu_Dim3{(int)gridDim.x, (int)gridDim.y, (int)gridDim.z}; }
+#ifdef __CUDA_ARCH__
 __device__ __forceinline__ int gocu_laneid() { unsigned int r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return (int)r; }
 __device__ __forceinline__ unsigned int gocu_dynsmem_size() { unsigned int r; asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r)); return r; }
+#else
+// Host builds (the translator's tests run kernels on the CPU).
+__device__ __forceinline__ int gocu_laneid() { return (int)((threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) % 32u); }
+__device__ __forceinline__ unsigned int gocu_dynsmem_size() { return 0; }
+#endif
 // ---- end of gocu runtime ----
 
 extern __shared__ __align__(16) unsigned char gocu_dynsmem[];
@@ -346,7 +352,7 @@ extern "C" __global__ void TiledDynamic(float* a_p, long long a_n, float* b_p, l
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "e17a3236288e0465fe18c94e9f89f7863b0ca958a87e0b67a2b2d26c252b0990"
+const gocuSourceSHA256 = "b96486da6bf774c918335463a162c63f4168c786207da4e9930c595a8a4014ec"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{

@@ -259,8 +259,14 @@ __device__ __forceinline__ gocu_Dim3 gocu_threadIdx() { return gocu_Dim3{(int)th
 __device__ __forceinline__ gocu_Dim3 gocu_blockIdx() { return gocu_Dim3{(int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z}; }
 __device__ __forceinline__ gocu_Dim3 gocu_blockDim() { return gocu_Dim3{(int)blockDim.x, (int)blockDim.y, (int)blockDim.z}; }
 __device__ __forceinline__ gocu_Dim3 gocu_gridDim() { return gocu_Dim3{(int)gridDim.x, (int)gridDim.y, (int)gridDim.z}; }
+#ifdef __CUDA_ARCH__
 __device__ __forceinline__ int gocu_laneid() { unsigned int r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return (int)r; }
 __device__ __forceinline__ unsigned int gocu_dynsmem_size() { unsigned int r; asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r)); return r; }
+#else
+// Host builds (the translator's tests run kernels on the CPU).
+__device__ __forceinline__ int gocu_laneid() { return (int)((threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) % 32u); }
+__device__ __forceinline__ unsigned int gocu_dynsmem_size() { return 0; }
+#endif
 // ---- end of gocu runtime ----
 
 // sgemm.SGEMM (sgemm.go:26)
@@ -330,7 +336,7 @@ extern "C" __global__ void __launch_bounds__(256) SGEMM(float* a_p, long long a_
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "52b8cfe6c13475b6a63a98fc988196fc520dfc18fb308e1631ecb905314de14d"
+const gocuSourceSHA256 = "94aebfdb2a56b37f4f9f38bf4ae69178405eec9d34c2dc9094cd0d2cc5fb297e"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
