@@ -599,6 +599,9 @@ func (fc *fnCtx) binop(op token.Token, x, y cx, xt, yt, rt types.Type, node ast.
 		case token.ADD, token.SUB, token.MUL:
 			return bin(fc.ufm(x, rt), fc.ufm(y, rt), true)
 		case token.AND_NOT:
+			if !(x.uns && y.uns) {
+				x, y = fc.sgn(x, rt), fc.sgn(y, rt)
+			}
 			return cx{s: x.at(precAnd) + " & ~" + y.at(precUnary), prec: precAnd, uns: x.uns && y.uns}
 		}
 		if x.uns && y.uns {

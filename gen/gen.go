@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gocu-dev/gocu/gen/meta"
+	"github.com/gocu-dev/gocu/kernel"
 	"golang.org/x/tools/go/packages"
 )
 
@@ -85,6 +87,11 @@ type Package struct {
 	Name    string   // package name
 	Dir     string   // directory of the package
 	Kernels []string // Go names of its kernels, in source order
+	// Meta describes the kernels as the generated file does (without
+	// Func and Checked, which only exist in the compiled package).
+	Meta []meta.Kernel
+	// Sites is the site table of the generated file.
+	Sites []kernel.Site
 	CUDA    string   // the CUDA C++ source of all its kernels
 	GoFile  string   // path of the generated Go file
 	Go      []byte   // contents of the generated Go file

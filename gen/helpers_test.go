@@ -124,7 +124,7 @@ func kernelSrc(decls, params, body string) string {
 
 // cbody returns the C code of the kernel K in a translation.
 func cbody(p *Package) string {
-	i := strings.Index(p.CUDA, "// end of gocu runtime")
+	i := strings.Index(p.CUDA, "end of gocu runtime ----")
 	return p.CUDA[i:]
 }
 

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gocu-dev/gocu/gen/meta"
 )
 
 // The checked twin of a function is a Go copy in which every element
@@ -802,46 +804,38 @@ func (u *unit) goFile(src string) []byte {
 	w("var gocuModule = &%s.Module{\n", m)
 	w("Package: %q,\nSource: gocuSource,\nSHA256: gocuSourceSHA256,\n", u.pkg.PkgPath)
 	w("Kernels: []%s.Kernel{\n", m)
-	for _, kf := range u.kernels {
+	for i, kf := range u.kernels {
+		km := u.kernelMeta(kf)
 		w("{\n")
-		w("Name: %q,\nEntry: %q,\n", kf.obj.Name(), kf.cname)
+		w("Name: %q,\nEntry: %q,\n", km.Name, km.Entry)
 		w("Params: []%s.Param{\n", m)
-		sig := kf.obj.Signature()
-		for i := 1; i < sig.Params().Len(); i++ {
-			p := u.paramMeta(sig.Params().At(i))
-			w("{Name: %q, GoType: %q, Kind: %s.%s, CType: %q, Size: %d, Align: %d", p.name, p.goType, m, p.kind, p.ctype, p.size, p.align)
-			if p.elemSize > 0 {
-				w(", ElemSize: %d", p.elemSize)
+		for _, p := range km.Params {
+			w("{Name: %q, GoType: %q, Kind: %s.%s, CType: %q, Size: %d, Align: %d", p.Name, p.GoType, m, kindName[p.Kind], p.CType, p.Size, p.Align)
+			if p.ElemSize > 0 {
+				w(", ElemSize: %d", p.ElemSize)
 			}
 			w("},\n")
 		}
 		w("},\n")
-		if kf.eff.barrier {
-			w("Barriers: true,\n")
+		for _, f := range []struct {
+			name string
+			on   bool
+		}{{"Barriers", km.Barriers}, {"Warp", km.Warp}, {"Atomics", km.Atomics}, {"DynamicShared", km.DynamicShared}, {"NoAlias", km.NoAlias}} {
+			if f.on {
+				w("%s: true,\n", f.name)
+			}
 		}
-		if kf.eff.warp {
-			w("Warp: true,\n")
-		}
-		if kf.eff.atomic {
-			w("Atomics: true,\n")
-		}
-		if kf.sharedBytes > 0 {
-			w("SharedBytes: %d,\n", kf.sharedBytes)
-		}
-		if kf.dynShared {
-			w("DynamicShared: true,\n")
-		}
-		if kf.maxThreads > 0 {
-			w("MaxThreads: %d,\n", kf.maxThreads)
-		}
-		if kf.minBlocks > 0 {
-			w("MinBlocks: %d,\n", kf.minBlocks)
-		}
-		if kf.noalias {
-			w("NoAlias: true,\n")
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"SharedBytes", km.SharedBytes}, {"MaxThreads", km.MaxThreads}, {"MinBlocks", km.MinBlocks}} {
+			if f.v != 0 {
+				w("%s: %d,\n", f.name, f.v)
+			}
 		}
 		w("Func: %s,\nChecked: %s,\n", kf.obj.Name(), u.twinNameOf(kf))
 		w("},\n")
+		_ = i
 	}
 	w("},\n")
 	w("Sites: []*%s.Site{", k)
@@ -890,31 +884,44 @@ func (u *unit) goFile(src string) []byte {
 	return u.format(out.String())
 }
 
-// paramInfo is the metadata of one kernel parameter.
-type paramInfo struct {
-	name, goType, kind, ctype string
-	size, align, elemSize     int64
+var kindName = map[meta.Kind]string{meta.Scalar: "Scalar", meta.Slice: "Slice", meta.Struct: "Struct", meta.Array: "Array"}
+
+// kernelMeta returns the metadata of a kernel.
+func (u *unit) kernelMeta(k *fn) meta.Kernel {
+	km := meta.Kernel{
+		Name: k.obj.Name(), Entry: k.cname,
+		Barriers: k.eff.barrier, Warp: k.eff.warp, Atomics: k.eff.atomic,
+		SharedBytes: k.sharedBytes, DynamicShared: k.dynShared,
+		MaxThreads: k.maxThreads, MinBlocks: k.minBlocks, NoAlias: k.noalias,
+	}
+	sig := k.obj.Signature()
+	for i := 1; i < sig.Params().Len(); i++ {
+		km.Params = append(km.Params, u.paramMeta(sig.Params().At(i)))
+	}
+	return km
 }
 
-func (u *unit) paramMeta(v *types.Var) paramInfo {
-	p := paramInfo{name: v.Name(), goType: types.TypeString(v.Type(), types.RelativeTo(u.pkg.Types))}
+func (u *unit) paramMeta(v *types.Var) meta.Param {
+	p := meta.Param{Name: v.Name(), GoType: types.TypeString(v.Type(), types.RelativeTo(u.pkg.Types))}
 	t := v.Type()
 	switch ut := t.Underlying().(type) {
 	case *types.Slice:
-		p.kind = "Slice"
-		p.ctype = u.ctype(ut.Elem(), v.Pos()) + "*"
-		p.size, p.align = 8, 8
-		p.elemSize, _ = u.cudaSize(ut.Elem())
+		p.Kind = meta.Slice
+		p.CType = u.ctype(ut.Elem(), v.Pos()) + "*"
+		p.Size, p.Align = 8, 8
+		es, _ := u.cudaSize(ut.Elem())
+		p.ElemSize = int(es)
 		return p
 	case *types.Struct:
-		p.kind = "Struct"
+		p.Kind = meta.Struct
 	case *types.Array:
-		p.kind = "Array"
+		p.Kind = meta.Array
 	default:
-		p.kind = "Scalar"
+		p.Kind = meta.Scalar
 	}
-	p.ctype = u.ctype(t, v.Pos())
-	p.size, p.align = u.cudaSize(t)
+	p.CType = u.ctype(t, v.Pos())
+	size, align := u.cudaSize(t)
+	p.Size, p.Align = int(size), int(align)
 	return p
 }
 

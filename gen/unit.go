@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gocu-dev/gocu/kernel"
 	"golang.org/x/tools/go/packages"
 	"golang.org/x/tools/go/types/typeutil"
 )
@@ -179,6 +180,10 @@ func (u *unit) run(kernels []*funcSrc) *Package {
 	out := &Package{Path: u.pkg.PkgPath, Name: u.pkg.Name, CUDA: src, Go: goSrc}
 	for _, k := range u.kernels {
 		out.Kernels = append(out.Kernels, k.obj.Name())
+		out.Meta = append(out.Meta, u.kernelMeta(k))
+	}
+	for _, s := range u.sites {
+		out.Sites = append(out.Sites, kernel.Site{File: s.file, Line: int32(s.line), Col: int32(s.col), Expr: s.expr})
 	}
 	return out
 }
