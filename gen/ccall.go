@@ -91,6 +91,8 @@ func (fc *fnCtx) voidCall(c *ast.CallExpr) cx {
 			return fc.kernelCall(c, callee)
 		case "math":
 			return fc.mathCall(c, callee)
+		case "math/bits":
+			return fc.bitsCall(c, callee)
 		}
 	}
 	return fc.deviceCall(c, callee)
@@ -464,7 +466,7 @@ func (fc *fnCtx) deviceCall(c *ast.CallExpr, callee *types.Func) cx {
 		if isInterfaceMethod(callee) {
 			fc.u.unsupported(c.Pos(), "calling an interface method", "use concrete types")
 		} else {
-			fc.u.unsupported(c.Pos(), "calling "+funcDisplayName(callee), "kernels can call Go functions with bodies in your module, and the kernel and math packages")
+			fc.u.unsupported(c.Pos(), "calling "+funcDisplayName(callee), "kernels can call Go functions with bodies in your module, and the kernel, math and math/bits packages")
 		}
 		return prim("0")
 	}
@@ -520,5 +522,53 @@ func (fc *fnCtx) mathCall(c *ast.CallExpr, callee *types.Func) cx {
 		return callx(m, args...)
 	}
 	fc.u.unsupported(c.Pos(), "math."+name, "use the math functions CUDA provides (Sqrt, Exp, Log, Sin, Pow, FMA, ...)")
+	return prim("0")
+}
+
+// bitsCall translates calls into math/bits to CUDA's integer intrinsics.
+func (fc *fnCtx) bitsCall(c *ast.CallExpr, callee *types.Func) cx {
+	sig := callee.Signature()
+	var args []cx
+	for i, a := range c.Args {
+		if i < sig.Params().Len() {
+			args = append(args, fc.valAs(a, sig.Params().At(i).Type()))
+		}
+	}
+	ll := func(x cx) cx { return cast("long long", x) }
+	u32 := func(x cx) cx { return cast("unsigned int", x) }
+	sub := func(n int, x cx) cx { return cx{s: fmt.Sprint(n) + " - " + x.at(precAdd+1), prec: precAdd} }
+	switch callee.Name() {
+	case "OnesCount", "OnesCount64":
+		return ll(callx("__popcll", args[0]))
+	case "OnesCount32":
+		return ll(callx("__popc", args[0]))
+	case "OnesCount8", "OnesCount16":
+		return ll(callx("__popc", u32(args[0])))
+	case "LeadingZeros", "LeadingZeros64":
+		return ll(callx("__clzll", cast("long long", args[0])))
+	case "LeadingZeros32":
+		return ll(callx("__clz", cast("int", args[0])))
+	case "LeadingZeros16":
+		return cx{s: ll(callx("__clz", cast("int", args[0]))).s + " - 16", prec: precAdd}
+	case "LeadingZeros8":
+		return cx{s: ll(callx("__clz", cast("int", args[0]))).s + " - 24", prec: precAdd}
+	case "Len", "Len64":
+		return sub(64, ll(callx("__clzll", cast("long long", args[0]))))
+	case "Len32":
+		return sub(32, ll(callx("__clz", cast("int", args[0]))))
+	case "TrailingZeros", "TrailingZeros64":
+		return callx("gocu_ctz64", args[0])
+	case "TrailingZeros32":
+		return callx("gocu_ctz32", args[0])
+	case "Reverse", "Reverse64":
+		return callx("__brevll", args[0])
+	case "Reverse32":
+		return callx("__brev", args[0])
+	case "RotateLeft", "RotateLeft64":
+		return callx("gocu_rotl64", args[0], args[1])
+	case "RotateLeft32":
+		return callx("gocu_rotl32", args[0], args[1])
+	}
+	fc.u.unsupported(c.Pos(), "bits."+callee.Name(), "use OnesCount, LeadingZeros, TrailingZeros, Len, Reverse or RotateLeft")
 	return prim("0")
 }

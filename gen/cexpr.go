@@ -210,7 +210,8 @@ func (fc *fnCtx) ident(id *ast.Ident) cx {
 		}
 		if obj.Parent() == obj.Pkg().Scope() {
 			fc.u.unsupported(id.Pos(), "the package-level variable "+obj.Name(), "pass the value as a parameter, or declare a constant")
-		} else {
+		} else if len(fc.u.diags) == 0 {
+			// Otherwise its declaration was rejected already.
 			fc.u.errorf(id.Pos(), "gocu gen: internal error: no C name for %s", obj.Name())
 		}
 	case *types.Nil:
@@ -653,7 +654,7 @@ func (fc *fnCtx) shift(op token.Token, x, y cx, t, yt types.Type, node ast.Node)
 		}
 		if n >= uint64(w) {
 			if op == token.SHL || !isSigned(t) {
-				return fc.discard(x, fc.u.zero(t, node.Pos()))
+				return fc.discard(leftOperand(node), x, fc.u.zero(t, node.Pos()))
 			}
 			n = uint64(w - 1)
 		}
@@ -682,12 +683,26 @@ func (fc *fnCtx) shift(op token.Token, x, y cx, t, yt types.Type, node ast.Node)
 	return callx(name+"<"+ct+">", fc.sgn(x, t), count)
 }
 
-// discard evaluates x for its calls, if any, and yields v.
-func (fc *fnCtx) discard(x cx, v cx) cx {
-	if !strings.Contains(x.s, "(") {
+// discard yields v, evaluating x first when the Go operand e makes calls.
+func (fc *fnCtx) discard(e ast.Expr, x cx, v cx) cx {
+	if e != nil && fc.pure(e) {
 		return v
 	}
 	return cx{s: "((void)" + x.at(precUnary) + ", " + v.s + ")", prec: precPrimary}
+}
+
+// leftOperand returns the Go expression of the left operand of node, an
+// operation or an assignment operation.
+func leftOperand(node ast.Node) ast.Expr {
+	switch n := node.(type) {
+	case *ast.BinaryExpr:
+		return n.X
+	case *ast.AssignStmt:
+		return n.Lhs[0]
+	case *ast.IncDecStmt:
+		return n.X
+	}
+	return nil
 }
 
 // divide translates x / y and x % y. Float division is IEEE; integer
@@ -716,7 +731,7 @@ func (fc *fnCtx) divide(op token.Token, x, y cx, t types.Type, node ast.Node) cx
 			}
 			return cast(ct, cx{s: "-" + noSignStart(x.at(precUnary)), prec: precUnary})
 		case minus1:
-			return fc.discard(x, fc.u.zero(t, node.Pos()))
+			return fc.discard(leftOperand(node), x, fc.u.zero(t, node.Pos()))
 		}
 		return cx{s: fc.sgn(x, t).at(precMul) + " " + op.String() + " " + y.at(precMul+1), prec: precMul}
 	}

@@ -226,10 +226,13 @@ func (fc *fnCtx) single(lhs, rhs ast.Expr, define bool) {
 			fc.sharedDecl(obj, rhs)
 			return
 		}
-		if !fc.u.checkValueType(lhs.Pos(), obj.Type()) {
+		// The value first: its problem (a closure, an allocation) says
+		// more than the type of the variable it would initialise.
+		before := len(fc.u.diags)
+		v := fc.valAs(rhs, obj.Type())
+		if len(fc.u.diags) > before || !fc.u.checkValueType(lhs.Pos(), obj.Type()) {
 			return
 		}
-		v := fc.valAs(rhs, obj.Type())
 		name := fc.bind(obj)
 		fc.line("%s %s = %s;", fc.ctype(obj.Type()), name, v.s)
 		return

@@ -461,7 +461,7 @@ func (u *unit) checkStructs() {
 		for i := 0; i < st.NumFields(); i++ {
 			f := st.Field(i)
 			if hasVector(f.Type()) {
-				u.unsupported(f.Pos(), "a kernel vector type ("+types.TypeString(f.Type(), types.RelativeTo(u.pkg.Types))+") as a struct field",
+				u.unsupported(f.Pos(), "a kernel vector type ("+types.TypeString(f.Type(), byName)+") as a struct field",
 					"CUDA aligns its vector types to their size and Go does not, so the layouts differ; use separate float32 fields")
 			}
 		}
@@ -500,3 +500,6 @@ func (u *unit) nodeText(n ast.Node) string {
 	printer.Fprint(&b, u.prog.fset, n)
 	return b.String()
 }
+
+// byName qualifies types by package name, as Go source spells them.
+func byName(p *types.Package) string { return p.Name() }

@@ -39,7 +39,8 @@ func init() {
 		erfc erfcf tgamma tgammaf lgamma lgammaf floor floorf ceil ceilf trunc truncf round roundf rint
 		rintf nearbyint nearbyintf fabs fabsf pow powf fmod fmodf remainder remainderf fma fmaf fmin
 		fminf fmax fmaxf hypot hypotf copysign copysignf nextafter nextafterf ldexp ldexpf frexp
-		frexpf modf modff signbit isnan isinf isfinite sincos sincosf fdim fdimf`,
+		frexpf modf modff signbit isnan isinf isfinite sincos sincosf fdim fdimf erfinv`,
+		`__popc __popcll __clz __clzll __ffs __ffsll __brev __brevll`,
 	} {
 		for _, w := range strings.Fields(list) {
 			reserved[w] = true

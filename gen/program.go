@@ -3,7 +3,6 @@ package gen
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
@@ -177,7 +176,7 @@ func (p *program) generate(cfg Config) (*Result, error) {
 			continue
 		}
 		u := newUnit(p, pkg)
-		out := u.run(kernels)
+		out := u.safeRun(kernels)
 		diags = append(diags, u.diags...)
 		if len(u.diags) > 0 {
 			continue
@@ -249,4 +248,14 @@ func parseDirectiveInt(s string) (int, bool) {
 	return n, err == nil && n > 0
 }
 
-var _ = fmt.Sprintf
+// safeRun runs the unit, turning a translator crash into a diagnostic:
+// gocu gen must never take go generate down with a stack trace.
+func (u *unit) safeRun(kernels []*funcSrc) (out *Package) {
+	defer func() {
+		if r := recover(); r != nil {
+			u.errorf(kernels[0].decl.Pos(), "gocu gen: internal error while translating package %s (please report it with this file): %v", u.pkg.PkgPath, r)
+			out = nil
+		}
+	}()
+	return u.run(kernels)
+}

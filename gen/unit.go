@@ -389,7 +389,7 @@ func (u *unit) reach(f *fn) {
 				return true
 			}
 			switch callee.Pkg().Path() {
-			case kernelPath, "math":
+			case kernelPath, "math", "math/bits":
 				return true
 			}
 			if isInterfaceMethod(callee) {
@@ -405,7 +405,7 @@ func (u *unit) reach(f *fn) {
 				if src == nil || src.decl.Body == nil {
 					// A function from another package: standard library,
 					// assembly, or not loaded from source.
-					u.unsupported(n.Pos(), "calling "+funcDisplayName(callee), "kernels can call Go functions with bodies in your module, and the kernel and math packages")
+					u.unsupported(n.Pos(), "calling "+funcDisplayName(callee), "kernels can call Go functions with bodies in your module, and the kernel, math and math/bits packages")
 					return true
 				}
 				g = &fn{src: src, obj: callee.Origin()}

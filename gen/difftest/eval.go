@@ -14,6 +14,7 @@ type expr struct {
 	val   Value
 	konst bool // a constant: Go folds it at compile time
 	tol   int
+	abs   float64
 }
 
 type generator struct {
@@ -395,5 +396,6 @@ func (g *generator) transcendental(k Kind) (expr, bool) {
 		}
 		return expr{src: "math.Atan2(" + x.src + ", " + y.src + ")", val: Value{F64, math.Float64bits(math.Atan2(f, yf))}, tol: 3}, true
 	}
-	return expr{src: "math." + m.name + "(" + x.src + ")", val: Value{F64, math.Float64bits(m.f(f))}, tol: m.ulp}, true
+	return expr{src: "math." + m.name + "(" + x.src + ")", val: Value{F64, math.Float64bits(m.f(f))}, tol: m.ulp,
+		abs: 16 * 0x1p-52 * max(1, math.Abs(f))}, true
 }

@@ -49,6 +49,14 @@ template <typename T> static inline T atomicMin(T* p, T v) { T o = *p; *p = v < 
 template <typename T> static inline T atomicMax(T* p, T v) { T o = *p; *p = v > o ? v : o; return o; }
 template <typename T> static inline T atomicCAS(T* p, T c, T v) { T o = *p; if (o == c) *p = v; return o; }
 static inline void __threadfence() {}
+static inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
+static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+static inline unsigned int __brev(unsigned int x) { return __builtin_bitreverse32(x); }
+static inline unsigned long long __brevll(unsigned long long x) { return __builtin_bitreverse64(x); }
 
 // Barriers and warp operations need other threads: a kernel that reaches
 // one cannot run here.

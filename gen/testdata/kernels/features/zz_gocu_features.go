@@ -178,6 +178,12 @@ __device__ __forceinline__ bool gocu_isnan_f32(float x) { return x != x; }
 __device__ __forceinline__ bool gocu_isinf_f32(float x) { return x > 3.40282347e38f || x < -3.40282347e38f; }
 __device__ __forceinline__ bool gocu_isnan_f64(double x) { return x != x; }
 
+// math/bits.
+__device__ __forceinline__ long long gocu_ctz32(unsigned int x) { return x == 0u ? 32 : __ffs((int)x) - 1; }
+__device__ __forceinline__ long long gocu_ctz64(unsigned long long x) { return x == 0ull ? 64 : __ffsll((long long)x) - 1; }
+__device__ __forceinline__ unsigned int gocu_rotl32(unsigned int x, long long k) { unsigned int s = (unsigned int)k & 31u; return (x << s) | (x >> ((32u - s) & 31u)); }
+__device__ __forceinline__ unsigned long long gocu_rotl64(unsigned long long x, long long k) { unsigned int s = (unsigned int)k & 63u; return (x << s) | (x >> ((64u - s) & 63u)); }
+
 // Slices of slices and of arrays. Go panics on bounds out of range; the
 // debug build records the error and gives an empty slice.
 template <typename T> __device__ __forceinline__ gocu_slice<T> gocu_reslice(gocu_slice<T> s, long long lo, long long hi, int site) {
@@ -455,7 +461,7 @@ extern "C" __global__ void Bits(int* a_p, long long a_n, unsigned char* b_p, lon
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "002650974d899d669bcf768316f5e0d370e118cef1f190bf39a37f3d80aa046a"
+const gocuSourceSHA256 = "da8552149126d1ff664d96e9f282750c1c4f0f135a3d9aa468cb91ae6ace10bd"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{

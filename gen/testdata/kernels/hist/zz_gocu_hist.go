@@ -176,6 +176,12 @@ __device__ __forceinline__ bool gocu_isnan_f32(float x) { return x != x; }
 __device__ __forceinline__ bool gocu_isinf_f32(float x) { return x > 3.40282347e38f || x < -3.40282347e38f; }
 __device__ __forceinline__ bool gocu_isnan_f64(double x) { return x != x; }
 
+// math/bits.
+__device__ __forceinline__ long long gocu_ctz32(unsigned int x) { return x == 0u ? 32 : __ffs((int)x) - 1; }
+__device__ __forceinline__ long long gocu_ctz64(unsigned long long x) { return x == 0ull ? 64 : __ffsll((long long)x) - 1; }
+__device__ __forceinline__ unsigned int gocu_rotl32(unsigned int x, long long k) { unsigned int s = (unsigned int)k & 31u; return (x << s) | (x >> ((32u - s) & 31u)); }
+__device__ __forceinline__ unsigned long long gocu_rotl64(unsigned long long x, long long k) { unsigned int s = (unsigned int)k & 63u; return (x << s) | (x >> ((64u - s) & 63u)); }
+
 // Slices of slices and of arrays. Go panics on bounds out of range; the
 // debug build records the error and gives an empty slice.
 template <typename T> __device__ __forceinline__ gocu_slice<T> gocu_reslice(gocu_slice<T> s, long long lo, long long hi, int site) {
@@ -321,7 +327,7 @@ extern "C" __global__ void Accumulate(int* data_p, long long data_n, Stats* stat
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "ced9c36dacdd5888f64bb53f706b60c7e144927e759bbb500a7ec231f76b0115"
+const gocuSourceSHA256 = "0ec5d1cbad987dab4bc860f09542de117ff3953ef1f703ad4eeedbead0a9c350"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{

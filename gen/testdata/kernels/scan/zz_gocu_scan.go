@@ -176,6 +176,12 @@ __device__ __forceinline__ bool gocu_isnan_f32(float x) { return x != x; }
 __device__ __forceinline__ bool gocu_isinf_f32(float x) { return x > 3.40282347e38f || x < -3.40282347e38f; }
 __device__ __forceinline__ bool gocu_isnan_f64(double x) { return x != x; }
 
+// math/bits.
+__device__ __forceinline__ long long gocu_ctz32(unsigned int x) { return x == 0u ? 32 : __ffs((int)x) - 1; }
+__device__ __forceinline__ long long gocu_ctz64(unsigned long long x) { return x == 0ull ? 64 : __ffsll((long long)x) - 1; }
+__device__ __forceinline__ unsigned int gocu_rotl32(unsigned int x, long long k) { unsigned int s = (unsigned int)k & 31u; return (x << s) | (x >> ((32u - s) & 31u)); }
+__device__ __forceinline__ unsigned long long gocu_rotl64(unsigned long long x, long long k) { unsigned int s = (unsigned int)k & 63u; return (x << s) | (x >> ((64u - s) & 63u)); }
+
 // Slices of slices and of arrays. Go panics on bounds out of range; the
 // debug build records the error and gives an empty slice.
 template <typename T> __device__ __forceinline__ gocu_slice<T> gocu_reslice(gocu_slice<T> s, long long lo, long long hi, int site) {
@@ -330,7 +336,7 @@ extern "C" __global__ void Blelloch(int* x_p, long long x_n, int* y_p, long long
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "a3ebc4c60119d54f1d7dc17eddea4e6041997bcc068e3b2ae1b209cb539fddac"
+const gocuSourceSHA256 = "d7c0b652e501b1daa8c9e3a0b35ecb46cd058943e9c8a85bd04568cd128b4e9a"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{

@@ -176,6 +176,12 @@ __device__ __forceinline__ bool gocu_isnan_f32(float x) { return x != x; }
 __device__ __forceinline__ bool gocu_isinf_f32(float x) { return x > 3.40282347e38f || x < -3.40282347e38f; }
 __device__ __forceinline__ bool gocu_isnan_f64(double x) { return x != x; }
 
+// math/bits.
+__device__ __forceinline__ long long gocu_ctz32(unsigned int x) { return x == 0u ? 32 : __ffs((int)x) - 1; }
+__device__ __forceinline__ long long gocu_ctz64(unsigned long long x) { return x == 0ull ? 64 : __ffsll((long long)x) - 1; }
+__device__ __forceinline__ unsigned int gocu_rotl32(unsigned int x, long long k) { unsigned int s = (unsigned int)k & 31u; return (x << s) | (x >> ((32u - s) & 31u)); }
+__device__ __forceinline__ unsigned long long gocu_rotl64(unsigned long long x, long long k) { unsigned int s = (unsigned int)k & 63u; return (x << s) | (x >> ((64u - s) & 63u)); }
+
 // Slices of slices and of arrays. Go panics on bounds out of range; the
 // debug build records the error and gives an empty slice.
 template <typename T> __device__ __forceinline__ gocu_slice<T> gocu_reslice(gocu_slice<T> s, long long lo, long long hi, int site) {
@@ -336,7 +342,7 @@ extern "C" __global__ void __launch_bounds__(256) SGEMM(float* a_p, long long a_
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "94aebfdb2a56b37f4f9f38bf4ae69178405eec9d34c2dc9094cd0d2cc5fb297e"
+const gocuSourceSHA256 = "501a846d1540c253212cf86213ff0cc2f75c1f4f5ba0c05c41cf4daec5060f47"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
