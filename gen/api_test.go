@@ -74,9 +74,9 @@ func TestRunWritesOnce(t *testing.T) {
 // load (it may reference kernels that no longer exist).
 func TestStaleFileRemoved(t *testing.T) {
 	dir := tempPackage(t, map[string]string{
-		"plain.go":           "package plain\n\nfunc Add(a, b int) int { return a + b }\n",
-		"zz_gocu_plain.go":   generatedMarker + "\n\npackage plain\n\nvar _ = gocuChecked_Gone\n",
-		"zz_gocu_plain.cu":   "// old\n",
+		"plain.go":         "package plain\n\nfunc Add(a, b int) int { return a + b }\n",
+		"zz_gocu_plain.go": generatedMarker + "\n\npackage plain\n\nvar _ = gocuChecked_Gone\n",
+		"zz_gocu_plain.cu": "// old\n",
 	})
 	res, err := Generate(Config{}, dir)
 	if err != nil {

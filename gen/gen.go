@@ -91,11 +91,11 @@ type Package struct {
 	// Func and Checked, which only exist in the compiled package).
 	Meta []meta.Kernel
 	// Sites is the site table of the generated file.
-	Sites []kernel.Site
-	CUDA    string   // the CUDA C++ source of all its kernels
-	GoFile  string   // path of the generated Go file
-	Go      []byte   // contents of the generated Go file
-	CUFile  string   // path of the .cu file written when Config.CUDAFile is set
+	Sites  []kernel.Site
+	CUDA   string // the CUDA C++ source of all its kernels
+	GoFile string // path of the generated Go file
+	Go     []byte // contents of the generated Go file
+	CUFile string // path of the .cu file written when Config.CUDAFile is set
 }
 
 // Generate loads the packages matched by patterns (as the go command does),

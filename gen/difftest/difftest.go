@@ -241,11 +241,11 @@ func ulps64(a, b float64) int {
 
 // Config sizes a case.
 type Config struct {
-	Exprs    int  // number of expressions (default 200)
-	Depth    int  // maximum depth of an expression (default 4)
-	Inputs   int  // values per input slice (default 16)
-	NoMath   bool // leave out transcendental math functions
-	Package  string
+	Exprs   int  // number of expressions (default 200)
+	Depth   int  // maximum depth of an expression (default 4)
+	Inputs  int  // values per input slice (default 16)
+	NoMath  bool // leave out transcendental math functions
+	Package string
 }
 
 // Generate returns a random case.
