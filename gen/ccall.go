@@ -68,7 +68,7 @@ func (fc *fnCtx) call(c *ast.CallExpr) cx {
 		if t.Len() == 0 {
 			return fc.voidCall(c)
 		}
-		fc.u.unsupported(c.Pos(), "using a call with several results as a value", "assign the results to variables first")
+		fc.unsupported(c.Pos(), "using a call with several results as a value", "assign the results to variables first")
 		return prim("0")
 	}
 	return fc.voidCall(c)
@@ -79,9 +79,9 @@ func (fc *fnCtx) voidCall(c *ast.CallExpr) cx {
 	callee, ok := fc.calleeOf(c)
 	if !ok {
 		if _, isLit := ast.Unparen(c.Fun).(*ast.FuncLit); isLit {
-			fc.u.unsupported(c.Pos(), "a function literal (closure)", "write a named function and call it")
+			fc.unsupported(c.Pos(), "a function literal (closure)", "write a named function and call it")
 		} else {
-			fc.u.unsupported(c.Pos(), "calling a function value", "call the function directly")
+			fc.unsupported(c.Pos(), "calling a function value", "call the function directly")
 		}
 		return prim("0")
 	}
@@ -119,19 +119,19 @@ func (fc *fnCtx) conversion(c *ast.CallExpr, to types.Type) cx {
 	}
 	if _, ok := to.Underlying().(*types.Slice); ok {
 		if _, ok := from.Underlying().(*types.Slice); !ok {
-			fc.u.unsupported(c.Pos(), "converting "+from.String()+" to a slice", "use kernel.Reinterpret to view memory as another type")
+			fc.unsupported(c.Pos(), "converting "+from.String()+" to a slice", "use kernel.Reinterpret to view memory as another type")
 			return prim("0")
 		}
 	}
 	if _, ok := to.Underlying().(*types.Array); ok {
 		if _, ok := from.Underlying().(*types.Slice); ok {
-			fc.u.unsupported(c.Pos(), "converting a slice to an array", "copy the elements in a loop")
+			fc.unsupported(c.Pos(), "converting a slice to an array", "copy the elements in a loop")
 			return prim("0")
 		}
 	}
 	if p, ok := to.Underlying().(*types.Pointer); ok {
 		_ = p
-		fc.u.unsupported(c.Pos(), "converting to a pointer type", "use slices")
+		fc.unsupported(c.Pos(), "converting to a pointer type", "use slices")
 		return prim("0")
 	}
 	return fc.convert(fc.expr(arg), from, to)
@@ -145,9 +145,9 @@ func (fc *fnCtx) builtin(c *ast.CallExpr, name string) cx {
 			x := fc.val(c.Args[0])
 			return cx{s: x.at(precPostfix) + ".n", prec: precPostfix}
 		}
-		fc.u.unsupported(c.Pos(), "len of "+t.String(), "take len of slices and arrays")
+		fc.unsupported(c.Pos(), "len of "+t.String(), "take len of slices and arrays")
 	case "cap":
-		fc.u.unsupported(c.Pos(), "cap", "GPU slices carry only their length; use len")
+		fc.unsupported(c.Pos(), "cap", "GPU slices carry only their length; use len")
 	case "min", "max":
 		t := fc.typeOf(c)
 		var fnName string
@@ -159,7 +159,7 @@ func (fc *fnCtx) builtin(c *ast.CallExpr, name string) cx {
 		case classOf(t) != notInt:
 			fnName = "gocu_" + name + "<" + fc.ctype(t) + ">"
 		default:
-			fc.u.unsupported(c.Pos(), name+" of "+t.String(), "use min and max on numbers")
+			fc.unsupported(c.Pos(), name+" of "+t.String(), "use min and max on numbers")
 			return prim("0")
 		}
 		acc := fc.valAs(c.Args[0], t)
@@ -168,23 +168,23 @@ func (fc *fnCtx) builtin(c *ast.CallExpr, name string) cx {
 		}
 		return acc
 	case "new", "make", "append":
-		fc.u.unsupported(c.Pos(), name+" (it allocates memory)", "pass buffers in as slice parameters, or use fixed-size arrays and kernel.Shared")
+		fc.unsupported(c.Pos(), name+" (it allocates memory)", "pass buffers in as slice parameters, or use fixed-size arrays and kernel.Shared")
 	case "copy":
-		fc.u.unsupported(c.Pos(), "copy", "copy the elements in a loop")
+		fc.unsupported(c.Pos(), "copy", "copy the elements in a loop")
 	case "panic":
-		fc.u.unsupported(c.Pos(), "panic", "write an error code into an output slice and return")
+		fc.unsupported(c.Pos(), "panic", "write an error code into an output slice and return")
 	case "print", "println":
-		fc.u.unsupported(c.Pos(), name, "write values into an output slice, or run the kernel on the simulator and print there")
+		fc.unsupported(c.Pos(), name, "write values into an output slice, or run the kernel on the simulator and print there")
 	case "recover":
-		fc.u.unsupported(c.Pos(), "recover", "kernels cannot panic; check values explicitly")
+		fc.unsupported(c.Pos(), "recover", "kernels cannot panic; check values explicitly")
 	case "delete", "clear":
-		fc.u.unsupported(c.Pos(), name, "use slices and fixed-size arrays")
+		fc.unsupported(c.Pos(), name, "use slices and fixed-size arrays")
 	case "close":
-		fc.u.unsupported(c.Pos(), "close (channels)", "communicate through shared memory and SyncThreads")
+		fc.unsupported(c.Pos(), "close (channels)", "communicate through shared memory and SyncThreads")
 	case "complex", "real", "imag":
-		fc.u.unsupported(c.Pos(), "complex numbers", "use pairs of floats (kernel.Float2)")
+		fc.unsupported(c.Pos(), "complex numbers", "use pairs of floats (kernel.Float2)")
 	default:
-		fc.u.unsupported(c.Pos(), "the builtin "+name, "use the Go subset described in package gen")
+		fc.unsupported(c.Pos(), "the builtin "+name, "use the Go subset described in package gen")
 	}
 	return prim("0")
 }
@@ -233,10 +233,10 @@ func (fc *fnCtx) threadMethod(c *ast.CallExpr, name string) cx {
 		fc.eff.warp = true
 		return cx{s: callx("__all_sync", arg(0), arg(1)).s + " != 0", prec: precEq}
 	case "Index2D", "Stride2D":
-		fc.u.unsupported(c.Pos(), "using "+name+" as a single value", "assign both results: x, y := t."+name+"()")
+		fc.unsupported(c.Pos(), "using "+name+" as a single value", "assign both results: x, y := t."+name+"()")
 		return prim("0")
 	}
-	fc.u.unsupported(c.Pos(), "the Thread method "+name, "see package kernel for what kernels can call")
+	fc.unsupported(c.Pos(), "the Thread method "+name, "see package kernel for what kernels can call")
 	return prim("0")
 }
 
@@ -286,12 +286,12 @@ func (fc *fnCtx) kernelCall(c *ast.CallExpr, callee *types.Func) cx {
 		if isKernelNamed(recv.Type(), "Dim3") && name == "Size" {
 			sel := c.Fun.(*ast.SelectorExpr)
 			if !fc.pure(sel.X) {
-				fc.u.unsupported(c.Pos(), "Size of an expression with calls", "assign the Dim3 to a variable first")
+				fc.unsupported(c.Pos(), "Size of an expression with calls", "assign the Dim3 to a variable first")
 			}
 			d := fc.val(sel.X).at(precPostfix)
 			return cx{s: fmt.Sprintf("(unsigned long long)(long long)%s.X * (unsigned long long)(long long)%s.Y * (unsigned long long)(long long)%s.Z", d, d, d), prec: precMul, uns: true}
 		}
-		fc.u.unsupported(c.Pos(), "the method "+funcDisplayName(callee), "see package kernel for what kernels can call")
+		fc.unsupported(c.Pos(), "the method "+funcDisplayName(callee), "see package kernel for what kernels can call")
 		return prim("0")
 	}
 	args := func(from int) []cx {
@@ -337,11 +337,11 @@ func (fc *fnCtx) kernelCall(c *ast.CallExpr, callee *types.Func) cx {
 		ct := fc.ctype(targs[0])
 		return prim(fmt.Sprintf("gocu_slice<%s>{(%s*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(%s))}", ct, ct, ct))
 	case "Shared":
-		fc.u.unsupported(c.Pos(), "kernel.Shared outside a declaration at the top of a kernel body", "declare it first in the kernel, as tile := kernel.Shared[[16][16]float32](t), and pass it to functions")
+		fc.unsupported(c.Pos(), "kernel.Shared outside a declaration at the top of a kernel body", "declare it first in the kernel, as tile := kernel.Shared[[16][16]float32](t), and pass it to functions")
 	case "At", "Index":
-		fc.u.unsupported(c.Pos(), "kernel."+name+" in kernel code", "it is for code that gocu gen writes; index the slice directly")
+		fc.unsupported(c.Pos(), "kernel."+name+" in kernel code", "it is for code that gocu gen writes; index the slice directly")
 	default:
-		fc.u.unsupported(c.Pos(), "kernel."+name, "see package kernel for what kernels can call")
+		fc.unsupported(c.Pos(), "kernel."+name, "see package kernel for what kernels can call")
 	}
 	return prim("0")
 }
@@ -430,7 +430,7 @@ func (fc *fnCtx) atomic(c *ast.CallExpr, name string) cx {
 func (fc *fnCtx) atomicTarget(e ast.Expr) cx {
 	u, ok := ast.Unparen(e).(*ast.UnaryExpr)
 	if !ok || u.Op != token.AND {
-		fc.u.unsupported(e.Pos(), "an atomic on anything but &s[i]", "pass the address of a slice or shared-array element, such as &hist[bin]")
+		fc.unsupported(e.Pos(), "an atomic on anything but &s[i]", "pass the address of a slice or shared-array element, such as &hist[bin]")
 		return cx{}
 	}
 	target := ast.Unparen(u.X)
@@ -444,13 +444,13 @@ func (fc *fnCtx) atomicTarget(e ast.Expr) cx {
 	}
 	ix, ok := root.(*ast.IndexExpr)
 	if !ok {
-		fc.u.unsupported(e.Pos(), "an atomic on a variable", "atomics work on slice or shared-array elements, such as &hist[bin]")
+		fc.unsupported(e.Pos(), "an atomic on a variable", "atomics work on slice or shared-array elements, such as &hist[bin]")
 		return cx{}
 	}
 	if _, isSlice := fc.typeOf(ix.X).Underlying().(*types.Slice); !isSlice {
 		if !fc.isSharedExpr(ix.X) {
 			if _, isPtr := fc.typeOf(ix.X).Underlying().(*types.Pointer); !isPtr {
-				fc.u.unsupported(e.Pos(), "an atomic on a local array", "local arrays are private to a thread; use a plain update, or a shared array")
+				fc.unsupported(e.Pos(), "an atomic on a local array", "local arrays are private to a thread; use a plain update, or a shared array")
 				return cx{}
 			}
 		}
@@ -464,14 +464,14 @@ func (fc *fnCtx) deviceCall(c *ast.CallExpr, callee *types.Func) cx {
 	g := fc.u.fns[callee.Origin()]
 	if g == nil || g.cname == "" {
 		if isInterfaceMethod(callee) {
-			fc.u.unsupported(c.Pos(), "calling an interface method", "use concrete types")
+			fc.unsupported(c.Pos(), "calling an interface method", "use concrete types")
 		} else {
-			fc.u.unsupported(c.Pos(), "calling "+funcDisplayName(callee), "kernels can call Go functions with bodies in your module, and the kernel, math and math/bits packages")
+			fc.unsupported(c.Pos(), "calling "+funcDisplayName(callee), "kernels can call Go functions with bodies in your module, and the kernel, math and math/bits packages")
 		}
 		return prim("0")
 	}
 	if fc.instance(c) != nil && len(fc.typeArgs(c)) > 0 {
-		fc.u.unsupported(c.Pos(), "calling the generic function "+funcDisplayName(callee), "write a non-generic function per element type")
+		fc.unsupported(c.Pos(), "calling the generic function "+funcDisplayName(callee), "write a non-generic function per element type")
 		return prim("0")
 	}
 	fc.eff.or(g.eff)
@@ -480,7 +480,7 @@ func (fc *fnCtx) deviceCall(c *ast.CallExpr, callee *types.Func) cx {
 	if sig.Recv() != nil {
 		sel, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr)
 		if !ok {
-			fc.u.unsupported(c.Pos(), "a method expression", "call the method on a value")
+			fc.unsupported(c.Pos(), "a method expression", "call the method on a value")
 			return prim("0")
 		}
 		args = append(args, fc.valAs(sel.X, sig.Recv().Type()))
@@ -521,7 +521,7 @@ func (fc *fnCtx) mathCall(c *ast.CallExpr, callee *types.Func) cx {
 	if m, ok := goMath[name]; ok {
 		return callx(m, args...)
 	}
-	fc.u.unsupported(c.Pos(), "math."+name, "use the math functions CUDA provides (Sqrt, Exp, Log, Sin, Pow, FMA, ...)")
+	fc.unsupported(c.Pos(), "math."+name, "use the math functions CUDA provides (Sqrt, Exp, Log, Sin, Pow, FMA, ...)")
 	return prim("0")
 }
 
@@ -569,6 +569,6 @@ func (fc *fnCtx) bitsCall(c *ast.CallExpr, callee *types.Func) cx {
 	case "RotateLeft32":
 		return callx("gocu_rotl32", args[0], args[1])
 	}
-	fc.u.unsupported(c.Pos(), "bits."+callee.Name(), "use OnesCount, LeadingZeros, TrailingZeros, Len, Reverse or RotateLeft")
+	fc.unsupported(c.Pos(), "bits."+callee.Name(), "use OnesCount, LeadingZeros, TrailingZeros, Len, Reverse or RotateLeft")
 	return prim("0")
 }

@@ -163,7 +163,7 @@ func (fc *fnCtx) expr(e ast.Expr) cx {
 	case *ast.IndexExpr:
 		return fc.index(e, fc.u.site(e, fc.f), false)
 	case *ast.IndexListExpr:
-		fc.u.unsupported(e.Pos(), "a generic function value", "call the function")
+		fc.unsupported(e.Pos(), "a generic function value", "call the function")
 	case *ast.SliceExpr:
 		return fc.sliceExpr(e)
 	case *ast.StarExpr:
@@ -179,13 +179,13 @@ func (fc *fnCtx) expr(e ast.Expr) cx {
 	case *ast.CompositeLit:
 		return fc.composite(e)
 	case *ast.FuncLit:
-		fc.u.unsupported(e.Pos(), "a function literal (closure)", "write a named function and call it")
+		fc.unsupported(e.Pos(), "a function literal (closure)", "write a named function and call it")
 	case *ast.TypeAssertExpr:
-		fc.u.unsupported(e.Pos(), "a type assertion", "use concrete types")
+		fc.unsupported(e.Pos(), "a type assertion", "use concrete types")
 	case *ast.BasicLit:
-		fc.u.unsupported(e.Pos(), "a string", "pass bytes as a []uint8")
+		fc.unsupported(e.Pos(), "a string", "pass bytes as a []uint8")
 	default:
-		fc.u.unsupported(e.Pos(), fmt.Sprintf("the expression %s", fc.u.nodeText(e)), "use the Go subset described in package gen")
+		fc.unsupported(e.Pos(), fmt.Sprintf("the expression %s", fc.u.nodeText(e)), "use the Go subset described in package gen")
 	}
 	return prim("0")
 }
@@ -198,7 +198,7 @@ func (fc *fnCtx) ident(id *ast.Ident) cx {
 	switch obj := obj.(type) {
 	case *types.Var:
 		if fc.isThread(obj) {
-			fc.u.unsupported(id.Pos(), "using the *kernel.Thread as a value", "pass it to a function, or read its fields and methods")
+			fc.unsupported(id.Pos(), "using the *kernel.Thread as a value", "pass it to a function, or read its fields and methods")
 			return prim("0")
 		}
 		if name, ok := fc.vars[obj]; ok {
@@ -209,17 +209,17 @@ func (fc *fnCtx) ident(id *ast.Ident) cx {
 			return prim(name)
 		}
 		if obj.Parent() == obj.Pkg().Scope() {
-			fc.u.unsupported(id.Pos(), "the package-level variable "+obj.Name(), "pass the value as a parameter, or declare a constant")
+			fc.unsupported(id.Pos(), "the package-level variable "+obj.Name(), "pass the value as a parameter, or declare a constant")
 		} else if len(fc.u.diags) == 0 {
 			// Otherwise its declaration was rejected already.
 			fc.u.errorf(id.Pos(), "gocu gen: internal error: no C name for %s", obj.Name())
 		}
 	case *types.Nil:
-		fc.u.unsupported(id.Pos(), "nil", "use an empty slice parameter or a length of zero")
+		fc.unsupported(id.Pos(), "nil", "use an empty slice parameter or a length of zero")
 	case *types.Func:
-		fc.u.unsupported(id.Pos(), "a function value", "call the function directly")
+		fc.unsupported(id.Pos(), "a function value", "call the function directly")
 	default:
-		fc.u.unsupported(id.Pos(), "the identifier "+id.Name+" here", "use variables, constants and calls")
+		fc.unsupported(id.Pos(), "the identifier "+id.Name+" here", "use variables, constants and calls")
 	}
 	return prim("0")
 }
@@ -247,16 +247,16 @@ func (fc *fnCtx) selector(e *ast.SelectorExpr) cx {
 		// A qualified identifier: constants were folded already.
 		switch obj := fc.info.Uses[e.Sel].(type) {
 		case *types.Var:
-			fc.u.unsupported(e.Pos(), "the package-level variable "+obj.Pkg().Name()+"."+obj.Name(), "pass the value as a parameter, or declare a constant")
+			fc.unsupported(e.Pos(), "the package-level variable "+obj.Pkg().Name()+"."+obj.Name(), "pass the value as a parameter, or declare a constant")
 		case *types.Func:
-			fc.u.unsupported(e.Pos(), "a function value", "call the function directly")
+			fc.unsupported(e.Pos(), "a function value", "call the function directly")
 		default:
-			fc.u.unsupported(e.Pos(), "the selector "+fc.u.nodeText(e), "use variables, constants and calls")
+			fc.unsupported(e.Pos(), "the selector "+fc.u.nodeText(e), "use variables, constants and calls")
 		}
 		return prim("0")
 	}
 	if sel.Kind() != types.FieldVal {
-		fc.u.unsupported(e.Pos(), "a method value", "call the method directly")
+		fc.unsupported(e.Pos(), "a method value", "call the method directly")
 		return prim("0")
 	}
 	// t.ThreadIdx.X and friends.
@@ -269,7 +269,7 @@ func (fc *fnCtx) selector(e *ast.SelectorExpr) cx {
 		if v, ok := builtinVars[e.Sel.Name]; ok {
 			return prim("gocu_" + v + "()")
 		}
-		fc.u.unsupported(e.Pos(), "the Thread field "+e.Sel.Name, "use ThreadIdx, BlockIdx, BlockDim and GridDim")
+		fc.unsupported(e.Pos(), "the Thread field "+e.Sel.Name, "use ThreadIdx, BlockIdx, BlockDim and GridDim")
 		return prim("0")
 	}
 	base := fc.expr(e.X)
@@ -299,7 +299,7 @@ func (fc *fnCtx) fieldPath(t types.Type, path []int, pos token.Pos) string {
 			n, _ := types.Unalias(t).(*types.Named)
 			s := fc.u.structs[n]
 			if s == nil {
-				fc.u.unsupported(pos, "a field of an unnamed struct type", "declare a named struct type")
+				fc.unsupported(pos, "a field of an unnamed struct type", "declare a named struct type")
 				return ""
 			}
 			b.WriteString("." + s.fields[i])
@@ -377,7 +377,7 @@ func (fc *fnCtx) index(e *ast.IndexExpr, site int, write bool) cx {
 			arr, at, viaPtr = fc.arrayObj(e.X)
 		}
 		if at == nil {
-			fc.u.unsupported(e.Pos(), "indexing "+xt.String(), "index slices and arrays")
+			fc.unsupported(e.Pos(), "indexing "+xt.String(), "index slices and arrays")
 			return prim("0")
 		}
 		if viaPtr || fc.isSharedExpr(e.X) {
@@ -394,14 +394,14 @@ func (fc *fnCtx) index(e *ast.IndexExpr, site int, write bool) cx {
 		i := fc.indexVal(e.Index)
 		return cx{s: fmt.Sprintf("%s.v[GOCU_AI(%s, %d, %d)]", arr.at(precPostfix), macroArg(i.s), at.Len(), site), prec: precPostfix}
 	case *types.Map:
-		fc.u.unsupported(e.Pos(), "a map", "use a slice or a fixed-size array indexed by an integer key")
+		fc.unsupported(e.Pos(), "a map", "use a slice or a fixed-size array indexed by an integer key")
 	case *types.Basic:
-		fc.u.unsupported(e.Pos(), "a string", "pass bytes as a []uint8")
+		fc.unsupported(e.Pos(), "a string", "pass bytes as a []uint8")
 	case *types.Signature:
-		fc.u.unsupported(e.Pos(), "a generic function value", "call the function")
+		fc.unsupported(e.Pos(), "a generic function value", "call the function")
 	default:
 		_ = u
-		fc.u.unsupported(e.Pos(), "indexing "+xt.String(), "index slices and arrays")
+		fc.unsupported(e.Pos(), "indexing "+xt.String(), "index slices and arrays")
 	}
 	return prim("0")
 }
@@ -437,7 +437,7 @@ func (fc *fnCtx) isSharedExpr(e ast.Expr) bool {
 // sliceExpr translates s[lo:hi] of a slice or an addressable array.
 func (fc *fnCtx) sliceExpr(e *ast.SliceExpr) cx {
 	if e.Slice3 {
-		fc.u.unsupported(e.Pos(), "a three-index slice expression", "GPU slices carry no capacity; use s[lo:hi]")
+		fc.unsupported(e.Pos(), "a three-index slice expression", "GPU slices carry no capacity; use s[lo:hi]")
 		return prim("0")
 	}
 	xt := fc.typeOf(e.X)
@@ -451,17 +451,17 @@ func (fc *fnCtx) sliceExpr(e *ast.SliceExpr) cx {
 	case *types.Array, *types.Pointer:
 		arr, at, _ := fc.arrayObj(e.X)
 		if at == nil {
-			fc.u.unsupported(e.Pos(), "slicing "+xt.String(), "slice slices and arrays")
+			fc.unsupported(e.Pos(), "slicing "+xt.String(), "slice slices and arrays")
 			return prim("0")
 		}
 		if _, isPtr := u.(*types.Pointer); !isPtr && !fc.addressable(e.X) {
-			fc.u.unsupported(e.Pos(), "slicing an array that is not a variable", "assign the array to a variable first")
+			fc.unsupported(e.Pos(), "slicing an array that is not a variable", "assign the array to a variable first")
 			return prim("0")
 		}
 		elem = at.Elem()
 		base = prim(fmt.Sprintf("gocu_slice<%s>{%s.v, %d}", fc.ctype(elem), arr.at(precPostfix), at.Len()))
 	default:
-		fc.u.unsupported(e.Pos(), "slicing "+xt.String(), "slice slices and arrays")
+		fc.unsupported(e.Pos(), "slicing "+xt.String(), "slice slices and arrays")
 		return prim("0")
 	}
 	if e.Low == nil && e.High == nil {
@@ -477,7 +477,7 @@ func (fc *fnCtx) sliceExpr(e *ast.SliceExpr) cx {
 	} else {
 		// s[lo:] needs the length of s: evaluate s once.
 		if !fc.pure(e.X) {
-			fc.u.unsupported(e.Pos(), "s[lo:] of an expression with calls", "assign the slice to a variable first")
+			fc.unsupported(e.Pos(), "s[lo:] of an expression with calls", "assign the slice to a variable first")
 		}
 		hi = prim(base.at(precPostfix) + ".n")
 	}
@@ -520,7 +520,7 @@ func (fc *fnCtx) deref(e *ast.StarExpr) cx {
 			return cx{s: "(*" + x.at(precUnary) + ")", prec: precPrimary}
 		}
 	}
-	fc.u.unsupported(e.Pos(), "dereferencing a pointer", "use slices; pointers exist only for shared arrays")
+	fc.unsupported(e.Pos(), "dereferencing a pointer", "use slices; pointers exist only for shared arrays")
 	return prim("0")
 }
 
@@ -550,11 +550,11 @@ func (fc *fnCtx) unary(e *ast.UnaryExpr) cx {
 		}
 		return cx{s: "~" + x.at(precUnary), prec: precUnary, uns: x.uns}
 	case token.AND:
-		fc.u.unsupported(e.Pos(), "taking an address", "pass &s[i] only to the kernel package's atomics; use slices otherwise")
+		fc.unsupported(e.Pos(), "taking an address", "pass &s[i] only to the kernel package's atomics; use slices otherwise")
 	case token.ARROW:
-		fc.u.unsupported(e.Pos(), "a channel receive", "communicate through shared memory and SyncThreads")
+		fc.unsupported(e.Pos(), "a channel receive", "communicate through shared memory and SyncThreads")
 	default:
-		fc.u.unsupported(e.Pos(), "the operator "+e.Op.String(), "use Go's arithmetic operators")
+		fc.unsupported(e.Pos(), "the operator "+e.Op.String(), "use Go's arithmetic operators")
 	}
 	return prim("0")
 }
@@ -580,7 +580,7 @@ func (fc *fnCtx) binop(op token.Token, x, y cx, xt, yt, rt types.Type, node ast.
 		return bin(fc.sgn(x, xt), fc.sgn(y, yt), false)
 	case token.EQL, token.NEQ:
 		if !isComparableScalar(xt) {
-			fc.u.unsupported(node.Pos(), "comparing values of type "+types.TypeString(xt, types.RelativeTo(fc.u.pkg.Types)), "compare the fields or elements one by one")
+			fc.unsupported(node.Pos(), "comparing values of type "+types.TypeString(xt, types.RelativeTo(fc.u.pkg.Types)), "compare the fields or elements one by one")
 			return prim("false")
 		}
 		if classOf(xt) == wideSigned && (x.uns || y.uns) {
@@ -631,7 +631,7 @@ func (fc *fnCtx) binop(op token.Token, x, y cx, xt, yt, rt types.Type, node ast.
 	if isFloat(rt) || classOf(rt) == wideUns || isBool(rt) {
 		return bin(x, y, false)
 	}
-	fc.u.unsupported(node.Pos(), "the operator "+op.String()+" on "+rt.String(), "use numbers")
+	fc.unsupported(node.Pos(), "the operator "+op.String()+" on "+rt.String(), "use numbers")
 	return prim("0")
 }
 
@@ -746,7 +746,7 @@ func (fc *fnCtx) divide(op token.Token, x, y cx, t types.Type, node ast.Node) cx
 func (fc *fnCtx) convert(x cx, from, to types.Type) cx {
 	if types.Identical(from.Underlying(), to.Underlying()) || fc.ctype(from) == fc.ctype(to) {
 		if _, ok := to.Underlying().(*types.Struct); ok && !types.Identical(from, to) && fc.ctype(from) != fc.ctype(to) {
-			fc.u.unsupported(fc.pos, "converting between struct types", "copy the fields one by one")
+			fc.unsupported(fc.pos, "converting between struct types", "copy the fields one by one")
 			return prim("0")
 		}
 		return x
@@ -754,7 +754,7 @@ func (fc *fnCtx) convert(x cx, from, to types.Type) cx {
 	ct := fc.ctype(to)
 	fb, tb := basicOf(from), basicOf(to)
 	if fb == nil || tb == nil {
-		fc.u.unsupported(fc.pos, "the conversion from "+from.String()+" to "+to.String(), "convert numbers only")
+		fc.unsupported(fc.pos, "the conversion from "+from.String()+" to "+to.String(), "convert numbers only")
 		return prim("0")
 	}
 	switch {
@@ -793,7 +793,7 @@ func (fc *fnCtx) convert(x cx, from, to types.Type) cx {
 			return callx("gocu_f2u64", x)
 		}
 	}
-	fc.u.unsupported(fc.pos, "the conversion from "+from.String()+" to "+to.String(), "convert between numeric types")
+	fc.unsupported(fc.pos, "the conversion from "+from.String()+" to "+to.String(), "convert between numeric types")
 	return prim("0")
 }
 
@@ -811,7 +811,7 @@ func (fc *fnCtx) composite(e *ast.CompositeLit) cx {
 			return prim("gocu_Dim3{" + joinCx(fc.structElems(e, u)) + "}")
 		}
 		if _, ok := types.Unalias(t).(*types.Named); !ok {
-			fc.u.unsupported(e.Pos(), "an anonymous struct literal", "declare a named struct type")
+			fc.unsupported(e.Pos(), "an anonymous struct literal", "declare a named struct type")
 			return prim("0")
 		}
 		return prim(fc.ctype(t) + "{" + joinCx(fc.structElems(e, u)) + "}")
@@ -837,11 +837,11 @@ func (fc *fnCtx) composite(e *ast.CompositeLit) cx {
 		}
 		return prim(fc.ctype(t) + "{{" + joinCx(vals) + "}}")
 	case *types.Slice:
-		fc.u.unsupported(e.Pos(), "a slice literal (it allocates memory)", "use a fixed-size array, such as [4]float32{...}")
+		fc.unsupported(e.Pos(), "a slice literal (it allocates memory)", "use a fixed-size array, such as [4]float32{...}")
 	case *types.Map:
-		fc.u.unsupported(e.Pos(), "a map", "use a slice or a fixed-size array indexed by an integer key")
+		fc.unsupported(e.Pos(), "a map", "use a slice or a fixed-size array indexed by an integer key")
 	default:
-		fc.u.unsupported(e.Pos(), "a composite literal of type "+t.String(), "use struct and array literals")
+		fc.unsupported(e.Pos(), "a composite literal of type "+t.String(), "use struct and array literals")
 	}
 	return prim("0")
 }

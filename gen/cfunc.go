@@ -26,6 +26,9 @@ type fnCtx struct {
 	results     []string // C names of named results
 	resultTypes *types.Tuple
 	kernelTop   bool // translating the top-level statements of a kernel
+
+	cur ast.Stmt              // the statement being translated
+	bad map[types.Object]bool // variables whose declaration was rejected
 }
 
 // target is a statement that break or continue can leave.
@@ -48,6 +51,7 @@ func newFnCtx(u *unit, f *fn) *fnCtx {
 		labels: newNames(u.globals),
 		vars:   map[types.Object]string{},
 		shared: map[types.Object]bool{},
+		bad:    map[types.Object]bool{},
 		b:      &strings.Builder{},
 	}
 }
@@ -155,3 +159,31 @@ func (u *unit) translate(f *fn) {
 func (fc *fnCtx) push() { fc.names = newNames(fc.names) }
 
 func (fc *fnCtx) pop() { fc.names = fc.names.parent }
+
+// unsupported reports a construct outside the subset, unless the statement
+// uses a variable whose declaration was already rejected (one problem,
+// one message).
+func (fc *fnCtx) unsupported(pos token.Pos, construct, instead string) {
+	if fc.cur != nil && len(fc.bad) > 0 {
+		quiet := false
+		ast.Inspect(fc.cur, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && fc.bad[fc.info.Uses[id]] {
+				quiet = true
+			}
+			return !quiet
+		})
+		if quiet {
+			return
+		}
+	}
+	fc.u.unsupported(pos, construct, instead)
+}
+
+// reject marks the variables a rejected declaration declares.
+func (fc *fnCtx) reject(objs ...types.Object) {
+	for _, o := range objs {
+		if o != nil {
+			fc.bad[o] = true
+		}
+	}
+}

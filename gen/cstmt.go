@@ -30,6 +30,9 @@ func (fc *fnCtx) block(list []ast.Stmt) {
 
 func (fc *fnCtx) stmt(s ast.Stmt) {
 	fc.pos = s.Pos()
+	saved := fc.cur
+	fc.cur = s
+	defer func() { fc.cur = saved }()
 	fc.checkOrder(s)
 	switch s := s.(type) {
 	case *ast.DeclStmt:
@@ -39,7 +42,7 @@ func (fc *fnCtx) stmt(s ast.Stmt) {
 	case *ast.ExprStmt:
 		call, ok := ast.Unparen(s.X).(*ast.CallExpr)
 		if !ok {
-			fc.u.unsupported(s.Pos(), "this expression statement", "only calls can stand alone as statements")
+			fc.unsupported(s.Pos(), "this expression statement", "only calls can stand alone as statements")
 			return
 		}
 		fc.line("%s;", fc.call(call).s)
@@ -88,17 +91,17 @@ func (fc *fnCtx) stmt(s ast.Stmt) {
 		fc.returnStmt(s)
 	case *ast.EmptyStmt:
 	case *ast.TypeSwitchStmt:
-		fc.u.unsupported(s.Pos(), "a type switch", "use concrete types")
+		fc.unsupported(s.Pos(), "a type switch", "use concrete types")
 	case *ast.GoStmt:
-		fc.u.unsupported(s.Pos(), "a go statement", "every GPU thread already runs the kernel; use more threads")
+		fc.unsupported(s.Pos(), "a go statement", "every GPU thread already runs the kernel; use more threads")
 	case *ast.DeferStmt:
-		fc.u.unsupported(s.Pos(), "defer", "call the function at the end explicitly")
+		fc.unsupported(s.Pos(), "defer", "call the function at the end explicitly")
 	case *ast.SelectStmt:
-		fc.u.unsupported(s.Pos(), "select", "communicate through shared memory and SyncThreads")
+		fc.unsupported(s.Pos(), "select", "communicate through shared memory and SyncThreads")
 	case *ast.SendStmt:
-		fc.u.unsupported(s.Pos(), "a channel send", "communicate through shared memory and SyncThreads")
+		fc.unsupported(s.Pos(), "a channel send", "communicate through shared memory and SyncThreads")
 	default:
-		fc.u.unsupported(s.Pos(), fmt.Sprintf("the statement %T", s), "use the Go subset described in package gen")
+		fc.unsupported(s.Pos(), fmt.Sprintf("the statement %T", s), "use the Go subset described in package gen")
 	}
 }
 
@@ -126,6 +129,7 @@ func (fc *fnCtx) declStmt(s *ast.DeclStmt) {
 						continue
 					}
 					if !fc.u.checkValueType(n.Pos(), obj.Type()) {
+						fc.reject(obj)
 						continue
 					}
 					name := fc.bind(obj)
@@ -154,7 +158,7 @@ func (fc *fnCtx) assign(s *ast.AssignStmt) {
 		case len(s.Lhs) > 1 && len(s.Rhs) == 1:
 			call, ok := ast.Unparen(s.Rhs[0]).(*ast.CallExpr)
 			if !ok {
-				fc.u.unsupported(s.Pos(), "this multi-value assignment", "assign one value at a time")
+				fc.unsupported(s.Pos(), "this multi-value assignment", "assign one value at a time")
 				return
 			}
 			fc.multiAssign(s.Lhs, call, define, s)
@@ -166,7 +170,7 @@ func (fc *fnCtx) assign(s *ast.AssignStmt) {
 	default:
 		op, ok := opAssign[s.Tok]
 		if !ok {
-			fc.u.unsupported(s.Pos(), "the assignment "+s.Tok.String(), "use Go's assignment operators")
+			fc.unsupported(s.Pos(), "the assignment "+s.Tok.String(), "use Go's assignment operators")
 			return
 		}
 		fc.opAssign(s.Lhs[0], op, s.Rhs[0], s)
@@ -207,7 +211,7 @@ func isBlank(e ast.Expr) bool {
 // sharedDecl declares a kernel.Shared array.
 func (fc *fnCtx) sharedDecl(obj types.Object, call ast.Expr) {
 	if !fc.kernelTop {
-		fc.u.unsupported(call.Pos(), "kernel.Shared outside the top level of a kernel body", "declare shared arrays first in the kernel, outside loops and branches, and pass them to functions")
+		fc.unsupported(call.Pos(), "kernel.Shared outside the top level of a kernel body", "declare shared arrays first in the kernel, outside loops and branches, and pass them to functions")
 		return
 	}
 	t := obj.Type().(*types.Pointer).Elem()
@@ -231,6 +235,7 @@ func (fc *fnCtx) single(lhs, rhs ast.Expr, define bool) {
 		before := len(fc.u.diags)
 		v := fc.valAs(rhs, obj.Type())
 		if len(fc.u.diags) > before || !fc.u.checkValueType(lhs.Pos(), obj.Type()) {
+			fc.reject(obj)
 			return
 		}
 		name := fc.bind(obj)
@@ -242,7 +247,7 @@ func (fc *fnCtx) single(lhs, rhs ast.Expr, define bool) {
 		return
 	}
 	if fc.isSharedCall(rhs) {
-		fc.u.unsupported(rhs.Pos(), "assigning kernel.Shared to an existing variable", "declare it with :=")
+		fc.unsupported(rhs.Pos(), "assigning kernel.Shared to an existing variable", "declare it with :=")
 		return
 	}
 	lt := fc.typeOf(lhs)
@@ -271,7 +276,7 @@ func (fc *fnCtx) store(lhs ast.Expr, define bool, v cx, vt types.Type) {
 func (fc *fnCtx) multiAssign(lhs []ast.Expr, call *ast.CallExpr, define bool, node ast.Node) {
 	vals, setup, ok := fc.multi(call)
 	if !ok {
-		fc.u.unsupported(node.Pos(), "this multi-value assignment", "assign one value at a time")
+		fc.unsupported(node.Pos(), "this multi-value assignment", "assign one value at a time")
 		return
 	}
 	tt, _ := fc.typeOf(call).(*types.Tuple)
@@ -360,7 +365,7 @@ func (fc *fnCtx) lvalue(e ast.Expr) cx {
 			obj = fc.info.Defs[x]
 		}
 		if fc.shared[obj] {
-			fc.u.unsupported(x.Pos(), "assigning to a kernel.Shared variable", "declare another shared array")
+			fc.unsupported(x.Pos(), "assigning to a kernel.Shared variable", "declare another shared array")
 			return prim("0")
 		}
 		return fc.ident(x)
@@ -372,11 +377,11 @@ func (fc *fnCtx) lvalue(e ast.Expr) cx {
 			return fc.selector(x)
 		}
 		if fc.threadIdent(x.X) {
-			fc.u.unsupported(x.Pos(), "assigning to the thread's position", "copy it into a variable")
+			fc.unsupported(x.Pos(), "assigning to the thread's position", "copy it into a variable")
 			return prim("0")
 		}
 		if inner, ok := ast.Unparen(x.X).(*ast.SelectorExpr); ok && fc.threadIdent(inner.X) {
-			fc.u.unsupported(x.Pos(), "assigning to the thread's position", "copy it into a variable")
+			fc.unsupported(x.Pos(), "assigning to the thread's position", "copy it into a variable")
 			return prim("0")
 		}
 		base := fc.lvalue(x.X)
@@ -385,7 +390,7 @@ func (fc *fnCtx) lvalue(e ast.Expr) cx {
 		fc.eff.writes = true
 		return fc.deref(x)
 	}
-	fc.u.unsupported(e.Pos(), "assigning to "+fc.u.nodeText(e), "assign to variables, slice and array elements and struct fields")
+	fc.unsupported(e.Pos(), "assigning to "+fc.u.nodeText(e), "assign to variables, slice and array elements and struct fields")
 	return prim("0")
 }
 
@@ -756,7 +761,7 @@ func (fc *fnCtx) rangeStmt(s *ast.RangeStmt, label string) {
 	switch u := xt.Underlying().(type) {
 	case *types.Basic:
 		if u.Info()&types.IsInteger == 0 {
-			fc.u.unsupported(s.Pos(), "ranging over "+xt.String(), "range over an integer, a slice or an array")
+			fc.unsupported(s.Pos(), "ranging over "+xt.String(), "range over an integer, a slice or an array")
 			return
 		}
 		t := xt
@@ -800,7 +805,7 @@ func (fc *fnCtx) rangeStmt(s *ast.RangeStmt, label string) {
 	case *types.Pointer:
 		at, ok := u.Elem().Underlying().(*types.Array)
 		if !ok {
-			fc.u.unsupported(s.Pos(), "ranging over "+xt.String(), "range over an integer, a slice or an array")
+			fc.unsupported(s.Pos(), "ranging over "+xt.String(), "range over an integer, a slice or an array")
 			return
 		}
 		ct = "long long"
@@ -813,16 +818,16 @@ func (fc *fnCtx) rangeStmt(s *ast.RangeStmt, label string) {
 			elem = func(i string) string { return x + ".v[" + i + "]" }
 		}
 	case *types.Map:
-		fc.u.unsupported(s.Pos(), "a map", "use a slice or a fixed-size array indexed by an integer key")
+		fc.unsupported(s.Pos(), "a map", "use a slice or a fixed-size array indexed by an integer key")
 		return
 	case *types.Chan:
-		fc.u.unsupported(s.Pos(), "ranging over a channel", "communicate through shared memory and SyncThreads")
+		fc.unsupported(s.Pos(), "ranging over a channel", "communicate through shared memory and SyncThreads")
 		return
 	case *types.Signature:
-		fc.u.unsupported(s.Pos(), "ranging over a function (iterator)", "use a counting loop")
+		fc.unsupported(s.Pos(), "ranging over a function (iterator)", "use a counting loop")
 		return
 	default:
-		fc.u.unsupported(s.Pos(), "ranging over "+xt.String(), "range over an integer, a slice or an array")
+		fc.unsupported(s.Pos(), "ranging over "+xt.String(), "range over an integer, a slice or an array")
 		return
 	}
 	define := s.Tok == token.DEFINE
@@ -910,7 +915,7 @@ func (fc *fnCtx) switchStmt(s *ast.SwitchStmt, label string) {
 	if s.Tag != nil {
 		tagType = fc.typeOf(s.Tag)
 		if !isComparableScalar(tagType) {
-			fc.u.unsupported(s.Tag.Pos(), "switching on "+tagType.String(), "switch on numbers or bools")
+			fc.unsupported(s.Tag.Pos(), "switching on "+tagType.String(), "switch on numbers or bools")
 		}
 		if tv := fc.info.Types[s.Tag]; tv.Value != nil {
 			tag = fc.expr(s.Tag)
@@ -972,7 +977,7 @@ func (fc *fnCtx) switchStmt(s *ast.SwitchStmt, label string) {
 func (fc *fnCtx) caseBody(cc *ast.CaseClause) {
 	for _, st := range cc.Body {
 		if br, ok := st.(*ast.BranchStmt); ok && br.Tok == token.FALLTHROUGH {
-			fc.u.unsupported(br.Pos(), "fallthrough", "list the values in one case (case a, b:) or repeat the code")
+			fc.unsupported(br.Pos(), "fallthrough", "list the values in one case (case a, b:) or repeat the code")
 		}
 	}
 	fc.block(cc.Body)
@@ -981,7 +986,7 @@ func (fc *fnCtx) caseBody(cc *ast.CaseClause) {
 func (fc *fnCtx) branch(s *ast.BranchStmt) {
 	switch s.Tok {
 	case token.GOTO:
-		fc.u.unsupported(s.Pos(), "goto", "use labelled break and continue")
+		fc.unsupported(s.Pos(), "goto", "use labelled break and continue")
 		return
 	case token.FALLTHROUGH:
 		return // reported by caseBody
@@ -1058,12 +1063,12 @@ func (fc *fnCtx) returnStmt(s *ast.ReturnStmt) {
 	if len(s.Results) == 1 {
 		call, ok := ast.Unparen(s.Results[0]).(*ast.CallExpr)
 		if !ok {
-			fc.u.unsupported(s.Pos(), "this return", "return the values one by one")
+			fc.unsupported(s.Pos(), "this return", "return the values one by one")
 			return
 		}
 		vals, setup, ok := fc.multi(call)
 		if !ok {
-			fc.u.unsupported(s.Pos(), "this return", "return the values one by one")
+			fc.unsupported(s.Pos(), "this return", "return the values one by one")
 			return
 		}
 		for _, st := range setup {
