@@ -75,6 +75,16 @@ func TestHostMatchesGo(t *testing.T) {
 		args        []any
 	}{"Accumulate", hist.Accumulate, [3]int32{2, 1, 1}, [3]int32{64, 1, 1}, []any{vals, make([]hist.Stats, 7), hist.Stats{Count: 3}}})
 
+	cs := make([]features.Celsius, n)
+	for i := range cs {
+		cs[i] = features.Celsius(r.Float32()*100 - 50)
+	}
+	cases = append(cases, struct {
+		name        string
+		fn          any
+		grid, block [3]int32
+		args        []any
+	}{"Misc", features.Misc, [3]int32{2, 1, 1}, [3]int32{64, 1, 1}, []any{k, cs, poisonF32(4 * n)}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			grid, block := dim(c.grid[0], c.grid[1], c.grid[2]), dim(c.block[0], c.block[1], c.block[2])

@@ -156,3 +156,80 @@ func Bits(t *kernel.Thread, a []int32, b []uint8, out []int64) {
 	}
 	out[i] = s
 }
+
+// Fahrenheit is a method on a named float type.
+func (c Celsius) Fahrenheit() float32 { return float32(c)*1.8 + 32 }
+
+// minmax returns the smaller and the larger of a and b.
+func minmax(a, b int32) (int32, int32) {
+	if a < b {
+		return a, b
+	}
+	return b, a
+}
+
+// sorted2 returns minmax's results through a call with several results.
+func sorted2(a, b int32) (lo, hi int32) { return minmax(a, b) }
+
+// grid is a local-array helper: it fills a 4x4 array by value and returns
+// its trace.
+func grid(base float32) float32 {
+	const n = 4
+	var g [n][n]float32
+	for i := range n {
+		for j := range n {
+			g[i][j] = base + float32(i*n+j)
+		}
+	}
+	h := g // arrays are values
+	h[0][0] = -1
+	var tr float32
+	for i := range g {
+		tr += g[i][i]
+	}
+	return tr + h[0][0]
+}
+
+// Misc exercises more constructs; each thread writes out[4*i:4*i+4].
+//
+//gocu:kernel
+func Misc(t *kernel.Thread, k []int32, c []Celsius, out []float32) {
+	i := int(t.Index())
+	if i >= len(k) {
+		return
+	}
+	lo, hi := sorted2(k[i], k[(i+1)%len(k)])
+	o := out[4*i:][:4]
+	o[0] = float32(hi-lo) + c[i].Fahrenheit()
+	if v, w := minmax(k[i], 7); v < w {
+		o[1] = grid(float32(v))
+	} else {
+		o[1] = grid(float32(w))
+	}
+	ps := [...]Pair{{A: 1}, {A: 2, B: 0.5}, {D: true}}
+	var sum float64
+	for j := range ps {
+		ps[j].C[j] = int16(j)
+		if ps[j].D {
+			continue
+		}
+		sum += ps[j].B + float64(ps[j].A) + float64(ps[j].C[j])
+	}
+	o[2] = float32(sum)
+	d := t.BlockDim
+	n := d.Size() + int(t.Rank()%4) + int(t.WarpID())
+	switch x := k[i] % 5; {
+	case x < -2:
+		n++
+	case x > 2:
+		n--
+	}
+	acc := 0
+	for j, v := range k[:min(len(k), 8)] {
+		if j == i {
+			continue
+		}
+		acc += int(v) << uint(j%3)
+	}
+	o[3] = float32(n) + float32(acc%1000)
+}

@@ -329,6 +329,50 @@ static __device__ __forceinline__ int util_Clamp(int x, int lo, int hi) {
   return gocu_min<int>(gocu_min<int>(gocu_max<int>(x, lo), hi), 1048576);
 }
 
+// features.minmax (features.go:164)
+static __device__ __forceinline__ gocu_tuple0 minmax(int a, int b) {
+  if (a < b) {
+    return gocu_tuple0{a, b};
+  }
+  return gocu_tuple0{b, a};
+}
+
+// features.sorted2 (features.go:172)
+static __device__ __forceinline__ gocu_tuple0 sorted2(int a, int b) {
+  int lo = 0;
+  int hi = 0;
+  gocu_tuple0 gocu_r = minmax(a, b);
+  return gocu_tuple0{gocu_r.r0, gocu_r.r1};
+}
+
+// features.Celsius.Fahrenheit (features.go:161)
+static __device__ __forceinline__ float Celsius_Fahrenheit(float c) {
+  return c * 1.8f + 32.0f;
+}
+
+// features.grid (features.go:176)
+static __device__ __forceinline__ float grid(float base) {
+  gocu_array<gocu_array<float, 4>, 4> g = {};
+  {
+    for (long long i = 0; i < 4LL; i++) {
+      {
+        for (long long j = 0; j < 4LL; j++) {
+          g.v[GOCU_AI(i, 4, 2)].v[GOCU_AI(j, 4, 2)] = base + (float)(long long)((unsigned long long)i * 4ull + (unsigned long long)j);
+        }
+      }
+    }
+  }
+  gocu_array<gocu_array<float, 4>, 4> h = g;
+  h.v[0LL].v[0LL] = -1.0f;
+  float tr = 0.0f;
+  {
+    for (long long i = 0; i < 4; i++) {
+      tr += g.v[GOCU_AI(i, 4, 4)].v[GOCU_AI(i, 4, 4)];
+    }
+  }
+  return tr + h.v[0LL].v[0LL];
+}
+
 // features.Ops (features.go:66)
 extern "C" __global__ void Ops(float* x_p, long long x_n, int* k_p, long long k_n, float* out_p, long long out_n, unsigned char m, Pair p, float temp) {
   gocu_slice<float> x = {x_p, x_n};
@@ -338,21 +382,21 @@ extern "C" __global__ void Ops(float* x_p, long long x_n, int* k_p, long long k_
   if (i >= x.n) {
     return;
   }
-  gocu_slice<float> o = gocu_reslice(out, (long long)(long long)(8ull * (unsigned long long)i), (long long)(long long)(8ull * (unsigned long long)i + 8ull), 2);
-  gocu_tuple0 gocu_r = divmod(GOCU_AT(k, i, 3), 7);
+  gocu_slice<float> o = gocu_reslice(out, (long long)(long long)(8ull * (unsigned long long)i), (long long)(long long)(8ull * (unsigned long long)i + 8ull), 6);
+  gocu_tuple0 gocu_r = divmod(GOCU_AT(k, i, 7), 7);
   int q = gocu_r.r0;
   int r = gocu_r.r1;
-  GOCU_AT(o, 0LL, 4) = (float)q * 100.0f + (float)r;
-  GOCU_AT(o, 1LL, 7) = apply(m, GOCU_AT(x, i, 5), (float)GOCU_AT(k, i, 6));
-  GOCU_AT(o, 2LL, 9) = (float)p.B + (float)p.C.v[2LL] + (float)p.A;
+  GOCU_AT(o, 0LL, 8) = (float)q * 100.0f + (float)r;
+  GOCU_AT(o, 1LL, 11) = apply(m, GOCU_AT(x, i, 9), (float)GOCU_AT(k, i, 10));
+  GOCU_AT(o, 2LL, 13) = (float)p.B + (float)p.C.v[2LL] + (float)p.A;
   if (p.D) {
-    GOCU_AT(o, 2LL, 11) = -GOCU_AT(o, 2LL, 10);
+    GOCU_AT(o, 2LL, 15) = -GOCU_AT(o, 2LL, 14);
   }
-  GOCU_AT(o, 3LL, 12) = temp * 1.8f;
+  GOCU_AT(o, 3LL, 16) = temp * 1.8f;
   gocu_array<float, 4> acc = {};
   {
     for (long long j = 0; j < 4; j++) {
-      acc.v[GOCU_AI(j, 4, 14)] = (float)j * GOCU_AT(x, i, 13);
+      acc.v[GOCU_AI(j, 4, 18)] = (float)j * GOCU_AT(x, i, 17);
     }
   }
   float sum = 0.0f;
@@ -362,11 +406,11 @@ extern "C" __global__ void Ops(float* x_p, long long x_n, int* k_p, long long k_
       sum += v;
     }
   }
-  GOCU_AT(o, 4LL, 15) = sum;
-  GOCU_AT(o, 5LL, 18) = (float)sqrt((double)(GOCU_AT(x, i, 16) * GOCU_AT(x, i, 17))) + sqrtf(16.0f);
-  util_Vec3 v = util_Vec3{GOCU_AT(x, i, 19), 1.0f, 2.0f};
-  GOCU_AT(o, 6LL, 20) = util_Vec3_Dot(v, util_Vec3_Scale(v, 2.0f));
-  GOCU_AT(o, 7LL, 22) = (float)util_Clamp(GOCU_AT(k, i, 21), -5, 5);
+  GOCU_AT(o, 4LL, 19) = sum;
+  GOCU_AT(o, 5LL, 22) = (float)sqrt((double)(GOCU_AT(x, i, 20) * GOCU_AT(x, i, 21))) + sqrtf(16.0f);
+  util_Vec3 v = util_Vec3{GOCU_AT(x, i, 23), 1.0f, 2.0f};
+  GOCU_AT(o, 6LL, 24) = util_Vec3_Dot(v, util_Vec3_Scale(v, 2.0f));
+  GOCU_AT(o, 7LL, 26) = (float)util_Clamp(GOCU_AT(k, i, 25), -5, 5);
 }
 
 // features.Loops (features.go:99)
@@ -377,7 +421,7 @@ extern "C" __global__ void Loops(int* a_p, long long a_n, int* out_p, long long 
   if (i >= a.n) {
     return;
   }
-  int n = GOCU_AT(a, i, 23);
+  int n = GOCU_AT(a, i, 27);
   int count = 0;
   for (int j = 0; j < 10; j++) {
     {
@@ -414,7 +458,7 @@ extern "C" __global__ void Loops(int* a_p, long long a_n, int* out_p, long long 
       break;
     }
   }
-  GOCU_AT(out, i, 24) = (int)((unsigned int)count * 1000u + (unsigned int)y + (unsigned int)(w % 7LL));
+  GOCU_AT(out, i, 28) = (int)((unsigned int)count * 1000u + (unsigned int)y + (unsigned int)(w % 7LL));
 }
 
 // features.Bits (features.go:138)
@@ -426,15 +470,15 @@ extern "C" __global__ void Bits(int* a_p, long long a_n, unsigned char* b_p, lon
   if (i >= a.n || i >= b.n) {
     return;
   }
-  int x = GOCU_AT(a, i, 25);
-  unsigned char y = GOCU_AT(b, i, 26);
+  int x = GOCU_AT(a, i, 29);
+  unsigned char y = GOCU_AT(b, i, 30);
   gocu_array<long long, 8> r = {};
   r.v[0LL] = (long long)(int)((unsigned int)x * 65537u);
-  r.v[1LL] = (long long)gocu_div<int>(x, (int)((unsigned int)(int)y - 100u), 28);
+  r.v[1LL] = (long long)gocu_div<int>(x, (int)((unsigned int)(int)y - 100u), 32);
   r.v[2LL] = (long long)(unsigned char)((unsigned char)(y * y) + 7);
   r.v[3LL] = (long long)gocu_shr<int>(x, (unsigned long long)(unsigned long long)(y % 40)) ^ (long long)gocu_shl<unsigned int>((unsigned int)x, (unsigned long long)(y % 40));
   r.v[4LL] = (long long)(unsigned short)((unsigned int)(unsigned short)x * (unsigned short)x);
-  r.v[5LL] = (long long)gocu_div<signed char>((signed char)x, (signed char)(-1 | (int)y & 0), 33);
+  r.v[5LL] = (long long)gocu_div<signed char>((signed char)x, (signed char)(-1 | (int)y & 0), 37);
   r.v[6LL] = (long long)(x & ~(int)y);
   r.v[7LL] = (long long)((unsigned long long)(long long)(int)-(unsigned int)x + (unsigned long long)(long long)(unsigned char)~y);
   long long s = 0LL;
@@ -444,5 +488,65 @@ extern "C" __global__ void Bits(int* a_p, long long a_n, unsigned char* b_p, lon
       s = (long long)((unsigned long long)s + (unsigned long long)gocu_shl<long long>(v, (unsigned long long)(unsigned long long)j));
     }
   }
-  GOCU_AT(out, i, 37) = s;
+  GOCU_AT(out, i, 41) = s;
+}
+
+// features.Misc (features.go:196)
+extern "C" __global__ void Misc(int* k_p, long long k_n, float* c_p, long long c_n, float* out_p, long long out_n) {
+  gocu_slice<int> k = {k_p, k_n};
+  gocu_slice<float> c = {c_p, c_n};
+  gocu_slice<float> out = {out_p, out_n};
+  long long i = (long long)(int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= k.n) {
+    return;
+  }
+  gocu_tuple0 gocu_r = sorted2(GOCU_AT(k, i, 42), GOCU_AT(k, gocu_rem<long long>((long long)((unsigned long long)i + 1ull), k.n, 44), 43));
+  int lo = gocu_r.r0;
+  int hi = gocu_r.r1;
+  gocu_slice<float> o = gocu_reslice(gocu_reslice(out, (long long)(long long)(4ull * (unsigned long long)i), out.n, 46), 0, (long long)4LL, 45);
+  GOCU_AT(o, 0LL, 48) = (float)(int)((unsigned int)hi - (unsigned int)lo) + Celsius_Fahrenheit(GOCU_AT(c, i, 47));
+  {
+    gocu_tuple0 gocu_r_1 = minmax(GOCU_AT(k, i, 49), 7);
+    int v = gocu_r_1.r0;
+    int w = gocu_r_1.r1;
+    if (v < w) {
+      GOCU_AT(o, 1LL, 50) = grid((float)v);
+    } else {
+      GOCU_AT(o, 1LL, 51) = grid((float)w);
+    }
+  }
+  gocu_array<Pair, 3> ps = gocu_array<Pair, 3>{{Pair{1, 0.0, gocu_array<short, 3>{}, false}, Pair{2, 0.5, gocu_array<short, 3>{}, false}, Pair{0, 0.0, gocu_array<short, 3>{}, true}}};
+  double sum = 0.0;
+  {
+    for (long long j = 0; j < 3; j++) {
+      ps.v[GOCU_AI(j, 3, 53)].C.v[GOCU_AI(j, 3, 52)] = (short)j;
+      if (ps.v[GOCU_AI(j, 3, 54)].D) {
+        continue;
+      }
+      sum += ps.v[GOCU_AI(j, 3, 55)].B + (double)ps.v[GOCU_AI(j, 3, 56)].A + (double)ps.v[GOCU_AI(j, 3, 58)].C.v[GOCU_AI(j, 3, 57)];
+    }
+  }
+  GOCU_AT(o, 2LL, 59) = (float)sum;
+  gocu_Dim3 d = gocu_blockDim();
+  long long n = (long long)((unsigned long long)(long long)d.X * (unsigned long long)(long long)d.Y * (unsigned long long)(long long)d.Z + (unsigned long long)(long long)((int)(threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) % 4) + (unsigned long long)(long long)(int)((threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) / 32u));
+  {
+    int x = GOCU_AT(k, i, 60) % 5;
+    if (x < -2) {
+      n = (long long)((unsigned long long)n + 1ull);
+    } else if (x > 2) {
+      n = (long long)((unsigned long long)n - 1ull);
+    }
+  }
+  long long acc = 0LL;
+  {
+    gocu_slice<int> gocu_n = gocu_reslice(k, 0, (long long)gocu_min<long long>(k.n, 8LL), 61);
+    for (long long j = 0; j < gocu_n.n; j++) {
+      int v = gocu_n.p[j];
+      if (j == i) {
+        continue;
+      }
+      acc = (long long)((unsigned long long)acc + (unsigned long long)gocu_shl<long long>((long long)v, (unsigned long long)(unsigned long long)(j % 3LL)));
+    }
+  }
+  GOCU_AT(o, 3LL, 62) = (float)n + (float)(acc % 1000LL);
 }

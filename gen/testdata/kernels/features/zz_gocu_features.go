@@ -341,6 +341,50 @@ static __device__ __forceinline__ int util_Clamp(int x, int lo, int hi) {
   return gocu_min<int>(gocu_min<int>(gocu_max<int>(x, lo), hi), 1048576);
 }
 
+// features.minmax (features.go:164)
+static __device__ __forceinline__ gocu_tuple0 minmax(int a, int b) {
+  if (a < b) {
+    return gocu_tuple0{a, b};
+  }
+  return gocu_tuple0{b, a};
+}
+
+// features.sorted2 (features.go:172)
+static __device__ __forceinline__ gocu_tuple0 sorted2(int a, int b) {
+  int lo = 0;
+  int hi = 0;
+  gocu_tuple0 gocu_r = minmax(a, b);
+  return gocu_tuple0{gocu_r.r0, gocu_r.r1};
+}
+
+// features.Celsius.Fahrenheit (features.go:161)
+static __device__ __forceinline__ float Celsius_Fahrenheit(float c) {
+  return c * 1.8f + 32.0f;
+}
+
+// features.grid (features.go:176)
+static __device__ __forceinline__ float grid(float base) {
+  gocu_array<gocu_array<float, 4>, 4> g = {};
+  {
+    for (long long i = 0; i < 4LL; i++) {
+      {
+        for (long long j = 0; j < 4LL; j++) {
+          g.v[GOCU_AI(i, 4, 2)].v[GOCU_AI(j, 4, 2)] = base + (float)(long long)((unsigned long long)i * 4ull + (unsigned long long)j);
+        }
+      }
+    }
+  }
+  gocu_array<gocu_array<float, 4>, 4> h = g;
+  h.v[0LL].v[0LL] = -1.0f;
+  float tr = 0.0f;
+  {
+    for (long long i = 0; i < 4; i++) {
+      tr += g.v[GOCU_AI(i, 4, 4)].v[GOCU_AI(i, 4, 4)];
+    }
+  }
+  return tr + h.v[0LL].v[0LL];
+}
+
 // features.Ops (features.go:66)
 extern "C" __global__ void Ops(float* x_p, long long x_n, int* k_p, long long k_n, float* out_p, long long out_n, unsigned char m, Pair p, float temp) {
   gocu_slice<float> x = {x_p, x_n};
@@ -350,21 +394,21 @@ extern "C" __global__ void Ops(float* x_p, long long x_n, int* k_p, long long k_
   if (i >= x.n) {
     return;
   }
-  gocu_slice<float> o = gocu_reslice(out, (long long)(long long)(8ull * (unsigned long long)i), (long long)(long long)(8ull * (unsigned long long)i + 8ull), 2);
-  gocu_tuple0 gocu_r = divmod(GOCU_AT(k, i, 3), 7);
+  gocu_slice<float> o = gocu_reslice(out, (long long)(long long)(8ull * (unsigned long long)i), (long long)(long long)(8ull * (unsigned long long)i + 8ull), 6);
+  gocu_tuple0 gocu_r = divmod(GOCU_AT(k, i, 7), 7);
   int q = gocu_r.r0;
   int r = gocu_r.r1;
-  GOCU_AT(o, 0LL, 4) = (float)q * 100.0f + (float)r;
-  GOCU_AT(o, 1LL, 7) = apply(m, GOCU_AT(x, i, 5), (float)GOCU_AT(k, i, 6));
-  GOCU_AT(o, 2LL, 9) = (float)p.B + (float)p.C.v[2LL] + (float)p.A;
+  GOCU_AT(o, 0LL, 8) = (float)q * 100.0f + (float)r;
+  GOCU_AT(o, 1LL, 11) = apply(m, GOCU_AT(x, i, 9), (float)GOCU_AT(k, i, 10));
+  GOCU_AT(o, 2LL, 13) = (float)p.B + (float)p.C.v[2LL] + (float)p.A;
   if (p.D) {
-    GOCU_AT(o, 2LL, 11) = -GOCU_AT(o, 2LL, 10);
+    GOCU_AT(o, 2LL, 15) = -GOCU_AT(o, 2LL, 14);
   }
-  GOCU_AT(o, 3LL, 12) = temp * 1.8f;
+  GOCU_AT(o, 3LL, 16) = temp * 1.8f;
   gocu_array<float, 4> acc = {};
   {
     for (long long j = 0; j < 4; j++) {
-      acc.v[GOCU_AI(j, 4, 14)] = (float)j * GOCU_AT(x, i, 13);
+      acc.v[GOCU_AI(j, 4, 18)] = (float)j * GOCU_AT(x, i, 17);
     }
   }
   float sum = 0.0f;
@@ -374,11 +418,11 @@ extern "C" __global__ void Ops(float* x_p, long long x_n, int* k_p, long long k_
       sum += v;
     }
   }
-  GOCU_AT(o, 4LL, 15) = sum;
-  GOCU_AT(o, 5LL, 18) = (float)sqrt((double)(GOCU_AT(x, i, 16) * GOCU_AT(x, i, 17))) + sqrtf(16.0f);
-  util_Vec3 v = util_Vec3{GOCU_AT(x, i, 19), 1.0f, 2.0f};
-  GOCU_AT(o, 6LL, 20) = util_Vec3_Dot(v, util_Vec3_Scale(v, 2.0f));
-  GOCU_AT(o, 7LL, 22) = (float)util_Clamp(GOCU_AT(k, i, 21), -5, 5);
+  GOCU_AT(o, 4LL, 19) = sum;
+  GOCU_AT(o, 5LL, 22) = (float)sqrt((double)(GOCU_AT(x, i, 20) * GOCU_AT(x, i, 21))) + sqrtf(16.0f);
+  util_Vec3 v = util_Vec3{GOCU_AT(x, i, 23), 1.0f, 2.0f};
+  GOCU_AT(o, 6LL, 24) = util_Vec3_Dot(v, util_Vec3_Scale(v, 2.0f));
+  GOCU_AT(o, 7LL, 26) = (float)util_Clamp(GOCU_AT(k, i, 25), -5, 5);
 }
 
 // features.Loops (features.go:99)
@@ -389,7 +433,7 @@ extern "C" __global__ void Loops(int* a_p, long long a_n, int* out_p, long long 
   if (i >= a.n) {
     return;
   }
-  int n = GOCU_AT(a, i, 23);
+  int n = GOCU_AT(a, i, 27);
   int count = 0;
   for (int j = 0; j < 10; j++) {
     {
@@ -426,7 +470,7 @@ extern "C" __global__ void Loops(int* a_p, long long a_n, int* out_p, long long 
       break;
     }
   }
-  GOCU_AT(out, i, 24) = (int)((unsigned int)count * 1000u + (unsigned int)y + (unsigned int)(w % 7LL));
+  GOCU_AT(out, i, 28) = (int)((unsigned int)count * 1000u + (unsigned int)y + (unsigned int)(w % 7LL));
 }
 
 // features.Bits (features.go:138)
@@ -438,15 +482,15 @@ extern "C" __global__ void Bits(int* a_p, long long a_n, unsigned char* b_p, lon
   if (i >= a.n || i >= b.n) {
     return;
   }
-  int x = GOCU_AT(a, i, 25);
-  unsigned char y = GOCU_AT(b, i, 26);
+  int x = GOCU_AT(a, i, 29);
+  unsigned char y = GOCU_AT(b, i, 30);
   gocu_array<long long, 8> r = {};
   r.v[0LL] = (long long)(int)((unsigned int)x * 65537u);
-  r.v[1LL] = (long long)gocu_div<int>(x, (int)((unsigned int)(int)y - 100u), 28);
+  r.v[1LL] = (long long)gocu_div<int>(x, (int)((unsigned int)(int)y - 100u), 32);
   r.v[2LL] = (long long)(unsigned char)((unsigned char)(y * y) + 7);
   r.v[3LL] = (long long)gocu_shr<int>(x, (unsigned long long)(unsigned long long)(y % 40)) ^ (long long)gocu_shl<unsigned int>((unsigned int)x, (unsigned long long)(y % 40));
   r.v[4LL] = (long long)(unsigned short)((unsigned int)(unsigned short)x * (unsigned short)x);
-  r.v[5LL] = (long long)gocu_div<signed char>((signed char)x, (signed char)(-1 | (int)y & 0), 33);
+  r.v[5LL] = (long long)gocu_div<signed char>((signed char)x, (signed char)(-1 | (int)y & 0), 37);
   r.v[6LL] = (long long)(x & ~(int)y);
   r.v[7LL] = (long long)((unsigned long long)(long long)(int)-(unsigned int)x + (unsigned long long)(long long)(unsigned char)~y);
   long long s = 0LL;
@@ -456,12 +500,72 @@ extern "C" __global__ void Bits(int* a_p, long long a_n, unsigned char* b_p, lon
       s = (long long)((unsigned long long)s + (unsigned long long)gocu_shl<long long>(v, (unsigned long long)(unsigned long long)j));
     }
   }
-  GOCU_AT(out, i, 37) = s;
+  GOCU_AT(out, i, 41) = s;
+}
+
+// features.Misc (features.go:196)
+extern "C" __global__ void Misc(int* k_p, long long k_n, float* c_p, long long c_n, float* out_p, long long out_n) {
+  gocu_slice<int> k = {k_p, k_n};
+  gocu_slice<float> c = {c_p, c_n};
+  gocu_slice<float> out = {out_p, out_n};
+  long long i = (long long)(int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= k.n) {
+    return;
+  }
+  gocu_tuple0 gocu_r = sorted2(GOCU_AT(k, i, 42), GOCU_AT(k, gocu_rem<long long>((long long)((unsigned long long)i + 1ull), k.n, 44), 43));
+  int lo = gocu_r.r0;
+  int hi = gocu_r.r1;
+  gocu_slice<float> o = gocu_reslice(gocu_reslice(out, (long long)(long long)(4ull * (unsigned long long)i), out.n, 46), 0, (long long)4LL, 45);
+  GOCU_AT(o, 0LL, 48) = (float)(int)((unsigned int)hi - (unsigned int)lo) + Celsius_Fahrenheit(GOCU_AT(c, i, 47));
+  {
+    gocu_tuple0 gocu_r_1 = minmax(GOCU_AT(k, i, 49), 7);
+    int v = gocu_r_1.r0;
+    int w = gocu_r_1.r1;
+    if (v < w) {
+      GOCU_AT(o, 1LL, 50) = grid((float)v);
+    } else {
+      GOCU_AT(o, 1LL, 51) = grid((float)w);
+    }
+  }
+  gocu_array<Pair, 3> ps = gocu_array<Pair, 3>{{Pair{1, 0.0, gocu_array<short, 3>{}, false}, Pair{2, 0.5, gocu_array<short, 3>{}, false}, Pair{0, 0.0, gocu_array<short, 3>{}, true}}};
+  double sum = 0.0;
+  {
+    for (long long j = 0; j < 3; j++) {
+      ps.v[GOCU_AI(j, 3, 53)].C.v[GOCU_AI(j, 3, 52)] = (short)j;
+      if (ps.v[GOCU_AI(j, 3, 54)].D) {
+        continue;
+      }
+      sum += ps.v[GOCU_AI(j, 3, 55)].B + (double)ps.v[GOCU_AI(j, 3, 56)].A + (double)ps.v[GOCU_AI(j, 3, 58)].C.v[GOCU_AI(j, 3, 57)];
+    }
+  }
+  GOCU_AT(o, 2LL, 59) = (float)sum;
+  gocu_Dim3 d = gocu_blockDim();
+  long long n = (long long)((unsigned long long)(long long)d.X * (unsigned long long)(long long)d.Y * (unsigned long long)(long long)d.Z + (unsigned long long)(long long)((int)(threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) % 4) + (unsigned long long)(long long)(int)((threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) / 32u));
+  {
+    int x = GOCU_AT(k, i, 60) % 5;
+    if (x < -2) {
+      n = (long long)((unsigned long long)n + 1ull);
+    } else if (x > 2) {
+      n = (long long)((unsigned long long)n - 1ull);
+    }
+  }
+  long long acc = 0LL;
+  {
+    gocu_slice<int> gocu_n = gocu_reslice(k, 0, (long long)gocu_min<long long>(k.n, 8LL), 61);
+    for (long long j = 0; j < gocu_n.n; j++) {
+      int v = gocu_n.p[j];
+      if (j == i) {
+        continue;
+      }
+      acc = (long long)((unsigned long long)acc + (unsigned long long)gocu_shl<long long>((long long)v, (unsigned long long)(unsigned long long)(j % 3LL)));
+    }
+  }
+  GOCU_AT(o, 3LL, 62) = (float)n + (float)(acc % 1000LL);
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "da8552149126d1ff664d96e9f282750c1c4f0f135a3d9aa468cb91ae6ace10bd"
+const gocuSourceSHA256 = "0f695049a80585928b9abdc98dc24ec25aaa1193c9ac408108573d98095272f1"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -504,13 +608,27 @@ var gocuModule = &meta.Module{
 			Func:    Bits,
 			Checked: gocuChecked_Bits,
 		},
+		{
+			Name:  "Misc",
+			Entry: "Misc",
+			Params: []meta.Param{
+				{Name: "k", GoType: "[]int32", Kind: meta.Slice, CType: "int*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "c", GoType: "[]Celsius", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "out", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+			},
+			Func:    Misc,
+			Checked: gocuChecked_Misc,
+		},
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
 		&gocuSite8, &gocuSite9, &gocuSite10, &gocuSite11, &gocuSite12, &gocuSite13, &gocuSite14, &gocuSite15,
 		&gocuSite16, &gocuSite17, &gocuSite18, &gocuSite19, &gocuSite20, &gocuSite21, &gocuSite22, &gocuSite23,
 		&gocuSite24, &gocuSite25, &gocuSite26, &gocuSite27, &gocuSite28, &gocuSite29, &gocuSite30, &gocuSite31,
-		&gocuSite32, &gocuSite33, &gocuSite34, &gocuSite35, &gocuSite36, &gocuSite37,
+		&gocuSite32, &gocuSite33, &gocuSite34, &gocuSite35, &gocuSite36, &gocuSite37, &gocuSite38, &gocuSite39,
+		&gocuSite40, &gocuSite41, &gocuSite42, &gocuSite43, &gocuSite44, &gocuSite45, &gocuSite46, &gocuSite47,
+		&gocuSite48, &gocuSite49, &gocuSite50, &gocuSite51, &gocuSite52, &gocuSite53, &gocuSite54, &gocuSite55,
+		&gocuSite56, &gocuSite57, &gocuSite58, &gocuSite59, &gocuSite60, &gocuSite61, &gocuSite62, &gocuSite63,
 	},
 }
 
@@ -520,42 +638,68 @@ func init() { meta.Register(gocuModule) }
 var (
 	gocuSite0  = kernel.Site{File: "features.go", Line: 44, Col: 6, Expr: "a / b"}
 	gocuSite1  = kernel.Site{File: "features.go", Line: 45, Col: 6, Expr: "a % b"}
-	gocuSite2  = kernel.Site{File: "features.go", Line: 71, Col: 7, Expr: "out[8*i : 8*i+8]"}
-	gocuSite3  = kernel.Site{File: "features.go", Line: 72, Col: 17, Expr: "k[i]"}
-	gocuSite4  = kernel.Site{File: "features.go", Line: 73, Col: 2, Expr: "o[0]"}
-	gocuSite5  = kernel.Site{File: "features.go", Line: 74, Col: 18, Expr: "x[i]"}
-	gocuSite6  = kernel.Site{File: "features.go", Line: 74, Col: 32, Expr: "k[i]"}
-	gocuSite7  = kernel.Site{File: "features.go", Line: 74, Col: 2, Expr: "o[1]"}
-	gocuSite8  = kernel.Site{File: "features.go", Line: 75, Col: 32, Expr: "p.C[2]"}
-	gocuSite9  = kernel.Site{File: "features.go", Line: 75, Col: 2, Expr: "o[2]"}
-	gocuSite10 = kernel.Site{File: "features.go", Line: 77, Col: 11, Expr: "o[2]"}
-	gocuSite11 = kernel.Site{File: "features.go", Line: 77, Col: 3, Expr: "o[2]"}
-	gocuSite12 = kernel.Site{File: "features.go", Line: 79, Col: 2, Expr: "o[3]"}
-	gocuSite13 = kernel.Site{File: "features.go", Line: 82, Col: 25, Expr: "x[i]"}
-	gocuSite14 = kernel.Site{File: "features.go", Line: 82, Col: 3, Expr: "acc[j]"}
-	gocuSite15 = kernel.Site{File: "features.go", Line: 88, Col: 2, Expr: "o[4]"}
-	gocuSite16 = kernel.Site{File: "features.go", Line: 89, Col: 35, Expr: "x[i]"}
-	gocuSite17 = kernel.Site{File: "features.go", Line: 89, Col: 40, Expr: "x[i]"}
-	gocuSite18 = kernel.Site{File: "features.go", Line: 89, Col: 2, Expr: "o[5]"}
-	gocuSite19 = kernel.Site{File: "features.go", Line: 90, Col: 20, Expr: "x[i]"}
-	gocuSite20 = kernel.Site{File: "features.go", Line: 91, Col: 2, Expr: "o[6]"}
-	gocuSite21 = kernel.Site{File: "features.go", Line: 92, Col: 28, Expr: "k[i]"}
-	gocuSite22 = kernel.Site{File: "features.go", Line: 92, Col: 2, Expr: "o[7]"}
-	gocuSite23 = kernel.Site{File: "features.go", Line: 104, Col: 7, Expr: "a[i]"}
-	gocuSite24 = kernel.Site{File: "features.go", Line: 131, Col: 2, Expr: "out[i]"}
-	gocuSite25 = kernel.Site{File: "features.go", Line: 143, Col: 10, Expr: "a[i]"}
-	gocuSite26 = kernel.Site{File: "features.go", Line: 143, Col: 16, Expr: "b[i]"}
-	gocuSite27 = kernel.Site{File: "features.go", Line: 145, Col: 2, Expr: "r[0]"}
-	gocuSite28 = kernel.Site{File: "features.go", Line: 146, Col: 15, Expr: "x / (int32(y) - 100)"}
-	gocuSite29 = kernel.Site{File: "features.go", Line: 146, Col: 2, Expr: "r[1]"}
-	gocuSite30 = kernel.Site{File: "features.go", Line: 147, Col: 2, Expr: "r[2]"}
-	gocuSite31 = kernel.Site{File: "features.go", Line: 148, Col: 2, Expr: "r[3]"}
-	gocuSite32 = kernel.Site{File: "features.go", Line: 149, Col: 2, Expr: "r[4]"}
-	gocuSite33 = kernel.Site{File: "features.go", Line: 150, Col: 15, Expr: "int8(x) / int8(-1|int32(y)&0)"}
-	gocuSite34 = kernel.Site{File: "features.go", Line: 150, Col: 2, Expr: "r[5]"}
-	gocuSite35 = kernel.Site{File: "features.go", Line: 151, Col: 2, Expr: "r[6]"}
-	gocuSite36 = kernel.Site{File: "features.go", Line: 152, Col: 2, Expr: "r[7]"}
-	gocuSite37 = kernel.Site{File: "features.go", Line: 157, Col: 2, Expr: "out[i]"}
+	gocuSite2  = kernel.Site{File: "features.go", Line: 181, Col: 4, Expr: "g[i][j]"}
+	gocuSite3  = kernel.Site{File: "features.go", Line: 185, Col: 2, Expr: "h[0][0]"}
+	gocuSite4  = kernel.Site{File: "features.go", Line: 188, Col: 9, Expr: "g[i][i]"}
+	gocuSite5  = kernel.Site{File: "features.go", Line: 190, Col: 14, Expr: "h[0][0]"}
+	gocuSite6  = kernel.Site{File: "features.go", Line: 71, Col: 7, Expr: "out[8*i : 8*i+8]"}
+	gocuSite7  = kernel.Site{File: "features.go", Line: 72, Col: 17, Expr: "k[i]"}
+	gocuSite8  = kernel.Site{File: "features.go", Line: 73, Col: 2, Expr: "o[0]"}
+	gocuSite9  = kernel.Site{File: "features.go", Line: 74, Col: 18, Expr: "x[i]"}
+	gocuSite10 = kernel.Site{File: "features.go", Line: 74, Col: 32, Expr: "k[i]"}
+	gocuSite11 = kernel.Site{File: "features.go", Line: 74, Col: 2, Expr: "o[1]"}
+	gocuSite12 = kernel.Site{File: "features.go", Line: 75, Col: 32, Expr: "p.C[2]"}
+	gocuSite13 = kernel.Site{File: "features.go", Line: 75, Col: 2, Expr: "o[2]"}
+	gocuSite14 = kernel.Site{File: "features.go", Line: 77, Col: 11, Expr: "o[2]"}
+	gocuSite15 = kernel.Site{File: "features.go", Line: 77, Col: 3, Expr: "o[2]"}
+	gocuSite16 = kernel.Site{File: "features.go", Line: 79, Col: 2, Expr: "o[3]"}
+	gocuSite17 = kernel.Site{File: "features.go", Line: 82, Col: 25, Expr: "x[i]"}
+	gocuSite18 = kernel.Site{File: "features.go", Line: 82, Col: 3, Expr: "acc[j]"}
+	gocuSite19 = kernel.Site{File: "features.go", Line: 88, Col: 2, Expr: "o[4]"}
+	gocuSite20 = kernel.Site{File: "features.go", Line: 89, Col: 35, Expr: "x[i]"}
+	gocuSite21 = kernel.Site{File: "features.go", Line: 89, Col: 40, Expr: "x[i]"}
+	gocuSite22 = kernel.Site{File: "features.go", Line: 89, Col: 2, Expr: "o[5]"}
+	gocuSite23 = kernel.Site{File: "features.go", Line: 90, Col: 20, Expr: "x[i]"}
+	gocuSite24 = kernel.Site{File: "features.go", Line: 91, Col: 2, Expr: "o[6]"}
+	gocuSite25 = kernel.Site{File: "features.go", Line: 92, Col: 28, Expr: "k[i]"}
+	gocuSite26 = kernel.Site{File: "features.go", Line: 92, Col: 2, Expr: "o[7]"}
+	gocuSite27 = kernel.Site{File: "features.go", Line: 104, Col: 7, Expr: "a[i]"}
+	gocuSite28 = kernel.Site{File: "features.go", Line: 131, Col: 2, Expr: "out[i]"}
+	gocuSite29 = kernel.Site{File: "features.go", Line: 143, Col: 10, Expr: "a[i]"}
+	gocuSite30 = kernel.Site{File: "features.go", Line: 143, Col: 16, Expr: "b[i]"}
+	gocuSite31 = kernel.Site{File: "features.go", Line: 145, Col: 2, Expr: "r[0]"}
+	gocuSite32 = kernel.Site{File: "features.go", Line: 146, Col: 15, Expr: "x / (int32(y) - 100)"}
+	gocuSite33 = kernel.Site{File: "features.go", Line: 146, Col: 2, Expr: "r[1]"}
+	gocuSite34 = kernel.Site{File: "features.go", Line: 147, Col: 2, Expr: "r[2]"}
+	gocuSite35 = kernel.Site{File: "features.go", Line: 148, Col: 2, Expr: "r[3]"}
+	gocuSite36 = kernel.Site{File: "features.go", Line: 149, Col: 2, Expr: "r[4]"}
+	gocuSite37 = kernel.Site{File: "features.go", Line: 150, Col: 15, Expr: "int8(x) / int8(-1|int32(y)&0)"}
+	gocuSite38 = kernel.Site{File: "features.go", Line: 150, Col: 2, Expr: "r[5]"}
+	gocuSite39 = kernel.Site{File: "features.go", Line: 151, Col: 2, Expr: "r[6]"}
+	gocuSite40 = kernel.Site{File: "features.go", Line: 152, Col: 2, Expr: "r[7]"}
+	gocuSite41 = kernel.Site{File: "features.go", Line: 157, Col: 2, Expr: "out[i]"}
+	gocuSite42 = kernel.Site{File: "features.go", Line: 201, Col: 20, Expr: "k[i]"}
+	gocuSite43 = kernel.Site{File: "features.go", Line: 201, Col: 26, Expr: "k[(i+1)%len(k)]"}
+	gocuSite44 = kernel.Site{File: "features.go", Line: 201, Col: 28, Expr: "(i + 1) % len(k)"}
+	gocuSite45 = kernel.Site{File: "features.go", Line: 202, Col: 7, Expr: "out[4*i:][:4]"}
+	gocuSite46 = kernel.Site{File: "features.go", Line: 202, Col: 7, Expr: "out[4*i:]"}
+	gocuSite47 = kernel.Site{File: "features.go", Line: 203, Col: 26, Expr: "c[i]"}
+	gocuSite48 = kernel.Site{File: "features.go", Line: 203, Col: 2, Expr: "o[0]"}
+	gocuSite49 = kernel.Site{File: "features.go", Line: 204, Col: 20, Expr: "k[i]"}
+	gocuSite50 = kernel.Site{File: "features.go", Line: 205, Col: 3, Expr: "o[1]"}
+	gocuSite51 = kernel.Site{File: "features.go", Line: 207, Col: 3, Expr: "o[1]"}
+	gocuSite52 = kernel.Site{File: "features.go", Line: 212, Col: 3, Expr: "ps[j].C[j]"}
+	gocuSite53 = kernel.Site{File: "features.go", Line: 212, Col: 3, Expr: "ps[j]"}
+	gocuSite54 = kernel.Site{File: "features.go", Line: 213, Col: 6, Expr: "ps[j]"}
+	gocuSite55 = kernel.Site{File: "features.go", Line: 216, Col: 10, Expr: "ps[j]"}
+	gocuSite56 = kernel.Site{File: "features.go", Line: 216, Col: 28, Expr: "ps[j]"}
+	gocuSite57 = kernel.Site{File: "features.go", Line: 216, Col: 47, Expr: "ps[j].C[j]"}
+	gocuSite58 = kernel.Site{File: "features.go", Line: 216, Col: 47, Expr: "ps[j]"}
+	gocuSite59 = kernel.Site{File: "features.go", Line: 218, Col: 2, Expr: "o[2]"}
+	gocuSite60 = kernel.Site{File: "features.go", Line: 221, Col: 14, Expr: "k[i]"}
+	gocuSite61 = kernel.Site{File: "features.go", Line: 228, Col: 20, Expr: "k[:min(len(k), 8)]"}
+	gocuSite62 = kernel.Site{File: "features.go", Line: 234, Col: 2, Expr: "o[3]"}
+	gocuSite63 = kernel.Site{File: "features.go", Line: 228, Col: 2, Expr: "for j, v := range k[:min(len(k), 8)] {\n\tif j == i {\n\t\tcontinue\n\t}\n\tacc += int(v) << uint(j%3)\n}"}
 )
 
 // gocuChecked_divmod is the checked copy of features.divmod (features.go:40).
@@ -597,6 +741,45 @@ func gocuChecked_util_Clamp(gocuT *kernel.Thread, x int32, lo int32, hi int32) i
 	return min(max(x, lo), hi, (1048576))
 }
 
+// gocuChecked_minmax is the checked copy of features.minmax (features.go:164).
+func gocuChecked_minmax(gocuT *kernel.Thread, a int32, b int32) (int32, int32) {
+	if a < b {
+		return a, b
+	}
+	return b, a
+}
+
+// gocuChecked_sorted2 is the checked copy of features.sorted2 (features.go:172).
+func gocuChecked_sorted2(gocuT *kernel.Thread, a int32, b int32) (lo int32, hi int32) {
+	return gocuChecked_minmax(gocuT, a, b)
+}
+
+// gocuChecked_Celsius_Fahrenheit is the checked copy of features.Celsius.Fahrenheit (features.go:161).
+func gocuChecked_Celsius_Fahrenheit(gocuT *kernel.Thread, c Celsius) float32 {
+	return float32(c)*1.8 + 32
+}
+
+// gocuChecked_grid is the checked copy of features.grid (features.go:176).
+func gocuChecked_grid(gocuT *kernel.Thread, base float32) float32 {
+	const n = 4
+	var g [4][4]float32
+	for i := range n {
+		for j := range n {
+			{
+				var gocuV1 float32 = base + float32(i*n+j)
+				*kernel.At(gocuT, g[kernel.Index(gocuT, int(i), 4, &gocuSite2)][:], int(j), &gocuSite2, kernel.Write) = gocuV1
+			}
+		}
+	}
+	h := g
+	*kernel.At(gocuT, h[kernel.Index(gocuT, int(0), 4, &gocuSite3)][:], int(0), &gocuSite3, kernel.Write) = -1
+	var tr float32
+	for i := range g {
+		tr += *kernel.At(gocuT, g[kernel.Index(gocuT, int(i), 4, &gocuSite4)][:], int(i), &gocuSite4, kernel.Read)
+	}
+	return tr + *kernel.At(gocuT, h[kernel.Index(gocuT, int(0), 4, &gocuSite5)][:], int(0), &gocuSite5, kernel.Read)
+}
+
 // gocuChecked_Ops is the checked copy of features.Ops (features.go:66).
 func gocuChecked_Ops(t *kernel.Thread, x []float32, k []int32, out []float32, m Mode, p Pair, temp Celsius) {
 	i := int(t.Index())
@@ -604,53 +787,53 @@ func gocuChecked_Ops(t *kernel.Thread, x []float32, k []int32, out []float32, m 
 		return
 	}
 	o := out[8*i : 8*i+8]
-	q, r := gocuChecked_divmod(t, *kernel.At(t, k, int(i), &gocuSite3, kernel.Read), 7)
+	q, r := gocuChecked_divmod(t, *kernel.At(t, k, int(i), &gocuSite7, kernel.Read), 7)
 	{
 		var gocuV1 float32 = float32(q)*100 + float32(r)
-		*kernel.At(t, o, int(0), &gocuSite4, kernel.Write) = gocuV1
+		*kernel.At(t, o, int(0), &gocuSite8, kernel.Write) = gocuV1
 	}
 	{
-		var gocuV2 float32 = gocuChecked_apply(t, m, *kernel.At(t, x, int(i), &gocuSite5, kernel.Read), float32(*kernel.At(t, k, int(i), &gocuSite6, kernel.Read)))
-		*kernel.At(t, o, int(1), &gocuSite7, kernel.Write) = gocuV2
+		var gocuV2 float32 = gocuChecked_apply(t, m, *kernel.At(t, x, int(i), &gocuSite9, kernel.Read), float32(*kernel.At(t, k, int(i), &gocuSite10, kernel.Read)))
+		*kernel.At(t, o, int(1), &gocuSite11, kernel.Write) = gocuV2
 	}
 	{
-		var gocuV3 float32 = float32(p.B) + float32(*kernel.At(t, p.C[:], int(2), &gocuSite8, kernel.Read)) + float32(p.A)
-		*kernel.At(t, o, int(2), &gocuSite9, kernel.Write) = gocuV3
+		var gocuV3 float32 = float32(p.B) + float32(*kernel.At(t, p.C[:], int(2), &gocuSite12, kernel.Read)) + float32(p.A)
+		*kernel.At(t, o, int(2), &gocuSite13, kernel.Write) = gocuV3
 	}
 	if p.D {
 		{
-			var gocuV4 float32 = -(*kernel.At(t, o, int(2), &gocuSite10, kernel.Read))
-			*kernel.At(t, o, int(2), &gocuSite11, kernel.Write) = gocuV4
+			var gocuV4 float32 = -(*kernel.At(t, o, int(2), &gocuSite14, kernel.Read))
+			*kernel.At(t, o, int(2), &gocuSite15, kernel.Write) = gocuV4
 		}
 	}
 	{
 		var gocuV5 float32 = float32(temp) * 1.8
-		*kernel.At(t, o, int(3), &gocuSite12, kernel.Write) = gocuV5
+		*kernel.At(t, o, int(3), &gocuSite16, kernel.Write) = gocuV5
 	}
 	var acc [4]float32
 	for j := range acc {
 		{
-			var gocuV6 float32 = float32(j) * *kernel.At(t, x, int(i), &gocuSite13, kernel.Read)
-			*kernel.At(t, acc[:], int(j), &gocuSite14, kernel.Write) = gocuV6
+			var gocuV6 float32 = float32(j) * *kernel.At(t, x, int(i), &gocuSite17, kernel.Read)
+			*kernel.At(t, acc[:], int(j), &gocuSite18, kernel.Write) = gocuV6
 		}
 	}
 	sum := float32(0)
 	for _, v := range acc {
 		sum += v
 	}
-	*kernel.At(t, o, int(4), &gocuSite15, kernel.Write) = sum
+	*kernel.At(t, o, int(4), &gocuSite19, kernel.Write) = sum
 	{
-		var gocuV7 float32 = float32(math.Sqrt(float64(*kernel.At(t, x, int(i), &gocuSite16, kernel.Read)**kernel.At(t, x, int(i), &gocuSite17, kernel.Read)))) + kernel.Sqrt(16)
-		*kernel.At(t, o, int(5), &gocuSite18, kernel.Write) = gocuV7
+		var gocuV7 float32 = float32(math.Sqrt(float64(*kernel.At(t, x, int(i), &gocuSite20, kernel.Read)**kernel.At(t, x, int(i), &gocuSite21, kernel.Read)))) + kernel.Sqrt(16)
+		*kernel.At(t, o, int(5), &gocuSite22, kernel.Write) = gocuV7
 	}
-	v := util.Vec3{X: *kernel.At(t, x, int(i), &gocuSite19, kernel.Read), Y: 1, Z: 2}
+	v := util.Vec3{X: *kernel.At(t, x, int(i), &gocuSite23, kernel.Read), Y: 1, Z: 2}
 	{
 		var gocuV8 float32 = gocuChecked_util_Vec3_Dot(t, v, gocuChecked_util_Vec3_Scale(t, v, 2))
-		*kernel.At(t, o, int(6), &gocuSite20, kernel.Write) = gocuV8
+		*kernel.At(t, o, int(6), &gocuSite24, kernel.Write) = gocuV8
 	}
 	{
-		var gocuV9 float32 = float32(gocuChecked_util_Clamp(t, *kernel.At(t, k, int(i), &gocuSite21, kernel.Read), -5, 5))
-		*kernel.At(t, o, int(7), &gocuSite22, kernel.Write) = gocuV9
+		var gocuV9 float32 = float32(gocuChecked_util_Clamp(t, *kernel.At(t, k, int(i), &gocuSite25, kernel.Read), -5, 5))
+		*kernel.At(t, o, int(7), &gocuSite26, kernel.Write) = gocuV9
 	}
 }
 
@@ -660,7 +843,7 @@ func gocuChecked_Loops(t *kernel.Thread, a []int32, out []int32) {
 	if i >= len(a) {
 		return
 	}
-	n := *kernel.At(t, a, int(i), &gocuSite23, kernel.Read)
+	n := *kernel.At(t, a, int(i), &gocuSite27, kernel.Read)
 	count := int32(0)
 outer:
 	for j := int32(0); j < 10; j++ {
@@ -689,7 +872,7 @@ outer:
 	}
 	{
 		var gocuV1 int32 = count*1000 + y + int32(w%7)
-		*kernel.At(t, out, int(i), &gocuSite24, kernel.Write) = gocuV1
+		*kernel.At(t, out, int(i), &gocuSite28, kernel.Write) = gocuV1
 	}
 }
 
@@ -699,43 +882,107 @@ func gocuChecked_Bits(t *kernel.Thread, a []int32, b []uint8, out []int64) {
 	if i >= len(a) || i >= len(b) {
 		return
 	}
-	x, y := *kernel.At(t, a, int(i), &gocuSite25, kernel.Read), *kernel.At(t, b, int(i), &gocuSite26, kernel.Read)
+	x, y := *kernel.At(t, a, int(i), &gocuSite29, kernel.Read), *kernel.At(t, b, int(i), &gocuSite30, kernel.Read)
 	var r [8]int64
 	{
 		var gocuV1 int64 = int64(x * 65537)
-		*kernel.At(t, r[:], int(0), &gocuSite27, kernel.Write) = gocuV1
+		*kernel.At(t, r[:], int(0), &gocuSite31, kernel.Write) = gocuV1
 	}
 	{
 		var gocuV2 int64 = int64(x / (int32(y) - 100))
-		*kernel.At(t, r[:], int(1), &gocuSite29, kernel.Write) = gocuV2
+		*kernel.At(t, r[:], int(1), &gocuSite33, kernel.Write) = gocuV2
 	}
 	{
 		var gocuV3 int64 = int64(y*y + 7)
-		*kernel.At(t, r[:], int(2), &gocuSite30, kernel.Write) = gocuV3
+		*kernel.At(t, r[:], int(2), &gocuSite34, kernel.Write) = gocuV3
 	}
 	{
 		var gocuV4 int64 = int64(x>>uint(y%40)) ^ int64(uint32(x)<<(y%40))
-		*kernel.At(t, r[:], int(3), &gocuSite31, kernel.Write) = gocuV4
+		*kernel.At(t, r[:], int(3), &gocuSite35, kernel.Write) = gocuV4
 	}
 	{
 		var gocuV5 int64 = int64(uint16(x) * uint16(x))
-		*kernel.At(t, r[:], int(4), &gocuSite32, kernel.Write) = gocuV5
+		*kernel.At(t, r[:], int(4), &gocuSite36, kernel.Write) = gocuV5
 	}
 	{
 		var gocuV6 int64 = int64(int8(x) / int8(-1|int32(y)&0))
-		*kernel.At(t, r[:], int(5), &gocuSite34, kernel.Write) = gocuV6
+		*kernel.At(t, r[:], int(5), &gocuSite38, kernel.Write) = gocuV6
 	}
 	{
 		var gocuV7 int64 = int64(x &^ int32(y))
-		*kernel.At(t, r[:], int(6), &gocuSite35, kernel.Write) = gocuV7
+		*kernel.At(t, r[:], int(6), &gocuSite39, kernel.Write) = gocuV7
 	}
 	{
 		var gocuV8 int64 = int64(-x) + int64(^y)
-		*kernel.At(t, r[:], int(7), &gocuSite36, kernel.Write) = gocuV8
+		*kernel.At(t, r[:], int(7), &gocuSite40, kernel.Write) = gocuV8
 	}
 	var s int64
 	for j, v := range r {
 		s += v << uint(j)
 	}
-	*kernel.At(t, out, int(i), &gocuSite37, kernel.Write) = s
+	*kernel.At(t, out, int(i), &gocuSite41, kernel.Write) = s
+}
+
+// gocuChecked_Misc is the checked copy of features.Misc (features.go:196).
+func gocuChecked_Misc(t *kernel.Thread, k []int32, c []Celsius, out []float32) {
+	i := int(t.Index())
+	if i >= len(k) {
+		return
+	}
+	lo, hi := gocuChecked_sorted2(t, *kernel.At(t, k, int(i), &gocuSite42, kernel.Read), *kernel.At(t, k, int((i+1)%len(k)), &gocuSite43, kernel.Read))
+	o := out[4*i:][:4]
+	{
+		var gocuV1 float32 = float32(hi-lo) + gocuChecked_Celsius_Fahrenheit(t, *kernel.At(t, c, int(i), &gocuSite47, kernel.Read))
+		*kernel.At(t, o, int(0), &gocuSite48, kernel.Write) = gocuV1
+	}
+	if v, w := gocuChecked_minmax(t, *kernel.At(t, k, int(i), &gocuSite49, kernel.Read), 7); v < w {
+		{
+			var gocuV2 float32 = gocuChecked_grid(t, float32(v))
+			*kernel.At(t, o, int(1), &gocuSite50, kernel.Write) = gocuV2
+		}
+	} else {
+		{
+			var gocuV3 float32 = gocuChecked_grid(t, float32(w))
+			*kernel.At(t, o, int(1), &gocuSite51, kernel.Write) = gocuV3
+		}
+	}
+	ps := [3]Pair{{A: 1}, {A: 2, B: 0.5}, {D: true}}
+	var sum float64
+	for j := range ps {
+		{
+			var gocuV4 int16 = int16(j)
+			*kernel.At(t, (*kernel.At(t, ps[:], int(j), &gocuSite53, kernel.Read)).C[:], int(j), &gocuSite52, kernel.Write) = gocuV4
+		}
+		if (*kernel.At(t, ps[:], int(j), &gocuSite54, kernel.Read)).D {
+			continue
+		}
+		sum += (*kernel.At(t, ps[:], int(j), &gocuSite55, kernel.Read)).B + float64((*kernel.At(t, ps[:], int(j), &gocuSite56, kernel.Read)).A) + float64(*kernel.At(t, (*kernel.At(t, ps[:], int(j), &gocuSite58, kernel.Read)).C[:], int(j), &gocuSite57, kernel.Read))
+	}
+	{
+		var gocuV5 float32 = float32(sum)
+		*kernel.At(t, o, int(2), &gocuSite59, kernel.Write) = gocuV5
+	}
+	d := t.BlockDim
+	n := d.Size() + int(t.Rank()%4) + int(t.WarpID())
+	switch x := *kernel.At(t, k, int(i), &gocuSite60, kernel.Read) % 5; {
+	case x < -2:
+		n++
+	case x > 2:
+		n--
+	}
+	acc := 0
+	{
+		gocuR6 := k[:min(len(k), 8)]
+		for gocuI7 := range gocuR6 {
+			j, v := gocuI7, *kernel.At(t, gocuR6, gocuI7, &gocuSite63, kernel.Read)
+			if j == i {
+				continue
+			}
+			acc += int(v) << uint(j%3)
+		}
+	}
+	{
+		var gocuV8 float32 = float32(n) + float32(acc%1000)
+		*kernel.At(t, o, int(3), &gocuSite62, kernel.Write) = gocuV8
+	}
 }
