@@ -449,19 +449,30 @@ func (fc *fnCtx) cond(e ast.Expr) string {
 }
 
 func (fc *fnCtx) ifStmt(s *ast.IfStmt, chained bool) {
+	init := ""
 	if s.Init != nil {
 		fc.push()
 		defer fc.pop()
+		// C++17's if (init; cond) scopes the variable as Go does, when the
+		// initialisation is one statement.
+		rendered := fc.render(s.Init)
+		if e, ok := asExpr(rendered); ok {
+			init = e + "; "
+		} else {
+			s = &ast.IfStmt{If: s.If, Init: &renderedStmt{text: rendered}, Cond: s.Cond, Body: s.Body, Else: s.Else}
+		}
+	}
+	if s.Init != nil && init == "" {
 		if chained {
 			fc.b.WriteString("{\n")
 		} else {
 			fc.line("{")
 		}
 		fc.ind++
-		fc.stmt(s.Init)
+		fc.emit(s.Init.(*renderedStmt).text)
 		chained = false
 	}
-	head := fmt.Sprintf("if (%s) {", fc.cond(s.Cond))
+	head := fmt.Sprintf("if (%s%s) {", init, fc.cond(s.Cond))
 	if chained {
 		fc.b.WriteString(head + "\n")
 	} else {
@@ -483,10 +494,16 @@ func (fc *fnCtx) ifStmt(s *ast.IfStmt, chained bool) {
 		fc.ind--
 		fc.line("}")
 	}
-	if s.Init != nil {
+	if s.Init != nil && init == "" {
 		fc.ind--
 		fc.line("}")
 	}
+}
+
+// renderedStmt carries an already translated statement.
+type renderedStmt struct {
+	ast.EmptyStmt
+	text string
 }
 
 // unroll returns the #pragma for a //gocu:unroll directive on the line
@@ -748,10 +765,22 @@ func (fc *fnCtx) rangeStmt(s *ast.RangeStmt, label string) {
 	defer fc.pop()
 	pragma := fc.unroll(s)
 	xt := fc.typeOf(s.X)
-	fc.line("{")
+	// The loop goes into its own buffer: it needs an enclosing block only
+	// when temporaries come before it.
+	outer := fc.b
+	fc.b = &strings.Builder{}
 	fc.ind++
+	prelude := -1
 	defer func() {
 		fc.ind--
+		text := fc.b.String()
+		fc.b = outer
+		if prelude == 0 {
+			fc.b.WriteString(dedent(text))
+			return
+		}
+		fc.line("{")
+		fc.b.WriteString(text)
 		fc.line("}")
 	}()
 	var n string  // the trip count
@@ -845,6 +874,7 @@ func (fc *fnCtx) rangeStmt(s *ast.RangeStmt, label string) {
 		counter = fc.names.takeInternal("gocu_i")
 	}
 	t := fc.pushTarget(s, label, true)
+	prelude = fc.b.Len()
 	fc.pragma(pragma)
 	zero := "0"
 	fc.line("for (%s %s = %s; %s < %s; %s++) {", ct, counter, zero, counter, n, counter)

@@ -106,7 +106,7 @@ func gpuCases(t *testing.T) []gpuCase {
 		{name: "Sum", fn: reduce.Sum, grid: dim(8, 1, 1), block: dim(reduce.Block, 1, 1), args: []any{randF32(r, 100000), []float32{0}}, tol: 1e-5, floatAtomics: true},
 		{name: "MaxAbs", fn: reduce.MaxAbs, grid: dim(8, 1, 1), block: dim(128, 1, 1), args: []any{randF32(r, 1024), []float32{0}, []uint32{0}}},
 		{name: "Histogram", fn: hist.Histogram, grid: dim(16, 1, 1), block: dim(256, 1, 1), args: []any{data, make([]uint32, hist.Bins)}},
-		{name: "Accumulate", fn: hist.Accumulate, grid: dim(4, 1, 1), block: dim(256, 1, 1), args: []any{vals, stats, hist.Stats{Count: 3}}},
+		{name: "Accumulate", fn: hist.Accumulate, grid: dim(4, 1, 1), block: dim(256, 1, 1), args: []any{vals, stats, hist.Stats{Count: 3, Seen: true}}},
 		{name: "Blelloch", fn: scan.Blelloch, grid: dim(4, 1, 1), block: dim(scan.N/2, 1, 1), args: []any{xs, make([]int32, len(xs))}},
 		{name: "SGEMM", fn: sgemm.SGEMM, grid: dim(sn/sgemm.BN, m/sgemm.BM, 1), block: dim(sgemm.Threads, 1, 1), args: []any{randF32(r, m*k), randF32(r, k*sn), randF32(r, m*sn), int32(m), int32(sn), int32(k), float32(1.5), float32(-0.5)}, tol: 1e-5},
 		{name: "Ops", fn: features.Ops, grid: dim(4, 1, 1), block: dim(256, 1, 1), args: []any{x, k32, poisonF32(8 * 1000), features.ModeMax, features.Pair{A: -3, B: 2.5, C: [3]int16{1, 2, 30000}, D: true}, features.Celsius(36.6)}, tol: 1e-6},

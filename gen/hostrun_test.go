@@ -73,7 +73,7 @@ func TestHostMatchesGo(t *testing.T) {
 		fn          any
 		grid, block [3]int32
 		args        []any
-	}{"Accumulate", hist.Accumulate, [3]int32{2, 1, 1}, [3]int32{64, 1, 1}, []any{vals, make([]hist.Stats, 7), hist.Stats{Count: 3}}})
+	}{"Accumulate", hist.Accumulate, [3]int32{2, 1, 1}, [3]int32{64, 1, 1}, []any{vals, make([]hist.Stats, 7), hist.Stats{Count: 3, Seen: true}}})
 
 	cs := make([]features.Celsius, n)
 	for i := range cs {

@@ -353,22 +353,16 @@ static __device__ __forceinline__ float Celsius_Fahrenheit(float c) {
 // features.grid (features.go:176)
 static __device__ __forceinline__ float grid(float base) {
   gocu_array<gocu_array<float, 4>, 4> g = {};
-  {
-    for (long long i = 0; i < 4LL; i++) {
-      {
-        for (long long j = 0; j < 4LL; j++) {
-          g.v[GOCU_AI(i, 4, 2)].v[GOCU_AI(j, 4, 2)] = base + (float)(long long)((unsigned long long)i * 4ull + (unsigned long long)j);
-        }
-      }
+  for (long long i = 0; i < 4LL; i++) {
+    for (long long j = 0; j < 4LL; j++) {
+      g.v[GOCU_AI(i, 4, 2)].v[GOCU_AI(j, 4, 2)] = base + (float)(long long)((unsigned long long)i * 4ull + (unsigned long long)j);
     }
   }
   gocu_array<gocu_array<float, 4>, 4> h = g;
   h.v[0LL].v[0LL] = -1.0f;
   float tr = 0.0f;
-  {
-    for (long long i = 0; i < 4; i++) {
-      tr += g.v[GOCU_AI(i, 4, 4)].v[GOCU_AI(i, 4, 4)];
-    }
+  for (long long i = 0; i < 4; i++) {
+    tr += g.v[GOCU_AI(i, 4, 4)].v[GOCU_AI(i, 4, 4)];
   }
   return tr + h.v[0LL].v[0LL];
 }
@@ -394,17 +388,13 @@ extern "C" __global__ void Ops(float* x_p, long long x_n, int* k_p, long long k_
   }
   GOCU_AT(o, 3LL, 16) = temp * 1.8f;
   gocu_array<float, 4> acc = {};
-  {
-    for (long long j = 0; j < 4; j++) {
-      acc.v[GOCU_AI(j, 4, 18)] = (float)j * GOCU_AT(x, i, 17);
-    }
+  for (long long j = 0; j < 4; j++) {
+    acc.v[GOCU_AI(j, 4, 18)] = (float)j * GOCU_AT(x, i, 17);
   }
   float sum = 0.0f;
-  {
-    for (long long gocu_i = 0; gocu_i < 4; gocu_i++) {
-      float v = acc.v[gocu_i];
-      sum += v;
-    }
+  for (long long gocu_i = 0; gocu_i < 4; gocu_i++) {
+    float v = acc.v[gocu_i];
+    sum += v;
   }
   GOCU_AT(o, 4LL, 19) = sum;
   GOCU_AT(o, 5LL, 22) = (float)sqrt((double)(GOCU_AT(x, i, 20) * GOCU_AT(x, i, 21))) + sqrtf(16.0f);
@@ -443,13 +433,11 @@ extern "C" __global__ void Loops(int* a_p, long long a_n, int* out_p, long long 
   gocu_break:;
   int x = 1;
   int y = 2;
-  {
-    for (long long gocu_i = 0; gocu_i < 3LL; gocu_i++) {
-      int gocu_t = y;
-      int gocu_t_1 = (int)((unsigned int)x + (unsigned int)y);
-      x = gocu_t;
-      y = gocu_t_1;
-    }
+  for (long long gocu_i = 0; gocu_i < 3LL; gocu_i++) {
+    int gocu_t = y;
+    int gocu_t_1 = (int)((unsigned int)x + (unsigned int)y);
+    x = gocu_t;
+    y = gocu_t_1;
   }
   long long w = 0LL;
   while (w < 100LL) {
@@ -482,11 +470,9 @@ extern "C" __global__ void Bits(int* a_p, long long a_n, unsigned char* b_p, lon
   r.v[6LL] = (long long)(x & ~(int)y);
   r.v[7LL] = (long long)((unsigned long long)(long long)(int)-(unsigned int)x + (unsigned long long)(long long)(unsigned char)~y);
   long long s = 0LL;
-  {
-    for (long long j = 0; j < 8; j++) {
-      long long v = r.v[j];
-      s = (long long)((unsigned long long)s + (unsigned long long)gocu_shl<long long>(v, (unsigned long long)(unsigned long long)j));
-    }
+  for (long long j = 0; j < 8; j++) {
+    long long v = r.v[j];
+    s = (long long)((unsigned long long)s + (unsigned long long)gocu_shl<long long>(v, (unsigned long long)(unsigned long long)j));
   }
   GOCU_AT(out, i, 41) = s;
 }
@@ -517,14 +503,12 @@ extern "C" __global__ void Misc(int* k_p, long long k_n, float* c_p, long long c
   }
   gocu_array<Pair, 3> ps = gocu_array<Pair, 3>{{Pair{1, 0.0, gocu_array<short, 3>{}, false}, Pair{2, 0.5, gocu_array<short, 3>{}, false}, Pair{0, 0.0, gocu_array<short, 3>{}, true}}};
   double sum = 0.0;
-  {
-    for (long long j = 0; j < 3; j++) {
-      ps.v[GOCU_AI(j, 3, 53)].C.v[GOCU_AI(j, 3, 52)] = (short)j;
-      if (ps.v[GOCU_AI(j, 3, 54)].D) {
-        continue;
-      }
-      sum += ps.v[GOCU_AI(j, 3, 55)].B + (double)ps.v[GOCU_AI(j, 3, 56)].A + (double)ps.v[GOCU_AI(j, 3, 58)].C.v[GOCU_AI(j, 3, 57)];
+  for (long long j = 0; j < 3; j++) {
+    ps.v[GOCU_AI(j, 3, 53)].C.v[GOCU_AI(j, 3, 52)] = (short)j;
+    if (ps.v[GOCU_AI(j, 3, 54)].D) {
+      continue;
     }
+    sum += ps.v[GOCU_AI(j, 3, 55)].B + (double)ps.v[GOCU_AI(j, 3, 56)].A + (double)ps.v[GOCU_AI(j, 3, 58)].C.v[GOCU_AI(j, 3, 57)];
   }
   GOCU_AT(o, 2LL, 59) = (float)sum;
   gocu_Dim3 d = gocu_blockDim();

@@ -305,12 +305,10 @@ extern "C" __global__ void __launch_bounds__(256) RGBToGray4(unsigned char* __re
     unsigned int g = GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 11);
     unsigned int b = GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 12);
     unsigned int out = 0u;
-    {
 #pragma unroll
-      for (long long k = 0; k < 4LL; k++) {
-        unsigned int s = (unsigned int)((unsigned long long)k * 8ull);
-        out |= gocu_shl<unsigned int>((unsigned int)luma((unsigned char)gocu_shr<unsigned int>(r, (unsigned long long)s), (unsigned char)gocu_shr<unsigned int>(g, (unsigned long long)s), (unsigned char)gocu_shr<unsigned int>(b, (unsigned long long)s)), (unsigned long long)s);
-      }
+    for (long long k = 0; k < 4LL; k++) {
+      unsigned int s = (unsigned int)((unsigned long long)k * 8ull);
+      out |= gocu_shl<unsigned int>((unsigned int)luma((unsigned char)gocu_shr<unsigned int>(r, (unsigned long long)s), (unsigned char)gocu_shr<unsigned int>(g, (unsigned long long)s), (unsigned char)gocu_shr<unsigned int>(b, (unsigned long long)s)), (unsigned long long)s);
     }
     GOCU_AT(dst, i, 13) = out;
   }

@@ -315,12 +315,10 @@ extern "C" __global__ void __launch_bounds__(256) RGBToGray4(unsigned char* __re
     unsigned int g = GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 11);
     unsigned int b = GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 12);
     unsigned int out = 0u;
-    {
 #pragma unroll
-      for (long long k = 0; k < 4LL; k++) {
-        unsigned int s = (unsigned int)((unsigned long long)k * 8ull);
-        out |= gocu_shl<unsigned int>((unsigned int)luma((unsigned char)gocu_shr<unsigned int>(r, (unsigned long long)s), (unsigned char)gocu_shr<unsigned int>(g, (unsigned long long)s), (unsigned char)gocu_shr<unsigned int>(b, (unsigned long long)s)), (unsigned long long)s);
-      }
+    for (long long k = 0; k < 4LL; k++) {
+      unsigned int s = (unsigned int)((unsigned long long)k * 8ull);
+      out |= gocu_shl<unsigned int>((unsigned int)luma((unsigned char)gocu_shr<unsigned int>(r, (unsigned long long)s), (unsigned char)gocu_shr<unsigned int>(g, (unsigned long long)s), (unsigned char)gocu_shr<unsigned int>(b, (unsigned long long)s)), (unsigned long long)s);
     }
     GOCU_AT(dst, i, 13) = out;
   }
@@ -328,7 +326,7 @@ extern "C" __global__ void __launch_bounds__(256) RGBToGray4(unsigned char* __re
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "e122d37c8285e33c8f9a141257076bc61e70722a1a94ef3e70f7fbfb7581c110"
+const gocuSourceSHA256 = "4f3fb09c3115a378555f82c33b7426d57e2fab353cfd8c159e7337dd285dd771"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{

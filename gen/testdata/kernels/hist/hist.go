@@ -34,7 +34,8 @@ type Stats struct {
 	Max   int32
 }
 
-// Accumulate records each value v of data in stats[v%len(stats)].
+// Accumulate records each value v of data in stats[v%len(stats)]; the
+// count goes up by scale.Count when scale.Seen is set.
 //
 //gocu:kernel
 func Accumulate(t *kernel.Thread, data []int32, stats []Stats, scale Stats) {
@@ -44,8 +45,9 @@ func Accumulate(t *kernel.Thread, data []int32, stats []Stats, scale Stats) {
 	}
 	v := data[i]
 	b := int(uint32(v) % uint32(len(stats)))
-	kernel.AtomicAdd(&stats[b].Count, scale.Count)
+	if scale.Seen {
+		kernel.AtomicAdd(&stats[b].Count, scale.Count)
+	}
 	kernel.AtomicAdd(&stats[b].Sum, int64(v))
 	kernel.AtomicMax(&stats[b].Max, v)
-	stats[b].Seen = true
 }

@@ -290,16 +290,13 @@ extern "C" __global__ void Histogram(unsigned char* data_p, long long data_n, un
   }
   __syncthreads();
   for (int i = (int)threadIdx.x; i < 256; i = (int)((unsigned int)i + blockDim.x)) {
-    {
-      unsigned int c = local.v[GOCU_AI(i, 256, 3)];
-      if (c != 0u) {
-        atomicAdd(&GOCU_AT(hist, i, 4), c);
-      }
+    if (unsigned int c = local.v[GOCU_AI(i, 256, 3)]; c != 0u) {
+      atomicAdd(&GOCU_AT(hist, i, 4), c);
     }
   }
 }
 
-// hist.Accumulate (hist.go:40)
+// hist.Accumulate (hist.go:41)
 extern "C" __global__ void Accumulate(int* data_p, long long data_n, Stats* stats_p, long long stats_n, Stats scale) {
   gocu_slice<int> data = {data_p, data_n};
   gocu_slice<Stats> stats = {stats_p, stats_n};
@@ -309,8 +306,9 @@ extern "C" __global__ void Accumulate(int* data_p, long long data_n, Stats* stat
   }
   int v = GOCU_AT(data, i, 5);
   long long b = (long long)gocu_rem<unsigned int>((unsigned int)v, (unsigned int)stats.n, 6);
-  atomicAdd(&GOCU_AT(stats, b, 7).Count, scale.Count);
+  if (scale.Seen) {
+    atomicAdd(&GOCU_AT(stats, b, 7).Count, scale.Count);
+  }
   gocu_atomic_add(&GOCU_AT(stats, b, 8).Sum, (long long)v);
   atomicMax(&GOCU_AT(stats, b, 9).Max, v);
-  GOCU_AT(stats, b, 10).Seen = true;
 }

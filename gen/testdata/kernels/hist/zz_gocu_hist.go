@@ -300,16 +300,13 @@ extern "C" __global__ void Histogram(unsigned char* data_p, long long data_n, un
   }
   __syncthreads();
   for (int i = (int)threadIdx.x; i < 256; i = (int)((unsigned int)i + blockDim.x)) {
-    {
-      unsigned int c = local.v[GOCU_AI(i, 256, 3)];
-      if (c != 0u) {
-        atomicAdd(&GOCU_AT(hist, i, 4), c);
-      }
+    if (unsigned int c = local.v[GOCU_AI(i, 256, 3)]; c != 0u) {
+      atomicAdd(&GOCU_AT(hist, i, 4), c);
     }
   }
 }
 
-// hist.Accumulate (hist.go:40)
+// hist.Accumulate (hist.go:41)
 extern "C" __global__ void Accumulate(int* data_p, long long data_n, Stats* stats_p, long long stats_n, Stats scale) {
   gocu_slice<int> data = {data_p, data_n};
   gocu_slice<Stats> stats = {stats_p, stats_n};
@@ -319,15 +316,16 @@ extern "C" __global__ void Accumulate(int* data_p, long long data_n, Stats* stat
   }
   int v = GOCU_AT(data, i, 5);
   long long b = (long long)gocu_rem<unsigned int>((unsigned int)v, (unsigned int)stats.n, 6);
-  atomicAdd(&GOCU_AT(stats, b, 7).Count, scale.Count);
+  if (scale.Seen) {
+    atomicAdd(&GOCU_AT(stats, b, 7).Count, scale.Count);
+  }
   gocu_atomic_add(&GOCU_AT(stats, b, 8).Sum, (long long)v);
   atomicMax(&GOCU_AT(stats, b, 9).Max, v);
-  GOCU_AT(stats, b, 10).Seen = true;
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "0ec5d1cbad987dab4bc860f09542de117ff3953ef1f703ad4eeedbead0a9c350"
+const gocuSourceSHA256 = "2f63b1d8856a93ddd3b95879e8aa663f7d2fbbcb5899e568e1b8a22f26c509f6"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -363,7 +361,7 @@ var gocuModule = &meta.Module{
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
-		&gocuSite8, &gocuSite9, &gocuSite10,
+		&gocuSite8, &gocuSite9,
 	},
 }
 
@@ -371,17 +369,16 @@ func init() { meta.Register(gocuModule) }
 
 // Source sites of the checked accesses and debug-mode checks.
 var (
-	gocuSite0  = kernel.Site{File: "hist.go", Line: 15, Col: 3, Expr: "local[i]"}
-	gocuSite1  = kernel.Site{File: "hist.go", Line: 19, Col: 21, Expr: "local[data[i]]"}
-	gocuSite2  = kernel.Site{File: "hist.go", Line: 19, Col: 27, Expr: "data[i]"}
-	gocuSite3  = kernel.Site{File: "hist.go", Line: 23, Col: 11, Expr: "local[i]"}
-	gocuSite4  = kernel.Site{File: "hist.go", Line: 24, Col: 22, Expr: "hist[i]"}
-	gocuSite5  = kernel.Site{File: "hist.go", Line: 45, Col: 7, Expr: "data[i]"}
-	gocuSite6  = kernel.Site{File: "hist.go", Line: 46, Col: 11, Expr: "uint32(v) % uint32(len(stats))"}
-	gocuSite7  = kernel.Site{File: "hist.go", Line: 47, Col: 20, Expr: "stats[b]"}
-	gocuSite8  = kernel.Site{File: "hist.go", Line: 48, Col: 20, Expr: "stats[b]"}
-	gocuSite9  = kernel.Site{File: "hist.go", Line: 49, Col: 20, Expr: "stats[b]"}
-	gocuSite10 = kernel.Site{File: "hist.go", Line: 50, Col: 2, Expr: "stats[b]"}
+	gocuSite0 = kernel.Site{File: "hist.go", Line: 15, Col: 3, Expr: "local[i]"}
+	gocuSite1 = kernel.Site{File: "hist.go", Line: 19, Col: 21, Expr: "local[data[i]]"}
+	gocuSite2 = kernel.Site{File: "hist.go", Line: 19, Col: 27, Expr: "data[i]"}
+	gocuSite3 = kernel.Site{File: "hist.go", Line: 23, Col: 11, Expr: "local[i]"}
+	gocuSite4 = kernel.Site{File: "hist.go", Line: 24, Col: 22, Expr: "hist[i]"}
+	gocuSite5 = kernel.Site{File: "hist.go", Line: 46, Col: 7, Expr: "data[i]"}
+	gocuSite6 = kernel.Site{File: "hist.go", Line: 47, Col: 11, Expr: "uint32(v) % uint32(len(stats))"}
+	gocuSite7 = kernel.Site{File: "hist.go", Line: 49, Col: 21, Expr: "stats[b]"}
+	gocuSite8 = kernel.Site{File: "hist.go", Line: 51, Col: 20, Expr: "stats[b]"}
+	gocuSite9 = kernel.Site{File: "hist.go", Line: 52, Col: 20, Expr: "stats[b]"}
 )
 
 // gocuChecked_Histogram is the checked copy of hist.Histogram (hist.go:12).
@@ -402,7 +399,7 @@ func gocuChecked_Histogram(t *kernel.Thread, data []uint8, hist []uint32) {
 	}
 }
 
-// gocuChecked_Accumulate is the checked copy of hist.Accumulate (hist.go:40).
+// gocuChecked_Accumulate is the checked copy of hist.Accumulate (hist.go:41).
 func gocuChecked_Accumulate(t *kernel.Thread, data []int32, stats []Stats, scale Stats) {
 	i := t.Index()
 	if int(i) >= len(data) {
@@ -410,8 +407,9 @@ func gocuChecked_Accumulate(t *kernel.Thread, data []int32, stats []Stats, scale
 	}
 	v := *kernel.At(t, data, int(i), &gocuSite5, kernel.Read)
 	b := int(uint32(v) % uint32(len(stats)))
-	kernel.AtomicAdd(&kernel.At(t, stats, int(b), &gocuSite7, kernel.Atomic).Count, scale.Count)
+	if scale.Seen {
+		kernel.AtomicAdd(&kernel.At(t, stats, int(b), &gocuSite7, kernel.Atomic).Count, scale.Count)
+	}
 	kernel.AtomicAdd(&kernel.At(t, stats, int(b), &gocuSite8, kernel.Atomic).Sum, int64(v))
 	kernel.AtomicMax(&kernel.At(t, stats, int(b), &gocuSite9, kernel.Atomic).Max, v)
-	(*kernel.At(t, stats, int(b), &gocuSite10, kernel.Write)).Seen = true
 }

@@ -307,10 +307,8 @@ extern "C" __global__ void __launch_bounds__(256) Tiled(float* a_p, long long a_
     as.v[GOCU_AI(ty, 16, 4)].v[GOCU_AI(tx, 16, 4)] = load(a, row, (int)((unsigned int)ph * 16u + (unsigned int)tx), n);
     bs.v[GOCU_AI(ty, 16, 5)].v[GOCU_AI(tx, 16, 5)] = load(b, (int)((unsigned int)ph * 16u + (unsigned int)ty), col, n);
     __syncthreads();
-    {
-      for (long long k = 0; k < 16LL; k++) {
-        sum += as.v[GOCU_AI(ty, 16, 6)].v[GOCU_AI(k, 16, 6)] * bs.v[GOCU_AI(k, 16, 7)].v[GOCU_AI(tx, 16, 7)];
-      }
+    for (long long k = 0; k < 16LL; k++) {
+      sum += as.v[GOCU_AI(ty, 16, 6)].v[GOCU_AI(k, 16, 6)] * bs.v[GOCU_AI(k, 16, 7)].v[GOCU_AI(tx, 16, 7)];
     }
     __syncthreads();
   }

@@ -317,10 +317,8 @@ extern "C" __global__ void __launch_bounds__(256) Tiled(float* a_p, long long a_
     as.v[GOCU_AI(ty, 16, 4)].v[GOCU_AI(tx, 16, 4)] = load(a, row, (int)((unsigned int)ph * 16u + (unsigned int)tx), n);
     bs.v[GOCU_AI(ty, 16, 5)].v[GOCU_AI(tx, 16, 5)] = load(b, (int)((unsigned int)ph * 16u + (unsigned int)ty), col, n);
     __syncthreads();
-    {
-      for (long long k = 0; k < 16LL; k++) {
-        sum += as.v[GOCU_AI(ty, 16, 6)].v[GOCU_AI(k, 16, 6)] * bs.v[GOCU_AI(k, 16, 7)].v[GOCU_AI(tx, 16, 7)];
-      }
+    for (long long k = 0; k < 16LL; k++) {
+      sum += as.v[GOCU_AI(ty, 16, 6)].v[GOCU_AI(k, 16, 6)] * bs.v[GOCU_AI(k, 16, 7)].v[GOCU_AI(tx, 16, 7)];
     }
     __syncthreads();
   }
@@ -358,7 +356,7 @@ extern "C" __global__ void TiledDynamic(float* a_p, long long a_n, float* b_p, l
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "d6a93e24821bf5e150db79ab365c91e934a73e75aa00d1b7553719fbe18a91a2"
+const gocuSourceSHA256 = "ebfea5f3fa74078ef2a0daac93c11a7ca633525b17658b1a8e1a1f1ab19fe057"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{

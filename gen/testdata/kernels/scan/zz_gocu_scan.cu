@@ -310,16 +310,10 @@ extern "C" __global__ void Blelloch(int* x_p, long long x_n, int* y_p, long long
     }
   }
   __syncthreads();
-  {
-    long long i = (long long)((unsigned long long)base + 2ull * (unsigned long long)tid);
-    if (i < y.n) {
-      GOCU_AT(y, i, 12) = tmp.v[GOCU_AI((long long)(2ull * (unsigned long long)tid), 512, 11)];
-    }
+  if (long long i = (long long)((unsigned long long)base + 2ull * (unsigned long long)tid); i < y.n) {
+    GOCU_AT(y, i, 12) = tmp.v[GOCU_AI((long long)(2ull * (unsigned long long)tid), 512, 11)];
   }
-  {
-    long long i = (long long)((unsigned long long)base + 2ull * (unsigned long long)tid + 1ull);
-    if (i < y.n) {
-      GOCU_AT(y, i, 14) = tmp.v[GOCU_AI((long long)(2ull * (unsigned long long)tid + 1ull), 512, 13)];
-    }
+  if (long long i = (long long)((unsigned long long)base + 2ull * (unsigned long long)tid + 1ull); i < y.n) {
+    GOCU_AT(y, i, 14) = tmp.v[GOCU_AI((long long)(2ull * (unsigned long long)tid + 1ull), 512, 13)];
   }
 }

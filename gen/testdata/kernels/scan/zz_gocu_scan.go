@@ -320,23 +320,17 @@ extern "C" __global__ void Blelloch(int* x_p, long long x_n, int* y_p, long long
     }
   }
   __syncthreads();
-  {
-    long long i = (long long)((unsigned long long)base + 2ull * (unsigned long long)tid);
-    if (i < y.n) {
-      GOCU_AT(y, i, 12) = tmp.v[GOCU_AI((long long)(2ull * (unsigned long long)tid), 512, 11)];
-    }
+  if (long long i = (long long)((unsigned long long)base + 2ull * (unsigned long long)tid); i < y.n) {
+    GOCU_AT(y, i, 12) = tmp.v[GOCU_AI((long long)(2ull * (unsigned long long)tid), 512, 11)];
   }
-  {
-    long long i = (long long)((unsigned long long)base + 2ull * (unsigned long long)tid + 1ull);
-    if (i < y.n) {
-      GOCU_AT(y, i, 14) = tmp.v[GOCU_AI((long long)(2ull * (unsigned long long)tid + 1ull), 512, 13)];
-    }
+  if (long long i = (long long)((unsigned long long)base + 2ull * (unsigned long long)tid + 1ull); i < y.n) {
+    GOCU_AT(y, i, 14) = tmp.v[GOCU_AI((long long)(2ull * (unsigned long long)tid + 1ull), 512, 13)];
   }
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "d7c0b652e501b1daa8c9e3a0b35ecb46cd058943e9c8a85bd04568cd128b4e9a"
+const gocuSourceSHA256 = "f37da4acaabca6fbab50c13263f01ef2508875405221dfaa1193c84fdd988609"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
