@@ -80,6 +80,8 @@ func TestSemantics(t *testing.T) {
 			want: []string{"float v_1 = v + 1.0f;", "GOCU_AT(x, 1LL, 1) = v_1;", "GOCU_AT(x, 2LL, 2) = v;"}},
 		{name: "switch", params: "k []int32", body: "switch v := k[0]; v {\ncase 1, 2:\n\tk[1] = 1\ncase 3:\n\tbreak\ndefault:\n\tk[1] = 0\n}",
 			want: []string{"if (v == 1 || v == 2) {", "} else if (v == 3) {", "goto gocu_break;", "} else {"}},
+		{name: "names of CUDA functions", decls: "func normcdf(x float32) float32 { return x * 2 }\n\nfunc y0(x float64) float64 { return x }", params: "x []float32, y []float64",
+			body: "x[0] = normcdf(x[1])\ny[0] = y0(y[1])", want: []string{"k_normcdf(", "k_y0("}},
 		{name: "struct by value", decls: "type P struct {\n\tA int8\n\tB float64\n}", params: "x []float32, p P", body: "x[0] = float32(p.B) + float32(p.A)",
 			want: []string{"struct P {", "static_assert(sizeof(P) == 16 && alignof(P) == 8", "__builtin_offsetof(P, B) == 8", "P p)"}},
 	}
@@ -101,6 +103,7 @@ func TestSemantics(t *testing.T) {
 					t.Errorf("unexpected %q in\n%s", n, body)
 				}
 			}
+			compileCUDA(t, "semantics", p.CUDA)
 		})
 	}
 }

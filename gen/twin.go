@@ -123,7 +123,7 @@ func (u *unit) twinNameOf(f *fn) string {
 	}
 	name := "gocuChecked_" + f.obj.Name()
 	if !f.kernel {
-		name = "gocuChecked_" + u.deviceName(f)
+		name = "gocuChecked_" + u.twinDeviceName(f)
 	}
 	if u.pkg.Types.Scope().Lookup(name) != nil {
 		u.errorf(f.src.decl.Pos(), "gocu gen: the name %s is taken in package %s; gocu gen needs it for the checked copy of %s", name, u.pkg.Name, f.obj.Name())

@@ -188,10 +188,21 @@ func (u *unit) run(kernels []*funcSrc) *Package {
 	return out
 }
 
-// deviceName is the C name wanted for a device function: its Go name within
-// the kernels' package, prefixed by its package name otherwise; methods are
-// Type_Method.
+// deviceName is the C name wanted for a device function: package_Name,
+// or package_Type_Method for a method. The package prefix keeps Go names
+// such as normcdf or y0 clear of CUDA's math library.
 func (u *unit) deviceName(f *fn) string {
+	name := f.obj.Name()
+	if recv := f.obj.Signature().Recv(); recv != nil {
+		if n, ok := types.Unalias(recv.Type()).(*types.Named); ok {
+			name = n.Obj().Name() + "_" + name
+		}
+	}
+	return f.obj.Pkg().Name() + "_" + name
+}
+
+// twinName is the Go name of a device function's checked copy.
+func (u *unit) twinDeviceName(f *fn) string {
 	name := f.obj.Name()
 	if recv := f.obj.Signature().Recv(); recv != nil {
 		if n, ok := types.Unalias(recv.Type()).(*types.Named); ok {

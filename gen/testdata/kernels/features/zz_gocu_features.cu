@@ -288,7 +288,7 @@ static_assert(__builtin_offsetof(Pair, D) == 22, "gocu: offset of Pair.D differs
 struct gocu_tuple0 { int r0; int r1; };
 
 // features.divmod (features.go:40)
-static __device__ __forceinline__ gocu_tuple0 divmod(int a, int b) {
+static __device__ __forceinline__ gocu_tuple0 features_divmod(int a, int b) {
   int q = 0;
   int r = 0;
   if (b == 0) {
@@ -300,7 +300,7 @@ static __device__ __forceinline__ gocu_tuple0 divmod(int a, int b) {
 }
 
 // features.apply (features.go:50)
-static __device__ __forceinline__ float apply(unsigned char m, float x, float y) {
+static __device__ __forceinline__ float features_apply(unsigned char m, float x, float y) {
   {
     if (m == 0) {
       return x + y;
@@ -330,7 +330,7 @@ static __device__ __forceinline__ int util_Clamp(int x, int lo, int hi) {
 }
 
 // features.minmax (features.go:164)
-static __device__ __forceinline__ gocu_tuple0 minmax(int a, int b) {
+static __device__ __forceinline__ gocu_tuple0 features_minmax(int a, int b) {
   if (a < b) {
     return gocu_tuple0{a, b};
   }
@@ -338,20 +338,20 @@ static __device__ __forceinline__ gocu_tuple0 minmax(int a, int b) {
 }
 
 // features.sorted2 (features.go:172)
-static __device__ __forceinline__ gocu_tuple0 sorted2(int a, int b) {
+static __device__ __forceinline__ gocu_tuple0 features_sorted2(int a, int b) {
   int lo = 0;
   int hi = 0;
-  gocu_tuple0 gocu_r = minmax(a, b);
+  gocu_tuple0 gocu_r = features_minmax(a, b);
   return gocu_tuple0{gocu_r.r0, gocu_r.r1};
 }
 
 // features.Celsius.Fahrenheit (features.go:161)
-static __device__ __forceinline__ float Celsius_Fahrenheit(float c) {
+static __device__ __forceinline__ float features_Celsius_Fahrenheit(float c) {
   return c * 1.8f + 32.0f;
 }
 
 // features.grid (features.go:176)
-static __device__ __forceinline__ float grid(float base) {
+static __device__ __forceinline__ float features_grid(float base) {
   gocu_array<gocu_array<float, 4>, 4> g = {};
   for (long long i = 0; i < 4LL; i++) {
     for (long long j = 0; j < 4LL; j++) {
@@ -377,11 +377,11 @@ extern "C" __global__ void Ops(float* x_p, long long x_n, int* k_p, long long k_
     return;
   }
   gocu_slice<float> o = gocu_reslice(out, (long long)(long long)(8ull * (unsigned long long)i), (long long)(long long)(8ull * (unsigned long long)i + 8ull), 6);
-  gocu_tuple0 gocu_r = divmod(GOCU_AT(k, i, 7), 7);
+  gocu_tuple0 gocu_r = features_divmod(GOCU_AT(k, i, 7), 7);
   int q = gocu_r.r0;
   int r = gocu_r.r1;
   GOCU_AT(o, 0LL, 8) = (float)q * 100.0f + (float)r;
-  GOCU_AT(o, 1LL, 11) = apply(m, GOCU_AT(x, i, 9), (float)GOCU_AT(k, i, 10));
+  GOCU_AT(o, 1LL, 11) = features_apply(m, GOCU_AT(x, i, 9), (float)GOCU_AT(k, i, 10));
   GOCU_AT(o, 2LL, 13) = (float)p.B + (float)p.C.v[2LL] + (float)p.A;
   if (p.D) {
     GOCU_AT(o, 2LL, 15) = -GOCU_AT(o, 2LL, 14);
@@ -486,19 +486,19 @@ extern "C" __global__ void Misc(int* k_p, long long k_n, float* c_p, long long c
   if (i >= k.n) {
     return;
   }
-  gocu_tuple0 gocu_r = sorted2(GOCU_AT(k, i, 42), GOCU_AT(k, gocu_rem<long long>((long long)((unsigned long long)i + 1ull), k.n, 44), 43));
+  gocu_tuple0 gocu_r = features_sorted2(GOCU_AT(k, i, 42), GOCU_AT(k, gocu_rem<long long>((long long)((unsigned long long)i + 1ull), k.n, 44), 43));
   int lo = gocu_r.r0;
   int hi = gocu_r.r1;
   gocu_slice<float> o = gocu_reslice(gocu_reslice(out, (long long)(long long)(4ull * (unsigned long long)i), out.n, 46), 0, (long long)4LL, 45);
-  GOCU_AT(o, 0LL, 48) = (float)(int)((unsigned int)hi - (unsigned int)lo) + Celsius_Fahrenheit(GOCU_AT(c, i, 47));
+  GOCU_AT(o, 0LL, 48) = (float)(int)((unsigned int)hi - (unsigned int)lo) + features_Celsius_Fahrenheit(GOCU_AT(c, i, 47));
   {
-    gocu_tuple0 gocu_r_1 = minmax(GOCU_AT(k, i, 49), 7);
+    gocu_tuple0 gocu_r_1 = features_minmax(GOCU_AT(k, i, 49), 7);
     int v = gocu_r_1.r0;
     int w = gocu_r_1.r1;
     if (v < w) {
-      GOCU_AT(o, 1LL, 50) = grid((float)v);
+      GOCU_AT(o, 1LL, 50) = features_grid((float)v);
     } else {
-      GOCU_AT(o, 1LL, 51) = grid((float)w);
+      GOCU_AT(o, 1LL, 51) = features_grid((float)w);
     }
   }
   gocu_array<Pair, 3> ps = gocu_array<Pair, 3>{{Pair{1, 0.0, gocu_array<short, 3>{}, false}, Pair{2, 0.5, gocu_array<short, 3>{}, false}, Pair{0, 0.0, gocu_array<short, 3>{}, true}}};

@@ -266,7 +266,7 @@ __device__ __forceinline__ unsigned int gocu_dynsmem_size() { return 0; }
 // ---- end of gocu runtime ----
 
 // gray.luma (gray.go:29)
-static __device__ __forceinline__ unsigned char luma(unsigned char r, unsigned char g, unsigned char b) {
+static __device__ __forceinline__ unsigned char gray_luma(unsigned char r, unsigned char g, unsigned char b) {
   return (unsigned char)gocu_f2i32(0.2989f * (float)r + 0.587f * (float)g + 0.114f * (float)b);
 }
 
@@ -289,7 +289,7 @@ extern "C" __global__ void RGBToGray2D(unsigned char* rgb_p, long long rgb_n, un
   if (x < w && y < h) {
     int i = (int)((unsigned int)y * (unsigned int)w + (unsigned int)x);
     int n = (int)((unsigned int)w * (unsigned int)h);
-    GOCU_AT(gray, i, 7) = luma(GOCU_AT(rgb, i, 4), GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 5), GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 6));
+    GOCU_AT(gray, i, 7) = gray_luma(GOCU_AT(rgb, i, 4), GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 5), GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 6));
   }
 }
 
@@ -308,7 +308,7 @@ extern "C" __global__ void __launch_bounds__(256) RGBToGray4(unsigned char* __re
 #pragma unroll
     for (long long k = 0; k < 4LL; k++) {
       unsigned int s = (unsigned int)((unsigned long long)k * 8ull);
-      out |= gocu_shl<unsigned int>((unsigned int)luma((unsigned char)gocu_shr<unsigned int>(r, (unsigned long long)s), (unsigned char)gocu_shr<unsigned int>(g, (unsigned long long)s), (unsigned char)gocu_shr<unsigned int>(b, (unsigned long long)s)), (unsigned long long)s);
+      out |= gocu_shl<unsigned int>((unsigned int)gray_luma((unsigned char)gocu_shr<unsigned int>(r, (unsigned long long)s), (unsigned char)gocu_shr<unsigned int>(g, (unsigned long long)s), (unsigned char)gocu_shr<unsigned int>(b, (unsigned long long)s)), (unsigned long long)s);
     }
     GOCU_AT(dst, i, 13) = out;
   }

@@ -268,7 +268,7 @@ __device__ __forceinline__ unsigned int gocu_dynsmem_size() { return 0; }
 extern __shared__ __align__(16) unsigned char gocu_dynsmem[];
 
 // matmul.load (matmul.go:51)
-static __device__ __forceinline__ float load(gocu_slice<float> m, int r, int c, int n) {
+static __device__ __forceinline__ float matmul_load(gocu_slice<float> m, int r, int c, int n) {
   if (r < n && c < n) {
     return GOCU_AT(m, (int)((unsigned int)r * (unsigned int)n + (unsigned int)c), 0);
   }
@@ -304,8 +304,8 @@ extern "C" __global__ void __launch_bounds__(256) Tiled(float* a_p, long long a_
   int col = (int)(blockIdx.x * 16u + (unsigned int)tx);
   float sum = 0.0f;
   for (int ph = 0; ph < (int)((unsigned int)n + 16u - 1u) / 16; ph++) {
-    as.v[GOCU_AI(ty, 16, 4)].v[GOCU_AI(tx, 16, 4)] = load(a, row, (int)((unsigned int)ph * 16u + (unsigned int)tx), n);
-    bs.v[GOCU_AI(ty, 16, 5)].v[GOCU_AI(tx, 16, 5)] = load(b, (int)((unsigned int)ph * 16u + (unsigned int)ty), col, n);
+    as.v[GOCU_AI(ty, 16, 4)].v[GOCU_AI(tx, 16, 4)] = matmul_load(a, row, (int)((unsigned int)ph * 16u + (unsigned int)tx), n);
+    bs.v[GOCU_AI(ty, 16, 5)].v[GOCU_AI(tx, 16, 5)] = matmul_load(b, (int)((unsigned int)ph * 16u + (unsigned int)ty), col, n);
     __syncthreads();
     for (long long k = 0; k < 16LL; k++) {
       sum += as.v[GOCU_AI(ty, 16, 6)].v[GOCU_AI(k, 16, 6)] * bs.v[GOCU_AI(k, 16, 7)].v[GOCU_AI(tx, 16, 7)];
@@ -331,8 +331,8 @@ extern "C" __global__ void TiledDynamic(float* a_p, long long a_n, float* b_p, l
   int col = (int)(blockIdx.x * (unsigned int)tile + (unsigned int)tx);
   float sum = 0.0f;
   for (int ph = 0; ph < gocu_div<int>((int)((unsigned int)n + (unsigned int)tile - 1u), tile, 11); ph++) {
-    GOCU_AT(as, (int)((unsigned int)ty * (unsigned int)tile + (unsigned int)tx), 12) = load(a, row, (int)((unsigned int)ph * (unsigned int)tile + (unsigned int)tx), n);
-    GOCU_AT(bs, (int)((unsigned int)ty * (unsigned int)tile + (unsigned int)tx), 13) = load(b, (int)((unsigned int)ph * (unsigned int)tile + (unsigned int)ty), col, n);
+    GOCU_AT(as, (int)((unsigned int)ty * (unsigned int)tile + (unsigned int)tx), 12) = matmul_load(a, row, (int)((unsigned int)ph * (unsigned int)tile + (unsigned int)tx), n);
+    GOCU_AT(bs, (int)((unsigned int)ty * (unsigned int)tile + (unsigned int)tx), 13) = matmul_load(b, (int)((unsigned int)ph * (unsigned int)tile + (unsigned int)ty), col, n);
     __syncthreads();
     for (int k = 0; k < tile; k++) {
       sum += GOCU_AT(as, (int)((unsigned int)ty * (unsigned int)tile + (unsigned int)k), 14) * GOCU_AT(bs, (int)((unsigned int)k * (unsigned int)tile + (unsigned int)tx), 15);

@@ -266,7 +266,7 @@ __device__ __forceinline__ unsigned int gocu_dynsmem_size() { return 0; }
 // ---- end of gocu runtime ----
 
 // reduce.warpSum (reduce.go:38)
-static __device__ __forceinline__ float warpSum(float v) {
+static __device__ __forceinline__ float reduce_warpSum(float v) {
   for (int off = 16; off > 0; off = off / 2) {
     v += __shfl_down_sync(0xffffffffu, v, off);
   }
@@ -274,7 +274,7 @@ static __device__ __forceinline__ float warpSum(float v) {
 }
 
 // reduce.popcount (reduce.go:62)
-static __device__ __forceinline__ long long popcount(unsigned int x) {
+static __device__ __forceinline__ long long reduce_popcount(unsigned int x) {
   long long n = 0LL;
   while (x != 0u) {
     x &= x - 1u;
@@ -302,7 +302,7 @@ extern "C" __global__ void __launch_bounds__(256) Sum(float* x_p, long long x_n,
     __syncthreads();
   }
   if (tid < 32) {
-    float v = warpSum(buf.v[GOCU_AI(tid, 256, 4)]);
+    float v = reduce_warpSum(buf.v[GOCU_AI(tid, 256, 4)]);
     if (gocu_laneid() == 0) {
       atomicAdd(&GOCU_AT(out, 0LL, 5), v);
     }
@@ -322,6 +322,6 @@ extern "C" __global__ void MaxAbs(float* x_p, long long x_n, float* out_p, long 
   gocu_atomic_max(&GOCU_AT(out, 0LL, 7), fabsf(v));
   unsigned int ballot = __ballot_sync(0xffffffffu, v < 0.0f);
   if (gocu_laneid() == 0) {
-    atomicAdd(&GOCU_AT(neg, 0LL, 8), (unsigned int)popcount(ballot));
+    atomicAdd(&GOCU_AT(neg, 0LL, 8), (unsigned int)reduce_popcount(ballot));
   }
 }

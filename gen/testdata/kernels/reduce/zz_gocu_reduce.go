@@ -276,7 +276,7 @@ __device__ __forceinline__ unsigned int gocu_dynsmem_size() { return 0; }
 // ---- end of gocu runtime ----
 
 // reduce.warpSum (reduce.go:38)
-static __device__ __forceinline__ float warpSum(float v) {
+static __device__ __forceinline__ float reduce_warpSum(float v) {
   for (int off = 16; off > 0; off = off / 2) {
     v += __shfl_down_sync(0xffffffffu, v, off);
   }
@@ -284,7 +284,7 @@ static __device__ __forceinline__ float warpSum(float v) {
 }
 
 // reduce.popcount (reduce.go:62)
-static __device__ __forceinline__ long long popcount(unsigned int x) {
+static __device__ __forceinline__ long long reduce_popcount(unsigned int x) {
   long long n = 0LL;
   while (x != 0u) {
     x &= x - 1u;
@@ -312,7 +312,7 @@ extern "C" __global__ void __launch_bounds__(256) Sum(float* x_p, long long x_n,
     __syncthreads();
   }
   if (tid < 32) {
-    float v = warpSum(buf.v[GOCU_AI(tid, 256, 4)]);
+    float v = reduce_warpSum(buf.v[GOCU_AI(tid, 256, 4)]);
     if (gocu_laneid() == 0) {
       atomicAdd(&GOCU_AT(out, 0LL, 5), v);
     }
@@ -332,13 +332,13 @@ extern "C" __global__ void MaxAbs(float* x_p, long long x_n, float* out_p, long 
   gocu_atomic_max(&GOCU_AT(out, 0LL, 7), fabsf(v));
   unsigned int ballot = __ballot_sync(0xffffffffu, v < 0.0f);
   if (gocu_laneid() == 0) {
-    atomicAdd(&GOCU_AT(neg, 0LL, 8), (unsigned int)popcount(ballot));
+    atomicAdd(&GOCU_AT(neg, 0LL, 8), (unsigned int)reduce_popcount(ballot));
   }
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "922a90c4f7639656f071eed16cb1b820d42f02a062b899dfb1590368c704da03"
+const gocuSourceSHA256 = "8aa74ceb08d2ff79ba9a3da4903688b42597da54f599a029befb54ae25190cc9"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{

@@ -276,7 +276,7 @@ __device__ __forceinline__ unsigned int gocu_dynsmem_size() { return 0; }
 // ---- end of gocu runtime ----
 
 // scan.get (scan.go:52)
-static __device__ __forceinline__ int get(gocu_slice<int> x, long long i) {
+static __device__ __forceinline__ int scan_get(gocu_slice<int> x, long long i) {
   if (i < x.n) {
     return GOCU_AT(x, i, 0);
   }
@@ -290,8 +290,8 @@ extern "C" __global__ void Blelloch(int* x_p, long long x_n, int* y_p, long long
   __shared__ gocu_array<int, 512> tmp;
   long long tid = (long long)(int)threadIdx.x;
   long long base = (long long)((unsigned long long)(long long)(int)blockIdx.x * 512ull);
-  tmp.v[GOCU_AI((long long)(2ull * (unsigned long long)tid), 512, 1)] = get(x, (long long)((unsigned long long)base + 2ull * (unsigned long long)tid));
-  tmp.v[GOCU_AI((long long)(2ull * (unsigned long long)tid + 1ull), 512, 2)] = get(x, (long long)((unsigned long long)base + 2ull * (unsigned long long)tid + 1ull));
+  tmp.v[GOCU_AI((long long)(2ull * (unsigned long long)tid), 512, 1)] = scan_get(x, (long long)((unsigned long long)base + 2ull * (unsigned long long)tid));
+  tmp.v[GOCU_AI((long long)(2ull * (unsigned long long)tid + 1ull), 512, 2)] = scan_get(x, (long long)((unsigned long long)base + 2ull * (unsigned long long)tid + 1ull));
   long long offset = 1LL;
   for (long long d = 256LL; d > 0LL; d = d >> 1) {
     __syncthreads();
@@ -330,7 +330,7 @@ extern "C" __global__ void Blelloch(int* x_p, long long x_n, int* y_p, long long
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "f37da4acaabca6fbab50c13263f01ef2508875405221dfaa1193c84fdd988609"
+const gocuSourceSHA256 = "a2936162851cf211374fa1360bbe58cb5b6f0cded35f86584c9e982c60a0384e"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
