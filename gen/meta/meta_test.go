@@ -34,7 +34,7 @@ func TestRegisterLookup(t *testing.T) {
 }
 
 func TestStrings(t *testing.T) {
-	if meta.Slice.String() != "slice" || meta.Param{Kind: meta.Slice}.Args() != 2 || meta.Param{Kind: meta.Struct}.Args() != 1 {
+	if meta.Slice.String() != "slice" || (meta.Param{Kind: meta.Slice}).Args() != 2 || (meta.Param{Kind: meta.Struct}).Args() != 1 {
 		t.Error("Kind/Args")
 	}
 	if meta.ErrIndex.String() != "index out of range" || meta.ErrDivide.String() != "integer divide by zero" {
