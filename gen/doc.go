@@ -1,0 +1,136 @@
+// Package gen is gocu gen: it translates Go kernels to CUDA C++.
+//
+// A kernel is a Go function marked //gocu:kernel whose first parameter is a
+// *kernel.Thread (see package kernel). Put
+//
+//	//go:generate go run github.com/gocu-dev/gocu/cmd/gocu gen
+//
+// in the package and run go generate. For every package with kernels gen
+// writes zz_gocu_<pkg>.go beside it, holding
+//
+//   - the CUDA C++ source of all the package's kernels and of every Go
+//     function they reach (in the same package or another, transitively),
+//     and its SHA-256;
+//   - a meta.Module describing each kernel (parameters, resource use) and
+//     the site table of Go source positions, registered with meta.Register
+//     so that launchers and the simulator find kernels by their function;
+//   - the checked twin of each kernel and of each function it calls: a Go
+//     copy in which every slice and array element access goes through
+//     kernel.At (and every outer index of a multi-dimensional array through
+//     kernel.Index), for the simulator's checked mode.
+//
+// Output is deterministic and gofmt-clean; files whose contents did not
+// change are not rewritten; the generated file of a package whose kernels
+// are gone is removed. Problems are reported together, each as
+// file:line:col: <construct> is not supported in a kernel: <what instead>.
+//
+// # The Go subset
+//
+// Types: bool, every sized int and uint, int and uint (64-bit), float32,
+// float64, named types of them, slices of them (not of slices), fixed-size
+// arrays (any number of dimensions), named structs of all these, and the
+// kernel package's Dim3, Float2, Float4, Int4, Uint4 and Uchar4 (not as
+// struct fields: CUDA aligns them more strictly than Go). Constants, typed
+// and untyped, including iota.
+//
+// Statements: var and := declarations, assignment (parallel assignment
+// has Go's meaning: a, b = b, a swaps), op-assignment, ++ and --, if/else
+// with init, every for form (including for i := range n and ranges over
+// slices and arrays with index and value), switch with and without a tag,
+// labelled break and continue, return (several results, named results),
+// calls. //gocu:unroll [N] on the line before a for emits #pragma unroll.
+//
+// Expressions: arithmetic, comparison, logical and bitwise operators
+// including &^, conversions, len, min, max, struct and array literals,
+// slicing s[lo:hi]; the kernel package (thread position, SyncThreads and
+// its variants, SyncWarp, ThreadFence, shuffles and votes, atomics on
+// &s[i] or &sharedArray[i], float32 math, Shared, DynamicShared,
+// Reinterpret); Go's math package for float64; math/bits (OnesCount,
+// LeadingZeros, TrailingZeros, Len, Reverse, RotateLeft).
+//
+// Not supported, each with its own message: maps, interfaces, closures,
+// go, defer, select, channels, goto, fallthrough, allocation (make, new,
+// append, slice literals), strings, recursion, pointers other than &s[i]
+// passed to an atomic or a shared array passed to a function, panic,
+// method values, generic functions, calls to packages other than kernel,
+// math and math/bits, package-level variables, and a statement that makes
+// two calls with side effects whose order C++ does not fix.
+//
+// # Go's meaning on the GPU
+//
+// The translation keeps Go's semantics, not C's:
+//
+//   - float32 stays float32: constants are printed exactly in their type
+//     (0.1 becomes 0.1f, the shortest decimal that reads back as the same
+//     float32); nothing is promoted to double.
+//   - int and uint are 64-bit (long long); int32 arithmetic stays 32-bit.
+//   - Signed +, -, * and << wrap: they are computed in the unsigned type of
+//     the same width (C++ leaves signed overflow undefined, and NVRTC has no
+//     -fwrapv). int8, int16, uint8 and uint16 results are truncated to
+//     their width after C's promotion to int.
+//   - Division and remainder truncate; MinInt / -1 == MinInt and
+//     MinInt % -1 == 0. Go panics on a zero divisor; the debug build records
+//     "integer divide by zero", the release build defines x/0 == 0 and
+//     x%0 == x. A constant divisor other than -1 compiles to C's / and %.
+//   - Shifts by at least the width give 0 (or -1 for a negative signed
+//     value shifted right); a negative count is an error in the debug build
+//     and counts as huge in the release build.
+//   - Float to integer conversion truncates; out-of-range values and NaN
+//     give what Go on amd64 gives (the "integer indefinite" value, through
+//     int32 for narrower types and through int64 for uint32, and Go's
+//     two-step sequence for uint64).
+//   - Go's min and max propagate NaN and order -0 before +0; kernel.Min
+//     and kernel.Max (fminf, fmaxf) ignore a NaN operand.
+//   - Go allows fusing x*y+z into an FMA, and so does NVRTC's default
+//     --fmad=true; an explicit conversion float32(x*y) forbids it in Go and
+//     becomes __fmul_rn(x, y). Compile with --fmad=false for results
+//     bit-identical to Go on amd64 (which never fuses). Never compile with
+//     --use_fast_math: it changes division, sqrt and denormals.
+//
+// # Kernels in CUDA, and how to launch them
+//
+// Each kernel becomes extern "C" __global__ void Name(...), so that
+// cuModuleGetFunction finds it by its Go name (meta.Kernel.Entry). The
+// parameters after the *kernel.Thread become, in order:
+//
+//   - a scalar (bool, integers, floats, named types of them): one argument
+//     of its C type and Go size (bool 1 byte, int and uint 8 bytes);
+//   - a slice: two arguments, the element pointer (T*, the device address
+//     of element 0) and the length in elements (long long);
+//   - a struct or an array: one argument holding the Go value's bytes
+//     (the C struct has Go's size, alignment and field offsets, checked by
+//     static_assert; an array is gocu_array<T, N>, a struct wrapping T[N]).
+//
+// Arguments travel as void** to cuLaunchKernel, one pointer per C argument.
+// meta.Param records Kind, CType, Size, Align and ElemSize for each.
+// //gocu:noalias makes slice pointers __restrict__ (the caller must not
+// pass overlapping slices); //gocu:launch_bounds N [M] adds
+// __launch_bounds__(N, M). Static shared memory is declared in the kernel;
+// meta.Kernel.SharedBytes is its size. A kernel calling kernel.DynamicShared
+// needs the dynamic shared-memory size at launch.
+//
+// The source needs nothing beyond what NVRTC provides implicitly; compile
+// it as C++17 for the GPU present (--gpu-architecture=sm_XX).
+//
+// # Debug mode
+//
+// Compiled with -DGOCU_DEBUG, the source checks every slice index, every
+// array index that is not constant, slice bounds, division by zero, shift
+// counts and Reinterpret's length and alignment. The first failing thread
+// records the error in the module-global buffer gocu_err (layout: package
+// meta, ErrorWords) with the site id that indexes meta.Module.Sites (the
+// same sites the checked twins report), the index, the length, the block
+// and the thread; the kernel goes on with a harmless substitute element,
+// so it neither faults (which would lose the context) nor hangs at a
+// barrier. The release build has no checks.
+//
+// # Tests without a GPU
+//
+// The package's tests compile every generated source to PTX with Debian's
+// clang-16 (with a small prelude standing in for the CUDA headers, in
+// testdata/clang), run barrier-free kernels as host C++ and compare them
+// bit for bit with Go, run random expressions through both (package
+// difftest), and run the checked twins against the kernels and CPU
+// references on a small executor. The GPU tests run once a launcher is
+// available (see gpuLaunch in gpu_test.go).
+package gen

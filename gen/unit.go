@@ -1,0 +1,593 @@
+package gen
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"sort"
+	"strings"
+
+	"github.com/gocu-dev/gocu/kernel"
+	"golang.org/x/tools/go/packages"
+	"golang.org/x/tools/go/types/typeutil"
+)
+
+// unit translates the kernels of one Go package, with every function they
+// reach, into one CUDA source and one generated Go file.
+type unit struct {
+	prog    *program
+	pkg     *packages.Package
+	diags   []Diagnostic
+	globals *names
+
+	fns     map[*types.Func]*fn
+	kernels []*fn
+	order   []*fn // device functions, callees first
+
+	structs     map[*types.Named]*cstruct
+	structOrder []*cstruct
+	tuples      map[string]*tuple
+	tupleOrder  []*tuple
+
+	sites  []*site
+	siteOf map[ast.Node]int
+
+	dynShared bool
+	sinkBytes int
+	imp       *imports
+	used      map[token.Pos]bool // directives consumed
+}
+
+// fn is a kernel or a device function.
+type fn struct {
+	src    *funcSrc
+	obj    *types.Func
+	kernel bool
+	cname  string
+	thread *types.Var // the *kernel.Thread parameter, nil if none
+
+	callees []*fn
+	eff     effects
+
+	sharedBytes           int
+	dynShared             bool
+	noalias               bool
+	maxThreads, minBlocks int
+
+	code     string // CUDA C++
+	twin     string // Go
+	twinName string
+
+	visiting, reached bool
+}
+
+// effects says what running a function may do beyond computing its result.
+type effects struct {
+	barrier bool // SyncThreads and variants
+	warp    bool // shuffles, votes, SyncWarp
+	atomic  bool
+	writes  bool // stores to global or shared memory (atomics included)
+	reads   bool // loads from global or shared memory
+	shared  bool // static or dynamic shared memory
+}
+
+func (e *effects) or(o effects) {
+	e.barrier = e.barrier || o.barrier
+	e.warp = e.warp || o.warp
+	e.atomic = e.atomic || o.atomic
+	e.writes = e.writes || o.writes
+	e.reads = e.reads || o.reads
+	e.shared = e.shared || o.shared
+}
+
+// site is a source position that a checked access or a debug-mode check
+// reports.
+type site struct {
+	file string // base name, or import path/base name for another package
+	line int
+	col  int
+	expr string
+}
+
+func newUnit(p *program, pkg *packages.Package) *unit {
+	return &unit{
+		prog:    p,
+		pkg:     pkg,
+		globals: newNames(nil),
+		fns:     map[*types.Func]*fn{},
+		structs: map[*types.Named]*cstruct{},
+		tuples:  map[string]*tuple{},
+		siteOf:  map[ast.Node]int{},
+		used:    map[token.Pos]bool{},
+	}
+}
+
+func (u *unit) errorf(pos token.Pos, format string, args ...any) {
+	u.diags = append(u.diags, Diagnostic{Pos: u.prog.position(pos), Msg: fmt.Sprintf(format, args...)})
+}
+
+// unsupported reports a construct outside the kernel subset, in the form
+// every such message takes.
+func (u *unit) unsupported(pos token.Pos, construct, instead string) {
+	u.errorf(pos, "%s is not supported in a kernel: %s", construct, instead)
+}
+
+func (u *unit) info(f *fn) *types.Info { return f.src.pkg.TypesInfo }
+
+// run translates the kernels and returns the package's output.
+func (u *unit) run(kernels []*funcSrc) *Package {
+	for _, k := range kernels {
+		obj, _ := k.pkg.TypesInfo.Defs[k.decl.Name].(*types.Func)
+		if obj == nil {
+			continue
+		}
+		f := &fn{src: k, obj: obj, kernel: true}
+		u.fns[obj] = f
+		u.kernels = append(u.kernels, f)
+	}
+	for _, k := range u.kernels {
+		u.checkKernel(k)
+	}
+	for _, k := range u.kernels {
+		u.reach(k)
+	}
+	u.checkTypeErrors()
+	u.unusedFuncDirectives()
+	if len(u.diags) > 0 {
+		return nil
+	}
+	// Global C names: kernels keep their Go names, then types, then device
+	// functions.
+	for _, k := range u.kernels {
+		k.cname = u.globals.take(k.obj.Name())
+	}
+	for _, f := range append(append([]*fn(nil), u.order...), u.kernels...) {
+		u.noteTypes(f)
+	}
+	u.nameStructs()
+	u.checkStructs()
+	if len(u.diags) > 0 {
+		return nil
+	}
+	for _, f := range u.order {
+		f.cname = u.globals.take(u.deviceName(f))
+	}
+	for _, f := range u.order {
+		u.translate(f)
+	}
+	for _, k := range u.kernels {
+		u.translate(k)
+	}
+	u.unusedLoopDirectives()
+	if len(u.diags) > 0 {
+		return nil
+	}
+	for _, f := range u.order {
+		u.twin(f)
+	}
+	for _, k := range u.kernels {
+		u.twin(k)
+	}
+	if len(u.diags) > 0 {
+		return nil
+	}
+	src := u.cudaSource()
+	goSrc := u.goFile(src)
+	if len(u.diags) > 0 {
+		return nil
+	}
+	out := &Package{Path: u.pkg.PkgPath, Name: u.pkg.Name, CUDA: src, Go: goSrc}
+	for _, k := range u.kernels {
+		out.Kernels = append(out.Kernels, k.obj.Name())
+		out.Meta = append(out.Meta, u.kernelMeta(k))
+	}
+	for _, s := range u.sites {
+		out.Sites = append(out.Sites, kernel.Site{File: s.file, Line: int32(s.line), Col: int32(s.col), Expr: s.expr})
+	}
+	return out
+}
+
+// deviceName is the C name wanted for a device function: package_Name,
+// or package_Type_Method for a method. The package prefix keeps Go names
+// such as normcdf or y0 clear of CUDA's math library.
+func (u *unit) deviceName(f *fn) string {
+	name := f.obj.Name()
+	if recv := f.obj.Signature().Recv(); recv != nil {
+		if n, ok := types.Unalias(recv.Type()).(*types.Named); ok {
+			name = n.Obj().Name() + "_" + name
+		}
+	}
+	return f.obj.Pkg().Name() + "_" + name
+}
+
+// twinName is the Go name of a device function's checked copy.
+func (u *unit) twinDeviceName(f *fn) string {
+	name := f.obj.Name()
+	if recv := f.obj.Signature().Recv(); recv != nil {
+		if n, ok := types.Unalias(recv.Type()).(*types.Named); ok {
+			name = n.Obj().Name() + "_" + name
+		}
+	}
+	if f.obj.Pkg() != u.pkg.Types {
+		name = f.obj.Pkg().Name() + "_" + name
+	}
+	return name
+}
+
+func isThreadPtr(t types.Type) bool {
+	p, ok := types.Unalias(t).(*types.Pointer)
+	if !ok {
+		return false
+	}
+	n, ok := types.Unalias(p.Elem()).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == kernelPath && n.Obj().Name() == "Thread"
+}
+
+// checkKernel checks a kernel's signature and directives.
+func (u *unit) checkKernel(k *fn) {
+	fd := k.src.decl
+	sig := k.obj.Signature()
+	switch {
+	case fd.Recv != nil:
+		u.unsupported(fd.Name.Pos(), "a method as a kernel", "make the kernel a plain function")
+		return
+	case fd.Type.TypeParams != nil:
+		u.unsupported(fd.Name.Pos(), "a generic kernel", "write one kernel per element type")
+		return
+	case sig.Results().Len() > 0:
+		u.unsupported(fd.Type.Results.Pos(), "a kernel with results", "write results into a slice parameter")
+	case sig.Variadic():
+		u.unsupported(fd.Name.Pos(), "a variadic kernel", "pass a slice")
+	}
+	if sig.Params().Len() == 0 || !isThreadPtr(sig.Params().At(0).Type()) {
+		u.errorf(fd.Name.Pos(), "kernel %s must take a *kernel.Thread as its first parameter", fd.Name.Name)
+		return
+	}
+	k.thread = sig.Params().At(0)
+	for i := 1; i < sig.Params().Len(); i++ {
+		p := sig.Params().At(i)
+		u.checkParamType(p.Pos(), p.Type(), true)
+	}
+	for _, d := range u.prog.funcDirectives(fd) {
+		u.used[d.pos] = true
+		switch d.name {
+		case "kernel":
+			if len(d.args) > 0 {
+				u.errorf(d.pos, "//gocu:kernel takes no arguments")
+			}
+		case "noalias":
+			k.noalias = true
+		case "launch_bounds":
+			if len(d.args) < 1 || len(d.args) > 2 {
+				u.errorf(d.pos, "//gocu:launch_bounds takes the maximum threads per block and optionally the minimum blocks per multiprocessor, such as //gocu:launch_bounds 256 2")
+				continue
+			}
+			n, ok := parseDirectiveInt(d.args[0])
+			if !ok || n > 1024 {
+				u.errorf(d.pos, "//gocu:launch_bounds: %q is not a thread count from 1 to 1024", d.args[0])
+				continue
+			}
+			k.maxThreads = n
+			if len(d.args) == 2 {
+				m, ok := parseDirectiveInt(d.args[1])
+				if !ok {
+					u.errorf(d.pos, "//gocu:launch_bounds: %q is not a positive block count", d.args[1])
+					continue
+				}
+				k.minBlocks = m
+			}
+		default:
+			u.errorf(d.pos, "unknown directive //gocu:%s before a kernel (known: kernel, noalias, launch_bounds)", d.name)
+		}
+	}
+}
+
+// checkParamType checks the type of a kernel or device-function parameter.
+func (u *unit) checkParamType(pos token.Pos, t types.Type, kernel bool) {
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
+		if _, isArr := p.Elem().Underlying().(*types.Array); isArr && !kernel {
+			return // a shared array passed to a device function
+		}
+		u.unsupported(pos, "a pointer parameter", "pass a slice (or, to a device function, a pointer to a shared array)")
+		return
+	}
+	if isThreadPtr(t) {
+		return
+	}
+	u.checkValueType(pos, t)
+}
+
+// checkValueType reports types a kernel cannot hold in a variable.
+func (u *unit) checkValueType(pos token.Pos, t types.Type) bool {
+	var bad string
+	var instead string
+	var walk func(t types.Type, depth int) bool
+	walk = func(t types.Type, depth int) bool {
+		if depth > 20 {
+			return true
+		}
+		switch t := types.Unalias(t).(type) {
+		case *types.Basic:
+			switch {
+			case t.Info()&types.IsString != 0:
+				bad, instead = "a string", "pass bytes as a []uint8"
+			case t.Info()&types.IsComplex != 0:
+				bad, instead = "a complex number", "use pairs of floats (kernel.Float2)"
+			case t.Kind() == types.Uintptr || t.Kind() == types.UnsafePointer:
+				bad, instead = "uintptr and unsafe.Pointer", "use integer types and slices"
+			default:
+				return true
+			}
+			return false
+		case *types.Named:
+			if t.TypeArgs().Len() > 0 {
+				bad, instead = "a generic type", "declare a non-generic type"
+				return false
+			}
+			if t.Obj().Pkg() != nil && t.Obj().Pkg().Path() == kernelPath {
+				if _, ok := vectorTypes[t.Obj().Name()]; ok || t.Obj().Name() == "Dim3" {
+					return true
+				}
+				bad, instead = "kernel."+t.Obj().Name()+" as a value", "use it only as the kernel package documents"
+				return false
+			}
+			return walk(t.Underlying(), depth+1)
+		case *types.Slice:
+			if _, ok := t.Elem().Underlying().(*types.Slice); ok {
+				bad, instead = "a slice of slices", "use one flat slice and compute the index"
+				return false
+			}
+			return walk(t.Elem(), depth+1)
+		case *types.Array:
+			if t.Len() == 0 {
+				bad, instead = "a zero-length array", "give the array at least one element"
+				return false
+			}
+			return walk(t.Elem(), depth+1)
+		case *types.Struct:
+			for i := 0; i < t.NumFields(); i++ {
+				if !walk(t.Field(i).Type(), depth+1) {
+					return false
+				}
+			}
+			return true
+		case *types.Pointer:
+			if _, ok := t.Elem().Underlying().(*types.Array); ok {
+				return true
+			}
+			bad, instead = "a pointer", "use a slice, or the address &s[i] only as an atomic's argument"
+		case *types.Map:
+			bad, instead = "a map", "use a slice or a fixed-size array indexed by an integer key"
+		case *types.Chan:
+			bad, instead = "a channel", "communicate through shared memory and SyncThreads"
+		case *types.Interface:
+			bad, instead = "an interface", "use concrete types"
+		case *types.Signature:
+			bad, instead = "a function value", "call the function directly"
+		case *types.Tuple:
+			return true
+		default:
+			bad, instead = fmt.Sprintf("type %s", t), "use numbers, slices, arrays and structs of them"
+		}
+		return false
+	}
+	if !walk(t, 0) {
+		u.unsupported(pos, bad, instead)
+		return false
+	}
+	return true
+}
+
+// reach finds the functions f calls, depth first, rejecting recursion, and
+// appends them to u.order callees first.
+func (u *unit) reach(f *fn) {
+	if f.reached {
+		return
+	}
+	f.reached = true
+	f.visiting = true
+	defer func() { f.visiting = false }()
+	info := u.info(f)
+	seen := map[*fn]bool{}
+	ast.Inspect(f.src.decl.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false // rejected during translation
+		case *ast.CallExpr:
+			callee, ok := typeutil.Callee(info, n).(*types.Func)
+			if !ok || callee.Pkg() == nil {
+				return true
+			}
+			switch callee.Pkg().Path() {
+			case kernelPath, "math", "math/bits":
+				return true
+			}
+			if isInterfaceMethod(callee) {
+				return true // rejected during translation
+			}
+			g := u.fns[callee.Origin()]
+			if g != nil && g.kernel {
+				u.unsupported(n.Pos(), "calling a kernel from a kernel", "move the shared code into a function both call")
+				return true
+			}
+			if g == nil {
+				src := u.prog.source(callee)
+				if src == nil || src.decl.Body == nil {
+					// A function from another package: standard library,
+					// assembly, or not loaded from source.
+					u.unsupported(n.Pos(), "calling "+funcDisplayName(callee), "kernels can call Go functions with bodies in your module, and the kernel, math and math/bits packages")
+					return true
+				}
+				g = &fn{src: src, obj: callee.Origin()}
+				u.fns[g.obj] = g
+				if !u.checkDevice(g, n.Pos()) {
+					return true
+				}
+			}
+			if g.visiting {
+				u.unsupported(n.Pos(), "recursion ("+funcDisplayName(callee)+" calls itself, directly or through other functions)", "rewrite it as a loop; GPU threads have tiny stacks")
+				return true
+			}
+			if !seen[g] {
+				seen[g] = true
+				f.callees = append(f.callees, g)
+			}
+			if !g.reached {
+				u.reach(g)
+				u.order = append(u.order, g)
+			}
+		}
+		return true
+	})
+}
+
+func isInterfaceMethod(f *types.Func) bool {
+	recv := f.Signature().Recv()
+	return recv != nil && types.IsInterface(recv.Type())
+}
+
+func funcDisplayName(f *types.Func) string {
+	name := f.Name()
+	if recv := f.Signature().Recv(); recv != nil {
+		t := recv.Type()
+		if p, ok := t.(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		if n, ok := types.Unalias(t).(*types.Named); ok {
+			name = n.Obj().Name() + "." + name
+		}
+	}
+	if f.Pkg() != nil {
+		name = f.Pkg().Name() + "." + name
+	}
+	return name
+}
+
+// checkDevice checks the signature of a device function.
+func (u *unit) checkDevice(g *fn, callPos token.Pos) bool {
+	fd := g.src.decl
+	sig := g.obj.Signature()
+	ok := true
+	if fd.Type.TypeParams != nil || (sig.Recv() != nil && sig.RecvTypeParams().Len() > 0) {
+		u.unsupported(callPos, "calling the generic function "+funcDisplayName(g.obj), "write a non-generic function per element type")
+		return false
+	}
+	if recv := sig.Recv(); recv != nil {
+		if _, isPtr := types.Unalias(recv.Type()).(*types.Pointer); isPtr {
+			u.unsupported(callPos, "calling the pointer-receiver method "+funcDisplayName(g.obj), "use a value receiver and return the new value")
+			return false
+		}
+		ok = u.checkValueType(fd.Recv.Pos(), recv.Type()) && ok
+	}
+	if sig.Variadic() {
+		u.unsupported(fd.Name.Pos(), "a variadic function", "pass a slice or a fixed number of arguments")
+		ok = false
+	}
+	for i := 0; i < sig.Params().Len(); i++ {
+		p := sig.Params().At(i)
+		if isThreadPtr(p.Type()) {
+			if i != 0 {
+				u.errorf(p.Pos(), "a *kernel.Thread parameter must come first")
+				ok = false
+			} else {
+				g.thread = p
+			}
+			continue
+		}
+		before := len(u.diags)
+		u.checkParamType(p.Pos(), p.Type(), false)
+		ok = ok && len(u.diags) == before
+	}
+	for i := 0; i < sig.Results().Len(); i++ {
+		r := sig.Results().At(i)
+		pos := r.Pos()
+		if !pos.IsValid() {
+			pos = fd.Type.Results.Pos()
+		}
+		ok = u.checkValueType(pos, r.Type()) && ok
+	}
+	for _, d := range u.prog.funcDirectives(fd) {
+		u.used[d.pos] = true
+		u.errorf(d.pos, "//gocu:%s applies to kernels only, and %s is not marked //gocu:kernel", d.name, fd.Name.Name)
+		ok = false
+	}
+	return ok
+}
+
+// checkTypeErrors reports the package's type errors that fall inside
+// translated functions.
+func (u *unit) checkTypeErrors() {
+	for _, e := range u.prog.typeErrors {
+		pos := parsePos(e.Pos)
+		for _, f := range u.fns {
+			start := u.prog.fset.Position(f.src.decl.Pos())
+			end := u.prog.fset.Position(f.src.decl.End())
+			if start.Filename == pos.Filename && pos.Line >= start.Line && pos.Line <= end.Line {
+				u.diags = append(u.diags, Diagnostic{Pos: token.Position{Filename: relPath(u.prog.dir, pos.Filename), Line: pos.Line, Column: pos.Column}, Msg: e.Msg})
+				break
+			}
+		}
+	}
+}
+
+func (u *unit) unusedFuncDirectives() {}
+
+// unusedLoopDirectives reports //gocu: comments inside translated functions
+// that no statement consumed.
+func (u *unit) unusedLoopDirectives() {
+	var all []directive
+	for _, f := range u.fns {
+		dirs := u.prog.directives(f.src.file)
+		start := u.prog.fset.Position(f.src.decl.Body.Pos()).Line
+		end := u.prog.fset.Position(f.src.decl.Body.End()).Line
+		for line, d := range dirs {
+			if line > start && line < end && !u.used[d.pos] {
+				all = append(all, d)
+			}
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].pos < all[j].pos })
+	for _, d := range all {
+		if d.name == "unroll" {
+			u.errorf(d.pos, "//gocu:unroll must be on the line just before a for statement")
+		} else {
+			u.errorf(d.pos, "unknown directive //gocu:%s in a function body (known: unroll)", d.name)
+		}
+	}
+}
+
+// site returns the id of the site of node, creating it on first use.
+func (u *unit) site(node ast.Node, f *fn) int {
+	if id, ok := u.siteOf[node]; ok {
+		return id
+	}
+	pos := u.prog.fset.Position(node.Pos())
+	file := baseName(pos.Filename)
+	if f.src.pkg != u.pkg {
+		file = f.src.pkg.PkgPath + "/" + file
+	}
+	u.sites = append(u.sites, &site{file: file, line: pos.Line, col: pos.Column, expr: u.nodeText(node)})
+	id := len(u.sites) - 1
+	u.siteOf[node] = id
+	return id
+}
+
+// srcPos shows a position in generated code: file:line, the file named
+// as in the site table, so that the output does not depend on where gocu
+// gen runs.
+func (u *unit) srcPos(f *fn, pos token.Pos) string {
+	p := u.prog.fset.Position(pos)
+	file := baseName(p.Filename)
+	if f.src.pkg != u.pkg {
+		file = f.src.pkg.PkgPath + "/" + file
+	}
+	return fmt.Sprintf("%s:%d", file, p.Line)
+}
+
+func baseName(path string) string {
+	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}
