@@ -324,6 +324,9 @@ func setupCompile(warm bool) func(e *Env) (*Case, error) {
 		if err := nvrtc.Load(); err != nil {
 			return nil, Skipf("NVRTC: %v", err)
 		}
+		if warm && nvrtc.CacheDisabledByEnv() {
+			return nil, Skipf("GOCU_CACHE turns the disk cache off")
+		}
 		drv, err := cuda.DriverVersion()
 		if err != nil {
 			return nil, err

@@ -238,11 +238,11 @@ func TestGPUProfileNoSync(t *testing.T) {
 	out, err := d.Alloc(4)
 	check(t, err)
 	defer out.Free()
-	clock := d.Props().ClockKHz
+	clock := d.Props().ClockKHz // CUDA 13 may not report it
 	if clock <= 0 {
-		clock = 1_500_000
+		clock = 2_000_000 // above an H100's or H200's boost clock: at least 200 ms
 	}
-	cycles := int64(clock) * 200 // 200 ms
+	cycles := int64(clock) * 200 // 200 ms at the reported clock
 	check(t, prof.Start())
 	t0 := time.Now()
 	for range 3 {
@@ -259,7 +259,7 @@ func TestGPUProfileNoSync(t *testing.T) {
 		t.Fatalf("%d events", len(p.Events))
 	}
 	for _, e := range p.Events {
-		if !e.Timed || e.Duration < 150*time.Millisecond || e.Duration > 2*time.Second {
+		if !e.Timed || e.Duration < 100*time.Millisecond || e.Duration > 5*time.Second {
 			t.Errorf("spin: %+v", e)
 		}
 	}

@@ -277,9 +277,11 @@ func (p *Profile) WriteFile(path string) error {
 
 // traceFile is a trace file kept up to date while profiling runs.
 type traceFile struct {
-	f      *os.File
-	enc    *encoder
-	tailAt int64 // where the closing part starts
+	f       *os.File
+	enc     *encoder
+	tailAt  int64 // where the closing part starts
+	dropped int   // Profile.Dropped when last written
+	written bool
 }
 
 func createTraceFile(path string, began time.Time) (*traceFile, error) {
@@ -301,6 +303,10 @@ func (t *traceFile) update(p *Profile) error {
 	if t.f == nil {
 		return errClosed
 	}
+	if t.written && t.enc.n == len(p.Events) && t.dropped == p.Dropped {
+		return nil // nothing new
+	}
+	t.written, t.dropped = true, p.Dropped
 	var b bytes.Buffer
 	if t.enc.n < len(p.Events) {
 		if err := t.enc.encode(&b, p.Events[t.enc.n:], p.Devices); err != nil {
