@@ -66,7 +66,7 @@ resource usage needs a GPU, because the driver reports it.`,
 	fl.BoolVar(&f.fastMath, "fast-math", false, "compile with --use_fast_math")
 	fl.BoolVar(&f.lineInfo, "lineinfo", false, "keep source line information for profilers")
 	fl.BoolVarP(&f.debug, "debug", "G", false, "device debug information, no optimisation")
-	fl.IntVar(&f.device, "device", 0, "the GPU to load the code on for --arch and the resource report")
+	fl.IntVar(&f.device, "device", 0, "the GPU that sets the default --arch and loads the code for the resource report")
 	return cmd
 }
 

@@ -26,9 +26,9 @@ The file is brought up to date every 100 ms while the program runs; a
 program completes it on exit with "defer prof.Flush()" in main (the gocu
 command does). "gocu prof run" runs a program with GOCU_PROFILE set and
 prints the summary when it ends.`,
-		Example: `  GOCU_PROFILE=trace.json go run ./examples/gray
+		Example: `  GOCU_PROFILE=trace.json go run .
   gocu prof trace.json
-  gocu prof run -o trace.json -- go run ./examples/gray
+  gocu prof run -o trace.json -- go run .
   GOCU_PROFILE=bench.json gocu bench --only gray && gocu prof bench.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -65,7 +65,7 @@ func newProfRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [-o TRACE.json] -- PROGRAM [ARGS...]",
 		Short: "Run a program with GOCU_PROFILE set, then print its profile",
-		Example: `  gocu prof run -- go run ./examples/gray
+		Example: `  gocu prof run -- go run .
   gocu prof run -o trace.json -- ./myprogram -size 4096`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
