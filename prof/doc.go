@@ -50,6 +50,10 @@
 // timed as "graph" operations). A launch the driver refuses is listed with
 // no duration either.
 //
+// Only work queued through package cuda and package sim is seen: kernels
+// that other libraries launch by themselves (cuBLAS inside Sgemm) are not
+// recorded; bracket such calls with CUDA events to time them.
+//
 // When profiling is off, package cuda and package sim pay one atomic load
 // per operation and allocate nothing.
 package prof
