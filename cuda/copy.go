@@ -27,7 +27,9 @@ func CopyHtoD[T any](dst *Memory, src []T) error {
 		return err
 	}
 	d := dst.dev
+	op := traceOp(CopyHtoDOp, d, nil, n)
 	r := d.call(d.api.cuMemcpyHtoD, uintptr(dst.ptr), uintptr(unsafe.Pointer(unsafe.SliceData(src))), uintptr(n))
+	op.end(r)
 	return d.err("cuMemcpyHtoD_v2", r)
 }
 
@@ -38,7 +40,9 @@ func CopyDtoH[T any](dst []T, src *Memory) error {
 		return err
 	}
 	d := src.dev
+	op := traceOp(CopyDtoHOp, d, nil, n)
 	r := d.call(d.api.cuMemcpyDtoH, uintptr(unsafe.Pointer(unsafe.SliceData(dst))), uintptr(src.ptr), uintptr(n))
+	op.end(r)
 	return d.err("cuMemcpyDtoH_v2", r)
 }
 
@@ -52,7 +56,9 @@ func CopyHtoDAsync[T any](dst *Memory, src []T, s *Stream) error {
 	if s, err = d.streamOrDefault(s); err != nil {
 		return err
 	}
+	op := traceOp(CopyHtoDOp, d, s, n)
 	r := d.call(d.api.cuMemcpyHtoDAsync, uintptr(dst.ptr), uintptr(unsafe.Pointer(unsafe.SliceData(src))), uintptr(n), s.handle)
+	op.end(r)
 	return d.err("cuMemcpyHtoDAsync_v2", r)
 }
 
@@ -66,7 +72,9 @@ func CopyDtoHAsync[T any](dst []T, src *Memory, s *Stream) error {
 	if s, err = d.streamOrDefault(s); err != nil {
 		return err
 	}
+	op := traceOp(CopyDtoHOp, d, s, n)
 	r := d.call(d.api.cuMemcpyDtoHAsync, uintptr(unsafe.Pointer(unsafe.SliceData(dst))), uintptr(src.ptr), uintptr(n), s.handle)
+	op.end(r)
 	return d.err("cuMemcpyDtoHAsync_v2", r)
 }
 
@@ -76,7 +84,10 @@ func CopyDtoD(dst, src *Memory, n int) error {
 		return err
 	}
 	d := dst.dev
-	return d.err("cuMemcpyDtoD_v2", d.call(d.api.cuMemcpyDtoD, uintptr(dst.ptr), uintptr(src.ptr), uintptr(n)))
+	op := traceOp(CopyDtoDOp, d, nil, n)
+	r := d.call(d.api.cuMemcpyDtoD, uintptr(dst.ptr), uintptr(src.ptr), uintptr(n))
+	op.end(r)
+	return d.err("cuMemcpyDtoD_v2", r)
 }
 
 // CopyDtoDAsync queues a copy of n bytes from src to dst on stream s.
@@ -89,7 +100,10 @@ func CopyDtoDAsync(dst, src *Memory, n int, s *Stream) error {
 	if err != nil {
 		return err
 	}
-	return d.err("cuMemcpyDtoDAsync_v2", d.call(d.api.cuMemcpyDtoDAsync, uintptr(dst.ptr), uintptr(src.ptr), uintptr(n), s.handle))
+	op := traceOp(CopyDtoDOp, d, s, n)
+	r := d.call(d.api.cuMemcpyDtoDAsync, uintptr(dst.ptr), uintptr(src.ptr), uintptr(n), s.handle)
+	op.end(r)
+	return d.err("cuMemcpyDtoDAsync_v2", r)
 }
 
 // hostCopyCheck validates a copy of count elements of T and returns its
@@ -179,20 +193,32 @@ func (m *Memory) memset(width int, v uint32, s *Stream, async bool) error {
 		}
 		fn, name = [...]uintptr{d.api.cuMemsetD8Async, d.api.cuMemsetD16Async, 0, d.api.cuMemsetD32Async}[width-1],
 			fmt.Sprintf("cuMemsetD%dAsync", 8*width)
-		return d.err(name, d.call(fn, uintptr(m.ptr), uintptr(v), count, s.handle))
+		op := traceOp(MemsetOp, d, s, m.size)
+		r := d.call(fn, uintptr(m.ptr), uintptr(v), count, s.handle)
+		op.end(r)
+		return d.err(name, r)
 	}
 	fn, name = [...]uintptr{d.api.cuMemsetD8, d.api.cuMemsetD16, 0, d.api.cuMemsetD32}[width-1],
 		fmt.Sprintf("cuMemsetD%d_v2", 8*width)
-	return d.err(name, d.call(fn, uintptr(m.ptr), uintptr(v), count))
+	op := traceOp(MemsetOp, d, nil, m.size)
+	r := d.call(fn, uintptr(m.ptr), uintptr(v), count)
+	op.end(r)
+	return d.err(name, r)
 }
 
 // Raw-pointer copies for Function.Call (the host side is Go memory that
 // the caller keeps alive).
 
 func (d *Device) copyHtoDAsync(dst DevicePtr, src unsafe.Pointer, n int, s *Stream) error {
-	return d.err("cuMemcpyHtoDAsync_v2", d.call(d.api.cuMemcpyHtoDAsync, uintptr(dst), uintptr(src), uintptr(n), s.handle))
+	op := traceOp(CopyHtoDOp, d, s, n)
+	r := d.call(d.api.cuMemcpyHtoDAsync, uintptr(dst), uintptr(src), uintptr(n), s.handle)
+	op.end(r)
+	return d.err("cuMemcpyHtoDAsync_v2", r)
 }
 
 func (d *Device) copyDtoHAsync(dst unsafe.Pointer, src DevicePtr, n int, s *Stream) error {
-	return d.err("cuMemcpyDtoHAsync_v2", d.call(d.api.cuMemcpyDtoHAsync, uintptr(dst), uintptr(src), uintptr(n), s.handle))
+	op := traceOp(CopyDtoHOp, d, s, n)
+	r := d.call(d.api.cuMemcpyDtoHAsync, uintptr(dst), uintptr(src), uintptr(n), s.handle)
+	op.end(r)
+	return d.err("cuMemcpyDtoHAsync_v2", r)
 }

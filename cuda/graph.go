@@ -148,6 +148,7 @@ func (x *GraphExec) Launch(s *Stream) error {
 	if fr == nil {
 		return fmt.Errorf("cuda: graph launch: cannot map memory for the call")
 	}
+	op := traceOp(GraphOp, d, s, 0)
 	runtime.LockOSThread()
 	r := fr.bind(d.api, d.ctx)
 	fn := "cuCtxSetCurrent"
@@ -162,6 +163,7 @@ func (x *GraphExec) Launch(s *Stream) error {
 		}
 	}
 	runtime.UnlockOSThread()
+	op.end(r)
 	putFrame(fr)
 	return d.err(fn, r)
 }

@@ -81,7 +81,9 @@ func (f *Function) Launch(cfg Config, args ...any) error {
 	if err != nil {
 		return err
 	}
+	op := traceKernel(f, grid, block, cfg.SharedMem, s)
 	r, fn := f.launch(fr, grid, block, cfg.SharedMem, s)
+	op.end(r)
 	putFrame(fr)
 	if logLaunches.Load() {
 		f.log(grid, block, cfg.SharedMem, s, len(args))
@@ -264,7 +266,9 @@ func (f *Function) Call(cfg Config, args ...any) error {
 	if err != nil {
 		return err
 	}
+	op := traceKernel(f, grid, block, cfg.SharedMem, s)
 	r, fn := f.launch(fr, grid, block, cfg.SharedMem, s)
+	op.end(r)
 	putFrame(fr)
 	if logLaunches.Load() {
 		f.log(grid, block, cfg.SharedMem, s, len(args))

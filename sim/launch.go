@@ -37,6 +37,13 @@ type Kernel struct {
 // of the kernel and never waits forever, except for a kernel that never
 // returns.
 func Launch(cfg Config, k Kernel) error {
+	if tr := tracer.Load(); tr != nil {
+		return tr.launch(cfg, k)
+	}
+	return launchNow(cfg, k)
+}
+
+func launchNow(cfg Config, k Kernel) error {
 	l, err := newLaunch(&cfg, &k)
 	if err != nil {
 		err.Kernel = k.Name

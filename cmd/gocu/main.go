@@ -11,7 +11,9 @@ import (
 )
 
 func main() {
-	if err := newRoot().Execute(); err != nil {
+	err := newRoot().Execute()
+	flushProfile() // completes $GOCU_PROFILE, if set
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gocu:", err)
 		os.Exit(1)
 	}
@@ -24,10 +26,11 @@ func newRoot() *cobra.Command {
 		Long: `gocu runs CUDA work from Go without cgo. With no GPU it runs kernels on an
 exact CPU simulator that reports out-of-range indices, divergent barriers
 and data races.`,
-		Example:       "  gocu devices\n  gocu demo\n  gocu cache info",
+		Example:       "  gocu devices\n  gocu demo\n  gocu cache info\n  gocu bench\n  gocu compile kernel.cu",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newCacheCmd(), newDevicesCmd())
+	root.AddCommand(newBenchCmd(), newCompileCmd(), newProfCmd())
 	return root
 }

@@ -1,0 +1,615 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRegistry(t *testing.T) {
+	var cudaNames []string
+	for _, w := range Workloads(CUDA) {
+		cudaNames = append(cudaNames, w.Name)
+	}
+	want := []string{"copy", "sgemm_fp32", "sgemm_tf32", "launch", "graph", "h2d_pageable", "h2d_pinned", "d2h_pinned",
+		"nvrtc_cold", "nvrtc_warm", "gray", "matmul_naive", "matmul_tiled"}
+	for _, n := range want {
+		if !slices.Contains(cudaNames, n) {
+			t.Errorf("no CUDA workload %q (have %v)", n, cudaNames)
+		}
+	}
+	var runtime []string
+	for _, w := range Workloads(CUDA) {
+		if slices.Contains(w.Suites, "runtime") {
+			runtime = append(runtime, w.Name)
+		}
+	}
+	slices.Sort(runtime)
+	if want := []string{"copy", "d2h_pinned", "graph", "h2d_pageable", "h2d_pinned", "launch", "nvrtc_cold", "nvrtc_warm"}; !slices.Equal(runtime, want) {
+		t.Errorf("runtime suite %v, want issue 2's figures %v", runtime, want)
+	}
+	for _, d := range []Device{Sim, CPU} {
+		var ceil []Ceiling
+		for _, w := range Workloads(d) {
+			if w.Ceiling != NoCeiling {
+				ceil = append(ceil, w.Ceiling)
+			}
+		}
+		if !slices.Contains(ceil, MemoryRoof) || !slices.Contains(ceil, FP32Roof) {
+			t.Errorf("%v measures ceilings %v, want memory and FP32", d, ceil)
+		}
+	}
+	for _, w := range Workloads(0) {
+		if w.Doc == "" || w.Kind == 0 || w.Devices == 0 || w.Setup == nil {
+			t.Errorf("workload %q is incomplete: %+v", w.Name, w)
+		}
+		if w.Kind == Latency && w.Clock != Wall {
+			t.Errorf("latency workload %q is timed with events, not the wall clock", w.Name)
+		}
+	}
+	for _, n := range []string{"gray", "matmul_tiled_64", "matmul_tiled_256"} {
+		if find(Workloads(Sim), n) == nil {
+			t.Errorf("no simulator workload %q", n)
+		}
+	}
+}
+
+// Every peer key of a workload is a key baseline.py writes (the sample in
+// testdata has all of them but the error entries).
+func TestPeerKeysExist(t *testing.T) {
+	f, err := os.Open("testdata/baseline.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, err := ReadBaseline(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, w := range Workloads(0) {
+		for _, p := range w.Peers {
+			n++
+			if _, ok := b.Values[p.Key]; !ok {
+				t.Errorf("workload %s: peer key %q is not in baseline.json", w.Name, p.Key)
+			}
+			if p.Name == "" || p.Metric == 0 {
+				t.Errorf("workload %s: incomplete peer %+v", w.Name, p)
+			}
+		}
+	}
+	if n < 12 {
+		t.Errorf("only %d peer figures mapped", n)
+	}
+	if b.Text["device"] == "" {
+		t.Error("the device line of baseline.json was not kept")
+	}
+}
+
+func TestRegisterRefusesMistakes(t *testing.T) {
+	setup := func(*Env) (*Case, error) { return nil, nil }
+	for _, w := range []Workload{
+		{Kind: Latency, Devices: CPU, Setup: setup},                  // no name
+		{Name: "x", Kind: Latency, Devices: CPU},                     // no setup
+		{Name: "x", Kind: Latency, Setup: setup},                     // no device
+		{Name: "copy", Kind: Bandwidth, Devices: CPU, Setup: setup},  // registered for the CPU already
+		{Name: "launch", Kind: Latency, Devices: CUDA, Setup: setup}, // registered for CUDA already
+		{Name: "x", Devices: CPU, Setup: setup},                      // no kind
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Register(%+v) did not panic", w)
+				}
+			}()
+			Register(w)
+		}()
+	}
+}
+
+func TestSelect(t *testing.T) {
+	ws, err := selectWorkloads(CUDA, []string{"gray", " launch"}, "")
+	if err != nil || len(ws) != 2 || ws[0].Name != "launch" || ws[1].Name != "gray" {
+		t.Errorf("only gray,launch: %v, %v", names(ws), err)
+	}
+	ws, err = selectWorkloads(CUDA, nil, "runtime")
+	if err != nil || len(ws) != 8 {
+		t.Errorf("suite runtime: %v, %v", names(ws), err)
+	}
+	if _, err := selectWorkloads(CUDA, []string{"grey"}, ""); err == nil || !strings.Contains(err.Error(), "gray") {
+		t.Errorf("an unknown workload: %v (want the list of known ones)", err)
+	}
+	if _, err := selectWorkloads(Sim, nil, "nosuch"); err == nil || !strings.Contains(err.Error(), "lecture") {
+		t.Errorf("an unknown suite: %v (want the list of suites)", err)
+	}
+	if _, err := selectWorkloads(Sim, []string{"copy"}, "lecture"); err == nil {
+		t.Error("a selection that leaves nothing did not fail")
+	}
+	if _, err := ParseDevice("tpu"); err == nil {
+		t.Error("ParseDevice(tpu) succeeded")
+	}
+	for s, d := range map[string]Device{"cuda": CUDA, "GPU": CUDA, "sim": Sim, " cpu": CPU} {
+		if got, err := ParseDevice(s); got != d || err != nil {
+			t.Errorf("ParseDevice(%q) = %v, %v", s, got, err)
+		}
+	}
+	if (CUDA | Sim).String() != "cuda|sim" {
+		t.Errorf("%q", (CUDA | Sim).String())
+	}
+}
+
+func names(ws []*Workload) []string {
+	var s []string
+	for _, w := range ws {
+		s = append(s, w.Name)
+	}
+	return s
+}
+
+// The simulator suite at small sizes: runs, checks, reports and draws.
+func TestSimSuite(t *testing.T) {
+	rep, err := Run(Options{Device: Sim, Small: true, Reps: 3, Seed: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Device.Kind != "sim" || rep.Schema != Schema || !rep.Small {
+		t.Errorf("report header %+v", rep)
+	}
+	if rep.Ceilings.MemoryGBps <= 0 || rep.Ceilings.FP32TFLOPs <= 0 || !strings.Contains(rep.Ceilings.Source, "copy") {
+		t.Errorf("ceilings %+v", rep.Ceilings)
+	}
+	for _, n := range []string{"copy", "sgemm_fp32", "gray", "matmul_tiled_64", "matmul_tiled_256"} {
+		x := rep.Result(n)
+		if x == nil {
+			t.Fatalf("no result for %s", n)
+		}
+		if x.Error != "" || x.Reps != 3 || x.Seconds <= 0 || x.Min > x.Seconds || x.Max < x.Seconds || x.Clock != "wall" {
+			t.Errorf("%s: %+v", n, x)
+		}
+	}
+	g := rep.Result("gray")
+	if g.Ops != 256*256 || g.Unit != "ns" || math.Abs(g.PerOp-g.Seconds/float64(g.Ops)*1e9) > 1e-9 ||
+		g.Intensity != 1.25 || math.Abs(g.GBps-4*256*256/g.Seconds/1e9) > 1e-9 || g.Percent <= 0 || g.Percent > 100 {
+		t.Errorf("gray: %+v", g)
+	}
+	if c := rep.Result("copy"); c.Ceiling != "memory" || math.Abs(c.Percent-100) > 1e-9 {
+		t.Errorf("the copy is the memory ceiling: %+v", c)
+	}
+
+	var buf bytes.Buffer
+	if err := rep.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadReport(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Date.Equal(rep.Date) {
+		t.Errorf("date %v read back as %v", rep.Date, back.Date)
+	}
+	back.Date = rep.Date
+	if !reflect.DeepEqual(back, rep) {
+		t.Errorf("JSON round trip changed the report:\n%+v\n%+v", back, rep)
+	}
+	var raw map[string]any
+	json.Unmarshal(buf.Bytes(), &raw)
+	for _, k := range []string{"schema", "date", "device", "host", "ceilings", "results"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("the JSON lacks %q", k)
+		}
+	}
+
+	var tb strings.Builder
+	if err := rep.WriteTable(&tb); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"gocu bench on sim", "measured ceilings", "matmul_tiled_256", "ns", "GFLOP/s", "% ceiling"} {
+		if !strings.Contains(tb.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, tb.String())
+		}
+	}
+	checkPlots(t, rep, []string{"gray", "matmul_tiled_64", "sgemm_fp32"})
+}
+
+// checkPlots draws the roofline as PNG and SVG and decodes both.
+func checkPlots(t *testing.T, rep *Report, labels []string) {
+	t.Helper()
+	dir := t.TempDir()
+	pngPath, svgPath := filepath.Join(dir, "roof.png"), filepath.Join(dir, "roof.svg")
+	if err := rep.PlotFile(pngPath); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatalf("the PNG does not decode: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 600 || b.Dy() < 400 {
+		t.Errorf("PNG of %v", b)
+	}
+	// Not blank: some pixels are dark (lines, text) and most are white.
+	dark := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if r+g+bl < 3*0x4000 {
+				dark++
+			}
+		}
+	}
+	if dark < 500 {
+		t.Errorf("the PNG has %d dark pixels: blank?", dark)
+	}
+	if err := rep.PlotFile(svgPath); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	var text strings.Builder
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			if err.Error() != "EOF" {
+				t.Fatalf("the SVG is not XML: %v", err)
+			}
+			break
+		}
+		if cd, ok := tok.(xml.CharData); ok {
+			text.Write(cd)
+		}
+	}
+	for _, l := range append(labels, "memory", "FP32", "arithmetic intensity") {
+		if !strings.Contains(text.String(), l) {
+			t.Errorf("the SVG has no text %q", l)
+		}
+	}
+	if err := rep.PlotFile(filepath.Join(dir, "roof.gif")); err == nil {
+		t.Error("a .gif plot was accepted")
+	}
+	if err := rep.Plot(&bytes.Buffer{}, "bmp"); err == nil {
+		t.Error("format bmp was accepted")
+	}
+}
+
+// sampleGPUReport is an H100 report with the reference numbers of
+// DESIGN.md, derived as Run derives them.
+func sampleGPUReport() *Report {
+	r := &Report{Schema: Schema, Date: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC),
+		Device:   DeviceInfo{Kind: "cuda", Name: "NVIDIA H100 80GB HBM3", Arch: "sm_90"},
+		Ceilings: Ceilings{MemoryGBps: 2983, FP32TFLOPs: 51.3, TF32TFLOPs: 374, Source: "measured by copy, sgemm_fp32, sgemm_tf32"}}
+	n := 4096.0
+	for _, x := range []Result{
+		{Name: "copy", Seconds: 8 * float64(1<<28) / 2983e9, Bytes: 8 * float64(1<<28)},
+		{Name: "sgemm_fp32", Seconds: 2 * n * n * n / 51.3e12, Bytes: 12 * n * n, Flops: 2 * n * n * n},
+		{Name: "sgemm_tf32", Seconds: 2 * n * n * n / 374e12, Bytes: 12 * n * n, Flops: 2 * n * n * n},
+		{Name: "launch", Seconds: 10000 * 2.79e-6, Ops: 10000},
+		{Name: "graph", Seconds: 10000 * 0.73e-6, Ops: 10000},
+		{Name: "h2d_pageable", Seconds: 4 * float64(1<<26) / 10.8e9, Bytes: 4 * float64(1<<26)},
+		{Name: "h2d_pinned", Seconds: 4 * float64(1<<26) / 55.3e9, Bytes: 4 * float64(1<<26)},
+		{Name: "d2h_pinned", Seconds: 4 * float64(1<<26) / 60e9, Bytes: 4 * float64(1<<26)},
+		{Name: "nvrtc_cold", Seconds: 0.025, Ops: 1},
+		{Name: "nvrtc_warm", Seconds: 0.0002, Ops: 1},
+		{Name: "gray", Seconds: 0.0585e-3, Bytes: 4 * n * n, Flops: 5 * n * n},
+		{Name: "matmul_naive", Seconds: 2 * n * n * n / 5.35e12, Bytes: 12 * n * n, Flops: 2 * n * n * n},
+		{Name: "matmul_tiled", Seconds: 2 * n * n * n / 8.15e12, Bytes: 12 * n * n, Flops: 2 * n * n * n},
+	} {
+		x.Device, x.Reps = "cuda", 20
+		r.derive(&x, find(Workloads(CUDA), x.Name))
+		r.Results = append(r.Results, x)
+	}
+	return r
+}
+
+func TestDerive(t *testing.T) {
+	r := sampleGPUReport()
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Abs(b) }
+	for _, c := range []struct {
+		name, roof string
+		pct        float64
+	}{
+		{"copy", "memory", 100},
+		{"gray", "memory", 100 * 4 * 4096 * 4096 / 0.0585e-3 / 1e9 / 2983},
+		{"sgemm_fp32", "fp32", 100},
+		{"sgemm_tf32", "tf32", 100},
+		{"matmul_naive", "fp32", 100 * 5.35 / 51.3},
+		{"h2d_pinned", "", 0},
+		{"launch", "", 0},
+	} {
+		x := r.Result(c.name)
+		if x.Roof != c.roof || !near(x.Percent, c.pct) && c.pct != 0 || c.pct == 0 && x.Percent != 0 {
+			t.Errorf("%s: roof %q %.4g%%, want %q %.4g%%", c.name, x.Roof, x.Percent, c.roof, c.pct)
+		}
+	}
+	if g := r.Result("gray"); !near(g.Intensity, 1.25) || !near(g.GBps, 1147.0) && math.Abs(g.GBps-1147) > 1 {
+		t.Errorf("gray: %+v", g)
+	}
+	if l := r.Result("launch"); l.Unit != "us" || !near(l.PerOp, 2.79) {
+		t.Errorf("launch: %+v", l)
+	}
+	if c := r.Result("nvrtc_cold"); c.Unit != "ms" || !near(c.PerOp, 25) {
+		t.Errorf("nvrtc_cold: %+v", c)
+	}
+	// Without a measured FP32 rate the memory roof is the only one.
+	r2 := &Report{Ceilings: Ceilings{MemoryGBps: 1000}}
+	x := Result{Seconds: 1, Bytes: 1e9, Flops: 1e12} // 1 TFLOP/s at 1000 FLOP/B: the roof is 1000 TFLOP/s
+	r2.derive(&x, &Workload{})
+	if x.Roof != "memory" || !near(x.Percent, 0.1) {
+		t.Errorf("no FP32 ceiling: %+v", x)
+	}
+	y := Result{Seconds: 1, Bytes: 1e12, Flops: 1e11} // 1000 GB/s at 0.1 FLOP/B: on the roof
+	r2.derive(&y, &Workload{})
+	if y.Roof != "memory" || !near(y.Percent, 100) {
+		t.Errorf("memory-bound: %+v", y)
+	}
+}
+
+func TestCompareBaseline(t *testing.T) {
+	r := sampleGPUReport()
+	if err := r.Compare("testdata/baseline.json"); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]float64{
+		"gray":         {"CuPy RawKernel": 1, "torch": 0.353 / 0.0585},
+		"launch":       {"CuPy RawKernel": 3.95 / 2.79, "torch": 5.96 / 2.79},
+		"graph":        {"torch CUDA graph": 1 / 0.73},
+		"copy":         {"torch": 1},
+		"h2d_pageable": {"torch": 1},
+		"d2h_pinned":   {"torch": 60 / 55.3},
+		"sgemm_fp32":   {"torch": 2.679e-3 / (2 * 4096 * 4096 * 4096 / 51.3e12)},
+		"matmul_tiled": {"CuPy RawKernel": 16.86e-3 / (2 * 4096 * 4096 * 4096 / 8.15e12)},
+		"nvrtc_cold":   {"CuPy": 31.0 / 25},
+		"nvrtc_warm":   {},
+	}
+	for name, peers := range want {
+		x := r.Result(name)
+		if len(x.Peers) != len(peers) {
+			t.Errorf("%s: peers %+v, want %v", name, x.Peers, peers)
+			continue
+		}
+		for _, p := range x.Peers {
+			if math.Abs(p.Speed-peers[p.Name]) > 1e-3*peers[p.Name] {
+				t.Errorf("%s vs %s: speed %.4f, want %.4f", name, p.Name, p.Speed, peers[p.Name])
+			}
+		}
+	}
+	if !strings.Contains(r.Compared, "baseline.json") || !strings.Contains(r.Compared, "H100") {
+		t.Errorf("Compared = %q", r.Compared)
+	}
+	var tb strings.Builder
+	r.WriteTable(&tb)
+	for _, s := range []string{"vs peer", "1.42x CuPy RawKernel", "above 1x gocu is faster"} {
+		if !strings.Contains(tb.String(), s) {
+			t.Errorf("the table lacks %q:\n%s", s, tb.String())
+		}
+	}
+	checkPlots(t, r, []string{"gray", "matmul_naive", "sgemm_tf32", "latencies", "h2d_pinned"})
+
+	// A small run is not compared: its sizes are not the peers'.
+	s := sampleGPUReport()
+	s.Small = true
+	if err := s.Compare("testdata/baseline.json"); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Result("gray").Peers) != 0 {
+		t.Error("a small run was compared with the peers")
+	}
+}
+
+func TestCompareReport(t *testing.T) {
+	old := sampleGPUReport()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "old.json")
+	old.Result("gray").Seconds *= 2   // it was twice as slow
+	old.Result("launch").Seconds /= 2 // and launched twice as fast
+	if err := old.WriteJSONFile(path); err != nil {
+		t.Fatal(err)
+	}
+	r := sampleGPUReport()
+	if err := r.Compare(path); err != nil {
+		t.Fatal(err)
+	}
+	if g, l, c := r.Result("gray").Versus, r.Result("launch").Versus, r.Result("copy").Versus; math.Abs(g-2) > 1e-9 || math.Abs(l-0.5) > 1e-9 || math.Abs(c-1) > 1e-9 {
+		t.Errorf("versus: gray %v, launch %v, copy %v", g, l, c)
+	}
+	var tb strings.Builder
+	r.WriteTable(&tb)
+	if !strings.Contains(tb.String(), "vs old.json") || !strings.Contains(tb.String(), "2.00x") {
+		t.Errorf("table:\n%s", tb.String())
+	}
+
+	// Errors: a missing file, not JSON, another device kind, an empty
+	// object.
+	bad := map[string]string{"notjson.json": "{", "empty.json": "{}", "other.json": ""}
+	simRep := &Report{Schema: Schema, Device: DeviceInfo{Kind: "sim"}}
+	var sb bytes.Buffer
+	simRep.WriteJSON(&sb)
+	bad["other.json"] = sb.String()
+	for name, content := range bad {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(content), 0o600)
+		if err := sampleGPUReport().Compare(p); err == nil {
+			t.Errorf("--compare %s (%q) succeeded", name, content)
+		}
+	}
+	if err := r.Compare(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("--compare of a missing file succeeded")
+	}
+	if _, err := ReadReport(strings.NewReader(`{"schema":"other/2"}`)); err == nil {
+		t.Error("ReadReport accepted another schema")
+	}
+}
+
+// Test workloads on the CPU, in a suite of their own.
+func init() {
+	Register(Workload{Name: "test_wrong", Doc: "a check that fails", Kind: Latency, Devices: CPU, Suites: []string{"test"}, Clock: Wall,
+		Setup: func(e *Env) (*Case, error) {
+			x := []float32{1, 2}
+			return &Case{Run: func() error { x[1] = 3; return nil }, Check: func() error {
+				if x[1] != 2 {
+					return errors.New("x[1] is 3, want 2")
+				}
+				return nil
+			}, Ops: 1}, nil
+		}})
+	Register(Workload{Name: "test_unchecked", Doc: "no check", Kind: Latency, Devices: CPU, Suites: []string{"test"}, Clock: Wall,
+		Setup: func(e *Env) (*Case, error) { return &Case{Run: func() error { return nil }}, nil }})
+	Register(Workload{Name: "test_skip", Doc: "skips", Kind: Latency, Devices: CPU, Suites: []string{"test"}, Clock: Wall,
+		Setup: func(e *Env) (*Case, error) { return nil, Skipf("no such library") }})
+	Register(Workload{Name: "test_panic", Doc: "panics", Kind: Latency, Devices: CPU, Suites: []string{"test"}, Clock: Wall,
+		Setup: func(e *Env) (*Case, error) {
+			return &Case{Run: func() error { panic("boom") }, NoCheck: "it panics first"}, nil
+		}})
+}
+
+func TestFailures(t *testing.T) {
+	rep, err := Run(Options{Device: CPU, Suite: "test", Small: true, Reps: 2})
+	if !errors.Is(err, ErrFailed) || rep == nil {
+		t.Fatalf("Run = %v, %v; want ErrFailed with a report", rep, err)
+	}
+	if !rep.Failed() {
+		t.Error("Failed() is false")
+	}
+	for name, want := range map[string]string{
+		"test_wrong": "wrong result: x[1] is 3, want 2", "test_unchecked": "no correctness check", "test_panic": "panic: boom",
+	} {
+		if x := rep.Result(name); x == nil || !strings.Contains(x.Error, want) {
+			t.Errorf("%s: %+v, want an error with %q", name, x, want)
+		}
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("the error %q does not name %s", err, name)
+		}
+	}
+	if x := rep.Result("test_skip"); x == nil || x.Error != "" || !strings.Contains(x.Skipped, "no such library") {
+		t.Errorf("test_skip: %+v", x)
+	}
+	var tb strings.Builder
+	rep.WriteTable(&tb)
+	if !strings.Contains(tb.String(), "FAILED") || !strings.Contains(tb.String(), "skipped") {
+		t.Errorf("table:\n%s", tb.String())
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	if _, err := Run(Options{Device: CPU, Only: []string{"nosuch"}}); err == nil {
+		t.Error("an unknown workload ran")
+	}
+	if _, err := Run(Options{Device: Device(64)}); err == nil {
+		t.Error("an unknown device ran")
+	}
+}
+
+func TestProgressOnlyOnTerminals(t *testing.T) {
+	if NewProgress(&bytes.Buffer{}) != nil {
+		t.Error("a progress bar on a buffer")
+	}
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if NewProgress(f) != nil || IsTerminal(f) {
+		t.Error("a progress bar on a regular file")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if NewProgress(w) != nil {
+		t.Error("a progress bar on a pipe")
+	}
+	var nilBar *Progress // what Run gets off a terminal: every method is a no-op
+	nilBar.start(3)
+	nilBar.workload(0, "copy")
+	nilBar.rep(0, 1)
+	nilBar.done()
+
+	var buf bytes.Buffer
+	p := &Progress{w: &buf}
+	p.start(4)
+	p.workload(1, "gray")
+	p.rep(0, 20) // too soon after the last draw: skipped
+	p.done()
+	if s := buf.String(); !strings.Contains(s, "[######..................] 2/4 gray") || !strings.HasSuffix(s, "\r\033[K") {
+		t.Errorf("progress output %q", s)
+	}
+}
+
+func TestChecks(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const n = 5000
+	rgb := randBytes(r, 3*n)
+	gray := make([]byte, n)
+	for i := range n {
+		gray[i] = uint8(grayWeights[0]*float32(rgb[i]) + grayWeights[1]*float32(rgb[i+n]) + grayWeights[2]*float32(rgb[i+2*n]))
+	}
+	if err := checkGray(rgb, gray, n); err != nil {
+		t.Fatal(err)
+	}
+	bad := slices.Clone(gray)
+	bad[1234] = 0xFF // unwritten
+	if err := checkGray(rgb, bad, n); err == nil || !strings.Contains(err.Error(), "pixel 1234") {
+		t.Errorf("an unwritten pixel: %v", err)
+	}
+	bad = slices.Clone(gray)
+	bad[77]++ // off by one where the exact value is not near an integer
+	if err := checkGray(rgb, bad, n); err == nil {
+		t.Error("an off-by-one pixel passed")
+	}
+	// A value within 1e-4 of an integer may truncate either way.
+	edge := []byte{100, 100, 100} // 0.2989+0.5870+0.1140 = 0.9999: exact 99.99
+	if err := checkGray(edge, []byte{99}, 1); err != nil {
+		t.Errorf("99.99 truncated to 99: %v", err)
+	}
+
+	const m, k, nn = 37, 300, 41
+	a, b := randFloats(r, m*k), randFloats(r, k*nn)
+	c := make([]float32, m*nn)
+	for i := range m {
+		for j := range nn {
+			var s float32
+			for p := range k {
+				s += a[i*k+p] * b[p*nn+j]
+			}
+			c[i*nn+j] = s
+		}
+	}
+	if err := checkMatmul(a, b, c, m, nn, k, tolFP32, r); err != nil {
+		t.Fatal(err)
+	}
+	c2 := slices.Clone(c)
+	c2[5*nn+7] = float32(math.NaN())
+	if err := checkMatmul(a, b, c2, m, nn, k, tolFP32, r); err == nil || !strings.Contains(err.Error(), "c[5][7]") {
+		t.Errorf("a NaN element: %v", err)
+	}
+	c3 := slices.Clone(c)
+	for j := range nn { // a wrong last row: always sampled
+		c3[(m-1)*nn+j] += 0.5
+	}
+	if err := checkMatmul(a, b, c3, m, nn, k, tolFP32, r); err == nil {
+		t.Error("a wrong row passed")
+	}
+	if err := sameBytes("x", []byte{1, 2, 3}, []byte{1, 2, 4}); err == nil || !strings.Contains(err.Error(), "byte 2") {
+		t.Errorf("sameBytes: %v", err)
+	}
+}

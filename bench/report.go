@@ -1,0 +1,365 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+)
+
+// Schema names the JSON format of a Report.
+const Schema = "gocu-bench/1"
+
+// Report is the result of a benchmark run, as gocu bench --json writes it.
+type Report struct {
+	Schema   string     `json:"schema"`
+	Date     time.Time  `json:"date"`
+	Device   DeviceInfo `json:"device"`
+	Host     HostInfo   `json:"host"`
+	Small    bool       `json:"small,omitempty"` // small sizes (tests): not comparable with the peers
+	Ceilings Ceilings   `json:"ceilings"`
+	Results  []Result   `json:"results"`
+	// Compared names the run or baseline the ratios in Results refer to.
+	Compared string `json:"compared,omitempty"`
+}
+
+// DeviceInfo describes the device benchmarked.
+type DeviceInfo struct {
+	Kind            string `json:"kind"` // cuda, sim or cpu
+	Name            string `json:"name"`
+	Arch            string `json:"arch,omitempty"`
+	Driver          int    `json:"driver,omitempty"`
+	Multiprocessors int    `json:"multiprocessors,omitempty"`
+	Memory          int64  `json:"memory_bytes,omitempty"`
+	// TheoreticalGBps is the memory bandwidth from the clock and bus
+	// width (CUDA), for reference: the ceilings are measured.
+	TheoreticalGBps float64 `json:"theoretical_GBps,omitempty"`
+}
+
+// HostInfo describes the machine the benchmark ran from.
+type HostInfo struct {
+	OS   string `json:"os"`
+	Arch string `json:"arch"`
+	CPUs int    `json:"cpus"`
+	Go   string `json:"go"`
+}
+
+// Ceilings are the rates the device was measured to reach: the roofs of
+// the roofline. Zero means not measured.
+type Ceilings struct {
+	MemoryGBps float64 `json:"memory_GBps"`           // copy, bytes read + written
+	FP32TFLOPs float64 `json:"fp32_TFLOPs"`           // library SGEMM
+	TF32TFLOPs float64 `json:"tf32_TFLOPs,omitempty"` // library SGEMM on TF32 tensor cores
+	Source     string  `json:"source,omitempty"`      // which workloads measured them
+}
+
+// Result is one workload's measurement.
+type Result struct {
+	Name   string `json:"name"`
+	Device string `json:"device"`
+	Kind   string `json:"kind"`
+	Doc    string `json:"doc,omitempty"`
+	Reps   int    `json:"reps"`
+	// Seconds is the median time of one repetition; Min and Max bound the
+	// repetitions.
+	Seconds float64 `json:"seconds"`
+	Min     float64 `json:"min_seconds"`
+	Max     float64 `json:"max_seconds"`
+	Clock   string  `json:"clock"` // "cuda events" or "wall"
+	// PerOp is Seconds / Ops in Unit ("us" per launch, ...).
+	PerOp float64 `json:"per_op,omitempty"`
+	Unit  string  `json:"unit,omitempty"`
+	Ops   int     `json:"ops,omitempty"`
+	Bytes float64 `json:"bytes,omitempty"`
+	Flops float64 `json:"flops,omitempty"`
+	GBps  float64 `json:"GBps,omitempty"`
+	// TFLOPs is the rate of floating-point operations.
+	TFLOPs    float64 `json:"TFLOPs,omitempty"`
+	Intensity float64 `json:"intensity,omitempty"` // FLOP per byte
+	// Roof is what Percent is relative to: "memory", "fp32", "tf32" or ""
+	// (none); RoofValue is the ceiling at the workload's intensity, in
+	// GB/s for "memory" and TFLOP/s otherwise.
+	Roof      string       `json:"roof,omitempty"`
+	RoofValue float64      `json:"roof_value,omitempty"`
+	Percent   float64      `json:"percent_of_ceiling,omitempty"`
+	Ceiling   string       `json:"ceiling,omitempty"` // the ceiling this workload measured
+	Peers     []PeerResult `json:"peers,omitempty"`
+	// Versus is the speed ratio to the same workload of a compared run
+	// (theirs / ours time: above 1 is faster now).
+	Versus  float64 `json:"versus,omitempty"`
+	Skipped string  `json:"skipped,omitempty"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// PeerResult compares a result with a peer's figure in baseline.json.
+type PeerResult struct {
+	Name  string  `json:"name"`
+	Key   string  `json:"key"`
+	Value float64 `json:"value"`
+	// Speed is how many times faster gocu is than the peer (below 1:
+	// slower).
+	Speed float64 `json:"speed"`
+}
+
+// Failed reports whether any workload failed.
+func (r *Report) Failed() bool {
+	for _, x := range r.Results {
+		if x.Error != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Result returns the result of the named workload, or nil.
+func (r *Report) Result(name string) *Result {
+	for i := range r.Results {
+		if r.Results[i].Name == name {
+			return &r.Results[i]
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteJSONFile writes the report to a file.
+func (r *Report) WriteJSONFile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := r.WriteJSON(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ReadReport reads a report written by WriteJSON.
+func ReadReport(rd io.Reader) (*Report, error) {
+	var r Report
+	dec := json.NewDecoder(rd)
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("bench: not a gocu bench report: %w", err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("bench: report schema %q, want %q", r.Schema, Schema)
+	}
+	return &r, nil
+}
+
+// secondsOf returns the result's time per operation in seconds, or per
+// repetition when it has no operations.
+func (x *Result) secondsPerOp() float64 {
+	if x.Ops > 0 {
+		return x.Seconds / float64(x.Ops)
+	}
+	return x.Seconds
+}
+
+// unitScale is the factor from seconds to unit.
+func unitScale(unit string) float64 {
+	switch unit {
+	case "ns":
+		return 1e9
+	case "ms":
+		return 1e3
+	case "s":
+		return 1
+	}
+	return 1e6
+}
+
+// WriteTable writes the report as a table for people.
+func (r *Report) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "gocu bench on %s", r.Device.Kind)
+	if r.Device.Name != "" {
+		fmt.Fprintf(&b, " (%s", r.Device.Name)
+		if r.Device.Arch != "" {
+			fmt.Fprintf(&b, ", %s", r.Device.Arch)
+		}
+		b.WriteString(")")
+	}
+	fmt.Fprintf(&b, ", %s", r.Date.Format("2006-01-02 15:04 MST"))
+	if r.Small {
+		b.WriteString(", small sizes")
+	}
+	b.WriteString("\n")
+	c := r.Ceilings
+	var roofs []string
+	if c.MemoryGBps > 0 {
+		roofs = append(roofs, fmt.Sprintf("memory %s GB/s", sig(c.MemoryGBps)))
+	}
+	if c.FP32TFLOPs > 0 {
+		roofs = append(roofs, "FP32 "+rate(1e3*c.FP32TFLOPs))
+	}
+	if c.TF32TFLOPs > 0 {
+		roofs = append(roofs, "TF32 "+rate(1e3*c.TF32TFLOPs))
+	}
+	if len(roofs) > 0 {
+		fmt.Fprintf(&b, "measured ceilings: %s (%s)\n", strings.Join(roofs, ", "), c.Source)
+	}
+	b.WriteString("\n")
+	// FLOP/s in the unit that suits the device: TFLOP/s on a GPU.
+	flopsHead, flopsScale := "TFLOP/s", 1.0
+	if r.Device.Kind != "cuda" {
+		flopsHead, flopsScale = "GFLOP/s", 1e3
+	}
+	head := []string{"workload", "time", "per op", "GB/s", flopsHead, "FLOP/B", "% ceiling"}
+	peerCol, versusCol := false, false
+	for _, x := range r.Results {
+		peerCol = peerCol || len(x.Peers) > 0
+		versusCol = versusCol || x.Versus > 0
+	}
+	if peerCol {
+		head = append(head, "vs peer")
+	}
+	if versusCol {
+		head = append(head, "vs "+r.Compared)
+	}
+	t := [][]string{head}
+	var notes []string
+	for _, x := range r.Results {
+		row := []string{x.Name}
+		switch {
+		case x.Error != "":
+			row = append(row, "FAILED")
+			notes = append(notes, fmt.Sprintf("%s: %s", x.Name, x.Error))
+		case x.Skipped != "":
+			row = append(row, "skipped")
+			notes = append(notes, fmt.Sprintf("%s: %s", x.Name, x.Skipped))
+		}
+		if x.Error != "" || x.Skipped != "" {
+			t = append(t, pad(row, len(head)))
+			continue
+		}
+		row = append(row, fmtSeconds(x.Seconds))
+		if x.Ops > 0 {
+			row = append(row, sig(x.PerOp)+" "+x.Unit)
+		} else {
+			row = append(row, "")
+		}
+		row = append(row, nz(x.GBps), nz(x.TFLOPs*flopsScale))
+		if x.Intensity > 0 {
+			row = append(row, sig(x.Intensity))
+		} else {
+			row = append(row, "")
+		}
+		if x.Percent > 0 {
+			row = append(row, percent(x.Percent)+" "+x.Roof)
+		} else {
+			row = append(row, "")
+		}
+		if peerCol {
+			var ps []string
+			for _, p := range x.Peers {
+				ps = append(ps, fmt.Sprintf("%.2fx %s", p.Speed, p.Name))
+			}
+			row = append(row, strings.Join(ps, ", "))
+		}
+		if versusCol {
+			if x.Versus > 0 {
+				row = append(row, fmt.Sprintf("%.2fx", x.Versus))
+			} else {
+				row = append(row, "")
+			}
+		}
+		t = append(t, row)
+	}
+	writeCells(&b, t)
+	if peerCol || versusCol {
+		b.WriteString("\nratios are speed: above 1x gocu is faster\n")
+	}
+	for _, n := range notes {
+		b.WriteString(n + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func pad(row []string, n int) []string {
+	for len(row) < n {
+		row = append(row, "")
+	}
+	return row
+}
+
+func nz(v float64) string {
+	if v <= 0 {
+		return ""
+	}
+	return sig(v)
+}
+
+// sig prints v with three significant digits (more for large integers).
+func sig(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a == 0:
+		return "0"
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	case a >= 0.01:
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.2g", v)
+}
+
+func fmtSeconds(s float64) string {
+	switch {
+	case s >= 1:
+		return sig(s) + " s"
+	case s >= 1e-3:
+		return sig(s*1e3) + " ms"
+	case s >= 1e-6:
+		return sig(s*1e6) + " us"
+	}
+	return sig(s*1e9) + " ns"
+}
+
+// writeCells writes a table: the first column aligned left, the others
+// right, with a rule under the header.
+func writeCells(b *strings.Builder, t [][]string) {
+	width := make([]int, len(t[0]))
+	for _, row := range t {
+		for i, c := range row {
+			width[i] = max(width[i], len(c))
+		}
+	}
+	for r, row := range t {
+		var line strings.Builder
+		for i, c := range row {
+			if i > 0 {
+				line.WriteString("  ")
+			}
+			p := strings.Repeat(" ", width[i]-len(c))
+			if i == 0 {
+				line.WriteString(c + p)
+			} else {
+				line.WriteString(p + c)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+		if r == 0 {
+			n := 2 * (len(width) - 1)
+			for _, w := range width {
+				n += w
+			}
+			b.WriteString(strings.Repeat("-", n) + "\n")
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gocu-dev/gocu/bench"
+	"github.com/gocu-dev/gocu/cuda"
+)
+
+// Packages that register benchmark workloads (bench.Register) are linked
+// here; package bench registers the runtime, lecture and simulator ones.
+
+type benchFlags struct {
+	device  string
+	only    []string
+	suite   string
+	reps    int
+	json    string
+	plot    string
+	compare string
+	small   bool
+	list    bool
+	seed    uint64
+}
+
+func newBenchCmd() *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure kernels, copies and launches against the device's own measured ceilings",
+		Long: `gocu bench measures the device's ceilings first (copy bandwidth, FP32 and
+TF32 matmul rate with cuBLAS SGEMM 4096^3 on a GPU; Go copy and gonum SGEMM
+on the CPU), then each workload: it checks the output of a first run
+against a CPU reference (a wrong result fails the run), warms up, and times
+N repetitions with CUDA events. It prints the median time, GB/s or TFLOP/s,
+the arithmetic intensity and the share of the ceiling at that intensity
+(the roofline), and optionally writes JSON, draws the roofline, and
+compares with a saved run or with the anchors' baseline.json (torch and CuPy
+on the same workloads: ratios above 1x mean gocu is faster).
+
+Workloads on the GPU: copy, sgemm_fp32, sgemm_tf32 (the ceilings), launch
+(us per launch of 10,000), graph (us per kernel of a replayed CUDA graph),
+h2d_pageable, h2d_pinned, d2h_pinned (256 MiB), nvrtc_cold, nvrtc_warm (ms),
+gray (the lecture's grayscale in CUDA C), matmul_naive and matmul_tiled (the
+lecture's SGEMMs in CUDA C). On the simulator: the lecture's Go kernels.
+--list shows them all.`,
+		Example: `  gocu bench
+  python3 .gpu/anchors/baseline.py && gocu bench --compare $OUT/baseline.json
+  gocu bench --only gray,matmul_tiled -n 50 --json h100.json --plot roofline.png
+  gocu bench --device sim --plot sim.svg
+  gocu bench --compare yesterday.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.device, "device", "", "cuda, sim or cpu (default: cuda when a GPU is present, else sim)")
+	fl.StringSliceVar(&f.only, "only", nil, "run only these workloads (comma-separated)")
+	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (issue 2's figures), lecture")
+	fl.IntVarP(&f.reps, "reps", "n", 0, "timed repetitions per workload (default: each workload's own, 20 for most)")
+	fl.StringVar(&f.json, "json", "", "write the results as JSON to `FILE`")
+	fl.StringVar(&f.plot, "plot", "", "draw the roofline into `FILE`.png or FILE.svg")
+	fl.StringVar(&f.compare, "compare", "", "compare with a saved --json `FILE`, or with baseline.json from .gpu/anchors")
+	fl.BoolVar(&f.small, "small", false, "small sizes: a quick check that everything runs (not comparable)")
+	fl.BoolVar(&f.list, "list", false, "list the workloads and exit")
+	fl.Uint64Var(&f.seed, "seed", 0, "seed of the random inputs (default: random)")
+	return cmd
+}
+
+func runBench(cmd *cobra.Command, f *benchFlags) error {
+	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	dev, err := benchDevice(f.device, errw)
+	if err != nil {
+		return err
+	}
+	if f.list {
+		return listWorkloads(out, dev)
+	}
+	// Fail on bad output paths before measuring for minutes.
+	for _, p := range []string{f.json, f.plot} {
+		if p != "" {
+			if err := writable(p); err != nil {
+				return err
+			}
+		}
+	}
+	if f.plot != "" && !strings.HasSuffix(strings.ToLower(f.plot), ".png") && !strings.HasSuffix(strings.ToLower(f.plot), ".svg") {
+		return fmt.Errorf("--plot %s: the file must end in .png or .svg", f.plot)
+	}
+	if f.compare != "" {
+		if _, err := os.Stat(f.compare); err != nil {
+			return fmt.Errorf("--compare: %w", err)
+		}
+	}
+	rep, runErr := bench.Run(bench.Options{Device: dev, Only: f.only, Suite: f.suite, Reps: f.reps, Small: f.small,
+		Seed: f.seed, Progress: bench.NewProgress(errw)})
+	if rep == nil {
+		return runErr
+	}
+	if f.compare != "" {
+		if err := rep.Compare(f.compare); err != nil {
+			return err
+		}
+	}
+	if err := rep.WriteTable(out); err != nil {
+		return err
+	}
+	if f.json != "" {
+		if err := rep.WriteJSONFile(f.json); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "wrote %s\n", f.json)
+	}
+	if f.plot != "" {
+		if err := rep.PlotFile(f.plot); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "wrote %s\n", f.plot)
+	}
+	return runErr
+}
+
+// benchDevice parses --device; with none, it takes the GPU when there is
+// one and says so when there is not.
+func benchDevice(name string, errw io.Writer) (bench.Device, error) {
+	if name != "" {
+		return bench.ParseDevice(name)
+	}
+	if cuda.Available() {
+		return bench.CUDA, nil
+	}
+	reason := "no CUDA driver"
+	if err := cuda.Init(); err != nil {
+		reason = oneLine(err)
+	}
+	fmt.Fprintf(errw, "no GPU: %s; benchmarking the simulator (--device cpu for the CPU)\n", reason)
+	return bench.Sim, nil
+}
+
+func listWorkloads(w io.Writer, d bench.Device) error {
+	fmt.Fprintf(w, "workloads on %v (suites: %s):\n", d, strings.Join(bench.Suites(d), ", "))
+	for _, x := range bench.Workloads(d) {
+		tags := append([]string{x.Kind.String()}, x.Suites...)
+		if x.Ceiling != bench.NoCeiling {
+			tags = append(tags, "ceiling")
+		}
+		fmt.Fprintf(w, "  %-18s %s [%s]\n", x.Name, x.Doc, strings.Join(tags, ", "))
+	}
+	return nil
+}
+
+// writable checks that path can be created, without leaving it behind
+// when it did not exist.
+func writable(path string) error {
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if errors.Is(statErr, os.ErrNotExist) {
+		os.Remove(path)
+	}
+	return nil
+}
