@@ -10,6 +10,8 @@ export PYTHONUNBUFFERED=1 GOCU_CACHE_DIR=${GOCU_CACHE_DIR:-/tmp/gocu-cache}
 want() { case " $* " in *" $sel "*) return 0;; esac; return 1; }
 sel_all="$*"; [ -n "$sel_all" ] || sel_all="tests bench"
 has() { case " $sel_all " in *" $1 "*) return 0;; esac; return 1; }
+# binaries may travel gzipped to fit the transfer limit
+for f in .gpu/*.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader | tee "$out/gpu.txt"
 if has tests; then
   echo "##### tests"; bash .gpu/run.sh "${TESTRUN:-.}" 2>&1 | tee "$out/tests.txt" | grep -E '^(=== |--- (FAIL|SKIP)|FAIL|ok|panic|gpu-bundle)' | head -150
