@@ -253,7 +253,7 @@ func TestLaunchErrorsGPU(t *testing.T) {
 		args []any
 		want string
 	}{
-		{gocu.Config{Grid: gocu.Dim3{X: 1}, Block: gocu.Dim3{X: 2048}}, []any{x, float32(1), int32(16)}, "block"},
+		{gocu.Config{Grid: gocu.Dim3{X: 1}, Block: gocu.Dim3{X: 2048}}, []any{x, float32(1), int32(16)}, "Block.X is 2048"},
 		{gocu.Config{Grid: gocu.Dim3{X: -1}, Block: gocu.Dim3{X: 32}}, []any{x, float32(1), int32(16)}, "negative"},
 		{gocu.Grid1D(16, 32), []any{x, float32(1), 16}, "int32"},
 		{gocu.Config{}, []any{x, float32(1), int32(16)}, "N = 0"},

@@ -40,7 +40,7 @@ func wantErr(t *testing.T, err error, kind sim.Kind) *sim.Error {
 func line(t *testing.T, name string) int {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(1)
-	fd, err := os.Open(file)
+	fd, err := os.Open(sourceFile(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,4 +62,14 @@ func wantPos(t *testing.T, p sim.Pos, l int) {
 	if filepath.Base(p.File) != filepath.Base(file) || p.Line != l {
 		t.Errorf("position %v, want %s:%d", p, filepath.Base(file), l)
 	}
+}
+
+// sourceFile finds a test's source file from the path runtime.Caller gives:
+// absolute normally, module-relative in a binary built with -trimpath (as
+// the GPU bundle is), where the package directory is the working directory.
+func sourceFile(path string) string {
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	return filepath.Base(path)
 }

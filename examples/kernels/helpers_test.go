@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -82,7 +83,7 @@ func wantLines(t testing.TB, file, what string) []int {
 }
 
 func forLines(t testing.TB, file string, f func(n int, line string)) {
-	fd, err := os.Open(file)
+	fd, err := os.Open(sourceFile(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func contains(lines []int, l int) bool {
 // the first line of function fn in file containing code, and the access
 // expression within it (expr@n for its n-th occurrence on the line).
 func sites(file, fn string, specs ...[2]string) []kernel.Site {
-	src, err := os.ReadFile(file)
+	src, err := os.ReadFile(sourceFile(file))
 	if err != nil {
 		panic(err)
 	}
@@ -159,4 +160,14 @@ func sites(file, fn string, specs ...[2]string) []kernel.Site {
 // relClose reports whether got is within tol*scale of want.
 func relClose(got float32, want, scale, tol float64) bool {
 	return math.Abs(float64(got)-want) <= tol*scale
+}
+
+// sourceFile finds a test's source file from the path runtime.Caller gives:
+// absolute normally, module-relative in a binary built with -trimpath (as
+// the GPU bundle is), where the package directory is the working directory.
+func sourceFile(path string) string {
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	return filepath.Base(path)
 }
