@@ -34,4 +34,4 @@ if has demo && [ -x .gpu/gocu ]; then
   echo "##### demo"; .gpu/gocu demo 2>&1 | tee "$out/demo.txt" | tail -40
 fi
 # at most 8 files come back: keep the logs in one archive
-(cd "$out" && tar czf logs.tgz --exclude=logs.tgz *.log *.txt 2>/dev/null && rm -f *.log)
+(cd "$out" && tar czf logs.tgz --exclude=logs.tgz *.log *.txt 2>/dev/null && rm -f *.log *.txt)
