@@ -58,6 +58,33 @@ type Options struct {
 	Cache *Cache[any]
 	// MaxBlocks, if positive, caps every grid (kernels loop over the rest).
 	MaxBlocks int
+	// BlocksPerSM, if set, returns how many blocks of a kernel can be
+	// resident on one multiprocessor (the occupancy calculator's answer);
+	// grid-stride kernels launch that many per SM, one full wave, so that
+	// no block waits for a second wave. Without it planners assume 8.
+	BlocksPerSM func(k *Kernel) int
+}
+
+// perSM is the number of resident blocks per SM of kernel k.
+func (o Options) perSM(k *Kernel) int {
+	if o.BlocksPerSM != nil {
+		if b := o.BlocksPerSM(k); b > 0 {
+			return b
+		}
+	}
+	return 8
+}
+
+// tiles is the grid of a tiled kernel (Unroll vectors per thread per
+// tile): one tile per block, so that the hardware scheduler balances the
+// last wave, up to a cap past which blocks loop.
+func (o Options) tiles(vectors, block int) int {
+	b := (vectors + block*Unroll - 1) / (block * Unroll)
+	lim := 2048 * max(o.SMs, 1)
+	if o.MaxBlocks > 0 {
+		lim = o.MaxBlocks
+	}
+	return max(1, min(b, lim))
 }
 
 // ErrMaterialize is returned for a program that reads the flat index
@@ -134,7 +161,12 @@ func PlanEval(p *backend.Program, out backend.Operand, o Options) (*Plan, error)
 	if err != nil {
 		return nil, err
 	}
-	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{o.blocks(n, k.Block*spec.Vec*4), 1, 1}}
+	l := Launch{Kernel: k, Block: k.Block}
+	if spec.Tiled() {
+		l.Grid = [3]int{o.tiles(n/spec.Vec, k.Block), 1, 1}
+	} else {
+		l.Grid = [3]int{o.capped((n+k.Block-1)/k.Block, o.perSM(k)), 1, 1}
+	}
 	l.Operands = append(append(l.Operands, p.Inputs...), out)
 	outIdx := len(p.Inputs)
 	for _, prm := range k.Params {
@@ -188,7 +220,7 @@ func collapseGroup(ls []backend.Layout) []backend.Layout {
 
 func index64(p *backend.Program, extra ...backend.Operand) bool {
 	const lim = 1<<31 - 1
-	if p.Size() > lim {
+	if p.Size() > maxIndex32 {
 		return true
 	}
 	for _, o := range append(append([]backend.Operand{}, p.Inputs...), extra...) {
