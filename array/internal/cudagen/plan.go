@@ -25,10 +25,14 @@ type Arg struct {
 	Offset  int
 }
 
-// Scratch is a temporary device buffer a launch sequence needs.
+// Scratch is a temporary device buffer a launch sequence needs. A Zero
+// scratch must hold zeros when the plan starts, and the plan leaves it
+// zero (a ticket counter), so a backend may keep one zeroed buffer for
+// every plan on a stream instead of clearing one per launch.
 type Scratch struct {
 	DType backend.DType
 	Len   int
+	Zero  bool
 }
 
 // Launch is one kernel launch.
@@ -426,43 +430,41 @@ func planReduceAll(r *backend.Reduction, q *backend.Program, outDT backend.DType
 	if err != nil {
 		return nil, err
 	}
-	g := o.blocks(n, blockSize*spec.Vec*8)
-	plan := &Plan{Scratch: []Scratch{{rd.AccType, g}, {backend.Int64, g}}}
-	ops := append(append([]backend.Operand{}, q.Inputs...), r.Out)
-	outIdx := len(q.Inputs)
-	for li, k := range rd.Kernels {
-		l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{g, 1, 1}, Operands: ops}
-		if li == 1 {
-			l.Grid[0] = 1
-		}
-		for _, prm := range k.Params {
-			var a Arg
-			switch prm.Role {
-			case RolePartial:
-				a = ptr(-1-prm.Index, 0)
-			case RolePartialCount:
-				a = i64(g)
-			case RoleOut:
-				a = ptr(outIdx, r.Out.Layout.Offset)
-			case RoleIn:
-				a = ptr(prm.Index, q.Inputs[prm.Index].Layout.Offset)
-			case RoleScalar:
-				a = scalarArg(q.Scalars[prm.Index])
-			case RoleCount:
-				a = i64(n)
-			case RoleRedCount:
-				a = i64(n)
-			case RoleDim:
-				a = i64(q.Shape[prm.Dim])
-			case RoleStride:
-				a = i64(q.Inputs[prm.Index].Layout.Strides[prm.Dim])
-			default:
-				return nil, fmt.Errorf("cudagen: reduction parameter role %d", prm.Role)
-			}
-			l.Args = append(l.Args, a)
-		}
-		plan.Launches = append(plan.Launches, l)
+	k := rd.Kernels[0]
+	// One wave of resident blocks (grid-stride), fewer when the input is
+	// smaller than that many tiles.
+	var g int
+	if allContig {
+		g = min(o.tiles(n/spec.Vec, k.Block), o.capped(1<<30, o.perSM(k)))
+	} else {
+		g = o.capped((n+k.Block-1)/k.Block, o.perSM(k))
 	}
+	plan := &Plan{Scratch: []Scratch{{DType: rd.AccType, Len: g}, {DType: backend.Int64, Len: g}, {DType: backend.Int32, Len: 1, Zero: true}}}
+	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{g, 1, 1}, Operands: append(append([]backend.Operand{}, q.Inputs...), r.Out)}
+	outIdx := len(q.Inputs)
+	for _, prm := range k.Params {
+		var a Arg
+		switch prm.Role {
+		case RolePartial:
+			a = ptr(-1-prm.Index, 0)
+		case RoleOut:
+			a = ptr(outIdx, r.Out.Layout.Offset)
+		case RoleIn:
+			a = ptr(prm.Index, q.Inputs[prm.Index].Layout.Offset)
+		case RoleScalar:
+			a = scalarArg(q.Scalars[prm.Index])
+		case RoleCount:
+			a = i64(n)
+		case RoleDim:
+			a = i64(q.Shape[prm.Dim])
+		case RoleStride:
+			a = i64(q.Inputs[prm.Index].Layout.Strides[prm.Dim])
+		default:
+			return nil, fmt.Errorf("cudagen: reduction parameter role %d", prm.Role)
+		}
+		l.Args = append(l.Args, a)
+	}
+	plan.Launches = []Launch{l}
 	return plan, nil
 }
 
