@@ -42,6 +42,10 @@ type Launch struct {
 	Block    int
 	Operands []backend.Operand // buffers the Ptr arguments refer to
 	Args     []Arg
+	// Scalars are the scalars RoleScalar parameters index: the request's
+	// program's (the same slice), or those of a program the planner made
+	// (an identity fill), whose values are part of the plan.
+	Scalars []backend.Scalar
 }
 
 // Plan is a sequence of launches sharing scratch buffers.
@@ -165,7 +169,7 @@ func PlanEval(p *backend.Program, out backend.Operand, o Options) (*Plan, error)
 	if err != nil {
 		return nil, err
 	}
-	l := Launch{Kernel: k, Block: k.Block}
+	l := Launch{Kernel: k, Block: k.Block, Scalars: p.Scalars}
 	if spec.Tiled() {
 		l.Grid = [3]int{o.tiles(n/spec.Vec, k.Block), 1, 1}
 	} else {
@@ -349,7 +353,7 @@ func PlanReduce(r *backend.Reduction, o Options) (*Plan, error) {
 		return nil, err
 	}
 	k := rd.Kernels[0]
-	l := Launch{Kernel: k, Block: k.Block}
+	l := Launch{Kernel: k, Block: k.Block, Scalars: p.Scalars}
 	if spec.Mode == ReduceCols {
 		l.Grid = [3]int{o.blocks(nK, k.Block), 1, 1}
 	} else {
@@ -440,7 +444,7 @@ func planReduceAll(r *backend.Reduction, q *backend.Program, outDT backend.DType
 		g = o.capped((n+k.Block-1)/k.Block, o.perSM(k))
 	}
 	plan := &Plan{Scratch: []Scratch{{DType: rd.AccType, Len: g}, {DType: backend.Int64, Len: g}, {DType: backend.Int32, Len: 1, Zero: true}}}
-	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{g, 1, 1}, Operands: append(append([]backend.Operand{}, q.Inputs...), r.Out)}
+	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{g, 1, 1}, Operands: append(append([]backend.Operand{}, q.Inputs...), r.Out), Scalars: q.Scalars}
 	outIdx := len(q.Inputs)
 	for _, prm := range k.Params {
 		var a Arg
@@ -510,7 +514,7 @@ func PlanAxis(a *backend.AxisOp, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{o.capped(rows, 32), 1, 1}}
+	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{o.capped(rows, 32), 1, 1}, Scalars: p.Scalars}
 	l.Operands = append(append(l.Operands, p.Inputs...), a.Out)
 	outIdx := len(p.Inputs)
 	for _, prm := range k.Params {

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/gocu-dev/gocu/array/internal/cudagen"
-	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/cublas"
+	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/nvrtc"
 )
 

@@ -204,22 +204,28 @@ func batchDims(m *backend.MatMul) []batchDim {
 // intMatMul runs the generated integer (or bool) product.
 func (b *Backend) intMatMul(m *backend.MatMul, bufs []*Buffer) error {
 	var ka [keySize]byte
-	k := append(ka[:0], 'M', byte(m.C.Buf.DType()))
-	for _, v := range []int{m.M, m.N, m.K, len(m.Batch)} {
-		k = appendInt(k, v)
-	}
+	k := matmulKey(ka[:0], m, bufs)
+	c := call{bufs: bufs}
+	return b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanIntMatMul(m, b.options()) })
+}
+
+func matmulKey(k []byte, m *backend.MatMul, bufs []*Buffer) []byte {
+	k = append(k, 'M', byte(m.C.Buf.DType()))
+	k = appendInt(k, m.M)
+	k = appendInt(k, m.N)
+	k = appendInt(k, m.K)
+	k = appendInt(k, len(m.Batch))
 	for _, n := range m.Batch {
 		k = appendInt(k, n)
 	}
-	for _, x := range []*backend.Matrix{&m.A, &m.B, &m.C} {
+	for _, x := range [...]*backend.Matrix{&m.A, &m.B, &m.C} {
 		k = appendInt(k, x.Offset)
 		k = appendInt(k, x.RowStride)
 		k = appendInt(k, x.ColStride)
+		k = appendInt(k, len(x.BatchStrides))
 		for _, s := range x.BatchStrides {
 			k = appendInt(k, s)
 		}
 	}
-	k = appendAliases(k, bufs)
-	c := call{bufs: bufs}
-	return b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanIntMatMul(m, b.options()) })
+	return appendAliases(k, bufs)
 }

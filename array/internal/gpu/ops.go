@@ -51,13 +51,8 @@ func (b *Backend) Eval(p *backend.Program, out backend.Operand) error {
 	if p.IsCopy() && p.Inputs[0].Layout.IsContiguous() && out.Layout.IsContiguous() {
 		return b.copy(bufs[len(bufs)-1], out.Layout.Offset, bufs[0], p.Inputs[0].Layout.Offset, n)
 	}
-	og := bufs[len(bufs)-1]
 	var ka [keySize]byte
-	k := append(ka[:0], 'E')
-	k = appendProgram(k, p, bufs)
-	k = appendLayout(k, out.Layout)
-	k = append(k, align(og, out.Layout.Offset))
-	k = appendAliases(k, bufs)
+	k := evalKey(ka[:0], p, out, bufs)
 	c := call{bufs: bufs, scalars: p.Scalars}
 	return b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanEval(p, out, b.options()) })
 }
@@ -87,15 +82,7 @@ func (b *Backend) Reduce(r *backend.Reduction) error {
 		return err
 	}
 	var ka [keySize]byte
-	k := append(ka[:0], 'R', byte(r.Op), byte(r.Out.Buf.DType()))
-	k = appendInt(k, len(r.Axes))
-	for _, a := range r.Axes {
-		k = appendInt(k, a)
-	}
-	k = appendProgram(k, r.In, bufs)
-	k = appendLayout(k, r.Out.Layout)
-	k = append(k, align(bufs[len(bufs)-1], r.Out.Layout.Offset))
-	k = appendAliases(k, bufs)
+	k := reduceKey(ka[:0], r, bufs)
 	c := call{bufs: bufs, scalars: r.In.Scalars}
 	err = b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanReduce(r, b.options()) })
 	if errors.Is(err, cudagen.ErrMaterialize) {
@@ -119,12 +106,7 @@ func (b *Backend) AxisOp(a *backend.AxisOp) error {
 		return err
 	}
 	var ka [keySize]byte
-	k := append(ka[:0], 'A', byte(a.Kind))
-	k = appendInt(k, a.Axis)
-	k = appendProgram(k, a.In, bufs)
-	k = appendLayout(k, a.Out.Layout)
-	k = append(k, align(bufs[len(bufs)-1], a.Out.Layout.Offset))
-	k = appendAliases(k, bufs)
+	k := axisKey(ka[:0], a, bufs)
 	c := call{bufs: bufs, scalars: a.In.Scalars}
 	err = b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanAxis(a, b.options()) })
 	if errors.Is(err, cudagen.ErrMaterialize) {
@@ -168,9 +150,47 @@ func (b *Backend) Random(r *backend.Random) error {
 		return err
 	}
 	var ka [64]byte
-	k := append(ka[:0], 'N', byte(r.Out.Buf.DType()), byte(r.Dist))
-	k = appendLayout(k, r.Out.Layout)
-	k = append(k, align(bufs[0], r.Out.Layout.Offset))
+	k := randomKey(ka[:0], r, bufs)
 	c := call{bufs: bufs, rnd: r}
 	return b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanRandom(r, b.options()) })
+}
+
+// Request keys. Each starts with the request kind and covers everything
+// the plan depends on: structure, dtypes, shapes, strides, offsets, the
+// alignment of every operand and which operands share a buffer; never
+// scalar values, random parameters or addresses, which are bound per call.
+
+func evalKey(k []byte, p *backend.Program, out backend.Operand, bufs []*Buffer) []byte {
+	k = append(k, 'E')
+	k = appendProgram(k, p, bufs)
+	k = appendLayout(k, out.Layout)
+	k = append(k, align(bufs[len(bufs)-1], out.Layout.Offset))
+	return appendAliases(k, bufs)
+}
+
+func reduceKey(k []byte, r *backend.Reduction, bufs []*Buffer) []byte {
+	k = append(k, 'R', byte(r.Op), byte(r.Out.Buf.DType()))
+	k = appendInt(k, len(r.Axes))
+	for _, a := range r.Axes {
+		k = appendInt(k, a)
+	}
+	k = appendProgram(k, r.In, bufs)
+	k = appendLayout(k, r.Out.Layout)
+	k = append(k, align(bufs[len(bufs)-1], r.Out.Layout.Offset))
+	return appendAliases(k, bufs)
+}
+
+func axisKey(k []byte, a *backend.AxisOp, bufs []*Buffer) []byte {
+	k = append(k, 'A', byte(a.Kind))
+	k = appendInt(k, a.Axis)
+	k = appendProgram(k, a.In, bufs)
+	k = appendLayout(k, a.Out.Layout)
+	k = append(k, align(bufs[len(bufs)-1], a.Out.Layout.Offset))
+	return appendAliases(k, bufs)
+}
+
+func randomKey(k []byte, r *backend.Random, bufs []*Buffer) []byte {
+	k = append(k, 'N', byte(r.Out.Buf.DType()), byte(r.Dist))
+	k = appendLayout(k, r.Out.Layout)
+	return append(k, align(bufs[0], r.Out.Layout.Offset))
 }

@@ -207,7 +207,15 @@ func (b *Backend) options() cudagen.Options {
 
 // compile turns a cudagen plan into a launchable one; bufs are the
 // request's buffers, which the plan's operands are mapped to by identity.
-func (b *Backend) compile(cp *cudagen.Plan, bufs []*Buffer) (*plan, error) {
+func (b *Backend) compile(cp *cudagen.Plan, c *call) (*plan, error) {
+	return compilePlan(cp, c, b.stream, b.function)
+}
+
+// compilePlan is compile with the kernel loader as a parameter (tests
+// plan without a GPU). Scalars of the request's program are bound per
+// call; scalars of programs the planner made are part of the plan.
+func compilePlan(cp *cudagen.Plan, c *call, stream *cuda.Stream, load func(*cudagen.Kernel) (*kfunc, error)) (*plan, error) {
+	bufs := c.bufs
 	p := &plan{}
 	words := 0
 	for _, sc := range cp.Scratch {
@@ -229,7 +237,7 @@ func (b *Backend) compile(cp *cudagen.Plan, bufs []*Buffer) (*plan, error) {
 		p.arena += sc.Len * sc.DType.Size()
 	}
 	for _, l := range cp.Launches {
-		kf, err := b.function(l.Kernel)
+		kf, err := load(l.Kernel)
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +247,7 @@ func (b *Backend) compile(cp *cudagen.Plan, bufs []*Buffer) (*plan, error) {
 		pl := planLaunch{k: kf, cfg: cuda.Config{
 			Grid:   cuda.Dim3{X: uint32(l.Grid[0]), Y: uint32(max(l.Grid[1], 1)), Z: uint32(max(l.Grid[2], 1))},
 			Block:  cuda.Dim3{X: uint32(l.Block)},
-			Stream: b.stream,
+			Stream: stream,
 		}}
 		if l.Grid[0] < 1 || l.Grid[0] > math.MaxInt32 {
 			return nil, fmt.Errorf("gpu: %s: grid of %d blocks", l.Kernel.Name, l.Grid[0])
@@ -264,7 +272,7 @@ func (b *Backend) compile(cp *cudagen.Plan, bufs []*Buffer) (*plan, error) {
 					return nil, fmt.Errorf("gpu: %s: operand %d is not a buffer of the request", l.Kernel.Name, a.Operand)
 				}
 				pa = planArg{kind: argOperand, idx: int32(idx), off: int64(a.Offset * buf.DType().Size())}
-			case prm.Role == cudagen.RoleScalar:
+			case prm.Role == cudagen.RoleScalar && len(l.Scalars) > 0 && len(c.scalars) > 0 && &l.Scalars[0] == &c.scalars[0]:
 				pa = planArg{kind: argScalar, idx: int32(prm.Index)}
 			case prm.Role == cudagen.RoleSeed:
 				pa = planArg{kind: argSeed}
@@ -321,6 +329,7 @@ func (b *Backend) run(p *plan, c *call) error {
 		arena = uint64(b.scratch.Ptr())
 	}
 	var argv [maxFastArgs]uint64
+	zero := uint64(b.zero.Ptr())
 	for li := range p.launches {
 		l := &p.launches[li]
 		var vals []uint64
@@ -329,37 +338,43 @@ func (b *Backend) run(p *plan, c *call) error {
 		} else {
 			vals = make([]uint64, len(l.args))
 		}
-		for i, a := range l.args {
-			var v uint64
-			switch a.kind {
-			case argFixed:
-				v = a.bits
-			case argOperand:
-				v = c.bufs[a.idx].ptr + uint64(a.off)
-			case argScratch:
-				if p.zero[a.idx] {
-					v = uint64(b.zero.Ptr()) + uint64(p.scratch[a.idx]) + uint64(a.off)
-				} else {
-					v = arena + uint64(p.scratch[a.idx]) + uint64(a.off)
-				}
-			case argScalar:
-				v = scalarBits(c.scalars[a.idx])
-			case argSeed:
-				v = c.rnd.Seed
-			case argCounter:
-				v = c.rnd.Counter
-			case argP0:
-				v = math.Float64bits(c.rnd.P0)
-			case argP1:
-				v = math.Float64bits(c.rnd.P1)
-			}
-			vals[i] = v
-		}
+		p.bind(l, c, arena, zero, vals)
 		if err := launch(l.k.fn, &l.cfg, vals); err != nil {
 			return b.note(err)
 		}
 	}
 	return nil
+}
+
+// bind computes the argument values of launch l for call c: arena and
+// zero are the addresses of the scratch arena and the zeroed tickets.
+func (p *plan) bind(l *planLaunch, c *call, arena, zero uint64, vals []uint64) {
+	for i, a := range l.args {
+		var v uint64
+		switch a.kind {
+		case argFixed:
+			v = a.bits
+		case argOperand:
+			v = c.bufs[a.idx].ptr + uint64(a.off)
+		case argScratch:
+			if p.zero[a.idx] {
+				v = zero + uint64(p.scratch[a.idx]) + uint64(a.off)
+			} else {
+				v = arena + uint64(p.scratch[a.idx]) + uint64(a.off)
+			}
+		case argScalar:
+			v = scalarBits(c.scalars[a.idx])
+		case argSeed:
+			v = c.rnd.Seed
+		case argCounter:
+			v = c.rnd.Counter
+		case argP0:
+			v = math.Float64bits(c.rnd.P0)
+		case argP1:
+			v = math.Float64bits(c.rnd.P1)
+		}
+		vals[i] = v
+	}
 }
 
 // execute runs the plan cached under key, or plans the request with mk,
@@ -377,7 +392,7 @@ func (b *Backend) execute(key []byte, c *call, mk func() (*cudagen.Plan, error))
 		if err != nil {
 			return err
 		}
-		p, err := b.compile(cp, c.bufs)
+		p, err := b.compile(cp, c)
 		if err != nil {
 			return err
 		}
