@@ -86,7 +86,7 @@ func main() {
 // the GPU's kernels) and returns its output.
 func run(dev *array.Device, n, reps int) (result, error) {
 	rng := dev.NewRNG(2024)
-	x := rng.Uniform(array.Float32, 0, 1, n, in)    // pixel intensities
+	x := rng.Uniform(array.Float32, 0, 1, n, in)     // pixel intensities
 	w := rng.Normal(array.Float32, 0, 0.05, in, out) // weights
 	b := rng.Normal(array.Float32, 0, 0.05, out)     // bias
 	defer x.Close()
