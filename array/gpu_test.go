@@ -26,15 +26,32 @@ func TestGPUChainReturnsBeforeTheGPUFinishes(t *testing.T) {
 	const n, steps = 2048, 48
 	x := g.NewRNG(1).Uniform(Float32, -1, 1, n, n)
 	w := g.Eye(Float32, n).Mul(0.5).Add(x.Mul(1e-4)).Eval()
-	// Warm up: compile the kernels and make the cuBLAS handle.
-	if _, err := x.MatMul(w).Mul(2).Tanh().Sum().Item(); err != nil {
+	// step closes what it no longer needs, so that the caching allocator
+	// reuses blocks: a new segment from the driver (cuMemAlloc) may wait
+	// for the device.
+	step := func(y *Array) *Array {
+		m := y.MatMul(w) // 2·2048³ flops
+		z := m.Mul(2).Tanh().Eval()
+		m.Close()
+		if y != x {
+			y.Close()
+		}
+		return z
+	}
+	// Warm up: compile the kernels, make the cuBLAS handle, fill the cache.
+	y := x
+	for i := 0; i < 3; i++ {
+		y = step(y)
+	}
+	if _, err := y.Sum().Item(); err != nil {
 		t.Fatal(err)
 	}
+	y.Close()
 	waits := g.gpu.Syncs()
 	start := time.Now()
-	y := x
+	y = x
 	for i := 0; i < steps; i++ {
-		y = y.MatMul(w).Mul(2).Tanh() // 2·2048³ flops and a fused pass per step
+		y = step(y)
 	}
 	s := y.Sum()
 	queued := time.Since(start)
