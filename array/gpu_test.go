@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/array/internal/gpu"
 	"github.com/gocu-dev/gocu/cuda"
 )
 
@@ -175,24 +176,33 @@ func TestGPUOutOfMemory(t *testing.T) {
 	}
 }
 
-// Use after Close is an error on the GPU too; closing frees the memory.
+// Use after Close is an error on the GPU too; closing the last array that
+// holds device memory frees it (views hold it too).
 func TestGPUClose(t *testing.T) {
 	g := testGPU(t)
-	before := g.gpu.Device().Allocator().Stats().InUse
 	x := g.Ones(Float32, 1<<20).Eval()
-	mid := g.gpu.Device().Allocator().Stats().InUse
-	if mid-before < 4<<20 {
-		t.Errorf("a 4 MiB array raised the allocator's in-use bytes by %d", mid-before)
+	v := x.Reshape(1024, 1024)
+	s, err := x.use("test")
+	if err != nil {
+		t.Fatal(err)
 	}
+	mem := s.st.buf.(*gpu.Buffer).Memory()
 	x.Close()
+	if mem.Freed() {
+		t.Fatalf("closing x freed memory its view still uses")
+	}
 	if got := x.Add(1).Err(); !errors.Is(got, ErrClosed) {
 		t.Errorf("Add after Close: %v", got)
 	}
 	if _, err := x.Float32s(); !errors.Is(err, ErrClosed) {
 		t.Errorf("read after Close: %v", err)
 	}
-	if after := g.gpu.Device().Allocator().Stats().InUse; after > before {
-		t.Errorf("in-use bytes %d after Close, %d before", after, before)
+	if sum, err := v.Sum().Item(); err != nil || sum != 1<<20 {
+		t.Errorf("the view after closing x: sum %v, %v", sum, err)
+	}
+	v.Close()
+	if !mem.Freed() {
+		t.Errorf("closing the last view did not free the device memory")
 	}
 }
 
