@@ -216,10 +216,24 @@ func (a *Array) Close() error {
 }
 
 // Err returns the array's error: the first failure of the operations that
-// produced it, or of evaluating it. It evaluates a pending expression but
-// does not wait for the device (Sync or a read does that).
+// produced it, or of evaluating it, or a GPU fault the device has already
+// reported. It evaluates a pending expression but does not wait for the
+// device (Sync or a read does that).
 func (a *Array) Err() error {
 	_, err := a.force("Err")
+	if err != nil {
+		return err
+	}
+	// A GPU fault already reported (the context is lost) sticks to the
+	// array; queued work is not waited for.
+	if perr := a.dev.be.Poll(); perr != nil {
+		a.mu.Lock()
+		if a.err == nil {
+			a.err = deviceErr("Err", perr)
+		}
+		err = a.err
+		a.mu.Unlock()
+	}
 	return err
 }
 

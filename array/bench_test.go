@@ -2,6 +2,8 @@ package array
 
 import (
 	"testing"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
 )
 
 // CPU benchmarks; testdata/numpy_bench.py measures NumPy on the same
@@ -141,4 +143,44 @@ func BenchmarkSumAxis0(b *testing.B) {
 		z.Close()
 	}
 	reportGBs(b, 4*4096*4096)
+}
+
+// nullBackend does no work: BenchmarkOverheadArrayLayer measures what the
+// array layer itself costs per operation (expression building, the
+// program, buffer bookkeeping), the part a GPU launch adds to.
+type nullBackend struct{}
+
+type nullBuf struct {
+	dt DType
+	n  int
+}
+
+func (b nullBuf) DType() DType { return b.dt }
+func (b nullBuf) Len() int     { return b.n }
+
+func (nullBackend) Name() string { return "null" }
+func (nullBackend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
+	return &nullBuf{dt, n}, nil
+}
+func (nullBackend) Free(backend.Buffer)                          {}
+func (nullBackend) Write(backend.Buffer, int, any) error         { return nil }
+func (nullBackend) Read(any, backend.Buffer, int) error          { return nil }
+func (nullBackend) Eval(*backend.Program, backend.Operand) error { return nil }
+func (nullBackend) Reduce(*backend.Reduction) error              { return nil }
+func (nullBackend) AxisOp(*backend.AxisOp) error                 { return nil }
+func (nullBackend) MatMul(*backend.MatMul) error                 { return nil }
+func (nullBackend) Random(*backend.Random) error                 { return nil }
+func (nullBackend) Sync() error                                  { return nil }
+func (nullBackend) Poll() error                                  { return nil }
+
+// BenchmarkOverheadArrayLayer: x.Add(y) on 16 elements, evaluated and
+// closed, on a backend that does nothing.
+func BenchmarkOverheadArrayLayer(b *testing.B) {
+	d := newDevice(nullBackend{}, nil)
+	x, y := d.Zeros(Float32, 16).Eval(), d.Zeros(Float32, 16).Eval()
+	b.ReportAllocs()
+	for b.Loop() {
+		z := x.Add(y).Eval()
+		z.Close()
+	}
 }

@@ -10,17 +10,39 @@
 //
 // # Devices
 //
-// Arrays live on a Device. Package functions (Zeros, FromSlice, NewRNG, ...)
-// use Default(), which is the CPU unless SetDefault was called; the same
-// constructors exist as Device methods. The CPU backend is pure Go: above
-// 32768 elements an operation is split over GOMAXPROCS goroutines; float32
-// and float64 matrix products use a packed, blocked GEMM with an AVX2/FMA
-// micro-kernel (gonum's BLAS on machines without AVX2, where it is
-// portable but about 8x slower; gonum's pure-Go Sgemm reached 25 GFLOP/s
-// for 1024² on the 2-core development machine against 207 for
-// NumPy/OpenBLAS, the packed kernel about 190). Arrays of different devices
-// do not mix; To copies between devices.
+// Arrays live on a Device: CPU(), or GPU(n) for the n-th CUDA GPU.
+// Package functions (Zeros, FromSlice, NewRNG, ...) use Default(); the same
+// constructors exist as Device methods. Default is chosen on first use:
+// GOCU_DEVICE=cpu (or sim) picks the CPU, GOCU_DEVICE=cuda GPU 0,
+// GOCU_DEVICE=cuda:N GPU N (a GPU that cannot be opened gives a device
+// whose every operation fails with the reason); without GOCU_DEVICE it is
+// GPU 0 when a driver, a device and NVRTC are present, else the CPU.
+// SetDefault overrides the choice. Arrays of different devices do not mix
+// (an error names both); x.To(dev) copies between devices.
 //
+// The CPU backend is pure Go: above 32768 elements an operation is split
+// over GOMAXPROCS goroutines; float32 and float64 matrix products use a
+// packed, blocked GEMM with an AVX2/FMA micro-kernel (gonum's BLAS on
+// machines without AVX2, where it is portable but about 8x slower; gonum's
+// pure-Go Sgemm reached 25 GFLOP/s for 1024² on the 2-core development
+// machine against 207 for NumPy/OpenBLAS, the packed kernel about 190).
+//
+// The GPU backend (no cgo: the driver, NVRTC and cuBLAS are loaded at run
+// time) queues every operation on one stream per device and returns at
+// once; only reads (ToSlice, Item, String, WriteNPY, Image, To) and Sync
+// wait for the GPU. Fused elementwise programs, reductions (one launch for
+// a full reduction), softmax, Philox fills and integer products are CUDA C
+// generated per program structure, compiled by NVRTC for the exact GPU
+// (through gocu's disk cache, with --fmad=false so that floats round as on
+// the CPU), loaded once and kept in a bounded LRU cache of modules (256 per
+// device). Plans (kernel choice, grid, argument layout) are cached per
+// request shape, so a repeated operation on same-shaped arrays costs a
+// lookup and one kernel launch. Float32 and float64 products go to cuBLAS
+// (a row-major product as Cᵀ = Bᵀ·Aᵀ, transposed views as transpose flags,
+// batches through strided batched GEMM, broadcast batch axes with stride
+// 0), on one handle per device with a 32 MiB workspace from the caching
+// allocator. Device memory comes from the stream-ordered caching allocator
+// of package cuda.
 // # Element types and promotion
 //
 // The dtypes are Bool, Uint8, Int32, Int64, Float32 and Float64. Two arrays
@@ -93,6 +115,8 @@
 // or when Eval or Err is called. On a GPU the program becomes one generated
 // kernel; on the CPU it runs block by block (1024 elements through every
 // operation while they are in L1), so intermediates are never materialised.
+// Calling Eval after every operation evaluates unfused, as an eager library
+// would (the GPU benchmarks compare both).
 //
 // Lazy evaluation was chosen over an explicit Fuse because it fuses the
 // code people write anyway (x.MatMul(w).Add(b).ReLU() fuses the bias and the
@@ -130,8 +154,11 @@
 // passed to the engine with a transpose flag and its leading dimension,
 // never copied; only views that no BLAS layout describes (negative or zero
 // strides, steps in both axes) are copied first. On a GPU, float32 products
-// use FP32 or TF32 tensor cores per Device.SetMatMulPrecision. Integer and
-// bool products are plain loops (integers wrap, bool is or-of-ands).
+// use FP32 or TF32 tensor cores per SetMatMulPrecision (package-wide, like
+// torch.set_float32_matmul_precision) or Device.SetMatMulPrecision; TF32
+// rounds the inputs to 10-bit mantissas (relative error about 1e-3). Integer
+// and bool products are plain loops on the CPU and a tiled generated kernel
+// on a GPU (integers wrap, bool is or-of-ands).
 //
 // # Random numbers
 //
@@ -151,7 +178,13 @@
 // naming the operation ("array: Add: shapes (3,4) and (5,) cannot be
 // broadcast") and wrap one of ErrShape, ErrAxis, ErrIndex, ErrDType,
 // ErrValue, ErrClosed, ErrDevice (use errors.Is), plus the device's own
-// error where there is one.
+// error where there is one. An allocation the GPU cannot satisfy, after the
+// garbage collector, the cleanups of unreachable arrays and the
+// allocator's cache have released what they could, fails with
+// ErrOutOfMemory (and ErrDevice, and cuda.ErrOutOfMemory). A GPU fault
+// (an illegal address, ...) loses the CUDA context: it surfaces at the
+// next read, Sync or Err (which checks without waiting) and every later
+// operation on the device fails with it.
 //
 // # Memory
 //
@@ -160,9 +193,12 @@
 // closed array fails with ErrClosed. A cleanup (runtime.AddCleanup) closes
 // unreachable arrays as a backstop, but intermediate arrays of a chain are
 // only collected by the garbage collector, so close the arrays you keep
-// when device memory matters. The CPU backend keeps up to 512 MiB of freed
-// large buffers for reuse (Device.TrimCache releases them), which avoids the
-// page faults of fresh allocations.
+// when device memory matters: on a GPU, memory freed by Close goes back to
+// the caching allocator at once (ordered on the stream), while memory of
+// dropped arrays waits for the collector. The CPU backend keeps up to 512
+// MiB of freed large buffers for reuse, which avoids the page faults of
+// fresh allocations; Device.TrimCache releases the CPU's pool or returns a
+// GPU allocator's cache to the driver.
 //
 // # Input and output
 //
@@ -191,9 +227,13 @@
 //	Exp Log Sin Cos Tan Tanh Sigmoid Pow and the rest   2e-6     1e-13
 //	Sum Mean Prod Softmax LogSumExp                     2e-6     1e-12
 //	MatMul (relative to sum |a||b|)                     1e-5     1e-12
+//	MatMul with TF32 precision on a GPU (same)          1e-3     -
 //
 // On the CPU, float32 functions are computed in float64 and rounded once
-// (error under one ulp); a GPU uses CUDA's float functions (a few ulp).
+// (error under one ulp); a GPU uses CUDA's float functions (at most a few
+// ulp, inside the same tolerances). + - * / and conversions are bit-exact
+// between the backends (no fused multiply-add on either), and so are
+// random arrays and integer results.
 //
 // # Concurrency
 //

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
 )
 
 // Sentinel errors: every error an array operation reports wraps one of
@@ -29,6 +31,10 @@ var (
 	// ErrDevice: arrays on different devices, or a failure of the device
 	// (allocation, kernel, driver), whose error is wrapped as well.
 	ErrDevice = errors.New("device error")
+	// ErrOutOfMemory: the device's memory is exhausted (after the garbage
+	// collector, the cleanups of unreachable arrays and the allocator's
+	// cache released what they could). It comes with ErrDevice.
+	ErrOutOfMemory = backend.ErrOutOfMemory
 )
 
 // Error is an array operation's failure.

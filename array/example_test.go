@@ -87,3 +87,23 @@ func ExampleWhere() {
 	// Output:
 	// [0 5 0 1]
 }
+
+// On a GPU every operation is queued and returns at once; reading waits.
+func ExampleGPU() {
+	g, err := array.GPU(0)
+	if err != nil {
+		fmt.Println("no GPU:", err)
+		return
+	}
+	g.SetMatMulPrecision(array.TF32) // tensor cores for float32 products
+	x := g.NewRNG(1).Normal(array.Float32, 0, 1, 4096, 1024)
+	y := x.MatMul(x.T()).Mul(1.0 / 1024).ReLU() // cuBLAS, then one fused kernel
+	s, err := y.Mean().Item()                   // the first wait for the GPU
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("mean %.3f on %v\n", s, g)
+	back := y.To(array.CPU()) // copies through host memory
+	fmt.Println(back.Shape())
+}

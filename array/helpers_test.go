@@ -82,8 +82,8 @@ func (p poisonBackend) Reduce(r *backend.Reduction) error {
 	return p.Backend.Reduce(r)
 }
 
-// backendCase is one engine the shared op tables run on. The CUDA backend
-// joins this list (skipping without a GPU) once it exists.
+// backendCase is one engine the shared op tables run on: the CPU backend
+// (parallel and serial) and the CUDA backend, which skips without a GPU.
 type backendCase struct {
 	name string
 	dev  func(t testing.TB) *Device
@@ -98,10 +98,19 @@ var backendCases = []backendCase{
 		b.SetWorkers(1)
 		return &Device{be: poisonBackend{b, t}}
 	}},
+	{"cuda", func(t testing.TB) *Device {
+		g := testGPU(t)
+		return &Device{be: poisonBackend{g.be, t}, gpu: g.gpu}
+	}},
 }
 
-// forEachBackend runs f once per backend as a subtest.
+// forEachBackend runs f once per backend as a subtest. With a GPU the
+// tests that use it run in parallel with each other: most of their time is
+// NVRTC compiling the many kernels the op tables need, which parallelises.
 func forEachBackend(t *testing.T, f func(t *testing.T, d *Device)) {
+	if gpuErr() == nil {
+		t.Parallel()
+	}
 	for _, bc := range backendCases {
 		t.Run(bc.name, func(t *testing.T) { f(t, bc.dev(t)) })
 	}

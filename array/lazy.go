@@ -89,23 +89,31 @@ func (a *Array) exprOf(op string) (*expr, error) {
 
 // leaves lists the distinct storages an expression reads.
 func (e *expr) leaves() []*storage {
-	var seen []*expr // expressions are small (maxExprNodes): linear sets beat maps
-	var out []*storage
-	var rec func(e *expr)
-	rec = func(e *expr) {
-		if slices.Contains(seen, e) {
-			return
-		}
-		seen = append(seen, e)
-		if e.op == backend.OpInput && !slices.Contains(out, e.st) {
-			out = append(out, e.st)
-		}
-		for _, x := range e.args {
-			rec(x)
-		}
+	// Expressions are small (maxExprNodes): linear sets beat maps.
+	w := leafWalk{seen: make([]*expr, 0, min(e.nodes, maxExprNodes+8))}
+	w.visit(e)
+	return w.out
+}
+
+type leafWalk struct {
+	seen []*expr
+	out  []*storage
+}
+
+func (w *leafWalk) visit(e *expr) {
+	if slices.Contains(w.seen, e) {
+		return
 	}
-	rec(e)
-	return out
+	w.seen = append(w.seen, e)
+	if e.op == backend.OpInput && !slices.Contains(w.out, e.st) {
+		if w.out == nil {
+			w.out = make([]*storage, 0, 4)
+		}
+		w.out = append(w.out, e.st)
+	}
+	for _, x := range e.args {
+		w.visit(x)
+	}
 }
 
 // lazy makes a pending array for e, taking references to every storage it
@@ -176,41 +184,55 @@ func sameShape(a, b []int) bool {
 // depth-first order (so equal structures give equal keys), identical
 // leaves merged, every input's layout broadcast to shape.
 func program(root *expr, shape []int) *backend.Program {
-	p := &backend.Program{Shape: shape, Nodes: make([]backend.Node, 0, min(root.nodes, maxExprNodes+8))}
-	var done []*expr // done[i] produced node i (linear sets: expressions are small)
-	var leaves []*expr
-	var visit func(e *expr) int32
-	visit = func(e *expr) int32 {
-		if i := slices.Index(done, e); i >= 0 {
-			return int32(i)
-		}
-		n := backend.Node{Op: e.op, DType: e.dt}
-		switch e.op {
-		case backend.OpInput:
-			idx := slices.IndexFunc(leaves, func(l *expr) bool {
-				return l.st == e.st && l.lay.Offset == e.lay.Offset && slices.Equal(l.lay.Shape, e.lay.Shape) && slices.Equal(l.lay.Strides, e.lay.Strides)
-			})
-			if idx < 0 {
-				idx = len(leaves)
-				leaves = append(leaves, e)
-				p.Inputs = append(p.Inputs, backend.Operand{Buf: e.st.buf, Layout: e.lay.BroadcastTo(shape)})
-			}
-			n.Args[0] = int32(idx)
-		case backend.OpScalar:
-			n.Args[0] = int32(len(p.Scalars))
-			p.Scalars = append(p.Scalars, e.sc)
-		case backend.OpIota:
-		default:
-			for i, a := range e.args {
-				n.Args[i] = visit(a)
-			}
-		}
-		p.Nodes = append(p.Nodes, n)
-		done = append(done, e)
-		return int32(len(p.Nodes) - 1)
-	}
-	visit(root)
+	n := min(root.nodes, maxExprNodes+8)
+	p := &backend.Program{Shape: shape, Nodes: make([]backend.Node, 0, n)}
+	b := progBuild{p: p, shape: shape, done: make([]*expr, 0, n)}
+	b.visit(root)
 	return p
+}
+
+// progBuild is program's walk: done[i] produced node i, leaves[j] input j
+// (linear sets: expressions are small).
+type progBuild struct {
+	p      *backend.Program
+	shape  []int
+	done   []*expr
+	leaves []*expr
+}
+
+func (b *progBuild) visit(e *expr) int32 {
+	if i := slices.Index(b.done, e); i >= 0 {
+		return int32(i)
+	}
+	p := b.p
+	n := backend.Node{Op: e.op, DType: e.dt}
+	switch e.op {
+	case backend.OpInput:
+		idx := slices.IndexFunc(b.leaves, func(l *expr) bool {
+			return l.st == e.st && l.lay.Offset == e.lay.Offset && slices.Equal(l.lay.Shape, e.lay.Shape) && slices.Equal(l.lay.Strides, e.lay.Strides)
+		})
+		if idx < 0 {
+			idx = len(b.leaves)
+			b.leaves = append(b.leaves, e)
+			lay := e.lay
+			if !sameShape(lay.Shape, b.shape) {
+				lay = lay.BroadcastTo(b.shape)
+			}
+			p.Inputs = append(p.Inputs, backend.Operand{Buf: e.st.buf, Layout: lay})
+		}
+		n.Args[0] = int32(idx)
+	case backend.OpScalar:
+		n.Args[0] = int32(len(p.Scalars))
+		p.Scalars = append(p.Scalars, e.sc)
+	case backend.OpIota:
+	default:
+		for i, a := range e.args {
+			n.Args[i] = b.visit(a)
+		}
+	}
+	p.Nodes = append(p.Nodes, n)
+	b.done = append(b.done, e)
+	return int32(len(p.Nodes) - 1)
 }
 
 // evalInto evaluates e (of the given shape) into out, after collapsing
@@ -223,10 +245,39 @@ func (d *Device) evalInto(e *expr, shape []int, out backend.Operand) error {
 	return err
 }
 
-// collapse lowers the rank of a program and its output together.
+// collapse lowers the rank of a program and its output together. The
+// common case, every operand C-contiguous or constant, becomes rank 1
+// with shared shape and stride slices (layouts are never modified in
+// place) without going through backend.Collapse.
 func collapse(p *backend.Program, out *backend.Operand) {
 	if backend.Size(p.Shape) == 1 && len(p.Shape) == 0 {
 		return
+	}
+	if n := backend.Size(p.Shape); n > 0 && out.Layout.IsContiguous() {
+		simple := true
+		for _, in := range p.Inputs {
+			if !in.Layout.IsContiguous() && !in.Layout.IsConstant() {
+				simple = false
+				break
+			}
+		}
+		if simple {
+			shape, one, zero := []int{n}, unitStride, zeroStride
+			if n == 1 {
+				shape, one, zero = nil, nil, nil
+			}
+			for i := range p.Inputs {
+				l := &p.Inputs[i].Layout
+				st := one
+				if l.IsConstant() && n > 1 {
+					st = zero
+				}
+				*l = backend.Layout{Shape: shape, Strides: st, Offset: l.Offset}
+			}
+			out.Layout = backend.Layout{Shape: shape, Strides: one, Offset: out.Layout.Offset}
+			p.Shape = shape
+			return
+		}
 	}
 	ls := make([]backend.Layout, 0, len(p.Inputs)+1)
 	for _, in := range p.Inputs {
@@ -240,6 +291,12 @@ func collapse(p *backend.Program, out *backend.Operand) {
 	out.Layout = cl[len(cl)-1]
 	p.Shape = out.Layout.Shape
 }
+
+// Read-only stride slices shared by collapsed rank-1 layouts.
+var (
+	unitStride = []int{1}
+	zeroStride = []int{0}
+)
 
 // readProgram returns a program that reads array a (its pending expression
 // or its storage), with every leaf broadcast to a's shape.

@@ -1,5 +1,7 @@
 package backend
 
+import "errors"
+
 // Backend runs array operations on one device. Every method may queue its
 // work and return before it is done (the CUDA backend queues on a stream);
 // errors that only appear when the work runs surface from Read or Sync.
@@ -41,7 +43,16 @@ type Backend interface {
 	// Sync waits for all queued work and returns the first asynchronous
 	// error it produced.
 	Sync() error
+	// Poll returns an asynchronous error the device has already reported
+	// (a GPU fault that lost the context), without waiting for queued
+	// work; nil if there is none yet.
+	Poll() error
 }
+
+// ErrOutOfMemory is wrapped by the error of an allocation that failed for
+// lack of device memory (after the backend freed what it could and
+// retried).
+var ErrOutOfMemory = errors.New("out of device memory")
 
 // ReduceOp is a reduction.
 type ReduceOp uint8

@@ -134,6 +134,9 @@ func sliceLen(s any) int {
 // Sync implements backend.Backend: CPU work is done when a call returns.
 func (b *Backend) Sync() error { return nil }
 
+// Poll implements backend.Backend: the CPU has no asynchronous errors.
+func (b *Backend) Poll() error { return nil }
+
 // parallel splits [0, n) into at most b.workers contiguous chunks of at
 // least grain elements (chunk bounds multiples of align) and runs fn on
 // each, the first on the calling goroutine.

@@ -11,7 +11,16 @@
 // unit for NVRTC: no headers), its entry point and its parameter list; the
 // GPU backend fills the parameters by Role.
 //
+// Kernels are written for bandwidth: a contiguous elementwise program (or
+// full reduction) has each thread load Unroll vectors of up to 16 bytes
+// per operand before it computes, with no index arithmetic, one tile per
+// block; strided programs unravel indices in a grid-stride loop sized to
+// one wave of resident blocks (Options.BlocksPerSM); a full reduction is
+// one launch whose last block, found with an atomic ticket, combines the
+// per-block partials.
+//
 // The sources compile with clang for sm_90 with a small prelude standing in
-// for NVRTC's built-ins (see the package tests), and the elementwise and
-// Philox kernels are executed on the host against the CPU backend.
+// for NVRTC's built-ins (see the package tests), and every planned launch
+// is executed on the host (threads as user-level contexts with real
+// barriers and warp shuffles) against the CPU backend.
 package cudagen

@@ -38,6 +38,26 @@ func (s ElemSpec) key() string {
 
 const blockSize = 256
 
+// maxIndex32 is the largest element count a kernel indexes with 32-bit
+// ints: loop variables run up to about twice the count (the last
+// increment of a tiled loop), which must not overflow.
+const maxIndex32 = 1<<30 - 4096
+
+// Tiled reports whether the kernel takes the contiguous path (output and
+// inputs contiguous or constant): tiles of Unroll vectors per thread, no
+// index arithmetic.
+func (s ElemSpec) Tiled() bool {
+	if !s.OutContig {
+		return false
+	}
+	for _, c := range s.In {
+		if c == Strided {
+			return false
+		}
+	}
+	return true
+}
+
 // SpecFor picks the specialisation for a program and its output, after
 // package array collapsed their dimensions. aligned reports whether an
 // operand's first element (buffer address plus offset) is aligned to the
@@ -58,7 +78,7 @@ func SpecFor(p *backend.Program, out backend.Operand, aligned func(o backend.Ope
 		all = append(all, in)
 	}
 	const lim = 1<<31 - 1
-	if n > lim {
+	if n > maxIndex32 {
 		s.Index64 = true
 	}
 	for _, o := range all {
@@ -131,10 +151,7 @@ func Elementwise(p *backend.Program, spec ElemSpec) (*Kernel, error) {
 		add(fmt.Sprintf("%s sp%d", t, i), Param{Name: fmt.Sprintf("sp%d", i), Type: t, Role: RoleScalar, Index: i})
 	}
 	add("long long n_", Param{Name: "n", Type: I64, Role: RoleCount})
-	strided := !spec.OutContig
-	for _, c := range spec.In {
-		strided = strided || c == Strided
-	}
+	strided := !spec.Tiled()
 	if strided {
 		for d := 0; d < spec.Rank; d++ {
 			add(fmt.Sprintf("long long d%d", d), Param{Name: fmt.Sprintf("d%d", d), Type: I64, Role: RoleDim, Dim: d})
@@ -167,8 +184,6 @@ func Elementwise(p *backend.Program, spec ElemSpec) (*Kernel, error) {
 			fmt.Fprintf(&b, "\tconst %s c%d = in%d[0];\n", ctype(p.Inputs[i].DType()), i, i)
 		}
 	}
-	fmt.Fprintf(&b, "\t%s i = (%s)blockIdx.x * (%s)blockDim.x + (%s)threadIdx.x;\n", it, it, it, it)
-	fmt.Fprintf(&b, "\tconst %s step = (%s)gridDim.x * (%s)blockDim.x;\n", it, it, it)
 	call := func(load func(i int) string, idx string) string {
 		var args []string
 		for i := range p.Inputs {
@@ -180,68 +195,152 @@ func Elementwise(p *backend.Program, spec ElemSpec) (*Kernel, error) {
 		args = append(args, "(long long)("+idx+")")
 		return fmt.Sprintf("%s_f(%s)", name, strings.Join(args, ", "))
 	}
-	if spec.Vec > 1 {
-		w := spec.Vec
-		comps := []string{"x", "y", "z", "w"}[:w]
-		fmt.Fprintf(&b, "\t{\n\t\tconst %s nv = n / %d;\n", it, w)
-		fmt.Fprintf(&b, "\t\tfor (%s v = i; v < nv; v += step) {\n", it)
-		for i, in := range p.Inputs {
-			if spec.In[i] == Contig {
+	if !strided {
+		writeTiled(&b, p, spec, it, call)
+	} else {
+		writeStrided(&b, p, spec, it, call)
+	}
+	b.WriteString("}\n")
+	k.Source = b.String()
+	return k, nil
+}
+
+// scalarFromParam converts a scalar parameter (double or long long) to its dtype.
+func scalarFromParam(d backend.DType, v string) string {
+	switch d {
+	case backend.Bool:
+		return "(" + v + " != 0)"
+	case backend.Float64, backend.Int64:
+		return v
+	}
+	return fmt.Sprintf("(%s)%s", ctype(d), v)
+}
+
+// Unroll is how many vectors (or elements, without vectors) each thread of
+// a contiguous elementwise or full-reduction kernel loads per tile before
+// it uses any of them: with 16-byte vectors that is 64 bytes per operand in
+// flight per thread, enough to cover memory latency even at half occupancy.
+const Unroll = 4
+
+// writeTiled writes the contiguous path: the output and every input are
+// contiguous (or constant), so element i of each lies at index i. The
+// vectors of W = spec.Vec elements are processed in tiles of
+// blockDim.x*Unroll vectors: thread t of a block takes vectors
+// base+t, base+t+blockDim.x, ... (coalesced), loads all of them first and
+// then computes and stores. No division or modulo in the loop. The few
+// elements past the last whole vector are done one per thread at the end.
+func writeTiled(b *strings.Builder, p *backend.Program, spec ElemSpec, it string, call func(func(int) string, string) string) {
+	w := spec.Vec
+	outDT := p.Result()
+	ovt := ctype(outDT)
+	if w > 1 {
+		ovt = vtype(outDT, w)
+	}
+	fmt.Fprintf(b, "\tconst %s nv = n / %d;\n", it, w)
+	fmt.Fprintf(b, "\tconst %s tile = (%s)blockDim.x * %d;\n", it, it, Unroll)
+	if w > 1 {
+		fmt.Fprintf(b, "\t%s* __restrict__ outv = reinterpret_cast<%s*>(out);\n", ovt, ovt)
+	}
+	for i, in := range p.Inputs {
+		if spec.In[i] == Contig && w > 1 {
+			vt := vtype(in.DType(), w)
+			fmt.Fprintf(b, "\tconst %s* __restrict__ inv%d = reinterpret_cast<const %s*>(in%d);\n", vt, i, vt, i)
+		}
+	}
+	fmt.Fprintf(b, "\tfor (%[1]s base = (%[1]s)blockIdx.x * tile + (%[1]s)threadIdx.x; base < nv; base += (%[1]s)gridDim.x * tile) {\n", it)
+	for u := 0; u < Unroll; u++ {
+		fmt.Fprintf(b, "\t\tconst %s q%d = base + (%s)blockDim.x * %d;\n\t\tconst bool ok%d = q%d < nv;\n", it, u, it, u, u, u)
+	}
+	for i, in := range p.Inputs {
+		if spec.In[i] != Contig {
+			continue
+		}
+		for u := 0; u < Unroll; u++ {
+			if w > 1 {
 				vt := vtype(in.DType(), w)
-				fmt.Fprintf(&b, "\t\t\tconst %s a%d = reinterpret_cast<const %s*>(in%d)[v];\n", vt, i, vt, i)
+				fmt.Fprintf(b, "\t\t%s a%d_%d = {};\n\t\tif (ok%d) a%d_%d = inv%d[q%d];\n", vt, i, u, u, i, u, i, u)
+			} else {
+				fmt.Fprintf(b, "\t\t%s a%d_%d = {};\n\t\tif (ok%d) a%d_%d = in%d[q%d];\n", ctype(in.DType()), i, u, u, i, u, i, u)
 			}
 		}
-		ovt := vtype(outDT, w)
-		fmt.Fprintf(&b, "\t\t\t%s r;\n", ovt)
+	}
+	comps := []string{"x", "y", "z", "w"}[:w]
+	for u := 0; u < Unroll; u++ {
+		fmt.Fprintf(b, "\t\tif (ok%d) {\n", u)
+		if w == 1 {
+			load := func(i int) string {
+				if spec.In[i] == Const {
+					return fmt.Sprintf("c%d", i)
+				}
+				return fmt.Sprintf("a%d_%d", i, u)
+			}
+			fmt.Fprintf(b, "\t\t\tout[q%d] = %s;\n\t\t}\n", u, call(load, fmt.Sprintf("q%d", u)))
+			continue
+		}
+		fmt.Fprintf(b, "\t\t\t%s r;\n", ovt)
 		for j, comp := range comps {
 			load := func(i int) string {
 				if spec.In[i] == Const {
 					return fmt.Sprintf("c%d", i)
 				}
 				if p.Inputs[i].DType() == backend.Bool {
-					return fmt.Sprintf("(a%d.%s != 0)", i, comp)
+					return fmt.Sprintf("(a%d_%d.%s != 0)", i, u, comp)
 				}
-				return fmt.Sprintf("a%d.%s", i, comp)
+				return fmt.Sprintf("a%d_%d.%s", i, u, comp)
 			}
-			val := call(load, fmt.Sprintf("v * %d + %d", w, j))
+			val := call(load, fmt.Sprintf("q%d * %d + %d", u, w, j))
 			if outDT == backend.Bool {
 				val = "(unsigned char)" + val
 			}
-			fmt.Fprintf(&b, "\t\t\tr.%s = %s;\n", comp, val)
+			fmt.Fprintf(b, "\t\t\tr.%s = %s;\n", comp, val)
 		}
-		fmt.Fprintf(&b, "\t\t\treinterpret_cast<%s*>(out)[v] = r;\n\t\t}\n", ovt)
-		fmt.Fprintf(&b, "\t\ti += nv * %d;\n\t}\n", w)
+		fmt.Fprintf(b, "\t\t\toutv[q%d] = r;\n\t\t}\n", u)
 	}
-	fmt.Fprintf(&b, "\tfor (; i < n; i += step) {\n")
-	if strided {
-		fmt.Fprintf(&b, "\t\t%s rem = i;\n", it)
-		var offs []string
+	b.WriteString("\t}\n")
+	if w > 1 {
+		load := func(i int) string {
+			if spec.In[i] == Const {
+				return fmt.Sprintf("c%d", i)
+			}
+			return fmt.Sprintf("in%d[i]", i)
+		}
+		fmt.Fprintf(b, "\tfor (%[1]s i = nv * %[2]d + (%[1]s)blockIdx.x * (%[1]s)blockDim.x + (%[1]s)threadIdx.x; i < n; i += (%[1]s)gridDim.x * (%[1]s)blockDim.x)\n", it, w)
+		fmt.Fprintf(b, "\t\tout[i] = %s;\n", call(load, "i"))
+	}
+}
+
+// writeStrided writes the general path: a grid-stride loop over the
+// elements that unravels each flat index into per-operand offsets.
+func writeStrided(b *strings.Builder, p *backend.Program, spec ElemSpec, it string, call func(func(int) string, string) string) {
+	fmt.Fprintf(b, "\tconst %[1]s step = (%[1]s)gridDim.x * (%[1]s)blockDim.x;\n", it)
+	fmt.Fprintf(b, "\tfor (%[1]s i = (%[1]s)blockIdx.x * (%[1]s)blockDim.x + (%[1]s)threadIdx.x; i < n; i += step) {\n", it)
+	fmt.Fprintf(b, "\t\t%s rem = i;\n", it)
+	var offs []string
+	for i, c := range spec.In {
+		if c == Strided {
+			offs = append(offs, fmt.Sprintf("o%d", i))
+		}
+	}
+	if !spec.OutContig {
+		offs = append(offs, "oo")
+	}
+	for _, o := range offs {
+		fmt.Fprintf(b, "\t\t%s %s = 0;\n", it, o)
+	}
+	for d := spec.Rank - 1; d >= 0; d-- {
+		fmt.Fprintf(b, "\t\t{\n\t\t\tconst %s c = rem %% (%s)d%d;\n", it, it, d)
+		if d > 0 {
+			fmt.Fprintf(b, "\t\t\trem /= (%s)d%d;\n", it, d)
+		}
 		for i, c := range spec.In {
 			if c == Strided {
-				offs = append(offs, fmt.Sprintf("o%d", i))
+				fmt.Fprintf(b, "\t\t\to%d += c * (%s)st%d_%d;\n", i, it, i, d)
 			}
 		}
 		if !spec.OutContig {
-			offs = append(offs, "oo")
+			fmt.Fprintf(b, "\t\t\too += c * (%s)sto_%d;\n", it, d)
 		}
-		for _, o := range offs {
-			fmt.Fprintf(&b, "\t\t%s %s = 0;\n", it, o)
-		}
-		for d := spec.Rank - 1; d >= 0; d-- {
-			fmt.Fprintf(&b, "\t\t{\n\t\t\tconst %s c = rem %% (%s)d%d;\n", it, it, d)
-			if d > 0 {
-				fmt.Fprintf(&b, "\t\t\trem /= (%s)d%d;\n", it, d)
-			}
-			for i, c := range spec.In {
-				if c == Strided {
-					fmt.Fprintf(&b, "\t\t\to%d += c * (%s)st%d_%d;\n", i, it, i, d)
-				}
-			}
-			if !spec.OutContig {
-				fmt.Fprintf(&b, "\t\t\too += c * (%s)sto_%d;\n", it, d)
-			}
-			b.WriteString("\t\t}\n")
-		}
+		b.WriteString("\t\t}\n")
 	}
 	load := func(i int) string {
 		switch spec.In[i] {
@@ -256,18 +355,5 @@ func Elementwise(p *backend.Program, spec ElemSpec) (*Kernel, error) {
 	if !spec.OutContig {
 		dst = "out[oo]"
 	}
-	fmt.Fprintf(&b, "\t\t%s = %s;\n\t}\n}\n", dst, call(load, "i"))
-	k.Source = b.String()
-	return k, nil
-}
-
-// scalarFromParam converts a scalar parameter (double or long long) to its dtype.
-func scalarFromParam(d backend.DType, v string) string {
-	switch d {
-	case backend.Bool:
-		return "(" + v + " != 0)"
-	case backend.Float64, backend.Int64:
-		return v
-	}
-	return fmt.Sprintf("(%s)%s", ctype(d), v)
+	fmt.Fprintf(b, "\t\t%s = %s;\n\t}\n", dst, call(load, "i"))
 }

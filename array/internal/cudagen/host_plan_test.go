@@ -91,7 +91,10 @@ func (h *hostRun) add(pl *Plan, out *cpu.Buffer) {
 		fmt.Fprintf(&h.body, "\t\t\tgocu_launch(%d, 256, [=] { blockIdx.y = y; blockIdx.z = z; gridDim.y = %d; gridDim.z = %d; %s(%s); });\n",
 			l.Grid[0], l.Grid[1], l.Grid[2], l.Kernel.Name, strings.Join(args, ", "))
 	}
-	for i := range pl.Scratch {
+	for i, sc := range pl.Scratch {
+		if sc.Zero { // the plan must leave it zero for the next one
+			fmt.Fprintf(&h.body, "\t\tfor (int k = 0; k < %d; k++) if (s%d[k] != 0) { fprintf(stderr, \"scratch %d not reset by %s\\n\"); return 7; }\n", sc.Len, i, i, pl.Launches[0].Kernel.Name)
+		}
 		fmt.Fprintf(&h.body, "\t\tfree(s%d);\n", i)
 	}
 	name := h.buf(out)

@@ -188,8 +188,16 @@ func buildCases(t *testing.T, be *cpu.Backend) []*hostCase {
 			c.out = backend.Operand{Buf: ob, Layout: ol}
 			c.bufs = append(c.bufs, ob.(*cpu.Buffer))
 			spec := SpecFor(&p, c.out, func(backend.Operand, int) bool { return true })
-			if variant == 0 {
+			switch variant {
+			case 0:
 				spec.Vec = 1
+			case 1: // 301 elements: 75 or 150 whole vectors and a tail
+				spec.Vec = 4
+				for _, o := range append(append([]backend.Operand{}, p.Inputs...), c.out) {
+					if o.DType().Size() > 4 {
+						spec.Vec = 2
+					}
+				}
 			}
 			k, err := Elementwise(&p, spec)
 			if err != nil {

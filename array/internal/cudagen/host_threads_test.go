@@ -44,6 +44,10 @@ static void gocu_arrive(gocu_barrier &b) {
 	while (b.gen == g) gocu_yield();
 }
 static void __syncthreads() { gocu_arrive(gocu_bbar); }
+// Blocks run one after another, so a fence has nothing to order and an
+// atomic is a plain read-modify-write.
+static void __threadfence() {}
+static int atomicAdd(int *p, int v) { int o = *p; *p = o + v; return o; }
 template <typename T> static T __shfl_down_sync(unsigned int, T v, int d, int = 32) {
 	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	memcpy(&gocu_slot[w][lane], &v, sizeof(T));

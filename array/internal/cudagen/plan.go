@@ -25,10 +25,14 @@ type Arg struct {
 	Offset  int
 }
 
-// Scratch is a temporary device buffer a launch sequence needs.
+// Scratch is a temporary device buffer a launch sequence needs. A Zero
+// scratch must hold zeros when the plan starts, and the plan leaves it
+// zero (a ticket counter), so a backend may keep one zeroed buffer for
+// every plan on a stream instead of clearing one per launch.
 type Scratch struct {
 	DType backend.DType
 	Len   int
+	Zero  bool
 }
 
 // Launch is one kernel launch.
@@ -38,6 +42,10 @@ type Launch struct {
 	Block    int
 	Operands []backend.Operand // buffers the Ptr arguments refer to
 	Args     []Arg
+	// Scalars are the scalars RoleScalar parameters index: the request's
+	// program's (the same slice), or those of a program the planner made
+	// (an identity fill), whose values are part of the plan.
+	Scalars []backend.Scalar
 }
 
 // Plan is a sequence of launches sharing scratch buffers.
@@ -58,6 +66,33 @@ type Options struct {
 	Cache *Cache[any]
 	// MaxBlocks, if positive, caps every grid (kernels loop over the rest).
 	MaxBlocks int
+	// BlocksPerSM, if set, returns how many blocks of a kernel can be
+	// resident on one multiprocessor (the occupancy calculator's answer);
+	// grid-stride kernels launch that many per SM, one full wave, so that
+	// no block waits for a second wave. Without it planners assume 8.
+	BlocksPerSM func(k *Kernel) int
+}
+
+// perSM is the number of resident blocks per SM of kernel k.
+func (o Options) perSM(k *Kernel) int {
+	if o.BlocksPerSM != nil {
+		if b := o.BlocksPerSM(k); b > 0 {
+			return b
+		}
+	}
+	return 8
+}
+
+// tiles is the grid of a tiled kernel (Unroll vectors per thread per
+// tile): one tile per block, so that the hardware scheduler balances the
+// last wave, up to a cap past which blocks loop.
+func (o Options) tiles(vectors, block int) int {
+	b := (vectors + block*Unroll - 1) / (block * Unroll)
+	lim := 2048 * max(o.SMs, 1)
+	if o.MaxBlocks > 0 {
+		lim = o.MaxBlocks
+	}
+	return max(1, min(b, lim))
 }
 
 // ErrMaterialize is returned for a program that reads the flat index
@@ -134,7 +169,12 @@ func PlanEval(p *backend.Program, out backend.Operand, o Options) (*Plan, error)
 	if err != nil {
 		return nil, err
 	}
-	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{o.blocks(n, k.Block*spec.Vec*4), 1, 1}}
+	l := Launch{Kernel: k, Block: k.Block, Scalars: p.Scalars}
+	if spec.Tiled() {
+		l.Grid = [3]int{o.tiles(n/spec.Vec, k.Block), 1, 1}
+	} else {
+		l.Grid = [3]int{o.capped((n+k.Block-1)/k.Block, o.perSM(k)), 1, 1}
+	}
 	l.Operands = append(append(l.Operands, p.Inputs...), out)
 	outIdx := len(p.Inputs)
 	for _, prm := range k.Params {
@@ -188,7 +228,7 @@ func collapseGroup(ls []backend.Layout) []backend.Layout {
 
 func index64(p *backend.Program, extra ...backend.Operand) bool {
 	const lim = 1<<31 - 1
-	if p.Size() > lim {
+	if p.Size() > maxIndex32 {
 		return true
 	}
 	for _, o := range append(append([]backend.Operand{}, p.Inputs...), extra...) {
@@ -313,7 +353,7 @@ func PlanReduce(r *backend.Reduction, o Options) (*Plan, error) {
 		return nil, err
 	}
 	k := rd.Kernels[0]
-	l := Launch{Kernel: k, Block: k.Block}
+	l := Launch{Kernel: k, Block: k.Block, Scalars: p.Scalars}
 	if spec.Mode == ReduceCols {
 		l.Grid = [3]int{o.blocks(nK, k.Block), 1, 1}
 	} else {
@@ -394,43 +434,41 @@ func planReduceAll(r *backend.Reduction, q *backend.Program, outDT backend.DType
 	if err != nil {
 		return nil, err
 	}
-	g := o.blocks(n, blockSize*spec.Vec*8)
-	plan := &Plan{Scratch: []Scratch{{rd.AccType, g}, {backend.Int64, g}}}
-	ops := append(append([]backend.Operand{}, q.Inputs...), r.Out)
-	outIdx := len(q.Inputs)
-	for li, k := range rd.Kernels {
-		l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{g, 1, 1}, Operands: ops}
-		if li == 1 {
-			l.Grid[0] = 1
-		}
-		for _, prm := range k.Params {
-			var a Arg
-			switch prm.Role {
-			case RolePartial:
-				a = ptr(-1-prm.Index, 0)
-			case RolePartialCount:
-				a = i64(g)
-			case RoleOut:
-				a = ptr(outIdx, r.Out.Layout.Offset)
-			case RoleIn:
-				a = ptr(prm.Index, q.Inputs[prm.Index].Layout.Offset)
-			case RoleScalar:
-				a = scalarArg(q.Scalars[prm.Index])
-			case RoleCount:
-				a = i64(n)
-			case RoleRedCount:
-				a = i64(n)
-			case RoleDim:
-				a = i64(q.Shape[prm.Dim])
-			case RoleStride:
-				a = i64(q.Inputs[prm.Index].Layout.Strides[prm.Dim])
-			default:
-				return nil, fmt.Errorf("cudagen: reduction parameter role %d", prm.Role)
-			}
-			l.Args = append(l.Args, a)
-		}
-		plan.Launches = append(plan.Launches, l)
+	k := rd.Kernels[0]
+	// One wave of resident blocks (grid-stride), fewer when the input is
+	// smaller than that many tiles.
+	var g int
+	if allContig {
+		g = min(o.tiles(n/spec.Vec, k.Block), o.capped(1<<30, o.perSM(k)))
+	} else {
+		g = o.capped((n+k.Block-1)/k.Block, o.perSM(k))
 	}
+	plan := &Plan{Scratch: []Scratch{{DType: rd.AccType, Len: g}, {DType: backend.Int64, Len: g}, {DType: backend.Int32, Len: 1, Zero: true}}}
+	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{g, 1, 1}, Operands: append(append([]backend.Operand{}, q.Inputs...), r.Out), Scalars: q.Scalars}
+	outIdx := len(q.Inputs)
+	for _, prm := range k.Params {
+		var a Arg
+		switch prm.Role {
+		case RolePartial:
+			a = ptr(-1-prm.Index, 0)
+		case RoleOut:
+			a = ptr(outIdx, r.Out.Layout.Offset)
+		case RoleIn:
+			a = ptr(prm.Index, q.Inputs[prm.Index].Layout.Offset)
+		case RoleScalar:
+			a = scalarArg(q.Scalars[prm.Index])
+		case RoleCount:
+			a = i64(n)
+		case RoleDim:
+			a = i64(q.Shape[prm.Dim])
+		case RoleStride:
+			a = i64(q.Inputs[prm.Index].Layout.Strides[prm.Dim])
+		default:
+			return nil, fmt.Errorf("cudagen: reduction parameter role %d", prm.Role)
+		}
+		l.Args = append(l.Args, a)
+	}
+	plan.Launches = []Launch{l}
 	return plan, nil
 }
 
@@ -476,7 +514,7 @@ func PlanAxis(a *backend.AxisOp, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{o.capped(rows, 32), 1, 1}}
+	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{o.capped(rows, 32), 1, 1}, Scalars: p.Scalars}
 	l.Operands = append(append(l.Operands, p.Inputs...), a.Out)
 	outIdx := len(p.Inputs)
 	for _, prm := range k.Params {

@@ -21,9 +21,10 @@ static __device__ __forceinline__ bool gocu_shfl(bool v, int d) { return __shfl_
 type ReduceMode uint8
 
 const (
-	// ReduceAll reduces every element to one value in two launches: many
-	// blocks reduce grid-stride ranges into partials (warp shuffles, then
-	// shared memory), one block reduces the partials.
+	// ReduceAll reduces every element to one value in one launch: each
+	// block reduces grid-stride tiles into a partial (warp shuffles, then
+	// shared memory); the last block to finish (an atomic ticket after a
+	// memory fence) reduces the partials and writes the result.
 	ReduceAll ReduceMode = iota
 	// ReduceRows gives each output a group of threads (a warp, or a whole
 	// block for long rows) that strides over the reduced elements.
@@ -53,9 +54,10 @@ func (s ReduceSpec) key() string {
 	return b.String()
 }
 
-// Reduction is a generated reduction: kernels launched in order. For
-// ReduceAll the first writes Partials accumulators (values of AccType and,
-// for ArgMax/ArgMin, int64 indices) that the second reduces.
+// Reduction is a generated reduction: kernels launched in order. The
+// ReduceAll kernel uses three scratch buffers: the per-block partials
+// (values of AccType and int64 indices, for ArgMax/ArgMin) and a uint32
+// ticket that must be zero before the launch and is zero again after it.
 type Reduction struct {
 	Kernels []*Kernel
 	AccType backend.DType
@@ -306,15 +308,7 @@ func Reduce(op backend.ReduceOp, p *backend.Program, out backend.DType, spec Red
 	common := helpersSource + reduceHelpers + f + accCode(name, op, dt, out)
 	switch spec.Mode {
 	case ReduceAll:
-		k1, err := reduceAllPass1(name, red.AccType, p, spec, it, common)
-		if err != nil {
-			return nil, err
-		}
-		k2 := reduceAllPass2(name, out, red.AccType, common)
-		// One module, two entry points.
-		src := k1.Source + strings.TrimPrefix(k2.Source, common)
-		k1.Source, k2.Source = src, src
-		red.Kernels = []*Kernel{k1, k2}
+		red.Kernels = []*Kernel{reduceAll(name, out, red.AccType, p, spec, it, common)}
 	case ReduceRows, ReduceCols:
 		red.Kernels = []*Kernel{reduceKeep(name, p, out, spec, it, common)}
 	default:
@@ -323,10 +317,15 @@ func Reduce(op backend.ReduceOp, p *backend.Program, out backend.DType, spec Red
 	return red, nil
 }
 
-func reduceAllPass1(name string, acc backend.DType, p *backend.Program, spec ReduceSpec, it, common string) (*Kernel, error) {
-	g := &gen{k: &Kernel{Name: name + "_p1", Block: blockSize, Grid: GridStride}}
-	g.add(fmt.Sprintf("%s* __restrict__ pv", ctype(acc)), Param{Name: "pv", Type: Ptr, Role: RolePartial, Index: 0})
-	g.add("long long* __restrict__ pi", Param{Name: "pi", Type: Ptr, Role: RolePartial, Index: 1})
+func reduceAll(name string, out, acc backend.DType, p *backend.Program, spec ReduceSpec, it, common string) *Kernel {
+	g := &gen{k: &Kernel{Name: name + "_all", Block: blockSize, Grid: GridStride}}
+	g.add(fmt.Sprintf("%s* __restrict__ out", ctype(out)), Param{Name: "out", Type: Ptr, Role: RoleOut})
+	// The partials are written by every block and read by the last one:
+	// not __restrict__, and read back through volatile loads (L2, not
+	// the incoherent L1).
+	g.add(fmt.Sprintf("%s* pv", ctype(acc)), Param{Name: "pv", Type: Ptr, Role: RolePartial, Index: 0})
+	g.add("long long* pi", Param{Name: "pi", Type: Ptr, Role: RolePartial, Index: 1})
+	g.add("int* ticket", Param{Name: "ticket", Type: Ptr, Role: RolePartial, Index: 2})
 	g.inputs(p)
 	g.add("long long n_", Param{Name: "n", Type: I64, Role: RoleCount})
 	strided := false
@@ -351,71 +350,94 @@ func reduceAllPass1(name string, acc backend.DType, p *backend.Program, spec Red
 	fmt.Fprintf(&b, "\tconst %s n = (%s)n_;\n", it, it)
 	scalarDecls(&b, p, spec.In)
 	fmt.Fprintf(&b, "\t%s_acc a = %s_ident();\n", name, name)
-	fmt.Fprintf(&b, "\t%s i = (%s)blockIdx.x * (%s)blockDim.x + (%s)threadIdx.x;\n", it, it, it, it)
-	fmt.Fprintf(&b, "\tconst %s step = (%s)gridDim.x * (%s)blockDim.x;\n", it, it, it)
-	if spec.Vec > 1 && !strided {
-		w := spec.Vec
-		fmt.Fprintf(&b, "\t{\n\t\tconst %s nv = n / %d;\n\t\tfor (%s v = i; v < nv; v += step) {\n", it, w, it)
+	f := name + "_f"
+	if !strided {
+		// Tiles of Unroll vectors of w elements per thread, all loads
+		// first (see writeTiled), then the elements past the last vector.
+		w := max(spec.Vec, 1)
+		fmt.Fprintf(&b, "\tconst %s nv = n / %d;\n", it, w)
+		fmt.Fprintf(&b, "\tconst %s tile = (%s)blockDim.x * %d;\n", it, it, Unroll)
+		fmt.Fprintf(&b, "\tfor (%[1]s base = (%[1]s)blockIdx.x * tile + (%[1]s)threadIdx.x; base < nv; base += (%[1]s)gridDim.x * tile) {\n", it)
+		for u := 0; u < Unroll; u++ {
+			fmt.Fprintf(&b, "\t\tconst %s q%d = base + (%s)blockDim.x * %d;\n\t\tconst bool ok%d = q%d < nv;\n", it, u, it, u, u, u)
+		}
 		for i, in := range p.Inputs {
-			if spec.In[i] == Contig {
-				vt := vtype(in.DType(), w)
-				fmt.Fprintf(&b, "\t\t\tconst %s a%d = reinterpret_cast<const %s*>(in%d)[v];\n", vt, i, vt, i)
+			if spec.In[i] != Contig {
+				continue
+			}
+			t := ctype(in.DType())
+			if w > 1 {
+				t = vtype(in.DType(), w)
+			}
+			for u := 0; u < Unroll; u++ {
+				fmt.Fprintf(&b, "\t\t%s a%d_%d = {};\n\t\tif (ok%d) a%d_%d = reinterpret_cast<const %s*>(in%d)[q%d];\n", t, i, u, u, i, u, t, i, u)
 			}
 		}
-		for j, comp := range []string{"x", "y", "z", "w"}[:w] {
+		for u := 0; u < Unroll; u++ {
+			fmt.Fprintf(&b, "\t\tif (ok%d) {\n", u)
+			for j := 0; j < w; j++ {
+				comp := ""
+				if w > 1 {
+					comp = "." + []string{"x", "y", "z", "w"}[j]
+				}
+				load := func(i int) string {
+					if spec.In[i] == Const {
+						return fmt.Sprintf("c%d", i)
+					}
+					if w > 1 && p.Inputs[i].DType() == backend.Bool {
+						return fmt.Sprintf("(a%d_%d%s != 0)", i, u, comp)
+					}
+					return fmt.Sprintf("a%d_%d%s", i, u, comp)
+				}
+				pos := fmt.Sprintf("q%d * %d + %d", u, w, j)
+				fmt.Fprintf(&b, "\t\t\t%s_fold(a, %s, (long long)(%s));\n", name, callF(f, p, load, pos), pos)
+			}
+			b.WriteString("\t\t}\n")
+		}
+		b.WriteString("\t}\n")
+		if w > 1 {
 			load := func(i int) string {
 				if spec.In[i] == Const {
 					return fmt.Sprintf("c%d", i)
 				}
-				if p.Inputs[i].DType() == backend.Bool {
-					return fmt.Sprintf("(a%d.%s != 0)", i, comp)
-				}
-				return fmt.Sprintf("a%d.%s", i, comp)
+				return fmt.Sprintf("in%d[i]", i)
 			}
-			pos := fmt.Sprintf("v * %d + %d", w, j)
-			fmt.Fprintf(&b, "\t\t\t%s_fold(a, %s, (long long)(%s));\n", name, callF(name+"_f", p, load, pos), pos)
+			fmt.Fprintf(&b, "\tfor (%[1]s i = nv * %[2]d + (%[1]s)blockIdx.x * (%[1]s)blockDim.x + (%[1]s)threadIdx.x; i < n; i += (%[1]s)gridDim.x * (%[1]s)blockDim.x)\n", it, w)
+			fmt.Fprintf(&b, "\t\t%s_fold(a, %s, (long long)i);\n", name, callF(f, p, load, "i"))
 		}
-		fmt.Fprintf(&b, "\t\t}\n\t\ti += nv * %d;\n\t}\n", w)
-	}
-	fmt.Fprintf(&b, "\tfor (; i < n; i += step) {\n")
-	for i, c := range spec.In {
-		if c == Strided {
-			fmt.Fprintf(&b, "\t\t%s o%d = 0;\n", it, i)
+	} else {
+		fmt.Fprintf(&b, "\tconst %[1]s step = (%[1]s)gridDim.x * (%[1]s)blockDim.x;\n", it)
+		fmt.Fprintf(&b, "\tfor (%[1]s i = (%[1]s)blockIdx.x * (%[1]s)blockDim.x + (%[1]s)threadIdx.x; i < n; i += step) {\n", it)
+		for i, c := range spec.In {
+			if c == Strided {
+				fmt.Fprintf(&b, "\t\t%s o%d = 0;\n", it, i)
+			}
 		}
-	}
-	if strided {
 		unravel(&b, "\t\t", it, "i", "d", "st", "o", spec.Red, spec.In, nil)
-	}
-	load := func(i int) string {
-		switch spec.In[i] {
-		case Const:
-			return fmt.Sprintf("c%d", i)
-		case Strided:
-			return fmt.Sprintf("in%d[o%d]", i, i)
+		load := func(i int) string {
+			switch spec.In[i] {
+			case Const:
+				return fmt.Sprintf("c%d", i)
+			case Strided:
+				return fmt.Sprintf("in%d[o%d]", i, i)
+			}
+			return fmt.Sprintf("in%d[i]", i)
 		}
-		return fmt.Sprintf("in%d[i]", i)
+		fmt.Fprintf(&b, "\t\t%s_fold(a, %s, (long long)i);\n\t}\n", name, callF(f, p, load, "i"))
 	}
-	fmt.Fprintf(&b, "\t\t%s_fold(a, %s, (long long)i);\n\t}\n", name, callF(name+"_f", p, load, "i"))
+	// The block's partial, then the last block (the one that draws the
+	// final ticket, after every other block's partial is visible: each
+	// fences before it takes its ticket) reduces the partials, writes the
+	// result and resets the ticket for the next launch.
 	fmt.Fprintf(&b, "\ta = %s_block(a);\n", name)
-	b.WriteString("\tif (threadIdx.x == 0) { pv[blockIdx.x] = a.v; pi[blockIdx.x] = a.i; }\n}\n")
-	g.k.Source = b.String()
-	return g.k, nil
-}
-
-func reduceAllPass2(name string, out, acc backend.DType, common string) *Kernel {
-	g := &gen{k: &Kernel{Name: name + "_p2", Block: blockSize, Grid: GridOne}}
-	g.add(fmt.Sprintf("%s* __restrict__ out", ctype(out)), Param{Name: "out", Type: Ptr, Role: RoleOut})
-	g.add(fmt.Sprintf("const %s* __restrict__ pv", ctype(acc)), Param{Name: "pv", Type: Ptr, Role: RolePartial, Index: 0})
-	g.add("const long long* __restrict__ pi", Param{Name: "pi", Type: Ptr, Role: RolePartial, Index: 1})
-	g.add("long long m", Param{Name: "m", Type: I64, Role: RolePartialCount})
-	g.add("long long count", Param{Name: "count", Type: I64, Role: RoleRedCount})
-	var b strings.Builder
-	b.WriteString(common)
-	fmt.Fprintf(&b, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s) {\n", blockSize, g.k.Name, strings.Join(g.params, ", "))
-	fmt.Fprintf(&b, "\t%[1]s_acc a = %[1]s_ident();\n", name)
-	fmt.Fprintf(&b, "\tfor (long long i = threadIdx.x; i < m; i += blockDim.x) { %[1]s_acc b; b.v = pv[i]; b.i = pi[i]; %[1]s_comb(a, b); }\n", name)
+	b.WriteString("\t__shared__ bool last;\n")
+	b.WriteString("\tif (threadIdx.x == 0) {\n\t\tpv[blockIdx.x] = a.v;\n\t\tpi[blockIdx.x] = a.i;\n\t\t__threadfence();\n")
+	b.WriteString("\t\tlast = atomicAdd(ticket, 1) == (int)gridDim.x - 1;\n\t}\n\t__syncthreads();\n\tif (!last) return;\n\t__threadfence();\n")
+	fmt.Fprintf(&b, "\ta = %s_ident();\n", name)
+	fmt.Fprintf(&b, "\tfor (unsigned int k = threadIdx.x; k < gridDim.x; k += blockDim.x) {\n\t\t%s_acc c;\n", name)
+	fmt.Fprintf(&b, "\t\tc.v = ((volatile %s*)pv)[k];\n\t\tc.i = ((volatile long long*)pi)[k];\n\t\t%s_comb(a, c);\n\t}\n", ctype(acc), name)
 	fmt.Fprintf(&b, "\ta = %s_block(a);\n", name)
-	fmt.Fprintf(&b, "\tif (threadIdx.x == 0) out[0] = %s_fin(a, count);\n}\n", name)
+	fmt.Fprintf(&b, "\tif (threadIdx.x == 0) {\n\t\tout[0] = %s_fin(a, (long long)n);\n\t\t*ticket = 0;\n\t}\n}\n", name)
 	g.k.Source = b.String()
 	return g.k
 }

@@ -1,0 +1,210 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gocu-dev/gocu/array/internal/cudagen"
+	"github.com/gocu-dev/gocu/cublas"
+	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/nvrtc"
+)
+
+// Backend runs array operations on one GPU. It is safe for concurrent use;
+// all its work goes to one stream, in the order the calls are made.
+type Backend struct {
+	dev    *cuda.Device
+	stream *cuda.Stream
+	name   string
+	sms    int
+	arch   string
+
+	fault atomic.Pointer[error] // the sticky error that lost the context
+	syncs atomic.Int64          // host waits (Read, Sync, Trim)
+
+	// mu serialises launches with the scratch arena they share and with
+	// module unloads.
+	mu           sync.Mutex
+	scratch      *cuda.Memory
+	scratchBytes int
+	zero         *cuda.Memory // zeroed tickets, left zero by every plan
+
+	mods    modules
+	plans   planCache
+	kernels *cudagen.Cache[any] // generated kernels by specialisation key
+
+	blasOnce sync.Once
+	blas     *cublas.Handle
+	blasWS   *cuda.Memory
+	blasErr  error
+}
+
+var (
+	openMu sync.Mutex
+	opened = map[int]*Backend{}
+)
+
+// Open returns the backend of GPU ordinal (one per device and process).
+func Open(ordinal int) (*Backend, error) {
+	openMu.Lock()
+	defer openMu.Unlock()
+	if b := opened[ordinal]; b != nil {
+		return b, nil
+	}
+	b, err := newBackend(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	opened[ordinal] = b
+	return b, nil
+}
+
+// Count returns the number of GPUs the driver sees (0 without a driver).
+func Count() int {
+	if !cuda.Available() {
+		return 0
+	}
+	n, err := cuda.DeviceCount()
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// Available reports why the backend cannot run on this machine: the
+// driver's or NVRTC's error, or nil when a GPU and NVRTC are there.
+func Available() error {
+	if err := cuda.Init(); err != nil {
+		return err
+	}
+	return nvrtc.Load()
+}
+
+func newBackend(ordinal int) (*Backend, error) {
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	dev, err := cuda.GetDevice(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	major, minor := dev.ComputeCapability()
+	arch, err := nvrtc.TargetFor(major, minor)
+	if err != nil {
+		return nil, err
+	}
+	s, err := dev.NewStream(cuda.StreamNonBlocking)
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{
+		dev:     dev,
+		stream:  s,
+		name:    "cuda:" + strconv.Itoa(ordinal),
+		sms:     max(dev.Props().Multiprocessors, 1),
+		arch:    arch,
+		kernels: cudagen.NewCache[any](4096, nil),
+	}
+	b.mods.init(b, moduleLimit)
+	b.plans.init(planLimit)
+	zero, err := dev.AllocOn(s, 4*ticketWords)
+	if err != nil {
+		return nil, err
+	}
+	if err := zero.MemsetD32Async(0, s); err != nil {
+		return nil, err
+	}
+	b.zero = zero
+	return b, nil
+}
+
+// Name implements backend.Backend ("cuda:0").
+func (b *Backend) Name() string { return b.name }
+
+// Device returns the GPU.
+func (b *Backend) Device() *cuda.Device { return b.dev }
+
+// Stream returns the stream every operation is queued on.
+func (b *Backend) Stream() *cuda.Stream { return b.stream }
+
+// Syncs counts the times the backend made the host wait for the GPU
+// (reads, Sync, Trim), for tests that prove a chain of operations does not.
+func (b *Backend) Syncs() int64 { return b.syncs.Load() }
+
+// Busy reports whether work queued on the stream is still running.
+func (b *Backend) Busy() (bool, error) {
+	done, err := b.stream.Query()
+	if err != nil {
+		return false, b.note(err)
+	}
+	return !done, nil
+}
+
+// FaultError is the sticky error a GPU fault leaves: the context is lost
+// and every later operation fails with it.
+type FaultError struct {
+	Device string
+	Err    error
+}
+
+func (e *FaultError) Error() string {
+	return fmt.Sprintf("%s: the GPU reported a fault and its context is lost (restart the process): %v", e.Device, e.Err)
+}
+
+func (e *FaultError) Unwrap() error { return e.Err }
+
+// note records err if it lost the context and returns the error to report.
+func (b *Backend) note(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, cuda.ErrContextLost) {
+		var fe error = &FaultError{Device: b.name, Err: err}
+		if b.fault.CompareAndSwap(nil, &fe) {
+			return fe
+		}
+		return *b.fault.Load()
+	}
+	return err
+}
+
+// failed returns the sticky fault, if any.
+func (b *Backend) failed() error {
+	if p := b.fault.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Poll implements backend.Backend: a fault already reported, or one the
+// stream reports now (cuStreamQuery does not wait).
+func (b *Backend) Poll() error {
+	if err := b.failed(); err != nil {
+		return err
+	}
+	_, err := b.stream.Query()
+	return b.note(err)
+}
+
+// Sync implements backend.Backend.
+func (b *Backend) Sync() error {
+	if err := b.failed(); err != nil {
+		return err
+	}
+	b.syncs.Add(1)
+	err := b.note(b.stream.Synchronize())
+	if err == nil {
+		b.mods.reap()
+	}
+	return err
+}
+
+// Trim returns the memory the allocator caches to the driver (it waits for
+// the device).
+func (b *Backend) Trim() {
+	b.syncs.Add(1)
+	_, _ = b.dev.Allocator().Trim()
+}

@@ -1,0 +1,234 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/cuda"
+)
+
+// Buffer is device memory holding Len elements of one dtype.
+type Buffer struct {
+	mem *cuda.Memory
+	ptr uint64 // device address of element 0 (0 for an empty buffer)
+	dt  backend.DType
+	n   int
+	be  *Backend
+}
+
+// DType implements backend.Buffer.
+func (b *Buffer) DType() backend.DType { return b.dt }
+
+// Len implements backend.Buffer.
+func (b *Buffer) Len() int { return b.n }
+
+// Ptr returns the device address of element 0.
+func (b *Buffer) Ptr() cuda.DevicePtr { return cuda.DevicePtr(b.ptr) }
+
+// Memory returns the device memory.
+func (b *Buffer) Memory() *cuda.Memory { return b.mem }
+
+// buf checks that a backend.Buffer is one of this backend's.
+func (b *Backend) buf(x backend.Buffer) (*Buffer, error) {
+	g, ok := x.(*Buffer)
+	if !ok || g.be != b {
+		return nil, fmt.Errorf("gpu: %s was given a buffer of another device (%T)", b.name, x)
+	}
+	if g.mem != nil && g.mem.Freed() {
+		return nil, fmt.Errorf("gpu: %s: buffer used after it was freed: %w", b.name, cuda.ErrFreed)
+	}
+	return g, nil
+}
+
+// Alloc implements backend.Backend. Memory comes from the device's caching
+// allocator, ordered on the backend's stream. When the device is full it
+// runs the garbage collector so that the cleanups of unreachable arrays
+// free their memory, returns the cache to the driver and tries once more.
+func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
+	if err := b.failed(); err != nil {
+		return nil, err
+	}
+	if n < 0 || (dt.Size() > 0 && n > (1<<62)/dt.Size()) {
+		return nil, fmt.Errorf("gpu: allocation of %d %v elements", n, dt)
+	}
+	bytes := n * dt.Size()
+	mem, err := b.dev.AllocOn(b.stream, bytes)
+	if errors.Is(err, cuda.ErrOutOfMemory) {
+		collectGarbage()
+		b.Trim()
+		mem, err = b.dev.AllocOn(b.stream, bytes)
+	}
+	if err != nil {
+		if errors.Is(err, cuda.ErrOutOfMemory) {
+			st := b.dev.Allocator().Stats()
+			return nil, fmt.Errorf("%w: %s: %d bytes (%d × %v) requested, %d in use, %d reserved: %w",
+				backend.ErrOutOfMemory, b.name, bytes, n, dt, st.InUse, st.Reserved, err)
+		}
+		return nil, b.note(err)
+	}
+	return &Buffer{mem: mem, ptr: uint64(mem.Ptr()), dt: dt, n: n, be: b}, nil
+}
+
+// collectGarbage runs the collector and waits (briefly) for the cleanups
+// it queued: cleanups of unreachable arrays free device memory. A cleanup
+// of our own marks the point; cleanups run concurrently in Go 1.25 and
+// later, so a little more time is given to the others.
+func collectGarbage() {
+	done := make(chan struct{})
+	func() {
+		marker := new([16]byte)
+		runtime.AddCleanup(marker, func(c chan struct{}) { close(c) }, done)
+	}()
+	runtime.GC()
+	select {
+	case <-done:
+	case <-time.After(200 * time.Millisecond):
+	}
+	runtime.Gosched()
+	time.Sleep(2 * time.Millisecond)
+	runtime.GC()
+}
+
+// Free implements backend.Backend: the memory returns to the allocator,
+// ordered after the work queued on the stream (cuda's stream-ordered free),
+// so it is safe from any goroutine, cleanups included.
+func (b *Backend) Free(x backend.Buffer) {
+	g, ok := x.(*Buffer)
+	if !ok || g.mem == nil {
+		return
+	}
+	_ = g.mem.Free()
+}
+
+// view returns the bytes [off, off+n) of g (in elements) as a cuda.Memory.
+func (g *Buffer) view(off, n int) (*cuda.Memory, error) {
+	s := g.dt.Size()
+	if off < 0 || n < 0 || off+n > g.n {
+		return nil, fmt.Errorf("gpu: elements [%d, %d) of a buffer of %d", off, off+n, g.n)
+	}
+	if off == 0 && n == g.n {
+		return g.mem, nil
+	}
+	return g.mem.View(off*s, n*s)
+}
+
+// Write implements backend.Backend: the copy is queued on the stream
+// (the driver stages pageable memory, so src may be reused at once).
+func (b *Backend) Write(dst backend.Buffer, off int, src any) error {
+	if err := b.failed(); err != nil {
+		return err
+	}
+	g, err := b.buf(dst)
+	if err != nil {
+		return err
+	}
+	n := hostLen(src)
+	if n < 0 || hostDType(src) != g.dt {
+		return fmt.Errorf("gpu: Write of %T into a %v buffer", src, g.dt)
+	}
+	if n == 0 {
+		return nil
+	}
+	m, err := g.view(off, n)
+	if err != nil {
+		return err
+	}
+	switch s := src.(type) {
+	case []float32:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	case []float64:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	case []int32:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	case []int64:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	case []uint8:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	case []bool:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	}
+	return b.note(err)
+}
+
+// Read implements backend.Backend: it waits for the work queued before it.
+func (b *Backend) Read(dst any, src backend.Buffer, off int) error {
+	if err := b.failed(); err != nil {
+		return err
+	}
+	g, err := b.buf(src)
+	if err != nil {
+		return err
+	}
+	n := hostLen(dst)
+	if n < 0 || hostDType(dst) != g.dt {
+		return fmt.Errorf("gpu: Read of a %v buffer into %T", g.dt, dst)
+	}
+	b.syncs.Add(1)
+	if n == 0 {
+		return b.note(b.stream.Synchronize())
+	}
+	m, err := g.view(off, n)
+	if err != nil {
+		return err
+	}
+	switch d := dst.(type) {
+	case []float32:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	case []float64:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	case []int32:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	case []int64:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	case []uint8:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	case []bool:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	}
+	if err == nil {
+		// A copy into pageable memory has finished when the call returns;
+		// the synchronisation reports faults of earlier kernels and makes
+		// the ordering explicit.
+		err = b.stream.Synchronize()
+	}
+	return b.note(err)
+}
+
+func hostLen(s any) int {
+	switch s := s.(type) {
+	case []float32:
+		return len(s)
+	case []float64:
+		return len(s)
+	case []int32:
+		return len(s)
+	case []int64:
+		return len(s)
+	case []uint8:
+		return len(s)
+	case []bool:
+		return len(s)
+	}
+	return -1
+}
+
+func hostDType(s any) backend.DType {
+	switch s.(type) {
+	case []float32:
+		return backend.Float32
+	case []float64:
+		return backend.Float64
+	case []int32:
+		return backend.Int32
+	case []int64:
+		return backend.Int64
+	case []uint8:
+		return backend.Uint8
+	case []bool:
+		return backend.Bool
+	}
+	return backend.Invalid
+}
