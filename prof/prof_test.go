@@ -184,6 +184,7 @@ func checkTrace(t *testing.T, p *prof.Profile) {
 			Dur  *float64       `json:"dur"`
 			Pid  *int           `json:"pid"`
 			Tid  *int           `json:"tid"`
+			S    string         `json:"s"` // scope of an instant event
 			Args map[string]any `json:"args"`
 		} `json:"traceEvents"`
 		OtherData map[string]any `json:"otherData"`
@@ -224,6 +225,17 @@ func checkTrace(t *testing.T, p *prof.Profile) {
 				want := p.Events[id]
 				if e.Name != want.Name || e.Cat != want.Kind || abs(*e.Ts-us(want.Start)) > 1e-3 || abs(*e.Dur-us(want.Duration)) > 1e-3 {
 					t.Errorf("trace event %q at %vus for %vus, want %+v", e.Name, *e.Ts, *e.Dur, want)
+				}
+			}
+		case "i": // an operation with no GPU time: a launch captured into a graph
+			if e.Ts == nil || e.Tid == nil || e.S != "t" {
+				t.Fatalf("instant event without ts or tid, or not thread-scoped: %+v", e)
+			}
+			if e.Cat != "host" {
+				complete++
+				want := p.Events[int(e.Args["id"].(float64))]
+				if e.Name != want.Name || e.Cat != want.Kind || want.Timed {
+					t.Errorf("instant trace event %q (%s), want %+v", e.Name, e.Cat, want)
 				}
 			}
 		}
