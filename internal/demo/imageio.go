@@ -53,12 +53,15 @@ func DecodeImage(name string, data []byte) (image.Image, string, error) {
 	// The header gives the format and the size before any pixel is
 	// decoded, so a huge image is refused before it is allocated and a
 	// truncated file is told apart from one that is no image at all.
+	if len(data) == 0 {
+		return nil, "", fmt.Errorf("%s: %w: the file is empty", name, ErrUnknownFormat)
+	}
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
 	if errors.Is(err, image.ErrFormat) {
 		return nil, "", fmt.Errorf("%s: %w", name, ErrUnknownFormat)
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w: %s header: %v", name, ErrCorrupt, formatName(format, data), eofText(err))
+		return nil, "", fmt.Errorf("%s: %w: %s header: %v", name, ErrCorrupt, formatName(format), eofText(err))
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 {
 		return nil, "", fmt.Errorf("%s: %w: %s of %dx%d pixels", name, ErrCorrupt, strings.ToUpper(format), cfg.Width, cfg.Height)
@@ -68,20 +71,20 @@ func DecodeImage(name string, data []byte) (image.Image, string, error) {
 	}
 	img, format, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w %s: %v", name, ErrCorrupt, strings.ToUpper(format), eofText(err))
+		return nil, "", fmt.Errorf("%s: %w: %v", name, ErrCorrupt, eofText(err))
 	}
 	return img, format, nil
 }
 
 // formatName names the format of a header that failed to decode.
-func formatName(format string, data []byte) string {
-	if format != "" {
-		return strings.ToUpper(format)
+func formatName(format string) string {
+	switch format {
+	case "":
+		return "image"
+	case "webp":
+		return "WebP"
 	}
-	if len(data) == 0 {
-		return "empty"
-	}
-	return "image"
+	return strings.ToUpper(format)
 }
 
 // eofText says "the file ends too early" for the decoders' EOF errors,
