@@ -169,3 +169,17 @@ func TestLaunchErrors(t *testing.T) {
 		t.Error("a launch changed its input")
 	}
 }
+
+// TestRegistered checks that sim.Run finds the twins in checked mode.
+func TestRegistered(t *testing.T) {
+	const m, n, k = 32, 32, 32
+	r := newRand(t)
+	a, b, c := RandomMatrix(r, m, k), RandomMatrix(r, k, n), make([]float32, m*n)
+	cfg := sim.Config{Grid: kernel.Dim3{X: 2, Y: 2}, Block: kernel.Dim3{X: 16, Y: 16}, Checked: true}
+	if err := sim.Run(cfg, kernels.TiledMatMulNoSync, a, b, c, int32(m), int32(n), int32(k)); !errors.Is(err, sim.ErrRace) {
+		t.Errorf("sim.Run of TiledMatMulNoSync, checked: %v", err)
+	}
+	if err := sim.Run(cfg, kernels.TiledMatMul, a, b, c, int32(m), int32(n), int32(k)); err != nil {
+		t.Errorf("sim.Run of TiledMatMul, checked: %v", err)
+	}
+}
