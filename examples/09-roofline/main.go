@@ -11,6 +11,7 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/bench"
+	"github.com/gocu-dev/gocu/internal/demo"
 )
 
 func main() {
@@ -30,8 +31,8 @@ func main() {
 		log.Fatal(err)
 	}
 	c := rep.Ceilings
-	fmt.Printf("roofs: memory %.3g GB/s, FP32 %.3g GFLOP/s: the ridge is at %.2g FLOP per byte\n",
-		c.MemoryGBps, c.FP32TFLOPs*1e3, c.FP32TFLOPs*1e3/c.MemoryGBps)
+	fmt.Printf("roofs: memory %.3g GB/s, FP32 %s: the ridge is at %.2g FLOP per byte\n",
+		c.MemoryGBps, demo.FormatRate(c.FP32TFLOPs*1e12), c.FP32TFLOPs*1e3/c.MemoryGBps)
 	for _, r := range rep.Results {
 		if r.Ceiling != "" {
 			continue // the workloads that measured the roofs
@@ -40,8 +41,8 @@ func main() {
 		if r.Roof == "fp32" || r.Roof == "tf32" {
 			bound = "compute-bound"
 		}
-		fmt.Printf("%-17s %5.3g FLOP/B  %8.3g GFLOP/s  %5.2g%% of its roof (%s)\n",
-			r.Name, r.Intensity, r.TFLOPs*1e3, r.Percent, bound)
+		fmt.Printf("%-17s %5.3g FLOP/B  %14s  %5.2g%% of its roof (%s)\n",
+			r.Name, r.Intensity, demo.FormatRate(r.TFLOPs*1e12), r.Percent, bound)
 	}
 	path := filepath.Join(os.TempDir(), "gocu-roofline.png")
 	if err := rep.PlotFile(path); err != nil {

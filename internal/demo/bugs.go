@@ -26,6 +26,8 @@ type Bug struct {
 // one (an out-of-range index) and the block sum with a barrier inside a
 // divergent branch. It fails if a bug goes unreported or is reported as
 // something else. seed fixes the schedule (0: random); the reports carry it.
+// The blocks run one at a time, so that a seed also fixes which block's
+// report comes first.
 func Bugs(seed uint64) ([]Bug, error) {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	var bugs []Bug
@@ -38,7 +40,7 @@ func Bugs(seed uint64) ([]Bug, error) {
 	if !ok {
 		return nil, errors.New("no checked twin of kernels.TiledMatMulNoSync: run go generate ./examples/kernels")
 	}
-	cfg := sim.Config{Grid: kernel.Dim3{X: n / kernels.Tile, Y: m / kernels.Tile}, Block: kernel.Dim3{X: kernels.Tile, Y: kernels.Tile}, Seed: seed, Checked: true}
+	cfg := sim.Config{Grid: kernel.Dim3{X: n / kernels.Tile, Y: m / kernels.Tile}, Block: kernel.Dim3{X: kernels.Tile, Y: kernels.Tile}, Seed: seed, Checked: true, Workers: 1}
 	err := sim.Launch(cfg, sim.Kernel{Name: "TiledMatMulNoSync", Args: []any{a, b, c, int32(m), int32(n), int32(k)},
 		Func:    func(t *kernel.Thread) { kernels.TiledMatMulNoSync(t, a, b, c, m, n, k) },
 		Checked: func(t *kernel.Thread) { twin(t, a, b, c, m, n, k) }})
@@ -48,7 +50,7 @@ func Bugs(seed uint64) ([]Bug, error) {
 	// An out-of-range index: the guard i <= n lets thread n through.
 	const size = 1000
 	x, y, z := RandomMatrix(r, 1, size), RandomMatrix(r, 1, size), make([]float32, size)
-	cfg = sim.Config{Grid: kernel.Dim3{X: (size + 255) / 256}, Block: kernel.Dim3{X: 256}, Seed: seed}
+	cfg = sim.Config{Grid: kernel.Dim3{X: (size + 255) / 256}, Block: kernel.Dim3{X: 256}, Seed: seed, Workers: 1}
 	err = sim.Run(cfg, kernels.AddOffByOne, x, y, z, int32(size))
 	bugs = append(bugs, Bug{Name: "index out of range", Kernel: "kernels.AddOffByOne",
 		How: fmt.Sprintf("n = %d, 4 blocks of 256 threads", size), Want: sim.ErrOutOfRange, Err: simError(err)})
@@ -56,7 +58,7 @@ func Bugs(seed uint64) ([]Bug, error) {
 	// A divergent barrier: only the lower half of the threads reach the
 	// SyncThreads inside the if.
 	partial := make([]float32, 4)
-	cfg = sim.Config{Grid: kernel.Dim3{X: 4}, Block: kernel.Dim3{X: 256}, Seed: seed}
+	cfg = sim.Config{Grid: kernel.Dim3{X: 4}, Block: kernel.Dim3{X: 256}, Seed: seed, Workers: 1}
 	err = sim.Run(cfg, kernels.BlockSumDivergent, x, partial, int32(size))
 	bugs = append(bugs, Bug{Name: "divergent barrier", Kernel: "kernels.BlockSumDivergent",
 		How: fmt.Sprintf("n = %d, 4 blocks of 256 threads", size), Want: sim.ErrDivergentBarrier, Err: simError(err)})
