@@ -6,11 +6,13 @@ import (
 	"image/jpeg"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"golang.org/x/image/bmp"
 
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/internal/demo"
 	"github.com/gocu-dev/gocu/internal/sample"
 )
@@ -25,7 +27,7 @@ func TestGray(t *testing.T) {
 	want := demo.GrayReference(rgb, w*h)
 	for _, args := range [][]string{
 		{"gray", "--device", "sim", in, filepath.Join(dir, "g1.png")},
-		{"gray", "--2d", "--time", in, filepath.Join(dir, "g2.PNG")},
+		{"gray", "--device", "auto", "--2d", "--time", in, filepath.Join(dir, "g2.PNG")},
 	} {
 		out, err := run(t, args...)
 		if err != nil {
@@ -36,11 +38,22 @@ func TestGray(t *testing.T) {
 			t.Fatal(err)
 		}
 		g, ok := img.(*image.Gray)
-		if !ok || !bytes.Equal(g.Pix, want) {
-			t.Errorf("gocu %v wrote a %T that is not the sample's grayscale", args, img)
+		if !ok {
+			t.Fatalf("gocu %v wrote a %T", args, img)
+		}
+		// The simulator computes exactly what Go does; a GPU may fuse a
+		// multiply-add and round a pixel to the neighbouring level.
+		tol := 0
+		if dev, err := demo.OpenDevice(args[2]); err == nil && dev.Kind() == gocu.CUDA {
+			tol = 1
+		}
+		for i := range want {
+			if d := int(g.Pix[i]) - int(want[i]); d < -tol || d > tol {
+				t.Fatalf("gocu %v: pixel %d is %d, want %d", args, i, g.Pix[i], want[i])
+			}
 		}
 		timed := strings.Contains(out, "kernel Gray2D") && strings.Contains(out, "read and decode png") && strings.Contains(out, "total")
-		if args[1] == "--2d" != timed {
+		if slices.Contains(args, "--time") != timed {
 			t.Errorf("gocu %v printed:\n%s", args, out)
 		}
 	}
