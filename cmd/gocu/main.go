@@ -32,5 +32,6 @@ and data races.`,
 	}
 	root.AddCommand(newCacheCmd(), newDevicesCmd())
 	root.AddCommand(newBenchCmd(), newCompileCmd(), newProfCmd())
+	root.AddCommand(newDemoCmd(), newGrayCmd())
 	return root
 }

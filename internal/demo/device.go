@@ -1,0 +1,59 @@
+package demo
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/array"
+	"github.com/gocu-dev/gocu/cuda"
+)
+
+// OpenDevice opens the device a command names: "" or "auto" for
+// gocu.Default() (the GPU if there is one, else the simulator;
+// $GOCU_DEVICE overrides), else "sim", "cuda" or "cuda:N".
+func OpenDevice(name string) (*gocu.Device, error) {
+	switch strings.ToLower(name) {
+	case "", "auto":
+		return gocu.Default()
+	case "cpu":
+		return nil, errors.New(`--device cpu: the Go kernels run on the simulator ("sim") or a GPU ("cuda", "cuda:N")`)
+	}
+	return gocu.Open(name)
+}
+
+// ArrayDevice returns the array device that goes with dev, where the
+// library matmul runs.
+//
+// The array package's CUDA backend is not merged yet, so this is the CPU
+// for every device; when it is, a CUDA dev must map to the array device on
+// the same GPU.
+func ArrayDevice(dev *gocu.Device) *array.Device {
+	return array.CPU()
+}
+
+// Describe says what a device is, for people: "cuda:0 (NVIDIA H100 80GB
+// HBM3)", or for the simulator how many cores it runs on and, when no GPU
+// was found, why.
+func Describe(dev *gocu.Device) string {
+	if dev.Kind() == gocu.CUDA {
+		return dev.String()
+	}
+	s := fmt.Sprintf("sim, the CPU simulator on %d cores", runtime.GOMAXPROCS(0))
+	if err := cuda.Init(); err != nil {
+		s += " (no CUDA GPU: " + whyNoGPU(err) + ")"
+	}
+	return s
+}
+
+// whyNoGPU shortens cuda.Init's error to one line.
+func whyNoGPU(err error) string {
+	var le *cuda.LoadError
+	if errors.As(err, &le) {
+		return fmt.Sprintf("no NVIDIA driver, libcuda.so.1 not found in %d places", len(le.Attempts))
+	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
