@@ -847,6 +847,13 @@ func (u *unit) goFile(src string) []byte {
 	}
 	w("\n},\n}\n\n")
 	w("func init() { %s.Register(gocuModule) }\n\n", m)
+	root := im.alias(rootPath, "gocu")
+	w("// %s compiles the package's CUDA source on first use on each GPU, for\n// the launchers.\n", programVar)
+	w("var %s = %s.NewProgram(gocuModule)\n\n", programVar, root)
+	for i, kf := range u.kernels {
+		body.WriteString(u.launcher(kf, i, u.kernelMeta(kf)))
+		body.WriteString("\n")
+	}
 	if len(u.sites) > 0 {
 		w("// Source sites of the checked accesses and debug-mode checks.\nvar (\n")
 		for i, s := range u.sites {
