@@ -3,6 +3,7 @@ package gocu
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/cuda"
@@ -115,6 +116,12 @@ func (l *ProgramLaunch) Start(p *Program, k int, d *Device, cfg Config) (gpu boo
 	return true
 }
 
+var errNilBuffer = errors.New("nil *gocu.Buffer")
+
+func errBoundInUse(d direction) error {
+	return fmt.Errorf("the %s buffer is in use by a launch", d)
+}
+
 // defaultDynShared is the dynamic shared memory every kernel may use
 // without opting in.
 const defaultDynShared = 48 << 10
@@ -166,9 +173,22 @@ func checkLaunch(km *meta.Kernel, cfg *Config, kind Kind) error {
 // fail records the first error, naming the kernel argument.
 func (l *ProgramLaunch) fail(i int, err error) {
 	if l.err == nil {
-		l.err = fmt.Errorf("gocu: launch of %s: argument %d (%s): %w", l.km.Name, i+1, l.km.Params[i].Name, err)
+		l.err = &argError{kernel: l.km.Name, index: i, name: l.km.Params[i].Name, err: err}
 	}
 }
+
+// argError is a launch refused because of one argument.
+type argError struct {
+	kernel, name string
+	index        int
+	err          error
+}
+
+func (e *argError) Error() string {
+	return fmt.Sprintf("gocu: launch of %s: argument %d (%s): %s", e.kernel, e.index+1, e.name, strings.TrimPrefix(e.err.Error(), "gocu: "))
+}
+
+func (e *argError) Unwrap() error { return e.err }
 
 // addBound records a buffer given memory for this launch.
 func (l *ProgramLaunch) addBound(h hostArg) {
@@ -209,7 +229,7 @@ func arg[T any](l *ProgramLaunch, i int, b *Buffer[T]) bool {
 		return false
 	}
 	if b == nil {
-		l.fail(i, errors.New("nil *gocu.Buffer"))
+		l.fail(i, errNilBuffer)
 		return false
 	}
 	if b.bind != nil {

@@ -114,17 +114,28 @@ func (u *unit) launcher(k *fn, idx int, km meta.Kernel) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	name := LauncherName(k.obj.Name())
-	w("// %s launches the kernel %s on %s with the configuration %s: on a GPU\n", name, k.obj.Name(), d, cfg)
-	w("// compiled from the package's CUDA source on first use (and cached), on\n")
-	w("// the simulator as Go. Slices travel as %s.Buffer values of the device.\n", root)
-	w("// It returns without waiting for the GPU, except in debug mode and with\n")
-	w("// In, Out or InOut buffers.\n")
+	w("// %s runs the kernel %s on %s with the launch configuration %s:\n", name, k.obj.Name(), d, cfg)
+	w("// on a GPU compiled from the package's CUDA source on first use, on the\n")
+	w("// simulator as Go. Slices travel as %s.Buffer values of the device. It\n", root)
+	w("// returns without waiting for the GPU, except in debug mode and with In,\n")
+	w("// Out or InOut buffers. Written by gocu gen.\n")
 	w("func %s(%s *%s.Device, %s %s.Config", name, d, root, cfg, root)
-	for _, p := range ps {
+	for i, p := range ps {
+		t := p.goType
 		if p.elem != "" {
-			w(", %s *%s.Buffer[%s]", p.name, root, p.elem)
+			t = "*" + root + ".Buffer[" + p.elem + "]"
+		}
+		next := ""
+		if i+1 < len(ps) {
+			next = ps[i+1].goType
+			if ps[i+1].elem != "" {
+				next = "*" + root + ".Buffer[" + ps[i+1].elem + "]"
+			}
+		}
+		if next == t { // group parameters of one type, as the kernel may
+			w(", %s", p.name)
 		} else {
-			w(", %s %s", p.name, p.goType)
+			w(", %s %s", p.name, t)
 		}
 	}
 	w(") error {\n")

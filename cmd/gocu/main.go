@@ -29,5 +29,6 @@ and data races.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newCacheCmd(), newDevicesCmd())
+	root.AddCommand(newGenCmd())
 	return root
 }
