@@ -266,8 +266,14 @@ func TestAutotuneUsage(t *testing.T) {
 		err  error
 		want string
 	}{
-		{func() error { _, err := Autotune(nil, Tuning{}, blocks(1), func(Config) error { return nil }); return err }(), "no device"},
-		{func() error { _, err := Autotune(d, Tuning{}, []Config{}, func(Config) error { return nil }); return err }(), "no candidates"},
+		{func() error {
+			_, err := Autotune(nil, Tuning{}, blocks(1), func(Config) error { return nil })
+			return err
+		}(), "no device"},
+		{func() error {
+			_, err := Autotune(d, Tuning{}, []Config{}, func(Config) error { return nil })
+			return err
+		}(), "no candidates"},
 		{func() error { _, err := Autotune[Config](d, Tuning{}, blocks(1), nil); return err }(), "nil launch"},
 		{func() error {
 			_, err := autotune((&fakeTuner{}).env(""), Tuning{}, blocks(1), func(Config) error { return nil })
