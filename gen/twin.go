@@ -609,7 +609,20 @@ func (tc *twinCtx) expr(e ast.Expr) string {
 		}
 		return tc.expr(x.X) + "[" + strings.Join(ts, ", ") + "]"
 	case *ast.SliceExpr:
-		s := tc.operand(x.X, "Read") + "["
+		// Slicing an array element of an array (tile[i][:]) addresses the
+		// element without reading it: its indices are only checked.
+		var s string
+		if ix, ok := ast.Unparen(x.X).(*ast.IndexExpr); ok {
+			if _, isArr := tc.info.TypeOf(x.X).Underlying().(*types.Array); isArr {
+				if b, ok := tc.arrayVar(ix, tc.u.site(ix, tc.f)); ok {
+					s = b
+				}
+			}
+		}
+		if s == "" {
+			s = tc.operand(x.X, "Read")
+		}
+		s += "["
 		if x.Low != nil {
 			s += tc.expr(x.Low)
 		}

@@ -1823,10 +1823,10 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	bi := int(br)*n4 + int(t.BlockIdx.X*(GemmBN/4)+bc)
 	va, vb := *kernel.At(t, a4, int(ai), &gocuSite91, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite92, kernel.Read)
 	st := int32(0)
-	a0 := kernel.Reinterpret[float32]((*kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite94)][:], int(lk), &gocuSite94, kernel.Read))[:])
-	a1 := kernel.Reinterpret[float32]((*kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite97)][:], int(lk+1), &gocuSite97, kernel.Read))[:])
-	a2 := kernel.Reinterpret[float32]((*kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite100)][:], int(lk+2), &gocuSite100, kernel.Read))[:])
-	a3 := kernel.Reinterpret[float32]((*kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite103)][:], int(lk+3), &gocuSite103, kernel.Read))[:])
+	a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite94)][kernel.Index(t, int(lk), 8, &gocuSite94)][:])
+	a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite97)][kernel.Index(t, int(lk+1), 8, &gocuSite97)][:])
+	a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite100)][kernel.Index(t, int(lk+2), 8, &gocuSite100)][:])
+	a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite103)][kernel.Index(t, int(lk+3), 8, &gocuSite103)][:])
 	*kernel.At(t, a0, int(lr), &gocuSite105, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite106, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite107, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite108, kernel.Write) = va.X, va.Y, va.Z, va.W
 	*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite109)][kernel.Index(t, int(br), 8, &gocuSite109)][:], int(bc), &gocuSite109, kernel.Write) = vb
 	t.SyncThreads()
@@ -1853,10 +1853,10 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 		}
 		if next {
 			st ^= 1
-			a0 = kernel.Reinterpret[float32]((*kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite121)][:], int(lk), &gocuSite121, kernel.Read))[:])
-			a1 = kernel.Reinterpret[float32]((*kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite124)][:], int(lk+1), &gocuSite124, kernel.Read))[:])
-			a2 = kernel.Reinterpret[float32]((*kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite127)][:], int(lk+2), &gocuSite127, kernel.Read))[:])
-			a3 = kernel.Reinterpret[float32]((*kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite130)][:], int(lk+3), &gocuSite130, kernel.Read))[:])
+			a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite121)][kernel.Index(t, int(lk), 8, &gocuSite121)][:])
+			a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite124)][kernel.Index(t, int(lk+1), 8, &gocuSite124)][:])
+			a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite127)][kernel.Index(t, int(lk+2), 8, &gocuSite127)][:])
+			a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite130)][kernel.Index(t, int(lk+3), 8, &gocuSite130)][:])
 			*kernel.At(t, a0, int(lr), &gocuSite132, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite133, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite134, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite135, kernel.Write) = va.X, va.Y, va.Z, va.W
 			*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite136)][kernel.Index(t, int(br), 8, &gocuSite136)][:], int(bc), &gocuSite136, kernel.Write) = vb
 		}

@@ -633,11 +633,11 @@ func init() { meta.Register(gocuModule) }
 // the launchers.
 var gocuProgram = gocu.NewProgram(gocuModule)
 
-// LaunchOps launches the kernel Ops on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
+// LaunchOps runs the kernel Ops on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
 func LaunchOps(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], k *gocu.Buffer[int32], out *gocu.Buffer[float32], m Mode, p Pair, temp Celsius) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 0, d, cfg) {
@@ -657,12 +657,12 @@ func LaunchOps(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], k *gocu
 	)
 }
 
-// LaunchLoops launches the kernel Loops on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
-func LaunchLoops(d *gocu.Device, cfg gocu.Config, a *gocu.Buffer[int32], out *gocu.Buffer[int32]) error {
+// LaunchLoops runs the kernel Loops on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchLoops(d *gocu.Device, cfg gocu.Config, a, out *gocu.Buffer[int32]) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 1, d, cfg) {
 		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
@@ -678,11 +678,11 @@ func LaunchLoops(d *gocu.Device, cfg gocu.Config, a *gocu.Buffer[int32], out *go
 	)
 }
 
-// LaunchBits launches the kernel Bits on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
+// LaunchBits runs the kernel Bits on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
 func LaunchBits(d *gocu.Device, cfg gocu.Config, a *gocu.Buffer[int32], b *gocu.Buffer[uint8], out *gocu.Buffer[int64]) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 2, d, cfg) {
@@ -701,11 +701,11 @@ func LaunchBits(d *gocu.Device, cfg gocu.Config, a *gocu.Buffer[int32], b *gocu.
 	)
 }
 
-// LaunchMisc launches the kernel Misc on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
+// LaunchMisc runs the kernel Misc on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
 func LaunchMisc(d *gocu.Device, cfg gocu.Config, k *gocu.Buffer[int32], c *gocu.Buffer[Celsius], out *gocu.Buffer[float32]) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 3, d, cfg) {

@@ -394,12 +394,12 @@ func init() { meta.Register(gocuModule) }
 // the launchers.
 var gocuProgram = gocu.NewProgram(gocuModule)
 
-// LaunchRGBToGray launches the kernel RGBToGray on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
-func LaunchRGBToGray(d *gocu.Device, cfg gocu.Config, rgb *gocu.Buffer[uint8], gray *gocu.Buffer[uint8], n int32) error {
+// LaunchRGBToGray runs the kernel RGBToGray on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchRGBToGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 0, d, cfg) {
 		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, rgb)
@@ -415,12 +415,12 @@ func LaunchRGBToGray(d *gocu.Device, cfg gocu.Config, rgb *gocu.Buffer[uint8], g
 	)
 }
 
-// LaunchRGBToGray2D launches the kernel RGBToGray2D on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
-func LaunchRGBToGray2D(d *gocu.Device, cfg gocu.Config, rgb *gocu.Buffer[uint8], gray *gocu.Buffer[uint8], w int32, h int32) error {
+// LaunchRGBToGray2D runs the kernel RGBToGray2D on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchRGBToGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], w, h int32) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 1, d, cfg) {
 		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, rgb)
@@ -436,12 +436,12 @@ func LaunchRGBToGray2D(d *gocu.Device, cfg gocu.Config, rgb *gocu.Buffer[uint8],
 	)
 }
 
-// LaunchRGBToGray4 launches the kernel RGBToGray4 on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
-func LaunchRGBToGray4(d *gocu.Device, cfg gocu.Config, rgb *gocu.Buffer[uint8], gray *gocu.Buffer[uint8], n int32) error {
+// LaunchRGBToGray4 runs the kernel RGBToGray4 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchRGBToGray4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 2, d, cfg) {
 		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, rgb)

@@ -353,12 +353,12 @@ func init() { meta.Register(gocuModule) }
 // the launchers.
 var gocuProgram = gocu.NewProgram(gocuModule)
 
-// LaunchOffByOne launches the kernel OffByOne on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
-func LaunchOffByOne(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], y *gocu.Buffer[float32], n int32) error {
+// LaunchOffByOne runs the kernel OffByOne on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchOffByOne(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32], n int32) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 0, d, cfg) {
 		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
@@ -374,12 +374,12 @@ func LaunchOffByOne(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], y 
 	)
 }
 
-// LaunchTranspose2 launches the kernel Transpose2 on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
-func LaunchTranspose2(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], y *gocu.Buffer[float32]) error {
+// LaunchTranspose2 runs the kernel Transpose2 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchTranspose2(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32]) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 1, d, cfg) {
 		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)

@@ -382,11 +382,11 @@ func init() { meta.Register(gocuModule) }
 // the launchers.
 var gocuProgram = gocu.NewProgram(gocuModule)
 
-// LaunchHistogram launches the kernel Histogram on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
+// LaunchHistogram runs the kernel Histogram on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
 func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], hist *gocu.Buffer[uint32]) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 0, d, cfg) {
@@ -403,11 +403,11 @@ func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], 
 	)
 }
 
-// LaunchAccumulate launches the kernel Accumulate on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
+// LaunchAccumulate runs the kernel Accumulate on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
 func LaunchAccumulate(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[int32], stats *gocu.Buffer[Stats], scale Stats) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 1, d, cfg) {

@@ -431,12 +431,12 @@ func init() { meta.Register(gocuModule) }
 // the launchers.
 var gocuProgram = gocu.NewProgram(gocuModule)
 
-// LaunchNaive launches the kernel Naive on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
-func LaunchNaive(d *gocu.Device, cfg gocu.Config, a *gocu.Buffer[float32], b *gocu.Buffer[float32], c *gocu.Buffer[float32], n int32) error {
+// LaunchNaive runs the kernel Naive on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchNaive(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], n int32) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 0, d, cfg) {
 		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
@@ -454,12 +454,12 @@ func LaunchNaive(d *gocu.Device, cfg gocu.Config, a *gocu.Buffer[float32], b *go
 	)
 }
 
-// LaunchTiled launches the kernel Tiled on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
-func LaunchTiled(d *gocu.Device, cfg gocu.Config, a *gocu.Buffer[float32], b *gocu.Buffer[float32], c *gocu.Buffer[float32], n int32) error {
+// LaunchTiled runs the kernel Tiled on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchTiled(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], n int32) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 1, d, cfg) {
 		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
@@ -477,12 +477,12 @@ func LaunchTiled(d *gocu.Device, cfg gocu.Config, a *gocu.Buffer[float32], b *go
 	)
 }
 
-// LaunchTiledDynamic launches the kernel TiledDynamic on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
-func LaunchTiledDynamic(d *gocu.Device, cfg gocu.Config, a *gocu.Buffer[float32], b *gocu.Buffer[float32], c *gocu.Buffer[float32], n int32, tile int32) error {
+// LaunchTiledDynamic runs the kernel TiledDynamic on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchTiledDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], n, tile int32) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 2, d, cfg) {
 		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)

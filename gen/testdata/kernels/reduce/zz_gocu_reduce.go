@@ -398,12 +398,12 @@ func init() { meta.Register(gocuModule) }
 // the launchers.
 var gocuProgram = gocu.NewProgram(gocuModule)
 
-// LaunchSum launches the kernel Sum on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
-func LaunchSum(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], out *gocu.Buffer[float32]) error {
+// LaunchSum runs the kernel Sum on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchSum(d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[float32]) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 0, d, cfg) {
 		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
@@ -419,12 +419,12 @@ func LaunchSum(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], out *go
 	)
 }
 
-// LaunchMaxAbs launches the kernel MaxAbs on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
-func LaunchMaxAbs(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], out *gocu.Buffer[float32], neg *gocu.Buffer[uint32]) error {
+// LaunchMaxAbs runs the kernel MaxAbs on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchMaxAbs(d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[float32], neg *gocu.Buffer[uint32]) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 1, d, cfg) {
 		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)

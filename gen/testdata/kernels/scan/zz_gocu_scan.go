@@ -374,12 +374,12 @@ func init() { meta.Register(gocuModule) }
 // the launchers.
 var gocuProgram = gocu.NewProgram(gocuModule)
 
-// LaunchBlelloch launches the kernel Blelloch on d with the configuration cfg: on a GPU
-// compiled from the package's CUDA source on first use (and cached), on
-// the simulator as Go. Slices travel as gocu.Buffer values of the device.
-// It returns without waiting for the GPU, except in debug mode and with
-// In, Out or InOut buffers.
-func LaunchBlelloch(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[int32], y *gocu.Buffer[int32]) error {
+// LaunchBlelloch runs the kernel Blelloch on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchBlelloch(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[int32]) error {
 	var l gocu.ProgramLaunch
 	if l.Start(gocuProgram, 0, d, cfg) {
 		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
