@@ -30,8 +30,12 @@ type Program struct {
 }
 
 // NewProgram returns the program of a generated module. For code generated
-// by gocu gen.
-func NewProgram(m *meta.Module) *Program { return &Program{mod: m} }
+// by gocu gen. Launch errors then name the first caller outside the
+// module's package, not its generated launchers.
+func NewProgram(m *meta.Module) *Program {
+	cuda.MarkHelperPackage(m.Package)
+	return &Program{mod: m}
+}
 
 // Module returns the metadata gocu gen wrote: the CUDA source, its hash,
 // each kernel's parameters and the source-site table.
@@ -140,19 +144,6 @@ func (p *Program) compile(d *Device, v variant) *build {
 // name gocu gen gives the CUDA source when it writes it out.
 func (p *Program) sourceName() string {
 	return "zz_gocu_" + path.Base(p.mod.Package) + ".cu"
-}
-
-// Compiled reports whether the program is compiled and loaded for d (in
-// the release build), without compiling it; for benchmarks and tools.
-func (p *Program) Compiled(d *Device) bool {
-	if bs := p.builds.Load(); bs != nil {
-		for _, b := range *bs {
-			if b.dev == d && b.v&variantDebug == 0 && b.err == nil {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // envFlag reads a boolean environment variable: set and not "0", "false"

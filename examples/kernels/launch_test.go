@@ -611,3 +611,39 @@ func TestLaunchAllocs(t *testing.T) {
 		}
 	})
 }
+
+// TestLaunchConcurrent launches from many goroutines at once, release and
+// debug builds mixed (debug launches of one module take turns on its error
+// buffer).
+func TestLaunchConcurrent(t *testing.T) {
+	onDevices(t, func(t *testing.T, d *gocu.Device) {
+		r := newRand(t)
+		const n = 1 << 14
+		rgbHost := randBytes(r, 3*n)
+		ref, edge := grayRef(rgbHost, n)
+		rgb := upload(t, d, rgbHost)
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for g := range 8 {
+			gray := poisoned(t, d, n, uint8(1))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 10 {
+					cfg := gocu.Auto(n)
+					cfg.Debug = (g+i)%2 == 0
+					if err := kernels.LaunchGray(d, cfg, rgb, gray, n); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+			t.Cleanup(func() { checkGray(t, download(t, gray), ref, edge) })
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
+}
