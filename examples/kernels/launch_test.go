@@ -429,7 +429,9 @@ func TestDebugCorrectKernels(t *testing.T) {
 	ref, edge := grayRef(rgbHost, n)
 	rgb := upload(t, d, rgbHost)
 	for _, launch := range []func(g *gocu.Buffer[uint8], cfg gocu.Config) error{
-		func(g *gocu.Buffer[uint8], cfg gocu.Config) error { return kernels.LaunchGray(d, cfg, rgb, g, int32(n)) },
+		func(g *gocu.Buffer[uint8], cfg gocu.Config) error {
+			return kernels.LaunchGray(d, cfg, rgb, g, int32(n))
+		},
 		func(g *gocu.Buffer[uint8], cfg gocu.Config) error {
 			cfg.N = n / 16
 			return kernels.LaunchGrayFast(d, cfg, rgb, g, int32(n))
