@@ -136,8 +136,8 @@ func (p Param) Args() int {
 //
 // which copies the buffer to out (when out is not null) and clears it: the
 // launcher runs it on ErrorWords threads before a launch (to clear it) and
-// after it (to read it), on the launch's stream. The first thread whose check fails
-// claims the buffer (atomicCAS of word 0 from 0 to the error code), fills
+// after it (to read it), on the launch's stream. The first thread whose
+// check fails claims the buffer (atomicCAS of word 0 from 0 to the error code), fills
 // the other words and continues with a harmless substitute element, so the
 // kernel neither faults nor hangs; later failures only increment word
 // ErrCount. Because the buffer is per module, debug-mode launches of one
