@@ -63,7 +63,9 @@ func SGEMM(t *kernel.Thread, a, b, c []float32, m, n, k int32, alpha, beta float
 	a2 := kernel.Reinterpret[float32](as[st][lk+2][:])
 	a3 := kernel.Reinterpret[float32](as[st][lk+3][:])
 	a0[lr], a1[lr], a2[lr], a3[lr] = va.X, va.Y, va.Z, va.W
-	bs[st][br][bc] = vb
+	// Field by field: a copy of the whole struct can make C++ compilers
+	// keep vb in memory instead of registers.
+	bs[st][br][bc] = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 	t.SyncThreads()
 
 	var acc [8][8]float32
@@ -94,7 +96,7 @@ func SGEMM(t *kernel.Thread, a, b, c []float32, m, n, k int32, alpha, beta float
 			a2 = kernel.Reinterpret[float32](as[st][lk+2][:])
 			a3 = kernel.Reinterpret[float32](as[st][lk+3][:])
 			a0[lr], a1[lr], a2[lr], a3[lr] = va.X, va.Y, va.Z, va.W
-			bs[st][br][bc] = vb
+			bs[st][br][bc] = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 		}
 		t.SyncThreads()
 	}

@@ -673,7 +673,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   gocu_l_1 = gocu_t_1;
   gocu_l_2 = gocu_t_2;
   gocu_l_3 = gocu_t_3;
-  bs.v[GOCU_AI(st, 2, 109)].v[GOCU_AI(br, 8, 109)].v[GOCU_AI(bc, 32, 109)] = vb;
+  bs.v[GOCU_AI(st, 2, 109)].v[GOCU_AI(br, 8, 109)].v[GOCU_AI(bc, 32, 109)] = make_float4(vb.x, vb.y, vb.z, vb.w);
   __syncthreads();
   gocu_array<gocu_array<float, 8>, 8> acc = {};
   for (int k0 = 0; k0 < k; k0 = (int)((unsigned int)k0 + 8u)) {
@@ -716,7 +716,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
       gocu_l_5 = gocu_t_5;
       gocu_l_6 = gocu_t_6;
       gocu_l_7 = gocu_t_7;
-      bs.v[GOCU_AI(st, 2, 136)].v[GOCU_AI(br, 8, 136)].v[GOCU_AI(bc, 32, 136)] = vb;
+      bs.v[GOCU_AI(st, 2, 136)].v[GOCU_AI(br, 8, 136)].v[GOCU_AI(bc, 32, 136)] = make_float4(vb.x, vb.y, vb.z, vb.w);
     }
     __syncthreads();
   }
@@ -738,7 +738,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "34b30923ca44d935fc4b11f133268acf5e8427a20cb0014ad8f72fd171321946"
+const gocuSourceSHA256 = "994d53dc8bc9d071136a1cf8f21f6e3c7ca9a69bd7226668fc227eb1d636f0b2"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -1424,40 +1424,40 @@ var (
 	gocuSite106 = kernel.Site{File: "sgemm.go", Line: 65, Col: 10, Expr: "a1[lr]"}
 	gocuSite107 = kernel.Site{File: "sgemm.go", Line: 65, Col: 18, Expr: "a2[lr]"}
 	gocuSite108 = kernel.Site{File: "sgemm.go", Line: 65, Col: 26, Expr: "a3[lr]"}
-	gocuSite109 = kernel.Site{File: "sgemm.go", Line: 66, Col: 2, Expr: "bs[st][br][bc]"}
-	gocuSite110 = kernel.Site{File: "sgemm.go", Line: 73, Col: 9, Expr: "a4[ai+int((k0+GemmBK)/4)]"}
-	gocuSite111 = kernel.Site{File: "sgemm.go", Line: 74, Col: 9, Expr: "b4[bi+int(k0+GemmBK)*n4]"}
-	gocuSite112 = kernel.Site{File: "sgemm.go", Line: 78, Col: 14, Expr: "as[st][kk][tr]"}
-	gocuSite113 = kernel.Site{File: "sgemm.go", Line: 78, Col: 30, Expr: "as[st][kk][tr+16]"}
-	gocuSite114 = kernel.Site{File: "sgemm.go", Line: 79, Col: 14, Expr: "bs[st][kk][tc]"}
-	gocuSite115 = kernel.Site{File: "sgemm.go", Line: 79, Col: 30, Expr: "bs[st][kk][tc+16]"}
-	gocuSite116 = kernel.Site{File: "sgemm.go", Line: 86, Col: 29, Expr: "ra[i]"}
-	gocuSite117 = kernel.Site{File: "sgemm.go", Line: 86, Col: 36, Expr: "rb[j]"}
-	gocuSite118 = kernel.Site{File: "sgemm.go", Line: 86, Col: 43, Expr: "acc[i][j]"}
-	gocuSite119 = kernel.Site{File: "sgemm.go", Line: 86, Col: 6, Expr: "acc[i][j]"}
-	gocuSite120 = kernel.Site{File: "sgemm.go", Line: 92, Col: 37, Expr: "as[st][lk][:]"}
-	gocuSite121 = kernel.Site{File: "sgemm.go", Line: 92, Col: 37, Expr: "as[st][lk]"}
-	gocuSite122 = kernel.Site{File: "sgemm.go", Line: 92, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
-	gocuSite123 = kernel.Site{File: "sgemm.go", Line: 93, Col: 37, Expr: "as[st][lk+1][:]"}
-	gocuSite124 = kernel.Site{File: "sgemm.go", Line: 93, Col: 37, Expr: "as[st][lk+1]"}
-	gocuSite125 = kernel.Site{File: "sgemm.go", Line: 93, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
-	gocuSite126 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk+2][:]"}
-	gocuSite127 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk+2]"}
-	gocuSite128 = kernel.Site{File: "sgemm.go", Line: 94, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
-	gocuSite129 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+3][:]"}
-	gocuSite130 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+3]"}
-	gocuSite131 = kernel.Site{File: "sgemm.go", Line: 95, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
-	gocuSite132 = kernel.Site{File: "sgemm.go", Line: 96, Col: 4, Expr: "a0[lr]"}
-	gocuSite133 = kernel.Site{File: "sgemm.go", Line: 96, Col: 12, Expr: "a1[lr]"}
-	gocuSite134 = kernel.Site{File: "sgemm.go", Line: 96, Col: 20, Expr: "a2[lr]"}
-	gocuSite135 = kernel.Site{File: "sgemm.go", Line: 96, Col: 28, Expr: "a3[lr]"}
-	gocuSite136 = kernel.Site{File: "sgemm.go", Line: 97, Col: 4, Expr: "bs[st][br][bc]"}
-	gocuSite137 = kernel.Site{File: "sgemm.go", Line: 108, Col: 34, Expr: "acc[i][4*h]"}
-	gocuSite138 = kernel.Site{File: "sgemm.go", Line: 108, Col: 58, Expr: "acc[i][4*h+1]"}
-	gocuSite139 = kernel.Site{File: "sgemm.go", Line: 108, Col: 84, Expr: "acc[i][4*h+2]"}
-	gocuSite140 = kernel.Site{File: "sgemm.go", Line: 108, Col: 110, Expr: "acc[i][4*h+3]"}
-	gocuSite141 = kernel.Site{File: "sgemm.go", Line: 110, Col: 12, Expr: "c4[p]"}
-	gocuSite142 = kernel.Site{File: "sgemm.go", Line: 118, Col: 4, Expr: "c4[p]"}
+	gocuSite109 = kernel.Site{File: "sgemm.go", Line: 68, Col: 2, Expr: "bs[st][br][bc]"}
+	gocuSite110 = kernel.Site{File: "sgemm.go", Line: 75, Col: 9, Expr: "a4[ai+int((k0+GemmBK)/4)]"}
+	gocuSite111 = kernel.Site{File: "sgemm.go", Line: 76, Col: 9, Expr: "b4[bi+int(k0+GemmBK)*n4]"}
+	gocuSite112 = kernel.Site{File: "sgemm.go", Line: 80, Col: 14, Expr: "as[st][kk][tr]"}
+	gocuSite113 = kernel.Site{File: "sgemm.go", Line: 80, Col: 30, Expr: "as[st][kk][tr+16]"}
+	gocuSite114 = kernel.Site{File: "sgemm.go", Line: 81, Col: 14, Expr: "bs[st][kk][tc]"}
+	gocuSite115 = kernel.Site{File: "sgemm.go", Line: 81, Col: 30, Expr: "bs[st][kk][tc+16]"}
+	gocuSite116 = kernel.Site{File: "sgemm.go", Line: 88, Col: 29, Expr: "ra[i]"}
+	gocuSite117 = kernel.Site{File: "sgemm.go", Line: 88, Col: 36, Expr: "rb[j]"}
+	gocuSite118 = kernel.Site{File: "sgemm.go", Line: 88, Col: 43, Expr: "acc[i][j]"}
+	gocuSite119 = kernel.Site{File: "sgemm.go", Line: 88, Col: 6, Expr: "acc[i][j]"}
+	gocuSite120 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk][:]"}
+	gocuSite121 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk]"}
+	gocuSite122 = kernel.Site{File: "sgemm.go", Line: 94, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
+	gocuSite123 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1][:]"}
+	gocuSite124 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1]"}
+	gocuSite125 = kernel.Site{File: "sgemm.go", Line: 95, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
+	gocuSite126 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2][:]"}
+	gocuSite127 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2]"}
+	gocuSite128 = kernel.Site{File: "sgemm.go", Line: 96, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
+	gocuSite129 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3][:]"}
+	gocuSite130 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3]"}
+	gocuSite131 = kernel.Site{File: "sgemm.go", Line: 97, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
+	gocuSite132 = kernel.Site{File: "sgemm.go", Line: 98, Col: 4, Expr: "a0[lr]"}
+	gocuSite133 = kernel.Site{File: "sgemm.go", Line: 98, Col: 12, Expr: "a1[lr]"}
+	gocuSite134 = kernel.Site{File: "sgemm.go", Line: 98, Col: 20, Expr: "a2[lr]"}
+	gocuSite135 = kernel.Site{File: "sgemm.go", Line: 98, Col: 28, Expr: "a3[lr]"}
+	gocuSite136 = kernel.Site{File: "sgemm.go", Line: 99, Col: 4, Expr: "bs[st][br][bc]"}
+	gocuSite137 = kernel.Site{File: "sgemm.go", Line: 110, Col: 34, Expr: "acc[i][4*h]"}
+	gocuSite138 = kernel.Site{File: "sgemm.go", Line: 110, Col: 58, Expr: "acc[i][4*h+1]"}
+	gocuSite139 = kernel.Site{File: "sgemm.go", Line: 110, Col: 84, Expr: "acc[i][4*h+2]"}
+	gocuSite140 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
+	gocuSite141 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
+	gocuSite142 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
 )
 
 // gocuChecked_luma is the checked copy of kernels.luma (grayfast.go:59).
@@ -1828,7 +1828,7 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite100)][kernel.Index(t, int(lk+2), 8, &gocuSite100)][:])
 	a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite103)][kernel.Index(t, int(lk+3), 8, &gocuSite103)][:])
 	*kernel.At(t, a0, int(lr), &gocuSite105, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite106, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite107, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite108, kernel.Write) = va.X, va.Y, va.Z, va.W
-	*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite109)][kernel.Index(t, int(br), 8, &gocuSite109)][:], int(bc), &gocuSite109, kernel.Write) = vb
+	*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite109)][kernel.Index(t, int(br), 8, &gocuSite109)][:], int(bc), &gocuSite109, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 	t.SyncThreads()
 	var acc [8][8]float32
 	for k0 := int32(0); k0 < k; k0 += GemmBK {
@@ -1858,7 +1858,7 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 			a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite127)][kernel.Index(t, int(lk+2), 8, &gocuSite127)][:])
 			a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite130)][kernel.Index(t, int(lk+3), 8, &gocuSite130)][:])
 			*kernel.At(t, a0, int(lr), &gocuSite132, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite133, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite134, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite135, kernel.Write) = va.X, va.Y, va.Z, va.W
-			*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite136)][kernel.Index(t, int(br), 8, &gocuSite136)][:], int(bc), &gocuSite136, kernel.Write) = vb
+			*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite136)][kernel.Index(t, int(br), 8, &gocuSite136)][:], int(bc), &gocuSite136, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 		}
 		t.SyncThreads()
 	}
