@@ -330,3 +330,15 @@ func TestRuntimeErrors(t *testing.T) {
 		t.Errorf("shiftError = %v", shiftError)
 	}
 }
+
+// TestSimulatorHasNoDevicePointer: GPU-only operations on simulator memory
+// say why they cannot work.
+func TestSimulatorHasNoDevicePointer(t *testing.T) {
+	b := filled(t, simDev(t), 4, 0)
+	if _, err := b.DevicePointer(); err == nil || !strings.Contains(err.Error(), "has no device memory") {
+		t.Errorf("DevicePointer on the simulator: %v", err)
+	}
+	if b.Memory() != nil {
+		t.Error("Memory on the simulator is not nil")
+	}
+}

@@ -54,8 +54,8 @@ func (g *gpuTimer) once(b testing.TB, f func() error) time.Duration {
 	return el
 }
 
-// median runs f warm times untimed, then b.N times timed, and returns the
-// median GPU time.
+// median runs f three times untimed, then max(b.N, 10) times timed, and
+// returns the median GPU time (so that -benchtime 1x still takes a median).
 func (g *gpuTimer) median(b *testing.B, f func() error) time.Duration {
 	b.Helper()
 	for range 3 {
@@ -63,7 +63,7 @@ func (g *gpuTimer) median(b *testing.B, f func() error) time.Duration {
 	}
 	var ts []time.Duration
 	b.ResetTimer()
-	for range b.N {
+	for range max(b.N, 10) {
 		ts = append(ts, g.once(b, f))
 	}
 	slices.Sort(ts)
@@ -435,7 +435,7 @@ func BenchmarkGPULaunch(b *testing.B) {
 	}
 	b.ResetTimer()
 	var gen, raw float64
-	for range b.N {
+	for range min(b.N, 3) {
 		gen = per(func() error { return kernels.LaunchGray(d, cfg, rgb, gray, n) })
 		raw = per(func() error { return fn.Launch(cc, rm, int64(3*n), gm, int64(n), int32(n)) })
 	}
@@ -468,7 +468,7 @@ func BenchmarkGPUCompile(b *testing.B) {
 		return time.Duration(ns)
 	}
 	var cold, warm []time.Duration
-	for range b.N {
+	for range min(b.N, 3) {
 		os.RemoveAll(dir)
 		cold = append(cold, child())
 		warm = append(warm, child())
