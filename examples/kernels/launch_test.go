@@ -649,3 +649,38 @@ func TestLaunchConcurrent(t *testing.T) {
 		}
 	})
 }
+
+// TestLaunchView launches on a view of a buffer: the kernel sees exactly
+// the view's elements, at its own address and length.
+func TestLaunchView(t *testing.T) {
+	onDevices(t, func(t *testing.T, d *gocu.Device) {
+		y0 := make([]int32, 1000)
+		for i := range y0 {
+			y0[i] = int32(i)
+		}
+		y := upload(t, d, y0)
+		v, err := y.Slice(100, 300)
+		must(t, err)
+		// ScanAdd adds offsets[i/512] to y[i] for i < n: on the view, i
+		// counts from the view's start.
+		must(t, kernels.LaunchScanAdd(d, gocu.Auto(v.Len()), v, upload(t, d, []int32{1000}), int32(v.Len())))
+		got := download(t, y)
+		for i, g := range got {
+			want := int32(i)
+			if i >= 100 && i < 300 {
+				want += 1000
+			}
+			if g != want {
+				t.Fatalf("y[%d] = %d, want %d", i, g, want)
+			}
+		}
+		// Indexing past the view is past its length, on both devices.
+		cfg := gocu.Auto(v.Len() + 1)
+		cfg.Debug = true
+		err = kernels.LaunchScanAdd(d, cfg, v, upload(t, d, []int32{1}), int32(v.Len()+1))
+		var e *sim.Error
+		if !errors.As(err, &e) || e.Index != 200 || e.Length != 200 {
+			t.Errorf("one past the view: %v, want index 200 out of range [0:200]", err)
+		}
+	})
+}
