@@ -20,8 +20,21 @@ type Config struct {
 	Stream *Stream
 	// N, when Grid and Block are zero, asks for a 1-D launch covering N
 	// threads with the block size the occupancy calculator suggests for
-	// the kernel (256 on the simulator).
+	// the kernel (256 on the simulator, or the kernel's
+	// //gocu:launch_bounds if smaller).
 	N int
+	// Debug runs a kernel written in Go with Go's bounds checks on the GPU:
+	// the launch uses the debug build of the generated CUDA source
+	// (compiled with -DGOCU_DEBUG), waits for the kernel and returns the
+	// first failed check as the *sim.Error the simulator reports for it.
+	// GOCU_DEBUG=1 turns it on for every launch. The simulator always
+	// checks bounds, so Debug changes nothing there; CUDA C kernels
+	// (Compile) ignore it.
+	Debug bool
+	// Checked runs a kernel written in Go in the simulator's checked mode
+	// (race detection; see package sim), like GOCU_SIM_CHECKED=1. A GPU
+	// cannot check races: on a CUDA device Checked is an error.
+	Checked bool
 }
 
 // Grid1D returns a 1-D configuration of blocks of block threads covering n

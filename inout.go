@@ -46,6 +46,9 @@ type hostArg interface {
 	// detach copies the output back (after the launch completed) and
 	// releases the memory.
 	detach() error
+	// release releases the memory without copying anything back, after a
+	// failed launch.
+	release()
 }
 
 func (b *Buffer[T]) isBound() bool { return b != nil && b.bind != nil }
@@ -86,6 +89,16 @@ func (b *Buffer[T]) detach() error {
 	}
 	b.dev, b.mem, b.host = nil, nil, nil
 	return err
+}
+
+func (b *Buffer[T]) release() {
+	if b.bind == nil || b.dev == nil {
+		return
+	}
+	if b.mem != nil {
+		b.mem.Free()
+	}
+	b.dev, b.mem, b.host = nil, nil, nil
 }
 
 // attachAll binds the In/Out/InOut arguments among args to d. It reports

@@ -43,6 +43,7 @@ func Scale(t *kernel.Thread, x []float32, a float32) {
 // TestRunWritesOnce runs gocu gen twice: the first run writes the
 // generated file, the second changes nothing.
 func TestRunWritesOnce(t *testing.T) {
+	needGo(t)
 	dir := tempPackage(t, map[string]string{"scale.go": scaleSrc})
 	var out bytes.Buffer
 	diags, err := Run(Config{}, &out, dir)
@@ -73,6 +74,7 @@ func TestRunWritesOnce(t *testing.T) {
 // its generated file, and that a stale generated file never breaks the
 // load (it may reference kernels that no longer exist).
 func TestStaleFileRemoved(t *testing.T) {
+	needGo(t)
 	dir := tempPackage(t, map[string]string{
 		"plain.go":         "package plain\n\nfunc Add(a, b int) int { return a + b }\n",
 		"zz_gocu_plain.go": generatedMarker + "\n\npackage plain\n\nvar _ = gocuChecked_Gone\n",
@@ -97,6 +99,7 @@ func TestStaleFileRemoved(t *testing.T) {
 // (code that calls generated launchers does not type-check before the
 // first run) and that those inside kernel code are reported.
 func TestTypeErrors(t *testing.T) {
+	needGo(t)
 	dir := tempPackage(t, map[string]string{
 		"scale.go": scaleSrc,
 		"use.go":   "package scale\n\nfunc use() { LaunchScale() }\n",
@@ -115,6 +118,7 @@ func TestTypeErrors(t *testing.T) {
 }
 
 func TestNoPackages(t *testing.T) {
+	needGo(t)
 	_, err := Generate(Config{}, "./testdata/kernels/does-not-exist")
 	if err == nil {
 		t.Fatal("no error for a missing package")
@@ -125,6 +129,7 @@ func TestNoPackages(t *testing.T) {
 // translated with the kernels that call it, and its checked copy lives in
 // the kernels' package.
 func TestCrossPackage(t *testing.T) {
+	needGo(t)
 	res, err := Generate(Config{}, "./testdata/kernels/features")
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import "testing"
 // go/packages, translating seven packages and formatting the output (what
 // go generate costs).
 func BenchmarkGenerate(b *testing.B) {
+	needGo(b)
 	dirs := kernelDirs(b)
 	var patterns []string
 	for _, d := range dirs {

@@ -5,9 +5,13 @@
 //
 //	//go:generate go run github.com/gocu-dev/gocu/cmd/gocu gen
 //
-// in the package and run go generate. For every package with kernels gen
-// writes zz_gocu_<pkg>.go beside it, holding
+// in the package and run go generate ("gocu gen ./..." does the same from
+// the command line for any package patterns; problems are printed as
+// file:line:col and the exit status is 1). For every package with kernels gen writes
+// zz_gocu_<pkg>.go beside it, holding
 //
+//   - one typed launcher per kernel (see Launchers below), the API a
+//     program calls;
 //   - the CUDA C++ source of all the package's kernels and of every Go
 //     function they reach (in the same package or another, transitively),
 //     and its SHA-256;
@@ -87,6 +91,41 @@
 //     bit-identical to Go on amd64 (which never fuses). Never compile with
 //     --use_fast_math: it changes division, sqrt and denormals.
 //
+// # Launchers
+//
+// The launcher of kernel K is LaunchK for an exported kernel and launchK
+// for an unexported one (gray: launchGray), so that it is exported exactly
+// when the kernel is (LauncherName). It takes the device, a gocu.Config and
+// the kernel's parameters after the *kernel.Thread, each slice []T as a
+// *gocu.Buffer[T] and every other parameter with the kernel's own type:
+//
+//	//gocu:kernel
+//	func Gray(t *kernel.Thread, rgb, gray []uint8, n int32)
+//
+//	// written by gocu gen:
+//	func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error
+//
+//	err := kernels.LaunchGray(d, gocu.Auto(n), rgb, gray, int32(n))
+//
+// so that wrong argument types are compile errors. gen reports a package
+// identifier that takes a launcher's name (or gocuProgram, or any gocu*
+// name it writes) instead of shadowing it.
+//
+// On a GPU the launcher compiles the package's CUDA source with NVRTC for
+// that GPU on first use (through the disk cache), keeps the loaded module
+// per device, and launches with the parameter convention below: a buffer
+// (or a view of one) travels as its own device pointer and length. The
+// launch allocates nothing and returns without waiting. On the simulator it
+// runs the Go kernel itself through sim.Launch, on the buffers' memory,
+// with the checked twin for gocu.Config.Checked or GOCU_SIM_CHECKED.
+// gocu.Config.N (gocu.Auto) asks for a 1-D launch of N threads with the
+// occupancy calculator's block size (256 on the simulator, or the
+// kernel's //gocu:launch_bounds when smaller); Config.Stream orders the
+// launch on a stream; gocu.In, Out and InOut buffers copy host slices
+// around one launch. Config.Debug (or GOCU_DEBUG=1) runs the debug build on
+// a GPU: see Debug mode. GOCU_FMAD=0 compiles without multiply-add
+// contraction, for float results bit-identical to the simulator's.
+//
 // # Kernels in CUDA, and how to launch them
 //
 // Each kernel becomes extern "C" __global__ void Name(...), so that
@@ -119,10 +158,19 @@
 // counts and Reinterpret's length and alignment. The first failing thread
 // records the error in the module-global buffer gocu_err (layout: package
 // meta, ErrorWords) with the site id that indexes meta.Module.Sites (the
-// same sites the checked twins report), the index, the length, the block
-// and the thread; the kernel goes on with a harmless substitute element,
-// so it neither faults (which would lose the context) nor hangs at a
-// barrier. The release build has no checks.
+// same sites the checked twins report), the index, the length, the address
+// of the indexed slice, the block and the thread; the kernel goes on with
+// a harmless substitute element, so it neither faults (which would lose
+// the context) nor hangs at a barrier. The release build has no checks.
+//
+// A debug launch (gocu.Config.Debug or GOCU_DEBUG=1) clears the buffer
+// with the kernel gocu_err_take of the debug build, launches, reads the
+// buffer back with it and waits, and returns a recorded failure as the
+// *sim.Error the simulator's checked mode reports for the same fault: for
+// an index out of range the very same message (kernel, block, thread,
+// index, length, which argument's memory, and the Go file:line:col and
+// expression), without the simulator's schedule seed. Debug launches of
+// one module take turns, since the buffer is the module's.
 //
 // # Tests without a GPU
 //
@@ -131,6 +179,8 @@
 // testdata/clang), run barrier-free kernels as host C++ and compare them
 // bit for bit with Go, run random expressions through both (package
 // difftest), and run the checked twins against the kernels and CPU
-// references on a small executor. The GPU tests run once a launcher is
-// available (see gpuLaunch in gpu_test.go).
+// references on a small executor. The GPU tests (TestGPUKernels,
+// TestGPUDebugOutOfRange, TestDifferentialGPU) run where a GPU and NVRTC
+// are; the differential one uses cases translated ahead of time
+// (testdata/diffgpu.json.gz) where there is no go command.
 package gen

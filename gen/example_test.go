@@ -2,7 +2,6 @@ package gen_test
 
 import (
 	"fmt"
-	"log"
 
 	"github.com/gocu-dev/gocu/gen"
 )
@@ -12,7 +11,8 @@ import (
 func ExampleGenerate() {
 	res, err := gen.Generate(gen.Config{}, "./testdata/kernels/matmul")
 	if err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	for _, k := range res.Packages[0].Meta {
 		fmt.Printf("%s barriers=%v shared=%dB dynamic=%v\n", k.Entry, k.Barriers, k.SharedBytes, k.DynamicShared)

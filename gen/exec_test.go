@@ -164,7 +164,7 @@ func (b *blockExec) Shared(t *kernel.Thread, d kernel.SharedDecl) unsafe.Pointer
 	k := b.nextDecl[t]
 	b.nextDecl[t] = k + 1
 	for len(b.shared) <= k {
-		buf := make([]uint64, (d.Size+7)/8+1)
+		buf := make([]uint64, (int(d.Type.Size())+7)/8+1)
 		p := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(buf)*8)
 		for i := range p {
 			p[i] = 0xA5 // poison
@@ -185,7 +185,7 @@ func (b *blockExec) Access(t *kernel.Thread, addr unsafe.Pointer, size uintptr, 
 	b.res.accesses[site][acc]++
 }
 
-func (b *blockExec) OutOfRange(t *kernel.Thread, index, length int, site *kernel.Site) {
+func (b *blockExec) OutOfRange(t *kernel.Thread, index, length int, _ unsafe.Pointer, site *kernel.Site) {
 	b.res.mu.Lock()
 	b.res.oob = append(b.res.oob, oob{site, index, length})
 	b.res.mu.Unlock()

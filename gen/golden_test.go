@@ -12,6 +12,7 @@ import (
 // (go test -update rewrites them). The checked-in files are what the other
 // tests compile and run.
 func TestGolden(t *testing.T) {
+	needGo(t)
 	dirs := kernelDirs(t)
 	var patterns []string
 	for _, d := range dirs {
@@ -42,6 +43,7 @@ func TestGolden(t *testing.T) {
 // TestGenerateTwice checks that output is deterministic and that writing
 // an up-to-date translation changes no file.
 func TestGenerateTwice(t *testing.T) {
+	needGo(t)
 	a, err := Generate(Config{CUDAFile: true}, "./testdata/kernels/sgemm", "./testdata/kernels/features")
 	if err != nil {
 		t.Fatal(err)

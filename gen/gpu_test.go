@@ -17,10 +17,9 @@ import (
 	"github.com/gocu-dev/gocu/kernel"
 )
 
-// gpuLaunch runs a kernel of a translated CUDA source on the GPU. Phase 2
-// of the translator (the launchers, which need packages cuda, nvrtc and the
-// root package) sets it from a test file of this package, so that the
-// tests below run on the GPU machine; until then they skip.
+// gpuLaunch runs a kernel of a translated CUDA source on the GPU. It is
+// set by gpu_launch_test.go when a GPU and NVRTC are usable; without them
+// the tests below skip.
 //
 // It must compile src with NVRTC for the present GPU (with the options in
 // opts, such as "--fmad=false" or "-DGOCU_DEBUG"), launch entry on grid x
@@ -35,7 +34,7 @@ var gpuLaunch func(src, entry string, opts []string, grid, block kernel.Dim3, dy
 func needGPU(t *testing.T) {
 	t.Helper()
 	if gpuLaunch == nil {
-		t.Skip("no GPU runner: gpuLaunch is set by the launcher phase (package gen's GPU test file) and needs a CUDA driver")
+		t.Skip(gpuSkip)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 // clang compile of the generated sources, which evaluates the asserts, it
 // shows that structs cross the host/GPU boundary unchanged.
 func TestLayoutMatchesRuntime(t *testing.T) {
+	needGo(t)
 	sizes := types.SizesFor("gc", "amd64")
 	prog, err := load(Config{}, []string{"./testdata/kernels/features", "./testdata/kernels/hist"})
 	if err != nil {

@@ -609,7 +609,20 @@ func (tc *twinCtx) expr(e ast.Expr) string {
 		}
 		return tc.expr(x.X) + "[" + strings.Join(ts, ", ") + "]"
 	case *ast.SliceExpr:
-		s := tc.operand(x.X, "Read") + "["
+		// Slicing an array element of an array (tile[i][:]) addresses the
+		// element without reading it: its indices are only checked.
+		var s string
+		if ix, ok := ast.Unparen(x.X).(*ast.IndexExpr); ok {
+			if _, isArr := tc.info.TypeOf(x.X).Underlying().(*types.Array); isArr {
+				if b, ok := tc.arrayVar(ix, tc.u.site(ix, tc.f)); ok {
+					s = b
+				}
+			}
+		}
+		if s == "" {
+			s = tc.operand(x.X, "Read")
+		}
+		s += "["
 		if x.Low != nil {
 			s += tc.expr(x.Low)
 		}
@@ -847,6 +860,13 @@ func (u *unit) goFile(src string) []byte {
 	}
 	w("\n},\n}\n\n")
 	w("func init() { %s.Register(gocuModule) }\n\n", m)
+	root := im.alias(rootPath, "gocu")
+	w("// %s compiles the package's CUDA source on first use on each GPU, for\n// the launchers.\n", programVar)
+	w("var %s = %s.NewProgram(gocuModule)\n\n", programVar, root)
+	for i, kf := range u.kernels {
+		body.WriteString(u.launcher(kf, i, u.kernelMeta(kf)))
+		body.WriteString("\n")
+	}
 	if len(u.sites) > 0 {
 		w("// Source sites of the checked accesses and debug-mode checks.\nvar (\n")
 		for i, s := range u.sites {

@@ -169,6 +169,7 @@ func (u *unit) run(kernels []*funcSrc) *Package {
 	for _, k := range u.kernels {
 		u.twin(k)
 	}
+	u.checkLauncherNames()
 	if len(u.diags) > 0 {
 		return nil
 	}

@@ -42,7 +42,21 @@ func Pow(x, y float32) float32   { return float32(math.Pow(float64(x), float64(y
 func Mod(x, y float32) float32   { return float32(math.Mod(float64(x), float64(y))) }
 
 // FMA returns x*y+z rounded once (CUDA fmaf).
-func FMA(x, y, z float32) float32 { return float32(math.FMA(float64(x), float64(y), float64(z))) }
+func FMA(x, y, z float32) float32 {
+	// x*y is exact in float64. The sum is rounded to odd (a rounding to
+	// nearest corrected by its exact error), after which rounding to
+	// float32 is the single correct rounding: float64 has more than
+	// 24+2 bits. Rounding to nearest twice would be wrong in the rare case
+	// where the first rounding lands on a float32 midpoint.
+	p, w := float64(x)*float64(y), float64(z)
+	s := p + w
+	b := s - p
+	e := (p - (s - b)) + (w - b) // s + e == p + w exactly (TwoSum)
+	if e != 0 && math.Float64bits(s)&1 == 0 && !math.IsInf(s, 0) {
+		s = math.Nextafter(s, math.Copysign(math.Inf(1), e))
+	}
+	return float32(s)
+}
 
 // Min returns the smaller of x and y; if one is NaN it returns the other
 // (CUDA fminf). Go's built-in min, which returns NaN, is also available and

@@ -78,8 +78,9 @@
 //	*kernel.At(t, tile[kernel.Index(t, int(y), 16, &site)][:], int(x), &site, kernel.Write)
 //
 // where site is a package-level kernel.Site naming the access's file, line,
-// column and source text. Generated code registers the twin for Run with
-// RegisterChecked; Kernel.Args tells checked mode which memory is global
+// column and source text. The generated file registers the twin with
+// package meta, where Run finds it (RegisterChecked records a hand-written
+// one); Kernel.Args tells checked mode which memory is global
 // (the slices among the arguments, which it names in errors); memory that
 // is neither shared nor an argument, such as a local array, is only bounds
 // checked. Checked mode keeps shadow state per element: per block for shared

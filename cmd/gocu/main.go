@@ -33,5 +33,6 @@ and data races.`,
 	root.AddCommand(newCacheCmd(), newDevicesCmd())
 	root.AddCommand(newBenchCmd(), newCompileCmd(), newProfCmd())
 	root.AddCommand(newDemoCmd(), newGrayCmd())
+	root.AddCommand(newGenCmd())
 	return root
 }

@@ -54,8 +54,9 @@ func TestAddOffByOne(t *testing.T) {
 	if e.Kind != sim.KindOutOfRange || e.Index != n || e.Length != n || e.Thread != (kernel.Dim3{X: n % 256}) {
 		t.Fatalf("checked: got %v", e)
 	}
-	if e.Pos.Line != line || e.Pos.Expr != "a[i]" || e.Pos.Col != int(offS[1].Col) || e.Memory != "global memory (argument 1)" {
-		t.Errorf("checked: position %v memory %q, want broken.go:%d:%d (a[i]) in argument 1", e.Pos, e.Memory, line, offS[1].Col)
+	col := sites("broken.go", "AddOffByOne", [2]string{"c[i] = a[i] + b[i]", "a[i]"})[0].Col
+	if e.Pos.Line != line || e.Pos.Expr != "a[i]" || e.Pos.Col != int(col) || e.Memory != "global memory (argument 1)" {
+		t.Errorf("checked: position %v memory %q, want broken.go:%d:%d (a[i]) in argument 1", e.Pos, e.Memory, line, col)
 	}
 }
 

@@ -2,7 +2,9 @@ package kernels_test
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/examples/kernels"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/sim"
@@ -37,4 +39,45 @@ func ExampleTiledMatMul() {
 	}
 	fmt.Println(c[0*n+31], c[5*n+26], c[0])
 	// Output: 2 2 0
+}
+
+// The generated launcher runs the kernel on whatever device it is given:
+// here the simulator, so the example runs anywhere; gocu.Default() picks
+// the GPU when there is one.
+func ExampleLaunchGray() {
+	d, err := gocu.Open("sim")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// A 2x2 planar RGB image: red, green, blue, white.
+	rgb, _ := gocu.FromSlice(d, []uint8{
+		255, 0, 0, 255, // R
+		0, 255, 0, 255, // G
+		0, 0, 255, 255, // B
+	})
+	gray, _ := gocu.Alloc[uint8](d, 4)
+	if err := kernels.LaunchGray(d, gocu.Auto(4), rgb, gray, 4); err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, _ := gray.ToSlice()
+	fmt.Println(out)
+	// Output: [76 149 29 254]
+}
+
+// A bug in a kernel is an error naming the kernel, the thread, the index
+// and the Go line, on the simulator and, in debug mode, on the GPU.
+func ExampleLaunchAddOffByOne() {
+	d, _ := gocu.Open("sim")
+	a, _ := gocu.FromSlice(d, make([]float32, 100))
+	b, _ := gocu.FromSlice(d, make([]float32, 100))
+	c, _ := gocu.Alloc[float32](d, 100)
+	cfg := gocu.Grid1D(100, 64)
+	cfg.Debug = true // Go's bounds checks on a GPU; the simulator always checks
+	cfg.Checked = true
+	err := kernels.LaunchAddOffByOne(d, cfg, a, b, c, 100)
+	msg := err.Error()
+	fmt.Println(msg[:strings.Index(msg, " [seed")])
+	// Output: sim: kernel AddOffByOne: block (1,0,0) thread (36,0,0): index 100 out of range [0:100] of global memory (argument 1) at broken.go:16:10 (a[i])
 }

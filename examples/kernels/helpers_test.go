@@ -11,9 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocu-dev/gocu/examples/kernels"
+	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/sim"
 )
+
+const Tile = kernels.Tile
 
 // newRand returns a generator seeded from the test's name, different for
 // every test but reproducible, and logs nothing: the inputs are random, the
@@ -171,3 +175,23 @@ func sourceFile(path string) string {
 	}
 	return filepath.Base(path)
 }
+
+// twinOf returns the checked twin gocu gen wrote for the kernel fn (found
+// through package meta, where the generated file registers it), typed as
+// the kernel, so that tests call it directly.
+func twinOf[F any](fn F) F {
+	_, k, ok := meta.Lookup(fn)
+	if !ok {
+		panic(fmt.Sprintf("%T is not a kernel registered by gocu gen: run go generate", fn))
+	}
+	return k.Checked.(F)
+}
+
+var (
+	grayChecked              = twinOf(kernels.Gray)
+	tiledMatMulChecked       = twinOf(kernels.TiledMatMul)
+	tiledMatMulNoSyncChecked = twinOf(kernels.TiledMatMulNoSync)
+	addOffByOneChecked       = twinOf(kernels.AddOffByOne)
+	histogramChecked         = twinOf(kernels.Histogram)
+	sumChecked               = twinOf(kernels.Sum)
+)

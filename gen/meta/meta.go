@@ -130,9 +130,14 @@ func (p Param) Args() int {
 //
 //	extern "C" __device__ unsigned long long gocu_err[ErrorWords];
 //
-// which the launcher finds with cuModuleGetGlobal("gocu_err"), zeroes before
-// a launch and reads after synchronising. The first thread whose check fails
-// claims the buffer (atomicCAS of word 0 from 0 to the error code), fills
+// and, beside it, the kernel
+//
+//	extern "C" __global__ void gocu_err_take(unsigned long long* out)
+//
+// which copies the buffer to out (when out is not null) and clears it: the
+// launcher runs it on ErrorWords threads before a launch (to clear it) and
+// after it (to read it), on the launch's stream. The first thread whose
+// check fails claims the buffer (atomicCAS of word 0 from 0 to the error code), fills
 // the other words and continues with a harmless substitute element, so the
 // kernel neither faults nor hangs; later failures only increment word
 // ErrCount. Because the buffer is per module, debug-mode launches of one
@@ -143,7 +148,7 @@ const (
 	ErrCode    = 0  // an ErrorCode; 0 means no error
 	ErrSite    = 1  // index into Module.Sites
 	ErrValue   = 2  // the index, the low slice bound, the shift count, or the byte length
-	ErrValue2  = 3  // the high slice bound, or the address
+	ErrValue2  = 3  // the high slice bound, the address of the indexed slice's element 0, or the misaligned address
 	ErrLength  = 4  // the length the value was checked against, or the element size
 	ErrBlockX  = 5  // blockIdx.x, .y, .z in words 5, 6, 7
 	ErrThreadX = 8  // threadIdx.x, .y, .z in words 8, 9, 10
@@ -155,7 +160,7 @@ type ErrorCode uint64
 
 // The error codes of word ErrCode.
 const (
-	ErrIndex       ErrorCode = 1 // index out of range: value, length
+	ErrIndex       ErrorCode = 1 // index out of range: value, length, value2 = the slice's address (0 for arrays)
 	ErrSliceBounds ErrorCode = 2 // slice bounds out of range: low, high, length
 	ErrDivide      ErrorCode = 3 // integer divide by zero
 	ErrShift       ErrorCode = 4 // negative shift amount: value

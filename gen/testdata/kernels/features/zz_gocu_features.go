@@ -3,6 +3,7 @@
 package features
 
 import (
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/util"
 	"github.com/gocu-dev/gocu/kernel"
@@ -47,12 +48,22 @@ __device__ __noinline__ void gocu_fail(unsigned long long code, int site, long l
   gocu_err[9] = threadIdx.y;
   gocu_err[10] = threadIdx.z;
 }
+// gocu_err_take copies the error buffer to out (unless out is null) and
+// clears it; the launcher runs it on 16 threads before and after a debug
+// launch, on the launch's stream.
+extern "C" __global__ void gocu_err_take(unsigned long long* out) {
+  unsigned int i = threadIdx.x;
+  if (i < 16u) {
+    if (out) out[i] = gocu_err[i];
+    gocu_err[i] = 0ull;
+  }
+}
 // A failed index check records the error and goes on with a harmless
 // element (the sink, or element 0 of a fixed-size array), so the kernel
 // neither faults, which would lose the context, nor hangs at a barrier.
 template <typename T> __device__ __forceinline__ T* gocu_at(gocu_slice<T> s, long long i, int site) {
   if ((unsigned long long)i < (unsigned long long)s.n) return s.p + i;
-  gocu_fail(1, site, i, 0, s.n);
+  gocu_fail(1, site, i, (long long)s.p, s.n);
   return (T*)gocu_sink;
 }
 __device__ __forceinline__ long long gocu_chk(long long i, long long n, int site) {
@@ -549,7 +560,7 @@ extern "C" __global__ void Misc(int* k_p, long long k_n, float* c_p, long long c
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "e0c9f0e0ba6180d38205a72de4b22a5b8a0e3c43770388ffd8bc80cc382d304b"
+const gocuSourceSHA256 = "0596f427ec5c7111daf626b1279aa5226c1e153a9632231e417891113c0f9d1f"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -617,6 +628,101 @@ var gocuModule = &meta.Module{
 }
 
 func init() { meta.Register(gocuModule) }
+
+// gocuProgram compiles the package's CUDA source on first use on each GPU, for
+// the launchers.
+var gocuProgram = gocu.NewProgram(gocuModule)
+
+// LaunchOps runs the kernel Ops on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchOps(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], k *gocu.Buffer[int32], out *gocu.Buffer[float32], m Mode, p Pair, temp Celsius) error {
+	var l gocu.ProgramLaunch
+	if l.Start(gocuProgram, 0, d, cfg) {
+		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, k)
+		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, out)
+		gocuV4 := p
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, uint8(m), gocu.ValueArg(&gocuV4, 8), float32(temp))
+	}
+	gocuS0 := gocu.SimArg(&l, 0, x)
+	gocuS1 := gocu.SimArg(&l, 1, k)
+	gocuS2 := gocu.SimArg(&l, 2, out)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { Ops(gocuT, gocuS0, gocuS1, gocuS2, m, p, temp) },
+		func(gocuT *kernel.Thread) { gocuChecked_Ops(gocuT, gocuS0, gocuS1, gocuS2, m, p, temp) },
+		gocuS0, gocuS1, gocuS2, m, p, temp,
+	)
+}
+
+// LaunchLoops runs the kernel Loops on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchLoops(d *gocu.Device, cfg gocu.Config, a, out *gocu.Buffer[int32]) error {
+	var l gocu.ProgramLaunch
+	if l.Start(gocuProgram, 1, d, cfg) {
+		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, out)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
+	}
+	gocuS0 := gocu.SimArg(&l, 0, a)
+	gocuS1 := gocu.SimArg(&l, 1, out)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { Loops(gocuT, gocuS0, gocuS1) },
+		func(gocuT *kernel.Thread) { gocuChecked_Loops(gocuT, gocuS0, gocuS1) },
+		gocuS0, gocuS1,
+	)
+}
+
+// LaunchBits runs the kernel Bits on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchBits(d *gocu.Device, cfg gocu.Config, a *gocu.Buffer[int32], b *gocu.Buffer[uint8], out *gocu.Buffer[int64]) error {
+	var l gocu.ProgramLaunch
+	if l.Start(gocuProgram, 2, d, cfg) {
+		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, out)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2)
+	}
+	gocuS0 := gocu.SimArg(&l, 0, a)
+	gocuS1 := gocu.SimArg(&l, 1, b)
+	gocuS2 := gocu.SimArg(&l, 2, out)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { Bits(gocuT, gocuS0, gocuS1, gocuS2) },
+		func(gocuT *kernel.Thread) { gocuChecked_Bits(gocuT, gocuS0, gocuS1, gocuS2) },
+		gocuS0, gocuS1, gocuS2,
+	)
+}
+
+// LaunchMisc runs the kernel Misc on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchMisc(d *gocu.Device, cfg gocu.Config, k *gocu.Buffer[int32], c *gocu.Buffer[Celsius], out *gocu.Buffer[float32]) error {
+	var l gocu.ProgramLaunch
+	if l.Start(gocuProgram, 3, d, cfg) {
+		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, k)
+		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, c)
+		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, out)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2)
+	}
+	gocuS0 := gocu.SimArg(&l, 0, k)
+	gocuS1 := gocu.SimArg(&l, 1, c)
+	gocuS2 := gocu.SimArg(&l, 2, out)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { Misc(gocuT, gocuS0, gocuS1, gocuS2) },
+		func(gocuT *kernel.Thread) { gocuChecked_Misc(gocuT, gocuS0, gocuS1, gocuS2) },
+		gocuS0, gocuS1, gocuS2,
+	)
+}
 
 // Source sites of the checked accesses and debug-mode checks.
 var (

@@ -3,6 +3,7 @@
 package gray
 
 import (
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
 )
@@ -45,12 +46,22 @@ __device__ __noinline__ void gocu_fail(unsigned long long code, int site, long l
   gocu_err[9] = threadIdx.y;
   gocu_err[10] = threadIdx.z;
 }
+// gocu_err_take copies the error buffer to out (unless out is null) and
+// clears it; the launcher runs it on 16 threads before and after a debug
+// launch, on the launch's stream.
+extern "C" __global__ void gocu_err_take(unsigned long long* out) {
+  unsigned int i = threadIdx.x;
+  if (i < 16u) {
+    if (out) out[i] = gocu_err[i];
+    gocu_err[i] = 0ull;
+  }
+}
 // A failed index check records the error and goes on with a harmless
 // element (the sink, or element 0 of a fixed-size array), so the kernel
 // neither faults, which would lose the context, nor hangs at a barrier.
 template <typename T> __device__ __forceinline__ T* gocu_at(gocu_slice<T> s, long long i, int site) {
   if ((unsigned long long)i < (unsigned long long)s.n) return s.p + i;
-  gocu_fail(1, site, i, 0, s.n);
+  gocu_fail(1, site, i, (long long)s.p, s.n);
   return (T*)gocu_sink;
 }
 __device__ __forceinline__ long long gocu_chk(long long i, long long n, int site) {
@@ -326,7 +337,7 @@ extern "C" __global__ void __launch_bounds__(256) RGBToGray4(unsigned char* __re
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "278237bdefb3dfbe1543b1af7be2b560cad8b3c9aaff2483a6b4341a0a01d744"
+const gocuSourceSHA256 = "fb7ad494249e891e1b0a0973bff6f7d212e9bfbc09bb6ddf0429dd1395b0d883"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -378,6 +389,73 @@ var gocuModule = &meta.Module{
 }
 
 func init() { meta.Register(gocuModule) }
+
+// gocuProgram compiles the package's CUDA source on first use on each GPU, for
+// the launchers.
+var gocuProgram = gocu.NewProgram(gocuModule)
+
+// LaunchRGBToGray runs the kernel RGBToGray on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchRGBToGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
+	var l gocu.ProgramLaunch
+	if l.Start(gocuProgram, 0, d, cfg) {
+		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, rgb)
+		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, gray)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
+	}
+	gocuS0 := gocu.SimArg(&l, 0, rgb)
+	gocuS1 := gocu.SimArg(&l, 1, gray)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { RGBToGray(gocuT, gocuS0, gocuS1, n) },
+		func(gocuT *kernel.Thread) { gocuChecked_RGBToGray(gocuT, gocuS0, gocuS1, n) },
+		gocuS0, gocuS1, n,
+	)
+}
+
+// LaunchRGBToGray2D runs the kernel RGBToGray2D on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchRGBToGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], w, h int32) error {
+	var l gocu.ProgramLaunch
+	if l.Start(gocuProgram, 1, d, cfg) {
+		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, rgb)
+		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, gray)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, w, h)
+	}
+	gocuS0 := gocu.SimArg(&l, 0, rgb)
+	gocuS1 := gocu.SimArg(&l, 1, gray)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { RGBToGray2D(gocuT, gocuS0, gocuS1, w, h) },
+		func(gocuT *kernel.Thread) { gocuChecked_RGBToGray2D(gocuT, gocuS0, gocuS1, w, h) },
+		gocuS0, gocuS1, w, h,
+	)
+}
+
+// LaunchRGBToGray4 runs the kernel RGBToGray4 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchRGBToGray4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
+	var l gocu.ProgramLaunch
+	if l.Start(gocuProgram, 2, d, cfg) {
+		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, rgb)
+		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, gray)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
+	}
+	gocuS0 := gocu.SimArg(&l, 0, rgb)
+	gocuS1 := gocu.SimArg(&l, 1, gray)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { RGBToGray4(gocuT, gocuS0, gocuS1, n) },
+		func(gocuT *kernel.Thread) { gocuChecked_RGBToGray4(gocuT, gocuS0, gocuS1, n) },
+		gocuS0, gocuS1, n,
+	)
+}
 
 // Source sites of the checked accesses and debug-mode checks.
 var (

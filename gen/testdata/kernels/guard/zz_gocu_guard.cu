@@ -35,12 +35,22 @@ __device__ __noinline__ void gocu_fail(unsigned long long code, int site, long l
   gocu_err[9] = threadIdx.y;
   gocu_err[10] = threadIdx.z;
 }
+// gocu_err_take copies the error buffer to out (unless out is null) and
+// clears it; the launcher runs it on 16 threads before and after a debug
+// launch, on the launch's stream.
+extern "C" __global__ void gocu_err_take(unsigned long long* out) {
+  unsigned int i = threadIdx.x;
+  if (i < 16u) {
+    if (out) out[i] = gocu_err[i];
+    gocu_err[i] = 0ull;
+  }
+}
 // A failed index check records the error and goes on with a harmless
 // element (the sink, or element 0 of a fixed-size array), so the kernel
 // neither faults, which would lose the context, nor hangs at a barrier.
 template <typename T> __device__ __forceinline__ T* gocu_at(gocu_slice<T> s, long long i, int site) {
   if ((unsigned long long)i < (unsigned long long)s.n) return s.p + i;
-  gocu_fail(1, site, i, 0, s.n);
+  gocu_fail(1, site, i, (long long)s.p, s.n);
   return (T*)gocu_sink;
 }
 __device__ __forceinline__ long long gocu_chk(long long i, long long n, int site) {

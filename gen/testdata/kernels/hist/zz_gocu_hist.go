@@ -3,6 +3,7 @@
 package hist
 
 import (
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
 )
@@ -45,12 +46,22 @@ __device__ __noinline__ void gocu_fail(unsigned long long code, int site, long l
   gocu_err[9] = threadIdx.y;
   gocu_err[10] = threadIdx.z;
 }
+// gocu_err_take copies the error buffer to out (unless out is null) and
+// clears it; the launcher runs it on 16 threads before and after a debug
+// launch, on the launch's stream.
+extern "C" __global__ void gocu_err_take(unsigned long long* out) {
+  unsigned int i = threadIdx.x;
+  if (i < 16u) {
+    if (out) out[i] = gocu_err[i];
+    gocu_err[i] = 0ull;
+  }
+}
 // A failed index check records the error and goes on with a harmless
 // element (the sink, or element 0 of a fixed-size array), so the kernel
 // neither faults, which would lose the context, nor hangs at a barrier.
 template <typename T> __device__ __forceinline__ T* gocu_at(gocu_slice<T> s, long long i, int site) {
   if ((unsigned long long)i < (unsigned long long)s.n) return s.p + i;
-  gocu_fail(1, site, i, 0, s.n);
+  gocu_fail(1, site, i, (long long)s.p, s.n);
   return (T*)gocu_sink;
 }
 __device__ __forceinline__ long long gocu_chk(long long i, long long n, int site) {
@@ -325,7 +336,7 @@ extern "C" __global__ void Accumulate(int* data_p, long long data_n, Stats* stat
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "2f63b1d8856a93ddd3b95879e8aa663f7d2fbbcb5899e568e1b8a22f26c509f6"
+const gocuSourceSHA256 = "6bf8c47937ec4cce37d3e1d76ebcd1ccd2163515dea785672e232013e953dbc5"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -366,6 +377,53 @@ var gocuModule = &meta.Module{
 }
 
 func init() { meta.Register(gocuModule) }
+
+// gocuProgram compiles the package's CUDA source on first use on each GPU, for
+// the launchers.
+var gocuProgram = gocu.NewProgram(gocuModule)
+
+// LaunchHistogram runs the kernel Histogram on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], hist *gocu.Buffer[uint32]) error {
+	var l gocu.ProgramLaunch
+	if l.Start(gocuProgram, 0, d, cfg) {
+		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, data)
+		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, hist)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
+	}
+	gocuS0 := gocu.SimArg(&l, 0, data)
+	gocuS1 := gocu.SimArg(&l, 1, hist)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { Histogram(gocuT, gocuS0, gocuS1) },
+		func(gocuT *kernel.Thread) { gocuChecked_Histogram(gocuT, gocuS0, gocuS1) },
+		gocuS0, gocuS1,
+	)
+}
+
+// LaunchAccumulate runs the kernel Accumulate on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchAccumulate(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[int32], stats *gocu.Buffer[Stats], scale Stats) error {
+	var l gocu.ProgramLaunch
+	if l.Start(gocuProgram, 1, d, cfg) {
+		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, data)
+		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, stats)
+		gocuV2 := scale
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocu.ValueArg(&gocuV2, 8))
+	}
+	gocuS0 := gocu.SimArg(&l, 0, data)
+	gocuS1 := gocu.SimArg(&l, 1, stats)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { Accumulate(gocuT, gocuS0, gocuS1, scale) },
+		func(gocuT *kernel.Thread) { gocuChecked_Accumulate(gocuT, gocuS0, gocuS1, scale) },
+		gocuS0, gocuS1, scale,
+	)
+}
 
 // Source sites of the checked accesses and debug-mode checks.
 var (

@@ -3,6 +3,7 @@
 package reduce
 
 import (
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
 )
@@ -45,12 +46,22 @@ __device__ __noinline__ void gocu_fail(unsigned long long code, int site, long l
   gocu_err[9] = threadIdx.y;
   gocu_err[10] = threadIdx.z;
 }
+// gocu_err_take copies the error buffer to out (unless out is null) and
+// clears it; the launcher runs it on 16 threads before and after a debug
+// launch, on the launch's stream.
+extern "C" __global__ void gocu_err_take(unsigned long long* out) {
+  unsigned int i = threadIdx.x;
+  if (i < 16u) {
+    if (out) out[i] = gocu_err[i];
+    gocu_err[i] = 0ull;
+  }
+}
 // A failed index check records the error and goes on with a harmless
 // element (the sink, or element 0 of a fixed-size array), so the kernel
 // neither faults, which would lose the context, nor hangs at a barrier.
 template <typename T> __device__ __forceinline__ T* gocu_at(gocu_slice<T> s, long long i, int site) {
   if ((unsigned long long)i < (unsigned long long)s.n) return s.p + i;
-  gocu_fail(1, site, i, 0, s.n);
+  gocu_fail(1, site, i, (long long)s.p, s.n);
   return (T*)gocu_sink;
 }
 __device__ __forceinline__ long long gocu_chk(long long i, long long n, int site) {
@@ -338,7 +349,7 @@ extern "C" __global__ void MaxAbs(float* x_p, long long x_n, float* out_p, long 
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "8aa74ceb08d2ff79ba9a3da4903688b42597da54f599a029befb54ae25190cc9"
+const gocuSourceSHA256 = "df527e7c26d7463c05e2babd1f1e2d51d1a8689c15fcf874c961b0ac5608a612"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -382,6 +393,54 @@ var gocuModule = &meta.Module{
 }
 
 func init() { meta.Register(gocuModule) }
+
+// gocuProgram compiles the package's CUDA source on first use on each GPU, for
+// the launchers.
+var gocuProgram = gocu.NewProgram(gocuModule)
+
+// LaunchSum runs the kernel Sum on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchSum(d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[float32]) error {
+	var l gocu.ProgramLaunch
+	if l.Start(gocuProgram, 0, d, cfg) {
+		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, out)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
+	}
+	gocuS0 := gocu.SimArg(&l, 0, x)
+	gocuS1 := gocu.SimArg(&l, 1, out)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { Sum(gocuT, gocuS0, gocuS1) },
+		func(gocuT *kernel.Thread) { gocuChecked_Sum(gocuT, gocuS0, gocuS1) },
+		gocuS0, gocuS1,
+	)
+}
+
+// LaunchMaxAbs runs the kernel MaxAbs on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchMaxAbs(d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[float32], neg *gocu.Buffer[uint32]) error {
+	var l gocu.ProgramLaunch
+	if l.Start(gocuProgram, 1, d, cfg) {
+		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, out)
+		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, neg)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2)
+	}
+	gocuS0 := gocu.SimArg(&l, 0, x)
+	gocuS1 := gocu.SimArg(&l, 1, out)
+	gocuS2 := gocu.SimArg(&l, 2, neg)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { MaxAbs(gocuT, gocuS0, gocuS1, gocuS2) },
+		func(gocuT *kernel.Thread) { gocuChecked_MaxAbs(gocuT, gocuS0, gocuS1, gocuS2) },
+		gocuS0, gocuS1, gocuS2,
+	)
+}
 
 // Source sites of the checked accesses and debug-mode checks.
 var (

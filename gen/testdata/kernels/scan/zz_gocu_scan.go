@@ -3,6 +3,7 @@
 package scan
 
 import (
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
 )
@@ -45,12 +46,22 @@ __device__ __noinline__ void gocu_fail(unsigned long long code, int site, long l
   gocu_err[9] = threadIdx.y;
   gocu_err[10] = threadIdx.z;
 }
+// gocu_err_take copies the error buffer to out (unless out is null) and
+// clears it; the launcher runs it on 16 threads before and after a debug
+// launch, on the launch's stream.
+extern "C" __global__ void gocu_err_take(unsigned long long* out) {
+  unsigned int i = threadIdx.x;
+  if (i < 16u) {
+    if (out) out[i] = gocu_err[i];
+    gocu_err[i] = 0ull;
+  }
+}
 // A failed index check records the error and goes on with a harmless
 // element (the sink, or element 0 of a fixed-size array), so the kernel
 // neither faults, which would lose the context, nor hangs at a barrier.
 template <typename T> __device__ __forceinline__ T* gocu_at(gocu_slice<T> s, long long i, int site) {
   if ((unsigned long long)i < (unsigned long long)s.n) return s.p + i;
-  gocu_fail(1, site, i, 0, s.n);
+  gocu_fail(1, site, i, (long long)s.p, s.n);
   return (T*)gocu_sink;
 }
 __device__ __forceinline__ long long gocu_chk(long long i, long long n, int site) {
@@ -330,7 +341,7 @@ extern "C" __global__ void Blelloch(int* x_p, long long x_n, int* y_p, long long
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "a2936162851cf211374fa1360bbe58cb5b6f0cded35f86584c9e982c60a0384e"
+const gocuSourceSHA256 = "94a350754ff5bc702cb5c5a18f58d8c6bf8b7d4c60cc7bebbb2a6d3add2440ee"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -358,6 +369,31 @@ var gocuModule = &meta.Module{
 }
 
 func init() { meta.Register(gocuModule) }
+
+// gocuProgram compiles the package's CUDA source on first use on each GPU, for
+// the launchers.
+var gocuProgram = gocu.NewProgram(gocuModule)
+
+// LaunchBlelloch runs the kernel Blelloch on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchBlelloch(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[int32]) error {
+	var l gocu.ProgramLaunch
+	if l.Start(gocuProgram, 0, d, cfg) {
+		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, y)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
+	}
+	gocuS0 := gocu.SimArg(&l, 0, x)
+	gocuS1 := gocu.SimArg(&l, 1, y)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { Blelloch(gocuT, gocuS0, gocuS1) },
+		func(gocuT *kernel.Thread) { gocuChecked_Blelloch(gocuT, gocuS0, gocuS1) },
+		gocuS0, gocuS1,
+	)
+}
 
 // Source sites of the checked accesses and debug-mode checks.
 var (

@@ -3,6 +3,7 @@
 package sgemm
 
 import (
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
 )
@@ -45,12 +46,22 @@ __device__ __noinline__ void gocu_fail(unsigned long long code, int site, long l
   gocu_err[9] = threadIdx.y;
   gocu_err[10] = threadIdx.z;
 }
+// gocu_err_take copies the error buffer to out (unless out is null) and
+// clears it; the launcher runs it on 16 threads before and after a debug
+// launch, on the launch's stream.
+extern "C" __global__ void gocu_err_take(unsigned long long* out) {
+  unsigned int i = threadIdx.x;
+  if (i < 16u) {
+    if (out) out[i] = gocu_err[i];
+    gocu_err[i] = 0ull;
+  }
+}
 // A failed index check records the error and goes on with a harmless
 // element (the sink, or element 0 of a fixed-size array), so the kernel
 // neither faults, which would lose the context, nor hangs at a barrier.
 template <typename T> __device__ __forceinline__ T* gocu_at(gocu_slice<T> s, long long i, int site) {
   if ((unsigned long long)i < (unsigned long long)s.n) return s.p + i;
-  gocu_fail(1, site, i, 0, s.n);
+  gocu_fail(1, site, i, (long long)s.p, s.n);
   return (T*)gocu_sink;
 }
 __device__ __forceinline__ long long gocu_chk(long long i, long long n, int site) {
@@ -342,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(256) SGEMM(float* a_p, long long a_
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "501a846d1540c253212cf86213ff0cc2f75c1f4f5ba0c05c41cf4daec5060f47"
+const gocuSourceSHA256 = "821e2dd966820b2bbb561ccfd4f0a6c4598eacb001b2a90fdd152407fa3a397f"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -379,6 +390,33 @@ var gocuModule = &meta.Module{
 }
 
 func init() { meta.Register(gocuModule) }
+
+// gocuProgram compiles the package's CUDA source on first use on each GPU, for
+// the launchers.
+var gocuProgram = gocu.NewProgram(gocuModule)
+
+// LaunchSGEMM runs the kernel SGEMM on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32, alpha, beta float32) error {
+	var l gocu.ProgramLaunch
+	if l.Start(gocuProgram, 0, d, cfg) {
+		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, c)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k, alpha, beta)
+	}
+	gocuS0 := gocu.SimArg(&l, 0, a)
+	gocuS1 := gocu.SimArg(&l, 1, b)
+	gocuS2 := gocu.SimArg(&l, 2, c)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { SGEMM(gocuT, gocuS0, gocuS1, gocuS2, m, n, k, alpha, beta) },
+		func(gocuT *kernel.Thread) { gocuChecked_SGEMM(gocuT, gocuS0, gocuS1, gocuS2, m, n, k, alpha, beta) },
+		gocuS0, gocuS1, gocuS2, m, n, k, alpha, beta,
+	)
+}
 
 // Source sites of the checked accesses and debug-mode checks.
 var (

@@ -1,0 +1,181 @@
+package gen
+
+import (
+	"fmt"
+	"go/types"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gocu-dev/gocu/gen/meta"
+)
+
+// rootPath is the import path of package gocu, whose Program and
+// ProgramLaunch the launchers use.
+const rootPath = "github.com/gocu-dev/gocu"
+
+// programVar is the generated variable holding the package's gocu.Program.
+const programVar = "gocuProgram"
+
+// LauncherName returns the name of the typed launcher gocu gen writes for
+// the kernel called name: "Launch" followed by the name for an exported
+// kernel (Gray: LaunchGray), "launch" followed by the name with its first
+// letter in upper case for an unexported one (gray: launchGray), so that
+// the launcher is exported exactly when the kernel is.
+func LauncherName(name string) string {
+	r, size := utf8.DecodeRuneInString(name)
+	if unicode.IsUpper(r) {
+		return "Launch" + name
+	}
+	return "launch" + string(unicode.ToUpper(r)) + name[size:]
+}
+
+// checkLauncherNames reports package identifiers that take the names the
+// generated file needs for its launchers and its program variable.
+func (u *unit) checkLauncherNames() {
+	scope := u.pkg.Types.Scope()
+	taken := func(name, what string) {
+		if obj := scope.Lookup(name); obj != nil {
+			u.errorf(obj.Pos(), "%s is declared here, but gocu gen needs the name for %s: rename it", name, what)
+		}
+	}
+	taken(programVar, "the package's compiled kernels (identifiers starting with gocu are gocu gen's)")
+	seen := map[string]string{}
+	for _, k := range u.kernels {
+		name := LauncherName(k.obj.Name())
+		if other, ok := seen[name]; ok {
+			u.errorf(k.src.decl.Name.Pos(), "the kernels %s and %s would both have the launcher %s: rename one", other, k.obj.Name(), name)
+			continue
+		}
+		seen[name] = k.obj.Name()
+		taken(name, "the launcher of kernel "+k.obj.Name())
+	}
+}
+
+// launcherParam is one kernel parameter as the launcher takes it.
+type launcherParam struct {
+	name   string // in the launcher
+	goType string // the kernel's type, spelled in the generated file
+	meta   meta.Param
+	elem   string // element type of a slice
+	conv   string // for a scalar: the conversion to the type the driver packs, or ""
+}
+
+// launcher writes the typed launcher of kernel k, the idx-th of the
+// module.
+func (u *unit) launcher(k *fn, idx int, km meta.Kernel) string {
+	root := u.imports().alias(rootPath, "gocu")
+	kpkg := u.imports().alias(kernelPath, "kernel")
+	sig := k.obj.Signature()
+
+	// Identifiers the launcher's body refers to, which a parameter of the
+	// same name would shadow.
+	reserved := map[string]bool{
+		k.obj.Name(): true, u.twinNameOf(k): true, root: true, kpkg: true, programVar: true,
+		"error": true, "nil": true, "bool": true, "int64": true, "uint64": true,
+	}
+	for _, b := range []string{"int8", "int16", "int32", "uint8", "uint16", "uint32", "float32", "float64"} {
+		reserved[b] = true
+	}
+	var ps []launcherParam
+	names := map[string]bool{}
+	for i := 1; i < sig.Params().Len(); i++ {
+		v := sig.Params().At(i)
+		p := launcherParam{name: v.Name(), goType: u.goType(v.Type(), v.Pos()), meta: km.Params[i-1]}
+		if p.name == "" || p.name == "_" || strings.HasPrefix(p.name, "gocu") || reserved[p.name] {
+			p.name = fmt.Sprintf("gocuArg%d", i-1)
+		}
+		names[p.name] = true
+		switch ut := v.Type().Underlying().(type) {
+		case *types.Slice:
+			p.elem = u.goType(ut.Elem(), v.Pos())
+		case *types.Basic:
+			switch ut.Kind() {
+			case types.Int:
+				p.conv = "int64"
+			case types.Uint, types.Uintptr:
+				p.conv = "uint64"
+			default:
+				if _, named := types.Unalias(v.Type()).(*types.Named); named {
+					p.conv = ut.Name()
+				}
+			}
+		}
+		ps = append(ps, p)
+	}
+	own := func(name string) string { // the launcher's own parameters
+		if names[name] {
+			return "gocu" + strings.ToUpper(name[:1]) + name[1:]
+		}
+		return name
+	}
+	d, cfg, l := own("d"), own("cfg"), own("l")
+
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	name := LauncherName(k.obj.Name())
+	w("// %s runs the kernel %s on %s with the launch configuration %s:\n", name, k.obj.Name(), d, cfg)
+	w("// on a GPU compiled from the package's CUDA source on first use, on the\n")
+	w("// simulator as Go. Slices travel as %s.Buffer values of the device. It\n", root)
+	w("// returns without waiting for the GPU, except in debug mode and with In,\n")
+	w("// Out or InOut buffers. Written by gocu gen.\n")
+	w("func %s(%s *%s.Device, %s %s.Config", name, d, root, cfg, root)
+	for i, p := range ps {
+		t := p.goType
+		if p.elem != "" {
+			t = "*" + root + ".Buffer[" + p.elem + "]"
+		}
+		next := ""
+		if i+1 < len(ps) {
+			next = ps[i+1].goType
+			if ps[i+1].elem != "" {
+				next = "*" + root + ".Buffer[" + ps[i+1].elem + "]"
+			}
+		}
+		if next == t { // group parameters of one type, as the kernel may
+			w(", %s", p.name)
+		} else {
+			w(", %s %s", p.name, t)
+		}
+	}
+	w(") error {\n")
+	w("var %s %s.ProgramLaunch\n", l, root)
+	w("if %s.Start(%s, %d, %s, %s) {\n", l, programVar, idx, d, cfg)
+	var gpuArgs []string
+	for i, p := range ps {
+		switch {
+		case p.elem != "":
+			w("gocuM%d, gocuN%d := %s.DeviceArg(&%s, %d, %s)\n", i, i, root, l, i, p.name)
+			gpuArgs = append(gpuArgs, fmt.Sprintf("gocuM%d", i), fmt.Sprintf("gocuN%d", i))
+		case p.meta.Kind == meta.Struct || p.meta.Kind == meta.Array:
+			// A copy, so that taking its address does not move the
+			// parameter (which the simulator's closure captures) to the heap.
+			w("gocuV%d := %s\n", i, p.name)
+			gpuArgs = append(gpuArgs, fmt.Sprintf("%s.ValueArg(&gocuV%d, %d)", root, i, p.meta.Align))
+		case p.conv != "":
+			gpuArgs = append(gpuArgs, fmt.Sprintf("%s(%s)", p.conv, p.name))
+		default:
+			gpuArgs = append(gpuArgs, p.name)
+		}
+	}
+	w("return %s.Run(%s)\n", l, strings.Join(gpuArgs, ", "))
+	w("}\n")
+	var simArgs []string
+	for i, p := range ps {
+		if p.elem != "" {
+			w("gocuS%d := %s.SimArg(&%s, %d, %s)\n", i, root, l, i, p.name)
+			simArgs = append(simArgs, fmt.Sprintf("gocuS%d", i))
+		} else {
+			simArgs = append(simArgs, p.name)
+		}
+	}
+	call := strings.Join(append([]string{"gocuT"}, simArgs...), ", ")
+	w("return %s.Simulate(\n", l)
+	w("func(gocuT *%s.Thread) { %s(%s) },\n", kpkg, k.obj.Name(), call)
+	w("func(gocuT *%s.Thread) { %s(%s) },\n", kpkg, u.twinNameOf(k), call)
+	if len(simArgs) > 0 {
+		w("%s,\n", strings.Join(simArgs, ", "))
+	}
+	w(")\n}\n")
+	return b.String()
+}
