@@ -281,8 +281,10 @@ struct util_Vec3 {
   float Z;
 };
 static_assert(sizeof(util_Vec3) == 12 && alignof(util_Vec3) == 4, "gocu: layout of Vec3 differs from Go");
+#ifndef __CUDACC_RTC__
 static_assert(__builtin_offsetof(util_Vec3, Y) == 4, "gocu: offset of Vec3.Y differs from Go");
 static_assert(__builtin_offsetof(util_Vec3, Z) == 8, "gocu: offset of Vec3.Z differs from Go");
+#endif
 
 struct Pair {
   signed char A;
@@ -291,9 +293,11 @@ struct Pair {
   bool D;
 };
 static_assert(sizeof(Pair) == 24 && alignof(Pair) == 8, "gocu: layout of Pair differs from Go");
+#ifndef __CUDACC_RTC__
 static_assert(__builtin_offsetof(Pair, B) == 8, "gocu: offset of Pair.B differs from Go");
 static_assert(__builtin_offsetof(Pair, C) == 16, "gocu: offset of Pair.C differs from Go");
 static_assert(__builtin_offsetof(Pair, D) == 22, "gocu: offset of Pair.D differs from Go");
+#endif
 
 struct gocu_tuple0 { int r0; int r1; };
 

@@ -294,8 +294,10 @@ struct util_Vec3 {
   float Z;
 };
 static_assert(sizeof(util_Vec3) == 12 && alignof(util_Vec3) == 4, "gocu: layout of Vec3 differs from Go");
+#ifndef __CUDACC_RTC__
 static_assert(__builtin_offsetof(util_Vec3, Y) == 4, "gocu: offset of Vec3.Y differs from Go");
 static_assert(__builtin_offsetof(util_Vec3, Z) == 8, "gocu: offset of Vec3.Z differs from Go");
+#endif
 
 struct Pair {
   signed char A;
@@ -304,9 +306,11 @@ struct Pair {
   bool D;
 };
 static_assert(sizeof(Pair) == 24 && alignof(Pair) == 8, "gocu: layout of Pair differs from Go");
+#ifndef __CUDACC_RTC__
 static_assert(__builtin_offsetof(Pair, B) == 8, "gocu: offset of Pair.B differs from Go");
 static_assert(__builtin_offsetof(Pair, C) == 16, "gocu: offset of Pair.C differs from Go");
 static_assert(__builtin_offsetof(Pair, D) == 22, "gocu: offset of Pair.D differs from Go");
+#endif
 
 struct gocu_tuple0 { int r0; int r1; };
 
@@ -560,7 +564,7 @@ extern "C" __global__ void Misc(int* k_p, long long k_n, float* c_p, long long c
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "0596f427ec5c7111daf626b1279aa5226c1e153a9632231e417891113c0f9d1f"
+const gocuSourceSHA256 = "44772f90f2236d48e68f85870b03c5cbdb001695d46b2e17f31e54aa5fda0e54"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{

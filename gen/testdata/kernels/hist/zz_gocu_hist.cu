@@ -282,9 +282,11 @@ struct Stats {
   int Max;
 };
 static_assert(sizeof(Stats) == 24 && alignof(Stats) == 8, "gocu: layout of Stats differs from Go");
+#ifndef __CUDACC_RTC__
 static_assert(__builtin_offsetof(Stats, Seen) == 4, "gocu: offset of Stats.Seen differs from Go");
 static_assert(__builtin_offsetof(Stats, Sum) == 8, "gocu: offset of Stats.Sum differs from Go");
 static_assert(__builtin_offsetof(Stats, Max) == 16, "gocu: offset of Stats.Max differs from Go");
+#endif
 
 // hist.Histogram (hist.go:12)
 extern "C" __global__ void Histogram(unsigned char* data_p, long long data_n, unsigned int* hist_p, long long hist_n) {

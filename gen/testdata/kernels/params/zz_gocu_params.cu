@@ -281,8 +281,10 @@ struct Point {
   double W;
 };
 static_assert(sizeof(Point) == 16 && alignof(Point) == 8, "gocu: layout of Point differs from Go");
+#ifndef __CUDACC_RTC__
 static_assert(__builtin_offsetof(Point, Y) == 4, "gocu: offset of Point.Y differs from Go");
 static_assert(__builtin_offsetof(Point, W) == 8, "gocu: offset of Point.W differs from Go");
+#endif
 
 // params.Scalars (params.go:21)
 extern "C" __global__ void Scalars(long long* d_p, long long d_n, long long cfg, float gocu_p, unsigned long long l, bool on, short lv, Point p, gocu_array<int, 3> arr, float4 f4, gocu_Dim3 dim) {
