@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/examples/kernels"
 	"github.com/gocu-dev/gocu/internal/demo"
 	"github.com/gocu-dev/gocu/internal/sample"
 )
@@ -35,12 +36,12 @@ func main() {
 	}
 	defer out.Free()
 
-	// demo.LaunchGray stands in for kernels.LaunchGray, the typed
-	// launcher gocu gen writes beside the kernel: on a GPU it runs the
-	// CUDA C++ gocu gen translated kernels.Gray to, compiled for that GPU
-	// by NVRTC and cached on disk; on the simulator, kernels.Gray itself.
+	// kernels.LaunchGray is the typed launcher gocu gen wrote beside the
+	// kernel: on a GPU it runs the CUDA C++ gocu gen translated
+	// kernels.Gray to, compiled for that GPU by NVRTC on the first launch
+	// and cached on disk; on the simulator, kernels.Gray itself.
 	cfg := gocu.Grid1D(n, 256)
-	launch := func() error { return demo.LaunchGray(dev, cfg, in, out, int32(n)) }
+	launch := func() error { return kernels.LaunchGray(dev, cfg, in, out, int32(n)) }
 	if err := launch(); err != nil {
 		log.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/examples/kernels"
 	"github.com/gocu-dev/gocu/internal/demo"
 )
 
@@ -44,7 +45,7 @@ func main() {
 	// 16x16 threads per block, as many blocks as it takes to cover c:
 	// thread (x, y) of the grid computes c[y][x] (kernels.MatMul).
 	cfg := gocu.Grid2D(size, size, 16, 16)
-	d, err := demo.Time(dev, 3, func() error { return demo.LaunchMatMul(dev, cfg, da, db, dc, s, s, s) })
+	d, err := demo.Time(dev, 3, func() error { return kernels.LaunchMatMul(dev, cfg, da, db, dc, s, s, s) })
 	if err != nil {
 		log.Fatal(err)
 	}

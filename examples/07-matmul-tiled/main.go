@@ -39,7 +39,7 @@ func main() {
 	// The blocks must be Tile x Tile: each thread loads one element of
 	// each tile.
 	cfg := gocu.Grid2D(size, size, kernels.Tile, kernels.Tile)
-	d, err := demo.Time(dev, 3, func() error { return demo.LaunchTiledMatMul(dev, cfg, da, db, dc, s, s, s) })
+	d, err := demo.Time(dev, 3, func() error { return kernels.LaunchTiledMatMul(dev, cfg, da, db, dc, s, s, s) })
 	if err != nil {
 		log.Fatal(err)
 	}

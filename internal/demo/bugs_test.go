@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/sim"
 )
 
@@ -22,7 +23,7 @@ func TestBugs(t *testing.T) {
 			text   []string
 		}{
 			{sim.KindSharedRace, "TiledMatMulNoSync", []string{"shared-memory race", "no SyncThreads between them"}},
-			{sim.KindOutOfRange, "AddOffByOne", []string{"block (3,0,0) thread (232,0,0)", "index 1000 out of range [0:1000]"}},
+			{sim.KindOutOfRange, "AddOffByOne", []string{"block (3,0,0) thread (232,0,0)", "index 1000 out of range [0:1000] of global memory (argument 1)", "(a[i])"}},
 			{sim.KindDivergentBarrier, "BlockSumDivergent", []string{"divergent barrier", "returned from the kernel"}},
 		}
 		if len(bugs) != len(want) {
@@ -45,6 +46,15 @@ func TestBugs(t *testing.T) {
 		// The race names two threads of one block, one of them writing.
 		if o := bugs[0].Err.Other; o == nil || o.Block != bugs[0].Err.Block || (o.Op != "write" && bugs[0].Err.Op != "write") {
 			t.Errorf("race report without a writer in the same block: %v", bugs[0].Err)
+		}
+	}
+}
+
+// TestDebugOffByOneNoGPU: the GPU's debug mode needs a GPU.
+func TestDebugOffByOneNoGPU(t *testing.T) {
+	for _, dev := range []*gocu.Device{nil, simDevice(t)} {
+		if _, err := DebugOffByOne(dev, newRand(t)); err == nil || !strings.Contains(err.Error(), "is not a GPU") {
+			t.Errorf("DebugOffByOne(%v): %v, want an error saying it needs a GPU", dev, err)
 		}
 	}
 }

@@ -65,16 +65,18 @@ type Report struct {
 	Device      string // Describe(device)
 	ArrayDevice string
 	Rows        []Row
-	Out         string // the image written
-	Bugs        []Bug
+	Out         string    // the image written
+	Bugs        []Bug     // the planted bugs, caught by the simulator
+	Debug       *Debugged // on a GPU, the off-by-one caught in debug mode
 	Total       time.Duration
 }
 
 // Run runs the lecture end to end and prints it to w as it goes: the
 // grayscale of the sample image with the 1-D and the 2-D kernel, the
 // naive, tiled and library matrix products, each checked against a CPU
-// reference and timed, then the planted bugs caught by the simulator.
-// Any wrong result, or a bug the simulator misses, is an error.
+// reference and timed, then the planted bugs caught by the simulator and,
+// on a GPU, the off-by-one caught by the GPU's debug mode with the
+// simulator's message. Any wrong result, or a bug missed, is an error.
 func Run(o Options, w io.Writer) (*Report, error) {
 	start := time.Now()
 	dev, err := OpenDevice(o.Device)
@@ -99,7 +101,10 @@ func Run(o Options, w io.Writer) (*Report, error) {
 	if seed == 0 {
 		seed = 1 + rand.Uint64N(999_999) // short enough to retype into GOCU_SIM_SEED
 	}
-	ad := ArrayDevice(dev)
+	ad, err := ArrayDevice(dev)
+	if err != nil {
+		return nil, err
+	}
 	rep := &Report{Device: Describe(dev), ArrayDevice: ad.String(), Out: out}
 	if ad == array.CPU() {
 		rep.ArrayDevice += fmt.Sprintf(" (all %d cores)", runtime.GOMAXPROCS(0))
@@ -118,7 +123,7 @@ func Run(o Options, w io.Writer) (*Report, error) {
 
 	if dev.Kind() == gocu.CUDA {
 		t0 := time.Now()
-		if _, err := Module(dev); err != nil {
+		if err := Compile(dev); err != nil {
 			return rep, err
 		}
 		add(Row{Step: "compile the Go kernels' CUDA C++", Code: "gocu gen + NVRTC", Where: where, Time: time.Since(t0), Check: "cached on disk"})
@@ -146,6 +151,21 @@ func Run(o Options, w io.Writer) (*Report, error) {
 	}
 	for _, b := range bugs {
 		fmt.Fprintf(w, "\n%s in %s (%s):\n  %v\n", b.Name, b.Kernel, b.How, b.Err)
+	}
+	if dev.Kind() == gocu.CUDA {
+		fmt.Fprintf(w, "\nThe GPU's debug mode (gocu.Config{Debug: true}: Go's bounds checks compiled into the CUDA C++)\ncatches the off-by-one with the simulator's message:\n")
+		d, err := DebugOffByOne(dev, r)
+		rep.Debug = d
+		if err != nil {
+			return rep, err
+		}
+		b := d.Bug
+		fmt.Fprintf(w, "\n%s in %s (%s):\n  %v\n", b.Name, b.Kernel, b.How, b.Err)
+		if d.Release == nil {
+			fmt.Fprintf(w, "without debug mode the GPU reports nothing: the read and the write past the ends go unnoticed\n")
+		} else {
+			fmt.Fprintf(w, "without Debug in the launch it reports it too, since GOCU_DEBUG=1 makes every launch a debug launch\n")
+		}
 	}
 	rep.Total = time.Since(start)
 	fmt.Fprintf(w, "\ndone in %s\n", FormatDuration(rep.Total))
@@ -178,10 +198,10 @@ func grayRows(dev *gocu.Device, add func(Row)) (*image.Gray, error) {
 			return nil, err
 		}
 		step, code := "grayscale, 1-D grid", "kernels.Gray"
-		run := func() error { return LaunchGray(dev, gocu.Grid1D(n, 256), in, out, int32(n)) }
+		run := func() error { return kernels.LaunchGray(dev, gocu.Grid1D(n, 256), in, out, int32(n)) }
 		if twoD {
 			step, code = "grayscale, 2-D grid", "kernels.Gray2D"
-			run = func() error { return LaunchGray2D(dev, gocu.Grid2D(w, h, 16, 16), in, out, int32(w), int32(h)) }
+			run = func() error { return kernels.LaunchGray2D(dev, gocu.Grid2D(w, h, 16, 16), in, out, int32(w), int32(h)) }
 		}
 		d, err := Time(dev, reps, run)
 		if err != nil {
@@ -257,8 +277,8 @@ func matmulRows(dev *gocu.Device, ad *array.Device, size int, r *rand.Rand, add 
 		step, code string
 		launch     func(*gocu.Device, gocu.Config, *gocu.Buffer[float32], *gocu.Buffer[float32], *gocu.Buffer[float32], int32, int32, int32) error
 	}{
-		{"matmul, naive (2-D grid)", "kernels.MatMul", LaunchMatMul},
-		{"matmul, tiled 16x16 in shared memory", "kernels.TiledMatMul", LaunchTiledMatMul},
+		{"matmul, naive (2-D grid)", "kernels.MatMul", kernels.LaunchMatMul},
+		{"matmul, tiled 16x16 in shared memory", "kernels.TiledMatMul", kernels.LaunchTiledMatMul},
 	} {
 		if err := dc.CopyFrom(Fill(make([]float32, size*size), nan)); err != nil {
 			return err
@@ -281,15 +301,17 @@ func matmulRows(dev *gocu.Device, ad *array.Device, size int, r *rand.Rand, add 
 	// The library: package array's matmul (cuBLAS on a GPU, a packed
 	// AVX2 GEMM on the CPU).
 	x, y := array.FromSliceOn(ad, a, size, size), array.FromSliceOn(ad, b, size, size)
-	var z *array.Array
+	defer x.Close()
+	defer y.Close()
 	areps := 3
-	d, err := timeArray(ad, areps, func() *array.Array {
-		z = x.MatMul(y)
-		return z
-	})
+	if ad.IsGPU() {
+		areps = 10
+	}
+	z, d, err := timeArray(ad, areps, func() *array.Array { return x.MatMul(y) })
 	if err != nil {
 		return err
 	}
+	defer z.Close()
 	c, err := z.Float32s()
 	if err != nil {
 		return err
@@ -303,23 +325,31 @@ func matmulRows(dev *gocu.Device, ad *array.Device, size int, r *rand.Rand, add 
 }
 
 // timeArray times an array computation: the median of reps runs after one
-// warm-up, each from the call to the device's completion.
-func timeArray(ad *array.Device, reps int, f func() *array.Array) (time.Duration, error) {
-	var times []time.Duration
+// warm-up, each from the call to the device's completion. It returns the
+// last run's result and closes the others, so that a GPU's memory holds
+// one result at a time.
+func timeArray(ad *array.Device, reps int, f func() *array.Array) (*array.Array, time.Duration, error) {
+	var (
+		times []time.Duration
+		res   *array.Array
+	)
 	for i := range reps + 1 {
+		if res != nil {
+			res.Close()
+		}
 		t0 := time.Now()
-		res := f().Eval()
+		res = f().Eval()
 		if err := ad.Sync(); err != nil {
-			return 0, err
+			return nil, 0, err
 		}
 		if err := res.Err(); err != nil {
-			return 0, err
+			return nil, 0, err
 		}
 		if i > 0 {
 			times = append(times, time.Since(t0))
 		}
 	}
-	return median(times), nil
+	return res, median(times), nil
 }
 
 func median(t []time.Duration) time.Duration {

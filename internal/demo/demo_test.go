@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/internal/sample"
 )
 
@@ -94,5 +95,11 @@ func TestDefaults(t *testing.T) {
 	}
 	if d := Describe(dev); !strings.HasPrefix(d, "sim, the CPU simulator on ") {
 		t.Errorf("Describe: %s", d)
+	}
+	if ad, err := ArrayDevice(dev); err != nil || ad != array.CPU() {
+		t.Errorf("the array device of the simulator: %v, %v; want the CPU", ad, err)
+	}
+	if err := Compile(dev); err != nil {
+		t.Errorf("Compile on the simulator: %v", err)
 	}
 }

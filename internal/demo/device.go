@@ -25,13 +25,21 @@ func OpenDevice(name string) (*gocu.Device, error) {
 }
 
 // ArrayDevice returns the array device that goes with dev, where the
-// library matmul runs.
-//
-// The array package's CUDA backend is not merged yet, so this is the CPU
-// for every device; when it is, a CUDA dev must map to the array device on
-// the same GPU.
-func ArrayDevice(dev *gocu.Device) *array.Device {
-	return array.CPU()
+// library matmul runs: on a GPU the same GPU (cuBLAS), on the simulator the
+// CPU, since whoever chose the simulator asked for no GPU. Without
+// --device the demo's device is gocu.Default(), the GPU when there is one,
+// and its array device is then array.Default(): both follow GOCU_DEVICE,
+// and package array has one *array.Device per GPU.
+func ArrayDevice(dev *gocu.Device) (*array.Device, error) {
+	g := dev.CUDA()
+	if g == nil {
+		return array.CPU(), nil
+	}
+	d, err := array.GPU(g.Ordinal())
+	if err != nil {
+		return nil, fmt.Errorf("arrays on %v: %w", dev, err)
+	}
+	return d, nil
 }
 
 // Describe says what a device is, for people: "cuda:0 (NVIDIA H100 80GB

@@ -23,7 +23,7 @@ func ExampleBugs() {
 	// data race in shared memory in kernels.TiledMatMulNoSync:
 	// sim: kernel TiledMatMulNoSync: block (3,2,0) thread (10,15,0): shared-memory race on shared [16][16]float32 #1 element 186 [11][10]: read at broken.go:44:23 (bs[i][tx]) conflicts with the write by block (3,2,0) thread (10,11,0) at broken.go:38:4 (bs[ty][tx]) with no SyncThreads between them [seed 1: GOCU_SIM_SEED=1 replays this schedule]
 	// index out of range in kernels.AddOffByOne:
-	// sim: kernel AddOffByOne: block (3,0,0) thread (232,0,0): index 1000 out of range [0:1000] at broken.go:16 [seed 1: GOCU_SIM_SEED=1 replays this schedule]
+	// sim: kernel AddOffByOne: block (3,0,0) thread (232,0,0): index 1000 out of range [0:1000] of global memory (argument 1) at broken.go:16:10 (a[i]) [seed 1: GOCU_SIM_SEED=1 replays this schedule]
 	// divergent barrier in kernels.BlockSumDivergent:
 	// sim: kernel BlockSumDivergent: block (3,0,0) thread (0,0,0): divergent barrier: waits at SyncThreads at broken.go:72, but thread (128,0,0) returned from the kernel (it last synchronised at broken.go:68) [seed 1: GOCU_SIM_SEED=1 replays this schedule]
 }

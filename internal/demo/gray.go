@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/examples/kernels"
 )
 
 // Stage is one timed stage of a pipeline.
@@ -55,7 +56,7 @@ func Gray(dev *gocu.Device, img image.Image, twoD bool) (res *GrayResult, err er
 	n := w * h
 	stage("to planar RGB")
 	if dev.Kind() == gocu.CUDA {
-		if _, err := Module(dev); err != nil {
+		if err := Compile(dev); err != nil {
 			return nil, err
 		}
 		stage("compile (NVRTC, cached)")
@@ -77,10 +78,10 @@ func Gray(dev *gocu.Device, img image.Image, twoD bool) (res *GrayResult, err er
 
 	if twoD {
 		res.Kernel, res.Config = "Gray2D", gocu.Grid2D(w, h, 16, 16)
-		err = LaunchGray2D(dev, res.Config, in, out, int32(w), int32(h))
+		err = kernels.LaunchGray2D(dev, res.Config, in, out, int32(w), int32(h))
 	} else {
 		res.Kernel, res.Config = "Gray", gocu.Grid1D(n, 256)
-		err = LaunchGray(dev, res.Config, in, out, int32(n))
+		err = kernels.LaunchGray(dev, res.Config, in, out, int32(n))
 	}
 	if err == nil {
 		err = dev.Synchronize()
