@@ -118,6 +118,27 @@ func copyBandwidth(b *testing.B, d *gocu.Device) float64 {
 	return copyBW
 }
 
+// copyBandwidthOf is copyBandwidth for a copy of n bytes.
+func copyBandwidthOf(b *testing.B, d *gocu.Device, n int) float64 {
+	src, err := d.CUDA().Alloc(n)
+	must(b, err)
+	defer src.Free()
+	dst, err := d.CUDA().Alloc(n)
+	must(b, err)
+	defer dst.Free()
+	must(b, src.MemsetD8(1))
+	g := newGPUTimer(b, d)
+	var ts []time.Duration
+	for i := range 25 {
+		t := g.once(b, func() error { return cuda.CopyDtoDAsync(dst, src, n, nil) })
+		if i >= 5 {
+			ts = append(ts, t)
+		}
+	}
+	slices.Sort(ts)
+	return 2 * float64(n) / ts[len(ts)/2].Seconds()
+}
+
 func BenchmarkGPUCopy(b *testing.B) {
 	d := needGPU(b)
 	bw := copyBandwidth(b, d)
@@ -128,8 +149,14 @@ func BenchmarkGPUCopy(b *testing.B) {
 // GB/s (3 bytes read and 1 written per pixel) and the share of the copy
 // bandwidth.
 func grayBench(b *testing.B, launch func(d *gocu.Device, rgb, gray *gocu.Buffer[uint8], n int) error) {
+	grayBenchSize(b, 4096, 4096, launch)
+}
+
+// grayBenchSize is grayBench on a w x h image. It also reports the share of
+// a device-to-device copy of the same number of bytes (2n read, 2n written),
+// which separates the kernel from the ramp-up every short kernel pays.
+func grayBenchSize(b *testing.B, w, h int, launch func(d *gocu.Device, rgb, gray *gocu.Buffer[uint8], n int) error) {
 	d := needGPU(b)
-	const w, h = 4096, 4096
 	n := w * h
 	r := newRand(b)
 	rgbHost := randBytes(r, 3*n)
@@ -138,6 +165,7 @@ func grayBench(b *testing.B, launch func(d *gocu.Device, rgb, gray *gocu.Buffer[
 	t := g.median(b, func() error { return launch(d, rgb, gray, n) })
 	rate := report(b, t, 4*float64(n), "GB/s")
 	b.ReportMetric(100*rate*1e9/copyBandwidth(b, d), "%copy")
+	b.ReportMetric(100*rate*1e9/copyBandwidthOf(b, d, 2*n), "%copy-same-bytes")
 	// The timed results are right.
 	ref, edge := grayRef(rgbHost, n)
 	got := download(b, gray)
@@ -176,6 +204,34 @@ func BenchmarkGPUGrayFast(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkGPUGrayFastLarge is GrayFast on a 16384 x 16384 image (1 GiB
+// moved), where the kernel runs long enough to be compared with the copy
+// ceiling, itself measured on a large copy; and with a grid of a few blocks
+// per SM walking the image (grid-stride), against one pixel group per thread.
+func BenchmarkGPUGrayFastLarge(b *testing.B) {
+	const w, h = 16384, 16384
+	b.Run("one-per-thread", func(b *testing.B) {
+		grayBenchSize(b, w, h, func(d *gocu.Device, rgb, gray *gocu.Buffer[uint8], n int) error {
+			return kernels.LaunchGrayFast(d, gocu.Grid1D(n/16, 256), rgb, gray, int32(n))
+		})
+	})
+	b.Run("grid-stride", func(b *testing.B) {
+		grayBenchSize(b, w, h, func(d *gocu.Device, rgb, gray *gocu.Buffer[uint8], n int) error {
+			sms := d.CUDA().Props().Multiprocessors
+			return kernels.LaunchGrayFast(d, gocu.Config{Grid: gocu.Dim3{X: int32(8 * sms)}, Block: gocu.Dim3{X: 256}}, rgb, gray, int32(n))
+		})
+	})
+}
+
+// BenchmarkGPUGrayFastStride is GrayFast at 4096 x 4096 with a grid of 8
+// blocks per SM walking the image.
+func BenchmarkGPUGrayFastStride(b *testing.B) {
+	grayBench(b, func(d *gocu.Device, rgb, gray *gocu.Buffer[uint8], n int) error {
+		sms := d.CUDA().Props().Multiprocessors
+		return kernels.LaunchGrayFast(d, gocu.Config{Grid: gocu.Dim3{X: int32(8 * sms)}, Block: gocu.Dim3{X: 256}}, rgb, gray, int32(n))
+	})
 }
 
 // matmulBench times a 4096^3 product (2 m n k flops).
