@@ -95,11 +95,11 @@ func (c *encoder) encode(b *bytes.Buffer, evs []Event, devices map[string]string
 	}
 	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(evs[i].HostStart, evs[j].HostStart) })
 	var out []traceEvent
+	base := c.n // events encoded before: the id of evs[i] is its index in the profile
 	for _, i := range order {
-		e := &evs[i]
-		out = c.event(out, e, devices)
-		c.n++
+		out = c.event(out, &evs[i], base+i, devices)
 	}
+	c.n += len(evs)
 	for _, te := range out {
 		js, err := json.Marshal(te)
 		if err != nil {
@@ -165,13 +165,13 @@ func laneName(track string, lane int) string {
 	return fmt.Sprintf("%s (%d)", track, lane+1)
 }
 
-func (c *encoder) event(out []traceEvent, e *Event, devices map[string]string) []traceEvent {
+func (c *encoder) event(out []traceEvent, e *Event, id int, devices map[string]string) []traceEvent {
 	dev := e.Device
 	if dev == "" {
 		dev = "unknown device"
 	}
 	pid, out := c.pid(dev, devices, out)
-	args := eventArgs{ID: c.n, Device: e.Device, Stream: e.Stream, Shared: e.Shared, Bytes: e.Bytes,
+	args := eventArgs{ID: id, Device: e.Device, Stream: e.Stream, Shared: e.Shared, Bytes: e.Bytes,
 		HostTs: us(e.HostStart), HostDur: us(e.HostDuration), Failed: e.Failed, Note: e.Note}
 	if e.Kind == "kernel" || e.Kind == SimKernel {
 		g, bl := e.Grid, e.Block
@@ -202,7 +202,7 @@ func (c *encoder) event(out []traceEvent, e *Event, devices map[string]string) [
 		out = o
 		d := us(e.HostDuration)
 		out = append(out, traceEvent{Name: hostCall(e), Cat: "host", Ph: "X", Ts: us(e.HostStart), Dur: &d, Pid: pid, Tid: htid,
-			Args: map[string]any{"id": c.n, "op": e.Name}})
+			Args: map[string]any{"id": id, "op": e.Name}})
 	}
 	return out
 }
