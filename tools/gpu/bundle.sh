@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds .gpu/ like ../shared/tools/gpu-bundle, but only for the packages named
 # (default: all with tests), gzipped so that the bundle fits the transfer limit.
-# Usage: tools/gpu/bundle.sh [package dirs...]    e.g. tools/gpu/bundle.sh . cuda array
+# Usage: [RACE='cuda ...'] tools/gpu/bundle.sh [package dirs...]    e.g. tools/gpu/bundle.sh . cuda array
 set -euo pipefail
 root=$(git rev-parse --show-toplevel); cd "$root"
 mkdir -p "$(git rev-parse --git-path info)"; touch "$(git rev-parse --git-path info/exclude)"
@@ -17,6 +17,9 @@ for rel in "$@"; do
   else
     echo "bundle: skipping $rel: $(head -3 /tmp/bundle.err)" >&2
   fi
+done
+for rel in ${RACE:-}; do # race-enabled binaries need cgo, which the GPU machine's newer glibc runs
+  CGO_ENABLED=1 go test -c -race -trimpath -ldflags='-s -w' -o ".gpu/race-$(echo "$rel" | tr '/' '_').test" "./$rel"
 done
 go build -trimpath -ldflags='-s -w' -o .gpu/gocu ./cmd/gocu
 cp -r ../shared/anchors .gpu/anchors
