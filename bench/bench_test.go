@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocu-dev/gocu/array"
 )
 
 func TestRegistry(t *testing.T) {
@@ -58,11 +60,171 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("latency workload %q is timed with events, not the wall clock", w.Name)
 		}
 	}
-	for _, n := range []string{"gray", "matmul_tiled_64", "matmul_tiled_256"} {
-		if find(Workloads(Sim), n) == nil {
-			t.Errorf("no simulator workload %q", n)
+	// The simulator keeps its workloads: the ceilings and the lecture's Go
+	// kernels, nothing of the GPU's or the arrays'.
+	if got, want := names(Workloads(Sim)), []string{"copy", "sgemm_fp32", "gray", "matmul_tiled_64", "matmul_tiled_256"}; !slices.Equal(got, want) {
+		t.Errorf("simulator workloads %v, want %v", got, want)
+	}
+}
+
+// The workloads that make gocu bench match baseline.py: the Go kernels on
+// the GPU and the arrays on the GPU and the CPU, with their peers on the GPU.
+func TestRegistryGoAndArrays(t *testing.T) {
+	wantPeers := map[string][]string{
+		"gray_go":           {"gray_4096_cupy_rawkernel_ms", "gray_4096_torch_ms"},
+		"gray_fast":         {"gray_4096_cupy_rawkernel_ms", "gray_4096_torch_ms"},
+		"matmul_naive_go":   {"sgemm_4096_naive_lecture_ms"},
+		"matmul_tiled_go":   {"sgemm_4096_tiled16_lecture_ms"},
+		"sgemm_go":          {"sgemm_4096_cublas_fp32_ms"},
+		"add":               {"vadd_64M_torch_ms"},
+		"sum":               {"sum_64M_torch_ms", "sum_64M_cupy_ms"},
+		"chain_fused":       {"chain3_64M_torch_compile_ms", "chain3_64M_cupy_fuse_ms", "chain3_64M_torch_eager_ms"},
+		"chain_unfused":     {"chain3_64M_torch_eager_ms"},
+		"matmul_array_fp32": {"sgemm_4096_cublas_fp32_ms"},
+		"matmul_array_tf32": {"sgemm_4096_cublas_tf32_ms"},
+		"array_op_overhead": {"torch_launch_us_per_tiny_op"},
+	}
+	f, err := os.Open("testdata/baseline.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	base, err := ReadBaseline(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, keys := range wantPeers {
+		w := find(Workloads(CUDA), name)
+		if w == nil {
+			t.Errorf("no CUDA workload %q", name)
+			continue
+		}
+		var got []string
+		for _, p := range w.Peers {
+			got = append(got, p.Key)
+			if _, ok := base.Values[p.Key]; !ok {
+				t.Errorf("%s: peer %q not in baseline.json", name, p.Key)
+			}
+		}
+		if !slices.Equal(got, keys) {
+			t.Errorf("%s: peers %v, want %v", name, got, keys)
+		}
+		if w.Kind == Latency {
+			if w.Clock != Wall || w.Unit != "us" || w.Peers[0].Metric != MicrosPerOp {
+				t.Errorf("%s: a latency in us per op on the wall clock: %+v", name, w)
+			}
+		} else if w.Clock != Events || w.Peers[0].Metric != Millis {
+			t.Errorf("%s: timed with CUDA events against the peers' ms: %+v", name, w)
 		}
 	}
+	for _, name := range []string{"matmul_array_tf32", "sgemm_tf32"} {
+		if w := find(Workloads(CUDA), name); w.Roof != RoofTF32 {
+			t.Errorf("%s is not under the TF32 roof", name)
+		}
+	}
+	// On the CPU: the array workloads, without the GPU's peers and without
+	// TF32 (the CPU computes FP32).
+	for _, name := range []string{"add", "sum", "chain_fused", "chain_unfused", "matmul_array_fp32", "array_op_overhead"} {
+		w := find(Workloads(CPU), name)
+		if w == nil {
+			t.Errorf("no CPU workload %q", name)
+			continue
+		}
+		if len(w.Peers) != 0 {
+			t.Errorf("CPU workload %s compared with the GPU's peers %v", name, w.Peers)
+		}
+		if !slices.Contains(w.Suites, "arrays") {
+			t.Errorf("CPU workload %s is not in the arrays suite", name)
+		}
+	}
+	if find(Workloads(CPU), "matmul_array_tf32") != nil || find(Workloads(CPU), "gray_go") != nil {
+		t.Error("a GPU-only workload is registered for the CPU")
+	}
+	for _, name := range []string{"gray_go", "gray_fast", "sgemm_go", "add", "sum"} {
+		if find(Workloads(Sim), name) != nil {
+			t.Errorf("%s is registered for the simulator", name)
+		}
+	}
+}
+
+// Results are listed by group (ceilings, runtime, lecture, Go kernels,
+// arrays, then the others), in registration order within a group, each
+// group under a heading.
+func TestGroups(t *testing.T) {
+	rs := []Result{{Name: "add", Group: "arrays"}, {Name: "x", Group: "test"}, {Name: "gray_go", Group: "go"},
+		{Name: "launch", Group: "runtime"}, {Name: "sum", Group: "arrays"}, {Name: "copy", Group: "ceilings"}, {Name: "gray", Group: "lecture"}}
+	sortGroups(rs)
+	var got []string
+	for _, x := range rs {
+		got = append(got, x.Name)
+	}
+	if want := []string{"copy", "launch", "gray", "gray_go", "add", "sum", "x"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+	for i := range rs {
+		rs[i].Seconds, rs[i].Reps = 1e-3, 1
+	}
+	var tb strings.Builder
+	(&Report{Results: rs}).WriteTable(&tb)
+	var lines []string
+	for _, l := range strings.Split(tb.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && !strings.HasPrefix(l, "-") {
+			lines = append(lines, strings.TrimRight(l, " "))
+		}
+	}
+	heads := []string{"ceilings (measured first)", "runtime", "lecture kernels", "kernels written in Go", "arrays (package array)", "test"}
+	h := 0
+	for _, l := range lines {
+		if h < len(heads) && l == heads[h] {
+			h++
+		}
+	}
+	if h != len(heads) || !strings.Contains(tb.String(), "\n  sum ") {
+		t.Errorf("headings %d of %v in order, workloads indented:\n%s", h, heads, tb.String())
+	}
+	// A report without groups (an older JSON) has no headings.
+	var plain strings.Builder
+	sampleGPUReport().WriteTable(&plain)
+	if strings.Contains(plain.String(), "ceilings (measured first)") || !strings.Contains(plain.String(), "\ngray ") {
+		t.Errorf("ungrouped table:\n%s", plain.String())
+	}
+}
+
+// The array workloads on the CPU backend at small sizes: every one runs,
+// passes its check and reports a plausible figure.
+func TestCPUArrays(t *testing.T) {
+	rep, err := Run(Options{Device: CPU, Suite: "arrays", Small: true, Reps: 2, Seed: 3})
+	var tb strings.Builder
+	if rep != nil {
+		rep.WriteTable(&tb)
+	}
+	if err != nil {
+		t.Fatalf("%v\n%s", err, tb.String())
+	}
+	want := map[string]float64{ // bytes of one repetition at the small size
+		"add": 12 << 18, "sum": 4 << 18, "chain_fused": 8 << 18, "chain_unfused": 8 << 18, "matmul_array_fp32": 12 * 128 * 128,
+	}
+	for name, bytes := range want {
+		x := rep.Result(name)
+		if x == nil {
+			t.Fatalf("no result for %s:\n%s", name, tb.String())
+		}
+		if x.Error != "" || x.Skipped != "" || x.Reps != 2 || x.Seconds <= 0 || x.Bytes != bytes || x.GBps <= 0 || x.Group != "arrays" {
+			t.Errorf("%s: %+v", name, x)
+		}
+		if x.Percent <= 0 || x.Roof == "" {
+			t.Errorf("%s: no share of a ceiling: %+v", name, x)
+		}
+	}
+	if x := rep.Result("array_op_overhead"); x == nil || x.Error != "" || x.Ops != overheadOps || x.Unit != "us" || x.PerOp <= 0 || x.PerOp > 1000 {
+		t.Errorf("array_op_overhead: %+v", x)
+	}
+	for _, s := range []string{"arrays (package array)", "  chain_unfused", "us"} {
+		if !strings.Contains(tb.String(), s) {
+			t.Errorf("the table lacks %q:\n%s", s, tb.String())
+		}
+	}
+	checkPlots(t, rep, []string{"add", "sum", "chain_fused", "matmul_array_fp32", "array_op_overhead"})
 }
 
 // Every peer key of a workload is a key baseline.py writes (the sample in
@@ -311,6 +473,18 @@ func sampleGPUReport() *Report {
 		{Name: "gray", Seconds: 0.0585e-3, Bytes: 4 * n * n, Flops: 5 * n * n},
 		{Name: "matmul_naive", Seconds: 2 * n * n * n / 5.35e12, Bytes: 12 * n * n, Flops: 2 * n * n * n},
 		{Name: "matmul_tiled", Seconds: 2 * n * n * n / 8.15e12, Bytes: 12 * n * n, Flops: 2 * n * n * n},
+		{Name: "gray_go", Seconds: 0.06e-3, Bytes: 4 * n * n, Flops: 5 * n * n},
+		{Name: "gray_fast", Seconds: 4 * n * n / 2800e9, Bytes: 4 * n * n, Flops: 5 * n * n},
+		{Name: "matmul_naive_go", Seconds: 2 * n * n * n / 5.3e12, Bytes: 12 * n * n, Flops: 2 * n * n * n},
+		{Name: "matmul_tiled_go", Seconds: 2 * n * n * n / 8.0e12, Bytes: 12 * n * n, Flops: 2 * n * n * n},
+		{Name: "sgemm_go", Seconds: 2 * n * n * n / 45.2e12, Bytes: 12 * n * n, Flops: 2 * n * n * n},
+		{Name: "add", Seconds: 0.275e-3, Bytes: 12 << 26, Flops: 1 << 26},
+		{Name: "sum", Seconds: 0.105e-3, Bytes: 4 << 26, Flops: 1 << 26},
+		{Name: "chain_fused", Seconds: 0.19e-3, Bytes: 8 << 26, Flops: 3 << 26},
+		{Name: "chain_unfused", Seconds: 0.75e-3, Bytes: 8 << 26, Flops: 3 << 26},
+		{Name: "matmul_array_fp32", Seconds: 2 * n * n * n / 51e12, Bytes: 12 * n * n, Flops: 2 * n * n * n},
+		{Name: "matmul_array_tf32", Seconds: 2 * n * n * n / 370e12, Bytes: 12 * n * n, Flops: 2 * n * n * n},
+		{Name: "array_op_overhead", Seconds: 10000 * 4.1e-6, Ops: 10000},
 	} {
 		x.Device, x.Reps = "cuda", 20
 		r.derive(&x, find(Workloads(CUDA), x.Name))
@@ -368,16 +542,25 @@ func TestCompareBaseline(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]map[string]float64{
-		"gray":         {"CuPy RawKernel": 1, "torch": 0.353 / 0.0585},
-		"launch":       {"CuPy RawKernel": 3.95 / 2.79, "torch": 5.96 / 2.79},
-		"graph":        {"torch CUDA graph": 1 / 0.73},
-		"copy":         {"torch": 1},
-		"h2d_pageable": {"torch": 1},
-		"d2h_pinned":   {"torch": 60 / 55.3},
-		"sgemm_fp32":   {"torch": 2.679e-3 / (2 * 4096 * 4096 * 4096 / 51.3e12)},
-		"matmul_tiled": {"CuPy RawKernel": 16.86e-3 / (2 * 4096 * 4096 * 4096 / 8.15e12)},
-		"nvrtc_cold":   {"CuPy": 31.0 / 25},
-		"nvrtc_warm":   {},
+		"gray":              {"CuPy RawKernel": 1, "torch": 0.353 / 0.0585},
+		"launch":            {"CuPy RawKernel": 3.95 / 2.79, "torch": 5.96 / 2.79},
+		"graph":             {"torch CUDA graph": 1 / 0.73},
+		"copy":              {"torch": 1},
+		"h2d_pageable":      {"torch": 1},
+		"d2h_pinned":        {"torch": 60 / 55.3},
+		"sgemm_fp32":        {"torch": 2.679e-3 / (2 * 4096 * 4096 * 4096 / 51.3e12)},
+		"matmul_tiled":      {"CuPy RawKernel": 16.86e-3 / (2 * 4096 * 4096 * 4096 / 8.15e12)},
+		"nvrtc_cold":        {"CuPy": 31.0 / 25},
+		"nvrtc_warm":        {},
+		"gray_fast":         {"CuPy RawKernel": 0.0585e-3 / (4 * 4096 * 4096 / 2800e9), "torch": 0.353e-3 / (4 * 4096 * 4096 / 2800e9)},
+		"sgemm_go":          {"torch cuBLAS": 2.679e-3 / (2 * 4096 * 4096 * 4096 / 45.2e12)},
+		"add":               {"torch": 0.271 / 0.275},
+		"sum":               {"torch": 0.101 / 0.105, "CuPy": 0.113 / 0.105},
+		"chain_fused":       {"torch.compile": 0.212 / 0.19, "CuPy fuse": 0.328 / 0.19, "torch eager": 0.732 / 0.19},
+		"chain_unfused":     {"torch eager": 0.732 / 0.75},
+		"matmul_array_tf32": {"torch cuBLAS": 0.367e-3 / (2 * 4096 * 4096 * 4096 / 370e12)},
+		"matmul_tiled_go":   {"CuPy RawKernel": 16.86e-3 / (2 * 4096 * 4096 * 4096 / 8.0e12)},
+		"array_op_overhead": {"torch": 5.96 / 4.1},
 	}
 	for name, peers := range want {
 		x := r.Result(name)
@@ -401,7 +584,13 @@ func TestCompareBaseline(t *testing.T) {
 			t.Errorf("the table lacks %q:\n%s", s, tb.String())
 		}
 	}
-	checkPlots(t, r, []string{"gray", "matmul_naive", "sgemm_tf32", "latencies", "h2d_pinned"})
+	checkPlots(t, r, []string{"gray", "matmul_naive", "sgemm_tf32", "latencies", "h2d_pinned",
+		"gray_fast", "sgemm_go", "matmul_tiled_go", "add", "sum", "chain_fused", "chain_unfused", "matmul_array_tf32", "array_op_overhead"})
+	if p := os.Getenv("GOCU_BENCH_PLOT"); p != "" { // to look at the sample roofline
+		if err := r.PlotFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// A small run is not compared: its sizes are not the peers'.
 	s := sampleGPUReport()
@@ -609,7 +798,82 @@ func TestChecks(t *testing.T) {
 	if err := checkMatmul(a, b, c3, m, nn, k, tolFP32, r); err == nil {
 		t.Error("a wrong row passed")
 	}
+	// Elementwise checks: exact, within a tolerance, and the poison.
+	x := randFloats(r, 1000)
+	y := make([]float32, len(x))
+	for i, v := range x {
+		y[i] = chainRef(v)
+	}
+	ref := func(i int) (float32, float64) { return chainRef(x[i]), 1e-6 }
+	if err := checkElems("chain", y, len(x), ref); err != nil {
+		t.Fatal(err)
+	}
+	y[500] = float32(math.NaN())
+	if err := checkElems("chain", y, len(x), ref); err == nil || !strings.Contains(err.Error(), "element 500") {
+		t.Errorf("a NaN element: %v", err)
+	}
+	y[500] = chainRef(x[500]) + 1e-3
+	if err := checkElems("chain", y, len(x), ref); err == nil {
+		t.Error("an element off by 1e-3 passed")
+	}
+	exact := func(i int) (float32, float64) { return chainRef(x[i]), 0 }
+	y[500] = math.Nextafter32(chainRef(x[500]), 10)
+	if err := checkElems("chain", y, len(x), exact); err == nil {
+		t.Error("an element one ulp off passed an exact check")
+	}
+	if err := checkElems("chain", y[:10], len(x), exact); err == nil {
+		t.Error("a short result passed")
+	}
+	if chainRef(-1) != 0 || chainRef(1) != 4 || chainRef(0.25) != 1.75 {
+		t.Errorf("chainRef: %v %v %v", chainRef(-1), chainRef(1), chainRef(0.25))
+	}
+	// The integers of the sum: from -8 to 8, never 0, both signs.
+	ints := randInts(r, 100000)
+	var pos, neg int
+	for _, v := range ints {
+		if v != float32(int(v)) || v == 0 || v < -8 || v > 8 {
+			t.Fatalf("randInts gave %v", v)
+		}
+		if v > 0 {
+			pos++
+		} else {
+			neg++
+		}
+	}
+	if pos < 45000 || neg < 45000 {
+		t.Errorf("randInts: %d positive, %d negative", pos, neg)
+	}
+
 	if err := sameBytes("x", []byte{1, 2, 3}, []byte{1, 2, 4}); err == nil || !strings.Contains(err.Error(), "byte 2") {
 		t.Errorf("sameBytes: %v", err)
+	}
+}
+
+// An array workload whose operation writes nothing fails its check: the
+// output comes from the poisoned memory the workload freed just before.
+func TestArrayPoison(t *testing.T) {
+	a, err := newArrays(&Env{Device: CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	const n = 1 << 16
+	if err := a.poison(n); err != nil {
+		t.Fatal(err)
+	}
+	unwritten := func() *array.Array { return a.dev.Empty(array.Float32, n) }
+	if err := a.run(unwritten)(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkElems("unwritten", got, n, func(int) (float32, float64) { return 1, 0.5 }); err == nil || !strings.Contains(err.Error(), "NaN") {
+		t.Errorf("an unwritten output passed: %v", err)
+	}
+	// A failed operation is an error of the repetition, not a result.
+	if err := a.run(func() *array.Array { return a.dev.Empty(array.Float32, n).MatMul(a.dev.Empty(array.Float32, 3)) })(); err == nil {
+		t.Error("a failed MatMul passed")
 	}
 }

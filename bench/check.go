@@ -53,6 +53,46 @@ func randBytes(r *rand.Rand, n int) []byte {
 	return x
 }
 
+// randInts returns n random integers from -8 to 8 without 0, as float32.
+func randInts(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	seed := r.Uint64()
+	parallel(n, 1<<16, func(lo, hi int) {
+		g := rand.New(rand.NewPCG(seed, uint64(lo)))
+		for i := lo; i < hi; i++ {
+			v := float32(1 + g.IntN(8))
+			if g.IntN(2) == 0 {
+				v = -v
+			}
+			x[i] = v
+		}
+	})
+	return x
+}
+
+// checkElems compares n elements with a reference: ref(i) returns the
+// expected value and the tolerance (0: the very same float). NaN, the
+// poison, never passes.
+func checkElems(what string, got []float32, n int, ref func(i int) (want float32, tol float64)) error {
+	if len(got) != n {
+		return fmt.Errorf("%s: %d elements, want %d", what, len(got), n)
+	}
+	var bad error
+	var once sync.Once
+	parallel(n, 1<<16, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			want, tol := ref(i)
+			g := got[i]
+			if g == want || tol > 0 && math.Abs(float64(g)-float64(want)) <= tol {
+				continue
+			}
+			once.Do(func() { bad = fmt.Errorf("%s: element %d is %v, want %v (tolerance %.3g)", what, i, g, want, tol) })
+			return
+		}
+	})
+	return bad
+}
+
 func poisonBytes(b []byte) {
 	for i := range b {
 		b[i] = 0xFF

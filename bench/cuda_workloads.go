@@ -471,10 +471,12 @@ func setupGray(e *Env) (*Case, error) {
 }
 
 // matrices are the inputs the matmul workloads share: a and b, n x n,
-// row-major, on the host and on the device.
+// row-major, on the host and on the device (as gocu buffers, for the
+// generated launchers of the Go kernels; da and db are their memory).
 type matrices struct {
 	n      int
 	a, b   []float32
+	ba, bb *gocu.Buffer[float32]
 	da, db *cuda.Memory
 }
 
@@ -484,15 +486,15 @@ func matmulInputs(e *Env) (*matrices, error) {
 		m := &matrices{n: n, a: randFloats(e.Rand, n*n), b: randFloats(e.Rand, n*n)}
 		var c closer
 		var err error
-		if m.da, err = devAlloc(e, &c, 4*n*n); err != nil {
+		if m.ba, err = gocu.FromSlice(e.Dev, m.a); err != nil {
+			return nil, nil, err
+		}
+		c.add(m.ba.Free)
+		if m.bb, err = gocu.FromSlice(e.Dev, m.b); err != nil {
 			return nil, nil, errors.Join(err, c.close())
 		}
-		if m.db, err = devAlloc(e, &c, 4*n*n); err != nil {
-			return nil, nil, errors.Join(err, c.close())
-		}
-		if err := errors.Join(cuda.CopyHtoD(m.da, m.a), cuda.CopyHtoD(m.db, m.b)); err != nil {
-			return nil, nil, errors.Join(err, c.close())
-		}
+		c.add(m.bb.Free)
+		m.da, m.db = m.ba.Memory(), m.bb.Memory()
 		return m, c.close, nil
 	})
 	if err != nil {

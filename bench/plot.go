@@ -45,7 +45,7 @@ func (r *Report) Plot(w io.Writer, format string) error {
 	if err != nil {
 		return err
 	}
-	wt, err := p.WriterTo(11*vg.Inch, 7*vg.Inch, format)
+	wt, err := p.WriterTo(plotW, plotH, format)
 	if err != nil {
 		return err
 	}
@@ -72,6 +72,15 @@ func (r *Report) PlotFile(path string) error {
 	}
 	return err
 }
+
+// The size of the drawing.
+const (
+	plotW = 11 * vg.Inch
+	plotH = 8 * vg.Inch
+)
+
+// labelSize is the font size of the legend and of the points' labels.
+const labelSize = 9
 
 type point struct {
 	x, y  float64 // FLOP/B, GFLOP/s
@@ -160,6 +169,7 @@ func (r *Report) roofline() (*plot.Plot, error) {
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, siTicks{}
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, ymax
 	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.TextStyle.Font.Size = labelSize
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(12), -vg.Points(12)
 	p.Add(plotter.NewGrid())
 
@@ -172,6 +182,7 @@ func (r *Report) roofline() (*plot.Plot, error) {
 		return l, nil
 	}
 	black, gray := color.Black, color.Gray{0x80}
+	var roofs []plotter.XYs // the roofs' segments, which labels keep off
 	// The roof: bandwidth up to the knee of the highest flat roof.
 	top := max(fp32, tf32)
 	if mem > 0 {
@@ -179,7 +190,9 @@ func (r *Report) roofline() (*plot.Plot, error) {
 		if top > 0 {
 			end = min(xmax, top/mem)
 		}
-		l, err := line(plotter.XYs{{X: xmin, Y: mem * xmin}, {X: end, Y: mem * end}}, black, 2, nil)
+		seg := plotter.XYs{{X: xmin, Y: mem * xmin}, {X: end, Y: mem * end}}
+		roofs = append(roofs, seg)
+		l, err := line(seg, black, 2, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -198,7 +211,9 @@ func (r *Report) roofline() (*plot.Plot, error) {
 		if mem > 0 {
 			start = max(xmin, roof.v/mem)
 		}
-		l, err := line(plotter.XYs{{X: start, Y: roof.v}, {X: xmax, Y: roof.v}}, black, 2, roof.dashes)
+		seg := plotter.XYs{{X: start, Y: roof.v}, {X: xmax, Y: roof.v}}
+		roofs = append(roofs, seg)
+		l, err := line(seg, black, 2, roof.dashes)
 		if err != nil {
 			return nil, err
 		}
@@ -218,9 +233,8 @@ func (r *Report) roofline() (*plot.Plot, error) {
 		p.Legend.Add(t.label, l)
 	}
 
-	// One point per workload, labelled beside it.
-	var placed []point
-	var labels plotter.XYLabels
+	// One point per workload, in the legend with its own colour and glyph,
+	// and labelled beside it.
 	for i, q := range pts {
 		s, err := plotter.NewScatter(plotter.XYs{{X: q.x, Y: q.y}})
 		if err != nil {
@@ -229,22 +243,20 @@ func (r *Report) roofline() (*plot.Plot, error) {
 		s.GlyphStyle = draw.GlyphStyle{Color: palette[i%len(palette)], Radius: vg.Points(4), Shape: glyphs[i%len(glyphs)]}
 		p.Add(s)
 		p.Legend.Add(q.label, s)
-		lx, ly := q.x*1.25, q.y
-		for _, o := range placed { // keep labels of close points apart
-			if math.Abs(math.Log10(lx/o.x)) < 0.8 && math.Abs(math.Log10(ly/o.y)) < 0.09 {
-				ly = o.y / math.Pow(10, 0.1)
-			}
-		}
-		placed = append(placed, point{x: lx, y: ly})
-		labels.XYs = append(labels.XYs, plotter.XY{X: lx, Y: ly})
-		labels.Labels = append(labels.Labels, q.label)
 	}
-	if len(labels.XYs) > 0 {
-		l, err := plotter.NewLabels(labels)
+	if len(pts) > 0 {
+		labels, leaders, err := placeLabels(p, pts, roofs, plotW, plotH)
 		if err != nil {
 			return nil, err
 		}
-		p.Add(l)
+		for _, l := range leaders {
+			ll, err := line(l, gray, 0.5, nil)
+			if err != nil {
+				return nil, err
+			}
+			p.Add(ll)
+		}
+		p.Add(labels)
 	}
 	if len(latencies) > 0 {
 		box, err := plotter.NewLabels(plotter.XYLabels{
@@ -301,4 +313,133 @@ func (siTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// box is a rectangle in decades of the log axes.
+type box struct{ x0, x1, y0, y1 float64 }
+
+func (a box) overlaps(b box) bool {
+	return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1
+}
+
+// placeLabels puts each point's label beside it, right or left, where it
+// covers no other label, point or the legend, moving it up or down by a
+// line at a time when the points crowd (the matmuls share an intensity),
+// and off the roofs;
+// a label moved off its point gets a thin leader line. The data area is
+// estimated from the drawing's size w x h less the axes and the title.
+func placeLabels(p *plot.Plot, pts []point, roofs []plotter.XYs, w, h vg.Length) (*plotter.Labels, []plotter.XYs, error) {
+	lx0, lx1 := math.Log10(p.X.Min), math.Log10(p.X.Max)
+	ly0, ly1 := math.Log10(p.Y.Min), math.Log10(p.Y.Max)
+	areaW, areaH := float64(w-vg.Points(80)), float64(h-vg.Points(75))
+	xdec, ydec := (lx1-lx0)/areaW, (ly1-ly0)/areaH // decades per point
+	var xy plotter.XYLabels
+	for _, q := range pts {
+		xy.XYs = append(xy.XYs, plotter.XY{X: q.x, Y: q.y})
+		xy.Labels = append(xy.Labels, q.label)
+	}
+	labels, err := plotter.NewLabels(xy)
+	if err != nil {
+		return nil, nil, err
+	}
+	sty := labels.TextStyle[0]
+	sty.Font.Size = labelSize
+	line := float64(sty.Height("Mg")) * 1.15 * ydec
+	gap := 9 * xdec // clear of the glyphs at the point, with the margin below
+	// Obstacles: the points, and the legend in the top left corner.
+	var taken []box
+	r := 4.5
+	for _, q := range pts {
+		x, y := math.Log10(q.x), math.Log10(q.y)
+		taken = append(taken, box{x - r*xdec, x + r*xdec, y - r*ydec, y + r*ydec})
+	}
+	lg := p.Legend.TextStyle
+	var legW float64
+	for _, q := range pts {
+		legW = max(legW, float64(lg.Width(q.label)))
+	}
+	legW += float64(p.Legend.ThumbnailWidth) + 40 // the glyph, the offsets, the longest roof entry's excess
+	legH := float64(lg.Height("Mg")) * float64(len(pts)+5)
+	taken = append(taken, box{lx0, lx0 + legW*xdec, ly1 - (legH+24)*ydec, ly1})
+	// The roofs, as boxes of a few points around every step of 2 points.
+	for _, seg := range roofs {
+		ax, ay := math.Log10(seg[0].X), math.Log10(seg[0].Y)
+		bx, by := math.Log10(seg[1].X), math.Log10(seg[1].Y)
+		steps := int(math.Hypot((bx-ax)/xdec, (by-ay)/ydec)/2) + 1
+		for k := 0; k <= steps; k++ {
+			t := float64(k) / float64(steps)
+			x, y := ax+t*(bx-ax), ay+t*(by-ay)
+			taken = append(taken, box{x - xdec, x + xdec, y - 2*ydec, y + 2*ydec})
+		}
+	}
+
+	// Place from the top down, so that crowded labels stack downwards.
+	order := make([]int, len(pts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return -cmpFloat(pts[a].y, pts[b].y) })
+	var leaders []plotter.XYs
+	for _, i := range order {
+		q := pts[i]
+		x, y := math.Log10(q.x), math.Log10(q.y)
+		wd := float64(sty.Width(q.label)) * xdec
+		placed := false
+		for k := 0; k < 60 && !placed; k++ {
+			dy := float64((k+1)/2) * line // 0, down, up, further down, ...
+			if k%2 == 1 {
+				dy = -dy
+			}
+			ly := y + dy
+			for _, right := range []bool{true, false} {
+				b := box{x + gap, x + gap + wd, ly - line/2, ly + line/2}
+				if !right {
+					b.x0, b.x1 = x-gap-wd, x-gap
+				}
+				// A margin of a few points keeps a label clear of its neighbours.
+				m := box{b.x0 - 4*xdec, b.x1 + 4*xdec, b.y0, b.y1}
+				free := true
+				for j, t := range taken {
+					if j != i && m.overlaps(t) { // the label's own point is taken[i]
+						free = false
+						break
+					}
+				}
+				if b.x0 < lx0 || b.x1 > lx1 || b.y0 < ly0 || b.y1 > ly1 || !free {
+					continue
+				}
+				taken = append(taken, b)
+				ts := sty
+				ts.YAlign = draw.YCenter
+				ax := b.x0
+				if !right {
+					ts.XAlign, ax = draw.XRight, b.x1
+				}
+				labels.TextStyle[i] = ts
+				labels.XYs[i] = plotter.XY{X: math.Pow(10, ax), Y: math.Pow(10, ly)}
+				if math.Abs(dy) > line/2 {
+					leaders = append(leaders, plotter.XYs{{X: q.x, Y: q.y}, {X: math.Pow(10, ax), Y: math.Pow(10, ly)}})
+				}
+				placed = true
+				break
+			}
+		}
+		if !placed { // nowhere free: beside the point, overlapping
+			ts := sty
+			ts.YAlign = draw.YCenter
+			labels.TextStyle[i] = ts
+			labels.XYs[i] = plotter.XY{X: math.Pow(10, x+gap), Y: q.y}
+		}
+	}
+	return labels, leaders, nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

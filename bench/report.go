@@ -58,7 +58,10 @@ type Ceilings struct {
 
 // Result is one workload's measurement.
 type Result struct {
-	Name   string `json:"name"`
+	Name string `json:"name"`
+	// Group is the heading the table lists the result under: "ceilings",
+	// "runtime", "lecture", "go", "arrays" or another suite.
+	Group  string `json:"group,omitempty"`
 	Device string `json:"device"`
 	Kind   string `json:"kind"`
 	Doc    string `json:"doc,omitempty"`
@@ -229,8 +232,20 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	t := [][]string{head}
 	var notes []string
+	grouped := false
 	for _, x := range r.Results {
-		row := []string{x.Name}
+		grouped = grouped || x.Group != ""
+	}
+	for i, x := range r.Results {
+		name := x.Name
+		if grouped {
+			// A heading before each group, the workloads indented under it.
+			if i == 0 || x.Group != r.Results[i-1].Group {
+				t = append(t, pad([]string{groupTitle(x.Group)}, len(head)))
+			}
+			name = "  " + name
+		}
+		row := []string{name}
 		switch {
 		case x.Error != "":
 			row = append(row, "FAILED")
@@ -285,6 +300,23 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// groupTitle is the heading of a group of results in the table.
+func groupTitle(g string) string {
+	switch g {
+	case "ceilings":
+		return "ceilings (measured first)"
+	case "lecture":
+		return "lecture kernels"
+	case "go":
+		return "kernels written in Go"
+	case "arrays":
+		return "arrays (package array)"
+	case "":
+		return "other"
+	}
+	return g
 }
 
 func pad(row []string, n int) []string {

@@ -119,6 +119,7 @@ func Run(o Options) (*Report, error) {
 	for i := range rep.Results {
 		rep.derive(&rep.Results[i], find(plan, rep.Results[i].Name))
 	}
+	sortGroups(rep.Results)
 	if err := e.close(); err != nil {
 		return rep, err
 	}
@@ -174,7 +175,7 @@ func openDevice(e *Env, rep *Report) error {
 
 // runOne sets up, checks and times one workload.
 func runOne(e *Env, w *Workload, reps int, timer *eventTimer, prog *Progress) (res Result) {
-	res = Result{Name: w.Name, Device: e.Device.String(), Kind: w.Kind.String(), Doc: w.Doc, Clock: "wall"}
+	res = Result{Name: w.Name, Group: groupOf(w), Device: e.Device.String(), Kind: w.Kind.String(), Doc: w.Doc, Clock: "wall"}
 	if e.Device == CUDA && w.Clock == Events {
 		res.Clock = "cuda events"
 	}
@@ -242,7 +243,11 @@ func runOne(e *Env, w *Workload, reps int, timer *eventTimer, prog *Progress) (r
 		var t float64
 		var err error
 		if timer != nil && w.Clock == Events {
-			t, err = timer.time(e.CUStream, c.Run)
+			s := e.CUStream
+			if c.Stream != nil {
+				s = c.Stream
+			}
+			t, err = timer.time(s, c.Run)
 		} else {
 			t0 := time.Now()
 			err = errors.Join(c.Run(), sync())
@@ -259,6 +264,35 @@ func runOne(e *Env, w *Workload, reps int, timer *eventTimer, prog *Progress) (r
 	res.Seconds, res.Min, res.Max = times[len(times)/2], times[0], times[len(times)-1]
 	res.Bytes, res.Flops, res.Ops = c.Bytes, c.Flops, c.Ops
 	return res
+}
+
+// groups are the table's groups, in the order it lists them; other
+// groups follow in the order of their first workload.
+var groups = []string{"ceilings", "runtime", "lecture", "go", "arrays"}
+
+// groupOf returns the group a workload is listed under: "ceilings" for
+// the ceilings, else its first suite.
+func groupOf(w *Workload) string {
+	switch {
+	case w.Ceiling != NoCeiling:
+		return "ceilings"
+	case len(w.Suites) > 0:
+		return w.Suites[0]
+	}
+	return ""
+}
+
+// groupRank is the place of a group in the table.
+func groupRank(g string) int {
+	if i := slices.Index(groups, g); i >= 0 {
+		return i
+	}
+	return len(groups)
+}
+
+// sortGroups orders results by group, keeping the order within a group.
+func sortGroups(rs []Result) {
+	slices.SortStableFunc(rs, func(a, b Result) int { return groupRank(a.Group) - groupRank(b.Group) })
 }
 
 func orDefault(v, def int) int {

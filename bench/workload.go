@@ -138,8 +138,11 @@ type Workload struct {
 	Name    string // unique per device; what --only selects
 	Doc     string // one line: what runs, at what size
 	Kind    Kind
-	Devices Device   // where it runs
-	Suites  []string // suites it belongs to besides "all", e.g. "runtime"
+	Devices Device // where it runs
+	// Suites are the suites it belongs to besides "all", e.g. "runtime".
+	// The first one is the group it is listed under in the table (the
+	// ceilings are listed first, under "ceilings").
+	Suites  []string
 	Clock   Clock
 	Roof    Roof
 	Ceiling Ceiling // the ceiling it measures, if any
@@ -173,6 +176,10 @@ type Case struct {
 	// is reported (launches, threads, compilations).
 	Bytes, Flops float64
 	Ops          int
+	// Stream, when not nil, is the stream the Events clock records on: the
+	// stream the workload's GPU work goes to when it is not Env.CUStream
+	// (the array package queues everything on a stream of its own).
+	Stream *cuda.Stream
 }
 
 // ErrSkip marks a workload that cannot run on this device.
@@ -249,9 +256,8 @@ var (
 //
 //	func init() {
 //		bench.Register(bench.Workload{
-//			Name: "add", Doc: "c = a + b, 2^26 float32", Kind: bench.Bandwidth, Devices: bench.CUDA | bench.CPU,
-//			Peers: []bench.Peer{{Name: "torch", Key: "vadd_64M_torch_ms", Metric: bench.Millis}},
-//			Setup: setupAdd,
+//			Name: "axpy", Doc: "y = a x + y, 2^26 float32", Kind: bench.Bandwidth, Devices: bench.CUDA | bench.CPU,
+//			Suites: []string{"mine"}, Setup: setupAxpy,
 //		})
 //	}
 func Register(w Workload) {
@@ -269,7 +275,9 @@ func Register(w Workload) {
 }
 
 // Workloads returns the registered workloads that run on d (all of them
-// for d == 0), in registration order.
+// for d == 0), by group as the table lists them (the ceilings, runtime,
+// lecture, go, arrays, then other suites), in registration order within a
+// group.
 func Workloads(d Device) []*Workload {
 	regMu.Lock()
 	defer regMu.Unlock()
@@ -279,6 +287,7 @@ func Workloads(d Device) []*Workload {
 			out = append(out, w)
 		}
 	}
+	slices.SortStableFunc(out, func(a, b *Workload) int { return groupRank(groupOf(a)) - groupRank(groupOf(b)) })
 	return out
 }
 

@@ -35,8 +35,8 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure kernels, copies and launches against the device's own measured ceilings",
 		Long: `gocu bench measures the device's ceilings first (copy bandwidth, FP32 and
-TF32 matmul rate with cuBLAS SGEMM 4096^3 on a GPU; Go copy and gonum SGEMM
-on the CPU), then each workload: it checks the output of a first run
+TF32 matmul rate with cuBLAS SGEMM 4096^3 on a GPU; a Go copy and package
+array's SGEMM on the CPU, gonum's on the simulator), then each workload: it checks the output of a first run
 against a CPU reference (a wrong result fails the run), warms up, and times
 N repetitions with CUDA events. It prints the median time, GB/s or TFLOP/s,
 the arithmetic intensity and the share of the ceiling at that intensity
@@ -44,15 +44,24 @@ the arithmetic intensity and the share of the ceiling at that intensity
 compares with a saved run or with the anchors' baseline.json (torch and CuPy
 on the same workloads: ratios above 1x mean gocu is faster).
 
-Workloads on the GPU: copy, sgemm_fp32, sgemm_tf32 (the ceilings), launch
-(us per launch of 10,000), graph (us per kernel of a replayed CUDA graph),
-h2d_pageable, h2d_pinned, d2h_pinned (256 MiB), nvrtc_cold, nvrtc_warm (ms),
-gray (the lecture's grayscale in CUDA C), matmul_naive and matmul_tiled (the
-lecture's SGEMMs in CUDA C). On the simulator: the lecture's Go kernels.
---list shows them all.`,
+Workloads on the GPU, by suite (--suite):
+  ceilings  copy, sgemm_fp32, sgemm_tf32 (cuBLAS), measured first
+  runtime   launch (us per launch of 10,000), graph (us per kernel of a
+            replayed CUDA graph), h2d_pageable, h2d_pinned, d2h_pinned
+            (256 MiB), nvrtc_cold, nvrtc_warm (ms)
+  lecture   gray, matmul_naive, matmul_tiled (CUDA C, 4096x4096 and 4096^3)
+  go        kernels written in Go through their generated launchers: gray_go,
+            matmul_naive_go, matmul_tiled_go (the lecture's), gray_fast,
+            sgemm_go (register-tiled SGEMM)
+  arrays    package array on its GPU backend: add, sum, chain_fused,
+            chain_unfused (2^26 float32), matmul_array_fp32/tf32 (4096^3),
+            array_op_overhead (us per tiny op)
+On the CPU (--device cpu): the arrays on their CPU backend (2^24 float32,
+1024^3). On the simulator: the lecture's Go kernels. --list shows them all.`,
 		Example: `  gocu bench
   python3 .gpu/anchors/baseline.py && gocu bench --compare $OUT/baseline.json
   gocu bench --only gray,matmul_tiled -n 50 --json h100.json --plot roofline.png
+  gocu bench --suite arrays --device cpu
   gocu bench --device sim --plot sim.svg
   gocu bench --compare yesterday.json`,
 		Args: cobra.NoArgs,
@@ -61,7 +70,7 @@ lecture's SGEMMs in CUDA C). On the simulator: the lecture's Go kernels.
 	fl := cmd.Flags()
 	fl.StringVar(&f.device, "device", "", "cuda, sim or cpu (default: cuda when a GPU is present, else sim)")
 	fl.StringSliceVar(&f.only, "only", nil, "run only these workloads (comma-separated)")
-	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (issue 2's figures), lecture")
+	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (issue 2's figures), lecture, go (kernels written in Go), arrays")
 	fl.IntVarP(&f.reps, "reps", "n", 0, "timed repetitions per workload (default: each workload's own, 20 for most)")
 	fl.StringVar(&f.json, "json", "", "write the results as JSON to `FILE`")
 	fl.StringVar(&f.plot, "plot", "", "draw the roofline into `FILE`.png or FILE.svg")
