@@ -493,6 +493,17 @@ func PlanAxis(a *backend.AxisOp, o Options) (*Plan, error) {
 	if rows == 0 || (L == 0 && a.Kind != backend.LogSumExp) {
 		return &Plan{}, nil
 	}
+	if L == 0 {
+		// LogSumExp over an empty axis is -Inf for every row: a fill. The
+		// axis kernel must not run on an empty input: it reads a
+		// broadcast (Const) input's single element before its loops, and
+		// an empty buffer has no element (its device address is 0).
+		dt := a.Out.Buf.DType()
+		fill := &backend.Program{Shape: append([]int(nil), a.Out.Layout.Shape...),
+			Scalars: []backend.Scalar{{DType: dt, F: math.Inf(-1)}},
+			Nodes:   []backend.Node{{Op: backend.OpScalar, DType: dt}}}
+		return PlanEval(fill, a.Out, o)
+	}
 	ls := make([]backend.Layout, 0, len(p.Inputs)+1)
 	for _, in := range p.Inputs {
 		ls = append(ls, in.Layout)
