@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -374,5 +375,84 @@ func TestChooseDefault(t *testing.T) {
 		}
 	} else if d != CPU() {
 		t.Errorf("without a GPU the default is %v", d)
+	}
+}
+
+// TestGPUFullReductions runs the one-launch full reduction over sizes that
+// give every block of the grid several tiles, vectors after the last full
+// tile and elements after the last vector, from an aligned start (vector
+// loads) and from a misaligned one (scalar loads), against float64
+// references: Sum and Mean within the documented tolerance, Max, Min,
+// ArgMax and ArgMin exactly, with ties that the first position must win.
+func TestGPUFullReductions(t *testing.T) { fullReductions(t, testGPU(t)) }
+
+func fullReductions(t *testing.T, g *Device) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1<<24 + 4*37 + 3, 4096*1056*2 + 4*100 + 2} {
+		h := make([]float32, n+1)
+		for i := range h {
+			h[i] = float32(r.Float64()*2 - 1)
+		}
+		// Ties for the maximum and minimum: a later copy must lose.
+		hi, lo := []int{n / 3, n - 2, 5}, []int{n - 1, n / 2, 4096*3 + 17}
+		for _, i := range hi {
+			h[i+1] = 7 // position i of the view starting at 1
+		}
+		for _, i := range lo {
+			h[i+1] = -7
+		}
+		base := FromSliceOn(g, h)
+		for _, start := range []int{0, 1} {
+			x := base.Slice(S(start, start+n))
+			v := h[start : start+n]
+			sum, abs := 0.0, 0.0
+			for _, e := range v {
+				sum += float64(e)
+				abs += math.Abs(float64(e))
+			}
+			what := fmt.Sprintf("n=%d start=%d", n, start)
+			got, err := ItemOf[float32](x.Sum())
+			if err != nil {
+				t.Fatalf("%s: Sum: %v", what, err)
+			}
+			if d := math.Abs(float64(got) - sum); d > 2e-6*math.Max(1, math.Abs(sum)) {
+				t.Errorf("%s: Sum = %v, float64 reference %v (error %g, sum of |x| %g)", what, got, sum, d, abs)
+			}
+			mean, err := ItemOf[float32](x.Mean())
+			if err != nil {
+				t.Fatalf("%s: Mean: %v", what, err)
+			}
+			if d := math.Abs(float64(mean) - sum/float64(n)); d > 2e-6*math.Max(1, math.Abs(sum/float64(n))) {
+				t.Errorf("%s: Mean = %v, reference %v", what, mean, sum/float64(n))
+			}
+			wantMax, wantArgMax, wantMin, wantArgMin := float32(math.Inf(-1)), -1, float32(math.Inf(1)), -1
+			for i, e := range v {
+				if e > wantMax {
+					wantMax, wantArgMax = e, i
+				}
+				if e < wantMin {
+					wantMin, wantArgMin = e, i
+				}
+			}
+			for _, c := range []struct {
+				name string
+				a    *Array
+				want float64
+			}{
+				{"Max", x.Max(), float64(wantMax)},
+				{"Min", x.Min(), float64(wantMin)},
+				{"ArgMax", x.ArgMax(), float64(wantArgMax)},
+				{"ArgMin", x.ArgMin(), float64(wantArgMin)},
+			} {
+				got, err := ItemOf[float64](c.a)
+				if err != nil {
+					t.Fatalf("%s: %s: %v", what, c.name, err)
+				}
+				if got != c.want {
+					t.Errorf("%s: %s = %v, want %v", what, c.name, got, c.want)
+				}
+			}
+		}
+		base.Close()
 	}
 }

@@ -350,8 +350,18 @@ func broadcastHost(h host, shape []int) []float64 {
 // readHost evaluates an array and returns its values (as float64).
 func readHost(t testing.TB, a *Array) host {
 	t.Helper()
+	return readCase(t, "", a)
+}
+
+// readCase is readHost naming the case in a failure (on the GPU, the
+// case that faulted).
+func readCase(t testing.TB, what string, a *Array) host {
+	t.Helper()
 	v, err := ToSlice[float64](a)
 	if err != nil {
+		if what != "" {
+			t.Fatalf("%s: read: %v", what, err)
+		}
 		t.Fatalf("read: %v", err)
 	}
 	return host{shape: a.Shape(), v: v}

@@ -11,16 +11,21 @@
 // unit for NVRTC: no headers), its entry point and its parameter list; the
 // GPU backend fills the parameters by Role.
 //
-// Kernels are written for bandwidth: a contiguous elementwise program (or
-// full reduction) has each thread load Unroll vectors of up to 16 bytes
-// per operand before it computes, with no index arithmetic, one tile per
-// block; strided programs unravel indices in a grid-stride loop sized to
-// one wave of resident blocks (Options.BlocksPerSM); a full reduction is
-// one launch whose last block, found with an atomic ticket, combines the
-// per-block partials.
+// Kernels are written for bandwidth: a contiguous elementwise program has
+// each thread load Unroll vectors of up to 16 bytes per operand before it
+// computes, with no index arithmetic, one tile per block; strided programs
+// unravel indices in a grid-stride loop sized to one wave of resident
+// blocks (Options.BlocksPerSM). A full reduction is one launch of at most
+// one wave in which every block gets the same number of tiles (Unroll
+// vectors per thread, loaded before use, combined as a tree, addresses by
+// pointer increments); its last block, found with an atomic ticket,
+// combines the per-block partials.
 //
 // The sources compile with clang for sm_90 with a small prelude standing in
 // for NVRTC's built-ins (see the package tests), and every planned launch
 // is executed on the host (threads as user-level contexts with real
-// barriers and warp shuffles) against the CPU backend.
+// barriers and warp shuffles) against the CPU backend, under
+// AddressSanitizer with every buffer exactly the size the launch is given
+// (an empty one bound as address 0, as on the device), so an access out of
+// bounds fails the tests instead of faulting on the GPU.
 package cudagen

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ type hostRun struct {
 
 func newHostRun(t *testing.T) *hostRun {
 	h := &hostRun{t: t, bufs: map[*cpu.Buffer]int{}, kernels: map[string]bool{}}
-	h.src.WriteString(threadedPrelude + hostVectorTypes() + helpersSource + reduceHelpers + philoxSource())
+	h.src.WriteString(threadedPrelude + hostVectorTypes() + helpersSource + reduceHelpers + philoxSource() + whatSource)
 	return h
 }
 
@@ -44,12 +45,29 @@ func (h *hostRun) buf(b *cpu.Buffer) string {
 	h.data.Write(raw)
 	ct := ctype(b.DType())
 	fmt.Fprintf(&h.src, "static %s *g%d;\n", ct, i)
-	fmt.Fprintf(&h.body, "\tg%d = (%s*)aligned_alloc(64, %d);\n\tif (fread(g%d, 1, %d, in) != %d) return 3;\n", i, ct, (len(raw)+63)/64*64+64, i, len(raw), len(raw))
+	if len(raw) == 0 {
+		// The GPU backend binds address 0 for an empty buffer.
+		fmt.Fprintf(&h.body, "\tg%d = nullptr;\n", i)
+		return fmt.Sprintf("g%d", i)
+	}
+	// Exactly the buffer's bytes (aligned like device memory): the
+	// sanitizer reports any access past them.
+	fmt.Fprintf(&h.body, "\tif (posix_memalign((void**)&g%d, 256, %d)) return 4;\n\tif (fread(g%d, 1, %d, in) != %d) return 3;\n", i, len(raw), i, len(raw), len(raw))
 	return fmt.Sprintf("g%d", i)
 }
 
-// add queues a plan; out is the buffer to read back afterwards.
-func (h *hostRun) add(pl *Plan, out *cpu.Buffer) {
+// whatSource names the plan that was running when the sanitizer stops
+// the harness.
+const whatSource = `
+extern "C" void __sanitizer_set_death_callback(void (*)(void));
+static const char *gocu_what = "(none)";
+static void gocu_report() { fprintf(stderr, "gocu harness: the fault is in the plan for: %s (block %u, thread %u)\n", gocu_what, blockIdx.x, threadIdx.x); }
+`
+
+// add queues a plan; out is the buffer to read back afterwards. what
+// names the request in the sanitizer's report if a launch of the plan
+// faults.
+func (h *hostRun) add(what string, pl *Plan, out *cpu.Buffer) {
 	for _, l := range pl.Launches {
 		src := l.Kernel.Source
 		for _, pre := range sharedSources {
@@ -60,7 +78,7 @@ func (h *hostRun) add(pl *Plan, out *cpu.Buffer) {
 			h.src.WriteString(src)
 		}
 	}
-	h.body.WriteString("\t{\n")
+	fmt.Fprintf(&h.body, "\t{\n\t\tgocu_what = %s;\n", strconv.Quote(what))
 	for i, s := range pl.Scratch {
 		fmt.Fprintf(&h.body, "\t\t%s *s%d = (%s*)calloc(%d, sizeof(%s));\n", ctype(s.DType), i, ctype(s.DType), s.Len, ctype(s.DType))
 	}
@@ -104,10 +122,20 @@ func (h *hostRun) add(pl *Plan, out *cpu.Buffer) {
 
 // run compiles and runs everything queued and returns the outputs.
 func (h *hostRun) run() [][]byte {
+	res, err := h.runErr()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return res
+}
+
+// runErr is run returning the harness's failure (a sanitizer report
+// first names the plan and the faulting kernel line).
+func (h *hostRun) runErr() ([][]byte, error) {
 	dir := h.t.TempDir()
 	var all bytes.Buffer
 	all.Write(h.src.Bytes())
-	all.WriteString("\nint main(int argc, char **argv) {\n\tFILE *in = fopen(argv[1], \"rb\"), *out = fopen(argv[2], \"wb\");\n\tgocu_init();\n")
+	all.WriteString("\nint main(int argc, char **argv) {\n\tFILE *in = fopen(argv[1], \"rb\"), *out = fopen(argv[2], \"wb\");\n\tgocu_init();\n\t__sanitizer_set_death_callback(gocu_report);\n")
 	all.Write(h.body.Bytes())
 	all.WriteString("\tgocu_finish();\n\tfclose(out);\n\treturn 0;\n}\n")
 	srcPath := filepath.Join(dir, "plans.cpp")
@@ -118,15 +146,16 @@ func (h *hostRun) run() [][]byte {
 		os.WriteFile("/tmp/plans.cpp", all.Bytes(), 0o600)
 		os.WriteFile("/tmp/plans.in", h.data.Bytes(), 0o600)
 	}
-	if out, err := exec.Command("clang++-16", "-std=c++20", "-O1", "-pthread", "-ffp-contract=off", "-w", "-o", bin, srcPath).CombinedOutput(); err != nil {
-		h.t.Fatalf("host compile: %v\n%s", err, firstLines(string(out), 30))
+	args := append([]string{"-std=c++20", "-O1", "-pthread", "-ffp-contract=off", "-w"}, sanitizerFlags(h.t)...)
+	if out, err := exec.Command("clang++-16", append(args, "-o", bin, srcPath)...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("host compile: %v\n%s", err, firstLines(string(out), 30))
 	}
-	if out, err := exec.Command(bin, filepath.Join(dir, "in.bin"), filepath.Join(dir, "out.bin")).CombinedOutput(); err != nil {
-		h.t.Fatalf("run: %v %s", err, out)
+	if out, err := sanitizedRun(bin, filepath.Join(dir, "in.bin"), filepath.Join(dir, "out.bin")).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("host run: %v\n%s%s", err, reportHead(string(out)), firstLines(string(out), 40))
 	}
 	got, err := os.ReadFile(filepath.Join(dir, "out.bin"))
 	if err != nil {
-		h.t.Fatal(err)
+		return nil, err
 	}
 	var res [][]byte
 	off := 0
@@ -135,7 +164,19 @@ func (h *hostRun) run() [][]byte {
 		res = append(res, got[off:off+n])
 		off += n
 	}
-	return res
+	return res, nil
+}
+
+// reportHead returns the lines of a sanitizer report that say what and
+// where: the plan, the kind of fault and the kernel line.
+func reportHead(out string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "gocu harness:") || strings.Contains(l, "SUMMARY:") {
+			b.WriteString(strings.TrimSpace(l) + "\n")
+		}
+	}
+	return b.String()
 }
 
 var hostOpts = Options{SMs: 1, MaxBlocks: 2, Aligned: func(o backend.Operand, n int) bool { return o.Layout.Offset*o.DType().Size()%n == 0 }}
@@ -145,7 +186,7 @@ var hostOpts = Options{SMs: 1, MaxBlocks: 2, Aligned: func(o backend.Operand, n 
 func randomReduceInput(r *rand.Rand, be *cpu.Backend, dt backend.DType, shape []int, fused bool) *backend.Program {
 	n := backend.Size(shape)
 	lay := backend.Contiguous(shape)
-	bufLen := max(n, 1)
+	bufLen := n // exactly what the layout addresses: 0 for an empty shape
 	switch r.IntN(4) {
 	case 1: // reversed first axis
 		if len(shape) > 0 && shape[0] > 0 {
@@ -168,7 +209,7 @@ func randomReduceInput(r *rand.Rand, be *cpu.Backend, dt backend.DType, shape []
 			st := backend.ContiguousStrides(big)
 			copy(lay.Strides, st)
 			lay.Strides[len(shape)-1] = 2
-			bufLen = max(backend.Size(big), 1)
+			bufLen = backend.Size(big)
 		}
 	}
 	buf := randBuffer(be, r, dt, bufLen)
@@ -252,10 +293,11 @@ func TestPlansRunOnHost(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				h.add(pl, gpuOut.(*cpu.Buffer))
+				name := fmt.Sprintf("%v %v %v %s axes %v (%d launches)", op, dt, sh.shape, layoutString(p.Inputs[0].Layout), axes, len(pl.Launches))
+				h.add(name, pl, gpuOut.(*cpu.Buffer))
 				cpuReq := *req
 				cpuReq.Out.Buf = cpuOut
-				checks = append(checks, check{fmt.Sprintf("%v %v %v axes %v (%d launches)", op, dt, sh.shape, axes, len(pl.Launches)), outDT, cpuOut.(*cpu.Buffer), false,
+				checks = append(checks, check{name, outDT, cpuOut.(*cpu.Buffer), false,
 					func() {
 						if err := be.Reduce(&cpuReq); err != nil {
 							t.Fatal(err)
@@ -281,10 +323,11 @@ func TestPlansRunOnHost(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				h.add(pl, gpuOut.(*cpu.Buffer))
+				name := fmt.Sprintf("%v %v %v %s axis %d", kind, dt, sh, layoutString(p.Inputs[0].Layout), axis)
+				h.add(name, pl, gpuOut.(*cpu.Buffer))
 				cpuReq := *req
 				cpuReq.Out.Buf = cpuOut
-				checks = append(checks, check{fmt.Sprintf("%v %v %v axis %d", kind, dt, sh, axis), dt, cpuOut.(*cpu.Buffer), false,
+				checks = append(checks, check{name, dt, cpuOut.(*cpu.Buffer), false,
 					func() {
 						if err := be.AxisOp(&cpuReq); err != nil {
 							t.Fatal(err)
@@ -303,10 +346,11 @@ func TestPlansRunOnHost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h.add(pl, gpuOut.(*cpu.Buffer))
+			name := fmt.Sprintf("random %v %d", dt, dist)
+			h.add(name, pl, gpuOut.(*cpu.Buffer))
 			cpuReq := *req
 			cpuReq.Out.Buf = cpuOut
-			checks = append(checks, check{fmt.Sprintf("random %v %d", dt, dist), dt, cpuOut.(*cpu.Buffer), true,
+			checks = append(checks, check{name, dt, cpuOut.(*cpu.Buffer), true,
 				func() {
 					if err := be.Random(&cpuReq); err != nil {
 						t.Fatal(err)
@@ -328,10 +372,11 @@ func TestPlansRunOnHost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.add(pl, gpuOut.(*cpu.Buffer))
+		name := fmt.Sprintf("int matmul %v", dt)
+		h.add(name, pl, gpuOut.(*cpu.Buffer))
 		cpuReq := *mm
 		cpuReq.C.Buf = cpuOut
-		checks = append(checks, check{fmt.Sprintf("int matmul %v", dt), dt, cpuOut.(*cpu.Buffer), true,
+		checks = append(checks, check{name, dt, cpuOut.(*cpu.Buffer), true,
 			func() {
 				if err := be.MatMul(&cpuReq); err != nil {
 					t.Fatal(err)
@@ -353,6 +398,11 @@ func TestPlansRunOnHost(t *testing.T) {
 		}
 	}
 	t.Logf("%d planned operations executed on the host, %d differ", len(checks), bad)
+}
+
+// layoutString describes a layout for failure messages.
+func layoutString(l backend.Layout) string {
+	return fmt.Sprintf("layout{shape %v strides %v offset %d}", l.Shape, l.Strides, l.Offset)
 }
 
 func containsInt(s []int, v int) bool {

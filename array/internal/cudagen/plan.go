@@ -435,13 +435,13 @@ func planReduceAll(r *backend.Reduction, q *backend.Program, outDT backend.DType
 		return nil, err
 	}
 	k := rd.Kernels[0]
-	// One wave of resident blocks (grid-stride), fewer when the input is
-	// smaller than that many tiles.
+	// At most one wave of resident blocks (grid-stride).
+	wave := o.capped(1<<30, o.perSM(k))
 	var g int
 	if allContig {
-		g = min(o.tiles(n/spec.Vec, k.Block), o.capped(1<<30, o.perSM(k)))
+		g = reduceGrid(n/spec.Vec, k.Block, wave)
 	} else {
-		g = o.capped((n+k.Block-1)/k.Block, o.perSM(k))
+		g = min((n+k.Block-1)/k.Block, wave)
 	}
 	plan := &Plan{Scratch: []Scratch{{DType: rd.AccType, Len: g}, {DType: backend.Int64, Len: g}, {DType: backend.Int32, Len: 1, Zero: true}}}
 	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{g, 1, 1}, Operands: append(append([]backend.Operand{}, q.Inputs...), r.Out), Scalars: q.Scalars}
@@ -472,6 +472,21 @@ func planReduceAll(r *backend.Reduction, q *backend.Program, outDT backend.DType
 	return plan, nil
 }
 
+// reduceGrid is the grid of the contiguous full reduction over nv
+// vectors (writeReduceTiles): every block gets the same number of full
+// tiles, as few per block as one wave of at most wave blocks allows, so
+// that no block runs a round the others do not (with the largest grid of a
+// wave, 16384 tiles over 1056 blocks gives 544 blocks a 16th round while
+// 512 wait). Without a full tile, one vector per thread.
+func reduceGrid(nv, block, wave int) int {
+	full := nv / (block * Unroll)
+	if full == 0 {
+		return max(1, min((nv+block-1)/block, wave))
+	}
+	per := (full + wave - 1) / wave
+	return (full + per - 1) / per
+}
+
 // PlanAxis plans a softmax-family operation: one block per row.
 func PlanAxis(a *backend.AxisOp, o Options) (*Plan, error) {
 	p := a.In
@@ -492,6 +507,17 @@ func PlanAxis(a *backend.AxisOp, o Options) (*Plan, error) {
 	}
 	if rows == 0 || (L == 0 && a.Kind != backend.LogSumExp) {
 		return &Plan{}, nil
+	}
+	if L == 0 {
+		// LogSumExp over an empty axis is -Inf for every row: a fill. The
+		// axis kernel must not run on an empty input: it reads a
+		// broadcast (Const) input's single element before its loops, and
+		// an empty buffer has no element (its device address is 0).
+		dt := a.Out.Buf.DType()
+		fill := &backend.Program{Shape: append([]int(nil), a.Out.Layout.Shape...),
+			Scalars: []backend.Scalar{{DType: dt, F: math.Inf(-1)}},
+			Nodes:   []backend.Node{{Op: backend.OpScalar, DType: dt}}}
+		return PlanEval(fill, a.Out, o)
 	}
 	ls := make([]backend.Layout, 0, len(p.Inputs)+1)
 	for _, in := range p.Inputs {

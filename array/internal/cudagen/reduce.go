@@ -23,8 +23,9 @@ type ReduceMode uint8
 const (
 	// ReduceAll reduces every element to one value in one launch: each
 	// block reduces grid-stride tiles into a partial (warp shuffles, then
-	// shared memory); the last block to finish (an atomic ticket after a
-	// memory fence) reduces the partials and writes the result.
+	// shared memory; for contiguous inputs see writeReduceTiles); the last
+	// block to finish (an atomic ticket after a memory fence) reduces the
+	// partials and writes the result.
 	ReduceAll ReduceMode = iota
 	// ReduceRows gives each output a group of threads (a warp, or a whole
 	// block for long rows) that strides over the reduced elements.
@@ -156,9 +157,14 @@ func accCode(prefix string, op backend.ReduceOp, dt, out backend.DType) string {
 	fmt.Fprintf(&b, "static __device__ __forceinline__ %s %s_fin(const %s_acc &a, long long count) { (void)count; return %s; }\n",
 		ctype(out), prefix, prefix, fin)
 	// Warp and block reductions (the result is valid in lane 0 / thread 0).
+	// Positions travel only for ArgMax and ArgMin.
+	shflI := "b.i = a.i;"
+	if op == backend.ArgMax || op == backend.ArgMin {
+		shflI = "b.i = gocu_shfl(a.i, o);"
+	}
 	fmt.Fprintf(&b, `static __device__ __forceinline__ %[1]s_acc %[1]s_warp(%[1]s_acc a) {
 	for (int o = 16; o > 0; o >>= 1) {
-		%[1]s_acc b; b.v = gocu_shfl(a.v, o); b.i = gocu_shfl(a.i, o);
+		%[1]s_acc b; b.v = gocu_shfl(a.v, o); %[3]s
 		%[1]s_comb(a, b);
 	}
 	return a;
@@ -178,7 +184,7 @@ static __device__ %[1]s_acc %[1]s_block(%[1]s_acc a) {
 	}
 	return a;
 }
-`, prefix, at)
+`, prefix, at, shflI)
 	return b.String()
 }
 
@@ -308,7 +314,7 @@ func Reduce(op backend.ReduceOp, p *backend.Program, out backend.DType, spec Red
 	common := helpersSource + reduceHelpers + f + accCode(name, op, dt, out)
 	switch spec.Mode {
 	case ReduceAll:
-		red.Kernels = []*Kernel{reduceAll(name, out, red.AccType, p, spec, it, common)}
+		red.Kernels = []*Kernel{reduceAll(name, out, red.AccType, red.Indexed, p, spec, it, common)}
 	case ReduceRows, ReduceCols:
 		red.Kernels = []*Kernel{reduceKeep(name, p, out, spec, it, common)}
 	default:
@@ -317,7 +323,11 @@ func Reduce(op backend.ReduceOp, p *backend.Program, out backend.DType, spec Red
 	return red, nil
 }
 
-func reduceAll(name string, out, acc backend.DType, p *backend.Program, spec ReduceSpec, it, common string) *Kernel {
+// finalUnroll is how many partials each thread of the last block loads
+// before it combines them.
+const finalUnroll = 4
+
+func reduceAll(name string, out, acc backend.DType, indexed bool, p *backend.Program, spec ReduceSpec, it, common string) *Kernel {
 	g := &gen{k: &Kernel{Name: name + "_all", Block: blockSize, Grid: GridStride}}
 	g.add(fmt.Sprintf("%s* __restrict__ out", ctype(out)), Param{Name: "out", Type: Ptr, Role: RoleOut})
 	// The partials are written by every block and read by the last one:
@@ -352,59 +362,7 @@ func reduceAll(name string, out, acc backend.DType, p *backend.Program, spec Red
 	fmt.Fprintf(&b, "\t%s_acc a = %s_ident();\n", name, name)
 	f := name + "_f"
 	if !strided {
-		// Tiles of Unroll vectors of w elements per thread, all loads
-		// first (see writeTiled), then the elements past the last vector.
-		w := max(spec.Vec, 1)
-		fmt.Fprintf(&b, "\tconst %s nv = n / %d;\n", it, w)
-		fmt.Fprintf(&b, "\tconst %s tile = (%s)blockDim.x * %d;\n", it, it, Unroll)
-		fmt.Fprintf(&b, "\tfor (%[1]s base = (%[1]s)blockIdx.x * tile + (%[1]s)threadIdx.x; base < nv; base += (%[1]s)gridDim.x * tile) {\n", it)
-		for u := 0; u < Unroll; u++ {
-			fmt.Fprintf(&b, "\t\tconst %s q%d = base + (%s)blockDim.x * %d;\n\t\tconst bool ok%d = q%d < nv;\n", it, u, it, u, u, u)
-		}
-		for i, in := range p.Inputs {
-			if spec.In[i] != Contig {
-				continue
-			}
-			t := ctype(in.DType())
-			if w > 1 {
-				t = vtype(in.DType(), w)
-			}
-			for u := 0; u < Unroll; u++ {
-				fmt.Fprintf(&b, "\t\t%s a%d_%d = {};\n\t\tif (ok%d) a%d_%d = reinterpret_cast<const %s*>(in%d)[q%d];\n", t, i, u, u, i, u, t, i, u)
-			}
-		}
-		for u := 0; u < Unroll; u++ {
-			fmt.Fprintf(&b, "\t\tif (ok%d) {\n", u)
-			for j := 0; j < w; j++ {
-				comp := ""
-				if w > 1 {
-					comp = "." + []string{"x", "y", "z", "w"}[j]
-				}
-				load := func(i int) string {
-					if spec.In[i] == Const {
-						return fmt.Sprintf("c%d", i)
-					}
-					if w > 1 && p.Inputs[i].DType() == backend.Bool {
-						return fmt.Sprintf("(a%d_%d%s != 0)", i, u, comp)
-					}
-					return fmt.Sprintf("a%d_%d%s", i, u, comp)
-				}
-				pos := fmt.Sprintf("q%d * %d + %d", u, w, j)
-				fmt.Fprintf(&b, "\t\t\t%s_fold(a, %s, (long long)(%s));\n", name, callF(f, p, load, pos), pos)
-			}
-			b.WriteString("\t\t}\n")
-		}
-		b.WriteString("\t}\n")
-		if w > 1 {
-			load := func(i int) string {
-				if spec.In[i] == Const {
-					return fmt.Sprintf("c%d", i)
-				}
-				return fmt.Sprintf("in%d[i]", i)
-			}
-			fmt.Fprintf(&b, "\tfor (%[1]s i = nv * %[2]d + (%[1]s)blockIdx.x * (%[1]s)blockDim.x + (%[1]s)threadIdx.x; i < n; i += (%[1]s)gridDim.x * (%[1]s)blockDim.x)\n", it, w)
-			fmt.Fprintf(&b, "\t\t%s_fold(a, %s, (long long)i);\n", name, callF(f, p, load, "i"))
-		}
+		writeReduceTiles(&b, name, acc, p, spec, it)
 	} else {
 		fmt.Fprintf(&b, "\tconst %[1]s step = (%[1]s)gridDim.x * (%[1]s)blockDim.x;\n", it)
 		fmt.Fprintf(&b, "\tfor (%[1]s i = (%[1]s)blockIdx.x * (%[1]s)blockDim.x + (%[1]s)threadIdx.x; i < n; i += step) {\n", it)
@@ -431,11 +389,29 @@ func reduceAll(name string, out, acc backend.DType, p *backend.Program, spec Red
 	// result and resets the ticket for the next launch.
 	fmt.Fprintf(&b, "\ta = %s_block(a);\n", name)
 	b.WriteString("\t__shared__ bool last;\n")
-	b.WriteString("\tif (threadIdx.x == 0) {\n\t\tpv[blockIdx.x] = a.v;\n\t\tpi[blockIdx.x] = a.i;\n\t\t__threadfence();\n")
+	// Only ArgMax and ArgMin carry positions through the partials.
+	b.WriteString("\tif (threadIdx.x == 0) {\n\t\tpv[blockIdx.x] = a.v;\n")
+	if indexed {
+		b.WriteString("\t\tpi[blockIdx.x] = a.i;\n")
+	}
+	b.WriteString("\t\t__threadfence();\n")
 	b.WriteString("\t\tlast = atomicAdd(ticket, 1) == (int)gridDim.x - 1;\n\t}\n\t__syncthreads();\n\tif (!last) return;\n\t__threadfence();\n")
+	// The last block's pass is on the critical path: each thread issues
+	// all its loads of partials (a few: the grid is about one wave)
+	// before it combines any, so their latency is paid once.
 	fmt.Fprintf(&b, "\ta = %s_ident();\n", name)
-	fmt.Fprintf(&b, "\tfor (unsigned int k = threadIdx.x; k < gridDim.x; k += blockDim.x) {\n\t\t%s_acc c;\n", name)
-	fmt.Fprintf(&b, "\t\tc.v = ((volatile %s*)pv)[k];\n\t\tc.i = ((volatile long long*)pi)[k];\n\t\t%s_comb(a, c);\n\t}\n", ctype(acc), name)
+	fmt.Fprintf(&b, "\tfor (unsigned int k = threadIdx.x; k < gridDim.x; k += %d) {\n", finalUnroll*blockSize)
+	for u := 0; u < finalUnroll; u++ {
+		fmt.Fprintf(&b, "\t\t%[1]s_acc c%[2]d = %[1]s_ident();\n\t\tif (k + %[3]d < gridDim.x) {\n\t\t\tc%[2]d.v = ((volatile %[4]s*)pv)[k + %[3]d];\n", name, u, u*blockSize, ctype(acc))
+		if indexed {
+			fmt.Fprintf(&b, "\t\t\tc%[1]d.i = ((volatile long long*)pi)[k + %[2]d];\n", u, u*blockSize)
+		}
+		b.WriteString("\t\t}\n")
+	}
+	for u := 0; u < finalUnroll; u++ {
+		fmt.Fprintf(&b, "\t\t%s_comb(a, c%d);\n", name, u)
+	}
+	b.WriteString("\t}\n")
 	fmt.Fprintf(&b, "\ta = %s_block(a);\n", name)
 	fmt.Fprintf(&b, "\tif (threadIdx.x == 0) {\n\t\tout[0] = %s_fin(a, (long long)n);\n\t\t*ticket = 0;\n\t}\n}\n", name)
 	g.k.Source = b.String()
@@ -535,4 +511,105 @@ func reduceKeep(name string, p *backend.Program, out backend.DType, spec ReduceS
 	b.WriteString("\t}\n}\n")
 	g.k.Source = b.String()
 	return g.k
+}
+
+// writeReduceTiles writes the first pass of a full reduction of
+// contiguous (or constant) inputs. The vectors of w elements form tiles of
+// blockSize*Unroll vectors; block b takes full tiles b, b+gridDim.x, ...
+// (the planner sizes the grid so that every block gets the same number),
+// each thread loading its Unroll vectors of a tile with no bounds checks
+// before it uses any (64 bytes in flight per thread with 16-byte vectors)
+// and combining the tile's elements as a balanced tree (depth log2 of
+// Unroll*w instead of a chain through one accumulator), then into its
+// accumulator. Addresses advance by a pointer increment per tile: no
+// per-element index arithmetic. The vectors past the last full tile go one
+// per thread over the whole grid, then the elements past the last vector.
+func writeReduceTiles(b *strings.Builder, name string, acc backend.DType, p *backend.Program, spec ReduceSpec, it string) {
+	w := max(spec.Vec, 1)
+	tile := blockSize * Unroll
+	f := name + "_f"
+	comps := []string{"x", "y", "z", "w"}
+	vt := func(i int) string {
+		if w > 1 {
+			return vtype(p.Inputs[i].DType(), w)
+		}
+		return ctype(p.Inputs[i].DType())
+	}
+	// loadOf is component j of input i's value v (a vector when w > 1).
+	loadOf := func(v string, j int) func(i int) string {
+		return func(i int) string {
+			if spec.In[i] == Const {
+				return fmt.Sprintf("c%d", i)
+			}
+			if w == 1 {
+				return fmt.Sprintf("%s%d", v, i)
+			}
+			s := fmt.Sprintf("%s%d.%s", v, i, comps[j])
+			if p.Inputs[i].DType() == backend.Bool {
+				s = "(" + s + " != 0)"
+			}
+			return s
+		}
+	}
+	fmt.Fprintf(b, "\tconst %s nv = n / %d;\n", it, w)
+	fmt.Fprintf(b, "\tconst %s full = nv / %d;\n", it, tile)
+	for i := range p.Inputs {
+		if spec.In[i] == Contig {
+			fmt.Fprintf(b, "\tconst %[1]s* __restrict__ v%[2]d = reinterpret_cast<const %[1]s*>(in%[2]d) + ((unsigned long long)blockIdx.x * %[3]d + threadIdx.x);\n", vt(i), i, tile)
+		}
+	}
+	fmt.Fprintf(b, "\tfor (%[1]s t = (%[1]s)blockIdx.x; t < full; t += (%[1]s)gridDim.x) {\n", it)
+	for i := range p.Inputs {
+		if spec.In[i] != Contig {
+			continue
+		}
+		for u := 0; u < Unroll; u++ {
+			fmt.Fprintf(b, "\t\tconst %s a%d_%d = v%d[%d];\n", vt(i), u, i, i, u*blockSize)
+		}
+	}
+	// Element positions (for ArgMax/ArgMin and index programs; dead code
+	// otherwise).
+	fmt.Fprintf(b, "\t\tconst long long q = (long long)t * %d + threadIdx.x;\n", tile)
+	leaves := 0
+	for u := 0; u < Unroll; u++ {
+		for j := 0; j < w; j++ {
+			pos := fmt.Sprintf("(q + %d) * %d + %d", u*blockSize, w, j)
+			fmt.Fprintf(b, "\t\t%[1]s_acc l%[2]d; l%[2]d.v = (%[3]s)%[4]s; l%[2]d.i = %[5]s;\n",
+				name, leaves, ctype(acc), callF(f, p, loadOf(fmt.Sprintf("a%d_", u), j), pos), pos)
+			leaves++
+		}
+	}
+	for s := 1; s < leaves; s *= 2 {
+		for x := 0; x+s < leaves; x += 2 * s {
+			fmt.Fprintf(b, "\t\t%s_comb(l%d, l%d);\n", name, x, x+s)
+		}
+	}
+	fmt.Fprintf(b, "\t\t%s_comb(a, l0);\n", name)
+	for i := range p.Inputs {
+		if spec.In[i] == Contig {
+			fmt.Fprintf(b, "\t\tv%d += (unsigned long long)gridDim.x * %d;\n", i, tile)
+		}
+	}
+	b.WriteString("\t}\n")
+	fmt.Fprintf(b, "\tfor (%[1]s r = full * %[2]d + (%[1]s)blockIdx.x * %[3]d + (%[1]s)threadIdx.x; r < nv; r += (%[1]s)gridDim.x * %[3]d) {\n", it, tile, blockSize)
+	for i := range p.Inputs {
+		if spec.In[i] == Contig {
+			fmt.Fprintf(b, "\t\tconst %[1]s e%[2]d = reinterpret_cast<const %[1]s*>(in%[2]d)[r];\n", vt(i), i)
+		}
+	}
+	for j := 0; j < w; j++ {
+		pos := fmt.Sprintf("(long long)r * %d + %d", w, j)
+		fmt.Fprintf(b, "\t\t%s_fold(a, %s, %s);\n", name, callF(f, p, loadOf("e", j), pos), pos)
+	}
+	b.WriteString("\t}\n")
+	if w > 1 {
+		load := func(i int) string {
+			if spec.In[i] == Const {
+				return fmt.Sprintf("c%d", i)
+			}
+			return fmt.Sprintf("in%d[i]", i)
+		}
+		fmt.Fprintf(b, "\tfor (%[1]s i = nv * %[2]d + (%[1]s)blockIdx.x * %[3]d + (%[1]s)threadIdx.x; i < n; i += (%[1]s)gridDim.x * %[3]d)\n", it, w, blockSize)
+		fmt.Fprintf(b, "\t\t%s_fold(a, %s, (long long)i);\n", name, callF(f, p, load, "i"))
+	}
 }
