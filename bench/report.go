@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/gocu-dev/gocu/internal/textable"
 )
 
 // Schema names the JSON format of a Report.
@@ -291,7 +293,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		t = append(t, row)
 	}
-	writeCells(&b, t)
+	textable.Write(&b, t, 1)
 	if peerCol || versusCol {
 		b.WriteString("\nratios are speed: above 1x gocu is faster\n")
 	}
@@ -361,37 +363,4 @@ func fmtSeconds(s float64) string {
 		return sig(s*1e6) + " us"
 	}
 	return sig(s*1e9) + " ns"
-}
-
-// writeCells writes a table: the first column aligned left, the others
-// right, with a rule under the header.
-func writeCells(b *strings.Builder, t [][]string) {
-	width := make([]int, len(t[0]))
-	for _, row := range t {
-		for i, c := range row {
-			width[i] = max(width[i], len(c))
-		}
-	}
-	for r, row := range t {
-		var line strings.Builder
-		for i, c := range row {
-			if i > 0 {
-				line.WriteString("  ")
-			}
-			p := strings.Repeat(" ", width[i]-len(c))
-			if i == 0 {
-				line.WriteString(c + p)
-			} else {
-				line.WriteString(p + c)
-			}
-		}
-		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-		if r == 0 {
-			n := 2 * (len(width) - 1)
-			for _, w := range width {
-				n += w
-			}
-			b.WriteString(strings.Repeat("-", n) + "\n")
-		}
-	}
 }

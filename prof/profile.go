@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gocu-dev/gocu/internal/textable"
 )
 
 // Kinds of Event besides those of cuda.OpKind ("kernel", "graph",
@@ -195,7 +197,7 @@ func (p *Profile) WriteTable(w io.Writer) error {
 			mean, mn, mx, FormatDuration(r.Host), bytes, rate})
 	}
 	var b strings.Builder
-	writeCells(&b, t, 3)
+	textable.Write(&b, t, 3)
 	fmt.Fprintf(&b, "%d calls, %s of device time, %s in the calls on the CPU", calls, FormatDuration(total), FormatDuration(host))
 	if untimed > 0 {
 		fmt.Fprintf(&b, "; %d without a duration (captured into a graph or failed)", untimed)
@@ -206,39 +208,6 @@ func (p *Profile) WriteTable(w io.Writer) error {
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// writeCells writes a table whose first left columns are aligned left and
-// the others right, with a rule under the header.
-func writeCells(b *strings.Builder, t [][]string, left int) {
-	width := make([]int, len(t[0]))
-	for _, row := range t {
-		for i, c := range row {
-			width[i] = max(width[i], len(c))
-		}
-	}
-	for r, row := range t {
-		var line strings.Builder
-		for i, c := range row {
-			if i > 0 {
-				line.WriteString("  ")
-			}
-			pad := strings.Repeat(" ", width[i]-len(c))
-			if i < left {
-				line.WriteString(c + pad)
-			} else {
-				line.WriteString(pad + c)
-			}
-		}
-		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-		if r == 0 {
-			n := 2 * (len(width) - 1)
-			for _, w := range width {
-				n += w
-			}
-			b.WriteString(strings.Repeat("-", n) + "\n")
-		}
-	}
 }
 
 // FormatDuration prints d with three significant digits in ns, us, ms or
