@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -21,6 +22,9 @@ type Device struct {
 	props   Props
 	alloc   *Allocator
 	stream  *Stream // the default (legacy NULL) stream
+
+	// last is the kernel most recently launched, named in sticky errors.
+	last atomic.Pointer[Function]
 }
 
 var (
@@ -113,7 +117,16 @@ func (d *Device) call(fn uintptr, args ...uintptr) Result {
 }
 
 // err is d.api.error.
-func (d *Device) err(fn string, r Result) error { return d.api.error(fn, r) }
+// A sticky error names the kernel launched last.
+func (d *Device) err(fn string, r Result) error {
+	err := d.api.error(fn, r)
+	if r.Sticky() {
+		if f := d.last.Load(); f != nil {
+			err.(*Error).LastKernel = f.name
+		}
+	}
+	return err
+}
 
 // Ordinal returns the device's index.
 func (d *Device) Ordinal() int { return d.ordinal }

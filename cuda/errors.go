@@ -18,6 +18,12 @@ type Error struct {
 	Code Result // the CUresult it returned
 	Name string // CUDA's name of the code, e.g. "CUDA_ERROR_OUT_OF_MEMORY"
 	Msg  string // the description of the code, plus detail gocu adds
+
+	// LastKernel names, for a sticky error, the kernel most recently
+	// launched on the device before the error was reported: kernel faults
+	// surface at a later call, so it is the likely culprit (certain with
+	// GOCU_LAUNCH_BLOCKING=1).
+	LastKernel string
 }
 
 func (e *Error) Error() string {
@@ -34,6 +40,10 @@ func (e *Error) Error() string {
 	}
 	if e.Code.Sticky() {
 		b.WriteString(" (sticky error: the CUDA context is lost and every later CUDA call in this process fails; restart the process")
+		if e.LastKernel != "" {
+			b.WriteString("; the last kernel launched on the device before it was reported: ")
+			b.WriteString(e.LastKernel)
+		}
 		if !launchBlocking.Load() {
 			// Kernel faults surface at a later synchronising call.
 			b.WriteString("; to find the kernel that caused it, run with GOCU_LAUNCH_BLOCKING=1")
