@@ -1,6 +1,7 @@
 package array
 
 import (
+	"github.com/gocu-dev/gocu"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -19,7 +20,7 @@ import (
 // operation. An Array is safe for concurrent reads by several goroutines.
 type Array struct {
 	mu     sync.Mutex
-	dev    *Device
+	dev    *Maker
 	dt     DType
 	shape  []int
 	err    error
@@ -35,9 +36,10 @@ type Array struct {
 // counted: each array holding it (directly or as a leaf of a pending
 // expression) owns one reference.
 type storage struct {
-	dev  *Device
+	dev  *Maker
 	buf  backend.Buffer
 	refs atomic.Int64
+	keep any // what owns memory the storage only views (FromBuffer's buffer)
 
 	mu      sync.Mutex
 	deps    []weak.Pointer[Array] // lazy arrays that read this storage
@@ -103,7 +105,7 @@ func (h *holdings) replace(sts []*storage) {
 
 func (h *holdings) release() { h.replace(nil) }
 
-func (d *Device) alloc(op string, dt DType, n int) (*storage, error) {
+func (d *Maker) alloc(op string, dt DType, n int) (*storage, error) {
 	buf, err := d.be.Alloc(dt, n)
 	if err != nil {
 		return nil, deviceErr(op, err)
@@ -120,12 +122,12 @@ func track(a *Array, sts []*storage) *Array {
 }
 
 // wrap makes an array owning the (already counted) reference to st.
-func (d *Device) wrap(st *storage, lay backend.Layout, dt DType) *Array {
+func (d *Maker) wrap(st *storage, lay backend.Layout, dt DType) *Array {
 	return track(&Array{dev: d, dt: dt, shape: lay.Shape, st: st, lay: lay}, []*storage{st})
 }
 
 // view makes an array sharing st (taking a new reference).
-func (d *Device) view(st *storage, lay backend.Layout, dt DType) *Array {
+func (d *Maker) view(st *storage, lay backend.Layout, dt DType) *Array {
 	st.retain()
 	return d.wrap(st, lay, dt)
 }
@@ -285,11 +287,11 @@ func (a *Array) Dim(i int) int {
 }
 
 // Device returns the array's device (nil for a failed array).
-func (a *Array) Device() *Device {
-	if a == nil {
+func (a *Array) Device() *gocu.Device {
+	if a == nil || a.dev == nil {
 		return nil
 	}
-	return a.dev
+	return a.dev.dev
 }
 
 // Strides returns the strides in elements, evaluating a pending expression

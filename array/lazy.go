@@ -118,7 +118,7 @@ func (w *leafWalk) visit(e *expr) {
 
 // lazy makes a pending array for e, taking references to every storage it
 // reads and registering it with them for in-place writes.
-func (d *Device) lazy(e *expr) *Array {
+func (d *Maker) lazy(e *expr) *Array {
 	sts := e.leaves()
 	for _, s := range sts {
 		s.retain()
@@ -237,7 +237,7 @@ func (b *progBuild) visit(e *expr) int32 {
 
 // evalInto evaluates e (of the given shape) into out, after collapsing
 // the dimensions that are contiguous in every operand.
-func (d *Device) evalInto(e *expr, shape []int, out backend.Operand) error {
+func (d *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
 	p := program(e, shape)
 	collapse(p, &out)
 	err := d.be.Eval(p, out)

@@ -95,7 +95,7 @@ func (a *Array) SaveNPY(path string) error {
 }
 
 // ReadNPY reads an array in .npy format onto the device.
-func (d *Device) ReadNPY(r io.Reader) (*Array, error) {
+func (d *Maker) ReadNPY(r io.Reader) (*Array, error) {
 	const op = "ReadNPY"
 	bad := func(format string, args ...any) (*Array, error) {
 		return nil, errorf(op, ErrValue, format, args...)

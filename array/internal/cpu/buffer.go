@@ -17,6 +17,31 @@ type Buffer struct {
 	i64 []int64
 	u8  []uint8
 	b   []bool
+
+	external bool // Wrap: memory owned by someone else, never pooled
+}
+
+// Wrap returns a buffer over the typed slice s ([]float32, ..., []bool),
+// without a copy. Its memory is never pooled: whoever made s owns it.
+func Wrap(s any) (*Buffer, error) {
+	b := &Buffer{external: true}
+	switch v := s.(type) {
+	case []float32:
+		b.dt, b.n, b.f32 = backend.Float32, len(v), v
+	case []float64:
+		b.dt, b.n, b.f64 = backend.Float64, len(v), v
+	case []int32:
+		b.dt, b.n, b.i32 = backend.Int32, len(v), v
+	case []int64:
+		b.dt, b.n, b.i64 = backend.Int64, len(v), v
+	case []uint8:
+		b.dt, b.n, b.u8 = backend.Uint8, len(v), v
+	case []bool:
+		b.dt, b.n, b.b = backend.Bool, len(v), v
+	default:
+		return nil, fmt.Errorf("cpu: cannot wrap a %T", s)
+	}
+	return b, nil
 }
 
 // DType implements backend.Buffer.
@@ -104,7 +129,7 @@ func (p *pool) get(dt backend.DType, n int) *Buffer {
 
 func (p *pool) put(b *Buffer) {
 	sz := b.n * b.dt.Size()
-	if sz < minPooled {
+	if sz < minPooled || b.external {
 		return
 	}
 	p.mu.Lock()
