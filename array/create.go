@@ -2,6 +2,7 @@ package array
 
 import (
 	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/array/internal/cpu"
 	"math"
 	"runtime"
 	"unsafe"
@@ -69,6 +70,13 @@ func (d *Maker) Empty(dt DType, shape ...int) *Array {
 	st, err := d.alloc(op, dt, backend.Size(shape))
 	if err != nil {
 		return failed(err)
+	}
+	if d.poison {
+		// The simulator's memory starts as 0xFF bytes, as its buffers do,
+		// so that a kernel that leaves elements unwritten shows it (NaN).
+		if cb, ok := st.buf.(*cpu.Buffer); ok {
+			cb.Poison()
+		}
 	}
 	return d.wrap(st, backend.Contiguous(shape), dt)
 }

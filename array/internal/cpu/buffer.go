@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 )
@@ -67,6 +68,30 @@ func newBuffer(dt backend.DType, n int) *Buffer {
 		b.b = make([]bool, n)
 	}
 	return b
+}
+
+// Poison fills the buffer with 0xFF bytes (NaN for floats, -1 for signed
+// integers, 255 for uint8); bool, which Go requires to be 0 or 1, is false.
+func (b *Buffer) Poison() {
+	var p []byte
+	switch b.dt {
+	case backend.Float32:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f32))), 4*len(b.f32))
+	case backend.Float64:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f64))), 8*len(b.f64))
+	case backend.Int32:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i32))), 4*len(b.i32))
+	case backend.Int64:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i64))), 8*len(b.i64))
+	case backend.Uint8:
+		p = b.u8
+	case backend.Bool:
+		clear(b.b) // a bool must hold 0 or 1 in Go
+		return
+	}
+	for i := range p {
+		p[i] = 0xFF
+	}
 }
 
 // Slice returns the buffer's typed slice ([]float32, ..., []bool).
