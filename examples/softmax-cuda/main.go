@@ -95,7 +95,7 @@ func run(dev *gocu.Device, rows, cols int, seed uint64) (*report, error) {
 	const depth = 64
 	x := arrays.NewRNG(seed).Normal(array.Float32, 0, 1, rows, depth)
 	w := arrays.NewRNG(seed+1).Normal(array.Float32, 0, 0.3, depth, cols)
-	logits := x.MatMul(w).Mul(1.5)                                    // queued array operations
+	logits := x.MatMul(w).Mul(1.5)                                     // queued array operations
 	probs := arrays.Full(array.Float32, math.NaN(), rows, cols).Eval() // NaN: unwritten elements show
 	cfg := gocu.Config{Grid: gocu.Dim3{X: int32(rows)}, Block: gocu.Dim3{X: 256}}
 	if err := k.Launch(cfg, logits, probs, int32(rows), int32(cols)); err != nil {
