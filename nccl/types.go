@@ -146,11 +146,15 @@ type UniqueID [idBytes]byte
 // NewUniqueID asks NCCL for a new unique id (ncclGetUniqueId). It needs
 // the library, not a GPU.
 func NewUniqueID() (UniqueID, error) {
-	var id UniqueID
 	l, err := load()
 	if err != nil {
-		return id, err
+		return UniqueID{}, err
 	}
+	return newUniqueID(l)
+}
+
+func newUniqueID(l *lib) (UniqueID, error) {
+	var id UniqueID
 	lockThread()
 	r := call(l.getUniqueID, uintptr(unsafe.Pointer(&id)))
 	unlockThread()
