@@ -5,11 +5,14 @@ package nccl_test
 // logged), outputs are poisoned first, and results are compared with a
 // float64 reference computed on the host.
 //
-// On the GPU machine (see ../shared/tools/gpu-bundle):
+// Every GPU test's name starts with TestGPU. On the GPU machine (built with
+// ../shared/tools/gpu-bundle, which has no Go toolchain):
 //
-//	bash .gpu/run.sh 'GPU|Process|Abort|OneGPU'       # all of them, with everything else
-//	cd nccl && ../.gpu/nccl.test -test.run 'GPU|Process|Abort|OneGPU' -test.v
-//	cd nccl && ../.gpu/nccl.test -test.run '^$' -test.bench AllReduce -test.v
+//	cd nccl && ../.gpu/nccl.test -test.run TestGPU -test.v
+//	cd nccl && ../.gpu/nccl.test -test.run '^$' -test.bench AllReduce
+//
+// With a toolchain: go test ./nccl -run TestGPU -v, and
+// go test ./nccl -run '^$' -bench AllReduce.
 
 import (
 	"bufio"
