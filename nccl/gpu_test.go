@@ -742,9 +742,15 @@ func TestGPUSeveralRanksOneGPU(t *testing.T) {
 		res := runChildren(t, []int{0, 0}, env, 90*time.Second)
 		t.Logf("RESULT NCCL %d.%d.%d, two processes on device 0 %v: %s", ma, mi, pa, env, res.summary())
 		for _, o := range res.outs {
-			if o.code != 0 && o.code != childInitFailed {
-				t.Errorf("a child neither worked nor failed cleanly (exit %d):\n%s", o.code, o.text)
+			if o.code == 0 || o.code == childInitFailed {
+				continue
 			}
+			if env != nil {
+				// Opted in: NCCL's documentation warns of hangs; report them.
+				t.Logf("with %v a child neither worked nor failed cleanly (exit %d):\n%s", env, o.code, o.text)
+				continue
+			}
+			t.Errorf("a child neither worked nor failed cleanly (exit %d):\n%s", o.code, o.text)
 		}
 	}
 }
