@@ -1,8 +1,10 @@
 package lowp_test
 
 import (
+	"fmt"
 	"math"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -287,5 +289,26 @@ func TestBulkAllocates(t *testing.T) {
 		lowp.ToFloat32s(src, b)
 	}); a != 0 {
 		t.Errorf("%v allocations per run", a)
+	}
+}
+
+// String is strconv's shortest formatting of the float32 value, and the
+// fmt verbs act on that value.
+func TestFormatting(t *testing.T) {
+	for _, f := range formats() {
+		for p := range 1 << f.width() {
+			if got, want := f.str(p), strconv.FormatFloat(float64(f.to32(p)), 'g', -1, 32); got != want {
+				t.Fatalf("%s %#04x: String %q, want %q", f.name, p, got, want)
+			}
+		}
+	}
+	h := lowp.Float16FromFloat32(-2.5)
+	for _, verb := range []string{"%v", "%s", "%.3f", "%8.2e", "%-9g|", "%+v", "%G", "%x"} {
+		if got, want := fmt.Sprintf(verb, h), fmt.Sprintf(verb, float32(-2.5)); got != want {
+			t.Errorf("%s: %q, want %q", verb, got, want)
+		}
+	}
+	if got := fmt.Sprint([]lowp.Float8E5M2{0x3c, 0x7c, 0xfe}); got != "[1 +Inf NaN]" {
+		t.Errorf("a slice prints as %s", got)
 	}
 }
