@@ -17,8 +17,9 @@ const (
 	SmallestNormalBFloat16  = 0x1p-126   // 0x0080
 	SmallestNonzeroBFloat16 = 0x1p-133   // smallest subnormal, 0x0001
 	EpsilonBFloat16         = 0x1p-7     // 1 to the next value above it
-	bfloat16Inf             = 0x7f80     // +Inf bits
 )
+
+const bfloat16Inf = 0x7f80 // +Inf bits
 
 // BFloat16FromBits returns the BFloat16 with the bit pattern b.
 func BFloat16FromBits(b uint16) BFloat16 { return BFloat16(b) }

@@ -14,15 +14,16 @@ type Float16 uint16
 
 // Limits of Float16.
 const (
-	MaxFloat16             = 65504     // largest finite value, 0x7bff
-	SmallestNormalFloat16  = 0x1p-14   // 0x0400
-	SmallestNonzeroFloat16 = 0x1p-24   // smallest subnormal, 0x0001
-	EpsilonFloat16         = 0x1p-10   // 1 to the next value above it
-	overflowFloat16        = 65520     // the tie between MaxFloat16 and 2^16: rounds to infinity
-	float16Inf             = 0x7c00    // +Inf bits
-	float16Max             = 0x7bff    // MaxFloat16 bits
-	float16Min             = 0x0400    // SmallestNormalFloat16 bits
-	float16Half            = 1<<12 - 1 // half an ulp less one, at float32's fraction position
+	MaxFloat16             = 65504   // largest finite value, 0x7bff
+	SmallestNormalFloat16  = 0x1p-14 // 0x0400
+	SmallestNonzeroFloat16 = 0x1p-24 // smallest subnormal, 0x0001
+	EpsilonFloat16         = 0x1p-10 // 1 to the next value above it
+)
+
+const (
+	float16Inf  = 0x7c00    // +Inf bits
+	float16Min  = 0x0400    // SmallestNormalFloat16 bits
+	float16Half = 1<<12 - 1 // half an ulp less one, at float32's fraction position
 )
 
 // Float16FromBits returns the Float16 with the bit pattern b.

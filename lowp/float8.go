@@ -29,9 +29,12 @@ const (
 	SmallestNormalFloat8E5M2  = 0x1p-14 // 0x04
 	SmallestNonzeroFloat8E5M2 = 0x1p-16 // smallest subnormal, 0x01
 	EpsilonFloat8E5M2         = 0x1p-2  // 1 to the next value above it
-	e4m3Max                   = 0x7e    // MaxFloat8E4M3 bits
-	e5m2Max                   = 0x7b    // MaxFloat8E5M2 bits
-	e5m2Inf                   = 0x7c    // +Inf bits
+)
+
+const (
+	e4m3Max = 0x7e // MaxFloat8E4M3 bits
+	e5m2Max = 0x7b // MaxFloat8E5M2 bits
+	e5m2Inf = 0x7c // +Inf bits
 )
 
 // Float8E4M3FromBits returns the Float8E4M3 with the bit pattern b.
