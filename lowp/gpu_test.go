@@ -153,37 +153,50 @@ type gpuConv struct {
 	minCC   int // compute capability x10 the instruction needs
 	in, out int // bytes per input and output element
 	want    func(x uint64) uint64
-	lenient bool // NaN-only differences are logged, not failures
+	isNaN   func(y uint64) bool // whether an output is NaN
+	lenient bool                // NaN-only differences are logged, not failures
 }
 
 // The checks, by kind of input.
 var (
 	gpuNarrow32 = []gpuConv{
-		{"f32_to_f16", 0, 4, 2, func(x uint64) uint64 { return uint64(lowp.Float16FromFloat32(f32(x)).Bits()) }, false},
-		{"f32_to_bf16", 80, 4, 2, func(x uint64) uint64 { return uint64(lowp.BFloat16FromFloat32(f32(x)).Bits()) }, false},
-		{"f32_to_e4m3", 89, 4, 2, func(x uint64) uint64 { return twice8(lowp.Float8E4M3FromFloat32(f32(x)).Bits()) }, false},
-		{"f32_to_e5m2", 89, 4, 2, func(x uint64) uint64 { return twice8(lowp.Float8E5M2FromFloat32(f32(x)).Bits()) }, false},
+		{"f32_to_f16", 0, 4, 2, func(x uint64) uint64 { return uint64(lowp.Float16FromFloat32(f32(x)).Bits()) }, nanF16, false},
+		{"f32_to_bf16", 80, 4, 2, func(x uint64) uint64 { return uint64(lowp.BFloat16FromFloat32(f32(x)).Bits()) }, nanBF16, false},
+		{"f32_to_e4m3", 89, 4, 2, func(x uint64) uint64 { return twice8(lowp.Float8E4M3FromFloat32(f32(x)).Bits()) }, nanE4M3x2, false},
+		{"f32_to_e5m2", 89, 4, 2, func(x uint64) uint64 { return twice8(lowp.Float8E5M2FromFloat32(f32(x)).Bits()) }, nanE5M2x2, false},
 	}
 	gpuNarrow64 = []gpuConv{
-		{"f64_to_f16", 0, 8, 2, func(x uint64) uint64 { return uint64(lowp.Float16FromFloat64(math.Float64frombits(x)).Bits()) }, false},
-		{"f64_to_bf16", 90, 8, 2, func(x uint64) uint64 { return uint64(lowp.BFloat16FromFloat64(math.Float64frombits(x)).Bits()) }, false},
+		{"f64_to_f16", 0, 8, 2, func(x uint64) uint64 { return uint64(lowp.Float16FromFloat64(math.Float64frombits(x)).Bits()) }, nanF16, false},
+		{"f64_to_bf16", 90, 8, 2, func(x uint64) uint64 { return uint64(lowp.BFloat16FromFloat64(math.Float64frombits(x)).Bits()) }, nanBF16, false},
 	}
 	gpuWiden16 = []gpuConv{
-		{"f16_to_f32", 0, 4, 4, func(x uint64) uint64 { return bits32(lowp.Float16FromBits(uint16(x)).Float32()) }, false},
-		{"f16_to_f64", 0, 4, 8, func(x uint64) uint64 { return math.Float64bits(lowp.Float16FromBits(uint16(x)).Float64()) }, false},
-		{"bf16_to_f32", 0, 4, 4, func(x uint64) uint64 { return bits32(lowp.BFloat16FromBits(uint16(x)).Float32()) }, false},
-		{"bf16_to_f64", 0, 4, 8, func(x uint64) uint64 { return math.Float64bits(lowp.BFloat16FromBits(uint16(x)).Float64()) }, false},
-		{"bf16_to_f32_cvt", 90, 4, 4, func(x uint64) uint64 { return bits32(lowp.BFloat16FromBits(uint16(x)).Float32()) }, true},
+		{"f16_to_f32", 0, 4, 4, func(x uint64) uint64 { return bits32(lowp.Float16FromBits(uint16(x)).Float32()) }, nanF32, false},
+		{"f16_to_f64", 0, 4, 8, func(x uint64) uint64 { return math.Float64bits(lowp.Float16FromBits(uint16(x)).Float64()) }, nanF64, false},
+		{"bf16_to_f32", 0, 4, 4, func(x uint64) uint64 { return bits32(lowp.BFloat16FromBits(uint16(x)).Float32()) }, nanF32, false},
+		{"bf16_to_f64", 0, 4, 8, func(x uint64) uint64 { return math.Float64bits(lowp.BFloat16FromBits(uint16(x)).Float64()) }, nanF64, false},
+		{"bf16_to_f32_cvt", 90, 4, 4, func(x uint64) uint64 { return bits32(lowp.BFloat16FromBits(uint16(x)).Float32()) }, nanF32, true},
 	}
 	gpuWiden8 = []gpuConv{
-		{"e4m3_to_f16x2", 89, 4, 4, func(x uint64) uint64 { return twice16(lowp.Float8E4M3FromBits(uint8(x)).Float32()) }, false},
-		{"e5m2_to_f16x2", 89, 4, 4, func(x uint64) uint64 { return twice16(lowp.Float8E5M2FromBits(uint8(x)).Float32()) }, false},
-		{"e4m3_to_f32", 89, 4, 4, func(x uint64) uint64 { return bits32(lowp.Float8E4M3FromBits(uint8(x)).Float32()) }, false},
-		{"e5m2_to_f32", 89, 4, 4, func(x uint64) uint64 { return bits32(lowp.Float8E5M2FromBits(uint8(x)).Float32()) }, false},
-		{"e4m3_to_f64", 89, 4, 8, func(x uint64) uint64 { return math.Float64bits(lowp.Float8E4M3FromBits(uint8(x)).Float64()) }, false},
-		{"e5m2_to_f64", 89, 4, 8, func(x uint64) uint64 { return math.Float64bits(lowp.Float8E5M2FromBits(uint8(x)).Float64()) }, false},
+		{"e4m3_to_f16x2", 89, 4, 4, func(x uint64) uint64 { return twice16(lowp.Float8E4M3FromBits(uint8(x)).Float32()) }, nanF16x2, false},
+		{"e5m2_to_f16x2", 89, 4, 4, func(x uint64) uint64 { return twice16(lowp.Float8E5M2FromBits(uint8(x)).Float32()) }, nanF16x2, false},
+		{"e4m3_to_f32", 89, 4, 4, func(x uint64) uint64 { return bits32(lowp.Float8E4M3FromBits(uint8(x)).Float32()) }, nanF32, false},
+		{"e5m2_to_f32", 89, 4, 4, func(x uint64) uint64 { return bits32(lowp.Float8E5M2FromBits(uint8(x)).Float32()) }, nanF32, false},
+		{"e4m3_to_f64", 89, 4, 8, func(x uint64) uint64 { return math.Float64bits(lowp.Float8E4M3FromBits(uint8(x)).Float64()) }, nanF64, false},
+		{"e5m2_to_f64", 89, 4, 8, func(x uint64) uint64 { return math.Float64bits(lowp.Float8E5M2FromBits(uint8(x)).Float64()) }, nanF64, false},
 	}
 )
+
+func nanF16(y uint64) bool  { return lowp.Float16FromBits(uint16(y)).IsNaN() }
+func nanBF16(y uint64) bool { return lowp.BFloat16FromBits(uint16(y)).IsNaN() }
+func nanE4M3x2(y uint64) bool {
+	return lowp.Float8E4M3FromBits(uint8(y)).IsNaN() || lowp.Float8E4M3FromBits(uint8(y>>8)).IsNaN()
+}
+func nanE5M2x2(y uint64) bool {
+	return lowp.Float8E5M2FromBits(uint8(y)).IsNaN() || lowp.Float8E5M2FromBits(uint8(y>>8)).IsNaN()
+}
+func nanF16x2(y uint64) bool { return nanF16(y) || nanF16(y>>16) }
+func nanF32(y uint64) bool   { return math.IsNaN(float64(math.Float32frombits(uint32(y)))) }
+func nanF64(y uint64) bool   { return math.IsNaN(math.Float64frombits(y)) }
 
 func f32(x uint64) float32     { return math.Float32frombits(uint32(x)) }
 func bits32(f float32) uint64  { return uint64(math.Float32bits(f)) }
@@ -293,7 +306,14 @@ func (g *gpu) run(t *testing.T, conv gpuConv, in []uint64, n int, start, stride 
 	default:
 		must(t, cuda.CopyDtoH(got, dOut))
 	}
-	// Compare on every core.
+	compare(conv, in, start, stride, got, m)
+}
+
+// compare checks the outputs got of conv for the inputs in, or start +
+// i*stride (in 32-bit arithmetic, as the kernels compute them), on every
+// core.
+func compare(conv gpuConv, in []uint64, start, stride uint32, got []uint64, m *gpuMismatches) {
+	n := len(got)
 	procs := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -327,7 +347,7 @@ type gpuMismatches struct {
 
 func (m *gpuMismatches) add(conv gpuConv, x, got, want uint64) {
 	m.n++
-	if isNaNBits(got, conv.out) && isNaNBits(want, conv.out) {
+	if conv.isNaN(got) && conv.isNaN(want) {
 		m.nanOnly++
 	}
 	if len(m.first) < 10 {
@@ -361,21 +381,6 @@ func (m *gpuMismatches) report(t *testing.T, conv gpuConv) {
 		return
 	}
 	t.Error(msg)
-}
-
-// isNaNBits reports whether an output of size bytes is a NaN of its
-// format. Two-byte outputs are Float16, BFloat16 (either tells NaN by the
-// same test on its own exponent) or two 8-bit values; four-byte ones
-// float32 or two Float16s.
-func isNaNBits(x uint64, size int) bool {
-	switch size {
-	case 8:
-		return math.IsNaN(math.Float64frombits(x))
-	case 4:
-		return math.IsNaN(float64(math.Float32frombits(uint32(x)))) || lowp.Float16FromBits(uint16(x)).IsNaN()
-	}
-	return lowp.Float16FromBits(uint16(x)).IsNaN() || lowp.BFloat16FromBits(uint16(x)).IsNaN() ||
-		lowp.Float8E4M3FromBits(uint8(x)).IsNaN() || lowp.Float8E5M2FromBits(uint8(x)).IsNaN()
 }
 
 func must(t *testing.T, err error) {
@@ -453,4 +458,34 @@ func TestGPUConversions(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The comparison of the GPU test, without a GPU: outputs made as the
+// kernels would make them compare equal, and a changed one is found, with
+// its input.
+func TestGPUCompare(t *testing.T) {
+	conv := gpuNarrow32[2] // f32_to_e4m3
+	const n, start, stride = 5000, 0x3f800001, 1 << 8
+	got := make([]uint64, n)
+	for i := range got {
+		got[i] = conv.want(uint64(uint32(start) + uint32(i)*stride))
+	}
+	m := &gpuMismatches{}
+	compare(conv, nil, start, stride, got, m)
+	if m.n != 0 || m.inputs != n {
+		t.Fatalf("%d mismatches of %d inputs, want 0 of %d", m.n, m.inputs, n)
+	}
+	got[7] ^= 1
+	compare(conv, nil, start, stride, got, m)
+	if m.n != 1 || m.nanOnly != 0 || !strings.HasPrefix(m.first[0], fmt.Sprintf("input %#010x:", start+7*stride)) {
+		t.Errorf("a changed output: %d mismatches (%d NaN), %q", m.n, m.nanOnly, m.first)
+	}
+
+	widen := gpuWiden16[0] // f16_to_f32
+	in := []uint64{0x3c00, 0x7e01}
+	m = &gpuMismatches{}
+	compare(widen, in, 0, 0, []uint64{0x3f800000, 0x7fc02000}, m)
+	if m.n != 1 || m.nanOnly != 1 {
+		t.Errorf("a NaN with other bits: %d mismatches (%d NaN), %q", m.n, m.nanOnly, m.first)
+	}
 }
