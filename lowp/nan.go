@@ -21,7 +21,7 @@ const (
 
 	nanFloat16From64  = 0x7e00 // cvt.rn.f16.f64 of a positive NaN; the sign is kept
 	nanBFloat16From64 = 0x7fc0 // cvt.rn.bf16.f64 of a positive NaN; the sign is kept
-	nanFloat64  = 0x7fffffffffffffff
+	nanFloat64        = 0x7fffffffffffffff
 )
 
 // widenNaN is cvt.f64.f32 of a float32 NaN: the sign and the payload kept,
