@@ -34,6 +34,16 @@ func FromImageOn(d *Device, img image.Image, layout ImageLayout, channels int) *
 	}
 	b := img.Bounds()
 	h, w := b.Dy(), b.Dx()
+	shape := []int{h, w, channels}
+	if layout == CHW {
+		shape = []int{channels, h, w}
+	}
+	if err := checkShape(op, Uint8, shape); err != nil {
+		return failed(err)
+	}
+	if err := checkHostAlloc(op, Uint8, shape); err != nil {
+		return failed(err)
+	}
 	data := make([]uint8, h*w*channels)
 	put := func(y, x, c int, v uint8) {
 		if layout == HWC {
@@ -64,10 +74,6 @@ func FromImageOn(d *Device, img image.Image, layout ImageLayout, channels int) *
 				}
 			}
 		}
-	}
-	shape := []int{h, w, channels}
-	if layout == CHW {
-		shape = []int{channels, h, w}
 	}
 	return FromSliceOn(d, data, shape...)
 }
