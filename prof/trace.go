@@ -374,14 +374,23 @@ func ReadTrace(r io.Reader) (*Profile, error) {
 			}
 		}
 	}
-	for _, te := range doc.TraceEvents {
+	var total time.Duration
+	for i, te := range doc.TraceEvents {
 		if (te.Ph != "X" && te.Ph != "i") || te.Cat == "host" || te.Cat == "" {
 			continue
 		}
 		js, _ := json.Marshal(te.Args)
 		var a eventArgs
 		if err := json.Unmarshal(js, &a); err != nil {
-			return nil, fmt.Errorf("prof: event %q: %w", te.Name, err)
+			return nil, fmt.Errorf("prof: event %d (%q): %w", i, te.Name, err)
+		}
+		if err := checkEvent(&te, &a); err != nil {
+			return nil, fmt.Errorf("prof: event %d (%q, %s): %w", i, te.Name, te.Cat, err)
+		}
+		if te.Dur != nil {
+			if total += fromUs(*te.Dur); total > maxTraceTime {
+				return nil, fmt.Errorf("prof: event %d (%q, %s): the durations add up to more than %v", i, te.Name, te.Cat, maxTraceTime)
+			}
 		}
 		e := Event{Name: te.Name, Kind: te.Cat, Device: a.Device, Stream: a.Stream, Shared: a.Shared, Bytes: a.Bytes,
 			HostStart: fromUs(a.HostTs), HostDuration: fromUs(a.HostDur), Failed: a.Failed, Note: a.Note}
@@ -399,7 +408,85 @@ func ReadTrace(r io.Reader) (*Profile, error) {
 		}
 		p.add(e, math.MaxInt)
 	}
+	if err := checkOverlap(p.Events); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// maxTraceTime bounds every time in a trace, and the sum of the durations:
+// a year, far beyond any profile, and far below time.Duration's limit, so
+// that totals cannot overflow.
+const maxTraceTime = 365 * 24 * time.Hour
+
+// checkEvent refuses times that no profile contains: negative, not
+// finite, or beyond maxTraceTime; and negative sizes and launch shapes.
+func checkEvent(te *traceEvent, a *eventArgs) error {
+	times := []struct {
+		name string
+		v    *float64
+	}{{"ts", &te.Ts}, {"dur", te.Dur}, {"host_ts", &a.HostTs}, {"host_dur", &a.HostDur}}
+	for _, t := range times {
+		if t.v == nil {
+			continue
+		}
+		switch v := *t.v; {
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			return fmt.Errorf("%s is %v", t.name, v)
+		case v < 0:
+			return fmt.Errorf("%s %v µs is negative", t.name, v)
+		case v > us(maxTraceTime):
+			return fmt.Errorf("%s %v µs is beyond any profile (at most %v)", t.name, v, maxTraceTime)
+		}
+	}
+	if a.Bytes < 0 || a.Shared < 0 {
+		return fmt.Errorf("negative size (bytes %d, shared %d)", a.Bytes, a.Shared)
+	}
+	for _, d := range []*[3]int{a.Grid, a.Block} {
+		if d != nil && (d[0] < 0 || d[1] < 0 || d[2] < 0) {
+			return fmt.Errorf("negative launch shape %v", *d)
+		}
+	}
+	return nil
+}
+
+// checkOverlap refuses a trace whose operations on one GPU stream add up
+// to more time than the stream's span: a stream runs one operation at a
+// time, so such events overlap, which only garbage (or two traces mixed
+// into one file) does. A tolerance of 1% and 1 µs per event covers the
+// rounding of the times. Simulator launches, which do overlap, are not
+// checked.
+func checkOverlap(evs []Event) error {
+	type span struct {
+		first, last, busy, slack time.Duration
+		n                        int
+	}
+	spans := map[[2]string]*span{}
+	for i := range evs {
+		e := &evs[i]
+		if !e.Timed || e.Stream == "" || e.Kind == SimKernel {
+			continue
+		}
+		k := [2]string{e.Device, e.Stream}
+		sp := spans[k]
+		if sp == nil {
+			sp = &span{first: e.Start, last: e.Start + e.Duration}
+			spans[k] = sp
+		}
+		sp.first = min(sp.first, e.Start)
+		sp.last = max(sp.last, e.Start+e.Duration)
+		sp.busy += e.Duration
+		sp.slack += time.Microsecond
+		sp.n++
+	}
+	for k, sp := range spans {
+		width := sp.last - sp.first
+		if sp.busy > width+width/100+sp.slack {
+			return fmt.Errorf("prof: the %d operations of stream %s on %s overlap: their durations add up to %v within %v, but a stream runs one operation at a time",
+				sp.n, k[1], k[0], sp.busy, width)
+		}
+	}
+	return nil
 }
 
 func fromUs(v float64) time.Duration { return time.Duration(math.Round(v * 1e3)) }
