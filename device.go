@@ -62,7 +62,7 @@ func Default() (*Device, error) {
 		if name := os.Getenv("GOCU_DEVICE"); name != "" {
 			defDev, defErr = Open(name)
 			if defErr != nil {
-				defErr = fmt.Errorf("gocu: GOCU_DEVICE=%s: %w", name, defErr)
+				defErr = &envError{name: "GOCU_DEVICE", value: name, err: defErr}
 			}
 			return
 		}
@@ -75,6 +75,20 @@ func Default() (*Device, error) {
 	})
 	return defDev, defErr
 }
+
+// envError is the error of an environment variable's value: "gocu:
+// GOCU_DEVICE=bogus: unknown device ...", without the "gocu: " of the
+// wrapped error, which would stutter.
+type envError struct {
+	name, value string
+	err         error
+}
+
+func (e *envError) Error() string {
+	return "gocu: " + e.name + "=" + e.value + ": " + strings.TrimPrefix(e.err.Error(), "gocu: ")
+}
+
+func (e *envError) Unwrap() error { return e.err }
 
 // Open returns the device with the given name: "sim" for the simulator,
 // "cuda" for the first GPU, "cuda:N" for GPU N.

@@ -108,6 +108,27 @@ func OutputFormat(path string) (string, error) {
 	return "", fmt.Errorf("%s: %w", path, ErrOutputFormat)
 }
 
+// createError says why a file could not be created in dir: the directory
+// is missing, is not a directory, or exists but refuses new files (as
+// /proc does, with the same "no such file" error as a missing directory).
+func createError(dir string, err error) error {
+	st, serr := os.Stat(dir)
+	switch {
+	case errors.Is(serr, fs.ErrNotExist):
+		return fmt.Errorf("the directory %s does not exist", dir)
+	case serr == nil && !st.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the temporary file's name would only confuse
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cannot create a file in %s: %w (the directory exists, but its file system refuses new files)", dir, err)
+	}
+	return fmt.Errorf("cannot create a file in %s: %w", dir, err)
+}
+
 // WriteImage encodes img as PNG or JPEG, chosen by the extension of path
 // (quality 1-100 for JPEG), into a temporary file in path's directory and
 // renames it to path when everything is written: a failure never leaves a
@@ -126,10 +147,7 @@ func WriteImage(path string, img image.Image, quality int) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("cannot write %s: the directory %s does not exist", path, dir)
-		}
-		return fmt.Errorf("cannot write %s: %w", path, err)
+		return fmt.Errorf("cannot write %s: %w", path, createError(dir, err))
 	}
 	done := false
 	defer func() {
