@@ -105,7 +105,7 @@ func (l *launch) expire(ws []*worker, done <-chan struct{}, cause error) *Error 
 		e.Block, e.Thread, e.Pos = running[0].Block, running[0].Thread, running[0].Pos
 	}
 	if prior != nil {
-		e.Msg = "before that, " + prior.Error() + "; then " + e.Msg
+		e.Msg = "before that, " + strings.TrimPrefix(prior.Error(), "sim: ") + "; then " + e.Msg
 	}
 	return e
 }

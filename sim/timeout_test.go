@@ -76,7 +76,8 @@ func TestTimeoutStopsCheckedLoop(t *testing.T) {
 	// With several blocks the race between their threads 3 is found first,
 	// and reported with the timeout.
 	err = sim.Launch(sim.Config{Grid: d1(4), Block: d1(32), Checked: true, Timeout: 200 * time.Millisecond, Workers: 4, Seed: 7}, k)
-	if e := wantErr(t, err, sim.KindTimeout); !strings.Contains(e.Msg, "global-memory race") || len(e.Running) != 1 || e.Running[0].Op != "stopped" {
+	if e := wantErr(t, err, sim.KindTimeout); !strings.Contains(e.Msg, "before that, block ") || !strings.Contains(e.Msg, "global-memory race") ||
+		strings.Count(err.Error(), "sim: ") != 1 || len(e.Running) != 1 || e.Running[0].Op != "stopped" {
 		t.Errorf("got %v", err)
 	}
 	// Nothing keeps running, and the simulator still works.
