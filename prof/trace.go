@@ -408,9 +408,6 @@ func ReadTrace(r io.Reader) (*Profile, error) {
 		}
 		p.add(e, math.MaxInt)
 	}
-	if err := checkOverlap(p.Events); err != nil {
-		return nil, err
-	}
 	return p, nil
 }
 
@@ -445,45 +442,6 @@ func checkEvent(te *traceEvent, a *eventArgs) error {
 	for _, d := range []*[3]int{a.Grid, a.Block} {
 		if d != nil && (d[0] < 0 || d[1] < 0 || d[2] < 0) {
 			return fmt.Errorf("negative launch shape %v", *d)
-		}
-	}
-	return nil
-}
-
-// checkOverlap refuses a trace whose operations on one GPU stream add up
-// to more time than the stream's span: a stream runs one operation at a
-// time, so such events overlap, which only garbage (or two traces mixed
-// into one file) does. A tolerance of 1% and 1 µs per event covers the
-// rounding of the times. Simulator launches, which do overlap, are not
-// checked.
-func checkOverlap(evs []Event) error {
-	type span struct {
-		first, last, busy, slack time.Duration
-		n                        int
-	}
-	spans := map[[2]string]*span{}
-	for i := range evs {
-		e := &evs[i]
-		if !e.Timed || e.Stream == "" || e.Kind == SimKernel {
-			continue
-		}
-		k := [2]string{e.Device, e.Stream}
-		sp := spans[k]
-		if sp == nil {
-			sp = &span{first: e.Start, last: e.Start + e.Duration}
-			spans[k] = sp
-		}
-		sp.first = min(sp.first, e.Start)
-		sp.last = max(sp.last, e.Start+e.Duration)
-		sp.busy += e.Duration
-		sp.slack += time.Microsecond
-		sp.n++
-	}
-	for k, sp := range spans {
-		width := sp.last - sp.first
-		if sp.busy > width+width/100+sp.slack {
-			return fmt.Errorf("prof: the %d operations of stream %s on %s overlap: their durations add up to %v within %v, but a stream runs one operation at a time",
-				sp.n, k[1], k[0], sp.busy, width)
 		}
 	}
 	return nil

@@ -18,9 +18,10 @@ func kernelEvent(name string, ts, dur string) string {
 	return fmt.Sprintf(`{"name":%q,"cat":"kernel","ph":"X","ts":%s,"dur":%s,"pid":1,"tid":1,"args":{"id":0,"device":"cuda:0","stream":"default","host_ts":1,"host_dur":2}}`, name, ts, dur)
 }
 
-// ReadTrace (and so gocu prof) refuses times no profile contains and
-// events that overlap on one stream, with an error naming the event and
-// the field, instead of printing nonsense totals.
+// ReadTrace (and so gocu prof) refuses times no profile contains, and
+// files that are not one trace (two run together, garbage after one), with
+// an error naming the event and the field, instead of printing nonsense
+// totals.
 func TestReadTraceRefusesGarbage(t *testing.T) {
 	good := traceOf(kernelEvent("A", "10", "5"), kernelEvent("B", "16", "4"), kernelEvent("A", "21", "5"))
 	p, err := prof.ReadTrace(strings.NewReader(good))
@@ -40,8 +41,6 @@ func TestReadTraceRefusesGarbage(t *testing.T) {
 		{"negative bytes", traceOf(strings.Replace(kernelEvent("A", "10", "5"), `"stream"`, `"bytes":-4,"stream"`, 1)), `negative size (bytes -4`},
 		{"negative grid", traceOf(strings.Replace(kernelEvent("A", "10", "5"), `"stream"`, `"grid":[-1,1,1],"stream"`, 1)), `negative launch shape [-1 1 1]`},
 		{"sum beyond a year", traceOf(kernelEvent("A", "0", "3e13"), kernelEvent("A", "0", "3e13")), `the durations add up to more than 8760h0m0s`},
-		{"overlapping on one stream", traceOf(kernelEvent("A", "10", "100"), kernelEvent("B", "20", "100"), kernelEvent("C", "30", "100")),
-			`prof: the 3 operations of stream default on cuda:0 overlap: their durations add up to 300µs within 120µs`},
 		{"two traces run together", good + good, `not a Chrome trace`},
 		{"garbage after the array form", `[` + kernelEvent("A", "1", "1") + `] xyz`, `not a Chrome trace`},
 	}
@@ -55,13 +54,14 @@ func TestReadTraceRefusesGarbage(t *testing.T) {
 			t.Errorf("%s: %q lacks %q", c.name, err, c.want)
 		}
 	}
-	// Simulator launches overlap legitimately.
+	// Operations overlap legitimately: simulator launches, and operations
+	// that goroutines queue on one stream at once, whose event intervals
+	// then include each other's work.
+	if _, err := prof.ReadTrace(strings.NewReader(traceOf(kernelEvent("A", "10", "100"), kernelEvent("B", "20", "100")))); err != nil {
+		t.Errorf("operations queued concurrently on one stream: %v", err)
+	}
 	sim := `{"name":"k","cat":"sim kernel","ph":"X","ts":%d,"dur":100,"pid":1,"tid":%d,"args":{"id":0,"device":"sim","host_ts":1,"host_dur":2}}`
 	if _, err := prof.ReadTrace(strings.NewReader(traceOf(fmt.Sprintf(sim, 10, 1), fmt.Sprintf(sim, 20, 2)))); err != nil {
 		t.Errorf("overlapping simulator launches: %v", err)
-	}
-	// Rounding of back-to-back operations is tolerated.
-	if _, err := prof.ReadTrace(strings.NewReader(traceOf(kernelEvent("A", "10", "5.001"), kernelEvent("B", "15", "5")))); err != nil {
-		t.Errorf("back-to-back operations: %v", err)
 	}
 }
