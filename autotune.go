@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gocu-dev/gocu/cuda"
-	"github.com/gocu-dev/gocu/gen/meta"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 // Tuning says what Autotune tunes and how.
@@ -102,7 +102,7 @@ func Autotune[C any](d *Device, t Tuning, candidates []C, launch func(C) error) 
 	if launch == nil {
 		return res, errors.New("gocu: Autotune: nil launch function")
 	}
-	if d.kind == Sim {
+	if d.kind != CUDA {
 		res.Best, res.Index = candidates[0], 0
 		return res, launch(candidates[0])
 	}
@@ -127,7 +127,7 @@ type tuneEnv struct {
 
 // cudaTuneEnv times with CUDA events on stream s of d.
 func cudaTuneEnv(d *Device, s *Stream) (*tuneEnv, error) {
-	cs, err := d.cudaStream(s)
+	cs, err := d.CUDAStream(s)
 	if err != nil {
 		return nil, fmt.Errorf("gocu: Autotune: %w", err)
 	}
@@ -172,9 +172,9 @@ func cudaTuneEnv(d *Device, s *Stream) (*tuneEnv, error) {
 	return env, nil
 }
 
-// ShapeClass returns the shape class of a problem size as Autotune keys
+// shapeClass returns the shape class of a problem size as Autotune keys
 // it: the power-of-two bucket of each entry, as "2^10x2^12".
-func ShapeClass(shape []int) string {
+func shapeClass(shape []int) string {
 	parts := make([]string, len(shape))
 	for i, n := range shape {
 		if n <= 0 {
@@ -208,7 +208,7 @@ func autotune[C any](env *tuneEnv, t Tuning, candidates []C, launch func(C) erro
 	if err != nil {
 		return res, err
 	}
-	key := tuneKey{Name: name, Version: version, Device: env.device, Shape: ShapeClass(t.Shape)}
+	key := tuneKey{Name: name, Version: version, Device: env.device, Shape: shapeClass(t.Shape)}
 	if enc, err := json.Marshal(candidates); err == nil {
 		key.Candidates = string(enc)
 	}

@@ -193,7 +193,7 @@ func TestAutotuneRejectsBadEntries(t *testing.T) {
 	if _, err := autotune(f.env(t.TempDir()), other, cands, inc(f, x, nil)); err != nil {
 		t.Fatal(err)
 	}
-	k2 := tuneKey{Name: "bad", Version: "v2", Device: "fake H100 sm_90 driver 13000", Shape: ShapeClass(other.Shape)}
+	k2 := tuneKey{Name: "bad", Version: "v2", Device: "fake H100 sm_90 driver 13000", Shape: shapeClass(other.Shape)}
 	k2.Candidates = mustJSON(t, cands)
 	if err := os.WriteFile(filepath.Join(dir, k2.hash()+".json"), good, 0o600); err != nil {
 		t.Fatal(err)
@@ -292,8 +292,8 @@ func TestAutotuneUsage(t *testing.T) {
 			t.Errorf("got %v, want an error with %q", c.err, c.want)
 		}
 	}
-	if got := ShapeClass([]int{1000, 1023, 1024, 1, 0}); got != "2^9x2^9x2^10x2^0x0" {
-		t.Errorf("ShapeClass = %q", got)
+	if got := shapeClass([]int{1000, 1023, 1024, 1, 0}); got != "2^9x2^9x2^10x2^0x0" {
+		t.Errorf("shapeClass = %q", got)
 	}
 }
 

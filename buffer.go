@@ -9,7 +9,9 @@ import (
 )
 
 // Buffer is n elements of type T in a device's memory: GPU memory on a CUDA
-// device, a Go slice on the simulator. Kernels take Buffers as arguments.
+// device, a Go slice on the CPU and the simulator. Kernels take Buffers as
+// arguments. An array of package array is viewed as a Buffer without a
+// copy by array.AsBuffer, and a Buffer as an array by array.FromBuffer.
 //
 // Like GPU memory, a new buffer's contents are undefined: on the simulator
 // it is filled with 0xFF bytes (NaN for floats, -1 for signed integers) so
@@ -21,11 +23,14 @@ import (
 type Buffer[T any] struct {
 	dev   *Device
 	mem   *cuda.Memory // CUDA
-	host  []T          // Sim
+	host  []T          // CPU and Sim
 	n     int
 	view  bool
 	freed bool
 	bind  *binding[T] // In, Out, InOut
+
+	err    error  // a buffer that stands for something that failed (see Failed)
+	onFree func() // Wrap: what Free calls instead of freeing the memory
 }
 
 // ErrFreed is returned for a Buffer used after Free.
@@ -41,24 +46,75 @@ func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
 	if size == 0 {
 		return nil, fmt.Errorf("gocu: Alloc of zero-size %T", zero)
 	}
+	if d == nil || d.kind == 0 {
+		return nil, fmt.Errorf("gocu: Alloc on a nil or zero Device: use gocu.Default or gocu.Open")
+	}
+	if n > (1<<62)/size {
+		return nil, fmt.Errorf("gocu: Alloc of %d elements of %T (%d bytes each) overflows", n, zero, size)
+	}
 	b := &Buffer[T]{dev: d, n: n}
 	switch d.kind {
-	case Sim:
+	case Sim, CPU:
 		b.host = alignedSlice[T](n)
-		poison(b.host)
-	case CUDA:
-		if n > (1<<62)/size {
-			return nil, fmt.Errorf("gocu: Alloc of %d elements of %T overflows", n, zero)
+		if d.kind == Sim {
+			poison(b.host)
 		}
-		m, err := d.gpu.Alloc(n * size)
+	case CUDA:
+		m, err := d.gpu.AllocOn(d.stream.s, n*size)
 		if err != nil {
 			return nil, err
 		}
 		b.mem = m
-	default:
-		return nil, fmt.Errorf("gocu: Alloc on a zero Device: use gocu.Default or gocu.Open")
 	}
 	return b, nil
+}
+
+// Wrap returns a buffer of n elements over device memory that something
+// else owns, m on a GPU, without a copy: Free calls release (which may be
+// nil) instead of freeing m. Package array views its arrays as buffers this
+// way.
+func Wrap[T any](d *Device, m *cuda.Memory, n int, release func()) (*Buffer[T], error) {
+	var zero T
+	switch {
+	case d == nil || d.kind != CUDA:
+		return nil, fmt.Errorf("gocu: Wrap of device memory on %v, which is not a GPU", d)
+	case m == nil:
+		return nil, fmt.Errorf("gocu: Wrap of nil memory")
+	case n < 0 || n > m.Size()/max(int(unsafe.Sizeof(zero)), 1):
+		return nil, fmt.Errorf("gocu: Wrap of %d elements of %T over %d bytes", n, zero, m.Size())
+	case m.Device() != d.gpu:
+		return nil, fmt.Errorf("gocu: Wrap on %v of memory of another GPU", d)
+	}
+	return &Buffer[T]{dev: d, mem: m, n: n, onFree: release}, nil
+}
+
+// WrapSlice returns a buffer over the Go slice s on the CPU or the
+// simulator, without a copy: kernels read and write s itself. Free calls
+// release (which may be nil).
+func WrapSlice[T any](d *Device, s []T, release func()) (*Buffer[T], error) {
+	if d == nil || (d.kind != CPU && d.kind != Sim) {
+		return nil, fmt.Errorf("gocu: WrapSlice of host memory on %v: only the CPU and the simulator run kernels on Go slices", d)
+	}
+	return &Buffer[T]{dev: d, host: s[:len(s):len(s)], n: len(s), onFree: release}, nil
+}
+
+// Failed returns a buffer that stands for a value that could not be made:
+// every use of it, a launch that takes it included, returns err. Package
+// array gives one for an array whose error is set, so that the error
+// carries over to the launch.
+func Failed[T any](err error) *Buffer[T] {
+	if err == nil {
+		err = errors.New("gocu: Failed buffer without an error")
+	}
+	return &Buffer[T]{err: err}
+}
+
+// Err returns the error a Failed buffer stands for, or nil.
+func (b *Buffer[T]) Err() error {
+	if b == nil {
+		return nil
+	}
+	return b.err
 }
 
 // FromSlice returns a buffer on d holding a copy of src.
@@ -116,6 +172,9 @@ func (b *Buffer[T]) check(op string) error {
 	if b == nil {
 		return fmt.Errorf("gocu: %s on a nil *Buffer", op)
 	}
+	if b.err != nil {
+		return b.err
+	}
 	if b.freed || (b.mem != nil && b.mem.Freed()) {
 		return fmt.Errorf("gocu: %s: %w", op, ErrFreed)
 	}
@@ -133,15 +192,21 @@ func (b *Buffer[T]) CopyFrom(src []T) error {
 	if len(src) > b.n {
 		return fmt.Errorf("gocu: CopyFrom of %d elements into a buffer of %d", len(src), b.n)
 	}
-	if b.dev.kind == Sim {
+	if b.dev.kind != CUDA {
 		copy(b.host, src)
 		return nil
 	}
-	return cuda.CopyHtoD(b.mem, src)
+	// On the device's stream, after the work queued there, and waited for:
+	// src may be pinned memory, which the driver reads asynchronously.
+	s := b.dev.stream.s
+	if err := cuda.CopyHtoDAsync(b.mem, src, s); err != nil {
+		return err
+	}
+	return s.Synchronize()
 }
 
 // CopyTo copies the start of b into dst; len(dst) must not exceed Len. It
-// waits for the work queued before it on the default stream.
+// waits for the work queued before it on the device's default stream.
 func (b *Buffer[T]) CopyTo(dst []T) error {
 	if err := b.check("CopyTo"); err != nil {
 		return err
@@ -149,11 +214,15 @@ func (b *Buffer[T]) CopyTo(dst []T) error {
 	if len(dst) > b.n {
 		return fmt.Errorf("gocu: CopyTo of %d elements from a buffer of %d", len(dst), b.n)
 	}
-	if b.dev.kind == Sim {
+	if b.dev.kind != CUDA {
 		copy(dst, b.host)
 		return nil
 	}
-	return cuda.CopyDtoH(dst, b.mem)
+	s := b.dev.stream.s
+	if err := cuda.CopyDtoHAsync(dst, b.mem, s); err != nil {
+		return err
+	}
+	return s.Synchronize()
 }
 
 // CopyFromAsync queues a copy of src into b on stream s. src must stay
@@ -165,11 +234,11 @@ func (b *Buffer[T]) CopyFromAsync(src []T, s *Stream) error {
 	if len(src) > b.n {
 		return fmt.Errorf("gocu: CopyFromAsync of %d elements into a buffer of %d", len(src), b.n)
 	}
-	if b.dev.kind == Sim {
+	if b.dev.kind != CUDA {
 		copy(b.host, src)
 		return nil
 	}
-	cs, err := b.dev.cudaStream(s)
+	cs, err := b.dev.CUDAStream(s)
 	if err != nil {
 		return err
 	}
@@ -185,11 +254,11 @@ func (b *Buffer[T]) CopyToAsync(dst []T, s *Stream) error {
 	if len(dst) > b.n {
 		return fmt.Errorf("gocu: CopyToAsync of %d elements from a buffer of %d", len(dst), b.n)
 	}
-	if b.dev.kind == Sim {
+	if b.dev.kind != CUDA {
 		copy(dst, b.host)
 		return nil
 	}
-	cs, err := b.dev.cudaStream(s)
+	cs, err := b.dev.CUDAStream(s)
 	if err != nil {
 		return err
 	}
@@ -213,11 +282,11 @@ func (b *Buffer[T]) Zero() error {
 	if err := b.check("Zero"); err != nil {
 		return err
 	}
-	if b.dev.kind == Sim {
+	if b.dev.kind != CUDA {
 		clear(b.host)
 		return nil
 	}
-	return b.mem.MemsetD8(0)
+	return b.mem.MemsetD8Async(0, b.dev.stream.s)
 }
 
 // Slice returns a view of elements [i, j) of b, sharing its memory. Freeing
@@ -230,7 +299,7 @@ func (b *Buffer[T]) Slice(i, j int) (*Buffer[T], error) {
 		return nil, fmt.Errorf("gocu: Slice [%d:%d] of a buffer of %d elements", i, j, b.n)
 	}
 	v := &Buffer[T]{dev: b.dev, n: j - i, view: true}
-	if b.dev.kind == Sim {
+	if b.dev.kind != CUDA {
 		v.host = b.host[i:j:j]
 		return v, nil
 	}
@@ -253,11 +322,16 @@ func (b *Buffer[T]) Free() error {
 	if b.freed {
 		return fmt.Errorf("gocu: Free: %w", ErrFreed)
 	}
-	if b.view {
+	if b.view || b.err != nil {
 		return nil
 	}
 	b.freed = true
 	b.host = nil
+	if rel := b.onFree; rel != nil {
+		b.onFree, b.mem = nil, nil
+		rel()
+		return nil
+	}
 	if b.mem != nil {
 		return b.mem.Free()
 	}
@@ -285,16 +359,18 @@ func (b *Buffer[T]) memory() (*cuda.Memory, error) {
 		return nil, err
 	}
 	if b.mem == nil {
-		return nil, fmt.Errorf("gocu: %v has no device memory: the simulator runs kernels written in Go only", b)
+		return nil, fmt.Errorf("gocu: %v has no device memory: the CPU and the simulator run kernels written in Go only", b)
 	}
 	return b.mem, nil
 }
 
-// Memory returns the device memory behind b, or nil on the simulator.
+// Memory returns the device memory behind b, or nil on the CPU and the
+// simulator.
 func (b *Buffer[T]) Memory() *cuda.Memory { return b.mem }
 
-// Host returns the simulator's memory: the slice kernels running on the
-// simulator read and write. It is nil on a CUDA device.
+// Host returns the memory of a buffer on the CPU or the simulator: the
+// slice kernels running on the simulator read and write. It is nil on a
+// GPU.
 func (b *Buffer[T]) Host() []T { return b.host }
 
 // String describes the buffer, as "Buffer[float32](1024) on cuda:0 (...)".

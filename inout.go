@@ -29,6 +29,10 @@ func (d direction) String() string {
 	return [...]string{"", "In", "Out", "InOut"}[d]
 }
 
+func errBoundInUse(d direction) error {
+	return fmt.Errorf("gocu: the %s buffer is in use by a launch", d)
+}
+
 type binding[T any] struct {
 	dir  direction
 	host []T

@@ -115,7 +115,7 @@ func Compile(src string, opts ...Option) (*Module, error) {
 
 // ErrSimulatorCUDA is returned for CUDA C on the simulator, which runs only
 // kernels written in Go.
-var ErrSimulatorCUDA = errors.New("gocu: the simulator runs kernels written in Go, not CUDA C: compile CUDA C on a GPU (GOCU_DEVICE=cuda), or write the kernel in Go")
+var ErrSimulatorCUDA = errors.New("gocu: the CPU and the simulator run kernels written in Go, not CUDA C: compile CUDA C on a GPU (GOCU_DEVICE=cuda), or write the kernel in Go")
 
 // Compile compiles CUDA C source with NVRTC for exactly this GPU (a CUBIN
 // for its sm_XX) and loads it. Compiled code is cached on disk (see package
@@ -204,6 +204,15 @@ func (m *Module) Kernel(name string) (*Kernel, error) {
 	return k, nil
 }
 
+// Arg is implemented by values that become a kernel argument only when a
+// launch on a device takes them, such as the arrays of package array:
+// KernelArg returns what the kernel is given on d (for an array, a *Buffer
+// over its memory), or why the value cannot be given (an array whose error
+// is set, a strided view, another device).
+type Arg interface {
+	KernelArg(d *Device) (any, error)
+}
+
 // Kernel is a compiled CUDA kernel, like CuPy's RawKernel.
 type Kernel struct {
 	dev  *Device
@@ -225,8 +234,10 @@ func (k *Kernel) CUDA() *cuda.Function { return k.fn }
 // returns without waiting for it. Arguments are passed with exact C widths:
 // int32 for int, int64 for long long, float32, float64, *Buffer[T] (or
 // cuda.DevicePtr) for pointers, and structs of those by value; Go int is
-// refused. In, Out and InOut buffers make the launch synchronous: it waits
-// for the kernel and copies the outputs back.
+// refused. An Arg, such as an *array.Array, is passed as what its KernelArg
+// returns (an array as a pointer to its first element). In, Out and InOut
+// buffers make the launch synchronous: it waits for the kernel and copies
+// the outputs back.
 func (k *Kernel) Launch(cfg Config, args ...any) error {
 	var cc cuda.Config
 	var err error
@@ -243,7 +254,7 @@ func (k *Kernel) Launch(cfg Config, args ...any) error {
 		}
 	}
 	cc.SharedMem = cfg.Shared
-	if cc.Stream, err = k.dev.cudaStream(cfg.Stream); err != nil {
+	if cc.Stream, err = k.dev.CUDAStream(cfg.Stream); err != nil {
 		return err
 	}
 	bound, err := attachAll(k.dev, args)
@@ -255,7 +266,17 @@ func (k *Kernel) Launch(cfg Config, args ...any) error {
 	// nothing beyond the caller's boxing of scalar arguments.
 	var stack [16]any
 	conv := stack[:0]
-	for _, a := range args {
+	for i, a := range args {
+		if x, ok := a.(Arg); ok {
+			v, err := x.KernelArg(k.dev)
+			if err != nil {
+				if bound {
+					detachAll(args)
+				}
+				return fmt.Errorf("gocu: launch of %s: argument %d: %w", k.name, i+1, err)
+			}
+			a = v
+		}
 		if b, ok := a.(memoryArg); ok {
 			m, err := b.memory()
 			if err != nil {
@@ -273,11 +294,7 @@ func (k *Kernel) Launch(cfg Config, args ...any) error {
 		return err
 	}
 	if err == nil {
-		if cc.Stream != nil {
-			err = cc.Stream.Synchronize()
-		} else {
-			err = k.dev.gpu.DefaultStream().Synchronize()
-		}
+		err = cc.Stream.Synchronize()
 	}
 	if derr := detachAll(args); err == nil {
 		err = derr

@@ -43,7 +43,7 @@ func (b *Buffer[T]) scratch(s *cuda.Stream) (scratchBuf, error) {
 	if err := b.check("Autotune"); err != nil {
 		return scratchBuf{}, err
 	}
-	if b.dev.kind == Sim {
+	if b.dev.kind != CUDA {
 		real := b.host
 		tmp := alignedSlice[T](len(real))
 		b.host = tmp

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"weak"
 
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array/internal/backend"
 	"github.com/gocu-dev/gocu/array/internal/cpu"
 )
@@ -22,7 +23,7 @@ import (
 // operation. An Array is safe for concurrent reads by several goroutines.
 type Array struct {
 	mu     sync.Mutex
-	dev    *Device
+	dev    *Maker
 	dt     DType
 	shape  []int
 	err    error
@@ -38,9 +39,10 @@ type Array struct {
 // counted: each array holding it (directly or as a leaf of a pending
 // expression) owns one reference.
 type storage struct {
-	dev  *Device
+	dev  *Maker
 	buf  backend.Buffer
 	refs atomic.Int64
+	keep any // what owns memory the storage only views (FromBuffer's buffer)
 
 	mu      sync.Mutex
 	deps    []weak.Pointer[Array] // lazy arrays that read this storage
@@ -110,7 +112,7 @@ func (h *holdings) release() { h.replace(nil) }
 // overflows is ErrValue; a request the device cannot give (a GPU's memory,
 // the machine's memory for the CPU) is ErrOutOfMemory and ErrDevice, and
 // names the shape and the bytes.
-func (d *Device) alloc(op string, dt DType, shape []int) (*storage, error) {
+func (d *Maker) alloc(op string, dt DType, shape []int) (*storage, error) {
 	nb, ok := byteSize(dt, shape)
 	if !ok {
 		return nil, tooBig(op, dt, shape)
@@ -156,12 +158,12 @@ func track(a *Array, sts []*storage) *Array {
 }
 
 // wrap makes an array owning the (already counted) reference to st.
-func (d *Device) wrap(st *storage, lay backend.Layout, dt DType) *Array {
+func (d *Maker) wrap(st *storage, lay backend.Layout, dt DType) *Array {
 	return track(&Array{dev: d, dt: dt, shape: lay.Shape, st: st, lay: lay}, []*storage{st})
 }
 
 // view makes an array sharing st (taking a new reference).
-func (d *Device) view(st *storage, lay backend.Layout, dt DType) *Array {
+func (d *Maker) view(st *storage, lay backend.Layout, dt DType) *Array {
 	st.retain()
 	return d.wrap(st, lay, dt)
 }
@@ -326,11 +328,11 @@ func (a *Array) Dim(i int) (int, error) {
 }
 
 // Device returns the array's device (nil for a failed array).
-func (a *Array) Device() *Device {
-	if a == nil {
+func (a *Array) Device() *gocu.Device {
+	if a == nil || a.dev == nil {
 		return nil
 	}
-	return a.dev
+	return a.dev.dev
 }
 
 // Strides returns the strides in elements, evaluating a pending expression

@@ -85,8 +85,8 @@ func commonDType(ops []operand) (dt DType, fit bool) {
 }
 
 // device returns the device shared by the array operands.
-func device(op string, ops []operand) (*Device, error) {
-	var d *Device
+func device(op string, ops []operand) (*Maker, error) {
+	var d *Maker
 	for _, o := range ops {
 		if o.arr == nil {
 			continue

@@ -48,7 +48,7 @@ func TestHugeShapes(t *testing.T) {
 		{"Linspace", d.Linspace(Float64, 0, 1, 1<<61), []string{"Linspace: array is too big"}},
 		{"Eye", d.Eye(Float32, 1<<32), []string{"Eye: array is too big", "(4294967296,4294967296)"}},
 		{"Uniform", d.NewRNG(1).Rand(1<<40, 1<<40), []string{"Uniform: array is too big"}},
-		{"Image", FromImageOn(d, image.NewUniform(color.White), HWC, 3), []string{"FromImage: array is too big", "(2000000000,2000000000,3)"}},
+		{"Image", FromImageOn(d.Device(), image.NewUniform(color.White), HWC, 3), []string{"FromImage: array is too big", "(2000000000,2000000000,3)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -127,7 +127,7 @@ func TestHugeAllocationsAreRefused(t *testing.T) {
 	check("Empty", d.Empty(Uint8, n).Err(), fmt.Sprintf("shape (%d,) of uint8", n), fmt.Sprintf("%d bytes", n))
 	check("Ones evaluated", d.Ones(Uint8, n).Eval().Err())
 	check("Copy", d.Full(Uint8, 1).BroadcastTo(n).Copy().Err())
-	check("Image", FromImageOn(d, image.NewUniform(color.White), HWC, 1).Err(), "on the host", "(2000000000,2000000000,1)")
+	check("Image", FromImageOn(d.Device(), image.NewUniform(color.White), HWC, 1).Err(), "on the host", "(2000000000,2000000000,1)")
 	if v, err := d.Ones(Float32, 1000).Sum().Item(); err != nil || v != 1000 {
 		t.Fatalf("after the failures the CPU gives %v, %v", v, err)
 	}

@@ -121,7 +121,7 @@ func (w *leafWalk) visit(e *expr) {
 // reads and registering it with them for in-place writes.
 // A result whose bytes would overflow an int (a cast to a wider dtype of
 // a huge array) is refused here, whichever operation built it.
-func (d *Device) lazy(e *expr) *Array {
+func (d *Maker) lazy(e *expr) *Array {
 	if _, ok := byteSize(e.dt, e.shape); !ok {
 		op := e.op.String()
 		if e.op == backend.OpCast {
@@ -247,7 +247,7 @@ func (b *progBuild) visit(e *expr) int32 {
 
 // evalInto evaluates e (of the given shape) into out, after collapsing
 // the dimensions that are contiguous in every operand.
-func (d *Device) evalInto(e *expr, shape []int, out backend.Operand) error {
+func (d *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
 	p := program(e, shape)
 	collapse(p, &out)
 	err := d.be.Eval(p, out)

@@ -101,7 +101,7 @@ func (a *Array) SaveNPY(path string) error {
 // strings.Reader, bytes.Buffer), and otherwise by reading in bounded chunks
 // that fail at the end of the stream, so a forged header cannot exhaust
 // memory.
-func (d *Device) ReadNPY(r io.Reader) (*Array, error) {
+func (d *Maker) ReadNPY(r io.Reader) (*Array, error) {
 	return d.readNPY("ReadNPY", r, remaining(r))
 }
 
@@ -135,7 +135,7 @@ func remaining(r io.Reader) int64 {
 }
 
 // readNPY reads a .npy stream of which avail bytes remain (-1: unknown).
-func (d *Device) readNPY(op string, r io.Reader, avail int64) (*Array, error) {
+func (d *Maker) readNPY(op string, r io.Reader, avail int64) (*Array, error) {
 	bad := func(format string, args ...any) (*Array, error) {
 		return nil, errorf(op, ErrValue, format, args...)
 	}

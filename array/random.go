@@ -14,7 +14,7 @@ import (
 // safe for concurrent use (draws are serialised).
 type RNG struct {
 	mu   sync.Mutex
-	dev  *Device
+	dev  *Maker
 	seed uint64
 	ctr  uint64
 }
@@ -23,7 +23,7 @@ type RNG struct {
 func NewRNG(seed uint64) *RNG { return Default().NewRNG(seed) }
 
 // NewRNG returns a generator whose arrays live on d.
-func (d *Device) NewRNG(seed uint64) *RNG { return &RNG{dev: d, seed: seed} }
+func (d *Maker) NewRNG(seed uint64) *RNG { return &RNG{dev: d, seed: seed} }
 
 // Seed returns the generator's seed.
 func (r *RNG) Seed() uint64 { return r.seed }

@@ -1,6 +1,7 @@
 package array
 
 import (
+	"github.com/gocu-dev/gocu"
 	"runtime"
 	"slices"
 
@@ -518,9 +519,11 @@ func broadcastsTo(from, to []int) bool {
 	return true
 }
 
-// To returns a copy of the array on device d (through host memory between
+// To returns a copy of the array on dev (through host memory between
 // different devices).
-func (a *Array) To(d *Device) *Array {
+func (a *Array) To(dev *gocu.Device) *Array { return a.to(On(dev)) }
+
+func (a *Array) to(d *Maker) *Array {
 	const op = "To"
 	defer runtime.KeepAlive(a)
 	if err := d.check(op); err != nil {

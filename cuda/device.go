@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -21,6 +22,36 @@ type Device struct {
 	props   Props
 	alloc   *Allocator
 	stream  *Stream // the default (legacy NULL) stream
+
+	// recent are the kernels launched last (a ring), named in sticky
+	// errors.
+	recent [recentKernels]atomic.Pointer[Function]
+	next   atomic.Uint32
+}
+
+// recentKernels is how many of the last launches a sticky error names.
+const recentKernels = 8
+
+// launched records f among the recent launches.
+func (d *Device) launched(f *Function) {
+	d.recent[d.next.Add(1)%recentKernels].Store(f)
+}
+
+// recentNames lists the recent launches, the most recent first, with
+// repeats of one kernel in a row shown once.
+func (d *Device) recentNames() []string {
+	var names []string
+	n := d.next.Load()
+	for i := range uint32(recentKernels) {
+		f := d.recent[(n-i)%recentKernels].Load()
+		if f == nil {
+			break
+		}
+		if len(names) == 0 || names[len(names)-1] != f.name {
+			names = append(names, f.name)
+		}
+	}
+	return names
 }
 
 var (
@@ -113,7 +144,14 @@ func (d *Device) call(fn uintptr, args ...uintptr) Result {
 }
 
 // err is d.api.error.
-func (d *Device) err(fn string, r Result) error { return d.api.error(fn, r) }
+// A sticky error names the kernel launched last.
+func (d *Device) err(fn string, r Result) error {
+	err := d.api.error(fn, r)
+	if r.Sticky() {
+		err.(*Error).Recent = d.recentNames()
+	}
+	return err
+}
 
 // Ordinal returns the device's index.
 func (d *Device) Ordinal() int { return d.ordinal }

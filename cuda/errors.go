@@ -18,6 +18,12 @@ type Error struct {
 	Code Result // the CUresult it returned
 	Name string // CUDA's name of the code, e.g. "CUDA_ERROR_OUT_OF_MEMORY"
 	Msg  string // the description of the code, plus detail gocu adds
+
+	// Recent names, for a sticky error, the kernels launched last on the
+	// device before the error was reported, the most recent first: a
+	// kernel fault surfaces at a later call, so the kernel that caused it
+	// is among them (GOCU_LAUNCH_BLOCKING=1 names it exactly).
+	Recent []string
 }
 
 func (e *Error) Error() string {
@@ -34,6 +40,10 @@ func (e *Error) Error() string {
 	}
 	if e.Code.Sticky() {
 		b.WriteString(" (sticky error: the CUDA context is lost and every later CUDA call in this process fails; restart the process")
+		if len(e.Recent) > 0 {
+			b.WriteString("; kernels launched last on the device, most recent first: ")
+			b.WriteString(strings.Join(e.Recent, ", "))
+		}
 		if !launchBlocking.Load() {
 			// Kernel faults surface at a later synchronising call.
 			b.WriteString("; to find the kernel that caused it, run with GOCU_LAUNCH_BLOCKING=1")

@@ -82,6 +82,7 @@ func (f *Function) Launch(cfg Config, args ...any) error {
 		return err
 	}
 	op := traceKernel(f, grid, block, cfg.SharedMem, s)
+	f.dev.launched(f)
 	r, fn := f.launch(fr, grid, block, cfg.SharedMem, s)
 	op.end(r)
 	putFrame(fr)
@@ -267,6 +268,7 @@ func (f *Function) Call(cfg Config, args ...any) error {
 		return err
 	}
 	op := traceKernel(f, grid, block, cfg.SharedMem, s)
+	f.dev.launched(f)
 	r, fn := f.launch(fr, grid, block, cfg.SharedMem, s)
 	op.end(r)
 	putFrame(fr)

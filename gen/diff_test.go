@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gocu-dev/gocu/gen/difftest"
+	"github.com/gocu-dev/gocu/gen/internal/difftest"
 )
 
 func diffCases(t *testing.T, n int) []*difftest.Case {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gocu-dev/gocu/examples/kernels"
-	"github.com/gocu-dev/gocu/gen/meta"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 // ptxOf compiles src to PTX for sm_90 with clang-16 (release build) and

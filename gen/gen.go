@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/meta"
 	"golang.org/x/tools/go/packages"
 )
 
@@ -24,7 +24,7 @@ import (
 const kernelPath = "github.com/gocu-dev/gocu/kernel"
 
 // metaPath is the import path of the metadata package generated files use.
-const metaPath = "github.com/gocu-dev/gocu/gen/meta"
+const metaPath = "github.com/gocu-dev/gocu/meta"
 
 // Config controls a run of the translator.
 type Config struct {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/cuda"
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/meta"
 	"github.com/gocu-dev/gocu/nvrtc"
 )
 

@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/features"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/gray"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/guard"
@@ -15,6 +14,7 @@ import (
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/scan"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/sgemm"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 // gpuLaunch runs a kernel of a translated CUDA source on the GPU. It is

@@ -5,12 +5,12 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/features"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/gray"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/guard"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/hist"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/matmul"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 // TestHostMatchesGo runs barrier-free kernels both as Go and as their

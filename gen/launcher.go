@@ -7,14 +7,18 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/gocu-dev/gocu/gen/meta"
+	"github.com/gocu-dev/gocu/meta"
 )
 
-// rootPath is the import path of package gocu, whose Program and
-// ProgramLaunch the launchers use.
+// rootPath is the import path of package gocu, whose Device, Config and
+// Buffer the launchers take.
 const rootPath = "github.com/gocu-dev/gocu"
 
-// programVar is the generated variable holding the package's gocu.Program.
+// launchPath is the import path of the launchers' runtime, package launch,
+// whose Program and Call they use.
+const launchPath = "github.com/gocu-dev/gocu/launch"
+
+// programVar is the generated variable holding the package's launch.Program.
 const programVar = "gocuProgram"
 
 // LauncherName returns the name of the typed launcher gocu gen writes for
@@ -65,13 +69,14 @@ type launcherParam struct {
 // module.
 func (u *unit) launcher(k *fn, idx int, km meta.Kernel) string {
 	root := u.imports().alias(rootPath, "gocu")
+	lp := u.imports().alias(launchPath, "launch")
 	kpkg := u.imports().alias(kernelPath, "kernel")
 	sig := k.obj.Signature()
 
 	// Identifiers the launcher's body refers to, which a parameter of the
 	// same name would shadow.
 	reserved := map[string]bool{
-		k.obj.Name(): true, u.twinNameOf(k): true, root: true, kpkg: true, programVar: true,
+		k.obj.Name(): true, u.twinNameOf(k): true, root: true, lp: true, kpkg: true, programVar: true,
 		"error": true, "nil": true, "bool": true, "int64": true, "uint64": true,
 	}
 	for _, b := range []string{"int8", "int16", "int32", "uint8", "uint16", "uint32", "float32", "float64"} {
@@ -139,19 +144,19 @@ func (u *unit) launcher(k *fn, idx int, km meta.Kernel) string {
 		}
 	}
 	w(") error {\n")
-	w("var %s %s.ProgramLaunch\n", l, root)
+	w("var %s %s.Call\n", l, lp)
 	w("if %s.Start(%s, %d, %s, %s) {\n", l, programVar, idx, d, cfg)
 	var gpuArgs []string
 	for i, p := range ps {
 		switch {
 		case p.elem != "":
-			w("gocuM%d, gocuN%d := %s.DeviceArg(&%s, %d, %s)\n", i, i, root, l, i, p.name)
+			w("gocuM%d, gocuN%d := %s.DeviceArg(&%s, %d, %s)\n", i, i, lp, l, i, p.name)
 			gpuArgs = append(gpuArgs, fmt.Sprintf("gocuM%d", i), fmt.Sprintf("gocuN%d", i))
 		case p.meta.Kind == meta.Struct || p.meta.Kind == meta.Array:
 			// A copy, so that taking its address does not move the
 			// parameter (which the simulator's closure captures) to the heap.
 			w("gocuV%d := %s\n", i, p.name)
-			gpuArgs = append(gpuArgs, fmt.Sprintf("%s.ValueArg(&gocuV%d, %d)", root, i, p.meta.Align))
+			gpuArgs = append(gpuArgs, fmt.Sprintf("%s.ValueArg(&gocuV%d, %d)", lp, i, p.meta.Align))
 		case p.conv != "":
 			gpuArgs = append(gpuArgs, fmt.Sprintf("%s(%s)", p.conv, p.name))
 		default:
@@ -163,7 +168,7 @@ func (u *unit) launcher(k *fn, idx int, km meta.Kernel) string {
 	var simArgs []string
 	for i, p := range ps {
 		if p.elem != "" {
-			w("gocuS%d := %s.SimArg(&%s, %d, %s)\n", i, root, l, i, p.name)
+			w("gocuS%d := %s.SimArg(&%s, %d, %s)\n", i, lp, l, i, p.name)
 			simArgs = append(simArgs, fmt.Sprintf("gocuS%d", i))
 		} else {
 			simArgs = append(simArgs, p.name)

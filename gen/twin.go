@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gocu-dev/gocu/gen/meta"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 // The checked twin of a function is a Go copy in which every element
@@ -896,9 +896,9 @@ func (u *unit) goFile(src string) []byte {
 	}
 	w("\n},\n}\n\n")
 	w("func init() { %s.Register(gocuModule) }\n\n", m)
-	root := im.alias(rootPath, "gocu")
+	lp := im.alias(launchPath, "launch")
 	w("// %s compiles the package's CUDA source on first use on each GPU, for\n// the launchers.\n", programVar)
-	w("var %s = %s.NewProgram(gocuModule)\n\n", programVar, root)
+	w("var %s = %s.NewProgram(gocuModule)\n\n", programVar, lp)
 	for i, kf := range u.kernels {
 		body.WriteString(u.launcher(kf, i, u.kernelMeta(kf)))
 		body.WriteString("\n")

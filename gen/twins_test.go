@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/features"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/gray"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/guard"
@@ -17,6 +16,7 @@ import (
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/scan"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/sgemm"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 func newRand(t *testing.T) *rand.Rand {

@@ -14,9 +14,14 @@
 //
 // # Without changing the program
 //
-// GOCU_PROFILE=out.json profiles any program that links this package:
-// every program that imports the root package gocu (which imports prof)
-// and the gocu command. Profiling starts when the package is initialised,
+// GOCU_PROFILE=out.json profiles any program that links this package. It is
+// opt-in, like net/http/pprof: a program links it with
+//
+//	import _ "github.com/gocu-dev/gocu/prof"
+//
+// (or by calling Start), and the gocu command links it. No other package of
+// gocu imports it, so programs that do not ask for it carry no profiler.
+// Profiling starts when the package is initialised,
 // before main, so the first launch is recorded. The trace file is written
 // while the program runs: every 100 ms the finished operations are appended
 // and the file is left a complete, valid trace. Go has no exit hooks, so

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 var threadType = reflect.TypeFor[*kernel.Thread]()

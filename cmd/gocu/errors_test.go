@@ -56,7 +56,7 @@ func TestErrorLinesDoNotStutter(t *testing.T) {
 		want []string // substrings of the line
 		not  []string
 	}{
-		{[]string{"GOCU_DEVICE=bogus"}, []string{"demo"}, []string{`gocu: GOCU_DEVICE=bogus: unknown device "bogus": want sim, cuda or cuda:N`}, nil},
+		{[]string{"GOCU_DEVICE=bogus"}, []string{"demo"}, []string{`gocu: GOCU_DEVICE=bogus: unknown device "bogus": want cpu, sim, cuda or cuda:N`}, nil},
 		{[]string{"GOCU_DEVICE=bogus"}, []string{"gray", img, out}, []string{"GOCU_DEVICE=bogus: unknown device"}, nil},
 		{[]string{"GOCU_DEVICE=cuda:3"}, []string{"demo"}, []string{"GOCU_DEVICE=cuda:3: "}, nil},
 		{nil, []string{"gray", "--device", "bogus", img, out}, []string{`unknown device "bogus"`}, nil},

@@ -16,7 +16,8 @@ func newProfCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prof TRACE.json",
 		Short: "Summarise a profile: calls, total, mean, min, max and share per kernel and copy",
-		Long: `Any program that uses gocu records every kernel launch and copy (timed on
+		Long: `A program that links the profiler (import _ "github.com/gocu-dev/gocu/prof",
+as the gocu command does) records every kernel launch and copy (timed on
 the GPU with CUDA events) and every simulator launch (wall time) when
 GOCU_PROFILE names a file: it writes a Chrome trace there, which Perfetto
 (ui.perfetto.dev) and chrome://tracing open. gocu prof prints its summary,
@@ -89,7 +90,7 @@ func newProfRunCmd() *cobra.Command {
 				return runErr
 			}
 			if _, err := os.Stat(path); err != nil {
-				return fmt.Errorf("%s wrote no profile: it must use gocu (or import github.com/gocu-dev/gocu/prof) to be profiled", args[0])
+				return fmt.Errorf("%s wrote no profile: it must link the profiler (import _ \"github.com/gocu-dev/gocu/prof\") to be profiled", args[0])
 			}
 			fmt.Fprintln(cmd.OutOrStdout())
 			if err := printProfile(cmd, path); err != nil {

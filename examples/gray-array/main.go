@@ -84,7 +84,7 @@ func main() {
 
 	// The array expression on the default array device.
 	dev := array.Default()
-	chw := array.FromImageOn(dev, img, array.CHW, 3)
+	chw := array.FromImage(img, array.CHW, 3)
 	if err := chw.Err(); err != nil {
 		log.Fatal(err)
 	}
@@ -156,13 +156,10 @@ func main() {
 func runKernel(rgb []uint8, n int) ([]uint8, string, time.Duration, error) {
 	d, err := gocu.Default()
 	if err != nil {
-		// GOCU_DEVICE=cpu means the CPU for arrays; gocu calls it "sim".
-		if d, err = gocu.Open("sim"); err != nil {
-			return nil, "", 0, err
-		}
+		return nil, "", 0, err
 	}
 	gray := make([]uint8, n)
-	if d.Kind() == gocu.Sim {
+	if !d.IsGPU() {
 		cfg := sim.Config{Grid: kernel.Dim3{X: int32((n + 255) / 256)}, Block: kernel.Dim3{X: 256}}
 		k := sim.Kernel{Name: "Gray", Func: func(t *kernel.Thread) { kernels.Gray(t, rgb, gray, int32(n)) }}
 		t0 := time.Now()

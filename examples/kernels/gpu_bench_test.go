@@ -16,7 +16,7 @@ import (
 	"github.com/gocu-dev/gocu/cublas"
 	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/examples/kernels"
-	"github.com/gocu-dev/gocu/gen/meta"
+	"github.com/gocu-dev/gocu/meta"
 	"github.com/gocu-dev/gocu/nvrtc"
 )
 

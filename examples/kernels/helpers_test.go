@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/gocu-dev/gocu/examples/kernels"
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/meta"
 	"github.com/gocu-dev/gocu/sim"
 )
 

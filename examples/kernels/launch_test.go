@@ -466,7 +466,7 @@ func TestLaunchRaceChecked(t *testing.T) {
 	}
 	scfg := sim.Config{Grid: kernel.Dim3{X: cdiv(n, Tile), Y: cdiv(m, Tile)}, Block: kernel.Dim3{X: Tile, Y: Tile}, Checked: true}
 	if err := sim.Run(scfg, kernels.TiledMatMulNoSync, ah, bh, make([]float32, m*n), int32(m), int32(n), int32(k)); !errors.Is(err, sim.ErrSharedRace) {
-		t.Errorf("sim.Run, checked: %v, want a shared-memory race (the twin found through gen/meta)", err)
+		t.Errorf("sim.Run, checked: %v, want a shared-memory race (the twin found through package meta)", err)
 	}
 	// The correct kernel is race-free in checked mode.
 	c = poisoned(t, d, m*n, float32(math.NaN()))

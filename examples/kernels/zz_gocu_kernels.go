@@ -4,8 +4,9 @@ package kernels
 
 import (
 	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/launch"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 // gocuSource is the CUDA C++ source of the package's kernels, for NVRTC.
@@ -985,7 +986,7 @@ func init() { meta.Register(gocuModule) }
 
 // gocuProgram compiles the package's CUDA source on first use on each GPU, for
 // the launchers.
-var gocuProgram = gocu.NewProgram(gocuModule)
+var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchAddOffByOne runs the kernel AddOffByOne on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
@@ -993,16 +994,16 @@ var gocuProgram = gocu.NewProgram(gocuModule)
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchAddOffByOne(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], n int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, n)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, a)
-	gocuS1 := gocu.SimArg(&l, 1, b)
-	gocuS2 := gocu.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { AddOffByOne(gocuT, gocuS0, gocuS1, gocuS2, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_AddOffByOne(gocuT, gocuS0, gocuS1, gocuS2, n) },
@@ -1016,16 +1017,16 @@ func LaunchAddOffByOne(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[flo
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMulNoSync(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, a)
-	gocuS1 := gocu.SimArg(&l, 1, b)
-	gocuS2 := gocu.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { TiledMatMulNoSync(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
 		func(gocuT *kernel.Thread) { gocuChecked_TiledMatMulNoSync(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
@@ -1039,14 +1040,14 @@ func LaunchTiledMatMulNoSync(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buff
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchBlockSumDivergent(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32], n int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 2, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, partial)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, partial)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, x)
-	gocuS1 := gocu.SimArg(&l, 1, partial)
+	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS1 := launch.SimArg(&l, 1, partial)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { BlockSumDivergent(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_BlockSumDivergent(gocuT, gocuS0, gocuS1, n) },
@@ -1060,14 +1061,14 @@ func LaunchBlockSumDivergent(d *gocu.Device, cfg gocu.Config, x, partial *gocu.B
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 3, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, rgb)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, gray)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, rgb)
-	gocuS1 := gocu.SimArg(&l, 1, gray)
+	gocuS0 := launch.SimArg(&l, 0, rgb)
+	gocuS1 := launch.SimArg(&l, 1, gray)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Gray(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_Gray(gocuT, gocuS0, gocuS1, n) },
@@ -1081,14 +1082,14 @@ func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], 
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], width, height int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 4, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, rgb)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, gray)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, width, height)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, rgb)
-	gocuS1 := gocu.SimArg(&l, 1, gray)
+	gocuS0 := launch.SimArg(&l, 0, rgb)
+	gocuS1 := launch.SimArg(&l, 1, gray)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Gray2D(gocuT, gocuS0, gocuS1, width, height) },
 		func(gocuT *kernel.Thread) { gocuChecked_Gray2D(gocuT, gocuS0, gocuS1, width, height) },
@@ -1102,14 +1103,14 @@ func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8]
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 5, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, rgb)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, gray)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, rgb)
-	gocuS1 := gocu.SimArg(&l, 1, gray)
+	gocuS0 := launch.SimArg(&l, 0, rgb)
+	gocuS1 := launch.SimArg(&l, 1, gray)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { GrayVec4(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_GrayVec4(gocuT, gocuS0, gocuS1, n) },
@@ -1123,14 +1124,14 @@ func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 6, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, rgb)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, gray)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, rgb)
-	gocuS1 := gocu.SimArg(&l, 1, gray)
+	gocuS0 := launch.SimArg(&l, 0, rgb)
+	gocuS1 := launch.SimArg(&l, 1, gray)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { GrayFast(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_GrayFast(gocuT, gocuS0, gocuS1, n) },
@@ -1144,14 +1145,14 @@ func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], hist *gocu.Buffer[uint32], n int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 7, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, data)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, hist)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, data)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, hist)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, data)
-	gocuS1 := gocu.SimArg(&l, 1, hist)
+	gocuS0 := launch.SimArg(&l, 0, data)
+	gocuS1 := launch.SimArg(&l, 1, hist)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Histogram(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_Histogram(gocuT, gocuS0, gocuS1, n) },
@@ -1165,16 +1166,16 @@ func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], 
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 8, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, a)
-	gocuS1 := gocu.SimArg(&l, 1, b)
-	gocuS2 := gocu.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { MatMul(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
 		func(gocuT *kernel.Thread) { gocuChecked_MatMul(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
@@ -1188,16 +1189,16 @@ func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32]
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 9, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, a)
-	gocuS1 := gocu.SimArg(&l, 1, b)
-	gocuS2 := gocu.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { TiledMatMul(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
 		func(gocuT *kernel.Thread) { gocuChecked_TiledMatMul(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
@@ -1211,16 +1212,16 @@ func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[flo
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 10, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, a)
-	gocuS1 := gocu.SimArg(&l, 1, b)
-	gocuS2 := gocu.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { TiledMatMulDynamic(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
 		func(gocuT *kernel.Thread) { gocuChecked_TiledMatMulDynamic(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
@@ -1234,14 +1235,14 @@ func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buf
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32], n int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 11, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, partial)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, partial)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, x)
-	gocuS1 := gocu.SimArg(&l, 1, partial)
+	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS1 := launch.SimArg(&l, 1, partial)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Sum(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_Sum(gocuT, gocuS0, gocuS1, n) },
@@ -1255,16 +1256,16 @@ func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32]
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[int32], n int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 12, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, y)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, sums)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, sums)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, n)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, x)
-	gocuS1 := gocu.SimArg(&l, 1, y)
-	gocuS2 := gocu.SimArg(&l, 2, sums)
+	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS1 := launch.SimArg(&l, 1, y)
+	gocuS2 := launch.SimArg(&l, 2, sums)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { ScanBlocks(gocuT, gocuS0, gocuS1, gocuS2, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_ScanBlocks(gocuT, gocuS0, gocuS1, gocuS2, n) },
@@ -1278,14 +1279,14 @@ func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[i
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int32], n int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 13, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, y)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, offsets)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, y)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, offsets)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, y)
-	gocuS1 := gocu.SimArg(&l, 1, offsets)
+	gocuS0 := launch.SimArg(&l, 0, y)
+	gocuS1 := launch.SimArg(&l, 1, offsets)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { ScanAdd(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_ScanAdd(gocuT, gocuS0, gocuS1, n) },
@@ -1299,16 +1300,16 @@ func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int3
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32, alpha, beta float32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 14, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k, alpha, beta)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, a)
-	gocuS1 := gocu.SimArg(&l, 1, b)
-	gocuS2 := gocu.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { SGEMM(gocuT, gocuS0, gocuS1, gocuS2, m, n, k, alpha, beta) },
 		func(gocuT *kernel.Thread) { gocuChecked_SGEMM(gocuT, gocuS0, gocuS1, gocuS2, m, n, k, alpha, beta) },

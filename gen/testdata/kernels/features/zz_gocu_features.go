@@ -4,9 +4,10 @@ package features
 
 import (
 	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/util"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/launch"
+	"github.com/gocu-dev/gocu/meta"
 	"math"
 )
 
@@ -637,7 +638,7 @@ func init() { meta.Register(gocuModule) }
 
 // gocuProgram compiles the package's CUDA source on first use on each GPU, for
 // the launchers.
-var gocuProgram = gocu.NewProgram(gocuModule)
+var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchOps runs the kernel Ops on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
@@ -645,17 +646,17 @@ var gocuProgram = gocu.NewProgram(gocuModule)
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchOps(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], k *gocu.Buffer[int32], out *gocu.Buffer[float32], m Mode, p Pair, temp Celsius) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, k)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, out)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, k)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, out)
 		gocuV4 := p
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, uint8(m), gocu.ValueArg(&gocuV4, 8), float32(temp))
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, uint8(m), launch.ValueArg(&gocuV4, 8), float32(temp))
 	}
-	gocuS0 := gocu.SimArg(&l, 0, x)
-	gocuS1 := gocu.SimArg(&l, 1, k)
-	gocuS2 := gocu.SimArg(&l, 2, out)
+	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS1 := launch.SimArg(&l, 1, k)
+	gocuS2 := launch.SimArg(&l, 2, out)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Ops(gocuT, gocuS0, gocuS1, gocuS2, m, p, temp) },
 		func(gocuT *kernel.Thread) { gocuChecked_Ops(gocuT, gocuS0, gocuS1, gocuS2, m, p, temp) },
@@ -669,14 +670,14 @@ func LaunchOps(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], k *gocu
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchLoops(d *gocu.Device, cfg gocu.Config, a, out *gocu.Buffer[int32]) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, out)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, out)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, a)
-	gocuS1 := gocu.SimArg(&l, 1, out)
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, out)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Loops(gocuT, gocuS0, gocuS1) },
 		func(gocuT *kernel.Thread) { gocuChecked_Loops(gocuT, gocuS0, gocuS1) },
@@ -690,16 +691,16 @@ func LaunchLoops(d *gocu.Device, cfg gocu.Config, a, out *gocu.Buffer[int32]) er
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchBits(d *gocu.Device, cfg gocu.Config, a *gocu.Buffer[int32], b *gocu.Buffer[uint8], out *gocu.Buffer[int64]) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 2, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, out)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, out)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, a)
-	gocuS1 := gocu.SimArg(&l, 1, b)
-	gocuS2 := gocu.SimArg(&l, 2, out)
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, out)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Bits(gocuT, gocuS0, gocuS1, gocuS2) },
 		func(gocuT *kernel.Thread) { gocuChecked_Bits(gocuT, gocuS0, gocuS1, gocuS2) },
@@ -713,16 +714,16 @@ func LaunchBits(d *gocu.Device, cfg gocu.Config, a *gocu.Buffer[int32], b *gocu.
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchMisc(d *gocu.Device, cfg gocu.Config, k *gocu.Buffer[int32], c *gocu.Buffer[Celsius], out *gocu.Buffer[float32]) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 3, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, k)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, c)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, out)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, k)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, c)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, out)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, k)
-	gocuS1 := gocu.SimArg(&l, 1, c)
-	gocuS2 := gocu.SimArg(&l, 2, out)
+	gocuS0 := launch.SimArg(&l, 0, k)
+	gocuS1 := launch.SimArg(&l, 1, c)
+	gocuS2 := launch.SimArg(&l, 2, out)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Misc(gocuT, gocuS0, gocuS1, gocuS2) },
 		func(gocuT *kernel.Thread) { gocuChecked_Misc(gocuT, gocuS0, gocuS1, gocuS2) },

@@ -4,8 +4,9 @@ package gray
 
 import (
 	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/launch"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 // gocuSource is the CUDA C++ source of the package's kernels, for NVRTC.
@@ -392,7 +393,7 @@ func init() { meta.Register(gocuModule) }
 
 // gocuProgram compiles the package's CUDA source on first use on each GPU, for
 // the launchers.
-var gocuProgram = gocu.NewProgram(gocuModule)
+var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchRGBToGray runs the kernel RGBToGray on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
@@ -400,14 +401,14 @@ var gocuProgram = gocu.NewProgram(gocuModule)
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchRGBToGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, rgb)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, gray)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, rgb)
-	gocuS1 := gocu.SimArg(&l, 1, gray)
+	gocuS0 := launch.SimArg(&l, 0, rgb)
+	gocuS1 := launch.SimArg(&l, 1, gray)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { RGBToGray(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_RGBToGray(gocuT, gocuS0, gocuS1, n) },
@@ -421,14 +422,14 @@ func LaunchRGBToGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uin
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchRGBToGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], w, h int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, rgb)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, gray)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, w, h)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, rgb)
-	gocuS1 := gocu.SimArg(&l, 1, gray)
+	gocuS0 := launch.SimArg(&l, 0, rgb)
+	gocuS1 := launch.SimArg(&l, 1, gray)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { RGBToGray2D(gocuT, gocuS0, gocuS1, w, h) },
 		func(gocuT *kernel.Thread) { gocuChecked_RGBToGray2D(gocuT, gocuS0, gocuS1, w, h) },
@@ -442,14 +443,14 @@ func LaunchRGBToGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[u
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchRGBToGray4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 2, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, rgb)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, gray)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, rgb)
-	gocuS1 := gocu.SimArg(&l, 1, gray)
+	gocuS0 := launch.SimArg(&l, 0, rgb)
+	gocuS1 := launch.SimArg(&l, 1, gray)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { RGBToGray4(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_RGBToGray4(gocuT, gocuS0, gocuS1, n) },

@@ -4,8 +4,9 @@ package guard
 
 import (
 	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/launch"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 // gocuSource is the CUDA C++ source of the package's kernels, for NVRTC.
@@ -370,7 +371,7 @@ func init() { meta.Register(gocuModule) }
 
 // gocuProgram compiles the package's CUDA source on first use on each GPU, for
 // the launchers.
-var gocuProgram = gocu.NewProgram(gocuModule)
+var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchOffByOne runs the kernel OffByOne on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
@@ -378,14 +379,14 @@ var gocuProgram = gocu.NewProgram(gocuModule)
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchOffByOne(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32], n int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, y)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, x)
-	gocuS1 := gocu.SimArg(&l, 1, y)
+	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS1 := launch.SimArg(&l, 1, y)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { OffByOne(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_OffByOne(gocuT, gocuS0, gocuS1, n) },
@@ -399,14 +400,14 @@ func LaunchOffByOne(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32],
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTranspose2(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32]) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, y)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, x)
-	gocuS1 := gocu.SimArg(&l, 1, y)
+	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS1 := launch.SimArg(&l, 1, y)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Transpose2(gocuT, gocuS0, gocuS1) },
 		func(gocuT *kernel.Thread) { gocuChecked_Transpose2(gocuT, gocuS0, gocuS1) },
@@ -420,12 +421,12 @@ func LaunchTranspose2(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSpin(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32]) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 2, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
 		return l.Run(gocuM0, gocuN0)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, x)
+	gocuS0 := launch.SimArg(&l, 0, x)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Spin(gocuT, gocuS0) },
 		func(gocuT *kernel.Thread) { gocuChecked_Spin(gocuT, gocuS0) },

@@ -4,8 +4,9 @@ package hist
 
 import (
 	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/launch"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 // gocuSource is the CUDA C++ source of the package's kernels, for NVRTC.
@@ -382,7 +383,7 @@ func init() { meta.Register(gocuModule) }
 
 // gocuProgram compiles the package's CUDA source on first use on each GPU, for
 // the launchers.
-var gocuProgram = gocu.NewProgram(gocuModule)
+var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchHistogram runs the kernel Histogram on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
@@ -390,14 +391,14 @@ var gocuProgram = gocu.NewProgram(gocuModule)
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], hist *gocu.Buffer[uint32]) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, data)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, hist)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, data)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, hist)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, data)
-	gocuS1 := gocu.SimArg(&l, 1, hist)
+	gocuS0 := launch.SimArg(&l, 0, data)
+	gocuS1 := launch.SimArg(&l, 1, hist)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Histogram(gocuT, gocuS0, gocuS1) },
 		func(gocuT *kernel.Thread) { gocuChecked_Histogram(gocuT, gocuS0, gocuS1) },
@@ -411,15 +412,15 @@ func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], 
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchAccumulate(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[int32], stats *gocu.Buffer[Stats], scale Stats) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, data)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, stats)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, data)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, stats)
 		gocuV2 := scale
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocu.ValueArg(&gocuV2, 8))
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, launch.ValueArg(&gocuV2, 8))
 	}
-	gocuS0 := gocu.SimArg(&l, 0, data)
-	gocuS1 := gocu.SimArg(&l, 1, stats)
+	gocuS0 := launch.SimArg(&l, 0, data)
+	gocuS1 := launch.SimArg(&l, 1, stats)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Accumulate(gocuT, gocuS0, gocuS1, scale) },
 		func(gocuT *kernel.Thread) { gocuChecked_Accumulate(gocuT, gocuS0, gocuS1, scale) },

@@ -4,8 +4,9 @@ package matmul
 
 import (
 	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/launch"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 // gocuSource is the CUDA C++ source of the package's kernels, for NVRTC.
@@ -429,7 +430,7 @@ func init() { meta.Register(gocuModule) }
 
 // gocuProgram compiles the package's CUDA source on first use on each GPU, for
 // the launchers.
-var gocuProgram = gocu.NewProgram(gocuModule)
+var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchNaive runs the kernel Naive on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
@@ -437,16 +438,16 @@ var gocuProgram = gocu.NewProgram(gocuModule)
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchNaive(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], n int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, n)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, a)
-	gocuS1 := gocu.SimArg(&l, 1, b)
-	gocuS2 := gocu.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Naive(gocuT, gocuS0, gocuS1, gocuS2, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_Naive(gocuT, gocuS0, gocuS1, gocuS2, n) },
@@ -460,16 +461,16 @@ func LaunchNaive(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32],
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiled(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], n int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, n)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, a)
-	gocuS1 := gocu.SimArg(&l, 1, b)
-	gocuS2 := gocu.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Tiled(gocuT, gocuS0, gocuS1, gocuS2, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_Tiled(gocuT, gocuS0, gocuS1, gocuS2, n) },
@@ -483,16 +484,16 @@ func LaunchTiled(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32],
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], n, tile int32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 2, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, n, tile)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, a)
-	gocuS1 := gocu.SimArg(&l, 1, b)
-	gocuS2 := gocu.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { TiledDynamic(gocuT, gocuS0, gocuS1, gocuS2, n, tile) },
 		func(gocuT *kernel.Thread) { gocuChecked_TiledDynamic(gocuT, gocuS0, gocuS1, gocuS2, n, tile) },

@@ -4,8 +4,9 @@ package params
 
 import (
 	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/launch"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 // gocuSource is the CUDA C++ source of the package's kernels, for NVRTC.
@@ -374,7 +375,7 @@ func init() { meta.Register(gocuModule) }
 
 // gocuProgram compiles the package's CUDA source on first use on each GPU, for
 // the launchers.
-var gocuProgram = gocu.NewProgram(gocuModule)
+var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchScalars runs the kernel Scalars on gocuD with the launch configuration gocuCfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
@@ -382,16 +383,16 @@ var gocuProgram = gocu.NewProgram(gocuModule)
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScalars(gocuD *gocu.Device, gocuCfg gocu.Config, d *gocu.Buffer[int64], cfg int, gocuArg2 float32, l uint, on bool, lv Level, p Point, arr [3]int32, f4 kernel.Float4, dim kernel.Dim3) error {
-	var gocuL gocu.ProgramLaunch
+	var gocuL launch.Call
 	if gocuL.Start(gocuProgram, 0, gocuD, gocuCfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&gocuL, 0, d)
+		gocuM0, gocuN0 := launch.DeviceArg(&gocuL, 0, d)
 		gocuV6 := p
 		gocuV7 := arr
 		gocuV8 := f4
 		gocuV9 := dim
-		return gocuL.Run(gocuM0, gocuN0, int64(cfg), gocuArg2, uint64(l), on, int16(lv), gocu.ValueArg(&gocuV6, 8), gocu.ValueArg(&gocuV7, 4), gocu.ValueArg(&gocuV8, 16), gocu.ValueArg(&gocuV9, 4))
+		return gocuL.Run(gocuM0, gocuN0, int64(cfg), gocuArg2, uint64(l), on, int16(lv), launch.ValueArg(&gocuV6, 8), launch.ValueArg(&gocuV7, 4), launch.ValueArg(&gocuV8, 16), launch.ValueArg(&gocuV9, 4))
 	}
-	gocuS0 := gocu.SimArg(&gocuL, 0, d)
+	gocuS0 := launch.SimArg(&gocuL, 0, d)
 	return gocuL.Simulate(
 		func(gocuT *kernel.Thread) { Scalars(gocuT, gocuS0, cfg, gocuArg2, l, on, lv, p, arr, f4, dim) },
 		func(gocuT *kernel.Thread) {
@@ -407,12 +408,12 @@ func LaunchScalars(gocuD *gocu.Device, gocuCfg gocu.Config, d *gocu.Buffer[int64
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func launchScale(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], s float32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
 		return l.Run(gocuM0, gocuN0, s)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, x)
+	gocuS0 := launch.SimArg(&l, 0, x)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { scale(gocuT, gocuS0, s) },
 		func(gocuT *kernel.Thread) { gocuChecked_scale(gocuT, gocuS0, s) },

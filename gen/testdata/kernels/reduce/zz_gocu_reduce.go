@@ -4,8 +4,9 @@ package reduce
 
 import (
 	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/launch"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 // gocuSource is the CUDA C++ source of the package's kernels, for NVRTC.
@@ -396,7 +397,7 @@ func init() { meta.Register(gocuModule) }
 
 // gocuProgram compiles the package's CUDA source on first use on each GPU, for
 // the launchers.
-var gocuProgram = gocu.NewProgram(gocuModule)
+var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchSum runs the kernel Sum on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
@@ -404,14 +405,14 @@ var gocuProgram = gocu.NewProgram(gocuModule)
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSum(d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[float32]) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, out)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, out)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, x)
-	gocuS1 := gocu.SimArg(&l, 1, out)
+	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS1 := launch.SimArg(&l, 1, out)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Sum(gocuT, gocuS0, gocuS1) },
 		func(gocuT *kernel.Thread) { gocuChecked_Sum(gocuT, gocuS0, gocuS1) },
@@ -425,16 +426,16 @@ func LaunchSum(d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[float32]) er
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchMaxAbs(d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[float32], neg *gocu.Buffer[uint32]) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, out)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, neg)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, out)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, neg)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, x)
-	gocuS1 := gocu.SimArg(&l, 1, out)
-	gocuS2 := gocu.SimArg(&l, 2, neg)
+	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS1 := launch.SimArg(&l, 1, out)
+	gocuS2 := launch.SimArg(&l, 2, neg)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { MaxAbs(gocuT, gocuS0, gocuS1, gocuS2) },
 		func(gocuT *kernel.Thread) { gocuChecked_MaxAbs(gocuT, gocuS0, gocuS1, gocuS2) },

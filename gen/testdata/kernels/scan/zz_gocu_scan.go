@@ -4,8 +4,9 @@ package scan
 
 import (
 	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/launch"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 // gocuSource is the CUDA C++ source of the package's kernels, for NVRTC.
@@ -373,7 +374,7 @@ func init() { meta.Register(gocuModule) }
 
 // gocuProgram compiles the package's CUDA source on first use on each GPU, for
 // the launchers.
-var gocuProgram = gocu.NewProgram(gocuModule)
+var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchBlelloch runs the kernel Blelloch on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
@@ -381,14 +382,14 @@ var gocuProgram = gocu.NewProgram(gocuModule)
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchBlelloch(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[int32]) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, y)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, x)
-	gocuS1 := gocu.SimArg(&l, 1, y)
+	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS1 := launch.SimArg(&l, 1, y)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Blelloch(gocuT, gocuS0, gocuS1) },
 		func(gocuT *kernel.Thread) { gocuChecked_Blelloch(gocuT, gocuS0, gocuS1) },

@@ -4,8 +4,9 @@ package sgemm
 
 import (
 	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/launch"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 // gocuSource is the CUDA C++ source of the package's kernels, for NVRTC.
@@ -394,7 +395,7 @@ func init() { meta.Register(gocuModule) }
 
 // gocuProgram compiles the package's CUDA source on first use on each GPU, for
 // the launchers.
-var gocuProgram = gocu.NewProgram(gocuModule)
+var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchSGEMM runs the kernel SGEMM on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
@@ -402,16 +403,16 @@ var gocuProgram = gocu.NewProgram(gocuModule)
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32, alpha, beta float32) error {
-	var l gocu.ProgramLaunch
+	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := gocu.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := gocu.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := gocu.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k, alpha, beta)
 	}
-	gocuS0 := gocu.SimArg(&l, 0, a)
-	gocuS1 := gocu.SimArg(&l, 1, b)
-	gocuS2 := gocu.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { SGEMM(gocuT, gocuS0, gocuS1, gocuS2, m, n, k, alpha, beta) },
 		func(gocuT *kernel.Thread) { gocuChecked_SGEMM(gocuT, gocuS0, gocuS1, gocuS2, m, n, k, alpha, beta) },

@@ -1,11 +1,11 @@
-package gocu
+package launch
 
 import (
 	"fmt"
 
 	"github.com/gocu-dev/gocu/cuda"
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/meta"
 	"github.com/gocu-dev/gocu/sim"
 )
 
@@ -13,7 +13,7 @@ import (
 // buffer, launches the kernel, copies the buffer out and waits for the
 // stream, and turns a recorded failure into the simulator's error. The
 // buffer belongs to the module, so debug launches of one build take turns.
-func (l *ProgramLaunch) runDebug(fn *cuda.Function, args []any) error {
+func (l *Call) runDebug(fn *cuda.Function, args []any) error {
 	b := l.b
 	b.dmu.Lock()
 	defer b.dmu.Unlock()

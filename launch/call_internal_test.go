@@ -1,4 +1,4 @@
-package gocu
+package launch
 
 import (
 	"errors"
@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/cuda"
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/meta"
 	"github.com/gocu-dev/gocu/nvrtc"
 	"github.com/gocu-dev/gocu/sim"
 )
@@ -59,8 +60,8 @@ var testModule = &meta.Module{
 
 var testProgram = NewProgram(testModule)
 
-func launchAddOffByOne(d *Device, cfg Config, a, b, c *Buffer[float32], n int32) error {
-	var l ProgramLaunch
+func launchAddOffByOne(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], n int32) error {
+	var l Call
 	if l.Start(testProgram, 0, d, cfg) {
 		m0, n0 := DeviceArg(&l, 0, a)
 		m1, n1 := DeviceArg(&l, 1, b)
@@ -74,17 +75,17 @@ func launchAddOffByOne(d *Device, cfg Config, a, b, c *Buffer[float32], n int32)
 		s0, s1, s2, n)
 }
 
-func simDev(t *testing.T) *Device {
-	d, err := Open("sim")
+func simDev(t *testing.T) *gocu.Device {
+	d, err := gocu.Open("sim")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
 }
 
-func filled(t *testing.T, d *Device, n int, v float32) *Buffer[float32] {
+func filled(t *testing.T, d *gocu.Device, n int, v float32) *gocu.Buffer[float32] {
 	t.Helper()
-	b, err := Alloc[float32](d, n)
+	b, err := gocu.Alloc[float32](d, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestDebugErrorMatchesSimulator(t *testing.T) {
 	d := simDev(t)
 	const n = 1000
 	a, b, c := filled(t, d, n, 1), filled(t, d, n, 2), filled(t, d, n, 0)
-	err := launchAddOffByOne(d, Config{Grid: Dim3{X: 4}, Block: Dim3{X: 256}, Checked: true}, a, b, c, n)
+	err := launchAddOffByOne(d, gocu.Config{Grid: gocu.Dim3{X: 4}, Block: gocu.Dim3{X: 256}, Checked: true}, a, b, c, n)
 	var se *sim.Error
 	if !errors.As(err, &se) || se.Kind != sim.KindOutOfRange {
 		t.Fatalf("simulator: %v, want an out-of-range *sim.Error", err)
@@ -197,24 +198,26 @@ func TestArgAt(t *testing.T) {
 func TestCheckLaunch(t *testing.T) {
 	km := meta.Kernel{Name: "K", MaxThreads: 256}
 	dyn := meta.Kernel{Name: "D", DynamicShared: true}
-	g := func(x, bx, by int32) Config { return Config{Grid: Dim3{X: x}, Block: Dim3{X: bx, Y: by}} }
+	g := func(x, bx, by int32) gocu.Config {
+		return gocu.Config{Grid: gocu.Dim3{X: x}, Block: gocu.Dim3{X: bx, Y: by}}
+	}
 	cases := []struct {
 		k    meta.Kernel
-		cfg  Config
-		kind Kind
+		cfg  gocu.Config
+		kind gocu.Kind
 		want string // "" for a valid launch
 	}{
-		{km, g(4, 256, 1), CUDA, ""},
-		{km, Auto(1000), Sim, ""},
-		{km, Config{}, CUDA, "N = 0"},
-		{km, g(-1, 32, 1), Sim, "negative"},
-		{km, g(0, 32, 1), CUDA, "grid (0,0,0) is empty"},
-		{km, g(1, 0, 1), Sim, "block (0,1,0) is empty"},
-		{km, g(1, 32, 16), CUDA, "512 threads is more than the 256 of the kernel's //gocu:launch_bounds"},
-		{km, Config{Grid: Dim3{X: 1}, Block: Dim3{X: 32}, Shared: -4}, CUDA, "negative dynamic shared memory"},
-		{dyn, g(1, 32, 1), Sim, "uses kernel.DynamicShared, but Config.Shared is 0"},
-		{km, Config{Grid: Dim3{X: 1}, Block: Dim3{X: 32}, Checked: true}, CUDA, "a GPU cannot do"},
-		{km, Config{Grid: Dim3{X: 1}, Block: Dim3{X: 32}, Checked: true}, Sim, ""},
+		{km, g(4, 256, 1), gocu.CUDA, ""},
+		{km, gocu.Auto(1000), gocu.Sim, ""},
+		{km, gocu.Config{}, gocu.CUDA, "N = 0"},
+		{km, g(-1, 32, 1), gocu.Sim, "negative"},
+		{km, g(0, 32, 1), gocu.CUDA, "grid (0,0,0) is empty"},
+		{km, g(1, 0, 1), gocu.Sim, "block (0,1,0) is empty"},
+		{km, g(1, 32, 16), gocu.CUDA, "512 threads is more than the 256 of the kernel's //gocu:launch_bounds"},
+		{km, gocu.Config{Grid: gocu.Dim3{X: 1}, Block: gocu.Dim3{X: 32}, Shared: -4}, gocu.CUDA, "negative dynamic shared memory"},
+		{dyn, g(1, 32, 1), gocu.Sim, "uses kernel.DynamicShared, but Config.Shared is 0"},
+		{km, gocu.Config{Grid: gocu.Dim3{X: 1}, Block: gocu.Dim3{X: 32}, Checked: true}, gocu.CUDA, "a GPU cannot do"},
+		{km, gocu.Config{Grid: gocu.Dim3{X: 1}, Block: gocu.Dim3{X: 32}, Checked: true}, gocu.Sim, ""},
 	}
 	for _, c := range cases {
 		cfg := c.cfg
@@ -234,9 +237,9 @@ func TestCheckLaunch(t *testing.T) {
 func TestLaunchErrorsSim(t *testing.T) {
 	d := simDev(t)
 	a, b, c := filled(t, d, 8, 0), filled(t, d, 8, 0), filled(t, d, 8, 0)
-	cfg := Grid1D(7, 32)
-	other := &Device{kind: Sim} // a second simulator, as a second GPU would be
-	x, err := Alloc[float32](other, 8)
+	cfg := gocu.Grid1D(7, 32)
+	other := gocu.MustOpen("cpu") // another device, as a second GPU would be
+	x, err := gocu.Alloc[float32](other, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,31 +250,31 @@ func TestLaunchErrorsSim(t *testing.T) {
 		want string
 	}{
 		{launchAddOffByOne(nil, cfg, a, b, c, 7), "no device"},
-		{launchAddOffByOne(new(Device), cfg, a, b, c, 7), "no device"},
+		{launchAddOffByOne(new(gocu.Device), cfg, a, b, c, 7), "no device"},
 		{launchAddOffByOne(d, cfg, a, nil, c, 7), "argument 2 (b): nil *gocu.Buffer"},
 		{launchAddOffByOne(d, cfg, a, b, freed, 7), "argument 3 (c): buffer used after Free"},
-		{launchAddOffByOne(d, cfg, x, b, c, 7), "argument 1 (a): Buffer[float32](8) on sim is on another device than the launch"},
-		{launchAddOffByOne(d, Config{}, a, b, c, 7), "N = 0"},
+		{launchAddOffByOne(d, cfg, x, b, c, 7), "argument 1 (a): Buffer[float32](8) on cpu is on another device than the launch"},
+		{launchAddOffByOne(d, gocu.Config{}, a, b, c, 7), "N = 0"},
 	} {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("got %v, want an error with %q", c.err, c.want)
 		}
 	}
-	if err := launchAddOffByOne(d, cfg, a, b, freed, 7); !errors.Is(err, ErrFreed) {
-		t.Errorf("freed buffer: errors.Is(%v, ErrFreed) is false", err)
+	if err := launchAddOffByOne(d, cfg, a, b, freed, 7); !errors.Is(err, gocu.ErrFreed) {
+		t.Errorf("freed buffer: errors.Is(%v, gocu.ErrFreed) is false", err)
 	}
 	// In, Out and InOut are given memory for the launch and copied back;
 	// after a failed launch nothing is copied back.
 	ha, hb := []float32{1, 2, 3}, []float32{10, 20, 30}
 	hc := []float32{-1, -1, -1}
-	if err := launchAddOffByOne(d, Auto(2), In(ha), In(hb), Out(hc), 2); err != nil {
+	if err := launchAddOffByOne(d, gocu.Auto(2), gocu.In(ha), gocu.In(hb), gocu.Out(hc), 2); err != nil {
 		t.Fatal(err)
 	}
 	if hc[0] != 11 || hc[1] != 22 || hc[2] != 33 {
 		t.Errorf("Out after i <= 2 = %v, want [11 22 33]", hc)
 	}
 	hc = []float32{-1, -1, -1}
-	err = launchAddOffByOne(d, Auto(3), In(ha), In(hb), InOut(hc), 3)
+	err = launchAddOffByOne(d, gocu.Auto(3), gocu.In(ha), gocu.In(hb), gocu.InOut(hc), 3)
 	if !errors.Is(err, sim.ErrOutOfRange) || hc[0] != -1 {
 		t.Errorf("failed launch: %v, InOut %v: want the out-of-range error and the slice untouched", err, hc)
 	}

@@ -3,8 +3,8 @@ package meta_test
 import (
 	"testing"
 
-	"github.com/gocu-dev/gocu/gen/meta"
 	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/meta"
 )
 
 func kernelA(t *kernel.Thread, x []float32) {}

@@ -1,4 +1,4 @@
-package gocu
+package launch
 
 import (
 	"fmt"

@@ -1,0 +1,11 @@
+package lowp
+
+// The canonical NaNs, for the tests of package lowp_test.
+const (
+	NaNFloat16  = nanFloat16
+	NaNBFloat16 = nanBFloat16
+	NaNE4M3     = nanE4M3
+	NaNE5M2     = nanE5M2
+	NaNFloat32  = nanFloat32
+	NaNFloat64  = nanFloat64
+)
