@@ -21,7 +21,9 @@
 //   - the checked twin of each kernel and of each function it calls: a Go
 //     copy in which every slice and array element access goes through
 //     kernel.At (and every outer index of a multi-dimensional array through
-//     kernel.Index), for the simulator's checked mode.
+//     kernel.Index), and every loop body starts with kernel.Loop (where the
+//     simulator stops a launch that ran out of time), for the simulator's
+//     checked mode.
 //
 // Output is deterministic and gofmt-clean; files whose contents did not
 // change are not rewritten; the generated file of a package whose kernels

@@ -975,7 +975,10 @@ var gocuModule = &meta.Module{
 		&gocuSite112, &gocuSite113, &gocuSite114, &gocuSite115, &gocuSite116, &gocuSite117, &gocuSite118, &gocuSite119,
 		&gocuSite120, &gocuSite121, &gocuSite122, &gocuSite123, &gocuSite124, &gocuSite125, &gocuSite126, &gocuSite127,
 		&gocuSite128, &gocuSite129, &gocuSite130, &gocuSite131, &gocuSite132, &gocuSite133, &gocuSite134, &gocuSite135,
-		&gocuSite136, &gocuSite137, &gocuSite138, &gocuSite139, &gocuSite140, &gocuSite141, &gocuSite142,
+		&gocuSite136, &gocuSite137, &gocuSite138, &gocuSite139, &gocuSite140, &gocuSite141, &gocuSite142, &gocuSite143,
+		&gocuSite144, &gocuSite145, &gocuSite146, &gocuSite147, &gocuSite148, &gocuSite149, &gocuSite150, &gocuSite151,
+		&gocuSite152, &gocuSite153, &gocuSite154, &gocuSite155, &gocuSite156, &gocuSite157, &gocuSite158, &gocuSite159,
+		&gocuSite160, &gocuSite161, &gocuSite162, &gocuSite163, &gocuSite164, &gocuSite165, &gocuSite166,
 	},
 }
 
@@ -1459,6 +1462,30 @@ var (
 	gocuSite140 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
 	gocuSite141 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
 	gocuSite142 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
+	gocuSite143 = kernel.Site{File: "grayfast.go", Line: 51, Col: 2, Expr: "for k := range 4"}
+	gocuSite144 = kernel.Site{File: "reduce.go", Line: 39, Col: 2, Expr: "for offset := int32(16); offset > 0; offset /= 2"}
+	gocuSite145 = kernel.Site{File: "broken.go", Line: 31, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
+	gocuSite146 = kernel.Site{File: "broken.go", Line: 43, Col: 3, Expr: "for i := range Tile"}
+	gocuSite147 = kernel.Site{File: "broken.go", Line: 69, Col: 2, Expr: "for stride := t.BlockDim.X / 2; stride > 0; stride /= 2"}
+	gocuSite148 = kernel.Site{File: "grayfast.go", Line: 16, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite149 = kernel.Site{File: "grayfast.go", Line: 34, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite150 = kernel.Site{File: "histogram.go", Line: 17, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
+	gocuSite151 = kernel.Site{File: "histogram.go", Line: 21, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
+	gocuSite152 = kernel.Site{File: "histogram.go", Line: 25, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
+	gocuSite153 = kernel.Site{File: "matmul.go", Line: 17, Col: 3, Expr: "for i := range k"}
+	gocuSite154 = kernel.Site{File: "matmul.go", Line: 40, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
+	gocuSite155 = kernel.Site{File: "matmul.go", Line: 52, Col: 3, Expr: "for i := range Tile"}
+	gocuSite156 = kernel.Site{File: "matmul.go", Line: 74, Col: 2, Expr: "for p := int32(0); p < k; p += w"}
+	gocuSite157 = kernel.Site{File: "matmul.go", Line: 86, Col: 3, Expr: "for i := range w"}
+	gocuSite158 = kernel.Site{File: "reduce.go", Line: 15, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
+	gocuSite159 = kernel.Site{File: "scan.go", Line: 33, Col: 2, Expr: "for d := int32(ScanThreads); d > 0; d /= 2"}
+	gocuSite160 = kernel.Site{File: "scan.go", Line: 45, Col: 2, Expr: "for d := int32(1); d < 2*ScanThreads; d *= 2"}
+	gocuSite161 = kernel.Site{File: "sgemm.go", Line: 72, Col: 2, Expr: "for k0 := int32(0); k0 < k; k0 += GemmBK"}
+	gocuSite162 = kernel.Site{File: "sgemm.go", Line: 79, Col: 3, Expr: "for kk := 0; kk < GemmBK; kk++"}
+	gocuSite163 = kernel.Site{File: "sgemm.go", Line: 85, Col: 4, Expr: "for i := 0; i < 8; i++"}
+	gocuSite164 = kernel.Site{File: "sgemm.go", Line: 87, Col: 5, Expr: "for j := 0; j < 8; j++"}
+	gocuSite165 = kernel.Site{File: "sgemm.go", Line: 105, Col: 2, Expr: "for i := 0; i < 8; i++"}
+	gocuSite166 = kernel.Site{File: "sgemm.go", Line: 108, Col: 3, Expr: "for h := 0; h < 2; h++"}
 )
 
 // gocuChecked_luma is the checked copy of kernels.luma (grayfast.go:59).
@@ -1470,6 +1497,7 @@ func gocuChecked_luma(gocuT *kernel.Thread, r uint8, g uint8, b uint8) uint8 {
 func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint32 {
 	var out uint32
 	for k := range 4 {
+		kernel.Loop(gocuT, &gocuSite143)
 		s := uint32(8 * k)
 		out |= uint32(gocuChecked_luma(gocuT, uint8(r>>s), uint8(g>>s), uint8(b>>s))) << s
 	}
@@ -1479,6 +1507,7 @@ func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint3
 // gocuChecked_warpSum is the checked copy of kernels.warpSum (reduce.go:38).
 func gocuChecked_warpSum(t *kernel.Thread, v float32) float32 {
 	for offset := int32(16); offset > 0; offset /= 2 {
+		kernel.Loop(t, &gocuSite144)
 		v += kernel.ShflDown(t, kernel.FullMask, v, offset)
 	}
 	return v
@@ -1503,6 +1532,7 @@ func gocuChecked_TiledMatMulNoSync(t *kernel.Thread, a []float32, b []float32, c
 	row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
 	var sum float32
 	for p := int32(0); p < k; p += Tile {
+		kernel.Loop(t, &gocuSite145)
 		if row < m && p+tx < k {
 			{
 				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite3, kernel.Read)
@@ -1521,6 +1551,7 @@ func gocuChecked_TiledMatMulNoSync(t *kernel.Thread, a []float32, b []float32, c
 		}
 		t.SyncThreads()
 		for i := range Tile {
+			kernel.Loop(t, &gocuSite146)
 			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite9)][:], int(i), &gocuSite9, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite10)][:], int(tx), &gocuSite10, kernel.Read)
 		}
 	}
@@ -1540,6 +1571,7 @@ func gocuChecked_BlockSumDivergent(t *kernel.Thread, x []float32, partial []floa
 	*kernel.At(t, s[:], int(tid), &gocuSite13, kernel.Write) = v
 	t.SyncThreads()
 	for stride := t.BlockDim.X / 2; stride > 0; stride /= 2 {
+		kernel.Loop(t, &gocuSite147)
 		if tid < stride {
 			{
 				var gocuV1 float32 = *kernel.At(t, s[:], int(tid+stride), &gocuSite14, kernel.Read)
@@ -1588,6 +1620,7 @@ func gocuChecked_GrayVec4(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	dst := kernel.Reinterpret[uint32](gray)
 	q := n / 4
 	for i := t.Index(); i < q; i += t.Stride() {
+		kernel.Loop(t, &gocuSite148)
 		{
 			var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite28, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite29, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite30, kernel.Read))
 			*kernel.At(t, dst, int(i), &gocuSite31, kernel.Write) = gocuV1
@@ -1601,6 +1634,7 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	dst := kernel.Reinterpret[kernel.Uint4](gray)
 	q := n / 16
 	for i := t.Index(); i < q; i += t.Stride() {
+		kernel.Loop(t, &gocuSite149)
 		r, g, b := *kernel.At(t, src, int(i), &gocuSite34, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite35, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite36, kernel.Read)
 		{
 			var gocuV1 kernel.Uint4 = kernel.Uint4{X: gocuChecked_gray4(t, r.X, g.X, b.X), Y: gocuChecked_gray4(t, r.Y, g.Y, b.Y), Z: gocuChecked_gray4(t, r.Z, g.Z, b.Z), W: gocuChecked_gray4(t, r.W, g.W, b.W)}
@@ -1613,14 +1647,17 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 func gocuChecked_Histogram(t *kernel.Thread, data []uint8, hist []uint32, n int32) {
 	h := kernel.Shared[[256]uint32](t)
 	for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
+		kernel.Loop(t, &gocuSite150)
 		*kernel.At(t, h[:], int(b), &gocuSite38, kernel.Write) = 0
 	}
 	t.SyncThreads()
 	for i := t.Index(); i < n; i += t.Stride() {
+		kernel.Loop(t, &gocuSite151)
 		kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite40, kernel.Read)), &gocuSite39, kernel.Atomic), 1)
 	}
 	t.SyncThreads()
 	for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
+		kernel.Loop(t, &gocuSite152)
 		if *kernel.At(t, h[:], int(b), &gocuSite41, kernel.Read) != 0 {
 			kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite42, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite43, kernel.Read))
 		}
@@ -1633,6 +1670,7 @@ func gocuChecked_MatMul(t *kernel.Thread, a []float32, b []float32, c []float32,
 	if row < m && col < n {
 		var sum float32
 		for i := range k {
+			kernel.Loop(t, &gocuSite153)
 			sum += *kernel.At(t, a, int(row*k+i), &gocuSite44, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite45, kernel.Read)
 		}
 		*kernel.At(t, c, int(row*n+col), &gocuSite46, kernel.Write) = sum
@@ -1647,6 +1685,7 @@ func gocuChecked_TiledMatMul(t *kernel.Thread, a []float32, b []float32, c []flo
 	row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
 	var sum float32
 	for p := int32(0); p < k; p += Tile {
+		kernel.Loop(t, &gocuSite154)
 		if row < m && p+tx < k {
 			{
 				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite47, kernel.Read)
@@ -1665,6 +1704,7 @@ func gocuChecked_TiledMatMul(t *kernel.Thread, a []float32, b []float32, c []flo
 		}
 		t.SyncThreads()
 		for i := range Tile {
+			kernel.Loop(t, &gocuSite155)
 			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite53)][:], int(i), &gocuSite53, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite54)][:], int(tx), &gocuSite54, kernel.Read)
 		}
 		t.SyncThreads()
@@ -1683,6 +1723,7 @@ func gocuChecked_TiledMatMulDynamic(t *kernel.Thread, a []float32, b []float32, 
 	as, bs := ty*w+tx, w*w+ty*w+tx
 	var sum float32
 	for p := int32(0); p < k; p += w {
+		kernel.Loop(t, &gocuSite156)
 		if row < m && p+tx < k {
 			{
 				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite56, kernel.Read)
@@ -1701,6 +1742,7 @@ func gocuChecked_TiledMatMulDynamic(t *kernel.Thread, a []float32, b []float32, 
 		}
 		t.SyncThreads()
 		for i := range w {
+			kernel.Loop(t, &gocuSite157)
 			sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite62, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite63, kernel.Read)
 		}
 		t.SyncThreads()
@@ -1715,6 +1757,7 @@ func gocuChecked_Sum(t *kernel.Thread, x []float32, partial []float32, n int32) 
 	warpSums := kernel.Shared[[32]float32](t)
 	var v float32
 	for i := t.Index(); i < n; i += t.Stride() {
+		kernel.Loop(t, &gocuSite158)
 		v += *kernel.At(t, x, int(i), &gocuSite65, kernel.Read)
 	}
 	v = gocuChecked_warpSum(t, v)
@@ -1752,6 +1795,7 @@ func gocuChecked_ScanBlocks(t *kernel.Thread, x []int32, y []int32, sums []int32
 	*kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite72, kernel.Write) = v1
 	offset := int32(1)
 	for d := int32(ScanThreads); d > 0; d /= 2 {
+		kernel.Loop(t, &gocuSite159)
 		t.SyncThreads()
 		if tid < d {
 			a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
@@ -1770,6 +1814,7 @@ func gocuChecked_ScanBlocks(t *kernel.Thread, x []int32, y []int32, sums []int32
 		*kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite77, kernel.Write) = 0
 	}
 	for d := int32(1); d < 2*ScanThreads; d *= 2 {
+		kernel.Loop(t, &gocuSite160)
 		offset /= 2
 		t.SyncThreads()
 		if tid < d {
@@ -1833,18 +1878,22 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	t.SyncThreads()
 	var acc [8][8]float32
 	for k0 := int32(0); k0 < k; k0 += GemmBK {
+		kernel.Loop(t, &gocuSite161)
 		next := k0+GemmBK < k
 		if next {
 			va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite110, kernel.Read)
 			vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite111, kernel.Read)
 		}
 		for kk := 0; kk < GemmBK; kk++ {
+			kernel.Loop(t, &gocuSite162)
 			x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite112)][kernel.Index(t, int(kk), 8, &gocuSite112)][:], int(tr), &gocuSite112, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite113)][kernel.Index(t, int(kk), 8, &gocuSite113)][:], int(tr+16), &gocuSite113, kernel.Read)
 			y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite114)][kernel.Index(t, int(kk), 8, &gocuSite114)][:], int(tc), &gocuSite114, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite115)][kernel.Index(t, int(kk), 8, &gocuSite115)][:], int(tc+16), &gocuSite115, kernel.Read)
 			ra := [8]float32{x0.X, x0.Y, x0.Z, x0.W, x1.X, x1.Y, x1.Z, x1.W}
 			rb := [8]float32{y0.X, y0.Y, y0.Z, y0.W, y1.X, y1.Y, y1.Z, y1.W}
 			for i := 0; i < 8; i++ {
+				kernel.Loop(t, &gocuSite163)
 				for j := 0; j < 8; j++ {
+					kernel.Loop(t, &gocuSite164)
 					{
 						var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite116, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite117, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite118)][:], int(j), &gocuSite118, kernel.Read))
 						*kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite119)][:], int(j), &gocuSite119, kernel.Write) = gocuV1
@@ -1864,8 +1913,10 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 		t.SyncThreads()
 	}
 	for i := 0; i < 8; i++ {
+		kernel.Loop(t, &gocuSite165)
 		row := int(t.BlockIdx.Y*GemmBM + tr*4 + int32(i%4) + int32(i/4)*64)
 		for h := 0; h < 2; h++ {
+			kernel.Loop(t, &gocuSite166)
 			p := row*n4 + int(t.BlockIdx.X*(GemmBN/4)+tc+int32(h)*16)
 			v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite137)][:], int(4*h), &gocuSite137, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite138)][:], int(4*h+1), &gocuSite138, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite139)][:], int(4*h+2), &gocuSite139, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite140)][:], int(4*h+3), &gocuSite140, kernel.Read)}
 			if beta != 0 {
