@@ -51,6 +51,11 @@ const (
 	// KindPanic: the kernel panicked, as with an integer division by zero
 	// or a nil dereference. Value holds the panic value.
 	KindPanic
+	// KindAsyncCopy: shared memory read or written while a
+	// kernel.CpAsync is still copying into it (before the CpAsyncWait
+	// that completes its group). Other names the thread that issued the
+	// copy.
+	KindAsyncCopy
 )
 
 var kindNames = [...]string{
@@ -65,6 +70,7 @@ var kindNames = [...]string{
 	KindMisaligned:       "misaligned reinterpretation",
 	KindSharedDecl:       "mismatched shared declarations",
 	KindPanic:            "panic",
+	KindAsyncCopy:        "access before an asynchronous copy completed",
 }
 
 func (k Kind) String() string {
@@ -89,6 +95,7 @@ var (
 	ErrMisaligned       = errors.New("sim: misaligned reinterpretation")
 	ErrSharedDecl       = errors.New("sim: mismatched shared declarations")
 	ErrPanic            = errors.New("sim: kernel panicked")
+	ErrAsyncCopy        = errors.New("sim: access before an asynchronous copy completed")
 )
 
 var kindSentinels = [...]error{
@@ -96,7 +103,7 @@ var kindSentinels = [...]error{
 	KindDivergentBarrier: ErrDivergentBarrier, KindWarp: ErrWarp,
 	KindSharedRace: ErrSharedRace, KindGlobalRace: ErrGlobalRace,
 	KindUninitialized: ErrUninitialized, KindMisaligned: ErrMisaligned,
-	KindSharedDecl: ErrSharedDecl, KindPanic: ErrPanic,
+	KindSharedDecl: ErrSharedDecl, KindPanic: ErrPanic, KindAsyncCopy: ErrAsyncCopy,
 }
 
 // Pos is a position in kernel source.
