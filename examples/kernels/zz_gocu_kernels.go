@@ -287,6 +287,108 @@ __device__ __forceinline__ unsigned int gocu_dynsmem_size() { return 0; }
 #endif
 // ---- end of gocu runtime ----
 
+// ---- gocu: low-precision types and tensor cores (see package kernel) ----
+struct __align__(4) gocu_half2 { unsigned short x, y; };
+struct __align__(4) gocu_bf16x2 { unsigned short x, y; };
+struct __align__(16) gocu_u16x8 { unsigned short v[8]; };
+__device__ __forceinline__ gocu_half2 make_gocu_half2(unsigned short x, unsigned short y) { return gocu_half2{x, y}; }
+__device__ __forceinline__ gocu_bf16x2 make_gocu_bf16x2(unsigned short x, unsigned short y) { return gocu_bf16x2{x, y}; }
+
+__device__ __forceinline__ float gocu_f16_to_f32(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned short gocu_f32_to_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float gocu_bf16_to_f32(unsigned short h) { return __uint_as_float((unsigned int)h << 16); }
+__device__ __forceinline__ unsigned short gocu_f32_to_bf16(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ unsigned char gocu_f32_to_e4m3(float f) { unsigned short r; asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(0.0f), "f"(f)); return (unsigned char)r; }
+__device__ __forceinline__ unsigned char gocu_f32_to_e5m2(float f) { unsigned short r; asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(0.0f), "f"(f)); return (unsigned char)r; }
+__device__ __forceinline__ float gocu_e4m3_to_f32(unsigned char x) { unsigned int h; asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"((unsigned short)x)); return gocu_f16_to_f32((unsigned short)h); }
+__device__ __forceinline__ float gocu_e5m2_to_f32(unsigned char x) { unsigned int h; asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h) : "h"((unsigned short)x)); return gocu_f16_to_f32((unsigned short)h); }
+__device__ __forceinline__ float gocu_tf32(float f) { unsigned int r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(f)); return __uint_as_float(r); }
+
+// Pairs: lo in the low 16 bits (cvt's second source operand).
+__device__ __forceinline__ unsigned int gocu_pack_f16x2(float lo, float hi) { unsigned int r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r; }
+__device__ __forceinline__ unsigned int gocu_pack_bf16x2(float lo, float hi) { unsigned int r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r; }
+__device__ __forceinline__ gocu_half2 gocu_f16x2_from_bits(unsigned int r) { return gocu_half2{(unsigned short)r, (unsigned short)(r >> 16)}; }
+__device__ __forceinline__ gocu_bf16x2 gocu_bf16x2_from_bits(unsigned int r) { return gocu_bf16x2{(unsigned short)r, (unsigned short)(r >> 16)}; }
+__device__ __forceinline__ gocu_half2 gocu_f16x2_of(float x, float y) { return gocu_f16x2_from_bits(gocu_pack_f16x2(x, y)); }
+__device__ __forceinline__ gocu_bf16x2 gocu_bf16x2_of(float x, float y) { return gocu_bf16x2_from_bits(gocu_pack_bf16x2(x, y)); }
+__device__ __forceinline__ unsigned int gocu_f16x2_bits(gocu_half2 h) { return (unsigned int)h.x | (unsigned int)h.y << 16; }
+__device__ __forceinline__ unsigned int gocu_bf16x2_bits(gocu_bf16x2 h) { return (unsigned int)h.x | (unsigned int)h.y << 16; }
+__device__ __forceinline__ float2 gocu_f16x2_to_float2(gocu_half2 h) { return make_float2(gocu_f16_to_f32(h.x), gocu_f16_to_f32(h.y)); }
+__device__ __forceinline__ float2 gocu_bf16x2_to_float2(gocu_bf16x2 h) { return make_float2(gocu_bf16_to_f32(h.x), gocu_bf16_to_f32(h.y)); }
+
+// Warp-level MMA: D = A B + C, fp32 accumulators.
+__device__ __forceinline__ gocu_array<float, 4> gocu_mma_bf16(gocu_array<unsigned int, 4> a, gocu_array<unsigned int, 2> b, gocu_array<float, 4> c) {
+  gocu_array<float, 4> d;
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "r"(b.v[0]), "r"(b.v[1]), "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3]));
+  return d;
+}
+__device__ __forceinline__ gocu_array<float, 4> gocu_mma_f16(gocu_array<unsigned int, 4> a, gocu_array<unsigned int, 2> b, gocu_array<float, 4> c) {
+  gocu_array<float, 4> d;
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "r"(b.v[0]), "r"(b.v[1]), "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3]));
+  return d;
+}
+__device__ __forceinline__ gocu_array<float, 4> gocu_mma_tf32(gocu_array<float, 4> a, gocu_array<float, 2> b, gocu_array<float, 4> c) {
+  gocu_array<float, 4> d;
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3])
+      : "r"(__float_as_uint(a.v[0])), "r"(__float_as_uint(a.v[1])), "r"(__float_as_uint(a.v[2])), "r"(__float_as_uint(a.v[3])),
+        "r"(__float_as_uint(b.v[0])), "r"(__float_as_uint(b.v[1])), "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3]));
+  return d;
+}
+
+// Shared-memory addresses for ldmatrix and cp.async (the shared window's
+// 32-bit offset of a generic pointer).
+__device__ __forceinline__ unsigned int gocu_smem(const void* p) {
+  unsigned int r;
+  asm("{ .reg .u64 gocu_t; cvta.to.shared.u64 gocu_t, %1; cvt.u32.u64 %0, gocu_t; }" : "=r"(r) : "l"(p));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 4> gocu_ldsm_x4(gocu_slice<T> s) {
+  gocu_array<unsigned int, 4> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.v[0]), "=r"(r.v[1]), "=r"(r.v[2]), "=r"(r.v[3]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 4> gocu_ldsm_x4_trans(gocu_slice<T> s) {
+  gocu_array<unsigned int, 4> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.v[0]), "=r"(r.v[1]), "=r"(r.v[2]), "=r"(r.v[3]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 2> gocu_ldsm_x2(gocu_slice<T> s) {
+  gocu_array<unsigned int, 2> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(r.v[0]), "=r"(r.v[1]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 2> gocu_ldsm_x2_trans(gocu_slice<T> s) {
+  gocu_array<unsigned int, 2> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(r.v[0]), "=r"(r.v[1]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ unsigned int gocu_ldsm_x1(gocu_slice<T> s) {
+  unsigned int r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ unsigned int gocu_ldsm_x1_trans(gocu_slice<T> s) {
+  unsigned int r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(r) : "r"(gocu_smem(s.p)));
+  return r;
+}
+
+// Asynchronous copies of 16 bytes, global to shared, bypassing L1.
+template <typename T> __device__ __forceinline__ void gocu_cp_async(gocu_slice<T> dst, gocu_slice<T> src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(gocu_smem(dst.p)), "l"(src.p) : "memory");
+}
+template <typename T> __device__ __forceinline__ void gocu_cp_async_zfill(gocu_slice<T> dst, gocu_slice<T> src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(gocu_smem(dst.p)), "l"(src.p), "r"(valid ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void gocu_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void gocu_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
+// ---- end of the tensor prelude ----
+
 extern __shared__ __align__(16) unsigned char gocu_dynsmem[];
 
 // kernels.luma (grayfast.go:59)
@@ -381,16 +483,120 @@ extern "C" __global__ void BlockSumDivergent(float* x_p, long long x_n, float* p
   }
 }
 
+// kernels.GemmBF16 (gemm_bf16.go:47)
+extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __restrict__ a_p, long long a_n, unsigned short* __restrict__ b_p, long long b_n, unsigned short* __restrict__ c_p, long long c_n, int m, int n, int k) {
+  gocu_slice<unsigned short> a = {a_p, a_n};
+  gocu_slice<unsigned short> b = {b_p, b_n};
+  gocu_slice<unsigned short> c = {c_p, c_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int warp = tid / 32;
+  int lane = tid % 32;
+  int wm = warp / 4;
+  int wn = warp % 4;
+  int bm = (int)(blockIdx.y * 128u);
+  int bn = (int)(blockIdx.x * 256u);
+  int kt = k / 32;
+  int ar = tid / 4;
+  int ac = tid % 4;
+  int br = tid / 32;
+  int bc = tid % 32;
+  bool bvalid = (int)((unsigned int)bn + (unsigned int)bc * 8u) < n;
+  long long aoff = (long long)((unsigned long long)(long long)(int)((unsigned int)bm + (unsigned int)ar) * (unsigned long long)(long long)k + (unsigned long long)(long long)(int)((unsigned int)ac * 8u));
+  long long boff = (long long)((unsigned long long)(long long)br * (unsigned long long)(long long)n + (unsigned long long)(long long)(int)((unsigned int)bn + (unsigned int)bc * 8u));
+  if (!bvalid) {
+    boff = 0LL;
+  }
+  int sa0 = (int)((unsigned int)ar * 32u + (unsigned int)(ac ^ ar >> 1 & 3) * 8u);
+  int sa1 = (int)(((unsigned int)ar + 64u) * 32u + (unsigned int)(ac ^ (int)((unsigned int)ar + 64u) >> 1 & 3) * 8u);
+  int sb = (int)(4096u + (unsigned int)br * 256u + (unsigned int)(bc ^ br & 7) * 8u);
+  for (int s = 0; s < 3; s++) {
+    if (s < kt) {
+      int st = (int)((unsigned int)s * 12288u);
+      long long ka = (long long)(int)((unsigned int)s * 32u);
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 18), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 19));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 20), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 21));
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)i * 8u * 256u), sm.n, 22), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)s * 32u + (unsigned int)i * 8u) * (unsigned long long)(long long)n), b.n, 23), bvalid);
+      }
+    }
+    gocu_cp_async_commit();
+  }
+  gocu_array<gocu_array<gocu_array<float, 4>, 8>, 4> acc = {};
+  int lr = lane % 16;
+  int lc = lane / 16;
+  for (int i = 0; i < kt; i++) {
+    gocu_cp_async_wait<2>();
+    __syncthreads();
+    if (int nxt = (int)((unsigned int)i + 4u - 1u); nxt < kt) {
+      int st = (int)((unsigned int)(nxt % 4) * 12288u);
+      long long ka = (long long)(int)((unsigned int)nxt * 32u);
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 24), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 25));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 26), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 27));
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)j * 8u * 256u), sm.n, 28), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)nxt * 32u + (unsigned int)j * 8u) * (unsigned long long)(long long)n), b.n, 29), bvalid);
+      }
+    }
+    gocu_cp_async_commit();
+    int st = (int)((unsigned int)(i % 4) * 12288u);
+#pragma unroll
+    for (int ks = 0; ks < 2; ks++) {
+      gocu_array<gocu_array<unsigned int, 4>, 4> af = {};
+      gocu_array<gocu_array<unsigned int, 2>, 8> bf = {};
+#pragma unroll
+      for (int mi = 0; mi < 4; mi++) {
+        int row = (int)((unsigned int)wm * 64u + (unsigned int)mi * 16u + (unsigned int)lr);
+        int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
+        af.v[GOCU_AI(mi, 4, 31)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)row * 32u + (unsigned int)(ch ^ row >> 1 & 3) * 8u), sm.n, 30));
+      }
+#pragma unroll
+      for (int nj = 0; nj < 4; nj++) {
+        int row = (int)((unsigned int)ks * 16u + (unsigned int)lr);
+        int ch = (int)((unsigned int)wn * 8u + (unsigned int)nj * 2u + (unsigned int)lc);
+        gocu_array<unsigned int, 4> r = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)st + 4096u + (unsigned int)row * 256u + (unsigned int)(ch ^ row & 7) * 8u), sm.n, 32));
+        bf.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 35)] = gocu_array<unsigned int, 2>{{r.v[0LL], r.v[1LL]}};
+        bf.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 38)] = gocu_array<unsigned int, 2>{{r.v[2LL], r.v[3LL]}};
+      }
+#pragma unroll
+      for (long long mi = 0LL; mi < 4LL; mi++) {
+#pragma unroll
+        for (long long ni = 0LL; ni < 8LL; ni++) {
+          acc.v[GOCU_AI(mi, 4, 42)].v[GOCU_AI(ni, 8, 42)] = gocu_mma_bf16(af.v[GOCU_AI(mi, 4, 39)], bf.v[GOCU_AI(ni, 8, 40)], acc.v[GOCU_AI(mi, 4, 41)].v[GOCU_AI(ni, 8, 41)]);
+        }
+      }
+    }
+  }
+  gocu_cp_async_wait<0>();
+  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 43);
+  int g = lane / 4;
+  int q = lane % 4;
+#pragma unroll
+  for (long long mi = 0LL; mi < 4LL; mi++) {
+    long long row = (long long)(int)((unsigned int)bm + (unsigned int)wm * 64u + (unsigned int)mi * 16u + (unsigned int)g);
+#pragma unroll
+    for (long long ni = 0LL; ni < 8LL; ni++) {
+      int col = (int)((unsigned int)bn + (unsigned int)wn * 64u + (unsigned int)ni * 8u + 2u * (unsigned int)q);
+      if (col < n) {
+        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 44)].v[GOCU_AI(ni, 8, 44)];
+        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 47) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
+        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 50) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
+      }
+    }
+  }
+}
+
 // kernels.Gray (gray.go:10)
 extern "C" __global__ void Gray(unsigned char* rgb_p, long long rgb_n, unsigned char* gray_p, long long gray_n, int n) {
   gocu_slice<unsigned char> rgb = {rgb_p, rgb_n};
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) {
-    float r = (float)GOCU_AT(rgb, i, 18);
-    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 19);
-    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 20);
-    GOCU_AT(gray, i, 21) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
+    float r = (float)GOCU_AT(rgb, i, 51);
+    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 52);
+    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 53);
+    GOCU_AT(gray, i, 54) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
   }
 }
 
@@ -403,10 +609,10 @@ extern "C" __global__ void Gray2D(unsigned char* rgb_p, long long rgb_n, unsigne
   if (x < width && y < height) {
     int n = (int)((unsigned int)width * (unsigned int)height);
     int i = (int)((unsigned int)y * (unsigned int)width + (unsigned int)x);
-    float r = (float)GOCU_AT(rgb, i, 22);
-    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 23);
-    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 24);
-    GOCU_AT(gray, i, 25) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
+    float r = (float)GOCU_AT(rgb, i, 55);
+    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 56);
+    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 57);
+    GOCU_AT(gray, i, 58) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
   }
 }
 
@@ -414,11 +620,11 @@ extern "C" __global__ void Gray2D(unsigned char* rgb_p, long long rgb_n, unsigne
 extern "C" __global__ void GrayVec4(unsigned char* __restrict__ rgb_p, long long rgb_n, unsigned char* __restrict__ gray_p, long long gray_n, int n) {
   gocu_slice<unsigned char> rgb = {rgb_p, rgb_n};
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
-  gocu_slice<unsigned int> src = gocu_reinterpret<unsigned int, unsigned char>(rgb, 26);
-  gocu_slice<unsigned int> dst = gocu_reinterpret<unsigned int, unsigned char>(gray, 27);
+  gocu_slice<unsigned int> src = gocu_reinterpret<unsigned int, unsigned char>(rgb, 59);
+  gocu_slice<unsigned int> dst = gocu_reinterpret<unsigned int, unsigned char>(gray, 60);
   int q = n / 4;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < q; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    GOCU_AT(dst, i, 31) = kernels_gray4(GOCU_AT(src, i, 28), GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 29), GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 30));
+    GOCU_AT(dst, i, 64) = kernels_gray4(GOCU_AT(src, i, 61), GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 62), GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 63));
   }
 }
 
@@ -426,14 +632,14 @@ extern "C" __global__ void GrayVec4(unsigned char* __restrict__ rgb_p, long long
 extern "C" __global__ void __launch_bounds__(256) GrayFast(unsigned char* __restrict__ rgb_p, long long rgb_n, unsigned char* __restrict__ gray_p, long long gray_n, int n) {
   gocu_slice<unsigned char> rgb = {rgb_p, rgb_n};
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
-  gocu_slice<uint4> src = gocu_reinterpret<uint4, unsigned char>(rgb, 32);
-  gocu_slice<uint4> dst = gocu_reinterpret<uint4, unsigned char>(gray, 33);
+  gocu_slice<uint4> src = gocu_reinterpret<uint4, unsigned char>(rgb, 65);
+  gocu_slice<uint4> dst = gocu_reinterpret<uint4, unsigned char>(gray, 66);
   int q = n / 16;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < q; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    uint4 r = GOCU_AT(src, i, 34);
-    uint4 g = GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 35);
-    uint4 b = GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 36);
-    GOCU_AT(dst, i, 37) = make_uint4(kernels_gray4(r.x, g.x, b.x), kernels_gray4(r.y, g.y, b.y), kernels_gray4(r.z, g.z, b.z), kernels_gray4(r.w, g.w, b.w));
+    uint4 r = GOCU_AT(src, i, 67);
+    uint4 g = GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 68);
+    uint4 b = GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 69);
+    GOCU_AT(dst, i, 70) = make_uint4(kernels_gray4(r.x, g.x, b.x), kernels_gray4(r.y, g.y, b.y), kernels_gray4(r.z, g.z, b.z), kernels_gray4(r.w, g.w, b.w));
   }
 }
 
@@ -443,16 +649,16 @@ extern "C" __global__ void Histogram(unsigned char* data_p, long long data_n, un
   gocu_slice<unsigned int> hist = {hist_p, hist_n};
   __shared__ gocu_array<unsigned int, 256> h;
   for (int b = (int)threadIdx.x; b < 256; b = (int)((unsigned int)b + blockDim.x)) {
-    h.v[GOCU_AI(b, 256, 38)] = 0u;
+    h.v[GOCU_AI(b, 256, 71)] = 0u;
   }
   __syncthreads();
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    atomicAdd(&h.v[GOCU_AI(GOCU_AT(data, i, 40), 256, 39)], 1u);
+    atomicAdd(&h.v[GOCU_AI(GOCU_AT(data, i, 73), 256, 72)], 1u);
   }
   __syncthreads();
   for (int b = (int)threadIdx.x; b < 256; b = (int)((unsigned int)b + blockDim.x)) {
-    if (h.v[GOCU_AI(b, 256, 41)] != 0u) {
-      atomicAdd(&GOCU_AT(hist, b, 42), h.v[GOCU_AI(b, 256, 43)]);
+    if (h.v[GOCU_AI(b, 256, 74)] != 0u) {
+      atomicAdd(&GOCU_AT(hist, b, 75), h.v[GOCU_AI(b, 256, 76)]);
     }
   }
 }
@@ -467,9 +673,9 @@ extern "C" __global__ void MatMul(float* a_p, long long a_n, float* b_p, long lo
   if (row < m && col < n) {
     float sum = 0.0f;
     for (int i = 0; i < k; i++) {
-      sum += GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)i), 44) * GOCU_AT(b, (int)((unsigned int)i * (unsigned int)n + (unsigned int)col), 45);
+      sum += GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)i), 77) * GOCU_AT(b, (int)((unsigned int)i * (unsigned int)n + (unsigned int)col), 78);
     }
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 46) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 79) = sum;
   }
 }
 
@@ -487,23 +693,23 @@ extern "C" __global__ void TiledMatMul(float* a_p, long long a_n, float* b_p, lo
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + 16u)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      as.v[GOCU_AI(ty, 16, 48)].v[GOCU_AI(tx, 16, 48)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 47);
+      as.v[GOCU_AI(ty, 16, 81)].v[GOCU_AI(tx, 16, 81)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 80);
     } else {
-      as.v[GOCU_AI(ty, 16, 49)].v[GOCU_AI(tx, 16, 49)] = 0.0f;
+      as.v[GOCU_AI(ty, 16, 82)].v[GOCU_AI(tx, 16, 82)] = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      bs.v[GOCU_AI(ty, 16, 51)].v[GOCU_AI(tx, 16, 51)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 50);
+      bs.v[GOCU_AI(ty, 16, 84)].v[GOCU_AI(tx, 16, 84)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 83);
     } else {
-      bs.v[GOCU_AI(ty, 16, 52)].v[GOCU_AI(tx, 16, 52)] = 0.0f;
+      bs.v[GOCU_AI(ty, 16, 85)].v[GOCU_AI(tx, 16, 85)] = 0.0f;
     }
     __syncthreads();
     for (long long i = 0; i < 16LL; i++) {
-      sum += as.v[GOCU_AI(ty, 16, 53)].v[GOCU_AI(i, 16, 53)] * bs.v[GOCU_AI(i, 16, 54)].v[GOCU_AI(tx, 16, 54)];
+      sum += as.v[GOCU_AI(ty, 16, 86)].v[GOCU_AI(i, 16, 86)] * bs.v[GOCU_AI(i, 16, 87)].v[GOCU_AI(tx, 16, 87)];
     }
     __syncthreads();
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 55) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 88) = sum;
   }
 }
 
@@ -523,23 +729,23 @@ extern "C" __global__ void TiledMatMulDynamic(float* a_p, long long a_n, float* 
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + (unsigned int)w)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      GOCU_AT(sm, as, 57) = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 56);
+      GOCU_AT(sm, as, 90) = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 89);
     } else {
-      GOCU_AT(sm, as, 58) = 0.0f;
+      GOCU_AT(sm, as, 91) = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      GOCU_AT(sm, bs, 60) = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 59);
+      GOCU_AT(sm, bs, 93) = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 92);
     } else {
-      GOCU_AT(sm, bs, 61) = 0.0f;
+      GOCU_AT(sm, bs, 94) = 0.0f;
     }
     __syncthreads();
     for (int i = 0; i < w; i++) {
-      sum += GOCU_AT(sm, (int)((unsigned int)ty * (unsigned int)w + (unsigned int)i), 62) * GOCU_AT(sm, (int)((unsigned int)w * (unsigned int)w + (unsigned int)i * (unsigned int)w + (unsigned int)tx), 63);
+      sum += GOCU_AT(sm, (int)((unsigned int)ty * (unsigned int)w + (unsigned int)i), 95) * GOCU_AT(sm, (int)((unsigned int)w * (unsigned int)w + (unsigned int)i * (unsigned int)w + (unsigned int)tx), 96);
     }
     __syncthreads();
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 64) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 97) = sum;
   }
 }
 
@@ -550,23 +756,23 @@ extern "C" __global__ void Sum(float* x_p, long long x_n, float* partial_p, long
   __shared__ gocu_array<float, 32> warpSums;
   float v = 0.0f;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    v += GOCU_AT(x, i, 65);
+    v += GOCU_AT(x, i, 98);
   }
   v = kernels_warpSum(v);
   int lane = gocu_laneid();
   int warp = (int)((threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) / 32u);
   if (lane == 0) {
-    warpSums.v[GOCU_AI(warp, 32, 66)] = v;
+    warpSums.v[GOCU_AI(warp, 32, 99)] = v;
   }
   __syncthreads();
   if (warp == 0) {
     v = 0.0f;
     if (lane < (int)blockDim.x / 32) {
-      v = warpSums.v[GOCU_AI(lane, 32, 67)];
+      v = warpSums.v[GOCU_AI(lane, 32, 100)];
     }
     v = kernels_warpSum(v);
     if (lane == 0) {
-      GOCU_AT(partial, (int)blockIdx.x, 68) = v;
+      GOCU_AT(partial, (int)blockIdx.x, 101) = v;
     }
   }
 }
@@ -583,25 +789,25 @@ extern "C" __global__ void ScanBlocks(int* x_p, long long x_n, int* y_p, long lo
   int v0 = 0;
   int v1 = 0;
   if (i0 < n) {
-    v0 = GOCU_AT(x, i0, 69);
+    v0 = GOCU_AT(x, i0, 102);
   }
   if (i1 < n) {
-    v1 = GOCU_AT(x, i1, 70);
+    v1 = GOCU_AT(x, i1, 103);
   }
-  s.v[GOCU_AI(tid, 512, 71)] = v0;
-  s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 72)] = v1;
+  s.v[GOCU_AI(tid, 512, 104)] = v0;
+  s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 105)] = v1;
   int offset = 1;
   for (int d = 256; d > 0; d = d / 2) {
     __syncthreads();
     if (tid < d) {
       int a = (int)((unsigned int)offset * (2u * (unsigned int)tid + 1u) - 1u);
       int b = (int)((unsigned int)offset * (2u * (unsigned int)tid + 2u) - 1u);
-      s.v[GOCU_AI(b, 512, 74)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 74)] + (unsigned int)s.v[GOCU_AI(a, 512, 73)]);
+      s.v[GOCU_AI(b, 512, 107)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 107)] + (unsigned int)s.v[GOCU_AI(a, 512, 106)]);
     }
     offset = (int)((unsigned int)offset * 2u);
   }
   if (tid == 0) {
-    GOCU_AT(sums, (int)blockIdx.x, 76) = s.v[511LL];
+    GOCU_AT(sums, (int)blockIdx.x, 109) = s.v[511LL];
     s.v[511LL] = 0;
   }
   for (int d = 1; d < 512; d = (int)((unsigned int)d * 2u)) {
@@ -610,17 +816,17 @@ extern "C" __global__ void ScanBlocks(int* x_p, long long x_n, int* y_p, long lo
     if (tid < d) {
       int a = (int)((unsigned int)offset * (2u * (unsigned int)tid + 1u) - 1u);
       int b = (int)((unsigned int)offset * (2u * (unsigned int)tid + 2u) - 1u);
-      int v = s.v[GOCU_AI(a, 512, 78)];
-      s.v[GOCU_AI(a, 512, 80)] = s.v[GOCU_AI(b, 512, 79)];
-      s.v[GOCU_AI(b, 512, 81)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 81)] + (unsigned int)v);
+      int v = s.v[GOCU_AI(a, 512, 111)];
+      s.v[GOCU_AI(a, 512, 113)] = s.v[GOCU_AI(b, 512, 112)];
+      s.v[GOCU_AI(b, 512, 114)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 114)] + (unsigned int)v);
     }
   }
   __syncthreads();
   if (i0 < n) {
-    GOCU_AT(y, i0, 83) = s.v[GOCU_AI(tid, 512, 82)];
+    GOCU_AT(y, i0, 116) = s.v[GOCU_AI(tid, 512, 115)];
   }
   if (i1 < n) {
-    GOCU_AT(y, i1, 85) = s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 84)];
+    GOCU_AT(y, i1, 118) = s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 117)];
   }
 }
 
@@ -630,7 +836,7 @@ extern "C" __global__ void ScanAdd(int* y_p, long long y_n, int* offsets_p, long
   gocu_slice<int> offsets = {offsets_p, offsets_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) {
-    GOCU_AT(y, i, 87) = (int)((unsigned int)GOCU_AT(y, i, 87) + (unsigned int)GOCU_AT(offsets, i / 512, 86));
+    GOCU_AT(y, i, 120) = (int)((unsigned int)GOCU_AT(y, i, 120) + (unsigned int)GOCU_AT(offsets, i / 512, 119));
   }
 }
 
@@ -641,9 +847,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   gocu_slice<float> c = {c_p, c_n};
   __shared__ gocu_array<gocu_array<gocu_array<float4, 33>, 8>, 2> as;
   __shared__ gocu_array<gocu_array<gocu_array<float4, 32>, 8>, 2> bs;
-  gocu_slice<float4> a4 = gocu_reinterpret<float4, float>(a, 88);
-  gocu_slice<float4> b4 = gocu_reinterpret<float4, float>(b, 89);
-  gocu_slice<float4> c4 = gocu_reinterpret<float4, float>(c, 90);
+  gocu_slice<float4> a4 = gocu_reinterpret<float4, float>(a, 121);
+  gocu_slice<float4> b4 = gocu_reinterpret<float4, float>(b, 122);
+  gocu_slice<float4> c4 = gocu_reinterpret<float4, float>(c, 123);
   int tid = (int)threadIdx.x;
   int tr = tid / 16;
   int tc = tid % 16;
@@ -655,17 +861,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   int bc = tid % 32;
   long long ai = (long long)((unsigned long long)(long long)(int)(blockIdx.y * 128u + (unsigned int)lr) * (unsigned long long)k4 + (unsigned long long)(long long)(lk / 4));
   long long bi = (long long)((unsigned long long)(long long)br * (unsigned long long)n4 + (unsigned long long)(long long)(int)(blockIdx.x * 32u + (unsigned int)bc));
-  float4 va = GOCU_AT(a4, ai, 91);
-  float4 vb = GOCU_AT(b4, bi, 92);
+  float4 va = GOCU_AT(a4, ai, 124);
+  float4 vb = GOCU_AT(b4, bi, 125);
   int st = 0;
-  gocu_slice<float> a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 94)].v[GOCU_AI(lk, 8, 94)].v, 33}, 95);
-  gocu_slice<float> a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 97)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 97)].v, 33}, 98);
-  gocu_slice<float> a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 100)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 100)].v, 33}, 101);
-  gocu_slice<float> a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 103)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 103)].v, 33}, 104);
-  float& gocu_l = GOCU_AT(a0, lr, 105);
-  float& gocu_l_1 = GOCU_AT(a1, lr, 106);
-  float& gocu_l_2 = GOCU_AT(a2, lr, 107);
-  float& gocu_l_3 = GOCU_AT(a3, lr, 108);
+  gocu_slice<float> a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 127)].v[GOCU_AI(lk, 8, 127)].v, 33}, 128);
+  gocu_slice<float> a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 130)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 130)].v, 33}, 131);
+  gocu_slice<float> a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 133)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 133)].v, 33}, 134);
+  gocu_slice<float> a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 136)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 136)].v, 33}, 137);
+  float& gocu_l = GOCU_AT(a0, lr, 138);
+  float& gocu_l_1 = GOCU_AT(a1, lr, 139);
+  float& gocu_l_2 = GOCU_AT(a2, lr, 140);
+  float& gocu_l_3 = GOCU_AT(a3, lr, 141);
   float gocu_t = va.x;
   float gocu_t_1 = va.y;
   float gocu_t_2 = va.z;
@@ -674,41 +880,41 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   gocu_l_1 = gocu_t_1;
   gocu_l_2 = gocu_t_2;
   gocu_l_3 = gocu_t_3;
-  bs.v[GOCU_AI(st, 2, 109)].v[GOCU_AI(br, 8, 109)].v[GOCU_AI(bc, 32, 109)] = make_float4(vb.x, vb.y, vb.z, vb.w);
+  bs.v[GOCU_AI(st, 2, 142)].v[GOCU_AI(br, 8, 142)].v[GOCU_AI(bc, 32, 142)] = make_float4(vb.x, vb.y, vb.z, vb.w);
   __syncthreads();
   gocu_array<gocu_array<float, 8>, 8> acc = {};
   for (int k0 = 0; k0 < k; k0 = (int)((unsigned int)k0 + 8u)) {
     bool next = (int)((unsigned int)k0 + 8u) < k;
     if (next) {
-      va = GOCU_AT(a4, (long long)((unsigned long long)ai + (unsigned long long)(long long)((int)((unsigned int)k0 + 8u) / 4)), 110);
-      vb = GOCU_AT(b4, (long long)((unsigned long long)bi + (unsigned long long)(long long)(int)((unsigned int)k0 + 8u) * (unsigned long long)n4), 111);
+      va = GOCU_AT(a4, (long long)((unsigned long long)ai + (unsigned long long)(long long)((int)((unsigned int)k0 + 8u) / 4)), 143);
+      vb = GOCU_AT(b4, (long long)((unsigned long long)bi + (unsigned long long)(long long)(int)((unsigned int)k0 + 8u) * (unsigned long long)n4), 144);
     }
 #pragma unroll
     for (long long kk = 0LL; kk < 8LL; kk++) {
-      float4 x0 = as.v[GOCU_AI(st, 2, 112)].v[GOCU_AI(kk, 8, 112)].v[GOCU_AI(tr, 33, 112)];
-      float4 x1 = as.v[GOCU_AI(st, 2, 113)].v[GOCU_AI(kk, 8, 113)].v[GOCU_AI((int)((unsigned int)tr + 16u), 33, 113)];
-      float4 y0 = bs.v[GOCU_AI(st, 2, 114)].v[GOCU_AI(kk, 8, 114)].v[GOCU_AI(tc, 32, 114)];
-      float4 y1 = bs.v[GOCU_AI(st, 2, 115)].v[GOCU_AI(kk, 8, 115)].v[GOCU_AI((int)((unsigned int)tc + 16u), 32, 115)];
+      float4 x0 = as.v[GOCU_AI(st, 2, 145)].v[GOCU_AI(kk, 8, 145)].v[GOCU_AI(tr, 33, 145)];
+      float4 x1 = as.v[GOCU_AI(st, 2, 146)].v[GOCU_AI(kk, 8, 146)].v[GOCU_AI((int)((unsigned int)tr + 16u), 33, 146)];
+      float4 y0 = bs.v[GOCU_AI(st, 2, 147)].v[GOCU_AI(kk, 8, 147)].v[GOCU_AI(tc, 32, 147)];
+      float4 y1 = bs.v[GOCU_AI(st, 2, 148)].v[GOCU_AI(kk, 8, 148)].v[GOCU_AI((int)((unsigned int)tc + 16u), 32, 148)];
       gocu_array<float, 8> ra = gocu_array<float, 8>{{x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w}};
       gocu_array<float, 8> rb = gocu_array<float, 8>{{y0.x, y0.y, y0.z, y0.w, y1.x, y1.y, y1.z, y1.w}};
 #pragma unroll
       for (long long i = 0LL; i < 8LL; i++) {
 #pragma unroll
         for (long long j = 0LL; j < 8LL; j++) {
-          acc.v[GOCU_AI(i, 8, 119)].v[GOCU_AI(j, 8, 119)] = fmaf(ra.v[GOCU_AI(i, 8, 116)], rb.v[GOCU_AI(j, 8, 117)], acc.v[GOCU_AI(i, 8, 118)].v[GOCU_AI(j, 8, 118)]);
+          acc.v[GOCU_AI(i, 8, 152)].v[GOCU_AI(j, 8, 152)] = fmaf(ra.v[GOCU_AI(i, 8, 149)], rb.v[GOCU_AI(j, 8, 150)], acc.v[GOCU_AI(i, 8, 151)].v[GOCU_AI(j, 8, 151)]);
         }
       }
     }
     if (next) {
       st ^= 1;
-      a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 121)].v[GOCU_AI(lk, 8, 121)].v, 33}, 122);
-      a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 124)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 124)].v, 33}, 125);
-      a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 127)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 127)].v, 33}, 128);
-      a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 130)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 130)].v, 33}, 131);
-      float& gocu_l_4 = GOCU_AT(a0, lr, 132);
-      float& gocu_l_5 = GOCU_AT(a1, lr, 133);
-      float& gocu_l_6 = GOCU_AT(a2, lr, 134);
-      float& gocu_l_7 = GOCU_AT(a3, lr, 135);
+      a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 154)].v[GOCU_AI(lk, 8, 154)].v, 33}, 155);
+      a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 157)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 157)].v, 33}, 158);
+      a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 160)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 160)].v, 33}, 161);
+      a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 163)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 163)].v, 33}, 164);
+      float& gocu_l_4 = GOCU_AT(a0, lr, 165);
+      float& gocu_l_5 = GOCU_AT(a1, lr, 166);
+      float& gocu_l_6 = GOCU_AT(a2, lr, 167);
+      float& gocu_l_7 = GOCU_AT(a3, lr, 168);
       float gocu_t_4 = va.x;
       float gocu_t_5 = va.y;
       float gocu_t_6 = va.z;
@@ -717,7 +923,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
       gocu_l_5 = gocu_t_5;
       gocu_l_6 = gocu_t_6;
       gocu_l_7 = gocu_t_7;
-      bs.v[GOCU_AI(st, 2, 136)].v[GOCU_AI(br, 8, 136)].v[GOCU_AI(bc, 32, 136)] = make_float4(vb.x, vb.y, vb.z, vb.w);
+      bs.v[GOCU_AI(st, 2, 169)].v[GOCU_AI(br, 8, 169)].v[GOCU_AI(bc, 32, 169)] = make_float4(vb.x, vb.y, vb.z, vb.w);
     }
     __syncthreads();
   }
@@ -727,19 +933,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
 #pragma unroll
     for (long long h = 0LL; h < 2LL; h++) {
       long long p = (long long)((unsigned long long)row * (unsigned long long)n4 + (unsigned long long)(long long)(int)(blockIdx.x * 32u + (unsigned int)tc + (unsigned int)h * 16u));
-      float4 v = make_float4(alpha * acc.v[GOCU_AI(i, 8, 137)].v[GOCU_AI((long long)(4ull * (unsigned long long)h), 8, 137)], alpha * acc.v[GOCU_AI(i, 8, 138)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 1ull), 8, 138)], alpha * acc.v[GOCU_AI(i, 8, 139)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 2ull), 8, 139)], alpha * acc.v[GOCU_AI(i, 8, 140)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 3ull), 8, 140)]);
+      float4 v = make_float4(alpha * acc.v[GOCU_AI(i, 8, 170)].v[GOCU_AI((long long)(4ull * (unsigned long long)h), 8, 170)], alpha * acc.v[GOCU_AI(i, 8, 171)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 1ull), 8, 171)], alpha * acc.v[GOCU_AI(i, 8, 172)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 2ull), 8, 172)], alpha * acc.v[GOCU_AI(i, 8, 173)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 3ull), 8, 173)]);
       if (beta != 0.0f) {
-        float4 old = GOCU_AT(c4, p, 141);
+        float4 old = GOCU_AT(c4, p, 174);
         v = make_float4(fmaf(beta, old.x, v.x), fmaf(beta, old.y, v.y), fmaf(beta, old.z, v.z), fmaf(beta, old.w, v.w));
       }
-      GOCU_AT(c4, p, 142) = v;
+      GOCU_AT(c4, p, 175) = v;
     }
   }
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "994d53dc8bc9d071136a1cf8f21f6e3c7ca9a69bd7226668fc227eb1d636f0b2"
+const gocuSourceSHA256 = "22d06a71ac4c701624b65dfffc8bdf16b7e7ad09388c5861cfb957227d728f5a"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -787,6 +993,26 @@ var gocuModule = &meta.Module{
 			SharedBytes: 1024,
 			Func:        BlockSumDivergent,
 			Checked:     gocuChecked_BlockSumDivergent,
+		},
+		{
+			Name:  "GemmBF16",
+			Entry: "GemmBF16",
+			Params: []meta.Param{
+				{Name: "a", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "b", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "c", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "m", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "n", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "k", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          GemmBF16,
+			Checked:       gocuChecked_GemmBF16,
 		},
 		{
 			Name:  "Gray",
@@ -975,7 +1201,11 @@ var gocuModule = &meta.Module{
 		&gocuSite112, &gocuSite113, &gocuSite114, &gocuSite115, &gocuSite116, &gocuSite117, &gocuSite118, &gocuSite119,
 		&gocuSite120, &gocuSite121, &gocuSite122, &gocuSite123, &gocuSite124, &gocuSite125, &gocuSite126, &gocuSite127,
 		&gocuSite128, &gocuSite129, &gocuSite130, &gocuSite131, &gocuSite132, &gocuSite133, &gocuSite134, &gocuSite135,
-		&gocuSite136, &gocuSite137, &gocuSite138, &gocuSite139, &gocuSite140, &gocuSite141, &gocuSite142,
+		&gocuSite136, &gocuSite137, &gocuSite138, &gocuSite139, &gocuSite140, &gocuSite141, &gocuSite142, &gocuSite143,
+		&gocuSite144, &gocuSite145, &gocuSite146, &gocuSite147, &gocuSite148, &gocuSite149, &gocuSite150, &gocuSite151,
+		&gocuSite152, &gocuSite153, &gocuSite154, &gocuSite155, &gocuSite156, &gocuSite157, &gocuSite158, &gocuSite159,
+		&gocuSite160, &gocuSite161, &gocuSite162, &gocuSite163, &gocuSite164, &gocuSite165, &gocuSite166, &gocuSite167,
+		&gocuSite168, &gocuSite169, &gocuSite170, &gocuSite171, &gocuSite172, &gocuSite173, &gocuSite174, &gocuSite175,
 	},
 }
 
@@ -1052,6 +1282,29 @@ func LaunchBlockSumDivergent(d *gocu.Device, cfg gocu.Config, x, partial *gocu.B
 	)
 }
 
+// LaunchGemmBF16 runs the kernel GemmBF16 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchGemmBF16(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 3, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
+	}
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { GemmBF16(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
+		func(gocuT *kernel.Thread) { gocuChecked_GemmBF16(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
+		gocuS0, gocuS1, gocuS2, m, n, k,
+	)
+}
+
 // LaunchGray runs the kernel Gray on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
 // simulator as Go. Slices travel as gocu.Buffer values of the device. It
@@ -1059,7 +1312,7 @@ func LaunchBlockSumDivergent(d *gocu.Device, cfg gocu.Config, x, partial *gocu.B
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 3, d, cfg) {
+	if l.Start(gocuProgram, 4, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1080,7 +1333,7 @@ func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], 
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], width, height int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 4, d, cfg) {
+	if l.Start(gocuProgram, 5, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, width, height)
@@ -1101,7 +1354,7 @@ func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 5, d, cfg) {
+	if l.Start(gocuProgram, 6, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1122,7 +1375,7 @@ func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 6, d, cfg) {
+	if l.Start(gocuProgram, 7, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1143,7 +1396,7 @@ func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 // Out or InOut buffers. Written by gocu gen.
 func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], hist *gocu.Buffer[uint32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 7, d, cfg) {
+	if l.Start(gocuProgram, 8, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, data)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, hist)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1164,7 +1417,7 @@ func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], 
 // Out or InOut buffers. Written by gocu gen.
 func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 8, d, cfg) {
+	if l.Start(gocuProgram, 9, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1187,7 +1440,7 @@ func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 9, d, cfg) {
+	if l.Start(gocuProgram, 10, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1210,7 +1463,7 @@ func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[flo
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 10, d, cfg) {
+	if l.Start(gocuProgram, 11, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1233,7 +1486,7 @@ func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buf
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 11, d, cfg) {
+	if l.Start(gocuProgram, 12, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, partial)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1254,7 +1507,7 @@ func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[int32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 12, d, cfg) {
+	if l.Start(gocuProgram, 13, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, sums)
@@ -1277,7 +1530,7 @@ func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[i
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 13, d, cfg) {
+	if l.Start(gocuProgram, 14, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, y)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, offsets)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1298,7 +1551,7 @@ func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int3
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32, alpha, beta float32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 14, d, cfg) {
+	if l.Start(gocuProgram, 15, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1334,131 +1587,164 @@ var (
 	gocuSite15  = kernel.Site{File: "broken.go", Line: 71, Col: 4, Expr: "s[tid]"}
 	gocuSite16  = kernel.Site{File: "broken.go", Line: 76, Col: 27, Expr: "s[0]"}
 	gocuSite17  = kernel.Site{File: "broken.go", Line: 76, Col: 3, Expr: "partial[t.BlockIdx.X]"}
-	gocuSite18  = kernel.Site{File: "gray.go", Line: 13, Col: 22, Expr: "rgb[i]"}
-	gocuSite19  = kernel.Site{File: "gray.go", Line: 13, Col: 39, Expr: "rgb[i+n]"}
-	gocuSite20  = kernel.Site{File: "gray.go", Line: 13, Col: 58, Expr: "rgb[i+2*n]"}
-	gocuSite21  = kernel.Site{File: "gray.go", Line: 14, Col: 3, Expr: "gray[i]"}
-	gocuSite22  = kernel.Site{File: "gray.go", Line: 27, Col: 22, Expr: "rgb[i]"}
-	gocuSite23  = kernel.Site{File: "gray.go", Line: 27, Col: 39, Expr: "rgb[i+n]"}
-	gocuSite24  = kernel.Site{File: "gray.go", Line: 27, Col: 58, Expr: "rgb[i+2*n]"}
-	gocuSite25  = kernel.Site{File: "gray.go", Line: 28, Col: 3, Expr: "gray[i]"}
-	gocuSite26  = kernel.Site{File: "grayfast.go", Line: 13, Col: 9, Expr: "kernel.Reinterpret[uint32](rgb)"}
-	gocuSite27  = kernel.Site{File: "grayfast.go", Line: 14, Col: 9, Expr: "kernel.Reinterpret[uint32](gray)"}
-	gocuSite28  = kernel.Site{File: "grayfast.go", Line: 17, Col: 18, Expr: "src[i]"}
-	gocuSite29  = kernel.Site{File: "grayfast.go", Line: 17, Col: 26, Expr: "src[i+q]"}
-	gocuSite30  = kernel.Site{File: "grayfast.go", Line: 17, Col: 36, Expr: "src[i+2*q]"}
-	gocuSite31  = kernel.Site{File: "grayfast.go", Line: 17, Col: 3, Expr: "dst[i]"}
-	gocuSite32  = kernel.Site{File: "grayfast.go", Line: 31, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](rgb)"}
-	gocuSite33  = kernel.Site{File: "grayfast.go", Line: 32, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](gray)"}
-	gocuSite34  = kernel.Site{File: "grayfast.go", Line: 35, Col: 14, Expr: "src[i]"}
-	gocuSite35  = kernel.Site{File: "grayfast.go", Line: 35, Col: 22, Expr: "src[i+q]"}
-	gocuSite36  = kernel.Site{File: "grayfast.go", Line: 35, Col: 32, Expr: "src[i+2*q]"}
-	gocuSite37  = kernel.Site{File: "grayfast.go", Line: 36, Col: 3, Expr: "dst[i]"}
-	gocuSite38  = kernel.Site{File: "histogram.go", Line: 18, Col: 3, Expr: "h[b]"}
-	gocuSite39  = kernel.Site{File: "histogram.go", Line: 22, Col: 21, Expr: "h[data[i]]"}
-	gocuSite40  = kernel.Site{File: "histogram.go", Line: 22, Col: 23, Expr: "data[i]"}
-	gocuSite41  = kernel.Site{File: "histogram.go", Line: 26, Col: 6, Expr: "h[b]"}
-	gocuSite42  = kernel.Site{File: "histogram.go", Line: 27, Col: 22, Expr: "hist[b]"}
-	gocuSite43  = kernel.Site{File: "histogram.go", Line: 27, Col: 31, Expr: "h[b]"}
-	gocuSite44  = kernel.Site{File: "matmul.go", Line: 18, Col: 11, Expr: "a[row*k+i]"}
-	gocuSite45  = kernel.Site{File: "matmul.go", Line: 18, Col: 24, Expr: "b[i*n+col]"}
-	gocuSite46  = kernel.Site{File: "matmul.go", Line: 20, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite47  = kernel.Site{File: "matmul.go", Line: 42, Col: 17, Expr: "a[row*k+p+tx]"}
-	gocuSite48  = kernel.Site{File: "matmul.go", Line: 42, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite49  = kernel.Site{File: "matmul.go", Line: 44, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite50  = kernel.Site{File: "matmul.go", Line: 47, Col: 17, Expr: "b[(p+ty)*n+col]"}
-	gocuSite51  = kernel.Site{File: "matmul.go", Line: 47, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite52  = kernel.Site{File: "matmul.go", Line: 49, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite53  = kernel.Site{File: "matmul.go", Line: 53, Col: 11, Expr: "as[ty][i]"}
-	gocuSite54  = kernel.Site{File: "matmul.go", Line: 53, Col: 23, Expr: "bs[i][tx]"}
-	gocuSite55  = kernel.Site{File: "matmul.go", Line: 58, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite56  = kernel.Site{File: "matmul.go", Line: 76, Col: 13, Expr: "a[row*k+p+tx]"}
-	gocuSite57  = kernel.Site{File: "matmul.go", Line: 76, Col: 4, Expr: "sm[as]"}
-	gocuSite58  = kernel.Site{File: "matmul.go", Line: 78, Col: 4, Expr: "sm[as]"}
-	gocuSite59  = kernel.Site{File: "matmul.go", Line: 81, Col: 13, Expr: "b[(p+ty)*n+col]"}
-	gocuSite60  = kernel.Site{File: "matmul.go", Line: 81, Col: 4, Expr: "sm[bs]"}
-	gocuSite61  = kernel.Site{File: "matmul.go", Line: 83, Col: 4, Expr: "sm[bs]"}
-	gocuSite62  = kernel.Site{File: "matmul.go", Line: 87, Col: 11, Expr: "sm[ty*w+i]"}
-	gocuSite63  = kernel.Site{File: "matmul.go", Line: 87, Col: 24, Expr: "sm[w*w+i*w+tx]"}
-	gocuSite64  = kernel.Site{File: "matmul.go", Line: 92, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite65  = kernel.Site{File: "reduce.go", Line: 16, Col: 8, Expr: "x[i]"}
-	gocuSite66  = kernel.Site{File: "reduce.go", Line: 21, Col: 3, Expr: "warpSums[warp]"}
-	gocuSite67  = kernel.Site{File: "reduce.go", Line: 27, Col: 8, Expr: "warpSums[lane]"}
-	gocuSite68  = kernel.Site{File: "reduce.go", Line: 31, Col: 4, Expr: "partial[t.BlockIdx.X]"}
-	gocuSite69  = kernel.Site{File: "scan.go", Line: 24, Col: 8, Expr: "x[i0]"}
-	gocuSite70  = kernel.Site{File: "scan.go", Line: 27, Col: 8, Expr: "x[i1]"}
-	gocuSite71  = kernel.Site{File: "scan.go", Line: 29, Col: 2, Expr: "s[tid]"}
-	gocuSite72  = kernel.Site{File: "scan.go", Line: 30, Col: 2, Expr: "s[tid+ScanThreads]"}
-	gocuSite73  = kernel.Site{File: "scan.go", Line: 37, Col: 12, Expr: "s[a]"}
-	gocuSite74  = kernel.Site{File: "scan.go", Line: 37, Col: 4, Expr: "s[b]"}
-	gocuSite75  = kernel.Site{File: "scan.go", Line: 42, Col: 24, Expr: "s[2*ScanThreads-1]"}
-	gocuSite76  = kernel.Site{File: "scan.go", Line: 42, Col: 3, Expr: "sums[t.BlockIdx.X]"}
-	gocuSite77  = kernel.Site{File: "scan.go", Line: 43, Col: 3, Expr: "s[2*ScanThreads-1]"}
-	gocuSite78  = kernel.Site{File: "scan.go", Line: 50, Col: 9, Expr: "s[a]"}
-	gocuSite79  = kernel.Site{File: "scan.go", Line: 51, Col: 11, Expr: "s[b]"}
-	gocuSite80  = kernel.Site{File: "scan.go", Line: 51, Col: 4, Expr: "s[a]"}
-	gocuSite81  = kernel.Site{File: "scan.go", Line: 52, Col: 4, Expr: "s[b]"}
-	gocuSite82  = kernel.Site{File: "scan.go", Line: 57, Col: 11, Expr: "s[tid]"}
-	gocuSite83  = kernel.Site{File: "scan.go", Line: 57, Col: 3, Expr: "y[i0]"}
-	gocuSite84  = kernel.Site{File: "scan.go", Line: 60, Col: 11, Expr: "s[tid+ScanThreads]"}
-	gocuSite85  = kernel.Site{File: "scan.go", Line: 60, Col: 3, Expr: "y[i1]"}
-	gocuSite86  = kernel.Site{File: "scan.go", Line: 72, Col: 11, Expr: "offsets[i/(2*ScanThreads)]"}
-	gocuSite87  = kernel.Site{File: "scan.go", Line: 72, Col: 3, Expr: "y[i]"}
-	gocuSite88  = kernel.Site{File: "sgemm.go", Line: 45, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](a)"}
-	gocuSite89  = kernel.Site{File: "sgemm.go", Line: 46, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](b)"}
-	gocuSite90  = kernel.Site{File: "sgemm.go", Line: 47, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](c)"}
-	gocuSite91  = kernel.Site{File: "sgemm.go", Line: 59, Col: 12, Expr: "a4[ai]"}
-	gocuSite92  = kernel.Site{File: "sgemm.go", Line: 59, Col: 20, Expr: "b4[bi]"}
-	gocuSite93  = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk][:]"}
-	gocuSite94  = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk]"}
-	gocuSite95  = kernel.Site{File: "sgemm.go", Line: 61, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
-	gocuSite96  = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1][:]"}
-	gocuSite97  = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1]"}
-	gocuSite98  = kernel.Site{File: "sgemm.go", Line: 62, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
-	gocuSite99  = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2][:]"}
-	gocuSite100 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2]"}
-	gocuSite101 = kernel.Site{File: "sgemm.go", Line: 63, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
-	gocuSite102 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3][:]"}
-	gocuSite103 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3]"}
-	gocuSite104 = kernel.Site{File: "sgemm.go", Line: 64, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
-	gocuSite105 = kernel.Site{File: "sgemm.go", Line: 65, Col: 2, Expr: "a0[lr]"}
-	gocuSite106 = kernel.Site{File: "sgemm.go", Line: 65, Col: 10, Expr: "a1[lr]"}
-	gocuSite107 = kernel.Site{File: "sgemm.go", Line: 65, Col: 18, Expr: "a2[lr]"}
-	gocuSite108 = kernel.Site{File: "sgemm.go", Line: 65, Col: 26, Expr: "a3[lr]"}
-	gocuSite109 = kernel.Site{File: "sgemm.go", Line: 68, Col: 2, Expr: "bs[st][br][bc]"}
-	gocuSite110 = kernel.Site{File: "sgemm.go", Line: 75, Col: 9, Expr: "a4[ai+int((k0+GemmBK)/4)]"}
-	gocuSite111 = kernel.Site{File: "sgemm.go", Line: 76, Col: 9, Expr: "b4[bi+int(k0+GemmBK)*n4]"}
-	gocuSite112 = kernel.Site{File: "sgemm.go", Line: 80, Col: 14, Expr: "as[st][kk][tr]"}
-	gocuSite113 = kernel.Site{File: "sgemm.go", Line: 80, Col: 30, Expr: "as[st][kk][tr+16]"}
-	gocuSite114 = kernel.Site{File: "sgemm.go", Line: 81, Col: 14, Expr: "bs[st][kk][tc]"}
-	gocuSite115 = kernel.Site{File: "sgemm.go", Line: 81, Col: 30, Expr: "bs[st][kk][tc+16]"}
-	gocuSite116 = kernel.Site{File: "sgemm.go", Line: 88, Col: 29, Expr: "ra[i]"}
-	gocuSite117 = kernel.Site{File: "sgemm.go", Line: 88, Col: 36, Expr: "rb[j]"}
-	gocuSite118 = kernel.Site{File: "sgemm.go", Line: 88, Col: 43, Expr: "acc[i][j]"}
-	gocuSite119 = kernel.Site{File: "sgemm.go", Line: 88, Col: 6, Expr: "acc[i][j]"}
-	gocuSite120 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk][:]"}
-	gocuSite121 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk]"}
-	gocuSite122 = kernel.Site{File: "sgemm.go", Line: 94, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
-	gocuSite123 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1][:]"}
-	gocuSite124 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1]"}
-	gocuSite125 = kernel.Site{File: "sgemm.go", Line: 95, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
-	gocuSite126 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2][:]"}
-	gocuSite127 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2]"}
-	gocuSite128 = kernel.Site{File: "sgemm.go", Line: 96, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
-	gocuSite129 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3][:]"}
-	gocuSite130 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3]"}
-	gocuSite131 = kernel.Site{File: "sgemm.go", Line: 97, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
-	gocuSite132 = kernel.Site{File: "sgemm.go", Line: 98, Col: 4, Expr: "a0[lr]"}
-	gocuSite133 = kernel.Site{File: "sgemm.go", Line: 98, Col: 12, Expr: "a1[lr]"}
-	gocuSite134 = kernel.Site{File: "sgemm.go", Line: 98, Col: 20, Expr: "a2[lr]"}
-	gocuSite135 = kernel.Site{File: "sgemm.go", Line: 98, Col: 28, Expr: "a3[lr]"}
-	gocuSite136 = kernel.Site{File: "sgemm.go", Line: 99, Col: 4, Expr: "bs[st][br][bc]"}
-	gocuSite137 = kernel.Site{File: "sgemm.go", Line: 110, Col: 34, Expr: "acc[i][4*h]"}
-	gocuSite138 = kernel.Site{File: "sgemm.go", Line: 110, Col: 58, Expr: "acc[i][4*h+1]"}
-	gocuSite139 = kernel.Site{File: "sgemm.go", Line: 110, Col: 84, Expr: "acc[i][4*h+2]"}
-	gocuSite140 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
-	gocuSite141 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
-	gocuSite142 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
+	gocuSite18  = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 22, Expr: "sm[st+sa0:]"}
+	gocuSite19  = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 35, Expr: "a[aoff+ka:]"}
+	gocuSite20  = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 22, Expr: "sm[st+sa1:]"}
+	gocuSite21  = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
+	gocuSite22  = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 28, Expr: "sm[st+sb+i*8*BF16BN:]"}
+	gocuSite23  = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 51, Expr: "b[boff+int(s*BF16BK+i*8)*int(n):]"}
+	gocuSite24  = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 22, Expr: "sm[st+sa0:]"}
+	gocuSite25  = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 35, Expr: "a[aoff+ka:]"}
+	gocuSite26  = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 22, Expr: "sm[st+sa1:]"}
+	gocuSite27  = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
+	gocuSite28  = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 28, Expr: "sm[st+sb+j*8*BF16BN:]"}
+	gocuSite29  = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 51, Expr: "b[boff+int(nxt*BF16BK+j*8)*int(n):]"}
+	gocuSite30  = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 35, Expr: "sm[st+row*BF16BK+(ch^((row>>1)&3))*8:]"}
+	gocuSite31  = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 5, Expr: "af[mi]"}
+	gocuSite32  = kernel.Site{File: "gemm_bf16.go", Line: 121, Col: 36, Expr: "sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:]"}
+	gocuSite33  = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 29, Expr: "r[0]"}
+	gocuSite34  = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 35, Expr: "r[1]"}
+	gocuSite35  = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 5, Expr: "bf[2*nj]"}
+	gocuSite36  = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 31, Expr: "r[2]"}
+	gocuSite37  = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 37, Expr: "r[3]"}
+	gocuSite38  = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 5, Expr: "bf[2*nj+1]"}
+	gocuSite39  = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 38, Expr: "af[mi]"}
+	gocuSite40  = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 46, Expr: "bf[ni]"}
+	gocuSite41  = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 54, Expr: "acc[mi][ni]"}
+	gocuSite42  = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 6, Expr: "acc[mi][ni]"}
+	gocuSite43  = kernel.Site{File: "gemm_bf16.go", Line: 137, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
+	gocuSite44  = kernel.Site{File: "gemm_bf16.go", Line: 146, Col: 10, Expr: "acc[mi][ni]"}
+	gocuSite45  = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 55, Expr: "v[0]"}
+	gocuSite46  = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 61, Expr: "v[1]"}
+	gocuSite47  = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
+	gocuSite48  = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 59, Expr: "v[2]"}
+	gocuSite49  = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 65, Expr: "v[3]"}
+	gocuSite50  = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
+	gocuSite51  = kernel.Site{File: "gray.go", Line: 13, Col: 22, Expr: "rgb[i]"}
+	gocuSite52  = kernel.Site{File: "gray.go", Line: 13, Col: 39, Expr: "rgb[i+n]"}
+	gocuSite53  = kernel.Site{File: "gray.go", Line: 13, Col: 58, Expr: "rgb[i+2*n]"}
+	gocuSite54  = kernel.Site{File: "gray.go", Line: 14, Col: 3, Expr: "gray[i]"}
+	gocuSite55  = kernel.Site{File: "gray.go", Line: 27, Col: 22, Expr: "rgb[i]"}
+	gocuSite56  = kernel.Site{File: "gray.go", Line: 27, Col: 39, Expr: "rgb[i+n]"}
+	gocuSite57  = kernel.Site{File: "gray.go", Line: 27, Col: 58, Expr: "rgb[i+2*n]"}
+	gocuSite58  = kernel.Site{File: "gray.go", Line: 28, Col: 3, Expr: "gray[i]"}
+	gocuSite59  = kernel.Site{File: "grayfast.go", Line: 13, Col: 9, Expr: "kernel.Reinterpret[uint32](rgb)"}
+	gocuSite60  = kernel.Site{File: "grayfast.go", Line: 14, Col: 9, Expr: "kernel.Reinterpret[uint32](gray)"}
+	gocuSite61  = kernel.Site{File: "grayfast.go", Line: 17, Col: 18, Expr: "src[i]"}
+	gocuSite62  = kernel.Site{File: "grayfast.go", Line: 17, Col: 26, Expr: "src[i+q]"}
+	gocuSite63  = kernel.Site{File: "grayfast.go", Line: 17, Col: 36, Expr: "src[i+2*q]"}
+	gocuSite64  = kernel.Site{File: "grayfast.go", Line: 17, Col: 3, Expr: "dst[i]"}
+	gocuSite65  = kernel.Site{File: "grayfast.go", Line: 31, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](rgb)"}
+	gocuSite66  = kernel.Site{File: "grayfast.go", Line: 32, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](gray)"}
+	gocuSite67  = kernel.Site{File: "grayfast.go", Line: 35, Col: 14, Expr: "src[i]"}
+	gocuSite68  = kernel.Site{File: "grayfast.go", Line: 35, Col: 22, Expr: "src[i+q]"}
+	gocuSite69  = kernel.Site{File: "grayfast.go", Line: 35, Col: 32, Expr: "src[i+2*q]"}
+	gocuSite70  = kernel.Site{File: "grayfast.go", Line: 36, Col: 3, Expr: "dst[i]"}
+	gocuSite71  = kernel.Site{File: "histogram.go", Line: 18, Col: 3, Expr: "h[b]"}
+	gocuSite72  = kernel.Site{File: "histogram.go", Line: 22, Col: 21, Expr: "h[data[i]]"}
+	gocuSite73  = kernel.Site{File: "histogram.go", Line: 22, Col: 23, Expr: "data[i]"}
+	gocuSite74  = kernel.Site{File: "histogram.go", Line: 26, Col: 6, Expr: "h[b]"}
+	gocuSite75  = kernel.Site{File: "histogram.go", Line: 27, Col: 22, Expr: "hist[b]"}
+	gocuSite76  = kernel.Site{File: "histogram.go", Line: 27, Col: 31, Expr: "h[b]"}
+	gocuSite77  = kernel.Site{File: "matmul.go", Line: 18, Col: 11, Expr: "a[row*k+i]"}
+	gocuSite78  = kernel.Site{File: "matmul.go", Line: 18, Col: 24, Expr: "b[i*n+col]"}
+	gocuSite79  = kernel.Site{File: "matmul.go", Line: 20, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite80  = kernel.Site{File: "matmul.go", Line: 42, Col: 17, Expr: "a[row*k+p+tx]"}
+	gocuSite81  = kernel.Site{File: "matmul.go", Line: 42, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite82  = kernel.Site{File: "matmul.go", Line: 44, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite83  = kernel.Site{File: "matmul.go", Line: 47, Col: 17, Expr: "b[(p+ty)*n+col]"}
+	gocuSite84  = kernel.Site{File: "matmul.go", Line: 47, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite85  = kernel.Site{File: "matmul.go", Line: 49, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite86  = kernel.Site{File: "matmul.go", Line: 53, Col: 11, Expr: "as[ty][i]"}
+	gocuSite87  = kernel.Site{File: "matmul.go", Line: 53, Col: 23, Expr: "bs[i][tx]"}
+	gocuSite88  = kernel.Site{File: "matmul.go", Line: 58, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite89  = kernel.Site{File: "matmul.go", Line: 76, Col: 13, Expr: "a[row*k+p+tx]"}
+	gocuSite90  = kernel.Site{File: "matmul.go", Line: 76, Col: 4, Expr: "sm[as]"}
+	gocuSite91  = kernel.Site{File: "matmul.go", Line: 78, Col: 4, Expr: "sm[as]"}
+	gocuSite92  = kernel.Site{File: "matmul.go", Line: 81, Col: 13, Expr: "b[(p+ty)*n+col]"}
+	gocuSite93  = kernel.Site{File: "matmul.go", Line: 81, Col: 4, Expr: "sm[bs]"}
+	gocuSite94  = kernel.Site{File: "matmul.go", Line: 83, Col: 4, Expr: "sm[bs]"}
+	gocuSite95  = kernel.Site{File: "matmul.go", Line: 87, Col: 11, Expr: "sm[ty*w+i]"}
+	gocuSite96  = kernel.Site{File: "matmul.go", Line: 87, Col: 24, Expr: "sm[w*w+i*w+tx]"}
+	gocuSite97  = kernel.Site{File: "matmul.go", Line: 92, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite98  = kernel.Site{File: "reduce.go", Line: 16, Col: 8, Expr: "x[i]"}
+	gocuSite99  = kernel.Site{File: "reduce.go", Line: 21, Col: 3, Expr: "warpSums[warp]"}
+	gocuSite100 = kernel.Site{File: "reduce.go", Line: 27, Col: 8, Expr: "warpSums[lane]"}
+	gocuSite101 = kernel.Site{File: "reduce.go", Line: 31, Col: 4, Expr: "partial[t.BlockIdx.X]"}
+	gocuSite102 = kernel.Site{File: "scan.go", Line: 24, Col: 8, Expr: "x[i0]"}
+	gocuSite103 = kernel.Site{File: "scan.go", Line: 27, Col: 8, Expr: "x[i1]"}
+	gocuSite104 = kernel.Site{File: "scan.go", Line: 29, Col: 2, Expr: "s[tid]"}
+	gocuSite105 = kernel.Site{File: "scan.go", Line: 30, Col: 2, Expr: "s[tid+ScanThreads]"}
+	gocuSite106 = kernel.Site{File: "scan.go", Line: 37, Col: 12, Expr: "s[a]"}
+	gocuSite107 = kernel.Site{File: "scan.go", Line: 37, Col: 4, Expr: "s[b]"}
+	gocuSite108 = kernel.Site{File: "scan.go", Line: 42, Col: 24, Expr: "s[2*ScanThreads-1]"}
+	gocuSite109 = kernel.Site{File: "scan.go", Line: 42, Col: 3, Expr: "sums[t.BlockIdx.X]"}
+	gocuSite110 = kernel.Site{File: "scan.go", Line: 43, Col: 3, Expr: "s[2*ScanThreads-1]"}
+	gocuSite111 = kernel.Site{File: "scan.go", Line: 50, Col: 9, Expr: "s[a]"}
+	gocuSite112 = kernel.Site{File: "scan.go", Line: 51, Col: 11, Expr: "s[b]"}
+	gocuSite113 = kernel.Site{File: "scan.go", Line: 51, Col: 4, Expr: "s[a]"}
+	gocuSite114 = kernel.Site{File: "scan.go", Line: 52, Col: 4, Expr: "s[b]"}
+	gocuSite115 = kernel.Site{File: "scan.go", Line: 57, Col: 11, Expr: "s[tid]"}
+	gocuSite116 = kernel.Site{File: "scan.go", Line: 57, Col: 3, Expr: "y[i0]"}
+	gocuSite117 = kernel.Site{File: "scan.go", Line: 60, Col: 11, Expr: "s[tid+ScanThreads]"}
+	gocuSite118 = kernel.Site{File: "scan.go", Line: 60, Col: 3, Expr: "y[i1]"}
+	gocuSite119 = kernel.Site{File: "scan.go", Line: 72, Col: 11, Expr: "offsets[i/(2*ScanThreads)]"}
+	gocuSite120 = kernel.Site{File: "scan.go", Line: 72, Col: 3, Expr: "y[i]"}
+	gocuSite121 = kernel.Site{File: "sgemm.go", Line: 45, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](a)"}
+	gocuSite122 = kernel.Site{File: "sgemm.go", Line: 46, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](b)"}
+	gocuSite123 = kernel.Site{File: "sgemm.go", Line: 47, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](c)"}
+	gocuSite124 = kernel.Site{File: "sgemm.go", Line: 59, Col: 12, Expr: "a4[ai]"}
+	gocuSite125 = kernel.Site{File: "sgemm.go", Line: 59, Col: 20, Expr: "b4[bi]"}
+	gocuSite126 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk][:]"}
+	gocuSite127 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk]"}
+	gocuSite128 = kernel.Site{File: "sgemm.go", Line: 61, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
+	gocuSite129 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1][:]"}
+	gocuSite130 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1]"}
+	gocuSite131 = kernel.Site{File: "sgemm.go", Line: 62, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
+	gocuSite132 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2][:]"}
+	gocuSite133 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2]"}
+	gocuSite134 = kernel.Site{File: "sgemm.go", Line: 63, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
+	gocuSite135 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3][:]"}
+	gocuSite136 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3]"}
+	gocuSite137 = kernel.Site{File: "sgemm.go", Line: 64, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
+	gocuSite138 = kernel.Site{File: "sgemm.go", Line: 65, Col: 2, Expr: "a0[lr]"}
+	gocuSite139 = kernel.Site{File: "sgemm.go", Line: 65, Col: 10, Expr: "a1[lr]"}
+	gocuSite140 = kernel.Site{File: "sgemm.go", Line: 65, Col: 18, Expr: "a2[lr]"}
+	gocuSite141 = kernel.Site{File: "sgemm.go", Line: 65, Col: 26, Expr: "a3[lr]"}
+	gocuSite142 = kernel.Site{File: "sgemm.go", Line: 68, Col: 2, Expr: "bs[st][br][bc]"}
+	gocuSite143 = kernel.Site{File: "sgemm.go", Line: 75, Col: 9, Expr: "a4[ai+int((k0+GemmBK)/4)]"}
+	gocuSite144 = kernel.Site{File: "sgemm.go", Line: 76, Col: 9, Expr: "b4[bi+int(k0+GemmBK)*n4]"}
+	gocuSite145 = kernel.Site{File: "sgemm.go", Line: 80, Col: 14, Expr: "as[st][kk][tr]"}
+	gocuSite146 = kernel.Site{File: "sgemm.go", Line: 80, Col: 30, Expr: "as[st][kk][tr+16]"}
+	gocuSite147 = kernel.Site{File: "sgemm.go", Line: 81, Col: 14, Expr: "bs[st][kk][tc]"}
+	gocuSite148 = kernel.Site{File: "sgemm.go", Line: 81, Col: 30, Expr: "bs[st][kk][tc+16]"}
+	gocuSite149 = kernel.Site{File: "sgemm.go", Line: 88, Col: 29, Expr: "ra[i]"}
+	gocuSite150 = kernel.Site{File: "sgemm.go", Line: 88, Col: 36, Expr: "rb[j]"}
+	gocuSite151 = kernel.Site{File: "sgemm.go", Line: 88, Col: 43, Expr: "acc[i][j]"}
+	gocuSite152 = kernel.Site{File: "sgemm.go", Line: 88, Col: 6, Expr: "acc[i][j]"}
+	gocuSite153 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk][:]"}
+	gocuSite154 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk]"}
+	gocuSite155 = kernel.Site{File: "sgemm.go", Line: 94, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
+	gocuSite156 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1][:]"}
+	gocuSite157 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1]"}
+	gocuSite158 = kernel.Site{File: "sgemm.go", Line: 95, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
+	gocuSite159 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2][:]"}
+	gocuSite160 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2]"}
+	gocuSite161 = kernel.Site{File: "sgemm.go", Line: 96, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
+	gocuSite162 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3][:]"}
+	gocuSite163 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3]"}
+	gocuSite164 = kernel.Site{File: "sgemm.go", Line: 97, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
+	gocuSite165 = kernel.Site{File: "sgemm.go", Line: 98, Col: 4, Expr: "a0[lr]"}
+	gocuSite166 = kernel.Site{File: "sgemm.go", Line: 98, Col: 12, Expr: "a1[lr]"}
+	gocuSite167 = kernel.Site{File: "sgemm.go", Line: 98, Col: 20, Expr: "a2[lr]"}
+	gocuSite168 = kernel.Site{File: "sgemm.go", Line: 98, Col: 28, Expr: "a3[lr]"}
+	gocuSite169 = kernel.Site{File: "sgemm.go", Line: 99, Col: 4, Expr: "bs[st][br][bc]"}
+	gocuSite170 = kernel.Site{File: "sgemm.go", Line: 110, Col: 34, Expr: "acc[i][4*h]"}
+	gocuSite171 = kernel.Site{File: "sgemm.go", Line: 110, Col: 58, Expr: "acc[i][4*h+1]"}
+	gocuSite172 = kernel.Site{File: "sgemm.go", Line: 110, Col: 84, Expr: "acc[i][4*h+2]"}
+	gocuSite173 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
+	gocuSite174 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
+	gocuSite175 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
 )
 
 // gocuChecked_luma is the checked copy of kernels.luma (grayfast.go:59).
@@ -1556,14 +1842,117 @@ func gocuChecked_BlockSumDivergent(t *kernel.Thread, x []float32, partial []floa
 	}
 }
 
+// gocuChecked_GemmBF16 is the checked copy of kernels.GemmBF16 (gemm_bf16.go:47).
+func gocuChecked_GemmBF16(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []kernel.BFloat16, m int32, n int32, k int32) {
+	sm := kernel.DynamicShared[kernel.BFloat16](t)
+	tid := t.ThreadIdx.X
+	warp, lane := tid/32, tid%32
+	wm, wn := warp/4, warp%4
+	bm, bn := t.BlockIdx.Y*BF16BM, t.BlockIdx.X*BF16BN
+	kt := k / BF16BK
+	ar, ac := tid/4, tid%4
+	br, bc := tid/32, tid%32
+	bvalid := bn+bc*8 < n
+	aoff := int(bm+ar)*int(k) + int(ac*8)
+	boff := int(br)*int(n) + int(bn+bc*8)
+	if !bvalid {
+		boff = 0
+	}
+	sa0 := ar*BF16BK + (ac^((ar>>1)&3))*8
+	sa1 := (ar+64)*BF16BK + (ac^(((ar+64)>>1)&3))*8
+	sb := bf16StageA + br*BF16BN + (bc^(br&7))*8
+	for s := int32(0); s < BF16Stages-1; s++ {
+		if s < kt {
+			st := s * bf16Stage
+			ka := int(s * BF16BK)
+			kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
+			kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
+			for i := int32(0); i < 4; i++ {
+				kernel.CpAsyncZfill(t, sm[st+sb+i*8*BF16BN:], b[boff+int(s*BF16BK+i*8)*int(n):], bvalid)
+			}
+		}
+		kernel.CpAsyncCommit(t)
+	}
+	var acc [4][8]kernel.FragC
+	lr, lc := lane%16, lane/16
+	for i := int32(0); i < kt; i++ {
+		kernel.CpAsyncWait(t, BF16Stages-2)
+		t.SyncThreads()
+		if nxt := i + BF16Stages - 1; nxt < kt {
+			st := (nxt % BF16Stages) * bf16Stage
+			ka := int(nxt * BF16BK)
+			kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
+			kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
+			for j := int32(0); j < 4; j++ {
+				kernel.CpAsyncZfill(t, sm[st+sb+j*8*BF16BN:], b[boff+int(nxt*BF16BK+j*8)*int(n):], bvalid)
+			}
+		}
+		kernel.CpAsyncCommit(t)
+		st := (i % BF16Stages) * bf16Stage
+		for ks := int32(0); ks < 2; ks++ {
+			var af [4]kernel.FragA
+			var bf [8]kernel.FragB
+			for mi := int32(0); mi < 4; mi++ {
+				row := wm*64 + mi*16 + lr
+				ch := ks*2 + lc
+				{
+					var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[st+row*BF16BK+(ch^((row>>1)&3))*8:])
+					*kernel.At(t, af[:], int(mi), &gocuSite31, kernel.Write) = gocuV1
+				}
+			}
+			for nj := int32(0); nj < 4; nj++ {
+				row := ks*16 + lr
+				ch := wn*8 + nj*2 + lc
+				r := kernel.LdMatrixX4Trans(t, sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:])
+				{
+					var gocuV2 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(0), &gocuSite33, kernel.Read), *kernel.At(t, r[:], int(1), &gocuSite34, kernel.Read)}
+					*kernel.At(t, bf[:], int(2*nj), &gocuSite35, kernel.Write) = gocuV2
+				}
+				{
+					var gocuV3 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(2), &gocuSite36, kernel.Read), *kernel.At(t, r[:], int(3), &gocuSite37, kernel.Read)}
+					*kernel.At(t, bf[:], int(2*nj+1), &gocuSite38, kernel.Write) = gocuV3
+				}
+			}
+			for mi := 0; mi < 4; mi++ {
+				for ni := 0; ni < 8; ni++ {
+					{
+						var gocuV4 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[:], int(mi), &gocuSite39, kernel.Read), *kernel.At(t, bf[:], int(ni), &gocuSite40, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite41)][:], int(ni), &gocuSite41, kernel.Read))
+						*kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite42)][:], int(ni), &gocuSite42, kernel.Write) = gocuV4
+					}
+				}
+			}
+		}
+	}
+	kernel.CpAsyncWait(t, 0)
+	c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
+	g, q := lane/4, lane%4
+	for mi := 0; mi < 4; mi++ {
+		row := int(bm + wm*64 + int32(mi)*16 + g)
+		for ni := 0; ni < 8; ni++ {
+			col := bn + wn*64 + int32(ni)*8 + 2*q
+			if col < n {
+				v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite44)][:], int(ni), &gocuSite44, kernel.Read)
+				{
+					var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite45, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite46, kernel.Read))
+					*kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite47, kernel.Write) = gocuV5
+				}
+				{
+					var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite48, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite49, kernel.Read))
+					*kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite50, kernel.Write) = gocuV6
+				}
+			}
+		}
+	}
+}
+
 // gocuChecked_Gray is the checked copy of kernels.Gray (gray.go:10).
 func gocuChecked_Gray(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) {
 	i := t.Index()
 	if i < n {
-		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite18, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite19, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite20, kernel.Read))
+		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite51, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite52, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite53, kernel.Read))
 		{
 			var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
-			*kernel.At(t, gray, int(i), &gocuSite21, kernel.Write) = gocuV1
+			*kernel.At(t, gray, int(i), &gocuSite54, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -1574,10 +1963,10 @@ func gocuChecked_Gray2D(t *kernel.Thread, rgb []uint8, gray []uint8, width int32
 	if x < width && y < height {
 		n := width * height
 		i := y*width + x
-		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite22, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite23, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite24, kernel.Read))
+		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite55, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite56, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite57, kernel.Read))
 		{
 			var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
-			*kernel.At(t, gray, int(i), &gocuSite25, kernel.Write) = gocuV1
+			*kernel.At(t, gray, int(i), &gocuSite58, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -1589,8 +1978,8 @@ func gocuChecked_GrayVec4(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	q := n / 4
 	for i := t.Index(); i < q; i += t.Stride() {
 		{
-			var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite28, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite29, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite30, kernel.Read))
-			*kernel.At(t, dst, int(i), &gocuSite31, kernel.Write) = gocuV1
+			var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite61, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite62, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite63, kernel.Read))
+			*kernel.At(t, dst, int(i), &gocuSite64, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -1601,10 +1990,10 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	dst := kernel.Reinterpret[kernel.Uint4](gray)
 	q := n / 16
 	for i := t.Index(); i < q; i += t.Stride() {
-		r, g, b := *kernel.At(t, src, int(i), &gocuSite34, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite35, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite36, kernel.Read)
+		r, g, b := *kernel.At(t, src, int(i), &gocuSite67, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite68, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite69, kernel.Read)
 		{
 			var gocuV1 kernel.Uint4 = kernel.Uint4{X: gocuChecked_gray4(t, r.X, g.X, b.X), Y: gocuChecked_gray4(t, r.Y, g.Y, b.Y), Z: gocuChecked_gray4(t, r.Z, g.Z, b.Z), W: gocuChecked_gray4(t, r.W, g.W, b.W)}
-			*kernel.At(t, dst, int(i), &gocuSite37, kernel.Write) = gocuV1
+			*kernel.At(t, dst, int(i), &gocuSite70, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -1613,16 +2002,16 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 func gocuChecked_Histogram(t *kernel.Thread, data []uint8, hist []uint32, n int32) {
 	h := kernel.Shared[[256]uint32](t)
 	for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
-		*kernel.At(t, h[:], int(b), &gocuSite38, kernel.Write) = 0
+		*kernel.At(t, h[:], int(b), &gocuSite71, kernel.Write) = 0
 	}
 	t.SyncThreads()
 	for i := t.Index(); i < n; i += t.Stride() {
-		kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite40, kernel.Read)), &gocuSite39, kernel.Atomic), 1)
+		kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite73, kernel.Read)), &gocuSite72, kernel.Atomic), 1)
 	}
 	t.SyncThreads()
 	for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
-		if *kernel.At(t, h[:], int(b), &gocuSite41, kernel.Read) != 0 {
-			kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite42, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite43, kernel.Read))
+		if *kernel.At(t, h[:], int(b), &gocuSite74, kernel.Read) != 0 {
+			kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite75, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite76, kernel.Read))
 		}
 	}
 }
@@ -1633,9 +2022,9 @@ func gocuChecked_MatMul(t *kernel.Thread, a []float32, b []float32, c []float32,
 	if row < m && col < n {
 		var sum float32
 		for i := range k {
-			sum += *kernel.At(t, a, int(row*k+i), &gocuSite44, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite45, kernel.Read)
+			sum += *kernel.At(t, a, int(row*k+i), &gocuSite77, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite78, kernel.Read)
 		}
-		*kernel.At(t, c, int(row*n+col), &gocuSite46, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite79, kernel.Write) = sum
 	}
 }
 
@@ -1649,28 +2038,28 @@ func gocuChecked_TiledMatMul(t *kernel.Thread, a []float32, b []float32, c []flo
 	for p := int32(0); p < k; p += Tile {
 		if row < m && p+tx < k {
 			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite47, kernel.Read)
-				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite48)][:], int(tx), &gocuSite48, kernel.Write) = gocuV1
+				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite80, kernel.Read)
+				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite81)][:], int(tx), &gocuSite81, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite49)][:], int(tx), &gocuSite49, kernel.Write) = 0
+			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite82)][:], int(tx), &gocuSite82, kernel.Write) = 0
 		}
 		if col < n && p+ty < k {
 			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite50, kernel.Read)
-				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite51)][:], int(tx), &gocuSite51, kernel.Write) = gocuV2
+				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite83, kernel.Read)
+				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite84)][:], int(tx), &gocuSite84, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite52)][:], int(tx), &gocuSite52, kernel.Write) = 0
+			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite85)][:], int(tx), &gocuSite85, kernel.Write) = 0
 		}
 		t.SyncThreads()
 		for i := range Tile {
-			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite53)][:], int(i), &gocuSite53, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite54)][:], int(tx), &gocuSite54, kernel.Read)
+			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite86)][:], int(i), &gocuSite86, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite87)][:], int(tx), &gocuSite87, kernel.Read)
 		}
 		t.SyncThreads()
 	}
 	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite55, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite88, kernel.Write) = sum
 	}
 }
 
@@ -1685,28 +2074,28 @@ func gocuChecked_TiledMatMulDynamic(t *kernel.Thread, a []float32, b []float32, 
 	for p := int32(0); p < k; p += w {
 		if row < m && p+tx < k {
 			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite56, kernel.Read)
-				*kernel.At(t, sm, int(as), &gocuSite57, kernel.Write) = gocuV1
+				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite89, kernel.Read)
+				*kernel.At(t, sm, int(as), &gocuSite90, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, sm, int(as), &gocuSite58, kernel.Write) = 0
+			*kernel.At(t, sm, int(as), &gocuSite91, kernel.Write) = 0
 		}
 		if col < n && p+ty < k {
 			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite59, kernel.Read)
-				*kernel.At(t, sm, int(bs), &gocuSite60, kernel.Write) = gocuV2
+				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite92, kernel.Read)
+				*kernel.At(t, sm, int(bs), &gocuSite93, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, sm, int(bs), &gocuSite61, kernel.Write) = 0
+			*kernel.At(t, sm, int(bs), &gocuSite94, kernel.Write) = 0
 		}
 		t.SyncThreads()
 		for i := range w {
-			sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite62, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite63, kernel.Read)
+			sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite95, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite96, kernel.Read)
 		}
 		t.SyncThreads()
 	}
 	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite64, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite97, kernel.Write) = sum
 	}
 }
 
@@ -1715,22 +2104,22 @@ func gocuChecked_Sum(t *kernel.Thread, x []float32, partial []float32, n int32) 
 	warpSums := kernel.Shared[[32]float32](t)
 	var v float32
 	for i := t.Index(); i < n; i += t.Stride() {
-		v += *kernel.At(t, x, int(i), &gocuSite65, kernel.Read)
+		v += *kernel.At(t, x, int(i), &gocuSite98, kernel.Read)
 	}
 	v = gocuChecked_warpSum(t, v)
 	lane, warp := t.LaneID(), t.WarpID()
 	if lane == 0 {
-		*kernel.At(t, warpSums[:], int(warp), &gocuSite66, kernel.Write) = v
+		*kernel.At(t, warpSums[:], int(warp), &gocuSite99, kernel.Write) = v
 	}
 	t.SyncThreads()
 	if warp == 0 {
 		v = 0
 		if lane < t.BlockDim.X/kernel.WarpSize {
-			v = *kernel.At(t, warpSums[:], int(lane), &gocuSite67, kernel.Read)
+			v = *kernel.At(t, warpSums[:], int(lane), &gocuSite100, kernel.Read)
 		}
 		v = gocuChecked_warpSum(t, v)
 		if lane == 0 {
-			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite68, kernel.Write) = v
+			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite101, kernel.Write) = v
 		}
 	}
 }
@@ -1743,56 +2132,56 @@ func gocuChecked_ScanBlocks(t *kernel.Thread, x []int32, y []int32, sums []int32
 	i1 := i0 + ScanThreads
 	var v0, v1 int32
 	if i0 < n {
-		v0 = *kernel.At(t, x, int(i0), &gocuSite69, kernel.Read)
+		v0 = *kernel.At(t, x, int(i0), &gocuSite102, kernel.Read)
 	}
 	if i1 < n {
-		v1 = *kernel.At(t, x, int(i1), &gocuSite70, kernel.Read)
+		v1 = *kernel.At(t, x, int(i1), &gocuSite103, kernel.Read)
 	}
-	*kernel.At(t, s[:], int(tid), &gocuSite71, kernel.Write) = v0
-	*kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite72, kernel.Write) = v1
+	*kernel.At(t, s[:], int(tid), &gocuSite104, kernel.Write) = v0
+	*kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite105, kernel.Write) = v1
 	offset := int32(1)
 	for d := int32(ScanThreads); d > 0; d /= 2 {
 		t.SyncThreads()
 		if tid < d {
 			a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
 			{
-				var gocuV1 int32 = *kernel.At(t, s[:], int(a), &gocuSite73, kernel.Read)
-				*kernel.At(t, s[:], int(b), &gocuSite74, kernel.ReadWrite) += gocuV1
+				var gocuV1 int32 = *kernel.At(t, s[:], int(a), &gocuSite106, kernel.Read)
+				*kernel.At(t, s[:], int(b), &gocuSite107, kernel.ReadWrite) += gocuV1
 			}
 		}
 		offset *= 2
 	}
 	if tid == 0 {
 		{
-			var gocuV2 int32 = *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite75, kernel.Read)
-			*kernel.At(t, sums, int(t.BlockIdx.X), &gocuSite76, kernel.Write) = gocuV2
+			var gocuV2 int32 = *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite108, kernel.Read)
+			*kernel.At(t, sums, int(t.BlockIdx.X), &gocuSite109, kernel.Write) = gocuV2
 		}
-		*kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite77, kernel.Write) = 0
+		*kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite110, kernel.Write) = 0
 	}
 	for d := int32(1); d < 2*ScanThreads; d *= 2 {
 		offset /= 2
 		t.SyncThreads()
 		if tid < d {
 			a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
-			v := *kernel.At(t, s[:], int(a), &gocuSite78, kernel.Read)
+			v := *kernel.At(t, s[:], int(a), &gocuSite111, kernel.Read)
 			{
-				var gocuV3 int32 = *kernel.At(t, s[:], int(b), &gocuSite79, kernel.Read)
-				*kernel.At(t, s[:], int(a), &gocuSite80, kernel.Write) = gocuV3
+				var gocuV3 int32 = *kernel.At(t, s[:], int(b), &gocuSite112, kernel.Read)
+				*kernel.At(t, s[:], int(a), &gocuSite113, kernel.Write) = gocuV3
 			}
-			*kernel.At(t, s[:], int(b), &gocuSite81, kernel.ReadWrite) += v
+			*kernel.At(t, s[:], int(b), &gocuSite114, kernel.ReadWrite) += v
 		}
 	}
 	t.SyncThreads()
 	if i0 < n {
 		{
-			var gocuV4 int32 = *kernel.At(t, s[:], int(tid), &gocuSite82, kernel.Read)
-			*kernel.At(t, y, int(i0), &gocuSite83, kernel.Write) = gocuV4
+			var gocuV4 int32 = *kernel.At(t, s[:], int(tid), &gocuSite115, kernel.Read)
+			*kernel.At(t, y, int(i0), &gocuSite116, kernel.Write) = gocuV4
 		}
 	}
 	if i1 < n {
 		{
-			var gocuV5 int32 = *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite84, kernel.Read)
-			*kernel.At(t, y, int(i1), &gocuSite85, kernel.Write) = gocuV5
+			var gocuV5 int32 = *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite117, kernel.Read)
+			*kernel.At(t, y, int(i1), &gocuSite118, kernel.Write) = gocuV5
 		}
 	}
 }
@@ -1802,8 +2191,8 @@ func gocuChecked_ScanAdd(t *kernel.Thread, y []int32, offsets []int32, n int32) 
 	i := t.Index()
 	if i < n {
 		{
-			var gocuV1 int32 = *kernel.At(t, offsets, int(i/(2*ScanThreads)), &gocuSite86, kernel.Read)
-			*kernel.At(t, y, int(i), &gocuSite87, kernel.ReadWrite) += gocuV1
+			var gocuV1 int32 = *kernel.At(t, offsets, int(i/(2*ScanThreads)), &gocuSite119, kernel.Read)
+			*kernel.At(t, y, int(i), &gocuSite120, kernel.ReadWrite) += gocuV1
 		}
 	}
 }
@@ -1822,44 +2211,44 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	br, bc := tid/32, tid%32
 	ai := int(t.BlockIdx.Y*GemmBM+lr)*k4 + int(lk/4)
 	bi := int(br)*n4 + int(t.BlockIdx.X*(GemmBN/4)+bc)
-	va, vb := *kernel.At(t, a4, int(ai), &gocuSite91, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite92, kernel.Read)
+	va, vb := *kernel.At(t, a4, int(ai), &gocuSite124, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite125, kernel.Read)
 	st := int32(0)
-	a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite94)][kernel.Index(t, int(lk), 8, &gocuSite94)][:])
-	a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite97)][kernel.Index(t, int(lk+1), 8, &gocuSite97)][:])
-	a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite100)][kernel.Index(t, int(lk+2), 8, &gocuSite100)][:])
-	a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite103)][kernel.Index(t, int(lk+3), 8, &gocuSite103)][:])
-	*kernel.At(t, a0, int(lr), &gocuSite105, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite106, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite107, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite108, kernel.Write) = va.X, va.Y, va.Z, va.W
-	*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite109)][kernel.Index(t, int(br), 8, &gocuSite109)][:], int(bc), &gocuSite109, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
+	a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite127)][kernel.Index(t, int(lk), 8, &gocuSite127)][:])
+	a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite130)][kernel.Index(t, int(lk+1), 8, &gocuSite130)][:])
+	a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite133)][kernel.Index(t, int(lk+2), 8, &gocuSite133)][:])
+	a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite136)][kernel.Index(t, int(lk+3), 8, &gocuSite136)][:])
+	*kernel.At(t, a0, int(lr), &gocuSite138, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite139, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite140, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite141, kernel.Write) = va.X, va.Y, va.Z, va.W
+	*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite142)][kernel.Index(t, int(br), 8, &gocuSite142)][:], int(bc), &gocuSite142, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 	t.SyncThreads()
 	var acc [8][8]float32
 	for k0 := int32(0); k0 < k; k0 += GemmBK {
 		next := k0+GemmBK < k
 		if next {
-			va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite110, kernel.Read)
-			vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite111, kernel.Read)
+			va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite143, kernel.Read)
+			vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite144, kernel.Read)
 		}
 		for kk := 0; kk < GemmBK; kk++ {
-			x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite112)][kernel.Index(t, int(kk), 8, &gocuSite112)][:], int(tr), &gocuSite112, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite113)][kernel.Index(t, int(kk), 8, &gocuSite113)][:], int(tr+16), &gocuSite113, kernel.Read)
-			y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite114)][kernel.Index(t, int(kk), 8, &gocuSite114)][:], int(tc), &gocuSite114, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite115)][kernel.Index(t, int(kk), 8, &gocuSite115)][:], int(tc+16), &gocuSite115, kernel.Read)
+			x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite145)][kernel.Index(t, int(kk), 8, &gocuSite145)][:], int(tr), &gocuSite145, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite146)][kernel.Index(t, int(kk), 8, &gocuSite146)][:], int(tr+16), &gocuSite146, kernel.Read)
+			y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite147)][kernel.Index(t, int(kk), 8, &gocuSite147)][:], int(tc), &gocuSite147, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite148)][kernel.Index(t, int(kk), 8, &gocuSite148)][:], int(tc+16), &gocuSite148, kernel.Read)
 			ra := [8]float32{x0.X, x0.Y, x0.Z, x0.W, x1.X, x1.Y, x1.Z, x1.W}
 			rb := [8]float32{y0.X, y0.Y, y0.Z, y0.W, y1.X, y1.Y, y1.Z, y1.W}
 			for i := 0; i < 8; i++ {
 				for j := 0; j < 8; j++ {
 					{
-						var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite116, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite117, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite118)][:], int(j), &gocuSite118, kernel.Read))
-						*kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite119)][:], int(j), &gocuSite119, kernel.Write) = gocuV1
+						var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite149, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite150, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite151)][:], int(j), &gocuSite151, kernel.Read))
+						*kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite152)][:], int(j), &gocuSite152, kernel.Write) = gocuV1
 					}
 				}
 			}
 		}
 		if next {
 			st ^= 1
-			a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite121)][kernel.Index(t, int(lk), 8, &gocuSite121)][:])
-			a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite124)][kernel.Index(t, int(lk+1), 8, &gocuSite124)][:])
-			a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite127)][kernel.Index(t, int(lk+2), 8, &gocuSite127)][:])
-			a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite130)][kernel.Index(t, int(lk+3), 8, &gocuSite130)][:])
-			*kernel.At(t, a0, int(lr), &gocuSite132, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite133, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite134, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite135, kernel.Write) = va.X, va.Y, va.Z, va.W
-			*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite136)][kernel.Index(t, int(br), 8, &gocuSite136)][:], int(bc), &gocuSite136, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
+			a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite154)][kernel.Index(t, int(lk), 8, &gocuSite154)][:])
+			a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite157)][kernel.Index(t, int(lk+1), 8, &gocuSite157)][:])
+			a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite160)][kernel.Index(t, int(lk+2), 8, &gocuSite160)][:])
+			a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite163)][kernel.Index(t, int(lk+3), 8, &gocuSite163)][:])
+			*kernel.At(t, a0, int(lr), &gocuSite165, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite166, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite167, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite168, kernel.Write) = va.X, va.Y, va.Z, va.W
+			*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite169)][kernel.Index(t, int(br), 8, &gocuSite169)][:], int(bc), &gocuSite169, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 		}
 		t.SyncThreads()
 	}
@@ -1867,12 +2256,12 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 		row := int(t.BlockIdx.Y*GemmBM + tr*4 + int32(i%4) + int32(i/4)*64)
 		for h := 0; h < 2; h++ {
 			p := row*n4 + int(t.BlockIdx.X*(GemmBN/4)+tc+int32(h)*16)
-			v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite137)][:], int(4*h), &gocuSite137, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite138)][:], int(4*h+1), &gocuSite138, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite139)][:], int(4*h+2), &gocuSite139, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite140)][:], int(4*h+3), &gocuSite140, kernel.Read)}
+			v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite170)][:], int(4*h), &gocuSite170, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite171)][:], int(4*h+1), &gocuSite171, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite172)][:], int(4*h+2), &gocuSite172, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite173)][:], int(4*h+3), &gocuSite173, kernel.Read)}
 			if beta != 0 {
-				old := *kernel.At(t, c4, int(p), &gocuSite141, kernel.Read)
+				old := *kernel.At(t, c4, int(p), &gocuSite174, kernel.Read)
 				v = kernel.Float4{X: kernel.FMA(beta, old.X, v.X), Y: kernel.FMA(beta, old.Y, v.Y), Z: kernel.FMA(beta, old.Z, v.Z), W: kernel.FMA(beta, old.W, v.W)}
 			}
-			*kernel.At(t, c4, int(p), &gocuSite142, kernel.Write) = v
+			*kernel.At(t, c4, int(p), &gocuSite175, kernel.Write) = v
 		}
 	}
 }
