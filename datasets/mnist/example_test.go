@@ -12,6 +12,5 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(train.N, test.N, train.Labels[:10])
-	// Output: 60000 10000 [5 0 4 1 9 2 1 3 1 4]
+	fmt.Println(train.N, test.N, train.Labels[:10]) // 60000 10000 [5 0 4 1 9 2 1 3 1 4]
 }
