@@ -27,9 +27,9 @@ import (
 type graphMem struct {
 	mu        sync.Mutex
 	capturing atomic.Pointer[captureSet]
-	live      atomic.Int32          // graphs not closed, plus a capture under way
-	held      map[*Buffer]*heldBuf  // guarded by mu
-	retired   []*cuda.Memory        // scratch arenas replaced while graphs live
+	live      atomic.Int32         // graphs not closed, plus a capture under way
+	held      map[*Buffer]*heldBuf // guarded by mu
+	retired   []*cuda.Memory       // scratch arenas replaced while graphs live
 }
 
 type heldBuf struct {
