@@ -58,7 +58,9 @@ func NewSGD(params []*grad.Var, lr float64) *SGD {
 // bias correction right, and one updates every parameter and both moments
 // in one pass over memory. On the CPU and the simulator it is one pass per
 // parameter on all cores. The hyperparameters are read at each Step; a
-// captured graph keeps those of the capture.
+// captured graph keeps those of the capture, except the learning rate,
+// which the kernel reads from device memory that SetLR writes (schedules
+// work with graphs).
 type Adam struct {
 	LR, Beta1, Beta2, Eps, WeightDecay float64
 	// Decoupled applies the weight decay to the parameters (AdamW)
@@ -90,6 +92,8 @@ type opt struct {
 	state  map[*grad.Var]*pstate
 	steps  int
 	counts map[*gocu.Device]*array.Array // step counts on GPUs (float64, 0-d)
+	lrs    map[*gocu.Device]*array.Array // learning rates on GPUs (float64, 0-d)
+	lrVal  map[*gocu.Device]float64      // what each holds
 }
 
 // pstate is one parameter's optimiser state.
@@ -100,7 +104,8 @@ type pstate struct {
 }
 
 func newOpt(params []*grad.Var) opt {
-	return opt{params: params, state: map[*grad.Var]*pstate{}, counts: map[*gocu.Device]*array.Array{}}
+	return opt{params: params, state: map[*grad.Var]*pstate{}, counts: map[*gocu.Device]*array.Array{},
+		lrs: map[*gocu.Device]*array.Array{}, lrVal: map[*gocu.Device]float64{}}
 }
 
 // Params implements Optimizer.
@@ -195,6 +200,35 @@ func sameShape(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// setLR writes a new learning rate where the GPU kernels read it.
+func (o *opt) setLR(lr float64) error {
+	for dev, a := range o.lrs {
+		if o.lrVal[dev] != lr {
+			if err := a.Assign(lr); err != nil {
+				return err
+			}
+			o.lrVal[dev] = lr
+		}
+	}
+	return nil
+}
+
+// SetLR sets the learning rate now, also on the GPUs: a captured step
+// replays with it (a plain assignment to LR takes effect at the next
+// Step, which a replay does not run).
+func (s *SGD) SetLR(lr float64) error {
+	s.LR = lr
+	return s.setLR(lr)
+}
+
+// SetLR sets the learning rate now, also on the GPUs: a captured step
+// replays with it (a plain assignment to LR takes effect at the next
+// Step, which a replay does not run).
+func (a *Adam) SetLR(lr float64) error {
+	a.LR = lr
+	return a.setLR(lr)
 }
 
 // Step implements Optimizer.

@@ -35,7 +35,7 @@ struct List { T* p[MAXT]; const T* g[MAXT]; T* m[MAXT]; T* v[MAXT]; long long n[
 
 extern "C" __global__ void gocu_count(double* t) { *t += 1.0; }
 
-extern "C" __global__ void gocu_adam(List l, const double* count, double lr, double beta1, double beta2,
+extern "C" __global__ void gocu_adam(List l, const double* count, const double* lrp, double beta1, double beta2,
                                      double eps, double wd, int decoupled) {
     int k = blockIdx.y;
     long long n = l.n[k];
@@ -43,7 +43,7 @@ extern "C" __global__ void gocu_adam(List l, const double* count, double lr, dou
     const T* __restrict__ g = l.g[k];
     T* __restrict__ m = l.m[k];
     T* __restrict__ v = l.v[k];
-    double t = *count;
+    double t = *count, lr = *lrp;
     T stepSize = (T)(lr / (1.0 - pow(beta1, t)));
     T bc2s = (T)sqrt(1.0 - pow(beta2, t));
     T b1 = (T)(1.0 - beta1), b2 = (T)beta2, c2 = (T)(1.0 - beta2), e = (T)eps, w = (T)wd;
@@ -62,7 +62,7 @@ extern "C" __global__ void gocu_adam(List l, const double* count, double lr, dou
     }
 }
 
-extern "C" __global__ void gocu_sgd(List l, double lr, double momentum, double dampening, double wd,
+extern "C" __global__ void gocu_sgd(List l, const double* lrp, double momentum, double dampening, double wd,
                                     int nesterov) {
     int k = blockIdx.y;
     long long n = l.n[k];
@@ -70,7 +70,7 @@ extern "C" __global__ void gocu_sgd(List l, double lr, double momentum, double d
     const T* __restrict__ g = l.g[k];
     T* __restrict__ b = l.m[k];
     int first = l.first[k];
-    T r = (T)lr, mom = (T)momentum, damp = (T)(1.0 - dampening), w = (T)wd;
+    T r = (T)*lrp, mom = (T)momentum, damp = (T)(1.0 - dampening), w = (T)wd;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
         T gi = g[i];
         if (w != (T)0) gi = gi + w * p[i];
@@ -189,6 +189,11 @@ func (o *opt) updateGPU(items []item, h hyper) error {
 	if err != nil {
 		return err
 	}
+	lrPtr, lb, err := o.deviceLR(dev, h.lr)
+	if err != nil {
+		return err
+	}
+	defer lb.Free()
 	var countPtr cuda.DevicePtr
 	if h.kind == kindAdam {
 		c := o.counts[dev]
@@ -238,13 +243,13 @@ func (o *opt) updateGPU(items []item, h hyper) error {
 			if h.decoupled {
 				dec = 1
 			}
-			err = ks.adam.Launch(cfg, l, countPtr, h.lr, h.beta1, h.beta2, h.eps, h.wd, dec)
+			err = ks.adam.Launch(cfg, l, countPtr, lrPtr, h.beta1, h.beta2, h.eps, h.wd, dec)
 		} else {
 			nest := int32(0)
 			if h.nesterov {
 				nest = 1
 			}
-			err = ks.sgd.Launch(cfg, l, h.lr, h.momentum, h.dampening, h.wd, nest)
+			err = ks.sgd.Launch(cfg, l, lrPtr, h.momentum, h.dampening, h.wd, nest)
 		}
 		for _, b := range grads {
 			_ = b.Free()
@@ -254,4 +259,25 @@ func (o *opt) updateGPU(items []item, h hyper) error {
 		}
 	}
 	return nil
+}
+
+// deviceLR returns the device copy of the learning rate (float64, 0-d),
+// written when lr differs from what it holds: the kernels read it there,
+// so that SetLR between replays of a captured step takes effect.
+func (o *opt) deviceLR(dev *gocu.Device, lr float64) (cuda.DevicePtr, interface{ Free() error }, error) {
+	a := o.lrs[dev]
+	if a == nil {
+		a = array.On(dev).Full(array.Float64, lr).Copy()
+		if err := a.Err(); err != nil {
+			return 0, nil, err
+		}
+		o.lrs[dev] = a
+		o.lrVal[dev] = lr
+	} else if o.lrVal[dev] != lr {
+		if err := a.Assign(lr); err != nil {
+			return 0, nil, err
+		}
+		o.lrVal[dev] = lr
+	}
+	return devPtr(a)
 }
