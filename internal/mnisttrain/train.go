@@ -77,6 +77,9 @@ func Normalize(pix *array.Array) *array.Array {
 type Trainer struct {
 	Model *nn.Sequential
 	Opt   *nn.Adam
+	// Track adds each step's loss to a running sum on the device
+	// (LossSum): one more small kernel per step.
+	Track bool
 	dev   *array.Maker
 	acc   *array.Array // running sum of the losses, on the device
 	graph *array.Graph
@@ -87,12 +90,15 @@ type Trainer struct {
 // NewTrainer builds the model and Adam on dev.
 func NewTrainer(dev *array.Maker, seed uint64, hidden int, lr float64) *Trainer {
 	m := NewMLP(dev.NewRNG(seed), hidden)
-	return &Trainer{Model: m, Opt: nn.NewAdam(nn.Params(m), lr), dev: dev, acc: dev.Zeros(array.Float64).Copy()}
+	return &Trainer{Model: m, Opt: nn.NewAdam(nn.Params(m), lr), dev: dev, acc: dev.Zeros(array.Float64).Copy(), Track: true}
 }
 
-// Step trains on one batch: x float32 (B, 784), y int64 (B). The loss is
-// added to the running sum on the device; nothing waits for the device.
+// Step trains on one batch: x float32 (B, 784), y int64 (B), as
+// torch's opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step().
+// With Track the loss is added to the running sum on the device; nothing
+// waits for the device.
 func (t *Trainer) Step(x, y *array.Array) error {
+	t.Opt.ZeroGrad()
 	loss := nn.CrossEntropy(t.Model.Forward(grad.Const(x)), y)
 	if err := loss.Backward(); err != nil {
 		return err
@@ -100,7 +106,9 @@ func (t *Trainer) Step(x, y *array.Array) error {
 	if err := t.Opt.Step(); err != nil {
 		return err
 	}
-	t.Opt.ZeroGrad()
+	if !t.Track {
+		return nil
+	}
 	return t.acc.Assign(t.acc.Add(loss.Value()))
 }
 
@@ -121,6 +129,9 @@ func (t *Trainer) Capture(x, y *array.Array) error {
 	t.graph = g
 	return nil
 }
+
+// Replay replays the captured step on the static inputs as they are.
+func (t *Trainer) Replay() error { return t.graph.Replay() }
 
 // StepGraph copies a batch into the static inputs and replays the step.
 func (t *Trainer) StepGraph(x, y *array.Array) error {
