@@ -56,8 +56,10 @@ func (c *captureSet) add(g *Buffer) {
 func (b *Backend) capturing() bool { return b.gm.capturing.Load() != nil }
 
 // touch records that a capture under way uses g.
-func (b *Backend) touch(g *Buffer) {
-	if c := b.gm.capturing.Load(); c != nil {
+func (b *Backend) touch(g *Buffer) { b.gm.touch(g) }
+
+func (gm *graphMem) touch(g *Buffer) {
+	if c := gm.capturing.Load(); c != nil {
 		c.add(g)
 	}
 }
@@ -69,17 +71,19 @@ func (b *Backend) captureErr(what string) error {
 
 // deferFree keeps g allocated when a live graph or the capture under way
 // holds it, and reports whether it did.
-func (b *Backend) deferFree(g *Buffer) bool {
-	if b.gm.live.Load() == 0 {
+func (b *Backend) deferFree(g *Buffer) bool { return b.gm.deferFree(g) }
+
+func (gm *graphMem) deferFree(g *Buffer) bool {
+	if gm.live.Load() == 0 {
 		return false
 	}
-	b.gm.mu.Lock()
-	defer b.gm.mu.Unlock()
-	if h := b.gm.held[g]; h != nil {
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	if h := gm.held[g]; h != nil {
 		h.released = true
 		return true
 	}
-	if c := b.gm.capturing.Load(); c != nil {
+	if c := gm.capturing.Load(); c != nil {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if _, ok := c.bufs[g]; ok {
@@ -122,17 +126,75 @@ func (b *Backend) BeginCapture() error {
 	if err := b.failed(); err != nil {
 		return err
 	}
-	c := &captureSet{bufs: map[*Buffer]bool{}, released: map[*Buffer]bool{}}
-	if !b.gm.capturing.CompareAndSwap(nil, c) {
+	if !b.gm.begin() {
 		return fmt.Errorf("gpu: %s: a capture is already under way: %w", b.name, backend.ErrCapture)
 	}
-	b.gm.live.Add(1)
 	if err := b.stream.BeginCapture(cuda.CaptureRelaxed); err != nil {
-		b.gm.capturing.Store(nil)
-		b.gm.live.Add(-1)
+		b.gm.release(b.gm.end())
 		return b.note(err)
 	}
 	return nil
+}
+
+// begin starts a capture's bookkeeping; false if one is under way.
+func (gm *graphMem) begin() bool {
+	c := &captureSet{bufs: map[*Buffer]bool{}, released: map[*Buffer]bool{}}
+	if !gm.capturing.CompareAndSwap(nil, c) {
+		return false
+	}
+	gm.live.Add(1)
+	return true
+}
+
+// end closes the capture's bookkeeping: every buffer it touched is held
+// (once more) for the graph, and the list of them returned.
+func (gm *graphMem) end() []*Buffer {
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	c := gm.capturing.Load()
+	gm.capturing.Store(nil)
+	if gm.held == nil {
+		gm.held = map[*Buffer]*heldBuf{}
+	}
+	var bufs []*Buffer
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for buf := range c.bufs {
+		h := gm.held[buf]
+		if h == nil {
+			h = &heldBuf{}
+			gm.held[buf] = h
+		}
+		h.graphs++
+		h.released = h.released || c.released[buf]
+		bufs = append(bufs, buf)
+	}
+	return bufs
+}
+
+// release drops a graph's hold on bufs and returns the buffers whose
+// owners are done with them and, with the last graph, the retired arenas:
+// the caller frees them.
+func (gm *graphMem) release(bufs []*Buffer) (free []*Buffer, retired []*cuda.Memory, last bool) {
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	for _, buf := range bufs {
+		h := gm.held[buf]
+		if h == nil {
+			continue
+		}
+		if h.graphs--; h.graphs <= 0 {
+			delete(gm.held, buf)
+			if h.released {
+				free = append(free, buf)
+			}
+		}
+	}
+	last = gm.live.Add(-1) == 0
+	if last {
+		retired, gm.retired = gm.retired, nil
+	}
+	return free, retired, last
 }
 
 // EndCapture stops recording and returns the graph, instantiated. With
@@ -140,30 +202,11 @@ func (b *Backend) BeginCapture() error {
 // no graph. Either way the buffers of the capture are accounted: held by
 // the graph, or freed if their owners freed them.
 func (b *Backend) EndCapture(discard bool) (*Graph, error) {
-	c := b.gm.capturing.Load()
-	if c == nil {
+	if !b.capturing() {
 		return nil, fmt.Errorf("gpu: %s: EndCapture without a capture: %w", b.name, backend.ErrCapture)
 	}
 	cg, err := b.stream.EndCapture()
-	g := &Graph{b: b}
-	b.gm.mu.Lock()
-	b.gm.capturing.Store(nil)
-	if b.gm.held == nil {
-		b.gm.held = map[*Buffer]*heldBuf{}
-	}
-	c.mu.Lock()
-	for buf := range c.bufs {
-		h := b.gm.held[buf]
-		if h == nil {
-			h = &heldBuf{}
-			b.gm.held[buf] = h
-		}
-		h.graphs++
-		h.released = h.released || c.released[buf]
-		g.bufs = append(g.bufs, buf)
-	}
-	c.mu.Unlock()
-	b.gm.mu.Unlock()
+	g := &Graph{b: b, bufs: b.gm.end()}
 	if err == nil && !discard {
 		if g.nodes, err = cg.Nodes(); err == nil {
 			g.exec, err = cg.Instantiate()
@@ -214,28 +257,8 @@ func (g *Graph) Close() error {
 // owners are done) and, with the last graph, the retired arenas and the
 // modules evicted meanwhile.
 func (g *Graph) release() {
-	b := g.b
-	var free []*Buffer
-	var retired []*cuda.Memory
-	b.gm.mu.Lock()
-	for _, buf := range g.bufs {
-		h := b.gm.held[buf]
-		if h == nil {
-			continue
-		}
-		if h.graphs--; h.graphs <= 0 {
-			delete(b.gm.held, buf)
-			if h.released {
-				free = append(free, buf)
-			}
-		}
-	}
+	free, retired, last := g.b.gm.release(g.bufs)
 	g.bufs = nil
-	last := b.gm.live.Add(-1) == 0
-	if last {
-		retired, b.gm.retired = b.gm.retired, nil
-	}
-	b.gm.mu.Unlock()
 	for _, buf := range free {
 		if buf.mem != nil && !buf.external {
 			_ = buf.mem.Free()
@@ -245,6 +268,6 @@ func (g *Graph) release() {
 		_ = m.Free()
 	}
 	if last {
-		b.mods.reap()
+		g.b.mods.reap()
 	}
 }
