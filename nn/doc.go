@@ -52,7 +52,15 @@
 // arithmetic. Unfused selects array expressions instead (one pass per
 // moment and parameter: three per parameter for Adam, so 18 launches for
 // the 784-512-512-10 MLP against 2), which is also the path for parameters
-// whose value or gradient is a strided view. Adam's step count lives in
-// device memory on a GPU, so a step captured in a CUDA graph (array's
-// Capture) replays with the right bias correction.
+// whose value or gradient is a strided view.
+//
+// # CUDA graphs
+//
+// A training step (forward, backward, Step) captured with array's
+// Maker.Capture replays as one graph launch. The optimisers are made for
+// it: Adam's step count and the learning rate live in device memory, so a
+// replay applies the right bias correction and SetLR between replays (a
+// schedule) takes effect; the optimiser's state must stay alive while the
+// graph is replayed (keep the optimiser). Dropout's mask is drawn at the
+// capture and repeats on every replay.
 package nn

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
+	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/grad"
 )
 
@@ -94,6 +95,8 @@ type opt struct {
 	counts map[*gocu.Device]*array.Array // step counts on GPUs (float64, 0-d)
 	lrs    map[*gocu.Device]*array.Array // learning rates on GPUs (float64, 0-d)
 	lrVal  map[*gocu.Device]float64      // what each holds
+	ptrs   map[*array.Array]cuda.DevicePtr
+	keep   []interface{ Free() error } // buffers behind ptrs
 }
 
 // pstate is one parameter's optimiser state.
@@ -105,7 +108,7 @@ type pstate struct {
 
 func newOpt(params []*grad.Var) opt {
 	return opt{params: params, state: map[*grad.Var]*pstate{}, counts: map[*gocu.Device]*array.Array{},
-		lrs: map[*gocu.Device]*array.Array{}, lrVal: map[*gocu.Device]float64{}}
+		lrs: map[*gocu.Device]*array.Array{}, lrVal: map[*gocu.Device]float64{}, ptrs: map[*array.Array]cuda.DevicePtr{}}
 }
 
 // Params implements Optimizer.

@@ -189,11 +189,10 @@ func (o *opt) updateGPU(items []item, h hyper) error {
 	if err != nil {
 		return err
 	}
-	lrPtr, lb, err := o.deviceLR(dev, h.lr)
+	lrPtr, err := o.deviceLR(dev, h.lr)
 	if err != nil {
 		return err
 	}
-	defer lb.Free()
 	var countPtr cuda.DevicePtr
 	if h.kind == kindAdam {
 		c := o.counts[dev]
@@ -204,12 +203,9 @@ func (o *opt) updateGPU(items []item, h hyper) error {
 			}
 			o.counts[dev] = c
 		}
-		p, b, err := devPtr(c)
-		if err != nil {
+		if countPtr, err = o.pinned(c); err != nil {
 			return err
 		}
-		defer b.Free()
-		countPtr = p
 		if err := ks.count.Launch(gocu.Config{Grid: gocu.Dim3{X: 1, Y: 1, Z: 1}, Block: gocu.Dim3{X: 1, Y: 1, Z: 1}}, countPtr); err != nil {
 			return fmt.Errorf("nn: optimiser step count: %w", err)
 		}
@@ -264,20 +260,36 @@ func (o *opt) updateGPU(items []item, h hyper) error {
 // deviceLR returns the device copy of the learning rate (float64, 0-d),
 // written when lr differs from what it holds: the kernels read it there,
 // so that SetLR between replays of a captured step takes effect.
-func (o *opt) deviceLR(dev *gocu.Device, lr float64) (cuda.DevicePtr, interface{ Free() error }, error) {
+func (o *opt) deviceLR(dev *gocu.Device, lr float64) (cuda.DevicePtr, error) {
 	a := o.lrs[dev]
 	if a == nil {
 		a = array.On(dev).Full(array.Float64, lr).Copy()
 		if err := a.Err(); err != nil {
-			return 0, nil, err
+			return 0, err
 		}
 		o.lrs[dev] = a
 		o.lrVal[dev] = lr
 	} else if o.lrVal[dev] != lr {
 		if err := a.Assign(lr); err != nil {
-			return 0, nil, err
+			return 0, err
 		}
 		o.lrVal[dev] = lr
 	}
-	return devPtr(a)
+	return o.pinned(a)
+}
+
+// pinned returns the device address of one of the optimiser's own
+// persistent arrays (step count, learning rate), keeping a buffer over it
+// for the optimiser's lifetime.
+func (o *opt) pinned(a *array.Array) (cuda.DevicePtr, error) {
+	if p, ok := o.ptrs[a]; ok {
+		return p, nil
+	}
+	p, b, err := devPtr(a)
+	if err != nil {
+		return 0, err
+	}
+	o.ptrs[a] = p
+	o.keep = append(o.keep, b)
+	return p, nil
 }
