@@ -1,5 +1,3 @@
-// Package mnisttrain trains the 784-512-512-10 perceptron on MNIST: the
-// program behind examples/train-mnist and `gocu train`.
 package mnisttrain
 
 import (
