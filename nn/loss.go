@@ -17,7 +17,7 @@ import (
 // outside [0, C) contribute nothing (the one-hot row is empty); check
 // them where they come from.
 func CrossEntropy(logits *grad.Var, labels *array.Array) *grad.Var {
-	if err := logits.Err(); err != nil {
+	if !logits.DType().Valid() { // failed: its error carries on (Err would evaluate the logits)
 		return logits
 	}
 	if logits.Ndim() != 2 {

@@ -152,8 +152,8 @@ func (o *opt) gather(moments int) ([][]item, error) {
 		if !val.DType().IsFloat() {
 			return nil, fmt.Errorf("nn: parameter %d is %v; optimisers update float32 and float64 parameters", i, val.DType())
 		}
-		if err := g.Err(); err != nil {
-			return nil, fmt.Errorf("nn: gradient of parameter %d: %w", i, err)
+		if !g.DType().Valid() { // a failed gradient (Err would also poll the device)
+			return nil, fmt.Errorf("nn: gradient of parameter %d: %w", i, g.Err())
 		}
 		if g.DType() != val.DType() || !sameShape(g.Shape(), val.Shape()) {
 			return nil, fmt.Errorf("nn: gradient of parameter %d has dtype %v and shape %v, the parameter %v and %v", i, g.DType(), g.Shape(), val.DType(), val.Shape())

@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -174,6 +175,12 @@ func TestOptimizerDetails(t *testing.T) {
 		t.Fatal(err)
 	}
 	near(t, "strided gradient", f64(t, a.Value()), []float64{-0.5, 0.5}, 0)
+	// A failed gradient's error comes back from Step.
+	boom := errors.New("boom")
+	a.SetGrad(array.Failed(boom))
+	if err := o.Step(); !errors.Is(err, boom) {
+		t.Fatalf("Step with a failed gradient: %v", err)
+	}
 	// A gradient of the wrong shape is an error.
 	a.SetGrad(array.FromSlice([]float32{1, 2, 3}))
 	if err := o.Step(); err == nil {
