@@ -91,8 +91,8 @@ func TestDefaultFollowsEnv(t *testing.T) {
 	cases := []struct{ env, want string }{
 		{"cpu", "DEFAULT cpu"},
 		{"sim", "DEFAULT sim"},
-		{"bogus", "DEFAULT error: GOCU_DEVICE=bogus: gocu: unknown device \"bogus\": want cpu, sim, cuda or cuda:N"},
-		{"cuda:99", "DEFAULT error: GOCU_DEVICE=cuda:99: gocu: no CUDA GPU available"},
+		{"bogus", "DEFAULT error: gocu: GOCU_DEVICE=bogus: unknown device \"bogus\": want cpu, sim, cuda or cuda:N"},
+		{"cuda:99", "DEFAULT error: gocu: GOCU_DEVICE=cuda:99: no CUDA GPU available"},
 	}
 	if gpuOK {
 		cases = append(cases, struct{ env, want string }{"", "DEFAULT cuda:0"}, struct{ env, want string }{"cuda", "DEFAULT cuda:0"})

@@ -196,10 +196,22 @@
 // naming the operation ("array: Add: shapes (3,4) and (5,) cannot be
 // broadcast") and wrap one of ErrShape, ErrAxis, ErrIndex, ErrDType,
 // ErrValue, ErrClosed, ErrDevice (use errors.Is), plus the device's own
-// error where there is one. An allocation the GPU cannot satisfy, after the
-// garbage collector, the cleanups of unreachable arrays and the
-// allocator's cache have released what they could, fails with
-// ErrOutOfMemory (and ErrDevice, and cuda.ErrOutOfMemory). A GPU fault
+// error where there is one. A shape whose element count or byte count
+// overflows an int (Zeros(Float32, 1<<40, 1<<40); the product of the
+// non-zero dimensions counts, as in NumPy) is ErrValue ("array is too
+// big"), naming the shape and the bytes, wherever the shape arises:
+// constructors, broadcasting, Reshape, BroadcastTo, Concat, MatMul, casts
+// to wider dtypes, ReadNPY and FromImage. An allocation the GPU cannot
+// satisfy, after the garbage collector, the cleanups of unreachable arrays
+// and the allocator's cache have released what they could, fails with
+// ErrOutOfMemory (and ErrDevice, and cuda.ErrOutOfMemory); so does a host
+// allocation larger than the machine can give (its physical memory, or its
+// cgroup's memory.max when lower, on Linux; elsewhere only overflow is
+// checked), before Go's allocator would end the program. Lazy arrays
+// allocate when evaluated, so a 4 TiB Zeros fails at Err or at its first
+// read. ReadNPY checks the data a header promises against what the input
+// holds before allocating, and reads streams in bounded chunks. Dim of an
+// axis the array does not have is ErrAxis. A GPU fault
 // (an illegal address, ...) loses the CUDA context: it surfaces at the
 // next read, Sync or Err (which checks without waiting) and every later
 // operation on the device fails with it.

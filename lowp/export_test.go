@@ -8,4 +8,10 @@ const (
 	NaNE5M2     = nanE5M2
 	NaNFloat32  = nanFloat32
 	NaNFloat64  = nanFloat64
+
+	NaNFloat16From64  = nanFloat16From64
+	NaNBFloat16From64 = nanBFloat16From64
 )
+
+// WidenNaN is cvt.f64.f32 of a float32 NaN.
+func WidenNaN(b uint32) float64 { return widenNaN(b) }
