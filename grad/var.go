@@ -131,8 +131,9 @@ func (v *Var) Shape() []int { return v.val.Shape() }
 // Ndim returns the number of dimensions.
 func (v *Var) Ndim() int { return v.val.Ndim() }
 
-// Dim returns the length of axis i (negative counts from the end).
-func (v *Var) Dim(i int) int { return v.val.Dim(i) }
+// Dim returns the length of axis i (negative counts from the end), or an
+// error for an axis the value does not have (as array's Dim).
+func (v *Var) Dim(i int) (int, error) { return v.val.Dim(i) }
 
 // Size returns the number of elements.
 func (v *Var) Size() int { return v.val.Size() }

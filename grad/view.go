@@ -148,7 +148,7 @@ func Concat(axis int, vs ...*Var) *Var {
 		}
 		off := 0
 		for i, a := range arrs {
-			n := a.Dim(ax)
+			n := a.Shape()[ax]
 			if vs[i] != nil && vs[i].req {
 				idx[ax] = array.S(off, off+n)
 				res[i] = g.Slice(idx...)

@@ -36,13 +36,14 @@ func NewConv2d(rng *array.RNG, in, out, k, stride, padding int) *Conv2d {
 
 // Forward implements Module.
 func (c *Conv2d) Forward(x *grad.Var) *grad.Var {
-	if x.Ndim() != 4 || x.Dim(1) != c.In {
+	if x.Ndim() != 4 || x.Shape()[1] != c.In {
 		return badInput("Conv2d", fmt.Sprintf("input of shape %v, want (N, %d, H, W)", x.Shape(), c.In))
 	}
 	if c.Padding > 0 {
 		x = Pad2d(x, c.Padding)
 	}
-	n, h, w := x.Dim(0), x.Dim(2), x.Dim(3)
+	s := x.Shape()
+	n, h, w := s[0], s[2], s[3]
 	cols, ho, wo := windows(x, c.K, c.Stride)
 	if cols == nil {
 		return badInput("Conv2d", fmt.Sprintf("kernel %d larger than the padded input %dx%d", c.K, h, w))
@@ -68,7 +69,7 @@ func (c *Conv2d) Named() []Named {
 // windows stacks the k·k shifted views of x (N, C, H, W) taken with the
 // stride: (N, C, k·k, Ho, Wo), or nil when k exceeds H or W.
 func windows(x *grad.Var, k, stride int) (*grad.Var, int, int) {
-	h, w := x.Dim(2), x.Dim(3)
+	h, w := x.Shape()[2], x.Shape()[3]
 	if k > h || k > w || k < 1 {
 		return nil, 0, 0
 	}
@@ -124,7 +125,7 @@ func (m *MaxPool2d) Forward(x *grad.Var) *grad.Var {
 	}
 	win, _, _ := windows(x, m.K, s)
 	if win == nil {
-		return badInput("MaxPool2d", fmt.Sprintf("kernel %d larger than the input %dx%d", m.K, x.Dim(2), x.Dim(3)))
+		return badInput("MaxPool2d", fmt.Sprintf("kernel %d larger than the input %dx%d", m.K, x.Shape()[2], x.Shape()[3]))
 	}
 	return win.Max(2)
 }

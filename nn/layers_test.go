@@ -13,7 +13,7 @@ import (
 func TestLinearForwardAndInit(t *testing.T) {
 	rng := array.CPU().NewRNG(1)
 	l := nn.NewLinear(rng, 50, 7)
-	if s := l.Weight.Shape(); s[0] != 7 || s[1] != 50 || l.Bias.Dim(0) != 7 {
+	if s := l.Weight.Shape(); s[0] != 7 || s[1] != 50 || l.Bias.Shape()[0] != 7 {
 		t.Fatalf("shapes %v %v", l.Weight.Shape(), l.Bias.Shape())
 	}
 	w, b := f64(t, l.Weight.Value()), f64(t, l.Bias.Value())

@@ -64,7 +64,7 @@ func LinearFunc(x, w, b *grad.Var) *grad.Var {
 	}
 	in := []*grad.Var{x, w, b}
 	return grad.Func("Linear", y, in, func(g *array.Array) []*array.Array {
-		out := wv.Dim(0)
+		out := wv.Shape()[0]
 		var dx, dw, db *array.Array
 		if x.RequiresGrad() {
 			dx = g.MatMul(wv) // (..., In)
@@ -72,7 +72,7 @@ func LinearFunc(x, w, b *grad.Var) *grad.Var {
 		g2, x2 := g, xv
 		if g.Ndim() != 2 {
 			g2 = g.Reshape(-1, out)
-			x2 = xv.Reshape(-1, wv.Dim(1))
+			x2 = xv.Reshape(-1, wv.Shape()[1])
 		}
 		if w.RequiresGrad() {
 			dw = g2.T().MatMul(x2) // (Out, In)

@@ -23,8 +23,8 @@ func CrossEntropy(logits *grad.Var, labels *array.Array) *grad.Var {
 	if logits.Ndim() != 2 {
 		return badInput("CrossEntropy", fmt.Sprintf("logits of shape %v, want (N, C)", logits.Shape()))
 	}
-	n, c := logits.Dim(0), logits.Dim(1)
-	if labels.Ndim() != 1 || labels.Dim(0) != n || !labels.DType().IsInt() {
+	n, c := logits.Shape()[0], logits.Shape()[1]
+	if labels.Ndim() != 1 || labels.Shape()[0] != n || !labels.DType().IsInt() {
 		return badInput("CrossEntropy", fmt.Sprintf("labels of shape %v and dtype %v for logits of shape %v: want %d integer labels", labels.Shape(), labels.DType(), logits.Shape(), n))
 	}
 	lv := logits.Value()

@@ -154,7 +154,7 @@ func (t *Trainer) Close() error {
 // labels y (N), in batches, without recording.
 func (t *Trainer) Accuracy(x, y *array.Array) (float64, error) {
 	const batch = 1000
-	n := x.Dim(0)
+	n := x.Shape()[0]
 	correct := t.dev.Zeros(array.Int64).Copy()
 	var err error
 	grad.NoGrad(func() {
