@@ -16,7 +16,10 @@ type Optimizer interface {
 	// Step updates every parameter that has a gradient (parameters
 	// without one are skipped, as PyTorch's).
 	Step() error
-	// ZeroGrad clears every parameter's gradient (set to none).
+	// ZeroGrad clears every parameter's gradient (set to none) and closes
+	// the gradient arrays, so that their memory returns to the device at
+	// once instead of waiting for the garbage collector: do not keep a
+	// Grad() array across it (Copy it).
 	ZeroGrad()
 	// Params returns the parameters.
 	Params() []*grad.Var
@@ -116,7 +119,12 @@ func (o *opt) Params() []*grad.Var { return o.params }
 
 // ZeroGrad implements Optimizer.
 func (o *opt) ZeroGrad() {
+	seen := map[*array.Array]bool{}
 	for _, p := range o.params {
+		if g := p.Grad(); g != nil && !seen[g] {
+			seen[g] = true
+			g.Close()
+		}
 		p.ZeroGrad()
 	}
 }

@@ -31,6 +31,7 @@ type tensorList struct {
 const optimSource = `
 typedef %[1]s T;
 #define MAXT %[2]d
+#define TINY %[3]s // the smallest normal number: moments below it are flushed to zero
 struct List { T* p[MAXT]; const T* g[MAXT]; T* m[MAXT]; T* v[MAXT]; long long n[MAXT]; int first[MAXT]; };
 
 extern "C" __global__ void gocu_count(double* t) { *t += 1.0; }
@@ -55,6 +56,8 @@ extern "C" __global__ void gocu_adam(List l, const double* count, const double* 
         T mi = m[i];
         mi = mi + b1 * (gi - mi);
         T vi = b2 * v[i] + (c2 * gi) * gi;
+        if (mi < TINY && mi > -TINY) mi = 0;
+        if (vi < TINY) vi = 0;
         m[i] = mi;
         v[i] = vi;
         T den = sqrt(vi) / bc2s + e;
@@ -76,6 +79,7 @@ extern "C" __global__ void gocu_sgd(List l, const double* lrp, double momentum, 
         if (w != (T)0) gi = gi + w * p[i];
         if (mom != (T)0) {
             T bi = first ? gi : mom * b[i] + damp * gi;
+            if (bi < TINY && bi > -TINY) bi = 0;
             b[i] = bi;
             gi = nesterov ? gi + mom * bi : bi;
         }
@@ -87,11 +91,11 @@ extern "C" __global__ void gocu_sgd(List l, const double* lrp, double momentum, 
 // OptimSource returns the CUDA C of the fused optimiser kernels for
 // float32 or float64 parameters (for inspection and compile checks).
 func OptimSource(dt array.DType) string {
-	t := "float"
+	t, tiny := "float", "1.17549435e-38f"
 	if dt == array.Float64 {
-		t = "double"
+		t, tiny = "double", "2.2250738585072014e-308"
 	}
-	return strings.TrimSpace(fmt.Sprintf(optimSource, t, maxTensors)) + "\n"
+	return strings.TrimSpace(fmt.Sprintf(optimSource, t, maxTensors, tiny)) + "\n"
 }
 
 type optimKernels struct {
