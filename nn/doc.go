@@ -52,7 +52,11 @@
 // arithmetic. Unfused selects array expressions instead (one pass per
 // moment and parameter: three per parameter for Adam, so 18 launches for
 // the 784-512-512-10 MLP against 2), which is also the path for parameters
-// whose value or gradient is a strided view.
+// whose value or gradient is a strided view. The fused updates flush
+// moments below the smallest normal number to zero: a moment of a zero
+// gradient decays there and stays, and CPUs compute with subnormal numbers
+// many times slower. Optimizer.ZeroGrad closes the gradients it clears, so
+// their memory returns at once.
 //
 // # CUDA graphs
 //
