@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gocu-dev/gocu/examples/kernels"
+	"github.com/gocu-dev/gocu/internal/lecture"
 	"github.com/gocu-dev/gocu/meta"
 )
 
@@ -55,9 +55,9 @@ func ptxFunc(t *testing.T, ptx, name string) string {
 // kernels get the wide memory accesses they were written for and keep
 // their tiles in registers.
 func TestClangExamples(t *testing.T) {
-	m, _, ok := meta.Lookup(kernels.Gray)
+	m, _, ok := meta.Lookup(lecture.Gray)
 	if !ok {
-		t.Fatal("examples/kernels is not registered")
+		t.Fatal("internal/lecture is not registered")
 	}
 	compileCUDA(t, "examples", m.Source)
 	ptx := ptxOf(t, m.Source)

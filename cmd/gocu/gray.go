@@ -6,7 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gocu-dev/gocu/internal/demo"
+	"github.com/gocu-dev/gocu/cmd/gocu/internal/demo"
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 func newGrayCmd() *cobra.Command {
@@ -69,10 +70,10 @@ complete, so a failure never leaves a partial OUT behind.`,
 				stages = append(stages, demo.Stage{Name: "encode and write", Time: write})
 				var total time.Duration
 				for _, s := range stages {
-					fmt.Fprintf(w, "  %-24s %9s\n", s.Name, demo.FormatDuration(s.Time))
+					fmt.Fprintf(w, "  %-24s %9s\n", s.Name, units.Duration(s.Time))
 					total += s.Time
 				}
-				fmt.Fprintf(w, "  %-24s %9s\n", "total", demo.FormatDuration(total))
+				fmt.Fprintf(w, "  %-24s %9s\n", "total", units.Duration(total))
 			}
 			return nil
 		},
