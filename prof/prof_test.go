@@ -379,13 +379,13 @@ func TestStartWithBadFile(t *testing.T) {
 
 func TestFormat(t *testing.T) {
 	for d, want := range map[time.Duration]string{
-		0: "0", 999: "999ns", 1500: "1.50us", 58500: "58.5us", 1234567: "1.23ms", 2 * time.Second: "2.00s", 125 * time.Millisecond: "125ms",
+		0: "0 s", 999: "999 ns", 1500: "1.50 us", 58500: "58.5 us", 1234567: "1.23 ms", 2 * time.Second: "2.00 s", 125 * time.Millisecond: "125 ms",
 	} {
 		if got := prof.FormatDuration(d); got != want {
 			t.Errorf("FormatDuration(%v) = %q, want %q", int64(d), got, want)
 		}
 	}
-	for n, want := range map[int64]string{0: "0B", 1023: "1023B", 1536: "1.50KiB", 256 << 20: "256MiB", 3 << 30: "3.00GiB"} {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.50 KiB", 256 << 20: "256 MiB", 3 << 30: "3.00 GiB"} {
 		if got := prof.FormatBytes(n); got != want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gocu-dev/gocu/internal/units"
 	"github.com/gocu-dev/gocu/nvrtc"
 )
 
@@ -36,7 +37,7 @@ is recompiled. GOCU_CACHE=off turns the cache off.`,
 				state = "off (GOCU_CACHE=off)"
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "dir:     %s\nstate:   %s\nentries: %d\nsize:    %s\n",
-				info.Dir, state, info.Entries, humanBytes(info.Bytes))
+				info.Dir, state, info.Entries, units.Bytes(info.Bytes))
 			return nil
 		},
 	})
@@ -59,18 +60,4 @@ is recompiled. GOCU_CACHE=off turns the cache off.`,
 		},
 	})
 	return cmd
-}
-
-// humanBytes formats n with a binary unit.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

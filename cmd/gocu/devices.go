@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 // deviceInfo is one GPU as "gocu devices --json" prints it.
@@ -130,8 +131,8 @@ func printDevices(w io.Writer, rep devicesReport) {
 			bw = fmt.Sprintf("%.0f GB/s", d.Bandwidth)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s / %s\t%d\t%s (%s)\t%s\t%s\n", d.Index, d.Name, d.ComputeCapability,
-			d.Multiprocessors, humanBytes(d.FreeMemory), humanBytes(d.TotalMemory), d.MaxThreadsPerBlock,
-			humanBytes(int64(d.SharedPerBlock)), humanBytes(int64(d.SharedOptin)), humanBytes(int64(d.L2)), bw)
+			d.Multiprocessors, units.Bytes(d.FreeMemory), units.Bytes(d.TotalMemory), d.MaxThreadsPerBlock,
+			units.Bytes(int64(d.SharedPerBlock)), units.Bytes(int64(d.SharedOptin)), units.Bytes(int64(d.L2)), bw)
 	}
 	tw.Flush()
 }
