@@ -51,7 +51,7 @@ func TestLibVersion(t *testing.T) {
 	if !found {
 		t.Errorf("NVRTC %d.%d does not list sm_90: %v", major, minor, archs)
 	}
-	p, _ := Path()
+	p, _ := LibraryPath()
 	t.Logf("NVRTC %d.%d from %s, archs %v", major, minor, p, archs)
 }
 

@@ -72,7 +72,7 @@ func listDevices() devicesReport {
 		return rep
 	}
 	rep.Driver, _ = cuda.DriverVersion()
-	rep.Library = cuda.LibraryPath()
+	rep.Library, _ = cuda.LibraryPath() // Init succeeded: it has a path
 	devs, err := cuda.Devices()
 	if err != nil {
 		rep.Reason = oneLine(err)

@@ -2,8 +2,6 @@
 
 package cuda
 
-import "github.com/ebitengine/purego"
-
 // libraryPaths are the places libcuda.so.1 is looked for, in order: the
 // dynamic loader's own search (ld.so.cache, LD_LIBRARY_PATH), then the
 // directories distributions, containers (the NVIDIA container toolkit
@@ -25,21 +23,3 @@ var libraryPaths = []string{
 	"/usr/local/cuda/lib64/libcuda.so.1",
 	"libcuda.so",
 }
-
-func dlopen(path string) (uintptr, error) {
-	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-	if err != nil {
-		return 0, err
-	}
-	return h, nil
-}
-
-func dlsym(h uintptr, name string) uintptr {
-	p, err := purego.Dlsym(h, name)
-	if err != nil {
-		return 0
-	}
-	return p
-}
-
-func dlclose(h uintptr) { _ = purego.Dlclose(h) }
