@@ -334,4 +334,3 @@ func nz(v float64) string {
 	}
 	return units.Sig(v)
 }
-

@@ -6,12 +6,12 @@ package cublas
 import (
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/internal/dynlib"
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 type gpu struct {
@@ -31,8 +31,7 @@ func openGPU() (*gpu, string) {
 	dl, err := dynlib.Open(dynlib.Spec{What: "libcuda (CUDA driver)", Env: "GOCU_CUDA_LIB",
 		Sonames: []string{"libcuda.so.1"}, Dirs: []string{"/usr/local/nvidia/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64"}})
 	if err != nil {
-		first, _, _ := strings.Cut(err.Error(), "\n")
-		return nil, first
+		return nil, units.OneLine(err)
 	}
 	g := &gpu{}
 	var cuInit, deviceGet, retain uintptr
@@ -65,8 +64,7 @@ func openGPU() (*gpu, string) {
 func needGPU(t testing.TB) *gpu {
 	t.Helper()
 	if err := Load(); err != nil {
-		first, _, _ := strings.Cut(err.Error(), "\n")
-		t.Skipf("no cuBLAS: %s", first)
+		t.Skipf("no cuBLAS: %s", units.OneLine(err))
 	}
 	gpuOnce.Do(func() { theGPU, gpuErr = openGPU() })
 	if theGPU == nil {

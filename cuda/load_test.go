@@ -58,6 +58,9 @@ func TestSearchHonoursEnv(t *testing.T) {
 	if msg := err.Error(); !strings.Contains(msg, "GOCU_CUDA_LIB="+env) || !strings.Contains(msg, "unset GOCU_CUDA_LIB") {
 		t.Errorf("message: %s", msg)
 	}
+	if got, want := le.Summary(), "no NVIDIA driver (libcuda.so.1 not found in 1 places searched, GOCU_CUDA_LIB="+env+")"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
 }
 
 func TestSearchPaths(t *testing.T) {

@@ -15,13 +15,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 func needNVRTC(tb testing.TB) {
 	tb.Helper()
 	if err := Load(); err != nil {
-		first, _, _ := strings.Cut(err.Error(), "\n")
-		tb.Skipf("no NVRTC library (%s); set GOCU_NVRTC_LIB to run", first)
+		tb.Skipf("no NVRTC library (%s); set GOCU_NVRTC_LIB to run", units.OneLine(err))
 	}
 }
 

@@ -121,7 +121,7 @@ func runCompile(cmd *cobra.Command, path string, f *compileFlags) error {
 	default:
 		reason := "no CUDA driver"
 		if err := cuda.Init(); err != nil {
-			reason = oneLine(err)
+			reason = units.OneLine(err)
 		}
 		return fmt.Errorf("no GPU to compile for (%s): name the target with --arch, e.g. --arch sm_90 for an H100", reason)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -68,14 +67,14 @@ func listDevices() devicesReport {
 	var rep devicesReport
 	rep.Devices = []deviceInfo{}
 	if err := cuda.Init(); err != nil {
-		rep.Reason = oneLine(err)
+		rep.Reason = units.OneLine(err)
 		return rep
 	}
 	rep.Driver, _ = cuda.DriverVersion()
 	rep.Library, _ = cuda.LibraryPath() // Init succeeded: it has a path
 	devs, err := cuda.Devices()
 	if err != nil {
-		rep.Reason = oneLine(err)
+		rep.Reason = units.OneLine(err)
 		return rep
 	}
 	if len(devs) == 0 {
@@ -94,27 +93,6 @@ func listDevices() devicesReport {
 		})
 	}
 	return rep
-}
-
-// oneLine returns a one-line reason: for a missing driver, how many places
-// were searched (GOCU_LOG=debug or the error itself lists them); otherwise
-// the error's first line.
-func oneLine(err error) string {
-	var le *cuda.LoadError
-	if errors.As(err, &le) {
-		s := fmt.Sprintf("no NVIDIA driver (libcuda.so.1 not found in %d places searched", len(le.Attempts))
-		if le.Env != "" {
-			s += ", GOCU_CUDA_LIB=" + le.Env
-		}
-		return s + ")"
-	}
-	s := err.Error()
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }
 
 func printDevices(w io.Writer, rep devicesReport) {

@@ -81,6 +81,12 @@ func (e *NotFoundError) Error() string {
 	return b.String()
 }
 
+// Summary says in one line what Error lists: "libnvrtc (NVRTC) not found
+// (12 places searched)".
+func (e *NotFoundError) Summary() string {
+	return fmt.Sprintf("%s not found (%d places searched)", e.What, len(e.Tried))
+}
+
 // Unwrap returns the sentinel given in Spec.NotFound.
 func (e *NotFoundError) Unwrap() error { return e.err }
 

@@ -2,6 +2,7 @@ package dynlib
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,6 +75,9 @@ func TestNotFoundListsEverything(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error text lacks %q:\n%s", want, msg)
 		}
+	}
+	if got, want := nf.Summary(), fmt.Sprintf("libgocunothere not found (%d places searched)", len(nf.Tried)); got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
 	}
 	// 2 loader names + 2 files in dir + 2 patterns + wheel patterns (one per python prefix, at least 2)
 	if len(nf.Tried) < 8 {

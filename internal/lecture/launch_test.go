@@ -10,6 +10,7 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/internal/lecture"
+	"github.com/gocu-dev/gocu/internal/units"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/nvrtc"
 	"github.com/gocu-dev/gocu/sim"
@@ -36,7 +37,7 @@ func needGPU(t testing.TB) *gocu.Device {
 	t.Helper()
 	d, err := gpuDev()
 	if err != nil {
-		t.Skip("no GPU: " + strings.SplitN(err.Error(), ";", 2)[0])
+		t.Skip("no GPU: " + units.OneLine(err))
 	}
 	return d
 }

@@ -1,16 +1,19 @@
-// Package units formats the quantities gocu prints: durations, byte sizes
-// and rates, each in one way wherever it appears (gocu bench, the profiler,
-// gocu demo and gray, gocu devices and cache, the allocator's messages).
-// A number has three significant digits and is followed by a space and its
-// unit: "1.50 us", "256 MiB", "51.3 TFLOP/s".
+// Package units formats what gocu prints for people, each in one way
+// wherever it appears (gocu bench, the profiler, gocu demo and gray, gocu
+// devices and cache, the allocator's messages): durations, byte sizes and
+// rates, with three significant digits, a space and the unit ("1.50 us",
+// "256 MiB", "51.3 TFLOP/s"); and errors cut to one line for a table cell
+// or a parenthesis (OneLine).
 //
 // It imports only the standard library, so that every package of gocu,
 // the driver bindings included, may use it.
 package units
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -77,4 +80,20 @@ func FLOPRate(perSecond float64) string {
 		return Sig(perSecond/1e12) + " TFLOP/s"
 	}
 	return Sig(perSecond/1e9) + " GFLOP/s"
+}
+
+// OneLine returns err in one line: the Summary of the first error in its
+// chain that has one (a missing library says how many places were
+// searched rather than listing them: *cuda.LoadError,
+// *dynlib.NotFoundError), else the first line of its message. nil gives "".
+func OneLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	var s interface{ Summary() string }
+	if errors.As(err, &s) {
+		return s.Summary()
+	}
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
 }

@@ -1,6 +1,8 @@
 package units
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -17,6 +19,28 @@ func TestFormat(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+type summarised struct{}
+
+func (summarised) Error() string   { return "not found; tried:\n\ta\n\tb" }
+func (summarised) Summary() string { return "not found (2 places searched)" }
+
+func TestOneLine(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{errors.New("one line"), "one line"},
+		{errors.New("first\nsecond\nthird"), "first"},
+		{summarised{}, "not found (2 places searched)"},
+		{fmt.Errorf("wrapped: %w", summarised{}), "not found (2 places searched)"},
+	} {
+		if got := OneLine(c.err); got != c.want {
+			t.Errorf("OneLine(%v) = %q, want %q", c.err, got, c.want)
 		}
 	}
 }

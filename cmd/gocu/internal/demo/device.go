@@ -9,6 +9,7 @@ import (
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 // OpenDevice opens the device a command names: "" or "auto" for
@@ -51,17 +52,7 @@ func Describe(dev *gocu.Device) string {
 	}
 	s := fmt.Sprintf("sim, the CPU simulator on %d cores", runtime.GOMAXPROCS(0))
 	if err := cuda.Init(); err != nil {
-		s += " (no CUDA GPU: " + whyNoGPU(err) + ")"
+		s += " (no CUDA GPU: " + units.OneLine(err) + ")"
 	}
-	return s
-}
-
-// whyNoGPU shortens cuda.Init's error to one line.
-func whyNoGPU(err error) string {
-	var le *cuda.LoadError
-	if errors.As(err, &le) {
-		return fmt.Sprintf("no NVIDIA driver, libcuda.so.1 not found in %d places", len(le.Attempts))
-	}
-	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
 }

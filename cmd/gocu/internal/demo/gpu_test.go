@@ -11,6 +11,7 @@ import (
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/internal/sample"
+	"github.com/gocu-dev/gocu/internal/units"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/sim"
 )
@@ -20,7 +21,7 @@ import (
 func gpuDevice(t *testing.T) *gocu.Device {
 	t.Helper()
 	if err := cuda.Init(); err != nil {
-		t.Skipf("no GPU: %s", whyNoGPU(err))
+		t.Skipf("no GPU: %s", units.OneLine(err))
 	}
 	dev, err := gocu.Open("cuda")
 	if err != nil {
