@@ -397,34 +397,34 @@ var (
 
 // gocuChecked_TiledMatMulNoSync is the checked copy of main.TiledMatMulNoSync (nosync.go:18).
 func gocuChecked_TiledMatMulNoSync(t *kernel.Thread, a []float32, b []float32, c []float32, m int32, n int32, k int32) {
-	as := kernel.Shared[[16][16]float32](t)
-	bs := kernel.Shared[[16][16]float32](t)
-	tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
-	row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
-	var sum float32
-	for p := int32(0); p < k; p += Tile {
-		if row < m && p+tx < k {
-			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite0, kernel.Read)
-				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite1)][:], int(tx), &gocuSite1, kernel.Write) = gocuV1
+	/*line nosync.go:19*/ as := kernel.Shared[[16][16]float32](t)
+	/*line nosync.go:20*/ bs := kernel.Shared[[16][16]float32](t)
+	/*line nosync.go:21*/ tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
+	/*line nosync.go:22*/ row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
+	/*line nosync.go:23*/ var sum float32
+	/*line nosync.go:24*/ for p := int32(0); p < k; p += Tile {
+		/*line nosync.go:25*/ if row < m && p+tx < k {
+			/*line nosync.go:26*/ {
+				/*line nosync.go:26*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite0, kernel.Read)
+				/*line nosync.go:26*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite1)][:], int(tx), &gocuSite1, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite2)][:], int(tx), &gocuSite2, kernel.Write) = 0
+			/*line nosync.go:28*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite2)][:], int(tx), &gocuSite2, kernel.Write) = 0
 		}
-		if col < n && p+ty < k {
-			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite3, kernel.Read)
-				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite4)][:], int(tx), &gocuSite4, kernel.Write) = gocuV2
+		/*line nosync.go:30*/ if col < n && p+ty < k {
+			/*line nosync.go:31*/ {
+				/*line nosync.go:31*/ var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite3, kernel.Read)
+				/*line nosync.go:31*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite4)][:], int(tx), &gocuSite4, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite5)][:], int(tx), &gocuSite5, kernel.Write) = 0
+			/*line nosync.go:33*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite5)][:], int(tx), &gocuSite5, kernel.Write) = 0
 		}
-		t.SyncThreads()
-		for i := range Tile {
-			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite6)][:], int(i), &gocuSite6, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite7)][:], int(tx), &gocuSite7, kernel.Read)
+		/*line nosync.go:35*/ t.SyncThreads()
+		/*line nosync.go:36*/ for i := range Tile {
+			/*line nosync.go:37*/ sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite6)][:], int(i), &gocuSite6, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite7)][:], int(tx), &gocuSite7, kernel.Read)
 		}
 	}
-	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite8, kernel.Write) = sum
+	/*line nosync.go:41*/ if row < m && col < n {
+		/*line nosync.go:42*/ *kernel.At(t, c, int(row*n+col), &gocuSite8, kernel.Write) = sum
 	}
 }

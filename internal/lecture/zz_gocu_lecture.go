@@ -1267,344 +1267,344 @@ var (
 
 // gocuChecked_luma is the checked copy of lecture.luma (grayfast.go:59).
 func gocuChecked_luma(gocuT *kernel.Thread, r uint8, g uint8, b uint8) uint8 {
-	return uint8(0.2989*float32(r) + 0.5870*float32(g) + 0.1140*float32(b))
+	/*line grayfast.go:60*/ return uint8(0.2989*float32(r) + 0.5870*float32(g) + 0.1140*float32(b))
 }
 
 // gocuChecked_gray4 is the checked copy of lecture.gray4 (grayfast.go:48).
 func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint32 {
-	var out uint32
-	for k := range 4 {
-		s := uint32(8 * k)
-		out |= uint32(gocuChecked_luma(gocuT, uint8(r>>s), uint8(g>>s), uint8(b>>s))) << s
+	/*line grayfast.go:49*/ var out uint32
+	/*line grayfast.go:51*/ for k := range 4 {
+		/*line grayfast.go:52*/ s := uint32(8 * k)
+		/*line grayfast.go:53*/ out |= uint32(gocuChecked_luma(gocuT, uint8(r>>s), uint8(g>>s), uint8(b>>s))) << s
 	}
-	return out
+	/*line grayfast.go:55*/ return out
 }
 
 // gocuChecked_warpSum is the checked copy of lecture.warpSum (reduce.go:38).
 func gocuChecked_warpSum(t *kernel.Thread, v float32) float32 {
-	for offset := int32(16); offset > 0; offset /= 2 {
-		v += kernel.ShflDown(t, kernel.FullMask, v, offset)
+	/*line reduce.go:39*/ for offset := int32(16); offset > 0; offset /= 2 {
+		/*line reduce.go:40*/ v += kernel.ShflDown(t, kernel.FullMask, v, offset)
 	}
-	return v
+	/*line reduce.go:42*/ return v
 }
 
 // gocuChecked_Gray is the checked copy of lecture.Gray (gray.go:10).
 func gocuChecked_Gray(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) {
-	i := t.Index()
-	if i < n {
-		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite0, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite1, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite2, kernel.Read))
-		{
-			var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
-			*kernel.At(t, gray, int(i), &gocuSite3, kernel.Write) = gocuV1
+	/*line gray.go:11*/ i := t.Index()
+	/*line gray.go:12*/ if i < n {
+		/*line gray.go:13*/ r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite0, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite1, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite2, kernel.Read))
+		/*line gray.go:14*/ {
+			/*line gray.go:14*/ var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
+			/*line gray.go:14*/ *kernel.At(t, gray, int(i), &gocuSite3, kernel.Write) = gocuV1
 		}
 	}
 }
 
 // gocuChecked_Gray2D is the checked copy of lecture.Gray2D (gray.go:22).
 func gocuChecked_Gray2D(t *kernel.Thread, rgb []uint8, gray []uint8, width int32, height int32) {
-	x, y := t.Index2D()
-	if x < width && y < height {
-		n := width * height
-		i := y*width + x
-		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite4, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite5, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite6, kernel.Read))
-		{
-			var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
-			*kernel.At(t, gray, int(i), &gocuSite7, kernel.Write) = gocuV1
+	/*line gray.go:23*/ x, y := t.Index2D()
+	/*line gray.go:24*/ if x < width && y < height {
+		/*line gray.go:25*/ n := width * height
+		/*line gray.go:26*/ i := y*width + x
+		/*line gray.go:27*/ r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite4, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite5, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite6, kernel.Read))
+		/*line gray.go:28*/ {
+			/*line gray.go:28*/ var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
+			/*line gray.go:28*/ *kernel.At(t, gray, int(i), &gocuSite7, kernel.Write) = gocuV1
 		}
 	}
 }
 
 // gocuChecked_GrayVec4 is the checked copy of lecture.GrayVec4 (grayfast.go:12).
 func gocuChecked_GrayVec4(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) {
-	src := kernel.Reinterpret[uint32](rgb)
-	dst := kernel.Reinterpret[uint32](gray)
-	q := n / 4
-	for i := t.Index(); i < q; i += t.Stride() {
-		{
-			var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite10, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite11, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite12, kernel.Read))
-			*kernel.At(t, dst, int(i), &gocuSite13, kernel.Write) = gocuV1
+	/*line grayfast.go:13*/ src := kernel.Reinterpret[uint32](rgb)
+	/*line grayfast.go:14*/ dst := kernel.Reinterpret[uint32](gray)
+	/*line grayfast.go:15*/ q := n / 4
+	/*line grayfast.go:16*/ for i := t.Index(); i < q; i += t.Stride() {
+		/*line grayfast.go:17*/ {
+			/*line grayfast.go:17*/ var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite10, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite11, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite12, kernel.Read))
+			/*line grayfast.go:17*/ *kernel.At(t, dst, int(i), &gocuSite13, kernel.Write) = gocuV1
 		}
 	}
 }
 
 // gocuChecked_GrayFast is the checked copy of lecture.GrayFast (grayfast.go:30).
 func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) {
-	src := kernel.Reinterpret[kernel.Uint4](rgb)
-	dst := kernel.Reinterpret[kernel.Uint4](gray)
-	q := n / 16
-	for i := t.Index(); i < q; i += t.Stride() {
-		r, g, b := *kernel.At(t, src, int(i), &gocuSite16, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite17, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite18, kernel.Read)
-		{
-			var gocuV1 kernel.Uint4 = kernel.Uint4{X: gocuChecked_gray4(t, r.X, g.X, b.X), Y: gocuChecked_gray4(t, r.Y, g.Y, b.Y), Z: gocuChecked_gray4(t, r.Z, g.Z, b.Z), W: gocuChecked_gray4(t, r.W, g.W, b.W)}
-			*kernel.At(t, dst, int(i), &gocuSite19, kernel.Write) = gocuV1
+	/*line grayfast.go:31*/ src := kernel.Reinterpret[kernel.Uint4](rgb)
+	/*line grayfast.go:32*/ dst := kernel.Reinterpret[kernel.Uint4](gray)
+	/*line grayfast.go:33*/ q := n / 16
+	/*line grayfast.go:34*/ for i := t.Index(); i < q; i += t.Stride() {
+		/*line grayfast.go:35*/ r, g, b := *kernel.At(t, src, int(i), &gocuSite16, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite17, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite18, kernel.Read)
+		/*line grayfast.go:36*/ {
+			/*line grayfast.go:36*/ var gocuV1 kernel.Uint4 = kernel.Uint4{X: gocuChecked_gray4(t, r.X, g.X, b.X), Y: gocuChecked_gray4(t, r.Y, g.Y, b.Y), Z: gocuChecked_gray4(t, r.Z, g.Z, b.Z), W: gocuChecked_gray4(t, r.W, g.W, b.W)}
+			/*line grayfast.go:36*/ *kernel.At(t, dst, int(i), &gocuSite19, kernel.Write) = gocuV1
 		}
 	}
 }
 
 // gocuChecked_Histogram is the checked copy of lecture.Histogram (histogram.go:15).
 func gocuChecked_Histogram(t *kernel.Thread, data []uint8, hist []uint32, n int32) {
-	h := kernel.Shared[[256]uint32](t)
-	for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
-		*kernel.At(t, h[:], int(b), &gocuSite20, kernel.Write) = 0
+	/*line histogram.go:16*/ h := kernel.Shared[[256]uint32](t)
+	/*line histogram.go:17*/ for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
+		/*line histogram.go:18*/ *kernel.At(t, h[:], int(b), &gocuSite20, kernel.Write) = 0
 	}
-	t.SyncThreads()
-	for i := t.Index(); i < n; i += t.Stride() {
-		kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite22, kernel.Read)), &gocuSite21, kernel.Atomic), 1)
+	/*line histogram.go:20*/ t.SyncThreads()
+	/*line histogram.go:21*/ for i := t.Index(); i < n; i += t.Stride() {
+		/*line histogram.go:22*/ kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite22, kernel.Read)), &gocuSite21, kernel.Atomic), 1)
 	}
-	t.SyncThreads()
-	for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
-		if *kernel.At(t, h[:], int(b), &gocuSite23, kernel.Read) != 0 {
-			kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite24, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite25, kernel.Read))
+	/*line histogram.go:24*/ t.SyncThreads()
+	/*line histogram.go:25*/ for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
+		/*line histogram.go:26*/ if *kernel.At(t, h[:], int(b), &gocuSite23, kernel.Read) != 0 {
+			/*line histogram.go:27*/ kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite24, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite25, kernel.Read))
 		}
 	}
 }
 
 // gocuChecked_MatMul is the checked copy of lecture.MatMul (matmul.go:13).
 func gocuChecked_MatMul(t *kernel.Thread, a []float32, b []float32, c []float32, m int32, n int32, k int32) {
-	col, row := t.Index2D()
-	if row < m && col < n {
-		var sum float32
-		for i := range k {
-			sum += *kernel.At(t, a, int(row*k+i), &gocuSite26, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite27, kernel.Read)
+	/*line matmul.go:14*/ col, row := t.Index2D()
+	/*line matmul.go:15*/ if row < m && col < n {
+		/*line matmul.go:16*/ var sum float32
+		/*line matmul.go:17*/ for i := range k {
+			/*line matmul.go:18*/ sum += *kernel.At(t, a, int(row*k+i), &gocuSite26, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite27, kernel.Read)
 		}
-		*kernel.At(t, c, int(row*n+col), &gocuSite28, kernel.Write) = sum
+		/*line matmul.go:20*/ *kernel.At(t, c, int(row*n+col), &gocuSite28, kernel.Write) = sum
 	}
 }
 
 // gocuChecked_TiledMatMul is the checked copy of lecture.TiledMatMul (matmul.go:34).
 func gocuChecked_TiledMatMul(t *kernel.Thread, a []float32, b []float32, c []float32, m int32, n int32, k int32) {
-	as := kernel.Shared[[16][16]float32](t)
-	bs := kernel.Shared[[16][16]float32](t)
-	tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
-	row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
-	var sum float32
-	for p := int32(0); p < k; p += Tile {
-		if row < m && p+tx < k {
-			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite29, kernel.Read)
-				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite30)][:], int(tx), &gocuSite30, kernel.Write) = gocuV1
+	/*line matmul.go:35*/ as := kernel.Shared[[16][16]float32](t)
+	/*line matmul.go:36*/ bs := kernel.Shared[[16][16]float32](t)
+	/*line matmul.go:37*/ tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
+	/*line matmul.go:38*/ row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
+	/*line matmul.go:39*/ var sum float32
+	/*line matmul.go:40*/ for p := int32(0); p < k; p += Tile {
+		/*line matmul.go:41*/ if row < m && p+tx < k {
+			/*line matmul.go:42*/ {
+				/*line matmul.go:42*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite29, kernel.Read)
+				/*line matmul.go:42*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite30)][:], int(tx), &gocuSite30, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite31)][:], int(tx), &gocuSite31, kernel.Write) = 0
+			/*line matmul.go:44*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite31)][:], int(tx), &gocuSite31, kernel.Write) = 0
 		}
-		if col < n && p+ty < k {
-			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite32, kernel.Read)
-				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite33)][:], int(tx), &gocuSite33, kernel.Write) = gocuV2
+		/*line matmul.go:46*/ if col < n && p+ty < k {
+			/*line matmul.go:47*/ {
+				/*line matmul.go:47*/ var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite32, kernel.Read)
+				/*line matmul.go:47*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite33)][:], int(tx), &gocuSite33, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite34)][:], int(tx), &gocuSite34, kernel.Write) = 0
+			/*line matmul.go:49*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite34)][:], int(tx), &gocuSite34, kernel.Write) = 0
 		}
-		t.SyncThreads()
-		for i := range Tile {
-			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite35)][:], int(i), &gocuSite35, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite36)][:], int(tx), &gocuSite36, kernel.Read)
+		/*line matmul.go:51*/ t.SyncThreads()
+		/*line matmul.go:52*/ for i := range Tile {
+			/*line matmul.go:53*/ sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite35)][:], int(i), &gocuSite35, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite36)][:], int(tx), &gocuSite36, kernel.Read)
 		}
-		t.SyncThreads()
+		/*line matmul.go:55*/ t.SyncThreads()
 	}
-	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite37, kernel.Write) = sum
+	/*line matmul.go:57*/ if row < m && col < n {
+		/*line matmul.go:58*/ *kernel.At(t, c, int(row*n+col), &gocuSite37, kernel.Write) = sum
 	}
 }
 
 // gocuChecked_TiledMatMulDynamic is the checked copy of lecture.TiledMatMulDynamic (matmul.go:67).
 func gocuChecked_TiledMatMulDynamic(t *kernel.Thread, a []float32, b []float32, c []float32, m int32, n int32, k int32) {
-	sm := kernel.DynamicShared[float32](t)
-	w := t.BlockDim.X
-	tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
-	row, col := t.BlockIdx.Y*w+ty, t.BlockIdx.X*w+tx
-	as, bs := ty*w+tx, w*w+ty*w+tx
-	var sum float32
-	for p := int32(0); p < k; p += w {
-		if row < m && p+tx < k {
-			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite38, kernel.Read)
-				*kernel.At(t, sm, int(as), &gocuSite39, kernel.Write) = gocuV1
+	/*line matmul.go:68*/ sm := kernel.DynamicShared[float32](t)
+	/*line matmul.go:69*/ w := t.BlockDim.X
+	/*line matmul.go:70*/ tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
+	/*line matmul.go:71*/ row, col := t.BlockIdx.Y*w+ty, t.BlockIdx.X*w+tx
+	/*line matmul.go:72*/ as, bs := ty*w+tx, w*w+ty*w+tx
+	/*line matmul.go:73*/ var sum float32
+	/*line matmul.go:74*/ for p := int32(0); p < k; p += w {
+		/*line matmul.go:75*/ if row < m && p+tx < k {
+			/*line matmul.go:76*/ {
+				/*line matmul.go:76*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite38, kernel.Read)
+				/*line matmul.go:76*/ *kernel.At(t, sm, int(as), &gocuSite39, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, sm, int(as), &gocuSite40, kernel.Write) = 0
+			/*line matmul.go:78*/ *kernel.At(t, sm, int(as), &gocuSite40, kernel.Write) = 0
 		}
-		if col < n && p+ty < k {
-			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite41, kernel.Read)
-				*kernel.At(t, sm, int(bs), &gocuSite42, kernel.Write) = gocuV2
+		/*line matmul.go:80*/ if col < n && p+ty < k {
+			/*line matmul.go:81*/ {
+				/*line matmul.go:81*/ var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite41, kernel.Read)
+				/*line matmul.go:81*/ *kernel.At(t, sm, int(bs), &gocuSite42, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, sm, int(bs), &gocuSite43, kernel.Write) = 0
+			/*line matmul.go:83*/ *kernel.At(t, sm, int(bs), &gocuSite43, kernel.Write) = 0
 		}
-		t.SyncThreads()
-		for i := range w {
-			sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite44, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite45, kernel.Read)
+		/*line matmul.go:85*/ t.SyncThreads()
+		/*line matmul.go:86*/ for i := range w {
+			/*line matmul.go:87*/ sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite44, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite45, kernel.Read)
 		}
-		t.SyncThreads()
+		/*line matmul.go:89*/ t.SyncThreads()
 	}
-	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite46, kernel.Write) = sum
+	/*line matmul.go:91*/ if row < m && col < n {
+		/*line matmul.go:92*/ *kernel.At(t, c, int(row*n+col), &gocuSite46, kernel.Write) = sum
 	}
 }
 
 // gocuChecked_Sum is the checked copy of lecture.Sum (reduce.go:12).
 func gocuChecked_Sum(t *kernel.Thread, x []float32, partial []float32, n int32) {
-	warpSums := kernel.Shared[[32]float32](t)
-	var v float32
-	for i := t.Index(); i < n; i += t.Stride() {
-		v += *kernel.At(t, x, int(i), &gocuSite47, kernel.Read)
+	/*line reduce.go:13*/ warpSums := kernel.Shared[[32]float32](t)
+	/*line reduce.go:14*/ var v float32
+	/*line reduce.go:15*/ for i := t.Index(); i < n; i += t.Stride() {
+		/*line reduce.go:16*/ v += *kernel.At(t, x, int(i), &gocuSite47, kernel.Read)
 	}
-	v = gocuChecked_warpSum(t, v)
-	lane, warp := t.LaneID(), t.WarpID()
-	if lane == 0 {
-		*kernel.At(t, warpSums[:], int(warp), &gocuSite48, kernel.Write) = v
+	/*line reduce.go:18*/ v = gocuChecked_warpSum(t, v)
+	/*line reduce.go:19*/ lane, warp := t.LaneID(), t.WarpID()
+	/*line reduce.go:20*/ if lane == 0 {
+		/*line reduce.go:21*/ *kernel.At(t, warpSums[:], int(warp), &gocuSite48, kernel.Write) = v
 	}
-	t.SyncThreads()
-	if warp == 0 {
-		v = 0
-		if lane < t.BlockDim.X/kernel.WarpSize {
-			v = *kernel.At(t, warpSums[:], int(lane), &gocuSite49, kernel.Read)
+	/*line reduce.go:23*/ t.SyncThreads()
+	/*line reduce.go:24*/ if warp == 0 {
+		/*line reduce.go:25*/ v = 0
+		/*line reduce.go:26*/ if lane < t.BlockDim.X/kernel.WarpSize {
+			/*line reduce.go:27*/ v = *kernel.At(t, warpSums[:], int(lane), &gocuSite49, kernel.Read)
 		}
-		v = gocuChecked_warpSum(t, v)
-		if lane == 0 {
-			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite50, kernel.Write) = v
+		/*line reduce.go:29*/ v = gocuChecked_warpSum(t, v)
+		/*line reduce.go:30*/ if lane == 0 {
+			/*line reduce.go:31*/ *kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite50, kernel.Write) = v
 		}
 	}
 }
 
 // gocuChecked_ScanBlocks is the checked copy of lecture.ScanBlocks (scan.go:17).
 func gocuChecked_ScanBlocks(t *kernel.Thread, x []int32, y []int32, sums []int32, n int32) {
-	s := kernel.Shared[[512]int32](t)
-	tid := t.ThreadIdx.X
-	i0 := t.BlockIdx.X*2*ScanThreads + tid
-	i1 := i0 + ScanThreads
-	var v0, v1 int32
-	if i0 < n {
-		v0 = *kernel.At(t, x, int(i0), &gocuSite51, kernel.Read)
+	/*line scan.go:18*/ s := kernel.Shared[[512]int32](t)
+	/*line scan.go:19*/ tid := t.ThreadIdx.X
+	/*line scan.go:20*/ i0 := t.BlockIdx.X*2*ScanThreads + tid
+	/*line scan.go:21*/ i1 := i0 + ScanThreads
+	/*line scan.go:22*/ var v0, v1 int32
+	/*line scan.go:23*/ if i0 < n {
+		/*line scan.go:24*/ v0 = *kernel.At(t, x, int(i0), &gocuSite51, kernel.Read)
 	}
-	if i1 < n {
-		v1 = *kernel.At(t, x, int(i1), &gocuSite52, kernel.Read)
+	/*line scan.go:26*/ if i1 < n {
+		/*line scan.go:27*/ v1 = *kernel.At(t, x, int(i1), &gocuSite52, kernel.Read)
 	}
-	*kernel.At(t, s[:], int(tid), &gocuSite53, kernel.Write) = v0
-	*kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite54, kernel.Write) = v1
-	offset := int32(1)
-	for d := int32(ScanThreads); d > 0; d /= 2 {
-		t.SyncThreads()
-		if tid < d {
-			a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
-			{
-				var gocuV1 int32 = *kernel.At(t, s[:], int(a), &gocuSite55, kernel.Read)
-				*kernel.At(t, s[:], int(b), &gocuSite56, kernel.ReadWrite) += gocuV1
+	/*line scan.go:29*/ *kernel.At(t, s[:], int(tid), &gocuSite53, kernel.Write) = v0
+	/*line scan.go:30*/ *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite54, kernel.Write) = v1
+	/*line scan.go:32*/ offset := int32(1)
+	/*line scan.go:33*/ for d := int32(ScanThreads); d > 0; d /= 2 {
+		/*line scan.go:34*/ t.SyncThreads()
+		/*line scan.go:35*/ if tid < d {
+			/*line scan.go:36*/ a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
+			/*line scan.go:37*/ {
+				/*line scan.go:37*/ var gocuV1 int32 = *kernel.At(t, s[:], int(a), &gocuSite55, kernel.Read)
+				/*line scan.go:37*/ *kernel.At(t, s[:], int(b), &gocuSite56, kernel.ReadWrite) += gocuV1
 			}
 		}
-		offset *= 2
+		/*line scan.go:39*/ offset *= 2
 	}
-	if tid == 0 {
-		{
-			var gocuV2 int32 = *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite57, kernel.Read)
-			*kernel.At(t, sums, int(t.BlockIdx.X), &gocuSite58, kernel.Write) = gocuV2
+	/*line scan.go:41*/ if tid == 0 {
+		/*line scan.go:42*/ {
+			/*line scan.go:42*/ var gocuV2 int32 = *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite57, kernel.Read)
+			/*line scan.go:42*/ *kernel.At(t, sums, int(t.BlockIdx.X), &gocuSite58, kernel.Write) = gocuV2
 		}
-		*kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite59, kernel.Write) = 0
+		/*line scan.go:43*/ *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite59, kernel.Write) = 0
 	}
-	for d := int32(1); d < 2*ScanThreads; d *= 2 {
-		offset /= 2
-		t.SyncThreads()
-		if tid < d {
-			a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
-			v := *kernel.At(t, s[:], int(a), &gocuSite60, kernel.Read)
-			{
-				var gocuV3 int32 = *kernel.At(t, s[:], int(b), &gocuSite61, kernel.Read)
-				*kernel.At(t, s[:], int(a), &gocuSite62, kernel.Write) = gocuV3
+	/*line scan.go:45*/ for d := int32(1); d < 2*ScanThreads; d *= 2 {
+		/*line scan.go:46*/ offset /= 2
+		/*line scan.go:47*/ t.SyncThreads()
+		/*line scan.go:48*/ if tid < d {
+			/*line scan.go:49*/ a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
+			/*line scan.go:50*/ v := *kernel.At(t, s[:], int(a), &gocuSite60, kernel.Read)
+			/*line scan.go:51*/ {
+				/*line scan.go:51*/ var gocuV3 int32 = *kernel.At(t, s[:], int(b), &gocuSite61, kernel.Read)
+				/*line scan.go:51*/ *kernel.At(t, s[:], int(a), &gocuSite62, kernel.Write) = gocuV3
 			}
-			*kernel.At(t, s[:], int(b), &gocuSite63, kernel.ReadWrite) += v
+			/*line scan.go:52*/ *kernel.At(t, s[:], int(b), &gocuSite63, kernel.ReadWrite) += v
 		}
 	}
-	t.SyncThreads()
-	if i0 < n {
-		{
-			var gocuV4 int32 = *kernel.At(t, s[:], int(tid), &gocuSite64, kernel.Read)
-			*kernel.At(t, y, int(i0), &gocuSite65, kernel.Write) = gocuV4
+	/*line scan.go:55*/ t.SyncThreads()
+	/*line scan.go:56*/ if i0 < n {
+		/*line scan.go:57*/ {
+			/*line scan.go:57*/ var gocuV4 int32 = *kernel.At(t, s[:], int(tid), &gocuSite64, kernel.Read)
+			/*line scan.go:57*/ *kernel.At(t, y, int(i0), &gocuSite65, kernel.Write) = gocuV4
 		}
 	}
-	if i1 < n {
-		{
-			var gocuV5 int32 = *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite66, kernel.Read)
-			*kernel.At(t, y, int(i1), &gocuSite67, kernel.Write) = gocuV5
+	/*line scan.go:59*/ if i1 < n {
+		/*line scan.go:60*/ {
+			/*line scan.go:60*/ var gocuV5 int32 = *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite66, kernel.Read)
+			/*line scan.go:60*/ *kernel.At(t, y, int(i1), &gocuSite67, kernel.Write) = gocuV5
 		}
 	}
 }
 
 // gocuChecked_ScanAdd is the checked copy of lecture.ScanAdd (scan.go:69).
 func gocuChecked_ScanAdd(t *kernel.Thread, y []int32, offsets []int32, n int32) {
-	i := t.Index()
-	if i < n {
-		{
-			var gocuV1 int32 = *kernel.At(t, offsets, int(i/(2*ScanThreads)), &gocuSite68, kernel.Read)
-			*kernel.At(t, y, int(i), &gocuSite69, kernel.ReadWrite) += gocuV1
+	/*line scan.go:70*/ i := t.Index()
+	/*line scan.go:71*/ if i < n {
+		/*line scan.go:72*/ {
+			/*line scan.go:72*/ var gocuV1 int32 = *kernel.At(t, offsets, int(i/(2*ScanThreads)), &gocuSite68, kernel.Read)
+			/*line scan.go:72*/ *kernel.At(t, y, int(i), &gocuSite69, kernel.ReadWrite) += gocuV1
 		}
 	}
 }
 
 // gocuChecked_SGEMM is the checked copy of lecture.SGEMM (sgemm.go:39).
 func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, m int32, n int32, k int32, alpha float32, beta float32) {
-	as := kernel.Shared[[2][8][33]kernel.Float4](t)
-	bs := kernel.Shared[[2][8][32]kernel.Float4](t)
-	a4 := kernel.Reinterpret[kernel.Float4](a)
-	b4 := kernel.Reinterpret[kernel.Float4](b)
-	c4 := kernel.Reinterpret[kernel.Float4](c)
-	tid := t.ThreadIdx.X
-	tr, tc := tid/16, tid%16
-	k4, n4 := int(k/4), int(n/4)
-	lr, lk := tid/2, (tid%2)*4
-	br, bc := tid/32, tid%32
-	ai := int(t.BlockIdx.Y*GemmBM+lr)*k4 + int(lk/4)
-	bi := int(br)*n4 + int(t.BlockIdx.X*(GemmBN/4)+bc)
-	va, vb := *kernel.At(t, a4, int(ai), &gocuSite73, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite74, kernel.Read)
-	st := int32(0)
-	a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite76)][kernel.Index(t, int(lk), 8, &gocuSite76)][:])
-	a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite79)][kernel.Index(t, int(lk+1), 8, &gocuSite79)][:])
-	a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite82)][kernel.Index(t, int(lk+2), 8, &gocuSite82)][:])
-	a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite85)][kernel.Index(t, int(lk+3), 8, &gocuSite85)][:])
-	*kernel.At(t, a0, int(lr), &gocuSite87, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite88, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite89, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite90, kernel.Write) = va.X, va.Y, va.Z, va.W
-	*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite91)][kernel.Index(t, int(br), 8, &gocuSite91)][:], int(bc), &gocuSite91, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
-	t.SyncThreads()
-	var acc [8][8]float32
-	for k0 := int32(0); k0 < k; k0 += GemmBK {
-		next := k0+GemmBK < k
-		if next {
-			va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite92, kernel.Read)
-			vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite93, kernel.Read)
+	/*line sgemm.go:43*/ as := kernel.Shared[[2][8][33]kernel.Float4](t)
+	/*line sgemm.go:44*/ bs := kernel.Shared[[2][8][32]kernel.Float4](t)
+	/*line sgemm.go:45*/ a4 := kernel.Reinterpret[kernel.Float4](a)
+	/*line sgemm.go:46*/ b4 := kernel.Reinterpret[kernel.Float4](b)
+	/*line sgemm.go:47*/ c4 := kernel.Reinterpret[kernel.Float4](c)
+	/*line sgemm.go:49*/ tid := t.ThreadIdx.X
+	/*line sgemm.go:50*/ tr, tc := tid/16, tid%16
+	/*line sgemm.go:51*/ k4, n4 := int(k/4), int(n/4)
+	/*line sgemm.go:54*/ lr, lk := tid/2, (tid%2)*4
+	/*line sgemm.go:55*/ br, bc := tid/32, tid%32
+	/*line sgemm.go:56*/ ai := int(t.BlockIdx.Y*GemmBM+lr)*k4 + int(lk/4)
+	/*line sgemm.go:57*/ bi := int(br)*n4 + int(t.BlockIdx.X*(GemmBN/4)+bc)
+	/*line sgemm.go:59*/ va, vb := *kernel.At(t, a4, int(ai), &gocuSite73, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite74, kernel.Read)
+	/*line sgemm.go:60*/ st := int32(0)
+	/*line sgemm.go:61*/ a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite76)][kernel.Index(t, int(lk), 8, &gocuSite76)][:])
+	/*line sgemm.go:62*/ a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite79)][kernel.Index(t, int(lk+1), 8, &gocuSite79)][:])
+	/*line sgemm.go:63*/ a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite82)][kernel.Index(t, int(lk+2), 8, &gocuSite82)][:])
+	/*line sgemm.go:64*/ a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite85)][kernel.Index(t, int(lk+3), 8, &gocuSite85)][:])
+	/*line sgemm.go:65*/ *kernel.At(t, a0, int(lr), &gocuSite87, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite88, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite89, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite90, kernel.Write) = va.X, va.Y, va.Z, va.W
+	/*line sgemm.go:68*/ *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite91)][kernel.Index(t, int(br), 8, &gocuSite91)][:], int(bc), &gocuSite91, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
+	/*line sgemm.go:69*/ t.SyncThreads()
+	/*line sgemm.go:71*/ var acc [8][8]float32
+	/*line sgemm.go:72*/ for k0 := int32(0); k0 < k; k0 += GemmBK {
+		/*line sgemm.go:73*/ next := k0+GemmBK < k
+		/*line sgemm.go:74*/ if next {
+			/*line sgemm.go:75*/ va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite92, kernel.Read)
+			/*line sgemm.go:76*/ vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite93, kernel.Read)
 		}
-		for kk := 0; kk < GemmBK; kk++ {
-			x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite94)][kernel.Index(t, int(kk), 8, &gocuSite94)][:], int(tr), &gocuSite94, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite95)][kernel.Index(t, int(kk), 8, &gocuSite95)][:], int(tr+16), &gocuSite95, kernel.Read)
-			y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite96)][kernel.Index(t, int(kk), 8, &gocuSite96)][:], int(tc), &gocuSite96, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite97)][kernel.Index(t, int(kk), 8, &gocuSite97)][:], int(tc+16), &gocuSite97, kernel.Read)
-			ra := [8]float32{x0.X, x0.Y, x0.Z, x0.W, x1.X, x1.Y, x1.Z, x1.W}
-			rb := [8]float32{y0.X, y0.Y, y0.Z, y0.W, y1.X, y1.Y, y1.Z, y1.W}
-			for i := 0; i < 8; i++ {
-				for j := 0; j < 8; j++ {
-					{
-						var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite98, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite99, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite100)][:], int(j), &gocuSite100, kernel.Read))
-						*kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite101)][:], int(j), &gocuSite101, kernel.Write) = gocuV1
+		/*line sgemm.go:79*/ for kk := 0; kk < GemmBK; kk++ {
+			/*line sgemm.go:80*/ x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite94)][kernel.Index(t, int(kk), 8, &gocuSite94)][:], int(tr), &gocuSite94, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite95)][kernel.Index(t, int(kk), 8, &gocuSite95)][:], int(tr+16), &gocuSite95, kernel.Read)
+			/*line sgemm.go:81*/ y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite96)][kernel.Index(t, int(kk), 8, &gocuSite96)][:], int(tc), &gocuSite96, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite97)][kernel.Index(t, int(kk), 8, &gocuSite97)][:], int(tc+16), &gocuSite97, kernel.Read)
+			/*line sgemm.go:82*/ ra := [8]float32{x0.X, x0.Y, x0.Z, x0.W, x1.X, x1.Y, x1.Z, x1.W}
+			/*line sgemm.go:83*/ rb := [8]float32{y0.X, y0.Y, y0.Z, y0.W, y1.X, y1.Y, y1.Z, y1.W}
+			/*line sgemm.go:85*/ for i := 0; i < 8; i++ {
+				/*line sgemm.go:87*/ for j := 0; j < 8; j++ {
+					/*line sgemm.go:88*/ {
+						/*line sgemm.go:88*/ var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite98, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite99, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite100)][:], int(j), &gocuSite100, kernel.Read))
+						/*line sgemm.go:88*/ *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite101)][:], int(j), &gocuSite101, kernel.Write) = gocuV1
 					}
 				}
 			}
 		}
-		if next {
-			st ^= 1
-			a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite103)][kernel.Index(t, int(lk), 8, &gocuSite103)][:])
-			a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite106)][kernel.Index(t, int(lk+1), 8, &gocuSite106)][:])
-			a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite109)][kernel.Index(t, int(lk+2), 8, &gocuSite109)][:])
-			a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite112)][kernel.Index(t, int(lk+3), 8, &gocuSite112)][:])
-			*kernel.At(t, a0, int(lr), &gocuSite114, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite115, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite116, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite117, kernel.Write) = va.X, va.Y, va.Z, va.W
-			*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite118)][kernel.Index(t, int(br), 8, &gocuSite118)][:], int(bc), &gocuSite118, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
+		/*line sgemm.go:92*/ if next {
+			/*line sgemm.go:93*/ st ^= 1
+			/*line sgemm.go:94*/ a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite103)][kernel.Index(t, int(lk), 8, &gocuSite103)][:])
+			/*line sgemm.go:95*/ a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite106)][kernel.Index(t, int(lk+1), 8, &gocuSite106)][:])
+			/*line sgemm.go:96*/ a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite109)][kernel.Index(t, int(lk+2), 8, &gocuSite109)][:])
+			/*line sgemm.go:97*/ a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite112)][kernel.Index(t, int(lk+3), 8, &gocuSite112)][:])
+			/*line sgemm.go:98*/ *kernel.At(t, a0, int(lr), &gocuSite114, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite115, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite116, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite117, kernel.Write) = va.X, va.Y, va.Z, va.W
+			/*line sgemm.go:99*/ *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite118)][kernel.Index(t, int(br), 8, &gocuSite118)][:], int(bc), &gocuSite118, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 		}
-		t.SyncThreads()
+		/*line sgemm.go:101*/ t.SyncThreads()
 	}
-	for i := 0; i < 8; i++ {
-		row := int(t.BlockIdx.Y*GemmBM + tr*4 + int32(i%4) + int32(i/4)*64)
-		for h := 0; h < 2; h++ {
-			p := row*n4 + int(t.BlockIdx.X*(GemmBN/4)+tc+int32(h)*16)
-			v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite119)][:], int(4*h), &gocuSite119, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite120)][:], int(4*h+1), &gocuSite120, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite121)][:], int(4*h+2), &gocuSite121, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite122)][:], int(4*h+3), &gocuSite122, kernel.Read)}
-			if beta != 0 {
-				old := *kernel.At(t, c4, int(p), &gocuSite123, kernel.Read)
-				v = kernel.Float4{X: kernel.FMA(beta, old.X, v.X), Y: kernel.FMA(beta, old.Y, v.Y), Z: kernel.FMA(beta, old.Z, v.Z), W: kernel.FMA(beta, old.W, v.W)}
+	/*line sgemm.go:105*/ for i := 0; i < 8; i++ {
+		/*line sgemm.go:106*/ row := int(t.BlockIdx.Y*GemmBM + tr*4 + int32(i%4) + int32(i/4)*64)
+		/*line sgemm.go:108*/ for h := 0; h < 2; h++ {
+			/*line sgemm.go:109*/ p := row*n4 + int(t.BlockIdx.X*(GemmBN/4)+tc+int32(h)*16)
+			/*line sgemm.go:110*/ v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite119)][:], int(4*h), &gocuSite119, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite120)][:], int(4*h+1), &gocuSite120, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite121)][:], int(4*h+2), &gocuSite121, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite122)][:], int(4*h+3), &gocuSite122, kernel.Read)}
+			/*line sgemm.go:111*/ if beta != 0 {
+				/*line sgemm.go:112*/ old := *kernel.At(t, c4, int(p), &gocuSite123, kernel.Read)
+				/*line sgemm.go:113*/ v = kernel.Float4{X: kernel.FMA(beta, old.X, v.X), Y: kernel.FMA(beta, old.Y, v.Y), Z: kernel.FMA(beta, old.Z, v.Z), W: kernel.FMA(beta, old.W, v.W)}
 			}
-			*kernel.At(t, c4, int(p), &gocuSite124, kernel.Write) = v
+			/*line sgemm.go:120*/ *kernel.At(t, c4, int(p), &gocuSite124, kernel.Write) = v
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -157,4 +158,42 @@ func TestLaunchRaceChecked(t *testing.T) {
 	// The correct kernel is race-free in checked mode.
 	c = poisoned(t, d, m*n, float32(math.NaN()))
 	must(t, lecture.LaunchTiledMatMul(d, cfg, upload(t, d, ah), upload(t, d, bh), c, m, n, k))
+}
+
+// TestLaunchDivergentBarrierChecked: the divergent barrier, found through
+// the launcher and through sim.Run in checked mode, where the checked twin
+// runs, is reported at the kernel's lines in broken.go (the barrier the
+// first thread waits at, and the one the other thread passed last), as in
+// the default mode, not at lines of the generated file.
+func TestLaunchDivergentBarrierChecked(t *testing.T) {
+	d := simDev(t)
+	const n = 1000
+	x := randFloats(newRand(t), n)
+	barrier := wantLines(t, "broken.go", "divergent barrier")[0]
+	last := wantLines(t, "broken.go", "last barrier")[0]
+	check := func(how string, err error) {
+		t.Helper()
+		e := asSimError(t, err)
+		if e.Kind != sim.KindDivergentBarrier || e.Kernel != "BlockSumDivergent" {
+			t.Fatalf("%s: want a divergent barrier in BlockSumDivergent, got %v", how, err)
+		}
+		if filepath.Base(e.Pos.File) != "broken.go" || e.Pos.Line != barrier || e.Thread != (kernel.Dim3{}) {
+			t.Errorf("%s: thread %v waits at %s:%d, want thread (0,0,0) at broken.go:%d", how, e.Thread, e.Pos.File, e.Pos.Line, barrier)
+		}
+		o := e.Other
+		if o == nil || o.Op != "returned" || filepath.Base(o.Pos.File) != "broken.go" || o.Pos.Line != last {
+			t.Errorf("%s: other side %+v, want a returned thread that last synchronised at broken.go:%d", how, o, last)
+		}
+		want := fmt.Sprintf("waits at SyncThreads at broken.go:%d, but thread (128,0,0) returned from the kernel (it last synchronised at broken.go:%d)", barrier, last)
+		if msg := err.Error(); !strings.Contains(msg, want) || strings.Contains(msg, "zz_gocu") {
+			t.Errorf("%s: message %q, want it to contain %q", how, msg, want)
+		}
+	}
+	cfg := gocu.Grid1D(n, 256)
+	cfg.Checked = true
+	check("launcher, checked", bugs.LaunchBlockSumDivergent(d, cfg, upload(t, d, x), poisoned(t, d, 4, float32(math.NaN())), n))
+	for _, seed := range []uint64{3, 99} {
+		scfg := sim.Config{Grid: kernel.Dim3{X: 4}, Block: kernel.Dim3{X: 256}, Seed: seed, Checked: true}
+		check("sim.Run, checked", sim.Run(scfg, bugs.BlockSumDivergent, x, make([]float32, 4), int32(n)))
+	}
 }

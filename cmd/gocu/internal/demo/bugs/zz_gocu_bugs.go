@@ -511,72 +511,72 @@ var (
 
 // gocuChecked_AddOffByOne is the checked copy of bugs.AddOffByOne (broken.go:13).
 func gocuChecked_AddOffByOne(t *kernel.Thread, a []float32, b []float32, c []float32, n int32) {
-	i := t.Index()
-	if i <= n {
-		{
-			var gocuV1 float32 = *kernel.At(t, a, int(i), &gocuSite0, kernel.Read) + *kernel.At(t, b, int(i), &gocuSite1, kernel.Read)
-			*kernel.At(t, c, int(i), &gocuSite2, kernel.Write) = gocuV1
+	/*line broken.go:14*/ i := t.Index()
+	/*line broken.go:15*/ if i <= n {
+		/*line broken.go:16*/ {
+			/*line broken.go:16*/ var gocuV1 float32 = *kernel.At(t, a, int(i), &gocuSite0, kernel.Read) + *kernel.At(t, b, int(i), &gocuSite1, kernel.Read)
+			/*line broken.go:16*/ *kernel.At(t, c, int(i), &gocuSite2, kernel.Write) = gocuV1
 		}
 	}
 }
 
 // gocuChecked_TiledMatMulNoSync is the checked copy of bugs.TiledMatMulNoSync (broken.go:25).
 func gocuChecked_TiledMatMulNoSync(t *kernel.Thread, a []float32, b []float32, c []float32, m int32, n int32, k int32) {
-	as := kernel.Shared[[16][16]float32](t)
-	bs := kernel.Shared[[16][16]float32](t)
-	tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
-	row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
-	var sum float32
-	for p := int32(0); p < k; p += Tile {
-		if row < m && p+tx < k {
-			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite3, kernel.Read)
-				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite4)][:], int(tx), &gocuSite4, kernel.Write) = gocuV1
+	/*line broken.go:26*/ as := kernel.Shared[[16][16]float32](t)
+	/*line broken.go:27*/ bs := kernel.Shared[[16][16]float32](t)
+	/*line broken.go:28*/ tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
+	/*line broken.go:29*/ row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
+	/*line broken.go:30*/ var sum float32
+	/*line broken.go:31*/ for p := int32(0); p < k; p += Tile {
+		/*line broken.go:32*/ if row < m && p+tx < k {
+			/*line broken.go:33*/ {
+				/*line broken.go:33*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite3, kernel.Read)
+				/*line broken.go:33*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite4)][:], int(tx), &gocuSite4, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite5)][:], int(tx), &gocuSite5, kernel.Write) = 0
+			/*line broken.go:35*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite5)][:], int(tx), &gocuSite5, kernel.Write) = 0
 		}
-		if col < n && p+ty < k {
-			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite6, kernel.Read)
-				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite7)][:], int(tx), &gocuSite7, kernel.Write) = gocuV2
+		/*line broken.go:37*/ if col < n && p+ty < k {
+			/*line broken.go:38*/ {
+				/*line broken.go:38*/ var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite6, kernel.Read)
+				/*line broken.go:38*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite7)][:], int(tx), &gocuSite7, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite8)][:], int(tx), &gocuSite8, kernel.Write) = 0
+			/*line broken.go:40*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite8)][:], int(tx), &gocuSite8, kernel.Write) = 0
 		}
-		t.SyncThreads()
-		for i := range Tile {
-			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite9)][:], int(i), &gocuSite9, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite10)][:], int(tx), &gocuSite10, kernel.Read)
+		/*line broken.go:42*/ t.SyncThreads()
+		/*line broken.go:43*/ for i := range Tile {
+			/*line broken.go:44*/ sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite9)][:], int(i), &gocuSite9, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite10)][:], int(tx), &gocuSite10, kernel.Read)
 		}
 	}
-	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite11, kernel.Write) = sum
+	/*line broken.go:48*/ if row < m && col < n {
+		/*line broken.go:49*/ *kernel.At(t, c, int(row*n+col), &gocuSite11, kernel.Write) = sum
 	}
 }
 
 // gocuChecked_BlockSumDivergent is the checked copy of bugs.BlockSumDivergent (broken.go:60).
 func gocuChecked_BlockSumDivergent(t *kernel.Thread, x []float32, partial []float32, n int32) {
-	s := kernel.Shared[[256]float32](t)
-	tid, i := t.ThreadIdx.X, t.Index()
-	var v float32
-	if i < n {
-		v = *kernel.At(t, x, int(i), &gocuSite12, kernel.Read)
+	/*line broken.go:61*/ s := kernel.Shared[[256]float32](t)
+	/*line broken.go:62*/ tid, i := t.ThreadIdx.X, t.Index()
+	/*line broken.go:63*/ var v float32
+	/*line broken.go:64*/ if i < n {
+		/*line broken.go:65*/ v = *kernel.At(t, x, int(i), &gocuSite12, kernel.Read)
 	}
-	*kernel.At(t, s[:], int(tid), &gocuSite13, kernel.Write) = v
-	t.SyncThreads()
-	for stride := t.BlockDim.X / 2; stride > 0; stride /= 2 {
-		if tid < stride {
-			{
-				var gocuV1 float32 = *kernel.At(t, s[:], int(tid+stride), &gocuSite14, kernel.Read)
-				*kernel.At(t, s[:], int(tid), &gocuSite15, kernel.ReadWrite) += gocuV1
+	/*line broken.go:67*/ *kernel.At(t, s[:], int(tid), &gocuSite13, kernel.Write) = v
+	/*line broken.go:68*/ t.SyncThreads()
+	/*line broken.go:69*/ for stride := t.BlockDim.X / 2; stride > 0; stride /= 2 {
+		/*line broken.go:70*/ if tid < stride {
+			/*line broken.go:71*/ {
+				/*line broken.go:71*/ var gocuV1 float32 = *kernel.At(t, s[:], int(tid+stride), &gocuSite14, kernel.Read)
+				/*line broken.go:71*/ *kernel.At(t, s[:], int(tid), &gocuSite15, kernel.ReadWrite) += gocuV1
 			}
-			t.SyncThreads()
+			/*line broken.go:72*/ t.SyncThreads()
 		}
 	}
-	if tid == 0 {
-		{
-			var gocuV2 float32 = *kernel.At(t, s[:], int(0), &gocuSite16, kernel.Read)
-			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite17, kernel.Write) = gocuV2
+	/*line broken.go:75*/ if tid == 0 {
+		/*line broken.go:76*/ {
+			/*line broken.go:76*/ var gocuV2 float32 = *kernel.At(t, s[:], int(0), &gocuSite16, kernel.Read)
+			/*line broken.go:76*/ *kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite17, kernel.Write) = gocuV2
 		}
 	}
 }
