@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocu-dev/gocu/internal/clangtest"
 	"github.com/gocu-dev/gocu/internal/lecture"
 	"github.com/gocu-dev/gocu/meta"
 )
@@ -23,7 +24,7 @@ func ptxOf(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	prelude, _ := filepath.Abs("testdata/clang")
-	out, err := exec.Command(clang, "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_90",
+	out, err := exec.Command(clang, "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", clangtest.NoCUDA, "--cuda-gpu-arch=sm_90",
 		"-Xclang", "-target-feature", "-Xclang", "+ptx78", "-O3", "-S", "-I", prelude, "-include", "gocu_clang_prelude.h",
 		"-o", ptx, cu).CombinedOutput()
 	if err != nil {

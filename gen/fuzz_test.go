@@ -2,9 +2,10 @@ package gen
 
 import (
 	"errors"
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/gocu-dev/gocu/internal/clangtest"
 )
 
 // FuzzTranslate feeds kernel bodies to the translator: it must never crash
@@ -23,7 +24,7 @@ func FuzzTranslate(f *testing.F) {
 	f.Add("type P struct{ A, B int32 }", "p := P{1, 2}\nk[0] = p.A << p.B\nb[0] = uint8(k[1] % 7)")
 	f.Add("", "s := kernel.Shared[[32]float32](t)\ns[t.LaneID()] = x[0]\nt.SyncThreads()\nx[1] = kernel.ShflDown(t, kernel.FullMask, s[0], 1)")
 	f.Add("", "switch {\ncase n > 3:\n\tx[0] = 1\ndefault:\n\tx[0] = min(x[1], x[2])\n}")
-	_, clangErr := exec.LookPath("clang-16")
+	_, clangErr := clangtest.Find("clang-16")
 	f.Fuzz(func(t *testing.T, decls, body string) {
 		if strings.Contains(decls+body, "//go:") || strings.Contains(decls+body, "import") {
 			return
@@ -43,7 +44,7 @@ func FuzzTranslate(f *testing.F) {
 		if len(p.Go) == 0 {
 			t.Fatalf("no Go file for\n%s", src)
 		}
-		if clangErr == nil {
+		if clangErr == nil || clangtest.Required() {
 			compileCUDA(t, "fuzz", p.CUDA)
 		}
 	})
