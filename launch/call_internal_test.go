@@ -198,7 +198,9 @@ func TestArgAt(t *testing.T) {
 func TestCheckLaunch(t *testing.T) {
 	km := meta.Kernel{Name: "K", MaxThreads: 256}
 	dyn := meta.Kernel{Name: "D", DynamicShared: true}
-	g := func(x, bx, by int32) gocu.Config { return gocu.Config{Grid: gocu.Dim3{X: x}, Block: gocu.Dim3{X: bx, Y: by}} }
+	g := func(x, bx, by int32) gocu.Config {
+		return gocu.Config{Grid: gocu.Dim3{X: x}, Block: gocu.Dim3{X: bx, Y: by}}
+	}
 	cases := []struct {
 		k    meta.Kernel
 		cfg  gocu.Config
