@@ -10,7 +10,7 @@ import (
 )
 
 // GPU benchmarks, named *GPU so that `-test.bench GPU` runs them all (the
-// lead runs ../shared/anchors/baseline.py in the same device call for the
+// lead runs bench/anchors/baseline.py in the same device call for the
 // torch numbers). GPU times are medians of per-iteration CUDA event
 // intervals on the array stream, after a warm-up that compiles the kernels;
 // the host-side overhead benchmark times the host instead.
@@ -29,7 +29,7 @@ type gpuTimer struct {
 	start, end *cuda.Event
 }
 
-func newGPUTimer(b *testing.B, g *Device) *gpuTimer {
+func newGPUTimer(b *testing.B, g *Maker) *gpuTimer {
 	d := g.gpu.Device()
 	start, err := d.NewEvent(cuda.EventDefault)
 	if err != nil {
@@ -68,7 +68,7 @@ const minSamples = 25
 
 // medians runs each f (warmed up first) max(b.N, minSamples) times,
 // interleaved, and returns the median GPU time of each.
-func medians(b *testing.B, g *Device, fs ...func()) []time.Duration {
+func medians(b *testing.B, g *Maker, fs ...func()) []time.Duration {
 	tm := newGPUTimer(b, g)
 	for _, f := range fs {
 		for i := 0; i < 3; i++ {
@@ -96,7 +96,7 @@ func medians(b *testing.B, g *Device, fs ...func()) []time.Duration {
 
 func gbps(bytes float64, d time.Duration) float64 { return bytes / d.Seconds() / 1e9 }
 
-func benchGPUArrays(b *testing.B) (*Device, *Array, *Array) {
+func benchGPUArrays(b *testing.B) (*Maker, *Array, *Array) {
 	g := testGPU(b)
 	r := g.NewRNG(1)
 	x, y := r.Uniform(Float32, -1, 1, benchN), r.Uniform(Float32, -1, 1, benchN)

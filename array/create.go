@@ -1,6 +1,8 @@
 package array
 
 import (
+	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/array/internal/cpu"
 	"math"
 	"runtime"
 	"unsafe"
@@ -23,7 +25,7 @@ func checkDType(op string, dt DType) error {
 
 // Full returns an array of the shape filled with value (a Go bool or
 // number, converted to dt; an integer that does not fit dt is an error).
-func (d *Device) Full(dt DType, value any, shape ...int) *Array {
+func (d *Maker) Full(dt DType, value any, shape ...int) *Array {
 	const op = "Full"
 	if err := d.check(op); err != nil {
 		return failed(err)
@@ -31,7 +33,7 @@ func (d *Device) Full(dt DType, value any, shape ...int) *Array {
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
 	}
-	if err := checkShape(op, shape); err != nil {
+	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
 	s, ok, err := scalarOf(value)
@@ -47,14 +49,14 @@ func (d *Device) Full(dt DType, value any, shape ...int) *Array {
 }
 
 // Zeros returns an array of zeros.
-func (d *Device) Zeros(dt DType, shape ...int) *Array { return d.Full(dt, 0, shape...) }
+func (d *Maker) Zeros(dt DType, shape ...int) *Array { return d.Full(dt, 0, shape...) }
 
 // Ones returns an array of ones.
-func (d *Device) Ones(dt DType, shape ...int) *Array { return d.Full(dt, 1, shape...) }
+func (d *Maker) Ones(dt DType, shape ...int) *Array { return d.Full(dt, 1, shape...) }
 
 // Empty returns an array whose contents are unspecified (allocated at once,
 // not initialised).
-func (d *Device) Empty(dt DType, shape ...int) *Array {
+func (d *Maker) Empty(dt DType, shape ...int) *Array {
 	const op = "Empty"
 	if err := d.check(op); err != nil {
 		return failed(err)
@@ -62,19 +64,26 @@ func (d *Device) Empty(dt DType, shape ...int) *Array {
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
 	}
-	if err := checkShape(op, shape); err != nil {
+	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
-	st, err := d.alloc(op, dt, backend.Size(shape))
+	st, err := d.alloc(op, dt, shape)
 	if err != nil {
 		return failed(err)
+	}
+	if d.poison {
+		// The simulator's memory starts as 0xFF bytes, as its buffers do,
+		// so that a kernel that leaves elements unwritten shows it (NaN).
+		if cb, ok := st.buf.(*cpu.Buffer); ok {
+			cb.Poison()
+		}
 	}
 	return d.wrap(st, backend.Contiguous(shape), dt)
 }
 
 // Scalar returns a 0-d array holding v in its natural dtype (bool, int64
 // for Go integers, float64 for Go floats).
-func (d *Device) Scalar(v any) *Array {
+func (d *Maker) Scalar(v any) *Array {
 	s, ok, err := scalarOf(v)
 	switch {
 	case err != nil:
@@ -93,7 +102,7 @@ func iotaExpr(shape []int) *expr {
 // Arange returns evenly spaced values in [start, stop): Arange(dt, stop),
 // Arange(dt, start, stop) or Arange(dt, start, stop, step), as np.arange.
 // Values are start + i*step computed in float64, then converted to dt.
-func (d *Device) Arange(dt DType, args ...float64) *Array {
+func (d *Maker) Arange(dt DType, args ...float64) *Array {
 	const op = "Arange"
 	if err := d.check(op); err != nil {
 		return failed(err)
@@ -115,8 +124,15 @@ func (d *Device) Arange(dt DType, args ...float64) *Array {
 	if step == 0 || math.IsNaN(step) || math.IsInf(step, 0) || math.IsNaN(start) || math.IsNaN(stop) || math.IsInf(start, 0) || math.IsInf(stop, 0) {
 		return failed(errorf(op, ErrValue, "bad range start=%v stop=%v step=%v", start, stop, step))
 	}
-	n := int(math.Max(0, math.Ceil((stop-start)/step)))
-	shape := []int{n}
+	f := math.Max(0, math.Ceil((stop-start)/step))
+	if !(f < math.MaxInt/8) { // also NaN, from an overflowing quotient
+		return failed(errorf(op, ErrValue, "array is too big: start=%v stop=%v step=%v gives %v values of %v, %v bytes",
+			start, stop, step, f, dt, f*float64(dt.Size())))
+	}
+	shape := []int{int(f)}
+	if err := checkShape(op, dt, shape); err != nil {
+		return failed(err)
+	}
 	e := node(backend.OpCast, Float64, shape, iotaExpr(shape))
 	e = node(backend.OpMul, Float64, shape, e, scalarExpr(backend.Scalar{DType: Float64, F: step}))
 	e = node(backend.OpAdd, Float64, shape, e, scalarExpr(backend.Scalar{DType: Float64, F: start}))
@@ -125,7 +141,7 @@ func (d *Device) Arange(dt DType, args ...float64) *Array {
 
 // Linspace returns num evenly spaced values from start to stop inclusive,
 // as np.linspace (the last value is exactly stop).
-func (d *Device) Linspace(dt DType, start, stop float64, num int) *Array {
+func (d *Maker) Linspace(dt DType, start, stop float64, num int) *Array {
 	const op = "Linspace"
 	if err := d.check(op); err != nil {
 		return failed(err)
@@ -137,6 +153,9 @@ func (d *Device) Linspace(dt DType, start, stop float64, num int) *Array {
 		return failed(errorf(op, ErrValue, "number of samples %d is negative", num))
 	}
 	shape := []int{num}
+	if err := checkShape(op, dt, shape); err != nil {
+		return failed(err)
+	}
 	step := 0.0
 	if num > 1 {
 		step = (stop - start) / float64(num-1)
@@ -153,7 +172,7 @@ func (d *Device) Linspace(dt DType, start, stop float64, num int) *Array {
 }
 
 // Eye returns the n×n identity matrix.
-func (d *Device) Eye(dt DType, n int) *Array {
+func (d *Maker) Eye(dt DType, n int) *Array {
 	const op = "Eye"
 	if err := d.check(op); err != nil {
 		return failed(err)
@@ -165,14 +184,21 @@ func (d *Device) Eye(dt DType, n int) *Array {
 		return failed(errorf(op, ErrValue, "negative size %d", n))
 	}
 	shape := []int{n, n}
+	if err := checkShape(op, dt, shape); err != nil {
+		return failed(err)
+	}
 	m := node(backend.OpMod, Int64, shape, iotaExpr(shape), scalarExpr(backend.Scalar{DType: Int64, I: int64(n + 1)}))
 	e := node(backend.OpEq, Bool, shape, m, scalarExpr(backend.Scalar{DType: Int64}))
 	return d.lazy(castExpr(e, dt))
 }
 
-// FromSliceOn copies data into a new array on device d. With no shape the
-// array is 1-D; otherwise the shape's size must equal len(data).
-func FromSliceOn[T Elem](d *Device, data []T, shape ...int) *Array {
+// FromSliceOn copies data into a new array on dev. With no shape the array
+// is 1-D; otherwise the shape's size must equal len(data).
+func FromSliceOn[T Elem](dev *gocu.Device, data []T, shape ...int) *Array {
+	return fromSliceOn(On(dev), data, shape...)
+}
+
+func fromSliceOn[T Elem](d *Maker, data []T, shape ...int) *Array {
 	const op = "FromSlice"
 	if err := d.check(op); err != nil {
 		return failed(err)
@@ -182,14 +208,14 @@ func FromSliceOn[T Elem](d *Device, data []T, shape ...int) *Array {
 	} else if len(shape) == 0 {
 		shape = []int{0}
 	}
-	if err := checkShape(op, shape); err != nil {
+	dt := DTypeOf[T]()
+	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
 	if n := backend.Size(shape); n != len(data) {
 		return failed(errorf(op, ErrShape, "%d values cannot fill shape %s", len(data), shapeString(shape)))
 	}
-	dt := DTypeOf[T]()
-	st, err := d.alloc(op, dt, len(data))
+	st, err := d.alloc(op, dt, shape)
 	if err != nil {
 		return failed(err)
 	}
@@ -224,7 +250,7 @@ func baseSlice[T Elem](dt DType, data []T) any {
 }
 
 // FromSlice copies data into a new array on the default device.
-func FromSlice[T Elem](data []T, shape ...int) *Array { return FromSliceOn(Default(), data, shape...) }
+func FromSlice[T Elem](data []T, shape ...int) *Array { return fromSliceOn(Default(), data, shape...) }
 
 // Full is Default().Full.
 func Full(dt DType, value any, shape ...int) *Array { return Default().Full(dt, value, shape...) }

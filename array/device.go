@@ -2,24 +2,30 @@ package array
 
 import (
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array/internal/backend"
 	"github.com/gocu-dev/gocu/array/internal/cpu"
 	"github.com/gocu-dev/gocu/array/internal/gpu"
+	"github.com/gocu-dev/gocu/cuda"
 )
 
-// Device is where arrays live and compute: the CPU (all cores, pure Go) or
-// a GPU. Arrays of different devices do not mix; move one with To.
-type Device struct {
+// Maker is the arrays' side of a gocu.Device: On(dev) returns it, and its
+// methods (Zeros, Ones, Full, Arange, NewRNG, ReadNPY, ...) create arrays
+// on that device. There is one Maker per device; every array created on
+// the device computes with the device's backend: on a GPU, generated
+// kernels and cuBLAS queued on the device's default stream (the stream
+// that launches of user kernels use too), on the CPU and the simulator the
+// pure-Go CPU backend on all cores.
+type Maker struct {
+	dev       *gocu.Device // nil for a failed Maker and in some tests
 	be        backend.Backend
 	gpu       *gpu.Backend // the CUDA backend behind be, or nil
 	err       error        // a device that could not be opened
 	precision atomic.Int32 // -1: the package-wide precision
+	poison    bool         // Empty fills new memory with 0xFF bytes (the simulator)
 }
 
 // Precision selects how float32 matrix products are computed on a GPU, like
@@ -33,120 +39,134 @@ const (
 	TF32 = backend.TF32
 )
 
-// cpuPoolBytes bounds the CPU backend's cache of freed large buffers.
-const cpuPoolBytes = 512 << 20
-
-var (
-	cpuBackend    = cpu.New(cpuPoolBytes)
-	cpuDevice     = newDevice(cpuBackend, nil)
-	defaultDevice atomic.Pointer[Device]
-	defaultOnce   sync.Once
-	precision     atomic.Int32 // the package-wide float32 matmul precision
+// Pool bounds of the CPU backends' caches of freed large buffers.
+const (
+	cpuPoolBytes = 512 << 20
+	simPoolBytes = 64 << 20
 )
 
-func newDevice(be backend.Backend, g *gpu.Backend) *Device {
-	d := &Device{be: be, gpu: g}
-	d.precision.Store(-1)
-	return d
+var (
+	makers      sync.Map // *gocu.Device -> *Maker
+	makeMu      sync.Mutex
+	defaultMu   sync.Mutex
+	defaultMake atomic.Pointer[Maker]
+	precision   atomic.Int32 // the package-wide float32 matmul precision
+)
+
+// On returns the Maker of dev: its methods create arrays on dev. On a GPU
+// the first call sets up the array backend (NVRTC must be there); when
+// that fails, every array the Maker creates fails with the reason.
+func On(dev *gocu.Device) *Maker {
+	if dev == nil {
+		return failedMaker(errorf("On", ErrDevice, "nil *gocu.Device"))
+	}
+	if m, ok := makers.Load(dev); ok {
+		return m.(*Maker)
+	}
+	makeMu.Lock()
+	defer makeMu.Unlock()
+	if m, ok := makers.Load(dev); ok {
+		return m.(*Maker)
+	}
+	m := newMaker(dev)
+	makers.Store(dev, m)
+	return m
 }
 
-// CPU returns the CPU device.
-func CPU() *Device { return cpuDevice }
-
-var (
-	gpuMu      sync.Mutex
-	gpuDevices = map[int]*Device{}
-)
-
-// GPU returns GPU ordinal (0 is the first the driver lists, after
-// CUDA_VISIBLE_DEVICES), opening it on first use; the same *Device is
-// returned on every call. It fails on a machine without a usable GPU, with
-// the driver's (or NVRTC's) reason.
-func GPU(ordinal int) (*Device, error) {
-	gpuMu.Lock()
-	defer gpuMu.Unlock()
-	if d := gpuDevices[ordinal]; d != nil {
-		return d, nil
+func newMaker(dev *gocu.Device) *Maker {
+	m := &Maker{dev: dev}
+	m.precision.Store(-1)
+	switch dev.Kind() {
+	case gocu.CUDA:
+		b, err := gpu.New(dev.CUDA(), dev.Stream().CUDA())
+		if err != nil {
+			m.err = &Error{Op: "On", Kind: ErrDevice, Msg: fmt.Sprintf("cannot compute arrays on %v", dev), Cause: err}
+			return m
+		}
+		m.be, m.gpu = b, b
+	case gocu.Sim:
+		b := cpu.New(simPoolBytes)
+		b.SetName("sim")
+		m.be, m.poison = b, true
+	default:
+		m.be = cpu.New(cpuPoolBytes)
 	}
+	return m
+}
+
+func failedMaker(err error) *Maker {
+	m := &Maker{err: err}
+	m.precision.Store(-1)
+	return m
+}
+
+// Default returns the Maker of the device that package-level constructors
+// (Zeros, FromSlice, NewRNG, ...) use: SetDefault's, else gocu.Default():
+// GOCU_DEVICE if set, else the first GPU, else the CPU. When GOCU_DEVICE
+// names a device that cannot be opened, every array it creates fails with
+// the reason.
+func Default() *Maker {
+	if m := defaultMake.Load(); m != nil {
+		return m
+	}
+	defaultMu.Lock()
+	defer defaultMu.Unlock()
+	if m := defaultMake.Load(); m != nil {
+		return m
+	}
+	var m *Maker
+	if dev, err := gocu.Default(); err != nil {
+		m = failedMaker(&Error{Op: "Default", Kind: ErrDevice, Msg: "no default device", Cause: err})
+	} else {
+		m = On(dev)
+	}
+	defaultMake.Store(m)
+	return m
+}
+
+// SetDefault makes dev the device of the package-level constructors; nil
+// returns to gocu.Default().
+func SetDefault(dev *gocu.Device) {
+	defaultMu.Lock()
+	defer defaultMu.Unlock()
+	if dev == nil {
+		defaultMake.Store(nil)
+		return
+	}
+	defaultMake.Store(On(dev))
+}
+
+// CPU returns the Maker of the CPU device (gocu.Open("cpu")).
+func CPU() *Maker { return On(gocu.MustOpen("cpu")) }
+
+// GPU returns the Maker of GPU ordinal (gocu.Open("cuda:N")), or an error
+// on a machine where that GPU cannot be used.
+func GPU(ordinal int) (*Maker, error) {
 	if ordinal < 0 {
 		return nil, errorf("GPU", ErrDevice, "negative GPU ordinal %d", ordinal)
 	}
-	b, err := gpu.Open(ordinal)
+	dev, err := gocu.Open(fmt.Sprintf("cuda:%d", ordinal))
 	if err != nil {
 		return nil, &Error{Op: "GPU", Kind: ErrDevice, Msg: fmt.Sprintf("cannot open GPU %d", ordinal), Cause: err}
 	}
-	d := newDevice(b, b)
-	gpuDevices[ordinal] = d
-	return d, nil
-}
-
-// GPUCount returns the number of GPUs the driver sees (0 without a driver).
-func GPUCount() int { return gpu.Count() }
-
-// Default returns the device that package-level constructors use: the one
-// given to SetDefault, else the one chosen on first use. GOCU_DEVICE
-// chooses it ("cpu", "cuda" for GPU 0, "cuda:N" for GPU N; "sim", gocu's
-// simulator, means the CPU for arrays); without it Default is the first
-// GPU when one can be used (a driver, a device and NVRTC), else the CPU.
-// A GOCU_DEVICE that names a GPU that cannot be opened gives a device
-// whose every operation fails with the reason.
-func Default() *Device {
-	if d := defaultDevice.Load(); d != nil {
-		return d
+	m := On(dev)
+	if m.err != nil {
+		return nil, m.err
 	}
-	defaultOnce.Do(func() { defaultDevice.CompareAndSwap(nil, chooseDefault()) })
-	return defaultDevice.Load()
+	return m, nil
 }
 
-func chooseDefault() *Device {
-	env := strings.TrimSpace(os.Getenv("GOCU_DEVICE"))
-	switch {
-	case env == "":
-		if gpu.Available() == nil && gpu.Count() > 0 {
-			if d, err := GPU(0); err == nil {
-				return d
-			}
-		}
-		return cpuDevice
-	case env == "cpu" || env == "sim":
-		return cpuDevice
-	case env == "cuda" || env == "gpu":
-		return openOrFail(0, env)
-	case strings.HasPrefix(env, "cuda:"):
-		n, err := strconv.Atoi(env[len("cuda:"):])
-		if err != nil {
-			return failedDevice(errorf("Default", ErrDevice, "GOCU_DEVICE=%q: want cpu, cuda or cuda:N", env))
-		}
-		return openOrFail(n, env)
-	}
-	return failedDevice(errorf("Default", ErrDevice, "GOCU_DEVICE=%q: want cpu, cuda or cuda:N", env))
-}
-
-func openOrFail(n int, env string) *Device {
-	d, err := GPU(n)
-	if err != nil {
-		return failedDevice(&Error{Op: "Default", Kind: ErrDevice, Msg: fmt.Sprintf("GOCU_DEVICE=%s", env), Cause: err})
-	}
-	return d
-}
-
-func failedDevice(err error) *Device {
-	d := &Device{err: err}
-	d.precision.Store(-1)
-	return d
-}
-
-// SetDefault makes d the default device (nil restores the CPU).
-func SetDefault(d *Device) {
-	defaultOnce.Do(func() {}) // an explicit choice wins over the automatic one
+// Device returns the gocu device the Maker creates arrays on (nil for a
+// Maker that could not be set up).
+func (d *Maker) Device() *gocu.Device {
 	if d == nil {
-		d = cpuDevice
+		return nil
 	}
-	defaultDevice.Store(d)
+	return d.dev
 }
 
-// String names the device ("cpu", "cuda:0").
-func (d *Device) String() string {
+// String names the device ("cpu", "sim", "cuda:0").
+func (d *Maker) String() string {
 	switch {
 	case d == nil:
 		return "<nil device>"
@@ -157,10 +177,11 @@ func (d *Device) String() string {
 }
 
 // IsGPU reports whether the device is a GPU.
-func (d *Device) IsGPU() bool { return d != nil && d.gpu != nil }
+func (d *Maker) IsGPU() bool { return d != nil && d.gpu != nil }
 
-// Err reports why a device could not be opened (see Default), or nil.
-func (d *Device) Err() error {
+// Err reports why arrays cannot be created on the device (see On and
+// Default), or nil.
+func (d *Maker) Err() error {
 	if d == nil {
 		return errorf("Device", ErrDevice, "nil device")
 	}
@@ -168,16 +189,17 @@ func (d *Device) Err() error {
 }
 
 // check reports a nil or failed device, which user code can pass by mistake.
-func (d *Device) check(op string) error {
+func (d *Maker) check(op string) error {
 	if d == nil || (d.be == nil && d.err == nil) {
 		return errorf(op, ErrDevice, "nil device")
 	}
 	return d.err
 }
 
-// Sync waits for every operation queued on the device and returns the
-// first asynchronous error. Reading an array to the host syncs by itself.
-func (d *Device) Sync() error {
+// Sync waits for every array operation queued on the device and returns
+// the first asynchronous error. Reading an array to the host syncs by
+// itself.
+func (d *Maker) Sync() error {
 	if err := d.check("Sync"); err != nil {
 		return err
 	}
@@ -186,11 +208,11 @@ func (d *Device) Sync() error {
 
 // SetMatMulPrecision sets the float32 matrix product precision of the
 // device, overriding the package-wide one.
-func (d *Device) SetMatMulPrecision(p Precision) { d.precision.Store(int32(p)) }
+func (d *Maker) SetMatMulPrecision(p Precision) { d.precision.Store(int32(p)) }
 
 // MatMulPrecision reports the float32 matrix product precision of the
 // device: its own if set, else the package-wide one.
-func (d *Device) MatMulPrecision() Precision {
+func (d *Maker) MatMulPrecision() Precision {
 	if p := d.precision.Load(); p >= 0 {
 		return Precision(p)
 	}
@@ -209,11 +231,23 @@ func MatMulPrecision() Precision { return Precision(precision.Load()) }
 // TrimCache releases the memory the device keeps for reuse (the CPU
 // backend's pool of freed buffers, a GPU's caching allocator; on a GPU it
 // waits for the device).
-func (d *Device) TrimCache() {
+func (d *Maker) TrimCache() {
 	if d == nil || d.be == nil {
 		return
 	}
 	if c, ok := d.be.(interface{ Trim() }); ok {
 		c.Trim()
 	}
+}
+
+// CUDAStream returns the stream a GPU device queues all its array
+// operations on, in the order they are called, or nil for the CPU: the
+// gocu device's default stream. Work recorded on it is ordered with the
+// arrays' operations: gocu bench times array operations with CUDA events
+// recorded on it. The stream belongs to the device: do not close it.
+func (d *Maker) CUDAStream() *cuda.Stream {
+	if d == nil || d.gpu == nil {
+		return nil
+	}
+	return d.gpu.Stream()
 }

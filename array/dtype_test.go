@@ -123,7 +123,7 @@ func TestTrueDivisionAndFloatFunctionDTypes(t *testing.T) {
 // scalar are computed exactly.
 func TestWeakIntegerOutOfRange(t *testing.T) {
 	d := CPU()
-	x := FromSliceOn(d, []uint8{0, 100, 255})
+	x := fromSliceOn(d, []uint8{0, 100, 255})
 	if err := x.Add(300).Err(); !isKind(err, ErrValue) || !strings.Contains(err.Error(), "300 is out of range for uint8") {
 		t.Errorf("uint8 + 300: %v", err)
 	}

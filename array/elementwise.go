@@ -85,8 +85,8 @@ func commonDType(ops []operand) (dt DType, fit bool) {
 }
 
 // device returns the device shared by the array operands.
-func device(op string, ops []operand) (*Device, error) {
-	var d *Device
+func device(op string, ops []operand) (*Maker, error) {
+	var d *Maker
 	for _, o := range ops {
 		if o.arr == nil {
 			continue
@@ -216,6 +216,9 @@ func binaryOp(name string, op backend.Op, x, y any) *Array {
 	case !backend.Supports(op, dt):
 		return failed(errorf(name, ErrDType, "not supported for %v", dt))
 	}
+	if err := checkShape(name, res, shape); err != nil {
+		return failed(err)
+	}
 	es, err := exprs(name, shape, dt, ops)
 	if err != nil {
 		return failed(err)
@@ -255,6 +258,9 @@ func Where(cond, x, y any) *Array {
 	dt, fit := commonDType(ops[1:])
 	if !fit {
 		return failed(errorf(name, ErrValue, "a Go integer is out of range for %v", dt))
+	}
+	if err := checkShape(name, dt, shape); err != nil {
+		return failed(err)
 	}
 	ce, err := exprs(name, shape, Bool, ops[:1])
 	if err != nil {

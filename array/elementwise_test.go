@@ -116,7 +116,7 @@ func (c unaryCase) expect(dt DType, x float64) float64 {
 }
 
 func TestUnaryOps(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, d *Device) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
 		r := newRand(t)
 		for _, c := range unaryCases {
 			for _, dt := range allDTypes {
@@ -162,7 +162,7 @@ func TestUnaryOps(t *testing.T) {
 func TestUnarySpecialValues(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	in := []float64{nan, inf, -inf, 0, -1, 1}
-	forEachBackend(t, func(t *testing.T, d *Device) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
 		for _, dt := range []DType{Float32, Float64} {
 			x := fromTyped(d, typed(dt, in), []int{len(in)})
 			check := func(name string, a *Array, want []float64) {
@@ -197,7 +197,7 @@ func TestUnarySpecialValues(t *testing.T) {
 				[]float64{0, 2, 2, 0, -2, 4})
 		}
 		// Integer abs of the minimum wraps, as NumPy.
-		m := FromSliceOn(d, []int32{math.MinInt32, -3, 3, 0, 1, 2})
+		m := fromSliceOn(d, []int32{math.MinInt32, -3, 3, 0, 1, 2})
 		checkHost(t, "abs int32 min", readHost(t, m.Abs()), []int{6}, []float64{math.MinInt32, 3, 3, 0, 1, 2}, 0)
 	})
 }
@@ -336,7 +336,7 @@ var broadcastPairs = [][2][]int{
 	{{1}, {5}}, {{2, 3, 1, 4, 1, 2}, {3, 1, 1, 5, 2}}, {{5}, {5}}, {{2, 2, 2, 2}, {2, 1, 2, 1}}, {{1, 1, 1}, {}},
 }
 
-func runBinary(t *testing.T, d *Device, c binaryCase, da, db DType, sa, sb []int, ka, kb layoutKind) {
+func runBinary(t *testing.T, d *Maker, c binaryCase, da, db DType, sa, sb []int, ka, kb layoutKind) {
 	t.Helper()
 	ha := binaryInputs(t, c, da, sa, false)
 	hb := binaryInputs(t, c, db, sb, true)
@@ -373,7 +373,7 @@ func runBinary(t *testing.T, d *Device, c binaryCase, da, db DType, sa, sb []int
 // Every binary op on every dtype pair (promotion), then on every
 // broadcasting pair and memory layout for each dtype.
 func TestBinaryOps(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, d *Device) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
 		for _, c := range binaryCases {
 			for _, da := range allDTypes {
 				for _, db := range allDTypes {
@@ -397,23 +397,23 @@ func TestBinaryOps(t *testing.T) {
 
 // Scalars as either operand, with NEP 50 typing.
 func TestScalarOperands(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, d *Device) {
-		x := FromSliceOn(d, []float32{-2, -0.5, 0, 1.5, 3})
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		x := fromSliceOn(d, []float32{-2, -0.5, 0, 1.5, 3})
 		got := readHost(t, x.Mul(1.5).Add(0.5).ReLU().Mul(2))
 		want := []float64{0, 0, 1, 5.5, 10}
 		checkHost(t, "relu(1.5x+0.5)*2", got, []int{5}, want, 0)
-		i := FromSliceOn(d, []int32{-7, 7, 9})
+		i := fromSliceOn(d, []int32{-7, 7, 9})
 		checkHost(t, "int32 // 2", readHost(t, i.FloorDiv(2)), []int{3}, []float64{-4, 3, 4}, 0)
 		checkHost(t, "int32 % -4", readHost(t, i.Mod(-4)), []int{3}, []float64{-3, -1, -3}, 0)
 		checkHost(t, "int32 * 0.5", readHost(t, i.Mul(0.5)), []int{3}, []float64{-3.5, 3.5, 4.5}, 0)
 		if i.Mul(0.5).DType() != Float64 {
 			t.Errorf("int32 * 0.5 is not float64")
 		}
-		u := FromSliceOn(d, []uint8{250, 3, 0})
+		u := fromSliceOn(d, []uint8{250, 3, 0})
 		checkHost(t, "uint8 + 10 wraps", readHost(t, u.Add(10)), []int{3}, []float64{4, 13, 10}, 0)
 		checkHost(t, "uint8 - 5 wraps", readHost(t, u.Sub(5)), []int{3}, []float64{245, 254, 251}, 0)
 		// Where with scalars on both sides and a broadcast condition.
-		c := FromSliceOn(d, []bool{true, false}, 2, 1)
+		c := fromSliceOn(d, []bool{true, false}, 2, 1)
 		w := Where(c, 1, 2.5)
 		if w.DType() != Float64 {
 			t.Errorf("Where(c, 1, 2.5) dtype %v", w.DType())
@@ -425,15 +425,15 @@ func TestScalarOperands(t *testing.T) {
 			t.Errorf("Where(c, f32, -1) dtype %v", w2.DType())
 		}
 		// Integer powers with negative exponents (documented: truncated 1/a^-b).
-		p := FromSliceOn(d, []int64{2, -1, 1, 0, -1, 3})
-		e := FromSliceOn(d, []int64{-1, -3, -2, 3, -2, 40})
+		p := fromSliceOn(d, []int64{2, -1, 1, 0, -1, 3})
+		e := fromSliceOn(d, []int64{-1, -3, -2, 3, -2, 40})
 		checkHost(t, "int pow", readHost(t, p.Pow(e)), []int{6}, []float64{0, -1, 1, 0, 1, float64(pow3(40))}, 0)
 	})
 }
 
 // Where over every dtype and layout against a reference.
 func TestWhere(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, d *Device) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
 		r := newRand(t)
 		for _, dt := range allDTypes {
 			for i, p := range broadcastPairs {
@@ -462,7 +462,7 @@ func TestWhere(t *testing.T) {
 // out-of-range floats and NaN to 0 for integers.
 func TestAsType(t *testing.T) {
 	src := []float64{0, 1, -1, 2.7, -2.7, 255.9, 256, -300, 1e10, -1e10, math.NaN(), math.Inf(1), math.Inf(-1), 0.4}
-	forEachBackend(t, func(t *testing.T, d *Device) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
 		for _, from := range allDTypes {
 			var vals []float64
 			for _, v := range src {

@@ -58,7 +58,7 @@ func TestUserErrors(t *testing.T) {
 		{"arange args", d.Arange(Float32), ErrValue, "want 1 to 3 arguments"},
 		{"linspace", d.Linspace(Float32, 0, 1, -1), ErrValue, "negative"},
 		{"eye", d.Eye(Float32, -2), ErrValue, "negative size"},
-		{"fromslice", FromSliceOn(d, []float32{1, 2, 3}, 2, 2), ErrShape, "3 values cannot fill shape (2,2)"},
+		{"fromslice", fromSliceOn(d, []float32{1, 2, 3}, 2, 2), ErrShape, "3 values cannot fill shape (2,2)"},
 		{"random int", d.NewRNG(1).Uniform(Int32, 0, 1, 3), ErrDType, "float32 or float64"},
 		{"permute none", x.Permute(), ErrAxis, "no axes given"},
 	}
@@ -155,7 +155,7 @@ func TestClosedArrays(t *testing.T) {
 }
 
 func TestDeviceMismatch(t *testing.T) {
-	other := &Device{be: CPU().be}
+	other := &Maker{be: CPU().be}
 	x := CPU().Ones(Float32, 2)
 	y := other.Ones(Float32, 2)
 	for _, a := range []*Array{x.Add(y), x.MatMul(y), Where(x.Gt(0), x, y)} {
@@ -166,7 +166,7 @@ func TestDeviceMismatch(t *testing.T) {
 	if err := x.Assign(y); !isKind(err, ErrDevice) {
 		t.Errorf("Assign across devices: %v", err)
 	}
-	z, err := y.To(CPU()).Float32s()
+	z, err := y.to(CPU()).Float32s()
 	if err != nil || z[1] != 1 {
 		t.Errorf("To: %v %v", z, err)
 	}
@@ -199,13 +199,13 @@ func TestNoPanics(t *testing.T) {
 	_ = x.SwapAxes(0, -4).Err()
 	_ = d.Linspace(Float32, 1, 0, 0).Err()
 	_, _ = ItemOf[int32](nilA)
-	_ = FromSliceOn[float32](d, nil).Err()
+	_ = fromSliceOn[float32](d, nil).Err()
 	_, _ = x.Image(HWC)
 	_ = FromImage(nil, HWC, 3).Err()
 	_ = FromImage(nil, HWC, 2).Err()
-	var nd *Device
+	var nd *Maker
 	for _, a := range []*Array{nd.Zeros(Float32, 2), nd.Empty(Float32, 2), nd.Arange(Float32, 3), nd.Linspace(Float32, 0, 1, 3),
-		nd.Eye(Float32, 2), FromSliceOn(nd, []float32{1}), nd.NewRNG(1).Rand(2), x.To(nd), (*RNG)(nil).Rand(2)} {
+		nd.Eye(Float32, 2), fromSliceOn(nd, []float32{1}), nd.NewRNG(1).Rand(2), x.to(nd), (*RNG)(nil).Rand(2)} {
 		if err := a.Err(); err == nil {
 			t.Errorf("nil device or RNG: no error")
 		}

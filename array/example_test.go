@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
 )
 
@@ -89,12 +90,13 @@ func ExampleWhere() {
 }
 
 // On a GPU every operation is queued and returns at once; reading waits.
-func ExampleGPU() {
-	g, err := array.GPU(0)
+func ExampleOn() {
+	dev, err := gocu.Open("cuda:0")
 	if err != nil {
 		fmt.Println("no GPU:", err)
 		return
 	}
+	g := array.On(dev)
 	g.SetMatMulPrecision(array.TF32) // tensor cores for float32 products
 	x := g.NewRNG(1).Normal(array.Float32, 0, 1, 4096, 1024)
 	y := x.MatMul(x.T()).Mul(1.0 / 1024).ReLU() // cuBLAS, then one fused kernel
@@ -104,6 +106,6 @@ func ExampleGPU() {
 		return
 	}
 	fmt.Printf("mean %.3f on %v\n", s, g)
-	back := y.To(array.CPU()) // copies through host memory
+	back := y.To(gocu.MustOpen("cpu")) // copies through host memory
 	fmt.Println(back.Shape())
 }

@@ -60,7 +60,7 @@ func (f *faultyBackend) Poll() error { return f.err() }
 // the arrays that see it, and fails every later operation of the device.
 func TestAsynchronousFaultSurfaces(t *testing.T) {
 	fb := &faultyBackend{Backend: CPU().be, faultAt: 2}
-	d := &Device{be: fb}
+	d := &Maker{be: fb}
 	x := d.Arange(Float32, 10).Eval() // evaluation 1: fine
 	y := x.Mul(2).Eval()              // evaluation 2: "faults" on the GPU, returns at once
 	if y.IsLazy() {

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gocu-dev/gocu/array/internal/gpu"
+	"github.com/gocu-dev/gocu"
 )
 
 // TestMain keeps the package-level constructors on the CPU unless
@@ -14,13 +14,13 @@ import (
 // tests use GPU(0) explicitly.
 func TestMain(m *testing.M) {
 	if os.Getenv("GOCU_DEVICE") == "" {
-		SetDefault(CPU())
+		SetDefault(gocu.MustOpen("cpu"))
 	}
 	os.Exit(m.Run())
 }
 
-var gpuOnce = sync.OnceValues(func() (*Device, error) {
-	if err := gpu.Available(); err != nil {
+var gpuOnce = sync.OnceValues(func() (*Maker, error) {
+	if err := gocu.GPUUsable(); err != nil {
 		return nil, err
 	}
 	return GPU(0)
@@ -33,7 +33,7 @@ func gpuErr() error {
 }
 
 // testGPU returns GPU 0, or skips the test with the reason.
-func testGPU(t testing.TB) *Device {
+func testGPU(t testing.TB) *Maker {
 	t.Helper()
 	d, err := gpuOnce()
 	if err != nil {

@@ -3,8 +3,10 @@ package array
 import (
 	"errors"
 	"fmt"
+	"github.com/gocu-dev/gocu"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +89,7 @@ func TestGPUPhiloxMatchesCPU(t *testing.T) {
 	for _, dt := range []DType{Float32, Float64} {
 		for _, normal := range []bool{false, true} {
 			for _, n := range []int{1, 3, 1003, 1<<16 + 5} {
-				draw := func(d *Device) *Array {
+				draw := func(d *Maker) *Array {
 					r := d.NewRNG(0x5eed)
 					r.SetCounter(12345)
 					_ = r.Uniform(dt, 0, 1, 7) // advance the counter as a real program would
@@ -125,8 +127,8 @@ func TestGPUPhiloxMatchesCPU(t *testing.T) {
 // Arrays of two devices do not mix; To moves them; the error names both.
 func TestGPUDeviceMixing(t *testing.T) {
 	g := testGPU(t)
-	x := FromSliceOn(g, []float32{1, 2, 3, 4}, 2, 2)
-	y := FromSliceOn(CPU(), []float32{1, 2, 3, 4}, 2, 2)
+	x := fromSliceOn(g, []float32{1, 2, 3, 4}, 2, 2)
+	y := fromSliceOn(CPU(), []float32{1, 2, 3, 4}, 2, 2)
 	check := func(what string, err error) {
 		t.Helper()
 		if !errors.Is(err, ErrDevice) || !strings.Contains(fmt.Sprint(err), "different devices (cuda:0 and cpu)") &&
@@ -140,16 +142,16 @@ func TestGPUDeviceMixing(t *testing.T) {
 	check("Assign", x.Assign(y))
 	check("Concat", Concat(0, x, y).Err())
 	// To moves data both ways, views included.
-	z := y.T().To(g).Add(x)
-	if z.Device() != g {
+	z := y.T().to(g).Add(x)
+	if z.Device() != g.Device() {
 		t.Fatalf("To(GPU) gave an array on %v", z.Device())
 	}
-	got := readHost(t, z.To(CPU()))
+	got := readHost(t, z.to(CPU()))
 	checkHost(t, "y.T().To(gpu) + x", got, []int{2, 2}, []float64{2, 5, 5, 8}, 0)
 	for _, dt := range allDTypes {
 		h := randHost(newRand(t), dt, []int{3, 5}, -9, 9)
-		a := makeArray(t, CPU(), dt, h, reversed).To(g)
-		back := readHost(t, a.To(CPU()))
+		a := makeArray(t, CPU(), dt, h, reversed).to(g)
+		back := readHost(t, a.to(CPU()))
 		checkHost(t, fmt.Sprintf("%v round trip", dt), back, h.shape, h.v, 0)
 	}
 }
@@ -261,7 +263,7 @@ func TestGPUModuleCacheIsBounded(t *testing.T) {
 	const limit = 8
 	old := g.gpu.SetModuleLimit(limit)
 	defer g.gpu.SetModuleLimit(old)
-	x := FromSliceOn(g, []float64{1, 2, 3})
+	x := fromSliceOn(g, []float64{1, 2, 3})
 	chain := func(k int) *Array { // k additions of 1, then times k: a distinct structure per k
 		y := x
 		for i := 0; i < k; i++ {
@@ -347,34 +349,37 @@ func TestGPUBatchedMatMul(t *testing.T) {
 	checkHost(t, "(3,0)@(0,4)", readHost(t, z), []int{3, 4}, make([]float64, 12), 0)
 }
 
-// Default follows GOCU_DEVICE.
-func TestChooseDefault(t *testing.T) {
-	for _, env := range []string{"cpu", "sim"} {
-		t.Setenv("GOCU_DEVICE", env)
-		if d := chooseDefault(); d != CPU() {
-			t.Errorf("GOCU_DEVICE=%s chose %v", env, d)
-		}
+// On gives one Maker per gocu device, and Default the one of
+// gocu.Default (which follows GOCU_DEVICE; see the root package's tests).
+func TestOnAndDefault(t *testing.T) {
+	cpuDev, simDev := gocu.MustOpen("cpu"), gocu.MustOpen("sim")
+	if On(cpuDev) != CPU() || On(cpuDev).Device() != cpuDev || CPU().String() != "cpu" {
+		t.Errorf("On(cpu) = %v, CPU() = %v", On(cpuDev), CPU())
 	}
-	for _, env := range []string{"cuda:99", "tpu", "cuda:x"} {
-		t.Setenv("GOCU_DEVICE", env)
-		d := chooseDefault()
-		err := d.Ones(Float32, 2).Err()
-		if d.Err() == nil || !errors.Is(err, ErrDevice) || !strings.Contains(err.Error(), "GOCU_DEVICE") {
-			t.Errorf("GOCU_DEVICE=%s: device %v, error %v", env, d, err)
-		}
+	if s := On(simDev); s == CPU() || s.String() != "sim" || s.IsGPU() || s.Device() != simDev {
+		t.Errorf("On(sim) = %v", s)
 	}
-	t.Setenv("GOCU_DEVICE", "")
-	d := chooseDefault()
-	if gpuErr() == nil {
-		if !d.IsGPU() {
-			t.Errorf("with a GPU present the default is %v", d)
+	if err := On(nil).Ones(Float32, 2).Err(); !errors.Is(err, ErrDevice) {
+		t.Errorf("On(nil): %v, want ErrDevice", err)
+	}
+	SetDefault(nil)
+	defer SetDefault(cpuDev)
+	want, err := gocu.Default()
+	if err != nil {
+		if Default().Err() == nil || !errors.Is(Default().Ones(Float32, 1).Err(), ErrDevice) {
+			t.Errorf("gocu.Default fails (%v) but array.Default does not", err)
 		}
-		t.Setenv("GOCU_DEVICE", "cuda")
-		if d := chooseDefault(); d != testGPU(t) {
-			t.Errorf("GOCU_DEVICE=cuda chose %v", d)
-		}
-	} else if d != CPU() {
-		t.Errorf("without a GPU the default is %v", d)
+		return
+	}
+	if Default().Device() != want {
+		t.Errorf("Default is on %v, gocu.Default is %v", Default().Device(), want)
+	}
+	if gpuErr() == nil && !Default().IsGPU() && os.Getenv("GOCU_DEVICE") == "" {
+		t.Errorf("with a GPU present the default is %v", Default())
+	}
+	x := Ones(Float32, 3)
+	if x.Device() != want {
+		t.Errorf("Ones is on %v, want %v", x.Device(), want)
 	}
 }
 
@@ -386,7 +391,7 @@ func TestChooseDefault(t *testing.T) {
 // ArgMax and ArgMin exactly, with ties that the first position must win.
 func TestGPUFullReductions(t *testing.T) { fullReductions(t, testGPU(t)) }
 
-func fullReductions(t *testing.T, g *Device) {
+func fullReductions(t *testing.T, g *Maker) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{1<<24 + 4*37 + 3, 4096*1056*2 + 4*100 + 2} {
 		h := make([]float32, n+1)
@@ -401,7 +406,7 @@ func fullReductions(t *testing.T, g *Device) {
 		for _, i := range lo {
 			h[i+1] = -7
 		}
-		base := FromSliceOn(g, h)
+		base := fromSliceOn(g, h)
 		for _, start := range []int{0, 1} {
 			x := base.Slice(S(start, start+n))
 			v := h[start : start+n]

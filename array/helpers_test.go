@@ -2,6 +2,7 @@ package array
 
 import (
 	"fmt"
+	"github.com/gocu-dev/gocu/array/internal/gpu"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -86,28 +87,28 @@ func (p poisonBackend) Reduce(r *backend.Reduction) error {
 // (parallel and serial) and the CUDA backend, which skips without a GPU.
 type backendCase struct {
 	name string
-	dev  func(t testing.TB) *Device
+	dev  func(t testing.TB) *Maker
 }
 
 var backendCases = []backendCase{
-	{"cpu", func(t testing.TB) *Device {
-		return &Device{be: poisonBackend{cpu.New(64 << 20), t}}
+	{"cpu", func(t testing.TB) *Maker {
+		return &Maker{be: poisonBackend{cpu.New(64 << 20), t}}
 	}},
-	{"cpu-serial", func(t testing.TB) *Device {
+	{"cpu-serial", func(t testing.TB) *Maker {
 		b := cpu.New(0)
 		b.SetWorkers(1)
-		return &Device{be: poisonBackend{b, t}}
+		return &Maker{be: poisonBackend{b, t}}
 	}},
-	{"cuda", func(t testing.TB) *Device {
+	{"cuda", func(t testing.TB) *Maker {
 		g := testGPU(t)
-		return &Device{be: poisonBackend{g.be, t}, gpu: g.gpu}
+		return &Maker{be: poisonBackend{g.be, t}, gpu: g.gpu}
 	}},
 }
 
 // forEachBackend runs f once per backend as a subtest. With a GPU the
 // tests that use it run in parallel with each other: most of their time is
 // NVRTC compiling the many kernels the op tables need, which parallelises.
-func forEachBackend(t *testing.T, f func(t *testing.T, d *Device)) {
+func forEachBackend(t *testing.T, f func(t *testing.T, d *Maker)) {
 	if gpuErr() == nil {
 		t.Parallel()
 	}
@@ -210,23 +211,23 @@ func typed(dt DType, v []float64) any {
 	return append([]float64{}, v...)
 }
 
-func fromTyped(d *Device, data any, shape []int) *Array {
+func fromTyped(d *Maker, data any, shape []int) *Array {
 	if len(shape) == 0 {
 		return fromTyped(d, data, []int{1}).Reshape()
 	}
 	switch s := data.(type) {
 	case []bool:
-		return FromSliceOn(d, s, shape...)
+		return fromSliceOn(d, s, shape...)
 	case []uint8:
-		return FromSliceOn(d, s, shape...)
+		return fromSliceOn(d, s, shape...)
 	case []int32:
-		return FromSliceOn(d, s, shape...)
+		return fromSliceOn(d, s, shape...)
 	case []int64:
-		return FromSliceOn(d, s, shape...)
+		return fromSliceOn(d, s, shape...)
 	case []float32:
-		return FromSliceOn(d, s, shape...)
+		return fromSliceOn(d, s, shape...)
 	}
-	return FromSliceOn(d, data.([]float64), shape...)
+	return fromSliceOn(d, data.([]float64), shape...)
 }
 
 // layoutKind is how an operand is laid out in memory.
@@ -246,7 +247,7 @@ func (k layoutKind) String() string {
 }
 
 // makeArray returns an array with h's logical values laid out as kind.
-func makeArray(t testing.TB, d *Device, dt DType, h host, kind layoutKind) *Array {
+func makeArray(t testing.TB, d *Maker, dt DType, h host, kind layoutKind) *Array {
 	t.Helper()
 	r := len(h.shape)
 	var a *Array
@@ -439,3 +440,11 @@ func checkHost(t testing.TB, what string, got host, wantShape []int, want []floa
 }
 
 func shapeName(s []int) string { return fmt.Sprint(s) }
+
+// newDevice returns a Maker over a backend of the test's choice, on no
+// gocu device.
+func newDevice(be backend.Backend, g *gpu.Backend) *Maker {
+	m := &Maker{be: be, gpu: g}
+	m.precision.Store(-1)
+	return m
+}

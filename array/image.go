@@ -1,6 +1,7 @@
 package array
 
 import (
+	"github.com/gocu-dev/gocu"
 	"image"
 	"image/color"
 	"runtime"
@@ -21,7 +22,11 @@ const (
 // by Go's color.GrayModel: 0.299 R + 0.587 G + 0.114 B), 3 (RGB) or 4 (RGBA,
 // not premultiplied) channels, in the given layout. Pixel (x, y) of the
 // image's bounds becomes row y - Min.Y, column x - Min.X.
-func FromImageOn(d *Device, img image.Image, layout ImageLayout, channels int) *Array {
+func FromImageOn(dev *gocu.Device, img image.Image, layout ImageLayout, channels int) *Array {
+	return fromImageOn(On(dev), img, layout, channels)
+}
+
+func fromImageOn(d *Maker, img image.Image, layout ImageLayout, channels int) *Array {
 	const op = "FromImage"
 	if channels != 1 && channels != 3 && channels != 4 {
 		return failed(errorf(op, ErrValue, "channels must be 1, 3 or 4, not %d", channels))
@@ -34,6 +39,16 @@ func FromImageOn(d *Device, img image.Image, layout ImageLayout, channels int) *
 	}
 	b := img.Bounds()
 	h, w := b.Dy(), b.Dx()
+	shape := []int{h, w, channels}
+	if layout == CHW {
+		shape = []int{channels, h, w}
+	}
+	if err := checkShape(op, Uint8, shape); err != nil {
+		return failed(err)
+	}
+	if err := checkHostAlloc(op, Uint8, shape); err != nil {
+		return failed(err)
+	}
 	data := make([]uint8, h*w*channels)
 	put := func(y, x, c int, v uint8) {
 		if layout == HWC {
@@ -65,16 +80,12 @@ func FromImageOn(d *Device, img image.Image, layout ImageLayout, channels int) *
 			}
 		}
 	}
-	shape := []int{h, w, channels}
-	if layout == CHW {
-		shape = []int{channels, h, w}
-	}
-	return FromSliceOn(d, data, shape...)
+	return fromSliceOn(d, data, shape...)
 }
 
 // FromImage is FromImageOn on the default device.
 func FromImage(img image.Image, layout ImageLayout, channels int) *Array {
-	return FromImageOn(Default(), img, layout, channels)
+	return fromImageOn(Default(), img, layout, channels)
 }
 
 // Image converts a uint8 array to an image: shape (H, W) or, in the given

@@ -72,7 +72,7 @@ func TestLoadNumPyFiles(t *testing.T) {
 }
 
 func TestNPYRoundTrip(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, d *Device) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
 		r := newRand(t)
 		dir := t.TempDir()
 		for _, dt := range allDTypes {
@@ -221,15 +221,15 @@ func TestPrintMatchesNumPy(t *testing.T) {
 }
 
 func TestImages(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, d *Device) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
 		img := image.NewNRGBA(image.Rect(10, 20, 14, 23)) // offset bounds, 4x3
 		for y := 20; y < 23; y++ {
 			for x := 10; x < 14; x++ {
 				img.SetNRGBA(x, y, color.NRGBA{uint8(x), uint8(y), uint8(x * y), uint8(200 + x)})
 			}
 		}
-		hwc := FromImageOn(d, img, HWC, 4)
-		chw := FromImageOn(d, img, CHW, 3)
+		hwc := fromImageOn(d, img, HWC, 4)
+		chw := fromImageOn(d, img, CHW, 3)
 		if !sameShape(hwc.Shape(), []int{3, 4, 4}) || !sameShape(chw.Shape(), []int{3, 3, 4}) {
 			t.Fatalf("shapes %v %v", hwc.Shape(), chw.Shape())
 		}
@@ -250,12 +250,12 @@ func TestImages(t *testing.T) {
 		if r, g, _, a := rgb.At(3, 2).RGBA(); r>>8 != 13 || g>>8 != 22 || a>>8 != 255 {
 			t.Errorf("CHW RGB pixel %v", rgb.At(3, 2))
 		}
-		gray := FromImageOn(d, img, HWC, 1)
+		gray := fromImageOn(d, img, HWC, 1)
 		want := color.GrayModel.Convert(img.At(11, 20)).(color.Gray).Y
 		checkHost(t, "gray", readHost(t, gray.At(0, 1, 0)), []int{}, []float64{float64(want)}, 0)
 		g2 := image.NewGray(image.Rect(0, 0, 3, 2))
 		copy(g2.Pix, []uint8{1, 2, 3, 4, 5, 6})
-		ga := FromImageOn(d, g2, CHW, 1)
+		ga := fromImageOn(d, g2, CHW, 1)
 		checkHost(t, "gray fast path", readHost(t, ga), []int{1, 2, 3}, []float64{1, 2, 3, 4, 5, 6}, 0)
 		gi, err := ga.Squeeze().Image(HWC)
 		if err != nil || gi.(*image.Gray).Pix[4] != 5 {

@@ -3,6 +3,7 @@ package array
 import (
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 )
@@ -118,7 +119,16 @@ func (w *leafWalk) visit(e *expr) {
 
 // lazy makes a pending array for e, taking references to every storage it
 // reads and registering it with them for in-place writes.
-func (d *Device) lazy(e *expr) *Array {
+// A result whose bytes would overflow an int (a cast to a wider dtype of
+// a huge array) is refused here, whichever operation built it.
+func (d *Maker) lazy(e *expr) *Array {
+	if _, ok := byteSize(e.dt, e.shape); !ok {
+		op := e.op.String()
+		if e.op == backend.OpCast {
+			op = "AsType"
+		}
+		return failed(tooBig(strings.ToUpper(op[:1])+op[1:], e.dt, e.shape))
+	}
 	sts := e.leaves()
 	for _, s := range sts {
 		s.retain()
@@ -237,7 +247,7 @@ func (b *progBuild) visit(e *expr) int32 {
 
 // evalInto evaluates e (of the given shape) into out, after collapsing
 // the dimensions that are contiguous in every operand.
-func (d *Device) evalInto(e *expr, shape []int, out backend.Operand) error {
+func (d *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
 	p := program(e, shape)
 	collapse(p, &out)
 	err := d.be.Eval(p, out)

@@ -52,12 +52,12 @@ func (c *countingBackend) Sync() error {
 
 func (c *countingBackend) live() int64 { return c.allocs.Load() - c.frees.Load() }
 
-func countingDevice() (*Device, *countingBackend) { return countingOn(CPU()) }
+func countingDevice() (*Maker, *countingBackend) { return countingOn(CPU()) }
 
 // countingOn wraps the backend of d.
-func countingOn(d *Device) (*Device, *countingBackend) {
+func countingOn(d *Maker) (*Maker, *countingBackend) {
 	c := &countingBackend{Backend: d.be}
-	return &Device{be: c, gpu: d.gpu}, c
+	return &Maker{be: c, gpu: d.gpu}, c
 }
 
 // relu(1.5x+0.5)*2 runs as one fused program with one allocation (its
@@ -157,7 +157,7 @@ func TestChainDoesNotSynchronise(t *testing.T) {
 	t.Run("cuda", func(t *testing.T) { chainDoesNotSynchronise(t, testGPU(t)) })
 }
 
-func chainDoesNotSynchronise(t *testing.T, dev *Device) {
+func chainDoesNotSynchronise(t *testing.T, dev *Maker) {
 	d, c := countingOn(dev)
 	var waits0 int64
 	if d.gpu != nil {

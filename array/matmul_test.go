@@ -57,7 +57,7 @@ var matmulShapes = [][2][]int{
 }
 
 func TestMatMul(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, d *Device) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
 		r := newRand(t)
 		for ci, p := range matmulShapes {
 			for _, dt := range allDTypes {
@@ -108,7 +108,7 @@ func TestMatMul(t *testing.T) {
 // backend sees the original buffer with swapped strides.
 func TestMatMulTransposeWithoutCopy(t *testing.T) {
 	rec := &recordingBackend{Backend: CPU().be}
-	d := &Device{be: rec}
+	d := &Maker{be: rec}
 	w := d.NewRNG(1).Uniform(Float32, -1, 1, 64, 32)
 	x := d.NewRNG(2).Uniform(Float32, -1, 1, 16, 64)
 	ws, _ := w.use("")
@@ -166,7 +166,7 @@ func (r *recordingBackend) MatMul(m *backend.MatMul) error {
 }
 
 func TestMatMulPrecisionSetting(t *testing.T) {
-	d := &Device{be: CPU().be}
+	d := &Maker{be: CPU().be}
 	if d.MatMulPrecision() != FP32 {
 		t.Fatal("default precision is not FP32")
 	}

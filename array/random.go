@@ -14,7 +14,7 @@ import (
 // safe for concurrent use (draws are serialised).
 type RNG struct {
 	mu   sync.Mutex
-	dev  *Device
+	dev  *Maker
 	seed uint64
 	ctr  uint64
 }
@@ -23,7 +23,7 @@ type RNG struct {
 func NewRNG(seed uint64) *RNG { return Default().NewRNG(seed) }
 
 // NewRNG returns a generator whose arrays live on d.
-func (d *Device) NewRNG(seed uint64) *RNG { return &RNG{dev: d, seed: seed} }
+func (d *Maker) NewRNG(seed uint64) *RNG { return &RNG{dev: d, seed: seed} }
 
 // Seed returns the generator's seed.
 func (r *RNG) Seed() uint64 { return r.seed }
@@ -52,11 +52,11 @@ func (r *RNG) draw(op string, dt DType, dist backend.Dist, p0, p1 float64, shape
 	if !dt.IsFloat() {
 		return failed(errorf(op, ErrDType, "random values need float32 or float64, not %v", dt))
 	}
-	if err := checkShape(op, shape); err != nil {
+	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
 	n := backend.Size(shape)
-	st, err := r.dev.alloc(op, dt, n)
+	st, err := r.dev.alloc(op, dt, shape)
 	if err != nil {
 		return failed(err)
 	}

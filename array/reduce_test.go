@@ -121,7 +121,7 @@ var reduceAxes = []struct {
 
 func TestReductions(t *testing.T) {
 	ops := []ReduceOp{OpSum, OpProd, OpMax, OpMin, OpMean, OpArgMax, OpArgMin, OpAny, OpAll}
-	forEachBackend(t, func(t *testing.T, d *Device) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
 		r := newRand(t)
 		for ci, rc := range reduceAxes {
 			for _, dt := range allDTypes {
@@ -185,7 +185,7 @@ func TestReductions(t *testing.T) {
 // Float32 sums are accurate: 2^20 values whose float32 running sum would
 // lose several digits.
 func TestFloat32SumAccuracy(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, d *Device) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
 		n := 1 << 20
 		v := make([]float32, n)
 		exact := 0.0
@@ -193,7 +193,7 @@ func TestFloat32SumAccuracy(t *testing.T) {
 			v[i] = 1 + float32(i%1000)*1e-4
 			exact += float64(v[i])
 		}
-		x := FromSliceOn(d, v)
+		x := fromSliceOn(d, v)
 		got, err := ItemOf[float32](x.Sum())
 		if err != nil {
 			t.Fatal(err)
@@ -215,8 +215,8 @@ func TestFloat32SumAccuracy(t *testing.T) {
 
 func TestReductionNaNsAndEmpty(t *testing.T) {
 	nan := math.NaN()
-	forEachBackend(t, func(t *testing.T, d *Device) {
-		x := FromSliceOn(d, []float64{1, nan, 3, nan, 5, 0}, 2, 3)
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		x := fromSliceOn(d, []float64{1, nan, 3, nan, 5, 0}, 2, 3)
 		checkHost(t, "max", readHost(t, x.Max(1)), []int{2}, []float64{nan, nan}, 0)
 		checkHost(t, "max0", readHost(t, x.Max(0)), []int{3}, []float64{nan, nan, 3}, 0)
 		checkHost(t, "argmax", readHost(t, x.ArgMax(1)), []int{2}, []float64{1, 0}, 0)
@@ -245,7 +245,7 @@ func TestReductionNaNsAndEmpty(t *testing.T) {
 // Reductions of fused expressions and of Arange/Eye (index programs) in a
 // permuted order.
 func TestReduceExpressions(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, d *Device) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
 		x := d.Arange(Float64, 12).Reshape(3, 4)
 		checkHost(t, "sum(x*x, 0)", readHost(t, x.Mul(x).Sum(0)), []int{4}, []float64{80, 107, 140, 179}, 0)
 		checkHost(t, "eye sum 0", readHost(t, d.Eye(Float32, 3).Sum(0)), []int{3}, []float64{1, 1, 1}, 0)
@@ -255,7 +255,7 @@ func TestReduceExpressions(t *testing.T) {
 }
 
 func TestSoftmaxFamily(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, d *Device) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
 		r := newRand(t)
 		for ci, shape := range [][]int{{5}, {3, 4}, {2, 3, 4}, {2, 1, 3}, {4, 1500}, {0, 3}, {3, 0}} {
 			for _, dt := range []DType{Float32, Float64, Int32} {
@@ -326,10 +326,10 @@ func TestSoftmaxFamily(t *testing.T) {
 			}
 		}
 		// Stability: huge logits neither overflow nor give NaN.
-		big := FromSliceOn(d, []float32{1000, 1001, 1002, -1e30})
+		big := fromSliceOn(d, []float32{1000, 1001, 1002, -1e30})
 		checkHost(t, "softmax big", readHost(t, big.Softmax(0)), []int{4}, roundAll(Float32, []float64{0.09003057317038046, 0.24472847105479764, 0.6652409557748219, 0}), 1e-6)
 		checkHost(t, "lse big", readHost(t, big.LogSumExp(0)), []int{}, []float64{roundTo(Float32, 1002.4076059644443)}, 1e-6)
-		inf := FromSliceOn(d, []float64{math.Inf(-1), math.Inf(-1)})
+		inf := fromSliceOn(d, []float64{math.Inf(-1), math.Inf(-1)})
 		checkHost(t, "lse -inf", readHost(t, inf.LogSumExp(0)), []int{}, []float64{math.Inf(-1)}, 0)
 	})
 }

@@ -3,20 +3,14 @@ package array
 import "testing"
 
 func TestCUDAStream(t *testing.T) {
-	var none *Device
+	var none *Maker
 	if CPU().CUDAStream() != nil || none.CUDAStream() != nil {
 		t.Error("the CPU (or a nil device) has a CUDA stream")
 	}
-	if GPUCount() == 0 {
-		return
-	}
-	d, err := GPU(0)
-	if err != nil {
-		t.Skipf("GPU 0: %v", err)
-	}
+	d := testGPU(t)
 	s := d.CUDAStream()
-	if s == nil || s != d.CUDAStream() || s.Device() == nil {
-		t.Fatalf("GPU stream %v", s)
+	if s == nil || s != d.CUDAStream() || s != d.Device().Stream().CUDA() {
+		t.Fatalf("GPU stream %v: want the gocu device's default stream %v", s, d.Device().Stream().CUDA())
 	}
 	// Work queued by the device is ordered on that stream.
 	x := d.Ones(Float32, 1<<20).Mul(3).Eval()

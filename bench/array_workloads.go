@@ -90,7 +90,7 @@ func init() {
 
 // arrayDevice returns the array device of the benchmark's device and the
 // stream its work is queued on (nil on the CPU).
-func arrayDevice(e *Env) (*array.Device, *cuda.Stream, error) {
+func arrayDevice(e *Env) (*array.Maker, *cuda.Stream, error) {
 	if e.Device != CUDA {
 		return array.CPU(), nil, nil
 	}
@@ -111,7 +111,7 @@ func arrayDevice(e *Env) (*array.Device, *cuda.Stream, error) {
 // arrays holds what an array workload keeps: its inputs, and the result
 // of the last repetition (closed when the next one is made).
 type arrays struct {
-	dev    *array.Device
+	dev    *array.Maker
 	stream *cuda.Stream
 	in     []*array.Array
 	last   *array.Array
@@ -127,7 +127,7 @@ func newArrays(e *Env) (*arrays, error) {
 
 // input puts host data on the device.
 func (a *arrays) input(x []float32, shape ...int) (*array.Array, error) {
-	v := array.FromSliceOn(a.dev, x, shape...)
+	v := array.FromSliceOn(a.dev.Device(), x, shape...)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}

@@ -23,8 +23,35 @@ type Device struct {
 	alloc   *Allocator
 	stream  *Stream // the default (legacy NULL) stream
 
-	// last is the kernel most recently launched, named in sticky errors.
-	last atomic.Pointer[Function]
+	// recent are the kernels launched last (a ring), named in sticky
+	// errors.
+	recent [recentKernels]atomic.Pointer[Function]
+	next   atomic.Uint32
+}
+
+// recentKernels is how many of the last launches a sticky error names.
+const recentKernels = 8
+
+// launched records f among the recent launches.
+func (d *Device) launched(f *Function) {
+	d.recent[d.next.Add(1)%recentKernels].Store(f)
+}
+
+// recentNames lists the recent launches, the most recent first, with
+// repeats of one kernel in a row shown once.
+func (d *Device) recentNames() []string {
+	var names []string
+	n := d.next.Load()
+	for i := range uint32(recentKernels) {
+		f := d.recent[(n-i)%recentKernels].Load()
+		if f == nil {
+			break
+		}
+		if len(names) == 0 || names[len(names)-1] != f.name {
+			names = append(names, f.name)
+		}
+	}
+	return names
 }
 
 var (
@@ -120,9 +147,7 @@ func (d *Device) call(fn uintptr, args ...uintptr) Result {
 func (d *Device) err(fn string, r Result) error {
 	err := d.api.error(fn, r)
 	if r.Sticky() {
-		if f := d.last.Load(); f != nil {
-			err.(*Error).LastKernel = f.name
-		}
+		err.(*Error).Recent = d.recentNames()
 	}
 	return err
 }

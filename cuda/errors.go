@@ -19,11 +19,11 @@ type Error struct {
 	Name string // CUDA's name of the code, e.g. "CUDA_ERROR_OUT_OF_MEMORY"
 	Msg  string // the description of the code, plus detail gocu adds
 
-	// LastKernel names, for a sticky error, the kernel most recently
-	// launched on the device before the error was reported: kernel faults
-	// surface at a later call, so it is the likely culprit (certain with
-	// GOCU_LAUNCH_BLOCKING=1).
-	LastKernel string
+	// Recent names, for a sticky error, the kernels launched last on the
+	// device before the error was reported, the most recent first: a
+	// kernel fault surfaces at a later call, so the kernel that caused it
+	// is among them (GOCU_LAUNCH_BLOCKING=1 names it exactly).
+	Recent []string
 }
 
 func (e *Error) Error() string {
@@ -40,9 +40,9 @@ func (e *Error) Error() string {
 	}
 	if e.Code.Sticky() {
 		b.WriteString(" (sticky error: the CUDA context is lost and every later CUDA call in this process fails; restart the process")
-		if e.LastKernel != "" {
-			b.WriteString("; the last kernel launched on the device before it was reported: ")
-			b.WriteString(e.LastKernel)
+		if len(e.Recent) > 0 {
+			b.WriteString("; kernels launched last on the device, most recent first: ")
+			b.WriteString(strings.Join(e.Recent, ", "))
 		}
 		if !launchBlocking.Load() {
 			// Kernel faults surface at a later synchronising call.

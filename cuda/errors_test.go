@@ -161,3 +161,30 @@ func TestErrorTypes(t *testing.T) {
 		t.Errorf("ModuleError: %v", mod)
 	}
 }
+
+// A sticky error names the kernels launched last, the most recent first.
+func TestStickyErrorNamesRecentKernels(t *testing.T) {
+	d := &Device{api: &api{}}
+	for _, name := range []string{"a", "b", "b", "c", "d", "e", "f", "g", "h", "user_kernel", "array_op"} {
+		d.launched(&Function{name: name})
+	}
+	err := d.err("cuStreamSynchronize", 700)
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, ErrContextLost) {
+		t.Fatalf("err = %v", err)
+	}
+	want := []string{"array_op", "user_kernel", "h", "g", "f", "e", "d", "c"}
+	if strings.Join(e.Recent, ",") != strings.Join(want, ",") {
+		t.Errorf("Recent = %v, want %v", e.Recent, want)
+	}
+	if !strings.Contains(err.Error(), "kernels launched last on the device, most recent first: array_op, user_kernel, h") {
+		t.Errorf("message %q", err)
+	}
+	if err := d.err("cuMemAlloc_v2", 2); strings.Contains(err.Error(), "launched last") {
+		t.Errorf("a non-sticky error names kernels: %v", err)
+	}
+	fresh := &Device{api: &api{}}
+	if e := fresh.err("cuCtxSynchronize", 700).(*Error); len(e.Recent) != 0 {
+		t.Errorf("no launches, yet Recent = %v", e.Recent)
+	}
+}

@@ -82,7 +82,7 @@ func (f *Function) Launch(cfg Config, args ...any) error {
 		return err
 	}
 	op := traceKernel(f, grid, block, cfg.SharedMem, s)
-	f.dev.last.Store(f)
+	f.dev.launched(f)
 	r, fn := f.launch(fr, grid, block, cfg.SharedMem, s)
 	op.end(r)
 	putFrame(fr)
@@ -268,7 +268,7 @@ func (f *Function) Call(cfg Config, args ...any) error {
 		return err
 	}
 	op := traceKernel(f, grid, block, cfg.SharedMem, s)
-	f.dev.last.Store(f)
+	f.dev.launched(f)
 	r, fn := f.launch(fr, grid, block, cfg.SharedMem, s)
 	op.end(r)
 	putFrame(fr)

@@ -55,6 +55,10 @@ func (s *Stream) Device() *Device { return s.dev }
 // stream (0 is the default stream).
 func (s *Stream) Handle() uintptr { return s.handle }
 
+// Closed reports whether the stream was closed, for bindings of other CUDA
+// libraries that check a stream before handing its handle on.
+func (s *Stream) Closed() bool { return s.closed.Load() }
+
 // IsDefault reports whether s is the device's default stream.
 func (s *Stream) IsDefault() bool { return s.handle == 0 }
 

@@ -171,6 +171,13 @@ func (u *unit) ctype(t types.Type, pos token.Pos) string {
 	case *types.Slice:
 		return "gocu_slice<" + u.ctype(t.Elem(), pos) + ">"
 	case *types.Array:
+		if t.Len() > math.MaxInt32 {
+			if !u.hugeArrays[t.String()] { // once, not at every use of the type
+				u.hugeArrays[t.String()] = true
+				u.unsupported(pos, fmt.Sprintf("an array of %d elements", t.Len()), "CUDA C++ arrays have at most 2147483647 elements (their length is an int); use a slice")
+			}
+			return "gocu_invalid"
+		}
 		return fmt.Sprintf("gocu_array<%s, %d>", u.ctype(t.Elem(), pos), t.Len())
 	case *types.Pointer:
 		if _, ok := t.Elem().Underlying().(*types.Array); ok {

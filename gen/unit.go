@@ -33,6 +33,8 @@ type unit struct {
 	sites  []*site
 	siteOf map[ast.Node]int
 
+	hugeArrays map[string]bool // array types reported as too long
+
 	dynShared bool
 	sinkBytes int
 	imp       *imports
@@ -99,7 +101,9 @@ func newUnit(p *program, pkg *packages.Package) *unit {
 		structs: map[*types.Named]*cstruct{},
 		tuples:  map[string]*tuple{},
 		siteOf:  map[ast.Node]int{},
-		used:    map[token.Pos]bool{},
+
+		hugeArrays: map[string]bool{},
+		used:       map[token.Pos]bool{},
 	}
 }
 

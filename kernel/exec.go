@@ -33,6 +33,10 @@ type Executor interface {
 	// of range. base is the address of the indexed memory (the slice's first
 	// element), or nil when unknown, as for Index. It does not return.
 	OutOfRange(t *Thread, index, length int, base unsafe.Pointer, site *Site)
+	// Loop is called by the checked-mode hooks at the start of every loop
+	// iteration (see Loop); an executor that stops a launch does not
+	// return from it.
+	Loop(t *Thread, site *Site)
 }
 
 // SyncKind says which variant of SyncThreads reached a barrier.

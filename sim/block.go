@@ -81,6 +81,7 @@ func (b *block) run(idx, pos uint64) *Error {
 	b.resetShared()
 
 	r := b.w.runner
+	b.w.running.Store(r.th)
 	r.th.BlockIdx = b.coord
 	r.seq = true
 	if r.resume() == evSync && b.err == nil {
@@ -153,6 +154,7 @@ func (b *block) schedule() {
 			th := b.threads[r]
 			b.state[r] = stRunning
 			th.started = true
+			b.w.running.Store(th)
 			ev := th.co.resume()
 			if b.err != nil {
 				b.state[r] = stExited

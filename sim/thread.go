@@ -58,7 +58,7 @@ func (th *thread) fail(e *Error) {
 
 // setRank makes th the thread of the given rank in its block.
 func (th *thread) setRank(r int32) {
-	th.rank = r
+	storeRank(&th.rank, r)
 	th.nShared = 0
 	b := th.b
 	if b.bx == b.n {
@@ -77,6 +77,9 @@ func (th *thread) Barrier(_ *kernel.Thread, kind kernel.SyncKind, pred bool) int
 		slowCallers(&th.pcs)
 	}
 	trim(&th.pcs)
+	if th.b.l.expired.Load() {
+		th.fail(&Error{Kind: KindTimeout, Pos: posOf(th.pcs[:]), Op: syncName(kind)})
+	}
 	th.wait, th.kind, th.pred = stBarrier, kind, pred
 	if !th.co.yield(evSync) || th.abort { // stopped or aborted: unwind
 		panic(abortSignal{})
@@ -92,6 +95,9 @@ func (th *thread) Warp(_ *kernel.Thread, op kernel.WarpOp, mask uint32, bits uin
 		slowCallers(&th.pcs)
 	}
 	trim(&th.pcs)
+	if th.b.l.expired.Load() {
+		th.fail(&Error{Kind: KindTimeout, Pos: posOf(th.pcs[:]), Op: warpName(op)})
+	}
 	if lane := th.rank & 31; mask&(1<<lane) == 0 {
 		th.fail(&Error{Kind: KindWarp, Pos: posOf(th.pcs[:]), Op: warpName(op),
 			Msg: fmt.Sprintf("lane %d calls %s with mask %#08x, which does not name it", lane, warpName(op), mask)})
@@ -122,6 +128,15 @@ func (th *thread) OutOfRange(_ *kernel.Thread, index, length int, base unsafe.Po
 		e.Memory, _, _ = th.b.memoryOf(uintptr(base))
 	}
 	th.fail(e)
+}
+
+// Loop implements kernel.Executor: the checked twin calls it first in every
+// loop body, and it stops the thread there once the launch has run out of
+// time.
+func (th *thread) Loop(_ *kernel.Thread, s *kernel.Site) {
+	if th.b.l.expired.Load() {
+		th.fail(&Error{Kind: KindTimeout, Pos: siteOf(s), Op: "loop"})
+	}
 }
 
 // Access implements kernel.Executor.

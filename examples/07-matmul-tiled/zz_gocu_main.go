@@ -349,7 +349,7 @@ var gocuModule = &meta.Module{
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
-		&gocuSite8,
+		&gocuSite8, &gocuSite9, &gocuSite10,
 	},
 }
 
@@ -384,15 +384,17 @@ func LaunchTiledMatMulNoSync(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buff
 
 // Source sites of the checked accesses and debug-mode checks.
 var (
-	gocuSite0 = kernel.Site{File: "nosync.go", Line: 26, Col: 17, Expr: "a[row*k+p+tx]"}
-	gocuSite1 = kernel.Site{File: "nosync.go", Line: 26, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite2 = kernel.Site{File: "nosync.go", Line: 28, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite3 = kernel.Site{File: "nosync.go", Line: 31, Col: 17, Expr: "b[(p+ty)*n+col]"}
-	gocuSite4 = kernel.Site{File: "nosync.go", Line: 31, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite5 = kernel.Site{File: "nosync.go", Line: 33, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite6 = kernel.Site{File: "nosync.go", Line: 37, Col: 11, Expr: "as[ty][i]"}
-	gocuSite7 = kernel.Site{File: "nosync.go", Line: 37, Col: 23, Expr: "bs[i][tx]"}
-	gocuSite8 = kernel.Site{File: "nosync.go", Line: 42, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite0  = kernel.Site{File: "nosync.go", Line: 26, Col: 17, Expr: "a[row*k+p+tx]"}
+	gocuSite1  = kernel.Site{File: "nosync.go", Line: 26, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite2  = kernel.Site{File: "nosync.go", Line: 28, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite3  = kernel.Site{File: "nosync.go", Line: 31, Col: 17, Expr: "b[(p+ty)*n+col]"}
+	gocuSite4  = kernel.Site{File: "nosync.go", Line: 31, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite5  = kernel.Site{File: "nosync.go", Line: 33, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite6  = kernel.Site{File: "nosync.go", Line: 37, Col: 11, Expr: "as[ty][i]"}
+	gocuSite7  = kernel.Site{File: "nosync.go", Line: 37, Col: 23, Expr: "bs[i][tx]"}
+	gocuSite8  = kernel.Site{File: "nosync.go", Line: 42, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite9  = kernel.Site{File: "nosync.go", Line: 24, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
+	gocuSite10 = kernel.Site{File: "nosync.go", Line: 36, Col: 3, Expr: "for i := range Tile"}
 )
 
 // gocuChecked_TiledMatMulNoSync is the checked copy of main.TiledMatMulNoSync (nosync.go:18).
@@ -403,6 +405,7 @@ func gocuChecked_TiledMatMulNoSync(t *kernel.Thread, a []float32, b []float32, c
 	/*line nosync.go:22*/ row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
 	/*line nosync.go:23*/ var sum float32
 	/*line nosync.go:24*/ for p := int32(0); p < k; p += Tile {
+		/*line nosync.go:24*/ kernel.Loop(t, &gocuSite9)
 		/*line nosync.go:25*/ if row < m && p+tx < k {
 			/*line nosync.go:26*/ {
 				/*line nosync.go:26*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite0, kernel.Read)
@@ -421,6 +424,7 @@ func gocuChecked_TiledMatMulNoSync(t *kernel.Thread, a []float32, b []float32, c
 		}
 		/*line nosync.go:35*/ t.SyncThreads()
 		/*line nosync.go:36*/ for i := range Tile {
+			/*line nosync.go:36*/ kernel.Loop(t, &gocuSite10)
 			/*line nosync.go:37*/ sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite6)][:], int(i), &gocuSite6, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite7)][:], int(tx), &gocuSite7, kernel.Read)
 		}
 	}

@@ -52,7 +52,7 @@ func main() {
 		x.MatMul(y).Eval() // warm up
 		start := time.Now()
 		z := x.MatMul(y).Eval()
-		if err := x.Device().Sync(); err != nil { // a GPU computes asynchronously
+		if err := x.Device().Synchronize(); err != nil { // a GPU computes asynchronously
 			log.Fatal(err)
 		}
 		elapsed := time.Since(start)

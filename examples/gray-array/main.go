@@ -84,7 +84,7 @@ func main() {
 
 	// The array expression on the default array device.
 	dev := array.Default()
-	chw := array.FromImageOn(dev, img, array.CHW, 3)
+	chw := array.FromImage(img, array.CHW, 3)
 	if err := chw.Err(); err != nil {
 		log.Fatal(err)
 	}

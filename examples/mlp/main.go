@@ -57,7 +57,7 @@ func main() {
 		array.SetMatMulPrecision(array.TF32)
 	}
 
-	devs := []*array.Device{array.CPU()}
+	devs := []*array.Maker{array.CPU()}
 	if g, err := array.GPU(0); err == nil {
 		devs = append(devs, g)
 	} else {

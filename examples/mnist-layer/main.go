@@ -23,7 +23,7 @@ const in, out = 784, 10
 
 // result is one device's run.
 type result struct {
-	dev  *array.Device
+	dev  *array.Maker
 	best time.Duration
 	y    []float32 // the layer's output, row-major
 }
@@ -33,7 +33,7 @@ func main() {
 	reps := flag.Int("reps", 5, "timed repetitions")
 	flag.Parse()
 
-	devs := []*array.Device{array.CPU()}
+	devs := []*array.Maker{array.CPU()}
 	if g, err := array.GPU(0); err == nil {
 		devs = append(devs, g)
 	} else {
@@ -84,7 +84,7 @@ func main() {
 
 // run times the layer on dev (best of reps, after a warm-up that compiles
 // the GPU's kernels) and returns its output.
-func run(dev *array.Device, n, reps int) (result, error) {
+func run(dev *array.Maker, n, reps int) (result, error) {
 	rng := dev.NewRNG(2024)
 	x := rng.Uniform(array.Float32, 0, 1, n, in)     // pixel intensities
 	w := rng.Normal(array.Float32, 0, 0.05, in, out) // weights

@@ -864,7 +864,10 @@ var gocuModule = &meta.Module{
 		&gocuSite96, &gocuSite97, &gocuSite98, &gocuSite99, &gocuSite100, &gocuSite101, &gocuSite102, &gocuSite103,
 		&gocuSite104, &gocuSite105, &gocuSite106, &gocuSite107, &gocuSite108, &gocuSite109, &gocuSite110, &gocuSite111,
 		&gocuSite112, &gocuSite113, &gocuSite114, &gocuSite115, &gocuSite116, &gocuSite117, &gocuSite118, &gocuSite119,
-		&gocuSite120, &gocuSite121, &gocuSite122, &gocuSite123, &gocuSite124,
+		&gocuSite120, &gocuSite121, &gocuSite122, &gocuSite123, &gocuSite124, &gocuSite125, &gocuSite126, &gocuSite127,
+		&gocuSite128, &gocuSite129, &gocuSite130, &gocuSite131, &gocuSite132, &gocuSite133, &gocuSite134, &gocuSite135,
+		&gocuSite136, &gocuSite137, &gocuSite138, &gocuSite139, &gocuSite140, &gocuSite141, &gocuSite142, &gocuSite143,
+		&gocuSite144, &gocuSite145,
 	},
 }
 
@@ -1263,6 +1266,27 @@ var (
 	gocuSite122 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
 	gocuSite123 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
 	gocuSite124 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
+	gocuSite125 = kernel.Site{File: "grayfast.go", Line: 51, Col: 2, Expr: "for k := range 4"}
+	gocuSite126 = kernel.Site{File: "reduce.go", Line: 39, Col: 2, Expr: "for offset := int32(16); offset > 0; offset /= 2"}
+	gocuSite127 = kernel.Site{File: "grayfast.go", Line: 16, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite128 = kernel.Site{File: "grayfast.go", Line: 34, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite129 = kernel.Site{File: "histogram.go", Line: 17, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
+	gocuSite130 = kernel.Site{File: "histogram.go", Line: 21, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
+	gocuSite131 = kernel.Site{File: "histogram.go", Line: 25, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
+	gocuSite132 = kernel.Site{File: "matmul.go", Line: 17, Col: 3, Expr: "for i := range k"}
+	gocuSite133 = kernel.Site{File: "matmul.go", Line: 40, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
+	gocuSite134 = kernel.Site{File: "matmul.go", Line: 52, Col: 3, Expr: "for i := range Tile"}
+	gocuSite135 = kernel.Site{File: "matmul.go", Line: 74, Col: 2, Expr: "for p := int32(0); p < k; p += w"}
+	gocuSite136 = kernel.Site{File: "matmul.go", Line: 86, Col: 3, Expr: "for i := range w"}
+	gocuSite137 = kernel.Site{File: "reduce.go", Line: 15, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
+	gocuSite138 = kernel.Site{File: "scan.go", Line: 33, Col: 2, Expr: "for d := int32(ScanThreads); d > 0; d /= 2"}
+	gocuSite139 = kernel.Site{File: "scan.go", Line: 45, Col: 2, Expr: "for d := int32(1); d < 2*ScanThreads; d *= 2"}
+	gocuSite140 = kernel.Site{File: "sgemm.go", Line: 72, Col: 2, Expr: "for k0 := int32(0); k0 < k; k0 += GemmBK"}
+	gocuSite141 = kernel.Site{File: "sgemm.go", Line: 79, Col: 3, Expr: "for kk := 0; kk < GemmBK; kk++"}
+	gocuSite142 = kernel.Site{File: "sgemm.go", Line: 85, Col: 4, Expr: "for i := 0; i < 8; i++"}
+	gocuSite143 = kernel.Site{File: "sgemm.go", Line: 87, Col: 5, Expr: "for j := 0; j < 8; j++"}
+	gocuSite144 = kernel.Site{File: "sgemm.go", Line: 105, Col: 2, Expr: "for i := 0; i < 8; i++"}
+	gocuSite145 = kernel.Site{File: "sgemm.go", Line: 108, Col: 3, Expr: "for h := 0; h < 2; h++"}
 )
 
 // gocuChecked_luma is the checked copy of lecture.luma (grayfast.go:59).
@@ -1274,6 +1298,7 @@ func gocuChecked_luma(gocuT *kernel.Thread, r uint8, g uint8, b uint8) uint8 {
 func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint32 {
 	/*line grayfast.go:49*/ var out uint32
 	/*line grayfast.go:51*/ for k := range 4 {
+		/*line grayfast.go:51*/ kernel.Loop(gocuT, &gocuSite125)
 		/*line grayfast.go:52*/ s := uint32(8 * k)
 		/*line grayfast.go:53*/ out |= uint32(gocuChecked_luma(gocuT, uint8(r>>s), uint8(g>>s), uint8(b>>s))) << s
 	}
@@ -1283,6 +1308,7 @@ func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint3
 // gocuChecked_warpSum is the checked copy of lecture.warpSum (reduce.go:38).
 func gocuChecked_warpSum(t *kernel.Thread, v float32) float32 {
 	/*line reduce.go:39*/ for offset := int32(16); offset > 0; offset /= 2 {
+		/*line reduce.go:39*/ kernel.Loop(t, &gocuSite126)
 		/*line reduce.go:40*/ v += kernel.ShflDown(t, kernel.FullMask, v, offset)
 	}
 	/*line reduce.go:42*/ return v
@@ -1320,6 +1346,7 @@ func gocuChecked_GrayVec4(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	/*line grayfast.go:14*/ dst := kernel.Reinterpret[uint32](gray)
 	/*line grayfast.go:15*/ q := n / 4
 	/*line grayfast.go:16*/ for i := t.Index(); i < q; i += t.Stride() {
+		/*line grayfast.go:16*/ kernel.Loop(t, &gocuSite127)
 		/*line grayfast.go:17*/ {
 			/*line grayfast.go:17*/ var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite10, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite11, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite12, kernel.Read))
 			/*line grayfast.go:17*/ *kernel.At(t, dst, int(i), &gocuSite13, kernel.Write) = gocuV1
@@ -1333,6 +1360,7 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	/*line grayfast.go:32*/ dst := kernel.Reinterpret[kernel.Uint4](gray)
 	/*line grayfast.go:33*/ q := n / 16
 	/*line grayfast.go:34*/ for i := t.Index(); i < q; i += t.Stride() {
+		/*line grayfast.go:34*/ kernel.Loop(t, &gocuSite128)
 		/*line grayfast.go:35*/ r, g, b := *kernel.At(t, src, int(i), &gocuSite16, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite17, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite18, kernel.Read)
 		/*line grayfast.go:36*/ {
 			/*line grayfast.go:36*/ var gocuV1 kernel.Uint4 = kernel.Uint4{X: gocuChecked_gray4(t, r.X, g.X, b.X), Y: gocuChecked_gray4(t, r.Y, g.Y, b.Y), Z: gocuChecked_gray4(t, r.Z, g.Z, b.Z), W: gocuChecked_gray4(t, r.W, g.W, b.W)}
@@ -1345,14 +1373,17 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 func gocuChecked_Histogram(t *kernel.Thread, data []uint8, hist []uint32, n int32) {
 	/*line histogram.go:16*/ h := kernel.Shared[[256]uint32](t)
 	/*line histogram.go:17*/ for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
+		/*line histogram.go:17*/ kernel.Loop(t, &gocuSite129)
 		/*line histogram.go:18*/ *kernel.At(t, h[:], int(b), &gocuSite20, kernel.Write) = 0
 	}
 	/*line histogram.go:20*/ t.SyncThreads()
 	/*line histogram.go:21*/ for i := t.Index(); i < n; i += t.Stride() {
+		/*line histogram.go:21*/ kernel.Loop(t, &gocuSite130)
 		/*line histogram.go:22*/ kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite22, kernel.Read)), &gocuSite21, kernel.Atomic), 1)
 	}
 	/*line histogram.go:24*/ t.SyncThreads()
 	/*line histogram.go:25*/ for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
+		/*line histogram.go:25*/ kernel.Loop(t, &gocuSite131)
 		/*line histogram.go:26*/ if *kernel.At(t, h[:], int(b), &gocuSite23, kernel.Read) != 0 {
 			/*line histogram.go:27*/ kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite24, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite25, kernel.Read))
 		}
@@ -1365,6 +1396,7 @@ func gocuChecked_MatMul(t *kernel.Thread, a []float32, b []float32, c []float32,
 	/*line matmul.go:15*/ if row < m && col < n {
 		/*line matmul.go:16*/ var sum float32
 		/*line matmul.go:17*/ for i := range k {
+			/*line matmul.go:17*/ kernel.Loop(t, &gocuSite132)
 			/*line matmul.go:18*/ sum += *kernel.At(t, a, int(row*k+i), &gocuSite26, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite27, kernel.Read)
 		}
 		/*line matmul.go:20*/ *kernel.At(t, c, int(row*n+col), &gocuSite28, kernel.Write) = sum
@@ -1379,6 +1411,7 @@ func gocuChecked_TiledMatMul(t *kernel.Thread, a []float32, b []float32, c []flo
 	/*line matmul.go:38*/ row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
 	/*line matmul.go:39*/ var sum float32
 	/*line matmul.go:40*/ for p := int32(0); p < k; p += Tile {
+		/*line matmul.go:40*/ kernel.Loop(t, &gocuSite133)
 		/*line matmul.go:41*/ if row < m && p+tx < k {
 			/*line matmul.go:42*/ {
 				/*line matmul.go:42*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite29, kernel.Read)
@@ -1397,6 +1430,7 @@ func gocuChecked_TiledMatMul(t *kernel.Thread, a []float32, b []float32, c []flo
 		}
 		/*line matmul.go:51*/ t.SyncThreads()
 		/*line matmul.go:52*/ for i := range Tile {
+			/*line matmul.go:52*/ kernel.Loop(t, &gocuSite134)
 			/*line matmul.go:53*/ sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite35)][:], int(i), &gocuSite35, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite36)][:], int(tx), &gocuSite36, kernel.Read)
 		}
 		/*line matmul.go:55*/ t.SyncThreads()
@@ -1415,6 +1449,7 @@ func gocuChecked_TiledMatMulDynamic(t *kernel.Thread, a []float32, b []float32, 
 	/*line matmul.go:72*/ as, bs := ty*w+tx, w*w+ty*w+tx
 	/*line matmul.go:73*/ var sum float32
 	/*line matmul.go:74*/ for p := int32(0); p < k; p += w {
+		/*line matmul.go:74*/ kernel.Loop(t, &gocuSite135)
 		/*line matmul.go:75*/ if row < m && p+tx < k {
 			/*line matmul.go:76*/ {
 				/*line matmul.go:76*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite38, kernel.Read)
@@ -1433,6 +1468,7 @@ func gocuChecked_TiledMatMulDynamic(t *kernel.Thread, a []float32, b []float32, 
 		}
 		/*line matmul.go:85*/ t.SyncThreads()
 		/*line matmul.go:86*/ for i := range w {
+			/*line matmul.go:86*/ kernel.Loop(t, &gocuSite136)
 			/*line matmul.go:87*/ sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite44, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite45, kernel.Read)
 		}
 		/*line matmul.go:89*/ t.SyncThreads()
@@ -1447,6 +1483,7 @@ func gocuChecked_Sum(t *kernel.Thread, x []float32, partial []float32, n int32) 
 	/*line reduce.go:13*/ warpSums := kernel.Shared[[32]float32](t)
 	/*line reduce.go:14*/ var v float32
 	/*line reduce.go:15*/ for i := t.Index(); i < n; i += t.Stride() {
+		/*line reduce.go:15*/ kernel.Loop(t, &gocuSite137)
 		/*line reduce.go:16*/ v += *kernel.At(t, x, int(i), &gocuSite47, kernel.Read)
 	}
 	/*line reduce.go:18*/ v = gocuChecked_warpSum(t, v)
@@ -1484,6 +1521,7 @@ func gocuChecked_ScanBlocks(t *kernel.Thread, x []int32, y []int32, sums []int32
 	/*line scan.go:30*/ *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite54, kernel.Write) = v1
 	/*line scan.go:32*/ offset := int32(1)
 	/*line scan.go:33*/ for d := int32(ScanThreads); d > 0; d /= 2 {
+		/*line scan.go:33*/ kernel.Loop(t, &gocuSite138)
 		/*line scan.go:34*/ t.SyncThreads()
 		/*line scan.go:35*/ if tid < d {
 			/*line scan.go:36*/ a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
@@ -1502,6 +1540,7 @@ func gocuChecked_ScanBlocks(t *kernel.Thread, x []int32, y []int32, sums []int32
 		/*line scan.go:43*/ *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite59, kernel.Write) = 0
 	}
 	/*line scan.go:45*/ for d := int32(1); d < 2*ScanThreads; d *= 2 {
+		/*line scan.go:45*/ kernel.Loop(t, &gocuSite139)
 		/*line scan.go:46*/ offset /= 2
 		/*line scan.go:47*/ t.SyncThreads()
 		/*line scan.go:48*/ if tid < d {
@@ -1565,18 +1604,22 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	/*line sgemm.go:69*/ t.SyncThreads()
 	/*line sgemm.go:71*/ var acc [8][8]float32
 	/*line sgemm.go:72*/ for k0 := int32(0); k0 < k; k0 += GemmBK {
+		/*line sgemm.go:72*/ kernel.Loop(t, &gocuSite140)
 		/*line sgemm.go:73*/ next := k0+GemmBK < k
 		/*line sgemm.go:74*/ if next {
 			/*line sgemm.go:75*/ va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite92, kernel.Read)
 			/*line sgemm.go:76*/ vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite93, kernel.Read)
 		}
 		/*line sgemm.go:79*/ for kk := 0; kk < GemmBK; kk++ {
+			/*line sgemm.go:79*/ kernel.Loop(t, &gocuSite141)
 			/*line sgemm.go:80*/ x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite94)][kernel.Index(t, int(kk), 8, &gocuSite94)][:], int(tr), &gocuSite94, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite95)][kernel.Index(t, int(kk), 8, &gocuSite95)][:], int(tr+16), &gocuSite95, kernel.Read)
 			/*line sgemm.go:81*/ y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite96)][kernel.Index(t, int(kk), 8, &gocuSite96)][:], int(tc), &gocuSite96, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite97)][kernel.Index(t, int(kk), 8, &gocuSite97)][:], int(tc+16), &gocuSite97, kernel.Read)
 			/*line sgemm.go:82*/ ra := [8]float32{x0.X, x0.Y, x0.Z, x0.W, x1.X, x1.Y, x1.Z, x1.W}
 			/*line sgemm.go:83*/ rb := [8]float32{y0.X, y0.Y, y0.Z, y0.W, y1.X, y1.Y, y1.Z, y1.W}
 			/*line sgemm.go:85*/ for i := 0; i < 8; i++ {
+				/*line sgemm.go:85*/ kernel.Loop(t, &gocuSite142)
 				/*line sgemm.go:87*/ for j := 0; j < 8; j++ {
+					/*line sgemm.go:87*/ kernel.Loop(t, &gocuSite143)
 					/*line sgemm.go:88*/ {
 						/*line sgemm.go:88*/ var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite98, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite99, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite100)][:], int(j), &gocuSite100, kernel.Read))
 						/*line sgemm.go:88*/ *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite101)][:], int(j), &gocuSite101, kernel.Write) = gocuV1
@@ -1596,8 +1639,10 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 		/*line sgemm.go:101*/ t.SyncThreads()
 	}
 	/*line sgemm.go:105*/ for i := 0; i < 8; i++ {
+		/*line sgemm.go:105*/ kernel.Loop(t, &gocuSite144)
 		/*line sgemm.go:106*/ row := int(t.BlockIdx.Y*GemmBM + tr*4 + int32(i%4) + int32(i/4)*64)
 		/*line sgemm.go:108*/ for h := 0; h < 2; h++ {
+			/*line sgemm.go:108*/ kernel.Loop(t, &gocuSite145)
 			/*line sgemm.go:109*/ p := row*n4 + int(t.BlockIdx.X*(GemmBN/4)+tc+int32(h)*16)
 			/*line sgemm.go:110*/ v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite119)][:], int(4*h), &gocuSite119, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite120)][:], int(4*h+1), &gocuSite120, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite121)][:], int(4*h+2), &gocuSite121, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite122)][:], int(4*h+3), &gocuSite122, kernel.Read)}
 			/*line sgemm.go:111*/ if beta != 0 {

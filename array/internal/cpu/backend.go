@@ -13,13 +13,18 @@ import (
 type Backend struct {
 	workers int
 	pool    pool
+	name    string
 }
 
 // New returns a CPU backend using GOMAXPROCS workers and a buffer pool of
 // at most poolBytes bytes.
 func New(poolBytes int) *Backend {
-	return &Backend{workers: runtime.GOMAXPROCS(0), pool: pool{limit: poolBytes}}
+	return &Backend{workers: runtime.GOMAXPROCS(0), pool: pool{limit: poolBytes}, name: "cpu"}
 }
+
+// SetName sets the name the backend reports ("sim" for the arrays of the
+// simulator device, which compute on the CPU too).
+func (b *Backend) SetName(name string) { b.name = name }
 
 // SetWorkers sets how many goroutines large operations use (at least 1).
 func (b *Backend) SetWorkers(n int) { b.workers = max(n, 1) }
@@ -38,7 +43,7 @@ func (b *Backend) PooledBytes() int {
 }
 
 // Name implements backend.Backend.
-func (b *Backend) Name() string { return "cpu" }
+func (b *Backend) Name() string { return b.name }
 
 // Alloc implements backend.Backend.
 func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
@@ -47,6 +52,9 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 	}
 	if n < 0 {
 		return nil, fmt.Errorf("cpu: alloc of %d elements", n)
+	}
+	if err := CheckAlloc(dt, n); err != nil {
+		return nil, err
 	}
 	if buf := b.pool.get(dt, n); buf != nil {
 		return buf, nil

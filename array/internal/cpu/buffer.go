@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 )
@@ -17,6 +18,31 @@ type Buffer struct {
 	i64 []int64
 	u8  []uint8
 	b   []bool
+
+	external bool // Wrap: memory owned by someone else, never pooled
+}
+
+// Wrap returns a buffer over the typed slice s ([]float32, ..., []bool),
+// without a copy. Its memory is never pooled: whoever made s owns it.
+func Wrap(s any) (*Buffer, error) {
+	b := &Buffer{external: true}
+	switch v := s.(type) {
+	case []float32:
+		b.dt, b.n, b.f32 = backend.Float32, len(v), v
+	case []float64:
+		b.dt, b.n, b.f64 = backend.Float64, len(v), v
+	case []int32:
+		b.dt, b.n, b.i32 = backend.Int32, len(v), v
+	case []int64:
+		b.dt, b.n, b.i64 = backend.Int64, len(v), v
+	case []uint8:
+		b.dt, b.n, b.u8 = backend.Uint8, len(v), v
+	case []bool:
+		b.dt, b.n, b.b = backend.Bool, len(v), v
+	default:
+		return nil, fmt.Errorf("cpu: cannot wrap a %T", s)
+	}
+	return b, nil
 }
 
 // DType implements backend.Buffer.
@@ -42,6 +68,30 @@ func newBuffer(dt backend.DType, n int) *Buffer {
 		b.b = make([]bool, n)
 	}
 	return b
+}
+
+// Poison fills the buffer with 0xFF bytes (NaN for floats, -1 for signed
+// integers, 255 for uint8); bool, which Go requires to be 0 or 1, is false.
+func (b *Buffer) Poison() {
+	var p []byte
+	switch b.dt {
+	case backend.Float32:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f32))), 4*len(b.f32))
+	case backend.Float64:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f64))), 8*len(b.f64))
+	case backend.Int32:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i32))), 4*len(b.i32))
+	case backend.Int64:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i64))), 8*len(b.i64))
+	case backend.Uint8:
+		p = b.u8
+	case backend.Bool:
+		clear(b.b) // a bool must hold 0 or 1 in Go
+		return
+	}
+	for i := range p {
+		p[i] = 0xFF
+	}
 }
 
 // Slice returns the buffer's typed slice ([]float32, ..., []bool).
@@ -104,7 +154,7 @@ func (p *pool) get(dt backend.DType, n int) *Buffer {
 
 func (p *pool) put(b *Buffer) {
 	sz := b.n * b.dt.Size()
-	if sz < minPooled {
+	if sz < minPooled || b.external {
 		return
 	}
 	p.mu.Lock()

@@ -42,53 +42,11 @@ type Backend struct {
 	blasErr  error
 }
 
-var (
-	openMu sync.Mutex
-	opened = map[int]*Backend{}
-)
-
-// Open returns the backend of GPU ordinal (one per device and process).
-func Open(ordinal int) (*Backend, error) {
-	openMu.Lock()
-	defer openMu.Unlock()
-	if b := opened[ordinal]; b != nil {
-		return b, nil
-	}
-	b, err := newBackend(ordinal)
-	if err != nil {
-		return nil, err
-	}
-	opened[ordinal] = b
-	return b, nil
-}
-
-// Count returns the number of GPUs the driver sees (0 without a driver).
-func Count() int {
-	if !cuda.Available() {
-		return 0
-	}
-	n, err := cuda.DeviceCount()
-	if err != nil {
-		return 0
-	}
-	return n
-}
-
-// Available reports why the backend cannot run on this machine: the
-// driver's or NVRTC's error, or nil when a GPU and NVRTC are there.
-func Available() error {
-	if err := cuda.Init(); err != nil {
-		return err
-	}
-	return nvrtc.Load()
-}
-
-func newBackend(ordinal int) (*Backend, error) {
-	if err := Available(); err != nil {
-		return nil, err
-	}
-	dev, err := cuda.GetDevice(ordinal)
-	if err != nil {
+// New returns the backend of GPU dev, queuing every operation on stream s
+// (the gocu device's default stream, which launches of user kernels share).
+// One backend per device and process: package array keeps it.
+func New(dev *cuda.Device, s *cuda.Stream) (*Backend, error) {
+	if err := nvrtc.Load(); err != nil {
 		return nil, err
 	}
 	major, minor := dev.ComputeCapability()
@@ -96,14 +54,10 @@ func newBackend(ordinal int) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := dev.NewStream(cuda.StreamNonBlocking)
-	if err != nil {
-		return nil, err
-	}
 	b := &Backend{
 		dev:     dev,
 		stream:  s,
-		name:    "cuda:" + strconv.Itoa(ordinal),
+		name:    "cuda:" + strconv.Itoa(dev.Ordinal()),
 		sms:     max(dev.Props().Multiprocessors, 1),
 		arch:    arch,
 		kernels: cudagen.NewCache[any](4096, nil),

@@ -17,6 +17,20 @@ type Buffer struct {
 	dt  backend.DType
 	n   int
 	be  *Backend
+
+	external bool // Wrap: memory owned by someone else, never freed here
+}
+
+// Wrap returns a buffer of n elements of dt over device memory that
+// someone else owns (a gocu.Buffer), without a copy; Free leaves it alone.
+func (b *Backend) Wrap(mem *cuda.Memory, dt backend.DType, n int) (*Buffer, error) {
+	if mem == nil || mem.Device() != b.dev {
+		return nil, fmt.Errorf("gpu: %s cannot wrap memory of another device", b.name)
+	}
+	if n < 0 || n*dt.Size() > mem.Size() {
+		return nil, fmt.Errorf("gpu: %d %v elements do not fit %d bytes", n, dt, mem.Size())
+	}
+	return &Buffer{mem: mem, ptr: uint64(mem.Ptr()), dt: dt, n: n, be: b, external: true}, nil
 }
 
 // DType implements backend.Buffer.
@@ -30,6 +44,9 @@ func (b *Buffer) Ptr() cuda.DevicePtr { return cuda.DevicePtr(b.ptr) }
 
 // Memory returns the device memory.
 func (b *Buffer) Memory() *cuda.Memory { return b.mem }
+
+// Buffer returns x as a buffer of this backend, or why it is not one.
+func (b *Backend) Buffer(x backend.Buffer) (*Buffer, error) { return b.buf(x) }
 
 // buf checks that a backend.Buffer is one of this backend's.
 func (b *Backend) buf(x backend.Buffer) (*Buffer, error) {
@@ -97,7 +114,7 @@ func collectGarbage() {
 // so it is safe from any goroutine, cleanups included.
 func (b *Backend) Free(x backend.Buffer) {
 	g, ok := x.(*Buffer)
-	if !ok || g.mem == nil {
+	if !ok || g.mem == nil || g.external {
 		return
 	}
 	_ = g.mem.Free()

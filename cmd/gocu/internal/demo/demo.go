@@ -234,7 +234,7 @@ func compareGray(got, want []uint8, gpu bool) (string, error) {
 }
 
 // matmulRows runs the three products of size^3 and checks each.
-func matmulRows(dev *gocu.Device, ad *array.Device, size int, r *rand.Rand, add func(Row)) error {
+func matmulRows(dev *gocu.Device, ad *array.Maker, size int, r *rand.Rand, add func(Row)) error {
 	s := int32(size)
 	a, b := lecture.RandomMatrix(r, size, size), lecture.RandomMatrix(r, size, size)
 	nan := float32(math.NaN())
@@ -290,7 +290,7 @@ func matmulRows(dev *gocu.Device, ad *array.Device, size int, r *rand.Rand, add 
 
 	// The library: package array's matmul (cuBLAS on a GPU, a packed
 	// AVX2 GEMM on the CPU).
-	x, y := array.FromSliceOn(ad, a, size, size), array.FromSliceOn(ad, b, size, size)
+	x, y := array.FromSliceOn(ad.Device(), a, size, size), array.FromSliceOn(ad.Device(), b, size, size)
 	defer x.Close()
 	defer y.Close()
 	areps := 3
@@ -318,7 +318,7 @@ func matmulRows(dev *gocu.Device, ad *array.Device, size int, r *rand.Rand, add 
 // warm-up, each from the call to the device's completion. It returns the
 // last run's result and closes the others, so that a GPU's memory holds
 // one result at a time.
-func timeArray(ad *array.Device, reps int, f func() *array.Array) (*array.Array, time.Duration, error) {
+func timeArray(ad *array.Maker, reps int, f func() *array.Array) (*array.Array, time.Duration, error) {
 	var (
 		times []time.Duration
 		res   *array.Array

@@ -29,10 +29,7 @@ func TestRun(t *testing.T) {
 		if r.Code != steps[i] || r.Time <= 0 || r.Rate == "" || r.Check == "" {
 			t.Errorf("row %d: %+v", i, r)
 		}
-		wantWhere := "sim"
-		if r.Code == "array.MatMul" {
-			wantWhere = "cpu"
-		}
+		wantWhere := "sim" // the arrays of the simulator device compute natively on the CPU
 		if r.Where != wantWhere {
 			t.Errorf("%s ran on %s, want %s", r.Code, r.Where, wantWhere)
 		}
@@ -74,7 +71,6 @@ func TestRunErrors(t *testing.T) {
 		{Options{Device: "sim", Size: -3, Out: filepath.Join(dir, "a.png")}, "--size -3"},
 		{Options{Device: "sim", Size: 8, Out: filepath.Join(dir, "a.gif")}, ".png, .jpg or .jpeg"},
 		{Options{Device: "tpu", Size: 8, Out: filepath.Join(dir, "a.png")}, "tpu"},
-		{Options{Device: "cpu", Size: 8, Out: filepath.Join(dir, "a.png")}, "simulator"},
 		{Options{Device: "sim", Size: 8, Out: filepath.Join(dir, "missing", "a.png")}, "does not exist"},
 	} {
 		var buf bytes.Buffer
@@ -97,8 +93,8 @@ func TestDefaults(t *testing.T) {
 	if d := Describe(dev); !strings.HasPrefix(d, "sim, the CPU simulator on ") {
 		t.Errorf("Describe: %s", d)
 	}
-	if ad, err := ArrayDevice(dev); err != nil || ad != array.CPU() {
-		t.Errorf("the array device of the simulator: %v, %v; want the CPU", ad, err)
+	if ad, err := ArrayDevice(dev); err != nil || ad != array.On(dev) || ad.String() != "sim" || ad.IsGPU() {
+		t.Errorf("the arrays of the simulator: %v, %v; want array.On(sim), computing on the CPU", ad, err)
 	}
 	if err := Compile(dev); err != nil {
 		t.Errorf("Compile on the simulator: %v", err)

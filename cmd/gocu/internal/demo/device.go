@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -13,34 +12,26 @@ import (
 )
 
 // OpenDevice opens the device a command names: "" or "auto" for
-// gocu.Default() (the GPU if there is one, else the simulator;
-// $GOCU_DEVICE overrides), else "sim", "cuda" or "cuda:N".
+// gocu.Default() (the GPU if there is one, else the CPU; $GOCU_DEVICE
+// overrides), else "cpu", "sim", "cuda" or "cuda:N". On the CPU and the
+// simulator the Go kernels run on the simulator.
 func OpenDevice(name string) (*gocu.Device, error) {
 	switch strings.ToLower(name) {
 	case "", "auto":
 		return gocu.Default()
-	case "cpu":
-		return nil, errors.New(`--device cpu: the Go kernels run on the simulator ("sim") or a GPU ("cuda", "cuda:N")`)
 	}
 	return gocu.Open(name)
 }
 
-// ArrayDevice returns the array device that goes with dev, where the
-// library matmul runs: on a GPU the same GPU (cuBLAS), on the simulator the
-// CPU, since whoever chose the simulator asked for no GPU. Without
-// --device the demo's device is gocu.Default(), the GPU when there is one,
-// and its array device is then array.Default(): both follow GOCU_DEVICE,
-// and package array has one *array.Device per GPU.
-func ArrayDevice(dev *gocu.Device) (*array.Device, error) {
-	g := dev.CUDA()
-	if g == nil {
-		return array.CPU(), nil
-	}
-	d, err := array.GPU(g.Ordinal())
-	if err != nil {
+// ArrayDevice returns the arrays of dev, where the library matmul runs:
+// cuBLAS on a GPU, the CPU backend on the CPU and the simulator. They share
+// dev's memory and default stream.
+func ArrayDevice(dev *gocu.Device) (*array.Maker, error) {
+	m := array.On(dev)
+	if err := m.Err(); err != nil {
 		return nil, fmt.Errorf("arrays on %v: %w", dev, err)
 	}
-	return d, nil
+	return m, nil
 }
 
 // Describe says what a device is, for people: "cuda:0 (NVIDIA H100 80GB
@@ -51,6 +42,9 @@ func Describe(dev *gocu.Device) string {
 		return dev.String()
 	}
 	s := fmt.Sprintf("sim, the CPU simulator on %d cores", runtime.GOMAXPROCS(0))
+	if dev.Kind() == gocu.CPU {
+		s = fmt.Sprintf("cpu, %d cores (Go kernels on the simulator)", runtime.GOMAXPROCS(0))
+	}
 	if err := cuda.Init(); err != nil {
 		s += " (no CUDA GPU: " + units.OneLine(err) + ")"
 	}

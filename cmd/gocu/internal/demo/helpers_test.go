@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"github.com/gocu-dev/gocu"
 	"image"
 	"math/rand/v2"
 	"testing"
@@ -37,7 +38,7 @@ func randomImage(r *rand.Rand, w, h int) *image.NRGBA {
 // conversion (through img.At and color.NRGBAModel) to check Planar with.
 func referencePlanar(t *testing.T, img image.Image) []uint8 {
 	t.Helper()
-	a := array.FromImageOn(array.CPU(), img, array.CHW, 3)
+	a := array.FromImageOn(gocu.MustOpen("cpu"), img, array.CHW, 3)
 	data, err := array.ToSlice[uint8](a)
 	if err != nil {
 		t.Fatal(err)

@@ -629,6 +629,8 @@ var gocuModule = &meta.Module{
 		&gocuSite40, &gocuSite41, &gocuSite42, &gocuSite43, &gocuSite44, &gocuSite45, &gocuSite46, &gocuSite47,
 		&gocuSite48, &gocuSite49, &gocuSite50, &gocuSite51, &gocuSite52, &gocuSite53, &gocuSite54, &gocuSite55,
 		&gocuSite56, &gocuSite57, &gocuSite58, &gocuSite59, &gocuSite60, &gocuSite61, &gocuSite62, &gocuSite63,
+		&gocuSite64, &gocuSite65, &gocuSite66, &gocuSite67, &gocuSite68, &gocuSite69, &gocuSite70, &gocuSite71,
+		&gocuSite72, &gocuSite73, &gocuSite74,
 	},
 }
 
@@ -794,7 +796,18 @@ var (
 	gocuSite60 = kernel.Site{File: "features.go", Line: 221, Col: 14, Expr: "k[i]"}
 	gocuSite61 = kernel.Site{File: "features.go", Line: 228, Col: 20, Expr: "k[:min(len(k), 8)]"}
 	gocuSite62 = kernel.Site{File: "features.go", Line: 234, Col: 2, Expr: "o[3]"}
-	gocuSite63 = kernel.Site{File: "features.go", Line: 228, Col: 2, Expr: "for j, v := range k[:min(len(k), 8)] {\n\tif j == i {\n\t\tcontinue\n\t}\n\tacc += int(v) << uint(j%3)\n}"}
+	gocuSite63 = kernel.Site{File: "features.go", Line: 179, Col: 2, Expr: "for i := range n"}
+	gocuSite64 = kernel.Site{File: "features.go", Line: 180, Col: 3, Expr: "for j := range n"}
+	gocuSite65 = kernel.Site{File: "features.go", Line: 187, Col: 2, Expr: "for i := range g"}
+	gocuSite66 = kernel.Site{File: "features.go", Line: 81, Col: 2, Expr: "for j := range acc"}
+	gocuSite67 = kernel.Site{File: "features.go", Line: 85, Col: 2, Expr: "for _, v := range acc"}
+	gocuSite68 = kernel.Site{File: "features.go", Line: 107, Col: 2, Expr: "for j := int32(0); j < 10; j++"}
+	gocuSite69 = kernel.Site{File: "features.go", Line: 108, Col: 3, Expr: "for l := int32(0); l < 10; l++"}
+	gocuSite70 = kernel.Site{File: "features.go", Line: 121, Col: 2, Expr: "for range 3"}
+	gocuSite71 = kernel.Site{File: "features.go", Line: 125, Col: 2, Expr: "for w < 100"}
+	gocuSite72 = kernel.Site{File: "features.go", Line: 154, Col: 2, Expr: "for j, v := range r"}
+	gocuSite73 = kernel.Site{File: "features.go", Line: 211, Col: 2, Expr: "for j := range ps"}
+	gocuSite74 = kernel.Site{File: "features.go", Line: 228, Col: 2, Expr: "for j, v := range k[:min(len(k), 8)]"}
 )
 
 // gocuChecked_divmod is the checked copy of features.divmod (features.go:40).
@@ -859,7 +872,9 @@ func gocuChecked_grid(gocuT *kernel.Thread, base float32) float32 {
 	/*line features.go:177*/ const n = 4
 	/*line features.go:178*/ var g [4][4]float32
 	/*line features.go:179*/ for i := range n {
+		/*line features.go:179*/ kernel.Loop(gocuT, &gocuSite63)
 		/*line features.go:180*/ for j := range n {
+			/*line features.go:180*/ kernel.Loop(gocuT, &gocuSite64)
 			/*line features.go:181*/ {
 				/*line features.go:181*/ var gocuV1 float32 = base + float32(i*n+j)
 				/*line features.go:181*/ *kernel.At(gocuT, g[kernel.Index(gocuT, int(i), 4, &gocuSite2)][:], int(j), &gocuSite2, kernel.Write) = gocuV1
@@ -870,6 +885,7 @@ func gocuChecked_grid(gocuT *kernel.Thread, base float32) float32 {
 	/*line features.go:185*/ *kernel.At(gocuT, h[kernel.Index(gocuT, int(0), 4, &gocuSite3)][:], int(0), &gocuSite3, kernel.Write) = -1
 	/*line features.go:186*/ var tr float32
 	/*line features.go:187*/ for i := range g {
+		/*line features.go:187*/ kernel.Loop(gocuT, &gocuSite65)
 		/*line features.go:188*/ tr += *kernel.At(gocuT, g[kernel.Index(gocuT, int(i), 4, &gocuSite4)][:], int(i), &gocuSite4, kernel.Read)
 	}
 	/*line features.go:190*/ return tr + *kernel.At(gocuT, h[kernel.Index(gocuT, int(0), 4, &gocuSite5)][:], int(0), &gocuSite5, kernel.Read)
@@ -907,6 +923,7 @@ func gocuChecked_Ops(t *kernel.Thread, x []float32, k []int32, out []float32, m 
 	}
 	/*line features.go:80*/ var acc [4]float32
 	/*line features.go:81*/ for j := range acc {
+		/*line features.go:81*/ kernel.Loop(t, &gocuSite66)
 		/*line features.go:82*/ {
 			/*line features.go:82*/ var gocuV6 float32 = float32(j) * *kernel.At(t, x, int(i), &gocuSite17, kernel.Read)
 			/*line features.go:82*/ *kernel.At(t, acc[:], int(j), &gocuSite18, kernel.Write) = gocuV6
@@ -914,6 +931,7 @@ func gocuChecked_Ops(t *kernel.Thread, x []float32, k []int32, out []float32, m 
 	}
 	/*line features.go:84*/ sum := float32(0)
 	/*line features.go:85*/ for _, v := range acc {
+		/*line features.go:85*/ kernel.Loop(t, &gocuSite67)
 		/*line features.go:86*/ sum += v
 	}
 	/*line features.go:88*/ *kernel.At(t, o, int(4), &gocuSite19, kernel.Write) = sum
@@ -942,7 +960,9 @@ func gocuChecked_Loops(t *kernel.Thread, a []int32, out []int32) {
 	/*line features.go:105*/ count := int32(0)
 	/*line features.go:106*/ outer:
 	/*line features.go:107*/ for j := int32(0); j < 10; j++ {
+		/*line features.go:107*/ kernel.Loop(t, &gocuSite68)
 		/*line features.go:108*/ for l := int32(0); l < 10; l++ {
+			/*line features.go:108*/ kernel.Loop(t, &gocuSite69)
 			/*line features.go:109*/ switch {
 			case l > j:
 				/*line features.go:111*/ continue outer
@@ -956,10 +976,12 @@ func gocuChecked_Loops(t *kernel.Thread, a []int32, out []int32) {
 	}
 	/*line features.go:120*/ x, y := int32(1), int32(2)
 	/*line features.go:121*/ for range 3 {
+		/*line features.go:121*/ kernel.Loop(t, &gocuSite70)
 		/*line features.go:122*/ x, y = y, x+y
 	}
 	/*line features.go:124*/ var w int64
 	/*line features.go:125*/ for w < 100 {
+		/*line features.go:125*/ kernel.Loop(t, &gocuSite71)
 		/*line features.go:126*/ w += int64(n) | 1
 		/*line features.go:127*/ if w < 0 {
 			/*line features.go:128*/ break
@@ -1013,6 +1035,7 @@ func gocuChecked_Bits(t *kernel.Thread, a []int32, b []uint8, out []int64) {
 	}
 	/*line features.go:153*/ var s int64
 	/*line features.go:154*/ for j, v := range r {
+		/*line features.go:154*/ kernel.Loop(t, &gocuSite72)
 		/*line features.go:155*/ s += v << uint(j)
 	}
 	/*line features.go:157*/ *kernel.At(t, out, int(i), &gocuSite41, kernel.Write) = s
@@ -1044,6 +1067,7 @@ func gocuChecked_Misc(t *kernel.Thread, k []int32, c []Celsius, out []float32) {
 	/*line features.go:209*/ ps := [3]Pair{{A: 1}, {A: 2, B: 0.5}, {D: true}}
 	/*line features.go:210*/ var sum float64
 	/*line features.go:211*/ for j := range ps {
+		/*line features.go:211*/ kernel.Loop(t, &gocuSite73)
 		/*line features.go:212*/ {
 			/*line features.go:212*/ var gocuV4 int16 = int16(j)
 			/*line features.go:212*/ *kernel.At(t, (*kernel.At(t, ps[:], int(j), &gocuSite53, kernel.Read)).C[:], int(j), &gocuSite52, kernel.Write) = gocuV4
@@ -1069,7 +1093,8 @@ func gocuChecked_Misc(t *kernel.Thread, k []int32, c []Celsius, out []float32) {
 	/*line features.go:228*/ {
 		/*line features.go:228*/ gocuR6 := k[:min(len(k), 8)]
 		/*line features.go:228*/ for gocuI7 := range gocuR6 {
-			/*line features.go:228*/ j, v := gocuI7, *kernel.At(t, gocuR6, gocuI7, &gocuSite63, kernel.Read)
+			/*line features.go:228*/ kernel.Loop(t, &gocuSite74)
+			/*line features.go:228*/ j, v := gocuI7, *kernel.At(t, gocuR6, gocuI7, &gocuSite74, kernel.Read)
 			/*line features.go:229*/ if j == i {
 				/*line features.go:230*/ continue
 			}

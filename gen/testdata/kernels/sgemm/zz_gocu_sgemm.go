@@ -386,7 +386,8 @@ var gocuModule = &meta.Module{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
 		&gocuSite8, &gocuSite9, &gocuSite10, &gocuSite11, &gocuSite12, &gocuSite13, &gocuSite14, &gocuSite15,
 		&gocuSite16, &gocuSite17, &gocuSite18, &gocuSite19, &gocuSite20, &gocuSite21, &gocuSite22, &gocuSite23,
-		&gocuSite24, &gocuSite25, &gocuSite26,
+		&gocuSite24, &gocuSite25, &gocuSite26, &gocuSite27, &gocuSite28, &gocuSite29, &gocuSite30, &gocuSite31,
+		&gocuSite32, &gocuSite33, &gocuSite34,
 	},
 }
 
@@ -448,6 +449,14 @@ var (
 	gocuSite24 = kernel.Site{File: "sgemm.go", Line: 85, Col: 14, Expr: "acc[i][j+2]"}
 	gocuSite25 = kernel.Site{File: "sgemm.go", Line: 86, Col: 14, Expr: "acc[i][j+3]"}
 	gocuSite26 = kernel.Site{File: "sgemm.go", Line: 82, Col: 4, Expr: "c4[p]"}
+	gocuSite27 = kernel.Site{File: "sgemm.go", Line: 41, Col: 2, Expr: "for k0 := int32(0); k0 < k; k0 += BK"}
+	gocuSite28 = kernel.Site{File: "sgemm.go", Line: 54, Col: 3, Expr: "for kk := 0; kk < BK; kk++"}
+	gocuSite29 = kernel.Site{File: "sgemm.go", Line: 56, Col: 4, Expr: "for i := 0; i < TM; i++"}
+	gocuSite30 = kernel.Site{File: "sgemm.go", Line: 60, Col: 4, Expr: "for j := 0; j < TN; j++"}
+	gocuSite31 = kernel.Site{File: "sgemm.go", Line: 64, Col: 4, Expr: "for i := 0; i < TM; i++"}
+	gocuSite32 = kernel.Site{File: "sgemm.go", Line: 66, Col: 5, Expr: "for j := 0; j < TN; j++"}
+	gocuSite33 = kernel.Site{File: "sgemm.go", Line: 75, Col: 2, Expr: "for i := 0; i < TM; i++"}
+	gocuSite34 = kernel.Site{File: "sgemm.go", Line: 78, Col: 3, Expr: "for j := 0; j < TN; j += 4"}
 )
 
 // gocuChecked_SGEMM is the checked copy of sgemm.SGEMM (sgemm.go:26).
@@ -467,6 +476,7 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	/*line sgemm.go:39*/ var ra [8]float32
 	/*line sgemm.go:40*/ var rb [8]float32
 	/*line sgemm.go:41*/ for k0 := int32(0); k0 < k; k0 += BK {
+		/*line sgemm.go:41*/ kernel.Loop(t, &gocuSite27)
 		/*line sgemm.go:42*/ va := *kernel.At(t, a4, int((rowA*k+k0+colA)/4), &gocuSite2, kernel.Read)
 		/*line sgemm.go:43*/ *kernel.At(t, as[kernel.Index(t, int(colA+0), 8, &gocuSite3)][:], int(tid/2), &gocuSite3, kernel.Write) = va.X
 		/*line sgemm.go:44*/ *kernel.At(t, as[kernel.Index(t, int(colA+1), 8, &gocuSite4)][:], int(tid/2), &gocuSite4, kernel.Write) = va.Y
@@ -479,20 +489,25 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 		/*line sgemm.go:51*/ *kernel.At(t, bs[kernel.Index(t, int(rowB), 8, &gocuSite11)][:], int(colB+3), &gocuSite11, kernel.Write) = vb.W
 		/*line sgemm.go:52*/ t.SyncThreads()
 		/*line sgemm.go:54*/ for kk := 0; kk < BK; kk++ {
+			/*line sgemm.go:54*/ kernel.Loop(t, &gocuSite28)
 			/*line sgemm.go:56*/ for i := 0; i < TM; i++ {
+				/*line sgemm.go:56*/ kernel.Loop(t, &gocuSite29)
 				/*line sgemm.go:57*/ {
 					/*line sgemm.go:57*/ var gocuV1 float32 = *kernel.At(t, as[kernel.Index(t, int(kk), 8, &gocuSite12)][:], int(tr*TM+int32(i)), &gocuSite12, kernel.Read)
 					/*line sgemm.go:57*/ *kernel.At(t, ra[:], int(i), &gocuSite13, kernel.Write) = gocuV1
 				}
 			}
 			/*line sgemm.go:60*/ for j := 0; j < TN; j++ {
+				/*line sgemm.go:60*/ kernel.Loop(t, &gocuSite30)
 				/*line sgemm.go:61*/ {
 					/*line sgemm.go:61*/ var gocuV2 float32 = *kernel.At(t, bs[kernel.Index(t, int(kk), 8, &gocuSite14)][:], int(tc*TN+int32(j)), &gocuSite14, kernel.Read)
 					/*line sgemm.go:61*/ *kernel.At(t, rb[:], int(j), &gocuSite15, kernel.Write) = gocuV2
 				}
 			}
 			/*line sgemm.go:64*/ for i := 0; i < TM; i++ {
+				/*line sgemm.go:64*/ kernel.Loop(t, &gocuSite31)
 				/*line sgemm.go:66*/ for j := 0; j < TN; j++ {
+					/*line sgemm.go:66*/ kernel.Loop(t, &gocuSite32)
 					/*line sgemm.go:67*/ {
 						/*line sgemm.go:67*/ var gocuV3 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite16, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite17, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite18)][:], int(j), &gocuSite18, kernel.Read))
 						/*line sgemm.go:67*/ *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite19)][:], int(j), &gocuSite19, kernel.Write) = gocuV3
@@ -504,8 +519,10 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	}
 	/*line sgemm.go:73*/ c4 := kernel.Reinterpret[kernel.Float4](c)
 	/*line sgemm.go:75*/ for i := 0; i < TM; i++ {
+		/*line sgemm.go:75*/ kernel.Loop(t, &gocuSite33)
 		/*line sgemm.go:76*/ row := t.BlockIdx.Y*BM + tr*TM + int32(i)
 		/*line sgemm.go:78*/ for j := 0; j < TN; j += 4 {
+			/*line sgemm.go:78*/ kernel.Loop(t, &gocuSite34)
 			/*line sgemm.go:79*/ col := t.BlockIdx.X*BN + tc*TN + int32(j)
 			/*line sgemm.go:80*/ p := (row*n + col) / 4
 			/*line sgemm.go:81*/ old := *kernel.At(t, c4, int(p), &gocuSite21, kernel.Read)

@@ -410,7 +410,7 @@ var gocuModule = &meta.Module{
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
 		&gocuSite8, &gocuSite9, &gocuSite10, &gocuSite11, &gocuSite12, &gocuSite13, &gocuSite14, &gocuSite15,
-		&gocuSite16, &gocuSite17,
+		&gocuSite16, &gocuSite17, &gocuSite18, &gocuSite19, &gocuSite20,
 	},
 }
 
@@ -507,6 +507,9 @@ var (
 	gocuSite15 = kernel.Site{File: "broken.go", Line: 71, Col: 4, Expr: "s[tid]"}
 	gocuSite16 = kernel.Site{File: "broken.go", Line: 76, Col: 27, Expr: "s[0]"}
 	gocuSite17 = kernel.Site{File: "broken.go", Line: 76, Col: 3, Expr: "partial[t.BlockIdx.X]"}
+	gocuSite18 = kernel.Site{File: "broken.go", Line: 31, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
+	gocuSite19 = kernel.Site{File: "broken.go", Line: 43, Col: 3, Expr: "for i := range Tile"}
+	gocuSite20 = kernel.Site{File: "broken.go", Line: 69, Col: 2, Expr: "for stride := t.BlockDim.X / 2; stride > 0; stride /= 2"}
 )
 
 // gocuChecked_AddOffByOne is the checked copy of bugs.AddOffByOne (broken.go:13).
@@ -528,6 +531,7 @@ func gocuChecked_TiledMatMulNoSync(t *kernel.Thread, a []float32, b []float32, c
 	/*line broken.go:29*/ row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
 	/*line broken.go:30*/ var sum float32
 	/*line broken.go:31*/ for p := int32(0); p < k; p += Tile {
+		/*line broken.go:31*/ kernel.Loop(t, &gocuSite18)
 		/*line broken.go:32*/ if row < m && p+tx < k {
 			/*line broken.go:33*/ {
 				/*line broken.go:33*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite3, kernel.Read)
@@ -546,6 +550,7 @@ func gocuChecked_TiledMatMulNoSync(t *kernel.Thread, a []float32, b []float32, c
 		}
 		/*line broken.go:42*/ t.SyncThreads()
 		/*line broken.go:43*/ for i := range Tile {
+			/*line broken.go:43*/ kernel.Loop(t, &gocuSite19)
 			/*line broken.go:44*/ sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite9)][:], int(i), &gocuSite9, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite10)][:], int(tx), &gocuSite10, kernel.Read)
 		}
 	}
@@ -565,6 +570,7 @@ func gocuChecked_BlockSumDivergent(t *kernel.Thread, x []float32, partial []floa
 	/*line broken.go:67*/ *kernel.At(t, s[:], int(tid), &gocuSite13, kernel.Write) = v
 	/*line broken.go:68*/ t.SyncThreads()
 	/*line broken.go:69*/ for stride := t.BlockDim.X / 2; stride > 0; stride /= 2 {
+		/*line broken.go:69*/ kernel.Loop(t, &gocuSite20)
 		/*line broken.go:70*/ if tid < stride {
 			/*line broken.go:71*/ {
 				/*line broken.go:71*/ var gocuV1 float32 = *kernel.At(t, s[:], int(tid+stride), &gocuSite14, kernel.Read)

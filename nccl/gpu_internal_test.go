@@ -1,0 +1,65 @@
+package nccl
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gocu-dev/gocu/cuda"
+)
+
+// TestGPUErrorFromNCCL provokes an error in NCCL itself by going around
+// the package's checks (a data type NCCL does not know), and checks that
+// it comes back as a typed *Error with NCCL's words, and that the
+// communicator and the process go on working. It needs a GPU and NCCL.
+func TestGPUErrorFromNCCL(t *testing.T) {
+	if err := cuda.Init(); err != nil {
+		t.Skipf("no CUDA device: %v", strings.SplitN(err.Error(), "\n", 2)[0])
+	}
+	if err := Load(); err != nil {
+		t.Skipf("no NCCL: %v", strings.SplitN(err.Error(), "\n", 2)[0])
+	}
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comms, err := InitAll([]*cuda.Device{dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := comms[0]
+	defer c.Destroy()
+	m, err := cuda.AllocSlice[float32](dev, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Free()
+	if err := cuda.CopyHtoD(m, []float32{1, 2, 3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	err = c.run("ncclAllReduce", c.lib.allReduce, uintptr(m.Ptr()), uintptr(m.Ptr()), 4, 99, uintptr(Sum), c.handle, 0)
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("an unknown type: %v", err)
+	}
+	t.Logf("NCCL's error: %v", err)
+	if e.Func != "ncclAllReduce" || e.Comm != "rank 0 of 1 on cuda:0" || e.Msg == "" {
+		t.Errorf("%#v", e)
+	}
+	if e.Detail == "" {
+		t.Log("NCCL gave no last-error text (ncclGetLastError was empty or repeated)")
+	}
+	if err := c.AllReduce(m, m, 4, Float32, Sum, nil); err != nil {
+		t.Fatalf("after the error: %v", err)
+	}
+	got := make([]float32, 4)
+	if err := cuda.CopyDtoH(got, m); err != nil {
+		t.Fatal(err)
+	}
+	if got[3] != 4 {
+		t.Fatalf("after the error: %v", got)
+	}
+	if err := c.AsyncError(); err != nil {
+		t.Errorf("AsyncError: %v", err)
+	}
+}
