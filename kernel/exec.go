@@ -63,6 +63,9 @@ const (
 	VoteBallot               // __ballot_sync
 	VoteAny                  // __any_sync
 	VoteAll                  // __all_sync
+	// WarpCollective is a warp-wide matrix operation (MatrixExecutor's
+	// Collective): an MMA or an LdMatrix.
+	WarpCollective
 )
 
 // SharedDecl describes one static shared-memory declaration.
@@ -81,6 +84,10 @@ func Bind(t *Thread, ex Executor) { t.ex = ex }
 type Fault struct {
 	Op  string // the operation, such as "Reinterpret" or "SyncThreads"
 	Msg string
+	// Misaligned marks an address the GPU would reject as misaligned (a
+	// fragment load or an asynchronous copy); the simulator reports it as
+	// such, like a misaligned Reinterpret.
+	Misaligned bool
 }
 
 func (f *Fault) Error() string { return "kernel." + f.Op + ": " + f.Msg }

@@ -44,8 +44,8 @@ func BFloat16FromFloat32(f float32) BFloat16 {
 // rounding, as CUDA's __double2bfloat16, with the rules of
 // BFloat16FromFloat32.
 func BFloat16FromFloat64(f float64) BFloat16 {
-	if f != f { // cvt.rn.bf16.f64 keeps a NaN's sign
-		return BFloat16(nanBFloat16From64 | uint16(math.Float64bits(f)>>48)&0x8000)
+	if f != f {
+		return BFloat16(narrowNaN64(math.Float64bits(f), 7))
 	}
 	return BFloat16FromFloat32(toOdd32(f))
 }

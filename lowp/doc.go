@@ -47,9 +47,9 @@
 //   - From float32, every NaN, whatever its sign and payload, gives the
 //     format's canonical NaN: positive, with every fraction bit set (0x7fff
 //     for Float16 and BFloat16, 0x7f for both 8-bit formats). From
-//     float64, Float16 and BFloat16 keep the NaN's sign and give the quiet
-//     NaN with only the top fraction bit set (0x7e00, 0x7fc0), as
-//     cvt.rn.f16.f64 and cvt.rn.bf16.f64 do on an H100.
+//     float64, Float16 and BFloat16 keep the NaN's sign and the top bits of
+//     its fraction, with the quiet bit set (0x7ff8000000000001 gives 0x7e00
+//     and 0x7fc0), as cvt.rn.f16.f64 and cvt.rn.bf16.f64 do on an H100.
 //
 // # Widening
 //

@@ -69,8 +69,8 @@ func Float16FromFloat32(f float32) Float16 {
 // Float16FromFloat32. Converting through float32 first would round twice
 // and be wrong for some inputs.
 func Float16FromFloat64(f float64) Float16 {
-	if f != f { // cvt.rn.f16.f64 keeps a NaN's sign
-		return Float16(nanFloat16From64 | uint16(math.Float64bits(f)>>48)&0x8000)
+	if f != f {
+		return Float16(narrowNaN64(math.Float64bits(f), 10))
 	}
 	return Float16FromFloat32(toOdd32(f))
 }

@@ -30,9 +30,9 @@ type spec struct {
 	// keepNaN: widening a NaN keeps its bits (BFloat16.Float32); otherwise
 	// it gives the canonical float32 NaN.
 	keepNaN bool
-	// nan64, when not 0, is the NaN narrowing a float64 NaN gives, with
-	// the input's sign (cvt.rn.f16.f64, cvt.rn.bf16.f64).
-	nan64 uint16
+	// nan64: narrowing a float64 NaN keeps its sign and top fraction bits
+	// (cvt.rn.f16.f64, cvt.rn.bf16.f64) instead of giving nan.
+	nan64 bool
 }
 
 func (s *spec) width() int   { return 1 + s.expBits + s.fracBits }
@@ -94,8 +94,8 @@ func newRef(s *spec) *ref {
 // round64 is round for a float64 input: the same but for a NaN, which
 // keeps its sign in the formats that have nan64.
 func (r *ref) round64(x float64) int {
-	if math.IsNaN(x) && r.nan64 != 0 {
-		return int(r.nan64) | int(math.Float64bits(x)>>63)*r.signBit()
+	if math.IsNaN(x) && r.nan64 {
+		return int(lowp.NarrowNaN64(math.Float64bits(x), uint(r.fracBits)))
 	}
 	return r.round(x)
 }

@@ -56,6 +56,11 @@ const (
 	// still running; Value holds context.DeadlineExceeded or the context's
 	// error.
 	KindTimeout
+	// KindAsyncCopy: shared memory read or written while a
+	// kernel.CpAsync is still copying into it (before the CpAsyncWait
+	// that completes its group). Other names the thread that issued the
+	// copy.
+	KindAsyncCopy
 )
 
 var kindNames = [...]string{
@@ -71,6 +76,7 @@ var kindNames = [...]string{
 	KindSharedDecl:       "mismatched shared declarations",
 	KindPanic:            "panic",
 	KindTimeout:          "time budget exhausted",
+	KindAsyncCopy:        "access before an asynchronous copy completed",
 }
 
 func (k Kind) String() string {
@@ -96,6 +102,7 @@ var (
 	ErrSharedDecl       = errors.New("sim: mismatched shared declarations")
 	ErrPanic            = errors.New("sim: kernel panicked")
 	ErrTimeout          = errors.New("sim: time budget exhausted")
+	ErrAsyncCopy        = errors.New("sim: access before an asynchronous copy completed")
 )
 
 var kindSentinels = [...]error{
@@ -103,7 +110,7 @@ var kindSentinels = [...]error{
 	KindDivergentBarrier: ErrDivergentBarrier, KindWarp: ErrWarp,
 	KindSharedRace: ErrSharedRace, KindGlobalRace: ErrGlobalRace,
 	KindUninitialized: ErrUninitialized, KindMisaligned: ErrMisaligned,
-	KindSharedDecl: ErrSharedDecl, KindPanic: ErrPanic, KindTimeout: ErrTimeout,
+	KindSharedDecl: ErrSharedDecl, KindPanic: ErrPanic, KindTimeout: ErrTimeout, KindAsyncCopy: ErrAsyncCopy,
 }
 
 // Pos is a position in kernel source.

@@ -85,6 +85,7 @@ type launch struct {
 	haveArgs bool
 	global   *globalShadow
 	sites    siteTable
+	async    asyncSites // sites of matrix operations and asynchronous copies
 
 	next  atomic.Uint64 // next position in the block order
 	stop  atomic.Uint64 // positions from here on are not started

@@ -39,6 +39,16 @@ type thread struct {
 	result uint64
 	pcs    site // its call site
 	synced site // the last barrier the thread passed; zero if none
+
+	// A collective matrix operation it waits at (wop WarpCollective).
+	cop  string
+	carg any
+	cdo  func(*[kernel.WarpSize]any)
+
+	// Asynchronous copies queued and not yet performed; groups holds the
+	// end index in async of each committed group.
+	async  []asyncCopy
+	groups []int
 }
 
 var _ kernel.Executor = (*thread)(nil)
@@ -60,6 +70,9 @@ func (th *thread) fail(e *Error) {
 func (th *thread) setRank(r int32) {
 	storeRank(&th.rank, r)
 	th.nShared = 0
+	if len(th.async) > 0 || len(th.groups) > 0 {
+		th.resetAsync()
+	}
 	b := th.b
 	if b.bx == b.n {
 		th.ThreadIdx = kernel.Dim3{X: r, Y: 0, Z: 0}
@@ -147,6 +160,9 @@ func (th *thread) Access(_ *kernel.Thread, addr unsafe.Pointer, size uintptr, ac
 	}
 	a := uintptr(addr)
 	if off := a - b.w.arena.base; off < b.next {
+		if len(b.pend) > 0 {
+			th.checkPendingAt(s, nil, accessName(acc), off, size)
+		}
 		th.sharedAccess(off, size, acc, s)
 		return
 	}
@@ -196,5 +212,5 @@ func (th *thread) waitName() string {
 	if th.wait == stBarrier {
 		return syncName(th.kind)
 	}
-	return warpName(th.wop)
+	return th.opName()
 }

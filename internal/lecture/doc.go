@@ -4,7 +4,9 @@
 // memory), a sum reduction with warp shuffles, a histogram privatised in
 // shared memory and a Blelloch prefix scan; and two kernels written for
 // speed, GrayFast (16 pixels per thread in 128-bit accesses) and SGEMM (a
-// register-tiled, double-buffered matrix product). It also holds what
+// register-tiled, double-buffered matrix product); and, on the tensor
+// cores, GemmBF16 and flash attention (FlashAttention128 and
+// FlashAttention64, see docs/tensor-cores.md). It also holds what
 // checks and times them on the host: the CPU references (GrayReference,
 // CheckMatMul) and Time. gocu bench, gocu demo and the tutorial's example
 // programs run them; it is internal because it is material, not API.

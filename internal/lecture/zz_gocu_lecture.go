@@ -7,6 +7,7 @@ import (
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/launch"
 	"github.com/gocu-dev/gocu/meta"
+	"math"
 )
 
 // gocuSource is the CUDA C++ source of the package's kernels, for NVRTC.
@@ -287,7 +288,141 @@ __device__ __forceinline__ unsigned int gocu_dynsmem_size() { return 0; }
 #endif
 // ---- end of gocu runtime ----
 
+// ---- gocu: low-precision types and tensor cores (see package kernel) ----
+struct __align__(4) gocu_half2 { unsigned short x, y; };
+struct __align__(4) gocu_bf16x2 { unsigned short x, y; };
+struct __align__(16) gocu_u16x8 { unsigned short v[8]; };
+__device__ __forceinline__ gocu_half2 make_gocu_half2(unsigned short x, unsigned short y) { return gocu_half2{x, y}; }
+__device__ __forceinline__ gocu_bf16x2 make_gocu_bf16x2(unsigned short x, unsigned short y) { return gocu_bf16x2{x, y}; }
+
+__device__ __forceinline__ float gocu_f16_to_f32(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned short gocu_f32_to_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float gocu_bf16_to_f32(unsigned short h) { return __uint_as_float((unsigned int)h << 16); }
+__device__ __forceinline__ unsigned short gocu_f32_to_bf16(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ unsigned char gocu_f32_to_e4m3(float f) { unsigned short r; asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(0.0f), "f"(f)); return (unsigned char)r; }
+__device__ __forceinline__ unsigned char gocu_f32_to_e5m2(float f) { unsigned short r; asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(0.0f), "f"(f)); return (unsigned char)r; }
+__device__ __forceinline__ float gocu_e4m3_to_f32(unsigned char x) { unsigned int h; asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"((unsigned short)x)); return gocu_f16_to_f32((unsigned short)h); }
+__device__ __forceinline__ float gocu_e5m2_to_f32(unsigned char x) { unsigned int h; asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h) : "h"((unsigned short)x)); return gocu_f16_to_f32((unsigned short)h); }
+__device__ __forceinline__ float gocu_tf32(float f) { unsigned int r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(f)); return __uint_as_float(r); }
+
+// Pairs: lo in the low 16 bits (cvt's second source operand).
+__device__ __forceinline__ unsigned int gocu_pack_f16x2(float lo, float hi) { unsigned int r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r; }
+__device__ __forceinline__ unsigned int gocu_pack_bf16x2(float lo, float hi) { unsigned int r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r; }
+__device__ __forceinline__ gocu_half2 gocu_f16x2_from_bits(unsigned int r) { return gocu_half2{(unsigned short)r, (unsigned short)(r >> 16)}; }
+__device__ __forceinline__ gocu_bf16x2 gocu_bf16x2_from_bits(unsigned int r) { return gocu_bf16x2{(unsigned short)r, (unsigned short)(r >> 16)}; }
+__device__ __forceinline__ gocu_half2 gocu_f16x2_of(float x, float y) { return gocu_f16x2_from_bits(gocu_pack_f16x2(x, y)); }
+__device__ __forceinline__ gocu_bf16x2 gocu_bf16x2_of(float x, float y) { return gocu_bf16x2_from_bits(gocu_pack_bf16x2(x, y)); }
+__device__ __forceinline__ unsigned int gocu_f16x2_bits(gocu_half2 h) { return (unsigned int)h.x | (unsigned int)h.y << 16; }
+__device__ __forceinline__ unsigned int gocu_bf16x2_bits(gocu_bf16x2 h) { return (unsigned int)h.x | (unsigned int)h.y << 16; }
+__device__ __forceinline__ float2 gocu_f16x2_to_float2(gocu_half2 h) { return make_float2(gocu_f16_to_f32(h.x), gocu_f16_to_f32(h.y)); }
+__device__ __forceinline__ float2 gocu_bf16x2_to_float2(gocu_bf16x2 h) { return make_float2(gocu_bf16_to_f32(h.x), gocu_bf16_to_f32(h.y)); }
+
+// Warp-level MMA: D = A B + C, fp32 accumulators.
+__device__ __forceinline__ gocu_array<float, 4> gocu_mma_bf16(gocu_array<unsigned int, 4> a, gocu_array<unsigned int, 2> b, gocu_array<float, 4> c) {
+  gocu_array<float, 4> d;
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "r"(b.v[0]), "r"(b.v[1]), "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3]));
+  return d;
+}
+__device__ __forceinline__ gocu_array<float, 4> gocu_mma_f16(gocu_array<unsigned int, 4> a, gocu_array<unsigned int, 2> b, gocu_array<float, 4> c) {
+  gocu_array<float, 4> d;
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "r"(b.v[0]), "r"(b.v[1]), "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3]));
+  return d;
+}
+__device__ __forceinline__ gocu_array<float, 4> gocu_mma_tf32(gocu_array<float, 4> a, gocu_array<float, 2> b, gocu_array<float, 4> c) {
+  gocu_array<float, 4> d;
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3])
+      : "r"(__float_as_uint(a.v[0])), "r"(__float_as_uint(a.v[1])), "r"(__float_as_uint(a.v[2])), "r"(__float_as_uint(a.v[3])),
+        "r"(__float_as_uint(b.v[0])), "r"(__float_as_uint(b.v[1])), "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3]));
+  return d;
+}
+
+// Shared-memory addresses for ldmatrix and cp.async (the shared window's
+// 32-bit offset of a generic pointer).
+__device__ __forceinline__ unsigned int gocu_smem(const void* p) {
+  unsigned int r;
+  asm("{ .reg .u64 gocu_t; cvta.to.shared.u64 gocu_t, %1; cvt.u32.u64 %0, gocu_t; }" : "=r"(r) : "l"(p));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 4> gocu_ldsm_x4(gocu_slice<T> s) {
+  gocu_array<unsigned int, 4> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.v[0]), "=r"(r.v[1]), "=r"(r.v[2]), "=r"(r.v[3]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 4> gocu_ldsm_x4_trans(gocu_slice<T> s) {
+  gocu_array<unsigned int, 4> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.v[0]), "=r"(r.v[1]), "=r"(r.v[2]), "=r"(r.v[3]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 2> gocu_ldsm_x2(gocu_slice<T> s) {
+  gocu_array<unsigned int, 2> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(r.v[0]), "=r"(r.v[1]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 2> gocu_ldsm_x2_trans(gocu_slice<T> s) {
+  gocu_array<unsigned int, 2> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(r.v[0]), "=r"(r.v[1]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ unsigned int gocu_ldsm_x1(gocu_slice<T> s) {
+  unsigned int r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ unsigned int gocu_ldsm_x1_trans(gocu_slice<T> s) {
+  unsigned int r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(r) : "r"(gocu_smem(s.p)));
+  return r;
+}
+
+// Asynchronous copies of 16 bytes, global to shared, bypassing L1.
+template <typename T> __device__ __forceinline__ void gocu_cp_async(gocu_slice<T> dst, gocu_slice<T> src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(gocu_smem(dst.p)), "l"(src.p) : "memory");
+}
+template <typename T> __device__ __forceinline__ void gocu_cp_async_zfill(gocu_slice<T> dst, gocu_slice<T> src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(gocu_smem(dst.p)), "l"(src.p), "r"(valid ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void gocu_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void gocu_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
+// ---- end of the tensor prelude ----
+
 extern __shared__ __align__(16) unsigned char gocu_dynsmem[];
+
+// lecture.faLoadKV128 (flash128.go:211)
+static __device__ __forceinline__ void lecture_faLoadKV128(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long head, int kv0, int st) {
+  int tid = (int)threadIdx.x;
+  int ks = (int)(16384u + (unsigned int)st * 2u * 8192u);
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
+    int r = c / 16;
+    int ch = c % 16;
+    int off = (int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u);
+    long long g = (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)kv0 + (unsigned int)r) * 128ull + (unsigned long long)(long long)ch * 8ull);
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + (unsigned int)off), sm.n, 0), gocu_reslice(k, (long long)g, k.n, 1));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + 8192u + (unsigned int)off), sm.n, 2), gocu_reslice(v, (long long)g, v.n, 3));
+  }
+}
+
+// lecture.faLoadKV64 (flash64.go:204)
+static __device__ __forceinline__ void lecture_faLoadKV64(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long head, int kv0, int st) {
+  int tid = (int)threadIdx.x;
+  int ks = (int)(8192u + (unsigned int)st * 2u * 4096u);
+#pragma unroll
+  for (int i = 0; i < 2; i++) {
+    int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
+    int r = c / 8;
+    int ch = c % 8;
+    int off = (int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u);
+    long long g = (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)kv0 + (unsigned int)r) * 64ull + (unsigned long long)(long long)ch * 8ull);
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + (unsigned int)off), sm.n, 4), gocu_reslice(k, (long long)g, k.n, 5));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + 4096u + (unsigned int)off), sm.n, 6), gocu_reslice(v, (long long)g, v.n, 7));
+  }
+}
 
 // lecture.luma (grayfast.go:59)
 static __device__ __forceinline__ unsigned char lecture_luma(unsigned char r, unsigned char g, unsigned char b) {
@@ -313,16 +448,414 @@ static __device__ __forceinline__ float lecture_warpSum(float v) {
   return v;
 }
 
+// lecture.FlashAttention128 (flash128.go:60)
+extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
+  gocu_slice<unsigned short> q = {q_p, q_n};
+  gocu_slice<unsigned short> k = {k_p, k_n};
+  gocu_slice<unsigned short> v = {v_p, v_n};
+  gocu_slice<unsigned short> o = {o_p, o_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int warp = tid / 32;
+  int lane = tid % 32;
+  int g = lane / 4;
+  int qd = lane % 4;
+  int qtile = (int)blockIdx.x;
+  if (causal) {
+    qtile = (int)(gridDim.x - 1u - blockIdx.x);
+  }
+  int q0 = (int)((unsigned int)qtile * 128u);
+  long long head = (long long)((unsigned long long)(long long)(int)blockIdx.y * (unsigned long long)(long long)seq * 128ull);
+  float sl2 = scale * 1.442695f;
+  float negInf = (float)gocu_math_inf((long long)-1LL);
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
+    int r = c / 16;
+    int ch = c % 16;
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 8), gocu_reslice(q, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)r) * 128ull + (unsigned long long)(long long)ch * 8ull), q.n, 9));
+  }
+  int ntiles = seq / 64;
+  if (causal) {
+    ntiles = (int)((unsigned int)q0 + 128u) / 64;
+  }
+  lecture_faLoadKV128(sm, k, v, head, 0, 0);
+  gocu_cp_async_commit();
+  gocu_cp_async_wait<0>();
+  __syncthreads();
+  gocu_array<gocu_array<unsigned int, 4>, 8> qf = {};
+  int lr = lane % 16;
+  int lc = lane / 16;
+#pragma unroll
+  for (int ks = 0; ks < 8; ks++) {
+    int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
+    int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
+    qf.v[GOCU_AI(ks, 8, 11)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 10));
+  }
+  gocu_array<gocu_array<float, 4>, 16> acc = {};
+  gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
+  gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
+  int rowA = (int)((unsigned int)q0 + (unsigned int)warp * 16u + (unsigned int)g);
+  for (int j = 0; j < ntiles; j++) {
+    if (j > 0) {
+      gocu_cp_async_wait<0>();
+      __syncthreads();
+    }
+    if ((int)((unsigned int)j + 1u) < ntiles) {
+      lecture_faLoadKV128(sm, k, v, head, (int)(((unsigned int)j + 1u) * 64u), (int)((unsigned int)j + 1u) % 2);
+    }
+    gocu_cp_async_commit();
+    int ks0 = (int)(16384u + (unsigned int)(j % 2) * 2u * 8192u);
+    int vs0 = (int)((unsigned int)ks0 + 8192u);
+    gocu_array<gocu_array<float, 4>, 8> s = {};
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+#pragma unroll
+      for (int nj = 0; nj < 4; nj++) {
+        int r = (int)((unsigned int)nj * 16u + (unsigned int)(lane % 8) + 8u * (unsigned int)(lane / 16));
+        int ch = (int)((unsigned int)ks * 2u + (unsigned int)(lane / 8 % 2));
+        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 12));
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 17)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 8, 13)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 16)]);
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 22)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 8, 18)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 21)]);
+      }
+    }
+    bool diag = causal && (int)(((unsigned int)j + 1u) * 64u) > (int)((unsigned int)q0 + (unsigned int)warp * 16u);
+    gocu_array<float, 2> tmax = {};
+    float& gocu_l = tmax.v[0LL];
+    float& gocu_l_1 = tmax.v[1LL];
+    float gocu_t = mx.v[0LL];
+    float gocu_t_1 = mx.v[1LL];
+    gocu_l = gocu_t;
+    gocu_l_1 = gocu_t_1;
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        float x = s.v[GOCU_AI(nt, 8, 27)].v[GOCU_AI(e, 4, 27)] * sl2;
+        if (diag && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
+          x = negInf;
+        }
+        s.v[GOCU_AI(nt, 8, 28)].v[GOCU_AI(e, 4, 28)] = x;
+        tmax.v[GOCU_AI(e / 2, 2, 30)] = gocu_fmax(tmax.v[GOCU_AI(e / 2, 2, 29)], x);
+      }
+    }
+#pragma unroll
+    for (long long h = 0LL; h < 2LL; h++) {
+      tmax.v[GOCU_AI(h, 2, 33)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 31)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 32)], 1));
+      tmax.v[GOCU_AI(h, 2, 36)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 34)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 35)], 2));
+    }
+    gocu_array<float, 2> corr = {};
+#pragma unroll
+    for (long long h = 0LL; h < 2LL; h++) {
+      corr.v[GOCU_AI(h, 2, 39)] = exp2f(mx.v[GOCU_AI(h, 2, 37)] - tmax.v[GOCU_AI(h, 2, 38)]);
+      mx.v[GOCU_AI(h, 2, 41)] = tmax.v[GOCU_AI(h, 2, 40)];
+      sum.v[GOCU_AI(h, 2, 43)] *= corr.v[GOCU_AI(h, 2, 42)];
+    }
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        float p = exp2f(s.v[GOCU_AI(nt, 8, 44)].v[GOCU_AI(e, 4, 44)] - mx.v[GOCU_AI(e / 2, 2, 45)]);
+        s.v[GOCU_AI(nt, 8, 46)].v[GOCU_AI(e, 4, 46)] = p;
+        sum.v[GOCU_AI(e / 2, 2, 47)] += p;
+      }
+    }
+#pragma unroll
+    for (long long dt = 0LL; dt < 16LL; dt++) {
+      acc.v[GOCU_AI(dt, 16, 49)].v[0LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 16, 51)].v[1LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 16, 53)].v[2LL] *= corr.v[1LL];
+      acc.v[GOCU_AI(dt, 16, 55)].v[3LL] *= corr.v[1LL];
+    }
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++) {
+      gocu_array<unsigned int, 4> pa = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 56)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 57)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 58)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 59)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 60)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 61)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 62)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 63)].v[3LL])}};
+#pragma unroll
+      for (int nd = 0; nd < 8; nd++) {
+        int r = (int)((unsigned int)kk * 16u + (unsigned int)lr);
+        int ch = (int)((unsigned int)nd * 2u + (unsigned int)lc);
+        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 64));
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 68)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 67)]);
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 72)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 71)]);
+      }
+    }
+  }
+#pragma unroll
+  for (long long h = 0LL; h < 2LL; h++) {
+    sum.v[GOCU_AI(h, 2, 74)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 73)], 1);
+    sum.v[GOCU_AI(h, 2, 76)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 75)], 2);
+    sum.v[GOCU_AI(h, 2, 78)] = 1.0f / sum.v[GOCU_AI(h, 2, 77)];
+  }
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 79);
+#pragma unroll
+  for (int dt = 0; dt < 16; dt++) {
+    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 84) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 80)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 82)].v[1LL] * sum.v[0LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 89) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 85)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 87)].v[3LL] * sum.v[1LL]);
+  }
+}
+
+// lecture.FlashAttention64 (flash64.go:53)
+extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
+  gocu_slice<unsigned short> q = {q_p, q_n};
+  gocu_slice<unsigned short> k = {k_p, k_n};
+  gocu_slice<unsigned short> v = {v_p, v_n};
+  gocu_slice<unsigned short> o = {o_p, o_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int warp = tid / 32;
+  int lane = tid % 32;
+  int g = lane / 4;
+  int qd = lane % 4;
+  int qtile = (int)blockIdx.x;
+  if (causal) {
+    qtile = (int)(gridDim.x - 1u - blockIdx.x);
+  }
+  int q0 = (int)((unsigned int)qtile * 128u);
+  long long head = (long long)((unsigned long long)(long long)(int)blockIdx.y * (unsigned long long)(long long)seq * 64ull);
+  float sl2 = scale * 1.442695f;
+  float negInf = (float)gocu_math_inf((long long)-1LL);
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
+    int r = c / 8;
+    int ch = c % 8;
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 90), gocu_reslice(q, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)r) * 64ull + (unsigned long long)(long long)ch * 8ull), q.n, 91));
+  }
+  int ntiles = seq / 64;
+  if (causal) {
+    ntiles = (int)((unsigned int)q0 + 128u) / 64;
+  }
+  lecture_faLoadKV64(sm, k, v, head, 0, 0);
+  gocu_cp_async_commit();
+  gocu_cp_async_wait<0>();
+  __syncthreads();
+  gocu_array<gocu_array<unsigned int, 4>, 4> qf = {};
+  int lr = lane % 16;
+  int lc = lane / 16;
+#pragma unroll
+  for (int ks = 0; ks < 4; ks++) {
+    int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
+    int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
+    qf.v[GOCU_AI(ks, 4, 93)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 92));
+  }
+  gocu_array<gocu_array<float, 4>, 8> acc = {};
+  gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
+  gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
+  int rowA = (int)((unsigned int)q0 + (unsigned int)warp * 16u + (unsigned int)g);
+  for (int j = 0; j < ntiles; j++) {
+    if (j > 0) {
+      gocu_cp_async_wait<0>();
+      __syncthreads();
+    }
+    if ((int)((unsigned int)j + 1u) < ntiles) {
+      lecture_faLoadKV64(sm, k, v, head, (int)(((unsigned int)j + 1u) * 64u), (int)((unsigned int)j + 1u) % 2);
+    }
+    gocu_cp_async_commit();
+    int ks0 = (int)(8192u + (unsigned int)(j % 2) * 2u * 4096u);
+    int vs0 = (int)((unsigned int)ks0 + 4096u);
+    gocu_array<gocu_array<float, 4>, 8> s = {};
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) {
+#pragma unroll
+      for (int nj = 0; nj < 4; nj++) {
+        int r = (int)((unsigned int)nj * 16u + (unsigned int)(lane % 8) + 8u * (unsigned int)(lane / 16));
+        int ch = (int)((unsigned int)ks * 2u + (unsigned int)(lane / 8 % 2));
+        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 94));
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 99)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 4, 95)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 98)]);
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 104)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 4, 100)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 103)]);
+      }
+    }
+    bool diag = causal && (int)(((unsigned int)j + 1u) * 64u) > (int)((unsigned int)q0 + (unsigned int)warp * 16u);
+    gocu_array<float, 2> tmax = {};
+    float& gocu_l = tmax.v[0LL];
+    float& gocu_l_1 = tmax.v[1LL];
+    float gocu_t = mx.v[0LL];
+    float gocu_t_1 = mx.v[1LL];
+    gocu_l = gocu_t;
+    gocu_l_1 = gocu_t_1;
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        float x = s.v[GOCU_AI(nt, 8, 109)].v[GOCU_AI(e, 4, 109)] * sl2;
+        if (diag && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
+          x = negInf;
+        }
+        s.v[GOCU_AI(nt, 8, 110)].v[GOCU_AI(e, 4, 110)] = x;
+        tmax.v[GOCU_AI(e / 2, 2, 112)] = gocu_fmax(tmax.v[GOCU_AI(e / 2, 2, 111)], x);
+      }
+    }
+#pragma unroll
+    for (long long h = 0LL; h < 2LL; h++) {
+      tmax.v[GOCU_AI(h, 2, 115)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 113)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 114)], 1));
+      tmax.v[GOCU_AI(h, 2, 118)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 116)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 117)], 2));
+    }
+    gocu_array<float, 2> corr = {};
+#pragma unroll
+    for (long long h = 0LL; h < 2LL; h++) {
+      corr.v[GOCU_AI(h, 2, 121)] = exp2f(mx.v[GOCU_AI(h, 2, 119)] - tmax.v[GOCU_AI(h, 2, 120)]);
+      mx.v[GOCU_AI(h, 2, 123)] = tmax.v[GOCU_AI(h, 2, 122)];
+      sum.v[GOCU_AI(h, 2, 125)] *= corr.v[GOCU_AI(h, 2, 124)];
+    }
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        float p = exp2f(s.v[GOCU_AI(nt, 8, 126)].v[GOCU_AI(e, 4, 126)] - mx.v[GOCU_AI(e / 2, 2, 127)]);
+        s.v[GOCU_AI(nt, 8, 128)].v[GOCU_AI(e, 4, 128)] = p;
+        sum.v[GOCU_AI(e / 2, 2, 129)] += p;
+      }
+    }
+#pragma unroll
+    for (long long dt = 0LL; dt < 8LL; dt++) {
+      acc.v[GOCU_AI(dt, 8, 131)].v[0LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 8, 133)].v[1LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 8, 135)].v[2LL] *= corr.v[1LL];
+      acc.v[GOCU_AI(dt, 8, 137)].v[3LL] *= corr.v[1LL];
+    }
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++) {
+      gocu_array<unsigned int, 4> pa = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 138)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 139)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 140)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 141)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 142)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 143)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 144)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 145)].v[3LL])}};
+#pragma unroll
+      for (int nd = 0; nd < 4; nd++) {
+        int r = (int)((unsigned int)kk * 16u + (unsigned int)lr);
+        int ch = (int)((unsigned int)nd * 2u + (unsigned int)lc);
+        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 146));
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 150)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 149)]);
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 154)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 153)]);
+      }
+    }
+  }
+#pragma unroll
+  for (long long h = 0LL; h < 2LL; h++) {
+    sum.v[GOCU_AI(h, 2, 156)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 155)], 1);
+    sum.v[GOCU_AI(h, 2, 158)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 157)], 2);
+    sum.v[GOCU_AI(h, 2, 160)] = 1.0f / sum.v[GOCU_AI(h, 2, 159)];
+  }
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 161);
+#pragma unroll
+  for (int dt = 0; dt < 8; dt++) {
+    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 64ull + (unsigned long long)col) / 2LL, 166) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 162)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 8, 164)].v[1LL] * sum.v[0LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 64ull + (unsigned long long)col) / 2LL, 171) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 167)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 8, 169)].v[3LL] * sum.v[1LL]);
+  }
+}
+
+// lecture.GemmBF16 (gemm_bf16.go:47)
+extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __restrict__ a_p, long long a_n, unsigned short* __restrict__ b_p, long long b_n, unsigned short* __restrict__ c_p, long long c_n, int m, int n, int k) {
+  gocu_slice<unsigned short> a = {a_p, a_n};
+  gocu_slice<unsigned short> b = {b_p, b_n};
+  gocu_slice<unsigned short> c = {c_p, c_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int warp = tid / 32;
+  int lane = tid % 32;
+  int wm = warp / 4;
+  int wn = warp % 4;
+  int bm = (int)(blockIdx.y * 128u);
+  int bn = (int)(blockIdx.x * 256u);
+  int kt = k / 32;
+  int ar = tid / 4;
+  int ac = tid % 4;
+  int br = tid / 32;
+  int bc = tid % 32;
+  bool bvalid = (int)((unsigned int)bn + (unsigned int)bc * 8u) < n;
+  long long aoff = (long long)((unsigned long long)(long long)(int)((unsigned int)bm + (unsigned int)ar) * (unsigned long long)(long long)k + (unsigned long long)(long long)(int)((unsigned int)ac * 8u));
+  long long boff = (long long)((unsigned long long)(long long)br * (unsigned long long)(long long)n + (unsigned long long)(long long)(int)((unsigned int)bn + (unsigned int)bc * 8u));
+  if (!bvalid) {
+    boff = 0LL;
+  }
+  int sa0 = (int)((unsigned int)ar * 32u + (unsigned int)(ac ^ ar >> 1 & 3) * 8u);
+  int sa1 = (int)(((unsigned int)ar + 64u) * 32u + (unsigned int)(ac ^ (int)((unsigned int)ar + 64u) >> 1 & 3) * 8u);
+  int sb = (int)(4096u + (unsigned int)br * 256u + (unsigned int)(bc ^ br & 7) * 8u);
+  for (int s = 0; s < 3; s++) {
+    if (s < kt) {
+      int st = (int)((unsigned int)s * 12288u);
+      long long ka = (long long)(int)((unsigned int)s * 32u);
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 172), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 173));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 174), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 175));
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)i * 8u * 256u), sm.n, 176), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)s * 32u + (unsigned int)i * 8u) * (unsigned long long)(long long)n), b.n, 177), bvalid);
+      }
+    }
+    gocu_cp_async_commit();
+  }
+  gocu_array<gocu_array<gocu_array<float, 4>, 8>, 4> acc = {};
+  int lr = lane % 16;
+  int lc = lane / 16;
+  for (int i = 0; i < kt; i++) {
+    gocu_cp_async_wait<2>();
+    __syncthreads();
+    if (int nxt = (int)((unsigned int)i + 4u - 1u); nxt < kt) {
+      int st = (int)((unsigned int)(nxt % 4) * 12288u);
+      long long ka = (long long)(int)((unsigned int)nxt * 32u);
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 178), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 179));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 180), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 181));
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)j * 8u * 256u), sm.n, 182), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)nxt * 32u + (unsigned int)j * 8u) * (unsigned long long)(long long)n), b.n, 183), bvalid);
+      }
+    }
+    gocu_cp_async_commit();
+    int st = (int)((unsigned int)(i % 4) * 12288u);
+#pragma unroll
+    for (int ks = 0; ks < 2; ks++) {
+      gocu_array<gocu_array<unsigned int, 4>, 4> af = {};
+      gocu_array<gocu_array<unsigned int, 2>, 8> bf = {};
+#pragma unroll
+      for (int mi = 0; mi < 4; mi++) {
+        int row = (int)((unsigned int)wm * 64u + (unsigned int)mi * 16u + (unsigned int)lr);
+        int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
+        af.v[GOCU_AI(mi, 4, 185)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)row * 32u + (unsigned int)(ch ^ row >> 1 & 3) * 8u), sm.n, 184));
+      }
+#pragma unroll
+      for (int nj = 0; nj < 4; nj++) {
+        int row = (int)((unsigned int)ks * 16u + (unsigned int)lr);
+        int ch = (int)((unsigned int)wn * 8u + (unsigned int)nj * 2u + (unsigned int)lc);
+        gocu_array<unsigned int, 4> r = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)st + 4096u + (unsigned int)row * 256u + (unsigned int)(ch ^ row & 7) * 8u), sm.n, 186));
+        bf.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 189)] = gocu_array<unsigned int, 2>{{r.v[0LL], r.v[1LL]}};
+        bf.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 192)] = gocu_array<unsigned int, 2>{{r.v[2LL], r.v[3LL]}};
+      }
+#pragma unroll
+      for (long long mi = 0LL; mi < 4LL; mi++) {
+#pragma unroll
+        for (long long ni = 0LL; ni < 8LL; ni++) {
+          acc.v[GOCU_AI(mi, 4, 196)].v[GOCU_AI(ni, 8, 196)] = gocu_mma_bf16(af.v[GOCU_AI(mi, 4, 193)], bf.v[GOCU_AI(ni, 8, 194)], acc.v[GOCU_AI(mi, 4, 195)].v[GOCU_AI(ni, 8, 195)]);
+        }
+      }
+    }
+  }
+  gocu_cp_async_wait<0>();
+  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 197);
+  int g = lane / 4;
+  int q = lane % 4;
+#pragma unroll
+  for (long long mi = 0LL; mi < 4LL; mi++) {
+    long long row = (long long)(int)((unsigned int)bm + (unsigned int)wm * 64u + (unsigned int)mi * 16u + (unsigned int)g);
+#pragma unroll
+    for (long long ni = 0LL; ni < 8LL; ni++) {
+      int col = (int)((unsigned int)bn + (unsigned int)wn * 64u + (unsigned int)ni * 8u + 2u * (unsigned int)q);
+      if (col < n) {
+        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 198)].v[GOCU_AI(ni, 8, 198)];
+        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 201) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
+        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 204) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
+      }
+    }
+  }
+}
+
 // lecture.Gray (gray.go:10)
 extern "C" __global__ void Gray(unsigned char* rgb_p, long long rgb_n, unsigned char* gray_p, long long gray_n, int n) {
   gocu_slice<unsigned char> rgb = {rgb_p, rgb_n};
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) {
-    float r = (float)GOCU_AT(rgb, i, 0);
-    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 1);
-    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 2);
-    GOCU_AT(gray, i, 3) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
+    float r = (float)GOCU_AT(rgb, i, 205);
+    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 206);
+    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 207);
+    GOCU_AT(gray, i, 208) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
   }
 }
 
@@ -335,10 +868,10 @@ extern "C" __global__ void Gray2D(unsigned char* rgb_p, long long rgb_n, unsigne
   if (x < width && y < height) {
     int n = (int)((unsigned int)width * (unsigned int)height);
     int i = (int)((unsigned int)y * (unsigned int)width + (unsigned int)x);
-    float r = (float)GOCU_AT(rgb, i, 4);
-    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 5);
-    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 6);
-    GOCU_AT(gray, i, 7) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
+    float r = (float)GOCU_AT(rgb, i, 209);
+    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 210);
+    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 211);
+    GOCU_AT(gray, i, 212) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
   }
 }
 
@@ -346,11 +879,11 @@ extern "C" __global__ void Gray2D(unsigned char* rgb_p, long long rgb_n, unsigne
 extern "C" __global__ void GrayVec4(unsigned char* __restrict__ rgb_p, long long rgb_n, unsigned char* __restrict__ gray_p, long long gray_n, int n) {
   gocu_slice<unsigned char> rgb = {rgb_p, rgb_n};
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
-  gocu_slice<unsigned int> src = gocu_reinterpret<unsigned int, unsigned char>(rgb, 8);
-  gocu_slice<unsigned int> dst = gocu_reinterpret<unsigned int, unsigned char>(gray, 9);
+  gocu_slice<unsigned int> src = gocu_reinterpret<unsigned int, unsigned char>(rgb, 213);
+  gocu_slice<unsigned int> dst = gocu_reinterpret<unsigned int, unsigned char>(gray, 214);
   int q = n / 4;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < q; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    GOCU_AT(dst, i, 13) = lecture_gray4(GOCU_AT(src, i, 10), GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 11), GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 12));
+    GOCU_AT(dst, i, 218) = lecture_gray4(GOCU_AT(src, i, 215), GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 216), GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 217));
   }
 }
 
@@ -358,14 +891,14 @@ extern "C" __global__ void GrayVec4(unsigned char* __restrict__ rgb_p, long long
 extern "C" __global__ void __launch_bounds__(256) GrayFast(unsigned char* __restrict__ rgb_p, long long rgb_n, unsigned char* __restrict__ gray_p, long long gray_n, int n) {
   gocu_slice<unsigned char> rgb = {rgb_p, rgb_n};
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
-  gocu_slice<uint4> src = gocu_reinterpret<uint4, unsigned char>(rgb, 14);
-  gocu_slice<uint4> dst = gocu_reinterpret<uint4, unsigned char>(gray, 15);
+  gocu_slice<uint4> src = gocu_reinterpret<uint4, unsigned char>(rgb, 219);
+  gocu_slice<uint4> dst = gocu_reinterpret<uint4, unsigned char>(gray, 220);
   int q = n / 16;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < q; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    uint4 r = GOCU_AT(src, i, 16);
-    uint4 g = GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 17);
-    uint4 b = GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 18);
-    GOCU_AT(dst, i, 19) = make_uint4(lecture_gray4(r.x, g.x, b.x), lecture_gray4(r.y, g.y, b.y), lecture_gray4(r.z, g.z, b.z), lecture_gray4(r.w, g.w, b.w));
+    uint4 r = GOCU_AT(src, i, 221);
+    uint4 g = GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 222);
+    uint4 b = GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 223);
+    GOCU_AT(dst, i, 224) = make_uint4(lecture_gray4(r.x, g.x, b.x), lecture_gray4(r.y, g.y, b.y), lecture_gray4(r.z, g.z, b.z), lecture_gray4(r.w, g.w, b.w));
   }
 }
 
@@ -375,16 +908,16 @@ extern "C" __global__ void Histogram(unsigned char* data_p, long long data_n, un
   gocu_slice<unsigned int> hist = {hist_p, hist_n};
   __shared__ gocu_array<unsigned int, 256> h;
   for (int b = (int)threadIdx.x; b < 256; b = (int)((unsigned int)b + blockDim.x)) {
-    h.v[GOCU_AI(b, 256, 20)] = 0u;
+    h.v[GOCU_AI(b, 256, 225)] = 0u;
   }
   __syncthreads();
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    atomicAdd(&h.v[GOCU_AI(GOCU_AT(data, i, 22), 256, 21)], 1u);
+    atomicAdd(&h.v[GOCU_AI(GOCU_AT(data, i, 227), 256, 226)], 1u);
   }
   __syncthreads();
   for (int b = (int)threadIdx.x; b < 256; b = (int)((unsigned int)b + blockDim.x)) {
-    if (h.v[GOCU_AI(b, 256, 23)] != 0u) {
-      atomicAdd(&GOCU_AT(hist, b, 24), h.v[GOCU_AI(b, 256, 25)]);
+    if (h.v[GOCU_AI(b, 256, 228)] != 0u) {
+      atomicAdd(&GOCU_AT(hist, b, 229), h.v[GOCU_AI(b, 256, 230)]);
     }
   }
 }
@@ -399,9 +932,9 @@ extern "C" __global__ void MatMul(float* a_p, long long a_n, float* b_p, long lo
   if (row < m && col < n) {
     float sum = 0.0f;
     for (int i = 0; i < k; i++) {
-      sum += GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)i), 26) * GOCU_AT(b, (int)((unsigned int)i * (unsigned int)n + (unsigned int)col), 27);
+      sum += GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)i), 231) * GOCU_AT(b, (int)((unsigned int)i * (unsigned int)n + (unsigned int)col), 232);
     }
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 28) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 233) = sum;
   }
 }
 
@@ -419,23 +952,23 @@ extern "C" __global__ void TiledMatMul(float* a_p, long long a_n, float* b_p, lo
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + 16u)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      as.v[GOCU_AI(ty, 16, 30)].v[GOCU_AI(tx, 16, 30)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 29);
+      as.v[GOCU_AI(ty, 16, 235)].v[GOCU_AI(tx, 16, 235)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 234);
     } else {
-      as.v[GOCU_AI(ty, 16, 31)].v[GOCU_AI(tx, 16, 31)] = 0.0f;
+      as.v[GOCU_AI(ty, 16, 236)].v[GOCU_AI(tx, 16, 236)] = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      bs.v[GOCU_AI(ty, 16, 33)].v[GOCU_AI(tx, 16, 33)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 32);
+      bs.v[GOCU_AI(ty, 16, 238)].v[GOCU_AI(tx, 16, 238)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 237);
     } else {
-      bs.v[GOCU_AI(ty, 16, 34)].v[GOCU_AI(tx, 16, 34)] = 0.0f;
+      bs.v[GOCU_AI(ty, 16, 239)].v[GOCU_AI(tx, 16, 239)] = 0.0f;
     }
     __syncthreads();
     for (long long i = 0; i < 16LL; i++) {
-      sum += as.v[GOCU_AI(ty, 16, 35)].v[GOCU_AI(i, 16, 35)] * bs.v[GOCU_AI(i, 16, 36)].v[GOCU_AI(tx, 16, 36)];
+      sum += as.v[GOCU_AI(ty, 16, 240)].v[GOCU_AI(i, 16, 240)] * bs.v[GOCU_AI(i, 16, 241)].v[GOCU_AI(tx, 16, 241)];
     }
     __syncthreads();
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 37) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 242) = sum;
   }
 }
 
@@ -455,23 +988,23 @@ extern "C" __global__ void TiledMatMulDynamic(float* a_p, long long a_n, float* 
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + (unsigned int)w)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      GOCU_AT(sm, as, 39) = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 38);
+      GOCU_AT(sm, as, 244) = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 243);
     } else {
-      GOCU_AT(sm, as, 40) = 0.0f;
+      GOCU_AT(sm, as, 245) = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      GOCU_AT(sm, bs, 42) = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 41);
+      GOCU_AT(sm, bs, 247) = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 246);
     } else {
-      GOCU_AT(sm, bs, 43) = 0.0f;
+      GOCU_AT(sm, bs, 248) = 0.0f;
     }
     __syncthreads();
     for (int i = 0; i < w; i++) {
-      sum += GOCU_AT(sm, (int)((unsigned int)ty * (unsigned int)w + (unsigned int)i), 44) * GOCU_AT(sm, (int)((unsigned int)w * (unsigned int)w + (unsigned int)i * (unsigned int)w + (unsigned int)tx), 45);
+      sum += GOCU_AT(sm, (int)((unsigned int)ty * (unsigned int)w + (unsigned int)i), 249) * GOCU_AT(sm, (int)((unsigned int)w * (unsigned int)w + (unsigned int)i * (unsigned int)w + (unsigned int)tx), 250);
     }
     __syncthreads();
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 46) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 251) = sum;
   }
 }
 
@@ -482,23 +1015,23 @@ extern "C" __global__ void Sum(float* x_p, long long x_n, float* partial_p, long
   __shared__ gocu_array<float, 32> warpSums;
   float v = 0.0f;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    v += GOCU_AT(x, i, 47);
+    v += GOCU_AT(x, i, 252);
   }
   v = lecture_warpSum(v);
   int lane = gocu_laneid();
   int warp = (int)((threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) / 32u);
   if (lane == 0) {
-    warpSums.v[GOCU_AI(warp, 32, 48)] = v;
+    warpSums.v[GOCU_AI(warp, 32, 253)] = v;
   }
   __syncthreads();
   if (warp == 0) {
     v = 0.0f;
     if (lane < (int)blockDim.x / 32) {
-      v = warpSums.v[GOCU_AI(lane, 32, 49)];
+      v = warpSums.v[GOCU_AI(lane, 32, 254)];
     }
     v = lecture_warpSum(v);
     if (lane == 0) {
-      GOCU_AT(partial, (int)blockIdx.x, 50) = v;
+      GOCU_AT(partial, (int)blockIdx.x, 255) = v;
     }
   }
 }
@@ -515,25 +1048,25 @@ extern "C" __global__ void ScanBlocks(int* x_p, long long x_n, int* y_p, long lo
   int v0 = 0;
   int v1 = 0;
   if (i0 < n) {
-    v0 = GOCU_AT(x, i0, 51);
+    v0 = GOCU_AT(x, i0, 256);
   }
   if (i1 < n) {
-    v1 = GOCU_AT(x, i1, 52);
+    v1 = GOCU_AT(x, i1, 257);
   }
-  s.v[GOCU_AI(tid, 512, 53)] = v0;
-  s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 54)] = v1;
+  s.v[GOCU_AI(tid, 512, 258)] = v0;
+  s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 259)] = v1;
   int offset = 1;
   for (int d = 256; d > 0; d = d / 2) {
     __syncthreads();
     if (tid < d) {
       int a = (int)((unsigned int)offset * (2u * (unsigned int)tid + 1u) - 1u);
       int b = (int)((unsigned int)offset * (2u * (unsigned int)tid + 2u) - 1u);
-      s.v[GOCU_AI(b, 512, 56)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 56)] + (unsigned int)s.v[GOCU_AI(a, 512, 55)]);
+      s.v[GOCU_AI(b, 512, 261)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 261)] + (unsigned int)s.v[GOCU_AI(a, 512, 260)]);
     }
     offset = (int)((unsigned int)offset * 2u);
   }
   if (tid == 0) {
-    GOCU_AT(sums, (int)blockIdx.x, 58) = s.v[511LL];
+    GOCU_AT(sums, (int)blockIdx.x, 263) = s.v[511LL];
     s.v[511LL] = 0;
   }
   for (int d = 1; d < 512; d = (int)((unsigned int)d * 2u)) {
@@ -542,17 +1075,17 @@ extern "C" __global__ void ScanBlocks(int* x_p, long long x_n, int* y_p, long lo
     if (tid < d) {
       int a = (int)((unsigned int)offset * (2u * (unsigned int)tid + 1u) - 1u);
       int b = (int)((unsigned int)offset * (2u * (unsigned int)tid + 2u) - 1u);
-      int v = s.v[GOCU_AI(a, 512, 60)];
-      s.v[GOCU_AI(a, 512, 62)] = s.v[GOCU_AI(b, 512, 61)];
-      s.v[GOCU_AI(b, 512, 63)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 63)] + (unsigned int)v);
+      int v = s.v[GOCU_AI(a, 512, 265)];
+      s.v[GOCU_AI(a, 512, 267)] = s.v[GOCU_AI(b, 512, 266)];
+      s.v[GOCU_AI(b, 512, 268)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 268)] + (unsigned int)v);
     }
   }
   __syncthreads();
   if (i0 < n) {
-    GOCU_AT(y, i0, 65) = s.v[GOCU_AI(tid, 512, 64)];
+    GOCU_AT(y, i0, 270) = s.v[GOCU_AI(tid, 512, 269)];
   }
   if (i1 < n) {
-    GOCU_AT(y, i1, 67) = s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 66)];
+    GOCU_AT(y, i1, 272) = s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 271)];
   }
 }
 
@@ -562,7 +1095,7 @@ extern "C" __global__ void ScanAdd(int* y_p, long long y_n, int* offsets_p, long
   gocu_slice<int> offsets = {offsets_p, offsets_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) {
-    GOCU_AT(y, i, 69) = (int)((unsigned int)GOCU_AT(y, i, 69) + (unsigned int)GOCU_AT(offsets, i / 512, 68));
+    GOCU_AT(y, i, 274) = (int)((unsigned int)GOCU_AT(y, i, 274) + (unsigned int)GOCU_AT(offsets, i / 512, 273));
   }
 }
 
@@ -573,9 +1106,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   gocu_slice<float> c = {c_p, c_n};
   __shared__ gocu_array<gocu_array<gocu_array<float4, 33>, 8>, 2> as;
   __shared__ gocu_array<gocu_array<gocu_array<float4, 32>, 8>, 2> bs;
-  gocu_slice<float4> a4 = gocu_reinterpret<float4, float>(a, 70);
-  gocu_slice<float4> b4 = gocu_reinterpret<float4, float>(b, 71);
-  gocu_slice<float4> c4 = gocu_reinterpret<float4, float>(c, 72);
+  gocu_slice<float4> a4 = gocu_reinterpret<float4, float>(a, 275);
+  gocu_slice<float4> b4 = gocu_reinterpret<float4, float>(b, 276);
+  gocu_slice<float4> c4 = gocu_reinterpret<float4, float>(c, 277);
   int tid = (int)threadIdx.x;
   int tr = tid / 16;
   int tc = tid % 16;
@@ -587,17 +1120,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   int bc = tid % 32;
   long long ai = (long long)((unsigned long long)(long long)(int)(blockIdx.y * 128u + (unsigned int)lr) * (unsigned long long)k4 + (unsigned long long)(long long)(lk / 4));
   long long bi = (long long)((unsigned long long)(long long)br * (unsigned long long)n4 + (unsigned long long)(long long)(int)(blockIdx.x * 32u + (unsigned int)bc));
-  float4 va = GOCU_AT(a4, ai, 73);
-  float4 vb = GOCU_AT(b4, bi, 74);
+  float4 va = GOCU_AT(a4, ai, 278);
+  float4 vb = GOCU_AT(b4, bi, 279);
   int st = 0;
-  gocu_slice<float> a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 76)].v[GOCU_AI(lk, 8, 76)].v, 33}, 77);
-  gocu_slice<float> a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 79)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 79)].v, 33}, 80);
-  gocu_slice<float> a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 82)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 82)].v, 33}, 83);
-  gocu_slice<float> a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 85)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 85)].v, 33}, 86);
-  float& gocu_l = GOCU_AT(a0, lr, 87);
-  float& gocu_l_1 = GOCU_AT(a1, lr, 88);
-  float& gocu_l_2 = GOCU_AT(a2, lr, 89);
-  float& gocu_l_3 = GOCU_AT(a3, lr, 90);
+  gocu_slice<float> a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 281)].v[GOCU_AI(lk, 8, 281)].v, 33}, 282);
+  gocu_slice<float> a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 284)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 284)].v, 33}, 285);
+  gocu_slice<float> a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 287)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 287)].v, 33}, 288);
+  gocu_slice<float> a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 290)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 290)].v, 33}, 291);
+  float& gocu_l = GOCU_AT(a0, lr, 292);
+  float& gocu_l_1 = GOCU_AT(a1, lr, 293);
+  float& gocu_l_2 = GOCU_AT(a2, lr, 294);
+  float& gocu_l_3 = GOCU_AT(a3, lr, 295);
   float gocu_t = va.x;
   float gocu_t_1 = va.y;
   float gocu_t_2 = va.z;
@@ -606,41 +1139,41 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   gocu_l_1 = gocu_t_1;
   gocu_l_2 = gocu_t_2;
   gocu_l_3 = gocu_t_3;
-  bs.v[GOCU_AI(st, 2, 91)].v[GOCU_AI(br, 8, 91)].v[GOCU_AI(bc, 32, 91)] = make_float4(vb.x, vb.y, vb.z, vb.w);
+  bs.v[GOCU_AI(st, 2, 296)].v[GOCU_AI(br, 8, 296)].v[GOCU_AI(bc, 32, 296)] = make_float4(vb.x, vb.y, vb.z, vb.w);
   __syncthreads();
   gocu_array<gocu_array<float, 8>, 8> acc = {};
   for (int k0 = 0; k0 < k; k0 = (int)((unsigned int)k0 + 8u)) {
     bool next = (int)((unsigned int)k0 + 8u) < k;
     if (next) {
-      va = GOCU_AT(a4, (long long)((unsigned long long)ai + (unsigned long long)(long long)((int)((unsigned int)k0 + 8u) / 4)), 92);
-      vb = GOCU_AT(b4, (long long)((unsigned long long)bi + (unsigned long long)(long long)(int)((unsigned int)k0 + 8u) * (unsigned long long)n4), 93);
+      va = GOCU_AT(a4, (long long)((unsigned long long)ai + (unsigned long long)(long long)((int)((unsigned int)k0 + 8u) / 4)), 297);
+      vb = GOCU_AT(b4, (long long)((unsigned long long)bi + (unsigned long long)(long long)(int)((unsigned int)k0 + 8u) * (unsigned long long)n4), 298);
     }
 #pragma unroll
     for (long long kk = 0LL; kk < 8LL; kk++) {
-      float4 x0 = as.v[GOCU_AI(st, 2, 94)].v[GOCU_AI(kk, 8, 94)].v[GOCU_AI(tr, 33, 94)];
-      float4 x1 = as.v[GOCU_AI(st, 2, 95)].v[GOCU_AI(kk, 8, 95)].v[GOCU_AI((int)((unsigned int)tr + 16u), 33, 95)];
-      float4 y0 = bs.v[GOCU_AI(st, 2, 96)].v[GOCU_AI(kk, 8, 96)].v[GOCU_AI(tc, 32, 96)];
-      float4 y1 = bs.v[GOCU_AI(st, 2, 97)].v[GOCU_AI(kk, 8, 97)].v[GOCU_AI((int)((unsigned int)tc + 16u), 32, 97)];
+      float4 x0 = as.v[GOCU_AI(st, 2, 299)].v[GOCU_AI(kk, 8, 299)].v[GOCU_AI(tr, 33, 299)];
+      float4 x1 = as.v[GOCU_AI(st, 2, 300)].v[GOCU_AI(kk, 8, 300)].v[GOCU_AI((int)((unsigned int)tr + 16u), 33, 300)];
+      float4 y0 = bs.v[GOCU_AI(st, 2, 301)].v[GOCU_AI(kk, 8, 301)].v[GOCU_AI(tc, 32, 301)];
+      float4 y1 = bs.v[GOCU_AI(st, 2, 302)].v[GOCU_AI(kk, 8, 302)].v[GOCU_AI((int)((unsigned int)tc + 16u), 32, 302)];
       gocu_array<float, 8> ra = gocu_array<float, 8>{{x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w}};
       gocu_array<float, 8> rb = gocu_array<float, 8>{{y0.x, y0.y, y0.z, y0.w, y1.x, y1.y, y1.z, y1.w}};
 #pragma unroll
       for (long long i = 0LL; i < 8LL; i++) {
 #pragma unroll
         for (long long j = 0LL; j < 8LL; j++) {
-          acc.v[GOCU_AI(i, 8, 101)].v[GOCU_AI(j, 8, 101)] = fmaf(ra.v[GOCU_AI(i, 8, 98)], rb.v[GOCU_AI(j, 8, 99)], acc.v[GOCU_AI(i, 8, 100)].v[GOCU_AI(j, 8, 100)]);
+          acc.v[GOCU_AI(i, 8, 306)].v[GOCU_AI(j, 8, 306)] = fmaf(ra.v[GOCU_AI(i, 8, 303)], rb.v[GOCU_AI(j, 8, 304)], acc.v[GOCU_AI(i, 8, 305)].v[GOCU_AI(j, 8, 305)]);
         }
       }
     }
     if (next) {
       st ^= 1;
-      a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 103)].v[GOCU_AI(lk, 8, 103)].v, 33}, 104);
-      a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 106)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 106)].v, 33}, 107);
-      a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 109)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 109)].v, 33}, 110);
-      a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 112)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 112)].v, 33}, 113);
-      float& gocu_l_4 = GOCU_AT(a0, lr, 114);
-      float& gocu_l_5 = GOCU_AT(a1, lr, 115);
-      float& gocu_l_6 = GOCU_AT(a2, lr, 116);
-      float& gocu_l_7 = GOCU_AT(a3, lr, 117);
+      a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 308)].v[GOCU_AI(lk, 8, 308)].v, 33}, 309);
+      a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 311)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 311)].v, 33}, 312);
+      a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 314)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 314)].v, 33}, 315);
+      a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 317)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 317)].v, 33}, 318);
+      float& gocu_l_4 = GOCU_AT(a0, lr, 319);
+      float& gocu_l_5 = GOCU_AT(a1, lr, 320);
+      float& gocu_l_6 = GOCU_AT(a2, lr, 321);
+      float& gocu_l_7 = GOCU_AT(a3, lr, 322);
       float gocu_t_4 = va.x;
       float gocu_t_5 = va.y;
       float gocu_t_6 = va.z;
@@ -649,7 +1182,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
       gocu_l_5 = gocu_t_5;
       gocu_l_6 = gocu_t_6;
       gocu_l_7 = gocu_t_7;
-      bs.v[GOCU_AI(st, 2, 118)].v[GOCU_AI(br, 8, 118)].v[GOCU_AI(bc, 32, 118)] = make_float4(vb.x, vb.y, vb.z, vb.w);
+      bs.v[GOCU_AI(st, 2, 323)].v[GOCU_AI(br, 8, 323)].v[GOCU_AI(bc, 32, 323)] = make_float4(vb.x, vb.y, vb.z, vb.w);
     }
     __syncthreads();
   }
@@ -659,19 +1192,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
 #pragma unroll
     for (long long h = 0LL; h < 2LL; h++) {
       long long p = (long long)((unsigned long long)row * (unsigned long long)n4 + (unsigned long long)(long long)(int)(blockIdx.x * 32u + (unsigned int)tc + (unsigned int)h * 16u));
-      float4 v = make_float4(alpha * acc.v[GOCU_AI(i, 8, 119)].v[GOCU_AI((long long)(4ull * (unsigned long long)h), 8, 119)], alpha * acc.v[GOCU_AI(i, 8, 120)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 1ull), 8, 120)], alpha * acc.v[GOCU_AI(i, 8, 121)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 2ull), 8, 121)], alpha * acc.v[GOCU_AI(i, 8, 122)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 3ull), 8, 122)]);
+      float4 v = make_float4(alpha * acc.v[GOCU_AI(i, 8, 324)].v[GOCU_AI((long long)(4ull * (unsigned long long)h), 8, 324)], alpha * acc.v[GOCU_AI(i, 8, 325)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 1ull), 8, 325)], alpha * acc.v[GOCU_AI(i, 8, 326)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 2ull), 8, 326)], alpha * acc.v[GOCU_AI(i, 8, 327)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 3ull), 8, 327)]);
       if (beta != 0.0f) {
-        float4 old = GOCU_AT(c4, p, 123);
+        float4 old = GOCU_AT(c4, p, 328);
         v = make_float4(fmaf(beta, old.x, v.x), fmaf(beta, old.y, v.y), fmaf(beta, old.z, v.z), fmaf(beta, old.w, v.w));
       }
-      GOCU_AT(c4, p, 124) = v;
+      GOCU_AT(c4, p, 329) = v;
     }
   }
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "9e7d50dcb683d206cdd4c93edc92d4ad7b5fea27a4de289fd97fb69650a361f8"
+const gocuSourceSHA256 = "958422b5ccc6d65652ebd2c2704d46b5aacfde80af87ba5692462fde285aab78"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -679,6 +1212,68 @@ var gocuModule = &meta.Module{
 	Source:  gocuSource,
 	SHA256:  gocuSourceSHA256,
 	Kernels: []meta.Kernel{
+		{
+			Name:  "FlashAttention128",
+			Entry: "FlashAttention128",
+			Params: []meta.Param{
+				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "o", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
+				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          FlashAttention128,
+			Checked:       gocuChecked_FlashAttention128,
+		},
+		{
+			Name:  "FlashAttention64",
+			Entry: "FlashAttention64",
+			Params: []meta.Param{
+				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "o", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
+				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          FlashAttention64,
+			Checked:       gocuChecked_FlashAttention64,
+		},
+		{
+			Name:  "GemmBF16",
+			Entry: "GemmBF16",
+			Params: []meta.Param{
+				{Name: "a", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "b", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "c", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "m", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "n", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "k", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          GemmBF16,
+			Checked:       gocuChecked_GemmBF16,
+		},
 		{
 			Name:  "Gray",
 			Entry: "Gray",
@@ -867,7 +1462,38 @@ var gocuModule = &meta.Module{
 		&gocuSite120, &gocuSite121, &gocuSite122, &gocuSite123, &gocuSite124, &gocuSite125, &gocuSite126, &gocuSite127,
 		&gocuSite128, &gocuSite129, &gocuSite130, &gocuSite131, &gocuSite132, &gocuSite133, &gocuSite134, &gocuSite135,
 		&gocuSite136, &gocuSite137, &gocuSite138, &gocuSite139, &gocuSite140, &gocuSite141, &gocuSite142, &gocuSite143,
-		&gocuSite144, &gocuSite145,
+		&gocuSite144, &gocuSite145, &gocuSite146, &gocuSite147, &gocuSite148, &gocuSite149, &gocuSite150, &gocuSite151,
+		&gocuSite152, &gocuSite153, &gocuSite154, &gocuSite155, &gocuSite156, &gocuSite157, &gocuSite158, &gocuSite159,
+		&gocuSite160, &gocuSite161, &gocuSite162, &gocuSite163, &gocuSite164, &gocuSite165, &gocuSite166, &gocuSite167,
+		&gocuSite168, &gocuSite169, &gocuSite170, &gocuSite171, &gocuSite172, &gocuSite173, &gocuSite174, &gocuSite175,
+		&gocuSite176, &gocuSite177, &gocuSite178, &gocuSite179, &gocuSite180, &gocuSite181, &gocuSite182, &gocuSite183,
+		&gocuSite184, &gocuSite185, &gocuSite186, &gocuSite187, &gocuSite188, &gocuSite189, &gocuSite190, &gocuSite191,
+		&gocuSite192, &gocuSite193, &gocuSite194, &gocuSite195, &gocuSite196, &gocuSite197, &gocuSite198, &gocuSite199,
+		&gocuSite200, &gocuSite201, &gocuSite202, &gocuSite203, &gocuSite204, &gocuSite205, &gocuSite206, &gocuSite207,
+		&gocuSite208, &gocuSite209, &gocuSite210, &gocuSite211, &gocuSite212, &gocuSite213, &gocuSite214, &gocuSite215,
+		&gocuSite216, &gocuSite217, &gocuSite218, &gocuSite219, &gocuSite220, &gocuSite221, &gocuSite222, &gocuSite223,
+		&gocuSite224, &gocuSite225, &gocuSite226, &gocuSite227, &gocuSite228, &gocuSite229, &gocuSite230, &gocuSite231,
+		&gocuSite232, &gocuSite233, &gocuSite234, &gocuSite235, &gocuSite236, &gocuSite237, &gocuSite238, &gocuSite239,
+		&gocuSite240, &gocuSite241, &gocuSite242, &gocuSite243, &gocuSite244, &gocuSite245, &gocuSite246, &gocuSite247,
+		&gocuSite248, &gocuSite249, &gocuSite250, &gocuSite251, &gocuSite252, &gocuSite253, &gocuSite254, &gocuSite255,
+		&gocuSite256, &gocuSite257, &gocuSite258, &gocuSite259, &gocuSite260, &gocuSite261, &gocuSite262, &gocuSite263,
+		&gocuSite264, &gocuSite265, &gocuSite266, &gocuSite267, &gocuSite268, &gocuSite269, &gocuSite270, &gocuSite271,
+		&gocuSite272, &gocuSite273, &gocuSite274, &gocuSite275, &gocuSite276, &gocuSite277, &gocuSite278, &gocuSite279,
+		&gocuSite280, &gocuSite281, &gocuSite282, &gocuSite283, &gocuSite284, &gocuSite285, &gocuSite286, &gocuSite287,
+		&gocuSite288, &gocuSite289, &gocuSite290, &gocuSite291, &gocuSite292, &gocuSite293, &gocuSite294, &gocuSite295,
+		&gocuSite296, &gocuSite297, &gocuSite298, &gocuSite299, &gocuSite300, &gocuSite301, &gocuSite302, &gocuSite303,
+		&gocuSite304, &gocuSite305, &gocuSite306, &gocuSite307, &gocuSite308, &gocuSite309, &gocuSite310, &gocuSite311,
+		&gocuSite312, &gocuSite313, &gocuSite314, &gocuSite315, &gocuSite316, &gocuSite317, &gocuSite318, &gocuSite319,
+		&gocuSite320, &gocuSite321, &gocuSite322, &gocuSite323, &gocuSite324, &gocuSite325, &gocuSite326, &gocuSite327,
+		&gocuSite328, &gocuSite329, &gocuSite330, &gocuSite331, &gocuSite332, &gocuSite333, &gocuSite334, &gocuSite335,
+		&gocuSite336, &gocuSite337, &gocuSite338, &gocuSite339, &gocuSite340, &gocuSite341, &gocuSite342, &gocuSite343,
+		&gocuSite344, &gocuSite345, &gocuSite346, &gocuSite347, &gocuSite348, &gocuSite349, &gocuSite350, &gocuSite351,
+		&gocuSite352, &gocuSite353, &gocuSite354, &gocuSite355, &gocuSite356, &gocuSite357, &gocuSite358, &gocuSite359,
+		&gocuSite360, &gocuSite361, &gocuSite362, &gocuSite363, &gocuSite364, &gocuSite365, &gocuSite366, &gocuSite367,
+		&gocuSite368, &gocuSite369, &gocuSite370, &gocuSite371, &gocuSite372, &gocuSite373, &gocuSite374, &gocuSite375,
+		&gocuSite376, &gocuSite377, &gocuSite378, &gocuSite379, &gocuSite380, &gocuSite381, &gocuSite382, &gocuSite383,
+		&gocuSite384, &gocuSite385, &gocuSite386, &gocuSite387, &gocuSite388, &gocuSite389, &gocuSite390, &gocuSite391,
+		&gocuSite392, &gocuSite393, &gocuSite394, &gocuSite395,
 	},
 }
 
@@ -877,6 +1503,87 @@ func init() { meta.Register(gocuModule) }
 // the launchers.
 var gocuProgram = launch.NewProgram(gocuModule)
 
+// LaunchFlashAttention128 runs the kernel FlashAttention128 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchFlashAttention128(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Buffer[kernel.BFloat16], seq int32, scale float32, causal bool) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 0, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, q)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, k)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, v)
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, o)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, seq, scale, causal)
+	}
+	gocuS0 := launch.SimArg(&l, 0, q)
+	gocuS1 := launch.SimArg(&l, 1, k)
+	gocuS2 := launch.SimArg(&l, 2, v)
+	gocuS3 := launch.SimArg(&l, 3, o)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) {
+			FlashAttention128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
+		},
+		func(gocuT *kernel.Thread) {
+			gocuChecked_FlashAttention128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
+		},
+		gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal,
+	)
+}
+
+// LaunchFlashAttention64 runs the kernel FlashAttention64 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchFlashAttention64(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Buffer[kernel.BFloat16], seq int32, scale float32, causal bool) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 1, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, q)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, k)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, v)
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, o)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, seq, scale, causal)
+	}
+	gocuS0 := launch.SimArg(&l, 0, q)
+	gocuS1 := launch.SimArg(&l, 1, k)
+	gocuS2 := launch.SimArg(&l, 2, v)
+	gocuS3 := launch.SimArg(&l, 3, o)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) {
+			FlashAttention64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
+		},
+		func(gocuT *kernel.Thread) {
+			gocuChecked_FlashAttention64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
+		},
+		gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal,
+	)
+}
+
+// LaunchGemmBF16 runs the kernel GemmBF16 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchGemmBF16(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 2, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
+	}
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { GemmBF16(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
+		func(gocuT *kernel.Thread) { gocuChecked_GemmBF16(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
+		gocuS0, gocuS1, gocuS2, m, n, k,
+	)
+}
+
 // LaunchGray runs the kernel Gray on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
 // simulator as Go. Slices travel as gocu.Buffer values of the device. It
@@ -884,7 +1591,7 @@ var gocuProgram = launch.NewProgram(gocuModule)
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 0, d, cfg) {
+	if l.Start(gocuProgram, 3, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -905,7 +1612,7 @@ func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], 
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], width, height int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 1, d, cfg) {
+	if l.Start(gocuProgram, 4, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, width, height)
@@ -926,7 +1633,7 @@ func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 2, d, cfg) {
+	if l.Start(gocuProgram, 5, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -947,7 +1654,7 @@ func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 3, d, cfg) {
+	if l.Start(gocuProgram, 6, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -968,7 +1675,7 @@ func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 // Out or InOut buffers. Written by gocu gen.
 func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], hist *gocu.Buffer[uint32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 4, d, cfg) {
+	if l.Start(gocuProgram, 7, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, data)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, hist)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -989,7 +1696,7 @@ func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], 
 // Out or InOut buffers. Written by gocu gen.
 func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 5, d, cfg) {
+	if l.Start(gocuProgram, 8, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1012,7 +1719,7 @@ func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 6, d, cfg) {
+	if l.Start(gocuProgram, 9, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1035,7 +1742,7 @@ func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[flo
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 7, d, cfg) {
+	if l.Start(gocuProgram, 10, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1058,7 +1765,7 @@ func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buf
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 8, d, cfg) {
+	if l.Start(gocuProgram, 11, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, partial)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1079,7 +1786,7 @@ func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[int32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 9, d, cfg) {
+	if l.Start(gocuProgram, 12, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, sums)
@@ -1102,7 +1809,7 @@ func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[i
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 10, d, cfg) {
+	if l.Start(gocuProgram, 13, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, y)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, offsets)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1123,7 +1830,7 @@ func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int3
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32, alpha, beta float32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 11, d, cfg) {
+	if l.Start(gocuProgram, 14, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1141,153 +1848,433 @@ func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32],
 
 // Source sites of the checked accesses and debug-mode checks.
 var (
-	gocuSite0   = kernel.Site{File: "gray.go", Line: 13, Col: 22, Expr: "rgb[i]"}
-	gocuSite1   = kernel.Site{File: "gray.go", Line: 13, Col: 39, Expr: "rgb[i+n]"}
-	gocuSite2   = kernel.Site{File: "gray.go", Line: 13, Col: 58, Expr: "rgb[i+2*n]"}
-	gocuSite3   = kernel.Site{File: "gray.go", Line: 14, Col: 3, Expr: "gray[i]"}
-	gocuSite4   = kernel.Site{File: "gray.go", Line: 27, Col: 22, Expr: "rgb[i]"}
-	gocuSite5   = kernel.Site{File: "gray.go", Line: 27, Col: 39, Expr: "rgb[i+n]"}
-	gocuSite6   = kernel.Site{File: "gray.go", Line: 27, Col: 58, Expr: "rgb[i+2*n]"}
-	gocuSite7   = kernel.Site{File: "gray.go", Line: 28, Col: 3, Expr: "gray[i]"}
-	gocuSite8   = kernel.Site{File: "grayfast.go", Line: 13, Col: 9, Expr: "kernel.Reinterpret[uint32](rgb)"}
-	gocuSite9   = kernel.Site{File: "grayfast.go", Line: 14, Col: 9, Expr: "kernel.Reinterpret[uint32](gray)"}
-	gocuSite10  = kernel.Site{File: "grayfast.go", Line: 17, Col: 18, Expr: "src[i]"}
-	gocuSite11  = kernel.Site{File: "grayfast.go", Line: 17, Col: 26, Expr: "src[i+q]"}
-	gocuSite12  = kernel.Site{File: "grayfast.go", Line: 17, Col: 36, Expr: "src[i+2*q]"}
-	gocuSite13  = kernel.Site{File: "grayfast.go", Line: 17, Col: 3, Expr: "dst[i]"}
-	gocuSite14  = kernel.Site{File: "grayfast.go", Line: 31, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](rgb)"}
-	gocuSite15  = kernel.Site{File: "grayfast.go", Line: 32, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](gray)"}
-	gocuSite16  = kernel.Site{File: "grayfast.go", Line: 35, Col: 14, Expr: "src[i]"}
-	gocuSite17  = kernel.Site{File: "grayfast.go", Line: 35, Col: 22, Expr: "src[i+q]"}
-	gocuSite18  = kernel.Site{File: "grayfast.go", Line: 35, Col: 32, Expr: "src[i+2*q]"}
-	gocuSite19  = kernel.Site{File: "grayfast.go", Line: 36, Col: 3, Expr: "dst[i]"}
-	gocuSite20  = kernel.Site{File: "histogram.go", Line: 18, Col: 3, Expr: "h[b]"}
-	gocuSite21  = kernel.Site{File: "histogram.go", Line: 22, Col: 21, Expr: "h[data[i]]"}
-	gocuSite22  = kernel.Site{File: "histogram.go", Line: 22, Col: 23, Expr: "data[i]"}
-	gocuSite23  = kernel.Site{File: "histogram.go", Line: 26, Col: 6, Expr: "h[b]"}
-	gocuSite24  = kernel.Site{File: "histogram.go", Line: 27, Col: 22, Expr: "hist[b]"}
-	gocuSite25  = kernel.Site{File: "histogram.go", Line: 27, Col: 31, Expr: "h[b]"}
-	gocuSite26  = kernel.Site{File: "matmul.go", Line: 18, Col: 11, Expr: "a[row*k+i]"}
-	gocuSite27  = kernel.Site{File: "matmul.go", Line: 18, Col: 24, Expr: "b[i*n+col]"}
-	gocuSite28  = kernel.Site{File: "matmul.go", Line: 20, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite29  = kernel.Site{File: "matmul.go", Line: 42, Col: 17, Expr: "a[row*k+p+tx]"}
-	gocuSite30  = kernel.Site{File: "matmul.go", Line: 42, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite31  = kernel.Site{File: "matmul.go", Line: 44, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite32  = kernel.Site{File: "matmul.go", Line: 47, Col: 17, Expr: "b[(p+ty)*n+col]"}
-	gocuSite33  = kernel.Site{File: "matmul.go", Line: 47, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite34  = kernel.Site{File: "matmul.go", Line: 49, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite35  = kernel.Site{File: "matmul.go", Line: 53, Col: 11, Expr: "as[ty][i]"}
-	gocuSite36  = kernel.Site{File: "matmul.go", Line: 53, Col: 23, Expr: "bs[i][tx]"}
-	gocuSite37  = kernel.Site{File: "matmul.go", Line: 58, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite38  = kernel.Site{File: "matmul.go", Line: 76, Col: 13, Expr: "a[row*k+p+tx]"}
-	gocuSite39  = kernel.Site{File: "matmul.go", Line: 76, Col: 4, Expr: "sm[as]"}
-	gocuSite40  = kernel.Site{File: "matmul.go", Line: 78, Col: 4, Expr: "sm[as]"}
-	gocuSite41  = kernel.Site{File: "matmul.go", Line: 81, Col: 13, Expr: "b[(p+ty)*n+col]"}
-	gocuSite42  = kernel.Site{File: "matmul.go", Line: 81, Col: 4, Expr: "sm[bs]"}
-	gocuSite43  = kernel.Site{File: "matmul.go", Line: 83, Col: 4, Expr: "sm[bs]"}
-	gocuSite44  = kernel.Site{File: "matmul.go", Line: 87, Col: 11, Expr: "sm[ty*w+i]"}
-	gocuSite45  = kernel.Site{File: "matmul.go", Line: 87, Col: 24, Expr: "sm[w*w+i*w+tx]"}
-	gocuSite46  = kernel.Site{File: "matmul.go", Line: 92, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite47  = kernel.Site{File: "reduce.go", Line: 16, Col: 8, Expr: "x[i]"}
-	gocuSite48  = kernel.Site{File: "reduce.go", Line: 21, Col: 3, Expr: "warpSums[warp]"}
-	gocuSite49  = kernel.Site{File: "reduce.go", Line: 27, Col: 8, Expr: "warpSums[lane]"}
-	gocuSite50  = kernel.Site{File: "reduce.go", Line: 31, Col: 4, Expr: "partial[t.BlockIdx.X]"}
-	gocuSite51  = kernel.Site{File: "scan.go", Line: 24, Col: 8, Expr: "x[i0]"}
-	gocuSite52  = kernel.Site{File: "scan.go", Line: 27, Col: 8, Expr: "x[i1]"}
-	gocuSite53  = kernel.Site{File: "scan.go", Line: 29, Col: 2, Expr: "s[tid]"}
-	gocuSite54  = kernel.Site{File: "scan.go", Line: 30, Col: 2, Expr: "s[tid+ScanThreads]"}
-	gocuSite55  = kernel.Site{File: "scan.go", Line: 37, Col: 12, Expr: "s[a]"}
-	gocuSite56  = kernel.Site{File: "scan.go", Line: 37, Col: 4, Expr: "s[b]"}
-	gocuSite57  = kernel.Site{File: "scan.go", Line: 42, Col: 24, Expr: "s[2*ScanThreads-1]"}
-	gocuSite58  = kernel.Site{File: "scan.go", Line: 42, Col: 3, Expr: "sums[t.BlockIdx.X]"}
-	gocuSite59  = kernel.Site{File: "scan.go", Line: 43, Col: 3, Expr: "s[2*ScanThreads-1]"}
-	gocuSite60  = kernel.Site{File: "scan.go", Line: 50, Col: 9, Expr: "s[a]"}
-	gocuSite61  = kernel.Site{File: "scan.go", Line: 51, Col: 11, Expr: "s[b]"}
-	gocuSite62  = kernel.Site{File: "scan.go", Line: 51, Col: 4, Expr: "s[a]"}
-	gocuSite63  = kernel.Site{File: "scan.go", Line: 52, Col: 4, Expr: "s[b]"}
-	gocuSite64  = kernel.Site{File: "scan.go", Line: 57, Col: 11, Expr: "s[tid]"}
-	gocuSite65  = kernel.Site{File: "scan.go", Line: 57, Col: 3, Expr: "y[i0]"}
-	gocuSite66  = kernel.Site{File: "scan.go", Line: 60, Col: 11, Expr: "s[tid+ScanThreads]"}
-	gocuSite67  = kernel.Site{File: "scan.go", Line: 60, Col: 3, Expr: "y[i1]"}
-	gocuSite68  = kernel.Site{File: "scan.go", Line: 72, Col: 11, Expr: "offsets[i/(2*ScanThreads)]"}
-	gocuSite69  = kernel.Site{File: "scan.go", Line: 72, Col: 3, Expr: "y[i]"}
-	gocuSite70  = kernel.Site{File: "sgemm.go", Line: 45, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](a)"}
-	gocuSite71  = kernel.Site{File: "sgemm.go", Line: 46, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](b)"}
-	gocuSite72  = kernel.Site{File: "sgemm.go", Line: 47, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](c)"}
-	gocuSite73  = kernel.Site{File: "sgemm.go", Line: 59, Col: 12, Expr: "a4[ai]"}
-	gocuSite74  = kernel.Site{File: "sgemm.go", Line: 59, Col: 20, Expr: "b4[bi]"}
-	gocuSite75  = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk][:]"}
-	gocuSite76  = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk]"}
-	gocuSite77  = kernel.Site{File: "sgemm.go", Line: 61, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
-	gocuSite78  = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1][:]"}
-	gocuSite79  = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1]"}
-	gocuSite80  = kernel.Site{File: "sgemm.go", Line: 62, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
-	gocuSite81  = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2][:]"}
-	gocuSite82  = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2]"}
-	gocuSite83  = kernel.Site{File: "sgemm.go", Line: 63, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
-	gocuSite84  = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3][:]"}
-	gocuSite85  = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3]"}
-	gocuSite86  = kernel.Site{File: "sgemm.go", Line: 64, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
-	gocuSite87  = kernel.Site{File: "sgemm.go", Line: 65, Col: 2, Expr: "a0[lr]"}
-	gocuSite88  = kernel.Site{File: "sgemm.go", Line: 65, Col: 10, Expr: "a1[lr]"}
-	gocuSite89  = kernel.Site{File: "sgemm.go", Line: 65, Col: 18, Expr: "a2[lr]"}
-	gocuSite90  = kernel.Site{File: "sgemm.go", Line: 65, Col: 26, Expr: "a3[lr]"}
-	gocuSite91  = kernel.Site{File: "sgemm.go", Line: 68, Col: 2, Expr: "bs[st][br][bc]"}
-	gocuSite92  = kernel.Site{File: "sgemm.go", Line: 75, Col: 9, Expr: "a4[ai+int((k0+GemmBK)/4)]"}
-	gocuSite93  = kernel.Site{File: "sgemm.go", Line: 76, Col: 9, Expr: "b4[bi+int(k0+GemmBK)*n4]"}
-	gocuSite94  = kernel.Site{File: "sgemm.go", Line: 80, Col: 14, Expr: "as[st][kk][tr]"}
-	gocuSite95  = kernel.Site{File: "sgemm.go", Line: 80, Col: 30, Expr: "as[st][kk][tr+16]"}
-	gocuSite96  = kernel.Site{File: "sgemm.go", Line: 81, Col: 14, Expr: "bs[st][kk][tc]"}
-	gocuSite97  = kernel.Site{File: "sgemm.go", Line: 81, Col: 30, Expr: "bs[st][kk][tc+16]"}
-	gocuSite98  = kernel.Site{File: "sgemm.go", Line: 88, Col: 29, Expr: "ra[i]"}
-	gocuSite99  = kernel.Site{File: "sgemm.go", Line: 88, Col: 36, Expr: "rb[j]"}
-	gocuSite100 = kernel.Site{File: "sgemm.go", Line: 88, Col: 43, Expr: "acc[i][j]"}
-	gocuSite101 = kernel.Site{File: "sgemm.go", Line: 88, Col: 6, Expr: "acc[i][j]"}
-	gocuSite102 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk][:]"}
-	gocuSite103 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk]"}
-	gocuSite104 = kernel.Site{File: "sgemm.go", Line: 94, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
-	gocuSite105 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1][:]"}
-	gocuSite106 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1]"}
-	gocuSite107 = kernel.Site{File: "sgemm.go", Line: 95, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
-	gocuSite108 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2][:]"}
-	gocuSite109 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2]"}
-	gocuSite110 = kernel.Site{File: "sgemm.go", Line: 96, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
-	gocuSite111 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3][:]"}
-	gocuSite112 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3]"}
-	gocuSite113 = kernel.Site{File: "sgemm.go", Line: 97, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
-	gocuSite114 = kernel.Site{File: "sgemm.go", Line: 98, Col: 4, Expr: "a0[lr]"}
-	gocuSite115 = kernel.Site{File: "sgemm.go", Line: 98, Col: 12, Expr: "a1[lr]"}
-	gocuSite116 = kernel.Site{File: "sgemm.go", Line: 98, Col: 20, Expr: "a2[lr]"}
-	gocuSite117 = kernel.Site{File: "sgemm.go", Line: 98, Col: 28, Expr: "a3[lr]"}
-	gocuSite118 = kernel.Site{File: "sgemm.go", Line: 99, Col: 4, Expr: "bs[st][br][bc]"}
-	gocuSite119 = kernel.Site{File: "sgemm.go", Line: 110, Col: 34, Expr: "acc[i][4*h]"}
-	gocuSite120 = kernel.Site{File: "sgemm.go", Line: 110, Col: 58, Expr: "acc[i][4*h+1]"}
-	gocuSite121 = kernel.Site{File: "sgemm.go", Line: 110, Col: 84, Expr: "acc[i][4*h+2]"}
-	gocuSite122 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
-	gocuSite123 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
-	gocuSite124 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
-	gocuSite125 = kernel.Site{File: "grayfast.go", Line: 51, Col: 2, Expr: "for k := range 4"}
-	gocuSite126 = kernel.Site{File: "reduce.go", Line: 39, Col: 2, Expr: "for offset := int32(16); offset > 0; offset /= 2"}
-	gocuSite127 = kernel.Site{File: "grayfast.go", Line: 16, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
-	gocuSite128 = kernel.Site{File: "grayfast.go", Line: 34, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
-	gocuSite129 = kernel.Site{File: "histogram.go", Line: 17, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
-	gocuSite130 = kernel.Site{File: "histogram.go", Line: 21, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
-	gocuSite131 = kernel.Site{File: "histogram.go", Line: 25, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
-	gocuSite132 = kernel.Site{File: "matmul.go", Line: 17, Col: 3, Expr: "for i := range k"}
-	gocuSite133 = kernel.Site{File: "matmul.go", Line: 40, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
-	gocuSite134 = kernel.Site{File: "matmul.go", Line: 52, Col: 3, Expr: "for i := range Tile"}
-	gocuSite135 = kernel.Site{File: "matmul.go", Line: 74, Col: 2, Expr: "for p := int32(0); p < k; p += w"}
-	gocuSite136 = kernel.Site{File: "matmul.go", Line: 86, Col: 3, Expr: "for i := range w"}
-	gocuSite137 = kernel.Site{File: "reduce.go", Line: 15, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
-	gocuSite138 = kernel.Site{File: "scan.go", Line: 33, Col: 2, Expr: "for d := int32(ScanThreads); d > 0; d /= 2"}
-	gocuSite139 = kernel.Site{File: "scan.go", Line: 45, Col: 2, Expr: "for d := int32(1); d < 2*ScanThreads; d *= 2"}
-	gocuSite140 = kernel.Site{File: "sgemm.go", Line: 72, Col: 2, Expr: "for k0 := int32(0); k0 < k; k0 += GemmBK"}
-	gocuSite141 = kernel.Site{File: "sgemm.go", Line: 79, Col: 3, Expr: "for kk := 0; kk < GemmBK; kk++"}
-	gocuSite142 = kernel.Site{File: "sgemm.go", Line: 85, Col: 4, Expr: "for i := 0; i < 8; i++"}
-	gocuSite143 = kernel.Site{File: "sgemm.go", Line: 87, Col: 5, Expr: "for j := 0; j < 8; j++"}
-	gocuSite144 = kernel.Site{File: "sgemm.go", Line: 105, Col: 2, Expr: "for i := 0; i < 8; i++"}
-	gocuSite145 = kernel.Site{File: "sgemm.go", Line: 108, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite0   = kernel.Site{File: "flash128.go", Line: 220, Col: 21, Expr: "sm[ks+off:]"}
+	gocuSite1   = kernel.Site{File: "flash128.go", Line: 220, Col: 34, Expr: "k[g:]"}
+	gocuSite2   = kernel.Site{File: "flash128.go", Line: 221, Col: 21, Expr: "sm[ks+fa128KV+off:]"}
+	gocuSite3   = kernel.Site{File: "flash128.go", Line: 221, Col: 42, Expr: "v[g:]"}
+	gocuSite4   = kernel.Site{File: "flash64.go", Line: 213, Col: 21, Expr: "sm[ks+off:]"}
+	gocuSite5   = kernel.Site{File: "flash64.go", Line: 213, Col: 34, Expr: "k[g:]"}
+	gocuSite6   = kernel.Site{File: "flash64.go", Line: 214, Col: 21, Expr: "sm[ks+fa64KV+off:]"}
+	gocuSite7   = kernel.Site{File: "flash64.go", Line: 214, Col: 41, Expr: "v[g:]"}
+	gocuSite8   = kernel.Site{File: "flash128.go", Line: 79, Col: 21, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite9   = kernel.Site{File: "flash128.go", Line: 79, Col: 49, Expr: "q[head+int(q0+r)*fa128D+int(ch)*8:]"}
+	gocuSite10  = kernel.Site{File: "flash128.go", Line: 97, Col: 33, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite11  = kernel.Site{File: "flash128.go", Line: 97, Col: 3, Expr: "qf[ks]"}
+	gocuSite12  = kernel.Site{File: "flash128.go", Line: 124, Col: 32, Expr: "sm[ks0+r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite13  = kernel.Site{File: "flash128.go", Line: 125, Col: 33, Expr: "qf[ks]"}
+	gocuSite14  = kernel.Site{File: "flash128.go", Line: 125, Col: 54, Expr: "kf[0]"}
+	gocuSite15  = kernel.Site{File: "flash128.go", Line: 125, Col: 61, Expr: "kf[1]"}
+	gocuSite16  = kernel.Site{File: "flash128.go", Line: 125, Col: 69, Expr: "s[2*nj]"}
+	gocuSite17  = kernel.Site{File: "flash128.go", Line: 125, Col: 5, Expr: "s[2*nj]"}
+	gocuSite18  = kernel.Site{File: "flash128.go", Line: 126, Col: 35, Expr: "qf[ks]"}
+	gocuSite19  = kernel.Site{File: "flash128.go", Line: 126, Col: 56, Expr: "kf[2]"}
+	gocuSite20  = kernel.Site{File: "flash128.go", Line: 126, Col: 63, Expr: "kf[3]"}
+	gocuSite21  = kernel.Site{File: "flash128.go", Line: 126, Col: 71, Expr: "s[2*nj+1]"}
+	gocuSite22  = kernel.Site{File: "flash128.go", Line: 126, Col: 5, Expr: "s[2*nj+1]"}
+	gocuSite23  = kernel.Site{File: "flash128.go", Line: 133, Col: 3, Expr: "tmax[0]"}
+	gocuSite24  = kernel.Site{File: "flash128.go", Line: 133, Col: 12, Expr: "tmax[1]"}
+	gocuSite25  = kernel.Site{File: "flash128.go", Line: 133, Col: 22, Expr: "mx[0]"}
+	gocuSite26  = kernel.Site{File: "flash128.go", Line: 133, Col: 29, Expr: "mx[1]"}
+	gocuSite27  = kernel.Site{File: "flash128.go", Line: 138, Col: 10, Expr: "s[nt][e]"}
+	gocuSite28  = kernel.Site{File: "flash128.go", Line: 142, Col: 5, Expr: "s[nt][e]"}
+	gocuSite29  = kernel.Site{File: "flash128.go", Line: 143, Col: 28, Expr: "tmax[e/2]"}
+	gocuSite30  = kernel.Site{File: "flash128.go", Line: 143, Col: 5, Expr: "tmax[e/2]"}
+	gocuSite31  = kernel.Site{File: "flash128.go", Line: 148, Col: 25, Expr: "tmax[h]"}
+	gocuSite32  = kernel.Site{File: "flash128.go", Line: 148, Col: 69, Expr: "tmax[h]"}
+	gocuSite33  = kernel.Site{File: "flash128.go", Line: 148, Col: 4, Expr: "tmax[h]"}
+	gocuSite34  = kernel.Site{File: "flash128.go", Line: 149, Col: 25, Expr: "tmax[h]"}
+	gocuSite35  = kernel.Site{File: "flash128.go", Line: 149, Col: 69, Expr: "tmax[h]"}
+	gocuSite36  = kernel.Site{File: "flash128.go", Line: 149, Col: 4, Expr: "tmax[h]"}
+	gocuSite37  = kernel.Site{File: "flash128.go", Line: 154, Col: 26, Expr: "mx[h]"}
+	gocuSite38  = kernel.Site{File: "flash128.go", Line: 154, Col: 34, Expr: "tmax[h]"}
+	gocuSite39  = kernel.Site{File: "flash128.go", Line: 154, Col: 4, Expr: "corr[h]"}
+	gocuSite40  = kernel.Site{File: "flash128.go", Line: 155, Col: 12, Expr: "tmax[h]"}
+	gocuSite41  = kernel.Site{File: "flash128.go", Line: 155, Col: 4, Expr: "mx[h]"}
+	gocuSite42  = kernel.Site{File: "flash128.go", Line: 156, Col: 14, Expr: "corr[h]"}
+	gocuSite43  = kernel.Site{File: "flash128.go", Line: 156, Col: 4, Expr: "sum[h]"}
+	gocuSite44  = kernel.Site{File: "flash128.go", Line: 162, Col: 22, Expr: "s[nt][e]"}
+	gocuSite45  = kernel.Site{File: "flash128.go", Line: 162, Col: 33, Expr: "mx[e/2]"}
+	gocuSite46  = kernel.Site{File: "flash128.go", Line: 163, Col: 5, Expr: "s[nt][e]"}
+	gocuSite47  = kernel.Site{File: "flash128.go", Line: 164, Col: 5, Expr: "sum[e/2]"}
+	gocuSite48  = kernel.Site{File: "flash128.go", Line: 169, Col: 18, Expr: "corr[0]"}
+	gocuSite49  = kernel.Site{File: "flash128.go", Line: 169, Col: 4, Expr: "acc[dt][0]"}
+	gocuSite50  = kernel.Site{File: "flash128.go", Line: 170, Col: 18, Expr: "corr[0]"}
+	gocuSite51  = kernel.Site{File: "flash128.go", Line: 170, Col: 4, Expr: "acc[dt][1]"}
+	gocuSite52  = kernel.Site{File: "flash128.go", Line: 171, Col: 18, Expr: "corr[1]"}
+	gocuSite53  = kernel.Site{File: "flash128.go", Line: 171, Col: 4, Expr: "acc[dt][2]"}
+	gocuSite54  = kernel.Site{File: "flash128.go", Line: 172, Col: 18, Expr: "corr[1]"}
+	gocuSite55  = kernel.Site{File: "flash128.go", Line: 172, Col: 4, Expr: "acc[dt][3]"}
+	gocuSite56  = kernel.Site{File: "flash128.go", Line: 179, Col: 27, Expr: "s[2*kk][0]"}
+	gocuSite57  = kernel.Site{File: "flash128.go", Line: 179, Col: 39, Expr: "s[2*kk][1]"}
+	gocuSite58  = kernel.Site{File: "flash128.go", Line: 179, Col: 74, Expr: "s[2*kk][2]"}
+	gocuSite59  = kernel.Site{File: "flash128.go", Line: 179, Col: 86, Expr: "s[2*kk][3]"}
+	gocuSite60  = kernel.Site{File: "flash128.go", Line: 180, Col: 27, Expr: "s[2*kk+1][0]"}
+	gocuSite61  = kernel.Site{File: "flash128.go", Line: 180, Col: 41, Expr: "s[2*kk+1][1]"}
+	gocuSite62  = kernel.Site{File: "flash128.go", Line: 180, Col: 78, Expr: "s[2*kk+1][2]"}
+	gocuSite63  = kernel.Site{File: "flash128.go", Line: 180, Col: 92, Expr: "s[2*kk+1][3]"}
+	gocuSite64  = kernel.Site{File: "flash128.go", Line: 186, Col: 37, Expr: "sm[vs0+r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite65  = kernel.Site{File: "flash128.go", Line: 187, Col: 52, Expr: "vf[0]"}
+	gocuSite66  = kernel.Site{File: "flash128.go", Line: 187, Col: 59, Expr: "vf[1]"}
+	gocuSite67  = kernel.Site{File: "flash128.go", Line: 187, Col: 67, Expr: "acc[2*nd]"}
+	gocuSite68  = kernel.Site{File: "flash128.go", Line: 187, Col: 5, Expr: "acc[2*nd]"}
+	gocuSite69  = kernel.Site{File: "flash128.go", Line: 188, Col: 54, Expr: "vf[2]"}
+	gocuSite70  = kernel.Site{File: "flash128.go", Line: 188, Col: 61, Expr: "vf[3]"}
+	gocuSite71  = kernel.Site{File: "flash128.go", Line: 188, Col: 69, Expr: "acc[2*nd+1]"}
+	gocuSite72  = kernel.Site{File: "flash128.go", Line: 188, Col: 5, Expr: "acc[2*nd+1]"}
+	gocuSite73  = kernel.Site{File: "flash128.go", Line: 196, Col: 48, Expr: "sum[h]"}
+	gocuSite74  = kernel.Site{File: "flash128.go", Line: 196, Col: 3, Expr: "sum[h]"}
+	gocuSite75  = kernel.Site{File: "flash128.go", Line: 197, Col: 48, Expr: "sum[h]"}
+	gocuSite76  = kernel.Site{File: "flash128.go", Line: 197, Col: 3, Expr: "sum[h]"}
+	gocuSite77  = kernel.Site{File: "flash128.go", Line: 198, Col: 16, Expr: "sum[h]"}
+	gocuSite78  = kernel.Site{File: "flash128.go", Line: 198, Col: 3, Expr: "sum[h]"}
+	gocuSite79  = kernel.Site{File: "flash128.go", Line: 200, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite80  = kernel.Site{File: "flash128.go", Line: 204, Col: 59, Expr: "acc[dt][0]"}
+	gocuSite81  = kernel.Site{File: "flash128.go", Line: 204, Col: 70, Expr: "sum[0]"}
+	gocuSite82  = kernel.Site{File: "flash128.go", Line: 204, Col: 78, Expr: "acc[dt][1]"}
+	gocuSite83  = kernel.Site{File: "flash128.go", Line: 204, Col: 89, Expr: "sum[0]"}
+	gocuSite84  = kernel.Site{File: "flash128.go", Line: 204, Col: 3, Expr: "o2[(head+int(rowA)*fa128D+col)/2]"}
+	gocuSite85  = kernel.Site{File: "flash128.go", Line: 205, Col: 61, Expr: "acc[dt][2]"}
+	gocuSite86  = kernel.Site{File: "flash128.go", Line: 205, Col: 72, Expr: "sum[1]"}
+	gocuSite87  = kernel.Site{File: "flash128.go", Line: 205, Col: 80, Expr: "acc[dt][3]"}
+	gocuSite88  = kernel.Site{File: "flash128.go", Line: 205, Col: 91, Expr: "sum[1]"}
+	gocuSite89  = kernel.Site{File: "flash128.go", Line: 205, Col: 3, Expr: "o2[(head+int(rowA+8)*fa128D+col)/2]"}
+	gocuSite90  = kernel.Site{File: "flash64.go", Line: 72, Col: 21, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite91  = kernel.Site{File: "flash64.go", Line: 72, Col: 48, Expr: "q[head+int(q0+r)*fa64D+int(ch)*8:]"}
+	gocuSite92  = kernel.Site{File: "flash64.go", Line: 90, Col: 33, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite93  = kernel.Site{File: "flash64.go", Line: 90, Col: 3, Expr: "qf[ks]"}
+	gocuSite94  = kernel.Site{File: "flash64.go", Line: 117, Col: 32, Expr: "sm[ks0+r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite95  = kernel.Site{File: "flash64.go", Line: 118, Col: 33, Expr: "qf[ks]"}
+	gocuSite96  = kernel.Site{File: "flash64.go", Line: 118, Col: 54, Expr: "kf[0]"}
+	gocuSite97  = kernel.Site{File: "flash64.go", Line: 118, Col: 61, Expr: "kf[1]"}
+	gocuSite98  = kernel.Site{File: "flash64.go", Line: 118, Col: 69, Expr: "s[2*nj]"}
+	gocuSite99  = kernel.Site{File: "flash64.go", Line: 118, Col: 5, Expr: "s[2*nj]"}
+	gocuSite100 = kernel.Site{File: "flash64.go", Line: 119, Col: 35, Expr: "qf[ks]"}
+	gocuSite101 = kernel.Site{File: "flash64.go", Line: 119, Col: 56, Expr: "kf[2]"}
+	gocuSite102 = kernel.Site{File: "flash64.go", Line: 119, Col: 63, Expr: "kf[3]"}
+	gocuSite103 = kernel.Site{File: "flash64.go", Line: 119, Col: 71, Expr: "s[2*nj+1]"}
+	gocuSite104 = kernel.Site{File: "flash64.go", Line: 119, Col: 5, Expr: "s[2*nj+1]"}
+	gocuSite105 = kernel.Site{File: "flash64.go", Line: 126, Col: 3, Expr: "tmax[0]"}
+	gocuSite106 = kernel.Site{File: "flash64.go", Line: 126, Col: 12, Expr: "tmax[1]"}
+	gocuSite107 = kernel.Site{File: "flash64.go", Line: 126, Col: 22, Expr: "mx[0]"}
+	gocuSite108 = kernel.Site{File: "flash64.go", Line: 126, Col: 29, Expr: "mx[1]"}
+	gocuSite109 = kernel.Site{File: "flash64.go", Line: 131, Col: 10, Expr: "s[nt][e]"}
+	gocuSite110 = kernel.Site{File: "flash64.go", Line: 135, Col: 5, Expr: "s[nt][e]"}
+	gocuSite111 = kernel.Site{File: "flash64.go", Line: 136, Col: 28, Expr: "tmax[e/2]"}
+	gocuSite112 = kernel.Site{File: "flash64.go", Line: 136, Col: 5, Expr: "tmax[e/2]"}
+	gocuSite113 = kernel.Site{File: "flash64.go", Line: 141, Col: 25, Expr: "tmax[h]"}
+	gocuSite114 = kernel.Site{File: "flash64.go", Line: 141, Col: 69, Expr: "tmax[h]"}
+	gocuSite115 = kernel.Site{File: "flash64.go", Line: 141, Col: 4, Expr: "tmax[h]"}
+	gocuSite116 = kernel.Site{File: "flash64.go", Line: 142, Col: 25, Expr: "tmax[h]"}
+	gocuSite117 = kernel.Site{File: "flash64.go", Line: 142, Col: 69, Expr: "tmax[h]"}
+	gocuSite118 = kernel.Site{File: "flash64.go", Line: 142, Col: 4, Expr: "tmax[h]"}
+	gocuSite119 = kernel.Site{File: "flash64.go", Line: 147, Col: 26, Expr: "mx[h]"}
+	gocuSite120 = kernel.Site{File: "flash64.go", Line: 147, Col: 34, Expr: "tmax[h]"}
+	gocuSite121 = kernel.Site{File: "flash64.go", Line: 147, Col: 4, Expr: "corr[h]"}
+	gocuSite122 = kernel.Site{File: "flash64.go", Line: 148, Col: 12, Expr: "tmax[h]"}
+	gocuSite123 = kernel.Site{File: "flash64.go", Line: 148, Col: 4, Expr: "mx[h]"}
+	gocuSite124 = kernel.Site{File: "flash64.go", Line: 149, Col: 14, Expr: "corr[h]"}
+	gocuSite125 = kernel.Site{File: "flash64.go", Line: 149, Col: 4, Expr: "sum[h]"}
+	gocuSite126 = kernel.Site{File: "flash64.go", Line: 155, Col: 22, Expr: "s[nt][e]"}
+	gocuSite127 = kernel.Site{File: "flash64.go", Line: 155, Col: 33, Expr: "mx[e/2]"}
+	gocuSite128 = kernel.Site{File: "flash64.go", Line: 156, Col: 5, Expr: "s[nt][e]"}
+	gocuSite129 = kernel.Site{File: "flash64.go", Line: 157, Col: 5, Expr: "sum[e/2]"}
+	gocuSite130 = kernel.Site{File: "flash64.go", Line: 162, Col: 18, Expr: "corr[0]"}
+	gocuSite131 = kernel.Site{File: "flash64.go", Line: 162, Col: 4, Expr: "acc[dt][0]"}
+	gocuSite132 = kernel.Site{File: "flash64.go", Line: 163, Col: 18, Expr: "corr[0]"}
+	gocuSite133 = kernel.Site{File: "flash64.go", Line: 163, Col: 4, Expr: "acc[dt][1]"}
+	gocuSite134 = kernel.Site{File: "flash64.go", Line: 164, Col: 18, Expr: "corr[1]"}
+	gocuSite135 = kernel.Site{File: "flash64.go", Line: 164, Col: 4, Expr: "acc[dt][2]"}
+	gocuSite136 = kernel.Site{File: "flash64.go", Line: 165, Col: 18, Expr: "corr[1]"}
+	gocuSite137 = kernel.Site{File: "flash64.go", Line: 165, Col: 4, Expr: "acc[dt][3]"}
+	gocuSite138 = kernel.Site{File: "flash64.go", Line: 172, Col: 27, Expr: "s[2*kk][0]"}
+	gocuSite139 = kernel.Site{File: "flash64.go", Line: 172, Col: 39, Expr: "s[2*kk][1]"}
+	gocuSite140 = kernel.Site{File: "flash64.go", Line: 172, Col: 74, Expr: "s[2*kk][2]"}
+	gocuSite141 = kernel.Site{File: "flash64.go", Line: 172, Col: 86, Expr: "s[2*kk][3]"}
+	gocuSite142 = kernel.Site{File: "flash64.go", Line: 173, Col: 27, Expr: "s[2*kk+1][0]"}
+	gocuSite143 = kernel.Site{File: "flash64.go", Line: 173, Col: 41, Expr: "s[2*kk+1][1]"}
+	gocuSite144 = kernel.Site{File: "flash64.go", Line: 173, Col: 78, Expr: "s[2*kk+1][2]"}
+	gocuSite145 = kernel.Site{File: "flash64.go", Line: 173, Col: 92, Expr: "s[2*kk+1][3]"}
+	gocuSite146 = kernel.Site{File: "flash64.go", Line: 179, Col: 37, Expr: "sm[vs0+r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite147 = kernel.Site{File: "flash64.go", Line: 180, Col: 52, Expr: "vf[0]"}
+	gocuSite148 = kernel.Site{File: "flash64.go", Line: 180, Col: 59, Expr: "vf[1]"}
+	gocuSite149 = kernel.Site{File: "flash64.go", Line: 180, Col: 67, Expr: "acc[2*nd]"}
+	gocuSite150 = kernel.Site{File: "flash64.go", Line: 180, Col: 5, Expr: "acc[2*nd]"}
+	gocuSite151 = kernel.Site{File: "flash64.go", Line: 181, Col: 54, Expr: "vf[2]"}
+	gocuSite152 = kernel.Site{File: "flash64.go", Line: 181, Col: 61, Expr: "vf[3]"}
+	gocuSite153 = kernel.Site{File: "flash64.go", Line: 181, Col: 69, Expr: "acc[2*nd+1]"}
+	gocuSite154 = kernel.Site{File: "flash64.go", Line: 181, Col: 5, Expr: "acc[2*nd+1]"}
+	gocuSite155 = kernel.Site{File: "flash64.go", Line: 189, Col: 48, Expr: "sum[h]"}
+	gocuSite156 = kernel.Site{File: "flash64.go", Line: 189, Col: 3, Expr: "sum[h]"}
+	gocuSite157 = kernel.Site{File: "flash64.go", Line: 190, Col: 48, Expr: "sum[h]"}
+	gocuSite158 = kernel.Site{File: "flash64.go", Line: 190, Col: 3, Expr: "sum[h]"}
+	gocuSite159 = kernel.Site{File: "flash64.go", Line: 191, Col: 16, Expr: "sum[h]"}
+	gocuSite160 = kernel.Site{File: "flash64.go", Line: 191, Col: 3, Expr: "sum[h]"}
+	gocuSite161 = kernel.Site{File: "flash64.go", Line: 193, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite162 = kernel.Site{File: "flash64.go", Line: 197, Col: 58, Expr: "acc[dt][0]"}
+	gocuSite163 = kernel.Site{File: "flash64.go", Line: 197, Col: 69, Expr: "sum[0]"}
+	gocuSite164 = kernel.Site{File: "flash64.go", Line: 197, Col: 77, Expr: "acc[dt][1]"}
+	gocuSite165 = kernel.Site{File: "flash64.go", Line: 197, Col: 88, Expr: "sum[0]"}
+	gocuSite166 = kernel.Site{File: "flash64.go", Line: 197, Col: 3, Expr: "o2[(head+int(rowA)*fa64D+col)/2]"}
+	gocuSite167 = kernel.Site{File: "flash64.go", Line: 198, Col: 60, Expr: "acc[dt][2]"}
+	gocuSite168 = kernel.Site{File: "flash64.go", Line: 198, Col: 71, Expr: "sum[1]"}
+	gocuSite169 = kernel.Site{File: "flash64.go", Line: 198, Col: 79, Expr: "acc[dt][3]"}
+	gocuSite170 = kernel.Site{File: "flash64.go", Line: 198, Col: 90, Expr: "sum[1]"}
+	gocuSite171 = kernel.Site{File: "flash64.go", Line: 198, Col: 3, Expr: "o2[(head+int(rowA+8)*fa64D+col)/2]"}
+	gocuSite172 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 22, Expr: "sm[st+sa0:]"}
+	gocuSite173 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 35, Expr: "a[aoff+ka:]"}
+	gocuSite174 = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 22, Expr: "sm[st+sa1:]"}
+	gocuSite175 = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
+	gocuSite176 = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 28, Expr: "sm[st+sb+i*8*BF16BN:]"}
+	gocuSite177 = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 51, Expr: "b[boff+int(s*BF16BK+i*8)*int(n):]"}
+	gocuSite178 = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 22, Expr: "sm[st+sa0:]"}
+	gocuSite179 = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 35, Expr: "a[aoff+ka:]"}
+	gocuSite180 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 22, Expr: "sm[st+sa1:]"}
+	gocuSite181 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
+	gocuSite182 = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 28, Expr: "sm[st+sb+j*8*BF16BN:]"}
+	gocuSite183 = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 51, Expr: "b[boff+int(nxt*BF16BK+j*8)*int(n):]"}
+	gocuSite184 = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 35, Expr: "sm[st+row*BF16BK+(ch^((row>>1)&3))*8:]"}
+	gocuSite185 = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 5, Expr: "af[mi]"}
+	gocuSite186 = kernel.Site{File: "gemm_bf16.go", Line: 121, Col: 36, Expr: "sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:]"}
+	gocuSite187 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 29, Expr: "r[0]"}
+	gocuSite188 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 35, Expr: "r[1]"}
+	gocuSite189 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 5, Expr: "bf[2*nj]"}
+	gocuSite190 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 31, Expr: "r[2]"}
+	gocuSite191 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 37, Expr: "r[3]"}
+	gocuSite192 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 5, Expr: "bf[2*nj+1]"}
+	gocuSite193 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 38, Expr: "af[mi]"}
+	gocuSite194 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 46, Expr: "bf[ni]"}
+	gocuSite195 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 54, Expr: "acc[mi][ni]"}
+	gocuSite196 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 6, Expr: "acc[mi][ni]"}
+	gocuSite197 = kernel.Site{File: "gemm_bf16.go", Line: 137, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
+	gocuSite198 = kernel.Site{File: "gemm_bf16.go", Line: 146, Col: 10, Expr: "acc[mi][ni]"}
+	gocuSite199 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 55, Expr: "v[0]"}
+	gocuSite200 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 61, Expr: "v[1]"}
+	gocuSite201 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
+	gocuSite202 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 59, Expr: "v[2]"}
+	gocuSite203 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 65, Expr: "v[3]"}
+	gocuSite204 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
+	gocuSite205 = kernel.Site{File: "gray.go", Line: 13, Col: 22, Expr: "rgb[i]"}
+	gocuSite206 = kernel.Site{File: "gray.go", Line: 13, Col: 39, Expr: "rgb[i+n]"}
+	gocuSite207 = kernel.Site{File: "gray.go", Line: 13, Col: 58, Expr: "rgb[i+2*n]"}
+	gocuSite208 = kernel.Site{File: "gray.go", Line: 14, Col: 3, Expr: "gray[i]"}
+	gocuSite209 = kernel.Site{File: "gray.go", Line: 27, Col: 22, Expr: "rgb[i]"}
+	gocuSite210 = kernel.Site{File: "gray.go", Line: 27, Col: 39, Expr: "rgb[i+n]"}
+	gocuSite211 = kernel.Site{File: "gray.go", Line: 27, Col: 58, Expr: "rgb[i+2*n]"}
+	gocuSite212 = kernel.Site{File: "gray.go", Line: 28, Col: 3, Expr: "gray[i]"}
+	gocuSite213 = kernel.Site{File: "grayfast.go", Line: 13, Col: 9, Expr: "kernel.Reinterpret[uint32](rgb)"}
+	gocuSite214 = kernel.Site{File: "grayfast.go", Line: 14, Col: 9, Expr: "kernel.Reinterpret[uint32](gray)"}
+	gocuSite215 = kernel.Site{File: "grayfast.go", Line: 17, Col: 18, Expr: "src[i]"}
+	gocuSite216 = kernel.Site{File: "grayfast.go", Line: 17, Col: 26, Expr: "src[i+q]"}
+	gocuSite217 = kernel.Site{File: "grayfast.go", Line: 17, Col: 36, Expr: "src[i+2*q]"}
+	gocuSite218 = kernel.Site{File: "grayfast.go", Line: 17, Col: 3, Expr: "dst[i]"}
+	gocuSite219 = kernel.Site{File: "grayfast.go", Line: 31, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](rgb)"}
+	gocuSite220 = kernel.Site{File: "grayfast.go", Line: 32, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](gray)"}
+	gocuSite221 = kernel.Site{File: "grayfast.go", Line: 35, Col: 14, Expr: "src[i]"}
+	gocuSite222 = kernel.Site{File: "grayfast.go", Line: 35, Col: 22, Expr: "src[i+q]"}
+	gocuSite223 = kernel.Site{File: "grayfast.go", Line: 35, Col: 32, Expr: "src[i+2*q]"}
+	gocuSite224 = kernel.Site{File: "grayfast.go", Line: 36, Col: 3, Expr: "dst[i]"}
+	gocuSite225 = kernel.Site{File: "histogram.go", Line: 18, Col: 3, Expr: "h[b]"}
+	gocuSite226 = kernel.Site{File: "histogram.go", Line: 22, Col: 21, Expr: "h[data[i]]"}
+	gocuSite227 = kernel.Site{File: "histogram.go", Line: 22, Col: 23, Expr: "data[i]"}
+	gocuSite228 = kernel.Site{File: "histogram.go", Line: 26, Col: 6, Expr: "h[b]"}
+	gocuSite229 = kernel.Site{File: "histogram.go", Line: 27, Col: 22, Expr: "hist[b]"}
+	gocuSite230 = kernel.Site{File: "histogram.go", Line: 27, Col: 31, Expr: "h[b]"}
+	gocuSite231 = kernel.Site{File: "matmul.go", Line: 18, Col: 11, Expr: "a[row*k+i]"}
+	gocuSite232 = kernel.Site{File: "matmul.go", Line: 18, Col: 24, Expr: "b[i*n+col]"}
+	gocuSite233 = kernel.Site{File: "matmul.go", Line: 20, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite234 = kernel.Site{File: "matmul.go", Line: 42, Col: 17, Expr: "a[row*k+p+tx]"}
+	gocuSite235 = kernel.Site{File: "matmul.go", Line: 42, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite236 = kernel.Site{File: "matmul.go", Line: 44, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite237 = kernel.Site{File: "matmul.go", Line: 47, Col: 17, Expr: "b[(p+ty)*n+col]"}
+	gocuSite238 = kernel.Site{File: "matmul.go", Line: 47, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite239 = kernel.Site{File: "matmul.go", Line: 49, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite240 = kernel.Site{File: "matmul.go", Line: 53, Col: 11, Expr: "as[ty][i]"}
+	gocuSite241 = kernel.Site{File: "matmul.go", Line: 53, Col: 23, Expr: "bs[i][tx]"}
+	gocuSite242 = kernel.Site{File: "matmul.go", Line: 58, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite243 = kernel.Site{File: "matmul.go", Line: 76, Col: 13, Expr: "a[row*k+p+tx]"}
+	gocuSite244 = kernel.Site{File: "matmul.go", Line: 76, Col: 4, Expr: "sm[as]"}
+	gocuSite245 = kernel.Site{File: "matmul.go", Line: 78, Col: 4, Expr: "sm[as]"}
+	gocuSite246 = kernel.Site{File: "matmul.go", Line: 81, Col: 13, Expr: "b[(p+ty)*n+col]"}
+	gocuSite247 = kernel.Site{File: "matmul.go", Line: 81, Col: 4, Expr: "sm[bs]"}
+	gocuSite248 = kernel.Site{File: "matmul.go", Line: 83, Col: 4, Expr: "sm[bs]"}
+	gocuSite249 = kernel.Site{File: "matmul.go", Line: 87, Col: 11, Expr: "sm[ty*w+i]"}
+	gocuSite250 = kernel.Site{File: "matmul.go", Line: 87, Col: 24, Expr: "sm[w*w+i*w+tx]"}
+	gocuSite251 = kernel.Site{File: "matmul.go", Line: 92, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite252 = kernel.Site{File: "reduce.go", Line: 16, Col: 8, Expr: "x[i]"}
+	gocuSite253 = kernel.Site{File: "reduce.go", Line: 21, Col: 3, Expr: "warpSums[warp]"}
+	gocuSite254 = kernel.Site{File: "reduce.go", Line: 27, Col: 8, Expr: "warpSums[lane]"}
+	gocuSite255 = kernel.Site{File: "reduce.go", Line: 31, Col: 4, Expr: "partial[t.BlockIdx.X]"}
+	gocuSite256 = kernel.Site{File: "scan.go", Line: 24, Col: 8, Expr: "x[i0]"}
+	gocuSite257 = kernel.Site{File: "scan.go", Line: 27, Col: 8, Expr: "x[i1]"}
+	gocuSite258 = kernel.Site{File: "scan.go", Line: 29, Col: 2, Expr: "s[tid]"}
+	gocuSite259 = kernel.Site{File: "scan.go", Line: 30, Col: 2, Expr: "s[tid+ScanThreads]"}
+	gocuSite260 = kernel.Site{File: "scan.go", Line: 37, Col: 12, Expr: "s[a]"}
+	gocuSite261 = kernel.Site{File: "scan.go", Line: 37, Col: 4, Expr: "s[b]"}
+	gocuSite262 = kernel.Site{File: "scan.go", Line: 42, Col: 24, Expr: "s[2*ScanThreads-1]"}
+	gocuSite263 = kernel.Site{File: "scan.go", Line: 42, Col: 3, Expr: "sums[t.BlockIdx.X]"}
+	gocuSite264 = kernel.Site{File: "scan.go", Line: 43, Col: 3, Expr: "s[2*ScanThreads-1]"}
+	gocuSite265 = kernel.Site{File: "scan.go", Line: 50, Col: 9, Expr: "s[a]"}
+	gocuSite266 = kernel.Site{File: "scan.go", Line: 51, Col: 11, Expr: "s[b]"}
+	gocuSite267 = kernel.Site{File: "scan.go", Line: 51, Col: 4, Expr: "s[a]"}
+	gocuSite268 = kernel.Site{File: "scan.go", Line: 52, Col: 4, Expr: "s[b]"}
+	gocuSite269 = kernel.Site{File: "scan.go", Line: 57, Col: 11, Expr: "s[tid]"}
+	gocuSite270 = kernel.Site{File: "scan.go", Line: 57, Col: 3, Expr: "y[i0]"}
+	gocuSite271 = kernel.Site{File: "scan.go", Line: 60, Col: 11, Expr: "s[tid+ScanThreads]"}
+	gocuSite272 = kernel.Site{File: "scan.go", Line: 60, Col: 3, Expr: "y[i1]"}
+	gocuSite273 = kernel.Site{File: "scan.go", Line: 72, Col: 11, Expr: "offsets[i/(2*ScanThreads)]"}
+	gocuSite274 = kernel.Site{File: "scan.go", Line: 72, Col: 3, Expr: "y[i]"}
+	gocuSite275 = kernel.Site{File: "sgemm.go", Line: 45, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](a)"}
+	gocuSite276 = kernel.Site{File: "sgemm.go", Line: 46, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](b)"}
+	gocuSite277 = kernel.Site{File: "sgemm.go", Line: 47, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](c)"}
+	gocuSite278 = kernel.Site{File: "sgemm.go", Line: 59, Col: 12, Expr: "a4[ai]"}
+	gocuSite279 = kernel.Site{File: "sgemm.go", Line: 59, Col: 20, Expr: "b4[bi]"}
+	gocuSite280 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk][:]"}
+	gocuSite281 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk]"}
+	gocuSite282 = kernel.Site{File: "sgemm.go", Line: 61, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
+	gocuSite283 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1][:]"}
+	gocuSite284 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1]"}
+	gocuSite285 = kernel.Site{File: "sgemm.go", Line: 62, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
+	gocuSite286 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2][:]"}
+	gocuSite287 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2]"}
+	gocuSite288 = kernel.Site{File: "sgemm.go", Line: 63, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
+	gocuSite289 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3][:]"}
+	gocuSite290 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3]"}
+	gocuSite291 = kernel.Site{File: "sgemm.go", Line: 64, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
+	gocuSite292 = kernel.Site{File: "sgemm.go", Line: 65, Col: 2, Expr: "a0[lr]"}
+	gocuSite293 = kernel.Site{File: "sgemm.go", Line: 65, Col: 10, Expr: "a1[lr]"}
+	gocuSite294 = kernel.Site{File: "sgemm.go", Line: 65, Col: 18, Expr: "a2[lr]"}
+	gocuSite295 = kernel.Site{File: "sgemm.go", Line: 65, Col: 26, Expr: "a3[lr]"}
+	gocuSite296 = kernel.Site{File: "sgemm.go", Line: 68, Col: 2, Expr: "bs[st][br][bc]"}
+	gocuSite297 = kernel.Site{File: "sgemm.go", Line: 75, Col: 9, Expr: "a4[ai+int((k0+GemmBK)/4)]"}
+	gocuSite298 = kernel.Site{File: "sgemm.go", Line: 76, Col: 9, Expr: "b4[bi+int(k0+GemmBK)*n4]"}
+	gocuSite299 = kernel.Site{File: "sgemm.go", Line: 80, Col: 14, Expr: "as[st][kk][tr]"}
+	gocuSite300 = kernel.Site{File: "sgemm.go", Line: 80, Col: 30, Expr: "as[st][kk][tr+16]"}
+	gocuSite301 = kernel.Site{File: "sgemm.go", Line: 81, Col: 14, Expr: "bs[st][kk][tc]"}
+	gocuSite302 = kernel.Site{File: "sgemm.go", Line: 81, Col: 30, Expr: "bs[st][kk][tc+16]"}
+	gocuSite303 = kernel.Site{File: "sgemm.go", Line: 88, Col: 29, Expr: "ra[i]"}
+	gocuSite304 = kernel.Site{File: "sgemm.go", Line: 88, Col: 36, Expr: "rb[j]"}
+	gocuSite305 = kernel.Site{File: "sgemm.go", Line: 88, Col: 43, Expr: "acc[i][j]"}
+	gocuSite306 = kernel.Site{File: "sgemm.go", Line: 88, Col: 6, Expr: "acc[i][j]"}
+	gocuSite307 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk][:]"}
+	gocuSite308 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk]"}
+	gocuSite309 = kernel.Site{File: "sgemm.go", Line: 94, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
+	gocuSite310 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1][:]"}
+	gocuSite311 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1]"}
+	gocuSite312 = kernel.Site{File: "sgemm.go", Line: 95, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
+	gocuSite313 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2][:]"}
+	gocuSite314 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2]"}
+	gocuSite315 = kernel.Site{File: "sgemm.go", Line: 96, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
+	gocuSite316 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3][:]"}
+	gocuSite317 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3]"}
+	gocuSite318 = kernel.Site{File: "sgemm.go", Line: 97, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
+	gocuSite319 = kernel.Site{File: "sgemm.go", Line: 98, Col: 4, Expr: "a0[lr]"}
+	gocuSite320 = kernel.Site{File: "sgemm.go", Line: 98, Col: 12, Expr: "a1[lr]"}
+	gocuSite321 = kernel.Site{File: "sgemm.go", Line: 98, Col: 20, Expr: "a2[lr]"}
+	gocuSite322 = kernel.Site{File: "sgemm.go", Line: 98, Col: 28, Expr: "a3[lr]"}
+	gocuSite323 = kernel.Site{File: "sgemm.go", Line: 99, Col: 4, Expr: "bs[st][br][bc]"}
+	gocuSite324 = kernel.Site{File: "sgemm.go", Line: 110, Col: 34, Expr: "acc[i][4*h]"}
+	gocuSite325 = kernel.Site{File: "sgemm.go", Line: 110, Col: 58, Expr: "acc[i][4*h+1]"}
+	gocuSite326 = kernel.Site{File: "sgemm.go", Line: 110, Col: 84, Expr: "acc[i][4*h+2]"}
+	gocuSite327 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
+	gocuSite328 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
+	gocuSite329 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
+	gocuSite330 = kernel.Site{File: "flash128.go", Line: 215, Col: 2, Expr: "for i := int32(0); i < fa128KV/8/FlashThreads; i++"}
+	gocuSite331 = kernel.Site{File: "flash64.go", Line: 208, Col: 2, Expr: "for i := int32(0); i < fa64KV/8/FlashThreads; i++"}
+	gocuSite332 = kernel.Site{File: "grayfast.go", Line: 51, Col: 2, Expr: "for k := range 4"}
+	gocuSite333 = kernel.Site{File: "reduce.go", Line: 39, Col: 2, Expr: "for offset := int32(16); offset > 0; offset /= 2"}
+	gocuSite334 = kernel.Site{File: "flash128.go", Line: 76, Col: 2, Expr: "for i := int32(0); i < fa128Q/8/FlashThreads; i++"}
+	gocuSite335 = kernel.Site{File: "flash128.go", Line: 94, Col: 2, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
+	gocuSite336 = kernel.Site{File: "flash128.go", Line: 104, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
+	gocuSite337 = kernel.Site{File: "flash128.go", Line: 119, Col: 3, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
+	gocuSite338 = kernel.Site{File: "flash128.go", Line: 121, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
+	gocuSite339 = kernel.Site{File: "flash128.go", Line: 135, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite340 = kernel.Site{File: "flash128.go", Line: 137, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite341 = kernel.Site{File: "flash128.go", Line: 147, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite342 = kernel.Site{File: "flash128.go", Line: 153, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite343 = kernel.Site{File: "flash128.go", Line: 159, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite344 = kernel.Site{File: "flash128.go", Line: 161, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite345 = kernel.Site{File: "flash128.go", Line: 168, Col: 3, Expr: "for dt := 0; dt < fa128D/8; dt++"}
+	gocuSite346 = kernel.Site{File: "flash128.go", Line: 177, Col: 3, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
+	gocuSite347 = kernel.Site{File: "flash128.go", Line: 183, Col: 4, Expr: "for nd := int32(0); nd < fa128D/16; nd++"}
+	gocuSite348 = kernel.Site{File: "flash128.go", Line: 195, Col: 2, Expr: "for h := 0; h < 2; h++"}
+	gocuSite349 = kernel.Site{File: "flash128.go", Line: 202, Col: 2, Expr: "for dt := int32(0); dt < fa128D/8; dt++"}
+	gocuSite350 = kernel.Site{File: "flash64.go", Line: 69, Col: 2, Expr: "for i := int32(0); i < fa64Q/8/FlashThreads; i++"}
+	gocuSite351 = kernel.Site{File: "flash64.go", Line: 87, Col: 2, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
+	gocuSite352 = kernel.Site{File: "flash64.go", Line: 97, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
+	gocuSite353 = kernel.Site{File: "flash64.go", Line: 112, Col: 3, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
+	gocuSite354 = kernel.Site{File: "flash64.go", Line: 114, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
+	gocuSite355 = kernel.Site{File: "flash64.go", Line: 128, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite356 = kernel.Site{File: "flash64.go", Line: 130, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite357 = kernel.Site{File: "flash64.go", Line: 140, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite358 = kernel.Site{File: "flash64.go", Line: 146, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite359 = kernel.Site{File: "flash64.go", Line: 152, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite360 = kernel.Site{File: "flash64.go", Line: 154, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite361 = kernel.Site{File: "flash64.go", Line: 161, Col: 3, Expr: "for dt := 0; dt < fa64D/8; dt++"}
+	gocuSite362 = kernel.Site{File: "flash64.go", Line: 170, Col: 3, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
+	gocuSite363 = kernel.Site{File: "flash64.go", Line: 176, Col: 4, Expr: "for nd := int32(0); nd < fa64D/16; nd++"}
+	gocuSite364 = kernel.Site{File: "flash64.go", Line: 188, Col: 2, Expr: "for h := 0; h < 2; h++"}
+	gocuSite365 = kernel.Site{File: "flash64.go", Line: 195, Col: 2, Expr: "for dt := int32(0); dt < fa64D/8; dt++"}
+	gocuSite366 = kernel.Site{File: "gemm_bf16.go", Line: 71, Col: 2, Expr: "for s := int32(0); s < BF16Stages-1; s++"}
+	gocuSite367 = kernel.Site{File: "gemm_bf16.go", Line: 78, Col: 4, Expr: "for i := int32(0); i < 4; i++"}
+	gocuSite368 = kernel.Site{File: "gemm_bf16.go", Line: 90, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
+	gocuSite369 = kernel.Site{File: "gemm_bf16.go", Line: 100, Col: 4, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite370 = kernel.Site{File: "gemm_bf16.go", Line: 108, Col: 3, Expr: "for ks := int32(0); ks < 2; ks++"}
+	gocuSite371 = kernel.Site{File: "gemm_bf16.go", Line: 112, Col: 4, Expr: "for mi := int32(0); mi < 4; mi++"}
+	gocuSite372 = kernel.Site{File: "gemm_bf16.go", Line: 118, Col: 4, Expr: "for nj := int32(0); nj < 4; nj++"}
+	gocuSite373 = kernel.Site{File: "gemm_bf16.go", Line: 126, Col: 4, Expr: "for mi := 0; mi < 4; mi++"}
+	gocuSite374 = kernel.Site{File: "gemm_bf16.go", Line: 128, Col: 5, Expr: "for ni := 0; ni < 8; ni++"}
+	gocuSite375 = kernel.Site{File: "gemm_bf16.go", Line: 140, Col: 2, Expr: "for mi := 0; mi < 4; mi++"}
+	gocuSite376 = kernel.Site{File: "gemm_bf16.go", Line: 143, Col: 3, Expr: "for ni := 0; ni < 8; ni++"}
+	gocuSite377 = kernel.Site{File: "grayfast.go", Line: 16, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite378 = kernel.Site{File: "grayfast.go", Line: 34, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite379 = kernel.Site{File: "histogram.go", Line: 17, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
+	gocuSite380 = kernel.Site{File: "histogram.go", Line: 21, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
+	gocuSite381 = kernel.Site{File: "histogram.go", Line: 25, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
+	gocuSite382 = kernel.Site{File: "matmul.go", Line: 17, Col: 3, Expr: "for i := range k"}
+	gocuSite383 = kernel.Site{File: "matmul.go", Line: 40, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
+	gocuSite384 = kernel.Site{File: "matmul.go", Line: 52, Col: 3, Expr: "for i := range Tile"}
+	gocuSite385 = kernel.Site{File: "matmul.go", Line: 74, Col: 2, Expr: "for p := int32(0); p < k; p += w"}
+	gocuSite386 = kernel.Site{File: "matmul.go", Line: 86, Col: 3, Expr: "for i := range w"}
+	gocuSite387 = kernel.Site{File: "reduce.go", Line: 15, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
+	gocuSite388 = kernel.Site{File: "scan.go", Line: 33, Col: 2, Expr: "for d := int32(ScanThreads); d > 0; d /= 2"}
+	gocuSite389 = kernel.Site{File: "scan.go", Line: 45, Col: 2, Expr: "for d := int32(1); d < 2*ScanThreads; d *= 2"}
+	gocuSite390 = kernel.Site{File: "sgemm.go", Line: 72, Col: 2, Expr: "for k0 := int32(0); k0 < k; k0 += GemmBK"}
+	gocuSite391 = kernel.Site{File: "sgemm.go", Line: 79, Col: 3, Expr: "for kk := 0; kk < GemmBK; kk++"}
+	gocuSite392 = kernel.Site{File: "sgemm.go", Line: 85, Col: 4, Expr: "for i := 0; i < 8; i++"}
+	gocuSite393 = kernel.Site{File: "sgemm.go", Line: 87, Col: 5, Expr: "for j := 0; j < 8; j++"}
+	gocuSite394 = kernel.Site{File: "sgemm.go", Line: 105, Col: 2, Expr: "for i := 0; i < 8; i++"}
+	gocuSite395 = kernel.Site{File: "sgemm.go", Line: 108, Col: 3, Expr: "for h := 0; h < 2; h++"}
 )
+
+// gocuChecked_faLoadKV128 is the checked copy of lecture.faLoadKV128 (flash128.go:211).
+func gocuChecked_faLoadKV128(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, head int, kv0 int32, st int32) {
+	/*line flash128.go:212*/ tid := t.ThreadIdx.X
+	/*line flash128.go:213*/ ks := fa128Q + st*2*fa128KV
+	/*line flash128.go:215*/ for i := int32(0); i < fa128KV/8/FlashThreads; i++ {
+		/*line flash128.go:215*/ kernel.Loop(t, &gocuSite330)
+		/*line flash128.go:216*/ c := tid + i*FlashThreads
+		/*line flash128.go:217*/ r, ch := c/fa128Chunk, c%fa128Chunk
+		/*line flash128.go:218*/ off := r*fa128D + (ch^(r&7))*8
+		/*line flash128.go:219*/ g := head + int(kv0+r)*fa128D + int(ch)*8
+		/*line flash128.go:220*/ kernel.CpAsync(t, sm[ks+off:], k[g:])
+		/*line flash128.go:221*/ kernel.CpAsync(t, sm[ks+fa128KV+off:], v[g:])
+	}
+}
+
+// gocuChecked_faLoadKV64 is the checked copy of lecture.faLoadKV64 (flash64.go:204).
+func gocuChecked_faLoadKV64(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, head int, kv0 int32, st int32) {
+	/*line flash64.go:205*/ tid := t.ThreadIdx.X
+	/*line flash64.go:206*/ ks := fa64Q + st*2*fa64KV
+	/*line flash64.go:208*/ for i := int32(0); i < fa64KV/8/FlashThreads; i++ {
+		/*line flash64.go:208*/ kernel.Loop(t, &gocuSite331)
+		/*line flash64.go:209*/ c := tid + i*FlashThreads
+		/*line flash64.go:210*/ r, ch := c/fa64Chunk, c%fa64Chunk
+		/*line flash64.go:211*/ off := r*fa64D + (ch^(r&7))*8
+		/*line flash64.go:212*/ g := head + int(kv0+r)*fa64D + int(ch)*8
+		/*line flash64.go:213*/ kernel.CpAsync(t, sm[ks+off:], k[g:])
+		/*line flash64.go:214*/ kernel.CpAsync(t, sm[ks+fa64KV+off:], v[g:])
+	}
+}
 
 // gocuChecked_luma is the checked copy of lecture.luma (grayfast.go:59).
 func gocuChecked_luma(gocuT *kernel.Thread, r uint8, g uint8, b uint8) uint8 {
@@ -1298,7 +2285,7 @@ func gocuChecked_luma(gocuT *kernel.Thread, r uint8, g uint8, b uint8) uint8 {
 func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint32 {
 	/*line grayfast.go:49*/ var out uint32
 	/*line grayfast.go:51*/ for k := range 4 {
-		/*line grayfast.go:51*/ kernel.Loop(gocuT, &gocuSite125)
+		/*line grayfast.go:51*/ kernel.Loop(gocuT, &gocuSite332)
 		/*line grayfast.go:52*/ s := uint32(8 * k)
 		/*line grayfast.go:53*/ out |= uint32(gocuChecked_luma(gocuT, uint8(r>>s), uint8(g>>s), uint8(b>>s))) << s
 	}
@@ -1308,20 +2295,524 @@ func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint3
 // gocuChecked_warpSum is the checked copy of lecture.warpSum (reduce.go:38).
 func gocuChecked_warpSum(t *kernel.Thread, v float32) float32 {
 	/*line reduce.go:39*/ for offset := int32(16); offset > 0; offset /= 2 {
-		/*line reduce.go:39*/ kernel.Loop(t, &gocuSite126)
+		/*line reduce.go:39*/ kernel.Loop(t, &gocuSite333)
 		/*line reduce.go:40*/ v += kernel.ShflDown(t, kernel.FullMask, v, offset)
 	}
 	/*line reduce.go:42*/ return v
+}
+
+// gocuChecked_FlashAttention128 is the checked copy of lecture.FlashAttention128 (flash128.go:60).
+func gocuChecked_FlashAttention128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, seq int32, scale float32, causal bool) {
+	/*line flash128.go:61*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line flash128.go:62*/ tid := t.ThreadIdx.X
+	/*line flash128.go:63*/ warp, lane := tid/32, tid%32
+	/*line flash128.go:64*/ g, qd := lane/4, lane%4
+	/*line flash128.go:65*/ qtile := t.BlockIdx.X
+	/*line flash128.go:66*/ if causal {
+		/*line flash128.go:67*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
+	}
+	/*line flash128.go:69*/ q0 := qtile * FlashBR
+	/*line flash128.go:70*/ head := int(t.BlockIdx.Y) * int(seq) * fa128D
+	/*line flash128.go:71*/ sl2 := scale * log2e
+	/*line flash128.go:72*/ negInf := float32(math.Inf(-1))
+	/*line flash128.go:76*/ for i := int32(0); i < fa128Q/8/FlashThreads; i++ {
+		/*line flash128.go:76*/ kernel.Loop(t, &gocuSite334)
+		/*line flash128.go:77*/ c := tid + i*FlashThreads
+		/*line flash128.go:78*/ r, ch := c/fa128Chunk, c%fa128Chunk
+		/*line flash128.go:79*/ kernel.CpAsync(t, sm[r*fa128D+(ch^(r&7))*8:], q[head+int(q0+r)*fa128D+int(ch)*8:])
+	}
+	/*line flash128.go:81*/ ntiles := seq / FlashBC
+	/*line flash128.go:82*/ if causal {
+		/*line flash128.go:83*/ ntiles = (q0 + FlashBR) / FlashBC
+	}
+	/*line flash128.go:85*/ gocuChecked_faLoadKV128(t, sm, k, v, head, 0, 0)
+	/*line flash128.go:86*/ kernel.CpAsyncCommit(t)
+	/*line flash128.go:87*/ kernel.CpAsyncWait(t, 0)
+	/*line flash128.go:88*/ t.SyncThreads()
+	/*line flash128.go:91*/ var qf [8]kernel.FragA
+	/*line flash128.go:92*/ lr, lc := lane%16, lane/16
+	/*line flash128.go:94*/ for ks := int32(0); ks < fa128D/16; ks++ {
+		/*line flash128.go:94*/ kernel.Loop(t, &gocuSite335)
+		/*line flash128.go:95*/ r := warp*16 + lr
+		/*line flash128.go:96*/ ch := ks*2 + lc
+		/*line flash128.go:97*/ {
+			/*line flash128.go:97*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fa128D+(ch^(r&7))*8:])
+			/*line flash128.go:97*/ *kernel.At(t, qf[:], int(ks), &gocuSite11, kernel.Write) = gocuV1
+		}
+	}
+	/*line flash128.go:100*/ var acc [16]kernel.FragC
+	/*line flash128.go:101*/ mx := [2]float32{negInf, negInf}
+	/*line flash128.go:102*/ sum := [2]float32{0, 0}
+	/*line flash128.go:103*/ rowA := q0 + warp*16 + g
+	/*line flash128.go:104*/ for j := int32(0); j < ntiles; j++ {
+		/*line flash128.go:104*/ kernel.Loop(t, &gocuSite336)
+		/*line flash128.go:105*/ if j > 0 {
+			/*line flash128.go:106*/ kernel.CpAsyncWait(t, 0)
+			/*line flash128.go:107*/ t.SyncThreads()
+		}
+		/*line flash128.go:109*/ if j+1 < ntiles {
+			/*line flash128.go:110*/ gocuChecked_faLoadKV128(t, sm, k, v, head, (j+1)*FlashBC, (j+1)%2)
+		}
+		/*line flash128.go:112*/ kernel.CpAsyncCommit(t)
+		/*line flash128.go:113*/ ks0 := fa128Q + (j%2)*2*fa128KV
+		/*line flash128.go:114*/ vs0 := ks0 + fa128KV
+		/*line flash128.go:117*/ var s [8]kernel.FragC
+		/*line flash128.go:119*/ for ks := int32(0); ks < fa128D/16; ks++ {
+			/*line flash128.go:119*/ kernel.Loop(t, &gocuSite337)
+			/*line flash128.go:121*/ for nj := int32(0); nj < FlashBC/16; nj++ {
+				/*line flash128.go:121*/ kernel.Loop(t, &gocuSite338)
+				/*line flash128.go:122*/ r := nj*16 + lane%8 + 8*(lane/16)
+				/*line flash128.go:123*/ ch := ks*2 + (lane/8)%2
+				/*line flash128.go:124*/ kf := kernel.LdMatrixX4(t, sm[ks0+r*fa128D+(ch^(r&7))*8:])
+				/*line flash128.go:125*/ {
+					/*line flash128.go:125*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite13, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite14, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite15, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite16, kernel.Read))
+					/*line flash128.go:125*/ *kernel.At(t, s[:], int(2*nj), &gocuSite17, kernel.Write) = gocuV2
+				}
+				/*line flash128.go:126*/ {
+					/*line flash128.go:126*/ var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite18, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite19, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite20, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite21, kernel.Read))
+					/*line flash128.go:126*/ *kernel.At(t, s[:], int(2*nj+1), &gocuSite22, kernel.Write) = gocuV3
+				}
+			}
+		}
+		/*line flash128.go:131*/ diag := causal && (j+1)*FlashBC > q0+warp*16
+		/*line flash128.go:132*/ var tmax [2]float32
+		/*line flash128.go:133*/ *kernel.At(t, tmax[:], int(0), &gocuSite23, kernel.Write), *kernel.At(t, tmax[:], int(1), &gocuSite24, kernel.Write) = *kernel.At(t, mx[:], int(0), &gocuSite25, kernel.Read), *kernel.At(t, mx[:], int(1), &gocuSite26, kernel.Read)
+		/*line flash128.go:135*/ for nt := int32(0); nt < FlashBC/8; nt++ {
+			/*line flash128.go:135*/ kernel.Loop(t, &gocuSite339)
+			/*line flash128.go:137*/ for e := int32(0); e < 4; e++ {
+				/*line flash128.go:137*/ kernel.Loop(t, &gocuSite340)
+				/*line flash128.go:138*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite27)][:], int(e), &gocuSite27, kernel.Read) * sl2
+				/*line flash128.go:139*/ if diag && j*FlashBC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
+					/*line flash128.go:140*/ x = negInf
+				}
+				/*line flash128.go:142*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite28)][:], int(e), &gocuSite28, kernel.Write) = x
+				/*line flash128.go:143*/ {
+					/*line flash128.go:143*/ var gocuV4 float32 = kernel.Max(*kernel.At(t, tmax[:], int(e/2), &gocuSite29, kernel.Read), x)
+					/*line flash128.go:143*/ *kernel.At(t, tmax[:], int(e/2), &gocuSite30, kernel.Write) = gocuV4
+				}
+			}
+		}
+		/*line flash128.go:147*/ for h := 0; h < 2; h++ {
+			/*line flash128.go:147*/ kernel.Loop(t, &gocuSite341)
+			/*line flash128.go:148*/ {
+				/*line flash128.go:148*/ var gocuV5 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite31, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite32, kernel.Read), 1))
+				/*line flash128.go:148*/ *kernel.At(t, tmax[:], int(h), &gocuSite33, kernel.Write) = gocuV5
+			}
+			/*line flash128.go:149*/ {
+				/*line flash128.go:149*/ var gocuV6 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite34, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite35, kernel.Read), 2))
+				/*line flash128.go:149*/ *kernel.At(t, tmax[:], int(h), &gocuSite36, kernel.Write) = gocuV6
+			}
+		}
+		/*line flash128.go:151*/ var corr [2]float32
+		/*line flash128.go:153*/ for h := 0; h < 2; h++ {
+			/*line flash128.go:153*/ kernel.Loop(t, &gocuSite342)
+			/*line flash128.go:154*/ {
+				/*line flash128.go:154*/ var gocuV7 float32 = kernel.Exp2(*kernel.At(t, mx[:], int(h), &gocuSite37, kernel.Read) - *kernel.At(t, tmax[:], int(h), &gocuSite38, kernel.Read))
+				/*line flash128.go:154*/ *kernel.At(t, corr[:], int(h), &gocuSite39, kernel.Write) = gocuV7
+			}
+			/*line flash128.go:155*/ {
+				/*line flash128.go:155*/ var gocuV8 float32 = *kernel.At(t, tmax[:], int(h), &gocuSite40, kernel.Read)
+				/*line flash128.go:155*/ *kernel.At(t, mx[:], int(h), &gocuSite41, kernel.Write) = gocuV8
+			}
+			/*line flash128.go:156*/ {
+				/*line flash128.go:156*/ var gocuV9 float32 = *kernel.At(t, corr[:], int(h), &gocuSite42, kernel.Read)
+				/*line flash128.go:156*/ *kernel.At(t, sum[:], int(h), &gocuSite43, kernel.ReadWrite) *= gocuV9
+			}
+		}
+		/*line flash128.go:159*/ for nt := int32(0); nt < FlashBC/8; nt++ {
+			/*line flash128.go:159*/ kernel.Loop(t, &gocuSite343)
+			/*line flash128.go:161*/ for e := int32(0); e < 4; e++ {
+				/*line flash128.go:161*/ kernel.Loop(t, &gocuSite344)
+				/*line flash128.go:162*/ p := kernel.Exp2(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite44)][:], int(e), &gocuSite44, kernel.Read) - *kernel.At(t, mx[:], int(e/2), &gocuSite45, kernel.Read))
+				/*line flash128.go:163*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite46)][:], int(e), &gocuSite46, kernel.Write) = p
+				/*line flash128.go:164*/ *kernel.At(t, sum[:], int(e/2), &gocuSite47, kernel.ReadWrite) += p
+			}
+		}
+		/*line flash128.go:168*/ for dt := 0; dt < fa128D/8; dt++ {
+			/*line flash128.go:168*/ kernel.Loop(t, &gocuSite345)
+			/*line flash128.go:169*/ {
+				/*line flash128.go:169*/ var gocuV10 float32 = *kernel.At(t, corr[:], int(0), &gocuSite48, kernel.Read)
+				/*line flash128.go:169*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite49)][:], int(0), &gocuSite49, kernel.ReadWrite) *= gocuV10
+			}
+			/*line flash128.go:170*/ {
+				/*line flash128.go:170*/ var gocuV11 float32 = *kernel.At(t, corr[:], int(0), &gocuSite50, kernel.Read)
+				/*line flash128.go:170*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite51)][:], int(1), &gocuSite51, kernel.ReadWrite) *= gocuV11
+			}
+			/*line flash128.go:171*/ {
+				/*line flash128.go:171*/ var gocuV12 float32 = *kernel.At(t, corr[:], int(1), &gocuSite52, kernel.Read)
+				/*line flash128.go:171*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite53)][:], int(2), &gocuSite53, kernel.ReadWrite) *= gocuV12
+			}
+			/*line flash128.go:172*/ {
+				/*line flash128.go:172*/ var gocuV13 float32 = *kernel.At(t, corr[:], int(1), &gocuSite54, kernel.Read)
+				/*line flash128.go:172*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite55)][:], int(3), &gocuSite55, kernel.ReadWrite) *= gocuV13
+			}
+		}
+		/*line flash128.go:177*/ for kk := int32(0); kk < FlashBC/16; kk++ {
+			/*line flash128.go:177*/ kernel.Loop(t, &gocuSite346)
+			/*line flash128.go:178*/ pa := kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite56)][:], int(0), &gocuSite56, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite57)][:], int(1), &gocuSite57, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite58)][:], int(2), &gocuSite58, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite59)][:], int(3), &gocuSite59, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite60)][:], int(0), &gocuSite60, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite61)][:], int(1), &gocuSite61, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite62)][:], int(2), &gocuSite62, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite63)][:], int(3), &gocuSite63, kernel.Read))}
+			/*line flash128.go:183*/ for nd := int32(0); nd < fa128D/16; nd++ {
+				/*line flash128.go:183*/ kernel.Loop(t, &gocuSite347)
+				/*line flash128.go:184*/ r := kk*16 + lr
+				/*line flash128.go:185*/ ch := nd*2 + lc
+				/*line flash128.go:186*/ vf := kernel.LdMatrixX4Trans(t, sm[vs0+r*fa128D+(ch^(r&7))*8:])
+				/*line flash128.go:187*/ {
+					/*line flash128.go:187*/ var gocuV14 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite65, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite66, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite67, kernel.Read))
+					/*line flash128.go:187*/ *kernel.At(t, acc[:], int(2*nd), &gocuSite68, kernel.Write) = gocuV14
+				}
+				/*line flash128.go:188*/ {
+					/*line flash128.go:188*/ var gocuV15 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite69, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite70, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite71, kernel.Read))
+					/*line flash128.go:188*/ *kernel.At(t, acc[:], int(2*nd+1), &gocuSite72, kernel.Write) = gocuV15
+				}
+			}
+		}
+	}
+	/*line flash128.go:195*/ for h := 0; h < 2; h++ {
+		/*line flash128.go:195*/ kernel.Loop(t, &gocuSite348)
+		/*line flash128.go:196*/ {
+			/*line flash128.go:196*/ var gocuV16 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite73, kernel.Read), 1)
+			/*line flash128.go:196*/ *kernel.At(t, sum[:], int(h), &gocuSite74, kernel.ReadWrite) += gocuV16
+		}
+		/*line flash128.go:197*/ {
+			/*line flash128.go:197*/ var gocuV17 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite75, kernel.Read), 2)
+			/*line flash128.go:197*/ *kernel.At(t, sum[:], int(h), &gocuSite76, kernel.ReadWrite) += gocuV17
+		}
+		/*line flash128.go:198*/ {
+			/*line flash128.go:198*/ var gocuV18 float32 = 1 / *kernel.At(t, sum[:], int(h), &gocuSite77, kernel.Read)
+			/*line flash128.go:198*/ *kernel.At(t, sum[:], int(h), &gocuSite78, kernel.Write) = gocuV18
+		}
+	}
+	/*line flash128.go:200*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
+	/*line flash128.go:202*/ for dt := int32(0); dt < fa128D/8; dt++ {
+		/*line flash128.go:202*/ kernel.Loop(t, &gocuSite349)
+		/*line flash128.go:203*/ col := int(dt*8 + 2*qd)
+		/*line flash128.go:204*/ {
+			/*line flash128.go:204*/ var gocuV19 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite80)][:], int(0), &gocuSite80, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite81, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite82)][:], int(1), &gocuSite82, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite83, kernel.Read))
+			/*line flash128.go:204*/ *kernel.At(t, o2, int((head+int(rowA)*fa128D+col)/2), &gocuSite84, kernel.Write) = gocuV19
+		}
+		/*line flash128.go:205*/ {
+			/*line flash128.go:205*/ var gocuV20 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite85)][:], int(2), &gocuSite85, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite86, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite87)][:], int(3), &gocuSite87, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite88, kernel.Read))
+			/*line flash128.go:205*/ *kernel.At(t, o2, int((head+int(rowA+8)*fa128D+col)/2), &gocuSite89, kernel.Write) = gocuV20
+		}
+	}
+}
+
+// gocuChecked_FlashAttention64 is the checked copy of lecture.FlashAttention64 (flash64.go:53).
+func gocuChecked_FlashAttention64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, seq int32, scale float32, causal bool) {
+	/*line flash64.go:54*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line flash64.go:55*/ tid := t.ThreadIdx.X
+	/*line flash64.go:56*/ warp, lane := tid/32, tid%32
+	/*line flash64.go:57*/ g, qd := lane/4, lane%4
+	/*line flash64.go:58*/ qtile := t.BlockIdx.X
+	/*line flash64.go:59*/ if causal {
+		/*line flash64.go:60*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
+	}
+	/*line flash64.go:62*/ q0 := qtile * FlashBR
+	/*line flash64.go:63*/ head := int(t.BlockIdx.Y) * int(seq) * fa64D
+	/*line flash64.go:64*/ sl2 := scale * log2e
+	/*line flash64.go:65*/ negInf := float32(math.Inf(-1))
+	/*line flash64.go:69*/ for i := int32(0); i < fa64Q/8/FlashThreads; i++ {
+		/*line flash64.go:69*/ kernel.Loop(t, &gocuSite350)
+		/*line flash64.go:70*/ c := tid + i*FlashThreads
+		/*line flash64.go:71*/ r, ch := c/fa64Chunk, c%fa64Chunk
+		/*line flash64.go:72*/ kernel.CpAsync(t, sm[r*fa64D+(ch^(r&7))*8:], q[head+int(q0+r)*fa64D+int(ch)*8:])
+	}
+	/*line flash64.go:74*/ ntiles := seq / FlashBC
+	/*line flash64.go:75*/ if causal {
+		/*line flash64.go:76*/ ntiles = (q0 + FlashBR) / FlashBC
+	}
+	/*line flash64.go:78*/ gocuChecked_faLoadKV64(t, sm, k, v, head, 0, 0)
+	/*line flash64.go:79*/ kernel.CpAsyncCommit(t)
+	/*line flash64.go:80*/ kernel.CpAsyncWait(t, 0)
+	/*line flash64.go:81*/ t.SyncThreads()
+	/*line flash64.go:84*/ var qf [4]kernel.FragA
+	/*line flash64.go:85*/ lr, lc := lane%16, lane/16
+	/*line flash64.go:87*/ for ks := int32(0); ks < fa64D/16; ks++ {
+		/*line flash64.go:87*/ kernel.Loop(t, &gocuSite351)
+		/*line flash64.go:88*/ r := warp*16 + lr
+		/*line flash64.go:89*/ ch := ks*2 + lc
+		/*line flash64.go:90*/ {
+			/*line flash64.go:90*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fa64D+(ch^(r&7))*8:])
+			/*line flash64.go:90*/ *kernel.At(t, qf[:], int(ks), &gocuSite93, kernel.Write) = gocuV1
+		}
+	}
+	/*line flash64.go:93*/ var acc [8]kernel.FragC
+	/*line flash64.go:94*/ mx := [2]float32{negInf, negInf}
+	/*line flash64.go:95*/ sum := [2]float32{0, 0}
+	/*line flash64.go:96*/ rowA := q0 + warp*16 + g
+	/*line flash64.go:97*/ for j := int32(0); j < ntiles; j++ {
+		/*line flash64.go:97*/ kernel.Loop(t, &gocuSite352)
+		/*line flash64.go:98*/ if j > 0 {
+			/*line flash64.go:99*/ kernel.CpAsyncWait(t, 0)
+			/*line flash64.go:100*/ t.SyncThreads()
+		}
+		/*line flash64.go:102*/ if j+1 < ntiles {
+			/*line flash64.go:103*/ gocuChecked_faLoadKV64(t, sm, k, v, head, (j+1)*FlashBC, (j+1)%2)
+		}
+		/*line flash64.go:105*/ kernel.CpAsyncCommit(t)
+		/*line flash64.go:106*/ ks0 := fa64Q + (j%2)*2*fa64KV
+		/*line flash64.go:107*/ vs0 := ks0 + fa64KV
+		/*line flash64.go:110*/ var s [8]kernel.FragC
+		/*line flash64.go:112*/ for ks := int32(0); ks < fa64D/16; ks++ {
+			/*line flash64.go:112*/ kernel.Loop(t, &gocuSite353)
+			/*line flash64.go:114*/ for nj := int32(0); nj < FlashBC/16; nj++ {
+				/*line flash64.go:114*/ kernel.Loop(t, &gocuSite354)
+				/*line flash64.go:115*/ r := nj*16 + lane%8 + 8*(lane/16)
+				/*line flash64.go:116*/ ch := ks*2 + (lane/8)%2
+				/*line flash64.go:117*/ kf := kernel.LdMatrixX4(t, sm[ks0+r*fa64D+(ch^(r&7))*8:])
+				/*line flash64.go:118*/ {
+					/*line flash64.go:118*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite95, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite96, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite97, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite98, kernel.Read))
+					/*line flash64.go:118*/ *kernel.At(t, s[:], int(2*nj), &gocuSite99, kernel.Write) = gocuV2
+				}
+				/*line flash64.go:119*/ {
+					/*line flash64.go:119*/ var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite100, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite101, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite102, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite103, kernel.Read))
+					/*line flash64.go:119*/ *kernel.At(t, s[:], int(2*nj+1), &gocuSite104, kernel.Write) = gocuV3
+				}
+			}
+		}
+		/*line flash64.go:124*/ diag := causal && (j+1)*FlashBC > q0+warp*16
+		/*line flash64.go:125*/ var tmax [2]float32
+		/*line flash64.go:126*/ *kernel.At(t, tmax[:], int(0), &gocuSite105, kernel.Write), *kernel.At(t, tmax[:], int(1), &gocuSite106, kernel.Write) = *kernel.At(t, mx[:], int(0), &gocuSite107, kernel.Read), *kernel.At(t, mx[:], int(1), &gocuSite108, kernel.Read)
+		/*line flash64.go:128*/ for nt := int32(0); nt < FlashBC/8; nt++ {
+			/*line flash64.go:128*/ kernel.Loop(t, &gocuSite355)
+			/*line flash64.go:130*/ for e := int32(0); e < 4; e++ {
+				/*line flash64.go:130*/ kernel.Loop(t, &gocuSite356)
+				/*line flash64.go:131*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite109)][:], int(e), &gocuSite109, kernel.Read) * sl2
+				/*line flash64.go:132*/ if diag && j*FlashBC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
+					/*line flash64.go:133*/ x = negInf
+				}
+				/*line flash64.go:135*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite110)][:], int(e), &gocuSite110, kernel.Write) = x
+				/*line flash64.go:136*/ {
+					/*line flash64.go:136*/ var gocuV4 float32 = kernel.Max(*kernel.At(t, tmax[:], int(e/2), &gocuSite111, kernel.Read), x)
+					/*line flash64.go:136*/ *kernel.At(t, tmax[:], int(e/2), &gocuSite112, kernel.Write) = gocuV4
+				}
+			}
+		}
+		/*line flash64.go:140*/ for h := 0; h < 2; h++ {
+			/*line flash64.go:140*/ kernel.Loop(t, &gocuSite357)
+			/*line flash64.go:141*/ {
+				/*line flash64.go:141*/ var gocuV5 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite113, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite114, kernel.Read), 1))
+				/*line flash64.go:141*/ *kernel.At(t, tmax[:], int(h), &gocuSite115, kernel.Write) = gocuV5
+			}
+			/*line flash64.go:142*/ {
+				/*line flash64.go:142*/ var gocuV6 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite116, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite117, kernel.Read), 2))
+				/*line flash64.go:142*/ *kernel.At(t, tmax[:], int(h), &gocuSite118, kernel.Write) = gocuV6
+			}
+		}
+		/*line flash64.go:144*/ var corr [2]float32
+		/*line flash64.go:146*/ for h := 0; h < 2; h++ {
+			/*line flash64.go:146*/ kernel.Loop(t, &gocuSite358)
+			/*line flash64.go:147*/ {
+				/*line flash64.go:147*/ var gocuV7 float32 = kernel.Exp2(*kernel.At(t, mx[:], int(h), &gocuSite119, kernel.Read) - *kernel.At(t, tmax[:], int(h), &gocuSite120, kernel.Read))
+				/*line flash64.go:147*/ *kernel.At(t, corr[:], int(h), &gocuSite121, kernel.Write) = gocuV7
+			}
+			/*line flash64.go:148*/ {
+				/*line flash64.go:148*/ var gocuV8 float32 = *kernel.At(t, tmax[:], int(h), &gocuSite122, kernel.Read)
+				/*line flash64.go:148*/ *kernel.At(t, mx[:], int(h), &gocuSite123, kernel.Write) = gocuV8
+			}
+			/*line flash64.go:149*/ {
+				/*line flash64.go:149*/ var gocuV9 float32 = *kernel.At(t, corr[:], int(h), &gocuSite124, kernel.Read)
+				/*line flash64.go:149*/ *kernel.At(t, sum[:], int(h), &gocuSite125, kernel.ReadWrite) *= gocuV9
+			}
+		}
+		/*line flash64.go:152*/ for nt := int32(0); nt < FlashBC/8; nt++ {
+			/*line flash64.go:152*/ kernel.Loop(t, &gocuSite359)
+			/*line flash64.go:154*/ for e := int32(0); e < 4; e++ {
+				/*line flash64.go:154*/ kernel.Loop(t, &gocuSite360)
+				/*line flash64.go:155*/ p := kernel.Exp2(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite126)][:], int(e), &gocuSite126, kernel.Read) - *kernel.At(t, mx[:], int(e/2), &gocuSite127, kernel.Read))
+				/*line flash64.go:156*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite128)][:], int(e), &gocuSite128, kernel.Write) = p
+				/*line flash64.go:157*/ *kernel.At(t, sum[:], int(e/2), &gocuSite129, kernel.ReadWrite) += p
+			}
+		}
+		/*line flash64.go:161*/ for dt := 0; dt < fa64D/8; dt++ {
+			/*line flash64.go:161*/ kernel.Loop(t, &gocuSite361)
+			/*line flash64.go:162*/ {
+				/*line flash64.go:162*/ var gocuV10 float32 = *kernel.At(t, corr[:], int(0), &gocuSite130, kernel.Read)
+				/*line flash64.go:162*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite131)][:], int(0), &gocuSite131, kernel.ReadWrite) *= gocuV10
+			}
+			/*line flash64.go:163*/ {
+				/*line flash64.go:163*/ var gocuV11 float32 = *kernel.At(t, corr[:], int(0), &gocuSite132, kernel.Read)
+				/*line flash64.go:163*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite133)][:], int(1), &gocuSite133, kernel.ReadWrite) *= gocuV11
+			}
+			/*line flash64.go:164*/ {
+				/*line flash64.go:164*/ var gocuV12 float32 = *kernel.At(t, corr[:], int(1), &gocuSite134, kernel.Read)
+				/*line flash64.go:164*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite135)][:], int(2), &gocuSite135, kernel.ReadWrite) *= gocuV12
+			}
+			/*line flash64.go:165*/ {
+				/*line flash64.go:165*/ var gocuV13 float32 = *kernel.At(t, corr[:], int(1), &gocuSite136, kernel.Read)
+				/*line flash64.go:165*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite137)][:], int(3), &gocuSite137, kernel.ReadWrite) *= gocuV13
+			}
+		}
+		/*line flash64.go:170*/ for kk := int32(0); kk < FlashBC/16; kk++ {
+			/*line flash64.go:170*/ kernel.Loop(t, &gocuSite362)
+			/*line flash64.go:171*/ pa := kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite138)][:], int(0), &gocuSite138, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite139)][:], int(1), &gocuSite139, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite140)][:], int(2), &gocuSite140, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite141)][:], int(3), &gocuSite141, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite142)][:], int(0), &gocuSite142, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite143)][:], int(1), &gocuSite143, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite144)][:], int(2), &gocuSite144, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite145)][:], int(3), &gocuSite145, kernel.Read))}
+			/*line flash64.go:176*/ for nd := int32(0); nd < fa64D/16; nd++ {
+				/*line flash64.go:176*/ kernel.Loop(t, &gocuSite363)
+				/*line flash64.go:177*/ r := kk*16 + lr
+				/*line flash64.go:178*/ ch := nd*2 + lc
+				/*line flash64.go:179*/ vf := kernel.LdMatrixX4Trans(t, sm[vs0+r*fa64D+(ch^(r&7))*8:])
+				/*line flash64.go:180*/ {
+					/*line flash64.go:180*/ var gocuV14 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite147, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite148, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite149, kernel.Read))
+					/*line flash64.go:180*/ *kernel.At(t, acc[:], int(2*nd), &gocuSite150, kernel.Write) = gocuV14
+				}
+				/*line flash64.go:181*/ {
+					/*line flash64.go:181*/ var gocuV15 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite151, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite152, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite153, kernel.Read))
+					/*line flash64.go:181*/ *kernel.At(t, acc[:], int(2*nd+1), &gocuSite154, kernel.Write) = gocuV15
+				}
+			}
+		}
+	}
+	/*line flash64.go:188*/ for h := 0; h < 2; h++ {
+		/*line flash64.go:188*/ kernel.Loop(t, &gocuSite364)
+		/*line flash64.go:189*/ {
+			/*line flash64.go:189*/ var gocuV16 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite155, kernel.Read), 1)
+			/*line flash64.go:189*/ *kernel.At(t, sum[:], int(h), &gocuSite156, kernel.ReadWrite) += gocuV16
+		}
+		/*line flash64.go:190*/ {
+			/*line flash64.go:190*/ var gocuV17 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite157, kernel.Read), 2)
+			/*line flash64.go:190*/ *kernel.At(t, sum[:], int(h), &gocuSite158, kernel.ReadWrite) += gocuV17
+		}
+		/*line flash64.go:191*/ {
+			/*line flash64.go:191*/ var gocuV18 float32 = 1 / *kernel.At(t, sum[:], int(h), &gocuSite159, kernel.Read)
+			/*line flash64.go:191*/ *kernel.At(t, sum[:], int(h), &gocuSite160, kernel.Write) = gocuV18
+		}
+	}
+	/*line flash64.go:193*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
+	/*line flash64.go:195*/ for dt := int32(0); dt < fa64D/8; dt++ {
+		/*line flash64.go:195*/ kernel.Loop(t, &gocuSite365)
+		/*line flash64.go:196*/ col := int(dt*8 + 2*qd)
+		/*line flash64.go:197*/ {
+			/*line flash64.go:197*/ var gocuV19 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite162)][:], int(0), &gocuSite162, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite163, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite164)][:], int(1), &gocuSite164, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite165, kernel.Read))
+			/*line flash64.go:197*/ *kernel.At(t, o2, int((head+int(rowA)*fa64D+col)/2), &gocuSite166, kernel.Write) = gocuV19
+		}
+		/*line flash64.go:198*/ {
+			/*line flash64.go:198*/ var gocuV20 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite167)][:], int(2), &gocuSite167, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite168, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite169)][:], int(3), &gocuSite169, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite170, kernel.Read))
+			/*line flash64.go:198*/ *kernel.At(t, o2, int((head+int(rowA+8)*fa64D+col)/2), &gocuSite171, kernel.Write) = gocuV20
+		}
+	}
+}
+
+// gocuChecked_GemmBF16 is the checked copy of lecture.GemmBF16 (gemm_bf16.go:47).
+func gocuChecked_GemmBF16(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []kernel.BFloat16, m int32, n int32, k int32) {
+	/*line gemm_bf16.go:48*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line gemm_bf16.go:49*/ tid := t.ThreadIdx.X
+	/*line gemm_bf16.go:50*/ warp, lane := tid/32, tid%32
+	/*line gemm_bf16.go:51*/ wm, wn := warp/4, warp%4
+	/*line gemm_bf16.go:52*/ bm, bn := t.BlockIdx.Y*BF16BM, t.BlockIdx.X*BF16BN
+	/*line gemm_bf16.go:53*/ kt := k / BF16BK
+	/*line gemm_bf16.go:57*/ ar, ac := tid/4, tid%4
+	/*line gemm_bf16.go:58*/ br, bc := tid/32, tid%32
+	/*line gemm_bf16.go:59*/ bvalid := bn+bc*8 < n
+	/*line gemm_bf16.go:60*/ aoff := int(bm+ar)*int(k) + int(ac*8)
+	/*line gemm_bf16.go:61*/ boff := int(br)*int(n) + int(bn+bc*8)
+	/*line gemm_bf16.go:62*/ if !bvalid {
+		/*line gemm_bf16.go:63*/ boff = 0
+	}
+	/*line gemm_bf16.go:66*/ sa0 := ar*BF16BK + (ac^((ar>>1)&3))*8
+	/*line gemm_bf16.go:67*/ sa1 := (ar+64)*BF16BK + (ac^(((ar+64)>>1)&3))*8
+	/*line gemm_bf16.go:68*/ sb := bf16StageA + br*BF16BN + (bc^(br&7))*8
+	/*line gemm_bf16.go:71*/ for s := int32(0); s < BF16Stages-1; s++ {
+		/*line gemm_bf16.go:71*/ kernel.Loop(t, &gocuSite366)
+		/*line gemm_bf16.go:72*/ if s < kt {
+			/*line gemm_bf16.go:73*/ st := s * bf16Stage
+			/*line gemm_bf16.go:74*/ ka := int(s * BF16BK)
+			/*line gemm_bf16.go:75*/ kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
+			/*line gemm_bf16.go:76*/ kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
+			/*line gemm_bf16.go:78*/ for i := int32(0); i < 4; i++ {
+				/*line gemm_bf16.go:78*/ kernel.Loop(t, &gocuSite367)
+				/*line gemm_bf16.go:79*/ kernel.CpAsyncZfill(t, sm[st+sb+i*8*BF16BN:], b[boff+int(s*BF16BK+i*8)*int(n):], bvalid)
+			}
+		}
+		/*line gemm_bf16.go:82*/ kernel.CpAsyncCommit(t)
+	}
+	/*line gemm_bf16.go:85*/ var acc [4][8]kernel.FragC
+	/*line gemm_bf16.go:89*/ lr, lc := lane%16, lane/16
+	/*line gemm_bf16.go:90*/ for i := int32(0); i < kt; i++ {
+		/*line gemm_bf16.go:90*/ kernel.Loop(t, &gocuSite368)
+		/*line gemm_bf16.go:91*/ kernel.CpAsyncWait(t, BF16Stages-2)
+		/*line gemm_bf16.go:92*/ t.SyncThreads()
+		/*line gemm_bf16.go:94*/ if nxt := i + BF16Stages - 1; nxt < kt {
+			/*line gemm_bf16.go:95*/ st := (nxt % BF16Stages) * bf16Stage
+			/*line gemm_bf16.go:96*/ ka := int(nxt * BF16BK)
+			/*line gemm_bf16.go:97*/ kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
+			/*line gemm_bf16.go:98*/ kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
+			/*line gemm_bf16.go:100*/ for j := int32(0); j < 4; j++ {
+				/*line gemm_bf16.go:100*/ kernel.Loop(t, &gocuSite369)
+				/*line gemm_bf16.go:101*/ kernel.CpAsyncZfill(t, sm[st+sb+j*8*BF16BN:], b[boff+int(nxt*BF16BK+j*8)*int(n):], bvalid)
+			}
+		}
+		/*line gemm_bf16.go:104*/ kernel.CpAsyncCommit(t)
+		/*line gemm_bf16.go:106*/ st := (i % BF16Stages) * bf16Stage
+		/*line gemm_bf16.go:108*/ for ks := int32(0); ks < 2; ks++ {
+			/*line gemm_bf16.go:108*/ kernel.Loop(t, &gocuSite370)
+			/*line gemm_bf16.go:109*/ var af [4]kernel.FragA
+			/*line gemm_bf16.go:110*/ var bf [8]kernel.FragB
+			/*line gemm_bf16.go:112*/ for mi := int32(0); mi < 4; mi++ {
+				/*line gemm_bf16.go:112*/ kernel.Loop(t, &gocuSite371)
+				/*line gemm_bf16.go:113*/ row := wm*64 + mi*16 + lr
+				/*line gemm_bf16.go:114*/ ch := ks*2 + lc
+				/*line gemm_bf16.go:115*/ {
+					/*line gemm_bf16.go:115*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[st+row*BF16BK+(ch^((row>>1)&3))*8:])
+					/*line gemm_bf16.go:115*/ *kernel.At(t, af[:], int(mi), &gocuSite185, kernel.Write) = gocuV1
+				}
+			}
+			/*line gemm_bf16.go:118*/ for nj := int32(0); nj < 4; nj++ {
+				/*line gemm_bf16.go:118*/ kernel.Loop(t, &gocuSite372)
+				/*line gemm_bf16.go:119*/ row := ks*16 + lr
+				/*line gemm_bf16.go:120*/ ch := wn*8 + nj*2 + lc
+				/*line gemm_bf16.go:121*/ r := kernel.LdMatrixX4Trans(t, sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:])
+				/*line gemm_bf16.go:122*/ {
+					/*line gemm_bf16.go:122*/ var gocuV2 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(0), &gocuSite187, kernel.Read), *kernel.At(t, r[:], int(1), &gocuSite188, kernel.Read)}
+					/*line gemm_bf16.go:122*/ *kernel.At(t, bf[:], int(2*nj), &gocuSite189, kernel.Write) = gocuV2
+				}
+				/*line gemm_bf16.go:123*/ {
+					/*line gemm_bf16.go:123*/ var gocuV3 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(2), &gocuSite190, kernel.Read), *kernel.At(t, r[:], int(3), &gocuSite191, kernel.Read)}
+					/*line gemm_bf16.go:123*/ *kernel.At(t, bf[:], int(2*nj+1), &gocuSite192, kernel.Write) = gocuV3
+				}
+			}
+			/*line gemm_bf16.go:126*/ for mi := 0; mi < 4; mi++ {
+				/*line gemm_bf16.go:126*/ kernel.Loop(t, &gocuSite373)
+				/*line gemm_bf16.go:128*/ for ni := 0; ni < 8; ni++ {
+					/*line gemm_bf16.go:128*/ kernel.Loop(t, &gocuSite374)
+					/*line gemm_bf16.go:129*/ {
+						/*line gemm_bf16.go:129*/ var gocuV4 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[:], int(mi), &gocuSite193, kernel.Read), *kernel.At(t, bf[:], int(ni), &gocuSite194, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite195)][:], int(ni), &gocuSite195, kernel.Read))
+						/*line gemm_bf16.go:129*/ *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite196)][:], int(ni), &gocuSite196, kernel.Write) = gocuV4
+					}
+				}
+			}
+		}
+	}
+	/*line gemm_bf16.go:134*/ kernel.CpAsyncWait(t, 0)
+	/*line gemm_bf16.go:137*/ c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
+	/*line gemm_bf16.go:138*/ g, q := lane/4, lane%4
+	/*line gemm_bf16.go:140*/ for mi := 0; mi < 4; mi++ {
+		/*line gemm_bf16.go:140*/ kernel.Loop(t, &gocuSite375)
+		/*line gemm_bf16.go:141*/ row := int(bm + wm*64 + int32(mi)*16 + g)
+		/*line gemm_bf16.go:143*/ for ni := 0; ni < 8; ni++ {
+			/*line gemm_bf16.go:143*/ kernel.Loop(t, &gocuSite376)
+			/*line gemm_bf16.go:144*/ col := bn + wn*64 + int32(ni)*8 + 2*q
+			/*line gemm_bf16.go:145*/ if col < n {
+				/*line gemm_bf16.go:146*/ v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite198)][:], int(ni), &gocuSite198, kernel.Read)
+				/*line gemm_bf16.go:147*/ {
+					/*line gemm_bf16.go:147*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite199, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite200, kernel.Read))
+					/*line gemm_bf16.go:147*/ *kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite201, kernel.Write) = gocuV5
+				}
+				/*line gemm_bf16.go:148*/ {
+					/*line gemm_bf16.go:148*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite202, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite203, kernel.Read))
+					/*line gemm_bf16.go:148*/ *kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite204, kernel.Write) = gocuV6
+				}
+			}
+		}
+	}
 }
 
 // gocuChecked_Gray is the checked copy of lecture.Gray (gray.go:10).
 func gocuChecked_Gray(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) {
 	/*line gray.go:11*/ i := t.Index()
 	/*line gray.go:12*/ if i < n {
-		/*line gray.go:13*/ r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite0, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite1, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite2, kernel.Read))
+		/*line gray.go:13*/ r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite205, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite206, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite207, kernel.Read))
 		/*line gray.go:14*/ {
 			/*line gray.go:14*/ var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
-			/*line gray.go:14*/ *kernel.At(t, gray, int(i), &gocuSite3, kernel.Write) = gocuV1
+			/*line gray.go:14*/ *kernel.At(t, gray, int(i), &gocuSite208, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -1332,10 +2823,10 @@ func gocuChecked_Gray2D(t *kernel.Thread, rgb []uint8, gray []uint8, width int32
 	/*line gray.go:24*/ if x < width && y < height {
 		/*line gray.go:25*/ n := width * height
 		/*line gray.go:26*/ i := y*width + x
-		/*line gray.go:27*/ r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite4, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite5, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite6, kernel.Read))
+		/*line gray.go:27*/ r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite209, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite210, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite211, kernel.Read))
 		/*line gray.go:28*/ {
 			/*line gray.go:28*/ var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
-			/*line gray.go:28*/ *kernel.At(t, gray, int(i), &gocuSite7, kernel.Write) = gocuV1
+			/*line gray.go:28*/ *kernel.At(t, gray, int(i), &gocuSite212, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -1346,10 +2837,10 @@ func gocuChecked_GrayVec4(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	/*line grayfast.go:14*/ dst := kernel.Reinterpret[uint32](gray)
 	/*line grayfast.go:15*/ q := n / 4
 	/*line grayfast.go:16*/ for i := t.Index(); i < q; i += t.Stride() {
-		/*line grayfast.go:16*/ kernel.Loop(t, &gocuSite127)
+		/*line grayfast.go:16*/ kernel.Loop(t, &gocuSite377)
 		/*line grayfast.go:17*/ {
-			/*line grayfast.go:17*/ var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite10, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite11, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite12, kernel.Read))
-			/*line grayfast.go:17*/ *kernel.At(t, dst, int(i), &gocuSite13, kernel.Write) = gocuV1
+			/*line grayfast.go:17*/ var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite215, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite216, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite217, kernel.Read))
+			/*line grayfast.go:17*/ *kernel.At(t, dst, int(i), &gocuSite218, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -1360,11 +2851,11 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	/*line grayfast.go:32*/ dst := kernel.Reinterpret[kernel.Uint4](gray)
 	/*line grayfast.go:33*/ q := n / 16
 	/*line grayfast.go:34*/ for i := t.Index(); i < q; i += t.Stride() {
-		/*line grayfast.go:34*/ kernel.Loop(t, &gocuSite128)
-		/*line grayfast.go:35*/ r, g, b := *kernel.At(t, src, int(i), &gocuSite16, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite17, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite18, kernel.Read)
+		/*line grayfast.go:34*/ kernel.Loop(t, &gocuSite378)
+		/*line grayfast.go:35*/ r, g, b := *kernel.At(t, src, int(i), &gocuSite221, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite222, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite223, kernel.Read)
 		/*line grayfast.go:36*/ {
 			/*line grayfast.go:36*/ var gocuV1 kernel.Uint4 = kernel.Uint4{X: gocuChecked_gray4(t, r.X, g.X, b.X), Y: gocuChecked_gray4(t, r.Y, g.Y, b.Y), Z: gocuChecked_gray4(t, r.Z, g.Z, b.Z), W: gocuChecked_gray4(t, r.W, g.W, b.W)}
-			/*line grayfast.go:36*/ *kernel.At(t, dst, int(i), &gocuSite19, kernel.Write) = gocuV1
+			/*line grayfast.go:36*/ *kernel.At(t, dst, int(i), &gocuSite224, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -1373,19 +2864,19 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 func gocuChecked_Histogram(t *kernel.Thread, data []uint8, hist []uint32, n int32) {
 	/*line histogram.go:16*/ h := kernel.Shared[[256]uint32](t)
 	/*line histogram.go:17*/ for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
-		/*line histogram.go:17*/ kernel.Loop(t, &gocuSite129)
-		/*line histogram.go:18*/ *kernel.At(t, h[:], int(b), &gocuSite20, kernel.Write) = 0
+		/*line histogram.go:17*/ kernel.Loop(t, &gocuSite379)
+		/*line histogram.go:18*/ *kernel.At(t, h[:], int(b), &gocuSite225, kernel.Write) = 0
 	}
 	/*line histogram.go:20*/ t.SyncThreads()
 	/*line histogram.go:21*/ for i := t.Index(); i < n; i += t.Stride() {
-		/*line histogram.go:21*/ kernel.Loop(t, &gocuSite130)
-		/*line histogram.go:22*/ kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite22, kernel.Read)), &gocuSite21, kernel.Atomic), 1)
+		/*line histogram.go:21*/ kernel.Loop(t, &gocuSite380)
+		/*line histogram.go:22*/ kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite227, kernel.Read)), &gocuSite226, kernel.Atomic), 1)
 	}
 	/*line histogram.go:24*/ t.SyncThreads()
 	/*line histogram.go:25*/ for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
-		/*line histogram.go:25*/ kernel.Loop(t, &gocuSite131)
-		/*line histogram.go:26*/ if *kernel.At(t, h[:], int(b), &gocuSite23, kernel.Read) != 0 {
-			/*line histogram.go:27*/ kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite24, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite25, kernel.Read))
+		/*line histogram.go:25*/ kernel.Loop(t, &gocuSite381)
+		/*line histogram.go:26*/ if *kernel.At(t, h[:], int(b), &gocuSite228, kernel.Read) != 0 {
+			/*line histogram.go:27*/ kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite229, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite230, kernel.Read))
 		}
 	}
 }
@@ -1396,10 +2887,10 @@ func gocuChecked_MatMul(t *kernel.Thread, a []float32, b []float32, c []float32,
 	/*line matmul.go:15*/ if row < m && col < n {
 		/*line matmul.go:16*/ var sum float32
 		/*line matmul.go:17*/ for i := range k {
-			/*line matmul.go:17*/ kernel.Loop(t, &gocuSite132)
-			/*line matmul.go:18*/ sum += *kernel.At(t, a, int(row*k+i), &gocuSite26, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite27, kernel.Read)
+			/*line matmul.go:17*/ kernel.Loop(t, &gocuSite382)
+			/*line matmul.go:18*/ sum += *kernel.At(t, a, int(row*k+i), &gocuSite231, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite232, kernel.Read)
 		}
-		/*line matmul.go:20*/ *kernel.At(t, c, int(row*n+col), &gocuSite28, kernel.Write) = sum
+		/*line matmul.go:20*/ *kernel.At(t, c, int(row*n+col), &gocuSite233, kernel.Write) = sum
 	}
 }
 
@@ -1411,32 +2902,32 @@ func gocuChecked_TiledMatMul(t *kernel.Thread, a []float32, b []float32, c []flo
 	/*line matmul.go:38*/ row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
 	/*line matmul.go:39*/ var sum float32
 	/*line matmul.go:40*/ for p := int32(0); p < k; p += Tile {
-		/*line matmul.go:40*/ kernel.Loop(t, &gocuSite133)
+		/*line matmul.go:40*/ kernel.Loop(t, &gocuSite383)
 		/*line matmul.go:41*/ if row < m && p+tx < k {
 			/*line matmul.go:42*/ {
-				/*line matmul.go:42*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite29, kernel.Read)
-				/*line matmul.go:42*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite30)][:], int(tx), &gocuSite30, kernel.Write) = gocuV1
+				/*line matmul.go:42*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite234, kernel.Read)
+				/*line matmul.go:42*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite235)][:], int(tx), &gocuSite235, kernel.Write) = gocuV1
 			}
 		} else {
-			/*line matmul.go:44*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite31)][:], int(tx), &gocuSite31, kernel.Write) = 0
+			/*line matmul.go:44*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite236)][:], int(tx), &gocuSite236, kernel.Write) = 0
 		}
 		/*line matmul.go:46*/ if col < n && p+ty < k {
 			/*line matmul.go:47*/ {
-				/*line matmul.go:47*/ var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite32, kernel.Read)
-				/*line matmul.go:47*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite33)][:], int(tx), &gocuSite33, kernel.Write) = gocuV2
+				/*line matmul.go:47*/ var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite237, kernel.Read)
+				/*line matmul.go:47*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite238)][:], int(tx), &gocuSite238, kernel.Write) = gocuV2
 			}
 		} else {
-			/*line matmul.go:49*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite34)][:], int(tx), &gocuSite34, kernel.Write) = 0
+			/*line matmul.go:49*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite239)][:], int(tx), &gocuSite239, kernel.Write) = 0
 		}
 		/*line matmul.go:51*/ t.SyncThreads()
 		/*line matmul.go:52*/ for i := range Tile {
-			/*line matmul.go:52*/ kernel.Loop(t, &gocuSite134)
-			/*line matmul.go:53*/ sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite35)][:], int(i), &gocuSite35, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite36)][:], int(tx), &gocuSite36, kernel.Read)
+			/*line matmul.go:52*/ kernel.Loop(t, &gocuSite384)
+			/*line matmul.go:53*/ sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite240)][:], int(i), &gocuSite240, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite241)][:], int(tx), &gocuSite241, kernel.Read)
 		}
 		/*line matmul.go:55*/ t.SyncThreads()
 	}
 	/*line matmul.go:57*/ if row < m && col < n {
-		/*line matmul.go:58*/ *kernel.At(t, c, int(row*n+col), &gocuSite37, kernel.Write) = sum
+		/*line matmul.go:58*/ *kernel.At(t, c, int(row*n+col), &gocuSite242, kernel.Write) = sum
 	}
 }
 
@@ -1449,32 +2940,32 @@ func gocuChecked_TiledMatMulDynamic(t *kernel.Thread, a []float32, b []float32, 
 	/*line matmul.go:72*/ as, bs := ty*w+tx, w*w+ty*w+tx
 	/*line matmul.go:73*/ var sum float32
 	/*line matmul.go:74*/ for p := int32(0); p < k; p += w {
-		/*line matmul.go:74*/ kernel.Loop(t, &gocuSite135)
+		/*line matmul.go:74*/ kernel.Loop(t, &gocuSite385)
 		/*line matmul.go:75*/ if row < m && p+tx < k {
 			/*line matmul.go:76*/ {
-				/*line matmul.go:76*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite38, kernel.Read)
-				/*line matmul.go:76*/ *kernel.At(t, sm, int(as), &gocuSite39, kernel.Write) = gocuV1
+				/*line matmul.go:76*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite243, kernel.Read)
+				/*line matmul.go:76*/ *kernel.At(t, sm, int(as), &gocuSite244, kernel.Write) = gocuV1
 			}
 		} else {
-			/*line matmul.go:78*/ *kernel.At(t, sm, int(as), &gocuSite40, kernel.Write) = 0
+			/*line matmul.go:78*/ *kernel.At(t, sm, int(as), &gocuSite245, kernel.Write) = 0
 		}
 		/*line matmul.go:80*/ if col < n && p+ty < k {
 			/*line matmul.go:81*/ {
-				/*line matmul.go:81*/ var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite41, kernel.Read)
-				/*line matmul.go:81*/ *kernel.At(t, sm, int(bs), &gocuSite42, kernel.Write) = gocuV2
+				/*line matmul.go:81*/ var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite246, kernel.Read)
+				/*line matmul.go:81*/ *kernel.At(t, sm, int(bs), &gocuSite247, kernel.Write) = gocuV2
 			}
 		} else {
-			/*line matmul.go:83*/ *kernel.At(t, sm, int(bs), &gocuSite43, kernel.Write) = 0
+			/*line matmul.go:83*/ *kernel.At(t, sm, int(bs), &gocuSite248, kernel.Write) = 0
 		}
 		/*line matmul.go:85*/ t.SyncThreads()
 		/*line matmul.go:86*/ for i := range w {
-			/*line matmul.go:86*/ kernel.Loop(t, &gocuSite136)
-			/*line matmul.go:87*/ sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite44, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite45, kernel.Read)
+			/*line matmul.go:86*/ kernel.Loop(t, &gocuSite386)
+			/*line matmul.go:87*/ sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite249, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite250, kernel.Read)
 		}
 		/*line matmul.go:89*/ t.SyncThreads()
 	}
 	/*line matmul.go:91*/ if row < m && col < n {
-		/*line matmul.go:92*/ *kernel.At(t, c, int(row*n+col), &gocuSite46, kernel.Write) = sum
+		/*line matmul.go:92*/ *kernel.At(t, c, int(row*n+col), &gocuSite251, kernel.Write) = sum
 	}
 }
 
@@ -1483,23 +2974,23 @@ func gocuChecked_Sum(t *kernel.Thread, x []float32, partial []float32, n int32) 
 	/*line reduce.go:13*/ warpSums := kernel.Shared[[32]float32](t)
 	/*line reduce.go:14*/ var v float32
 	/*line reduce.go:15*/ for i := t.Index(); i < n; i += t.Stride() {
-		/*line reduce.go:15*/ kernel.Loop(t, &gocuSite137)
-		/*line reduce.go:16*/ v += *kernel.At(t, x, int(i), &gocuSite47, kernel.Read)
+		/*line reduce.go:15*/ kernel.Loop(t, &gocuSite387)
+		/*line reduce.go:16*/ v += *kernel.At(t, x, int(i), &gocuSite252, kernel.Read)
 	}
 	/*line reduce.go:18*/ v = gocuChecked_warpSum(t, v)
 	/*line reduce.go:19*/ lane, warp := t.LaneID(), t.WarpID()
 	/*line reduce.go:20*/ if lane == 0 {
-		/*line reduce.go:21*/ *kernel.At(t, warpSums[:], int(warp), &gocuSite48, kernel.Write) = v
+		/*line reduce.go:21*/ *kernel.At(t, warpSums[:], int(warp), &gocuSite253, kernel.Write) = v
 	}
 	/*line reduce.go:23*/ t.SyncThreads()
 	/*line reduce.go:24*/ if warp == 0 {
 		/*line reduce.go:25*/ v = 0
 		/*line reduce.go:26*/ if lane < t.BlockDim.X/kernel.WarpSize {
-			/*line reduce.go:27*/ v = *kernel.At(t, warpSums[:], int(lane), &gocuSite49, kernel.Read)
+			/*line reduce.go:27*/ v = *kernel.At(t, warpSums[:], int(lane), &gocuSite254, kernel.Read)
 		}
 		/*line reduce.go:29*/ v = gocuChecked_warpSum(t, v)
 		/*line reduce.go:30*/ if lane == 0 {
-			/*line reduce.go:31*/ *kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite50, kernel.Write) = v
+			/*line reduce.go:31*/ *kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite255, kernel.Write) = v
 		}
 	}
 }
@@ -1512,58 +3003,58 @@ func gocuChecked_ScanBlocks(t *kernel.Thread, x []int32, y []int32, sums []int32
 	/*line scan.go:21*/ i1 := i0 + ScanThreads
 	/*line scan.go:22*/ var v0, v1 int32
 	/*line scan.go:23*/ if i0 < n {
-		/*line scan.go:24*/ v0 = *kernel.At(t, x, int(i0), &gocuSite51, kernel.Read)
+		/*line scan.go:24*/ v0 = *kernel.At(t, x, int(i0), &gocuSite256, kernel.Read)
 	}
 	/*line scan.go:26*/ if i1 < n {
-		/*line scan.go:27*/ v1 = *kernel.At(t, x, int(i1), &gocuSite52, kernel.Read)
+		/*line scan.go:27*/ v1 = *kernel.At(t, x, int(i1), &gocuSite257, kernel.Read)
 	}
-	/*line scan.go:29*/ *kernel.At(t, s[:], int(tid), &gocuSite53, kernel.Write) = v0
-	/*line scan.go:30*/ *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite54, kernel.Write) = v1
+	/*line scan.go:29*/ *kernel.At(t, s[:], int(tid), &gocuSite258, kernel.Write) = v0
+	/*line scan.go:30*/ *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite259, kernel.Write) = v1
 	/*line scan.go:32*/ offset := int32(1)
 	/*line scan.go:33*/ for d := int32(ScanThreads); d > 0; d /= 2 {
-		/*line scan.go:33*/ kernel.Loop(t, &gocuSite138)
+		/*line scan.go:33*/ kernel.Loop(t, &gocuSite388)
 		/*line scan.go:34*/ t.SyncThreads()
 		/*line scan.go:35*/ if tid < d {
 			/*line scan.go:36*/ a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
 			/*line scan.go:37*/ {
-				/*line scan.go:37*/ var gocuV1 int32 = *kernel.At(t, s[:], int(a), &gocuSite55, kernel.Read)
-				/*line scan.go:37*/ *kernel.At(t, s[:], int(b), &gocuSite56, kernel.ReadWrite) += gocuV1
+				/*line scan.go:37*/ var gocuV1 int32 = *kernel.At(t, s[:], int(a), &gocuSite260, kernel.Read)
+				/*line scan.go:37*/ *kernel.At(t, s[:], int(b), &gocuSite261, kernel.ReadWrite) += gocuV1
 			}
 		}
 		/*line scan.go:39*/ offset *= 2
 	}
 	/*line scan.go:41*/ if tid == 0 {
 		/*line scan.go:42*/ {
-			/*line scan.go:42*/ var gocuV2 int32 = *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite57, kernel.Read)
-			/*line scan.go:42*/ *kernel.At(t, sums, int(t.BlockIdx.X), &gocuSite58, kernel.Write) = gocuV2
+			/*line scan.go:42*/ var gocuV2 int32 = *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite262, kernel.Read)
+			/*line scan.go:42*/ *kernel.At(t, sums, int(t.BlockIdx.X), &gocuSite263, kernel.Write) = gocuV2
 		}
-		/*line scan.go:43*/ *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite59, kernel.Write) = 0
+		/*line scan.go:43*/ *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite264, kernel.Write) = 0
 	}
 	/*line scan.go:45*/ for d := int32(1); d < 2*ScanThreads; d *= 2 {
-		/*line scan.go:45*/ kernel.Loop(t, &gocuSite139)
+		/*line scan.go:45*/ kernel.Loop(t, &gocuSite389)
 		/*line scan.go:46*/ offset /= 2
 		/*line scan.go:47*/ t.SyncThreads()
 		/*line scan.go:48*/ if tid < d {
 			/*line scan.go:49*/ a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
-			/*line scan.go:50*/ v := *kernel.At(t, s[:], int(a), &gocuSite60, kernel.Read)
+			/*line scan.go:50*/ v := *kernel.At(t, s[:], int(a), &gocuSite265, kernel.Read)
 			/*line scan.go:51*/ {
-				/*line scan.go:51*/ var gocuV3 int32 = *kernel.At(t, s[:], int(b), &gocuSite61, kernel.Read)
-				/*line scan.go:51*/ *kernel.At(t, s[:], int(a), &gocuSite62, kernel.Write) = gocuV3
+				/*line scan.go:51*/ var gocuV3 int32 = *kernel.At(t, s[:], int(b), &gocuSite266, kernel.Read)
+				/*line scan.go:51*/ *kernel.At(t, s[:], int(a), &gocuSite267, kernel.Write) = gocuV3
 			}
-			/*line scan.go:52*/ *kernel.At(t, s[:], int(b), &gocuSite63, kernel.ReadWrite) += v
+			/*line scan.go:52*/ *kernel.At(t, s[:], int(b), &gocuSite268, kernel.ReadWrite) += v
 		}
 	}
 	/*line scan.go:55*/ t.SyncThreads()
 	/*line scan.go:56*/ if i0 < n {
 		/*line scan.go:57*/ {
-			/*line scan.go:57*/ var gocuV4 int32 = *kernel.At(t, s[:], int(tid), &gocuSite64, kernel.Read)
-			/*line scan.go:57*/ *kernel.At(t, y, int(i0), &gocuSite65, kernel.Write) = gocuV4
+			/*line scan.go:57*/ var gocuV4 int32 = *kernel.At(t, s[:], int(tid), &gocuSite269, kernel.Read)
+			/*line scan.go:57*/ *kernel.At(t, y, int(i0), &gocuSite270, kernel.Write) = gocuV4
 		}
 	}
 	/*line scan.go:59*/ if i1 < n {
 		/*line scan.go:60*/ {
-			/*line scan.go:60*/ var gocuV5 int32 = *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite66, kernel.Read)
-			/*line scan.go:60*/ *kernel.At(t, y, int(i1), &gocuSite67, kernel.Write) = gocuV5
+			/*line scan.go:60*/ var gocuV5 int32 = *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite271, kernel.Read)
+			/*line scan.go:60*/ *kernel.At(t, y, int(i1), &gocuSite272, kernel.Write) = gocuV5
 		}
 	}
 }
@@ -1573,8 +3064,8 @@ func gocuChecked_ScanAdd(t *kernel.Thread, y []int32, offsets []int32, n int32) 
 	/*line scan.go:70*/ i := t.Index()
 	/*line scan.go:71*/ if i < n {
 		/*line scan.go:72*/ {
-			/*line scan.go:72*/ var gocuV1 int32 = *kernel.At(t, offsets, int(i/(2*ScanThreads)), &gocuSite68, kernel.Read)
-			/*line scan.go:72*/ *kernel.At(t, y, int(i), &gocuSite69, kernel.ReadWrite) += gocuV1
+			/*line scan.go:72*/ var gocuV1 int32 = *kernel.At(t, offsets, int(i/(2*ScanThreads)), &gocuSite273, kernel.Read)
+			/*line scan.go:72*/ *kernel.At(t, y, int(i), &gocuSite274, kernel.ReadWrite) += gocuV1
 		}
 	}
 }
@@ -1593,63 +3084,63 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	/*line sgemm.go:55*/ br, bc := tid/32, tid%32
 	/*line sgemm.go:56*/ ai := int(t.BlockIdx.Y*GemmBM+lr)*k4 + int(lk/4)
 	/*line sgemm.go:57*/ bi := int(br)*n4 + int(t.BlockIdx.X*(GemmBN/4)+bc)
-	/*line sgemm.go:59*/ va, vb := *kernel.At(t, a4, int(ai), &gocuSite73, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite74, kernel.Read)
+	/*line sgemm.go:59*/ va, vb := *kernel.At(t, a4, int(ai), &gocuSite278, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite279, kernel.Read)
 	/*line sgemm.go:60*/ st := int32(0)
-	/*line sgemm.go:61*/ a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite76)][kernel.Index(t, int(lk), 8, &gocuSite76)][:])
-	/*line sgemm.go:62*/ a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite79)][kernel.Index(t, int(lk+1), 8, &gocuSite79)][:])
-	/*line sgemm.go:63*/ a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite82)][kernel.Index(t, int(lk+2), 8, &gocuSite82)][:])
-	/*line sgemm.go:64*/ a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite85)][kernel.Index(t, int(lk+3), 8, &gocuSite85)][:])
-	/*line sgemm.go:65*/ *kernel.At(t, a0, int(lr), &gocuSite87, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite88, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite89, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite90, kernel.Write) = va.X, va.Y, va.Z, va.W
-	/*line sgemm.go:68*/ *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite91)][kernel.Index(t, int(br), 8, &gocuSite91)][:], int(bc), &gocuSite91, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
+	/*line sgemm.go:61*/ a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite281)][kernel.Index(t, int(lk), 8, &gocuSite281)][:])
+	/*line sgemm.go:62*/ a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite284)][kernel.Index(t, int(lk+1), 8, &gocuSite284)][:])
+	/*line sgemm.go:63*/ a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite287)][kernel.Index(t, int(lk+2), 8, &gocuSite287)][:])
+	/*line sgemm.go:64*/ a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite290)][kernel.Index(t, int(lk+3), 8, &gocuSite290)][:])
+	/*line sgemm.go:65*/ *kernel.At(t, a0, int(lr), &gocuSite292, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite293, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite294, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite295, kernel.Write) = va.X, va.Y, va.Z, va.W
+	/*line sgemm.go:68*/ *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite296)][kernel.Index(t, int(br), 8, &gocuSite296)][:], int(bc), &gocuSite296, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 	/*line sgemm.go:69*/ t.SyncThreads()
 	/*line sgemm.go:71*/ var acc [8][8]float32
 	/*line sgemm.go:72*/ for k0 := int32(0); k0 < k; k0 += GemmBK {
-		/*line sgemm.go:72*/ kernel.Loop(t, &gocuSite140)
+		/*line sgemm.go:72*/ kernel.Loop(t, &gocuSite390)
 		/*line sgemm.go:73*/ next := k0+GemmBK < k
 		/*line sgemm.go:74*/ if next {
-			/*line sgemm.go:75*/ va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite92, kernel.Read)
-			/*line sgemm.go:76*/ vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite93, kernel.Read)
+			/*line sgemm.go:75*/ va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite297, kernel.Read)
+			/*line sgemm.go:76*/ vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite298, kernel.Read)
 		}
 		/*line sgemm.go:79*/ for kk := 0; kk < GemmBK; kk++ {
-			/*line sgemm.go:79*/ kernel.Loop(t, &gocuSite141)
-			/*line sgemm.go:80*/ x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite94)][kernel.Index(t, int(kk), 8, &gocuSite94)][:], int(tr), &gocuSite94, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite95)][kernel.Index(t, int(kk), 8, &gocuSite95)][:], int(tr+16), &gocuSite95, kernel.Read)
-			/*line sgemm.go:81*/ y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite96)][kernel.Index(t, int(kk), 8, &gocuSite96)][:], int(tc), &gocuSite96, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite97)][kernel.Index(t, int(kk), 8, &gocuSite97)][:], int(tc+16), &gocuSite97, kernel.Read)
+			/*line sgemm.go:79*/ kernel.Loop(t, &gocuSite391)
+			/*line sgemm.go:80*/ x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite299)][kernel.Index(t, int(kk), 8, &gocuSite299)][:], int(tr), &gocuSite299, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite300)][kernel.Index(t, int(kk), 8, &gocuSite300)][:], int(tr+16), &gocuSite300, kernel.Read)
+			/*line sgemm.go:81*/ y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite301)][kernel.Index(t, int(kk), 8, &gocuSite301)][:], int(tc), &gocuSite301, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite302)][kernel.Index(t, int(kk), 8, &gocuSite302)][:], int(tc+16), &gocuSite302, kernel.Read)
 			/*line sgemm.go:82*/ ra := [8]float32{x0.X, x0.Y, x0.Z, x0.W, x1.X, x1.Y, x1.Z, x1.W}
 			/*line sgemm.go:83*/ rb := [8]float32{y0.X, y0.Y, y0.Z, y0.W, y1.X, y1.Y, y1.Z, y1.W}
 			/*line sgemm.go:85*/ for i := 0; i < 8; i++ {
-				/*line sgemm.go:85*/ kernel.Loop(t, &gocuSite142)
+				/*line sgemm.go:85*/ kernel.Loop(t, &gocuSite392)
 				/*line sgemm.go:87*/ for j := 0; j < 8; j++ {
-					/*line sgemm.go:87*/ kernel.Loop(t, &gocuSite143)
+					/*line sgemm.go:87*/ kernel.Loop(t, &gocuSite393)
 					/*line sgemm.go:88*/ {
-						/*line sgemm.go:88*/ var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite98, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite99, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite100)][:], int(j), &gocuSite100, kernel.Read))
-						/*line sgemm.go:88*/ *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite101)][:], int(j), &gocuSite101, kernel.Write) = gocuV1
+						/*line sgemm.go:88*/ var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite303, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite304, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite305)][:], int(j), &gocuSite305, kernel.Read))
+						/*line sgemm.go:88*/ *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite306)][:], int(j), &gocuSite306, kernel.Write) = gocuV1
 					}
 				}
 			}
 		}
 		/*line sgemm.go:92*/ if next {
 			/*line sgemm.go:93*/ st ^= 1
-			/*line sgemm.go:94*/ a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite103)][kernel.Index(t, int(lk), 8, &gocuSite103)][:])
-			/*line sgemm.go:95*/ a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite106)][kernel.Index(t, int(lk+1), 8, &gocuSite106)][:])
-			/*line sgemm.go:96*/ a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite109)][kernel.Index(t, int(lk+2), 8, &gocuSite109)][:])
-			/*line sgemm.go:97*/ a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite112)][kernel.Index(t, int(lk+3), 8, &gocuSite112)][:])
-			/*line sgemm.go:98*/ *kernel.At(t, a0, int(lr), &gocuSite114, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite115, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite116, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite117, kernel.Write) = va.X, va.Y, va.Z, va.W
-			/*line sgemm.go:99*/ *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite118)][kernel.Index(t, int(br), 8, &gocuSite118)][:], int(bc), &gocuSite118, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
+			/*line sgemm.go:94*/ a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite308)][kernel.Index(t, int(lk), 8, &gocuSite308)][:])
+			/*line sgemm.go:95*/ a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite311)][kernel.Index(t, int(lk+1), 8, &gocuSite311)][:])
+			/*line sgemm.go:96*/ a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite314)][kernel.Index(t, int(lk+2), 8, &gocuSite314)][:])
+			/*line sgemm.go:97*/ a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite317)][kernel.Index(t, int(lk+3), 8, &gocuSite317)][:])
+			/*line sgemm.go:98*/ *kernel.At(t, a0, int(lr), &gocuSite319, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite320, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite321, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite322, kernel.Write) = va.X, va.Y, va.Z, va.W
+			/*line sgemm.go:99*/ *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite323)][kernel.Index(t, int(br), 8, &gocuSite323)][:], int(bc), &gocuSite323, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 		}
 		/*line sgemm.go:101*/ t.SyncThreads()
 	}
 	/*line sgemm.go:105*/ for i := 0; i < 8; i++ {
-		/*line sgemm.go:105*/ kernel.Loop(t, &gocuSite144)
+		/*line sgemm.go:105*/ kernel.Loop(t, &gocuSite394)
 		/*line sgemm.go:106*/ row := int(t.BlockIdx.Y*GemmBM + tr*4 + int32(i%4) + int32(i/4)*64)
 		/*line sgemm.go:108*/ for h := 0; h < 2; h++ {
-			/*line sgemm.go:108*/ kernel.Loop(t, &gocuSite145)
+			/*line sgemm.go:108*/ kernel.Loop(t, &gocuSite395)
 			/*line sgemm.go:109*/ p := row*n4 + int(t.BlockIdx.X*(GemmBN/4)+tc+int32(h)*16)
-			/*line sgemm.go:110*/ v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite119)][:], int(4*h), &gocuSite119, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite120)][:], int(4*h+1), &gocuSite120, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite121)][:], int(4*h+2), &gocuSite121, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite122)][:], int(4*h+3), &gocuSite122, kernel.Read)}
+			/*line sgemm.go:110*/ v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite324)][:], int(4*h), &gocuSite324, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite325)][:], int(4*h+1), &gocuSite325, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite326)][:], int(4*h+2), &gocuSite326, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite327)][:], int(4*h+3), &gocuSite327, kernel.Read)}
 			/*line sgemm.go:111*/ if beta != 0 {
-				/*line sgemm.go:112*/ old := *kernel.At(t, c4, int(p), &gocuSite123, kernel.Read)
+				/*line sgemm.go:112*/ old := *kernel.At(t, c4, int(p), &gocuSite328, kernel.Read)
 				/*line sgemm.go:113*/ v = kernel.Float4{X: kernel.FMA(beta, old.X, v.X), Y: kernel.FMA(beta, old.Y, v.Y), Z: kernel.FMA(beta, old.Z, v.Z), W: kernel.FMA(beta, old.W, v.W)}
 			}
-			/*line sgemm.go:120*/ *kernel.At(t, c4, int(p), &gocuSite124, kernel.Write) = v
+			/*line sgemm.go:120*/ *kernel.At(t, c4, int(p), &gocuSite329, kernel.Write) = v
 		}
 	}
 }
