@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 // Size classes of the caching allocator. Requests up to 1 MiB are rounded
@@ -623,17 +625,4 @@ func (f *freeIndex) bestFit(size int64, stream uintptr) *block {
 // byteSize formats n bytes for messages.
 type byteSize int64
 
-func (n byteSize) String() string {
-	const unit = 1024
-	if n < unit && n > -unit {
-		return fmt.Sprintf("%d B", int64(n))
-	}
-	f := float64(n)
-	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
-		f /= unit
-		if f < unit && f > -unit || u == "TiB" {
-			return fmt.Sprintf("%.1f %s", f, u)
-		}
-	}
-	return ""
-}
+func (n byteSize) String() string { return units.Bytes(int64(n)) }

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 // Device is one GPU with its primary context. Every call that needs the
@@ -99,10 +99,10 @@ func Devices() ([]*Device, error) {
 
 func openDevice(a *api, ordinal int) (*Device, error) {
 	d := &Device{api: a, ordinal: ordinal}
-	if r := ccall(a.cuDeviceGet, uintptr(unsafe.Pointer(&d.handle)), uintptr(ordinal)); r != 0 {
+	if r := Result(dynlib.Call(a.cuDeviceGet, uintptr(unsafe.Pointer(&d.handle)), uintptr(ordinal))); r != 0 {
 		return nil, a.error("cuDeviceGet", r)
 	}
-	if r := ccall(a.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&d.ctx)), uintptr(d.handle)); r != 0 {
+	if r := Result(dynlib.Call(a.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&d.ctx)), uintptr(d.handle))); r != 0 {
 		return nil, a.error("cuDevicePrimaryCtxRetain", r)
 	}
 	if err := d.readProps(); err != nil {
@@ -135,8 +135,7 @@ func (d *Device) call(fn uintptr, args ...uintptr) Result {
 	runtime.LockOSThread()
 	r := f.bind(d.api, d.ctx)
 	if r == 0 {
-		r0, _, _ := purego.SyscallN(fn, args...)
-		r = Result(int32(r0))
+		r = Result(dynlib.Call(fn, args...))
 	}
 	runtime.UnlockOSThread()
 	putFrame(f)
@@ -198,7 +197,7 @@ func (d *Device) Synchronize() error {
 // Attribute returns one device attribute (cuDeviceGetAttribute).
 func (d *Device) Attribute(attr DeviceAttribute) (int, error) {
 	var v int32
-	r := ccall(d.api.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), uintptr(d.handle))
+	r := Result(dynlib.Call(d.api.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), uintptr(d.handle)))
 	if r != 0 {
 		return 0, d.err(fmt.Sprintf("cuDeviceGetAttribute(%d)", attr), r)
 	}

@@ -5,15 +5,15 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 // A frame is scratch memory outside the Go heap for one driver call: the
 // argument slice handed to purego, words the driver writes results into,
 // and, for a launch, the kernel parameters (the void** array and the values
 // it points to). Being off the heap, nothing in it moves or is collected
-// while the driver reads it, and calls through it allocate nothing: purego
-// takes the argument slice as it is.
+// while the driver reads it, and calls through it allocate nothing:
+// dynlib.Call takes the argument slice as it is.
 type frame struct {
 	mem     []byte
 	args    []uintptr // call arguments
@@ -81,8 +81,7 @@ func (f *frame) free() {
 
 // call calls fn with the first n argument slots.
 func (f *frame) call(fn uintptr, n int) Result {
-	r, _, _ := purego.SyscallN(fn, f.args[:n]...)
-	return Result(int32(r))
+	return Result(dynlib.Call(fn, f.args[:n]...))
 }
 
 // bind makes ctx current on the calling OS thread, which the caller has

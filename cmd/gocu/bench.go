@@ -11,6 +11,7 @@ import (
 
 	"github.com/gocu-dev/gocu/bench"
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 // Packages that register benchmark workloads (bench.Register) are linked
@@ -151,7 +152,7 @@ func benchDevice(name string, errw io.Writer) (bench.Device, error) {
 	}
 	reason := "no CUDA driver"
 	if err := cuda.Init(); err != nil {
-		reason = oneLine(err)
+		reason = units.OneLine(err)
 	}
 	fmt.Fprintf(errw, "no GPU: %s; benchmarking the simulator (--device cpu for the CPU)\n", reason)
 	return bench.Sim, nil
