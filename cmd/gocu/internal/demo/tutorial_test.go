@@ -175,6 +175,9 @@ var varying = []*regexp.Regexp{
 	regexp.MustCompile(`(\d+h)?(\d+m)?\d+(\.\d+)? ?(ns|µs|us|ms|s)\b`),                           // durations
 	regexp.MustCompile(`\d+(\.\d+)?(e[-+]?\d+)? ?(GB/s|GFLOP/s|TFLOP/s|%|FLOP per byte|ns per)`), // rates
 	regexp.MustCompile(`on \d+ cores|all \d+ cores|in \d+ places`),
+	// which roof bounds a kernel follows from the machine's measured
+	// ridge, which moves with the machine and its load
+	regexp.MustCompile(`\((memory|compute)-bound\)`),
 }
 
 func normalize(s string) string {
