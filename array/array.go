@@ -28,38 +28,91 @@ type Array struct {
 	st     *storage       // materialised data, or nil while lazy
 	lay    backend.Layout // layout of st
 	ex     *expr          // pending elementwise expression, or nil
+	leaf   *expr          // the leaf expression reading st, made on first use
 	uses   atomic.Int32   // how many operations took the pending expression
-	hold   *holdings
+	held   []*storage     // the storage references the array owns
+	held0  [2]*storage    // held's backing for the usual one or two
 }
 
 // storage is a device buffer shared by the arrays that view it, reference
 // counted: each array holding it (directly or as a leaf of a pending
-// expression) owns one reference.
+// expression) owns one reference. The last release frees the buffer and
+// returns the storage object to its Maker's pool for reuse.
+//
+// The backstop for arrays dropped without Close is a cleanup on the
+// storage object, not on each array: a storage is reachable exactly as long
+// as an array or a pending expression that uses it is, so when it becomes
+// unreachable with references still counted (their arrays were dropped),
+// the cleanup frees the buffer. Registering the cleanup once per storage
+// object, and reusing the objects, keeps runtime.AddCleanup off the
+// per-operation path.
 type storage struct {
 	dev  *Maker
 	buf  backend.Buffer
 	refs atomic.Int64
-	keep any // what owns memory the storage only views (FromBuffer's buffer)
+	keep any          // what owns memory the storage only views (FromBuffer's buffer)
+	core *storageCore // the backstop cleanup's argument
 
 	mu      sync.Mutex
 	deps    []weak.Pointer[Array] // lazy arrays that read this storage
 	pruneAt int
 }
 
+// storageCore is what the backstop cleanup of a storage frees: the buffer
+// while it is held, nil once the last reference was released. It is only
+// written while the storage is reachable and only read by the cleanup,
+// after it became unreachable.
+type storageCore struct {
+	be  backend.Backend
+	buf backend.Buffer
+}
+
+func (c *storageCore) reclaim() {
+	if c.buf != nil {
+		c.be.Free(c.buf)
+		c.buf = nil
+	}
+}
+
+// newStorage returns a storage holding buf with one reference: a pooled
+// one, or a new one with its backstop cleanup.
+func (d *Maker) newStorage(buf backend.Buffer, keep any) *storage {
+	s, _ := d.storages.Get().(*storage)
+	if s == nil {
+		s = &storage{dev: d, core: &storageCore{be: d.be}}
+		runtime.AddCleanup(s, (*storageCore).reclaim, s.core)
+	}
+	s.buf, s.keep = buf, keep
+	s.core.buf = buf
+	s.refs.Store(1)
+	return s
+}
+
 func (s *storage) retain() { s.refs.Add(1) }
 
+// release drops a reference; the last one frees the buffer and recycles
+// the storage. Every pointer to s is gone by then: arrays drop theirs when
+// they release, and a pending expression that reads s holds a reference.
 func (s *storage) release() {
-	if s.refs.Add(-1) == 0 {
-		s.dev.be.Free(s.buf)
+	if s.refs.Add(-1) != 0 {
+		return
 	}
+	buf := s.buf
+	s.buf, s.keep, s.core.buf = nil, nil, nil
+	s.mu.Lock()
+	clear(s.deps)
+	s.deps, s.pruneAt = s.deps[:0], 0
+	s.mu.Unlock()
+	s.dev.be.Free(buf)
+	s.dev.storages.Put(s)
 }
 
 // addDep records a lazy array that reads s, so that an in-place write to
 // s can evaluate it first.
-func (s *storage) addDep(a *Array) {
+func (s *storage) addDep(a weak.Pointer[Array]) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.deps = append(s.deps, weak.Make(a))
+	s.deps = append(s.deps, a)
 	if len(s.deps) >= max(64, s.pruneAt) {
 		live := s.deps[:0]
 		for _, w := range s.deps {
@@ -86,50 +139,42 @@ func (s *storage) flushDeps() {
 	}
 }
 
-// holdings are the storage references an array owns; the cleanup that
-// backs up Close releases them.
-type holdings struct {
-	mu  sync.Mutex
-	sts []*storage
-}
-
-func (h *holdings) replace(sts []*storage) {
-	h.mu.Lock()
-	old := h.sts
-	h.sts = sts
-	h.mu.Unlock()
-	for _, s := range old {
-		s.release()
-	}
-}
-
-func (h *holdings) release() { h.replace(nil) }
-
 func (d *Maker) alloc(op string, dt DType, n int) (*storage, error) {
 	buf, err := d.be.Alloc(dt, n)
 	if err != nil {
 		return nil, deviceErr(op, err)
 	}
-	s := &storage{dev: d, buf: buf}
-	s.refs.Store(1)
-	return s, nil
+	return d.newStorage(buf, nil), nil
 }
 
-func track(a *Array, sts []*storage) *Array {
-	a.hold = &holdings{sts: sts}
-	runtime.AddCleanup(a, func(h *holdings) { h.release() }, a.hold)
-	return a
+// releaseAll drops the references in sts.
+func releaseAll(sts []*storage) {
+	for _, s := range sts {
+		s.release()
+	}
 }
 
 // wrap makes an array owning the (already counted) reference to st.
 func (d *Maker) wrap(st *storage, lay backend.Layout, dt DType) *Array {
-	return track(&Array{dev: d, dt: dt, shape: lay.Shape, st: st, lay: lay}, []*storage{st})
+	a := &Array{dev: d, dt: dt, shape: lay.Shape, st: st, lay: lay}
+	a.held0[0] = st
+	a.held = a.held0[:1]
+	return a
 }
 
 // view makes an array sharing st (taking a new reference).
 func (d *Maker) view(st *storage, lay backend.Layout, dt DType) *Array {
 	st.retain()
 	return d.wrap(st, lay, dt)
+}
+
+// contiguousLayout is backend.Contiguous(shape) sharing shape (shapes are never
+// modified in place) and, for rank 1, a shared stride slice.
+func contiguousLayout(shape []int) backend.Layout {
+	if len(shape) == 1 {
+		return backend.Layout{Shape: shape, Strides: unitStride}
+	}
+	return backend.Layout{Shape: shape, Strides: backend.ContiguousStrides(shape)}
 }
 
 // failed returns an array that carries err.
@@ -181,11 +226,11 @@ func (a *Array) force(op string) (snap, error) {
 	}
 	st, err := a.dev.alloc(op, a.dt, backend.Size(a.shape))
 	if err == nil {
-		lay := backend.Contiguous(a.shape)
+		lay := contiguousLayout(a.shape)
 		err = a.dev.evalInto(a.ex, a.shape, backend.Operand{Buf: st.buf, Layout: lay})
 		if err == nil {
 			a.st, a.lay, a.ex = st, lay, nil
-			a.hold.replace([]*storage{st})
+			a.replaceHeld(st)
 			return snap{a.st, a.lay, nil}, nil
 		}
 		st.release()
@@ -193,8 +238,20 @@ func (a *Array) force(op string) (snap, error) {
 	}
 	a.err = err
 	a.ex = nil
-	a.hold.release()
+	a.replaceHeld(nil)
 	return snap{}, err
+}
+
+// replaceHeld makes st (or nothing) the array's only reference, releasing
+// the ones it held. a.mu is held.
+func (a *Array) replaceHeld(st *storage) {
+	releaseAll(a.held)
+	clear(a.held0[:])
+	a.held = a.held0[:0]
+	if st != nil {
+		a.held0[0] = st
+		a.held = a.held0[:1]
+	}
 }
 
 // Close releases the array's memory (shared storage is freed when its last
@@ -202,7 +259,7 @@ func (a *Array) force(op string) (snap, error) {
 // is idempotent; a cleanup closes arrays that become unreachable, but
 // closing explicitly returns device memory at a known time.
 func (a *Array) Close() error {
-	if a == nil || a.hold == nil {
+	if a == nil || a.dev == nil {
 		return nil
 	}
 	a.mu.Lock()
@@ -211,9 +268,16 @@ func (a *Array) Close() error {
 		return nil
 	}
 	a.closed = true
-	a.st, a.ex = nil, nil
+	a.st, a.ex, a.leaf = nil, nil, nil
+	held := a.held
+	var tmp [len(a.held0)]*storage
+	if len(held) <= len(tmp) {
+		held = tmp[:copy(tmp[:], held)]
+	}
+	clear(a.held0[:]) // a closed array keeps no storage reachable
+	a.held = nil
 	a.mu.Unlock()
-	a.hold.release()
+	releaseAll(held)
 	return nil
 }
 

@@ -54,7 +54,8 @@ func (o operand) shape() []int {
 // integer scalar fits the result.
 func commonDType(ops []operand) (dt DType, fit bool) {
 	var arr DType
-	var weak []scalar
+	var weakArr [3]scalar
+	weak := weakArr[:0]
 	for _, o := range ops {
 		if o.arr != nil {
 			if arr == 0 {
@@ -103,19 +104,21 @@ func device(op string, ops []operand) (*Maker, error) {
 	return d, nil
 }
 
-// exprs returns each operand's expression cast to dt, for a node of shape.
-func exprs(op string, shape []int, dt DType, ops []operand) ([]*expr, error) {
-	var arrs []*Array
+// exprs returns each operand's expression cast to dt, for a node of shape,
+// in out (len(ops), at most 3).
+func exprs(out []*expr, op string, shape []int, dt DType, ops []operand) error {
+	var arrs [3]*Array
+	na := 0
 	for _, o := range ops {
 		if o.arr != nil {
-			arrs = append(arrs, o.arr)
+			arrs[na] = o.arr
+			na++
 		}
 	}
-	aes, err := operandExprs(op, shape, arrs...)
-	if err != nil {
-		return nil, err
+	var aes [3]*expr
+	if err := operandExprs(aes[:na], op, shape, arrs[:na]); err != nil {
+		return err
 	}
-	out := make([]*expr, len(ops))
 	k := 0
 	for i, o := range ops {
 		if o.arr != nil {
@@ -125,7 +128,7 @@ func exprs(op string, shape []int, dt DType, ops []operand) ([]*expr, error) {
 			out[i] = scalarExpr(o.sc.as(dt))
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func (a *Array) unary(name string, op backend.Op) *Array {
@@ -216,11 +219,11 @@ func binaryOp(name string, op backend.Op, x, y any) *Array {
 	case !backend.Supports(op, dt):
 		return failed(errorf(name, ErrDType, "not supported for %v", dt))
 	}
-	es, err := exprs(name, shape, dt, ops)
-	if err != nil {
+	var es [2]*expr
+	if err := exprs(es[:], name, shape, dt, ops); err != nil {
 		return failed(err)
 	}
-	return dev.lazy(node(op, res, shape, es...))
+	return dev.lazy(node(op, res, shape, es[:]...))
 }
 
 // floatDiv is the dtype of true division: integers and bool divide in float64.
@@ -256,12 +259,12 @@ func Where(cond, x, y any) *Array {
 	if !fit {
 		return failed(errorf(name, ErrValue, "a Go integer is out of range for %v", dt))
 	}
-	ce, err := exprs(name, shape, Bool, ops[:1])
-	if err != nil {
+	var ce [1]*expr
+	if err := exprs(ce[:], name, shape, Bool, ops[:1]); err != nil {
 		return failed(err)
 	}
-	ve, err := exprs(name, shape, dt, ops[1:])
-	if err != nil {
+	var ve [2]*expr
+	if err := exprs(ve[:], name, shape, dt, ops[1:]); err != nil {
 		return failed(err)
 	}
 	return dev.lazy(node(backend.OpWhere, dt, shape, ce[0], ve[0], ve[1]))

@@ -3,6 +3,8 @@ package array
 import (
 	"runtime"
 	"slices"
+	"sync"
+	"weak"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 )
@@ -19,6 +21,7 @@ type expr struct {
 	dt    DType
 	shape []int
 	args  []*expr
+	argv  [3]*expr       // args' backing (no operation has more)
 	st    *storage       // OpInput
 	lay   backend.Layout // OpInput: the operand's own layout
 	sc    backend.Scalar // OpScalar
@@ -35,7 +38,12 @@ func scalarExpr(v backend.Scalar) *expr {
 }
 
 func node(op backend.Op, dt DType, shape []int, args ...*expr) *expr {
-	e := &expr{op: op, dt: dt, shape: shape, args: args, nodes: 1}
+	e := &expr{op: op, dt: dt, shape: shape, nodes: 1}
+	if len(args) <= len(e.argv) {
+		e.args = e.argv[:copy(e.argv[:], args)]
+	} else {
+		e.args = append([]*expr(nil), args...)
+	}
 	for _, a := range args {
 		e.nodes += a.nodes
 		e.iota = e.iota || a.iota
@@ -71,61 +79,92 @@ func convertScalar(s backend.Scalar, dt DType) backend.Scalar {
 // by each. The caller keeps a alive until the result is owned by a new
 // array (lazy takes the references).
 func (a *Array) exprOf(op string) (*expr, error) {
-	s, err := a.use(op)
-	if err != nil {
+	if a == nil {
+		return nil, errorf(op, ErrValue, "nil array")
+	}
+	a.mu.Lock()
+	if err := a.err; err != nil {
+		a.mu.Unlock()
 		return nil, err
 	}
-	if s.ex != nil && a.uses.Add(1) > 1 && s.ex.op != backend.OpScalar {
-		s, err = a.force(op)
+	if a.closed {
+		a.mu.Unlock()
+		return nil, errorf(op, ErrClosed, "use of closed array")
+	}
+	if ex := a.ex; ex != nil {
+		a.mu.Unlock()
+		if a.uses.Add(1) == 1 || ex.op == backend.OpScalar {
+			return ex, nil
+		}
+		s, err := a.force(op)
 		if err != nil {
 			return nil, err
 		}
+		a.mu.Lock()
+		if a.st != s.st {
+			a.mu.Unlock()
+			return leafExpr(s, a.dt), nil
+		}
 	}
-	if s.ex != nil {
-		return s.ex, nil
+	e := a.leafLocked()
+	a.mu.Unlock()
+	return e, nil
+}
+
+// leafLocked returns the leaf expression reading a's storage, made once
+// (expressions are immutable, so every consumer can share it). a.mu is
+// held and a is materialised.
+func (a *Array) leafLocked() *expr {
+	if a.leaf == nil {
+		a.leaf = leafExpr(snap{st: a.st, lay: a.lay}, a.dt)
 	}
-	return leafExpr(s, a.dt), nil
+	return a.leaf
+}
+
+// appendLeaves appends the distinct storages e reads to dst (in no
+// particular order).
+func (e *expr) appendLeaves(dst []*storage) []*storage {
+	if e.op == backend.OpInput {
+		return append(dst, e.st)
+	}
+	// Expressions are small (maxExprNodes): linear sets beat maps, and an
+	// explicit stack keeps the walk's lists off the heap.
+	var seenArr, stackArr [maxExprNodes + 8]*expr
+	seen, stack := seenArr[:0], append(stackArr[:0], e)
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch {
+		case x.op == backend.OpInput:
+			if !slices.Contains(dst, x.st) {
+				dst = append(dst, x.st)
+			}
+		case x.nodes == 1:
+		case !slices.Contains(seen, x):
+			seen = append(seen, x)
+			stack = append(stack, x.args...)
+		}
+	}
+	return dst
 }
 
 // leaves lists the distinct storages an expression reads.
-func (e *expr) leaves() []*storage {
-	// Expressions are small (maxExprNodes): linear sets beat maps.
-	w := leafWalk{seen: make([]*expr, 0, min(e.nodes, maxExprNodes+8))}
-	w.visit(e)
-	return w.out
-}
-
-type leafWalk struct {
-	seen []*expr
-	out  []*storage
-}
-
-func (w *leafWalk) visit(e *expr) {
-	if slices.Contains(w.seen, e) {
-		return
-	}
-	w.seen = append(w.seen, e)
-	if e.op == backend.OpInput && !slices.Contains(w.out, e.st) {
-		if w.out == nil {
-			w.out = make([]*storage, 0, 4)
-		}
-		w.out = append(w.out, e.st)
-	}
-	for _, x := range e.args {
-		w.visit(x)
-	}
-}
+func (e *expr) leaves() []*storage { return e.appendLeaves(nil) }
 
 // lazy makes a pending array for e, taking references to every storage it
 // reads and registering it with them for in-place writes.
 func (d *Maker) lazy(e *expr) *Array {
-	sts := e.leaves()
-	for _, s := range sts {
+	a := &Array{dev: d, dt: e.dt, shape: e.shape, ex: e}
+	a.held = e.appendLeaves(a.held0[:0])
+	if len(a.held) == 0 {
+		return a
+	}
+	for _, s := range a.held {
 		s.retain()
 	}
-	a := track(&Array{dev: d, dt: e.dt, shape: e.shape, ex: e}, sts)
-	for _, s := range sts {
-		s.addDep(a)
+	w := weak.Make(a)
+	for _, s := range a.held {
+		s.addDep(w)
 	}
 	return a
 }
@@ -133,9 +172,8 @@ func (d *Maker) lazy(e *expr) *Array {
 // operandExprs returns the expressions of array operands for a new node of
 // the given shape, evaluating operands first where the DAG would grow past
 // maxExprNodes, or where an operand's values depend on its own shape (it
-// reads OpIota) and it would be broadcast.
-func operandExprs(op string, shape []int, arrs ...*Array) ([]*expr, error) {
-	es := make([]*expr, len(arrs))
+// reads OpIota) and it would be broadcast. es receives them (len(arrs)).
+func operandExprs(es []*expr, op string, shape []int, arrs []*Array) error {
 	total := 1
 	for i, a := range arrs {
 		if j := slices.Index(arrs[:i], a); j >= 0 {
@@ -144,7 +182,7 @@ func operandExprs(op string, shape []int, arrs ...*Array) ([]*expr, error) {
 		}
 		e, err := a.exprOf(op)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		es[i] = e
 		total += e.nodes
@@ -160,12 +198,12 @@ func operandExprs(op string, shape []int, arrs ...*Array) ([]*expr, error) {
 		}
 		s, err := a.force(op)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		total -= e.nodes - 1
 		es[i] = leafExpr(s, a.dt)
 	}
-	return es, nil
+	return nil
 }
 
 func sameShape(a, b []int) bool {
@@ -235,21 +273,43 @@ func (b *progBuild) visit(e *expr) int32 {
 	return int32(len(p.Nodes) - 1)
 }
 
+// evalScratch is a program and its builder's lists that evalInto reuses,
+// so that evaluating an expression allocates nothing once they have grown
+// to its size. A backend does not keep a program past the call.
+type evalScratch struct {
+	p   backend.Program
+	b   progBuild
+	one [1]int // the shape of a collapsed rank-1 program
+}
+
+var evalScratches = sync.Pool{New: func() any { return new(evalScratch) }}
+
 // evalInto evaluates e (of the given shape) into out, after collapsing
 // the dimensions that are contiguous in every operand.
 func (d *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
-	p := program(e, shape)
-	collapse(p, &out)
+	sc := evalScratches.Get().(*evalScratch)
+	p := &sc.p
+	*p = backend.Program{Shape: shape, Inputs: p.Inputs[:0], Scalars: p.Scalars[:0], Nodes: p.Nodes[:0]}
+	sc.b = progBuild{p: p, shape: shape, done: sc.b.done[:0], leaves: sc.b.leaves[:0]}
+	sc.b.visit(e)
+	collapse(p, &out, sc.one[:])
 	err := d.be.Eval(p, out)
 	runtime.KeepAlive(e)
+	// Drop what the lists point to: buffers, expressions.
+	clear(p.Inputs)
+	clear(sc.b.done)
+	clear(sc.b.leaves)
+	p.Shape, sc.b.shape = nil, nil
+	evalScratches.Put(sc)
 	return err
 }
 
 // collapse lowers the rank of a program and its output together. The
 // common case, every operand C-contiguous or constant, becomes rank 1
 // with shared shape and stride slices (layouts are never modified in
-// place) without going through backend.Collapse.
-func collapse(p *backend.Program, out *backend.Operand) {
+// place) without going through backend.Collapse; one, if it has room, is
+// used for the rank-1 shape.
+func collapse(p *backend.Program, out *backend.Operand, one []int) {
 	if backend.Size(p.Shape) == 1 && len(p.Shape) == 0 {
 		return
 	}
@@ -262,7 +322,17 @@ func collapse(p *backend.Program, out *backend.Operand) {
 			}
 		}
 		if simple {
-			shape, one, zero := []int{n}, unitStride, zeroStride
+			var shape []int
+			switch {
+			case len(p.Shape) == 1:
+				shape = p.Shape
+			case len(one) == 1:
+				one[0] = n
+				shape = one
+			default:
+				shape = []int{n}
+			}
+			one, zero := unitStride, zeroStride
 			if n == 1 {
 				shape, one, zero = nil, nil, nil
 			}

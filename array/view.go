@@ -481,8 +481,8 @@ func (a *Array) Assign(src any) error {
 	if o.isScalar() && !o.sc.fits(a.dt) {
 		return errorf(op, ErrValue, "Go integer %d is out of range for %v", o.sc.i, a.dt)
 	}
-	es, err := exprs(op, a.shape, a.dt, []operand{o})
-	if err != nil {
+	var es [1]*expr
+	if err := exprs(es[:], op, a.shape, a.dt, []operand{o}); err != nil {
 		return err
 	}
 	e := es[0]
