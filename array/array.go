@@ -29,6 +29,7 @@ type Array struct {
 	lay    backend.Layout // layout of st
 	ex     *expr          // pending elementwise expression, or nil
 	leaf   *expr          // the leaf expression reading st, made on first use
+	tok    *lazyToken     // while pending with leaves: its dependency token
 	uses   atomic.Int32   // how many operations took the pending expression
 	held   []*storage     // the storage references the array owns
 	held0  [2]*storage    // held's backing for the usual one or two
@@ -54,8 +55,65 @@ type storage struct {
 	core *storageCore // the backstop cleanup's argument
 
 	mu      sync.Mutex
-	deps    []weak.Pointer[Array] // lazy arrays that read this storage
+	deps    []dep // pending arrays that read this storage
 	pruneAt int
+}
+
+// A lazyToken stands for a pending array in the dependency lists of the
+// storages it reads. Tokens are recycled: an array returns its token when
+// it is evaluated or closed, and an entry names the token's generation, so
+// an entry for an earlier holder is skipped. A token's weak pointer is made
+// once (weak.Make per operation was a large part of its cost); an entry's
+// token is collected, and its weak pointer reads nil, when a pending array
+// is dropped with its token.
+type lazyToken struct {
+	arr  atomic.Pointer[Array] // the pending array, nil while free
+	gen  atomic.Uint64         // incremented before each holder
+	self weak.Pointer[lazyToken]
+}
+
+// dep is an entry of a dependency list.
+type dep struct {
+	tok weak.Pointer[lazyToken]
+	gen uint64
+}
+
+// pending returns the pending array the entry still stands for, or nil.
+func (d dep) pending() *Array {
+	t := d.tok.Value()
+	if t == nil {
+		return nil
+	}
+	// arr first: a holder stores its array after the generation, so an
+	// array read before a matching generation is the entry's.
+	a := t.arr.Load()
+	if a == nil || t.gen.Load() != d.gen {
+		return nil
+	}
+	return a
+}
+
+// newToken gives pending array a a token and returns its entry.
+func (d *Maker) newToken(a *Array) dep {
+	t, _ := d.tokens.Get().(*lazyToken)
+	if t == nil {
+		t = new(lazyToken)
+		t.self = weak.Make(t)
+	}
+	g := t.gen.Add(1)
+	t.arr.Store(a)
+	a.tok = t
+	return dep{tok: t.self, gen: g}
+}
+
+// dropToken returns a's token, if any (a.mu is held and a is no longer
+// pending).
+func (a *Array) dropToken() {
+	if t := a.tok; t != nil {
+		a.tok = nil
+		t.arr.Store(nil)
+		a.dev.tokens.Put(t)
+	}
 }
 
 // storageCore is what the backstop cleanup of a storage frees: the buffer
@@ -99,25 +157,25 @@ func (s *storage) release() {
 	}
 	buf := s.buf
 	s.buf, s.keep, s.core.buf = nil, nil, nil
-	s.mu.Lock()
+	// No lock: whoever adds entries holds a reference, and the reference
+	// count's atomic operations order their writes before this.
 	clear(s.deps)
 	s.deps, s.pruneAt = s.deps[:0], 0
-	s.mu.Unlock()
 	s.dev.be.Free(buf)
 	s.dev.storages.Put(s)
 }
 
-// addDep records a lazy array that reads s, so that an in-place write to
-// s can evaluate it first.
-func (s *storage) addDep(a weak.Pointer[Array]) {
+// addDep records a pending array that reads s, so that an in-place write
+// to s can evaluate it first.
+func (s *storage) addDep(d dep) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.deps = append(s.deps, a)
+	s.deps = append(s.deps, d)
 	if len(s.deps) >= max(64, s.pruneAt) {
 		live := s.deps[:0]
-		for _, w := range s.deps {
-			if x := w.Value(); x != nil && x.isLazy() {
-				live = append(live, w)
+		for _, x := range s.deps {
+			if x.pending() != nil {
+				live = append(live, x)
 			}
 		}
 		clear(s.deps[len(live):])
@@ -132,8 +190,8 @@ func (s *storage) flushDeps() {
 	deps := s.deps
 	s.deps = nil
 	s.mu.Unlock()
-	for _, w := range deps {
-		if x := w.Value(); x != nil {
+	for _, d := range deps {
+		if x := d.pending(); x != nil {
 			x.force("Assign") // a failure stays sticky in x
 		}
 	}
@@ -230,6 +288,7 @@ func (a *Array) force(op string) (snap, error) {
 		err = a.dev.evalInto(a.ex, a.shape, backend.Operand{Buf: st.buf, Layout: lay})
 		if err == nil {
 			a.st, a.lay, a.ex = st, lay, nil
+			a.dropToken()
 			a.replaceHeld(st)
 			return snap{a.st, a.lay, nil}, nil
 		}
@@ -238,6 +297,7 @@ func (a *Array) force(op string) (snap, error) {
 	}
 	a.err = err
 	a.ex = nil
+	a.dropToken()
 	a.replaceHeld(nil)
 	return snap{}, err
 }
@@ -269,6 +329,7 @@ func (a *Array) Close() error {
 	}
 	a.closed = true
 	a.st, a.ex, a.leaf = nil, nil, nil
+	a.dropToken()
 	held := a.held
 	var tmp [len(a.held0)]*storage
 	if len(held) <= len(tmp) {

@@ -27,6 +27,7 @@ type Maker struct {
 	precision atomic.Int32 // -1: the package-wide precision
 	poison    bool         // Empty fills new memory with 0xFF bytes (the simulator)
 	storages  sync.Pool    // released *storage objects, for reuse
+	tokens    sync.Pool    // free *lazyTokens, for reuse
 }
 
 // Precision selects how float32 matrix products are computed on a GPU, like

@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"weak"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 )
@@ -162,7 +161,7 @@ func (d *Maker) lazy(e *expr) *Array {
 	for _, s := range a.held {
 		s.retain()
 	}
-	w := weak.Make(a)
+	w := d.newToken(a) // before the entries publish a
 	for _, s := range a.held {
 		s.addDep(w)
 	}
