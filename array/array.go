@@ -152,7 +152,10 @@ func (s *storage) retain() { s.refs.Add(1) }
 // the storage. Every pointer to s is gone by then: arrays drop theirs when
 // they release, and a pending expression that reads s holds a reference.
 func (s *storage) release() {
-	if s.refs.Add(-1) != 0 {
+	if n := s.refs.Add(-1); n != 0 {
+		if n < 0 {
+			panic("array: internal error: storage released more often than retained")
+		}
 		return
 	}
 	buf := s.buf

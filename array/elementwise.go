@@ -106,7 +106,7 @@ func device(op string, ops []operand) (*Maker, error) {
 
 // exprs returns each operand's expression cast to dt, for a node of shape,
 // in out (len(ops), at most 3).
-func exprs(out []*expr, op string, shape []int, dt DType, ops []operand) error {
+func exprs(out []*expr, pn *pins, op string, shape []int, dt DType, ops []operand) error {
 	var arrs [3]*Array
 	na := 0
 	for _, o := range ops {
@@ -116,7 +116,7 @@ func exprs(out []*expr, op string, shape []int, dt DType, ops []operand) error {
 		}
 	}
 	var aes [3]*expr
-	if err := operandExprs(aes[:na], op, shape, arrs[:na]); err != nil {
+	if err := operandExprs(aes[:na], pn, op, shape, arrs[:na]); err != nil {
 		return err
 	}
 	k := 0
@@ -133,7 +133,9 @@ func exprs(out []*expr, op string, shape []int, dt DType, ops []operand) error {
 
 func (a *Array) unary(name string, op backend.Op) *Array {
 	defer runtime.KeepAlive(a)
-	e, err := a.exprOf(name)
+	var pn pins
+	defer pn.release()
+	e, err := a.exprOf(name, &pn)
 	if err != nil {
 		return failed(err)
 	}
@@ -220,7 +222,9 @@ func binaryOp(name string, op backend.Op, x, y any) *Array {
 		return failed(errorf(name, ErrDType, "not supported for %v", dt))
 	}
 	var es [2]*expr
-	if err := exprs(es[:], name, shape, dt, ops); err != nil {
+	var pn pins
+	defer pn.release()
+	if err := exprs(es[:], &pn, name, shape, dt, ops); err != nil {
 		return failed(err)
 	}
 	return dev.lazy(node(op, res, shape, es[:]...))
@@ -259,12 +263,14 @@ func Where(cond, x, y any) *Array {
 	if !fit {
 		return failed(errorf(name, ErrValue, "a Go integer is out of range for %v", dt))
 	}
+	var pn pins
+	defer pn.release()
 	var ce [1]*expr
-	if err := exprs(ce[:], name, shape, Bool, ops[:1]); err != nil {
+	if err := exprs(ce[:], &pn, name, shape, Bool, ops[:1]); err != nil {
 		return failed(err)
 	}
 	var ve [2]*expr
-	if err := exprs(ve[:], name, shape, dt, ops[1:]); err != nil {
+	if err := exprs(ve[:], &pn, name, shape, dt, ops[1:]); err != nil {
 		return failed(err)
 	}
 	return dev.lazy(node(backend.OpWhere, dt, shape, ce[0], ve[0], ve[1]))
@@ -426,7 +432,9 @@ func (a *Array) AsType(dt DType) *Array {
 	if !dt.Valid() {
 		return failed(errorf("AsType", ErrDType, "invalid dtype %v", dt))
 	}
-	e, err := a.exprOf("AsType")
+	var pn pins
+	defer pn.release()
+	e, err := a.exprOf("AsType", &pn)
 	if err != nil {
 		return failed(err)
 	}

@@ -77,7 +77,12 @@ func convertScalar(s backend.Scalar, dt DType) backend.Scalar {
 // result, so an expression shared by several consumers is not recomputed
 // by each. The caller keeps a alive until the result is owned by a new
 // array (lazy takes the references).
-func (a *Array) exprOf(op string) (*expr, error) {
+//
+// A pending expression's storages are pinned in pn (the caller releases
+// them once it holds references of its own, or its backend call was made):
+// another goroutine reading a may evaluate it meanwhile and release a's
+// references, which may be their last.
+func (a *Array) exprOf(op string, pn *pins) (*expr, error) {
 	if a == nil {
 		return nil, errorf(op, ErrValue, "nil array")
 	}
@@ -91,10 +96,12 @@ func (a *Array) exprOf(op string) (*expr, error) {
 		return nil, errorf(op, ErrClosed, "use of closed array")
 	}
 	if ex := a.ex; ex != nil {
-		a.mu.Unlock()
 		if a.uses.Add(1) == 1 || ex.op == backend.OpScalar {
+			pn.add(a.held)
+			a.mu.Unlock()
 			return ex, nil
 		}
+		a.mu.Unlock()
 		s, err := a.force(op)
 		if err != nil {
 			return nil, err
@@ -108,6 +115,32 @@ func (a *Array) exprOf(op string) (*expr, error) {
 	e := a.leafLocked()
 	a.mu.Unlock()
 	return e, nil
+}
+
+// pins are references an operation takes on the storages of pending
+// expressions it builds on (see exprOf).
+type pins struct {
+	sts  [4]*storage
+	n    int
+	more []*storage
+}
+
+func (p *pins) add(sts []*storage) {
+	for _, s := range sts {
+		s.retain()
+		if p.n < len(p.sts) {
+			p.sts[p.n] = s
+			p.n++
+		} else {
+			p.more = append(p.more, s)
+		}
+	}
+}
+
+func (p *pins) release() {
+	releaseAll(p.sts[:p.n])
+	releaseAll(p.more)
+	*p = pins{}
 }
 
 // leafLocked returns the leaf expression reading a's storage, made once
@@ -172,14 +205,14 @@ func (d *Maker) lazy(e *expr) *Array {
 // the given shape, evaluating operands first where the DAG would grow past
 // maxExprNodes, or where an operand's values depend on its own shape (it
 // reads OpIota) and it would be broadcast. es receives them (len(arrs)).
-func operandExprs(es []*expr, op string, shape []int, arrs []*Array) error {
+func operandExprs(es []*expr, pn *pins, op string, shape []int, arrs []*Array) error {
 	total := 1
 	for i, a := range arrs {
 		if j := slices.Index(arrs[:i], a); j >= 0 {
 			es[i] = es[j] // the same array twice in one operation is one use
 			continue
 		}
-		e, err := a.exprOf(op)
+		e, err := a.exprOf(op, pn)
 		if err != nil {
 			return err
 		}
@@ -369,8 +402,8 @@ var (
 
 // readProgram returns a program that reads array a (its pending expression
 // or its storage), with every leaf broadcast to a's shape.
-func (a *Array) readProgram(op string) (*backend.Program, *expr, error) {
-	e, err := a.exprOf(op)
+func (a *Array) readProgram(op string, pn *pins) (*backend.Program, *expr, error) {
+	e, err := a.exprOf(op, pn)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -435,7 +435,9 @@ func (a *Array) Contiguous() *Array {
 func (a *Array) Copy() *Array {
 	const op = "Copy"
 	defer runtime.KeepAlive(a)
-	e, err := a.exprOf(op)
+	var pn pins
+	defer pn.release()
+	e, err := a.exprOf(op, &pn)
 	if err != nil {
 		return failed(err)
 	}
@@ -482,7 +484,9 @@ func (a *Array) Assign(src any) error {
 		return errorf(op, ErrValue, "Go integer %d is out of range for %v", o.sc.i, a.dt)
 	}
 	var es [1]*expr
-	if err := exprs(es[:], op, a.shape, a.dt, []operand{o}); err != nil {
+	var pn pins
+	defer pn.release()
+	if err := exprs(es[:], &pn, op, a.shape, a.dt, []operand{o}); err != nil {
 		return err
 	}
 	e := es[0]
