@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // Device is one GPU with its primary context. Every call that needs the
@@ -132,12 +130,13 @@ func (d *Device) call(fn uintptr, args ...uintptr) Result {
 	if f == nil {
 		return 2 // no host memory for the call frame
 	}
-	runtime.LockOSThread()
-	r := f.bind(d.api, d.ctx)
-	if r == 0 {
-		r0, _, _ := purego.SyscallN(fn, args...)
-		r = Result(int32(r0))
+	if len(args) > ctxCallArgs {
+		putFrame(f)
+		panic("cuda: driver call with more than 12 arguments")
 	}
+	clear(f.args[copy(f.args, args):ctxCallArgs])
+	runtime.LockOSThread()
+	r, _ := f.ctxCall(d.api, d.ctx, fn)
 	runtime.UnlockOSThread()
 	putFrame(f)
 	return r

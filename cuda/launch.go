@@ -124,19 +124,18 @@ func (f *Function) pack(args []any, host []DevicePtr) (*frame, error) {
 // returns the result and the name of the driver function it comes from.
 func (f *Function) launch(fr *frame, grid, block Dim3, shared int, s *Stream) (Result, string) {
 	a := f.dev.api
+	fr.args[0] = f.handle
+	fr.args[1], fr.args[2], fr.args[3] = uintptr(grid.X), uintptr(grid.Y), uintptr(grid.Z)
+	fr.args[4], fr.args[5], fr.args[6] = uintptr(block.X), uintptr(block.Y), uintptr(block.Z)
+	fr.args[7] = uintptr(shared)
+	fr.args[8] = s.handle
+	fr.args[9] = uintptr(unsafe.Pointer(&fr.params[0]))
+	fr.args[10] = 0
 	runtime.LockOSThread()
-	r := fr.bind(a, f.dev.ctx)
+	r, bound := fr.ctxCall(a, f.dev.ctx, a.cuLaunchKernel)
 	fn := "cuCtxSetCurrent"
-	if r == 0 {
-		fr.args[0] = f.handle
-		fr.args[1], fr.args[2], fr.args[3] = uintptr(grid.X), uintptr(grid.Y), uintptr(grid.Z)
-		fr.args[4], fr.args[5], fr.args[6] = uintptr(block.X), uintptr(block.Y), uintptr(block.Z)
-		fr.args[7] = uintptr(shared)
-		fr.args[8] = s.handle
-		fr.args[9] = uintptr(unsafe.Pointer(&fr.params[0]))
-		fr.args[10] = 0
+	if bound {
 		fn = "cuLaunchKernel"
-		r = fr.call(a.cuLaunchKernel, 11)
 		if r == 0 && launchBlocking.Load() && !s.capturing.Load() {
 			fn = "cuStreamSynchronize after the launch (GOCU_LAUNCH_BLOCKING)"
 			fr.args[0] = s.handle
