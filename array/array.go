@@ -28,11 +28,13 @@ type Array struct {
 	st     *storage       // materialised data, or nil while lazy
 	lay    backend.Layout // layout of st
 	ex     *expr          // pending elementwise expression, or nil
-	leaf   *expr          // the leaf expression reading st, made on first use
-	tok    *lazyToken     // while pending with leaves: its dependency token
-	uses   atomic.Int32   // how many operations took the pending expression
-	held   []*storage     // the storage references the array owns
-	held0  [2]*storage    // held's backing for the usual one or two
+	// leaf is the leaf expression reading st, made on first use: nil
+	// while pending, closed or failed (operations read it without mu).
+	leaf  atomic.Pointer[expr]
+	tok   *lazyToken   // while pending with leaves: its dependency token
+	uses  atomic.Int32 // how many operations took the pending expression
+	held  []*storage   // the storage references the array owns
+	held0 [2]*storage  // held's backing for the usual one or two
 }
 
 // storage is a device buffer shared by the arrays that view it, reference
@@ -331,7 +333,8 @@ func (a *Array) Close() error {
 		return nil
 	}
 	a.closed = true
-	a.st, a.ex, a.leaf = nil, nil, nil
+	a.st, a.ex = nil, nil
+	a.leaf.Store(nil)
 	a.dropToken()
 	held := a.held
 	var tmp [len(a.held0)]*storage
@@ -360,6 +363,7 @@ func (a *Array) Err() error {
 		a.mu.Lock()
 		if a.err == nil {
 			a.err = deviceErr("Err", perr)
+			a.leaf.Store(nil)
 		}
 		err = a.err
 		a.mu.Unlock()

@@ -25,8 +25,10 @@ func toOperand(op string, v any) (operand, error) {
 		if x == nil {
 			return operand{}, errorf(op, ErrValue, "nil array")
 		}
-		if _, err := x.use(op); err != nil {
-			return operand{}, err
+		if x.leaf.Load() == nil { // else materialised, open and not failed
+			if _, err := x.use(op); err != nil {
+				return operand{}, err
+			}
 		}
 		return operand{arr: x}, nil
 	case nil:

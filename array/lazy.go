@@ -86,6 +86,9 @@ func (a *Array) exprOf(op string, pn *pins) (*expr, error) {
 	if a == nil {
 		return nil, errorf(op, ErrValue, "nil array")
 	}
+	if e := a.leaf.Load(); e != nil {
+		return e, nil // materialised, open and not failed
+	}
 	a.mu.Lock()
 	if err := a.err; err != nil {
 		a.mu.Unlock()
@@ -144,13 +147,16 @@ func (p *pins) release() {
 }
 
 // leafLocked returns the leaf expression reading a's storage, made once
-// (expressions are immutable, so every consumer can share it). a.mu is
-// held and a is materialised.
+// (expressions are immutable, so every consumer can share it) and
+// published for lock-free reads. a.mu is held and a is materialised, open
+// and not failed.
 func (a *Array) leafLocked() *expr {
-	if a.leaf == nil {
-		a.leaf = leafExpr(snap{st: a.st, lay: a.lay}, a.dt)
+	e := a.leaf.Load()
+	if e == nil {
+		e = leafExpr(snap{st: a.st, lay: a.lay}, a.dt)
+		a.leaf.Store(e)
 	}
-	return a.leaf
+	return e
 }
 
 // appendLeaves appends the distinct storages e reads to dst (in no
