@@ -112,7 +112,7 @@ func (b *Backend) PlanCount() int {
 
 func appendInt(k []byte, v int) []byte { return binary.AppendVarint(k, int64(v)) }
 
-func appendLayout(k []byte, l backend.Layout) []byte {
+func appendLayout(k []byte, l *backend.Layout) []byte {
 	k = appendInt(k, len(l.Shape))
 	for _, d := range l.Shape {
 		k = appendInt(k, d)
@@ -157,10 +157,11 @@ func appendProgram(k []byte, p *backend.Program, bufs []*Buffer) []byte {
 		k = append(k, byte(s.DType))
 	}
 	k = appendInt(k, len(p.Inputs))
-	for i, in := range p.Inputs {
-		k = append(k, byte(in.DType()))
-		k = appendLayout(k, in.Layout)
-		k = append(k, align(bufs[i], in.Layout.Offset))
+	for i := range p.Inputs {
+		l := &p.Inputs[i].Layout
+		k = append(k, byte(bufs[i].dt)) // the input's dtype, without an interface call
+		k = appendLayout(k, l)
+		k = append(k, align(bufs[i], l.Offset))
 	}
 	return k
 }
