@@ -351,6 +351,20 @@ func collapse(p *backend.Program, out *backend.Operand, one []int) {
 	if backend.Size(p.Shape) == 1 && len(p.Shape) == 0 {
 		return
 	}
+	if len(p.Shape) == 1 && p.Shape[0] > 1 && isRank1(&out.Layout, p.Shape[0], false) {
+		// Already rank 1 and every operand contiguous or constant: what
+		// the general case would write is there.
+		done := true
+		for i := range p.Inputs {
+			if !isRank1(&p.Inputs[i].Layout, p.Shape[0], true) {
+				done = false
+				break
+			}
+		}
+		if done {
+			return
+		}
+	}
 	if n := backend.Size(p.Shape); n > 0 && out.Layout.IsContiguous() {
 		simple := true
 		for _, in := range p.Inputs {
@@ -398,6 +412,12 @@ func collapse(p *backend.Program, out *backend.Operand, one []int) {
 	}
 	out.Layout = cl[len(cl)-1]
 	p.Shape = out.Layout.Shape
+}
+
+// isRank1 reports whether l is n elements with stride 1 (or, if constant
+// is allowed, 0).
+func isRank1(l *backend.Layout, n int, constant bool) bool {
+	return len(l.Shape) == 1 && l.Shape[0] == n && (l.Strides[0] == 1 || constant && l.Strides[0] == 0)
 }
 
 // Read-only stride slices shared by collapsed rank-1 layouts.
