@@ -40,9 +40,13 @@ func TestOverheadAllocs(t *testing.T) {
 
 // TestOverheadAllocsGPU pins the same on a GPU: the array layer's
 // allocations plus the backend's buffer object and cuda's Memory; the
-// plan lookup and the launch allocate nothing.
+// plan lookup and the launch allocate nothing. (With -tags
+// gocu_fakedriver, TestOverheadAllocsFakeGPU checks it without a GPU.)
 func TestOverheadAllocsGPU(t *testing.T) {
-	g := testGPU(t)
+	checkOverheadAllocsGPU(t, testGPU(t))
+}
+
+func checkOverheadAllocsGPU(t *testing.T, g *Maker) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}

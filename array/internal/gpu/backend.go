@@ -36,6 +36,9 @@ type Backend struct {
 	plans   planCache
 	kernels *cudagen.Cache[any] // generated kernels by specialisation key
 
+	// load is function, or a fake driver's loader (NewFake).
+	load func(*cudagen.Kernel) (*kfunc, error)
+
 	blasOnce sync.Once
 	blas     *cublas.Handle
 	blasWS   *cuda.Memory
@@ -62,6 +65,7 @@ func New(dev *cuda.Device, s *cuda.Stream) (*Backend, error) {
 		arch:    arch,
 		kernels: cudagen.NewCache[any](4096, nil),
 	}
+	b.load = b.function
 	b.mods.init(b, moduleLimit)
 	b.plans.init(planLimit)
 	zero, err := dev.AllocOn(s, 4*ticketWords)

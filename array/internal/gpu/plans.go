@@ -197,7 +197,7 @@ func (b *Backend) options() cudagen.Options {
 		},
 		Cache: b.kernels,
 		BlocksPerSM: func(k *cudagen.Kernel) int {
-			f, err := b.function(k)
+			f, err := b.load(k)
 			if err != nil {
 				return 0 // the error comes back when the plan loads it
 			}
@@ -209,7 +209,7 @@ func (b *Backend) options() cudagen.Options {
 // compile turns a cudagen plan into a launchable one; bufs are the
 // request's buffers, which the plan's operands are mapped to by identity.
 func (b *Backend) compile(cp *cudagen.Plan, c *call) (*plan, error) {
-	return compilePlan(cp, c, b.stream, b.function)
+	return compilePlan(cp, c, b.stream, b.load)
 }
 
 // compilePlan is compile with the kernel loader as a parameter (tests

@@ -1,0 +1,54 @@
+//go:build gocu_fakedriver
+
+package array
+
+import (
+	"testing"
+
+	"github.com/gocu-dev/gocu/array/internal/gpu"
+	"github.com/gocu-dev/gocu/cuda"
+)
+
+// With -tags gocu_fakedriver, arrays run on the GPU backend over cuda's
+// fake driver: everything the host does for an operation is real (the
+// array layer, planning, the plan cache, the caching allocator, the
+// launch through the driver-call trampoline) except the driver's own work,
+// libm functions that return at once; kernels do nothing.
+
+func fakeGPU(tb testing.TB) *Maker {
+	dev, err := cuda.FakeDevice()
+	if err != nil {
+		tb.Skip(err)
+	}
+	g, err := gpu.NewFake(dev)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return newDevice(g, g)
+}
+
+func TestOverheadAllocsFakeGPU(t *testing.T) { checkOverheadAllocsGPU(t, fakeGPU(t)) }
+
+// BenchmarkOverheadFakeGPU: BenchmarkOverheadGPU's operations (x.Add(y) and
+// x.Add(1) on 16 float32, evaluated and closed) on the fake driver: the Go
+// side of a tiny operation on a GPU, without the driver's work.
+func BenchmarkOverheadFakeGPU(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		op   func(x, y *Array) *Array
+	}{
+		{"add-array", func(x, y *Array) *Array { return x.Add(y) }},
+		{"add-scalar", func(x, _ *Array) *Array { return x.Add(1) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			d := fakeGPU(b)
+			x, y := d.Ones(Float32, 16).Eval(), d.Ones(Float32, 16).Eval()
+			closing(c.op(x, y).Eval())
+			b.ReportAllocs()
+			for b.Loop() {
+				z := c.op(x, y).Eval()
+				z.Close()
+			}
+		})
+	}
+}
