@@ -22,19 +22,19 @@ type Array struct {
 	mu     sync.Mutex
 	dev    *Maker
 	dt     DType
+	closed bool
+	uses   atomic.Int32 // how many operations took the pending expression
 	shape  []int
 	err    error
-	closed bool
 	st     *storage       // materialised data, or nil while lazy
 	lay    backend.Layout // layout of st
 	ex     *expr          // pending elementwise expression, or nil
 	// leaf is the leaf expression reading st, made on first use: nil
 	// while pending, closed or failed (operations read it without mu).
 	leaf  atomic.Pointer[expr]
-	tok   *lazyToken   // while pending with leaves: its dependency token
-	uses  atomic.Int32 // how many operations took the pending expression
-	held  []*storage   // the storage references the array owns
-	held0 [2]*storage  // held's backing for the usual one or two
+	tok   *lazyToken  // while pending with leaves: its dependency token
+	held  []*storage  // the storage references the array owns
+	held0 [2]*storage // held's backing for the usual one or two
 }
 
 // storage is a device buffer shared by the arrays that view it, reference

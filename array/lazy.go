@@ -18,15 +18,18 @@ const maxExprNodes = 48
 type expr struct {
 	op    backend.Op
 	dt    DType
+	iota  bool  // reads OpIota, so its values depend on its shape
+	nargs uint8 // operands in argv (no operation has more than 3)
 	shape []int
-	args  []*expr
-	argv  [3]*expr       // args' backing (no operation has more)
+	argv  [3]*expr
 	st    *storage       // OpInput
 	lay   backend.Layout // OpInput: the operand's own layout
 	sc    backend.Scalar // OpScalar
 	nodes int            // nodes in the tree, counting shared ones again
-	iota  bool           // reads OpIota, so its values depend on its shape
 }
+
+// args returns the operands.
+func (e *expr) args() []*expr { return e.argv[:e.nargs] }
 
 func leafExpr(s snap, dt DType) *expr {
 	return &expr{op: backend.OpInput, dt: dt, shape: s.lay.Shape, st: s.st, lay: s.lay, nodes: 1}
@@ -38,11 +41,10 @@ func scalarExpr(v backend.Scalar) *expr {
 
 func node(op backend.Op, dt DType, shape []int, args ...*expr) *expr {
 	e := &expr{op: op, dt: dt, shape: shape, nodes: 1}
-	if len(args) <= len(e.argv) {
-		e.args = e.argv[:copy(e.argv[:], args)]
-	} else {
-		e.args = append([]*expr(nil), args...)
+	if len(args) > len(e.argv) {
+		panic("array: internal error: an expression node with more than 3 operands")
 	}
+	e.nargs = uint8(copy(e.argv[:], args))
 	for _, a := range args {
 		e.nodes += a.nodes
 		e.iota = e.iota || a.iota
@@ -180,7 +182,7 @@ func (e *expr) appendLeaves(dst []*storage) []*storage {
 		case x.nodes == 1:
 		case !slices.Contains(seen, x):
 			seen = append(seen, x)
-			stack = append(stack, x.args...)
+			stack = append(stack, x.args()...)
 		}
 	}
 	return dst
@@ -302,7 +304,7 @@ func (b *progBuild) visit(e *expr) int32 {
 		p.Scalars = append(p.Scalars, e.sc)
 	case backend.OpIota:
 	default:
-		for i, a := range e.args {
+		for i, a := range e.args() {
 			n.Args[i] = b.visit(a)
 		}
 	}
