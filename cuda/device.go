@@ -30,8 +30,14 @@ type Device struct {
 // recentKernels is how many of the last launches a sticky error names.
 const recentKernels = 8
 
-// launched records f among the recent launches.
+// launched records f among the recent launches. A repeat of the kernel
+// recorded last is not recorded again (recentNames would show it once),
+// which spares a launch loop two atomic writes per launch and keeps
+// older kernels in the ring.
 func (d *Device) launched(f *Function) {
+	if d.recent[d.next.Load()%recentKernels].Load() == f {
+		return
+	}
 	d.recent[d.next.Add(1)%recentKernels].Store(f)
 }
 
