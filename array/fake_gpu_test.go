@@ -52,3 +52,40 @@ func BenchmarkOverheadFakeGPU(b *testing.B) {
 		})
 	}
 }
+
+// Operations from several goroutines on shared arrays, through the whole
+// GPU host path (run with -race).
+func TestConcurrentOpsFakeGPU(t *testing.T) {
+	d := fakeGPU(t)
+	x, y := d.Ones(Float32, 16).Eval(), d.Ones(Float32, 16).Eval()
+	p := x.Mul(y) // pending, read by every goroutine
+	done := make(chan error)
+	for g := range 4 {
+		go func() {
+			var err error
+			for i := range 500 {
+				z := x.Add(y).Eval()
+				w := p.Add(float32(g)).Eval()
+				if i%50 == 0 {
+					v := d.Zeros(Float32, 16).Eval()
+					err = v.Assign(x)
+					v.Close()
+				}
+				if err == nil {
+					err = z.Err()
+				}
+				z.Close()
+				w.Close()
+			}
+			done <- err
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
