@@ -343,3 +343,51 @@ func resum(data string) []byte {
 	sum := sha256.Sum256([]byte(payload))
 	return []byte(payload + "\nsha256:" + hex.EncodeToString(sum[:]) + "\n")
 }
+
+// ClearAutotuneStore removes the stored choices (which gocu cache clear
+// relies on) and this process's memory of them, and nothing else.
+func TestClearAutotuneStore(t *testing.T) {
+	memo.Clear()
+	t.Setenv("GOCU_CACHE", "")
+	t.Setenv("GOCU_CACHE_DIR", filepath.Join(t.TempDir(), "c"))
+	dir, err := tuneDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := tuneKey{Name: "inc", Version: "v1", Device: "dev", Shape: "4096", Candidates: `[{"a":1},{"a":2}]`}
+	remember(dir, key, 1, []time.Duration{2, 1})
+	other := filepath.Join(dir, "README")
+	if err := os.WriteFile(other, []byte("not ours"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".tmp-123"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	info, err := AutotuneStoreInfo()
+	if err != nil || info.Dir != dir || info.Entries != 1 || info.Bytes == 0 {
+		t.Fatalf("AutotuneStoreInfo = %+v, %v; want 1 entry in %s", info, err, dir)
+	}
+	if _, ok := recall(dir, key, []struct{ A int }{{1}, {2}}); !ok {
+		t.Fatal("the stored choice is not recalled")
+	}
+	n, err := ClearAutotuneStore()
+	if err != nil || n != 1 {
+		t.Fatalf("ClearAutotuneStore = %d, %v; want 1", n, err)
+	}
+	if _, ok := recall(dir, key, []struct{ A int }{{1}, {2}}); ok {
+		t.Error("the choice is still recalled after the clear")
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	tmp, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	if len(left) != 1 || left[0] != other || len(tmp) != 0 {
+		t.Errorf("left %v and %v; want only %s", left, tmp, other)
+	}
+	if info, err := AutotuneStoreInfo(); err != nil || info.Entries != 0 {
+		t.Errorf("after the clear: %+v, %v", info, err)
+	}
+	// A missing directory is an empty store.
+	t.Setenv("GOCU_CACHE_DIR", filepath.Join(t.TempDir(), "none"))
+	if n, err := ClearAutotuneStore(); n != 0 || err != nil {
+		t.Errorf("missing directory: %d, %v", n, err)
+	}
+}

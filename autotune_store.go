@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -208,4 +209,97 @@ func writeFileAtomic(path string, data []byte) error {
 		os.Remove(f.Name())
 	}
 	return err
+}
+
+// AutotuneStore describes the stored autotuning choices.
+type AutotuneStore struct {
+	Dir     string // nvrtc.DefaultDir()/autotune
+	Entries int    // stored choices
+	Bytes   int64  // their size
+}
+
+// autotuneStoreDir is where choices are stored, whether or not it exists
+// and whether or not GOCU_CACHE turns the cache off.
+func autotuneStoreDir() (string, error) {
+	base, err := nvrtc.DefaultDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, "autotune"), nil
+}
+
+// isTuneEntryName reports whether name is a stored choice: 64 hex digits
+// and .json, as remember writes it.
+func isTuneEntryName(name string) bool {
+	h, ok := strings.CutSuffix(name, ".json")
+	if !ok || len(h) != 2*sha256.Size {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
+}
+
+// AutotuneStoreInfo counts the autotuning choices stored on disk (see
+// Autotune) and their size.
+func AutotuneStoreInfo() (AutotuneStore, error) {
+	dir, err := autotuneStoreDir()
+	if err != nil {
+		return AutotuneStore{}, err
+	}
+	info := AutotuneStore{Dir: dir}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return info, nil
+	}
+	if err != nil {
+		return info, fmt.Errorf("gocu: reading the autotuning choices: %w", err)
+	}
+	for _, e := range ents {
+		if !isTuneEntryName(e.Name()) || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil {
+			info.Entries++
+			info.Bytes += fi.Size()
+		}
+	}
+	return info, nil
+}
+
+// ClearAutotuneStore removes every stored autotuning choice (and leftover
+// temporary file) and forgets this process's choices, so that the next
+// Autotune times its candidates again; it returns how many choices it
+// removed. Other files in the directory are left alone.
+func ClearAutotuneStore() (int, error) {
+	memo.Clear()
+	dir, err := autotuneStoreDir()
+	if err != nil {
+		return 0, err
+	}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("gocu: reading the autotuning choices: %w", err)
+	}
+	n := 0
+	var firstErr error
+	for _, e := range ents {
+		name := e.Name()
+		entry := isTuneEntryName(name)
+		if !entry && !strings.HasPrefix(name, ".tmp-") {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("gocu: clearing the autotuning choices: %w", err)
+			}
+			continue
+		}
+		if entry {
+			n++
+		}
+	}
+	return n, firstErr
 }

@@ -82,7 +82,7 @@ func Default() (*Device, error) {
 		if name := os.Getenv("GOCU_DEVICE"); name != "" {
 			defDev, defErr = Open(name)
 			if defErr != nil {
-				defErr = fmt.Errorf("GOCU_DEVICE=%s: %w", name, defErr)
+				defErr = &envError{name: "GOCU_DEVICE", value: name, err: defErr}
 			}
 			return
 		}
@@ -95,6 +95,20 @@ func Default() (*Device, error) {
 	})
 	return defDev, defErr
 }
+
+// envError is the error of an environment variable's value: "gocu:
+// GOCU_DEVICE=bogus: unknown device ...", without the "gocu: " of the
+// wrapped error, which would stutter.
+type envError struct {
+	name, value string
+	err         error
+}
+
+func (e *envError) Error() string {
+	return "gocu: " + e.name + "=" + e.value + ": " + strings.TrimPrefix(e.err.Error(), "gocu: ")
+}
+
+func (e *envError) Unwrap() error { return e.err }
 
 // GPUUsable reports why no GPU can be used here: the driver's error, no
 // device, or NVRTC's error (gocu compiles every kernel at run time); nil

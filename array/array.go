@@ -1,13 +1,16 @@
 package array
 
 import (
-	"github.com/gocu-dev/gocu"
+	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"weak"
 
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/array/internal/cpu"
 )
 
 // Array is an n-dimensional array on a device. Arrays are values produced
@@ -202,12 +205,45 @@ func (s *storage) flushDeps() {
 	}
 }
 
-func (d *Maker) alloc(op string, dt DType, n int) (*storage, error) {
+// alloc allocates storage for an array of the shape. A shape whose size
+// overflows is ErrValue; a request the device cannot give (a GPU's memory,
+// the machine's memory for the CPU) is ErrOutOfMemory and ErrDevice, and
+// names the shape and the bytes.
+func (d *Maker) alloc(op string, dt DType, shape []int) (*storage, error) {
+	nb, ok := byteSize(dt, shape)
+	if !ok {
+		return nil, tooBig(op, dt, shape)
+	}
+	n := nb / max(dt.Size(), 1)
 	buf, err := d.be.Alloc(dt, n)
+	if errors.Is(err, ErrOutOfMemory) {
+		return nil, outOfMemory(op, dt, shape, d.String(), err)
+	}
 	if err != nil {
 		return nil, deviceErr(op, err)
 	}
 	return d.newStorage(buf, nil), nil
+}
+
+// outOfMemory is the error of an allocation of the shape that where (a
+// device, or "host memory") could not give.
+func outOfMemory(op string, dt DType, shape []int, where string, cause error) error {
+	nb, _ := byteSize(dt, shape)
+	return &Error{Op: op, Kind: ErrDevice, Cause: cause,
+		Msg: fmt.Sprintf("cannot allocate shape %s of %v on %s: %d bytes (%s)", shapeString(shape), dt, where, nb, bytesString(nb))}
+}
+
+// checkHostAlloc refuses a host buffer of the shape that overflows or
+// that the machine cannot give (ErrOutOfMemory), before make would die.
+func checkHostAlloc(op string, dt DType, shape []int) error {
+	nb, ok := byteSize(dt, shape)
+	if !ok {
+		return tooBig(op, dt, shape)
+	}
+	if err := cpu.CheckAlloc(dt, nb/max(dt.Size(), 1)); err != nil {
+		return outOfMemory(op, dt, shape, "the host", err)
+	}
+	return nil
 }
 
 // releaseAll drops the references in sts.
@@ -287,7 +323,7 @@ func (a *Array) force(op string) (snap, error) {
 	if a.ex == nil {
 		return snap{a.st, a.lay, nil}, nil
 	}
-	st, err := a.dev.alloc(op, a.dt, backend.Size(a.shape))
+	st, err := a.dev.alloc(op, a.dt, a.shape)
 	if err == nil {
 		lay := contiguousLayout(a.shape)
 		err = a.dev.evalInto(a.ex, a.shape, backend.Operand{Buf: st.buf, Layout: lay})
@@ -403,19 +439,24 @@ func (a *Array) Size() int {
 	return backend.Size(a.shape)
 }
 
-// Dim returns the length of axis i (negative counts from the end), or 0 if
-// there is no such axis.
-func (a *Array) Dim(i int) int {
+// Dim returns the length of axis i (negative counts from the end). An
+// axis the array does not have is an ErrAxis error, as for every other
+// operation that takes an axis; a failed array returns its error.
+func (a *Array) Dim(i int) (int, error) {
 	if a == nil {
-		return 0
+		return 0, errorf("Dim", ErrValue, "nil array")
 	}
-	if i < 0 {
-		i += len(a.shape)
+	a.mu.Lock()
+	err := a.err
+	a.mu.Unlock()
+	if err != nil {
+		return 0, err
 	}
-	if i < 0 || i >= len(a.shape) {
-		return 0
+	ax, err := normAxis("Dim", i, len(a.shape))
+	if err != nil {
+		return 0, err
 	}
-	return a.shape[i]
+	return a.shape[ax], nil
 }
 
 // Device returns the array's device (nil for a failed array).

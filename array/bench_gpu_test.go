@@ -10,7 +10,7 @@ import (
 )
 
 // GPU benchmarks, named *GPU so that `-test.bench GPU` runs them all (the
-// lead runs ../shared/anchors/baseline.py in the same device call for the
+// lead runs bench/anchors/baseline.py in the same device call for the
 // torch numbers). GPU times are medians of per-iteration CUDA event
 // intervals on the array stream, after a warm-up that compiles the kernels;
 // the host-side overhead benchmark times the host instead.

@@ -1,6 +1,9 @@
 package array
 
-import "runtime"
+import (
+	"math"
+	"runtime"
+)
 
 // Concat joins arrays along an existing axis (np.concatenate): all must
 // have the same rank and the same shape except along axis; the result's
@@ -41,6 +44,9 @@ func Concat(axis int, arrs ...*Array) *Array {
 			}
 		}
 		dt = Promote(dt, a.dt)
+		if total > math.MaxInt-a.shape[ax] {
+			return failed(errorf(op, ErrValue, "array is too big: the lengths along axis %d add up to more than an int holds", ax))
+		}
 		total += a.shape[ax]
 	}
 	shape := append([]int{}, first.shape...)

@@ -33,7 +33,7 @@ func (d *Maker) Full(dt DType, value any, shape ...int) *Array {
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
 	}
-	if err := checkShape(op, shape); err != nil {
+	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
 	s, ok, err := scalarOf(value)
@@ -64,10 +64,10 @@ func (d *Maker) Empty(dt DType, shape ...int) *Array {
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
 	}
-	if err := checkShape(op, shape); err != nil {
+	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
-	st, err := d.alloc(op, dt, backend.Size(shape))
+	st, err := d.alloc(op, dt, shape)
 	if err != nil {
 		return failed(err)
 	}
@@ -124,8 +124,15 @@ func (d *Maker) Arange(dt DType, args ...float64) *Array {
 	if step == 0 || math.IsNaN(step) || math.IsInf(step, 0) || math.IsNaN(start) || math.IsNaN(stop) || math.IsInf(start, 0) || math.IsInf(stop, 0) {
 		return failed(errorf(op, ErrValue, "bad range start=%v stop=%v step=%v", start, stop, step))
 	}
-	n := int(math.Max(0, math.Ceil((stop-start)/step)))
-	shape := []int{n}
+	f := math.Max(0, math.Ceil((stop-start)/step))
+	if !(f < math.MaxInt/8) { // also NaN, from an overflowing quotient
+		return failed(errorf(op, ErrValue, "array is too big: start=%v stop=%v step=%v gives %v values of %v, %v bytes",
+			start, stop, step, f, dt, f*float64(dt.Size())))
+	}
+	shape := []int{int(f)}
+	if err := checkShape(op, dt, shape); err != nil {
+		return failed(err)
+	}
 	e := node(backend.OpCast, Float64, shape, iotaExpr(shape))
 	e = node(backend.OpMul, Float64, shape, e, scalarExpr(backend.Scalar{DType: Float64, F: step}))
 	e = node(backend.OpAdd, Float64, shape, e, scalarExpr(backend.Scalar{DType: Float64, F: start}))
@@ -146,6 +153,9 @@ func (d *Maker) Linspace(dt DType, start, stop float64, num int) *Array {
 		return failed(errorf(op, ErrValue, "number of samples %d is negative", num))
 	}
 	shape := []int{num}
+	if err := checkShape(op, dt, shape); err != nil {
+		return failed(err)
+	}
 	step := 0.0
 	if num > 1 {
 		step = (stop - start) / float64(num-1)
@@ -174,6 +184,9 @@ func (d *Maker) Eye(dt DType, n int) *Array {
 		return failed(errorf(op, ErrValue, "negative size %d", n))
 	}
 	shape := []int{n, n}
+	if err := checkShape(op, dt, shape); err != nil {
+		return failed(err)
+	}
 	m := node(backend.OpMod, Int64, shape, iotaExpr(shape), scalarExpr(backend.Scalar{DType: Int64, I: int64(n + 1)}))
 	e := node(backend.OpEq, Bool, shape, m, scalarExpr(backend.Scalar{DType: Int64}))
 	return d.lazy(castExpr(e, dt))
@@ -195,14 +208,14 @@ func fromSliceOn[T Elem](d *Maker, data []T, shape ...int) *Array {
 	} else if len(shape) == 0 {
 		shape = []int{0}
 	}
-	if err := checkShape(op, shape); err != nil {
+	dt := DTypeOf[T]()
+	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
 	if n := backend.Size(shape); n != len(data) {
 		return failed(errorf(op, ErrShape, "%d values cannot fill shape %s", len(data), shapeString(shape)))
 	}
-	dt := DTypeOf[T]()
-	st, err := d.alloc(op, dt, len(data))
+	st, err := d.alloc(op, dt, shape)
 	if err != nil {
 		return failed(err)
 	}

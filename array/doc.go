@@ -10,15 +10,33 @@
 //
 // # Devices
 //
-// Arrays live on a Device: CPU(), or GPU(n) for the n-th CUDA GPU.
-// Package functions (Zeros, FromSlice, NewRNG, ...) use Default(); the same
-// constructors exist as Device methods. Default is chosen on first use:
-// GOCU_DEVICE=cpu (or sim) picks the CPU, GOCU_DEVICE=cuda GPU 0,
-// GOCU_DEVICE=cuda:N GPU N (a GPU that cannot be opened gives a device
-// whose every operation fails with the reason); without GOCU_DEVICE it is
-// GPU 0 when a driver, a device and NVRTC are present, else the CPU.
-// SetDefault overrides the choice. Arrays of different devices do not mix
-// (an error names both); x.To(dev) copies between devices.
+// Arrays live on a *gocu.Device, the device that kernels and buffers use
+// too: array.On(dev) returns its Maker, whose methods (Zeros, Ones, Full,
+// Arange, NewRNG, ReadNPY, ...) create arrays there. Package functions
+// (Zeros, FromSlice, NewRNG, ...) use Default(), the Maker of
+// gocu.Default(): GOCU_DEVICE (cpu, sim, cuda or cuda:N) if set, else the
+// first GPU when a driver, a GPU and NVRTC are present, else the CPU; a
+// device that cannot be opened gives arrays that fail with the reason.
+// SetDefault overrides the choice. On the sim device arrays compute
+// natively on the CPU backend (only user kernels run in the simulator) and
+// Empty is filled with 0xFF bytes, as the simulator's buffers are. Arrays
+// of different devices do not mix (an error names both); x.To(dev) copies
+// between devices.
+//
+// # Arrays and kernels
+//
+// An array goes into a kernel without a copy. AsBuffer[T](x) views a
+// contiguous array as a *gocu.Buffer[T] for the launchers that gocu gen
+// writes; gocu.Kernel.Launch takes an *Array directly (Array implements
+// gocu.Arg); FromBuffer views a buffer as an array. A strided view is
+// refused with ErrValue (a kernel indexes a slice densely: pass
+// x.Contiguous()). On a GPU every array operation is queued on the
+// device's default stream, which launches that name no stream use too, so
+// array operations and kernels run in the order they are called without
+// the host waiting. An array whose error is set gives that error to the
+// launch that uses it (AsBuffer returns a gocu.Failed buffer), and a fault
+// in a user kernel surfaces at the next Err, read or Sync of any array of
+// the device, naming the kernels launched last.
 //
 // The CPU backend is pure Go: above 32768 elements an operation is split
 // over GOMAXPROCS goroutines; float32 and float64 matrix products use a
@@ -178,10 +196,22 @@
 // naming the operation ("array: Add: shapes (3,4) and (5,) cannot be
 // broadcast") and wrap one of ErrShape, ErrAxis, ErrIndex, ErrDType,
 // ErrValue, ErrClosed, ErrDevice (use errors.Is), plus the device's own
-// error where there is one. An allocation the GPU cannot satisfy, after the
-// garbage collector, the cleanups of unreachable arrays and the
-// allocator's cache have released what they could, fails with
-// ErrOutOfMemory (and ErrDevice, and cuda.ErrOutOfMemory). A GPU fault
+// error where there is one. A shape whose element count or byte count
+// overflows an int (Zeros(Float32, 1<<40, 1<<40); the product of the
+// non-zero dimensions counts, as in NumPy) is ErrValue ("array is too
+// big"), naming the shape and the bytes, wherever the shape arises:
+// constructors, broadcasting, Reshape, BroadcastTo, Concat, MatMul, casts
+// to wider dtypes, ReadNPY and FromImage. An allocation the GPU cannot
+// satisfy, after the garbage collector, the cleanups of unreachable arrays
+// and the allocator's cache have released what they could, fails with
+// ErrOutOfMemory (and ErrDevice, and cuda.ErrOutOfMemory); so does a host
+// allocation larger than the machine can give (its physical memory, or its
+// cgroup's memory.max when lower, on Linux; elsewhere only overflow is
+// checked), before Go's allocator would end the program. Lazy arrays
+// allocate when evaluated, so a 4 TiB Zeros fails at Err or at its first
+// read. ReadNPY checks the data a header promises against what the input
+// holds before allocating, and reads streams in bounded chunks. Dim of an
+// axis the array does not have is ErrAxis. A GPU fault
 // (an illegal address, ...) loses the CUDA context: it surfaces at the
 // next read, Sync or Err (which checks without waiting) and every later
 // operation on the device fails with it.

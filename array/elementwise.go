@@ -223,6 +223,9 @@ func binaryOp(name string, op backend.Op, x, y any) *Array {
 	case !backend.Supports(op, dt):
 		return failed(errorf(name, ErrDType, "not supported for %v", dt))
 	}
+	if err := checkShape(name, res, shape); err != nil {
+		return failed(err)
+	}
 	var es [2]*expr
 	var pn pins
 	defer pn.release()
@@ -264,6 +267,9 @@ func Where(cond, x, y any) *Array {
 	dt, fit := commonDType(ops[1:])
 	if !fit {
 		return failed(errorf(name, ErrValue, "a Go integer is out of range for %v", dt))
+	}
+	if err := checkShape(name, dt, shape); err != nil {
+		return failed(err)
 	}
 	var pn pins
 	defer pn.release()

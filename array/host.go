@@ -15,10 +15,16 @@ func (a *Array) hostData(op string) (any, error) {
 		return nil, err
 	}
 	n := backend.Size(a.shape)
+	if a.dev.gpu != nil {
+		// A GPU array may be larger than what the host can hold.
+		if err := checkHostAlloc(op, a.dt, a.shape); err != nil {
+			return nil, err
+		}
+	}
 	host := makeHost(a.dt, n)
 	buf, off := s.st.buf, s.lay.Offset
 	if !s.lay.IsContiguous() {
-		tmp, err := a.dev.alloc(op, a.dt, n)
+		tmp, err := a.dev.alloc(op, a.dt, a.shape)
 		if err != nil {
 			return nil, err
 		}

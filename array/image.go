@@ -39,6 +39,16 @@ func fromImageOn(d *Maker, img image.Image, layout ImageLayout, channels int) *A
 	}
 	b := img.Bounds()
 	h, w := b.Dy(), b.Dx()
+	shape := []int{h, w, channels}
+	if layout == CHW {
+		shape = []int{channels, h, w}
+	}
+	if err := checkShape(op, Uint8, shape); err != nil {
+		return failed(err)
+	}
+	if err := checkHostAlloc(op, Uint8, shape); err != nil {
+		return failed(err)
+	}
 	data := make([]uint8, h*w*channels)
 	put := func(y, x, c int, v uint8) {
 		if layout == HWC {
@@ -69,10 +79,6 @@ func fromImageOn(d *Maker, img image.Image, layout ImageLayout, channels int) *A
 				}
 			}
 		}
-	}
-	shape := []int{h, w, channels}
-	if layout == CHW {
-		shape = []int{channels, h, w}
 	}
 	return fromSliceOn(d, data, shape...)
 }

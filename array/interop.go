@@ -198,7 +198,7 @@ func FromBuffer[T Elem](b *gocu.Buffer[T], shape ...int) *Array {
 	if len(shape) == 0 {
 		shape = []int{b.Len()}
 	}
-	if err := checkShape(op, shape); err != nil {
+	if err := checkShape(op, DTypeOf[T](), shape); err != nil {
 		return failed(err)
 	}
 	if n := backend.Size(shape); n != b.Len() {

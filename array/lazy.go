@@ -3,6 +3,7 @@ package array
 import (
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
@@ -193,7 +194,16 @@ func (e *expr) leaves() []*storage { return e.appendLeaves(nil) }
 
 // lazy makes a pending array for e, taking references to every storage it
 // reads and registering it with them for in-place writes.
+// A result whose bytes would overflow an int (a cast to a wider dtype of
+// a huge array) is refused here, whichever operation built it.
 func (d *Maker) lazy(e *expr) *Array {
+	if _, ok := byteSize(e.dt, e.shape); !ok {
+		op := e.op.String()
+		if e.op == backend.OpCast {
+			op = "AsType"
+		}
+		return failed(tooBig(strings.ToUpper(op[:1])+op[1:], e.dt, e.shape))
+	}
 	a := &Array{dev: d, dt: e.dt, shape: e.shape, ex: e}
 	a.held = e.appendLeaves(a.held0[:0])
 	if len(a.held) == 0 {

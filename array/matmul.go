@@ -45,6 +45,10 @@ func (a *Array) MatMul(b *Array) *Array {
 		return failed(errorf(op, ErrShape, "shapes %s and %s: batch dimensions cannot be broadcast", shapeString(a.shape), shapeString(b.shape)))
 	}
 	dt := Promote(a.dt, b.dt)
+	full := append(append([]int{}, batch...), m, n)
+	if err := checkShape(op, dt, full); err != nil {
+		return failed(err)
+	}
 	A, freeA, err := matOperand(op, a, dt, batch, m, k)
 	if err != nil {
 		return failed(err)
@@ -55,8 +59,7 @@ func (a *Array) MatMul(b *Array) *Array {
 		return failed(err)
 	}
 	defer freeB()
-	full := append(append([]int{}, batch...), m, n)
-	st, err := a.dev.alloc(op, dt, backend.Size(full))
+	st, err := a.dev.alloc(op, dt, full)
 	if err != nil {
 		return failed(err)
 	}

@@ -94,9 +94,48 @@ func (a *Array) SaveNPY(path string) error {
 	return err
 }
 
-// ReadNPY reads an array in .npy format onto the device.
+// ReadNPY reads an array in .npy format onto the device. The data size the
+// header promises is checked before anything is allocated for it: against
+// an int's range and the device's memory, against what follows the header
+// where the reader's length is known (a file, bytes.Reader,
+// strings.Reader, bytes.Buffer), and otherwise by reading in bounded chunks
+// that fail at the end of the stream, so a forged header cannot exhaust
+// memory.
 func (d *Maker) ReadNPY(r io.Reader) (*Array, error) {
-	const op = "ReadNPY"
+	return d.readNPY("ReadNPY", r, remaining(r))
+}
+
+// npyChunk is the most bytes of data read (and allocated) at a time.
+const npyChunk = 4 << 20
+
+// npyMaxDims is NumPy's limit on the number of dimensions.
+const npyMaxDims = 64
+
+// remaining returns how many bytes r can still give, or -1 if unknown.
+func remaining(r io.Reader) int64 {
+	switch v := r.(type) {
+	case *bytes.Reader:
+		return int64(v.Len())
+	case *strings.Reader:
+		return int64(v.Len())
+	case *bytes.Buffer:
+		return int64(v.Len())
+	case *os.File:
+		fi, err := v.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			return -1
+		}
+		off, err := v.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return -1
+		}
+		return max(fi.Size()-off, 0)
+	}
+	return -1
+}
+
+// readNPY reads a .npy stream of which avail bytes remain (-1: unknown).
+func (d *Maker) readNPY(op string, r io.Reader, avail int64) (*Array, error) {
 	bad := func(format string, args ...any) (*Array, error) {
 		return nil, errorf(op, ErrValue, format, args...)
 	}
@@ -114,6 +153,7 @@ func (d *Maker) ReadNPY(r io.Reader) (*Array, error) {
 		return bad("not a .npy file (bad magic %q)", pre[:6])
 	}
 	var hlen int
+	lenSize := 2
 	switch pre[6] {
 	case 1:
 		var b [2]byte
@@ -127,11 +167,16 @@ func (d *Maker) ReadNPY(r io.Reader) (*Array, error) {
 			return bad("truncated header")
 		}
 		hlen = int(binary.LittleEndian.Uint32(b[:]))
+		lenSize = 4
 	default:
 		return bad("unsupported format version %d.%d", pre[6], pre[7])
 	}
 	if hlen > 1<<24 {
 		return bad("header of %d bytes is too large", hlen)
+	}
+	consumed := int64(len(pre) + lenSize + hlen)
+	if avail >= 0 && consumed > avail {
+		return bad("truncated header: it claims %d bytes, the input has %d", hlen, avail-int64(len(pre)+lenSize))
 	}
 	hb := make([]byte, hlen)
 	if _, err := io.ReadFull(r, hb); err != nil {
@@ -169,32 +214,71 @@ func (d *Maker) ReadNPY(r io.Reader) (*Array, error) {
 		}
 		shape = rev
 	}
-	n := backend.Size(shape)
-	h := makeHost(dt, n)
-	raw := rawBytes(h)
-	if dt == Bool {
-		u := make([]byte, n)
-		if _, err := io.ReadFull(r, u); err != nil {
-			return nil, &Error{Op: op, Kind: ErrValue, Msg: fmt.Sprintf("truncated data: want %d bytes", len(raw)), Cause: err}
-		}
-		b := h.([]bool)
-		for i, v := range u {
-			b[i] = v != 0
-		}
-	} else if _, err := io.ReadFull(r, raw); err != nil {
-		return nil, &Error{Op: op, Kind: ErrValue, Msg: fmt.Sprintf("truncated data: want %d bytes", len(raw)), Cause: err}
-	}
-	if swap {
-		swapBytes(raw, dt.Size())
-	}
-	st, err := d.alloc(op, dt, n)
-	if err != nil {
+	if err := checkShape(op, dt, shape); err != nil {
 		return nil, err
 	}
-	if n > 0 {
-		if err := d.be.Write(st.buf, 0, h); err != nil {
+	n := backend.Size(shape)
+	size := int64(n) * int64(dt.Size())
+	if avail >= 0 && size > avail-consumed {
+		return bad("truncated data: the header's shape %s of %v promises %d bytes (%s), but %d follow the header",
+			shapeString(shape), dt, size, bytesString(int(size)), avail-consumed)
+	}
+
+	// Read the data in chunks of at most npyChunk bytes. Where the length
+	// was known the device memory is allocated first and each chunk written
+	// as it arrives; from a stream the chunks are kept until the last one
+	// has arrived, so memory grows only with data that really exists.
+	var st *storage
+	if avail >= 0 {
+		if st, err = d.alloc(op, dt, shape); err != nil {
+			return nil, err
+		}
+	} else if err := checkHostAlloc(op, dt, shape); err != nil {
+		return nil, err
+	}
+	per := npyChunk / dt.Size()
+	var chunks []any
+	for off := 0; off < n; off += per {
+		k := min(per, n-off)
+		h := makeHost(dt, k)
+		raw := rawBytes(h)
+		if dt == Bool {
+			raw = make([]byte, k)
+		}
+		if got, err := io.ReadFull(r, raw); err != nil {
+			if st != nil {
+				st.release()
+			}
+			return nil, &Error{Op: op, Kind: ErrValue, Cause: err,
+				Msg: fmt.Sprintf("truncated data: the header's shape %s of %v promises %d bytes (%s), the input ended after %d",
+					shapeString(shape), dt, size, bytesString(int(size)), int64(off)*int64(dt.Size())+int64(got))}
+		}
+		if dt == Bool {
+			for i, v := range raw {
+				h.([]bool)[i] = v != 0
+			}
+		}
+		if swap {
+			swapBytes(raw, dt.Size())
+		}
+		if st == nil {
+			chunks = append(chunks, h)
+			continue
+		}
+		if err := d.be.Write(st.buf, off, h); err != nil {
 			st.release()
 			return nil, deviceErr(op, err)
+		}
+	}
+	if st == nil {
+		if st, err = d.alloc(op, dt, shape); err != nil {
+			return nil, err
+		}
+		for i, h := range chunks {
+			if err := d.be.Write(st.buf, i*per, h); err != nil {
+				st.release()
+				return nil, deviceErr(op, err)
+			}
 		}
 	}
 	a := d.wrap(st, backend.Contiguous(shape), dt)
@@ -209,14 +293,16 @@ func (d *Maker) ReadNPY(r io.Reader) (*Array, error) {
 // ReadNPY reads a .npy stream onto the default device.
 func ReadNPY(r io.Reader) (*Array, error) { return Default().ReadNPY(r) }
 
-// LoadNPY reads a .npy file onto the default device.
+// LoadNPY reads a .npy file onto the default device; the header's shape is
+// checked against the file's size before anything is allocated for it.
 func LoadNPY(path string) (*Array, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &Error{Op: "LoadNPY", Kind: ErrValue, Msg: "cannot open file", Cause: err}
 	}
 	defer f.Close()
-	return Default().ReadNPY(bufio.NewReaderSize(f, 1<<20))
+	avail := remaining(f)
+	return Default().readNPY("LoadNPY", bufio.NewReaderSize(f, 1<<20), avail)
 }
 
 // parseNPYHeader reads the dict literal {'descr': ..., 'fortran_order':
@@ -291,6 +377,9 @@ func parseNPYHeader(h string) (descr string, fortran bool, shape []int, err erro
 				v, err := strconv.Atoi(f)
 				if err != nil || v < 0 {
 					return "", false, nil, fmt.Errorf("bad shape %q", val)
+				}
+				if len(shape) == npyMaxDims {
+					return "", false, nil, fmt.Errorf("shape %q has more than %d dimensions", val, npyMaxDims)
 				}
 				shape = append(shape, v)
 			}

@@ -52,11 +52,11 @@ func (r *RNG) draw(op string, dt DType, dist backend.Dist, p0, p1 float64, shape
 	if !dt.IsFloat() {
 		return failed(errorf(op, ErrDType, "random values need float32 or float64, not %v", dt))
 	}
-	if err := checkShape(op, shape); err != nil {
+	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
 	n := backend.Size(shape)
-	st, err := r.dev.alloc(op, dt, n)
+	st, err := r.dev.alloc(op, dt, shape)
 	if err != nil {
 		return failed(err)
 	}

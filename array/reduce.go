@@ -111,7 +111,7 @@ func (a *Array) Reduce(op ReduceOp, keepDims bool, axes ...int) *Array {
 		return a.dev.lazy(node(backend.OpCast, outDT, []int{}, castExpr(e, outDT)))
 	}
 	p := program(castExpr(e, inDT), a.shape)
-	st, err := a.dev.alloc(name, outDT, backend.Size(outShape))
+	st, err := a.dev.alloc(name, outDT, outShape)
 	if err != nil {
 		return failed(err)
 	}
@@ -176,7 +176,7 @@ func (a *Array) axisOp(name string, kind backend.AxisKind, axis int) *Array {
 	if kind == backend.LogSumExp {
 		outShape = append(append([]int{}, a.shape[:ax]...), a.shape[ax+1:]...)
 	}
-	st, err := a.dev.alloc(name, dt, backend.Size(outShape))
+	st, err := a.dev.alloc(name, dt, outShape)
 	if err != nil {
 		return failed(err)
 	}

@@ -1,5 +1,11 @@
 package array
 
+import (
+	"math"
+	"math/big"
+	"strconv"
+)
+
 // broadcastShapes returns the NumPy broadcast of the shapes: aligned on the
 // right, each dimension equal or 1.
 func broadcastShapes(op string, shapes ...[]int) ([]int, error) {
@@ -104,11 +110,97 @@ func normAxes(op string, axes []int, rank int) ([]int, error) {
 	return out, nil
 }
 
-func checkShape(op string, shape []int) error {
+// checkShape reports a negative dimension, or a shape too big for any
+// machine: one whose element count, or byte count at dtype dt, does not fit
+// an int (NumPy's "array is too big"). Every array's shape passes it, so
+// the size of an array, and of anything smaller, never overflows.
+func checkShape(op string, dt DType, shape []int) error {
 	for _, d := range shape {
 		if d < 0 {
 			return errorf(op, ErrValue, "negative dimension in shape %s", shapeString(shape))
 		}
 	}
+	if _, ok := byteSize(dt, shape); !ok {
+		return tooBig(op, dt, shape)
+	}
 	return nil
 }
+
+// sizeOf returns the number of elements of a shape of non-negative
+// dimensions, or ok false if the product of its non-zero dimensions does
+// not fit an int. As NumPy, zero dimensions do not excuse the others: the
+// batch count of a (2^40, 2^40, 0) stack would overflow all the same.
+func sizeOf(shape []int) (n int, ok bool) {
+	n = 1
+	zero := false
+	for _, d := range shape {
+		switch {
+		case d < 0:
+			return 0, false
+		case d == 0:
+			zero = true
+		case n > math.MaxInt/d:
+			return 0, false
+		default:
+			n *= d
+		}
+	}
+	if zero {
+		return 0, true
+	}
+	return n, true
+}
+
+// byteSize returns the bytes of a shape at dtype dt, or ok false if the
+// count or the bytes (of its non-zero dimensions) do not fit an int.
+func byteSize(dt DType, shape []int) (int, bool) {
+	n, ok := sizeOf(shape)
+	if !ok {
+		return 0, false
+	}
+	nz, _ := sizeOf(nonZero(shape))
+	sz := max(dt.Size(), 1)
+	if nz > math.MaxInt/sz {
+		return 0, false
+	}
+	return n * sz, true
+}
+
+func nonZero(shape []int) []int {
+	var out []int
+	for _, d := range shape {
+		if d != 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// tooBig is the error of a shape whose size overflows an int.
+func tooBig(op string, dt DType, shape []int) error {
+	n := big.NewInt(1)
+	for _, d := range nonZero(shape) {
+		n.Mul(n, big.NewInt(int64(d)))
+	}
+	b := new(big.Int).Mul(n, big.NewInt(int64(max(dt.Size(), 1))))
+	what := "has"
+	if len(nonZero(shape)) < len(shape) {
+		what = "would have, without its zero dimensions,"
+	}
+	return errorf(op, ErrValue, "array is too big: shape %s of %v %s %s elements, %s bytes (%s); an array holds at most %d bytes",
+		shapeString(shape), dt, what, n, b, humanBytes(new(big.Float).SetInt(b)), math.MaxInt)
+}
+
+// humanBytes writes a byte count with a binary unit: "4 TiB", "1.5 GiB".
+func humanBytes(b *big.Float) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"}
+	u := 0
+	for ; u < len(units)-1 && b.Cmp(big.NewFloat(1024)) >= 0; u++ {
+		b = new(big.Float).Quo(b, big.NewFloat(1024))
+	}
+	f, _ := b.Float64()
+	return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64) + " " + units[u]
+}
+
+// bytesString is humanBytes of an int.
+func bytesString(n int) string { return humanBytes(new(big.Float).SetInt64(int64(n))) }

@@ -3,6 +3,7 @@ package array
 import (
 	"github.com/gocu-dev/gocu"
 	"runtime"
+	"slices"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 )
@@ -49,16 +50,17 @@ func (a *Array) Reshape(shape ...int) *Array {
 func inferShape(op string, size int, old, shape []int) ([]int, error) {
 	out := append([]int(nil), shape...)
 	neg := -1
-	known := 1
 	for i, d := range out {
 		switch {
 		case d == -1 && neg < 0:
 			neg = i
 		case d < 0:
 			return nil, errorf(op, ErrValue, "bad dimension %d in shape %s", d, shapeString(shape))
-		default:
-			known *= d
 		}
+	}
+	known, ok := sizeOf(slices.Delete(slices.Clone(out), max(neg, 0), max(neg+1, 0)))
+	if !ok {
+		return nil, errorf(op, ErrShape, "cannot reshape array of size %d into shape %s: its size overflows an int", size, shapeString(shape))
 	}
 	if neg >= 0 {
 		if known == 0 || size%known != 0 {
@@ -66,7 +68,7 @@ func inferShape(op string, size int, old, shape []int) ([]int, error) {
 		}
 		out[neg] = size / known
 	}
-	if backend.Size(out) != size {
+	if n, ok := sizeOf(out); !ok || n != size {
 		return nil, errorf(op, ErrShape, "cannot reshape array of size %d into shape %s", size, shapeString(shape))
 	}
 	return out, nil
@@ -310,7 +312,7 @@ func (a *Array) At(pos ...int) *Array {
 func (a *Array) BroadcastTo(shape ...int) *Array {
 	const op = "BroadcastTo"
 	return a.layoutOp(op, func(l backend.Layout) (backend.Layout, error) {
-		if err := checkShape(op, shape); err != nil {
+		if err := checkShape(op, a.dt, shape); err != nil {
 			return l, err
 		}
 		bad := len(shape) < len(l.Shape)
@@ -441,7 +443,7 @@ func (a *Array) Copy() *Array {
 	if err != nil {
 		return failed(err)
 	}
-	st, err := a.dev.alloc(op, a.dt, backend.Size(a.shape))
+	st, err := a.dev.alloc(op, a.dt, a.shape)
 	if err != nil {
 		return failed(err)
 	}
@@ -538,7 +540,7 @@ func (a *Array) to(d *Maker) *Array {
 	if err != nil {
 		return failed(err)
 	}
-	st, err := d.alloc(op, a.dt, backend.Size(a.shape))
+	st, err := d.alloc(op, a.dt, a.shape)
 	if err != nil {
 		return failed(err)
 	}

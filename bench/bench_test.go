@@ -39,7 +39,7 @@ func TestRegistry(t *testing.T) {
 	}
 	slices.Sort(runtime)
 	if want := []string{"copy", "d2h_pinned", "graph", "h2d_pageable", "h2d_pinned", "launch", "nvrtc_cold", "nvrtc_warm"}; !slices.Equal(runtime, want) {
-		t.Errorf("runtime suite %v, want issue 2's figures %v", runtime, want)
+		t.Errorf("runtime suite %v, want %v", runtime, want)
 	}
 	for _, d := range []Device{Sim, CPU} {
 		var ceil []Ceiling

@@ -10,7 +10,7 @@ import (
 )
 
 // Comparison with another run: a report of gocu bench --json, or the
-// baseline.json the anchors write (../shared/anchors/baseline.py: a flat
+// baseline.json the anchors write (bench/anchors/baseline.py: a flat
 // object of figures of torch and CuPy on the same workloads, which
 // Workload.Peers map to).
 

@@ -16,7 +16,7 @@ import (
 )
 
 // The GPU workloads. Sizes and CUDA C sources are those of
-// ../shared/anchors/baseline.py, so that the peers' figures compare.
+// bench/anchors/baseline.py, so that the peers' figures compare.
 
 // graySrc is the lecture's grayscale kernel as CuPy's RawKernel runs it in
 // baseline.py.

@@ -1,7 +1,6 @@
 // Package bench is gocu's benchmark: a registry of workloads and the
-// runner behind "gocu bench". The workloads match
-// ../shared/anchors/baseline.py, which measures torch and CuPy on the same
-// sizes:
+// runner behind "gocu bench". The workloads match bench/anchors/baseline.py
+// (in the repository), which measures torch and CuPy on the same sizes:
 //
 //   - ceilings (measured first): device-to-device copy, cuBLAS SGEMM FP32
 //     and TF32 on the GPU; a Go copy and an SGEMM in Go on the CPU;

@@ -153,7 +153,7 @@ func openDevice(e *Env, rep *Report) error {
 			return fmt.Errorf("bench: --device cuda: %w (the simulator runs with --device sim)", err)
 		}
 		e.Dev, e.GPU = d, d.CUDA()
-		e.CUStream = e.GPU.DefaultStream()
+		e.CUStream = d.Stream().CUDA() // the device's stream: launches that name none go there
 		p := e.GPU.Props()
 		rep.Device = DeviceInfo{Kind: "cuda", Name: p.Name, Arch: p.Arch(), Multiprocessors: p.Multiprocessors,
 			Memory: p.TotalMemory, TheoreticalGBps: math.Round(p.Bandwidth() / 1e9)}

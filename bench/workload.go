@@ -125,7 +125,7 @@ const (
 )
 
 // Peer names the figure of another library for the same workload in the
-// anchors' baseline.json (../shared/anchors/baseline.py).
+// anchors' baseline.json (bench/anchors/baseline.py).
 type Peer struct {
 	Name   string // "CuPy RawKernel", "torch"
 	Key    string // "gray_4096_cupy_rawkernel_ms"

@@ -3,7 +3,7 @@ package cuda_test
 // Benchmarks on a real GPU (they skip without one). GPU work is timed with
 // CUDA events after a warm-up and each benchmark reports the median of its
 // rounds through b.ReportMetric; launch overhead is wall-clock time, as the
-// peers measure it (../shared/anchors/baseline.py).
+// peers measure it (bench/anchors/baseline.py).
 
 import (
 	"slices"

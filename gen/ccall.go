@@ -39,6 +39,8 @@ var goMath = map[string]string{
 var pureKernelFunc = map[string]bool{
 	"Index": true, "Index2D": true, "Stride": true, "Stride2D": true, "Rank": true, "LaneID": true,
 	"WarpID": true, "Size": true, "Reinterpret": true, "DynamicShared": true,
+	"ToHalf": true, "ToBFloat16": true, "ToFP8E4M3": true, "ToFP8E5M2": true, "ToHalf2": true, "ToBFloat16x2": true,
+	"PackHalf2": true, "PackBFloat16x2": true, "Half2FromBits": true, "BFloat16x2FromBits": true, "ToTF32": true,
 	"ShflSync": true, "ShflUp": true, "ShflDown": true, "ShflXor": true, "Ballot": true, "Any": true, "All": true,
 }
 
@@ -93,6 +95,8 @@ func (fc *fnCtx) voidCall(c *ast.CallExpr) cx {
 			return fc.mathCall(c, callee)
 		case "math/bits":
 			return fc.bitsCall(c, callee)
+		case lowpPath:
+			return fc.lowpCall(c, callee)
 		}
 	}
 	return fc.deviceCall(c, callee)
@@ -283,6 +287,9 @@ func (fc *fnCtx) kernelCall(c *ast.CallExpr, callee *types.Func) cx {
 		if isThreadPtr(recv.Type()) {
 			return fc.threadMethod(c, name)
 		}
+		if x, ok := fc.tensorMethod(c, recv.Type(), name); ok {
+			return x
+		}
 		if isKernelNamed(recv.Type(), "Dim3") && name == "Size" {
 			sel := c.Fun.(*ast.SelectorExpr)
 			if !fc.pure(sel.X) {
@@ -309,6 +316,9 @@ func (fc *fnCtx) kernelCall(c *ast.CallExpr, callee *types.Func) cx {
 	}
 	if m, ok := kernelMath[name]; ok {
 		return callx(m, args(0)...)
+	}
+	if x, ok := fc.tensorCall(c, name, args); ok {
+		return x
 	}
 	switch name {
 	case "ShflSync", "ShflUp", "ShflDown", "ShflXor":

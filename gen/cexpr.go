@@ -530,6 +530,9 @@ func (fc *fnCtx) unary(e *ast.UnaryExpr) cx {
 	case token.ADD:
 		return fc.expr(e.X)
 	case token.SUB:
+		if fc.lowpOperator(e.Op, t, e) {
+			return prim("0")
+		}
 		x := fc.expr(e.X)
 		switch classOf(t) {
 		case wideSigned:
@@ -571,6 +574,9 @@ func noSignStart(s string) string {
 // types (they differ only for shifts), rt the result type; node is the
 // source of the operation for debug-mode sites.
 func (fc *fnCtx) binop(op token.Token, x, y cx, xt, yt, rt types.Type, node ast.Node) cx {
+	if fc.lowpOperator(op, xt, node) {
+		return prim("0")
+	}
 	p := binPrec[op]
 	bin := func(a, b cx, uns bool) cx {
 		return cx{s: a.at(p) + " " + op.String() + " " + b.at(p+1), prec: p, uns: uns}
@@ -744,6 +750,9 @@ func (fc *fnCtx) divide(op token.Token, x, y cx, t types.Type, node ast.Node) cx
 
 // convert translates the conversion of x from type from to type to.
 func (fc *fnCtx) convert(x cx, from, to types.Type) cx {
+	if y, ok := fc.lowpConvert(x, from, to); ok {
+		return y
+	}
 	if types.Identical(from.Underlying(), to.Underlying()) || fc.ctype(from) == fc.ctype(to) {
 		if _, ok := to.Underlying().(*types.Struct); ok && !types.Identical(from, to) && fc.ctype(from) != fc.ctype(to) {
 			fc.unsupported(fc.pos, "converting between struct types", "copy the fields one by one")

@@ -208,6 +208,11 @@ func isBlank(e ast.Expr) bool {
 	return ok && id.Name == "_"
 }
 
+// maxStaticShared is CUDA's limit on a block's static shared memory (the
+// __shared__ declarations), on every GPU: 48 KiB. More needs dynamic
+// shared memory and an opt-in at launch.
+const maxStaticShared = 48 << 10
+
 // sharedDecl declares a kernel.Shared array.
 func (fc *fnCtx) sharedDecl(obj types.Object, call ast.Expr) {
 	if !fc.kernelTop {
@@ -219,7 +224,13 @@ func (fc *fnCtx) sharedDecl(obj types.Object, call ast.Expr) {
 	fc.shared[obj] = true
 	fc.eff.shared = true
 	size, align := fc.u.cudaSize(t)
-	fc.f.sharedBytes = int((int64(fc.f.sharedBytes)+align-1)/align*align + size)
+	total := (int64(fc.f.sharedBytes)+align-1)/align*align + size
+	if total > maxStaticShared {
+		fc.unsupported(call.Pos(), fmt.Sprintf("%d bytes of kernel.Shared arrays", total),
+			fmt.Sprintf("CUDA gives a block at most %d bytes (48 KiB) of static shared memory; use smaller arrays, or kernel.DynamicShared with a launch that asks for more", maxStaticShared))
+		return
+	}
+	fc.f.sharedBytes = int(total)
 	fc.line("__shared__ %s %s;", fc.ctype(t), name)
 }
 

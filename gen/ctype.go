@@ -20,6 +20,9 @@ var vectorTypes = map[string]string{
 	"Int4":   "int4",
 	"Uint4":  "uint4",
 	"Uchar4": "uchar4",
+	// tensor.go
+	"Half2":      "gocu_half2",
+	"BFloat16x2": "gocu_bf16x2",
 }
 
 // cstruct is a Go struct type emitted as a C struct.
@@ -156,7 +159,14 @@ func (u *unit) ctype(t types.Type, pos token.Pos) string {
 		}
 	case *types.Named:
 		if v, ok := vectorType(t); ok {
+			if _, lowp := tensorTypes[t.Obj().Name()]; lowp {
+				u.tensor = true
+			}
 			return v
+		}
+		if t.Obj().Pkg() != nil && t.Obj().Pkg().Path() == kernelPath && tensorTypes[t.Obj().Name()] == "gocu_u16x8" {
+			u.tensor = true
+			return "gocu_u16x8"
 		}
 		if isKernelNamed(t, "Dim3") {
 			return "gocu_Dim3"
@@ -171,6 +181,13 @@ func (u *unit) ctype(t types.Type, pos token.Pos) string {
 	case *types.Slice:
 		return "gocu_slice<" + u.ctype(t.Elem(), pos) + ">"
 	case *types.Array:
+		if t.Len() > math.MaxInt32 {
+			if !u.hugeArrays[t.String()] { // once, not at every use of the type
+				u.hugeArrays[t.String()] = true
+				u.unsupported(pos, fmt.Sprintf("an array of %d elements", t.Len()), "CUDA C++ arrays have at most 2147483647 elements (their length is an int); use a slice")
+			}
+			return "gocu_invalid"
+		}
 		return fmt.Sprintf("gocu_array<%s, %d>", u.ctype(t.Elem(), pos), t.Len())
 	case *types.Pointer:
 		if _, ok := t.Elem().Underlying().(*types.Array); ok {
@@ -381,6 +398,9 @@ func (u *unit) zero(t types.Type, pos token.Pos) cx {
 // cudaSize returns the size and alignment of t in CUDA (equal to Go's
 // except for the vector types, which CUDA aligns to their size).
 func (u *unit) cudaSize(t types.Type) (size, align int64) {
+	if isKernelNamed(t, "Half8") || isKernelNamed(t, "BFloat16x8") {
+		return 16, 16
+	}
 	if v, ok := vectorType(t); ok {
 		s := u.prog.sizes.Sizeof(t)
 		switch v {
@@ -475,6 +495,9 @@ func (u *unit) checkStructs() {
 
 func hasVector(t types.Type) bool {
 	if _, ok := vectorType(t); ok {
+		return true
+	}
+	if isKernelNamed(t, "Half8") || isKernelNamed(t, "BFloat16x8") {
 		return true
 	}
 	if a, ok := t.Underlying().(*types.Array); ok {

@@ -21,7 +21,9 @@
 //   - the checked twin of each kernel and of each function it calls: a Go
 //     copy in which every slice and array element access goes through
 //     kernel.At (and every outer index of a multi-dimensional array through
-//     kernel.Index), for the simulator's checked mode.
+//     kernel.Index), and every loop body starts with kernel.Loop (where the
+//     simulator stops a launch that ran out of time), for the simulator's
+//     checked mode.
 //
 // Output is deterministic and gofmt-clean; files whose contents did not
 // change are not rewritten; the generated file of a package whose kernels
@@ -34,7 +36,12 @@
 // float64, named types of them, slices of them (not of slices), fixed-size
 // arrays (any number of dimensions), named structs of all these, and the
 // kernel package's Dim3, Float2, Float4, Int4, Uint4 and Uchar4 (not as
-// struct fields: CUDA aligns them more strictly than Go). Constants, typed
+// struct fields: CUDA aligns them more strictly than Go); the low-precision
+// kernel.Half, BFloat16, FP8E4M3 and FP8E5M2 (package lowp's types, their
+// bit patterns in C: +, -, *, /, ordering and numeric conversions are
+// rejected, since Go would apply them to the bits), Half2, BFloat16x2,
+// Half8 and BFloat16x8, and the fragments FragA, FragB, FragC, FragATF32
+// and FragBTF32 (register arrays). Constants, typed
 // and untyped, including iota.
 //
 // Statements: var and := declarations, assignment (parallel assignment
@@ -49,7 +56,10 @@
 // slicing s[lo:hi]; the kernel package (thread position, SyncThreads and
 // its variants, SyncWarp, ThreadFence, shuffles and votes, atomics on
 // &s[i] or &sharedArray[i], float32 math, Shared, DynamicShared,
-// Reinterpret); Go's math package for float64; math/bits (OnesCount,
+// Reinterpret, the half conversions, MMABF16, MMAF16, MMATF32, the
+// LdMatrix forms and CpAsync with its commit and wait, as inline PTX in a
+// prelude that only units using them get: see tensor.go); package lowp's
+// conversions and methods; Go's math package for float64; math/bits (OnesCount,
 // LeadingZeros, TrailingZeros, Len, Reverse, RotateLeft).
 //
 // Not supported, each with its own message: maps, interfaces, closures,

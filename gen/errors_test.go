@@ -20,6 +20,12 @@ type errorCase struct {
 }
 
 var errorCases = []errorCase{
+	{name: "huge shared", params: "x []float32", body: "s := /*ERR*/kernel.Shared[[1 << 40]float32](t)\ns[0] = x[0]",
+		msg: "4398046511104 bytes of kernel.Shared arrays is not supported in a kernel: CUDA gives a block at most 49152 bytes (48 KiB) of static shared memory; use smaller arrays, or kernel.DynamicShared with a launch that asks for more"},
+	{name: "shared over 48 KiB", params: "x []float32", body: "a := kernel.Shared[[8192]float32](t)\nb := /*ERR*/kernel.Shared[[4097]float32](t)\na[0], b[0] = x[0], x[1]",
+		msg: "49156 bytes of kernel.Shared arrays is not supported in a kernel: CUDA gives a block at most 49152 bytes (48 KiB) of static shared memory; use smaller arrays, or kernel.DynamicShared with a launch that asks for more"},
+	{name: "huge array", params: "x []float32", body: "var /*ERR*/a [1 << 31]int32\na[0] = 1\nx[0] = float32(a[0])",
+		msg: "an array of 2147483648 elements is not supported in a kernel: CUDA C++ arrays have at most 2147483647 elements (their length is an int); use a slice"},
 	{name: "map", params: "x []float32", body: "m := /*ERR*/map[int32]float32{}\n_ = m",
 		msg: "a map is not supported in a kernel: use a slice or a fixed-size array indexed by an integer key"},
 	{name: "map literal", params: "x []float32", body: "var m map[int]int\n_ = m",

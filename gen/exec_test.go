@@ -192,6 +192,8 @@ func (b *blockExec) OutOfRange(t *kernel.Thread, index, length int, _ unsafe.Poi
 	panic(outOfRange{})
 }
 
+func (b *blockExec) Loop(*kernel.Thread, *kernel.Site) {}
+
 // launch runs fn (a kernel or its checked twin) on a grid.
 func launch(t testing.TB, fn any, grid, block kernel.Dim3, dynBytes int, args ...any) *launchResult {
 	t.Helper()

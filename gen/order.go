@@ -58,7 +58,9 @@ func (fc *fnCtx) callEffect(c *ast.CallExpr) int {
 	if callee.Pkg().Path() == kernelPath {
 		switch callee.Name() {
 		case "AtomicAdd", "AtomicSub", "AtomicMax", "AtomicMin", "AtomicExch", "AtomicCAS",
-			"SyncThreads", "SyncThreadsCount", "SyncThreadsAnd", "SyncThreadsOr", "ThreadFence":
+			"SyncThreads", "SyncThreadsCount", "SyncThreadsAnd", "SyncThreadsOr", "ThreadFence",
+			"CpAsync", "CpAsyncZfill", "CpAsyncCommit", "CpAsyncWait", "MMABF16", "MMAF16", "MMATF32",
+			"LdMatrixX1", "LdMatrixX2", "LdMatrixX4", "LdMatrixX1Trans", "LdMatrixX2Trans", "LdMatrixX4Trans":
 			return 2
 		}
 		return 0

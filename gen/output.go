@@ -17,6 +17,10 @@ func (u *unit) cudaSource() string {
 	fmt.Fprintf(&b, "#define GOCU_SINK_BYTES %d\n", sink)
 	b.WriteString(header)
 	b.WriteString("\n")
+	if u.tensor {
+		b.WriteString(tensorHeader)
+		b.WriteString("\n")
+	}
 	if u.dynShared {
 		b.WriteString("extern __shared__ __align__(16) unsigned char gocu_dynsmem[];\n\n")
 	}

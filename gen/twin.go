@@ -271,7 +271,7 @@ func (tc *twinCtx) stmt(s ast.Stmt) {
 			tc.stmt(s.Post)
 		}
 		tc.w(" ")
-		tc.block(s.Body.List)
+		tc.loopBlock(s, s.Body.List)
 	case *ast.RangeStmt:
 		tc.rangeStmt(s, "")
 	case *ast.SwitchStmt:
@@ -381,6 +381,41 @@ func (tc *twinCtx) decl(gd *ast.GenDecl) {
 	}
 }
 
+// loopBlock prints a loop's body, which first calls kernel.Loop: the
+// back-edge where the simulator stops a thread whose launch ran out of
+// time, naming the loop.
+func (tc *twinCtx) loopBlock(loop ast.Stmt, list []ast.Stmt) {
+	tc.w("{\n")
+	tc.loopCheck(loop)
+	tc.stmts(list)
+	tc.w("}")
+}
+
+// loopCheck prints the call of kernel.Loop for a loop, whose site names
+// its for clause ("for i < n").
+func (tc *twinCtx) loopCheck(loop ast.Stmt) {
+	id := tc.u.site(loop, tc.f)
+	var hdr ast.Stmt
+	switch l := loop.(type) {
+	case *ast.ForStmt:
+		c := *l
+		c.Body = &ast.BlockStmt{}
+		hdr = &c
+	case *ast.RangeStmt:
+		c := *l
+		c.Body = &ast.BlockStmt{}
+		hdr = &c
+	}
+	if hdr != nil {
+		text := tc.u.nodeText(hdr) // "for cond {\n}"
+		if i := strings.LastIndex(text, "{"); i >= 0 {
+			text = text[:i]
+		}
+		tc.u.sites[id].expr = strings.TrimSpace(text)
+	}
+	tc.w("%s.Loop(%s, &gocuSite%d)\n", tc.k, tc.thread, id)
+}
+
 func (tc *twinCtx) ifStmt(s *ast.IfStmt) {
 	tc.w("if ")
 	if s.Init != nil {
@@ -425,7 +460,7 @@ func (tc *twinCtx) rangeStmt(s *ast.RangeStmt, label string) {
 			tc.w(" %s ", s.Tok)
 		}
 		tc.w("range %s ", tc.expr(s.X))
-		tc.block(s.Body.List)
+		tc.loopBlock(s, s.Body.List)
 		return
 	}
 	// for k, v := range x  =>  { r := x; for i := range r { k, v := i, *At(r, i) ... } }
@@ -448,6 +483,7 @@ func (tc *twinCtx) rangeStmt(s *ast.RangeStmt, label string) {
 	}
 	i := tc.temp("gocuI")
 	tc.w("for %s := range %s {\n", i, x)
+	tc.loopCheck(s)
 	elem := fmt.Sprintf("*%s.At(%s, %s, %s, &gocuSite%d, %s.Read)", tc.k, tc.thread, tc.sliceOf(x, xt), i, site, tc.k)
 	key := "_"
 	if s.Key != nil {

@@ -33,7 +33,10 @@ type unit struct {
 	sites  []*site
 	siteOf map[ast.Node]int
 
+	hugeArrays map[string]bool // array types reported as too long
+
 	dynShared bool
+	tensor    bool // uses low-precision types or tensor cores: emit tensorHeader
 	sinkBytes int
 	imp       *imports
 	used      map[token.Pos]bool // directives consumed
@@ -99,7 +102,9 @@ func newUnit(p *program, pkg *packages.Package) *unit {
 		structs: map[*types.Named]*cstruct{},
 		tuples:  map[string]*tuple{},
 		siteOf:  map[ast.Node]int{},
-		used:    map[token.Pos]bool{},
+
+		hugeArrays: map[string]bool{},
+		used:       map[token.Pos]bool{},
 	}
 }
 
@@ -327,7 +332,7 @@ func (u *unit) checkValueType(pos token.Pos, t types.Type) bool {
 				return false
 			}
 			if t.Obj().Pkg() != nil && t.Obj().Pkg().Path() == kernelPath {
-				if _, ok := vectorTypes[t.Obj().Name()]; ok || t.Obj().Name() == "Dim3" {
+				if _, ok := vectorTypes[t.Obj().Name()]; ok || t.Obj().Name() == "Dim3" || tensorTypes[t.Obj().Name()] != "" || fragTypes[t.Obj().Name()] {
 					return true
 				}
 				bad, instead = "kernel."+t.Obj().Name()+" as a value", "use it only as the kernel package documents"
@@ -401,7 +406,7 @@ func (u *unit) reach(f *fn) {
 				return true
 			}
 			switch callee.Pkg().Path() {
-			case kernelPath, "math", "math/bits":
+			case kernelPath, "math", "math/bits", lowpPath:
 				return true
 			}
 			if isInterfaceMethod(callee) {

@@ -17,8 +17,10 @@ import "unsafe"
 //	tile[y][x] = v        // tile is *[16][16]float32 from kernel.Shared:
 //	                      // *kernel.At(t, tile[kernel.Index(t, int(y), 16, &site4)][:], int(x), &site4, kernel.Write) = v
 //
-// Each site is a distinct package-level Site naming the access in the
-// original kernel's source. Local arrays may go through At too (the
+//	for cond { body }     // for cond { kernel.Loop(t, &site5); body }
+//
+// Each site is a distinct package-level Site naming the access (or, for
+// Loop, the for statement) in the original kernel's source. Local arrays may go through At too (the
 // simulator tracks no races on memory that is neither shared nor a kernel
 // argument) or through Index alone. Device functions that access memory get
 // twins of their own, called from the kernel's twin.
@@ -61,4 +63,12 @@ func Index(t *Thread, i, n int, site *Site) int {
 		t.exec("Index").OutOfRange(t, i, n, nil, site)
 	}
 	return i
+}
+
+// Loop marks an iteration of a loop: the twin calls it first in every loop
+// body, so that the simulator can stop a thread whose launch ran out of its
+// time budget at the loop's back-edge, naming the loop's line (plain Go
+// code cannot be interrupted otherwise).
+func Loop(t *Thread, site *Site) {
+	t.exec("Loop").Loop(t, site)
 }

@@ -26,6 +26,14 @@
 // without one; atomics (real atomic operations) and the arithmetic
 // functions work anywhere.
 //
-// Package kernel imports nothing else of gocu, so kernel code carries no
-// dependency on the driver or the simulator.
+// Low-precision types (Half, BFloat16, FP8E4M3, FP8E5M2: package lowp's,
+// with the GPU's rounding) compute in float32 through ToBFloat16 and
+// Float32 and their kin. Tensor cores are reached warp by warp: MMABF16,
+// MMAF16 and MMATF32 multiply fragments (FragA, FragB, FragC), LdMatrixX4
+// and its kin load them from shared memory, and CpAsync copies global
+// memory into shared memory asynchronously (CpAsyncCommit, CpAsyncWait);
+// mma.go documents which lane holds which element.
+//
+// Package kernel imports nothing else of gocu but lowp, a leaf package, so
+// kernel code carries no dependency on the driver or the simulator.
 package kernel

@@ -33,6 +33,10 @@ type Executor interface {
 	// of range. base is the address of the indexed memory (the slice's first
 	// element), or nil when unknown, as for Index. It does not return.
 	OutOfRange(t *Thread, index, length int, base unsafe.Pointer, site *Site)
+	// Loop is called by the checked-mode hooks at the start of every loop
+	// iteration (see Loop); an executor that stops a launch does not
+	// return from it.
+	Loop(t *Thread, site *Site)
 }
 
 // SyncKind says which variant of SyncThreads reached a barrier.
@@ -59,6 +63,9 @@ const (
 	VoteBallot               // __ballot_sync
 	VoteAny                  // __any_sync
 	VoteAll                  // __all_sync
+	// WarpCollective is a warp-wide matrix operation (MatrixExecutor's
+	// Collective): an MMA or an LdMatrix.
+	WarpCollective
 )
 
 // SharedDecl describes one static shared-memory declaration.
@@ -77,6 +84,10 @@ func Bind(t *Thread, ex Executor) { t.ex = ex }
 type Fault struct {
 	Op  string // the operation, such as "Reinterpret" or "SyncThreads"
 	Msg string
+	// Misaligned marks an address the GPU would reject as misaligned (a
+	// fragment load or an asynchronous copy); the simulator reports it as
+	// such, like a misaligned Reinterpret.
+	Misaligned bool
 }
 
 func (f *Fault) Error() string { return "kernel." + f.Op + ": " + f.Msg }

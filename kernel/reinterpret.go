@@ -41,7 +41,7 @@ func Reinterpret[To, From any](s []From) []To {
 func gpuAlign[T any]() uintptr {
 	var v T
 	switch any(v).(type) {
-	case Float2, Float4, Int4, Uint4, Uchar4:
+	case Float2, Float4, Int4, Uint4, Uchar4, Half2, BFloat16x2, Half8, BFloat16x8:
 		return unsafe.Sizeof(v)
 	}
 	return unsafe.Alignof(v)

@@ -43,7 +43,12 @@ func BFloat16FromFloat32(f float32) BFloat16 {
 // BFloat16FromFloat64 rounds f to the nearest BFloat16 with a single
 // rounding, as CUDA's __double2bfloat16, with the rules of
 // BFloat16FromFloat32.
-func BFloat16FromFloat64(f float64) BFloat16 { return BFloat16FromFloat32(toOdd32(f)) }
+func BFloat16FromFloat64(f float64) BFloat16 {
+	if f != f {
+		return BFloat16(narrowNaN64(math.Float64bits(f), 7))
+	}
+	return BFloat16FromFloat32(toOdd32(f))
+}
 
 // Bits returns the bit pattern of x.
 func (x BFloat16) Bits() uint16 { return uint16(x) }
@@ -54,11 +59,11 @@ func (x BFloat16) Bits() uint16 { return uint16(x) }
 // what the intrinsic does.
 func (x BFloat16) Float32() float32 { return math.Float32frombits(uint32(x) << 16) }
 
-// Float64 returns x as a float64, exactly. Every NaN gives the canonical
-// float64 NaN 0x7fffffffffffffff.
+// Float64 returns x as a float64, exactly: float64(x.Float32()), a NaN
+// widened as cvt.f64.f32 widens it (sign and payload kept, quiet bit set).
 func (x BFloat16) Float64() float64 {
 	if x.IsNaN() {
-		return math.Float64frombits(nanFloat64)
+		return widenNaN(math.Float32bits(x.Float32()))
 	}
 	return float64(x.Float32())
 }

@@ -68,7 +68,12 @@ func Float16FromFloat32(f float32) Float16 {
 // rounding, as CUDA's __double2half (PTX cvt.rn.f16.f64), with the rules of
 // Float16FromFloat32. Converting through float32 first would round twice
 // and be wrong for some inputs.
-func Float16FromFloat64(f float64) Float16 { return Float16FromFloat32(toOdd32(f)) }
+func Float16FromFloat64(f float64) Float16 {
+	if f != f {
+		return Float16(narrowNaN64(math.Float64bits(f), 10))
+	}
+	return Float16FromFloat32(toOdd32(f))
+}
 
 // Bits returns the bit pattern of x.
 func (x Float16) Bits() uint16 { return uint16(x) }
@@ -90,11 +95,11 @@ func (x Float16) Float32() float32 {
 	return math.Float32frombits(sign | (a<<13 + (127-15)<<23))
 }
 
-// Float64 returns x as a float64, exactly. Every NaN gives the canonical
-// float64 NaN 0x7fffffffffffffff.
+// Float64 returns x as a float64, exactly: float64(x.Float32()), a NaN
+// widened as cvt.f64.f32 widens it (sign and payload kept, quiet bit set).
 func (x Float16) Float64() float64 {
 	if x.IsNaN() {
-		return math.Float64frombits(nanFloat64)
+		return widenNaN(math.Float32bits(x.Float32()))
 	}
 	return float64(x.Float32())
 }

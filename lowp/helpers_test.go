@@ -82,9 +82,9 @@ func newFormat[T lowp.Float](s *spec, from32 func(float32) T, from64 func(float6
 // formats returns the four formats with their references, built once.
 var formats = sync.OnceValue(func() []*format {
 	return []*format{
-		newFormat(&spec{name: "Float16", expBits: 5, fracBits: 10, ieee: true, nan: lowp.NaNFloat16},
+		newFormat(&spec{name: "Float16", expBits: 5, fracBits: 10, ieee: true, nan: lowp.NaNFloat16, nan64: true},
 			lowp.Float16FromFloat32, lowp.Float16FromFloat64),
-		newFormat(&spec{name: "BFloat16", expBits: 8, fracBits: 7, ieee: true, nan: lowp.NaNBFloat16, keepNaN: true},
+		newFormat(&spec{name: "BFloat16", expBits: 8, fracBits: 7, ieee: true, nan: lowp.NaNBFloat16, keepNaN: true, nan64: true},
 			lowp.BFloat16FromFloat32, lowp.BFloat16FromFloat64),
 		newFormat(&spec{name: "Float8E4M3", expBits: 4, fracBits: 3, saturate: true, nan: lowp.NaNE4M3},
 			lowp.Float8E4M3FromFloat32, lowp.Float8E4M3FromFloat64),

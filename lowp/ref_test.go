@@ -30,6 +30,9 @@ type spec struct {
 	// keepNaN: widening a NaN keeps its bits (BFloat16.Float32); otherwise
 	// it gives the canonical float32 NaN.
 	keepNaN bool
+	// nan64: narrowing a float64 NaN keeps its sign and top fraction bits
+	// (cvt.rn.f16.f64, cvt.rn.bf16.f64) instead of giving nan.
+	nan64 bool
 }
 
 func (s *spec) width() int   { return 1 + s.expBits + s.fracBits }
@@ -86,6 +89,15 @@ func newRef(s *spec) *ref {
 	r.above, _ = s.decode(r.pats[len(r.pats)-1]+1, true)
 	r.inf = (1<<s.expBits - 1) << s.fracBits
 	return r
+}
+
+// round64 is round for a float64 input: the same but for a NaN, which
+// keeps its sign in the formats that have nan64.
+func (r *ref) round64(x float64) int {
+	if math.IsNaN(x) && r.nan64 {
+		return int(lowp.NarrowNaN64(math.Float64bits(x), uint(r.fracBits)))
+	}
+	return r.round(x)
 }
 
 // round returns the pattern that x rounds to: to nearest, ties to the even
@@ -155,7 +167,8 @@ func (r *ref) widen32(p int) uint32 {
 func (r *ref) widen64(p int) uint64 {
 	v, isNaN := r.decode(p, false)
 	if isNaN {
-		return lowp.NaNFloat64
+		// The float32 NaN widened as cvt.f64.f32 does.
+		return math.Float64bits(lowp.WidenNaN(r.widen32(p)))
 	}
 	return math.Float64bits(v)
 }

@@ -108,7 +108,7 @@ func ToFloat64s[T Float](dst []float64, src []T) int {
 		for i, x := range s {
 			f := float64(math.Float32frombits(t[x]))
 			if x.IsNaN() {
-				f = math.Float64frombits(nanFloat64)
+				f = widenNaN(t[x])
 			}
 			dst[i] = f
 		}

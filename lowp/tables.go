@@ -46,7 +46,7 @@ func widen64(b uint32) uint64 {
 	if f := math.Float32frombits(b); f == f {
 		return math.Float64bits(float64(f))
 	}
-	return nanFloat64
+	return math.Float64bits(widenNaN(b))
 }
 
 // float16Table returns the float32 bits of every Float16.

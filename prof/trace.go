@@ -374,14 +374,23 @@ func ReadTrace(r io.Reader) (*Profile, error) {
 			}
 		}
 	}
-	for _, te := range doc.TraceEvents {
+	var total time.Duration
+	for i, te := range doc.TraceEvents {
 		if (te.Ph != "X" && te.Ph != "i") || te.Cat == "host" || te.Cat == "" {
 			continue
 		}
 		js, _ := json.Marshal(te.Args)
 		var a eventArgs
 		if err := json.Unmarshal(js, &a); err != nil {
-			return nil, fmt.Errorf("prof: event %q: %w", te.Name, err)
+			return nil, fmt.Errorf("prof: event %d (%q): %w", i, te.Name, err)
+		}
+		if err := checkEvent(&te, &a); err != nil {
+			return nil, fmt.Errorf("prof: event %d (%q, %s): %w", i, te.Name, te.Cat, err)
+		}
+		if te.Dur != nil {
+			if total += fromUs(*te.Dur); total > maxTraceTime {
+				return nil, fmt.Errorf("prof: event %d (%q, %s): the durations add up to more than %v", i, te.Name, te.Cat, maxTraceTime)
+			}
 		}
 		e := Event{Name: te.Name, Kind: te.Cat, Device: a.Device, Stream: a.Stream, Shared: a.Shared, Bytes: a.Bytes,
 			HostStart: fromUs(a.HostTs), HostDuration: fromUs(a.HostDur), Failed: a.Failed, Note: a.Note}
@@ -400,6 +409,42 @@ func ReadTrace(r io.Reader) (*Profile, error) {
 		p.add(e, math.MaxInt)
 	}
 	return p, nil
+}
+
+// maxTraceTime bounds every time in a trace, and the sum of the durations:
+// a year, far beyond any profile, and far below time.Duration's limit, so
+// that totals cannot overflow.
+const maxTraceTime = 365 * 24 * time.Hour
+
+// checkEvent refuses times that no profile contains: negative, not
+// finite, or beyond maxTraceTime; and negative sizes and launch shapes.
+func checkEvent(te *traceEvent, a *eventArgs) error {
+	times := []struct {
+		name string
+		v    *float64
+	}{{"ts", &te.Ts}, {"dur", te.Dur}, {"host_ts", &a.HostTs}, {"host_dur", &a.HostDur}}
+	for _, t := range times {
+		if t.v == nil {
+			continue
+		}
+		switch v := *t.v; {
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			return fmt.Errorf("%s is %v", t.name, v)
+		case v < 0:
+			return fmt.Errorf("%s %v µs is negative", t.name, v)
+		case v > us(maxTraceTime):
+			return fmt.Errorf("%s %v µs is beyond any profile (at most %v)", t.name, v, maxTraceTime)
+		}
+	}
+	if a.Bytes < 0 || a.Shared < 0 {
+		return fmt.Errorf("negative size (bytes %d, shared %d)", a.Bytes, a.Shared)
+	}
+	for _, d := range []*[3]int{a.Grid, a.Block} {
+		if d != nil && (d[0] < 0 || d[1] < 0 || d[2] < 0) {
+			return fmt.Errorf("negative launch shape %v", *d)
+		}
+	}
+	return nil
 }
 
 func fromUs(v float64) time.Duration { return time.Duration(math.Round(v * 1e3)) }

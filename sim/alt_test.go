@@ -77,6 +77,8 @@ func (e *goExec) Warp(*kernel.Thread, kernel.WarpOp, uint32, uint64, int32) uint
 func (e *goExec) DynamicShared(*kernel.Thread) []byte                              { panic("no dynamic shared") }
 func (e *goExec) Access(*kernel.Thread, unsafe.Pointer, uintptr, kernel.Access, *kernel.Site) {
 }
+func (e *goExec) Loop(*kernel.Thread, *kernel.Site) {}
+
 func (e *goExec) OutOfRange(*kernel.Thread, int, int, unsafe.Pointer, *kernel.Site) {}
 
 func reflectNew(d kernel.SharedDecl) unsafe.Pointer {

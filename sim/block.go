@@ -59,6 +59,8 @@ type block struct {
 
 	rng rng
 	err *Error
+
+	pend []int32 // per 16 bytes of the arena: asynchronous copies pending into them
 }
 
 // run executes block idx (at position pos of the launch order) and returns
@@ -79,8 +81,10 @@ func (b *block) run(idx, pos uint64) *Error {
 		b.gen = 1
 	}
 	b.resetShared()
+	clear(b.pend)
 
 	r := b.w.runner
+	b.w.running.Store(r.th)
 	r.th.BlockIdx = b.coord
 	r.seq = true
 	if r.resume() == evSync && b.err == nil {
@@ -107,6 +111,9 @@ func (b *block) runSeq(th *thread) {
 		if b.mode != modeFast {
 			return // th was the thread that switched the block to barrier mode
 		}
+		if len(th.async) > 0 {
+			th.finishAsync()
+		}
 		if r += a; r >= n {
 			r -= n
 		}
@@ -131,6 +138,7 @@ func (b *block) barrierMode() {
 		th := w.thread(r)
 		th.BlockIdx = b.coord
 		th.nShared, th.started, th.abort, th.synced = 0, false, false, site{}
+		th.resetAsync()
 		c := w.coro()
 		c.th, c.seq = th, false
 		th.co = c
@@ -153,6 +161,7 @@ func (b *block) schedule() {
 			th := b.threads[r]
 			b.state[r] = stRunning
 			th.started = true
+			b.w.running.Store(th)
 			ev := th.co.resume()
 			if b.err != nil {
 				b.state[r] = stExited
@@ -161,6 +170,9 @@ func (b *block) schedule() {
 			if ev == evDone {
 				b.state[r] = stExited
 				b.nExited++
+				if len(th.async) > 0 {
+					th.finishAsync()
+				}
 				continue
 			}
 			b.arrive(th)
@@ -248,10 +260,14 @@ func (b *block) stuck() {
 			for m := group; m != 0; m &= m - 1 {
 				o := base + int32(bits.TrailingZeros32(m))
 				if b.state[o] != stWarp {
-					e := &Error{Kind: KindWarp, Block: b.coord, Thread: a.ThreadIdx, Pos: posOf(a.pcs[:]), Op: warpName(a.wop),
+					e := &Error{Kind: KindWarp, Block: b.coord, Thread: a.ThreadIdx, Pos: posOf(a.pcs[:]), Op: a.opName(),
 						Other: b.party(o)}
 					e.Msg = fmt.Sprintf("%s with mask %#08x is reached by only part of the warp: lane %d of the mask %s",
-						warpName(a.wop), a.mask, o-base, b.whereIs(o))
+						a.opName(), a.mask, o-base, b.whereIs(o))
+					if a.wop == kernel.WarpCollective {
+						e.Msg = fmt.Sprintf("%s is reached by only part of the warp (a warp matrix operation needs every lane): lane %d %s",
+							a.opName(), o-base, b.whereIs(o))
+					}
 					b.err = e
 					return
 				}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gocu-dev/gocu/kernel"
 )
@@ -59,6 +60,41 @@ type Config struct {
 	// Workers is the number of blocks run in parallel; 0 means GOMAXPROCS.
 	// With 1 worker a seed also fixes the order of accesses between blocks.
 	Workers int
+	// Timeout is the launch's time budget (wall clock): a launch still
+	// running after it returns a KindTimeout error naming the threads still
+	// running. 0 takes GOCU_SIM_TIMEOUT from the environment (a Go duration
+	// such as "30s", or "off") or, without it, DefaultTimeout; a negative
+	// Timeout means no budget. LaunchContext adds a context's deadline and
+	// cancellation.
+	Timeout time.Duration
+}
+
+// DefaultTimeout is the time budget of a launch that sets neither
+// Config.Timeout nor GOCU_SIM_TIMEOUT: far more than the simulator needs
+// for the sizes one debugs with (a 256^3 tiled matmul takes 0.14 s), so
+// that only a kernel that never returns reaches it.
+const DefaultTimeout = time.Minute
+
+// timeout resolves the time budget; 0 means none.
+func (c *Config) timeout() (time.Duration, *Error) {
+	switch {
+	case c.Timeout < 0:
+		return 0, nil
+	case c.Timeout > 0:
+		return c.Timeout, nil
+	}
+	s := strings.TrimSpace(os.Getenv("GOCU_SIM_TIMEOUT"))
+	switch {
+	case s == "":
+		return DefaultTimeout, nil
+	case s == "0" || strings.EqualFold(s, "off") || strings.EqualFold(s, "none"):
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, &Error{Kind: KindUsage, Msg: fmt.Sprintf("GOCU_SIM_TIMEOUT=%q is not a duration such as 30s or 2m, or off", s)}
+	}
+	return d, nil
 }
 
 // shape is a launch shape with zero Y and Z replaced by 1.

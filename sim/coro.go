@@ -83,7 +83,7 @@ func (b *block) recovered(th *thread, r any) {
 		e = v.err
 	case *kernel.Fault:
 		e = &Error{Kind: KindUsage, Pos: panicPos(), Op: v.Op, Msg: v.Error()}
-		if v.Op == "Reinterpret" {
+		if v.Op == "Reinterpret" || v.Misaligned {
 			e.Kind = KindMisaligned
 		}
 	case runtime.Error:

@@ -110,15 +110,47 @@
 // simulator reports it because an early return before a warp reduction is
 // the classic form of this bug.
 //
+// # Time budget
+//
+// A launch has a time budget: Config.Timeout, else GOCU_SIM_TIMEOUT (a Go
+// duration such as "30s", or "off"), else DefaultTimeout (one minute);
+// LaunchContext adds a context's deadline and cancellation. When it runs
+// out, no further block starts and the launch returns a KindTimeout error
+// (errors.Is ErrTimeout and context.DeadlineExceeded, or the context's
+// error) naming the kernel and the threads still running, each with its
+// block, thread and position. What happens to those threads depends on
+// where they are:
+//
+//   - A thread that reaches a barrier or a warp operation afterwards is
+//     stopped there, in any mode.
+//   - In checked mode the generated twin calls kernel.Loop first in every
+//     loop body, and the simulator stops the thread at that back-edge: the
+//     error names the loop's line (guard.go:35:3 (for)). Such a launch
+//     ends cleanly.
+//   - A thread spinning in plain Go (the default mode runs the kernel as
+//     written) cannot be stopped: Go has no way to end another goroutine,
+//     and preemption only pauses it. The launch returns after a grace
+//     period of half a second anyway, naming the thread and the line where
+//     its goroutine is (read from a dump of the goroutines' stacks), and
+//     the goroutine keeps running, using a CPU, until it returns or the
+//     program exits. The launch is abandoned: its arguments' memory may
+//     still be written, so a later launch whose arguments share that
+//     memory fails with KindUsage until the thread returns. Run the kernel
+//     in checked mode (GOCU_SIM_CHECKED=1) to stop such a loop.
+//
+// To watch the budget every worker runs on a goroutine of its own while
+// the caller waits, which adds about 1.5 us to a launch (the caller runs
+// one worker itself when there is neither a budget nor a context).
+//
 // # Limits
 //
-// Launch never panics for a fault of the kernel and never waits forever,
-// except for a kernel that never returns. Faults the Go runtime cannot
-// recover (a stack overflow from unbounded recursion, concurrent map
-// writes) still end the program. A kernel that calls runtime.Goexit (as
-// testing's FailNow does) ends the goroutine that runs it, which may be the
-// caller's. kernel.Reinterpret checks alignment against the actual
-// addresses, and Go aligns small allocations to 8 bytes only, where
+// Launch never panics for a fault of the kernel and never waits forever
+// (see Time budget). Faults the Go runtime cannot recover (a stack
+// overflow from unbounded recursion, concurrent map writes) still end the
+// program. A kernel that calls runtime.Goexit (as testing's FailNow does)
+// ends the goroutine that runs it, which is the caller's only when the
+// launch has no budget. kernel.Reinterpret checks alignment against the
+// actual addresses, and Go aligns small allocations to 8 bytes only, where
 // cudaMalloc aligns to 256: buffers used with Float4 views must be
 // allocated aligned.
 package sim

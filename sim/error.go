@@ -51,6 +51,16 @@ const (
 	// KindPanic: the kernel panicked, as with an integer division by zero
 	// or a nil dereference. Value holds the panic value.
 	KindPanic
+	// KindTimeout: the launch ran out of its time budget (Config.Timeout,
+	// GOCU_SIM_TIMEOUT) or its context was done. Running lists the threads
+	// still running; Value holds context.DeadlineExceeded or the context's
+	// error.
+	KindTimeout
+	// KindAsyncCopy: shared memory read or written while a
+	// kernel.CpAsync is still copying into it (before the CpAsyncWait
+	// that completes its group). Other names the thread that issued the
+	// copy.
+	KindAsyncCopy
 )
 
 var kindNames = [...]string{
@@ -65,6 +75,8 @@ var kindNames = [...]string{
 	KindMisaligned:       "misaligned reinterpretation",
 	KindSharedDecl:       "mismatched shared declarations",
 	KindPanic:            "panic",
+	KindTimeout:          "time budget exhausted",
+	KindAsyncCopy:        "access before an asynchronous copy completed",
 }
 
 func (k Kind) String() string {
@@ -89,6 +101,8 @@ var (
 	ErrMisaligned       = errors.New("sim: misaligned reinterpretation")
 	ErrSharedDecl       = errors.New("sim: mismatched shared declarations")
 	ErrPanic            = errors.New("sim: kernel panicked")
+	ErrTimeout          = errors.New("sim: time budget exhausted")
+	ErrAsyncCopy        = errors.New("sim: access before an asynchronous copy completed")
 )
 
 var kindSentinels = [...]error{
@@ -96,7 +110,7 @@ var kindSentinels = [...]error{
 	KindDivergentBarrier: ErrDivergentBarrier, KindWarp: ErrWarp,
 	KindSharedRace: ErrSharedRace, KindGlobalRace: ErrGlobalRace,
 	KindUninitialized: ErrUninitialized, KindMisaligned: ErrMisaligned,
-	KindSharedDecl: ErrSharedDecl, KindPanic: ErrPanic,
+	KindSharedDecl: ErrSharedDecl, KindPanic: ErrPanic, KindTimeout: ErrTimeout, KindAsyncCopy: ErrAsyncCopy,
 }
 
 // Pos is a position in kernel source.
@@ -182,7 +196,15 @@ type Error struct {
 	// Other is the second thread involved, for races, divergent barriers
 	// and warp errors.
 	Other *Party
-	// Value is the panic value, for KindPanic.
+	// Running lists, for KindTimeout, the threads that were still running
+	// when the budget ran out (at most 8 are named): Pos is where each was,
+	// and Op is "stopped" for a thread the simulator stopped (checked mode
+	// stops loops at their back-edge, any mode at a barrier or warp
+	// operation) or "running" for one it cannot stop, whose goroutine goes
+	// on (see the package documentation, Limits).
+	Running []Party
+	// Value is the panic value, for KindPanic; for KindTimeout the context's
+	// error (context.DeadlineExceeded when the budget ran out).
 	Value any
 	// Msg adds what the fields do not say, in words.
 	Msg string
@@ -262,6 +284,22 @@ func (e *Error) Error() string {
 		}
 	case KindPanic:
 		fmt.Fprintf(&b, "panic: %v at %s", e.Value, e.Pos.short())
+	case KindTimeout:
+		b.WriteString(e.Msg)
+		for i, p := range e.Running {
+			if i > 0 {
+				b.WriteString(";")
+			}
+			fmt.Fprintf(&b, " block %s thread %s", dim(p.Block), dim(p.Thread))
+			if p.Pos.IsValid() {
+				fmt.Fprintf(&b, " at %s", p.Pos.short())
+			}
+			if p.Op == "stopped" {
+				b.WriteString(" (stopped)")
+			} else {
+				b.WriteString(" (cannot be stopped: its goroutine keeps running and may still write the launch's memory)")
+			}
+		}
 	default:
 		fmt.Fprintf(&b, "%s", e.Kind)
 		if e.Msg != "" {
@@ -287,6 +325,9 @@ func (e *Error) Error() string {
 // ranThreads reports whether the error is about a running thread, as
 // opposed to a launch rejected up front.
 func (e *Error) ranThreads() bool {
+	if e.Kind == KindTimeout { // names its threads itself
+		return false
+	}
 	return e.Kind != KindUsage && e.Kind != KindLimit || e.Pos.IsValid()
 }
 

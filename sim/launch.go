@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gocu-dev/gocu/kernel"
 )
@@ -34,22 +36,30 @@ type Kernel struct {
 // cfg.Workers goroutines in an order shuffled by the seed. It returns nil or
 // an *Error: the first error in the launch's block order (errors of blocks
 // running in parallel with it are dropped). Launch never panics for a fault
-// of the kernel and never waits forever, except for a kernel that never
-// returns.
+// of the kernel and never waits forever: after the time budget
+// (Config.Timeout, GOCU_SIM_TIMEOUT, DefaultTimeout) it returns a
+// KindTimeout error naming the threads still running.
 func Launch(cfg Config, k Kernel) error {
-	if tr := tracer.Load(); tr != nil {
-		return tr.launch(cfg, k)
-	}
-	return launchNow(cfg, k)
+	return LaunchContext(context.Background(), cfg, k)
 }
 
-func launchNow(cfg Config, k Kernel) error {
+// LaunchContext is Launch with a context: when ctx is done before the
+// launch ends, it returns a KindTimeout error that wraps ctx.Err() and
+// names the threads still running, as when the time budget runs out.
+func LaunchContext(ctx context.Context, cfg Config, k Kernel) error {
+	if tr := tracer.Load(); tr != nil {
+		return tr.launch(ctx, cfg, k)
+	}
+	return launchNow(ctx, cfg, k)
+}
+
+func launchNow(ctx context.Context, cfg Config, k Kernel) error {
 	l, err := newLaunch(&cfg, &k)
 	if err != nil {
 		err.Kernel = k.Name
 		return err
 	}
-	if e := l.run(); e != nil {
+	if e := l.run(ctx); e != nil {
 		e.Kernel, e.Seed = l.name, l.seed
 		return e
 	}
@@ -75,12 +85,17 @@ type launch struct {
 	haveArgs bool
 	global   *globalShadow
 	sites    siteTable
+	async    asyncSites // sites of matrix operations and asynchronous copies
 
 	next  atomic.Uint64 // next position in the block order
 	stop  atomic.Uint64 // positions from here on are not started
 	mu    sync.Mutex
 	err   *Error
 	errAt uint64
+
+	budget  time.Duration // 0: none
+	expired atomic.Bool   // the budget ran out or the context is done
+	stopped []Party       // threads stopped after expiry, under mu
 }
 
 func newLaunch(cfg *Config, k *Kernel) (*launch, *Error) {
@@ -95,8 +110,15 @@ func newLaunch(cfg *Config, k *Kernel) (*launch, *Error) {
 	if e != nil {
 		return nil, e
 	}
+	budget, e := cfg.timeout()
+	if e != nil {
+		return nil, e
+	}
+	if e := checkAbandoned(k); e != nil {
+		return nil, e
+	}
 	l := &launch{name: k.Name, f: k.Func, seed: seed, lim: lim, dyn: cfg.DynamicSharedBytes,
-		grid: shape(cfg.Grid), block: shape(cfg.Block), workers: cfg.workers()}
+		grid: shape(cfg.Grid), block: shape(cfg.Block), workers: cfg.workers(), budget: budget}
 	if cfg.checked() {
 		if k.Checked == nil {
 			return nil, &Error{Kind: KindUsage, Seed: seed, Msg: fmt.Sprintf(
@@ -119,28 +141,67 @@ func newLaunch(cfg *Config, k *Kernel) (*launch, *Error) {
 	return l, nil
 }
 
-// run executes every block and returns the first error.
-func (l *launch) run() *Error {
+// run executes every block and returns the first error. Without a budget
+// or a context to watch, the last worker runs on the caller's goroutine;
+// otherwise every worker has a goroutine of its own and the caller waits
+// for them, the budget and the context (see expire).
+func (l *launch) run(ctx context.Context) *Error {
 	nw := uint64(max(1, l.workers))
 	nw = min(nw, l.nblocks)
-	var wg sync.WaitGroup
-	for i := range nw {
-		w := newWorker(l)
-		if i == nw-1 {
-			l.work(w) // the last worker runs on the caller's goroutine
-			continue
+	ws := make([]*worker, nw)
+	for i := range ws {
+		ws[i] = newWorker(l)
+	}
+	if l.budget <= 0 && ctx.Done() == nil {
+		var wg sync.WaitGroup
+		for _, w := range ws[:nw-1] {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l.work(w)
+			}()
 		}
-		wg.Add(1)
+		l.work(ws[nw-1])
+		wg.Wait()
+		l.finish()
+		return l.err
+	}
+	done := make(chan struct{})
+	var left atomic.Int64
+	left.Store(int64(nw))
+	for _, w := range ws {
 		go func() {
-			defer wg.Done()
+			defer func() { // also when the kernel calls runtime.Goexit
+				if left.Add(-1) == 0 {
+					l.finish()
+					close(done)
+				}
+			}()
 			l.work(w)
 		}()
 	}
-	wg.Wait()
+	var expiry <-chan time.Time
+	if l.budget > 0 {
+		t := time.NewTimer(l.budget)
+		defer t.Stop()
+		expiry = t.C
+	}
+	select {
+	case <-done:
+		return l.err
+	case <-expiry:
+		return l.expire(ws, done, context.DeadlineExceeded)
+	case <-ctx.Done():
+		return l.expire(ws, done, ctx.Err())
+	}
+}
+
+// finish runs once every worker has returned.
+func (l *launch) finish() {
 	if l.global != nil {
 		l.global.release()
 	}
-	return l.err
+	releaseAbandoned(l)
 }
 
 // work runs blocks until none are left or an earlier one failed.
@@ -156,6 +217,7 @@ func (l *launch) work(w *worker) {
 		} else if running {
 			l.fail(pos, &Error{Kind: KindPanic, Msg: "the kernel called runtime.Goexit (as testing's FailNow does); the launch stopped"})
 		}
+		w.cur.Store(0)
 		w.close()
 	}()
 	for {
@@ -164,7 +226,9 @@ func (l *launch) work(w *worker) {
 			return
 		}
 		running = true
+		w.cur.Store(pos + 1)
 		e := w.b.run(l.order.at(pos), pos)
+		w.cur.Store(0)
 		running = false
 		if e != nil {
 			l.fail(pos, e)
@@ -177,6 +241,16 @@ func (l *launch) work(w *worker) {
 // the block order wins, so that a seed reproduces the same report.
 func (l *launch) fail(pos uint64, e *Error) {
 	l.mu.Lock()
+	if e.Kind == KindTimeout {
+		// A thread stopped after the budget ran out: expire reports it
+		// with the others.
+		if len(l.stopped) < maxRunning {
+			l.stopped = append(l.stopped, Party{Block: e.Block, Thread: e.Thread, Pos: e.Pos, Op: "stopped"})
+		}
+		l.mu.Unlock()
+		l.stop.Store(0)
+		return
+	}
 	if l.err == nil || pos < l.errAt {
 		l.err, l.errAt = e, pos
 	}
@@ -191,6 +265,12 @@ func (l *launch) fail(pos uint64, e *Error) {
 
 // worker runs blocks on one goroutine.
 type worker struct {
+	// cur is the position in the block order, plus one, of the block the
+	// worker runs (0: none), and running the thread running in it, for the
+	// report of a launch that ran out of time.
+	cur     atomic.Uint64
+	running atomic.Pointer[thread]
+
 	l      *launch
 	b      block
 	runner *coro

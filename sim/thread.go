@@ -39,6 +39,16 @@ type thread struct {
 	result uint64
 	pcs    site // its call site
 	synced site // the last barrier the thread passed; zero if none
+
+	// A collective matrix operation it waits at (wop WarpCollective).
+	cop  string
+	carg any
+	cdo  func(*[kernel.WarpSize]any)
+
+	// Asynchronous copies queued and not yet performed; groups holds the
+	// end index in async of each committed group.
+	async  []asyncCopy
+	groups []int
 }
 
 var _ kernel.Executor = (*thread)(nil)
@@ -58,8 +68,11 @@ func (th *thread) fail(e *Error) {
 
 // setRank makes th the thread of the given rank in its block.
 func (th *thread) setRank(r int32) {
-	th.rank = r
+	storeRank(&th.rank, r)
 	th.nShared = 0
+	if len(th.async) > 0 || len(th.groups) > 0 {
+		th.resetAsync()
+	}
 	b := th.b
 	if b.bx == b.n {
 		th.ThreadIdx = kernel.Dim3{X: r, Y: 0, Z: 0}
@@ -77,6 +90,9 @@ func (th *thread) Barrier(_ *kernel.Thread, kind kernel.SyncKind, pred bool) int
 		slowCallers(&th.pcs)
 	}
 	trim(&th.pcs)
+	if th.b.l.expired.Load() {
+		th.fail(&Error{Kind: KindTimeout, Pos: posOf(th.pcs[:]), Op: syncName(kind)})
+	}
 	th.wait, th.kind, th.pred = stBarrier, kind, pred
 	if !th.co.yield(evSync) || th.abort { // stopped or aborted: unwind
 		panic(abortSignal{})
@@ -92,6 +108,9 @@ func (th *thread) Warp(_ *kernel.Thread, op kernel.WarpOp, mask uint32, bits uin
 		slowCallers(&th.pcs)
 	}
 	trim(&th.pcs)
+	if th.b.l.expired.Load() {
+		th.fail(&Error{Kind: KindTimeout, Pos: posOf(th.pcs[:]), Op: warpName(op)})
+	}
 	if lane := th.rank & 31; mask&(1<<lane) == 0 {
 		th.fail(&Error{Kind: KindWarp, Pos: posOf(th.pcs[:]), Op: warpName(op),
 			Msg: fmt.Sprintf("lane %d calls %s with mask %#08x, which does not name it", lane, warpName(op), mask)})
@@ -124,6 +143,15 @@ func (th *thread) OutOfRange(_ *kernel.Thread, index, length int, base unsafe.Po
 	th.fail(e)
 }
 
+// Loop implements kernel.Executor: the checked twin calls it first in every
+// loop body, and it stops the thread there once the launch has run out of
+// time.
+func (th *thread) Loop(_ *kernel.Thread, s *kernel.Site) {
+	if th.b.l.expired.Load() {
+		th.fail(&Error{Kind: KindTimeout, Pos: siteOf(s), Op: "loop"})
+	}
+}
+
 // Access implements kernel.Executor.
 func (th *thread) Access(_ *kernel.Thread, addr unsafe.Pointer, size uintptr, acc kernel.Access, s *kernel.Site) {
 	b := th.b
@@ -132,6 +160,9 @@ func (th *thread) Access(_ *kernel.Thread, addr unsafe.Pointer, size uintptr, ac
 	}
 	a := uintptr(addr)
 	if off := a - b.w.arena.base; off < b.next {
+		if len(b.pend) > 0 {
+			th.checkPendingAt(s, nil, accessName(acc), off, size)
+		}
 		th.sharedAccess(off, size, acc, s)
 		return
 	}
@@ -181,5 +212,5 @@ func (th *thread) waitName() string {
 	if th.wait == stBarrier {
 		return syncName(th.kind)
 	}
-	return warpName(th.wop)
+	return th.opName()
 }

@@ -1,6 +1,9 @@
 package sim
 
-import "sync/atomic"
+import (
+	"context"
+	"sync/atomic"
+)
 
 // Tracer observes every Launch: package prof installs one that records
 // each launch with its wall time. Begin is called before the launch runs
@@ -31,9 +34,9 @@ func SetTracer(t Tracer) Tracer {
 	return nil
 }
 
-func (r *tracerRef) launch(cfg Config, k Kernel) error {
+func (r *tracerRef) launch(ctx context.Context, cfg Config, k Kernel) error {
 	tok := r.t.Begin(&cfg, &k)
-	err := launchNow(cfg, k)
+	err := launchNow(ctx, cfg, k)
 	r.t.End(tok, err)
 	return err
 }

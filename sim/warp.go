@@ -33,13 +33,17 @@ func (b *block) warpArrive(th *thread) {
 	lead := b.threads[base+int32(bits.TrailingZeros32(group))]
 	for m := group; m != 0; m &= m - 1 {
 		o := b.threads[base+int32(bits.TrailingZeros32(m))]
-		if o.wop != lead.wop || o.mask != lead.mask {
-			b.err = &Error{Kind: KindWarp, Block: b.coord, Thread: lead.ThreadIdx, Pos: posOf(lead.pcs[:]), Op: warpName(lead.wop),
-				Other: &Party{Block: b.coord, Thread: o.ThreadIdx, Pos: posOf(o.pcs[:]), Op: warpName(o.wop)},
+		if o.wop != lead.wop || o.mask != lead.mask || (o.wop == kernel.WarpCollective && o.cop != lead.cop) {
+			b.err = &Error{Kind: KindWarp, Block: b.coord, Thread: lead.ThreadIdx, Pos: posOf(lead.pcs[:]), Op: lead.opName(),
+				Other: &Party{Block: b.coord, Thread: o.ThreadIdx, Pos: posOf(o.pcs[:]), Op: o.opName()},
 				Msg: fmt.Sprintf("lanes of one warp disagree: lane %d calls %s with mask %#08x, lane %d calls %s with mask %#08x",
-					lead.rank-base, warpName(lead.wop), lead.mask, o.rank-base, warpName(o.wop), o.mask)}
+					lead.rank-base, lead.opName(), lead.mask, o.rank-base, o.opName(), o.mask)}
 			return
 		}
+	}
+	if lead.wop == kernel.WarpCollective {
+		b.collective(lead, base)
+		return
 	}
 
 	var vals [32]uint64

@@ -41,8 +41,9 @@ against a CPU reference (a wrong result fails the run), warms up, and times
 N repetitions with CUDA events. It prints the median time, GB/s or TFLOP/s,
 the arithmetic intensity and the share of the ceiling at that intensity
 (the roofline), and optionally writes JSON, draws the roofline, and
-compares with a saved run or with the anchors' baseline.json (torch and CuPy
-on the same workloads: ratios above 1x mean gocu is faster).
+compares with a saved run or with the baseline.json that
+bench/anchors/baseline.py writes (torch and CuPy on the same workloads,
+measured on the same GPU: ratios above 1x mean gocu is faster).
 
 Workloads on the GPU, by suite (--suite):
   ceilings  copy, sgemm_fp32, sgemm_tf32 (cuBLAS), measured first
@@ -59,7 +60,7 @@ Workloads on the GPU, by suite (--suite):
 On the CPU (--device cpu): the arrays on their CPU backend (2^24 float32,
 1024^3). On the simulator: the lecture's Go kernels. --list shows them all.`,
 		Example: `  gocu bench
-  python3 .gpu/anchors/baseline.py && gocu bench --compare $OUT/baseline.json
+  OUT=. python3 bench/anchors/baseline.py && gocu bench --compare baseline.json
   gocu bench --only gray,matmul_tiled -n 50 --json h100.json --plot roofline.png
   gocu bench --suite arrays --device cpu
   gocu bench --device sim --plot sim.svg
@@ -70,11 +71,11 @@ On the CPU (--device cpu): the arrays on their CPU backend (2^24 float32,
 	fl := cmd.Flags()
 	fl.StringVar(&f.device, "device", "", "cuda, sim or cpu (default: cuda when a GPU is present, else sim)")
 	fl.StringSliceVar(&f.only, "only", nil, "run only these workloads (comma-separated)")
-	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (issue 2's figures), lecture, go (kernels written in Go), arrays")
+	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (launches, graph replay, host copies, NVRTC), lecture, go (kernels written in Go), arrays")
 	fl.IntVarP(&f.reps, "reps", "n", 0, "timed repetitions per workload (default: each workload's own, 20 for most)")
 	fl.StringVar(&f.json, "json", "", "write the results as JSON to `FILE`")
 	fl.StringVar(&f.plot, "plot", "", "draw the roofline into `FILE`.png or FILE.svg")
-	fl.StringVar(&f.compare, "compare", "", "compare with a saved --json `FILE`, or with baseline.json from .gpu/anchors")
+	fl.StringVar(&f.compare, "compare", "", "compare with a saved --json `FILE`, or with the baseline.json of bench/anchors/baseline.py")
 	fl.BoolVar(&f.small, "small", false, "small sizes: a quick check that everything runs (not comparable)")
 	fl.BoolVar(&f.list, "list", false, "list the workloads and exit")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the random inputs (default: random)")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -41,12 +40,9 @@ what to write instead; then nothing is written and the exit status is 1.`,
 				for _, d := range diags {
 					fmt.Fprintln(cmd.ErrOrStderr(), d.String())
 				}
-				return fmt.Errorf("gen: %d problem(s) in kernel code; nothing was written", len(diags))
+				return fmt.Errorf("gocu gen: %d problem(s) in kernel code; nothing was written", len(diags))
 			}
-			if errors.Is(err, gen.ErrNoPackages) {
-				return fmt.Errorf("gen: %w", err)
-			}
-			return err
+			return err // package gen's errors start with "gocu gen: "
 		},
 	}
 	cmd.Flags().StringVar(&tags, "tags", "", "comma-separated build tags, as for go build")

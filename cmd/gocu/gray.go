@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,7 +25,7 @@ func newGrayCmd() *cobra.Command {
 contents), converts it to planar RGB and runs the lecture's grayscale
 kernel, written in Go, on the device: the GPU if there is one, else the
 CPU simulator. It writes OUT as PNG or JPEG, chosen by OUT's extension
-(.png, .jpg, .jpeg).
+(.png, .jpg, .jpeg), and prints what it wrote.
 
 gray = 0.2989 R + 0.5870 G + 0.1140 B per pixel (alpha is dropped). --2d uses
 the kernel on a 2-D grid of 16x16 blocks instead of a 1-D grid of 256
@@ -39,9 +41,11 @@ complete, so a failure never leaves a partial OUT behind.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in, out := args[0], args[1]
 			// Refuse an output format we cannot write before any work.
-			if _, err := demo.OutputFormat(out); err != nil {
+			outFormat, err := demo.OutputFormat(out)
+			if err != nil {
 				return err
 			}
+			outFormat = strings.ToUpper(outFormat)
 			dev, err := demo.OpenDevice(device)
 			if err != nil {
 				return err
@@ -61,9 +65,14 @@ complete, so a failure never leaves a partial OUT behind.`,
 				return err
 			}
 			write := time.Since(t0)
+			w := cmd.OutOrStdout()
+			b := res.Image.Bounds()
+			size := ""
+			if fi, err := os.Stat(out); err == nil {
+				size = ", " + humanBytes(fi.Size())
+			}
+			fmt.Fprintf(w, "wrote %s: %dx%d grayscale %s%s, from %s on %s\n", out, b.Dx(), b.Dy(), outFormat, size, in, dev)
 			if timing {
-				w := cmd.OutOrStdout()
-				b := img.Bounds()
 				fmt.Fprintf(w, "%s: %dx%d %s on %s, kernel %s %v\n", in, b.Dx(), b.Dy(), format, dev, res.Kernel, res.Config)
 				stages := append([]demo.Stage{{Name: "read and decode " + format, Time: read}}, res.Stages...)
 				stages = append(stages, demo.Stage{Name: "encode and write", Time: write})

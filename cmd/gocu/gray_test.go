@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"os"
@@ -51,6 +52,10 @@ func TestGray(t *testing.T) {
 			if d := int(g.Pix[i]) - int(want[i]); d < -tol || d > tol {
 				t.Fatalf("gocu %v: pixel %d is %d, want %d", args, i, g.Pix[i], want[i])
 			}
+		}
+		b := g.Bounds()
+		if want := fmt.Sprintf("wrote %s: %dx%d grayscale PNG, ", args[len(args)-1], b.Dx(), b.Dy()); !strings.HasPrefix(out, want) || !strings.Contains(out, " KiB, from "+in+" on ") {
+			t.Errorf("gocu %v printed %q, want it to start %q and name the input and device", args, out, want)
 		}
 		timed := strings.Contains(out, "kernel Gray2D") && strings.Contains(out, "read and decode png") && strings.Contains(out, "total")
 		if slices.Contains(args, "--time") != timed {

@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -14,9 +15,21 @@ func main() {
 	err := newRoot().Execute()
 	flushProfile() // completes $GOCU_PROFILE, if set
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "gocu:", err)
+		fmt.Fprintln(os.Stderr, errorLine(err))
 		os.Exit(1)
 	}
+}
+
+// errorLine is what the command prints for err: prefixed with the
+// command's name, unless the error already starts with it (errors of
+// package gocu start with "gocu: ", those of gocu gen with "gocu gen: "),
+// so that the prefix is never said twice.
+func errorLine(err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "gocu: ") || strings.HasPrefix(msg, "gocu gen: ") {
+		return msg
+	}
+	return "gocu: " + msg
 }
 
 func newRoot() *cobra.Command {

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -52,17 +54,56 @@ func TestDevices(t *testing.T) {
 }
 
 func TestCache(t *testing.T) {
-	t.Setenv("GOCU_CACHE_DIR", t.TempDir())
+	dir := t.TempDir()
+	t.Setenv("GOCU_CACHE_DIR", dir)
 	out, err := run(t, "cache", "info")
-	if err != nil || !strings.Contains(out, "entries: 0") {
+	if err != nil || !strings.Contains(out, "entries:  0") || !strings.Contains(out, "autotune: 0 choices") {
 		t.Fatalf("gocu cache info: %v\n%s", err, out)
 	}
 	out, err = run(t, "cache", "clear")
-	if err != nil || !strings.Contains(out, "removed 0 entries") {
+	if err != nil || !strings.Contains(out, "removed 0 entries") || !strings.Contains(out, "removed 0 autotuning choices") {
 		t.Fatalf("gocu cache clear: %v\n%s", err, out)
 	}
 	if _, err := run(t, "cache", "info", "extra"); err == nil {
 		t.Error("gocu cache info extra: no error for an extra argument")
+	}
+}
+
+// gocu cache clear removes the autotuning choices too (the README says
+// they live in the cache), and leaves other files alone.
+func TestCacheClearsAutotuneChoices(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("GOCU_CACHE_DIR", dir)
+	tune := filepath.Join(dir, "autotune")
+	if err := os.MkdirAll(tune, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	choice := filepath.Join(tune, strings.Repeat("ab", 32)+".json")
+	keep := filepath.Join(tune, "notes.txt")
+	for _, f := range []string{choice, keep} {
+		if err := os.WriteFile(f, []byte("{}\nsha256:00\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := run(t, "cache", "info")
+	if err != nil || !strings.Contains(out, "autotune: 1 choices") || !strings.Contains(out, tune) {
+		t.Fatalf("gocu cache info: %v\n%s", err, out)
+	}
+	out, err = run(t, "cache", "clear")
+	if err != nil || !strings.Contains(out, "removed 1 autotuning choices from "+tune) {
+		t.Fatalf("gocu cache clear: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(choice); !os.IsNotExist(err) {
+		t.Errorf("the autotuning choice survived gocu cache clear: %v", err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("gocu cache clear removed a file that is not a choice: %v", err)
+	}
+	root := newRoot()
+	for _, c := range root.Commands() {
+		if c.Name() == "cache" && !strings.Contains(c.Long, "autotune") {
+			t.Errorf("gocu cache --help does not say that it holds the autotuning choices:\n%s", c.Long)
+		}
 	}
 }
 

@@ -41,7 +41,8 @@ func TestGeneratedUpToDate(t *testing.T) {
 		t.Fatalf("zz_gocu_kernels.go is stale: run go generate in examples/kernels (the fresh translation is in %s)", dir)
 	}
 	want := []string{"AddOffByOne", "TiledMatMulNoSync", "BlockSumDivergent", "Gray", "Gray2D", "GrayVec4", "GrayFast",
-		"Histogram", "MatMul", "TiledMatMul", "TiledMatMulDynamic", "Sum", "ScanBlocks", "ScanAdd", "SGEMM"}
+		"Histogram", "MatMul", "TiledMatMul", "TiledMatMulDynamic", "Sum", "ScanBlocks", "ScanAdd", "SGEMM",
+		"GemmBF16", "FlashAttention128", "FlashAttention64"}
 	if len(p.Kernels) != len(want) {
 		t.Errorf("kernels %v, want %v", p.Kernels, want)
 	}

@@ -27,9 +27,11 @@ import (
 //
 //	go test -c ./examples/kernels && ./kernels.test -test.run '^$' -test.bench GPU
 
-// gpuTimer times GPU work with a pair of events on the default stream.
+// gpuTimer times GPU work with a pair of events on the device's default
+// stream, where launches that name no stream go.
 type gpuTimer struct {
 	start, end *cuda.Event
+	s          *cuda.Stream
 }
 
 func newGPUTimer(b testing.TB, d *gocu.Device) *gpuTimer {
@@ -39,15 +41,15 @@ func newGPUTimer(b testing.TB, d *gocu.Device) *gpuTimer {
 	e, err := d.CUDA().NewEvent(cuda.EventDefault)
 	must(b, err)
 	b.Cleanup(func() { s.Close(); e.Close() })
-	return &gpuTimer{s, e}
+	return &gpuTimer{s, e, d.Stream().CUDA()}
 }
 
 // once returns the GPU time of the work f queues on the default stream.
 func (g *gpuTimer) once(b testing.TB, f func() error) time.Duration {
 	b.Helper()
-	must(b, g.start.Record(nil))
+	must(b, g.start.Record(g.s))
 	must(b, f())
-	must(b, g.end.Record(nil))
+	must(b, g.end.Record(g.s))
 	must(b, g.end.Synchronize())
 	el, err := cuda.Elapsed(g.start, g.end)
 	must(b, err)
@@ -266,6 +268,8 @@ func cublasRate(b *testing.B, d *gocu.Device) float64 {
 		var h *cublas.Handle
 		must(b, d.CUDA().WithContext(func() (err error) { h, err = cublas.Create(); return err }))
 		defer d.CUDA().WithContext(h.Destroy)
+		// On the device's stream, where the timer's events are recorded.
+		must(b, d.CUDA().WithContext(func() error { return h.SetStream(d.Stream().CUDA().Handle()) }))
 		pa, _ := a.DevicePointer()
 		pb, _ := bm.DevicePointer()
 		pc, _ := c.DevicePointer()

@@ -7,6 +7,7 @@ import (
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/launch"
 	"github.com/gocu-dev/gocu/meta"
+	"math"
 )
 
 // gocuSource is the CUDA C++ source of the package's kernels, for NVRTC.
@@ -287,7 +288,141 @@ __device__ __forceinline__ unsigned int gocu_dynsmem_size() { return 0; }
 #endif
 // ---- end of gocu runtime ----
 
+// ---- gocu: low-precision types and tensor cores (see package kernel) ----
+struct __align__(4) gocu_half2 { unsigned short x, y; };
+struct __align__(4) gocu_bf16x2 { unsigned short x, y; };
+struct __align__(16) gocu_u16x8 { unsigned short v[8]; };
+__device__ __forceinline__ gocu_half2 make_gocu_half2(unsigned short x, unsigned short y) { return gocu_half2{x, y}; }
+__device__ __forceinline__ gocu_bf16x2 make_gocu_bf16x2(unsigned short x, unsigned short y) { return gocu_bf16x2{x, y}; }
+
+__device__ __forceinline__ float gocu_f16_to_f32(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned short gocu_f32_to_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float gocu_bf16_to_f32(unsigned short h) { return __uint_as_float((unsigned int)h << 16); }
+__device__ __forceinline__ unsigned short gocu_f32_to_bf16(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ unsigned char gocu_f32_to_e4m3(float f) { unsigned short r; asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(0.0f), "f"(f)); return (unsigned char)r; }
+__device__ __forceinline__ unsigned char gocu_f32_to_e5m2(float f) { unsigned short r; asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(0.0f), "f"(f)); return (unsigned char)r; }
+__device__ __forceinline__ float gocu_e4m3_to_f32(unsigned char x) { unsigned int h; asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"((unsigned short)x)); return gocu_f16_to_f32((unsigned short)h); }
+__device__ __forceinline__ float gocu_e5m2_to_f32(unsigned char x) { unsigned int h; asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h) : "h"((unsigned short)x)); return gocu_f16_to_f32((unsigned short)h); }
+__device__ __forceinline__ float gocu_tf32(float f) { unsigned int r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(f)); return __uint_as_float(r); }
+
+// Pairs: lo in the low 16 bits (cvt's second source operand).
+__device__ __forceinline__ unsigned int gocu_pack_f16x2(float lo, float hi) { unsigned int r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r; }
+__device__ __forceinline__ unsigned int gocu_pack_bf16x2(float lo, float hi) { unsigned int r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r; }
+__device__ __forceinline__ gocu_half2 gocu_f16x2_from_bits(unsigned int r) { return gocu_half2{(unsigned short)r, (unsigned short)(r >> 16)}; }
+__device__ __forceinline__ gocu_bf16x2 gocu_bf16x2_from_bits(unsigned int r) { return gocu_bf16x2{(unsigned short)r, (unsigned short)(r >> 16)}; }
+__device__ __forceinline__ gocu_half2 gocu_f16x2_of(float x, float y) { return gocu_f16x2_from_bits(gocu_pack_f16x2(x, y)); }
+__device__ __forceinline__ gocu_bf16x2 gocu_bf16x2_of(float x, float y) { return gocu_bf16x2_from_bits(gocu_pack_bf16x2(x, y)); }
+__device__ __forceinline__ unsigned int gocu_f16x2_bits(gocu_half2 h) { return (unsigned int)h.x | (unsigned int)h.y << 16; }
+__device__ __forceinline__ unsigned int gocu_bf16x2_bits(gocu_bf16x2 h) { return (unsigned int)h.x | (unsigned int)h.y << 16; }
+__device__ __forceinline__ float2 gocu_f16x2_to_float2(gocu_half2 h) { return make_float2(gocu_f16_to_f32(h.x), gocu_f16_to_f32(h.y)); }
+__device__ __forceinline__ float2 gocu_bf16x2_to_float2(gocu_bf16x2 h) { return make_float2(gocu_bf16_to_f32(h.x), gocu_bf16_to_f32(h.y)); }
+
+// Warp-level MMA: D = A B + C, fp32 accumulators.
+__device__ __forceinline__ gocu_array<float, 4> gocu_mma_bf16(gocu_array<unsigned int, 4> a, gocu_array<unsigned int, 2> b, gocu_array<float, 4> c) {
+  gocu_array<float, 4> d;
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "r"(b.v[0]), "r"(b.v[1]), "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3]));
+  return d;
+}
+__device__ __forceinline__ gocu_array<float, 4> gocu_mma_f16(gocu_array<unsigned int, 4> a, gocu_array<unsigned int, 2> b, gocu_array<float, 4> c) {
+  gocu_array<float, 4> d;
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "r"(b.v[0]), "r"(b.v[1]), "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3]));
+  return d;
+}
+__device__ __forceinline__ gocu_array<float, 4> gocu_mma_tf32(gocu_array<float, 4> a, gocu_array<float, 2> b, gocu_array<float, 4> c) {
+  gocu_array<float, 4> d;
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3])
+      : "r"(__float_as_uint(a.v[0])), "r"(__float_as_uint(a.v[1])), "r"(__float_as_uint(a.v[2])), "r"(__float_as_uint(a.v[3])),
+        "r"(__float_as_uint(b.v[0])), "r"(__float_as_uint(b.v[1])), "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3]));
+  return d;
+}
+
+// Shared-memory addresses for ldmatrix and cp.async (the shared window's
+// 32-bit offset of a generic pointer).
+__device__ __forceinline__ unsigned int gocu_smem(const void* p) {
+  unsigned int r;
+  asm("{ .reg .u64 gocu_t; cvta.to.shared.u64 gocu_t, %1; cvt.u32.u64 %0, gocu_t; }" : "=r"(r) : "l"(p));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 4> gocu_ldsm_x4(gocu_slice<T> s) {
+  gocu_array<unsigned int, 4> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.v[0]), "=r"(r.v[1]), "=r"(r.v[2]), "=r"(r.v[3]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 4> gocu_ldsm_x4_trans(gocu_slice<T> s) {
+  gocu_array<unsigned int, 4> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.v[0]), "=r"(r.v[1]), "=r"(r.v[2]), "=r"(r.v[3]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 2> gocu_ldsm_x2(gocu_slice<T> s) {
+  gocu_array<unsigned int, 2> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(r.v[0]), "=r"(r.v[1]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 2> gocu_ldsm_x2_trans(gocu_slice<T> s) {
+  gocu_array<unsigned int, 2> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(r.v[0]), "=r"(r.v[1]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ unsigned int gocu_ldsm_x1(gocu_slice<T> s) {
+  unsigned int r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ unsigned int gocu_ldsm_x1_trans(gocu_slice<T> s) {
+  unsigned int r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(r) : "r"(gocu_smem(s.p)));
+  return r;
+}
+
+// Asynchronous copies of 16 bytes, global to shared, bypassing L1.
+template <typename T> __device__ __forceinline__ void gocu_cp_async(gocu_slice<T> dst, gocu_slice<T> src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(gocu_smem(dst.p)), "l"(src.p) : "memory");
+}
+template <typename T> __device__ __forceinline__ void gocu_cp_async_zfill(gocu_slice<T> dst, gocu_slice<T> src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(gocu_smem(dst.p)), "l"(src.p), "r"(valid ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void gocu_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void gocu_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
+// ---- end of the tensor prelude ----
+
 extern __shared__ __align__(16) unsigned char gocu_dynsmem[];
+
+// kernels.faLoadKV128 (flash128.go:211)
+static __device__ __forceinline__ void kernels_faLoadKV128(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long head, int kv0, int st) {
+  int tid = (int)threadIdx.x;
+  int ks = (int)(16384u + (unsigned int)st * 2u * 8192u);
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
+    int r = c / 16;
+    int ch = c % 16;
+    int off = (int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u);
+    long long g = (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)kv0 + (unsigned int)r) * 128ull + (unsigned long long)(long long)ch * 8ull);
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + (unsigned int)off), sm.n, 0), gocu_reslice(k, (long long)g, k.n, 1));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + 8192u + (unsigned int)off), sm.n, 2), gocu_reslice(v, (long long)g, v.n, 3));
+  }
+}
+
+// kernels.faLoadKV64 (flash64.go:204)
+static __device__ __forceinline__ void kernels_faLoadKV64(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long head, int kv0, int st) {
+  int tid = (int)threadIdx.x;
+  int ks = (int)(8192u + (unsigned int)st * 2u * 4096u);
+#pragma unroll
+  for (int i = 0; i < 2; i++) {
+    int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
+    int r = c / 8;
+    int ch = c % 8;
+    int off = (int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u);
+    long long g = (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)kv0 + (unsigned int)r) * 64ull + (unsigned long long)(long long)ch * 8ull);
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + (unsigned int)off), sm.n, 4), gocu_reslice(k, (long long)g, k.n, 5));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + 4096u + (unsigned int)off), sm.n, 6), gocu_reslice(v, (long long)g, v.n, 7));
+  }
+}
 
 // kernels.luma (grayfast.go:59)
 static __device__ __forceinline__ unsigned char kernels_luma(unsigned char r, unsigned char g, unsigned char b) {
@@ -320,7 +455,7 @@ extern "C" __global__ void AddOffByOne(float* a_p, long long a_n, float* b_p, lo
   gocu_slice<float> c = {c_p, c_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i <= n) {
-    GOCU_AT(c, i, 2) = GOCU_AT(a, i, 0) + GOCU_AT(b, i, 1);
+    GOCU_AT(c, i, 10) = GOCU_AT(a, i, 8) + GOCU_AT(b, i, 9);
   }
 }
 
@@ -338,22 +473,22 @@ extern "C" __global__ void TiledMatMulNoSync(float* a_p, long long a_n, float* b
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + 16u)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      as.v[GOCU_AI(ty, 16, 4)].v[GOCU_AI(tx, 16, 4)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 3);
+      as.v[GOCU_AI(ty, 16, 12)].v[GOCU_AI(tx, 16, 12)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 11);
     } else {
-      as.v[GOCU_AI(ty, 16, 5)].v[GOCU_AI(tx, 16, 5)] = 0.0f;
+      as.v[GOCU_AI(ty, 16, 13)].v[GOCU_AI(tx, 16, 13)] = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      bs.v[GOCU_AI(ty, 16, 7)].v[GOCU_AI(tx, 16, 7)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 6);
+      bs.v[GOCU_AI(ty, 16, 15)].v[GOCU_AI(tx, 16, 15)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 14);
     } else {
-      bs.v[GOCU_AI(ty, 16, 8)].v[GOCU_AI(tx, 16, 8)] = 0.0f;
+      bs.v[GOCU_AI(ty, 16, 16)].v[GOCU_AI(tx, 16, 16)] = 0.0f;
     }
     __syncthreads();
     for (long long i = 0; i < 16LL; i++) {
-      sum += as.v[GOCU_AI(ty, 16, 9)].v[GOCU_AI(i, 16, 9)] * bs.v[GOCU_AI(i, 16, 10)].v[GOCU_AI(tx, 16, 10)];
+      sum += as.v[GOCU_AI(ty, 16, 17)].v[GOCU_AI(i, 16, 17)] * bs.v[GOCU_AI(i, 16, 18)].v[GOCU_AI(tx, 16, 18)];
     }
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 11) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 19) = sum;
   }
 }
 
@@ -366,18 +501,416 @@ extern "C" __global__ void BlockSumDivergent(float* x_p, long long x_n, float* p
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   float v = 0.0f;
   if (i < n) {
-    v = GOCU_AT(x, i, 12);
+    v = GOCU_AT(x, i, 20);
   }
-  s.v[GOCU_AI(tid, 256, 13)] = v;
+  s.v[GOCU_AI(tid, 256, 21)] = v;
   __syncthreads();
   for (int stride = (int)blockDim.x / 2; stride > 0; stride = stride / 2) {
     if (tid < stride) {
-      s.v[GOCU_AI(tid, 256, 15)] += s.v[GOCU_AI((int)((unsigned int)tid + (unsigned int)stride), 256, 14)];
+      s.v[GOCU_AI(tid, 256, 23)] += s.v[GOCU_AI((int)((unsigned int)tid + (unsigned int)stride), 256, 22)];
       __syncthreads();
     }
   }
   if (tid == 0) {
-    GOCU_AT(partial, (int)blockIdx.x, 17) = s.v[0LL];
+    GOCU_AT(partial, (int)blockIdx.x, 25) = s.v[0LL];
+  }
+}
+
+// kernels.FlashAttention128 (flash128.go:60)
+extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
+  gocu_slice<unsigned short> q = {q_p, q_n};
+  gocu_slice<unsigned short> k = {k_p, k_n};
+  gocu_slice<unsigned short> v = {v_p, v_n};
+  gocu_slice<unsigned short> o = {o_p, o_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int warp = tid / 32;
+  int lane = tid % 32;
+  int g = lane / 4;
+  int qd = lane % 4;
+  int qtile = (int)blockIdx.x;
+  if (causal) {
+    qtile = (int)(gridDim.x - 1u - blockIdx.x);
+  }
+  int q0 = (int)((unsigned int)qtile * 128u);
+  long long head = (long long)((unsigned long long)(long long)(int)blockIdx.y * (unsigned long long)(long long)seq * 128ull);
+  float sl2 = scale * 1.442695f;
+  float negInf = (float)gocu_math_inf((long long)-1LL);
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
+    int r = c / 16;
+    int ch = c % 16;
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 26), gocu_reslice(q, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)r) * 128ull + (unsigned long long)(long long)ch * 8ull), q.n, 27));
+  }
+  int ntiles = seq / 64;
+  if (causal) {
+    ntiles = (int)((unsigned int)q0 + 128u) / 64;
+  }
+  kernels_faLoadKV128(sm, k, v, head, 0, 0);
+  gocu_cp_async_commit();
+  gocu_cp_async_wait<0>();
+  __syncthreads();
+  gocu_array<gocu_array<unsigned int, 4>, 8> qf = {};
+  int lr = lane % 16;
+  int lc = lane / 16;
+#pragma unroll
+  for (int ks = 0; ks < 8; ks++) {
+    int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
+    int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
+    qf.v[GOCU_AI(ks, 8, 29)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 28));
+  }
+  gocu_array<gocu_array<float, 4>, 16> acc = {};
+  gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
+  gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
+  int rowA = (int)((unsigned int)q0 + (unsigned int)warp * 16u + (unsigned int)g);
+  for (int j = 0; j < ntiles; j++) {
+    if (j > 0) {
+      gocu_cp_async_wait<0>();
+      __syncthreads();
+    }
+    if ((int)((unsigned int)j + 1u) < ntiles) {
+      kernels_faLoadKV128(sm, k, v, head, (int)(((unsigned int)j + 1u) * 64u), (int)((unsigned int)j + 1u) % 2);
+    }
+    gocu_cp_async_commit();
+    int ks0 = (int)(16384u + (unsigned int)(j % 2) * 2u * 8192u);
+    int vs0 = (int)((unsigned int)ks0 + 8192u);
+    gocu_array<gocu_array<float, 4>, 8> s = {};
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+#pragma unroll
+      for (int nj = 0; nj < 4; nj++) {
+        int r = (int)((unsigned int)nj * 16u + (unsigned int)(lane % 8) + 8u * (unsigned int)(lane / 16));
+        int ch = (int)((unsigned int)ks * 2u + (unsigned int)(lane / 8 % 2));
+        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 30));
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 35)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 8, 31)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 34)]);
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 40)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 8, 36)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 39)]);
+      }
+    }
+    bool diag = causal && (int)(((unsigned int)j + 1u) * 64u) > (int)((unsigned int)q0 + (unsigned int)warp * 16u);
+    gocu_array<float, 2> tmax = {};
+    float& gocu_l = tmax.v[0LL];
+    float& gocu_l_1 = tmax.v[1LL];
+    float gocu_t = mx.v[0LL];
+    float gocu_t_1 = mx.v[1LL];
+    gocu_l = gocu_t;
+    gocu_l_1 = gocu_t_1;
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        float x = s.v[GOCU_AI(nt, 8, 45)].v[GOCU_AI(e, 4, 45)] * sl2;
+        if (diag && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
+          x = negInf;
+        }
+        s.v[GOCU_AI(nt, 8, 46)].v[GOCU_AI(e, 4, 46)] = x;
+        tmax.v[GOCU_AI(e / 2, 2, 48)] = gocu_fmax(tmax.v[GOCU_AI(e / 2, 2, 47)], x);
+      }
+    }
+#pragma unroll
+    for (long long h = 0LL; h < 2LL; h++) {
+      tmax.v[GOCU_AI(h, 2, 51)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 49)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 50)], 1));
+      tmax.v[GOCU_AI(h, 2, 54)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 52)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 53)], 2));
+    }
+    gocu_array<float, 2> corr = {};
+#pragma unroll
+    for (long long h = 0LL; h < 2LL; h++) {
+      corr.v[GOCU_AI(h, 2, 57)] = exp2f(mx.v[GOCU_AI(h, 2, 55)] - tmax.v[GOCU_AI(h, 2, 56)]);
+      mx.v[GOCU_AI(h, 2, 59)] = tmax.v[GOCU_AI(h, 2, 58)];
+      sum.v[GOCU_AI(h, 2, 61)] *= corr.v[GOCU_AI(h, 2, 60)];
+    }
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        float p = exp2f(s.v[GOCU_AI(nt, 8, 62)].v[GOCU_AI(e, 4, 62)] - mx.v[GOCU_AI(e / 2, 2, 63)]);
+        s.v[GOCU_AI(nt, 8, 64)].v[GOCU_AI(e, 4, 64)] = p;
+        sum.v[GOCU_AI(e / 2, 2, 65)] += p;
+      }
+    }
+#pragma unroll
+    for (long long dt = 0LL; dt < 16LL; dt++) {
+      acc.v[GOCU_AI(dt, 16, 67)].v[0LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 16, 69)].v[1LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 16, 71)].v[2LL] *= corr.v[1LL];
+      acc.v[GOCU_AI(dt, 16, 73)].v[3LL] *= corr.v[1LL];
+    }
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++) {
+      gocu_array<unsigned int, 4> pa = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 74)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 75)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 76)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 77)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 78)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 79)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 80)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 81)].v[3LL])}};
+#pragma unroll
+      for (int nd = 0; nd < 8; nd++) {
+        int r = (int)((unsigned int)kk * 16u + (unsigned int)lr);
+        int ch = (int)((unsigned int)nd * 2u + (unsigned int)lc);
+        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 82));
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 86)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 85)]);
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 90)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 89)]);
+      }
+    }
+  }
+#pragma unroll
+  for (long long h = 0LL; h < 2LL; h++) {
+    sum.v[GOCU_AI(h, 2, 92)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 91)], 1);
+    sum.v[GOCU_AI(h, 2, 94)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 93)], 2);
+    sum.v[GOCU_AI(h, 2, 96)] = 1.0f / sum.v[GOCU_AI(h, 2, 95)];
+  }
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 97);
+#pragma unroll
+  for (int dt = 0; dt < 16; dt++) {
+    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 102) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 98)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 100)].v[1LL] * sum.v[0LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 107) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 103)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 105)].v[3LL] * sum.v[1LL]);
+  }
+}
+
+// kernels.FlashAttention64 (flash64.go:53)
+extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
+  gocu_slice<unsigned short> q = {q_p, q_n};
+  gocu_slice<unsigned short> k = {k_p, k_n};
+  gocu_slice<unsigned short> v = {v_p, v_n};
+  gocu_slice<unsigned short> o = {o_p, o_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int warp = tid / 32;
+  int lane = tid % 32;
+  int g = lane / 4;
+  int qd = lane % 4;
+  int qtile = (int)blockIdx.x;
+  if (causal) {
+    qtile = (int)(gridDim.x - 1u - blockIdx.x);
+  }
+  int q0 = (int)((unsigned int)qtile * 128u);
+  long long head = (long long)((unsigned long long)(long long)(int)blockIdx.y * (unsigned long long)(long long)seq * 64ull);
+  float sl2 = scale * 1.442695f;
+  float negInf = (float)gocu_math_inf((long long)-1LL);
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
+    int r = c / 8;
+    int ch = c % 8;
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 108), gocu_reslice(q, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)r) * 64ull + (unsigned long long)(long long)ch * 8ull), q.n, 109));
+  }
+  int ntiles = seq / 64;
+  if (causal) {
+    ntiles = (int)((unsigned int)q0 + 128u) / 64;
+  }
+  kernels_faLoadKV64(sm, k, v, head, 0, 0);
+  gocu_cp_async_commit();
+  gocu_cp_async_wait<0>();
+  __syncthreads();
+  gocu_array<gocu_array<unsigned int, 4>, 4> qf = {};
+  int lr = lane % 16;
+  int lc = lane / 16;
+#pragma unroll
+  for (int ks = 0; ks < 4; ks++) {
+    int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
+    int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
+    qf.v[GOCU_AI(ks, 4, 111)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 110));
+  }
+  gocu_array<gocu_array<float, 4>, 8> acc = {};
+  gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
+  gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
+  int rowA = (int)((unsigned int)q0 + (unsigned int)warp * 16u + (unsigned int)g);
+  for (int j = 0; j < ntiles; j++) {
+    if (j > 0) {
+      gocu_cp_async_wait<0>();
+      __syncthreads();
+    }
+    if ((int)((unsigned int)j + 1u) < ntiles) {
+      kernels_faLoadKV64(sm, k, v, head, (int)(((unsigned int)j + 1u) * 64u), (int)((unsigned int)j + 1u) % 2);
+    }
+    gocu_cp_async_commit();
+    int ks0 = (int)(8192u + (unsigned int)(j % 2) * 2u * 4096u);
+    int vs0 = (int)((unsigned int)ks0 + 4096u);
+    gocu_array<gocu_array<float, 4>, 8> s = {};
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) {
+#pragma unroll
+      for (int nj = 0; nj < 4; nj++) {
+        int r = (int)((unsigned int)nj * 16u + (unsigned int)(lane % 8) + 8u * (unsigned int)(lane / 16));
+        int ch = (int)((unsigned int)ks * 2u + (unsigned int)(lane / 8 % 2));
+        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 112));
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 117)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 4, 113)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 116)]);
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 122)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 4, 118)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 121)]);
+      }
+    }
+    bool diag = causal && (int)(((unsigned int)j + 1u) * 64u) > (int)((unsigned int)q0 + (unsigned int)warp * 16u);
+    gocu_array<float, 2> tmax = {};
+    float& gocu_l = tmax.v[0LL];
+    float& gocu_l_1 = tmax.v[1LL];
+    float gocu_t = mx.v[0LL];
+    float gocu_t_1 = mx.v[1LL];
+    gocu_l = gocu_t;
+    gocu_l_1 = gocu_t_1;
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        float x = s.v[GOCU_AI(nt, 8, 127)].v[GOCU_AI(e, 4, 127)] * sl2;
+        if (diag && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
+          x = negInf;
+        }
+        s.v[GOCU_AI(nt, 8, 128)].v[GOCU_AI(e, 4, 128)] = x;
+        tmax.v[GOCU_AI(e / 2, 2, 130)] = gocu_fmax(tmax.v[GOCU_AI(e / 2, 2, 129)], x);
+      }
+    }
+#pragma unroll
+    for (long long h = 0LL; h < 2LL; h++) {
+      tmax.v[GOCU_AI(h, 2, 133)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 131)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 132)], 1));
+      tmax.v[GOCU_AI(h, 2, 136)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 134)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 135)], 2));
+    }
+    gocu_array<float, 2> corr = {};
+#pragma unroll
+    for (long long h = 0LL; h < 2LL; h++) {
+      corr.v[GOCU_AI(h, 2, 139)] = exp2f(mx.v[GOCU_AI(h, 2, 137)] - tmax.v[GOCU_AI(h, 2, 138)]);
+      mx.v[GOCU_AI(h, 2, 141)] = tmax.v[GOCU_AI(h, 2, 140)];
+      sum.v[GOCU_AI(h, 2, 143)] *= corr.v[GOCU_AI(h, 2, 142)];
+    }
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        float p = exp2f(s.v[GOCU_AI(nt, 8, 144)].v[GOCU_AI(e, 4, 144)] - mx.v[GOCU_AI(e / 2, 2, 145)]);
+        s.v[GOCU_AI(nt, 8, 146)].v[GOCU_AI(e, 4, 146)] = p;
+        sum.v[GOCU_AI(e / 2, 2, 147)] += p;
+      }
+    }
+#pragma unroll
+    for (long long dt = 0LL; dt < 8LL; dt++) {
+      acc.v[GOCU_AI(dt, 8, 149)].v[0LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 8, 151)].v[1LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 8, 153)].v[2LL] *= corr.v[1LL];
+      acc.v[GOCU_AI(dt, 8, 155)].v[3LL] *= corr.v[1LL];
+    }
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++) {
+      gocu_array<unsigned int, 4> pa = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 156)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 157)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 158)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 159)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 160)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 161)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 162)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 163)].v[3LL])}};
+#pragma unroll
+      for (int nd = 0; nd < 4; nd++) {
+        int r = (int)((unsigned int)kk * 16u + (unsigned int)lr);
+        int ch = (int)((unsigned int)nd * 2u + (unsigned int)lc);
+        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 164));
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 168)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 167)]);
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 172)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 171)]);
+      }
+    }
+  }
+#pragma unroll
+  for (long long h = 0LL; h < 2LL; h++) {
+    sum.v[GOCU_AI(h, 2, 174)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 173)], 1);
+    sum.v[GOCU_AI(h, 2, 176)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 175)], 2);
+    sum.v[GOCU_AI(h, 2, 178)] = 1.0f / sum.v[GOCU_AI(h, 2, 177)];
+  }
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 179);
+#pragma unroll
+  for (int dt = 0; dt < 8; dt++) {
+    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 64ull + (unsigned long long)col) / 2LL, 184) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 180)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 8, 182)].v[1LL] * sum.v[0LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 64ull + (unsigned long long)col) / 2LL, 189) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 185)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 8, 187)].v[3LL] * sum.v[1LL]);
+  }
+}
+
+// kernels.GemmBF16 (gemm_bf16.go:47)
+extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __restrict__ a_p, long long a_n, unsigned short* __restrict__ b_p, long long b_n, unsigned short* __restrict__ c_p, long long c_n, int m, int n, int k) {
+  gocu_slice<unsigned short> a = {a_p, a_n};
+  gocu_slice<unsigned short> b = {b_p, b_n};
+  gocu_slice<unsigned short> c = {c_p, c_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int warp = tid / 32;
+  int lane = tid % 32;
+  int wm = warp / 4;
+  int wn = warp % 4;
+  int bm = (int)(blockIdx.y * 128u);
+  int bn = (int)(blockIdx.x * 256u);
+  int kt = k / 32;
+  int ar = tid / 4;
+  int ac = tid % 4;
+  int br = tid / 32;
+  int bc = tid % 32;
+  bool bvalid = (int)((unsigned int)bn + (unsigned int)bc * 8u) < n;
+  long long aoff = (long long)((unsigned long long)(long long)(int)((unsigned int)bm + (unsigned int)ar) * (unsigned long long)(long long)k + (unsigned long long)(long long)(int)((unsigned int)ac * 8u));
+  long long boff = (long long)((unsigned long long)(long long)br * (unsigned long long)(long long)n + (unsigned long long)(long long)(int)((unsigned int)bn + (unsigned int)bc * 8u));
+  if (!bvalid) {
+    boff = 0LL;
+  }
+  int sa0 = (int)((unsigned int)ar * 32u + (unsigned int)(ac ^ ar >> 1 & 3) * 8u);
+  int sa1 = (int)(((unsigned int)ar + 64u) * 32u + (unsigned int)(ac ^ (int)((unsigned int)ar + 64u) >> 1 & 3) * 8u);
+  int sb = (int)(4096u + (unsigned int)br * 256u + (unsigned int)(bc ^ br & 7) * 8u);
+  for (int s = 0; s < 3; s++) {
+    if (s < kt) {
+      int st = (int)((unsigned int)s * 12288u);
+      long long ka = (long long)(int)((unsigned int)s * 32u);
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 190), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 191));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 192), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 193));
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)i * 8u * 256u), sm.n, 194), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)s * 32u + (unsigned int)i * 8u) * (unsigned long long)(long long)n), b.n, 195), bvalid);
+      }
+    }
+    gocu_cp_async_commit();
+  }
+  gocu_array<gocu_array<gocu_array<float, 4>, 8>, 4> acc = {};
+  int lr = lane % 16;
+  int lc = lane / 16;
+  for (int i = 0; i < kt; i++) {
+    gocu_cp_async_wait<2>();
+    __syncthreads();
+    if (int nxt = (int)((unsigned int)i + 4u - 1u); nxt < kt) {
+      int st = (int)((unsigned int)(nxt % 4) * 12288u);
+      long long ka = (long long)(int)((unsigned int)nxt * 32u);
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 196), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 197));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 198), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 199));
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)j * 8u * 256u), sm.n, 200), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)nxt * 32u + (unsigned int)j * 8u) * (unsigned long long)(long long)n), b.n, 201), bvalid);
+      }
+    }
+    gocu_cp_async_commit();
+    int st = (int)((unsigned int)(i % 4) * 12288u);
+#pragma unroll
+    for (int ks = 0; ks < 2; ks++) {
+      gocu_array<gocu_array<unsigned int, 4>, 4> af = {};
+      gocu_array<gocu_array<unsigned int, 2>, 8> bf = {};
+#pragma unroll
+      for (int mi = 0; mi < 4; mi++) {
+        int row = (int)((unsigned int)wm * 64u + (unsigned int)mi * 16u + (unsigned int)lr);
+        int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
+        af.v[GOCU_AI(mi, 4, 203)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)row * 32u + (unsigned int)(ch ^ row >> 1 & 3) * 8u), sm.n, 202));
+      }
+#pragma unroll
+      for (int nj = 0; nj < 4; nj++) {
+        int row = (int)((unsigned int)ks * 16u + (unsigned int)lr);
+        int ch = (int)((unsigned int)wn * 8u + (unsigned int)nj * 2u + (unsigned int)lc);
+        gocu_array<unsigned int, 4> r = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)st + 4096u + (unsigned int)row * 256u + (unsigned int)(ch ^ row & 7) * 8u), sm.n, 204));
+        bf.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 207)] = gocu_array<unsigned int, 2>{{r.v[0LL], r.v[1LL]}};
+        bf.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 210)] = gocu_array<unsigned int, 2>{{r.v[2LL], r.v[3LL]}};
+      }
+#pragma unroll
+      for (long long mi = 0LL; mi < 4LL; mi++) {
+#pragma unroll
+        for (long long ni = 0LL; ni < 8LL; ni++) {
+          acc.v[GOCU_AI(mi, 4, 214)].v[GOCU_AI(ni, 8, 214)] = gocu_mma_bf16(af.v[GOCU_AI(mi, 4, 211)], bf.v[GOCU_AI(ni, 8, 212)], acc.v[GOCU_AI(mi, 4, 213)].v[GOCU_AI(ni, 8, 213)]);
+        }
+      }
+    }
+  }
+  gocu_cp_async_wait<0>();
+  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 215);
+  int g = lane / 4;
+  int q = lane % 4;
+#pragma unroll
+  for (long long mi = 0LL; mi < 4LL; mi++) {
+    long long row = (long long)(int)((unsigned int)bm + (unsigned int)wm * 64u + (unsigned int)mi * 16u + (unsigned int)g);
+#pragma unroll
+    for (long long ni = 0LL; ni < 8LL; ni++) {
+      int col = (int)((unsigned int)bn + (unsigned int)wn * 64u + (unsigned int)ni * 8u + 2u * (unsigned int)q);
+      if (col < n) {
+        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 216)].v[GOCU_AI(ni, 8, 216)];
+        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 219) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
+        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 222) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
+      }
+    }
   }
 }
 
@@ -387,10 +920,10 @@ extern "C" __global__ void Gray(unsigned char* rgb_p, long long rgb_n, unsigned 
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) {
-    float r = (float)GOCU_AT(rgb, i, 18);
-    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 19);
-    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 20);
-    GOCU_AT(gray, i, 21) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
+    float r = (float)GOCU_AT(rgb, i, 223);
+    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 224);
+    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 225);
+    GOCU_AT(gray, i, 226) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
   }
 }
 
@@ -403,10 +936,10 @@ extern "C" __global__ void Gray2D(unsigned char* rgb_p, long long rgb_n, unsigne
   if (x < width && y < height) {
     int n = (int)((unsigned int)width * (unsigned int)height);
     int i = (int)((unsigned int)y * (unsigned int)width + (unsigned int)x);
-    float r = (float)GOCU_AT(rgb, i, 22);
-    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 23);
-    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 24);
-    GOCU_AT(gray, i, 25) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
+    float r = (float)GOCU_AT(rgb, i, 227);
+    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 228);
+    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 229);
+    GOCU_AT(gray, i, 230) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
   }
 }
 
@@ -414,11 +947,11 @@ extern "C" __global__ void Gray2D(unsigned char* rgb_p, long long rgb_n, unsigne
 extern "C" __global__ void GrayVec4(unsigned char* __restrict__ rgb_p, long long rgb_n, unsigned char* __restrict__ gray_p, long long gray_n, int n) {
   gocu_slice<unsigned char> rgb = {rgb_p, rgb_n};
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
-  gocu_slice<unsigned int> src = gocu_reinterpret<unsigned int, unsigned char>(rgb, 26);
-  gocu_slice<unsigned int> dst = gocu_reinterpret<unsigned int, unsigned char>(gray, 27);
+  gocu_slice<unsigned int> src = gocu_reinterpret<unsigned int, unsigned char>(rgb, 231);
+  gocu_slice<unsigned int> dst = gocu_reinterpret<unsigned int, unsigned char>(gray, 232);
   int q = n / 4;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < q; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    GOCU_AT(dst, i, 31) = kernels_gray4(GOCU_AT(src, i, 28), GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 29), GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 30));
+    GOCU_AT(dst, i, 236) = kernels_gray4(GOCU_AT(src, i, 233), GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 234), GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 235));
   }
 }
 
@@ -426,14 +959,14 @@ extern "C" __global__ void GrayVec4(unsigned char* __restrict__ rgb_p, long long
 extern "C" __global__ void __launch_bounds__(256) GrayFast(unsigned char* __restrict__ rgb_p, long long rgb_n, unsigned char* __restrict__ gray_p, long long gray_n, int n) {
   gocu_slice<unsigned char> rgb = {rgb_p, rgb_n};
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
-  gocu_slice<uint4> src = gocu_reinterpret<uint4, unsigned char>(rgb, 32);
-  gocu_slice<uint4> dst = gocu_reinterpret<uint4, unsigned char>(gray, 33);
+  gocu_slice<uint4> src = gocu_reinterpret<uint4, unsigned char>(rgb, 237);
+  gocu_slice<uint4> dst = gocu_reinterpret<uint4, unsigned char>(gray, 238);
   int q = n / 16;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < q; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    uint4 r = GOCU_AT(src, i, 34);
-    uint4 g = GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 35);
-    uint4 b = GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 36);
-    GOCU_AT(dst, i, 37) = make_uint4(kernels_gray4(r.x, g.x, b.x), kernels_gray4(r.y, g.y, b.y), kernels_gray4(r.z, g.z, b.z), kernels_gray4(r.w, g.w, b.w));
+    uint4 r = GOCU_AT(src, i, 239);
+    uint4 g = GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 240);
+    uint4 b = GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 241);
+    GOCU_AT(dst, i, 242) = make_uint4(kernels_gray4(r.x, g.x, b.x), kernels_gray4(r.y, g.y, b.y), kernels_gray4(r.z, g.z, b.z), kernels_gray4(r.w, g.w, b.w));
   }
 }
 
@@ -443,16 +976,16 @@ extern "C" __global__ void Histogram(unsigned char* data_p, long long data_n, un
   gocu_slice<unsigned int> hist = {hist_p, hist_n};
   __shared__ gocu_array<unsigned int, 256> h;
   for (int b = (int)threadIdx.x; b < 256; b = (int)((unsigned int)b + blockDim.x)) {
-    h.v[GOCU_AI(b, 256, 38)] = 0u;
+    h.v[GOCU_AI(b, 256, 243)] = 0u;
   }
   __syncthreads();
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    atomicAdd(&h.v[GOCU_AI(GOCU_AT(data, i, 40), 256, 39)], 1u);
+    atomicAdd(&h.v[GOCU_AI(GOCU_AT(data, i, 245), 256, 244)], 1u);
   }
   __syncthreads();
   for (int b = (int)threadIdx.x; b < 256; b = (int)((unsigned int)b + blockDim.x)) {
-    if (h.v[GOCU_AI(b, 256, 41)] != 0u) {
-      atomicAdd(&GOCU_AT(hist, b, 42), h.v[GOCU_AI(b, 256, 43)]);
+    if (h.v[GOCU_AI(b, 256, 246)] != 0u) {
+      atomicAdd(&GOCU_AT(hist, b, 247), h.v[GOCU_AI(b, 256, 248)]);
     }
   }
 }
@@ -467,9 +1000,9 @@ extern "C" __global__ void MatMul(float* a_p, long long a_n, float* b_p, long lo
   if (row < m && col < n) {
     float sum = 0.0f;
     for (int i = 0; i < k; i++) {
-      sum += GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)i), 44) * GOCU_AT(b, (int)((unsigned int)i * (unsigned int)n + (unsigned int)col), 45);
+      sum += GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)i), 249) * GOCU_AT(b, (int)((unsigned int)i * (unsigned int)n + (unsigned int)col), 250);
     }
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 46) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 251) = sum;
   }
 }
 
@@ -487,23 +1020,23 @@ extern "C" __global__ void TiledMatMul(float* a_p, long long a_n, float* b_p, lo
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + 16u)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      as.v[GOCU_AI(ty, 16, 48)].v[GOCU_AI(tx, 16, 48)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 47);
+      as.v[GOCU_AI(ty, 16, 253)].v[GOCU_AI(tx, 16, 253)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 252);
     } else {
-      as.v[GOCU_AI(ty, 16, 49)].v[GOCU_AI(tx, 16, 49)] = 0.0f;
+      as.v[GOCU_AI(ty, 16, 254)].v[GOCU_AI(tx, 16, 254)] = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      bs.v[GOCU_AI(ty, 16, 51)].v[GOCU_AI(tx, 16, 51)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 50);
+      bs.v[GOCU_AI(ty, 16, 256)].v[GOCU_AI(tx, 16, 256)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 255);
     } else {
-      bs.v[GOCU_AI(ty, 16, 52)].v[GOCU_AI(tx, 16, 52)] = 0.0f;
+      bs.v[GOCU_AI(ty, 16, 257)].v[GOCU_AI(tx, 16, 257)] = 0.0f;
     }
     __syncthreads();
     for (long long i = 0; i < 16LL; i++) {
-      sum += as.v[GOCU_AI(ty, 16, 53)].v[GOCU_AI(i, 16, 53)] * bs.v[GOCU_AI(i, 16, 54)].v[GOCU_AI(tx, 16, 54)];
+      sum += as.v[GOCU_AI(ty, 16, 258)].v[GOCU_AI(i, 16, 258)] * bs.v[GOCU_AI(i, 16, 259)].v[GOCU_AI(tx, 16, 259)];
     }
     __syncthreads();
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 55) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 260) = sum;
   }
 }
 
@@ -523,23 +1056,23 @@ extern "C" __global__ void TiledMatMulDynamic(float* a_p, long long a_n, float* 
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + (unsigned int)w)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      GOCU_AT(sm, as, 57) = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 56);
+      GOCU_AT(sm, as, 262) = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 261);
     } else {
-      GOCU_AT(sm, as, 58) = 0.0f;
+      GOCU_AT(sm, as, 263) = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      GOCU_AT(sm, bs, 60) = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 59);
+      GOCU_AT(sm, bs, 265) = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 264);
     } else {
-      GOCU_AT(sm, bs, 61) = 0.0f;
+      GOCU_AT(sm, bs, 266) = 0.0f;
     }
     __syncthreads();
     for (int i = 0; i < w; i++) {
-      sum += GOCU_AT(sm, (int)((unsigned int)ty * (unsigned int)w + (unsigned int)i), 62) * GOCU_AT(sm, (int)((unsigned int)w * (unsigned int)w + (unsigned int)i * (unsigned int)w + (unsigned int)tx), 63);
+      sum += GOCU_AT(sm, (int)((unsigned int)ty * (unsigned int)w + (unsigned int)i), 267) * GOCU_AT(sm, (int)((unsigned int)w * (unsigned int)w + (unsigned int)i * (unsigned int)w + (unsigned int)tx), 268);
     }
     __syncthreads();
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 64) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 269) = sum;
   }
 }
 
@@ -550,23 +1083,23 @@ extern "C" __global__ void Sum(float* x_p, long long x_n, float* partial_p, long
   __shared__ gocu_array<float, 32> warpSums;
   float v = 0.0f;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    v += GOCU_AT(x, i, 65);
+    v += GOCU_AT(x, i, 270);
   }
   v = kernels_warpSum(v);
   int lane = gocu_laneid();
   int warp = (int)((threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) / 32u);
   if (lane == 0) {
-    warpSums.v[GOCU_AI(warp, 32, 66)] = v;
+    warpSums.v[GOCU_AI(warp, 32, 271)] = v;
   }
   __syncthreads();
   if (warp == 0) {
     v = 0.0f;
     if (lane < (int)blockDim.x / 32) {
-      v = warpSums.v[GOCU_AI(lane, 32, 67)];
+      v = warpSums.v[GOCU_AI(lane, 32, 272)];
     }
     v = kernels_warpSum(v);
     if (lane == 0) {
-      GOCU_AT(partial, (int)blockIdx.x, 68) = v;
+      GOCU_AT(partial, (int)blockIdx.x, 273) = v;
     }
   }
 }
@@ -583,25 +1116,25 @@ extern "C" __global__ void ScanBlocks(int* x_p, long long x_n, int* y_p, long lo
   int v0 = 0;
   int v1 = 0;
   if (i0 < n) {
-    v0 = GOCU_AT(x, i0, 69);
+    v0 = GOCU_AT(x, i0, 274);
   }
   if (i1 < n) {
-    v1 = GOCU_AT(x, i1, 70);
+    v1 = GOCU_AT(x, i1, 275);
   }
-  s.v[GOCU_AI(tid, 512, 71)] = v0;
-  s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 72)] = v1;
+  s.v[GOCU_AI(tid, 512, 276)] = v0;
+  s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 277)] = v1;
   int offset = 1;
   for (int d = 256; d > 0; d = d / 2) {
     __syncthreads();
     if (tid < d) {
       int a = (int)((unsigned int)offset * (2u * (unsigned int)tid + 1u) - 1u);
       int b = (int)((unsigned int)offset * (2u * (unsigned int)tid + 2u) - 1u);
-      s.v[GOCU_AI(b, 512, 74)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 74)] + (unsigned int)s.v[GOCU_AI(a, 512, 73)]);
+      s.v[GOCU_AI(b, 512, 279)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 279)] + (unsigned int)s.v[GOCU_AI(a, 512, 278)]);
     }
     offset = (int)((unsigned int)offset * 2u);
   }
   if (tid == 0) {
-    GOCU_AT(sums, (int)blockIdx.x, 76) = s.v[511LL];
+    GOCU_AT(sums, (int)blockIdx.x, 281) = s.v[511LL];
     s.v[511LL] = 0;
   }
   for (int d = 1; d < 512; d = (int)((unsigned int)d * 2u)) {
@@ -610,17 +1143,17 @@ extern "C" __global__ void ScanBlocks(int* x_p, long long x_n, int* y_p, long lo
     if (tid < d) {
       int a = (int)((unsigned int)offset * (2u * (unsigned int)tid + 1u) - 1u);
       int b = (int)((unsigned int)offset * (2u * (unsigned int)tid + 2u) - 1u);
-      int v = s.v[GOCU_AI(a, 512, 78)];
-      s.v[GOCU_AI(a, 512, 80)] = s.v[GOCU_AI(b, 512, 79)];
-      s.v[GOCU_AI(b, 512, 81)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 81)] + (unsigned int)v);
+      int v = s.v[GOCU_AI(a, 512, 283)];
+      s.v[GOCU_AI(a, 512, 285)] = s.v[GOCU_AI(b, 512, 284)];
+      s.v[GOCU_AI(b, 512, 286)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 286)] + (unsigned int)v);
     }
   }
   __syncthreads();
   if (i0 < n) {
-    GOCU_AT(y, i0, 83) = s.v[GOCU_AI(tid, 512, 82)];
+    GOCU_AT(y, i0, 288) = s.v[GOCU_AI(tid, 512, 287)];
   }
   if (i1 < n) {
-    GOCU_AT(y, i1, 85) = s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 84)];
+    GOCU_AT(y, i1, 290) = s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 289)];
   }
 }
 
@@ -630,7 +1163,7 @@ extern "C" __global__ void ScanAdd(int* y_p, long long y_n, int* offsets_p, long
   gocu_slice<int> offsets = {offsets_p, offsets_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) {
-    GOCU_AT(y, i, 87) = (int)((unsigned int)GOCU_AT(y, i, 87) + (unsigned int)GOCU_AT(offsets, i / 512, 86));
+    GOCU_AT(y, i, 292) = (int)((unsigned int)GOCU_AT(y, i, 292) + (unsigned int)GOCU_AT(offsets, i / 512, 291));
   }
 }
 
@@ -641,9 +1174,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   gocu_slice<float> c = {c_p, c_n};
   __shared__ gocu_array<gocu_array<gocu_array<float4, 33>, 8>, 2> as;
   __shared__ gocu_array<gocu_array<gocu_array<float4, 32>, 8>, 2> bs;
-  gocu_slice<float4> a4 = gocu_reinterpret<float4, float>(a, 88);
-  gocu_slice<float4> b4 = gocu_reinterpret<float4, float>(b, 89);
-  gocu_slice<float4> c4 = gocu_reinterpret<float4, float>(c, 90);
+  gocu_slice<float4> a4 = gocu_reinterpret<float4, float>(a, 293);
+  gocu_slice<float4> b4 = gocu_reinterpret<float4, float>(b, 294);
+  gocu_slice<float4> c4 = gocu_reinterpret<float4, float>(c, 295);
   int tid = (int)threadIdx.x;
   int tr = tid / 16;
   int tc = tid % 16;
@@ -655,17 +1188,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   int bc = tid % 32;
   long long ai = (long long)((unsigned long long)(long long)(int)(blockIdx.y * 128u + (unsigned int)lr) * (unsigned long long)k4 + (unsigned long long)(long long)(lk / 4));
   long long bi = (long long)((unsigned long long)(long long)br * (unsigned long long)n4 + (unsigned long long)(long long)(int)(blockIdx.x * 32u + (unsigned int)bc));
-  float4 va = GOCU_AT(a4, ai, 91);
-  float4 vb = GOCU_AT(b4, bi, 92);
+  float4 va = GOCU_AT(a4, ai, 296);
+  float4 vb = GOCU_AT(b4, bi, 297);
   int st = 0;
-  gocu_slice<float> a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 94)].v[GOCU_AI(lk, 8, 94)].v, 33}, 95);
-  gocu_slice<float> a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 97)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 97)].v, 33}, 98);
-  gocu_slice<float> a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 100)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 100)].v, 33}, 101);
-  gocu_slice<float> a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 103)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 103)].v, 33}, 104);
-  float& gocu_l = GOCU_AT(a0, lr, 105);
-  float& gocu_l_1 = GOCU_AT(a1, lr, 106);
-  float& gocu_l_2 = GOCU_AT(a2, lr, 107);
-  float& gocu_l_3 = GOCU_AT(a3, lr, 108);
+  gocu_slice<float> a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 299)].v[GOCU_AI(lk, 8, 299)].v, 33}, 300);
+  gocu_slice<float> a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 302)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 302)].v, 33}, 303);
+  gocu_slice<float> a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 305)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 305)].v, 33}, 306);
+  gocu_slice<float> a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 308)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 308)].v, 33}, 309);
+  float& gocu_l = GOCU_AT(a0, lr, 310);
+  float& gocu_l_1 = GOCU_AT(a1, lr, 311);
+  float& gocu_l_2 = GOCU_AT(a2, lr, 312);
+  float& gocu_l_3 = GOCU_AT(a3, lr, 313);
   float gocu_t = va.x;
   float gocu_t_1 = va.y;
   float gocu_t_2 = va.z;
@@ -674,41 +1207,41 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   gocu_l_1 = gocu_t_1;
   gocu_l_2 = gocu_t_2;
   gocu_l_3 = gocu_t_3;
-  bs.v[GOCU_AI(st, 2, 109)].v[GOCU_AI(br, 8, 109)].v[GOCU_AI(bc, 32, 109)] = make_float4(vb.x, vb.y, vb.z, vb.w);
+  bs.v[GOCU_AI(st, 2, 314)].v[GOCU_AI(br, 8, 314)].v[GOCU_AI(bc, 32, 314)] = make_float4(vb.x, vb.y, vb.z, vb.w);
   __syncthreads();
   gocu_array<gocu_array<float, 8>, 8> acc = {};
   for (int k0 = 0; k0 < k; k0 = (int)((unsigned int)k0 + 8u)) {
     bool next = (int)((unsigned int)k0 + 8u) < k;
     if (next) {
-      va = GOCU_AT(a4, (long long)((unsigned long long)ai + (unsigned long long)(long long)((int)((unsigned int)k0 + 8u) / 4)), 110);
-      vb = GOCU_AT(b4, (long long)((unsigned long long)bi + (unsigned long long)(long long)(int)((unsigned int)k0 + 8u) * (unsigned long long)n4), 111);
+      va = GOCU_AT(a4, (long long)((unsigned long long)ai + (unsigned long long)(long long)((int)((unsigned int)k0 + 8u) / 4)), 315);
+      vb = GOCU_AT(b4, (long long)((unsigned long long)bi + (unsigned long long)(long long)(int)((unsigned int)k0 + 8u) * (unsigned long long)n4), 316);
     }
 #pragma unroll
     for (long long kk = 0LL; kk < 8LL; kk++) {
-      float4 x0 = as.v[GOCU_AI(st, 2, 112)].v[GOCU_AI(kk, 8, 112)].v[GOCU_AI(tr, 33, 112)];
-      float4 x1 = as.v[GOCU_AI(st, 2, 113)].v[GOCU_AI(kk, 8, 113)].v[GOCU_AI((int)((unsigned int)tr + 16u), 33, 113)];
-      float4 y0 = bs.v[GOCU_AI(st, 2, 114)].v[GOCU_AI(kk, 8, 114)].v[GOCU_AI(tc, 32, 114)];
-      float4 y1 = bs.v[GOCU_AI(st, 2, 115)].v[GOCU_AI(kk, 8, 115)].v[GOCU_AI((int)((unsigned int)tc + 16u), 32, 115)];
+      float4 x0 = as.v[GOCU_AI(st, 2, 317)].v[GOCU_AI(kk, 8, 317)].v[GOCU_AI(tr, 33, 317)];
+      float4 x1 = as.v[GOCU_AI(st, 2, 318)].v[GOCU_AI(kk, 8, 318)].v[GOCU_AI((int)((unsigned int)tr + 16u), 33, 318)];
+      float4 y0 = bs.v[GOCU_AI(st, 2, 319)].v[GOCU_AI(kk, 8, 319)].v[GOCU_AI(tc, 32, 319)];
+      float4 y1 = bs.v[GOCU_AI(st, 2, 320)].v[GOCU_AI(kk, 8, 320)].v[GOCU_AI((int)((unsigned int)tc + 16u), 32, 320)];
       gocu_array<float, 8> ra = gocu_array<float, 8>{{x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w}};
       gocu_array<float, 8> rb = gocu_array<float, 8>{{y0.x, y0.y, y0.z, y0.w, y1.x, y1.y, y1.z, y1.w}};
 #pragma unroll
       for (long long i = 0LL; i < 8LL; i++) {
 #pragma unroll
         for (long long j = 0LL; j < 8LL; j++) {
-          acc.v[GOCU_AI(i, 8, 119)].v[GOCU_AI(j, 8, 119)] = fmaf(ra.v[GOCU_AI(i, 8, 116)], rb.v[GOCU_AI(j, 8, 117)], acc.v[GOCU_AI(i, 8, 118)].v[GOCU_AI(j, 8, 118)]);
+          acc.v[GOCU_AI(i, 8, 324)].v[GOCU_AI(j, 8, 324)] = fmaf(ra.v[GOCU_AI(i, 8, 321)], rb.v[GOCU_AI(j, 8, 322)], acc.v[GOCU_AI(i, 8, 323)].v[GOCU_AI(j, 8, 323)]);
         }
       }
     }
     if (next) {
       st ^= 1;
-      a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 121)].v[GOCU_AI(lk, 8, 121)].v, 33}, 122);
-      a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 124)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 124)].v, 33}, 125);
-      a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 127)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 127)].v, 33}, 128);
-      a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 130)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 130)].v, 33}, 131);
-      float& gocu_l_4 = GOCU_AT(a0, lr, 132);
-      float& gocu_l_5 = GOCU_AT(a1, lr, 133);
-      float& gocu_l_6 = GOCU_AT(a2, lr, 134);
-      float& gocu_l_7 = GOCU_AT(a3, lr, 135);
+      a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 326)].v[GOCU_AI(lk, 8, 326)].v, 33}, 327);
+      a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 329)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 329)].v, 33}, 330);
+      a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 332)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 332)].v, 33}, 333);
+      a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 335)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 335)].v, 33}, 336);
+      float& gocu_l_4 = GOCU_AT(a0, lr, 337);
+      float& gocu_l_5 = GOCU_AT(a1, lr, 338);
+      float& gocu_l_6 = GOCU_AT(a2, lr, 339);
+      float& gocu_l_7 = GOCU_AT(a3, lr, 340);
       float gocu_t_4 = va.x;
       float gocu_t_5 = va.y;
       float gocu_t_6 = va.z;
@@ -717,7 +1250,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
       gocu_l_5 = gocu_t_5;
       gocu_l_6 = gocu_t_6;
       gocu_l_7 = gocu_t_7;
-      bs.v[GOCU_AI(st, 2, 136)].v[GOCU_AI(br, 8, 136)].v[GOCU_AI(bc, 32, 136)] = make_float4(vb.x, vb.y, vb.z, vb.w);
+      bs.v[GOCU_AI(st, 2, 341)].v[GOCU_AI(br, 8, 341)].v[GOCU_AI(bc, 32, 341)] = make_float4(vb.x, vb.y, vb.z, vb.w);
     }
     __syncthreads();
   }
@@ -727,19 +1260,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
 #pragma unroll
     for (long long h = 0LL; h < 2LL; h++) {
       long long p = (long long)((unsigned long long)row * (unsigned long long)n4 + (unsigned long long)(long long)(int)(blockIdx.x * 32u + (unsigned int)tc + (unsigned int)h * 16u));
-      float4 v = make_float4(alpha * acc.v[GOCU_AI(i, 8, 137)].v[GOCU_AI((long long)(4ull * (unsigned long long)h), 8, 137)], alpha * acc.v[GOCU_AI(i, 8, 138)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 1ull), 8, 138)], alpha * acc.v[GOCU_AI(i, 8, 139)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 2ull), 8, 139)], alpha * acc.v[GOCU_AI(i, 8, 140)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 3ull), 8, 140)]);
+      float4 v = make_float4(alpha * acc.v[GOCU_AI(i, 8, 342)].v[GOCU_AI((long long)(4ull * (unsigned long long)h), 8, 342)], alpha * acc.v[GOCU_AI(i, 8, 343)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 1ull), 8, 343)], alpha * acc.v[GOCU_AI(i, 8, 344)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 2ull), 8, 344)], alpha * acc.v[GOCU_AI(i, 8, 345)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 3ull), 8, 345)]);
       if (beta != 0.0f) {
-        float4 old = GOCU_AT(c4, p, 141);
+        float4 old = GOCU_AT(c4, p, 346);
         v = make_float4(fmaf(beta, old.x, v.x), fmaf(beta, old.y, v.y), fmaf(beta, old.z, v.z), fmaf(beta, old.w, v.w));
       }
-      GOCU_AT(c4, p, 142) = v;
+      GOCU_AT(c4, p, 347) = v;
     }
   }
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "994d53dc8bc9d071136a1cf8f21f6e3c7ca9a69bd7226668fc227eb1d636f0b2"
+const gocuSourceSHA256 = "de2b445e4fa9f50aa4a0e9238b92d7abc386e9ccffc7944187068aa84c05e96e"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -787,6 +1320,68 @@ var gocuModule = &meta.Module{
 			SharedBytes: 1024,
 			Func:        BlockSumDivergent,
 			Checked:     gocuChecked_BlockSumDivergent,
+		},
+		{
+			Name:  "FlashAttention128",
+			Entry: "FlashAttention128",
+			Params: []meta.Param{
+				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "o", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
+				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          FlashAttention128,
+			Checked:       gocuChecked_FlashAttention128,
+		},
+		{
+			Name:  "FlashAttention64",
+			Entry: "FlashAttention64",
+			Params: []meta.Param{
+				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "o", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
+				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          FlashAttention64,
+			Checked:       gocuChecked_FlashAttention64,
+		},
+		{
+			Name:  "GemmBF16",
+			Entry: "GemmBF16",
+			Params: []meta.Param{
+				{Name: "a", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "b", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "c", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "m", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "n", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "k", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          GemmBF16,
+			Checked:       gocuChecked_GemmBF16,
 		},
 		{
 			Name:  "Gray",
@@ -975,7 +1570,42 @@ var gocuModule = &meta.Module{
 		&gocuSite112, &gocuSite113, &gocuSite114, &gocuSite115, &gocuSite116, &gocuSite117, &gocuSite118, &gocuSite119,
 		&gocuSite120, &gocuSite121, &gocuSite122, &gocuSite123, &gocuSite124, &gocuSite125, &gocuSite126, &gocuSite127,
 		&gocuSite128, &gocuSite129, &gocuSite130, &gocuSite131, &gocuSite132, &gocuSite133, &gocuSite134, &gocuSite135,
-		&gocuSite136, &gocuSite137, &gocuSite138, &gocuSite139, &gocuSite140, &gocuSite141, &gocuSite142,
+		&gocuSite136, &gocuSite137, &gocuSite138, &gocuSite139, &gocuSite140, &gocuSite141, &gocuSite142, &gocuSite143,
+		&gocuSite144, &gocuSite145, &gocuSite146, &gocuSite147, &gocuSite148, &gocuSite149, &gocuSite150, &gocuSite151,
+		&gocuSite152, &gocuSite153, &gocuSite154, &gocuSite155, &gocuSite156, &gocuSite157, &gocuSite158, &gocuSite159,
+		&gocuSite160, &gocuSite161, &gocuSite162, &gocuSite163, &gocuSite164, &gocuSite165, &gocuSite166, &gocuSite167,
+		&gocuSite168, &gocuSite169, &gocuSite170, &gocuSite171, &gocuSite172, &gocuSite173, &gocuSite174, &gocuSite175,
+		&gocuSite176, &gocuSite177, &gocuSite178, &gocuSite179, &gocuSite180, &gocuSite181, &gocuSite182, &gocuSite183,
+		&gocuSite184, &gocuSite185, &gocuSite186, &gocuSite187, &gocuSite188, &gocuSite189, &gocuSite190, &gocuSite191,
+		&gocuSite192, &gocuSite193, &gocuSite194, &gocuSite195, &gocuSite196, &gocuSite197, &gocuSite198, &gocuSite199,
+		&gocuSite200, &gocuSite201, &gocuSite202, &gocuSite203, &gocuSite204, &gocuSite205, &gocuSite206, &gocuSite207,
+		&gocuSite208, &gocuSite209, &gocuSite210, &gocuSite211, &gocuSite212, &gocuSite213, &gocuSite214, &gocuSite215,
+		&gocuSite216, &gocuSite217, &gocuSite218, &gocuSite219, &gocuSite220, &gocuSite221, &gocuSite222, &gocuSite223,
+		&gocuSite224, &gocuSite225, &gocuSite226, &gocuSite227, &gocuSite228, &gocuSite229, &gocuSite230, &gocuSite231,
+		&gocuSite232, &gocuSite233, &gocuSite234, &gocuSite235, &gocuSite236, &gocuSite237, &gocuSite238, &gocuSite239,
+		&gocuSite240, &gocuSite241, &gocuSite242, &gocuSite243, &gocuSite244, &gocuSite245, &gocuSite246, &gocuSite247,
+		&gocuSite248, &gocuSite249, &gocuSite250, &gocuSite251, &gocuSite252, &gocuSite253, &gocuSite254, &gocuSite255,
+		&gocuSite256, &gocuSite257, &gocuSite258, &gocuSite259, &gocuSite260, &gocuSite261, &gocuSite262, &gocuSite263,
+		&gocuSite264, &gocuSite265, &gocuSite266, &gocuSite267, &gocuSite268, &gocuSite269, &gocuSite270, &gocuSite271,
+		&gocuSite272, &gocuSite273, &gocuSite274, &gocuSite275, &gocuSite276, &gocuSite277, &gocuSite278, &gocuSite279,
+		&gocuSite280, &gocuSite281, &gocuSite282, &gocuSite283, &gocuSite284, &gocuSite285, &gocuSite286, &gocuSite287,
+		&gocuSite288, &gocuSite289, &gocuSite290, &gocuSite291, &gocuSite292, &gocuSite293, &gocuSite294, &gocuSite295,
+		&gocuSite296, &gocuSite297, &gocuSite298, &gocuSite299, &gocuSite300, &gocuSite301, &gocuSite302, &gocuSite303,
+		&gocuSite304, &gocuSite305, &gocuSite306, &gocuSite307, &gocuSite308, &gocuSite309, &gocuSite310, &gocuSite311,
+		&gocuSite312, &gocuSite313, &gocuSite314, &gocuSite315, &gocuSite316, &gocuSite317, &gocuSite318, &gocuSite319,
+		&gocuSite320, &gocuSite321, &gocuSite322, &gocuSite323, &gocuSite324, &gocuSite325, &gocuSite326, &gocuSite327,
+		&gocuSite328, &gocuSite329, &gocuSite330, &gocuSite331, &gocuSite332, &gocuSite333, &gocuSite334, &gocuSite335,
+		&gocuSite336, &gocuSite337, &gocuSite338, &gocuSite339, &gocuSite340, &gocuSite341, &gocuSite342, &gocuSite343,
+		&gocuSite344, &gocuSite345, &gocuSite346, &gocuSite347, &gocuSite348, &gocuSite349, &gocuSite350, &gocuSite351,
+		&gocuSite352, &gocuSite353, &gocuSite354, &gocuSite355, &gocuSite356, &gocuSite357, &gocuSite358, &gocuSite359,
+		&gocuSite360, &gocuSite361, &gocuSite362, &gocuSite363, &gocuSite364, &gocuSite365, &gocuSite366, &gocuSite367,
+		&gocuSite368, &gocuSite369, &gocuSite370, &gocuSite371, &gocuSite372, &gocuSite373, &gocuSite374, &gocuSite375,
+		&gocuSite376, &gocuSite377, &gocuSite378, &gocuSite379, &gocuSite380, &gocuSite381, &gocuSite382, &gocuSite383,
+		&gocuSite384, &gocuSite385, &gocuSite386, &gocuSite387, &gocuSite388, &gocuSite389, &gocuSite390, &gocuSite391,
+		&gocuSite392, &gocuSite393, &gocuSite394, &gocuSite395, &gocuSite396, &gocuSite397, &gocuSite398, &gocuSite399,
+		&gocuSite400, &gocuSite401, &gocuSite402, &gocuSite403, &gocuSite404, &gocuSite405, &gocuSite406, &gocuSite407,
+		&gocuSite408, &gocuSite409, &gocuSite410, &gocuSite411, &gocuSite412, &gocuSite413, &gocuSite414, &gocuSite415,
+		&gocuSite416,
 	},
 }
 
@@ -1052,6 +1682,87 @@ func LaunchBlockSumDivergent(d *gocu.Device, cfg gocu.Config, x, partial *gocu.B
 	)
 }
 
+// LaunchFlashAttention128 runs the kernel FlashAttention128 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchFlashAttention128(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Buffer[kernel.BFloat16], seq int32, scale float32, causal bool) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 3, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, q)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, k)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, v)
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, o)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, seq, scale, causal)
+	}
+	gocuS0 := launch.SimArg(&l, 0, q)
+	gocuS1 := launch.SimArg(&l, 1, k)
+	gocuS2 := launch.SimArg(&l, 2, v)
+	gocuS3 := launch.SimArg(&l, 3, o)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) {
+			FlashAttention128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
+		},
+		func(gocuT *kernel.Thread) {
+			gocuChecked_FlashAttention128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
+		},
+		gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal,
+	)
+}
+
+// LaunchFlashAttention64 runs the kernel FlashAttention64 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchFlashAttention64(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Buffer[kernel.BFloat16], seq int32, scale float32, causal bool) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 4, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, q)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, k)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, v)
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, o)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, seq, scale, causal)
+	}
+	gocuS0 := launch.SimArg(&l, 0, q)
+	gocuS1 := launch.SimArg(&l, 1, k)
+	gocuS2 := launch.SimArg(&l, 2, v)
+	gocuS3 := launch.SimArg(&l, 3, o)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) {
+			FlashAttention64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
+		},
+		func(gocuT *kernel.Thread) {
+			gocuChecked_FlashAttention64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
+		},
+		gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal,
+	)
+}
+
+// LaunchGemmBF16 runs the kernel GemmBF16 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchGemmBF16(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 5, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
+	}
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { GemmBF16(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
+		func(gocuT *kernel.Thread) { gocuChecked_GemmBF16(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
+		gocuS0, gocuS1, gocuS2, m, n, k,
+	)
+}
+
 // LaunchGray runs the kernel Gray on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
 // simulator as Go. Slices travel as gocu.Buffer values of the device. It
@@ -1059,7 +1770,7 @@ func LaunchBlockSumDivergent(d *gocu.Device, cfg gocu.Config, x, partial *gocu.B
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 3, d, cfg) {
+	if l.Start(gocuProgram, 6, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1080,7 +1791,7 @@ func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], 
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], width, height int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 4, d, cfg) {
+	if l.Start(gocuProgram, 7, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, width, height)
@@ -1101,7 +1812,7 @@ func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 5, d, cfg) {
+	if l.Start(gocuProgram, 8, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1122,7 +1833,7 @@ func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 6, d, cfg) {
+	if l.Start(gocuProgram, 9, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1143,7 +1854,7 @@ func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 // Out or InOut buffers. Written by gocu gen.
 func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], hist *gocu.Buffer[uint32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 7, d, cfg) {
+	if l.Start(gocuProgram, 10, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, data)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, hist)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1164,7 +1875,7 @@ func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], 
 // Out or InOut buffers. Written by gocu gen.
 func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 8, d, cfg) {
+	if l.Start(gocuProgram, 11, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1187,7 +1898,7 @@ func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 9, d, cfg) {
+	if l.Start(gocuProgram, 12, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1210,7 +1921,7 @@ func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[flo
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 10, d, cfg) {
+	if l.Start(gocuProgram, 13, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1233,7 +1944,7 @@ func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buf
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 11, d, cfg) {
+	if l.Start(gocuProgram, 14, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, partial)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1254,7 +1965,7 @@ func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[int32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 12, d, cfg) {
+	if l.Start(gocuProgram, 15, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, sums)
@@ -1277,7 +1988,7 @@ func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[i
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 13, d, cfg) {
+	if l.Start(gocuProgram, 16, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, y)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, offsets)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1298,7 +2009,7 @@ func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int3
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32, alpha, beta float32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 14, d, cfg) {
+	if l.Start(gocuProgram, 17, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1316,150 +2027,454 @@ func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32],
 
 // Source sites of the checked accesses and debug-mode checks.
 var (
-	gocuSite0   = kernel.Site{File: "broken.go", Line: 16, Col: 10, Expr: "a[i]"}
-	gocuSite1   = kernel.Site{File: "broken.go", Line: 16, Col: 17, Expr: "b[i]"}
-	gocuSite2   = kernel.Site{File: "broken.go", Line: 16, Col: 3, Expr: "c[i]"}
-	gocuSite3   = kernel.Site{File: "broken.go", Line: 33, Col: 17, Expr: "a[row*k+p+tx]"}
-	gocuSite4   = kernel.Site{File: "broken.go", Line: 33, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite5   = kernel.Site{File: "broken.go", Line: 35, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite6   = kernel.Site{File: "broken.go", Line: 38, Col: 17, Expr: "b[(p+ty)*n+col]"}
-	gocuSite7   = kernel.Site{File: "broken.go", Line: 38, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite8   = kernel.Site{File: "broken.go", Line: 40, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite9   = kernel.Site{File: "broken.go", Line: 44, Col: 11, Expr: "as[ty][i]"}
-	gocuSite10  = kernel.Site{File: "broken.go", Line: 44, Col: 23, Expr: "bs[i][tx]"}
-	gocuSite11  = kernel.Site{File: "broken.go", Line: 49, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite12  = kernel.Site{File: "broken.go", Line: 65, Col: 7, Expr: "x[i]"}
-	gocuSite13  = kernel.Site{File: "broken.go", Line: 67, Col: 2, Expr: "s[tid]"}
-	gocuSite14  = kernel.Site{File: "broken.go", Line: 71, Col: 14, Expr: "s[tid+stride]"}
-	gocuSite15  = kernel.Site{File: "broken.go", Line: 71, Col: 4, Expr: "s[tid]"}
-	gocuSite16  = kernel.Site{File: "broken.go", Line: 76, Col: 27, Expr: "s[0]"}
-	gocuSite17  = kernel.Site{File: "broken.go", Line: 76, Col: 3, Expr: "partial[t.BlockIdx.X]"}
-	gocuSite18  = kernel.Site{File: "gray.go", Line: 13, Col: 22, Expr: "rgb[i]"}
-	gocuSite19  = kernel.Site{File: "gray.go", Line: 13, Col: 39, Expr: "rgb[i+n]"}
-	gocuSite20  = kernel.Site{File: "gray.go", Line: 13, Col: 58, Expr: "rgb[i+2*n]"}
-	gocuSite21  = kernel.Site{File: "gray.go", Line: 14, Col: 3, Expr: "gray[i]"}
-	gocuSite22  = kernel.Site{File: "gray.go", Line: 27, Col: 22, Expr: "rgb[i]"}
-	gocuSite23  = kernel.Site{File: "gray.go", Line: 27, Col: 39, Expr: "rgb[i+n]"}
-	gocuSite24  = kernel.Site{File: "gray.go", Line: 27, Col: 58, Expr: "rgb[i+2*n]"}
-	gocuSite25  = kernel.Site{File: "gray.go", Line: 28, Col: 3, Expr: "gray[i]"}
-	gocuSite26  = kernel.Site{File: "grayfast.go", Line: 13, Col: 9, Expr: "kernel.Reinterpret[uint32](rgb)"}
-	gocuSite27  = kernel.Site{File: "grayfast.go", Line: 14, Col: 9, Expr: "kernel.Reinterpret[uint32](gray)"}
-	gocuSite28  = kernel.Site{File: "grayfast.go", Line: 17, Col: 18, Expr: "src[i]"}
-	gocuSite29  = kernel.Site{File: "grayfast.go", Line: 17, Col: 26, Expr: "src[i+q]"}
-	gocuSite30  = kernel.Site{File: "grayfast.go", Line: 17, Col: 36, Expr: "src[i+2*q]"}
-	gocuSite31  = kernel.Site{File: "grayfast.go", Line: 17, Col: 3, Expr: "dst[i]"}
-	gocuSite32  = kernel.Site{File: "grayfast.go", Line: 31, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](rgb)"}
-	gocuSite33  = kernel.Site{File: "grayfast.go", Line: 32, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](gray)"}
-	gocuSite34  = kernel.Site{File: "grayfast.go", Line: 35, Col: 14, Expr: "src[i]"}
-	gocuSite35  = kernel.Site{File: "grayfast.go", Line: 35, Col: 22, Expr: "src[i+q]"}
-	gocuSite36  = kernel.Site{File: "grayfast.go", Line: 35, Col: 32, Expr: "src[i+2*q]"}
-	gocuSite37  = kernel.Site{File: "grayfast.go", Line: 36, Col: 3, Expr: "dst[i]"}
-	gocuSite38  = kernel.Site{File: "histogram.go", Line: 18, Col: 3, Expr: "h[b]"}
-	gocuSite39  = kernel.Site{File: "histogram.go", Line: 22, Col: 21, Expr: "h[data[i]]"}
-	gocuSite40  = kernel.Site{File: "histogram.go", Line: 22, Col: 23, Expr: "data[i]"}
-	gocuSite41  = kernel.Site{File: "histogram.go", Line: 26, Col: 6, Expr: "h[b]"}
-	gocuSite42  = kernel.Site{File: "histogram.go", Line: 27, Col: 22, Expr: "hist[b]"}
-	gocuSite43  = kernel.Site{File: "histogram.go", Line: 27, Col: 31, Expr: "h[b]"}
-	gocuSite44  = kernel.Site{File: "matmul.go", Line: 18, Col: 11, Expr: "a[row*k+i]"}
-	gocuSite45  = kernel.Site{File: "matmul.go", Line: 18, Col: 24, Expr: "b[i*n+col]"}
-	gocuSite46  = kernel.Site{File: "matmul.go", Line: 20, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite47  = kernel.Site{File: "matmul.go", Line: 42, Col: 17, Expr: "a[row*k+p+tx]"}
-	gocuSite48  = kernel.Site{File: "matmul.go", Line: 42, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite49  = kernel.Site{File: "matmul.go", Line: 44, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite50  = kernel.Site{File: "matmul.go", Line: 47, Col: 17, Expr: "b[(p+ty)*n+col]"}
-	gocuSite51  = kernel.Site{File: "matmul.go", Line: 47, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite52  = kernel.Site{File: "matmul.go", Line: 49, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite53  = kernel.Site{File: "matmul.go", Line: 53, Col: 11, Expr: "as[ty][i]"}
-	gocuSite54  = kernel.Site{File: "matmul.go", Line: 53, Col: 23, Expr: "bs[i][tx]"}
-	gocuSite55  = kernel.Site{File: "matmul.go", Line: 58, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite56  = kernel.Site{File: "matmul.go", Line: 76, Col: 13, Expr: "a[row*k+p+tx]"}
-	gocuSite57  = kernel.Site{File: "matmul.go", Line: 76, Col: 4, Expr: "sm[as]"}
-	gocuSite58  = kernel.Site{File: "matmul.go", Line: 78, Col: 4, Expr: "sm[as]"}
-	gocuSite59  = kernel.Site{File: "matmul.go", Line: 81, Col: 13, Expr: "b[(p+ty)*n+col]"}
-	gocuSite60  = kernel.Site{File: "matmul.go", Line: 81, Col: 4, Expr: "sm[bs]"}
-	gocuSite61  = kernel.Site{File: "matmul.go", Line: 83, Col: 4, Expr: "sm[bs]"}
-	gocuSite62  = kernel.Site{File: "matmul.go", Line: 87, Col: 11, Expr: "sm[ty*w+i]"}
-	gocuSite63  = kernel.Site{File: "matmul.go", Line: 87, Col: 24, Expr: "sm[w*w+i*w+tx]"}
-	gocuSite64  = kernel.Site{File: "matmul.go", Line: 92, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite65  = kernel.Site{File: "reduce.go", Line: 16, Col: 8, Expr: "x[i]"}
-	gocuSite66  = kernel.Site{File: "reduce.go", Line: 21, Col: 3, Expr: "warpSums[warp]"}
-	gocuSite67  = kernel.Site{File: "reduce.go", Line: 27, Col: 8, Expr: "warpSums[lane]"}
-	gocuSite68  = kernel.Site{File: "reduce.go", Line: 31, Col: 4, Expr: "partial[t.BlockIdx.X]"}
-	gocuSite69  = kernel.Site{File: "scan.go", Line: 24, Col: 8, Expr: "x[i0]"}
-	gocuSite70  = kernel.Site{File: "scan.go", Line: 27, Col: 8, Expr: "x[i1]"}
-	gocuSite71  = kernel.Site{File: "scan.go", Line: 29, Col: 2, Expr: "s[tid]"}
-	gocuSite72  = kernel.Site{File: "scan.go", Line: 30, Col: 2, Expr: "s[tid+ScanThreads]"}
-	gocuSite73  = kernel.Site{File: "scan.go", Line: 37, Col: 12, Expr: "s[a]"}
-	gocuSite74  = kernel.Site{File: "scan.go", Line: 37, Col: 4, Expr: "s[b]"}
-	gocuSite75  = kernel.Site{File: "scan.go", Line: 42, Col: 24, Expr: "s[2*ScanThreads-1]"}
-	gocuSite76  = kernel.Site{File: "scan.go", Line: 42, Col: 3, Expr: "sums[t.BlockIdx.X]"}
-	gocuSite77  = kernel.Site{File: "scan.go", Line: 43, Col: 3, Expr: "s[2*ScanThreads-1]"}
-	gocuSite78  = kernel.Site{File: "scan.go", Line: 50, Col: 9, Expr: "s[a]"}
-	gocuSite79  = kernel.Site{File: "scan.go", Line: 51, Col: 11, Expr: "s[b]"}
-	gocuSite80  = kernel.Site{File: "scan.go", Line: 51, Col: 4, Expr: "s[a]"}
-	gocuSite81  = kernel.Site{File: "scan.go", Line: 52, Col: 4, Expr: "s[b]"}
-	gocuSite82  = kernel.Site{File: "scan.go", Line: 57, Col: 11, Expr: "s[tid]"}
-	gocuSite83  = kernel.Site{File: "scan.go", Line: 57, Col: 3, Expr: "y[i0]"}
-	gocuSite84  = kernel.Site{File: "scan.go", Line: 60, Col: 11, Expr: "s[tid+ScanThreads]"}
-	gocuSite85  = kernel.Site{File: "scan.go", Line: 60, Col: 3, Expr: "y[i1]"}
-	gocuSite86  = kernel.Site{File: "scan.go", Line: 72, Col: 11, Expr: "offsets[i/(2*ScanThreads)]"}
-	gocuSite87  = kernel.Site{File: "scan.go", Line: 72, Col: 3, Expr: "y[i]"}
-	gocuSite88  = kernel.Site{File: "sgemm.go", Line: 45, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](a)"}
-	gocuSite89  = kernel.Site{File: "sgemm.go", Line: 46, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](b)"}
-	gocuSite90  = kernel.Site{File: "sgemm.go", Line: 47, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](c)"}
-	gocuSite91  = kernel.Site{File: "sgemm.go", Line: 59, Col: 12, Expr: "a4[ai]"}
-	gocuSite92  = kernel.Site{File: "sgemm.go", Line: 59, Col: 20, Expr: "b4[bi]"}
-	gocuSite93  = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk][:]"}
-	gocuSite94  = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk]"}
-	gocuSite95  = kernel.Site{File: "sgemm.go", Line: 61, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
-	gocuSite96  = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1][:]"}
-	gocuSite97  = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1]"}
-	gocuSite98  = kernel.Site{File: "sgemm.go", Line: 62, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
-	gocuSite99  = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2][:]"}
-	gocuSite100 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2]"}
-	gocuSite101 = kernel.Site{File: "sgemm.go", Line: 63, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
-	gocuSite102 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3][:]"}
-	gocuSite103 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3]"}
-	gocuSite104 = kernel.Site{File: "sgemm.go", Line: 64, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
-	gocuSite105 = kernel.Site{File: "sgemm.go", Line: 65, Col: 2, Expr: "a0[lr]"}
-	gocuSite106 = kernel.Site{File: "sgemm.go", Line: 65, Col: 10, Expr: "a1[lr]"}
-	gocuSite107 = kernel.Site{File: "sgemm.go", Line: 65, Col: 18, Expr: "a2[lr]"}
-	gocuSite108 = kernel.Site{File: "sgemm.go", Line: 65, Col: 26, Expr: "a3[lr]"}
-	gocuSite109 = kernel.Site{File: "sgemm.go", Line: 68, Col: 2, Expr: "bs[st][br][bc]"}
-	gocuSite110 = kernel.Site{File: "sgemm.go", Line: 75, Col: 9, Expr: "a4[ai+int((k0+GemmBK)/4)]"}
-	gocuSite111 = kernel.Site{File: "sgemm.go", Line: 76, Col: 9, Expr: "b4[bi+int(k0+GemmBK)*n4]"}
-	gocuSite112 = kernel.Site{File: "sgemm.go", Line: 80, Col: 14, Expr: "as[st][kk][tr]"}
-	gocuSite113 = kernel.Site{File: "sgemm.go", Line: 80, Col: 30, Expr: "as[st][kk][tr+16]"}
-	gocuSite114 = kernel.Site{File: "sgemm.go", Line: 81, Col: 14, Expr: "bs[st][kk][tc]"}
-	gocuSite115 = kernel.Site{File: "sgemm.go", Line: 81, Col: 30, Expr: "bs[st][kk][tc+16]"}
-	gocuSite116 = kernel.Site{File: "sgemm.go", Line: 88, Col: 29, Expr: "ra[i]"}
-	gocuSite117 = kernel.Site{File: "sgemm.go", Line: 88, Col: 36, Expr: "rb[j]"}
-	gocuSite118 = kernel.Site{File: "sgemm.go", Line: 88, Col: 43, Expr: "acc[i][j]"}
-	gocuSite119 = kernel.Site{File: "sgemm.go", Line: 88, Col: 6, Expr: "acc[i][j]"}
-	gocuSite120 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk][:]"}
-	gocuSite121 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk]"}
-	gocuSite122 = kernel.Site{File: "sgemm.go", Line: 94, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
-	gocuSite123 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1][:]"}
-	gocuSite124 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1]"}
-	gocuSite125 = kernel.Site{File: "sgemm.go", Line: 95, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
-	gocuSite126 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2][:]"}
-	gocuSite127 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2]"}
-	gocuSite128 = kernel.Site{File: "sgemm.go", Line: 96, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
-	gocuSite129 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3][:]"}
-	gocuSite130 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3]"}
-	gocuSite131 = kernel.Site{File: "sgemm.go", Line: 97, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
-	gocuSite132 = kernel.Site{File: "sgemm.go", Line: 98, Col: 4, Expr: "a0[lr]"}
-	gocuSite133 = kernel.Site{File: "sgemm.go", Line: 98, Col: 12, Expr: "a1[lr]"}
-	gocuSite134 = kernel.Site{File: "sgemm.go", Line: 98, Col: 20, Expr: "a2[lr]"}
-	gocuSite135 = kernel.Site{File: "sgemm.go", Line: 98, Col: 28, Expr: "a3[lr]"}
-	gocuSite136 = kernel.Site{File: "sgemm.go", Line: 99, Col: 4, Expr: "bs[st][br][bc]"}
-	gocuSite137 = kernel.Site{File: "sgemm.go", Line: 110, Col: 34, Expr: "acc[i][4*h]"}
-	gocuSite138 = kernel.Site{File: "sgemm.go", Line: 110, Col: 58, Expr: "acc[i][4*h+1]"}
-	gocuSite139 = kernel.Site{File: "sgemm.go", Line: 110, Col: 84, Expr: "acc[i][4*h+2]"}
-	gocuSite140 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
-	gocuSite141 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
-	gocuSite142 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
+	gocuSite0   = kernel.Site{File: "flash128.go", Line: 220, Col: 21, Expr: "sm[ks+off:]"}
+	gocuSite1   = kernel.Site{File: "flash128.go", Line: 220, Col: 34, Expr: "k[g:]"}
+	gocuSite2   = kernel.Site{File: "flash128.go", Line: 221, Col: 21, Expr: "sm[ks+fa128KV+off:]"}
+	gocuSite3   = kernel.Site{File: "flash128.go", Line: 221, Col: 42, Expr: "v[g:]"}
+	gocuSite4   = kernel.Site{File: "flash64.go", Line: 213, Col: 21, Expr: "sm[ks+off:]"}
+	gocuSite5   = kernel.Site{File: "flash64.go", Line: 213, Col: 34, Expr: "k[g:]"}
+	gocuSite6   = kernel.Site{File: "flash64.go", Line: 214, Col: 21, Expr: "sm[ks+fa64KV+off:]"}
+	gocuSite7   = kernel.Site{File: "flash64.go", Line: 214, Col: 41, Expr: "v[g:]"}
+	gocuSite8   = kernel.Site{File: "broken.go", Line: 16, Col: 10, Expr: "a[i]"}
+	gocuSite9   = kernel.Site{File: "broken.go", Line: 16, Col: 17, Expr: "b[i]"}
+	gocuSite10  = kernel.Site{File: "broken.go", Line: 16, Col: 3, Expr: "c[i]"}
+	gocuSite11  = kernel.Site{File: "broken.go", Line: 33, Col: 17, Expr: "a[row*k+p+tx]"}
+	gocuSite12  = kernel.Site{File: "broken.go", Line: 33, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite13  = kernel.Site{File: "broken.go", Line: 35, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite14  = kernel.Site{File: "broken.go", Line: 38, Col: 17, Expr: "b[(p+ty)*n+col]"}
+	gocuSite15  = kernel.Site{File: "broken.go", Line: 38, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite16  = kernel.Site{File: "broken.go", Line: 40, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite17  = kernel.Site{File: "broken.go", Line: 44, Col: 11, Expr: "as[ty][i]"}
+	gocuSite18  = kernel.Site{File: "broken.go", Line: 44, Col: 23, Expr: "bs[i][tx]"}
+	gocuSite19  = kernel.Site{File: "broken.go", Line: 49, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite20  = kernel.Site{File: "broken.go", Line: 65, Col: 7, Expr: "x[i]"}
+	gocuSite21  = kernel.Site{File: "broken.go", Line: 67, Col: 2, Expr: "s[tid]"}
+	gocuSite22  = kernel.Site{File: "broken.go", Line: 71, Col: 14, Expr: "s[tid+stride]"}
+	gocuSite23  = kernel.Site{File: "broken.go", Line: 71, Col: 4, Expr: "s[tid]"}
+	gocuSite24  = kernel.Site{File: "broken.go", Line: 76, Col: 27, Expr: "s[0]"}
+	gocuSite25  = kernel.Site{File: "broken.go", Line: 76, Col: 3, Expr: "partial[t.BlockIdx.X]"}
+	gocuSite26  = kernel.Site{File: "flash128.go", Line: 79, Col: 21, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite27  = kernel.Site{File: "flash128.go", Line: 79, Col: 49, Expr: "q[head+int(q0+r)*fa128D+int(ch)*8:]"}
+	gocuSite28  = kernel.Site{File: "flash128.go", Line: 97, Col: 33, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite29  = kernel.Site{File: "flash128.go", Line: 97, Col: 3, Expr: "qf[ks]"}
+	gocuSite30  = kernel.Site{File: "flash128.go", Line: 124, Col: 32, Expr: "sm[ks0+r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite31  = kernel.Site{File: "flash128.go", Line: 125, Col: 33, Expr: "qf[ks]"}
+	gocuSite32  = kernel.Site{File: "flash128.go", Line: 125, Col: 54, Expr: "kf[0]"}
+	gocuSite33  = kernel.Site{File: "flash128.go", Line: 125, Col: 61, Expr: "kf[1]"}
+	gocuSite34  = kernel.Site{File: "flash128.go", Line: 125, Col: 69, Expr: "s[2*nj]"}
+	gocuSite35  = kernel.Site{File: "flash128.go", Line: 125, Col: 5, Expr: "s[2*nj]"}
+	gocuSite36  = kernel.Site{File: "flash128.go", Line: 126, Col: 35, Expr: "qf[ks]"}
+	gocuSite37  = kernel.Site{File: "flash128.go", Line: 126, Col: 56, Expr: "kf[2]"}
+	gocuSite38  = kernel.Site{File: "flash128.go", Line: 126, Col: 63, Expr: "kf[3]"}
+	gocuSite39  = kernel.Site{File: "flash128.go", Line: 126, Col: 71, Expr: "s[2*nj+1]"}
+	gocuSite40  = kernel.Site{File: "flash128.go", Line: 126, Col: 5, Expr: "s[2*nj+1]"}
+	gocuSite41  = kernel.Site{File: "flash128.go", Line: 133, Col: 3, Expr: "tmax[0]"}
+	gocuSite42  = kernel.Site{File: "flash128.go", Line: 133, Col: 12, Expr: "tmax[1]"}
+	gocuSite43  = kernel.Site{File: "flash128.go", Line: 133, Col: 22, Expr: "mx[0]"}
+	gocuSite44  = kernel.Site{File: "flash128.go", Line: 133, Col: 29, Expr: "mx[1]"}
+	gocuSite45  = kernel.Site{File: "flash128.go", Line: 138, Col: 10, Expr: "s[nt][e]"}
+	gocuSite46  = kernel.Site{File: "flash128.go", Line: 142, Col: 5, Expr: "s[nt][e]"}
+	gocuSite47  = kernel.Site{File: "flash128.go", Line: 143, Col: 28, Expr: "tmax[e/2]"}
+	gocuSite48  = kernel.Site{File: "flash128.go", Line: 143, Col: 5, Expr: "tmax[e/2]"}
+	gocuSite49  = kernel.Site{File: "flash128.go", Line: 148, Col: 25, Expr: "tmax[h]"}
+	gocuSite50  = kernel.Site{File: "flash128.go", Line: 148, Col: 69, Expr: "tmax[h]"}
+	gocuSite51  = kernel.Site{File: "flash128.go", Line: 148, Col: 4, Expr: "tmax[h]"}
+	gocuSite52  = kernel.Site{File: "flash128.go", Line: 149, Col: 25, Expr: "tmax[h]"}
+	gocuSite53  = kernel.Site{File: "flash128.go", Line: 149, Col: 69, Expr: "tmax[h]"}
+	gocuSite54  = kernel.Site{File: "flash128.go", Line: 149, Col: 4, Expr: "tmax[h]"}
+	gocuSite55  = kernel.Site{File: "flash128.go", Line: 154, Col: 26, Expr: "mx[h]"}
+	gocuSite56  = kernel.Site{File: "flash128.go", Line: 154, Col: 34, Expr: "tmax[h]"}
+	gocuSite57  = kernel.Site{File: "flash128.go", Line: 154, Col: 4, Expr: "corr[h]"}
+	gocuSite58  = kernel.Site{File: "flash128.go", Line: 155, Col: 12, Expr: "tmax[h]"}
+	gocuSite59  = kernel.Site{File: "flash128.go", Line: 155, Col: 4, Expr: "mx[h]"}
+	gocuSite60  = kernel.Site{File: "flash128.go", Line: 156, Col: 14, Expr: "corr[h]"}
+	gocuSite61  = kernel.Site{File: "flash128.go", Line: 156, Col: 4, Expr: "sum[h]"}
+	gocuSite62  = kernel.Site{File: "flash128.go", Line: 162, Col: 22, Expr: "s[nt][e]"}
+	gocuSite63  = kernel.Site{File: "flash128.go", Line: 162, Col: 33, Expr: "mx[e/2]"}
+	gocuSite64  = kernel.Site{File: "flash128.go", Line: 163, Col: 5, Expr: "s[nt][e]"}
+	gocuSite65  = kernel.Site{File: "flash128.go", Line: 164, Col: 5, Expr: "sum[e/2]"}
+	gocuSite66  = kernel.Site{File: "flash128.go", Line: 169, Col: 18, Expr: "corr[0]"}
+	gocuSite67  = kernel.Site{File: "flash128.go", Line: 169, Col: 4, Expr: "acc[dt][0]"}
+	gocuSite68  = kernel.Site{File: "flash128.go", Line: 170, Col: 18, Expr: "corr[0]"}
+	gocuSite69  = kernel.Site{File: "flash128.go", Line: 170, Col: 4, Expr: "acc[dt][1]"}
+	gocuSite70  = kernel.Site{File: "flash128.go", Line: 171, Col: 18, Expr: "corr[1]"}
+	gocuSite71  = kernel.Site{File: "flash128.go", Line: 171, Col: 4, Expr: "acc[dt][2]"}
+	gocuSite72  = kernel.Site{File: "flash128.go", Line: 172, Col: 18, Expr: "corr[1]"}
+	gocuSite73  = kernel.Site{File: "flash128.go", Line: 172, Col: 4, Expr: "acc[dt][3]"}
+	gocuSite74  = kernel.Site{File: "flash128.go", Line: 179, Col: 27, Expr: "s[2*kk][0]"}
+	gocuSite75  = kernel.Site{File: "flash128.go", Line: 179, Col: 39, Expr: "s[2*kk][1]"}
+	gocuSite76  = kernel.Site{File: "flash128.go", Line: 179, Col: 74, Expr: "s[2*kk][2]"}
+	gocuSite77  = kernel.Site{File: "flash128.go", Line: 179, Col: 86, Expr: "s[2*kk][3]"}
+	gocuSite78  = kernel.Site{File: "flash128.go", Line: 180, Col: 27, Expr: "s[2*kk+1][0]"}
+	gocuSite79  = kernel.Site{File: "flash128.go", Line: 180, Col: 41, Expr: "s[2*kk+1][1]"}
+	gocuSite80  = kernel.Site{File: "flash128.go", Line: 180, Col: 78, Expr: "s[2*kk+1][2]"}
+	gocuSite81  = kernel.Site{File: "flash128.go", Line: 180, Col: 92, Expr: "s[2*kk+1][3]"}
+	gocuSite82  = kernel.Site{File: "flash128.go", Line: 186, Col: 37, Expr: "sm[vs0+r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite83  = kernel.Site{File: "flash128.go", Line: 187, Col: 52, Expr: "vf[0]"}
+	gocuSite84  = kernel.Site{File: "flash128.go", Line: 187, Col: 59, Expr: "vf[1]"}
+	gocuSite85  = kernel.Site{File: "flash128.go", Line: 187, Col: 67, Expr: "acc[2*nd]"}
+	gocuSite86  = kernel.Site{File: "flash128.go", Line: 187, Col: 5, Expr: "acc[2*nd]"}
+	gocuSite87  = kernel.Site{File: "flash128.go", Line: 188, Col: 54, Expr: "vf[2]"}
+	gocuSite88  = kernel.Site{File: "flash128.go", Line: 188, Col: 61, Expr: "vf[3]"}
+	gocuSite89  = kernel.Site{File: "flash128.go", Line: 188, Col: 69, Expr: "acc[2*nd+1]"}
+	gocuSite90  = kernel.Site{File: "flash128.go", Line: 188, Col: 5, Expr: "acc[2*nd+1]"}
+	gocuSite91  = kernel.Site{File: "flash128.go", Line: 196, Col: 48, Expr: "sum[h]"}
+	gocuSite92  = kernel.Site{File: "flash128.go", Line: 196, Col: 3, Expr: "sum[h]"}
+	gocuSite93  = kernel.Site{File: "flash128.go", Line: 197, Col: 48, Expr: "sum[h]"}
+	gocuSite94  = kernel.Site{File: "flash128.go", Line: 197, Col: 3, Expr: "sum[h]"}
+	gocuSite95  = kernel.Site{File: "flash128.go", Line: 198, Col: 16, Expr: "sum[h]"}
+	gocuSite96  = kernel.Site{File: "flash128.go", Line: 198, Col: 3, Expr: "sum[h]"}
+	gocuSite97  = kernel.Site{File: "flash128.go", Line: 200, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite98  = kernel.Site{File: "flash128.go", Line: 204, Col: 59, Expr: "acc[dt][0]"}
+	gocuSite99  = kernel.Site{File: "flash128.go", Line: 204, Col: 70, Expr: "sum[0]"}
+	gocuSite100 = kernel.Site{File: "flash128.go", Line: 204, Col: 78, Expr: "acc[dt][1]"}
+	gocuSite101 = kernel.Site{File: "flash128.go", Line: 204, Col: 89, Expr: "sum[0]"}
+	gocuSite102 = kernel.Site{File: "flash128.go", Line: 204, Col: 3, Expr: "o2[(head+int(rowA)*fa128D+col)/2]"}
+	gocuSite103 = kernel.Site{File: "flash128.go", Line: 205, Col: 61, Expr: "acc[dt][2]"}
+	gocuSite104 = kernel.Site{File: "flash128.go", Line: 205, Col: 72, Expr: "sum[1]"}
+	gocuSite105 = kernel.Site{File: "flash128.go", Line: 205, Col: 80, Expr: "acc[dt][3]"}
+	gocuSite106 = kernel.Site{File: "flash128.go", Line: 205, Col: 91, Expr: "sum[1]"}
+	gocuSite107 = kernel.Site{File: "flash128.go", Line: 205, Col: 3, Expr: "o2[(head+int(rowA+8)*fa128D+col)/2]"}
+	gocuSite108 = kernel.Site{File: "flash64.go", Line: 72, Col: 21, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite109 = kernel.Site{File: "flash64.go", Line: 72, Col: 48, Expr: "q[head+int(q0+r)*fa64D+int(ch)*8:]"}
+	gocuSite110 = kernel.Site{File: "flash64.go", Line: 90, Col: 33, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite111 = kernel.Site{File: "flash64.go", Line: 90, Col: 3, Expr: "qf[ks]"}
+	gocuSite112 = kernel.Site{File: "flash64.go", Line: 117, Col: 32, Expr: "sm[ks0+r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite113 = kernel.Site{File: "flash64.go", Line: 118, Col: 33, Expr: "qf[ks]"}
+	gocuSite114 = kernel.Site{File: "flash64.go", Line: 118, Col: 54, Expr: "kf[0]"}
+	gocuSite115 = kernel.Site{File: "flash64.go", Line: 118, Col: 61, Expr: "kf[1]"}
+	gocuSite116 = kernel.Site{File: "flash64.go", Line: 118, Col: 69, Expr: "s[2*nj]"}
+	gocuSite117 = kernel.Site{File: "flash64.go", Line: 118, Col: 5, Expr: "s[2*nj]"}
+	gocuSite118 = kernel.Site{File: "flash64.go", Line: 119, Col: 35, Expr: "qf[ks]"}
+	gocuSite119 = kernel.Site{File: "flash64.go", Line: 119, Col: 56, Expr: "kf[2]"}
+	gocuSite120 = kernel.Site{File: "flash64.go", Line: 119, Col: 63, Expr: "kf[3]"}
+	gocuSite121 = kernel.Site{File: "flash64.go", Line: 119, Col: 71, Expr: "s[2*nj+1]"}
+	gocuSite122 = kernel.Site{File: "flash64.go", Line: 119, Col: 5, Expr: "s[2*nj+1]"}
+	gocuSite123 = kernel.Site{File: "flash64.go", Line: 126, Col: 3, Expr: "tmax[0]"}
+	gocuSite124 = kernel.Site{File: "flash64.go", Line: 126, Col: 12, Expr: "tmax[1]"}
+	gocuSite125 = kernel.Site{File: "flash64.go", Line: 126, Col: 22, Expr: "mx[0]"}
+	gocuSite126 = kernel.Site{File: "flash64.go", Line: 126, Col: 29, Expr: "mx[1]"}
+	gocuSite127 = kernel.Site{File: "flash64.go", Line: 131, Col: 10, Expr: "s[nt][e]"}
+	gocuSite128 = kernel.Site{File: "flash64.go", Line: 135, Col: 5, Expr: "s[nt][e]"}
+	gocuSite129 = kernel.Site{File: "flash64.go", Line: 136, Col: 28, Expr: "tmax[e/2]"}
+	gocuSite130 = kernel.Site{File: "flash64.go", Line: 136, Col: 5, Expr: "tmax[e/2]"}
+	gocuSite131 = kernel.Site{File: "flash64.go", Line: 141, Col: 25, Expr: "tmax[h]"}
+	gocuSite132 = kernel.Site{File: "flash64.go", Line: 141, Col: 69, Expr: "tmax[h]"}
+	gocuSite133 = kernel.Site{File: "flash64.go", Line: 141, Col: 4, Expr: "tmax[h]"}
+	gocuSite134 = kernel.Site{File: "flash64.go", Line: 142, Col: 25, Expr: "tmax[h]"}
+	gocuSite135 = kernel.Site{File: "flash64.go", Line: 142, Col: 69, Expr: "tmax[h]"}
+	gocuSite136 = kernel.Site{File: "flash64.go", Line: 142, Col: 4, Expr: "tmax[h]"}
+	gocuSite137 = kernel.Site{File: "flash64.go", Line: 147, Col: 26, Expr: "mx[h]"}
+	gocuSite138 = kernel.Site{File: "flash64.go", Line: 147, Col: 34, Expr: "tmax[h]"}
+	gocuSite139 = kernel.Site{File: "flash64.go", Line: 147, Col: 4, Expr: "corr[h]"}
+	gocuSite140 = kernel.Site{File: "flash64.go", Line: 148, Col: 12, Expr: "tmax[h]"}
+	gocuSite141 = kernel.Site{File: "flash64.go", Line: 148, Col: 4, Expr: "mx[h]"}
+	gocuSite142 = kernel.Site{File: "flash64.go", Line: 149, Col: 14, Expr: "corr[h]"}
+	gocuSite143 = kernel.Site{File: "flash64.go", Line: 149, Col: 4, Expr: "sum[h]"}
+	gocuSite144 = kernel.Site{File: "flash64.go", Line: 155, Col: 22, Expr: "s[nt][e]"}
+	gocuSite145 = kernel.Site{File: "flash64.go", Line: 155, Col: 33, Expr: "mx[e/2]"}
+	gocuSite146 = kernel.Site{File: "flash64.go", Line: 156, Col: 5, Expr: "s[nt][e]"}
+	gocuSite147 = kernel.Site{File: "flash64.go", Line: 157, Col: 5, Expr: "sum[e/2]"}
+	gocuSite148 = kernel.Site{File: "flash64.go", Line: 162, Col: 18, Expr: "corr[0]"}
+	gocuSite149 = kernel.Site{File: "flash64.go", Line: 162, Col: 4, Expr: "acc[dt][0]"}
+	gocuSite150 = kernel.Site{File: "flash64.go", Line: 163, Col: 18, Expr: "corr[0]"}
+	gocuSite151 = kernel.Site{File: "flash64.go", Line: 163, Col: 4, Expr: "acc[dt][1]"}
+	gocuSite152 = kernel.Site{File: "flash64.go", Line: 164, Col: 18, Expr: "corr[1]"}
+	gocuSite153 = kernel.Site{File: "flash64.go", Line: 164, Col: 4, Expr: "acc[dt][2]"}
+	gocuSite154 = kernel.Site{File: "flash64.go", Line: 165, Col: 18, Expr: "corr[1]"}
+	gocuSite155 = kernel.Site{File: "flash64.go", Line: 165, Col: 4, Expr: "acc[dt][3]"}
+	gocuSite156 = kernel.Site{File: "flash64.go", Line: 172, Col: 27, Expr: "s[2*kk][0]"}
+	gocuSite157 = kernel.Site{File: "flash64.go", Line: 172, Col: 39, Expr: "s[2*kk][1]"}
+	gocuSite158 = kernel.Site{File: "flash64.go", Line: 172, Col: 74, Expr: "s[2*kk][2]"}
+	gocuSite159 = kernel.Site{File: "flash64.go", Line: 172, Col: 86, Expr: "s[2*kk][3]"}
+	gocuSite160 = kernel.Site{File: "flash64.go", Line: 173, Col: 27, Expr: "s[2*kk+1][0]"}
+	gocuSite161 = kernel.Site{File: "flash64.go", Line: 173, Col: 41, Expr: "s[2*kk+1][1]"}
+	gocuSite162 = kernel.Site{File: "flash64.go", Line: 173, Col: 78, Expr: "s[2*kk+1][2]"}
+	gocuSite163 = kernel.Site{File: "flash64.go", Line: 173, Col: 92, Expr: "s[2*kk+1][3]"}
+	gocuSite164 = kernel.Site{File: "flash64.go", Line: 179, Col: 37, Expr: "sm[vs0+r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite165 = kernel.Site{File: "flash64.go", Line: 180, Col: 52, Expr: "vf[0]"}
+	gocuSite166 = kernel.Site{File: "flash64.go", Line: 180, Col: 59, Expr: "vf[1]"}
+	gocuSite167 = kernel.Site{File: "flash64.go", Line: 180, Col: 67, Expr: "acc[2*nd]"}
+	gocuSite168 = kernel.Site{File: "flash64.go", Line: 180, Col: 5, Expr: "acc[2*nd]"}
+	gocuSite169 = kernel.Site{File: "flash64.go", Line: 181, Col: 54, Expr: "vf[2]"}
+	gocuSite170 = kernel.Site{File: "flash64.go", Line: 181, Col: 61, Expr: "vf[3]"}
+	gocuSite171 = kernel.Site{File: "flash64.go", Line: 181, Col: 69, Expr: "acc[2*nd+1]"}
+	gocuSite172 = kernel.Site{File: "flash64.go", Line: 181, Col: 5, Expr: "acc[2*nd+1]"}
+	gocuSite173 = kernel.Site{File: "flash64.go", Line: 189, Col: 48, Expr: "sum[h]"}
+	gocuSite174 = kernel.Site{File: "flash64.go", Line: 189, Col: 3, Expr: "sum[h]"}
+	gocuSite175 = kernel.Site{File: "flash64.go", Line: 190, Col: 48, Expr: "sum[h]"}
+	gocuSite176 = kernel.Site{File: "flash64.go", Line: 190, Col: 3, Expr: "sum[h]"}
+	gocuSite177 = kernel.Site{File: "flash64.go", Line: 191, Col: 16, Expr: "sum[h]"}
+	gocuSite178 = kernel.Site{File: "flash64.go", Line: 191, Col: 3, Expr: "sum[h]"}
+	gocuSite179 = kernel.Site{File: "flash64.go", Line: 193, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite180 = kernel.Site{File: "flash64.go", Line: 197, Col: 58, Expr: "acc[dt][0]"}
+	gocuSite181 = kernel.Site{File: "flash64.go", Line: 197, Col: 69, Expr: "sum[0]"}
+	gocuSite182 = kernel.Site{File: "flash64.go", Line: 197, Col: 77, Expr: "acc[dt][1]"}
+	gocuSite183 = kernel.Site{File: "flash64.go", Line: 197, Col: 88, Expr: "sum[0]"}
+	gocuSite184 = kernel.Site{File: "flash64.go", Line: 197, Col: 3, Expr: "o2[(head+int(rowA)*fa64D+col)/2]"}
+	gocuSite185 = kernel.Site{File: "flash64.go", Line: 198, Col: 60, Expr: "acc[dt][2]"}
+	gocuSite186 = kernel.Site{File: "flash64.go", Line: 198, Col: 71, Expr: "sum[1]"}
+	gocuSite187 = kernel.Site{File: "flash64.go", Line: 198, Col: 79, Expr: "acc[dt][3]"}
+	gocuSite188 = kernel.Site{File: "flash64.go", Line: 198, Col: 90, Expr: "sum[1]"}
+	gocuSite189 = kernel.Site{File: "flash64.go", Line: 198, Col: 3, Expr: "o2[(head+int(rowA+8)*fa64D+col)/2]"}
+	gocuSite190 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 22, Expr: "sm[st+sa0:]"}
+	gocuSite191 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 35, Expr: "a[aoff+ka:]"}
+	gocuSite192 = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 22, Expr: "sm[st+sa1:]"}
+	gocuSite193 = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
+	gocuSite194 = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 28, Expr: "sm[st+sb+i*8*BF16BN:]"}
+	gocuSite195 = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 51, Expr: "b[boff+int(s*BF16BK+i*8)*int(n):]"}
+	gocuSite196 = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 22, Expr: "sm[st+sa0:]"}
+	gocuSite197 = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 35, Expr: "a[aoff+ka:]"}
+	gocuSite198 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 22, Expr: "sm[st+sa1:]"}
+	gocuSite199 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
+	gocuSite200 = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 28, Expr: "sm[st+sb+j*8*BF16BN:]"}
+	gocuSite201 = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 51, Expr: "b[boff+int(nxt*BF16BK+j*8)*int(n):]"}
+	gocuSite202 = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 35, Expr: "sm[st+row*BF16BK+(ch^((row>>1)&3))*8:]"}
+	gocuSite203 = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 5, Expr: "af[mi]"}
+	gocuSite204 = kernel.Site{File: "gemm_bf16.go", Line: 121, Col: 36, Expr: "sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:]"}
+	gocuSite205 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 29, Expr: "r[0]"}
+	gocuSite206 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 35, Expr: "r[1]"}
+	gocuSite207 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 5, Expr: "bf[2*nj]"}
+	gocuSite208 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 31, Expr: "r[2]"}
+	gocuSite209 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 37, Expr: "r[3]"}
+	gocuSite210 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 5, Expr: "bf[2*nj+1]"}
+	gocuSite211 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 38, Expr: "af[mi]"}
+	gocuSite212 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 46, Expr: "bf[ni]"}
+	gocuSite213 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 54, Expr: "acc[mi][ni]"}
+	gocuSite214 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 6, Expr: "acc[mi][ni]"}
+	gocuSite215 = kernel.Site{File: "gemm_bf16.go", Line: 137, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
+	gocuSite216 = kernel.Site{File: "gemm_bf16.go", Line: 146, Col: 10, Expr: "acc[mi][ni]"}
+	gocuSite217 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 55, Expr: "v[0]"}
+	gocuSite218 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 61, Expr: "v[1]"}
+	gocuSite219 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
+	gocuSite220 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 59, Expr: "v[2]"}
+	gocuSite221 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 65, Expr: "v[3]"}
+	gocuSite222 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
+	gocuSite223 = kernel.Site{File: "gray.go", Line: 13, Col: 22, Expr: "rgb[i]"}
+	gocuSite224 = kernel.Site{File: "gray.go", Line: 13, Col: 39, Expr: "rgb[i+n]"}
+	gocuSite225 = kernel.Site{File: "gray.go", Line: 13, Col: 58, Expr: "rgb[i+2*n]"}
+	gocuSite226 = kernel.Site{File: "gray.go", Line: 14, Col: 3, Expr: "gray[i]"}
+	gocuSite227 = kernel.Site{File: "gray.go", Line: 27, Col: 22, Expr: "rgb[i]"}
+	gocuSite228 = kernel.Site{File: "gray.go", Line: 27, Col: 39, Expr: "rgb[i+n]"}
+	gocuSite229 = kernel.Site{File: "gray.go", Line: 27, Col: 58, Expr: "rgb[i+2*n]"}
+	gocuSite230 = kernel.Site{File: "gray.go", Line: 28, Col: 3, Expr: "gray[i]"}
+	gocuSite231 = kernel.Site{File: "grayfast.go", Line: 13, Col: 9, Expr: "kernel.Reinterpret[uint32](rgb)"}
+	gocuSite232 = kernel.Site{File: "grayfast.go", Line: 14, Col: 9, Expr: "kernel.Reinterpret[uint32](gray)"}
+	gocuSite233 = kernel.Site{File: "grayfast.go", Line: 17, Col: 18, Expr: "src[i]"}
+	gocuSite234 = kernel.Site{File: "grayfast.go", Line: 17, Col: 26, Expr: "src[i+q]"}
+	gocuSite235 = kernel.Site{File: "grayfast.go", Line: 17, Col: 36, Expr: "src[i+2*q]"}
+	gocuSite236 = kernel.Site{File: "grayfast.go", Line: 17, Col: 3, Expr: "dst[i]"}
+	gocuSite237 = kernel.Site{File: "grayfast.go", Line: 31, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](rgb)"}
+	gocuSite238 = kernel.Site{File: "grayfast.go", Line: 32, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](gray)"}
+	gocuSite239 = kernel.Site{File: "grayfast.go", Line: 35, Col: 14, Expr: "src[i]"}
+	gocuSite240 = kernel.Site{File: "grayfast.go", Line: 35, Col: 22, Expr: "src[i+q]"}
+	gocuSite241 = kernel.Site{File: "grayfast.go", Line: 35, Col: 32, Expr: "src[i+2*q]"}
+	gocuSite242 = kernel.Site{File: "grayfast.go", Line: 36, Col: 3, Expr: "dst[i]"}
+	gocuSite243 = kernel.Site{File: "histogram.go", Line: 18, Col: 3, Expr: "h[b]"}
+	gocuSite244 = kernel.Site{File: "histogram.go", Line: 22, Col: 21, Expr: "h[data[i]]"}
+	gocuSite245 = kernel.Site{File: "histogram.go", Line: 22, Col: 23, Expr: "data[i]"}
+	gocuSite246 = kernel.Site{File: "histogram.go", Line: 26, Col: 6, Expr: "h[b]"}
+	gocuSite247 = kernel.Site{File: "histogram.go", Line: 27, Col: 22, Expr: "hist[b]"}
+	gocuSite248 = kernel.Site{File: "histogram.go", Line: 27, Col: 31, Expr: "h[b]"}
+	gocuSite249 = kernel.Site{File: "matmul.go", Line: 18, Col: 11, Expr: "a[row*k+i]"}
+	gocuSite250 = kernel.Site{File: "matmul.go", Line: 18, Col: 24, Expr: "b[i*n+col]"}
+	gocuSite251 = kernel.Site{File: "matmul.go", Line: 20, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite252 = kernel.Site{File: "matmul.go", Line: 42, Col: 17, Expr: "a[row*k+p+tx]"}
+	gocuSite253 = kernel.Site{File: "matmul.go", Line: 42, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite254 = kernel.Site{File: "matmul.go", Line: 44, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite255 = kernel.Site{File: "matmul.go", Line: 47, Col: 17, Expr: "b[(p+ty)*n+col]"}
+	gocuSite256 = kernel.Site{File: "matmul.go", Line: 47, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite257 = kernel.Site{File: "matmul.go", Line: 49, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite258 = kernel.Site{File: "matmul.go", Line: 53, Col: 11, Expr: "as[ty][i]"}
+	gocuSite259 = kernel.Site{File: "matmul.go", Line: 53, Col: 23, Expr: "bs[i][tx]"}
+	gocuSite260 = kernel.Site{File: "matmul.go", Line: 58, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite261 = kernel.Site{File: "matmul.go", Line: 76, Col: 13, Expr: "a[row*k+p+tx]"}
+	gocuSite262 = kernel.Site{File: "matmul.go", Line: 76, Col: 4, Expr: "sm[as]"}
+	gocuSite263 = kernel.Site{File: "matmul.go", Line: 78, Col: 4, Expr: "sm[as]"}
+	gocuSite264 = kernel.Site{File: "matmul.go", Line: 81, Col: 13, Expr: "b[(p+ty)*n+col]"}
+	gocuSite265 = kernel.Site{File: "matmul.go", Line: 81, Col: 4, Expr: "sm[bs]"}
+	gocuSite266 = kernel.Site{File: "matmul.go", Line: 83, Col: 4, Expr: "sm[bs]"}
+	gocuSite267 = kernel.Site{File: "matmul.go", Line: 87, Col: 11, Expr: "sm[ty*w+i]"}
+	gocuSite268 = kernel.Site{File: "matmul.go", Line: 87, Col: 24, Expr: "sm[w*w+i*w+tx]"}
+	gocuSite269 = kernel.Site{File: "matmul.go", Line: 92, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite270 = kernel.Site{File: "reduce.go", Line: 16, Col: 8, Expr: "x[i]"}
+	gocuSite271 = kernel.Site{File: "reduce.go", Line: 21, Col: 3, Expr: "warpSums[warp]"}
+	gocuSite272 = kernel.Site{File: "reduce.go", Line: 27, Col: 8, Expr: "warpSums[lane]"}
+	gocuSite273 = kernel.Site{File: "reduce.go", Line: 31, Col: 4, Expr: "partial[t.BlockIdx.X]"}
+	gocuSite274 = kernel.Site{File: "scan.go", Line: 24, Col: 8, Expr: "x[i0]"}
+	gocuSite275 = kernel.Site{File: "scan.go", Line: 27, Col: 8, Expr: "x[i1]"}
+	gocuSite276 = kernel.Site{File: "scan.go", Line: 29, Col: 2, Expr: "s[tid]"}
+	gocuSite277 = kernel.Site{File: "scan.go", Line: 30, Col: 2, Expr: "s[tid+ScanThreads]"}
+	gocuSite278 = kernel.Site{File: "scan.go", Line: 37, Col: 12, Expr: "s[a]"}
+	gocuSite279 = kernel.Site{File: "scan.go", Line: 37, Col: 4, Expr: "s[b]"}
+	gocuSite280 = kernel.Site{File: "scan.go", Line: 42, Col: 24, Expr: "s[2*ScanThreads-1]"}
+	gocuSite281 = kernel.Site{File: "scan.go", Line: 42, Col: 3, Expr: "sums[t.BlockIdx.X]"}
+	gocuSite282 = kernel.Site{File: "scan.go", Line: 43, Col: 3, Expr: "s[2*ScanThreads-1]"}
+	gocuSite283 = kernel.Site{File: "scan.go", Line: 50, Col: 9, Expr: "s[a]"}
+	gocuSite284 = kernel.Site{File: "scan.go", Line: 51, Col: 11, Expr: "s[b]"}
+	gocuSite285 = kernel.Site{File: "scan.go", Line: 51, Col: 4, Expr: "s[a]"}
+	gocuSite286 = kernel.Site{File: "scan.go", Line: 52, Col: 4, Expr: "s[b]"}
+	gocuSite287 = kernel.Site{File: "scan.go", Line: 57, Col: 11, Expr: "s[tid]"}
+	gocuSite288 = kernel.Site{File: "scan.go", Line: 57, Col: 3, Expr: "y[i0]"}
+	gocuSite289 = kernel.Site{File: "scan.go", Line: 60, Col: 11, Expr: "s[tid+ScanThreads]"}
+	gocuSite290 = kernel.Site{File: "scan.go", Line: 60, Col: 3, Expr: "y[i1]"}
+	gocuSite291 = kernel.Site{File: "scan.go", Line: 72, Col: 11, Expr: "offsets[i/(2*ScanThreads)]"}
+	gocuSite292 = kernel.Site{File: "scan.go", Line: 72, Col: 3, Expr: "y[i]"}
+	gocuSite293 = kernel.Site{File: "sgemm.go", Line: 45, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](a)"}
+	gocuSite294 = kernel.Site{File: "sgemm.go", Line: 46, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](b)"}
+	gocuSite295 = kernel.Site{File: "sgemm.go", Line: 47, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](c)"}
+	gocuSite296 = kernel.Site{File: "sgemm.go", Line: 59, Col: 12, Expr: "a4[ai]"}
+	gocuSite297 = kernel.Site{File: "sgemm.go", Line: 59, Col: 20, Expr: "b4[bi]"}
+	gocuSite298 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk][:]"}
+	gocuSite299 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk]"}
+	gocuSite300 = kernel.Site{File: "sgemm.go", Line: 61, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
+	gocuSite301 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1][:]"}
+	gocuSite302 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1]"}
+	gocuSite303 = kernel.Site{File: "sgemm.go", Line: 62, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
+	gocuSite304 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2][:]"}
+	gocuSite305 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2]"}
+	gocuSite306 = kernel.Site{File: "sgemm.go", Line: 63, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
+	gocuSite307 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3][:]"}
+	gocuSite308 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3]"}
+	gocuSite309 = kernel.Site{File: "sgemm.go", Line: 64, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
+	gocuSite310 = kernel.Site{File: "sgemm.go", Line: 65, Col: 2, Expr: "a0[lr]"}
+	gocuSite311 = kernel.Site{File: "sgemm.go", Line: 65, Col: 10, Expr: "a1[lr]"}
+	gocuSite312 = kernel.Site{File: "sgemm.go", Line: 65, Col: 18, Expr: "a2[lr]"}
+	gocuSite313 = kernel.Site{File: "sgemm.go", Line: 65, Col: 26, Expr: "a3[lr]"}
+	gocuSite314 = kernel.Site{File: "sgemm.go", Line: 68, Col: 2, Expr: "bs[st][br][bc]"}
+	gocuSite315 = kernel.Site{File: "sgemm.go", Line: 75, Col: 9, Expr: "a4[ai+int((k0+GemmBK)/4)]"}
+	gocuSite316 = kernel.Site{File: "sgemm.go", Line: 76, Col: 9, Expr: "b4[bi+int(k0+GemmBK)*n4]"}
+	gocuSite317 = kernel.Site{File: "sgemm.go", Line: 80, Col: 14, Expr: "as[st][kk][tr]"}
+	gocuSite318 = kernel.Site{File: "sgemm.go", Line: 80, Col: 30, Expr: "as[st][kk][tr+16]"}
+	gocuSite319 = kernel.Site{File: "sgemm.go", Line: 81, Col: 14, Expr: "bs[st][kk][tc]"}
+	gocuSite320 = kernel.Site{File: "sgemm.go", Line: 81, Col: 30, Expr: "bs[st][kk][tc+16]"}
+	gocuSite321 = kernel.Site{File: "sgemm.go", Line: 88, Col: 29, Expr: "ra[i]"}
+	gocuSite322 = kernel.Site{File: "sgemm.go", Line: 88, Col: 36, Expr: "rb[j]"}
+	gocuSite323 = kernel.Site{File: "sgemm.go", Line: 88, Col: 43, Expr: "acc[i][j]"}
+	gocuSite324 = kernel.Site{File: "sgemm.go", Line: 88, Col: 6, Expr: "acc[i][j]"}
+	gocuSite325 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk][:]"}
+	gocuSite326 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk]"}
+	gocuSite327 = kernel.Site{File: "sgemm.go", Line: 94, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
+	gocuSite328 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1][:]"}
+	gocuSite329 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1]"}
+	gocuSite330 = kernel.Site{File: "sgemm.go", Line: 95, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
+	gocuSite331 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2][:]"}
+	gocuSite332 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2]"}
+	gocuSite333 = kernel.Site{File: "sgemm.go", Line: 96, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
+	gocuSite334 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3][:]"}
+	gocuSite335 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3]"}
+	gocuSite336 = kernel.Site{File: "sgemm.go", Line: 97, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
+	gocuSite337 = kernel.Site{File: "sgemm.go", Line: 98, Col: 4, Expr: "a0[lr]"}
+	gocuSite338 = kernel.Site{File: "sgemm.go", Line: 98, Col: 12, Expr: "a1[lr]"}
+	gocuSite339 = kernel.Site{File: "sgemm.go", Line: 98, Col: 20, Expr: "a2[lr]"}
+	gocuSite340 = kernel.Site{File: "sgemm.go", Line: 98, Col: 28, Expr: "a3[lr]"}
+	gocuSite341 = kernel.Site{File: "sgemm.go", Line: 99, Col: 4, Expr: "bs[st][br][bc]"}
+	gocuSite342 = kernel.Site{File: "sgemm.go", Line: 110, Col: 34, Expr: "acc[i][4*h]"}
+	gocuSite343 = kernel.Site{File: "sgemm.go", Line: 110, Col: 58, Expr: "acc[i][4*h+1]"}
+	gocuSite344 = kernel.Site{File: "sgemm.go", Line: 110, Col: 84, Expr: "acc[i][4*h+2]"}
+	gocuSite345 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
+	gocuSite346 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
+	gocuSite347 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
+	gocuSite348 = kernel.Site{File: "flash128.go", Line: 215, Col: 2, Expr: "for i := int32(0); i < fa128KV/8/FlashThreads; i++"}
+	gocuSite349 = kernel.Site{File: "flash64.go", Line: 208, Col: 2, Expr: "for i := int32(0); i < fa64KV/8/FlashThreads; i++"}
+	gocuSite350 = kernel.Site{File: "grayfast.go", Line: 51, Col: 2, Expr: "for k := range 4"}
+	gocuSite351 = kernel.Site{File: "reduce.go", Line: 39, Col: 2, Expr: "for offset := int32(16); offset > 0; offset /= 2"}
+	gocuSite352 = kernel.Site{File: "broken.go", Line: 31, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
+	gocuSite353 = kernel.Site{File: "broken.go", Line: 43, Col: 3, Expr: "for i := range Tile"}
+	gocuSite354 = kernel.Site{File: "broken.go", Line: 69, Col: 2, Expr: "for stride := t.BlockDim.X / 2; stride > 0; stride /= 2"}
+	gocuSite355 = kernel.Site{File: "flash128.go", Line: 76, Col: 2, Expr: "for i := int32(0); i < fa128Q/8/FlashThreads; i++"}
+	gocuSite356 = kernel.Site{File: "flash128.go", Line: 94, Col: 2, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
+	gocuSite357 = kernel.Site{File: "flash128.go", Line: 104, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
+	gocuSite358 = kernel.Site{File: "flash128.go", Line: 119, Col: 3, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
+	gocuSite359 = kernel.Site{File: "flash128.go", Line: 121, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
+	gocuSite360 = kernel.Site{File: "flash128.go", Line: 135, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite361 = kernel.Site{File: "flash128.go", Line: 137, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite362 = kernel.Site{File: "flash128.go", Line: 147, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite363 = kernel.Site{File: "flash128.go", Line: 153, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite364 = kernel.Site{File: "flash128.go", Line: 159, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite365 = kernel.Site{File: "flash128.go", Line: 161, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite366 = kernel.Site{File: "flash128.go", Line: 168, Col: 3, Expr: "for dt := 0; dt < fa128D/8; dt++"}
+	gocuSite367 = kernel.Site{File: "flash128.go", Line: 177, Col: 3, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
+	gocuSite368 = kernel.Site{File: "flash128.go", Line: 183, Col: 4, Expr: "for nd := int32(0); nd < fa128D/16; nd++"}
+	gocuSite369 = kernel.Site{File: "flash128.go", Line: 195, Col: 2, Expr: "for h := 0; h < 2; h++"}
+	gocuSite370 = kernel.Site{File: "flash128.go", Line: 202, Col: 2, Expr: "for dt := int32(0); dt < fa128D/8; dt++"}
+	gocuSite371 = kernel.Site{File: "flash64.go", Line: 69, Col: 2, Expr: "for i := int32(0); i < fa64Q/8/FlashThreads; i++"}
+	gocuSite372 = kernel.Site{File: "flash64.go", Line: 87, Col: 2, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
+	gocuSite373 = kernel.Site{File: "flash64.go", Line: 97, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
+	gocuSite374 = kernel.Site{File: "flash64.go", Line: 112, Col: 3, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
+	gocuSite375 = kernel.Site{File: "flash64.go", Line: 114, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
+	gocuSite376 = kernel.Site{File: "flash64.go", Line: 128, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite377 = kernel.Site{File: "flash64.go", Line: 130, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite378 = kernel.Site{File: "flash64.go", Line: 140, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite379 = kernel.Site{File: "flash64.go", Line: 146, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite380 = kernel.Site{File: "flash64.go", Line: 152, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite381 = kernel.Site{File: "flash64.go", Line: 154, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite382 = kernel.Site{File: "flash64.go", Line: 161, Col: 3, Expr: "for dt := 0; dt < fa64D/8; dt++"}
+	gocuSite383 = kernel.Site{File: "flash64.go", Line: 170, Col: 3, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
+	gocuSite384 = kernel.Site{File: "flash64.go", Line: 176, Col: 4, Expr: "for nd := int32(0); nd < fa64D/16; nd++"}
+	gocuSite385 = kernel.Site{File: "flash64.go", Line: 188, Col: 2, Expr: "for h := 0; h < 2; h++"}
+	gocuSite386 = kernel.Site{File: "flash64.go", Line: 195, Col: 2, Expr: "for dt := int32(0); dt < fa64D/8; dt++"}
+	gocuSite387 = kernel.Site{File: "gemm_bf16.go", Line: 71, Col: 2, Expr: "for s := int32(0); s < BF16Stages-1; s++"}
+	gocuSite388 = kernel.Site{File: "gemm_bf16.go", Line: 78, Col: 4, Expr: "for i := int32(0); i < 4; i++"}
+	gocuSite389 = kernel.Site{File: "gemm_bf16.go", Line: 90, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
+	gocuSite390 = kernel.Site{File: "gemm_bf16.go", Line: 100, Col: 4, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite391 = kernel.Site{File: "gemm_bf16.go", Line: 108, Col: 3, Expr: "for ks := int32(0); ks < 2; ks++"}
+	gocuSite392 = kernel.Site{File: "gemm_bf16.go", Line: 112, Col: 4, Expr: "for mi := int32(0); mi < 4; mi++"}
+	gocuSite393 = kernel.Site{File: "gemm_bf16.go", Line: 118, Col: 4, Expr: "for nj := int32(0); nj < 4; nj++"}
+	gocuSite394 = kernel.Site{File: "gemm_bf16.go", Line: 126, Col: 4, Expr: "for mi := 0; mi < 4; mi++"}
+	gocuSite395 = kernel.Site{File: "gemm_bf16.go", Line: 128, Col: 5, Expr: "for ni := 0; ni < 8; ni++"}
+	gocuSite396 = kernel.Site{File: "gemm_bf16.go", Line: 140, Col: 2, Expr: "for mi := 0; mi < 4; mi++"}
+	gocuSite397 = kernel.Site{File: "gemm_bf16.go", Line: 143, Col: 3, Expr: "for ni := 0; ni < 8; ni++"}
+	gocuSite398 = kernel.Site{File: "grayfast.go", Line: 16, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite399 = kernel.Site{File: "grayfast.go", Line: 34, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite400 = kernel.Site{File: "histogram.go", Line: 17, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
+	gocuSite401 = kernel.Site{File: "histogram.go", Line: 21, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
+	gocuSite402 = kernel.Site{File: "histogram.go", Line: 25, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
+	gocuSite403 = kernel.Site{File: "matmul.go", Line: 17, Col: 3, Expr: "for i := range k"}
+	gocuSite404 = kernel.Site{File: "matmul.go", Line: 40, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
+	gocuSite405 = kernel.Site{File: "matmul.go", Line: 52, Col: 3, Expr: "for i := range Tile"}
+	gocuSite406 = kernel.Site{File: "matmul.go", Line: 74, Col: 2, Expr: "for p := int32(0); p < k; p += w"}
+	gocuSite407 = kernel.Site{File: "matmul.go", Line: 86, Col: 3, Expr: "for i := range w"}
+	gocuSite408 = kernel.Site{File: "reduce.go", Line: 15, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
+	gocuSite409 = kernel.Site{File: "scan.go", Line: 33, Col: 2, Expr: "for d := int32(ScanThreads); d > 0; d /= 2"}
+	gocuSite410 = kernel.Site{File: "scan.go", Line: 45, Col: 2, Expr: "for d := int32(1); d < 2*ScanThreads; d *= 2"}
+	gocuSite411 = kernel.Site{File: "sgemm.go", Line: 72, Col: 2, Expr: "for k0 := int32(0); k0 < k; k0 += GemmBK"}
+	gocuSite412 = kernel.Site{File: "sgemm.go", Line: 79, Col: 3, Expr: "for kk := 0; kk < GemmBK; kk++"}
+	gocuSite413 = kernel.Site{File: "sgemm.go", Line: 85, Col: 4, Expr: "for i := 0; i < 8; i++"}
+	gocuSite414 = kernel.Site{File: "sgemm.go", Line: 87, Col: 5, Expr: "for j := 0; j < 8; j++"}
+	gocuSite415 = kernel.Site{File: "sgemm.go", Line: 105, Col: 2, Expr: "for i := 0; i < 8; i++"}
+	gocuSite416 = kernel.Site{File: "sgemm.go", Line: 108, Col: 3, Expr: "for h := 0; h < 2; h++"}
 )
+
+// gocuChecked_faLoadKV128 is the checked copy of kernels.faLoadKV128 (flash128.go:211).
+func gocuChecked_faLoadKV128(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, head int, kv0 int32, st int32) {
+	tid := t.ThreadIdx.X
+	ks := fa128Q + st*2*fa128KV
+	for i := int32(0); i < fa128KV/8/FlashThreads; i++ {
+		kernel.Loop(t, &gocuSite348)
+		c := tid + i*FlashThreads
+		r, ch := c/fa128Chunk, c%fa128Chunk
+		off := r*fa128D + (ch^(r&7))*8
+		g := head + int(kv0+r)*fa128D + int(ch)*8
+		kernel.CpAsync(t, sm[ks+off:], k[g:])
+		kernel.CpAsync(t, sm[ks+fa128KV+off:], v[g:])
+	}
+}
+
+// gocuChecked_faLoadKV64 is the checked copy of kernels.faLoadKV64 (flash64.go:204).
+func gocuChecked_faLoadKV64(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, head int, kv0 int32, st int32) {
+	tid := t.ThreadIdx.X
+	ks := fa64Q + st*2*fa64KV
+	for i := int32(0); i < fa64KV/8/FlashThreads; i++ {
+		kernel.Loop(t, &gocuSite349)
+		c := tid + i*FlashThreads
+		r, ch := c/fa64Chunk, c%fa64Chunk
+		off := r*fa64D + (ch^(r&7))*8
+		g := head + int(kv0+r)*fa64D + int(ch)*8
+		kernel.CpAsync(t, sm[ks+off:], k[g:])
+		kernel.CpAsync(t, sm[ks+fa64KV+off:], v[g:])
+	}
+}
 
 // gocuChecked_luma is the checked copy of kernels.luma (grayfast.go:59).
 func gocuChecked_luma(gocuT *kernel.Thread, r uint8, g uint8, b uint8) uint8 {
@@ -1470,6 +2485,7 @@ func gocuChecked_luma(gocuT *kernel.Thread, r uint8, g uint8, b uint8) uint8 {
 func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint32 {
 	var out uint32
 	for k := range 4 {
+		kernel.Loop(gocuT, &gocuSite350)
 		s := uint32(8 * k)
 		out |= uint32(gocuChecked_luma(gocuT, uint8(r>>s), uint8(g>>s), uint8(b>>s))) << s
 	}
@@ -1479,6 +2495,7 @@ func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint3
 // gocuChecked_warpSum is the checked copy of kernels.warpSum (reduce.go:38).
 func gocuChecked_warpSum(t *kernel.Thread, v float32) float32 {
 	for offset := int32(16); offset > 0; offset /= 2 {
+		kernel.Loop(t, &gocuSite351)
 		v += kernel.ShflDown(t, kernel.FullMask, v, offset)
 	}
 	return v
@@ -1489,8 +2506,8 @@ func gocuChecked_AddOffByOne(t *kernel.Thread, a []float32, b []float32, c []flo
 	i := t.Index()
 	if i <= n {
 		{
-			var gocuV1 float32 = *kernel.At(t, a, int(i), &gocuSite0, kernel.Read) + *kernel.At(t, b, int(i), &gocuSite1, kernel.Read)
-			*kernel.At(t, c, int(i), &gocuSite2, kernel.Write) = gocuV1
+			var gocuV1 float32 = *kernel.At(t, a, int(i), &gocuSite8, kernel.Read) + *kernel.At(t, b, int(i), &gocuSite9, kernel.Read)
+			*kernel.At(t, c, int(i), &gocuSite10, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -1503,29 +2520,31 @@ func gocuChecked_TiledMatMulNoSync(t *kernel.Thread, a []float32, b []float32, c
 	row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
 	var sum float32
 	for p := int32(0); p < k; p += Tile {
+		kernel.Loop(t, &gocuSite352)
 		if row < m && p+tx < k {
 			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite3, kernel.Read)
-				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite4)][:], int(tx), &gocuSite4, kernel.Write) = gocuV1
+				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite11, kernel.Read)
+				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite12)][:], int(tx), &gocuSite12, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite5)][:], int(tx), &gocuSite5, kernel.Write) = 0
+			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite13)][:], int(tx), &gocuSite13, kernel.Write) = 0
 		}
 		if col < n && p+ty < k {
 			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite6, kernel.Read)
-				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite7)][:], int(tx), &gocuSite7, kernel.Write) = gocuV2
+				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite14, kernel.Read)
+				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite15)][:], int(tx), &gocuSite15, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite8)][:], int(tx), &gocuSite8, kernel.Write) = 0
+			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite16)][:], int(tx), &gocuSite16, kernel.Write) = 0
 		}
 		t.SyncThreads()
 		for i := range Tile {
-			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite9)][:], int(i), &gocuSite9, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite10)][:], int(tx), &gocuSite10, kernel.Read)
+			kernel.Loop(t, &gocuSite353)
+			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite17)][:], int(i), &gocuSite17, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite18)][:], int(tx), &gocuSite18, kernel.Read)
 		}
 	}
 	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite11, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite19, kernel.Write) = sum
 	}
 }
 
@@ -1535,23 +2554,528 @@ func gocuChecked_BlockSumDivergent(t *kernel.Thread, x []float32, partial []floa
 	tid, i := t.ThreadIdx.X, t.Index()
 	var v float32
 	if i < n {
-		v = *kernel.At(t, x, int(i), &gocuSite12, kernel.Read)
+		v = *kernel.At(t, x, int(i), &gocuSite20, kernel.Read)
 	}
-	*kernel.At(t, s[:], int(tid), &gocuSite13, kernel.Write) = v
+	*kernel.At(t, s[:], int(tid), &gocuSite21, kernel.Write) = v
 	t.SyncThreads()
 	for stride := t.BlockDim.X / 2; stride > 0; stride /= 2 {
+		kernel.Loop(t, &gocuSite354)
 		if tid < stride {
 			{
-				var gocuV1 float32 = *kernel.At(t, s[:], int(tid+stride), &gocuSite14, kernel.Read)
-				*kernel.At(t, s[:], int(tid), &gocuSite15, kernel.ReadWrite) += gocuV1
+				var gocuV1 float32 = *kernel.At(t, s[:], int(tid+stride), &gocuSite22, kernel.Read)
+				*kernel.At(t, s[:], int(tid), &gocuSite23, kernel.ReadWrite) += gocuV1
 			}
 			t.SyncThreads()
 		}
 	}
 	if tid == 0 {
 		{
-			var gocuV2 float32 = *kernel.At(t, s[:], int(0), &gocuSite16, kernel.Read)
-			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite17, kernel.Write) = gocuV2
+			var gocuV2 float32 = *kernel.At(t, s[:], int(0), &gocuSite24, kernel.Read)
+			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite25, kernel.Write) = gocuV2
+		}
+	}
+}
+
+// gocuChecked_FlashAttention128 is the checked copy of kernels.FlashAttention128 (flash128.go:60).
+func gocuChecked_FlashAttention128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, seq int32, scale float32, causal bool) {
+	sm := kernel.DynamicShared[kernel.BFloat16](t)
+	tid := t.ThreadIdx.X
+	warp, lane := tid/32, tid%32
+	g, qd := lane/4, lane%4
+	qtile := t.BlockIdx.X
+	if causal {
+		qtile = t.GridDim.X - 1 - t.BlockIdx.X
+	}
+	q0 := qtile * FlashBR
+	head := int(t.BlockIdx.Y) * int(seq) * fa128D
+	sl2 := scale * log2e
+	negInf := float32(math.Inf(-1))
+	for i := int32(0); i < fa128Q/8/FlashThreads; i++ {
+		kernel.Loop(t, &gocuSite355)
+		c := tid + i*FlashThreads
+		r, ch := c/fa128Chunk, c%fa128Chunk
+		kernel.CpAsync(t, sm[r*fa128D+(ch^(r&7))*8:], q[head+int(q0+r)*fa128D+int(ch)*8:])
+	}
+	ntiles := seq / FlashBC
+	if causal {
+		ntiles = (q0 + FlashBR) / FlashBC
+	}
+	gocuChecked_faLoadKV128(t, sm, k, v, head, 0, 0)
+	kernel.CpAsyncCommit(t)
+	kernel.CpAsyncWait(t, 0)
+	t.SyncThreads()
+	var qf [8]kernel.FragA
+	lr, lc := lane%16, lane/16
+	for ks := int32(0); ks < fa128D/16; ks++ {
+		kernel.Loop(t, &gocuSite356)
+		r := warp*16 + lr
+		ch := ks*2 + lc
+		{
+			var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fa128D+(ch^(r&7))*8:])
+			*kernel.At(t, qf[:], int(ks), &gocuSite29, kernel.Write) = gocuV1
+		}
+	}
+	var acc [16]kernel.FragC
+	mx := [2]float32{negInf, negInf}
+	sum := [2]float32{0, 0}
+	rowA := q0 + warp*16 + g
+	for j := int32(0); j < ntiles; j++ {
+		kernel.Loop(t, &gocuSite357)
+		if j > 0 {
+			kernel.CpAsyncWait(t, 0)
+			t.SyncThreads()
+		}
+		if j+1 < ntiles {
+			gocuChecked_faLoadKV128(t, sm, k, v, head, (j+1)*FlashBC, (j+1)%2)
+		}
+		kernel.CpAsyncCommit(t)
+		ks0 := fa128Q + (j%2)*2*fa128KV
+		vs0 := ks0 + fa128KV
+		var s [8]kernel.FragC
+		for ks := int32(0); ks < fa128D/16; ks++ {
+			kernel.Loop(t, &gocuSite358)
+			for nj := int32(0); nj < FlashBC/16; nj++ {
+				kernel.Loop(t, &gocuSite359)
+				r := nj*16 + lane%8 + 8*(lane/16)
+				ch := ks*2 + (lane/8)%2
+				kf := kernel.LdMatrixX4(t, sm[ks0+r*fa128D+(ch^(r&7))*8:])
+				{
+					var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite31, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite32, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite33, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite34, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj), &gocuSite35, kernel.Write) = gocuV2
+				}
+				{
+					var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite36, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite37, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite38, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite39, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj+1), &gocuSite40, kernel.Write) = gocuV3
+				}
+			}
+		}
+		diag := causal && (j+1)*FlashBC > q0+warp*16
+		var tmax [2]float32
+		*kernel.At(t, tmax[:], int(0), &gocuSite41, kernel.Write), *kernel.At(t, tmax[:], int(1), &gocuSite42, kernel.Write) = *kernel.At(t, mx[:], int(0), &gocuSite43, kernel.Read), *kernel.At(t, mx[:], int(1), &gocuSite44, kernel.Read)
+		for nt := int32(0); nt < FlashBC/8; nt++ {
+			kernel.Loop(t, &gocuSite360)
+			for e := int32(0); e < 4; e++ {
+				kernel.Loop(t, &gocuSite361)
+				x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite45)][:], int(e), &gocuSite45, kernel.Read) * sl2
+				if diag && j*FlashBC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
+					x = negInf
+				}
+				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite46)][:], int(e), &gocuSite46, kernel.Write) = x
+				{
+					var gocuV4 float32 = kernel.Max(*kernel.At(t, tmax[:], int(e/2), &gocuSite47, kernel.Read), x)
+					*kernel.At(t, tmax[:], int(e/2), &gocuSite48, kernel.Write) = gocuV4
+				}
+			}
+		}
+		for h := 0; h < 2; h++ {
+			kernel.Loop(t, &gocuSite362)
+			{
+				var gocuV5 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite49, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite50, kernel.Read), 1))
+				*kernel.At(t, tmax[:], int(h), &gocuSite51, kernel.Write) = gocuV5
+			}
+			{
+				var gocuV6 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite52, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite53, kernel.Read), 2))
+				*kernel.At(t, tmax[:], int(h), &gocuSite54, kernel.Write) = gocuV6
+			}
+		}
+		var corr [2]float32
+		for h := 0; h < 2; h++ {
+			kernel.Loop(t, &gocuSite363)
+			{
+				var gocuV7 float32 = kernel.Exp2(*kernel.At(t, mx[:], int(h), &gocuSite55, kernel.Read) - *kernel.At(t, tmax[:], int(h), &gocuSite56, kernel.Read))
+				*kernel.At(t, corr[:], int(h), &gocuSite57, kernel.Write) = gocuV7
+			}
+			{
+				var gocuV8 float32 = *kernel.At(t, tmax[:], int(h), &gocuSite58, kernel.Read)
+				*kernel.At(t, mx[:], int(h), &gocuSite59, kernel.Write) = gocuV8
+			}
+			{
+				var gocuV9 float32 = *kernel.At(t, corr[:], int(h), &gocuSite60, kernel.Read)
+				*kernel.At(t, sum[:], int(h), &gocuSite61, kernel.ReadWrite) *= gocuV9
+			}
+		}
+		for nt := int32(0); nt < FlashBC/8; nt++ {
+			kernel.Loop(t, &gocuSite364)
+			for e := int32(0); e < 4; e++ {
+				kernel.Loop(t, &gocuSite365)
+				p := kernel.Exp2(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite62)][:], int(e), &gocuSite62, kernel.Read) - *kernel.At(t, mx[:], int(e/2), &gocuSite63, kernel.Read))
+				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite64)][:], int(e), &gocuSite64, kernel.Write) = p
+				*kernel.At(t, sum[:], int(e/2), &gocuSite65, kernel.ReadWrite) += p
+			}
+		}
+		for dt := 0; dt < fa128D/8; dt++ {
+			kernel.Loop(t, &gocuSite366)
+			{
+				var gocuV10 float32 = *kernel.At(t, corr[:], int(0), &gocuSite66, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite67)][:], int(0), &gocuSite67, kernel.ReadWrite) *= gocuV10
+			}
+			{
+				var gocuV11 float32 = *kernel.At(t, corr[:], int(0), &gocuSite68, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite69)][:], int(1), &gocuSite69, kernel.ReadWrite) *= gocuV11
+			}
+			{
+				var gocuV12 float32 = *kernel.At(t, corr[:], int(1), &gocuSite70, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite71)][:], int(2), &gocuSite71, kernel.ReadWrite) *= gocuV12
+			}
+			{
+				var gocuV13 float32 = *kernel.At(t, corr[:], int(1), &gocuSite72, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite73)][:], int(3), &gocuSite73, kernel.ReadWrite) *= gocuV13
+			}
+		}
+		for kk := int32(0); kk < FlashBC/16; kk++ {
+			kernel.Loop(t, &gocuSite367)
+			pa := kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite74)][:], int(0), &gocuSite74, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite75)][:], int(1), &gocuSite75, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite76)][:], int(2), &gocuSite76, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite77)][:], int(3), &gocuSite77, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite78)][:], int(0), &gocuSite78, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite79)][:], int(1), &gocuSite79, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite80)][:], int(2), &gocuSite80, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite81)][:], int(3), &gocuSite81, kernel.Read))}
+			for nd := int32(0); nd < fa128D/16; nd++ {
+				kernel.Loop(t, &gocuSite368)
+				r := kk*16 + lr
+				ch := nd*2 + lc
+				vf := kernel.LdMatrixX4Trans(t, sm[vs0+r*fa128D+(ch^(r&7))*8:])
+				{
+					var gocuV14 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite83, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite84, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite85, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd), &gocuSite86, kernel.Write) = gocuV14
+				}
+				{
+					var gocuV15 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite87, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite88, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite89, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd+1), &gocuSite90, kernel.Write) = gocuV15
+				}
+			}
+		}
+	}
+	for h := 0; h < 2; h++ {
+		kernel.Loop(t, &gocuSite369)
+		{
+			var gocuV16 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite91, kernel.Read), 1)
+			*kernel.At(t, sum[:], int(h), &gocuSite92, kernel.ReadWrite) += gocuV16
+		}
+		{
+			var gocuV17 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite93, kernel.Read), 2)
+			*kernel.At(t, sum[:], int(h), &gocuSite94, kernel.ReadWrite) += gocuV17
+		}
+		{
+			var gocuV18 float32 = 1 / *kernel.At(t, sum[:], int(h), &gocuSite95, kernel.Read)
+			*kernel.At(t, sum[:], int(h), &gocuSite96, kernel.Write) = gocuV18
+		}
+	}
+	o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
+	for dt := int32(0); dt < fa128D/8; dt++ {
+		kernel.Loop(t, &gocuSite370)
+		col := int(dt*8 + 2*qd)
+		{
+			var gocuV19 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite98)][:], int(0), &gocuSite98, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite99, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite100)][:], int(1), &gocuSite100, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite101, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA)*fa128D+col)/2), &gocuSite102, kernel.Write) = gocuV19
+		}
+		{
+			var gocuV20 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite103)][:], int(2), &gocuSite103, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite104, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite105)][:], int(3), &gocuSite105, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite106, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA+8)*fa128D+col)/2), &gocuSite107, kernel.Write) = gocuV20
+		}
+	}
+}
+
+// gocuChecked_FlashAttention64 is the checked copy of kernels.FlashAttention64 (flash64.go:53).
+func gocuChecked_FlashAttention64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, seq int32, scale float32, causal bool) {
+	sm := kernel.DynamicShared[kernel.BFloat16](t)
+	tid := t.ThreadIdx.X
+	warp, lane := tid/32, tid%32
+	g, qd := lane/4, lane%4
+	qtile := t.BlockIdx.X
+	if causal {
+		qtile = t.GridDim.X - 1 - t.BlockIdx.X
+	}
+	q0 := qtile * FlashBR
+	head := int(t.BlockIdx.Y) * int(seq) * fa64D
+	sl2 := scale * log2e
+	negInf := float32(math.Inf(-1))
+	for i := int32(0); i < fa64Q/8/FlashThreads; i++ {
+		kernel.Loop(t, &gocuSite371)
+		c := tid + i*FlashThreads
+		r, ch := c/fa64Chunk, c%fa64Chunk
+		kernel.CpAsync(t, sm[r*fa64D+(ch^(r&7))*8:], q[head+int(q0+r)*fa64D+int(ch)*8:])
+	}
+	ntiles := seq / FlashBC
+	if causal {
+		ntiles = (q0 + FlashBR) / FlashBC
+	}
+	gocuChecked_faLoadKV64(t, sm, k, v, head, 0, 0)
+	kernel.CpAsyncCommit(t)
+	kernel.CpAsyncWait(t, 0)
+	t.SyncThreads()
+	var qf [4]kernel.FragA
+	lr, lc := lane%16, lane/16
+	for ks := int32(0); ks < fa64D/16; ks++ {
+		kernel.Loop(t, &gocuSite372)
+		r := warp*16 + lr
+		ch := ks*2 + lc
+		{
+			var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fa64D+(ch^(r&7))*8:])
+			*kernel.At(t, qf[:], int(ks), &gocuSite111, kernel.Write) = gocuV1
+		}
+	}
+	var acc [8]kernel.FragC
+	mx := [2]float32{negInf, negInf}
+	sum := [2]float32{0, 0}
+	rowA := q0 + warp*16 + g
+	for j := int32(0); j < ntiles; j++ {
+		kernel.Loop(t, &gocuSite373)
+		if j > 0 {
+			kernel.CpAsyncWait(t, 0)
+			t.SyncThreads()
+		}
+		if j+1 < ntiles {
+			gocuChecked_faLoadKV64(t, sm, k, v, head, (j+1)*FlashBC, (j+1)%2)
+		}
+		kernel.CpAsyncCommit(t)
+		ks0 := fa64Q + (j%2)*2*fa64KV
+		vs0 := ks0 + fa64KV
+		var s [8]kernel.FragC
+		for ks := int32(0); ks < fa64D/16; ks++ {
+			kernel.Loop(t, &gocuSite374)
+			for nj := int32(0); nj < FlashBC/16; nj++ {
+				kernel.Loop(t, &gocuSite375)
+				r := nj*16 + lane%8 + 8*(lane/16)
+				ch := ks*2 + (lane/8)%2
+				kf := kernel.LdMatrixX4(t, sm[ks0+r*fa64D+(ch^(r&7))*8:])
+				{
+					var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite113, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite114, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite115, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite116, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj), &gocuSite117, kernel.Write) = gocuV2
+				}
+				{
+					var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite118, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite119, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite120, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite121, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj+1), &gocuSite122, kernel.Write) = gocuV3
+				}
+			}
+		}
+		diag := causal && (j+1)*FlashBC > q0+warp*16
+		var tmax [2]float32
+		*kernel.At(t, tmax[:], int(0), &gocuSite123, kernel.Write), *kernel.At(t, tmax[:], int(1), &gocuSite124, kernel.Write) = *kernel.At(t, mx[:], int(0), &gocuSite125, kernel.Read), *kernel.At(t, mx[:], int(1), &gocuSite126, kernel.Read)
+		for nt := int32(0); nt < FlashBC/8; nt++ {
+			kernel.Loop(t, &gocuSite376)
+			for e := int32(0); e < 4; e++ {
+				kernel.Loop(t, &gocuSite377)
+				x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite127)][:], int(e), &gocuSite127, kernel.Read) * sl2
+				if diag && j*FlashBC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
+					x = negInf
+				}
+				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite128)][:], int(e), &gocuSite128, kernel.Write) = x
+				{
+					var gocuV4 float32 = kernel.Max(*kernel.At(t, tmax[:], int(e/2), &gocuSite129, kernel.Read), x)
+					*kernel.At(t, tmax[:], int(e/2), &gocuSite130, kernel.Write) = gocuV4
+				}
+			}
+		}
+		for h := 0; h < 2; h++ {
+			kernel.Loop(t, &gocuSite378)
+			{
+				var gocuV5 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite131, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite132, kernel.Read), 1))
+				*kernel.At(t, tmax[:], int(h), &gocuSite133, kernel.Write) = gocuV5
+			}
+			{
+				var gocuV6 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite134, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite135, kernel.Read), 2))
+				*kernel.At(t, tmax[:], int(h), &gocuSite136, kernel.Write) = gocuV6
+			}
+		}
+		var corr [2]float32
+		for h := 0; h < 2; h++ {
+			kernel.Loop(t, &gocuSite379)
+			{
+				var gocuV7 float32 = kernel.Exp2(*kernel.At(t, mx[:], int(h), &gocuSite137, kernel.Read) - *kernel.At(t, tmax[:], int(h), &gocuSite138, kernel.Read))
+				*kernel.At(t, corr[:], int(h), &gocuSite139, kernel.Write) = gocuV7
+			}
+			{
+				var gocuV8 float32 = *kernel.At(t, tmax[:], int(h), &gocuSite140, kernel.Read)
+				*kernel.At(t, mx[:], int(h), &gocuSite141, kernel.Write) = gocuV8
+			}
+			{
+				var gocuV9 float32 = *kernel.At(t, corr[:], int(h), &gocuSite142, kernel.Read)
+				*kernel.At(t, sum[:], int(h), &gocuSite143, kernel.ReadWrite) *= gocuV9
+			}
+		}
+		for nt := int32(0); nt < FlashBC/8; nt++ {
+			kernel.Loop(t, &gocuSite380)
+			for e := int32(0); e < 4; e++ {
+				kernel.Loop(t, &gocuSite381)
+				p := kernel.Exp2(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite144)][:], int(e), &gocuSite144, kernel.Read) - *kernel.At(t, mx[:], int(e/2), &gocuSite145, kernel.Read))
+				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite146)][:], int(e), &gocuSite146, kernel.Write) = p
+				*kernel.At(t, sum[:], int(e/2), &gocuSite147, kernel.ReadWrite) += p
+			}
+		}
+		for dt := 0; dt < fa64D/8; dt++ {
+			kernel.Loop(t, &gocuSite382)
+			{
+				var gocuV10 float32 = *kernel.At(t, corr[:], int(0), &gocuSite148, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite149)][:], int(0), &gocuSite149, kernel.ReadWrite) *= gocuV10
+			}
+			{
+				var gocuV11 float32 = *kernel.At(t, corr[:], int(0), &gocuSite150, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite151)][:], int(1), &gocuSite151, kernel.ReadWrite) *= gocuV11
+			}
+			{
+				var gocuV12 float32 = *kernel.At(t, corr[:], int(1), &gocuSite152, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite153)][:], int(2), &gocuSite153, kernel.ReadWrite) *= gocuV12
+			}
+			{
+				var gocuV13 float32 = *kernel.At(t, corr[:], int(1), &gocuSite154, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite155)][:], int(3), &gocuSite155, kernel.ReadWrite) *= gocuV13
+			}
+		}
+		for kk := int32(0); kk < FlashBC/16; kk++ {
+			kernel.Loop(t, &gocuSite383)
+			pa := kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite156)][:], int(0), &gocuSite156, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite157)][:], int(1), &gocuSite157, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite158)][:], int(2), &gocuSite158, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite159)][:], int(3), &gocuSite159, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite160)][:], int(0), &gocuSite160, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite161)][:], int(1), &gocuSite161, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite162)][:], int(2), &gocuSite162, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite163)][:], int(3), &gocuSite163, kernel.Read))}
+			for nd := int32(0); nd < fa64D/16; nd++ {
+				kernel.Loop(t, &gocuSite384)
+				r := kk*16 + lr
+				ch := nd*2 + lc
+				vf := kernel.LdMatrixX4Trans(t, sm[vs0+r*fa64D+(ch^(r&7))*8:])
+				{
+					var gocuV14 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite165, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite166, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite167, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd), &gocuSite168, kernel.Write) = gocuV14
+				}
+				{
+					var gocuV15 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite169, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite170, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite171, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd+1), &gocuSite172, kernel.Write) = gocuV15
+				}
+			}
+		}
+	}
+	for h := 0; h < 2; h++ {
+		kernel.Loop(t, &gocuSite385)
+		{
+			var gocuV16 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite173, kernel.Read), 1)
+			*kernel.At(t, sum[:], int(h), &gocuSite174, kernel.ReadWrite) += gocuV16
+		}
+		{
+			var gocuV17 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite175, kernel.Read), 2)
+			*kernel.At(t, sum[:], int(h), &gocuSite176, kernel.ReadWrite) += gocuV17
+		}
+		{
+			var gocuV18 float32 = 1 / *kernel.At(t, sum[:], int(h), &gocuSite177, kernel.Read)
+			*kernel.At(t, sum[:], int(h), &gocuSite178, kernel.Write) = gocuV18
+		}
+	}
+	o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
+	for dt := int32(0); dt < fa64D/8; dt++ {
+		kernel.Loop(t, &gocuSite386)
+		col := int(dt*8 + 2*qd)
+		{
+			var gocuV19 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite180)][:], int(0), &gocuSite180, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite181, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite182)][:], int(1), &gocuSite182, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite183, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA)*fa64D+col)/2), &gocuSite184, kernel.Write) = gocuV19
+		}
+		{
+			var gocuV20 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite185)][:], int(2), &gocuSite185, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite186, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite187)][:], int(3), &gocuSite187, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite188, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA+8)*fa64D+col)/2), &gocuSite189, kernel.Write) = gocuV20
+		}
+	}
+}
+
+// gocuChecked_GemmBF16 is the checked copy of kernels.GemmBF16 (gemm_bf16.go:47).
+func gocuChecked_GemmBF16(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []kernel.BFloat16, m int32, n int32, k int32) {
+	sm := kernel.DynamicShared[kernel.BFloat16](t)
+	tid := t.ThreadIdx.X
+	warp, lane := tid/32, tid%32
+	wm, wn := warp/4, warp%4
+	bm, bn := t.BlockIdx.Y*BF16BM, t.BlockIdx.X*BF16BN
+	kt := k / BF16BK
+	ar, ac := tid/4, tid%4
+	br, bc := tid/32, tid%32
+	bvalid := bn+bc*8 < n
+	aoff := int(bm+ar)*int(k) + int(ac*8)
+	boff := int(br)*int(n) + int(bn+bc*8)
+	if !bvalid {
+		boff = 0
+	}
+	sa0 := ar*BF16BK + (ac^((ar>>1)&3))*8
+	sa1 := (ar+64)*BF16BK + (ac^(((ar+64)>>1)&3))*8
+	sb := bf16StageA + br*BF16BN + (bc^(br&7))*8
+	for s := int32(0); s < BF16Stages-1; s++ {
+		kernel.Loop(t, &gocuSite387)
+		if s < kt {
+			st := s * bf16Stage
+			ka := int(s * BF16BK)
+			kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
+			kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
+			for i := int32(0); i < 4; i++ {
+				kernel.Loop(t, &gocuSite388)
+				kernel.CpAsyncZfill(t, sm[st+sb+i*8*BF16BN:], b[boff+int(s*BF16BK+i*8)*int(n):], bvalid)
+			}
+		}
+		kernel.CpAsyncCommit(t)
+	}
+	var acc [4][8]kernel.FragC
+	lr, lc := lane%16, lane/16
+	for i := int32(0); i < kt; i++ {
+		kernel.Loop(t, &gocuSite389)
+		kernel.CpAsyncWait(t, BF16Stages-2)
+		t.SyncThreads()
+		if nxt := i + BF16Stages - 1; nxt < kt {
+			st := (nxt % BF16Stages) * bf16Stage
+			ka := int(nxt * BF16BK)
+			kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
+			kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
+			for j := int32(0); j < 4; j++ {
+				kernel.Loop(t, &gocuSite390)
+				kernel.CpAsyncZfill(t, sm[st+sb+j*8*BF16BN:], b[boff+int(nxt*BF16BK+j*8)*int(n):], bvalid)
+			}
+		}
+		kernel.CpAsyncCommit(t)
+		st := (i % BF16Stages) * bf16Stage
+		for ks := int32(0); ks < 2; ks++ {
+			kernel.Loop(t, &gocuSite391)
+			var af [4]kernel.FragA
+			var bf [8]kernel.FragB
+			for mi := int32(0); mi < 4; mi++ {
+				kernel.Loop(t, &gocuSite392)
+				row := wm*64 + mi*16 + lr
+				ch := ks*2 + lc
+				{
+					var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[st+row*BF16BK+(ch^((row>>1)&3))*8:])
+					*kernel.At(t, af[:], int(mi), &gocuSite203, kernel.Write) = gocuV1
+				}
+			}
+			for nj := int32(0); nj < 4; nj++ {
+				kernel.Loop(t, &gocuSite393)
+				row := ks*16 + lr
+				ch := wn*8 + nj*2 + lc
+				r := kernel.LdMatrixX4Trans(t, sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:])
+				{
+					var gocuV2 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(0), &gocuSite205, kernel.Read), *kernel.At(t, r[:], int(1), &gocuSite206, kernel.Read)}
+					*kernel.At(t, bf[:], int(2*nj), &gocuSite207, kernel.Write) = gocuV2
+				}
+				{
+					var gocuV3 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(2), &gocuSite208, kernel.Read), *kernel.At(t, r[:], int(3), &gocuSite209, kernel.Read)}
+					*kernel.At(t, bf[:], int(2*nj+1), &gocuSite210, kernel.Write) = gocuV3
+				}
+			}
+			for mi := 0; mi < 4; mi++ {
+				kernel.Loop(t, &gocuSite394)
+				for ni := 0; ni < 8; ni++ {
+					kernel.Loop(t, &gocuSite395)
+					{
+						var gocuV4 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[:], int(mi), &gocuSite211, kernel.Read), *kernel.At(t, bf[:], int(ni), &gocuSite212, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite213)][:], int(ni), &gocuSite213, kernel.Read))
+						*kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite214)][:], int(ni), &gocuSite214, kernel.Write) = gocuV4
+					}
+				}
+			}
+		}
+	}
+	kernel.CpAsyncWait(t, 0)
+	c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
+	g, q := lane/4, lane%4
+	for mi := 0; mi < 4; mi++ {
+		kernel.Loop(t, &gocuSite396)
+		row := int(bm + wm*64 + int32(mi)*16 + g)
+		for ni := 0; ni < 8; ni++ {
+			kernel.Loop(t, &gocuSite397)
+			col := bn + wn*64 + int32(ni)*8 + 2*q
+			if col < n {
+				v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite216)][:], int(ni), &gocuSite216, kernel.Read)
+				{
+					var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite217, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite218, kernel.Read))
+					*kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite219, kernel.Write) = gocuV5
+				}
+				{
+					var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite220, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite221, kernel.Read))
+					*kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite222, kernel.Write) = gocuV6
+				}
+			}
 		}
 	}
 }
@@ -1560,10 +3084,10 @@ func gocuChecked_BlockSumDivergent(t *kernel.Thread, x []float32, partial []floa
 func gocuChecked_Gray(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) {
 	i := t.Index()
 	if i < n {
-		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite18, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite19, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite20, kernel.Read))
+		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite223, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite224, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite225, kernel.Read))
 		{
 			var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
-			*kernel.At(t, gray, int(i), &gocuSite21, kernel.Write) = gocuV1
+			*kernel.At(t, gray, int(i), &gocuSite226, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -1574,10 +3098,10 @@ func gocuChecked_Gray2D(t *kernel.Thread, rgb []uint8, gray []uint8, width int32
 	if x < width && y < height {
 		n := width * height
 		i := y*width + x
-		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite22, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite23, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite24, kernel.Read))
+		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite227, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite228, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite229, kernel.Read))
 		{
 			var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
-			*kernel.At(t, gray, int(i), &gocuSite25, kernel.Write) = gocuV1
+			*kernel.At(t, gray, int(i), &gocuSite230, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -1588,9 +3112,10 @@ func gocuChecked_GrayVec4(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	dst := kernel.Reinterpret[uint32](gray)
 	q := n / 4
 	for i := t.Index(); i < q; i += t.Stride() {
+		kernel.Loop(t, &gocuSite398)
 		{
-			var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite28, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite29, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite30, kernel.Read))
-			*kernel.At(t, dst, int(i), &gocuSite31, kernel.Write) = gocuV1
+			var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite233, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite234, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite235, kernel.Read))
+			*kernel.At(t, dst, int(i), &gocuSite236, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -1601,10 +3126,11 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	dst := kernel.Reinterpret[kernel.Uint4](gray)
 	q := n / 16
 	for i := t.Index(); i < q; i += t.Stride() {
-		r, g, b := *kernel.At(t, src, int(i), &gocuSite34, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite35, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite36, kernel.Read)
+		kernel.Loop(t, &gocuSite399)
+		r, g, b := *kernel.At(t, src, int(i), &gocuSite239, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite240, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite241, kernel.Read)
 		{
 			var gocuV1 kernel.Uint4 = kernel.Uint4{X: gocuChecked_gray4(t, r.X, g.X, b.X), Y: gocuChecked_gray4(t, r.Y, g.Y, b.Y), Z: gocuChecked_gray4(t, r.Z, g.Z, b.Z), W: gocuChecked_gray4(t, r.W, g.W, b.W)}
-			*kernel.At(t, dst, int(i), &gocuSite37, kernel.Write) = gocuV1
+			*kernel.At(t, dst, int(i), &gocuSite242, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -1613,16 +3139,19 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 func gocuChecked_Histogram(t *kernel.Thread, data []uint8, hist []uint32, n int32) {
 	h := kernel.Shared[[256]uint32](t)
 	for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
-		*kernel.At(t, h[:], int(b), &gocuSite38, kernel.Write) = 0
+		kernel.Loop(t, &gocuSite400)
+		*kernel.At(t, h[:], int(b), &gocuSite243, kernel.Write) = 0
 	}
 	t.SyncThreads()
 	for i := t.Index(); i < n; i += t.Stride() {
-		kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite40, kernel.Read)), &gocuSite39, kernel.Atomic), 1)
+		kernel.Loop(t, &gocuSite401)
+		kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite245, kernel.Read)), &gocuSite244, kernel.Atomic), 1)
 	}
 	t.SyncThreads()
 	for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
-		if *kernel.At(t, h[:], int(b), &gocuSite41, kernel.Read) != 0 {
-			kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite42, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite43, kernel.Read))
+		kernel.Loop(t, &gocuSite402)
+		if *kernel.At(t, h[:], int(b), &gocuSite246, kernel.Read) != 0 {
+			kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite247, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite248, kernel.Read))
 		}
 	}
 }
@@ -1633,9 +3162,10 @@ func gocuChecked_MatMul(t *kernel.Thread, a []float32, b []float32, c []float32,
 	if row < m && col < n {
 		var sum float32
 		for i := range k {
-			sum += *kernel.At(t, a, int(row*k+i), &gocuSite44, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite45, kernel.Read)
+			kernel.Loop(t, &gocuSite403)
+			sum += *kernel.At(t, a, int(row*k+i), &gocuSite249, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite250, kernel.Read)
 		}
-		*kernel.At(t, c, int(row*n+col), &gocuSite46, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite251, kernel.Write) = sum
 	}
 }
 
@@ -1647,30 +3177,32 @@ func gocuChecked_TiledMatMul(t *kernel.Thread, a []float32, b []float32, c []flo
 	row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
 	var sum float32
 	for p := int32(0); p < k; p += Tile {
+		kernel.Loop(t, &gocuSite404)
 		if row < m && p+tx < k {
 			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite47, kernel.Read)
-				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite48)][:], int(tx), &gocuSite48, kernel.Write) = gocuV1
+				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite252, kernel.Read)
+				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite253)][:], int(tx), &gocuSite253, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite49)][:], int(tx), &gocuSite49, kernel.Write) = 0
+			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite254)][:], int(tx), &gocuSite254, kernel.Write) = 0
 		}
 		if col < n && p+ty < k {
 			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite50, kernel.Read)
-				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite51)][:], int(tx), &gocuSite51, kernel.Write) = gocuV2
+				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite255, kernel.Read)
+				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite256)][:], int(tx), &gocuSite256, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite52)][:], int(tx), &gocuSite52, kernel.Write) = 0
+			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite257)][:], int(tx), &gocuSite257, kernel.Write) = 0
 		}
 		t.SyncThreads()
 		for i := range Tile {
-			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite53)][:], int(i), &gocuSite53, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite54)][:], int(tx), &gocuSite54, kernel.Read)
+			kernel.Loop(t, &gocuSite405)
+			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite258)][:], int(i), &gocuSite258, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite259)][:], int(tx), &gocuSite259, kernel.Read)
 		}
 		t.SyncThreads()
 	}
 	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite55, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite260, kernel.Write) = sum
 	}
 }
 
@@ -1683,30 +3215,32 @@ func gocuChecked_TiledMatMulDynamic(t *kernel.Thread, a []float32, b []float32, 
 	as, bs := ty*w+tx, w*w+ty*w+tx
 	var sum float32
 	for p := int32(0); p < k; p += w {
+		kernel.Loop(t, &gocuSite406)
 		if row < m && p+tx < k {
 			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite56, kernel.Read)
-				*kernel.At(t, sm, int(as), &gocuSite57, kernel.Write) = gocuV1
+				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite261, kernel.Read)
+				*kernel.At(t, sm, int(as), &gocuSite262, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, sm, int(as), &gocuSite58, kernel.Write) = 0
+			*kernel.At(t, sm, int(as), &gocuSite263, kernel.Write) = 0
 		}
 		if col < n && p+ty < k {
 			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite59, kernel.Read)
-				*kernel.At(t, sm, int(bs), &gocuSite60, kernel.Write) = gocuV2
+				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite264, kernel.Read)
+				*kernel.At(t, sm, int(bs), &gocuSite265, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, sm, int(bs), &gocuSite61, kernel.Write) = 0
+			*kernel.At(t, sm, int(bs), &gocuSite266, kernel.Write) = 0
 		}
 		t.SyncThreads()
 		for i := range w {
-			sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite62, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite63, kernel.Read)
+			kernel.Loop(t, &gocuSite407)
+			sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite267, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite268, kernel.Read)
 		}
 		t.SyncThreads()
 	}
 	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite64, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite269, kernel.Write) = sum
 	}
 }
 
@@ -1715,22 +3249,23 @@ func gocuChecked_Sum(t *kernel.Thread, x []float32, partial []float32, n int32) 
 	warpSums := kernel.Shared[[32]float32](t)
 	var v float32
 	for i := t.Index(); i < n; i += t.Stride() {
-		v += *kernel.At(t, x, int(i), &gocuSite65, kernel.Read)
+		kernel.Loop(t, &gocuSite408)
+		v += *kernel.At(t, x, int(i), &gocuSite270, kernel.Read)
 	}
 	v = gocuChecked_warpSum(t, v)
 	lane, warp := t.LaneID(), t.WarpID()
 	if lane == 0 {
-		*kernel.At(t, warpSums[:], int(warp), &gocuSite66, kernel.Write) = v
+		*kernel.At(t, warpSums[:], int(warp), &gocuSite271, kernel.Write) = v
 	}
 	t.SyncThreads()
 	if warp == 0 {
 		v = 0
 		if lane < t.BlockDim.X/kernel.WarpSize {
-			v = *kernel.At(t, warpSums[:], int(lane), &gocuSite67, kernel.Read)
+			v = *kernel.At(t, warpSums[:], int(lane), &gocuSite272, kernel.Read)
 		}
 		v = gocuChecked_warpSum(t, v)
 		if lane == 0 {
-			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite68, kernel.Write) = v
+			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite273, kernel.Write) = v
 		}
 	}
 }
@@ -1743,56 +3278,58 @@ func gocuChecked_ScanBlocks(t *kernel.Thread, x []int32, y []int32, sums []int32
 	i1 := i0 + ScanThreads
 	var v0, v1 int32
 	if i0 < n {
-		v0 = *kernel.At(t, x, int(i0), &gocuSite69, kernel.Read)
+		v0 = *kernel.At(t, x, int(i0), &gocuSite274, kernel.Read)
 	}
 	if i1 < n {
-		v1 = *kernel.At(t, x, int(i1), &gocuSite70, kernel.Read)
+		v1 = *kernel.At(t, x, int(i1), &gocuSite275, kernel.Read)
 	}
-	*kernel.At(t, s[:], int(tid), &gocuSite71, kernel.Write) = v0
-	*kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite72, kernel.Write) = v1
+	*kernel.At(t, s[:], int(tid), &gocuSite276, kernel.Write) = v0
+	*kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite277, kernel.Write) = v1
 	offset := int32(1)
 	for d := int32(ScanThreads); d > 0; d /= 2 {
+		kernel.Loop(t, &gocuSite409)
 		t.SyncThreads()
 		if tid < d {
 			a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
 			{
-				var gocuV1 int32 = *kernel.At(t, s[:], int(a), &gocuSite73, kernel.Read)
-				*kernel.At(t, s[:], int(b), &gocuSite74, kernel.ReadWrite) += gocuV1
+				var gocuV1 int32 = *kernel.At(t, s[:], int(a), &gocuSite278, kernel.Read)
+				*kernel.At(t, s[:], int(b), &gocuSite279, kernel.ReadWrite) += gocuV1
 			}
 		}
 		offset *= 2
 	}
 	if tid == 0 {
 		{
-			var gocuV2 int32 = *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite75, kernel.Read)
-			*kernel.At(t, sums, int(t.BlockIdx.X), &gocuSite76, kernel.Write) = gocuV2
+			var gocuV2 int32 = *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite280, kernel.Read)
+			*kernel.At(t, sums, int(t.BlockIdx.X), &gocuSite281, kernel.Write) = gocuV2
 		}
-		*kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite77, kernel.Write) = 0
+		*kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite282, kernel.Write) = 0
 	}
 	for d := int32(1); d < 2*ScanThreads; d *= 2 {
+		kernel.Loop(t, &gocuSite410)
 		offset /= 2
 		t.SyncThreads()
 		if tid < d {
 			a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
-			v := *kernel.At(t, s[:], int(a), &gocuSite78, kernel.Read)
+			v := *kernel.At(t, s[:], int(a), &gocuSite283, kernel.Read)
 			{
-				var gocuV3 int32 = *kernel.At(t, s[:], int(b), &gocuSite79, kernel.Read)
-				*kernel.At(t, s[:], int(a), &gocuSite80, kernel.Write) = gocuV3
+				var gocuV3 int32 = *kernel.At(t, s[:], int(b), &gocuSite284, kernel.Read)
+				*kernel.At(t, s[:], int(a), &gocuSite285, kernel.Write) = gocuV3
 			}
-			*kernel.At(t, s[:], int(b), &gocuSite81, kernel.ReadWrite) += v
+			*kernel.At(t, s[:], int(b), &gocuSite286, kernel.ReadWrite) += v
 		}
 	}
 	t.SyncThreads()
 	if i0 < n {
 		{
-			var gocuV4 int32 = *kernel.At(t, s[:], int(tid), &gocuSite82, kernel.Read)
-			*kernel.At(t, y, int(i0), &gocuSite83, kernel.Write) = gocuV4
+			var gocuV4 int32 = *kernel.At(t, s[:], int(tid), &gocuSite287, kernel.Read)
+			*kernel.At(t, y, int(i0), &gocuSite288, kernel.Write) = gocuV4
 		}
 	}
 	if i1 < n {
 		{
-			var gocuV5 int32 = *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite84, kernel.Read)
-			*kernel.At(t, y, int(i1), &gocuSite85, kernel.Write) = gocuV5
+			var gocuV5 int32 = *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite289, kernel.Read)
+			*kernel.At(t, y, int(i1), &gocuSite290, kernel.Write) = gocuV5
 		}
 	}
 }
@@ -1802,8 +3339,8 @@ func gocuChecked_ScanAdd(t *kernel.Thread, y []int32, offsets []int32, n int32) 
 	i := t.Index()
 	if i < n {
 		{
-			var gocuV1 int32 = *kernel.At(t, offsets, int(i/(2*ScanThreads)), &gocuSite86, kernel.Read)
-			*kernel.At(t, y, int(i), &gocuSite87, kernel.ReadWrite) += gocuV1
+			var gocuV1 int32 = *kernel.At(t, offsets, int(i/(2*ScanThreads)), &gocuSite291, kernel.Read)
+			*kernel.At(t, y, int(i), &gocuSite292, kernel.ReadWrite) += gocuV1
 		}
 	}
 }
@@ -1822,57 +3359,63 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	br, bc := tid/32, tid%32
 	ai := int(t.BlockIdx.Y*GemmBM+lr)*k4 + int(lk/4)
 	bi := int(br)*n4 + int(t.BlockIdx.X*(GemmBN/4)+bc)
-	va, vb := *kernel.At(t, a4, int(ai), &gocuSite91, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite92, kernel.Read)
+	va, vb := *kernel.At(t, a4, int(ai), &gocuSite296, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite297, kernel.Read)
 	st := int32(0)
-	a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite94)][kernel.Index(t, int(lk), 8, &gocuSite94)][:])
-	a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite97)][kernel.Index(t, int(lk+1), 8, &gocuSite97)][:])
-	a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite100)][kernel.Index(t, int(lk+2), 8, &gocuSite100)][:])
-	a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite103)][kernel.Index(t, int(lk+3), 8, &gocuSite103)][:])
-	*kernel.At(t, a0, int(lr), &gocuSite105, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite106, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite107, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite108, kernel.Write) = va.X, va.Y, va.Z, va.W
-	*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite109)][kernel.Index(t, int(br), 8, &gocuSite109)][:], int(bc), &gocuSite109, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
+	a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite299)][kernel.Index(t, int(lk), 8, &gocuSite299)][:])
+	a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite302)][kernel.Index(t, int(lk+1), 8, &gocuSite302)][:])
+	a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite305)][kernel.Index(t, int(lk+2), 8, &gocuSite305)][:])
+	a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite308)][kernel.Index(t, int(lk+3), 8, &gocuSite308)][:])
+	*kernel.At(t, a0, int(lr), &gocuSite310, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite311, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite312, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite313, kernel.Write) = va.X, va.Y, va.Z, va.W
+	*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite314)][kernel.Index(t, int(br), 8, &gocuSite314)][:], int(bc), &gocuSite314, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 	t.SyncThreads()
 	var acc [8][8]float32
 	for k0 := int32(0); k0 < k; k0 += GemmBK {
+		kernel.Loop(t, &gocuSite411)
 		next := k0+GemmBK < k
 		if next {
-			va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite110, kernel.Read)
-			vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite111, kernel.Read)
+			va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite315, kernel.Read)
+			vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite316, kernel.Read)
 		}
 		for kk := 0; kk < GemmBK; kk++ {
-			x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite112)][kernel.Index(t, int(kk), 8, &gocuSite112)][:], int(tr), &gocuSite112, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite113)][kernel.Index(t, int(kk), 8, &gocuSite113)][:], int(tr+16), &gocuSite113, kernel.Read)
-			y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite114)][kernel.Index(t, int(kk), 8, &gocuSite114)][:], int(tc), &gocuSite114, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite115)][kernel.Index(t, int(kk), 8, &gocuSite115)][:], int(tc+16), &gocuSite115, kernel.Read)
+			kernel.Loop(t, &gocuSite412)
+			x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite317)][kernel.Index(t, int(kk), 8, &gocuSite317)][:], int(tr), &gocuSite317, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite318)][kernel.Index(t, int(kk), 8, &gocuSite318)][:], int(tr+16), &gocuSite318, kernel.Read)
+			y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite319)][kernel.Index(t, int(kk), 8, &gocuSite319)][:], int(tc), &gocuSite319, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite320)][kernel.Index(t, int(kk), 8, &gocuSite320)][:], int(tc+16), &gocuSite320, kernel.Read)
 			ra := [8]float32{x0.X, x0.Y, x0.Z, x0.W, x1.X, x1.Y, x1.Z, x1.W}
 			rb := [8]float32{y0.X, y0.Y, y0.Z, y0.W, y1.X, y1.Y, y1.Z, y1.W}
 			for i := 0; i < 8; i++ {
+				kernel.Loop(t, &gocuSite413)
 				for j := 0; j < 8; j++ {
+					kernel.Loop(t, &gocuSite414)
 					{
-						var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite116, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite117, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite118)][:], int(j), &gocuSite118, kernel.Read))
-						*kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite119)][:], int(j), &gocuSite119, kernel.Write) = gocuV1
+						var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite321, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite322, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite323)][:], int(j), &gocuSite323, kernel.Read))
+						*kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite324)][:], int(j), &gocuSite324, kernel.Write) = gocuV1
 					}
 				}
 			}
 		}
 		if next {
 			st ^= 1
-			a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite121)][kernel.Index(t, int(lk), 8, &gocuSite121)][:])
-			a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite124)][kernel.Index(t, int(lk+1), 8, &gocuSite124)][:])
-			a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite127)][kernel.Index(t, int(lk+2), 8, &gocuSite127)][:])
-			a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite130)][kernel.Index(t, int(lk+3), 8, &gocuSite130)][:])
-			*kernel.At(t, a0, int(lr), &gocuSite132, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite133, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite134, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite135, kernel.Write) = va.X, va.Y, va.Z, va.W
-			*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite136)][kernel.Index(t, int(br), 8, &gocuSite136)][:], int(bc), &gocuSite136, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
+			a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite326)][kernel.Index(t, int(lk), 8, &gocuSite326)][:])
+			a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite329)][kernel.Index(t, int(lk+1), 8, &gocuSite329)][:])
+			a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite332)][kernel.Index(t, int(lk+2), 8, &gocuSite332)][:])
+			a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite335)][kernel.Index(t, int(lk+3), 8, &gocuSite335)][:])
+			*kernel.At(t, a0, int(lr), &gocuSite337, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite338, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite339, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite340, kernel.Write) = va.X, va.Y, va.Z, va.W
+			*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite341)][kernel.Index(t, int(br), 8, &gocuSite341)][:], int(bc), &gocuSite341, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 		}
 		t.SyncThreads()
 	}
 	for i := 0; i < 8; i++ {
+		kernel.Loop(t, &gocuSite415)
 		row := int(t.BlockIdx.Y*GemmBM + tr*4 + int32(i%4) + int32(i/4)*64)
 		for h := 0; h < 2; h++ {
+			kernel.Loop(t, &gocuSite416)
 			p := row*n4 + int(t.BlockIdx.X*(GemmBN/4)+tc+int32(h)*16)
-			v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite137)][:], int(4*h), &gocuSite137, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite138)][:], int(4*h+1), &gocuSite138, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite139)][:], int(4*h+2), &gocuSite139, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite140)][:], int(4*h+3), &gocuSite140, kernel.Read)}
+			v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite342)][:], int(4*h), &gocuSite342, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite343)][:], int(4*h+1), &gocuSite343, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite344)][:], int(4*h+2), &gocuSite344, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite345)][:], int(4*h+3), &gocuSite345, kernel.Read)}
 			if beta != 0 {
-				old := *kernel.At(t, c4, int(p), &gocuSite141, kernel.Read)
+				old := *kernel.At(t, c4, int(p), &gocuSite346, kernel.Read)
 				v = kernel.Float4{X: kernel.FMA(beta, old.X, v.X), Y: kernel.FMA(beta, old.Y, v.Y), Z: kernel.FMA(beta, old.Z, v.Z), W: kernel.FMA(beta, old.W, v.W)}
 			}
-			*kernel.At(t, c4, int(p), &gocuSite142, kernel.Write) = v
+			*kernel.At(t, c4, int(p), &gocuSite347, kernel.Write) = v
 		}
 	}
 }

@@ -361,7 +361,8 @@ var gocuModule = &meta.Module{
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
-		&gocuSite8, &gocuSite9, &gocuSite10, &gocuSite11, &gocuSite12, &gocuSite13,
+		&gocuSite8, &gocuSite9, &gocuSite10, &gocuSite11, &gocuSite12, &gocuSite13, &gocuSite14, &gocuSite15,
+		&gocuSite16, &gocuSite17, &gocuSite18,
 	},
 }
 
@@ -408,6 +409,11 @@ var (
 	gocuSite11 = kernel.Site{File: "kernel.go", Line: 61, Col: 13, Expr: "part[0]"}
 	gocuSite12 = kernel.Site{File: "kernel.go", Line: 64, Col: 31, Expr: "x[base+int(j)]"}
 	gocuSite13 = kernel.Site{File: "kernel.go", Line: 64, Col: 3, Expr: "y[base+int(j)]"}
+	gocuSite14 = kernel.Site{File: "kernel.go", Line: 31, Col: 2, Expr: "for j := tid; j < cols; j += Threads"}
+	gocuSite15 = kernel.Site{File: "kernel.go", Line: 36, Col: 2, Expr: "for s := int32(Threads / 2); s > 0; s /= 2"}
+	gocuSite16 = kernel.Site{File: "kernel.go", Line: 50, Col: 2, Expr: "for j := tid; j < cols; j += Threads"}
+	gocuSite17 = kernel.Site{File: "kernel.go", Line: 55, Col: 2, Expr: "for s := int32(Threads / 2); s > 0; s /= 2"}
+	gocuSite18 = kernel.Site{File: "kernel.go", Line: 63, Col: 2, Expr: "for j := tid; j < cols; j += Threads"}
 )
 
 // gocuChecked_SoftmaxRows is the checked copy of main.SoftmaxRows (kernel.go:20).
@@ -421,11 +427,13 @@ func gocuChecked_SoftmaxRows(t *kernel.Thread, x []float32, y []float32, rows in
 	part := kernel.Shared[[256]float32](t)
 	m := *kernel.At(t, x, int(base), &gocuSite0, kernel.Read)
 	for j := tid; j < cols; j += Threads {
+		kernel.Loop(t, &gocuSite14)
 		m = max(m, *kernel.At(t, x, int(base+int(j)), &gocuSite1, kernel.Read))
 	}
 	*kernel.At(t, part[:], int(tid), &gocuSite2, kernel.Write) = m
 	t.SyncThreads()
 	for s := int32(Threads / 2); s > 0; s /= 2 {
+		kernel.Loop(t, &gocuSite15)
 		if tid < s {
 			{
 				var gocuV1 float32 = max(*kernel.At(t, part[:], int(tid), &gocuSite3, kernel.Read), *kernel.At(t, part[:], int(tid+s), &gocuSite4, kernel.Read))
@@ -441,11 +449,13 @@ func gocuChecked_SoftmaxRows(t *kernel.Thread, x []float32, y []float32, rows in
 	t.SyncThreads()
 	var sum float32
 	for j := tid; j < cols; j += Threads {
+		kernel.Loop(t, &gocuSite16)
 		sum += kernel.Exp(*kernel.At(t, x, int(base+int(j)), &gocuSite7, kernel.Read) - m)
 	}
 	*kernel.At(t, part[:], int(tid), &gocuSite8, kernel.Write) = sum
 	t.SyncThreads()
 	for s := int32(Threads / 2); s > 0; s /= 2 {
+		kernel.Loop(t, &gocuSite17)
 		if tid < s {
 			{
 				var gocuV2 float32 = *kernel.At(t, part[:], int(tid+s), &gocuSite9, kernel.Read)
@@ -456,6 +466,7 @@ func gocuChecked_SoftmaxRows(t *kernel.Thread, x []float32, y []float32, rows in
 	}
 	inv := 1 / *kernel.At(t, part[:], int(0), &gocuSite11, kernel.Read)
 	for j := tid; j < cols; j += Threads {
+		kernel.Loop(t, &gocuSite18)
 		{
 			var gocuV3 float32 = kernel.Exp(*kernel.At(t, x, int(base+int(j)), &gocuSite12, kernel.Read)-m) * inv
 			*kernel.At(t, y, int(base+int(j)), &gocuSite13, kernel.Write) = gocuV3

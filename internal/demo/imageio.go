@@ -35,6 +35,12 @@ var (
 // the three planes with int32, so 3 * pixels must stay below 2^31.
 const MaxPixels = (1<<31 - 1) / 3
 
+// maxPixelsPerByte bounds the pixels a file of a given size can hold. The
+// densest real images are 1-bit blank ones: 8 pixels a byte, which deflate
+// (at most 1032:1) or LZW (at most about 2730:1) shrink to under 22,000
+// pixels a byte; anything claiming more than 32,768 is forged.
+const maxPixelsPerByte = 1 << 15
+
 // ReadImage reads and decodes an image file in PNG, JPEG, GIF, BMP, TIFF
 // or WebP, whatever its name, and returns it with its format's name. The
 // error says which file and why, wrapping ErrUnknownFormat, ErrCorrupt or
@@ -68,6 +74,11 @@ func DecodeImage(name string, data []byte) (image.Image, string, error) {
 	}
 	if int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
 		return nil, "", fmt.Errorf("%s: %w: %dx%d pixels, more than %d", name, ErrTooLarge, cfg.Width, cfg.Height, MaxPixels)
+	}
+	// The decoders allocate the whole image from the header: a forged
+	// 100-byte file must not make them allocate gigabytes first.
+	if px := int64(cfg.Width) * int64(cfg.Height); px > maxPixelsPerByte*int64(len(data)) {
+		return nil, "", fmt.Errorf("%s: %w: its %s header claims %dx%d pixels, which %d bytes cannot hold", name, ErrCorrupt, strings.ToUpper(format), cfg.Width, cfg.Height, len(data))
 	}
 	img, format, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
@@ -108,6 +119,27 @@ func OutputFormat(path string) (string, error) {
 	return "", fmt.Errorf("%s: %w", path, ErrOutputFormat)
 }
 
+// createError says why a file could not be created in dir: the directory
+// is missing, is not a directory, or exists but refuses new files (as
+// /proc does, with the same "no such file" error as a missing directory).
+func createError(dir string, err error) error {
+	st, serr := os.Stat(dir)
+	switch {
+	case errors.Is(serr, fs.ErrNotExist):
+		return fmt.Errorf("the directory %s does not exist", dir)
+	case serr == nil && !st.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the temporary file's name would only confuse
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cannot create a file in %s: %w (the directory exists, but its file system refuses new files)", dir, err)
+	}
+	return fmt.Errorf("cannot create a file in %s: %w", dir, err)
+}
+
 // WriteImage encodes img as PNG or JPEG, chosen by the extension of path
 // (quality 1-100 for JPEG), into a temporary file in path's directory and
 // renames it to path when everything is written: a failure never leaves a
@@ -126,10 +158,7 @@ func WriteImage(path string, img image.Image, quality int) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("cannot write %s: the directory %s does not exist", path, dir)
-		}
-		return fmt.Errorf("cannot write %s: %w", path, err)
+		return fmt.Errorf("cannot write %s: %w", path, createError(dir, err))
 	}
 	done := false
 	defer func() {

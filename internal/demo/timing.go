@@ -47,7 +47,7 @@ func timeGPU(dev *gocu.Device, g *cuda.Device, reps int, run func() error) (d ti
 		return 0, err
 	}
 	defer closeInto(end, &err)
-	if err := start.Record(nil); err != nil {
+	if err := start.Record(dev.Stream().CUDA()); err != nil {
 		return 0, err
 	}
 	for range reps {
@@ -55,7 +55,7 @@ func timeGPU(dev *gocu.Device, g *cuda.Device, reps int, run func() error) (d ti
 			return 0, err
 		}
 	}
-	if err := end.Record(nil); err != nil {
+	if err := end.Record(dev.Stream().CUDA()); err != nil {
 		return 0, err
 	}
 	if err := end.Synchronize(); err != nil {

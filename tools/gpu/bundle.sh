@@ -22,7 +22,7 @@ for rel in ${RACE:-}; do # race-enabled binaries need cgo, which the GPU machine
   CGO_ENABLED=1 go test -c -race -trimpath -ldflags='-s -w' -o ".gpu/race-$(echo "$rel" | tr '/' '_').test" "./$rel"
 done
 go build -trimpath -ldflags='-s -w' -o .gpu/gocu ./cmd/gocu
-cp -r ../shared/anchors .gpu/anchors
+cp -r bench/anchors .gpu/anchors
 sed -n "/^cat > .gpu\/run.sh <<'RUN'/,/^RUN$/p" ../shared/tools/gpu-bundle | sed '1d;$d' > .gpu/run.sh
 chmod +x .gpu/run.sh
 gzip -1 .gpu/*.test .gpu/gocu

@@ -53,6 +53,9 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("cpu: alloc of %d elements", n)
 	}
+	if err := CheckAlloc(dt, n); err != nil {
+		return nil, err
+	}
 	if buf := b.pool.get(dt, n); buf != nil {
 		return buf, nil
 	}

@@ -629,6 +629,8 @@ var gocuModule = &meta.Module{
 		&gocuSite40, &gocuSite41, &gocuSite42, &gocuSite43, &gocuSite44, &gocuSite45, &gocuSite46, &gocuSite47,
 		&gocuSite48, &gocuSite49, &gocuSite50, &gocuSite51, &gocuSite52, &gocuSite53, &gocuSite54, &gocuSite55,
 		&gocuSite56, &gocuSite57, &gocuSite58, &gocuSite59, &gocuSite60, &gocuSite61, &gocuSite62, &gocuSite63,
+		&gocuSite64, &gocuSite65, &gocuSite66, &gocuSite67, &gocuSite68, &gocuSite69, &gocuSite70, &gocuSite71,
+		&gocuSite72, &gocuSite73, &gocuSite74,
 	},
 }
 
@@ -794,7 +796,18 @@ var (
 	gocuSite60 = kernel.Site{File: "features.go", Line: 221, Col: 14, Expr: "k[i]"}
 	gocuSite61 = kernel.Site{File: "features.go", Line: 228, Col: 20, Expr: "k[:min(len(k), 8)]"}
 	gocuSite62 = kernel.Site{File: "features.go", Line: 234, Col: 2, Expr: "o[3]"}
-	gocuSite63 = kernel.Site{File: "features.go", Line: 228, Col: 2, Expr: "for j, v := range k[:min(len(k), 8)] {\n\tif j == i {\n\t\tcontinue\n\t}\n\tacc += int(v) << uint(j%3)\n}"}
+	gocuSite63 = kernel.Site{File: "features.go", Line: 179, Col: 2, Expr: "for i := range n"}
+	gocuSite64 = kernel.Site{File: "features.go", Line: 180, Col: 3, Expr: "for j := range n"}
+	gocuSite65 = kernel.Site{File: "features.go", Line: 187, Col: 2, Expr: "for i := range g"}
+	gocuSite66 = kernel.Site{File: "features.go", Line: 81, Col: 2, Expr: "for j := range acc"}
+	gocuSite67 = kernel.Site{File: "features.go", Line: 85, Col: 2, Expr: "for _, v := range acc"}
+	gocuSite68 = kernel.Site{File: "features.go", Line: 107, Col: 2, Expr: "for j := int32(0); j < 10; j++"}
+	gocuSite69 = kernel.Site{File: "features.go", Line: 108, Col: 3, Expr: "for l := int32(0); l < 10; l++"}
+	gocuSite70 = kernel.Site{File: "features.go", Line: 121, Col: 2, Expr: "for range 3"}
+	gocuSite71 = kernel.Site{File: "features.go", Line: 125, Col: 2, Expr: "for w < 100"}
+	gocuSite72 = kernel.Site{File: "features.go", Line: 154, Col: 2, Expr: "for j, v := range r"}
+	gocuSite73 = kernel.Site{File: "features.go", Line: 211, Col: 2, Expr: "for j := range ps"}
+	gocuSite74 = kernel.Site{File: "features.go", Line: 228, Col: 2, Expr: "for j, v := range k[:min(len(k), 8)]"}
 )
 
 // gocuChecked_divmod is the checked copy of features.divmod (features.go:40).
@@ -859,7 +872,9 @@ func gocuChecked_grid(gocuT *kernel.Thread, base float32) float32 {
 	const n = 4
 	var g [4][4]float32
 	for i := range n {
+		kernel.Loop(gocuT, &gocuSite63)
 		for j := range n {
+			kernel.Loop(gocuT, &gocuSite64)
 			{
 				var gocuV1 float32 = base + float32(i*n+j)
 				*kernel.At(gocuT, g[kernel.Index(gocuT, int(i), 4, &gocuSite2)][:], int(j), &gocuSite2, kernel.Write) = gocuV1
@@ -870,6 +885,7 @@ func gocuChecked_grid(gocuT *kernel.Thread, base float32) float32 {
 	*kernel.At(gocuT, h[kernel.Index(gocuT, int(0), 4, &gocuSite3)][:], int(0), &gocuSite3, kernel.Write) = -1
 	var tr float32
 	for i := range g {
+		kernel.Loop(gocuT, &gocuSite65)
 		tr += *kernel.At(gocuT, g[kernel.Index(gocuT, int(i), 4, &gocuSite4)][:], int(i), &gocuSite4, kernel.Read)
 	}
 	return tr + *kernel.At(gocuT, h[kernel.Index(gocuT, int(0), 4, &gocuSite5)][:], int(0), &gocuSite5, kernel.Read)
@@ -907,6 +923,7 @@ func gocuChecked_Ops(t *kernel.Thread, x []float32, k []int32, out []float32, m 
 	}
 	var acc [4]float32
 	for j := range acc {
+		kernel.Loop(t, &gocuSite66)
 		{
 			var gocuV6 float32 = float32(j) * *kernel.At(t, x, int(i), &gocuSite17, kernel.Read)
 			*kernel.At(t, acc[:], int(j), &gocuSite18, kernel.Write) = gocuV6
@@ -914,6 +931,7 @@ func gocuChecked_Ops(t *kernel.Thread, x []float32, k []int32, out []float32, m 
 	}
 	sum := float32(0)
 	for _, v := range acc {
+		kernel.Loop(t, &gocuSite67)
 		sum += v
 	}
 	*kernel.At(t, o, int(4), &gocuSite19, kernel.Write) = sum
@@ -942,7 +960,9 @@ func gocuChecked_Loops(t *kernel.Thread, a []int32, out []int32) {
 	count := int32(0)
 outer:
 	for j := int32(0); j < 10; j++ {
+		kernel.Loop(t, &gocuSite68)
 		for l := int32(0); l < 10; l++ {
+			kernel.Loop(t, &gocuSite69)
 			switch {
 			case l > j:
 				continue outer
@@ -956,10 +976,12 @@ outer:
 	}
 	x, y := int32(1), int32(2)
 	for range 3 {
+		kernel.Loop(t, &gocuSite70)
 		x, y = y, x+y
 	}
 	var w int64
 	for w < 100 {
+		kernel.Loop(t, &gocuSite71)
 		w += int64(n) | 1
 		if w < 0 {
 			break
@@ -1013,6 +1035,7 @@ func gocuChecked_Bits(t *kernel.Thread, a []int32, b []uint8, out []int64) {
 	}
 	var s int64
 	for j, v := range r {
+		kernel.Loop(t, &gocuSite72)
 		s += v << uint(j)
 	}
 	*kernel.At(t, out, int(i), &gocuSite41, kernel.Write) = s
@@ -1044,6 +1067,7 @@ func gocuChecked_Misc(t *kernel.Thread, k []int32, c []Celsius, out []float32) {
 	ps := [3]Pair{{A: 1}, {A: 2, B: 0.5}, {D: true}}
 	var sum float64
 	for j := range ps {
+		kernel.Loop(t, &gocuSite73)
 		{
 			var gocuV4 int16 = int16(j)
 			*kernel.At(t, (*kernel.At(t, ps[:], int(j), &gocuSite53, kernel.Read)).C[:], int(j), &gocuSite52, kernel.Write) = gocuV4
@@ -1069,7 +1093,8 @@ func gocuChecked_Misc(t *kernel.Thread, k []int32, c []Celsius, out []float32) {
 	{
 		gocuR6 := k[:min(len(k), 8)]
 		for gocuI7 := range gocuR6 {
-			j, v := gocuI7, *kernel.At(t, gocuR6, gocuI7, &gocuSite63, kernel.Read)
+			kernel.Loop(t, &gocuSite74)
+			j, v := gocuI7, *kernel.At(t, gocuR6, gocuI7, &gocuSite74, kernel.Read)
 			if j == i {
 				continue
 			}

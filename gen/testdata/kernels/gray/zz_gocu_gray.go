@@ -385,7 +385,7 @@ var gocuModule = &meta.Module{
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
-		&gocuSite8, &gocuSite9, &gocuSite10, &gocuSite11, &gocuSite12, &gocuSite13,
+		&gocuSite8, &gocuSite9, &gocuSite10, &gocuSite11, &gocuSite12, &gocuSite13, &gocuSite14, &gocuSite15,
 	},
 }
 
@@ -474,6 +474,8 @@ var (
 	gocuSite11 = kernel.Site{File: "gray.go", Line: 44, Col: 22, Expr: "src[i+q]"}
 	gocuSite12 = kernel.Site{File: "gray.go", Line: 44, Col: 32, Expr: "src[i+2*q]"}
 	gocuSite13 = kernel.Site{File: "gray.go", Line: 51, Col: 3, Expr: "dst[i]"}
+	gocuSite14 = kernel.Site{File: "gray.go", Line: 43, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite15 = kernel.Site{File: "gray.go", Line: 47, Col: 3, Expr: "for k := range 4"}
 )
 
 // gocuChecked_luma is the checked copy of gray.luma (gray.go:29).
@@ -511,9 +513,11 @@ func gocuChecked_RGBToGray4(t *kernel.Thread, rgb []uint8, gray []uint8, n int32
 	dst := kernel.Reinterpret[uint32](gray)
 	q := n / 4
 	for i := t.Index(); i < q; i += t.Stride() {
+		kernel.Loop(t, &gocuSite14)
 		r, g, b := *kernel.At(t, src, int(i), &gocuSite10, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite11, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite12, kernel.Read)
 		var out uint32
 		for k := range 4 {
+			kernel.Loop(t, &gocuSite15)
 			s := uint32(k * 8)
 			out |= uint32(gocuChecked_luma(t, uint8(r>>s), uint8(g>>s), uint8(b>>s))) << s
 		}

@@ -25,3 +25,15 @@ func Transpose2(t *kernel.Thread, x, y []float32) {
 	t.SyncThreads()
 	y[tx*4+ty] = tile[ty][tx]
 }
+
+// Spin never returns in thread 3: the simulator must stop it at its time
+// budget, and the checked twin at the loop's back-edge.
+//
+//gocu:kernel
+func Spin(t *kernel.Thread, x []float32) {
+	if t.ThreadIdx.X == 3 {
+		for {
+			x[0]++
+		}
+	}
+}

@@ -296,3 +296,13 @@ extern "C" __global__ void Transpose2(float* x_p, long long x_n, float* y_p, lon
   __syncthreads();
   GOCU_AT(y, (int)((unsigned int)tx * 4u + (unsigned int)ty), 5) = tile.v[GOCU_AI(ty, 4, 4)].v[GOCU_AI(tx, 4, 4)];
 }
+
+// guard.Spin (guard.go:33)
+extern "C" __global__ void Spin(float* x_p, long long x_n) {
+  gocu_slice<float> x = {x_p, x_n};
+  if (threadIdx.x == 3u) {
+    for (;;) {
+      GOCU_AT(x, 0LL, 6)++;
+    }
+  }
+}

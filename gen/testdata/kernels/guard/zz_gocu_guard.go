@@ -308,10 +308,20 @@ extern "C" __global__ void Transpose2(float* x_p, long long x_n, float* y_p, lon
   __syncthreads();
   GOCU_AT(y, (int)((unsigned int)tx * 4u + (unsigned int)ty), 5) = tile.v[GOCU_AI(ty, 4, 4)].v[GOCU_AI(tx, 4, 4)];
 }
+
+// guard.Spin (guard.go:33)
+extern "C" __global__ void Spin(float* x_p, long long x_n) {
+  gocu_slice<float> x = {x_p, x_n};
+  if (threadIdx.x == 3u) {
+    for (;;) {
+      GOCU_AT(x, 0LL, 6)++;
+    }
+  }
+}
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "b3658b9efb96505069fd85ef1b823daf18e7bf38d21f76c7f1db6923dc2adc09"
+const gocuSourceSHA256 = "454c09f075a0fb5d2e909a6826e8589aa82a215ba23deb8b65a105216a488794"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -342,9 +352,18 @@ var gocuModule = &meta.Module{
 			Func:        Transpose2,
 			Checked:     gocuChecked_Transpose2,
 		},
+		{
+			Name:  "Spin",
+			Entry: "Spin",
+			Params: []meta.Param{
+				{Name: "x", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+			},
+			Func:    Spin,
+			Checked: gocuChecked_Spin,
+		},
 	},
 	Sites: []*kernel.Site{
-		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5,
+		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
 	},
 }
 
@@ -396,6 +415,25 @@ func LaunchTranspose2(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32
 	)
 }
 
+// LaunchSpin runs the kernel Spin on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchSpin(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32]) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 2, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		return l.Run(gocuM0, gocuN0)
+	}
+	gocuS0 := launch.SimArg(&l, 0, x)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { Spin(gocuT, gocuS0) },
+		func(gocuT *kernel.Thread) { gocuChecked_Spin(gocuT, gocuS0) },
+		gocuS0,
+	)
+}
+
 // Source sites of the checked accesses and debug-mode checks.
 var (
 	gocuSite0 = kernel.Site{File: "guard.go", Line: 13, Col: 14, Expr: "x[i]"}
@@ -404,6 +442,8 @@ var (
 	gocuSite3 = kernel.Site{File: "guard.go", Line: 24, Col: 2, Expr: "tile[ty+1][tx]"}
 	gocuSite4 = kernel.Site{File: "guard.go", Line: 26, Col: 15, Expr: "tile[ty][tx]"}
 	gocuSite5 = kernel.Site{File: "guard.go", Line: 26, Col: 2, Expr: "y[tx*4+ty]"}
+	gocuSite6 = kernel.Site{File: "guard.go", Line: 36, Col: 4, Expr: "x[0]"}
+	gocuSite7 = kernel.Site{File: "guard.go", Line: 35, Col: 3, Expr: "for"}
 )
 
 // gocuChecked_OffByOne is the checked copy of guard.OffByOne (guard.go:10).
@@ -429,5 +469,15 @@ func gocuChecked_Transpose2(t *kernel.Thread, x []float32, y []float32) {
 	{
 		var gocuV2 float32 = *kernel.At(t, tile[kernel.Index(t, int(ty), 4, &gocuSite4)][:], int(tx), &gocuSite4, kernel.Read)
 		*kernel.At(t, y, int(tx*4+ty), &gocuSite5, kernel.Write) = gocuV2
+	}
+}
+
+// gocuChecked_Spin is the checked copy of guard.Spin (guard.go:33).
+func gocuChecked_Spin(t *kernel.Thread, x []float32) {
+	if t.ThreadIdx.X == 3 {
+		for {
+			kernel.Loop(t, &gocuSite7)
+			*kernel.At(t, x, int(0), &gocuSite6, kernel.ReadWrite)++
+		}
 	}
 }

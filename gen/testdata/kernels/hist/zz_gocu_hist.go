@@ -375,7 +375,7 @@ var gocuModule = &meta.Module{
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
-		&gocuSite8, &gocuSite9,
+		&gocuSite8, &gocuSite9, &gocuSite10, &gocuSite11, &gocuSite12,
 	},
 }
 
@@ -430,30 +430,36 @@ func LaunchAccumulate(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[int32],
 
 // Source sites of the checked accesses and debug-mode checks.
 var (
-	gocuSite0 = kernel.Site{File: "hist.go", Line: 15, Col: 3, Expr: "local[i]"}
-	gocuSite1 = kernel.Site{File: "hist.go", Line: 19, Col: 21, Expr: "local[data[i]]"}
-	gocuSite2 = kernel.Site{File: "hist.go", Line: 19, Col: 27, Expr: "data[i]"}
-	gocuSite3 = kernel.Site{File: "hist.go", Line: 23, Col: 11, Expr: "local[i]"}
-	gocuSite4 = kernel.Site{File: "hist.go", Line: 24, Col: 22, Expr: "hist[i]"}
-	gocuSite5 = kernel.Site{File: "hist.go", Line: 46, Col: 7, Expr: "data[i]"}
-	gocuSite6 = kernel.Site{File: "hist.go", Line: 47, Col: 11, Expr: "uint32(v) % uint32(len(stats))"}
-	gocuSite7 = kernel.Site{File: "hist.go", Line: 49, Col: 21, Expr: "stats[b]"}
-	gocuSite8 = kernel.Site{File: "hist.go", Line: 51, Col: 20, Expr: "stats[b]"}
-	gocuSite9 = kernel.Site{File: "hist.go", Line: 52, Col: 20, Expr: "stats[b]"}
+	gocuSite0  = kernel.Site{File: "hist.go", Line: 15, Col: 3, Expr: "local[i]"}
+	gocuSite1  = kernel.Site{File: "hist.go", Line: 19, Col: 21, Expr: "local[data[i]]"}
+	gocuSite2  = kernel.Site{File: "hist.go", Line: 19, Col: 27, Expr: "data[i]"}
+	gocuSite3  = kernel.Site{File: "hist.go", Line: 23, Col: 11, Expr: "local[i]"}
+	gocuSite4  = kernel.Site{File: "hist.go", Line: 24, Col: 22, Expr: "hist[i]"}
+	gocuSite5  = kernel.Site{File: "hist.go", Line: 46, Col: 7, Expr: "data[i]"}
+	gocuSite6  = kernel.Site{File: "hist.go", Line: 47, Col: 11, Expr: "uint32(v) % uint32(len(stats))"}
+	gocuSite7  = kernel.Site{File: "hist.go", Line: 49, Col: 21, Expr: "stats[b]"}
+	gocuSite8  = kernel.Site{File: "hist.go", Line: 51, Col: 20, Expr: "stats[b]"}
+	gocuSite9  = kernel.Site{File: "hist.go", Line: 52, Col: 20, Expr: "stats[b]"}
+	gocuSite10 = kernel.Site{File: "hist.go", Line: 14, Col: 2, Expr: "for i := t.ThreadIdx.X; i < Bins; i += t.BlockDim.X"}
+	gocuSite11 = kernel.Site{File: "hist.go", Line: 18, Col: 2, Expr: "for i := int(t.Index()); i < len(data); i += int(t.Stride())"}
+	gocuSite12 = kernel.Site{File: "hist.go", Line: 22, Col: 2, Expr: "for i := t.ThreadIdx.X; i < Bins; i += t.BlockDim.X"}
 )
 
 // gocuChecked_Histogram is the checked copy of hist.Histogram (hist.go:12).
 func gocuChecked_Histogram(t *kernel.Thread, data []uint8, hist []uint32) {
 	local := kernel.Shared[[256]uint32](t)
 	for i := t.ThreadIdx.X; i < Bins; i += t.BlockDim.X {
+		kernel.Loop(t, &gocuSite10)
 		*kernel.At(t, local[:], int(i), &gocuSite0, kernel.Write) = 0
 	}
 	t.SyncThreads()
 	for i := int(t.Index()); i < len(data); i += int(t.Stride()) {
+		kernel.Loop(t, &gocuSite11)
 		kernel.AtomicAdd(kernel.At(t, local[:], int(*kernel.At(t, data, int(i), &gocuSite2, kernel.Read)), &gocuSite1, kernel.Atomic), 1)
 	}
 	t.SyncThreads()
 	for i := t.ThreadIdx.X; i < Bins; i += t.BlockDim.X {
+		kernel.Loop(t, &gocuSite12)
 		if c := *kernel.At(t, local[:], int(i), &gocuSite3, kernel.Read); c != 0 {
 			kernel.AtomicAdd(kernel.At(t, hist, int(i), &gocuSite4, kernel.Atomic), c)
 		}

@@ -422,7 +422,7 @@ var gocuModule = &meta.Module{
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
 		&gocuSite8, &gocuSite9, &gocuSite10, &gocuSite11, &gocuSite12, &gocuSite13, &gocuSite14, &gocuSite15,
-		&gocuSite16,
+		&gocuSite16, &gocuSite17, &gocuSite18, &gocuSite19, &gocuSite20, &gocuSite21,
 	},
 }
 
@@ -520,6 +520,11 @@ var (
 	gocuSite14 = kernel.Site{File: "matmul.go", Line: 75, Col: 11, Expr: "as[ty*tile+k]"}
 	gocuSite15 = kernel.Site{File: "matmul.go", Line: 75, Col: 27, Expr: "bs[k*tile+tx]"}
 	gocuSite16 = kernel.Site{File: "matmul.go", Line: 80, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite17 = kernel.Site{File: "matmul.go", Line: 18, Col: 3, Expr: "for k := int32(0); k < n; k++"}
+	gocuSite18 = kernel.Site{File: "matmul.go", Line: 36, Col: 2, Expr: "for ph := int32(0); ph < (n+Tile-1)/Tile; ph++"}
+	gocuSite19 = kernel.Site{File: "matmul.go", Line: 40, Col: 3, Expr: "for k := range Tile"}
+	gocuSite20 = kernel.Site{File: "matmul.go", Line: 70, Col: 2, Expr: "for ph := int32(0); ph < (n+tile-1)/tile; ph++"}
+	gocuSite21 = kernel.Site{File: "matmul.go", Line: 74, Col: 3, Expr: "for k := int32(0); k < tile; k++"}
 )
 
 // gocuChecked_load is the checked copy of matmul.load (matmul.go:51).
@@ -536,6 +541,7 @@ func gocuChecked_Naive(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	if row < n && col < n {
 		var sum float32
 		for k := int32(0); k < n; k++ {
+			kernel.Loop(t, &gocuSite17)
 			sum += *kernel.At(t, a, int(row*n+k), &gocuSite1, kernel.Read) * *kernel.At(t, b, int(k*n+col), &gocuSite2, kernel.Read)
 		}
 		*kernel.At(t, c, int(row*n+col), &gocuSite3, kernel.Write) = sum
@@ -550,6 +556,7 @@ func gocuChecked_Tiled(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	col := t.BlockIdx.X*Tile + tx
 	var sum float32
 	for ph := int32(0); ph < (n+Tile-1)/Tile; ph++ {
+		kernel.Loop(t, &gocuSite18)
 		{
 			var gocuV1 float32 = gocuChecked_load(t, a, row, ph*Tile+tx, n)
 			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite4)][:], int(tx), &gocuSite4, kernel.Write) = gocuV1
@@ -560,6 +567,7 @@ func gocuChecked_Tiled(t *kernel.Thread, a []float32, b []float32, c []float32, 
 		}
 		t.SyncThreads()
 		for k := range Tile {
+			kernel.Loop(t, &gocuSite19)
 			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite6)][:], int(k), &gocuSite6, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(k), 16, &gocuSite7)][:], int(tx), &gocuSite7, kernel.Read)
 		}
 		t.SyncThreads()
@@ -579,6 +587,7 @@ func gocuChecked_TiledDynamic(t *kernel.Thread, a []float32, b []float32, c []fl
 	col := t.BlockIdx.X*tile + tx
 	var sum float32
 	for ph := int32(0); ph < (n+tile-1)/tile; ph++ {
+		kernel.Loop(t, &gocuSite20)
 		{
 			var gocuV1 float32 = gocuChecked_load(t, a, row, ph*tile+tx, n)
 			*kernel.At(t, as, int(ty*tile+tx), &gocuSite12, kernel.Write) = gocuV1
@@ -589,6 +598,7 @@ func gocuChecked_TiledDynamic(t *kernel.Thread, a []float32, b []float32, c []fl
 		}
 		t.SyncThreads()
 		for k := int32(0); k < tile; k++ {
+			kernel.Loop(t, &gocuSite21)
 			sum += *kernel.At(t, as, int(ty*tile+k), &gocuSite14, kernel.Read) * *kernel.At(t, bs, int(k*tile+tx), &gocuSite15, kernel.Read)
 		}
 		t.SyncThreads()

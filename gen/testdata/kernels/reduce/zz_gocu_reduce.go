@@ -389,7 +389,7 @@ var gocuModule = &meta.Module{
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
-		&gocuSite8,
+		&gocuSite8, &gocuSite9, &gocuSite10, &gocuSite11, &gocuSite12,
 	},
 }
 
@@ -445,20 +445,25 @@ func LaunchMaxAbs(d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[float32],
 
 // Source sites of the checked accesses and debug-mode checks.
 var (
-	gocuSite0 = kernel.Site{File: "reduce.go", Line: 19, Col: 10, Expr: "x[i]"}
-	gocuSite1 = kernel.Site{File: "reduce.go", Line: 21, Col: 2, Expr: "buf[tid]"}
-	gocuSite2 = kernel.Site{File: "reduce.go", Line: 25, Col: 16, Expr: "buf[tid+s]"}
-	gocuSite3 = kernel.Site{File: "reduce.go", Line: 25, Col: 4, Expr: "buf[tid]"}
-	gocuSite4 = kernel.Site{File: "reduce.go", Line: 30, Col: 19, Expr: "buf[tid]"}
-	gocuSite5 = kernel.Site{File: "reduce.go", Line: 32, Col: 22, Expr: "out[0]"}
-	gocuSite6 = kernel.Site{File: "reduce.go", Line: 54, Col: 7, Expr: "x[i]"}
-	gocuSite7 = kernel.Site{File: "reduce.go", Line: 55, Col: 20, Expr: "out[0]"}
-	gocuSite8 = kernel.Site{File: "reduce.go", Line: 58, Col: 21, Expr: "neg[0]"}
+	gocuSite0  = kernel.Site{File: "reduce.go", Line: 19, Col: 10, Expr: "x[i]"}
+	gocuSite1  = kernel.Site{File: "reduce.go", Line: 21, Col: 2, Expr: "buf[tid]"}
+	gocuSite2  = kernel.Site{File: "reduce.go", Line: 25, Col: 16, Expr: "buf[tid+s]"}
+	gocuSite3  = kernel.Site{File: "reduce.go", Line: 25, Col: 4, Expr: "buf[tid]"}
+	gocuSite4  = kernel.Site{File: "reduce.go", Line: 30, Col: 19, Expr: "buf[tid]"}
+	gocuSite5  = kernel.Site{File: "reduce.go", Line: 32, Col: 22, Expr: "out[0]"}
+	gocuSite6  = kernel.Site{File: "reduce.go", Line: 54, Col: 7, Expr: "x[i]"}
+	gocuSite7  = kernel.Site{File: "reduce.go", Line: 55, Col: 20, Expr: "out[0]"}
+	gocuSite8  = kernel.Site{File: "reduce.go", Line: 58, Col: 21, Expr: "neg[0]"}
+	gocuSite9  = kernel.Site{File: "reduce.go", Line: 39, Col: 2, Expr: "for off := int32(16); off > 0; off /= 2"}
+	gocuSite10 = kernel.Site{File: "reduce.go", Line: 64, Col: 2, Expr: "for x != 0"}
+	gocuSite11 = kernel.Site{File: "reduce.go", Line: 18, Col: 2, Expr: "for i := t.Index(); i < int32(len(x)); i += t.Stride()"}
+	gocuSite12 = kernel.Site{File: "reduce.go", Line: 23, Col: 2, Expr: "for s := int32(Block / 2); s >= kernel.WarpSize; s >>= 1"}
 )
 
 // gocuChecked_warpSum is the checked copy of reduce.warpSum (reduce.go:38).
 func gocuChecked_warpSum(t *kernel.Thread, v float32) float32 {
 	for off := int32(16); off > 0; off /= 2 {
+		kernel.Loop(t, &gocuSite9)
 		v += kernel.ShflDown(t, kernel.FullMask, v, off)
 	}
 	return v
@@ -468,6 +473,7 @@ func gocuChecked_warpSum(t *kernel.Thread, v float32) float32 {
 func gocuChecked_popcount(gocuT *kernel.Thread, x uint32) int {
 	n := 0
 	for x != 0 {
+		kernel.Loop(gocuT, &gocuSite10)
 		x &= x - 1
 		n++
 	}
@@ -480,11 +486,13 @@ func gocuChecked_Sum(t *kernel.Thread, x []float32, out []float32) {
 	tid := t.ThreadIdx.X
 	var acc float32
 	for i := t.Index(); i < int32(len(x)); i += t.Stride() {
+		kernel.Loop(t, &gocuSite11)
 		acc += *kernel.At(t, x, int(i), &gocuSite0, kernel.Read)
 	}
 	*kernel.At(t, buf[:], int(tid), &gocuSite1, kernel.Write) = acc
 	t.SyncThreads()
 	for s := int32(Block / 2); s >= kernel.WarpSize; s >>= 1 {
+		kernel.Loop(t, &gocuSite12)
 		if tid < s {
 			{
 				var gocuV1 float32 = *kernel.At(t, buf[:], int(tid+s), &gocuSite2, kernel.Read)

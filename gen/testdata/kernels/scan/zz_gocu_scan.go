@@ -365,7 +365,8 @@ var gocuModule = &meta.Module{
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
-		&gocuSite8, &gocuSite9, &gocuSite10, &gocuSite11, &gocuSite12, &gocuSite13, &gocuSite14,
+		&gocuSite8, &gocuSite9, &gocuSite10, &gocuSite11, &gocuSite12, &gocuSite13, &gocuSite14, &gocuSite15,
+		&gocuSite16,
 	},
 }
 
@@ -413,6 +414,8 @@ var (
 	gocuSite12 = kernel.Site{File: "scan.go", Line: 45, Col: 3, Expr: "y[i]"}
 	gocuSite13 = kernel.Site{File: "scan.go", Line: 48, Col: 10, Expr: "tmp[2*tid+1]"}
 	gocuSite14 = kernel.Site{File: "scan.go", Line: 48, Col: 3, Expr: "y[i]"}
+	gocuSite15 = kernel.Site{File: "scan.go", Line: 21, Col: 2, Expr: "for d := N >> 1; d > 0; d >>= 1"}
+	gocuSite16 = kernel.Site{File: "scan.go", Line: 34, Col: 2, Expr: "for d := 1; d < N; d *= 2"}
 )
 
 // gocuChecked_get is the checked copy of scan.get (scan.go:52).
@@ -438,6 +441,7 @@ func gocuChecked_Blelloch(t *kernel.Thread, x []int32, y []int32) {
 	}
 	offset := 1
 	for d := N >> 1; d > 0; d >>= 1 {
+		kernel.Loop(t, &gocuSite15)
 		t.SyncThreads()
 		if tid < d {
 			ai := offset*(2*tid+1) - 1
@@ -453,6 +457,7 @@ func gocuChecked_Blelloch(t *kernel.Thread, x []int32, y []int32) {
 		*kernel.At(t, tmp[:], int(N-1), &gocuSite5, kernel.Write) = 0
 	}
 	for d := 1; d < N; d *= 2 {
+		kernel.Loop(t, &gocuSite16)
 		offset >>= 1
 		t.SyncThreads()
 		if tid < d {

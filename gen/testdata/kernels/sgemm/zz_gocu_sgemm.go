@@ -386,7 +386,8 @@ var gocuModule = &meta.Module{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
 		&gocuSite8, &gocuSite9, &gocuSite10, &gocuSite11, &gocuSite12, &gocuSite13, &gocuSite14, &gocuSite15,
 		&gocuSite16, &gocuSite17, &gocuSite18, &gocuSite19, &gocuSite20, &gocuSite21, &gocuSite22, &gocuSite23,
-		&gocuSite24, &gocuSite25, &gocuSite26,
+		&gocuSite24, &gocuSite25, &gocuSite26, &gocuSite27, &gocuSite28, &gocuSite29, &gocuSite30, &gocuSite31,
+		&gocuSite32, &gocuSite33, &gocuSite34,
 	},
 }
 
@@ -448,6 +449,14 @@ var (
 	gocuSite24 = kernel.Site{File: "sgemm.go", Line: 85, Col: 14, Expr: "acc[i][j+2]"}
 	gocuSite25 = kernel.Site{File: "sgemm.go", Line: 86, Col: 14, Expr: "acc[i][j+3]"}
 	gocuSite26 = kernel.Site{File: "sgemm.go", Line: 82, Col: 4, Expr: "c4[p]"}
+	gocuSite27 = kernel.Site{File: "sgemm.go", Line: 41, Col: 2, Expr: "for k0 := int32(0); k0 < k; k0 += BK"}
+	gocuSite28 = kernel.Site{File: "sgemm.go", Line: 54, Col: 3, Expr: "for kk := 0; kk < BK; kk++"}
+	gocuSite29 = kernel.Site{File: "sgemm.go", Line: 56, Col: 4, Expr: "for i := 0; i < TM; i++"}
+	gocuSite30 = kernel.Site{File: "sgemm.go", Line: 60, Col: 4, Expr: "for j := 0; j < TN; j++"}
+	gocuSite31 = kernel.Site{File: "sgemm.go", Line: 64, Col: 4, Expr: "for i := 0; i < TM; i++"}
+	gocuSite32 = kernel.Site{File: "sgemm.go", Line: 66, Col: 5, Expr: "for j := 0; j < TN; j++"}
+	gocuSite33 = kernel.Site{File: "sgemm.go", Line: 75, Col: 2, Expr: "for i := 0; i < TM; i++"}
+	gocuSite34 = kernel.Site{File: "sgemm.go", Line: 78, Col: 3, Expr: "for j := 0; j < TN; j += 4"}
 )
 
 // gocuChecked_SGEMM is the checked copy of sgemm.SGEMM (sgemm.go:26).
@@ -467,6 +476,7 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	var ra [8]float32
 	var rb [8]float32
 	for k0 := int32(0); k0 < k; k0 += BK {
+		kernel.Loop(t, &gocuSite27)
 		va := *kernel.At(t, a4, int((rowA*k+k0+colA)/4), &gocuSite2, kernel.Read)
 		*kernel.At(t, as[kernel.Index(t, int(colA+0), 8, &gocuSite3)][:], int(tid/2), &gocuSite3, kernel.Write) = va.X
 		*kernel.At(t, as[kernel.Index(t, int(colA+1), 8, &gocuSite4)][:], int(tid/2), &gocuSite4, kernel.Write) = va.Y
@@ -479,20 +489,25 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 		*kernel.At(t, bs[kernel.Index(t, int(rowB), 8, &gocuSite11)][:], int(colB+3), &gocuSite11, kernel.Write) = vb.W
 		t.SyncThreads()
 		for kk := 0; kk < BK; kk++ {
+			kernel.Loop(t, &gocuSite28)
 			for i := 0; i < TM; i++ {
+				kernel.Loop(t, &gocuSite29)
 				{
 					var gocuV1 float32 = *kernel.At(t, as[kernel.Index(t, int(kk), 8, &gocuSite12)][:], int(tr*TM+int32(i)), &gocuSite12, kernel.Read)
 					*kernel.At(t, ra[:], int(i), &gocuSite13, kernel.Write) = gocuV1
 				}
 			}
 			for j := 0; j < TN; j++ {
+				kernel.Loop(t, &gocuSite30)
 				{
 					var gocuV2 float32 = *kernel.At(t, bs[kernel.Index(t, int(kk), 8, &gocuSite14)][:], int(tc*TN+int32(j)), &gocuSite14, kernel.Read)
 					*kernel.At(t, rb[:], int(j), &gocuSite15, kernel.Write) = gocuV2
 				}
 			}
 			for i := 0; i < TM; i++ {
+				kernel.Loop(t, &gocuSite31)
 				for j := 0; j < TN; j++ {
+					kernel.Loop(t, &gocuSite32)
 					{
 						var gocuV3 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite16, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite17, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite18)][:], int(j), &gocuSite18, kernel.Read))
 						*kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite19)][:], int(j), &gocuSite19, kernel.Write) = gocuV3
@@ -504,8 +519,10 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	}
 	c4 := kernel.Reinterpret[kernel.Float4](c)
 	for i := 0; i < TM; i++ {
+		kernel.Loop(t, &gocuSite33)
 		row := t.BlockIdx.Y*BM + tr*TM + int32(i)
 		for j := 0; j < TN; j += 4 {
+			kernel.Loop(t, &gocuSite34)
 			col := t.BlockIdx.X*BN + tc*TN + int32(j)
 			p := (row*n + col) / 4
 			old := *kernel.At(t, c4, int(p), &gocuSite21, kernel.Read)

@@ -1,0 +1,352 @@
+package gen
+
+import (
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+)
+
+// Low-precision types and tensor cores: kernel.Half, BFloat16, FP8E4M3 and
+// FP8E5M2 (package lowp's types), the pairs Half2 and BFloat16x2, the
+// 16-byte Half8 and BFloat16x8, the fragments and MMA functions, LdMatrix
+// and CpAsync.
+//
+// The low-precision types are their bit patterns in C (unsigned short and
+// unsigned char), as in Go, and every conversion and instruction is inline
+// PTX in the tensor prelude below, which a unit gets only when it uses
+// them. gen does not include cuda_fp16.h or cuda_bf16.h: NVRTC finds them
+// only with the toolkit's include directory, which a machine with just the
+// driver and NVRTC lacks, and gocu compiles with no include path.
+
+const lowpPath = "github.com/gocu-dev/gocu/lowp"
+
+// tensorTypes maps the kernel package's pair and wide types to C.
+var tensorTypes = map[string]string{
+	"Half2": "gocu_half2", "BFloat16x2": "gocu_bf16x2", "Half8": "gocu_u16x8", "BFloat16x8": "gocu_u16x8",
+}
+
+// fragTypes are the kernel package's fragment types: register arrays.
+var fragTypes = map[string]bool{"FragA": true, "FragB": true, "FragC": true, "FragATF32": true, "FragBTF32": true}
+
+// lowpKind returns the low-precision format of t ("f16", "bf16", "e4m3",
+// "e5m2"), or "" for other types.
+func lowpKind(t types.Type) string {
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok || n.Obj().Pkg() == nil || n.Obj().Pkg().Path() != lowpPath {
+		return ""
+	}
+	switch n.Obj().Name() {
+	case "Float16":
+		return "f16"
+	case "BFloat16":
+		return "bf16"
+	case "Float8E4M3":
+		return "e4m3"
+	case "Float8E5M2":
+		return "e5m2"
+	}
+	return ""
+}
+
+// kernelTypeName names t in kernel code: kernel.BFloat16 for lowp.BFloat16.
+func kernelTypeName(t types.Type) string {
+	switch lowpKind(t) {
+	case "f16":
+		return "kernel.Half"
+	case "bf16":
+		return "kernel.BFloat16"
+	case "e4m3":
+		return "kernel.FP8E4M3"
+	case "e5m2":
+		return "kernel.FP8E5M2"
+	}
+	return types.TypeString(t, byName)
+}
+
+// lowpOperator rejects Go's arithmetic and ordering on low-precision
+// values, which would act on their bit patterns.
+func (fc *fnCtx) lowpOperator(op token.Token, t types.Type, node ast.Node) bool {
+	if lowpKind(t) == "" || op == token.EQL || op == token.NEQ {
+		return false
+	}
+	name := kernelTypeName(t)
+	fc.unsupported(node.Pos(), "the operator "+op.String()+" on "+name+" (Go applies it to the bit pattern)",
+		"compute in float32: x.Float32() "+op.String()+" y.Float32(), and round back with kernel.To"+name[len("kernel."):])
+	return true
+}
+
+// lowpConvert translates a conversion from or to a low-precision type:
+// only between the type and the unsigned integer of its width, which
+// reinterprets the bits, as in Go.
+func (fc *fnCtx) lowpConvert(x cx, from, to types.Type) (cx, bool) {
+	fk, tk := lowpKind(from), lowpKind(to)
+	if fk == "" && tk == "" {
+		return cx{}, false
+	}
+	if bits(from) == bits(to) && fk != tk && (fk == "" && !isSigned(from) || tk == "" && !isSigned(to)) && !isFloat(from) && !isFloat(to) {
+		return cast(fc.ctype(to), x), true
+	}
+	if fk != "" && tk != "" && fk == tk {
+		return x, true
+	}
+	lt, other := from, to
+	if fk == "" {
+		lt, other = to, from
+	}
+	name := kernelTypeName(lt)
+	fc.unsupported(fc.pos, "the conversion between "+name+" and "+types.TypeString(other, byName)+" (Go converts the bit pattern as an integer)",
+		fmt.Sprintf("use x.Float32() and kernel.To%s(f) for values, or uint%d(x) and %s(bits) for bit patterns", name[len("kernel."):], bits(lt.Underlying()), name))
+	return prim("0"), true
+}
+
+// lowpCall translates calls into package lowp: the conversions and the
+// methods of its types.
+func (fc *fnCtx) lowpCall(c *ast.CallExpr, callee *types.Func) cx {
+	fc.u.tensor = true
+	sig := callee.Signature()
+	name := callee.Name()
+	if recv := sig.Recv(); recv != nil {
+		k := lowpKind(recv.Type())
+		sel, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr)
+		if k == "" || !ok {
+			fc.unsupported(c.Pos(), "the method "+funcDisplayName(callee), "use Float32, Float64, Bits, IsNaN, IsInf and Signbit")
+			return prim("0")
+		}
+		x := fc.valAs(sel.X, recv.Type())
+		return fc.lowpMethod(c, k, name, x)
+	}
+	var args []cx
+	for i, a := range c.Args {
+		args = append(args, fc.valAs(a, sig.Params().At(i).Type()))
+	}
+	kinds := map[string]string{"Float16": "f16", "BFloat16": "bf16", "Float8E4M3": "e4m3", "Float8E5M2": "e5m2"}
+	for prefix, k := range kinds {
+		switch name {
+		case prefix + "FromFloat32":
+			return callx("gocu_f32_to_"+k, args[0])
+		case prefix + "FromBits":
+			return args[0]
+		}
+	}
+	fc.unsupported(c.Pos(), "lowp."+name, "use the FromFloat32 and FromBits functions and the Float32, Bits, IsNaN, IsInf and Signbit methods, or kernel.ToHalf and its kin")
+	return prim("0")
+}
+
+func (fc *fnCtx) lowpMethod(c *ast.CallExpr, k, name string, x cx) cx {
+	signMask, expMask := "0x8000u", map[string]string{"f16": "0x7c00u", "bf16": "0x7f80u", "e5m2": "0x7cu"}[k]
+	abs := "0x7fffu"
+	if k == "e4m3" || k == "e5m2" {
+		signMask, abs = "0x80u", "0x7fu"
+	}
+	bitsOf := "(unsigned int)" + x.at(precUnary)
+	switch name {
+	case "Float32":
+		return callx("gocu_"+k+"_to_f32", x)
+	case "Float64":
+		return cast("double", callx("gocu_"+k+"_to_f32", x))
+	case "Bits":
+		return x
+	case "Signbit":
+		return cx{s: "(" + bitsOf + " & " + signMask + ") != 0u", prec: precEq}
+	case "IsNaN":
+		if k == "e4m3" {
+			return cx{s: "(" + bitsOf + " & 0x7fu) == 0x7fu", prec: precEq}
+		}
+		return cx{s: "(" + bitsOf + " & " + abs + ") > " + expMask, prec: precRel}
+	case "IsInf":
+		if k == "e4m3" {
+			return prim("false")
+		}
+		return cx{s: "(" + bitsOf + " & " + abs + ") == " + expMask, prec: precEq}
+	}
+	fc.unsupported(c.Pos(), "the method "+name+" of a low-precision value", "use Float32, Float64, Bits, IsNaN, IsInf and Signbit")
+	return prim("0")
+}
+
+// tensorMethod translates the methods of Half2 and BFloat16x2.
+func (fc *fnCtx) tensorMethod(c *ast.CallExpr, recvType types.Type, name string) (cx, bool) {
+	n, ok := types.Unalias(recvType).(*types.Named)
+	if !ok {
+		return cx{}, false
+	}
+	var k string
+	switch n.Obj().Name() {
+	case "Half2":
+		k = "f16"
+	case "BFloat16x2":
+		k = "bf16"
+	default:
+		return cx{}, false
+	}
+	fc.u.tensor = true
+	sel := c.Fun.(*ast.SelectorExpr)
+	x := fc.valAs(sel.X, recvType)
+	switch name {
+	case "Float2":
+		return callx("gocu_"+k+"x2_to_float2", x), true
+	case "Bits":
+		return callx("gocu_"+k+"x2_bits", x), true
+	}
+	return cx{}, false
+}
+
+// tensorCall translates the kernel package's low-precision, matrix and
+// asynchronous-copy functions; ok is false for other functions.
+func (fc *fnCtx) tensorCall(c *ast.CallExpr, name string, args func(from int) []cx) (cx, bool) {
+	conv := map[string]string{
+		"ToHalf": "gocu_f32_to_f16", "ToBFloat16": "gocu_f32_to_bf16", "ToFP8E4M3": "gocu_f32_to_e4m3", "ToFP8E5M2": "gocu_f32_to_e5m2",
+		"ToHalf2": "gocu_f16x2_of", "ToBFloat16x2": "gocu_bf16x2_of", "PackHalf2": "gocu_pack_f16x2", "PackBFloat16x2": "gocu_pack_bf16x2",
+		"Half2FromBits": "gocu_f16x2_from_bits", "BFloat16x2FromBits": "gocu_bf16x2_from_bits", "ToTF32": "gocu_tf32",
+	}
+	if f, ok := conv[name]; ok {
+		fc.u.tensor = true
+		return callx(f, args(0)...), true
+	}
+	switch name {
+	case "MMABF16", "MMAF16", "MMATF32":
+		fc.u.tensor = true
+		fc.eff.warp = true
+		f := map[string]string{"MMABF16": "gocu_mma_bf16", "MMAF16": "gocu_mma_f16", "MMATF32": "gocu_mma_tf32"}[name]
+		return callx(f, args(1)...), true
+	case "LdMatrixX1", "LdMatrixX2", "LdMatrixX4", "LdMatrixX1Trans", "LdMatrixX2Trans", "LdMatrixX4Trans":
+		fc.u.tensor = true
+		fc.eff.warp, fc.eff.reads, fc.eff.shared = true, true, true
+		f := "gocu_ldsm_" + map[string]string{"LdMatrixX1": "x1", "LdMatrixX2": "x2", "LdMatrixX4": "x4",
+			"LdMatrixX1Trans": "x1_trans", "LdMatrixX2Trans": "x2_trans", "LdMatrixX4Trans": "x4_trans"}[name]
+		return callx(f, args(1)...), true
+	case "CpAsync":
+		fc.u.tensor = true
+		fc.eff.writes, fc.eff.reads, fc.eff.shared = true, true, true
+		return callx("gocu_cp_async", args(1)...), true
+	case "CpAsyncZfill":
+		fc.u.tensor = true
+		fc.eff.writes, fc.eff.reads, fc.eff.shared = true, true, true
+		return callx("gocu_cp_async_zfill", args(1)...), true
+	case "CpAsyncCommit":
+		fc.u.tensor = true
+		fc.eff.writes = true
+		return prim("gocu_cp_async_commit()"), true
+	case "CpAsyncWait":
+		fc.u.tensor = true
+		fc.eff.writes = true
+		tv := fc.info.Types[c.Args[1]]
+		n, exact := int64(0), false
+		if tv.Value != nil {
+			n, exact = constant.Int64Val(constant.ToInt(tv.Value))
+		}
+		if !exact || n < 0 || n > 7 {
+			fc.unsupported(c.Args[1].Pos(), "a CpAsyncWait count that is not a constant from 0 to 7", "PTX cp.async.wait_group takes an immediate: write a constant")
+			return prim("0"), true
+		}
+		return prim(fmt.Sprintf("gocu_cp_async_wait<%d>()", n)), true
+	}
+	return cx{}, false
+}
+
+// tensorHeader is the prelude of units that use low-precision types or
+// tensor cores. Every helper is inline PTX for sm_80 and later (the FP8
+// conversions need sm_89).
+const tensorHeader = `// ---- gocu: low-precision types and tensor cores (see package kernel) ----
+struct __align__(4) gocu_half2 { unsigned short x, y; };
+struct __align__(4) gocu_bf16x2 { unsigned short x, y; };
+struct __align__(16) gocu_u16x8 { unsigned short v[8]; };
+__device__ __forceinline__ gocu_half2 make_gocu_half2(unsigned short x, unsigned short y) { return gocu_half2{x, y}; }
+__device__ __forceinline__ gocu_bf16x2 make_gocu_bf16x2(unsigned short x, unsigned short y) { return gocu_bf16x2{x, y}; }
+
+__device__ __forceinline__ float gocu_f16_to_f32(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned short gocu_f32_to_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float gocu_bf16_to_f32(unsigned short h) { return __uint_as_float((unsigned int)h << 16); }
+__device__ __forceinline__ unsigned short gocu_f32_to_bf16(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ unsigned char gocu_f32_to_e4m3(float f) { unsigned short r; asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(0.0f), "f"(f)); return (unsigned char)r; }
+__device__ __forceinline__ unsigned char gocu_f32_to_e5m2(float f) { unsigned short r; asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(0.0f), "f"(f)); return (unsigned char)r; }
+__device__ __forceinline__ float gocu_e4m3_to_f32(unsigned char x) { unsigned int h; asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"((unsigned short)x)); return gocu_f16_to_f32((unsigned short)h); }
+__device__ __forceinline__ float gocu_e5m2_to_f32(unsigned char x) { unsigned int h; asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h) : "h"((unsigned short)x)); return gocu_f16_to_f32((unsigned short)h); }
+__device__ __forceinline__ float gocu_tf32(float f) { unsigned int r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(f)); return __uint_as_float(r); }
+
+// Pairs: lo in the low 16 bits (cvt's second source operand).
+__device__ __forceinline__ unsigned int gocu_pack_f16x2(float lo, float hi) { unsigned int r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r; }
+__device__ __forceinline__ unsigned int gocu_pack_bf16x2(float lo, float hi) { unsigned int r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r; }
+__device__ __forceinline__ gocu_half2 gocu_f16x2_from_bits(unsigned int r) { return gocu_half2{(unsigned short)r, (unsigned short)(r >> 16)}; }
+__device__ __forceinline__ gocu_bf16x2 gocu_bf16x2_from_bits(unsigned int r) { return gocu_bf16x2{(unsigned short)r, (unsigned short)(r >> 16)}; }
+__device__ __forceinline__ gocu_half2 gocu_f16x2_of(float x, float y) { return gocu_f16x2_from_bits(gocu_pack_f16x2(x, y)); }
+__device__ __forceinline__ gocu_bf16x2 gocu_bf16x2_of(float x, float y) { return gocu_bf16x2_from_bits(gocu_pack_bf16x2(x, y)); }
+__device__ __forceinline__ unsigned int gocu_f16x2_bits(gocu_half2 h) { return (unsigned int)h.x | (unsigned int)h.y << 16; }
+__device__ __forceinline__ unsigned int gocu_bf16x2_bits(gocu_bf16x2 h) { return (unsigned int)h.x | (unsigned int)h.y << 16; }
+__device__ __forceinline__ float2 gocu_f16x2_to_float2(gocu_half2 h) { return make_float2(gocu_f16_to_f32(h.x), gocu_f16_to_f32(h.y)); }
+__device__ __forceinline__ float2 gocu_bf16x2_to_float2(gocu_bf16x2 h) { return make_float2(gocu_bf16_to_f32(h.x), gocu_bf16_to_f32(h.y)); }
+
+// Warp-level MMA: D = A B + C, fp32 accumulators.
+__device__ __forceinline__ gocu_array<float, 4> gocu_mma_bf16(gocu_array<unsigned int, 4> a, gocu_array<unsigned int, 2> b, gocu_array<float, 4> c) {
+  gocu_array<float, 4> d;
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "r"(b.v[0]), "r"(b.v[1]), "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3]));
+  return d;
+}
+__device__ __forceinline__ gocu_array<float, 4> gocu_mma_f16(gocu_array<unsigned int, 4> a, gocu_array<unsigned int, 2> b, gocu_array<float, 4> c) {
+  gocu_array<float, 4> d;
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "r"(b.v[0]), "r"(b.v[1]), "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3]));
+  return d;
+}
+__device__ __forceinline__ gocu_array<float, 4> gocu_mma_tf32(gocu_array<float, 4> a, gocu_array<float, 2> b, gocu_array<float, 4> c) {
+  gocu_array<float, 4> d;
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3])
+      : "r"(__float_as_uint(a.v[0])), "r"(__float_as_uint(a.v[1])), "r"(__float_as_uint(a.v[2])), "r"(__float_as_uint(a.v[3])),
+        "r"(__float_as_uint(b.v[0])), "r"(__float_as_uint(b.v[1])), "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3]));
+  return d;
+}
+
+// Shared-memory addresses for ldmatrix and cp.async (the shared window's
+// 32-bit offset of a generic pointer).
+__device__ __forceinline__ unsigned int gocu_smem(const void* p) {
+  unsigned int r;
+  asm("{ .reg .u64 gocu_t; cvta.to.shared.u64 gocu_t, %1; cvt.u32.u64 %0, gocu_t; }" : "=r"(r) : "l"(p));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 4> gocu_ldsm_x4(gocu_slice<T> s) {
+  gocu_array<unsigned int, 4> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.v[0]), "=r"(r.v[1]), "=r"(r.v[2]), "=r"(r.v[3]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 4> gocu_ldsm_x4_trans(gocu_slice<T> s) {
+  gocu_array<unsigned int, 4> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.v[0]), "=r"(r.v[1]), "=r"(r.v[2]), "=r"(r.v[3]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 2> gocu_ldsm_x2(gocu_slice<T> s) {
+  gocu_array<unsigned int, 2> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(r.v[0]), "=r"(r.v[1]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 2> gocu_ldsm_x2_trans(gocu_slice<T> s) {
+  gocu_array<unsigned int, 2> r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(r.v[0]), "=r"(r.v[1]) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ unsigned int gocu_ldsm_x1(gocu_slice<T> s) {
+  unsigned int r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r) : "r"(gocu_smem(s.p)));
+  return r;
+}
+template <typename T> __device__ __forceinline__ unsigned int gocu_ldsm_x1_trans(gocu_slice<T> s) {
+  unsigned int r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(r) : "r"(gocu_smem(s.p)));
+  return r;
+}
+
+// Asynchronous copies of 16 bytes, global to shared, bypassing L1.
+template <typename T> __device__ __forceinline__ void gocu_cp_async(gocu_slice<T> dst, gocu_slice<T> src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(gocu_smem(dst.p)), "l"(src.p) : "memory");
+}
+template <typename T> __device__ __forceinline__ void gocu_cp_async_zfill(gocu_slice<T> dst, gocu_slice<T> src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(gocu_smem(dst.p)), "l"(src.p), "r"(valid ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void gocu_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void gocu_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
+// ---- end of the tensor prelude ----
+`

@@ -1,0 +1,122 @@
+// Package tensor exercises the low-precision types, the warp matrix
+// operations and the asynchronous copies: every conversion, every
+// LdMatrix form, the three MMAs and CpAsync with its commit and wait.
+package tensor
+
+import (
+	"github.com/gocu-dev/gocu/kernel"
+	"github.com/gocu-dev/gocu/lowp"
+)
+
+// Convert rounds x to every low-precision format and back, and packs and
+// unpacks pairs: out holds 12 floats per element of x.
+//
+//gocu:kernel
+func Convert(t *kernel.Thread, x []float32, h []kernel.Half, b []kernel.BFloat16, e4 []kernel.FP8E4M3, e5 []kernel.FP8E5M2, out []float32, bits []uint32) {
+	i := t.Index()
+	if i >= int32(len(x)) {
+		return
+	}
+	v := x[i]
+	h[i] = kernel.ToHalf(v)
+	b[i] = kernel.ToBFloat16(v)
+	e4[i] = kernel.ToFP8E4M3(v)
+	e5[i] = lowp.Float8E5M2FromFloat32(v)
+	o := out[i*12 : i*12+12]
+	o[0] = h[i].Float32()
+	o[1] = b[i].Float32()
+	o[2] = e4[i].Float32()
+	o[3] = e5[i].Float32()
+	o[4] = float32(lowp.BFloat16FromFloat32(v).Float64())
+	p := kernel.ToBFloat16x2(v, -v)
+	f := p.Float2()
+	o[5], o[6] = f.X, f.Y
+	q := kernel.Half2{X: h[i], Y: kernel.Half(0x3c00)}
+	g := q.Float2()
+	o[7], o[8] = g.X, g.Y
+	o[9] = kernel.ToTF32(v)
+	o[10] = 0
+	if h[i].IsNaN() || b[i].IsInf() || e4[i].IsNaN() || e5[i].Signbit() {
+		o[10] = 1
+	}
+	o[11] = kernel.Half2FromBits(kernel.PackHalf2(v, 1)).X.Float32()
+	bits[i*2] = kernel.PackBFloat16x2(v, 2*v)
+	bits[i*2+1] = uint32(uint16(b[i])) | kernel.BFloat16x2FromBits(q.Bits()).Bits()&0xffff0000
+}
+
+// Wide copies eight halves at a time through Half8 and BFloat16x8.
+//
+//gocu:kernel
+func Wide(t *kernel.Thread, src []kernel.Half, dst []kernel.Half, bs []kernel.BFloat16, bd []kernel.BFloat16) {
+	i := t.Index()
+	s8 := kernel.Reinterpret[kernel.Half8](src)
+	d8 := kernel.Reinterpret[kernel.Half8](dst)
+	b8 := kernel.Reinterpret[kernel.BFloat16x8](bs)
+	c8 := kernel.Reinterpret[kernel.BFloat16x8](bd)
+	if i < int32(len(s8)) {
+		v := s8[i]
+		v[7] = v[0]
+		d8[i] = v
+		c8[i] = b8[i]
+	}
+}
+
+// Tile computes one 16x8 tile c = a b per warp with bf16 and fp16 tensor
+// cores (a 16x16 row-major, b 16x8 row-major), loading through CpAsync
+// and LdMatrix, and the tf32 product of the first 8 columns of a and rows
+// of b. Launch one block of 32 threads.
+//
+//gocu:kernel
+func Tile(t *kernel.Thread, a, b []kernel.BFloat16, ah, bh []kernel.Half, c, ch, ct []float32) {
+	as := kernel.Shared[[16 * 16]kernel.BFloat16](t)
+	bsh := kernel.Shared[[16 * 8]kernel.BFloat16](t)
+	ahs := kernel.Shared[[16 * 16]kernel.Half](t)
+	bhs := kernel.Shared[[16 * 8]kernel.Half](t)
+	l := t.LaneID()
+	kernel.CpAsync(t, as[l*8:], a[l*8:])
+	kernel.CpAsync(t, ahs[l*8:], ah[l*8:])
+	kernel.CpAsyncZfill(t, bsh[(l%16)*8:], b[(l%16)*8:], l < 16)
+	kernel.CpAsyncCommit(t)
+	if l < 16 {
+		kernel.CpAsync(t, bhs[l*8:], bh[l*8:])
+	}
+	kernel.CpAsyncCommit(t)
+	kernel.CpAsyncWait(t, 1)
+	kernel.CpAsyncWait(t, 0)
+	t.SyncThreads()
+
+	fa := kernel.LdMatrixX4(t, as[(l%16)*16+(l/16)*8:])
+	fb := kernel.LdMatrixX2Trans(t, bsh[(l%16)*8:])
+	var acc kernel.FragC
+	acc = kernel.MMABF16(t, fa, fb, acc)
+	g, q := l/4, l%4
+	for r := int32(0); r < 4; r++ {
+		c[(g+8*(r/2))*8+2*q+r%2] = acc[r]
+	}
+
+	ha := kernel.LdMatrixX4(t, ahs[(l%16)*16+(l/16)*8:])
+	hb0 := kernel.LdMatrixX1Trans(t, bhs[(l%8)*8:])
+	hb1 := kernel.LdMatrixX1Trans(t, bhs[(8+l%8)*8:])
+	var hc kernel.FragC
+	hc = kernel.MMAF16(t, ha, kernel.FragB{hb0, hb1}, hc)
+	for r := int32(0); r < 4; r++ {
+		ch[(g+8*(r/2))*8+2*q+r%2] = hc[r]
+	}
+
+	// tf32 from the bf16 values, by fragment ownership.
+	fa32 := kernel.FragATF32{as[g*16+q].Float32(), as[(g+8)*16+q].Float32(), as[g*16+q+4].Float32(), as[(g+8)*16+q+4].Float32()}
+	fb32 := kernel.FragBTF32{bsh[q*8+g].Float32(), bsh[(q+4)*8+g].Float32()}
+	var tc kernel.FragC
+	tc = kernel.MMATF32(t, fa32, fb32, tc)
+	for r := int32(0); r < 4; r++ {
+		ct[(g+8*(r/2))*8+2*q+r%2] = tc[r]
+	}
+	// The other forms, for the compile check.
+	x2 := kernel.LdMatrixX2(t, as[(l%16)*16:])
+	x1 := kernel.LdMatrixX1(t, as[(l%8)*16:])
+	x4t := kernel.LdMatrixX4Trans(t, as[(l%16)*16+(l/16)*8:])
+	x2t := kernel.LdMatrixX2Trans(t, as[(l%16)*16:])
+	if x2[0]+x1+x4t[3]+x2t[1] == 0x12345678 {
+		c[0] = 0
+	}
+}
