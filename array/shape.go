@@ -158,7 +158,15 @@ func byteSize(dt DType, shape []int) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	nz, _ := sizeOf(nonZero(shape))
+	// The product of the non-zero dimensions, which sizeOf found to fit an
+	// int (computed here, not through nonZero: every operation checks its
+	// result's size, and must not allocate for it).
+	nz := 1
+	for _, d := range shape {
+		if d != 0 {
+			nz *= d
+		}
+	}
 	sz := max(dt.Size(), 1)
 	if nz > math.MaxInt/sz {
 		return 0, false
