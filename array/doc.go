@@ -271,4 +271,15 @@
 // Arrays may be read by several goroutines at once (a pending expression is
 // evaluated once); Assign and Close must not race with other uses of the
 // same memory, as with any Go value.
+//
+// # CUDA graphs
+//
+// Maker.Capture records the operations of a function (a whole training
+// step) as a CUDA graph, and Graph.Replay runs them again with one launch,
+// as torch.cuda.graph: a warm-up run first, then the device's stream
+// records a second run. Shapes and buffers are static; reads, Sync and
+// host copies inside fail with ErrCapture before they reach the driver
+// (the device stays usable); memory allocated or used during the capture
+// stays the graph's until Close. On the CPU and the simulator the function
+// simply runs. See Capture for the rules.
 package array

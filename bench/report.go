@@ -315,6 +315,8 @@ func groupTitle(g string) string {
 		return "kernels written in Go"
 	case "arrays":
 		return "arrays (package array)"
+	case "training":
+		return "training (packages grad and nn)"
 	case "":
 		return "other"
 	}

@@ -57,6 +57,7 @@ func (b *Backend) buf(x backend.Buffer) (*Buffer, error) {
 	if g.mem != nil && g.mem.Freed() {
 		return nil, fmt.Errorf("gpu: %s: buffer used after it was freed: %w", b.name, cuda.ErrFreed)
 	}
+	b.touch(g) // a capture under way keeps it for its graph
 	return g, nil
 }
 
@@ -77,7 +78,7 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 	}
 	bytes := n * dt.Size()
 	mem, err := b.dev.AllocOnNoCleanup(b.stream, bytes)
-	if errors.Is(err, cuda.ErrOutOfMemory) {
+	if errors.Is(err, cuda.ErrOutOfMemory) && !b.capturing() { // the retry waits for the device
 		collectGarbage()
 		b.Trim()
 		mem, err = b.dev.AllocOnNoCleanup(b.stream, bytes)
@@ -90,7 +91,9 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 		}
 		return nil, b.note(err)
 	}
-	return &Buffer{mem: mem, ptr: uint64(mem.Ptr()), dt: dt, n: n, be: b}, nil
+	g := &Buffer{mem: mem, ptr: uint64(mem.Ptr()), dt: dt, n: n, be: b}
+	b.touch(g)
+	return g, nil
 }
 
 // collectGarbage runs the collector and waits (briefly) for the cleanups
@@ -121,6 +124,9 @@ func (b *Backend) Free(x backend.Buffer) {
 	if !ok || g.mem == nil || g.external {
 		return
 	}
+	if b.deferFree(g) { // a graph still uses it
+		return
+	}
 	_ = g.mem.Free()
 }
 
@@ -141,6 +147,9 @@ func (g *Buffer) view(off, n int) (*cuda.Memory, error) {
 func (b *Backend) Write(dst backend.Buffer, off int, src any) error {
 	if err := b.failed(); err != nil {
 		return err
+	}
+	if b.capturing() {
+		return b.captureErr("copying host data to the device")
 	}
 	g, err := b.buf(dst)
 	if err != nil {
@@ -178,6 +187,9 @@ func (b *Backend) Write(dst backend.Buffer, off int, src any) error {
 func (b *Backend) Read(dst any, src backend.Buffer, off int) error {
 	if err := b.failed(); err != nil {
 		return err
+	}
+	if b.capturing() {
+		return b.captureErr("reading an array to the host")
 	}
 	g, err := b.buf(src)
 	if err != nil {

@@ -323,7 +323,7 @@ func (b *Backend) run(p *plan, c *call) error {
 				return err
 			}
 			if b.scratch != nil {
-				_ = b.scratch.Free() // stream-ordered: kernels queued before still see it
+				b.retireScratch(b.scratch) // graphs may hold its address
 			}
 			b.scratch, b.scratchBytes = m, size
 		}
