@@ -89,3 +89,41 @@ func TestConcurrentOpsFakeGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A capture on the fake driver: the graph bookkeeping (buffers touched in
+// the capture, frees deferred while the graph lives) with recycled storage
+// objects; arrays closed after the capture keep their memory until the
+// graph is closed.
+func TestCaptureFakeGPU(t *testing.T) {
+	d := fakeGPU(t)
+	al := d.gpu.Device().Allocator()
+	x := d.Ones(Float32, 1<<10).Copy()
+	out := d.Zeros(Float32, 1<<10).Copy()
+	var tmp *Array
+	g, err := d.Capture(func() error {
+		tmp = x.Mul(5).Eval()
+		z := x.Add(1).Eval() // closed inside the capture
+		z.Close()
+		return out.Assign(tmp.Add(1))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inUse := al.Stats().InUse
+	tmp.Close()
+	for range 100 {
+		closing(x.Add(2).Eval()) // recycles storage objects
+	}
+	if got := al.Stats().InUse; got != inUse {
+		t.Fatalf("in use %d bytes after closing arrays the graph holds, want %d", got, inUse)
+	}
+	if err := g.Replay(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := al.Stats().InUse; got >= inUse {
+		t.Fatalf("in use %d bytes after closing the graph, want less than %d", got, inUse)
+	}
+}

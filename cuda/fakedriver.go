@@ -18,11 +18,16 @@ func FakeDevice() (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.cuStreamQuery = a.cuInit // every stream idle (the tests' fake echoes the handle)
 	d := &Device{api: a, ordinal: 7, ctx: 0xc0c0, props: fakeProps}
 	d.stream = &Stream{dev: d}
 	d.alloc = newAllocator(&fakeMemory{next: 1 << 40}, true, 0)
 	return d, nil
 }
+
+// FakeStream returns a stream of a FakeDevice other than its default
+// stream (which cannot capture graphs).
+func (d *Device) FakeStream() *Stream { return &Stream{dev: d, handle: 0x5} }
 
 // FakeFunction returns a kernel of a FakeDevice.
 func (d *Device) FakeFunction(name string) *Function {

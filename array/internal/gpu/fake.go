@@ -12,9 +12,10 @@ import (
 // compiled (no NVRTC) and do nothing, so only the Go side is real. For
 // benchmarks of that side on machines without a GPU.
 func NewFake(dev *cuda.Device) (*Backend, error) {
+	s := dev.FakeStream() // not the default stream: it can capture
 	b := &Backend{
 		dev:     dev,
-		stream:  dev.DefaultStream(),
+		stream:  s,
 		name:    "cuda:fake",
 		sms:     dev.Props().Multiprocessors,
 		arch:    "sm_90",
