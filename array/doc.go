@@ -220,8 +220,9 @@
 //
 // An array owns a reference to its storage; views share it. Close releases
 // the reference (the storage is freed with its last reference); using a
-// closed array fails with ErrClosed. A cleanup (runtime.AddCleanup) closes
-// unreachable arrays as a backstop, but intermediate arrays of a chain are
+// closed array fails with ErrClosed. A cleanup (runtime.AddCleanup) frees
+// memory that no reachable array or pending expression uses any more, as a
+// backstop, but intermediate arrays of a chain are
 // only collected by the garbage collector, so close the arrays you keep
 // when device memory matters: on a GPU, memory freed by Close goes back to
 // the caching allocator at once (ordered on the stream), while memory of

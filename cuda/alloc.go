@@ -77,8 +77,9 @@ type Allocator struct {
 	capturing    map[uintptr]int
 	plain        map[uintptr]*block // live plain-mode allocations
 
-	st  AllocStats
-	log bool
+	st    AllocStats
+	log   bool
+	marks uint64 // the last mark of streamFrees.add's compactions
 }
 
 // segment is one driver allocation.
@@ -103,6 +104,7 @@ type block struct {
 	epoch  *epoch  // the event that will make this free block ready, once recorded
 	dead   bool    // absorbed by a neighbour; stale references skip it
 	idx    bool    // in a freeIndex
+	mark   uint64  // the last compaction of a streamFrees list that kept it
 }
 
 // epoch is an event recorded on a stream after blocks were freed on it;
@@ -123,12 +125,17 @@ type streamFrees struct {
 
 // add records a block freed on the stream. Entries go stale when the block
 // is reused or merged; they are dropped now and then so that a stream that
-// frees and reuses forever keeps a short list.
-func (sf *streamFrees) add(b *block) {
+// frees and reuses forever keeps a short list. A block freed, reused and
+// freed again on one stream has several entries, all live: the compaction
+// keeps one (mark is a number no earlier compaction used), or the list of
+// a stream that frees and reuses one block would grow without end.
+func (sf *streamFrees) add(b *block, mark *uint64) {
 	if len(sf.uncovered) >= max(sf.compactAt, 64) {
+		*mark++
 		live := sf.uncovered[:0]
 		for _, u := range sf.uncovered {
-			if !u.dead && u.free && !u.ready && u.epoch == nil && u.stream == b.stream {
+			if !u.dead && u.free && !u.ready && u.epoch == nil && u.stream == b.stream && u.mark != *mark {
+				u.mark = *mark
 				live = append(live, u)
 			}
 		}
@@ -295,7 +302,7 @@ func (a *Allocator) free(b *block, stream uintptr, idle bool) error {
 	b.free, b.req, b.stream, b.epoch = true, 0, stream, nil
 	b.ready = idle
 	if !idle {
-		a.streamFrees(stream).add(b)
+		a.streamFrees(stream).add(b, &a.marks)
 	}
 	b = a.coalesce(b)
 	a.index(b.seg.small).insert(b)
@@ -372,7 +379,7 @@ func (a *Allocator) split(b *block, size int64) {
 	case r.epoch != nil:
 		r.epoch.blocks = append(r.epoch.blocks, r)
 	default:
-		a.streamFrees(r.stream).add(r)
+		a.streamFrees(r.stream).add(r, &a.marks)
 	}
 	a.index(b.seg.small).insert(r)
 }

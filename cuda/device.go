@@ -32,8 +32,14 @@ type Device struct {
 // recentKernels is how many of the last launches a sticky error names.
 const recentKernels = 8
 
-// launched records f among the recent launches.
+// launched records f among the recent launches. A repeat of the kernel
+// recorded last is not recorded again (recentNames would show it once),
+// which spares a launch loop two atomic writes per launch and keeps
+// older kernels in the ring.
 func (d *Device) launched(f *Function) {
+	if d.recent[d.next.Load()%recentKernels].Load() == f {
+		return
+	}
 	d.recent[d.next.Add(1)%recentKernels].Store(f)
 }
 
@@ -132,11 +138,13 @@ func (d *Device) call(fn uintptr, args ...uintptr) Result {
 	if f == nil {
 		return 2 // no host memory for the call frame
 	}
-	runtime.LockOSThread()
-	r := f.bind(d.api, d.ctx)
-	if r == 0 {
-		r = Result(dynlib.Call(fn, args...))
+	if len(args) > ctxCallArgs {
+		putFrame(f)
+		panic("cuda: driver call with more than 12 arguments")
 	}
+	clear(f.args[copy(f.args, args):ctxCallArgs])
+	runtime.LockOSThread()
+	r, _ := f.ctxCall(d.api, d.ctx, fn)
 	runtime.UnlockOSThread()
 	putFrame(f)
 	return r

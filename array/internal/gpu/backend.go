@@ -38,6 +38,9 @@ type Backend struct {
 
 	gm graphMem // CUDA graphs: capture state and the memory graphs hold
 
+	// load is function, or a fake driver's loader (NewFake).
+	load func(*cudagen.Kernel) (*kfunc, error)
+
 	blasOnce sync.Once
 	blas     *cublas.Handle
 	blasWS   *cuda.Memory
@@ -64,6 +67,7 @@ func New(dev *cuda.Device, s *cuda.Stream) (*Backend, error) {
 		arch:    arch,
 		kernels: cudagen.NewCache[any](4096, nil),
 	}
+	b.load = b.function
 	b.mods.init(b, moduleLimit)
 	b.plans.init(planLimit)
 	zero, err := dev.AllocOn(s, 4*ticketWords)

@@ -65,6 +65,10 @@ func (b *Backend) buf(x backend.Buffer) (*Buffer, error) {
 // allocator, ordered on the backend's stream. When the device is full it
 // runs the garbage collector so that the cleanups of unreachable arrays
 // free their memory, returns the cache to the driver and tries once more.
+//
+// The memory has no garbage-collector backstop of its own
+// (cuda.Device.AllocOnNoCleanup): the caller frees every buffer, and
+// package array's storages, which own them, carry the backstop.
 func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 	if err := b.failed(); err != nil {
 		return nil, err
@@ -73,11 +77,11 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 		return nil, fmt.Errorf("gpu: allocation of %d %v elements", n, dt)
 	}
 	bytes := n * dt.Size()
-	mem, err := b.dev.AllocOn(b.stream, bytes)
+	mem, err := b.dev.AllocOnNoCleanup(b.stream, bytes)
 	if errors.Is(err, cuda.ErrOutOfMemory) && !b.capturing() { // the retry waits for the device
 		collectGarbage()
 		b.Trim()
-		mem, err = b.dev.AllocOn(b.stream, bytes)
+		mem, err = b.dev.AllocOnNoCleanup(b.stream, bytes)
 	}
 	if err != nil {
 		if errors.Is(err, cuda.ErrOutOfMemory) {
