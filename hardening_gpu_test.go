@@ -194,7 +194,7 @@ func TestGPUFaultingKernel(t *testing.T) {
 		t.Fatalf("the child crashed or failed: %v\n%s", err, out)
 	}
 	s := string(out)
-	for _, want := range []string{"LAUNCH wild_write", "context is lost", "LATER 6 of 6 sticky", "NO PANIC"} {
+	for _, want := range []string{"kernel wild_write", "hardening_gpu_test.go:", "context is lost", "LATER 6 of 6 sticky", "NO PANIC"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("child output lacks %q:\n%s", want, s)
 		}

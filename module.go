@@ -3,9 +3,7 @@ package gocu
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/gocu-dev/gocu/cuda"
@@ -13,15 +11,10 @@ import (
 )
 
 // thisPackage is gocu's import path, registered with cuda so that launch
-// errors name the user's call site rather than gocu's.
-var thisPackage = func() string {
-	pc, _, _, _ := runtime.Caller(0)
-	name := runtime.FuncForPC(pc).Name()
-	if i := strings.LastIndex(name, "."); i >= 0 {
-		name = name[:i]
-	}
-	return name
-}()
+// errors name the user's call site rather than gocu's. It is written out:
+// the name of a function literal (gocu.glob..func1) does not end at the
+// package's last dot, which once made every error name module.go.
+const thisPackage = "github.com/gocu-dev/gocu"
 
 // Option configures Compile.
 type Option func(*nvrtc.Options)

@@ -26,7 +26,18 @@ type Device struct {
 	// recent are the kernels launched last (a ring), named in sticky
 	// errors.
 	recent [recentKernels]atomic.Pointer[Function]
+	lost   atomic.Pointer[Error] // the first sticky error: the context is gone
 	next   atomic.Uint32
+}
+
+// Lost returns the first sticky error the device reported (its context is
+// lost: every later call fails with it), or nil. Calls that would not reach
+// the driver, such as an allocation the cache could serve, return it too.
+func (d *Device) Lost() error {
+	if e := d.lost.Load(); e != nil {
+		return e
+	}
+	return nil
 }
 
 // recentKernels is how many of the last launches a sticky error names.
@@ -156,6 +167,7 @@ func (d *Device) err(fn string, r Result) error {
 	err := d.api.error(fn, r)
 	if r.Sticky() {
 		err.(*Error).Recent = d.recentNames()
+		d.lost.CompareAndSwap(nil, err.(*Error))
 	}
 	return err
 }

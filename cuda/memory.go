@@ -55,6 +55,9 @@ func (d *Device) AllocOn(s *Stream, n int) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.Lost(); err != nil { // the cache would hand out memory of a lost context
+		return nil, err
+	}
 	if n < 0 {
 		return nil, fmt.Errorf("cuda: Alloc: negative size %d: %w", n, ErrInvalidValue)
 	}
@@ -83,6 +86,9 @@ func (d *Device) AllocOn(s *Stream, n int) (*Memory, error) {
 func (d *Device) AllocOnNoCleanup(s *Stream, n int) (*Memory, error) {
 	s, err := d.streamOrDefault(s)
 	if err != nil {
+		return nil, err
+	}
+	if err := d.Lost(); err != nil { // the cache would hand out memory of a lost context
 		return nil, err
 	}
 	if n < 0 {

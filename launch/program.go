@@ -33,6 +33,7 @@ type Program struct {
 // launchers.
 func NewProgram(m *meta.Module) *Program {
 	cuda.MarkHelperPackage(m.Package)
+	cuda.MarkHelperPackage("github.com/gocu-dev/gocu/launch")
 	return &Program{mod: m}
 }
 

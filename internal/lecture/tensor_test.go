@@ -261,7 +261,7 @@ func TestFlashAttention(t *testing.T) {
 						ref := attentionRefRows(qh, kh, vh, rows, s.seq, dim, scale, causal)
 						// The reference keyed by output row: compareRows wants
 						// got[row*n+col] with row the map key.
-						compareRows(t, "o", got, ref, dim, 2.0/128, 2e-3, 1e-2)
+						compareRows(t, "o", got, ref, dim, 2.0/128, 4e-3, 1e-2)
 					})
 				}
 			}
@@ -313,5 +313,5 @@ func TestFlashAttentionRaceFree(t *testing.T) {
 	cfg.Checked = true
 	must(t, launchFlash(d, dim, cfg, upload(t, d, qh), upload(t, d, kh), upload(t, d, vh), o, seq, 0.125, true))
 	rows := sampleRows(r, seq)
-	compareRows(t, "o", download(t, o), attentionRefRows(qh, kh, vh, rows, seq, dim, 0.125, true), dim, 2.0/128, 2e-3, 1e-2)
+	compareRows(t, "o", download(t, o), attentionRefRows(qh, kh, vh, rows, seq, dim, 0.125, true), dim, 2.0/128, 4e-3, 1e-2)
 }

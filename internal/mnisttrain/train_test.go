@@ -55,8 +55,9 @@ func TestShortTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := array.FromSlice(test.Images, test.N, 784)
-	y := array.FromSlice(test.Labels).AsType(array.Int64)
+	cpu := gocu.MustOpen("cpu") // where the trainer is
+	x := array.FromSliceOn(cpu, test.Images, test.N, 784)
+	y := array.FromSliceOn(cpu, test.Labels).AsType(array.Int64)
 	acc, err := tr.Accuracy(x, y)
 	if err != nil || acc != res.Accuracy {
 		t.Fatalf("accuracy of the loaded weights %v, trained %v (%v)", acc, res.Accuracy, err)
