@@ -132,7 +132,7 @@ func f64(v float64) Arg   { return Arg{Type: F64, Bits: math.Float64bits(v)} }
 func ptr(op, off int) Arg { return Arg{Type: Ptr, Operand: op, Offset: off} }
 
 func scalarArg(s backend.Scalar) Arg {
-	if s.DType.IsFloat() {
+	if s.DType.IsFloating() {
 		return f64(s.F)
 	}
 	return i64(int(s.I))
