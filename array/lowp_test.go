@@ -1,0 +1,613 @@
+package array
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gocu-dev/gocu/lowp"
+)
+
+var storageDTypes = []DType{Int8, Float16, BFloat16, Float8E4M3, Float8E5M2}
+var lowpDTypes = []DType{Float16, BFloat16, Float8E4M3, Float8E5M2}
+
+// The promotion table of the package documentation, written out: NumPy's
+// promote_types for the types NumPy has (printed by NumPy 1.24, with
+// int16 replaced by int32), PyTorch's promote_types for bfloat16 and the
+// 8-bit floats ("" where PyTorch raises: an 8-bit float combines only
+// with itself).
+func TestPromotionTable(t *testing.T) {
+	order := []DType{Bool, Uint8, Int8, Int32, Int64, Float16, BFloat16, Float32, Float64, Float8E4M3, Float8E5M2}
+	table := map[DType][]string{
+		Bool:       {"bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "", ""},
+		Uint8:      {"uint8", "uint8", "int32", "int32", "int64", "float16", "bfloat16", "float32", "float64", "", ""},
+		Int8:       {"int8", "int32", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "", ""},
+		Int32:      {"int32", "int32", "int32", "int32", "int64", "float64", "bfloat16", "float64", "float64", "", ""},
+		Int64:      {"int64", "int64", "int64", "int64", "int64", "float64", "bfloat16", "float64", "float64", "", ""},
+		Float16:    {"float16", "float16", "float16", "float64", "float64", "float16", "float32", "float32", "float64", "", ""},
+		BFloat16:   {"bfloat16", "bfloat16", "bfloat16", "bfloat16", "bfloat16", "float32", "bfloat16", "float32", "float64", "", ""},
+		Float32:    {"float32", "float32", "float32", "float64", "float64", "float32", "float32", "float32", "float64", "", ""},
+		Float64:    {"float64", "float64", "float64", "float64", "float64", "float64", "float64", "float64", "float64", "", ""},
+		Float8E4M3: {"", "", "", "", "", "", "", "", "", "float8_e4m3fn", ""},
+		Float8E5M2: {"", "", "", "", "", "", "", "", "", "", "float8_e5m2"},
+	}
+	for _, a := range order {
+		for j, b := range order {
+			want := table[a][j]
+			got := Promote(a, b)
+			name := ""
+			if got.Valid() {
+				name = got.String()
+			}
+			if name != want {
+				t.Errorf("Promote(%v, %v) = %q, want %q", a, b, name, want)
+			}
+			// Arrays combine the same way, or fail with ErrDType.
+			x, y := CPU().Ones(a, 2), CPU().Ones(b, 2)
+			z := x.Add(y)
+			if want == "" {
+				if err := z.Err(); !errors.Is(err, ErrDType) || !strings.Contains(err.Error(), "no promotion rule") {
+					t.Errorf("%v + %v: error %v, want ErrDType naming the missing rule", a, b, err)
+				}
+				continue
+			}
+			if a == Bool && b == Bool {
+				continue
+			}
+			if z.DType().String() != want || z.Err() != nil {
+				t.Errorf("%v + %v: dtype %v (%v), want %s", a, b, z.DType(), z.Err(), want)
+			}
+		}
+	}
+}
+
+// Go scalars are weak: they take a low-precision float's dtype, and an
+// int8 array keeps int8 with an integer scalar that fits.
+func TestLowpWeakScalars(t *testing.T) {
+	d := CPU()
+	for _, dt := range lowpDTypes {
+		x := d.Ones(dt, 3)
+		for _, v := range []any{2, 2.5, true} {
+			if got := x.Mul(v); got.DType() != dt || got.Err() != nil {
+				t.Errorf("%v * %v: %v (%v)", dt, v, got.DType(), got.Err())
+			}
+		}
+	}
+	x := d.Ones(Int8, 3)
+	if got := x.Add(100); got.DType() != Int8 {
+		t.Errorf("int8 + 100: %v", got.DType())
+	}
+	if got := x.Add(300); !errors.Is(got.Err(), ErrValue) {
+		t.Errorf("int8 + 300: %v, want ErrValue", got.Err())
+	}
+	if got := x.Mul(0.5); got.DType() != Float64 {
+		t.Errorf("int8 * 0.5: %v, want float64 (NumPy)", got.DType())
+	}
+	if got := x.Sqrt(); got.DType() != Float32 {
+		t.Errorf("sqrt(int8): %v, want float32", got.DType())
+	}
+}
+
+// sweep32 is a dense sweep of float32 bit patterns: every 2^k-th pattern
+// plus neighbourhoods of the formats' boundaries (overflow, subnormal,
+// ties), both signs, NaNs and infinities.
+func sweep32(step uint32) []float32 {
+	var out []float32
+	for b := uint64(0); b < 1<<31; b += uint64(step) {
+		out = append(out, math.Float32frombits(uint32(b)), math.Float32frombits(uint32(b)|1<<31))
+	}
+	for _, c := range []float32{448, 464, 480, 57344, 61440, 65504, 65520, 0x1p-6, 0x1p-9, 0x1p-10, 0x1p-14, 0x1p-16, 0x1p-17,
+		0x1p-24, 0x1p-25, 0x1p-126, 0x1p-133, 0x1p-134, 1, 1.5, 3.3895314e38} {
+		b := math.Float32bits(c)
+		for d := uint32(0); d < 64; d++ {
+			out = append(out, math.Float32frombits(b+d), math.Float32frombits(b-d), -math.Float32frombits(b+d))
+		}
+	}
+	return append(out, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		math.Float32frombits(0xffc00001), math.Float32frombits(0x7f800001))
+}
+
+func allBits16() []uint16 {
+	out := make([]uint16, 1<<16)
+	for i := range out {
+		out[i] = uint16(i)
+	}
+	return out
+}
+
+// Conversions are bit-exact with package lowp on every backend: float32 to
+// each format over a dense sweep, float64 to each format, and every value
+// of each format back to float32 and float64.
+func TestLowpConversionsBitExact(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		src := sweep32(1 << 13)
+		x := fromSliceOn(d, src)
+		r := rand.New(rand.NewPCG(1, 2))
+		src64 := make([]float64, 50000)
+		for i := range src64 {
+			src64[i] = math.Float64frombits(r.Uint64())
+			if i%2 == 0 { // near the formats' range
+				src64[i] = math.Ldexp(r.Float64()-0.5, r.IntN(60)-40)
+			}
+		}
+		x64 := fromSliceOn(d, src64)
+		check := func(dt DType, got, want []byte) {
+			t.Helper()
+			bad := 0
+			for i := range want {
+				if got[i] != want[i] && bad < 5 {
+					t.Errorf("%v: byte %d: got %#x, want %#x", dt, i, got[i], want[i])
+					bad++
+				}
+			}
+		}
+		{
+			got, err := ToSlice[lowp.Float16](x.AsType(Float16))
+			want := make([]lowp.Float16, len(src))
+			lowp.FromFloat32s(want, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(Float16, rawBytes(got), rawBytes(want))
+			got64, _ := ToSlice[lowp.Float16](x64.AsType(Float16))
+			want64 := make([]lowp.Float16, len(src64))
+			lowp.FromFloat64s(want64, src64)
+			check(Float16, rawBytes(got64), rawBytes(want64))
+		}
+		{
+			got, err := ToSlice[lowp.BFloat16](x.AsType(BFloat16))
+			want := make([]lowp.BFloat16, len(src))
+			lowp.FromFloat32s(want, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(BFloat16, rawBytes(got), rawBytes(want))
+			got64, _ := ToSlice[lowp.BFloat16](x64.AsType(BFloat16))
+			want64 := make([]lowp.BFloat16, len(src64))
+			lowp.FromFloat64s(want64, src64)
+			check(BFloat16, rawBytes(got64), rawBytes(want64))
+		}
+		{
+			got, err := ToSlice[lowp.Float8E4M3](x.AsType(Float8E4M3))
+			want := make([]lowp.Float8E4M3, len(src))
+			lowp.FromFloat32s(want, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(Float8E4M3, e4m3Bytes(got), e4m3Bytes(want))
+			got64, _ := ToSlice[lowp.Float8E4M3](x64.AsType(Float8E4M3))
+			want64 := make([]lowp.Float8E4M3, len(src64))
+			lowp.FromFloat64s(want64, src64)
+			check(Float8E4M3, e4m3Bytes(got64), e4m3Bytes(want64))
+		}
+		{
+			got, err := ToSlice[lowp.Float8E5M2](x.AsType(Float8E5M2))
+			want := make([]lowp.Float8E5M2, len(src))
+			lowp.FromFloat32s(want, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(Float8E5M2, e5m2Bytes(got), e5m2Bytes(want))
+			got64, _ := ToSlice[lowp.Float8E5M2](x64.AsType(Float8E5M2))
+			want64 := make([]lowp.Float8E5M2, len(src64))
+			lowp.FromFloat64s(want64, src64)
+			check(Float8E5M2, e5m2Bytes(got64), e5m2Bytes(want64))
+		}
+		// Widening every value.
+		bits := allBits16()
+		h := make([]lowp.Float16, len(bits))
+		bf := make([]lowp.BFloat16, len(bits))
+		e4 := make([]lowp.Float8E4M3, 256)
+		e5 := make([]lowp.Float8E5M2, 256)
+		for i, b := range bits {
+			h[i], bf[i] = lowp.Float16FromBits(b), lowp.BFloat16FromBits(b)
+			if i < 256 {
+				e4[i], e5[i] = lowp.Float8E4M3FromBits(uint8(i)), lowp.Float8E5M2FromBits(uint8(i))
+			}
+		}
+		widen := func(name string, a *Array, w32 []float32, w64 []float64) {
+			t.Helper()
+			g32, err := a.Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			g64, err := a.Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := 0
+			for i := range w32 {
+				if (math.Float32bits(g32[i]) != math.Float32bits(w32[i]) || math.Float64bits(g64[i]) != math.Float64bits(w64[i])) && bad < 5 {
+					t.Errorf("%s %#x: widened to %#x / %#x, want %#x / %#x", name, i, math.Float32bits(g32[i]), math.Float64bits(g64[i]),
+						math.Float32bits(w32[i]), math.Float64bits(w64[i]))
+					bad++
+				}
+			}
+		}
+		w32, w64 := make([]float32, len(bits)), make([]float64, len(bits))
+		lowp.ToFloat32s(w32, h)
+		lowp.ToFloat64s(w64, h)
+		widen("float16", fromSliceOn(d, h), w32, w64)
+		lowp.ToFloat32s(w32, bf)
+		lowp.ToFloat64s(w64, bf)
+		widen("bfloat16", fromSliceOn(d, bf), w32, w64)
+		lowp.ToFloat32s(w32[:256], e4)
+		lowp.ToFloat64s(w64[:256], e4)
+		widen("e4m3", fromSliceOn(d, e4), w32[:256], w64[:256])
+		lowp.ToFloat32s(w32[:256], e5)
+		lowp.ToFloat64s(w64[:256], e5)
+		widen("e5m2", fromSliceOn(d, e5), w32[:256], w64[:256])
+		// Between formats: through float32, exactly one rounding.
+		gotH, err := ToSlice[lowp.Float16](fromSliceOn(d, bf).AsType(Float16))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range bf {
+			if want := lowp.Float16FromFloat32(v.Float32()); gotH[i] != want {
+				t.Fatalf("bfloat16 %#x to float16: %#x, want %#x", i, gotH[i], want)
+			}
+		}
+	})
+}
+
+func e4m3Bytes(s []lowp.Float8E4M3) []byte {
+	b := make([]byte, len(s))
+	for i, v := range s {
+		b[i] = v.Bits()
+	}
+	return b
+}
+
+func e5m2Bytes(s []lowp.Float8E5M2) []byte {
+	b := make([]byte, len(s))
+	for i, v := range s {
+		b[i] = v.Bits()
+	}
+	return b
+}
+
+// Float to int8 truncates toward zero, saturates and maps NaN to 0;
+// integers wrap to int8; int8 arithmetic wraps.
+func TestInt8ConversionsAndArithmetic(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		f := fromSliceOn(d, []float32{-1e9, -128.9, -128, -127.5, -0.9, 0.9, 126.99, 127, 127.5, 1e9, float32(math.NaN()), float32(math.Inf(-1))})
+		got, err := f.Int8s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []int8{-128, -128, -128, -127, 0, 0, 126, 127, 127, 127, 0, -128}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("float32 to int8: %v, want %v", got, want)
+		}
+		i := fromSliceOn(d, []int64{-129, 128, 255, 256, 1 << 40})
+		got, _ = i.Int8s()
+		if fmt.Sprint(got) != "[127 -128 -1 0 0]" {
+			t.Errorf("int64 to int8: %v, want wrapping", got)
+		}
+		u := fromSliceOn(d, []uint8{200, 127, 128})
+		got, _ = u.AsType(Int8).Int8s()
+		if fmt.Sprint(got) != "[-56 127 -128]" {
+			t.Errorf("uint8 to int8: %v", got)
+		}
+		a := fromSliceOn(d, []int8{127, -128, 100, -7, 3})
+		b := fromSliceOn(d, []int8{1, -1, 100, 2, -2})
+		check := func(name string, x *Array, want string) {
+			t.Helper()
+			if x.DType() != Int8 {
+				t.Errorf("%s: dtype %v, want int8", name, x.DType())
+			}
+			g, err := x.Int8s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(g) != want {
+				t.Errorf("%s = %v, want %v", name, g, want)
+			}
+		}
+		check("add", a.Add(b), "[-128 127 -56 -5 1]")
+		check("mul", a.Mul(b), "[127 -128 16 -14 -6]")
+		check("neg", a.Neg(), "[-127 -128 -100 7 -3]")
+		check("floordiv", a.FloorDiv(b), "[127 -128 1 -4 -2]")
+		check("mod", a.Mod(b), "[0 0 0 1 -1]")
+		check("max", a.Maximum(b), "[127 -1 100 2 3]")
+		s, err := a.Sum().Item()
+		if err != nil || s != 95 || a.Sum().DType() != Int64 {
+			t.Errorf("sum = %v %v (%v), want 95 int64", s, a.Sum().DType(), err)
+		}
+		check("max reduce", a.Max(0).Reshape(1), "[127]")
+		if g, _ := a.Gt(b).Bools(); fmt.Sprint(g) != "[true false false false true]" {
+			t.Errorf("gt: %v", g)
+		}
+	})
+}
+
+// Arithmetic on low-precision floats is computed in float32 and rounded
+// once per operation: bit-exact with lowp applied to float32 results, on
+// every backend.
+func TestLowpArithmeticRoundsPerOperation(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		r := newRand(t)
+		n := 4099
+		xs, ys := make([]float32, n), make([]float32, n)
+		for i := range xs {
+			xs[i] = float32(r.NormFloat64() * 3)
+			ys[i] = float32(r.NormFloat64()*3 + 0.1)
+		}
+		for _, dt := range lowpDTypes {
+			x := fromSliceOn(d, xs).AsType(dt)
+			y := fromSliceOn(d, ys).AsType(dt)
+			xv, _ := x.Float32s()
+			yv, _ := y.Float32s()
+			for _, op := range []struct {
+				name string
+				f    func(a, b *Array) *Array
+				g    func(a, b float32) float32
+			}{
+				{"add", func(a, b *Array) *Array { return a.Add(b) }, func(a, b float32) float32 { return a + b }},
+				{"mul", func(a, b *Array) *Array { return a.Mul(b) }, func(a, b float32) float32 { return a * b }},
+				{"div", func(a, b *Array) *Array { return a.Div(b) }, func(a, b float32) float32 { return a / b }},
+				{"fused a*b+a", func(a, b *Array) *Array { return a.Mul(b).Add(a) }, func(a, b float32) float32 {
+					return float32(roundLowp(float64(a*b), x.DType())) + a
+				}},
+			} {
+				z := op.f(x, y)
+				if z.DType() != dt {
+					t.Fatalf("%v %s: dtype %v", dt, op.name, z.DType())
+				}
+				got, err := z.Float64s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				bad := 0
+				for i := range got {
+					want := roundLowp(float64(op.g(xv[i], yv[i])), dt)
+					if math.Float64bits(got[i]) != math.Float64bits(want) && !(math.IsNaN(got[i]) && math.IsNaN(want)) && bad < 5 {
+						t.Errorf("%v %s(%v, %v) = %v, want %v", dt, op.name, xv[i], yv[i], got[i], want)
+						bad++
+					}
+				}
+			}
+			// Functions: within one ulp of the format (the backends' float32
+			// functions differ by an ulp of float32 at most).
+			e, err := x.Tanh().Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range e {
+				want := math.Tanh(float64(xv[i]))
+				if math.Abs(v-want) > 2*lowpEps(dt)*math.Max(math.Abs(want), lowpTiny(dt)) {
+					t.Errorf("%v tanh(%v) = %v, want %v", dt, xv[i], v, want)
+					break
+				}
+			}
+			// Reductions accumulate in float32 (and float64 inside) and
+			// round once.
+			s := x.Sum()
+			if s.DType() != dt {
+				t.Errorf("%v sum: dtype %v", dt, s.DType())
+			}
+			sv, _ := s.Item()
+			ref := 0.0
+			for _, v := range xv {
+				ref += float64(v)
+			}
+			if want := roundLowp(float64(float32(ref)), dt); sv != want {
+				t.Errorf("%v sum = %v, want %v", dt, sv, want)
+			}
+			m, _ := x.Max().Item()
+			mref := math.Inf(-1)
+			for _, v := range xv {
+				mref = math.Max(mref, float64(v))
+			}
+			if m != mref || x.Max().DType() != dt {
+				t.Errorf("%v max = %v (%v), want %v", dt, m, x.Max().DType(), mref)
+			}
+			am, _ := x.ArgMax().Item()
+			if xv[int(am)] != float32(mref) {
+				t.Errorf("%v argmax %v: value %v, want %v", dt, am, xv[int(am)], mref)
+			}
+			// Softmax computes in float32 and rounds.
+			sm := x.Reshape(1, n).Softmax(1)
+			if sm.DType() != dt {
+				t.Errorf("%v softmax dtype %v", dt, sm.DType())
+			}
+			smv, _ := sm.Float64s()
+			tot := 0.0
+			for _, v := range smv {
+				tot += v
+			}
+			if math.Abs(tot-1) > 0.02*float64(n)*lowpEps(dt) {
+				t.Errorf("%v softmax sums to %v", dt, tot)
+			}
+			// Comparisons and predicates.
+			if g, _ := x.Gt(y).Bools(); len(g) != n {
+				t.Errorf("%v gt: %d values", dt, len(g))
+			}
+			if g, _ := x.IsFinite().All().Item(); g != 1 {
+				t.Errorf("%v isfinite: %v", dt, g)
+			}
+			w := Where(x.Gt(0), x, y)
+			if w.DType() != dt {
+				t.Errorf("%v where dtype %v", dt, w.DType())
+			}
+			wv, _ := w.Float32s()
+			for i := range wv {
+				want := yv[i]
+				if xv[i] > 0 {
+					want = xv[i]
+				}
+				if wv[i] != want {
+					t.Fatalf("%v where[%d] = %v, want %v", dt, i, wv[i], want)
+				}
+			}
+		}
+	})
+}
+
+func lowpEps(dt DType) float64 {
+	switch dt {
+	case Float16:
+		return lowp.EpsilonFloat16
+	case BFloat16:
+		return lowp.EpsilonBFloat16
+	case Float8E4M3:
+		return lowp.EpsilonFloat8E4M3
+	}
+	return lowp.EpsilonFloat8E5M2
+}
+
+func lowpTiny(dt DType) float64 {
+	switch dt {
+	case Float16:
+		return lowp.SmallestNormalFloat16
+	case BFloat16:
+		return lowp.SmallestNormalBFloat16
+	case Float8E4M3:
+		return lowp.SmallestNormalFloat8E4M3
+	}
+	return lowp.SmallestNormalFloat8E5M2
+}
+
+// Creation, random draws, views and copies work on every storage dtype.
+func TestStorageCreationAndViews(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		for _, dt := range storageDTypes {
+			z := d.Full(dt, 3, 2, 3)
+			v, err := z.Float64s()
+			if err != nil || z.DType() != dt || fmt.Sprint(v) != "[3 3 3 3 3 3]" {
+				t.Errorf("Full(%v, 3): %v %v (%v)", dt, z.DType(), v, err)
+			}
+			a := d.Arange(dt, 6).Reshape(2, 3)
+			tr := a.T().Copy()
+			tv, _ := tr.Float64s()
+			if fmt.Sprint(tv) != "[0 3 1 4 2 5]" || tr.DType() != dt {
+				t.Errorf("%v transpose copy: %v %v", dt, tv, tr.DType())
+			}
+			s := a.Slice(All, S(None, None, -2)).Contiguous()
+			sv, _ := s.Float64s()
+			if fmt.Sprint(sv) != "[2 0 5 3]" {
+				t.Errorf("%v reversed slice: %v", dt, sv)
+			}
+			e := d.Eye(dt, 3)
+			ev, _ := e.Sum().Item()
+			if ev != 3 {
+				t.Errorf("%v eye sum %v", dt, ev)
+			}
+			c := Concat(0, a, a)
+			cv, _ := c.Float64s()
+			if c.DType() != dt || len(cv) != 12 || cv[11] != 5 {
+				t.Errorf("%v concat: %v %v", dt, c.DType(), cv)
+			}
+			dst := d.Zeros(dt, 2, 3)
+			if err := dst.Slice(Idx(1)).Assign(a.Slice(Idx(0))); err != nil {
+				t.Fatal(err)
+			}
+			dv, _ := dst.Float64s()
+			if fmt.Sprint(dv) != "[0 0 0 0 1 2]" {
+				t.Errorf("%v assign: %v", dt, dv)
+			}
+		}
+		for _, dt := range lowpDTypes {
+			x := d.NewRNG(7).Normal(dt, 0, 1, 1000)
+			y := d.NewRNG(7).Normal(Float32, 0, 1, 1000).AsType(dt)
+			xv, err := x.Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			yv, _ := y.Float64s()
+			if x.DType() != dt || fmt.Sprint(xv) != fmt.Sprint(yv) {
+				t.Errorf("Normal(%v) is not Normal(float32) rounded", dt)
+			}
+		}
+		if r := d.NewRNG(1).Uniform(Int8, 0, 1, 3); !errors.Is(r.Err(), ErrDType) {
+			t.Errorf("Uniform(int8): %v", r.Err())
+		}
+	})
+}
+
+// Low-precision floats print with the fewest digits that identify each
+// value in its format, as NumPy prints float16.
+func TestLowpPrinting(t *testing.T) {
+	d := CPU()
+	for _, c := range []struct {
+		a    *Array
+		want string
+	}{
+		{fromSliceOn(d, []float32{0.1, 1.5, -2.25}).AsType(Float16), "[ 0.1   1.5  -2.25]"},
+		{fromSliceOn(d, []float32{1e-5, 3, 70000, 1.0 / 3}).AsType(Float16), "[1.001e-05 3.000e+00       inf 3.333e-01]"},
+		{fromSliceOn(d, []float32{0.333, 2, 100.5, -7}, 2, 2).AsType(Float16), "[[  0.333   2.   ]\n [100.5    -7.   ]]"},
+		{fromSliceOn(d, []int8{-128, 127, 5}), "[-128  127    5]"},
+		{fromSliceOn(d, []float32{0.1, 1}).AsType(BFloat16), "[0.1 1. ]"},
+		{fromSliceOn(d, []float32{0.3, 500}).AsType(Float8E4M3), "[3.1e-01 4.5e+02]"},
+		{fromSliceOn(d, []float32{0.5, 500}).AsType(Float8E4M3), "[  0.5 448. ]"},
+	} {
+		if got := c.a.String(); got != c.want {
+			t.Errorf("got\n%s\nwant\n%s", got, c.want)
+		}
+	}
+	if got := fmt.Sprintf("%#v", fromSliceOn(d, []float32{0.1, 1.5, -2.25}).AsType(Float16)); !strings.HasSuffix(got, "dtype=float16)") {
+		t.Errorf("repr: %s", got)
+	}
+}
+
+// .npy: float16 and int8 as NumPy's; bfloat16 as ml_dtypes' '<V2'; the
+// 8-bit floats refused with a clear error.
+func TestLowpNPY(t *testing.T) {
+	d := CPU()
+	for _, c := range []struct {
+		a     *Array
+		descr string
+	}{
+		{fromSliceOn(d, []float32{0.1, -2, 65504}).AsType(Float16), "'<f2'"},
+		{fromSliceOn(d, []float32{0.1, -2, 3e38}).AsType(BFloat16), "'<V2'"},
+		{fromSliceOn(d, []int8{-128, 0, 127}), "'|i1'"},
+	} {
+		var buf bytes.Buffer
+		if err := c.a.WriteNPY(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), c.descr) {
+			t.Errorf("%v: header lacks %s", c.a.DType(), c.descr)
+		}
+		b, err := d.ReadNPY(&buf)
+		if err != nil {
+			t.Fatalf("%v: %v", c.a.DType(), err)
+		}
+		if b.DType() != c.a.DType() || b.String() != c.a.String() {
+			t.Errorf("%v: read back %v %v", c.a.DType(), b.DType(), b)
+		}
+	}
+	e := fromSliceOn(d, []float32{1, 2}).AsType(Float8E4M3)
+	if err := e.WriteNPY(&bytes.Buffer{}); !errors.Is(err, ErrDType) || !strings.Contains(err.Error(), "AsType(array.Float16)") {
+		t.Errorf("float8 WriteNPY: %v", err)
+	}
+}
+
+// ToSlice and FromSlice take the lowp types and int8; a plain uint16 has
+// no dtype.
+func TestLowpHostSlices(t *testing.T) {
+	d := CPU()
+	h := []lowp.Float16{lowp.Float16FromFloat32(1.5), lowp.Float16FromFloat32(-0.25)}
+	a := fromSliceOn(d, h)
+	if a.DType() != Float16 {
+		t.Fatalf("dtype %v", a.DType())
+	}
+	f, _ := a.Float32s()
+	if fmt.Sprint(f) != "[1.5 -0.25]" {
+		t.Errorf("values %v", f)
+	}
+	b, err := ToSlice[lowp.BFloat16](a)
+	if err != nil || b[0].Float32() != 1.5 {
+		t.Errorf("ToSlice[BFloat16]: %v %v", b, err)
+	}
+	if x := fromSliceOn(d, []uint16{1}); !errors.Is(x.Err(), ErrDType) {
+		t.Errorf("FromSlice([]uint16): %v", x.Err())
+	}
+	if DTypeOf[lowp.Float8E4M3]() != Float8E4M3 || DTypeOf[uint8]() != Uint8 || DTypeOf[int8]() != Int8 {
+		t.Errorf("DTypeOf")
+	}
+}
