@@ -611,3 +611,225 @@ func TestLowpHostSlices(t *testing.T) {
 		t.Errorf("DTypeOf")
 	}
 }
+
+// refMatMul2D is the float64 product of row-major float64 matrices.
+func refMatMul2D(a, b []float64, m, n, k int) (c, mag []float64) {
+	c, mag = make([]float64, m*n), make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for p := 0; p < k; p++ {
+			x := a[i*k+p]
+			for j := 0; j < n; j++ {
+				c[i*n+j] += x * b[p*n+j]
+				mag[i*n+j] += math.Abs(x * b[p*n+j])
+			}
+		}
+	}
+	return c, mag
+}
+
+// float16 and bfloat16 products accumulate in float32: against a float64
+// reference of the same (rounded) inputs the error is the float32
+// accumulation's plus the output's rounding, relative to sum |a||b|. On
+// fresh random inputs, with transposed and batched operands, outputs
+// poisoned first (the poison backend).
+func TestLowpMatMul(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		r := newRand(t)
+		for _, dt := range []DType{Float16, BFloat16} {
+			for _, c := range []struct{ m, n, k int }{{1, 1, 1}, {7, 5, 3}, {33, 17, 65}, {64, 48, 96}} {
+				for _, trans := range []bool{false, true} {
+					a64 := make([]float64, c.m*c.k)
+					b64 := make([]float64, c.k*c.n)
+					for i := range a64 {
+						a64[i] = roundLowp(r.NormFloat64(), dt)
+					}
+					for i := range b64 {
+						b64[i] = roundLowp(r.NormFloat64(), dt)
+					}
+					a := fromSliceOn(d, a64, c.m, c.k).AsType(dt)
+					var b *Array
+					if trans { // a transposed view of an n×k matrix
+						bt := make([]float64, c.n*c.k)
+						for p := 0; p < c.k; p++ {
+							for j := 0; j < c.n; j++ {
+								bt[j*c.k+p] = b64[p*c.n+j]
+							}
+						}
+						b = fromSliceOn(d, bt, c.n, c.k).AsType(dt).Eval().T()
+					} else {
+						b = fromSliceOn(d, b64, c.k, c.n).AsType(dt)
+					}
+					z := a.MatMul(b)
+					if z.DType() != dt {
+						t.Fatalf("%v matmul: dtype %v", dt, z.DType())
+					}
+					got, err := z.Float64s()
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, mag := refMatMul2D(a64, b64, c.m, c.n, c.k)
+					tol := 2 * lowpEps(dt) // the output's rounding, and float32 sums well below
+					for i := range want {
+						if math.Abs(got[i]-want[i]) > tol*math.Max(mag[i], 1e-3) {
+							t.Fatalf("%v %dx%dx%d trans=%v: element %d = %v, want %v (sum |ab| %v)", dt, c.m, c.n, c.k, trans, i, got[i], want[i], mag[i])
+						}
+					}
+				}
+			}
+			// Batched, broadcast over the batch, a vector operand.
+			x := d.NewRNG(3).Normal(dt, 0, 1, 3, 4, 8)
+			w := d.NewRNG(4).Normal(dt, 0, 1, 8, 5)
+			y := x.MatMul(w)
+			y32 := x.AsType(Float32).MatMul(w.AsType(Float32))
+			gv, err := y.Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			wv, _ := y32.Float64s()
+			for i := range gv {
+				if gv[i] != roundLowp(wv[i], dt) && math.Abs(gv[i]-wv[i]) > 2*lowpEps(dt)*math.Abs(wv[i])+1e-6 {
+					t.Fatalf("%v batched: %v, float32 product %v", dt, gv[i], wv[i])
+				}
+			}
+			v := x.Slice(Idx(0), Idx(0)).MatMul(w)
+			if !sameShape(v.Shape(), []int{5}) || v.DType() != dt {
+				t.Errorf("%v vector product: shape %v %v", dt, v.Shape(), v.DType())
+			}
+		}
+	})
+}
+
+// int8 by int8 gives int32, exactly, in every layout and shape (on a GPU
+// through cuBLASLt, with padding where K or N is not a multiple of 4).
+func TestInt8MatMul(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		r := newRand(t)
+		for _, c := range []struct{ m, n, k int }{{1, 1, 1}, {5, 3, 7}, {16, 32, 64}, {33, 20, 130}, {64, 64, 256}} {
+			for _, trans := range []bool{false, true} {
+				a8 := make([]int8, c.m*c.k)
+				b8 := make([]int8, c.k*c.n)
+				for i := range a8 {
+					a8[i] = int8(r.IntN(256) - 128)
+				}
+				for i := range b8 {
+					b8[i] = int8(r.IntN(256) - 128)
+				}
+				a := fromSliceOn(d, a8, c.m, c.k)
+				var b *Array
+				if trans {
+					bt := make([]int8, c.n*c.k)
+					for p := 0; p < c.k; p++ {
+						for j := 0; j < c.n; j++ {
+							bt[j*c.k+p] = b8[p*c.n+j]
+						}
+					}
+					b = fromSliceOn(d, bt, c.n, c.k).T()
+				} else {
+					b = fromSliceOn(d, b8, c.k, c.n)
+				}
+				z := a.MatMul(b)
+				if z.DType() != Int32 {
+					t.Fatalf("int8 matmul: dtype %v (%v)", z.DType(), z.Err())
+				}
+				got, err := z.Int32s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < c.m; i++ {
+					for j := 0; j < c.n; j++ {
+						var want int32
+						for p := 0; p < c.k; p++ {
+							want += int32(a8[i*c.k+p]) * int32(b8[p*c.n+j])
+						}
+						if got[i*c.n+j] != want {
+							t.Fatalf("%dx%dx%d trans=%v: C[%d,%d] = %d, want %d", c.m, c.n, c.k, trans, i, j, got[i*c.n+j], want)
+						}
+					}
+				}
+			}
+		}
+		// Batched with broadcasting, and a vector.
+		x := d.Arange(Int8, 2*3*8).Reshape(2, 3, 8).Sub(20)
+		w := d.Arange(Int8, 8*6).Reshape(8, 6).Sub(24)
+		y := x.MatMul(w)
+		y64 := x.AsType(Int64).MatMul(w.AsType(Int64))
+		gv, err := y.Int64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wv, _ := y64.Int64s()
+		if fmt.Sprint(gv) != fmt.Sprint(wv) || !sameShape(y.Shape(), []int{2, 3, 6}) {
+			t.Errorf("batched int8: %v, want %v", gv, wv)
+		}
+		v := x.Slice(Idx(0), Idx(1)).MatMul(w)
+		vv, _ := v.Int64s()
+		if fmt.Sprint(vv) != fmt.Sprint(wv[6:12]) {
+			t.Errorf("vector by matrix: %v, want %v", vv, wv[6:12])
+		}
+	})
+}
+
+// An FP8 product scales by scaleA·scaleB and rounds to the output dtype;
+// it mixes E4M3 and E5M2 but not two E5M2; MatMul refuses 8-bit floats
+// and operands without a promotion rule.
+func TestScaledMatMul(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		if d.gpu != nil && d.gpu.SupportsFP8() != nil {
+			t.Skip("no FP8 tensor cores")
+		}
+		r := newRand(t)
+		m, n, k := 24, 40, 72
+		a64 := make([]float64, m*k)
+		b64 := make([]float64, k*n)
+		for i := range a64 {
+			a64[i] = roundLowp(r.NormFloat64()*8, Float8E4M3)
+		}
+		for i := range b64 {
+			b64[i] = roundLowp(r.NormFloat64()*8, Float8E4M3)
+		}
+		a := fromSliceOn(d, a64, m, k).AsType(Float8E4M3)
+		b := fromSliceOn(d, b64, k, n).AsType(Float8E4M3)
+		sa, sb := fromSliceOn(d, []float32{0.5}).Reshape(), fromSliceOn(d, []float32{0.125}, 1)
+		want, mag := refMatMul2D(a64, b64, m, n, k)
+		for _, out := range []DType{Float32, BFloat16, Float16} {
+			z := ScaledMatMul(a, b, sa, sb, out)
+			if z.DType() != out {
+				t.Fatalf("ScaledMatMul to %v: %v (%v)", out, z.DType(), z.Err())
+			}
+			got, err := z.Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tol := 1e-6
+			if out != Float32 {
+				tol = lowpEps(out)
+			}
+			for i := range want {
+				w := want[i] * 0.0625
+				if math.Abs(got[i]-w) > tol*mag[i]*0.0625+1e-6 {
+					t.Fatalf("%v: element %d = %v, want %v", out, i, got[i], w)
+				}
+			}
+		}
+		e5 := b.AsType(Float8E5M2)
+		if z := ScaledMatMul(a, e5, nil, nil, Float32); z.Err() != nil {
+			t.Errorf("e4m3 x e5m2: %v", z.Err())
+		}
+		for _, c := range []struct {
+			z    *Array
+			kind error
+		}{
+			{ScaledMatMul(e5, e5.T(), nil, nil, Float32), ErrDType},
+			{ScaledMatMul(a, b, nil, nil, Int32), ErrDType},
+			{ScaledMatMul(a.AsType(Float32), b, nil, nil, Float32), ErrDType},
+			{ScaledMatMul(a, b, fromSliceOn(d, []float32{1, 2}), nil, Float32), ErrValue},
+			{a.MatMul(b), ErrDType},
+			{a.MatMul(b.AsType(BFloat16)), ErrDType},
+			{a.AsType(Float32).MatMul(b), ErrDType},
+		} {
+			if err := c.z.Err(); !errors.Is(err, c.kind) {
+				t.Errorf("error %v, want %v", err, c.kind)
+			}
+		}
+	})
+}

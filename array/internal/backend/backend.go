@@ -54,6 +54,10 @@ type Backend interface {
 // retried).
 var ErrOutOfMemory = errors.New("out of device memory")
 
+// ErrUnsupported is wrapped by the error of an operation the device cannot
+// run (an FP8 product on a GPU without FP8 tensor cores).
+var ErrUnsupported = errors.New("not supported by the device")
+
 // ReduceOp is a reduction.
 type ReduceOp uint8
 
@@ -162,13 +166,23 @@ func (m Matrix) LD() int {
 }
 
 // MatMul is C = A·B for every index of Batch: A is M×K, B is K×N and C is
-// M×N, all of one dtype. C is contiguous (ColStride 1, RowStride N, batches
-// packed in row-major order of Batch) and does not overlap A or B.
+// M×N. C is contiguous (ColStride 1, RowStride N, batches packed in
+// row-major order of Batch) and does not overlap A or B.
+//
+// A and B have one dtype. C has the same dtype, except for the storage
+// types: float16 and bfloat16 products accumulate in float32 and write
+// their own dtype or float32; int8 products accumulate and write int32;
+// 8-bit float products (E4M3 or E5M2 operands, not both E5M2) accumulate
+// in float32, are scaled by ScaleA·ScaleB and write float32, bfloat16 or
+// float16.
 type MatMul struct {
 	A, B, C   Matrix
 	Batch     []int
 	M, N, K   int
 	Precision Precision
+	// ScaleA and ScaleB are one float32 each (8-bit float products only;
+	// a nil Buf stands for 1).
+	ScaleA, ScaleB Operand
 }
 
 // Dist is a random distribution.

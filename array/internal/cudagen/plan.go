@@ -619,7 +619,7 @@ func PlanRandom(rq *backend.Random, o Options) (*Plan, error) {
 
 // PlanIntMatMul plans an integer or bool matrix product.
 func PlanIntMatMul(m *backend.MatMul, o Options) (*Plan, error) {
-	dt := m.C.Buf.DType()
+	dt, in := m.C.Buf.DType(), m.A.Buf.DType()
 	nb := backend.Size(m.Batch)
 	if nb == 0 || m.M == 0 || m.N == 0 {
 		return &Plan{}, nil
@@ -628,7 +628,7 @@ func PlanIntMatMul(m *backend.MatMul, o Options) (*Plan, error) {
 	if gy > 65535 || gz > 65535 {
 		return nil, fmt.Errorf("cudagen: integer matmul grid (%d, %d) exceeds 65535", gy, gz)
 	}
-	k, err := cached(o, fmt.Sprintf("imm|%v|%d", dt, len(m.Batch)), func() (*Kernel, error) { return IntMatMul(dt, len(m.Batch)) })
+	k, err := cached(o, fmt.Sprintf("imm|%v|%v|%d", in, dt, len(m.Batch)), func() (*Kernel, error) { return IntMatMulOf(in, dt, len(m.Batch)) })
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,147 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/lowp"
+)
+
+// Products of the storage types, computed exactly as the GPU's tensor
+// cores define them: float16, bfloat16 and 8-bit float operands are
+// widened to float32 (exactly), multiplied with the float32 GEMM (products
+// of these formats are exact in float32, the sums round in float32), an
+// FP8 product is scaled by ScaleA·ScaleB, and the result is rounded to the
+// output dtype; int8 operands multiply and add in int32 (wrapping, as
+// IMMA's accumulator). Every step uses all workers.
+
+// lowpMatMul implements MatMul for storage-type operands.
+func (b *Backend) lowpMatMul(mm *backend.MatMul) error {
+	A, B, C := asBuffer(mm.A.Buf), asBuffer(mm.B.Buf), asBuffer(mm.C.Buf)
+	in, out := A.dt, C.dt
+	switch {
+	case B.dt != in && !(in.IsFloat8() && B.dt.IsFloat8()):
+		return fmt.Errorf("cpu: matmul of %v by %v", in, B.dt)
+	case in == backend.Int8 && out != backend.Int32,
+		in.IsFloat8() && out != backend.Float32 && out != backend.BFloat16 && out != backend.Float16,
+		(in == backend.Float16 || in == backend.BFloat16) && out != in && out != backend.Float32:
+		return fmt.Errorf("cpu: matmul of %v into %v", in, out)
+	}
+	scale := float32(1)
+	for _, s := range []backend.Operand{mm.ScaleA, mm.ScaleB} {
+		if s.Buf != nil {
+			scale *= asBuffer(s.Buf).f32[s.Layout.Offset]
+		}
+	}
+	offs := batchOffsets(mm)
+	M, N, K := mm.M, mm.N, mm.K
+	if in == backend.Int8 {
+		a := make([]int32, M*K)
+		bt := make([]int32, N*K) // B transposed: row j holds column j
+		for t := range len(offs) / 3 {
+			ao, bo, co := offs[3*t], offs[3*t+1], offs[3*t+2]
+			b.parallel(M, 1024/max(K, 1)+1, 1, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					for p := 0; p < K; p++ {
+						a[i*K+p] = int32(A.i8[ao+i*mm.A.RowStride+p*mm.A.ColStride])
+					}
+				}
+			})
+			b.parallel(N, 1024/max(K, 1)+1, 1, func(lo, hi int) {
+				for j := lo; j < hi; j++ {
+					for p := 0; p < K; p++ {
+						bt[j*K+p] = int32(B.i8[bo+p*mm.B.RowStride+j*mm.B.ColStride])
+					}
+				}
+			})
+			c := C.i32[co : co+M*N]
+			b.parallel(M, max(1, (1<<16)/max(N*K, 1)), 1, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					ar := a[i*K : i*K+K]
+					for j := 0; j < N; j++ {
+						c[i*N+j] = dot32(ar, bt[j*K:j*K+K])
+					}
+				}
+			})
+		}
+		return nil
+	}
+	af := make([]float32, M*K)
+	bf := make([]float32, K*N)
+	cf := make([]float32, M*N)
+	flat := backend.MatMul{M: M, N: N, K: K,
+		A: backend.Matrix{RowStride: K, ColStride: 1}, B: backend.Matrix{RowStride: N, ColStride: 1}}
+	for t := range len(offs) / 3 {
+		ao, bo, co := offs[3*t], offs[3*t+1], offs[3*t+2]
+		widenMatrix(b, af, A, ao, M, K, mm.A.RowStride, mm.A.ColStride)
+		widenMatrix(b, bf, B, bo, K, N, mm.B.RowStride, mm.B.ColStride)
+		dst := cf
+		if out == backend.Float32 {
+			dst = C.f32[co : co+M*N]
+		}
+		b.mm32(b.workers, &flat, af, 0, bf, 0, dst, 0)
+		b.parallel(M*N, serialBelow, 1, func(lo, hi int) {
+			d := dst[lo:hi]
+			if scale != 1 {
+				for i := range d {
+					d[i] *= scale
+				}
+			}
+			switch out {
+			case backend.Float16:
+				lowp.FromFloat32s(C.f16[co+lo:co+hi], d)
+			case backend.BFloat16:
+				lowp.FromFloat32s(C.bf16[co+lo:co+hi], d)
+			}
+		})
+	}
+	return nil
+}
+
+// dot32 is the wrapping int32 dot product of two rows.
+func dot32(a, b []int32) int32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 int32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// widenMatrix copies the rows×cols matrix of src at off (strides rs, cs)
+// into dst, row-major, widened to float32.
+func widenMatrix(b *Backend, dst []float32, src *Buffer, off, rows, cols, rs, cs int) {
+	b.parallel(rows, max(1, serialBelow/max(cols, 1)), 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			d := dst[i*cols : (i+1)*cols]
+			o := off + i*rs
+			switch src.dt {
+			case backend.Float16:
+				widenRow(d, src.f16, o, cs)
+			case backend.BFloat16:
+				widenRow(d, src.bf16, o, cs)
+			case backend.Float8E4M3:
+				widenRow(d, src.e4m3, o, cs)
+			case backend.Float8E5M2:
+				widenRow(d, src.e5m2, o, cs)
+			}
+		}
+	})
+}
+
+func widenRow[T lowp.Float](d []float32, s []T, o, cs int) {
+	if cs == 1 {
+		lowp.ToFloat32s(d, s[o:o+len(d)])
+		return
+	}
+	for j := range d {
+		d[j] = s[o+j*cs].Float32()
+	}
+}
