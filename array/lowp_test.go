@@ -833,3 +833,156 @@ func TestScaledMatMul(t *testing.T) {
 		}
 	})
 }
+
+// Quantize per tensor, per row and per column into int8 and the 8-bit
+// floats: the scales are max|x|/qmax, the values round(x/scale) saturated,
+// bit for bit what a float32 reference computes; Dequantize gets back
+// within half a step; zeros get scale 1.
+func TestQuantize(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		r := newRand(t)
+		M, K := 37, 300
+		xs := make([]float32, M*K)
+		for i := range xs {
+			xs[i] = float32(r.NormFloat64() * math.Exp(r.NormFloat64()))
+		}
+		for j := 0; j < K; j++ { // a zero row
+			xs[5*K+j] = 0
+		}
+		x := fromSliceOn(d, xs, M, K)
+		for _, dt := range []DType{Int8, Float8E4M3, Float8E5M2} {
+			qmax := map[DType]float32{Int8: 127, Float8E4M3: 448, Float8E5M2: 57344}[dt]
+			for _, axes := range [][]int{nil, {1}, {0}, {-1}} {
+				q, s := x.Quantize(dt, axes...)
+				if q.DType() != dt || s.DType() != Float32 {
+					t.Fatalf("%v %v: dtypes %v %v (%v)", dt, axes, q.DType(), s.DType(), q.Err())
+				}
+				qv, err := q.Float32s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				sv, err := s.Float32s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The reference, group by group.
+				group := func(i, j int) int { return 0 }
+				switch {
+				case len(axes) == 1 && (axes[0] == 1 || axes[0] == -1):
+					group = func(i, j int) int { return i }
+					if !sameShape(s.Shape(), []int{M, 1}) {
+						t.Fatalf("per-row scales of shape %v", s.Shape())
+					}
+				case len(axes) == 1:
+					group = func(i, j int) int { return j }
+					if !sameShape(s.Shape(), []int{1, K}) {
+						t.Fatalf("per-column scales of shape %v", s.Shape())
+					}
+				default:
+					if !sameShape(s.Shape(), []int{1, 1}) {
+						t.Fatalf("per-tensor scale of shape %v", s.Shape())
+					}
+				}
+				amax := map[int]float32{}
+				for i := 0; i < M; i++ {
+					for j := 0; j < K; j++ {
+						g := group(i, j)
+						amax[g] = float32(math.Max(float64(amax[g]), math.Abs(float64(xs[i*K+j]))))
+					}
+				}
+				for i := 0; i < M; i++ {
+					for j := 0; j < K; j++ {
+						g := group(i, j)
+						sc := amax[g] / qmax
+						if sc == 0 {
+							sc = 1
+						}
+						if sv[g] != sc {
+							t.Fatalf("%v %v: scale of group %d = %v, want %v", dt, axes, g, sv[g], sc)
+						}
+						y := xs[i*K+j] / sc
+						var want float32
+						switch dt {
+						case Int8:
+							want = float32(math.Max(-128, math.Min(127, math.RoundToEven(float64(y)))))
+						case Float8E4M3:
+							want = lowp.Float8E4M3FromFloat32(y).Float32()
+						default:
+							want = lowp.Float8E5M2FromFloat32(y).Float32()
+						}
+						if qv[i*K+j] != want {
+							t.Fatalf("%v %v: q[%d,%d] = %v, want %v (x %v, scale %v)", dt, axes, i, j, qv[i*K+j], want, xs[i*K+j], sc)
+						}
+					}
+				}
+				back, err := Dequantize(q, s).Float32s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range back {
+					g := group(i/K, i%K)
+					step := sv[g] // int8: one step; the floats: relative
+					tol := float64(step) / 2 * 1.0001
+					if dt != Int8 {
+						tol = math.Abs(float64(xs[i]))*lowpEps(dt)/2*1.0001 + float64(step)*lowpTiny(dt)
+					}
+					if math.Abs(float64(back[i]-xs[i])) > tol {
+						t.Fatalf("%v %v: dequantised %v, x %v (scale %v)", dt, axes, back[i], xs[i], step)
+					}
+				}
+			}
+		}
+		if q, s := x.Quantize(Float16); !errors.Is(q.Err(), ErrDType) || !errors.Is(s.Err(), ErrDType) {
+			t.Errorf("Quantize(float16): %v", q.Err())
+		}
+		// Float to int8 saturates rather than wrapping (the documented
+		// overflow rule, also through AsType).
+		big := fromSliceOn(d, []float32{300, -300, 127.5, -128.5})
+		if g, _ := big.Int8s(); fmt.Sprint(g) != "[127 -128 127 -128]" {
+			t.Errorf("float32 to int8 saturation: %v", g)
+		}
+	})
+}
+
+// The quantised linear layer: int8 weights per output channel, input per
+// row, int8 product, fused epilogue; close to the float32 layer.
+func TestQuantizedLinear(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		for _, c := range []struct{ m, in, out int }{{16, 784, 512}, {5, 30, 10}, {1, 7, 3}} {
+			x := d.NewRNG(1).Normal(Float32, 0, 1, c.m, c.in)
+			w := d.NewRNG(2).Normal(Float32, 0, 1/math.Sqrt(float64(c.in)), c.in, c.out)
+			b := d.NewRNG(3).Normal(Float32, 0, 0.1, c.out)
+			l, err := NewQuantizedLinear(w, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			y := l.Forward(x)
+			ref := x.MatMul(w).Add(b)
+			yv, err := y.Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rv, _ := ref.Float32s()
+			xmax, _ := x.Abs().Max().Item()
+			wmax, _ := w.Abs().Max().Item()
+			// Worst case: half a step of x times |w| summed, plus |x| times
+			// half a step of w, over the inputs.
+			bound := float64(c.in) * (xmax/127/2*wmax + xmax*wmax/127/2) * 1.01
+			worst := 0.0
+			for i := range yv {
+				worst = math.Max(worst, math.Abs(float64(yv[i]-rv[i])))
+			}
+			if worst > bound || worst == 0 {
+				t.Errorf("%v: largest difference from float32 %v, bound %v", c, worst, bound)
+			}
+			if !sameShape(y.Shape(), []int{c.m, c.out}) {
+				t.Errorf("shape %v", y.Shape())
+			}
+			y3 := l.Forward(x.Reshape(1, c.m, c.in))
+			if !sameShape(y3.Shape(), []int{1, c.m, c.out}) || y3.Err() != nil {
+				t.Errorf("batched: %v %v", y3.Shape(), y3.Err())
+			}
+			l.Close()
+		}
+	})
+}

@@ -104,14 +104,16 @@ type Reduction struct {
 type AxisKind uint8
 
 // Softmax and LogSoftmax keep the shape; LogSumExp removes the axis. All
-// subtract the maximum along the axis first.
+// subtract the maximum along the axis first. Quantize scales each row
+// symmetrically into a storage type (see AxisOp).
 const (
 	Softmax AxisKind = iota
 	LogSoftmax
 	LogSumExp
+	Quantize
 )
 
-var axisNames = [...]string{"softmax", "logsoftmax", "logsumexp"}
+var axisNames = [...]string{"softmax", "logsoftmax", "logsumexp", "quantize"}
 
 func (k AxisKind) String() string {
 	if int(k) < len(axisNames) {
@@ -122,11 +124,23 @@ func (k AxisKind) String() string {
 
 // AxisOp applies Kind along Axis of In (a float program) into Out (same
 // float dtype).
+//
+// Quantize takes a float32 program and writes Out, of dtype Int8,
+// Float8E4M3 or Float8E5M2 and the input's shape, and Scale, float32 and
+// contiguous over the rows (the other dimensions in row-major order, the
+// axis removed): for each row, computed in float32, m = max|x| (NaN if an
+// element is NaN), scale = m / QMax (1 where that is 0, the NaN 0x7fffffff
+// where m is NaN), and every element
+// x/scale, rounded to nearest even and saturated for int8 (NaN to 0), or
+// converted with the 8-bit float's rounding and saturation. QMax is 127,
+// 448 or 57344 (the output type's largest value).
 type AxisOp struct {
-	Kind AxisKind
-	In   *Program
-	Axis int
-	Out  Operand
+	Kind  AxisKind
+	In    *Program
+	Axis  int
+	Out   Operand
+	Scale Operand
+	QMax  float64
 }
 
 // Precision selects how float32 matrix products are computed.

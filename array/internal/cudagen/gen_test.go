@@ -279,6 +279,43 @@ func TestAxisRandomMatMulKernelsCompile(t *testing.T) {
 			ks = append(ks, k)
 		}
 	}
+	for _, br := range []int{0, 2} {
+		k, err := IntMatMulOf(backend.Int8, backend.Int32, br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks = append(ks, k)
+	}
+	// Quantisation along any axis, and the row kernels.
+	qb := newProg(4, 8)
+	qx := qb.input(backend.Float32)
+	qb.node(backend.OpMul, backend.Float32, qx, qb.scalar(backend.Float32, 0.5, 0))
+	for _, out := range []backend.DType{backend.Int8, backend.Float8E4M3, backend.Float8E5M2} {
+		for _, s := range []AxisSpec{{Outer: 0, In: []Class{Strided}, Out: out}, {Outer: 2, In: []Class{Strided}, Index64: true, Out: out}} {
+			k, err := AxisOp(backend.Quantize, qb.p, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ks = append(ks, k)
+		}
+	}
+	for _, kind := range []backend.AxisKind{backend.Softmax, backend.LogSoftmax, backend.Quantize} {
+		out := backend.Float32
+		if kind == backend.Quantize {
+			out = backend.Int8
+		}
+		for _, s := range []RowSpec{{W: 4, NV: 8}, {W: 1, NV: 2, Index64: true}, {W: 4, NV: 16}} {
+			s.Kind, s.Out, s.In = kind, out, []Class{Contig}
+			k, err := RowKernel(qb.p, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ks = append(ks, k)
+		}
+	}
+	if _, err := RowKernel(qb.p, RowSpec{Kind: backend.Softmax, Out: backend.Float32, In: []Class{Contig}, W: 4, NV: 32}); err == nil {
+		t.Errorf("a row kernel of 128 values per thread accepted")
+	}
 	if _, err := IntMatMul(backend.Float32, 0); err == nil {
 		t.Errorf("IntMatMul(float32) accepted")
 	}

@@ -140,3 +140,35 @@ func castStorageC(from, to backend.DType, a string) (string, bool) {
 	}
 	return "", false
 }
+
+// QMax is the largest value of a quantisation type: the magnitude a row's
+// largest element is scaled to.
+func QMax(dt backend.DType) float64 {
+	switch dt {
+	case backend.Int8:
+		return 127
+	case backend.Float8E4M3:
+		return 448
+	case backend.Float8E5M2:
+		return 57344
+	}
+	return 0
+}
+
+// scaleC is the scale of a row whose largest magnitude is m: m/qmax, 1
+// where that is 0, the canonical NaN for NaN (whichever NaN of the row m
+// is).
+func scaleC(dt backend.DType) string {
+	q := fmt.Sprintf("%.1ff", QMax(dt))
+	return fmt.Sprintf("(m != m ? __int_as_float(0x7fffffff) : m / %s == 0.0f ? 1.0f : m / %s)", q, q)
+}
+
+// quantConv converts the float32 expression y to a quantisation type:
+// rounded to nearest even and saturated for int8 (NaN to 0), the 8-bit
+// float's own rounding and saturation otherwise.
+func quantConv(dt backend.DType, y string) string {
+	if dt == backend.Int8 {
+		return fmt.Sprintf("gocu_f2i8((double)rintf(%s))", y)
+	}
+	return fmt.Sprintf("%s(%s)", lowpNarrow[dt], y)
+}

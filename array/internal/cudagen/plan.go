@@ -519,6 +519,9 @@ func PlanAxis(a *backend.AxisOp, o Options) (*Plan, error) {
 			Nodes:   []backend.Node{{Op: backend.OpScalar, DType: dt}}}
 		return PlanEval(fill, a.Out, o)
 	}
+	if pl, ok, err := planRows(a, rows, L, o); ok || err != nil {
+		return pl, err
+	}
 	ls := make([]backend.Layout, 0, len(p.Inputs)+1)
 	for _, in := range p.Inputs {
 		ls = append(ls, in.Layout)
@@ -529,6 +532,9 @@ func PlanAxis(a *backend.AxisOp, o Options) (*Plan, error) {
 	}
 	ol := collapseGroup(append(split(ls, outer), outOuter))
 	spec := AxisSpec{Outer: len(ol[len(ol)-1].Shape), Index64: index64(p, a.Out)}
+	if a.Kind == backend.Quantize {
+		spec.Out = a.Out.Buf.DType()
+	}
 	for _, in := range p.Inputs {
 		c := Strided
 		if in.Layout.IsConstant() {
@@ -543,6 +549,9 @@ func PlanAxis(a *backend.AxisOp, o Options) (*Plan, error) {
 	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{o.capped(rows, 32), 1, 1}, Scalars: p.Scalars}
 	l.Operands = append(append(l.Operands, p.Inputs...), a.Out)
 	outIdx := len(p.Inputs)
+	if a.Kind == backend.Quantize {
+		l.Operands = append(l.Operands, a.Scale)
+	}
 	for _, prm := range k.Params {
 		var arg Arg
 		switch prm.Role {
@@ -556,6 +565,8 @@ func PlanAxis(a *backend.AxisOp, o Options) (*Plan, error) {
 			arg = i64(rows)
 		case RoleRowLen:
 			arg = i64(L)
+		case RoleScale:
+			arg = ptr(outIdx+1, a.Scale.Layout.Offset)
 		case RoleDim:
 			arg = i64(ol[len(ol)-1].Shape[prm.Dim])
 		case RoleStride:
