@@ -704,7 +704,7 @@ func TestLowpMatMul(t *testing.T) {
 func TestInt8MatMul(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, d *Maker) {
 		r := newRand(t)
-		for _, c := range []struct{ m, n, k int }{{1, 1, 1}, {5, 3, 7}, {16, 32, 64}, {33, 20, 130}, {64, 64, 256}} {
+		for _, c := range []struct{ m, n, k int }{{1, 1, 1}, {5, 3, 7}, {16, 32, 64}, {33, 20, 130}, {64, 64, 256}, {6, 9, 2500}} {
 			for _, trans := range []bool{false, true} {
 				a8 := make([]int8, c.m*c.k)
 				b8 := make([]int8, c.k*c.n)

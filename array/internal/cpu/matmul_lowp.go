@@ -12,8 +12,8 @@ import (
 // widened to float32 (exactly), multiplied with the float32 GEMM (products
 // of these formats are exact in float32, the sums round in float32), an
 // FP8 product is scaled by ScaleA·ScaleB, and the result is rounded to the
-// output dtype; int8 operands multiply and add in int32 (wrapping, as
-// IMMA's accumulator). Every step uses all workers.
+// output dtype; int8 products are exact integers (see int8Chunk), summed in
+// int32. Every step uses all workers.
 
 // lowpMatMul implements MatMul for storage-type operands.
 func (b *Backend) lowpMatMul(mm *backend.MatMul) error {
@@ -36,33 +36,34 @@ func (b *Backend) lowpMatMul(mm *backend.MatMul) error {
 	offs := batchOffsets(mm)
 	M, N, K := mm.M, mm.N, mm.K
 	if in == backend.Int8 {
-		a := make([]int32, M*K)
-		bt := make([]int32, N*K) // B transposed: row j holds column j
+		// Through the float32 GEMM, exactly: every product of two int8 is
+		// an integer of magnitude at most 2^14, so every partial sum of up
+		// to int8Chunk of them is an integer below 2^24, which float32
+		// holds exactly whatever the order of the additions. Longer sums
+		// are cut into such chunks, added in int32.
+		af := make([]float32, M*K)
+		bf := make([]float32, K*N)
+		cf := make([]float32, M*N)
 		for t := range len(offs) / 3 {
 			ao, bo, co := offs[3*t], offs[3*t+1], offs[3*t+2]
-			b.parallel(M, 1024/max(K, 1)+1, 1, func(lo, hi int) {
-				for i := lo; i < hi; i++ {
-					for p := 0; p < K; p++ {
-						a[i*K+p] = int32(A.i8[ao+i*mm.A.RowStride+p*mm.A.ColStride])
-					}
-				}
-			})
-			b.parallel(N, 1024/max(K, 1)+1, 1, func(lo, hi int) {
-				for j := lo; j < hi; j++ {
-					for p := 0; p < K; p++ {
-						bt[j*K+p] = int32(B.i8[bo+p*mm.B.RowStride+j*mm.B.ColStride])
-					}
-				}
-			})
+			widenInt8(b, af, A.i8, ao, M, K, mm.A.RowStride, mm.A.ColStride)
+			widenInt8(b, bf, B.i8, bo, K, N, mm.B.RowStride, mm.B.ColStride)
 			c := C.i32[co : co+M*N]
-			b.parallel(M, max(1, (1<<16)/max(N*K, 1)), 1, func(lo, hi int) {
-				for i := lo; i < hi; i++ {
-					ar := a[i*K : i*K+K]
-					for j := 0; j < N; j++ {
-						c[i*N+j] = dot32(ar, bt[j*K:j*K+K])
+			clear(c)
+			for p0 := 0; p0 < K || p0 == 0; p0 += int8Chunk {
+				kc := min(int8Chunk, K-p0)
+				chunk := backend.MatMul{M: M, N: N, K: kc,
+					A: backend.Matrix{RowStride: K, ColStride: 1}, B: backend.Matrix{RowStride: N, ColStride: 1}}
+				b.mm32(b.workers, &chunk, af, p0, bf, p0*N, cf, 0)
+				b.parallel(M*N, serialBelow, 1, func(lo, hi int) {
+					for i := lo; i < hi; i++ {
+						c[i] += int32(cf[i])
 					}
+				})
+				if K == 0 {
+					break
 				}
-			})
+			}
 		}
 		return nil
 	}
@@ -98,21 +99,22 @@ func (b *Backend) lowpMatMul(mm *backend.MatMul) error {
 	return nil
 }
 
-// dot32 is the wrapping int32 dot product of two rows.
-func dot32(a, b []int32) int32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 int32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
+// int8Chunk is the longest sum of int8 products float32 holds exactly:
+// 1024 · 2^14 = 2^24.
+const int8Chunk = 1024
+
+// widenInt8 copies the rows×cols int8 matrix of src at off (strides rs,
+// cs) into dst, row-major, as float32.
+func widenInt8(b *Backend, dst []float32, src []int8, off, rows, cols, rs, cs int) {
+	b.parallel(rows, max(1, serialBelow/max(cols, 1)), 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			d := dst[i*cols : (i+1)*cols]
+			o := off + i*rs
+			for j := range d {
+				d[j] = float32(src[o+j*cs])
+			}
+		}
+	})
 }
 
 // widenMatrix copies the rows×cols matrix of src at off (strides rs, cs)
