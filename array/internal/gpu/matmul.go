@@ -220,7 +220,7 @@ func (b *Backend) intMatMul(m *backend.MatMul, bufs []*Buffer) error {
 }
 
 func matmulKey(k []byte, m *backend.MatMul, bufs []*Buffer) []byte {
-	k = append(k, 'M', byte(m.C.Buf.DType()))
+	k = append(k, 'M', byte(m.C.Buf.DType()), byte(m.A.Buf.DType()))
 	k = appendInt(k, m.M)
 	k = appendInt(k, m.N)
 	k = appendInt(k, m.K)
