@@ -100,7 +100,14 @@ static __device__ double %[1]s_bsum(double v) {
 	return v;
 }
 `, name, rowThreads)
-	fmt.Fprintf(&b, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s) {\n", rowThreads, name, strings.Join(g.params, ", "))
+	// At least 4 resident blocks per SM (64 registers a thread) keep
+	// enough rows in flight to cover memory latency; the longest rows
+	// (64 values a thread) get 2 so that they do not spill.
+	minBlocks := 4
+	if NV*W > 32 {
+		minBlocks = 2
+	}
+	fmt.Fprintf(&b, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(%s) {\n", rowThreads, minBlocks, name, strings.Join(g.params, ", "))
 	fmt.Fprintf(&b, "\tconst %[1]s rows = (%[1]s)rows_, L = (%[1]s)L_;\n", it)
 	scalarDecls(&b, p, spec.In)
 	fmt.Fprintf(&b, "\tfor (%[1]s row = (%[1]s)blockIdx.x; row < rows; row += (%[1]s)gridDim.x) {\n", it)
