@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -985,4 +987,53 @@ func TestQuantizedLinear(t *testing.T) {
 			l.Close()
 		}
 	})
+}
+
+// float16 and int8 files round-trip with NumPy (when python3-numpy is
+// installed): NumPy reads ours bit for bit, and we read NumPy's.
+func TestNumPyFloat16RoundTrip(t *testing.T) {
+	py := "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	dir := t.TempDir()
+	h := make([]lowp.Float16, 1<<16)
+	for i := range h {
+		h[i] = lowp.Float16FromBits(uint16(i))
+	}
+	ours := filepath.Join(dir, "ours.npy")
+	if err := fromSliceOn(CPU(), h, 256, 256).SaveNPY(ours); err != nil {
+		t.Fatal(err)
+	}
+	theirs := filepath.Join(dir, "theirs.npy")
+	out, err := runPython(py, fmt.Sprintf(`import numpy as np
+a = np.load(%q)
+assert a.dtype == np.float16 and a.shape == (256, 256)
+assert (a.view(np.uint16).ravel() == np.arange(65536, dtype=np.uint16)).all()
+np.save(%q, np.array([[0.1, -2.5, 65504], [1e-7, np.inf, 3.14159]], dtype=np.float16))
+np.save(%q, np.array([-128, 0, 127], dtype=np.int8))
+print("ok")`, ours, theirs, filepath.Join(dir, "i8.npy")))
+	if err != nil {
+		t.Skipf("numpy unavailable or failed: %v\n%s", err, out)
+	}
+	if strings.TrimSpace(out) != "ok" {
+		t.Fatalf("numpy: %s", out)
+	}
+	a, err := LoadNPY(theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := ToSlice[lowp.Float16](a)
+	for i, v := range []float32{0.1, -2.5, 65504, 1e-7, float32(math.Inf(1)), 3.14159} {
+		if want := lowp.Float16FromFloat32(v); got[i] != want {
+			t.Errorf("numpy's float16 %v: read %#x, want %#x", v, got[i], want)
+		}
+	}
+	b, err := LoadNPY(filepath.Join(dir, "i8.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := b.Int8s(); b.DType() != Int8 || fmt.Sprint(v) != "[-128 0 127]" {
+		t.Errorf("numpy's int8: %v %v", b.DType(), v)
+	}
 }
