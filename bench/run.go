@@ -366,6 +366,10 @@ func (rep *Report) derive(x *Result, w *Workload) {
 	case RoofFP8:
 		peak, peakName = rep.Ceilings.FP8TFLOPs, "fp8"
 	}
+	if peak <= 0 && w.Roof >= RoofBF16 {
+		// No low-precision ceiling (the CPU computes these in float32).
+		peak, peakName = rep.Ceilings.FP32TFLOPs, "fp32"
+	}
 	switch {
 	case x.Flops == 0 && x.Bytes > 0 && mem > 0:
 		x.Roof, x.RoofValue, x.Percent = "memory", mem, 100*x.GBps/mem
