@@ -3,6 +3,7 @@ package cudagen
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -155,5 +156,80 @@ func TestInt8FallbackMatMulOnHost(t *testing.T) {
 	}
 	if !bytes.Equal(got[0], rawOf(cpuOut.(*cpu.Buffer))) {
 		t.Errorf("int8 matmul: host %s, CPU %s", decode(backend.Int32, got[0]), decode(backend.Int32, rawOf(cpuOut.(*cpu.Buffer))))
+	}
+}
+
+// Elementwise programs over storage types, planned as the GPU plans them
+// (8-wide vectors for 1- and 2-byte operands), on the host against the
+// CPU backend, bit for bit.
+func TestStorageElementwiseOnHost(t *testing.T) {
+	clangPath(t)
+	be := cpu.New(0)
+	r := rand.New(rand.NewPCG(9, 10))
+	h := newHostRun(t)
+	type check struct {
+		name string
+		out  *cpu.Buffer
+		cpu  func()
+	}
+	var checks []check
+	const n = 5003
+	for _, dt := range []backend.DType{backend.Float16, backend.BFloat16, backend.Float8E4M3, backend.Float8E5M2, backend.Int8} {
+		for _, prog := range []string{"add", "narrow", "widen"} {
+			var p *backend.Program
+			outDT := dt
+			switch prog {
+			case "add": // x + y, computed in the compute type
+				x, y := randBuffer(be, r, dt, n), randBuffer(be, r, dt, n)
+				c := dt.Compute()
+				p = &backend.Program{Shape: []int{n},
+					Inputs: []backend.Operand{{Buf: x, Layout: backend.Contiguous([]int{n})}, {Buf: y, Layout: backend.Contiguous([]int{n})}},
+					Nodes: []backend.Node{{Op: backend.OpInput, DType: dt}, {Op: backend.OpCast, DType: c, Args: [3]int32{0}},
+						{Op: backend.OpInput, DType: dt, Args: [3]int32{1}}, {Op: backend.OpCast, DType: c, Args: [3]int32{2}},
+						{Op: backend.OpAdd, DType: c, Args: [3]int32{1, 3}}, {Op: backend.OpCast, DType: dt, Args: [3]int32{4}}}}
+			case "narrow": // float32 (a wide range, NaN, Inf) to dt
+				x := randBuffer(be, r, backend.Float32, n)
+				f := x.Slice().([]float32)
+				for i := range f {
+					f[i] *= float32(math.Ldexp(1, r.IntN(40)-20))
+				}
+				p = &backend.Program{Shape: []int{n}, Inputs: []backend.Operand{{Buf: x, Layout: backend.Contiguous([]int{n})}},
+					Nodes: []backend.Node{{Op: backend.OpInput, DType: backend.Float32}, {Op: backend.OpCast, DType: dt}}}
+			case "widen": // dt times a float32 scalar (dequantisation)
+				x := randBuffer(be, r, dt, n)
+				outDT = backend.Float32
+				p = &backend.Program{Shape: []int{n}, Inputs: []backend.Operand{{Buf: x, Layout: backend.Contiguous([]int{n})}},
+					Scalars: []backend.Scalar{{DType: backend.Float32, F: 0.0078125}},
+					Nodes: []backend.Node{{Op: backend.OpInput, DType: dt}, {Op: backend.OpCast, DType: backend.Float32},
+						{Op: backend.OpScalar, DType: backend.Float32}, {Op: backend.OpMul, DType: backend.Float32, Args: [3]int32{1, 2}}}}
+			}
+			if err := p.Validate(); err != nil {
+				t.Fatalf("%v %s: %v", dt, prog, err)
+			}
+			gpuOut, _ := be.Alloc(outDT, n)
+			cpuOut, _ := be.Alloc(outDT, n)
+			out := backend.Operand{Buf: gpuOut, Layout: backend.Contiguous([]int{n})}
+			pl, err := PlanEval(p, out, hostOpts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := SpecFor(p, out, hostOpts.Aligned); prog == "add" && s.Vec != 8 {
+				t.Errorf("%v add: vectors of %d, want 8", dt, s.Vec)
+			}
+			name := fmt.Sprintf("%s %v", prog, dt)
+			h.add(name, pl, gpuOut.(*cpu.Buffer))
+			checks = append(checks, check{name, cpuOut.(*cpu.Buffer), func() {
+				if err := be.Eval(p, backend.Operand{Buf: cpuOut, Layout: backend.Contiguous([]int{n})}); err != nil {
+					t.Fatal(err)
+				}
+			}})
+		}
+	}
+	got := h.run()
+	for i, c := range checks {
+		c.cpu()
+		if want := rawOf(c.out); !bytes.Equal(got[i], want) {
+			t.Errorf("%s: host and CPU differ", c.name)
+		}
 	}
 }
