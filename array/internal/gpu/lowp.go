@@ -231,7 +231,9 @@ func (b *Backend) ltMatMul(m *backend.MatMul, bufs []*Buffer) error {
 			B := pa + uint64(oa)*size
 			C := pc + uint64(oc)*sizeC
 			d := desc
-			d.Align = [4]int{alignOf(A), alignOf(B), alignOf(C), alignOf(C)}
+			// Every matrix of a batch must be as aligned as the plan says.
+			d.Align = [4]int{alignOf(A | uint64(d.StrideA)*size), alignOf(B | uint64(d.StrideB)*size),
+				alignOf(C | uint64(d.StrideC)*sizeC), alignOf(C | uint64(d.StrideD)*sizeC)}
 			key := ltKey{in: in, inB: m.B.Buf.DType(), out: out, m: d.M, n: d.N, k: d.K, lda: d.LDA, ldb: d.LDB, batch: d.Batch,
 				sa: d.StrideA, sb: d.StrideB, sc: d.StrideC, alignA: d.Align[0], alignB: d.Align[1], alignC: d.Align[2]}
 			p := st.plans[key]
