@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/lowp"
 )
 
 // Constructors exist as methods of Device and, for the default device, as
@@ -209,6 +210,10 @@ func fromSliceOn[T Elem](d *Maker, data []T, shape ...int) *Array {
 		shape = []int{0}
 	}
 	dt := DTypeOf[T]()
+	if !dt.Valid() {
+		var z T
+		return failed(errorf(op, ErrDType, "%T is not an array element type (a uint16 holds no dtype: use lowp.Float16 or lowp.BFloat16)", z))
+	}
 	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
@@ -245,6 +250,16 @@ func baseSlice[T Elem](dt DType, data []T) any {
 		return unsafe.Slice((*int64)(p), n)
 	case Float32:
 		return unsafe.Slice((*float32)(p), n)
+	case Int8:
+		return unsafe.Slice((*int8)(p), n)
+	case Float16:
+		return unsafe.Slice((*lowp.Float16)(p), n)
+	case BFloat16:
+		return unsafe.Slice((*lowp.BFloat16)(p), n)
+	case Float8E4M3:
+		return unsafe.Slice((*lowp.Float8E4M3)(p), n)
+	case Float8E5M2:
+		return unsafe.Slice((*lowp.Float8E5M2)(p), n)
 	}
 	return unsafe.Slice((*float64)(p), n)
 }

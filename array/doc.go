@@ -61,19 +61,34 @@
 // 0), on one handle per device with a 32 MiB workspace from the caching
 // allocator. Device memory comes from the stream-ordered caching allocator
 // of package cuda.
+//
 // # Element types and promotion
 //
-// The dtypes are Bool, Uint8, Int32, Int64, Float32 and Float64. Two arrays
-// combine to Promote(a, b), which is NumPy's promote_types restricted to
-// these types (checked against NumPy in the tests):
+// The dtypes are Bool, Uint8, Int8, Int32, Int64, Float16, BFloat16,
+// Float32, Float64, Float8E4M3 and Float8E5M2 (the last two are the OCP
+// 8-bit floats, "float8_e4m3fn" and "float8_e5m2"; Go holds the
+// low-precision floats as package lowp's types). Two arrays combine to
+// Promote(a, b): NumPy's promote_types where NumPy has both types (checked
+// against NumPy in the tests), PyTorch's promote_types for bfloat16 and
+// the 8-bit floats:
 //
-//	          bool    uint8   int32   int64   float32 float64
-//	bool      bool    uint8   int32   int64   float32 float64
-//	uint8     uint8   uint8   int32   int64   float32 float64
-//	int32     int32   int32   int32   int64   float64 float64
-//	int64     int64   int64   int64   int64   float64 float64
-//	float32   float32 float32 float64 float64 float32 float64
-//	float64   float64 float64 float64 float64 float64 float64
+//	          bool  uint8 int8  int32 int64 f16   bf16  f32   f64   e4m3  e5m2
+//	bool      bool  uint8 int8  int32 int64 f16   bf16  f32   f64   -     -
+//	uint8     uint8 uint8 int32 int32 int64 f16   bf16  f32   f64   -     -
+//	int8      int8  int32 int8  int32 int64 f16   bf16  f32   f64   -     -
+//	int32     int32 int32 int32 int32 int64 f64   bf16  f64   f64   -     -
+//	int64     int64 int64 int64 int64 int64 f64   bf16  f64   f64   -     -
+//	float16   f16   f16   f16   f64   f64   f16   f32   f32   f64   -     -
+//	bfloat16  bf16  bf16  bf16  bf16  bf16  f32   bf16  f32   f64   -     -
+//	float32   f32   f32   f32   f64   f64   f32   f32   f32   f64   -     -
+//	float64   f64   f64   f64   f64   f64   f64   f64   f64   f64   -     -
+//	e4m3      -     -     -     -     -     -     -     -     -     e4m3  -
+//	e5m2      -     -     -     -     -     -     -     -     -     -     e5m2
+//
+// int8 with uint8 gives int32 where NumPy gives int16, which gocu lacks.
+// "-" is no rule (Promote returns Invalid): as in PyTorch, an 8-bit float
+// combines only with itself, and an operation on such a pair, MatMul
+// included, fails with ErrDType; convert one operand with AsType.
 //
 // Go scalars used as operands (x.Mul(2.5), x.Add(1), Where(c, x, 0)) follow
 // NumPy 2's NEP 50 "weak scalar" rule, whatever their Go type: a bool takes
@@ -89,9 +104,9 @@
 //   - Div is true division: integer and bool operands divide in float64.
 //   - Functions defined on floats (Sqrt, Exp, Log, Sin, Tanh, Sigmoid,
 //     Reciprocal, Softmax, ...) keep float dtypes and compute int32/int64 in
-//     float64 and uint8/bool in float32. (NumPy uses float16 for uint8 and
-//     bool, which gocu does not have; NumPy's integer Reciprocal is integer
-//     division, gocu's is float.)
+//     float64 and uint8/int8/bool in float32. (NumPy uses float16 for those,
+//     which gocu keeps for arrays that are float16 already; NumPy's integer
+//     Reciprocal is integer division, gocu's is float.)
 //   - Floor, Ceil, Round and Trunc are the identity on integers and bool
 //     (NumPy 2.1 and later).
 //   - Comparisons, IsNaN/IsInf/IsFinite and the Logical* operations give bool.
@@ -108,7 +123,52 @@
 // elementwise kernel cannot). Maximum, Minimum, Max and Min propagate NaN.
 // Converting a float to an integer (AsType, ToSlice) truncates toward zero,
 // saturates at the type's range and maps NaN to 0 on every backend (what
-// CUDA's conversion instructions do; NumPy leaves it undefined).
+// CUDA's conversion instructions do; NumPy leaves it undefined): 300.0 to
+// int8 is 127, not 44. Integers convert to narrower integers by wrapping
+// (300 to int8 is 44, as NumPy's astype).
+//
+// # Low precision
+//
+// Int8 and the low-precision floats are storage types: they are held in
+// memory in their own format and computed in a wider one, as PyTorch does.
+// Elementwise arithmetic and functions on float16, bfloat16 and the 8-bit
+// floats compute in float32 and round each operation's result back to the
+// format (to nearest even), so a fused chain rounds after every operation,
+// exactly as the same chain evaluated step by step; int8 arithmetic
+// computes in int32 and wraps back to int8. Reductions compute in float32
+// (sums accumulating in float64 inside, as for float32) and round the
+// result to the format; Sum and Prod of int8 give int64, Mean float64.
+// Softmax of a low-precision float computes in float32 and rounds.
+//
+// Conversions between float32 or float64 and the low-precision floats are
+// package lowp's, on every backend (the GPU's kernels use its cvt
+// instructions where the architecture has them, and lowp's integer code
+// elsewhere; both give the same bits, which the GPU tests check over every
+// float16 and bfloat16 value and a dense sweep of float32): round to
+// nearest even, once (a float64 is not rounded to float32 first); float16
+// and bfloat16 overflow to infinity; the 8-bit floats saturate at ±448 and
+// ±57344 (infinities included, .satfinite); every NaN becomes the format's
+// canonical NaN; widening is exact. Conversions between other dtypes go
+// through float32 (exact for bool, uint8, int8 and the other formats) or
+// float64 (int32 exactly, int64 rounded). Go scalars round to the array's
+// format first (NEP 50: the scalar takes the array's dtype).
+//
+// .npy files hold float16 as NumPy's '<f2' and int8 as '|i1'. NumPy has no
+// bfloat16: it is written as the 2-byte void '<V2' holding the bits, which
+// is what np.save writes for an ml_dtypes.bfloat16 array (load it with
+// np.load(f).view(ml_dtypes.bfloat16)), and '<V2' or '|V2' files read as
+// bfloat16. The 8-bit floats cannot be told apart in a .npy header (both
+// would be 'V1'): writing one is an ErrDType error that says to write
+// x.AsType(Float16), which holds every 8-bit float exactly.
+//
+// Quantize converts an array to int8 or an 8-bit float with float32
+// scales, symmetrically (scale = max|x| / 127, 448 or 57344 per tensor, per
+// row, per column or any group of axes; q = x / scale rounded to nearest
+// even and saturated); Dequantize multiplies back (one fused pass). On a
+// GPU, quantising along one axis is one kernel. QuantizedLinear is a
+// linear layer with int8 weights (per output channel) whose input is
+// quantised per row on the fly, multiplied in int8 and dequantised with
+// the bias in one fused epilogue.
 //
 // # Shapes, broadcasting and views
 //
@@ -178,6 +238,25 @@
 // and bool products are plain loops on the CPU and a tiled generated kernel
 // on a GPU (integers wrap, bool is or-of-ands).
 //
+// float16 and bfloat16 products accumulate in float32 and round the result
+// to the operands' dtype (cublasGemmEx on the tensor cores; any layout,
+// batched, without copies). int8 by int8 gives int32 (as torch._int_mm;
+// NumPy would keep int8), exactly. 8-bit floats multiply through
+// ScaledMatMul(a, b, scaleA, scaleB, out), as torch._scaled_mm: per-tensor
+// float32 scales, float32 accumulation, float32, bfloat16 or float16
+// output; on a GPU older than compute capability 8.9 it fails with
+// ErrUnsupported. On a GPU the int8 and 8-bit float products run on the
+// tensor cores through cuBLASLt, whose kernels take one layout: a
+// row-major a and a column-major b (a transposed view such as w.T() of a
+// contiguous N×K w) with K and N multiples of 4 (int8) or 16 (8-bit
+// floats). Operands in that layout are used as they are; others are copied
+// into it first, K and N padded with zeros (which add nothing), and the
+// padding cut from the result; an int8 product cuBLASLt has no algorithm
+// for runs a generated kernel instead. The CPU computes every low-precision
+// product exactly as defined (float32 or int32 accumulation) with its
+// float32 GEMM on all cores (int8 sums in chunks that float32 holds
+// exactly).
+//
 // # Random numbers
 //
 // RNG is counter-based: Philox4x32-10 (tested against the Random123
@@ -195,8 +274,8 @@
 // the same error; Err and every read report it. Errors are *Error values
 // naming the operation ("array: Add: shapes (3,4) and (5,) cannot be
 // broadcast") and wrap one of ErrShape, ErrAxis, ErrIndex, ErrDType,
-// ErrValue, ErrClosed, ErrDevice (use errors.Is), plus the device's own
-// error where there is one. A shape whose element count or byte count
+// ErrValue, ErrClosed, ErrDevice, ErrUnsupported (use errors.Is), plus the
+// device's own error where there is one. A shape whose element count or byte count
 // overflows an int (Zeros(Float32, 1<<40, 1<<40); the product of the
 // non-zero dimensions counts, as in NumPy) is ErrValue ("array is too
 // big"), naming the shape and the bytes, wherever the shape arises:
@@ -265,6 +344,15 @@
 // ulp, inside the same tolerances). + - * / and conversions are bit-exact
 // between the backends (no fused multiply-add on either), and so are
 // random arrays and integer results.
+//
+// The low-precision floats round every result to their format: + - * /
+// are bit-exact with lowp applied to the float32 result, on every backend;
+// functions are within two ulp of the format (2^-10 relative for float16,
+// 2^-7 for bfloat16, 2^-3 and 2^-2 for the 8-bit floats). float16 and
+// bfloat16 products are within one ulp of the format relative to sum
+// |a||b| (float32 accumulation, then the output's rounding); int8
+// products, quantisation (values and scales) and the quantised layer's
+// epilogue are bit-exact between the backends.
 //
 // # Concurrency
 //

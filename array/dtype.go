@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/lowp"
 )
 
 // DType is an element type.
@@ -19,39 +20,91 @@ const (
 	Int64   = backend.Int64
 	Float32 = backend.Float32
 	Float64 = backend.Float64
+
+	// Int8 is a signed 8-bit integer (Go's int8).
+	Int8 = backend.Int8
+	// Float16 is IEEE binary16 (lowp.Float16, CUDA's __half).
+	Float16 = backend.Float16
+	// BFloat16 is bfloat16 (lowp.BFloat16, CUDA's __nv_bfloat16).
+	BFloat16 = backend.BFloat16
+	// Float8E4M3 is the OCP 8-bit float E4M3 ("e4m3fn": finite up to 448,
+	// no infinities; lowp.Float8E4M3, CUDA's __nv_fp8_e4m3).
+	Float8E4M3 = backend.Float8E4M3
+	// Float8E5M2 is the OCP 8-bit float E5M2 (lowp.Float8E5M2, CUDA's
+	// __nv_fp8_e5m2).
+	Float8E5M2 = backend.Float8E5M2
 )
 
-// Elem is the set of Go types that arrays hold.
+// Elem is the set of Go types that arrays hold: bool, uint8, int8, int32,
+// int64, float32, float64, the formats of package lowp (lowp.Float16,
+// lowp.BFloat16, lowp.Float8E4M3, lowp.Float8E5M2) and types defined on
+// them. A uint16 that is not a lowp format has no dtype (DTypeOf gives
+// Invalid).
 type Elem interface {
-	~bool | ~uint8 | ~int32 | ~int64 | ~float32 | ~float64
+	~bool | ~uint8 | ~int8 | ~uint16 | ~int32 | ~int64 | ~float32 | ~float64
 }
 
-// DTypeOf returns the dtype of the Go element type T.
+var (
+	float16Type  = reflect.TypeFor[lowp.Float16]()
+	bfloat16Type = reflect.TypeFor[lowp.BFloat16]()
+	e4m3Type     = reflect.TypeFor[lowp.Float8E4M3]()
+	e5m2Type     = reflect.TypeFor[lowp.Float8E5M2]()
+)
+
+// DTypeOf returns the dtype of the Go element type T (Invalid for a uint16
+// type other than lowp.Float16 and lowp.BFloat16).
 func DTypeOf[T Elem]() DType {
-	var z T
-	switch reflect.TypeOf(z).Kind() {
+	t := reflect.TypeFor[T]()
+	switch t {
+	case float16Type:
+		return Float16
+	case bfloat16Type:
+		return BFloat16
+	case e4m3Type:
+		return Float8E4M3
+	case e5m2Type:
+		return Float8E5M2
+	}
+	switch t.Kind() {
 	case reflect.Bool:
 		return Bool
 	case reflect.Uint8:
 		return Uint8
+	case reflect.Int8:
+		return Int8
 	case reflect.Int32:
 		return Int32
 	case reflect.Int64:
 		return Int64
 	case reflect.Float32:
 		return Float32
+	case reflect.Float64:
+		return Float64
 	}
-	return Float64
+	return backend.Invalid
 }
 
 // Promote returns the dtype two arrays of dtypes a and b combine to, as
-// NumPy's promote_types: bool < uint8 < int32 < int64 within integers,
-// uint8 with float32 gives float32, int32 or int64 with float32 gives
-// float64 (float32 cannot hold every int32), float32 with float64 gives
-// float64.
+// NumPy's promote_types where NumPy has both types: bool < uint8 < int32 <
+// int64 within integers, uint8 with float32 gives float32, int32 or int64
+// with float32 gives float64 (float32 cannot hold every int32), float32
+// with float64 gives float64; int8 with uint8 gives int32 (NumPy's int16,
+// which gocu lacks), float16 with bool, uint8 or int8 gives float16 and
+// with int32 or int64 float64. BFloat16 and the 8-bit floats follow
+// PyTorch: bfloat16 with any integer or bool gives bfloat16, with float16
+// float32; an 8-bit float combines only with itself. Promote returns
+// Invalid where there is no rule (an 8-bit float with any other dtype, or
+// an invalid dtype); operations then fail with ErrDType. The whole table
+// is in the package documentation.
 func Promote(a, b DType) DType {
+	if !a.Valid() || !b.Valid() {
+		return backend.Invalid
+	}
 	if a == b {
 		return a
+	}
+	if a.IsStorage() || b.IsStorage() {
+		return promoteStorage(a, b)
 	}
 	if a > b {
 		a, b = b, a
@@ -71,15 +124,72 @@ func Promote(a, b DType) DType {
 	return Float64
 }
 
+// promoteStorage is Promote where a or b (not both the same) is int8 or a
+// low-precision float.
+func promoteStorage(a, b DType) DType {
+	if a.IsFloat8() || b.IsFloat8() {
+		return backend.Invalid // PyTorch: no promotion for float8 types
+	}
+	if b.IsStorage() && !a.IsStorage() || (a == Int8 && b.IsLowp()) {
+		a, b = b, a // a is the storage type (the float one of two)
+	}
+	switch a {
+	case Int8:
+		switch b {
+		case Bool:
+			return Int8
+		case Uint8, Int32:
+			return Int32 // int8 with uint8: NumPy's int16
+		}
+		return b // int64, float32, float64
+	case Float16:
+		switch b {
+		case Bool, Uint8, Int8:
+			return Float16
+		case Int32, Int64, Float64:
+			return Float64
+		}
+		return Float32 // float32, bfloat16 (PyTorch)
+	case BFloat16:
+		switch b {
+		case Float64:
+			return Float64
+		case Float32, Float16:
+			return Float32
+		}
+		return BFloat16 // bool and every integer
+	}
+	return backend.Invalid
+}
+
+// promoteAll promotes dtypes left to right, reporting the first pair
+// without a rule as an ErrDType error of op.
+func promoteAll(op string, dts ...DType) (DType, error) {
+	dt := dts[0]
+	for _, d := range dts[1:] {
+		p := Promote(dt, d)
+		if !p.Valid() {
+			return backend.Invalid, noPromotion(op, dt, d)
+		}
+		dt = p
+	}
+	return dt, nil
+}
+
+// noPromotion is the error of combining two dtypes that have no rule.
+func noPromotion(op string, a, b DType) error {
+	return errorf(op, ErrDType, "%v and %v have no promotion rule (as in PyTorch, an 8-bit float combines only with itself): convert one with AsType", a, b)
+}
+
 // floatFor is the float type an integer argument of a float-only function
 // (sqrt, exp, true division's operands stay separate) is computed in:
-// float32 for bool and uint8 (NumPy picks float16, which gocu lacks),
-// float64 for int32 and int64, the type itself for floats.
+// float32 for bool, uint8 and int8 (NumPy picks float16), float64 for int32
+// and int64, the type itself for floats of every width.
 func floatFor(d DType) DType {
-	switch d {
-	case Float32, Float64:
+	switch {
+	case d.IsFloating():
 		return d
-	case Bool, Uint8:
+	case d == Bool || d == Uint8 || d == Int8:
 		return Float32
 	}
 	return Float64
@@ -177,7 +287,7 @@ func withWeak(d DType, s scalar) DType {
 		}
 		return d
 	}
-	if d.IsFloat() {
+	if d.IsFloating() {
 		return d
 	}
 	return Float64
@@ -192,6 +302,8 @@ func (s scalar) fits(d DType) bool {
 	switch d {
 	case Uint8:
 		return s.i >= 0 && s.i <= math.MaxUint8
+	case Int8:
+		return s.i >= math.MinInt8 && s.i <= math.MaxInt8
 	case Int32:
 		return s.i >= math.MinInt32 && s.i <= math.MaxInt32
 	}
@@ -223,12 +335,16 @@ func (s scalar) as(d DType) backend.Scalar {
 		out.F = float64(float32(f))
 	case d == Float64:
 		out.F = f
+	case d.IsLowp():
+		out.F = roundLowp(f, d)
 	case d == Bool:
 		if i != 0 {
 			out.I = 1
 		}
 	case d == Uint8:
 		out.I = int64(uint8(i))
+	case d == Int8:
+		out.I = int64(int8(i))
 	case d == Int32:
 		out.I = int64(int32(i))
 	default:
@@ -245,6 +361,8 @@ func saturate(f float64, d DType) int64 {
 	switch d {
 	case Uint8:
 		lo, hi, mn, mx = 0, 255, 0, 255
+	case Int8:
+		lo, hi, mn, mx = -128, 127, -128, 127
 	case Int32:
 		lo, hi, mn, mx = math.MinInt32, math.MaxInt32, math.MinInt32, math.MaxInt32
 	default:
@@ -259,4 +377,20 @@ func saturate(f float64, d DType) int64 {
 		return mx
 	}
 	return int64(f)
+}
+
+// roundLowp rounds f to the low-precision float d (one rounding, package
+// lowp's rules) and returns its value.
+func roundLowp(f float64, d DType) float64 {
+	switch d {
+	case Float16:
+		return lowp.Float16FromFloat64(f).Float64()
+	case BFloat16:
+		return lowp.BFloat16FromFloat64(f).Float64()
+	case Float8E4M3:
+		return lowp.Float8E4M3FromFloat64(f).Float64()
+	case Float8E5M2:
+		return lowp.Float8E5M2FromFloat64(f).Float64()
+	}
+	return f
 }

@@ -53,8 +53,9 @@ func (o operand) shape() []int {
 
 // commonDType combines operands: arrays by Promote, array and scalar by
 // the weak rule, scalars by their natural types. fit reports whether every
-// integer scalar fits the result.
-func commonDType(ops []operand) (dt DType, fit bool) {
+// integer scalar fits the result. Arrays whose dtypes have no promotion
+// rule are an ErrDType error of op.
+func commonDType(op string, ops []operand) (dt DType, fit bool, err error) {
 	var arr DType
 	var weakArr [3]scalar
 	weak := weakArr[:0]
@@ -62,8 +63,10 @@ func commonDType(ops []operand) (dt DType, fit bool) {
 		if o.arr != nil {
 			if arr == 0 {
 				arr = o.arr.dt
+			} else if p := Promote(arr, o.arr.dt); p.Valid() {
+				arr = p
 			} else {
-				arr = Promote(arr, o.arr.dt)
+				return 0, false, noPromotion(op, arr, o.arr.dt)
 			}
 		} else {
 			weak = append(weak, o.sc)
@@ -74,7 +77,7 @@ func commonDType(ops []operand) (dt DType, fit bool) {
 		for _, s := range weak[1:] {
 			dt = Promote(dt, s.natural())
 		}
-		return dt, true
+		return dt, true, nil
 	}
 	dt = arr
 	for _, s := range weak {
@@ -84,7 +87,7 @@ func commonDType(ops []operand) (dt DType, fit bool) {
 	for _, s := range weak {
 		fit = fit && s.fits(dt)
 	}
-	return dt, fit
+	return dt, fit, nil
 }
 
 // device returns the device shared by the array operands.
@@ -145,22 +148,22 @@ func (a *Array) unary(name string, op backend.Op) *Array {
 	switch {
 	case op.IsTranscendental():
 		dt = floatFor(dt)
-		return a.dev.lazy(node(op, dt, a.shape, castExpr(e, dt)))
+		return a.dev.lazy(computeNode(op, dt, dt, a.shape, castExpr(e, dt)))
 	case op.IsPredicate():
-		if !dt.IsFloat() {
+		if !dt.IsFloating() {
 			// Integers are never NaN or infinite.
 			return a.dev.lazy(fullExpr(scalar{kind: weakBool, b: op == backend.OpIsFinite}.as(Bool), a.shape))
 		}
-		return a.dev.lazy(node(op, Bool, a.shape, e))
+		return a.dev.lazy(computeNode(op, dt, Bool, a.shape, e))
 	case op == backend.OpNot:
 		return a.dev.lazy(node(op, Bool, a.shape, castExpr(e, Bool)))
-	case !backend.Supports(op, dt):
+	case !backend.Supports(op, dt.Compute()):
 		return failed(errorf(name, ErrDType, "not supported for %v", dt))
 	}
 	identity := false
 	switch op {
 	case backend.OpFloor, backend.OpCeil, backend.OpRound, backend.OpTrunc:
-		identity = !dt.IsFloat()
+		identity = !dt.IsFloating()
 	case backend.OpAbs, backend.OpReLU:
 		identity = dt == Uint8 || dt == Bool
 	case backend.OpSquare:
@@ -169,7 +172,7 @@ func (a *Array) unary(name string, op backend.Op) *Array {
 	if identity {
 		return a.dev.lazy(node(backend.OpCast, dt, a.shape, e))
 	}
-	return a.dev.lazy(node(op, dt, a.shape, e))
+	return a.dev.lazy(computeNode(op, dt, dt, a.shape, e))
 }
 
 // fullExpr is a constant of the given shape.
@@ -200,7 +203,10 @@ func binaryOp(name string, op backend.Op, x, y any) *Array {
 	if err != nil {
 		return failed(err)
 	}
-	dt, fit := commonDType(ops)
+	dt, fit, err := commonDType(name, ops)
+	if err != nil {
+		return failed(err)
+	}
 	res := dt
 	switch {
 	case op.IsCompare():
@@ -220,7 +226,7 @@ func binaryOp(name string, op backend.Op, x, y any) *Array {
 	case op == backend.OpDiv:
 		dt = floatDiv(dt)
 		res = dt
-	case !backend.Supports(op, dt):
+	case !backend.Supports(op, dt.Compute()):
 		return failed(errorf(name, ErrDType, "not supported for %v", dt))
 	}
 	if err := checkShape(name, res, shape); err != nil {
@@ -232,12 +238,12 @@ func binaryOp(name string, op backend.Op, x, y any) *Array {
 	if err := exprs(es[:], &pn, name, shape, dt, ops); err != nil {
 		return failed(err)
 	}
-	return dev.lazy(node(op, res, shape, es[:]...))
+	return dev.lazy(computeNode(op, dt, res, shape, es[:]...))
 }
 
 // floatDiv is the dtype of true division: integers and bool divide in float64.
 func floatDiv(d DType) DType {
-	if d.IsFloat() {
+	if d.IsFloating() {
 		return d
 	}
 	return Float64
@@ -264,7 +270,10 @@ func Where(cond, x, y any) *Array {
 	if err != nil {
 		return failed(err)
 	}
-	dt, fit := commonDType(ops[1:])
+	dt, fit, err := commonDType(name, ops[1:])
+	if err != nil {
+		return failed(err)
+	}
 	if !fit {
 		return failed(errorf(name, ErrValue, "a Go integer is out of range for %v", dt))
 	}
@@ -281,7 +290,7 @@ func Where(cond, x, y any) *Array {
 	if err := exprs(ve[:], &pn, name, shape, dt, ops[1:]); err != nil {
 		return failed(err)
 	}
-	return dev.lazy(node(backend.OpWhere, dt, shape, ce[0], ve[0], ve[1]))
+	return dev.lazy(computeNode(backend.OpWhere, dt, dt, shape, ce[0], ve[0], ve[1]))
 }
 
 // Unary operations. Functions defined only on floats (Sqrt, Exp, Log, Sin,

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/gocu-dev/gocu/lowp"
 )
 
 // PrintOptions control String, as numpy.set_printoptions.
@@ -200,9 +202,17 @@ func newElemFormatter(h any, shown []int, o PrintOptions) func(i int) string {
 			return "False"
 		}
 	case []float32:
-		return floatFormatter(func(i int) float64 { return float64(d[i]) }, 32, shown, o.Precision)
+		return floatFormatter(func(i int) float64 { return float64(d[i]) }, bitsFmt(32), shown, o.Precision)
 	case []float64:
-		return floatFormatter(func(i int) float64 { return d[i] }, 64, shown, o.Precision)
+		return floatFormatter(func(i int) float64 { return d[i] }, bitsFmt(64), shown, o.Precision)
+	case []lowp.Float16:
+		return floatFormatter(func(i int) float64 { return d[i].Float64() }, lowpFmt(Float16), shown, o.Precision)
+	case []lowp.BFloat16:
+		return floatFormatter(func(i int) float64 { return d[i].Float64() }, lowpFmt(BFloat16), shown, o.Precision)
+	case []lowp.Float8E4M3:
+		return floatFormatter(func(i int) float64 { return d[i].Float64() }, lowpFmt(Float8E4M3), shown, o.Precision)
+	case []lowp.Float8E5M2:
+		return floatFormatter(func(i int) float64 { return d[i].Float64() }, lowpFmt(Float8E5M2), shown, o.Precision)
 	}
 	get := intGetter(h)
 	w := 0
@@ -223,14 +233,16 @@ func intGetter(h any) func(int) int64 {
 		return func(i int) int64 { return int64(d[i]) }
 	case []int64:
 		return func(i int) int64 { return d[i] }
+	case []int8:
+		return func(i int) int64 { return int64(d[i]) }
 	}
 	return func(int) int64 { return 0 }
 }
 
 // uniqueDigits formats v with the fewest digits that identify it, at most
 // prec after the point, in 'f' or 'e' form; the result always has a '.'.
-func uniqueDigits(v float64, bits int, format byte, prec int) string {
-	s := strconv.FormatFloat(v, format, -1, bits)
+func uniqueDigits(v float64, ff floatFmt, format byte, prec int) string {
+	s := ff(v, format, -1)
 	mant, exp := s, ""
 	if format == 'e' {
 		k := strings.IndexByte(s, 'e')
@@ -238,7 +250,7 @@ func uniqueDigits(v float64, bits int, format byte, prec int) string {
 	}
 	dot := strings.IndexByte(mant, '.')
 	if dot >= 0 && len(mant)-dot-1 > prec {
-		s = strconv.FormatFloat(v, format, prec, bits)
+		s = ff(v, format, prec)
 		mant, exp = s, ""
 		if format == 'e' {
 			k := strings.IndexByte(s, 'e')
@@ -252,7 +264,7 @@ func uniqueDigits(v float64, bits int, format byte, prec int) string {
 	return mant + exp
 }
 
-func floatFormatter(get func(int) float64, bits int, shown []int, prec int) func(i int) string {
+func floatFormatter(get func(int) float64, ff floatFmt, shown []int, prec int) func(i int) string {
 	var finite []float64
 	for _, i := range shown {
 		if v := get(i); !math.IsInf(v, 0) && !math.IsNaN(v) {
@@ -273,7 +285,7 @@ func floatFormatter(get func(int) float64, bits int, shown []int, prec int) func
 	padLeft, padRight, expDigits := 0, 0, 0
 	for _, v := range finite {
 		if exp {
-			s := uniqueDigits(v, bits, 'e', prec)
+			s := uniqueDigits(v, ff, 'e', prec)
 			k := strings.IndexByte(s, 'e')
 			mant, e := s[:k], s[k+1:]
 			dot := strings.IndexByte(mant, '.')
@@ -281,7 +293,7 @@ func floatFormatter(get func(int) float64, bits int, shown []int, prec int) func
 			padRight = max(padRight, len(mant)-dot-1)
 			expDigits = max(expDigits, len(e)-1)
 		} else {
-			s := uniqueDigits(v, bits, 'f', prec)
+			s := uniqueDigits(v, ff, 'f', prec)
 			dot := strings.IndexByte(s, '.')
 			padLeft = max(padLeft, dot)
 			padRight = max(padRight, len(s)-dot-1)
@@ -310,7 +322,7 @@ func floatFormatter(get func(int) float64, bits int, shown []int, prec int) func
 				return strings.Repeat(" ", max(0, padLeft+padRight+1-len(s))) + s
 			}
 			// Like NumPy, the extra digits are the value's own, not zeros.
-			s := strconv.FormatFloat(v, 'e', fracPad, bits)
+			s := ff(v, 'e', fracPad)
 			k := strings.IndexByte(s, 'e')
 			mant, e := s[:k], s[k+1:]
 			if !strings.Contains(mant, ".") {
@@ -343,7 +355,7 @@ func floatFormatter(get func(int) float64, bits int, shown []int, prec int) func
 		if s, ok := nonFinite(v); ok {
 			return strings.Repeat(" ", max(0, padLeft+padRight+1-len(s))) + s
 		}
-		s := uniqueDigits(v, bits, 'f', prec)
+		s := uniqueDigits(v, ff, 'f', prec)
 		dot := strings.IndexByte(s, '.')
 		return strings.Repeat(" ", max(0, padLeft-dot)) + s + strings.Repeat(" ", max(0, padRight-(len(s)-dot-1)))
 	}
@@ -359,4 +371,44 @@ func nonFinite(v float64) (string, bool) {
 		return "-inf", true
 	}
 	return "", false
+}
+
+// floatFmt formats v as strconv.FormatFloat(v, format, prec, ...) does,
+// prec -1 giving the fewest digits that identify v in its own format.
+type floatFmt func(v float64, format byte, prec int) string
+
+// bitsFmt formats float32 (32) or float64 (64) values.
+func bitsFmt(bits int) floatFmt {
+	return func(v float64, format byte, prec int) string { return strconv.FormatFloat(v, format, prec, bits) }
+}
+
+// lowpFmt formats values of a low-precision float dtype: the shortest
+// digits are the fewest that round back (lowp's rounding) to the same
+// value, as NumPy prints float16; a fixed precision shows the value's own
+// digits.
+func lowpFmt(dt DType) floatFmt {
+	return func(v float64, format byte, prec int) string {
+		if prec >= 0 || math.IsNaN(v) || math.IsInf(v, 0) || v == 0 {
+			if prec < 0 {
+				return strconv.FormatFloat(v, format, -1, 32)
+			}
+			return strconv.FormatFloat(v, format, prec, 64)
+		}
+		for n := 1; n < 17; n++ {
+			s := strconv.FormatFloat(v, 'e', n-1, 64)
+			back, err := strconv.ParseFloat(s, 64)
+			if err != nil || roundLowp(back, dt) != v {
+				continue
+			}
+			if format == 'e' {
+				return s
+			}
+			// The same digits in positional notation.
+			k := strings.IndexByte(s, 'e')
+			exp, _ := strconv.Atoi(s[k+1:])
+			digits := strings.Replace(strings.TrimPrefix(s[:k], "-"), ".", "", 1)
+			return strconv.FormatFloat(v, 'f', max(0, len(digits)-1-exp), 64)
+		}
+		return strconv.FormatFloat(v, format, -1, 64)
+	}
 }

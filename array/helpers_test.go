@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 	"github.com/gocu-dev/gocu/array/internal/cpu"
+	"github.com/gocu-dev/gocu/lowp"
 )
 
 // poisonBackend fills every new buffer with garbage (NaN, 0xA5 bytes,
@@ -62,6 +63,20 @@ func (p poisonBackend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 			s[i] = true
 		}
 		src = s
+	case backend.Int8:
+		s := make([]int8, n)
+		for i := range s {
+			s[i] = -0x5b
+		}
+		src = s
+	case backend.Float16:
+		src = fillSlice(n, lowp.Float16FromBits(0x7e01)) // a NaN no conversion makes
+	case backend.BFloat16:
+		src = fillSlice(n, lowp.BFloat16FromBits(0x7fa5))
+	case backend.Float8E4M3:
+		src = fillSlice(n, lowp.Float8E4M3FromBits(0xff))
+	case backend.Float8E5M2:
+		src = fillSlice(n, lowp.Float8E5M2FromBits(0x7d))
 	}
 	return b, p.Backend.Write(b, 0, src)
 }
@@ -81,6 +96,14 @@ func (p poisonBackend) Reduce(r *backend.Reduction) error {
 		p.t.Errorf("invalid reduction input %v: %v", r.In, err)
 	}
 	return p.Backend.Reduce(r)
+}
+
+func fillSlice[T any](n int, v T) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
 }
 
 // backendCase is one engine the shared op tables run on: the CPU backend

@@ -4,6 +4,7 @@ import (
 	"runtime"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/lowp"
 )
 
 // hostData evaluates the array and copies it, in row-major order, into a
@@ -57,6 +58,16 @@ func makeHost(dt DType, n int) any {
 		return make([]int64, n)
 	case Float32:
 		return make([]float32, n)
+	case Int8:
+		return make([]int8, n)
+	case Float16:
+		return make([]lowp.Float16, n)
+	case BFloat16:
+		return make([]lowp.BFloat16, n)
+	case Float8E4M3:
+		return make([]lowp.Float8E4M3, n)
+	case Float8E5M2:
+		return make([]lowp.Float8E5M2, n)
 	}
 	return make([]float64, n)
 }
@@ -95,6 +106,16 @@ func copyBase[T Elem](dt DType, dst []T, src any) {
 		copy(baseSlice(dt, dst).([]int64), src.([]int64))
 	case Float32:
 		copy(baseSlice(dt, dst).([]float32), src.([]float32))
+	case Int8:
+		copy(baseSlice(dt, dst).([]int8), src.([]int8))
+	case Float16:
+		copy(baseSlice(dt, dst).([]lowp.Float16), src.([]lowp.Float16))
+	case BFloat16:
+		copy(baseSlice(dt, dst).([]lowp.BFloat16), src.([]lowp.BFloat16))
+	case Float8E4M3:
+		copy(baseSlice(dt, dst).([]lowp.Float8E4M3), src.([]lowp.Float8E4M3))
+	case Float8E5M2:
+		copy(baseSlice(dt, dst).([]lowp.Float8E5M2), src.([]lowp.Float8E5M2))
 	default:
 		copy(baseSlice(dt, dst).([]float64), src.([]float64))
 	}
@@ -117,6 +138,9 @@ func (a *Array) Uint8s() ([]uint8, error) { return ToSlice[uint8](a) }
 
 // Bools returns the values as []bool (see ToSlice).
 func (a *Array) Bools() ([]bool, error) { return ToSlice[bool](a) }
+
+// Int8s returns the values as []int8 (see ToSlice; floats saturate).
+func (a *Array) Int8s() ([]int8, error) { return ToSlice[int8](a) }
 
 // ItemOf returns the single element of a one-element array as T.
 func ItemOf[T Elem](a *Array) (T, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array/internal/backend"
 	"github.com/gocu-dev/gocu/array/internal/cpu"
+	"github.com/gocu-dev/gocu/lowp"
 )
 
 // AsBuffer returns a's memory as a *gocu.Buffer[T], without a copy, to pass
@@ -121,6 +122,16 @@ func hostSlice[T Elem](base any, off, n int) []T {
 		p = unsafe.Pointer(unsafe.SliceData(v[off : off+n]))
 	case []bool:
 		p = unsafe.Pointer(unsafe.SliceData(v[off : off+n]))
+	case []int8:
+		p = unsafe.Pointer(unsafe.SliceData(v[off : off+n]))
+	case []lowp.Float16:
+		p = unsafe.Pointer(unsafe.SliceData(v[off : off+n]))
+	case []lowp.BFloat16:
+		p = unsafe.Pointer(unsafe.SliceData(v[off : off+n]))
+	case []lowp.Float8E4M3:
+		p = unsafe.Pointer(unsafe.SliceData(v[off : off+n]))
+	case []lowp.Float8E5M2:
+		p = unsafe.Pointer(unsafe.SliceData(v[off : off+n]))
 	}
 	return unsafe.Slice((*T)(p), n)
 }
@@ -140,6 +151,16 @@ func goName(dt DType) string {
 		return "float32"
 	case Float64:
 		return "float64"
+	case Int8:
+		return "int8"
+	case Float16:
+		return "lowp.Float16"
+	case BFloat16:
+		return "lowp.BFloat16"
+	case Float8E4M3:
+		return "lowp.Float8E4M3"
+	case Float8E5M2:
+		return "lowp.Float8E5M2"
 	}
 	return dt.String()
 }
@@ -174,6 +195,16 @@ func (a *Array) KernelArg(d *gocu.Device) (any, error) {
 		return asBuffer[float32](a, false)
 	case Float64:
 		return asBuffer[float64](a, false)
+	case Int8:
+		return asBuffer[int8](a, false)
+	case Float16:
+		return asBuffer[lowp.Float16](a, false)
+	case BFloat16:
+		return asBuffer[lowp.BFloat16](a, false)
+	case Float8E4M3:
+		return asBuffer[lowp.Float8E4M3](a, false)
+	case Float8E5M2:
+		return asBuffer[lowp.Float8E5M2](a, false)
 	}
 	return nil, errorf("KernelArg", ErrDType, "no kernel argument for dtype %v", a.dt)
 }
@@ -209,6 +240,10 @@ func FromBuffer[T Elem](b *gocu.Buffer[T], shape ...int) *Array {
 		return failed(err)
 	}
 	dt := DTypeOf[T]()
+	if !dt.Valid() {
+		var z T
+		return failed(errorf(op, ErrDType, "%T is not an array element type", z))
+	}
 	var buf backend.Buffer
 	if d.gpu != nil {
 		if b.Len() == 0 {

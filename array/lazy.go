@@ -60,12 +60,15 @@ func castExpr(e *expr, dt DType) *expr {
 	if e.op == backend.OpScalar {
 		return scalarExpr(convertScalar(e.sc, dt))
 	}
+	if via := castVia(e.dt, dt); via.Valid() {
+		return castExpr(castExpr(e, via), dt)
+	}
 	return node(backend.OpCast, dt, e.shape, e)
 }
 
 // convertScalar casts a scalar parameter as a backend would.
 func convertScalar(s backend.Scalar, dt DType) backend.Scalar {
-	if s.DType.IsFloat() {
+	if s.DType.IsFloating() {
 		return scalar{kind: weakFloat, f: s.F}.as(dt)
 	}
 	if s.DType == Bool {

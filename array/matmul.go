@@ -12,6 +12,14 @@ import (
 // vector and a 1-D b a column vector, whose added axis is removed from the
 // result. The operands promote to a common dtype. Transposed views are
 // passed to the engine as transpose flags, not copied.
+//
+// float16 and bfloat16 products accumulate in float32 and round the result
+// to the operands' dtype (tensor cores through cuBLAS on a GPU). int8 by
+// int8 gives int32 (as torch._int_mm; NumPy would give int8), computed
+// exactly in int32 (IMMA tensor cores through cuBLASLt on a GPU, see
+// ScaledMatMul for their layout). 8-bit floats multiply only through
+// ScaledMatMul; operands without a promotion rule (an 8-bit float with
+// another dtype) are an ErrDType error.
 func (a *Array) MatMul(b *Array) *Array {
 	const op = "MatMul"
 	defer runtime.KeepAlive(a)
@@ -22,6 +30,21 @@ func (a *Array) MatMul(b *Array) *Array {
 	if _, err := b.use(op); err != nil {
 		return failed(err)
 	}
+	dt := Promote(a.dt, b.dt)
+	switch {
+	case !dt.Valid():
+		return failed(noPromotion(op, a.dt, b.dt))
+	case dt.IsFloat8():
+		return failed(errorf(op, ErrDType, "%v operands multiply through ScaledMatMul, with per-tensor scales and an output dtype (as torch._scaled_mm)", dt))
+	case dt == Int8:
+		return lowpMatMul(op, a, b, Int8, Int8, Int32, nil, nil)
+	}
+	return matmul(op, a, b, dt, dt, dt, nil, nil)
+}
+
+// matmul is the product of a and b converted to da and db, into an array
+// of dtype out, with the scales of an 8-bit float product.
+func matmul(op string, a, b *Array, da, db, out DType, sa, sb *Array) *Array {
 	if a.dev != b.dev {
 		return failed(errorf(op, ErrDevice, "arrays on different devices (%v and %v)", a.dev, b.dev))
 	}
@@ -44,27 +67,38 @@ func (a *Array) MatMul(b *Array) *Array {
 	if err != nil {
 		return failed(errorf(op, ErrShape, "shapes %s and %s: batch dimensions cannot be broadcast", shapeString(a.shape), shapeString(b.shape)))
 	}
-	dt := Promote(a.dt, b.dt)
 	full := append(append([]int{}, batch...), m, n)
-	if err := checkShape(op, dt, full); err != nil {
+	if err := checkShape(op, out, full); err != nil {
 		return failed(err)
 	}
-	A, freeA, err := matOperand(op, a, dt, batch, m, k)
+	A, freeA, err := matOperand(op, a, da, batch, m, k)
 	if err != nil {
 		return failed(err)
 	}
 	defer freeA()
-	B, freeB, err := matOperand(op, b, dt, batch, k, n)
+	B, freeB, err := matOperand(op, b, db, batch, k, n)
 	if err != nil {
 		return failed(err)
 	}
 	defer freeB()
-	st, err := a.dev.alloc(op, dt, full)
+	var scales [2]backend.Operand
+	for i, s := range []*Array{sa, sb} {
+		if s == nil {
+			continue
+		}
+		ss, err := s.force(op)
+		if err != nil {
+			return failed(err)
+		}
+		scales[i] = backend.Operand{Buf: ss.st.buf, Layout: ss.lay}
+		defer runtime.KeepAlive(s)
+	}
+	st, err := a.dev.alloc(op, out, full)
 	if err != nil {
 		return failed(err)
 	}
 	err = a.dev.be.MatMul(&backend.MatMul{A: A, B: B, C: backend.Matrix{Buf: st.buf, RowStride: n, ColStride: 1},
-		Batch: batch, M: m, N: n, K: k, Precision: a.dev.MatMulPrecision()})
+		Batch: batch, M: m, N: n, K: k, Precision: a.dev.MatMulPrecision(), ScaleA: scales[0], ScaleB: scales[1]})
 	if err != nil {
 		st.release()
 		return failed(deviceErr(op, err))
@@ -76,7 +110,7 @@ func (a *Array) MatMul(b *Array) *Array {
 	if len(b.shape) > 1 {
 		res = append(res, n)
 	}
-	return a.dev.wrap(st, backend.Contiguous(res), dt)
+	return a.dev.wrap(st, backend.Contiguous(res), out)
 }
 
 // matOperand returns x (cast to dt) as a BLAS-compatible matrix operand of

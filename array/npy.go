@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/lowp"
 )
 
 // NumPy's .npy format (format versions 1.0, 2.0 and 3.0): a magic string,
@@ -22,10 +23,22 @@ import (
 
 var npyMagic = []byte("\x93NUMPY")
 
-var npyDescr = map[DType]string{Bool: "|b1", Uint8: "|u1", Int32: "<i4", Int64: "<i8", Float32: "<f4", Float64: "<f8"}
+// npyDescr are the dtypes' descr strings. NumPy has no bfloat16: a
+// bfloat16 array is written as ml_dtypes writes one with np.save, the
+// 2-byte void '<V2' holding the bits (load it with
+// np.load(f).view(ml_dtypes.bfloat16)), and a '<V2' or '|V2' file reads as
+// bfloat16. The 8-bit floats have no descr that tells E4M3 from E5M2 (both
+// would be 'V1'): writing one is an error that says to write
+// x.AsType(Float16), which holds every 8-bit float exactly.
+var npyDescr = map[DType]string{Bool: "|b1", Uint8: "|u1", Int32: "<i4", Int64: "<i8", Float32: "<f4", Float64: "<f8",
+	Int8: "|i1", Float16: "<f2", BFloat16: "<V2"}
 
-// WriteNPY writes the array in .npy format.
+// WriteNPY writes the array in .npy format (an 8-bit float array is an
+// ErrDType error: NumPy has no such type; write x.AsType(Float16)).
 func (a *Array) WriteNPY(w io.Writer) error {
+	if _, ok := npyDescr[a.DType()]; !ok && a.DType().Valid() {
+		return errorf("WriteNPY", ErrDType, "NumPy has no %v type and .npy cannot tell the 8-bit float formats apart: write x.AsType(array.Float16), which holds every %v value exactly", a.dt, a.dt)
+	}
 	h, err := a.hostData("WriteNPY")
 	if err != nil {
 		return err
@@ -205,7 +218,10 @@ func (d *Maker) readNPY(op string, r io.Reader, avail int64) (*Array, error) {
 		}
 	}
 	if !dt.Valid() {
-		return bad("unsupported dtype %q (gocu reads bool, uint8, int32, int64, float32, float64)", descr)
+		if len(descr) == 3 && descr[1:] == "V1" {
+			return bad("dtype %q is one byte of unknown type (an 8-bit float saved through ml_dtypes?): gocu cannot tell float8 e4m3 from e5m2; save it as float16", descr)
+		}
+		return bad("unsupported dtype %q (gocu reads bool, uint8, int8, int32, int64, float16, float32, float64, and '<V2' as bfloat16)", descr)
 	}
 	if fortran {
 		rev := make([]int, len(shape))
@@ -413,6 +429,12 @@ func rawBytes(h any) []byte {
 		p, n = unsafe.Pointer(unsafe.SliceData(d)), 4*len(d)
 	case []float64:
 		p, n = unsafe.Pointer(unsafe.SliceData(d)), 8*len(d)
+	case []int8:
+		p, n = unsafe.Pointer(unsafe.SliceData(d)), len(d)
+	case []lowp.Float16:
+		p, n = unsafe.Pointer(unsafe.SliceData(d)), 2*len(d)
+	case []lowp.BFloat16:
+		p, n = unsafe.Pointer(unsafe.SliceData(d)), 2*len(d)
 	}
 	if n == 0 {
 		return nil

@@ -49,8 +49,13 @@ func (r *RNG) draw(op string, dt DType, dist backend.Dist, p0, p1 float64, shape
 	if err := r.dev.check(op); err != nil {
 		return failed(err)
 	}
-	if !dt.IsFloat() {
-		return failed(errorf(op, ErrDType, "random values need float32 or float64, not %v", dt))
+	if !dt.IsFloating() {
+		return failed(errorf(op, ErrDType, "random values need float32 or float64 (or a low-precision float), not %v", dt))
+	}
+	if dt.IsLowp() {
+		// Drawn in float32 (the same stream position and values as a
+		// float32 draw), then rounded to the format.
+		return narrowResult(r.draw(op, Float32, dist, p0, p1, shape), dt)
 	}
 	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
@@ -76,7 +81,9 @@ func (r *RNG) draw(op string, dt DType, dist backend.Dist, p0, p1 float64, shape
 	return r.dev.wrap(st, lay, dt)
 }
 
-// Uniform returns values drawn uniformly from [lo, hi).
+// Uniform returns values drawn uniformly from [lo, hi). Low-precision
+// float dtypes draw float32 values and round them to the format (so a
+// value may round up to hi).
 func (r *RNG) Uniform(dt DType, lo, hi float64, shape ...int) *Array {
 	return r.draw("Uniform", dt, backend.Uniform, lo, hi, shape)
 }

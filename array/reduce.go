@@ -26,17 +26,18 @@ var reduceNames = map[ReduceOp]string{OpSum: "Sum", OpProd: "Prod", OpMax: "Max"
 	OpMean: "Mean", OpArgMax: "ArgMax", OpArgMin: "ArgMin", OpAny: "Any", OpAll: "All"}
 
 // reduceTypes returns the dtype a reduction computes in (its input is cast
-// to it) and the result dtype.
+// to it) and the result dtype. A storage result (int8, a low-precision
+// float) is computed in its compute type and converted at the end.
 func reduceTypes(op ReduceOp, dt DType) (in, out DType) {
 	switch op {
 	case OpSum, OpProd:
-		if dt.IsFloat() {
+		if dt.IsFloating() {
 			return dt, dt
 		}
 		return Int64, Int64
 	case OpMean:
 		d := dt
-		if !dt.IsFloat() {
+		if !dt.IsFloating() {
 			d = Float64
 		}
 		return d, d
@@ -72,6 +73,8 @@ func (a *Array) Reduce(op ReduceOp, keepDims bool, axes ...int) *Array {
 		return failed(err)
 	}
 	inDT, outDT := reduceTypes(op, a.dt)
+	final := outDT // storage results compute in their compute type
+	inDT, outDT = inDT.Compute(), outDT.Compute()
 	reduced := make([]bool, r)
 	nR := 1
 	for _, ax := range norm {
@@ -93,9 +96,9 @@ func (a *Array) Reduce(op ReduceOp, keepDims bool, axes ...int) *Array {
 	if nR == 0 && (op == OpMax || op == OpMin || op == OpArgMax || op == OpArgMin) {
 		return failed(errorf(name, ErrValue, "zero-size array to reduction operation %v which has no identity", op))
 	}
-	final := outShape
+	shape := outShape
 	if keepDims {
-		final = keepShape
+		shape = keepShape
 	}
 	var pn pins
 	defer pn.release()
@@ -108,7 +111,7 @@ func (a *Array) Reduce(op ReduceOp, keepDims bool, axes ...int) *Array {
 		if op == OpArgMax || op == OpArgMin {
 			return a.dev.Zeros(Int64)
 		}
-		return a.dev.lazy(node(backend.OpCast, outDT, []int{}, castExpr(e, outDT)))
+		return a.dev.lazy(node(backend.OpCast, final, []int{}, castExpr(e, final)))
 	}
 	p := program(castExpr(e, inDT), a.shape)
 	st, err := a.dev.alloc(name, outDT, outShape)
@@ -122,7 +125,11 @@ func (a *Array) Reduce(op ReduceOp, keepDims bool, axes ...int) *Array {
 		st.release()
 		return failed(deviceErr(name, err))
 	}
-	return a.dev.wrap(st, backend.Contiguous(final), outDT)
+	res := a.dev.wrap(st, backend.Contiguous(shape), outDT)
+	if final != outDT {
+		return narrowResult(res, final)
+	}
+	return res
 }
 
 // Sum adds over the axes (all if none).
@@ -165,7 +172,8 @@ func (a *Array) axisOp(name string, kind backend.AxisKind, axis int) *Array {
 	if err != nil {
 		return failed(err)
 	}
-	dt := floatFor(a.dt)
+	final := floatFor(a.dt)
+	dt := final.Compute() // low-precision floats compute in float32
 	var pn pins
 	defer pn.release()
 	e, err := a.exprOf(name, &pn)
@@ -188,7 +196,11 @@ func (a *Array) axisOp(name string, kind backend.AxisKind, axis int) *Array {
 		st.release()
 		return failed(deviceErr(name, err))
 	}
-	return a.dev.wrap(st, lay, dt)
+	res := a.dev.wrap(st, lay, dt)
+	if final != dt {
+		return narrowResult(res, final)
+	}
+	return res
 }
 
 // Softmax returns exp(a - max) / sum(exp(a - max)) along the axis.

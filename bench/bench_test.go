@@ -227,26 +227,27 @@ func TestCPUArrays(t *testing.T) {
 	checkPlots(t, rep, []string{"add", "sum", "chain_fused", "matmul_array_fp32", "array_op_overhead"})
 }
 
-// Every peer key of a workload is a key baseline.py or train_mlp.py
-// writes (the samples in testdata have all of them but the error entries).
+// Every peer key of a workload is a key baseline.py, baseline_lowp.py or
+// train_mlp.py writes (the samples in testdata have all of them but the
+// error entries; baseline_lowp.json holds the reference figures of the
+// design brief).
 func TestPeerKeysExist(t *testing.T) {
-	var b *Baseline
-	for _, name := range []string{"testdata/baseline.json", "testdata/train_mlp.json"} {
+	b := &Baseline{Values: map[string]float64{}, Text: map[string]string{}}
+	for _, name := range []string{"testdata/baseline.json", "testdata/baseline_lowp.json", "testdata/train_mlp.json"} {
 		f, err := os.Open(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		x, err := ReadBaseline(f)
+		bb, err := ReadBaseline(f)
 		f.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b == nil {
-			b = x
-			continue
-		}
-		for k, v := range x.Values {
+		for k, v := range bb.Values {
 			b.Values[k] = v
+		}
+		for k, v := range bb.Text {
+			b.Text[k] = v
 		}
 	}
 	n := 0
@@ -885,5 +886,69 @@ func TestArrayPoison(t *testing.T) {
 	// A failed operation is an error of the repetition, not a result.
 	if err := a.run(func() *array.Array { return a.dev.Empty(array.Float32, n).MatMul(a.dev.Empty(array.Float32, 3)) })(); err == nil {
 		t.Error("a failed MatMul passed")
+	}
+}
+
+// The lowp suite runs and checks on the CPU backend at small sizes: every
+// product, the quantisation, softmax and the bfloat16 add.
+func TestLowpSuiteOnCPU(t *testing.T) {
+	rep, err := Run(Options{Device: CPU, Suite: "lowp", Small: true, Reps: 2, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"matmul_bf16", "matmul_fp16", "matmul_int8", "matmul_int8_tn", "matmul_fp8", "quantize_rows", "softmax_rows", "add_bf16"}
+	for _, name := range want {
+		x := rep.Result(name)
+		if x == nil || x.Error != "" || x.Skipped != "" || x.Seconds <= 0 {
+			t.Errorf("%s: %+v", name, x)
+		}
+	}
+	if len(rep.Results) != len(want) {
+		t.Errorf("%d results, want %d (no GPU ceilings on the CPU)", len(rep.Results), len(want))
+	}
+}
+
+// The low-precision ceilings are measured only when a selected workload
+// is compared with them, and show in the table and the roofline.
+func TestLowpCeilings(t *testing.T) {
+	var lowp, other []*Workload
+	for _, w := range Workloads(CUDA) {
+		if w.Ceiling >= BF16Roof {
+			lowp = append(lowp, w)
+		} else if w.Name == "add" {
+			other = append(other, w)
+		}
+	}
+	if len(lowp) != 4 {
+		t.Fatalf("%d low-precision ceilings", len(lowp))
+	}
+	for _, c := range []Ceiling{BF16Roof, FP16Roof, Int8Roof, FP8Roof} {
+		if needsCeiling(other, c) {
+			t.Errorf("ceiling %d measured for the add", c)
+		}
+		sel, _ := selectWorkloads(CUDA, nil, "lowp")
+		if !needsCeiling(sel, c) {
+			t.Errorf("ceiling %d not measured for the lowp suite", c)
+		}
+	}
+	rep := &Report{Schema: Schema, Device: DeviceInfo{Kind: "cuda"},
+		Ceilings: Ceilings{MemoryGBps: 3000, FP32TFLOPs: 51, BF16TFLOPs: 700, FP16TFLOPs: 680, Int8TOPs: 1200, FP8TFLOPs: 1300}}
+	rep.Results = []Result{{Name: "matmul_bf16", Group: "lowp", Device: "cuda", Kind: "compute", Seconds: 2e-4, Flops: 2 * 4096 * 4096 * 4096, Bytes: 6 * 4096 * 4096}}
+	rep.derive(&rep.Results[0], find(Workloads(CUDA), "matmul_bf16"))
+	if x := rep.Results[0]; x.Roof != "bf16" || x.Percent < 90 || x.Percent > 100 {
+		t.Errorf("matmul_bf16 against the bf16 roof: %s %.1f%%", x.Roof, x.Percent)
+	}
+	var tb strings.Builder
+	if err := rep.WriteTable(&tb); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"BF16", "INT8", "FP8"} {
+		if !strings.Contains(tb.String(), s) {
+			t.Errorf("the table lacks the %s ceiling:\n%s", s, tb.String())
+		}
+	}
+	var png bytes.Buffer
+	if err := rep.Plot(&png, "png"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -127,7 +127,11 @@ func (r *Report) roofline() (*plot.Plot, error) {
 	for _, q := range pts {
 		xs, ys = append(xs, q.x), append(ys, q.y)
 	}
-	for _, peak := range []float64{fp32, tf32} {
+	peaks := []float64{fp32, tf32}
+	for _, x := range r.Ceilings.lowp() {
+		peaks = append(peaks, x.tflops*1e3)
+	}
+	for _, peak := range peaks {
 		if peak > 0 {
 			ys = append(ys, peak)
 			if mem > 0 {
@@ -187,6 +191,9 @@ func (r *Report) roofline() (*plot.Plot, error) {
 	var roofs []plotter.XYs // the roofs' segments, which labels keep off
 	// The roof: bandwidth up to the knee of the highest flat roof.
 	top := max(fp32, tf32)
+	for _, x := range r.Ceilings.lowp() {
+		top = max(top, x.tflops*1e3)
+	}
 	if mem > 0 {
 		end := xmax
 		if top > 0 {
@@ -201,11 +208,19 @@ func (r *Report) roofline() (*plot.Plot, error) {
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("memory: %s GB/s (measured copy)", units.Sig(mem)), l)
 	}
-	for _, roof := range []struct {
+	flat := []struct {
 		v      float64
 		name   string
 		dashes []vg.Length
-	}{{fp32, "FP32", nil}, {tf32, "TF32 tensor cores", []vg.Length{vg.Points(6), vg.Points(3)}}} {
+	}{{fp32, "FP32", nil}, {tf32, "TF32 tensor cores", []vg.Length{vg.Points(6), vg.Points(3)}}}
+	for i, x := range r.Ceilings.lowp() {
+		flat = append(flat, struct {
+			v      float64
+			name   string
+			dashes []vg.Length
+		}{x.tflops * 1e3, x.name + " tensor cores", []vg.Length{vg.Points(float64(2 + i)), vg.Points(2)}})
+	}
+	for _, roof := range flat {
 		if roof.v <= 0 {
 			continue
 		}
@@ -220,7 +235,7 @@ func (r *Report) roofline() (*plot.Plot, error) {
 			return nil, err
 		}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s: %s (measured library SGEMM)", roof.name, units.FLOPRate(1e9*roof.v)), l)
+		p.Legend.Add(fmt.Sprintf("%s: %s (measured library GEMM)", roof.name, units.FLOPRate(1e9*roof.v)), l)
 	}
 	for _, t := range transfers {
 		end := xmax

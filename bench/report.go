@@ -55,6 +55,10 @@ type Ceilings struct {
 	MemoryGBps float64 `json:"memory_GBps"`           // copy, bytes read + written
 	FP32TFLOPs float64 `json:"fp32_TFLOPs"`           // library SGEMM
 	TF32TFLOPs float64 `json:"tf32_TFLOPs,omitempty"` // library SGEMM on TF32 tensor cores
+	BF16TFLOPs float64 `json:"bf16_TFLOPs,omitempty"` // library bfloat16 GEMM (float32 accumulation)
+	FP16TFLOPs float64 `json:"fp16_TFLOPs,omitempty"` // library float16 GEMM (float32 accumulation)
+	Int8TOPs   float64 `json:"int8_TOPs,omitempty"`   // library int8 GEMM into int32 (cuBLASLt)
+	FP8TFLOPs  float64 `json:"fp8_TFLOPs,omitempty"`  // library FP8 e4m3 GEMM (cuBLASLt)
 	Source     string  `json:"source,omitempty"`      // which workloads measured them
 }
 
@@ -211,6 +215,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if c.TF32TFLOPs > 0 {
 		roofs = append(roofs, "TF32 "+units.FLOPRate(1e12*c.TF32TFLOPs))
 	}
+	for _, x := range c.lowp() {
+		roofs = append(roofs, x.name+" "+units.FLOPRate(1e12*x.tflops))
+	}
 	if len(roofs) > 0 {
 		fmt.Fprintf(&b, "measured ceilings: %s (%s)\n", strings.Join(roofs, ", "), c.Source)
 	}
@@ -335,4 +342,23 @@ func nz(v float64) string {
 		return ""
 	}
 	return units.Sig(v)
+}
+
+// lowpRoof is one of the low-precision ceilings.
+type lowpRoof struct {
+	name   string // as the table and the plot label it
+	roof   string // as Result.Roof names it
+	tflops float64
+}
+
+// lowp lists the low-precision ceilings that were measured.
+func (c Ceilings) lowp() []lowpRoof {
+	var out []lowpRoof
+	for _, x := range []lowpRoof{{"BF16", "bf16", c.BF16TFLOPs}, {"FP16", "fp16", c.FP16TFLOPs},
+		{"INT8", "int8", c.Int8TOPs}, {"FP8", "fp8", c.FP8TFLOPs}} {
+		if x.tflops > 0 {
+			out = append(out, x)
+		}
+	}
+	return out
 }

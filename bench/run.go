@@ -70,7 +70,10 @@ func Run(o Options) (*Report, error) {
 	// Ceilings first, whatever is selected; a selected ceiling workload is
 	// reported with the others.
 	var plan []*Workload
-	for _, c := range []Ceiling{MemoryRoof, FP32Roof, TF32Roof} {
+	for _, c := range []Ceiling{MemoryRoof, FP32Roof, TF32Roof, BF16Roof, FP16Roof, Int8Roof, FP8Roof} {
+		if c >= BF16Roof && !needsCeiling(sel, c) {
+			continue // a low-precision ceiling only for workloads compared with it
+		}
 		for _, w := range Workloads(o.Device) {
 			if w.Ceiling == c {
 				plan = append(plan, w)
@@ -105,6 +108,18 @@ func Run(o Options) (*Report, error) {
 			case TF32Roof:
 				rep.Ceilings.TF32TFLOPs = res.Flops / res.Seconds / 1e12
 				res.Ceiling = "tf32"
+			case BF16Roof:
+				rep.Ceilings.BF16TFLOPs = res.Flops / res.Seconds / 1e12
+				res.Ceiling = "bf16"
+			case FP16Roof:
+				rep.Ceilings.FP16TFLOPs = res.Flops / res.Seconds / 1e12
+				res.Ceiling = "fp16"
+			case Int8Roof:
+				rep.Ceilings.Int8TOPs = res.Flops / res.Seconds / 1e12
+				res.Ceiling = "int8"
+			case FP8Roof:
+				rep.Ceilings.FP8TFLOPs = res.Flops / res.Seconds / 1e12
+				res.Ceiling = "fp8"
 			}
 			sources = append(sources, w.Name)
 		}
@@ -133,6 +148,17 @@ func Run(o Options) (*Report, error) {
 		return rep, fmt.Errorf("%w: %s", ErrFailed, strings.Join(failed, ", "))
 	}
 	return rep, nil
+}
+
+// needsCeiling reports whether a selected workload measures ceiling c or
+// is compared with it.
+func needsCeiling(sel []*Workload, c Ceiling) bool {
+	for _, w := range sel {
+		if w.Ceiling == c || w.Roof == roofOf(c) {
+			return true
+		}
+	}
+	return false
 }
 
 func find(ws []*Workload, name string) *Workload {
@@ -328,8 +354,21 @@ func (rep *Report) derive(x *Result, w *Workload) {
 	}
 	mem := rep.Ceilings.MemoryGBps
 	peak, peakName := rep.Ceilings.FP32TFLOPs, "fp32"
-	if w.Roof == RoofTF32 {
+	switch w.Roof {
+	case RoofTF32:
 		peak, peakName = rep.Ceilings.TF32TFLOPs, "tf32"
+	case RoofBF16:
+		peak, peakName = rep.Ceilings.BF16TFLOPs, "bf16"
+	case RoofFP16:
+		peak, peakName = rep.Ceilings.FP16TFLOPs, "fp16"
+	case RoofInt8:
+		peak, peakName = rep.Ceilings.Int8TOPs, "int8"
+	case RoofFP8:
+		peak, peakName = rep.Ceilings.FP8TFLOPs, "fp8"
+	}
+	if peak <= 0 && w.Roof >= RoofBF16 {
+		// No low-precision ceiling (the CPU computes these in float32).
+		peak, peakName = rep.Ceilings.FP32TFLOPs, "fp32"
 	}
 	switch {
 	case x.Flops == 0 && x.Bytes > 0 && mem > 0:

@@ -84,6 +84,10 @@ const (
 	RoofAuto Roof = iota
 	RoofNone      // no ceiling applies (host transfers, latencies)
 	RoofTF32      // the roofline with the TF32 tensor-core rate
+	RoofBF16      // ... with the bfloat16 tensor-core rate
+	RoofFP16      // ... with the float16 tensor-core rate
+	RoofInt8      // ... with the int8 tensor-core rate (operations, not FLOP)
+	RoofFP8       // ... with the FP8 (e4m3) tensor-core rate
 )
 
 // Clock is how a repetition is timed.
@@ -111,7 +115,30 @@ const (
 	MemoryRoof         // copy bandwidth, bytes read + written
 	FP32Roof           // FP32 matrix multiply rate
 	TF32Roof           // TF32 tensor-core matrix multiply rate
+	// The low-precision tensor-core rates (library matrix products). They
+	// are measured only when a selected workload is compared with them.
+	BF16Roof
+	FP16Roof
+	Int8Roof
+	FP8Roof
 )
+
+// roofOf is the Roof a workload compared with ceiling c uses.
+func roofOf(c Ceiling) Roof {
+	switch c {
+	case TF32Roof:
+		return RoofTF32
+	case BF16Roof:
+		return RoofBF16
+	case FP16Roof:
+		return RoofFP16
+	case Int8Roof:
+		return RoofInt8
+	case FP8Roof:
+		return RoofFP8
+	}
+	return RoofAuto
+}
 
 // Metric is the unit of a peer's figure in baseline.json.
 type Metric uint8

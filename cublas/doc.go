@@ -3,8 +3,12 @@
 //
 // It binds what gocu's arrays need: Sgemm, Dgemm and the mixed-precision
 // GemmEx (with TF32 tensor cores through Compute32FFastTF32 or
-// SetMathMode(TF32TensorOpMath)), their strided batched forms, Sgemv/Dgemv,
-// axpy, scal and dot. Device memory is passed as CUdeviceptr values
+// SetMathMode(TF32TensorOpMath), float16 and bfloat16 with R16F/R16BF
+// operands), their strided batched forms, Sgemv/Dgemv, axpy, scal and dot;
+// and, from libcublasLt, cublasLtMatmul (LtHandle, LtPlan) for int8 by
+// int8 into int32 and FP8 products with per-tensor scales, whose layout
+// and alignment rules Plan checks before cuBLASLt sees them (see
+// LtMatmul). Device memory is passed as CUdeviceptr values
 // (uint64), streams as raw CUstream handles (uintptr): the package depends
 // on no other part of gocu.
 //

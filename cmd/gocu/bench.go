@@ -62,13 +62,22 @@ Workloads on the GPU, by suite (--suite):
             mlp_step_b64/b1024 eager and replayed as a CUDA graph (us per
             step), mlp_epoch_b64 (60,000 samples); compare with
             train_mlp.py's JSON
+  lowp      low precision (baseline_lowp.py's peers): matmul_bf16,
+            matmul_fp16, matmul_int8 (w row-major, as torch._int_mm),
+            matmul_int8_tn, matmul_fp8 (ScaledMatMul) at 4096^3;
+            quantize_rows, softmax_rows (8192^2 float32); add_bf16 (2^26).
+            Their tensor-core ceilings (ceil_bf16, ceil_fp16, ceil_int8,
+            ceil_fp8: library GEMMs at 8192^3) are measured first, only
+            when a workload compared with them runs.
 On the CPU (--device cpu): the arrays on their CPU backend (2^24 float32,
-1024^3). On the simulator: the lecture's Go kernels. --list shows them all.`,
+1024^3), and the lowp suite at 1024^3, 2048^2 and 2^24. On the simulator:
+the lecture's Go kernels. --list shows them all.`,
 		Example: `  gocu bench
   OUT=. python3 bench/anchors/baseline.py && gocu bench --compare baseline.json
   gocu bench --only gray,matmul_tiled -n 50 --json h100.json --plot roofline.png
   gocu bench --suite arrays --device cpu
   OUT=. python3 bench/anchors/train_mlp.py && gocu bench --suite training --compare train_mlp.json
+  OUT=. python3 bench/anchors/baseline_lowp.py && gocu bench --suite lowp --compare baseline_lowp.json
   gocu bench --device sim --plot sim.svg
   gocu bench --compare yesterday.json`,
 		Args: cobra.NoArgs,
@@ -77,7 +86,7 @@ On the CPU (--device cpu): the arrays on their CPU backend (2^24 float32,
 	fl := cmd.Flags()
 	fl.StringVar(&f.device, "device", "", "cuda, sim or cpu (default: cuda when a GPU is present, else sim)")
 	fl.StringSliceVar(&f.only, "only", nil, "run only these workloads (comma-separated)")
-	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (launches, graph replay, host copies, NVRTC), lecture, go (kernels written in Go), arrays, training")
+	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (launches, graph replay, host copies, NVRTC), lecture, go (kernels written in Go), arrays, lowp (low precision), training")
 	fl.IntVarP(&f.reps, "reps", "n", 0, "timed repetitions per workload (default: each workload's own, 20 for most)")
 	fl.StringVar(&f.json, "json", "", "write the results as JSON to `FILE`")
 	fl.StringVar(&f.plot, "plot", "", "draw the roofline into `FILE`.png or FILE.svg")

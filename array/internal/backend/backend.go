@@ -55,6 +55,10 @@ type Backend interface {
 // retried).
 var ErrOutOfMemory = errors.New("out of device memory")
 
+// ErrUnsupported is wrapped by the error of an operation the device cannot
+// run (an FP8 product on a GPU without FP8 tensor cores).
+var ErrUnsupported = errors.New("not supported by the device")
+
 // ReduceOp is a reduction.
 type ReduceOp uint8
 
@@ -101,14 +105,16 @@ type Reduction struct {
 type AxisKind uint8
 
 // Softmax and LogSoftmax keep the shape; LogSumExp removes the axis. All
-// subtract the maximum along the axis first.
+// subtract the maximum along the axis first. Quantize scales each row
+// symmetrically into a storage type (see AxisOp).
 const (
 	Softmax AxisKind = iota
 	LogSoftmax
 	LogSumExp
+	Quantize
 )
 
-var axisNames = [...]string{"softmax", "logsoftmax", "logsumexp"}
+var axisNames = [...]string{"softmax", "logsoftmax", "logsumexp", "quantize"}
 
 func (k AxisKind) String() string {
 	if int(k) < len(axisNames) {
@@ -119,11 +125,23 @@ func (k AxisKind) String() string {
 
 // AxisOp applies Kind along Axis of In (a float program) into Out (same
 // float dtype).
+//
+// Quantize takes a float32 program and writes Out, of dtype Int8,
+// Float8E4M3 or Float8E5M2 and the input's shape, and Scale, float32 and
+// contiguous over the rows (the other dimensions in row-major order, the
+// axis removed): for each row, computed in float32, m = max|x| (NaN if an
+// element is NaN), scale = m / QMax (1 where that is 0, the NaN 0x7fffffff
+// where m is NaN), and every element
+// x/scale, rounded to nearest even and saturated for int8 (NaN to 0), or
+// converted with the 8-bit float's rounding and saturation. QMax is 127,
+// 448 or 57344 (the output type's largest value).
 type AxisOp struct {
-	Kind AxisKind
-	In   *Program
-	Axis int
-	Out  Operand
+	Kind  AxisKind
+	In    *Program
+	Axis  int
+	Out   Operand
+	Scale Operand
+	QMax  float64
 }
 
 // Precision selects how float32 matrix products are computed.
@@ -163,13 +181,23 @@ func (m Matrix) LD() int {
 }
 
 // MatMul is C = A·B for every index of Batch: A is M×K, B is K×N and C is
-// M×N, all of one dtype. C is contiguous (ColStride 1, RowStride N, batches
-// packed in row-major order of Batch) and does not overlap A or B.
+// M×N. C is contiguous (ColStride 1, RowStride N, batches packed in
+// row-major order of Batch) and does not overlap A or B.
+//
+// A and B have one dtype. C has the same dtype, except for the storage
+// types: float16 and bfloat16 products accumulate in float32 and write
+// their own dtype or float32; int8 products accumulate and write int32;
+// 8-bit float products (E4M3 or E5M2 operands, not both E5M2) accumulate
+// in float32, are scaled by ScaleA·ScaleB and write float32, bfloat16 or
+// float16.
 type MatMul struct {
 	A, B, C   Matrix
 	Batch     []int
 	M, N, K   int
 	Precision Precision
+	// ScaleA and ScaleB are one float32 each (8-bit float products only;
+	// a nil Buf stands for 1).
+	ScaleA, ScaleB Operand
 }
 
 // Dist is a random distribution.

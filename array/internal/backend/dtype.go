@@ -6,6 +6,12 @@ import "fmt"
 type DType uint8
 
 // The element types. Invalid is the zero value and marks a failed array.
+//
+// Int8 and the low-precision floats (Float16, BFloat16, Float8E4M3,
+// Float8E5M2) are storage types: a backend holds them, reads and writes
+// them, and converts them to and from their compute type (Compute), and
+// nothing else; package array computes their arithmetic in the compute
+// type and converts the result back (see CastDefined).
 const (
 	Invalid DType = iota
 	Bool
@@ -14,12 +20,19 @@ const (
 	Int64
 	Float32
 	Float64
+	Int8
+	Float16
+	BFloat16
+	Float8E4M3
+	Float8E5M2
 )
 
-// DTypes lists every valid element type in promotion order.
-var DTypes = []DType{Bool, Uint8, Int32, Int64, Float32, Float64}
+// DTypes lists every valid element type: the compute types in promotion
+// order, then the storage types.
+var DTypes = []DType{Bool, Uint8, Int32, Int64, Float32, Float64, Int8, Float16, BFloat16, Float8E4M3, Float8E5M2}
 
-var dtypeNames = [...]string{"invalid", "bool", "uint8", "int32", "int64", "float32", "float64"}
+var dtypeNames = [...]string{"invalid", "bool", "uint8", "int32", "int64", "float32", "float64",
+	"int8", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"}
 
 func (d DType) String() string {
 	if int(d) < len(dtypeNames) {
@@ -31,8 +44,10 @@ func (d DType) String() string {
 // Size is the size of one element in bytes (bool takes one byte).
 func (d DType) Size() int {
 	switch d {
-	case Bool, Uint8:
+	case Bool, Uint8, Int8, Float8E4M3, Float8E5M2:
 		return 1
+	case Float16, BFloat16:
+		return 2
 	case Int32, Float32:
 		return 4
 	case Int64, Float64:
@@ -42,19 +57,75 @@ func (d DType) Size() int {
 }
 
 // Valid reports whether d is one of the defined element types.
-func (d DType) Valid() bool { return d >= Bool && d <= Float64 }
+func (d DType) Valid() bool { return d >= Bool && d <= Float8E5M2 }
 
-// IsFloat reports whether d is float32 or float64.
+// IsFloat reports whether d is float32 or float64, the float types a
+// backend computes in. The low-precision floats are not: see IsLowp and
+// IsFloating.
 func (d DType) IsFloat() bool { return d == Float32 || d == Float64 }
 
-// IsInt reports whether d is an integer type (uint8, int32, int64); bool is not.
-func (d DType) IsInt() bool { return d == Uint8 || d == Int32 || d == Int64 }
+// IsLowp reports whether d is one of the low-precision float storage types
+// (float16, bfloat16, float8 e4m3 and e5m2).
+func (d DType) IsLowp() bool { return d >= Float16 && d <= Float8E5M2 }
+
+// IsFloating reports whether d holds floating-point numbers: IsFloat or
+// IsLowp.
+func (d DType) IsFloating() bool { return d.IsFloat() || d.IsLowp() }
+
+// IsFloat8 reports whether d is one of the 8-bit float types.
+func (d DType) IsFloat8() bool { return d == Float8E4M3 || d == Float8E5M2 }
+
+// IsInt reports whether d is an integer type (uint8, int8, int32, int64);
+// bool is not.
+func (d DType) IsInt() bool { return d == Uint8 || d == Int8 || d == Int32 || d == Int64 }
 
 // IsSigned reports whether d is a signed integer or a float.
-func (d DType) IsSigned() bool { return d == Int32 || d == Int64 || d.IsFloat() }
+func (d DType) IsSigned() bool { return d == Int8 || d == Int32 || d == Int64 || d.IsFloating() }
+
+// IsStorage reports whether d is a storage type: int8 or a low-precision
+// float, which backends only hold and convert (see CastDefined).
+func (d DType) IsStorage() bool { return d == Int8 || d.IsLowp() }
+
+// Compute is the dtype d computes in: int32 for int8, float32 for the
+// low-precision floats, d itself otherwise.
+func (d DType) Compute() DType {
+	switch {
+	case d == Int8:
+		return Int32
+	case d.IsLowp():
+		return Float32
+	}
+	return d
+}
+
+// CastDefined reports whether a backend converts from one dtype to another
+// directly (OpCast). Between compute types every conversion is defined.
+// A storage type converts only to and from: int8 with int32 (wrapping),
+// float32 and float64 (float to int8 truncates toward zero, saturates at
+// -128 and 127 and maps NaN to 0); a low-precision float with float32 and
+// float64 (exact widening; narrowing rounds once to nearest even, with the
+// overflow, saturation and NaN rules of package lowp). Package array
+// routes every other conversion through these.
+func CastDefined(from, to DType) bool {
+	if from == to || (!from.IsStorage() && !to.IsStorage()) {
+		return from.Valid() && to.Valid()
+	}
+	s, o := from, to
+	if !s.IsStorage() {
+		s, o = to, from
+	}
+	if o.IsStorage() {
+		return false
+	}
+	if s == Int8 {
+		return o == Int32 || o == Float32 || o == Float64
+	}
+	return o == Float32 || o == Float64
+}
 
 // Scalar is a scalar parameter of a program, stored exactly: integer and
-// bool values in I (bool as 0 or 1), float values in F.
+// bool values in I (bool as 0 or 1), float values in F (for a
+// low-precision float, a value of that format).
 type Scalar struct {
 	DType DType
 	I     int64
@@ -63,7 +134,7 @@ type Scalar struct {
 
 // Float returns the value as a float64.
 func (s Scalar) Float() float64 {
-	if s.DType.IsFloat() {
+	if s.DType.IsFloating() {
 		return s.F
 	}
 	return float64(s.I)
@@ -71,7 +142,7 @@ func (s Scalar) Float() float64 {
 
 // Int returns the value as an int64 (floats truncated toward zero).
 func (s Scalar) Int() int64 {
-	if s.DType.IsFloat() {
+	if s.DType.IsFloating() {
 		return int64(s.F)
 	}
 	return s.I

@@ -143,8 +143,13 @@ var (
 
 // Supports reports whether the node operation o is defined for arguments of
 // dtype arg (the dtype package array has already cast them to). Package
-// array only builds supported nodes; backends may rely on it.
+// array only builds supported nodes; backends may rely on it. Storage
+// types (int8, the low-precision floats) support only OpCast, to the
+// dtypes CastDefined allows.
 func Supports(o Op, arg DType) bool {
+	if arg.IsStorage() {
+		return o == OpCast
+	}
 	switch o {
 	case OpCast, OpAbs, OpMaximum, OpMinimum, OpEq, OpNe, OpLt, OpLe, OpGt, OpGe, OpWhere,
 		OpAdd, OpMul, OpFloor, OpCeil, OpRound, OpTrunc, OpSquare:

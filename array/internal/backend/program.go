@@ -104,6 +104,9 @@ func (p *Program) Validate() error {
 		arg := p.Nodes[n.Args[0]].DType
 		switch {
 		case n.Op == OpCast:
+			if !CastDefined(arg, n.DType) {
+				return fmt.Errorf("backend: node %d: no direct cast from %v to %v", i, arg, n.DType)
+			}
 		case n.Op == OpWhere:
 			arg = p.Nodes[n.Args[1]].DType
 			if p.Nodes[n.Args[0]].DType != Bool || p.Nodes[n.Args[2]].DType != arg || n.DType != arg {

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/lowp"
 )
 
 // AxisOp implements backend.Backend: the axis is moved last, each row is
@@ -63,6 +64,13 @@ func (b *Backend) AxisOp(op *backend.AxisOp) error {
 					copy(row[j:j+m], v.f64)
 				}
 			}
+			if op.Kind == backend.Quantize {
+				sc := quantizeRow(row, float32(op.QMax), res.sub(outDT, 0, L), outDT)
+				scatterVec(outDT, ob, res.sub(outDT, 0, L), &ol, k*L)
+				sb := asBuffer(op.Scale.Buf)
+				sb.f32[op.Scale.Layout.Offset+k] = sc
+				continue
+			}
 			mx := math.Inf(-1)
 			for _, x := range row {
 				if x > mx || x != x {
@@ -121,4 +129,45 @@ func (b *Backend) AxisOp(op *backend.AxisOp) error {
 		}
 	})
 	return nil
+}
+
+// quantizeRow quantizes one row (float32 values, held exactly as float64)
+// into q (int8 or an 8-bit float) and returns its scale, as
+// backend.AxisOp defines Quantize: all in float32.
+func quantizeRow(row []float64, qmax float32, q vec, dt backend.DType) float32 {
+	var m float32
+	for _, v := range row {
+		if a := float32(math.Abs(v)); a > m || a != a {
+			m = a
+		}
+	}
+	scale := m / qmax
+	switch {
+	case scale == 0:
+		scale = 1
+	case m != m:
+		scale = math.Float32frombits(0x7fffffff) // the canonical NaN, whichever the row had
+	}
+	for j, v := range row {
+		y := float32(v) / scale
+		switch dt {
+		case backend.Int8:
+			r := math.RoundToEven(float64(y))
+			switch {
+			case r != r:
+				q.i8[j] = 0
+			case r <= -128:
+				q.i8[j] = -128
+			case r >= 127:
+				q.i8[j] = 127
+			default:
+				q.i8[j] = int8(r)
+			}
+		case backend.Float8E4M3:
+			q.e4m3[j] = lowp.Float8E4M3FromFloat32(y)
+		case backend.Float8E5M2:
+			q.e5m2[j] = lowp.Float8E5M2FromFloat32(y)
+		}
+	}
+	return scale
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/lowp"
 )
 
 // Backend is the CPU backend. Its operations run synchronously on the
@@ -86,6 +87,16 @@ func (b *Backend) Write(dst backend.Buffer, off int, src any) error {
 		n = copy(d.u8[off:], s)
 	case []bool:
 		n = copy(d.b[off:], s)
+	case []int8:
+		n = copy(d.i8[off:], s)
+	case []lowp.Float16:
+		n = copy(d.f16[off:], s)
+	case []lowp.BFloat16:
+		n = copy(d.bf16[off:], s)
+	case []lowp.Float8E4M3:
+		n = copy(d.e4m3[off:], s)
+	case []lowp.Float8E5M2:
+		n = copy(d.e5m2[off:], s)
 	default:
 		return fmt.Errorf("cpu: write of %T", src)
 	}
@@ -112,6 +123,16 @@ func (b *Backend) Read(dst any, src backend.Buffer, off int) error {
 		n = copy(d, s.u8[off:])
 	case []bool:
 		n = copy(d, s.b[off:])
+	case []int8:
+		n = copy(d, s.i8[off:])
+	case []lowp.Float16:
+		n = copy(d, s.f16[off:])
+	case []lowp.BFloat16:
+		n = copy(d, s.bf16[off:])
+	case []lowp.Float8E4M3:
+		n = copy(d, s.e4m3[off:])
+	case []lowp.Float8E5M2:
+		n = copy(d, s.e5m2[off:])
 	default:
 		return fmt.Errorf("cpu: read into %T", dst)
 	}
@@ -134,6 +155,16 @@ func sliceLen(s any) int {
 	case []uint8:
 		return len(s)
 	case []bool:
+		return len(s)
+	case []int8:
+		return len(s)
+	case []lowp.Float16:
+		return len(s)
+	case []lowp.BFloat16:
+		return len(s)
+	case []lowp.Float8E4M3:
+		return len(s)
+	case []lowp.Float8E5M2:
 		return len(s)
 	}
 	return -1

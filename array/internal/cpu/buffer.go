@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/lowp"
 )
 
 // Buffer is host memory of one dtype; exactly one of the slices is set.
@@ -18,6 +19,12 @@ type Buffer struct {
 	i64 []int64
 	u8  []uint8
 	b   []bool
+	// Storage types.
+	i8   []int8
+	f16  []lowp.Float16
+	bf16 []lowp.BFloat16
+	e4m3 []lowp.Float8E4M3
+	e5m2 []lowp.Float8E5M2
 
 	external bool // Wrap: memory owned by someone else, never pooled
 }
@@ -39,6 +46,16 @@ func Wrap(s any) (*Buffer, error) {
 		b.dt, b.n, b.u8 = backend.Uint8, len(v), v
 	case []bool:
 		b.dt, b.n, b.b = backend.Bool, len(v), v
+	case []int8:
+		b.dt, b.n, b.i8 = backend.Int8, len(v), v
+	case []lowp.Float16:
+		b.dt, b.n, b.f16 = backend.Float16, len(v), v
+	case []lowp.BFloat16:
+		b.dt, b.n, b.bf16 = backend.BFloat16, len(v), v
+	case []lowp.Float8E4M3:
+		b.dt, b.n, b.e4m3 = backend.Float8E4M3, len(v), v
+	case []lowp.Float8E5M2:
+		b.dt, b.n, b.e5m2 = backend.Float8E5M2, len(v), v
 	default:
 		return nil, fmt.Errorf("cpu: cannot wrap a %T", s)
 	}
@@ -66,6 +83,16 @@ func newBuffer(dt backend.DType, n int) *Buffer {
 		b.u8 = make([]uint8, n)
 	case backend.Bool:
 		b.b = make([]bool, n)
+	case backend.Int8:
+		b.i8 = make([]int8, n)
+	case backend.Float16:
+		b.f16 = make([]lowp.Float16, n)
+	case backend.BFloat16:
+		b.bf16 = make([]lowp.BFloat16, n)
+	case backend.Float8E4M3:
+		b.e4m3 = make([]lowp.Float8E4M3, n)
+	case backend.Float8E5M2:
+		b.e5m2 = make([]lowp.Float8E5M2, n)
 	}
 	return b
 }
@@ -75,6 +102,16 @@ func newBuffer(dt backend.DType, n int) *Buffer {
 func (b *Buffer) Poison() {
 	var p []byte
 	switch b.dt {
+	case backend.Int8:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i8))), len(b.i8))
+	case backend.Float16:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f16))), 2*len(b.f16))
+	case backend.BFloat16:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.bf16))), 2*len(b.bf16))
+	case backend.Float8E4M3:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.e4m3))), len(b.e4m3))
+	case backend.Float8E5M2:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.e5m2))), len(b.e5m2))
 	case backend.Float32:
 		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f32))), 4*len(b.f32))
 	case backend.Float64:
@@ -94,9 +131,20 @@ func (b *Buffer) Poison() {
 	}
 }
 
-// Slice returns the buffer's typed slice ([]float32, ..., []bool).
+// Slice returns the buffer's typed slice ([]float32, ..., []bool; []int8,
+// []lowp.Float16, []lowp.BFloat16, []lowp.Float8E4M3, []lowp.Float8E5M2).
 func (b *Buffer) Slice() any {
 	switch b.dt {
+	case backend.Int8:
+		return b.i8
+	case backend.Float16:
+		return b.f16
+	case backend.BFloat16:
+		return b.bf16
+	case backend.Float8E4M3:
+		return b.e4m3
+	case backend.Float8E5M2:
+		return b.e5m2
 	case backend.Float32:
 		return b.f32
 	case backend.Float64:

@@ -121,6 +121,16 @@ func broadcastVec(dt backend.DType, d, one vec) {
 		fill(d.u8, one.u8[0])
 	case backend.Bool:
 		fill(d.b, one.b[0])
+	case backend.Int8:
+		fill(d.i8, one.i8[0])
+	case backend.Float16:
+		fill(d.f16, one.f16[0])
+	case backend.BFloat16:
+		fill(d.bf16, one.bf16[0])
+	case backend.Float8E4M3:
+		fill(d.e4m3, one.e4m3[0])
+	case backend.Float8E5M2:
+		fill(d.e5m2, one.e5m2[0])
 	}
 }
 
@@ -181,6 +191,16 @@ func (v vec) isNil(dt backend.DType) bool {
 		return v.i64 == nil
 	case backend.Uint8:
 		return v.u8 == nil
+	case backend.Int8:
+		return v.i8 == nil
+	case backend.Float16:
+		return v.f16 == nil
+	case backend.BFloat16:
+		return v.bf16 == nil
+	case backend.Float8E4M3:
+		return v.e4m3 == nil
+	case backend.Float8E5M2:
+		return v.e5m2 == nil
 	}
 	return v.b == nil
 }

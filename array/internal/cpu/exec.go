@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/lowp"
 )
 
 // execNode computes one non-leaf node over a block: d has the node's dtype,
@@ -89,6 +90,10 @@ func cast(from, to backend.DType, d, s vec) {
 		copyVec(to, d, s)
 		return
 	}
+	if from.IsStorage() || to.IsStorage() {
+		castStorage(from, to, d, s)
+		return
+	}
 	switch to {
 	case backend.Bool:
 		switch from {
@@ -150,5 +155,78 @@ func castFloatTo[D integer](from backend.DType, d []D, s vec, lo, hi float64, mn
 		castFloatInt(d, s.f32, lo, hi, mn, mx)
 	} else {
 		castFloatInt(d, s.f64, lo, hi, mn, mx)
+	}
+}
+
+// castStorage converts to or from a storage type, for the pairs
+// backend.CastDefined allows: int8 with int32 (wrapping), float32 and
+// float64 (saturating, as the casts to other integers); a low-precision
+// float with float32 and float64, through package lowp.
+func castStorage(from, to backend.DType, d, s vec) {
+	switch {
+	case from == backend.Int8:
+		switch to {
+		case backend.Int32:
+			castNum(d.i32, s.i8)
+		case backend.Float32:
+			castNum(d.f32, s.i8)
+		case backend.Float64:
+			castNum(d.f64, s.i8)
+		}
+	case to == backend.Int8:
+		switch from {
+		case backend.Int32:
+			castNum(d.i8, s.i32)
+		case backend.Float32:
+			castFloatInt(d.i8, s.f32, -128, 127, -128, 127)
+		case backend.Float64:
+			castFloatInt(d.i8, s.f64, -128, 127, -128, 127)
+		}
+	case from.IsLowp() && to == backend.Float32:
+		switch from {
+		case backend.Float16:
+			lowp.ToFloat32s(d.f32, s.f16)
+		case backend.BFloat16:
+			lowp.ToFloat32s(d.f32, s.bf16)
+		case backend.Float8E4M3:
+			lowp.ToFloat32s(d.f32, s.e4m3)
+		case backend.Float8E5M2:
+			lowp.ToFloat32s(d.f32, s.e5m2)
+		}
+	case from.IsLowp() && to == backend.Float64:
+		switch from {
+		case backend.Float16:
+			lowp.ToFloat64s(d.f64, s.f16)
+		case backend.BFloat16:
+			lowp.ToFloat64s(d.f64, s.bf16)
+		case backend.Float8E4M3:
+			lowp.ToFloat64s(d.f64, s.e4m3)
+		case backend.Float8E5M2:
+			lowp.ToFloat64s(d.f64, s.e5m2)
+		}
+	case to.IsLowp() && from == backend.Float32:
+		switch to {
+		case backend.Float16:
+			lowp.FromFloat32s(d.f16, s.f32)
+		case backend.BFloat16:
+			lowp.FromFloat32s(d.bf16, s.f32)
+		case backend.Float8E4M3:
+			lowp.FromFloat32s(d.e4m3, s.f32)
+		case backend.Float8E5M2:
+			lowp.FromFloat32s(d.e5m2, s.f32)
+		}
+	case to.IsLowp() && from == backend.Float64:
+		switch to {
+		case backend.Float16:
+			lowp.FromFloat64s(d.f16, s.f64)
+		case backend.BFloat16:
+			lowp.FromFloat64s(d.bf16, s.f64)
+		case backend.Float8E4M3:
+			lowp.FromFloat64s(d.e4m3, s.f64)
+		case backend.Float8E5M2:
+			lowp.FromFloat64s(d.e5m2, s.f64)
+		}
+	default:
+		panic("cpu: cast from " + from.String() + " to " + to.String())
 	}
 }

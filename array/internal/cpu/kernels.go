@@ -9,11 +9,11 @@ import (
 // Typed loops over one block. Arguments never alias the destination.
 
 type number interface {
-	~uint8 | ~int32 | ~int64 | ~float32 | ~float64
+	~uint8 | ~int8 | ~int32 | ~int64 | ~float32 | ~float64
 }
 
 type integer interface {
-	~uint8 | ~int32 | ~int64
+	~uint8 | ~int8 | ~int32 | ~int64
 }
 
 type float interface {
@@ -472,6 +472,8 @@ func intRange(dt backend.DType) (lo, hi float64, mn, mx int64) {
 	switch dt {
 	case backend.Uint8:
 		return 0, 255, 0, 255
+	case backend.Int8:
+		return -128, 127, -128, 127
 	case backend.Int32:
 		return math.MinInt32, math.MaxInt32, math.MinInt32, math.MaxInt32
 	}

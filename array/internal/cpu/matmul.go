@@ -20,6 +20,9 @@ func (b *Backend) MatMul(mm *backend.MatMul) error {
 	}
 	A, B, C := asBuffer(mm.A.Buf), asBuffer(mm.B.Buf), asBuffer(mm.C.Buf)
 	dt := A.dt
+	if dt.IsStorage() {
+		return b.lowpMatMul(mm)
+	}
 	if B.dt != dt || C.dt != dt {
 		return fmt.Errorf("cpu: matmul of %v, %v into %v", A.dt, B.dt, C.dt)
 	}

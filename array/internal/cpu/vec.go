@@ -1,6 +1,9 @@
 package cpu
 
-import "github.com/gocu-dev/gocu/array/internal/backend"
+import (
+	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/lowp"
+)
 
 // vec is a typed view of one block of values; exactly the slice of its
 // dtype is set.
@@ -11,6 +14,12 @@ type vec struct {
 	i64 []int64
 	u8  []uint8
 	b   []bool
+	// Storage types.
+	i8   []int8
+	f16  []lowp.Float16
+	bf16 []lowp.BFloat16
+	e4m3 []lowp.Float8E4M3
+	e5m2 []lowp.Float8E5M2
 }
 
 func makeVec(dt backend.DType, n int) vec {
@@ -28,6 +37,16 @@ func makeVec(dt backend.DType, n int) vec {
 		v.u8 = make([]uint8, n)
 	case backend.Bool:
 		v.b = make([]bool, n)
+	case backend.Int8:
+		v.i8 = make([]int8, n)
+	case backend.Float16:
+		v.f16 = make([]lowp.Float16, n)
+	case backend.BFloat16:
+		v.bf16 = make([]lowp.BFloat16, n)
+	case backend.Float8E4M3:
+		v.e4m3 = make([]lowp.Float8E4M3, n)
+	case backend.Float8E5M2:
+		v.e5m2 = make([]lowp.Float8E5M2, n)
 	}
 	return v
 }
@@ -47,12 +66,23 @@ func (v vec) sub(dt backend.DType, lo, hi int) vec {
 		r.u8 = v.u8[lo:hi]
 	case backend.Bool:
 		r.b = v.b[lo:hi]
+	case backend.Int8:
+		r.i8 = v.i8[lo:hi]
+	case backend.Float16:
+		r.f16 = v.f16[lo:hi]
+	case backend.BFloat16:
+		r.bf16 = v.bf16[lo:hi]
+	case backend.Float8E4M3:
+		r.e4m3 = v.e4m3[lo:hi]
+	case backend.Float8E5M2:
+		r.e5m2 = v.e5m2[lo:hi]
 	}
 	return r
 }
 
 func bufVec(b *Buffer) vec {
-	return vec{f32: b.f32, f64: b.f64, i32: b.i32, i64: b.i64, u8: b.u8, b: b.b}
+	return vec{f32: b.f32, f64: b.f64, i32: b.i32, i64: b.i64, u8: b.u8, b: b.b,
+		i8: b.i8, f16: b.f16, bf16: b.bf16, e4m3: b.e4m3, e5m2: b.e5m2}
 }
 
 func copyVec(dt backend.DType, d, s vec) {
@@ -69,6 +99,16 @@ func copyVec(dt backend.DType, d, s vec) {
 		copy(d.u8, s.u8)
 	case backend.Bool:
 		copy(d.b, s.b)
+	case backend.Int8:
+		copy(d.i8, s.i8)
+	case backend.Float16:
+		copy(d.f16, s.f16)
+	case backend.BFloat16:
+		copy(d.bf16, s.bf16)
+	case backend.Float8E4M3:
+		copy(d.e4m3, s.e4m3)
+	case backend.Float8E5M2:
+		copy(d.e5m2, s.e5m2)
 	}
 }
 
@@ -87,6 +127,16 @@ func fillScalar(v vec, s backend.Scalar) {
 		fill(v.u8, uint8(s.I))
 	case backend.Bool:
 		fill(v.b, s.I != 0)
+	case backend.Int8:
+		fill(v.i8, int8(s.I))
+	case backend.Float16:
+		fill(v.f16, lowp.Float16FromFloat64(s.F))
+	case backend.BFloat16:
+		fill(v.bf16, lowp.BFloat16FromFloat64(s.F))
+	case backend.Float8E4M3:
+		fill(v.e4m3, lowp.Float8E4M3FromFloat64(s.F))
+	case backend.Float8E5M2:
+		fill(v.e5m2, lowp.Float8E5M2FromFloat64(s.F))
 	}
 }
 
@@ -191,6 +241,16 @@ func gatherVec(dt backend.DType, dst vec, src *Buffer, l *strided, f0 int) {
 		gather(dst.u8, src.u8, l, f0)
 	case backend.Bool:
 		gather(dst.b, src.b, l, f0)
+	case backend.Int8:
+		gather(dst.i8, src.i8, l, f0)
+	case backend.Float16:
+		gather(dst.f16, src.f16, l, f0)
+	case backend.BFloat16:
+		gather(dst.bf16, src.bf16, l, f0)
+	case backend.Float8E4M3:
+		gather(dst.e4m3, src.e4m3, l, f0)
+	case backend.Float8E5M2:
+		gather(dst.e5m2, src.e5m2, l, f0)
 	}
 }
 
@@ -208,5 +268,15 @@ func scatterVec(dt backend.DType, dst *Buffer, src vec, l *strided, f0 int) {
 		scatter(dst.u8, src.u8, l, f0)
 	case backend.Bool:
 		scatter(dst.b, src.b, l, f0)
+	case backend.Int8:
+		scatter(dst.i8, src.i8, l, f0)
+	case backend.Float16:
+		scatter(dst.f16, src.f16, l, f0)
+	case backend.BFloat16:
+		scatter(dst.bf16, src.bf16, l, f0)
+	case backend.Float8E4M3:
+		scatter(dst.e4m3, src.e4m3, l, f0)
+	case backend.Float8E5M2:
+		scatter(dst.e5m2, src.e5m2, l, f0)
 	}
 }

@@ -13,6 +13,7 @@ type AxisSpec struct {
 	Outer   int
 	In      []Class // Const or Strided
 	Index64 bool
+	Out     backend.DType // Quantize: the output dtype (int8 or an 8-bit float)
 }
 
 // AxisOp generates the softmax, log-softmax or logsumexp kernel: one block
@@ -28,6 +29,14 @@ func AxisOp(kind backend.AxisKind, p *backend.Program, spec AxisSpec) (*Kernel, 
 		return nil, fmt.Errorf("cudagen: %v of %v", kind, dt)
 	}
 	key := fmt.Sprintf("%v|%s|o%d i%v c%v", kind, p.Key(), spec.Outer, spec.Index64, spec.In)
+	outT := ctype(dt)
+	if kind == backend.Quantize {
+		if dt != backend.Float32 || (spec.Out != backend.Int8 && !spec.Out.IsFloat8()) {
+			return nil, fmt.Errorf("cudagen: quantize %v into %v", dt, spec.Out)
+		}
+		key += "|" + spec.Out.String()
+		outT = ctype(spec.Out)
+	}
 	name := kernelName("axis", key)
 	f, err := elemFunc(name+"_f", p)
 	if err != nil {
@@ -39,7 +48,10 @@ func AxisOp(kind backend.AxisKind, p *backend.Program, spec AxisSpec) (*Kernel, 
 	}
 	T := ctype(dt)
 	g := &gen{k: &Kernel{Name: name, Block: blockSize, Grid: GridRows}}
-	g.add(fmt.Sprintf("%s* __restrict__ out", T), Param{Name: "out", Type: Ptr, Role: RoleOut})
+	g.add(fmt.Sprintf("%s* __restrict__ out", outT), Param{Name: "out", Type: Ptr, Role: RoleOut})
+	if kind == backend.Quantize {
+		g.add("float* __restrict__ scale", Param{Name: "scale", Type: Ptr, Role: RoleScale})
+	}
 	g.inputs(p)
 	g.add("long long rows_", Param{Name: "rows", Type: I64, Role: RoleRows})
 	g.add("long long L_", Param{Name: "L", Type: I64, Role: RoleRowLen})
@@ -132,6 +144,16 @@ static __device__ double %[2]s_bsum(double v) {
 		return fmt.Sprintf("in%d[b%d + j * (%s)as%d]", i, i, it, i)
 	}
 	x := callF(name+"_f", p, load, "0")
+	if kind == backend.Quantize {
+		fmt.Fprintf(&b, "\t\tfloat m = 0.0f;\n")
+		fmt.Fprintf(&b, "\t\tfor (%s j = threadIdx.x; j < L; j += blockDim.x) { const float a = fabsf(%s); if (a > m || a != a) m = a; }\n", it, x)
+		fmt.Fprintf(&b, "\t\tm = %s_bmax(m);\n", name)
+		fmt.Fprintf(&b, "\t\tconst float sc = %s;\n\t\tif (threadIdx.x == 0) scale[row] = sc;\n", scaleC(spec.Out))
+		fmt.Fprintf(&b, "\t\tfor (%s j = threadIdx.x; j < L; j += blockDim.x) out[ob + j * (%s)oas] = %s;\n", it, it, quantConv(spec.Out, "("+x+" / sc)"))
+		b.WriteString("\t\t__syncthreads();\n\t}\n}\n")
+		g.k.Source = b.String()
+		return g.k, nil
+	}
 	ninf := lowest(dt)
 	fmt.Fprintf(&b, "\t\t%s m = %s;\n", T, ninf)
 	fmt.Fprintf(&b, "\t\tfor (%s j = threadIdx.x; j < L; j += blockDim.x) { const %s v = %s; if (v > m || v != v) m = v; }\n", it, T, x)

@@ -83,7 +83,7 @@ func ReduceKey(op string, pKey string, out string, s ReduceSpec) string {
 
 // AxisKey is the cache key of a softmax-family kernel.
 func AxisKey(kind string, pKey string, s AxisSpec) string {
-	return "axis|" + kind + "|" + pKey + "|" + fmtClasses(s.In) + "|" + strconv.Itoa(s.Outer) + boolKey(s.Index64)
+	return "axis|" + kind + "|" + pKey + "|" + fmtClasses(s.In) + "|" + strconv.Itoa(s.Outer) + boolKey(s.Index64) + "|" + s.Out.String()
 }
 
 func fmtClasses(c []Class) string {

@@ -24,7 +24,7 @@ type ElemSpec struct {
 	In        []Class // per input
 	OutContig bool
 	Index64   bool // 64-bit index arithmetic (more than 2^31-1 elements or offsets)
-	Vec       int  // 1, 2 or 4 elements per vector load/store (contiguous operands only)
+	Vec       int  // 1, 2, 4 or 8 elements per vector load/store (contiguous operands only; 8 for types of at most 2 bytes)
 }
 
 func (s ElemSpec) key() string {
@@ -99,8 +99,8 @@ func SpecFor(p *backend.Program, out backend.Operand, aligned func(o backend.Ope
 			maxSize = max(maxSize, in.DType().Size())
 		}
 	}
-	for _, w := range []int{4, 2} {
-		if w == 4 && maxSize > 4 {
+	for _, w := range []int{8, 4, 2} {
+		if (w == 8 && maxSize > 2) || (w == 4 && maxSize > 4) {
 			continue
 		}
 		ok := aligned(out, w*out.Buf.DType().Size())
@@ -123,7 +123,7 @@ func Elementwise(p *backend.Program, spec ElemSpec) (*Kernel, error) {
 	if len(spec.In) != len(p.Inputs) {
 		return nil, fmt.Errorf("cudagen: spec has %d input classes for %d inputs", len(spec.In), len(p.Inputs))
 	}
-	if spec.Vec != 1 && spec.Vec != 2 && spec.Vec != 4 {
+	if spec.Vec != 1 && spec.Vec != 2 && spec.Vec != 4 && spec.Vec != 8 {
 		return nil, fmt.Errorf("cudagen: vector width %d", spec.Vec)
 	}
 	name := kernelName("ew", p.Key()+"|"+spec.key())
@@ -213,6 +213,9 @@ func scalarFromParam(d backend.DType, v string) string {
 	case backend.Float64, backend.Int64:
 		return v
 	}
+	if d.IsLowp() {
+		return fmt.Sprintf("%s(gocu_to_odd32(%s))", lowpNarrow[d], v)
+	}
 	return fmt.Sprintf("(%s)%s", ctype(d), v)
 }
 
@@ -264,7 +267,7 @@ func writeTiled(b *strings.Builder, p *backend.Program, spec ElemSpec, it string
 			}
 		}
 	}
-	comps := []string{"x", "y", "z", "w"}[:w]
+	comps := vecComps[:w]
 	for u := 0; u < Unroll; u++ {
 		fmt.Fprintf(b, "\t\tif (ok%d) {\n", u)
 		if w == 1 {

@@ -78,7 +78,7 @@ func fn(name string, d backend.DType) string {
 var cmpOps = map[backend.Op]string{backend.OpEq: "==", backend.OpNe: "!=", backend.OpLt: "<",
 	backend.OpLe: "<=", backend.OpGt: ">", backend.OpGe: ">="}
 
-var intSuffix = map[backend.DType]string{backend.Uint8: "u8", backend.Int32: "i32", backend.Int64: "i64"}
+var intSuffix = map[backend.DType]string{backend.Uint8: "u8", backend.Int8: "i8", backend.Int32: "i32", backend.Int64: "i64"}
 
 // opExpr is the C expression of one operation. dt is the result dtype, at
 // the arguments' (for a cast, the source).
@@ -210,6 +210,9 @@ func opExpr(op backend.Op, dt, at backend.DType, a, b, c string) (string, error)
 
 // castC converts a value between dtypes as the CPU backend does.
 func castC(from, to backend.DType, a string) string {
+	if s, ok := castStorageC(from, to, a); ok {
+		return s
+	}
 	switch {
 	case from == to:
 		return a

@@ -47,6 +47,9 @@ func everyOpPrograms() []*backend.Program {
 		for _, op := range backend.UnaryOps {
 			if op == backend.OpCast {
 				for _, to := range backend.DTypes {
+					if !backend.CastDefined(dt, to) {
+						continue
+					}
 					b := newProg(64)
 					x := b.input(dt)
 					b.node(op, to, x)
@@ -81,6 +84,19 @@ func everyOpPrograms() []*backend.Program {
 			b2 := newProg(64)
 			b2.node(op, res, b2.input(dt), b2.scalar(dt, 3, 3))
 			ps = append(ps, b2.p)
+		}
+		if dt.IsStorage() {
+			// Storage types only convert: a scalar of one, and a round
+			// trip through the compute type mixing input and scalar.
+			b := newProg(64)
+			b.node(backend.OpCast, dt.Compute(), b.scalar(dt, 3, 3))
+			ps = append(ps, b.p)
+			b2 := newProg(64)
+			x := b2.node(backend.OpCast, dt.Compute(), b2.input(dt))
+			y := b2.node(backend.OpCast, dt.Compute(), b2.scalar(dt, -1.5, -1))
+			b2.node(backend.OpCast, dt, b2.node(backend.OpAdd, dt.Compute(), x, y))
+			ps = append(ps, b2.p)
+			continue
 		}
 		b := newProg(64)
 		c := b.input(backend.Bool)
@@ -117,12 +133,20 @@ func specs(p *backend.Program) []ElemSpec {
 	if n > 1 {
 		mixed[1] = Const
 	}
-	return []ElemSpec{
+	ss := []ElemSpec{
 		{Rank: 1, In: all(Contig), OutContig: true, Vec: 1},
 		{Rank: 1, In: mixed, OutContig: true, Vec: 4},
 		{Rank: 3, In: all(Strided), OutContig: false, Index64: true, Vec: 1},
 		{Rank: 2, In: mixed, OutContig: false, Vec: 1},
 	}
+	small := p.Result().Size() <= 2
+	for _, in := range p.Inputs {
+		small = small && in.DType().Size() <= 2
+	}
+	if small {
+		ss = append(ss, ElemSpec{Rank: 1, In: mixed, OutContig: true, Vec: 8})
+	}
+	return ss
 }
 
 func TestElementwiseKernelsCompile(t *testing.T) {
@@ -254,6 +278,43 @@ func TestAxisRandomMatMulKernelsCompile(t *testing.T) {
 			}
 			ks = append(ks, k)
 		}
+	}
+	for _, br := range []int{0, 2} {
+		k, err := IntMatMulOf(backend.Int8, backend.Int32, br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks = append(ks, k)
+	}
+	// Quantisation along any axis, and the row kernels.
+	qb := newProg(4, 8)
+	qx := qb.input(backend.Float32)
+	qb.node(backend.OpMul, backend.Float32, qx, qb.scalar(backend.Float32, 0.5, 0))
+	for _, out := range []backend.DType{backend.Int8, backend.Float8E4M3, backend.Float8E5M2} {
+		for _, s := range []AxisSpec{{Outer: 0, In: []Class{Strided}, Out: out}, {Outer: 2, In: []Class{Strided}, Index64: true, Out: out}} {
+			k, err := AxisOp(backend.Quantize, qb.p, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ks = append(ks, k)
+		}
+	}
+	for _, kind := range []backend.AxisKind{backend.Softmax, backend.LogSoftmax, backend.Quantize} {
+		out := backend.Float32
+		if kind == backend.Quantize {
+			out = backend.Int8
+		}
+		for _, s := range []RowSpec{{W: 4, NV: 8}, {W: 1, NV: 2, Index64: true}, {W: 4, NV: 16}} {
+			s.Kind, s.Out, s.In = kind, out, []Class{Contig}
+			k, err := RowKernel(qb.p, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ks = append(ks, k)
+		}
+	}
+	if _, err := RowKernel(qb.p, RowSpec{Kind: backend.Softmax, Out: backend.Float32, In: []Class{Contig}, W: 4, NV: 32}); err == nil {
+		t.Errorf("a row kernel of 128 values per thread accepted")
 	}
 	if _, err := IntMatMul(backend.Float32, 0); err == nil {
 		t.Errorf("IntMatMul(float32) accepted")

@@ -5,7 +5,7 @@ package cudagen
 // float-to-integer conversions (NaN to 0, as the CPU backend), the
 // float predicates, and NaN-propagating maximum/minimum. Static inline
 // functions cost nothing when unused.
-var helpersSource = vectorTypes + `
+var helpersSource = vectorTypes + lowpHelpers + `
 static __device__ __forceinline__ int gocu_f2i32(double x) {
 	return x != x ? 0 : x <= -2147483648.0 ? (int)(-2147483647 - 1) : x >= 2147483647.0 ? 2147483647 : (int)x;
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/gocu-dev/gocu/array/internal/cpu"
 	"github.com/gocu-dev/gocu/array/internal/philox"
 	"github.com/gocu-dev/gocu/internal/clangtest"
+	"github.com/gocu-dev/gocu/lowp"
 )
 
 // hostPrelude lets generated kernels compile as ordinary C++ and run on the
@@ -45,6 +46,8 @@ static inline double __dsub_rn(double a, double b) { return a - b; }
 static inline double __ddiv_rn(double a, double b) { return a / b; }
 static inline double __dsqrt_rn(double a) { return sqrt(a); }
 static inline float __double2float_rn(double a) { return (float)a; }
+static inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+static inline float __double2float_rz(double a) { float f = (float)a; if (fabs((double)f) > fabs(a)) f = nextafterf(f, 0.0f); return f; }
 `
 
 func hostVectorTypes() string {
@@ -110,8 +113,41 @@ func randBuffer(be *cpu.Backend, r *rand.Rand, dt backend.DType, n int) *cpu.Buf
 		for i := range s {
 			s[i] = r.IntN(2) == 1
 		}
+	case []int8:
+		for i := range s {
+			s[i] = int8(r.IntN(256) - 128)
+		}
+	case []lowp.Float16: // every bit pattern: NaNs, infinities, subnormals
+		for i := range s {
+			s[i] = lowp.Float16FromBits(uint16(r.Uint32()))
+		}
+	case []lowp.BFloat16:
+		for i := range s {
+			s[i] = lowp.BFloat16FromBits(uint16(r.Uint32()))
+		}
+	case []lowp.Float8E4M3:
+		for i := range s {
+			s[i] = lowp.Float8E4M3FromBits(uint8(r.Uint32()))
+		}
+	case []lowp.Float8E5M2:
+		for i := range s {
+			s[i] = lowp.Float8E5M2FromBits(uint8(r.Uint32()))
+		}
 	}
 	return b
+}
+
+// lowpValue rounds v to the low-precision float dt, as a float64.
+func lowpValue(dt backend.DType, v float64) float64 {
+	switch dt {
+	case backend.Float16:
+		return lowp.Float16FromFloat64(v).Float64()
+	case backend.BFloat16:
+		return lowp.BFloat16FromFloat64(v).Float64()
+	case backend.Float8E4M3:
+		return lowp.Float8E4M3FromFloat64(v).Float64()
+	}
+	return lowp.Float8E5M2FromFloat64(v).Float64()
 }
 
 func rawOf(b *cpu.Buffer) []byte {
@@ -145,6 +181,8 @@ func buildCases(t *testing.T, be *cpu.Backend) []*hostCase {
 				switch {
 				case s.DType.IsFloat():
 					s.F = float64(float32(r.Float64()*4 - 2))
+				case s.DType.IsLowp():
+					s.F = lowpValue(s.DType, r.Float64()*4-2)
 				case s.DType == backend.Bool:
 					s.I = int64(r.IntN(2))
 				case s.DType == backend.Uint8:
@@ -317,7 +355,7 @@ func hostArg(c *hostCase, p Param) string {
 		return fmt.Sprintf("b%d + %d", p.Index, c.p.Inputs[p.Index].Layout.Offset)
 	case RoleScalar:
 		s := c.p.Scalars[p.Index]
-		if s.DType.IsFloat() {
+		if s.DType.IsFloating() {
 			return fmt.Sprintf("%s", strconvHex(s.F))
 		}
 		return fmt.Sprintf("%dll", s.I)

@@ -102,6 +102,8 @@ static inline double __dsub_rn(double a, double b) { return a - b; }
 static inline double __ddiv_rn(double a, double b) { return a / b; }
 static inline double __dsqrt_rn(double a) { return sqrt(a); }
 static inline float __double2float_rn(double a) { return (float)a; }
+static inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+static inline float __double2float_rz(double a) { float f = (float)a; if (fabs((double)f) > fabs(a)) f = nextafterf(f, 0.0f); return f; }
 `
 
 func decode(dt backend.DType, raw []byte) string {

@@ -73,6 +73,7 @@ const (
 	RoleLD          // leading dimension of matrix Index (0 A, 1 B)
 	RoleBatchDim    // matmul batch dimension Dim
 	RoleBatchStride // matmul batch stride of matrix Index (0 A, 1 B, 2 C) along Dim
+	RoleScale       // quantisation: the per-row scales written (float32, contiguous over rows)
 )
 
 // Param is one kernel parameter.

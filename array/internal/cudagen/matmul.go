@@ -17,15 +17,25 @@ const matmulTile = 16
 // and per-batch-dimension strides; C is contiguous. Integers wrap; bool is
 // the OR of ANDs.
 func IntMatMul(dt backend.DType, batchRank int) (*Kernel, error) {
-	if dt.IsFloat() || !dt.Valid() {
-		return nil, fmt.Errorf("cudagen: IntMatMul of %v (floats go to cuBLAS)", dt)
+	return IntMatMulOf(dt, dt, batchRank)
+}
+
+// IntMatMulOf is IntMatMul with operands of dtype in and a result of dtype
+// dt: the same, or int8 operands into int32 (the fallback of the int8
+// product when cuBLASLt cannot take it).
+func IntMatMulOf(in, dt backend.DType, batchRank int) (*Kernel, error) {
+	if dt.IsFloating() || !dt.Valid() || (in != dt && !(in == backend.Int8 && dt == backend.Int32)) || dt.IsStorage() {
+		return nil, fmt.Errorf("cudagen: IntMatMul of %v into %v (floats go to cuBLAS)", in, dt)
 	}
 	name := fmt.Sprintf("gocu_mm_%v_b%d", dt, batchRank)
-	T := ctype(dt)
+	if in != dt {
+		name = fmt.Sprintf("gocu_mm_%v_%v_b%d", in, dt, batchRank)
+	}
+	T, TI := ctype(dt), ctype(in)
 	g := &gen{k: &Kernel{Name: name, Block: matmulTile * matmulTile, Grid: GridTiles}}
 	g.add(fmt.Sprintf("%s* __restrict__ c", T), Param{Name: "c", Type: Ptr, Role: RoleOut})
-	g.add(fmt.Sprintf("const %s* __restrict__ a", T), Param{Name: "a", Type: Ptr, Role: RoleIn, Index: 0})
-	g.add(fmt.Sprintf("const %s* __restrict__ b", T), Param{Name: "b", Type: Ptr, Role: RoleIn, Index: 1})
+	g.add(fmt.Sprintf("const %s* __restrict__ a", TI), Param{Name: "a", Type: Ptr, Role: RoleIn, Index: 0})
+	g.add(fmt.Sprintf("const %s* __restrict__ b", TI), Param{Name: "b", Type: Ptr, Role: RoleIn, Index: 1})
 	for _, s := range []struct {
 		n string
 		r Role
@@ -54,7 +64,7 @@ func IntMatMul(dt backend.DType, batchRank int) (*Kernel, error) {
 	zero = strings.ReplaceAll(zero, "(T)", "("+T+")")
 	var b strings.Builder
 	fmt.Fprintf(&b, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s) {\n", matmulTile*matmulTile, name, strings.Join(g.params, ", "))
-	fmt.Fprintf(&b, "\t__shared__ %s as[%d][%d];\n\t__shared__ %s bs[%d][%d];\n", T, matmulTile, matmulTile, T, matmulTile, matmulTile)
+	fmt.Fprintf(&b, "\t__shared__ %s as[%d][%d];\n\t__shared__ %s bs[%d][%d];\n", TI, matmulTile, matmulTile, TI, matmulTile, matmulTile)
 	b.WriteString("\tconst int tx = threadIdx.x % 16, ty = threadIdx.x / 16;\n")
 	b.WriteString("\tconst long long row = (long long)blockIdx.y * 16 + ty, col = (long long)blockIdx.x * 16 + tx;\n")
 	b.WriteString("\tlong long ao = 0, bo = 0;\n")
@@ -67,8 +77,9 @@ func IntMatMul(dt backend.DType, batchRank int) (*Kernel, error) {
 	b.WriteString("\tconst long long co = (long long)blockIdx.z * M * N;\n")
 	fmt.Fprintf(&b, "\t%s acc = %s;\n", T, zero)
 	b.WriteString("\tfor (long long k0 = 0; k0 < K; k0 += 16) {\n")
-	fmt.Fprintf(&b, "\t\tas[ty][tx] = (row < M && k0 + tx < K) ? a[ao + row * ars + (k0 + tx) * acs] : %s;\n", zero)
-	fmt.Fprintf(&b, "\t\tbs[ty][tx] = (k0 + ty < K && col < N) ? b[bo + (k0 + ty) * brs + col * bcs] : %s;\n", zero)
+	zeroIn := strings.ReplaceAll(zero, "("+T+")", "("+TI+")")
+	fmt.Fprintf(&b, "\t\tas[ty][tx] = (row < M && k0 + tx < K) ? a[ao + row * ars + (k0 + tx) * acs] : %s;\n", zeroIn)
+	fmt.Fprintf(&b, "\t\tbs[ty][tx] = (k0 + ty < K && col < N) ? b[bo + (k0 + ty) * brs + col * bcs] : %s;\n", zeroIn)
 	b.WriteString("\t\t__syncthreads();\n#pragma unroll\n\t\tfor (int p = 0; p < 16; p++) " + mac + "\n\t\t__syncthreads();\n\t}\n")
 	b.WriteString("\tif (row < M && col < N) c[co + row * N + col] = acc;\n}\n")
 	g.k.Source = b.String()

@@ -132,7 +132,7 @@ func f64(v float64) Arg   { return Arg{Type: F64, Bits: math.Float64bits(v)} }
 func ptr(op, off int) Arg { return Arg{Type: Ptr, Operand: op, Offset: off} }
 
 func scalarArg(s backend.Scalar) Arg {
-	if s.DType.IsFloat() {
+	if s.DType.IsFloating() {
 		return f64(s.F)
 	}
 	return i64(int(s.I))
@@ -519,6 +519,9 @@ func PlanAxis(a *backend.AxisOp, o Options) (*Plan, error) {
 			Nodes:   []backend.Node{{Op: backend.OpScalar, DType: dt}}}
 		return PlanEval(fill, a.Out, o)
 	}
+	if pl, ok, err := planRows(a, rows, L, o); ok || err != nil {
+		return pl, err
+	}
 	ls := make([]backend.Layout, 0, len(p.Inputs)+1)
 	for _, in := range p.Inputs {
 		ls = append(ls, in.Layout)
@@ -529,6 +532,9 @@ func PlanAxis(a *backend.AxisOp, o Options) (*Plan, error) {
 	}
 	ol := collapseGroup(append(split(ls, outer), outOuter))
 	spec := AxisSpec{Outer: len(ol[len(ol)-1].Shape), Index64: index64(p, a.Out)}
+	if a.Kind == backend.Quantize {
+		spec.Out = a.Out.Buf.DType()
+	}
 	for _, in := range p.Inputs {
 		c := Strided
 		if in.Layout.IsConstant() {
@@ -543,6 +549,9 @@ func PlanAxis(a *backend.AxisOp, o Options) (*Plan, error) {
 	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{o.capped(rows, 32), 1, 1}, Scalars: p.Scalars}
 	l.Operands = append(append(l.Operands, p.Inputs...), a.Out)
 	outIdx := len(p.Inputs)
+	if a.Kind == backend.Quantize {
+		l.Operands = append(l.Operands, a.Scale)
+	}
 	for _, prm := range k.Params {
 		var arg Arg
 		switch prm.Role {
@@ -556,6 +565,8 @@ func PlanAxis(a *backend.AxisOp, o Options) (*Plan, error) {
 			arg = i64(rows)
 		case RoleRowLen:
 			arg = i64(L)
+		case RoleScale:
+			arg = ptr(outIdx+1, a.Scale.Layout.Offset)
 		case RoleDim:
 			arg = i64(ol[len(ol)-1].Shape[prm.Dim])
 		case RoleStride:
@@ -619,7 +630,7 @@ func PlanRandom(rq *backend.Random, o Options) (*Plan, error) {
 
 // PlanIntMatMul plans an integer or bool matrix product.
 func PlanIntMatMul(m *backend.MatMul, o Options) (*Plan, error) {
-	dt := m.C.Buf.DType()
+	dt, in := m.C.Buf.DType(), m.A.Buf.DType()
 	nb := backend.Size(m.Batch)
 	if nb == 0 || m.M == 0 || m.N == 0 {
 		return &Plan{}, nil
@@ -628,7 +639,7 @@ func PlanIntMatMul(m *backend.MatMul, o Options) (*Plan, error) {
 	if gy > 65535 || gz > 65535 {
 		return nil, fmt.Errorf("cudagen: integer matmul grid (%d, %d) exceeds 65535", gy, gz)
 	}
-	k, err := cached(o, fmt.Sprintf("imm|%v|%d", dt, len(m.Batch)), func() (*Kernel, error) { return IntMatMul(dt, len(m.Batch)) })
+	k, err := cached(o, fmt.Sprintf("imm|%v|%v|%d", in, dt, len(m.Batch)), func() (*Kernel, error) { return IntMatMulOf(in, dt, len(m.Batch)) })
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,7 @@ extern "C" __device__ double __dsub_rn(double, double);
 extern "C" __device__ double __ddiv_rn(double, double);
 extern "C" __device__ double __dsqrt_rn(double);
 extern "C" __device__ float __double2float_rn(double);
+extern "C" __device__ float __double2float_rz(double);
 static __device__ __forceinline__ int atomicAdd(int *p, int v) { return __nvvm_atom_add_gen_i(p, v); }
 static __device__ __forceinline__ void __threadfence() { __nvvm_membar_gl(); }
 __device__ float __shfl_down_sync(unsigned int, float, int, int = 32);

@@ -22,6 +22,12 @@ func ctype(d backend.DType) string {
 		return "long long"
 	case backend.Float32:
 		return "float"
+	case backend.Int8:
+		return "signed char"
+	case backend.Float16, backend.BFloat16:
+		return "unsigned short"
+	case backend.Float8E4M3, backend.Float8E5M2:
+		return "unsigned char"
 	}
 	return "double"
 }
@@ -40,20 +46,28 @@ func utype(d backend.DType) string {
 // which CUDA headers NVRTC provides implicitly.
 func vtype(d backend.DType, w int) string {
 	base := map[backend.DType]string{backend.Bool: "u8", backend.Uint8: "u8", backend.Int32: "i32",
-		backend.Int64: "i64", backend.Float32: "f32", backend.Float64: "f64"}[d]
+		backend.Int64: "i64", backend.Float32: "f32", backend.Float64: "f64", backend.Int8: "i8",
+		backend.Float16: "u16", backend.BFloat16: "u16", backend.Float8E4M3: "u8", backend.Float8E5M2: "u8"}[d]
 	return fmt.Sprintf("gocu_%sx%d", base, w)
 }
 
+// vecComps are the member names of the vector structs.
+var vecComps = []string{"x", "y", "z", "w", "x4", "x5", "x6", "x7"}
+
 // vectorTypes declares the vector structs; a 16-byte-aligned struct load
-// compiles to one 128-bit memory instruction.
+// compiles to one 128-bit memory instruction. Types of one and two bytes
+// also have 8-element vectors.
 var vectorTypes = func() string {
 	var b strings.Builder
 	for _, v := range []struct {
 		name, t string
 		size    int
-	}{{"u8", "unsigned char", 1}, {"i32", "int", 4}, {"f32", "float", 4}, {"i64", "long long", 8}, {"f64", "double", 8}} {
-		for _, w := range []int{2, 4} {
-			comps := []string{"x", "y", "z", "w"}[:w]
+	}{{"u8", "unsigned char", 1}, {"i8", "signed char", 1}, {"u16", "unsigned short", 2}, {"i32", "int", 4}, {"f32", "float", 4}, {"i64", "long long", 8}, {"f64", "double", 8}} {
+		for _, w := range []int{2, 4, 8} {
+			if w == 8 && v.size > 2 {
+				continue
+			}
+			comps := vecComps[:w]
 			fmt.Fprintf(&b, "struct alignas(%d) gocu_%sx%d { %s %s; };\n", v.size*w, v.name, w, v.t, strings.Join(comps, ", "))
 		}
 	}
@@ -63,7 +77,7 @@ var vectorTypes = func() string {
 // scalarParamType is how a scalar travels: double for floats, long long
 // for integers and bool.
 func scalarParamType(d backend.DType) Type {
-	if d.IsFloat() {
+	if d.IsFloating() {
 		return F64
 	}
 	return I64

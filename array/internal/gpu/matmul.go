@@ -71,11 +71,15 @@ func (b *Backend) MatMul(m *backend.MatMul) error {
 		return err
 	}
 	dt := m.C.Buf.DType()
+	in := m.A.Buf.DType()
 	nb := backend.Size(m.Batch)
 	if nb == 0 || m.M == 0 || m.N == 0 {
 		return nil
 	}
-	if !dt.IsFloat() {
+	if in == backend.Int8 || in.IsFloat8() {
+		return b.ltMatMul(m, bufs)
+	}
+	if !dt.IsFloat() && !in.IsLowp() {
 		return b.intMatMul(m, bufs)
 	}
 	if m.K == 0 { // an empty sum: C = 0
@@ -93,13 +97,19 @@ func (b *Backend) MatMul(m *backend.MatMul) error {
 	// Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: cuBLAS's first
 	// operand is B, whose row-major storage is Bᵀ column-major (NoTrans),
 	// or, for a transposed view (column-major storage), B itself (Trans).
+	// float16 and bfloat16 operands accumulate in float32 (Compute32F).
 	t, ct := cublas.R32F, cublas.Compute32F
 	switch {
 	case dt == backend.Float64:
 		t, ct = cublas.R64F, cublas.Compute64F
+	case in == backend.Float16:
+		t = cublas.R16F
+	case in == backend.BFloat16:
+		t = cublas.R16BF
 	case m.Precision == backend.TF32:
 		ct = cublas.Compute32FFastTF32
 	}
+	tc := blasType(dt)
 	opA, opB := cublas.NoTrans, cublas.NoTrans
 	if m.A.Trans() {
 		opA = cublas.Trans
@@ -113,13 +123,13 @@ func (b *Backend) MatMul(m *backend.MatMul) error {
 		Alpha: 1, Beta: 0,
 		TypeA: t, LDA: m.B.LD(),
 		TypeB: t, LDB: m.A.LD(),
-		TypeC: t, LDC: m.N,
+		TypeC: tc, LDC: m.N,
 		Compute: ct, Algo: cublas.GemmDefault,
 	}
-	size := uint64(dt.Size())
+	size, sizeC := uint64(in.Size()), uint64(dt.Size())
 	pa := bufs[0].ptr + uint64(m.A.Offset)*size
 	pb := bufs[1].ptr + uint64(m.B.Offset)*size
-	pc := bufs[2].ptr + uint64(m.C.Offset)*size
+	pc := bufs[2].ptr + uint64(m.C.Offset)*sizeC
 
 	dims := batchDims(m)
 	// The innermost batch dimension goes to one strided batched call when
@@ -143,7 +153,7 @@ func (b *Backend) MatMul(m *backend.MatMul) error {
 				cnt := min(maxBatch, inner.n-start)
 				g.A = pb + uint64((ob+start*inner.sb)*int(size))
 				g.B = pa + uint64((oa+start*inner.sa)*int(size))
-				g.C = pc + uint64((oc+start*inner.sc)*int(size))
+				g.C = pc + uint64((oc+start*inner.sc)*int(sizeC))
 				var err error
 				if cnt == 1 {
 					err = h.GemmEx(g)
@@ -210,7 +220,7 @@ func (b *Backend) intMatMul(m *backend.MatMul, bufs []*Buffer) error {
 }
 
 func matmulKey(k []byte, m *backend.MatMul, bufs []*Buffer) []byte {
-	k = append(k, 'M', byte(m.C.Buf.DType()))
+	k = append(k, 'M', byte(m.C.Buf.DType()), byte(m.A.Buf.DType()))
 	k = appendInt(k, m.M)
 	k = appendInt(k, m.N)
 	k = appendInt(k, m.K)

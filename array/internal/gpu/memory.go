@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/lowp"
 )
 
 // Buffer is device memory holding Len elements of one dtype.
@@ -179,6 +180,16 @@ func (b *Backend) Write(dst backend.Buffer, off int, src any) error {
 		err = cuda.CopyHtoDAsync(m, s, b.stream)
 	case []bool:
 		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	case []int8:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	case []lowp.Float16:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	case []lowp.BFloat16:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	case []lowp.Float8E4M3:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	case []lowp.Float8E5M2:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
 	}
 	return b.note(err)
 }
@@ -220,6 +231,16 @@ func (b *Backend) Read(dst any, src backend.Buffer, off int) error {
 		err = cuda.CopyDtoHAsync(d, m, b.stream)
 	case []bool:
 		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	case []int8:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	case []lowp.Float16:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	case []lowp.BFloat16:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	case []lowp.Float8E4M3:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	case []lowp.Float8E5M2:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
 	}
 	if err == nil {
 		// A copy into pageable memory has finished when the call returns;
@@ -244,6 +265,16 @@ func hostLen(s any) int {
 		return len(s)
 	case []bool:
 		return len(s)
+	case []int8:
+		return len(s)
+	case []lowp.Float16:
+		return len(s)
+	case []lowp.BFloat16:
+		return len(s)
+	case []lowp.Float8E4M3:
+		return len(s)
+	case []lowp.Float8E5M2:
+		return len(s)
 	}
 	return -1
 }
@@ -262,6 +293,16 @@ func hostDType(s any) backend.DType {
 		return backend.Uint8
 	case []bool:
 		return backend.Bool
+	case []int8:
+		return backend.Int8
+	case []lowp.Float16:
+		return backend.Float16
+	case []lowp.BFloat16:
+		return backend.BFloat16
+	case []lowp.Float8E4M3:
+		return backend.Float8E4M3
+	case []lowp.Float8E5M2:
+		return backend.Float8E5M2
 	}
 	return backend.Invalid
 }

@@ -101,7 +101,11 @@ func (b *Backend) AxisOp(a *backend.AxisOp) error {
 		return err
 	}
 	var arr [8]*Buffer
-	bufs, err := b.operands(arr[:0], a.In, a.Out.Buf)
+	extra := []backend.Buffer{a.Out.Buf}
+	if a.Kind == backend.Quantize {
+		extra = append(extra, a.Scale.Buf) // the scales the kernel writes
+	}
+	bufs, err := b.operands(arr[:0], a.In, extra...)
 	if err != nil {
 		return err
 	}
@@ -181,11 +185,16 @@ func reduceKey(k []byte, r *backend.Reduction, bufs []*Buffer) []byte {
 }
 
 func axisKey(k []byte, a *backend.AxisOp, bufs []*Buffer) []byte {
-	k = append(k, 'A', byte(a.Kind))
+	k = append(k, 'A', byte(a.Kind), byte(a.Out.Buf.DType()))
 	k = appendInt(k, a.Axis)
 	k = appendProgram(k, a.In, bufs)
 	k = appendLayout(k, &a.Out.Layout)
-	k = append(k, align(bufs[len(bufs)-1], a.Out.Layout.Offset))
+	out := len(a.In.Inputs)
+	k = append(k, align(bufs[out], a.Out.Layout.Offset))
+	if a.Kind == backend.Quantize {
+		k = appendLayout(k, &a.Scale.Layout)
+		k = append(k, align(bufs[out+1], a.Scale.Layout.Offset))
+	}
 	return appendAliases(k, bufs)
 }
 

@@ -299,7 +299,7 @@ func compilePlan(cp *cudagen.Plan, c *call, stream *cuda.Stream, load func(*cuda
 // scalarBits is how a program scalar travels (cudagen's scalarArg): the
 // double's bits for floats, the int64 for the rest.
 func scalarBits(s backend.Scalar) uint64 {
-	if s.DType.IsFloat() {
+	if s.DType.IsFloating() {
 		return math.Float64bits(s.F)
 	}
 	return uint64(s.I)
