@@ -302,12 +302,10 @@ __device__ __forceinline__ gocu_array<float, 4> gocu_mma_tf32(gocu_array<float, 
 }
 
 // Shared-memory addresses for ldmatrix and cp.async (the shared window's
-// 32-bit offset of a generic pointer).
-__device__ __forceinline__ unsigned int gocu_smem(const void* p) {
-  unsigned int r;
-  asm("{ .reg .u64 gocu_t; cvta.to.shared.u64 gocu_t, %1; cvt.u32.u64 %0, gocu_t; }" : "=r"(r) : "l"(p));
-  return r;
-}
+// 32-bit offset of a generic pointer). The compiler's own conversion, not
+// inline PTX: it sees that the pointer is shared memory plus an offset and
+// does the address arithmetic in 32 bits.
+__device__ __forceinline__ unsigned int gocu_smem(const void* p) { return (unsigned int)__cvta_generic_to_shared(p); }
 template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 4> gocu_ldsm_x4(gocu_slice<T> s) {
   gocu_array<unsigned int, 4> r;
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.v[0]), "=r"(r.v[1]), "=r"(r.v[2]), "=r"(r.v[3]) : "r"(gocu_smem(s.p)));

@@ -124,18 +124,22 @@ __device__ __forceinline__ unsigned long long gocu_f2u64(double x) {
 }
 
 // Go's built-in min and max: integers compare; for floats a NaN wins and
-// -0 < +0.
+// -0 < +0. The float forms are branch-free: fminf/fmaxf (one FMNMX) picks
+// the smaller or larger, the and/or of the bits orders two zeros, and a
+// NaN operand is selected last, so that Go's choice of NaN (b first) holds.
 template <typename T> __device__ __forceinline__ T gocu_min(T a, T b) { return b < a ? b : a; }
 template <typename T> __device__ __forceinline__ T gocu_max(T a, T b) { return b > a ? b : a; }
 __device__ __forceinline__ float gocu_min_f32(float a, float b) {
-  if (b != b || b < a) return b;
-  if (a != a || a < b || a != 0.0f) return a;
-  return __uint_as_float(__float_as_uint(a) | __float_as_uint(b));
+  float r = fminf(a, b);
+  r = a == b ? __uint_as_float(__float_as_uint(a) | __float_as_uint(b)) : r;
+  r = a != a ? a : r;
+  return b != b ? b : r;
 }
 __device__ __forceinline__ float gocu_max_f32(float a, float b) {
-  if (b != b || b > a) return b;
-  if (a != a || a > b || a != 0.0f) return a;
-  return __uint_as_float(__float_as_uint(a) & __float_as_uint(b));
+  float r = fmaxf(a, b);
+  r = a == b ? __uint_as_float(__float_as_uint(a) & __float_as_uint(b)) : r;
+  r = a != a ? a : r;
+  return b != b ? b : r;
 }
 __device__ __forceinline__ double gocu_min_f64(double a, double b) {
   if (b != b || b < a) return b;
@@ -148,18 +152,18 @@ __device__ __forceinline__ double gocu_max_f64(double a, double b) {
   return __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b));
 }
 // kernel.Min and kernel.Max (fminf, fmaxf): a NaN operand is ignored and
-// -0 < +0, exactly as the simulator computes them.
+// -0 < +0, exactly as the simulator computes them. Branch-free, as above:
+// fminf/fmaxf give the answer except for two zeros (ordered by the bits)
+// and two NaNs (b, where the hardware would give the canonical NaN).
 __device__ __forceinline__ float gocu_fmin(float a, float b) {
-  if (a != a) return b;
-  if (b != b || a < b) return a;
-  if (b < a) return b;
-  return __uint_as_float(__float_as_uint(a) | __float_as_uint(b));
+  float r = fminf(a, b);
+  r = a == b ? __uint_as_float(__float_as_uint(a) | __float_as_uint(b)) : r;
+  return a != a ? b : r;
 }
 __device__ __forceinline__ float gocu_fmax(float a, float b) {
-  if (a != a) return b;
-  if (b != b || a > b) return a;
-  if (b > a) return b;
-  return __uint_as_float(__float_as_uint(a) & __float_as_uint(b));
+  float r = fmaxf(a, b);
+  r = a == b ? __uint_as_float(__float_as_uint(a) & __float_as_uint(b)) : r;
+  return a != a ? b : r;
 }
 // math.Min and math.Max: an infinity of the winning sign beats a NaN.
 __device__ __forceinline__ double gocu_math_min(double a, double b) {
@@ -342,12 +346,10 @@ __device__ __forceinline__ gocu_array<float, 4> gocu_mma_tf32(gocu_array<float, 
 }
 
 // Shared-memory addresses for ldmatrix and cp.async (the shared window's
-// 32-bit offset of a generic pointer).
-__device__ __forceinline__ unsigned int gocu_smem(const void* p) {
-  unsigned int r;
-  asm("{ .reg .u64 gocu_t; cvta.to.shared.u64 gocu_t, %1; cvt.u32.u64 %0, gocu_t; }" : "=r"(r) : "l"(p));
-  return r;
-}
+// 32-bit offset of a generic pointer). The compiler's own conversion, not
+// inline PTX: it sees that the pointer is shared memory plus an offset and
+// does the address arithmetic in 32 bits.
+__device__ __forceinline__ unsigned int gocu_smem(const void* p) { return (unsigned int)__cvta_generic_to_shared(p); }
 template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 4> gocu_ldsm_x4(gocu_slice<T> s) {
   gocu_array<unsigned int, 4> r;
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.v[0]), "=r"(r.v[1]), "=r"(r.v[2]), "=r"(r.v[3]) : "r"(gocu_smem(s.p)));
@@ -519,7 +521,7 @@ extern "C" __global__ void Tile(unsigned short* a_p, long long a_n, unsigned sho
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "b4adbe34b0cd49a0a47217ae798561a02f23dafcc6d43789745ce8c4aa3c5d71"
+const gocuSourceSHA256 = "74117243f0be7226f70d389efee55d720c379f06f8a6f7755650d14918ad0f4e"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
