@@ -31,6 +31,7 @@ func TestClangTensorPTX(t *testing.T) {
 			`cp\.async\.wait_group 1;`,
 			`cp\.async\.wait_group 0;`,
 		}, "\n"),
+		"FastExp2": `ex2\.approx\.ftz\.f32 %f\d+, %f\d+;`,
 		"Convert": strings.Join([]string{
 			`cvt\.rn\.f16\.f32 %rs\d+, %f\d+;`,
 			`cvt\.f32\.f16 %f\d+, %rs\d+;`,

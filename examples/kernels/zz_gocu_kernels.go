@@ -165,6 +165,12 @@ __device__ __forceinline__ float gocu_fmax(float a, float b) {
   r = a == b ? __uint_as_float(__float_as_uint(a) & __float_as_uint(b)) : r;
   return a != a ? b : r;
 }
+// kernel.FastExp2: PTX ex2.approx.ftz.f32 (exp2f under --use_fast_math).
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+#else
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r = exp2f(x); return r < 1.17549435e-38f ? 0.0f : r; }
+#endif
 // math.Min and math.Max: an infinity of the winning sign beats a NaN.
 __device__ __forceinline__ double gocu_math_min(double a, double b) {
   if (a == -__longlong_as_double(0x7ff0000000000000ll) || b == -__longlong_as_double(0x7ff0000000000000ll)) return -__longlong_as_double(0x7ff0000000000000ll);
@@ -394,6 +400,8 @@ template <int N> __device__ __forceinline__ void gocu_cp_async_wait() { asm vola
 
 extern __shared__ __align__(16) unsigned char gocu_dynsmem[];
 
+struct gocu_tuple0 { gocu_array<gocu_array<float, 4>, 16> r0; gocu_array<float, 2> r1; gocu_array<float, 2> r2; };
+
 // kernels.faLoadKV128 (flash128.go:211)
 static __device__ __forceinline__ void kernels_faLoadKV128(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long head, int kv0, int st) {
   int tid = (int)threadIdx.x;
@@ -424,6 +432,224 @@ static __device__ __forceinline__ void kernels_faLoadKV64(gocu_slice<unsigned sh
     gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + (unsigned int)off), sm.n, 4), gocu_reslice(k, (long long)g, k.n, 5));
     gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + 4096u + (unsigned int)off), sm.n, 6), gocu_reslice(v, (long long)g, v.n, 7));
   }
+}
+
+// kernels.fab128LoadKV (flash_b128.go:259)
+static __device__ __forceinline__ void kernels_fab128LoadKV(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long goff, int soff, int kv0, int st) {
+  int ks = (int)(16384u + (unsigned int)st * 2u * 8192u + (unsigned int)soff);
+  long long g = (long long)((unsigned long long)goff + (unsigned long long)(long long)kv0 * 128ull);
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + (unsigned int)i * 16u * 128u), sm.n, 8), gocu_reslice(k, (long long)(long long)((unsigned long long)g + (unsigned long long)(long long)(int)((unsigned int)i * 16u) * 128ull), k.n, 9));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + 8192u + (unsigned int)i * 16u * 128u), sm.n, 10), gocu_reslice(v, (long long)(long long)((unsigned long long)g + (unsigned long long)(long long)(int)((unsigned int)i * 16u) * 128ull), v.n, 11));
+  }
+}
+
+// kernels.fab128Tile (flash_b128.go:147)
+static __device__ __forceinline__ gocu_tuple0 kernels_fab128Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long goff, int soff, gocu_array<gocu_array<unsigned int, 4>, 8> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 16> acc, gocu_array<float, 2> mx, gocu_array<float, 2> sum, int j, int ntiles, int rowA, float sl2, bool masked) {
+  if (j > 0) {
+    gocu_cp_async_wait<0>();
+    __syncthreads();
+  }
+  if ((int)((unsigned int)j + 1u) < ntiles) {
+    kernels_fab128LoadKV(sm, k, v, goff, soff, (int)(((unsigned int)j + 1u) * 64u), (int)((unsigned int)j + 1u) % 2);
+  }
+  gocu_cp_async_commit();
+  int ks0 = (int)(16384u + (unsigned int)(j % 2) * 2u * 8192u);
+  int vs0 = (int)((unsigned int)ks0 + 8192u);
+  gocu_array<gocu_array<float, 4>, 8> s = {};
+#pragma unroll
+  for (int j4 = 0; j4 < 4; j4++) {
+    gocu_slice<unsigned short> kb = gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 13)]), sm.n, 12);
+#pragma unroll
+    for (int jj = 0; jj < 2; jj++) {
+#pragma unroll
+      for (int nj = 0; nj < 4; nj++) {
+        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(kb, (long long)(int)((unsigned int)nj * 16u * 128u + (unsigned int)jj * 64u), kb.n, 14));
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 19)] = gocu_mma_bf16(qf.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 8, 15)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 18)]);
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 24)] = gocu_mma_bf16(qf.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 8, 20)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 23)]);
+      }
+    }
+  }
+  float negInf = (float)gocu_math_inf((long long)-1LL);
+  int qd = (int)threadIdx.x % 4;
+  gocu_array<float, 2> m = gocu_array<float, 2>{{negInf, negInf}};
+#pragma unroll
+  for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+      float x = s.v[GOCU_AI(nt, 8, 25)].v[GOCU_AI(e, 4, 25)];
+      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
+        x = negInf;
+        s.v[GOCU_AI(nt, 8, 26)].v[GOCU_AI(e, 4, 26)] = x;
+      }
+      if (x > m.v[GOCU_AI(e / 2, 2, 27)]) {
+        m.v[GOCU_AI(e / 2, 2, 28)] = x;
+      }
+    }
+  }
+  gocu_array<float, 2> corr = {};
+#pragma unroll
+  for (long long hh = 0LL; hh < 2LL; hh++) {
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 29)], 1); o > m.v[GOCU_AI(hh, 2, 30)]) {
+      m.v[GOCU_AI(hh, 2, 31)] = o;
+    }
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 32)], 2); o > m.v[GOCU_AI(hh, 2, 33)]) {
+      m.v[GOCU_AI(hh, 2, 34)] = o;
+    }
+    float mn = m.v[GOCU_AI(hh, 2, 35)] * sl2;
+    if (mx.v[GOCU_AI(hh, 2, 36)] > mn) {
+      mn = mx.v[GOCU_AI(hh, 2, 37)];
+    }
+    corr.v[GOCU_AI(hh, 2, 39)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 38)] - mn);
+    mx.v[GOCU_AI(hh, 2, 40)] = mn;
+    sum.v[GOCU_AI(hh, 2, 42)] *= corr.v[GOCU_AI(hh, 2, 41)];
+  }
+#pragma unroll
+  for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 43)].v[GOCU_AI(e, 4, 43)], sl2, -mx.v[GOCU_AI(e / 2, 2, 44)]));
+      s.v[GOCU_AI(nt, 8, 45)].v[GOCU_AI(e, 4, 45)] = p;
+      sum.v[GOCU_AI(e / 2, 2, 46)] += p;
+    }
+  }
+#pragma unroll
+  for (long long dt = 0LL; dt < 16LL; dt++) {
+    acc.v[GOCU_AI(dt, 16, 48)].v[0LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 16, 50)].v[1LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 16, 52)].v[2LL] *= corr.v[1LL];
+    acc.v[GOCU_AI(dt, 16, 54)].v[3LL] *= corr.v[1LL];
+  }
+  gocu_array<gocu_array<unsigned int, 4>, 4> pa = {};
+#pragma unroll
+  for (int kk = 0; kk < 4; kk++) {
+    pa.v[GOCU_AI(kk, 4, 63)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 55)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 56)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 57)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 58)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 59)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 60)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 61)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 62)].v[3LL])}};
+  }
+#pragma unroll
+  for (int j4 = 0; j4 < 4; j4++) {
+    gocu_slice<unsigned short> vb = gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 65)]), sm.n, 64);
+#pragma unroll
+    for (int jj = 0; jj < 2; jj++) {
+      int nd = (int)(4u * (unsigned int)jj + (unsigned int)j4);
+#pragma unroll
+      for (int kk = 0; kk < 4; kk++) {
+        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(vb, (long long)(int)((unsigned int)kk * 16u * 128u + (unsigned int)jj * 64u), vb.n, 66));
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 71)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 67)], gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 70)]);
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 76)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 72)], gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 75)]);
+      }
+    }
+  }
+  return gocu_tuple0{acc, mx, sum};
+}
+
+// kernels.fab64LoadKV (flash_b64.go:254)
+static __device__ __forceinline__ void kernels_fab64LoadKV(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long goff, int soff, int kv0, int st) {
+  int ks = (int)(8192u + (unsigned int)st * 2u * 8192u + (unsigned int)soff);
+  long long g = (long long)((unsigned long long)goff + (unsigned long long)(long long)kv0 * 128ull);
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + (unsigned int)i * 8u * 128u), sm.n, 77), gocu_reslice(k, (long long)(long long)((unsigned long long)g + (unsigned long long)(long long)(int)((unsigned int)i * 8u) * 128ull), k.n, 78));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + 8192u + (unsigned int)i * 8u * 128u), sm.n, 79), gocu_reslice(v, (long long)(long long)((unsigned long long)g + (unsigned long long)(long long)(int)((unsigned int)i * 8u) * 128ull), v.n, 80));
+  }
+}
+
+// kernels.fab64Tile (flash_b64.go:142)
+static __device__ __forceinline__ gocu_tuple0 kernels_fab64Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long goff, int soff, gocu_array<gocu_array<unsigned int, 4>, 8> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 16> acc, gocu_array<float, 2> mx, gocu_array<float, 2> sum, int j, int ntiles, int rowA, float sl2, bool masked) {
+  if (j > 0) {
+    gocu_cp_async_wait<0>();
+    __syncthreads();
+  }
+  if ((int)((unsigned int)j + 1u) < ntiles) {
+    kernels_fab64LoadKV(sm, k, v, goff, soff, (int)(((unsigned int)j + 1u) * 64u), (int)((unsigned int)j + 1u) % 2);
+  }
+  gocu_cp_async_commit();
+  int ks0 = (int)(8192u + (unsigned int)(j % 2) * 2u * 8192u);
+  int vs0 = (int)((unsigned int)ks0 + 8192u);
+  gocu_array<gocu_array<float, 4>, 8> s = {};
+#pragma unroll
+  for (int j4 = 0; j4 < 4; j4++) {
+    gocu_slice<unsigned short> kb = gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 82)]), sm.n, 81);
+#pragma unroll
+    for (int jj = 0; jj < 2; jj++) {
+#pragma unroll
+      for (int nj = 0; nj < 4; nj++) {
+        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(kb, (long long)(int)((unsigned int)nj * 16u * 128u + (unsigned int)jj * 64u), kb.n, 83));
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 88)] = gocu_mma_bf16(qf.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 8, 84)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 87)]);
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 93)] = gocu_mma_bf16(qf.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 8, 89)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 92)]);
+      }
+    }
+  }
+  float negInf = (float)gocu_math_inf((long long)-1LL);
+  int qd = (int)threadIdx.x % 4;
+  gocu_array<float, 2> m = gocu_array<float, 2>{{negInf, negInf}};
+#pragma unroll
+  for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+      float x = s.v[GOCU_AI(nt, 8, 94)].v[GOCU_AI(e, 4, 94)];
+      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
+        x = negInf;
+        s.v[GOCU_AI(nt, 8, 95)].v[GOCU_AI(e, 4, 95)] = x;
+      }
+      if (x > m.v[GOCU_AI(e / 2, 2, 96)]) {
+        m.v[GOCU_AI(e / 2, 2, 97)] = x;
+      }
+    }
+  }
+  gocu_array<float, 2> corr = {};
+#pragma unroll
+  for (long long hh = 0LL; hh < 2LL; hh++) {
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 98)], 1); o > m.v[GOCU_AI(hh, 2, 99)]) {
+      m.v[GOCU_AI(hh, 2, 100)] = o;
+    }
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 101)], 2); o > m.v[GOCU_AI(hh, 2, 102)]) {
+      m.v[GOCU_AI(hh, 2, 103)] = o;
+    }
+    float mn = m.v[GOCU_AI(hh, 2, 104)] * sl2;
+    if (mx.v[GOCU_AI(hh, 2, 105)] > mn) {
+      mn = mx.v[GOCU_AI(hh, 2, 106)];
+    }
+    corr.v[GOCU_AI(hh, 2, 108)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 107)] - mn);
+    mx.v[GOCU_AI(hh, 2, 109)] = mn;
+    sum.v[GOCU_AI(hh, 2, 111)] *= corr.v[GOCU_AI(hh, 2, 110)];
+  }
+#pragma unroll
+  for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 112)].v[GOCU_AI(e, 4, 112)], sl2, -mx.v[GOCU_AI(e / 2, 2, 113)]));
+      s.v[GOCU_AI(nt, 8, 114)].v[GOCU_AI(e, 4, 114)] = p;
+      sum.v[GOCU_AI(e / 2, 2, 115)] += p;
+    }
+  }
+#pragma unroll
+  for (long long dt = 0LL; dt < 16LL; dt++) {
+    acc.v[GOCU_AI(dt, 16, 117)].v[0LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 16, 119)].v[1LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 16, 121)].v[2LL] *= corr.v[1LL];
+    acc.v[GOCU_AI(dt, 16, 123)].v[3LL] *= corr.v[1LL];
+  }
+  gocu_array<gocu_array<unsigned int, 4>, 4> pa = {};
+#pragma unroll
+  for (int kk = 0; kk < 4; kk++) {
+    pa.v[GOCU_AI(kk, 4, 132)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 124)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 125)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 126)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 127)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 128)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 129)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 130)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 131)].v[3LL])}};
+  }
+#pragma unroll
+  for (int j4 = 0; j4 < 4; j4++) {
+    gocu_slice<unsigned short> vb = gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 134)]), sm.n, 133);
+#pragma unroll
+    for (int jj = 0; jj < 2; jj++) {
+      int nd = (int)(4u * (unsigned int)jj + (unsigned int)j4);
+#pragma unroll
+      for (int kk = 0; kk < 4; kk++) {
+        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(vb, (long long)(int)((unsigned int)kk * 16u * 128u + (unsigned int)jj * 64u), vb.n, 135));
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 140)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 136)], gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 139)]);
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 145)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 141)], gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 144)]);
+      }
+    }
+  }
+  return gocu_tuple0{acc, mx, sum};
 }
 
 // kernels.luma (grayfast.go:59)
@@ -457,7 +683,7 @@ extern "C" __global__ void AddOffByOne(float* a_p, long long a_n, float* b_p, lo
   gocu_slice<float> c = {c_p, c_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i <= n) {
-    GOCU_AT(c, i, 10) = GOCU_AT(a, i, 8) + GOCU_AT(b, i, 9);
+    GOCU_AT(c, i, 148) = GOCU_AT(a, i, 146) + GOCU_AT(b, i, 147);
   }
 }
 
@@ -475,22 +701,22 @@ extern "C" __global__ void TiledMatMulNoSync(float* a_p, long long a_n, float* b
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + 16u)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      as.v[GOCU_AI(ty, 16, 12)].v[GOCU_AI(tx, 16, 12)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 11);
+      as.v[GOCU_AI(ty, 16, 150)].v[GOCU_AI(tx, 16, 150)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 149);
     } else {
-      as.v[GOCU_AI(ty, 16, 13)].v[GOCU_AI(tx, 16, 13)] = 0.0f;
+      as.v[GOCU_AI(ty, 16, 151)].v[GOCU_AI(tx, 16, 151)] = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      bs.v[GOCU_AI(ty, 16, 15)].v[GOCU_AI(tx, 16, 15)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 14);
+      bs.v[GOCU_AI(ty, 16, 153)].v[GOCU_AI(tx, 16, 153)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 152);
     } else {
-      bs.v[GOCU_AI(ty, 16, 16)].v[GOCU_AI(tx, 16, 16)] = 0.0f;
+      bs.v[GOCU_AI(ty, 16, 154)].v[GOCU_AI(tx, 16, 154)] = 0.0f;
     }
     __syncthreads();
     for (long long i = 0; i < 16LL; i++) {
-      sum += as.v[GOCU_AI(ty, 16, 17)].v[GOCU_AI(i, 16, 17)] * bs.v[GOCU_AI(i, 16, 18)].v[GOCU_AI(tx, 16, 18)];
+      sum += as.v[GOCU_AI(ty, 16, 155)].v[GOCU_AI(i, 16, 155)] * bs.v[GOCU_AI(i, 16, 156)].v[GOCU_AI(tx, 16, 156)];
     }
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 19) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 157) = sum;
   }
 }
 
@@ -503,18 +729,18 @@ extern "C" __global__ void BlockSumDivergent(float* x_p, long long x_n, float* p
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   float v = 0.0f;
   if (i < n) {
-    v = GOCU_AT(x, i, 20);
+    v = GOCU_AT(x, i, 158);
   }
-  s.v[GOCU_AI(tid, 256, 21)] = v;
+  s.v[GOCU_AI(tid, 256, 159)] = v;
   __syncthreads();
   for (int stride = (int)blockDim.x / 2; stride > 0; stride = stride / 2) {
     if (tid < stride) {
-      s.v[GOCU_AI(tid, 256, 23)] += s.v[GOCU_AI((int)((unsigned int)tid + (unsigned int)stride), 256, 22)];
+      s.v[GOCU_AI(tid, 256, 161)] += s.v[GOCU_AI((int)((unsigned int)tid + (unsigned int)stride), 256, 160)];
       __syncthreads();
     }
   }
   if (tid == 0) {
-    GOCU_AT(partial, (int)blockIdx.x, 25) = s.v[0LL];
+    GOCU_AT(partial, (int)blockIdx.x, 163) = s.v[0LL];
   }
 }
 
@@ -543,7 +769,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention128(unsigned 
     int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
     int r = c / 16;
     int ch = c % 16;
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 26), gocu_reslice(q, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)r) * 128ull + (unsigned long long)(long long)ch * 8ull), q.n, 27));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 164), gocu_reslice(q, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)r) * 128ull + (unsigned long long)(long long)ch * 8ull), q.n, 165));
   }
   int ntiles = seq / 64;
   if (causal) {
@@ -560,7 +786,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention128(unsigned 
   for (int ks = 0; ks < 8; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 29)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 28));
+    qf.v[GOCU_AI(ks, 8, 167)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 166));
   }
   gocu_array<gocu_array<float, 4>, 16> acc = {};
   gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
@@ -584,9 +810,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention128(unsigned 
       for (int nj = 0; nj < 4; nj++) {
         int r = (int)((unsigned int)nj * 16u + (unsigned int)(lane % 8) + 8u * (unsigned int)(lane / 16));
         int ch = (int)((unsigned int)ks * 2u + (unsigned int)(lane / 8 % 2));
-        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 30));
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 35)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 8, 31)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 34)]);
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 40)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 8, 36)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 39)]);
+        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 168));
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 173)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 8, 169)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 172)]);
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 178)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 8, 174)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 177)]);
       }
     }
     bool diag = causal && (int)(((unsigned int)j + 1u) * 64u) > (int)((unsigned int)q0 + (unsigned int)warp * 16u);
@@ -601,67 +827,67 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention128(unsigned 
     for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
       for (int e = 0; e < 4; e++) {
-        float x = s.v[GOCU_AI(nt, 8, 45)].v[GOCU_AI(e, 4, 45)] * sl2;
+        float x = s.v[GOCU_AI(nt, 8, 183)].v[GOCU_AI(e, 4, 183)] * sl2;
         if (diag && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
           x = negInf;
         }
-        s.v[GOCU_AI(nt, 8, 46)].v[GOCU_AI(e, 4, 46)] = x;
-        tmax.v[GOCU_AI(e / 2, 2, 48)] = gocu_fmax(tmax.v[GOCU_AI(e / 2, 2, 47)], x);
+        s.v[GOCU_AI(nt, 8, 184)].v[GOCU_AI(e, 4, 184)] = x;
+        tmax.v[GOCU_AI(e / 2, 2, 186)] = gocu_fmax(tmax.v[GOCU_AI(e / 2, 2, 185)], x);
       }
     }
 #pragma unroll
     for (long long h = 0LL; h < 2LL; h++) {
-      tmax.v[GOCU_AI(h, 2, 51)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 49)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 50)], 1));
-      tmax.v[GOCU_AI(h, 2, 54)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 52)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 53)], 2));
+      tmax.v[GOCU_AI(h, 2, 189)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 187)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 188)], 1));
+      tmax.v[GOCU_AI(h, 2, 192)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 190)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 191)], 2));
     }
     gocu_array<float, 2> corr = {};
 #pragma unroll
     for (long long h = 0LL; h < 2LL; h++) {
-      corr.v[GOCU_AI(h, 2, 57)] = exp2f(mx.v[GOCU_AI(h, 2, 55)] - tmax.v[GOCU_AI(h, 2, 56)]);
-      mx.v[GOCU_AI(h, 2, 59)] = tmax.v[GOCU_AI(h, 2, 58)];
-      sum.v[GOCU_AI(h, 2, 61)] *= corr.v[GOCU_AI(h, 2, 60)];
+      corr.v[GOCU_AI(h, 2, 195)] = exp2f(mx.v[GOCU_AI(h, 2, 193)] - tmax.v[GOCU_AI(h, 2, 194)]);
+      mx.v[GOCU_AI(h, 2, 197)] = tmax.v[GOCU_AI(h, 2, 196)];
+      sum.v[GOCU_AI(h, 2, 199)] *= corr.v[GOCU_AI(h, 2, 198)];
     }
 #pragma unroll
     for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
       for (int e = 0; e < 4; e++) {
-        float p = exp2f(s.v[GOCU_AI(nt, 8, 62)].v[GOCU_AI(e, 4, 62)] - mx.v[GOCU_AI(e / 2, 2, 63)]);
-        s.v[GOCU_AI(nt, 8, 64)].v[GOCU_AI(e, 4, 64)] = p;
-        sum.v[GOCU_AI(e / 2, 2, 65)] += p;
+        float p = exp2f(s.v[GOCU_AI(nt, 8, 200)].v[GOCU_AI(e, 4, 200)] - mx.v[GOCU_AI(e / 2, 2, 201)]);
+        s.v[GOCU_AI(nt, 8, 202)].v[GOCU_AI(e, 4, 202)] = p;
+        sum.v[GOCU_AI(e / 2, 2, 203)] += p;
       }
     }
 #pragma unroll
     for (long long dt = 0LL; dt < 16LL; dt++) {
-      acc.v[GOCU_AI(dt, 16, 67)].v[0LL] *= corr.v[0LL];
-      acc.v[GOCU_AI(dt, 16, 69)].v[1LL] *= corr.v[0LL];
-      acc.v[GOCU_AI(dt, 16, 71)].v[2LL] *= corr.v[1LL];
-      acc.v[GOCU_AI(dt, 16, 73)].v[3LL] *= corr.v[1LL];
+      acc.v[GOCU_AI(dt, 16, 205)].v[0LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 16, 207)].v[1LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 16, 209)].v[2LL] *= corr.v[1LL];
+      acc.v[GOCU_AI(dt, 16, 211)].v[3LL] *= corr.v[1LL];
     }
 #pragma unroll
     for (int kk = 0; kk < 4; kk++) {
-      gocu_array<unsigned int, 4> pa = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 74)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 75)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 76)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 77)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 78)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 79)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 80)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 81)].v[3LL])}};
+      gocu_array<unsigned int, 4> pa = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 212)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 213)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 214)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 215)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 216)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 217)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 218)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 219)].v[3LL])}};
 #pragma unroll
       for (int nd = 0; nd < 8; nd++) {
         int r = (int)((unsigned int)kk * 16u + (unsigned int)lr);
         int ch = (int)((unsigned int)nd * 2u + (unsigned int)lc);
-        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 82));
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 86)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 85)]);
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 90)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 89)]);
+        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 220));
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 224)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 223)]);
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 228)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 227)]);
       }
     }
   }
 #pragma unroll
   for (long long h = 0LL; h < 2LL; h++) {
-    sum.v[GOCU_AI(h, 2, 92)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 91)], 1);
-    sum.v[GOCU_AI(h, 2, 94)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 93)], 2);
-    sum.v[GOCU_AI(h, 2, 96)] = 1.0f / sum.v[GOCU_AI(h, 2, 95)];
+    sum.v[GOCU_AI(h, 2, 230)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 229)], 1);
+    sum.v[GOCU_AI(h, 2, 232)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 231)], 2);
+    sum.v[GOCU_AI(h, 2, 234)] = 1.0f / sum.v[GOCU_AI(h, 2, 233)];
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 97);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 235);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 102) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 98)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 100)].v[1LL] * sum.v[0LL]);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 107) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 103)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 105)].v[3LL] * sum.v[1LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 240) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 236)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 238)].v[1LL] * sum.v[0LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 245) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 241)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 243)].v[3LL] * sum.v[1LL]);
   }
 }
 
@@ -690,7 +916,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention64(unsigned s
     int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
     int r = c / 8;
     int ch = c % 8;
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 108), gocu_reslice(q, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)r) * 64ull + (unsigned long long)(long long)ch * 8ull), q.n, 109));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 246), gocu_reslice(q, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)r) * 64ull + (unsigned long long)(long long)ch * 8ull), q.n, 247));
   }
   int ntiles = seq / 64;
   if (causal) {
@@ -707,7 +933,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention64(unsigned s
   for (int ks = 0; ks < 4; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 4, 111)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 110));
+    qf.v[GOCU_AI(ks, 4, 249)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 248));
   }
   gocu_array<gocu_array<float, 4>, 8> acc = {};
   gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
@@ -731,9 +957,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention64(unsigned s
       for (int nj = 0; nj < 4; nj++) {
         int r = (int)((unsigned int)nj * 16u + (unsigned int)(lane % 8) + 8u * (unsigned int)(lane / 16));
         int ch = (int)((unsigned int)ks * 2u + (unsigned int)(lane / 8 % 2));
-        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 112));
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 117)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 4, 113)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 116)]);
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 122)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 4, 118)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 121)]);
+        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 250));
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 255)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 4, 251)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 254)]);
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 260)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 4, 256)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 259)]);
       }
     }
     bool diag = causal && (int)(((unsigned int)j + 1u) * 64u) > (int)((unsigned int)q0 + (unsigned int)warp * 16u);
@@ -748,67 +974,245 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention64(unsigned s
     for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
       for (int e = 0; e < 4; e++) {
-        float x = s.v[GOCU_AI(nt, 8, 127)].v[GOCU_AI(e, 4, 127)] * sl2;
+        float x = s.v[GOCU_AI(nt, 8, 265)].v[GOCU_AI(e, 4, 265)] * sl2;
         if (diag && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
           x = negInf;
         }
-        s.v[GOCU_AI(nt, 8, 128)].v[GOCU_AI(e, 4, 128)] = x;
-        tmax.v[GOCU_AI(e / 2, 2, 130)] = gocu_fmax(tmax.v[GOCU_AI(e / 2, 2, 129)], x);
+        s.v[GOCU_AI(nt, 8, 266)].v[GOCU_AI(e, 4, 266)] = x;
+        tmax.v[GOCU_AI(e / 2, 2, 268)] = gocu_fmax(tmax.v[GOCU_AI(e / 2, 2, 267)], x);
       }
     }
 #pragma unroll
     for (long long h = 0LL; h < 2LL; h++) {
-      tmax.v[GOCU_AI(h, 2, 133)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 131)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 132)], 1));
-      tmax.v[GOCU_AI(h, 2, 136)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 134)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 135)], 2));
+      tmax.v[GOCU_AI(h, 2, 271)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 269)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 270)], 1));
+      tmax.v[GOCU_AI(h, 2, 274)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 272)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 273)], 2));
     }
     gocu_array<float, 2> corr = {};
 #pragma unroll
     for (long long h = 0LL; h < 2LL; h++) {
-      corr.v[GOCU_AI(h, 2, 139)] = exp2f(mx.v[GOCU_AI(h, 2, 137)] - tmax.v[GOCU_AI(h, 2, 138)]);
-      mx.v[GOCU_AI(h, 2, 141)] = tmax.v[GOCU_AI(h, 2, 140)];
-      sum.v[GOCU_AI(h, 2, 143)] *= corr.v[GOCU_AI(h, 2, 142)];
+      corr.v[GOCU_AI(h, 2, 277)] = exp2f(mx.v[GOCU_AI(h, 2, 275)] - tmax.v[GOCU_AI(h, 2, 276)]);
+      mx.v[GOCU_AI(h, 2, 279)] = tmax.v[GOCU_AI(h, 2, 278)];
+      sum.v[GOCU_AI(h, 2, 281)] *= corr.v[GOCU_AI(h, 2, 280)];
     }
 #pragma unroll
     for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
       for (int e = 0; e < 4; e++) {
-        float p = exp2f(s.v[GOCU_AI(nt, 8, 144)].v[GOCU_AI(e, 4, 144)] - mx.v[GOCU_AI(e / 2, 2, 145)]);
-        s.v[GOCU_AI(nt, 8, 146)].v[GOCU_AI(e, 4, 146)] = p;
-        sum.v[GOCU_AI(e / 2, 2, 147)] += p;
+        float p = exp2f(s.v[GOCU_AI(nt, 8, 282)].v[GOCU_AI(e, 4, 282)] - mx.v[GOCU_AI(e / 2, 2, 283)]);
+        s.v[GOCU_AI(nt, 8, 284)].v[GOCU_AI(e, 4, 284)] = p;
+        sum.v[GOCU_AI(e / 2, 2, 285)] += p;
       }
     }
 #pragma unroll
     for (long long dt = 0LL; dt < 8LL; dt++) {
-      acc.v[GOCU_AI(dt, 8, 149)].v[0LL] *= corr.v[0LL];
-      acc.v[GOCU_AI(dt, 8, 151)].v[1LL] *= corr.v[0LL];
-      acc.v[GOCU_AI(dt, 8, 153)].v[2LL] *= corr.v[1LL];
-      acc.v[GOCU_AI(dt, 8, 155)].v[3LL] *= corr.v[1LL];
+      acc.v[GOCU_AI(dt, 8, 287)].v[0LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 8, 289)].v[1LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 8, 291)].v[2LL] *= corr.v[1LL];
+      acc.v[GOCU_AI(dt, 8, 293)].v[3LL] *= corr.v[1LL];
     }
 #pragma unroll
     for (int kk = 0; kk < 4; kk++) {
-      gocu_array<unsigned int, 4> pa = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 156)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 157)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 158)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 159)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 160)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 161)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 162)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 163)].v[3LL])}};
+      gocu_array<unsigned int, 4> pa = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 294)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 295)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 296)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 297)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 298)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 299)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 300)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 301)].v[3LL])}};
 #pragma unroll
       for (int nd = 0; nd < 4; nd++) {
         int r = (int)((unsigned int)kk * 16u + (unsigned int)lr);
         int ch = (int)((unsigned int)nd * 2u + (unsigned int)lc);
-        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 164));
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 168)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 167)]);
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 172)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 171)]);
+        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 302));
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 306)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 305)]);
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 310)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 309)]);
       }
     }
   }
 #pragma unroll
   for (long long h = 0LL; h < 2LL; h++) {
-    sum.v[GOCU_AI(h, 2, 174)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 173)], 1);
-    sum.v[GOCU_AI(h, 2, 176)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 175)], 2);
-    sum.v[GOCU_AI(h, 2, 178)] = 1.0f / sum.v[GOCU_AI(h, 2, 177)];
+    sum.v[GOCU_AI(h, 2, 312)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 311)], 1);
+    sum.v[GOCU_AI(h, 2, 314)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 313)], 2);
+    sum.v[GOCU_AI(h, 2, 316)] = 1.0f / sum.v[GOCU_AI(h, 2, 315)];
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 179);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 317);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 64ull + (unsigned long long)col) / 2LL, 184) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 180)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 8, 182)].v[1LL] * sum.v[0LL]);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 64ull + (unsigned long long)col) / 2LL, 189) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 185)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 8, 187)].v[3LL] * sum.v[1LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 64ull + (unsigned long long)col) / 2LL, 322) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 318)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 8, 320)].v[1LL] * sum.v[0LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 64ull + (unsigned long long)col) / 2LL, 327) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 323)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 8, 325)].v[3LL] * sum.v[1LL]);
+  }
+}
+
+// kernels.FlashAttn128B128 (flash_b128.go:58)
+extern "C" __global__ void __launch_bounds__(256, 1) FlashAttn128B128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
+  gocu_slice<unsigned short> q = {q_p, q_n};
+  gocu_slice<unsigned short> k = {k_p, k_n};
+  gocu_slice<unsigned short> v = {v_p, v_n};
+  gocu_slice<unsigned short> o = {o_p, o_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int warp = tid / 32;
+  int lane = tid % 32;
+  int g = lane / 4;
+  int qd = lane % 4;
+  int qtile = (int)blockIdx.x;
+  if (causal) {
+    qtile = (int)(gridDim.x - 1u - blockIdx.x);
+  }
+  int q0 = (int)((unsigned int)qtile * 128u);
+  long long head = (long long)((unsigned long long)(long long)(int)blockIdx.y * (unsigned long long)(long long)seq * 128ull);
+  float sl2 = scale * 1.442695f;
+  int cr = tid / 16;
+  int cc = tid % 16;
+  int soff = (int)((unsigned int)cr * 128u + (unsigned int)(cc ^ cr & 7) * 8u);
+  long long goff = (long long)((unsigned long long)head + (unsigned long long)(long long)cr * 128ull + (unsigned long long)(long long)cc * 8ull);
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)soff + (unsigned int)i * 16u * 128u), sm.n, 328), gocu_reslice(q, (long long)(long long)((unsigned long long)goff + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)i * 16u) * 128ull), q.n, 329));
+  }
+  int ntiles = seq / 64;
+  int nfull = seq / 64;
+  if (causal) {
+    ntiles = (int)((unsigned int)q0 + 128u) / 64;
+    nfull = q0 / 64;
+  }
+  kernels_fab128LoadKV(sm, k, v, goff, soff, 0, 0);
+  gocu_cp_async_commit();
+  gocu_cp_async_wait<0>();
+  __syncthreads();
+  gocu_array<gocu_array<unsigned int, 4>, 8> qf = {};
+  int lr = lane % 16;
+  int lc = lane / 16;
+#pragma unroll
+  for (int ks = 0; ks < 8; ks++) {
+    int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
+    int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
+    qf.v[GOCU_AI(ks, 8, 331)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 330));
+  }
+  int l7 = lane % 8;
+  int h = l7 / 2;
+  int rowK = (int)(((unsigned int)l7 + 8u * (unsigned int)(lane / 16)) * 128u + 8u * (unsigned int)((lane / 8 ^ l7) & 1));
+  int rowV = (int)((unsigned int)lr * 128u + 8u * (unsigned int)((lc ^ l7) & 1));
+  gocu_array<int, 4> kOff = {};
+  gocu_array<int, 4> vOff = {};
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    kOff.v[GOCU_AI(j, 4, 332)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
+    vOff.v[GOCU_AI(j, 4, 333)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
+  }
+  gocu_array<gocu_array<float, 4>, 16> acc = {};
+  float negInf = (float)gocu_math_inf((long long)-1LL);
+  gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
+  gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
+  int rowA = (int)((unsigned int)q0 + (unsigned int)warp * 16u + (unsigned int)g);
+  for (int j = 0; j < nfull; j++) {
+    gocu_tuple0 gocu_r = kernels_fab128Tile(sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false);
+    acc = gocu_r.r0;
+    mx = gocu_r.r1;
+    sum = gocu_r.r2;
+  }
+  for (int j = nfull; j < ntiles; j++) {
+    gocu_tuple0 gocu_r = kernels_fab128Tile(sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true);
+    acc = gocu_r.r0;
+    mx = gocu_r.r1;
+    sum = gocu_r.r2;
+  }
+#pragma unroll
+  for (long long hh = 0LL; hh < 2LL; hh++) {
+    sum.v[GOCU_AI(hh, 2, 335)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 334)], 1);
+    sum.v[GOCU_AI(hh, 2, 337)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 336)], 2);
+    sum.v[GOCU_AI(hh, 2, 339)] = 1.0f / sum.v[GOCU_AI(hh, 2, 338)];
+  }
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 340);
+#pragma unroll
+  for (int dt = 0; dt < 16; dt++) {
+    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 345) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 341)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 343)].v[1LL] * sum.v[0LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 350) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 346)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 348)].v[3LL] * sum.v[1LL]);
+  }
+}
+
+// kernels.FlashAttn128B64 (flash_b64.go:53)
+extern "C" __global__ void __launch_bounds__(128, 2) FlashAttn128B64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
+  gocu_slice<unsigned short> q = {q_p, q_n};
+  gocu_slice<unsigned short> k = {k_p, k_n};
+  gocu_slice<unsigned short> v = {v_p, v_n};
+  gocu_slice<unsigned short> o = {o_p, o_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int warp = tid / 32;
+  int lane = tid % 32;
+  int g = lane / 4;
+  int qd = lane % 4;
+  int qtile = (int)blockIdx.x;
+  if (causal) {
+    qtile = (int)(gridDim.x - 1u - blockIdx.x);
+  }
+  int q0 = (int)((unsigned int)qtile * 64u);
+  long long head = (long long)((unsigned long long)(long long)(int)blockIdx.y * (unsigned long long)(long long)seq * 128ull);
+  float sl2 = scale * 1.442695f;
+  int cr = tid / 16;
+  int cc = tid % 16;
+  int soff = (int)((unsigned int)cr * 128u + (unsigned int)(cc ^ cr & 7) * 8u);
+  long long goff = (long long)((unsigned long long)head + (unsigned long long)(long long)cr * 128ull + (unsigned long long)(long long)cc * 8ull);
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)soff + (unsigned int)i * 8u * 128u), sm.n, 351), gocu_reslice(q, (long long)(long long)((unsigned long long)goff + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)i * 8u) * 128ull), q.n, 352));
+  }
+  int ntiles = seq / 64;
+  int nfull = seq / 64;
+  if (causal) {
+    ntiles = (int)((unsigned int)q0 + 64u) / 64;
+    nfull = q0 / 64;
+  }
+  kernels_fab64LoadKV(sm, k, v, goff, soff, 0, 0);
+  gocu_cp_async_commit();
+  gocu_cp_async_wait<0>();
+  __syncthreads();
+  gocu_array<gocu_array<unsigned int, 4>, 8> qf = {};
+  int lr = lane % 16;
+  int lc = lane / 16;
+#pragma unroll
+  for (int ks = 0; ks < 8; ks++) {
+    int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
+    int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
+    qf.v[GOCU_AI(ks, 8, 354)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 353));
+  }
+  int l7 = lane % 8;
+  int h = l7 / 2;
+  int rowK = (int)(((unsigned int)l7 + 8u * (unsigned int)(lane / 16)) * 128u + 8u * (unsigned int)((lane / 8 ^ l7) & 1));
+  int rowV = (int)((unsigned int)lr * 128u + 8u * (unsigned int)((lc ^ l7) & 1));
+  gocu_array<int, 4> kOff = {};
+  gocu_array<int, 4> vOff = {};
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    kOff.v[GOCU_AI(j, 4, 355)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
+    vOff.v[GOCU_AI(j, 4, 356)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
+  }
+  gocu_array<gocu_array<float, 4>, 16> acc = {};
+  float negInf = (float)gocu_math_inf((long long)-1LL);
+  gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
+  gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
+  int rowA = (int)((unsigned int)q0 + (unsigned int)warp * 16u + (unsigned int)g);
+  for (int j = 0; j < nfull; j++) {
+    gocu_tuple0 gocu_r = kernels_fab64Tile(sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false);
+    acc = gocu_r.r0;
+    mx = gocu_r.r1;
+    sum = gocu_r.r2;
+  }
+  for (int j = nfull; j < ntiles; j++) {
+    gocu_tuple0 gocu_r = kernels_fab64Tile(sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true);
+    acc = gocu_r.r0;
+    mx = gocu_r.r1;
+    sum = gocu_r.r2;
+  }
+#pragma unroll
+  for (long long hh = 0LL; hh < 2LL; hh++) {
+    sum.v[GOCU_AI(hh, 2, 358)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 357)], 1);
+    sum.v[GOCU_AI(hh, 2, 360)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 359)], 2);
+    sum.v[GOCU_AI(hh, 2, 362)] = 1.0f / sum.v[GOCU_AI(hh, 2, 361)];
+  }
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 363);
+#pragma unroll
+  for (int dt = 0; dt < 16; dt++) {
+    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 368) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 364)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 366)].v[1LL] * sum.v[0LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 373) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 369)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 371)].v[3LL] * sum.v[1LL]);
   }
 }
 
@@ -843,11 +1247,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __
     if (s < kt) {
       int st = (int)((unsigned int)s * 12288u);
       long long ka = (long long)(int)((unsigned int)s * 32u);
-      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 190), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 191));
-      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 192), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 193));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 374), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 375));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 376), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 377));
 #pragma unroll
       for (int i = 0; i < 4; i++) {
-        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)i * 8u * 256u), sm.n, 194), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)s * 32u + (unsigned int)i * 8u) * (unsigned long long)(long long)n), b.n, 195), bvalid);
+        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)i * 8u * 256u), sm.n, 378), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)s * 32u + (unsigned int)i * 8u) * (unsigned long long)(long long)n), b.n, 379), bvalid);
       }
     }
     gocu_cp_async_commit();
@@ -861,11 +1265,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __
     if (int nxt = (int)((unsigned int)i + 4u - 1u); nxt < kt) {
       int st = (int)((unsigned int)(nxt % 4) * 12288u);
       long long ka = (long long)(int)((unsigned int)nxt * 32u);
-      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 196), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 197));
-      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 198), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 199));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 380), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 381));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 382), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 383));
 #pragma unroll
       for (int j = 0; j < 4; j++) {
-        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)j * 8u * 256u), sm.n, 200), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)nxt * 32u + (unsigned int)j * 8u) * (unsigned long long)(long long)n), b.n, 201), bvalid);
+        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)j * 8u * 256u), sm.n, 384), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)nxt * 32u + (unsigned int)j * 8u) * (unsigned long long)(long long)n), b.n, 385), bvalid);
       }
     }
     gocu_cp_async_commit();
@@ -878,27 +1282,27 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __
       for (int mi = 0; mi < 4; mi++) {
         int row = (int)((unsigned int)wm * 64u + (unsigned int)mi * 16u + (unsigned int)lr);
         int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-        af.v[GOCU_AI(mi, 4, 203)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)row * 32u + (unsigned int)(ch ^ row >> 1 & 3) * 8u), sm.n, 202));
+        af.v[GOCU_AI(mi, 4, 387)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)row * 32u + (unsigned int)(ch ^ row >> 1 & 3) * 8u), sm.n, 386));
       }
 #pragma unroll
       for (int nj = 0; nj < 4; nj++) {
         int row = (int)((unsigned int)ks * 16u + (unsigned int)lr);
         int ch = (int)((unsigned int)wn * 8u + (unsigned int)nj * 2u + (unsigned int)lc);
-        gocu_array<unsigned int, 4> r = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)st + 4096u + (unsigned int)row * 256u + (unsigned int)(ch ^ row & 7) * 8u), sm.n, 204));
-        bf.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 207)] = gocu_array<unsigned int, 2>{{r.v[0LL], r.v[1LL]}};
-        bf.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 210)] = gocu_array<unsigned int, 2>{{r.v[2LL], r.v[3LL]}};
+        gocu_array<unsigned int, 4> r = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)st + 4096u + (unsigned int)row * 256u + (unsigned int)(ch ^ row & 7) * 8u), sm.n, 388));
+        bf.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 391)] = gocu_array<unsigned int, 2>{{r.v[0LL], r.v[1LL]}};
+        bf.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 394)] = gocu_array<unsigned int, 2>{{r.v[2LL], r.v[3LL]}};
       }
 #pragma unroll
       for (long long mi = 0LL; mi < 4LL; mi++) {
 #pragma unroll
         for (long long ni = 0LL; ni < 8LL; ni++) {
-          acc.v[GOCU_AI(mi, 4, 214)].v[GOCU_AI(ni, 8, 214)] = gocu_mma_bf16(af.v[GOCU_AI(mi, 4, 211)], bf.v[GOCU_AI(ni, 8, 212)], acc.v[GOCU_AI(mi, 4, 213)].v[GOCU_AI(ni, 8, 213)]);
+          acc.v[GOCU_AI(mi, 4, 398)].v[GOCU_AI(ni, 8, 398)] = gocu_mma_bf16(af.v[GOCU_AI(mi, 4, 395)], bf.v[GOCU_AI(ni, 8, 396)], acc.v[GOCU_AI(mi, 4, 397)].v[GOCU_AI(ni, 8, 397)]);
         }
       }
     }
   }
   gocu_cp_async_wait<0>();
-  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 215);
+  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 399);
   int g = lane / 4;
   int q = lane % 4;
 #pragma unroll
@@ -908,9 +1312,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __
     for (long long ni = 0LL; ni < 8LL; ni++) {
       int col = (int)((unsigned int)bn + (unsigned int)wn * 64u + (unsigned int)ni * 8u + 2u * (unsigned int)q);
       if (col < n) {
-        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 216)].v[GOCU_AI(ni, 8, 216)];
-        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 219) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
-        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 222) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
+        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 400)].v[GOCU_AI(ni, 8, 400)];
+        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 403) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
+        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 406) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
       }
     }
   }
@@ -922,10 +1326,10 @@ extern "C" __global__ void Gray(unsigned char* rgb_p, long long rgb_n, unsigned 
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) {
-    float r = (float)GOCU_AT(rgb, i, 223);
-    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 224);
-    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 225);
-    GOCU_AT(gray, i, 226) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
+    float r = (float)GOCU_AT(rgb, i, 407);
+    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 408);
+    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 409);
+    GOCU_AT(gray, i, 410) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
   }
 }
 
@@ -938,10 +1342,10 @@ extern "C" __global__ void Gray2D(unsigned char* rgb_p, long long rgb_n, unsigne
   if (x < width && y < height) {
     int n = (int)((unsigned int)width * (unsigned int)height);
     int i = (int)((unsigned int)y * (unsigned int)width + (unsigned int)x);
-    float r = (float)GOCU_AT(rgb, i, 227);
-    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 228);
-    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 229);
-    GOCU_AT(gray, i, 230) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
+    float r = (float)GOCU_AT(rgb, i, 411);
+    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 412);
+    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 413);
+    GOCU_AT(gray, i, 414) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
   }
 }
 
@@ -949,11 +1353,11 @@ extern "C" __global__ void Gray2D(unsigned char* rgb_p, long long rgb_n, unsigne
 extern "C" __global__ void GrayVec4(unsigned char* __restrict__ rgb_p, long long rgb_n, unsigned char* __restrict__ gray_p, long long gray_n, int n) {
   gocu_slice<unsigned char> rgb = {rgb_p, rgb_n};
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
-  gocu_slice<unsigned int> src = gocu_reinterpret<unsigned int, unsigned char>(rgb, 231);
-  gocu_slice<unsigned int> dst = gocu_reinterpret<unsigned int, unsigned char>(gray, 232);
+  gocu_slice<unsigned int> src = gocu_reinterpret<unsigned int, unsigned char>(rgb, 415);
+  gocu_slice<unsigned int> dst = gocu_reinterpret<unsigned int, unsigned char>(gray, 416);
   int q = n / 4;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < q; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    GOCU_AT(dst, i, 236) = kernels_gray4(GOCU_AT(src, i, 233), GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 234), GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 235));
+    GOCU_AT(dst, i, 420) = kernels_gray4(GOCU_AT(src, i, 417), GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 418), GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 419));
   }
 }
 
@@ -961,14 +1365,14 @@ extern "C" __global__ void GrayVec4(unsigned char* __restrict__ rgb_p, long long
 extern "C" __global__ void __launch_bounds__(256) GrayFast(unsigned char* __restrict__ rgb_p, long long rgb_n, unsigned char* __restrict__ gray_p, long long gray_n, int n) {
   gocu_slice<unsigned char> rgb = {rgb_p, rgb_n};
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
-  gocu_slice<uint4> src = gocu_reinterpret<uint4, unsigned char>(rgb, 237);
-  gocu_slice<uint4> dst = gocu_reinterpret<uint4, unsigned char>(gray, 238);
+  gocu_slice<uint4> src = gocu_reinterpret<uint4, unsigned char>(rgb, 421);
+  gocu_slice<uint4> dst = gocu_reinterpret<uint4, unsigned char>(gray, 422);
   int q = n / 16;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < q; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    uint4 r = GOCU_AT(src, i, 239);
-    uint4 g = GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 240);
-    uint4 b = GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 241);
-    GOCU_AT(dst, i, 242) = make_uint4(kernels_gray4(r.x, g.x, b.x), kernels_gray4(r.y, g.y, b.y), kernels_gray4(r.z, g.z, b.z), kernels_gray4(r.w, g.w, b.w));
+    uint4 r = GOCU_AT(src, i, 423);
+    uint4 g = GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 424);
+    uint4 b = GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 425);
+    GOCU_AT(dst, i, 426) = make_uint4(kernels_gray4(r.x, g.x, b.x), kernels_gray4(r.y, g.y, b.y), kernels_gray4(r.z, g.z, b.z), kernels_gray4(r.w, g.w, b.w));
   }
 }
 
@@ -978,16 +1382,16 @@ extern "C" __global__ void Histogram(unsigned char* data_p, long long data_n, un
   gocu_slice<unsigned int> hist = {hist_p, hist_n};
   __shared__ gocu_array<unsigned int, 256> h;
   for (int b = (int)threadIdx.x; b < 256; b = (int)((unsigned int)b + blockDim.x)) {
-    h.v[GOCU_AI(b, 256, 243)] = 0u;
+    h.v[GOCU_AI(b, 256, 427)] = 0u;
   }
   __syncthreads();
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    atomicAdd(&h.v[GOCU_AI(GOCU_AT(data, i, 245), 256, 244)], 1u);
+    atomicAdd(&h.v[GOCU_AI(GOCU_AT(data, i, 429), 256, 428)], 1u);
   }
   __syncthreads();
   for (int b = (int)threadIdx.x; b < 256; b = (int)((unsigned int)b + blockDim.x)) {
-    if (h.v[GOCU_AI(b, 256, 246)] != 0u) {
-      atomicAdd(&GOCU_AT(hist, b, 247), h.v[GOCU_AI(b, 256, 248)]);
+    if (h.v[GOCU_AI(b, 256, 430)] != 0u) {
+      atomicAdd(&GOCU_AT(hist, b, 431), h.v[GOCU_AI(b, 256, 432)]);
     }
   }
 }
@@ -1002,9 +1406,9 @@ extern "C" __global__ void MatMul(float* a_p, long long a_n, float* b_p, long lo
   if (row < m && col < n) {
     float sum = 0.0f;
     for (int i = 0; i < k; i++) {
-      sum += GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)i), 249) * GOCU_AT(b, (int)((unsigned int)i * (unsigned int)n + (unsigned int)col), 250);
+      sum += GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)i), 433) * GOCU_AT(b, (int)((unsigned int)i * (unsigned int)n + (unsigned int)col), 434);
     }
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 251) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 435) = sum;
   }
 }
 
@@ -1022,23 +1426,23 @@ extern "C" __global__ void TiledMatMul(float* a_p, long long a_n, float* b_p, lo
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + 16u)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      as.v[GOCU_AI(ty, 16, 253)].v[GOCU_AI(tx, 16, 253)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 252);
+      as.v[GOCU_AI(ty, 16, 437)].v[GOCU_AI(tx, 16, 437)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 436);
     } else {
-      as.v[GOCU_AI(ty, 16, 254)].v[GOCU_AI(tx, 16, 254)] = 0.0f;
+      as.v[GOCU_AI(ty, 16, 438)].v[GOCU_AI(tx, 16, 438)] = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      bs.v[GOCU_AI(ty, 16, 256)].v[GOCU_AI(tx, 16, 256)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 255);
+      bs.v[GOCU_AI(ty, 16, 440)].v[GOCU_AI(tx, 16, 440)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 439);
     } else {
-      bs.v[GOCU_AI(ty, 16, 257)].v[GOCU_AI(tx, 16, 257)] = 0.0f;
+      bs.v[GOCU_AI(ty, 16, 441)].v[GOCU_AI(tx, 16, 441)] = 0.0f;
     }
     __syncthreads();
     for (long long i = 0; i < 16LL; i++) {
-      sum += as.v[GOCU_AI(ty, 16, 258)].v[GOCU_AI(i, 16, 258)] * bs.v[GOCU_AI(i, 16, 259)].v[GOCU_AI(tx, 16, 259)];
+      sum += as.v[GOCU_AI(ty, 16, 442)].v[GOCU_AI(i, 16, 442)] * bs.v[GOCU_AI(i, 16, 443)].v[GOCU_AI(tx, 16, 443)];
     }
     __syncthreads();
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 260) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 444) = sum;
   }
 }
 
@@ -1058,23 +1462,23 @@ extern "C" __global__ void TiledMatMulDynamic(float* a_p, long long a_n, float* 
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + (unsigned int)w)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      GOCU_AT(sm, as, 262) = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 261);
+      GOCU_AT(sm, as, 446) = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 445);
     } else {
-      GOCU_AT(sm, as, 263) = 0.0f;
+      GOCU_AT(sm, as, 447) = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      GOCU_AT(sm, bs, 265) = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 264);
+      GOCU_AT(sm, bs, 449) = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 448);
     } else {
-      GOCU_AT(sm, bs, 266) = 0.0f;
+      GOCU_AT(sm, bs, 450) = 0.0f;
     }
     __syncthreads();
     for (int i = 0; i < w; i++) {
-      sum += GOCU_AT(sm, (int)((unsigned int)ty * (unsigned int)w + (unsigned int)i), 267) * GOCU_AT(sm, (int)((unsigned int)w * (unsigned int)w + (unsigned int)i * (unsigned int)w + (unsigned int)tx), 268);
+      sum += GOCU_AT(sm, (int)((unsigned int)ty * (unsigned int)w + (unsigned int)i), 451) * GOCU_AT(sm, (int)((unsigned int)w * (unsigned int)w + (unsigned int)i * (unsigned int)w + (unsigned int)tx), 452);
     }
     __syncthreads();
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 269) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 453) = sum;
   }
 }
 
@@ -1085,23 +1489,23 @@ extern "C" __global__ void Sum(float* x_p, long long x_n, float* partial_p, long
   __shared__ gocu_array<float, 32> warpSums;
   float v = 0.0f;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    v += GOCU_AT(x, i, 270);
+    v += GOCU_AT(x, i, 454);
   }
   v = kernels_warpSum(v);
   int lane = gocu_laneid();
   int warp = (int)((threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) / 32u);
   if (lane == 0) {
-    warpSums.v[GOCU_AI(warp, 32, 271)] = v;
+    warpSums.v[GOCU_AI(warp, 32, 455)] = v;
   }
   __syncthreads();
   if (warp == 0) {
     v = 0.0f;
     if (lane < (int)blockDim.x / 32) {
-      v = warpSums.v[GOCU_AI(lane, 32, 272)];
+      v = warpSums.v[GOCU_AI(lane, 32, 456)];
     }
     v = kernels_warpSum(v);
     if (lane == 0) {
-      GOCU_AT(partial, (int)blockIdx.x, 273) = v;
+      GOCU_AT(partial, (int)blockIdx.x, 457) = v;
     }
   }
 }
@@ -1118,25 +1522,25 @@ extern "C" __global__ void ScanBlocks(int* x_p, long long x_n, int* y_p, long lo
   int v0 = 0;
   int v1 = 0;
   if (i0 < n) {
-    v0 = GOCU_AT(x, i0, 274);
+    v0 = GOCU_AT(x, i0, 458);
   }
   if (i1 < n) {
-    v1 = GOCU_AT(x, i1, 275);
+    v1 = GOCU_AT(x, i1, 459);
   }
-  s.v[GOCU_AI(tid, 512, 276)] = v0;
-  s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 277)] = v1;
+  s.v[GOCU_AI(tid, 512, 460)] = v0;
+  s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 461)] = v1;
   int offset = 1;
   for (int d = 256; d > 0; d = d / 2) {
     __syncthreads();
     if (tid < d) {
       int a = (int)((unsigned int)offset * (2u * (unsigned int)tid + 1u) - 1u);
       int b = (int)((unsigned int)offset * (2u * (unsigned int)tid + 2u) - 1u);
-      s.v[GOCU_AI(b, 512, 279)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 279)] + (unsigned int)s.v[GOCU_AI(a, 512, 278)]);
+      s.v[GOCU_AI(b, 512, 463)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 463)] + (unsigned int)s.v[GOCU_AI(a, 512, 462)]);
     }
     offset = (int)((unsigned int)offset * 2u);
   }
   if (tid == 0) {
-    GOCU_AT(sums, (int)blockIdx.x, 281) = s.v[511LL];
+    GOCU_AT(sums, (int)blockIdx.x, 465) = s.v[511LL];
     s.v[511LL] = 0;
   }
   for (int d = 1; d < 512; d = (int)((unsigned int)d * 2u)) {
@@ -1145,17 +1549,17 @@ extern "C" __global__ void ScanBlocks(int* x_p, long long x_n, int* y_p, long lo
     if (tid < d) {
       int a = (int)((unsigned int)offset * (2u * (unsigned int)tid + 1u) - 1u);
       int b = (int)((unsigned int)offset * (2u * (unsigned int)tid + 2u) - 1u);
-      int v = s.v[GOCU_AI(a, 512, 283)];
-      s.v[GOCU_AI(a, 512, 285)] = s.v[GOCU_AI(b, 512, 284)];
-      s.v[GOCU_AI(b, 512, 286)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 286)] + (unsigned int)v);
+      int v = s.v[GOCU_AI(a, 512, 467)];
+      s.v[GOCU_AI(a, 512, 469)] = s.v[GOCU_AI(b, 512, 468)];
+      s.v[GOCU_AI(b, 512, 470)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 470)] + (unsigned int)v);
     }
   }
   __syncthreads();
   if (i0 < n) {
-    GOCU_AT(y, i0, 288) = s.v[GOCU_AI(tid, 512, 287)];
+    GOCU_AT(y, i0, 472) = s.v[GOCU_AI(tid, 512, 471)];
   }
   if (i1 < n) {
-    GOCU_AT(y, i1, 290) = s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 289)];
+    GOCU_AT(y, i1, 474) = s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 473)];
   }
 }
 
@@ -1165,7 +1569,7 @@ extern "C" __global__ void ScanAdd(int* y_p, long long y_n, int* offsets_p, long
   gocu_slice<int> offsets = {offsets_p, offsets_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) {
-    GOCU_AT(y, i, 292) = (int)((unsigned int)GOCU_AT(y, i, 292) + (unsigned int)GOCU_AT(offsets, i / 512, 291));
+    GOCU_AT(y, i, 476) = (int)((unsigned int)GOCU_AT(y, i, 476) + (unsigned int)GOCU_AT(offsets, i / 512, 475));
   }
 }
 
@@ -1176,9 +1580,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   gocu_slice<float> c = {c_p, c_n};
   __shared__ gocu_array<gocu_array<gocu_array<float4, 33>, 8>, 2> as;
   __shared__ gocu_array<gocu_array<gocu_array<float4, 32>, 8>, 2> bs;
-  gocu_slice<float4> a4 = gocu_reinterpret<float4, float>(a, 293);
-  gocu_slice<float4> b4 = gocu_reinterpret<float4, float>(b, 294);
-  gocu_slice<float4> c4 = gocu_reinterpret<float4, float>(c, 295);
+  gocu_slice<float4> a4 = gocu_reinterpret<float4, float>(a, 477);
+  gocu_slice<float4> b4 = gocu_reinterpret<float4, float>(b, 478);
+  gocu_slice<float4> c4 = gocu_reinterpret<float4, float>(c, 479);
   int tid = (int)threadIdx.x;
   int tr = tid / 16;
   int tc = tid % 16;
@@ -1190,17 +1594,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   int bc = tid % 32;
   long long ai = (long long)((unsigned long long)(long long)(int)(blockIdx.y * 128u + (unsigned int)lr) * (unsigned long long)k4 + (unsigned long long)(long long)(lk / 4));
   long long bi = (long long)((unsigned long long)(long long)br * (unsigned long long)n4 + (unsigned long long)(long long)(int)(blockIdx.x * 32u + (unsigned int)bc));
-  float4 va = GOCU_AT(a4, ai, 296);
-  float4 vb = GOCU_AT(b4, bi, 297);
+  float4 va = GOCU_AT(a4, ai, 480);
+  float4 vb = GOCU_AT(b4, bi, 481);
   int st = 0;
-  gocu_slice<float> a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 299)].v[GOCU_AI(lk, 8, 299)].v, 33}, 300);
-  gocu_slice<float> a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 302)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 302)].v, 33}, 303);
-  gocu_slice<float> a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 305)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 305)].v, 33}, 306);
-  gocu_slice<float> a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 308)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 308)].v, 33}, 309);
-  float& gocu_l = GOCU_AT(a0, lr, 310);
-  float& gocu_l_1 = GOCU_AT(a1, lr, 311);
-  float& gocu_l_2 = GOCU_AT(a2, lr, 312);
-  float& gocu_l_3 = GOCU_AT(a3, lr, 313);
+  gocu_slice<float> a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 483)].v[GOCU_AI(lk, 8, 483)].v, 33}, 484);
+  gocu_slice<float> a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 486)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 486)].v, 33}, 487);
+  gocu_slice<float> a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 489)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 489)].v, 33}, 490);
+  gocu_slice<float> a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 492)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 492)].v, 33}, 493);
+  float& gocu_l = GOCU_AT(a0, lr, 494);
+  float& gocu_l_1 = GOCU_AT(a1, lr, 495);
+  float& gocu_l_2 = GOCU_AT(a2, lr, 496);
+  float& gocu_l_3 = GOCU_AT(a3, lr, 497);
   float gocu_t = va.x;
   float gocu_t_1 = va.y;
   float gocu_t_2 = va.z;
@@ -1209,41 +1613,41 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   gocu_l_1 = gocu_t_1;
   gocu_l_2 = gocu_t_2;
   gocu_l_3 = gocu_t_3;
-  bs.v[GOCU_AI(st, 2, 314)].v[GOCU_AI(br, 8, 314)].v[GOCU_AI(bc, 32, 314)] = make_float4(vb.x, vb.y, vb.z, vb.w);
+  bs.v[GOCU_AI(st, 2, 498)].v[GOCU_AI(br, 8, 498)].v[GOCU_AI(bc, 32, 498)] = make_float4(vb.x, vb.y, vb.z, vb.w);
   __syncthreads();
   gocu_array<gocu_array<float, 8>, 8> acc = {};
   for (int k0 = 0; k0 < k; k0 = (int)((unsigned int)k0 + 8u)) {
     bool next = (int)((unsigned int)k0 + 8u) < k;
     if (next) {
-      va = GOCU_AT(a4, (long long)((unsigned long long)ai + (unsigned long long)(long long)((int)((unsigned int)k0 + 8u) / 4)), 315);
-      vb = GOCU_AT(b4, (long long)((unsigned long long)bi + (unsigned long long)(long long)(int)((unsigned int)k0 + 8u) * (unsigned long long)n4), 316);
+      va = GOCU_AT(a4, (long long)((unsigned long long)ai + (unsigned long long)(long long)((int)((unsigned int)k0 + 8u) / 4)), 499);
+      vb = GOCU_AT(b4, (long long)((unsigned long long)bi + (unsigned long long)(long long)(int)((unsigned int)k0 + 8u) * (unsigned long long)n4), 500);
     }
 #pragma unroll
     for (long long kk = 0LL; kk < 8LL; kk++) {
-      float4 x0 = as.v[GOCU_AI(st, 2, 317)].v[GOCU_AI(kk, 8, 317)].v[GOCU_AI(tr, 33, 317)];
-      float4 x1 = as.v[GOCU_AI(st, 2, 318)].v[GOCU_AI(kk, 8, 318)].v[GOCU_AI((int)((unsigned int)tr + 16u), 33, 318)];
-      float4 y0 = bs.v[GOCU_AI(st, 2, 319)].v[GOCU_AI(kk, 8, 319)].v[GOCU_AI(tc, 32, 319)];
-      float4 y1 = bs.v[GOCU_AI(st, 2, 320)].v[GOCU_AI(kk, 8, 320)].v[GOCU_AI((int)((unsigned int)tc + 16u), 32, 320)];
+      float4 x0 = as.v[GOCU_AI(st, 2, 501)].v[GOCU_AI(kk, 8, 501)].v[GOCU_AI(tr, 33, 501)];
+      float4 x1 = as.v[GOCU_AI(st, 2, 502)].v[GOCU_AI(kk, 8, 502)].v[GOCU_AI((int)((unsigned int)tr + 16u), 33, 502)];
+      float4 y0 = bs.v[GOCU_AI(st, 2, 503)].v[GOCU_AI(kk, 8, 503)].v[GOCU_AI(tc, 32, 503)];
+      float4 y1 = bs.v[GOCU_AI(st, 2, 504)].v[GOCU_AI(kk, 8, 504)].v[GOCU_AI((int)((unsigned int)tc + 16u), 32, 504)];
       gocu_array<float, 8> ra = gocu_array<float, 8>{{x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w}};
       gocu_array<float, 8> rb = gocu_array<float, 8>{{y0.x, y0.y, y0.z, y0.w, y1.x, y1.y, y1.z, y1.w}};
 #pragma unroll
       for (long long i = 0LL; i < 8LL; i++) {
 #pragma unroll
         for (long long j = 0LL; j < 8LL; j++) {
-          acc.v[GOCU_AI(i, 8, 324)].v[GOCU_AI(j, 8, 324)] = fmaf(ra.v[GOCU_AI(i, 8, 321)], rb.v[GOCU_AI(j, 8, 322)], acc.v[GOCU_AI(i, 8, 323)].v[GOCU_AI(j, 8, 323)]);
+          acc.v[GOCU_AI(i, 8, 508)].v[GOCU_AI(j, 8, 508)] = fmaf(ra.v[GOCU_AI(i, 8, 505)], rb.v[GOCU_AI(j, 8, 506)], acc.v[GOCU_AI(i, 8, 507)].v[GOCU_AI(j, 8, 507)]);
         }
       }
     }
     if (next) {
       st ^= 1;
-      a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 326)].v[GOCU_AI(lk, 8, 326)].v, 33}, 327);
-      a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 329)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 329)].v, 33}, 330);
-      a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 332)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 332)].v, 33}, 333);
-      a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 335)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 335)].v, 33}, 336);
-      float& gocu_l_4 = GOCU_AT(a0, lr, 337);
-      float& gocu_l_5 = GOCU_AT(a1, lr, 338);
-      float& gocu_l_6 = GOCU_AT(a2, lr, 339);
-      float& gocu_l_7 = GOCU_AT(a3, lr, 340);
+      a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 510)].v[GOCU_AI(lk, 8, 510)].v, 33}, 511);
+      a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 513)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 513)].v, 33}, 514);
+      a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 516)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 516)].v, 33}, 517);
+      a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 519)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 519)].v, 33}, 520);
+      float& gocu_l_4 = GOCU_AT(a0, lr, 521);
+      float& gocu_l_5 = GOCU_AT(a1, lr, 522);
+      float& gocu_l_6 = GOCU_AT(a2, lr, 523);
+      float& gocu_l_7 = GOCU_AT(a3, lr, 524);
       float gocu_t_4 = va.x;
       float gocu_t_5 = va.y;
       float gocu_t_6 = va.z;
@@ -1252,7 +1656,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
       gocu_l_5 = gocu_t_5;
       gocu_l_6 = gocu_t_6;
       gocu_l_7 = gocu_t_7;
-      bs.v[GOCU_AI(st, 2, 341)].v[GOCU_AI(br, 8, 341)].v[GOCU_AI(bc, 32, 341)] = make_float4(vb.x, vb.y, vb.z, vb.w);
+      bs.v[GOCU_AI(st, 2, 525)].v[GOCU_AI(br, 8, 525)].v[GOCU_AI(bc, 32, 525)] = make_float4(vb.x, vb.y, vb.z, vb.w);
     }
     __syncthreads();
   }
@@ -1262,19 +1666,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
 #pragma unroll
     for (long long h = 0LL; h < 2LL; h++) {
       long long p = (long long)((unsigned long long)row * (unsigned long long)n4 + (unsigned long long)(long long)(int)(blockIdx.x * 32u + (unsigned int)tc + (unsigned int)h * 16u));
-      float4 v = make_float4(alpha * acc.v[GOCU_AI(i, 8, 342)].v[GOCU_AI((long long)(4ull * (unsigned long long)h), 8, 342)], alpha * acc.v[GOCU_AI(i, 8, 343)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 1ull), 8, 343)], alpha * acc.v[GOCU_AI(i, 8, 344)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 2ull), 8, 344)], alpha * acc.v[GOCU_AI(i, 8, 345)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 3ull), 8, 345)]);
+      float4 v = make_float4(alpha * acc.v[GOCU_AI(i, 8, 526)].v[GOCU_AI((long long)(4ull * (unsigned long long)h), 8, 526)], alpha * acc.v[GOCU_AI(i, 8, 527)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 1ull), 8, 527)], alpha * acc.v[GOCU_AI(i, 8, 528)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 2ull), 8, 528)], alpha * acc.v[GOCU_AI(i, 8, 529)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 3ull), 8, 529)]);
       if (beta != 0.0f) {
-        float4 old = GOCU_AT(c4, p, 346);
+        float4 old = GOCU_AT(c4, p, 530);
         v = make_float4(fmaf(beta, old.x, v.x), fmaf(beta, old.y, v.y), fmaf(beta, old.z, v.z), fmaf(beta, old.w, v.w));
       }
-      GOCU_AT(c4, p, 347) = v;
+      GOCU_AT(c4, p, 531) = v;
     }
   }
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "cbf58337689e6d5fbe8f9a3fbe0e52becb1b1e8ddddd9a602b707640e8394b46"
+const gocuSourceSHA256 = "7f32b67a109b634f133c4f98f7f9becb80e1506bebfaba1f33dc1fedba705dd9"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -1364,6 +1768,48 @@ var gocuModule = &meta.Module{
 			MinBlocks:     1,
 			Func:          FlashAttention64,
 			Checked:       gocuChecked_FlashAttention64,
+		},
+		{
+			Name:  "FlashAttn128B128",
+			Entry: "FlashAttn128B128",
+			Params: []meta.Param{
+				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "o", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
+				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          FlashAttn128B128,
+			Checked:       gocuChecked_FlashAttn128B128,
+		},
+		{
+			Name:  "FlashAttn128B64",
+			Entry: "FlashAttn128B64",
+			Params: []meta.Param{
+				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "o", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
+				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			MaxThreads:    128,
+			MinBlocks:     2,
+			Func:          FlashAttn128B64,
+			Checked:       gocuChecked_FlashAttn128B64,
 		},
 		{
 			Name:  "GemmBF16",
@@ -1607,7 +2053,35 @@ var gocuModule = &meta.Module{
 		&gocuSite392, &gocuSite393, &gocuSite394, &gocuSite395, &gocuSite396, &gocuSite397, &gocuSite398, &gocuSite399,
 		&gocuSite400, &gocuSite401, &gocuSite402, &gocuSite403, &gocuSite404, &gocuSite405, &gocuSite406, &gocuSite407,
 		&gocuSite408, &gocuSite409, &gocuSite410, &gocuSite411, &gocuSite412, &gocuSite413, &gocuSite414, &gocuSite415,
-		&gocuSite416,
+		&gocuSite416, &gocuSite417, &gocuSite418, &gocuSite419, &gocuSite420, &gocuSite421, &gocuSite422, &gocuSite423,
+		&gocuSite424, &gocuSite425, &gocuSite426, &gocuSite427, &gocuSite428, &gocuSite429, &gocuSite430, &gocuSite431,
+		&gocuSite432, &gocuSite433, &gocuSite434, &gocuSite435, &gocuSite436, &gocuSite437, &gocuSite438, &gocuSite439,
+		&gocuSite440, &gocuSite441, &gocuSite442, &gocuSite443, &gocuSite444, &gocuSite445, &gocuSite446, &gocuSite447,
+		&gocuSite448, &gocuSite449, &gocuSite450, &gocuSite451, &gocuSite452, &gocuSite453, &gocuSite454, &gocuSite455,
+		&gocuSite456, &gocuSite457, &gocuSite458, &gocuSite459, &gocuSite460, &gocuSite461, &gocuSite462, &gocuSite463,
+		&gocuSite464, &gocuSite465, &gocuSite466, &gocuSite467, &gocuSite468, &gocuSite469, &gocuSite470, &gocuSite471,
+		&gocuSite472, &gocuSite473, &gocuSite474, &gocuSite475, &gocuSite476, &gocuSite477, &gocuSite478, &gocuSite479,
+		&gocuSite480, &gocuSite481, &gocuSite482, &gocuSite483, &gocuSite484, &gocuSite485, &gocuSite486, &gocuSite487,
+		&gocuSite488, &gocuSite489, &gocuSite490, &gocuSite491, &gocuSite492, &gocuSite493, &gocuSite494, &gocuSite495,
+		&gocuSite496, &gocuSite497, &gocuSite498, &gocuSite499, &gocuSite500, &gocuSite501, &gocuSite502, &gocuSite503,
+		&gocuSite504, &gocuSite505, &gocuSite506, &gocuSite507, &gocuSite508, &gocuSite509, &gocuSite510, &gocuSite511,
+		&gocuSite512, &gocuSite513, &gocuSite514, &gocuSite515, &gocuSite516, &gocuSite517, &gocuSite518, &gocuSite519,
+		&gocuSite520, &gocuSite521, &gocuSite522, &gocuSite523, &gocuSite524, &gocuSite525, &gocuSite526, &gocuSite527,
+		&gocuSite528, &gocuSite529, &gocuSite530, &gocuSite531, &gocuSite532, &gocuSite533, &gocuSite534, &gocuSite535,
+		&gocuSite536, &gocuSite537, &gocuSite538, &gocuSite539, &gocuSite540, &gocuSite541, &gocuSite542, &gocuSite543,
+		&gocuSite544, &gocuSite545, &gocuSite546, &gocuSite547, &gocuSite548, &gocuSite549, &gocuSite550, &gocuSite551,
+		&gocuSite552, &gocuSite553, &gocuSite554, &gocuSite555, &gocuSite556, &gocuSite557, &gocuSite558, &gocuSite559,
+		&gocuSite560, &gocuSite561, &gocuSite562, &gocuSite563, &gocuSite564, &gocuSite565, &gocuSite566, &gocuSite567,
+		&gocuSite568, &gocuSite569, &gocuSite570, &gocuSite571, &gocuSite572, &gocuSite573, &gocuSite574, &gocuSite575,
+		&gocuSite576, &gocuSite577, &gocuSite578, &gocuSite579, &gocuSite580, &gocuSite581, &gocuSite582, &gocuSite583,
+		&gocuSite584, &gocuSite585, &gocuSite586, &gocuSite587, &gocuSite588, &gocuSite589, &gocuSite590, &gocuSite591,
+		&gocuSite592, &gocuSite593, &gocuSite594, &gocuSite595, &gocuSite596, &gocuSite597, &gocuSite598, &gocuSite599,
+		&gocuSite600, &gocuSite601, &gocuSite602, &gocuSite603, &gocuSite604, &gocuSite605, &gocuSite606, &gocuSite607,
+		&gocuSite608, &gocuSite609, &gocuSite610, &gocuSite611, &gocuSite612, &gocuSite613, &gocuSite614, &gocuSite615,
+		&gocuSite616, &gocuSite617, &gocuSite618, &gocuSite619, &gocuSite620, &gocuSite621, &gocuSite622, &gocuSite623,
+		&gocuSite624, &gocuSite625, &gocuSite626, &gocuSite627, &gocuSite628, &gocuSite629, &gocuSite630, &gocuSite631,
+		&gocuSite632, &gocuSite633, &gocuSite634, &gocuSite635, &gocuSite636, &gocuSite637, &gocuSite638, &gocuSite639,
+		&gocuSite640, &gocuSite641, &gocuSite642,
 	},
 }
 
@@ -1742,6 +2216,62 @@ func LaunchFlashAttention64(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Bu
 	)
 }
 
+// LaunchFlashAttn128B128 runs the kernel FlashAttn128B128 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchFlashAttn128B128(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Buffer[kernel.BFloat16], seq int32, scale float32, causal bool) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 5, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, q)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, k)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, v)
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, o)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, seq, scale, causal)
+	}
+	gocuS0 := launch.SimArg(&l, 0, q)
+	gocuS1 := launch.SimArg(&l, 1, k)
+	gocuS2 := launch.SimArg(&l, 2, v)
+	gocuS3 := launch.SimArg(&l, 3, o)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) {
+			FlashAttn128B128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
+		},
+		func(gocuT *kernel.Thread) {
+			gocuChecked_FlashAttn128B128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
+		},
+		gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal,
+	)
+}
+
+// LaunchFlashAttn128B64 runs the kernel FlashAttn128B64 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchFlashAttn128B64(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Buffer[kernel.BFloat16], seq int32, scale float32, causal bool) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 6, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, q)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, k)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, v)
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, o)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, seq, scale, causal)
+	}
+	gocuS0 := launch.SimArg(&l, 0, q)
+	gocuS1 := launch.SimArg(&l, 1, k)
+	gocuS2 := launch.SimArg(&l, 2, v)
+	gocuS3 := launch.SimArg(&l, 3, o)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { FlashAttn128B64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal) },
+		func(gocuT *kernel.Thread) {
+			gocuChecked_FlashAttn128B64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
+		},
+		gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal,
+	)
+}
+
 // LaunchGemmBF16 runs the kernel GemmBF16 on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
 // simulator as Go. Slices travel as gocu.Buffer values of the device. It
@@ -1749,7 +2279,7 @@ func LaunchFlashAttention64(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Bu
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGemmBF16(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 5, d, cfg) {
+	if l.Start(gocuProgram, 7, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1772,7 +2302,7 @@ func LaunchGemmBF16(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 6, d, cfg) {
+	if l.Start(gocuProgram, 8, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1793,7 +2323,7 @@ func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], 
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], width, height int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 7, d, cfg) {
+	if l.Start(gocuProgram, 9, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, width, height)
@@ -1814,7 +2344,7 @@ func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 8, d, cfg) {
+	if l.Start(gocuProgram, 10, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1835,7 +2365,7 @@ func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 9, d, cfg) {
+	if l.Start(gocuProgram, 11, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1856,7 +2386,7 @@ func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 // Out or InOut buffers. Written by gocu gen.
 func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], hist *gocu.Buffer[uint32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 10, d, cfg) {
+	if l.Start(gocuProgram, 12, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, data)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, hist)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1877,7 +2407,7 @@ func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], 
 // Out or InOut buffers. Written by gocu gen.
 func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 11, d, cfg) {
+	if l.Start(gocuProgram, 13, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1900,7 +2430,7 @@ func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 12, d, cfg) {
+	if l.Start(gocuProgram, 14, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1923,7 +2453,7 @@ func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[flo
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 13, d, cfg) {
+	if l.Start(gocuProgram, 15, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -1946,7 +2476,7 @@ func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buf
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 14, d, cfg) {
+	if l.Start(gocuProgram, 16, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, partial)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -1967,7 +2497,7 @@ func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[int32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 15, d, cfg) {
+	if l.Start(gocuProgram, 17, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, sums)
@@ -1990,7 +2520,7 @@ func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[i
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 16, d, cfg) {
+	if l.Start(gocuProgram, 18, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, y)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, offsets)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -2011,7 +2541,7 @@ func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int3
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32, alpha, beta float32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 17, d, cfg) {
+	if l.Start(gocuProgram, 19, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -2037,415 +2567,641 @@ var (
 	gocuSite5   = kernel.Site{File: "flash64.go", Line: 213, Col: 34, Expr: "k[g:]"}
 	gocuSite6   = kernel.Site{File: "flash64.go", Line: 214, Col: 21, Expr: "sm[ks+fa64KV+off:]"}
 	gocuSite7   = kernel.Site{File: "flash64.go", Line: 214, Col: 41, Expr: "v[g:]"}
-	gocuSite8   = kernel.Site{File: "broken.go", Line: 16, Col: 10, Expr: "a[i]"}
-	gocuSite9   = kernel.Site{File: "broken.go", Line: 16, Col: 17, Expr: "b[i]"}
-	gocuSite10  = kernel.Site{File: "broken.go", Line: 16, Col: 3, Expr: "c[i]"}
-	gocuSite11  = kernel.Site{File: "broken.go", Line: 33, Col: 17, Expr: "a[row*k+p+tx]"}
-	gocuSite12  = kernel.Site{File: "broken.go", Line: 33, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite13  = kernel.Site{File: "broken.go", Line: 35, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite14  = kernel.Site{File: "broken.go", Line: 38, Col: 17, Expr: "b[(p+ty)*n+col]"}
-	gocuSite15  = kernel.Site{File: "broken.go", Line: 38, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite16  = kernel.Site{File: "broken.go", Line: 40, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite17  = kernel.Site{File: "broken.go", Line: 44, Col: 11, Expr: "as[ty][i]"}
-	gocuSite18  = kernel.Site{File: "broken.go", Line: 44, Col: 23, Expr: "bs[i][tx]"}
-	gocuSite19  = kernel.Site{File: "broken.go", Line: 49, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite20  = kernel.Site{File: "broken.go", Line: 65, Col: 7, Expr: "x[i]"}
-	gocuSite21  = kernel.Site{File: "broken.go", Line: 67, Col: 2, Expr: "s[tid]"}
-	gocuSite22  = kernel.Site{File: "broken.go", Line: 71, Col: 14, Expr: "s[tid+stride]"}
-	gocuSite23  = kernel.Site{File: "broken.go", Line: 71, Col: 4, Expr: "s[tid]"}
-	gocuSite24  = kernel.Site{File: "broken.go", Line: 76, Col: 27, Expr: "s[0]"}
-	gocuSite25  = kernel.Site{File: "broken.go", Line: 76, Col: 3, Expr: "partial[t.BlockIdx.X]"}
-	gocuSite26  = kernel.Site{File: "flash128.go", Line: 79, Col: 21, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
-	gocuSite27  = kernel.Site{File: "flash128.go", Line: 79, Col: 49, Expr: "q[head+int(q0+r)*fa128D+int(ch)*8:]"}
-	gocuSite28  = kernel.Site{File: "flash128.go", Line: 97, Col: 33, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
-	gocuSite29  = kernel.Site{File: "flash128.go", Line: 97, Col: 3, Expr: "qf[ks]"}
-	gocuSite30  = kernel.Site{File: "flash128.go", Line: 124, Col: 32, Expr: "sm[ks0+r*fa128D+(ch^(r&7))*8:]"}
-	gocuSite31  = kernel.Site{File: "flash128.go", Line: 125, Col: 33, Expr: "qf[ks]"}
-	gocuSite32  = kernel.Site{File: "flash128.go", Line: 125, Col: 54, Expr: "kf[0]"}
-	gocuSite33  = kernel.Site{File: "flash128.go", Line: 125, Col: 61, Expr: "kf[1]"}
-	gocuSite34  = kernel.Site{File: "flash128.go", Line: 125, Col: 69, Expr: "s[2*nj]"}
-	gocuSite35  = kernel.Site{File: "flash128.go", Line: 125, Col: 5, Expr: "s[2*nj]"}
-	gocuSite36  = kernel.Site{File: "flash128.go", Line: 126, Col: 35, Expr: "qf[ks]"}
-	gocuSite37  = kernel.Site{File: "flash128.go", Line: 126, Col: 56, Expr: "kf[2]"}
-	gocuSite38  = kernel.Site{File: "flash128.go", Line: 126, Col: 63, Expr: "kf[3]"}
-	gocuSite39  = kernel.Site{File: "flash128.go", Line: 126, Col: 71, Expr: "s[2*nj+1]"}
-	gocuSite40  = kernel.Site{File: "flash128.go", Line: 126, Col: 5, Expr: "s[2*nj+1]"}
-	gocuSite41  = kernel.Site{File: "flash128.go", Line: 133, Col: 3, Expr: "tmax[0]"}
-	gocuSite42  = kernel.Site{File: "flash128.go", Line: 133, Col: 12, Expr: "tmax[1]"}
-	gocuSite43  = kernel.Site{File: "flash128.go", Line: 133, Col: 22, Expr: "mx[0]"}
-	gocuSite44  = kernel.Site{File: "flash128.go", Line: 133, Col: 29, Expr: "mx[1]"}
-	gocuSite45  = kernel.Site{File: "flash128.go", Line: 138, Col: 10, Expr: "s[nt][e]"}
-	gocuSite46  = kernel.Site{File: "flash128.go", Line: 142, Col: 5, Expr: "s[nt][e]"}
-	gocuSite47  = kernel.Site{File: "flash128.go", Line: 143, Col: 28, Expr: "tmax[e/2]"}
-	gocuSite48  = kernel.Site{File: "flash128.go", Line: 143, Col: 5, Expr: "tmax[e/2]"}
-	gocuSite49  = kernel.Site{File: "flash128.go", Line: 148, Col: 25, Expr: "tmax[h]"}
-	gocuSite50  = kernel.Site{File: "flash128.go", Line: 148, Col: 69, Expr: "tmax[h]"}
-	gocuSite51  = kernel.Site{File: "flash128.go", Line: 148, Col: 4, Expr: "tmax[h]"}
-	gocuSite52  = kernel.Site{File: "flash128.go", Line: 149, Col: 25, Expr: "tmax[h]"}
-	gocuSite53  = kernel.Site{File: "flash128.go", Line: 149, Col: 69, Expr: "tmax[h]"}
-	gocuSite54  = kernel.Site{File: "flash128.go", Line: 149, Col: 4, Expr: "tmax[h]"}
-	gocuSite55  = kernel.Site{File: "flash128.go", Line: 154, Col: 26, Expr: "mx[h]"}
-	gocuSite56  = kernel.Site{File: "flash128.go", Line: 154, Col: 34, Expr: "tmax[h]"}
-	gocuSite57  = kernel.Site{File: "flash128.go", Line: 154, Col: 4, Expr: "corr[h]"}
-	gocuSite58  = kernel.Site{File: "flash128.go", Line: 155, Col: 12, Expr: "tmax[h]"}
-	gocuSite59  = kernel.Site{File: "flash128.go", Line: 155, Col: 4, Expr: "mx[h]"}
-	gocuSite60  = kernel.Site{File: "flash128.go", Line: 156, Col: 14, Expr: "corr[h]"}
-	gocuSite61  = kernel.Site{File: "flash128.go", Line: 156, Col: 4, Expr: "sum[h]"}
-	gocuSite62  = kernel.Site{File: "flash128.go", Line: 162, Col: 22, Expr: "s[nt][e]"}
-	gocuSite63  = kernel.Site{File: "flash128.go", Line: 162, Col: 33, Expr: "mx[e/2]"}
-	gocuSite64  = kernel.Site{File: "flash128.go", Line: 163, Col: 5, Expr: "s[nt][e]"}
-	gocuSite65  = kernel.Site{File: "flash128.go", Line: 164, Col: 5, Expr: "sum[e/2]"}
-	gocuSite66  = kernel.Site{File: "flash128.go", Line: 169, Col: 18, Expr: "corr[0]"}
-	gocuSite67  = kernel.Site{File: "flash128.go", Line: 169, Col: 4, Expr: "acc[dt][0]"}
-	gocuSite68  = kernel.Site{File: "flash128.go", Line: 170, Col: 18, Expr: "corr[0]"}
-	gocuSite69  = kernel.Site{File: "flash128.go", Line: 170, Col: 4, Expr: "acc[dt][1]"}
-	gocuSite70  = kernel.Site{File: "flash128.go", Line: 171, Col: 18, Expr: "corr[1]"}
-	gocuSite71  = kernel.Site{File: "flash128.go", Line: 171, Col: 4, Expr: "acc[dt][2]"}
-	gocuSite72  = kernel.Site{File: "flash128.go", Line: 172, Col: 18, Expr: "corr[1]"}
-	gocuSite73  = kernel.Site{File: "flash128.go", Line: 172, Col: 4, Expr: "acc[dt][3]"}
-	gocuSite74  = kernel.Site{File: "flash128.go", Line: 179, Col: 27, Expr: "s[2*kk][0]"}
-	gocuSite75  = kernel.Site{File: "flash128.go", Line: 179, Col: 39, Expr: "s[2*kk][1]"}
-	gocuSite76  = kernel.Site{File: "flash128.go", Line: 179, Col: 74, Expr: "s[2*kk][2]"}
-	gocuSite77  = kernel.Site{File: "flash128.go", Line: 179, Col: 86, Expr: "s[2*kk][3]"}
-	gocuSite78  = kernel.Site{File: "flash128.go", Line: 180, Col: 27, Expr: "s[2*kk+1][0]"}
-	gocuSite79  = kernel.Site{File: "flash128.go", Line: 180, Col: 41, Expr: "s[2*kk+1][1]"}
-	gocuSite80  = kernel.Site{File: "flash128.go", Line: 180, Col: 78, Expr: "s[2*kk+1][2]"}
-	gocuSite81  = kernel.Site{File: "flash128.go", Line: 180, Col: 92, Expr: "s[2*kk+1][3]"}
-	gocuSite82  = kernel.Site{File: "flash128.go", Line: 186, Col: 37, Expr: "sm[vs0+r*fa128D+(ch^(r&7))*8:]"}
-	gocuSite83  = kernel.Site{File: "flash128.go", Line: 187, Col: 52, Expr: "vf[0]"}
-	gocuSite84  = kernel.Site{File: "flash128.go", Line: 187, Col: 59, Expr: "vf[1]"}
-	gocuSite85  = kernel.Site{File: "flash128.go", Line: 187, Col: 67, Expr: "acc[2*nd]"}
-	gocuSite86  = kernel.Site{File: "flash128.go", Line: 187, Col: 5, Expr: "acc[2*nd]"}
-	gocuSite87  = kernel.Site{File: "flash128.go", Line: 188, Col: 54, Expr: "vf[2]"}
-	gocuSite88  = kernel.Site{File: "flash128.go", Line: 188, Col: 61, Expr: "vf[3]"}
-	gocuSite89  = kernel.Site{File: "flash128.go", Line: 188, Col: 69, Expr: "acc[2*nd+1]"}
-	gocuSite90  = kernel.Site{File: "flash128.go", Line: 188, Col: 5, Expr: "acc[2*nd+1]"}
-	gocuSite91  = kernel.Site{File: "flash128.go", Line: 196, Col: 48, Expr: "sum[h]"}
-	gocuSite92  = kernel.Site{File: "flash128.go", Line: 196, Col: 3, Expr: "sum[h]"}
-	gocuSite93  = kernel.Site{File: "flash128.go", Line: 197, Col: 48, Expr: "sum[h]"}
-	gocuSite94  = kernel.Site{File: "flash128.go", Line: 197, Col: 3, Expr: "sum[h]"}
-	gocuSite95  = kernel.Site{File: "flash128.go", Line: 198, Col: 16, Expr: "sum[h]"}
-	gocuSite96  = kernel.Site{File: "flash128.go", Line: 198, Col: 3, Expr: "sum[h]"}
-	gocuSite97  = kernel.Site{File: "flash128.go", Line: 200, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite98  = kernel.Site{File: "flash128.go", Line: 204, Col: 59, Expr: "acc[dt][0]"}
-	gocuSite99  = kernel.Site{File: "flash128.go", Line: 204, Col: 70, Expr: "sum[0]"}
-	gocuSite100 = kernel.Site{File: "flash128.go", Line: 204, Col: 78, Expr: "acc[dt][1]"}
-	gocuSite101 = kernel.Site{File: "flash128.go", Line: 204, Col: 89, Expr: "sum[0]"}
-	gocuSite102 = kernel.Site{File: "flash128.go", Line: 204, Col: 3, Expr: "o2[(head+int(rowA)*fa128D+col)/2]"}
-	gocuSite103 = kernel.Site{File: "flash128.go", Line: 205, Col: 61, Expr: "acc[dt][2]"}
-	gocuSite104 = kernel.Site{File: "flash128.go", Line: 205, Col: 72, Expr: "sum[1]"}
-	gocuSite105 = kernel.Site{File: "flash128.go", Line: 205, Col: 80, Expr: "acc[dt][3]"}
-	gocuSite106 = kernel.Site{File: "flash128.go", Line: 205, Col: 91, Expr: "sum[1]"}
-	gocuSite107 = kernel.Site{File: "flash128.go", Line: 205, Col: 3, Expr: "o2[(head+int(rowA+8)*fa128D+col)/2]"}
-	gocuSite108 = kernel.Site{File: "flash64.go", Line: 72, Col: 21, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
-	gocuSite109 = kernel.Site{File: "flash64.go", Line: 72, Col: 48, Expr: "q[head+int(q0+r)*fa64D+int(ch)*8:]"}
-	gocuSite110 = kernel.Site{File: "flash64.go", Line: 90, Col: 33, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
-	gocuSite111 = kernel.Site{File: "flash64.go", Line: 90, Col: 3, Expr: "qf[ks]"}
-	gocuSite112 = kernel.Site{File: "flash64.go", Line: 117, Col: 32, Expr: "sm[ks0+r*fa64D+(ch^(r&7))*8:]"}
-	gocuSite113 = kernel.Site{File: "flash64.go", Line: 118, Col: 33, Expr: "qf[ks]"}
-	gocuSite114 = kernel.Site{File: "flash64.go", Line: 118, Col: 54, Expr: "kf[0]"}
-	gocuSite115 = kernel.Site{File: "flash64.go", Line: 118, Col: 61, Expr: "kf[1]"}
-	gocuSite116 = kernel.Site{File: "flash64.go", Line: 118, Col: 69, Expr: "s[2*nj]"}
-	gocuSite117 = kernel.Site{File: "flash64.go", Line: 118, Col: 5, Expr: "s[2*nj]"}
-	gocuSite118 = kernel.Site{File: "flash64.go", Line: 119, Col: 35, Expr: "qf[ks]"}
-	gocuSite119 = kernel.Site{File: "flash64.go", Line: 119, Col: 56, Expr: "kf[2]"}
-	gocuSite120 = kernel.Site{File: "flash64.go", Line: 119, Col: 63, Expr: "kf[3]"}
-	gocuSite121 = kernel.Site{File: "flash64.go", Line: 119, Col: 71, Expr: "s[2*nj+1]"}
-	gocuSite122 = kernel.Site{File: "flash64.go", Line: 119, Col: 5, Expr: "s[2*nj+1]"}
-	gocuSite123 = kernel.Site{File: "flash64.go", Line: 126, Col: 3, Expr: "tmax[0]"}
-	gocuSite124 = kernel.Site{File: "flash64.go", Line: 126, Col: 12, Expr: "tmax[1]"}
-	gocuSite125 = kernel.Site{File: "flash64.go", Line: 126, Col: 22, Expr: "mx[0]"}
-	gocuSite126 = kernel.Site{File: "flash64.go", Line: 126, Col: 29, Expr: "mx[1]"}
-	gocuSite127 = kernel.Site{File: "flash64.go", Line: 131, Col: 10, Expr: "s[nt][e]"}
-	gocuSite128 = kernel.Site{File: "flash64.go", Line: 135, Col: 5, Expr: "s[nt][e]"}
-	gocuSite129 = kernel.Site{File: "flash64.go", Line: 136, Col: 28, Expr: "tmax[e/2]"}
-	gocuSite130 = kernel.Site{File: "flash64.go", Line: 136, Col: 5, Expr: "tmax[e/2]"}
-	gocuSite131 = kernel.Site{File: "flash64.go", Line: 141, Col: 25, Expr: "tmax[h]"}
-	gocuSite132 = kernel.Site{File: "flash64.go", Line: 141, Col: 69, Expr: "tmax[h]"}
-	gocuSite133 = kernel.Site{File: "flash64.go", Line: 141, Col: 4, Expr: "tmax[h]"}
-	gocuSite134 = kernel.Site{File: "flash64.go", Line: 142, Col: 25, Expr: "tmax[h]"}
-	gocuSite135 = kernel.Site{File: "flash64.go", Line: 142, Col: 69, Expr: "tmax[h]"}
-	gocuSite136 = kernel.Site{File: "flash64.go", Line: 142, Col: 4, Expr: "tmax[h]"}
-	gocuSite137 = kernel.Site{File: "flash64.go", Line: 147, Col: 26, Expr: "mx[h]"}
-	gocuSite138 = kernel.Site{File: "flash64.go", Line: 147, Col: 34, Expr: "tmax[h]"}
-	gocuSite139 = kernel.Site{File: "flash64.go", Line: 147, Col: 4, Expr: "corr[h]"}
-	gocuSite140 = kernel.Site{File: "flash64.go", Line: 148, Col: 12, Expr: "tmax[h]"}
-	gocuSite141 = kernel.Site{File: "flash64.go", Line: 148, Col: 4, Expr: "mx[h]"}
-	gocuSite142 = kernel.Site{File: "flash64.go", Line: 149, Col: 14, Expr: "corr[h]"}
-	gocuSite143 = kernel.Site{File: "flash64.go", Line: 149, Col: 4, Expr: "sum[h]"}
-	gocuSite144 = kernel.Site{File: "flash64.go", Line: 155, Col: 22, Expr: "s[nt][e]"}
-	gocuSite145 = kernel.Site{File: "flash64.go", Line: 155, Col: 33, Expr: "mx[e/2]"}
-	gocuSite146 = kernel.Site{File: "flash64.go", Line: 156, Col: 5, Expr: "s[nt][e]"}
-	gocuSite147 = kernel.Site{File: "flash64.go", Line: 157, Col: 5, Expr: "sum[e/2]"}
-	gocuSite148 = kernel.Site{File: "flash64.go", Line: 162, Col: 18, Expr: "corr[0]"}
-	gocuSite149 = kernel.Site{File: "flash64.go", Line: 162, Col: 4, Expr: "acc[dt][0]"}
-	gocuSite150 = kernel.Site{File: "flash64.go", Line: 163, Col: 18, Expr: "corr[0]"}
-	gocuSite151 = kernel.Site{File: "flash64.go", Line: 163, Col: 4, Expr: "acc[dt][1]"}
-	gocuSite152 = kernel.Site{File: "flash64.go", Line: 164, Col: 18, Expr: "corr[1]"}
-	gocuSite153 = kernel.Site{File: "flash64.go", Line: 164, Col: 4, Expr: "acc[dt][2]"}
-	gocuSite154 = kernel.Site{File: "flash64.go", Line: 165, Col: 18, Expr: "corr[1]"}
-	gocuSite155 = kernel.Site{File: "flash64.go", Line: 165, Col: 4, Expr: "acc[dt][3]"}
-	gocuSite156 = kernel.Site{File: "flash64.go", Line: 172, Col: 27, Expr: "s[2*kk][0]"}
-	gocuSite157 = kernel.Site{File: "flash64.go", Line: 172, Col: 39, Expr: "s[2*kk][1]"}
-	gocuSite158 = kernel.Site{File: "flash64.go", Line: 172, Col: 74, Expr: "s[2*kk][2]"}
-	gocuSite159 = kernel.Site{File: "flash64.go", Line: 172, Col: 86, Expr: "s[2*kk][3]"}
-	gocuSite160 = kernel.Site{File: "flash64.go", Line: 173, Col: 27, Expr: "s[2*kk+1][0]"}
-	gocuSite161 = kernel.Site{File: "flash64.go", Line: 173, Col: 41, Expr: "s[2*kk+1][1]"}
-	gocuSite162 = kernel.Site{File: "flash64.go", Line: 173, Col: 78, Expr: "s[2*kk+1][2]"}
-	gocuSite163 = kernel.Site{File: "flash64.go", Line: 173, Col: 92, Expr: "s[2*kk+1][3]"}
-	gocuSite164 = kernel.Site{File: "flash64.go", Line: 179, Col: 37, Expr: "sm[vs0+r*fa64D+(ch^(r&7))*8:]"}
-	gocuSite165 = kernel.Site{File: "flash64.go", Line: 180, Col: 52, Expr: "vf[0]"}
-	gocuSite166 = kernel.Site{File: "flash64.go", Line: 180, Col: 59, Expr: "vf[1]"}
-	gocuSite167 = kernel.Site{File: "flash64.go", Line: 180, Col: 67, Expr: "acc[2*nd]"}
-	gocuSite168 = kernel.Site{File: "flash64.go", Line: 180, Col: 5, Expr: "acc[2*nd]"}
-	gocuSite169 = kernel.Site{File: "flash64.go", Line: 181, Col: 54, Expr: "vf[2]"}
-	gocuSite170 = kernel.Site{File: "flash64.go", Line: 181, Col: 61, Expr: "vf[3]"}
-	gocuSite171 = kernel.Site{File: "flash64.go", Line: 181, Col: 69, Expr: "acc[2*nd+1]"}
-	gocuSite172 = kernel.Site{File: "flash64.go", Line: 181, Col: 5, Expr: "acc[2*nd+1]"}
-	gocuSite173 = kernel.Site{File: "flash64.go", Line: 189, Col: 48, Expr: "sum[h]"}
-	gocuSite174 = kernel.Site{File: "flash64.go", Line: 189, Col: 3, Expr: "sum[h]"}
-	gocuSite175 = kernel.Site{File: "flash64.go", Line: 190, Col: 48, Expr: "sum[h]"}
-	gocuSite176 = kernel.Site{File: "flash64.go", Line: 190, Col: 3, Expr: "sum[h]"}
-	gocuSite177 = kernel.Site{File: "flash64.go", Line: 191, Col: 16, Expr: "sum[h]"}
-	gocuSite178 = kernel.Site{File: "flash64.go", Line: 191, Col: 3, Expr: "sum[h]"}
-	gocuSite179 = kernel.Site{File: "flash64.go", Line: 193, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite180 = kernel.Site{File: "flash64.go", Line: 197, Col: 58, Expr: "acc[dt][0]"}
-	gocuSite181 = kernel.Site{File: "flash64.go", Line: 197, Col: 69, Expr: "sum[0]"}
-	gocuSite182 = kernel.Site{File: "flash64.go", Line: 197, Col: 77, Expr: "acc[dt][1]"}
-	gocuSite183 = kernel.Site{File: "flash64.go", Line: 197, Col: 88, Expr: "sum[0]"}
-	gocuSite184 = kernel.Site{File: "flash64.go", Line: 197, Col: 3, Expr: "o2[(head+int(rowA)*fa64D+col)/2]"}
-	gocuSite185 = kernel.Site{File: "flash64.go", Line: 198, Col: 60, Expr: "acc[dt][2]"}
-	gocuSite186 = kernel.Site{File: "flash64.go", Line: 198, Col: 71, Expr: "sum[1]"}
-	gocuSite187 = kernel.Site{File: "flash64.go", Line: 198, Col: 79, Expr: "acc[dt][3]"}
-	gocuSite188 = kernel.Site{File: "flash64.go", Line: 198, Col: 90, Expr: "sum[1]"}
-	gocuSite189 = kernel.Site{File: "flash64.go", Line: 198, Col: 3, Expr: "o2[(head+int(rowA+8)*fa64D+col)/2]"}
-	gocuSite190 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 22, Expr: "sm[st+sa0:]"}
-	gocuSite191 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 35, Expr: "a[aoff+ka:]"}
-	gocuSite192 = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 22, Expr: "sm[st+sa1:]"}
-	gocuSite193 = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
-	gocuSite194 = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 28, Expr: "sm[st+sb+i*8*BF16BN:]"}
-	gocuSite195 = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 51, Expr: "b[boff+int(s*BF16BK+i*8)*int(n):]"}
-	gocuSite196 = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 22, Expr: "sm[st+sa0:]"}
-	gocuSite197 = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 35, Expr: "a[aoff+ka:]"}
-	gocuSite198 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 22, Expr: "sm[st+sa1:]"}
-	gocuSite199 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
-	gocuSite200 = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 28, Expr: "sm[st+sb+j*8*BF16BN:]"}
-	gocuSite201 = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 51, Expr: "b[boff+int(nxt*BF16BK+j*8)*int(n):]"}
-	gocuSite202 = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 35, Expr: "sm[st+row*BF16BK+(ch^((row>>1)&3))*8:]"}
-	gocuSite203 = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 5, Expr: "af[mi]"}
-	gocuSite204 = kernel.Site{File: "gemm_bf16.go", Line: 121, Col: 36, Expr: "sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:]"}
-	gocuSite205 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 29, Expr: "r[0]"}
-	gocuSite206 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 35, Expr: "r[1]"}
-	gocuSite207 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 5, Expr: "bf[2*nj]"}
-	gocuSite208 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 31, Expr: "r[2]"}
-	gocuSite209 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 37, Expr: "r[3]"}
-	gocuSite210 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 5, Expr: "bf[2*nj+1]"}
-	gocuSite211 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 38, Expr: "af[mi]"}
-	gocuSite212 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 46, Expr: "bf[ni]"}
-	gocuSite213 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 54, Expr: "acc[mi][ni]"}
-	gocuSite214 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 6, Expr: "acc[mi][ni]"}
-	gocuSite215 = kernel.Site{File: "gemm_bf16.go", Line: 137, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
-	gocuSite216 = kernel.Site{File: "gemm_bf16.go", Line: 146, Col: 10, Expr: "acc[mi][ni]"}
-	gocuSite217 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 55, Expr: "v[0]"}
-	gocuSite218 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 61, Expr: "v[1]"}
-	gocuSite219 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
-	gocuSite220 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 59, Expr: "v[2]"}
-	gocuSite221 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 65, Expr: "v[3]"}
-	gocuSite222 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
-	gocuSite223 = kernel.Site{File: "gray.go", Line: 13, Col: 22, Expr: "rgb[i]"}
-	gocuSite224 = kernel.Site{File: "gray.go", Line: 13, Col: 39, Expr: "rgb[i+n]"}
-	gocuSite225 = kernel.Site{File: "gray.go", Line: 13, Col: 58, Expr: "rgb[i+2*n]"}
-	gocuSite226 = kernel.Site{File: "gray.go", Line: 14, Col: 3, Expr: "gray[i]"}
-	gocuSite227 = kernel.Site{File: "gray.go", Line: 27, Col: 22, Expr: "rgb[i]"}
-	gocuSite228 = kernel.Site{File: "gray.go", Line: 27, Col: 39, Expr: "rgb[i+n]"}
-	gocuSite229 = kernel.Site{File: "gray.go", Line: 27, Col: 58, Expr: "rgb[i+2*n]"}
-	gocuSite230 = kernel.Site{File: "gray.go", Line: 28, Col: 3, Expr: "gray[i]"}
-	gocuSite231 = kernel.Site{File: "grayfast.go", Line: 13, Col: 9, Expr: "kernel.Reinterpret[uint32](rgb)"}
-	gocuSite232 = kernel.Site{File: "grayfast.go", Line: 14, Col: 9, Expr: "kernel.Reinterpret[uint32](gray)"}
-	gocuSite233 = kernel.Site{File: "grayfast.go", Line: 17, Col: 18, Expr: "src[i]"}
-	gocuSite234 = kernel.Site{File: "grayfast.go", Line: 17, Col: 26, Expr: "src[i+q]"}
-	gocuSite235 = kernel.Site{File: "grayfast.go", Line: 17, Col: 36, Expr: "src[i+2*q]"}
-	gocuSite236 = kernel.Site{File: "grayfast.go", Line: 17, Col: 3, Expr: "dst[i]"}
-	gocuSite237 = kernel.Site{File: "grayfast.go", Line: 31, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](rgb)"}
-	gocuSite238 = kernel.Site{File: "grayfast.go", Line: 32, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](gray)"}
-	gocuSite239 = kernel.Site{File: "grayfast.go", Line: 35, Col: 14, Expr: "src[i]"}
-	gocuSite240 = kernel.Site{File: "grayfast.go", Line: 35, Col: 22, Expr: "src[i+q]"}
-	gocuSite241 = kernel.Site{File: "grayfast.go", Line: 35, Col: 32, Expr: "src[i+2*q]"}
-	gocuSite242 = kernel.Site{File: "grayfast.go", Line: 36, Col: 3, Expr: "dst[i]"}
-	gocuSite243 = kernel.Site{File: "histogram.go", Line: 18, Col: 3, Expr: "h[b]"}
-	gocuSite244 = kernel.Site{File: "histogram.go", Line: 22, Col: 21, Expr: "h[data[i]]"}
-	gocuSite245 = kernel.Site{File: "histogram.go", Line: 22, Col: 23, Expr: "data[i]"}
-	gocuSite246 = kernel.Site{File: "histogram.go", Line: 26, Col: 6, Expr: "h[b]"}
-	gocuSite247 = kernel.Site{File: "histogram.go", Line: 27, Col: 22, Expr: "hist[b]"}
-	gocuSite248 = kernel.Site{File: "histogram.go", Line: 27, Col: 31, Expr: "h[b]"}
-	gocuSite249 = kernel.Site{File: "matmul.go", Line: 18, Col: 11, Expr: "a[row*k+i]"}
-	gocuSite250 = kernel.Site{File: "matmul.go", Line: 18, Col: 24, Expr: "b[i*n+col]"}
-	gocuSite251 = kernel.Site{File: "matmul.go", Line: 20, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite252 = kernel.Site{File: "matmul.go", Line: 42, Col: 17, Expr: "a[row*k+p+tx]"}
-	gocuSite253 = kernel.Site{File: "matmul.go", Line: 42, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite254 = kernel.Site{File: "matmul.go", Line: 44, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite255 = kernel.Site{File: "matmul.go", Line: 47, Col: 17, Expr: "b[(p+ty)*n+col]"}
-	gocuSite256 = kernel.Site{File: "matmul.go", Line: 47, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite257 = kernel.Site{File: "matmul.go", Line: 49, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite258 = kernel.Site{File: "matmul.go", Line: 53, Col: 11, Expr: "as[ty][i]"}
-	gocuSite259 = kernel.Site{File: "matmul.go", Line: 53, Col: 23, Expr: "bs[i][tx]"}
-	gocuSite260 = kernel.Site{File: "matmul.go", Line: 58, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite261 = kernel.Site{File: "matmul.go", Line: 76, Col: 13, Expr: "a[row*k+p+tx]"}
-	gocuSite262 = kernel.Site{File: "matmul.go", Line: 76, Col: 4, Expr: "sm[as]"}
-	gocuSite263 = kernel.Site{File: "matmul.go", Line: 78, Col: 4, Expr: "sm[as]"}
-	gocuSite264 = kernel.Site{File: "matmul.go", Line: 81, Col: 13, Expr: "b[(p+ty)*n+col]"}
-	gocuSite265 = kernel.Site{File: "matmul.go", Line: 81, Col: 4, Expr: "sm[bs]"}
-	gocuSite266 = kernel.Site{File: "matmul.go", Line: 83, Col: 4, Expr: "sm[bs]"}
-	gocuSite267 = kernel.Site{File: "matmul.go", Line: 87, Col: 11, Expr: "sm[ty*w+i]"}
-	gocuSite268 = kernel.Site{File: "matmul.go", Line: 87, Col: 24, Expr: "sm[w*w+i*w+tx]"}
-	gocuSite269 = kernel.Site{File: "matmul.go", Line: 92, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite270 = kernel.Site{File: "reduce.go", Line: 16, Col: 8, Expr: "x[i]"}
-	gocuSite271 = kernel.Site{File: "reduce.go", Line: 21, Col: 3, Expr: "warpSums[warp]"}
-	gocuSite272 = kernel.Site{File: "reduce.go", Line: 27, Col: 8, Expr: "warpSums[lane]"}
-	gocuSite273 = kernel.Site{File: "reduce.go", Line: 31, Col: 4, Expr: "partial[t.BlockIdx.X]"}
-	gocuSite274 = kernel.Site{File: "scan.go", Line: 24, Col: 8, Expr: "x[i0]"}
-	gocuSite275 = kernel.Site{File: "scan.go", Line: 27, Col: 8, Expr: "x[i1]"}
-	gocuSite276 = kernel.Site{File: "scan.go", Line: 29, Col: 2, Expr: "s[tid]"}
-	gocuSite277 = kernel.Site{File: "scan.go", Line: 30, Col: 2, Expr: "s[tid+ScanThreads]"}
-	gocuSite278 = kernel.Site{File: "scan.go", Line: 37, Col: 12, Expr: "s[a]"}
-	gocuSite279 = kernel.Site{File: "scan.go", Line: 37, Col: 4, Expr: "s[b]"}
-	gocuSite280 = kernel.Site{File: "scan.go", Line: 42, Col: 24, Expr: "s[2*ScanThreads-1]"}
-	gocuSite281 = kernel.Site{File: "scan.go", Line: 42, Col: 3, Expr: "sums[t.BlockIdx.X]"}
-	gocuSite282 = kernel.Site{File: "scan.go", Line: 43, Col: 3, Expr: "s[2*ScanThreads-1]"}
-	gocuSite283 = kernel.Site{File: "scan.go", Line: 50, Col: 9, Expr: "s[a]"}
-	gocuSite284 = kernel.Site{File: "scan.go", Line: 51, Col: 11, Expr: "s[b]"}
-	gocuSite285 = kernel.Site{File: "scan.go", Line: 51, Col: 4, Expr: "s[a]"}
-	gocuSite286 = kernel.Site{File: "scan.go", Line: 52, Col: 4, Expr: "s[b]"}
-	gocuSite287 = kernel.Site{File: "scan.go", Line: 57, Col: 11, Expr: "s[tid]"}
-	gocuSite288 = kernel.Site{File: "scan.go", Line: 57, Col: 3, Expr: "y[i0]"}
-	gocuSite289 = kernel.Site{File: "scan.go", Line: 60, Col: 11, Expr: "s[tid+ScanThreads]"}
-	gocuSite290 = kernel.Site{File: "scan.go", Line: 60, Col: 3, Expr: "y[i1]"}
-	gocuSite291 = kernel.Site{File: "scan.go", Line: 72, Col: 11, Expr: "offsets[i/(2*ScanThreads)]"}
-	gocuSite292 = kernel.Site{File: "scan.go", Line: 72, Col: 3, Expr: "y[i]"}
-	gocuSite293 = kernel.Site{File: "sgemm.go", Line: 45, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](a)"}
-	gocuSite294 = kernel.Site{File: "sgemm.go", Line: 46, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](b)"}
-	gocuSite295 = kernel.Site{File: "sgemm.go", Line: 47, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](c)"}
-	gocuSite296 = kernel.Site{File: "sgemm.go", Line: 59, Col: 12, Expr: "a4[ai]"}
-	gocuSite297 = kernel.Site{File: "sgemm.go", Line: 59, Col: 20, Expr: "b4[bi]"}
-	gocuSite298 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk][:]"}
-	gocuSite299 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk]"}
-	gocuSite300 = kernel.Site{File: "sgemm.go", Line: 61, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
-	gocuSite301 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1][:]"}
-	gocuSite302 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1]"}
-	gocuSite303 = kernel.Site{File: "sgemm.go", Line: 62, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
-	gocuSite304 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2][:]"}
-	gocuSite305 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2]"}
-	gocuSite306 = kernel.Site{File: "sgemm.go", Line: 63, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
-	gocuSite307 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3][:]"}
-	gocuSite308 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3]"}
-	gocuSite309 = kernel.Site{File: "sgemm.go", Line: 64, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
-	gocuSite310 = kernel.Site{File: "sgemm.go", Line: 65, Col: 2, Expr: "a0[lr]"}
-	gocuSite311 = kernel.Site{File: "sgemm.go", Line: 65, Col: 10, Expr: "a1[lr]"}
-	gocuSite312 = kernel.Site{File: "sgemm.go", Line: 65, Col: 18, Expr: "a2[lr]"}
-	gocuSite313 = kernel.Site{File: "sgemm.go", Line: 65, Col: 26, Expr: "a3[lr]"}
-	gocuSite314 = kernel.Site{File: "sgemm.go", Line: 68, Col: 2, Expr: "bs[st][br][bc]"}
-	gocuSite315 = kernel.Site{File: "sgemm.go", Line: 75, Col: 9, Expr: "a4[ai+int((k0+GemmBK)/4)]"}
-	gocuSite316 = kernel.Site{File: "sgemm.go", Line: 76, Col: 9, Expr: "b4[bi+int(k0+GemmBK)*n4]"}
-	gocuSite317 = kernel.Site{File: "sgemm.go", Line: 80, Col: 14, Expr: "as[st][kk][tr]"}
-	gocuSite318 = kernel.Site{File: "sgemm.go", Line: 80, Col: 30, Expr: "as[st][kk][tr+16]"}
-	gocuSite319 = kernel.Site{File: "sgemm.go", Line: 81, Col: 14, Expr: "bs[st][kk][tc]"}
-	gocuSite320 = kernel.Site{File: "sgemm.go", Line: 81, Col: 30, Expr: "bs[st][kk][tc+16]"}
-	gocuSite321 = kernel.Site{File: "sgemm.go", Line: 88, Col: 29, Expr: "ra[i]"}
-	gocuSite322 = kernel.Site{File: "sgemm.go", Line: 88, Col: 36, Expr: "rb[j]"}
-	gocuSite323 = kernel.Site{File: "sgemm.go", Line: 88, Col: 43, Expr: "acc[i][j]"}
-	gocuSite324 = kernel.Site{File: "sgemm.go", Line: 88, Col: 6, Expr: "acc[i][j]"}
-	gocuSite325 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk][:]"}
-	gocuSite326 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk]"}
-	gocuSite327 = kernel.Site{File: "sgemm.go", Line: 94, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
-	gocuSite328 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1][:]"}
-	gocuSite329 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1]"}
-	gocuSite330 = kernel.Site{File: "sgemm.go", Line: 95, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
-	gocuSite331 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2][:]"}
-	gocuSite332 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2]"}
-	gocuSite333 = kernel.Site{File: "sgemm.go", Line: 96, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
-	gocuSite334 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3][:]"}
-	gocuSite335 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3]"}
-	gocuSite336 = kernel.Site{File: "sgemm.go", Line: 97, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
-	gocuSite337 = kernel.Site{File: "sgemm.go", Line: 98, Col: 4, Expr: "a0[lr]"}
-	gocuSite338 = kernel.Site{File: "sgemm.go", Line: 98, Col: 12, Expr: "a1[lr]"}
-	gocuSite339 = kernel.Site{File: "sgemm.go", Line: 98, Col: 20, Expr: "a2[lr]"}
-	gocuSite340 = kernel.Site{File: "sgemm.go", Line: 98, Col: 28, Expr: "a3[lr]"}
-	gocuSite341 = kernel.Site{File: "sgemm.go", Line: 99, Col: 4, Expr: "bs[st][br][bc]"}
-	gocuSite342 = kernel.Site{File: "sgemm.go", Line: 110, Col: 34, Expr: "acc[i][4*h]"}
-	gocuSite343 = kernel.Site{File: "sgemm.go", Line: 110, Col: 58, Expr: "acc[i][4*h+1]"}
-	gocuSite344 = kernel.Site{File: "sgemm.go", Line: 110, Col: 84, Expr: "acc[i][4*h+2]"}
-	gocuSite345 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
-	gocuSite346 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
-	gocuSite347 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
-	gocuSite348 = kernel.Site{File: "flash128.go", Line: 215, Col: 2, Expr: "for i := int32(0); i < fa128KV/8/FlashThreads; i++"}
-	gocuSite349 = kernel.Site{File: "flash64.go", Line: 208, Col: 2, Expr: "for i := int32(0); i < fa64KV/8/FlashThreads; i++"}
-	gocuSite350 = kernel.Site{File: "grayfast.go", Line: 51, Col: 2, Expr: "for k := range 4"}
-	gocuSite351 = kernel.Site{File: "reduce.go", Line: 39, Col: 2, Expr: "for offset := int32(16); offset > 0; offset /= 2"}
-	gocuSite352 = kernel.Site{File: "broken.go", Line: 31, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
-	gocuSite353 = kernel.Site{File: "broken.go", Line: 43, Col: 3, Expr: "for i := range Tile"}
-	gocuSite354 = kernel.Site{File: "broken.go", Line: 69, Col: 2, Expr: "for stride := t.BlockDim.X / 2; stride > 0; stride /= 2"}
-	gocuSite355 = kernel.Site{File: "flash128.go", Line: 76, Col: 2, Expr: "for i := int32(0); i < fa128Q/8/FlashThreads; i++"}
-	gocuSite356 = kernel.Site{File: "flash128.go", Line: 94, Col: 2, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
-	gocuSite357 = kernel.Site{File: "flash128.go", Line: 104, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
-	gocuSite358 = kernel.Site{File: "flash128.go", Line: 119, Col: 3, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
-	gocuSite359 = kernel.Site{File: "flash128.go", Line: 121, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
-	gocuSite360 = kernel.Site{File: "flash128.go", Line: 135, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
-	gocuSite361 = kernel.Site{File: "flash128.go", Line: 137, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite362 = kernel.Site{File: "flash128.go", Line: 147, Col: 3, Expr: "for h := 0; h < 2; h++"}
-	gocuSite363 = kernel.Site{File: "flash128.go", Line: 153, Col: 3, Expr: "for h := 0; h < 2; h++"}
-	gocuSite364 = kernel.Site{File: "flash128.go", Line: 159, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
-	gocuSite365 = kernel.Site{File: "flash128.go", Line: 161, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite366 = kernel.Site{File: "flash128.go", Line: 168, Col: 3, Expr: "for dt := 0; dt < fa128D/8; dt++"}
-	gocuSite367 = kernel.Site{File: "flash128.go", Line: 177, Col: 3, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
-	gocuSite368 = kernel.Site{File: "flash128.go", Line: 183, Col: 4, Expr: "for nd := int32(0); nd < fa128D/16; nd++"}
-	gocuSite369 = kernel.Site{File: "flash128.go", Line: 195, Col: 2, Expr: "for h := 0; h < 2; h++"}
-	gocuSite370 = kernel.Site{File: "flash128.go", Line: 202, Col: 2, Expr: "for dt := int32(0); dt < fa128D/8; dt++"}
-	gocuSite371 = kernel.Site{File: "flash64.go", Line: 69, Col: 2, Expr: "for i := int32(0); i < fa64Q/8/FlashThreads; i++"}
-	gocuSite372 = kernel.Site{File: "flash64.go", Line: 87, Col: 2, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
-	gocuSite373 = kernel.Site{File: "flash64.go", Line: 97, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
-	gocuSite374 = kernel.Site{File: "flash64.go", Line: 112, Col: 3, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
-	gocuSite375 = kernel.Site{File: "flash64.go", Line: 114, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
-	gocuSite376 = kernel.Site{File: "flash64.go", Line: 128, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
-	gocuSite377 = kernel.Site{File: "flash64.go", Line: 130, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite378 = kernel.Site{File: "flash64.go", Line: 140, Col: 3, Expr: "for h := 0; h < 2; h++"}
-	gocuSite379 = kernel.Site{File: "flash64.go", Line: 146, Col: 3, Expr: "for h := 0; h < 2; h++"}
-	gocuSite380 = kernel.Site{File: "flash64.go", Line: 152, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
-	gocuSite381 = kernel.Site{File: "flash64.go", Line: 154, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite382 = kernel.Site{File: "flash64.go", Line: 161, Col: 3, Expr: "for dt := 0; dt < fa64D/8; dt++"}
-	gocuSite383 = kernel.Site{File: "flash64.go", Line: 170, Col: 3, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
-	gocuSite384 = kernel.Site{File: "flash64.go", Line: 176, Col: 4, Expr: "for nd := int32(0); nd < fa64D/16; nd++"}
-	gocuSite385 = kernel.Site{File: "flash64.go", Line: 188, Col: 2, Expr: "for h := 0; h < 2; h++"}
-	gocuSite386 = kernel.Site{File: "flash64.go", Line: 195, Col: 2, Expr: "for dt := int32(0); dt < fa64D/8; dt++"}
-	gocuSite387 = kernel.Site{File: "gemm_bf16.go", Line: 71, Col: 2, Expr: "for s := int32(0); s < BF16Stages-1; s++"}
-	gocuSite388 = kernel.Site{File: "gemm_bf16.go", Line: 78, Col: 4, Expr: "for i := int32(0); i < 4; i++"}
-	gocuSite389 = kernel.Site{File: "gemm_bf16.go", Line: 90, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
-	gocuSite390 = kernel.Site{File: "gemm_bf16.go", Line: 100, Col: 4, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite391 = kernel.Site{File: "gemm_bf16.go", Line: 108, Col: 3, Expr: "for ks := int32(0); ks < 2; ks++"}
-	gocuSite392 = kernel.Site{File: "gemm_bf16.go", Line: 112, Col: 4, Expr: "for mi := int32(0); mi < 4; mi++"}
-	gocuSite393 = kernel.Site{File: "gemm_bf16.go", Line: 118, Col: 4, Expr: "for nj := int32(0); nj < 4; nj++"}
-	gocuSite394 = kernel.Site{File: "gemm_bf16.go", Line: 126, Col: 4, Expr: "for mi := 0; mi < 4; mi++"}
-	gocuSite395 = kernel.Site{File: "gemm_bf16.go", Line: 128, Col: 5, Expr: "for ni := 0; ni < 8; ni++"}
-	gocuSite396 = kernel.Site{File: "gemm_bf16.go", Line: 140, Col: 2, Expr: "for mi := 0; mi < 4; mi++"}
-	gocuSite397 = kernel.Site{File: "gemm_bf16.go", Line: 143, Col: 3, Expr: "for ni := 0; ni < 8; ni++"}
-	gocuSite398 = kernel.Site{File: "grayfast.go", Line: 16, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
-	gocuSite399 = kernel.Site{File: "grayfast.go", Line: 34, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
-	gocuSite400 = kernel.Site{File: "histogram.go", Line: 17, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
-	gocuSite401 = kernel.Site{File: "histogram.go", Line: 21, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
-	gocuSite402 = kernel.Site{File: "histogram.go", Line: 25, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
-	gocuSite403 = kernel.Site{File: "matmul.go", Line: 17, Col: 3, Expr: "for i := range k"}
-	gocuSite404 = kernel.Site{File: "matmul.go", Line: 40, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
-	gocuSite405 = kernel.Site{File: "matmul.go", Line: 52, Col: 3, Expr: "for i := range Tile"}
-	gocuSite406 = kernel.Site{File: "matmul.go", Line: 74, Col: 2, Expr: "for p := int32(0); p < k; p += w"}
-	gocuSite407 = kernel.Site{File: "matmul.go", Line: 86, Col: 3, Expr: "for i := range w"}
-	gocuSite408 = kernel.Site{File: "reduce.go", Line: 15, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
-	gocuSite409 = kernel.Site{File: "scan.go", Line: 33, Col: 2, Expr: "for d := int32(ScanThreads); d > 0; d /= 2"}
-	gocuSite410 = kernel.Site{File: "scan.go", Line: 45, Col: 2, Expr: "for d := int32(1); d < 2*ScanThreads; d *= 2"}
-	gocuSite411 = kernel.Site{File: "sgemm.go", Line: 72, Col: 2, Expr: "for k0 := int32(0); k0 < k; k0 += GemmBK"}
-	gocuSite412 = kernel.Site{File: "sgemm.go", Line: 79, Col: 3, Expr: "for kk := 0; kk < GemmBK; kk++"}
-	gocuSite413 = kernel.Site{File: "sgemm.go", Line: 85, Col: 4, Expr: "for i := 0; i < 8; i++"}
-	gocuSite414 = kernel.Site{File: "sgemm.go", Line: 87, Col: 5, Expr: "for j := 0; j < 8; j++"}
-	gocuSite415 = kernel.Site{File: "sgemm.go", Line: 105, Col: 2, Expr: "for i := 0; i < 8; i++"}
-	gocuSite416 = kernel.Site{File: "sgemm.go", Line: 108, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite8   = kernel.Site{File: "flash_b128.go", Line: 264, Col: 21, Expr: "sm[ks+i*fab128Rows*fab128D:]"}
+	gocuSite9   = kernel.Site{File: "flash_b128.go", Line: 264, Col: 51, Expr: "k[g+int(i*fab128Rows)*fab128D:]"}
+	gocuSite10  = kernel.Site{File: "flash_b128.go", Line: 265, Col: 21, Expr: "sm[ks+fab128KV+i*fab128Rows*fab128D:]"}
+	gocuSite11  = kernel.Site{File: "flash_b128.go", Line: 265, Col: 60, Expr: "v[g+int(i*fab128Rows)*fab128D:]"}
+	gocuSite12  = kernel.Site{File: "flash_b128.go", Line: 166, Col: 9, Expr: "sm[ks0+kOff[j4]:]"}
+	gocuSite13  = kernel.Site{File: "flash_b128.go", Line: 166, Col: 16, Expr: "kOff[j4]"}
+	gocuSite14  = kernel.Site{File: "flash_b128.go", Line: 171, Col: 32, Expr: "kb[nj*16*fab128D+jj*64:]"}
+	gocuSite15  = kernel.Site{File: "flash_b128.go", Line: 172, Col: 33, Expr: "qf[4*jj+j4]"}
+	gocuSite16  = kernel.Site{File: "flash_b128.go", Line: 172, Col: 59, Expr: "kf[0]"}
+	gocuSite17  = kernel.Site{File: "flash_b128.go", Line: 172, Col: 66, Expr: "kf[1]"}
+	gocuSite18  = kernel.Site{File: "flash_b128.go", Line: 172, Col: 74, Expr: "s[2*nj]"}
+	gocuSite19  = kernel.Site{File: "flash_b128.go", Line: 172, Col: 5, Expr: "s[2*nj]"}
+	gocuSite20  = kernel.Site{File: "flash_b128.go", Line: 173, Col: 35, Expr: "qf[4*jj+j4]"}
+	gocuSite21  = kernel.Site{File: "flash_b128.go", Line: 173, Col: 61, Expr: "kf[2]"}
+	gocuSite22  = kernel.Site{File: "flash_b128.go", Line: 173, Col: 68, Expr: "kf[3]"}
+	gocuSite23  = kernel.Site{File: "flash_b128.go", Line: 173, Col: 76, Expr: "s[2*nj+1]"}
+	gocuSite24  = kernel.Site{File: "flash_b128.go", Line: 173, Col: 5, Expr: "s[2*nj+1]"}
+	gocuSite25  = kernel.Site{File: "flash_b128.go", Line: 187, Col: 9, Expr: "s[nt][e]"}
+	gocuSite26  = kernel.Site{File: "flash_b128.go", Line: 190, Col: 5, Expr: "s[nt][e]"}
+	gocuSite27  = kernel.Site{File: "flash_b128.go", Line: 192, Col: 11, Expr: "m[e/2]"}
+	gocuSite28  = kernel.Site{File: "flash_b128.go", Line: 193, Col: 5, Expr: "m[e/2]"}
+	gocuSite29  = kernel.Site{File: "flash_b128.go", Line: 200, Col: 46, Expr: "m[hh]"}
+	gocuSite30  = kernel.Site{File: "flash_b128.go", Line: 200, Col: 61, Expr: "m[hh]"}
+	gocuSite31  = kernel.Site{File: "flash_b128.go", Line: 201, Col: 4, Expr: "m[hh]"}
+	gocuSite32  = kernel.Site{File: "flash_b128.go", Line: 203, Col: 46, Expr: "m[hh]"}
+	gocuSite33  = kernel.Site{File: "flash_b128.go", Line: 203, Col: 61, Expr: "m[hh]"}
+	gocuSite34  = kernel.Site{File: "flash_b128.go", Line: 204, Col: 4, Expr: "m[hh]"}
+	gocuSite35  = kernel.Site{File: "flash_b128.go", Line: 206, Col: 9, Expr: "m[hh]"}
+	gocuSite36  = kernel.Site{File: "flash_b128.go", Line: 207, Col: 6, Expr: "mx[hh]"}
+	gocuSite37  = kernel.Site{File: "flash_b128.go", Line: 208, Col: 9, Expr: "mx[hh]"}
+	gocuSite38  = kernel.Site{File: "flash_b128.go", Line: 210, Col: 30, Expr: "mx[hh]"}
+	gocuSite39  = kernel.Site{File: "flash_b128.go", Line: 210, Col: 3, Expr: "corr[hh]"}
+	gocuSite40  = kernel.Site{File: "flash_b128.go", Line: 211, Col: 3, Expr: "mx[hh]"}
+	gocuSite41  = kernel.Site{File: "flash_b128.go", Line: 212, Col: 14, Expr: "corr[hh]"}
+	gocuSite42  = kernel.Site{File: "flash_b128.go", Line: 212, Col: 3, Expr: "sum[hh]"}
+	gocuSite43  = kernel.Site{File: "flash_b128.go", Line: 218, Col: 36, Expr: "s[nt][e]"}
+	gocuSite44  = kernel.Site{File: "flash_b128.go", Line: 218, Col: 52, Expr: "mx[e/2]"}
+	gocuSite45  = kernel.Site{File: "flash_b128.go", Line: 219, Col: 4, Expr: "s[nt][e]"}
+	gocuSite46  = kernel.Site{File: "flash_b128.go", Line: 220, Col: 4, Expr: "sum[e/2]"}
+	gocuSite47  = kernel.Site{File: "flash_b128.go", Line: 225, Col: 17, Expr: "corr[0]"}
+	gocuSite48  = kernel.Site{File: "flash_b128.go", Line: 225, Col: 3, Expr: "acc[dt][0]"}
+	gocuSite49  = kernel.Site{File: "flash_b128.go", Line: 226, Col: 17, Expr: "corr[0]"}
+	gocuSite50  = kernel.Site{File: "flash_b128.go", Line: 226, Col: 3, Expr: "acc[dt][1]"}
+	gocuSite51  = kernel.Site{File: "flash_b128.go", Line: 227, Col: 17, Expr: "corr[1]"}
+	gocuSite52  = kernel.Site{File: "flash_b128.go", Line: 227, Col: 3, Expr: "acc[dt][2]"}
+	gocuSite53  = kernel.Site{File: "flash_b128.go", Line: 228, Col: 17, Expr: "corr[1]"}
+	gocuSite54  = kernel.Site{File: "flash_b128.go", Line: 228, Col: 3, Expr: "acc[dt][3]"}
+	gocuSite55  = kernel.Site{File: "flash_b128.go", Line: 236, Col: 26, Expr: "s[2*kk][0]"}
+	gocuSite56  = kernel.Site{File: "flash_b128.go", Line: 236, Col: 38, Expr: "s[2*kk][1]"}
+	gocuSite57  = kernel.Site{File: "flash_b128.go", Line: 236, Col: 73, Expr: "s[2*kk][2]"}
+	gocuSite58  = kernel.Site{File: "flash_b128.go", Line: 236, Col: 85, Expr: "s[2*kk][3]"}
+	gocuSite59  = kernel.Site{File: "flash_b128.go", Line: 237, Col: 26, Expr: "s[2*kk+1][0]"}
+	gocuSite60  = kernel.Site{File: "flash_b128.go", Line: 237, Col: 40, Expr: "s[2*kk+1][1]"}
+	gocuSite61  = kernel.Site{File: "flash_b128.go", Line: 237, Col: 77, Expr: "s[2*kk+1][2]"}
+	gocuSite62  = kernel.Site{File: "flash_b128.go", Line: 237, Col: 91, Expr: "s[2*kk+1][3]"}
+	gocuSite63  = kernel.Site{File: "flash_b128.go", Line: 235, Col: 3, Expr: "pa[kk]"}
+	gocuSite64  = kernel.Site{File: "flash_b128.go", Line: 242, Col: 9, Expr: "sm[vs0+vOff[j4]:]"}
+	gocuSite65  = kernel.Site{File: "flash_b128.go", Line: 242, Col: 16, Expr: "vOff[j4]"}
+	gocuSite66  = kernel.Site{File: "flash_b128.go", Line: 248, Col: 37, Expr: "vb[kk*16*fab128D+jj*64:]"}
+	gocuSite67  = kernel.Site{File: "flash_b128.go", Line: 249, Col: 35, Expr: "pa[kk]"}
+	gocuSite68  = kernel.Site{File: "flash_b128.go", Line: 249, Col: 56, Expr: "vf[0]"}
+	gocuSite69  = kernel.Site{File: "flash_b128.go", Line: 249, Col: 63, Expr: "vf[1]"}
+	gocuSite70  = kernel.Site{File: "flash_b128.go", Line: 249, Col: 71, Expr: "acc[2*nd]"}
+	gocuSite71  = kernel.Site{File: "flash_b128.go", Line: 249, Col: 5, Expr: "acc[2*nd]"}
+	gocuSite72  = kernel.Site{File: "flash_b128.go", Line: 250, Col: 37, Expr: "pa[kk]"}
+	gocuSite73  = kernel.Site{File: "flash_b128.go", Line: 250, Col: 58, Expr: "vf[2]"}
+	gocuSite74  = kernel.Site{File: "flash_b128.go", Line: 250, Col: 65, Expr: "vf[3]"}
+	gocuSite75  = kernel.Site{File: "flash_b128.go", Line: 250, Col: 73, Expr: "acc[2*nd+1]"}
+	gocuSite76  = kernel.Site{File: "flash_b128.go", Line: 250, Col: 5, Expr: "acc[2*nd+1]"}
+	gocuSite77  = kernel.Site{File: "flash_b64.go", Line: 259, Col: 21, Expr: "sm[ks+i*fab64Rows*fab64D:]"}
+	gocuSite78  = kernel.Site{File: "flash_b64.go", Line: 259, Col: 49, Expr: "k[g+int(i*fab64Rows)*fab64D:]"}
+	gocuSite79  = kernel.Site{File: "flash_b64.go", Line: 260, Col: 21, Expr: "sm[ks+fab64KV+i*fab64Rows*fab64D:]"}
+	gocuSite80  = kernel.Site{File: "flash_b64.go", Line: 260, Col: 57, Expr: "v[g+int(i*fab64Rows)*fab64D:]"}
+	gocuSite81  = kernel.Site{File: "flash_b64.go", Line: 161, Col: 9, Expr: "sm[ks0+kOff[j4]:]"}
+	gocuSite82  = kernel.Site{File: "flash_b64.go", Line: 161, Col: 16, Expr: "kOff[j4]"}
+	gocuSite83  = kernel.Site{File: "flash_b64.go", Line: 166, Col: 32, Expr: "kb[nj*16*fab64D+jj*64:]"}
+	gocuSite84  = kernel.Site{File: "flash_b64.go", Line: 167, Col: 33, Expr: "qf[4*jj+j4]"}
+	gocuSite85  = kernel.Site{File: "flash_b64.go", Line: 167, Col: 59, Expr: "kf[0]"}
+	gocuSite86  = kernel.Site{File: "flash_b64.go", Line: 167, Col: 66, Expr: "kf[1]"}
+	gocuSite87  = kernel.Site{File: "flash_b64.go", Line: 167, Col: 74, Expr: "s[2*nj]"}
+	gocuSite88  = kernel.Site{File: "flash_b64.go", Line: 167, Col: 5, Expr: "s[2*nj]"}
+	gocuSite89  = kernel.Site{File: "flash_b64.go", Line: 168, Col: 35, Expr: "qf[4*jj+j4]"}
+	gocuSite90  = kernel.Site{File: "flash_b64.go", Line: 168, Col: 61, Expr: "kf[2]"}
+	gocuSite91  = kernel.Site{File: "flash_b64.go", Line: 168, Col: 68, Expr: "kf[3]"}
+	gocuSite92  = kernel.Site{File: "flash_b64.go", Line: 168, Col: 76, Expr: "s[2*nj+1]"}
+	gocuSite93  = kernel.Site{File: "flash_b64.go", Line: 168, Col: 5, Expr: "s[2*nj+1]"}
+	gocuSite94  = kernel.Site{File: "flash_b64.go", Line: 182, Col: 9, Expr: "s[nt][e]"}
+	gocuSite95  = kernel.Site{File: "flash_b64.go", Line: 185, Col: 5, Expr: "s[nt][e]"}
+	gocuSite96  = kernel.Site{File: "flash_b64.go", Line: 187, Col: 11, Expr: "m[e/2]"}
+	gocuSite97  = kernel.Site{File: "flash_b64.go", Line: 188, Col: 5, Expr: "m[e/2]"}
+	gocuSite98  = kernel.Site{File: "flash_b64.go", Line: 195, Col: 46, Expr: "m[hh]"}
+	gocuSite99  = kernel.Site{File: "flash_b64.go", Line: 195, Col: 61, Expr: "m[hh]"}
+	gocuSite100 = kernel.Site{File: "flash_b64.go", Line: 196, Col: 4, Expr: "m[hh]"}
+	gocuSite101 = kernel.Site{File: "flash_b64.go", Line: 198, Col: 46, Expr: "m[hh]"}
+	gocuSite102 = kernel.Site{File: "flash_b64.go", Line: 198, Col: 61, Expr: "m[hh]"}
+	gocuSite103 = kernel.Site{File: "flash_b64.go", Line: 199, Col: 4, Expr: "m[hh]"}
+	gocuSite104 = kernel.Site{File: "flash_b64.go", Line: 201, Col: 9, Expr: "m[hh]"}
+	gocuSite105 = kernel.Site{File: "flash_b64.go", Line: 202, Col: 6, Expr: "mx[hh]"}
+	gocuSite106 = kernel.Site{File: "flash_b64.go", Line: 203, Col: 9, Expr: "mx[hh]"}
+	gocuSite107 = kernel.Site{File: "flash_b64.go", Line: 205, Col: 30, Expr: "mx[hh]"}
+	gocuSite108 = kernel.Site{File: "flash_b64.go", Line: 205, Col: 3, Expr: "corr[hh]"}
+	gocuSite109 = kernel.Site{File: "flash_b64.go", Line: 206, Col: 3, Expr: "mx[hh]"}
+	gocuSite110 = kernel.Site{File: "flash_b64.go", Line: 207, Col: 14, Expr: "corr[hh]"}
+	gocuSite111 = kernel.Site{File: "flash_b64.go", Line: 207, Col: 3, Expr: "sum[hh]"}
+	gocuSite112 = kernel.Site{File: "flash_b64.go", Line: 213, Col: 36, Expr: "s[nt][e]"}
+	gocuSite113 = kernel.Site{File: "flash_b64.go", Line: 213, Col: 52, Expr: "mx[e/2]"}
+	gocuSite114 = kernel.Site{File: "flash_b64.go", Line: 214, Col: 4, Expr: "s[nt][e]"}
+	gocuSite115 = kernel.Site{File: "flash_b64.go", Line: 215, Col: 4, Expr: "sum[e/2]"}
+	gocuSite116 = kernel.Site{File: "flash_b64.go", Line: 220, Col: 17, Expr: "corr[0]"}
+	gocuSite117 = kernel.Site{File: "flash_b64.go", Line: 220, Col: 3, Expr: "acc[dt][0]"}
+	gocuSite118 = kernel.Site{File: "flash_b64.go", Line: 221, Col: 17, Expr: "corr[0]"}
+	gocuSite119 = kernel.Site{File: "flash_b64.go", Line: 221, Col: 3, Expr: "acc[dt][1]"}
+	gocuSite120 = kernel.Site{File: "flash_b64.go", Line: 222, Col: 17, Expr: "corr[1]"}
+	gocuSite121 = kernel.Site{File: "flash_b64.go", Line: 222, Col: 3, Expr: "acc[dt][2]"}
+	gocuSite122 = kernel.Site{File: "flash_b64.go", Line: 223, Col: 17, Expr: "corr[1]"}
+	gocuSite123 = kernel.Site{File: "flash_b64.go", Line: 223, Col: 3, Expr: "acc[dt][3]"}
+	gocuSite124 = kernel.Site{File: "flash_b64.go", Line: 231, Col: 26, Expr: "s[2*kk][0]"}
+	gocuSite125 = kernel.Site{File: "flash_b64.go", Line: 231, Col: 38, Expr: "s[2*kk][1]"}
+	gocuSite126 = kernel.Site{File: "flash_b64.go", Line: 231, Col: 73, Expr: "s[2*kk][2]"}
+	gocuSite127 = kernel.Site{File: "flash_b64.go", Line: 231, Col: 85, Expr: "s[2*kk][3]"}
+	gocuSite128 = kernel.Site{File: "flash_b64.go", Line: 232, Col: 26, Expr: "s[2*kk+1][0]"}
+	gocuSite129 = kernel.Site{File: "flash_b64.go", Line: 232, Col: 40, Expr: "s[2*kk+1][1]"}
+	gocuSite130 = kernel.Site{File: "flash_b64.go", Line: 232, Col: 77, Expr: "s[2*kk+1][2]"}
+	gocuSite131 = kernel.Site{File: "flash_b64.go", Line: 232, Col: 91, Expr: "s[2*kk+1][3]"}
+	gocuSite132 = kernel.Site{File: "flash_b64.go", Line: 230, Col: 3, Expr: "pa[kk]"}
+	gocuSite133 = kernel.Site{File: "flash_b64.go", Line: 237, Col: 9, Expr: "sm[vs0+vOff[j4]:]"}
+	gocuSite134 = kernel.Site{File: "flash_b64.go", Line: 237, Col: 16, Expr: "vOff[j4]"}
+	gocuSite135 = kernel.Site{File: "flash_b64.go", Line: 243, Col: 37, Expr: "vb[kk*16*fab64D+jj*64:]"}
+	gocuSite136 = kernel.Site{File: "flash_b64.go", Line: 244, Col: 35, Expr: "pa[kk]"}
+	gocuSite137 = kernel.Site{File: "flash_b64.go", Line: 244, Col: 56, Expr: "vf[0]"}
+	gocuSite138 = kernel.Site{File: "flash_b64.go", Line: 244, Col: 63, Expr: "vf[1]"}
+	gocuSite139 = kernel.Site{File: "flash_b64.go", Line: 244, Col: 71, Expr: "acc[2*nd]"}
+	gocuSite140 = kernel.Site{File: "flash_b64.go", Line: 244, Col: 5, Expr: "acc[2*nd]"}
+	gocuSite141 = kernel.Site{File: "flash_b64.go", Line: 245, Col: 37, Expr: "pa[kk]"}
+	gocuSite142 = kernel.Site{File: "flash_b64.go", Line: 245, Col: 58, Expr: "vf[2]"}
+	gocuSite143 = kernel.Site{File: "flash_b64.go", Line: 245, Col: 65, Expr: "vf[3]"}
+	gocuSite144 = kernel.Site{File: "flash_b64.go", Line: 245, Col: 73, Expr: "acc[2*nd+1]"}
+	gocuSite145 = kernel.Site{File: "flash_b64.go", Line: 245, Col: 5, Expr: "acc[2*nd+1]"}
+	gocuSite146 = kernel.Site{File: "broken.go", Line: 16, Col: 10, Expr: "a[i]"}
+	gocuSite147 = kernel.Site{File: "broken.go", Line: 16, Col: 17, Expr: "b[i]"}
+	gocuSite148 = kernel.Site{File: "broken.go", Line: 16, Col: 3, Expr: "c[i]"}
+	gocuSite149 = kernel.Site{File: "broken.go", Line: 33, Col: 17, Expr: "a[row*k+p+tx]"}
+	gocuSite150 = kernel.Site{File: "broken.go", Line: 33, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite151 = kernel.Site{File: "broken.go", Line: 35, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite152 = kernel.Site{File: "broken.go", Line: 38, Col: 17, Expr: "b[(p+ty)*n+col]"}
+	gocuSite153 = kernel.Site{File: "broken.go", Line: 38, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite154 = kernel.Site{File: "broken.go", Line: 40, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite155 = kernel.Site{File: "broken.go", Line: 44, Col: 11, Expr: "as[ty][i]"}
+	gocuSite156 = kernel.Site{File: "broken.go", Line: 44, Col: 23, Expr: "bs[i][tx]"}
+	gocuSite157 = kernel.Site{File: "broken.go", Line: 49, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite158 = kernel.Site{File: "broken.go", Line: 65, Col: 7, Expr: "x[i]"}
+	gocuSite159 = kernel.Site{File: "broken.go", Line: 67, Col: 2, Expr: "s[tid]"}
+	gocuSite160 = kernel.Site{File: "broken.go", Line: 71, Col: 14, Expr: "s[tid+stride]"}
+	gocuSite161 = kernel.Site{File: "broken.go", Line: 71, Col: 4, Expr: "s[tid]"}
+	gocuSite162 = kernel.Site{File: "broken.go", Line: 76, Col: 27, Expr: "s[0]"}
+	gocuSite163 = kernel.Site{File: "broken.go", Line: 76, Col: 3, Expr: "partial[t.BlockIdx.X]"}
+	gocuSite164 = kernel.Site{File: "flash128.go", Line: 79, Col: 21, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite165 = kernel.Site{File: "flash128.go", Line: 79, Col: 49, Expr: "q[head+int(q0+r)*fa128D+int(ch)*8:]"}
+	gocuSite166 = kernel.Site{File: "flash128.go", Line: 97, Col: 33, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite167 = kernel.Site{File: "flash128.go", Line: 97, Col: 3, Expr: "qf[ks]"}
+	gocuSite168 = kernel.Site{File: "flash128.go", Line: 124, Col: 32, Expr: "sm[ks0+r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite169 = kernel.Site{File: "flash128.go", Line: 125, Col: 33, Expr: "qf[ks]"}
+	gocuSite170 = kernel.Site{File: "flash128.go", Line: 125, Col: 54, Expr: "kf[0]"}
+	gocuSite171 = kernel.Site{File: "flash128.go", Line: 125, Col: 61, Expr: "kf[1]"}
+	gocuSite172 = kernel.Site{File: "flash128.go", Line: 125, Col: 69, Expr: "s[2*nj]"}
+	gocuSite173 = kernel.Site{File: "flash128.go", Line: 125, Col: 5, Expr: "s[2*nj]"}
+	gocuSite174 = kernel.Site{File: "flash128.go", Line: 126, Col: 35, Expr: "qf[ks]"}
+	gocuSite175 = kernel.Site{File: "flash128.go", Line: 126, Col: 56, Expr: "kf[2]"}
+	gocuSite176 = kernel.Site{File: "flash128.go", Line: 126, Col: 63, Expr: "kf[3]"}
+	gocuSite177 = kernel.Site{File: "flash128.go", Line: 126, Col: 71, Expr: "s[2*nj+1]"}
+	gocuSite178 = kernel.Site{File: "flash128.go", Line: 126, Col: 5, Expr: "s[2*nj+1]"}
+	gocuSite179 = kernel.Site{File: "flash128.go", Line: 133, Col: 3, Expr: "tmax[0]"}
+	gocuSite180 = kernel.Site{File: "flash128.go", Line: 133, Col: 12, Expr: "tmax[1]"}
+	gocuSite181 = kernel.Site{File: "flash128.go", Line: 133, Col: 22, Expr: "mx[0]"}
+	gocuSite182 = kernel.Site{File: "flash128.go", Line: 133, Col: 29, Expr: "mx[1]"}
+	gocuSite183 = kernel.Site{File: "flash128.go", Line: 138, Col: 10, Expr: "s[nt][e]"}
+	gocuSite184 = kernel.Site{File: "flash128.go", Line: 142, Col: 5, Expr: "s[nt][e]"}
+	gocuSite185 = kernel.Site{File: "flash128.go", Line: 143, Col: 28, Expr: "tmax[e/2]"}
+	gocuSite186 = kernel.Site{File: "flash128.go", Line: 143, Col: 5, Expr: "tmax[e/2]"}
+	gocuSite187 = kernel.Site{File: "flash128.go", Line: 148, Col: 25, Expr: "tmax[h]"}
+	gocuSite188 = kernel.Site{File: "flash128.go", Line: 148, Col: 69, Expr: "tmax[h]"}
+	gocuSite189 = kernel.Site{File: "flash128.go", Line: 148, Col: 4, Expr: "tmax[h]"}
+	gocuSite190 = kernel.Site{File: "flash128.go", Line: 149, Col: 25, Expr: "tmax[h]"}
+	gocuSite191 = kernel.Site{File: "flash128.go", Line: 149, Col: 69, Expr: "tmax[h]"}
+	gocuSite192 = kernel.Site{File: "flash128.go", Line: 149, Col: 4, Expr: "tmax[h]"}
+	gocuSite193 = kernel.Site{File: "flash128.go", Line: 154, Col: 26, Expr: "mx[h]"}
+	gocuSite194 = kernel.Site{File: "flash128.go", Line: 154, Col: 34, Expr: "tmax[h]"}
+	gocuSite195 = kernel.Site{File: "flash128.go", Line: 154, Col: 4, Expr: "corr[h]"}
+	gocuSite196 = kernel.Site{File: "flash128.go", Line: 155, Col: 12, Expr: "tmax[h]"}
+	gocuSite197 = kernel.Site{File: "flash128.go", Line: 155, Col: 4, Expr: "mx[h]"}
+	gocuSite198 = kernel.Site{File: "flash128.go", Line: 156, Col: 14, Expr: "corr[h]"}
+	gocuSite199 = kernel.Site{File: "flash128.go", Line: 156, Col: 4, Expr: "sum[h]"}
+	gocuSite200 = kernel.Site{File: "flash128.go", Line: 162, Col: 22, Expr: "s[nt][e]"}
+	gocuSite201 = kernel.Site{File: "flash128.go", Line: 162, Col: 33, Expr: "mx[e/2]"}
+	gocuSite202 = kernel.Site{File: "flash128.go", Line: 163, Col: 5, Expr: "s[nt][e]"}
+	gocuSite203 = kernel.Site{File: "flash128.go", Line: 164, Col: 5, Expr: "sum[e/2]"}
+	gocuSite204 = kernel.Site{File: "flash128.go", Line: 169, Col: 18, Expr: "corr[0]"}
+	gocuSite205 = kernel.Site{File: "flash128.go", Line: 169, Col: 4, Expr: "acc[dt][0]"}
+	gocuSite206 = kernel.Site{File: "flash128.go", Line: 170, Col: 18, Expr: "corr[0]"}
+	gocuSite207 = kernel.Site{File: "flash128.go", Line: 170, Col: 4, Expr: "acc[dt][1]"}
+	gocuSite208 = kernel.Site{File: "flash128.go", Line: 171, Col: 18, Expr: "corr[1]"}
+	gocuSite209 = kernel.Site{File: "flash128.go", Line: 171, Col: 4, Expr: "acc[dt][2]"}
+	gocuSite210 = kernel.Site{File: "flash128.go", Line: 172, Col: 18, Expr: "corr[1]"}
+	gocuSite211 = kernel.Site{File: "flash128.go", Line: 172, Col: 4, Expr: "acc[dt][3]"}
+	gocuSite212 = kernel.Site{File: "flash128.go", Line: 179, Col: 27, Expr: "s[2*kk][0]"}
+	gocuSite213 = kernel.Site{File: "flash128.go", Line: 179, Col: 39, Expr: "s[2*kk][1]"}
+	gocuSite214 = kernel.Site{File: "flash128.go", Line: 179, Col: 74, Expr: "s[2*kk][2]"}
+	gocuSite215 = kernel.Site{File: "flash128.go", Line: 179, Col: 86, Expr: "s[2*kk][3]"}
+	gocuSite216 = kernel.Site{File: "flash128.go", Line: 180, Col: 27, Expr: "s[2*kk+1][0]"}
+	gocuSite217 = kernel.Site{File: "flash128.go", Line: 180, Col: 41, Expr: "s[2*kk+1][1]"}
+	gocuSite218 = kernel.Site{File: "flash128.go", Line: 180, Col: 78, Expr: "s[2*kk+1][2]"}
+	gocuSite219 = kernel.Site{File: "flash128.go", Line: 180, Col: 92, Expr: "s[2*kk+1][3]"}
+	gocuSite220 = kernel.Site{File: "flash128.go", Line: 186, Col: 37, Expr: "sm[vs0+r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite221 = kernel.Site{File: "flash128.go", Line: 187, Col: 52, Expr: "vf[0]"}
+	gocuSite222 = kernel.Site{File: "flash128.go", Line: 187, Col: 59, Expr: "vf[1]"}
+	gocuSite223 = kernel.Site{File: "flash128.go", Line: 187, Col: 67, Expr: "acc[2*nd]"}
+	gocuSite224 = kernel.Site{File: "flash128.go", Line: 187, Col: 5, Expr: "acc[2*nd]"}
+	gocuSite225 = kernel.Site{File: "flash128.go", Line: 188, Col: 54, Expr: "vf[2]"}
+	gocuSite226 = kernel.Site{File: "flash128.go", Line: 188, Col: 61, Expr: "vf[3]"}
+	gocuSite227 = kernel.Site{File: "flash128.go", Line: 188, Col: 69, Expr: "acc[2*nd+1]"}
+	gocuSite228 = kernel.Site{File: "flash128.go", Line: 188, Col: 5, Expr: "acc[2*nd+1]"}
+	gocuSite229 = kernel.Site{File: "flash128.go", Line: 196, Col: 48, Expr: "sum[h]"}
+	gocuSite230 = kernel.Site{File: "flash128.go", Line: 196, Col: 3, Expr: "sum[h]"}
+	gocuSite231 = kernel.Site{File: "flash128.go", Line: 197, Col: 48, Expr: "sum[h]"}
+	gocuSite232 = kernel.Site{File: "flash128.go", Line: 197, Col: 3, Expr: "sum[h]"}
+	gocuSite233 = kernel.Site{File: "flash128.go", Line: 198, Col: 16, Expr: "sum[h]"}
+	gocuSite234 = kernel.Site{File: "flash128.go", Line: 198, Col: 3, Expr: "sum[h]"}
+	gocuSite235 = kernel.Site{File: "flash128.go", Line: 200, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite236 = kernel.Site{File: "flash128.go", Line: 204, Col: 59, Expr: "acc[dt][0]"}
+	gocuSite237 = kernel.Site{File: "flash128.go", Line: 204, Col: 70, Expr: "sum[0]"}
+	gocuSite238 = kernel.Site{File: "flash128.go", Line: 204, Col: 78, Expr: "acc[dt][1]"}
+	gocuSite239 = kernel.Site{File: "flash128.go", Line: 204, Col: 89, Expr: "sum[0]"}
+	gocuSite240 = kernel.Site{File: "flash128.go", Line: 204, Col: 3, Expr: "o2[(head+int(rowA)*fa128D+col)/2]"}
+	gocuSite241 = kernel.Site{File: "flash128.go", Line: 205, Col: 61, Expr: "acc[dt][2]"}
+	gocuSite242 = kernel.Site{File: "flash128.go", Line: 205, Col: 72, Expr: "sum[1]"}
+	gocuSite243 = kernel.Site{File: "flash128.go", Line: 205, Col: 80, Expr: "acc[dt][3]"}
+	gocuSite244 = kernel.Site{File: "flash128.go", Line: 205, Col: 91, Expr: "sum[1]"}
+	gocuSite245 = kernel.Site{File: "flash128.go", Line: 205, Col: 3, Expr: "o2[(head+int(rowA+8)*fa128D+col)/2]"}
+	gocuSite246 = kernel.Site{File: "flash64.go", Line: 72, Col: 21, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite247 = kernel.Site{File: "flash64.go", Line: 72, Col: 48, Expr: "q[head+int(q0+r)*fa64D+int(ch)*8:]"}
+	gocuSite248 = kernel.Site{File: "flash64.go", Line: 90, Col: 33, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite249 = kernel.Site{File: "flash64.go", Line: 90, Col: 3, Expr: "qf[ks]"}
+	gocuSite250 = kernel.Site{File: "flash64.go", Line: 117, Col: 32, Expr: "sm[ks0+r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite251 = kernel.Site{File: "flash64.go", Line: 118, Col: 33, Expr: "qf[ks]"}
+	gocuSite252 = kernel.Site{File: "flash64.go", Line: 118, Col: 54, Expr: "kf[0]"}
+	gocuSite253 = kernel.Site{File: "flash64.go", Line: 118, Col: 61, Expr: "kf[1]"}
+	gocuSite254 = kernel.Site{File: "flash64.go", Line: 118, Col: 69, Expr: "s[2*nj]"}
+	gocuSite255 = kernel.Site{File: "flash64.go", Line: 118, Col: 5, Expr: "s[2*nj]"}
+	gocuSite256 = kernel.Site{File: "flash64.go", Line: 119, Col: 35, Expr: "qf[ks]"}
+	gocuSite257 = kernel.Site{File: "flash64.go", Line: 119, Col: 56, Expr: "kf[2]"}
+	gocuSite258 = kernel.Site{File: "flash64.go", Line: 119, Col: 63, Expr: "kf[3]"}
+	gocuSite259 = kernel.Site{File: "flash64.go", Line: 119, Col: 71, Expr: "s[2*nj+1]"}
+	gocuSite260 = kernel.Site{File: "flash64.go", Line: 119, Col: 5, Expr: "s[2*nj+1]"}
+	gocuSite261 = kernel.Site{File: "flash64.go", Line: 126, Col: 3, Expr: "tmax[0]"}
+	gocuSite262 = kernel.Site{File: "flash64.go", Line: 126, Col: 12, Expr: "tmax[1]"}
+	gocuSite263 = kernel.Site{File: "flash64.go", Line: 126, Col: 22, Expr: "mx[0]"}
+	gocuSite264 = kernel.Site{File: "flash64.go", Line: 126, Col: 29, Expr: "mx[1]"}
+	gocuSite265 = kernel.Site{File: "flash64.go", Line: 131, Col: 10, Expr: "s[nt][e]"}
+	gocuSite266 = kernel.Site{File: "flash64.go", Line: 135, Col: 5, Expr: "s[nt][e]"}
+	gocuSite267 = kernel.Site{File: "flash64.go", Line: 136, Col: 28, Expr: "tmax[e/2]"}
+	gocuSite268 = kernel.Site{File: "flash64.go", Line: 136, Col: 5, Expr: "tmax[e/2]"}
+	gocuSite269 = kernel.Site{File: "flash64.go", Line: 141, Col: 25, Expr: "tmax[h]"}
+	gocuSite270 = kernel.Site{File: "flash64.go", Line: 141, Col: 69, Expr: "tmax[h]"}
+	gocuSite271 = kernel.Site{File: "flash64.go", Line: 141, Col: 4, Expr: "tmax[h]"}
+	gocuSite272 = kernel.Site{File: "flash64.go", Line: 142, Col: 25, Expr: "tmax[h]"}
+	gocuSite273 = kernel.Site{File: "flash64.go", Line: 142, Col: 69, Expr: "tmax[h]"}
+	gocuSite274 = kernel.Site{File: "flash64.go", Line: 142, Col: 4, Expr: "tmax[h]"}
+	gocuSite275 = kernel.Site{File: "flash64.go", Line: 147, Col: 26, Expr: "mx[h]"}
+	gocuSite276 = kernel.Site{File: "flash64.go", Line: 147, Col: 34, Expr: "tmax[h]"}
+	gocuSite277 = kernel.Site{File: "flash64.go", Line: 147, Col: 4, Expr: "corr[h]"}
+	gocuSite278 = kernel.Site{File: "flash64.go", Line: 148, Col: 12, Expr: "tmax[h]"}
+	gocuSite279 = kernel.Site{File: "flash64.go", Line: 148, Col: 4, Expr: "mx[h]"}
+	gocuSite280 = kernel.Site{File: "flash64.go", Line: 149, Col: 14, Expr: "corr[h]"}
+	gocuSite281 = kernel.Site{File: "flash64.go", Line: 149, Col: 4, Expr: "sum[h]"}
+	gocuSite282 = kernel.Site{File: "flash64.go", Line: 155, Col: 22, Expr: "s[nt][e]"}
+	gocuSite283 = kernel.Site{File: "flash64.go", Line: 155, Col: 33, Expr: "mx[e/2]"}
+	gocuSite284 = kernel.Site{File: "flash64.go", Line: 156, Col: 5, Expr: "s[nt][e]"}
+	gocuSite285 = kernel.Site{File: "flash64.go", Line: 157, Col: 5, Expr: "sum[e/2]"}
+	gocuSite286 = kernel.Site{File: "flash64.go", Line: 162, Col: 18, Expr: "corr[0]"}
+	gocuSite287 = kernel.Site{File: "flash64.go", Line: 162, Col: 4, Expr: "acc[dt][0]"}
+	gocuSite288 = kernel.Site{File: "flash64.go", Line: 163, Col: 18, Expr: "corr[0]"}
+	gocuSite289 = kernel.Site{File: "flash64.go", Line: 163, Col: 4, Expr: "acc[dt][1]"}
+	gocuSite290 = kernel.Site{File: "flash64.go", Line: 164, Col: 18, Expr: "corr[1]"}
+	gocuSite291 = kernel.Site{File: "flash64.go", Line: 164, Col: 4, Expr: "acc[dt][2]"}
+	gocuSite292 = kernel.Site{File: "flash64.go", Line: 165, Col: 18, Expr: "corr[1]"}
+	gocuSite293 = kernel.Site{File: "flash64.go", Line: 165, Col: 4, Expr: "acc[dt][3]"}
+	gocuSite294 = kernel.Site{File: "flash64.go", Line: 172, Col: 27, Expr: "s[2*kk][0]"}
+	gocuSite295 = kernel.Site{File: "flash64.go", Line: 172, Col: 39, Expr: "s[2*kk][1]"}
+	gocuSite296 = kernel.Site{File: "flash64.go", Line: 172, Col: 74, Expr: "s[2*kk][2]"}
+	gocuSite297 = kernel.Site{File: "flash64.go", Line: 172, Col: 86, Expr: "s[2*kk][3]"}
+	gocuSite298 = kernel.Site{File: "flash64.go", Line: 173, Col: 27, Expr: "s[2*kk+1][0]"}
+	gocuSite299 = kernel.Site{File: "flash64.go", Line: 173, Col: 41, Expr: "s[2*kk+1][1]"}
+	gocuSite300 = kernel.Site{File: "flash64.go", Line: 173, Col: 78, Expr: "s[2*kk+1][2]"}
+	gocuSite301 = kernel.Site{File: "flash64.go", Line: 173, Col: 92, Expr: "s[2*kk+1][3]"}
+	gocuSite302 = kernel.Site{File: "flash64.go", Line: 179, Col: 37, Expr: "sm[vs0+r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite303 = kernel.Site{File: "flash64.go", Line: 180, Col: 52, Expr: "vf[0]"}
+	gocuSite304 = kernel.Site{File: "flash64.go", Line: 180, Col: 59, Expr: "vf[1]"}
+	gocuSite305 = kernel.Site{File: "flash64.go", Line: 180, Col: 67, Expr: "acc[2*nd]"}
+	gocuSite306 = kernel.Site{File: "flash64.go", Line: 180, Col: 5, Expr: "acc[2*nd]"}
+	gocuSite307 = kernel.Site{File: "flash64.go", Line: 181, Col: 54, Expr: "vf[2]"}
+	gocuSite308 = kernel.Site{File: "flash64.go", Line: 181, Col: 61, Expr: "vf[3]"}
+	gocuSite309 = kernel.Site{File: "flash64.go", Line: 181, Col: 69, Expr: "acc[2*nd+1]"}
+	gocuSite310 = kernel.Site{File: "flash64.go", Line: 181, Col: 5, Expr: "acc[2*nd+1]"}
+	gocuSite311 = kernel.Site{File: "flash64.go", Line: 189, Col: 48, Expr: "sum[h]"}
+	gocuSite312 = kernel.Site{File: "flash64.go", Line: 189, Col: 3, Expr: "sum[h]"}
+	gocuSite313 = kernel.Site{File: "flash64.go", Line: 190, Col: 48, Expr: "sum[h]"}
+	gocuSite314 = kernel.Site{File: "flash64.go", Line: 190, Col: 3, Expr: "sum[h]"}
+	gocuSite315 = kernel.Site{File: "flash64.go", Line: 191, Col: 16, Expr: "sum[h]"}
+	gocuSite316 = kernel.Site{File: "flash64.go", Line: 191, Col: 3, Expr: "sum[h]"}
+	gocuSite317 = kernel.Site{File: "flash64.go", Line: 193, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite318 = kernel.Site{File: "flash64.go", Line: 197, Col: 58, Expr: "acc[dt][0]"}
+	gocuSite319 = kernel.Site{File: "flash64.go", Line: 197, Col: 69, Expr: "sum[0]"}
+	gocuSite320 = kernel.Site{File: "flash64.go", Line: 197, Col: 77, Expr: "acc[dt][1]"}
+	gocuSite321 = kernel.Site{File: "flash64.go", Line: 197, Col: 88, Expr: "sum[0]"}
+	gocuSite322 = kernel.Site{File: "flash64.go", Line: 197, Col: 3, Expr: "o2[(head+int(rowA)*fa64D+col)/2]"}
+	gocuSite323 = kernel.Site{File: "flash64.go", Line: 198, Col: 60, Expr: "acc[dt][2]"}
+	gocuSite324 = kernel.Site{File: "flash64.go", Line: 198, Col: 71, Expr: "sum[1]"}
+	gocuSite325 = kernel.Site{File: "flash64.go", Line: 198, Col: 79, Expr: "acc[dt][3]"}
+	gocuSite326 = kernel.Site{File: "flash64.go", Line: 198, Col: 90, Expr: "sum[1]"}
+	gocuSite327 = kernel.Site{File: "flash64.go", Line: 198, Col: 3, Expr: "o2[(head+int(rowA+8)*fa64D+col)/2]"}
+	gocuSite328 = kernel.Site{File: "flash_b128.go", Line: 78, Col: 21, Expr: "sm[soff+i*fab128Rows*fab128D:]"}
+	gocuSite329 = kernel.Site{File: "flash_b128.go", Line: 78, Col: 53, Expr: "q[goff+int(q0+i*fab128Rows)*fab128D:]"}
+	gocuSite330 = kernel.Site{File: "flash_b128.go", Line: 97, Col: 33, Expr: "sm[r*fab128D+(ch^(r&7))*8:]"}
+	gocuSite331 = kernel.Site{File: "flash_b128.go", Line: 97, Col: 3, Expr: "qf[ks]"}
+	gocuSite332 = kernel.Site{File: "flash_b128.go", Line: 111, Col: 3, Expr: "kOff[j]"}
+	gocuSite333 = kernel.Site{File: "flash_b128.go", Line: 112, Col: 3, Expr: "vOff[j]"}
+	gocuSite334 = kernel.Site{File: "flash_b128.go", Line: 130, Col: 49, Expr: "sum[hh]"}
+	gocuSite335 = kernel.Site{File: "flash_b128.go", Line: 130, Col: 3, Expr: "sum[hh]"}
+	gocuSite336 = kernel.Site{File: "flash_b128.go", Line: 131, Col: 49, Expr: "sum[hh]"}
+	gocuSite337 = kernel.Site{File: "flash_b128.go", Line: 131, Col: 3, Expr: "sum[hh]"}
+	gocuSite338 = kernel.Site{File: "flash_b128.go", Line: 132, Col: 17, Expr: "sum[hh]"}
+	gocuSite339 = kernel.Site{File: "flash_b128.go", Line: 132, Col: 3, Expr: "sum[hh]"}
+	gocuSite340 = kernel.Site{File: "flash_b128.go", Line: 134, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite341 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 60, Expr: "acc[dt][0]"}
+	gocuSite342 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 71, Expr: "sum[0]"}
+	gocuSite343 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 79, Expr: "acc[dt][1]"}
+	gocuSite344 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 90, Expr: "sum[0]"}
+	gocuSite345 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 3, Expr: "o2[(head+int(rowA)*fab128D+col)/2]"}
+	gocuSite346 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 62, Expr: "acc[dt][2]"}
+	gocuSite347 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 73, Expr: "sum[1]"}
+	gocuSite348 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 81, Expr: "acc[dt][3]"}
+	gocuSite349 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 92, Expr: "sum[1]"}
+	gocuSite350 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 3, Expr: "o2[(head+int(rowA+8)*fab128D+col)/2]"}
+	gocuSite351 = kernel.Site{File: "flash_b64.go", Line: 73, Col: 21, Expr: "sm[soff+i*fab64Rows*fab64D:]"}
+	gocuSite352 = kernel.Site{File: "flash_b64.go", Line: 73, Col: 51, Expr: "q[goff+int(q0+i*fab64Rows)*fab64D:]"}
+	gocuSite353 = kernel.Site{File: "flash_b64.go", Line: 92, Col: 33, Expr: "sm[r*fab64D+(ch^(r&7))*8:]"}
+	gocuSite354 = kernel.Site{File: "flash_b64.go", Line: 92, Col: 3, Expr: "qf[ks]"}
+	gocuSite355 = kernel.Site{File: "flash_b64.go", Line: 106, Col: 3, Expr: "kOff[j]"}
+	gocuSite356 = kernel.Site{File: "flash_b64.go", Line: 107, Col: 3, Expr: "vOff[j]"}
+	gocuSite357 = kernel.Site{File: "flash_b64.go", Line: 125, Col: 49, Expr: "sum[hh]"}
+	gocuSite358 = kernel.Site{File: "flash_b64.go", Line: 125, Col: 3, Expr: "sum[hh]"}
+	gocuSite359 = kernel.Site{File: "flash_b64.go", Line: 126, Col: 49, Expr: "sum[hh]"}
+	gocuSite360 = kernel.Site{File: "flash_b64.go", Line: 126, Col: 3, Expr: "sum[hh]"}
+	gocuSite361 = kernel.Site{File: "flash_b64.go", Line: 127, Col: 17, Expr: "sum[hh]"}
+	gocuSite362 = kernel.Site{File: "flash_b64.go", Line: 127, Col: 3, Expr: "sum[hh]"}
+	gocuSite363 = kernel.Site{File: "flash_b64.go", Line: 129, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite364 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 59, Expr: "acc[dt][0]"}
+	gocuSite365 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 70, Expr: "sum[0]"}
+	gocuSite366 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 78, Expr: "acc[dt][1]"}
+	gocuSite367 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 89, Expr: "sum[0]"}
+	gocuSite368 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 3, Expr: "o2[(head+int(rowA)*fab64D+col)/2]"}
+	gocuSite369 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 61, Expr: "acc[dt][2]"}
+	gocuSite370 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 72, Expr: "sum[1]"}
+	gocuSite371 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 80, Expr: "acc[dt][3]"}
+	gocuSite372 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 91, Expr: "sum[1]"}
+	gocuSite373 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 3, Expr: "o2[(head+int(rowA+8)*fab64D+col)/2]"}
+	gocuSite374 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 22, Expr: "sm[st+sa0:]"}
+	gocuSite375 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 35, Expr: "a[aoff+ka:]"}
+	gocuSite376 = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 22, Expr: "sm[st+sa1:]"}
+	gocuSite377 = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
+	gocuSite378 = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 28, Expr: "sm[st+sb+i*8*BF16BN:]"}
+	gocuSite379 = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 51, Expr: "b[boff+int(s*BF16BK+i*8)*int(n):]"}
+	gocuSite380 = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 22, Expr: "sm[st+sa0:]"}
+	gocuSite381 = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 35, Expr: "a[aoff+ka:]"}
+	gocuSite382 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 22, Expr: "sm[st+sa1:]"}
+	gocuSite383 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
+	gocuSite384 = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 28, Expr: "sm[st+sb+j*8*BF16BN:]"}
+	gocuSite385 = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 51, Expr: "b[boff+int(nxt*BF16BK+j*8)*int(n):]"}
+	gocuSite386 = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 35, Expr: "sm[st+row*BF16BK+(ch^((row>>1)&3))*8:]"}
+	gocuSite387 = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 5, Expr: "af[mi]"}
+	gocuSite388 = kernel.Site{File: "gemm_bf16.go", Line: 121, Col: 36, Expr: "sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:]"}
+	gocuSite389 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 29, Expr: "r[0]"}
+	gocuSite390 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 35, Expr: "r[1]"}
+	gocuSite391 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 5, Expr: "bf[2*nj]"}
+	gocuSite392 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 31, Expr: "r[2]"}
+	gocuSite393 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 37, Expr: "r[3]"}
+	gocuSite394 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 5, Expr: "bf[2*nj+1]"}
+	gocuSite395 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 38, Expr: "af[mi]"}
+	gocuSite396 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 46, Expr: "bf[ni]"}
+	gocuSite397 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 54, Expr: "acc[mi][ni]"}
+	gocuSite398 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 6, Expr: "acc[mi][ni]"}
+	gocuSite399 = kernel.Site{File: "gemm_bf16.go", Line: 137, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
+	gocuSite400 = kernel.Site{File: "gemm_bf16.go", Line: 146, Col: 10, Expr: "acc[mi][ni]"}
+	gocuSite401 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 55, Expr: "v[0]"}
+	gocuSite402 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 61, Expr: "v[1]"}
+	gocuSite403 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
+	gocuSite404 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 59, Expr: "v[2]"}
+	gocuSite405 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 65, Expr: "v[3]"}
+	gocuSite406 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
+	gocuSite407 = kernel.Site{File: "gray.go", Line: 13, Col: 22, Expr: "rgb[i]"}
+	gocuSite408 = kernel.Site{File: "gray.go", Line: 13, Col: 39, Expr: "rgb[i+n]"}
+	gocuSite409 = kernel.Site{File: "gray.go", Line: 13, Col: 58, Expr: "rgb[i+2*n]"}
+	gocuSite410 = kernel.Site{File: "gray.go", Line: 14, Col: 3, Expr: "gray[i]"}
+	gocuSite411 = kernel.Site{File: "gray.go", Line: 27, Col: 22, Expr: "rgb[i]"}
+	gocuSite412 = kernel.Site{File: "gray.go", Line: 27, Col: 39, Expr: "rgb[i+n]"}
+	gocuSite413 = kernel.Site{File: "gray.go", Line: 27, Col: 58, Expr: "rgb[i+2*n]"}
+	gocuSite414 = kernel.Site{File: "gray.go", Line: 28, Col: 3, Expr: "gray[i]"}
+	gocuSite415 = kernel.Site{File: "grayfast.go", Line: 13, Col: 9, Expr: "kernel.Reinterpret[uint32](rgb)"}
+	gocuSite416 = kernel.Site{File: "grayfast.go", Line: 14, Col: 9, Expr: "kernel.Reinterpret[uint32](gray)"}
+	gocuSite417 = kernel.Site{File: "grayfast.go", Line: 17, Col: 18, Expr: "src[i]"}
+	gocuSite418 = kernel.Site{File: "grayfast.go", Line: 17, Col: 26, Expr: "src[i+q]"}
+	gocuSite419 = kernel.Site{File: "grayfast.go", Line: 17, Col: 36, Expr: "src[i+2*q]"}
+	gocuSite420 = kernel.Site{File: "grayfast.go", Line: 17, Col: 3, Expr: "dst[i]"}
+	gocuSite421 = kernel.Site{File: "grayfast.go", Line: 31, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](rgb)"}
+	gocuSite422 = kernel.Site{File: "grayfast.go", Line: 32, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](gray)"}
+	gocuSite423 = kernel.Site{File: "grayfast.go", Line: 35, Col: 14, Expr: "src[i]"}
+	gocuSite424 = kernel.Site{File: "grayfast.go", Line: 35, Col: 22, Expr: "src[i+q]"}
+	gocuSite425 = kernel.Site{File: "grayfast.go", Line: 35, Col: 32, Expr: "src[i+2*q]"}
+	gocuSite426 = kernel.Site{File: "grayfast.go", Line: 36, Col: 3, Expr: "dst[i]"}
+	gocuSite427 = kernel.Site{File: "histogram.go", Line: 18, Col: 3, Expr: "h[b]"}
+	gocuSite428 = kernel.Site{File: "histogram.go", Line: 22, Col: 21, Expr: "h[data[i]]"}
+	gocuSite429 = kernel.Site{File: "histogram.go", Line: 22, Col: 23, Expr: "data[i]"}
+	gocuSite430 = kernel.Site{File: "histogram.go", Line: 26, Col: 6, Expr: "h[b]"}
+	gocuSite431 = kernel.Site{File: "histogram.go", Line: 27, Col: 22, Expr: "hist[b]"}
+	gocuSite432 = kernel.Site{File: "histogram.go", Line: 27, Col: 31, Expr: "h[b]"}
+	gocuSite433 = kernel.Site{File: "matmul.go", Line: 18, Col: 11, Expr: "a[row*k+i]"}
+	gocuSite434 = kernel.Site{File: "matmul.go", Line: 18, Col: 24, Expr: "b[i*n+col]"}
+	gocuSite435 = kernel.Site{File: "matmul.go", Line: 20, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite436 = kernel.Site{File: "matmul.go", Line: 42, Col: 17, Expr: "a[row*k+p+tx]"}
+	gocuSite437 = kernel.Site{File: "matmul.go", Line: 42, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite438 = kernel.Site{File: "matmul.go", Line: 44, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite439 = kernel.Site{File: "matmul.go", Line: 47, Col: 17, Expr: "b[(p+ty)*n+col]"}
+	gocuSite440 = kernel.Site{File: "matmul.go", Line: 47, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite441 = kernel.Site{File: "matmul.go", Line: 49, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite442 = kernel.Site{File: "matmul.go", Line: 53, Col: 11, Expr: "as[ty][i]"}
+	gocuSite443 = kernel.Site{File: "matmul.go", Line: 53, Col: 23, Expr: "bs[i][tx]"}
+	gocuSite444 = kernel.Site{File: "matmul.go", Line: 58, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite445 = kernel.Site{File: "matmul.go", Line: 76, Col: 13, Expr: "a[row*k+p+tx]"}
+	gocuSite446 = kernel.Site{File: "matmul.go", Line: 76, Col: 4, Expr: "sm[as]"}
+	gocuSite447 = kernel.Site{File: "matmul.go", Line: 78, Col: 4, Expr: "sm[as]"}
+	gocuSite448 = kernel.Site{File: "matmul.go", Line: 81, Col: 13, Expr: "b[(p+ty)*n+col]"}
+	gocuSite449 = kernel.Site{File: "matmul.go", Line: 81, Col: 4, Expr: "sm[bs]"}
+	gocuSite450 = kernel.Site{File: "matmul.go", Line: 83, Col: 4, Expr: "sm[bs]"}
+	gocuSite451 = kernel.Site{File: "matmul.go", Line: 87, Col: 11, Expr: "sm[ty*w+i]"}
+	gocuSite452 = kernel.Site{File: "matmul.go", Line: 87, Col: 24, Expr: "sm[w*w+i*w+tx]"}
+	gocuSite453 = kernel.Site{File: "matmul.go", Line: 92, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite454 = kernel.Site{File: "reduce.go", Line: 16, Col: 8, Expr: "x[i]"}
+	gocuSite455 = kernel.Site{File: "reduce.go", Line: 21, Col: 3, Expr: "warpSums[warp]"}
+	gocuSite456 = kernel.Site{File: "reduce.go", Line: 27, Col: 8, Expr: "warpSums[lane]"}
+	gocuSite457 = kernel.Site{File: "reduce.go", Line: 31, Col: 4, Expr: "partial[t.BlockIdx.X]"}
+	gocuSite458 = kernel.Site{File: "scan.go", Line: 24, Col: 8, Expr: "x[i0]"}
+	gocuSite459 = kernel.Site{File: "scan.go", Line: 27, Col: 8, Expr: "x[i1]"}
+	gocuSite460 = kernel.Site{File: "scan.go", Line: 29, Col: 2, Expr: "s[tid]"}
+	gocuSite461 = kernel.Site{File: "scan.go", Line: 30, Col: 2, Expr: "s[tid+ScanThreads]"}
+	gocuSite462 = kernel.Site{File: "scan.go", Line: 37, Col: 12, Expr: "s[a]"}
+	gocuSite463 = kernel.Site{File: "scan.go", Line: 37, Col: 4, Expr: "s[b]"}
+	gocuSite464 = kernel.Site{File: "scan.go", Line: 42, Col: 24, Expr: "s[2*ScanThreads-1]"}
+	gocuSite465 = kernel.Site{File: "scan.go", Line: 42, Col: 3, Expr: "sums[t.BlockIdx.X]"}
+	gocuSite466 = kernel.Site{File: "scan.go", Line: 43, Col: 3, Expr: "s[2*ScanThreads-1]"}
+	gocuSite467 = kernel.Site{File: "scan.go", Line: 50, Col: 9, Expr: "s[a]"}
+	gocuSite468 = kernel.Site{File: "scan.go", Line: 51, Col: 11, Expr: "s[b]"}
+	gocuSite469 = kernel.Site{File: "scan.go", Line: 51, Col: 4, Expr: "s[a]"}
+	gocuSite470 = kernel.Site{File: "scan.go", Line: 52, Col: 4, Expr: "s[b]"}
+	gocuSite471 = kernel.Site{File: "scan.go", Line: 57, Col: 11, Expr: "s[tid]"}
+	gocuSite472 = kernel.Site{File: "scan.go", Line: 57, Col: 3, Expr: "y[i0]"}
+	gocuSite473 = kernel.Site{File: "scan.go", Line: 60, Col: 11, Expr: "s[tid+ScanThreads]"}
+	gocuSite474 = kernel.Site{File: "scan.go", Line: 60, Col: 3, Expr: "y[i1]"}
+	gocuSite475 = kernel.Site{File: "scan.go", Line: 72, Col: 11, Expr: "offsets[i/(2*ScanThreads)]"}
+	gocuSite476 = kernel.Site{File: "scan.go", Line: 72, Col: 3, Expr: "y[i]"}
+	gocuSite477 = kernel.Site{File: "sgemm.go", Line: 45, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](a)"}
+	gocuSite478 = kernel.Site{File: "sgemm.go", Line: 46, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](b)"}
+	gocuSite479 = kernel.Site{File: "sgemm.go", Line: 47, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](c)"}
+	gocuSite480 = kernel.Site{File: "sgemm.go", Line: 59, Col: 12, Expr: "a4[ai]"}
+	gocuSite481 = kernel.Site{File: "sgemm.go", Line: 59, Col: 20, Expr: "b4[bi]"}
+	gocuSite482 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk][:]"}
+	gocuSite483 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk]"}
+	gocuSite484 = kernel.Site{File: "sgemm.go", Line: 61, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
+	gocuSite485 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1][:]"}
+	gocuSite486 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1]"}
+	gocuSite487 = kernel.Site{File: "sgemm.go", Line: 62, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
+	gocuSite488 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2][:]"}
+	gocuSite489 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2]"}
+	gocuSite490 = kernel.Site{File: "sgemm.go", Line: 63, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
+	gocuSite491 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3][:]"}
+	gocuSite492 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3]"}
+	gocuSite493 = kernel.Site{File: "sgemm.go", Line: 64, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
+	gocuSite494 = kernel.Site{File: "sgemm.go", Line: 65, Col: 2, Expr: "a0[lr]"}
+	gocuSite495 = kernel.Site{File: "sgemm.go", Line: 65, Col: 10, Expr: "a1[lr]"}
+	gocuSite496 = kernel.Site{File: "sgemm.go", Line: 65, Col: 18, Expr: "a2[lr]"}
+	gocuSite497 = kernel.Site{File: "sgemm.go", Line: 65, Col: 26, Expr: "a3[lr]"}
+	gocuSite498 = kernel.Site{File: "sgemm.go", Line: 68, Col: 2, Expr: "bs[st][br][bc]"}
+	gocuSite499 = kernel.Site{File: "sgemm.go", Line: 75, Col: 9, Expr: "a4[ai+int((k0+GemmBK)/4)]"}
+	gocuSite500 = kernel.Site{File: "sgemm.go", Line: 76, Col: 9, Expr: "b4[bi+int(k0+GemmBK)*n4]"}
+	gocuSite501 = kernel.Site{File: "sgemm.go", Line: 80, Col: 14, Expr: "as[st][kk][tr]"}
+	gocuSite502 = kernel.Site{File: "sgemm.go", Line: 80, Col: 30, Expr: "as[st][kk][tr+16]"}
+	gocuSite503 = kernel.Site{File: "sgemm.go", Line: 81, Col: 14, Expr: "bs[st][kk][tc]"}
+	gocuSite504 = kernel.Site{File: "sgemm.go", Line: 81, Col: 30, Expr: "bs[st][kk][tc+16]"}
+	gocuSite505 = kernel.Site{File: "sgemm.go", Line: 88, Col: 29, Expr: "ra[i]"}
+	gocuSite506 = kernel.Site{File: "sgemm.go", Line: 88, Col: 36, Expr: "rb[j]"}
+	gocuSite507 = kernel.Site{File: "sgemm.go", Line: 88, Col: 43, Expr: "acc[i][j]"}
+	gocuSite508 = kernel.Site{File: "sgemm.go", Line: 88, Col: 6, Expr: "acc[i][j]"}
+	gocuSite509 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk][:]"}
+	gocuSite510 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk]"}
+	gocuSite511 = kernel.Site{File: "sgemm.go", Line: 94, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
+	gocuSite512 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1][:]"}
+	gocuSite513 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1]"}
+	gocuSite514 = kernel.Site{File: "sgemm.go", Line: 95, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
+	gocuSite515 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2][:]"}
+	gocuSite516 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2]"}
+	gocuSite517 = kernel.Site{File: "sgemm.go", Line: 96, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
+	gocuSite518 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3][:]"}
+	gocuSite519 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3]"}
+	gocuSite520 = kernel.Site{File: "sgemm.go", Line: 97, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
+	gocuSite521 = kernel.Site{File: "sgemm.go", Line: 98, Col: 4, Expr: "a0[lr]"}
+	gocuSite522 = kernel.Site{File: "sgemm.go", Line: 98, Col: 12, Expr: "a1[lr]"}
+	gocuSite523 = kernel.Site{File: "sgemm.go", Line: 98, Col: 20, Expr: "a2[lr]"}
+	gocuSite524 = kernel.Site{File: "sgemm.go", Line: 98, Col: 28, Expr: "a3[lr]"}
+	gocuSite525 = kernel.Site{File: "sgemm.go", Line: 99, Col: 4, Expr: "bs[st][br][bc]"}
+	gocuSite526 = kernel.Site{File: "sgemm.go", Line: 110, Col: 34, Expr: "acc[i][4*h]"}
+	gocuSite527 = kernel.Site{File: "sgemm.go", Line: 110, Col: 58, Expr: "acc[i][4*h+1]"}
+	gocuSite528 = kernel.Site{File: "sgemm.go", Line: 110, Col: 84, Expr: "acc[i][4*h+2]"}
+	gocuSite529 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
+	gocuSite530 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
+	gocuSite531 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
+	gocuSite532 = kernel.Site{File: "flash128.go", Line: 215, Col: 2, Expr: "for i := int32(0); i < fa128KV/8/FlashThreads; i++"}
+	gocuSite533 = kernel.Site{File: "flash64.go", Line: 208, Col: 2, Expr: "for i := int32(0); i < fa64KV/8/FlashThreads; i++"}
+	gocuSite534 = kernel.Site{File: "flash_b128.go", Line: 263, Col: 2, Expr: "for i := int32(0); i < FAB128BC/fab128Rows; i++"}
+	gocuSite535 = kernel.Site{File: "flash_b128.go", Line: 165, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite536 = kernel.Site{File: "flash_b128.go", Line: 168, Col: 3, Expr: "for jj := int32(0); jj < fab128D/64; jj++"}
+	gocuSite537 = kernel.Site{File: "flash_b128.go", Line: 170, Col: 4, Expr: "for nj := int32(0); nj < FAB128BC/16; nj++"}
+	gocuSite538 = kernel.Site{File: "flash_b128.go", Line: 184, Col: 2, Expr: "for nt := int32(0); nt < FAB128BC/8; nt++"}
+	gocuSite539 = kernel.Site{File: "flash_b128.go", Line: 186, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite540 = kernel.Site{File: "flash_b128.go", Line: 199, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite541 = kernel.Site{File: "flash_b128.go", Line: 215, Col: 2, Expr: "for nt := int32(0); nt < FAB128BC/8; nt++"}
+	gocuSite542 = kernel.Site{File: "flash_b128.go", Line: 217, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite543 = kernel.Site{File: "flash_b128.go", Line: 224, Col: 2, Expr: "for dt := 0; dt < fab128D/8; dt++"}
+	gocuSite544 = kernel.Site{File: "flash_b128.go", Line: 234, Col: 2, Expr: "for kk := int32(0); kk < FAB128BC/16; kk++"}
+	gocuSite545 = kernel.Site{File: "flash_b128.go", Line: 241, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite546 = kernel.Site{File: "flash_b128.go", Line: 244, Col: 3, Expr: "for jj := int32(0); jj < fab128D/64; jj++"}
+	gocuSite547 = kernel.Site{File: "flash_b128.go", Line: 247, Col: 4, Expr: "for kk := int32(0); kk < FAB128BC/16; kk++"}
+	gocuSite548 = kernel.Site{File: "flash_b64.go", Line: 258, Col: 2, Expr: "for i := int32(0); i < FAB64BC/fab64Rows; i++"}
+	gocuSite549 = kernel.Site{File: "flash_b64.go", Line: 160, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite550 = kernel.Site{File: "flash_b64.go", Line: 163, Col: 3, Expr: "for jj := int32(0); jj < fab64D/64; jj++"}
+	gocuSite551 = kernel.Site{File: "flash_b64.go", Line: 165, Col: 4, Expr: "for nj := int32(0); nj < FAB64BC/16; nj++"}
+	gocuSite552 = kernel.Site{File: "flash_b64.go", Line: 179, Col: 2, Expr: "for nt := int32(0); nt < FAB64BC/8; nt++"}
+	gocuSite553 = kernel.Site{File: "flash_b64.go", Line: 181, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite554 = kernel.Site{File: "flash_b64.go", Line: 194, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite555 = kernel.Site{File: "flash_b64.go", Line: 210, Col: 2, Expr: "for nt := int32(0); nt < FAB64BC/8; nt++"}
+	gocuSite556 = kernel.Site{File: "flash_b64.go", Line: 212, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite557 = kernel.Site{File: "flash_b64.go", Line: 219, Col: 2, Expr: "for dt := 0; dt < fab64D/8; dt++"}
+	gocuSite558 = kernel.Site{File: "flash_b64.go", Line: 229, Col: 2, Expr: "for kk := int32(0); kk < FAB64BC/16; kk++"}
+	gocuSite559 = kernel.Site{File: "flash_b64.go", Line: 236, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite560 = kernel.Site{File: "flash_b64.go", Line: 239, Col: 3, Expr: "for jj := int32(0); jj < fab64D/64; jj++"}
+	gocuSite561 = kernel.Site{File: "flash_b64.go", Line: 242, Col: 4, Expr: "for kk := int32(0); kk < FAB64BC/16; kk++"}
+	gocuSite562 = kernel.Site{File: "grayfast.go", Line: 51, Col: 2, Expr: "for k := range 4"}
+	gocuSite563 = kernel.Site{File: "reduce.go", Line: 39, Col: 2, Expr: "for offset := int32(16); offset > 0; offset /= 2"}
+	gocuSite564 = kernel.Site{File: "broken.go", Line: 31, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
+	gocuSite565 = kernel.Site{File: "broken.go", Line: 43, Col: 3, Expr: "for i := range Tile"}
+	gocuSite566 = kernel.Site{File: "broken.go", Line: 69, Col: 2, Expr: "for stride := t.BlockDim.X / 2; stride > 0; stride /= 2"}
+	gocuSite567 = kernel.Site{File: "flash128.go", Line: 76, Col: 2, Expr: "for i := int32(0); i < fa128Q/8/FlashThreads; i++"}
+	gocuSite568 = kernel.Site{File: "flash128.go", Line: 94, Col: 2, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
+	gocuSite569 = kernel.Site{File: "flash128.go", Line: 104, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
+	gocuSite570 = kernel.Site{File: "flash128.go", Line: 119, Col: 3, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
+	gocuSite571 = kernel.Site{File: "flash128.go", Line: 121, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
+	gocuSite572 = kernel.Site{File: "flash128.go", Line: 135, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite573 = kernel.Site{File: "flash128.go", Line: 137, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite574 = kernel.Site{File: "flash128.go", Line: 147, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite575 = kernel.Site{File: "flash128.go", Line: 153, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite576 = kernel.Site{File: "flash128.go", Line: 159, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite577 = kernel.Site{File: "flash128.go", Line: 161, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite578 = kernel.Site{File: "flash128.go", Line: 168, Col: 3, Expr: "for dt := 0; dt < fa128D/8; dt++"}
+	gocuSite579 = kernel.Site{File: "flash128.go", Line: 177, Col: 3, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
+	gocuSite580 = kernel.Site{File: "flash128.go", Line: 183, Col: 4, Expr: "for nd := int32(0); nd < fa128D/16; nd++"}
+	gocuSite581 = kernel.Site{File: "flash128.go", Line: 195, Col: 2, Expr: "for h := 0; h < 2; h++"}
+	gocuSite582 = kernel.Site{File: "flash128.go", Line: 202, Col: 2, Expr: "for dt := int32(0); dt < fa128D/8; dt++"}
+	gocuSite583 = kernel.Site{File: "flash64.go", Line: 69, Col: 2, Expr: "for i := int32(0); i < fa64Q/8/FlashThreads; i++"}
+	gocuSite584 = kernel.Site{File: "flash64.go", Line: 87, Col: 2, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
+	gocuSite585 = kernel.Site{File: "flash64.go", Line: 97, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
+	gocuSite586 = kernel.Site{File: "flash64.go", Line: 112, Col: 3, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
+	gocuSite587 = kernel.Site{File: "flash64.go", Line: 114, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
+	gocuSite588 = kernel.Site{File: "flash64.go", Line: 128, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite589 = kernel.Site{File: "flash64.go", Line: 130, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite590 = kernel.Site{File: "flash64.go", Line: 140, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite591 = kernel.Site{File: "flash64.go", Line: 146, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite592 = kernel.Site{File: "flash64.go", Line: 152, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite593 = kernel.Site{File: "flash64.go", Line: 154, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite594 = kernel.Site{File: "flash64.go", Line: 161, Col: 3, Expr: "for dt := 0; dt < fa64D/8; dt++"}
+	gocuSite595 = kernel.Site{File: "flash64.go", Line: 170, Col: 3, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
+	gocuSite596 = kernel.Site{File: "flash64.go", Line: 176, Col: 4, Expr: "for nd := int32(0); nd < fa64D/16; nd++"}
+	gocuSite597 = kernel.Site{File: "flash64.go", Line: 188, Col: 2, Expr: "for h := 0; h < 2; h++"}
+	gocuSite598 = kernel.Site{File: "flash64.go", Line: 195, Col: 2, Expr: "for dt := int32(0); dt < fa64D/8; dt++"}
+	gocuSite599 = kernel.Site{File: "flash_b128.go", Line: 77, Col: 2, Expr: "for i := int32(0); i < FAB128BR/fab128Rows; i++"}
+	gocuSite600 = kernel.Site{File: "flash_b128.go", Line: 94, Col: 2, Expr: "for ks := int32(0); ks < fab128D/16; ks++"}
+	gocuSite601 = kernel.Site{File: "flash_b128.go", Line: 110, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite602 = kernel.Site{File: "flash_b128.go", Line: 120, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite603 = kernel.Site{File: "flash_b128.go", Line: 123, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite604 = kernel.Site{File: "flash_b128.go", Line: 129, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite605 = kernel.Site{File: "flash_b128.go", Line: 136, Col: 2, Expr: "for dt := int32(0); dt < fab128D/8; dt++"}
+	gocuSite606 = kernel.Site{File: "flash_b64.go", Line: 72, Col: 2, Expr: "for i := int32(0); i < FAB64BR/fab64Rows; i++"}
+	gocuSite607 = kernel.Site{File: "flash_b64.go", Line: 89, Col: 2, Expr: "for ks := int32(0); ks < fab64D/16; ks++"}
+	gocuSite608 = kernel.Site{File: "flash_b64.go", Line: 105, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite609 = kernel.Site{File: "flash_b64.go", Line: 115, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite610 = kernel.Site{File: "flash_b64.go", Line: 118, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite611 = kernel.Site{File: "flash_b64.go", Line: 124, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite612 = kernel.Site{File: "flash_b64.go", Line: 131, Col: 2, Expr: "for dt := int32(0); dt < fab64D/8; dt++"}
+	gocuSite613 = kernel.Site{File: "gemm_bf16.go", Line: 71, Col: 2, Expr: "for s := int32(0); s < BF16Stages-1; s++"}
+	gocuSite614 = kernel.Site{File: "gemm_bf16.go", Line: 78, Col: 4, Expr: "for i := int32(0); i < 4; i++"}
+	gocuSite615 = kernel.Site{File: "gemm_bf16.go", Line: 90, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
+	gocuSite616 = kernel.Site{File: "gemm_bf16.go", Line: 100, Col: 4, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite617 = kernel.Site{File: "gemm_bf16.go", Line: 108, Col: 3, Expr: "for ks := int32(0); ks < 2; ks++"}
+	gocuSite618 = kernel.Site{File: "gemm_bf16.go", Line: 112, Col: 4, Expr: "for mi := int32(0); mi < 4; mi++"}
+	gocuSite619 = kernel.Site{File: "gemm_bf16.go", Line: 118, Col: 4, Expr: "for nj := int32(0); nj < 4; nj++"}
+	gocuSite620 = kernel.Site{File: "gemm_bf16.go", Line: 126, Col: 4, Expr: "for mi := 0; mi < 4; mi++"}
+	gocuSite621 = kernel.Site{File: "gemm_bf16.go", Line: 128, Col: 5, Expr: "for ni := 0; ni < 8; ni++"}
+	gocuSite622 = kernel.Site{File: "gemm_bf16.go", Line: 140, Col: 2, Expr: "for mi := 0; mi < 4; mi++"}
+	gocuSite623 = kernel.Site{File: "gemm_bf16.go", Line: 143, Col: 3, Expr: "for ni := 0; ni < 8; ni++"}
+	gocuSite624 = kernel.Site{File: "grayfast.go", Line: 16, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite625 = kernel.Site{File: "grayfast.go", Line: 34, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite626 = kernel.Site{File: "histogram.go", Line: 17, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
+	gocuSite627 = kernel.Site{File: "histogram.go", Line: 21, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
+	gocuSite628 = kernel.Site{File: "histogram.go", Line: 25, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
+	gocuSite629 = kernel.Site{File: "matmul.go", Line: 17, Col: 3, Expr: "for i := range k"}
+	gocuSite630 = kernel.Site{File: "matmul.go", Line: 40, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
+	gocuSite631 = kernel.Site{File: "matmul.go", Line: 52, Col: 3, Expr: "for i := range Tile"}
+	gocuSite632 = kernel.Site{File: "matmul.go", Line: 74, Col: 2, Expr: "for p := int32(0); p < k; p += w"}
+	gocuSite633 = kernel.Site{File: "matmul.go", Line: 86, Col: 3, Expr: "for i := range w"}
+	gocuSite634 = kernel.Site{File: "reduce.go", Line: 15, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
+	gocuSite635 = kernel.Site{File: "scan.go", Line: 33, Col: 2, Expr: "for d := int32(ScanThreads); d > 0; d /= 2"}
+	gocuSite636 = kernel.Site{File: "scan.go", Line: 45, Col: 2, Expr: "for d := int32(1); d < 2*ScanThreads; d *= 2"}
+	gocuSite637 = kernel.Site{File: "sgemm.go", Line: 72, Col: 2, Expr: "for k0 := int32(0); k0 < k; k0 += GemmBK"}
+	gocuSite638 = kernel.Site{File: "sgemm.go", Line: 79, Col: 3, Expr: "for kk := 0; kk < GemmBK; kk++"}
+	gocuSite639 = kernel.Site{File: "sgemm.go", Line: 85, Col: 4, Expr: "for i := 0; i < 8; i++"}
+	gocuSite640 = kernel.Site{File: "sgemm.go", Line: 87, Col: 5, Expr: "for j := 0; j < 8; j++"}
+	gocuSite641 = kernel.Site{File: "sgemm.go", Line: 105, Col: 2, Expr: "for i := 0; i < 8; i++"}
+	gocuSite642 = kernel.Site{File: "sgemm.go", Line: 108, Col: 3, Expr: "for h := 0; h < 2; h++"}
 )
 
 // gocuChecked_faLoadKV128 is the checked copy of kernels.faLoadKV128 (flash128.go:211).
@@ -2453,7 +3209,7 @@ func gocuChecked_faLoadKV128(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.
 	tid := t.ThreadIdx.X
 	ks := fa128Q + st*2*fa128KV
 	for i := int32(0); i < fa128KV/8/FlashThreads; i++ {
-		kernel.Loop(t, &gocuSite348)
+		kernel.Loop(t, &gocuSite532)
 		c := tid + i*FlashThreads
 		r, ch := c/fa128Chunk, c%fa128Chunk
 		off := r*fa128D + (ch^(r&7))*8
@@ -2468,7 +3224,7 @@ func gocuChecked_faLoadKV64(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	tid := t.ThreadIdx.X
 	ks := fa64Q + st*2*fa64KV
 	for i := int32(0); i < fa64KV/8/FlashThreads; i++ {
-		kernel.Loop(t, &gocuSite349)
+		kernel.Loop(t, &gocuSite533)
 		c := tid + i*FlashThreads
 		r, ch := c/fa64Chunk, c%fa64Chunk
 		off := r*fa64D + (ch^(r&7))*8
@@ -2476,6 +3232,290 @@ func gocuChecked_faLoadKV64(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 		kernel.CpAsync(t, sm[ks+off:], k[g:])
 		kernel.CpAsync(t, sm[ks+fa64KV+off:], v[g:])
 	}
+}
+
+// gocuChecked_fab128LoadKV is the checked copy of kernels.fab128LoadKV (flash_b128.go:259).
+func gocuChecked_fab128LoadKV(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, goff int, soff int32, kv0 int32, st int32) {
+	ks := fab128Q + st*2*fab128KV + soff
+	g := goff + int(kv0)*fab128D
+	for i := int32(0); i < FAB128BC/fab128Rows; i++ {
+		kernel.Loop(t, &gocuSite534)
+		kernel.CpAsync(t, sm[ks+i*fab128Rows*fab128D:], k[g+int(i*fab128Rows)*fab128D:])
+		kernel.CpAsync(t, sm[ks+fab128KV+i*fab128Rows*fab128D:], v[g+int(i*fab128Rows)*fab128D:])
+	}
+}
+
+// gocuChecked_fab128Tile is the checked copy of kernels.fab128Tile (flash_b128.go:147).
+func gocuChecked_fab128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, goff int, soff int32, qf [8]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [16]kernel.FragC, mx [2]float32, sum [2]float32, j int32, ntiles int32, rowA int32, sl2 float32, masked bool) ([16]kernel.FragC, [2]float32, [2]float32) {
+	if j > 0 {
+		kernel.CpAsyncWait(t, 0)
+		t.SyncThreads()
+	}
+	if j+1 < ntiles {
+		gocuChecked_fab128LoadKV(t, sm, k, v, goff, soff, (j+1)*FAB128BC, (j+1)%2)
+	}
+	kernel.CpAsyncCommit(t)
+	ks0 := fab128Q + (j%2)*2*fab128KV
+	vs0 := ks0 + fab128KV
+	var s [8]kernel.FragC
+	for j4 := int32(0); j4 < 4; j4++ {
+		kernel.Loop(t, &gocuSite535)
+		kb := sm[ks0+*kernel.At(t, kOff[:], int(j4), &gocuSite13, kernel.Read):]
+		for jj := int32(0); jj < fab128D/64; jj++ {
+			kernel.Loop(t, &gocuSite536)
+			for nj := int32(0); nj < FAB128BC/16; nj++ {
+				kernel.Loop(t, &gocuSite537)
+				kf := kernel.LdMatrixX4(t, kb[nj*16*fab128D+jj*64:])
+				{
+					var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite15, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite16, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite17, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite18, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj), &gocuSite19, kernel.Write) = gocuV1
+				}
+				{
+					var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite20, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite21, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite22, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite23, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj+1), &gocuSite24, kernel.Write) = gocuV2
+				}
+			}
+		}
+	}
+	negInf := float32(math.Inf(-1))
+	qd := t.ThreadIdx.X % 4
+	m := [2]float32{negInf, negInf}
+	for nt := int32(0); nt < FAB128BC/8; nt++ {
+		kernel.Loop(t, &gocuSite538)
+		for e := int32(0); e < 4; e++ {
+			kernel.Loop(t, &gocuSite539)
+			x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite25)][:], int(e), &gocuSite25, kernel.Read)
+			if masked && j*FAB128BC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
+				x = negInf
+				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite26)][:], int(e), &gocuSite26, kernel.Write) = x
+			}
+			if x > *kernel.At(t, m[:], int(e/2), &gocuSite27, kernel.Read) {
+				*kernel.At(t, m[:], int(e/2), &gocuSite28, kernel.Write) = x
+			}
+		}
+	}
+	var corr [2]float32
+	for hh := 0; hh < 2; hh++ {
+		kernel.Loop(t, &gocuSite540)
+		if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite29, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite30, kernel.Read) {
+			*kernel.At(t, m[:], int(hh), &gocuSite31, kernel.Write) = o
+		}
+		if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite32, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite33, kernel.Read) {
+			*kernel.At(t, m[:], int(hh), &gocuSite34, kernel.Write) = o
+		}
+		mn := *kernel.At(t, m[:], int(hh), &gocuSite35, kernel.Read) * sl2
+		if *kernel.At(t, mx[:], int(hh), &gocuSite36, kernel.Read) > mn {
+			mn = *kernel.At(t, mx[:], int(hh), &gocuSite37, kernel.Read)
+		}
+		{
+			var gocuV3 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite38, kernel.Read) - mn)
+			*kernel.At(t, corr[:], int(hh), &gocuSite39, kernel.Write) = gocuV3
+		}
+		*kernel.At(t, mx[:], int(hh), &gocuSite40, kernel.Write) = mn
+		{
+			var gocuV4 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite41, kernel.Read)
+			*kernel.At(t, sum[:], int(hh), &gocuSite42, kernel.ReadWrite) *= gocuV4
+		}
+	}
+	for nt := int32(0); nt < FAB128BC/8; nt++ {
+		kernel.Loop(t, &gocuSite541)
+		for e := int32(0); e < 4; e++ {
+			kernel.Loop(t, &gocuSite542)
+			p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite43)][:], int(e), &gocuSite43, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite44, kernel.Read))))
+			*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite45)][:], int(e), &gocuSite45, kernel.Write) = p
+			*kernel.At(t, sum[:], int(e/2), &gocuSite46, kernel.ReadWrite) += p
+		}
+	}
+	for dt := 0; dt < fab128D/8; dt++ {
+		kernel.Loop(t, &gocuSite543)
+		{
+			var gocuV5 float32 = *kernel.At(t, corr[:], int(0), &gocuSite47, kernel.Read)
+			*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite48)][:], int(0), &gocuSite48, kernel.ReadWrite) *= gocuV5
+		}
+		{
+			var gocuV6 float32 = *kernel.At(t, corr[:], int(0), &gocuSite49, kernel.Read)
+			*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite50)][:], int(1), &gocuSite50, kernel.ReadWrite) *= gocuV6
+		}
+		{
+			var gocuV7 float32 = *kernel.At(t, corr[:], int(1), &gocuSite51, kernel.Read)
+			*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite52)][:], int(2), &gocuSite52, kernel.ReadWrite) *= gocuV7
+		}
+		{
+			var gocuV8 float32 = *kernel.At(t, corr[:], int(1), &gocuSite53, kernel.Read)
+			*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite54)][:], int(3), &gocuSite54, kernel.ReadWrite) *= gocuV8
+		}
+	}
+	var pa [4]kernel.FragA
+	for kk := int32(0); kk < FAB128BC/16; kk++ {
+		kernel.Loop(t, &gocuSite544)
+		{
+			var gocuV9 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite55)][:], int(0), &gocuSite55, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite56)][:], int(1), &gocuSite56, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite57)][:], int(2), &gocuSite57, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite58)][:], int(3), &gocuSite58, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite59)][:], int(0), &gocuSite59, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite60)][:], int(1), &gocuSite60, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite61)][:], int(2), &gocuSite61, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite62)][:], int(3), &gocuSite62, kernel.Read))}
+			*kernel.At(t, pa[:], int(kk), &gocuSite63, kernel.Write) = gocuV9
+		}
+	}
+	for j4 := int32(0); j4 < 4; j4++ {
+		kernel.Loop(t, &gocuSite545)
+		vb := sm[vs0+*kernel.At(t, vOff[:], int(j4), &gocuSite65, kernel.Read):]
+		for jj := int32(0); jj < fab128D/64; jj++ {
+			kernel.Loop(t, &gocuSite546)
+			nd := 4*jj + j4
+			for kk := int32(0); kk < FAB128BC/16; kk++ {
+				kernel.Loop(t, &gocuSite547)
+				vf := kernel.LdMatrixX4Trans(t, vb[kk*16*fab128D+jj*64:])
+				{
+					var gocuV10 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite67, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite68, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite69, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite70, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd), &gocuSite71, kernel.Write) = gocuV10
+				}
+				{
+					var gocuV11 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite72, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite73, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite74, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite75, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd+1), &gocuSite76, kernel.Write) = gocuV11
+				}
+			}
+		}
+	}
+	return acc, mx, sum
+}
+
+// gocuChecked_fab64LoadKV is the checked copy of kernels.fab64LoadKV (flash_b64.go:254).
+func gocuChecked_fab64LoadKV(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, goff int, soff int32, kv0 int32, st int32) {
+	ks := fab64Q + st*2*fab64KV + soff
+	g := goff + int(kv0)*fab64D
+	for i := int32(0); i < FAB64BC/fab64Rows; i++ {
+		kernel.Loop(t, &gocuSite548)
+		kernel.CpAsync(t, sm[ks+i*fab64Rows*fab64D:], k[g+int(i*fab64Rows)*fab64D:])
+		kernel.CpAsync(t, sm[ks+fab64KV+i*fab64Rows*fab64D:], v[g+int(i*fab64Rows)*fab64D:])
+	}
+}
+
+// gocuChecked_fab64Tile is the checked copy of kernels.fab64Tile (flash_b64.go:142).
+func gocuChecked_fab64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, goff int, soff int32, qf [8]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [16]kernel.FragC, mx [2]float32, sum [2]float32, j int32, ntiles int32, rowA int32, sl2 float32, masked bool) ([16]kernel.FragC, [2]float32, [2]float32) {
+	if j > 0 {
+		kernel.CpAsyncWait(t, 0)
+		t.SyncThreads()
+	}
+	if j+1 < ntiles {
+		gocuChecked_fab64LoadKV(t, sm, k, v, goff, soff, (j+1)*FAB64BC, (j+1)%2)
+	}
+	kernel.CpAsyncCommit(t)
+	ks0 := fab64Q + (j%2)*2*fab64KV
+	vs0 := ks0 + fab64KV
+	var s [8]kernel.FragC
+	for j4 := int32(0); j4 < 4; j4++ {
+		kernel.Loop(t, &gocuSite549)
+		kb := sm[ks0+*kernel.At(t, kOff[:], int(j4), &gocuSite82, kernel.Read):]
+		for jj := int32(0); jj < fab64D/64; jj++ {
+			kernel.Loop(t, &gocuSite550)
+			for nj := int32(0); nj < FAB64BC/16; nj++ {
+				kernel.Loop(t, &gocuSite551)
+				kf := kernel.LdMatrixX4(t, kb[nj*16*fab64D+jj*64:])
+				{
+					var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite84, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite85, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite86, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite87, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj), &gocuSite88, kernel.Write) = gocuV1
+				}
+				{
+					var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite89, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite90, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite91, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite92, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj+1), &gocuSite93, kernel.Write) = gocuV2
+				}
+			}
+		}
+	}
+	negInf := float32(math.Inf(-1))
+	qd := t.ThreadIdx.X % 4
+	m := [2]float32{negInf, negInf}
+	for nt := int32(0); nt < FAB64BC/8; nt++ {
+		kernel.Loop(t, &gocuSite552)
+		for e := int32(0); e < 4; e++ {
+			kernel.Loop(t, &gocuSite553)
+			x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite94)][:], int(e), &gocuSite94, kernel.Read)
+			if masked && j*FAB64BC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
+				x = negInf
+				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite95)][:], int(e), &gocuSite95, kernel.Write) = x
+			}
+			if x > *kernel.At(t, m[:], int(e/2), &gocuSite96, kernel.Read) {
+				*kernel.At(t, m[:], int(e/2), &gocuSite97, kernel.Write) = x
+			}
+		}
+	}
+	var corr [2]float32
+	for hh := 0; hh < 2; hh++ {
+		kernel.Loop(t, &gocuSite554)
+		if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite98, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite99, kernel.Read) {
+			*kernel.At(t, m[:], int(hh), &gocuSite100, kernel.Write) = o
+		}
+		if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite101, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite102, kernel.Read) {
+			*kernel.At(t, m[:], int(hh), &gocuSite103, kernel.Write) = o
+		}
+		mn := *kernel.At(t, m[:], int(hh), &gocuSite104, kernel.Read) * sl2
+		if *kernel.At(t, mx[:], int(hh), &gocuSite105, kernel.Read) > mn {
+			mn = *kernel.At(t, mx[:], int(hh), &gocuSite106, kernel.Read)
+		}
+		{
+			var gocuV3 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite107, kernel.Read) - mn)
+			*kernel.At(t, corr[:], int(hh), &gocuSite108, kernel.Write) = gocuV3
+		}
+		*kernel.At(t, mx[:], int(hh), &gocuSite109, kernel.Write) = mn
+		{
+			var gocuV4 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite110, kernel.Read)
+			*kernel.At(t, sum[:], int(hh), &gocuSite111, kernel.ReadWrite) *= gocuV4
+		}
+	}
+	for nt := int32(0); nt < FAB64BC/8; nt++ {
+		kernel.Loop(t, &gocuSite555)
+		for e := int32(0); e < 4; e++ {
+			kernel.Loop(t, &gocuSite556)
+			p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite112)][:], int(e), &gocuSite112, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite113, kernel.Read))))
+			*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite114)][:], int(e), &gocuSite114, kernel.Write) = p
+			*kernel.At(t, sum[:], int(e/2), &gocuSite115, kernel.ReadWrite) += p
+		}
+	}
+	for dt := 0; dt < fab64D/8; dt++ {
+		kernel.Loop(t, &gocuSite557)
+		{
+			var gocuV5 float32 = *kernel.At(t, corr[:], int(0), &gocuSite116, kernel.Read)
+			*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite117)][:], int(0), &gocuSite117, kernel.ReadWrite) *= gocuV5
+		}
+		{
+			var gocuV6 float32 = *kernel.At(t, corr[:], int(0), &gocuSite118, kernel.Read)
+			*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite119)][:], int(1), &gocuSite119, kernel.ReadWrite) *= gocuV6
+		}
+		{
+			var gocuV7 float32 = *kernel.At(t, corr[:], int(1), &gocuSite120, kernel.Read)
+			*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite121)][:], int(2), &gocuSite121, kernel.ReadWrite) *= gocuV7
+		}
+		{
+			var gocuV8 float32 = *kernel.At(t, corr[:], int(1), &gocuSite122, kernel.Read)
+			*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite123)][:], int(3), &gocuSite123, kernel.ReadWrite) *= gocuV8
+		}
+	}
+	var pa [4]kernel.FragA
+	for kk := int32(0); kk < FAB64BC/16; kk++ {
+		kernel.Loop(t, &gocuSite558)
+		{
+			var gocuV9 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite124)][:], int(0), &gocuSite124, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite125)][:], int(1), &gocuSite125, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite126)][:], int(2), &gocuSite126, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite127)][:], int(3), &gocuSite127, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite128)][:], int(0), &gocuSite128, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite129)][:], int(1), &gocuSite129, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite130)][:], int(2), &gocuSite130, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite131)][:], int(3), &gocuSite131, kernel.Read))}
+			*kernel.At(t, pa[:], int(kk), &gocuSite132, kernel.Write) = gocuV9
+		}
+	}
+	for j4 := int32(0); j4 < 4; j4++ {
+		kernel.Loop(t, &gocuSite559)
+		vb := sm[vs0+*kernel.At(t, vOff[:], int(j4), &gocuSite134, kernel.Read):]
+		for jj := int32(0); jj < fab64D/64; jj++ {
+			kernel.Loop(t, &gocuSite560)
+			nd := 4*jj + j4
+			for kk := int32(0); kk < FAB64BC/16; kk++ {
+				kernel.Loop(t, &gocuSite561)
+				vf := kernel.LdMatrixX4Trans(t, vb[kk*16*fab64D+jj*64:])
+				{
+					var gocuV10 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite136, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite137, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite138, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite139, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd), &gocuSite140, kernel.Write) = gocuV10
+				}
+				{
+					var gocuV11 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite141, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite142, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite143, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite144, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd+1), &gocuSite145, kernel.Write) = gocuV11
+				}
+			}
+		}
+	}
+	return acc, mx, sum
 }
 
 // gocuChecked_luma is the checked copy of kernels.luma (grayfast.go:59).
@@ -2487,7 +3527,7 @@ func gocuChecked_luma(gocuT *kernel.Thread, r uint8, g uint8, b uint8) uint8 {
 func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint32 {
 	var out uint32
 	for k := range 4 {
-		kernel.Loop(gocuT, &gocuSite350)
+		kernel.Loop(gocuT, &gocuSite562)
 		s := uint32(8 * k)
 		out |= uint32(gocuChecked_luma(gocuT, uint8(r>>s), uint8(g>>s), uint8(b>>s))) << s
 	}
@@ -2497,7 +3537,7 @@ func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint3
 // gocuChecked_warpSum is the checked copy of kernels.warpSum (reduce.go:38).
 func gocuChecked_warpSum(t *kernel.Thread, v float32) float32 {
 	for offset := int32(16); offset > 0; offset /= 2 {
-		kernel.Loop(t, &gocuSite351)
+		kernel.Loop(t, &gocuSite563)
 		v += kernel.ShflDown(t, kernel.FullMask, v, offset)
 	}
 	return v
@@ -2508,8 +3548,8 @@ func gocuChecked_AddOffByOne(t *kernel.Thread, a []float32, b []float32, c []flo
 	i := t.Index()
 	if i <= n {
 		{
-			var gocuV1 float32 = *kernel.At(t, a, int(i), &gocuSite8, kernel.Read) + *kernel.At(t, b, int(i), &gocuSite9, kernel.Read)
-			*kernel.At(t, c, int(i), &gocuSite10, kernel.Write) = gocuV1
+			var gocuV1 float32 = *kernel.At(t, a, int(i), &gocuSite146, kernel.Read) + *kernel.At(t, b, int(i), &gocuSite147, kernel.Read)
+			*kernel.At(t, c, int(i), &gocuSite148, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -2522,31 +3562,31 @@ func gocuChecked_TiledMatMulNoSync(t *kernel.Thread, a []float32, b []float32, c
 	row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
 	var sum float32
 	for p := int32(0); p < k; p += Tile {
-		kernel.Loop(t, &gocuSite352)
+		kernel.Loop(t, &gocuSite564)
 		if row < m && p+tx < k {
 			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite11, kernel.Read)
-				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite12)][:], int(tx), &gocuSite12, kernel.Write) = gocuV1
+				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite149, kernel.Read)
+				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite150)][:], int(tx), &gocuSite150, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite13)][:], int(tx), &gocuSite13, kernel.Write) = 0
+			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite151)][:], int(tx), &gocuSite151, kernel.Write) = 0
 		}
 		if col < n && p+ty < k {
 			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite14, kernel.Read)
-				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite15)][:], int(tx), &gocuSite15, kernel.Write) = gocuV2
+				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite152, kernel.Read)
+				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite153)][:], int(tx), &gocuSite153, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite16)][:], int(tx), &gocuSite16, kernel.Write) = 0
+			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite154)][:], int(tx), &gocuSite154, kernel.Write) = 0
 		}
 		t.SyncThreads()
 		for i := range Tile {
-			kernel.Loop(t, &gocuSite353)
-			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite17)][:], int(i), &gocuSite17, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite18)][:], int(tx), &gocuSite18, kernel.Read)
+			kernel.Loop(t, &gocuSite565)
+			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite155)][:], int(i), &gocuSite155, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite156)][:], int(tx), &gocuSite156, kernel.Read)
 		}
 	}
 	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite19, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite157, kernel.Write) = sum
 	}
 }
 
@@ -2556,24 +3596,24 @@ func gocuChecked_BlockSumDivergent(t *kernel.Thread, x []float32, partial []floa
 	tid, i := t.ThreadIdx.X, t.Index()
 	var v float32
 	if i < n {
-		v = *kernel.At(t, x, int(i), &gocuSite20, kernel.Read)
+		v = *kernel.At(t, x, int(i), &gocuSite158, kernel.Read)
 	}
-	*kernel.At(t, s[:], int(tid), &gocuSite21, kernel.Write) = v
+	*kernel.At(t, s[:], int(tid), &gocuSite159, kernel.Write) = v
 	t.SyncThreads()
 	for stride := t.BlockDim.X / 2; stride > 0; stride /= 2 {
-		kernel.Loop(t, &gocuSite354)
+		kernel.Loop(t, &gocuSite566)
 		if tid < stride {
 			{
-				var gocuV1 float32 = *kernel.At(t, s[:], int(tid+stride), &gocuSite22, kernel.Read)
-				*kernel.At(t, s[:], int(tid), &gocuSite23, kernel.ReadWrite) += gocuV1
+				var gocuV1 float32 = *kernel.At(t, s[:], int(tid+stride), &gocuSite160, kernel.Read)
+				*kernel.At(t, s[:], int(tid), &gocuSite161, kernel.ReadWrite) += gocuV1
 			}
 			t.SyncThreads()
 		}
 	}
 	if tid == 0 {
 		{
-			var gocuV2 float32 = *kernel.At(t, s[:], int(0), &gocuSite24, kernel.Read)
-			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite25, kernel.Write) = gocuV2
+			var gocuV2 float32 = *kernel.At(t, s[:], int(0), &gocuSite162, kernel.Read)
+			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite163, kernel.Write) = gocuV2
 		}
 	}
 }
@@ -2593,7 +3633,7 @@ func gocuChecked_FlashAttention128(t *kernel.Thread, q []kernel.BFloat16, k []ke
 	sl2 := scale * log2e
 	negInf := float32(math.Inf(-1))
 	for i := int32(0); i < fa128Q/8/FlashThreads; i++ {
-		kernel.Loop(t, &gocuSite355)
+		kernel.Loop(t, &gocuSite567)
 		c := tid + i*FlashThreads
 		r, ch := c/fa128Chunk, c%fa128Chunk
 		kernel.CpAsync(t, sm[r*fa128D+(ch^(r&7))*8:], q[head+int(q0+r)*fa128D+int(ch)*8:])
@@ -2609,12 +3649,12 @@ func gocuChecked_FlashAttention128(t *kernel.Thread, q []kernel.BFloat16, k []ke
 	var qf [8]kernel.FragA
 	lr, lc := lane%16, lane/16
 	for ks := int32(0); ks < fa128D/16; ks++ {
-		kernel.Loop(t, &gocuSite356)
+		kernel.Loop(t, &gocuSite568)
 		r := warp*16 + lr
 		ch := ks*2 + lc
 		{
 			var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fa128D+(ch^(r&7))*8:])
-			*kernel.At(t, qf[:], int(ks), &gocuSite29, kernel.Write) = gocuV1
+			*kernel.At(t, qf[:], int(ks), &gocuSite167, kernel.Write) = gocuV1
 		}
 	}
 	var acc [16]kernel.FragC
@@ -2622,7 +3662,7 @@ func gocuChecked_FlashAttention128(t *kernel.Thread, q []kernel.BFloat16, k []ke
 	sum := [2]float32{0, 0}
 	rowA := q0 + warp*16 + g
 	for j := int32(0); j < ntiles; j++ {
-		kernel.Loop(t, &gocuSite357)
+		kernel.Loop(t, &gocuSite569)
 		if j > 0 {
 			kernel.CpAsyncWait(t, 0)
 			t.SyncThreads()
@@ -2635,140 +3675,140 @@ func gocuChecked_FlashAttention128(t *kernel.Thread, q []kernel.BFloat16, k []ke
 		vs0 := ks0 + fa128KV
 		var s [8]kernel.FragC
 		for ks := int32(0); ks < fa128D/16; ks++ {
-			kernel.Loop(t, &gocuSite358)
+			kernel.Loop(t, &gocuSite570)
 			for nj := int32(0); nj < FlashBC/16; nj++ {
-				kernel.Loop(t, &gocuSite359)
+				kernel.Loop(t, &gocuSite571)
 				r := nj*16 + lane%8 + 8*(lane/16)
 				ch := ks*2 + (lane/8)%2
 				kf := kernel.LdMatrixX4(t, sm[ks0+r*fa128D+(ch^(r&7))*8:])
 				{
-					var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite31, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite32, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite33, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite34, kernel.Read))
-					*kernel.At(t, s[:], int(2*nj), &gocuSite35, kernel.Write) = gocuV2
+					var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite169, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite170, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite171, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite172, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj), &gocuSite173, kernel.Write) = gocuV2
 				}
 				{
-					var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite36, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite37, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite38, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite39, kernel.Read))
-					*kernel.At(t, s[:], int(2*nj+1), &gocuSite40, kernel.Write) = gocuV3
+					var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite174, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite175, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite176, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite177, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj+1), &gocuSite178, kernel.Write) = gocuV3
 				}
 			}
 		}
 		diag := causal && (j+1)*FlashBC > q0+warp*16
 		var tmax [2]float32
-		*kernel.At(t, tmax[:], int(0), &gocuSite41, kernel.Write), *kernel.At(t, tmax[:], int(1), &gocuSite42, kernel.Write) = *kernel.At(t, mx[:], int(0), &gocuSite43, kernel.Read), *kernel.At(t, mx[:], int(1), &gocuSite44, kernel.Read)
+		*kernel.At(t, tmax[:], int(0), &gocuSite179, kernel.Write), *kernel.At(t, tmax[:], int(1), &gocuSite180, kernel.Write) = *kernel.At(t, mx[:], int(0), &gocuSite181, kernel.Read), *kernel.At(t, mx[:], int(1), &gocuSite182, kernel.Read)
 		for nt := int32(0); nt < FlashBC/8; nt++ {
-			kernel.Loop(t, &gocuSite360)
+			kernel.Loop(t, &gocuSite572)
 			for e := int32(0); e < 4; e++ {
-				kernel.Loop(t, &gocuSite361)
-				x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite45)][:], int(e), &gocuSite45, kernel.Read) * sl2
+				kernel.Loop(t, &gocuSite573)
+				x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite183)][:], int(e), &gocuSite183, kernel.Read) * sl2
 				if diag && j*FlashBC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
 					x = negInf
 				}
-				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite46)][:], int(e), &gocuSite46, kernel.Write) = x
+				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite184)][:], int(e), &gocuSite184, kernel.Write) = x
 				{
-					var gocuV4 float32 = kernel.Max(*kernel.At(t, tmax[:], int(e/2), &gocuSite47, kernel.Read), x)
-					*kernel.At(t, tmax[:], int(e/2), &gocuSite48, kernel.Write) = gocuV4
+					var gocuV4 float32 = kernel.Max(*kernel.At(t, tmax[:], int(e/2), &gocuSite185, kernel.Read), x)
+					*kernel.At(t, tmax[:], int(e/2), &gocuSite186, kernel.Write) = gocuV4
 				}
 			}
 		}
 		for h := 0; h < 2; h++ {
-			kernel.Loop(t, &gocuSite362)
+			kernel.Loop(t, &gocuSite574)
 			{
-				var gocuV5 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite49, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite50, kernel.Read), 1))
-				*kernel.At(t, tmax[:], int(h), &gocuSite51, kernel.Write) = gocuV5
+				var gocuV5 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite187, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite188, kernel.Read), 1))
+				*kernel.At(t, tmax[:], int(h), &gocuSite189, kernel.Write) = gocuV5
 			}
 			{
-				var gocuV6 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite52, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite53, kernel.Read), 2))
-				*kernel.At(t, tmax[:], int(h), &gocuSite54, kernel.Write) = gocuV6
+				var gocuV6 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite190, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite191, kernel.Read), 2))
+				*kernel.At(t, tmax[:], int(h), &gocuSite192, kernel.Write) = gocuV6
 			}
 		}
 		var corr [2]float32
 		for h := 0; h < 2; h++ {
-			kernel.Loop(t, &gocuSite363)
+			kernel.Loop(t, &gocuSite575)
 			{
-				var gocuV7 float32 = kernel.Exp2(*kernel.At(t, mx[:], int(h), &gocuSite55, kernel.Read) - *kernel.At(t, tmax[:], int(h), &gocuSite56, kernel.Read))
-				*kernel.At(t, corr[:], int(h), &gocuSite57, kernel.Write) = gocuV7
+				var gocuV7 float32 = kernel.Exp2(*kernel.At(t, mx[:], int(h), &gocuSite193, kernel.Read) - *kernel.At(t, tmax[:], int(h), &gocuSite194, kernel.Read))
+				*kernel.At(t, corr[:], int(h), &gocuSite195, kernel.Write) = gocuV7
 			}
 			{
-				var gocuV8 float32 = *kernel.At(t, tmax[:], int(h), &gocuSite58, kernel.Read)
-				*kernel.At(t, mx[:], int(h), &gocuSite59, kernel.Write) = gocuV8
+				var gocuV8 float32 = *kernel.At(t, tmax[:], int(h), &gocuSite196, kernel.Read)
+				*kernel.At(t, mx[:], int(h), &gocuSite197, kernel.Write) = gocuV8
 			}
 			{
-				var gocuV9 float32 = *kernel.At(t, corr[:], int(h), &gocuSite60, kernel.Read)
-				*kernel.At(t, sum[:], int(h), &gocuSite61, kernel.ReadWrite) *= gocuV9
+				var gocuV9 float32 = *kernel.At(t, corr[:], int(h), &gocuSite198, kernel.Read)
+				*kernel.At(t, sum[:], int(h), &gocuSite199, kernel.ReadWrite) *= gocuV9
 			}
 		}
 		for nt := int32(0); nt < FlashBC/8; nt++ {
-			kernel.Loop(t, &gocuSite364)
+			kernel.Loop(t, &gocuSite576)
 			for e := int32(0); e < 4; e++ {
-				kernel.Loop(t, &gocuSite365)
-				p := kernel.Exp2(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite62)][:], int(e), &gocuSite62, kernel.Read) - *kernel.At(t, mx[:], int(e/2), &gocuSite63, kernel.Read))
-				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite64)][:], int(e), &gocuSite64, kernel.Write) = p
-				*kernel.At(t, sum[:], int(e/2), &gocuSite65, kernel.ReadWrite) += p
+				kernel.Loop(t, &gocuSite577)
+				p := kernel.Exp2(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite200)][:], int(e), &gocuSite200, kernel.Read) - *kernel.At(t, mx[:], int(e/2), &gocuSite201, kernel.Read))
+				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite202)][:], int(e), &gocuSite202, kernel.Write) = p
+				*kernel.At(t, sum[:], int(e/2), &gocuSite203, kernel.ReadWrite) += p
 			}
 		}
 		for dt := 0; dt < fa128D/8; dt++ {
-			kernel.Loop(t, &gocuSite366)
+			kernel.Loop(t, &gocuSite578)
 			{
-				var gocuV10 float32 = *kernel.At(t, corr[:], int(0), &gocuSite66, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite67)][:], int(0), &gocuSite67, kernel.ReadWrite) *= gocuV10
+				var gocuV10 float32 = *kernel.At(t, corr[:], int(0), &gocuSite204, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite205)][:], int(0), &gocuSite205, kernel.ReadWrite) *= gocuV10
 			}
 			{
-				var gocuV11 float32 = *kernel.At(t, corr[:], int(0), &gocuSite68, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite69)][:], int(1), &gocuSite69, kernel.ReadWrite) *= gocuV11
+				var gocuV11 float32 = *kernel.At(t, corr[:], int(0), &gocuSite206, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite207)][:], int(1), &gocuSite207, kernel.ReadWrite) *= gocuV11
 			}
 			{
-				var gocuV12 float32 = *kernel.At(t, corr[:], int(1), &gocuSite70, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite71)][:], int(2), &gocuSite71, kernel.ReadWrite) *= gocuV12
+				var gocuV12 float32 = *kernel.At(t, corr[:], int(1), &gocuSite208, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite209)][:], int(2), &gocuSite209, kernel.ReadWrite) *= gocuV12
 			}
 			{
-				var gocuV13 float32 = *kernel.At(t, corr[:], int(1), &gocuSite72, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite73)][:], int(3), &gocuSite73, kernel.ReadWrite) *= gocuV13
+				var gocuV13 float32 = *kernel.At(t, corr[:], int(1), &gocuSite210, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite211)][:], int(3), &gocuSite211, kernel.ReadWrite) *= gocuV13
 			}
 		}
 		for kk := int32(0); kk < FlashBC/16; kk++ {
-			kernel.Loop(t, &gocuSite367)
-			pa := kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite74)][:], int(0), &gocuSite74, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite75)][:], int(1), &gocuSite75, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite76)][:], int(2), &gocuSite76, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite77)][:], int(3), &gocuSite77, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite78)][:], int(0), &gocuSite78, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite79)][:], int(1), &gocuSite79, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite80)][:], int(2), &gocuSite80, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite81)][:], int(3), &gocuSite81, kernel.Read))}
+			kernel.Loop(t, &gocuSite579)
+			pa := kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite212)][:], int(0), &gocuSite212, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite213)][:], int(1), &gocuSite213, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite214)][:], int(2), &gocuSite214, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite215)][:], int(3), &gocuSite215, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite216)][:], int(0), &gocuSite216, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite217)][:], int(1), &gocuSite217, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite218)][:], int(2), &gocuSite218, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite219)][:], int(3), &gocuSite219, kernel.Read))}
 			for nd := int32(0); nd < fa128D/16; nd++ {
-				kernel.Loop(t, &gocuSite368)
+				kernel.Loop(t, &gocuSite580)
 				r := kk*16 + lr
 				ch := nd*2 + lc
 				vf := kernel.LdMatrixX4Trans(t, sm[vs0+r*fa128D+(ch^(r&7))*8:])
 				{
-					var gocuV14 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite83, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite84, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite85, kernel.Read))
-					*kernel.At(t, acc[:], int(2*nd), &gocuSite86, kernel.Write) = gocuV14
+					var gocuV14 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite221, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite222, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite223, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd), &gocuSite224, kernel.Write) = gocuV14
 				}
 				{
-					var gocuV15 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite87, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite88, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite89, kernel.Read))
-					*kernel.At(t, acc[:], int(2*nd+1), &gocuSite90, kernel.Write) = gocuV15
+					var gocuV15 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite225, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite226, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite227, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd+1), &gocuSite228, kernel.Write) = gocuV15
 				}
 			}
 		}
 	}
 	for h := 0; h < 2; h++ {
-		kernel.Loop(t, &gocuSite369)
+		kernel.Loop(t, &gocuSite581)
 		{
-			var gocuV16 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite91, kernel.Read), 1)
-			*kernel.At(t, sum[:], int(h), &gocuSite92, kernel.ReadWrite) += gocuV16
+			var gocuV16 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite229, kernel.Read), 1)
+			*kernel.At(t, sum[:], int(h), &gocuSite230, kernel.ReadWrite) += gocuV16
 		}
 		{
-			var gocuV17 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite93, kernel.Read), 2)
-			*kernel.At(t, sum[:], int(h), &gocuSite94, kernel.ReadWrite) += gocuV17
+			var gocuV17 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite231, kernel.Read), 2)
+			*kernel.At(t, sum[:], int(h), &gocuSite232, kernel.ReadWrite) += gocuV17
 		}
 		{
-			var gocuV18 float32 = 1 / *kernel.At(t, sum[:], int(h), &gocuSite95, kernel.Read)
-			*kernel.At(t, sum[:], int(h), &gocuSite96, kernel.Write) = gocuV18
+			var gocuV18 float32 = 1 / *kernel.At(t, sum[:], int(h), &gocuSite233, kernel.Read)
+			*kernel.At(t, sum[:], int(h), &gocuSite234, kernel.Write) = gocuV18
 		}
 	}
 	o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	for dt := int32(0); dt < fa128D/8; dt++ {
-		kernel.Loop(t, &gocuSite370)
+		kernel.Loop(t, &gocuSite582)
 		col := int(dt*8 + 2*qd)
 		{
-			var gocuV19 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite98)][:], int(0), &gocuSite98, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite99, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite100)][:], int(1), &gocuSite100, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite101, kernel.Read))
-			*kernel.At(t, o2, int((head+int(rowA)*fa128D+col)/2), &gocuSite102, kernel.Write) = gocuV19
+			var gocuV19 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite236)][:], int(0), &gocuSite236, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite237, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite238)][:], int(1), &gocuSite238, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite239, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA)*fa128D+col)/2), &gocuSite240, kernel.Write) = gocuV19
 		}
 		{
-			var gocuV20 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite103)][:], int(2), &gocuSite103, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite104, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite105)][:], int(3), &gocuSite105, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite106, kernel.Read))
-			*kernel.At(t, o2, int((head+int(rowA+8)*fa128D+col)/2), &gocuSite107, kernel.Write) = gocuV20
+			var gocuV20 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite241)][:], int(2), &gocuSite241, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite242, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite243)][:], int(3), &gocuSite243, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite244, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA+8)*fa128D+col)/2), &gocuSite245, kernel.Write) = gocuV20
 		}
 	}
 }
@@ -2788,7 +3828,7 @@ func gocuChecked_FlashAttention64(t *kernel.Thread, q []kernel.BFloat16, k []ker
 	sl2 := scale * log2e
 	negInf := float32(math.Inf(-1))
 	for i := int32(0); i < fa64Q/8/FlashThreads; i++ {
-		kernel.Loop(t, &gocuSite371)
+		kernel.Loop(t, &gocuSite583)
 		c := tid + i*FlashThreads
 		r, ch := c/fa64Chunk, c%fa64Chunk
 		kernel.CpAsync(t, sm[r*fa64D+(ch^(r&7))*8:], q[head+int(q0+r)*fa64D+int(ch)*8:])
@@ -2804,12 +3844,12 @@ func gocuChecked_FlashAttention64(t *kernel.Thread, q []kernel.BFloat16, k []ker
 	var qf [4]kernel.FragA
 	lr, lc := lane%16, lane/16
 	for ks := int32(0); ks < fa64D/16; ks++ {
-		kernel.Loop(t, &gocuSite372)
+		kernel.Loop(t, &gocuSite584)
 		r := warp*16 + lr
 		ch := ks*2 + lc
 		{
 			var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fa64D+(ch^(r&7))*8:])
-			*kernel.At(t, qf[:], int(ks), &gocuSite111, kernel.Write) = gocuV1
+			*kernel.At(t, qf[:], int(ks), &gocuSite249, kernel.Write) = gocuV1
 		}
 	}
 	var acc [8]kernel.FragC
@@ -2817,7 +3857,7 @@ func gocuChecked_FlashAttention64(t *kernel.Thread, q []kernel.BFloat16, k []ker
 	sum := [2]float32{0, 0}
 	rowA := q0 + warp*16 + g
 	for j := int32(0); j < ntiles; j++ {
-		kernel.Loop(t, &gocuSite373)
+		kernel.Loop(t, &gocuSite585)
 		if j > 0 {
 			kernel.CpAsyncWait(t, 0)
 			t.SyncThreads()
@@ -2830,140 +3870,326 @@ func gocuChecked_FlashAttention64(t *kernel.Thread, q []kernel.BFloat16, k []ker
 		vs0 := ks0 + fa64KV
 		var s [8]kernel.FragC
 		for ks := int32(0); ks < fa64D/16; ks++ {
-			kernel.Loop(t, &gocuSite374)
+			kernel.Loop(t, &gocuSite586)
 			for nj := int32(0); nj < FlashBC/16; nj++ {
-				kernel.Loop(t, &gocuSite375)
+				kernel.Loop(t, &gocuSite587)
 				r := nj*16 + lane%8 + 8*(lane/16)
 				ch := ks*2 + (lane/8)%2
 				kf := kernel.LdMatrixX4(t, sm[ks0+r*fa64D+(ch^(r&7))*8:])
 				{
-					var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite113, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite114, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite115, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite116, kernel.Read))
-					*kernel.At(t, s[:], int(2*nj), &gocuSite117, kernel.Write) = gocuV2
+					var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite251, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite252, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite253, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite254, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj), &gocuSite255, kernel.Write) = gocuV2
 				}
 				{
-					var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite118, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite119, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite120, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite121, kernel.Read))
-					*kernel.At(t, s[:], int(2*nj+1), &gocuSite122, kernel.Write) = gocuV3
+					var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite256, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite257, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite258, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite259, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj+1), &gocuSite260, kernel.Write) = gocuV3
 				}
 			}
 		}
 		diag := causal && (j+1)*FlashBC > q0+warp*16
 		var tmax [2]float32
-		*kernel.At(t, tmax[:], int(0), &gocuSite123, kernel.Write), *kernel.At(t, tmax[:], int(1), &gocuSite124, kernel.Write) = *kernel.At(t, mx[:], int(0), &gocuSite125, kernel.Read), *kernel.At(t, mx[:], int(1), &gocuSite126, kernel.Read)
+		*kernel.At(t, tmax[:], int(0), &gocuSite261, kernel.Write), *kernel.At(t, tmax[:], int(1), &gocuSite262, kernel.Write) = *kernel.At(t, mx[:], int(0), &gocuSite263, kernel.Read), *kernel.At(t, mx[:], int(1), &gocuSite264, kernel.Read)
 		for nt := int32(0); nt < FlashBC/8; nt++ {
-			kernel.Loop(t, &gocuSite376)
+			kernel.Loop(t, &gocuSite588)
 			for e := int32(0); e < 4; e++ {
-				kernel.Loop(t, &gocuSite377)
-				x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite127)][:], int(e), &gocuSite127, kernel.Read) * sl2
+				kernel.Loop(t, &gocuSite589)
+				x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite265)][:], int(e), &gocuSite265, kernel.Read) * sl2
 				if diag && j*FlashBC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
 					x = negInf
 				}
-				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite128)][:], int(e), &gocuSite128, kernel.Write) = x
+				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite266)][:], int(e), &gocuSite266, kernel.Write) = x
 				{
-					var gocuV4 float32 = kernel.Max(*kernel.At(t, tmax[:], int(e/2), &gocuSite129, kernel.Read), x)
-					*kernel.At(t, tmax[:], int(e/2), &gocuSite130, kernel.Write) = gocuV4
+					var gocuV4 float32 = kernel.Max(*kernel.At(t, tmax[:], int(e/2), &gocuSite267, kernel.Read), x)
+					*kernel.At(t, tmax[:], int(e/2), &gocuSite268, kernel.Write) = gocuV4
 				}
 			}
 		}
 		for h := 0; h < 2; h++ {
-			kernel.Loop(t, &gocuSite378)
+			kernel.Loop(t, &gocuSite590)
 			{
-				var gocuV5 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite131, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite132, kernel.Read), 1))
-				*kernel.At(t, tmax[:], int(h), &gocuSite133, kernel.Write) = gocuV5
+				var gocuV5 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite269, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite270, kernel.Read), 1))
+				*kernel.At(t, tmax[:], int(h), &gocuSite271, kernel.Write) = gocuV5
 			}
 			{
-				var gocuV6 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite134, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite135, kernel.Read), 2))
-				*kernel.At(t, tmax[:], int(h), &gocuSite136, kernel.Write) = gocuV6
+				var gocuV6 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite272, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite273, kernel.Read), 2))
+				*kernel.At(t, tmax[:], int(h), &gocuSite274, kernel.Write) = gocuV6
 			}
 		}
 		var corr [2]float32
 		for h := 0; h < 2; h++ {
-			kernel.Loop(t, &gocuSite379)
+			kernel.Loop(t, &gocuSite591)
 			{
-				var gocuV7 float32 = kernel.Exp2(*kernel.At(t, mx[:], int(h), &gocuSite137, kernel.Read) - *kernel.At(t, tmax[:], int(h), &gocuSite138, kernel.Read))
-				*kernel.At(t, corr[:], int(h), &gocuSite139, kernel.Write) = gocuV7
+				var gocuV7 float32 = kernel.Exp2(*kernel.At(t, mx[:], int(h), &gocuSite275, kernel.Read) - *kernel.At(t, tmax[:], int(h), &gocuSite276, kernel.Read))
+				*kernel.At(t, corr[:], int(h), &gocuSite277, kernel.Write) = gocuV7
 			}
 			{
-				var gocuV8 float32 = *kernel.At(t, tmax[:], int(h), &gocuSite140, kernel.Read)
-				*kernel.At(t, mx[:], int(h), &gocuSite141, kernel.Write) = gocuV8
+				var gocuV8 float32 = *kernel.At(t, tmax[:], int(h), &gocuSite278, kernel.Read)
+				*kernel.At(t, mx[:], int(h), &gocuSite279, kernel.Write) = gocuV8
 			}
 			{
-				var gocuV9 float32 = *kernel.At(t, corr[:], int(h), &gocuSite142, kernel.Read)
-				*kernel.At(t, sum[:], int(h), &gocuSite143, kernel.ReadWrite) *= gocuV9
+				var gocuV9 float32 = *kernel.At(t, corr[:], int(h), &gocuSite280, kernel.Read)
+				*kernel.At(t, sum[:], int(h), &gocuSite281, kernel.ReadWrite) *= gocuV9
 			}
 		}
 		for nt := int32(0); nt < FlashBC/8; nt++ {
-			kernel.Loop(t, &gocuSite380)
+			kernel.Loop(t, &gocuSite592)
 			for e := int32(0); e < 4; e++ {
-				kernel.Loop(t, &gocuSite381)
-				p := kernel.Exp2(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite144)][:], int(e), &gocuSite144, kernel.Read) - *kernel.At(t, mx[:], int(e/2), &gocuSite145, kernel.Read))
-				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite146)][:], int(e), &gocuSite146, kernel.Write) = p
-				*kernel.At(t, sum[:], int(e/2), &gocuSite147, kernel.ReadWrite) += p
+				kernel.Loop(t, &gocuSite593)
+				p := kernel.Exp2(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite282)][:], int(e), &gocuSite282, kernel.Read) - *kernel.At(t, mx[:], int(e/2), &gocuSite283, kernel.Read))
+				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite284)][:], int(e), &gocuSite284, kernel.Write) = p
+				*kernel.At(t, sum[:], int(e/2), &gocuSite285, kernel.ReadWrite) += p
 			}
 		}
 		for dt := 0; dt < fa64D/8; dt++ {
-			kernel.Loop(t, &gocuSite382)
+			kernel.Loop(t, &gocuSite594)
 			{
-				var gocuV10 float32 = *kernel.At(t, corr[:], int(0), &gocuSite148, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite149)][:], int(0), &gocuSite149, kernel.ReadWrite) *= gocuV10
+				var gocuV10 float32 = *kernel.At(t, corr[:], int(0), &gocuSite286, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite287)][:], int(0), &gocuSite287, kernel.ReadWrite) *= gocuV10
 			}
 			{
-				var gocuV11 float32 = *kernel.At(t, corr[:], int(0), &gocuSite150, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite151)][:], int(1), &gocuSite151, kernel.ReadWrite) *= gocuV11
+				var gocuV11 float32 = *kernel.At(t, corr[:], int(0), &gocuSite288, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite289)][:], int(1), &gocuSite289, kernel.ReadWrite) *= gocuV11
 			}
 			{
-				var gocuV12 float32 = *kernel.At(t, corr[:], int(1), &gocuSite152, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite153)][:], int(2), &gocuSite153, kernel.ReadWrite) *= gocuV12
+				var gocuV12 float32 = *kernel.At(t, corr[:], int(1), &gocuSite290, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite291)][:], int(2), &gocuSite291, kernel.ReadWrite) *= gocuV12
 			}
 			{
-				var gocuV13 float32 = *kernel.At(t, corr[:], int(1), &gocuSite154, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite155)][:], int(3), &gocuSite155, kernel.ReadWrite) *= gocuV13
+				var gocuV13 float32 = *kernel.At(t, corr[:], int(1), &gocuSite292, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite293)][:], int(3), &gocuSite293, kernel.ReadWrite) *= gocuV13
 			}
 		}
 		for kk := int32(0); kk < FlashBC/16; kk++ {
-			kernel.Loop(t, &gocuSite383)
-			pa := kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite156)][:], int(0), &gocuSite156, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite157)][:], int(1), &gocuSite157, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite158)][:], int(2), &gocuSite158, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite159)][:], int(3), &gocuSite159, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite160)][:], int(0), &gocuSite160, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite161)][:], int(1), &gocuSite161, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite162)][:], int(2), &gocuSite162, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite163)][:], int(3), &gocuSite163, kernel.Read))}
+			kernel.Loop(t, &gocuSite595)
+			pa := kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite294)][:], int(0), &gocuSite294, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite295)][:], int(1), &gocuSite295, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite296)][:], int(2), &gocuSite296, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite297)][:], int(3), &gocuSite297, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite298)][:], int(0), &gocuSite298, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite299)][:], int(1), &gocuSite299, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite300)][:], int(2), &gocuSite300, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite301)][:], int(3), &gocuSite301, kernel.Read))}
 			for nd := int32(0); nd < fa64D/16; nd++ {
-				kernel.Loop(t, &gocuSite384)
+				kernel.Loop(t, &gocuSite596)
 				r := kk*16 + lr
 				ch := nd*2 + lc
 				vf := kernel.LdMatrixX4Trans(t, sm[vs0+r*fa64D+(ch^(r&7))*8:])
 				{
-					var gocuV14 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite165, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite166, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite167, kernel.Read))
-					*kernel.At(t, acc[:], int(2*nd), &gocuSite168, kernel.Write) = gocuV14
+					var gocuV14 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite303, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite304, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite305, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd), &gocuSite306, kernel.Write) = gocuV14
 				}
 				{
-					var gocuV15 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite169, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite170, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite171, kernel.Read))
-					*kernel.At(t, acc[:], int(2*nd+1), &gocuSite172, kernel.Write) = gocuV15
+					var gocuV15 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite307, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite308, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite309, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd+1), &gocuSite310, kernel.Write) = gocuV15
 				}
 			}
 		}
 	}
 	for h := 0; h < 2; h++ {
-		kernel.Loop(t, &gocuSite385)
+		kernel.Loop(t, &gocuSite597)
 		{
-			var gocuV16 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite173, kernel.Read), 1)
-			*kernel.At(t, sum[:], int(h), &gocuSite174, kernel.ReadWrite) += gocuV16
+			var gocuV16 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite311, kernel.Read), 1)
+			*kernel.At(t, sum[:], int(h), &gocuSite312, kernel.ReadWrite) += gocuV16
 		}
 		{
-			var gocuV17 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite175, kernel.Read), 2)
-			*kernel.At(t, sum[:], int(h), &gocuSite176, kernel.ReadWrite) += gocuV17
+			var gocuV17 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite313, kernel.Read), 2)
+			*kernel.At(t, sum[:], int(h), &gocuSite314, kernel.ReadWrite) += gocuV17
 		}
 		{
-			var gocuV18 float32 = 1 / *kernel.At(t, sum[:], int(h), &gocuSite177, kernel.Read)
-			*kernel.At(t, sum[:], int(h), &gocuSite178, kernel.Write) = gocuV18
+			var gocuV18 float32 = 1 / *kernel.At(t, sum[:], int(h), &gocuSite315, kernel.Read)
+			*kernel.At(t, sum[:], int(h), &gocuSite316, kernel.Write) = gocuV18
 		}
 	}
 	o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	for dt := int32(0); dt < fa64D/8; dt++ {
-		kernel.Loop(t, &gocuSite386)
+		kernel.Loop(t, &gocuSite598)
 		col := int(dt*8 + 2*qd)
 		{
-			var gocuV19 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite180)][:], int(0), &gocuSite180, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite181, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite182)][:], int(1), &gocuSite182, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite183, kernel.Read))
-			*kernel.At(t, o2, int((head+int(rowA)*fa64D+col)/2), &gocuSite184, kernel.Write) = gocuV19
+			var gocuV19 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite318)][:], int(0), &gocuSite318, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite319, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite320)][:], int(1), &gocuSite320, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite321, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA)*fa64D+col)/2), &gocuSite322, kernel.Write) = gocuV19
 		}
 		{
-			var gocuV20 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite185)][:], int(2), &gocuSite185, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite186, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite187)][:], int(3), &gocuSite187, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite188, kernel.Read))
-			*kernel.At(t, o2, int((head+int(rowA+8)*fa64D+col)/2), &gocuSite189, kernel.Write) = gocuV20
+			var gocuV20 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite323)][:], int(2), &gocuSite323, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite324, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite325)][:], int(3), &gocuSite325, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite326, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA+8)*fa64D+col)/2), &gocuSite327, kernel.Write) = gocuV20
+		}
+	}
+}
+
+// gocuChecked_FlashAttn128B128 is the checked copy of kernels.FlashAttn128B128 (flash_b128.go:58).
+func gocuChecked_FlashAttn128B128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, seq int32, scale float32, causal bool) {
+	sm := kernel.DynamicShared[kernel.BFloat16](t)
+	tid := t.ThreadIdx.X
+	warp, lane := tid/32, tid%32
+	g, qd := lane/4, lane%4
+	qtile := t.BlockIdx.X
+	if causal {
+		qtile = t.GridDim.X - 1 - t.BlockIdx.X
+	}
+	q0 := qtile * FAB128BR
+	head := int(t.BlockIdx.Y) * int(seq) * fab128D
+	sl2 := scale * log2e
+	cr, cc := tid/fab128Chunk, tid%fab128Chunk
+	soff := cr*fab128D + (cc^(cr&7))*8
+	goff := head + int(cr)*fab128D + int(cc)*8
+	for i := int32(0); i < FAB128BR/fab128Rows; i++ {
+		kernel.Loop(t, &gocuSite599)
+		kernel.CpAsync(t, sm[soff+i*fab128Rows*fab128D:], q[goff+int(q0+i*fab128Rows)*fab128D:])
+	}
+	ntiles, nfull := seq/FAB128BC, seq/FAB128BC
+	if causal {
+		ntiles = (q0 + FAB128BR) / FAB128BC
+		nfull = q0 / FAB128BC
+	}
+	gocuChecked_fab128LoadKV(t, sm, k, v, goff, soff, 0, 0)
+	kernel.CpAsyncCommit(t)
+	kernel.CpAsyncWait(t, 0)
+	t.SyncThreads()
+	var qf [8]kernel.FragA
+	lr, lc := lane%16, lane/16
+	for ks := int32(0); ks < fab128D/16; ks++ {
+		kernel.Loop(t, &gocuSite600)
+		r := warp*16 + lr
+		ch := ks*2 + lc
+		{
+			var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fab128D+(ch^(r&7))*8:])
+			*kernel.At(t, qf[:], int(ks), &gocuSite331, kernel.Write) = gocuV1
+		}
+	}
+	l7 := lane % 8
+	h := l7 / 2
+	rowK := (l7+8*(lane/16))*fab128D + 8*(((lane/8)^l7)&1)
+	rowV := lr*fab128D + 8*((lc^l7)&1)
+	var kOff, vOff [4]int32
+	for j := int32(0); j < 4; j++ {
+		kernel.Loop(t, &gocuSite601)
+		*kernel.At(t, kOff[:], int(j), &gocuSite332, kernel.Write) = rowK + 16*(j^h)
+		*kernel.At(t, vOff[:], int(j), &gocuSite333, kernel.Write) = rowV + 16*(j^h)
+	}
+	var acc [16]kernel.FragC
+	negInf := float32(math.Inf(-1))
+	mx := [2]float32{negInf, negInf}
+	sum := [2]float32{0, 0}
+	rowA := q0 + warp*16 + g
+	for j := int32(0); j < nfull; j++ {
+		kernel.Loop(t, &gocuSite602)
+		acc, mx, sum = gocuChecked_fab128Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false)
+	}
+	for j := nfull; j < ntiles; j++ {
+		kernel.Loop(t, &gocuSite603)
+		acc, mx, sum = gocuChecked_fab128Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true)
+	}
+	for hh := 0; hh < 2; hh++ {
+		kernel.Loop(t, &gocuSite604)
+		{
+			var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite334, kernel.Read), 1)
+			*kernel.At(t, sum[:], int(hh), &gocuSite335, kernel.ReadWrite) += gocuV2
+		}
+		{
+			var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite336, kernel.Read), 2)
+			*kernel.At(t, sum[:], int(hh), &gocuSite337, kernel.ReadWrite) += gocuV3
+		}
+		{
+			var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite338, kernel.Read)
+			*kernel.At(t, sum[:], int(hh), &gocuSite339, kernel.Write) = gocuV4
+		}
+	}
+	o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
+	for dt := int32(0); dt < fab128D/8; dt++ {
+		kernel.Loop(t, &gocuSite605)
+		col := int(dt*8 + 2*qd)
+		{
+			var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite341)][:], int(0), &gocuSite341, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite342, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite343)][:], int(1), &gocuSite343, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite344, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA)*fab128D+col)/2), &gocuSite345, kernel.Write) = gocuV5
+		}
+		{
+			var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite346)][:], int(2), &gocuSite346, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite347, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite348)][:], int(3), &gocuSite348, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite349, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA+8)*fab128D+col)/2), &gocuSite350, kernel.Write) = gocuV6
+		}
+	}
+}
+
+// gocuChecked_FlashAttn128B64 is the checked copy of kernels.FlashAttn128B64 (flash_b64.go:53).
+func gocuChecked_FlashAttn128B64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, seq int32, scale float32, causal bool) {
+	sm := kernel.DynamicShared[kernel.BFloat16](t)
+	tid := t.ThreadIdx.X
+	warp, lane := tid/32, tid%32
+	g, qd := lane/4, lane%4
+	qtile := t.BlockIdx.X
+	if causal {
+		qtile = t.GridDim.X - 1 - t.BlockIdx.X
+	}
+	q0 := qtile * FAB64BR
+	head := int(t.BlockIdx.Y) * int(seq) * fab64D
+	sl2 := scale * log2e
+	cr, cc := tid/fab64Chunk, tid%fab64Chunk
+	soff := cr*fab64D + (cc^(cr&7))*8
+	goff := head + int(cr)*fab64D + int(cc)*8
+	for i := int32(0); i < FAB64BR/fab64Rows; i++ {
+		kernel.Loop(t, &gocuSite606)
+		kernel.CpAsync(t, sm[soff+i*fab64Rows*fab64D:], q[goff+int(q0+i*fab64Rows)*fab64D:])
+	}
+	ntiles, nfull := seq/FAB64BC, seq/FAB64BC
+	if causal {
+		ntiles = (q0 + FAB64BR) / FAB64BC
+		nfull = q0 / FAB64BC
+	}
+	gocuChecked_fab64LoadKV(t, sm, k, v, goff, soff, 0, 0)
+	kernel.CpAsyncCommit(t)
+	kernel.CpAsyncWait(t, 0)
+	t.SyncThreads()
+	var qf [8]kernel.FragA
+	lr, lc := lane%16, lane/16
+	for ks := int32(0); ks < fab64D/16; ks++ {
+		kernel.Loop(t, &gocuSite607)
+		r := warp*16 + lr
+		ch := ks*2 + lc
+		{
+			var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fab64D+(ch^(r&7))*8:])
+			*kernel.At(t, qf[:], int(ks), &gocuSite354, kernel.Write) = gocuV1
+		}
+	}
+	l7 := lane % 8
+	h := l7 / 2
+	rowK := (l7+8*(lane/16))*fab64D + 8*(((lane/8)^l7)&1)
+	rowV := lr*fab64D + 8*((lc^l7)&1)
+	var kOff, vOff [4]int32
+	for j := int32(0); j < 4; j++ {
+		kernel.Loop(t, &gocuSite608)
+		*kernel.At(t, kOff[:], int(j), &gocuSite355, kernel.Write) = rowK + 16*(j^h)
+		*kernel.At(t, vOff[:], int(j), &gocuSite356, kernel.Write) = rowV + 16*(j^h)
+	}
+	var acc [16]kernel.FragC
+	negInf := float32(math.Inf(-1))
+	mx := [2]float32{negInf, negInf}
+	sum := [2]float32{0, 0}
+	rowA := q0 + warp*16 + g
+	for j := int32(0); j < nfull; j++ {
+		kernel.Loop(t, &gocuSite609)
+		acc, mx, sum = gocuChecked_fab64Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false)
+	}
+	for j := nfull; j < ntiles; j++ {
+		kernel.Loop(t, &gocuSite610)
+		acc, mx, sum = gocuChecked_fab64Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true)
+	}
+	for hh := 0; hh < 2; hh++ {
+		kernel.Loop(t, &gocuSite611)
+		{
+			var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite357, kernel.Read), 1)
+			*kernel.At(t, sum[:], int(hh), &gocuSite358, kernel.ReadWrite) += gocuV2
+		}
+		{
+			var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite359, kernel.Read), 2)
+			*kernel.At(t, sum[:], int(hh), &gocuSite360, kernel.ReadWrite) += gocuV3
+		}
+		{
+			var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite361, kernel.Read)
+			*kernel.At(t, sum[:], int(hh), &gocuSite362, kernel.Write) = gocuV4
+		}
+	}
+	o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
+	for dt := int32(0); dt < fab64D/8; dt++ {
+		kernel.Loop(t, &gocuSite612)
+		col := int(dt*8 + 2*qd)
+		{
+			var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite364)][:], int(0), &gocuSite364, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite365, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite366)][:], int(1), &gocuSite366, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite367, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA)*fab64D+col)/2), &gocuSite368, kernel.Write) = gocuV5
+		}
+		{
+			var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite369)][:], int(2), &gocuSite369, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite370, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite371)][:], int(3), &gocuSite371, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite372, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA+8)*fab64D+col)/2), &gocuSite373, kernel.Write) = gocuV6
 		}
 	}
 }
@@ -2988,14 +4214,14 @@ func gocuChecked_GemmBF16(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFlo
 	sa1 := (ar+64)*BF16BK + (ac^(((ar+64)>>1)&3))*8
 	sb := bf16StageA + br*BF16BN + (bc^(br&7))*8
 	for s := int32(0); s < BF16Stages-1; s++ {
-		kernel.Loop(t, &gocuSite387)
+		kernel.Loop(t, &gocuSite613)
 		if s < kt {
 			st := s * bf16Stage
 			ka := int(s * BF16BK)
 			kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
 			kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
 			for i := int32(0); i < 4; i++ {
-				kernel.Loop(t, &gocuSite388)
+				kernel.Loop(t, &gocuSite614)
 				kernel.CpAsyncZfill(t, sm[st+sb+i*8*BF16BN:], b[boff+int(s*BF16BK+i*8)*int(n):], bvalid)
 			}
 		}
@@ -3004,7 +4230,7 @@ func gocuChecked_GemmBF16(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFlo
 	var acc [4][8]kernel.FragC
 	lr, lc := lane%16, lane/16
 	for i := int32(0); i < kt; i++ {
-		kernel.Loop(t, &gocuSite389)
+		kernel.Loop(t, &gocuSite615)
 		kernel.CpAsyncWait(t, BF16Stages-2)
 		t.SyncThreads()
 		if nxt := i + BF16Stages - 1; nxt < kt {
@@ -3013,46 +4239,46 @@ func gocuChecked_GemmBF16(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFlo
 			kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
 			kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
 			for j := int32(0); j < 4; j++ {
-				kernel.Loop(t, &gocuSite390)
+				kernel.Loop(t, &gocuSite616)
 				kernel.CpAsyncZfill(t, sm[st+sb+j*8*BF16BN:], b[boff+int(nxt*BF16BK+j*8)*int(n):], bvalid)
 			}
 		}
 		kernel.CpAsyncCommit(t)
 		st := (i % BF16Stages) * bf16Stage
 		for ks := int32(0); ks < 2; ks++ {
-			kernel.Loop(t, &gocuSite391)
+			kernel.Loop(t, &gocuSite617)
 			var af [4]kernel.FragA
 			var bf [8]kernel.FragB
 			for mi := int32(0); mi < 4; mi++ {
-				kernel.Loop(t, &gocuSite392)
+				kernel.Loop(t, &gocuSite618)
 				row := wm*64 + mi*16 + lr
 				ch := ks*2 + lc
 				{
 					var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[st+row*BF16BK+(ch^((row>>1)&3))*8:])
-					*kernel.At(t, af[:], int(mi), &gocuSite203, kernel.Write) = gocuV1
+					*kernel.At(t, af[:], int(mi), &gocuSite387, kernel.Write) = gocuV1
 				}
 			}
 			for nj := int32(0); nj < 4; nj++ {
-				kernel.Loop(t, &gocuSite393)
+				kernel.Loop(t, &gocuSite619)
 				row := ks*16 + lr
 				ch := wn*8 + nj*2 + lc
 				r := kernel.LdMatrixX4Trans(t, sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:])
 				{
-					var gocuV2 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(0), &gocuSite205, kernel.Read), *kernel.At(t, r[:], int(1), &gocuSite206, kernel.Read)}
-					*kernel.At(t, bf[:], int(2*nj), &gocuSite207, kernel.Write) = gocuV2
+					var gocuV2 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(0), &gocuSite389, kernel.Read), *kernel.At(t, r[:], int(1), &gocuSite390, kernel.Read)}
+					*kernel.At(t, bf[:], int(2*nj), &gocuSite391, kernel.Write) = gocuV2
 				}
 				{
-					var gocuV3 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(2), &gocuSite208, kernel.Read), *kernel.At(t, r[:], int(3), &gocuSite209, kernel.Read)}
-					*kernel.At(t, bf[:], int(2*nj+1), &gocuSite210, kernel.Write) = gocuV3
+					var gocuV3 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(2), &gocuSite392, kernel.Read), *kernel.At(t, r[:], int(3), &gocuSite393, kernel.Read)}
+					*kernel.At(t, bf[:], int(2*nj+1), &gocuSite394, kernel.Write) = gocuV3
 				}
 			}
 			for mi := 0; mi < 4; mi++ {
-				kernel.Loop(t, &gocuSite394)
+				kernel.Loop(t, &gocuSite620)
 				for ni := 0; ni < 8; ni++ {
-					kernel.Loop(t, &gocuSite395)
+					kernel.Loop(t, &gocuSite621)
 					{
-						var gocuV4 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[:], int(mi), &gocuSite211, kernel.Read), *kernel.At(t, bf[:], int(ni), &gocuSite212, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite213)][:], int(ni), &gocuSite213, kernel.Read))
-						*kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite214)][:], int(ni), &gocuSite214, kernel.Write) = gocuV4
+						var gocuV4 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[:], int(mi), &gocuSite395, kernel.Read), *kernel.At(t, bf[:], int(ni), &gocuSite396, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite397)][:], int(ni), &gocuSite397, kernel.Read))
+						*kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite398)][:], int(ni), &gocuSite398, kernel.Write) = gocuV4
 					}
 				}
 			}
@@ -3062,20 +4288,20 @@ func gocuChecked_GemmBF16(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFlo
 	c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
 	g, q := lane/4, lane%4
 	for mi := 0; mi < 4; mi++ {
-		kernel.Loop(t, &gocuSite396)
+		kernel.Loop(t, &gocuSite622)
 		row := int(bm + wm*64 + int32(mi)*16 + g)
 		for ni := 0; ni < 8; ni++ {
-			kernel.Loop(t, &gocuSite397)
+			kernel.Loop(t, &gocuSite623)
 			col := bn + wn*64 + int32(ni)*8 + 2*q
 			if col < n {
-				v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite216)][:], int(ni), &gocuSite216, kernel.Read)
+				v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite400)][:], int(ni), &gocuSite400, kernel.Read)
 				{
-					var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite217, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite218, kernel.Read))
-					*kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite219, kernel.Write) = gocuV5
+					var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite401, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite402, kernel.Read))
+					*kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite403, kernel.Write) = gocuV5
 				}
 				{
-					var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite220, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite221, kernel.Read))
-					*kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite222, kernel.Write) = gocuV6
+					var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite404, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite405, kernel.Read))
+					*kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite406, kernel.Write) = gocuV6
 				}
 			}
 		}
@@ -3086,10 +4312,10 @@ func gocuChecked_GemmBF16(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFlo
 func gocuChecked_Gray(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) {
 	i := t.Index()
 	if i < n {
-		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite223, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite224, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite225, kernel.Read))
+		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite407, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite408, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite409, kernel.Read))
 		{
 			var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
-			*kernel.At(t, gray, int(i), &gocuSite226, kernel.Write) = gocuV1
+			*kernel.At(t, gray, int(i), &gocuSite410, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -3100,10 +4326,10 @@ func gocuChecked_Gray2D(t *kernel.Thread, rgb []uint8, gray []uint8, width int32
 	if x < width && y < height {
 		n := width * height
 		i := y*width + x
-		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite227, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite228, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite229, kernel.Read))
+		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite411, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite412, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite413, kernel.Read))
 		{
 			var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
-			*kernel.At(t, gray, int(i), &gocuSite230, kernel.Write) = gocuV1
+			*kernel.At(t, gray, int(i), &gocuSite414, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -3114,10 +4340,10 @@ func gocuChecked_GrayVec4(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	dst := kernel.Reinterpret[uint32](gray)
 	q := n / 4
 	for i := t.Index(); i < q; i += t.Stride() {
-		kernel.Loop(t, &gocuSite398)
+		kernel.Loop(t, &gocuSite624)
 		{
-			var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite233, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite234, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite235, kernel.Read))
-			*kernel.At(t, dst, int(i), &gocuSite236, kernel.Write) = gocuV1
+			var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite417, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite418, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite419, kernel.Read))
+			*kernel.At(t, dst, int(i), &gocuSite420, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -3128,11 +4354,11 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	dst := kernel.Reinterpret[kernel.Uint4](gray)
 	q := n / 16
 	for i := t.Index(); i < q; i += t.Stride() {
-		kernel.Loop(t, &gocuSite399)
-		r, g, b := *kernel.At(t, src, int(i), &gocuSite239, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite240, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite241, kernel.Read)
+		kernel.Loop(t, &gocuSite625)
+		r, g, b := *kernel.At(t, src, int(i), &gocuSite423, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite424, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite425, kernel.Read)
 		{
 			var gocuV1 kernel.Uint4 = kernel.Uint4{X: gocuChecked_gray4(t, r.X, g.X, b.X), Y: gocuChecked_gray4(t, r.Y, g.Y, b.Y), Z: gocuChecked_gray4(t, r.Z, g.Z, b.Z), W: gocuChecked_gray4(t, r.W, g.W, b.W)}
-			*kernel.At(t, dst, int(i), &gocuSite242, kernel.Write) = gocuV1
+			*kernel.At(t, dst, int(i), &gocuSite426, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -3141,19 +4367,19 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 func gocuChecked_Histogram(t *kernel.Thread, data []uint8, hist []uint32, n int32) {
 	h := kernel.Shared[[256]uint32](t)
 	for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
-		kernel.Loop(t, &gocuSite400)
-		*kernel.At(t, h[:], int(b), &gocuSite243, kernel.Write) = 0
+		kernel.Loop(t, &gocuSite626)
+		*kernel.At(t, h[:], int(b), &gocuSite427, kernel.Write) = 0
 	}
 	t.SyncThreads()
 	for i := t.Index(); i < n; i += t.Stride() {
-		kernel.Loop(t, &gocuSite401)
-		kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite245, kernel.Read)), &gocuSite244, kernel.Atomic), 1)
+		kernel.Loop(t, &gocuSite627)
+		kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite429, kernel.Read)), &gocuSite428, kernel.Atomic), 1)
 	}
 	t.SyncThreads()
 	for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
-		kernel.Loop(t, &gocuSite402)
-		if *kernel.At(t, h[:], int(b), &gocuSite246, kernel.Read) != 0 {
-			kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite247, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite248, kernel.Read))
+		kernel.Loop(t, &gocuSite628)
+		if *kernel.At(t, h[:], int(b), &gocuSite430, kernel.Read) != 0 {
+			kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite431, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite432, kernel.Read))
 		}
 	}
 }
@@ -3164,10 +4390,10 @@ func gocuChecked_MatMul(t *kernel.Thread, a []float32, b []float32, c []float32,
 	if row < m && col < n {
 		var sum float32
 		for i := range k {
-			kernel.Loop(t, &gocuSite403)
-			sum += *kernel.At(t, a, int(row*k+i), &gocuSite249, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite250, kernel.Read)
+			kernel.Loop(t, &gocuSite629)
+			sum += *kernel.At(t, a, int(row*k+i), &gocuSite433, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite434, kernel.Read)
 		}
-		*kernel.At(t, c, int(row*n+col), &gocuSite251, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite435, kernel.Write) = sum
 	}
 }
 
@@ -3179,32 +4405,32 @@ func gocuChecked_TiledMatMul(t *kernel.Thread, a []float32, b []float32, c []flo
 	row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
 	var sum float32
 	for p := int32(0); p < k; p += Tile {
-		kernel.Loop(t, &gocuSite404)
+		kernel.Loop(t, &gocuSite630)
 		if row < m && p+tx < k {
 			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite252, kernel.Read)
-				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite253)][:], int(tx), &gocuSite253, kernel.Write) = gocuV1
+				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite436, kernel.Read)
+				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite437)][:], int(tx), &gocuSite437, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite254)][:], int(tx), &gocuSite254, kernel.Write) = 0
+			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite438)][:], int(tx), &gocuSite438, kernel.Write) = 0
 		}
 		if col < n && p+ty < k {
 			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite255, kernel.Read)
-				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite256)][:], int(tx), &gocuSite256, kernel.Write) = gocuV2
+				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite439, kernel.Read)
+				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite440)][:], int(tx), &gocuSite440, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite257)][:], int(tx), &gocuSite257, kernel.Write) = 0
+			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite441)][:], int(tx), &gocuSite441, kernel.Write) = 0
 		}
 		t.SyncThreads()
 		for i := range Tile {
-			kernel.Loop(t, &gocuSite405)
-			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite258)][:], int(i), &gocuSite258, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite259)][:], int(tx), &gocuSite259, kernel.Read)
+			kernel.Loop(t, &gocuSite631)
+			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite442)][:], int(i), &gocuSite442, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite443)][:], int(tx), &gocuSite443, kernel.Read)
 		}
 		t.SyncThreads()
 	}
 	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite260, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite444, kernel.Write) = sum
 	}
 }
 
@@ -3217,32 +4443,32 @@ func gocuChecked_TiledMatMulDynamic(t *kernel.Thread, a []float32, b []float32, 
 	as, bs := ty*w+tx, w*w+ty*w+tx
 	var sum float32
 	for p := int32(0); p < k; p += w {
-		kernel.Loop(t, &gocuSite406)
+		kernel.Loop(t, &gocuSite632)
 		if row < m && p+tx < k {
 			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite261, kernel.Read)
-				*kernel.At(t, sm, int(as), &gocuSite262, kernel.Write) = gocuV1
+				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite445, kernel.Read)
+				*kernel.At(t, sm, int(as), &gocuSite446, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, sm, int(as), &gocuSite263, kernel.Write) = 0
+			*kernel.At(t, sm, int(as), &gocuSite447, kernel.Write) = 0
 		}
 		if col < n && p+ty < k {
 			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite264, kernel.Read)
-				*kernel.At(t, sm, int(bs), &gocuSite265, kernel.Write) = gocuV2
+				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite448, kernel.Read)
+				*kernel.At(t, sm, int(bs), &gocuSite449, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, sm, int(bs), &gocuSite266, kernel.Write) = 0
+			*kernel.At(t, sm, int(bs), &gocuSite450, kernel.Write) = 0
 		}
 		t.SyncThreads()
 		for i := range w {
-			kernel.Loop(t, &gocuSite407)
-			sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite267, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite268, kernel.Read)
+			kernel.Loop(t, &gocuSite633)
+			sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite451, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite452, kernel.Read)
 		}
 		t.SyncThreads()
 	}
 	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite269, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite453, kernel.Write) = sum
 	}
 }
 
@@ -3251,23 +4477,23 @@ func gocuChecked_Sum(t *kernel.Thread, x []float32, partial []float32, n int32) 
 	warpSums := kernel.Shared[[32]float32](t)
 	var v float32
 	for i := t.Index(); i < n; i += t.Stride() {
-		kernel.Loop(t, &gocuSite408)
-		v += *kernel.At(t, x, int(i), &gocuSite270, kernel.Read)
+		kernel.Loop(t, &gocuSite634)
+		v += *kernel.At(t, x, int(i), &gocuSite454, kernel.Read)
 	}
 	v = gocuChecked_warpSum(t, v)
 	lane, warp := t.LaneID(), t.WarpID()
 	if lane == 0 {
-		*kernel.At(t, warpSums[:], int(warp), &gocuSite271, kernel.Write) = v
+		*kernel.At(t, warpSums[:], int(warp), &gocuSite455, kernel.Write) = v
 	}
 	t.SyncThreads()
 	if warp == 0 {
 		v = 0
 		if lane < t.BlockDim.X/kernel.WarpSize {
-			v = *kernel.At(t, warpSums[:], int(lane), &gocuSite272, kernel.Read)
+			v = *kernel.At(t, warpSums[:], int(lane), &gocuSite456, kernel.Read)
 		}
 		v = gocuChecked_warpSum(t, v)
 		if lane == 0 {
-			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite273, kernel.Write) = v
+			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite457, kernel.Write) = v
 		}
 	}
 }
@@ -3280,58 +4506,58 @@ func gocuChecked_ScanBlocks(t *kernel.Thread, x []int32, y []int32, sums []int32
 	i1 := i0 + ScanThreads
 	var v0, v1 int32
 	if i0 < n {
-		v0 = *kernel.At(t, x, int(i0), &gocuSite274, kernel.Read)
+		v0 = *kernel.At(t, x, int(i0), &gocuSite458, kernel.Read)
 	}
 	if i1 < n {
-		v1 = *kernel.At(t, x, int(i1), &gocuSite275, kernel.Read)
+		v1 = *kernel.At(t, x, int(i1), &gocuSite459, kernel.Read)
 	}
-	*kernel.At(t, s[:], int(tid), &gocuSite276, kernel.Write) = v0
-	*kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite277, kernel.Write) = v1
+	*kernel.At(t, s[:], int(tid), &gocuSite460, kernel.Write) = v0
+	*kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite461, kernel.Write) = v1
 	offset := int32(1)
 	for d := int32(ScanThreads); d > 0; d /= 2 {
-		kernel.Loop(t, &gocuSite409)
+		kernel.Loop(t, &gocuSite635)
 		t.SyncThreads()
 		if tid < d {
 			a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
 			{
-				var gocuV1 int32 = *kernel.At(t, s[:], int(a), &gocuSite278, kernel.Read)
-				*kernel.At(t, s[:], int(b), &gocuSite279, kernel.ReadWrite) += gocuV1
+				var gocuV1 int32 = *kernel.At(t, s[:], int(a), &gocuSite462, kernel.Read)
+				*kernel.At(t, s[:], int(b), &gocuSite463, kernel.ReadWrite) += gocuV1
 			}
 		}
 		offset *= 2
 	}
 	if tid == 0 {
 		{
-			var gocuV2 int32 = *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite280, kernel.Read)
-			*kernel.At(t, sums, int(t.BlockIdx.X), &gocuSite281, kernel.Write) = gocuV2
+			var gocuV2 int32 = *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite464, kernel.Read)
+			*kernel.At(t, sums, int(t.BlockIdx.X), &gocuSite465, kernel.Write) = gocuV2
 		}
-		*kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite282, kernel.Write) = 0
+		*kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite466, kernel.Write) = 0
 	}
 	for d := int32(1); d < 2*ScanThreads; d *= 2 {
-		kernel.Loop(t, &gocuSite410)
+		kernel.Loop(t, &gocuSite636)
 		offset /= 2
 		t.SyncThreads()
 		if tid < d {
 			a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
-			v := *kernel.At(t, s[:], int(a), &gocuSite283, kernel.Read)
+			v := *kernel.At(t, s[:], int(a), &gocuSite467, kernel.Read)
 			{
-				var gocuV3 int32 = *kernel.At(t, s[:], int(b), &gocuSite284, kernel.Read)
-				*kernel.At(t, s[:], int(a), &gocuSite285, kernel.Write) = gocuV3
+				var gocuV3 int32 = *kernel.At(t, s[:], int(b), &gocuSite468, kernel.Read)
+				*kernel.At(t, s[:], int(a), &gocuSite469, kernel.Write) = gocuV3
 			}
-			*kernel.At(t, s[:], int(b), &gocuSite286, kernel.ReadWrite) += v
+			*kernel.At(t, s[:], int(b), &gocuSite470, kernel.ReadWrite) += v
 		}
 	}
 	t.SyncThreads()
 	if i0 < n {
 		{
-			var gocuV4 int32 = *kernel.At(t, s[:], int(tid), &gocuSite287, kernel.Read)
-			*kernel.At(t, y, int(i0), &gocuSite288, kernel.Write) = gocuV4
+			var gocuV4 int32 = *kernel.At(t, s[:], int(tid), &gocuSite471, kernel.Read)
+			*kernel.At(t, y, int(i0), &gocuSite472, kernel.Write) = gocuV4
 		}
 	}
 	if i1 < n {
 		{
-			var gocuV5 int32 = *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite289, kernel.Read)
-			*kernel.At(t, y, int(i1), &gocuSite290, kernel.Write) = gocuV5
+			var gocuV5 int32 = *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite473, kernel.Read)
+			*kernel.At(t, y, int(i1), &gocuSite474, kernel.Write) = gocuV5
 		}
 	}
 }
@@ -3341,8 +4567,8 @@ func gocuChecked_ScanAdd(t *kernel.Thread, y []int32, offsets []int32, n int32) 
 	i := t.Index()
 	if i < n {
 		{
-			var gocuV1 int32 = *kernel.At(t, offsets, int(i/(2*ScanThreads)), &gocuSite291, kernel.Read)
-			*kernel.At(t, y, int(i), &gocuSite292, kernel.ReadWrite) += gocuV1
+			var gocuV1 int32 = *kernel.At(t, offsets, int(i/(2*ScanThreads)), &gocuSite475, kernel.Read)
+			*kernel.At(t, y, int(i), &gocuSite476, kernel.ReadWrite) += gocuV1
 		}
 	}
 }
@@ -3361,63 +4587,63 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	br, bc := tid/32, tid%32
 	ai := int(t.BlockIdx.Y*GemmBM+lr)*k4 + int(lk/4)
 	bi := int(br)*n4 + int(t.BlockIdx.X*(GemmBN/4)+bc)
-	va, vb := *kernel.At(t, a4, int(ai), &gocuSite296, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite297, kernel.Read)
+	va, vb := *kernel.At(t, a4, int(ai), &gocuSite480, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite481, kernel.Read)
 	st := int32(0)
-	a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite299)][kernel.Index(t, int(lk), 8, &gocuSite299)][:])
-	a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite302)][kernel.Index(t, int(lk+1), 8, &gocuSite302)][:])
-	a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite305)][kernel.Index(t, int(lk+2), 8, &gocuSite305)][:])
-	a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite308)][kernel.Index(t, int(lk+3), 8, &gocuSite308)][:])
-	*kernel.At(t, a0, int(lr), &gocuSite310, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite311, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite312, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite313, kernel.Write) = va.X, va.Y, va.Z, va.W
-	*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite314)][kernel.Index(t, int(br), 8, &gocuSite314)][:], int(bc), &gocuSite314, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
+	a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite483)][kernel.Index(t, int(lk), 8, &gocuSite483)][:])
+	a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite486)][kernel.Index(t, int(lk+1), 8, &gocuSite486)][:])
+	a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite489)][kernel.Index(t, int(lk+2), 8, &gocuSite489)][:])
+	a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite492)][kernel.Index(t, int(lk+3), 8, &gocuSite492)][:])
+	*kernel.At(t, a0, int(lr), &gocuSite494, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite495, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite496, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite497, kernel.Write) = va.X, va.Y, va.Z, va.W
+	*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite498)][kernel.Index(t, int(br), 8, &gocuSite498)][:], int(bc), &gocuSite498, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 	t.SyncThreads()
 	var acc [8][8]float32
 	for k0 := int32(0); k0 < k; k0 += GemmBK {
-		kernel.Loop(t, &gocuSite411)
+		kernel.Loop(t, &gocuSite637)
 		next := k0+GemmBK < k
 		if next {
-			va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite315, kernel.Read)
-			vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite316, kernel.Read)
+			va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite499, kernel.Read)
+			vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite500, kernel.Read)
 		}
 		for kk := 0; kk < GemmBK; kk++ {
-			kernel.Loop(t, &gocuSite412)
-			x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite317)][kernel.Index(t, int(kk), 8, &gocuSite317)][:], int(tr), &gocuSite317, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite318)][kernel.Index(t, int(kk), 8, &gocuSite318)][:], int(tr+16), &gocuSite318, kernel.Read)
-			y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite319)][kernel.Index(t, int(kk), 8, &gocuSite319)][:], int(tc), &gocuSite319, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite320)][kernel.Index(t, int(kk), 8, &gocuSite320)][:], int(tc+16), &gocuSite320, kernel.Read)
+			kernel.Loop(t, &gocuSite638)
+			x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite501)][kernel.Index(t, int(kk), 8, &gocuSite501)][:], int(tr), &gocuSite501, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite502)][kernel.Index(t, int(kk), 8, &gocuSite502)][:], int(tr+16), &gocuSite502, kernel.Read)
+			y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite503)][kernel.Index(t, int(kk), 8, &gocuSite503)][:], int(tc), &gocuSite503, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite504)][kernel.Index(t, int(kk), 8, &gocuSite504)][:], int(tc+16), &gocuSite504, kernel.Read)
 			ra := [8]float32{x0.X, x0.Y, x0.Z, x0.W, x1.X, x1.Y, x1.Z, x1.W}
 			rb := [8]float32{y0.X, y0.Y, y0.Z, y0.W, y1.X, y1.Y, y1.Z, y1.W}
 			for i := 0; i < 8; i++ {
-				kernel.Loop(t, &gocuSite413)
+				kernel.Loop(t, &gocuSite639)
 				for j := 0; j < 8; j++ {
-					kernel.Loop(t, &gocuSite414)
+					kernel.Loop(t, &gocuSite640)
 					{
-						var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite321, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite322, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite323)][:], int(j), &gocuSite323, kernel.Read))
-						*kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite324)][:], int(j), &gocuSite324, kernel.Write) = gocuV1
+						var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite505, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite506, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite507)][:], int(j), &gocuSite507, kernel.Read))
+						*kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite508)][:], int(j), &gocuSite508, kernel.Write) = gocuV1
 					}
 				}
 			}
 		}
 		if next {
 			st ^= 1
-			a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite326)][kernel.Index(t, int(lk), 8, &gocuSite326)][:])
-			a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite329)][kernel.Index(t, int(lk+1), 8, &gocuSite329)][:])
-			a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite332)][kernel.Index(t, int(lk+2), 8, &gocuSite332)][:])
-			a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite335)][kernel.Index(t, int(lk+3), 8, &gocuSite335)][:])
-			*kernel.At(t, a0, int(lr), &gocuSite337, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite338, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite339, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite340, kernel.Write) = va.X, va.Y, va.Z, va.W
-			*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite341)][kernel.Index(t, int(br), 8, &gocuSite341)][:], int(bc), &gocuSite341, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
+			a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite510)][kernel.Index(t, int(lk), 8, &gocuSite510)][:])
+			a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite513)][kernel.Index(t, int(lk+1), 8, &gocuSite513)][:])
+			a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite516)][kernel.Index(t, int(lk+2), 8, &gocuSite516)][:])
+			a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite519)][kernel.Index(t, int(lk+3), 8, &gocuSite519)][:])
+			*kernel.At(t, a0, int(lr), &gocuSite521, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite522, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite523, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite524, kernel.Write) = va.X, va.Y, va.Z, va.W
+			*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite525)][kernel.Index(t, int(br), 8, &gocuSite525)][:], int(bc), &gocuSite525, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 		}
 		t.SyncThreads()
 	}
 	for i := 0; i < 8; i++ {
-		kernel.Loop(t, &gocuSite415)
+		kernel.Loop(t, &gocuSite641)
 		row := int(t.BlockIdx.Y*GemmBM + tr*4 + int32(i%4) + int32(i/4)*64)
 		for h := 0; h < 2; h++ {
-			kernel.Loop(t, &gocuSite416)
+			kernel.Loop(t, &gocuSite642)
 			p := row*n4 + int(t.BlockIdx.X*(GemmBN/4)+tc+int32(h)*16)
-			v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite342)][:], int(4*h), &gocuSite342, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite343)][:], int(4*h+1), &gocuSite343, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite344)][:], int(4*h+2), &gocuSite344, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite345)][:], int(4*h+3), &gocuSite345, kernel.Read)}
+			v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite526)][:], int(4*h), &gocuSite526, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite527)][:], int(4*h+1), &gocuSite527, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite528)][:], int(4*h+2), &gocuSite528, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite529)][:], int(4*h+3), &gocuSite529, kernel.Read)}
 			if beta != 0 {
-				old := *kernel.At(t, c4, int(p), &gocuSite346, kernel.Read)
+				old := *kernel.At(t, c4, int(p), &gocuSite530, kernel.Read)
 				v = kernel.Float4{X: kernel.FMA(beta, old.X, v.X), Y: kernel.FMA(beta, old.Y, v.Y), Z: kernel.FMA(beta, old.Z, v.Z), W: kernel.FMA(beta, old.W, v.W)}
 			}
-			*kernel.At(t, c4, int(p), &gocuSite347, kernel.Write) = v
+			*kernel.At(t, c4, int(p), &gocuSite531, kernel.Write) = v
 		}
 	}
 }

@@ -164,6 +164,12 @@ __device__ __forceinline__ float gocu_fmax(float a, float b) {
   r = a == b ? __uint_as_float(__float_as_uint(a) & __float_as_uint(b)) : r;
   return a != a ? b : r;
 }
+// kernel.FastExp2: PTX ex2.approx.ftz.f32 (exp2f under --use_fast_math).
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+#else
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r = exp2f(x); return r < 1.17549435e-38f ? 0.0f : r; }
+#endif
 // math.Min and math.Max: an infinity of the winning sign beats a NaN.
 __device__ __forceinline__ double gocu_math_min(double a, double b) {
   if (a == -__longlong_as_double(0x7ff0000000000000ll) || b == -__longlong_as_double(0x7ff0000000000000ll)) return -__longlong_as_double(0x7ff0000000000000ll);
@@ -342,7 +348,7 @@ extern "C" __global__ void __launch_bounds__(256) RGBToGray4(unsigned char* __re
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "4a586a94409fe672aa3db7db2c351f0ce0a4be41f3958ab34761ea6d71e5fe26"
+const gocuSourceSHA256 = "7b29b71156136d05c067ca99acec7204ab858bbd697663ab314e2f19be226adc"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{

@@ -164,6 +164,12 @@ __device__ __forceinline__ float gocu_fmax(float a, float b) {
   r = a == b ? __uint_as_float(__float_as_uint(a) & __float_as_uint(b)) : r;
   return a != a ? b : r;
 }
+// kernel.FastExp2: PTX ex2.approx.ftz.f32 (exp2f under --use_fast_math).
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+#else
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r = exp2f(x); return r < 1.17549435e-38f ? 0.0f : r; }
+#endif
 // math.Min and math.Max: an infinity of the winning sign beats a NaN.
 __device__ __forceinline__ double gocu_math_min(double a, double b) {
   if (a == -__longlong_as_double(0x7ff0000000000000ll) || b == -__longlong_as_double(0x7ff0000000000000ll)) return -__longlong_as_double(0x7ff0000000000000ll);
@@ -332,7 +338,7 @@ extern "C" __global__ void scale(float* x_p, long long x_n, float s) {
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "7fcbaa5b0af045cf62f823796b4113185c0912e901f564bf3e5d0ccd1c97f05f"
+const gocuSourceSHA256 = "135910cd6ddc2871d2cf24dae10ae58fe4aedf5ba71d5dd4d2adf45c117e7c9a"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{

@@ -164,6 +164,12 @@ __device__ __forceinline__ float gocu_fmax(float a, float b) {
   r = a == b ? __uint_as_float(__float_as_uint(a) & __float_as_uint(b)) : r;
   return a != a ? b : r;
 }
+// kernel.FastExp2: PTX ex2.approx.ftz.f32 (exp2f under --use_fast_math).
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+#else
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r = exp2f(x); return r < 1.17549435e-38f ? 0.0f : r; }
+#endif
 // math.Min and math.Max: an infinity of the winning sign beats a NaN.
 __device__ __forceinline__ double gocu_math_min(double a, double b) {
   if (a == -__longlong_as_double(0x7ff0000000000000ll) || b == -__longlong_as_double(0x7ff0000000000000ll)) return -__longlong_as_double(0x7ff0000000000000ll);
@@ -346,7 +352,7 @@ extern "C" __global__ void Blelloch(int* x_p, long long x_n, int* y_p, long long
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "f656b856a25ede93e2a1aa4038303afdc5df3910e3464697ff36f7294e253f04"
+const gocuSourceSHA256 = "71a8089cbb9e59532b5cbcf1001a9ae895e485c32c0ecb00a7aba020e1b53d0e"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{

@@ -120,3 +120,12 @@ func Tile(t *kernel.Thread, a, b []kernel.BFloat16, ah, bh []kernel.Half, c, ch,
 		c[0] = 0
 	}
 }
+
+// FastExp2 is kernel.FastExp2, PTX ex2.approx.ftz.f32.
+//
+//gocu:kernel
+func FastExp2(t *kernel.Thread, x, y []float32) {
+	if i := t.Index(); i < int32(len(x)) {
+		y[i] = kernel.FastExp2(x[i])
+	}
+}

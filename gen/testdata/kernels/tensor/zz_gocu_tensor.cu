@@ -152,6 +152,12 @@ __device__ __forceinline__ float gocu_fmax(float a, float b) {
   r = a == b ? __uint_as_float(__float_as_uint(a) & __float_as_uint(b)) : r;
   return a != a ? b : r;
 }
+// kernel.FastExp2: PTX ex2.approx.ftz.f32 (exp2f under --use_fast_math).
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+#else
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r = exp2f(x); return r < 1.17549435e-38f ? 0.0f : r; }
+#endif
 // math.Min and math.Max: an infinity of the winning sign beats a NaN.
 __device__ __forceinline__ double gocu_math_min(double a, double b) {
   if (a == -__longlong_as_double(0x7ff0000000000000ll) || b == -__longlong_as_double(0x7ff0000000000000ll)) return -__longlong_as_double(0x7ff0000000000000ll);
@@ -503,5 +509,14 @@ extern "C" __global__ void Tile(unsigned short* a_p, long long a_n, unsigned sho
   gocu_array<unsigned int, 2> x2t = gocu_ldsm_x2_trans(gocu_reslice(gocu_slice<unsigned short>{as.v, 256}, (long long)(int)((unsigned int)(l % 16) * 16u), gocu_slice<unsigned short>{as.v, 256}.n, 69));
   if (x2.v[0LL] + x1 + x4t.v[3LL] + x2t.v[1LL] == 0x12345678u) {
     GOCU_AT(c, 0LL, 73) = 0.0f;
+  }
+}
+
+// tensor.FastExp2 (tensor.go:127)
+extern "C" __global__ void FastExp2(float* x_p, long long x_n, float* y_p, long long y_n) {
+  gocu_slice<float> x = {x_p, x_n};
+  gocu_slice<float> y = {y_p, y_n};
+  if (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < (int)x.n) {
+    GOCU_AT(y, i, 75) = gocu_fast_exp2(GOCU_AT(x, i, 74));
   }
 }

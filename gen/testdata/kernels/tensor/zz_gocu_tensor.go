@@ -165,6 +165,12 @@ __device__ __forceinline__ float gocu_fmax(float a, float b) {
   r = a == b ? __uint_as_float(__float_as_uint(a) & __float_as_uint(b)) : r;
   return a != a ? b : r;
 }
+// kernel.FastExp2: PTX ex2.approx.ftz.f32 (exp2f under --use_fast_math).
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+#else
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r = exp2f(x); return r < 1.17549435e-38f ? 0.0f : r; }
+#endif
 // math.Min and math.Max: an infinity of the winning sign beats a NaN.
 __device__ __forceinline__ double gocu_math_min(double a, double b) {
   if (a == -__longlong_as_double(0x7ff0000000000000ll) || b == -__longlong_as_double(0x7ff0000000000000ll)) return -__longlong_as_double(0x7ff0000000000000ll);
@@ -518,10 +524,19 @@ extern "C" __global__ void Tile(unsigned short* a_p, long long a_n, unsigned sho
     GOCU_AT(c, 0LL, 73) = 0.0f;
   }
 }
+
+// tensor.FastExp2 (tensor.go:127)
+extern "C" __global__ void FastExp2(float* x_p, long long x_n, float* y_p, long long y_n) {
+  gocu_slice<float> x = {x_p, x_n};
+  gocu_slice<float> y = {y_p, y_n};
+  if (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < (int)x.n) {
+    GOCU_AT(y, i, 75) = gocu_fast_exp2(GOCU_AT(x, i, 74));
+  }
+}
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "74117243f0be7226f70d389efee55d720c379f06f8a6f7755650d14918ad0f4e"
+const gocuSourceSHA256 = "d04b2d2f7161d78f5e7c9a733be254891a86fd6ec276719fc028c01cd5095177"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -574,6 +589,16 @@ var gocuModule = &meta.Module{
 			Func:        Tile,
 			Checked:     gocuChecked_Tile,
 		},
+		{
+			Name:  "FastExp2",
+			Entry: "FastExp2",
+			Params: []meta.Param{
+				{Name: "x", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "y", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+			},
+			Func:    FastExp2,
+			Checked: gocuChecked_FastExp2,
+		},
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
@@ -585,7 +610,7 @@ var gocuModule = &meta.Module{
 		&gocuSite48, &gocuSite49, &gocuSite50, &gocuSite51, &gocuSite52, &gocuSite53, &gocuSite54, &gocuSite55,
 		&gocuSite56, &gocuSite57, &gocuSite58, &gocuSite59, &gocuSite60, &gocuSite61, &gocuSite62, &gocuSite63,
 		&gocuSite64, &gocuSite65, &gocuSite66, &gocuSite67, &gocuSite68, &gocuSite69, &gocuSite70, &gocuSite71,
-		&gocuSite72, &gocuSite73, &gocuSite74, &gocuSite75, &gocuSite76,
+		&gocuSite72, &gocuSite73, &gocuSite74, &gocuSite75, &gocuSite76, &gocuSite77, &gocuSite78,
 	},
 }
 
@@ -686,6 +711,27 @@ func LaunchTile(d *gocu.Device, cfg gocu.Config, a, b *gocu.Buffer[kernel.BFloat
 	)
 }
 
+// LaunchFastExp2 runs the kernel FastExp2 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchFastExp2(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32]) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 3, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
+	}
+	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS1 := launch.SimArg(&l, 1, y)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { FastExp2(gocuT, gocuS0, gocuS1) },
+		func(gocuT *kernel.Thread) { gocuChecked_FastExp2(gocuT, gocuS0, gocuS1) },
+		gocuS0, gocuS1,
+	)
+}
+
 // Source sites of the checked accesses and debug-mode checks.
 var (
 	gocuSite0  = kernel.Site{File: "tensor.go", Line: 20, Col: 7, Expr: "x[i]"}
@@ -762,9 +808,11 @@ var (
 	gocuSite71 = kernel.Site{File: "tensor.go", Line: 119, Col: 14, Expr: "x4t[3]"}
 	gocuSite72 = kernel.Site{File: "tensor.go", Line: 119, Col: 21, Expr: "x2t[1]"}
 	gocuSite73 = kernel.Site{File: "tensor.go", Line: 120, Col: 3, Expr: "c[0]"}
-	gocuSite74 = kernel.Site{File: "tensor.go", Line: 93, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
-	gocuSite75 = kernel.Site{File: "tensor.go", Line: 102, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
-	gocuSite76 = kernel.Site{File: "tensor.go", Line: 111, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite74 = kernel.Site{File: "tensor.go", Line: 129, Col: 26, Expr: "x[i]"}
+	gocuSite75 = kernel.Site{File: "tensor.go", Line: 129, Col: 3, Expr: "y[i]"}
+	gocuSite76 = kernel.Site{File: "tensor.go", Line: 93, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite77 = kernel.Site{File: "tensor.go", Line: 102, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite78 = kernel.Site{File: "tensor.go", Line: 111, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
 )
 
 // gocuChecked_Convert is the checked copy of tensor.Convert (tensor.go:15).
@@ -884,7 +932,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	acc = kernel.MMABF16(t, fa, fb, acc)
 	g, q := l/4, l%4
 	for r := int32(0); r < 4; r++ {
-		kernel.Loop(t, &gocuSite74)
+		kernel.Loop(t, &gocuSite76)
 		{
 			var gocuV1 float32 = *kernel.At(t, acc[:], int(r), &gocuSite51, kernel.Read)
 			*kernel.At(t, c, int((g+8*(r/2))*8+2*q+r%2), &gocuSite52, kernel.Write) = gocuV1
@@ -896,7 +944,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	var hc kernel.FragC
 	hc = kernel.MMAF16(t, ha, kernel.FragB{hb0, hb1}, hc)
 	for r := int32(0); r < 4; r++ {
-		kernel.Loop(t, &gocuSite75)
+		kernel.Loop(t, &gocuSite77)
 		{
 			var gocuV2 float32 = *kernel.At(t, hc[:], int(r), &gocuSite56, kernel.Read)
 			*kernel.At(t, ch, int((g+8*(r/2))*8+2*q+r%2), &gocuSite57, kernel.Write) = gocuV2
@@ -907,7 +955,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	var tc kernel.FragC
 	tc = kernel.MMATF32(t, fa32, fb32, tc)
 	for r := int32(0); r < 4; r++ {
-		kernel.Loop(t, &gocuSite76)
+		kernel.Loop(t, &gocuSite78)
 		{
 			var gocuV3 float32 = *kernel.At(t, tc[:], int(r), &gocuSite64, kernel.Read)
 			*kernel.At(t, ct, int((g+8*(r/2))*8+2*q+r%2), &gocuSite65, kernel.Write) = gocuV3
@@ -919,5 +967,15 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	x2t := kernel.LdMatrixX2Trans(t, as[(l%16)*16:])
 	if *kernel.At(t, x2[:], int(0), &gocuSite70, kernel.Read)+x1+*kernel.At(t, x4t[:], int(3), &gocuSite71, kernel.Read)+*kernel.At(t, x2t[:], int(1), &gocuSite72, kernel.Read) == 0x12345678 {
 		*kernel.At(t, c, int(0), &gocuSite73, kernel.Write) = 0
+	}
+}
+
+// gocuChecked_FastExp2 is the checked copy of tensor.FastExp2 (tensor.go:127).
+func gocuChecked_FastExp2(t *kernel.Thread, x []float32, y []float32) {
+	if i := t.Index(); i < int32(len(x)) {
+		{
+			var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, x, int(i), &gocuSite74, kernel.Read))
+			*kernel.At(t, y, int(i), &gocuSite75, kernel.Write) = gocuV1
+		}
 	}
 }
