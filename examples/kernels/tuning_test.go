@@ -120,3 +120,81 @@ func BenchmarkGPUFlashVariants(b *testing.B) {
 		}
 	}
 }
+
+type gemmLaunch func(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error
+
+// gemmVariant is one bf16 GEMM and its launch geometry.
+type gemmVariant struct {
+	name            string
+	bm, bn, bk      int
+	threads, shared int
+	launch          gemmLaunch
+}
+
+var gemmVariants = []gemmVariant{
+	{"GemmBF16", kernels.BF16BM, kernels.BF16BN, kernels.BF16BK, kernels.BF16Threads, kernels.BF16Shared, kernels.LaunchGemmBF16},
+	{"GemmBF16Pipe32", kernels.GP32BM, kernels.GP32BN, kernels.GP32BK, kernels.GP32Threads, kernels.GP32Shared, kernels.LaunchGemmBF16Pipe32},
+	{"GemmBF16Pipe64", kernels.GP64BM, kernels.GP64BN, kernels.GP64BK, kernels.GP64Threads, kernels.GP64Shared, kernels.LaunchGemmBF16Pipe64},
+}
+
+func (g gemmVariant) config(m, n int) gocu.Config {
+	return gocu.Config{Grid: gocu.Dim3{X: cdiv(n, g.bn), Y: int32(m / g.bm)}, Block: gocu.Dim3{X: int32(g.threads)}, Shared: g.shared}
+}
+
+func TestGemmVariants(t *testing.T) {
+	onDevices(t, func(t *testing.T, d *gocu.Device) {
+		r := newRand(t)
+		for _, g := range gemmVariants[1:] {
+			// Every k fits the stage depth; n past a block's columns and not
+			// a multiple of the block tile checks the zero fill.
+			shapes := [][3]int{{g.bm, g.bn, 4 * g.bk}, {2 * g.bm, g.bn + 8, g.bk}}
+			if onGPU(d) {
+				shapes = append(shapes, [3]int{512, 1000, 3 * g.bk}, [3]int{4096, 4096, 4096})
+			}
+			for _, s := range shapes {
+				m, n, k := s[0], s[1], s[2]
+				t.Run(fmt.Sprintf("%s/%dx%dx%d", g.name, m, n, k), func(t *testing.T) {
+					ah, bh := randBF16s(r, m*k, 1), randBF16s(r, k*n, 1)
+					c := poisoned(t, d, m*n, kernel.BFloat16(0x7fff))
+					must(t, g.launch(d, g.config(m, n), upload(t, d, ah), upload(t, d, bh), c, int32(m), int32(n), int32(k)))
+					compareRows(t, "c", download(t, c), gemmRefRows(ah, bh, sampleRows(r, m), n, k), n, 1.0/256, 1e-3*math.Sqrt(float64(k)), 5e-3)
+				})
+			}
+		}
+	})
+}
+
+// TestGemmVariantsRaceFree runs each variant in the simulator's checked
+// mode with more k-tiles than stages, so that every stage is refilled.
+func TestGemmVariantsRaceFree(t *testing.T) {
+	d := simDev(t)
+	for _, g := range gemmVariants[1:] {
+		t.Run(g.name, func(t *testing.T) {
+			r := newRand(t)
+			m, n, k := g.bm, g.bn, 6*g.bk
+			ah, bh := randBF16s(r, m*k, 1), randBF16s(r, k*n, 1)
+			c := poisoned(t, d, m*n, kernel.BFloat16(0x7fff))
+			cfg := g.config(m, n)
+			cfg.Checked = true
+			must(t, g.launch(d, cfg, upload(t, d, ah), upload(t, d, bh), c, int32(m), int32(n), int32(k)))
+			compareRows(t, "c", download(t, c), gemmRefRows(ah, bh, sampleRows(r, m), n, k), n, 1.0/256, 1e-2, 5e-3)
+		})
+	}
+}
+
+// BenchmarkGPUGemmVariants times every variant at 4096^3; the peer is
+// cuBLAS through torch (baseline_lowp.py's matmul_4096_bf16_TFLOPs).
+func BenchmarkGPUGemmVariants(b *testing.B) {
+	d := needGPU(b)
+	const n = 4096
+	r := newRand(b)
+	a, bm := upload(b, d, randBF16s(r, n*n, 1)), upload(b, d, randBF16s(r, n*n, 1))
+	c := poisoned(b, d, n*n, kernel.BFloat16(0))
+	for _, g := range gemmVariants {
+		b.Run(g.name, func(b *testing.B) {
+			tm := newGPUTimer(b, d)
+			t := tm.median(b, func() error { return g.launch(d, g.config(n, n), a, bm, c, n, n, n) })
+			report(b, t, 2*float64(n)*n*n, "TFLOP/s")
+		})
+	}
+}
