@@ -135,6 +135,8 @@ var gemmVariants = []gemmVariant{
 	{"GemmBF16", kernels.BF16BM, kernels.BF16BN, kernels.BF16BK, kernels.BF16Threads, kernels.BF16Shared, kernels.LaunchGemmBF16},
 	{"GemmBF16Pipe32", kernels.GP32BM, kernels.GP32BN, kernels.GP32BK, kernels.GP32Threads, kernels.GP32Shared, kernels.LaunchGemmBF16Pipe32},
 	{"GemmBF16Pipe64", kernels.GP64BM, kernels.GP64BN, kernels.GP64BK, kernels.GP64Threads, kernels.GP64Shared, kernels.LaunchGemmBF16Pipe64},
+	{"GemmBF16WG64", kernels.GW64BM, kernels.GW64BN, kernels.GW64BK, kernels.GW64Threads, kernels.GW64Shared, kernels.LaunchGemmBF16WG64},
+	{"GemmBF16WG32", kernels.GW32BM, kernels.GW32BN, kernels.GW32BK, kernels.GW32Threads, kernels.GW32Shared, kernels.LaunchGemmBF16WG32},
 }
 
 func (g gemmVariant) config(m, n int) gocu.Config {
@@ -197,4 +199,126 @@ func BenchmarkGPUGemmVariants(b *testing.B) {
 			report(b, t, 2*float64(n)*n*n, "TFLOP/s")
 		})
 	}
+}
+
+// needWGMMA skips a GPU run on GPUs without sm_90a's warpgroup MMA.
+func needWGMMA(t testing.TB, d *gocu.Device) {
+	t.Helper()
+	if onGPU(d) {
+		if major, minor := d.CUDA().ComputeCapability(); major != 9 || minor != 0 {
+			t.Skipf("warpgroup MMA needs compute capability 9.0 (sm_90a); this GPU has %d.%d", major, minor)
+		}
+	}
+}
+
+// wgLayout places the elements of a wgmma operand (PTX ISA, "Shared
+// Memory Matrix Layout"): the byte offset, before the swizzle, of element
+// (mn, k) of a tile whose k-slice ks (16 deep) starts ks·kstep bytes in.
+type wgLayout struct {
+	sw       kernel.WGSwizzle
+	mnMajor  bool
+	lbo, sbo int32
+	kstep    int32
+}
+
+func (l wgLayout) offset(mn, k int) int32 {
+	ks, kk, m := int32(k/16), int32(k%16), int32(mn)
+	s := map[kernel.WGSwizzle]int32{kernel.WGSwizzle128: 128, kernel.WGSwizzle64: 64, kernel.WGSwizzle32: 32}[l.sw]
+	var off int32
+	switch {
+	case !l.mnMajor && l.sw == kernel.WGInterleave: // 8x8 core matrices
+		off = m/8*l.sbo + m%8*16 + kk/8*l.lbo + kk%8*2
+	case !l.mnMajor:
+		off = m/8*l.sbo + m%8*s + kk*2
+	case l.sw == kernel.WGInterleave:
+		off = m/8*l.sbo + m%8*2 + kk%8*16 + kk/8*l.lbo
+	default:
+		e := s / 2
+		off = m/e*l.lbo + m%e*2 + kk%8*s + kk/8*l.sbo
+	}
+	return ks*l.kstep + off
+}
+
+// swizzled applies the layout's swizzle to a shared address (relative to
+// a 1024-byte-aligned start).
+func (l wgLayout) swizzled(a int32) int32 {
+	switch l.sw {
+	case kernel.WGSwizzle128:
+		return a ^ (a >> 3 & 0x70)
+	case kernel.WGSwizzle64:
+		return a ^ (a >> 3 & 0x30)
+	case kernel.WGSwizzle32:
+		return a ^ (a >> 3 & 0x10)
+	}
+	return a
+}
+
+// TestWGProbe runs kernels.WGProbe for one layout of each kind: on the
+// simulator it checks package kernel's layouts against this file's, on
+// the GPU against the tensor cores.
+func TestWGProbe(t *testing.T) {
+	onDevices(t, func(t *testing.T, d *gocu.Device) {
+		needWGMMA(t, d)
+		r := newRand(t)
+		ah, bh := randBF16s(r, 64*32, 1), randBF16s(r, 32*64, 1)
+		want, scale := make([]float32, 64*64), make([]float64, 64*64)
+		for i := range 64 {
+			for j := range 64 {
+				var acc float32 // two k-steps, each rounded once
+				for ks := range 2 {
+					s := float64(acc)
+					for k := 16 * ks; k < 16*ks+16; k++ {
+						p := float64(ah[i*32+k].Float32()) * float64(bh[k*64+j].Float32())
+						s += p
+						scale[i*64+j] += math.Abs(p)
+					}
+					acc = float32(s)
+				}
+				want[i*64+j] = acc
+			}
+		}
+		for _, c := range []struct {
+			name string
+			a, b wgLayout
+		}{
+			// a: 128-byte rows of k, 8-row groups 1024 apart, k-steps 32
+			// bytes; b: rows of n (64 = one 128-byte line), 8-row groups of
+			// k 1024 apart, k-steps 16 rows: GemmBF16WG64's layouts.
+			{"K128/MN128", wgLayout{sw: kernel.WGSwizzle128, lbo: 16, sbo: 1024, kstep: 32}, wgLayout{sw: kernel.WGSwizzle128, mnMajor: true, lbo: 8192, sbo: 1024, kstep: 2048}},
+			// 64-byte rows of k (all 32), b stored n-major too: GemmBF16WG32's a.
+			{"K64/K64", wgLayout{sw: kernel.WGSwizzle64, lbo: 16, sbo: 512, kstep: 32}, wgLayout{sw: kernel.WGSwizzle64, lbo: 16, sbo: 512, kstep: 32}},
+			// 32-byte rows, one k-step each; b MN-major in 32-column blocks.
+			{"K32/MN64", wgLayout{sw: kernel.WGSwizzle32, lbo: 16, sbo: 256, kstep: 2048}, wgLayout{sw: kernel.WGSwizzle64, mnMajor: true, lbo: 2048, sbo: 512, kstep: 1024}},
+			// Core matrices of 8 rows of 16 bytes, no swizzle.
+			{"Interleave", wgLayout{lbo: 128, sbo: 512, kstep: 256}, wgLayout{mnMajor: true, lbo: 128, sbo: 512, kstep: 256}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				img := make([]kernel.BFloat16, kernels.WGProbeShared/2)
+				for i := range 64 * 32 {
+					m, k := i/32, i%32
+					img[c.a.swizzled(c.a.offset(m, k))/2] = ah[i]
+					k2, n := i/64, i%64
+					img[(8192+c.b.swizzled(c.b.offset(n, k2)))/2] = bh[i]
+				}
+				out := poisoned(t, d, 64*64, float32(math.NaN()))
+				cfg := gocu.Config{Grid: gocu.Dim3{X: 1}, Block: gocu.Dim3{X: 128}, Shared: kernels.WGProbeShared}
+				must(t, kernels.LaunchWGProbe(d, cfg, upload(t, d, img), out, c.a.sw, c.b.sw, c.a.lbo, c.a.sbo, c.a.kstep, c.b.lbo, c.b.sbo, c.b.kstep, c.b.mnMajor))
+				got := download(t, out)
+				bad := 0
+				for i, v := range got {
+					// The tensor cores sum a k-step with their own internal
+					// precision: allow float32 rounding of the partial sums,
+					// far below what a misplaced element costs.
+					if !(math.Abs(float64(v-want[i])) <= 1e-5*scale[i]) {
+						if bad++; bad <= 8 {
+							t.Errorf("d[%d][%d] = %v, want %v", i/64, i%64, v, want[i])
+						}
+					}
+				}
+				if bad > 0 {
+					t.Fatalf("%d of 4096 elements wrong: the layout %+v / %+v is not the GPU's", bad, c.a, c.b)
+				}
+			})
+		}
+	})
 }

@@ -398,7 +398,87 @@ __device__ __forceinline__ void gocu_cp_async_commit() { asm volatile("cp.async.
 template <int N> __device__ __forceinline__ void gocu_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 // ---- end of the tensor prelude ----
 
-extern __shared__ __align__(16) unsigned char gocu_dynsmem[];
+// ---- gocu: warpgroup MMA (sm_90a; see kernel.WGMMABF16) ----
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GOCU_WGMMA 1
+#endif
+template <typename T> __device__ __forceinline__ unsigned long long gocu_wg_desc(gocu_slice<T> s, unsigned char sw, int lbo, int sbo) {
+  return (unsigned long long)(gocu_smem(s.p) >> 4 & 0x3fffu) | (unsigned long long)((unsigned int)lbo >> 4 & 0x3fffu) << 16 |
+         (unsigned long long)((unsigned int)sbo >> 4 & 0x3fffu) << 32 | (unsigned long long)(sw & 3u) << 62;
+}
+__device__ __forceinline__ void gocu_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+#ifdef GOCU_WGMMA
+__device__ __forceinline__ void gocu_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void gocu_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+// The wait also fences the accumulator's registers, so that the compiler
+// does not move their reads above it.
+template <int N, int R> __device__ __forceinline__ void gocu_wgmma_wait(gocu_array<float, R>& d) {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+#pragma unroll
+  for (int i = 0; i < R; i++) asm volatile("" : "+f"(d.v[i]) :: "memory");
+}
+#else
+__device__ __forceinline__ void gocu_wgmma_fence() { __trap(); }
+__device__ __forceinline__ void gocu_wgmma_commit() { __trap(); }
+template <int N, int R> __device__ __forceinline__ void gocu_wgmma_wait(gocu_array<float, R>&) { __trap(); }
+#endif
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_n64(gocu_array<float, 32>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, %35; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_n128(gocu_array<float, 64>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0; wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_n256(gocu_array<float, 128>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %130, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, %131; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]), "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]), "+f"(d.v[103]), "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]), "+f"(d.v[127])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_n64(gocu_array<float, 32>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, %35; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_n128(gocu_array<float, 64>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0; wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_n256(gocu_array<float, 128>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %130, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, %131; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]), "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]), "+f"(d.v[103]), "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]), "+f"(d.v[127])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+// ---- end of the warpgroup MMA prelude ----
+
+extern __shared__ __align__(1024) unsigned char gocu_dynsmem[];
 
 struct gocu_tuple0 { gocu_array<gocu_array<float, 4>, 16> r0; gocu_array<float, 2> r1; gocu_array<float, 2> r2; };
 
@@ -716,6 +796,30 @@ static __device__ __forceinline__ gocu_tuple1 kernels_gp64Frags(gocu_slice<unsig
   return gocu_tuple1{af, bf};
 }
 
+// kernels.gw32Load (gemm_wg32.go:138)
+static __device__ __forceinline__ void kernels_gw32Load(gocu_slice<unsigned short> st, gocu_slice<unsigned short> ag, gocu_slice<unsigned short> bg, int sa, int sb, long long aStep, long long bStep, bool bvalid) {
+#pragma unroll
+  for (long long p = 0LL; p < 2LL; p++) {
+    gocu_cp_async(gocu_reslice(st, (long long)(int)((unsigned int)sa + (unsigned int)p * 64u * 32u), st.n, 178), gocu_reslice(ag, (long long)(long long)((unsigned long long)p * (unsigned long long)aStep), ag.n, 179));
+  }
+#pragma unroll
+  for (long long p = 0LL; p < 4LL; p++) {
+    gocu_cp_async_zfill(gocu_reslice(st, (long long)(int)((unsigned int)sb + (unsigned int)p * 8u * 64u), st.n, 180), gocu_reslice(bg, (long long)(long long)((unsigned long long)p * (unsigned long long)bStep), bg.n, 181), bvalid);
+  }
+}
+
+// kernels.gw64Load (gemm_wg64.go:134)
+static __device__ __forceinline__ void kernels_gw64Load(gocu_slice<unsigned short> st, gocu_slice<unsigned short> ag, gocu_slice<unsigned short> bg, int sa, int sb, long long aStep, long long bStep, bool bvalid) {
+#pragma unroll
+  for (long long p = 0LL; p < 4LL; p++) {
+    gocu_cp_async(gocu_reslice(st, (long long)(int)((unsigned int)sa + (unsigned int)p * 32u * 64u), st.n, 182), gocu_reslice(ag, (long long)(long long)((unsigned long long)p * (unsigned long long)aStep), ag.n, 183));
+  }
+#pragma unroll
+  for (long long p = 0LL; p < 8LL; p++) {
+    gocu_cp_async_zfill(gocu_reslice(st, (long long)(int)((unsigned int)sb + (unsigned int)p * 8u * 64u), st.n, 184), gocu_reslice(bg, (long long)(long long)((unsigned long long)p * (unsigned long long)bStep), bg.n, 185), bvalid);
+  }
+}
+
 // kernels.luma (grayfast.go:59)
 static __device__ __forceinline__ unsigned char kernels_luma(unsigned char r, unsigned char g, unsigned char b) {
   return (unsigned char)gocu_f2i32(0.2989f * (float)r + 0.587f * (float)g + 0.114f * (float)b);
@@ -747,7 +851,7 @@ extern "C" __global__ void AddOffByOne(float* a_p, long long a_n, float* b_p, lo
   gocu_slice<float> c = {c_p, c_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i <= n) {
-    GOCU_AT(c, i, 180) = GOCU_AT(a, i, 178) + GOCU_AT(b, i, 179);
+    GOCU_AT(c, i, 188) = GOCU_AT(a, i, 186) + GOCU_AT(b, i, 187);
   }
 }
 
@@ -765,22 +869,22 @@ extern "C" __global__ void TiledMatMulNoSync(float* a_p, long long a_n, float* b
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + 16u)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      as.v[GOCU_AI(ty, 16, 182)].v[GOCU_AI(tx, 16, 182)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 181);
+      as.v[GOCU_AI(ty, 16, 190)].v[GOCU_AI(tx, 16, 190)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 189);
     } else {
-      as.v[GOCU_AI(ty, 16, 183)].v[GOCU_AI(tx, 16, 183)] = 0.0f;
+      as.v[GOCU_AI(ty, 16, 191)].v[GOCU_AI(tx, 16, 191)] = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      bs.v[GOCU_AI(ty, 16, 185)].v[GOCU_AI(tx, 16, 185)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 184);
+      bs.v[GOCU_AI(ty, 16, 193)].v[GOCU_AI(tx, 16, 193)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 192);
     } else {
-      bs.v[GOCU_AI(ty, 16, 186)].v[GOCU_AI(tx, 16, 186)] = 0.0f;
+      bs.v[GOCU_AI(ty, 16, 194)].v[GOCU_AI(tx, 16, 194)] = 0.0f;
     }
     __syncthreads();
     for (long long i = 0; i < 16LL; i++) {
-      sum += as.v[GOCU_AI(ty, 16, 187)].v[GOCU_AI(i, 16, 187)] * bs.v[GOCU_AI(i, 16, 188)].v[GOCU_AI(tx, 16, 188)];
+      sum += as.v[GOCU_AI(ty, 16, 195)].v[GOCU_AI(i, 16, 195)] * bs.v[GOCU_AI(i, 16, 196)].v[GOCU_AI(tx, 16, 196)];
     }
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 189) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 197) = sum;
   }
 }
 
@@ -793,18 +897,18 @@ extern "C" __global__ void BlockSumDivergent(float* x_p, long long x_n, float* p
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   float v = 0.0f;
   if (i < n) {
-    v = GOCU_AT(x, i, 190);
+    v = GOCU_AT(x, i, 198);
   }
-  s.v[GOCU_AI(tid, 256, 191)] = v;
+  s.v[GOCU_AI(tid, 256, 199)] = v;
   __syncthreads();
   for (int stride = (int)blockDim.x / 2; stride > 0; stride = stride / 2) {
     if (tid < stride) {
-      s.v[GOCU_AI(tid, 256, 193)] += s.v[GOCU_AI((int)((unsigned int)tid + (unsigned int)stride), 256, 192)];
+      s.v[GOCU_AI(tid, 256, 201)] += s.v[GOCU_AI((int)((unsigned int)tid + (unsigned int)stride), 256, 200)];
       __syncthreads();
     }
   }
   if (tid == 0) {
-    GOCU_AT(partial, (int)blockIdx.x, 195) = s.v[0LL];
+    GOCU_AT(partial, (int)blockIdx.x, 203) = s.v[0LL];
   }
 }
 
@@ -833,7 +937,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention128(unsigned 
     int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
     int r = c / 16;
     int ch = c % 16;
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 196), gocu_reslice(q, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)r) * 128ull + (unsigned long long)(long long)ch * 8ull), q.n, 197));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 204), gocu_reslice(q, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)r) * 128ull + (unsigned long long)(long long)ch * 8ull), q.n, 205));
   }
   int ntiles = seq / 64;
   if (causal) {
@@ -850,7 +954,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention128(unsigned 
   for (int ks = 0; ks < 8; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 199)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 198));
+    qf.v[GOCU_AI(ks, 8, 207)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 206));
   }
   gocu_array<gocu_array<float, 4>, 16> acc = {};
   gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
@@ -874,9 +978,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention128(unsigned 
       for (int nj = 0; nj < 4; nj++) {
         int r = (int)((unsigned int)nj * 16u + (unsigned int)(lane % 8) + 8u * (unsigned int)(lane / 16));
         int ch = (int)((unsigned int)ks * 2u + (unsigned int)(lane / 8 % 2));
-        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 200));
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 205)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 8, 201)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 204)]);
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 210)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 8, 206)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 209)]);
+        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 208));
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 213)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 8, 209)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 212)]);
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 218)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 8, 214)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 217)]);
       }
     }
     bool diag = causal && (int)(((unsigned int)j + 1u) * 64u) > (int)((unsigned int)q0 + (unsigned int)warp * 16u);
@@ -891,67 +995,67 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention128(unsigned 
     for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
       for (int e = 0; e < 4; e++) {
-        float x = s.v[GOCU_AI(nt, 8, 215)].v[GOCU_AI(e, 4, 215)] * sl2;
+        float x = s.v[GOCU_AI(nt, 8, 223)].v[GOCU_AI(e, 4, 223)] * sl2;
         if (diag && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
           x = negInf;
         }
-        s.v[GOCU_AI(nt, 8, 216)].v[GOCU_AI(e, 4, 216)] = x;
-        tmax.v[GOCU_AI(e / 2, 2, 218)] = gocu_fmax(tmax.v[GOCU_AI(e / 2, 2, 217)], x);
+        s.v[GOCU_AI(nt, 8, 224)].v[GOCU_AI(e, 4, 224)] = x;
+        tmax.v[GOCU_AI(e / 2, 2, 226)] = gocu_fmax(tmax.v[GOCU_AI(e / 2, 2, 225)], x);
       }
     }
 #pragma unroll
     for (long long h = 0LL; h < 2LL; h++) {
-      tmax.v[GOCU_AI(h, 2, 221)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 219)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 220)], 1));
-      tmax.v[GOCU_AI(h, 2, 224)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 222)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 223)], 2));
+      tmax.v[GOCU_AI(h, 2, 229)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 227)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 228)], 1));
+      tmax.v[GOCU_AI(h, 2, 232)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 230)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 231)], 2));
     }
     gocu_array<float, 2> corr = {};
 #pragma unroll
     for (long long h = 0LL; h < 2LL; h++) {
-      corr.v[GOCU_AI(h, 2, 227)] = exp2f(mx.v[GOCU_AI(h, 2, 225)] - tmax.v[GOCU_AI(h, 2, 226)]);
-      mx.v[GOCU_AI(h, 2, 229)] = tmax.v[GOCU_AI(h, 2, 228)];
-      sum.v[GOCU_AI(h, 2, 231)] *= corr.v[GOCU_AI(h, 2, 230)];
+      corr.v[GOCU_AI(h, 2, 235)] = exp2f(mx.v[GOCU_AI(h, 2, 233)] - tmax.v[GOCU_AI(h, 2, 234)]);
+      mx.v[GOCU_AI(h, 2, 237)] = tmax.v[GOCU_AI(h, 2, 236)];
+      sum.v[GOCU_AI(h, 2, 239)] *= corr.v[GOCU_AI(h, 2, 238)];
     }
 #pragma unroll
     for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
       for (int e = 0; e < 4; e++) {
-        float p = exp2f(s.v[GOCU_AI(nt, 8, 232)].v[GOCU_AI(e, 4, 232)] - mx.v[GOCU_AI(e / 2, 2, 233)]);
-        s.v[GOCU_AI(nt, 8, 234)].v[GOCU_AI(e, 4, 234)] = p;
-        sum.v[GOCU_AI(e / 2, 2, 235)] += p;
+        float p = exp2f(s.v[GOCU_AI(nt, 8, 240)].v[GOCU_AI(e, 4, 240)] - mx.v[GOCU_AI(e / 2, 2, 241)]);
+        s.v[GOCU_AI(nt, 8, 242)].v[GOCU_AI(e, 4, 242)] = p;
+        sum.v[GOCU_AI(e / 2, 2, 243)] += p;
       }
     }
 #pragma unroll
     for (long long dt = 0LL; dt < 16LL; dt++) {
-      acc.v[GOCU_AI(dt, 16, 237)].v[0LL] *= corr.v[0LL];
-      acc.v[GOCU_AI(dt, 16, 239)].v[1LL] *= corr.v[0LL];
-      acc.v[GOCU_AI(dt, 16, 241)].v[2LL] *= corr.v[1LL];
-      acc.v[GOCU_AI(dt, 16, 243)].v[3LL] *= corr.v[1LL];
+      acc.v[GOCU_AI(dt, 16, 245)].v[0LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 16, 247)].v[1LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 16, 249)].v[2LL] *= corr.v[1LL];
+      acc.v[GOCU_AI(dt, 16, 251)].v[3LL] *= corr.v[1LL];
     }
 #pragma unroll
     for (int kk = 0; kk < 4; kk++) {
-      gocu_array<unsigned int, 4> pa = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 244)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 245)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 246)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 247)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 248)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 249)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 250)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 251)].v[3LL])}};
+      gocu_array<unsigned int, 4> pa = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 252)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 253)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 254)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 255)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 256)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 257)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 258)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 259)].v[3LL])}};
 #pragma unroll
       for (int nd = 0; nd < 8; nd++) {
         int r = (int)((unsigned int)kk * 16u + (unsigned int)lr);
         int ch = (int)((unsigned int)nd * 2u + (unsigned int)lc);
-        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 252));
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 256)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 255)]);
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 260)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 259)]);
+        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 260));
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 264)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 263)]);
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 268)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 267)]);
       }
     }
   }
 #pragma unroll
   for (long long h = 0LL; h < 2LL; h++) {
-    sum.v[GOCU_AI(h, 2, 262)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 261)], 1);
-    sum.v[GOCU_AI(h, 2, 264)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 263)], 2);
-    sum.v[GOCU_AI(h, 2, 266)] = 1.0f / sum.v[GOCU_AI(h, 2, 265)];
+    sum.v[GOCU_AI(h, 2, 270)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 269)], 1);
+    sum.v[GOCU_AI(h, 2, 272)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 271)], 2);
+    sum.v[GOCU_AI(h, 2, 274)] = 1.0f / sum.v[GOCU_AI(h, 2, 273)];
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 267);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 275);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 272) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 268)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 270)].v[1LL] * sum.v[0LL]);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 277) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 273)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 275)].v[3LL] * sum.v[1LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 280) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 276)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 278)].v[1LL] * sum.v[0LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 285) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 281)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 283)].v[3LL] * sum.v[1LL]);
   }
 }
 
@@ -980,7 +1084,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention64(unsigned s
     int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
     int r = c / 8;
     int ch = c % 8;
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 278), gocu_reslice(q, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)r) * 64ull + (unsigned long long)(long long)ch * 8ull), q.n, 279));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 286), gocu_reslice(q, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)r) * 64ull + (unsigned long long)(long long)ch * 8ull), q.n, 287));
   }
   int ntiles = seq / 64;
   if (causal) {
@@ -997,7 +1101,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention64(unsigned s
   for (int ks = 0; ks < 4; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 4, 281)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 280));
+    qf.v[GOCU_AI(ks, 4, 289)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 288));
   }
   gocu_array<gocu_array<float, 4>, 8> acc = {};
   gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
@@ -1021,9 +1125,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention64(unsigned s
       for (int nj = 0; nj < 4; nj++) {
         int r = (int)((unsigned int)nj * 16u + (unsigned int)(lane % 8) + 8u * (unsigned int)(lane / 16));
         int ch = (int)((unsigned int)ks * 2u + (unsigned int)(lane / 8 % 2));
-        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 282));
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 287)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 4, 283)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 286)]);
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 292)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 4, 288)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 291)]);
+        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 290));
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 295)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 4, 291)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 294)]);
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 300)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 4, 296)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 299)]);
       }
     }
     bool diag = causal && (int)(((unsigned int)j + 1u) * 64u) > (int)((unsigned int)q0 + (unsigned int)warp * 16u);
@@ -1038,67 +1142,67 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention64(unsigned s
     for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
       for (int e = 0; e < 4; e++) {
-        float x = s.v[GOCU_AI(nt, 8, 297)].v[GOCU_AI(e, 4, 297)] * sl2;
+        float x = s.v[GOCU_AI(nt, 8, 305)].v[GOCU_AI(e, 4, 305)] * sl2;
         if (diag && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
           x = negInf;
         }
-        s.v[GOCU_AI(nt, 8, 298)].v[GOCU_AI(e, 4, 298)] = x;
-        tmax.v[GOCU_AI(e / 2, 2, 300)] = gocu_fmax(tmax.v[GOCU_AI(e / 2, 2, 299)], x);
+        s.v[GOCU_AI(nt, 8, 306)].v[GOCU_AI(e, 4, 306)] = x;
+        tmax.v[GOCU_AI(e / 2, 2, 308)] = gocu_fmax(tmax.v[GOCU_AI(e / 2, 2, 307)], x);
       }
     }
 #pragma unroll
     for (long long h = 0LL; h < 2LL; h++) {
-      tmax.v[GOCU_AI(h, 2, 303)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 301)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 302)], 1));
-      tmax.v[GOCU_AI(h, 2, 306)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 304)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 305)], 2));
+      tmax.v[GOCU_AI(h, 2, 311)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 309)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 310)], 1));
+      tmax.v[GOCU_AI(h, 2, 314)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 312)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 313)], 2));
     }
     gocu_array<float, 2> corr = {};
 #pragma unroll
     for (long long h = 0LL; h < 2LL; h++) {
-      corr.v[GOCU_AI(h, 2, 309)] = exp2f(mx.v[GOCU_AI(h, 2, 307)] - tmax.v[GOCU_AI(h, 2, 308)]);
-      mx.v[GOCU_AI(h, 2, 311)] = tmax.v[GOCU_AI(h, 2, 310)];
-      sum.v[GOCU_AI(h, 2, 313)] *= corr.v[GOCU_AI(h, 2, 312)];
+      corr.v[GOCU_AI(h, 2, 317)] = exp2f(mx.v[GOCU_AI(h, 2, 315)] - tmax.v[GOCU_AI(h, 2, 316)]);
+      mx.v[GOCU_AI(h, 2, 319)] = tmax.v[GOCU_AI(h, 2, 318)];
+      sum.v[GOCU_AI(h, 2, 321)] *= corr.v[GOCU_AI(h, 2, 320)];
     }
 #pragma unroll
     for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
       for (int e = 0; e < 4; e++) {
-        float p = exp2f(s.v[GOCU_AI(nt, 8, 314)].v[GOCU_AI(e, 4, 314)] - mx.v[GOCU_AI(e / 2, 2, 315)]);
-        s.v[GOCU_AI(nt, 8, 316)].v[GOCU_AI(e, 4, 316)] = p;
-        sum.v[GOCU_AI(e / 2, 2, 317)] += p;
+        float p = exp2f(s.v[GOCU_AI(nt, 8, 322)].v[GOCU_AI(e, 4, 322)] - mx.v[GOCU_AI(e / 2, 2, 323)]);
+        s.v[GOCU_AI(nt, 8, 324)].v[GOCU_AI(e, 4, 324)] = p;
+        sum.v[GOCU_AI(e / 2, 2, 325)] += p;
       }
     }
 #pragma unroll
     for (long long dt = 0LL; dt < 8LL; dt++) {
-      acc.v[GOCU_AI(dt, 8, 319)].v[0LL] *= corr.v[0LL];
-      acc.v[GOCU_AI(dt, 8, 321)].v[1LL] *= corr.v[0LL];
-      acc.v[GOCU_AI(dt, 8, 323)].v[2LL] *= corr.v[1LL];
-      acc.v[GOCU_AI(dt, 8, 325)].v[3LL] *= corr.v[1LL];
+      acc.v[GOCU_AI(dt, 8, 327)].v[0LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 8, 329)].v[1LL] *= corr.v[0LL];
+      acc.v[GOCU_AI(dt, 8, 331)].v[2LL] *= corr.v[1LL];
+      acc.v[GOCU_AI(dt, 8, 333)].v[3LL] *= corr.v[1LL];
     }
 #pragma unroll
     for (int kk = 0; kk < 4; kk++) {
-      gocu_array<unsigned int, 4> pa = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 326)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 327)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 328)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 329)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 330)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 331)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 332)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 333)].v[3LL])}};
+      gocu_array<unsigned int, 4> pa = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 334)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 335)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 336)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 337)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 338)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 339)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 340)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 341)].v[3LL])}};
 #pragma unroll
       for (int nd = 0; nd < 4; nd++) {
         int r = (int)((unsigned int)kk * 16u + (unsigned int)lr);
         int ch = (int)((unsigned int)nd * 2u + (unsigned int)lc);
-        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 334));
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 338)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 337)]);
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 342)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 341)]);
+        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 342));
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 346)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 345)]);
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 350)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 349)]);
       }
     }
   }
 #pragma unroll
   for (long long h = 0LL; h < 2LL; h++) {
-    sum.v[GOCU_AI(h, 2, 344)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 343)], 1);
-    sum.v[GOCU_AI(h, 2, 346)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 345)], 2);
-    sum.v[GOCU_AI(h, 2, 348)] = 1.0f / sum.v[GOCU_AI(h, 2, 347)];
+    sum.v[GOCU_AI(h, 2, 352)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 351)], 1);
+    sum.v[GOCU_AI(h, 2, 354)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 353)], 2);
+    sum.v[GOCU_AI(h, 2, 356)] = 1.0f / sum.v[GOCU_AI(h, 2, 355)];
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 349);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 357);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 64ull + (unsigned long long)col) / 2LL, 354) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 350)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 8, 352)].v[1LL] * sum.v[0LL]);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 64ull + (unsigned long long)col) / 2LL, 359) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 355)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 8, 357)].v[3LL] * sum.v[1LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 64ull + (unsigned long long)col) / 2LL, 362) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 358)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 8, 360)].v[1LL] * sum.v[0LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 64ull + (unsigned long long)col) / 2LL, 367) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 363)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 8, 365)].v[3LL] * sum.v[1LL]);
   }
 }
 
@@ -1127,7 +1231,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttn128B128(unsigned s
   long long goff = (long long)((unsigned long long)head + (unsigned long long)(long long)cr * 128ull + (unsigned long long)(long long)cc * 8ull);
 #pragma unroll
   for (int i = 0; i < 8; i++) {
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)soff + (unsigned int)i * 16u * 128u), sm.n, 360), gocu_reslice(q, (long long)(long long)((unsigned long long)goff + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)i * 16u) * 128ull), q.n, 361));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)soff + (unsigned int)i * 16u * 128u), sm.n, 368), gocu_reslice(q, (long long)(long long)((unsigned long long)goff + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)i * 16u) * 128ull), q.n, 369));
   }
   int ntiles = seq / 64;
   int nfull = seq / 64;
@@ -1146,7 +1250,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttn128B128(unsigned s
   for (int ks = 0; ks < 8; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 363)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 362));
+    qf.v[GOCU_AI(ks, 8, 371)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 370));
   }
   int l7 = lane % 8;
   int h = l7 / 2;
@@ -1156,8 +1260,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttn128B128(unsigned s
   gocu_array<int, 4> vOff = {};
 #pragma unroll
   for (int j = 0; j < 4; j++) {
-    kOff.v[GOCU_AI(j, 4, 364)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
-    vOff.v[GOCU_AI(j, 4, 365)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
+    kOff.v[GOCU_AI(j, 4, 372)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
+    vOff.v[GOCU_AI(j, 4, 373)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
   }
   gocu_array<gocu_array<float, 4>, 16> acc = {};
   float negInf = (float)gocu_math_inf((long long)-1LL);
@@ -1178,16 +1282,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttn128B128(unsigned s
   }
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 367)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 366)], 1);
-    sum.v[GOCU_AI(hh, 2, 369)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 368)], 2);
-    sum.v[GOCU_AI(hh, 2, 371)] = 1.0f / sum.v[GOCU_AI(hh, 2, 370)];
+    sum.v[GOCU_AI(hh, 2, 375)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 374)], 1);
+    sum.v[GOCU_AI(hh, 2, 377)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 376)], 2);
+    sum.v[GOCU_AI(hh, 2, 379)] = 1.0f / sum.v[GOCU_AI(hh, 2, 378)];
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 372);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 380);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 377) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 373)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 375)].v[1LL] * sum.v[0LL]);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 382) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 378)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 380)].v[3LL] * sum.v[1LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 385) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 381)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 383)].v[1LL] * sum.v[0LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 390) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 386)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 388)].v[3LL] * sum.v[1LL]);
   }
 }
 
@@ -1216,7 +1320,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) FlashAttn128B64(unsigned sh
   long long goff = (long long)((unsigned long long)head + (unsigned long long)(long long)cr * 128ull + (unsigned long long)(long long)cc * 8ull);
 #pragma unroll
   for (int i = 0; i < 8; i++) {
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)soff + (unsigned int)i * 8u * 128u), sm.n, 383), gocu_reslice(q, (long long)(long long)((unsigned long long)goff + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)i * 8u) * 128ull), q.n, 384));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)soff + (unsigned int)i * 8u * 128u), sm.n, 391), gocu_reslice(q, (long long)(long long)((unsigned long long)goff + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)i * 8u) * 128ull), q.n, 392));
   }
   int ntiles = seq / 64;
   int nfull = seq / 64;
@@ -1235,7 +1339,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) FlashAttn128B64(unsigned sh
   for (int ks = 0; ks < 8; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 386)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 385));
+    qf.v[GOCU_AI(ks, 8, 394)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 393));
   }
   int l7 = lane % 8;
   int h = l7 / 2;
@@ -1245,8 +1349,8 @@ extern "C" __global__ void __launch_bounds__(128, 2) FlashAttn128B64(unsigned sh
   gocu_array<int, 4> vOff = {};
 #pragma unroll
   for (int j = 0; j < 4; j++) {
-    kOff.v[GOCU_AI(j, 4, 387)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
-    vOff.v[GOCU_AI(j, 4, 388)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
+    kOff.v[GOCU_AI(j, 4, 395)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
+    vOff.v[GOCU_AI(j, 4, 396)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
   }
   gocu_array<gocu_array<float, 4>, 16> acc = {};
   float negInf = (float)gocu_math_inf((long long)-1LL);
@@ -1267,16 +1371,16 @@ extern "C" __global__ void __launch_bounds__(128, 2) FlashAttn128B64(unsigned sh
   }
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 390)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 389)], 1);
-    sum.v[GOCU_AI(hh, 2, 392)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 391)], 2);
-    sum.v[GOCU_AI(hh, 2, 394)] = 1.0f / sum.v[GOCU_AI(hh, 2, 393)];
+    sum.v[GOCU_AI(hh, 2, 398)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 397)], 1);
+    sum.v[GOCU_AI(hh, 2, 400)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 399)], 2);
+    sum.v[GOCU_AI(hh, 2, 402)] = 1.0f / sum.v[GOCU_AI(hh, 2, 401)];
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 395);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 403);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 400) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 396)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 398)].v[1LL] * sum.v[0LL]);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 405) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 401)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 403)].v[3LL] * sum.v[1LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 408) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 404)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 406)].v[1LL] * sum.v[0LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 413) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 409)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 411)].v[3LL] * sum.v[1LL]);
   }
 }
 
@@ -1311,11 +1415,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __
     if (s < kt) {
       int st = (int)((unsigned int)s * 12288u);
       long long ka = (long long)(int)((unsigned int)s * 32u);
-      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 406), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 407));
-      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 408), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 409));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 414), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 415));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 416), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 417));
 #pragma unroll
       for (int i = 0; i < 4; i++) {
-        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)i * 8u * 256u), sm.n, 410), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)s * 32u + (unsigned int)i * 8u) * (unsigned long long)(long long)n), b.n, 411), bvalid);
+        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)i * 8u * 256u), sm.n, 418), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)s * 32u + (unsigned int)i * 8u) * (unsigned long long)(long long)n), b.n, 419), bvalid);
       }
     }
     gocu_cp_async_commit();
@@ -1329,11 +1433,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __
     if (int nxt = (int)((unsigned int)i + 4u - 1u); nxt < kt) {
       int st = (int)((unsigned int)(nxt % 4) * 12288u);
       long long ka = (long long)(int)((unsigned int)nxt * 32u);
-      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 412), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 413));
-      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 414), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 415));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 420), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 421));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 422), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 423));
 #pragma unroll
       for (int j = 0; j < 4; j++) {
-        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)j * 8u * 256u), sm.n, 416), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)nxt * 32u + (unsigned int)j * 8u) * (unsigned long long)(long long)n), b.n, 417), bvalid);
+        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)j * 8u * 256u), sm.n, 424), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)nxt * 32u + (unsigned int)j * 8u) * (unsigned long long)(long long)n), b.n, 425), bvalid);
       }
     }
     gocu_cp_async_commit();
@@ -1346,27 +1450,27 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __
       for (int mi = 0; mi < 4; mi++) {
         int row = (int)((unsigned int)wm * 64u + (unsigned int)mi * 16u + (unsigned int)lr);
         int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-        af.v[GOCU_AI(mi, 4, 419)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)row * 32u + (unsigned int)(ch ^ row >> 1 & 3) * 8u), sm.n, 418));
+        af.v[GOCU_AI(mi, 4, 427)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)row * 32u + (unsigned int)(ch ^ row >> 1 & 3) * 8u), sm.n, 426));
       }
 #pragma unroll
       for (int nj = 0; nj < 4; nj++) {
         int row = (int)((unsigned int)ks * 16u + (unsigned int)lr);
         int ch = (int)((unsigned int)wn * 8u + (unsigned int)nj * 2u + (unsigned int)lc);
-        gocu_array<unsigned int, 4> r = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)st + 4096u + (unsigned int)row * 256u + (unsigned int)(ch ^ row & 7) * 8u), sm.n, 420));
-        bf.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 423)] = gocu_array<unsigned int, 2>{{r.v[0LL], r.v[1LL]}};
-        bf.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 426)] = gocu_array<unsigned int, 2>{{r.v[2LL], r.v[3LL]}};
+        gocu_array<unsigned int, 4> r = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)st + 4096u + (unsigned int)row * 256u + (unsigned int)(ch ^ row & 7) * 8u), sm.n, 428));
+        bf.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 431)] = gocu_array<unsigned int, 2>{{r.v[0LL], r.v[1LL]}};
+        bf.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 434)] = gocu_array<unsigned int, 2>{{r.v[2LL], r.v[3LL]}};
       }
 #pragma unroll
       for (long long mi = 0LL; mi < 4LL; mi++) {
 #pragma unroll
         for (long long ni = 0LL; ni < 8LL; ni++) {
-          acc.v[GOCU_AI(mi, 4, 430)].v[GOCU_AI(ni, 8, 430)] = gocu_mma_bf16(af.v[GOCU_AI(mi, 4, 427)], bf.v[GOCU_AI(ni, 8, 428)], acc.v[GOCU_AI(mi, 4, 429)].v[GOCU_AI(ni, 8, 429)]);
+          acc.v[GOCU_AI(mi, 4, 438)].v[GOCU_AI(ni, 8, 438)] = gocu_mma_bf16(af.v[GOCU_AI(mi, 4, 435)], bf.v[GOCU_AI(ni, 8, 436)], acc.v[GOCU_AI(mi, 4, 437)].v[GOCU_AI(ni, 8, 437)]);
         }
       }
     }
   }
   gocu_cp_async_wait<0>();
-  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 431);
+  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 439);
   int g = lane / 4;
   int q = lane % 4;
 #pragma unroll
@@ -1376,9 +1480,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __
     for (long long ni = 0LL; ni < 8LL; ni++) {
       int col = (int)((unsigned int)bn + (unsigned int)wn * 64u + (unsigned int)ni * 8u + 2u * (unsigned int)q);
       if (col < n) {
-        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 432)].v[GOCU_AI(ni, 8, 432)];
-        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 435) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
-        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 438) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
+        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 440)].v[GOCU_AI(ni, 8, 440)];
+        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 443) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
+        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 446) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
       }
     }
   }
@@ -1405,8 +1509,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16Pipe32(unsigned sho
   bool bvalid = (int)((unsigned int)bn + (unsigned int)bc * 8u) < n;
   int sa = (int)((unsigned int)ar * 32u + (unsigned int)(ac ^ ar / 2 & 3) * 8u);
   int sb = (int)(4096u + (unsigned int)br * 256u + (unsigned int)(bc ^ br & 7) * 8u);
-  gocu_slice<unsigned short> ag = gocu_reslice(a, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)bm + (unsigned int)ar) * (unsigned long long)(long long)k + (unsigned long long)(long long)(int)((unsigned int)ac * 8u)), a.n, 439);
-  gocu_slice<unsigned short> bg = gocu_reslice(b, (long long)(long long)((unsigned long long)(long long)br * (unsigned long long)(long long)n + (unsigned long long)(long long)(int)((unsigned int)bn + (unsigned int)bc * 8u)), b.n, 440);
+  gocu_slice<unsigned short> ag = gocu_reslice(a, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)bm + (unsigned int)ar) * (unsigned long long)(long long)k + (unsigned long long)(long long)(int)((unsigned int)ac * 8u)), a.n, 447);
+  gocu_slice<unsigned short> bg = gocu_reslice(b, (long long)(long long)((unsigned long long)(long long)br * (unsigned long long)(long long)n + (unsigned long long)(long long)(int)((unsigned int)bn + (unsigned int)bc * 8u)), b.n, 448);
   if (!bvalid) {
     bg = b;
   }
@@ -1414,7 +1518,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16Pipe32(unsigned sho
   long long bStep = (long long)(8ull * (unsigned long long)(long long)n);
   for (int s = 0; s < 3; s++) {
     if (s < kt) {
-      kernels_gp32Load(gocu_reslice(sm, (long long)(int)((unsigned int)s * 12288u), sm.n, 441), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)s * 32u), ag.n, 442), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)s * 32u) * (unsigned long long)(long long)n), bg.n, 443), sa, sb, aStep, bStep, bvalid);
+      kernels_gp32Load(gocu_reslice(sm, (long long)(int)((unsigned int)s * 12288u), sm.n, 449), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)s * 32u), ag.n, 450), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)s * 32u) * (unsigned long long)(long long)n), bg.n, 451), sa, sb, aStep, bStep, bvalid);
     }
     gocu_cp_async_commit();
   }
@@ -1423,12 +1527,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16Pipe32(unsigned sho
   gocu_array<int, 2> aOff = {};
 #pragma unroll
   for (int ks = 0; ks < 2; ks++) {
-    aOff.v[GOCU_AI(ks, 2, 444)] = (int)(((unsigned int)wm * 64u + (unsigned int)lr) * 32u + (unsigned int)((int)(2u * (unsigned int)ks + (unsigned int)lc) ^ lr / 2 & 3) * 8u);
+    aOff.v[GOCU_AI(ks, 2, 452)] = (int)(((unsigned int)wm * 64u + (unsigned int)lr) * 32u + (unsigned int)((int)(2u * (unsigned int)ks + (unsigned int)lc) ^ lr / 2 & 3) * 8u);
   }
   gocu_array<int, 4> bOff = {};
 #pragma unroll
   for (int nj = 0; nj < 4; nj++) {
-    bOff.v[GOCU_AI(nj, 4, 445)] = (int)(4096u + (unsigned int)lr * 256u + ((unsigned int)wn * 8u + 2u * (unsigned int)(nj ^ (lr & 7) / 2) + (unsigned int)((lc ^ lr) & 1)) * 8u);
+    bOff.v[GOCU_AI(nj, 4, 453)] = (int)(4096u + (unsigned int)lr * 256u + ((unsigned int)wn * 8u + 2u * (unsigned int)(nj ^ (lr & 7) / 2) + (unsigned int)((lc ^ lr) & 1)) * 8u);
   }
   gocu_array<gocu_array<gocu_array<float, 4>, 8>, 4> acc = {};
   gocu_array<gocu_array<gocu_array<unsigned int, 4>, 4>, 2> af = {};
@@ -1449,21 +1553,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16Pipe32(unsigned sho
         __syncthreads();
       }
       if (ks < 1) {
-        gocu_array<gocu_array<unsigned int, 4>, 4>& gocu_l_2 = af.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 451)];
-        gocu_array<gocu_array<unsigned int, 2>, 8>& gocu_l_3 = bf.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 452)];
-        gocu_tuple1 gocu_r_1 = kernels_gp32Frags(gocu_reslice(sm, (long long)st, sm.n, 449), aOff.v[GOCU_AI((int)((unsigned int)ks + 1u), 2, 450)], bOff, (int)((unsigned int)ks + 1u));
+        gocu_array<gocu_array<unsigned int, 4>, 4>& gocu_l_2 = af.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 459)];
+        gocu_array<gocu_array<unsigned int, 2>, 8>& gocu_l_3 = bf.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 460)];
+        gocu_tuple1 gocu_r_1 = kernels_gp32Frags(gocu_reslice(sm, (long long)st, sm.n, 457), aOff.v[GOCU_AI((int)((unsigned int)ks + 1u), 2, 458)], bOff, (int)((unsigned int)ks + 1u));
         gocu_l_2 = gocu_r_1.r0;
         gocu_l_3 = gocu_r_1.r1;
       } else if ((int)((unsigned int)i + 1u) < kt) {
-        gocu_array<gocu_array<unsigned int, 4>, 4>& gocu_l_2 = af.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 455)];
-        gocu_array<gocu_array<unsigned int, 2>, 8>& gocu_l_3 = bf.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 456)];
-        gocu_tuple1 gocu_r_1 = kernels_gp32Frags(gocu_reslice(sm, (long long)(int)((unsigned int)((int)((unsigned int)i + 1u) % 4) * 12288u), sm.n, 453), aOff.v[0LL], bOff, 0);
+        gocu_array<gocu_array<unsigned int, 4>, 4>& gocu_l_2 = af.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 463)];
+        gocu_array<gocu_array<unsigned int, 2>, 8>& gocu_l_3 = bf.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 464)];
+        gocu_tuple1 gocu_r_1 = kernels_gp32Frags(gocu_reslice(sm, (long long)(int)((unsigned int)((int)((unsigned int)i + 1u) % 4) * 12288u), sm.n, 461), aOff.v[0LL], bOff, 0);
         gocu_l_2 = gocu_r_1.r0;
         gocu_l_3 = gocu_r_1.r1;
       }
       if (ks == 0) {
         if (int nxt = (int)((unsigned int)i + 4u - 1u); nxt < kt) {
-          kernels_gp32Load(gocu_reslice(sm, (long long)(int)((unsigned int)(nxt % 4) * 12288u), sm.n, 457), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)nxt * 32u), ag.n, 458), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)nxt * 32u) * (unsigned long long)(long long)n), bg.n, 459), sa, sb, aStep, bStep, bvalid);
+          kernels_gp32Load(gocu_reslice(sm, (long long)(int)((unsigned int)(nxt % 4) * 12288u), sm.n, 465), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)nxt * 32u), ag.n, 466), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)nxt * 32u) * (unsigned long long)(long long)n), bg.n, 467), sa, sb, aStep, bStep, bvalid);
         }
         gocu_cp_async_commit();
       }
@@ -1471,13 +1575,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16Pipe32(unsigned sho
       for (long long mi = 0LL; mi < 4LL; mi++) {
 #pragma unroll
         for (long long ni = 0LL; ni < 8LL; ni++) {
-          acc.v[GOCU_AI(mi, 4, 463)].v[GOCU_AI(ni, 8, 463)] = gocu_mma_bf16(af.v[GOCU_AI(ks % 2, 2, 460)].v[GOCU_AI(mi, 4, 460)], bf.v[GOCU_AI(ks % 2, 2, 461)].v[GOCU_AI(ni, 8, 461)], acc.v[GOCU_AI(mi, 4, 462)].v[GOCU_AI(ni, 8, 462)]);
+          acc.v[GOCU_AI(mi, 4, 471)].v[GOCU_AI(ni, 8, 471)] = gocu_mma_bf16(af.v[GOCU_AI(ks % 2, 2, 468)].v[GOCU_AI(mi, 4, 468)], bf.v[GOCU_AI(ks % 2, 2, 469)].v[GOCU_AI(ni, 8, 469)], acc.v[GOCU_AI(mi, 4, 470)].v[GOCU_AI(ni, 8, 470)]);
         }
       }
     }
   }
   gocu_cp_async_wait<0>();
-  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 464);
+  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 472);
   int g = lane / 4;
   int q = lane % 4;
 #pragma unroll
@@ -1487,9 +1591,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16Pipe32(unsigned sho
     for (long long ni = 0LL; ni < 8LL; ni++) {
       int col = (int)((unsigned int)bn + (unsigned int)wn * 64u + (unsigned int)ni * 8u + 2u * (unsigned int)q);
       if (col < n) {
-        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 465)].v[GOCU_AI(ni, 8, 465)];
-        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 468) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
-        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 471) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
+        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 473)].v[GOCU_AI(ni, 8, 473)];
+        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 476) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
+        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 479) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
       }
     }
   }
@@ -1516,8 +1620,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16Pipe64(unsigned sho
   bool bvalid = (int)((unsigned int)bn + (unsigned int)bc * 8u) < n;
   int sa = (int)((unsigned int)ar * 64u + (unsigned int)(ac ^ ar / 1 & 7) * 8u);
   int sb = (int)(8192u + (unsigned int)br * 256u + (unsigned int)(bc ^ br & 7) * 8u);
-  gocu_slice<unsigned short> ag = gocu_reslice(a, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)bm + (unsigned int)ar) * (unsigned long long)(long long)k + (unsigned long long)(long long)(int)((unsigned int)ac * 8u)), a.n, 472);
-  gocu_slice<unsigned short> bg = gocu_reslice(b, (long long)(long long)((unsigned long long)(long long)br * (unsigned long long)(long long)n + (unsigned long long)(long long)(int)((unsigned int)bn + (unsigned int)bc * 8u)), b.n, 473);
+  gocu_slice<unsigned short> ag = gocu_reslice(a, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)bm + (unsigned int)ar) * (unsigned long long)(long long)k + (unsigned long long)(long long)(int)((unsigned int)ac * 8u)), a.n, 480);
+  gocu_slice<unsigned short> bg = gocu_reslice(b, (long long)(long long)((unsigned long long)(long long)br * (unsigned long long)(long long)n + (unsigned long long)(long long)(int)((unsigned int)bn + (unsigned int)bc * 8u)), b.n, 481);
   if (!bvalid) {
     bg = b;
   }
@@ -1525,7 +1629,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16Pipe64(unsigned sho
   long long bStep = (long long)(8ull * (unsigned long long)(long long)n);
   for (int s = 0; s < 3; s++) {
     if (s < kt) {
-      kernels_gp64Load(gocu_reslice(sm, (long long)(int)((unsigned int)s * 24576u), sm.n, 474), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)s * 64u), ag.n, 475), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)s * 64u) * (unsigned long long)(long long)n), bg.n, 476), sa, sb, aStep, bStep, bvalid);
+      kernels_gp64Load(gocu_reslice(sm, (long long)(int)((unsigned int)s * 24576u), sm.n, 482), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)s * 64u), ag.n, 483), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)s * 64u) * (unsigned long long)(long long)n), bg.n, 484), sa, sb, aStep, bStep, bvalid);
     }
     gocu_cp_async_commit();
   }
@@ -1534,12 +1638,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16Pipe64(unsigned sho
   gocu_array<int, 4> aOff = {};
 #pragma unroll
   for (int ks = 0; ks < 4; ks++) {
-    aOff.v[GOCU_AI(ks, 4, 477)] = (int)(((unsigned int)wm * 64u + (unsigned int)lr) * 64u + (unsigned int)((int)(2u * (unsigned int)ks + (unsigned int)lc) ^ lr / 1 & 7) * 8u);
+    aOff.v[GOCU_AI(ks, 4, 485)] = (int)(((unsigned int)wm * 64u + (unsigned int)lr) * 64u + (unsigned int)((int)(2u * (unsigned int)ks + (unsigned int)lc) ^ lr / 1 & 7) * 8u);
   }
   gocu_array<int, 4> bOff = {};
 #pragma unroll
   for (int nj = 0; nj < 4; nj++) {
-    bOff.v[GOCU_AI(nj, 4, 478)] = (int)(8192u + (unsigned int)lr * 256u + ((unsigned int)wn * 8u + 2u * (unsigned int)(nj ^ (lr & 7) / 2) + (unsigned int)((lc ^ lr) & 1)) * 8u);
+    bOff.v[GOCU_AI(nj, 4, 486)] = (int)(8192u + (unsigned int)lr * 256u + ((unsigned int)wn * 8u + 2u * (unsigned int)(nj ^ (lr & 7) / 2) + (unsigned int)((lc ^ lr) & 1)) * 8u);
   }
   gocu_array<gocu_array<gocu_array<float, 4>, 8>, 4> acc = {};
   gocu_array<gocu_array<gocu_array<unsigned int, 4>, 4>, 2> af = {};
@@ -1560,21 +1664,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16Pipe64(unsigned sho
         __syncthreads();
       }
       if (ks < 3) {
-        gocu_array<gocu_array<unsigned int, 4>, 4>& gocu_l_2 = af.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 484)];
-        gocu_array<gocu_array<unsigned int, 2>, 8>& gocu_l_3 = bf.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 485)];
-        gocu_tuple1 gocu_r_1 = kernels_gp64Frags(gocu_reslice(sm, (long long)st, sm.n, 482), aOff.v[GOCU_AI((int)((unsigned int)ks + 1u), 4, 483)], bOff, (int)((unsigned int)ks + 1u));
+        gocu_array<gocu_array<unsigned int, 4>, 4>& gocu_l_2 = af.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 492)];
+        gocu_array<gocu_array<unsigned int, 2>, 8>& gocu_l_3 = bf.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 493)];
+        gocu_tuple1 gocu_r_1 = kernels_gp64Frags(gocu_reslice(sm, (long long)st, sm.n, 490), aOff.v[GOCU_AI((int)((unsigned int)ks + 1u), 4, 491)], bOff, (int)((unsigned int)ks + 1u));
         gocu_l_2 = gocu_r_1.r0;
         gocu_l_3 = gocu_r_1.r1;
       } else if ((int)((unsigned int)i + 1u) < kt) {
-        gocu_array<gocu_array<unsigned int, 4>, 4>& gocu_l_2 = af.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 488)];
-        gocu_array<gocu_array<unsigned int, 2>, 8>& gocu_l_3 = bf.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 489)];
-        gocu_tuple1 gocu_r_1 = kernels_gp64Frags(gocu_reslice(sm, (long long)(int)((unsigned int)((int)((unsigned int)i + 1u) % 4) * 24576u), sm.n, 486), aOff.v[0LL], bOff, 0);
+        gocu_array<gocu_array<unsigned int, 4>, 4>& gocu_l_2 = af.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 496)];
+        gocu_array<gocu_array<unsigned int, 2>, 8>& gocu_l_3 = bf.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 497)];
+        gocu_tuple1 gocu_r_1 = kernels_gp64Frags(gocu_reslice(sm, (long long)(int)((unsigned int)((int)((unsigned int)i + 1u) % 4) * 24576u), sm.n, 494), aOff.v[0LL], bOff, 0);
         gocu_l_2 = gocu_r_1.r0;
         gocu_l_3 = gocu_r_1.r1;
       }
       if (ks == 0) {
         if (int nxt = (int)((unsigned int)i + 4u - 1u); nxt < kt) {
-          kernels_gp64Load(gocu_reslice(sm, (long long)(int)((unsigned int)(nxt % 4) * 24576u), sm.n, 490), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)nxt * 64u), ag.n, 491), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)nxt * 64u) * (unsigned long long)(long long)n), bg.n, 492), sa, sb, aStep, bStep, bvalid);
+          kernels_gp64Load(gocu_reslice(sm, (long long)(int)((unsigned int)(nxt % 4) * 24576u), sm.n, 498), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)nxt * 64u), ag.n, 499), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)nxt * 64u) * (unsigned long long)(long long)n), bg.n, 500), sa, sb, aStep, bStep, bvalid);
         }
         gocu_cp_async_commit();
       }
@@ -1582,13 +1686,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16Pipe64(unsigned sho
       for (long long mi = 0LL; mi < 4LL; mi++) {
 #pragma unroll
         for (long long ni = 0LL; ni < 8LL; ni++) {
-          acc.v[GOCU_AI(mi, 4, 496)].v[GOCU_AI(ni, 8, 496)] = gocu_mma_bf16(af.v[GOCU_AI(ks % 2, 2, 493)].v[GOCU_AI(mi, 4, 493)], bf.v[GOCU_AI(ks % 2, 2, 494)].v[GOCU_AI(ni, 8, 494)], acc.v[GOCU_AI(mi, 4, 495)].v[GOCU_AI(ni, 8, 495)]);
+          acc.v[GOCU_AI(mi, 4, 504)].v[GOCU_AI(ni, 8, 504)] = gocu_mma_bf16(af.v[GOCU_AI(ks % 2, 2, 501)].v[GOCU_AI(mi, 4, 501)], bf.v[GOCU_AI(ks % 2, 2, 502)].v[GOCU_AI(ni, 8, 502)], acc.v[GOCU_AI(mi, 4, 503)].v[GOCU_AI(ni, 8, 503)]);
         }
       }
     }
   }
   gocu_cp_async_wait<0>();
-  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 497);
+  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 505);
   int g = lane / 4;
   int q = lane % 4;
 #pragma unroll
@@ -1598,10 +1702,156 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16Pipe64(unsigned sho
     for (long long ni = 0LL; ni < 8LL; ni++) {
       int col = (int)((unsigned int)bn + (unsigned int)wn * 64u + (unsigned int)ni * 8u + 2u * (unsigned int)q);
       if (col < n) {
-        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 498)].v[GOCU_AI(ni, 8, 498)];
-        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 501) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
-        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 504) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
+        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 506)].v[GOCU_AI(ni, 8, 506)];
+        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 509) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
+        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 512) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
       }
+    }
+  }
+}
+
+// kernels.GemmBF16WG32 (gemm_wg32.go:53)
+extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16WG32(unsigned short* __restrict__ a_p, long long a_n, unsigned short* __restrict__ b_p, long long b_n, unsigned short* __restrict__ c_p, long long c_n, int m, int n, int k) {
+  gocu_slice<unsigned short> a = {a_p, a_n};
+  gocu_slice<unsigned short> b = {b_p, b_n};
+  gocu_slice<unsigned short> c = {c_p, c_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int wg = tid / 128;
+  int bm = (int)(blockIdx.y * 128u);
+  int bn = (int)(blockIdx.x * 256u);
+  int kt = k / 32;
+  int ar = tid / 4;
+  int ac = tid % 4;
+  int br = tid / 32;
+  int bc = tid % 32;
+  bool bvalid = (int)((unsigned int)bn + (unsigned int)bc * 8u) < n;
+  int sa = (int)((unsigned int)ar * 32u + (unsigned int)(ac ^ ar / 2 & 3) * 8u);
+  int sb = (int)(4096u + (unsigned int)(bc / 8) * 32u * 64u + (unsigned int)br * 64u + (unsigned int)(bc % 8 ^ br & 7) * 8u);
+  gocu_slice<unsigned short> ag = gocu_reslice(a, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)bm + (unsigned int)ar) * (unsigned long long)(long long)k + (unsigned long long)(long long)(int)((unsigned int)ac * 8u)), a.n, 513);
+  gocu_slice<unsigned short> bg = gocu_reslice(b, (long long)(long long)((unsigned long long)(long long)br * (unsigned long long)(long long)n + (unsigned long long)(long long)(int)((unsigned int)bn + (unsigned int)bc * 8u)), b.n, 514);
+  if (!bvalid) {
+    bg = b;
+  }
+  long long aStep = (long long)(64ull * (unsigned long long)(long long)k);
+  long long bStep = (long long)(8ull * (unsigned long long)(long long)n);
+  for (int s = 0; s < 6; s++) {
+    if (s < kt) {
+      kernels_gw32Load(gocu_reslice(sm, (long long)(int)((unsigned int)s * 12288u), sm.n, 515), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)s * 32u), ag.n, 516), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)s * 32u) * (unsigned long long)(long long)n), bg.n, 517), sa, sb, aStep, bStep, bvalid);
+    }
+    gocu_cp_async_commit();
+  }
+  unsigned char aSw = 1;
+  if (true) {
+    aSw = 2;
+  }
+  unsigned long long da0 = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 32u), sm.n, 518), aSw, 16, 512);
+  unsigned long long db0 = gocu_wg_desc(gocu_reslice(sm, (long long)4096LL, sm.n, 519), 1, 4096, 1024);
+  gocu_array<float, 128> acc = {};
+  for (int i = 0; i < kt; i++) {
+    gocu_cp_async_wait<5>();
+    gocu_fence_proxy_async();
+    __syncthreads();
+    if (int nxt = (int)((unsigned int)i + 8u - 2u); nxt < kt) {
+      kernels_gw32Load(gocu_reslice(sm, (long long)(int)((unsigned int)(nxt % 8) * 12288u), sm.n, 520), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)nxt * 32u), ag.n, 521), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)nxt * 32u) * (unsigned long long)(long long)n), bg.n, 522), sa, sb, aStep, bStep, bvalid);
+    }
+    gocu_cp_async_commit();
+    unsigned long long st = (unsigned long long)(i % 8) * 1536ull;
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 2; ks++) {
+      gocu_wgmma_bf16_n256<1>(acc, da0 + st + (unsigned long long)(int)((unsigned int)ks * 2u), db0 + st + (unsigned long long)(int)((unsigned int)ks * 128u), i > 0 || ks > 0);
+    }
+    gocu_wgmma_commit();
+    gocu_wgmma_wait<1>(acc);
+  }
+  gocu_wgmma_wait<0>(acc);
+  gocu_cp_async_wait<0>();
+  int lane = tid % 32;
+  int w = tid / 32 % 4;
+  int g = lane / 4;
+  int q = lane % 4;
+  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 523);
+  long long row = (long long)(int)((unsigned int)bm + (unsigned int)wg * 64u + (unsigned int)w * 16u + (unsigned int)g);
+#pragma unroll
+  for (int j = 0; j < 32; j++) {
+    int col = (int)((unsigned int)bn + (unsigned int)j * 8u + 2u * (unsigned int)q);
+    if (col < n) {
+      GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 526) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)j), 128, 524)], acc.v[GOCU_AI((int)(4u * (unsigned int)j + 1u), 128, 525)]);
+      GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 529) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)j + 2u), 128, 527)], acc.v[GOCU_AI((int)(4u * (unsigned int)j + 3u), 128, 528)]);
+    }
+  }
+}
+
+// kernels.GemmBF16WG64 (gemm_wg64.go:49)
+extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16WG64(unsigned short* __restrict__ a_p, long long a_n, unsigned short* __restrict__ b_p, long long b_n, unsigned short* __restrict__ c_p, long long c_n, int m, int n, int k) {
+  gocu_slice<unsigned short> a = {a_p, a_n};
+  gocu_slice<unsigned short> b = {b_p, b_n};
+  gocu_slice<unsigned short> c = {c_p, c_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int wg = tid / 128;
+  int bm = (int)(blockIdx.y * 128u);
+  int bn = (int)(blockIdx.x * 256u);
+  int kt = k / 64;
+  int ar = tid / 8;
+  int ac = tid % 8;
+  int br = tid / 32;
+  int bc = tid % 32;
+  bool bvalid = (int)((unsigned int)bn + (unsigned int)bc * 8u) < n;
+  int sa = (int)((unsigned int)ar * 64u + (unsigned int)(ac ^ ar / 1 & 7) * 8u);
+  int sb = (int)(8192u + (unsigned int)(bc / 8) * 64u * 64u + (unsigned int)br * 64u + (unsigned int)(bc % 8 ^ br & 7) * 8u);
+  gocu_slice<unsigned short> ag = gocu_reslice(a, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)bm + (unsigned int)ar) * (unsigned long long)(long long)k + (unsigned long long)(long long)(int)((unsigned int)ac * 8u)), a.n, 530);
+  gocu_slice<unsigned short> bg = gocu_reslice(b, (long long)(long long)((unsigned long long)(long long)br * (unsigned long long)(long long)n + (unsigned long long)(long long)(int)((unsigned int)bn + (unsigned int)bc * 8u)), b.n, 531);
+  if (!bvalid) {
+    bg = b;
+  }
+  long long aStep = (long long)(32ull * (unsigned long long)(long long)k);
+  long long bStep = (long long)(8ull * (unsigned long long)(long long)n);
+  for (int s = 0; s < 2; s++) {
+    if (s < kt) {
+      kernels_gw64Load(gocu_reslice(sm, (long long)(int)((unsigned int)s * 24576u), sm.n, 532), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)s * 64u), ag.n, 533), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)s * 64u) * (unsigned long long)(long long)n), bg.n, 534), sa, sb, aStep, bStep, bvalid);
+    }
+    gocu_cp_async_commit();
+  }
+  unsigned char aSw = 1;
+  if (false) {
+    aSw = 2;
+  }
+  unsigned long long da0 = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 64u), sm.n, 535), aSw, 16, 1024);
+  unsigned long long db0 = gocu_wg_desc(gocu_reslice(sm, (long long)8192LL, sm.n, 536), 1, 8192, 1024);
+  gocu_array<float, 128> acc = {};
+  for (int i = 0; i < kt; i++) {
+    gocu_cp_async_wait<1>();
+    gocu_fence_proxy_async();
+    __syncthreads();
+    if (int nxt = (int)((unsigned int)i + 4u - 2u); nxt < kt) {
+      kernels_gw64Load(gocu_reslice(sm, (long long)(int)((unsigned int)(nxt % 4) * 24576u), sm.n, 537), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)nxt * 64u), ag.n, 538), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)nxt * 64u) * (unsigned long long)(long long)n), bg.n, 539), sa, sb, aStep, bStep, bvalid);
+    }
+    gocu_cp_async_commit();
+    unsigned long long st = (unsigned long long)(i % 4) * 3072ull;
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) {
+      gocu_wgmma_bf16_n256<1>(acc, da0 + st + (unsigned long long)(int)((unsigned int)ks * 2u), db0 + st + (unsigned long long)(int)((unsigned int)ks * 128u), i > 0 || ks > 0);
+    }
+    gocu_wgmma_commit();
+    gocu_wgmma_wait<1>(acc);
+  }
+  gocu_wgmma_wait<0>(acc);
+  gocu_cp_async_wait<0>();
+  int lane = tid % 32;
+  int w = tid / 32 % 4;
+  int g = lane / 4;
+  int q = lane % 4;
+  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 540);
+  long long row = (long long)(int)((unsigned int)bm + (unsigned int)wg * 64u + (unsigned int)w * 16u + (unsigned int)g);
+#pragma unroll
+  for (int j = 0; j < 32; j++) {
+    int col = (int)((unsigned int)bn + (unsigned int)j * 8u + 2u * (unsigned int)q);
+    if (col < n) {
+      GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 543) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)j), 128, 541)], acc.v[GOCU_AI((int)(4u * (unsigned int)j + 1u), 128, 542)]);
+      GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 546) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)j + 2u), 128, 544)], acc.v[GOCU_AI((int)(4u * (unsigned int)j + 3u), 128, 545)]);
     }
   }
 }
@@ -1612,10 +1862,10 @@ extern "C" __global__ void Gray(unsigned char* rgb_p, long long rgb_n, unsigned 
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) {
-    float r = (float)GOCU_AT(rgb, i, 505);
-    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 506);
-    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 507);
-    GOCU_AT(gray, i, 508) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
+    float r = (float)GOCU_AT(rgb, i, 547);
+    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 548);
+    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 549);
+    GOCU_AT(gray, i, 550) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
   }
 }
 
@@ -1628,10 +1878,10 @@ extern "C" __global__ void Gray2D(unsigned char* rgb_p, long long rgb_n, unsigne
   if (x < width && y < height) {
     int n = (int)((unsigned int)width * (unsigned int)height);
     int i = (int)((unsigned int)y * (unsigned int)width + (unsigned int)x);
-    float r = (float)GOCU_AT(rgb, i, 509);
-    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 510);
-    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 511);
-    GOCU_AT(gray, i, 512) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
+    float r = (float)GOCU_AT(rgb, i, 551);
+    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 552);
+    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 553);
+    GOCU_AT(gray, i, 554) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
   }
 }
 
@@ -1639,11 +1889,11 @@ extern "C" __global__ void Gray2D(unsigned char* rgb_p, long long rgb_n, unsigne
 extern "C" __global__ void GrayVec4(unsigned char* __restrict__ rgb_p, long long rgb_n, unsigned char* __restrict__ gray_p, long long gray_n, int n) {
   gocu_slice<unsigned char> rgb = {rgb_p, rgb_n};
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
-  gocu_slice<unsigned int> src = gocu_reinterpret<unsigned int, unsigned char>(rgb, 513);
-  gocu_slice<unsigned int> dst = gocu_reinterpret<unsigned int, unsigned char>(gray, 514);
+  gocu_slice<unsigned int> src = gocu_reinterpret<unsigned int, unsigned char>(rgb, 555);
+  gocu_slice<unsigned int> dst = gocu_reinterpret<unsigned int, unsigned char>(gray, 556);
   int q = n / 4;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < q; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    GOCU_AT(dst, i, 518) = kernels_gray4(GOCU_AT(src, i, 515), GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 516), GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 517));
+    GOCU_AT(dst, i, 560) = kernels_gray4(GOCU_AT(src, i, 557), GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 558), GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 559));
   }
 }
 
@@ -1651,14 +1901,14 @@ extern "C" __global__ void GrayVec4(unsigned char* __restrict__ rgb_p, long long
 extern "C" __global__ void __launch_bounds__(256) GrayFast(unsigned char* __restrict__ rgb_p, long long rgb_n, unsigned char* __restrict__ gray_p, long long gray_n, int n) {
   gocu_slice<unsigned char> rgb = {rgb_p, rgb_n};
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
-  gocu_slice<uint4> src = gocu_reinterpret<uint4, unsigned char>(rgb, 519);
-  gocu_slice<uint4> dst = gocu_reinterpret<uint4, unsigned char>(gray, 520);
+  gocu_slice<uint4> src = gocu_reinterpret<uint4, unsigned char>(rgb, 561);
+  gocu_slice<uint4> dst = gocu_reinterpret<uint4, unsigned char>(gray, 562);
   int q = n / 16;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < q; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    uint4 r = GOCU_AT(src, i, 521);
-    uint4 g = GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 522);
-    uint4 b = GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 523);
-    GOCU_AT(dst, i, 524) = make_uint4(kernels_gray4(r.x, g.x, b.x), kernels_gray4(r.y, g.y, b.y), kernels_gray4(r.z, g.z, b.z), kernels_gray4(r.w, g.w, b.w));
+    uint4 r = GOCU_AT(src, i, 563);
+    uint4 g = GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 564);
+    uint4 b = GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 565);
+    GOCU_AT(dst, i, 566) = make_uint4(kernels_gray4(r.x, g.x, b.x), kernels_gray4(r.y, g.y, b.y), kernels_gray4(r.z, g.z, b.z), kernels_gray4(r.w, g.w, b.w));
   }
 }
 
@@ -1668,16 +1918,16 @@ extern "C" __global__ void Histogram(unsigned char* data_p, long long data_n, un
   gocu_slice<unsigned int> hist = {hist_p, hist_n};
   __shared__ gocu_array<unsigned int, 256> h;
   for (int b = (int)threadIdx.x; b < 256; b = (int)((unsigned int)b + blockDim.x)) {
-    h.v[GOCU_AI(b, 256, 525)] = 0u;
+    h.v[GOCU_AI(b, 256, 567)] = 0u;
   }
   __syncthreads();
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    atomicAdd(&h.v[GOCU_AI(GOCU_AT(data, i, 527), 256, 526)], 1u);
+    atomicAdd(&h.v[GOCU_AI(GOCU_AT(data, i, 569), 256, 568)], 1u);
   }
   __syncthreads();
   for (int b = (int)threadIdx.x; b < 256; b = (int)((unsigned int)b + blockDim.x)) {
-    if (h.v[GOCU_AI(b, 256, 528)] != 0u) {
-      atomicAdd(&GOCU_AT(hist, b, 529), h.v[GOCU_AI(b, 256, 530)]);
+    if (h.v[GOCU_AI(b, 256, 570)] != 0u) {
+      atomicAdd(&GOCU_AT(hist, b, 571), h.v[GOCU_AI(b, 256, 572)]);
     }
   }
 }
@@ -1692,9 +1942,9 @@ extern "C" __global__ void MatMul(float* a_p, long long a_n, float* b_p, long lo
   if (row < m && col < n) {
     float sum = 0.0f;
     for (int i = 0; i < k; i++) {
-      sum += GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)i), 531) * GOCU_AT(b, (int)((unsigned int)i * (unsigned int)n + (unsigned int)col), 532);
+      sum += GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)i), 573) * GOCU_AT(b, (int)((unsigned int)i * (unsigned int)n + (unsigned int)col), 574);
     }
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 533) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 575) = sum;
   }
 }
 
@@ -1712,23 +1962,23 @@ extern "C" __global__ void TiledMatMul(float* a_p, long long a_n, float* b_p, lo
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + 16u)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      as.v[GOCU_AI(ty, 16, 535)].v[GOCU_AI(tx, 16, 535)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 534);
+      as.v[GOCU_AI(ty, 16, 577)].v[GOCU_AI(tx, 16, 577)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 576);
     } else {
-      as.v[GOCU_AI(ty, 16, 536)].v[GOCU_AI(tx, 16, 536)] = 0.0f;
+      as.v[GOCU_AI(ty, 16, 578)].v[GOCU_AI(tx, 16, 578)] = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      bs.v[GOCU_AI(ty, 16, 538)].v[GOCU_AI(tx, 16, 538)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 537);
+      bs.v[GOCU_AI(ty, 16, 580)].v[GOCU_AI(tx, 16, 580)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 579);
     } else {
-      bs.v[GOCU_AI(ty, 16, 539)].v[GOCU_AI(tx, 16, 539)] = 0.0f;
+      bs.v[GOCU_AI(ty, 16, 581)].v[GOCU_AI(tx, 16, 581)] = 0.0f;
     }
     __syncthreads();
     for (long long i = 0; i < 16LL; i++) {
-      sum += as.v[GOCU_AI(ty, 16, 540)].v[GOCU_AI(i, 16, 540)] * bs.v[GOCU_AI(i, 16, 541)].v[GOCU_AI(tx, 16, 541)];
+      sum += as.v[GOCU_AI(ty, 16, 582)].v[GOCU_AI(i, 16, 582)] * bs.v[GOCU_AI(i, 16, 583)].v[GOCU_AI(tx, 16, 583)];
     }
     __syncthreads();
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 542) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 584) = sum;
   }
 }
 
@@ -1748,23 +1998,23 @@ extern "C" __global__ void TiledMatMulDynamic(float* a_p, long long a_n, float* 
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + (unsigned int)w)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      GOCU_AT(sm, as, 544) = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 543);
+      GOCU_AT(sm, as, 586) = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 585);
     } else {
-      GOCU_AT(sm, as, 545) = 0.0f;
+      GOCU_AT(sm, as, 587) = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      GOCU_AT(sm, bs, 547) = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 546);
+      GOCU_AT(sm, bs, 589) = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 588);
     } else {
-      GOCU_AT(sm, bs, 548) = 0.0f;
+      GOCU_AT(sm, bs, 590) = 0.0f;
     }
     __syncthreads();
     for (int i = 0; i < w; i++) {
-      sum += GOCU_AT(sm, (int)((unsigned int)ty * (unsigned int)w + (unsigned int)i), 549) * GOCU_AT(sm, (int)((unsigned int)w * (unsigned int)w + (unsigned int)i * (unsigned int)w + (unsigned int)tx), 550);
+      sum += GOCU_AT(sm, (int)((unsigned int)ty * (unsigned int)w + (unsigned int)i), 591) * GOCU_AT(sm, (int)((unsigned int)w * (unsigned int)w + (unsigned int)i * (unsigned int)w + (unsigned int)tx), 592);
     }
     __syncthreads();
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 551) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 593) = sum;
   }
 }
 
@@ -1775,23 +2025,23 @@ extern "C" __global__ void Sum(float* x_p, long long x_n, float* partial_p, long
   __shared__ gocu_array<float, 32> warpSums;
   float v = 0.0f;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    v += GOCU_AT(x, i, 552);
+    v += GOCU_AT(x, i, 594);
   }
   v = kernels_warpSum(v);
   int lane = gocu_laneid();
   int warp = (int)((threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) / 32u);
   if (lane == 0) {
-    warpSums.v[GOCU_AI(warp, 32, 553)] = v;
+    warpSums.v[GOCU_AI(warp, 32, 595)] = v;
   }
   __syncthreads();
   if (warp == 0) {
     v = 0.0f;
     if (lane < (int)blockDim.x / 32) {
-      v = warpSums.v[GOCU_AI(lane, 32, 554)];
+      v = warpSums.v[GOCU_AI(lane, 32, 596)];
     }
     v = kernels_warpSum(v);
     if (lane == 0) {
-      GOCU_AT(partial, (int)blockIdx.x, 555) = v;
+      GOCU_AT(partial, (int)blockIdx.x, 597) = v;
     }
   }
 }
@@ -1808,25 +2058,25 @@ extern "C" __global__ void ScanBlocks(int* x_p, long long x_n, int* y_p, long lo
   int v0 = 0;
   int v1 = 0;
   if (i0 < n) {
-    v0 = GOCU_AT(x, i0, 556);
+    v0 = GOCU_AT(x, i0, 598);
   }
   if (i1 < n) {
-    v1 = GOCU_AT(x, i1, 557);
+    v1 = GOCU_AT(x, i1, 599);
   }
-  s.v[GOCU_AI(tid, 512, 558)] = v0;
-  s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 559)] = v1;
+  s.v[GOCU_AI(tid, 512, 600)] = v0;
+  s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 601)] = v1;
   int offset = 1;
   for (int d = 256; d > 0; d = d / 2) {
     __syncthreads();
     if (tid < d) {
       int a = (int)((unsigned int)offset * (2u * (unsigned int)tid + 1u) - 1u);
       int b = (int)((unsigned int)offset * (2u * (unsigned int)tid + 2u) - 1u);
-      s.v[GOCU_AI(b, 512, 561)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 561)] + (unsigned int)s.v[GOCU_AI(a, 512, 560)]);
+      s.v[GOCU_AI(b, 512, 603)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 603)] + (unsigned int)s.v[GOCU_AI(a, 512, 602)]);
     }
     offset = (int)((unsigned int)offset * 2u);
   }
   if (tid == 0) {
-    GOCU_AT(sums, (int)blockIdx.x, 563) = s.v[511LL];
+    GOCU_AT(sums, (int)blockIdx.x, 605) = s.v[511LL];
     s.v[511LL] = 0;
   }
   for (int d = 1; d < 512; d = (int)((unsigned int)d * 2u)) {
@@ -1835,17 +2085,17 @@ extern "C" __global__ void ScanBlocks(int* x_p, long long x_n, int* y_p, long lo
     if (tid < d) {
       int a = (int)((unsigned int)offset * (2u * (unsigned int)tid + 1u) - 1u);
       int b = (int)((unsigned int)offset * (2u * (unsigned int)tid + 2u) - 1u);
-      int v = s.v[GOCU_AI(a, 512, 565)];
-      s.v[GOCU_AI(a, 512, 567)] = s.v[GOCU_AI(b, 512, 566)];
-      s.v[GOCU_AI(b, 512, 568)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 568)] + (unsigned int)v);
+      int v = s.v[GOCU_AI(a, 512, 607)];
+      s.v[GOCU_AI(a, 512, 609)] = s.v[GOCU_AI(b, 512, 608)];
+      s.v[GOCU_AI(b, 512, 610)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 610)] + (unsigned int)v);
     }
   }
   __syncthreads();
   if (i0 < n) {
-    GOCU_AT(y, i0, 570) = s.v[GOCU_AI(tid, 512, 569)];
+    GOCU_AT(y, i0, 612) = s.v[GOCU_AI(tid, 512, 611)];
   }
   if (i1 < n) {
-    GOCU_AT(y, i1, 572) = s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 571)];
+    GOCU_AT(y, i1, 614) = s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 613)];
   }
 }
 
@@ -1855,7 +2105,7 @@ extern "C" __global__ void ScanAdd(int* y_p, long long y_n, int* offsets_p, long
   gocu_slice<int> offsets = {offsets_p, offsets_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) {
-    GOCU_AT(y, i, 574) = (int)((unsigned int)GOCU_AT(y, i, 574) + (unsigned int)GOCU_AT(offsets, i / 512, 573));
+    GOCU_AT(y, i, 616) = (int)((unsigned int)GOCU_AT(y, i, 616) + (unsigned int)GOCU_AT(offsets, i / 512, 615));
   }
 }
 
@@ -1866,9 +2116,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   gocu_slice<float> c = {c_p, c_n};
   __shared__ gocu_array<gocu_array<gocu_array<float4, 33>, 8>, 2> as;
   __shared__ gocu_array<gocu_array<gocu_array<float4, 32>, 8>, 2> bs;
-  gocu_slice<float4> a4 = gocu_reinterpret<float4, float>(a, 575);
-  gocu_slice<float4> b4 = gocu_reinterpret<float4, float>(b, 576);
-  gocu_slice<float4> c4 = gocu_reinterpret<float4, float>(c, 577);
+  gocu_slice<float4> a4 = gocu_reinterpret<float4, float>(a, 617);
+  gocu_slice<float4> b4 = gocu_reinterpret<float4, float>(b, 618);
+  gocu_slice<float4> c4 = gocu_reinterpret<float4, float>(c, 619);
   int tid = (int)threadIdx.x;
   int tr = tid / 16;
   int tc = tid % 16;
@@ -1880,17 +2130,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   int bc = tid % 32;
   long long ai = (long long)((unsigned long long)(long long)(int)(blockIdx.y * 128u + (unsigned int)lr) * (unsigned long long)k4 + (unsigned long long)(long long)(lk / 4));
   long long bi = (long long)((unsigned long long)(long long)br * (unsigned long long)n4 + (unsigned long long)(long long)(int)(blockIdx.x * 32u + (unsigned int)bc));
-  float4 va = GOCU_AT(a4, ai, 578);
-  float4 vb = GOCU_AT(b4, bi, 579);
+  float4 va = GOCU_AT(a4, ai, 620);
+  float4 vb = GOCU_AT(b4, bi, 621);
   int st = 0;
-  gocu_slice<float> a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 581)].v[GOCU_AI(lk, 8, 581)].v, 33}, 582);
-  gocu_slice<float> a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 584)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 584)].v, 33}, 585);
-  gocu_slice<float> a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 587)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 587)].v, 33}, 588);
-  gocu_slice<float> a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 590)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 590)].v, 33}, 591);
-  float& gocu_l = GOCU_AT(a0, lr, 592);
-  float& gocu_l_1 = GOCU_AT(a1, lr, 593);
-  float& gocu_l_2 = GOCU_AT(a2, lr, 594);
-  float& gocu_l_3 = GOCU_AT(a3, lr, 595);
+  gocu_slice<float> a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 623)].v[GOCU_AI(lk, 8, 623)].v, 33}, 624);
+  gocu_slice<float> a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 626)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 626)].v, 33}, 627);
+  gocu_slice<float> a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 629)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 629)].v, 33}, 630);
+  gocu_slice<float> a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 632)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 632)].v, 33}, 633);
+  float& gocu_l = GOCU_AT(a0, lr, 634);
+  float& gocu_l_1 = GOCU_AT(a1, lr, 635);
+  float& gocu_l_2 = GOCU_AT(a2, lr, 636);
+  float& gocu_l_3 = GOCU_AT(a3, lr, 637);
   float gocu_t = va.x;
   float gocu_t_1 = va.y;
   float gocu_t_2 = va.z;
@@ -1899,41 +2149,41 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   gocu_l_1 = gocu_t_1;
   gocu_l_2 = gocu_t_2;
   gocu_l_3 = gocu_t_3;
-  bs.v[GOCU_AI(st, 2, 596)].v[GOCU_AI(br, 8, 596)].v[GOCU_AI(bc, 32, 596)] = make_float4(vb.x, vb.y, vb.z, vb.w);
+  bs.v[GOCU_AI(st, 2, 638)].v[GOCU_AI(br, 8, 638)].v[GOCU_AI(bc, 32, 638)] = make_float4(vb.x, vb.y, vb.z, vb.w);
   __syncthreads();
   gocu_array<gocu_array<float, 8>, 8> acc = {};
   for (int k0 = 0; k0 < k; k0 = (int)((unsigned int)k0 + 8u)) {
     bool next = (int)((unsigned int)k0 + 8u) < k;
     if (next) {
-      va = GOCU_AT(a4, (long long)((unsigned long long)ai + (unsigned long long)(long long)((int)((unsigned int)k0 + 8u) / 4)), 597);
-      vb = GOCU_AT(b4, (long long)((unsigned long long)bi + (unsigned long long)(long long)(int)((unsigned int)k0 + 8u) * (unsigned long long)n4), 598);
+      va = GOCU_AT(a4, (long long)((unsigned long long)ai + (unsigned long long)(long long)((int)((unsigned int)k0 + 8u) / 4)), 639);
+      vb = GOCU_AT(b4, (long long)((unsigned long long)bi + (unsigned long long)(long long)(int)((unsigned int)k0 + 8u) * (unsigned long long)n4), 640);
     }
 #pragma unroll
     for (long long kk = 0LL; kk < 8LL; kk++) {
-      float4 x0 = as.v[GOCU_AI(st, 2, 599)].v[GOCU_AI(kk, 8, 599)].v[GOCU_AI(tr, 33, 599)];
-      float4 x1 = as.v[GOCU_AI(st, 2, 600)].v[GOCU_AI(kk, 8, 600)].v[GOCU_AI((int)((unsigned int)tr + 16u), 33, 600)];
-      float4 y0 = bs.v[GOCU_AI(st, 2, 601)].v[GOCU_AI(kk, 8, 601)].v[GOCU_AI(tc, 32, 601)];
-      float4 y1 = bs.v[GOCU_AI(st, 2, 602)].v[GOCU_AI(kk, 8, 602)].v[GOCU_AI((int)((unsigned int)tc + 16u), 32, 602)];
+      float4 x0 = as.v[GOCU_AI(st, 2, 641)].v[GOCU_AI(kk, 8, 641)].v[GOCU_AI(tr, 33, 641)];
+      float4 x1 = as.v[GOCU_AI(st, 2, 642)].v[GOCU_AI(kk, 8, 642)].v[GOCU_AI((int)((unsigned int)tr + 16u), 33, 642)];
+      float4 y0 = bs.v[GOCU_AI(st, 2, 643)].v[GOCU_AI(kk, 8, 643)].v[GOCU_AI(tc, 32, 643)];
+      float4 y1 = bs.v[GOCU_AI(st, 2, 644)].v[GOCU_AI(kk, 8, 644)].v[GOCU_AI((int)((unsigned int)tc + 16u), 32, 644)];
       gocu_array<float, 8> ra = gocu_array<float, 8>{{x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w}};
       gocu_array<float, 8> rb = gocu_array<float, 8>{{y0.x, y0.y, y0.z, y0.w, y1.x, y1.y, y1.z, y1.w}};
 #pragma unroll
       for (long long i = 0LL; i < 8LL; i++) {
 #pragma unroll
         for (long long j = 0LL; j < 8LL; j++) {
-          acc.v[GOCU_AI(i, 8, 606)].v[GOCU_AI(j, 8, 606)] = fmaf(ra.v[GOCU_AI(i, 8, 603)], rb.v[GOCU_AI(j, 8, 604)], acc.v[GOCU_AI(i, 8, 605)].v[GOCU_AI(j, 8, 605)]);
+          acc.v[GOCU_AI(i, 8, 648)].v[GOCU_AI(j, 8, 648)] = fmaf(ra.v[GOCU_AI(i, 8, 645)], rb.v[GOCU_AI(j, 8, 646)], acc.v[GOCU_AI(i, 8, 647)].v[GOCU_AI(j, 8, 647)]);
         }
       }
     }
     if (next) {
       st ^= 1;
-      a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 608)].v[GOCU_AI(lk, 8, 608)].v, 33}, 609);
-      a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 611)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 611)].v, 33}, 612);
-      a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 614)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 614)].v, 33}, 615);
-      a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 617)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 617)].v, 33}, 618);
-      float& gocu_l_4 = GOCU_AT(a0, lr, 619);
-      float& gocu_l_5 = GOCU_AT(a1, lr, 620);
-      float& gocu_l_6 = GOCU_AT(a2, lr, 621);
-      float& gocu_l_7 = GOCU_AT(a3, lr, 622);
+      a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 650)].v[GOCU_AI(lk, 8, 650)].v, 33}, 651);
+      a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 653)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 653)].v, 33}, 654);
+      a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 656)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 656)].v, 33}, 657);
+      a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 659)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 659)].v, 33}, 660);
+      float& gocu_l_4 = GOCU_AT(a0, lr, 661);
+      float& gocu_l_5 = GOCU_AT(a1, lr, 662);
+      float& gocu_l_6 = GOCU_AT(a2, lr, 663);
+      float& gocu_l_7 = GOCU_AT(a3, lr, 664);
       float gocu_t_4 = va.x;
       float gocu_t_5 = va.y;
       float gocu_t_6 = va.z;
@@ -1942,7 +2192,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
       gocu_l_5 = gocu_t_5;
       gocu_l_6 = gocu_t_6;
       gocu_l_7 = gocu_t_7;
-      bs.v[GOCU_AI(st, 2, 623)].v[GOCU_AI(br, 8, 623)].v[GOCU_AI(bc, 32, 623)] = make_float4(vb.x, vb.y, vb.z, vb.w);
+      bs.v[GOCU_AI(st, 2, 665)].v[GOCU_AI(br, 8, 665)].v[GOCU_AI(bc, 32, 665)] = make_float4(vb.x, vb.y, vb.z, vb.w);
     }
     __syncthreads();
   }
@@ -1952,25 +2202,66 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
 #pragma unroll
     for (long long h = 0LL; h < 2LL; h++) {
       long long p = (long long)((unsigned long long)row * (unsigned long long)n4 + (unsigned long long)(long long)(int)(blockIdx.x * 32u + (unsigned int)tc + (unsigned int)h * 16u));
-      float4 v = make_float4(alpha * acc.v[GOCU_AI(i, 8, 624)].v[GOCU_AI((long long)(4ull * (unsigned long long)h), 8, 624)], alpha * acc.v[GOCU_AI(i, 8, 625)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 1ull), 8, 625)], alpha * acc.v[GOCU_AI(i, 8, 626)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 2ull), 8, 626)], alpha * acc.v[GOCU_AI(i, 8, 627)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 3ull), 8, 627)]);
+      float4 v = make_float4(alpha * acc.v[GOCU_AI(i, 8, 666)].v[GOCU_AI((long long)(4ull * (unsigned long long)h), 8, 666)], alpha * acc.v[GOCU_AI(i, 8, 667)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 1ull), 8, 667)], alpha * acc.v[GOCU_AI(i, 8, 668)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 2ull), 8, 668)], alpha * acc.v[GOCU_AI(i, 8, 669)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 3ull), 8, 669)]);
       if (beta != 0.0f) {
-        float4 old = GOCU_AT(c4, p, 628);
+        float4 old = GOCU_AT(c4, p, 670);
         v = make_float4(fmaf(beta, old.x, v.x), fmaf(beta, old.y, v.y), fmaf(beta, old.z, v.z), fmaf(beta, old.w, v.w));
       }
-      GOCU_AT(c4, p, 629) = v;
+      GOCU_AT(c4, p, 671) = v;
+    }
+  }
+}
+
+// kernels.WGProbe (wg_probe.go:19)
+extern "C" __global__ void WGProbe(unsigned short* img_p, long long img_n, float* d_p, long long d_n, unsigned char swA, unsigned char swB, int lboA, int sboA, int kstepA, int lboB, int sboB, int kstepB, bool transB) {
+  gocu_slice<unsigned short> img = {img_p, img_n};
+  gocu_slice<float> d = {d_p, d_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  for (int i = tid; i < 1024; i = (int)((unsigned int)i + 128u)) {
+    GOCU_AT((gocu_reinterpret<gocu_u16x8, unsigned short>(sm, 675)), i, 674) = GOCU_AT((gocu_reinterpret<gocu_u16x8, unsigned short>(img, 673)), i, 672);
+  }
+  gocu_fence_proxy_async();
+  __syncthreads();
+  unsigned long long da = gocu_wg_desc(sm, swA, lboA, sboA);
+  unsigned long long db = gocu_wg_desc(gocu_reslice(sm, (long long)4096LL, sm.n, 676), swB, lboB, sboB);
+  gocu_array<float, 32> acc = {};
+  gocu_wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < 2; ks++) {
+    unsigned long long a = da + (unsigned long long)((int)((unsigned int)ks * (unsigned int)kstepA) / 16);
+    unsigned long long b = db + (unsigned long long)((int)((unsigned int)ks * (unsigned int)kstepB) / 16);
+    if (transB) {
+      gocu_wgmma_bf16_n64<1>(acc, a, b, ks > 0);
+    } else {
+      gocu_wgmma_bf16_n64<0>(acc, a, b, ks > 0);
+    }
+  }
+  gocu_wgmma_commit();
+  gocu_wgmma_wait<0>(acc);
+  int w = tid / 32;
+  int l = tid % 32;
+  int g = l / 4;
+  int q = l % 4;
+#pragma unroll
+  for (int j = 0; j < 8; j++) {
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+      GOCU_AT(d, (int)((16u * (unsigned int)w + (unsigned int)g + 8u * (unsigned int)(r / 2)) * 64u + 8u * (unsigned int)j + 2u * (unsigned int)q + (unsigned int)(r % 2)), 678) = acc.v[GOCU_AI((int)(4u * (unsigned int)j + (unsigned int)r), 32, 677)];
     }
   }
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "0c4c368c6cb8ee6e8a0fc39a41dafc7cd3af4b1c53b210593c495cc1eca0e450"
+const gocuSourceSHA256 = "3eb6d386c2a84fe4f6e1a2cbc634cdc46a31486f2f60e3109cb088fd2024b20b"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
-	Package: "github.com/gocu-dev/gocu/examples/kernels",
-	Source:  gocuSource,
-	SHA256:  gocuSourceSHA256,
+	Package:      "github.com/gocu-dev/gocu/examples/kernels",
+	Source:       gocuSource,
+	SHA256:       gocuSourceSHA256,
+	ArchSpecific: true,
 	Kernels: []meta.Kernel{
 		{
 			Name:  "AddOffByOne",
@@ -2158,6 +2449,46 @@ var gocuModule = &meta.Module{
 			Checked:       gocuChecked_GemmBF16Pipe64,
 		},
 		{
+			Name:  "GemmBF16WG32",
+			Entry: "GemmBF16WG32",
+			Params: []meta.Param{
+				{Name: "a", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "b", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "c", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "m", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "n", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "k", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          GemmBF16WG32,
+			Checked:       gocuChecked_GemmBF16WG32,
+		},
+		{
+			Name:  "GemmBF16WG64",
+			Entry: "GemmBF16WG64",
+			Params: []meta.Param{
+				{Name: "a", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "b", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "c", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "m", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "n", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "k", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          GemmBF16WG64,
+			Checked:       gocuChecked_GemmBF16WG64,
+		},
+		{
 			Name:  "Gray",
 			Entry: "Gray",
 			Params: []meta.Param{
@@ -2325,6 +2656,28 @@ var gocuModule = &meta.Module{
 			Func:        SGEMM,
 			Checked:     gocuChecked_SGEMM,
 		},
+		{
+			Name:  "WGProbe",
+			Entry: "WGProbe",
+			Params: []meta.Param{
+				{Name: "img", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "d", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "swA", GoType: "github.com/gocu-dev/gocu/kernel.WGSwizzle", Kind: meta.Scalar, CType: "unsigned char", Size: 1, Align: 1},
+				{Name: "swB", GoType: "github.com/gocu-dev/gocu/kernel.WGSwizzle", Kind: meta.Scalar, CType: "unsigned char", Size: 1, Align: 1},
+				{Name: "lboA", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "sboA", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "kstepA", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "lboB", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "sboB", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "kstepB", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "transB", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			Func:          WGProbe,
+			Checked:       gocuChecked_WGProbe,
+		},
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
@@ -2422,7 +2775,15 @@ var gocuModule = &meta.Module{
 		&gocuSite736, &gocuSite737, &gocuSite738, &gocuSite739, &gocuSite740, &gocuSite741, &gocuSite742, &gocuSite743,
 		&gocuSite744, &gocuSite745, &gocuSite746, &gocuSite747, &gocuSite748, &gocuSite749, &gocuSite750, &gocuSite751,
 		&gocuSite752, &gocuSite753, &gocuSite754, &gocuSite755, &gocuSite756, &gocuSite757, &gocuSite758, &gocuSite759,
-		&gocuSite760, &gocuSite761, &gocuSite762, &gocuSite763, &gocuSite764, &gocuSite765, &gocuSite766,
+		&gocuSite760, &gocuSite761, &gocuSite762, &gocuSite763, &gocuSite764, &gocuSite765, &gocuSite766, &gocuSite767,
+		&gocuSite768, &gocuSite769, &gocuSite770, &gocuSite771, &gocuSite772, &gocuSite773, &gocuSite774, &gocuSite775,
+		&gocuSite776, &gocuSite777, &gocuSite778, &gocuSite779, &gocuSite780, &gocuSite781, &gocuSite782, &gocuSite783,
+		&gocuSite784, &gocuSite785, &gocuSite786, &gocuSite787, &gocuSite788, &gocuSite789, &gocuSite790, &gocuSite791,
+		&gocuSite792, &gocuSite793, &gocuSite794, &gocuSite795, &gocuSite796, &gocuSite797, &gocuSite798, &gocuSite799,
+		&gocuSite800, &gocuSite801, &gocuSite802, &gocuSite803, &gocuSite804, &gocuSite805, &gocuSite806, &gocuSite807,
+		&gocuSite808, &gocuSite809, &gocuSite810, &gocuSite811, &gocuSite812, &gocuSite813, &gocuSite814, &gocuSite815,
+		&gocuSite816, &gocuSite817, &gocuSite818, &gocuSite819, &gocuSite820, &gocuSite821, &gocuSite822, &gocuSite823,
+		&gocuSite824, &gocuSite825, &gocuSite826, &gocuSite827, &gocuSite828, &gocuSite829, &gocuSite830, &gocuSite831,
 	},
 }
 
@@ -2682,6 +3043,52 @@ func LaunchGemmBF16Pipe64(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[
 	)
 }
 
+// LaunchGemmBF16WG32 runs the kernel GemmBF16WG32 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchGemmBF16WG32(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 10, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
+	}
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { GemmBF16WG32(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
+		func(gocuT *kernel.Thread) { gocuChecked_GemmBF16WG32(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
+		gocuS0, gocuS1, gocuS2, m, n, k,
+	)
+}
+
+// LaunchGemmBF16WG64 runs the kernel GemmBF16WG64 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchGemmBF16WG64(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 11, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
+	}
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { GemmBF16WG64(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
+		func(gocuT *kernel.Thread) { gocuChecked_GemmBF16WG64(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
+		gocuS0, gocuS1, gocuS2, m, n, k,
+	)
+}
+
 // LaunchGray runs the kernel Gray on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
 // simulator as Go. Slices travel as gocu.Buffer values of the device. It
@@ -2689,7 +3096,7 @@ func LaunchGemmBF16Pipe64(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 10, d, cfg) {
+	if l.Start(gocuProgram, 12, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -2710,7 +3117,7 @@ func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], 
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], width, height int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 11, d, cfg) {
+	if l.Start(gocuProgram, 13, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, width, height)
@@ -2731,7 +3138,7 @@ func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 12, d, cfg) {
+	if l.Start(gocuProgram, 14, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -2752,7 +3159,7 @@ func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 13, d, cfg) {
+	if l.Start(gocuProgram, 15, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -2773,7 +3180,7 @@ func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 // Out or InOut buffers. Written by gocu gen.
 func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], hist *gocu.Buffer[uint32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 14, d, cfg) {
+	if l.Start(gocuProgram, 16, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, data)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, hist)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -2794,7 +3201,7 @@ func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], 
 // Out or InOut buffers. Written by gocu gen.
 func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 15, d, cfg) {
+	if l.Start(gocuProgram, 17, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -2817,7 +3224,7 @@ func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 16, d, cfg) {
+	if l.Start(gocuProgram, 18, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -2840,7 +3247,7 @@ func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[flo
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 17, d, cfg) {
+	if l.Start(gocuProgram, 19, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -2863,7 +3270,7 @@ func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buf
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 18, d, cfg) {
+	if l.Start(gocuProgram, 20, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, partial)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -2884,7 +3291,7 @@ func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[int32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 19, d, cfg) {
+	if l.Start(gocuProgram, 21, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, sums)
@@ -2907,7 +3314,7 @@ func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[i
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 20, d, cfg) {
+	if l.Start(gocuProgram, 22, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, y)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, offsets)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -2928,7 +3335,7 @@ func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int3
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32, alpha, beta float32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 21, d, cfg) {
+	if l.Start(gocuProgram, 23, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -2941,6 +3348,31 @@ func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32],
 		func(gocuT *kernel.Thread) { SGEMM(gocuT, gocuS0, gocuS1, gocuS2, m, n, k, alpha, beta) },
 		func(gocuT *kernel.Thread) { gocuChecked_SGEMM(gocuT, gocuS0, gocuS1, gocuS2, m, n, k, alpha, beta) },
 		gocuS0, gocuS1, gocuS2, m, n, k, alpha, beta,
+	)
+}
+
+// LaunchWGProbe runs the kernel WGProbe on gocuD with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchWGProbe(gocuD *gocu.Device, cfg gocu.Config, img *gocu.Buffer[kernel.BFloat16], d *gocu.Buffer[float32], swA, swB kernel.WGSwizzle, lboA, sboA, kstepA, lboB, sboB, kstepB int32, transB bool) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 24, gocuD, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, img)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, d)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, uint8(swA), uint8(swB), lboA, sboA, kstepA, lboB, sboB, kstepB, transB)
+	}
+	gocuS0 := launch.SimArg(&l, 0, img)
+	gocuS1 := launch.SimArg(&l, 1, d)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) {
+			WGProbe(gocuT, gocuS0, gocuS1, swA, swB, lboA, sboA, kstepA, lboB, sboB, kstepB, transB)
+		},
+		func(gocuT *kernel.Thread) {
+			gocuChecked_WGProbe(gocuT, gocuS0, gocuS1, swA, swB, lboA, sboA, kstepA, lboB, sboB, kstepB, transB)
+		},
+		gocuS0, gocuS1, swA, swB, lboA, sboA, kstepA, lboB, sboB, kstepB, transB,
 	)
 }
 
@@ -3124,595 +3556,660 @@ var (
 	gocuSite175 = kernel.Site{File: "gemm_pipe64.go", Line: 184, Col: 29, Expr: "r[2]"}
 	gocuSite176 = kernel.Site{File: "gemm_pipe64.go", Line: 184, Col: 35, Expr: "r[3]"}
 	gocuSite177 = kernel.Site{File: "gemm_pipe64.go", Line: 184, Col: 3, Expr: "bf[2*nj+1]"}
-	gocuSite178 = kernel.Site{File: "broken.go", Line: 16, Col: 10, Expr: "a[i]"}
-	gocuSite179 = kernel.Site{File: "broken.go", Line: 16, Col: 17, Expr: "b[i]"}
-	gocuSite180 = kernel.Site{File: "broken.go", Line: 16, Col: 3, Expr: "c[i]"}
-	gocuSite181 = kernel.Site{File: "broken.go", Line: 33, Col: 17, Expr: "a[row*k+p+tx]"}
-	gocuSite182 = kernel.Site{File: "broken.go", Line: 33, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite183 = kernel.Site{File: "broken.go", Line: 35, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite184 = kernel.Site{File: "broken.go", Line: 38, Col: 17, Expr: "b[(p+ty)*n+col]"}
-	gocuSite185 = kernel.Site{File: "broken.go", Line: 38, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite186 = kernel.Site{File: "broken.go", Line: 40, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite187 = kernel.Site{File: "broken.go", Line: 44, Col: 11, Expr: "as[ty][i]"}
-	gocuSite188 = kernel.Site{File: "broken.go", Line: 44, Col: 23, Expr: "bs[i][tx]"}
-	gocuSite189 = kernel.Site{File: "broken.go", Line: 49, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite190 = kernel.Site{File: "broken.go", Line: 65, Col: 7, Expr: "x[i]"}
-	gocuSite191 = kernel.Site{File: "broken.go", Line: 67, Col: 2, Expr: "s[tid]"}
-	gocuSite192 = kernel.Site{File: "broken.go", Line: 71, Col: 14, Expr: "s[tid+stride]"}
-	gocuSite193 = kernel.Site{File: "broken.go", Line: 71, Col: 4, Expr: "s[tid]"}
-	gocuSite194 = kernel.Site{File: "broken.go", Line: 76, Col: 27, Expr: "s[0]"}
-	gocuSite195 = kernel.Site{File: "broken.go", Line: 76, Col: 3, Expr: "partial[t.BlockIdx.X]"}
-	gocuSite196 = kernel.Site{File: "flash128.go", Line: 79, Col: 21, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
-	gocuSite197 = kernel.Site{File: "flash128.go", Line: 79, Col: 49, Expr: "q[head+int(q0+r)*fa128D+int(ch)*8:]"}
-	gocuSite198 = kernel.Site{File: "flash128.go", Line: 97, Col: 33, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
-	gocuSite199 = kernel.Site{File: "flash128.go", Line: 97, Col: 3, Expr: "qf[ks]"}
-	gocuSite200 = kernel.Site{File: "flash128.go", Line: 124, Col: 32, Expr: "sm[ks0+r*fa128D+(ch^(r&7))*8:]"}
-	gocuSite201 = kernel.Site{File: "flash128.go", Line: 125, Col: 33, Expr: "qf[ks]"}
-	gocuSite202 = kernel.Site{File: "flash128.go", Line: 125, Col: 54, Expr: "kf[0]"}
-	gocuSite203 = kernel.Site{File: "flash128.go", Line: 125, Col: 61, Expr: "kf[1]"}
-	gocuSite204 = kernel.Site{File: "flash128.go", Line: 125, Col: 69, Expr: "s[2*nj]"}
-	gocuSite205 = kernel.Site{File: "flash128.go", Line: 125, Col: 5, Expr: "s[2*nj]"}
-	gocuSite206 = kernel.Site{File: "flash128.go", Line: 126, Col: 35, Expr: "qf[ks]"}
-	gocuSite207 = kernel.Site{File: "flash128.go", Line: 126, Col: 56, Expr: "kf[2]"}
-	gocuSite208 = kernel.Site{File: "flash128.go", Line: 126, Col: 63, Expr: "kf[3]"}
-	gocuSite209 = kernel.Site{File: "flash128.go", Line: 126, Col: 71, Expr: "s[2*nj+1]"}
-	gocuSite210 = kernel.Site{File: "flash128.go", Line: 126, Col: 5, Expr: "s[2*nj+1]"}
-	gocuSite211 = kernel.Site{File: "flash128.go", Line: 133, Col: 3, Expr: "tmax[0]"}
-	gocuSite212 = kernel.Site{File: "flash128.go", Line: 133, Col: 12, Expr: "tmax[1]"}
-	gocuSite213 = kernel.Site{File: "flash128.go", Line: 133, Col: 22, Expr: "mx[0]"}
-	gocuSite214 = kernel.Site{File: "flash128.go", Line: 133, Col: 29, Expr: "mx[1]"}
-	gocuSite215 = kernel.Site{File: "flash128.go", Line: 138, Col: 10, Expr: "s[nt][e]"}
-	gocuSite216 = kernel.Site{File: "flash128.go", Line: 142, Col: 5, Expr: "s[nt][e]"}
-	gocuSite217 = kernel.Site{File: "flash128.go", Line: 143, Col: 28, Expr: "tmax[e/2]"}
-	gocuSite218 = kernel.Site{File: "flash128.go", Line: 143, Col: 5, Expr: "tmax[e/2]"}
-	gocuSite219 = kernel.Site{File: "flash128.go", Line: 148, Col: 25, Expr: "tmax[h]"}
-	gocuSite220 = kernel.Site{File: "flash128.go", Line: 148, Col: 69, Expr: "tmax[h]"}
-	gocuSite221 = kernel.Site{File: "flash128.go", Line: 148, Col: 4, Expr: "tmax[h]"}
-	gocuSite222 = kernel.Site{File: "flash128.go", Line: 149, Col: 25, Expr: "tmax[h]"}
-	gocuSite223 = kernel.Site{File: "flash128.go", Line: 149, Col: 69, Expr: "tmax[h]"}
-	gocuSite224 = kernel.Site{File: "flash128.go", Line: 149, Col: 4, Expr: "tmax[h]"}
-	gocuSite225 = kernel.Site{File: "flash128.go", Line: 154, Col: 26, Expr: "mx[h]"}
-	gocuSite226 = kernel.Site{File: "flash128.go", Line: 154, Col: 34, Expr: "tmax[h]"}
-	gocuSite227 = kernel.Site{File: "flash128.go", Line: 154, Col: 4, Expr: "corr[h]"}
-	gocuSite228 = kernel.Site{File: "flash128.go", Line: 155, Col: 12, Expr: "tmax[h]"}
-	gocuSite229 = kernel.Site{File: "flash128.go", Line: 155, Col: 4, Expr: "mx[h]"}
-	gocuSite230 = kernel.Site{File: "flash128.go", Line: 156, Col: 14, Expr: "corr[h]"}
-	gocuSite231 = kernel.Site{File: "flash128.go", Line: 156, Col: 4, Expr: "sum[h]"}
-	gocuSite232 = kernel.Site{File: "flash128.go", Line: 162, Col: 22, Expr: "s[nt][e]"}
-	gocuSite233 = kernel.Site{File: "flash128.go", Line: 162, Col: 33, Expr: "mx[e/2]"}
-	gocuSite234 = kernel.Site{File: "flash128.go", Line: 163, Col: 5, Expr: "s[nt][e]"}
-	gocuSite235 = kernel.Site{File: "flash128.go", Line: 164, Col: 5, Expr: "sum[e/2]"}
-	gocuSite236 = kernel.Site{File: "flash128.go", Line: 169, Col: 18, Expr: "corr[0]"}
-	gocuSite237 = kernel.Site{File: "flash128.go", Line: 169, Col: 4, Expr: "acc[dt][0]"}
-	gocuSite238 = kernel.Site{File: "flash128.go", Line: 170, Col: 18, Expr: "corr[0]"}
-	gocuSite239 = kernel.Site{File: "flash128.go", Line: 170, Col: 4, Expr: "acc[dt][1]"}
-	gocuSite240 = kernel.Site{File: "flash128.go", Line: 171, Col: 18, Expr: "corr[1]"}
-	gocuSite241 = kernel.Site{File: "flash128.go", Line: 171, Col: 4, Expr: "acc[dt][2]"}
-	gocuSite242 = kernel.Site{File: "flash128.go", Line: 172, Col: 18, Expr: "corr[1]"}
-	gocuSite243 = kernel.Site{File: "flash128.go", Line: 172, Col: 4, Expr: "acc[dt][3]"}
-	gocuSite244 = kernel.Site{File: "flash128.go", Line: 179, Col: 27, Expr: "s[2*kk][0]"}
-	gocuSite245 = kernel.Site{File: "flash128.go", Line: 179, Col: 39, Expr: "s[2*kk][1]"}
-	gocuSite246 = kernel.Site{File: "flash128.go", Line: 179, Col: 74, Expr: "s[2*kk][2]"}
-	gocuSite247 = kernel.Site{File: "flash128.go", Line: 179, Col: 86, Expr: "s[2*kk][3]"}
-	gocuSite248 = kernel.Site{File: "flash128.go", Line: 180, Col: 27, Expr: "s[2*kk+1][0]"}
-	gocuSite249 = kernel.Site{File: "flash128.go", Line: 180, Col: 41, Expr: "s[2*kk+1][1]"}
-	gocuSite250 = kernel.Site{File: "flash128.go", Line: 180, Col: 78, Expr: "s[2*kk+1][2]"}
-	gocuSite251 = kernel.Site{File: "flash128.go", Line: 180, Col: 92, Expr: "s[2*kk+1][3]"}
-	gocuSite252 = kernel.Site{File: "flash128.go", Line: 186, Col: 37, Expr: "sm[vs0+r*fa128D+(ch^(r&7))*8:]"}
-	gocuSite253 = kernel.Site{File: "flash128.go", Line: 187, Col: 52, Expr: "vf[0]"}
-	gocuSite254 = kernel.Site{File: "flash128.go", Line: 187, Col: 59, Expr: "vf[1]"}
-	gocuSite255 = kernel.Site{File: "flash128.go", Line: 187, Col: 67, Expr: "acc[2*nd]"}
-	gocuSite256 = kernel.Site{File: "flash128.go", Line: 187, Col: 5, Expr: "acc[2*nd]"}
-	gocuSite257 = kernel.Site{File: "flash128.go", Line: 188, Col: 54, Expr: "vf[2]"}
-	gocuSite258 = kernel.Site{File: "flash128.go", Line: 188, Col: 61, Expr: "vf[3]"}
-	gocuSite259 = kernel.Site{File: "flash128.go", Line: 188, Col: 69, Expr: "acc[2*nd+1]"}
-	gocuSite260 = kernel.Site{File: "flash128.go", Line: 188, Col: 5, Expr: "acc[2*nd+1]"}
-	gocuSite261 = kernel.Site{File: "flash128.go", Line: 196, Col: 48, Expr: "sum[h]"}
-	gocuSite262 = kernel.Site{File: "flash128.go", Line: 196, Col: 3, Expr: "sum[h]"}
-	gocuSite263 = kernel.Site{File: "flash128.go", Line: 197, Col: 48, Expr: "sum[h]"}
-	gocuSite264 = kernel.Site{File: "flash128.go", Line: 197, Col: 3, Expr: "sum[h]"}
-	gocuSite265 = kernel.Site{File: "flash128.go", Line: 198, Col: 16, Expr: "sum[h]"}
-	gocuSite266 = kernel.Site{File: "flash128.go", Line: 198, Col: 3, Expr: "sum[h]"}
-	gocuSite267 = kernel.Site{File: "flash128.go", Line: 200, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite268 = kernel.Site{File: "flash128.go", Line: 204, Col: 59, Expr: "acc[dt][0]"}
-	gocuSite269 = kernel.Site{File: "flash128.go", Line: 204, Col: 70, Expr: "sum[0]"}
-	gocuSite270 = kernel.Site{File: "flash128.go", Line: 204, Col: 78, Expr: "acc[dt][1]"}
-	gocuSite271 = kernel.Site{File: "flash128.go", Line: 204, Col: 89, Expr: "sum[0]"}
-	gocuSite272 = kernel.Site{File: "flash128.go", Line: 204, Col: 3, Expr: "o2[(head+int(rowA)*fa128D+col)/2]"}
-	gocuSite273 = kernel.Site{File: "flash128.go", Line: 205, Col: 61, Expr: "acc[dt][2]"}
-	gocuSite274 = kernel.Site{File: "flash128.go", Line: 205, Col: 72, Expr: "sum[1]"}
-	gocuSite275 = kernel.Site{File: "flash128.go", Line: 205, Col: 80, Expr: "acc[dt][3]"}
-	gocuSite276 = kernel.Site{File: "flash128.go", Line: 205, Col: 91, Expr: "sum[1]"}
-	gocuSite277 = kernel.Site{File: "flash128.go", Line: 205, Col: 3, Expr: "o2[(head+int(rowA+8)*fa128D+col)/2]"}
-	gocuSite278 = kernel.Site{File: "flash64.go", Line: 72, Col: 21, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
-	gocuSite279 = kernel.Site{File: "flash64.go", Line: 72, Col: 48, Expr: "q[head+int(q0+r)*fa64D+int(ch)*8:]"}
-	gocuSite280 = kernel.Site{File: "flash64.go", Line: 90, Col: 33, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
-	gocuSite281 = kernel.Site{File: "flash64.go", Line: 90, Col: 3, Expr: "qf[ks]"}
-	gocuSite282 = kernel.Site{File: "flash64.go", Line: 117, Col: 32, Expr: "sm[ks0+r*fa64D+(ch^(r&7))*8:]"}
-	gocuSite283 = kernel.Site{File: "flash64.go", Line: 118, Col: 33, Expr: "qf[ks]"}
-	gocuSite284 = kernel.Site{File: "flash64.go", Line: 118, Col: 54, Expr: "kf[0]"}
-	gocuSite285 = kernel.Site{File: "flash64.go", Line: 118, Col: 61, Expr: "kf[1]"}
-	gocuSite286 = kernel.Site{File: "flash64.go", Line: 118, Col: 69, Expr: "s[2*nj]"}
-	gocuSite287 = kernel.Site{File: "flash64.go", Line: 118, Col: 5, Expr: "s[2*nj]"}
-	gocuSite288 = kernel.Site{File: "flash64.go", Line: 119, Col: 35, Expr: "qf[ks]"}
-	gocuSite289 = kernel.Site{File: "flash64.go", Line: 119, Col: 56, Expr: "kf[2]"}
-	gocuSite290 = kernel.Site{File: "flash64.go", Line: 119, Col: 63, Expr: "kf[3]"}
-	gocuSite291 = kernel.Site{File: "flash64.go", Line: 119, Col: 71, Expr: "s[2*nj+1]"}
-	gocuSite292 = kernel.Site{File: "flash64.go", Line: 119, Col: 5, Expr: "s[2*nj+1]"}
-	gocuSite293 = kernel.Site{File: "flash64.go", Line: 126, Col: 3, Expr: "tmax[0]"}
-	gocuSite294 = kernel.Site{File: "flash64.go", Line: 126, Col: 12, Expr: "tmax[1]"}
-	gocuSite295 = kernel.Site{File: "flash64.go", Line: 126, Col: 22, Expr: "mx[0]"}
-	gocuSite296 = kernel.Site{File: "flash64.go", Line: 126, Col: 29, Expr: "mx[1]"}
-	gocuSite297 = kernel.Site{File: "flash64.go", Line: 131, Col: 10, Expr: "s[nt][e]"}
-	gocuSite298 = kernel.Site{File: "flash64.go", Line: 135, Col: 5, Expr: "s[nt][e]"}
-	gocuSite299 = kernel.Site{File: "flash64.go", Line: 136, Col: 28, Expr: "tmax[e/2]"}
-	gocuSite300 = kernel.Site{File: "flash64.go", Line: 136, Col: 5, Expr: "tmax[e/2]"}
-	gocuSite301 = kernel.Site{File: "flash64.go", Line: 141, Col: 25, Expr: "tmax[h]"}
-	gocuSite302 = kernel.Site{File: "flash64.go", Line: 141, Col: 69, Expr: "tmax[h]"}
-	gocuSite303 = kernel.Site{File: "flash64.go", Line: 141, Col: 4, Expr: "tmax[h]"}
-	gocuSite304 = kernel.Site{File: "flash64.go", Line: 142, Col: 25, Expr: "tmax[h]"}
-	gocuSite305 = kernel.Site{File: "flash64.go", Line: 142, Col: 69, Expr: "tmax[h]"}
-	gocuSite306 = kernel.Site{File: "flash64.go", Line: 142, Col: 4, Expr: "tmax[h]"}
-	gocuSite307 = kernel.Site{File: "flash64.go", Line: 147, Col: 26, Expr: "mx[h]"}
-	gocuSite308 = kernel.Site{File: "flash64.go", Line: 147, Col: 34, Expr: "tmax[h]"}
-	gocuSite309 = kernel.Site{File: "flash64.go", Line: 147, Col: 4, Expr: "corr[h]"}
-	gocuSite310 = kernel.Site{File: "flash64.go", Line: 148, Col: 12, Expr: "tmax[h]"}
-	gocuSite311 = kernel.Site{File: "flash64.go", Line: 148, Col: 4, Expr: "mx[h]"}
-	gocuSite312 = kernel.Site{File: "flash64.go", Line: 149, Col: 14, Expr: "corr[h]"}
-	gocuSite313 = kernel.Site{File: "flash64.go", Line: 149, Col: 4, Expr: "sum[h]"}
-	gocuSite314 = kernel.Site{File: "flash64.go", Line: 155, Col: 22, Expr: "s[nt][e]"}
-	gocuSite315 = kernel.Site{File: "flash64.go", Line: 155, Col: 33, Expr: "mx[e/2]"}
-	gocuSite316 = kernel.Site{File: "flash64.go", Line: 156, Col: 5, Expr: "s[nt][e]"}
-	gocuSite317 = kernel.Site{File: "flash64.go", Line: 157, Col: 5, Expr: "sum[e/2]"}
-	gocuSite318 = kernel.Site{File: "flash64.go", Line: 162, Col: 18, Expr: "corr[0]"}
-	gocuSite319 = kernel.Site{File: "flash64.go", Line: 162, Col: 4, Expr: "acc[dt][0]"}
-	gocuSite320 = kernel.Site{File: "flash64.go", Line: 163, Col: 18, Expr: "corr[0]"}
-	gocuSite321 = kernel.Site{File: "flash64.go", Line: 163, Col: 4, Expr: "acc[dt][1]"}
-	gocuSite322 = kernel.Site{File: "flash64.go", Line: 164, Col: 18, Expr: "corr[1]"}
-	gocuSite323 = kernel.Site{File: "flash64.go", Line: 164, Col: 4, Expr: "acc[dt][2]"}
-	gocuSite324 = kernel.Site{File: "flash64.go", Line: 165, Col: 18, Expr: "corr[1]"}
-	gocuSite325 = kernel.Site{File: "flash64.go", Line: 165, Col: 4, Expr: "acc[dt][3]"}
-	gocuSite326 = kernel.Site{File: "flash64.go", Line: 172, Col: 27, Expr: "s[2*kk][0]"}
-	gocuSite327 = kernel.Site{File: "flash64.go", Line: 172, Col: 39, Expr: "s[2*kk][1]"}
-	gocuSite328 = kernel.Site{File: "flash64.go", Line: 172, Col: 74, Expr: "s[2*kk][2]"}
-	gocuSite329 = kernel.Site{File: "flash64.go", Line: 172, Col: 86, Expr: "s[2*kk][3]"}
-	gocuSite330 = kernel.Site{File: "flash64.go", Line: 173, Col: 27, Expr: "s[2*kk+1][0]"}
-	gocuSite331 = kernel.Site{File: "flash64.go", Line: 173, Col: 41, Expr: "s[2*kk+1][1]"}
-	gocuSite332 = kernel.Site{File: "flash64.go", Line: 173, Col: 78, Expr: "s[2*kk+1][2]"}
-	gocuSite333 = kernel.Site{File: "flash64.go", Line: 173, Col: 92, Expr: "s[2*kk+1][3]"}
-	gocuSite334 = kernel.Site{File: "flash64.go", Line: 179, Col: 37, Expr: "sm[vs0+r*fa64D+(ch^(r&7))*8:]"}
-	gocuSite335 = kernel.Site{File: "flash64.go", Line: 180, Col: 52, Expr: "vf[0]"}
-	gocuSite336 = kernel.Site{File: "flash64.go", Line: 180, Col: 59, Expr: "vf[1]"}
-	gocuSite337 = kernel.Site{File: "flash64.go", Line: 180, Col: 67, Expr: "acc[2*nd]"}
-	gocuSite338 = kernel.Site{File: "flash64.go", Line: 180, Col: 5, Expr: "acc[2*nd]"}
-	gocuSite339 = kernel.Site{File: "flash64.go", Line: 181, Col: 54, Expr: "vf[2]"}
-	gocuSite340 = kernel.Site{File: "flash64.go", Line: 181, Col: 61, Expr: "vf[3]"}
-	gocuSite341 = kernel.Site{File: "flash64.go", Line: 181, Col: 69, Expr: "acc[2*nd+1]"}
-	gocuSite342 = kernel.Site{File: "flash64.go", Line: 181, Col: 5, Expr: "acc[2*nd+1]"}
-	gocuSite343 = kernel.Site{File: "flash64.go", Line: 189, Col: 48, Expr: "sum[h]"}
-	gocuSite344 = kernel.Site{File: "flash64.go", Line: 189, Col: 3, Expr: "sum[h]"}
-	gocuSite345 = kernel.Site{File: "flash64.go", Line: 190, Col: 48, Expr: "sum[h]"}
-	gocuSite346 = kernel.Site{File: "flash64.go", Line: 190, Col: 3, Expr: "sum[h]"}
-	gocuSite347 = kernel.Site{File: "flash64.go", Line: 191, Col: 16, Expr: "sum[h]"}
-	gocuSite348 = kernel.Site{File: "flash64.go", Line: 191, Col: 3, Expr: "sum[h]"}
-	gocuSite349 = kernel.Site{File: "flash64.go", Line: 193, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite350 = kernel.Site{File: "flash64.go", Line: 197, Col: 58, Expr: "acc[dt][0]"}
-	gocuSite351 = kernel.Site{File: "flash64.go", Line: 197, Col: 69, Expr: "sum[0]"}
-	gocuSite352 = kernel.Site{File: "flash64.go", Line: 197, Col: 77, Expr: "acc[dt][1]"}
-	gocuSite353 = kernel.Site{File: "flash64.go", Line: 197, Col: 88, Expr: "sum[0]"}
-	gocuSite354 = kernel.Site{File: "flash64.go", Line: 197, Col: 3, Expr: "o2[(head+int(rowA)*fa64D+col)/2]"}
-	gocuSite355 = kernel.Site{File: "flash64.go", Line: 198, Col: 60, Expr: "acc[dt][2]"}
-	gocuSite356 = kernel.Site{File: "flash64.go", Line: 198, Col: 71, Expr: "sum[1]"}
-	gocuSite357 = kernel.Site{File: "flash64.go", Line: 198, Col: 79, Expr: "acc[dt][3]"}
-	gocuSite358 = kernel.Site{File: "flash64.go", Line: 198, Col: 90, Expr: "sum[1]"}
-	gocuSite359 = kernel.Site{File: "flash64.go", Line: 198, Col: 3, Expr: "o2[(head+int(rowA+8)*fa64D+col)/2]"}
-	gocuSite360 = kernel.Site{File: "flash_b128.go", Line: 78, Col: 21, Expr: "sm[soff+i*fab128Rows*fab128D:]"}
-	gocuSite361 = kernel.Site{File: "flash_b128.go", Line: 78, Col: 53, Expr: "q[goff+int(q0+i*fab128Rows)*fab128D:]"}
-	gocuSite362 = kernel.Site{File: "flash_b128.go", Line: 97, Col: 33, Expr: "sm[r*fab128D+(ch^(r&7))*8:]"}
-	gocuSite363 = kernel.Site{File: "flash_b128.go", Line: 97, Col: 3, Expr: "qf[ks]"}
-	gocuSite364 = kernel.Site{File: "flash_b128.go", Line: 111, Col: 3, Expr: "kOff[j]"}
-	gocuSite365 = kernel.Site{File: "flash_b128.go", Line: 112, Col: 3, Expr: "vOff[j]"}
-	gocuSite366 = kernel.Site{File: "flash_b128.go", Line: 130, Col: 49, Expr: "sum[hh]"}
-	gocuSite367 = kernel.Site{File: "flash_b128.go", Line: 130, Col: 3, Expr: "sum[hh]"}
-	gocuSite368 = kernel.Site{File: "flash_b128.go", Line: 131, Col: 49, Expr: "sum[hh]"}
-	gocuSite369 = kernel.Site{File: "flash_b128.go", Line: 131, Col: 3, Expr: "sum[hh]"}
-	gocuSite370 = kernel.Site{File: "flash_b128.go", Line: 132, Col: 17, Expr: "sum[hh]"}
-	gocuSite371 = kernel.Site{File: "flash_b128.go", Line: 132, Col: 3, Expr: "sum[hh]"}
-	gocuSite372 = kernel.Site{File: "flash_b128.go", Line: 134, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite373 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 60, Expr: "acc[dt][0]"}
-	gocuSite374 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 71, Expr: "sum[0]"}
-	gocuSite375 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 79, Expr: "acc[dt][1]"}
-	gocuSite376 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 90, Expr: "sum[0]"}
-	gocuSite377 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 3, Expr: "o2[(head+int(rowA)*fab128D+col)/2]"}
-	gocuSite378 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 62, Expr: "acc[dt][2]"}
-	gocuSite379 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 73, Expr: "sum[1]"}
-	gocuSite380 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 81, Expr: "acc[dt][3]"}
-	gocuSite381 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 92, Expr: "sum[1]"}
-	gocuSite382 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 3, Expr: "o2[(head+int(rowA+8)*fab128D+col)/2]"}
-	gocuSite383 = kernel.Site{File: "flash_b64.go", Line: 73, Col: 21, Expr: "sm[soff+i*fab64Rows*fab64D:]"}
-	gocuSite384 = kernel.Site{File: "flash_b64.go", Line: 73, Col: 51, Expr: "q[goff+int(q0+i*fab64Rows)*fab64D:]"}
-	gocuSite385 = kernel.Site{File: "flash_b64.go", Line: 92, Col: 33, Expr: "sm[r*fab64D+(ch^(r&7))*8:]"}
-	gocuSite386 = kernel.Site{File: "flash_b64.go", Line: 92, Col: 3, Expr: "qf[ks]"}
-	gocuSite387 = kernel.Site{File: "flash_b64.go", Line: 106, Col: 3, Expr: "kOff[j]"}
-	gocuSite388 = kernel.Site{File: "flash_b64.go", Line: 107, Col: 3, Expr: "vOff[j]"}
-	gocuSite389 = kernel.Site{File: "flash_b64.go", Line: 125, Col: 49, Expr: "sum[hh]"}
-	gocuSite390 = kernel.Site{File: "flash_b64.go", Line: 125, Col: 3, Expr: "sum[hh]"}
-	gocuSite391 = kernel.Site{File: "flash_b64.go", Line: 126, Col: 49, Expr: "sum[hh]"}
-	gocuSite392 = kernel.Site{File: "flash_b64.go", Line: 126, Col: 3, Expr: "sum[hh]"}
-	gocuSite393 = kernel.Site{File: "flash_b64.go", Line: 127, Col: 17, Expr: "sum[hh]"}
-	gocuSite394 = kernel.Site{File: "flash_b64.go", Line: 127, Col: 3, Expr: "sum[hh]"}
-	gocuSite395 = kernel.Site{File: "flash_b64.go", Line: 129, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite396 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 59, Expr: "acc[dt][0]"}
-	gocuSite397 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 70, Expr: "sum[0]"}
-	gocuSite398 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 78, Expr: "acc[dt][1]"}
-	gocuSite399 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 89, Expr: "sum[0]"}
-	gocuSite400 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 3, Expr: "o2[(head+int(rowA)*fab64D+col)/2]"}
-	gocuSite401 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 61, Expr: "acc[dt][2]"}
-	gocuSite402 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 72, Expr: "sum[1]"}
-	gocuSite403 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 80, Expr: "acc[dt][3]"}
-	gocuSite404 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 91, Expr: "sum[1]"}
-	gocuSite405 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 3, Expr: "o2[(head+int(rowA+8)*fab64D+col)/2]"}
-	gocuSite406 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 22, Expr: "sm[st+sa0:]"}
-	gocuSite407 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 35, Expr: "a[aoff+ka:]"}
-	gocuSite408 = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 22, Expr: "sm[st+sa1:]"}
-	gocuSite409 = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
-	gocuSite410 = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 28, Expr: "sm[st+sb+i*8*BF16BN:]"}
-	gocuSite411 = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 51, Expr: "b[boff+int(s*BF16BK+i*8)*int(n):]"}
-	gocuSite412 = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 22, Expr: "sm[st+sa0:]"}
-	gocuSite413 = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 35, Expr: "a[aoff+ka:]"}
-	gocuSite414 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 22, Expr: "sm[st+sa1:]"}
-	gocuSite415 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
-	gocuSite416 = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 28, Expr: "sm[st+sb+j*8*BF16BN:]"}
-	gocuSite417 = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 51, Expr: "b[boff+int(nxt*BF16BK+j*8)*int(n):]"}
-	gocuSite418 = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 35, Expr: "sm[st+row*BF16BK+(ch^((row>>1)&3))*8:]"}
-	gocuSite419 = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 5, Expr: "af[mi]"}
-	gocuSite420 = kernel.Site{File: "gemm_bf16.go", Line: 121, Col: 36, Expr: "sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:]"}
-	gocuSite421 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 29, Expr: "r[0]"}
-	gocuSite422 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 35, Expr: "r[1]"}
-	gocuSite423 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 5, Expr: "bf[2*nj]"}
-	gocuSite424 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 31, Expr: "r[2]"}
-	gocuSite425 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 37, Expr: "r[3]"}
-	gocuSite426 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 5, Expr: "bf[2*nj+1]"}
-	gocuSite427 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 38, Expr: "af[mi]"}
-	gocuSite428 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 46, Expr: "bf[ni]"}
-	gocuSite429 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 54, Expr: "acc[mi][ni]"}
-	gocuSite430 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 6, Expr: "acc[mi][ni]"}
-	gocuSite431 = kernel.Site{File: "gemm_bf16.go", Line: 137, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
-	gocuSite432 = kernel.Site{File: "gemm_bf16.go", Line: 146, Col: 10, Expr: "acc[mi][ni]"}
-	gocuSite433 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 55, Expr: "v[0]"}
-	gocuSite434 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 61, Expr: "v[1]"}
-	gocuSite435 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
-	gocuSite436 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 59, Expr: "v[2]"}
-	gocuSite437 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 65, Expr: "v[3]"}
-	gocuSite438 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
-	gocuSite439 = kernel.Site{File: "gemm_pipe32.go", Line: 62, Col: 8, Expr: "a[int(bm+ar)*int(k)+int(ac*8):]"}
-	gocuSite440 = kernel.Site{File: "gemm_pipe32.go", Line: 63, Col: 8, Expr: "b[int(br)*int(n)+int(bn+bc*8):]"}
-	gocuSite441 = kernel.Site{File: "gemm_pipe32.go", Line: 72, Col: 16, Expr: "sm[s*gp32Stage:]"}
-	gocuSite442 = kernel.Site{File: "gemm_pipe32.go", Line: 72, Col: 34, Expr: "ag[int(s*GP32BK):]"}
-	gocuSite443 = kernel.Site{File: "gemm_pipe32.go", Line: 72, Col: 54, Expr: "bg[int(s*GP32BK)*int(n):]"}
-	gocuSite444 = kernel.Site{File: "gemm_pipe32.go", Line: 85, Col: 3, Expr: "aOff[ks]"}
-	gocuSite445 = kernel.Site{File: "gemm_pipe32.go", Line: 90, Col: 3, Expr: "bOff[nj]"}
-	gocuSite446 = kernel.Site{File: "gemm_pipe32.go", Line: 98, Col: 34, Expr: "aOff[0]"}
-	gocuSite447 = kernel.Site{File: "gemm_pipe32.go", Line: 98, Col: 2, Expr: "af[0]"}
-	gocuSite448 = kernel.Site{File: "gemm_pipe32.go", Line: 98, Col: 9, Expr: "bf[0]"}
-	gocuSite449 = kernel.Site{File: "gemm_pipe32.go", Line: 110, Col: 47, Expr: "sm[st:]"}
-	gocuSite450 = kernel.Site{File: "gemm_pipe32.go", Line: 110, Col: 56, Expr: "aOff[ks+1]"}
-	gocuSite451 = kernel.Site{File: "gemm_pipe32.go", Line: 110, Col: 5, Expr: "af[(ks+1)%2]"}
-	gocuSite452 = kernel.Site{File: "gemm_pipe32.go", Line: 110, Col: 19, Expr: "bf[(ks+1)%2]"}
-	gocuSite453 = kernel.Site{File: "gemm_pipe32.go", Line: 112, Col: 47, Expr: "sm[((i+1)%GP32Stages)*gp32Stage:]"}
-	gocuSite454 = kernel.Site{File: "gemm_pipe32.go", Line: 112, Col: 82, Expr: "aOff[0]"}
-	gocuSite455 = kernel.Site{File: "gemm_pipe32.go", Line: 112, Col: 5, Expr: "af[(ks+1)%2]"}
-	gocuSite456 = kernel.Site{File: "gemm_pipe32.go", Line: 112, Col: 19, Expr: "bf[(ks+1)%2]"}
-	gocuSite457 = kernel.Site{File: "gemm_pipe32.go", Line: 118, Col: 18, Expr: "sm[(nxt%GP32Stages)*gp32Stage:]"}
-	gocuSite458 = kernel.Site{File: "gemm_pipe32.go", Line: 118, Col: 51, Expr: "ag[int(nxt*GP32BK):]"}
-	gocuSite459 = kernel.Site{File: "gemm_pipe32.go", Line: 118, Col: 73, Expr: "bg[int(nxt*GP32BK)*int(n):]"}
-	gocuSite460 = kernel.Site{File: "gemm_pipe32.go", Line: 126, Col: 38, Expr: "af[ks%2][mi]"}
-	gocuSite461 = kernel.Site{File: "gemm_pipe32.go", Line: 126, Col: 52, Expr: "bf[ks%2][ni]"}
-	gocuSite462 = kernel.Site{File: "gemm_pipe32.go", Line: 126, Col: 66, Expr: "acc[mi][ni]"}
-	gocuSite463 = kernel.Site{File: "gemm_pipe32.go", Line: 126, Col: 6, Expr: "acc[mi][ni]"}
-	gocuSite464 = kernel.Site{File: "gemm_pipe32.go", Line: 134, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
-	gocuSite465 = kernel.Site{File: "gemm_pipe32.go", Line: 143, Col: 10, Expr: "acc[mi][ni]"}
-	gocuSite466 = kernel.Site{File: "gemm_pipe32.go", Line: 144, Col: 55, Expr: "v[0]"}
-	gocuSite467 = kernel.Site{File: "gemm_pipe32.go", Line: 144, Col: 61, Expr: "v[1]"}
-	gocuSite468 = kernel.Site{File: "gemm_pipe32.go", Line: 144, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
-	gocuSite469 = kernel.Site{File: "gemm_pipe32.go", Line: 145, Col: 59, Expr: "v[2]"}
-	gocuSite470 = kernel.Site{File: "gemm_pipe32.go", Line: 145, Col: 65, Expr: "v[3]"}
-	gocuSite471 = kernel.Site{File: "gemm_pipe32.go", Line: 145, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
-	gocuSite472 = kernel.Site{File: "gemm_pipe64.go", Line: 66, Col: 8, Expr: "a[int(bm+ar)*int(k)+int(ac*8):]"}
-	gocuSite473 = kernel.Site{File: "gemm_pipe64.go", Line: 67, Col: 8, Expr: "b[int(br)*int(n)+int(bn+bc*8):]"}
-	gocuSite474 = kernel.Site{File: "gemm_pipe64.go", Line: 76, Col: 16, Expr: "sm[s*gp64Stage:]"}
-	gocuSite475 = kernel.Site{File: "gemm_pipe64.go", Line: 76, Col: 34, Expr: "ag[int(s*GP64BK):]"}
-	gocuSite476 = kernel.Site{File: "gemm_pipe64.go", Line: 76, Col: 54, Expr: "bg[int(s*GP64BK)*int(n):]"}
-	gocuSite477 = kernel.Site{File: "gemm_pipe64.go", Line: 89, Col: 3, Expr: "aOff[ks]"}
-	gocuSite478 = kernel.Site{File: "gemm_pipe64.go", Line: 94, Col: 3, Expr: "bOff[nj]"}
-	gocuSite479 = kernel.Site{File: "gemm_pipe64.go", Line: 102, Col: 34, Expr: "aOff[0]"}
-	gocuSite480 = kernel.Site{File: "gemm_pipe64.go", Line: 102, Col: 2, Expr: "af[0]"}
-	gocuSite481 = kernel.Site{File: "gemm_pipe64.go", Line: 102, Col: 9, Expr: "bf[0]"}
-	gocuSite482 = kernel.Site{File: "gemm_pipe64.go", Line: 114, Col: 47, Expr: "sm[st:]"}
-	gocuSite483 = kernel.Site{File: "gemm_pipe64.go", Line: 114, Col: 56, Expr: "aOff[ks+1]"}
-	gocuSite484 = kernel.Site{File: "gemm_pipe64.go", Line: 114, Col: 5, Expr: "af[(ks+1)%2]"}
-	gocuSite485 = kernel.Site{File: "gemm_pipe64.go", Line: 114, Col: 19, Expr: "bf[(ks+1)%2]"}
-	gocuSite486 = kernel.Site{File: "gemm_pipe64.go", Line: 116, Col: 47, Expr: "sm[((i+1)%GP64Stages)*gp64Stage:]"}
-	gocuSite487 = kernel.Site{File: "gemm_pipe64.go", Line: 116, Col: 82, Expr: "aOff[0]"}
-	gocuSite488 = kernel.Site{File: "gemm_pipe64.go", Line: 116, Col: 5, Expr: "af[(ks+1)%2]"}
-	gocuSite489 = kernel.Site{File: "gemm_pipe64.go", Line: 116, Col: 19, Expr: "bf[(ks+1)%2]"}
-	gocuSite490 = kernel.Site{File: "gemm_pipe64.go", Line: 122, Col: 18, Expr: "sm[(nxt%GP64Stages)*gp64Stage:]"}
-	gocuSite491 = kernel.Site{File: "gemm_pipe64.go", Line: 122, Col: 51, Expr: "ag[int(nxt*GP64BK):]"}
-	gocuSite492 = kernel.Site{File: "gemm_pipe64.go", Line: 122, Col: 73, Expr: "bg[int(nxt*GP64BK)*int(n):]"}
-	gocuSite493 = kernel.Site{File: "gemm_pipe64.go", Line: 130, Col: 38, Expr: "af[ks%2][mi]"}
-	gocuSite494 = kernel.Site{File: "gemm_pipe64.go", Line: 130, Col: 52, Expr: "bf[ks%2][ni]"}
-	gocuSite495 = kernel.Site{File: "gemm_pipe64.go", Line: 130, Col: 66, Expr: "acc[mi][ni]"}
-	gocuSite496 = kernel.Site{File: "gemm_pipe64.go", Line: 130, Col: 6, Expr: "acc[mi][ni]"}
-	gocuSite497 = kernel.Site{File: "gemm_pipe64.go", Line: 138, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
-	gocuSite498 = kernel.Site{File: "gemm_pipe64.go", Line: 147, Col: 10, Expr: "acc[mi][ni]"}
-	gocuSite499 = kernel.Site{File: "gemm_pipe64.go", Line: 148, Col: 55, Expr: "v[0]"}
-	gocuSite500 = kernel.Site{File: "gemm_pipe64.go", Line: 148, Col: 61, Expr: "v[1]"}
-	gocuSite501 = kernel.Site{File: "gemm_pipe64.go", Line: 148, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
-	gocuSite502 = kernel.Site{File: "gemm_pipe64.go", Line: 149, Col: 59, Expr: "v[2]"}
-	gocuSite503 = kernel.Site{File: "gemm_pipe64.go", Line: 149, Col: 65, Expr: "v[3]"}
-	gocuSite504 = kernel.Site{File: "gemm_pipe64.go", Line: 149, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
-	gocuSite505 = kernel.Site{File: "gray.go", Line: 13, Col: 22, Expr: "rgb[i]"}
-	gocuSite506 = kernel.Site{File: "gray.go", Line: 13, Col: 39, Expr: "rgb[i+n]"}
-	gocuSite507 = kernel.Site{File: "gray.go", Line: 13, Col: 58, Expr: "rgb[i+2*n]"}
-	gocuSite508 = kernel.Site{File: "gray.go", Line: 14, Col: 3, Expr: "gray[i]"}
-	gocuSite509 = kernel.Site{File: "gray.go", Line: 27, Col: 22, Expr: "rgb[i]"}
-	gocuSite510 = kernel.Site{File: "gray.go", Line: 27, Col: 39, Expr: "rgb[i+n]"}
-	gocuSite511 = kernel.Site{File: "gray.go", Line: 27, Col: 58, Expr: "rgb[i+2*n]"}
-	gocuSite512 = kernel.Site{File: "gray.go", Line: 28, Col: 3, Expr: "gray[i]"}
-	gocuSite513 = kernel.Site{File: "grayfast.go", Line: 13, Col: 9, Expr: "kernel.Reinterpret[uint32](rgb)"}
-	gocuSite514 = kernel.Site{File: "grayfast.go", Line: 14, Col: 9, Expr: "kernel.Reinterpret[uint32](gray)"}
-	gocuSite515 = kernel.Site{File: "grayfast.go", Line: 17, Col: 18, Expr: "src[i]"}
-	gocuSite516 = kernel.Site{File: "grayfast.go", Line: 17, Col: 26, Expr: "src[i+q]"}
-	gocuSite517 = kernel.Site{File: "grayfast.go", Line: 17, Col: 36, Expr: "src[i+2*q]"}
-	gocuSite518 = kernel.Site{File: "grayfast.go", Line: 17, Col: 3, Expr: "dst[i]"}
-	gocuSite519 = kernel.Site{File: "grayfast.go", Line: 31, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](rgb)"}
-	gocuSite520 = kernel.Site{File: "grayfast.go", Line: 32, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](gray)"}
-	gocuSite521 = kernel.Site{File: "grayfast.go", Line: 35, Col: 14, Expr: "src[i]"}
-	gocuSite522 = kernel.Site{File: "grayfast.go", Line: 35, Col: 22, Expr: "src[i+q]"}
-	gocuSite523 = kernel.Site{File: "grayfast.go", Line: 35, Col: 32, Expr: "src[i+2*q]"}
-	gocuSite524 = kernel.Site{File: "grayfast.go", Line: 36, Col: 3, Expr: "dst[i]"}
-	gocuSite525 = kernel.Site{File: "histogram.go", Line: 18, Col: 3, Expr: "h[b]"}
-	gocuSite526 = kernel.Site{File: "histogram.go", Line: 22, Col: 21, Expr: "h[data[i]]"}
-	gocuSite527 = kernel.Site{File: "histogram.go", Line: 22, Col: 23, Expr: "data[i]"}
-	gocuSite528 = kernel.Site{File: "histogram.go", Line: 26, Col: 6, Expr: "h[b]"}
-	gocuSite529 = kernel.Site{File: "histogram.go", Line: 27, Col: 22, Expr: "hist[b]"}
-	gocuSite530 = kernel.Site{File: "histogram.go", Line: 27, Col: 31, Expr: "h[b]"}
-	gocuSite531 = kernel.Site{File: "matmul.go", Line: 18, Col: 11, Expr: "a[row*k+i]"}
-	gocuSite532 = kernel.Site{File: "matmul.go", Line: 18, Col: 24, Expr: "b[i*n+col]"}
-	gocuSite533 = kernel.Site{File: "matmul.go", Line: 20, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite534 = kernel.Site{File: "matmul.go", Line: 42, Col: 17, Expr: "a[row*k+p+tx]"}
-	gocuSite535 = kernel.Site{File: "matmul.go", Line: 42, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite536 = kernel.Site{File: "matmul.go", Line: 44, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite537 = kernel.Site{File: "matmul.go", Line: 47, Col: 17, Expr: "b[(p+ty)*n+col]"}
-	gocuSite538 = kernel.Site{File: "matmul.go", Line: 47, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite539 = kernel.Site{File: "matmul.go", Line: 49, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite540 = kernel.Site{File: "matmul.go", Line: 53, Col: 11, Expr: "as[ty][i]"}
-	gocuSite541 = kernel.Site{File: "matmul.go", Line: 53, Col: 23, Expr: "bs[i][tx]"}
-	gocuSite542 = kernel.Site{File: "matmul.go", Line: 58, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite543 = kernel.Site{File: "matmul.go", Line: 76, Col: 13, Expr: "a[row*k+p+tx]"}
-	gocuSite544 = kernel.Site{File: "matmul.go", Line: 76, Col: 4, Expr: "sm[as]"}
-	gocuSite545 = kernel.Site{File: "matmul.go", Line: 78, Col: 4, Expr: "sm[as]"}
-	gocuSite546 = kernel.Site{File: "matmul.go", Line: 81, Col: 13, Expr: "b[(p+ty)*n+col]"}
-	gocuSite547 = kernel.Site{File: "matmul.go", Line: 81, Col: 4, Expr: "sm[bs]"}
-	gocuSite548 = kernel.Site{File: "matmul.go", Line: 83, Col: 4, Expr: "sm[bs]"}
-	gocuSite549 = kernel.Site{File: "matmul.go", Line: 87, Col: 11, Expr: "sm[ty*w+i]"}
-	gocuSite550 = kernel.Site{File: "matmul.go", Line: 87, Col: 24, Expr: "sm[w*w+i*w+tx]"}
-	gocuSite551 = kernel.Site{File: "matmul.go", Line: 92, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite552 = kernel.Site{File: "reduce.go", Line: 16, Col: 8, Expr: "x[i]"}
-	gocuSite553 = kernel.Site{File: "reduce.go", Line: 21, Col: 3, Expr: "warpSums[warp]"}
-	gocuSite554 = kernel.Site{File: "reduce.go", Line: 27, Col: 8, Expr: "warpSums[lane]"}
-	gocuSite555 = kernel.Site{File: "reduce.go", Line: 31, Col: 4, Expr: "partial[t.BlockIdx.X]"}
-	gocuSite556 = kernel.Site{File: "scan.go", Line: 24, Col: 8, Expr: "x[i0]"}
-	gocuSite557 = kernel.Site{File: "scan.go", Line: 27, Col: 8, Expr: "x[i1]"}
-	gocuSite558 = kernel.Site{File: "scan.go", Line: 29, Col: 2, Expr: "s[tid]"}
-	gocuSite559 = kernel.Site{File: "scan.go", Line: 30, Col: 2, Expr: "s[tid+ScanThreads]"}
-	gocuSite560 = kernel.Site{File: "scan.go", Line: 37, Col: 12, Expr: "s[a]"}
-	gocuSite561 = kernel.Site{File: "scan.go", Line: 37, Col: 4, Expr: "s[b]"}
-	gocuSite562 = kernel.Site{File: "scan.go", Line: 42, Col: 24, Expr: "s[2*ScanThreads-1]"}
-	gocuSite563 = kernel.Site{File: "scan.go", Line: 42, Col: 3, Expr: "sums[t.BlockIdx.X]"}
-	gocuSite564 = kernel.Site{File: "scan.go", Line: 43, Col: 3, Expr: "s[2*ScanThreads-1]"}
-	gocuSite565 = kernel.Site{File: "scan.go", Line: 50, Col: 9, Expr: "s[a]"}
-	gocuSite566 = kernel.Site{File: "scan.go", Line: 51, Col: 11, Expr: "s[b]"}
-	gocuSite567 = kernel.Site{File: "scan.go", Line: 51, Col: 4, Expr: "s[a]"}
-	gocuSite568 = kernel.Site{File: "scan.go", Line: 52, Col: 4, Expr: "s[b]"}
-	gocuSite569 = kernel.Site{File: "scan.go", Line: 57, Col: 11, Expr: "s[tid]"}
-	gocuSite570 = kernel.Site{File: "scan.go", Line: 57, Col: 3, Expr: "y[i0]"}
-	gocuSite571 = kernel.Site{File: "scan.go", Line: 60, Col: 11, Expr: "s[tid+ScanThreads]"}
-	gocuSite572 = kernel.Site{File: "scan.go", Line: 60, Col: 3, Expr: "y[i1]"}
-	gocuSite573 = kernel.Site{File: "scan.go", Line: 72, Col: 11, Expr: "offsets[i/(2*ScanThreads)]"}
-	gocuSite574 = kernel.Site{File: "scan.go", Line: 72, Col: 3, Expr: "y[i]"}
-	gocuSite575 = kernel.Site{File: "sgemm.go", Line: 45, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](a)"}
-	gocuSite576 = kernel.Site{File: "sgemm.go", Line: 46, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](b)"}
-	gocuSite577 = kernel.Site{File: "sgemm.go", Line: 47, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](c)"}
-	gocuSite578 = kernel.Site{File: "sgemm.go", Line: 59, Col: 12, Expr: "a4[ai]"}
-	gocuSite579 = kernel.Site{File: "sgemm.go", Line: 59, Col: 20, Expr: "b4[bi]"}
-	gocuSite580 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk][:]"}
-	gocuSite581 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk]"}
-	gocuSite582 = kernel.Site{File: "sgemm.go", Line: 61, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
-	gocuSite583 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1][:]"}
-	gocuSite584 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1]"}
-	gocuSite585 = kernel.Site{File: "sgemm.go", Line: 62, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
-	gocuSite586 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2][:]"}
-	gocuSite587 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2]"}
-	gocuSite588 = kernel.Site{File: "sgemm.go", Line: 63, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
-	gocuSite589 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3][:]"}
-	gocuSite590 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3]"}
-	gocuSite591 = kernel.Site{File: "sgemm.go", Line: 64, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
-	gocuSite592 = kernel.Site{File: "sgemm.go", Line: 65, Col: 2, Expr: "a0[lr]"}
-	gocuSite593 = kernel.Site{File: "sgemm.go", Line: 65, Col: 10, Expr: "a1[lr]"}
-	gocuSite594 = kernel.Site{File: "sgemm.go", Line: 65, Col: 18, Expr: "a2[lr]"}
-	gocuSite595 = kernel.Site{File: "sgemm.go", Line: 65, Col: 26, Expr: "a3[lr]"}
-	gocuSite596 = kernel.Site{File: "sgemm.go", Line: 68, Col: 2, Expr: "bs[st][br][bc]"}
-	gocuSite597 = kernel.Site{File: "sgemm.go", Line: 75, Col: 9, Expr: "a4[ai+int((k0+GemmBK)/4)]"}
-	gocuSite598 = kernel.Site{File: "sgemm.go", Line: 76, Col: 9, Expr: "b4[bi+int(k0+GemmBK)*n4]"}
-	gocuSite599 = kernel.Site{File: "sgemm.go", Line: 80, Col: 14, Expr: "as[st][kk][tr]"}
-	gocuSite600 = kernel.Site{File: "sgemm.go", Line: 80, Col: 30, Expr: "as[st][kk][tr+16]"}
-	gocuSite601 = kernel.Site{File: "sgemm.go", Line: 81, Col: 14, Expr: "bs[st][kk][tc]"}
-	gocuSite602 = kernel.Site{File: "sgemm.go", Line: 81, Col: 30, Expr: "bs[st][kk][tc+16]"}
-	gocuSite603 = kernel.Site{File: "sgemm.go", Line: 88, Col: 29, Expr: "ra[i]"}
-	gocuSite604 = kernel.Site{File: "sgemm.go", Line: 88, Col: 36, Expr: "rb[j]"}
-	gocuSite605 = kernel.Site{File: "sgemm.go", Line: 88, Col: 43, Expr: "acc[i][j]"}
-	gocuSite606 = kernel.Site{File: "sgemm.go", Line: 88, Col: 6, Expr: "acc[i][j]"}
-	gocuSite607 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk][:]"}
-	gocuSite608 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk]"}
-	gocuSite609 = kernel.Site{File: "sgemm.go", Line: 94, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
-	gocuSite610 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1][:]"}
-	gocuSite611 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1]"}
-	gocuSite612 = kernel.Site{File: "sgemm.go", Line: 95, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
-	gocuSite613 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2][:]"}
-	gocuSite614 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2]"}
-	gocuSite615 = kernel.Site{File: "sgemm.go", Line: 96, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
-	gocuSite616 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3][:]"}
-	gocuSite617 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3]"}
-	gocuSite618 = kernel.Site{File: "sgemm.go", Line: 97, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
-	gocuSite619 = kernel.Site{File: "sgemm.go", Line: 98, Col: 4, Expr: "a0[lr]"}
-	gocuSite620 = kernel.Site{File: "sgemm.go", Line: 98, Col: 12, Expr: "a1[lr]"}
-	gocuSite621 = kernel.Site{File: "sgemm.go", Line: 98, Col: 20, Expr: "a2[lr]"}
-	gocuSite622 = kernel.Site{File: "sgemm.go", Line: 98, Col: 28, Expr: "a3[lr]"}
-	gocuSite623 = kernel.Site{File: "sgemm.go", Line: 99, Col: 4, Expr: "bs[st][br][bc]"}
-	gocuSite624 = kernel.Site{File: "sgemm.go", Line: 110, Col: 34, Expr: "acc[i][4*h]"}
-	gocuSite625 = kernel.Site{File: "sgemm.go", Line: 110, Col: 58, Expr: "acc[i][4*h+1]"}
-	gocuSite626 = kernel.Site{File: "sgemm.go", Line: 110, Col: 84, Expr: "acc[i][4*h+2]"}
-	gocuSite627 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
-	gocuSite628 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
-	gocuSite629 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
-	gocuSite630 = kernel.Site{File: "flash128.go", Line: 215, Col: 2, Expr: "for i := int32(0); i < fa128KV/8/FlashThreads; i++"}
-	gocuSite631 = kernel.Site{File: "flash64.go", Line: 208, Col: 2, Expr: "for i := int32(0); i < fa64KV/8/FlashThreads; i++"}
-	gocuSite632 = kernel.Site{File: "flash_b128.go", Line: 263, Col: 2, Expr: "for i := int32(0); i < FAB128BC/fab128Rows; i++"}
-	gocuSite633 = kernel.Site{File: "flash_b128.go", Line: 165, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite634 = kernel.Site{File: "flash_b128.go", Line: 168, Col: 3, Expr: "for jj := int32(0); jj < fab128D/64; jj++"}
-	gocuSite635 = kernel.Site{File: "flash_b128.go", Line: 170, Col: 4, Expr: "for nj := int32(0); nj < FAB128BC/16; nj++"}
-	gocuSite636 = kernel.Site{File: "flash_b128.go", Line: 184, Col: 2, Expr: "for nt := int32(0); nt < FAB128BC/8; nt++"}
-	gocuSite637 = kernel.Site{File: "flash_b128.go", Line: 186, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite638 = kernel.Site{File: "flash_b128.go", Line: 199, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite639 = kernel.Site{File: "flash_b128.go", Line: 215, Col: 2, Expr: "for nt := int32(0); nt < FAB128BC/8; nt++"}
-	gocuSite640 = kernel.Site{File: "flash_b128.go", Line: 217, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite641 = kernel.Site{File: "flash_b128.go", Line: 224, Col: 2, Expr: "for dt := 0; dt < fab128D/8; dt++"}
-	gocuSite642 = kernel.Site{File: "flash_b128.go", Line: 234, Col: 2, Expr: "for kk := int32(0); kk < FAB128BC/16; kk++"}
-	gocuSite643 = kernel.Site{File: "flash_b128.go", Line: 241, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite644 = kernel.Site{File: "flash_b128.go", Line: 244, Col: 3, Expr: "for jj := int32(0); jj < fab128D/64; jj++"}
-	gocuSite645 = kernel.Site{File: "flash_b128.go", Line: 247, Col: 4, Expr: "for kk := int32(0); kk < FAB128BC/16; kk++"}
-	gocuSite646 = kernel.Site{File: "flash_b64.go", Line: 258, Col: 2, Expr: "for i := int32(0); i < FAB64BC/fab64Rows; i++"}
-	gocuSite647 = kernel.Site{File: "flash_b64.go", Line: 160, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite648 = kernel.Site{File: "flash_b64.go", Line: 163, Col: 3, Expr: "for jj := int32(0); jj < fab64D/64; jj++"}
-	gocuSite649 = kernel.Site{File: "flash_b64.go", Line: 165, Col: 4, Expr: "for nj := int32(0); nj < FAB64BC/16; nj++"}
-	gocuSite650 = kernel.Site{File: "flash_b64.go", Line: 179, Col: 2, Expr: "for nt := int32(0); nt < FAB64BC/8; nt++"}
-	gocuSite651 = kernel.Site{File: "flash_b64.go", Line: 181, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite652 = kernel.Site{File: "flash_b64.go", Line: 194, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite653 = kernel.Site{File: "flash_b64.go", Line: 210, Col: 2, Expr: "for nt := int32(0); nt < FAB64BC/8; nt++"}
-	gocuSite654 = kernel.Site{File: "flash_b64.go", Line: 212, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite655 = kernel.Site{File: "flash_b64.go", Line: 219, Col: 2, Expr: "for dt := 0; dt < fab64D/8; dt++"}
-	gocuSite656 = kernel.Site{File: "flash_b64.go", Line: 229, Col: 2, Expr: "for kk := int32(0); kk < FAB64BC/16; kk++"}
-	gocuSite657 = kernel.Site{File: "flash_b64.go", Line: 236, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite658 = kernel.Site{File: "flash_b64.go", Line: 239, Col: 3, Expr: "for jj := int32(0); jj < fab64D/64; jj++"}
-	gocuSite659 = kernel.Site{File: "flash_b64.go", Line: 242, Col: 4, Expr: "for kk := int32(0); kk < FAB64BC/16; kk++"}
-	gocuSite660 = kernel.Site{File: "gemm_pipe32.go", Line: 155, Col: 2, Expr: "for p := 0; p < GP32BM/gp32ARows; p++"}
-	gocuSite661 = kernel.Site{File: "gemm_pipe32.go", Line: 159, Col: 2, Expr: "for p := 0; p < GP32BK/gp32BRows; p++"}
-	gocuSite662 = kernel.Site{File: "gemm_pipe32.go", Line: 172, Col: 2, Expr: "for mi := int32(0); mi < 4; mi++"}
-	gocuSite663 = kernel.Site{File: "gemm_pipe32.go", Line: 176, Col: 2, Expr: "for nj := int32(0); nj < 4; nj++"}
-	gocuSite664 = kernel.Site{File: "gemm_pipe64.go", Line: 159, Col: 2, Expr: "for p := 0; p < GP64BM/gp64ARows; p++"}
-	gocuSite665 = kernel.Site{File: "gemm_pipe64.go", Line: 163, Col: 2, Expr: "for p := 0; p < GP64BK/gp64BRows; p++"}
-	gocuSite666 = kernel.Site{File: "gemm_pipe64.go", Line: 176, Col: 2, Expr: "for mi := int32(0); mi < 4; mi++"}
-	gocuSite667 = kernel.Site{File: "gemm_pipe64.go", Line: 180, Col: 2, Expr: "for nj := int32(0); nj < 4; nj++"}
-	gocuSite668 = kernel.Site{File: "grayfast.go", Line: 51, Col: 2, Expr: "for k := range 4"}
-	gocuSite669 = kernel.Site{File: "reduce.go", Line: 39, Col: 2, Expr: "for offset := int32(16); offset > 0; offset /= 2"}
-	gocuSite670 = kernel.Site{File: "broken.go", Line: 31, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
-	gocuSite671 = kernel.Site{File: "broken.go", Line: 43, Col: 3, Expr: "for i := range Tile"}
-	gocuSite672 = kernel.Site{File: "broken.go", Line: 69, Col: 2, Expr: "for stride := t.BlockDim.X / 2; stride > 0; stride /= 2"}
-	gocuSite673 = kernel.Site{File: "flash128.go", Line: 76, Col: 2, Expr: "for i := int32(0); i < fa128Q/8/FlashThreads; i++"}
-	gocuSite674 = kernel.Site{File: "flash128.go", Line: 94, Col: 2, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
-	gocuSite675 = kernel.Site{File: "flash128.go", Line: 104, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
-	gocuSite676 = kernel.Site{File: "flash128.go", Line: 119, Col: 3, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
-	gocuSite677 = kernel.Site{File: "flash128.go", Line: 121, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
-	gocuSite678 = kernel.Site{File: "flash128.go", Line: 135, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
-	gocuSite679 = kernel.Site{File: "flash128.go", Line: 137, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite680 = kernel.Site{File: "flash128.go", Line: 147, Col: 3, Expr: "for h := 0; h < 2; h++"}
-	gocuSite681 = kernel.Site{File: "flash128.go", Line: 153, Col: 3, Expr: "for h := 0; h < 2; h++"}
-	gocuSite682 = kernel.Site{File: "flash128.go", Line: 159, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
-	gocuSite683 = kernel.Site{File: "flash128.go", Line: 161, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite684 = kernel.Site{File: "flash128.go", Line: 168, Col: 3, Expr: "for dt := 0; dt < fa128D/8; dt++"}
-	gocuSite685 = kernel.Site{File: "flash128.go", Line: 177, Col: 3, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
-	gocuSite686 = kernel.Site{File: "flash128.go", Line: 183, Col: 4, Expr: "for nd := int32(0); nd < fa128D/16; nd++"}
-	gocuSite687 = kernel.Site{File: "flash128.go", Line: 195, Col: 2, Expr: "for h := 0; h < 2; h++"}
-	gocuSite688 = kernel.Site{File: "flash128.go", Line: 202, Col: 2, Expr: "for dt := int32(0); dt < fa128D/8; dt++"}
-	gocuSite689 = kernel.Site{File: "flash64.go", Line: 69, Col: 2, Expr: "for i := int32(0); i < fa64Q/8/FlashThreads; i++"}
-	gocuSite690 = kernel.Site{File: "flash64.go", Line: 87, Col: 2, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
-	gocuSite691 = kernel.Site{File: "flash64.go", Line: 97, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
-	gocuSite692 = kernel.Site{File: "flash64.go", Line: 112, Col: 3, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
-	gocuSite693 = kernel.Site{File: "flash64.go", Line: 114, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
-	gocuSite694 = kernel.Site{File: "flash64.go", Line: 128, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
-	gocuSite695 = kernel.Site{File: "flash64.go", Line: 130, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite696 = kernel.Site{File: "flash64.go", Line: 140, Col: 3, Expr: "for h := 0; h < 2; h++"}
-	gocuSite697 = kernel.Site{File: "flash64.go", Line: 146, Col: 3, Expr: "for h := 0; h < 2; h++"}
-	gocuSite698 = kernel.Site{File: "flash64.go", Line: 152, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
-	gocuSite699 = kernel.Site{File: "flash64.go", Line: 154, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite700 = kernel.Site{File: "flash64.go", Line: 161, Col: 3, Expr: "for dt := 0; dt < fa64D/8; dt++"}
-	gocuSite701 = kernel.Site{File: "flash64.go", Line: 170, Col: 3, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
-	gocuSite702 = kernel.Site{File: "flash64.go", Line: 176, Col: 4, Expr: "for nd := int32(0); nd < fa64D/16; nd++"}
-	gocuSite703 = kernel.Site{File: "flash64.go", Line: 188, Col: 2, Expr: "for h := 0; h < 2; h++"}
-	gocuSite704 = kernel.Site{File: "flash64.go", Line: 195, Col: 2, Expr: "for dt := int32(0); dt < fa64D/8; dt++"}
-	gocuSite705 = kernel.Site{File: "flash_b128.go", Line: 77, Col: 2, Expr: "for i := int32(0); i < FAB128BR/fab128Rows; i++"}
-	gocuSite706 = kernel.Site{File: "flash_b128.go", Line: 94, Col: 2, Expr: "for ks := int32(0); ks < fab128D/16; ks++"}
-	gocuSite707 = kernel.Site{File: "flash_b128.go", Line: 110, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite708 = kernel.Site{File: "flash_b128.go", Line: 120, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite709 = kernel.Site{File: "flash_b128.go", Line: 123, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite710 = kernel.Site{File: "flash_b128.go", Line: 129, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite711 = kernel.Site{File: "flash_b128.go", Line: 136, Col: 2, Expr: "for dt := int32(0); dt < fab128D/8; dt++"}
-	gocuSite712 = kernel.Site{File: "flash_b64.go", Line: 72, Col: 2, Expr: "for i := int32(0); i < FAB64BR/fab64Rows; i++"}
-	gocuSite713 = kernel.Site{File: "flash_b64.go", Line: 89, Col: 2, Expr: "for ks := int32(0); ks < fab64D/16; ks++"}
-	gocuSite714 = kernel.Site{File: "flash_b64.go", Line: 105, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite715 = kernel.Site{File: "flash_b64.go", Line: 115, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite716 = kernel.Site{File: "flash_b64.go", Line: 118, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite717 = kernel.Site{File: "flash_b64.go", Line: 124, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite718 = kernel.Site{File: "flash_b64.go", Line: 131, Col: 2, Expr: "for dt := int32(0); dt < fab64D/8; dt++"}
-	gocuSite719 = kernel.Site{File: "gemm_bf16.go", Line: 71, Col: 2, Expr: "for s := int32(0); s < BF16Stages-1; s++"}
-	gocuSite720 = kernel.Site{File: "gemm_bf16.go", Line: 78, Col: 4, Expr: "for i := int32(0); i < 4; i++"}
-	gocuSite721 = kernel.Site{File: "gemm_bf16.go", Line: 90, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
-	gocuSite722 = kernel.Site{File: "gemm_bf16.go", Line: 100, Col: 4, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite723 = kernel.Site{File: "gemm_bf16.go", Line: 108, Col: 3, Expr: "for ks := int32(0); ks < 2; ks++"}
-	gocuSite724 = kernel.Site{File: "gemm_bf16.go", Line: 112, Col: 4, Expr: "for mi := int32(0); mi < 4; mi++"}
-	gocuSite725 = kernel.Site{File: "gemm_bf16.go", Line: 118, Col: 4, Expr: "for nj := int32(0); nj < 4; nj++"}
-	gocuSite726 = kernel.Site{File: "gemm_bf16.go", Line: 126, Col: 4, Expr: "for mi := 0; mi < 4; mi++"}
-	gocuSite727 = kernel.Site{File: "gemm_bf16.go", Line: 128, Col: 5, Expr: "for ni := 0; ni < 8; ni++"}
-	gocuSite728 = kernel.Site{File: "gemm_bf16.go", Line: 140, Col: 2, Expr: "for mi := 0; mi < 4; mi++"}
-	gocuSite729 = kernel.Site{File: "gemm_bf16.go", Line: 143, Col: 3, Expr: "for ni := 0; ni < 8; ni++"}
-	gocuSite730 = kernel.Site{File: "gemm_pipe32.go", Line: 70, Col: 2, Expr: "for s := int32(0); s < GP32Stages-1; s++"}
-	gocuSite731 = kernel.Site{File: "gemm_pipe32.go", Line: 84, Col: 2, Expr: "for ks := int32(0); ks < gp32KS; ks++"}
-	gocuSite732 = kernel.Site{File: "gemm_pipe32.go", Line: 89, Col: 2, Expr: "for nj := int32(0); nj < 4; nj++"}
-	gocuSite733 = kernel.Site{File: "gemm_pipe32.go", Line: 99, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
-	gocuSite734 = kernel.Site{File: "gemm_pipe32.go", Line: 102, Col: 3, Expr: "for ks := int32(0); ks < gp32KS; ks++"}
-	gocuSite735 = kernel.Site{File: "gemm_pipe32.go", Line: 123, Col: 4, Expr: "for mi := 0; mi < 4; mi++"}
-	gocuSite736 = kernel.Site{File: "gemm_pipe32.go", Line: 125, Col: 5, Expr: "for ni := 0; ni < 8; ni++"}
-	gocuSite737 = kernel.Site{File: "gemm_pipe32.go", Line: 137, Col: 2, Expr: "for mi := 0; mi < 4; mi++"}
-	gocuSite738 = kernel.Site{File: "gemm_pipe32.go", Line: 140, Col: 3, Expr: "for ni := 0; ni < 8; ni++"}
-	gocuSite739 = kernel.Site{File: "gemm_pipe64.go", Line: 74, Col: 2, Expr: "for s := int32(0); s < GP64Stages-1; s++"}
-	gocuSite740 = kernel.Site{File: "gemm_pipe64.go", Line: 88, Col: 2, Expr: "for ks := int32(0); ks < gp64KS; ks++"}
-	gocuSite741 = kernel.Site{File: "gemm_pipe64.go", Line: 93, Col: 2, Expr: "for nj := int32(0); nj < 4; nj++"}
-	gocuSite742 = kernel.Site{File: "gemm_pipe64.go", Line: 103, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
-	gocuSite743 = kernel.Site{File: "gemm_pipe64.go", Line: 106, Col: 3, Expr: "for ks := int32(0); ks < gp64KS; ks++"}
-	gocuSite744 = kernel.Site{File: "gemm_pipe64.go", Line: 127, Col: 4, Expr: "for mi := 0; mi < 4; mi++"}
-	gocuSite745 = kernel.Site{File: "gemm_pipe64.go", Line: 129, Col: 5, Expr: "for ni := 0; ni < 8; ni++"}
-	gocuSite746 = kernel.Site{File: "gemm_pipe64.go", Line: 141, Col: 2, Expr: "for mi := 0; mi < 4; mi++"}
-	gocuSite747 = kernel.Site{File: "gemm_pipe64.go", Line: 144, Col: 3, Expr: "for ni := 0; ni < 8; ni++"}
-	gocuSite748 = kernel.Site{File: "grayfast.go", Line: 16, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
-	gocuSite749 = kernel.Site{File: "grayfast.go", Line: 34, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
-	gocuSite750 = kernel.Site{File: "histogram.go", Line: 17, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
-	gocuSite751 = kernel.Site{File: "histogram.go", Line: 21, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
-	gocuSite752 = kernel.Site{File: "histogram.go", Line: 25, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
-	gocuSite753 = kernel.Site{File: "matmul.go", Line: 17, Col: 3, Expr: "for i := range k"}
-	gocuSite754 = kernel.Site{File: "matmul.go", Line: 40, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
-	gocuSite755 = kernel.Site{File: "matmul.go", Line: 52, Col: 3, Expr: "for i := range Tile"}
-	gocuSite756 = kernel.Site{File: "matmul.go", Line: 74, Col: 2, Expr: "for p := int32(0); p < k; p += w"}
-	gocuSite757 = kernel.Site{File: "matmul.go", Line: 86, Col: 3, Expr: "for i := range w"}
-	gocuSite758 = kernel.Site{File: "reduce.go", Line: 15, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
-	gocuSite759 = kernel.Site{File: "scan.go", Line: 33, Col: 2, Expr: "for d := int32(ScanThreads); d > 0; d /= 2"}
-	gocuSite760 = kernel.Site{File: "scan.go", Line: 45, Col: 2, Expr: "for d := int32(1); d < 2*ScanThreads; d *= 2"}
-	gocuSite761 = kernel.Site{File: "sgemm.go", Line: 72, Col: 2, Expr: "for k0 := int32(0); k0 < k; k0 += GemmBK"}
-	gocuSite762 = kernel.Site{File: "sgemm.go", Line: 79, Col: 3, Expr: "for kk := 0; kk < GemmBK; kk++"}
-	gocuSite763 = kernel.Site{File: "sgemm.go", Line: 85, Col: 4, Expr: "for i := 0; i < 8; i++"}
-	gocuSite764 = kernel.Site{File: "sgemm.go", Line: 87, Col: 5, Expr: "for j := 0; j < 8; j++"}
-	gocuSite765 = kernel.Site{File: "sgemm.go", Line: 105, Col: 2, Expr: "for i := 0; i < 8; i++"}
-	gocuSite766 = kernel.Site{File: "sgemm.go", Line: 108, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite178 = kernel.Site{File: "gemm_wg32.go", Line: 141, Col: 21, Expr: "st[sa+int32(p)*gw32ARows*GW32BK:]"}
+	gocuSite179 = kernel.Site{File: "gemm_wg32.go", Line: 141, Col: 56, Expr: "ag[p*aStep:]"}
+	gocuSite180 = kernel.Site{File: "gemm_wg32.go", Line: 145, Col: 26, Expr: "st[sb+int32(p)*gw32BRows*64:]"}
+	gocuSite181 = kernel.Site{File: "gemm_wg32.go", Line: 145, Col: 57, Expr: "bg[p*bStep:]"}
+	gocuSite182 = kernel.Site{File: "gemm_wg64.go", Line: 137, Col: 21, Expr: "st[sa+int32(p)*gw64ARows*GW64BK:]"}
+	gocuSite183 = kernel.Site{File: "gemm_wg64.go", Line: 137, Col: 56, Expr: "ag[p*aStep:]"}
+	gocuSite184 = kernel.Site{File: "gemm_wg64.go", Line: 141, Col: 26, Expr: "st[sb+int32(p)*gw64BRows*64:]"}
+	gocuSite185 = kernel.Site{File: "gemm_wg64.go", Line: 141, Col: 57, Expr: "bg[p*bStep:]"}
+	gocuSite186 = kernel.Site{File: "broken.go", Line: 16, Col: 10, Expr: "a[i]"}
+	gocuSite187 = kernel.Site{File: "broken.go", Line: 16, Col: 17, Expr: "b[i]"}
+	gocuSite188 = kernel.Site{File: "broken.go", Line: 16, Col: 3, Expr: "c[i]"}
+	gocuSite189 = kernel.Site{File: "broken.go", Line: 33, Col: 17, Expr: "a[row*k+p+tx]"}
+	gocuSite190 = kernel.Site{File: "broken.go", Line: 33, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite191 = kernel.Site{File: "broken.go", Line: 35, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite192 = kernel.Site{File: "broken.go", Line: 38, Col: 17, Expr: "b[(p+ty)*n+col]"}
+	gocuSite193 = kernel.Site{File: "broken.go", Line: 38, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite194 = kernel.Site{File: "broken.go", Line: 40, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite195 = kernel.Site{File: "broken.go", Line: 44, Col: 11, Expr: "as[ty][i]"}
+	gocuSite196 = kernel.Site{File: "broken.go", Line: 44, Col: 23, Expr: "bs[i][tx]"}
+	gocuSite197 = kernel.Site{File: "broken.go", Line: 49, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite198 = kernel.Site{File: "broken.go", Line: 65, Col: 7, Expr: "x[i]"}
+	gocuSite199 = kernel.Site{File: "broken.go", Line: 67, Col: 2, Expr: "s[tid]"}
+	gocuSite200 = kernel.Site{File: "broken.go", Line: 71, Col: 14, Expr: "s[tid+stride]"}
+	gocuSite201 = kernel.Site{File: "broken.go", Line: 71, Col: 4, Expr: "s[tid]"}
+	gocuSite202 = kernel.Site{File: "broken.go", Line: 76, Col: 27, Expr: "s[0]"}
+	gocuSite203 = kernel.Site{File: "broken.go", Line: 76, Col: 3, Expr: "partial[t.BlockIdx.X]"}
+	gocuSite204 = kernel.Site{File: "flash128.go", Line: 79, Col: 21, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite205 = kernel.Site{File: "flash128.go", Line: 79, Col: 49, Expr: "q[head+int(q0+r)*fa128D+int(ch)*8:]"}
+	gocuSite206 = kernel.Site{File: "flash128.go", Line: 97, Col: 33, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite207 = kernel.Site{File: "flash128.go", Line: 97, Col: 3, Expr: "qf[ks]"}
+	gocuSite208 = kernel.Site{File: "flash128.go", Line: 124, Col: 32, Expr: "sm[ks0+r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite209 = kernel.Site{File: "flash128.go", Line: 125, Col: 33, Expr: "qf[ks]"}
+	gocuSite210 = kernel.Site{File: "flash128.go", Line: 125, Col: 54, Expr: "kf[0]"}
+	gocuSite211 = kernel.Site{File: "flash128.go", Line: 125, Col: 61, Expr: "kf[1]"}
+	gocuSite212 = kernel.Site{File: "flash128.go", Line: 125, Col: 69, Expr: "s[2*nj]"}
+	gocuSite213 = kernel.Site{File: "flash128.go", Line: 125, Col: 5, Expr: "s[2*nj]"}
+	gocuSite214 = kernel.Site{File: "flash128.go", Line: 126, Col: 35, Expr: "qf[ks]"}
+	gocuSite215 = kernel.Site{File: "flash128.go", Line: 126, Col: 56, Expr: "kf[2]"}
+	gocuSite216 = kernel.Site{File: "flash128.go", Line: 126, Col: 63, Expr: "kf[3]"}
+	gocuSite217 = kernel.Site{File: "flash128.go", Line: 126, Col: 71, Expr: "s[2*nj+1]"}
+	gocuSite218 = kernel.Site{File: "flash128.go", Line: 126, Col: 5, Expr: "s[2*nj+1]"}
+	gocuSite219 = kernel.Site{File: "flash128.go", Line: 133, Col: 3, Expr: "tmax[0]"}
+	gocuSite220 = kernel.Site{File: "flash128.go", Line: 133, Col: 12, Expr: "tmax[1]"}
+	gocuSite221 = kernel.Site{File: "flash128.go", Line: 133, Col: 22, Expr: "mx[0]"}
+	gocuSite222 = kernel.Site{File: "flash128.go", Line: 133, Col: 29, Expr: "mx[1]"}
+	gocuSite223 = kernel.Site{File: "flash128.go", Line: 138, Col: 10, Expr: "s[nt][e]"}
+	gocuSite224 = kernel.Site{File: "flash128.go", Line: 142, Col: 5, Expr: "s[nt][e]"}
+	gocuSite225 = kernel.Site{File: "flash128.go", Line: 143, Col: 28, Expr: "tmax[e/2]"}
+	gocuSite226 = kernel.Site{File: "flash128.go", Line: 143, Col: 5, Expr: "tmax[e/2]"}
+	gocuSite227 = kernel.Site{File: "flash128.go", Line: 148, Col: 25, Expr: "tmax[h]"}
+	gocuSite228 = kernel.Site{File: "flash128.go", Line: 148, Col: 69, Expr: "tmax[h]"}
+	gocuSite229 = kernel.Site{File: "flash128.go", Line: 148, Col: 4, Expr: "tmax[h]"}
+	gocuSite230 = kernel.Site{File: "flash128.go", Line: 149, Col: 25, Expr: "tmax[h]"}
+	gocuSite231 = kernel.Site{File: "flash128.go", Line: 149, Col: 69, Expr: "tmax[h]"}
+	gocuSite232 = kernel.Site{File: "flash128.go", Line: 149, Col: 4, Expr: "tmax[h]"}
+	gocuSite233 = kernel.Site{File: "flash128.go", Line: 154, Col: 26, Expr: "mx[h]"}
+	gocuSite234 = kernel.Site{File: "flash128.go", Line: 154, Col: 34, Expr: "tmax[h]"}
+	gocuSite235 = kernel.Site{File: "flash128.go", Line: 154, Col: 4, Expr: "corr[h]"}
+	gocuSite236 = kernel.Site{File: "flash128.go", Line: 155, Col: 12, Expr: "tmax[h]"}
+	gocuSite237 = kernel.Site{File: "flash128.go", Line: 155, Col: 4, Expr: "mx[h]"}
+	gocuSite238 = kernel.Site{File: "flash128.go", Line: 156, Col: 14, Expr: "corr[h]"}
+	gocuSite239 = kernel.Site{File: "flash128.go", Line: 156, Col: 4, Expr: "sum[h]"}
+	gocuSite240 = kernel.Site{File: "flash128.go", Line: 162, Col: 22, Expr: "s[nt][e]"}
+	gocuSite241 = kernel.Site{File: "flash128.go", Line: 162, Col: 33, Expr: "mx[e/2]"}
+	gocuSite242 = kernel.Site{File: "flash128.go", Line: 163, Col: 5, Expr: "s[nt][e]"}
+	gocuSite243 = kernel.Site{File: "flash128.go", Line: 164, Col: 5, Expr: "sum[e/2]"}
+	gocuSite244 = kernel.Site{File: "flash128.go", Line: 169, Col: 18, Expr: "corr[0]"}
+	gocuSite245 = kernel.Site{File: "flash128.go", Line: 169, Col: 4, Expr: "acc[dt][0]"}
+	gocuSite246 = kernel.Site{File: "flash128.go", Line: 170, Col: 18, Expr: "corr[0]"}
+	gocuSite247 = kernel.Site{File: "flash128.go", Line: 170, Col: 4, Expr: "acc[dt][1]"}
+	gocuSite248 = kernel.Site{File: "flash128.go", Line: 171, Col: 18, Expr: "corr[1]"}
+	gocuSite249 = kernel.Site{File: "flash128.go", Line: 171, Col: 4, Expr: "acc[dt][2]"}
+	gocuSite250 = kernel.Site{File: "flash128.go", Line: 172, Col: 18, Expr: "corr[1]"}
+	gocuSite251 = kernel.Site{File: "flash128.go", Line: 172, Col: 4, Expr: "acc[dt][3]"}
+	gocuSite252 = kernel.Site{File: "flash128.go", Line: 179, Col: 27, Expr: "s[2*kk][0]"}
+	gocuSite253 = kernel.Site{File: "flash128.go", Line: 179, Col: 39, Expr: "s[2*kk][1]"}
+	gocuSite254 = kernel.Site{File: "flash128.go", Line: 179, Col: 74, Expr: "s[2*kk][2]"}
+	gocuSite255 = kernel.Site{File: "flash128.go", Line: 179, Col: 86, Expr: "s[2*kk][3]"}
+	gocuSite256 = kernel.Site{File: "flash128.go", Line: 180, Col: 27, Expr: "s[2*kk+1][0]"}
+	gocuSite257 = kernel.Site{File: "flash128.go", Line: 180, Col: 41, Expr: "s[2*kk+1][1]"}
+	gocuSite258 = kernel.Site{File: "flash128.go", Line: 180, Col: 78, Expr: "s[2*kk+1][2]"}
+	gocuSite259 = kernel.Site{File: "flash128.go", Line: 180, Col: 92, Expr: "s[2*kk+1][3]"}
+	gocuSite260 = kernel.Site{File: "flash128.go", Line: 186, Col: 37, Expr: "sm[vs0+r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite261 = kernel.Site{File: "flash128.go", Line: 187, Col: 52, Expr: "vf[0]"}
+	gocuSite262 = kernel.Site{File: "flash128.go", Line: 187, Col: 59, Expr: "vf[1]"}
+	gocuSite263 = kernel.Site{File: "flash128.go", Line: 187, Col: 67, Expr: "acc[2*nd]"}
+	gocuSite264 = kernel.Site{File: "flash128.go", Line: 187, Col: 5, Expr: "acc[2*nd]"}
+	gocuSite265 = kernel.Site{File: "flash128.go", Line: 188, Col: 54, Expr: "vf[2]"}
+	gocuSite266 = kernel.Site{File: "flash128.go", Line: 188, Col: 61, Expr: "vf[3]"}
+	gocuSite267 = kernel.Site{File: "flash128.go", Line: 188, Col: 69, Expr: "acc[2*nd+1]"}
+	gocuSite268 = kernel.Site{File: "flash128.go", Line: 188, Col: 5, Expr: "acc[2*nd+1]"}
+	gocuSite269 = kernel.Site{File: "flash128.go", Line: 196, Col: 48, Expr: "sum[h]"}
+	gocuSite270 = kernel.Site{File: "flash128.go", Line: 196, Col: 3, Expr: "sum[h]"}
+	gocuSite271 = kernel.Site{File: "flash128.go", Line: 197, Col: 48, Expr: "sum[h]"}
+	gocuSite272 = kernel.Site{File: "flash128.go", Line: 197, Col: 3, Expr: "sum[h]"}
+	gocuSite273 = kernel.Site{File: "flash128.go", Line: 198, Col: 16, Expr: "sum[h]"}
+	gocuSite274 = kernel.Site{File: "flash128.go", Line: 198, Col: 3, Expr: "sum[h]"}
+	gocuSite275 = kernel.Site{File: "flash128.go", Line: 200, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite276 = kernel.Site{File: "flash128.go", Line: 204, Col: 59, Expr: "acc[dt][0]"}
+	gocuSite277 = kernel.Site{File: "flash128.go", Line: 204, Col: 70, Expr: "sum[0]"}
+	gocuSite278 = kernel.Site{File: "flash128.go", Line: 204, Col: 78, Expr: "acc[dt][1]"}
+	gocuSite279 = kernel.Site{File: "flash128.go", Line: 204, Col: 89, Expr: "sum[0]"}
+	gocuSite280 = kernel.Site{File: "flash128.go", Line: 204, Col: 3, Expr: "o2[(head+int(rowA)*fa128D+col)/2]"}
+	gocuSite281 = kernel.Site{File: "flash128.go", Line: 205, Col: 61, Expr: "acc[dt][2]"}
+	gocuSite282 = kernel.Site{File: "flash128.go", Line: 205, Col: 72, Expr: "sum[1]"}
+	gocuSite283 = kernel.Site{File: "flash128.go", Line: 205, Col: 80, Expr: "acc[dt][3]"}
+	gocuSite284 = kernel.Site{File: "flash128.go", Line: 205, Col: 91, Expr: "sum[1]"}
+	gocuSite285 = kernel.Site{File: "flash128.go", Line: 205, Col: 3, Expr: "o2[(head+int(rowA+8)*fa128D+col)/2]"}
+	gocuSite286 = kernel.Site{File: "flash64.go", Line: 72, Col: 21, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite287 = kernel.Site{File: "flash64.go", Line: 72, Col: 48, Expr: "q[head+int(q0+r)*fa64D+int(ch)*8:]"}
+	gocuSite288 = kernel.Site{File: "flash64.go", Line: 90, Col: 33, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite289 = kernel.Site{File: "flash64.go", Line: 90, Col: 3, Expr: "qf[ks]"}
+	gocuSite290 = kernel.Site{File: "flash64.go", Line: 117, Col: 32, Expr: "sm[ks0+r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite291 = kernel.Site{File: "flash64.go", Line: 118, Col: 33, Expr: "qf[ks]"}
+	gocuSite292 = kernel.Site{File: "flash64.go", Line: 118, Col: 54, Expr: "kf[0]"}
+	gocuSite293 = kernel.Site{File: "flash64.go", Line: 118, Col: 61, Expr: "kf[1]"}
+	gocuSite294 = kernel.Site{File: "flash64.go", Line: 118, Col: 69, Expr: "s[2*nj]"}
+	gocuSite295 = kernel.Site{File: "flash64.go", Line: 118, Col: 5, Expr: "s[2*nj]"}
+	gocuSite296 = kernel.Site{File: "flash64.go", Line: 119, Col: 35, Expr: "qf[ks]"}
+	gocuSite297 = kernel.Site{File: "flash64.go", Line: 119, Col: 56, Expr: "kf[2]"}
+	gocuSite298 = kernel.Site{File: "flash64.go", Line: 119, Col: 63, Expr: "kf[3]"}
+	gocuSite299 = kernel.Site{File: "flash64.go", Line: 119, Col: 71, Expr: "s[2*nj+1]"}
+	gocuSite300 = kernel.Site{File: "flash64.go", Line: 119, Col: 5, Expr: "s[2*nj+1]"}
+	gocuSite301 = kernel.Site{File: "flash64.go", Line: 126, Col: 3, Expr: "tmax[0]"}
+	gocuSite302 = kernel.Site{File: "flash64.go", Line: 126, Col: 12, Expr: "tmax[1]"}
+	gocuSite303 = kernel.Site{File: "flash64.go", Line: 126, Col: 22, Expr: "mx[0]"}
+	gocuSite304 = kernel.Site{File: "flash64.go", Line: 126, Col: 29, Expr: "mx[1]"}
+	gocuSite305 = kernel.Site{File: "flash64.go", Line: 131, Col: 10, Expr: "s[nt][e]"}
+	gocuSite306 = kernel.Site{File: "flash64.go", Line: 135, Col: 5, Expr: "s[nt][e]"}
+	gocuSite307 = kernel.Site{File: "flash64.go", Line: 136, Col: 28, Expr: "tmax[e/2]"}
+	gocuSite308 = kernel.Site{File: "flash64.go", Line: 136, Col: 5, Expr: "tmax[e/2]"}
+	gocuSite309 = kernel.Site{File: "flash64.go", Line: 141, Col: 25, Expr: "tmax[h]"}
+	gocuSite310 = kernel.Site{File: "flash64.go", Line: 141, Col: 69, Expr: "tmax[h]"}
+	gocuSite311 = kernel.Site{File: "flash64.go", Line: 141, Col: 4, Expr: "tmax[h]"}
+	gocuSite312 = kernel.Site{File: "flash64.go", Line: 142, Col: 25, Expr: "tmax[h]"}
+	gocuSite313 = kernel.Site{File: "flash64.go", Line: 142, Col: 69, Expr: "tmax[h]"}
+	gocuSite314 = kernel.Site{File: "flash64.go", Line: 142, Col: 4, Expr: "tmax[h]"}
+	gocuSite315 = kernel.Site{File: "flash64.go", Line: 147, Col: 26, Expr: "mx[h]"}
+	gocuSite316 = kernel.Site{File: "flash64.go", Line: 147, Col: 34, Expr: "tmax[h]"}
+	gocuSite317 = kernel.Site{File: "flash64.go", Line: 147, Col: 4, Expr: "corr[h]"}
+	gocuSite318 = kernel.Site{File: "flash64.go", Line: 148, Col: 12, Expr: "tmax[h]"}
+	gocuSite319 = kernel.Site{File: "flash64.go", Line: 148, Col: 4, Expr: "mx[h]"}
+	gocuSite320 = kernel.Site{File: "flash64.go", Line: 149, Col: 14, Expr: "corr[h]"}
+	gocuSite321 = kernel.Site{File: "flash64.go", Line: 149, Col: 4, Expr: "sum[h]"}
+	gocuSite322 = kernel.Site{File: "flash64.go", Line: 155, Col: 22, Expr: "s[nt][e]"}
+	gocuSite323 = kernel.Site{File: "flash64.go", Line: 155, Col: 33, Expr: "mx[e/2]"}
+	gocuSite324 = kernel.Site{File: "flash64.go", Line: 156, Col: 5, Expr: "s[nt][e]"}
+	gocuSite325 = kernel.Site{File: "flash64.go", Line: 157, Col: 5, Expr: "sum[e/2]"}
+	gocuSite326 = kernel.Site{File: "flash64.go", Line: 162, Col: 18, Expr: "corr[0]"}
+	gocuSite327 = kernel.Site{File: "flash64.go", Line: 162, Col: 4, Expr: "acc[dt][0]"}
+	gocuSite328 = kernel.Site{File: "flash64.go", Line: 163, Col: 18, Expr: "corr[0]"}
+	gocuSite329 = kernel.Site{File: "flash64.go", Line: 163, Col: 4, Expr: "acc[dt][1]"}
+	gocuSite330 = kernel.Site{File: "flash64.go", Line: 164, Col: 18, Expr: "corr[1]"}
+	gocuSite331 = kernel.Site{File: "flash64.go", Line: 164, Col: 4, Expr: "acc[dt][2]"}
+	gocuSite332 = kernel.Site{File: "flash64.go", Line: 165, Col: 18, Expr: "corr[1]"}
+	gocuSite333 = kernel.Site{File: "flash64.go", Line: 165, Col: 4, Expr: "acc[dt][3]"}
+	gocuSite334 = kernel.Site{File: "flash64.go", Line: 172, Col: 27, Expr: "s[2*kk][0]"}
+	gocuSite335 = kernel.Site{File: "flash64.go", Line: 172, Col: 39, Expr: "s[2*kk][1]"}
+	gocuSite336 = kernel.Site{File: "flash64.go", Line: 172, Col: 74, Expr: "s[2*kk][2]"}
+	gocuSite337 = kernel.Site{File: "flash64.go", Line: 172, Col: 86, Expr: "s[2*kk][3]"}
+	gocuSite338 = kernel.Site{File: "flash64.go", Line: 173, Col: 27, Expr: "s[2*kk+1][0]"}
+	gocuSite339 = kernel.Site{File: "flash64.go", Line: 173, Col: 41, Expr: "s[2*kk+1][1]"}
+	gocuSite340 = kernel.Site{File: "flash64.go", Line: 173, Col: 78, Expr: "s[2*kk+1][2]"}
+	gocuSite341 = kernel.Site{File: "flash64.go", Line: 173, Col: 92, Expr: "s[2*kk+1][3]"}
+	gocuSite342 = kernel.Site{File: "flash64.go", Line: 179, Col: 37, Expr: "sm[vs0+r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite343 = kernel.Site{File: "flash64.go", Line: 180, Col: 52, Expr: "vf[0]"}
+	gocuSite344 = kernel.Site{File: "flash64.go", Line: 180, Col: 59, Expr: "vf[1]"}
+	gocuSite345 = kernel.Site{File: "flash64.go", Line: 180, Col: 67, Expr: "acc[2*nd]"}
+	gocuSite346 = kernel.Site{File: "flash64.go", Line: 180, Col: 5, Expr: "acc[2*nd]"}
+	gocuSite347 = kernel.Site{File: "flash64.go", Line: 181, Col: 54, Expr: "vf[2]"}
+	gocuSite348 = kernel.Site{File: "flash64.go", Line: 181, Col: 61, Expr: "vf[3]"}
+	gocuSite349 = kernel.Site{File: "flash64.go", Line: 181, Col: 69, Expr: "acc[2*nd+1]"}
+	gocuSite350 = kernel.Site{File: "flash64.go", Line: 181, Col: 5, Expr: "acc[2*nd+1]"}
+	gocuSite351 = kernel.Site{File: "flash64.go", Line: 189, Col: 48, Expr: "sum[h]"}
+	gocuSite352 = kernel.Site{File: "flash64.go", Line: 189, Col: 3, Expr: "sum[h]"}
+	gocuSite353 = kernel.Site{File: "flash64.go", Line: 190, Col: 48, Expr: "sum[h]"}
+	gocuSite354 = kernel.Site{File: "flash64.go", Line: 190, Col: 3, Expr: "sum[h]"}
+	gocuSite355 = kernel.Site{File: "flash64.go", Line: 191, Col: 16, Expr: "sum[h]"}
+	gocuSite356 = kernel.Site{File: "flash64.go", Line: 191, Col: 3, Expr: "sum[h]"}
+	gocuSite357 = kernel.Site{File: "flash64.go", Line: 193, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite358 = kernel.Site{File: "flash64.go", Line: 197, Col: 58, Expr: "acc[dt][0]"}
+	gocuSite359 = kernel.Site{File: "flash64.go", Line: 197, Col: 69, Expr: "sum[0]"}
+	gocuSite360 = kernel.Site{File: "flash64.go", Line: 197, Col: 77, Expr: "acc[dt][1]"}
+	gocuSite361 = kernel.Site{File: "flash64.go", Line: 197, Col: 88, Expr: "sum[0]"}
+	gocuSite362 = kernel.Site{File: "flash64.go", Line: 197, Col: 3, Expr: "o2[(head+int(rowA)*fa64D+col)/2]"}
+	gocuSite363 = kernel.Site{File: "flash64.go", Line: 198, Col: 60, Expr: "acc[dt][2]"}
+	gocuSite364 = kernel.Site{File: "flash64.go", Line: 198, Col: 71, Expr: "sum[1]"}
+	gocuSite365 = kernel.Site{File: "flash64.go", Line: 198, Col: 79, Expr: "acc[dt][3]"}
+	gocuSite366 = kernel.Site{File: "flash64.go", Line: 198, Col: 90, Expr: "sum[1]"}
+	gocuSite367 = kernel.Site{File: "flash64.go", Line: 198, Col: 3, Expr: "o2[(head+int(rowA+8)*fa64D+col)/2]"}
+	gocuSite368 = kernel.Site{File: "flash_b128.go", Line: 78, Col: 21, Expr: "sm[soff+i*fab128Rows*fab128D:]"}
+	gocuSite369 = kernel.Site{File: "flash_b128.go", Line: 78, Col: 53, Expr: "q[goff+int(q0+i*fab128Rows)*fab128D:]"}
+	gocuSite370 = kernel.Site{File: "flash_b128.go", Line: 97, Col: 33, Expr: "sm[r*fab128D+(ch^(r&7))*8:]"}
+	gocuSite371 = kernel.Site{File: "flash_b128.go", Line: 97, Col: 3, Expr: "qf[ks]"}
+	gocuSite372 = kernel.Site{File: "flash_b128.go", Line: 111, Col: 3, Expr: "kOff[j]"}
+	gocuSite373 = kernel.Site{File: "flash_b128.go", Line: 112, Col: 3, Expr: "vOff[j]"}
+	gocuSite374 = kernel.Site{File: "flash_b128.go", Line: 130, Col: 49, Expr: "sum[hh]"}
+	gocuSite375 = kernel.Site{File: "flash_b128.go", Line: 130, Col: 3, Expr: "sum[hh]"}
+	gocuSite376 = kernel.Site{File: "flash_b128.go", Line: 131, Col: 49, Expr: "sum[hh]"}
+	gocuSite377 = kernel.Site{File: "flash_b128.go", Line: 131, Col: 3, Expr: "sum[hh]"}
+	gocuSite378 = kernel.Site{File: "flash_b128.go", Line: 132, Col: 17, Expr: "sum[hh]"}
+	gocuSite379 = kernel.Site{File: "flash_b128.go", Line: 132, Col: 3, Expr: "sum[hh]"}
+	gocuSite380 = kernel.Site{File: "flash_b128.go", Line: 134, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite381 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 60, Expr: "acc[dt][0]"}
+	gocuSite382 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 71, Expr: "sum[0]"}
+	gocuSite383 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 79, Expr: "acc[dt][1]"}
+	gocuSite384 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 90, Expr: "sum[0]"}
+	gocuSite385 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 3, Expr: "o2[(head+int(rowA)*fab128D+col)/2]"}
+	gocuSite386 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 62, Expr: "acc[dt][2]"}
+	gocuSite387 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 73, Expr: "sum[1]"}
+	gocuSite388 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 81, Expr: "acc[dt][3]"}
+	gocuSite389 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 92, Expr: "sum[1]"}
+	gocuSite390 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 3, Expr: "o2[(head+int(rowA+8)*fab128D+col)/2]"}
+	gocuSite391 = kernel.Site{File: "flash_b64.go", Line: 73, Col: 21, Expr: "sm[soff+i*fab64Rows*fab64D:]"}
+	gocuSite392 = kernel.Site{File: "flash_b64.go", Line: 73, Col: 51, Expr: "q[goff+int(q0+i*fab64Rows)*fab64D:]"}
+	gocuSite393 = kernel.Site{File: "flash_b64.go", Line: 92, Col: 33, Expr: "sm[r*fab64D+(ch^(r&7))*8:]"}
+	gocuSite394 = kernel.Site{File: "flash_b64.go", Line: 92, Col: 3, Expr: "qf[ks]"}
+	gocuSite395 = kernel.Site{File: "flash_b64.go", Line: 106, Col: 3, Expr: "kOff[j]"}
+	gocuSite396 = kernel.Site{File: "flash_b64.go", Line: 107, Col: 3, Expr: "vOff[j]"}
+	gocuSite397 = kernel.Site{File: "flash_b64.go", Line: 125, Col: 49, Expr: "sum[hh]"}
+	gocuSite398 = kernel.Site{File: "flash_b64.go", Line: 125, Col: 3, Expr: "sum[hh]"}
+	gocuSite399 = kernel.Site{File: "flash_b64.go", Line: 126, Col: 49, Expr: "sum[hh]"}
+	gocuSite400 = kernel.Site{File: "flash_b64.go", Line: 126, Col: 3, Expr: "sum[hh]"}
+	gocuSite401 = kernel.Site{File: "flash_b64.go", Line: 127, Col: 17, Expr: "sum[hh]"}
+	gocuSite402 = kernel.Site{File: "flash_b64.go", Line: 127, Col: 3, Expr: "sum[hh]"}
+	gocuSite403 = kernel.Site{File: "flash_b64.go", Line: 129, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite404 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 59, Expr: "acc[dt][0]"}
+	gocuSite405 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 70, Expr: "sum[0]"}
+	gocuSite406 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 78, Expr: "acc[dt][1]"}
+	gocuSite407 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 89, Expr: "sum[0]"}
+	gocuSite408 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 3, Expr: "o2[(head+int(rowA)*fab64D+col)/2]"}
+	gocuSite409 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 61, Expr: "acc[dt][2]"}
+	gocuSite410 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 72, Expr: "sum[1]"}
+	gocuSite411 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 80, Expr: "acc[dt][3]"}
+	gocuSite412 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 91, Expr: "sum[1]"}
+	gocuSite413 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 3, Expr: "o2[(head+int(rowA+8)*fab64D+col)/2]"}
+	gocuSite414 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 22, Expr: "sm[st+sa0:]"}
+	gocuSite415 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 35, Expr: "a[aoff+ka:]"}
+	gocuSite416 = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 22, Expr: "sm[st+sa1:]"}
+	gocuSite417 = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
+	gocuSite418 = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 28, Expr: "sm[st+sb+i*8*BF16BN:]"}
+	gocuSite419 = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 51, Expr: "b[boff+int(s*BF16BK+i*8)*int(n):]"}
+	gocuSite420 = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 22, Expr: "sm[st+sa0:]"}
+	gocuSite421 = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 35, Expr: "a[aoff+ka:]"}
+	gocuSite422 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 22, Expr: "sm[st+sa1:]"}
+	gocuSite423 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
+	gocuSite424 = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 28, Expr: "sm[st+sb+j*8*BF16BN:]"}
+	gocuSite425 = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 51, Expr: "b[boff+int(nxt*BF16BK+j*8)*int(n):]"}
+	gocuSite426 = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 35, Expr: "sm[st+row*BF16BK+(ch^((row>>1)&3))*8:]"}
+	gocuSite427 = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 5, Expr: "af[mi]"}
+	gocuSite428 = kernel.Site{File: "gemm_bf16.go", Line: 121, Col: 36, Expr: "sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:]"}
+	gocuSite429 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 29, Expr: "r[0]"}
+	gocuSite430 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 35, Expr: "r[1]"}
+	gocuSite431 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 5, Expr: "bf[2*nj]"}
+	gocuSite432 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 31, Expr: "r[2]"}
+	gocuSite433 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 37, Expr: "r[3]"}
+	gocuSite434 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 5, Expr: "bf[2*nj+1]"}
+	gocuSite435 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 38, Expr: "af[mi]"}
+	gocuSite436 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 46, Expr: "bf[ni]"}
+	gocuSite437 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 54, Expr: "acc[mi][ni]"}
+	gocuSite438 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 6, Expr: "acc[mi][ni]"}
+	gocuSite439 = kernel.Site{File: "gemm_bf16.go", Line: 137, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
+	gocuSite440 = kernel.Site{File: "gemm_bf16.go", Line: 146, Col: 10, Expr: "acc[mi][ni]"}
+	gocuSite441 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 55, Expr: "v[0]"}
+	gocuSite442 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 61, Expr: "v[1]"}
+	gocuSite443 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
+	gocuSite444 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 59, Expr: "v[2]"}
+	gocuSite445 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 65, Expr: "v[3]"}
+	gocuSite446 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
+	gocuSite447 = kernel.Site{File: "gemm_pipe32.go", Line: 62, Col: 8, Expr: "a[int(bm+ar)*int(k)+int(ac*8):]"}
+	gocuSite448 = kernel.Site{File: "gemm_pipe32.go", Line: 63, Col: 8, Expr: "b[int(br)*int(n)+int(bn+bc*8):]"}
+	gocuSite449 = kernel.Site{File: "gemm_pipe32.go", Line: 72, Col: 16, Expr: "sm[s*gp32Stage:]"}
+	gocuSite450 = kernel.Site{File: "gemm_pipe32.go", Line: 72, Col: 34, Expr: "ag[int(s*GP32BK):]"}
+	gocuSite451 = kernel.Site{File: "gemm_pipe32.go", Line: 72, Col: 54, Expr: "bg[int(s*GP32BK)*int(n):]"}
+	gocuSite452 = kernel.Site{File: "gemm_pipe32.go", Line: 85, Col: 3, Expr: "aOff[ks]"}
+	gocuSite453 = kernel.Site{File: "gemm_pipe32.go", Line: 90, Col: 3, Expr: "bOff[nj]"}
+	gocuSite454 = kernel.Site{File: "gemm_pipe32.go", Line: 98, Col: 34, Expr: "aOff[0]"}
+	gocuSite455 = kernel.Site{File: "gemm_pipe32.go", Line: 98, Col: 2, Expr: "af[0]"}
+	gocuSite456 = kernel.Site{File: "gemm_pipe32.go", Line: 98, Col: 9, Expr: "bf[0]"}
+	gocuSite457 = kernel.Site{File: "gemm_pipe32.go", Line: 110, Col: 47, Expr: "sm[st:]"}
+	gocuSite458 = kernel.Site{File: "gemm_pipe32.go", Line: 110, Col: 56, Expr: "aOff[ks+1]"}
+	gocuSite459 = kernel.Site{File: "gemm_pipe32.go", Line: 110, Col: 5, Expr: "af[(ks+1)%2]"}
+	gocuSite460 = kernel.Site{File: "gemm_pipe32.go", Line: 110, Col: 19, Expr: "bf[(ks+1)%2]"}
+	gocuSite461 = kernel.Site{File: "gemm_pipe32.go", Line: 112, Col: 47, Expr: "sm[((i+1)%GP32Stages)*gp32Stage:]"}
+	gocuSite462 = kernel.Site{File: "gemm_pipe32.go", Line: 112, Col: 82, Expr: "aOff[0]"}
+	gocuSite463 = kernel.Site{File: "gemm_pipe32.go", Line: 112, Col: 5, Expr: "af[(ks+1)%2]"}
+	gocuSite464 = kernel.Site{File: "gemm_pipe32.go", Line: 112, Col: 19, Expr: "bf[(ks+1)%2]"}
+	gocuSite465 = kernel.Site{File: "gemm_pipe32.go", Line: 118, Col: 18, Expr: "sm[(nxt%GP32Stages)*gp32Stage:]"}
+	gocuSite466 = kernel.Site{File: "gemm_pipe32.go", Line: 118, Col: 51, Expr: "ag[int(nxt*GP32BK):]"}
+	gocuSite467 = kernel.Site{File: "gemm_pipe32.go", Line: 118, Col: 73, Expr: "bg[int(nxt*GP32BK)*int(n):]"}
+	gocuSite468 = kernel.Site{File: "gemm_pipe32.go", Line: 126, Col: 38, Expr: "af[ks%2][mi]"}
+	gocuSite469 = kernel.Site{File: "gemm_pipe32.go", Line: 126, Col: 52, Expr: "bf[ks%2][ni]"}
+	gocuSite470 = kernel.Site{File: "gemm_pipe32.go", Line: 126, Col: 66, Expr: "acc[mi][ni]"}
+	gocuSite471 = kernel.Site{File: "gemm_pipe32.go", Line: 126, Col: 6, Expr: "acc[mi][ni]"}
+	gocuSite472 = kernel.Site{File: "gemm_pipe32.go", Line: 134, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
+	gocuSite473 = kernel.Site{File: "gemm_pipe32.go", Line: 143, Col: 10, Expr: "acc[mi][ni]"}
+	gocuSite474 = kernel.Site{File: "gemm_pipe32.go", Line: 144, Col: 55, Expr: "v[0]"}
+	gocuSite475 = kernel.Site{File: "gemm_pipe32.go", Line: 144, Col: 61, Expr: "v[1]"}
+	gocuSite476 = kernel.Site{File: "gemm_pipe32.go", Line: 144, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
+	gocuSite477 = kernel.Site{File: "gemm_pipe32.go", Line: 145, Col: 59, Expr: "v[2]"}
+	gocuSite478 = kernel.Site{File: "gemm_pipe32.go", Line: 145, Col: 65, Expr: "v[3]"}
+	gocuSite479 = kernel.Site{File: "gemm_pipe32.go", Line: 145, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
+	gocuSite480 = kernel.Site{File: "gemm_pipe64.go", Line: 66, Col: 8, Expr: "a[int(bm+ar)*int(k)+int(ac*8):]"}
+	gocuSite481 = kernel.Site{File: "gemm_pipe64.go", Line: 67, Col: 8, Expr: "b[int(br)*int(n)+int(bn+bc*8):]"}
+	gocuSite482 = kernel.Site{File: "gemm_pipe64.go", Line: 76, Col: 16, Expr: "sm[s*gp64Stage:]"}
+	gocuSite483 = kernel.Site{File: "gemm_pipe64.go", Line: 76, Col: 34, Expr: "ag[int(s*GP64BK):]"}
+	gocuSite484 = kernel.Site{File: "gemm_pipe64.go", Line: 76, Col: 54, Expr: "bg[int(s*GP64BK)*int(n):]"}
+	gocuSite485 = kernel.Site{File: "gemm_pipe64.go", Line: 89, Col: 3, Expr: "aOff[ks]"}
+	gocuSite486 = kernel.Site{File: "gemm_pipe64.go", Line: 94, Col: 3, Expr: "bOff[nj]"}
+	gocuSite487 = kernel.Site{File: "gemm_pipe64.go", Line: 102, Col: 34, Expr: "aOff[0]"}
+	gocuSite488 = kernel.Site{File: "gemm_pipe64.go", Line: 102, Col: 2, Expr: "af[0]"}
+	gocuSite489 = kernel.Site{File: "gemm_pipe64.go", Line: 102, Col: 9, Expr: "bf[0]"}
+	gocuSite490 = kernel.Site{File: "gemm_pipe64.go", Line: 114, Col: 47, Expr: "sm[st:]"}
+	gocuSite491 = kernel.Site{File: "gemm_pipe64.go", Line: 114, Col: 56, Expr: "aOff[ks+1]"}
+	gocuSite492 = kernel.Site{File: "gemm_pipe64.go", Line: 114, Col: 5, Expr: "af[(ks+1)%2]"}
+	gocuSite493 = kernel.Site{File: "gemm_pipe64.go", Line: 114, Col: 19, Expr: "bf[(ks+1)%2]"}
+	gocuSite494 = kernel.Site{File: "gemm_pipe64.go", Line: 116, Col: 47, Expr: "sm[((i+1)%GP64Stages)*gp64Stage:]"}
+	gocuSite495 = kernel.Site{File: "gemm_pipe64.go", Line: 116, Col: 82, Expr: "aOff[0]"}
+	gocuSite496 = kernel.Site{File: "gemm_pipe64.go", Line: 116, Col: 5, Expr: "af[(ks+1)%2]"}
+	gocuSite497 = kernel.Site{File: "gemm_pipe64.go", Line: 116, Col: 19, Expr: "bf[(ks+1)%2]"}
+	gocuSite498 = kernel.Site{File: "gemm_pipe64.go", Line: 122, Col: 18, Expr: "sm[(nxt%GP64Stages)*gp64Stage:]"}
+	gocuSite499 = kernel.Site{File: "gemm_pipe64.go", Line: 122, Col: 51, Expr: "ag[int(nxt*GP64BK):]"}
+	gocuSite500 = kernel.Site{File: "gemm_pipe64.go", Line: 122, Col: 73, Expr: "bg[int(nxt*GP64BK)*int(n):]"}
+	gocuSite501 = kernel.Site{File: "gemm_pipe64.go", Line: 130, Col: 38, Expr: "af[ks%2][mi]"}
+	gocuSite502 = kernel.Site{File: "gemm_pipe64.go", Line: 130, Col: 52, Expr: "bf[ks%2][ni]"}
+	gocuSite503 = kernel.Site{File: "gemm_pipe64.go", Line: 130, Col: 66, Expr: "acc[mi][ni]"}
+	gocuSite504 = kernel.Site{File: "gemm_pipe64.go", Line: 130, Col: 6, Expr: "acc[mi][ni]"}
+	gocuSite505 = kernel.Site{File: "gemm_pipe64.go", Line: 138, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
+	gocuSite506 = kernel.Site{File: "gemm_pipe64.go", Line: 147, Col: 10, Expr: "acc[mi][ni]"}
+	gocuSite507 = kernel.Site{File: "gemm_pipe64.go", Line: 148, Col: 55, Expr: "v[0]"}
+	gocuSite508 = kernel.Site{File: "gemm_pipe64.go", Line: 148, Col: 61, Expr: "v[1]"}
+	gocuSite509 = kernel.Site{File: "gemm_pipe64.go", Line: 148, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
+	gocuSite510 = kernel.Site{File: "gemm_pipe64.go", Line: 149, Col: 59, Expr: "v[2]"}
+	gocuSite511 = kernel.Site{File: "gemm_pipe64.go", Line: 149, Col: 65, Expr: "v[3]"}
+	gocuSite512 = kernel.Site{File: "gemm_pipe64.go", Line: 149, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
+	gocuSite513 = kernel.Site{File: "gemm_wg32.go", Line: 70, Col: 8, Expr: "a[int(bm+ar)*int(k)+int(ac*8):]"}
+	gocuSite514 = kernel.Site{File: "gemm_wg32.go", Line: 71, Col: 8, Expr: "b[int(br)*int(n)+int(bn+bc*8):]"}
+	gocuSite515 = kernel.Site{File: "gemm_wg32.go", Line: 80, Col: 16, Expr: "sm[s*gw32Stage:]"}
+	gocuSite516 = kernel.Site{File: "gemm_wg32.go", Line: 80, Col: 34, Expr: "ag[int(s*GW32BK):]"}
+	gocuSite517 = kernel.Site{File: "gemm_wg32.go", Line: 80, Col: 54, Expr: "bg[int(s*GW32BK)*int(n):]"}
+	gocuSite518 = kernel.Site{File: "gemm_wg32.go", Line: 93, Col: 32, Expr: "sm[wg*64*GW32BK:]"}
+	gocuSite519 = kernel.Site{File: "gemm_wg32.go", Line: 94, Col: 32, Expr: "sm[gw32SA:]"}
+	gocuSite520 = kernel.Site{File: "gemm_wg32.go", Line: 103, Col: 16, Expr: "sm[(nxt%GW32Stages)*gw32Stage:]"}
+	gocuSite521 = kernel.Site{File: "gemm_wg32.go", Line: 103, Col: 49, Expr: "ag[int(nxt*GW32BK):]"}
+	gocuSite522 = kernel.Site{File: "gemm_wg32.go", Line: 103, Col: 71, Expr: "bg[int(nxt*GW32BK)*int(n):]"}
+	gocuSite523 = kernel.Site{File: "gemm_wg32.go", Line: 124, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
+	gocuSite524 = kernel.Site{File: "gemm_wg32.go", Line: 130, Col: 54, Expr: "acc[4*j]"}
+	gocuSite525 = kernel.Site{File: "gemm_wg32.go", Line: 130, Col: 64, Expr: "acc[4*j+1]"}
+	gocuSite526 = kernel.Site{File: "gemm_wg32.go", Line: 130, Col: 4, Expr: "c2[(row*int(n)+int(col))/2]"}
+	gocuSite527 = kernel.Site{File: "gemm_wg32.go", Line: 131, Col: 58, Expr: "acc[4*j+2]"}
+	gocuSite528 = kernel.Site{File: "gemm_wg32.go", Line: 131, Col: 70, Expr: "acc[4*j+3]"}
+	gocuSite529 = kernel.Site{File: "gemm_wg32.go", Line: 131, Col: 4, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
+	gocuSite530 = kernel.Site{File: "gemm_wg64.go", Line: 66, Col: 8, Expr: "a[int(bm+ar)*int(k)+int(ac*8):]"}
+	gocuSite531 = kernel.Site{File: "gemm_wg64.go", Line: 67, Col: 8, Expr: "b[int(br)*int(n)+int(bn+bc*8):]"}
+	gocuSite532 = kernel.Site{File: "gemm_wg64.go", Line: 76, Col: 16, Expr: "sm[s*gw64Stage:]"}
+	gocuSite533 = kernel.Site{File: "gemm_wg64.go", Line: 76, Col: 34, Expr: "ag[int(s*GW64BK):]"}
+	gocuSite534 = kernel.Site{File: "gemm_wg64.go", Line: 76, Col: 54, Expr: "bg[int(s*GW64BK)*int(n):]"}
+	gocuSite535 = kernel.Site{File: "gemm_wg64.go", Line: 89, Col: 32, Expr: "sm[wg*64*GW64BK:]"}
+	gocuSite536 = kernel.Site{File: "gemm_wg64.go", Line: 90, Col: 32, Expr: "sm[gw64SA:]"}
+	gocuSite537 = kernel.Site{File: "gemm_wg64.go", Line: 99, Col: 16, Expr: "sm[(nxt%GW64Stages)*gw64Stage:]"}
+	gocuSite538 = kernel.Site{File: "gemm_wg64.go", Line: 99, Col: 49, Expr: "ag[int(nxt*GW64BK):]"}
+	gocuSite539 = kernel.Site{File: "gemm_wg64.go", Line: 99, Col: 71, Expr: "bg[int(nxt*GW64BK)*int(n):]"}
+	gocuSite540 = kernel.Site{File: "gemm_wg64.go", Line: 120, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
+	gocuSite541 = kernel.Site{File: "gemm_wg64.go", Line: 126, Col: 54, Expr: "acc[4*j]"}
+	gocuSite542 = kernel.Site{File: "gemm_wg64.go", Line: 126, Col: 64, Expr: "acc[4*j+1]"}
+	gocuSite543 = kernel.Site{File: "gemm_wg64.go", Line: 126, Col: 4, Expr: "c2[(row*int(n)+int(col))/2]"}
+	gocuSite544 = kernel.Site{File: "gemm_wg64.go", Line: 127, Col: 58, Expr: "acc[4*j+2]"}
+	gocuSite545 = kernel.Site{File: "gemm_wg64.go", Line: 127, Col: 70, Expr: "acc[4*j+3]"}
+	gocuSite546 = kernel.Site{File: "gemm_wg64.go", Line: 127, Col: 4, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
+	gocuSite547 = kernel.Site{File: "gray.go", Line: 13, Col: 22, Expr: "rgb[i]"}
+	gocuSite548 = kernel.Site{File: "gray.go", Line: 13, Col: 39, Expr: "rgb[i+n]"}
+	gocuSite549 = kernel.Site{File: "gray.go", Line: 13, Col: 58, Expr: "rgb[i+2*n]"}
+	gocuSite550 = kernel.Site{File: "gray.go", Line: 14, Col: 3, Expr: "gray[i]"}
+	gocuSite551 = kernel.Site{File: "gray.go", Line: 27, Col: 22, Expr: "rgb[i]"}
+	gocuSite552 = kernel.Site{File: "gray.go", Line: 27, Col: 39, Expr: "rgb[i+n]"}
+	gocuSite553 = kernel.Site{File: "gray.go", Line: 27, Col: 58, Expr: "rgb[i+2*n]"}
+	gocuSite554 = kernel.Site{File: "gray.go", Line: 28, Col: 3, Expr: "gray[i]"}
+	gocuSite555 = kernel.Site{File: "grayfast.go", Line: 13, Col: 9, Expr: "kernel.Reinterpret[uint32](rgb)"}
+	gocuSite556 = kernel.Site{File: "grayfast.go", Line: 14, Col: 9, Expr: "kernel.Reinterpret[uint32](gray)"}
+	gocuSite557 = kernel.Site{File: "grayfast.go", Line: 17, Col: 18, Expr: "src[i]"}
+	gocuSite558 = kernel.Site{File: "grayfast.go", Line: 17, Col: 26, Expr: "src[i+q]"}
+	gocuSite559 = kernel.Site{File: "grayfast.go", Line: 17, Col: 36, Expr: "src[i+2*q]"}
+	gocuSite560 = kernel.Site{File: "grayfast.go", Line: 17, Col: 3, Expr: "dst[i]"}
+	gocuSite561 = kernel.Site{File: "grayfast.go", Line: 31, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](rgb)"}
+	gocuSite562 = kernel.Site{File: "grayfast.go", Line: 32, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](gray)"}
+	gocuSite563 = kernel.Site{File: "grayfast.go", Line: 35, Col: 14, Expr: "src[i]"}
+	gocuSite564 = kernel.Site{File: "grayfast.go", Line: 35, Col: 22, Expr: "src[i+q]"}
+	gocuSite565 = kernel.Site{File: "grayfast.go", Line: 35, Col: 32, Expr: "src[i+2*q]"}
+	gocuSite566 = kernel.Site{File: "grayfast.go", Line: 36, Col: 3, Expr: "dst[i]"}
+	gocuSite567 = kernel.Site{File: "histogram.go", Line: 18, Col: 3, Expr: "h[b]"}
+	gocuSite568 = kernel.Site{File: "histogram.go", Line: 22, Col: 21, Expr: "h[data[i]]"}
+	gocuSite569 = kernel.Site{File: "histogram.go", Line: 22, Col: 23, Expr: "data[i]"}
+	gocuSite570 = kernel.Site{File: "histogram.go", Line: 26, Col: 6, Expr: "h[b]"}
+	gocuSite571 = kernel.Site{File: "histogram.go", Line: 27, Col: 22, Expr: "hist[b]"}
+	gocuSite572 = kernel.Site{File: "histogram.go", Line: 27, Col: 31, Expr: "h[b]"}
+	gocuSite573 = kernel.Site{File: "matmul.go", Line: 18, Col: 11, Expr: "a[row*k+i]"}
+	gocuSite574 = kernel.Site{File: "matmul.go", Line: 18, Col: 24, Expr: "b[i*n+col]"}
+	gocuSite575 = kernel.Site{File: "matmul.go", Line: 20, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite576 = kernel.Site{File: "matmul.go", Line: 42, Col: 17, Expr: "a[row*k+p+tx]"}
+	gocuSite577 = kernel.Site{File: "matmul.go", Line: 42, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite578 = kernel.Site{File: "matmul.go", Line: 44, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite579 = kernel.Site{File: "matmul.go", Line: 47, Col: 17, Expr: "b[(p+ty)*n+col]"}
+	gocuSite580 = kernel.Site{File: "matmul.go", Line: 47, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite581 = kernel.Site{File: "matmul.go", Line: 49, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite582 = kernel.Site{File: "matmul.go", Line: 53, Col: 11, Expr: "as[ty][i]"}
+	gocuSite583 = kernel.Site{File: "matmul.go", Line: 53, Col: 23, Expr: "bs[i][tx]"}
+	gocuSite584 = kernel.Site{File: "matmul.go", Line: 58, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite585 = kernel.Site{File: "matmul.go", Line: 76, Col: 13, Expr: "a[row*k+p+tx]"}
+	gocuSite586 = kernel.Site{File: "matmul.go", Line: 76, Col: 4, Expr: "sm[as]"}
+	gocuSite587 = kernel.Site{File: "matmul.go", Line: 78, Col: 4, Expr: "sm[as]"}
+	gocuSite588 = kernel.Site{File: "matmul.go", Line: 81, Col: 13, Expr: "b[(p+ty)*n+col]"}
+	gocuSite589 = kernel.Site{File: "matmul.go", Line: 81, Col: 4, Expr: "sm[bs]"}
+	gocuSite590 = kernel.Site{File: "matmul.go", Line: 83, Col: 4, Expr: "sm[bs]"}
+	gocuSite591 = kernel.Site{File: "matmul.go", Line: 87, Col: 11, Expr: "sm[ty*w+i]"}
+	gocuSite592 = kernel.Site{File: "matmul.go", Line: 87, Col: 24, Expr: "sm[w*w+i*w+tx]"}
+	gocuSite593 = kernel.Site{File: "matmul.go", Line: 92, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite594 = kernel.Site{File: "reduce.go", Line: 16, Col: 8, Expr: "x[i]"}
+	gocuSite595 = kernel.Site{File: "reduce.go", Line: 21, Col: 3, Expr: "warpSums[warp]"}
+	gocuSite596 = kernel.Site{File: "reduce.go", Line: 27, Col: 8, Expr: "warpSums[lane]"}
+	gocuSite597 = kernel.Site{File: "reduce.go", Line: 31, Col: 4, Expr: "partial[t.BlockIdx.X]"}
+	gocuSite598 = kernel.Site{File: "scan.go", Line: 24, Col: 8, Expr: "x[i0]"}
+	gocuSite599 = kernel.Site{File: "scan.go", Line: 27, Col: 8, Expr: "x[i1]"}
+	gocuSite600 = kernel.Site{File: "scan.go", Line: 29, Col: 2, Expr: "s[tid]"}
+	gocuSite601 = kernel.Site{File: "scan.go", Line: 30, Col: 2, Expr: "s[tid+ScanThreads]"}
+	gocuSite602 = kernel.Site{File: "scan.go", Line: 37, Col: 12, Expr: "s[a]"}
+	gocuSite603 = kernel.Site{File: "scan.go", Line: 37, Col: 4, Expr: "s[b]"}
+	gocuSite604 = kernel.Site{File: "scan.go", Line: 42, Col: 24, Expr: "s[2*ScanThreads-1]"}
+	gocuSite605 = kernel.Site{File: "scan.go", Line: 42, Col: 3, Expr: "sums[t.BlockIdx.X]"}
+	gocuSite606 = kernel.Site{File: "scan.go", Line: 43, Col: 3, Expr: "s[2*ScanThreads-1]"}
+	gocuSite607 = kernel.Site{File: "scan.go", Line: 50, Col: 9, Expr: "s[a]"}
+	gocuSite608 = kernel.Site{File: "scan.go", Line: 51, Col: 11, Expr: "s[b]"}
+	gocuSite609 = kernel.Site{File: "scan.go", Line: 51, Col: 4, Expr: "s[a]"}
+	gocuSite610 = kernel.Site{File: "scan.go", Line: 52, Col: 4, Expr: "s[b]"}
+	gocuSite611 = kernel.Site{File: "scan.go", Line: 57, Col: 11, Expr: "s[tid]"}
+	gocuSite612 = kernel.Site{File: "scan.go", Line: 57, Col: 3, Expr: "y[i0]"}
+	gocuSite613 = kernel.Site{File: "scan.go", Line: 60, Col: 11, Expr: "s[tid+ScanThreads]"}
+	gocuSite614 = kernel.Site{File: "scan.go", Line: 60, Col: 3, Expr: "y[i1]"}
+	gocuSite615 = kernel.Site{File: "scan.go", Line: 72, Col: 11, Expr: "offsets[i/(2*ScanThreads)]"}
+	gocuSite616 = kernel.Site{File: "scan.go", Line: 72, Col: 3, Expr: "y[i]"}
+	gocuSite617 = kernel.Site{File: "sgemm.go", Line: 45, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](a)"}
+	gocuSite618 = kernel.Site{File: "sgemm.go", Line: 46, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](b)"}
+	gocuSite619 = kernel.Site{File: "sgemm.go", Line: 47, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](c)"}
+	gocuSite620 = kernel.Site{File: "sgemm.go", Line: 59, Col: 12, Expr: "a4[ai]"}
+	gocuSite621 = kernel.Site{File: "sgemm.go", Line: 59, Col: 20, Expr: "b4[bi]"}
+	gocuSite622 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk][:]"}
+	gocuSite623 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk]"}
+	gocuSite624 = kernel.Site{File: "sgemm.go", Line: 61, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
+	gocuSite625 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1][:]"}
+	gocuSite626 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1]"}
+	gocuSite627 = kernel.Site{File: "sgemm.go", Line: 62, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
+	gocuSite628 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2][:]"}
+	gocuSite629 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2]"}
+	gocuSite630 = kernel.Site{File: "sgemm.go", Line: 63, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
+	gocuSite631 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3][:]"}
+	gocuSite632 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3]"}
+	gocuSite633 = kernel.Site{File: "sgemm.go", Line: 64, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
+	gocuSite634 = kernel.Site{File: "sgemm.go", Line: 65, Col: 2, Expr: "a0[lr]"}
+	gocuSite635 = kernel.Site{File: "sgemm.go", Line: 65, Col: 10, Expr: "a1[lr]"}
+	gocuSite636 = kernel.Site{File: "sgemm.go", Line: 65, Col: 18, Expr: "a2[lr]"}
+	gocuSite637 = kernel.Site{File: "sgemm.go", Line: 65, Col: 26, Expr: "a3[lr]"}
+	gocuSite638 = kernel.Site{File: "sgemm.go", Line: 68, Col: 2, Expr: "bs[st][br][bc]"}
+	gocuSite639 = kernel.Site{File: "sgemm.go", Line: 75, Col: 9, Expr: "a4[ai+int((k0+GemmBK)/4)]"}
+	gocuSite640 = kernel.Site{File: "sgemm.go", Line: 76, Col: 9, Expr: "b4[bi+int(k0+GemmBK)*n4]"}
+	gocuSite641 = kernel.Site{File: "sgemm.go", Line: 80, Col: 14, Expr: "as[st][kk][tr]"}
+	gocuSite642 = kernel.Site{File: "sgemm.go", Line: 80, Col: 30, Expr: "as[st][kk][tr+16]"}
+	gocuSite643 = kernel.Site{File: "sgemm.go", Line: 81, Col: 14, Expr: "bs[st][kk][tc]"}
+	gocuSite644 = kernel.Site{File: "sgemm.go", Line: 81, Col: 30, Expr: "bs[st][kk][tc+16]"}
+	gocuSite645 = kernel.Site{File: "sgemm.go", Line: 88, Col: 29, Expr: "ra[i]"}
+	gocuSite646 = kernel.Site{File: "sgemm.go", Line: 88, Col: 36, Expr: "rb[j]"}
+	gocuSite647 = kernel.Site{File: "sgemm.go", Line: 88, Col: 43, Expr: "acc[i][j]"}
+	gocuSite648 = kernel.Site{File: "sgemm.go", Line: 88, Col: 6, Expr: "acc[i][j]"}
+	gocuSite649 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk][:]"}
+	gocuSite650 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk]"}
+	gocuSite651 = kernel.Site{File: "sgemm.go", Line: 94, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
+	gocuSite652 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1][:]"}
+	gocuSite653 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1]"}
+	gocuSite654 = kernel.Site{File: "sgemm.go", Line: 95, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
+	gocuSite655 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2][:]"}
+	gocuSite656 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2]"}
+	gocuSite657 = kernel.Site{File: "sgemm.go", Line: 96, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
+	gocuSite658 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3][:]"}
+	gocuSite659 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3]"}
+	gocuSite660 = kernel.Site{File: "sgemm.go", Line: 97, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
+	gocuSite661 = kernel.Site{File: "sgemm.go", Line: 98, Col: 4, Expr: "a0[lr]"}
+	gocuSite662 = kernel.Site{File: "sgemm.go", Line: 98, Col: 12, Expr: "a1[lr]"}
+	gocuSite663 = kernel.Site{File: "sgemm.go", Line: 98, Col: 20, Expr: "a2[lr]"}
+	gocuSite664 = kernel.Site{File: "sgemm.go", Line: 98, Col: 28, Expr: "a3[lr]"}
+	gocuSite665 = kernel.Site{File: "sgemm.go", Line: 99, Col: 4, Expr: "bs[st][br][bc]"}
+	gocuSite666 = kernel.Site{File: "sgemm.go", Line: 110, Col: 34, Expr: "acc[i][4*h]"}
+	gocuSite667 = kernel.Site{File: "sgemm.go", Line: 110, Col: 58, Expr: "acc[i][4*h+1]"}
+	gocuSite668 = kernel.Site{File: "sgemm.go", Line: 110, Col: 84, Expr: "acc[i][4*h+2]"}
+	gocuSite669 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
+	gocuSite670 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
+	gocuSite671 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
+	gocuSite672 = kernel.Site{File: "wg_probe.go", Line: 23, Col: 50, Expr: "kernel.Reinterpret[kernel.BFloat16x8](img)[i]"}
+	gocuSite673 = kernel.Site{File: "wg_probe.go", Line: 23, Col: 50, Expr: "kernel.Reinterpret[kernel.BFloat16x8](img)"}
+	gocuSite674 = kernel.Site{File: "wg_probe.go", Line: 23, Col: 3, Expr: "kernel.Reinterpret[kernel.BFloat16x8](sm)[i]"}
+	gocuSite675 = kernel.Site{File: "wg_probe.go", Line: 23, Col: 3, Expr: "kernel.Reinterpret[kernel.BFloat16x8](sm)"}
+	gocuSite676 = kernel.Site{File: "wg_probe.go", Line: 28, Col: 31, Expr: "sm[WGProbeShared/4:]"}
+	gocuSite677 = kernel.Site{File: "wg_probe.go", Line: 48, Col: 41, Expr: "acc[4*j+r]"}
+	gocuSite678 = kernel.Site{File: "wg_probe.go", Line: 48, Col: 4, Expr: "d[(16*w+g+8*(r/2))*64+8*j+2*q+r%2]"}
+	gocuSite679 = kernel.Site{File: "flash128.go", Line: 215, Col: 2, Expr: "for i := int32(0); i < fa128KV/8/FlashThreads; i++"}
+	gocuSite680 = kernel.Site{File: "flash64.go", Line: 208, Col: 2, Expr: "for i := int32(0); i < fa64KV/8/FlashThreads; i++"}
+	gocuSite681 = kernel.Site{File: "flash_b128.go", Line: 263, Col: 2, Expr: "for i := int32(0); i < FAB128BC/fab128Rows; i++"}
+	gocuSite682 = kernel.Site{File: "flash_b128.go", Line: 165, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite683 = kernel.Site{File: "flash_b128.go", Line: 168, Col: 3, Expr: "for jj := int32(0); jj < fab128D/64; jj++"}
+	gocuSite684 = kernel.Site{File: "flash_b128.go", Line: 170, Col: 4, Expr: "for nj := int32(0); nj < FAB128BC/16; nj++"}
+	gocuSite685 = kernel.Site{File: "flash_b128.go", Line: 184, Col: 2, Expr: "for nt := int32(0); nt < FAB128BC/8; nt++"}
+	gocuSite686 = kernel.Site{File: "flash_b128.go", Line: 186, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite687 = kernel.Site{File: "flash_b128.go", Line: 199, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite688 = kernel.Site{File: "flash_b128.go", Line: 215, Col: 2, Expr: "for nt := int32(0); nt < FAB128BC/8; nt++"}
+	gocuSite689 = kernel.Site{File: "flash_b128.go", Line: 217, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite690 = kernel.Site{File: "flash_b128.go", Line: 224, Col: 2, Expr: "for dt := 0; dt < fab128D/8; dt++"}
+	gocuSite691 = kernel.Site{File: "flash_b128.go", Line: 234, Col: 2, Expr: "for kk := int32(0); kk < FAB128BC/16; kk++"}
+	gocuSite692 = kernel.Site{File: "flash_b128.go", Line: 241, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite693 = kernel.Site{File: "flash_b128.go", Line: 244, Col: 3, Expr: "for jj := int32(0); jj < fab128D/64; jj++"}
+	gocuSite694 = kernel.Site{File: "flash_b128.go", Line: 247, Col: 4, Expr: "for kk := int32(0); kk < FAB128BC/16; kk++"}
+	gocuSite695 = kernel.Site{File: "flash_b64.go", Line: 258, Col: 2, Expr: "for i := int32(0); i < FAB64BC/fab64Rows; i++"}
+	gocuSite696 = kernel.Site{File: "flash_b64.go", Line: 160, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite697 = kernel.Site{File: "flash_b64.go", Line: 163, Col: 3, Expr: "for jj := int32(0); jj < fab64D/64; jj++"}
+	gocuSite698 = kernel.Site{File: "flash_b64.go", Line: 165, Col: 4, Expr: "for nj := int32(0); nj < FAB64BC/16; nj++"}
+	gocuSite699 = kernel.Site{File: "flash_b64.go", Line: 179, Col: 2, Expr: "for nt := int32(0); nt < FAB64BC/8; nt++"}
+	gocuSite700 = kernel.Site{File: "flash_b64.go", Line: 181, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite701 = kernel.Site{File: "flash_b64.go", Line: 194, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite702 = kernel.Site{File: "flash_b64.go", Line: 210, Col: 2, Expr: "for nt := int32(0); nt < FAB64BC/8; nt++"}
+	gocuSite703 = kernel.Site{File: "flash_b64.go", Line: 212, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite704 = kernel.Site{File: "flash_b64.go", Line: 219, Col: 2, Expr: "for dt := 0; dt < fab64D/8; dt++"}
+	gocuSite705 = kernel.Site{File: "flash_b64.go", Line: 229, Col: 2, Expr: "for kk := int32(0); kk < FAB64BC/16; kk++"}
+	gocuSite706 = kernel.Site{File: "flash_b64.go", Line: 236, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite707 = kernel.Site{File: "flash_b64.go", Line: 239, Col: 3, Expr: "for jj := int32(0); jj < fab64D/64; jj++"}
+	gocuSite708 = kernel.Site{File: "flash_b64.go", Line: 242, Col: 4, Expr: "for kk := int32(0); kk < FAB64BC/16; kk++"}
+	gocuSite709 = kernel.Site{File: "gemm_pipe32.go", Line: 155, Col: 2, Expr: "for p := 0; p < GP32BM/gp32ARows; p++"}
+	gocuSite710 = kernel.Site{File: "gemm_pipe32.go", Line: 159, Col: 2, Expr: "for p := 0; p < GP32BK/gp32BRows; p++"}
+	gocuSite711 = kernel.Site{File: "gemm_pipe32.go", Line: 172, Col: 2, Expr: "for mi := int32(0); mi < 4; mi++"}
+	gocuSite712 = kernel.Site{File: "gemm_pipe32.go", Line: 176, Col: 2, Expr: "for nj := int32(0); nj < 4; nj++"}
+	gocuSite713 = kernel.Site{File: "gemm_pipe64.go", Line: 159, Col: 2, Expr: "for p := 0; p < GP64BM/gp64ARows; p++"}
+	gocuSite714 = kernel.Site{File: "gemm_pipe64.go", Line: 163, Col: 2, Expr: "for p := 0; p < GP64BK/gp64BRows; p++"}
+	gocuSite715 = kernel.Site{File: "gemm_pipe64.go", Line: 176, Col: 2, Expr: "for mi := int32(0); mi < 4; mi++"}
+	gocuSite716 = kernel.Site{File: "gemm_pipe64.go", Line: 180, Col: 2, Expr: "for nj := int32(0); nj < 4; nj++"}
+	gocuSite717 = kernel.Site{File: "gemm_wg32.go", Line: 140, Col: 2, Expr: "for p := 0; p < GW32BM/gw32ARows; p++"}
+	gocuSite718 = kernel.Site{File: "gemm_wg32.go", Line: 144, Col: 2, Expr: "for p := 0; p < GW32BK/gw32BRows; p++"}
+	gocuSite719 = kernel.Site{File: "gemm_wg64.go", Line: 136, Col: 2, Expr: "for p := 0; p < GW64BM/gw64ARows; p++"}
+	gocuSite720 = kernel.Site{File: "gemm_wg64.go", Line: 140, Col: 2, Expr: "for p := 0; p < GW64BK/gw64BRows; p++"}
+	gocuSite721 = kernel.Site{File: "grayfast.go", Line: 51, Col: 2, Expr: "for k := range 4"}
+	gocuSite722 = kernel.Site{File: "reduce.go", Line: 39, Col: 2, Expr: "for offset := int32(16); offset > 0; offset /= 2"}
+	gocuSite723 = kernel.Site{File: "broken.go", Line: 31, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
+	gocuSite724 = kernel.Site{File: "broken.go", Line: 43, Col: 3, Expr: "for i := range Tile"}
+	gocuSite725 = kernel.Site{File: "broken.go", Line: 69, Col: 2, Expr: "for stride := t.BlockDim.X / 2; stride > 0; stride /= 2"}
+	gocuSite726 = kernel.Site{File: "flash128.go", Line: 76, Col: 2, Expr: "for i := int32(0); i < fa128Q/8/FlashThreads; i++"}
+	gocuSite727 = kernel.Site{File: "flash128.go", Line: 94, Col: 2, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
+	gocuSite728 = kernel.Site{File: "flash128.go", Line: 104, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
+	gocuSite729 = kernel.Site{File: "flash128.go", Line: 119, Col: 3, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
+	gocuSite730 = kernel.Site{File: "flash128.go", Line: 121, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
+	gocuSite731 = kernel.Site{File: "flash128.go", Line: 135, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite732 = kernel.Site{File: "flash128.go", Line: 137, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite733 = kernel.Site{File: "flash128.go", Line: 147, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite734 = kernel.Site{File: "flash128.go", Line: 153, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite735 = kernel.Site{File: "flash128.go", Line: 159, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite736 = kernel.Site{File: "flash128.go", Line: 161, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite737 = kernel.Site{File: "flash128.go", Line: 168, Col: 3, Expr: "for dt := 0; dt < fa128D/8; dt++"}
+	gocuSite738 = kernel.Site{File: "flash128.go", Line: 177, Col: 3, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
+	gocuSite739 = kernel.Site{File: "flash128.go", Line: 183, Col: 4, Expr: "for nd := int32(0); nd < fa128D/16; nd++"}
+	gocuSite740 = kernel.Site{File: "flash128.go", Line: 195, Col: 2, Expr: "for h := 0; h < 2; h++"}
+	gocuSite741 = kernel.Site{File: "flash128.go", Line: 202, Col: 2, Expr: "for dt := int32(0); dt < fa128D/8; dt++"}
+	gocuSite742 = kernel.Site{File: "flash64.go", Line: 69, Col: 2, Expr: "for i := int32(0); i < fa64Q/8/FlashThreads; i++"}
+	gocuSite743 = kernel.Site{File: "flash64.go", Line: 87, Col: 2, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
+	gocuSite744 = kernel.Site{File: "flash64.go", Line: 97, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
+	gocuSite745 = kernel.Site{File: "flash64.go", Line: 112, Col: 3, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
+	gocuSite746 = kernel.Site{File: "flash64.go", Line: 114, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
+	gocuSite747 = kernel.Site{File: "flash64.go", Line: 128, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite748 = kernel.Site{File: "flash64.go", Line: 130, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite749 = kernel.Site{File: "flash64.go", Line: 140, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite750 = kernel.Site{File: "flash64.go", Line: 146, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite751 = kernel.Site{File: "flash64.go", Line: 152, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite752 = kernel.Site{File: "flash64.go", Line: 154, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite753 = kernel.Site{File: "flash64.go", Line: 161, Col: 3, Expr: "for dt := 0; dt < fa64D/8; dt++"}
+	gocuSite754 = kernel.Site{File: "flash64.go", Line: 170, Col: 3, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
+	gocuSite755 = kernel.Site{File: "flash64.go", Line: 176, Col: 4, Expr: "for nd := int32(0); nd < fa64D/16; nd++"}
+	gocuSite756 = kernel.Site{File: "flash64.go", Line: 188, Col: 2, Expr: "for h := 0; h < 2; h++"}
+	gocuSite757 = kernel.Site{File: "flash64.go", Line: 195, Col: 2, Expr: "for dt := int32(0); dt < fa64D/8; dt++"}
+	gocuSite758 = kernel.Site{File: "flash_b128.go", Line: 77, Col: 2, Expr: "for i := int32(0); i < FAB128BR/fab128Rows; i++"}
+	gocuSite759 = kernel.Site{File: "flash_b128.go", Line: 94, Col: 2, Expr: "for ks := int32(0); ks < fab128D/16; ks++"}
+	gocuSite760 = kernel.Site{File: "flash_b128.go", Line: 110, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite761 = kernel.Site{File: "flash_b128.go", Line: 120, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite762 = kernel.Site{File: "flash_b128.go", Line: 123, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite763 = kernel.Site{File: "flash_b128.go", Line: 129, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite764 = kernel.Site{File: "flash_b128.go", Line: 136, Col: 2, Expr: "for dt := int32(0); dt < fab128D/8; dt++"}
+	gocuSite765 = kernel.Site{File: "flash_b64.go", Line: 72, Col: 2, Expr: "for i := int32(0); i < FAB64BR/fab64Rows; i++"}
+	gocuSite766 = kernel.Site{File: "flash_b64.go", Line: 89, Col: 2, Expr: "for ks := int32(0); ks < fab64D/16; ks++"}
+	gocuSite767 = kernel.Site{File: "flash_b64.go", Line: 105, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite768 = kernel.Site{File: "flash_b64.go", Line: 115, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite769 = kernel.Site{File: "flash_b64.go", Line: 118, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite770 = kernel.Site{File: "flash_b64.go", Line: 124, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite771 = kernel.Site{File: "flash_b64.go", Line: 131, Col: 2, Expr: "for dt := int32(0); dt < fab64D/8; dt++"}
+	gocuSite772 = kernel.Site{File: "gemm_bf16.go", Line: 71, Col: 2, Expr: "for s := int32(0); s < BF16Stages-1; s++"}
+	gocuSite773 = kernel.Site{File: "gemm_bf16.go", Line: 78, Col: 4, Expr: "for i := int32(0); i < 4; i++"}
+	gocuSite774 = kernel.Site{File: "gemm_bf16.go", Line: 90, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
+	gocuSite775 = kernel.Site{File: "gemm_bf16.go", Line: 100, Col: 4, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite776 = kernel.Site{File: "gemm_bf16.go", Line: 108, Col: 3, Expr: "for ks := int32(0); ks < 2; ks++"}
+	gocuSite777 = kernel.Site{File: "gemm_bf16.go", Line: 112, Col: 4, Expr: "for mi := int32(0); mi < 4; mi++"}
+	gocuSite778 = kernel.Site{File: "gemm_bf16.go", Line: 118, Col: 4, Expr: "for nj := int32(0); nj < 4; nj++"}
+	gocuSite779 = kernel.Site{File: "gemm_bf16.go", Line: 126, Col: 4, Expr: "for mi := 0; mi < 4; mi++"}
+	gocuSite780 = kernel.Site{File: "gemm_bf16.go", Line: 128, Col: 5, Expr: "for ni := 0; ni < 8; ni++"}
+	gocuSite781 = kernel.Site{File: "gemm_bf16.go", Line: 140, Col: 2, Expr: "for mi := 0; mi < 4; mi++"}
+	gocuSite782 = kernel.Site{File: "gemm_bf16.go", Line: 143, Col: 3, Expr: "for ni := 0; ni < 8; ni++"}
+	gocuSite783 = kernel.Site{File: "gemm_pipe32.go", Line: 70, Col: 2, Expr: "for s := int32(0); s < GP32Stages-1; s++"}
+	gocuSite784 = kernel.Site{File: "gemm_pipe32.go", Line: 84, Col: 2, Expr: "for ks := int32(0); ks < gp32KS; ks++"}
+	gocuSite785 = kernel.Site{File: "gemm_pipe32.go", Line: 89, Col: 2, Expr: "for nj := int32(0); nj < 4; nj++"}
+	gocuSite786 = kernel.Site{File: "gemm_pipe32.go", Line: 99, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
+	gocuSite787 = kernel.Site{File: "gemm_pipe32.go", Line: 102, Col: 3, Expr: "for ks := int32(0); ks < gp32KS; ks++"}
+	gocuSite788 = kernel.Site{File: "gemm_pipe32.go", Line: 123, Col: 4, Expr: "for mi := 0; mi < 4; mi++"}
+	gocuSite789 = kernel.Site{File: "gemm_pipe32.go", Line: 125, Col: 5, Expr: "for ni := 0; ni < 8; ni++"}
+	gocuSite790 = kernel.Site{File: "gemm_pipe32.go", Line: 137, Col: 2, Expr: "for mi := 0; mi < 4; mi++"}
+	gocuSite791 = kernel.Site{File: "gemm_pipe32.go", Line: 140, Col: 3, Expr: "for ni := 0; ni < 8; ni++"}
+	gocuSite792 = kernel.Site{File: "gemm_pipe64.go", Line: 74, Col: 2, Expr: "for s := int32(0); s < GP64Stages-1; s++"}
+	gocuSite793 = kernel.Site{File: "gemm_pipe64.go", Line: 88, Col: 2, Expr: "for ks := int32(0); ks < gp64KS; ks++"}
+	gocuSite794 = kernel.Site{File: "gemm_pipe64.go", Line: 93, Col: 2, Expr: "for nj := int32(0); nj < 4; nj++"}
+	gocuSite795 = kernel.Site{File: "gemm_pipe64.go", Line: 103, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
+	gocuSite796 = kernel.Site{File: "gemm_pipe64.go", Line: 106, Col: 3, Expr: "for ks := int32(0); ks < gp64KS; ks++"}
+	gocuSite797 = kernel.Site{File: "gemm_pipe64.go", Line: 127, Col: 4, Expr: "for mi := 0; mi < 4; mi++"}
+	gocuSite798 = kernel.Site{File: "gemm_pipe64.go", Line: 129, Col: 5, Expr: "for ni := 0; ni < 8; ni++"}
+	gocuSite799 = kernel.Site{File: "gemm_pipe64.go", Line: 141, Col: 2, Expr: "for mi := 0; mi < 4; mi++"}
+	gocuSite800 = kernel.Site{File: "gemm_pipe64.go", Line: 144, Col: 3, Expr: "for ni := 0; ni < 8; ni++"}
+	gocuSite801 = kernel.Site{File: "gemm_wg32.go", Line: 78, Col: 2, Expr: "for s := int32(0); s < GW32Stages-2; s++"}
+	gocuSite802 = kernel.Site{File: "gemm_wg32.go", Line: 98, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
+	gocuSite803 = kernel.Site{File: "gemm_wg32.go", Line: 110, Col: 3, Expr: "for ks := int32(0); ks < gw32KS; ks++"}
+	gocuSite804 = kernel.Site{File: "gemm_wg32.go", Line: 127, Col: 2, Expr: "for j := int32(0); j < GW32BN/8; j++"}
+	gocuSite805 = kernel.Site{File: "gemm_wg64.go", Line: 74, Col: 2, Expr: "for s := int32(0); s < GW64Stages-2; s++"}
+	gocuSite806 = kernel.Site{File: "gemm_wg64.go", Line: 94, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
+	gocuSite807 = kernel.Site{File: "gemm_wg64.go", Line: 106, Col: 3, Expr: "for ks := int32(0); ks < gw64KS; ks++"}
+	gocuSite808 = kernel.Site{File: "gemm_wg64.go", Line: 123, Col: 2, Expr: "for j := int32(0); j < GW64BN/8; j++"}
+	gocuSite809 = kernel.Site{File: "grayfast.go", Line: 16, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite810 = kernel.Site{File: "grayfast.go", Line: 34, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite811 = kernel.Site{File: "histogram.go", Line: 17, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
+	gocuSite812 = kernel.Site{File: "histogram.go", Line: 21, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
+	gocuSite813 = kernel.Site{File: "histogram.go", Line: 25, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
+	gocuSite814 = kernel.Site{File: "matmul.go", Line: 17, Col: 3, Expr: "for i := range k"}
+	gocuSite815 = kernel.Site{File: "matmul.go", Line: 40, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
+	gocuSite816 = kernel.Site{File: "matmul.go", Line: 52, Col: 3, Expr: "for i := range Tile"}
+	gocuSite817 = kernel.Site{File: "matmul.go", Line: 74, Col: 2, Expr: "for p := int32(0); p < k; p += w"}
+	gocuSite818 = kernel.Site{File: "matmul.go", Line: 86, Col: 3, Expr: "for i := range w"}
+	gocuSite819 = kernel.Site{File: "reduce.go", Line: 15, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
+	gocuSite820 = kernel.Site{File: "scan.go", Line: 33, Col: 2, Expr: "for d := int32(ScanThreads); d > 0; d /= 2"}
+	gocuSite821 = kernel.Site{File: "scan.go", Line: 45, Col: 2, Expr: "for d := int32(1); d < 2*ScanThreads; d *= 2"}
+	gocuSite822 = kernel.Site{File: "sgemm.go", Line: 72, Col: 2, Expr: "for k0 := int32(0); k0 < k; k0 += GemmBK"}
+	gocuSite823 = kernel.Site{File: "sgemm.go", Line: 79, Col: 3, Expr: "for kk := 0; kk < GemmBK; kk++"}
+	gocuSite824 = kernel.Site{File: "sgemm.go", Line: 85, Col: 4, Expr: "for i := 0; i < 8; i++"}
+	gocuSite825 = kernel.Site{File: "sgemm.go", Line: 87, Col: 5, Expr: "for j := 0; j < 8; j++"}
+	gocuSite826 = kernel.Site{File: "sgemm.go", Line: 105, Col: 2, Expr: "for i := 0; i < 8; i++"}
+	gocuSite827 = kernel.Site{File: "sgemm.go", Line: 108, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite828 = kernel.Site{File: "wg_probe.go", Line: 22, Col: 2, Expr: "for i := tid; i < WGProbeShared/16; i += 128"}
+	gocuSite829 = kernel.Site{File: "wg_probe.go", Line: 32, Col: 2, Expr: "for ks := int32(0); ks < 2; ks++"}
+	gocuSite830 = kernel.Site{File: "wg_probe.go", Line: 45, Col: 2, Expr: "for j := int32(0); j < 8; j++"}
+	gocuSite831 = kernel.Site{File: "wg_probe.go", Line: 47, Col: 3, Expr: "for r := int32(0); r < 4; r++"}
 )
 
 // gocuChecked_faLoadKV128 is the checked copy of kernels.faLoadKV128 (flash128.go:211).
@@ -3720,7 +4217,7 @@ func gocuChecked_faLoadKV128(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.
 	tid := t.ThreadIdx.X
 	ks := fa128Q + st*2*fa128KV
 	for i := int32(0); i < fa128KV/8/FlashThreads; i++ {
-		kernel.Loop(t, &gocuSite630)
+		kernel.Loop(t, &gocuSite679)
 		c := tid + i*FlashThreads
 		r, ch := c/fa128Chunk, c%fa128Chunk
 		off := r*fa128D + (ch^(r&7))*8
@@ -3735,7 +4232,7 @@ func gocuChecked_faLoadKV64(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	tid := t.ThreadIdx.X
 	ks := fa64Q + st*2*fa64KV
 	for i := int32(0); i < fa64KV/8/FlashThreads; i++ {
-		kernel.Loop(t, &gocuSite631)
+		kernel.Loop(t, &gocuSite680)
 		c := tid + i*FlashThreads
 		r, ch := c/fa64Chunk, c%fa64Chunk
 		off := r*fa64D + (ch^(r&7))*8
@@ -3750,7 +4247,7 @@ func gocuChecked_fab128LoadKV(t *kernel.Thread, sm []kernel.BFloat16, k []kernel
 	ks := fab128Q + st*2*fab128KV + soff
 	g := goff + int(kv0)*fab128D
 	for i := int32(0); i < FAB128BC/fab128Rows; i++ {
-		kernel.Loop(t, &gocuSite632)
+		kernel.Loop(t, &gocuSite681)
 		kernel.CpAsync(t, sm[ks+i*fab128Rows*fab128D:], k[g+int(i*fab128Rows)*fab128D:])
 		kernel.CpAsync(t, sm[ks+fab128KV+i*fab128Rows*fab128D:], v[g+int(i*fab128Rows)*fab128D:])
 	}
@@ -3770,12 +4267,12 @@ func gocuChecked_fab128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	vs0 := ks0 + fab128KV
 	var s [8]kernel.FragC
 	for j4 := int32(0); j4 < 4; j4++ {
-		kernel.Loop(t, &gocuSite633)
+		kernel.Loop(t, &gocuSite682)
 		kb := sm[ks0+*kernel.At(t, kOff[:], int(j4), &gocuSite13, kernel.Read):]
 		for jj := int32(0); jj < fab128D/64; jj++ {
-			kernel.Loop(t, &gocuSite634)
+			kernel.Loop(t, &gocuSite683)
 			for nj := int32(0); nj < FAB128BC/16; nj++ {
-				kernel.Loop(t, &gocuSite635)
+				kernel.Loop(t, &gocuSite684)
 				kf := kernel.LdMatrixX4(t, kb[nj*16*fab128D+jj*64:])
 				{
 					var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite15, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite16, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite17, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite18, kernel.Read))
@@ -3792,9 +4289,9 @@ func gocuChecked_fab128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	qd := t.ThreadIdx.X % 4
 	m := [2]float32{negInf, negInf}
 	for nt := int32(0); nt < FAB128BC/8; nt++ {
-		kernel.Loop(t, &gocuSite636)
+		kernel.Loop(t, &gocuSite685)
 		for e := int32(0); e < 4; e++ {
-			kernel.Loop(t, &gocuSite637)
+			kernel.Loop(t, &gocuSite686)
 			x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite25)][:], int(e), &gocuSite25, kernel.Read)
 			if masked && j*FAB128BC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
 				x = negInf
@@ -3807,7 +4304,7 @@ func gocuChecked_fab128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	}
 	var corr [2]float32
 	for hh := 0; hh < 2; hh++ {
-		kernel.Loop(t, &gocuSite638)
+		kernel.Loop(t, &gocuSite687)
 		if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite29, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite30, kernel.Read) {
 			*kernel.At(t, m[:], int(hh), &gocuSite31, kernel.Write) = o
 		}
@@ -3829,16 +4326,16 @@ func gocuChecked_fab128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 		}
 	}
 	for nt := int32(0); nt < FAB128BC/8; nt++ {
-		kernel.Loop(t, &gocuSite639)
+		kernel.Loop(t, &gocuSite688)
 		for e := int32(0); e < 4; e++ {
-			kernel.Loop(t, &gocuSite640)
+			kernel.Loop(t, &gocuSite689)
 			p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite43)][:], int(e), &gocuSite43, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite44, kernel.Read))))
 			*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite45)][:], int(e), &gocuSite45, kernel.Write) = p
 			*kernel.At(t, sum[:], int(e/2), &gocuSite46, kernel.ReadWrite) += p
 		}
 	}
 	for dt := 0; dt < fab128D/8; dt++ {
-		kernel.Loop(t, &gocuSite641)
+		kernel.Loop(t, &gocuSite690)
 		{
 			var gocuV5 float32 = *kernel.At(t, corr[:], int(0), &gocuSite47, kernel.Read)
 			*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite48)][:], int(0), &gocuSite48, kernel.ReadWrite) *= gocuV5
@@ -3858,20 +4355,20 @@ func gocuChecked_fab128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	}
 	var pa [4]kernel.FragA
 	for kk := int32(0); kk < FAB128BC/16; kk++ {
-		kernel.Loop(t, &gocuSite642)
+		kernel.Loop(t, &gocuSite691)
 		{
 			var gocuV9 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite55)][:], int(0), &gocuSite55, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite56)][:], int(1), &gocuSite56, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite57)][:], int(2), &gocuSite57, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite58)][:], int(3), &gocuSite58, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite59)][:], int(0), &gocuSite59, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite60)][:], int(1), &gocuSite60, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite61)][:], int(2), &gocuSite61, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite62)][:], int(3), &gocuSite62, kernel.Read))}
 			*kernel.At(t, pa[:], int(kk), &gocuSite63, kernel.Write) = gocuV9
 		}
 	}
 	for j4 := int32(0); j4 < 4; j4++ {
-		kernel.Loop(t, &gocuSite643)
+		kernel.Loop(t, &gocuSite692)
 		vb := sm[vs0+*kernel.At(t, vOff[:], int(j4), &gocuSite65, kernel.Read):]
 		for jj := int32(0); jj < fab128D/64; jj++ {
-			kernel.Loop(t, &gocuSite644)
+			kernel.Loop(t, &gocuSite693)
 			nd := 4*jj + j4
 			for kk := int32(0); kk < FAB128BC/16; kk++ {
-				kernel.Loop(t, &gocuSite645)
+				kernel.Loop(t, &gocuSite694)
 				vf := kernel.LdMatrixX4Trans(t, vb[kk*16*fab128D+jj*64:])
 				{
 					var gocuV10 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite67, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite68, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite69, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite70, kernel.Read))
@@ -3892,7 +4389,7 @@ func gocuChecked_fab64LoadKV(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.
 	ks := fab64Q + st*2*fab64KV + soff
 	g := goff + int(kv0)*fab64D
 	for i := int32(0); i < FAB64BC/fab64Rows; i++ {
-		kernel.Loop(t, &gocuSite646)
+		kernel.Loop(t, &gocuSite695)
 		kernel.CpAsync(t, sm[ks+i*fab64Rows*fab64D:], k[g+int(i*fab64Rows)*fab64D:])
 		kernel.CpAsync(t, sm[ks+fab64KV+i*fab64Rows*fab64D:], v[g+int(i*fab64Rows)*fab64D:])
 	}
@@ -3912,12 +4409,12 @@ func gocuChecked_fab64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 	vs0 := ks0 + fab64KV
 	var s [8]kernel.FragC
 	for j4 := int32(0); j4 < 4; j4++ {
-		kernel.Loop(t, &gocuSite647)
+		kernel.Loop(t, &gocuSite696)
 		kb := sm[ks0+*kernel.At(t, kOff[:], int(j4), &gocuSite82, kernel.Read):]
 		for jj := int32(0); jj < fab64D/64; jj++ {
-			kernel.Loop(t, &gocuSite648)
+			kernel.Loop(t, &gocuSite697)
 			for nj := int32(0); nj < FAB64BC/16; nj++ {
-				kernel.Loop(t, &gocuSite649)
+				kernel.Loop(t, &gocuSite698)
 				kf := kernel.LdMatrixX4(t, kb[nj*16*fab64D+jj*64:])
 				{
 					var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite84, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite85, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite86, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite87, kernel.Read))
@@ -3934,9 +4431,9 @@ func gocuChecked_fab64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 	qd := t.ThreadIdx.X % 4
 	m := [2]float32{negInf, negInf}
 	for nt := int32(0); nt < FAB64BC/8; nt++ {
-		kernel.Loop(t, &gocuSite650)
+		kernel.Loop(t, &gocuSite699)
 		for e := int32(0); e < 4; e++ {
-			kernel.Loop(t, &gocuSite651)
+			kernel.Loop(t, &gocuSite700)
 			x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite94)][:], int(e), &gocuSite94, kernel.Read)
 			if masked && j*FAB64BC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
 				x = negInf
@@ -3949,7 +4446,7 @@ func gocuChecked_fab64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 	}
 	var corr [2]float32
 	for hh := 0; hh < 2; hh++ {
-		kernel.Loop(t, &gocuSite652)
+		kernel.Loop(t, &gocuSite701)
 		if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite98, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite99, kernel.Read) {
 			*kernel.At(t, m[:], int(hh), &gocuSite100, kernel.Write) = o
 		}
@@ -3971,16 +4468,16 @@ func gocuChecked_fab64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 		}
 	}
 	for nt := int32(0); nt < FAB64BC/8; nt++ {
-		kernel.Loop(t, &gocuSite653)
+		kernel.Loop(t, &gocuSite702)
 		for e := int32(0); e < 4; e++ {
-			kernel.Loop(t, &gocuSite654)
+			kernel.Loop(t, &gocuSite703)
 			p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite112)][:], int(e), &gocuSite112, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite113, kernel.Read))))
 			*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite114)][:], int(e), &gocuSite114, kernel.Write) = p
 			*kernel.At(t, sum[:], int(e/2), &gocuSite115, kernel.ReadWrite) += p
 		}
 	}
 	for dt := 0; dt < fab64D/8; dt++ {
-		kernel.Loop(t, &gocuSite655)
+		kernel.Loop(t, &gocuSite704)
 		{
 			var gocuV5 float32 = *kernel.At(t, corr[:], int(0), &gocuSite116, kernel.Read)
 			*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite117)][:], int(0), &gocuSite117, kernel.ReadWrite) *= gocuV5
@@ -4000,20 +4497,20 @@ func gocuChecked_fab64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 	}
 	var pa [4]kernel.FragA
 	for kk := int32(0); kk < FAB64BC/16; kk++ {
-		kernel.Loop(t, &gocuSite656)
+		kernel.Loop(t, &gocuSite705)
 		{
 			var gocuV9 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite124)][:], int(0), &gocuSite124, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite125)][:], int(1), &gocuSite125, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite126)][:], int(2), &gocuSite126, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite127)][:], int(3), &gocuSite127, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite128)][:], int(0), &gocuSite128, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite129)][:], int(1), &gocuSite129, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite130)][:], int(2), &gocuSite130, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite131)][:], int(3), &gocuSite131, kernel.Read))}
 			*kernel.At(t, pa[:], int(kk), &gocuSite132, kernel.Write) = gocuV9
 		}
 	}
 	for j4 := int32(0); j4 < 4; j4++ {
-		kernel.Loop(t, &gocuSite657)
+		kernel.Loop(t, &gocuSite706)
 		vb := sm[vs0+*kernel.At(t, vOff[:], int(j4), &gocuSite134, kernel.Read):]
 		for jj := int32(0); jj < fab64D/64; jj++ {
-			kernel.Loop(t, &gocuSite658)
+			kernel.Loop(t, &gocuSite707)
 			nd := 4*jj + j4
 			for kk := int32(0); kk < FAB64BC/16; kk++ {
-				kernel.Loop(t, &gocuSite659)
+				kernel.Loop(t, &gocuSite708)
 				vf := kernel.LdMatrixX4Trans(t, vb[kk*16*fab64D+jj*64:])
 				{
 					var gocuV10 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite136, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite137, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite138, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite139, kernel.Read))
@@ -4032,11 +4529,11 @@ func gocuChecked_fab64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 // gocuChecked_gp32Load is the checked copy of kernels.gp32Load (gemm_pipe32.go:153).
 func gocuChecked_gp32Load(t *kernel.Thread, st []kernel.BFloat16, ag []kernel.BFloat16, bg []kernel.BFloat16, sa int32, sb int32, aStep int, bStep int, bvalid bool) {
 	for p := 0; p < GP32BM/gp32ARows; p++ {
-		kernel.Loop(t, &gocuSite660)
+		kernel.Loop(t, &gocuSite709)
 		kernel.CpAsync(t, st[sa+int32(p)*gp32ARows*GP32BK:], ag[p*aStep:])
 	}
 	for p := 0; p < GP32BK/gp32BRows; p++ {
-		kernel.Loop(t, &gocuSite661)
+		kernel.Loop(t, &gocuSite710)
 		kernel.CpAsyncZfill(t, st[sb+int32(p)*gp32BRows*GP32BN:], bg[p*bStep:], bvalid)
 	}
 }
@@ -4047,14 +4544,14 @@ func gocuChecked_gp32Frags(t *kernel.Thread, st []kernel.BFloat16, aOff int32, b
 	var bf [8]kernel.FragB
 	as := st[aOff:]
 	for mi := int32(0); mi < 4; mi++ {
-		kernel.Loop(t, &gocuSite662)
+		kernel.Loop(t, &gocuSite711)
 		{
 			var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, as[mi*16*GP32BK:])
 			*kernel.At(t, af[:], int(mi), &gocuSite152, kernel.Write) = gocuV1
 		}
 	}
 	for nj := int32(0); nj < 4; nj++ {
-		kernel.Loop(t, &gocuSite663)
+		kernel.Loop(t, &gocuSite712)
 		bs := st[*kernel.At(t, bOff[:], int(nj), &gocuSite154, kernel.Read):]
 		r := kernel.LdMatrixX4Trans(t, bs[ks*16*GP32BN:])
 		{
@@ -4072,11 +4569,11 @@ func gocuChecked_gp32Frags(t *kernel.Thread, st []kernel.BFloat16, aOff int32, b
 // gocuChecked_gp64Load is the checked copy of kernels.gp64Load (gemm_pipe64.go:157).
 func gocuChecked_gp64Load(t *kernel.Thread, st []kernel.BFloat16, ag []kernel.BFloat16, bg []kernel.BFloat16, sa int32, sb int32, aStep int, bStep int, bvalid bool) {
 	for p := 0; p < GP64BM/gp64ARows; p++ {
-		kernel.Loop(t, &gocuSite664)
+		kernel.Loop(t, &gocuSite713)
 		kernel.CpAsync(t, st[sa+int32(p)*gp64ARows*GP64BK:], ag[p*aStep:])
 	}
 	for p := 0; p < GP64BK/gp64BRows; p++ {
-		kernel.Loop(t, &gocuSite665)
+		kernel.Loop(t, &gocuSite714)
 		kernel.CpAsyncZfill(t, st[sb+int32(p)*gp64BRows*GP64BN:], bg[p*bStep:], bvalid)
 	}
 }
@@ -4087,14 +4584,14 @@ func gocuChecked_gp64Frags(t *kernel.Thread, st []kernel.BFloat16, aOff int32, b
 	var bf [8]kernel.FragB
 	as := st[aOff:]
 	for mi := int32(0); mi < 4; mi++ {
-		kernel.Loop(t, &gocuSite666)
+		kernel.Loop(t, &gocuSite715)
 		{
 			var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, as[mi*16*GP64BK:])
 			*kernel.At(t, af[:], int(mi), &gocuSite168, kernel.Write) = gocuV1
 		}
 	}
 	for nj := int32(0); nj < 4; nj++ {
-		kernel.Loop(t, &gocuSite667)
+		kernel.Loop(t, &gocuSite716)
 		bs := st[*kernel.At(t, bOff[:], int(nj), &gocuSite170, kernel.Read):]
 		r := kernel.LdMatrixX4Trans(t, bs[ks*16*GP64BN:])
 		{
@@ -4109,6 +4606,30 @@ func gocuChecked_gp64Frags(t *kernel.Thread, st []kernel.BFloat16, aOff int32, b
 	return af, bf
 }
 
+// gocuChecked_gw32Load is the checked copy of kernels.gw32Load (gemm_wg32.go:138).
+func gocuChecked_gw32Load(t *kernel.Thread, st []kernel.BFloat16, ag []kernel.BFloat16, bg []kernel.BFloat16, sa int32, sb int32, aStep int, bStep int, bvalid bool) {
+	for p := 0; p < GW32BM/gw32ARows; p++ {
+		kernel.Loop(t, &gocuSite717)
+		kernel.CpAsync(t, st[sa+int32(p)*gw32ARows*GW32BK:], ag[p*aStep:])
+	}
+	for p := 0; p < GW32BK/gw32BRows; p++ {
+		kernel.Loop(t, &gocuSite718)
+		kernel.CpAsyncZfill(t, st[sb+int32(p)*gw32BRows*64:], bg[p*bStep:], bvalid)
+	}
+}
+
+// gocuChecked_gw64Load is the checked copy of kernels.gw64Load (gemm_wg64.go:134).
+func gocuChecked_gw64Load(t *kernel.Thread, st []kernel.BFloat16, ag []kernel.BFloat16, bg []kernel.BFloat16, sa int32, sb int32, aStep int, bStep int, bvalid bool) {
+	for p := 0; p < GW64BM/gw64ARows; p++ {
+		kernel.Loop(t, &gocuSite719)
+		kernel.CpAsync(t, st[sa+int32(p)*gw64ARows*GW64BK:], ag[p*aStep:])
+	}
+	for p := 0; p < GW64BK/gw64BRows; p++ {
+		kernel.Loop(t, &gocuSite720)
+		kernel.CpAsyncZfill(t, st[sb+int32(p)*gw64BRows*64:], bg[p*bStep:], bvalid)
+	}
+}
+
 // gocuChecked_luma is the checked copy of kernels.luma (grayfast.go:59).
 func gocuChecked_luma(gocuT *kernel.Thread, r uint8, g uint8, b uint8) uint8 {
 	return uint8(0.2989*float32(r) + 0.5870*float32(g) + 0.1140*float32(b))
@@ -4118,7 +4639,7 @@ func gocuChecked_luma(gocuT *kernel.Thread, r uint8, g uint8, b uint8) uint8 {
 func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint32 {
 	var out uint32
 	for k := range 4 {
-		kernel.Loop(gocuT, &gocuSite668)
+		kernel.Loop(gocuT, &gocuSite721)
 		s := uint32(8 * k)
 		out |= uint32(gocuChecked_luma(gocuT, uint8(r>>s), uint8(g>>s), uint8(b>>s))) << s
 	}
@@ -4128,7 +4649,7 @@ func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint3
 // gocuChecked_warpSum is the checked copy of kernels.warpSum (reduce.go:38).
 func gocuChecked_warpSum(t *kernel.Thread, v float32) float32 {
 	for offset := int32(16); offset > 0; offset /= 2 {
-		kernel.Loop(t, &gocuSite669)
+		kernel.Loop(t, &gocuSite722)
 		v += kernel.ShflDown(t, kernel.FullMask, v, offset)
 	}
 	return v
@@ -4139,8 +4660,8 @@ func gocuChecked_AddOffByOne(t *kernel.Thread, a []float32, b []float32, c []flo
 	i := t.Index()
 	if i <= n {
 		{
-			var gocuV1 float32 = *kernel.At(t, a, int(i), &gocuSite178, kernel.Read) + *kernel.At(t, b, int(i), &gocuSite179, kernel.Read)
-			*kernel.At(t, c, int(i), &gocuSite180, kernel.Write) = gocuV1
+			var gocuV1 float32 = *kernel.At(t, a, int(i), &gocuSite186, kernel.Read) + *kernel.At(t, b, int(i), &gocuSite187, kernel.Read)
+			*kernel.At(t, c, int(i), &gocuSite188, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -4153,31 +4674,31 @@ func gocuChecked_TiledMatMulNoSync(t *kernel.Thread, a []float32, b []float32, c
 	row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
 	var sum float32
 	for p := int32(0); p < k; p += Tile {
-		kernel.Loop(t, &gocuSite670)
+		kernel.Loop(t, &gocuSite723)
 		if row < m && p+tx < k {
 			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite181, kernel.Read)
-				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite182)][:], int(tx), &gocuSite182, kernel.Write) = gocuV1
+				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite189, kernel.Read)
+				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite190)][:], int(tx), &gocuSite190, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite183)][:], int(tx), &gocuSite183, kernel.Write) = 0
+			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite191)][:], int(tx), &gocuSite191, kernel.Write) = 0
 		}
 		if col < n && p+ty < k {
 			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite184, kernel.Read)
-				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite185)][:], int(tx), &gocuSite185, kernel.Write) = gocuV2
+				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite192, kernel.Read)
+				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite193)][:], int(tx), &gocuSite193, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite186)][:], int(tx), &gocuSite186, kernel.Write) = 0
+			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite194)][:], int(tx), &gocuSite194, kernel.Write) = 0
 		}
 		t.SyncThreads()
 		for i := range Tile {
-			kernel.Loop(t, &gocuSite671)
-			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite187)][:], int(i), &gocuSite187, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite188)][:], int(tx), &gocuSite188, kernel.Read)
+			kernel.Loop(t, &gocuSite724)
+			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite195)][:], int(i), &gocuSite195, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite196)][:], int(tx), &gocuSite196, kernel.Read)
 		}
 	}
 	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite189, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite197, kernel.Write) = sum
 	}
 }
 
@@ -4187,24 +4708,24 @@ func gocuChecked_BlockSumDivergent(t *kernel.Thread, x []float32, partial []floa
 	tid, i := t.ThreadIdx.X, t.Index()
 	var v float32
 	if i < n {
-		v = *kernel.At(t, x, int(i), &gocuSite190, kernel.Read)
+		v = *kernel.At(t, x, int(i), &gocuSite198, kernel.Read)
 	}
-	*kernel.At(t, s[:], int(tid), &gocuSite191, kernel.Write) = v
+	*kernel.At(t, s[:], int(tid), &gocuSite199, kernel.Write) = v
 	t.SyncThreads()
 	for stride := t.BlockDim.X / 2; stride > 0; stride /= 2 {
-		kernel.Loop(t, &gocuSite672)
+		kernel.Loop(t, &gocuSite725)
 		if tid < stride {
 			{
-				var gocuV1 float32 = *kernel.At(t, s[:], int(tid+stride), &gocuSite192, kernel.Read)
-				*kernel.At(t, s[:], int(tid), &gocuSite193, kernel.ReadWrite) += gocuV1
+				var gocuV1 float32 = *kernel.At(t, s[:], int(tid+stride), &gocuSite200, kernel.Read)
+				*kernel.At(t, s[:], int(tid), &gocuSite201, kernel.ReadWrite) += gocuV1
 			}
 			t.SyncThreads()
 		}
 	}
 	if tid == 0 {
 		{
-			var gocuV2 float32 = *kernel.At(t, s[:], int(0), &gocuSite194, kernel.Read)
-			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite195, kernel.Write) = gocuV2
+			var gocuV2 float32 = *kernel.At(t, s[:], int(0), &gocuSite202, kernel.Read)
+			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite203, kernel.Write) = gocuV2
 		}
 	}
 }
@@ -4224,7 +4745,7 @@ func gocuChecked_FlashAttention128(t *kernel.Thread, q []kernel.BFloat16, k []ke
 	sl2 := scale * log2e
 	negInf := float32(math.Inf(-1))
 	for i := int32(0); i < fa128Q/8/FlashThreads; i++ {
-		kernel.Loop(t, &gocuSite673)
+		kernel.Loop(t, &gocuSite726)
 		c := tid + i*FlashThreads
 		r, ch := c/fa128Chunk, c%fa128Chunk
 		kernel.CpAsync(t, sm[r*fa128D+(ch^(r&7))*8:], q[head+int(q0+r)*fa128D+int(ch)*8:])
@@ -4240,12 +4761,12 @@ func gocuChecked_FlashAttention128(t *kernel.Thread, q []kernel.BFloat16, k []ke
 	var qf [8]kernel.FragA
 	lr, lc := lane%16, lane/16
 	for ks := int32(0); ks < fa128D/16; ks++ {
-		kernel.Loop(t, &gocuSite674)
+		kernel.Loop(t, &gocuSite727)
 		r := warp*16 + lr
 		ch := ks*2 + lc
 		{
 			var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fa128D+(ch^(r&7))*8:])
-			*kernel.At(t, qf[:], int(ks), &gocuSite199, kernel.Write) = gocuV1
+			*kernel.At(t, qf[:], int(ks), &gocuSite207, kernel.Write) = gocuV1
 		}
 	}
 	var acc [16]kernel.FragC
@@ -4253,7 +4774,7 @@ func gocuChecked_FlashAttention128(t *kernel.Thread, q []kernel.BFloat16, k []ke
 	sum := [2]float32{0, 0}
 	rowA := q0 + warp*16 + g
 	for j := int32(0); j < ntiles; j++ {
-		kernel.Loop(t, &gocuSite675)
+		kernel.Loop(t, &gocuSite728)
 		if j > 0 {
 			kernel.CpAsyncWait(t, 0)
 			t.SyncThreads()
@@ -4266,140 +4787,140 @@ func gocuChecked_FlashAttention128(t *kernel.Thread, q []kernel.BFloat16, k []ke
 		vs0 := ks0 + fa128KV
 		var s [8]kernel.FragC
 		for ks := int32(0); ks < fa128D/16; ks++ {
-			kernel.Loop(t, &gocuSite676)
+			kernel.Loop(t, &gocuSite729)
 			for nj := int32(0); nj < FlashBC/16; nj++ {
-				kernel.Loop(t, &gocuSite677)
+				kernel.Loop(t, &gocuSite730)
 				r := nj*16 + lane%8 + 8*(lane/16)
 				ch := ks*2 + (lane/8)%2
 				kf := kernel.LdMatrixX4(t, sm[ks0+r*fa128D+(ch^(r&7))*8:])
 				{
-					var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite201, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite202, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite203, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite204, kernel.Read))
-					*kernel.At(t, s[:], int(2*nj), &gocuSite205, kernel.Write) = gocuV2
+					var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite209, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite210, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite211, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite212, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj), &gocuSite213, kernel.Write) = gocuV2
 				}
 				{
-					var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite206, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite207, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite208, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite209, kernel.Read))
-					*kernel.At(t, s[:], int(2*nj+1), &gocuSite210, kernel.Write) = gocuV3
+					var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite214, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite215, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite216, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite217, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj+1), &gocuSite218, kernel.Write) = gocuV3
 				}
 			}
 		}
 		diag := causal && (j+1)*FlashBC > q0+warp*16
 		var tmax [2]float32
-		*kernel.At(t, tmax[:], int(0), &gocuSite211, kernel.Write), *kernel.At(t, tmax[:], int(1), &gocuSite212, kernel.Write) = *kernel.At(t, mx[:], int(0), &gocuSite213, kernel.Read), *kernel.At(t, mx[:], int(1), &gocuSite214, kernel.Read)
+		*kernel.At(t, tmax[:], int(0), &gocuSite219, kernel.Write), *kernel.At(t, tmax[:], int(1), &gocuSite220, kernel.Write) = *kernel.At(t, mx[:], int(0), &gocuSite221, kernel.Read), *kernel.At(t, mx[:], int(1), &gocuSite222, kernel.Read)
 		for nt := int32(0); nt < FlashBC/8; nt++ {
-			kernel.Loop(t, &gocuSite678)
+			kernel.Loop(t, &gocuSite731)
 			for e := int32(0); e < 4; e++ {
-				kernel.Loop(t, &gocuSite679)
-				x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite215)][:], int(e), &gocuSite215, kernel.Read) * sl2
+				kernel.Loop(t, &gocuSite732)
+				x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite223)][:], int(e), &gocuSite223, kernel.Read) * sl2
 				if diag && j*FlashBC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
 					x = negInf
 				}
-				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite216)][:], int(e), &gocuSite216, kernel.Write) = x
+				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite224)][:], int(e), &gocuSite224, kernel.Write) = x
 				{
-					var gocuV4 float32 = kernel.Max(*kernel.At(t, tmax[:], int(e/2), &gocuSite217, kernel.Read), x)
-					*kernel.At(t, tmax[:], int(e/2), &gocuSite218, kernel.Write) = gocuV4
+					var gocuV4 float32 = kernel.Max(*kernel.At(t, tmax[:], int(e/2), &gocuSite225, kernel.Read), x)
+					*kernel.At(t, tmax[:], int(e/2), &gocuSite226, kernel.Write) = gocuV4
 				}
 			}
 		}
 		for h := 0; h < 2; h++ {
-			kernel.Loop(t, &gocuSite680)
+			kernel.Loop(t, &gocuSite733)
 			{
-				var gocuV5 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite219, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite220, kernel.Read), 1))
-				*kernel.At(t, tmax[:], int(h), &gocuSite221, kernel.Write) = gocuV5
+				var gocuV5 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite227, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite228, kernel.Read), 1))
+				*kernel.At(t, tmax[:], int(h), &gocuSite229, kernel.Write) = gocuV5
 			}
 			{
-				var gocuV6 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite222, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite223, kernel.Read), 2))
-				*kernel.At(t, tmax[:], int(h), &gocuSite224, kernel.Write) = gocuV6
+				var gocuV6 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite230, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite231, kernel.Read), 2))
+				*kernel.At(t, tmax[:], int(h), &gocuSite232, kernel.Write) = gocuV6
 			}
 		}
 		var corr [2]float32
 		for h := 0; h < 2; h++ {
-			kernel.Loop(t, &gocuSite681)
+			kernel.Loop(t, &gocuSite734)
 			{
-				var gocuV7 float32 = kernel.Exp2(*kernel.At(t, mx[:], int(h), &gocuSite225, kernel.Read) - *kernel.At(t, tmax[:], int(h), &gocuSite226, kernel.Read))
-				*kernel.At(t, corr[:], int(h), &gocuSite227, kernel.Write) = gocuV7
+				var gocuV7 float32 = kernel.Exp2(*kernel.At(t, mx[:], int(h), &gocuSite233, kernel.Read) - *kernel.At(t, tmax[:], int(h), &gocuSite234, kernel.Read))
+				*kernel.At(t, corr[:], int(h), &gocuSite235, kernel.Write) = gocuV7
 			}
 			{
-				var gocuV8 float32 = *kernel.At(t, tmax[:], int(h), &gocuSite228, kernel.Read)
-				*kernel.At(t, mx[:], int(h), &gocuSite229, kernel.Write) = gocuV8
+				var gocuV8 float32 = *kernel.At(t, tmax[:], int(h), &gocuSite236, kernel.Read)
+				*kernel.At(t, mx[:], int(h), &gocuSite237, kernel.Write) = gocuV8
 			}
 			{
-				var gocuV9 float32 = *kernel.At(t, corr[:], int(h), &gocuSite230, kernel.Read)
-				*kernel.At(t, sum[:], int(h), &gocuSite231, kernel.ReadWrite) *= gocuV9
+				var gocuV9 float32 = *kernel.At(t, corr[:], int(h), &gocuSite238, kernel.Read)
+				*kernel.At(t, sum[:], int(h), &gocuSite239, kernel.ReadWrite) *= gocuV9
 			}
 		}
 		for nt := int32(0); nt < FlashBC/8; nt++ {
-			kernel.Loop(t, &gocuSite682)
+			kernel.Loop(t, &gocuSite735)
 			for e := int32(0); e < 4; e++ {
-				kernel.Loop(t, &gocuSite683)
-				p := kernel.Exp2(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite232)][:], int(e), &gocuSite232, kernel.Read) - *kernel.At(t, mx[:], int(e/2), &gocuSite233, kernel.Read))
-				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite234)][:], int(e), &gocuSite234, kernel.Write) = p
-				*kernel.At(t, sum[:], int(e/2), &gocuSite235, kernel.ReadWrite) += p
+				kernel.Loop(t, &gocuSite736)
+				p := kernel.Exp2(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite240)][:], int(e), &gocuSite240, kernel.Read) - *kernel.At(t, mx[:], int(e/2), &gocuSite241, kernel.Read))
+				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite242)][:], int(e), &gocuSite242, kernel.Write) = p
+				*kernel.At(t, sum[:], int(e/2), &gocuSite243, kernel.ReadWrite) += p
 			}
 		}
 		for dt := 0; dt < fa128D/8; dt++ {
-			kernel.Loop(t, &gocuSite684)
+			kernel.Loop(t, &gocuSite737)
 			{
-				var gocuV10 float32 = *kernel.At(t, corr[:], int(0), &gocuSite236, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite237)][:], int(0), &gocuSite237, kernel.ReadWrite) *= gocuV10
+				var gocuV10 float32 = *kernel.At(t, corr[:], int(0), &gocuSite244, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite245)][:], int(0), &gocuSite245, kernel.ReadWrite) *= gocuV10
 			}
 			{
-				var gocuV11 float32 = *kernel.At(t, corr[:], int(0), &gocuSite238, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite239)][:], int(1), &gocuSite239, kernel.ReadWrite) *= gocuV11
+				var gocuV11 float32 = *kernel.At(t, corr[:], int(0), &gocuSite246, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite247)][:], int(1), &gocuSite247, kernel.ReadWrite) *= gocuV11
 			}
 			{
-				var gocuV12 float32 = *kernel.At(t, corr[:], int(1), &gocuSite240, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite241)][:], int(2), &gocuSite241, kernel.ReadWrite) *= gocuV12
+				var gocuV12 float32 = *kernel.At(t, corr[:], int(1), &gocuSite248, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite249)][:], int(2), &gocuSite249, kernel.ReadWrite) *= gocuV12
 			}
 			{
-				var gocuV13 float32 = *kernel.At(t, corr[:], int(1), &gocuSite242, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite243)][:], int(3), &gocuSite243, kernel.ReadWrite) *= gocuV13
+				var gocuV13 float32 = *kernel.At(t, corr[:], int(1), &gocuSite250, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite251)][:], int(3), &gocuSite251, kernel.ReadWrite) *= gocuV13
 			}
 		}
 		for kk := int32(0); kk < FlashBC/16; kk++ {
-			kernel.Loop(t, &gocuSite685)
-			pa := kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite244)][:], int(0), &gocuSite244, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite245)][:], int(1), &gocuSite245, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite246)][:], int(2), &gocuSite246, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite247)][:], int(3), &gocuSite247, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite248)][:], int(0), &gocuSite248, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite249)][:], int(1), &gocuSite249, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite250)][:], int(2), &gocuSite250, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite251)][:], int(3), &gocuSite251, kernel.Read))}
+			kernel.Loop(t, &gocuSite738)
+			pa := kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite252)][:], int(0), &gocuSite252, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite253)][:], int(1), &gocuSite253, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite254)][:], int(2), &gocuSite254, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite255)][:], int(3), &gocuSite255, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite256)][:], int(0), &gocuSite256, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite257)][:], int(1), &gocuSite257, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite258)][:], int(2), &gocuSite258, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite259)][:], int(3), &gocuSite259, kernel.Read))}
 			for nd := int32(0); nd < fa128D/16; nd++ {
-				kernel.Loop(t, &gocuSite686)
+				kernel.Loop(t, &gocuSite739)
 				r := kk*16 + lr
 				ch := nd*2 + lc
 				vf := kernel.LdMatrixX4Trans(t, sm[vs0+r*fa128D+(ch^(r&7))*8:])
 				{
-					var gocuV14 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite253, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite254, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite255, kernel.Read))
-					*kernel.At(t, acc[:], int(2*nd), &gocuSite256, kernel.Write) = gocuV14
+					var gocuV14 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite261, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite262, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite263, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd), &gocuSite264, kernel.Write) = gocuV14
 				}
 				{
-					var gocuV15 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite257, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite258, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite259, kernel.Read))
-					*kernel.At(t, acc[:], int(2*nd+1), &gocuSite260, kernel.Write) = gocuV15
+					var gocuV15 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite265, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite266, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite267, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd+1), &gocuSite268, kernel.Write) = gocuV15
 				}
 			}
 		}
 	}
 	for h := 0; h < 2; h++ {
-		kernel.Loop(t, &gocuSite687)
+		kernel.Loop(t, &gocuSite740)
 		{
-			var gocuV16 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite261, kernel.Read), 1)
-			*kernel.At(t, sum[:], int(h), &gocuSite262, kernel.ReadWrite) += gocuV16
+			var gocuV16 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite269, kernel.Read), 1)
+			*kernel.At(t, sum[:], int(h), &gocuSite270, kernel.ReadWrite) += gocuV16
 		}
 		{
-			var gocuV17 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite263, kernel.Read), 2)
-			*kernel.At(t, sum[:], int(h), &gocuSite264, kernel.ReadWrite) += gocuV17
+			var gocuV17 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite271, kernel.Read), 2)
+			*kernel.At(t, sum[:], int(h), &gocuSite272, kernel.ReadWrite) += gocuV17
 		}
 		{
-			var gocuV18 float32 = 1 / *kernel.At(t, sum[:], int(h), &gocuSite265, kernel.Read)
-			*kernel.At(t, sum[:], int(h), &gocuSite266, kernel.Write) = gocuV18
+			var gocuV18 float32 = 1 / *kernel.At(t, sum[:], int(h), &gocuSite273, kernel.Read)
+			*kernel.At(t, sum[:], int(h), &gocuSite274, kernel.Write) = gocuV18
 		}
 	}
 	o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	for dt := int32(0); dt < fa128D/8; dt++ {
-		kernel.Loop(t, &gocuSite688)
+		kernel.Loop(t, &gocuSite741)
 		col := int(dt*8 + 2*qd)
 		{
-			var gocuV19 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite268)][:], int(0), &gocuSite268, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite269, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite270)][:], int(1), &gocuSite270, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite271, kernel.Read))
-			*kernel.At(t, o2, int((head+int(rowA)*fa128D+col)/2), &gocuSite272, kernel.Write) = gocuV19
+			var gocuV19 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite276)][:], int(0), &gocuSite276, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite277, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite278)][:], int(1), &gocuSite278, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite279, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA)*fa128D+col)/2), &gocuSite280, kernel.Write) = gocuV19
 		}
 		{
-			var gocuV20 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite273)][:], int(2), &gocuSite273, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite274, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite275)][:], int(3), &gocuSite275, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite276, kernel.Read))
-			*kernel.At(t, o2, int((head+int(rowA+8)*fa128D+col)/2), &gocuSite277, kernel.Write) = gocuV20
+			var gocuV20 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite281)][:], int(2), &gocuSite281, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite282, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite283)][:], int(3), &gocuSite283, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite284, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA+8)*fa128D+col)/2), &gocuSite285, kernel.Write) = gocuV20
 		}
 	}
 }
@@ -4419,7 +4940,7 @@ func gocuChecked_FlashAttention64(t *kernel.Thread, q []kernel.BFloat16, k []ker
 	sl2 := scale * log2e
 	negInf := float32(math.Inf(-1))
 	for i := int32(0); i < fa64Q/8/FlashThreads; i++ {
-		kernel.Loop(t, &gocuSite689)
+		kernel.Loop(t, &gocuSite742)
 		c := tid + i*FlashThreads
 		r, ch := c/fa64Chunk, c%fa64Chunk
 		kernel.CpAsync(t, sm[r*fa64D+(ch^(r&7))*8:], q[head+int(q0+r)*fa64D+int(ch)*8:])
@@ -4435,12 +4956,12 @@ func gocuChecked_FlashAttention64(t *kernel.Thread, q []kernel.BFloat16, k []ker
 	var qf [4]kernel.FragA
 	lr, lc := lane%16, lane/16
 	for ks := int32(0); ks < fa64D/16; ks++ {
-		kernel.Loop(t, &gocuSite690)
+		kernel.Loop(t, &gocuSite743)
 		r := warp*16 + lr
 		ch := ks*2 + lc
 		{
 			var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fa64D+(ch^(r&7))*8:])
-			*kernel.At(t, qf[:], int(ks), &gocuSite281, kernel.Write) = gocuV1
+			*kernel.At(t, qf[:], int(ks), &gocuSite289, kernel.Write) = gocuV1
 		}
 	}
 	var acc [8]kernel.FragC
@@ -4448,7 +4969,7 @@ func gocuChecked_FlashAttention64(t *kernel.Thread, q []kernel.BFloat16, k []ker
 	sum := [2]float32{0, 0}
 	rowA := q0 + warp*16 + g
 	for j := int32(0); j < ntiles; j++ {
-		kernel.Loop(t, &gocuSite691)
+		kernel.Loop(t, &gocuSite744)
 		if j > 0 {
 			kernel.CpAsyncWait(t, 0)
 			t.SyncThreads()
@@ -4461,140 +4982,140 @@ func gocuChecked_FlashAttention64(t *kernel.Thread, q []kernel.BFloat16, k []ker
 		vs0 := ks0 + fa64KV
 		var s [8]kernel.FragC
 		for ks := int32(0); ks < fa64D/16; ks++ {
-			kernel.Loop(t, &gocuSite692)
+			kernel.Loop(t, &gocuSite745)
 			for nj := int32(0); nj < FlashBC/16; nj++ {
-				kernel.Loop(t, &gocuSite693)
+				kernel.Loop(t, &gocuSite746)
 				r := nj*16 + lane%8 + 8*(lane/16)
 				ch := ks*2 + (lane/8)%2
 				kf := kernel.LdMatrixX4(t, sm[ks0+r*fa64D+(ch^(r&7))*8:])
 				{
-					var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite283, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite284, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite285, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite286, kernel.Read))
-					*kernel.At(t, s[:], int(2*nj), &gocuSite287, kernel.Write) = gocuV2
+					var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite291, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite292, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite293, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite294, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj), &gocuSite295, kernel.Write) = gocuV2
 				}
 				{
-					var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite288, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite289, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite290, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite291, kernel.Read))
-					*kernel.At(t, s[:], int(2*nj+1), &gocuSite292, kernel.Write) = gocuV3
+					var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite296, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite297, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite298, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite299, kernel.Read))
+					*kernel.At(t, s[:], int(2*nj+1), &gocuSite300, kernel.Write) = gocuV3
 				}
 			}
 		}
 		diag := causal && (j+1)*FlashBC > q0+warp*16
 		var tmax [2]float32
-		*kernel.At(t, tmax[:], int(0), &gocuSite293, kernel.Write), *kernel.At(t, tmax[:], int(1), &gocuSite294, kernel.Write) = *kernel.At(t, mx[:], int(0), &gocuSite295, kernel.Read), *kernel.At(t, mx[:], int(1), &gocuSite296, kernel.Read)
+		*kernel.At(t, tmax[:], int(0), &gocuSite301, kernel.Write), *kernel.At(t, tmax[:], int(1), &gocuSite302, kernel.Write) = *kernel.At(t, mx[:], int(0), &gocuSite303, kernel.Read), *kernel.At(t, mx[:], int(1), &gocuSite304, kernel.Read)
 		for nt := int32(0); nt < FlashBC/8; nt++ {
-			kernel.Loop(t, &gocuSite694)
+			kernel.Loop(t, &gocuSite747)
 			for e := int32(0); e < 4; e++ {
-				kernel.Loop(t, &gocuSite695)
-				x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite297)][:], int(e), &gocuSite297, kernel.Read) * sl2
+				kernel.Loop(t, &gocuSite748)
+				x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite305)][:], int(e), &gocuSite305, kernel.Read) * sl2
 				if diag && j*FlashBC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
 					x = negInf
 				}
-				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite298)][:], int(e), &gocuSite298, kernel.Write) = x
+				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite306)][:], int(e), &gocuSite306, kernel.Write) = x
 				{
-					var gocuV4 float32 = kernel.Max(*kernel.At(t, tmax[:], int(e/2), &gocuSite299, kernel.Read), x)
-					*kernel.At(t, tmax[:], int(e/2), &gocuSite300, kernel.Write) = gocuV4
+					var gocuV4 float32 = kernel.Max(*kernel.At(t, tmax[:], int(e/2), &gocuSite307, kernel.Read), x)
+					*kernel.At(t, tmax[:], int(e/2), &gocuSite308, kernel.Write) = gocuV4
 				}
 			}
 		}
 		for h := 0; h < 2; h++ {
-			kernel.Loop(t, &gocuSite696)
+			kernel.Loop(t, &gocuSite749)
 			{
-				var gocuV5 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite301, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite302, kernel.Read), 1))
-				*kernel.At(t, tmax[:], int(h), &gocuSite303, kernel.Write) = gocuV5
+				var gocuV5 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite309, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite310, kernel.Read), 1))
+				*kernel.At(t, tmax[:], int(h), &gocuSite311, kernel.Write) = gocuV5
 			}
 			{
-				var gocuV6 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite304, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite305, kernel.Read), 2))
-				*kernel.At(t, tmax[:], int(h), &gocuSite306, kernel.Write) = gocuV6
+				var gocuV6 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite312, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite313, kernel.Read), 2))
+				*kernel.At(t, tmax[:], int(h), &gocuSite314, kernel.Write) = gocuV6
 			}
 		}
 		var corr [2]float32
 		for h := 0; h < 2; h++ {
-			kernel.Loop(t, &gocuSite697)
+			kernel.Loop(t, &gocuSite750)
 			{
-				var gocuV7 float32 = kernel.Exp2(*kernel.At(t, mx[:], int(h), &gocuSite307, kernel.Read) - *kernel.At(t, tmax[:], int(h), &gocuSite308, kernel.Read))
-				*kernel.At(t, corr[:], int(h), &gocuSite309, kernel.Write) = gocuV7
+				var gocuV7 float32 = kernel.Exp2(*kernel.At(t, mx[:], int(h), &gocuSite315, kernel.Read) - *kernel.At(t, tmax[:], int(h), &gocuSite316, kernel.Read))
+				*kernel.At(t, corr[:], int(h), &gocuSite317, kernel.Write) = gocuV7
 			}
 			{
-				var gocuV8 float32 = *kernel.At(t, tmax[:], int(h), &gocuSite310, kernel.Read)
-				*kernel.At(t, mx[:], int(h), &gocuSite311, kernel.Write) = gocuV8
+				var gocuV8 float32 = *kernel.At(t, tmax[:], int(h), &gocuSite318, kernel.Read)
+				*kernel.At(t, mx[:], int(h), &gocuSite319, kernel.Write) = gocuV8
 			}
 			{
-				var gocuV9 float32 = *kernel.At(t, corr[:], int(h), &gocuSite312, kernel.Read)
-				*kernel.At(t, sum[:], int(h), &gocuSite313, kernel.ReadWrite) *= gocuV9
+				var gocuV9 float32 = *kernel.At(t, corr[:], int(h), &gocuSite320, kernel.Read)
+				*kernel.At(t, sum[:], int(h), &gocuSite321, kernel.ReadWrite) *= gocuV9
 			}
 		}
 		for nt := int32(0); nt < FlashBC/8; nt++ {
-			kernel.Loop(t, &gocuSite698)
+			kernel.Loop(t, &gocuSite751)
 			for e := int32(0); e < 4; e++ {
-				kernel.Loop(t, &gocuSite699)
-				p := kernel.Exp2(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite314)][:], int(e), &gocuSite314, kernel.Read) - *kernel.At(t, mx[:], int(e/2), &gocuSite315, kernel.Read))
-				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite316)][:], int(e), &gocuSite316, kernel.Write) = p
-				*kernel.At(t, sum[:], int(e/2), &gocuSite317, kernel.ReadWrite) += p
+				kernel.Loop(t, &gocuSite752)
+				p := kernel.Exp2(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite322)][:], int(e), &gocuSite322, kernel.Read) - *kernel.At(t, mx[:], int(e/2), &gocuSite323, kernel.Read))
+				*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite324)][:], int(e), &gocuSite324, kernel.Write) = p
+				*kernel.At(t, sum[:], int(e/2), &gocuSite325, kernel.ReadWrite) += p
 			}
 		}
 		for dt := 0; dt < fa64D/8; dt++ {
-			kernel.Loop(t, &gocuSite700)
+			kernel.Loop(t, &gocuSite753)
 			{
-				var gocuV10 float32 = *kernel.At(t, corr[:], int(0), &gocuSite318, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite319)][:], int(0), &gocuSite319, kernel.ReadWrite) *= gocuV10
+				var gocuV10 float32 = *kernel.At(t, corr[:], int(0), &gocuSite326, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite327)][:], int(0), &gocuSite327, kernel.ReadWrite) *= gocuV10
 			}
 			{
-				var gocuV11 float32 = *kernel.At(t, corr[:], int(0), &gocuSite320, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite321)][:], int(1), &gocuSite321, kernel.ReadWrite) *= gocuV11
+				var gocuV11 float32 = *kernel.At(t, corr[:], int(0), &gocuSite328, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite329)][:], int(1), &gocuSite329, kernel.ReadWrite) *= gocuV11
 			}
 			{
-				var gocuV12 float32 = *kernel.At(t, corr[:], int(1), &gocuSite322, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite323)][:], int(2), &gocuSite323, kernel.ReadWrite) *= gocuV12
+				var gocuV12 float32 = *kernel.At(t, corr[:], int(1), &gocuSite330, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite331)][:], int(2), &gocuSite331, kernel.ReadWrite) *= gocuV12
 			}
 			{
-				var gocuV13 float32 = *kernel.At(t, corr[:], int(1), &gocuSite324, kernel.Read)
-				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite325)][:], int(3), &gocuSite325, kernel.ReadWrite) *= gocuV13
+				var gocuV13 float32 = *kernel.At(t, corr[:], int(1), &gocuSite332, kernel.Read)
+				*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite333)][:], int(3), &gocuSite333, kernel.ReadWrite) *= gocuV13
 			}
 		}
 		for kk := int32(0); kk < FlashBC/16; kk++ {
-			kernel.Loop(t, &gocuSite701)
-			pa := kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite326)][:], int(0), &gocuSite326, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite327)][:], int(1), &gocuSite327, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite328)][:], int(2), &gocuSite328, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite329)][:], int(3), &gocuSite329, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite330)][:], int(0), &gocuSite330, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite331)][:], int(1), &gocuSite331, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite332)][:], int(2), &gocuSite332, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite333)][:], int(3), &gocuSite333, kernel.Read))}
+			kernel.Loop(t, &gocuSite754)
+			pa := kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite334)][:], int(0), &gocuSite334, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite335)][:], int(1), &gocuSite335, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite336)][:], int(2), &gocuSite336, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite337)][:], int(3), &gocuSite337, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite338)][:], int(0), &gocuSite338, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite339)][:], int(1), &gocuSite339, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite340)][:], int(2), &gocuSite340, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite341)][:], int(3), &gocuSite341, kernel.Read))}
 			for nd := int32(0); nd < fa64D/16; nd++ {
-				kernel.Loop(t, &gocuSite702)
+				kernel.Loop(t, &gocuSite755)
 				r := kk*16 + lr
 				ch := nd*2 + lc
 				vf := kernel.LdMatrixX4Trans(t, sm[vs0+r*fa64D+(ch^(r&7))*8:])
 				{
-					var gocuV14 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite335, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite336, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite337, kernel.Read))
-					*kernel.At(t, acc[:], int(2*nd), &gocuSite338, kernel.Write) = gocuV14
+					var gocuV14 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite343, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite344, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite345, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd), &gocuSite346, kernel.Write) = gocuV14
 				}
 				{
-					var gocuV15 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite339, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite340, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite341, kernel.Read))
-					*kernel.At(t, acc[:], int(2*nd+1), &gocuSite342, kernel.Write) = gocuV15
+					var gocuV15 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite347, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite348, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite349, kernel.Read))
+					*kernel.At(t, acc[:], int(2*nd+1), &gocuSite350, kernel.Write) = gocuV15
 				}
 			}
 		}
 	}
 	for h := 0; h < 2; h++ {
-		kernel.Loop(t, &gocuSite703)
+		kernel.Loop(t, &gocuSite756)
 		{
-			var gocuV16 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite343, kernel.Read), 1)
-			*kernel.At(t, sum[:], int(h), &gocuSite344, kernel.ReadWrite) += gocuV16
+			var gocuV16 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite351, kernel.Read), 1)
+			*kernel.At(t, sum[:], int(h), &gocuSite352, kernel.ReadWrite) += gocuV16
 		}
 		{
-			var gocuV17 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite345, kernel.Read), 2)
-			*kernel.At(t, sum[:], int(h), &gocuSite346, kernel.ReadWrite) += gocuV17
+			var gocuV17 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite353, kernel.Read), 2)
+			*kernel.At(t, sum[:], int(h), &gocuSite354, kernel.ReadWrite) += gocuV17
 		}
 		{
-			var gocuV18 float32 = 1 / *kernel.At(t, sum[:], int(h), &gocuSite347, kernel.Read)
-			*kernel.At(t, sum[:], int(h), &gocuSite348, kernel.Write) = gocuV18
+			var gocuV18 float32 = 1 / *kernel.At(t, sum[:], int(h), &gocuSite355, kernel.Read)
+			*kernel.At(t, sum[:], int(h), &gocuSite356, kernel.Write) = gocuV18
 		}
 	}
 	o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	for dt := int32(0); dt < fa64D/8; dt++ {
-		kernel.Loop(t, &gocuSite704)
+		kernel.Loop(t, &gocuSite757)
 		col := int(dt*8 + 2*qd)
 		{
-			var gocuV19 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite350)][:], int(0), &gocuSite350, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite351, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite352)][:], int(1), &gocuSite352, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite353, kernel.Read))
-			*kernel.At(t, o2, int((head+int(rowA)*fa64D+col)/2), &gocuSite354, kernel.Write) = gocuV19
+			var gocuV19 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite358)][:], int(0), &gocuSite358, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite359, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite360)][:], int(1), &gocuSite360, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite361, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA)*fa64D+col)/2), &gocuSite362, kernel.Write) = gocuV19
 		}
 		{
-			var gocuV20 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite355)][:], int(2), &gocuSite355, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite356, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite357)][:], int(3), &gocuSite357, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite358, kernel.Read))
-			*kernel.At(t, o2, int((head+int(rowA+8)*fa64D+col)/2), &gocuSite359, kernel.Write) = gocuV20
+			var gocuV20 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite363)][:], int(2), &gocuSite363, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite364, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite365)][:], int(3), &gocuSite365, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite366, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA+8)*fa64D+col)/2), &gocuSite367, kernel.Write) = gocuV20
 		}
 	}
 }
@@ -4616,7 +5137,7 @@ func gocuChecked_FlashAttn128B128(t *kernel.Thread, q []kernel.BFloat16, k []ker
 	soff := cr*fab128D + (cc^(cr&7))*8
 	goff := head + int(cr)*fab128D + int(cc)*8
 	for i := int32(0); i < FAB128BR/fab128Rows; i++ {
-		kernel.Loop(t, &gocuSite705)
+		kernel.Loop(t, &gocuSite758)
 		kernel.CpAsync(t, sm[soff+i*fab128Rows*fab128D:], q[goff+int(q0+i*fab128Rows)*fab128D:])
 	}
 	ntiles, nfull := seq/FAB128BC, seq/FAB128BC
@@ -4631,12 +5152,12 @@ func gocuChecked_FlashAttn128B128(t *kernel.Thread, q []kernel.BFloat16, k []ker
 	var qf [8]kernel.FragA
 	lr, lc := lane%16, lane/16
 	for ks := int32(0); ks < fab128D/16; ks++ {
-		kernel.Loop(t, &gocuSite706)
+		kernel.Loop(t, &gocuSite759)
 		r := warp*16 + lr
 		ch := ks*2 + lc
 		{
 			var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fab128D+(ch^(r&7))*8:])
-			*kernel.At(t, qf[:], int(ks), &gocuSite363, kernel.Write) = gocuV1
+			*kernel.At(t, qf[:], int(ks), &gocuSite371, kernel.Write) = gocuV1
 		}
 	}
 	l7 := lane % 8
@@ -4645,9 +5166,9 @@ func gocuChecked_FlashAttn128B128(t *kernel.Thread, q []kernel.BFloat16, k []ker
 	rowV := lr*fab128D + 8*((lc^l7)&1)
 	var kOff, vOff [4]int32
 	for j := int32(0); j < 4; j++ {
-		kernel.Loop(t, &gocuSite707)
-		*kernel.At(t, kOff[:], int(j), &gocuSite364, kernel.Write) = rowK + 16*(j^h)
-		*kernel.At(t, vOff[:], int(j), &gocuSite365, kernel.Write) = rowV + 16*(j^h)
+		kernel.Loop(t, &gocuSite760)
+		*kernel.At(t, kOff[:], int(j), &gocuSite372, kernel.Write) = rowK + 16*(j^h)
+		*kernel.At(t, vOff[:], int(j), &gocuSite373, kernel.Write) = rowV + 16*(j^h)
 	}
 	var acc [16]kernel.FragC
 	negInf := float32(math.Inf(-1))
@@ -4655,39 +5176,39 @@ func gocuChecked_FlashAttn128B128(t *kernel.Thread, q []kernel.BFloat16, k []ker
 	sum := [2]float32{0, 0}
 	rowA := q0 + warp*16 + g
 	for j := int32(0); j < nfull; j++ {
-		kernel.Loop(t, &gocuSite708)
+		kernel.Loop(t, &gocuSite761)
 		acc, mx, sum = gocuChecked_fab128Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false)
 	}
 	for j := nfull; j < ntiles; j++ {
-		kernel.Loop(t, &gocuSite709)
+		kernel.Loop(t, &gocuSite762)
 		acc, mx, sum = gocuChecked_fab128Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true)
 	}
 	for hh := 0; hh < 2; hh++ {
-		kernel.Loop(t, &gocuSite710)
+		kernel.Loop(t, &gocuSite763)
 		{
-			var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite366, kernel.Read), 1)
-			*kernel.At(t, sum[:], int(hh), &gocuSite367, kernel.ReadWrite) += gocuV2
+			var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite374, kernel.Read), 1)
+			*kernel.At(t, sum[:], int(hh), &gocuSite375, kernel.ReadWrite) += gocuV2
 		}
 		{
-			var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite368, kernel.Read), 2)
-			*kernel.At(t, sum[:], int(hh), &gocuSite369, kernel.ReadWrite) += gocuV3
+			var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite376, kernel.Read), 2)
+			*kernel.At(t, sum[:], int(hh), &gocuSite377, kernel.ReadWrite) += gocuV3
 		}
 		{
-			var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite370, kernel.Read)
-			*kernel.At(t, sum[:], int(hh), &gocuSite371, kernel.Write) = gocuV4
+			var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite378, kernel.Read)
+			*kernel.At(t, sum[:], int(hh), &gocuSite379, kernel.Write) = gocuV4
 		}
 	}
 	o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	for dt := int32(0); dt < fab128D/8; dt++ {
-		kernel.Loop(t, &gocuSite711)
+		kernel.Loop(t, &gocuSite764)
 		col := int(dt*8 + 2*qd)
 		{
-			var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite373)][:], int(0), &gocuSite373, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite374, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite375)][:], int(1), &gocuSite375, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite376, kernel.Read))
-			*kernel.At(t, o2, int((head+int(rowA)*fab128D+col)/2), &gocuSite377, kernel.Write) = gocuV5
+			var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite381)][:], int(0), &gocuSite381, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite382, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite383)][:], int(1), &gocuSite383, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite384, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA)*fab128D+col)/2), &gocuSite385, kernel.Write) = gocuV5
 		}
 		{
-			var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite378)][:], int(2), &gocuSite378, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite379, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite380)][:], int(3), &gocuSite380, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite381, kernel.Read))
-			*kernel.At(t, o2, int((head+int(rowA+8)*fab128D+col)/2), &gocuSite382, kernel.Write) = gocuV6
+			var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite386)][:], int(2), &gocuSite386, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite387, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite388)][:], int(3), &gocuSite388, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite389, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA+8)*fab128D+col)/2), &gocuSite390, kernel.Write) = gocuV6
 		}
 	}
 }
@@ -4709,7 +5230,7 @@ func gocuChecked_FlashAttn128B64(t *kernel.Thread, q []kernel.BFloat16, k []kern
 	soff := cr*fab64D + (cc^(cr&7))*8
 	goff := head + int(cr)*fab64D + int(cc)*8
 	for i := int32(0); i < FAB64BR/fab64Rows; i++ {
-		kernel.Loop(t, &gocuSite712)
+		kernel.Loop(t, &gocuSite765)
 		kernel.CpAsync(t, sm[soff+i*fab64Rows*fab64D:], q[goff+int(q0+i*fab64Rows)*fab64D:])
 	}
 	ntiles, nfull := seq/FAB64BC, seq/FAB64BC
@@ -4724,12 +5245,12 @@ func gocuChecked_FlashAttn128B64(t *kernel.Thread, q []kernel.BFloat16, k []kern
 	var qf [8]kernel.FragA
 	lr, lc := lane%16, lane/16
 	for ks := int32(0); ks < fab64D/16; ks++ {
-		kernel.Loop(t, &gocuSite713)
+		kernel.Loop(t, &gocuSite766)
 		r := warp*16 + lr
 		ch := ks*2 + lc
 		{
 			var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fab64D+(ch^(r&7))*8:])
-			*kernel.At(t, qf[:], int(ks), &gocuSite386, kernel.Write) = gocuV1
+			*kernel.At(t, qf[:], int(ks), &gocuSite394, kernel.Write) = gocuV1
 		}
 	}
 	l7 := lane % 8
@@ -4738,9 +5259,9 @@ func gocuChecked_FlashAttn128B64(t *kernel.Thread, q []kernel.BFloat16, k []kern
 	rowV := lr*fab64D + 8*((lc^l7)&1)
 	var kOff, vOff [4]int32
 	for j := int32(0); j < 4; j++ {
-		kernel.Loop(t, &gocuSite714)
-		*kernel.At(t, kOff[:], int(j), &gocuSite387, kernel.Write) = rowK + 16*(j^h)
-		*kernel.At(t, vOff[:], int(j), &gocuSite388, kernel.Write) = rowV + 16*(j^h)
+		kernel.Loop(t, &gocuSite767)
+		*kernel.At(t, kOff[:], int(j), &gocuSite395, kernel.Write) = rowK + 16*(j^h)
+		*kernel.At(t, vOff[:], int(j), &gocuSite396, kernel.Write) = rowV + 16*(j^h)
 	}
 	var acc [16]kernel.FragC
 	negInf := float32(math.Inf(-1))
@@ -4748,39 +5269,39 @@ func gocuChecked_FlashAttn128B64(t *kernel.Thread, q []kernel.BFloat16, k []kern
 	sum := [2]float32{0, 0}
 	rowA := q0 + warp*16 + g
 	for j := int32(0); j < nfull; j++ {
-		kernel.Loop(t, &gocuSite715)
+		kernel.Loop(t, &gocuSite768)
 		acc, mx, sum = gocuChecked_fab64Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false)
 	}
 	for j := nfull; j < ntiles; j++ {
-		kernel.Loop(t, &gocuSite716)
+		kernel.Loop(t, &gocuSite769)
 		acc, mx, sum = gocuChecked_fab64Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true)
 	}
 	for hh := 0; hh < 2; hh++ {
-		kernel.Loop(t, &gocuSite717)
+		kernel.Loop(t, &gocuSite770)
 		{
-			var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite389, kernel.Read), 1)
-			*kernel.At(t, sum[:], int(hh), &gocuSite390, kernel.ReadWrite) += gocuV2
+			var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite397, kernel.Read), 1)
+			*kernel.At(t, sum[:], int(hh), &gocuSite398, kernel.ReadWrite) += gocuV2
 		}
 		{
-			var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite391, kernel.Read), 2)
-			*kernel.At(t, sum[:], int(hh), &gocuSite392, kernel.ReadWrite) += gocuV3
+			var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite399, kernel.Read), 2)
+			*kernel.At(t, sum[:], int(hh), &gocuSite400, kernel.ReadWrite) += gocuV3
 		}
 		{
-			var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite393, kernel.Read)
-			*kernel.At(t, sum[:], int(hh), &gocuSite394, kernel.Write) = gocuV4
+			var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite401, kernel.Read)
+			*kernel.At(t, sum[:], int(hh), &gocuSite402, kernel.Write) = gocuV4
 		}
 	}
 	o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	for dt := int32(0); dt < fab64D/8; dt++ {
-		kernel.Loop(t, &gocuSite718)
+		kernel.Loop(t, &gocuSite771)
 		col := int(dt*8 + 2*qd)
 		{
-			var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite396)][:], int(0), &gocuSite396, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite397, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite398)][:], int(1), &gocuSite398, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite399, kernel.Read))
-			*kernel.At(t, o2, int((head+int(rowA)*fab64D+col)/2), &gocuSite400, kernel.Write) = gocuV5
+			var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite404)][:], int(0), &gocuSite404, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite405, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite406)][:], int(1), &gocuSite406, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite407, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA)*fab64D+col)/2), &gocuSite408, kernel.Write) = gocuV5
 		}
 		{
-			var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite401)][:], int(2), &gocuSite401, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite402, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite403)][:], int(3), &gocuSite403, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite404, kernel.Read))
-			*kernel.At(t, o2, int((head+int(rowA+8)*fab64D+col)/2), &gocuSite405, kernel.Write) = gocuV6
+			var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite409)][:], int(2), &gocuSite409, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite410, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite411)][:], int(3), &gocuSite411, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite412, kernel.Read))
+			*kernel.At(t, o2, int((head+int(rowA+8)*fab64D+col)/2), &gocuSite413, kernel.Write) = gocuV6
 		}
 	}
 }
@@ -4805,14 +5326,14 @@ func gocuChecked_GemmBF16(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFlo
 	sa1 := (ar+64)*BF16BK + (ac^(((ar+64)>>1)&3))*8
 	sb := bf16StageA + br*BF16BN + (bc^(br&7))*8
 	for s := int32(0); s < BF16Stages-1; s++ {
-		kernel.Loop(t, &gocuSite719)
+		kernel.Loop(t, &gocuSite772)
 		if s < kt {
 			st := s * bf16Stage
 			ka := int(s * BF16BK)
 			kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
 			kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
 			for i := int32(0); i < 4; i++ {
-				kernel.Loop(t, &gocuSite720)
+				kernel.Loop(t, &gocuSite773)
 				kernel.CpAsyncZfill(t, sm[st+sb+i*8*BF16BN:], b[boff+int(s*BF16BK+i*8)*int(n):], bvalid)
 			}
 		}
@@ -4821,7 +5342,7 @@ func gocuChecked_GemmBF16(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFlo
 	var acc [4][8]kernel.FragC
 	lr, lc := lane%16, lane/16
 	for i := int32(0); i < kt; i++ {
-		kernel.Loop(t, &gocuSite721)
+		kernel.Loop(t, &gocuSite774)
 		kernel.CpAsyncWait(t, BF16Stages-2)
 		t.SyncThreads()
 		if nxt := i + BF16Stages - 1; nxt < kt {
@@ -4830,46 +5351,46 @@ func gocuChecked_GemmBF16(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFlo
 			kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
 			kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
 			for j := int32(0); j < 4; j++ {
-				kernel.Loop(t, &gocuSite722)
+				kernel.Loop(t, &gocuSite775)
 				kernel.CpAsyncZfill(t, sm[st+sb+j*8*BF16BN:], b[boff+int(nxt*BF16BK+j*8)*int(n):], bvalid)
 			}
 		}
 		kernel.CpAsyncCommit(t)
 		st := (i % BF16Stages) * bf16Stage
 		for ks := int32(0); ks < 2; ks++ {
-			kernel.Loop(t, &gocuSite723)
+			kernel.Loop(t, &gocuSite776)
 			var af [4]kernel.FragA
 			var bf [8]kernel.FragB
 			for mi := int32(0); mi < 4; mi++ {
-				kernel.Loop(t, &gocuSite724)
+				kernel.Loop(t, &gocuSite777)
 				row := wm*64 + mi*16 + lr
 				ch := ks*2 + lc
 				{
 					var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[st+row*BF16BK+(ch^((row>>1)&3))*8:])
-					*kernel.At(t, af[:], int(mi), &gocuSite419, kernel.Write) = gocuV1
+					*kernel.At(t, af[:], int(mi), &gocuSite427, kernel.Write) = gocuV1
 				}
 			}
 			for nj := int32(0); nj < 4; nj++ {
-				kernel.Loop(t, &gocuSite725)
+				kernel.Loop(t, &gocuSite778)
 				row := ks*16 + lr
 				ch := wn*8 + nj*2 + lc
 				r := kernel.LdMatrixX4Trans(t, sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:])
 				{
-					var gocuV2 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(0), &gocuSite421, kernel.Read), *kernel.At(t, r[:], int(1), &gocuSite422, kernel.Read)}
-					*kernel.At(t, bf[:], int(2*nj), &gocuSite423, kernel.Write) = gocuV2
+					var gocuV2 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(0), &gocuSite429, kernel.Read), *kernel.At(t, r[:], int(1), &gocuSite430, kernel.Read)}
+					*kernel.At(t, bf[:], int(2*nj), &gocuSite431, kernel.Write) = gocuV2
 				}
 				{
-					var gocuV3 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(2), &gocuSite424, kernel.Read), *kernel.At(t, r[:], int(3), &gocuSite425, kernel.Read)}
-					*kernel.At(t, bf[:], int(2*nj+1), &gocuSite426, kernel.Write) = gocuV3
+					var gocuV3 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(2), &gocuSite432, kernel.Read), *kernel.At(t, r[:], int(3), &gocuSite433, kernel.Read)}
+					*kernel.At(t, bf[:], int(2*nj+1), &gocuSite434, kernel.Write) = gocuV3
 				}
 			}
 			for mi := 0; mi < 4; mi++ {
-				kernel.Loop(t, &gocuSite726)
+				kernel.Loop(t, &gocuSite779)
 				for ni := 0; ni < 8; ni++ {
-					kernel.Loop(t, &gocuSite727)
+					kernel.Loop(t, &gocuSite780)
 					{
-						var gocuV4 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[:], int(mi), &gocuSite427, kernel.Read), *kernel.At(t, bf[:], int(ni), &gocuSite428, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite429)][:], int(ni), &gocuSite429, kernel.Read))
-						*kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite430)][:], int(ni), &gocuSite430, kernel.Write) = gocuV4
+						var gocuV4 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[:], int(mi), &gocuSite435, kernel.Read), *kernel.At(t, bf[:], int(ni), &gocuSite436, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite437)][:], int(ni), &gocuSite437, kernel.Read))
+						*kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite438)][:], int(ni), &gocuSite438, kernel.Write) = gocuV4
 					}
 				}
 			}
@@ -4879,20 +5400,20 @@ func gocuChecked_GemmBF16(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFlo
 	c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
 	g, q := lane/4, lane%4
 	for mi := 0; mi < 4; mi++ {
-		kernel.Loop(t, &gocuSite728)
+		kernel.Loop(t, &gocuSite781)
 		row := int(bm + wm*64 + int32(mi)*16 + g)
 		for ni := 0; ni < 8; ni++ {
-			kernel.Loop(t, &gocuSite729)
+			kernel.Loop(t, &gocuSite782)
 			col := bn + wn*64 + int32(ni)*8 + 2*q
 			if col < n {
-				v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite432)][:], int(ni), &gocuSite432, kernel.Read)
+				v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite440)][:], int(ni), &gocuSite440, kernel.Read)
 				{
-					var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite433, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite434, kernel.Read))
-					*kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite435, kernel.Write) = gocuV5
+					var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite441, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite442, kernel.Read))
+					*kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite443, kernel.Write) = gocuV5
 				}
 				{
-					var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite436, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite437, kernel.Read))
-					*kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite438, kernel.Write) = gocuV6
+					var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite444, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite445, kernel.Read))
+					*kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite446, kernel.Write) = gocuV6
 				}
 			}
 		}
@@ -4919,7 +5440,7 @@ func gocuChecked_GemmBF16Pipe32(t *kernel.Thread, a []kernel.BFloat16, b []kerne
 	}
 	aStep, bStep := gp32ARows*int(k), gp32BRows*int(n)
 	for s := int32(0); s < GP32Stages-1; s++ {
-		kernel.Loop(t, &gocuSite730)
+		kernel.Loop(t, &gocuSite783)
 		if s < kt {
 			gocuChecked_gp32Load(t, sm[s*gp32Stage:], ag[int(s*GP32BK):], bg[int(s*GP32BK)*int(n):], sa, sb, aStep, bStep, bvalid)
 		}
@@ -4928,33 +5449,33 @@ func gocuChecked_GemmBF16Pipe32(t *kernel.Thread, a []kernel.BFloat16, b []kerne
 	lr, lc := lane%16, lane/16
 	var aOff [2]int32
 	for ks := int32(0); ks < gp32KS; ks++ {
-		kernel.Loop(t, &gocuSite731)
-		*kernel.At(t, aOff[:], int(ks), &gocuSite444, kernel.Write) = (wm*64+lr)*GP32BK + ((2*ks+lc)^((lr/(8/gp32R))&(gp32R-1)))*8
+		kernel.Loop(t, &gocuSite784)
+		*kernel.At(t, aOff[:], int(ks), &gocuSite452, kernel.Write) = (wm*64+lr)*GP32BK + ((2*ks+lc)^((lr/(8/gp32R))&(gp32R-1)))*8
 	}
 	var bOff [4]int32
 	for nj := int32(0); nj < 4; nj++ {
-		kernel.Loop(t, &gocuSite732)
-		*kernel.At(t, bOff[:], int(nj), &gocuSite445, kernel.Write) = gp32SA + lr*GP32BN + (wn*8+2*(nj^((lr&7)/2))+((lc^lr)&1))*8
+		kernel.Loop(t, &gocuSite785)
+		*kernel.At(t, bOff[:], int(nj), &gocuSite453, kernel.Write) = gp32SA + lr*GP32BN + (wn*8+2*(nj^((lr&7)/2))+((lc^lr)&1))*8
 	}
 	var acc [4][8]kernel.FragC
 	var af [2][4]kernel.FragA
 	var bf [2][8]kernel.FragB
 	kernel.CpAsyncWait(t, GP32Stages-2)
 	t.SyncThreads()
-	*kernel.At(t, af[:], int(0), &gocuSite447, kernel.Write), *kernel.At(t, bf[:], int(0), &gocuSite448, kernel.Write) = gocuChecked_gp32Frags(t, sm, *kernel.At(t, aOff[:], int(0), &gocuSite446, kernel.Read), bOff, 0)
+	*kernel.At(t, af[:], int(0), &gocuSite455, kernel.Write), *kernel.At(t, bf[:], int(0), &gocuSite456, kernel.Write) = gocuChecked_gp32Frags(t, sm, *kernel.At(t, aOff[:], int(0), &gocuSite454, kernel.Read), bOff, 0)
 	for i := int32(0); i < kt; i++ {
-		kernel.Loop(t, &gocuSite733)
+		kernel.Loop(t, &gocuSite786)
 		st := (i % GP32Stages) * gp32Stage
 		for ks := int32(0); ks < gp32KS; ks++ {
-			kernel.Loop(t, &gocuSite734)
+			kernel.Loop(t, &gocuSite787)
 			if ks == gp32KS-1 {
 				kernel.CpAsyncWait(t, GP32Stages-2)
 				t.SyncThreads()
 			}
 			if ks < gp32KS-1 {
-				*kernel.At(t, af[:], int((ks+1)%2), &gocuSite451, kernel.Write), *kernel.At(t, bf[:], int((ks+1)%2), &gocuSite452, kernel.Write) = gocuChecked_gp32Frags(t, sm[st:], *kernel.At(t, aOff[:], int(ks+1), &gocuSite450, kernel.Read), bOff, ks+1)
+				*kernel.At(t, af[:], int((ks+1)%2), &gocuSite459, kernel.Write), *kernel.At(t, bf[:], int((ks+1)%2), &gocuSite460, kernel.Write) = gocuChecked_gp32Frags(t, sm[st:], *kernel.At(t, aOff[:], int(ks+1), &gocuSite458, kernel.Read), bOff, ks+1)
 			} else if i+1 < kt {
-				*kernel.At(t, af[:], int((ks+1)%2), &gocuSite455, kernel.Write), *kernel.At(t, bf[:], int((ks+1)%2), &gocuSite456, kernel.Write) = gocuChecked_gp32Frags(t, sm[((i+1)%GP32Stages)*gp32Stage:], *kernel.At(t, aOff[:], int(0), &gocuSite454, kernel.Read), bOff, 0)
+				*kernel.At(t, af[:], int((ks+1)%2), &gocuSite463, kernel.Write), *kernel.At(t, bf[:], int((ks+1)%2), &gocuSite464, kernel.Write) = gocuChecked_gp32Frags(t, sm[((i+1)%GP32Stages)*gp32Stage:], *kernel.At(t, aOff[:], int(0), &gocuSite462, kernel.Read), bOff, 0)
 			}
 			if ks == 0 {
 				if nxt := i + GP32Stages - 1; nxt < kt {
@@ -4963,12 +5484,12 @@ func gocuChecked_GemmBF16Pipe32(t *kernel.Thread, a []kernel.BFloat16, b []kerne
 				kernel.CpAsyncCommit(t)
 			}
 			for mi := 0; mi < 4; mi++ {
-				kernel.Loop(t, &gocuSite735)
+				kernel.Loop(t, &gocuSite788)
 				for ni := 0; ni < 8; ni++ {
-					kernel.Loop(t, &gocuSite736)
+					kernel.Loop(t, &gocuSite789)
 					{
-						var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[kernel.Index(t, int(ks%2), 2, &gocuSite460)][:], int(mi), &gocuSite460, kernel.Read), *kernel.At(t, bf[kernel.Index(t, int(ks%2), 2, &gocuSite461)][:], int(ni), &gocuSite461, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite462)][:], int(ni), &gocuSite462, kernel.Read))
-						*kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite463)][:], int(ni), &gocuSite463, kernel.Write) = gocuV1
+						var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[kernel.Index(t, int(ks%2), 2, &gocuSite468)][:], int(mi), &gocuSite468, kernel.Read), *kernel.At(t, bf[kernel.Index(t, int(ks%2), 2, &gocuSite469)][:], int(ni), &gocuSite469, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite470)][:], int(ni), &gocuSite470, kernel.Read))
+						*kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite471)][:], int(ni), &gocuSite471, kernel.Write) = gocuV1
 					}
 				}
 			}
@@ -4978,20 +5499,20 @@ func gocuChecked_GemmBF16Pipe32(t *kernel.Thread, a []kernel.BFloat16, b []kerne
 	c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
 	g, q := lane/4, lane%4
 	for mi := 0; mi < 4; mi++ {
-		kernel.Loop(t, &gocuSite737)
+		kernel.Loop(t, &gocuSite790)
 		row := int(bm + wm*64 + int32(mi)*16 + g)
 		for ni := 0; ni < 8; ni++ {
-			kernel.Loop(t, &gocuSite738)
+			kernel.Loop(t, &gocuSite791)
 			col := bn + wn*64 + int32(ni)*8 + 2*q
 			if col < n {
-				v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite465)][:], int(ni), &gocuSite465, kernel.Read)
+				v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite473)][:], int(ni), &gocuSite473, kernel.Read)
 				{
-					var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite466, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite467, kernel.Read))
-					*kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite468, kernel.Write) = gocuV2
+					var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite474, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite475, kernel.Read))
+					*kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite476, kernel.Write) = gocuV2
 				}
 				{
-					var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite469, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite470, kernel.Read))
-					*kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite471, kernel.Write) = gocuV3
+					var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite477, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite478, kernel.Read))
+					*kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite479, kernel.Write) = gocuV3
 				}
 			}
 		}
@@ -5018,7 +5539,7 @@ func gocuChecked_GemmBF16Pipe64(t *kernel.Thread, a []kernel.BFloat16, b []kerne
 	}
 	aStep, bStep := gp64ARows*int(k), gp64BRows*int(n)
 	for s := int32(0); s < GP64Stages-1; s++ {
-		kernel.Loop(t, &gocuSite739)
+		kernel.Loop(t, &gocuSite792)
 		if s < kt {
 			gocuChecked_gp64Load(t, sm[s*gp64Stage:], ag[int(s*GP64BK):], bg[int(s*GP64BK)*int(n):], sa, sb, aStep, bStep, bvalid)
 		}
@@ -5027,33 +5548,33 @@ func gocuChecked_GemmBF16Pipe64(t *kernel.Thread, a []kernel.BFloat16, b []kerne
 	lr, lc := lane%16, lane/16
 	var aOff [4]int32
 	for ks := int32(0); ks < gp64KS; ks++ {
-		kernel.Loop(t, &gocuSite740)
-		*kernel.At(t, aOff[:], int(ks), &gocuSite477, kernel.Write) = (wm*64+lr)*GP64BK + ((2*ks+lc)^((lr/(8/gp64R))&(gp64R-1)))*8
+		kernel.Loop(t, &gocuSite793)
+		*kernel.At(t, aOff[:], int(ks), &gocuSite485, kernel.Write) = (wm*64+lr)*GP64BK + ((2*ks+lc)^((lr/(8/gp64R))&(gp64R-1)))*8
 	}
 	var bOff [4]int32
 	for nj := int32(0); nj < 4; nj++ {
-		kernel.Loop(t, &gocuSite741)
-		*kernel.At(t, bOff[:], int(nj), &gocuSite478, kernel.Write) = gp64SA + lr*GP64BN + (wn*8+2*(nj^((lr&7)/2))+((lc^lr)&1))*8
+		kernel.Loop(t, &gocuSite794)
+		*kernel.At(t, bOff[:], int(nj), &gocuSite486, kernel.Write) = gp64SA + lr*GP64BN + (wn*8+2*(nj^((lr&7)/2))+((lc^lr)&1))*8
 	}
 	var acc [4][8]kernel.FragC
 	var af [2][4]kernel.FragA
 	var bf [2][8]kernel.FragB
 	kernel.CpAsyncWait(t, GP64Stages-2)
 	t.SyncThreads()
-	*kernel.At(t, af[:], int(0), &gocuSite480, kernel.Write), *kernel.At(t, bf[:], int(0), &gocuSite481, kernel.Write) = gocuChecked_gp64Frags(t, sm, *kernel.At(t, aOff[:], int(0), &gocuSite479, kernel.Read), bOff, 0)
+	*kernel.At(t, af[:], int(0), &gocuSite488, kernel.Write), *kernel.At(t, bf[:], int(0), &gocuSite489, kernel.Write) = gocuChecked_gp64Frags(t, sm, *kernel.At(t, aOff[:], int(0), &gocuSite487, kernel.Read), bOff, 0)
 	for i := int32(0); i < kt; i++ {
-		kernel.Loop(t, &gocuSite742)
+		kernel.Loop(t, &gocuSite795)
 		st := (i % GP64Stages) * gp64Stage
 		for ks := int32(0); ks < gp64KS; ks++ {
-			kernel.Loop(t, &gocuSite743)
+			kernel.Loop(t, &gocuSite796)
 			if ks == gp64KS-1 {
 				kernel.CpAsyncWait(t, GP64Stages-2)
 				t.SyncThreads()
 			}
 			if ks < gp64KS-1 {
-				*kernel.At(t, af[:], int((ks+1)%2), &gocuSite484, kernel.Write), *kernel.At(t, bf[:], int((ks+1)%2), &gocuSite485, kernel.Write) = gocuChecked_gp64Frags(t, sm[st:], *kernel.At(t, aOff[:], int(ks+1), &gocuSite483, kernel.Read), bOff, ks+1)
+				*kernel.At(t, af[:], int((ks+1)%2), &gocuSite492, kernel.Write), *kernel.At(t, bf[:], int((ks+1)%2), &gocuSite493, kernel.Write) = gocuChecked_gp64Frags(t, sm[st:], *kernel.At(t, aOff[:], int(ks+1), &gocuSite491, kernel.Read), bOff, ks+1)
 			} else if i+1 < kt {
-				*kernel.At(t, af[:], int((ks+1)%2), &gocuSite488, kernel.Write), *kernel.At(t, bf[:], int((ks+1)%2), &gocuSite489, kernel.Write) = gocuChecked_gp64Frags(t, sm[((i+1)%GP64Stages)*gp64Stage:], *kernel.At(t, aOff[:], int(0), &gocuSite487, kernel.Read), bOff, 0)
+				*kernel.At(t, af[:], int((ks+1)%2), &gocuSite496, kernel.Write), *kernel.At(t, bf[:], int((ks+1)%2), &gocuSite497, kernel.Write) = gocuChecked_gp64Frags(t, sm[((i+1)%GP64Stages)*gp64Stage:], *kernel.At(t, aOff[:], int(0), &gocuSite495, kernel.Read), bOff, 0)
 			}
 			if ks == 0 {
 				if nxt := i + GP64Stages - 1; nxt < kt {
@@ -5062,12 +5583,12 @@ func gocuChecked_GemmBF16Pipe64(t *kernel.Thread, a []kernel.BFloat16, b []kerne
 				kernel.CpAsyncCommit(t)
 			}
 			for mi := 0; mi < 4; mi++ {
-				kernel.Loop(t, &gocuSite744)
+				kernel.Loop(t, &gocuSite797)
 				for ni := 0; ni < 8; ni++ {
-					kernel.Loop(t, &gocuSite745)
+					kernel.Loop(t, &gocuSite798)
 					{
-						var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[kernel.Index(t, int(ks%2), 2, &gocuSite493)][:], int(mi), &gocuSite493, kernel.Read), *kernel.At(t, bf[kernel.Index(t, int(ks%2), 2, &gocuSite494)][:], int(ni), &gocuSite494, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite495)][:], int(ni), &gocuSite495, kernel.Read))
-						*kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite496)][:], int(ni), &gocuSite496, kernel.Write) = gocuV1
+						var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[kernel.Index(t, int(ks%2), 2, &gocuSite501)][:], int(mi), &gocuSite501, kernel.Read), *kernel.At(t, bf[kernel.Index(t, int(ks%2), 2, &gocuSite502)][:], int(ni), &gocuSite502, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite503)][:], int(ni), &gocuSite503, kernel.Read))
+						*kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite504)][:], int(ni), &gocuSite504, kernel.Write) = gocuV1
 					}
 				}
 			}
@@ -5077,21 +5598,169 @@ func gocuChecked_GemmBF16Pipe64(t *kernel.Thread, a []kernel.BFloat16, b []kerne
 	c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
 	g, q := lane/4, lane%4
 	for mi := 0; mi < 4; mi++ {
-		kernel.Loop(t, &gocuSite746)
+		kernel.Loop(t, &gocuSite799)
 		row := int(bm + wm*64 + int32(mi)*16 + g)
 		for ni := 0; ni < 8; ni++ {
-			kernel.Loop(t, &gocuSite747)
+			kernel.Loop(t, &gocuSite800)
 			col := bn + wn*64 + int32(ni)*8 + 2*q
 			if col < n {
-				v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite498)][:], int(ni), &gocuSite498, kernel.Read)
+				v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite506)][:], int(ni), &gocuSite506, kernel.Read)
 				{
-					var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite499, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite500, kernel.Read))
-					*kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite501, kernel.Write) = gocuV2
+					var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite507, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite508, kernel.Read))
+					*kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite509, kernel.Write) = gocuV2
 				}
 				{
-					var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite502, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite503, kernel.Read))
-					*kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite504, kernel.Write) = gocuV3
+					var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite510, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite511, kernel.Read))
+					*kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite512, kernel.Write) = gocuV3
 				}
+			}
+		}
+	}
+}
+
+// gocuChecked_GemmBF16WG32 is the checked copy of kernels.GemmBF16WG32 (gemm_wg32.go:53).
+func gocuChecked_GemmBF16WG32(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []kernel.BFloat16, m int32, n int32, k int32) {
+	sm := kernel.DynamicShared[kernel.BFloat16](t)
+	tid := t.ThreadIdx.X
+	wg := tid / 128
+	bm, bn := t.BlockIdx.Y*GW32BM, t.BlockIdx.X*GW32BN
+	kt := k / GW32BK
+	ar, ac := tid/gw32R, tid%gw32R
+	br, bc := tid/(GW32BN/8), tid%(GW32BN/8)
+	bvalid := bn+bc*8 < n
+	sa := ar*GW32BK + (ac^((ar/(8/gw32R))&(gw32R-1)))*8
+	sb := gw32SA + (bc/8)*GW32BK*64 + br*64 + ((bc%8)^(br&7))*8
+	ag := a[int(bm+ar)*int(k)+int(ac*8):]
+	bg := b[int(br)*int(n)+int(bn+bc*8):]
+	if !bvalid {
+		bg = b
+	}
+	aStep, bStep := gw32ARows*int(k), gw32BRows*int(n)
+	for s := int32(0); s < GW32Stages-2; s++ {
+		kernel.Loop(t, &gocuSite801)
+		if s < kt {
+			gocuChecked_gw32Load(t, sm[s*gw32Stage:], ag[int(s*GW32BK):], bg[int(s*GW32BK)*int(n):], sa, sb, aStep, bStep, bvalid)
+		}
+		kernel.CpAsyncCommit(t)
+	}
+	aSw := kernel.WGSwizzle128
+	if gw32R == 4 {
+		aSw = kernel.WGSwizzle64
+	}
+	da0 := kernel.WGDescriptor(t, sm[wg*64*GW32BK:], aSw, 16, 8*GW32BK*2)
+	db0 := kernel.WGDescriptor(t, sm[gw32SA:], kernel.WGSwizzle128, GW32BK*128, 1024)
+	const stageStep kernel.WGDesc = kernel.WGDesc(gw32Stage * 2 / 16)
+	var acc kernel.WGAcc256
+	for i := int32(0); i < kt; i++ {
+		kernel.Loop(t, &gocuSite802)
+		kernel.CpAsyncWait(t, GW32Stages-3)
+		kernel.FenceProxyAsync(t)
+		t.SyncThreads()
+		if nxt := i + GW32Stages - 2; nxt < kt {
+			gocuChecked_gw32Load(t, sm[(nxt%GW32Stages)*gw32Stage:], ag[int(nxt*GW32BK):], bg[int(nxt*GW32BK)*int(n):], sa, sb, aStep, bStep, bvalid)
+		}
+		kernel.CpAsyncCommit(t)
+		st := kernel.WGDesc(i%GW32Stages) * stageStep
+		kernel.WGFence(t)
+		for ks := int32(0); ks < gw32KS; ks++ {
+			kernel.Loop(t, &gocuSite803)
+			kernel.WGMMABF16(t, &acc, da0+st+kernel.WGDesc(ks*2), db0+st+kernel.WGDesc(ks*128), true, i > 0 || ks > 0)
+		}
+		kernel.WGCommit(t)
+		kernel.WGWait(t, 1, &acc)
+	}
+	kernel.WGWait(t, 0, &acc)
+	kernel.CpAsyncWait(t, 0)
+	lane := tid % 32
+	w := (tid / 32) % 4
+	g, q := lane/4, lane%4
+	c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
+	row := int(bm + wg*64 + w*16 + g)
+	for j := int32(0); j < GW32BN/8; j++ {
+		kernel.Loop(t, &gocuSite804)
+		col := bn + j*8 + 2*q
+		if col < n {
+			{
+				var gocuV1 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*j), &gocuSite524, kernel.Read), *kernel.At(t, acc[:], int(4*j+1), &gocuSite525, kernel.Read))
+				*kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite526, kernel.Write) = gocuV1
+			}
+			{
+				var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*j+2), &gocuSite527, kernel.Read), *kernel.At(t, acc[:], int(4*j+3), &gocuSite528, kernel.Read))
+				*kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite529, kernel.Write) = gocuV2
+			}
+		}
+	}
+}
+
+// gocuChecked_GemmBF16WG64 is the checked copy of kernels.GemmBF16WG64 (gemm_wg64.go:49).
+func gocuChecked_GemmBF16WG64(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []kernel.BFloat16, m int32, n int32, k int32) {
+	sm := kernel.DynamicShared[kernel.BFloat16](t)
+	tid := t.ThreadIdx.X
+	wg := tid / 128
+	bm, bn := t.BlockIdx.Y*GW64BM, t.BlockIdx.X*GW64BN
+	kt := k / GW64BK
+	ar, ac := tid/gw64R, tid%gw64R
+	br, bc := tid/(GW64BN/8), tid%(GW64BN/8)
+	bvalid := bn+bc*8 < n
+	sa := ar*GW64BK + (ac^((ar/(8/gw64R))&(gw64R-1)))*8
+	sb := gw64SA + (bc/8)*GW64BK*64 + br*64 + ((bc%8)^(br&7))*8
+	ag := a[int(bm+ar)*int(k)+int(ac*8):]
+	bg := b[int(br)*int(n)+int(bn+bc*8):]
+	if !bvalid {
+		bg = b
+	}
+	aStep, bStep := gw64ARows*int(k), gw64BRows*int(n)
+	for s := int32(0); s < GW64Stages-2; s++ {
+		kernel.Loop(t, &gocuSite805)
+		if s < kt {
+			gocuChecked_gw64Load(t, sm[s*gw64Stage:], ag[int(s*GW64BK):], bg[int(s*GW64BK)*int(n):], sa, sb, aStep, bStep, bvalid)
+		}
+		kernel.CpAsyncCommit(t)
+	}
+	aSw := kernel.WGSwizzle128
+	if gw64R == 4 {
+		aSw = kernel.WGSwizzle64
+	}
+	da0 := kernel.WGDescriptor(t, sm[wg*64*GW64BK:], aSw, 16, 8*GW64BK*2)
+	db0 := kernel.WGDescriptor(t, sm[gw64SA:], kernel.WGSwizzle128, GW64BK*128, 1024)
+	const stageStep kernel.WGDesc = kernel.WGDesc(gw64Stage * 2 / 16)
+	var acc kernel.WGAcc256
+	for i := int32(0); i < kt; i++ {
+		kernel.Loop(t, &gocuSite806)
+		kernel.CpAsyncWait(t, GW64Stages-3)
+		kernel.FenceProxyAsync(t)
+		t.SyncThreads()
+		if nxt := i + GW64Stages - 2; nxt < kt {
+			gocuChecked_gw64Load(t, sm[(nxt%GW64Stages)*gw64Stage:], ag[int(nxt*GW64BK):], bg[int(nxt*GW64BK)*int(n):], sa, sb, aStep, bStep, bvalid)
+		}
+		kernel.CpAsyncCommit(t)
+		st := kernel.WGDesc(i%GW64Stages) * stageStep
+		kernel.WGFence(t)
+		for ks := int32(0); ks < gw64KS; ks++ {
+			kernel.Loop(t, &gocuSite807)
+			kernel.WGMMABF16(t, &acc, da0+st+kernel.WGDesc(ks*2), db0+st+kernel.WGDesc(ks*128), true, i > 0 || ks > 0)
+		}
+		kernel.WGCommit(t)
+		kernel.WGWait(t, 1, &acc)
+	}
+	kernel.WGWait(t, 0, &acc)
+	kernel.CpAsyncWait(t, 0)
+	lane := tid % 32
+	w := (tid / 32) % 4
+	g, q := lane/4, lane%4
+	c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
+	row := int(bm + wg*64 + w*16 + g)
+	for j := int32(0); j < GW64BN/8; j++ {
+		kernel.Loop(t, &gocuSite808)
+		col := bn + j*8 + 2*q
+		if col < n {
+			{
+				var gocuV1 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*j), &gocuSite541, kernel.Read), *kernel.At(t, acc[:], int(4*j+1), &gocuSite542, kernel.Read))
+				*kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite543, kernel.Write) = gocuV1
+			}
+			{
+				var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*j+2), &gocuSite544, kernel.Read), *kernel.At(t, acc[:], int(4*j+3), &gocuSite545, kernel.Read))
+				*kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite546, kernel.Write) = gocuV2
 			}
 		}
 	}
@@ -5101,10 +5770,10 @@ func gocuChecked_GemmBF16Pipe64(t *kernel.Thread, a []kernel.BFloat16, b []kerne
 func gocuChecked_Gray(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) {
 	i := t.Index()
 	if i < n {
-		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite505, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite506, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite507, kernel.Read))
+		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite547, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite548, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite549, kernel.Read))
 		{
 			var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
-			*kernel.At(t, gray, int(i), &gocuSite508, kernel.Write) = gocuV1
+			*kernel.At(t, gray, int(i), &gocuSite550, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -5115,10 +5784,10 @@ func gocuChecked_Gray2D(t *kernel.Thread, rgb []uint8, gray []uint8, width int32
 	if x < width && y < height {
 		n := width * height
 		i := y*width + x
-		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite509, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite510, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite511, kernel.Read))
+		r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite551, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite552, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite553, kernel.Read))
 		{
 			var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
-			*kernel.At(t, gray, int(i), &gocuSite512, kernel.Write) = gocuV1
+			*kernel.At(t, gray, int(i), &gocuSite554, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -5129,10 +5798,10 @@ func gocuChecked_GrayVec4(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	dst := kernel.Reinterpret[uint32](gray)
 	q := n / 4
 	for i := t.Index(); i < q; i += t.Stride() {
-		kernel.Loop(t, &gocuSite748)
+		kernel.Loop(t, &gocuSite809)
 		{
-			var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite515, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite516, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite517, kernel.Read))
-			*kernel.At(t, dst, int(i), &gocuSite518, kernel.Write) = gocuV1
+			var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite557, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite558, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite559, kernel.Read))
+			*kernel.At(t, dst, int(i), &gocuSite560, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -5143,11 +5812,11 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	dst := kernel.Reinterpret[kernel.Uint4](gray)
 	q := n / 16
 	for i := t.Index(); i < q; i += t.Stride() {
-		kernel.Loop(t, &gocuSite749)
-		r, g, b := *kernel.At(t, src, int(i), &gocuSite521, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite522, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite523, kernel.Read)
+		kernel.Loop(t, &gocuSite810)
+		r, g, b := *kernel.At(t, src, int(i), &gocuSite563, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite564, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite565, kernel.Read)
 		{
 			var gocuV1 kernel.Uint4 = kernel.Uint4{X: gocuChecked_gray4(t, r.X, g.X, b.X), Y: gocuChecked_gray4(t, r.Y, g.Y, b.Y), Z: gocuChecked_gray4(t, r.Z, g.Z, b.Z), W: gocuChecked_gray4(t, r.W, g.W, b.W)}
-			*kernel.At(t, dst, int(i), &gocuSite524, kernel.Write) = gocuV1
+			*kernel.At(t, dst, int(i), &gocuSite566, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -5156,19 +5825,19 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 func gocuChecked_Histogram(t *kernel.Thread, data []uint8, hist []uint32, n int32) {
 	h := kernel.Shared[[256]uint32](t)
 	for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
-		kernel.Loop(t, &gocuSite750)
-		*kernel.At(t, h[:], int(b), &gocuSite525, kernel.Write) = 0
+		kernel.Loop(t, &gocuSite811)
+		*kernel.At(t, h[:], int(b), &gocuSite567, kernel.Write) = 0
 	}
 	t.SyncThreads()
 	for i := t.Index(); i < n; i += t.Stride() {
-		kernel.Loop(t, &gocuSite751)
-		kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite527, kernel.Read)), &gocuSite526, kernel.Atomic), 1)
+		kernel.Loop(t, &gocuSite812)
+		kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite569, kernel.Read)), &gocuSite568, kernel.Atomic), 1)
 	}
 	t.SyncThreads()
 	for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
-		kernel.Loop(t, &gocuSite752)
-		if *kernel.At(t, h[:], int(b), &gocuSite528, kernel.Read) != 0 {
-			kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite529, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite530, kernel.Read))
+		kernel.Loop(t, &gocuSite813)
+		if *kernel.At(t, h[:], int(b), &gocuSite570, kernel.Read) != 0 {
+			kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite571, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite572, kernel.Read))
 		}
 	}
 }
@@ -5179,10 +5848,10 @@ func gocuChecked_MatMul(t *kernel.Thread, a []float32, b []float32, c []float32,
 	if row < m && col < n {
 		var sum float32
 		for i := range k {
-			kernel.Loop(t, &gocuSite753)
-			sum += *kernel.At(t, a, int(row*k+i), &gocuSite531, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite532, kernel.Read)
+			kernel.Loop(t, &gocuSite814)
+			sum += *kernel.At(t, a, int(row*k+i), &gocuSite573, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite574, kernel.Read)
 		}
-		*kernel.At(t, c, int(row*n+col), &gocuSite533, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite575, kernel.Write) = sum
 	}
 }
 
@@ -5194,32 +5863,32 @@ func gocuChecked_TiledMatMul(t *kernel.Thread, a []float32, b []float32, c []flo
 	row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
 	var sum float32
 	for p := int32(0); p < k; p += Tile {
-		kernel.Loop(t, &gocuSite754)
+		kernel.Loop(t, &gocuSite815)
 		if row < m && p+tx < k {
 			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite534, kernel.Read)
-				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite535)][:], int(tx), &gocuSite535, kernel.Write) = gocuV1
+				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite576, kernel.Read)
+				*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite577)][:], int(tx), &gocuSite577, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite536)][:], int(tx), &gocuSite536, kernel.Write) = 0
+			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite578)][:], int(tx), &gocuSite578, kernel.Write) = 0
 		}
 		if col < n && p+ty < k {
 			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite537, kernel.Read)
-				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite538)][:], int(tx), &gocuSite538, kernel.Write) = gocuV2
+				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite579, kernel.Read)
+				*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite580)][:], int(tx), &gocuSite580, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite539)][:], int(tx), &gocuSite539, kernel.Write) = 0
+			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite581)][:], int(tx), &gocuSite581, kernel.Write) = 0
 		}
 		t.SyncThreads()
 		for i := range Tile {
-			kernel.Loop(t, &gocuSite755)
-			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite540)][:], int(i), &gocuSite540, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite541)][:], int(tx), &gocuSite541, kernel.Read)
+			kernel.Loop(t, &gocuSite816)
+			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite582)][:], int(i), &gocuSite582, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite583)][:], int(tx), &gocuSite583, kernel.Read)
 		}
 		t.SyncThreads()
 	}
 	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite542, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite584, kernel.Write) = sum
 	}
 }
 
@@ -5232,32 +5901,32 @@ func gocuChecked_TiledMatMulDynamic(t *kernel.Thread, a []float32, b []float32, 
 	as, bs := ty*w+tx, w*w+ty*w+tx
 	var sum float32
 	for p := int32(0); p < k; p += w {
-		kernel.Loop(t, &gocuSite756)
+		kernel.Loop(t, &gocuSite817)
 		if row < m && p+tx < k {
 			{
-				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite543, kernel.Read)
-				*kernel.At(t, sm, int(as), &gocuSite544, kernel.Write) = gocuV1
+				var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite585, kernel.Read)
+				*kernel.At(t, sm, int(as), &gocuSite586, kernel.Write) = gocuV1
 			}
 		} else {
-			*kernel.At(t, sm, int(as), &gocuSite545, kernel.Write) = 0
+			*kernel.At(t, sm, int(as), &gocuSite587, kernel.Write) = 0
 		}
 		if col < n && p+ty < k {
 			{
-				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite546, kernel.Read)
-				*kernel.At(t, sm, int(bs), &gocuSite547, kernel.Write) = gocuV2
+				var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite588, kernel.Read)
+				*kernel.At(t, sm, int(bs), &gocuSite589, kernel.Write) = gocuV2
 			}
 		} else {
-			*kernel.At(t, sm, int(bs), &gocuSite548, kernel.Write) = 0
+			*kernel.At(t, sm, int(bs), &gocuSite590, kernel.Write) = 0
 		}
 		t.SyncThreads()
 		for i := range w {
-			kernel.Loop(t, &gocuSite757)
-			sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite549, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite550, kernel.Read)
+			kernel.Loop(t, &gocuSite818)
+			sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite591, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite592, kernel.Read)
 		}
 		t.SyncThreads()
 	}
 	if row < m && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite551, kernel.Write) = sum
+		*kernel.At(t, c, int(row*n+col), &gocuSite593, kernel.Write) = sum
 	}
 }
 
@@ -5266,23 +5935,23 @@ func gocuChecked_Sum(t *kernel.Thread, x []float32, partial []float32, n int32) 
 	warpSums := kernel.Shared[[32]float32](t)
 	var v float32
 	for i := t.Index(); i < n; i += t.Stride() {
-		kernel.Loop(t, &gocuSite758)
-		v += *kernel.At(t, x, int(i), &gocuSite552, kernel.Read)
+		kernel.Loop(t, &gocuSite819)
+		v += *kernel.At(t, x, int(i), &gocuSite594, kernel.Read)
 	}
 	v = gocuChecked_warpSum(t, v)
 	lane, warp := t.LaneID(), t.WarpID()
 	if lane == 0 {
-		*kernel.At(t, warpSums[:], int(warp), &gocuSite553, kernel.Write) = v
+		*kernel.At(t, warpSums[:], int(warp), &gocuSite595, kernel.Write) = v
 	}
 	t.SyncThreads()
 	if warp == 0 {
 		v = 0
 		if lane < t.BlockDim.X/kernel.WarpSize {
-			v = *kernel.At(t, warpSums[:], int(lane), &gocuSite554, kernel.Read)
+			v = *kernel.At(t, warpSums[:], int(lane), &gocuSite596, kernel.Read)
 		}
 		v = gocuChecked_warpSum(t, v)
 		if lane == 0 {
-			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite555, kernel.Write) = v
+			*kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite597, kernel.Write) = v
 		}
 	}
 }
@@ -5295,58 +5964,58 @@ func gocuChecked_ScanBlocks(t *kernel.Thread, x []int32, y []int32, sums []int32
 	i1 := i0 + ScanThreads
 	var v0, v1 int32
 	if i0 < n {
-		v0 = *kernel.At(t, x, int(i0), &gocuSite556, kernel.Read)
+		v0 = *kernel.At(t, x, int(i0), &gocuSite598, kernel.Read)
 	}
 	if i1 < n {
-		v1 = *kernel.At(t, x, int(i1), &gocuSite557, kernel.Read)
+		v1 = *kernel.At(t, x, int(i1), &gocuSite599, kernel.Read)
 	}
-	*kernel.At(t, s[:], int(tid), &gocuSite558, kernel.Write) = v0
-	*kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite559, kernel.Write) = v1
+	*kernel.At(t, s[:], int(tid), &gocuSite600, kernel.Write) = v0
+	*kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite601, kernel.Write) = v1
 	offset := int32(1)
 	for d := int32(ScanThreads); d > 0; d /= 2 {
-		kernel.Loop(t, &gocuSite759)
+		kernel.Loop(t, &gocuSite820)
 		t.SyncThreads()
 		if tid < d {
 			a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
 			{
-				var gocuV1 int32 = *kernel.At(t, s[:], int(a), &gocuSite560, kernel.Read)
-				*kernel.At(t, s[:], int(b), &gocuSite561, kernel.ReadWrite) += gocuV1
+				var gocuV1 int32 = *kernel.At(t, s[:], int(a), &gocuSite602, kernel.Read)
+				*kernel.At(t, s[:], int(b), &gocuSite603, kernel.ReadWrite) += gocuV1
 			}
 		}
 		offset *= 2
 	}
 	if tid == 0 {
 		{
-			var gocuV2 int32 = *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite562, kernel.Read)
-			*kernel.At(t, sums, int(t.BlockIdx.X), &gocuSite563, kernel.Write) = gocuV2
+			var gocuV2 int32 = *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite604, kernel.Read)
+			*kernel.At(t, sums, int(t.BlockIdx.X), &gocuSite605, kernel.Write) = gocuV2
 		}
-		*kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite564, kernel.Write) = 0
+		*kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite606, kernel.Write) = 0
 	}
 	for d := int32(1); d < 2*ScanThreads; d *= 2 {
-		kernel.Loop(t, &gocuSite760)
+		kernel.Loop(t, &gocuSite821)
 		offset /= 2
 		t.SyncThreads()
 		if tid < d {
 			a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
-			v := *kernel.At(t, s[:], int(a), &gocuSite565, kernel.Read)
+			v := *kernel.At(t, s[:], int(a), &gocuSite607, kernel.Read)
 			{
-				var gocuV3 int32 = *kernel.At(t, s[:], int(b), &gocuSite566, kernel.Read)
-				*kernel.At(t, s[:], int(a), &gocuSite567, kernel.Write) = gocuV3
+				var gocuV3 int32 = *kernel.At(t, s[:], int(b), &gocuSite608, kernel.Read)
+				*kernel.At(t, s[:], int(a), &gocuSite609, kernel.Write) = gocuV3
 			}
-			*kernel.At(t, s[:], int(b), &gocuSite568, kernel.ReadWrite) += v
+			*kernel.At(t, s[:], int(b), &gocuSite610, kernel.ReadWrite) += v
 		}
 	}
 	t.SyncThreads()
 	if i0 < n {
 		{
-			var gocuV4 int32 = *kernel.At(t, s[:], int(tid), &gocuSite569, kernel.Read)
-			*kernel.At(t, y, int(i0), &gocuSite570, kernel.Write) = gocuV4
+			var gocuV4 int32 = *kernel.At(t, s[:], int(tid), &gocuSite611, kernel.Read)
+			*kernel.At(t, y, int(i0), &gocuSite612, kernel.Write) = gocuV4
 		}
 	}
 	if i1 < n {
 		{
-			var gocuV5 int32 = *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite571, kernel.Read)
-			*kernel.At(t, y, int(i1), &gocuSite572, kernel.Write) = gocuV5
+			var gocuV5 int32 = *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite613, kernel.Read)
+			*kernel.At(t, y, int(i1), &gocuSite614, kernel.Write) = gocuV5
 		}
 	}
 }
@@ -5356,8 +6025,8 @@ func gocuChecked_ScanAdd(t *kernel.Thread, y []int32, offsets []int32, n int32) 
 	i := t.Index()
 	if i < n {
 		{
-			var gocuV1 int32 = *kernel.At(t, offsets, int(i/(2*ScanThreads)), &gocuSite573, kernel.Read)
-			*kernel.At(t, y, int(i), &gocuSite574, kernel.ReadWrite) += gocuV1
+			var gocuV1 int32 = *kernel.At(t, offsets, int(i/(2*ScanThreads)), &gocuSite615, kernel.Read)
+			*kernel.At(t, y, int(i), &gocuSite616, kernel.ReadWrite) += gocuV1
 		}
 	}
 }
@@ -5376,63 +6045,105 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	br, bc := tid/32, tid%32
 	ai := int(t.BlockIdx.Y*GemmBM+lr)*k4 + int(lk/4)
 	bi := int(br)*n4 + int(t.BlockIdx.X*(GemmBN/4)+bc)
-	va, vb := *kernel.At(t, a4, int(ai), &gocuSite578, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite579, kernel.Read)
+	va, vb := *kernel.At(t, a4, int(ai), &gocuSite620, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite621, kernel.Read)
 	st := int32(0)
-	a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite581)][kernel.Index(t, int(lk), 8, &gocuSite581)][:])
-	a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite584)][kernel.Index(t, int(lk+1), 8, &gocuSite584)][:])
-	a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite587)][kernel.Index(t, int(lk+2), 8, &gocuSite587)][:])
-	a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite590)][kernel.Index(t, int(lk+3), 8, &gocuSite590)][:])
-	*kernel.At(t, a0, int(lr), &gocuSite592, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite593, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite594, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite595, kernel.Write) = va.X, va.Y, va.Z, va.W
-	*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite596)][kernel.Index(t, int(br), 8, &gocuSite596)][:], int(bc), &gocuSite596, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
+	a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite623)][kernel.Index(t, int(lk), 8, &gocuSite623)][:])
+	a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite626)][kernel.Index(t, int(lk+1), 8, &gocuSite626)][:])
+	a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite629)][kernel.Index(t, int(lk+2), 8, &gocuSite629)][:])
+	a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite632)][kernel.Index(t, int(lk+3), 8, &gocuSite632)][:])
+	*kernel.At(t, a0, int(lr), &gocuSite634, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite635, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite636, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite637, kernel.Write) = va.X, va.Y, va.Z, va.W
+	*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite638)][kernel.Index(t, int(br), 8, &gocuSite638)][:], int(bc), &gocuSite638, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 	t.SyncThreads()
 	var acc [8][8]float32
 	for k0 := int32(0); k0 < k; k0 += GemmBK {
-		kernel.Loop(t, &gocuSite761)
+		kernel.Loop(t, &gocuSite822)
 		next := k0+GemmBK < k
 		if next {
-			va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite597, kernel.Read)
-			vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite598, kernel.Read)
+			va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite639, kernel.Read)
+			vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite640, kernel.Read)
 		}
 		for kk := 0; kk < GemmBK; kk++ {
-			kernel.Loop(t, &gocuSite762)
-			x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite599)][kernel.Index(t, int(kk), 8, &gocuSite599)][:], int(tr), &gocuSite599, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite600)][kernel.Index(t, int(kk), 8, &gocuSite600)][:], int(tr+16), &gocuSite600, kernel.Read)
-			y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite601)][kernel.Index(t, int(kk), 8, &gocuSite601)][:], int(tc), &gocuSite601, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite602)][kernel.Index(t, int(kk), 8, &gocuSite602)][:], int(tc+16), &gocuSite602, kernel.Read)
+			kernel.Loop(t, &gocuSite823)
+			x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite641)][kernel.Index(t, int(kk), 8, &gocuSite641)][:], int(tr), &gocuSite641, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite642)][kernel.Index(t, int(kk), 8, &gocuSite642)][:], int(tr+16), &gocuSite642, kernel.Read)
+			y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite643)][kernel.Index(t, int(kk), 8, &gocuSite643)][:], int(tc), &gocuSite643, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite644)][kernel.Index(t, int(kk), 8, &gocuSite644)][:], int(tc+16), &gocuSite644, kernel.Read)
 			ra := [8]float32{x0.X, x0.Y, x0.Z, x0.W, x1.X, x1.Y, x1.Z, x1.W}
 			rb := [8]float32{y0.X, y0.Y, y0.Z, y0.W, y1.X, y1.Y, y1.Z, y1.W}
 			for i := 0; i < 8; i++ {
-				kernel.Loop(t, &gocuSite763)
+				kernel.Loop(t, &gocuSite824)
 				for j := 0; j < 8; j++ {
-					kernel.Loop(t, &gocuSite764)
+					kernel.Loop(t, &gocuSite825)
 					{
-						var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite603, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite604, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite605)][:], int(j), &gocuSite605, kernel.Read))
-						*kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite606)][:], int(j), &gocuSite606, kernel.Write) = gocuV1
+						var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite645, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite646, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite647)][:], int(j), &gocuSite647, kernel.Read))
+						*kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite648)][:], int(j), &gocuSite648, kernel.Write) = gocuV1
 					}
 				}
 			}
 		}
 		if next {
 			st ^= 1
-			a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite608)][kernel.Index(t, int(lk), 8, &gocuSite608)][:])
-			a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite611)][kernel.Index(t, int(lk+1), 8, &gocuSite611)][:])
-			a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite614)][kernel.Index(t, int(lk+2), 8, &gocuSite614)][:])
-			a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite617)][kernel.Index(t, int(lk+3), 8, &gocuSite617)][:])
-			*kernel.At(t, a0, int(lr), &gocuSite619, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite620, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite621, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite622, kernel.Write) = va.X, va.Y, va.Z, va.W
-			*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite623)][kernel.Index(t, int(br), 8, &gocuSite623)][:], int(bc), &gocuSite623, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
+			a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite650)][kernel.Index(t, int(lk), 8, &gocuSite650)][:])
+			a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite653)][kernel.Index(t, int(lk+1), 8, &gocuSite653)][:])
+			a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite656)][kernel.Index(t, int(lk+2), 8, &gocuSite656)][:])
+			a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite659)][kernel.Index(t, int(lk+3), 8, &gocuSite659)][:])
+			*kernel.At(t, a0, int(lr), &gocuSite661, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite662, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite663, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite664, kernel.Write) = va.X, va.Y, va.Z, va.W
+			*kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite665)][kernel.Index(t, int(br), 8, &gocuSite665)][:], int(bc), &gocuSite665, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 		}
 		t.SyncThreads()
 	}
 	for i := 0; i < 8; i++ {
-		kernel.Loop(t, &gocuSite765)
+		kernel.Loop(t, &gocuSite826)
 		row := int(t.BlockIdx.Y*GemmBM + tr*4 + int32(i%4) + int32(i/4)*64)
 		for h := 0; h < 2; h++ {
-			kernel.Loop(t, &gocuSite766)
+			kernel.Loop(t, &gocuSite827)
 			p := row*n4 + int(t.BlockIdx.X*(GemmBN/4)+tc+int32(h)*16)
-			v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite624)][:], int(4*h), &gocuSite624, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite625)][:], int(4*h+1), &gocuSite625, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite626)][:], int(4*h+2), &gocuSite626, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite627)][:], int(4*h+3), &gocuSite627, kernel.Read)}
+			v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite666)][:], int(4*h), &gocuSite666, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite667)][:], int(4*h+1), &gocuSite667, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite668)][:], int(4*h+2), &gocuSite668, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite669)][:], int(4*h+3), &gocuSite669, kernel.Read)}
 			if beta != 0 {
-				old := *kernel.At(t, c4, int(p), &gocuSite628, kernel.Read)
+				old := *kernel.At(t, c4, int(p), &gocuSite670, kernel.Read)
 				v = kernel.Float4{X: kernel.FMA(beta, old.X, v.X), Y: kernel.FMA(beta, old.Y, v.Y), Z: kernel.FMA(beta, old.Z, v.Z), W: kernel.FMA(beta, old.W, v.W)}
 			}
-			*kernel.At(t, c4, int(p), &gocuSite629, kernel.Write) = v
+			*kernel.At(t, c4, int(p), &gocuSite671, kernel.Write) = v
+		}
+	}
+}
+
+// gocuChecked_WGProbe is the checked copy of kernels.WGProbe (wg_probe.go:19).
+func gocuChecked_WGProbe(t *kernel.Thread, img []kernel.BFloat16, d []float32, swA kernel.WGSwizzle, swB kernel.WGSwizzle, lboA int32, sboA int32, kstepA int32, lboB int32, sboB int32, kstepB int32, transB bool) {
+	sm := kernel.DynamicShared[kernel.BFloat16](t)
+	tid := t.ThreadIdx.X
+	for i := tid; i < WGProbeShared/16; i += 128 {
+		kernel.Loop(t, &gocuSite828)
+		{
+			var gocuV1 kernel.BFloat16x8 = *kernel.At(t, kernel.Reinterpret[kernel.BFloat16x8](img), int(i), &gocuSite672, kernel.Read)
+			*kernel.At(t, kernel.Reinterpret[kernel.BFloat16x8](sm), int(i), &gocuSite674, kernel.Write) = gocuV1
+		}
+	}
+	kernel.FenceProxyAsync(t)
+	t.SyncThreads()
+	da := kernel.WGDescriptor(t, sm, swA, lboA, sboA)
+	db := kernel.WGDescriptor(t, sm[WGProbeShared/4:], swB, lboB, sboB)
+	var acc kernel.WGAcc64
+	kernel.WGFence(t)
+	for ks := int32(0); ks < 2; ks++ {
+		kernel.Loop(t, &gocuSite829)
+		a, b := da+kernel.WGDesc(ks*kstepA/16), db+kernel.WGDesc(ks*kstepB/16)
+		if transB {
+			kernel.WGMMABF16(t, &acc, a, b, true, ks > 0)
+		} else {
+			kernel.WGMMABF16(t, &acc, a, b, false, ks > 0)
+		}
+	}
+	kernel.WGCommit(t)
+	kernel.WGWait(t, 0, &acc)
+	w, l := tid/32, tid%32
+	g, q := l/4, l%4
+	for j := int32(0); j < 8; j++ {
+		kernel.Loop(t, &gocuSite830)
+		for r := int32(0); r < 4; r++ {
+			kernel.Loop(t, &gocuSite831)
+			{
+				var gocuV2 float32 = *kernel.At(t, acc[:], int(4*j+r), &gocuSite677, kernel.Read)
+				*kernel.At(t, d, int((16*w+g+8*(r/2))*64+8*j+2*q+r%2), &gocuSite678, kernel.Write) = gocuV2
+			}
 		}
 	}
 }

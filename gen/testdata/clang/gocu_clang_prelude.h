@@ -6,6 +6,9 @@
 // and votes, mostly through clang's own CUDA wrapper headers. It is used
 // only by the tests; NVRTC never sees it.
 #define CUDA_VERSION 12000
+// As NVRTC defines for an arch-specific target (sm_90a), so that the
+// warpgroup MMA prelude emits its PTX rather than a trap.
+#define __CUDA_ARCH_FEAT_SM90_ALL 1
 #define __host__ __attribute__((host))
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))

@@ -398,6 +398,88 @@ __device__ __forceinline__ void gocu_cp_async_commit() { asm volatile("cp.async.
 template <int N> __device__ __forceinline__ void gocu_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 // ---- end of the tensor prelude ----
 
+// ---- gocu: warpgroup MMA (sm_90a; see kernel.WGMMABF16) ----
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GOCU_WGMMA 1
+#endif
+template <typename T> __device__ __forceinline__ unsigned long long gocu_wg_desc(gocu_slice<T> s, unsigned char sw, int lbo, int sbo) {
+  return (unsigned long long)(gocu_smem(s.p) >> 4 & 0x3fffu) | (unsigned long long)((unsigned int)lbo >> 4 & 0x3fffu) << 16 |
+         (unsigned long long)((unsigned int)sbo >> 4 & 0x3fffu) << 32 | (unsigned long long)(sw & 3u) << 62;
+}
+__device__ __forceinline__ void gocu_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+#ifdef GOCU_WGMMA
+__device__ __forceinline__ void gocu_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void gocu_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+// The wait also fences the accumulator's registers, so that the compiler
+// does not move their reads above it.
+template <int N, int R> __device__ __forceinline__ void gocu_wgmma_wait(gocu_array<float, R>& d) {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+#pragma unroll
+  for (int i = 0; i < R; i++) asm volatile("" : "+f"(d.v[i]) :: "memory");
+}
+#else
+__device__ __forceinline__ void gocu_wgmma_fence() { __trap(); }
+__device__ __forceinline__ void gocu_wgmma_commit() { __trap(); }
+template <int N, int R> __device__ __forceinline__ void gocu_wgmma_wait(gocu_array<float, R>&) { __trap(); }
+#endif
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_n64(gocu_array<float, 32>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, %35; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_n128(gocu_array<float, 64>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0; wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_n256(gocu_array<float, 128>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %130, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, %131; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]), "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]), "+f"(d.v[103]), "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]), "+f"(d.v[127])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_n64(gocu_array<float, 32>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, %35; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_n128(gocu_array<float, 64>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0; wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_n256(gocu_array<float, 128>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %130, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, %131; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]), "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]), "+f"(d.v[103]), "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]), "+f"(d.v[127])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+// ---- end of the warpgroup MMA prelude ----
+
+extern __shared__ __align__(1024) unsigned char gocu_dynsmem[];
+
 // tensor.Convert (tensor.go:15)
 extern "C" __global__ void Convert(float* x_p, long long x_n, unsigned short* h_p, long long h_n, unsigned short* b_p, long long b_n, unsigned char* e4_p, long long e4_n, unsigned char* e5_p, long long e5_n, float* out_p, long long out_n, unsigned int* bits_p, long long bits_n) {
   gocu_slice<float> x = {x_p, x_n};
@@ -533,16 +615,42 @@ extern "C" __global__ void FastExp2(float* x_p, long long x_n, float* y_p, long 
     GOCU_AT(y, i, 75) = gocu_fast_exp2(GOCU_AT(x, i, 74));
   }
 }
+
+// tensor.WGTile (tensor.go:137)
+extern "C" __global__ void WGTile(unsigned short* a_p, long long a_n, unsigned short* b_p, long long b_n, float* c_p, long long c_n) {
+  gocu_slice<unsigned short> a = {a_p, a_n};
+  gocu_slice<unsigned short> b = {b_p, b_n};
+  gocu_slice<float> c = {c_p, c_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int i = (int)threadIdx.x;
+  gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)i * 8u), sm.n, 76), gocu_reslice(a, (long long)(int)((unsigned int)i * 8u), a.n, 77));
+  gocu_cp_async_commit();
+  gocu_cp_async_wait<0>();
+  gocu_fence_proxy_async();
+  __syncthreads();
+  unsigned long long da = gocu_wg_desc(sm, 1, 16, 1024);
+  unsigned long long db = gocu_wg_desc(gocu_reslice(sm, (long long)4096LL, sm.n, 78), 2, 2048, 512);
+  gocu_array<float, 64> acc = {};
+  gocu_array<float, 32> acc2 = {};
+  gocu_wgmma_fence();
+  gocu_wgmma_bf16_n128<1>(acc, da, db, false);
+  gocu_wgmma_f16_n64<0>(acc2, da + 2ull, db, true);
+  gocu_wgmma_commit();
+  gocu_wgmma_wait<1>(acc);
+  gocu_wgmma_wait<0>(acc2);
+  GOCU_AT(c, i, 81) = acc.v[0LL] + acc2.v[31LL];
+}
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "d04b2d2f7161d78f5e7c9a733be254891a86fd6ec276719fc028c01cd5095177"
+const gocuSourceSHA256 = "d41075971efbeb71da95558d22ce6074e89fe41b18a2605179ea7e237e7084f0"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
-	Package: "github.com/gocu-dev/gocu/gen/testdata/kernels/tensor",
-	Source:  gocuSource,
-	SHA256:  gocuSourceSHA256,
+	Package:      "github.com/gocu-dev/gocu/gen/testdata/kernels/tensor",
+	Source:       gocuSource,
+	SHA256:       gocuSourceSHA256,
+	ArchSpecific: true,
 	Kernels: []meta.Kernel{
 		{
 			Name:  "Convert",
@@ -599,6 +707,20 @@ var gocuModule = &meta.Module{
 			Func:    FastExp2,
 			Checked: gocuChecked_FastExp2,
 		},
+		{
+			Name:  "WGTile",
+			Entry: "WGTile",
+			Params: []meta.Param{
+				{Name: "a", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "b", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "c", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			Func:          WGTile,
+			Checked:       gocuChecked_WGTile,
+		},
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
@@ -610,7 +732,8 @@ var gocuModule = &meta.Module{
 		&gocuSite48, &gocuSite49, &gocuSite50, &gocuSite51, &gocuSite52, &gocuSite53, &gocuSite54, &gocuSite55,
 		&gocuSite56, &gocuSite57, &gocuSite58, &gocuSite59, &gocuSite60, &gocuSite61, &gocuSite62, &gocuSite63,
 		&gocuSite64, &gocuSite65, &gocuSite66, &gocuSite67, &gocuSite68, &gocuSite69, &gocuSite70, &gocuSite71,
-		&gocuSite72, &gocuSite73, &gocuSite74, &gocuSite75, &gocuSite76, &gocuSite77, &gocuSite78,
+		&gocuSite72, &gocuSite73, &gocuSite74, &gocuSite75, &gocuSite76, &gocuSite77, &gocuSite78, &gocuSite79,
+		&gocuSite80, &gocuSite81, &gocuSite82, &gocuSite83, &gocuSite84,
 	},
 }
 
@@ -732,6 +855,29 @@ func LaunchFastExp2(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32])
 	)
 }
 
+// LaunchWGTile runs the kernel WGTile on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchWGTile(d *gocu.Device, cfg gocu.Config, a, b *gocu.Buffer[kernel.BFloat16], c *gocu.Buffer[float32]) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 4, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2)
+	}
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { WGTile(gocuT, gocuS0, gocuS1, gocuS2) },
+		func(gocuT *kernel.Thread) { gocuChecked_WGTile(gocuT, gocuS0, gocuS1, gocuS2) },
+		gocuS0, gocuS1, gocuS2,
+	)
+}
+
 // Source sites of the checked accesses and debug-mode checks.
 var (
 	gocuSite0  = kernel.Site{File: "tensor.go", Line: 20, Col: 7, Expr: "x[i]"}
@@ -810,9 +956,15 @@ var (
 	gocuSite73 = kernel.Site{File: "tensor.go", Line: 120, Col: 3, Expr: "c[0]"}
 	gocuSite74 = kernel.Site{File: "tensor.go", Line: 129, Col: 26, Expr: "x[i]"}
 	gocuSite75 = kernel.Site{File: "tensor.go", Line: 129, Col: 3, Expr: "y[i]"}
-	gocuSite76 = kernel.Site{File: "tensor.go", Line: 93, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
-	gocuSite77 = kernel.Site{File: "tensor.go", Line: 102, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
-	gocuSite78 = kernel.Site{File: "tensor.go", Line: 111, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite76 = kernel.Site{File: "tensor.go", Line: 140, Col: 20, Expr: "sm[i*8:]"}
+	gocuSite77 = kernel.Site{File: "tensor.go", Line: 140, Col: 30, Expr: "a[i*8:]"}
+	gocuSite78 = kernel.Site{File: "tensor.go", Line: 146, Col: 31, Expr: "sm[4096:]"}
+	gocuSite79 = kernel.Site{File: "tensor.go", Line: 155, Col: 9, Expr: "acc[0]"}
+	gocuSite80 = kernel.Site{File: "tensor.go", Line: 155, Col: 18, Expr: "acc2[31]"}
+	gocuSite81 = kernel.Site{File: "tensor.go", Line: 155, Col: 2, Expr: "c[i]"}
+	gocuSite82 = kernel.Site{File: "tensor.go", Line: 93, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite83 = kernel.Site{File: "tensor.go", Line: 102, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite84 = kernel.Site{File: "tensor.go", Line: 111, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
 )
 
 // gocuChecked_Convert is the checked copy of tensor.Convert (tensor.go:15).
@@ -932,7 +1084,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	acc = kernel.MMABF16(t, fa, fb, acc)
 	g, q := l/4, l%4
 	for r := int32(0); r < 4; r++ {
-		kernel.Loop(t, &gocuSite76)
+		kernel.Loop(t, &gocuSite82)
 		{
 			var gocuV1 float32 = *kernel.At(t, acc[:], int(r), &gocuSite51, kernel.Read)
 			*kernel.At(t, c, int((g+8*(r/2))*8+2*q+r%2), &gocuSite52, kernel.Write) = gocuV1
@@ -944,7 +1096,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	var hc kernel.FragC
 	hc = kernel.MMAF16(t, ha, kernel.FragB{hb0, hb1}, hc)
 	for r := int32(0); r < 4; r++ {
-		kernel.Loop(t, &gocuSite77)
+		kernel.Loop(t, &gocuSite83)
 		{
 			var gocuV2 float32 = *kernel.At(t, hc[:], int(r), &gocuSite56, kernel.Read)
 			*kernel.At(t, ch, int((g+8*(r/2))*8+2*q+r%2), &gocuSite57, kernel.Write) = gocuV2
@@ -955,7 +1107,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	var tc kernel.FragC
 	tc = kernel.MMATF32(t, fa32, fb32, tc)
 	for r := int32(0); r < 4; r++ {
-		kernel.Loop(t, &gocuSite78)
+		kernel.Loop(t, &gocuSite84)
 		{
 			var gocuV3 float32 = *kernel.At(t, tc[:], int(r), &gocuSite64, kernel.Read)
 			*kernel.At(t, ct, int((g+8*(r/2))*8+2*q+r%2), &gocuSite65, kernel.Write) = gocuV3
@@ -977,5 +1129,30 @@ func gocuChecked_FastExp2(t *kernel.Thread, x []float32, y []float32) {
 			var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, x, int(i), &gocuSite74, kernel.Read))
 			*kernel.At(t, y, int(i), &gocuSite75, kernel.Write) = gocuV1
 		}
+	}
+}
+
+// gocuChecked_WGTile is the checked copy of tensor.WGTile (tensor.go:137).
+func gocuChecked_WGTile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []float32) {
+	sm := kernel.DynamicShared[kernel.BFloat16](t)
+	i := t.ThreadIdx.X
+	kernel.CpAsync(t, sm[i*8:], a[i*8:])
+	kernel.CpAsyncCommit(t)
+	kernel.CpAsyncWait(t, 0)
+	kernel.FenceProxyAsync(t)
+	t.SyncThreads()
+	da := kernel.WGDescriptor(t, sm, kernel.WGSwizzle128, 16, 1024)
+	db := kernel.WGDescriptor(t, sm[4096:], kernel.WGSwizzle64, 2048, 512)
+	var acc kernel.WGAcc128
+	var acc2 kernel.WGAcc64
+	kernel.WGFence(t)
+	kernel.WGMMABF16(t, &acc, da, db, true, false)
+	kernel.WGMMAF16(t, &acc2, da+2, db, false, true)
+	kernel.WGCommit(t)
+	kernel.WGWait(t, 1, &acc)
+	kernel.WGWait(t, 0, &acc2)
+	{
+		var gocuV1 float32 = *kernel.At(t, acc[:], int(0), &gocuSite79, kernel.Read) + *kernel.At(t, acc2[:], int(31), &gocuSite80, kernel.Read)
+		*kernel.At(t, c, int(i), &gocuSite81, kernel.Write) = gocuV1
 	}
 }
