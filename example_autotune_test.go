@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/examples/kernels"
+	"github.com/gocu-dev/gocu/internal/lecture"
 )
 
 // Autotune picks the fastest block size of a kernel and launches it; the
@@ -20,8 +20,8 @@ func ExampleAutotune() {
 	for _, block := range []int{64, 128, 256} {
 		candidates = append(candidates, gocu.Grid1D(n/16, block))
 	}
-	best, err := gocu.Autotune(d, gocu.Tuning{Kernel: kernels.GrayFast, Shape: []int{n}}, candidates,
-		func(c gocu.Config) error { return kernels.LaunchGrayFast(d, c, rgb, gray, n) })
+	best, err := gocu.Autotune(d, gocu.Tuning{Kernel: lecture.GrayFast, Shape: []int{n}}, candidates,
+		func(c gocu.Config) error { return lecture.LaunchGrayFast(d, c, rgb, gray, n) })
 	if err != nil {
 		fmt.Println(err)
 		return

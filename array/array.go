@@ -25,49 +25,165 @@ type Array struct {
 	mu     sync.Mutex
 	dev    *Maker
 	dt     DType
+	closed bool
+	uses   atomic.Int32 // how many operations took the pending expression
 	shape  []int
 	err    error
-	closed bool
 	st     *storage       // materialised data, or nil while lazy
 	lay    backend.Layout // layout of st
 	ex     *expr          // pending elementwise expression, or nil
-	uses   atomic.Int32   // how many operations took the pending expression
-	hold   *holdings
+	// leaf is the leaf expression reading st, made on first use: nil
+	// while pending, closed or failed (operations read it without mu).
+	leaf  atomic.Pointer[expr]
+	tok   *lazyToken  // while pending with leaves: its dependency token
+	held  []*storage  // the storage references the array owns
+	held0 [2]*storage // held's backing for the usual one or two
 }
 
 // storage is a device buffer shared by the arrays that view it, reference
 // counted: each array holding it (directly or as a leaf of a pending
-// expression) owns one reference.
+// expression) owns one reference. The last release frees the buffer and
+// returns the storage object to its Maker's pool for reuse.
+//
+// The backstop for arrays dropped without Close is a cleanup on the
+// storage object, not on each array: a storage is reachable exactly as long
+// as an array or a pending expression that uses it is, so when it becomes
+// unreachable with references still counted (their arrays were dropped),
+// the cleanup frees the buffer. Registering the cleanup once per storage
+// object, and reusing the objects, keeps runtime.AddCleanup off the
+// per-operation path.
 type storage struct {
 	dev  *Maker
 	buf  backend.Buffer
 	refs atomic.Int64
-	keep any // what owns memory the storage only views (FromBuffer's buffer)
+	keep any          // what owns memory the storage only views (FromBuffer's buffer)
+	core *storageCore // the backstop cleanup's argument
 
 	mu      sync.Mutex
-	deps    []weak.Pointer[Array] // lazy arrays that read this storage
+	deps    []dep // pending arrays that read this storage
 	pruneAt int
+}
+
+// A lazyToken stands for a pending array in the dependency lists of the
+// storages it reads. Tokens are recycled: an array returns its token when
+// it is evaluated or closed, and an entry names the token's generation, so
+// an entry for an earlier holder is skipped. A token's weak pointer is made
+// once (weak.Make per operation was a large part of its cost); an entry's
+// token is collected, and its weak pointer reads nil, when a pending array
+// is dropped with its token.
+type lazyToken struct {
+	arr  atomic.Pointer[Array] // the pending array, nil while free
+	gen  atomic.Uint64         // incremented before each holder
+	self weak.Pointer[lazyToken]
+}
+
+// dep is an entry of a dependency list.
+type dep struct {
+	tok weak.Pointer[lazyToken]
+	gen uint64
+}
+
+// pending returns the pending array the entry still stands for, or nil.
+func (d dep) pending() *Array {
+	t := d.tok.Value()
+	if t == nil {
+		return nil
+	}
+	// arr first: a holder stores its array after the generation, so an
+	// array read before a matching generation is the entry's.
+	a := t.arr.Load()
+	if a == nil || t.gen.Load() != d.gen {
+		return nil
+	}
+	return a
+}
+
+// newToken gives pending array a a token and returns its entry.
+func (d *Maker) newToken(a *Array) dep {
+	t, _ := d.tokens.Get().(*lazyToken)
+	if t == nil {
+		t = new(lazyToken)
+		t.self = weak.Make(t)
+	}
+	g := t.gen.Add(1)
+	t.arr.Store(a)
+	a.tok = t
+	return dep{tok: t.self, gen: g}
+}
+
+// dropToken returns a's token, if any (a.mu is held and a is no longer
+// pending).
+func (a *Array) dropToken() {
+	if t := a.tok; t != nil {
+		a.tok = nil
+		t.arr.Store(nil)
+		a.dev.tokens.Put(t)
+	}
+}
+
+// storageCore is what the backstop cleanup of a storage frees: the buffer
+// while it is held, nil once the last reference was released. It is only
+// written while the storage is reachable and only read by the cleanup,
+// after it became unreachable.
+type storageCore struct {
+	be  backend.Backend
+	buf backend.Buffer
+}
+
+func (c *storageCore) reclaim() {
+	if c.buf != nil {
+		c.be.Free(c.buf)
+		c.buf = nil
+	}
+}
+
+// newStorage returns a storage holding buf with one reference: a pooled
+// one, or a new one with its backstop cleanup.
+func (d *Maker) newStorage(buf backend.Buffer, keep any) *storage {
+	s, _ := d.storages.Get().(*storage)
+	if s == nil {
+		s = &storage{dev: d, core: &storageCore{be: d.be}}
+		runtime.AddCleanup(s, (*storageCore).reclaim, s.core)
+	}
+	s.buf, s.keep = buf, keep
+	s.core.buf = buf
+	s.refs.Store(1)
+	return s
 }
 
 func (s *storage) retain() { s.refs.Add(1) }
 
+// release drops a reference; the last one frees the buffer and recycles
+// the storage. Every pointer to s is gone by then: arrays drop theirs when
+// they release, and a pending expression that reads s holds a reference.
 func (s *storage) release() {
-	if s.refs.Add(-1) == 0 {
-		s.dev.be.Free(s.buf)
+	if n := s.refs.Add(-1); n != 0 {
+		if n < 0 {
+			panic("array: internal error: storage released more often than retained")
+		}
+		return
 	}
+	buf := s.buf
+	s.buf, s.keep, s.core.buf = nil, nil, nil
+	// No lock: whoever adds entries holds a reference, and the reference
+	// count's atomic operations order their writes before this.
+	clear(s.deps)
+	s.deps, s.pruneAt = s.deps[:0], 0
+	s.dev.be.Free(buf)
+	s.dev.storages.Put(s)
 }
 
-// addDep records a lazy array that reads s, so that an in-place write to
-// s can evaluate it first.
-func (s *storage) addDep(a *Array) {
+// addDep records a pending array that reads s, so that an in-place write
+// to s can evaluate it first.
+func (s *storage) addDep(d dep) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.deps = append(s.deps, weak.Make(a))
+	s.deps = append(s.deps, d)
 	if len(s.deps) >= max(64, s.pruneAt) {
 		live := s.deps[:0]
-		for _, w := range s.deps {
-			if x := w.Value(); x != nil && x.isLazy() {
-				live = append(live, w)
+		for _, x := range s.deps {
+			if x.pending() != nil {
+				live = append(live, x)
 			}
 		}
 		clear(s.deps[len(live):])
@@ -82,31 +198,12 @@ func (s *storage) flushDeps() {
 	deps := s.deps
 	s.deps = nil
 	s.mu.Unlock()
-	for _, w := range deps {
-		if x := w.Value(); x != nil {
+	for _, d := range deps {
+		if x := d.pending(); x != nil {
 			x.force("Assign") // a failure stays sticky in x
 		}
 	}
 }
-
-// holdings are the storage references an array owns; the cleanup that
-// backs up Close releases them.
-type holdings struct {
-	mu  sync.Mutex
-	sts []*storage
-}
-
-func (h *holdings) replace(sts []*storage) {
-	h.mu.Lock()
-	old := h.sts
-	h.sts = sts
-	h.mu.Unlock()
-	for _, s := range old {
-		s.release()
-	}
-}
-
-func (h *holdings) release() { h.replace(nil) }
 
 // alloc allocates storage for an array of the shape. A shape whose size
 // overflows is ErrValue; a request the device cannot give (a GPU's memory,
@@ -125,9 +222,7 @@ func (d *Maker) alloc(op string, dt DType, shape []int) (*storage, error) {
 	if err != nil {
 		return nil, deviceErr(op, err)
 	}
-	s := &storage{dev: d, buf: buf}
-	s.refs.Store(1)
-	return s, nil
+	return d.newStorage(buf, nil), nil
 }
 
 // outOfMemory is the error of an allocation of the shape that where (a
@@ -151,21 +246,34 @@ func checkHostAlloc(op string, dt DType, shape []int) error {
 	return nil
 }
 
-func track(a *Array, sts []*storage) *Array {
-	a.hold = &holdings{sts: sts}
-	runtime.AddCleanup(a, func(h *holdings) { h.release() }, a.hold)
-	return a
+// releaseAll drops the references in sts.
+func releaseAll(sts []*storage) {
+	for _, s := range sts {
+		s.release()
+	}
 }
 
 // wrap makes an array owning the (already counted) reference to st.
 func (d *Maker) wrap(st *storage, lay backend.Layout, dt DType) *Array {
-	return track(&Array{dev: d, dt: dt, shape: lay.Shape, st: st, lay: lay}, []*storage{st})
+	a := &Array{dev: d, dt: dt, shape: lay.Shape, st: st, lay: lay}
+	a.held0[0] = st
+	a.held = a.held0[:1]
+	return a
 }
 
 // view makes an array sharing st (taking a new reference).
 func (d *Maker) view(st *storage, lay backend.Layout, dt DType) *Array {
 	st.retain()
 	return d.wrap(st, lay, dt)
+}
+
+// contiguousLayout is backend.Contiguous(shape) sharing shape (shapes are never
+// modified in place) and, for rank 1, a shared stride slice.
+func contiguousLayout(shape []int) backend.Layout {
+	if len(shape) == 1 {
+		return backend.Layout{Shape: shape, Strides: unitStride}
+	}
+	return backend.Layout{Shape: shape, Strides: backend.ContiguousStrides(shape)}
 }
 
 // failed returns an array that carries err.
@@ -217,11 +325,12 @@ func (a *Array) force(op string) (snap, error) {
 	}
 	st, err := a.dev.alloc(op, a.dt, a.shape)
 	if err == nil {
-		lay := backend.Contiguous(a.shape)
+		lay := contiguousLayout(a.shape)
 		err = a.dev.evalInto(a.ex, a.shape, backend.Operand{Buf: st.buf, Layout: lay})
 		if err == nil {
 			a.st, a.lay, a.ex = st, lay, nil
-			a.hold.replace([]*storage{st})
+			a.dropToken()
+			a.replaceHeld(st)
 			return snap{a.st, a.lay, nil}, nil
 		}
 		st.release()
@@ -229,8 +338,21 @@ func (a *Array) force(op string) (snap, error) {
 	}
 	a.err = err
 	a.ex = nil
-	a.hold.release()
+	a.dropToken()
+	a.replaceHeld(nil)
 	return snap{}, err
+}
+
+// replaceHeld makes st (or nothing) the array's only reference, releasing
+// the ones it held. a.mu is held.
+func (a *Array) replaceHeld(st *storage) {
+	releaseAll(a.held)
+	clear(a.held0[:])
+	a.held = a.held0[:0]
+	if st != nil {
+		a.held0[0] = st
+		a.held = a.held0[:1]
+	}
 }
 
 // Close releases the array's memory (shared storage is freed when its last
@@ -238,7 +360,7 @@ func (a *Array) force(op string) (snap, error) {
 // is idempotent; a cleanup closes arrays that become unreachable, but
 // closing explicitly returns device memory at a known time.
 func (a *Array) Close() error {
-	if a == nil || a.hold == nil {
+	if a == nil || a.dev == nil {
 		return nil
 	}
 	a.mu.Lock()
@@ -248,8 +370,17 @@ func (a *Array) Close() error {
 	}
 	a.closed = true
 	a.st, a.ex = nil, nil
+	a.leaf.Store(nil)
+	a.dropToken()
+	held := a.held
+	var tmp [len(a.held0)]*storage
+	if len(held) <= len(tmp) {
+		held = tmp[:copy(tmp[:], held)]
+	}
+	clear(a.held0[:]) // a closed array keeps no storage reachable
+	a.held = nil
 	a.mu.Unlock()
-	a.hold.release()
+	releaseAll(held)
 	return nil
 }
 
@@ -268,6 +399,7 @@ func (a *Array) Err() error {
 		a.mu.Lock()
 		if a.err == nil {
 			a.err = deviceErr("Err", perr)
+			a.leaf.Store(nil)
 		}
 		err = a.err
 		a.mu.Unlock()

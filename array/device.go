@@ -26,6 +26,8 @@ type Maker struct {
 	err       error        // a device that could not be opened
 	precision atomic.Int32 // -1: the package-wide precision
 	poison    bool         // Empty fills new memory with 0xFF bytes (the simulator)
+	storages  sync.Pool    // released *storage objects, for reuse
+	tokens    sync.Pool    // free *lazyTokens, for reuse
 }
 
 // Precision selects how float32 matrix products are computed on a GPU, like

@@ -220,8 +220,9 @@
 //
 // An array owns a reference to its storage; views share it. Close releases
 // the reference (the storage is freed with its last reference); using a
-// closed array fails with ErrClosed. A cleanup (runtime.AddCleanup) closes
-// unreachable arrays as a backstop, but intermediate arrays of a chain are
+// closed array fails with ErrClosed. A cleanup (runtime.AddCleanup) frees
+// memory that no reachable array or pending expression uses any more, as a
+// backstop, but intermediate arrays of a chain are
 // only collected by the garbage collector, so close the arrays you keep
 // when device memory matters: on a GPU, memory freed by Close goes back to
 // the caching allocator at once (ordered on the stream), while memory of
@@ -270,4 +271,15 @@
 // Arrays may be read by several goroutines at once (a pending expression is
 // evaluated once); Assign and Close must not race with other uses of the
 // same memory, as with any Go value.
+//
+// # CUDA graphs
+//
+// Maker.Capture records the operations of a function (a whole training
+// step) as a CUDA graph, and Graph.Replay runs them again with one launch,
+// as torch.cuda.graph: a warm-up run first, then the device's stream
+// records a second run. Shapes and buffers are static; reads, Sync and
+// host copies inside fail with ErrCapture before they reach the driver
+// (the device stays usable); memory allocated or used during the capture
+// stays the graph's until Close. On the CPU and the simulator the function
+// simply runs. See Capture for the rules.
 package array

@@ -25,8 +25,10 @@ func toOperand(op string, v any) (operand, error) {
 		if x == nil {
 			return operand{}, errorf(op, ErrValue, "nil array")
 		}
-		if _, err := x.use(op); err != nil {
-			return operand{}, err
+		if x.leaf.Load() == nil { // else materialised, open and not failed
+			if _, err := x.use(op); err != nil {
+				return operand{}, err
+			}
 		}
 		return operand{arr: x}, nil
 	case nil:
@@ -54,7 +56,8 @@ func (o operand) shape() []int {
 // integer scalar fits the result.
 func commonDType(ops []operand) (dt DType, fit bool) {
 	var arr DType
-	var weak []scalar
+	var weakArr [3]scalar
+	weak := weakArr[:0]
 	for _, o := range ops {
 		if o.arr != nil {
 			if arr == 0 {
@@ -103,19 +106,21 @@ func device(op string, ops []operand) (*Maker, error) {
 	return d, nil
 }
 
-// exprs returns each operand's expression cast to dt, for a node of shape.
-func exprs(op string, shape []int, dt DType, ops []operand) ([]*expr, error) {
-	var arrs []*Array
+// exprs returns each operand's expression cast to dt, for a node of shape,
+// in out (len(ops), at most 3).
+func exprs(out []*expr, pn *pins, op string, shape []int, dt DType, ops []operand) error {
+	var arrs [3]*Array
+	na := 0
 	for _, o := range ops {
 		if o.arr != nil {
-			arrs = append(arrs, o.arr)
+			arrs[na] = o.arr
+			na++
 		}
 	}
-	aes, err := operandExprs(op, shape, arrs...)
-	if err != nil {
-		return nil, err
+	var aes [3]*expr
+	if err := operandExprs(aes[:na], pn, op, shape, arrs[:na]); err != nil {
+		return err
 	}
-	out := make([]*expr, len(ops))
 	k := 0
 	for i, o := range ops {
 		if o.arr != nil {
@@ -125,12 +130,14 @@ func exprs(op string, shape []int, dt DType, ops []operand) ([]*expr, error) {
 			out[i] = scalarExpr(o.sc.as(dt))
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func (a *Array) unary(name string, op backend.Op) *Array {
 	defer runtime.KeepAlive(a)
-	e, err := a.exprOf(name)
+	var pn pins
+	defer pn.release()
+	e, err := a.exprOf(name, &pn)
 	if err != nil {
 		return failed(err)
 	}
@@ -219,11 +226,13 @@ func binaryOp(name string, op backend.Op, x, y any) *Array {
 	if err := checkShape(name, res, shape); err != nil {
 		return failed(err)
 	}
-	es, err := exprs(name, shape, dt, ops)
-	if err != nil {
+	var es [2]*expr
+	var pn pins
+	defer pn.release()
+	if err := exprs(es[:], &pn, name, shape, dt, ops); err != nil {
 		return failed(err)
 	}
-	return dev.lazy(node(op, res, shape, es...))
+	return dev.lazy(node(op, res, shape, es[:]...))
 }
 
 // floatDiv is the dtype of true division: integers and bool divide in float64.
@@ -262,12 +271,14 @@ func Where(cond, x, y any) *Array {
 	if err := checkShape(name, dt, shape); err != nil {
 		return failed(err)
 	}
-	ce, err := exprs(name, shape, Bool, ops[:1])
-	if err != nil {
+	var pn pins
+	defer pn.release()
+	var ce [1]*expr
+	if err := exprs(ce[:], &pn, name, shape, Bool, ops[:1]); err != nil {
 		return failed(err)
 	}
-	ve, err := exprs(name, shape, dt, ops[1:])
-	if err != nil {
+	var ve [2]*expr
+	if err := exprs(ve[:], &pn, name, shape, dt, ops[1:]); err != nil {
 		return failed(err)
 	}
 	return dev.lazy(node(backend.OpWhere, dt, shape, ce[0], ve[0], ve[1]))
@@ -429,7 +440,9 @@ func (a *Array) AsType(dt DType) *Array {
 	if !dt.Valid() {
 		return failed(errorf("AsType", ErrDType, "invalid dtype %v", dt))
 	}
-	e, err := a.exprOf("AsType")
+	var pn pins
+	defer pn.release()
+	e, err := a.exprOf("AsType", &pn)
 	if err != nil {
 		return failed(err)
 	}

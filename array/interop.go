@@ -234,9 +234,7 @@ func FromBuffer[T Elem](b *gocu.Buffer[T], shape ...int) *Array {
 		}
 		buf = c
 	}
-	st := &storage{dev: d, buf: buf, keep: b}
-	st.refs.Store(1)
-	return d.wrap(st, backend.Contiguous(shape), dt)
+	return d.wrap(d.newStorage(buf, b), backend.Contiguous(shape), dt)
 }
 
 // check that an array is a gocu.Arg.

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 )
@@ -18,14 +19,18 @@ const maxExprNodes = 48
 type expr struct {
 	op    backend.Op
 	dt    DType
+	iota  bool  // reads OpIota, so its values depend on its shape
+	nargs uint8 // operands in argv (no operation has more than 3)
 	shape []int
-	args  []*expr
+	argv  [3]*expr
 	st    *storage       // OpInput
 	lay   backend.Layout // OpInput: the operand's own layout
 	sc    backend.Scalar // OpScalar
 	nodes int            // nodes in the tree, counting shared ones again
-	iota  bool           // reads OpIota, so its values depend on its shape
 }
+
+// args returns the operands.
+func (e *expr) args() []*expr { return e.argv[:e.nargs] }
 
 func leafExpr(s snap, dt DType) *expr {
 	return &expr{op: backend.OpInput, dt: dt, shape: s.lay.Shape, st: s.st, lay: s.lay, nodes: 1}
@@ -36,7 +41,11 @@ func scalarExpr(v backend.Scalar) *expr {
 }
 
 func node(op backend.Op, dt DType, shape []int, args ...*expr) *expr {
-	e := &expr{op: op, dt: dt, shape: shape, args: args, nodes: 1}
+	e := &expr{op: op, dt: dt, shape: shape, nodes: 1}
+	if len(args) > len(e.argv) {
+		panic("array: internal error: an expression node with more than 3 operands")
+	}
+	e.nargs = uint8(copy(e.argv[:], args))
 	for _, a := range args {
 		e.nodes += a.nodes
 		e.iota = e.iota || a.iota
@@ -71,51 +80,117 @@ func convertScalar(s backend.Scalar, dt DType) backend.Scalar {
 // result, so an expression shared by several consumers is not recomputed
 // by each. The caller keeps a alive until the result is owned by a new
 // array (lazy takes the references).
-func (a *Array) exprOf(op string) (*expr, error) {
-	s, err := a.use(op)
-	if err != nil {
+//
+// A pending expression's storages are pinned in pn (the caller releases
+// them once it holds references of its own, or its backend call was made):
+// another goroutine reading a may evaluate it meanwhile and release a's
+// references, which may be their last.
+func (a *Array) exprOf(op string, pn *pins) (*expr, error) {
+	if a == nil {
+		return nil, errorf(op, ErrValue, "nil array")
+	}
+	if e := a.leaf.Load(); e != nil {
+		return e, nil // materialised, open and not failed
+	}
+	a.mu.Lock()
+	if err := a.err; err != nil {
+		a.mu.Unlock()
 		return nil, err
 	}
-	if s.ex != nil && a.uses.Add(1) > 1 && s.ex.op != backend.OpScalar {
-		s, err = a.force(op)
+	if a.closed {
+		a.mu.Unlock()
+		return nil, errorf(op, ErrClosed, "use of closed array")
+	}
+	if ex := a.ex; ex != nil {
+		if a.uses.Add(1) == 1 || ex.op == backend.OpScalar {
+			pn.add(a.held)
+			a.mu.Unlock()
+			return ex, nil
+		}
+		a.mu.Unlock()
+		s, err := a.force(op)
 		if err != nil {
 			return nil, err
 		}
+		a.mu.Lock()
+		if a.st != s.st {
+			a.mu.Unlock()
+			return leafExpr(s, a.dt), nil
+		}
 	}
-	if s.ex != nil {
-		return s.ex, nil
+	e := a.leafLocked()
+	a.mu.Unlock()
+	return e, nil
+}
+
+// pins are references an operation takes on the storages of pending
+// expressions it builds on (see exprOf).
+type pins struct {
+	sts  [4]*storage
+	n    int
+	more []*storage
+}
+
+func (p *pins) add(sts []*storage) {
+	for _, s := range sts {
+		s.retain()
+		if p.n < len(p.sts) {
+			p.sts[p.n] = s
+			p.n++
+		} else {
+			p.more = append(p.more, s)
+		}
 	}
-	return leafExpr(s, a.dt), nil
+}
+
+func (p *pins) release() {
+	releaseAll(p.sts[:p.n])
+	releaseAll(p.more)
+	*p = pins{}
+}
+
+// leafLocked returns the leaf expression reading a's storage, made once
+// (expressions are immutable, so every consumer can share it) and
+// published for lock-free reads. a.mu is held and a is materialised, open
+// and not failed.
+func (a *Array) leafLocked() *expr {
+	e := a.leaf.Load()
+	if e == nil {
+		e = leafExpr(snap{st: a.st, lay: a.lay}, a.dt)
+		a.leaf.Store(e)
+	}
+	return e
+}
+
+// appendLeaves appends the distinct storages e reads to dst (in no
+// particular order).
+func (e *expr) appendLeaves(dst []*storage) []*storage {
+	if e.op == backend.OpInput {
+		return append(dst, e.st)
+	}
+	// Expressions are small (maxExprNodes): linear sets beat maps, and an
+	// explicit stack keeps the walk's lists off the heap.
+	var seenArr, stackArr [maxExprNodes + 8]*expr
+	seen, stack := seenArr[:0], append(stackArr[:0], e)
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch {
+		case x.op == backend.OpInput:
+			if !slices.Contains(dst, x.st) {
+				dst = append(dst, x.st)
+			}
+		case x.nodes == 1:
+		case !slices.Contains(seen, x):
+			seen = append(seen, x)
+			stack = append(stack, x.args()...)
+		}
+	}
+	return dst
 }
 
 // leaves lists the distinct storages an expression reads.
-func (e *expr) leaves() []*storage {
-	// Expressions are small (maxExprNodes): linear sets beat maps.
-	w := leafWalk{seen: make([]*expr, 0, min(e.nodes, maxExprNodes+8))}
-	w.visit(e)
-	return w.out
-}
-
-type leafWalk struct {
-	seen []*expr
-	out  []*storage
-}
-
-func (w *leafWalk) visit(e *expr) {
-	if slices.Contains(w.seen, e) {
-		return
-	}
-	w.seen = append(w.seen, e)
-	if e.op == backend.OpInput && !slices.Contains(w.out, e.st) {
-		if w.out == nil {
-			w.out = make([]*storage, 0, 4)
-		}
-		w.out = append(w.out, e.st)
-	}
-	for _, x := range e.args {
-		w.visit(x)
-	}
-}
+func (e *expr) leaves() []*storage { return e.appendLeaves(nil) }
 
 // lazy makes a pending array for e, taking references to every storage it
 // reads and registering it with them for in-place writes.
@@ -129,13 +204,17 @@ func (d *Maker) lazy(e *expr) *Array {
 		}
 		return failed(tooBig(strings.ToUpper(op[:1])+op[1:], e.dt, e.shape))
 	}
-	sts := e.leaves()
-	for _, s := range sts {
+	a := &Array{dev: d, dt: e.dt, shape: e.shape, ex: e}
+	a.held = e.appendLeaves(a.held0[:0])
+	if len(a.held) == 0 {
+		return a
+	}
+	for _, s := range a.held {
 		s.retain()
 	}
-	a := track(&Array{dev: d, dt: e.dt, shape: e.shape, ex: e}, sts)
-	for _, s := range sts {
-		s.addDep(a)
+	w := d.newToken(a) // before the entries publish a
+	for _, s := range a.held {
+		s.addDep(w)
 	}
 	return a
 }
@@ -143,18 +222,17 @@ func (d *Maker) lazy(e *expr) *Array {
 // operandExprs returns the expressions of array operands for a new node of
 // the given shape, evaluating operands first where the DAG would grow past
 // maxExprNodes, or where an operand's values depend on its own shape (it
-// reads OpIota) and it would be broadcast.
-func operandExprs(op string, shape []int, arrs ...*Array) ([]*expr, error) {
-	es := make([]*expr, len(arrs))
+// reads OpIota) and it would be broadcast. es receives them (len(arrs)).
+func operandExprs(es []*expr, pn *pins, op string, shape []int, arrs []*Array) error {
 	total := 1
 	for i, a := range arrs {
 		if j := slices.Index(arrs[:i], a); j >= 0 {
 			es[i] = es[j] // the same array twice in one operation is one use
 			continue
 		}
-		e, err := a.exprOf(op)
+		e, err := a.exprOf(op, pn)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		es[i] = e
 		total += e.nodes
@@ -170,12 +248,12 @@ func operandExprs(op string, shape []int, arrs ...*Array) ([]*expr, error) {
 		}
 		s, err := a.force(op)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		total -= e.nodes - 1
 		es[i] = leafExpr(s, a.dt)
 	}
-	return es, nil
+	return nil
 }
 
 func sameShape(a, b []int) bool {
@@ -236,7 +314,7 @@ func (b *progBuild) visit(e *expr) int32 {
 		p.Scalars = append(p.Scalars, e.sc)
 	case backend.OpIota:
 	default:
-		for i, a := range e.args {
+		for i, a := range e.args() {
 			n.Args[i] = b.visit(a)
 		}
 	}
@@ -245,23 +323,59 @@ func (b *progBuild) visit(e *expr) int32 {
 	return int32(len(p.Nodes) - 1)
 }
 
+// evalScratch is a program and its builder's lists that evalInto reuses,
+// so that evaluating an expression allocates nothing once they have grown
+// to its size. A backend does not keep a program past the call.
+type evalScratch struct {
+	p   backend.Program
+	b   progBuild
+	one [1]int // the shape of a collapsed rank-1 program
+}
+
+var evalScratches = sync.Pool{New: func() any { return new(evalScratch) }}
+
 // evalInto evaluates e (of the given shape) into out, after collapsing
 // the dimensions that are contiguous in every operand.
 func (d *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
-	p := program(e, shape)
-	collapse(p, &out)
+	sc := evalScratches.Get().(*evalScratch)
+	p := &sc.p
+	*p = backend.Program{Shape: shape, Inputs: p.Inputs[:0], Scalars: p.Scalars[:0], Nodes: p.Nodes[:0]}
+	sc.b = progBuild{p: p, shape: shape, done: sc.b.done[:0], leaves: sc.b.leaves[:0]}
+	sc.b.visit(e)
+	collapse(p, &out, sc.one[:])
 	err := d.be.Eval(p, out)
 	runtime.KeepAlive(e)
+	// Drop what the lists point to: buffers, expressions.
+	clear(p.Inputs)
+	clear(sc.b.done)
+	clear(sc.b.leaves)
+	p.Shape, sc.b.shape = nil, nil
+	evalScratches.Put(sc)
 	return err
 }
 
 // collapse lowers the rank of a program and its output together. The
 // common case, every operand C-contiguous or constant, becomes rank 1
 // with shared shape and stride slices (layouts are never modified in
-// place) without going through backend.Collapse.
-func collapse(p *backend.Program, out *backend.Operand) {
+// place) without going through backend.Collapse; one, if it has room, is
+// used for the rank-1 shape.
+func collapse(p *backend.Program, out *backend.Operand, one []int) {
 	if backend.Size(p.Shape) == 1 && len(p.Shape) == 0 {
 		return
+	}
+	if len(p.Shape) == 1 && p.Shape[0] > 1 && isRank1(&out.Layout, p.Shape[0], false) {
+		// Already rank 1 and every operand contiguous or constant: what
+		// the general case would write is there.
+		done := true
+		for i := range p.Inputs {
+			if !isRank1(&p.Inputs[i].Layout, p.Shape[0], true) {
+				done = false
+				break
+			}
+		}
+		if done {
+			return
+		}
 	}
 	if n := backend.Size(p.Shape); n > 0 && out.Layout.IsContiguous() {
 		simple := true
@@ -272,7 +386,17 @@ func collapse(p *backend.Program, out *backend.Operand) {
 			}
 		}
 		if simple {
-			shape, one, zero := []int{n}, unitStride, zeroStride
+			var shape []int
+			switch {
+			case len(p.Shape) == 1:
+				shape = p.Shape
+			case len(one) == 1:
+				one[0] = n
+				shape = one
+			default:
+				shape = []int{n}
+			}
+			one, zero := unitStride, zeroStride
 			if n == 1 {
 				shape, one, zero = nil, nil, nil
 			}
@@ -302,6 +426,12 @@ func collapse(p *backend.Program, out *backend.Operand) {
 	p.Shape = out.Layout.Shape
 }
 
+// isRank1 reports whether l is n elements with stride 1 (or, if constant
+// is allowed, 0).
+func isRank1(l *backend.Layout, n int, constant bool) bool {
+	return len(l.Shape) == 1 && l.Shape[0] == n && (l.Strides[0] == 1 || constant && l.Strides[0] == 0)
+}
+
 // Read-only stride slices shared by collapsed rank-1 layouts.
 var (
 	unitStride = []int{1}
@@ -310,8 +440,8 @@ var (
 
 // readProgram returns a program that reads array a (its pending expression
 // or its storage), with every leaf broadcast to a's shape.
-func (a *Array) readProgram(op string) (*backend.Program, *expr, error) {
-	e, err := a.exprOf(op)
+func (a *Array) readProgram(op string, pn *pins) (*backend.Program, *expr, error) {
+	e, err := a.exprOf(op, pn)
 	if err != nil {
 		return nil, nil, err
 	}

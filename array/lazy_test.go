@@ -280,3 +280,51 @@ func TestConcurrentReads(t *testing.T) {
 		t.Errorf("%d evaluations", n)
 	}
 }
+
+// Dependency tokens are recycled: an entry left by an array that was
+// evaluated never forces the token's later holder, and a pending array
+// keeps its entry valid however many tokens are recycled around it.
+func TestDependencyTokensRecycled(t *testing.T) {
+	d := CPU()
+	x := d.Arange(Float32, 4).Eval()
+	w := d.Ones(Float32, 4).Eval()
+	y := x.Add(1) // pending: its token is listed in x's storage
+	if err := y.Err(); err != nil {
+		t.Fatal(err)
+	}
+	old := x.Mul(10) // pending, reads x, survives everything below
+	for range 1000 {
+		z := w.Add(1).Eval() // tokens recycled, some perhaps y's
+		z.Close()
+	}
+	z := w.Add(2) // pending, reads only w: may hold y's recycled token
+	if err := x.Assign(7); err != nil {
+		t.Fatal(err)
+	}
+	if !z.IsLazy() {
+		t.Error("Assign to x evaluated an array that does not read x")
+	}
+	if old.IsLazy() {
+		t.Error("Assign to x left a pending reader of x unevaluated")
+	}
+	checkHost(t, "old", readHost(t, old), []int{4}, []float64{0, 10, 20, 30}, 0)
+	checkHost(t, "y", readHost(t, y), []int{4}, []float64{1, 2, 3, 4}, 0)
+	checkHost(t, "z", readHost(t, z), []int{4}, []float64{3, 3, 3, 3}, 0)
+	// Many pending readers, most dropped: the list is pruned, the live
+	// ones are evaluated before the write.
+	var keep []*Array
+	for i := range 300 {
+		r := x.Add(float64(i))
+		if i%50 == 0 {
+			keep = append(keep, r)
+		}
+	}
+	runtime.GC()
+	if err := x.Assign(0); err != nil {
+		t.Fatal(err)
+	}
+	for k, r := range keep {
+		v := float64(50 * k)
+		checkHost(t, "kept reader", readHost(t, r), []int{4}, []float64{7 + v, 7 + v, 7 + v, 7 + v}, 0)
+	}
+}

@@ -97,7 +97,9 @@ func (a *Array) Reduce(op ReduceOp, keepDims bool, axes ...int) *Array {
 	if keepDims {
 		final = keepShape
 	}
-	e, err := a.exprOf(name)
+	var pn pins
+	defer pn.release()
+	e, err := a.exprOf(name, &pn)
 	if err != nil {
 		return failed(err)
 	}
@@ -164,7 +166,9 @@ func (a *Array) axisOp(name string, kind backend.AxisKind, axis int) *Array {
 		return failed(err)
 	}
 	dt := floatFor(a.dt)
-	e, err := a.exprOf(name)
+	var pn pins
+	defer pn.release()
+	e, err := a.exprOf(name, &pn)
 	if err != nil {
 		return failed(err)
 	}

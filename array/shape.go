@@ -9,9 +9,16 @@ import (
 // broadcastShapes returns the NumPy broadcast of the shapes: aligned on the
 // right, each dimension equal or 1.
 func broadcastShapes(op string, shapes ...[]int) ([]int, error) {
-	r := 0
-	for _, s := range shapes {
-		r = max(r, len(s))
+	r, long := 0, 0
+	for i, s := range shapes {
+		if len(s) > r {
+			r, long = len(s), i
+		}
+	}
+	if r > 0 && broadcastsAllTo(shapes, shapes[long]) {
+		// The usual case: the result is one of the shapes, which are never
+		// modified in place, so it is shared (capped: an append copies).
+		return shapes[long][:r:r], nil
 	}
 	out := make([]int, r)
 	for i := range out {
@@ -30,6 +37,19 @@ func broadcastShapes(op string, shapes ...[]int) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// broadcastsAllTo reports whether every shape broadcasts to to unchanged.
+func broadcastsAllTo(shapes [][]int, to []int) bool {
+	for _, s := range shapes {
+		k := len(to) - len(s)
+		for i, d := range s {
+			if d != to[k+i] && d != 1 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func broadcastError(op string, shapes [][]int) error {
@@ -138,7 +158,15 @@ func byteSize(dt DType, shape []int) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	nz, _ := sizeOf(nonZero(shape))
+	// The product of the non-zero dimensions, which sizeOf found to fit an
+	// int (computed here, not through nonZero: every operation checks its
+	// result's size, and must not allocate for it).
+	nz := 1
+	for _, d := range shape {
+		if d != 0 {
+			nz *= d
+		}
+	}
 	sz := max(dt.Size(), 1)
 	if nz > math.MaxInt/sz {
 		return 0, false

@@ -437,7 +437,9 @@ func (a *Array) Contiguous() *Array {
 func (a *Array) Copy() *Array {
 	const op = "Copy"
 	defer runtime.KeepAlive(a)
-	e, err := a.exprOf(op)
+	var pn pins
+	defer pn.release()
+	e, err := a.exprOf(op, &pn)
 	if err != nil {
 		return failed(err)
 	}
@@ -483,8 +485,10 @@ func (a *Array) Assign(src any) error {
 	if o.isScalar() && !o.sc.fits(a.dt) {
 		return errorf(op, ErrValue, "Go integer %d is out of range for %v", o.sc.i, a.dt)
 	}
-	es, err := exprs(op, a.shape, a.dt, []operand{o})
-	if err != nil {
+	var es [1]*expr
+	var pn pins
+	defer pn.release()
+	if err := exprs(es[:], &pn, op, a.shape, a.dt, []operand{o}); err != nil {
 		return err
 	}
 	e := es[0]

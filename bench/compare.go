@@ -53,6 +53,8 @@ func speed(x *Result, m Metric, v float64) float64 {
 		return x.GBps / v
 	case TFLOPs:
 		return x.TFLOPs / v
+	case Seconds:
+		return v / x.Seconds
 	}
 	return 0
 }

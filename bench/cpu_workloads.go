@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/gocu-dev/gocu/array"
-	"github.com/gocu-dev/gocu/examples/kernels"
+	"github.com/gocu-dev/gocu/internal/lecture"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/sim"
 )
@@ -74,7 +74,7 @@ func setupSimGray(e *Env) (*Case, error) {
 	rgb, gray := randBytes(e.Rand, 3*n), make([]byte, n)
 	poisonBytes(gray)
 	cfg := sim.Config{Grid: kernel.Dim3{X: int32((n + 255) / 256)}, Block: kernel.Dim3{X: 256}}
-	k := sim.Kernel{Name: "Gray", Func: func(t *kernel.Thread) { kernels.Gray(t, rgb, gray, int32(n)) }}
+	k := sim.Kernel{Name: "Gray", Func: func(t *kernel.Thread) { lecture.Gray(t, rgb, gray, int32(n)) }}
 	return &Case{
 		Run:   func() error { return sim.Launch(cfg, k) },
 		Check: func() error { return checkGray(rgb, gray, n) },
@@ -91,10 +91,10 @@ func setupSimTiled(full int) func(e *Env) (*Case, error) {
 		}
 		a, b, c := randFloats(e.Rand, n*n), randFloats(e.Rand, n*n), make([]float32, n*n)
 		poisonBytes(asBytes(c))
-		tiles := int32((n + kernels.Tile - 1) / kernels.Tile)
+		tiles := int32((n + lecture.Tile - 1) / lecture.Tile)
 		s := int32(n)
-		cfg := sim.Config{Grid: kernel.Dim3{X: tiles, Y: tiles}, Block: kernel.Dim3{X: kernels.Tile, Y: kernels.Tile}}
-		k := sim.Kernel{Name: "TiledMatMul", Func: func(t *kernel.Thread) { kernels.TiledMatMul(t, a, b, c, s, s, s) }}
+		cfg := sim.Config{Grid: kernel.Dim3{X: tiles, Y: tiles}, Block: kernel.Dim3{X: lecture.Tile, Y: lecture.Tile}}
+		k := sim.Kernel{Name: "TiledMatMul", Func: func(t *kernel.Thread) { lecture.TiledMatMul(t, a, b, c, s, s, s) }}
 		return &Case{
 			Run:   func() error { return sim.Launch(cfg, k) },
 			Check: func() error { return checkMatmul(a, b, c, n, n, n, tolFP32, e.Rand) },

@@ -7,7 +7,7 @@
 //   - runtime: launch overhead, CUDA graph replay, host transfers, NVRTC
 //     compile and cache load;
 //   - lecture: the lecture's grayscale, naive and tiled matmul in CUDA C;
-//   - go: kernels written in Go (examples/kernels) through their
+//   - go: kernels written in Go (internal/lecture) through their
 //     generated launchers: the lecture's Gray, MatMul and TiledMatMul
 //     (gray_go, matmul_naive_go, matmul_tiled_go), GrayFast and the
 //     register-tiled SGEMM (gray_fast, sgemm_go);

@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 // The roofline: attained GFLOP/s against arithmetic intensity (FLOP per
@@ -110,9 +112,9 @@ func (r *Report) roofline() (*plot.Plot, error) {
 			}
 			pts = append(pts, point{x: x.Intensity, y: x.TFLOPs * 1e3, label: label})
 		case x.Bytes > 0 && x.Roof == "" && x.GBps > 0:
-			transfers = append(transfers, slope{x.GBps, fmt.Sprintf("%s %s GB/s", x.Name, sig(x.GBps))})
+			transfers = append(transfers, slope{x.GBps, fmt.Sprintf("%s %s GB/s", x.Name, units.Sig(x.GBps))})
 		case x.Ops > 0 && x.Flops == 0:
-			latencies = append(latencies, fmt.Sprintf("%s: %s %s", x.Name, sig(x.PerOp), x.Unit))
+			latencies = append(latencies, fmt.Sprintf("%s: %s %s", x.Name, units.Sig(x.PerOp), x.Unit))
 		}
 	}
 	if len(pts) == 0 && mem == 0 && fp32 == 0 {
@@ -197,7 +199,7 @@ func (r *Report) roofline() (*plot.Plot, error) {
 			return nil, err
 		}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("memory: %s GB/s (measured copy)", sig(mem)), l)
+		p.Legend.Add(fmt.Sprintf("memory: %s GB/s (measured copy)", units.Sig(mem)), l)
 	}
 	for _, roof := range []struct {
 		v      float64
@@ -218,7 +220,7 @@ func (r *Report) roofline() (*plot.Plot, error) {
 			return nil, err
 		}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s: %s (measured library SGEMM)", roof.name, rate(roof.v)), l)
+		p.Legend.Add(fmt.Sprintf("%s: %s (measured library SGEMM)", roof.name, units.FLOPRate(1e9*roof.v)), l)
 	}
 	for _, t := range transfers {
 		end := xmax
@@ -273,14 +275,6 @@ func (r *Report) roofline() (*plot.Plot, error) {
 		p.Add(box)
 	}
 	return p, nil
-}
-
-// rate prints a rate given in GFLOP/s in GFLOP/s or TFLOP/s.
-func rate(gflops float64) string {
-	if gflops >= 1000 {
-		return sig(gflops/1e3) + " TFLOP/s"
-	}
-	return sig(gflops) + " GFLOP/s"
 }
 
 // percent prints a share with two significant digits below 10%.

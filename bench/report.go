@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/gocu-dev/gocu/internal/textable"
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 // Schema names the JSON format of a Report.
@@ -203,13 +203,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 	c := r.Ceilings
 	var roofs []string
 	if c.MemoryGBps > 0 {
-		roofs = append(roofs, fmt.Sprintf("memory %s GB/s", sig(c.MemoryGBps)))
+		roofs = append(roofs, fmt.Sprintf("memory %s GB/s", units.Sig(c.MemoryGBps)))
 	}
 	if c.FP32TFLOPs > 0 {
-		roofs = append(roofs, "FP32 "+rate(1e3*c.FP32TFLOPs))
+		roofs = append(roofs, "FP32 "+units.FLOPRate(1e12*c.FP32TFLOPs))
 	}
 	if c.TF32TFLOPs > 0 {
-		roofs = append(roofs, "TF32 "+rate(1e3*c.TF32TFLOPs))
+		roofs = append(roofs, "TF32 "+units.FLOPRate(1e12*c.TF32TFLOPs))
 	}
 	if len(roofs) > 0 {
 		fmt.Fprintf(&b, "measured ceilings: %s (%s)\n", strings.Join(roofs, ", "), c.Source)
@@ -260,15 +260,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 			t = append(t, pad(row, len(head)))
 			continue
 		}
-		row = append(row, fmtSeconds(x.Seconds))
+		row = append(row, units.Seconds(x.Seconds))
 		if x.Ops > 0 {
-			row = append(row, sig(x.PerOp)+" "+x.Unit)
+			row = append(row, units.Sig(x.PerOp)+" "+x.Unit)
 		} else {
 			row = append(row, "")
 		}
 		row = append(row, nz(x.GBps), nz(x.TFLOPs*flopsScale))
 		if x.Intensity > 0 {
-			row = append(row, sig(x.Intensity))
+			row = append(row, units.Sig(x.Intensity))
 		} else {
 			row = append(row, "")
 		}
@@ -315,6 +315,8 @@ func groupTitle(g string) string {
 		return "kernels written in Go"
 	case "arrays":
 		return "arrays (package array)"
+	case "training":
+		return "training (packages grad and nn)"
 	case "":
 		return "other"
 	}
@@ -332,35 +334,5 @@ func nz(v float64) string {
 	if v <= 0 {
 		return ""
 	}
-	return sig(v)
-}
-
-// sig prints v with three significant digits (more for large integers).
-func sig(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a == 0:
-		return "0"
-	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
-	case a >= 1:
-		return fmt.Sprintf("%.2f", v)
-	case a >= 0.01:
-		return fmt.Sprintf("%.3f", v)
-	}
-	return fmt.Sprintf("%.2g", v)
-}
-
-func fmtSeconds(s float64) string {
-	switch {
-	case s >= 1:
-		return sig(s) + " s"
-	case s >= 1e-3:
-		return sig(s*1e3) + " ms"
-	case s >= 1e-6:
-		return sig(s*1e6) + " us"
-	}
-	return sig(s*1e9) + " ns"
+	return units.Sig(v)
 }

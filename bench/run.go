@@ -268,7 +268,7 @@ func runOne(e *Env, w *Workload, reps int, timer *eventTimer, prog *Progress) (r
 
 // groups are the table's groups, in the order it lists them; other
 // groups follow in the order of their first workload.
-var groups = []string{"ceilings", "runtime", "lecture", "go", "arrays"}
+var groups = []string{"ceilings", "runtime", "lecture", "go", "arrays", "training"}
 
 // groupOf returns the group a workload is listed under: "ceilings" for
 // the ceilings, else its first suite.

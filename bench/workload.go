@@ -122,6 +122,7 @@ const (
 	MicrosPerOp                   // microseconds per operation
 	GBps                          // GB/s
 	TFLOPs                        // TFLOP/s
+	Seconds                       // seconds per repetition
 )
 
 // Peer names the figure of another library for the same workload in the

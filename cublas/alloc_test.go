@@ -45,11 +45,11 @@ func TestCallsAllocateOnlyTheFFIArguments(t *testing.T) {
 		if err := f(); err != nil {
 			t.Fatalf("%s through the fake library: %v", name, err)
 		}
-		// purego.SyscallN's variadic argument array is the one allocation
-		// (its uintptrescapes marking makes it escape); scalars, checks and
-		// locking add none.
+		// dynlib.Call's variadic argument array is the one allocation
+		// (its uintptrescapes marking makes it escape); scalars, checks
+		// and locking add none.
 		if n := testing.AllocsPerRun(100, func() { _ = f() }); n > 1 {
-			t.Errorf("%s allocates %v times per call, want at most purego's 1", name, n)
+			t.Errorf("%s allocates %v times per call, want at most dynlib.Call's 1", name, n)
 		}
 	}
 	if _, err := h.Sdot(64, p, 1, p, 1); err != nil {

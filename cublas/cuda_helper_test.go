@@ -6,12 +6,12 @@ package cublas
 import (
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/internal/dynlib"
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 type gpu struct {
@@ -31,8 +31,7 @@ func openGPU() (*gpu, string) {
 	dl, err := dynlib.Open(dynlib.Spec{What: "libcuda (CUDA driver)", Env: "GOCU_CUDA_LIB",
 		Sonames: []string{"libcuda.so.1"}, Dirs: []string{"/usr/local/nvidia/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64"}})
 	if err != nil {
-		first, _, _ := strings.Cut(err.Error(), "\n")
-		return nil, first
+		return nil, units.OneLine(err)
 	}
 	g := &gpu{}
 	var cuInit, deviceGet, retain uintptr
@@ -47,14 +46,14 @@ func openGPU() (*gpu, string) {
 			return nil, err.Error()
 		}
 	}
-	if r := call(cuInit, 0); r != 0 {
+	if r := Status(dynlib.Call(cuInit, 0)); r != 0 {
 		return nil, "cuInit failed with CUresult " + strconv.Itoa(int(r)) + " (100 is no device)"
 	}
 	var dev int32
-	if r := call(deviceGet, uintptr(unsafe.Pointer(&dev)), 0); r != 0 {
+	if r := Status(dynlib.Call(deviceGet, uintptr(unsafe.Pointer(&dev)), 0)); r != 0 {
 		return nil, "cuDeviceGet: CUresult " + strconv.Itoa(int(r))
 	}
-	if r := call(retain, uintptr(unsafe.Pointer(&g.ctx)), uintptr(dev)); r != 0 {
+	if r := Status(dynlib.Call(retain, uintptr(unsafe.Pointer(&g.ctx)), uintptr(dev))); r != 0 {
 		return nil, "cuDevicePrimaryCtxRetain: CUresult " + strconv.Itoa(int(r))
 	}
 	return g, ""
@@ -65,8 +64,7 @@ func openGPU() (*gpu, string) {
 func needGPU(t testing.TB) *gpu {
 	t.Helper()
 	if err := Load(); err != nil {
-		first, _, _ := strings.Cut(err.Error(), "\n")
-		t.Skipf("no cuBLAS: %s", first)
+		t.Skipf("no cuBLAS: %s", units.OneLine(err))
 	}
 	gpuOnce.Do(func() { theGPU, gpuErr = openGPU() })
 	if theGPU == nil {
@@ -74,7 +72,7 @@ func needGPU(t testing.TB) *gpu {
 	}
 	runtime.LockOSThread()
 	t.Cleanup(runtime.UnlockOSThread)
-	theGPU.check(t, "cuCtxSetCurrent", call(theGPU.ctxSetCurrent, theGPU.ctx))
+	theGPU.check(t, "cuCtxSetCurrent", Status(dynlib.Call(theGPU.ctxSetCurrent, theGPU.ctx)))
 	return theGPU
 }
 
@@ -85,14 +83,16 @@ func (g *gpu) check(t testing.TB, fn string, r Status) {
 	}
 }
 
-func (g *gpu) sync(t testing.TB) { g.check(t, "cuCtxSynchronize", call(g.ctxSynchronize)) }
+func (g *gpu) sync(t testing.TB) {
+	g.check(t, "cuCtxSynchronize", Status(dynlib.Call(g.ctxSynchronize)))
+}
 
 // onThread runs f on a locked thread with the context current: cleanups may
 // run on another goroutine than the test body (benchmarks do).
 func (g *gpu) onThread(f func()) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	call(g.ctxSetCurrent, g.ctx)
+	dynlib.Call(g.ctxSetCurrent, g.ctx)
 	f()
 }
 
@@ -101,9 +101,9 @@ func upload[T any](t testing.TB, g *gpu, host []T) uint64 {
 	t.Helper()
 	n := uintptr(len(host)) * unsafe.Sizeof(host[0])
 	var p uint64
-	g.check(t, "cuMemAlloc_v2", call(g.memAlloc, uintptr(unsafe.Pointer(&p)), n))
-	t.Cleanup(func() { g.onThread(func() { call(g.memFree, uintptr(p)) }) })
-	g.check(t, "cuMemcpyHtoD_v2", call(g.memcpyHtoD, uintptr(p), uintptr(unsafe.Pointer(&host[0])), n))
+	g.check(t, "cuMemAlloc_v2", Status(dynlib.Call(g.memAlloc, uintptr(unsafe.Pointer(&p)), n)))
+	t.Cleanup(func() { g.onThread(func() { dynlib.Call(g.memFree, uintptr(p)) }) })
+	g.check(t, "cuMemcpyHtoD_v2", Status(dynlib.Call(g.memcpyHtoD, uintptr(p), uintptr(unsafe.Pointer(&host[0])), n)))
 	// A copy from pageable memory may still be in flight when it returns,
 	// and work on a non-blocking stream would not wait for it.
 	g.sync(t)
@@ -115,14 +115,14 @@ func download[T any](t testing.TB, g *gpu, p uint64, n int) []T {
 	t.Helper()
 	g.sync(t)
 	out := make([]T, n)
-	g.check(t, "cuMemcpyDtoH_v2", call(g.memcpyDtoH, uintptr(unsafe.Pointer(&out[0])), uintptr(p), uintptr(n)*unsafe.Sizeof(out[0])))
+	g.check(t, "cuMemcpyDtoH_v2", Status(dynlib.Call(g.memcpyDtoH, uintptr(unsafe.Pointer(&out[0])), uintptr(p), uintptr(n)*unsafe.Sizeof(out[0]))))
 	return out
 }
 
 func (g *gpu) stream(t testing.TB) uintptr {
 	var s uintptr
-	g.check(t, "cuStreamCreate", call(g.streamCreate, uintptr(unsafe.Pointer(&s)), 1 /* CU_STREAM_NON_BLOCKING */))
-	t.Cleanup(func() { g.onThread(func() { call(g.streamDestroy, s) }) })
+	g.check(t, "cuStreamCreate", Status(dynlib.Call(g.streamCreate, uintptr(unsafe.Pointer(&s)), 1 /* CU_STREAM_NON_BLOCKING */)))
+	t.Cleanup(func() { g.onThread(func() { dynlib.Call(g.streamDestroy, s) }) })
 	return s
 }
 

@@ -503,7 +503,7 @@ func TestStreamAndVersion(t *testing.T) {
 	if err != nil || major < 11 || v/10000 != major {
 		t.Errorf("Version() = %d.%d.%d, %v (handle says %d)", major, minor, patch, err, v)
 	}
-	p, _ := Path()
+	p, _ := LibraryPath()
 	t.Logf("cuBLAS %d.%d.%d (%d) from %s", major, minor, patch, v, p)
 
 	if err := h.Destroy(); err != nil {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync"
 	"unsafe"
+
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 // Handle is a cuBLAS context (cublasHandle_t) bound to the device whose CUDA
@@ -33,7 +35,7 @@ func Create() (*Handle, error) {
 		return nil, err
 	}
 	var h uintptr
-	if err := check("cublasCreate_v2", call(l.create, uintptr(unsafe.Pointer(&h)))); err != nil {
+	if err := check("cublasCreate_v2", Status(dynlib.Call(l.create, uintptr(unsafe.Pointer(&h))))); err != nil {
 		return nil, err
 	}
 	return &Handle{h: h, l: l, scal: new([3]uint64)}, nil
@@ -48,7 +50,7 @@ func (h *Handle) Destroy() error {
 	if h.h == 0 {
 		return nil
 	}
-	err := check("cublasDestroy_v2", call(h.l.destroy, h.h))
+	err := check("cublasDestroy_v2", Status(dynlib.Call(h.l.destroy, h.h)))
 	h.h = 0
 	return err
 }
@@ -78,7 +80,7 @@ func (h *Handle) SetStream(stream uintptr) error {
 		return err
 	}
 	defer h.mu.Unlock()
-	return check("cublasSetStream_v2", call(h.l.setStream, h.h, stream))
+	return check("cublasSetStream_v2", Status(dynlib.Call(h.l.setStream, h.h, stream)))
 }
 
 // SetMathMode chooses the precision shortcuts cuBLAS may take; use
@@ -88,7 +90,7 @@ func (h *Handle) SetMathMode(m Math) error {
 		return err
 	}
 	defer h.mu.Unlock()
-	return check("cublasSetMathMode", call(h.l.setMathMode, h.h, uintptr(m)))
+	return check("cublasSetMathMode", Status(dynlib.Call(h.l.setMathMode, h.h, uintptr(m))))
 }
 
 // MathMode returns the current math mode.
@@ -98,7 +100,7 @@ func (h *Handle) MathMode() (Math, error) {
 	}
 	defer h.mu.Unlock()
 	var m int32
-	err := check("cublasGetMathMode", call(h.l.getMathMode, h.h, uintptr(unsafe.Pointer(&m))))
+	err := check("cublasGetMathMode", Status(dynlib.Call(h.l.getMathMode, h.h, uintptr(unsafe.Pointer(&m)))))
 	return Math(m), err
 }
 
@@ -113,7 +115,7 @@ func (h *Handle) SetWorkspace(ptr uint64, size int) error {
 		return err
 	}
 	defer h.mu.Unlock()
-	return check("cublasSetWorkspace_v2", call(h.l.setWorkspace, h.h, uintptr(ptr), uintptr(size)))
+	return check("cublasSetWorkspace_v2", Status(dynlib.Call(h.l.setWorkspace, h.h, uintptr(ptr), uintptr(size))))
 }
 
 // Version returns the version of the library behind the handle as one
@@ -124,7 +126,7 @@ func (h *Handle) Version() (int, error) {
 	}
 	defer h.mu.Unlock()
 	var v int32
-	err := check("cublasGetVersion_v2", call(h.l.getVersion, h.h, uintptr(unsafe.Pointer(&v))))
+	err := check("cublasGetVersion_v2", Status(dynlib.Call(h.l.getVersion, h.h, uintptr(unsafe.Pointer(&v)))))
 	return int(v), err
 }
 

@@ -3,6 +3,8 @@ package cublas
 import (
 	"math"
 	"unsafe"
+
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 // Sgemv computes y = alpha·op(A)·x + beta·y in float32, A m×n as stored
@@ -18,8 +20,8 @@ func (h *Handle) Sgemv(t Op, m, n int, alpha float32, a uint64, lda int, x uint6
 	}
 	defer h.mu.Unlock()
 	pa, pb := h.scalars(scalarFloat, float64(alpha), float64(beta))
-	return check(fn, call(h.l.sgemv, h.h, uintptr(t), i32(m), i32(n), pa, uintptr(a), i32(lda),
-		uintptr(x), i32(incx), pb, uintptr(y), i32(incy)))
+	return check(fn, Status(dynlib.Call(h.l.sgemv, h.h, uintptr(t), i32(m), i32(n), pa, uintptr(a), i32(lda),
+		uintptr(x), i32(incx), pb, uintptr(y), i32(incy))))
 }
 
 // Dgemv is Sgemv in float64 (cublasDgemv_v2).
@@ -33,8 +35,8 @@ func (h *Handle) Dgemv(t Op, m, n int, alpha float64, a uint64, lda int, x uint6
 	}
 	defer h.mu.Unlock()
 	pa, pb := h.scalars(scalarDouble, alpha, beta)
-	return check(fn, call(h.l.dgemv, h.h, uintptr(t), i32(m), i32(n), pa, uintptr(a), i32(lda),
-		uintptr(x), i32(incx), pb, uintptr(y), i32(incy)))
+	return check(fn, Status(dynlib.Call(h.l.dgemv, h.h, uintptr(t), i32(m), i32(n), pa, uintptr(a), i32(lda),
+		uintptr(x), i32(incx), pb, uintptr(y), i32(incy))))
 }
 
 // Saxpy computes y = alpha·x + y over n elements (cublasSaxpy_v2).
@@ -48,7 +50,7 @@ func (h *Handle) Saxpy(n int, alpha float32, x uint64, incx int, y uint64, incy 
 	}
 	defer h.mu.Unlock()
 	pa, _ := h.scalars(scalarFloat, float64(alpha), 0)
-	return check(fn, call(h.l.saxpy, h.h, i32(n), pa, uintptr(x), i32(incx), uintptr(y), i32(incy)))
+	return check(fn, Status(dynlib.Call(h.l.saxpy, h.h, i32(n), pa, uintptr(x), i32(incx), uintptr(y), i32(incy))))
 }
 
 // Daxpy is Saxpy in float64 (cublasDaxpy_v2).
@@ -62,7 +64,7 @@ func (h *Handle) Daxpy(n int, alpha float64, x uint64, incx int, y uint64, incy 
 	}
 	defer h.mu.Unlock()
 	pa, _ := h.scalars(scalarDouble, alpha, 0)
-	return check(fn, call(h.l.daxpy, h.h, i32(n), pa, uintptr(x), i32(incx), uintptr(y), i32(incy)))
+	return check(fn, Status(dynlib.Call(h.l.daxpy, h.h, i32(n), pa, uintptr(x), i32(incx), uintptr(y), i32(incy))))
 }
 
 // Sscal computes x = alpha·x over n elements (cublasSscal_v2).
@@ -76,7 +78,7 @@ func (h *Handle) Sscal(n int, alpha float32, x uint64, incx int) error {
 	}
 	defer h.mu.Unlock()
 	pa, _ := h.scalars(scalarFloat, float64(alpha), 0)
-	return check(fn, call(h.l.sscal, h.h, i32(n), pa, uintptr(x), i32(incx)))
+	return check(fn, Status(dynlib.Call(h.l.sscal, h.h, i32(n), pa, uintptr(x), i32(incx))))
 }
 
 // Dscal is Sscal in float64 (cublasDscal_v2).
@@ -90,7 +92,7 @@ func (h *Handle) Dscal(n int, alpha float64, x uint64, incx int) error {
 	}
 	defer h.mu.Unlock()
 	pa, _ := h.scalars(scalarDouble, alpha, 0)
-	return check(fn, call(h.l.dscal, h.h, i32(n), pa, uintptr(x), i32(incx)))
+	return check(fn, Status(dynlib.Call(h.l.dscal, h.h, i32(n), pa, uintptr(x), i32(incx))))
 }
 
 // Sdot returns the dot product of n elements of x and y (cublasSdot_v2).
@@ -105,7 +107,7 @@ func (h *Handle) Sdot(n int, x uint64, incx int, y uint64, incy int) (float32, e
 	}
 	defer h.mu.Unlock()
 	h.scal[2] = 0
-	err := check(fn, call(h.l.sdot, h.h, i32(n), uintptr(x), i32(incx), uintptr(y), i32(incy), uintptr(unsafe.Pointer(&h.scal[2]))))
+	err := check(fn, Status(dynlib.Call(h.l.sdot, h.h, i32(n), uintptr(x), i32(incx), uintptr(y), i32(incy), uintptr(unsafe.Pointer(&h.scal[2])))))
 	return math.Float32frombits(uint32(h.scal[2])), err
 }
 
@@ -120,6 +122,6 @@ func (h *Handle) Ddot(n int, x uint64, incx int, y uint64, incy int) (float64, e
 	}
 	defer h.mu.Unlock()
 	h.scal[2] = 0
-	err := check(fn, call(h.l.ddot, h.h, i32(n), uintptr(x), i32(incx), uintptr(y), i32(incy), uintptr(unsafe.Pointer(&h.scal[2]))))
+	err := check(fn, Status(dynlib.Call(h.l.ddot, h.h, i32(n), uintptr(x), i32(incx), uintptr(y), i32(incy), uintptr(unsafe.Pointer(&h.scal[2])))))
 	return math.Float64frombits(h.scal[2]), err
 }

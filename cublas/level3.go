@@ -1,5 +1,7 @@
 package cublas
 
+import "github.com/gocu-dev/gocu/internal/dynlib"
+
 // Matrices are column-major, as in cuBLAS and Fortran: element (i, j) of a
 // matrix with leading dimension ld is at index i + j*ld. Device pointers are
 // CUdeviceptr values.
@@ -26,8 +28,8 @@ func (h *Handle) Sgemm(ta, tb Op, m, n, k int, alpha float32, a uint64, lda int,
 	}
 	defer h.mu.Unlock()
 	pa, pb := h.scalars(scalarFloat, float64(alpha), float64(beta))
-	return check(fn, call(h.l.sgemm, h.h, uintptr(ta), uintptr(tb), i32(m), i32(n), i32(k),
-		pa, uintptr(a), i32(lda), uintptr(b), i32(ldb), pb, uintptr(c), i32(ldc)))
+	return check(fn, Status(dynlib.Call(h.l.sgemm, h.h, uintptr(ta), uintptr(tb), i32(m), i32(n), i32(k),
+		pa, uintptr(a), i32(lda), uintptr(b), i32(ldb), pb, uintptr(c), i32(ldc))))
 }
 
 // Dgemm is Sgemm in float64 (cublasDgemm_v2).
@@ -41,8 +43,8 @@ func (h *Handle) Dgemm(ta, tb Op, m, n, k int, alpha float64, a uint64, lda int,
 	}
 	defer h.mu.Unlock()
 	pa, pb := h.scalars(scalarDouble, alpha, beta)
-	return check(fn, call(h.l.dgemm, h.h, uintptr(ta), uintptr(tb), i32(m), i32(n), i32(k),
-		pa, uintptr(a), i32(lda), uintptr(b), i32(ldb), pb, uintptr(c), i32(ldc)))
+	return check(fn, Status(dynlib.Call(h.l.dgemm, h.h, uintptr(ta), uintptr(tb), i32(m), i32(n), i32(k),
+		pa, uintptr(a), i32(lda), uintptr(b), i32(ldb), pb, uintptr(c), i32(ldc))))
 }
 
 // SgemmStridedBatched computes batch independent Sgemms; matrix i of A
@@ -62,9 +64,9 @@ func (h *Handle) SgemmStridedBatched(ta, tb Op, m, n, k int, alpha float32, a ui
 	}
 	defer h.mu.Unlock()
 	pa, pb := h.scalars(scalarFloat, float64(alpha), float64(beta))
-	return check(fn, call(h.l.sgemmStridedBatched, h.h, uintptr(ta), uintptr(tb), i32(m), i32(n), i32(k),
+	return check(fn, Status(dynlib.Call(h.l.sgemmStridedBatched, h.h, uintptr(ta), uintptr(tb), i32(m), i32(n), i32(k),
 		pa, uintptr(a), i32(lda), uintptr(strideA), uintptr(b), i32(ldb), uintptr(strideB),
-		pb, uintptr(c), i32(ldc), uintptr(strideC), i32(batch)))
+		pb, uintptr(c), i32(ldc), uintptr(strideC), i32(batch))))
 }
 
 // DgemmStridedBatched is SgemmStridedBatched in float64.
@@ -81,9 +83,9 @@ func (h *Handle) DgemmStridedBatched(ta, tb Op, m, n, k int, alpha float64, a ui
 	}
 	defer h.mu.Unlock()
 	pa, pb := h.scalars(scalarDouble, alpha, beta)
-	return check(fn, call(h.l.dgemmStridedBatched, h.h, uintptr(ta), uintptr(tb), i32(m), i32(n), i32(k),
+	return check(fn, Status(dynlib.Call(h.l.dgemmStridedBatched, h.h, uintptr(ta), uintptr(tb), i32(m), i32(n), i32(k),
 		pa, uintptr(a), i32(lda), uintptr(strideA), uintptr(b), i32(ldb), uintptr(strideB),
-		pb, uintptr(c), i32(ldc), uintptr(strideC), i32(batch)))
+		pb, uintptr(c), i32(ldc), uintptr(strideC), i32(batch))))
 }
 
 // GemmArgs are the arguments of GemmEx and GemmStridedBatchedEx:
@@ -138,9 +140,9 @@ func (h *Handle) GemmEx(g GemmArgs) error {
 	}
 	defer h.mu.Unlock()
 	pa, pb := h.scalars(s, g.Alpha, g.Beta)
-	return check(fn, call(h.l.gemmEx, h.h, uintptr(g.TransA), uintptr(g.TransB), i32(g.M), i32(g.N), i32(g.K),
+	return check(fn, Status(dynlib.Call(h.l.gemmEx, h.h, uintptr(g.TransA), uintptr(g.TransB), i32(g.M), i32(g.N), i32(g.K),
 		pa, uintptr(g.A), uintptr(g.TypeA), i32(g.LDA), uintptr(g.B), uintptr(g.TypeB), i32(g.LDB),
-		pb, uintptr(g.C), uintptr(g.TypeC), i32(g.LDC), uintptr(g.Compute), uintptr(int64(g.Algo))))
+		pb, uintptr(g.C), uintptr(g.TypeC), i32(g.LDC), uintptr(g.Compute), uintptr(int64(g.Algo)))))
 }
 
 // GemmStridedBatchedEx is GemmEx over a batch (cublasGemmStridedBatchedEx),
@@ -159,9 +161,9 @@ func (h *Handle) GemmStridedBatchedEx(g GemmArgs) error {
 	}
 	defer h.mu.Unlock()
 	pa, pb := h.scalars(s, g.Alpha, g.Beta)
-	return check(fn, call(h.l.gemmStridedBatchedEx, h.h, uintptr(g.TransA), uintptr(g.TransB), i32(g.M), i32(g.N), i32(g.K),
+	return check(fn, Status(dynlib.Call(h.l.gemmStridedBatchedEx, h.h, uintptr(g.TransA), uintptr(g.TransB), i32(g.M), i32(g.N), i32(g.K),
 		pa, uintptr(g.A), uintptr(g.TypeA), i32(g.LDA), uintptr(g.StrideA),
 		uintptr(g.B), uintptr(g.TypeB), i32(g.LDB), uintptr(g.StrideB),
 		pb, uintptr(g.C), uintptr(g.TypeC), i32(g.LDC), uintptr(g.StrideC),
-		i32(g.Batch), uintptr(g.Compute), uintptr(int64(g.Algo))))
+		i32(g.Batch), uintptr(g.Compute), uintptr(int64(g.Algo)))))
 }

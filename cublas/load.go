@@ -5,7 +5,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
 	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
@@ -60,8 +59,9 @@ func Load() error {
 // Available reports whether libcublas can be loaded.
 func Available() bool { return Load() == nil }
 
-// Path returns the name or file libcublas was loaded from.
-func Path() (string, error) {
+// LibraryPath returns the name or file libcublas was loaded from, or
+// Load's error (cuda.LibraryPath and nvrtc.LibraryPath are alike).
+func LibraryPath() (string, error) {
 	l, err := load()
 	if err != nil {
 		return "", err
@@ -114,16 +114,6 @@ func open() (*lib, error) {
 	return l, nil
 }
 
-// call invokes a cuBLAS function; all return a cublasStatus_t (32 bits).
-// Marked uintptrescapes like purego.SyscallN: pointers converted to uintptr
-// in the argument list stay put and alive for the call.
-//
-//go:uintptrescapes
-func call(fn uintptr, args ...uintptr) Status {
-	r, _, _ := purego.SyscallN(fn, args...)
-	return Status(int32(r))
-}
-
 // libraryPropertyType values.
 const (
 	propMajor = 0
@@ -140,7 +130,7 @@ func Version() (major, minor, patch int, err error) {
 	}
 	var v [3]int32
 	for i, p := range []int{propMajor, propMinor, propPatch} {
-		if err := check("cublasGetProperty", call(l.getProperty, uintptr(p), uintptr(unsafe.Pointer(&v[i])))); err != nil {
+		if err := check("cublasGetProperty", Status(dynlib.Call(l.getProperty, uintptr(p), uintptr(unsafe.Pointer(&v[i]))))); err != nil {
 			return 0, 0, 0, err
 		}
 	}

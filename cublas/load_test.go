@@ -56,7 +56,7 @@ func TestWithoutLibrary(t *testing.T) {
 	if _, _, _, err := Version(); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Version: %v", err)
 	}
-	if _, err := Path(); !errors.Is(err, ErrNotFound) {
+	if _, err := LibraryPath(); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Path: %v", err)
 	}
 }

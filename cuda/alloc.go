@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 // Size classes of the caching allocator. Requests up to 1 MiB are rounded
@@ -75,8 +77,9 @@ type Allocator struct {
 	capturing    map[uintptr]int
 	plain        map[uintptr]*block // live plain-mode allocations
 
-	st  AllocStats
-	log bool
+	st    AllocStats
+	log   bool
+	marks uint64 // the last mark of streamFrees.add's compactions
 }
 
 // segment is one driver allocation.
@@ -101,6 +104,7 @@ type block struct {
 	epoch  *epoch  // the event that will make this free block ready, once recorded
 	dead   bool    // absorbed by a neighbour; stale references skip it
 	idx    bool    // in a freeIndex
+	mark   uint64  // the last compaction of a streamFrees list that kept it
 }
 
 // epoch is an event recorded on a stream after blocks were freed on it;
@@ -121,12 +125,17 @@ type streamFrees struct {
 
 // add records a block freed on the stream. Entries go stale when the block
 // is reused or merged; they are dropped now and then so that a stream that
-// frees and reuses forever keeps a short list.
-func (sf *streamFrees) add(b *block) {
+// frees and reuses forever keeps a short list. A block freed, reused and
+// freed again on one stream has several entries, all live: the compaction
+// keeps one (mark is a number no earlier compaction used), or the list of
+// a stream that frees and reuses one block would grow without end.
+func (sf *streamFrees) add(b *block, mark *uint64) {
 	if len(sf.uncovered) >= max(sf.compactAt, 64) {
+		*mark++
 		live := sf.uncovered[:0]
 		for _, u := range sf.uncovered {
-			if !u.dead && u.free && !u.ready && u.epoch == nil && u.stream == b.stream {
+			if !u.dead && u.free && !u.ready && u.epoch == nil && u.stream == b.stream && u.mark != *mark {
+				u.mark = *mark
 				live = append(live, u)
 			}
 		}
@@ -293,7 +302,7 @@ func (a *Allocator) free(b *block, stream uintptr, idle bool) error {
 	b.free, b.req, b.stream, b.epoch = true, 0, stream, nil
 	b.ready = idle
 	if !idle {
-		a.streamFrees(stream).add(b)
+		a.streamFrees(stream).add(b, &a.marks)
 	}
 	b = a.coalesce(b)
 	a.index(b.seg.small).insert(b)
@@ -370,7 +379,7 @@ func (a *Allocator) split(b *block, size int64) {
 	case r.epoch != nil:
 		r.epoch.blocks = append(r.epoch.blocks, r)
 	default:
-		a.streamFrees(r.stream).add(r)
+		a.streamFrees(r.stream).add(r, &a.marks)
 	}
 	a.index(b.seg.small).insert(r)
 }
@@ -623,17 +632,4 @@ func (f *freeIndex) bestFit(size int64, stream uintptr) *block {
 // byteSize formats n bytes for messages.
 type byteSize int64
 
-func (n byteSize) String() string {
-	const unit = 1024
-	if n < unit && n > -unit {
-		return fmt.Sprintf("%d B", int64(n))
-	}
-	f := float64(n)
-	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
-		f /= unit
-		if f < unit && f > -unit || u == "TiB" {
-			return fmt.Sprintf("%.1f %s", f, u)
-		}
-	}
-	return ""
-}
+func (n byteSize) String() string { return units.Bytes(int64(n)) }

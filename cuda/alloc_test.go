@@ -674,3 +674,18 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 }
+
+// A stream that frees and reuses the same block forever (an array loop:
+// allocate, compute, free) keeps a short list of uncovered blocks: the
+// entries of one block are compacted to one.
+func TestUncoveredListStaysShort(t *testing.T) {
+	a := newAllocator(newFake(1<<30), true, 0)
+	for range 100_000 {
+		b := mustAlloc(t, a, s1, 64)
+		mustFree(t, a, b, s1)
+	}
+	if n := len(a.streams[s1].uncovered); n > 64 {
+		t.Fatalf("%d entries in the uncovered list of a stream that frees one block", n)
+	}
+	checkInvariants(t, a)
+}

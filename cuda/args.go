@@ -52,6 +52,20 @@ func (f *frame) reserve(size, align int) int {
 	return off
 }
 
+// packWords lays out 8-byte kernel parameters (LaunchWords); false when
+// they do not fit the frame.
+func (f *frame) packWords(words []uint64) bool {
+	f.nparam, f.nval = 0, 0
+	for _, w := range words {
+		off := f.reserve(8, 8)
+		if off < 0 {
+			return false
+		}
+		*(*uint64)(unsafe.Pointer(&f.vals[off])) = w
+	}
+	return true
+}
+
 // packArgs lays out args as kernel parameters: each value in f.vals, at its
 // natural alignment, and a pointer to it in f.params. Widths are exact:
 // int32 is a C int, int64 a long long, float32 a float, *Memory and

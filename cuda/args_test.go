@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"strings"
@@ -222,5 +223,64 @@ func BenchmarkPackArgs(b *testing.B) {
 		f := getFrame()
 		_ = f.packArgs("k", []any{m, m, m, n, x}, nil)
 		putFrame(f)
+	}
+}
+
+// packWords lays out 8-byte words exactly as packArgs lays out uint64s.
+func TestPackWords(t *testing.T) {
+	words := []uint64{1, 1 << 40, ^uint64(0), 0, 0x3ff0000000000000}
+	args := make([]any, len(words))
+	for i, w := range words {
+		args[i] = w
+	}
+	f, _ := newFrame(frameSize)
+	defer f.free()
+	g, _ := newFrame(frameSize)
+	defer g.free()
+	if err := f.packArgs("k", args, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !g.packWords(words) {
+		t.Fatal("five words do not fit a frame")
+	}
+	if f.nparam != g.nparam || f.nval != g.nval {
+		t.Fatalf("packWords: %d parameters, %d bytes; packArgs: %d, %d", g.nparam, g.nval, f.nparam, f.nval)
+	}
+	for i := range words {
+		if a, b := paramBytes(f, i, 8), paramBytes(g, i, 8); !bytes.Equal(a, b) {
+			t.Fatalf("parameter %d: %x, want %x", i, b, a)
+		}
+	}
+	if g.packWords(make([]uint64, 1000)) {
+		t.Fatal("1000 words fit a frame")
+	}
+}
+
+// LaunchWords checks what Launch checks, and allocates nothing.
+func TestLaunchWords(t *testing.T) {
+	fn := FakeFunction(t, "k", 0)
+	m := FakeMemory(fn, 4096)
+	cfg := Config{Grid: Dim3{X: 1}, Block: Dim3{X: 32}}
+	if err := fn.LaunchWords(cfg, []uint64{uint64(m.Ptr()), 16}); err != nil {
+		t.Fatal(err)
+	}
+	var ce *ConfigError
+	if err := fn.LaunchWords(Config{Grid: Dim3{X: 1}, Block: Dim3{X: 4096}}, nil); !errors.As(err, &ce) {
+		t.Fatalf("a block of 4096 threads: %v", err)
+	}
+	if err := fn.LaunchWords(cfg, make([]uint64, 1000)); !errors.Is(err, ErrInvalidArg) {
+		t.Fatalf("1000 words: %v", err)
+	}
+	failing := FakeFunction(t, "k", 700)
+	var le *LaunchError
+	if err := failing.LaunchWords(cfg, []uint64{1}); !errors.As(err, &le) || !errors.Is(err, ErrIllegalAddress) {
+		t.Fatalf("a failing launch: %v", err)
+	}
+	if raceEnabled {
+		return
+	}
+	words := []uint64{uint64(m.Ptr()), uint64(m.Ptr()), 16}
+	if n := testing.AllocsPerRun(1000, func() { _ = fn.LaunchWords(cfg, words) }); n != 0 {
+		t.Fatalf("LaunchWords allocated %v times per launch", n)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 // Device is one GPU with its primary context. Every call that needs the
@@ -32,8 +32,14 @@ type Device struct {
 // recentKernels is how many of the last launches a sticky error names.
 const recentKernels = 8
 
-// launched records f among the recent launches.
+// launched records f among the recent launches. A repeat of the kernel
+// recorded last is not recorded again (recentNames would show it once),
+// which spares a launch loop two atomic writes per launch and keeps
+// older kernels in the ring.
 func (d *Device) launched(f *Function) {
+	if d.recent[d.next.Load()%recentKernels].Load() == f {
+		return
+	}
 	d.recent[d.next.Add(1)%recentKernels].Store(f)
 }
 
@@ -99,10 +105,10 @@ func Devices() ([]*Device, error) {
 
 func openDevice(a *api, ordinal int) (*Device, error) {
 	d := &Device{api: a, ordinal: ordinal}
-	if r := ccall(a.cuDeviceGet, uintptr(unsafe.Pointer(&d.handle)), uintptr(ordinal)); r != 0 {
+	if r := Result(dynlib.Call(a.cuDeviceGet, uintptr(unsafe.Pointer(&d.handle)), uintptr(ordinal))); r != 0 {
 		return nil, a.error("cuDeviceGet", r)
 	}
-	if r := ccall(a.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&d.ctx)), uintptr(d.handle)); r != 0 {
+	if r := Result(dynlib.Call(a.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&d.ctx)), uintptr(d.handle))); r != 0 {
 		return nil, a.error("cuDevicePrimaryCtxRetain", r)
 	}
 	if err := d.readProps(); err != nil {
@@ -132,12 +138,13 @@ func (d *Device) call(fn uintptr, args ...uintptr) Result {
 	if f == nil {
 		return 2 // no host memory for the call frame
 	}
-	runtime.LockOSThread()
-	r := f.bind(d.api, d.ctx)
-	if r == 0 {
-		r0, _, _ := purego.SyscallN(fn, args...)
-		r = Result(int32(r0))
+	if len(args) > ctxCallArgs {
+		putFrame(f)
+		panic("cuda: driver call with more than 12 arguments")
 	}
+	clear(f.args[copy(f.args, args):ctxCallArgs])
+	runtime.LockOSThread()
+	r, _ := f.ctxCall(d.api, d.ctx, fn)
 	runtime.UnlockOSThread()
 	putFrame(f)
 	return r
@@ -198,7 +205,7 @@ func (d *Device) Synchronize() error {
 // Attribute returns one device attribute (cuDeviceGetAttribute).
 func (d *Device) Attribute(attr DeviceAttribute) (int, error) {
 	var v int32
-	r := ccall(d.api.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), uintptr(d.handle))
+	r := Result(dynlib.Call(d.api.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), uintptr(d.handle)))
 	if r != 0 {
 		return 0, d.err(fmt.Sprintf("cuDeviceGetAttribute(%d)", attr), r)
 	}

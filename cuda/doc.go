@@ -35,11 +35,12 @@
 //
 // There is no hand-off to a worker thread (a channel round trip costs
 // microseconds, more than a launch), so any goroutine may call any function
-// of the package at any time, concurrently. The check costs one extra cgo
-// call (cuCtxGetCurrent) per driver call: about 80 ns on the 2-core build
-// machine, where the whole Go side of a launch (locking, the check, packing
-// four arguments, the cuLaunchKernel call, without the driver's own work)
-// measures 270 ns in BenchmarkLaunchFakeDriver. On the GPU,
+// of the package at any time, concurrently. On linux/amd64 the check and
+// the call are one cgo call, through a small assembly trampoline
+// (elsewhere two purego calls): the whole Go side of a launch (locking, the
+// check, packing two arguments, the cuLaunchKernel call, without the
+// driver's own work) measures about 70 ns in BenchmarkLaunchFakeDriver on
+// the 2-core build machine (240 ns with two purego calls). On the GPU,
 // BenchmarkDriverCall measures a cheap driver call with the check and
 // BenchmarkLaunch the full launch. Code that calls other CUDA libraries
 // through their own bindings runs them inside Device.WithContext.

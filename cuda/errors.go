@@ -174,6 +174,17 @@ func (e *LoadError) Error() string {
 	return b.String()
 }
 
+// Summary says in one line what Error lists: "no NVIDIA driver
+// (libcuda.so.1 not found in 13 places searched)", with the GOCU_CUDA_LIB
+// value in effect, if any.
+func (e *LoadError) Summary() string {
+	s := fmt.Sprintf("no NVIDIA driver (libcuda.so.1 not found in %d places searched", len(e.Attempts))
+	if e.Env != "" {
+		s += ", GOCU_CUDA_LIB=" + e.Env
+	}
+	return s + ")"
+}
+
 // Is reports ErrNoDriver.
 func (e *LoadError) Is(target error) bool { return target == ErrNoDriver }
 

@@ -188,3 +188,17 @@ func TestStickyErrorNamesRecentKernels(t *testing.T) {
 		t.Errorf("no launches, yet Recent = %v", e.Recent)
 	}
 }
+
+// Repeated launches of one kernel take one slot of the ring, so older
+// kernels stay named.
+func TestRecentKernelsRepeats(t *testing.T) {
+	d := &Device{api: &api{}}
+	a, b := &Function{name: "a"}, &Function{name: "b"}
+	d.launched(a)
+	for range 100 {
+		d.launched(b)
+	}
+	if got := strings.Join(d.recentNames(), ","); got != "b,a" {
+		t.Errorf("recent kernels %q, want b,a", got)
+	}
+}

@@ -90,8 +90,10 @@ func TestDeviceProps(t *testing.T) {
 	p := d.Props()
 	v, err := cuda.DriverVersion()
 	must(t, err)
+	lib, err := cuda.LibraryPath()
+	must(t, err)
 	t.Logf("%v: driver %d from %s; %d SMs, %.1f GiB, L2 %d KiB, smem/block %d (opt-in %d), clock %d kHz, memory %d kHz x %d bits = %.0f GB/s; unavailable: %v",
-		d, v, cuda.LibraryPath(), p.Multiprocessors, float64(p.TotalMemory)/(1<<30), p.L2CacheSize>>10,
+		d, v, lib, p.Multiprocessors, float64(p.TotalMemory)/(1<<30), p.L2CacheSize>>10,
 		p.SharedMemPerBlock, p.SharedMemPerBlockOptin, p.ClockKHz, p.MemoryClockKHz, p.MemoryBusWidth, p.Bandwidth()/1e9, p.Unavailable)
 	if p.Name == "" || p.Major < 3 || p.Multiprocessors <= 0 || p.TotalMemory <= 0 || p.MaxThreadsPerBlock != 1024 ||
 		p.WarpSize != 32 || p.SharedMemPerBlock < 48<<10 || p.SharedMemPerBlockOptin < p.SharedMemPerBlock || p.MaxGridDim[0] < 1<<30 {

@@ -149,13 +149,12 @@ func (x *GraphExec) Launch(s *Stream) error {
 		return fmt.Errorf("cuda: graph launch: cannot map memory for the call")
 	}
 	op := traceOp(GraphOp, d, s, 0)
+	fr.args[0], fr.args[1] = x.handle, s.handle
 	runtime.LockOSThread()
-	r := fr.bind(d.api, d.ctx)
+	r, bound := fr.ctxCall(d.api, d.ctx, d.api.cuGraphLaunch)
 	fn := "cuCtxSetCurrent"
-	if r == 0 {
-		fr.args[0], fr.args[1] = x.handle, s.handle
+	if bound {
 		fn = "cuGraphLaunch"
-		r = fr.call(d.api.cuGraphLaunch, 2)
 		if r == 0 && launchBlocking.Load() && !s.capturing.Load() {
 			fn = "cuStreamSynchronize after the graph launch (GOCU_LAUNCH_BLOCKING)"
 			fr.args[0] = s.handle

@@ -81,16 +81,53 @@ func (f *Function) Launch(cfg Config, args ...any) error {
 	if err != nil {
 		return err
 	}
-	op := traceKernel(f, grid, block, cfg.SharedMem, s)
+	return f.launchFrame(fr, grid, block, cfg.SharedMem, s, len(args))
+}
+
+// LaunchWords is Launch for a kernel whose parameters are all 8 bytes wide
+// (pointers, long long, unsigned long long, double): words[i] is the bits
+// of parameter i. It does what Launch does without boxing the arguments
+// into interfaces and switching on their types; package array launches
+// its generated kernels, which take only such parameters, this way.
+func (f *Function) LaunchWords(cfg Config, words []uint64) error {
+	if f.mod.closed.Load() {
+		return fmt.Errorf("cuda: launch of %s: module: %w", f.name, ErrClosed)
+	}
+	grid, block := cfg.Grid.norm(), cfg.Block.norm()
+	if reason := f.checkConfig(grid, block, cfg.SharedMem); reason != "" {
+		return &ConfigError{Kernel: f.name, Grid: grid, Block: block, SharedMem: cfg.SharedMem, Reason: reason}
+	}
+	s := cfg.Stream
+	if s == nil {
+		s = f.dev.stream
+	} else if s.dev != f.dev || s.closed.Load() {
+		_, err := f.dev.streamOrDefault(s)
+		return err
+	}
+	fr := getFrame()
+	if fr == nil {
+		return fmt.Errorf("cuda: launch of %s: cannot map memory for the arguments", f.name)
+	}
+	if !fr.packWords(words) {
+		putFrame(fr)
+		return &ArgError{Kernel: f.name, Index: -1, Type: "arguments", Reason: fmt.Sprintf("%d arguments do not fit a launch frame", len(words))}
+	}
+	return f.launchFrame(fr, grid, block, cfg.SharedMem, s, len(words))
+}
+
+// launchFrame launches with the packed arguments in fr, which it returns
+// to the pool.
+func (f *Function) launchFrame(fr *frame, grid, block Dim3, shared int, s *Stream, nargs int) error {
+	op := traceKernel(f, grid, block, shared, s)
 	f.dev.launched(f)
-	r, fn := f.launch(fr, grid, block, cfg.SharedMem, s)
+	r, fn := f.launch(fr, grid, block, shared, s)
 	op.end(r)
 	putFrame(fr)
 	if logLaunches.Load() {
-		f.log(grid, block, cfg.SharedMem, s, len(args))
+		f.log(grid, block, shared, s, nargs)
 	}
 	if r != 0 {
-		return f.launchError(fn, r, grid, block, cfg.SharedMem)
+		return f.launchError(fn, r, grid, block, shared)
 	}
 	return nil
 }
@@ -124,19 +161,18 @@ func (f *Function) pack(args []any, host []DevicePtr) (*frame, error) {
 // returns the result and the name of the driver function it comes from.
 func (f *Function) launch(fr *frame, grid, block Dim3, shared int, s *Stream) (Result, string) {
 	a := f.dev.api
+	fr.args[0] = f.handle
+	fr.args[1], fr.args[2], fr.args[3] = uintptr(grid.X), uintptr(grid.Y), uintptr(grid.Z)
+	fr.args[4], fr.args[5], fr.args[6] = uintptr(block.X), uintptr(block.Y), uintptr(block.Z)
+	fr.args[7] = uintptr(shared)
+	fr.args[8] = s.handle
+	fr.args[9] = uintptr(unsafe.Pointer(&fr.params[0]))
+	fr.args[10] = 0
 	runtime.LockOSThread()
-	r := fr.bind(a, f.dev.ctx)
+	r, bound := fr.ctxCall(a, f.dev.ctx, a.cuLaunchKernel)
 	fn := "cuCtxSetCurrent"
-	if r == 0 {
-		fr.args[0] = f.handle
-		fr.args[1], fr.args[2], fr.args[3] = uintptr(grid.X), uintptr(grid.Y), uintptr(grid.Z)
-		fr.args[4], fr.args[5], fr.args[6] = uintptr(block.X), uintptr(block.Y), uintptr(block.Z)
-		fr.args[7] = uintptr(shared)
-		fr.args[8] = s.handle
-		fr.args[9] = uintptr(unsafe.Pointer(&fr.params[0]))
-		fr.args[10] = 0
+	if bound {
 		fn = "cuLaunchKernel"
-		r = fr.call(a.cuLaunchKernel, 11)
 		if r == 0 && launchBlocking.Load() && !s.capturing.Load() {
 			fn = "cuStreamSynchronize after the launch (GOCU_LAUNCH_BLOCKING)"
 			fr.args[0] = s.handle

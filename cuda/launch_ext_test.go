@@ -64,3 +64,17 @@ func BenchmarkLaunchFakeDriver(b *testing.B) {
 		_ = f.Launch(cfg, m, int32(1))
 	}
 }
+
+// BenchmarkLaunchWordsFakeDriver: the launch of package array's tiny add
+// kernel (three pointers and a length) through LaunchWords, against
+// BenchmarkLaunchFakeDriver's two boxed arguments.
+func BenchmarkLaunchWordsFakeDriver(b *testing.B) {
+	f := cuda.FakeFunction(b, "k", 0)
+	m := cuda.FakeMemory(f, 4096)
+	cfg := cuda.Config{Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 128}}
+	words := []uint64{uint64(m.Ptr()), uint64(m.Ptr()) + 64, uint64(m.Ptr()) + 128, 16}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = f.LaunchWords(cfg, words)
+	}
+}

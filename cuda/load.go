@@ -8,7 +8,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 // The driver is loaded, initialised and its devices counted once per
@@ -57,12 +57,14 @@ func DriverVersion() (int, error) {
 	return driverVer, nil
 }
 
-// LibraryPath returns the path libcuda was loaded from, or "" when none was.
-func LibraryPath() string {
-	if load() != nil {
-		return ""
+// LibraryPath returns the name or file libcuda was loaded from, or Init's
+// error when no driver could be loaded (nvrtc.LibraryPath and
+// cublas.LibraryPath are alike).
+func LibraryPath() (string, error) {
+	if err := load(); err != nil {
+		return "", err
 	}
-	return libPath
+	return libPath, nil
 }
 
 // DeviceCount returns the number of CUDA devices the driver sees.
@@ -74,71 +76,59 @@ func DeviceCount() (int, error) {
 }
 
 func initDriver() error {
-	env := os.Getenv(envLib)
-	h, path, err := openDriver(env, libraryPaths)
+	lib, err := openDriver(os.Getenv(envLib), libraryPaths)
 	if err != nil {
 		return err
 	}
 	a := &api{}
-	if err := a.resolve(h); err != nil {
-		dlclose(h)
-		return fmt.Errorf("cuda: %s is not a usable CUDA driver: %w", path, err)
+	if err := a.resolve(lib); err != nil {
+		lib.Close()
+		return fmt.Errorf("cuda: %s is not a usable CUDA driver: %w", lib.Path, err)
 	}
-	if r := ccall(a.cuInit, 0); r != 0 {
+	if r := Result(dynlib.Call(a.cuInit, 0)); r != 0 {
 		return a.error("cuInit", r)
 	}
 	var v, n int32
-	if r := ccall(a.cuDriverGetVersion, uintptr(unsafe.Pointer(&v))); r != 0 {
+	if r := Result(dynlib.Call(a.cuDriverGetVersion, uintptr(unsafe.Pointer(&v)))); r != 0 {
 		return a.error("cuDriverGetVersion", r)
 	}
-	if r := ccall(a.cuDeviceGetCount, uintptr(unsafe.Pointer(&n))); r != 0 {
+	if r := Result(dynlib.Call(a.cuDeviceGetCount, uintptr(unsafe.Pointer(&n)))); r != 0 {
 		return a.error("cuDeviceGetCount", r)
 	}
-	drv, libPath, driverVer, numDevices = a, path, int(v), int(n)
+	drv, libPath, driverVer, numDevices = a, lib.Path, int(v), int(n)
 	return nil
 }
 
-// openDriver dlopens the first libcuda that works: only env when it is set
-// (GOCU_CUDA_LIB), else each of paths in turn. The error lists every
-// attempt and its reason.
-func openDriver(env string, paths []string) (uintptr, string, error) {
+// openDriver opens the first libcuda that loads and has cuInit (package
+// dynlib does the loading): only env when it is set (GOCU_CUDA_LIB), else
+// each of paths in turn, RTLD_GLOBAL. The error is a *LoadError listing
+// every attempt and its reason.
+func openDriver(env string, paths []string) (*dynlib.Lib, error) {
 	if env != "" {
 		paths = []string{env}
 	}
+	lib, err := dynlib.Open(dynlib.Spec{What: "a CUDA driver", Paths: paths, Require: []string{"cuInit"}, Global: true})
+	if err == nil {
+		return lib, nil
+	}
 	le := &LoadError{Env: env}
-	for _, p := range paths {
-		h, err := dlopen(p)
-		if err != nil {
-			le.Attempts = append(le.Attempts, LoadAttempt{Path: p, Err: errors.New(cleanDlerror(p, err))})
-			continue
-		}
-		if dlsym(h, "cuInit") == 0 {
-			dlclose(h)
-			le.Attempts = append(le.Attempts, LoadAttempt{Path: p, Err: errors.New("loaded, but it has no cuInit: not a CUDA driver")})
-			continue
-		}
-		return h, p, nil
+	var nf *dynlib.NotFoundError
+	if !errors.As(err, &nf) {
+		return nil, err
 	}
-	return 0, "", le
-}
-
-// cleanDlerror shortens dlerror's "path: reason" to the reason.
-func cleanDlerror(path string, err error) string {
-	s := err.Error()
-	s = strings.TrimPrefix(s, path+": ")
-	if s == "" {
-		s = "dlopen failed"
+	for _, a := range nf.Tried {
+		le.Attempts = append(le.Attempts, LoadAttempt{Path: a.Path, Err: errors.New(a.Reason)})
 	}
-	return s
+	return nil, le
 }
 
 // resolve finds every entry point; a required one missing is an error that
 // names it.
-func (a *api) resolve(h uintptr) error {
+func (a *api) resolve(lib *dynlib.Lib) error {
 	var missing []string
 	for _, s := range a.symbols() {
 		for _, name := range s.names {
-			if p := dlsym(h, name); p != 0 {
+			if p, err := lib.Sym(name); err == nil {
 				*s.dst = p
 				break
 			}
@@ -153,15 +143,6 @@ func (a *api) resolve(h uintptr) error {
 	return nil
 }
 
-// ccall calls the C function fn. Pointers converted to uintptr in the call
-// expression are kept alive and on the heap for the call (uintptrescapes).
-//
-//go:uintptrescapes
-func ccall(fn uintptr, args ...uintptr) Result {
-	r, _, _ := purego.SyscallN(fn, args...)
-	return Result(int32(r))
-}
-
 // error returns nil for success, else the *Error for a failed call of
 // function fn, named and described by the driver when it can.
 func (a *api) error(fn string, r Result) error {
@@ -173,24 +154,12 @@ func (a *api) error(fn string, r Result) error {
 		return e
 	}
 	var p uintptr
-	if ccall(a.cuGetErrorName, uintptr(r), uintptr(unsafe.Pointer(&p))) == 0 && p != 0 {
-		e.Name = goString(p)
+	if Result(dynlib.Call(a.cuGetErrorName, uintptr(r), uintptr(unsafe.Pointer(&p)))) == 0 && p != 0 {
+		e.Name = dynlib.GoString(dynlib.PtrAt(p))
 	}
 	p = 0
-	if ccall(a.cuGetErrorString, uintptr(r), uintptr(unsafe.Pointer(&p))) == 0 && p != 0 {
-		e.Msg = goString(p)
+	if Result(dynlib.Call(a.cuGetErrorString, uintptr(r), uintptr(unsafe.Pointer(&p)))) == 0 && p != 0 {
+		e.Msg = dynlib.GoString(dynlib.PtrAt(p))
 	}
 	return e
-}
-
-// goString copies the NUL-terminated C string at p.
-func goString(p uintptr) string {
-	if p == 0 {
-		return ""
-	}
-	n := 0
-	for *(*byte)(unsafe.Add(unsafe.Pointer(nil), p+uintptr(n))) != 0 {
-		n++
-	}
-	return string(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(nil), p)), n))
 }

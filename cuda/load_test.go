@@ -22,7 +22,7 @@ func TestSearchListsEveryAttempt(t *testing.T) {
 	if runtime.GOOS == "linux" {
 		paths = append(paths, "libm.so.6") // a real library, but not a CUDA driver
 	}
-	_, _, err := openDriver("", paths)
+	_, err := openDriver("", paths)
 	if !errors.Is(err, ErrNoDriver) {
 		t.Fatalf("openDriver: %v", err)
 	}
@@ -50,13 +50,16 @@ func TestSearchListsEveryAttempt(t *testing.T) {
 
 func TestSearchHonoursEnv(t *testing.T) {
 	env := filepath.Join(t.TempDir(), "nowhere", "libcuda.so.1")
-	_, _, err := openDriver(env, []string{"libc.so.6", "libm.so.6"})
+	_, err := openDriver(env, []string{"libc.so.6", "libm.so.6"})
 	var le *LoadError
 	if !errors.As(err, &le) || len(le.Attempts) != 1 || le.Attempts[0].Path != env {
 		t.Fatalf("with GOCU_CUDA_LIB only that path may be tried: %v", err)
 	}
 	if msg := err.Error(); !strings.Contains(msg, "GOCU_CUDA_LIB="+env) || !strings.Contains(msg, "unset GOCU_CUDA_LIB") {
 		t.Errorf("message: %s", msg)
+	}
+	if got, want := le.Summary(), "no NVIDIA driver (libcuda.so.1 not found in 1 places searched, GOCU_CUDA_LIB="+env+")"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
 	}
 }
 
@@ -143,7 +146,7 @@ func TestNoDriverHere(t *testing.T) {
 	if n, err := DeviceCount(); n != 0 || err == nil {
 		t.Errorf("DeviceCount = %d, %v", n, err)
 	}
-	if LibraryPath() != "" {
-		t.Error("LibraryPath without a driver")
+	if p, err := LibraryPath(); p != "" || !errors.Is(err, ErrNoDriver) {
+		t.Errorf("LibraryPath without a driver: %q, %v", p, err)
 	}
 }

@@ -73,6 +73,41 @@ func (d *Device) AllocOn(s *Stream, n int) (*Memory, error) {
 	return m, nil
 }
 
+// AllocOnNoCleanup is AllocOn without the garbage collector's backstop:
+// memory dropped without Free is never reclaimed, unless the caller has
+// a backstop of its own. It is for owners that already keep one per
+// allocation (package array puts a cleanup on its storage objects, which
+// frees their buffers), and saves them a runtime.AddCleanup per
+// allocation and a Cleanup.Stop per Free. Everything else is as for
+// AllocOn: Free, FreeOn, use-after-free and double-free checks.
+func (d *Device) AllocOnNoCleanup(s *Stream, n int) (*Memory, error) {
+	s, err := d.streamOrDefault(s)
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("cuda: Alloc: negative size %d: %w", n, ErrInvalidValue)
+	}
+	// Without a cleanup, whose argument must be a separate object, the
+	// Memory and its allocation state are one allocation.
+	ma := &struct {
+		m  Memory
+		al allocation
+	}{}
+	ma.al = allocation{dev: d, stream: s}
+	ma.m = Memory{dev: d, size: n, a: &ma.al}
+	if n == 0 {
+		return &ma.m, nil
+	}
+	b, err := d.alloc.alloc(s.handle, int64(n))
+	if err != nil {
+		return nil, err
+	}
+	ma.al.blk = b
+	ma.m.ptr = DevicePtr(b.ptr)
+	return &ma.m, nil
+}
+
 // AllocSlice allocates device memory for n elements of type T on the
 // default stream.
 func AllocSlice[T any](d *Device, n int) (*Memory, error) {

@@ -3,6 +3,8 @@ package cuda
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 // DeviceAttribute is a CUdevice_attribute.
@@ -102,7 +104,7 @@ func (p Props) PCIBusID() string {
 func (d *Device) readProps() error {
 	p := &d.props
 	var name [256]byte
-	if r := ccall(d.api.cuDeviceGetName, uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)), uintptr(d.handle)); r != 0 {
+	if r := Result(dynlib.Call(d.api.cuDeviceGetName, uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)), uintptr(d.handle))); r != 0 {
 		return d.err("cuDeviceGetName", r)
 	}
 	for i, c := range name {
@@ -112,7 +114,7 @@ func (d *Device) readProps() error {
 		}
 	}
 	var total uint64
-	if r := ccall(d.api.cuDeviceTotalMem, uintptr(unsafe.Pointer(&total)), uintptr(d.handle)); r != 0 {
+	if r := Result(dynlib.Call(d.api.cuDeviceTotalMem, uintptr(unsafe.Pointer(&total)), uintptr(d.handle))); r != 0 {
 		return d.err("cuDeviceTotalMem_v2", r)
 	}
 	p.TotalMemory = int64(total)

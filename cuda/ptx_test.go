@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gocu-dev/gocu/internal/clangtest"
 )
 
 // TestKernelsPTXUpToDate regenerates the test kernels' PTX from
@@ -13,18 +15,15 @@ import (
 func TestKernelsPTXUpToDate(t *testing.T) {
 	// Only where CI asks for it: another build of clang-16 (the GPU
 	// machine's Ubuntu one) writes different, equally valid PTX.
-	if os.Getenv("GOCU_REQUIRE_CLANG") == "" {
+	if !clangtest.Required() {
 		t.Skip("set GOCU_REQUIRE_CLANG=1 (as .ci/run does) to compare the PTX with clang-16's output")
 	}
-	clang, err := exec.LookPath("clang-16")
-	if err != nil {
-		t.Skip("clang-16 is not installed")
-	}
+	clang := clangtest.Need(t, "clang-16")
 	out := filepath.Join(t.TempDir(), "k.ptx")
-	cmd := exec.Command(clang, "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_52",
+	cmd := exec.Command(clang, "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", clangtest.NoCUDA, "--cuda-gpu-arch=sm_52",
 		"-O2", "-S", "-o", out, "testdata/kernels.cu")
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("clang cannot compile CUDA here: %v\n%s", err, msg)
+		t.Fatalf("clang-16 cannot compile testdata/kernels.cu: %v\n%s", err, msg)
 	}
 	got, err := os.ReadFile(out)
 	if err != nil {

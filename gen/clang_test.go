@@ -6,16 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gocu-dev/gocu/internal/clangtest"
 )
 
-// clangPath returns clang-16, or skips the test when it is absent.
+// clangPath returns Debian's clang-16, or skips the test (fails it under
+// GOCU_REQUIRE_CLANG=1) where there is none: package clangtest.
 func clangPath(t testing.TB) string {
 	t.Helper()
-	p, err := exec.LookPath("clang-16")
-	if err != nil {
-		t.Skip("clang-16 not found: the CUDA compile check needs Debian's clang-16 (apt-get install clang-16); .ci/run installs it")
-	}
-	return p
+	return clangtest.Need(t, "clang-16")
 }
 
 // compileCUDA compiles src to PTX for sm_90 with clang-16 and the test
@@ -34,7 +33,7 @@ func compileCUDA(t testing.TB, name, src string) {
 		t.Fatal(err)
 	}
 	for _, debug := range []bool{false, true} {
-		args := []string{"-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_90",
+		args := []string{"-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", clangtest.NoCUDA, "--cuda-gpu-arch=sm_90",
 			"-Xclang", "-target-feature", "-Xclang", "+ptx78", "-O2", "-S",
 			"-I", prelude, "-include", "gocu_clang_prelude.h", "-Werror=return-type", "-Wno-unused-value",
 			"-o", filepath.Join(dir, name+".ptx"), cu}

@@ -23,7 +23,10 @@
 //     kernel.At (and every outer index of a multi-dimensional array through
 //     kernel.Index), and every loop body starts with kernel.Loop (where the
 //     simulator stops a launch that ran out of time), for the simulator's
-//     checked mode.
+//     checked mode. Each of its statements carries a line directive
+//     (/*line broken.go:72*/) naming the kernel's source line, so that what
+//     the simulator reads from the call stack (a barrier, a warp operation,
+//     a panic) is reported there too, not in the generated file.
 //
 // Output is deterministic and gofmt-clean; files whose contents did not
 // change are not rewritten; the generated file of a package whose kernels

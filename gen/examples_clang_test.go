@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gocu-dev/gocu/examples/kernels"
+	"github.com/gocu-dev/gocu/internal/clangtest"
+	"github.com/gocu-dev/gocu/internal/lecture"
 	"github.com/gocu-dev/gocu/meta"
 )
 
@@ -23,7 +24,7 @@ func ptxOf(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	prelude, _ := filepath.Abs("testdata/clang")
-	out, err := exec.Command(clang, "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_90",
+	out, err := exec.Command(clang, "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", clangtest.NoCUDA, "--cuda-gpu-arch=sm_90",
 		"-Xclang", "-target-feature", "-Xclang", "+ptx78", "-O3", "-S", "-I", prelude, "-include", "gocu_clang_prelude.h",
 		"-o", ptx, cu).CombinedOutput()
 	if err != nil {
@@ -55,9 +56,9 @@ func ptxFunc(t *testing.T, ptx, name string) string {
 // kernels get the wide memory accesses they were written for and keep
 // their tiles in registers.
 func TestClangExamples(t *testing.T) {
-	m, _, ok := meta.Lookup(kernels.Gray)
+	m, _, ok := meta.Lookup(lecture.Gray)
 	if !ok {
-		t.Fatal("examples/kernels is not registered")
+		t.Fatal("internal/lecture is not registered")
 	}
 	compileCUDA(t, "examples", m.Source)
 	ptx := ptxOf(t, m.Source)

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"flag"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/gocu-dev/gocu/internal/clangtest"
 )
 
 // FuzzTranslate feeds kernel bodies to the translator: it must never crash
@@ -44,8 +45,8 @@ func FuzzTranslate(f *testing.F) {
 	f.Add("", "x[1<<62] = 1\nk[0] = k[0] << 63 >> 64")
 	f.Add("type B [1 << 16][1 << 16]uint8", "var v B\nb[0] = v[n][n]")
 	f.Add("", "for i := int32(0); i < 1<<31-1; i++ {\n\tx[i] += float32(i)\n}")
-	_, clangErr := exec.LookPath("clang-16")
-	useClang := clangErr == nil && (!fuzzing() || os.Getenv("GOCU_FUZZ_CLANG") == "1")
+	_, clangErr := clangtest.Find("clang-16")
+	useClang := (clangErr == nil || clangtest.Required()) && (!fuzzing() || os.Getenv("GOCU_FUZZ_CLANG") == "1")
 	f.Fuzz(func(t *testing.T, decls, body string) {
 		if len(decls)+len(body) > 1024 || !utf8.ValidString(decls) || !utf8.ValidString(body) {
 			return

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"unsafe"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/units"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/meta"
 	"github.com/gocu-dev/gocu/nvrtc"
@@ -20,7 +20,7 @@ var gpuSkip = "no GPU runner"
 func init() {
 	d, err := gocu.Open("cuda")
 	if err != nil {
-		gpuSkip = "no GPU: " + strings.SplitN(err.Error(), ";", 2)[0]
+		gpuSkip = "no GPU: " + units.OneLine(err)
 		return
 	}
 	if !nvrtc.Available() {

@@ -204,9 +204,23 @@ func (tc *twinCtx) w(format string, args ...any) {
 
 func (tc *twinCtx) stmts(list []ast.Stmt) {
 	for _, s := range list {
+		tc.w("%s", tc.line(s))
 		tc.stmt(s)
 		tc.b.WriteByte('\n')
 	}
+}
+
+// line returns a line directive that gives the code printed after it the
+// source line of n, as the site table names it ("/*line broken.go:72*/ "),
+// so that the positions the simulator takes from the call stack in checked
+// mode (the barrier a thread waits at or last passed, a warp operation, a
+// shared declaration, a panic, the call of a device function) name the
+// kernel's source, as the sites of its memory accesses do, and not the
+// generated file. Every line of a twin that runs code starts with one;
+// the twins come last in the generated file, so that nothing after them
+// inherits a kernel's lines.
+func (tc *twinCtx) line(n ast.Node) string {
+	return "/*line " + tc.u.srcPos(tc.f, n.Pos()) + "*/ "
 }
 
 func (tc *twinCtx) block(list []ast.Stmt) {
@@ -232,7 +246,7 @@ func (tc *twinCtx) stmt(s ast.Stmt) {
 			if s.Tok == token.SHL_ASSIGN || s.Tok == token.SHR_ASSIGN {
 				rt = tc.info.TypeOf(s.Rhs[0])
 			}
-			tc.w("{\nvar %s %s = %s\n%s %s %s\n}", v, tc.u.goType(rt, s.Pos()), tc.expr(s.Rhs[0]), tc.lhs(s.Lhs[0], acc), s.Tok, v)
+			tc.w("{\n%svar %s %s = %s\n%s%s %s %s\n}", tc.line(s), v, tc.u.goType(rt, s.Pos()), tc.expr(s.Rhs[0]), tc.line(s), tc.lhs(s.Lhs[0], acc), s.Tok, v)
 			return
 		}
 		acc := "Write"
@@ -303,7 +317,7 @@ func (tc *twinCtx) stmt(s ast.Stmt) {
 			tc.rangeStmt(r, s.Label.Name)
 			return
 		}
-		tc.w("%s:\n", s.Label.Name)
+		tc.w("%s:\n%s", s.Label.Name, tc.line(s.Stmt))
 		tc.stmt(s.Stmt)
 	case *ast.BlockStmt:
 		tc.block(s.List)
@@ -413,7 +427,7 @@ func (tc *twinCtx) loopCheck(loop ast.Stmt) {
 		}
 		tc.u.sites[id].expr = strings.TrimSpace(text)
 	}
-	tc.w("%s.Loop(%s, &gocuSite%d)\n", tc.k, tc.thread, id)
+	tc.w("%s%s.Loop(%s, &gocuSite%d)\n", tc.line(loop), tc.k, tc.thread, id)
 }
 
 func (tc *twinCtx) ifStmt(s *ast.IfStmt) {
@@ -426,7 +440,7 @@ func (tc *twinCtx) ifStmt(s *ast.IfStmt) {
 	tc.block(s.Body.List)
 	switch e := s.Else.(type) {
 	case *ast.IfStmt:
-		tc.w(" else ")
+		tc.w(" else %s", tc.line(e))
 		tc.ifStmt(e)
 	case *ast.BlockStmt:
 		tc.w(" else ")
@@ -475,21 +489,21 @@ func (tc *twinCtx) rangeStmt(s *ast.RangeStmt, label string) {
 	tc.w("{\n")
 	if !simple {
 		r := tc.temp("gocuR")
-		tc.w("%s := %s\n", r, x)
+		tc.w("%s%s := %s\n", tc.line(s), r, x)
 		x = r
 	}
 	if label != "" {
 		tc.w("%s:\n", label)
 	}
 	i := tc.temp("gocuI")
-	tc.w("for %s := range %s {\n", i, x)
+	tc.w("%sfor %s := range %s {\n", tc.line(s), i, x)
 	tc.loopCheck(s)
 	elem := fmt.Sprintf("*%s.At(%s, %s, %s, &gocuSite%d, %s.Read)", tc.k, tc.thread, tc.sliceOf(x, xt), i, site, tc.k)
 	key := "_"
 	if s.Key != nil {
 		key = tc.lhs(s.Key, "Write")
 	}
-	tc.w("%s, %s %s %s, %s\n", key, tc.lhs(s.Value, "Write"), s.Tok, i, elem)
+	tc.w("%s%s, %s %s %s, %s\n", tc.line(s), key, tc.lhs(s.Value, "Write"), s.Tok, i, elem)
 	if s.Tok == token.DEFINE && key == "_" {
 		// "_, v := ..." needs a new variable on the left: it has one.
 	}

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 // Comm is one rank of an NCCL communicator: the rank, the number of ranks,
@@ -91,7 +92,7 @@ func (c *Comm) usable(fn string) error {
 func (c *Comm) run(fn string, sym uintptr, args ...uintptr) error {
 	var r Result
 	err := withDevice(c.dev, func() error {
-		r = call(sym, args...)
+		r = Result(dynlib.Call(sym, args...))
 		return nil
 	})
 	if err != nil {
@@ -147,7 +148,7 @@ func initAll(l *lib, devices []*cuda.Device, ords []int32) ([]*Comm, error) {
 	handles := make([]uintptr, len(ords))
 	var r Result
 	err := withDevice(devices[0], func() error {
-		r = call(l.commInitAll, uintptr(unsafe.Pointer(&handles[0])), uintptr(len(ords)), uintptr(unsafe.Pointer(&ords[0])))
+		r = Result(dynlib.Call(l.commInitAll, uintptr(unsafe.Pointer(&handles[0])), uintptr(len(ords)), uintptr(unsafe.Pointer(&ords[0]))))
 		return nil
 	})
 	if err != nil {
@@ -158,7 +159,7 @@ func initAll(l *lib, devices []*cuda.Device, ords []int32) ([]*Comm, error) {
 		// ncclCommInitAll leaves the ranks it did create to the caller.
 		for i, h := range handles {
 			if h != 0 {
-				_ = withDevice(devices[i], func() error { call(l.commAbort, h); return nil })
+				_ = withDevice(devices[i], func() error { dynlib.Call(l.commAbort, h); return nil })
 			}
 		}
 		return nil, err
@@ -220,7 +221,7 @@ func initRank(l *lib, id UniqueID, nranks, rank int, dev *cuda.Device, ordinal i
 		if h != 0 {
 			// An init that failed after NCCL made the communicator leaves
 			// it to the caller, who frees it with ncclCommAbort.
-			_ = withDevice(dev, func() error { call(l.commAbort, h); return nil })
+			_ = withDevice(dev, func() error { dynlib.Call(l.commAbort, h); return nil })
 		}
 		return nil, err
 	}
@@ -289,7 +290,7 @@ func (c *Comm) AsyncError() error {
 	var async int32
 	var r Result
 	err := withDevice(c.dev, func() error {
-		r = call(c.lib.commGetAsyncError, c.handle, uintptr(unsafe.Pointer(&async)))
+		r = Result(dynlib.Call(c.lib.commGetAsyncError, c.handle, uintptr(unsafe.Pointer(&async))))
 		return nil
 	})
 	if err != nil {

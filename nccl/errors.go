@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ebitengine/purego"
 	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
@@ -186,7 +185,7 @@ func (l *lib) error(fn string, r Result, comm string) error {
 		return e
 	}
 	if l.getErrorString != 0 {
-		if p := callPtr(l.getErrorString, uintptr(r)); p != 0 {
+		if p := dynlib.Call(l.getErrorString, uintptr(r)); p != 0 {
 			if s := dynlib.GoString(dynlib.PtrAt(p)); s != "" && !strings.HasPrefix(s, "unknown") {
 				e.Msg = s
 			}
@@ -201,7 +200,7 @@ func (l *lib) newDetail() string {
 	if l.getLastError == 0 {
 		return ""
 	}
-	p := callPtr(l.getLastError, 0)
+	p := dynlib.Call(l.getLastError, 0)
 	if p == 0 {
 		return ""
 	}
@@ -213,12 +212,4 @@ func (l *lib) newDetail() string {
 	}
 	l.lastDetail = s
 	return s
-}
-
-// callPtr invokes a function that returns a pointer (const char*).
-//
-//go:uintptrescapes
-func callPtr(fn uintptr, args ...uintptr) uintptr {
-	r, _, _ := purego.SyscallN(fn, args...)
-	return r
 }

@@ -69,7 +69,7 @@ func logVersion(t testing.TB) {
 	}
 	versionLogged = true
 	ma, mi, pa, _ := nccl.Version()
-	p, _ := nccl.Path()
+	p, _ := nccl.LibraryPath()
 	t.Logf("NCCL %d.%d.%d from %s", ma, mi, pa, p)
 }
 

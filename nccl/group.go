@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 // Group runs fn between ncclGroupStart and ncclGroupEnd, so that the NCCL
@@ -50,7 +52,7 @@ func Group(fn func() error) (err error) {
 func group(l *lib, fn func() error) (err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if r := call(l.groupStart); r != Success {
+	if r := Result(dynlib.Call(l.groupStart)); r != Success {
 		return l.error("ncclGroupStart", r, "")
 	}
 	g := enterGroup()
@@ -62,18 +64,18 @@ func group(l *lib, fn func() error) (err error) {
 		// fn panicked: end the group without launching it, then let the
 		// panic go on.
 		l.cancelGroup()
-		call(l.groupEnd)
+		dynlib.Call(l.groupEnd)
 		g.leave(fmt.Errorf("nccl: the function given to Group panicked"))
 	}()
 	ferr := fn()
 	done = true
 	if ferr != nil {
 		l.cancelGroup()
-		call(l.groupEnd)
+		dynlib.Call(l.groupEnd)
 		g.leave(ferr)
 		return ferr
 	}
-	err = l.error("ncclGroupEnd", call(l.groupEnd), "")
+	err = l.error("ncclGroupEnd", Result(dynlib.Call(l.groupEnd)), "")
 	if err != nil && g.cancelled != nil {
 		err = fmt.Errorf("%w (the group was cancelled because an inner Group failed: %v)", err, g.cancelled)
 	}
@@ -86,7 +88,7 @@ func group(l *lib, fn func() error) (err error) {
 // which it records as the group's error; ncclGroupEnd then frees the
 // group's queued work without launching it.
 func (l *lib) cancelGroup() {
-	call(l.send, 0, 0, uintptr(Int8), 0, 0, 0)
+	dynlib.Call(l.send, 0, 0, uintptr(Int8), 0, 0, 0)
 }
 
 // groupState is what Group knows about the group open on one OS thread.

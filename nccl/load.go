@@ -80,8 +80,9 @@ func Load() error {
 // Available reports whether a usable libnccl can be loaded.
 func Available() bool { return Load() == nil }
 
-// Path returns the name or file libnccl was loaded from.
-func Path() (string, error) {
+// LibraryPath returns the name or file libnccl was loaded from, or Load's
+// error (as cuda.LibraryPath, nvrtc.LibraryPath and cublas.LibraryPath do).
+func LibraryPath() (string, error) {
 	l, err := load()
 	if err != nil {
 		return "", err
@@ -124,7 +125,7 @@ func resolve(dl *dynlib.Lib) (*lib, error) {
 		return nil, unusable(err.Error())
 	}
 	var v int32
-	if r := call(l.getVersion, uintptr(unsafe.Pointer(&v))); r != Success {
+	if r := Result(dynlib.Call(l.getVersion, uintptr(unsafe.Pointer(&v)))); r != Success {
 		return nil, unusable(fmt.Sprintf("ncclGetVersion failed: %v", r))
 	}
 	l.version = int(v)
@@ -186,13 +187,3 @@ func versionCode(major, minor, patch int) int {
 
 // atLeast reports whether the loaded version is major.minor or newer.
 func (l *lib) atLeast(major, minor int) bool { return l.version >= versionCode(major, minor, 0) }
-
-// call invokes an NCCL function; all return an ncclResult_t (32 bits).
-// Marked uintptrescapes like purego.SyscallN: pointers converted to uintptr
-// in the argument list stay put and alive for the call.
-//
-//go:uintptrescapes
-func call(fn uintptr, args ...uintptr) Result {
-	r, _, _ := purego.SyscallN(fn, args...)
-	return Result(int32(r))
-}

@@ -87,7 +87,7 @@ func TestWithoutLibrary(t *testing.T) {
 	if _, _, _, err := Version(); !errors.Is(err, ErrNoLibrary) {
 		t.Errorf("Version: %v", err)
 	}
-	if _, err := Path(); !errors.Is(err, ErrNoLibrary) {
+	if _, err := LibraryPath(); !errors.Is(err, ErrNoLibrary) {
 		t.Errorf("Path: %v", err)
 	}
 	if err := Group(func() error { return nil }); !errors.Is(err, ErrNoLibrary) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"unsafe"
+
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 // DataType is an ncclDataType_t: the type of the elements a collective
@@ -156,7 +158,7 @@ func NewUniqueID() (UniqueID, error) {
 func newUniqueID(l *lib) (UniqueID, error) {
 	var id UniqueID
 	lockThread()
-	r := call(l.getUniqueID, uintptr(unsafe.Pointer(&id)))
+	r := Result(dynlib.Call(l.getUniqueID, uintptr(unsafe.Pointer(&id))))
 	unlockThread()
 	return id, l.error("ncclGetUniqueId", r, "")
 }

@@ -61,12 +61,12 @@ func (l *lib) compile(src string, opts *Options, format Format) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	defer l.call(l.destroyProgram, uintptr(unsafe.Pointer(&prog)))
+	defer dynlib.Call(l.destroyProgram, uintptr(unsafe.Pointer(&prog)))
 
 	exprs := make([]*byte, len(opts.NameExpressions))
 	for i, e := range opts.NameExpressions {
 		exprs[i] = dynlib.CString(e)
-		if err := l.check("nvrtcAddNameExpression", l.call(l.addNameExpression, prog, uintptr(unsafe.Pointer(exprs[i])))); err != nil {
+		if err := l.check("nvrtcAddNameExpression", Code(dynlib.Call(l.addNameExpression, prog, uintptr(unsafe.Pointer(exprs[i]))))); err != nil {
 			return nil, err
 		}
 	}
@@ -78,7 +78,7 @@ func (l *lib) compile(src string, opts *Options, format Format) (*Result, error)
 		keep[i] = dynlib.CString(a)
 		argv[i] = uintptr(unsafe.Pointer(keep[i]))
 	}
-	code := l.call(l.compileProgram, prog, uintptr(len(argv)), uintptr(unsafe.Pointer(unsafe.SliceData(argv))))
+	code := Code(dynlib.Call(l.compileProgram, prog, uintptr(len(argv)), uintptr(unsafe.Pointer(unsafe.SliceData(argv)))))
 	runtime.KeepAlive(keep)
 
 	log, logErr := l.log(prog)
@@ -112,7 +112,7 @@ func (l *lib) compile(src string, opts *Options, format Format) (*Result, error)
 		res.Lowered = make(map[string]string, len(opts.NameExpressions))
 		for i, e := range opts.NameExpressions {
 			var p *byte
-			if err := l.check("nvrtcGetLoweredName", l.call(l.getLoweredName, prog, uintptr(unsafe.Pointer(exprs[i])), uintptr(unsafe.Pointer(&p)))); err != nil {
+			if err := l.check("nvrtcGetLoweredName", Code(dynlib.Call(l.getLoweredName, prog, uintptr(unsafe.Pointer(exprs[i])), uintptr(unsafe.Pointer(&p))))); err != nil {
 				return nil, err
 			}
 			// The name lives in the program: copy it before it is destroyed.
@@ -141,13 +141,13 @@ func (l *lib) create(src, name string, headers map[string]string) (uintptr, erro
 	}
 	csrc, cname := dynlib.CString(src), dynlib.CString(name)
 	var prog uintptr
-	code := l.call(l.createProgram,
+	code := Code(dynlib.Call(l.createProgram,
 		uintptr(unsafe.Pointer(&prog)),
 		uintptr(unsafe.Pointer(csrc)),
 		uintptr(unsafe.Pointer(cname)),
 		uintptr(len(names)),
 		uintptr(unsafe.Pointer(unsafe.SliceData(contents))),
-		uintptr(unsafe.Pointer(unsafe.SliceData(includes))))
+		uintptr(unsafe.Pointer(unsafe.SliceData(includes)))))
 	runtime.KeepAlive(keep)
 	runtime.KeepAlive(csrc)
 	runtime.KeepAlive(cname)
@@ -169,14 +169,14 @@ func (l *lib) log(prog uintptr) (string, error) {
 // output reads one of the program's size-then-bytes outputs.
 func (l *lib) output(prog uintptr, fn string, sizeFn, getFn uintptr) ([]byte, error) {
 	var size uint64 // size_t
-	if err := l.check(fn+"Size", l.call(sizeFn, prog, uintptr(unsafe.Pointer(&size)))); err != nil {
+	if err := l.check(fn+"Size", Code(dynlib.Call(sizeFn, prog, uintptr(unsafe.Pointer(&size))))); err != nil {
 		return nil, err
 	}
 	if size == 0 {
 		return nil, &Error{Func: fn + "Size", Code: InvalidProgram, Message: "the compilation produced no output of this kind"}
 	}
 	buf := make([]byte, size)
-	if err := l.check(fn, l.call(getFn, prog, uintptr(unsafe.Pointer(&buf[0])))); err != nil {
+	if err := l.check(fn, Code(dynlib.Call(getFn, prog, uintptr(unsafe.Pointer(&buf[0]))))); err != nil {
 		return nil, err
 	}
 	return buf, nil

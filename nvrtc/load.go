@@ -8,7 +8,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
 	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
@@ -72,8 +71,9 @@ func Load() error {
 // Available reports whether libnvrtc can be loaded.
 func Available() bool { return Load() == nil }
 
-// Path returns the name or file libnvrtc was loaded from.
-func Path() (string, error) {
+// LibraryPath returns the name or file libnvrtc was loaded from, or Load's
+// error (cuda.LibraryPath and cublas.LibraryPath are alike).
+func LibraryPath() (string, error) {
 	l, err := load()
 	if err != nil {
 		return "", err
@@ -118,7 +118,7 @@ func open() (*lib, error) {
 		}
 	}
 	var major, minor int32
-	if err := l.check("nvrtcVersion", l.call(l.version, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor)))); err != nil {
+	if err := l.check("nvrtcVersion", Code(dynlib.Call(l.version, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor))))); err != nil {
 		return nil, err
 	}
 	l.major, l.minor = int(major), int(minor)
@@ -152,19 +152,6 @@ func mappedFile(prefix string) string {
 	return ""
 }
 
-// call invokes an NVRTC function; every one returns an nvrtcResult (a C enum,
-// 32 bits: the upper half of the register is not defined).
-//
-// Like purego.SyscallN it is marked uintptrescapes: pointers converted to
-// uintptr in its argument list move to the heap and stay alive for the call,
-// so a stack growth between here and C cannot move what C writes to.
-//
-//go:uintptrescapes
-func (l *lib) call(fn uintptr, args ...uintptr) Code {
-	r, _, _ := purego.SyscallN(fn, args...)
-	return Code(int32(r))
-}
-
 // check turns a result into an *Error carrying NVRTC's own message.
 func (l *lib) check(fn string, c Code) error {
 	if c == Success {
@@ -174,8 +161,7 @@ func (l *lib) check(fn string, c Code) error {
 }
 
 func (l *lib) errorString(c Code) string {
-	r, _, _ := purego.SyscallN(l.getErrorString, uintptr(c))
-	return dynlib.GoString(dynlib.PtrAt(r))
+	return dynlib.GoString(dynlib.PtrAt(dynlib.Call(l.getErrorString, uintptr(c))))
 }
 
 // Version returns the NVRTC version (13, 0 for CUDA 13.0).
@@ -195,14 +181,14 @@ func SupportedArchs() ([]int, error) {
 		return nil, err
 	}
 	var n int32
-	if err := l.check("nvrtcGetNumSupportedArchs", l.call(l.getNumSupportedArchs, uintptr(unsafe.Pointer(&n)))); err != nil {
+	if err := l.check("nvrtcGetNumSupportedArchs", Code(dynlib.Call(l.getNumSupportedArchs, uintptr(unsafe.Pointer(&n))))); err != nil {
 		return nil, err
 	}
 	if n <= 0 {
 		return nil, nil
 	}
 	archs := make([]int32, n)
-	if err := l.check("nvrtcGetSupportedArchs", l.call(l.getSupportedArchs, uintptr(unsafe.Pointer(&archs[0])))); err != nil {
+	if err := l.check("nvrtcGetSupportedArchs", Code(dynlib.Call(l.getSupportedArchs, uintptr(unsafe.Pointer(&archs[0]))))); err != nil {
 		return nil, err
 	}
 	out := make([]int, n)

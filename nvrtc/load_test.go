@@ -70,7 +70,7 @@ func TestLoadWithoutLibrary(t *testing.T) {
 	if _, err := SupportedArchs(); !errors.Is(err, ErrNotFound) {
 		t.Errorf("SupportedArchs: %v", err)
 	}
-	if _, err := Path(); !errors.Is(err, ErrNotFound) {
+	if _, err := LibraryPath(); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Path: %v", err)
 	}
 	if _, err := Compile(testSrc, Options{Arch: "sm_90"}); !errors.Is(err, ErrNotFound) {

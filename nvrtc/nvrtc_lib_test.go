@@ -15,13 +15,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 func needNVRTC(tb testing.TB) {
 	tb.Helper()
 	if err := Load(); err != nil {
-		first, _, _ := strings.Cut(err.Error(), "\n")
-		tb.Skipf("no NVRTC library (%s); set GOCU_NVRTC_LIB to run", first)
+		tb.Skipf("no NVRTC library (%s); set GOCU_NVRTC_LIB to run", units.OneLine(err))
 	}
 }
 
@@ -51,7 +52,7 @@ func TestLibVersion(t *testing.T) {
 	if !found {
 		t.Errorf("NVRTC %d.%d does not list sm_90: %v", major, minor, archs)
 	}
-	p, _ := Path()
+	p, _ := LibraryPath()
 	t.Logf("NVRTC %d.%d from %s, archs %v", major, minor, p, archs)
 }
 

@@ -5,7 +5,7 @@ import (
 	"log"
 	"os"
 
-	"github.com/gocu-dev/gocu/examples/kernels"
+	"github.com/gocu-dev/gocu/internal/lecture"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/prof"
 	"github.com/gocu-dev/gocu/sim"
@@ -21,14 +21,14 @@ func Example() {
 	rgb, gray := make([]uint8, 3*n), make([]uint8, n)
 	cfg := sim.Config{Grid: kernel.Dim3{X: n / 256}, Block: kernel.Dim3{X: 256}}
 	for range 3 {
-		k := sim.Kernel{Name: "Gray", Func: func(t *kernel.Thread) { kernels.Gray(t, rgb, gray, n) }}
+		k := sim.Kernel{Name: "Gray", Func: func(t *kernel.Thread) { lecture.Gray(t, rgb, gray, n) }}
 		if err := sim.Launch(cfg, k); err != nil {
 			log.Fatal(err)
 		}
 	}
 	a, b, c := make([]float32, 64*64), make([]float32, 64*64), make([]float32, 64*64)
 	mm := sim.Config{Grid: kernel.Dim3{X: 4, Y: 4}, Block: kernel.Dim3{X: 16, Y: 16}}
-	k := sim.Kernel{Name: "TiledMatMul", Func: func(t *kernel.Thread) { kernels.TiledMatMul(t, a, b, c, 64, 64, 64) }}
+	k := sim.Kernel{Name: "TiledMatMul", Func: func(t *kernel.Thread) { lecture.TiledMatMul(t, a, b, c, 64, 64, 64) }}
 	if err := sim.Launch(mm, k); err != nil {
 		log.Fatal(err)
 	}

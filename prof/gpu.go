@@ -3,11 +3,11 @@ package prof
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 // mark is a timestamp queued on a stream: a CUDA event (or a fake in
@@ -112,7 +112,7 @@ func (g *gpu) collect(wait bool) []Event {
 				break // later operations of the stream are not done either
 			}
 			if err != nil {
-				p.ev.Timed, p.ev.Note = false, "no GPU time: "+firstLine(err)
+				p.ev.Timed, p.ev.Note = false, "no GPU time: "+units.OneLine(err)
 			}
 			g.t.release(p.start)
 			g.t.release(p.end)
@@ -189,7 +189,7 @@ func (t cudaTracer) Begin(op *cuda.TraceOp) {
 	op.Data = p
 	g, err := s.gpu(op.Device)
 	if err != nil {
-		p.ev.Note = "no GPU time: " + firstLine(err)
+		p.ev.Note = "no GPU time: " + units.OneLine(err)
 		p.ev.HostStart = s.now()
 		return
 	}
@@ -205,7 +205,7 @@ func (t cudaTracer) Begin(op *cuda.TraceOp) {
 		p.start, err = g.t.mark(op.Stream)
 	}
 	if err != nil {
-		p.ev.Note = "no GPU time: " + firstLine(err)
+		p.ev.Note = "no GPU time: " + units.OneLine(err)
 	}
 	p.a = a
 	p.ev.HostStart = s.now()
@@ -229,7 +229,7 @@ func (t cudaTracer) End(op *cuda.TraceOp) {
 			p.g.enqueue(op.Stream, p)
 			return
 		}
-		p.ev.Note = "no GPU time: " + firstLine(err)
+		p.ev.Note = "no GPU time: " + units.OneLine(err)
 	}
 	if p.start != nil {
 		p.g.t.release(p.start)
@@ -244,14 +244,6 @@ func streamName(s *cuda.Stream) string {
 		return "default"
 	}
 	return fmt.Sprintf("%#x", s.Handle())
-}
-
-func firstLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }
 
 // cudaTimer times with CUDA events, pooled.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gocu-dev/gocu/examples/kernels"
+	"github.com/gocu-dev/gocu/internal/lecture"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/prof"
 	"github.com/gocu-dev/gocu/sim"
@@ -33,7 +33,7 @@ func grayLaunch(t testing.TB, n int) {
 		gray[i] = 0xFF // poison: no gray value is 255
 	}
 	cfg := sim.Config{Grid: kernel.Dim3{X: int32((n + 255) / 256)}, Block: kernel.Dim3{X: 256}}
-	k := sim.Kernel{Name: "Gray", Func: func(th *kernel.Thread) { kernels.Gray(th, rgb, gray, int32(n)) }}
+	k := sim.Kernel{Name: "Gray", Func: func(th *kernel.Thread) { lecture.Gray(th, rgb, gray, int32(n)) }}
 	if err := sim.Launch(cfg, k); err != nil {
 		t.Fatal(err)
 	}
@@ -51,9 +51,9 @@ func matmulLaunch(t testing.TB, size int32) {
 	for i := range a {
 		a[i], b[i] = float32(i%7)-3, float32(i%5)-2
 	}
-	tiles := (size + kernels.Tile - 1) / kernels.Tile
-	cfg := sim.Config{Grid: kernel.Dim3{X: tiles, Y: tiles}, Block: kernel.Dim3{X: kernels.Tile, Y: kernels.Tile}}
-	k := sim.Kernel{Name: "TiledMatMul", Func: func(th *kernel.Thread) { kernels.TiledMatMul(th, a, b, c, size, size, size) }}
+	tiles := (size + lecture.Tile - 1) / lecture.Tile
+	cfg := sim.Config{Grid: kernel.Dim3{X: tiles, Y: tiles}, Block: kernel.Dim3{X: lecture.Tile, Y: lecture.Tile}}
+	k := sim.Kernel{Name: "TiledMatMul", Func: func(th *kernel.Thread) { lecture.TiledMatMul(th, a, b, c, size, size, size) }}
 	if err := sim.Launch(cfg, k); err != nil {
 		t.Fatal(err)
 	}
@@ -379,13 +379,13 @@ func TestStartWithBadFile(t *testing.T) {
 
 func TestFormat(t *testing.T) {
 	for d, want := range map[time.Duration]string{
-		0: "0", 999: "999ns", 1500: "1.50us", 58500: "58.5us", 1234567: "1.23ms", 2 * time.Second: "2.00s", 125 * time.Millisecond: "125ms",
+		0: "0 s", 999: "999 ns", 1500: "1.50 us", 58500: "58.5 us", 1234567: "1.23 ms", 2 * time.Second: "2.00 s", 125 * time.Millisecond: "125 ms",
 	} {
 		if got := prof.FormatDuration(d); got != want {
 			t.Errorf("FormatDuration(%v) = %q, want %q", int64(d), got, want)
 		}
 	}
-	for n, want := range map[int64]string{0: "0B", 1023: "1023B", 1536: "1.50KiB", 256 << 20: "256MiB", 3 << 30: "3.00GiB"} {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.50 KiB", 256 << 20: "256 MiB", 3 << 30: "3.00 GiB"} {
 		if got := prof.FormatBytes(n); got != want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gocu-dev/gocu/internal/textable"
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 // Kinds of Event besides those of cuda.OpKind ("kernel", "graph",
@@ -211,44 +212,9 @@ func (p *Profile) WriteTable(w io.Writer) error {
 }
 
 // FormatDuration prints d with three significant digits in ns, us, ms or
-// s.
-func FormatDuration(d time.Duration) string {
-	if d == 0 {
-		return "0"
-	}
-	v := float64(d)
-	unit := "ns"
-	switch {
-	case d >= time.Second:
-		v, unit = d.Seconds(), "s"
-	case d >= time.Millisecond:
-		v, unit = v/1e6, "ms"
-	case d >= time.Microsecond:
-		v, unit = v/1e3, "us"
-	}
-	return sig3(v) + unit
-}
+// s, as every gocu tool prints durations: "1.50 us", "125 ms".
+func FormatDuration(d time.Duration) string { return units.Duration(d) }
 
-func sig3(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
-}
-
-// FormatBytes prints n in B, KiB, MiB or GiB.
-func FormatBytes(n int64) string {
-	const k = 1024
-	switch {
-	case n >= k*k*k:
-		return sig3(float64(n)/(k*k*k)) + "GiB"
-	case n >= k*k:
-		return sig3(float64(n)/(k*k)) + "MiB"
-	case n >= k:
-		return sig3(float64(n)/k) + "KiB"
-	}
-	return fmt.Sprintf("%dB", n)
-}
+// FormatBytes prints n in B, KiB, MiB or GiB, as every gocu tool prints
+// sizes: "1023 B", "1.50 KiB", "256 MiB".
+func FormatBytes(n int64) string { return units.Bytes(n) }

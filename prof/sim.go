@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gocu-dev/gocu/internal/units"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/sim"
 )
@@ -52,7 +53,7 @@ func (t simTracer) End(tok any, err error) {
 	c.ev.HostStart, c.ev.HostDuration = c.ev.Start, c.ev.Duration
 	c.ev.Timed = true
 	if err != nil {
-		c.ev.Failed, c.ev.Note = true, firstLine(err)
+		c.ev.Failed, c.ev.Note = true, units.OneLine(err)
 	}
 	t.s.finished(c.ev)
 }

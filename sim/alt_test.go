@@ -16,7 +16,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/gocu-dev/gocu/examples/kernels"
+	"github.com/gocu-dev/gocu/internal/lecture"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/sim"
 )
@@ -155,7 +155,7 @@ func TestGoroutineAlternativeIsCorrect(t *testing.T) {
 	}
 	for _, pool := range []bool{false, true} {
 		c := make([]float32, s*s)
-		runGoroutines(d3(s/16, s/16, 1), d3(16, 16, 1), func(t *kernel.Thread) { kernels.TiledMatMul(t, a, b, c, s, s, s) }, pool)
+		runGoroutines(d3(s/16, s/16, 1), d3(16, 16, 1), func(t *kernel.Thread) { lecture.TiledMatMul(t, a, b, c, s, s, s) }, pool)
 		for i := range s {
 			for j := range s {
 				var want float32
@@ -179,7 +179,7 @@ func BenchmarkBarrierMode(b *testing.B) {
 		for i := range x {
 			x[i], y[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
 		}
-		f := func(t *kernel.Thread) { kernels.TiledMatMul(t, x, y, z, s, s, s) }
+		f := func(t *kernel.Thread) { lecture.TiledMatMul(t, x, y, z, s, s, s) }
 		grid, block := d3(s/16, s/16, 1), d3(16, 16, 1)
 		b.Run(fmt.Sprint("coroutines-", s), func(b *testing.B) {
 			for b.Loop() {

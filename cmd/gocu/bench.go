@@ -11,6 +11,7 @@ import (
 
 	"github.com/gocu-dev/gocu/bench"
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 // Packages that register benchmark workloads (bench.Register) are linked
@@ -57,12 +58,17 @@ Workloads on the GPU, by suite (--suite):
   arrays    package array on its GPU backend: add, sum, chain_fused,
             chain_unfused (2^26 float32), matmul_array_fp32/tf32 (4096^3),
             array_op_overhead (us per tiny op)
+  training  the MLP 784-512-512-10 with Adam (packages grad and nn):
+            mlp_step_b64/b1024 eager and replayed as a CUDA graph (us per
+            step), mlp_epoch_b64 (60,000 samples); compare with
+            train_mlp.py's JSON
 On the CPU (--device cpu): the arrays on their CPU backend (2^24 float32,
 1024^3). On the simulator: the lecture's Go kernels. --list shows them all.`,
 		Example: `  gocu bench
   OUT=. python3 bench/anchors/baseline.py && gocu bench --compare baseline.json
   gocu bench --only gray,matmul_tiled -n 50 --json h100.json --plot roofline.png
   gocu bench --suite arrays --device cpu
+  OUT=. python3 bench/anchors/train_mlp.py && gocu bench --suite training --compare train_mlp.json
   gocu bench --device sim --plot sim.svg
   gocu bench --compare yesterday.json`,
 		Args: cobra.NoArgs,
@@ -71,7 +77,7 @@ On the CPU (--device cpu): the arrays on their CPU backend (2^24 float32,
 	fl := cmd.Flags()
 	fl.StringVar(&f.device, "device", "", "cuda, sim or cpu (default: cuda when a GPU is present, else sim)")
 	fl.StringSliceVar(&f.only, "only", nil, "run only these workloads (comma-separated)")
-	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (launches, graph replay, host copies, NVRTC), lecture, go (kernels written in Go), arrays")
+	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (launches, graph replay, host copies, NVRTC), lecture, go (kernels written in Go), arrays, training")
 	fl.IntVarP(&f.reps, "reps", "n", 0, "timed repetitions per workload (default: each workload's own, 20 for most)")
 	fl.StringVar(&f.json, "json", "", "write the results as JSON to `FILE`")
 	fl.StringVar(&f.plot, "plot", "", "draw the roofline into `FILE`.png or FILE.svg")
@@ -146,7 +152,7 @@ func benchDevice(name string, errw io.Writer) (bench.Device, error) {
 	}
 	reason := "no CUDA driver"
 	if err := cuda.Init(); err != nil {
-		reason = oneLine(err)
+		reason = units.OneLine(err)
 	}
 	fmt.Fprintf(errw, "no GPU: %s; benchmarking the simulator (--device cpu for the CPU)\n", reason)
 	return bench.Sim, nil

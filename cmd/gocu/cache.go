@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/internal/units"
 	"github.com/gocu-dev/gocu/nvrtc"
 )
 
@@ -43,7 +44,7 @@ removes both.`,
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "dir:      %s\nstate:    %s\nentries:  %d\nsize:     %s\nautotune: %d choices, %s, in %s\n",
-				info.Dir, state, info.Entries, humanBytes(info.Bytes), tune.Entries, humanBytes(tune.Bytes), tune.Dir)
+				info.Dir, state, info.Entries, units.Bytes(info.Bytes), tune.Entries, units.Bytes(tune.Bytes), tune.Dir)
 			return nil
 		},
 	})
@@ -75,18 +76,4 @@ removes both.`,
 		},
 	})
 	return cmd
-}
-
-// humanBytes formats n with a binary unit.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

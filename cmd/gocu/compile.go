@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/units"
 	"github.com/gocu-dev/gocu/nvrtc"
 )
 
@@ -120,7 +121,7 @@ func runCompile(cmd *cobra.Command, path string, f *compileFlags) error {
 	default:
 		reason := "no CUDA driver"
 		if err := cuda.Init(); err != nil {
-			reason = oneLine(err)
+			reason = units.OneLine(err)
 		}
 		return fmt.Errorf("no GPU to compile for (%s): name the target with --arch, e.g. --arch sm_90 for an H100", reason)
 	}
@@ -273,7 +274,7 @@ func printResources(w io.Writer, gpu *cuda.Device, code []byte, names []string) 
 		if blocks, err := fn.MaxActiveBlocksPerSM(block, 0); err == nil && p.MaxThreadsPerMultiprocessor > 0 {
 			occ = fmt.Sprintf("%.0f%%", 100*float64(blocks*block)/float64(p.MaxThreadsPerMultiprocessor))
 		}
-		t = append(t, []string{n, strconv.Itoa(a.NumRegs), humanBytes(int64(a.SharedSizeBytes)), humanBytes(int64(a.LocalSizeBytes)),
+		t = append(t, []string{n, strconv.Itoa(a.NumRegs), units.Bytes(int64(a.SharedSizeBytes)), units.Bytes(int64(a.LocalSizeBytes)),
 			strconv.Itoa(a.MaxThreadsPerBlock), strconv.Itoa(block), occ})
 	}
 	fmt.Fprintf(w, "on %s (%s):\n", gpu.Name(), gpu.Arch())

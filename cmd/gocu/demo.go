@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/gocu-dev/gocu/internal/demo"
+	"github.com/gocu-dev/gocu/cmd/gocu/internal/demo"
 )
 
 func newDemoCmd() *cobra.Command {

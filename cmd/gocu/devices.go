@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 // deviceInfo is one GPU as "gocu devices --json" prints it.
@@ -67,14 +67,14 @@ func listDevices() devicesReport {
 	var rep devicesReport
 	rep.Devices = []deviceInfo{}
 	if err := cuda.Init(); err != nil {
-		rep.Reason = oneLine(err)
+		rep.Reason = units.OneLine(err)
 		return rep
 	}
 	rep.Driver, _ = cuda.DriverVersion()
-	rep.Library = cuda.LibraryPath()
+	rep.Library, _ = cuda.LibraryPath() // Init succeeded: it has a path
 	devs, err := cuda.Devices()
 	if err != nil {
-		rep.Reason = oneLine(err)
+		rep.Reason = units.OneLine(err)
 		return rep
 	}
 	if len(devs) == 0 {
@@ -95,27 +95,6 @@ func listDevices() devicesReport {
 	return rep
 }
 
-// oneLine returns a one-line reason: for a missing driver, how many places
-// were searched (GOCU_LOG=debug or the error itself lists them); otherwise
-// the error's first line.
-func oneLine(err error) string {
-	var le *cuda.LoadError
-	if errors.As(err, &le) {
-		s := fmt.Sprintf("no NVIDIA driver (libcuda.so.1 not found in %d places searched", len(le.Attempts))
-		if le.Env != "" {
-			s += ", GOCU_CUDA_LIB=" + le.Env
-		}
-		return s + ")"
-	}
-	s := err.Error()
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i]
-		}
-	}
-	return s
-}
-
 func printDevices(w io.Writer, rep devicesReport) {
 	if len(rep.Devices) == 0 {
 		fmt.Fprintf(w, "no CUDA GPU: %s; kernels written in Go run on the simulator\n", rep.Reason)
@@ -130,8 +109,8 @@ func printDevices(w io.Writer, rep devicesReport) {
 			bw = fmt.Sprintf("%.0f GB/s", d.Bandwidth)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s / %s\t%d\t%s (%s)\t%s\t%s\n", d.Index, d.Name, d.ComputeCapability,
-			d.Multiprocessors, humanBytes(d.FreeMemory), humanBytes(d.TotalMemory), d.MaxThreadsPerBlock,
-			humanBytes(int64(d.SharedPerBlock)), humanBytes(int64(d.SharedOptin)), humanBytes(int64(d.L2)), bw)
+			d.Multiprocessors, units.Bytes(d.FreeMemory), units.Bytes(d.TotalMemory), d.MaxThreadsPerBlock,
+			units.Bytes(int64(d.SharedPerBlock)), units.Bytes(int64(d.SharedOptin)), units.Bytes(int64(d.L2)), bw)
 	}
 	tw.Flush()
 }

@@ -8,7 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gocu-dev/gocu/internal/demo"
+	"github.com/gocu-dev/gocu/cmd/gocu/internal/demo"
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 func newGrayCmd() *cobra.Command {
@@ -69,7 +70,7 @@ complete, so a failure never leaves a partial OUT behind.`,
 			b := res.Image.Bounds()
 			size := ""
 			if fi, err := os.Stat(out); err == nil {
-				size = ", " + humanBytes(fi.Size())
+				size = ", " + units.Bytes(fi.Size())
 			}
 			fmt.Fprintf(w, "wrote %s: %dx%d grayscale %s%s, from %s on %s\n", out, b.Dx(), b.Dy(), outFormat, size, in, dev)
 			if timing {
@@ -78,10 +79,10 @@ complete, so a failure never leaves a partial OUT behind.`,
 				stages = append(stages, demo.Stage{Name: "encode and write", Time: write})
 				var total time.Duration
 				for _, s := range stages {
-					fmt.Fprintf(w, "  %-24s %9s\n", s.Name, demo.FormatDuration(s.Time))
+					fmt.Fprintf(w, "  %-24s %9s\n", s.Name, units.Duration(s.Time))
 					total += s.Time
 				}
-				fmt.Fprintf(w, "  %-24s %9s\n", "total", demo.FormatDuration(total))
+				fmt.Fprintf(w, "  %-24s %9s\n", "total", units.Duration(total))
 			}
 			return nil
 		},

@@ -14,7 +14,8 @@ import (
 	"golang.org/x/image/bmp"
 
 	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/internal/demo"
+	"github.com/gocu-dev/gocu/cmd/gocu/internal/demo"
+	"github.com/gocu-dev/gocu/internal/lecture"
 	"github.com/gocu-dev/gocu/internal/sample"
 )
 
@@ -25,7 +26,7 @@ func TestGray(t *testing.T) {
 		t.Fatal(err)
 	}
 	rgb, w, h := sample.Planar()
-	want := demo.GrayReference(rgb, w*h)
+	want := lecture.GrayReference(rgb, w*h)
 	for _, args := range [][]string{
 		{"gray", "--device", "sim", in, filepath.Join(dir, "g1.png")},
 		{"gray", "--device", "auto", "--2d", "--time", in, filepath.Join(dir, "g2.PNG")},
@@ -146,7 +147,7 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, msg)
 	}
-	for _, s := range []string{"kernels.TiledMatMul", "array.MatMul", "32x32x32", "wrote " + out, "seed 7: GOCU_SIM_SEED=7"} {
+	for _, s := range []string{"lecture.TiledMatMul", "array.MatMul", "32x32x32", "wrote " + out, "seed 7: GOCU_SIM_SEED=7"} {
 		if !strings.Contains(msg, s) {
 			t.Errorf("gocu demo output lacks %q:\n%s", s, msg)
 		}

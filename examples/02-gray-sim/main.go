@@ -9,8 +9,7 @@ import (
 	"log"
 	"time"
 
-	"github.com/gocu-dev/gocu/examples/kernels"
-	"github.com/gocu-dev/gocu/internal/demo"
+	"github.com/gocu-dev/gocu/internal/lecture"
 	"github.com/gocu-dev/gocu/internal/sample"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/sim"
@@ -28,7 +27,7 @@ func main() {
 	cfg := sim.Config{Grid: kernel.Dim3{X: blocks}, Block: kernel.Dim3{X: threads}}
 
 	start := time.Now()
-	if err := sim.Run(cfg, kernels.Gray, rgb, gray, int32(n)); err != nil {
+	if err := sim.Run(cfg, lecture.Gray, rgb, gray, int32(n)); err != nil {
 		log.Fatal(err)
 	}
 	elapsed := time.Since(start)
@@ -39,7 +38,7 @@ func main() {
 	// arguments bound, which is what generated launchers pass, calls it
 	// directly.
 	gray2 := make([]uint8, n)
-	k := sim.Kernel{Name: "Gray", Func: func(t *kernel.Thread) { kernels.Gray(t, rgb, gray2, int32(n)) }}
+	k := sim.Kernel{Name: "Gray", Func: func(t *kernel.Thread) { lecture.Gray(t, rgb, gray2, int32(n)) }}
 	start = time.Now()
 	if err := sim.Launch(cfg, k); err != nil {
 		log.Fatal(err)
@@ -49,6 +48,6 @@ func main() {
 
 	// The simulator computes exactly what the plain-Go loop of step 1
 	// computes.
-	want := demo.GrayReference(rgb, n)
+	want := lecture.GrayReference(rgb, n)
 	fmt.Println("same as the plain-Go loop:", bytes.Equal(gray, want) && bytes.Equal(gray2, want))
 }

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/gocu-dev/gocu/examples/kernels"
+	"github.com/gocu-dev/gocu/internal/lecture"
 	"github.com/gocu-dev/gocu/internal/sample"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/sim"
@@ -21,6 +21,15 @@ func whoAmI(t *kernel.Thread, block, thread []int32, n int32) {
 	i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X // what t.Index() computes
 	if i < n {                                     // the grid has more threads than elements
 		block[i], thread[i] = t.BlockIdx.X, t.ThreadIdx.X
+	}
+}
+
+// AddOffByOne is c = a + b with the guard off by one: thread n indexes one
+// past the end of a, b and c (all n long).
+func AddOffByOne(t *kernel.Thread, a, b, c []float32, n int32) {
+	i := t.Index()
+	if i <= n { // should be i < n
+		c[i] = a[i] + b[i]
 	}
 }
 
@@ -44,10 +53,10 @@ func main() {
 	gray1, gray2 := make([]uint8, w*h), make([]uint8, w*h)
 	cfg1 := sim.Config{Grid: kernel.Dim3{X: int32(w * h / 256)}, Block: kernel.Dim3{X: 256}}
 	cfg2 := sim.Config{Grid: kernel.Dim3{X: int32(w) / 16, Y: int32(h) / 16}, Block: kernel.Dim3{X: 16, Y: 16}}
-	if err := sim.Run(cfg1, kernels.Gray, rgb, gray1, int32(w*h)); err != nil {
+	if err := sim.Run(cfg1, lecture.Gray, rgb, gray1, int32(w*h)); err != nil {
 		log.Fatal(err)
 	}
-	if err := sim.Run(cfg2, kernels.Gray2D, rgb, gray2, int32(w), int32(h)); err != nil {
+	if err := sim.Run(cfg2, lecture.Gray2D, rgb, gray2, int32(w), int32(h)); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("\n2-D grid of %dx%d blocks of %dx%d threads: same image as the 1-D grid: %v\n",
@@ -58,6 +67,6 @@ func main() {
 	// the simulator stops at the faulty access and names it.
 	a, b, c := make([]float32, 1000), make([]float32, 1000), make([]float32, 1000)
 	cfg = sim.Config{Grid: kernel.Dim3{X: 4}, Block: kernel.Dim3{X: 256}, Seed: 1}
-	err := sim.Run(cfg, kernels.AddOffByOne, a, b, c, int32(1000))
+	err := sim.Run(cfg, AddOffByOne, a, b, c, int32(1000))
 	fmt.Printf("\nAddOffByOne, whose guard is i <= n:\n%v\n", err)
 }

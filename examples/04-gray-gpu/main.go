@@ -4,13 +4,14 @@ package main
 
 import (
 	"fmt"
+	"image"
+	"image/png"
 	"log"
 	"os"
 	"path/filepath"
 
 	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/examples/kernels"
-	"github.com/gocu-dev/gocu/internal/demo"
+	"github.com/gocu-dev/gocu/internal/lecture"
 	"github.com/gocu-dev/gocu/internal/sample"
 )
 
@@ -36,12 +37,12 @@ func main() {
 	}
 	defer out.Free()
 
-	// kernels.LaunchGray is the typed launcher gocu gen wrote beside the
+	// lecture.LaunchGray is the typed launcher gocu gen wrote beside the
 	// kernel: on a GPU it runs the CUDA C++ gocu gen translated
-	// kernels.Gray to, compiled for that GPU by NVRTC on the first launch
-	// and cached on disk; on the simulator, kernels.Gray itself.
+	// lecture.Gray to, compiled for that GPU by NVRTC on the first launch
+	// and cached on disk; on the simulator, lecture.Gray itself.
 	cfg := gocu.Grid1D(n, 256)
-	launch := func() error { return kernels.LaunchGray(dev, cfg, in, out, int32(n)) }
+	launch := func() error { return lecture.LaunchGray(dev, cfg, in, out, int32(n)) }
 	if err := launch(); err != nil {
 		log.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func main() {
 		log.Fatal(err)
 	}
 	same := 0
-	for i, v := range demo.GrayReference(rgb, n) {
+	for i, v := range lecture.GrayReference(rgb, n) {
 		if gray[i] == v {
 			same++
 		}
@@ -59,14 +60,22 @@ func main() {
 
 	// Timing: on a GPU, CUDA events around 100 launches after a warm-up;
 	// on the simulator the wall clock.
-	d, err := demo.Time(dev, 100, launch)
+	d, err := lecture.Time(dev, 100, launch)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("kernel: %v, %.3g GB/s (3 bytes read and 1 written per pixel)\n", d, 4*float64(n)/d.Seconds()/1e9)
 
 	path := filepath.Join(os.TempDir(), "gocu-04-gray.png")
-	if err := demo.WriteImage(path, demo.GrayImage(gray, w, h), 90); err != nil {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = png.Encode(f, &image.Gray{Pix: gray, Stride: w, Rect: image.Rect(0, 0, w, h)})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("wrote", path)

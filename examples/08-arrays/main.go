@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/gocu-dev/gocu/array"
-	"github.com/gocu-dev/gocu/internal/demo"
+	"github.com/gocu-dev/gocu/internal/lecture"
 	"github.com/gocu-dev/gocu/internal/sample"
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 func main() {
@@ -35,7 +36,7 @@ func main() {
 	}
 	rgb, w, h := sample.Planar()
 	off := 0
-	for i, v := range demo.GrayReference(rgb, w*h) {
+	for i, v := range lecture.GrayReference(rgb, w*h) {
 		if got[i] != v {
 			off++
 		}
@@ -46,7 +47,7 @@ func main() {
 	// micro-kernel on all CPU cores (cuBLAS on a GPU).
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, size := range []int{256, 1024} {
-		a, b := demo.RandomMatrix(r, size, size), demo.RandomMatrix(r, size, size)
+		a, b := lecture.RandomMatrix(r, size, size), lecture.RandomMatrix(r, size, size)
 		x, y := array.FromSlice(a, size, size), array.FromSlice(b, size, size)
 		x.MatMul(y).Eval() // warm up
 		start := time.Now()
@@ -59,11 +60,11 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		check, err := demo.CheckMatMul(a, b, c, size, size, size, 4096, r)
+		check, err := lecture.CheckMatMul(a, b, c, size, size, size, 4096, r)
 		if err != nil {
 			log.Fatal(err)
 		}
 		fmt.Printf("MatMul %d^3 on %v: %v, %s; checked %v\n",
-			size, x.Device(), elapsed, demo.FormatRate(2*math.Pow(float64(size), 3)/elapsed.Seconds()), check)
+			size, x.Device(), elapsed, units.FLOPRate(2*math.Pow(float64(size), 3)/elapsed.Seconds()), check)
 	}
 }

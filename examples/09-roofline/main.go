@@ -11,7 +11,7 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/bench"
-	"github.com/gocu-dev/gocu/internal/demo"
+	"github.com/gocu-dev/gocu/internal/units"
 )
 
 func main() {
@@ -32,7 +32,7 @@ func main() {
 	}
 	c := rep.Ceilings
 	fmt.Printf("roofs: memory %.3g GB/s, FP32 %s: the ridge is at %.2g FLOP per byte\n",
-		c.MemoryGBps, demo.FormatRate(c.FP32TFLOPs*1e12), c.FP32TFLOPs*1e3/c.MemoryGBps)
+		c.MemoryGBps, units.FLOPRate(c.FP32TFLOPs*1e12), c.FP32TFLOPs*1e3/c.MemoryGBps)
 	for _, r := range rep.Results {
 		if r.Ceiling != "" {
 			continue // the workloads that measured the roofs
@@ -42,7 +42,7 @@ func main() {
 			bound = "compute-bound"
 		}
 		fmt.Printf("%-17s %5.3g FLOP/B  %14s  %5.2g%% of its roof (%s)\n",
-			r.Name, r.Intensity, demo.FormatRate(r.TFLOPs*1e12), r.Percent, bound)
+			r.Name, r.Intensity, units.FLOPRate(r.TFLOPs*1e12), r.Percent, bound)
 	}
 	path := filepath.Join(os.TempDir(), "gocu-roofline.png")
 	if err := rep.PlotFile(path); err != nil {

@@ -8,7 +8,7 @@
 //
 //     which fuses into a single pass (one generated kernel on a GPU);
 //
-//   - with the hand-written lecture kernel examples/kernels.Gray on the
+//   - with the hand-written lecture kernel lecture.Gray (internal/lecture) on the
 //     default gocu device: the CPU simulator without a GPU, or, on a GPU,
 //     the same kernel as CUDA C compiled with NVRTC.
 //
@@ -34,7 +34,7 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
-	"github.com/gocu-dev/gocu/examples/kernels"
+	"github.com/gocu-dev/gocu/internal/lecture"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/sim"
 )
@@ -46,7 +46,7 @@ func grayExpr(chw *array.Array) *array.Array {
 	return ch(0).Mul(0.2989).Add(ch(1).Mul(0.5870)).Add(ch(2).Mul(0.1140)).AsType(array.Uint8)
 }
 
-// grayCUDA is kernels.Gray written in CUDA C, for a GPU: the same
+// grayCUDA is lecture.Gray written in CUDA C, for a GPU: the same
 // arithmetic, statement for statement. (gocu gen writes this translation
 // and a typed launcher from the Go source; this example keeps it by hand so
 // that it runs with the runtime alone.)
@@ -125,7 +125,7 @@ func main() {
 	}
 	fmt.Printf("%d×%d image, %d pixels\n", b.Dx(), b.Dy(), n)
 	fmt.Printf("array expression on %-12v %v\n", dev.String()+":", tArray.Round(time.Microsecond))
-	fmt.Printf("kernels.Gray on %-17s %v\n", where+":", tKernel.Round(time.Microsecond))
+	fmt.Printf("lecture.Gray on %-17s %v\n", where+":", tKernel.Round(time.Microsecond))
 	if diff != 0 {
 		fmt.Printf("outputs differ in %d of %d pixels (first at %d: array %d, kernel %d)\n", diff, n, first, viaArray[first], viaKernel[first])
 		os.Exit(1)
@@ -150,7 +150,7 @@ func main() {
 	}
 }
 
-// runKernel runs kernels.Gray over the planar image on the default gocu
+// runKernel runs lecture.Gray over the planar image on the default gocu
 // device and returns the grayscale bytes, where it ran and how long the
 // kernel took (excluding the copies).
 func runKernel(rgb []uint8, n int) ([]uint8, string, time.Duration, error) {
@@ -161,7 +161,7 @@ func runKernel(rgb []uint8, n int) ([]uint8, string, time.Duration, error) {
 	gray := make([]uint8, n)
 	if !d.IsGPU() {
 		cfg := sim.Config{Grid: kernel.Dim3{X: int32((n + 255) / 256)}, Block: kernel.Dim3{X: 256}}
-		k := sim.Kernel{Name: "Gray", Func: func(t *kernel.Thread) { kernels.Gray(t, rgb, gray, int32(n)) }}
+		k := sim.Kernel{Name: "Gray", Func: func(t *kernel.Thread) { lecture.Gray(t, rgb, gray, int32(n)) }}
 		t0 := time.Now()
 		err := sim.Launch(cfg, k)
 		return gray, "the simulator", time.Since(t0), err

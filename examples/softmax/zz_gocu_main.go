@@ -418,58 +418,58 @@ var (
 
 // gocuChecked_SoftmaxRows is the checked copy of main.SoftmaxRows (kernel.go:20).
 func gocuChecked_SoftmaxRows(t *kernel.Thread, x []float32, y []float32, rows int32, cols int32) {
-	row := t.BlockIdx.X
-	if row >= rows || cols <= 0 {
-		return
+	/*line kernel.go:21*/ row := t.BlockIdx.X
+	/*line kernel.go:22*/ if row >= rows || cols <= 0 {
+		/*line kernel.go:23*/ return
 	}
-	tid := t.ThreadIdx.X
-	base := int(row) * int(cols)
-	part := kernel.Shared[[256]float32](t)
-	m := *kernel.At(t, x, int(base), &gocuSite0, kernel.Read)
-	for j := tid; j < cols; j += Threads {
-		kernel.Loop(t, &gocuSite14)
-		m = max(m, *kernel.At(t, x, int(base+int(j)), &gocuSite1, kernel.Read))
+	/*line kernel.go:25*/ tid := t.ThreadIdx.X
+	/*line kernel.go:26*/ base := int(row) * int(cols)
+	/*line kernel.go:27*/ part := kernel.Shared[[256]float32](t)
+	/*line kernel.go:30*/ m := *kernel.At(t, x, int(base), &gocuSite0, kernel.Read)
+	/*line kernel.go:31*/ for j := tid; j < cols; j += Threads {
+		/*line kernel.go:31*/ kernel.Loop(t, &gocuSite14)
+		/*line kernel.go:32*/ m = max(m, *kernel.At(t, x, int(base+int(j)), &gocuSite1, kernel.Read))
 	}
-	*kernel.At(t, part[:], int(tid), &gocuSite2, kernel.Write) = m
-	t.SyncThreads()
-	for s := int32(Threads / 2); s > 0; s /= 2 {
-		kernel.Loop(t, &gocuSite15)
-		if tid < s {
-			{
-				var gocuV1 float32 = max(*kernel.At(t, part[:], int(tid), &gocuSite3, kernel.Read), *kernel.At(t, part[:], int(tid+s), &gocuSite4, kernel.Read))
-				*kernel.At(t, part[:], int(tid), &gocuSite5, kernel.Write) = gocuV1
+	/*line kernel.go:34*/ *kernel.At(t, part[:], int(tid), &gocuSite2, kernel.Write) = m
+	/*line kernel.go:35*/ t.SyncThreads()
+	/*line kernel.go:36*/ for s := int32(Threads / 2); s > 0; s /= 2 {
+		/*line kernel.go:36*/ kernel.Loop(t, &gocuSite15)
+		/*line kernel.go:37*/ if tid < s {
+			/*line kernel.go:38*/ {
+				/*line kernel.go:38*/ var gocuV1 float32 = max(*kernel.At(t, part[:], int(tid), &gocuSite3, kernel.Read), *kernel.At(t, part[:], int(tid+s), &gocuSite4, kernel.Read))
+				/*line kernel.go:38*/ *kernel.At(t, part[:], int(tid), &gocuSite5, kernel.Write) = gocuV1
 			}
 		}
-		t.SyncThreads()
+		/*line kernel.go:40*/ t.SyncThreads()
 	}
-	m = *kernel.At(t, part[:], int(0), &gocuSite6, kernel.Read)
-	if kernel.IsInf(m) && m < 0 {
-		m = 0
+	/*line kernel.go:42*/ m = *kernel.At(t, part[:], int(0), &gocuSite6, kernel.Read)
+	/*line kernel.go:43*/ if kernel.IsInf(m) && m < 0 {
+		/*line kernel.go:44*/ m = 0
 	}
-	t.SyncThreads()
-	var sum float32
-	for j := tid; j < cols; j += Threads {
-		kernel.Loop(t, &gocuSite16)
-		sum += kernel.Exp(*kernel.At(t, x, int(base+int(j)), &gocuSite7, kernel.Read) - m)
+	/*line kernel.go:46*/ t.SyncThreads()
+	/*line kernel.go:49*/ var sum float32
+	/*line kernel.go:50*/ for j := tid; j < cols; j += Threads {
+		/*line kernel.go:50*/ kernel.Loop(t, &gocuSite16)
+		/*line kernel.go:51*/ sum += kernel.Exp(*kernel.At(t, x, int(base+int(j)), &gocuSite7, kernel.Read) - m)
 	}
-	*kernel.At(t, part[:], int(tid), &gocuSite8, kernel.Write) = sum
-	t.SyncThreads()
-	for s := int32(Threads / 2); s > 0; s /= 2 {
-		kernel.Loop(t, &gocuSite17)
-		if tid < s {
-			{
-				var gocuV2 float32 = *kernel.At(t, part[:], int(tid+s), &gocuSite9, kernel.Read)
-				*kernel.At(t, part[:], int(tid), &gocuSite10, kernel.ReadWrite) += gocuV2
+	/*line kernel.go:53*/ *kernel.At(t, part[:], int(tid), &gocuSite8, kernel.Write) = sum
+	/*line kernel.go:54*/ t.SyncThreads()
+	/*line kernel.go:55*/ for s := int32(Threads / 2); s > 0; s /= 2 {
+		/*line kernel.go:55*/ kernel.Loop(t, &gocuSite17)
+		/*line kernel.go:56*/ if tid < s {
+			/*line kernel.go:57*/ {
+				/*line kernel.go:57*/ var gocuV2 float32 = *kernel.At(t, part[:], int(tid+s), &gocuSite9, kernel.Read)
+				/*line kernel.go:57*/ *kernel.At(t, part[:], int(tid), &gocuSite10, kernel.ReadWrite) += gocuV2
 			}
 		}
-		t.SyncThreads()
+		/*line kernel.go:59*/ t.SyncThreads()
 	}
-	inv := 1 / *kernel.At(t, part[:], int(0), &gocuSite11, kernel.Read)
-	for j := tid; j < cols; j += Threads {
-		kernel.Loop(t, &gocuSite18)
-		{
-			var gocuV3 float32 = kernel.Exp(*kernel.At(t, x, int(base+int(j)), &gocuSite12, kernel.Read)-m) * inv
-			*kernel.At(t, y, int(base+int(j)), &gocuSite13, kernel.Write) = gocuV3
+	/*line kernel.go:61*/ inv := 1 / *kernel.At(t, part[:], int(0), &gocuSite11, kernel.Read)
+	/*line kernel.go:63*/ for j := tid; j < cols; j += Threads {
+		/*line kernel.go:63*/ kernel.Loop(t, &gocuSite18)
+		/*line kernel.go:64*/ {
+			/*line kernel.go:64*/ var gocuV3 float32 = kernel.Exp(*kernel.At(t, x, int(base+int(j)), &gocuSite12, kernel.Read)-m) * inv
+			/*line kernel.go:64*/ *kernel.At(t, y, int(base+int(j)), &gocuSite13, kernel.Write) = gocuV3
 		}
 	}
 }

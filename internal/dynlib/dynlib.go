@@ -1,20 +1,22 @@
-// Package dynlib finds and opens NVIDIA's shared libraries (libnvrtc,
-// libcublas, ...) at run time through purego, so that gocu builds without cgo
-// and without a CUDA toolkit, and lights up where the libraries exist.
+// Package dynlib finds and opens NVIDIA's shared libraries (libcuda,
+// libnvrtc, libcublas, ...) at run time through purego, and calls into them,
+// so that gocu builds without cgo and without a CUDA toolkit, and lights up
+// where the libraries exist. It is the one loader and the one call path of
+// the driver bindings (cuda, nvrtc, cublas, nccl).
 //
 // The search is the same for every library: an explicit file named by an
 // environment variable, then the dynamic loader's own search (LD_LIBRARY_PATH,
-// the ldconfig cache, RUNPATH), then the usual toolkit directories, then the
-// layouts of NVIDIA's pip wheels inside Python environments. When nothing
-// loads, the error lists every place that was tried and why it failed.
+// the ldconfig cache, RUNPATH), then fixed files, then the usual toolkit
+// directories, then the layouts of NVIDIA's pip wheels inside Python
+// environments. A candidate that loads but lacks a required symbol is closed
+// and the search goes on. When nothing loads, the error lists every place
+// that was tried and why it failed.
 package dynlib
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/ebitengine/purego"
@@ -30,6 +32,10 @@ type Spec struct {
 	Env string
 	// Sonames are tried in order, newest first (libnvrtc.so.13, .so.12, ...).
 	Sonames []string
+	// Paths are names or files passed to dlopen as they are, in order,
+	// after Sonames; each attempt is recorded under the path itself (the
+	// CUDA driver's list of the directories distributions put it in).
+	Paths []string
 	// Dirs are toolkit directories; shell globs are expanded.
 	Dirs []string
 	// Wheel are directories relative to a Python site-packages folder
@@ -39,6 +45,12 @@ type Spec struct {
 	// candidate, so that a wheel library whose dependencies sit beside it
 	// (libcublas needs libcublasLt) loads without LD_LIBRARY_PATH.
 	Deps []string
+	// Require names symbols the library must export: a candidate that
+	// loads without one of them is closed and recorded as "loaded, but it
+	// has no SYMBOL: not WHAT", and the search goes on.
+	Require []string
+	// Global opens the library with RTLD_GLOBAL instead of RTLD_LOCAL.
+	Global bool
 	// NotFound is the sentinel the returned error unwraps to.
 	NotFound error
 }
@@ -69,6 +81,12 @@ func (e *NotFoundError) Error() string {
 	return b.String()
 }
 
+// Summary says in one line what Error lists: "libnvrtc (NVRTC) not found
+// (12 places searched)".
+func (e *NotFoundError) Summary() string {
+	return fmt.Sprintf("%s not found (%d places searched)", e.What, len(e.Tried))
+}
+
 // Unwrap returns the sentinel given in Spec.NotFound.
 func (e *NotFoundError) Unwrap() error { return e.err }
 
@@ -80,34 +98,71 @@ type Lib struct {
 
 // Sym returns the address of a symbol, or an error naming it and the library.
 func (l *Lib) Sym(name string) (uintptr, error) {
-	var p uintptr
-	var err error
-	withLockedThread(func() { p, err = purego.Dlsym(l.Handle, name) })
-	if err != nil || p == 0 {
-		return 0, fmt.Errorf("symbol %s not found in %s", name, l.Path)
+	if p := dlsym(l.Handle, name); p != 0 {
+		return p, nil
 	}
-	return p, nil
+	return 0, fmt.Errorf("symbol %s not found in %s", name, l.Path)
+}
+
+// Close unloads the library (dlclose). Nothing resolved from it may be
+// used afterwards.
+func (l *Lib) Close() { dlclose(l.Handle) }
+
+// Call calls the C function at fn with args, each an integer or a pointer
+// converted to uintptr, and returns what the function left in the result
+// register; C enums such as CUresult, nvrtcResult and cublasStatus_t are
+// its low 32 bits (convert with int32 or a 32-bit Go type).
+//
+// Like purego.SyscallN, which it wraps, it is marked uintptrescapes:
+// pointers converted to uintptr in the argument list of a call to it move
+// to the heap and stay alive until the call returns, so neither the
+// garbage collector nor a stack growth moves what C reads or writes. The
+// variadic argument slice escapes with them: a call that builds it
+// allocates once, a call that passes an existing slice (args...) does not.
+//
+//go:uintptrescapes
+func Call(fn uintptr, args ...uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return r
 }
 
 // Open searches for the library as Spec describes.
 func Open(s Spec) (*Lib, error) {
 	nf := &NotFoundError{What: s.What, Env: s.Env, err: s.NotFound}
+	// try opens path, recorded as label when it fails.
+	try := func(path, label string) *Lib {
+		h, err := open(path, s.Global)
+		if err != nil {
+			nf.Tried = append(nf.Tried, Attempt{label, shorten(path, err.Error())})
+			return nil
+		}
+		l := &Lib{Handle: h, Path: path}
+		for _, sym := range s.Require {
+			if dlsym(h, sym) == 0 {
+				l.Close()
+				nf.Tried = append(nf.Tried, Attempt{label, fmt.Sprintf("loaded, but it has no %s: not %s", sym, s.What)})
+				return nil
+			}
+		}
+		return l
+	}
 	if s.Env != "" {
 		if p := os.Getenv(s.Env); p != "" {
-			h, err := dlopen(p)
-			if err == nil {
-				return &Lib{Handle: h, Path: p}, nil
+			if l := try(p, p+" (from "+s.Env+")"); l != nil {
+				return l, nil
 			}
-			nf.Tried = append(nf.Tried, Attempt{p + " (from " + s.Env + ")", shorten(p, err.Error())})
 			return nil, nf
 		}
 	}
 	for _, name := range s.Sonames {
-		h, err := dlopen(name)
-		if err == nil {
-			return &Lib{Handle: h, Path: name}, nil
+		if l := try(name, name+" (dynamic loader)"); l != nil {
+			return l, nil
 		}
-		nf.Tried = append(nf.Tried, Attempt{name + " (dynamic loader)", shorten(name, err.Error())})
+	}
+	for _, p := range s.Paths {
+		if l := try(p, p); l != nil {
+			return l, nil
+		}
 	}
 	for _, dir := range Candidates(s.Dirs, s.Wheel) {
 		if dir.Pattern != "" {
@@ -123,14 +178,12 @@ func Open(s Spec) (*Lib, error) {
 			for _, dep := range s.Deps {
 				// Best effort: a failure shows up when the library itself fails.
 				if dp := filepath.Join(dir.Path, dep); fileExists(dp) {
-					_, _ = dlopenGlobal(dp)
+					_, _ = open(dp, true)
 				}
 			}
-			h, err := dlopen(p)
-			if err == nil {
-				return &Lib{Handle: h, Path: p}, nil
+			if l := try(p, p); l != nil {
+				return l, nil
 			}
-			nf.Tried = append(nf.Tried, Attempt{p, shorten(p, err.Error())})
 		}
 	}
 	return nil, nf
@@ -196,33 +249,12 @@ func SitePackages() []string {
 	return out
 }
 
-func dlopen(path string) (uintptr, error) {
-	return open(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
-}
-
-func dlopenGlobal(path string) (uintptr, error) {
-	return open(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-}
-
-func open(path string, mode int) (h uintptr, err error) {
-	// dlerror is per thread: the message must be read on the thread that
-	// failed, so the goroutine stays put between dlopen and dlerror.
-	withLockedThread(func() { h, err = purego.Dlopen(path, mode) })
-	if err == nil && h == 0 {
-		err = errors.New("dlopen returned no handle")
-	}
-	return h, err
-}
-
-func withLockedThread(f func()) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	f()
-}
-
 // shorten keeps the loader's reason and drops its repetition of the path.
 func shorten(path, msg string) string {
-	return strings.TrimPrefix(msg, path+": ")
+	if s := strings.TrimPrefix(msg, path+": "); s != "" {
+		return s
+	}
+	return "dlopen failed"
 }
 
 func fileExists(p string) bool {

@@ -2,10 +2,12 @@ package dynlib
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 var errSentinel = errors.New("test library not found")
@@ -73,6 +75,9 @@ func TestNotFoundListsEverything(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error text lacks %q:\n%s", want, msg)
 		}
+	}
+	if got, want := nf.Summary(), fmt.Sprintf("libgocunothere not found (%d places searched)", len(nf.Tried)); got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
 	}
 	// 2 loader names + 2 files in dir + 2 patterns + wheel patterns (one per python prefix, at least 2)
 	if len(nf.Tried) < 8 {
@@ -180,5 +185,63 @@ func TestCStrings(t *testing.T) {
 	}
 	if GoString(nil) != "" {
 		t.Error("GoString(nil) is not empty")
+	}
+}
+
+// TestPathsAndRequire: Paths are tried as given and recorded under their
+// own names; a library without a required symbol is closed and passed
+// over, saying why.
+func TestPathsAndRequire(t *testing.T) {
+	lib := systemLib(t)
+	missing := filepath.Join(t.TempDir(), "missing", "libgocu.so.1")
+	_, err := Open(Spec{What: "a test driver", Paths: []string{missing, lib}, Require: []string{"cuInit"}, Global: true, NotFound: errSentinel})
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || !errors.Is(err, errSentinel) || len(nf.Tried) != 2 {
+		t.Fatalf("want two attempts, got %v", err)
+	}
+	if a := nf.Tried[0]; a.Path != missing || !strings.Contains(a.Reason, "No such file") || strings.Contains(a.Reason, missing) {
+		t.Errorf("first attempt %+v: want the path as given and dlopen's reason without it", a)
+	}
+	if a := nf.Tried[1]; a.Path != lib || a.Reason != "loaded, but it has no cuInit: not a test driver" {
+		t.Errorf("second attempt %+v", a)
+	}
+	l, err := Open(Spec{What: "libm", Sonames: []string{"libgocunothere.so.1"}, Paths: []string{missing, lib}, Require: []string{"cos", "sin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.Path != lib {
+		t.Errorf("Path = %q, want %q", l.Path, lib)
+	}
+}
+
+// TestCall calls libc through Call: integers in, integers out, and a
+// pointer that C reads.
+func TestCall(t *testing.T) {
+	l, err := Open(Spec{What: "libc", Sonames: []string{"libc.so.6"}})
+	if err != nil {
+		t.Skip(err)
+	}
+	labs, err := l.Sym("labs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	strlen, err := l.Sym("strlen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	neg := int64(-42)
+	if got := int64(Call(labs, uintptr(neg))); got != 42 {
+		t.Errorf("labs(-42) = %d", got)
+	}
+	s := CString("kernel.cu")
+	if got := Call(strlen, uintptr(unsafe.Pointer(s))); got != 9 {
+		t.Errorf("strlen = %d, want 9", got)
+	}
+	// A call passing an existing argument slice allocates nothing (the
+	// driver bindings' launch path does this with memory off the heap).
+	args := []uintptr{uintptr(neg)}
+	if n := testing.AllocsPerRun(100, func() { _ = Call(labs, args...) }); n != 0 {
+		t.Errorf("Call with an existing slice allocates %v times", n)
 	}
 }

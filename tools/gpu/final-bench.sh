@@ -15,7 +15,7 @@ bench() { # package-dir binary pattern
 { bench cuda cuda '^Benchmark(Launch|GraphReplay|CopyDtoD|CopyHtoDPageable|CopyHtoDPinned|CopyDtoHPinned|DriverCall)$'
   bench . root '^BenchmarkLaunchGPU$' 20000x
   bench nvrtc nvrtc 'CompileCold$|CacheWarm|CacheHit'
-  bench examples/kernels examples_kernels 'GPU'
+  bench internal/lecture internal_lecture 'GPU'
   bench array array 'GPU' 1x
 } 2>&1 | tee "$out/gobench.txt"
 .gpu/gocu demo -o "$out/gray.png" 2>&1 | tee "$out/demo.txt"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles the generated CUDA of examples/kernels on this (GPU-less) machine
+# Compiles the generated CUDA of internal/lecture on this (GPU-less) machine
 # with NVRTC and shows what ptxas made of each tensor kernel: registers,
 # spills, and a count of SASS opcodes in the whole kernel and in its longest
 # loop. NVRTC, ptxas and cuobjdump come from Debian's nvidia-cuda-toolkit
@@ -25,8 +25,8 @@ fi
 arch=${1:-sm_90}; shift || true
 export LD_LIBRARY_PATH=$cu/usr/lib/x86_64-linux-gnu
 out=${TMPDIR:-/tmp}/gocu-local; mkdir -p "$out"
-go run ./cmd/gocu gen --cu ./examples/kernels >/dev/null
-mv examples/kernels/zz_gocu_kernels.cu "$out/kernels.cu"
+go run ./cmd/gocu gen --cu ./internal/lecture >/dev/null
+mv internal/lecture/zz_gocu_lecture.cu "$out/kernels.cu"
 go run ./cmd/gocu compile "$out/kernels.cu" --arch "$arch" --std c++17 -o "$out/kernels.cubin" 2>&1 | grep -E 'error|rror:' || true
 $cu/usr/bin/cuobjdump -res-usage "$out/kernels.cubin" 2>&1 | awk '/Function/{f=$2} /REG:/{print f, $1, $2, $4}' | sed 's/://' | column -t
 ks=("$@"); [ ${#ks[@]} -gt 0 ] || ks=($($cu/usr/bin/cuobjdump -res-usage "$out/kernels.cubin" 2>&1 | awk '/Function/{print $2}' | sed 's/://' | grep -E 'Gemm|Flash'))

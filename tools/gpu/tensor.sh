@@ -10,10 +10,10 @@ out=${OUT:-/tmp/gpu-tensor}; mkdir -p "$out"
 for f in .gpu/*.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
 export GOCU_CACHE_DIR=/tmp/gocu-cache PYTHONUNBUFFERED=1 PATH=$PATH:/usr/local/cuda/bin
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader | tee "$out/gpu.txt"
-kt=$root/.gpu/examples_kernels.test
+kt=$root/.gpu/internal_lecture.test
 
 echo "##### correctness on the GPU (full sizes; sim cases run too)"
-(cd examples/kernels && timeout 900 "$kt" -test.run 'TestGemmBF16$|TestFlashAttention$' -test.v 2>&1) > "$out/tests-kernels.txt"
+(cd internal/lecture && timeout 900 "$kt" -test.run 'TestGemmBF16$|TestFlashAttention$' -test.v 2>&1) > "$out/tests-kernels.txt"
 grep -E '^(---|ok|FAIL|PASS|panic)|relative Frobenius|want' "$out/tests-kernels.txt" | grep -v -- '--- PASS: .*/sim' | head -60
 (cd gen && timeout 600 ../.gpu/gen.test -test.run 'GPU' -test.v 2>&1) > "$out/tests-gen.txt"; grep -E '^(--- |ok|FAIL|PASS|panic)' "$out/tests-gen.txt" | head -30
 (cd lowp && timeout 600 ../.gpu/lowp.test -test.run 'GPU' -test.v 2>&1) > "$out/tests-lowp.txt"; grep -E '^(--- |ok|FAIL|PASS|panic)' "$out/tests-lowp.txt" | head -10
@@ -31,7 +31,7 @@ if command -v ptxas >/dev/null; then
 fi
 
 echo "##### benchmarks"
-(cd examples/kernels && timeout 900 "$kt" -test.run '^$' -test.bench 'GPU(GemmBF16|FlashAttention|SGEMM$|CublasSGEMM)' -test.benchtime 20x 2>&1) | tee "$out/bench.txt" | grep -E 'Benchmark|FAIL|panic|skip'
+(cd internal/lecture && timeout 900 "$kt" -test.run '^$' -test.bench 'GPU(GemmBF16|FlashAttention|SGEMM$|CublasSGEMM)' -test.benchtime 20x 2>&1) | tee "$out/bench.txt" | grep -E 'Benchmark|FAIL|panic|skip'
 
 echo "##### peers (torch, same call)"
 OUT="$out" python3 .gpu/anchors/baseline_lowp.py > "$out/baseline_lowp.txt" 2>&1; grep -E 'bf16|sdpa|device' "$out/baseline_lowp.txt"
@@ -39,7 +39,7 @@ OUT="$out" python3 .gpu/anchors/baseline_lowp.py > "$out/baseline_lowp.txt" 2>&1
 if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
   echo "##### ncu (one launch each)"
   for k in GemmBF16:GPUGemmBF16 FlashAttention128:GPUFlashAttention128$; do
-    (cd examples/kernels && timeout 600 ncu --kernel-name "${k%%:*}" --launch-skip 3 --launch-count 1 --section SpeedOfLight \
+    (cd internal/lecture && timeout 600 ncu --kernel-name "${k%%:*}" --launch-skip 3 --launch-count 1 --section SpeedOfLight \
       --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats \
       "$kt" -test.run '^$' -test.bench "${k#*:}" -test.benchtime 1x 2>&1) > "$out/ncu-${k%%:*}.txt"
     grep -E 'Duration|Throughput|Registers|Achieved Occupancy|Stall|Issue Slot|Pipe' "$out/ncu-${k%%:*}.txt" | head -25

@@ -29,7 +29,8 @@ type Backend interface {
 
 	// Eval computes the fused elementwise program into out, whose layout
 	// has the program's shape and dtype the program's result dtype. out
-	// never overlaps an input.
+	// never overlaps an input. The program (its slices and layouts) is
+	// the caller's again when Eval returns: package array reuses it.
 	Eval(p *Program, out Operand) error
 	// Reduce computes a reduction (see Reduction).
 	Reduce(r *Reduction) error

@@ -9,14 +9,14 @@ import (
 	"testing"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/internal/clangtest"
 )
 
+// clangPath returns Debian's clang-16, or skips the test (fails it under
+// GOCU_REQUIRE_CLANG=1) where there is none: package clangtest.
 func clangPath(t testing.TB) string {
-	p, err := exec.LookPath("clang-16")
-	if err != nil {
-		t.Skip("clang-16 not installed (apt-get install -y clang-16): generated CUDA C is not compile-checked")
-	}
-	return p
+	t.Helper()
+	return clangtest.Need(t, "clang-16")
 }
 
 // compilePTX compiles a generated kernel for sm_90 with clang and returns
@@ -30,7 +30,7 @@ func compilePTX(t testing.TB, k *Kernel) string {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, k.Name+".ptx")
-	cmd := exec.Command(clang, "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib",
+	cmd := exec.Command(clang, "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", clangtest.NoCUDA,
 		"--cuda-gpu-arch=sm_90", "-std=c++17", "-O2", "-Wall", "-Wno-unused-function", "-Werror=return-type",
 		"-Werror=implicit-function-declaration", "-S", "-o", out, src)
 	msg, err := cmd.CombinedOutput()
@@ -110,7 +110,7 @@ func compileAll(t *testing.T, ks []*Kernel) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "all.ptx")
-	cmd := exec.Command(clang, "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib",
+	cmd := exec.Command(clang, "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", clangtest.NoCUDA,
 		"--cuda-gpu-arch=sm_90", "-std=c++17", "-O1", "-Wall", "-Wno-unused-function", "-Werror=return-type",
 		"-S", "-o", out, src)
 	msg, err := cmd.CombinedOutput()

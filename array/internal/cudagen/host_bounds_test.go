@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 	"github.com/gocu-dev/gocu/array/internal/cpu"
+	"github.com/gocu-dev/gocu/internal/clangtest"
 )
 
 // gpuOpts are planning options as the GPU backend sets them on an H100 or
@@ -28,9 +28,7 @@ var gpuOpts = Options{SMs: 132, Aligned: func(o backend.Operand, n int) bool { r
 // faulted with CUDA_ERROR_ILLEGAL_ADDRESS.
 func TestEmptyAxisPlansRunOnHost(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("clang++-16"); err != nil {
-		t.Skip("clang++-16 not installed")
-	}
+	clangtest.Need(t, "clang++-16")
 	be := cpu.New(0)
 	h := newHostRun(t)
 	type check struct {
@@ -119,9 +117,7 @@ func poisoned(be *cpu.Backend, dt backend.DType, n int) *cpu.Buffer {
 // buffer must fail the run with the sanitizer's report naming the plan.
 func TestHostHarnessCatchesOutOfBounds(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("clang++-16"); err != nil {
-		t.Skip("clang++-16 not installed")
-	}
+	clangtest.Need(t, "clang++-16")
 	be := cpu.New(0)
 	r := rand.New(rand.NewPCG(5, 6))
 	cases := []struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 	"github.com/gocu-dev/gocu/array/internal/cpu"
+	"github.com/gocu-dev/gocu/internal/clangtest"
 )
 
 // hostRun executes plans on the host (threads for barriers and shuffles)
@@ -227,9 +228,7 @@ func randomReduceInput(r *rand.Rand, be *cpu.Backend, dt backend.DType, shape []
 // launches on the host, and compares with the CPU backend.
 func TestPlansRunOnHost(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("clang++-16"); err != nil {
-		t.Skip("clang++-16 not installed")
-	}
+	clangtest.Need(t, "clang++-16")
 	be := cpu.New(0)
 	r := rand.New(rand.NewPCG(11, 12))
 	h := newHostRun(t)

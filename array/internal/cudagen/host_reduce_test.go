@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 	"github.com/gocu-dev/gocu/array/internal/cpu"
+	"github.com/gocu-dev/gocu/internal/clangtest"
 )
 
 // TestFullReductionsRunOnHost runs the single-launch full reduction of
@@ -24,9 +24,7 @@ import (
 // backend: exactly except float sums and means.
 func TestFullReductionsRunOnHost(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("clang++-16"); err != nil {
-		t.Skip("clang++-16 not installed")
-	}
+	clangtest.Need(t, "clang++-16")
 	opts := Options{SMs: 1, MaxBlocks: 3, Aligned: hostOpts.Aligned}
 	be := cpu.New(0)
 	r := rand.New(rand.NewPCG(21, 22))

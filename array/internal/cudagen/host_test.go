@@ -15,6 +15,7 @@ import (
 	"github.com/gocu-dev/gocu/array/internal/backend"
 	"github.com/gocu-dev/gocu/array/internal/cpu"
 	"github.com/gocu-dev/gocu/array/internal/philox"
+	"github.com/gocu-dev/gocu/internal/clangtest"
 )
 
 // hostPrelude lets generated kernels compile as ordinary C++ and run on the
@@ -217,9 +218,7 @@ func buildCases(t *testing.T, be *cpu.Backend) []*hostCase {
 // by an ulp or so).
 func TestElementwiseKernelsRunOnHost(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("clang++-16"); err != nil {
-		t.Skip("clang++-16 not installed: generated kernels are not executed on the host")
-	}
+	clangtest.Need(t, "clang++-16")
 	be := cpu.New(0)
 	cases := buildCases(t, be)
 	dir := t.TempDir()
@@ -387,9 +386,7 @@ func sameOutput(c *hostCase, got, want []byte) bool {
 // reproduces the Go generator exactly.
 func TestPhiloxKernelsRunOnHost(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("clang++-16"); err != nil {
-		t.Skip("clang++-16 not installed")
-	}
+	clangtest.Need(t, "clang++-16")
 	type rc struct {
 		dt     backend.DType
 		dist   backend.Dist

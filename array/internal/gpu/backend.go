@@ -36,6 +36,11 @@ type Backend struct {
 	plans   planCache
 	kernels *cudagen.Cache[any] // generated kernels by specialisation key
 
+	gm graphMem // CUDA graphs: capture state and the memory graphs hold
+
+	// load is function, or a fake driver's loader (NewFake).
+	load func(*cudagen.Kernel) (*kfunc, error)
+
 	blasOnce sync.Once
 	blas     *cublas.Handle
 	blasWS   *cuda.Memory
@@ -62,6 +67,7 @@ func New(dev *cuda.Device, s *cuda.Stream) (*Backend, error) {
 		arch:    arch,
 		kernels: cudagen.NewCache[any](4096, nil),
 	}
+	b.load = b.function
 	b.mods.init(b, moduleLimit)
 	b.plans.init(planLimit)
 	zero, err := dev.AllocOn(s, 4*ticketWords)
@@ -90,6 +96,9 @@ func (b *Backend) Syncs() int64 { return b.syncs.Load() }
 
 // Busy reports whether work queued on the stream is still running.
 func (b *Backend) Busy() (bool, error) {
+	if b.capturing() {
+		return true, nil
+	}
 	done, err := b.stream.Query()
 	if err != nil {
 		return false, b.note(err)
@@ -139,6 +148,9 @@ func (b *Backend) Poll() error {
 	if err := b.failed(); err != nil {
 		return err
 	}
+	if b.capturing() {
+		return nil // a query would invalidate the capture
+	}
 	_, err := b.stream.Query()
 	return b.note(err)
 }
@@ -147,6 +159,9 @@ func (b *Backend) Poll() error {
 func (b *Backend) Sync() error {
 	if err := b.failed(); err != nil {
 		return err
+	}
+	if b.capturing() {
+		return b.captureErr("waiting for the device")
 	}
 	b.syncs.Add(1)
 	err := b.note(b.stream.Synchronize())
@@ -159,6 +174,9 @@ func (b *Backend) Sync() error {
 // Trim returns the memory the allocator caches to the driver (it waits for
 // the device).
 func (b *Backend) Trim() {
+	if b.capturing() {
+		return // it waits for the device
+	}
 	b.syncs.Add(1)
 	_, _ = b.dev.Allocator().Trim()
 }

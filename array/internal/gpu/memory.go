@@ -57,6 +57,7 @@ func (b *Backend) buf(x backend.Buffer) (*Buffer, error) {
 	if g.mem != nil && g.mem.Freed() {
 		return nil, fmt.Errorf("gpu: %s: buffer used after it was freed: %w", b.name, cuda.ErrFreed)
 	}
+	b.touch(g) // a capture under way keeps it for its graph
 	return g, nil
 }
 
@@ -64,6 +65,10 @@ func (b *Backend) buf(x backend.Buffer) (*Buffer, error) {
 // allocator, ordered on the backend's stream. When the device is full it
 // runs the garbage collector so that the cleanups of unreachable arrays
 // free their memory, returns the cache to the driver and tries once more.
+//
+// The memory has no garbage-collector backstop of its own
+// (cuda.Device.AllocOnNoCleanup): the caller frees every buffer, and
+// package array's storages, which own them, carry the backstop.
 func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 	if err := b.failed(); err != nil {
 		return nil, err
@@ -72,11 +77,11 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 		return nil, fmt.Errorf("gpu: allocation of %d %v elements", n, dt)
 	}
 	bytes := n * dt.Size()
-	mem, err := b.dev.AllocOn(b.stream, bytes)
-	if errors.Is(err, cuda.ErrOutOfMemory) {
+	mem, err := b.dev.AllocOnNoCleanup(b.stream, bytes)
+	if errors.Is(err, cuda.ErrOutOfMemory) && !b.capturing() { // the retry waits for the device
 		collectGarbage()
 		b.Trim()
-		mem, err = b.dev.AllocOn(b.stream, bytes)
+		mem, err = b.dev.AllocOnNoCleanup(b.stream, bytes)
 	}
 	if err != nil {
 		if errors.Is(err, cuda.ErrOutOfMemory) {
@@ -86,7 +91,9 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 		}
 		return nil, b.note(err)
 	}
-	return &Buffer{mem: mem, ptr: uint64(mem.Ptr()), dt: dt, n: n, be: b}, nil
+	g := &Buffer{mem: mem, ptr: uint64(mem.Ptr()), dt: dt, n: n, be: b}
+	b.touch(g)
+	return g, nil
 }
 
 // collectGarbage runs the collector and waits (briefly) for the cleanups
@@ -117,6 +124,9 @@ func (b *Backend) Free(x backend.Buffer) {
 	if !ok || g.mem == nil || g.external {
 		return
 	}
+	if b.deferFree(g) { // a graph still uses it
+		return
+	}
 	_ = g.mem.Free()
 }
 
@@ -137,6 +147,9 @@ func (g *Buffer) view(off, n int) (*cuda.Memory, error) {
 func (b *Backend) Write(dst backend.Buffer, off int, src any) error {
 	if err := b.failed(); err != nil {
 		return err
+	}
+	if b.capturing() {
+		return b.captureErr("copying host data to the device")
 	}
 	g, err := b.buf(dst)
 	if err != nil {
@@ -174,6 +187,9 @@ func (b *Backend) Write(dst backend.Buffer, off int, src any) error {
 func (b *Backend) Read(dst any, src backend.Buffer, off int) error {
 	if err := b.failed(); err != nil {
 		return err
+	}
+	if b.capturing() {
+		return b.captureErr("reading an array to the host")
 	}
 	g, err := b.buf(src)
 	if err != nil {

@@ -178,6 +178,9 @@ func (m *modules) reap() {
 }
 
 func (m *modules) reapLocked() {
+	if m.b.graphsLive() {
+		return // captured graphs may launch evicted modules' kernels
+	}
 	keep := m.pending[:0]
 	for _, p := range m.pending {
 		if done, err := p.ev.Query(); err == nil && !done {

@@ -163,7 +163,7 @@ func (b *Backend) Random(r *backend.Random) error {
 func evalKey(k []byte, p *backend.Program, out backend.Operand, bufs []*Buffer) []byte {
 	k = append(k, 'E')
 	k = appendProgram(k, p, bufs)
-	k = appendLayout(k, out.Layout)
+	k = appendLayout(k, &out.Layout)
 	k = append(k, align(bufs[len(bufs)-1], out.Layout.Offset))
 	return appendAliases(k, bufs)
 }
@@ -175,7 +175,7 @@ func reduceKey(k []byte, r *backend.Reduction, bufs []*Buffer) []byte {
 		k = appendInt(k, a)
 	}
 	k = appendProgram(k, r.In, bufs)
-	k = appendLayout(k, r.Out.Layout)
+	k = appendLayout(k, &r.Out.Layout)
 	k = append(k, align(bufs[len(bufs)-1], r.Out.Layout.Offset))
 	return appendAliases(k, bufs)
 }
@@ -184,13 +184,13 @@ func axisKey(k []byte, a *backend.AxisOp, bufs []*Buffer) []byte {
 	k = append(k, 'A', byte(a.Kind))
 	k = appendInt(k, a.Axis)
 	k = appendProgram(k, a.In, bufs)
-	k = appendLayout(k, a.Out.Layout)
+	k = appendLayout(k, &a.Out.Layout)
 	k = append(k, align(bufs[len(bufs)-1], a.Out.Layout.Offset))
 	return appendAliases(k, bufs)
 }
 
 func randomKey(k []byte, r *backend.Random, bufs []*Buffer) []byte {
 	k = append(k, 'N', byte(r.Out.Buf.DType()), byte(r.Dist))
-	k = appendLayout(k, r.Out.Layout)
+	k = appendLayout(k, &r.Out.Layout)
 	return append(k, align(bufs[0], r.Out.Layout.Offset))
 }

@@ -112,7 +112,7 @@ func (b *Backend) PlanCount() int {
 
 func appendInt(k []byte, v int) []byte { return binary.AppendVarint(k, int64(v)) }
 
-func appendLayout(k []byte, l backend.Layout) []byte {
+func appendLayout(k []byte, l *backend.Layout) []byte {
 	k = appendInt(k, len(l.Shape))
 	for _, d := range l.Shape {
 		k = appendInt(k, d)
@@ -157,10 +157,11 @@ func appendProgram(k []byte, p *backend.Program, bufs []*Buffer) []byte {
 		k = append(k, byte(s.DType))
 	}
 	k = appendInt(k, len(p.Inputs))
-	for i, in := range p.Inputs {
-		k = append(k, byte(in.DType()))
-		k = appendLayout(k, in.Layout)
-		k = append(k, align(bufs[i], in.Layout.Offset))
+	for i := range p.Inputs {
+		l := &p.Inputs[i].Layout
+		k = append(k, byte(bufs[i].dt)) // the input's dtype, without an interface call
+		k = appendLayout(k, l)
+		k = append(k, align(bufs[i], l.Offset))
 	}
 	return k
 }
@@ -196,7 +197,7 @@ func (b *Backend) options() cudagen.Options {
 		},
 		Cache: b.kernels,
 		BlocksPerSM: func(k *cudagen.Kernel) int {
-			f, err := b.function(k)
+			f, err := b.load(k)
 			if err != nil {
 				return 0 // the error comes back when the plan loads it
 			}
@@ -208,7 +209,7 @@ func (b *Backend) options() cudagen.Options {
 // compile turns a cudagen plan into a launchable one; bufs are the
 // request's buffers, which the plan's operands are mapped to by identity.
 func (b *Backend) compile(cp *cudagen.Plan, c *call) (*plan, error) {
-	return compilePlan(cp, c, b.stream, b.function)
+	return compilePlan(cp, c, b.stream, b.load)
 }
 
 // compilePlan is compile with the kernel loader as a parameter (tests
@@ -322,7 +323,7 @@ func (b *Backend) run(p *plan, c *call) error {
 				return err
 			}
 			if b.scratch != nil {
-				_ = b.scratch.Free() // stream-ordered: kernels queued before still see it
+				b.retireScratch(b.scratch) // graphs may hold its address
 			}
 			b.scratch, b.scratchBytes = m, size
 		}

@@ -822,297 +822,297 @@ var (
 
 // gocuChecked_divmod is the checked copy of features.divmod (features.go:40).
 func gocuChecked_divmod(gocuT *kernel.Thread, a int32, b int32) (q int32, r int32) {
-	if b == 0 {
-		return
+	/*line features.go:41*/ if b == 0 {
+		/*line features.go:42*/ return
 	}
-	q = a / b
-	r = a % b
-	return
+	/*line features.go:44*/ q = a / b
+	/*line features.go:45*/ r = a % b
+	/*line features.go:46*/ return
 }
 
 // gocuChecked_apply is the checked copy of features.apply (features.go:50).
 func gocuChecked_apply(gocuT *kernel.Thread, m Mode, x float32, y float32) float32 {
-	switch m {
+	/*line features.go:51*/ switch m {
 	case ModeAdd:
-		return x + y
+		/*line features.go:53*/ return x + y
 	case ModeMul:
-		return x * y
+		/*line features.go:55*/ return x * y
 	case ModeMax, modeCount:
-		return max(x, y)
+		/*line features.go:57*/ return max(x, y)
 	default:
-		return 0
+		/*line features.go:59*/ return 0
 	}
 }
 
 // gocuChecked_util_Vec3_Dot is the checked copy of util.Vec3.Dot (github.com/gocu-dev/gocu/gen/testdata/kernels/util/util.go:11).
 func gocuChecked_util_Vec3_Dot(gocuT *kernel.Thread, v util.Vec3, w util.Vec3) float32 {
-	return v.X*w.X + v.Y*w.Y + v.Z*w.Z
+	/*line github.com/gocu-dev/gocu/gen/testdata/kernels/util/util.go:11*/ return v.X*w.X + v.Y*w.Y + v.Z*w.Z
 }
 
 // gocuChecked_util_Vec3_Scale is the checked copy of util.Vec3.Scale (github.com/gocu-dev/gocu/gen/testdata/kernels/util/util.go:14).
 func gocuChecked_util_Vec3_Scale(gocuT *kernel.Thread, v util.Vec3, s float32) util.Vec3 {
-	return util.Vec3{X: v.X * s, Y: v.Y * s, Z: v.Z * s}
+	/*line github.com/gocu-dev/gocu/gen/testdata/kernels/util/util.go:14*/ return util.Vec3{X: v.X * s, Y: v.Y * s, Z: v.Z * s}
 }
 
 // gocuChecked_util_Clamp is the checked copy of util.Clamp (github.com/gocu-dev/gocu/gen/testdata/kernels/util/util.go:20).
 func gocuChecked_util_Clamp(gocuT *kernel.Thread, x int32, lo int32, hi int32) int32 {
-	return min(max(x, lo), hi, (1048576))
+	/*line github.com/gocu-dev/gocu/gen/testdata/kernels/util/util.go:21*/ return min(max(x, lo), hi, (1048576))
 }
 
 // gocuChecked_minmax is the checked copy of features.minmax (features.go:164).
 func gocuChecked_minmax(gocuT *kernel.Thread, a int32, b int32) (int32, int32) {
-	if a < b {
-		return a, b
+	/*line features.go:165*/ if a < b {
+		/*line features.go:166*/ return a, b
 	}
-	return b, a
+	/*line features.go:168*/ return b, a
 }
 
 // gocuChecked_sorted2 is the checked copy of features.sorted2 (features.go:172).
 func gocuChecked_sorted2(gocuT *kernel.Thread, a int32, b int32) (lo int32, hi int32) {
-	return gocuChecked_minmax(gocuT, a, b)
+	/*line features.go:172*/ return gocuChecked_minmax(gocuT, a, b)
 }
 
 // gocuChecked_Celsius_Fahrenheit is the checked copy of features.Celsius.Fahrenheit (features.go:161).
 func gocuChecked_Celsius_Fahrenheit(gocuT *kernel.Thread, c Celsius) float32 {
-	return float32(c)*1.8 + 32
+	/*line features.go:161*/ return float32(c)*1.8 + 32
 }
 
 // gocuChecked_grid is the checked copy of features.grid (features.go:176).
 func gocuChecked_grid(gocuT *kernel.Thread, base float32) float32 {
-	const n = 4
-	var g [4][4]float32
-	for i := range n {
-		kernel.Loop(gocuT, &gocuSite63)
-		for j := range n {
-			kernel.Loop(gocuT, &gocuSite64)
-			{
-				var gocuV1 float32 = base + float32(i*n+j)
-				*kernel.At(gocuT, g[kernel.Index(gocuT, int(i), 4, &gocuSite2)][:], int(j), &gocuSite2, kernel.Write) = gocuV1
+	/*line features.go:177*/ const n = 4
+	/*line features.go:178*/ var g [4][4]float32
+	/*line features.go:179*/ for i := range n {
+		/*line features.go:179*/ kernel.Loop(gocuT, &gocuSite63)
+		/*line features.go:180*/ for j := range n {
+			/*line features.go:180*/ kernel.Loop(gocuT, &gocuSite64)
+			/*line features.go:181*/ {
+				/*line features.go:181*/ var gocuV1 float32 = base + float32(i*n+j)
+				/*line features.go:181*/ *kernel.At(gocuT, g[kernel.Index(gocuT, int(i), 4, &gocuSite2)][:], int(j), &gocuSite2, kernel.Write) = gocuV1
 			}
 		}
 	}
-	h := g
-	*kernel.At(gocuT, h[kernel.Index(gocuT, int(0), 4, &gocuSite3)][:], int(0), &gocuSite3, kernel.Write) = -1
-	var tr float32
-	for i := range g {
-		kernel.Loop(gocuT, &gocuSite65)
-		tr += *kernel.At(gocuT, g[kernel.Index(gocuT, int(i), 4, &gocuSite4)][:], int(i), &gocuSite4, kernel.Read)
+	/*line features.go:184*/ h := g
+	/*line features.go:185*/ *kernel.At(gocuT, h[kernel.Index(gocuT, int(0), 4, &gocuSite3)][:], int(0), &gocuSite3, kernel.Write) = -1
+	/*line features.go:186*/ var tr float32
+	/*line features.go:187*/ for i := range g {
+		/*line features.go:187*/ kernel.Loop(gocuT, &gocuSite65)
+		/*line features.go:188*/ tr += *kernel.At(gocuT, g[kernel.Index(gocuT, int(i), 4, &gocuSite4)][:], int(i), &gocuSite4, kernel.Read)
 	}
-	return tr + *kernel.At(gocuT, h[kernel.Index(gocuT, int(0), 4, &gocuSite5)][:], int(0), &gocuSite5, kernel.Read)
+	/*line features.go:190*/ return tr + *kernel.At(gocuT, h[kernel.Index(gocuT, int(0), 4, &gocuSite5)][:], int(0), &gocuSite5, kernel.Read)
 }
 
 // gocuChecked_Ops is the checked copy of features.Ops (features.go:66).
 func gocuChecked_Ops(t *kernel.Thread, x []float32, k []int32, out []float32, m Mode, p Pair, temp Celsius) {
-	i := int(t.Index())
-	if i >= len(x) {
-		return
+	/*line features.go:67*/ i := int(t.Index())
+	/*line features.go:68*/ if i >= len(x) {
+		/*line features.go:69*/ return
 	}
-	o := out[8*i : 8*i+8]
-	q, r := gocuChecked_divmod(t, *kernel.At(t, k, int(i), &gocuSite7, kernel.Read), 7)
-	{
-		var gocuV1 float32 = float32(q)*100 + float32(r)
-		*kernel.At(t, o, int(0), &gocuSite8, kernel.Write) = gocuV1
+	/*line features.go:71*/ o := out[8*i : 8*i+8]
+	/*line features.go:72*/ q, r := gocuChecked_divmod(t, *kernel.At(t, k, int(i), &gocuSite7, kernel.Read), 7)
+	/*line features.go:73*/ {
+		/*line features.go:73*/ var gocuV1 float32 = float32(q)*100 + float32(r)
+		/*line features.go:73*/ *kernel.At(t, o, int(0), &gocuSite8, kernel.Write) = gocuV1
 	}
-	{
-		var gocuV2 float32 = gocuChecked_apply(t, m, *kernel.At(t, x, int(i), &gocuSite9, kernel.Read), float32(*kernel.At(t, k, int(i), &gocuSite10, kernel.Read)))
-		*kernel.At(t, o, int(1), &gocuSite11, kernel.Write) = gocuV2
+	/*line features.go:74*/ {
+		/*line features.go:74*/ var gocuV2 float32 = gocuChecked_apply(t, m, *kernel.At(t, x, int(i), &gocuSite9, kernel.Read), float32(*kernel.At(t, k, int(i), &gocuSite10, kernel.Read)))
+		/*line features.go:74*/ *kernel.At(t, o, int(1), &gocuSite11, kernel.Write) = gocuV2
 	}
-	{
-		var gocuV3 float32 = float32(p.B) + float32(*kernel.At(t, p.C[:], int(2), &gocuSite12, kernel.Read)) + float32(p.A)
-		*kernel.At(t, o, int(2), &gocuSite13, kernel.Write) = gocuV3
+	/*line features.go:75*/ {
+		/*line features.go:75*/ var gocuV3 float32 = float32(p.B) + float32(*kernel.At(t, p.C[:], int(2), &gocuSite12, kernel.Read)) + float32(p.A)
+		/*line features.go:75*/ *kernel.At(t, o, int(2), &gocuSite13, kernel.Write) = gocuV3
 	}
-	if p.D {
-		{
-			var gocuV4 float32 = -(*kernel.At(t, o, int(2), &gocuSite14, kernel.Read))
-			*kernel.At(t, o, int(2), &gocuSite15, kernel.Write) = gocuV4
+	/*line features.go:76*/ if p.D {
+		/*line features.go:77*/ {
+			/*line features.go:77*/ var gocuV4 float32 = -(*kernel.At(t, o, int(2), &gocuSite14, kernel.Read))
+			/*line features.go:77*/ *kernel.At(t, o, int(2), &gocuSite15, kernel.Write) = gocuV4
 		}
 	}
-	{
-		var gocuV5 float32 = float32(temp) * 1.8
-		*kernel.At(t, o, int(3), &gocuSite16, kernel.Write) = gocuV5
+	/*line features.go:79*/ {
+		/*line features.go:79*/ var gocuV5 float32 = float32(temp) * 1.8
+		/*line features.go:79*/ *kernel.At(t, o, int(3), &gocuSite16, kernel.Write) = gocuV5
 	}
-	var acc [4]float32
-	for j := range acc {
-		kernel.Loop(t, &gocuSite66)
-		{
-			var gocuV6 float32 = float32(j) * *kernel.At(t, x, int(i), &gocuSite17, kernel.Read)
-			*kernel.At(t, acc[:], int(j), &gocuSite18, kernel.Write) = gocuV6
+	/*line features.go:80*/ var acc [4]float32
+	/*line features.go:81*/ for j := range acc {
+		/*line features.go:81*/ kernel.Loop(t, &gocuSite66)
+		/*line features.go:82*/ {
+			/*line features.go:82*/ var gocuV6 float32 = float32(j) * *kernel.At(t, x, int(i), &gocuSite17, kernel.Read)
+			/*line features.go:82*/ *kernel.At(t, acc[:], int(j), &gocuSite18, kernel.Write) = gocuV6
 		}
 	}
-	sum := float32(0)
-	for _, v := range acc {
-		kernel.Loop(t, &gocuSite67)
-		sum += v
+	/*line features.go:84*/ sum := float32(0)
+	/*line features.go:85*/ for _, v := range acc {
+		/*line features.go:85*/ kernel.Loop(t, &gocuSite67)
+		/*line features.go:86*/ sum += v
 	}
-	*kernel.At(t, o, int(4), &gocuSite19, kernel.Write) = sum
-	{
-		var gocuV7 float32 = float32(math.Sqrt(float64(*kernel.At(t, x, int(i), &gocuSite20, kernel.Read)**kernel.At(t, x, int(i), &gocuSite21, kernel.Read)))) + kernel.Sqrt(16)
-		*kernel.At(t, o, int(5), &gocuSite22, kernel.Write) = gocuV7
+	/*line features.go:88*/ *kernel.At(t, o, int(4), &gocuSite19, kernel.Write) = sum
+	/*line features.go:89*/ {
+		/*line features.go:89*/ var gocuV7 float32 = float32(math.Sqrt(float64(*kernel.At(t, x, int(i), &gocuSite20, kernel.Read)**kernel.At(t, x, int(i), &gocuSite21, kernel.Read)))) + kernel.Sqrt(16)
+		/*line features.go:89*/ *kernel.At(t, o, int(5), &gocuSite22, kernel.Write) = gocuV7
 	}
-	v := util.Vec3{X: *kernel.At(t, x, int(i), &gocuSite23, kernel.Read), Y: 1, Z: 2}
-	{
-		var gocuV8 float32 = gocuChecked_util_Vec3_Dot(t, v, gocuChecked_util_Vec3_Scale(t, v, 2))
-		*kernel.At(t, o, int(6), &gocuSite24, kernel.Write) = gocuV8
+	/*line features.go:90*/ v := util.Vec3{X: *kernel.At(t, x, int(i), &gocuSite23, kernel.Read), Y: 1, Z: 2}
+	/*line features.go:91*/ {
+		/*line features.go:91*/ var gocuV8 float32 = gocuChecked_util_Vec3_Dot(t, v, gocuChecked_util_Vec3_Scale(t, v, 2))
+		/*line features.go:91*/ *kernel.At(t, o, int(6), &gocuSite24, kernel.Write) = gocuV8
 	}
-	{
-		var gocuV9 float32 = float32(gocuChecked_util_Clamp(t, *kernel.At(t, k, int(i), &gocuSite25, kernel.Read), -5, 5))
-		*kernel.At(t, o, int(7), &gocuSite26, kernel.Write) = gocuV9
+	/*line features.go:92*/ {
+		/*line features.go:92*/ var gocuV9 float32 = float32(gocuChecked_util_Clamp(t, *kernel.At(t, k, int(i), &gocuSite25, kernel.Read), -5, 5))
+		/*line features.go:92*/ *kernel.At(t, o, int(7), &gocuSite26, kernel.Write) = gocuV9
 	}
 }
 
 // gocuChecked_Loops is the checked copy of features.Loops (features.go:99).
 func gocuChecked_Loops(t *kernel.Thread, a []int32, out []int32) {
-	i := int(t.Index())
-	if i >= len(a) {
-		return
+	/*line features.go:100*/ i := int(t.Index())
+	/*line features.go:101*/ if i >= len(a) {
+		/*line features.go:102*/ return
 	}
-	n := *kernel.At(t, a, int(i), &gocuSite27, kernel.Read)
-	count := int32(0)
-outer:
-	for j := int32(0); j < 10; j++ {
-		kernel.Loop(t, &gocuSite68)
-		for l := int32(0); l < 10; l++ {
-			kernel.Loop(t, &gocuSite69)
-			switch {
+	/*line features.go:104*/ n := *kernel.At(t, a, int(i), &gocuSite27, kernel.Read)
+	/*line features.go:105*/ count := int32(0)
+	/*line features.go:106*/ outer:
+	/*line features.go:107*/ for j := int32(0); j < 10; j++ {
+		/*line features.go:107*/ kernel.Loop(t, &gocuSite68)
+		/*line features.go:108*/ for l := int32(0); l < 10; l++ {
+			/*line features.go:108*/ kernel.Loop(t, &gocuSite69)
+			/*line features.go:109*/ switch {
 			case l > j:
-				continue outer
+				/*line features.go:111*/ continue outer
 			case (j+l)%3 == 0:
-				continue
+				/*line features.go:113*/ continue
 			case j*l > n:
-				break outer
+				/*line features.go:115*/ break outer
 			}
-			count++
+			/*line features.go:117*/ count++
 		}
 	}
-	x, y := int32(1), int32(2)
-	for range 3 {
-		kernel.Loop(t, &gocuSite70)
-		x, y = y, x+y
+	/*line features.go:120*/ x, y := int32(1), int32(2)
+	/*line features.go:121*/ for range 3 {
+		/*line features.go:121*/ kernel.Loop(t, &gocuSite70)
+		/*line features.go:122*/ x, y = y, x+y
 	}
-	var w int64
-	for w < 100 {
-		kernel.Loop(t, &gocuSite71)
-		w += int64(n) | 1
-		if w < 0 {
-			break
+	/*line features.go:124*/ var w int64
+	/*line features.go:125*/ for w < 100 {
+		/*line features.go:125*/ kernel.Loop(t, &gocuSite71)
+		/*line features.go:126*/ w += int64(n) | 1
+		/*line features.go:127*/ if w < 0 {
+			/*line features.go:128*/ break
 		}
 	}
-	{
-		var gocuV1 int32 = count*1000 + y + int32(w%7)
-		*kernel.At(t, out, int(i), &gocuSite28, kernel.Write) = gocuV1
+	/*line features.go:131*/ {
+		/*line features.go:131*/ var gocuV1 int32 = count*1000 + y + int32(w%7)
+		/*line features.go:131*/ *kernel.At(t, out, int(i), &gocuSite28, kernel.Write) = gocuV1
 	}
 }
 
 // gocuChecked_Bits is the checked copy of features.Bits (features.go:138).
 func gocuChecked_Bits(t *kernel.Thread, a []int32, b []uint8, out []int64) {
-	i := int(t.Index())
-	if i >= len(a) || i >= len(b) {
-		return
+	/*line features.go:139*/ i := int(t.Index())
+	/*line features.go:140*/ if i >= len(a) || i >= len(b) {
+		/*line features.go:141*/ return
 	}
-	x, y := *kernel.At(t, a, int(i), &gocuSite29, kernel.Read), *kernel.At(t, b, int(i), &gocuSite30, kernel.Read)
-	var r [8]int64
-	{
-		var gocuV1 int64 = int64(x * 65537)
-		*kernel.At(t, r[:], int(0), &gocuSite31, kernel.Write) = gocuV1
+	/*line features.go:143*/ x, y := *kernel.At(t, a, int(i), &gocuSite29, kernel.Read), *kernel.At(t, b, int(i), &gocuSite30, kernel.Read)
+	/*line features.go:144*/ var r [8]int64
+	/*line features.go:145*/ {
+		/*line features.go:145*/ var gocuV1 int64 = int64(x * 65537)
+		/*line features.go:145*/ *kernel.At(t, r[:], int(0), &gocuSite31, kernel.Write) = gocuV1
 	}
-	{
-		var gocuV2 int64 = int64(x / (int32(y) - 100))
-		*kernel.At(t, r[:], int(1), &gocuSite33, kernel.Write) = gocuV2
+	/*line features.go:146*/ {
+		/*line features.go:146*/ var gocuV2 int64 = int64(x / (int32(y) - 100))
+		/*line features.go:146*/ *kernel.At(t, r[:], int(1), &gocuSite33, kernel.Write) = gocuV2
 	}
-	{
-		var gocuV3 int64 = int64(y*y + 7)
-		*kernel.At(t, r[:], int(2), &gocuSite34, kernel.Write) = gocuV3
+	/*line features.go:147*/ {
+		/*line features.go:147*/ var gocuV3 int64 = int64(y*y + 7)
+		/*line features.go:147*/ *kernel.At(t, r[:], int(2), &gocuSite34, kernel.Write) = gocuV3
 	}
-	{
-		var gocuV4 int64 = int64(x>>uint(y%40)) ^ int64(uint32(x)<<(y%40))
-		*kernel.At(t, r[:], int(3), &gocuSite35, kernel.Write) = gocuV4
+	/*line features.go:148*/ {
+		/*line features.go:148*/ var gocuV4 int64 = int64(x>>uint(y%40)) ^ int64(uint32(x)<<(y%40))
+		/*line features.go:148*/ *kernel.At(t, r[:], int(3), &gocuSite35, kernel.Write) = gocuV4
 	}
-	{
-		var gocuV5 int64 = int64(uint16(x) * uint16(x))
-		*kernel.At(t, r[:], int(4), &gocuSite36, kernel.Write) = gocuV5
+	/*line features.go:149*/ {
+		/*line features.go:149*/ var gocuV5 int64 = int64(uint16(x) * uint16(x))
+		/*line features.go:149*/ *kernel.At(t, r[:], int(4), &gocuSite36, kernel.Write) = gocuV5
 	}
-	{
-		var gocuV6 int64 = int64(int8(x) / int8(-1|int32(y)&0))
-		*kernel.At(t, r[:], int(5), &gocuSite38, kernel.Write) = gocuV6
+	/*line features.go:150*/ {
+		/*line features.go:150*/ var gocuV6 int64 = int64(int8(x) / int8(-1|int32(y)&0))
+		/*line features.go:150*/ *kernel.At(t, r[:], int(5), &gocuSite38, kernel.Write) = gocuV6
 	}
-	{
-		var gocuV7 int64 = int64(x &^ int32(y))
-		*kernel.At(t, r[:], int(6), &gocuSite39, kernel.Write) = gocuV7
+	/*line features.go:151*/ {
+		/*line features.go:151*/ var gocuV7 int64 = int64(x &^ int32(y))
+		/*line features.go:151*/ *kernel.At(t, r[:], int(6), &gocuSite39, kernel.Write) = gocuV7
 	}
-	{
-		var gocuV8 int64 = int64(-x) + int64(^y)
-		*kernel.At(t, r[:], int(7), &gocuSite40, kernel.Write) = gocuV8
+	/*line features.go:152*/ {
+		/*line features.go:152*/ var gocuV8 int64 = int64(-x) + int64(^y)
+		/*line features.go:152*/ *kernel.At(t, r[:], int(7), &gocuSite40, kernel.Write) = gocuV8
 	}
-	var s int64
-	for j, v := range r {
-		kernel.Loop(t, &gocuSite72)
-		s += v << uint(j)
+	/*line features.go:153*/ var s int64
+	/*line features.go:154*/ for j, v := range r {
+		/*line features.go:154*/ kernel.Loop(t, &gocuSite72)
+		/*line features.go:155*/ s += v << uint(j)
 	}
-	*kernel.At(t, out, int(i), &gocuSite41, kernel.Write) = s
+	/*line features.go:157*/ *kernel.At(t, out, int(i), &gocuSite41, kernel.Write) = s
 }
 
 // gocuChecked_Misc is the checked copy of features.Misc (features.go:196).
 func gocuChecked_Misc(t *kernel.Thread, k []int32, c []Celsius, out []float32) {
-	i := int(t.Index())
-	if i >= len(k) {
-		return
+	/*line features.go:197*/ i := int(t.Index())
+	/*line features.go:198*/ if i >= len(k) {
+		/*line features.go:199*/ return
 	}
-	lo, hi := gocuChecked_sorted2(t, *kernel.At(t, k, int(i), &gocuSite42, kernel.Read), *kernel.At(t, k, int((i+1)%len(k)), &gocuSite43, kernel.Read))
-	o := out[4*i:][:4]
-	{
-		var gocuV1 float32 = float32(hi-lo) + gocuChecked_Celsius_Fahrenheit(t, *kernel.At(t, c, int(i), &gocuSite47, kernel.Read))
-		*kernel.At(t, o, int(0), &gocuSite48, kernel.Write) = gocuV1
+	/*line features.go:201*/ lo, hi := gocuChecked_sorted2(t, *kernel.At(t, k, int(i), &gocuSite42, kernel.Read), *kernel.At(t, k, int((i+1)%len(k)), &gocuSite43, kernel.Read))
+	/*line features.go:202*/ o := out[4*i:][:4]
+	/*line features.go:203*/ {
+		/*line features.go:203*/ var gocuV1 float32 = float32(hi-lo) + gocuChecked_Celsius_Fahrenheit(t, *kernel.At(t, c, int(i), &gocuSite47, kernel.Read))
+		/*line features.go:203*/ *kernel.At(t, o, int(0), &gocuSite48, kernel.Write) = gocuV1
 	}
-	if v, w := gocuChecked_minmax(t, *kernel.At(t, k, int(i), &gocuSite49, kernel.Read), 7); v < w {
-		{
-			var gocuV2 float32 = gocuChecked_grid(t, float32(v))
-			*kernel.At(t, o, int(1), &gocuSite50, kernel.Write) = gocuV2
+	/*line features.go:204*/ if v, w := gocuChecked_minmax(t, *kernel.At(t, k, int(i), &gocuSite49, kernel.Read), 7); v < w {
+		/*line features.go:205*/ {
+			/*line features.go:205*/ var gocuV2 float32 = gocuChecked_grid(t, float32(v))
+			/*line features.go:205*/ *kernel.At(t, o, int(1), &gocuSite50, kernel.Write) = gocuV2
 		}
 	} else {
-		{
-			var gocuV3 float32 = gocuChecked_grid(t, float32(w))
-			*kernel.At(t, o, int(1), &gocuSite51, kernel.Write) = gocuV3
+		/*line features.go:207*/ {
+			/*line features.go:207*/ var gocuV3 float32 = gocuChecked_grid(t, float32(w))
+			/*line features.go:207*/ *kernel.At(t, o, int(1), &gocuSite51, kernel.Write) = gocuV3
 		}
 	}
-	ps := [3]Pair{{A: 1}, {A: 2, B: 0.5}, {D: true}}
-	var sum float64
-	for j := range ps {
-		kernel.Loop(t, &gocuSite73)
-		{
-			var gocuV4 int16 = int16(j)
-			*kernel.At(t, (*kernel.At(t, ps[:], int(j), &gocuSite53, kernel.Read)).C[:], int(j), &gocuSite52, kernel.Write) = gocuV4
+	/*line features.go:209*/ ps := [3]Pair{{A: 1}, {A: 2, B: 0.5}, {D: true}}
+	/*line features.go:210*/ var sum float64
+	/*line features.go:211*/ for j := range ps {
+		/*line features.go:211*/ kernel.Loop(t, &gocuSite73)
+		/*line features.go:212*/ {
+			/*line features.go:212*/ var gocuV4 int16 = int16(j)
+			/*line features.go:212*/ *kernel.At(t, (*kernel.At(t, ps[:], int(j), &gocuSite53, kernel.Read)).C[:], int(j), &gocuSite52, kernel.Write) = gocuV4
 		}
-		if (*kernel.At(t, ps[:], int(j), &gocuSite54, kernel.Read)).D {
-			continue
+		/*line features.go:213*/ if (*kernel.At(t, ps[:], int(j), &gocuSite54, kernel.Read)).D {
+			/*line features.go:214*/ continue
 		}
-		sum += (*kernel.At(t, ps[:], int(j), &gocuSite55, kernel.Read)).B + float64((*kernel.At(t, ps[:], int(j), &gocuSite56, kernel.Read)).A) + float64(*kernel.At(t, (*kernel.At(t, ps[:], int(j), &gocuSite58, kernel.Read)).C[:], int(j), &gocuSite57, kernel.Read))
+		/*line features.go:216*/ sum += (*kernel.At(t, ps[:], int(j), &gocuSite55, kernel.Read)).B + float64((*kernel.At(t, ps[:], int(j), &gocuSite56, kernel.Read)).A) + float64(*kernel.At(t, (*kernel.At(t, ps[:], int(j), &gocuSite58, kernel.Read)).C[:], int(j), &gocuSite57, kernel.Read))
 	}
-	{
-		var gocuV5 float32 = float32(sum)
-		*kernel.At(t, o, int(2), &gocuSite59, kernel.Write) = gocuV5
+	/*line features.go:218*/ {
+		/*line features.go:218*/ var gocuV5 float32 = float32(sum)
+		/*line features.go:218*/ *kernel.At(t, o, int(2), &gocuSite59, kernel.Write) = gocuV5
 	}
-	d := t.BlockDim
-	n := d.Size() + int(t.Rank()%4) + int(t.WarpID())
-	switch x := *kernel.At(t, k, int(i), &gocuSite60, kernel.Read) % 5; {
+	/*line features.go:219*/ d := t.BlockDim
+	/*line features.go:220*/ n := d.Size() + int(t.Rank()%4) + int(t.WarpID())
+	/*line features.go:221*/ switch x := *kernel.At(t, k, int(i), &gocuSite60, kernel.Read) % 5; {
 	case x < -2:
-		n++
+		/*line features.go:223*/ n++
 	case x > 2:
-		n--
+		/*line features.go:225*/ n--
 	}
-	acc := 0
-	{
-		gocuR6 := k[:min(len(k), 8)]
-		for gocuI7 := range gocuR6 {
-			kernel.Loop(t, &gocuSite74)
-			j, v := gocuI7, *kernel.At(t, gocuR6, gocuI7, &gocuSite74, kernel.Read)
-			if j == i {
-				continue
+	/*line features.go:227*/ acc := 0
+	/*line features.go:228*/ {
+		/*line features.go:228*/ gocuR6 := k[:min(len(k), 8)]
+		/*line features.go:228*/ for gocuI7 := range gocuR6 {
+			/*line features.go:228*/ kernel.Loop(t, &gocuSite74)
+			/*line features.go:228*/ j, v := gocuI7, *kernel.At(t, gocuR6, gocuI7, &gocuSite74, kernel.Read)
+			/*line features.go:229*/ if j == i {
+				/*line features.go:230*/ continue
 			}
-			acc += int(v) << uint(j%3)
+			/*line features.go:232*/ acc += int(v) << uint(j%3)
 		}
 	}
-	{
-		var gocuV8 float32 = float32(n) + float32(acc%1000)
-		*kernel.At(t, o, int(3), &gocuSite62, kernel.Write) = gocuV8
+	/*line features.go:234*/ {
+		/*line features.go:234*/ var gocuV8 float32 = float32(n) + float32(acc%1000)
+		/*line features.go:234*/ *kernel.At(t, o, int(3), &gocuSite62, kernel.Write) = gocuV8
 	}
 }

@@ -490,47 +490,47 @@ var (
 
 // gocuChecked_luma is the checked copy of gray.luma (gray.go:29).
 func gocuChecked_luma(gocuT *kernel.Thread, r uint8, g uint8, b uint8) uint8 {
-	return uint8(0.2989*float32(r) + 0.5870*float32(g) + 0.1140*float32(b))
+	/*line gray.go:30*/ return uint8(0.2989*float32(r) + 0.5870*float32(g) + 0.1140*float32(b))
 }
 
 // gocuChecked_RGBToGray is the checked copy of gray.RGBToGray (gray.go:10).
 func gocuChecked_RGBToGray(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) {
-	i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
-	if i < n {
-		{
-			var gocuV1 uint8 = uint8(0.2989*float32(*kernel.At(t, rgb, int(i), &gocuSite0, kernel.Read)) + 0.5870*float32(*kernel.At(t, rgb, int(i+n), &gocuSite1, kernel.Read)) + 0.1140*float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite2, kernel.Read)))
-			*kernel.At(t, gray, int(i), &gocuSite3, kernel.Write) = gocuV1
+	/*line gray.go:11*/ i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
+	/*line gray.go:12*/ if i < n {
+		/*line gray.go:13*/ {
+			/*line gray.go:13*/ var gocuV1 uint8 = uint8(0.2989*float32(*kernel.At(t, rgb, int(i), &gocuSite0, kernel.Read)) + 0.5870*float32(*kernel.At(t, rgb, int(i+n), &gocuSite1, kernel.Read)) + 0.1140*float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite2, kernel.Read)))
+			/*line gray.go:13*/ *kernel.At(t, gray, int(i), &gocuSite3, kernel.Write) = gocuV1
 		}
 	}
 }
 
 // gocuChecked_RGBToGray2D is the checked copy of gray.RGBToGray2D (gray.go:20).
 func gocuChecked_RGBToGray2D(t *kernel.Thread, rgb []uint8, gray []uint8, w int32, h int32) {
-	x, y := t.Index2D()
-	if x < w && y < h {
-		i := y*w + x
-		n := w * h
-		{
-			var gocuV1 uint8 = gocuChecked_luma(t, *kernel.At(t, rgb, int(i), &gocuSite4, kernel.Read), *kernel.At(t, rgb, int(i+n), &gocuSite5, kernel.Read), *kernel.At(t, rgb, int(i+2*n), &gocuSite6, kernel.Read))
-			*kernel.At(t, gray, int(i), &gocuSite7, kernel.Write) = gocuV1
+	/*line gray.go:21*/ x, y := t.Index2D()
+	/*line gray.go:22*/ if x < w && y < h {
+		/*line gray.go:23*/ i := y*w + x
+		/*line gray.go:24*/ n := w * h
+		/*line gray.go:25*/ {
+			/*line gray.go:25*/ var gocuV1 uint8 = gocuChecked_luma(t, *kernel.At(t, rgb, int(i), &gocuSite4, kernel.Read), *kernel.At(t, rgb, int(i+n), &gocuSite5, kernel.Read), *kernel.At(t, rgb, int(i+2*n), &gocuSite6, kernel.Read))
+			/*line gray.go:25*/ *kernel.At(t, gray, int(i), &gocuSite7, kernel.Write) = gocuV1
 		}
 	}
 }
 
 // gocuChecked_RGBToGray4 is the checked copy of gray.RGBToGray4 (gray.go:39).
 func gocuChecked_RGBToGray4(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) {
-	src := kernel.Reinterpret[uint32](rgb)
-	dst := kernel.Reinterpret[uint32](gray)
-	q := n / 4
-	for i := t.Index(); i < q; i += t.Stride() {
-		kernel.Loop(t, &gocuSite14)
-		r, g, b := *kernel.At(t, src, int(i), &gocuSite10, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite11, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite12, kernel.Read)
-		var out uint32
-		for k := range 4 {
-			kernel.Loop(t, &gocuSite15)
-			s := uint32(k * 8)
-			out |= uint32(gocuChecked_luma(t, uint8(r>>s), uint8(g>>s), uint8(b>>s))) << s
+	/*line gray.go:40*/ src := kernel.Reinterpret[uint32](rgb)
+	/*line gray.go:41*/ dst := kernel.Reinterpret[uint32](gray)
+	/*line gray.go:42*/ q := n / 4
+	/*line gray.go:43*/ for i := t.Index(); i < q; i += t.Stride() {
+		/*line gray.go:43*/ kernel.Loop(t, &gocuSite14)
+		/*line gray.go:44*/ r, g, b := *kernel.At(t, src, int(i), &gocuSite10, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite11, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite12, kernel.Read)
+		/*line gray.go:45*/ var out uint32
+		/*line gray.go:47*/ for k := range 4 {
+			/*line gray.go:47*/ kernel.Loop(t, &gocuSite15)
+			/*line gray.go:48*/ s := uint32(k * 8)
+			/*line gray.go:49*/ out |= uint32(gocuChecked_luma(t, uint8(r>>s), uint8(g>>s), uint8(b>>s))) << s
 		}
-		*kernel.At(t, dst, int(i), &gocuSite13, kernel.Write) = out
+		/*line gray.go:51*/ *kernel.At(t, dst, int(i), &gocuSite13, kernel.Write) = out
 	}
 }

@@ -458,36 +458,36 @@ var (
 
 // gocuChecked_OffByOne is the checked copy of guard.OffByOne (guard.go:10).
 func gocuChecked_OffByOne(t *kernel.Thread, x []float32, y []float32, n int32) {
-	i := t.Index()
-	if i <= n {
-		{
-			var gocuV1 float32 = 2 * *kernel.At(t, x, int(i), &gocuSite0, kernel.Read)
-			*kernel.At(t, y, int(i), &gocuSite1, kernel.Write) = gocuV1
+	/*line guard.go:11*/ i := t.Index()
+	/*line guard.go:12*/ if i <= n {
+		/*line guard.go:13*/ {
+			/*line guard.go:13*/ var gocuV1 float32 = 2 * *kernel.At(t, x, int(i), &gocuSite0, kernel.Read)
+			/*line guard.go:13*/ *kernel.At(t, y, int(i), &gocuSite1, kernel.Write) = gocuV1
 		}
 	}
 }
 
 // gocuChecked_Transpose2 is the checked copy of guard.Transpose2 (guard.go:21).
 func gocuChecked_Transpose2(t *kernel.Thread, x []float32, y []float32) {
-	tile := kernel.Shared[[4][4]float32](t)
-	tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
-	{
-		var gocuV1 float32 = *kernel.At(t, x, int(ty*4+tx), &gocuSite2, kernel.Read)
-		*kernel.At(t, tile[kernel.Index(t, int(ty+1), 4, &gocuSite3)][:], int(tx), &gocuSite3, kernel.Write) = gocuV1
+	/*line guard.go:22*/ tile := kernel.Shared[[4][4]float32](t)
+	/*line guard.go:23*/ tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
+	/*line guard.go:24*/ {
+		/*line guard.go:24*/ var gocuV1 float32 = *kernel.At(t, x, int(ty*4+tx), &gocuSite2, kernel.Read)
+		/*line guard.go:24*/ *kernel.At(t, tile[kernel.Index(t, int(ty+1), 4, &gocuSite3)][:], int(tx), &gocuSite3, kernel.Write) = gocuV1
 	}
-	t.SyncThreads()
-	{
-		var gocuV2 float32 = *kernel.At(t, tile[kernel.Index(t, int(ty), 4, &gocuSite4)][:], int(tx), &gocuSite4, kernel.Read)
-		*kernel.At(t, y, int(tx*4+ty), &gocuSite5, kernel.Write) = gocuV2
+	/*line guard.go:25*/ t.SyncThreads()
+	/*line guard.go:26*/ {
+		/*line guard.go:26*/ var gocuV2 float32 = *kernel.At(t, tile[kernel.Index(t, int(ty), 4, &gocuSite4)][:], int(tx), &gocuSite4, kernel.Read)
+		/*line guard.go:26*/ *kernel.At(t, y, int(tx*4+ty), &gocuSite5, kernel.Write) = gocuV2
 	}
 }
 
 // gocuChecked_Spin is the checked copy of guard.Spin (guard.go:33).
 func gocuChecked_Spin(t *kernel.Thread, x []float32) {
-	if t.ThreadIdx.X == 3 {
-		for {
-			kernel.Loop(t, &gocuSite7)
-			*kernel.At(t, x, int(0), &gocuSite6, kernel.ReadWrite)++
+	/*line guard.go:34*/ if t.ThreadIdx.X == 3 {
+		/*line guard.go:35*/ for {
+			/*line guard.go:35*/ kernel.Loop(t, &gocuSite7)
+			/*line guard.go:36*/ *kernel.At(t, x, int(0), &gocuSite6, kernel.ReadWrite)++
 		}
 	}
 }

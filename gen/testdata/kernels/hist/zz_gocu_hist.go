@@ -457,36 +457,36 @@ var (
 
 // gocuChecked_Histogram is the checked copy of hist.Histogram (hist.go:12).
 func gocuChecked_Histogram(t *kernel.Thread, data []uint8, hist []uint32) {
-	local := kernel.Shared[[256]uint32](t)
-	for i := t.ThreadIdx.X; i < Bins; i += t.BlockDim.X {
-		kernel.Loop(t, &gocuSite10)
-		*kernel.At(t, local[:], int(i), &gocuSite0, kernel.Write) = 0
+	/*line hist.go:13*/ local := kernel.Shared[[256]uint32](t)
+	/*line hist.go:14*/ for i := t.ThreadIdx.X; i < Bins; i += t.BlockDim.X {
+		/*line hist.go:14*/ kernel.Loop(t, &gocuSite10)
+		/*line hist.go:15*/ *kernel.At(t, local[:], int(i), &gocuSite0, kernel.Write) = 0
 	}
-	t.SyncThreads()
-	for i := int(t.Index()); i < len(data); i += int(t.Stride()) {
-		kernel.Loop(t, &gocuSite11)
-		kernel.AtomicAdd(kernel.At(t, local[:], int(*kernel.At(t, data, int(i), &gocuSite2, kernel.Read)), &gocuSite1, kernel.Atomic), 1)
+	/*line hist.go:17*/ t.SyncThreads()
+	/*line hist.go:18*/ for i := int(t.Index()); i < len(data); i += int(t.Stride()) {
+		/*line hist.go:18*/ kernel.Loop(t, &gocuSite11)
+		/*line hist.go:19*/ kernel.AtomicAdd(kernel.At(t, local[:], int(*kernel.At(t, data, int(i), &gocuSite2, kernel.Read)), &gocuSite1, kernel.Atomic), 1)
 	}
-	t.SyncThreads()
-	for i := t.ThreadIdx.X; i < Bins; i += t.BlockDim.X {
-		kernel.Loop(t, &gocuSite12)
-		if c := *kernel.At(t, local[:], int(i), &gocuSite3, kernel.Read); c != 0 {
-			kernel.AtomicAdd(kernel.At(t, hist, int(i), &gocuSite4, kernel.Atomic), c)
+	/*line hist.go:21*/ t.SyncThreads()
+	/*line hist.go:22*/ for i := t.ThreadIdx.X; i < Bins; i += t.BlockDim.X {
+		/*line hist.go:22*/ kernel.Loop(t, &gocuSite12)
+		/*line hist.go:23*/ if c := *kernel.At(t, local[:], int(i), &gocuSite3, kernel.Read); c != 0 {
+			/*line hist.go:24*/ kernel.AtomicAdd(kernel.At(t, hist, int(i), &gocuSite4, kernel.Atomic), c)
 		}
 	}
 }
 
 // gocuChecked_Accumulate is the checked copy of hist.Accumulate (hist.go:41).
 func gocuChecked_Accumulate(t *kernel.Thread, data []int32, stats []Stats, scale Stats) {
-	i := t.Index()
-	if int(i) >= len(data) {
-		return
+	/*line hist.go:42*/ i := t.Index()
+	/*line hist.go:43*/ if int(i) >= len(data) {
+		/*line hist.go:44*/ return
 	}
-	v := *kernel.At(t, data, int(i), &gocuSite5, kernel.Read)
-	b := int(uint32(v) % uint32(len(stats)))
-	if scale.Seen {
-		kernel.AtomicAdd(&kernel.At(t, stats, int(b), &gocuSite7, kernel.Atomic).Count, scale.Count)
+	/*line hist.go:46*/ v := *kernel.At(t, data, int(i), &gocuSite5, kernel.Read)
+	/*line hist.go:47*/ b := int(uint32(v) % uint32(len(stats)))
+	/*line hist.go:48*/ if scale.Seen {
+		/*line hist.go:49*/ kernel.AtomicAdd(&kernel.At(t, stats, int(b), &gocuSite7, kernel.Atomic).Count, scale.Count)
 	}
-	kernel.AtomicAdd(&kernel.At(t, stats, int(b), &gocuSite8, kernel.Atomic).Sum, int64(v))
-	kernel.AtomicMax(&kernel.At(t, stats, int(b), &gocuSite9, kernel.Atomic).Max, v)
+	/*line hist.go:51*/ kernel.AtomicAdd(&kernel.At(t, stats, int(b), &gocuSite8, kernel.Atomic).Sum, int64(v))
+	/*line hist.go:52*/ kernel.AtomicMax(&kernel.At(t, stats, int(b), &gocuSite9, kernel.Atomic).Max, v)
 }

@@ -539,81 +539,81 @@ var (
 
 // gocuChecked_load is the checked copy of matmul.load (matmul.go:51).
 func gocuChecked_load(gocuT *kernel.Thread, m []float32, r int32, c int32, n int32) float32 {
-	if r < n && c < n {
-		return *kernel.At(gocuT, m, int(r*n+c), &gocuSite0, kernel.Read)
+	/*line matmul.go:52*/ if r < n && c < n {
+		/*line matmul.go:53*/ return *kernel.At(gocuT, m, int(r*n+c), &gocuSite0, kernel.Read)
 	}
-	return 0
+	/*line matmul.go:55*/ return 0
 }
 
 // gocuChecked_Naive is the checked copy of matmul.Naive (matmul.go:14).
 func gocuChecked_Naive(t *kernel.Thread, a []float32, b []float32, c []float32, n int32) {
-	col, row := t.Index2D()
-	if row < n && col < n {
-		var sum float32
-		for k := int32(0); k < n; k++ {
-			kernel.Loop(t, &gocuSite17)
-			sum += *kernel.At(t, a, int(row*n+k), &gocuSite1, kernel.Read) * *kernel.At(t, b, int(k*n+col), &gocuSite2, kernel.Read)
+	/*line matmul.go:15*/ col, row := t.Index2D()
+	/*line matmul.go:16*/ if row < n && col < n {
+		/*line matmul.go:17*/ var sum float32
+		/*line matmul.go:18*/ for k := int32(0); k < n; k++ {
+			/*line matmul.go:18*/ kernel.Loop(t, &gocuSite17)
+			/*line matmul.go:19*/ sum += *kernel.At(t, a, int(row*n+k), &gocuSite1, kernel.Read) * *kernel.At(t, b, int(k*n+col), &gocuSite2, kernel.Read)
 		}
-		*kernel.At(t, c, int(row*n+col), &gocuSite3, kernel.Write) = sum
+		/*line matmul.go:21*/ *kernel.At(t, c, int(row*n+col), &gocuSite3, kernel.Write) = sum
 	}
 }
 
 // gocuChecked_Tiled is the checked copy of matmul.Tiled (matmul.go:30).
 func gocuChecked_Tiled(t *kernel.Thread, a []float32, b []float32, c []float32, n int32) {
-	as, bs := kernel.Shared[[16][16]float32](t), kernel.Shared[[16][16]float32](t)
-	tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
-	row := t.BlockIdx.Y*Tile + ty
-	col := t.BlockIdx.X*Tile + tx
-	var sum float32
-	for ph := int32(0); ph < (n+Tile-1)/Tile; ph++ {
-		kernel.Loop(t, &gocuSite18)
-		{
-			var gocuV1 float32 = gocuChecked_load(t, a, row, ph*Tile+tx, n)
-			*kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite4)][:], int(tx), &gocuSite4, kernel.Write) = gocuV1
+	/*line matmul.go:31*/ as, bs := kernel.Shared[[16][16]float32](t), kernel.Shared[[16][16]float32](t)
+	/*line matmul.go:32*/ tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
+	/*line matmul.go:33*/ row := t.BlockIdx.Y*Tile + ty
+	/*line matmul.go:34*/ col := t.BlockIdx.X*Tile + tx
+	/*line matmul.go:35*/ var sum float32
+	/*line matmul.go:36*/ for ph := int32(0); ph < (n+Tile-1)/Tile; ph++ {
+		/*line matmul.go:36*/ kernel.Loop(t, &gocuSite18)
+		/*line matmul.go:37*/ {
+			/*line matmul.go:37*/ var gocuV1 float32 = gocuChecked_load(t, a, row, ph*Tile+tx, n)
+			/*line matmul.go:37*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite4)][:], int(tx), &gocuSite4, kernel.Write) = gocuV1
 		}
-		{
-			var gocuV2 float32 = gocuChecked_load(t, b, ph*Tile+ty, col, n)
-			*kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite5)][:], int(tx), &gocuSite5, kernel.Write) = gocuV2
+		/*line matmul.go:38*/ {
+			/*line matmul.go:38*/ var gocuV2 float32 = gocuChecked_load(t, b, ph*Tile+ty, col, n)
+			/*line matmul.go:38*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite5)][:], int(tx), &gocuSite5, kernel.Write) = gocuV2
 		}
-		t.SyncThreads()
-		for k := range Tile {
-			kernel.Loop(t, &gocuSite19)
-			sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite6)][:], int(k), &gocuSite6, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(k), 16, &gocuSite7)][:], int(tx), &gocuSite7, kernel.Read)
+		/*line matmul.go:39*/ t.SyncThreads()
+		/*line matmul.go:40*/ for k := range Tile {
+			/*line matmul.go:40*/ kernel.Loop(t, &gocuSite19)
+			/*line matmul.go:41*/ sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite6)][:], int(k), &gocuSite6, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(k), 16, &gocuSite7)][:], int(tx), &gocuSite7, kernel.Read)
 		}
-		t.SyncThreads()
+		/*line matmul.go:43*/ t.SyncThreads()
 	}
-	if row < n && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite8, kernel.Write) = sum
+	/*line matmul.go:45*/ if row < n && col < n {
+		/*line matmul.go:46*/ *kernel.At(t, c, int(row*n+col), &gocuSite8, kernel.Write) = sum
 	}
 }
 
 // gocuChecked_TiledDynamic is the checked copy of matmul.TiledDynamic (matmul.go:62).
 func gocuChecked_TiledDynamic(t *kernel.Thread, a []float32, b []float32, c []float32, n int32, tile int32) {
-	smem := kernel.DynamicShared[float32](t)
-	as := smem[:tile*tile]
-	bs := smem[tile*tile:]
-	tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
-	row := t.BlockIdx.Y*tile + ty
-	col := t.BlockIdx.X*tile + tx
-	var sum float32
-	for ph := int32(0); ph < (n+tile-1)/tile; ph++ {
-		kernel.Loop(t, &gocuSite20)
-		{
-			var gocuV1 float32 = gocuChecked_load(t, a, row, ph*tile+tx, n)
-			*kernel.At(t, as, int(ty*tile+tx), &gocuSite12, kernel.Write) = gocuV1
+	/*line matmul.go:63*/ smem := kernel.DynamicShared[float32](t)
+	/*line matmul.go:64*/ as := smem[:tile*tile]
+	/*line matmul.go:65*/ bs := smem[tile*tile:]
+	/*line matmul.go:66*/ tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
+	/*line matmul.go:67*/ row := t.BlockIdx.Y*tile + ty
+	/*line matmul.go:68*/ col := t.BlockIdx.X*tile + tx
+	/*line matmul.go:69*/ var sum float32
+	/*line matmul.go:70*/ for ph := int32(0); ph < (n+tile-1)/tile; ph++ {
+		/*line matmul.go:70*/ kernel.Loop(t, &gocuSite20)
+		/*line matmul.go:71*/ {
+			/*line matmul.go:71*/ var gocuV1 float32 = gocuChecked_load(t, a, row, ph*tile+tx, n)
+			/*line matmul.go:71*/ *kernel.At(t, as, int(ty*tile+tx), &gocuSite12, kernel.Write) = gocuV1
 		}
-		{
-			var gocuV2 float32 = gocuChecked_load(t, b, ph*tile+ty, col, n)
-			*kernel.At(t, bs, int(ty*tile+tx), &gocuSite13, kernel.Write) = gocuV2
+		/*line matmul.go:72*/ {
+			/*line matmul.go:72*/ var gocuV2 float32 = gocuChecked_load(t, b, ph*tile+ty, col, n)
+			/*line matmul.go:72*/ *kernel.At(t, bs, int(ty*tile+tx), &gocuSite13, kernel.Write) = gocuV2
 		}
-		t.SyncThreads()
-		for k := int32(0); k < tile; k++ {
-			kernel.Loop(t, &gocuSite21)
-			sum += *kernel.At(t, as, int(ty*tile+k), &gocuSite14, kernel.Read) * *kernel.At(t, bs, int(k*tile+tx), &gocuSite15, kernel.Read)
+		/*line matmul.go:73*/ t.SyncThreads()
+		/*line matmul.go:74*/ for k := int32(0); k < tile; k++ {
+			/*line matmul.go:74*/ kernel.Loop(t, &gocuSite21)
+			/*line matmul.go:75*/ sum += *kernel.At(t, as, int(ty*tile+k), &gocuSite14, kernel.Read) * *kernel.At(t, bs, int(k*tile+tx), &gocuSite15, kernel.Read)
 		}
-		t.SyncThreads()
+		/*line matmul.go:77*/ t.SyncThreads()
 	}
-	if row < n && col < n {
-		*kernel.At(t, c, int(row*n+col), &gocuSite16, kernel.Write) = sum
+	/*line matmul.go:79*/ if row < n && col < n {
+		/*line matmul.go:80*/ *kernel.At(t, c, int(row*n+col), &gocuSite16, kernel.Write) = sum
 	}
 }

@@ -451,53 +451,53 @@ var (
 
 // gocuChecked_Scalars is the checked copy of params.Scalars (params.go:21).
 func gocuChecked_Scalars(t *kernel.Thread, d []int64, cfg int, _ float32, l uint, on bool, lv Level, p Point, arr [3]int32, f4 kernel.Float4, dim kernel.Dim3) {
-	if t.Index() != 0 {
-		return
+	/*line params.go:22*/ if t.Index() != 0 {
+		/*line params.go:23*/ return
 	}
-	{
-		var gocuV1 int64 = int64(cfg)
-		*kernel.At(t, d, int(0), &gocuSite0, kernel.Write) = gocuV1
+	/*line params.go:25*/ {
+		/*line params.go:25*/ var gocuV1 int64 = int64(cfg)
+		/*line params.go:25*/ *kernel.At(t, d, int(0), &gocuSite0, kernel.Write) = gocuV1
 	}
-	{
-		var gocuV2 int64 = int64(l)
-		*kernel.At(t, d, int(1), &gocuSite1, kernel.Write) = gocuV2
+	/*line params.go:26*/ {
+		/*line params.go:26*/ var gocuV2 int64 = int64(l)
+		/*line params.go:26*/ *kernel.At(t, d, int(1), &gocuSite1, kernel.Write) = gocuV2
 	}
-	if on {
-		*kernel.At(t, d, int(2), &gocuSite2, kernel.Write) = 1
+	/*line params.go:27*/ if on {
+		/*line params.go:28*/ *kernel.At(t, d, int(2), &gocuSite2, kernel.Write) = 1
 	}
-	{
-		var gocuV3 int64 = int64(lv)
-		*kernel.At(t, d, int(3), &gocuSite3, kernel.Write) = gocuV3
+	/*line params.go:30*/ {
+		/*line params.go:30*/ var gocuV3 int64 = int64(lv)
+		/*line params.go:30*/ *kernel.At(t, d, int(3), &gocuSite3, kernel.Write) = gocuV3
 	}
-	{
-		var gocuV4 int64 = int64(p.X)*1000000 + int64(p.Y)
-		*kernel.At(t, d, int(4), &gocuSite4, kernel.Write) = gocuV4
+	/*line params.go:31*/ {
+		/*line params.go:31*/ var gocuV4 int64 = int64(p.X)*1000000 + int64(p.Y)
+		/*line params.go:31*/ *kernel.At(t, d, int(4), &gocuSite4, kernel.Write) = gocuV4
 	}
-	{
-		var gocuV5 int64 = int64(p.W * 4)
-		*kernel.At(t, d, int(5), &gocuSite5, kernel.Write) = gocuV5
+	/*line params.go:32*/ {
+		/*line params.go:32*/ var gocuV5 int64 = int64(p.W * 4)
+		/*line params.go:32*/ *kernel.At(t, d, int(5), &gocuSite5, kernel.Write) = gocuV5
 	}
-	{
-		var gocuV6 int64 = int64(*kernel.At(t, arr[:], int(0), &gocuSite6, kernel.Read)) + 10*int64(*kernel.At(t, arr[:], int(1), &gocuSite7, kernel.Read)) + 100*int64(*kernel.At(t, arr[:], int(2), &gocuSite8, kernel.Read))
-		*kernel.At(t, d, int(6), &gocuSite9, kernel.Write) = gocuV6
+	/*line params.go:33*/ {
+		/*line params.go:33*/ var gocuV6 int64 = int64(*kernel.At(t, arr[:], int(0), &gocuSite6, kernel.Read)) + 10*int64(*kernel.At(t, arr[:], int(1), &gocuSite7, kernel.Read)) + 100*int64(*kernel.At(t, arr[:], int(2), &gocuSite8, kernel.Read))
+		/*line params.go:33*/ *kernel.At(t, d, int(6), &gocuSite9, kernel.Write) = gocuV6
 	}
-	{
-		var gocuV7 int64 = int64(f4.X + 10*f4.Y + 100*f4.Z + 1000*f4.W)
-		*kernel.At(t, d, int(7), &gocuSite10, kernel.Write) = gocuV7
+	/*line params.go:34*/ {
+		/*line params.go:34*/ var gocuV7 int64 = int64(f4.X + 10*f4.Y + 100*f4.Z + 1000*f4.W)
+		/*line params.go:34*/ *kernel.At(t, d, int(7), &gocuSite10, kernel.Write) = gocuV7
 	}
-	{
-		var gocuV8 int64 = int64(dim.X) + 10*int64(dim.Y) + 100*int64(dim.Z)
-		*kernel.At(t, d, int(8), &gocuSite11, kernel.Write) = gocuV8
+	/*line params.go:35*/ {
+		/*line params.go:35*/ var gocuV8 int64 = int64(dim.X) + 10*int64(dim.Y) + 100*int64(dim.Z)
+		/*line params.go:35*/ *kernel.At(t, d, int(8), &gocuSite11, kernel.Write) = gocuV8
 	}
-	{
-		var gocuV9 int64 = int64(len(d))
-		*kernel.At(t, d, int(9), &gocuSite12, kernel.Write) = gocuV9
+	/*line params.go:36*/ {
+		/*line params.go:36*/ var gocuV9 int64 = int64(len(d))
+		/*line params.go:36*/ *kernel.At(t, d, int(9), &gocuSite12, kernel.Write) = gocuV9
 	}
 }
 
 // gocuChecked_scale is the checked copy of params.scale (params.go:42).
 func gocuChecked_scale(t *kernel.Thread, x []float32, s float32) {
-	if i := t.Index(); int(i) < len(x) {
-		*kernel.At(t, x, int(i), &gocuSite13, kernel.ReadWrite) *= s
+	/*line params.go:43*/ if i := t.Index(); int(i) < len(x) {
+		/*line params.go:44*/ *kernel.At(t, x, int(i), &gocuSite13, kernel.ReadWrite) *= s
 	}
 }

@@ -472,63 +472,63 @@ var (
 
 // gocuChecked_warpSum is the checked copy of reduce.warpSum (reduce.go:38).
 func gocuChecked_warpSum(t *kernel.Thread, v float32) float32 {
-	for off := int32(16); off > 0; off /= 2 {
-		kernel.Loop(t, &gocuSite9)
-		v += kernel.ShflDown(t, kernel.FullMask, v, off)
+	/*line reduce.go:39*/ for off := int32(16); off > 0; off /= 2 {
+		/*line reduce.go:39*/ kernel.Loop(t, &gocuSite9)
+		/*line reduce.go:40*/ v += kernel.ShflDown(t, kernel.FullMask, v, off)
 	}
-	return v
+	/*line reduce.go:42*/ return v
 }
 
 // gocuChecked_popcount is the checked copy of reduce.popcount (reduce.go:62).
 func gocuChecked_popcount(gocuT *kernel.Thread, x uint32) int {
-	n := 0
-	for x != 0 {
-		kernel.Loop(gocuT, &gocuSite10)
-		x &= x - 1
-		n++
+	/*line reduce.go:63*/ n := 0
+	/*line reduce.go:64*/ for x != 0 {
+		/*line reduce.go:64*/ kernel.Loop(gocuT, &gocuSite10)
+		/*line reduce.go:65*/ x &= x - 1
+		/*line reduce.go:66*/ n++
 	}
-	return n
+	/*line reduce.go:68*/ return n
 }
 
 // gocuChecked_Sum is the checked copy of reduce.Sum (reduce.go:14).
 func gocuChecked_Sum(t *kernel.Thread, x []float32, out []float32) {
-	buf := kernel.Shared[[256]float32](t)
-	tid := t.ThreadIdx.X
-	var acc float32
-	for i := t.Index(); i < int32(len(x)); i += t.Stride() {
-		kernel.Loop(t, &gocuSite11)
-		acc += *kernel.At(t, x, int(i), &gocuSite0, kernel.Read)
+	/*line reduce.go:15*/ buf := kernel.Shared[[256]float32](t)
+	/*line reduce.go:16*/ tid := t.ThreadIdx.X
+	/*line reduce.go:17*/ var acc float32
+	/*line reduce.go:18*/ for i := t.Index(); i < int32(len(x)); i += t.Stride() {
+		/*line reduce.go:18*/ kernel.Loop(t, &gocuSite11)
+		/*line reduce.go:19*/ acc += *kernel.At(t, x, int(i), &gocuSite0, kernel.Read)
 	}
-	*kernel.At(t, buf[:], int(tid), &gocuSite1, kernel.Write) = acc
-	t.SyncThreads()
-	for s := int32(Block / 2); s >= kernel.WarpSize; s >>= 1 {
-		kernel.Loop(t, &gocuSite12)
-		if tid < s {
-			{
-				var gocuV1 float32 = *kernel.At(t, buf[:], int(tid+s), &gocuSite2, kernel.Read)
-				*kernel.At(t, buf[:], int(tid), &gocuSite3, kernel.ReadWrite) += gocuV1
+	/*line reduce.go:21*/ *kernel.At(t, buf[:], int(tid), &gocuSite1, kernel.Write) = acc
+	/*line reduce.go:22*/ t.SyncThreads()
+	/*line reduce.go:23*/ for s := int32(Block / 2); s >= kernel.WarpSize; s >>= 1 {
+		/*line reduce.go:23*/ kernel.Loop(t, &gocuSite12)
+		/*line reduce.go:24*/ if tid < s {
+			/*line reduce.go:25*/ {
+				/*line reduce.go:25*/ var gocuV1 float32 = *kernel.At(t, buf[:], int(tid+s), &gocuSite2, kernel.Read)
+				/*line reduce.go:25*/ *kernel.At(t, buf[:], int(tid), &gocuSite3, kernel.ReadWrite) += gocuV1
 			}
 		}
-		t.SyncThreads()
+		/*line reduce.go:27*/ t.SyncThreads()
 	}
-	if tid < kernel.WarpSize {
-		v := gocuChecked_warpSum(t, *kernel.At(t, buf[:], int(tid), &gocuSite4, kernel.Read))
-		if t.LaneID() == 0 {
-			kernel.AtomicAdd(kernel.At(t, out, int(0), &gocuSite5, kernel.Atomic), v)
+	/*line reduce.go:29*/ if tid < kernel.WarpSize {
+		/*line reduce.go:30*/ v := gocuChecked_warpSum(t, *kernel.At(t, buf[:], int(tid), &gocuSite4, kernel.Read))
+		/*line reduce.go:31*/ if t.LaneID() == 0 {
+			/*line reduce.go:32*/ kernel.AtomicAdd(kernel.At(t, out, int(0), &gocuSite5, kernel.Atomic), v)
 		}
 	}
 }
 
 // gocuChecked_MaxAbs is the checked copy of reduce.MaxAbs (reduce.go:49).
 func gocuChecked_MaxAbs(t *kernel.Thread, x []float32, out []float32, neg []uint32) {
-	i := t.Index()
-	if i >= int32(len(x)) {
-		return
+	/*line reduce.go:50*/ i := t.Index()
+	/*line reduce.go:51*/ if i >= int32(len(x)) {
+		/*line reduce.go:52*/ return
 	}
-	v := *kernel.At(t, x, int(i), &gocuSite6, kernel.Read)
-	kernel.AtomicMax(kernel.At(t, out, int(0), &gocuSite7, kernel.Atomic), kernel.Abs(v))
-	ballot := t.Ballot(kernel.FullMask, v < 0)
-	if t.LaneID() == 0 {
-		kernel.AtomicAdd(kernel.At(t, neg, int(0), &gocuSite8, kernel.Atomic), uint32(gocuChecked_popcount(t, ballot)))
+	/*line reduce.go:54*/ v := *kernel.At(t, x, int(i), &gocuSite6, kernel.Read)
+	/*line reduce.go:55*/ kernel.AtomicMax(kernel.At(t, out, int(0), &gocuSite7, kernel.Atomic), kernel.Abs(v))
+	/*line reduce.go:56*/ ballot := t.Ballot(kernel.FullMask, v < 0)
+	/*line reduce.go:57*/ if t.LaneID() == 0 {
+		/*line reduce.go:58*/ kernel.AtomicAdd(kernel.At(t, neg, int(0), &gocuSite8, kernel.Atomic), uint32(gocuChecked_popcount(t, ballot)))
 	}
 }

@@ -430,63 +430,63 @@ var (
 
 // gocuChecked_get is the checked copy of scan.get (scan.go:52).
 func gocuChecked_get(gocuT *kernel.Thread, x []int32, i int) int32 {
-	if i < len(x) {
-		return *kernel.At(gocuT, x, int(i), &gocuSite0, kernel.Read)
+	/*line scan.go:53*/ if i < len(x) {
+		/*line scan.go:54*/ return *kernel.At(gocuT, x, int(i), &gocuSite0, kernel.Read)
 	}
-	return 0
+	/*line scan.go:56*/ return 0
 }
 
 // gocuChecked_Blelloch is the checked copy of scan.Blelloch (scan.go:13).
 func gocuChecked_Blelloch(t *kernel.Thread, x []int32, y []int32) {
-	tmp := kernel.Shared[[512]int32](t)
-	tid := int(t.ThreadIdx.X)
-	base := int(t.BlockIdx.X) * N
-	{
-		var gocuV1 int32 = gocuChecked_get(t, x, base+2*tid)
-		*kernel.At(t, tmp[:], int(2*tid), &gocuSite1, kernel.Write) = gocuV1
+	/*line scan.go:14*/ tmp := kernel.Shared[[512]int32](t)
+	/*line scan.go:15*/ tid := int(t.ThreadIdx.X)
+	/*line scan.go:16*/ base := int(t.BlockIdx.X) * N
+	/*line scan.go:17*/ {
+		/*line scan.go:17*/ var gocuV1 int32 = gocuChecked_get(t, x, base+2*tid)
+		/*line scan.go:17*/ *kernel.At(t, tmp[:], int(2*tid), &gocuSite1, kernel.Write) = gocuV1
 	}
-	{
-		var gocuV2 int32 = gocuChecked_get(t, x, base+2*tid+1)
-		*kernel.At(t, tmp[:], int(2*tid+1), &gocuSite2, kernel.Write) = gocuV2
+	/*line scan.go:18*/ {
+		/*line scan.go:18*/ var gocuV2 int32 = gocuChecked_get(t, x, base+2*tid+1)
+		/*line scan.go:18*/ *kernel.At(t, tmp[:], int(2*tid+1), &gocuSite2, kernel.Write) = gocuV2
 	}
-	offset := 1
-	for d := N >> 1; d > 0; d >>= 1 {
-		kernel.Loop(t, &gocuSite15)
-		t.SyncThreads()
-		if tid < d {
-			ai := offset*(2*tid+1) - 1
-			bi := offset*(2*tid+2) - 1
-			{
-				var gocuV3 int32 = *kernel.At(t, tmp[:], int(ai), &gocuSite3, kernel.Read)
-				*kernel.At(t, tmp[:], int(bi), &gocuSite4, kernel.ReadWrite) += gocuV3
+	/*line scan.go:19*/ offset := 1
+	/*line scan.go:21*/ for d := N >> 1; d > 0; d >>= 1 {
+		/*line scan.go:21*/ kernel.Loop(t, &gocuSite15)
+		/*line scan.go:22*/ t.SyncThreads()
+		/*line scan.go:23*/ if tid < d {
+			/*line scan.go:24*/ ai := offset*(2*tid+1) - 1
+			/*line scan.go:25*/ bi := offset*(2*tid+2) - 1
+			/*line scan.go:26*/ {
+				/*line scan.go:26*/ var gocuV3 int32 = *kernel.At(t, tmp[:], int(ai), &gocuSite3, kernel.Read)
+				/*line scan.go:26*/ *kernel.At(t, tmp[:], int(bi), &gocuSite4, kernel.ReadWrite) += gocuV3
 			}
 		}
-		offset *= 2
+		/*line scan.go:28*/ offset *= 2
 	}
-	if tid == 0 {
-		*kernel.At(t, tmp[:], int(N-1), &gocuSite5, kernel.Write) = 0
+	/*line scan.go:30*/ if tid == 0 {
+		/*line scan.go:31*/ *kernel.At(t, tmp[:], int(N-1), &gocuSite5, kernel.Write) = 0
 	}
-	for d := 1; d < N; d *= 2 {
-		kernel.Loop(t, &gocuSite16)
-		offset >>= 1
-		t.SyncThreads()
-		if tid < d {
-			ai := offset*(2*tid+1) - 1
-			bi := offset*(2*tid+2) - 1
-			*kernel.At(t, tmp[:], int(ai), &gocuSite6, kernel.Write), *kernel.At(t, tmp[:], int(bi), &gocuSite7, kernel.Write) = *kernel.At(t, tmp[:], int(bi), &gocuSite8, kernel.Read), *kernel.At(t, tmp[:], int(bi), &gocuSite9, kernel.Read)+*kernel.At(t, tmp[:], int(ai), &gocuSite10, kernel.Read)
+	/*line scan.go:34*/ for d := 1; d < N; d *= 2 {
+		/*line scan.go:34*/ kernel.Loop(t, &gocuSite16)
+		/*line scan.go:35*/ offset >>= 1
+		/*line scan.go:36*/ t.SyncThreads()
+		/*line scan.go:37*/ if tid < d {
+			/*line scan.go:38*/ ai := offset*(2*tid+1) - 1
+			/*line scan.go:39*/ bi := offset*(2*tid+2) - 1
+			/*line scan.go:40*/ *kernel.At(t, tmp[:], int(ai), &gocuSite6, kernel.Write), *kernel.At(t, tmp[:], int(bi), &gocuSite7, kernel.Write) = *kernel.At(t, tmp[:], int(bi), &gocuSite8, kernel.Read), *kernel.At(t, tmp[:], int(bi), &gocuSite9, kernel.Read)+*kernel.At(t, tmp[:], int(ai), &gocuSite10, kernel.Read)
 		}
 	}
-	t.SyncThreads()
-	if i := base + 2*tid; i < len(y) {
-		{
-			var gocuV4 int32 = *kernel.At(t, tmp[:], int(2*tid), &gocuSite11, kernel.Read)
-			*kernel.At(t, y, int(i), &gocuSite12, kernel.Write) = gocuV4
+	/*line scan.go:43*/ t.SyncThreads()
+	/*line scan.go:44*/ if i := base + 2*tid; i < len(y) {
+		/*line scan.go:45*/ {
+			/*line scan.go:45*/ var gocuV4 int32 = *kernel.At(t, tmp[:], int(2*tid), &gocuSite11, kernel.Read)
+			/*line scan.go:45*/ *kernel.At(t, y, int(i), &gocuSite12, kernel.Write) = gocuV4
 		}
 	}
-	if i := base + 2*tid + 1; i < len(y) {
-		{
-			var gocuV5 int32 = *kernel.At(t, tmp[:], int(2*tid+1), &gocuSite13, kernel.Read)
-			*kernel.At(t, y, int(i), &gocuSite14, kernel.Write) = gocuV5
+	/*line scan.go:47*/ if i := base + 2*tid + 1; i < len(y) {
+		/*line scan.go:48*/ {
+			/*line scan.go:48*/ var gocuV5 int32 = *kernel.At(t, tmp[:], int(2*tid+1), &gocuSite13, kernel.Read)
+			/*line scan.go:48*/ *kernel.At(t, y, int(i), &gocuSite14, kernel.Write) = gocuV5
 		}
 	}
 }

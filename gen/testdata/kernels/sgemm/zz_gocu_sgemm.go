@@ -471,74 +471,74 @@ var (
 
 // gocuChecked_SGEMM is the checked copy of sgemm.SGEMM (sgemm.go:26).
 func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, m int32, n int32, k int32, alpha float32, beta float32) {
-	as := kernel.Shared[[8][128]float32](t)
-	bs := kernel.Shared[[8][128]float32](t)
-	a4 := kernel.Reinterpret[kernel.Float4](a)
-	b4 := kernel.Reinterpret[kernel.Float4](b)
-	tid := t.ThreadIdx.X
-	tr := tid / (BN / TN)
-	tc := tid % (BN / TN)
-	rowA := t.BlockIdx.Y*BM + tid/2
-	colA := (tid % 2) * 4
-	rowB := tid / (BN / 4)
-	colB := (tid % (BN / 4)) * 4
-	var acc [8][8]float32
-	var ra [8]float32
-	var rb [8]float32
-	for k0 := int32(0); k0 < k; k0 += BK {
-		kernel.Loop(t, &gocuSite27)
-		va := *kernel.At(t, a4, int((rowA*k+k0+colA)/4), &gocuSite2, kernel.Read)
-		*kernel.At(t, as[kernel.Index(t, int(colA+0), 8, &gocuSite3)][:], int(tid/2), &gocuSite3, kernel.Write) = va.X
-		*kernel.At(t, as[kernel.Index(t, int(colA+1), 8, &gocuSite4)][:], int(tid/2), &gocuSite4, kernel.Write) = va.Y
-		*kernel.At(t, as[kernel.Index(t, int(colA+2), 8, &gocuSite5)][:], int(tid/2), &gocuSite5, kernel.Write) = va.Z
-		*kernel.At(t, as[kernel.Index(t, int(colA+3), 8, &gocuSite6)][:], int(tid/2), &gocuSite6, kernel.Write) = va.W
-		vb := *kernel.At(t, b4, int(((k0+rowB)*n+t.BlockIdx.X*BN+colB)/4), &gocuSite7, kernel.Read)
-		*kernel.At(t, bs[kernel.Index(t, int(rowB), 8, &gocuSite8)][:], int(colB+0), &gocuSite8, kernel.Write) = vb.X
-		*kernel.At(t, bs[kernel.Index(t, int(rowB), 8, &gocuSite9)][:], int(colB+1), &gocuSite9, kernel.Write) = vb.Y
-		*kernel.At(t, bs[kernel.Index(t, int(rowB), 8, &gocuSite10)][:], int(colB+2), &gocuSite10, kernel.Write) = vb.Z
-		*kernel.At(t, bs[kernel.Index(t, int(rowB), 8, &gocuSite11)][:], int(colB+3), &gocuSite11, kernel.Write) = vb.W
-		t.SyncThreads()
-		for kk := 0; kk < BK; kk++ {
-			kernel.Loop(t, &gocuSite28)
-			for i := 0; i < TM; i++ {
-				kernel.Loop(t, &gocuSite29)
-				{
-					var gocuV1 float32 = *kernel.At(t, as[kernel.Index(t, int(kk), 8, &gocuSite12)][:], int(tr*TM+int32(i)), &gocuSite12, kernel.Read)
-					*kernel.At(t, ra[:], int(i), &gocuSite13, kernel.Write) = gocuV1
+	/*line sgemm.go:27*/ as := kernel.Shared[[8][128]float32](t)
+	/*line sgemm.go:28*/ bs := kernel.Shared[[8][128]float32](t)
+	/*line sgemm.go:29*/ a4 := kernel.Reinterpret[kernel.Float4](a)
+	/*line sgemm.go:30*/ b4 := kernel.Reinterpret[kernel.Float4](b)
+	/*line sgemm.go:31*/ tid := t.ThreadIdx.X
+	/*line sgemm.go:32*/ tr := tid / (BN / TN)
+	/*line sgemm.go:33*/ tc := tid % (BN / TN)
+	/*line sgemm.go:34*/ rowA := t.BlockIdx.Y*BM + tid/2
+	/*line sgemm.go:35*/ colA := (tid % 2) * 4
+	/*line sgemm.go:36*/ rowB := tid / (BN / 4)
+	/*line sgemm.go:37*/ colB := (tid % (BN / 4)) * 4
+	/*line sgemm.go:38*/ var acc [8][8]float32
+	/*line sgemm.go:39*/ var ra [8]float32
+	/*line sgemm.go:40*/ var rb [8]float32
+	/*line sgemm.go:41*/ for k0 := int32(0); k0 < k; k0 += BK {
+		/*line sgemm.go:41*/ kernel.Loop(t, &gocuSite27)
+		/*line sgemm.go:42*/ va := *kernel.At(t, a4, int((rowA*k+k0+colA)/4), &gocuSite2, kernel.Read)
+		/*line sgemm.go:43*/ *kernel.At(t, as[kernel.Index(t, int(colA+0), 8, &gocuSite3)][:], int(tid/2), &gocuSite3, kernel.Write) = va.X
+		/*line sgemm.go:44*/ *kernel.At(t, as[kernel.Index(t, int(colA+1), 8, &gocuSite4)][:], int(tid/2), &gocuSite4, kernel.Write) = va.Y
+		/*line sgemm.go:45*/ *kernel.At(t, as[kernel.Index(t, int(colA+2), 8, &gocuSite5)][:], int(tid/2), &gocuSite5, kernel.Write) = va.Z
+		/*line sgemm.go:46*/ *kernel.At(t, as[kernel.Index(t, int(colA+3), 8, &gocuSite6)][:], int(tid/2), &gocuSite6, kernel.Write) = va.W
+		/*line sgemm.go:47*/ vb := *kernel.At(t, b4, int(((k0+rowB)*n+t.BlockIdx.X*BN+colB)/4), &gocuSite7, kernel.Read)
+		/*line sgemm.go:48*/ *kernel.At(t, bs[kernel.Index(t, int(rowB), 8, &gocuSite8)][:], int(colB+0), &gocuSite8, kernel.Write) = vb.X
+		/*line sgemm.go:49*/ *kernel.At(t, bs[kernel.Index(t, int(rowB), 8, &gocuSite9)][:], int(colB+1), &gocuSite9, kernel.Write) = vb.Y
+		/*line sgemm.go:50*/ *kernel.At(t, bs[kernel.Index(t, int(rowB), 8, &gocuSite10)][:], int(colB+2), &gocuSite10, kernel.Write) = vb.Z
+		/*line sgemm.go:51*/ *kernel.At(t, bs[kernel.Index(t, int(rowB), 8, &gocuSite11)][:], int(colB+3), &gocuSite11, kernel.Write) = vb.W
+		/*line sgemm.go:52*/ t.SyncThreads()
+		/*line sgemm.go:54*/ for kk := 0; kk < BK; kk++ {
+			/*line sgemm.go:54*/ kernel.Loop(t, &gocuSite28)
+			/*line sgemm.go:56*/ for i := 0; i < TM; i++ {
+				/*line sgemm.go:56*/ kernel.Loop(t, &gocuSite29)
+				/*line sgemm.go:57*/ {
+					/*line sgemm.go:57*/ var gocuV1 float32 = *kernel.At(t, as[kernel.Index(t, int(kk), 8, &gocuSite12)][:], int(tr*TM+int32(i)), &gocuSite12, kernel.Read)
+					/*line sgemm.go:57*/ *kernel.At(t, ra[:], int(i), &gocuSite13, kernel.Write) = gocuV1
 				}
 			}
-			for j := 0; j < TN; j++ {
-				kernel.Loop(t, &gocuSite30)
-				{
-					var gocuV2 float32 = *kernel.At(t, bs[kernel.Index(t, int(kk), 8, &gocuSite14)][:], int(tc*TN+int32(j)), &gocuSite14, kernel.Read)
-					*kernel.At(t, rb[:], int(j), &gocuSite15, kernel.Write) = gocuV2
+			/*line sgemm.go:60*/ for j := 0; j < TN; j++ {
+				/*line sgemm.go:60*/ kernel.Loop(t, &gocuSite30)
+				/*line sgemm.go:61*/ {
+					/*line sgemm.go:61*/ var gocuV2 float32 = *kernel.At(t, bs[kernel.Index(t, int(kk), 8, &gocuSite14)][:], int(tc*TN+int32(j)), &gocuSite14, kernel.Read)
+					/*line sgemm.go:61*/ *kernel.At(t, rb[:], int(j), &gocuSite15, kernel.Write) = gocuV2
 				}
 			}
-			for i := 0; i < TM; i++ {
-				kernel.Loop(t, &gocuSite31)
-				for j := 0; j < TN; j++ {
-					kernel.Loop(t, &gocuSite32)
-					{
-						var gocuV3 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite16, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite17, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite18)][:], int(j), &gocuSite18, kernel.Read))
-						*kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite19)][:], int(j), &gocuSite19, kernel.Write) = gocuV3
+			/*line sgemm.go:64*/ for i := 0; i < TM; i++ {
+				/*line sgemm.go:64*/ kernel.Loop(t, &gocuSite31)
+				/*line sgemm.go:66*/ for j := 0; j < TN; j++ {
+					/*line sgemm.go:66*/ kernel.Loop(t, &gocuSite32)
+					/*line sgemm.go:67*/ {
+						/*line sgemm.go:67*/ var gocuV3 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite16, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite17, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite18)][:], int(j), &gocuSite18, kernel.Read))
+						/*line sgemm.go:67*/ *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite19)][:], int(j), &gocuSite19, kernel.Write) = gocuV3
 					}
 				}
 			}
 		}
-		t.SyncThreads()
+		/*line sgemm.go:71*/ t.SyncThreads()
 	}
-	c4 := kernel.Reinterpret[kernel.Float4](c)
-	for i := 0; i < TM; i++ {
-		kernel.Loop(t, &gocuSite33)
-		row := t.BlockIdx.Y*BM + tr*TM + int32(i)
-		for j := 0; j < TN; j += 4 {
-			kernel.Loop(t, &gocuSite34)
-			col := t.BlockIdx.X*BN + tc*TN + int32(j)
-			p := (row*n + col) / 4
-			old := *kernel.At(t, c4, int(p), &gocuSite21, kernel.Read)
-			{
-				var gocuV4 kernel.Float4 = kernel.Float4{X: alpha**kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite22)][:], int(j), &gocuSite22, kernel.Read) + beta*old.X, Y: alpha**kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite23)][:], int(j+1), &gocuSite23, kernel.Read) + beta*old.Y, Z: alpha**kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite24)][:], int(j+2), &gocuSite24, kernel.Read) + beta*old.Z, W: alpha**kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite25)][:], int(j+3), &gocuSite25, kernel.Read) + beta*old.W}
-				*kernel.At(t, c4, int(p), &gocuSite26, kernel.Write) = gocuV4
+	/*line sgemm.go:73*/ c4 := kernel.Reinterpret[kernel.Float4](c)
+	/*line sgemm.go:75*/ for i := 0; i < TM; i++ {
+		/*line sgemm.go:75*/ kernel.Loop(t, &gocuSite33)
+		/*line sgemm.go:76*/ row := t.BlockIdx.Y*BM + tr*TM + int32(i)
+		/*line sgemm.go:78*/ for j := 0; j < TN; j += 4 {
+			/*line sgemm.go:78*/ kernel.Loop(t, &gocuSite34)
+			/*line sgemm.go:79*/ col := t.BlockIdx.X*BN + tc*TN + int32(j)
+			/*line sgemm.go:80*/ p := (row*n + col) / 4
+			/*line sgemm.go:81*/ old := *kernel.At(t, c4, int(p), &gocuSite21, kernel.Read)
+			/*line sgemm.go:82*/ {
+				/*line sgemm.go:82*/ var gocuV4 kernel.Float4 = kernel.Float4{X: alpha**kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite22)][:], int(j), &gocuSite22, kernel.Read) + beta*old.X, Y: alpha**kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite23)][:], int(j+1), &gocuSite23, kernel.Read) + beta*old.Y, Z: alpha**kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite24)][:], int(j+2), &gocuSite24, kernel.Read) + beta*old.Z, W: alpha**kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite25)][:], int(j+3), &gocuSite25, kernel.Read) + beta*old.W}
+				/*line sgemm.go:82*/ *kernel.At(t, c4, int(p), &gocuSite26, kernel.Write) = gocuV4
 			}
 		}
 	}

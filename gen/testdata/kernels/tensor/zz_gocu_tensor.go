@@ -969,190 +969,190 @@ var (
 
 // gocuChecked_Convert is the checked copy of tensor.Convert (tensor.go:15).
 func gocuChecked_Convert(t *kernel.Thread, x []float32, h []kernel.Half, b []kernel.BFloat16, e4 []kernel.FP8E4M3, e5 []kernel.FP8E5M2, out []float32, bits []uint32) {
-	i := t.Index()
-	if i >= int32(len(x)) {
-		return
+	/*line tensor.go:16*/ i := t.Index()
+	/*line tensor.go:17*/ if i >= int32(len(x)) {
+		/*line tensor.go:18*/ return
 	}
-	v := *kernel.At(t, x, int(i), &gocuSite0, kernel.Read)
-	{
-		var gocuV1 kernel.Half = kernel.ToHalf(v)
-		*kernel.At(t, h, int(i), &gocuSite1, kernel.Write) = gocuV1
+	/*line tensor.go:20*/ v := *kernel.At(t, x, int(i), &gocuSite0, kernel.Read)
+	/*line tensor.go:21*/ {
+		/*line tensor.go:21*/ var gocuV1 kernel.Half = kernel.ToHalf(v)
+		/*line tensor.go:21*/ *kernel.At(t, h, int(i), &gocuSite1, kernel.Write) = gocuV1
 	}
-	{
-		var gocuV2 kernel.BFloat16 = kernel.ToBFloat16(v)
-		*kernel.At(t, b, int(i), &gocuSite2, kernel.Write) = gocuV2
+	/*line tensor.go:22*/ {
+		/*line tensor.go:22*/ var gocuV2 kernel.BFloat16 = kernel.ToBFloat16(v)
+		/*line tensor.go:22*/ *kernel.At(t, b, int(i), &gocuSite2, kernel.Write) = gocuV2
 	}
-	{
-		var gocuV3 kernel.FP8E4M3 = kernel.ToFP8E4M3(v)
-		*kernel.At(t, e4, int(i), &gocuSite3, kernel.Write) = gocuV3
+	/*line tensor.go:23*/ {
+		/*line tensor.go:23*/ var gocuV3 kernel.FP8E4M3 = kernel.ToFP8E4M3(v)
+		/*line tensor.go:23*/ *kernel.At(t, e4, int(i), &gocuSite3, kernel.Write) = gocuV3
 	}
-	{
-		var gocuV4 kernel.FP8E5M2 = lowp.Float8E5M2FromFloat32(v)
-		*kernel.At(t, e5, int(i), &gocuSite4, kernel.Write) = gocuV4
+	/*line tensor.go:24*/ {
+		/*line tensor.go:24*/ var gocuV4 kernel.FP8E5M2 = lowp.Float8E5M2FromFloat32(v)
+		/*line tensor.go:24*/ *kernel.At(t, e5, int(i), &gocuSite4, kernel.Write) = gocuV4
 	}
-	o := out[i*12 : i*12+12]
-	{
-		var gocuV5 float32 = (*kernel.At(t, h, int(i), &gocuSite6, kernel.Read)).Float32()
-		*kernel.At(t, o, int(0), &gocuSite7, kernel.Write) = gocuV5
+	/*line tensor.go:25*/ o := out[i*12 : i*12+12]
+	/*line tensor.go:26*/ {
+		/*line tensor.go:26*/ var gocuV5 float32 = (*kernel.At(t, h, int(i), &gocuSite6, kernel.Read)).Float32()
+		/*line tensor.go:26*/ *kernel.At(t, o, int(0), &gocuSite7, kernel.Write) = gocuV5
 	}
-	{
-		var gocuV6 float32 = (*kernel.At(t, b, int(i), &gocuSite8, kernel.Read)).Float32()
-		*kernel.At(t, o, int(1), &gocuSite9, kernel.Write) = gocuV6
+	/*line tensor.go:27*/ {
+		/*line tensor.go:27*/ var gocuV6 float32 = (*kernel.At(t, b, int(i), &gocuSite8, kernel.Read)).Float32()
+		/*line tensor.go:27*/ *kernel.At(t, o, int(1), &gocuSite9, kernel.Write) = gocuV6
 	}
-	{
-		var gocuV7 float32 = (*kernel.At(t, e4, int(i), &gocuSite10, kernel.Read)).Float32()
-		*kernel.At(t, o, int(2), &gocuSite11, kernel.Write) = gocuV7
+	/*line tensor.go:28*/ {
+		/*line tensor.go:28*/ var gocuV7 float32 = (*kernel.At(t, e4, int(i), &gocuSite10, kernel.Read)).Float32()
+		/*line tensor.go:28*/ *kernel.At(t, o, int(2), &gocuSite11, kernel.Write) = gocuV7
 	}
-	{
-		var gocuV8 float32 = (*kernel.At(t, e5, int(i), &gocuSite12, kernel.Read)).Float32()
-		*kernel.At(t, o, int(3), &gocuSite13, kernel.Write) = gocuV8
+	/*line tensor.go:29*/ {
+		/*line tensor.go:29*/ var gocuV8 float32 = (*kernel.At(t, e5, int(i), &gocuSite12, kernel.Read)).Float32()
+		/*line tensor.go:29*/ *kernel.At(t, o, int(3), &gocuSite13, kernel.Write) = gocuV8
 	}
-	{
-		var gocuV9 float32 = float32(lowp.BFloat16FromFloat32(v).Float64())
-		*kernel.At(t, o, int(4), &gocuSite14, kernel.Write) = gocuV9
+	/*line tensor.go:30*/ {
+		/*line tensor.go:30*/ var gocuV9 float32 = float32(lowp.BFloat16FromFloat32(v).Float64())
+		/*line tensor.go:30*/ *kernel.At(t, o, int(4), &gocuSite14, kernel.Write) = gocuV9
 	}
-	p := kernel.ToBFloat16x2(v, -v)
-	f := p.Float2()
-	*kernel.At(t, o, int(5), &gocuSite15, kernel.Write), *kernel.At(t, o, int(6), &gocuSite16, kernel.Write) = f.X, f.Y
-	q := kernel.Half2{X: *kernel.At(t, h, int(i), &gocuSite17, kernel.Read), Y: kernel.Half(0x3c00)}
-	g := q.Float2()
-	*kernel.At(t, o, int(7), &gocuSite18, kernel.Write), *kernel.At(t, o, int(8), &gocuSite19, kernel.Write) = g.X, g.Y
-	{
-		var gocuV10 float32 = kernel.ToTF32(v)
-		*kernel.At(t, o, int(9), &gocuSite20, kernel.Write) = gocuV10
+	/*line tensor.go:31*/ p := kernel.ToBFloat16x2(v, -v)
+	/*line tensor.go:32*/ f := p.Float2()
+	/*line tensor.go:33*/ *kernel.At(t, o, int(5), &gocuSite15, kernel.Write), *kernel.At(t, o, int(6), &gocuSite16, kernel.Write) = f.X, f.Y
+	/*line tensor.go:34*/ q := kernel.Half2{X: *kernel.At(t, h, int(i), &gocuSite17, kernel.Read), Y: kernel.Half(0x3c00)}
+	/*line tensor.go:35*/ g := q.Float2()
+	/*line tensor.go:36*/ *kernel.At(t, o, int(7), &gocuSite18, kernel.Write), *kernel.At(t, o, int(8), &gocuSite19, kernel.Write) = g.X, g.Y
+	/*line tensor.go:37*/ {
+		/*line tensor.go:37*/ var gocuV10 float32 = kernel.ToTF32(v)
+		/*line tensor.go:37*/ *kernel.At(t, o, int(9), &gocuSite20, kernel.Write) = gocuV10
 	}
-	*kernel.At(t, o, int(10), &gocuSite21, kernel.Write) = 0
-	if (*kernel.At(t, h, int(i), &gocuSite22, kernel.Read)).IsNaN() || (*kernel.At(t, b, int(i), &gocuSite23, kernel.Read)).IsInf() || (*kernel.At(t, e4, int(i), &gocuSite24, kernel.Read)).IsNaN() || (*kernel.At(t, e5, int(i), &gocuSite25, kernel.Read)).Signbit() {
-		*kernel.At(t, o, int(10), &gocuSite26, kernel.Write) = 1
+	/*line tensor.go:38*/ *kernel.At(t, o, int(10), &gocuSite21, kernel.Write) = 0
+	/*line tensor.go:39*/ if (*kernel.At(t, h, int(i), &gocuSite22, kernel.Read)).IsNaN() || (*kernel.At(t, b, int(i), &gocuSite23, kernel.Read)).IsInf() || (*kernel.At(t, e4, int(i), &gocuSite24, kernel.Read)).IsNaN() || (*kernel.At(t, e5, int(i), &gocuSite25, kernel.Read)).Signbit() {
+		/*line tensor.go:40*/ *kernel.At(t, o, int(10), &gocuSite26, kernel.Write) = 1
 	}
-	{
-		var gocuV11 float32 = kernel.Half2FromBits(kernel.PackHalf2(v, 1)).X.Float32()
-		*kernel.At(t, o, int(11), &gocuSite27, kernel.Write) = gocuV11
+	/*line tensor.go:42*/ {
+		/*line tensor.go:42*/ var gocuV11 float32 = kernel.Half2FromBits(kernel.PackHalf2(v, 1)).X.Float32()
+		/*line tensor.go:42*/ *kernel.At(t, o, int(11), &gocuSite27, kernel.Write) = gocuV11
 	}
-	{
-		var gocuV12 uint32 = kernel.PackBFloat16x2(v, 2*v)
-		*kernel.At(t, bits, int(i*2), &gocuSite28, kernel.Write) = gocuV12
+	/*line tensor.go:43*/ {
+		/*line tensor.go:43*/ var gocuV12 uint32 = kernel.PackBFloat16x2(v, 2*v)
+		/*line tensor.go:43*/ *kernel.At(t, bits, int(i*2), &gocuSite28, kernel.Write) = gocuV12
 	}
-	{
-		var gocuV13 uint32 = uint32(uint16(*kernel.At(t, b, int(i), &gocuSite29, kernel.Read))) | kernel.BFloat16x2FromBits(q.Bits()).Bits()&0xffff0000
-		*kernel.At(t, bits, int(i*2+1), &gocuSite30, kernel.Write) = gocuV13
+	/*line tensor.go:44*/ {
+		/*line tensor.go:44*/ var gocuV13 uint32 = uint32(uint16(*kernel.At(t, b, int(i), &gocuSite29, kernel.Read))) | kernel.BFloat16x2FromBits(q.Bits()).Bits()&0xffff0000
+		/*line tensor.go:44*/ *kernel.At(t, bits, int(i*2+1), &gocuSite30, kernel.Write) = gocuV13
 	}
 }
 
 // gocuChecked_Wide is the checked copy of tensor.Wide (tensor.go:50).
 func gocuChecked_Wide(t *kernel.Thread, src []kernel.Half, dst []kernel.Half, bs []kernel.BFloat16, bd []kernel.BFloat16) {
-	i := t.Index()
-	s8 := kernel.Reinterpret[kernel.Half8](src)
-	d8 := kernel.Reinterpret[kernel.Half8](dst)
-	b8 := kernel.Reinterpret[kernel.BFloat16x8](bs)
-	c8 := kernel.Reinterpret[kernel.BFloat16x8](bd)
-	if i < int32(len(s8)) {
-		v := *kernel.At(t, s8, int(i), &gocuSite35, kernel.Read)
-		{
-			var gocuV1 kernel.Half = *kernel.At(t, v[:], int(0), &gocuSite36, kernel.Read)
-			*kernel.At(t, v[:], int(7), &gocuSite37, kernel.Write) = gocuV1
+	/*line tensor.go:51*/ i := t.Index()
+	/*line tensor.go:52*/ s8 := kernel.Reinterpret[kernel.Half8](src)
+	/*line tensor.go:53*/ d8 := kernel.Reinterpret[kernel.Half8](dst)
+	/*line tensor.go:54*/ b8 := kernel.Reinterpret[kernel.BFloat16x8](bs)
+	/*line tensor.go:55*/ c8 := kernel.Reinterpret[kernel.BFloat16x8](bd)
+	/*line tensor.go:56*/ if i < int32(len(s8)) {
+		/*line tensor.go:57*/ v := *kernel.At(t, s8, int(i), &gocuSite35, kernel.Read)
+		/*line tensor.go:58*/ {
+			/*line tensor.go:58*/ var gocuV1 kernel.Half = *kernel.At(t, v[:], int(0), &gocuSite36, kernel.Read)
+			/*line tensor.go:58*/ *kernel.At(t, v[:], int(7), &gocuSite37, kernel.Write) = gocuV1
 		}
-		*kernel.At(t, d8, int(i), &gocuSite38, kernel.Write) = v
-		{
-			var gocuV2 kernel.BFloat16x8 = *kernel.At(t, b8, int(i), &gocuSite39, kernel.Read)
-			*kernel.At(t, c8, int(i), &gocuSite40, kernel.Write) = gocuV2
+		/*line tensor.go:59*/ *kernel.At(t, d8, int(i), &gocuSite38, kernel.Write) = v
+		/*line tensor.go:60*/ {
+			/*line tensor.go:60*/ var gocuV2 kernel.BFloat16x8 = *kernel.At(t, b8, int(i), &gocuSite39, kernel.Read)
+			/*line tensor.go:60*/ *kernel.At(t, c8, int(i), &gocuSite40, kernel.Write) = gocuV2
 		}
 	}
 }
 
 // gocuChecked_Tile is the checked copy of tensor.Tile (tensor.go:70).
 func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, ah []kernel.Half, bh []kernel.Half, c []float32, ch []float32, ct []float32) {
-	as := kernel.Shared[[256]kernel.BFloat16](t)
-	bsh := kernel.Shared[[128]kernel.BFloat16](t)
-	ahs := kernel.Shared[[256]kernel.Half](t)
-	bhs := kernel.Shared[[128]kernel.Half](t)
-	l := t.LaneID()
-	kernel.CpAsync(t, as[l*8:], a[l*8:])
-	kernel.CpAsync(t, ahs[l*8:], ah[l*8:])
-	kernel.CpAsyncZfill(t, bsh[(l%16)*8:], b[(l%16)*8:], l < 16)
-	kernel.CpAsyncCommit(t)
-	if l < 16 {
-		kernel.CpAsync(t, bhs[l*8:], bh[l*8:])
+	/*line tensor.go:71*/ as := kernel.Shared[[256]kernel.BFloat16](t)
+	/*line tensor.go:72*/ bsh := kernel.Shared[[128]kernel.BFloat16](t)
+	/*line tensor.go:73*/ ahs := kernel.Shared[[256]kernel.Half](t)
+	/*line tensor.go:74*/ bhs := kernel.Shared[[128]kernel.Half](t)
+	/*line tensor.go:75*/ l := t.LaneID()
+	/*line tensor.go:76*/ kernel.CpAsync(t, as[l*8:], a[l*8:])
+	/*line tensor.go:77*/ kernel.CpAsync(t, ahs[l*8:], ah[l*8:])
+	/*line tensor.go:78*/ kernel.CpAsyncZfill(t, bsh[(l%16)*8:], b[(l%16)*8:], l < 16)
+	/*line tensor.go:79*/ kernel.CpAsyncCommit(t)
+	/*line tensor.go:80*/ if l < 16 {
+		/*line tensor.go:81*/ kernel.CpAsync(t, bhs[l*8:], bh[l*8:])
 	}
-	kernel.CpAsyncCommit(t)
-	kernel.CpAsyncWait(t, 1)
-	kernel.CpAsyncWait(t, 0)
-	t.SyncThreads()
-	fa := kernel.LdMatrixX4(t, as[(l%16)*16+(l/16)*8:])
-	fb := kernel.LdMatrixX2Trans(t, bsh[(l%16)*8:])
-	var acc kernel.FragC
-	acc = kernel.MMABF16(t, fa, fb, acc)
-	g, q := l/4, l%4
-	for r := int32(0); r < 4; r++ {
-		kernel.Loop(t, &gocuSite82)
-		{
-			var gocuV1 float32 = *kernel.At(t, acc[:], int(r), &gocuSite51, kernel.Read)
-			*kernel.At(t, c, int((g+8*(r/2))*8+2*q+r%2), &gocuSite52, kernel.Write) = gocuV1
+	/*line tensor.go:83*/ kernel.CpAsyncCommit(t)
+	/*line tensor.go:84*/ kernel.CpAsyncWait(t, 1)
+	/*line tensor.go:85*/ kernel.CpAsyncWait(t, 0)
+	/*line tensor.go:86*/ t.SyncThreads()
+	/*line tensor.go:88*/ fa := kernel.LdMatrixX4(t, as[(l%16)*16+(l/16)*8:])
+	/*line tensor.go:89*/ fb := kernel.LdMatrixX2Trans(t, bsh[(l%16)*8:])
+	/*line tensor.go:90*/ var acc kernel.FragC
+	/*line tensor.go:91*/ acc = kernel.MMABF16(t, fa, fb, acc)
+	/*line tensor.go:92*/ g, q := l/4, l%4
+	/*line tensor.go:93*/ for r := int32(0); r < 4; r++ {
+		/*line tensor.go:93*/ kernel.Loop(t, &gocuSite82)
+		/*line tensor.go:94*/ {
+			/*line tensor.go:94*/ var gocuV1 float32 = *kernel.At(t, acc[:], int(r), &gocuSite51, kernel.Read)
+			/*line tensor.go:94*/ *kernel.At(t, c, int((g+8*(r/2))*8+2*q+r%2), &gocuSite52, kernel.Write) = gocuV1
 		}
 	}
-	ha := kernel.LdMatrixX4(t, ahs[(l%16)*16+(l/16)*8:])
-	hb0 := kernel.LdMatrixX1Trans(t, bhs[(l%8)*8:])
-	hb1 := kernel.LdMatrixX1Trans(t, bhs[(8+l%8)*8:])
-	var hc kernel.FragC
-	hc = kernel.MMAF16(t, ha, kernel.FragB{hb0, hb1}, hc)
-	for r := int32(0); r < 4; r++ {
-		kernel.Loop(t, &gocuSite83)
-		{
-			var gocuV2 float32 = *kernel.At(t, hc[:], int(r), &gocuSite56, kernel.Read)
-			*kernel.At(t, ch, int((g+8*(r/2))*8+2*q+r%2), &gocuSite57, kernel.Write) = gocuV2
+	/*line tensor.go:97*/ ha := kernel.LdMatrixX4(t, ahs[(l%16)*16+(l/16)*8:])
+	/*line tensor.go:98*/ hb0 := kernel.LdMatrixX1Trans(t, bhs[(l%8)*8:])
+	/*line tensor.go:99*/ hb1 := kernel.LdMatrixX1Trans(t, bhs[(8+l%8)*8:])
+	/*line tensor.go:100*/ var hc kernel.FragC
+	/*line tensor.go:101*/ hc = kernel.MMAF16(t, ha, kernel.FragB{hb0, hb1}, hc)
+	/*line tensor.go:102*/ for r := int32(0); r < 4; r++ {
+		/*line tensor.go:102*/ kernel.Loop(t, &gocuSite83)
+		/*line tensor.go:103*/ {
+			/*line tensor.go:103*/ var gocuV2 float32 = *kernel.At(t, hc[:], int(r), &gocuSite56, kernel.Read)
+			/*line tensor.go:103*/ *kernel.At(t, ch, int((g+8*(r/2))*8+2*q+r%2), &gocuSite57, kernel.Write) = gocuV2
 		}
 	}
-	fa32 := kernel.FragATF32{(*kernel.At(t, as[:], int(g*16+q), &gocuSite58, kernel.Read)).Float32(), (*kernel.At(t, as[:], int((g+8)*16+q), &gocuSite59, kernel.Read)).Float32(), (*kernel.At(t, as[:], int(g*16+q+4), &gocuSite60, kernel.Read)).Float32(), (*kernel.At(t, as[:], int((g+8)*16+q+4), &gocuSite61, kernel.Read)).Float32()}
-	fb32 := kernel.FragBTF32{(*kernel.At(t, bsh[:], int(q*8+g), &gocuSite62, kernel.Read)).Float32(), (*kernel.At(t, bsh[:], int((q+4)*8+g), &gocuSite63, kernel.Read)).Float32()}
-	var tc kernel.FragC
-	tc = kernel.MMATF32(t, fa32, fb32, tc)
-	for r := int32(0); r < 4; r++ {
-		kernel.Loop(t, &gocuSite84)
-		{
-			var gocuV3 float32 = *kernel.At(t, tc[:], int(r), &gocuSite64, kernel.Read)
-			*kernel.At(t, ct, int((g+8*(r/2))*8+2*q+r%2), &gocuSite65, kernel.Write) = gocuV3
+	/*line tensor.go:107*/ fa32 := kernel.FragATF32{(*kernel.At(t, as[:], int(g*16+q), &gocuSite58, kernel.Read)).Float32(), (*kernel.At(t, as[:], int((g+8)*16+q), &gocuSite59, kernel.Read)).Float32(), (*kernel.At(t, as[:], int(g*16+q+4), &gocuSite60, kernel.Read)).Float32(), (*kernel.At(t, as[:], int((g+8)*16+q+4), &gocuSite61, kernel.Read)).Float32()}
+	/*line tensor.go:108*/ fb32 := kernel.FragBTF32{(*kernel.At(t, bsh[:], int(q*8+g), &gocuSite62, kernel.Read)).Float32(), (*kernel.At(t, bsh[:], int((q+4)*8+g), &gocuSite63, kernel.Read)).Float32()}
+	/*line tensor.go:109*/ var tc kernel.FragC
+	/*line tensor.go:110*/ tc = kernel.MMATF32(t, fa32, fb32, tc)
+	/*line tensor.go:111*/ for r := int32(0); r < 4; r++ {
+		/*line tensor.go:111*/ kernel.Loop(t, &gocuSite84)
+		/*line tensor.go:112*/ {
+			/*line tensor.go:112*/ var gocuV3 float32 = *kernel.At(t, tc[:], int(r), &gocuSite64, kernel.Read)
+			/*line tensor.go:112*/ *kernel.At(t, ct, int((g+8*(r/2))*8+2*q+r%2), &gocuSite65, kernel.Write) = gocuV3
 		}
 	}
-	x2 := kernel.LdMatrixX2(t, as[(l%16)*16:])
-	x1 := kernel.LdMatrixX1(t, as[(l%8)*16:])
-	x4t := kernel.LdMatrixX4Trans(t, as[(l%16)*16+(l/16)*8:])
-	x2t := kernel.LdMatrixX2Trans(t, as[(l%16)*16:])
-	if *kernel.At(t, x2[:], int(0), &gocuSite70, kernel.Read)+x1+*kernel.At(t, x4t[:], int(3), &gocuSite71, kernel.Read)+*kernel.At(t, x2t[:], int(1), &gocuSite72, kernel.Read) == 0x12345678 {
-		*kernel.At(t, c, int(0), &gocuSite73, kernel.Write) = 0
+	/*line tensor.go:115*/ x2 := kernel.LdMatrixX2(t, as[(l%16)*16:])
+	/*line tensor.go:116*/ x1 := kernel.LdMatrixX1(t, as[(l%8)*16:])
+	/*line tensor.go:117*/ x4t := kernel.LdMatrixX4Trans(t, as[(l%16)*16+(l/16)*8:])
+	/*line tensor.go:118*/ x2t := kernel.LdMatrixX2Trans(t, as[(l%16)*16:])
+	/*line tensor.go:119*/ if *kernel.At(t, x2[:], int(0), &gocuSite70, kernel.Read)+x1+*kernel.At(t, x4t[:], int(3), &gocuSite71, kernel.Read)+*kernel.At(t, x2t[:], int(1), &gocuSite72, kernel.Read) == 0x12345678 {
+		/*line tensor.go:120*/ *kernel.At(t, c, int(0), &gocuSite73, kernel.Write) = 0
 	}
 }
 
 // gocuChecked_FastExp2 is the checked copy of tensor.FastExp2 (tensor.go:127).
 func gocuChecked_FastExp2(t *kernel.Thread, x []float32, y []float32) {
-	if i := t.Index(); i < int32(len(x)) {
-		{
-			var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, x, int(i), &gocuSite74, kernel.Read))
-			*kernel.At(t, y, int(i), &gocuSite75, kernel.Write) = gocuV1
+	/*line tensor.go:128*/ if i := t.Index(); i < int32(len(x)) {
+		/*line tensor.go:129*/ {
+			/*line tensor.go:129*/ var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, x, int(i), &gocuSite74, kernel.Read))
+			/*line tensor.go:129*/ *kernel.At(t, y, int(i), &gocuSite75, kernel.Write) = gocuV1
 		}
 	}
 }
 
 // gocuChecked_WGTile is the checked copy of tensor.WGTile (tensor.go:137).
 func gocuChecked_WGTile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []float32) {
-	sm := kernel.DynamicShared[kernel.BFloat16](t)
-	i := t.ThreadIdx.X
-	kernel.CpAsync(t, sm[i*8:], a[i*8:])
-	kernel.CpAsyncCommit(t)
-	kernel.CpAsyncWait(t, 0)
-	kernel.FenceProxyAsync(t)
-	t.SyncThreads()
-	da := kernel.WGDescriptor(t, sm, kernel.WGSwizzle128, 16, 1024)
-	db := kernel.WGDescriptor(t, sm[4096:], kernel.WGSwizzle64, 2048, 512)
-	var acc kernel.WGAcc128
-	var acc2 kernel.WGAcc64
-	kernel.WGFence(t)
-	kernel.WGMMABF16(t, &acc, da, db, true, false)
-	kernel.WGMMAF16(t, &acc2, da+2, db, false, true)
-	kernel.WGCommit(t)
-	kernel.WGWait(t, 1, &acc)
-	kernel.WGWait(t, 0, &acc2)
-	{
-		var gocuV1 float32 = *kernel.At(t, acc[:], int(0), &gocuSite79, kernel.Read) + *kernel.At(t, acc2[:], int(31), &gocuSite80, kernel.Read)
-		*kernel.At(t, c, int(i), &gocuSite81, kernel.Write) = gocuV1
+	/*line tensor.go:138*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line tensor.go:139*/ i := t.ThreadIdx.X
+	/*line tensor.go:140*/ kernel.CpAsync(t, sm[i*8:], a[i*8:])
+	/*line tensor.go:141*/ kernel.CpAsyncCommit(t)
+	/*line tensor.go:142*/ kernel.CpAsyncWait(t, 0)
+	/*line tensor.go:143*/ kernel.FenceProxyAsync(t)
+	/*line tensor.go:144*/ t.SyncThreads()
+	/*line tensor.go:145*/ da := kernel.WGDescriptor(t, sm, kernel.WGSwizzle128, 16, 1024)
+	/*line tensor.go:146*/ db := kernel.WGDescriptor(t, sm[4096:], kernel.WGSwizzle64, 2048, 512)
+	/*line tensor.go:147*/ var acc kernel.WGAcc128
+	/*line tensor.go:148*/ var acc2 kernel.WGAcc64
+	/*line tensor.go:149*/ kernel.WGFence(t)
+	/*line tensor.go:150*/ kernel.WGMMABF16(t, &acc, da, db, true, false)
+	/*line tensor.go:151*/ kernel.WGMMAF16(t, &acc2, da+2, db, false, true)
+	/*line tensor.go:152*/ kernel.WGCommit(t)
+	/*line tensor.go:153*/ kernel.WGWait(t, 1, &acc)
+	/*line tensor.go:154*/ kernel.WGWait(t, 0, &acc2)
+	/*line tensor.go:155*/ {
+		/*line tensor.go:155*/ var gocuV1 float32 = *kernel.At(t, acc[:], int(0), &gocuSite79, kernel.Read) + *kernel.At(t, acc2[:], int(31), &gocuSite80, kernel.Read)
+		/*line tensor.go:155*/ *kernel.At(t, c, int(i), &gocuSite81, kernel.Write) = gocuV1
 	}
 }

@@ -1,0 +1,74 @@
+package array
+
+import "testing"
+
+// TestOverheadAllocs pins the allocations of a tiny elementwise operation,
+// evaluated and closed, on a backend that does nothing (the array layer's
+// own): the result array, its expression node and the backend's buffer;
+// a scalar operand adds its node. Storage objects, dependency tokens and
+// evaluation scratch are recycled, operands' leaf expressions cached. A
+// new allocation here is a cost on every operation on every device: the
+// GPU adds its buffer object and cuda's Memory (BenchmarkOverheadGPU
+// reports allocs/op on the device).
+func TestOverheadAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	d := newDevice(nullBackend{}, nil)
+	x, y := d.Zeros(Float32, 16).Eval(), d.Zeros(Float32, 16).Eval()
+	for _, c := range []struct {
+		name string
+		op   func() *Array
+		max  float64
+	}{
+		{"x.Add(y)", func() *Array { return x.Add(y) }, 3},
+		{"x.Add(1)", func() *Array { return x.Add(1) }, 4},
+		{"x.Exp()", func() *Array { return x.Exp() }, 3},
+		// The pending x.Mul(y) is dropped with its dependency token, which
+		// is not recycled: a token and its weak pointer more.
+		{"x.Mul(y).Add(1)", func() *Array { return x.Mul(y).Add(1) }, 8},
+	} {
+		n := testing.AllocsPerRun(2000, func() {
+			z := c.op().Eval()
+			z.Close()
+		})
+		if n > c.max {
+			t.Errorf("%s, evaluated and closed: %v allocations, want at most %v", c.name, n, c.max)
+		}
+	}
+}
+
+// TestOverheadAllocsGPU pins the same on a GPU: the array layer's
+// allocations plus the backend's buffer object and cuda's Memory; the
+// plan lookup and the launch allocate nothing. (With -tags
+// gocu_fakedriver, TestOverheadAllocsFakeGPU checks it without a GPU.)
+func TestOverheadAllocsGPU(t *testing.T) {
+	checkOverheadAllocsGPU(t, testGPU(t))
+}
+
+func checkOverheadAllocsGPU(t *testing.T, g *Maker) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	x, y := g.Ones(Float32, 16).Eval(), g.Ones(Float32, 16).Eval()
+	for _, c := range []struct {
+		name string
+		op   func() *Array
+		max  float64
+	}{
+		{"x.Add(y)", func() *Array { return x.Add(y) }, 4},
+		{"x.Add(1)", func() *Array { return x.Add(1) }, 5},
+	} {
+		closing(c.op().Eval()) // compiles and plans
+		n := testing.AllocsPerRun(2000, func() {
+			z := c.op().Eval()
+			z.Close()
+		})
+		if n > c.max {
+			t.Errorf("%s, evaluated and closed, on %v: %v allocations, want at most %v", c.name, g, n, c.max)
+		}
+	}
+	if err := g.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}

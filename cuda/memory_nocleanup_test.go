@@ -1,0 +1,69 @@
+package cuda
+
+import (
+	"errors"
+	"testing"
+)
+
+// AllocOnNoCleanup memory behaves as AllocOn's (Free, views, use after
+// free, double free, stats), only without the collector's backstop.
+func TestAllocOnNoCleanup(t *testing.T) {
+	d := FakeFunction(t, "k", 0).dev
+	m, err := d.AllocOnNoCleanup(nil, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Size() != 100 || m.Ptr() == 0 || m.Stream() != d.stream || m.Freed() {
+		t.Fatalf("memory %v: size %d, stream %p, freed %v", m, m.Size(), m.Stream(), m.Freed())
+	}
+	if st := d.alloc.Stats(); st.InUse == 0 || st.Allocs != 1 {
+		t.Fatalf("stats after the allocation: %+v", st)
+	}
+	v, err := m.View(8, 16)
+	if err != nil || v.Ptr() != m.Ptr()+8 {
+		t.Fatalf("view: %v, %v", v, err)
+	}
+	if err := v.Free(); !errors.Is(err, ErrInvalidValue) {
+		t.Fatalf("free of a view: %v", err)
+	}
+	if err := m.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if !v.Freed() || v.check() == nil {
+		t.Fatal("a view of freed memory is not freed")
+	}
+	if err := m.Free(); !errors.Is(err, ErrFreed) {
+		t.Fatalf("double free: %v", err)
+	}
+	if st := d.alloc.Stats(); st.InUse != 0 || st.Frees != 1 {
+		t.Fatalf("stats after the free: %+v", st)
+	}
+	z, err := d.AllocOnNoCleanup(nil, 0)
+	if err != nil || z.Size() != 0 || z.Free() != nil {
+		t.Fatalf("zero bytes: %v, %v", z, err)
+	}
+	if _, err := d.AllocOnNoCleanup(nil, -1); !errors.Is(err, ErrInvalidValue) {
+		t.Fatalf("negative size: %v", err)
+	}
+}
+
+// BenchmarkAllocFree: a small allocation and its free through the caching
+// allocator (fake driver), with and without the collector's backstop.
+func BenchmarkAllocFree(b *testing.B) {
+	d := FakeFunction(b, "k", 0).dev
+	for _, c := range []struct {
+		name  string
+		alloc func(*Stream, int) (*Memory, error)
+	}{{"cleanup", d.AllocOn}, {"nocleanup", d.AllocOnNoCleanup}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m, err := c.alloc(nil, 64)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = m.Free()
+			}
+		})
+	}
+}

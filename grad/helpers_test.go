@@ -1,0 +1,52 @@
+package grad_test
+
+import (
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/array"
+)
+
+// TestMain keeps package-level constructors on the CPU unless GOCU_DEVICE
+// chooses; GPU tests use GPU 0 explicitly.
+func TestMain(m *testing.M) {
+	if os.Getenv("GOCU_DEVICE") == "" {
+		array.SetDefault(gocu.MustOpen("cpu"))
+	}
+	os.Exit(m.Run())
+}
+
+var gpuOnce = sync.OnceValues(func() (*array.Maker, error) {
+	if err := gocu.GPUUsable(); err != nil {
+		return nil, err
+	}
+	return array.GPU(0)
+})
+
+// devices returns the CPU and, when there is one, GPU 0, by name.
+func devices(t *testing.T) map[string]*array.Maker {
+	ds := map[string]*array.Maker{"cpu": array.CPU()}
+	if g, err := gpuOnce(); err == nil {
+		ds["gpu"] = g
+	} else {
+		t.Logf("no usable GPU (%s): GPU gradients are not checked", firstLine(err))
+	}
+	return ds
+}
+
+func testGPU(t *testing.T) *array.Maker {
+	t.Helper()
+	g, err := gpuOnce()
+	if err != nil {
+		t.Skipf("no usable GPU (%s)", firstLine(err))
+	}
+	return g
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}

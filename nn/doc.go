@@ -1,0 +1,70 @@
+// Package nn builds and trains neural networks on package grad: layers,
+// losses, initialisation, optimisers and checkpoints, after PyTorch's
+// torch.nn and torch.optim.
+//
+//	rng := array.On(dev).NewRNG(1) // the seed fixes the initial weights on every device
+//	model := nn.NewSequential(
+//		nn.NewLinear(rng, 784, 512), nn.ReLU{},
+//		nn.NewLinear(rng, 512, 512), nn.ReLU{},
+//		nn.NewLinear(rng, 512, 10))
+//	opt := nn.NewAdam(nn.Params(model), 1e-3)
+//	for x, y := range batches {
+//		loss := nn.CrossEntropy(model.Forward(grad.Const(x)), y)
+//		if err := loss.Backward(); err != nil { ... }
+//		if err := opt.Step(); err != nil { ... }
+//		opt.ZeroGrad()
+//	}
+//
+// # Modules
+//
+// A Module maps a Var to a Var and names its parameters as PyTorch's
+// state_dict does ("0.weight", "2.bias"), so that checkpoints move between
+// the two (SaveFile, LoadFile: the safetensors format). The layers are
+// Linear (weight (out, in), as PyTorch's), ReLU, GELU (exact and tanh),
+// Tanh, Sigmoid, Dropout, LayerNorm, Conv2d, MaxPool2d and Sequential;
+// Train switches Dropout between training and evaluation. Layers are
+// compositions of grad's operations, except Linear and CrossEntropy, which
+// are recorded as one operation each with a hand-written gradient: the
+// weight's gradient comes out in the weight's own layout from one product,
+// and cross-entropy's gradient is one fused elementwise pass.
+//
+// Initialisation follows PyTorch's defaults (Linear and Conv2d: uniform in
+// ±1/√fan_in for weights and biases; LayerNorm: ones and zeros) with the
+// generator explicit: layers draw from the *array.RNG they are given, whose
+// Philox stream is the same on every device, so one seed builds the same
+// model on the CPU and on a GPU. Dropout draws its masks from its own
+// generator the same way.
+//
+// # Losses
+//
+// CrossEntropy takes logits and integer labels and computes the mean
+// cross-entropy from the log-softmax (stable for any logits); MSE is the
+// mean squared error.
+//
+// # Optimisers
+//
+// SGD (momentum, dampening, Nesterov, weight decay), Adam and AdamW follow
+// torch.optim's update rules (the tests compare them with a float64
+// transcription of PyTorch's algorithms). A step is fused: on a GPU, two
+// kernel launches update every parameter of a dtype (up to 32 per launch)
+// and its moments in one pass over memory, CUDA C compiled at run time;
+// on the CPU, one pass per parameter on all cores, with the same
+// arithmetic. Unfused selects array expressions instead (one pass per
+// moment and parameter: three per parameter for Adam, so 18 launches for
+// the 784-512-512-10 MLP against 2), which is also the path for parameters
+// whose value or gradient is a strided view. The fused updates flush
+// moments below the smallest normal number to zero: a moment of a zero
+// gradient decays there and stays, and CPUs compute with subnormal numbers
+// many times slower. Optimizer.ZeroGrad closes the gradients it clears, so
+// their memory returns at once.
+//
+// # CUDA graphs
+//
+// A training step (forward, backward, Step) captured with array's
+// Maker.Capture replays as one graph launch. The optimisers are made for
+// it: Adam's step count and the learning rate live in device memory, so a
+// replay applies the right bias correction and SetLR between replays (a
+// schedule) takes effect; the optimiser's state must stay alive while the
+// graph is replayed (keep the optimiser). Dropout's mask is drawn at the
+// capture and repeats on every replay.
+package nn

@@ -1,0 +1,252 @@
+package safetensors_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/array"
+	"github.com/gocu-dev/gocu/safetensors"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("GOCU_DEVICE") == "" {
+		array.SetDefault(gocu.MustOpen("cpu"))
+	}
+	os.Exit(m.Run())
+}
+
+func cpu() *gocu.Device { return gocu.MustOpen("cpu") }
+
+// TestFixture reads the file testdata/make_fixture.py wrote by hand from
+// the specification.
+func TestFixture(t *testing.T) {
+	f, err := safetensors.ReadFile("testdata/fixture.safetensors", cpu())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Metadata["format"] != "pt" || f.Metadata["note"] != "written by hand" {
+		t.Fatalf("metadata %v", f.Metadata)
+	}
+	var names []string
+	for _, x := range f.Tensors {
+		names = append(names, x.Name)
+	}
+	if got := fmt.Sprint(names); got != "[bias steps count empty weight mask pixels]" {
+		t.Fatalf("tensors in data order: %s", got)
+	}
+	check := func(name string, dt array.DType, shape []int, want string) {
+		t.Helper()
+		a := f.Get(name)
+		if a == nil {
+			t.Fatalf("no tensor %s", name)
+		}
+		if a.DType() != dt || fmt.Sprint(a.Shape()) != fmt.Sprint(shape) {
+			t.Fatalf("%s: %v %v, want %v %v", name, a.DType(), a.Shape(), dt, shape)
+		}
+		var got string
+		switch dt {
+		case array.Float32:
+			v, _ := a.Float32s()
+			got = fmt.Sprint(v)
+		case array.Float64:
+			v, _ := a.Float64s()
+			got = fmt.Sprint(v)
+		case array.Int64:
+			v, _ := a.Int64s()
+			got = fmt.Sprint(v)
+		case array.Int32:
+			v, _ := a.Int32s()
+			got = fmt.Sprint(v)
+		case array.Uint8:
+			v, _ := a.Uint8s()
+			got = fmt.Sprint(v)
+		case array.Bool:
+			v, _ := a.Bools()
+			got = fmt.Sprint(v)
+		}
+		if got != want {
+			t.Fatalf("%s = %s, want %s", name, got, want)
+		}
+	}
+	check("weight", array.Float32, []int{2, 3}, "[0.5 -1.25 3 0.001 -0 65504]")
+	check("bias", array.Float64, []int{3}, fmt.Sprint([]float64{1.0 / 3, -2.5, 1e300}))
+	check("steps", array.Int64, []int{2, 2}, fmt.Sprint([]int64{1, -2, 1 << 40, -(1 << 62)}))
+	check("count", array.Int32, []int{}, "[-7]")
+	check("pixels", array.Uint8, []int{4}, "[0 1 128 255]")
+	check("mask", array.Bool, []int{3}, "[true false true]")
+	check("empty", array.Float32, []int{0, 4}, "[]")
+}
+
+func TestRoundTrip(t *testing.T) {
+	rng := array.NewRNG(1)
+	in := []safetensors.Tensor{
+		{Name: "b.w", Array: rng.Normal(array.Float32, 0, 1, 3, 5)},
+		{Name: "a \"quoted\" ünïcode", Array: rng.Normal(array.Float64, 0, 1, 7)},
+		{Name: "ids", Array: array.FromSlice([]int64{3, 1, 4})},
+		{Name: "scalar", Array: array.Full(array.Int32, 42)},
+		{Name: "flags", Array: array.FromSlice([]bool{true, false})},
+		{Name: "img", Array: array.FromSlice([]uint8{9, 8, 7, 6}, 2, 2)},
+		{Name: "view", Array: rng.Normal(array.Float32, 0, 1, 4, 3).T()}, // written row-major
+	}
+	var buf bytes.Buffer
+	if err := safetensors.Write(&buf, in, map[string]string{"epoch": "5"}); err != nil {
+		t.Fatal(err)
+	}
+	hl := binary.LittleEndian.Uint64(buf.Bytes())
+	if hl%8 != 0 {
+		t.Fatalf("header length %d is not a multiple of 8", hl)
+	}
+	out, err := safetensors.Read(bytes.NewReader(buf.Bytes()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Metadata["epoch"] != "5" || len(out.Tensors) != len(in) {
+		t.Fatalf("metadata %v, %d tensors", out.Metadata, len(out.Tensors))
+	}
+	for i, x := range in {
+		got := out.Tensors[i]
+		if got.Name != x.Name {
+			t.Fatalf("tensor %d is %q, want %q", i, got.Name, x.Name)
+		}
+		eq := got.Array.Eq(x.Array).All()
+		if ok, err := array.ItemOf[bool](eq); err != nil || !ok || got.Array.DType() != x.Array.DType() || fmt.Sprint(got.Array.Shape()) != fmt.Sprint(x.Array.Shape()) {
+			t.Fatalf("%s: %v, want %v (%v)", x.Name, got.Array, x.Array, err)
+		}
+	}
+	// Files: written atomically, read back.
+	path := filepath.Join(t.TempDir(), "m.safetensors")
+	if err := safetensors.WriteFile(path, in[:2], nil); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := safetensors.ReadFile(path, nil); err != nil || len(f.Tensors) != 2 {
+		t.Fatalf("ReadFile: %v", err)
+	}
+}
+
+func TestWriteErrors(t *testing.T) {
+	a := array.Zeros(array.Float32, 2)
+	for _, ts := range [][]safetensors.Tensor{
+		{{Name: "x", Array: a}, {Name: "x", Array: a}},
+		{{Name: "", Array: a}},
+		{{Name: "__metadata__", Array: a}},
+		{{Name: "bad", Array: a.Add(array.Zeros(array.Float32, 3))}},
+	} {
+		if err := safetensors.Write(&bytes.Buffer{}, ts, nil); err == nil {
+			t.Fatalf("Write(%v) succeeded", ts[0].Name)
+		}
+	}
+}
+
+// file builds a file from a header string and data.
+func file(header string, data []byte) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, uint64(len(header)))
+	return append(append(b, header...), data...)
+}
+
+func TestCorrupt(t *testing.T) {
+	good := file(`{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, make([]byte, 8))
+	if _, err := safetensors.Read(bytes.NewReader(good), nil); err != nil {
+		t.Fatalf("good file: %v", err)
+	}
+	huge := binary.LittleEndian.AppendUint64(nil, 1<<40)
+	cases := map[string]struct {
+		data []byte
+		want string
+	}{
+		"empty":            {nil, "shorter than the 8-byte header length"},
+		"short length":     {[]byte{1, 2, 3}, "shorter than the 8-byte header length"},
+		"huge header":      {huge, "exceeds"},
+		"truncated header": {good[:20], "truncated header"},
+		"truncated data":   {good[:len(good)-3], "truncated data"},
+		"trailing bytes":   {append(append([]byte{}, good...), 0), "after the last tensor"},
+		"not an object":    {file(`[1,2]   `, nil), "not a JSON object"},
+		"bad JSON":         {file(`{"x":{"dtype":"F32",`, nil), "unexpected EOF"},
+		"bad key":          {file(`{5:1}`, nil), "header JSON"},
+		"unknown dtype":    {file(`{"x":{"dtype":"F33","shape":[2],"data_offsets":[0,8]}}`, make([]byte, 8)), "unknown dtype"},
+		"missing field":    {file(`{"x":{"dtype":"F32","shape":[2]}}`, make([]byte, 8)), `lacks "data_offsets"`},
+		"negative dim":     {file(`{"x":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}}`, make([]byte, 8)), "negative dimension"},
+		"size mismatch":    {file(`{"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}`, make([]byte, 8)), "needs 12"},
+		"reversed offsets": {file(`{"x":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}}`, nil), "bad data_offsets"},
+		"hole":             {file(`{"x":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}`, make([]byte, 12)), "hole"},
+		"overlap": {file(`{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}`, make([]byte, 12)),
+			"overlaps"},
+		"duplicate":       {file(`{"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"x":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}`, make([]byte, 2)), "twice"},
+		"forged size":     {file(`{"x":{"dtype":"F64","shape":[1000000000000],"data_offsets":[0,8000000000000]}}`, nil), "truncated data"},
+		"overflow":        {file(`{"x":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}}`, nil), "too large"},
+		"bad metadata":    {file(`{"__metadata__":{"a":1}}`, nil), "__metadata__"},
+		"garbage after":   {file(`{} x`, nil), "after the header"},
+		"tensor not obj":  {file(`{"x":5}`, nil), "not a JSON object"},
+		"float offsets":   {file(`{"x":{"dtype":"U8","shape":[1],"data_offsets":[0.5,1]}}`, make([]byte, 1)), "bad \"data_offsets\""},
+		"unsupported F16": {file(`{"h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}`, make([]byte, 4)), "does not have"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := safetensors.Read(bytes.NewReader(c.data), nil)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one containing %q", err, c.want)
+			}
+			if name != "unsupported F16" && !errors.Is(err, safetensors.ErrFormat) {
+				t.Fatalf("%v does not wrap ErrFormat", err)
+			}
+		})
+	}
+	// A file shorter than 8 bytes names itself.
+	path := filepath.Join(t.TempDir(), "short.safetensors")
+	if err := os.WriteFile(path, []byte{1}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := safetensors.ReadFile(path, nil); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("short file: %v", err)
+	}
+	if _, err := safetensors.ReadFile(filepath.Join(t.TempDir(), "missing"), nil); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// FuzzRead feeds the reader arbitrary bytes: it must return a file or an
+// error, never panic, hang or allocate what a forged header claims; what
+// it accepts must write back to a file that reads the same.
+func FuzzRead(f *testing.F) {
+	good, err := os.ReadFile("testdata/fixture.safetensors")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(file(`{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, make([]byte, 8)))
+	f.Add(file(`{}`, nil))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := safetensors.Read(bytes.NewReader(data), cpu())
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		if err := safetensors.Write(&buf, got.Tensors, got.Metadata); err != nil {
+			t.Fatalf("accepted file does not write back: %v", err)
+		}
+		again, err := safetensors.Read(&buf, cpu())
+		if err != nil {
+			t.Fatalf("written file does not read back: %v", err)
+		}
+		if len(again.Tensors) != len(got.Tensors) {
+			t.Fatalf("%d tensors, then %d", len(got.Tensors), len(again.Tensors))
+		}
+		for i, x := range got.Tensors {
+			y := again.Tensors[i].Array
+			a, _ := x.Array.AsType(array.Float64).Float64s()
+			b, _ := y.AsType(array.Float64).Float64s()
+			for j := range a {
+				if a[j] != b[j] && !(math.IsNaN(a[j]) && math.IsNaN(b[j])) {
+					t.Fatalf("tensor %q changed: %v, then %v", x.Name, a, b)
+				}
+			}
+		}
+	})
+}
