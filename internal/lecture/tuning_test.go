@@ -19,19 +19,35 @@ import (
 
 type flashLaunch func(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Buffer[kernel.BFloat16], seq int32, scale float32, causal bool) error
 
-// flashVariant is one attention kernel of head dimension 128 and its
-// launch geometry: seq/rows blocks per head of threads threads.
+// flashVariant is one attention kernel, its head dimension and its launch
+// geometry: seq/rows blocks per head of threads threads.
 type flashVariant struct {
 	name          string
+	dim           int
 	rows, threads int
 	shared        int
 	launch        flashLaunch
 }
 
+// flashVariants are the attention kernels; the first of each dimension is
+// the one they may replace (tested in tensor_test.go).
 var flashVariants = []flashVariant{
-	{"FlashAttention128", lecture.FlashBR, lecture.FlashThreads, lecture.Flash128Shared, lecture.LaunchFlashAttention128},
-	{"FlashAttn128B64", lecture.FAB64BR, lecture.FAB64Threads, lecture.FAB64Shared, lecture.LaunchFlashAttn128B64},
-	{"FlashAttn128B128", lecture.FAB128BR, lecture.FAB128Threads, lecture.FAB128Shared, lecture.LaunchFlashAttn128B128},
+	{"FlashAttention128", 128, lecture.FlashBR, lecture.FlashThreads, lecture.Flash128Shared, lecture.LaunchFlashAttention128},
+	{"FlashAttn128B64", 128, lecture.FAB64BR, lecture.FAB64Threads, lecture.FAB64Shared, lecture.LaunchFlashAttn128B64},
+	{"FlashAttn128B128", 128, lecture.FAB128BR, lecture.FAB128Threads, lecture.FAB128Shared, lecture.LaunchFlashAttn128B128},
+	{"FlashAttention64", 64, lecture.FlashBR, lecture.FlashThreads, lecture.Flash64Shared, lecture.LaunchFlashAttention64},
+	{"FlashAttn64B64", 64, lecture.FA64B64BR, lecture.FA64B64Threads, lecture.FA64B64Shared, lecture.LaunchFlashAttn64B64},
+}
+
+// tuned returns the variants that tensor_test.go does not test.
+func tunedFlash() []flashVariant {
+	var out []flashVariant
+	for _, f := range flashVariants {
+		if f.name != "FlashAttention128" && f.name != "FlashAttention64" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func (f flashVariant) config(bh, seq int) gocu.Config {
@@ -46,15 +62,15 @@ func TestFlashVariants(t *testing.T) {
 		if onGPU(d) {
 			shapes = []shape{{2, 256}, {3, 640}, {64, 4096}}
 		}
-		const dim = 128
-		for _, f := range flashVariants[1:] {
+		for _, f := range tunedFlash() {
+			dim := f.dim
 			for _, s := range shapes {
 				for _, causal := range []bool{false, true} {
 					t.Run(fmt.Sprintf("%s/bh%d_s%d_causal=%v", f.name, s.bh, s.seq, causal), func(t *testing.T) {
 						n := s.bh * s.seq * dim
 						qh, kh, vh := randBF16s(r, n, 1), randBF16s(r, n, 1), randBF16s(r, n, 1)
 						o := poisoned(t, d, n, kernel.BFloat16(0x7fff))
-						scale := 1 / math.Sqrt(dim)
+						scale := 1 / math.Sqrt(float64(dim))
 						must(t, f.launch(d, f.config(s.bh, s.seq), upload(t, d, qh), upload(t, d, kh), upload(t, d, vh), o, int32(s.seq), float32(scale), causal))
 						rows := sampleRows(r, s.bh*s.seq)
 						if s.bh*s.seq > 512 {
@@ -73,10 +89,11 @@ func TestFlashVariants(t *testing.T) {
 // checked mode, causal (the masked and the unmasked tile bodies).
 func TestFlashVariantsRaceFree(t *testing.T) {
 	d := simDev(t)
-	const bh, seq, dim = 1, 256, 128
-	for _, f := range flashVariants[1:] {
+	const bh, seq = 1, 256
+	for _, f := range tunedFlash() {
 		t.Run(f.name, func(t *testing.T) {
 			r := newRand(t)
+			dim := f.dim
 			n := bh * seq * dim
 			qh, kh, vh := randBF16s(r, n, 1), randBF16s(r, n, 1), randBF16s(r, n, 1)
 			o := poisoned(t, d, n, kernel.BFloat16(0x7fff))
@@ -91,16 +108,17 @@ func TestFlashVariantsRaceFree(t *testing.T) {
 }
 
 // BenchmarkGPUFlashVariants times every variant at torch's peer shape,
-// B=4 H=16 S=4096 D=128, non-causal and causal, counted as
+// B=4 H=16 S=4096 (D=128 or 64), non-causal and causal, counted as
 // baseline_lowp.py counts (4 B H S² D, halved when causal).
 func BenchmarkGPUFlashVariants(b *testing.B) {
 	d := needGPU(b)
-	const bh, seq, dim = 4 * 16, 4096, 128
+	const bh, seq = 4 * 16, 4096
 	r := newRand(b)
-	n := bh * seq * dim
+	n := bh * seq * 128
 	q, k, v := upload(b, d, randBF16s(r, n, 1)), upload(b, d, randBF16s(r, n, 1)), upload(b, d, randBF16s(r, n, 1))
 	o := poisoned(b, d, n, kernel.BFloat16(0))
 	for _, f := range flashVariants {
+		dim := f.dim
 		for _, causal := range []bool{false, true} {
 			name := f.name
 			if causal {
@@ -109,9 +127,9 @@ func BenchmarkGPUFlashVariants(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				g := newGPUTimer(b, d)
 				t := g.median(b, func() error {
-					return f.launch(d, f.config(bh, seq), q, k, v, o, seq, float32(1/math.Sqrt(dim)), causal)
+					return f.launch(d, f.config(bh, seq), q, k, v, o, seq, float32(1/math.Sqrt(float64(dim))), causal)
 				})
-				flop := 4 * float64(bh) * seq * seq * dim
+				flop := 4 * float64(bh) * seq * seq * float64(dim)
 				if causal {
 					flop /= 2
 				}
@@ -173,7 +191,7 @@ func TestGemmVariantsRaceFree(t *testing.T) {
 	for _, g := range gemmVariants[1:] {
 		t.Run(g.name, func(t *testing.T) {
 			r := newRand(t)
-			m, n, k := g.bm, g.bn, 6*g.bk
+			m, n, k := g.bm, g.bn, 12*g.bk
 			ah, bh := randBF16s(r, m*k, 1), randBF16s(r, k*n, 1)
 			c := poisoned(t, d, m*n, kernel.BFloat16(0x7fff))
 			cfg := g.config(m, n)
