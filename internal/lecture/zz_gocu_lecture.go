@@ -1428,7 +1428,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttn128B128(unsigned s
 }
 
 // lecture.FlashAttn128B64 (flash_b64.go:53)
-extern "C" __global__ void __launch_bounds__(128, 2) FlashAttn128B64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
+extern "C" __global__ void __launch_bounds__(128, 3) FlashAttn128B64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
   gocu_slice<unsigned short> k = {k_p, k_n};
   gocu_slice<unsigned short> v = {v_p, v_n};
@@ -2357,16 +2357,16 @@ extern "C" __global__ void WGProbe(unsigned short* img_p, long long img_n, float
   __syncthreads();
   unsigned long long da = gocu_wg_desc(sm, swA, lboA, sboA);
   unsigned long long db = gocu_wg_desc(gocu_reslice(sm, (long long)4096LL, sm.n, 750), swB, lboB, sboB);
-  gocu_array<float, 32> acc = {};
+  gocu_array<float, 64> acc = {};
   gocu_wgmma_fence();
 #pragma unroll
   for (int ks = 0; ks < 2; ks++) {
     unsigned long long a = da + (unsigned long long)((int)((unsigned int)ks * (unsigned int)kstepA) / 16);
     unsigned long long b = db + (unsigned long long)((int)((unsigned int)ks * (unsigned int)kstepB) / 16);
     if (transB) {
-      gocu_wgmma_bf16_n64<1>(acc, a, b, ks > 0);
+      gocu_wgmma_bf16_n128<1>(acc, a, b, ks > 0);
     } else {
-      gocu_wgmma_bf16_n64<0>(acc, a, b, ks > 0);
+      gocu_wgmma_bf16_n128<0>(acc, a, b, ks > 0);
     }
   }
   gocu_wgmma_commit();
@@ -2376,17 +2376,17 @@ extern "C" __global__ void WGProbe(unsigned short* img_p, long long img_n, float
   int g = l / 4;
   int q = l % 4;
 #pragma unroll
-  for (int j = 0; j < 8; j++) {
+  for (int j = 0; j < 16; j++) {
 #pragma unroll
     for (int r = 0; r < 4; r++) {
-      GOCU_AT(d, (int)((16u * (unsigned int)w + (unsigned int)g + 8u * (unsigned int)(r / 2)) * 64u + 8u * (unsigned int)j + 2u * (unsigned int)q + (unsigned int)(r % 2)), 752) = acc.v[GOCU_AI((int)(4u * (unsigned int)j + (unsigned int)r), 32, 751)];
+      GOCU_AT(d, (int)((16u * (unsigned int)w + (unsigned int)g + 8u * (unsigned int)(r / 2)) * 128u + 8u * (unsigned int)j + 2u * (unsigned int)q + (unsigned int)(r % 2)), 752) = acc.v[GOCU_AI((int)(4u * (unsigned int)j + (unsigned int)r), 64, 751)];
     }
   }
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "ab38e9699f225b33c506853cc3dbc77dcae3e0c45eb43a32f540c159b7ca2265"
+const gocuSourceSHA256 = "005d96e410d7e540c6560a0190b1620df87e89ab0de563c3959fc5e41ee4f6b1"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -2496,7 +2496,7 @@ var gocuModule = &meta.Module{
 			DynamicShared: true,
 			NoAlias:       true,
 			MaxThreads:    128,
-			MinBlocks:     2,
+			MinBlocks:     3,
 			Func:          FlashAttn128B64,
 			Checked:       gocuChecked_FlashAttn128B64,
 		},
@@ -4213,8 +4213,8 @@ var (
 	gocuSite748 = kernel.Site{File: "wg_probe.go", Line: 23, Col: 3, Expr: "kernel.Reinterpret[kernel.BFloat16x8](sm)[i]"}
 	gocuSite749 = kernel.Site{File: "wg_probe.go", Line: 23, Col: 3, Expr: "kernel.Reinterpret[kernel.BFloat16x8](sm)"}
 	gocuSite750 = kernel.Site{File: "wg_probe.go", Line: 28, Col: 31, Expr: "sm[WGProbeShared/4:]"}
-	gocuSite751 = kernel.Site{File: "wg_probe.go", Line: 48, Col: 41, Expr: "acc[4*j+r]"}
-	gocuSite752 = kernel.Site{File: "wg_probe.go", Line: 48, Col: 4, Expr: "d[(16*w+g+8*(r/2))*64+8*j+2*q+r%2]"}
+	gocuSite751 = kernel.Site{File: "wg_probe.go", Line: 48, Col: 42, Expr: "acc[4*j+r]"}
+	gocuSite752 = kernel.Site{File: "wg_probe.go", Line: 48, Col: 4, Expr: "d[(16*w+g+8*(r/2))*128+8*j+2*q+r%2]"}
 	gocuSite753 = kernel.Site{File: "flash128.go", Line: 215, Col: 2, Expr: "for i := int32(0); i < fa128KV/8/FlashThreads; i++"}
 	gocuSite754 = kernel.Site{File: "flash64.go", Line: 208, Col: 2, Expr: "for i := int32(0); i < fa64KV/8/FlashThreads; i++"}
 	gocuSite755 = kernel.Site{File: "flash64_b64.go", Line: 262, Col: 2, Expr: "for i := int32(0); i < FA64B64BC/fa64b64Rows; i++"}
@@ -4384,7 +4384,7 @@ var (
 	gocuSite919 = kernel.Site{File: "sgemm.go", Line: 108, Col: 3, Expr: "for h := 0; h < 2; h++"}
 	gocuSite920 = kernel.Site{File: "wg_probe.go", Line: 22, Col: 2, Expr: "for i := tid; i < WGProbeShared/16; i += 128"}
 	gocuSite921 = kernel.Site{File: "wg_probe.go", Line: 32, Col: 2, Expr: "for ks := int32(0); ks < 2; ks++"}
-	gocuSite922 = kernel.Site{File: "wg_probe.go", Line: 45, Col: 2, Expr: "for j := int32(0); j < 8; j++"}
+	gocuSite922 = kernel.Site{File: "wg_probe.go", Line: 45, Col: 2, Expr: "for j := int32(0); j < 16; j++"}
 	gocuSite923 = kernel.Site{File: "wg_probe.go", Line: 47, Col: 3, Expr: "for r := int32(0); r < 4; r++"}
 )
 
@@ -6457,7 +6457,7 @@ func gocuChecked_WGProbe(t *kernel.Thread, img []kernel.BFloat16, d []float32, s
 	/*line wg_probe.go:26*/ t.SyncThreads()
 	/*line wg_probe.go:27*/ da := kernel.WGDescriptor(t, sm, swA, lboA, sboA)
 	/*line wg_probe.go:28*/ db := kernel.WGDescriptor(t, sm[WGProbeShared/4:], swB, lboB, sboB)
-	/*line wg_probe.go:29*/ var acc kernel.WGAcc64
+	/*line wg_probe.go:29*/ var acc kernel.WGAcc128
 	/*line wg_probe.go:30*/ kernel.WGFence(t)
 	/*line wg_probe.go:32*/ for ks := int32(0); ks < 2; ks++ {
 		/*line wg_probe.go:32*/ kernel.Loop(t, &gocuSite921)
@@ -6472,13 +6472,13 @@ func gocuChecked_WGProbe(t *kernel.Thread, img []kernel.BFloat16, d []float32, s
 	/*line wg_probe.go:41*/ kernel.WGWait(t, 0, &acc)
 	/*line wg_probe.go:42*/ w, l := tid/32, tid%32
 	/*line wg_probe.go:43*/ g, q := l/4, l%4
-	/*line wg_probe.go:45*/ for j := int32(0); j < 8; j++ {
+	/*line wg_probe.go:45*/ for j := int32(0); j < 16; j++ {
 		/*line wg_probe.go:45*/ kernel.Loop(t, &gocuSite922)
 		/*line wg_probe.go:47*/ for r := int32(0); r < 4; r++ {
 			/*line wg_probe.go:47*/ kernel.Loop(t, &gocuSite923)
 			/*line wg_probe.go:48*/ {
 				/*line wg_probe.go:48*/ var gocuV2 float32 = *kernel.At(t, acc[:], int(4*j+r), &gocuSite751, kernel.Read)
-				/*line wg_probe.go:48*/ *kernel.At(t, d, int((16*w+g+8*(r/2))*64+8*j+2*q+r%2), &gocuSite752, kernel.Write) = gocuV2
+				/*line wg_probe.go:48*/ *kernel.At(t, d, int((16*w+g+8*(r/2))*128+8*j+2*q+r%2), &gocuSite752, kernel.Write) = gocuV2
 			}
 		}
 	}
