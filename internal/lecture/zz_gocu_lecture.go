@@ -1428,7 +1428,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttn128B128(unsigned s
 }
 
 // lecture.FlashAttn128B64 (flash_b64.go:53)
-extern "C" __global__ void __launch_bounds__(128, 3) FlashAttn128B64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
+extern "C" __global__ void __launch_bounds__(128, 2) FlashAttn128B64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
   gocu_slice<unsigned short> k = {k_p, k_n};
   gocu_slice<unsigned short> v = {v_p, v_n};
@@ -2386,7 +2386,7 @@ extern "C" __global__ void WGProbe(unsigned short* img_p, long long img_n, float
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "005d96e410d7e540c6560a0190b1620df87e89ab0de563c3959fc5e41ee4f6b1"
+const gocuSourceSHA256 = "cc9e995f047d36e2785c669f0b88b3d119447e823048a241a494891053242b8d"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -2496,7 +2496,7 @@ var gocuModule = &meta.Module{
 			DynamicShared: true,
 			NoAlias:       true,
 			MaxThreads:    128,
-			MinBlocks:     3,
+			MinBlocks:     2,
 			Func:          FlashAttn128B64,
 			Checked:       gocuChecked_FlashAttn128B64,
 		},
