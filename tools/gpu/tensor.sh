@@ -4,7 +4,7 @@
 # .gpu/ here:
 #   bash tools/gpu/tensor.sh            # tests, resources, benchmarks, peers
 #   NCU=1 bash tools/gpu/tensor.sh      # and one ncu-profiled launch of the kernels in $NCU_KERNELS
-#   PARTS=bench bash tools/gpu/tensor.sh   # only some parts: tests,resources,bench,peers (default all)
+#   PARTS=bench bash tools/gpu/tensor.sh   # only some parts: tests,resources,bench,peers (default all; PARTS=none NCU=1 for ncu alone)
 # Seven files go to $OUT (or /tmp/gpu-tensor), the rest into logs.tgz there
 # (the device tool brings back at most eight); a table of ratios is printed
 # last.
