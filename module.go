@@ -66,6 +66,13 @@ func NameExpressions(exprs ...string) Option {
 // a CUBIN for the exact GPU.
 func PTX() Option { return func(o *nvrtc.Options) { o.Arch = "ptx" } }
 
+// ArchSpecific compiles for the GPU's arch-specific target where it has
+// one that gocu uses: sm_90a on Hopper (compute capability 9.0), which
+// adds the warpgroup MMA (wgmma) and setmaxnreg; a CUBIN for it runs only
+// on that exact architecture. On other GPUs it changes nothing. Sources
+// that gocu gen writes with warpgroup MMAs ask for it themselves.
+func ArchSpecific() Option { return func(o *nvrtc.Options) { o.Arch = "a" } }
+
 // Module is CUDA C compiled for one GPU and loaded into its context, like
 // CuPy's RawModule.
 type Module struct {
@@ -129,8 +136,11 @@ func (d *Device) Compile(src string, opts ...Option) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Arch == "ptx" {
+	switch {
+	case o.Arch == "ptx":
 		target = nvrtc.Compute(major, minor)
+	case o.Arch == "a" && major == 9 && minor == 0 && target == nvrtc.SM(major, minor):
+		target += "a"
 	}
 	o.Arch = target
 	c, err := compileCache()

@@ -12,7 +12,7 @@ import (
 
 // kernelMath maps the kernel package's float32 math to CUDA.
 var kernelMath = map[string]string{
-	"Sqrt": "sqrtf", "Rsqrt": "rsqrtf", "Cbrt": "cbrtf", "Exp": "expf", "Exp2": "exp2f", "Expm1": "expm1f",
+	"Sqrt": "sqrtf", "Rsqrt": "rsqrtf", "Cbrt": "cbrtf", "Exp": "expf", "Exp2": "exp2f", "FastExp2": "gocu_fast_exp2", "Expm1": "expm1f",
 	"Log": "logf", "Log2": "log2f", "Log10": "log10f", "Log1p": "log1pf", "Sin": "sinf", "Cos": "cosf",
 	"Tan": "tanf", "Asin": "asinf", "Acos": "acosf", "Atan": "atanf", "Sinh": "sinhf", "Cosh": "coshf",
 	"Tanh": "tanhf", "Erf": "erff", "Floor": "floorf", "Ceil": "ceilf", "Trunc": "truncf", "Round": "roundf",

@@ -60,7 +60,9 @@
 // its variants, SyncWarp, ThreadFence, shuffles and votes, atomics on
 // &s[i] or &sharedArray[i], float32 math, Shared, DynamicShared,
 // Reinterpret, the half conversions, MMABF16, MMAF16, MMATF32, the
-// LdMatrix forms and CpAsync with its commit and wait, as inline PTX in a
+// LdMatrix forms and CpAsync with its commit and wait, the warpgroup MMAs
+// (WGMMABF16 and its kin, which make the module need sm_90a:
+// meta.Module.ArchSpecific), FastExp2, as inline PTX in a
 // prelude that only units using them get: see tensor.go); package lowp's
 // conversions and methods; Go's math package for float64; math/bits (OnesCount,
 // LeadingZeros, TrailingZeros, Len, Reverse, RotateLeft).
@@ -68,7 +70,8 @@
 // Not supported, each with its own message: maps, interfaces, closures,
 // go, defer, select, channels, goto, fallthrough, allocation (make, new,
 // append, slice literals), strings, recursion, pointers other than &s[i]
-// passed to an atomic or a shared array passed to a function, panic,
+// passed to an atomic, &acc passed to a warpgroup MMA or WGWait, or a
+// shared array passed to a function, panic,
 // method values, generic functions, calls to packages other than kernel,
 // math and math/bits, package-level variables, and a statement that makes
 // two calls with side effects whose order C++ does not fix.

@@ -21,7 +21,14 @@ func (u *unit) cudaSource() string {
 		b.WriteString(tensorHeader)
 		b.WriteString("\n")
 	}
-	if u.dynShared {
+	if u.wgmma {
+		b.WriteString(wgmmaHeader())
+		b.WriteString("\n")
+	}
+	switch {
+	case u.dynShared && u.wgmma: // swizzled wgmma operands need 1024-byte alignment
+		b.WriteString("extern __shared__ __align__(1024) unsigned char gocu_dynsmem[];\n\n")
+	case u.dynShared:
 		b.WriteString("extern __shared__ __align__(16) unsigned char gocu_dynsmem[];\n\n")
 	}
 	u.emitStructs(&b)

@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"strings"
 )
 
 // Low-precision types and tensor cores: kernel.Half, BFloat16, FP8E4M3 and
@@ -28,7 +29,8 @@ var tensorTypes = map[string]string{
 }
 
 // fragTypes are the kernel package's fragment types: register arrays.
-var fragTypes = map[string]bool{"FragA": true, "FragB": true, "FragC": true, "FragATF32": true, "FragBTF32": true}
+var fragTypes = map[string]bool{"FragA": true, "FragB": true, "FragC": true, "FragATF32": true, "FragBTF32": true,
+	"WGAcc64": true, "WGAcc128": true, "WGAcc256": true, "WGDesc": true, "WGSwizzle": true}
 
 // lowpKind returns the low-precision format of t ("f16", "bf16", "e4m3",
 // "e5m2"), or "" for other types.
@@ -228,6 +230,25 @@ func (fc *fnCtx) tensorCall(c *ast.CallExpr, name string, args func(from int) []
 		fc.u.tensor = true
 		fc.eff.writes = true
 		return prim("gocu_cp_async_commit()"), true
+	case "WGDescriptor":
+		fc.u.tensor, fc.u.wgmma = true, true
+		fc.eff.shared = true
+		return callx("gocu_wg_desc", args(1)...), true
+	case "WGMMABF16", "WGMMAF16":
+		return fc.wgmmaCall(c, name), true
+	case "WGFence", "WGCommit", "FenceProxyAsync":
+		fc.u.tensor, fc.u.wgmma = true, true
+		fc.eff.warp, fc.eff.writes, fc.eff.reads, fc.eff.shared = true, true, true, true
+		return prim(map[string]string{"WGFence": "gocu_wgmma_fence()", "WGCommit": "gocu_wgmma_commit()", "FenceProxyAsync": "gocu_fence_proxy_async()"}[name]), true
+	case "WGWait":
+		fc.u.tensor, fc.u.wgmma = true, true
+		fc.eff.warp, fc.eff.writes, fc.eff.reads, fc.eff.shared = true, true, true, true
+		n, ok := fc.constArg(c.Args[1], 0, 7, "a WGWait count", "PTX wgmma.wait_group takes an immediate: write a constant")
+		acc, _, ok2 := fc.wgAcc(c.Args[2], "WGWait")
+		if !ok || !ok2 {
+			return prim("0"), true
+		}
+		return prim(fmt.Sprintf("gocu_wgmma_wait<%d>(%s)", n, acc.s)), true
 	case "CpAsyncWait":
 		fc.u.tensor = true
 		fc.eff.writes = true
@@ -243,6 +264,117 @@ func (fc *fnCtx) tensorCall(c *ast.CallExpr, name string, args func(from int) []
 		return prim(fmt.Sprintf("gocu_cp_async_wait<%d>()", n)), true
 	}
 	return cx{}, false
+}
+
+// constArg returns the constant integer value of e, which must be from lo
+// to hi.
+func (fc *fnCtx) constArg(e ast.Expr, lo, hi int64, what, instead string) (int64, bool) {
+	tv := fc.info.Types[e]
+	n, exact := int64(0), false
+	if tv.Value != nil {
+		n, exact = constant.Int64Val(constant.ToInt(tv.Value))
+	}
+	if !exact || n < lo || n > hi {
+		fc.unsupported(e.Pos(), fmt.Sprintf("%s that is not a constant from %d to %d", what, lo, hi), instead)
+		return 0, false
+	}
+	return n, true
+}
+
+// wgAcc translates the accumulator argument &x of a warpgroup MMA: x as
+// an lvalue, and its number of float32 registers.
+func (fc *fnCtx) wgAcc(e ast.Expr, op string) (cx, int64, bool) {
+	u, ok := ast.Unparen(e).(*ast.UnaryExpr)
+	if !ok || u.Op != token.AND {
+		fc.unsupported(e.Pos(), "a "+op+" accumulator that is not &x", "pass the address of the accumulator variable, such as &acc or &acc[i]")
+		return prim("0"), 0, false
+	}
+	arr, ok := fc.typeOf(u.X).Underlying().(*types.Array)
+	if !ok {
+		fc.unsupported(e.Pos(), "a "+op+" accumulator that is not an array", "use kernel.WGAcc64, WGAcc128 or WGAcc256")
+		return prim("0"), 0, false
+	}
+	return fc.lvalue(u.X), arr.Len(), true
+}
+
+// wgmmaCall translates kernel.WGMMABF16(t, &acc, a, b, transB, accumulate).
+func (fc *fnCtx) wgmmaCall(c *ast.CallExpr, name string) cx {
+	fc.u.tensor, fc.u.wgmma = true, true
+	fc.eff.warp, fc.eff.writes, fc.eff.reads, fc.eff.shared = true, true, true, true
+	acc, regs, ok := fc.wgAcc(c.Args[1], name)
+	tb := fc.info.Types[c.Args[4]]
+	if tb.Value == nil || tb.Value.Kind() != constant.Bool {
+		fc.unsupported(c.Args[4].Pos(), "a "+name+" transB that is not a constant", "PTX wgmma takes the transpose as an immediate: write true or false")
+		ok = false
+	}
+	if !ok {
+		return prim("0")
+	}
+	trans := 0
+	if constant.BoolVal(tb.Value) {
+		trans = 1
+	}
+	desc := types.Typ[types.Uint64]
+	a, b := fc.valAs(c.Args[2], desc), fc.valAs(c.Args[3], desc)
+	accum := fc.valAs(c.Args[5], types.Typ[types.Bool])
+	kind := map[string]string{"WGMMABF16": "bf16", "WGMMAF16": "f16"}[name]
+	return prim(fmt.Sprintf("gocu_wgmma_%s_n%d<%d>(%s, %s, %s, %s)", kind, 2*regs, trans, acc.s, a.s, b.s, accum.s))
+}
+
+// wgmmaHeader is the prelude of units that use warpgroup MMAs, after the
+// tensor prelude. wgmma needs the arch-specific target sm_90a (the module
+// asks for it: meta.Module.ArchSpecific); elsewhere the functions trap.
+func wgmmaHeader() string {
+	var b strings.Builder
+	b.WriteString(`// ---- gocu: warpgroup MMA (sm_90a; see kernel.WGMMABF16) ----
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GOCU_WGMMA 1
+#endif
+template <typename T> __device__ __forceinline__ unsigned long long gocu_wg_desc(gocu_slice<T> s, unsigned char sw, int lbo, int sbo) {
+  return (unsigned long long)(gocu_smem(s.p) >> 4 & 0x3fffu) | (unsigned long long)((unsigned int)lbo >> 4 & 0x3fffu) << 16 |
+         (unsigned long long)((unsigned int)sbo >> 4 & 0x3fffu) << 32 | (unsigned long long)(sw & 3u) << 62;
+}
+__device__ __forceinline__ void gocu_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+#ifdef GOCU_WGMMA
+__device__ __forceinline__ void gocu_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void gocu_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+// The wait also fences the accumulator's registers, so that the compiler
+// does not move their reads above it.
+template <int N, int R> __device__ __forceinline__ void gocu_wgmma_wait(gocu_array<float, R>& d) {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+#pragma unroll
+  for (int i = 0; i < R; i++) asm volatile("" : "+f"(d.v[i]) :: "memory");
+}
+#else
+__device__ __forceinline__ void gocu_wgmma_fence() { __trap(); }
+__device__ __forceinline__ void gocu_wgmma_commit() { __trap(); }
+template <int N, int R> __device__ __forceinline__ void gocu_wgmma_wait(gocu_array<float, R>&) { __trap(); }
+#endif
+`)
+	for _, kind := range []string{"bf16", "f16"} {
+		for _, n := range []int{64, 128, 256} {
+			r := n / 2
+			fmt.Fprintf(&b, "template <int TB> __device__ __forceinline__ void gocu_wgmma_%s_n%d(gocu_array<float, %d>& d, unsigned long long a, unsigned long long b, bool acc) {\n", kind, n, r)
+			b.WriteString("#ifdef GOCU_WGMMA\n")
+			fmt.Fprintf(&b, "  asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", r+2, n, kind, kind)
+			for i := range r {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%%%d", i)
+			}
+			fmt.Fprintf(&b, "}, %%%d, %%%d, p, 1, 1, 0, %%%d; }\"\n      : ", r, r+1, r+3)
+			for i := range r {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "\"+f\"(d.v[%d])", i)
+			}
+			b.WriteString("\n      : \"l\"(a), \"l\"(b), \"r\"((int)acc), \"n\"(TB));\n#else\n  __trap();\n#endif\n}\n")
+		}
+	}
+	b.WriteString("// ---- end of the warpgroup MMA prelude ----\n")
+	return b.String()
 }
 
 // tensorHeader is the prelude of units that use low-precision types or
@@ -302,12 +434,10 @@ __device__ __forceinline__ gocu_array<float, 4> gocu_mma_tf32(gocu_array<float, 
 }
 
 // Shared-memory addresses for ldmatrix and cp.async (the shared window's
-// 32-bit offset of a generic pointer).
-__device__ __forceinline__ unsigned int gocu_smem(const void* p) {
-  unsigned int r;
-  asm("{ .reg .u64 gocu_t; cvta.to.shared.u64 gocu_t, %1; cvt.u32.u64 %0, gocu_t; }" : "=r"(r) : "l"(p));
-  return r;
-}
+// 32-bit offset of a generic pointer). The compiler's own conversion, not
+// inline PTX: it sees that the pointer is shared memory plus an offset and
+// does the address arithmetic in 32 bits.
+__device__ __forceinline__ unsigned int gocu_smem(const void* p) { return (unsigned int)__cvta_generic_to_shared(p); }
 template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 4> gocu_ldsm_x4(gocu_slice<T> s) {
   gocu_array<unsigned int, 4> r;
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.v[0]), "=r"(r.v[1]), "=r"(r.v[2]), "=r"(r.v[3]) : "r"(gocu_smem(s.p)));

@@ -30,7 +30,16 @@ func TestClangTensorPTX(t *testing.T) {
 			`cp\.async\.commit_group;`,
 			`cp\.async\.wait_group 1;`,
 			`cp\.async\.wait_group 0;`,
-			`cvta\.to\.shared\.u64 gocu_t, %rd\d+;`,
+		}, "\n"),
+		"FastExp2": `ex2\.approx\.ftz\.f32 %f\d+, %f\d+;`,
+		"WGTile": strings.Join([]string{
+			`fence\.proxy\.async\.shared::cta;`,
+			`wgmma\.fence\.sync\.aligned;`,
+			`wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16 \{(%f\d+, ){63}%f\d+\}, %rd\d+, %rd\d+, p, 1, 1, 0, 1;`,
+			`wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.f16\.f16 \{(%f\d+, ){31}%f\d+\}, %rd\d+, %rd\d+, p, 1, 1, 0, 0;`,
+			`wgmma\.commit_group\.sync\.aligned;`,
+			`wgmma\.wait_group\.sync\.aligned 1;`,
+			`wgmma\.wait_group\.sync\.aligned 0;`,
 		}, "\n"),
 		"Convert": strings.Join([]string{
 			`cvt\.rn\.f16\.f32 %rs\d+, %f\d+;`,

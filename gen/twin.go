@@ -866,6 +866,9 @@ func (u *unit) goFile(src string) []byte {
 	w("// gocuModule describes the package's kernels for launchers and the simulator.\n")
 	w("var gocuModule = &%s.Module{\n", m)
 	w("Package: %q,\nSource: gocuSource,\nSHA256: gocuSourceSHA256,\n", u.pkg.PkgPath)
+	if u.wgmma {
+		w("ArchSpecific: true,\n")
+	}
 	w("Kernels: []%s.Kernel{\n", m)
 	for i, kf := range u.kernels {
 		km := u.kernelMeta(kf)

@@ -37,6 +37,7 @@ type unit struct {
 
 	dynShared bool
 	tensor    bool // uses low-precision types or tensor cores: emit tensorHeader
+	wgmma     bool // uses warpgroup MMAs: emit wgmmaHeader, align dynamic shared memory to 1024, ask for sm_90a
 	sinkBytes int
 	imp       *imports
 	used      map[token.Pos]bool // directives consumed

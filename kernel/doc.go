@@ -32,7 +32,10 @@
 // MMAF16 and MMATF32 multiply fragments (FragA, FragB, FragC), LdMatrixX4
 // and its kin load them from shared memory, and CpAsync copies global
 // memory into shared memory asynchronously (CpAsyncCommit, CpAsyncWait);
-// mma.go documents which lane holds which element.
+// mma.go documents which lane holds which element. On Hopper (sm_90a) a
+// warpgroup of four warps multiplies operands read straight from shared
+// memory through descriptors: WGMMABF16 and WGMMAF16 with WGDescriptor,
+// WGFence, WGCommit, WGWait and FenceProxyAsync (wgmma.go).
 //
 // Package kernel imports nothing else of gocu but lowp, a leaf package, so
 // kernel code carries no dependency on the driver or the simulator.

@@ -92,6 +92,11 @@ func TestMath(t *testing.T) {
 	if kernel.Round(2.5) != 3 || kernel.Round(-2.5) != -3 || kernel.Trunc(-2.7) != -2 {
 		t.Error("Round/Trunc")
 	}
+	// FastExp2 flushes results below 2^-126 to zero, as ex2.approx.ftz does.
+	if kernel.FastExp2(3) != 8 || kernel.FastExp2(-126) != float32(math.Ldexp(1, -126)) || kernel.FastExp2(-126.5) != 0 ||
+		kernel.FastExp2(float32(math.Inf(-1))) != 0 || !kernel.IsNaN(kernel.FastExp2(nan)) || kernel.FastExp2(float32(math.Ldexp(1, -140))) != 1 {
+		t.Error("FastExp2")
+	}
 }
 
 func TestAtomics(t *testing.T) {

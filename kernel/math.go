@@ -14,6 +14,22 @@ func Rsqrt(x float32) float32 { return float32(1 / math.Sqrt(float64(x))) }
 func Cbrt(x float32) float32  { return float32(math.Cbrt(float64(x))) }
 func Exp(x float32) float32   { return float32(math.Exp(float64(x))) }
 func Exp2(x float32) float32  { return float32(math.Exp2(float64(x))) }
+
+// FastExp2 returns 2**x as the GPU's fast path computes it (PTX
+// ex2.approx.ftz.f32, what exp2f becomes under --use_fast_math): one
+// instruction where Exp2 takes four, at most 2 ulp off, with a subnormal x
+// read as 0 and results below the smallest normal float32 (2**-126)
+// returned as 0. Softmax kernels use it for exp2(x - max), where x - max
+// <= 0 and results that small do not count. The simulator computes exp2
+// correctly rounded and flushes the same way, so it can differ from the
+// GPU in the last two bits.
+func FastExp2(x float32) float32 {
+	if r := float32(math.Exp2(float64(x))); !(r < 0x1p-126) {
+		return r
+	}
+	return 0
+}
+
 func Expm1(x float32) float32 { return float32(math.Expm1(float64(x))) }
 func Log(x float32) float32   { return float32(math.Log(float64(x))) }
 func Log2(x float32) float32  { return float32(math.Log2(float64(x))) }

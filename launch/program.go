@@ -107,6 +107,9 @@ func (p *Program) compile(d *gocu.Device, v variant) *build {
 	if v&variantNoFMA != 0 {
 		opts = append(opts, func(o *nvrtc.Options) { o.NoFMAD = true })
 	}
+	if p.mod.ArchSpecific {
+		opts = append(opts, gocu.ArchSpecific())
+	}
 	m, err := d.Compile(p.mod.Source, opts...)
 	if err != nil {
 		b.err = p.buildError(err)

@@ -21,6 +21,10 @@ type Module struct {
 	Source  string // CUDA C++ source of all the package's kernels, for NVRTC
 	SHA256  string // hex SHA-256 of Source
 	Kernels []Kernel
+	// ArchSpecific is set when the source uses instructions of the GPU's
+	// arch-specific target (wgmma, sm_90a): launchers then compile it with
+	// gocu.ArchSpecific.
+	ArchSpecific bool
 	// Sites is the site table: the site id recorded by a debug-mode check
 	// on the GPU (word 1 of the error buffer, see ErrorBuffer) indexes it.
 	// The checked twins of the kernels use the same Site values.

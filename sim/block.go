@@ -61,6 +61,10 @@ type block struct {
 	err *Error
 
 	pend []int32 // per 16 bytes of the arena: asynchronous copies pending into them
+	// Per 16 bytes of the arena: warpgroup MMAs still reading them, and
+	// the thread (rank+1) that wrote them through the generic proxy
+	// without FenceProxyAsync since, or 0.
+	wgRead, unfenced []int32
 }
 
 // run executes block idx (at position pos of the launch order) and returns
@@ -82,6 +86,8 @@ func (b *block) run(idx, pos uint64) *Error {
 	}
 	b.resetShared()
 	clear(b.pend)
+	clear(b.wgRead)
+	clear(b.unfenced)
 
 	r := b.w.runner
 	b.w.running.Store(r.th)
@@ -111,7 +117,7 @@ func (b *block) runSeq(th *thread) {
 		if b.mode != modeFast {
 			return // th was the thread that switched the block to barrier mode
 		}
-		if len(th.async) > 0 {
+		if th.pendingAsync() {
 			th.finishAsync()
 		}
 		if r += a; r >= n {
@@ -170,7 +176,7 @@ func (b *block) schedule() {
 			if ev == evDone {
 				b.state[r] = stExited
 				b.nExited++
-				if len(th.async) > 0 {
+				if th.pendingAsync() {
 					th.finishAsync()
 				}
 				continue

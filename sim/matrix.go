@@ -219,6 +219,9 @@ func (th *thread) CopyAsync(_ *kernel.Thread, op string, dst, src unsafe.Pointer
 	if len(b.pend) > 0 {
 		th.checkPendingAt(nil, &c.pcs, op, off, n)
 	}
+	if len(b.wgRead) > 0 {
+		th.checkMMARead(op, &c.pcs, nil, off, n)
+	}
 	if need := int((b.next + 15) / 16); len(b.pend) < need {
 		b.pend = append(b.pend, make([]int32, need-len(b.pend))...)
 	}
@@ -259,6 +262,7 @@ func (th *thread) completeAsync(n int) {
 		}
 		off := uintptr(c.dst) - b.w.arena.base
 		b.pend[off/16]--
+		th.markUnfenced(off)
 		if b.l.checked {
 			s := th.siteOfPCs(c.pcs)
 			if c.src != nil {
@@ -276,17 +280,25 @@ func (th *thread) completeAsync(n int) {
 	}
 }
 
+// pendingAsync reports whether th has copies or warpgroup MMA state to
+// finish when it returns.
+func (th *thread) pendingAsync() bool {
+	return len(th.async) > 0 || len(th.wg.results) > 0 || len(th.wg.reads) > 0 || th.wg.fenced || len(th.wg.written) > 0
+}
+
 // finishAsync completes every copy th queued, when it returns from the
-// kernel (the GPU completes them too).
+// kernel (the GPU completes them too), and its warpgroup MMAs.
 func (th *thread) finishAsync() {
 	if len(th.async) > 0 {
 		th.completeAsync(len(th.async))
 	}
 	th.groups = th.groups[:0]
+	th.finishMMA()
 }
 
-// resetAsync forgets th's copies, when it starts a new block or its block
-// failed.
+// resetAsync forgets th's copies and warpgroup MMAs, when it starts a new
+// block or its block failed.
 func (th *thread) resetAsync() {
 	th.async, th.groups = th.async[:0], th.groups[:0]
+	th.resetMMA()
 }

@@ -221,6 +221,10 @@ func (th *thread) sharedAccess(off, size uintptr, acc kernel.Access, s *kernel.S
 	}
 	if acc != kernel.Read {
 		e.flags |= written
+		if len(b.wgRead) > 0 {
+			th.checkMMARead(accessName(acc), nil, s, off, size)
+		}
+		th.markUnfenced(off &^ 15)
 	}
 }
 

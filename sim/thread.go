@@ -49,6 +49,8 @@ type thread struct {
 	// end index in async of each committed group.
 	async  []asyncCopy
 	groups []int
+
+	wg wgState // warpgroup MMAs
 }
 
 var _ kernel.Executor = (*thread)(nil)
@@ -72,6 +74,9 @@ func (th *thread) setRank(r int32) {
 	th.nShared = 0
 	if len(th.async) > 0 || len(th.groups) > 0 {
 		th.resetAsync()
+	}
+	if th.wg.fenced || len(th.wg.results) > 0 || len(th.wg.reads) > 0 || len(th.wg.written) > 0 {
+		th.resetMMA()
 	}
 	b := th.b
 	if b.bx == b.n {

@@ -6,7 +6,10 @@
 // speed, GrayFast (16 pixels per thread in 128-bit accesses) and SGEMM (a
 // register-tiled, double-buffered matrix product); and, on the tensor
 // cores, GemmBF16 and flash attention (FlashAttention128 and
-// FlashAttention64, see docs/tensor-cores.md). It also holds what
+// FlashAttention64, see docs/tensor-cores.md), with the variants being
+// tuned against them (GemmBF16Pipe32/64 and GemmBF16WG64/32 on the
+// warpgroup MMA, FlashAttn128B64/B128 and FlashAttn64B64, and WGProbe,
+// which checks the warpgroup layouts). It also holds what
 // checks and times them on the host: the CPU references (GrayReference,
 // CheckMatMul) and Time. gocu bench, gocu demo and the tutorial's example
 // programs run them; it is internal because it is material, not API.

@@ -1,69 +1,107 @@
 #!/usr/bin/env bash
-# Device side of the tensor-core GPU pass (issue 15), after
-# tools/gpu/tensor-bundle.sh built .gpu/ here:
+# Device side of the tensor-core GPU pass (issue 15 and its tuning rounds,
+# notes in docs/tensor-cores.md), after tools/gpu/tensor-bundle.sh built
+# .gpu/ here:
 #   bash tools/gpu/tensor.sh            # tests, resources, benchmarks, peers
-#   NCU=1 bash tools/gpu/tensor.sh      # and one ncu-profiled launch per kernel
-# Logs go to $OUT (or /tmp/gpu-tensor); a table of ratios is printed last.
+#   NCU=1 bash tools/gpu/tensor.sh      # and one ncu-profiled launch of the kernels in $NCU_KERNELS
+#   PARTS=bench bash tools/gpu/tensor.sh   # only some parts: tests,resources,bench,peers (default all; PARTS=none NCU=1 for ncu alone)
+# Seven files go to $OUT (or /tmp/gpu-tensor), the rest into logs.tgz there
+# (the device tool brings back at most eight); a table of ratios is printed
+# last.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd); cd "$root"
 out=${OUT:-/tmp/gpu-tensor}; mkdir -p "$out"
+logs=$out/logs; mkdir -p "$logs"
+parts=${PARTS:-tests,resources,bench,peers}
+has() { case ",$parts," in *",$1,"*) return 0;; esac; return 1; }
 for f in .gpu/*.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
 export GOCU_CACHE_DIR=/tmp/gocu-cache PYTHONUNBUFFERED=1 PATH=$PATH:/usr/local/cuda/bin
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader | tee "$out/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader | tee "$logs/gpu.txt"
 kt=$root/.gpu/internal_lecture.test
 
-echo "##### correctness on the GPU (full sizes; sim cases run too)"
-(cd internal/lecture && timeout 900 "$kt" -test.run 'TestGemmBF16$|TestFlashAttention$' -test.v 2>&1) > "$out/tests-kernels.txt"
-grep -E '^(---|ok|FAIL|PASS|panic)|relative Frobenius|want' "$out/tests-kernels.txt" | grep -v -- '--- PASS: .*/sim' | head -60
-(cd gen && timeout 600 ../.gpu/gen.test -test.run 'GPU' -test.v 2>&1) > "$out/tests-gen.txt"; grep -E '^(--- |ok|FAIL|PASS|panic)' "$out/tests-gen.txt" | head -30
-(cd lowp && timeout 600 ../.gpu/lowp.test -test.run 'GPU' -test.v 2>&1) > "$out/tests-lowp.txt"; grep -E '^(--- |ok|FAIL|PASS|panic)' "$out/tests-lowp.txt" | head -10
-
-echo "##### resources (registers, spills) and the tensor instructions in SASS"
-.gpu/gocu compile .gpu/kernels.cu 2>&1 | grep -E 'GemmBF16|FlashAttention|SGEMM|error|warning' | tee "$out/resources.txt"
-if command -v ptxas >/dev/null; then
-  .gpu/gocu compile .gpu/kernels.cu --ptx -o /tmp/kernels.ptx >/dev/null 2>&1 &&
-    ptxas -arch=sm_90 -v /tmp/kernels.ptx -o /tmp/kernels.cubin 2>&1 | grep -A1 -E 'GemmBF16|FlashAttention' | tee -a "$out/resources.txt"
-  command -v cuobjdump >/dev/null && cuobjdump -sass /tmp/kernels.cubin > "$out/kernels.sass" 2>&1 &&
-    for k in GemmBF16 FlashAttention128 FlashAttention64; do
-      awk -v k="$k" '/Function : /{on=($3==k)} on' "$out/kernels.sass" > /tmp/$k.sass
-      echo "$k SASS: $(grep -c HMMA /tmp/$k.sass) HMMA, $(grep -c LDSM /tmp/$k.sass) LDSM, $(grep -c LDGSTS /tmp/$k.sass) LDGSTS, $(grep -cE 'LDL|STL' /tmp/$k.sass) local-memory ops"
-    done | tee -a "$out/resources.txt"
+if has tests; then
+  echo "##### correctness on the GPU (full sizes; sim cases run too)"
+  (cd internal/lecture && timeout 900 "$kt" -test.run 'TestGemmBF16$|TestFlashAttention$|TestGemmVariants$|TestFlashVariants$|TestWGProbe$' -test.v 2>&1) > "$logs/tests-lecture.txt"
+  (cd gen && timeout 600 ../.gpu/gen.test -test.run 'GPU' -test.v 2>&1) > "$logs/tests-gen.txt"
+  (cd lowp && timeout 600 ../.gpu/lowp.test -test.run 'GPU' -test.v 2>&1) > "$logs/tests-lowp.txt"
+  {
+    grep -E '^(---|ok|FAIL|PASS|panic)|^\s+--- (FAIL|SKIP)|relative Frobenius|want|swapped|wrong|rror' "$logs/tests-lecture.txt" | grep -v -- '--- PASS: .*/sim' | head -120
+    grep -E '^(--- |ok|FAIL|PASS|panic)' "$logs/tests-gen.txt" | head -30
+    grep -E '^(--- |ok|FAIL|PASS|panic)' "$logs/tests-lowp.txt" | head -10
+  } | tee "$out/tests.txt"
 fi
 
-echo "##### benchmarks"
-(cd internal/lecture && timeout 900 "$kt" -test.run '^$' -test.bench 'GPU(GemmBF16|FlashAttention|SGEMM$|CublasSGEMM)' -test.benchtime 20x 2>&1) | tee "$out/bench.txt" | grep -E 'Benchmark|FAIL|panic|skip'
+if has resources; then
+  echo "##### resources (registers, spills) and the tensor instructions in SASS (sm_90a, as the launchers compile)"
+  .gpu/gocu compile .gpu/kernels.cu --arch sm_90a 2>&1 | grep -E 'Gemm|Flash|WGProbe|error|warning' > "$out/resources.txt"
+  if command -v ptxas >/dev/null; then
+    .gpu/gocu compile .gpu/kernels.cu --arch sm_90a --ptx -o /tmp/kernels.ptx >/dev/null 2>&1 &&
+      ptxas -arch=sm_90a -v /tmp/kernels.ptx -o /tmp/kernels.cubin 2>&1 | grep -A1 -E "Compiling entry function '(Gemm|Flash)" | grep -v '^--' >> "$out/resources.txt"
+    command -v cuobjdump >/dev/null && cuobjdump -sass /tmp/kernels.cubin > "$out/kernels.sass" 2>&1 &&
+      for k in $(grep -oE 'Function : (Gemm|Flash)[A-Za-z0-9]*' "$out/kernels.sass" | awk '{print $3}'); do
+        awk -v k="$k" '/Function : /{on=($3==k)} on' "$out/kernels.sass" > /tmp/$k.sass
+        printf '%-20s SASS: %4d HMMA %3d HGMMA %4d LDSM %3d LDGSTS %3d BAR %3d MUFU, %d local-memory ops\n' "$k" \
+          "$(grep -c HMMA /tmp/$k.sass)" "$(grep -c HGMMA /tmp/$k.sass)" "$(grep -c LDSM /tmp/$k.sass)" "$(grep -c LDGSTS /tmp/$k.sass)" \
+          "$(grep -c 'BAR.SYNC' /tmp/$k.sass)" "$(grep -c MUFU /tmp/$k.sass)" "$(grep -cE 'LDL|STL' /tmp/$k.sass)"
+      done >> "$out/resources.txt"
+  fi
+  cat "$out/resources.txt"
+fi
 
-echo "##### peers (torch, same call)"
-OUT="$out" python3 .gpu/anchors/baseline_lowp.py > "$out/baseline_lowp.txt" 2>&1; grep -E 'bf16|sdpa|device' "$out/baseline_lowp.txt"
+if has bench; then
+  echo "##### benchmarks (the variants twice, for the spread)"
+  (cd internal/lecture && timeout 900 "$kt" -test.run '^$' -test.bench 'GPU(GemmBF16|FlashAttention|SGEMM$|CublasSGEMM)$' -test.benchtime 20x 2>&1
+   timeout 900 "$kt" -test.run '^$' -test.bench 'GPU(Gemm|Flash)Variants' -test.benchtime 20x -test.count 2 2>&1) | tee "$out/bench.txt" | grep -E 'Benchmark|FAIL|panic|skip'
+fi
+
+if has peers; then
+  echo "##### peers (torch, same call)"
+  OUT="$out" python3 .gpu/anchors/baseline_lowp.py > "$logs/baseline_lowp.txt" 2>&1; grep -E 'bf16|sdpa|device' "$logs/baseline_lowp.txt"
+fi
 
 if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
-  echo "##### ncu (one launch each)"
-  for k in GemmBF16:GPUGemmBF16 FlashAttention128:GPUFlashAttention128$; do
-    (cd internal/lecture && timeout 600 ncu --kernel-name "${k%%:*}" --launch-skip 3 --launch-count 1 --section SpeedOfLight \
-      --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats \
-      "$kt" -test.run '^$' -test.bench "${k#*:}" -test.benchtime 1x 2>&1) > "$out/ncu-${k%%:*}.txt"
-    grep -E 'Duration|Throughput|Registers|Achieved Occupancy|Stall|Issue Slot|Pipe' "$out/ncu-${k%%:*}.txt" | head -25
+  echo "##### ncu (one launch each): stall reasons, pipes, shared-memory bank conflicts"
+  : > "$out/ncu.txt"
+  # kernel:benchmark pairs
+  for kb in ${NCU_KERNELS:-GemmBF16WG64:GPUGemmVariants/GemmBF16WG64\$ GemmBF16Pipe32:GPUGemmVariants/GemmBF16Pipe32\$ FlashAttn128B64:GPUFlashVariants/FlashAttn128B64\$ FlashAttention128:GPUFlashVariants/FlashAttention128\$}; do
+    k=${kb%%:*}
+    ncuk() {
+      (cd internal/lecture && timeout 300 ncu --kernel-name "$k" --launch-skip 3 --launch-count 1 \
+        --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy \
+        --section LaunchStats --section WarpStateStats --section SchedulerStats --section InstructionStats "$@" \
+        "$kt" -test.run '^$' -test.bench "${kb#*:}" -test.benchtime 1x 2>&1) > "$logs/ncu-$k.txt"
+    }
+    ncuk --metrics 'regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,regex:^sm__pipe_tensor_op_.*cycles_active\.avg\.pct_of_peak_sustained_active$,regex:^l1tex__data_bank_conflicts_pipe_lsu_mem_shared.*\.sum$,regex:^sm__inst_executed_pipe_tensor_op.*\.sum$,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__t_bytes.sum.per_second'
+    grep -q '==ERROR==' "$logs/ncu-$k.txt" && { mv "$logs/ncu-$k.txt" "$logs/ncu-$k-metrics-error.txt"; ncuk; }
+    { echo "=== $k"; grep -vE '^\s*$|^==PROF==|^(goos|goarch|pkg|cpu):' "$logs/ncu-$k.txt"; } >> "$out/ncu.txt"
+    grep -E 'Duration|Registers Per|Achieved Occupancy|Issue Slots Busy|stalled_(barrier|long_scoreboard|short_scoreboard|math_pipe_throttle|mio_throttle|wait|not_selected|dispatch_stall|lg_throttle)_per|tensor_op.*pct|bank_conflicts' "$logs/ncu-$k.txt" | head -30
   done
 fi
 
-echo "##### summary (ratios against the peers of this call)"
+echo "##### summary (ratios against the peers of this call; variants: the better of two runs)"
 python3 - "$out/bench.txt" "$out/baseline_lowp.json" <<'PY' | tee "$out/summary.txt"
 import json, re, sys
 bench = {}
-for line in open(sys.argv[1]):
-    m = re.match(r'Benchmark(\S+?)(-\d+)?\s.*?([\d.]+) TFLOP/s', line)
-    if m: bench[m.group(1)] = float(m.group(3))
+try:
+    for line in open(sys.argv[1]):
+        m = re.match(r'Benchmark(\S+?)(-\d+)?\s.*?([\d.]+) TFLOP/s', line)
+        if m: bench[m.group(1)] = max(bench.get(m.group(1), 0), float(m.group(3)))
+except FileNotFoundError: pass
 try: peer = json.load(open(sys.argv[2]))
 except Exception: peer = {}
-rows = [("GPUGemmBF16", "bf16 GEMM 4096^3", "matmul_4096_bf16_TFLOPs", 0.60),
-        ("GPUFlashAttention128", "flash attention D=128", "sdpa_flash_bf16_full_TFLOPs", 0.60),
-        ("GPUFlashAttention128Causal", "flash attention D=128 causal", "sdpa_flash_bf16_causal_TFLOPs", 0.60),
-        ("GPUFlashAttention64", "flash attention D=64", None, None),
-        ("GPUFlashAttention64Causal", "flash attention D=64 causal", None, None)]
-print(f"{'kernel':32s} {'gocu TFLOP/s':>13s} {'peer':>8s} {'ratio':>7s} target")
-for key, name, pk, target in rows:
-    g = bench.get(key); p = peer.get(pk) if pk else None
+def row(name, g, p, target):
     r = f"{g/p:.2f}" if g and p else "-"
-    print(f"{name:32s} {g if g else '-':>13} {p if p else '-':>8} {r:>7s} {'>= %.2f' % target if target else ''}")
+    print(f"{name:40s} {g if g else '-':>9} {p if p else '-':>8} {r:>7s} {'>= %.2f' % target if target and p else ''}")
+print(f"{'kernel':40s} {'TFLOP/s':>9s} {'peer':>8s} {'ratio':>7s} target")
+gp, fp, fc = peer.get("matmul_4096_bf16_TFLOPs"), peer.get("sdpa_flash_bf16_full_TFLOPs"), peer.get("sdpa_flash_bf16_causal_TFLOPs")
+for k in sorted(bench):
+    if k.startswith("GPUGemmVariants/") or k == "GPUGemmBF16":
+        row(k.replace("GPUGemmVariants/", "gemm 4096^3 ").replace("GPUGemmBF16", "gemm 4096^3 GemmBF16 (own bench)"), bench[k], gp, 0.60)
+for k in sorted(bench):
+    if k.startswith("GPUFlashVariants/") or k.startswith("GPUFlashAttention"):
+        causal = k.endswith("Causal")
+        name = k.replace("GPUFlashVariants/", "attn ").replace("GPUFlashAttention", "attn FlashAttention (own bench) ")
+        d128 = "128" in k.split("/")[-1].replace("Causal", "")[:20]
+        row(name, bench[k], (fc if causal else fp) if d128 else None, 0.60)
 PY
-(cd "$out" && tar czf logs.tgz --exclude=logs.tgz *.txt *.json *.sass 2>/dev/null)
+(cd "$logs" && tar czf "$out/logs.tgz" . 2>/dev/null) && rm -rf "$logs"

@@ -6,6 +6,9 @@
 // and votes, mostly through clang's own CUDA wrapper headers. It is used
 // only by the tests; NVRTC never sees it.
 #define CUDA_VERSION 12000
+// As NVRTC defines for an arch-specific target (sm_90a), so that the
+// warpgroup MMA prelude emits its PTX rather than a trap.
+#define __CUDA_ARCH_FEAT_SM90_ALL 1
 #define __host__ __attribute__((host))
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
@@ -46,6 +49,7 @@ GOCU_VECS(double, double, 8, 16, 8, 16)
 #include <__clang_cuda_math.h>
 #include <__clang_cuda_intrinsics.h>
 
+__device__ inline size_t __cvta_generic_to_shared(const void* p) { return __nv_cvta_generic_to_shared_impl(p); }
 __device__ inline float2 make_float2(float x, float y) { return float2{x, y}; }
 __device__ inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 __device__ inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }

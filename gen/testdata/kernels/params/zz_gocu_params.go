@@ -123,18 +123,22 @@ __device__ __forceinline__ unsigned long long gocu_f2u64(double x) {
 }
 
 // Go's built-in min and max: integers compare; for floats a NaN wins and
-// -0 < +0.
+// -0 < +0. The float forms are branch-free: fminf/fmaxf (one FMNMX) picks
+// the smaller or larger, the and/or of the bits orders two zeros, and a
+// NaN operand is selected last, so that Go's choice of NaN (b first) holds.
 template <typename T> __device__ __forceinline__ T gocu_min(T a, T b) { return b < a ? b : a; }
 template <typename T> __device__ __forceinline__ T gocu_max(T a, T b) { return b > a ? b : a; }
 __device__ __forceinline__ float gocu_min_f32(float a, float b) {
-  if (b != b || b < a) return b;
-  if (a != a || a < b || a != 0.0f) return a;
-  return __uint_as_float(__float_as_uint(a) | __float_as_uint(b));
+  float r = fminf(a, b);
+  r = a == b ? __uint_as_float(__float_as_uint(a) | __float_as_uint(b)) : r;
+  r = a != a ? a : r;
+  return b != b ? b : r;
 }
 __device__ __forceinline__ float gocu_max_f32(float a, float b) {
-  if (b != b || b > a) return b;
-  if (a != a || a > b || a != 0.0f) return a;
-  return __uint_as_float(__float_as_uint(a) & __float_as_uint(b));
+  float r = fmaxf(a, b);
+  r = a == b ? __uint_as_float(__float_as_uint(a) & __float_as_uint(b)) : r;
+  r = a != a ? a : r;
+  return b != b ? b : r;
 }
 __device__ __forceinline__ double gocu_min_f64(double a, double b) {
   if (b != b || b < a) return b;
@@ -147,19 +151,25 @@ __device__ __forceinline__ double gocu_max_f64(double a, double b) {
   return __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b));
 }
 // kernel.Min and kernel.Max (fminf, fmaxf): a NaN operand is ignored and
-// -0 < +0, exactly as the simulator computes them.
+// -0 < +0, exactly as the simulator computes them. Branch-free, as above:
+// fminf/fmaxf give the answer except for two zeros (ordered by the bits)
+// and two NaNs (b, where the hardware would give the canonical NaN).
 __device__ __forceinline__ float gocu_fmin(float a, float b) {
-  if (a != a) return b;
-  if (b != b || a < b) return a;
-  if (b < a) return b;
-  return __uint_as_float(__float_as_uint(a) | __float_as_uint(b));
+  float r = fminf(a, b);
+  r = a == b ? __uint_as_float(__float_as_uint(a) | __float_as_uint(b)) : r;
+  return a != a ? b : r;
 }
 __device__ __forceinline__ float gocu_fmax(float a, float b) {
-  if (a != a) return b;
-  if (b != b || a > b) return a;
-  if (b > a) return b;
-  return __uint_as_float(__float_as_uint(a) & __float_as_uint(b));
+  float r = fmaxf(a, b);
+  r = a == b ? __uint_as_float(__float_as_uint(a) & __float_as_uint(b)) : r;
+  return a != a ? b : r;
 }
+// kernel.FastExp2: PTX ex2.approx.ftz.f32 (exp2f under --use_fast_math).
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+#else
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r = exp2f(x); return r < 1.17549435e-38f ? 0.0f : r; }
+#endif
 // math.Min and math.Max: an infinity of the winning sign beats a NaN.
 __device__ __forceinline__ double gocu_math_min(double a, double b) {
   if (a == -__longlong_as_double(0x7ff0000000000000ll) || b == -__longlong_as_double(0x7ff0000000000000ll)) return -__longlong_as_double(0x7ff0000000000000ll);
@@ -328,7 +338,7 @@ extern "C" __global__ void scale(float* x_p, long long x_n, float s) {
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "e74519003b1ce241b64dd453c496b664fe004f4d443c9a378caabb8216a78016"
+const gocuSourceSHA256 = "135910cd6ddc2871d2cf24dae10ae58fe4aedf5ba71d5dd4d2adf45c117e7c9a"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{

@@ -120,3 +120,37 @@ func Tile(t *kernel.Thread, a, b []kernel.BFloat16, ah, bh []kernel.Half, c, ch,
 		c[0] = 0
 	}
 }
+
+// FastExp2 is kernel.FastExp2, PTX ex2.approx.ftz.f32.
+//
+//gocu:kernel
+func FastExp2(t *kernel.Thread, x, y []float32) {
+	if i := t.Index(); i < int32(len(x)) {
+		y[i] = kernel.FastExp2(x[i])
+	}
+}
+
+// WGTile is one warpgroup's 64 x 128 x 16 product through shared memory
+// with the warpgroup MMA (compiled, not run: the PTX check).
+//
+//gocu:kernel
+func WGTile(t *kernel.Thread, a, b []kernel.BFloat16, c []float32) {
+	sm := kernel.DynamicShared[kernel.BFloat16](t)
+	i := t.ThreadIdx.X
+	kernel.CpAsync(t, sm[i*8:], a[i*8:])
+	kernel.CpAsyncCommit(t)
+	kernel.CpAsyncWait(t, 0)
+	kernel.FenceProxyAsync(t)
+	t.SyncThreads()
+	da := kernel.WGDescriptor(t, sm, kernel.WGSwizzle128, 16, 1024)
+	db := kernel.WGDescriptor(t, sm[4096:], kernel.WGSwizzle64, 2048, 512)
+	var acc kernel.WGAcc128
+	var acc2 kernel.WGAcc64
+	kernel.WGFence(t)
+	kernel.WGMMABF16(t, &acc, da, db, true, false)
+	kernel.WGMMAF16(t, &acc2, da+2, db, false, true)
+	kernel.WGCommit(t)
+	kernel.WGWait(t, 1, &acc)
+	kernel.WGWait(t, 0, &acc2)
+	c[i] = acc[0] + acc2[31]
+}

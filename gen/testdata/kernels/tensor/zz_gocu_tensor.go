@@ -124,18 +124,22 @@ __device__ __forceinline__ unsigned long long gocu_f2u64(double x) {
 }
 
 // Go's built-in min and max: integers compare; for floats a NaN wins and
-// -0 < +0.
+// -0 < +0. The float forms are branch-free: fminf/fmaxf (one FMNMX) picks
+// the smaller or larger, the and/or of the bits orders two zeros, and a
+// NaN operand is selected last, so that Go's choice of NaN (b first) holds.
 template <typename T> __device__ __forceinline__ T gocu_min(T a, T b) { return b < a ? b : a; }
 template <typename T> __device__ __forceinline__ T gocu_max(T a, T b) { return b > a ? b : a; }
 __device__ __forceinline__ float gocu_min_f32(float a, float b) {
-  if (b != b || b < a) return b;
-  if (a != a || a < b || a != 0.0f) return a;
-  return __uint_as_float(__float_as_uint(a) | __float_as_uint(b));
+  float r = fminf(a, b);
+  r = a == b ? __uint_as_float(__float_as_uint(a) | __float_as_uint(b)) : r;
+  r = a != a ? a : r;
+  return b != b ? b : r;
 }
 __device__ __forceinline__ float gocu_max_f32(float a, float b) {
-  if (b != b || b > a) return b;
-  if (a != a || a > b || a != 0.0f) return a;
-  return __uint_as_float(__float_as_uint(a) & __float_as_uint(b));
+  float r = fmaxf(a, b);
+  r = a == b ? __uint_as_float(__float_as_uint(a) & __float_as_uint(b)) : r;
+  r = a != a ? a : r;
+  return b != b ? b : r;
 }
 __device__ __forceinline__ double gocu_min_f64(double a, double b) {
   if (b != b || b < a) return b;
@@ -148,19 +152,25 @@ __device__ __forceinline__ double gocu_max_f64(double a, double b) {
   return __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b));
 }
 // kernel.Min and kernel.Max (fminf, fmaxf): a NaN operand is ignored and
-// -0 < +0, exactly as the simulator computes them.
+// -0 < +0, exactly as the simulator computes them. Branch-free, as above:
+// fminf/fmaxf give the answer except for two zeros (ordered by the bits)
+// and two NaNs (b, where the hardware would give the canonical NaN).
 __device__ __forceinline__ float gocu_fmin(float a, float b) {
-  if (a != a) return b;
-  if (b != b || a < b) return a;
-  if (b < a) return b;
-  return __uint_as_float(__float_as_uint(a) | __float_as_uint(b));
+  float r = fminf(a, b);
+  r = a == b ? __uint_as_float(__float_as_uint(a) | __float_as_uint(b)) : r;
+  return a != a ? b : r;
 }
 __device__ __forceinline__ float gocu_fmax(float a, float b) {
-  if (a != a) return b;
-  if (b != b || a > b) return a;
-  if (b > a) return b;
-  return __uint_as_float(__float_as_uint(a) & __float_as_uint(b));
+  float r = fmaxf(a, b);
+  r = a == b ? __uint_as_float(__float_as_uint(a) & __float_as_uint(b)) : r;
+  return a != a ? b : r;
 }
+// kernel.FastExp2: PTX ex2.approx.ftz.f32 (exp2f under --use_fast_math).
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+#else
+__device__ __forceinline__ float gocu_fast_exp2(float x) { float r = exp2f(x); return r < 1.17549435e-38f ? 0.0f : r; }
+#endif
 // math.Min and math.Max: an infinity of the winning sign beats a NaN.
 __device__ __forceinline__ double gocu_math_min(double a, double b) {
   if (a == -__longlong_as_double(0x7ff0000000000000ll) || b == -__longlong_as_double(0x7ff0000000000000ll)) return -__longlong_as_double(0x7ff0000000000000ll);
@@ -342,12 +352,10 @@ __device__ __forceinline__ gocu_array<float, 4> gocu_mma_tf32(gocu_array<float, 
 }
 
 // Shared-memory addresses for ldmatrix and cp.async (the shared window's
-// 32-bit offset of a generic pointer).
-__device__ __forceinline__ unsigned int gocu_smem(const void* p) {
-  unsigned int r;
-  asm("{ .reg .u64 gocu_t; cvta.to.shared.u64 gocu_t, %1; cvt.u32.u64 %0, gocu_t; }" : "=r"(r) : "l"(p));
-  return r;
-}
+// 32-bit offset of a generic pointer). The compiler's own conversion, not
+// inline PTX: it sees that the pointer is shared memory plus an offset and
+// does the address arithmetic in 32 bits.
+__device__ __forceinline__ unsigned int gocu_smem(const void* p) { return (unsigned int)__cvta_generic_to_shared(p); }
 template <typename T> __device__ __forceinline__ gocu_array<unsigned int, 4> gocu_ldsm_x4(gocu_slice<T> s) {
   gocu_array<unsigned int, 4> r;
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.v[0]), "=r"(r.v[1]), "=r"(r.v[2]), "=r"(r.v[3]) : "r"(gocu_smem(s.p)));
@@ -389,6 +397,88 @@ template <typename T> __device__ __forceinline__ void gocu_cp_async_zfill(gocu_s
 __device__ __forceinline__ void gocu_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void gocu_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 // ---- end of the tensor prelude ----
+
+// ---- gocu: warpgroup MMA (sm_90a; see kernel.WGMMABF16) ----
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GOCU_WGMMA 1
+#endif
+template <typename T> __device__ __forceinline__ unsigned long long gocu_wg_desc(gocu_slice<T> s, unsigned char sw, int lbo, int sbo) {
+  return (unsigned long long)(gocu_smem(s.p) >> 4 & 0x3fffu) | (unsigned long long)((unsigned int)lbo >> 4 & 0x3fffu) << 16 |
+         (unsigned long long)((unsigned int)sbo >> 4 & 0x3fffu) << 32 | (unsigned long long)(sw & 3u) << 62;
+}
+__device__ __forceinline__ void gocu_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+#ifdef GOCU_WGMMA
+__device__ __forceinline__ void gocu_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void gocu_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+// The wait also fences the accumulator's registers, so that the compiler
+// does not move their reads above it.
+template <int N, int R> __device__ __forceinline__ void gocu_wgmma_wait(gocu_array<float, R>& d) {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+#pragma unroll
+  for (int i = 0; i < R; i++) asm volatile("" : "+f"(d.v[i]) :: "memory");
+}
+#else
+__device__ __forceinline__ void gocu_wgmma_fence() { __trap(); }
+__device__ __forceinline__ void gocu_wgmma_commit() { __trap(); }
+template <int N, int R> __device__ __forceinline__ void gocu_wgmma_wait(gocu_array<float, R>&) { __trap(); }
+#endif
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_n64(gocu_array<float, 32>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, %35; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_n128(gocu_array<float, 64>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0; wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_n256(gocu_array<float, 128>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %130, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, %131; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]), "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]), "+f"(d.v[103]), "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]), "+f"(d.v[127])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_n64(gocu_array<float, 32>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, %35; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_n128(gocu_array<float, 64>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0; wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_n256(gocu_array<float, 128>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %130, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, %131; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]), "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]), "+f"(d.v[103]), "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]), "+f"(d.v[127])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+// ---- end of the warpgroup MMA prelude ----
+
+extern __shared__ __align__(1024) unsigned char gocu_dynsmem[];
 
 // tensor.Convert (tensor.go:15)
 extern "C" __global__ void Convert(float* x_p, long long x_n, unsigned short* h_p, long long h_n, unsigned short* b_p, long long b_n, unsigned char* e4_p, long long e4_n, unsigned char* e5_p, long long e5_n, float* out_p, long long out_n, unsigned int* bits_p, long long bits_n) {
@@ -516,16 +606,51 @@ extern "C" __global__ void Tile(unsigned short* a_p, long long a_n, unsigned sho
     GOCU_AT(c, 0LL, 73) = 0.0f;
   }
 }
+
+// tensor.FastExp2 (tensor.go:127)
+extern "C" __global__ void FastExp2(float* x_p, long long x_n, float* y_p, long long y_n) {
+  gocu_slice<float> x = {x_p, x_n};
+  gocu_slice<float> y = {y_p, y_n};
+  if (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < (int)x.n) {
+    GOCU_AT(y, i, 75) = gocu_fast_exp2(GOCU_AT(x, i, 74));
+  }
+}
+
+// tensor.WGTile (tensor.go:137)
+extern "C" __global__ void WGTile(unsigned short* a_p, long long a_n, unsigned short* b_p, long long b_n, float* c_p, long long c_n) {
+  gocu_slice<unsigned short> a = {a_p, a_n};
+  gocu_slice<unsigned short> b = {b_p, b_n};
+  gocu_slice<float> c = {c_p, c_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int i = (int)threadIdx.x;
+  gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)i * 8u), sm.n, 76), gocu_reslice(a, (long long)(int)((unsigned int)i * 8u), a.n, 77));
+  gocu_cp_async_commit();
+  gocu_cp_async_wait<0>();
+  gocu_fence_proxy_async();
+  __syncthreads();
+  unsigned long long da = gocu_wg_desc(sm, 1, 16, 1024);
+  unsigned long long db = gocu_wg_desc(gocu_reslice(sm, (long long)4096LL, sm.n, 78), 2, 2048, 512);
+  gocu_array<float, 64> acc = {};
+  gocu_array<float, 32> acc2 = {};
+  gocu_wgmma_fence();
+  gocu_wgmma_bf16_n128<1>(acc, da, db, false);
+  gocu_wgmma_f16_n64<0>(acc2, da + 2ull, db, true);
+  gocu_wgmma_commit();
+  gocu_wgmma_wait<1>(acc);
+  gocu_wgmma_wait<0>(acc2);
+  GOCU_AT(c, i, 81) = acc.v[0LL] + acc2.v[31LL];
+}
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "b4adbe34b0cd49a0a47217ae798561a02f23dafcc6d43789745ce8c4aa3c5d71"
+const gocuSourceSHA256 = "d41075971efbeb71da95558d22ce6074e89fe41b18a2605179ea7e237e7084f0"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
-	Package: "github.com/gocu-dev/gocu/gen/testdata/kernels/tensor",
-	Source:  gocuSource,
-	SHA256:  gocuSourceSHA256,
+	Package:      "github.com/gocu-dev/gocu/gen/testdata/kernels/tensor",
+	Source:       gocuSource,
+	SHA256:       gocuSourceSHA256,
+	ArchSpecific: true,
 	Kernels: []meta.Kernel{
 		{
 			Name:  "Convert",
@@ -572,6 +697,30 @@ var gocuModule = &meta.Module{
 			Func:        Tile,
 			Checked:     gocuChecked_Tile,
 		},
+		{
+			Name:  "FastExp2",
+			Entry: "FastExp2",
+			Params: []meta.Param{
+				{Name: "x", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "y", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+			},
+			Func:    FastExp2,
+			Checked: gocuChecked_FastExp2,
+		},
+		{
+			Name:  "WGTile",
+			Entry: "WGTile",
+			Params: []meta.Param{
+				{Name: "a", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "b", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "c", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			Func:          WGTile,
+			Checked:       gocuChecked_WGTile,
+		},
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
@@ -583,7 +732,8 @@ var gocuModule = &meta.Module{
 		&gocuSite48, &gocuSite49, &gocuSite50, &gocuSite51, &gocuSite52, &gocuSite53, &gocuSite54, &gocuSite55,
 		&gocuSite56, &gocuSite57, &gocuSite58, &gocuSite59, &gocuSite60, &gocuSite61, &gocuSite62, &gocuSite63,
 		&gocuSite64, &gocuSite65, &gocuSite66, &gocuSite67, &gocuSite68, &gocuSite69, &gocuSite70, &gocuSite71,
-		&gocuSite72, &gocuSite73, &gocuSite74, &gocuSite75, &gocuSite76,
+		&gocuSite72, &gocuSite73, &gocuSite74, &gocuSite75, &gocuSite76, &gocuSite77, &gocuSite78, &gocuSite79,
+		&gocuSite80, &gocuSite81, &gocuSite82, &gocuSite83, &gocuSite84,
 	},
 }
 
@@ -684,6 +834,50 @@ func LaunchTile(d *gocu.Device, cfg gocu.Config, a, b *gocu.Buffer[kernel.BFloat
 	)
 }
 
+// LaunchFastExp2 runs the kernel FastExp2 on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchFastExp2(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32]) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 3, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
+	}
+	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS1 := launch.SimArg(&l, 1, y)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { FastExp2(gocuT, gocuS0, gocuS1) },
+		func(gocuT *kernel.Thread) { gocuChecked_FastExp2(gocuT, gocuS0, gocuS1) },
+		gocuS0, gocuS1,
+	)
+}
+
+// LaunchWGTile runs the kernel WGTile on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchWGTile(d *gocu.Device, cfg gocu.Config, a, b *gocu.Buffer[kernel.BFloat16], c *gocu.Buffer[float32]) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 4, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2)
+	}
+	gocuS0 := launch.SimArg(&l, 0, a)
+	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS2 := launch.SimArg(&l, 2, c)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { WGTile(gocuT, gocuS0, gocuS1, gocuS2) },
+		func(gocuT *kernel.Thread) { gocuChecked_WGTile(gocuT, gocuS0, gocuS1, gocuS2) },
+		gocuS0, gocuS1, gocuS2,
+	)
+}
+
 // Source sites of the checked accesses and debug-mode checks.
 var (
 	gocuSite0  = kernel.Site{File: "tensor.go", Line: 20, Col: 7, Expr: "x[i]"}
@@ -760,9 +954,17 @@ var (
 	gocuSite71 = kernel.Site{File: "tensor.go", Line: 119, Col: 14, Expr: "x4t[3]"}
 	gocuSite72 = kernel.Site{File: "tensor.go", Line: 119, Col: 21, Expr: "x2t[1]"}
 	gocuSite73 = kernel.Site{File: "tensor.go", Line: 120, Col: 3, Expr: "c[0]"}
-	gocuSite74 = kernel.Site{File: "tensor.go", Line: 93, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
-	gocuSite75 = kernel.Site{File: "tensor.go", Line: 102, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
-	gocuSite76 = kernel.Site{File: "tensor.go", Line: 111, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite74 = kernel.Site{File: "tensor.go", Line: 129, Col: 26, Expr: "x[i]"}
+	gocuSite75 = kernel.Site{File: "tensor.go", Line: 129, Col: 3, Expr: "y[i]"}
+	gocuSite76 = kernel.Site{File: "tensor.go", Line: 140, Col: 20, Expr: "sm[i*8:]"}
+	gocuSite77 = kernel.Site{File: "tensor.go", Line: 140, Col: 30, Expr: "a[i*8:]"}
+	gocuSite78 = kernel.Site{File: "tensor.go", Line: 146, Col: 31, Expr: "sm[4096:]"}
+	gocuSite79 = kernel.Site{File: "tensor.go", Line: 155, Col: 9, Expr: "acc[0]"}
+	gocuSite80 = kernel.Site{File: "tensor.go", Line: 155, Col: 18, Expr: "acc2[31]"}
+	gocuSite81 = kernel.Site{File: "tensor.go", Line: 155, Col: 2, Expr: "c[i]"}
+	gocuSite82 = kernel.Site{File: "tensor.go", Line: 93, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite83 = kernel.Site{File: "tensor.go", Line: 102, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite84 = kernel.Site{File: "tensor.go", Line: 111, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
 )
 
 // gocuChecked_Convert is the checked copy of tensor.Convert (tensor.go:15).
@@ -882,7 +1084,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	/*line tensor.go:91*/ acc = kernel.MMABF16(t, fa, fb, acc)
 	/*line tensor.go:92*/ g, q := l/4, l%4
 	/*line tensor.go:93*/ for r := int32(0); r < 4; r++ {
-		/*line tensor.go:93*/ kernel.Loop(t, &gocuSite74)
+		/*line tensor.go:93*/ kernel.Loop(t, &gocuSite82)
 		/*line tensor.go:94*/ {
 			/*line tensor.go:94*/ var gocuV1 float32 = *kernel.At(t, acc[:], int(r), &gocuSite51, kernel.Read)
 			/*line tensor.go:94*/ *kernel.At(t, c, int((g+8*(r/2))*8+2*q+r%2), &gocuSite52, kernel.Write) = gocuV1
@@ -894,7 +1096,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	/*line tensor.go:100*/ var hc kernel.FragC
 	/*line tensor.go:101*/ hc = kernel.MMAF16(t, ha, kernel.FragB{hb0, hb1}, hc)
 	/*line tensor.go:102*/ for r := int32(0); r < 4; r++ {
-		/*line tensor.go:102*/ kernel.Loop(t, &gocuSite75)
+		/*line tensor.go:102*/ kernel.Loop(t, &gocuSite83)
 		/*line tensor.go:103*/ {
 			/*line tensor.go:103*/ var gocuV2 float32 = *kernel.At(t, hc[:], int(r), &gocuSite56, kernel.Read)
 			/*line tensor.go:103*/ *kernel.At(t, ch, int((g+8*(r/2))*8+2*q+r%2), &gocuSite57, kernel.Write) = gocuV2
@@ -905,7 +1107,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	/*line tensor.go:109*/ var tc kernel.FragC
 	/*line tensor.go:110*/ tc = kernel.MMATF32(t, fa32, fb32, tc)
 	/*line tensor.go:111*/ for r := int32(0); r < 4; r++ {
-		/*line tensor.go:111*/ kernel.Loop(t, &gocuSite76)
+		/*line tensor.go:111*/ kernel.Loop(t, &gocuSite84)
 		/*line tensor.go:112*/ {
 			/*line tensor.go:112*/ var gocuV3 float32 = *kernel.At(t, tc[:], int(r), &gocuSite64, kernel.Read)
 			/*line tensor.go:112*/ *kernel.At(t, ct, int((g+8*(r/2))*8+2*q+r%2), &gocuSite65, kernel.Write) = gocuV3
@@ -917,5 +1119,40 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	/*line tensor.go:118*/ x2t := kernel.LdMatrixX2Trans(t, as[(l%16)*16:])
 	/*line tensor.go:119*/ if *kernel.At(t, x2[:], int(0), &gocuSite70, kernel.Read)+x1+*kernel.At(t, x4t[:], int(3), &gocuSite71, kernel.Read)+*kernel.At(t, x2t[:], int(1), &gocuSite72, kernel.Read) == 0x12345678 {
 		/*line tensor.go:120*/ *kernel.At(t, c, int(0), &gocuSite73, kernel.Write) = 0
+	}
+}
+
+// gocuChecked_FastExp2 is the checked copy of tensor.FastExp2 (tensor.go:127).
+func gocuChecked_FastExp2(t *kernel.Thread, x []float32, y []float32) {
+	/*line tensor.go:128*/ if i := t.Index(); i < int32(len(x)) {
+		/*line tensor.go:129*/ {
+			/*line tensor.go:129*/ var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, x, int(i), &gocuSite74, kernel.Read))
+			/*line tensor.go:129*/ *kernel.At(t, y, int(i), &gocuSite75, kernel.Write) = gocuV1
+		}
+	}
+}
+
+// gocuChecked_WGTile is the checked copy of tensor.WGTile (tensor.go:137).
+func gocuChecked_WGTile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []float32) {
+	/*line tensor.go:138*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line tensor.go:139*/ i := t.ThreadIdx.X
+	/*line tensor.go:140*/ kernel.CpAsync(t, sm[i*8:], a[i*8:])
+	/*line tensor.go:141*/ kernel.CpAsyncCommit(t)
+	/*line tensor.go:142*/ kernel.CpAsyncWait(t, 0)
+	/*line tensor.go:143*/ kernel.FenceProxyAsync(t)
+	/*line tensor.go:144*/ t.SyncThreads()
+	/*line tensor.go:145*/ da := kernel.WGDescriptor(t, sm, kernel.WGSwizzle128, 16, 1024)
+	/*line tensor.go:146*/ db := kernel.WGDescriptor(t, sm[4096:], kernel.WGSwizzle64, 2048, 512)
+	/*line tensor.go:147*/ var acc kernel.WGAcc128
+	/*line tensor.go:148*/ var acc2 kernel.WGAcc64
+	/*line tensor.go:149*/ kernel.WGFence(t)
+	/*line tensor.go:150*/ kernel.WGMMABF16(t, &acc, da, db, true, false)
+	/*line tensor.go:151*/ kernel.WGMMAF16(t, &acc2, da+2, db, false, true)
+	/*line tensor.go:152*/ kernel.WGCommit(t)
+	/*line tensor.go:153*/ kernel.WGWait(t, 1, &acc)
+	/*line tensor.go:154*/ kernel.WGWait(t, 0, &acc2)
+	/*line tensor.go:155*/ {
+		/*line tensor.go:155*/ var gocuV1 float32 = *kernel.At(t, acc[:], int(0), &gocuSite79, kernel.Read) + *kernel.At(t, acc2[:], int(31), &gocuSite80, kernel.Read)
+		/*line tensor.go:155*/ *kernel.At(t, c, int(i), &gocuSite81, kernel.Write) = gocuV1
 	}
 }
