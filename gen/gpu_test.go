@@ -136,6 +136,18 @@ func TestGPUKernels(t *testing.T) {
 					if out[i] == nil {
 						continue
 					}
+					if gb, ok := out[i].([]uint8); ok && len(opts) == 0 {
+						// With FMA contraction a float expression rounds once
+						// where Go rounds twice, which can move a float-to-byte
+						// conversion (the grayscale kernels) by one level.
+						wb := want[i].([]uint8)
+						for j := range wb {
+							if d := int(gb[j]) - int(wb[j]); d < -1 || d > 1 {
+								t.Fatalf("%v: argument %d [%d] = %d, Go %d", opts, i, j, gb[j], wb[j])
+							}
+						}
+						continue
+					}
 					g, isFloat := out[i].([]float32)
 					if exact || c.tol == 0 || !isFloat { // only float32 results may differ by the tolerance
 						if !reflect.DeepEqual(bitsOf(out[i]), bitsOf(want[i])) {
