@@ -239,10 +239,11 @@ func (fc *fnCtx) tensorCall(c *ast.CallExpr, name string, args func(from int) []
 	case "WGFence", "WGCommit", "FenceProxyAsync":
 		fc.u.tensor, fc.u.wgmma = true, true
 		fc.eff.warp, fc.eff.writes, fc.eff.reads, fc.eff.shared = true, true, true, true
+		fc.eff.sm90a = fc.eff.sm90a || name != "FenceProxyAsync" // the fence is sm_90's
 		return prim(map[string]string{"WGFence": "gocu_wgmma_fence()", "WGCommit": "gocu_wgmma_commit()", "FenceProxyAsync": "gocu_fence_proxy_async()"}[name]), true
 	case "WGWait":
 		fc.u.tensor, fc.u.wgmma = true, true
-		fc.eff.warp, fc.eff.writes, fc.eff.reads, fc.eff.shared = true, true, true, true
+		fc.eff.warp, fc.eff.writes, fc.eff.reads, fc.eff.shared, fc.eff.sm90a = true, true, true, true, true
 		n, ok := fc.constArg(c.Args[1], 0, 7, "a WGWait count", "PTX wgmma.wait_group takes an immediate: write a constant")
 		acc, _, ok2 := fc.wgAcc(c.Args[2], "WGWait")
 		if !ok || !ok2 {
@@ -300,7 +301,7 @@ func (fc *fnCtx) wgAcc(e ast.Expr, op string) (cx, int64, bool) {
 // wgmmaCall translates kernel.WGMMABF16(t, &acc, a, b, transB, accumulate).
 func (fc *fnCtx) wgmmaCall(c *ast.CallExpr, name string) cx {
 	fc.u.tensor, fc.u.wgmma = true, true
-	fc.eff.warp, fc.eff.writes, fc.eff.reads, fc.eff.shared = true, true, true, true
+	fc.eff.warp, fc.eff.writes, fc.eff.reads, fc.eff.shared, fc.eff.sm90a = true, true, true, true, true
 	acc, regs, ok := fc.wgAcc(c.Args[1], name)
 	tb := fc.info.Types[c.Args[4]]
 	if tb.Value == nil || tb.Value.Kind() != constant.Bool {

@@ -718,6 +718,7 @@ var gocuModule = &meta.Module{
 			Barriers:      true,
 			Warp:          true,
 			DynamicShared: true,
+			ArchSpecific:  true,
 			Func:          WGTile,
 			Checked:       gocuChecked_WGTile,
 		},
