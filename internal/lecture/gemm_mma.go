@@ -2,26 +2,27 @@ package lecture
 
 import "github.com/gocu-dev/gocu/kernel"
 
-// The tiling of GemmBF16.
+// The tiling of GemmBF16MMA.
 const (
-	BF16BM      = 128 // rows of C per block
-	BF16BN      = 256 // columns of C per block
-	BF16BK      = 32  // depth of a pipeline stage
-	BF16Stages  = 4   // stages of the cp.async pipeline in shared memory
-	BF16Threads = 256 // 8 warps: 2 along M x 4 along N, each 64 x 64 of C
+	MMABM      = 128 // rows of C per block
+	MMABN      = 256 // columns of C per block
+	MMABK      = 32  // depth of a pipeline stage
+	MMAStages  = 4   // stages of the cp.async pipeline in shared memory
+	MMAThreads = 256 // 8 warps: 2 along M x 4 along N, each 64 x 64 of C
 
-	bf16StageA = BF16BM * BF16BK // elements of A per stage
-	bf16StageB = BF16BK * BF16BN // elements of B per stage
-	bf16Stage  = bf16StageA + bf16StageB
-	// BF16Shared is the dynamic shared memory GemmBF16 needs, in bytes
+	mmaStageA = MMABM * MMABK // elements of A per stage
+	mmaStageB = MMABK * MMABN // elements of B per stage
+	mmaStage  = mmaStageA + mmaStageB
+	// MMAShared is the dynamic shared memory GemmBF16MMA needs, in bytes
 	// (96 KiB: four stages of 24 KiB).
-	BF16Shared = BF16Stages * bf16Stage * 2
+	MMAShared = MMAStages * mmaStage * 2
 )
 
-// GemmBF16 computes c = a b for row-major bf16 matrices a (m x k), b
-// (k x n) and c (m x n), accumulating in float32 on the tensor cores
-// (mma.sync m16n8k16) and rounding c once to bf16, as cuBLAS's bf16 GEMM
-// does. It is written the way fast Ampere-style GEMMs are:
+// GemmBF16MMA computes what GemmBF16 does, c = a b in bf16 with float32
+// accumulation, with the warp-level MMA (kernel.MMABF16, PTX mma.sync
+// m16n8k16) that every GPU since Ampere (sm_80) has: it is the portable
+// kernel, and the one to read first. It is written the way fast
+// Ampere-style GEMMs are:
 //
 //   - each block computes a 128 x 256 tile of c with 8 warps, each warp a
 //     64 x 64 tile as 4 x 8 MMA tiles of 16 x 8: 128 float32 accumulators
@@ -37,20 +38,22 @@ const (
 //   - columns past n are zero-filled (kernel.CpAsyncZfill) and not stored,
 //     so n need only be a multiple of 8.
 //
-// m must be a multiple of 128, k of 32 and n of 8. Launch BF16Config(m, n):
-// (ceil(n/256), m/128) blocks of 256 threads with BF16Shared bytes of
-// dynamic shared memory.
+// m must be a multiple of 128, k of 32 and n of 8. Launch
+// GemmBF16MMAConfig(m, n): (ceil(n/256), m/128) blocks of 256 threads
+// with MMAShared bytes of dynamic shared memory. On the H100 it reaches
+// about half of cuBLAS, the warpgroup MMA of GemmBF16 0.85
+// (docs/tensor-cores.md).
 //
 //gocu:kernel
 //gocu:noalias
 //gocu:launch_bounds 256 1
-func GemmBF16(t *kernel.Thread, a, b, c []kernel.BFloat16, m, n, k int32) {
+func GemmBF16MMA(t *kernel.Thread, a, b, c []kernel.BFloat16, m, n, k int32) {
 	sm := kernel.DynamicShared[kernel.BFloat16](t)
 	tid := t.ThreadIdx.X
 	warp, lane := tid/32, tid%32
 	wm, wn := warp/4, warp%4 // the warp's 64 x 64 tile: rows 64wm, columns 64wn
-	bm, bn := t.BlockIdx.Y*BF16BM, t.BlockIdx.X*BF16BN
-	kt := k / BF16BK
+	bm, bn := t.BlockIdx.Y*MMABM, t.BlockIdx.X*MMABN
+	kt := k / MMABK
 
 	// Each thread copies two 16-byte chunks of the a panel (row ar, chunk
 	// ac and row ar+64) and four of the b panel (row br+8i, chunk bc).
@@ -63,20 +66,20 @@ func GemmBF16(t *kernel.Thread, a, b, c []kernel.BFloat16, m, n, k int32) {
 		boff = 0
 	}
 	// Swizzled shared offsets of those chunks within a stage.
-	sa0 := ar*BF16BK + (ac^((ar>>1)&3))*8
-	sa1 := (ar+64)*BF16BK + (ac^(((ar+64)>>1)&3))*8
-	sb := bf16StageA + br*BF16BN + (bc^(br&7))*8 // rows br+8i keep br&7
+	sa0 := ar*MMABK + (ac^((ar>>1)&3))*8
+	sa1 := (ar+64)*MMABK + (ac^(((ar+64)>>1)&3))*8
+	sb := mmaStageA + br*MMABN + (bc^(br&7))*8 // rows br+8i keep br&7
 
 	// Prologue: the first three stages in flight.
-	for s := int32(0); s < BF16Stages-1; s++ {
+	for s := int32(0); s < MMAStages-1; s++ {
 		if s < kt {
-			st := s * bf16Stage
-			ka := int(s * BF16BK)
+			st := s * mmaStage
+			ka := int(s * MMABK)
 			kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
 			kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
 			//gocu:unroll
 			for i := int32(0); i < 4; i++ {
-				kernel.CpAsyncZfill(t, sm[st+sb+i*8*BF16BN:], b[boff+int(s*BF16BK+i*8)*int(n):], bvalid)
+				kernel.CpAsyncZfill(t, sm[st+sb+i*8*MMABN:], b[boff+int(s*MMABK+i*8)*int(n):], bvalid)
 			}
 		}
 		kernel.CpAsyncCommit(t)
@@ -88,22 +91,22 @@ func GemmBF16(t *kernel.Thread, a, b, c []kernel.BFloat16, m, n, k int32) {
 	// chunk 8wn + 2nj + lane/16.
 	lr, lc := lane%16, lane/16
 	for i := int32(0); i < kt; i++ {
-		kernel.CpAsyncWait(t, BF16Stages-2)
+		kernel.CpAsyncWait(t, MMAStages-2)
 		t.SyncThreads()
 		// Refill the stage every warp finished with in the last iteration.
-		if nxt := i + BF16Stages - 1; nxt < kt {
-			st := (nxt % BF16Stages) * bf16Stage
-			ka := int(nxt * BF16BK)
+		if nxt := i + MMAStages - 1; nxt < kt {
+			st := (nxt % MMAStages) * mmaStage
+			ka := int(nxt * MMABK)
 			kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
 			kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
 			//gocu:unroll
 			for j := int32(0); j < 4; j++ {
-				kernel.CpAsyncZfill(t, sm[st+sb+j*8*BF16BN:], b[boff+int(nxt*BF16BK+j*8)*int(n):], bvalid)
+				kernel.CpAsyncZfill(t, sm[st+sb+j*8*MMABN:], b[boff+int(nxt*MMABK+j*8)*int(n):], bvalid)
 			}
 		}
 		kernel.CpAsyncCommit(t)
 
-		st := (i % BF16Stages) * bf16Stage
+		st := (i % MMAStages) * mmaStage
 		//gocu:unroll
 		for ks := int32(0); ks < 2; ks++ {
 			var af [4]kernel.FragA
@@ -112,13 +115,13 @@ func GemmBF16(t *kernel.Thread, a, b, c []kernel.BFloat16, m, n, k int32) {
 			for mi := int32(0); mi < 4; mi++ {
 				row := wm*64 + mi*16 + lr
 				ch := ks*2 + lc
-				af[mi] = kernel.LdMatrixX4(t, sm[st+row*BF16BK+(ch^((row>>1)&3))*8:])
+				af[mi] = kernel.LdMatrixX4(t, sm[st+row*MMABK+(ch^((row>>1)&3))*8:])
 			}
 			//gocu:unroll
 			for nj := int32(0); nj < 4; nj++ {
 				row := ks*16 + lr
 				ch := wn*8 + nj*2 + lc
-				r := kernel.LdMatrixX4Trans(t, sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:])
+				r := kernel.LdMatrixX4Trans(t, sm[st+mmaStageA+row*MMABN+(ch^(row&7))*8:])
 				bf[2*nj] = kernel.FragB{r[0], r[1]}
 				bf[2*nj+1] = kernel.FragB{r[2], r[3]}
 			}
