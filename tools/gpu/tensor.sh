@@ -62,7 +62,7 @@ fi
 if has suite; then
   echo "##### gocu bench: the go suite's tensor-core rows against this call's peers (appended to bench.txt)"
   cmp=(); [ -s "$out/baseline_lowp.json" ] && cmp=(--compare "$out/baseline_lowp.json")
-  .gpu/gocu bench --device cuda --only gemm_bf16_go,flash_attn_go,flash_attn_causal_go "${cmp[@]}" 2>&1 | tee -a "$out/bench.txt" | tail -15
+  .gpu/gocu bench --device cuda --only gemm_bf16_go,flash_attn_go,flash_attn_causal_go ${cmp[@]+"${cmp[@]}"} 2>&1 | tee -a "$out/bench.txt" | tail -15
 fi
 
 if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
