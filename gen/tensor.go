@@ -67,15 +67,41 @@ func kernelTypeName(t types.Type) string {
 	return types.TypeString(t, byName)
 }
 
-// lowpOperator rejects Go's arithmetic and ordering on low-precision
-// values, which would act on their bit patterns.
+// lowpOperator rejects Go's arithmetic, ordering and bit operations on
+// low-precision values, which would act on their bit patterns. node is
+// the expression, or the statement of an op= or ++/--.
 func (fc *fnCtx) lowpOperator(op token.Token, t types.Type, node ast.Node) bool {
 	if lowpKind(t) == "" || op == token.EQL || op == token.NEQ {
 		return false
 	}
 	name := kernelTypeName(t)
-	fc.unsupported(node.Pos(), "the operator "+op.String()+" on "+name+" (Go applies it to the bit pattern)",
-		"compute in float32: x.Float32() "+op.String()+" y.Float32(), and round back with kernel.To"+name[len("kernel."):])
+	short := name[len("kernel."):]
+	what := "the operator " + op.String()
+	hint := "compute in float32: x.Float32() " + op.String() + " y.Float32(), and round back with kernel.To" + short
+	switch n := node.(type) {
+	case *ast.UnaryExpr:
+		hint = "compute in float32: kernel.To" + short + "(" + op.String() + "x.Float32())"
+		if op == token.XOR {
+			hint = fmt.Sprintf("work on the bits: %s(^uint%d(x))", name, bits(t.Underlying()))
+		}
+	case *ast.AssignStmt:
+		what = "the assignment " + n.Tok.String()
+		hint = "compute in float32: x = kernel.To" + short + "(x.Float32() " + op.String() + " y.Float32())"
+	case *ast.IncDecStmt:
+		what = "the statement " + n.Tok.String()
+		hint = "compute in float32: x = kernel.To" + short + "(x.Float32() " + op.String() + " 1)"
+	}
+	switch op {
+	case token.LSS, token.LEQ, token.GTR, token.GEQ:
+		hint = "compare in float32: x.Float32() " + op.String() + " y.Float32()"
+	case token.REM:
+		hint = "compute in float32: kernel.Mod(x.Float32(), y.Float32()), and round back with kernel.To" + short
+	case token.AND, token.OR, token.XOR, token.AND_NOT, token.SHL, token.SHR:
+		if _, unary := node.(*ast.UnaryExpr); !unary {
+			hint = fmt.Sprintf("work on the bits: uint%d(x) %s ..., and %s(bits) to go back", bits(t.Underlying()), op, name)
+		}
+	}
+	fc.unsupported(node.Pos(), what+" on "+name+" (Go applies it to the bit pattern)", hint)
 	return true
 }
 
