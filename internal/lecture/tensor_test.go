@@ -553,11 +553,11 @@ func TestWGProbe(t *testing.T) {
 		}{
 			// a: 128-byte rows of k, 8-row groups 1024 apart, k-steps 32
 			// bytes; b: rows of n in two 64-column blocks 4096 apart, 8-row
-			// groups of k 1024 apart, k-steps 16 rows: GemmBF16WG64's layouts.
+			// groups of k 1024 apart, k-steps 16 rows: GemmBF16's layouts.
 			{"K128/MN128", k128, mn128, [2]bool{}},
 			{"K128same/MN128", wgLayout{sw: kernel.WGSwizzle128, lbo: 1024, sbo: 1024, kstep: 32}, mn128, [2]bool{}},
 			{"K128/MN128swapped", k128, mn128, [2]bool{false, true}},
-			// 64-byte rows of k (all 32), b stored n-major too: GemmBF16WG32's a.
+			// 64-byte rows of k (all 32), b stored n-major too.
 			{"K64/K64", wgLayout{sw: kernel.WGSwizzle64, lbo: 16, sbo: 512, kstep: 32}, wgLayout{sw: kernel.WGSwizzle64, lbo: 16, sbo: 512, kstep: 32}, [2]bool{}},
 			// 32-byte rows, one k-step each; b MN-major in 32-column blocks.
 			{"K32/MN64", wgLayout{sw: kernel.WGSwizzle32, lbo: 16, sbo: 256, kstep: 2048}, wgLayout{sw: kernel.WGSwizzle64, mnMajor: true, lbo: 2048, sbo: 512, kstep: 1024}, [2]bool{}},
