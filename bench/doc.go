@@ -10,7 +10,10 @@
 //   - go: kernels written in Go (internal/lecture) through their
 //     generated launchers: the lecture's Gray, MatMul and TiledMatMul
 //     (gray_go, matmul_naive_go, matmul_tiled_go), GrayFast and the
-//     register-tiled SGEMM (gray_fast, sgemm_go);
+//     register-tiled SGEMM (gray_fast, sgemm_go), and on the tensor cores
+//     the bf16 GEMM and flash attention (gemm_bf16_go, flash_attn_go,
+//     flash_attn_causal_go), whose peers are baseline_lowp.py's (cuBLAS
+//     and torch's SDPA flash backend: compare with baseline_lowp.json);
 //   - arrays: package array's add, sum, fused and unfused elementwise
 //     chain, matmul (FP32, TF32) and the cost of a tiny operation, on its
 //     GPU backend and, at smaller sizes, on its CPU backend;

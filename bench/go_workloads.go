@@ -2,9 +2,14 @@ package bench
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/internal/lecture"
+	"github.com/gocu-dev/gocu/kernel"
 )
 
 // Kernels written in Go on the GPU: the lecture's kernels and the fast
@@ -16,6 +21,12 @@ import (
 var (
 	grayPeers  = []Peer{{"CuPy RawKernel", "gray_4096_cupy_rawkernel_ms", Millis}, {"torch", "gray_4096_torch_ms", Millis}}
 	cublasFP32 = []Peer{{"torch cuBLAS", "sgemm_4096_cublas_fp32_ms", Millis}}
+	// The tensor-core kernels' peers are baseline_lowp.py's (compare with
+	// its baseline_lowp.json): cuBLAS's bf16 GEMM and SDPA's flash backend
+	// through torch, as TFLOP/s counted as the kernels count them.
+	cublasBF16 = []Peer{{"torch cuBLAS", "matmul_4096_bf16_TFLOPs", TFLOPs}}
+	sdpaFull   = []Peer{{"torch SDPA flash", "sdpa_flash_bf16_full_TFLOPs", TFLOPs}}
+	sdpaCausal = []Peer{{"torch SDPA flash", "sdpa_flash_bf16_causal_TFLOPs", TFLOPs}}
 )
 
 func init() {
@@ -49,6 +60,12 @@ func init() {
 			cfg.Stream = e.Stream
 			return func() error { return lecture.LaunchSGEMM(e.Dev, cfg, m.ba, m.bb, c, n, n, n, 1, 0) }
 		})})
+	Register(Workload{Name: "gemm_bf16_go", Doc: "bf16 GEMM written in Go (lecture.MatMulBF16: GemmBF16, the warpgroup MMA, on sm_90a; GemmBF16MMA, mma.sync, elsewhere), 4096^3, float32 accumulation",
+		Kind: Compute, Devices: CUDA, Suites: []string{"go"}, Roof: RoofBF16, Peers: cublasBF16, Setup: setupGoGemmBF16})
+	Register(Workload{Name: "flash_attn_go", Doc: "flash-attention forward written in Go (lecture.FlashAttention128, mma.sync), bf16, B=4 H=16 S=4096 D=128",
+		Kind: Compute, Devices: CUDA, Suites: []string{"go"}, Roof: RoofBF16, Reps: 10, Peers: sdpaFull, Setup: setupGoAttention(false)})
+	Register(Workload{Name: "flash_attn_causal_go", Doc: "the same, causal",
+		Kind: Compute, Devices: CUDA, Suites: []string{"go"}, Roof: RoofBF16, Reps: 10, Peers: sdpaCausal, Setup: setupGoAttention(true)})
 }
 
 // sgemmConfig is the launch of lecture.SGEMM for an m x n product: one
@@ -125,4 +142,187 @@ func setupGoMatmul(launch func(e *Env, m *matrices, c *gocu.Buffer[float32]) fun
 		}
 		return matmulCase(e, m, out.Memory(), tolFP32, launch(e, m, out), c), nil
 	}
+}
+
+// bf16Host draws n values uniform in [-1, 1), rounded to bf16.
+func bf16Host(r *rand.Rand, n int) []kernel.BFloat16 {
+	x := make([]kernel.BFloat16, n)
+	for i := range x {
+		x[i] = kernel.ToBFloat16(2*r.Float32() - 1)
+	}
+	return x
+}
+
+// bf16Buffers uploads host slices and makes outputs of n elements filled
+// with NaN (on the GPU or the simulator).
+func bf16Buffers(e *Env, c *closer, in [][]kernel.BFloat16, outs ...int) ([]*gocu.Buffer[kernel.BFloat16], error) {
+	var bs []*gocu.Buffer[kernel.BFloat16]
+	for _, h := range in {
+		b, err := gocu.FromSlice(e.Dev, h)
+		if err != nil {
+			return nil, err
+		}
+		c.add(b.Free)
+		bs = append(bs, b)
+	}
+	for _, n := range outs {
+		nan := make([]kernel.BFloat16, n)
+		for i := range nan {
+			nan[i] = 0x7fff
+		}
+		b, err := gocu.FromSlice(e.Dev, nan)
+		if err != nil {
+			return nil, err
+		}
+		c.add(b.Free)
+		bs = append(bs, b)
+	}
+	return bs, nil
+}
+
+// setupGoGemmBF16 times lecture.MatMulBF16 on n x n bf16 matrices, checked
+// on 8 random rows and columns (and the first and last) against float64:
+// each element within 2^-8 of its value (the one rounding to bf16) plus
+// float32 summation noise.
+func setupGoGemmBF16(e *Env) (*Case, error) {
+	n := size(e, 4096, 512)
+	ah, bh := bf16Host(e.Rand, n*n), bf16Host(e.Rand, n*n)
+	var c closer
+	bs, err := bf16Buffers(e, &c, [][]kernel.BFloat16{ah, bh}, n*n)
+	if err != nil {
+		return c.fail(err)
+	}
+	a, b, out := bs[0], bs[1], bs[2]
+	return &Case{
+		Run: func() error { return lecture.MatMulBF16(e.Dev, e.Stream, a, b, out, n, n, n) },
+		Check: func() error {
+			got, err := out.ToSlice()
+			if err != nil {
+				return err
+			}
+			return checkGemmBF16(ah, bh, got, n, e.Rand)
+		},
+		Close: c.close,
+		Flops: 2 * float64(n) * float64(n) * float64(n), Bytes: 3 * 2 * float64(n) * float64(n),
+	}, nil
+}
+
+func checkGemmBF16(a, b, c []kernel.BFloat16, n int, r *rand.Rand) error {
+	var rows, cols []int
+	for range 8 {
+		rows, cols = append(rows, r.IntN(n)), append(cols, r.IntN(n))
+	}
+	rows, cols = append(rows, 0, n-1), append(cols, 0, n-1)
+	var bad error
+	var once sync.Once
+	elem := func(i, j int) {
+		var ref, mag float64
+		for p := range n {
+			x := float64(a[i*n+p].Float32()) * float64(b[p*n+j].Float32())
+			ref += x
+			mag += math.Abs(x)
+		}
+		got := float64(c[i*n+j].Float32())
+		if d := math.Abs(got - ref); !(d <= math.Abs(ref)/256+tolFP32*mag) {
+			once.Do(func() { bad = fmt.Errorf("bf16 GEMM: c[%d][%d] = %v, want %v (error %.3g)", i, j, got, ref, d) })
+		}
+	}
+	parallel(len(rows)*n+len(cols)*n, 64, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			if t < len(rows)*n {
+				elem(rows[t/n], t%n)
+			} else {
+				u := t - len(rows)*n
+				elem(u%n, cols[u/n])
+			}
+		}
+	})
+	return bad
+}
+
+// setupGoAttention times lecture.Attention at baseline_lowp.py's shape,
+// B=4 H=16 S=4096 D=128 (small: B·H=2, S=256), counted as it counts:
+// 4·B·H·S²·D floating-point operations, half when causal. The check
+// compares 10 rows with a float64 softmax: each element within 2^-6 of its
+// value plus 2^-7 of the weighted mean |v| (the kernel rounds the
+// probabilities to bf16 for the tensor cores).
+func setupGoAttention(causal bool) func(e *Env) (*Case, error) {
+	return func(e *Env) (*Case, error) {
+		bh, seq := size(e, 64, 2), size(e, 4096, 256)
+		const dim = 128
+		nel := bh * seq * dim
+		qh, kh, vh := bf16Host(e.Rand, nel), bf16Host(e.Rand, nel), bf16Host(e.Rand, nel)
+		var c closer
+		bs, err := bf16Buffers(e, &c, [][]kernel.BFloat16{qh, kh, vh}, nel)
+		if err != nil {
+			return c.fail(err)
+		}
+		scale := float32(1 / math.Sqrt(dim))
+		flops := 4 * float64(bh) * float64(seq) * float64(seq) * dim
+		if causal {
+			flops /= 2
+		}
+		return &Case{
+			Run: func() error {
+				return lecture.Attention(e.Dev, e.Stream, bs[0], bs[1], bs[2], bs[3], bh, seq, dim, scale, causal)
+			},
+			Check: func() error {
+				got, err := bs[3].ToSlice()
+				if err != nil {
+					return err
+				}
+				rows := []int{0, seq - 1, bh*seq - 1}
+				for range 7 {
+					rows = append(rows, e.Rand.IntN(bh*seq))
+				}
+				return checkAttention(qh, kh, vh, got, rows, seq, dim, float64(scale), causal)
+			},
+			Close: c.close,
+			Flops: flops, Bytes: 4 * 2 * float64(nel),
+		}, nil
+	}
+}
+
+func checkAttention(q, k, v, o []kernel.BFloat16, rows []int, seq, dim int, scale float64, causal bool) error {
+	var bad error
+	var once sync.Once
+	parallel(len(rows), 1, func(lo, hi int) {
+		for _, hr := range rows[lo:hi] {
+			base, i := hr/seq*seq*dim, hr%seq
+			n := seq
+			if causal {
+				n = i + 1
+			}
+			s := make([]float64, n)
+			mx := math.Inf(-1)
+			for j := range s {
+				for c := range dim {
+					s[j] += float64(q[base+i*dim+c].Float32()) * float64(k[base+j*dim+c].Float32())
+				}
+				s[j] *= scale
+				mx = max(mx, s[j])
+			}
+			out, mag := make([]float64, dim), make([]float64, dim)
+			sum := 0.0
+			for j := range s {
+				p := math.Exp(s[j] - mx)
+				sum += p
+				for c := range dim {
+					x := float64(v[base+j*dim+c].Float32())
+					out[c] += p * x
+					mag[c] += p * math.Abs(x)
+				}
+			}
+			for c := range dim {
+				want, got := out[c]/sum, float64(o[base+i*dim+c].Float32())
+				if d := math.Abs(got - want); !(d <= math.Abs(want)/64+mag[c]/sum/128+1e-4) {
+					once.Do(func() {
+						bad = fmt.Errorf("attention: o[%d][%d] = %v, want %v (error %.3g)", hr, c, got, want, d)
+					})
+					return
+				}
+			}
+		}
+	})
+	return bad
 }

@@ -138,7 +138,9 @@ func (fc *fnCtx) conversion(c *ast.CallExpr, to types.Type) cx {
 		fc.unsupported(c.Pos(), "converting to a pointer type", "use slices")
 		return prim("0")
 	}
-	return fc.convert(fc.expr(arg), from, to)
+	x := fc.expr(arg)
+	fc.pos = c.Pos() // a conversion it rejects is reported here, not at the argument's last part
+	return fc.convert(x, from, to)
 }
 
 func (fc *fnCtx) builtin(c *ast.CallExpr, name string) cx {

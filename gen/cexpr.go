@@ -546,6 +546,9 @@ func (fc *fnCtx) unary(e *ast.UnaryExpr) cx {
 		x := fc.val(e.X)
 		return cx{s: "!" + x.at(precUnary), prec: precUnary}
 	case token.XOR:
+		if fc.lowpOperator(e.Op, t, e) {
+			return prim("0")
+		}
 		x := fc.expr(e.X)
 		switch classOf(t) {
 		case narrowS, narrowU:

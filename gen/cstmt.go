@@ -52,6 +52,9 @@ func (fc *fnCtx) stmt(s ast.Stmt) {
 			op = token.SUB
 		}
 		t := fc.typeOf(s.X)
+		if fc.lowpOperator(op, t, s) {
+			return
+		}
 		if classOf(t) != wideSigned || !fc.pure(s.X) {
 			if classOf(t) != wideSigned {
 				fc.line("%s%s;", fc.lvalue(s.X).at(precPostfix), s.Tok)
@@ -408,6 +411,9 @@ func (fc *fnCtx) lvalue(e ast.Expr) cx {
 // opAssign translates lhs op= rhs (rhs nil means 1, for ++ and --).
 func (fc *fnCtx) opAssign(lhs ast.Expr, op token.Token, rhs ast.Expr, node ast.Node) {
 	t := fc.typeOf(lhs)
+	if fc.lowpOperator(op, t, node) {
+		return
+	}
 	var r cx
 	rt := t
 	if rhs == nil {

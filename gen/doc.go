@@ -41,8 +41,10 @@
 // kernel package's Dim3, Float2, Float4, Int4, Uint4 and Uchar4 (not as
 // struct fields: CUDA aligns them more strictly than Go); the low-precision
 // kernel.Half, BFloat16, FP8E4M3 and FP8E5M2 (package lowp's types, their
-// bit patterns in C: +, -, *, /, ordering and numeric conversions are
-// rejected, since Go would apply them to the bits), Half2, BFloat16x2,
+// bit patterns in C: arithmetic, ordering, bit operators, op=, ++ and --
+// and numeric conversions are rejected, since Go would apply them to the
+// bits, and the message says what to write: x.Float32() and
+// kernel.ToHalf and its kin, or uint16(x) for the bits), Half2, BFloat16x2,
 // Half8 and BFloat16x8, and the fragments FragA, FragB, FragC, FragATF32
 // and FragBTF32 (register arrays). Constants, typed
 // and untyped, including iota.

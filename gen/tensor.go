@@ -67,15 +67,41 @@ func kernelTypeName(t types.Type) string {
 	return types.TypeString(t, byName)
 }
 
-// lowpOperator rejects Go's arithmetic and ordering on low-precision
-// values, which would act on their bit patterns.
+// lowpOperator rejects Go's arithmetic, ordering and bit operations on
+// low-precision values, which would act on their bit patterns. node is
+// the expression, or the statement of an op= or ++/--.
 func (fc *fnCtx) lowpOperator(op token.Token, t types.Type, node ast.Node) bool {
 	if lowpKind(t) == "" || op == token.EQL || op == token.NEQ {
 		return false
 	}
 	name := kernelTypeName(t)
-	fc.unsupported(node.Pos(), "the operator "+op.String()+" on "+name+" (Go applies it to the bit pattern)",
-		"compute in float32: x.Float32() "+op.String()+" y.Float32(), and round back with kernel.To"+name[len("kernel."):])
+	short := name[len("kernel."):]
+	what := "the operator " + op.String()
+	hint := "compute in float32: x.Float32() " + op.String() + " y.Float32(), and round back with kernel.To" + short
+	switch n := node.(type) {
+	case *ast.UnaryExpr:
+		hint = "compute in float32: kernel.To" + short + "(" + op.String() + "x.Float32())"
+		if op == token.XOR {
+			hint = fmt.Sprintf("work on the bits: %s(^uint%d(x))", name, bits(t.Underlying()))
+		}
+	case *ast.AssignStmt:
+		what = "the assignment " + n.Tok.String()
+		hint = "compute in float32: x = kernel.To" + short + "(x.Float32() " + op.String() + " y.Float32())"
+	case *ast.IncDecStmt:
+		what = "the statement " + n.Tok.String()
+		hint = "compute in float32: x = kernel.To" + short + "(x.Float32() " + op.String() + " 1)"
+	}
+	switch op {
+	case token.LSS, token.LEQ, token.GTR, token.GEQ:
+		hint = "compare in float32: x.Float32() " + op.String() + " y.Float32()"
+	case token.REM:
+		hint = "compute in float32: kernel.Mod(x.Float32(), y.Float32()), and round back with kernel.To" + short
+	case token.AND, token.OR, token.XOR, token.AND_NOT, token.SHL, token.SHR:
+		if _, unary := node.(*ast.UnaryExpr); !unary {
+			hint = fmt.Sprintf("work on the bits: uint%d(x) %s ..., and %s(bits) to go back", bits(t.Underlying()), op, name)
+		}
+	}
+	fc.unsupported(node.Pos(), what+" on "+name+" (Go applies it to the bit pattern)", hint)
 	return true
 }
 
@@ -239,10 +265,11 @@ func (fc *fnCtx) tensorCall(c *ast.CallExpr, name string, args func(from int) []
 	case "WGFence", "WGCommit", "FenceProxyAsync":
 		fc.u.tensor, fc.u.wgmma = true, true
 		fc.eff.warp, fc.eff.writes, fc.eff.reads, fc.eff.shared = true, true, true, true
+		fc.eff.sm90a = fc.eff.sm90a || name != "FenceProxyAsync" // the fence is sm_90's
 		return prim(map[string]string{"WGFence": "gocu_wgmma_fence()", "WGCommit": "gocu_wgmma_commit()", "FenceProxyAsync": "gocu_fence_proxy_async()"}[name]), true
 	case "WGWait":
 		fc.u.tensor, fc.u.wgmma = true, true
-		fc.eff.warp, fc.eff.writes, fc.eff.reads, fc.eff.shared = true, true, true, true
+		fc.eff.warp, fc.eff.writes, fc.eff.reads, fc.eff.shared, fc.eff.sm90a = true, true, true, true, true
 		n, ok := fc.constArg(c.Args[1], 0, 7, "a WGWait count", "PTX wgmma.wait_group takes an immediate: write a constant")
 		acc, _, ok2 := fc.wgAcc(c.Args[2], "WGWait")
 		if !ok || !ok2 {
@@ -300,7 +327,7 @@ func (fc *fnCtx) wgAcc(e ast.Expr, op string) (cx, int64, bool) {
 // wgmmaCall translates kernel.WGMMABF16(t, &acc, a, b, transB, accumulate).
 func (fc *fnCtx) wgmmaCall(c *ast.CallExpr, name string) cx {
 	fc.u.tensor, fc.u.wgmma = true, true
-	fc.eff.warp, fc.eff.writes, fc.eff.reads, fc.eff.shared = true, true, true, true
+	fc.eff.warp, fc.eff.writes, fc.eff.reads, fc.eff.shared, fc.eff.sm90a = true, true, true, true, true
 	acc, regs, ok := fc.wgAcc(c.Args[1], name)
 	tb := fc.info.Types[c.Args[4]]
 	if tb.Value == nil || tb.Value.Kind() != constant.Bool {
@@ -334,7 +361,15 @@ template <typename T> __device__ __forceinline__ unsigned long long gocu_wg_desc
   return (unsigned long long)(gocu_smem(s.p) >> 4 & 0x3fffu) | (unsigned long long)((unsigned int)lbo >> 4 & 0x3fffu) << 16 |
          (unsigned long long)((unsigned int)sbo >> 4 & 0x3fffu) << 32 | (unsigned long long)(sw & 3u) << 62;
 }
+// The async proxy (wgmma, TMA) is sm_90's: ptxas rejects the fence below
+// that, where nothing reads through the async proxy and it has nothing
+// to order, so it compiles to nothing there (and the module still builds
+// for the GPUs that run its other kernels).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 __device__ __forceinline__ void gocu_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+#else
+__device__ __forceinline__ void gocu_fence_proxy_async() {}
+#endif
 #ifdef GOCU_WGMMA
 __device__ __forceinline__ void gocu_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void gocu_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }

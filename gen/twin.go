@@ -886,7 +886,7 @@ func (u *unit) goFile(src string) []byte {
 		for _, f := range []struct {
 			name string
 			on   bool
-		}{{"Barriers", km.Barriers}, {"Warp", km.Warp}, {"Atomics", km.Atomics}, {"DynamicShared", km.DynamicShared}, {"NoAlias", km.NoAlias}} {
+		}{{"Barriers", km.Barriers}, {"Warp", km.Warp}, {"Atomics", km.Atomics}, {"DynamicShared", km.DynamicShared}, {"NoAlias", km.NoAlias}, {"ArchSpecific", km.ArchSpecific}} {
 			if f.on {
 				w("%s: true,\n", f.name)
 			}
@@ -966,6 +966,7 @@ func (u *unit) kernelMeta(k *fn) meta.Kernel {
 		Barriers: k.eff.barrier, Warp: k.eff.warp, Atomics: k.eff.atomic,
 		SharedBytes: k.sharedBytes, DynamicShared: k.dynShared,
 		MaxThreads: k.maxThreads, MinBlocks: k.minBlocks, NoAlias: k.noalias,
+		ArchSpecific: k.eff.sm90a,
 	}
 	sig := k.obj.Signature()
 	for i := 1; i < sig.Params().Len(); i++ {

@@ -74,6 +74,7 @@ type effects struct {
 	writes  bool // stores to global or shared memory (atomics included)
 	reads   bool // loads from global or shared memory
 	shared  bool // static or dynamic shared memory
+	sm90a   bool // warpgroup MMAs (wgmma), which only sm_90a has
 }
 
 func (e *effects) or(o effects) {
@@ -83,6 +84,7 @@ func (e *effects) or(o effects) {
 	e.writes = e.writes || o.writes
 	e.reads = e.reads || o.reads
 	e.shared = e.shared || o.shared
+	e.sm90a = e.sm90a || o.sm90a
 }
 
 // site is a source position that a checked access or a debug-mode check

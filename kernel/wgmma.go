@@ -15,6 +15,13 @@ import (
 // WGWait waits for groups to complete; meanwhile the warps issue other
 // instructions (the next tile's copies, the softmax of attention).
 //
+// Only sm_90a has it (compute capability 9.0: the H100, H200, GH200). gocu
+// gen marks a kernel that uses it (meta.Kernel.ArchSpecific), its package
+// compiles for sm_90a on such a GPU, and the kernel's launcher refuses any
+// other GPU with an error wrapping launch.ErrNeedsSM90a; the simulator
+// runs it on any machine. Keep a kernel on MMABF16 (mma.sync, sm_80 and
+// later) for the other GPUs.
+//
 // The rules, which the simulator checks:
 //
 //   - every thread of the warpgroup executes the same WGMMABF16 with the
@@ -157,7 +164,8 @@ func WGWait[A WGAcc](t *Thread, n int, acc *A) { t.warpgroup("WGWait").WaitMMA(t
 // (stores and completed CpAsync copies, which use the generic proxy)
 // before later reads by the async proxy: the warpgroup MMAs (PTX
 // fence.proxy.async.shared::cta). Each writing thread fences, then a
-// barrier, then a WGMMABF16 may read the data.
+// barrier, then a WGMMABF16 may read the data. On GPUs before sm_90,
+// which have no async proxy, it compiles to nothing.
 func FenceProxyAsync(t *Thread) { t.warpgroup("FenceProxyAsync").FenceProxyAsync(t) }
 
 // WarpgroupExecutor is the part of an executor that runs warpgroup MMAs.

@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -71,6 +72,12 @@ func (l *Call) Start(p *Program, k int, d *gocu.Device, cfg gocu.Config) (gpu bo
 		}
 		return false
 	}
+	if l.km.ArchSpecific {
+		if major, minor := d.CUDA().ComputeCapability(); major != 9 || minor != 0 {
+			l.err = archError(l.km.Name, d.Name(), major, minor)
+			return true
+		}
+	}
 	v := envVariant()
 	if cfg.Debug {
 		v |= variantDebug
@@ -115,6 +122,18 @@ func (l *Call) Start(p *Program, k int, d *gocu.Device, cfg gocu.Config) (gpu bo
 		l.err = fmt.Errorf("gocu: launch of %s: %w", l.km.Name, err)
 	}
 	return true
+}
+
+// ErrNeedsSM90a is wrapped by the error of a launch, on a GPU other than a
+// Hopper of compute capability 9.0, of a kernel that uses warpgroup MMAs
+// (meta.Kernel.ArchSpecific): compiled for that GPU they would trap, and
+// a trap loses the CUDA context. The simulator runs such kernels anywhere.
+var ErrNeedsSM90a = errors.New("the kernel needs sm_90a")
+
+func archError(kernel, gpu string, major, minor int) error {
+	return fmt.Errorf("gocu: launch of %s: the kernel uses Hopper's warpgroup MMA (kernel.WGMMABF16 and its kin, PTX wgmma), which only sm_90a has, "+
+		"a GPU of compute capability 9.0 such as the H100 or H200; the %s is %d.%d: run it on the simulator, or launch a kernel built on kernel.MMABF16 (mma.sync) there: %w",
+		kernel, gpu, major, minor, ErrNeedsSM90a)
 }
 
 // defaultDynShared is the dynamic shared memory every kernel may use

@@ -345,3 +345,18 @@ func TestSimulatorHasNoDevicePointer(t *testing.T) {
 		t.Error("Memory on the simulator is not nil")
 	}
 }
+
+// A kernel with warpgroup MMAs launched on a GPU other than sm_90a is
+// refused before the build with an error that says why and what to do
+// (the launch itself is tested on the GPU, in internal/lecture).
+func TestArchError(t *testing.T) {
+	err := archError("GemmBF16", "NVIDIA A100-SXM4-80GB", 8, 0)
+	if !errors.Is(err, ErrNeedsSM90a) {
+		t.Errorf("%v does not wrap ErrNeedsSM90a", err)
+	}
+	for _, s := range []string{"launch of GemmBF16", "warpgroup MMA", "sm_90a", "compute capability 9.0", "NVIDIA A100-SXM4-80GB is 8.0", "simulator", "kernel.MMABF16"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("%q lacks %q", err, s)
+		}
+	}
+}

@@ -61,6 +61,10 @@ type Kernel struct {
 	// NoAlias is set by //gocu:noalias: slice pointers are __restrict__, so
 	// the slices passed to one launch must not overlap.
 	NoAlias bool
+	// ArchSpecific is set when the kernel (or a function it calls) uses
+	// warpgroup MMAs (kernel.WGMMABF16 and its kin), which only sm_90a
+	// has: launchers refuse it on other GPUs, where it would trap.
+	ArchSpecific bool
 
 	// Func is the Go kernel function itself, Checked its instrumented twin
 	// for the simulator's checked mode (same signature, every element

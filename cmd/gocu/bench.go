@@ -54,7 +54,10 @@ Workloads on the GPU, by suite (--suite):
   lecture   gray, matmul_naive, matmul_tiled (CUDA C, 4096x4096 and 4096^3)
   go        kernels written in Go through their generated launchers: gray_go,
             matmul_naive_go, matmul_tiled_go (the lecture's), gray_fast,
-            sgemm_go (register-tiled SGEMM)
+            sgemm_go (register-tiled SGEMM); on the tensor cores
+            gemm_bf16_go (4096^3), flash_attn_go and flash_attn_causal_go
+            (B=4 H=16 S=4096 D=128), whose peers are baseline_lowp.py's:
+            compare with its JSON
   arrays    package array on its GPU backend: add, sum, chain_fused,
             chain_unfused (2^26 float32), matmul_array_fp32/tf32 (4096^3),
             array_op_overhead (us per tiny op)
@@ -78,6 +81,7 @@ the lecture's Go kernels. --list shows them all.`,
   gocu bench --suite arrays --device cpu
   OUT=. python3 bench/anchors/train_mlp.py && gocu bench --suite training --compare train_mlp.json
   OUT=. python3 bench/anchors/baseline_lowp.py && gocu bench --suite lowp --compare baseline_lowp.json
+  gocu bench --only gemm_bf16_go,flash_attn_go,flash_attn_causal_go --compare baseline_lowp.json
   gocu bench --device sim --plot sim.svg
   gocu bench --compare yesterday.json`,
 		Args: cobra.NoArgs,

@@ -5,11 +5,12 @@
 // shared memory and a Blelloch prefix scan; and two kernels written for
 // speed, GrayFast (16 pixels per thread in 128-bit accesses) and SGEMM (a
 // register-tiled, double-buffered matrix product); and, on the tensor
-// cores, GemmBF16 and flash attention (FlashAttention128 and
-// FlashAttention64, see docs/tensor-cores.md), with the variants being
-// tuned against them (GemmBF16Pipe32/64 and GemmBF16WG64/32 on the
-// warpgroup MMA, FlashAttn128B64/B128 and FlashAttn64B64, and WGProbe,
-// which checks the warpgroup layouts). It also holds what
+// cores (docs/tensor-cores.md), GemmBF16, a bf16 matrix product on
+// Hopper's warpgroup MMA, GemmBF16MMA, the same on the mma.sync of every
+// GPU since Ampere, and flash attention (FlashAttention128 and
+// FlashAttention64), with MatMulBF16 and Attention, which pick the
+// kernel for a device, and WGProbe, which checks the warpgroup MMA's
+// shared-memory layouts against the GPU. It also holds what
 // checks and times them on the host: the CPU references (GrayReference,
 // CheckMatMul) and Time. gocu bench, gocu demo and the tutorial's example
 // programs run them; it is internal because it is material, not API.

@@ -42,7 +42,7 @@ func TestGeneratedUpToDate(t *testing.T) {
 	}
 	want := []string{"Gray", "Gray2D", "GrayVec4", "GrayFast",
 		"Histogram", "MatMul", "TiledMatMul", "TiledMatMulDynamic", "Sum", "ScanBlocks", "ScanAdd", "SGEMM",
-		"GemmBF16", "FlashAttention128", "FlashAttention64", "FlashAttn128B64", "FlashAttn128B128", "GemmBF16Pipe32", "GemmBF16Pipe64", "GemmBF16WG64", "GemmBF16WG32", "WGProbe", "FlashAttn64B64"}
+		"GemmBF16", "GemmBF16MMA", "FlashAttention128", "FlashAttention64", "WGProbe"}
 	if len(p.Kernels) != len(want) {
 		t.Errorf("kernels %v, want %v", p.Kernels, want)
 	}

@@ -406,7 +406,15 @@ template <typename T> __device__ __forceinline__ unsigned long long gocu_wg_desc
   return (unsigned long long)(gocu_smem(s.p) >> 4 & 0x3fffu) | (unsigned long long)((unsigned int)lbo >> 4 & 0x3fffu) << 16 |
          (unsigned long long)((unsigned int)sbo >> 4 & 0x3fffu) << 32 | (unsigned long long)(sw & 3u) << 62;
 }
+// The async proxy (wgmma, TMA) is sm_90's: ptxas rejects the fence below
+// that, where nothing reads through the async proxy and it has nothing
+// to order, so it compiles to nothing there (and the module still builds
+// for the GPUs that run its other kernels).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 __device__ __forceinline__ void gocu_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+#else
+__device__ __forceinline__ void gocu_fence_proxy_async() {}
+#endif
 #ifdef GOCU_WGMMA
 __device__ __forceinline__ void gocu_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void gocu_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
@@ -480,281 +488,29 @@ template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_n256(gocu_array
 
 extern __shared__ __align__(1024) unsigned char gocu_dynsmem[];
 
-struct gocu_tuple0 { gocu_array<gocu_array<float, 4>, 8> r0; gocu_array<float, 2> r1; gocu_array<float, 2> r2; };
+struct gocu_tuple0 { gocu_array<gocu_array<float, 4>, 16> r0; gocu_array<float, 2> r1; gocu_array<float, 2> r2; };
 
-struct gocu_tuple1 { gocu_array<gocu_array<float, 4>, 16> r0; gocu_array<float, 2> r1; gocu_array<float, 2> r2; };
+struct gocu_tuple1 { gocu_array<gocu_array<float, 4>, 8> r0; gocu_array<float, 2> r1; gocu_array<float, 2> r2; };
 
-struct gocu_tuple2 { gocu_array<gocu_array<unsigned int, 4>, 4> r0; gocu_array<gocu_array<unsigned int, 2>, 8> r1; };
-
-// lecture.faLoadKV128 (flash128.go:211)
-static __device__ __forceinline__ void lecture_faLoadKV128(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long head, int kv0, int st) {
-  int tid = (int)threadIdx.x;
-  int ks = (int)(16384u + (unsigned int)st * 2u * 8192u);
-#pragma unroll
-  for (int i = 0; i < 4; i++) {
-    int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
-    int r = c / 16;
-    int ch = c % 16;
-    int off = (int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u);
-    long long g = (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)kv0 + (unsigned int)r) * 128ull + (unsigned long long)(long long)ch * 8ull);
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + (unsigned int)off), sm.n, 0), gocu_reslice(k, (long long)g, k.n, 1));
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + 8192u + (unsigned int)off), sm.n, 2), gocu_reslice(v, (long long)g, v.n, 3));
-  }
-}
-
-// lecture.faLoadKV64 (flash64.go:204)
-static __device__ __forceinline__ void lecture_faLoadKV64(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long head, int kv0, int st) {
-  int tid = (int)threadIdx.x;
-  int ks = (int)(8192u + (unsigned int)st * 2u * 4096u);
-#pragma unroll
-  for (int i = 0; i < 2; i++) {
-    int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
-    int r = c / 8;
-    int ch = c % 8;
-    int off = (int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u);
-    long long g = (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)kv0 + (unsigned int)r) * 64ull + (unsigned long long)(long long)ch * 8ull);
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + (unsigned int)off), sm.n, 4), gocu_reslice(k, (long long)g, k.n, 5));
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + 4096u + (unsigned int)off), sm.n, 6), gocu_reslice(v, (long long)g, v.n, 7));
-  }
-}
-
-// lecture.fa64b64LoadKV (flash64_b64.go:258)
-static __device__ __forceinline__ void lecture_fa64b64LoadKV(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long goff, int soff, int kv0, int st) {
-  int ks = (int)(4096u + (unsigned int)st * 2u * 4096u + (unsigned int)soff);
-  long long g = (long long)((unsigned long long)goff + (unsigned long long)(long long)kv0 * 64ull);
-#pragma unroll
-  for (int i = 0; i < 4; i++) {
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + (unsigned int)i * 16u * 64u), sm.n, 8), gocu_reslice(k, (long long)(long long)((unsigned long long)g + (unsigned long long)(long long)(int)((unsigned int)i * 16u) * 64ull), k.n, 9));
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + 4096u + (unsigned int)i * 16u * 64u), sm.n, 10), gocu_reslice(v, (long long)(long long)((unsigned long long)g + (unsigned long long)(long long)(int)((unsigned int)i * 16u) * 64ull), v.n, 11));
-  }
-}
-
-// lecture.fa64b64Tile (flash64_b64.go:146)
-static __device__ __forceinline__ gocu_tuple0 lecture_fa64b64Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long goff, int soff, gocu_array<gocu_array<unsigned int, 4>, 4> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 8> acc, gocu_array<float, 2> mx, gocu_array<float, 2> sum, int j, int ntiles, int rowA, float sl2, bool masked) {
-  if (j > 0) {
-    gocu_cp_async_wait<0>();
-    __syncthreads();
-  }
-  if ((int)((unsigned int)j + 1u) < ntiles) {
-    lecture_fa64b64LoadKV(sm, k, v, goff, soff, (int)(((unsigned int)j + 1u) * 64u), (int)((unsigned int)j + 1u) % 2);
-  }
-  gocu_cp_async_commit();
-  int ks0 = (int)(4096u + (unsigned int)(j % 2) * 2u * 4096u);
-  int vs0 = (int)((unsigned int)ks0 + 4096u);
-  gocu_array<gocu_array<float, 4>, 8> s = {};
-#pragma unroll
-  for (int j4 = 0; j4 < 4; j4++) {
-    gocu_slice<unsigned short> kb = gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 13)]), sm.n, 12);
-#pragma unroll
-    for (int jj = 0; jj < 1; jj++) {
-#pragma unroll
-      for (int nj = 0; nj < 4; nj++) {
-        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(kb, (long long)(int)((unsigned int)nj * 16u * 64u + (unsigned int)jj * 64u), kb.n, 14));
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 19)] = gocu_mma_bf16(qf.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 4, 15)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 18)]);
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 24)] = gocu_mma_bf16(qf.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 4, 20)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 23)]);
-      }
-    }
-  }
-  float negInf = (float)gocu_math_inf((long long)-1LL);
-  int qd = (int)threadIdx.x % 4;
-  gocu_array<float, 2> m = gocu_array<float, 2>{{negInf, negInf}};
-#pragma unroll
-  for (int nt = 0; nt < 8; nt++) {
-#pragma unroll
-    for (int e = 0; e < 4; e++) {
-      float x = s.v[GOCU_AI(nt, 8, 25)].v[GOCU_AI(e, 4, 25)];
-      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
-        x = negInf;
-        s.v[GOCU_AI(nt, 8, 26)].v[GOCU_AI(e, 4, 26)] = x;
-      }
-      if (x > m.v[GOCU_AI(e / 2, 2, 27)]) {
-        m.v[GOCU_AI(e / 2, 2, 28)] = x;
-      }
-    }
-  }
-  gocu_array<float, 2> corr = {};
-#pragma unroll
-  for (long long hh = 0LL; hh < 2LL; hh++) {
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 29)], 1); o > m.v[GOCU_AI(hh, 2, 30)]) {
-      m.v[GOCU_AI(hh, 2, 31)] = o;
-    }
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 32)], 2); o > m.v[GOCU_AI(hh, 2, 33)]) {
-      m.v[GOCU_AI(hh, 2, 34)] = o;
-    }
-    float mn = m.v[GOCU_AI(hh, 2, 35)] * sl2;
-    if (mx.v[GOCU_AI(hh, 2, 36)] > mn) {
-      mn = mx.v[GOCU_AI(hh, 2, 37)];
-    }
-    corr.v[GOCU_AI(hh, 2, 39)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 38)] - mn);
-    mx.v[GOCU_AI(hh, 2, 40)] = mn;
-    sum.v[GOCU_AI(hh, 2, 42)] *= corr.v[GOCU_AI(hh, 2, 41)];
-  }
-#pragma unroll
-  for (int nt = 0; nt < 8; nt++) {
-#pragma unroll
-    for (int e = 0; e < 4; e++) {
-      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 43)].v[GOCU_AI(e, 4, 43)], sl2, -mx.v[GOCU_AI(e / 2, 2, 44)]));
-      s.v[GOCU_AI(nt, 8, 45)].v[GOCU_AI(e, 4, 45)] = p;
-      sum.v[GOCU_AI(e / 2, 2, 46)] += p;
-    }
-  }
-#pragma unroll
-  for (long long dt = 0LL; dt < 8LL; dt++) {
-    acc.v[GOCU_AI(dt, 8, 48)].v[0LL] *= corr.v[0LL];
-    acc.v[GOCU_AI(dt, 8, 50)].v[1LL] *= corr.v[0LL];
-    acc.v[GOCU_AI(dt, 8, 52)].v[2LL] *= corr.v[1LL];
-    acc.v[GOCU_AI(dt, 8, 54)].v[3LL] *= corr.v[1LL];
-  }
-  gocu_array<gocu_array<unsigned int, 4>, 4> pa = {};
-#pragma unroll
-  for (int kk = 0; kk < 4; kk++) {
-    pa.v[GOCU_AI(kk, 4, 63)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 55)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 56)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 57)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 58)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 59)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 60)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 61)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 62)].v[3LL])}};
-  }
-#pragma unroll
-  for (int j4 = 0; j4 < 4; j4++) {
-    gocu_slice<unsigned short> vb = gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 65)]), sm.n, 64);
-#pragma unroll
-    for (int jj = 0; jj < 1; jj++) {
-      int nd = (int)(4u * (unsigned int)jj + (unsigned int)j4);
-#pragma unroll
-      for (int kk = 0; kk < 4; kk++) {
-        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(vb, (long long)(int)((unsigned int)kk * 16u * 64u + (unsigned int)jj * 64u), vb.n, 66));
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 71)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 67)], gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 70)]);
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 76)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 72)], gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 75)]);
-      }
-    }
-  }
-  return gocu_tuple0{acc, mx, sum};
-}
-
-// lecture.fab128LoadKV (flash_b128.go:259)
-static __device__ __forceinline__ void lecture_fab128LoadKV(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long goff, int soff, int kv0, int st) {
-  int ks = (int)(16384u + (unsigned int)st * 2u * 8192u + (unsigned int)soff);
-  long long g = (long long)((unsigned long long)goff + (unsigned long long)(long long)kv0 * 128ull);
-#pragma unroll
-  for (int i = 0; i < 4; i++) {
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + (unsigned int)i * 16u * 128u), sm.n, 77), gocu_reslice(k, (long long)(long long)((unsigned long long)g + (unsigned long long)(long long)(int)((unsigned int)i * 16u) * 128ull), k.n, 78));
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + 8192u + (unsigned int)i * 16u * 128u), sm.n, 79), gocu_reslice(v, (long long)(long long)((unsigned long long)g + (unsigned long long)(long long)(int)((unsigned int)i * 16u) * 128ull), v.n, 80));
-  }
-}
-
-// lecture.fab128Tile (flash_b128.go:147)
-static __device__ __forceinline__ gocu_tuple1 lecture_fab128Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long goff, int soff, gocu_array<gocu_array<unsigned int, 4>, 8> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 16> acc, gocu_array<float, 2> mx, gocu_array<float, 2> sum, int j, int ntiles, int rowA, float sl2, bool masked) {
-  if (j > 0) {
-    gocu_cp_async_wait<0>();
-    __syncthreads();
-  }
-  if ((int)((unsigned int)j + 1u) < ntiles) {
-    lecture_fab128LoadKV(sm, k, v, goff, soff, (int)(((unsigned int)j + 1u) * 64u), (int)((unsigned int)j + 1u) % 2);
-  }
-  gocu_cp_async_commit();
-  int ks0 = (int)(16384u + (unsigned int)(j % 2) * 2u * 8192u);
-  int vs0 = (int)((unsigned int)ks0 + 8192u);
-  gocu_array<gocu_array<float, 4>, 8> s = {};
-#pragma unroll
-  for (int j4 = 0; j4 < 4; j4++) {
-    gocu_slice<unsigned short> kb = gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 82)]), sm.n, 81);
-#pragma unroll
-    for (int jj = 0; jj < 2; jj++) {
-#pragma unroll
-      for (int nj = 0; nj < 4; nj++) {
-        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(kb, (long long)(int)((unsigned int)nj * 16u * 128u + (unsigned int)jj * 64u), kb.n, 83));
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 88)] = gocu_mma_bf16(qf.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 8, 84)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 87)]);
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 93)] = gocu_mma_bf16(qf.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 8, 89)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 92)]);
-      }
-    }
-  }
-  float negInf = (float)gocu_math_inf((long long)-1LL);
-  int qd = (int)threadIdx.x % 4;
-  gocu_array<float, 2> m = gocu_array<float, 2>{{negInf, negInf}};
-#pragma unroll
-  for (int nt = 0; nt < 8; nt++) {
-#pragma unroll
-    for (int e = 0; e < 4; e++) {
-      float x = s.v[GOCU_AI(nt, 8, 94)].v[GOCU_AI(e, 4, 94)];
-      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
-        x = negInf;
-        s.v[GOCU_AI(nt, 8, 95)].v[GOCU_AI(e, 4, 95)] = x;
-      }
-      if (x > m.v[GOCU_AI(e / 2, 2, 96)]) {
-        m.v[GOCU_AI(e / 2, 2, 97)] = x;
-      }
-    }
-  }
-  gocu_array<float, 2> corr = {};
-#pragma unroll
-  for (long long hh = 0LL; hh < 2LL; hh++) {
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 98)], 1); o > m.v[GOCU_AI(hh, 2, 99)]) {
-      m.v[GOCU_AI(hh, 2, 100)] = o;
-    }
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 101)], 2); o > m.v[GOCU_AI(hh, 2, 102)]) {
-      m.v[GOCU_AI(hh, 2, 103)] = o;
-    }
-    float mn = m.v[GOCU_AI(hh, 2, 104)] * sl2;
-    if (mx.v[GOCU_AI(hh, 2, 105)] > mn) {
-      mn = mx.v[GOCU_AI(hh, 2, 106)];
-    }
-    corr.v[GOCU_AI(hh, 2, 108)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 107)] - mn);
-    mx.v[GOCU_AI(hh, 2, 109)] = mn;
-    sum.v[GOCU_AI(hh, 2, 111)] *= corr.v[GOCU_AI(hh, 2, 110)];
-  }
-#pragma unroll
-  for (int nt = 0; nt < 8; nt++) {
-#pragma unroll
-    for (int e = 0; e < 4; e++) {
-      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 112)].v[GOCU_AI(e, 4, 112)], sl2, -mx.v[GOCU_AI(e / 2, 2, 113)]));
-      s.v[GOCU_AI(nt, 8, 114)].v[GOCU_AI(e, 4, 114)] = p;
-      sum.v[GOCU_AI(e / 2, 2, 115)] += p;
-    }
-  }
-#pragma unroll
-  for (long long dt = 0LL; dt < 16LL; dt++) {
-    acc.v[GOCU_AI(dt, 16, 117)].v[0LL] *= corr.v[0LL];
-    acc.v[GOCU_AI(dt, 16, 119)].v[1LL] *= corr.v[0LL];
-    acc.v[GOCU_AI(dt, 16, 121)].v[2LL] *= corr.v[1LL];
-    acc.v[GOCU_AI(dt, 16, 123)].v[3LL] *= corr.v[1LL];
-  }
-  gocu_array<gocu_array<unsigned int, 4>, 4> pa = {};
-#pragma unroll
-  for (int kk = 0; kk < 4; kk++) {
-    pa.v[GOCU_AI(kk, 4, 132)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 124)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 125)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 126)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 127)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 128)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 129)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 130)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 131)].v[3LL])}};
-  }
-#pragma unroll
-  for (int j4 = 0; j4 < 4; j4++) {
-    gocu_slice<unsigned short> vb = gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 134)]), sm.n, 133);
-#pragma unroll
-    for (int jj = 0; jj < 2; jj++) {
-      int nd = (int)(4u * (unsigned int)jj + (unsigned int)j4);
-#pragma unroll
-      for (int kk = 0; kk < 4; kk++) {
-        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(vb, (long long)(int)((unsigned int)kk * 16u * 128u + (unsigned int)jj * 64u), vb.n, 135));
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 140)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 136)], gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 139)]);
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 145)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 141)], gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 144)]);
-      }
-    }
-  }
-  return gocu_tuple1{acc, mx, sum};
-}
-
-// lecture.fab64LoadKV (flash_b64.go:254)
-static __device__ __forceinline__ void lecture_fab64LoadKV(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long goff, int soff, int kv0, int st) {
+// lecture.fa128LoadKV (flash128.go:274)
+static __device__ __forceinline__ void lecture_fa128LoadKV(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long goff, int soff, int kv0, int st) {
   int ks = (int)(8192u + (unsigned int)st * 2u * 8192u + (unsigned int)soff);
   long long g = (long long)((unsigned long long)goff + (unsigned long long)(long long)kv0 * 128ull);
 #pragma unroll
   for (int i = 0; i < 8; i++) {
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + (unsigned int)i * 8u * 128u), sm.n, 146), gocu_reslice(k, (long long)(long long)((unsigned long long)g + (unsigned long long)(long long)(int)((unsigned int)i * 8u) * 128ull), k.n, 147));
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + 8192u + (unsigned int)i * 8u * 128u), sm.n, 148), gocu_reslice(v, (long long)(long long)((unsigned long long)g + (unsigned long long)(long long)(int)((unsigned int)i * 8u) * 128ull), v.n, 149));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + (unsigned int)i * 8u * 128u), sm.n, 0), gocu_reslice(k, (long long)(long long)((unsigned long long)g + (unsigned long long)(long long)(int)((unsigned int)i * 8u) * 128ull), k.n, 1));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + 8192u + (unsigned int)i * 8u * 128u), sm.n, 2), gocu_reslice(v, (long long)(long long)((unsigned long long)g + (unsigned long long)(long long)(int)((unsigned int)i * 8u) * 128ull), v.n, 3));
   }
 }
 
-// lecture.fab64Tile (flash_b64.go:142)
-static __device__ __forceinline__ gocu_tuple1 lecture_fab64Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long goff, int soff, gocu_array<gocu_array<unsigned int, 4>, 8> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 16> acc, gocu_array<float, 2> mx, gocu_array<float, 2> sum, int j, int ntiles, int rowA, float sl2, bool masked) {
+// lecture.fa128Tile (flash128.go:162)
+static __device__ __forceinline__ gocu_tuple0 lecture_fa128Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long goff, int soff, gocu_array<gocu_array<unsigned int, 4>, 8> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 16> acc, gocu_array<float, 2> mx, gocu_array<float, 2> sum, int j, int ntiles, int rowA, float sl2, bool masked) {
   if (j > 0) {
     gocu_cp_async_wait<0>();
     __syncthreads();
   }
   if ((int)((unsigned int)j + 1u) < ntiles) {
-    lecture_fab64LoadKV(sm, k, v, goff, soff, (int)(((unsigned int)j + 1u) * 64u), (int)((unsigned int)j + 1u) % 2);
+    lecture_fa128LoadKV(sm, k, v, goff, soff, (int)(((unsigned int)j + 1u) * 64u), (int)((unsigned int)j + 1u) % 2);
   }
   gocu_cp_async_commit();
   int ks0 = (int)(8192u + (unsigned int)(j % 2) * 2u * 8192u);
@@ -762,14 +518,14 @@ static __device__ __forceinline__ gocu_tuple1 lecture_fab64Tile(gocu_slice<unsig
   gocu_array<gocu_array<float, 4>, 8> s = {};
 #pragma unroll
   for (int j4 = 0; j4 < 4; j4++) {
-    gocu_slice<unsigned short> kb = gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 151)]), sm.n, 150);
+    gocu_slice<unsigned short> kb = gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 5)]), sm.n, 4);
 #pragma unroll
     for (int jj = 0; jj < 2; jj++) {
 #pragma unroll
       for (int nj = 0; nj < 4; nj++) {
-        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(kb, (long long)(int)((unsigned int)nj * 16u * 128u + (unsigned int)jj * 64u), kb.n, 152));
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 157)] = gocu_mma_bf16(qf.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 8, 153)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 156)]);
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 162)] = gocu_mma_bf16(qf.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 8, 158)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 161)]);
+        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(kb, (long long)(int)((unsigned int)nj * 16u * 128u + (unsigned int)jj * 64u), kb.n, 6));
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 11)] = gocu_mma_bf16(qf.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 8, 7)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 10)]);
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 16)] = gocu_mma_bf16(qf.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 8, 12)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 15)]);
       }
     }
   }
@@ -780,154 +536,189 @@ static __device__ __forceinline__ gocu_tuple1 lecture_fab64Tile(gocu_slice<unsig
   for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-      float x = s.v[GOCU_AI(nt, 8, 163)].v[GOCU_AI(e, 4, 163)];
+      float x = s.v[GOCU_AI(nt, 8, 17)].v[GOCU_AI(e, 4, 17)];
       if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
         x = negInf;
-        s.v[GOCU_AI(nt, 8, 164)].v[GOCU_AI(e, 4, 164)] = x;
+        s.v[GOCU_AI(nt, 8, 18)].v[GOCU_AI(e, 4, 18)] = x;
       }
-      if (x > m.v[GOCU_AI(e / 2, 2, 165)]) {
-        m.v[GOCU_AI(e / 2, 2, 166)] = x;
+      if (x > m.v[GOCU_AI(e / 2, 2, 19)]) {
+        m.v[GOCU_AI(e / 2, 2, 20)] = x;
       }
     }
   }
   gocu_array<float, 2> corr = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 167)], 1); o > m.v[GOCU_AI(hh, 2, 168)]) {
-      m.v[GOCU_AI(hh, 2, 169)] = o;
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 21)], 1); o > m.v[GOCU_AI(hh, 2, 22)]) {
+      m.v[GOCU_AI(hh, 2, 23)] = o;
     }
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 170)], 2); o > m.v[GOCU_AI(hh, 2, 171)]) {
-      m.v[GOCU_AI(hh, 2, 172)] = o;
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 24)], 2); o > m.v[GOCU_AI(hh, 2, 25)]) {
+      m.v[GOCU_AI(hh, 2, 26)] = o;
     }
-    float mn = m.v[GOCU_AI(hh, 2, 173)] * sl2;
-    if (mx.v[GOCU_AI(hh, 2, 174)] > mn) {
-      mn = mx.v[GOCU_AI(hh, 2, 175)];
+    float mn = m.v[GOCU_AI(hh, 2, 27)] * sl2;
+    if (mx.v[GOCU_AI(hh, 2, 28)] > mn) {
+      mn = mx.v[GOCU_AI(hh, 2, 29)];
     }
-    corr.v[GOCU_AI(hh, 2, 177)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 176)] - mn);
-    mx.v[GOCU_AI(hh, 2, 178)] = mn;
-    sum.v[GOCU_AI(hh, 2, 180)] *= corr.v[GOCU_AI(hh, 2, 179)];
+    corr.v[GOCU_AI(hh, 2, 31)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 30)] - mn);
+    mx.v[GOCU_AI(hh, 2, 32)] = mn;
+    sum.v[GOCU_AI(hh, 2, 34)] *= corr.v[GOCU_AI(hh, 2, 33)];
   }
 #pragma unroll
   for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 181)].v[GOCU_AI(e, 4, 181)], sl2, -mx.v[GOCU_AI(e / 2, 2, 182)]));
-      s.v[GOCU_AI(nt, 8, 183)].v[GOCU_AI(e, 4, 183)] = p;
-      sum.v[GOCU_AI(e / 2, 2, 184)] += p;
+      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 35)].v[GOCU_AI(e, 4, 35)], sl2, -mx.v[GOCU_AI(e / 2, 2, 36)]));
+      s.v[GOCU_AI(nt, 8, 37)].v[GOCU_AI(e, 4, 37)] = p;
+      sum.v[GOCU_AI(e / 2, 2, 38)] += p;
     }
   }
 #pragma unroll
   for (long long dt = 0LL; dt < 16LL; dt++) {
-    acc.v[GOCU_AI(dt, 16, 186)].v[0LL] *= corr.v[0LL];
-    acc.v[GOCU_AI(dt, 16, 188)].v[1LL] *= corr.v[0LL];
-    acc.v[GOCU_AI(dt, 16, 190)].v[2LL] *= corr.v[1LL];
-    acc.v[GOCU_AI(dt, 16, 192)].v[3LL] *= corr.v[1LL];
+    acc.v[GOCU_AI(dt, 16, 40)].v[0LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 16, 42)].v[1LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 16, 44)].v[2LL] *= corr.v[1LL];
+    acc.v[GOCU_AI(dt, 16, 46)].v[3LL] *= corr.v[1LL];
   }
   gocu_array<gocu_array<unsigned int, 4>, 4> pa = {};
 #pragma unroll
   for (int kk = 0; kk < 4; kk++) {
-    pa.v[GOCU_AI(kk, 4, 201)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 193)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 194)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 195)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 196)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 197)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 198)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 199)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 200)].v[3LL])}};
+    pa.v[GOCU_AI(kk, 4, 55)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 47)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 48)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 49)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 50)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 51)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 52)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 53)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 54)].v[3LL])}};
   }
 #pragma unroll
   for (int j4 = 0; j4 < 4; j4++) {
-    gocu_slice<unsigned short> vb = gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 203)]), sm.n, 202);
+    gocu_slice<unsigned short> vb = gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 57)]), sm.n, 56);
 #pragma unroll
     for (int jj = 0; jj < 2; jj++) {
       int nd = (int)(4u * (unsigned int)jj + (unsigned int)j4);
 #pragma unroll
       for (int kk = 0; kk < 4; kk++) {
-        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(vb, (long long)(int)((unsigned int)kk * 16u * 128u + (unsigned int)jj * 64u), vb.n, 204));
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 209)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 205)], gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 208)]);
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 214)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 210)], gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 213)]);
+        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(vb, (long long)(int)((unsigned int)kk * 16u * 128u + (unsigned int)jj * 64u), vb.n, 58));
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 63)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 59)], gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 62)]);
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 68)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 64)], gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 67)]);
+      }
+    }
+  }
+  return gocu_tuple0{acc, mx, sum};
+}
+
+// lecture.fa64LoadKV (flash64.go:266)
+static __device__ __forceinline__ void lecture_fa64LoadKV(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long goff, int soff, int kv0, int st) {
+  int ks = (int)(4096u + (unsigned int)st * 2u * 4096u + (unsigned int)soff);
+  long long g = (long long)((unsigned long long)goff + (unsigned long long)(long long)kv0 * 64ull);
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + (unsigned int)i * 16u * 64u), sm.n, 69), gocu_reslice(k, (long long)(long long)((unsigned long long)g + (unsigned long long)(long long)(int)((unsigned int)i * 16u) * 64ull), k.n, 70));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)ks + 4096u + (unsigned int)i * 16u * 64u), sm.n, 71), gocu_reslice(v, (long long)(long long)((unsigned long long)g + (unsigned long long)(long long)(int)((unsigned int)i * 16u) * 64ull), v.n, 72));
+  }
+}
+
+// lecture.fa64Tile (flash64.go:154)
+static __device__ __forceinline__ gocu_tuple1 lecture_fa64Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long goff, int soff, gocu_array<gocu_array<unsigned int, 4>, 4> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 8> acc, gocu_array<float, 2> mx, gocu_array<float, 2> sum, int j, int ntiles, int rowA, float sl2, bool masked) {
+  if (j > 0) {
+    gocu_cp_async_wait<0>();
+    __syncthreads();
+  }
+  if ((int)((unsigned int)j + 1u) < ntiles) {
+    lecture_fa64LoadKV(sm, k, v, goff, soff, (int)(((unsigned int)j + 1u) * 64u), (int)((unsigned int)j + 1u) % 2);
+  }
+  gocu_cp_async_commit();
+  int ks0 = (int)(4096u + (unsigned int)(j % 2) * 2u * 4096u);
+  int vs0 = (int)((unsigned int)ks0 + 4096u);
+  gocu_array<gocu_array<float, 4>, 8> s = {};
+#pragma unroll
+  for (int j4 = 0; j4 < 4; j4++) {
+    gocu_slice<unsigned short> kb = gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 74)]), sm.n, 73);
+#pragma unroll
+    for (int jj = 0; jj < 1; jj++) {
+#pragma unroll
+      for (int nj = 0; nj < 4; nj++) {
+        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(kb, (long long)(int)((unsigned int)nj * 16u * 64u + (unsigned int)jj * 64u), kb.n, 75));
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 80)] = gocu_mma_bf16(qf.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 4, 76)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 79)]);
+        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 85)] = gocu_mma_bf16(qf.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 4, 81)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 84)]);
+      }
+    }
+  }
+  float negInf = (float)gocu_math_inf((long long)-1LL);
+  int qd = (int)threadIdx.x % 4;
+  gocu_array<float, 2> m = gocu_array<float, 2>{{negInf, negInf}};
+#pragma unroll
+  for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+      float x = s.v[GOCU_AI(nt, 8, 86)].v[GOCU_AI(e, 4, 86)];
+      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
+        x = negInf;
+        s.v[GOCU_AI(nt, 8, 87)].v[GOCU_AI(e, 4, 87)] = x;
+      }
+      if (x > m.v[GOCU_AI(e / 2, 2, 88)]) {
+        m.v[GOCU_AI(e / 2, 2, 89)] = x;
+      }
+    }
+  }
+  gocu_array<float, 2> corr = {};
+#pragma unroll
+  for (long long hh = 0LL; hh < 2LL; hh++) {
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 90)], 1); o > m.v[GOCU_AI(hh, 2, 91)]) {
+      m.v[GOCU_AI(hh, 2, 92)] = o;
+    }
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 93)], 2); o > m.v[GOCU_AI(hh, 2, 94)]) {
+      m.v[GOCU_AI(hh, 2, 95)] = o;
+    }
+    float mn = m.v[GOCU_AI(hh, 2, 96)] * sl2;
+    if (mx.v[GOCU_AI(hh, 2, 97)] > mn) {
+      mn = mx.v[GOCU_AI(hh, 2, 98)];
+    }
+    corr.v[GOCU_AI(hh, 2, 100)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 99)] - mn);
+    mx.v[GOCU_AI(hh, 2, 101)] = mn;
+    sum.v[GOCU_AI(hh, 2, 103)] *= corr.v[GOCU_AI(hh, 2, 102)];
+  }
+#pragma unroll
+  for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 104)].v[GOCU_AI(e, 4, 104)], sl2, -mx.v[GOCU_AI(e / 2, 2, 105)]));
+      s.v[GOCU_AI(nt, 8, 106)].v[GOCU_AI(e, 4, 106)] = p;
+      sum.v[GOCU_AI(e / 2, 2, 107)] += p;
+    }
+  }
+#pragma unroll
+  for (long long dt = 0LL; dt < 8LL; dt++) {
+    acc.v[GOCU_AI(dt, 8, 109)].v[0LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 8, 111)].v[1LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 8, 113)].v[2LL] *= corr.v[1LL];
+    acc.v[GOCU_AI(dt, 8, 115)].v[3LL] *= corr.v[1LL];
+  }
+  gocu_array<gocu_array<unsigned int, 4>, 4> pa = {};
+#pragma unroll
+  for (int kk = 0; kk < 4; kk++) {
+    pa.v[GOCU_AI(kk, 4, 124)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 116)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 117)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 118)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 119)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 120)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 121)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 122)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 123)].v[3LL])}};
+  }
+#pragma unroll
+  for (int j4 = 0; j4 < 4; j4++) {
+    gocu_slice<unsigned short> vb = gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 126)]), sm.n, 125);
+#pragma unroll
+    for (int jj = 0; jj < 1; jj++) {
+      int nd = (int)(4u * (unsigned int)jj + (unsigned int)j4);
+#pragma unroll
+      for (int kk = 0; kk < 4; kk++) {
+        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(vb, (long long)(int)((unsigned int)kk * 16u * 64u + (unsigned int)jj * 64u), vb.n, 127));
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 132)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 128)], gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 131)]);
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 137)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 133)], gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 136)]);
       }
     }
   }
   return gocu_tuple1{acc, mx, sum};
 }
 
-// lecture.gp32Load (gemm_pipe32.go:153)
-static __device__ __forceinline__ void lecture_gp32Load(gocu_slice<unsigned short> st, gocu_slice<unsigned short> ag, gocu_slice<unsigned short> bg, int sa, int sb, long long aStep, long long bStep, bool bvalid) {
-#pragma unroll
-  for (long long p = 0LL; p < 2LL; p++) {
-    gocu_cp_async(gocu_reslice(st, (long long)(int)((unsigned int)sa + (unsigned int)p * 64u * 32u), st.n, 215), gocu_reslice(ag, (long long)(long long)((unsigned long long)p * (unsigned long long)aStep), ag.n, 216));
-  }
+// lecture.bf16Load (gemm_bf16.go:138)
+static __device__ __forceinline__ void lecture_bf16Load(gocu_slice<unsigned short> st, gocu_slice<unsigned short> ag, gocu_slice<unsigned short> bg, int sa, int sb, long long aStep, long long bStep, bool bvalid) {
 #pragma unroll
   for (long long p = 0LL; p < 4LL; p++) {
-    gocu_cp_async_zfill(gocu_reslice(st, (long long)(int)((unsigned int)sb + (unsigned int)p * 8u * 256u), st.n, 217), gocu_reslice(bg, (long long)(long long)((unsigned long long)p * (unsigned long long)bStep), bg.n, 218), bvalid);
-  }
-}
-
-// lecture.gp32Frags (gemm_pipe32.go:167)
-static __device__ __forceinline__ gocu_tuple2 lecture_gp32Frags(gocu_slice<unsigned short> st, int aOff, gocu_array<int, 4> bOff, int ks) {
-  gocu_array<gocu_array<unsigned int, 4>, 4> af = {};
-  gocu_array<gocu_array<unsigned int, 2>, 8> bf = {};
-  gocu_slice<unsigned short> as = gocu_reslice(st, (long long)aOff, st.n, 219);
-#pragma unroll
-  for (int mi = 0; mi < 4; mi++) {
-    af.v[GOCU_AI(mi, 4, 221)] = gocu_ldsm_x4(gocu_reslice(as, (long long)(int)((unsigned int)mi * 16u * 32u), as.n, 220));
-  }
-#pragma unroll
-  for (int nj = 0; nj < 4; nj++) {
-    gocu_slice<unsigned short> bs = gocu_reslice(st, (long long)bOff.v[GOCU_AI(nj, 4, 223)], st.n, 222);
-    gocu_array<unsigned int, 4> r = gocu_ldsm_x4_trans(gocu_reslice(bs, (long long)(int)((unsigned int)ks * 16u * 256u), bs.n, 224));
-    bf.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 227)] = gocu_array<unsigned int, 2>{{r.v[0LL], r.v[1LL]}};
-    bf.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 230)] = gocu_array<unsigned int, 2>{{r.v[2LL], r.v[3LL]}};
-  }
-  return gocu_tuple2{af, bf};
-}
-
-// lecture.gp64Load (gemm_pipe64.go:157)
-static __device__ __forceinline__ void lecture_gp64Load(gocu_slice<unsigned short> st, gocu_slice<unsigned short> ag, gocu_slice<unsigned short> bg, int sa, int sb, long long aStep, long long bStep, bool bvalid) {
-#pragma unroll
-  for (long long p = 0LL; p < 4LL; p++) {
-    gocu_cp_async(gocu_reslice(st, (long long)(int)((unsigned int)sa + (unsigned int)p * 32u * 64u), st.n, 231), gocu_reslice(ag, (long long)(long long)((unsigned long long)p * (unsigned long long)aStep), ag.n, 232));
+    gocu_cp_async(gocu_reslice(st, (long long)(int)((unsigned int)sa + (unsigned int)p * 32u * 64u), st.n, 138), gocu_reslice(ag, (long long)(long long)((unsigned long long)p * (unsigned long long)aStep), ag.n, 139));
   }
 #pragma unroll
   for (long long p = 0LL; p < 8LL; p++) {
-    gocu_cp_async_zfill(gocu_reslice(st, (long long)(int)((unsigned int)sb + (unsigned int)p * 8u * 256u), st.n, 233), gocu_reslice(bg, (long long)(long long)((unsigned long long)p * (unsigned long long)bStep), bg.n, 234), bvalid);
-  }
-}
-
-// lecture.gp64Frags (gemm_pipe64.go:171)
-static __device__ __forceinline__ gocu_tuple2 lecture_gp64Frags(gocu_slice<unsigned short> st, int aOff, gocu_array<int, 4> bOff, int ks) {
-  gocu_array<gocu_array<unsigned int, 4>, 4> af = {};
-  gocu_array<gocu_array<unsigned int, 2>, 8> bf = {};
-  gocu_slice<unsigned short> as = gocu_reslice(st, (long long)aOff, st.n, 235);
-#pragma unroll
-  for (int mi = 0; mi < 4; mi++) {
-    af.v[GOCU_AI(mi, 4, 237)] = gocu_ldsm_x4(gocu_reslice(as, (long long)(int)((unsigned int)mi * 16u * 64u), as.n, 236));
-  }
-#pragma unroll
-  for (int nj = 0; nj < 4; nj++) {
-    gocu_slice<unsigned short> bs = gocu_reslice(st, (long long)bOff.v[GOCU_AI(nj, 4, 239)], st.n, 238);
-    gocu_array<unsigned int, 4> r = gocu_ldsm_x4_trans(gocu_reslice(bs, (long long)(int)((unsigned int)ks * 16u * 256u), bs.n, 240));
-    bf.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 243)] = gocu_array<unsigned int, 2>{{r.v[0LL], r.v[1LL]}};
-    bf.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 246)] = gocu_array<unsigned int, 2>{{r.v[2LL], r.v[3LL]}};
-  }
-  return gocu_tuple2{af, bf};
-}
-
-// lecture.gw32Load (gemm_wg32.go:138)
-static __device__ __forceinline__ void lecture_gw32Load(gocu_slice<unsigned short> st, gocu_slice<unsigned short> ag, gocu_slice<unsigned short> bg, int sa, int sb, long long aStep, long long bStep, bool bvalid) {
-#pragma unroll
-  for (long long p = 0LL; p < 2LL; p++) {
-    gocu_cp_async(gocu_reslice(st, (long long)(int)((unsigned int)sa + (unsigned int)p * 64u * 32u), st.n, 247), gocu_reslice(ag, (long long)(long long)((unsigned long long)p * (unsigned long long)aStep), ag.n, 248));
-  }
-#pragma unroll
-  for (long long p = 0LL; p < 4LL; p++) {
-    gocu_cp_async_zfill(gocu_reslice(st, (long long)(int)((unsigned int)sb + (unsigned int)p * 8u * 64u), st.n, 249), gocu_reslice(bg, (long long)(long long)((unsigned long long)p * (unsigned long long)bStep), bg.n, 250), bvalid);
-  }
-}
-
-// lecture.gw64Load (gemm_wg64.go:134)
-static __device__ __forceinline__ void lecture_gw64Load(gocu_slice<unsigned short> st, gocu_slice<unsigned short> ag, gocu_slice<unsigned short> bg, int sa, int sb, long long aStep, long long bStep, bool bvalid) {
-#pragma unroll
-  for (long long p = 0LL; p < 4LL; p++) {
-    gocu_cp_async(gocu_reslice(st, (long long)(int)((unsigned int)sa + (unsigned int)p * 32u * 64u), st.n, 251), gocu_reslice(ag, (long long)(long long)((unsigned long long)p * (unsigned long long)aStep), ag.n, 252));
-  }
-#pragma unroll
-  for (long long p = 0LL; p < 8LL; p++) {
-    gocu_cp_async_zfill(gocu_reslice(st, (long long)(int)((unsigned int)sb + (unsigned int)p * 8u * 64u), st.n, 253), gocu_reslice(bg, (long long)(long long)((unsigned long long)p * (unsigned long long)bStep), bg.n, 254), bvalid);
+    gocu_cp_async_zfill(gocu_reslice(st, (long long)(int)((unsigned int)sb + (unsigned int)p * 8u * 64u), st.n, 140), gocu_reslice(bg, (long long)(long long)((unsigned long long)p * (unsigned long long)bStep), bg.n, 141), bvalid);
   }
 }
 
@@ -955,8 +746,8 @@ static __device__ __forceinline__ float lecture_warpSum(float v) {
   return v;
 }
 
-// lecture.FlashAttention128 (flash128.go:60)
-extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
+// lecture.FlashAttention128 (flash128.go:73)
+extern "C" __global__ void __launch_bounds__(128, 2) FlashAttention128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
   gocu_slice<unsigned short> k = {k_p, k_n};
   gocu_slice<unsigned short> v = {v_p, v_n};
@@ -971,22 +762,24 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention128(unsigned 
   if (causal) {
     qtile = (int)(gridDim.x - 1u - blockIdx.x);
   }
-  int q0 = (int)((unsigned int)qtile * 128u);
+  int q0 = (int)((unsigned int)qtile * 64u);
   long long head = (long long)((unsigned long long)(long long)(int)blockIdx.y * (unsigned long long)(long long)seq * 128ull);
   float sl2 = scale * 1.442695f;
-  float negInf = (float)gocu_math_inf((long long)-1LL);
+  int cr = tid / 16;
+  int cc = tid % 16;
+  int soff = (int)((unsigned int)cr * 128u + (unsigned int)(cc ^ cr & 7) * 8u);
+  long long goff = (long long)((unsigned long long)head + (unsigned long long)(long long)cr * 128ull + (unsigned long long)(long long)cc * 8ull);
 #pragma unroll
   for (int i = 0; i < 8; i++) {
-    int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
-    int r = c / 16;
-    int ch = c % 16;
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 255), gocu_reslice(q, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)r) * 128ull + (unsigned long long)(long long)ch * 8ull), q.n, 256));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)soff + (unsigned int)i * 8u * 128u), sm.n, 142), gocu_reslice(q, (long long)(long long)((unsigned long long)goff + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)i * 8u) * 128ull), q.n, 143));
   }
   int ntiles = seq / 64;
+  int nfull = seq / 64;
   if (causal) {
-    ntiles = (int)((unsigned int)q0 + 128u) / 64;
+    ntiles = (int)((unsigned int)q0 + 64u) / 64;
+    nfull = q0 / 64;
   }
-  lecture_faLoadKV128(sm, k, v, head, 0, 0);
+  lecture_fa128LoadKV(sm, k, v, goff, soff, 0, 0);
   gocu_cp_async_commit();
   gocu_cp_async_wait<0>();
   __syncthreads();
@@ -997,260 +790,53 @@ extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention128(unsigned 
   for (int ks = 0; ks < 8; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 258)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 257));
+    qf.v[GOCU_AI(ks, 8, 145)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 144));
+  }
+  int l7 = lane % 8;
+  int h = l7 / 2;
+  int rowK = (int)(((unsigned int)l7 + 8u * (unsigned int)(lane / 16)) * 128u + 8u * (unsigned int)((lane / 8 ^ l7) & 1));
+  int rowV = (int)((unsigned int)lr * 128u + 8u * (unsigned int)((lc ^ l7) & 1));
+  gocu_array<int, 4> kOff = {};
+  gocu_array<int, 4> vOff = {};
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    kOff.v[GOCU_AI(j, 4, 146)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
+    vOff.v[GOCU_AI(j, 4, 147)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
   }
   gocu_array<gocu_array<float, 4>, 16> acc = {};
+  float negInf = (float)gocu_math_inf((long long)-1LL);
   gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
   gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
   int rowA = (int)((unsigned int)q0 + (unsigned int)warp * 16u + (unsigned int)g);
-  for (int j = 0; j < ntiles; j++) {
-    if (j > 0) {
-      gocu_cp_async_wait<0>();
-      __syncthreads();
-    }
-    if ((int)((unsigned int)j + 1u) < ntiles) {
-      lecture_faLoadKV128(sm, k, v, head, (int)(((unsigned int)j + 1u) * 64u), (int)((unsigned int)j + 1u) % 2);
-    }
-    gocu_cp_async_commit();
-    int ks0 = (int)(16384u + (unsigned int)(j % 2) * 2u * 8192u);
-    int vs0 = (int)((unsigned int)ks0 + 8192u);
-    gocu_array<gocu_array<float, 4>, 8> s = {};
-#pragma unroll
-    for (int ks = 0; ks < 8; ks++) {
-#pragma unroll
-      for (int nj = 0; nj < 4; nj++) {
-        int r = (int)((unsigned int)nj * 16u + (unsigned int)(lane % 8) + 8u * (unsigned int)(lane / 16));
-        int ch = (int)((unsigned int)ks * 2u + (unsigned int)(lane / 8 % 2));
-        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 259));
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 264)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 8, 260)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 263)]);
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 269)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 8, 265)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 268)]);
-      }
-    }
-    bool diag = causal && (int)(((unsigned int)j + 1u) * 64u) > (int)((unsigned int)q0 + (unsigned int)warp * 16u);
-    gocu_array<float, 2> tmax = {};
-    float& gocu_l = tmax.v[0LL];
-    float& gocu_l_1 = tmax.v[1LL];
-    float gocu_t = mx.v[0LL];
-    float gocu_t_1 = mx.v[1LL];
-    gocu_l = gocu_t;
-    gocu_l_1 = gocu_t_1;
-#pragma unroll
-    for (int nt = 0; nt < 8; nt++) {
-#pragma unroll
-      for (int e = 0; e < 4; e++) {
-        float x = s.v[GOCU_AI(nt, 8, 274)].v[GOCU_AI(e, 4, 274)] * sl2;
-        if (diag && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
-          x = negInf;
-        }
-        s.v[GOCU_AI(nt, 8, 275)].v[GOCU_AI(e, 4, 275)] = x;
-        tmax.v[GOCU_AI(e / 2, 2, 277)] = gocu_fmax(tmax.v[GOCU_AI(e / 2, 2, 276)], x);
-      }
-    }
-#pragma unroll
-    for (long long h = 0LL; h < 2LL; h++) {
-      tmax.v[GOCU_AI(h, 2, 280)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 278)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 279)], 1));
-      tmax.v[GOCU_AI(h, 2, 283)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 281)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 282)], 2));
-    }
-    gocu_array<float, 2> corr = {};
-#pragma unroll
-    for (long long h = 0LL; h < 2LL; h++) {
-      corr.v[GOCU_AI(h, 2, 286)] = exp2f(mx.v[GOCU_AI(h, 2, 284)] - tmax.v[GOCU_AI(h, 2, 285)]);
-      mx.v[GOCU_AI(h, 2, 288)] = tmax.v[GOCU_AI(h, 2, 287)];
-      sum.v[GOCU_AI(h, 2, 290)] *= corr.v[GOCU_AI(h, 2, 289)];
-    }
-#pragma unroll
-    for (int nt = 0; nt < 8; nt++) {
-#pragma unroll
-      for (int e = 0; e < 4; e++) {
-        float p = exp2f(s.v[GOCU_AI(nt, 8, 291)].v[GOCU_AI(e, 4, 291)] - mx.v[GOCU_AI(e / 2, 2, 292)]);
-        s.v[GOCU_AI(nt, 8, 293)].v[GOCU_AI(e, 4, 293)] = p;
-        sum.v[GOCU_AI(e / 2, 2, 294)] += p;
-      }
-    }
-#pragma unroll
-    for (long long dt = 0LL; dt < 16LL; dt++) {
-      acc.v[GOCU_AI(dt, 16, 296)].v[0LL] *= corr.v[0LL];
-      acc.v[GOCU_AI(dt, 16, 298)].v[1LL] *= corr.v[0LL];
-      acc.v[GOCU_AI(dt, 16, 300)].v[2LL] *= corr.v[1LL];
-      acc.v[GOCU_AI(dt, 16, 302)].v[3LL] *= corr.v[1LL];
-    }
-#pragma unroll
-    for (int kk = 0; kk < 4; kk++) {
-      gocu_array<unsigned int, 4> pa = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 303)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 304)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 305)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 306)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 307)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 308)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 309)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 310)].v[3LL])}};
-#pragma unroll
-      for (int nd = 0; nd < 8; nd++) {
-        int r = (int)((unsigned int)kk * 16u + (unsigned int)lr);
-        int ch = (int)((unsigned int)nd * 2u + (unsigned int)lc);
-        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 311));
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 315)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 314)]);
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 319)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 318)]);
-      }
-    }
+  for (int j = 0; j < nfull; j++) {
+    gocu_tuple0 gocu_r = lecture_fa128Tile(sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false);
+    acc = gocu_r.r0;
+    mx = gocu_r.r1;
+    sum = gocu_r.r2;
+  }
+  for (int j = nfull; j < ntiles; j++) {
+    gocu_tuple0 gocu_r = lecture_fa128Tile(sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true);
+    acc = gocu_r.r0;
+    mx = gocu_r.r1;
+    sum = gocu_r.r2;
   }
 #pragma unroll
-  for (long long h = 0LL; h < 2LL; h++) {
-    sum.v[GOCU_AI(h, 2, 321)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 320)], 1);
-    sum.v[GOCU_AI(h, 2, 323)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 322)], 2);
-    sum.v[GOCU_AI(h, 2, 325)] = 1.0f / sum.v[GOCU_AI(h, 2, 324)];
+  for (long long hh = 0LL; hh < 2LL; hh++) {
+    sum.v[GOCU_AI(hh, 2, 149)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 148)], 1);
+    sum.v[GOCU_AI(hh, 2, 151)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 150)], 2);
+    sum.v[GOCU_AI(hh, 2, 153)] = 1.0f / sum.v[GOCU_AI(hh, 2, 152)];
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 326);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 154);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 331) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 327)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 329)].v[1LL] * sum.v[0LL]);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 336) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 332)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 334)].v[3LL] * sum.v[1LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 159) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 155)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 157)].v[1LL] * sum.v[0LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 164) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 160)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 162)].v[3LL] * sum.v[1LL]);
   }
 }
 
-// lecture.FlashAttention64 (flash64.go:53)
-extern "C" __global__ void __launch_bounds__(256, 1) FlashAttention64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
-  gocu_slice<unsigned short> q = {q_p, q_n};
-  gocu_slice<unsigned short> k = {k_p, k_n};
-  gocu_slice<unsigned short> v = {v_p, v_n};
-  gocu_slice<unsigned short> o = {o_p, o_n};
-  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  int tid = (int)threadIdx.x;
-  int warp = tid / 32;
-  int lane = tid % 32;
-  int g = lane / 4;
-  int qd = lane % 4;
-  int qtile = (int)blockIdx.x;
-  if (causal) {
-    qtile = (int)(gridDim.x - 1u - blockIdx.x);
-  }
-  int q0 = (int)((unsigned int)qtile * 128u);
-  long long head = (long long)((unsigned long long)(long long)(int)blockIdx.y * (unsigned long long)(long long)seq * 64ull);
-  float sl2 = scale * 1.442695f;
-  float negInf = (float)gocu_math_inf((long long)-1LL);
-#pragma unroll
-  for (int i = 0; i < 4; i++) {
-    int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
-    int r = c / 8;
-    int ch = c % 8;
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 337), gocu_reslice(q, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)r) * 64ull + (unsigned long long)(long long)ch * 8ull), q.n, 338));
-  }
-  int ntiles = seq / 64;
-  if (causal) {
-    ntiles = (int)((unsigned int)q0 + 128u) / 64;
-  }
-  lecture_faLoadKV64(sm, k, v, head, 0, 0);
-  gocu_cp_async_commit();
-  gocu_cp_async_wait<0>();
-  __syncthreads();
-  gocu_array<gocu_array<unsigned int, 4>, 4> qf = {};
-  int lr = lane % 16;
-  int lc = lane / 16;
-#pragma unroll
-  for (int ks = 0; ks < 4; ks++) {
-    int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
-    int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 4, 340)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 339));
-  }
-  gocu_array<gocu_array<float, 4>, 8> acc = {};
-  gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
-  gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
-  int rowA = (int)((unsigned int)q0 + (unsigned int)warp * 16u + (unsigned int)g);
-  for (int j = 0; j < ntiles; j++) {
-    if (j > 0) {
-      gocu_cp_async_wait<0>();
-      __syncthreads();
-    }
-    if ((int)((unsigned int)j + 1u) < ntiles) {
-      lecture_faLoadKV64(sm, k, v, head, (int)(((unsigned int)j + 1u) * 64u), (int)((unsigned int)j + 1u) % 2);
-    }
-    gocu_cp_async_commit();
-    int ks0 = (int)(8192u + (unsigned int)(j % 2) * 2u * 4096u);
-    int vs0 = (int)((unsigned int)ks0 + 4096u);
-    gocu_array<gocu_array<float, 4>, 8> s = {};
-#pragma unroll
-    for (int ks = 0; ks < 4; ks++) {
-#pragma unroll
-      for (int nj = 0; nj < 4; nj++) {
-        int r = (int)((unsigned int)nj * 16u + (unsigned int)(lane % 8) + 8u * (unsigned int)(lane / 16));
-        int ch = (int)((unsigned int)ks * 2u + (unsigned int)(lane / 8 % 2));
-        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)ks0 + (unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 341));
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 346)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 4, 342)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 345)]);
-        s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 351)] = gocu_mma_bf16(qf.v[GOCU_AI(ks, 4, 347)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, s.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 350)]);
-      }
-    }
-    bool diag = causal && (int)(((unsigned int)j + 1u) * 64u) > (int)((unsigned int)q0 + (unsigned int)warp * 16u);
-    gocu_array<float, 2> tmax = {};
-    float& gocu_l = tmax.v[0LL];
-    float& gocu_l_1 = tmax.v[1LL];
-    float gocu_t = mx.v[0LL];
-    float gocu_t_1 = mx.v[1LL];
-    gocu_l = gocu_t;
-    gocu_l_1 = gocu_t_1;
-#pragma unroll
-    for (int nt = 0; nt < 8; nt++) {
-#pragma unroll
-      for (int e = 0; e < 4; e++) {
-        float x = s.v[GOCU_AI(nt, 8, 356)].v[GOCU_AI(e, 4, 356)] * sl2;
-        if (diag && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) > (int)((unsigned int)rowA + 8u * (unsigned int)(e / 2))) {
-          x = negInf;
-        }
-        s.v[GOCU_AI(nt, 8, 357)].v[GOCU_AI(e, 4, 357)] = x;
-        tmax.v[GOCU_AI(e / 2, 2, 359)] = gocu_fmax(tmax.v[GOCU_AI(e / 2, 2, 358)], x);
-      }
-    }
-#pragma unroll
-    for (long long h = 0LL; h < 2LL; h++) {
-      tmax.v[GOCU_AI(h, 2, 362)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 360)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 361)], 1));
-      tmax.v[GOCU_AI(h, 2, 365)] = gocu_fmax(tmax.v[GOCU_AI(h, 2, 363)], __shfl_xor_sync(0xffffffffu, tmax.v[GOCU_AI(h, 2, 364)], 2));
-    }
-    gocu_array<float, 2> corr = {};
-#pragma unroll
-    for (long long h = 0LL; h < 2LL; h++) {
-      corr.v[GOCU_AI(h, 2, 368)] = exp2f(mx.v[GOCU_AI(h, 2, 366)] - tmax.v[GOCU_AI(h, 2, 367)]);
-      mx.v[GOCU_AI(h, 2, 370)] = tmax.v[GOCU_AI(h, 2, 369)];
-      sum.v[GOCU_AI(h, 2, 372)] *= corr.v[GOCU_AI(h, 2, 371)];
-    }
-#pragma unroll
-    for (int nt = 0; nt < 8; nt++) {
-#pragma unroll
-      for (int e = 0; e < 4; e++) {
-        float p = exp2f(s.v[GOCU_AI(nt, 8, 373)].v[GOCU_AI(e, 4, 373)] - mx.v[GOCU_AI(e / 2, 2, 374)]);
-        s.v[GOCU_AI(nt, 8, 375)].v[GOCU_AI(e, 4, 375)] = p;
-        sum.v[GOCU_AI(e / 2, 2, 376)] += p;
-      }
-    }
-#pragma unroll
-    for (long long dt = 0LL; dt < 8LL; dt++) {
-      acc.v[GOCU_AI(dt, 8, 378)].v[0LL] *= corr.v[0LL];
-      acc.v[GOCU_AI(dt, 8, 380)].v[1LL] *= corr.v[0LL];
-      acc.v[GOCU_AI(dt, 8, 382)].v[2LL] *= corr.v[1LL];
-      acc.v[GOCU_AI(dt, 8, 384)].v[3LL] *= corr.v[1LL];
-    }
-#pragma unroll
-    for (int kk = 0; kk < 4; kk++) {
-      gocu_array<unsigned int, 4> pa = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 385)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 386)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 387)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 388)].v[3LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 389)].v[0LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 390)].v[1LL]), gocu_pack_bf16x2(s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 391)].v[2LL], s.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 392)].v[3LL])}};
-#pragma unroll
-      for (int nd = 0; nd < 4; nd++) {
-        int r = (int)((unsigned int)kk * 16u + (unsigned int)lr);
-        int ch = (int)((unsigned int)nd * 2u + (unsigned int)lc);
-        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)vs0 + (unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 393));
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 397)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 396)]);
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 401)] = gocu_mma_bf16(pa, gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 400)]);
-      }
-    }
-  }
-#pragma unroll
-  for (long long h = 0LL; h < 2LL; h++) {
-    sum.v[GOCU_AI(h, 2, 403)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 402)], 1);
-    sum.v[GOCU_AI(h, 2, 405)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(h, 2, 404)], 2);
-    sum.v[GOCU_AI(h, 2, 407)] = 1.0f / sum.v[GOCU_AI(h, 2, 406)];
-  }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 408);
-#pragma unroll
-  for (int dt = 0; dt < 8; dt++) {
-    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 64ull + (unsigned long long)col) / 2LL, 413) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 409)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 8, 411)].v[1LL] * sum.v[0LL]);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 64ull + (unsigned long long)col) / 2LL, 418) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 414)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 8, 416)].v[3LL] * sum.v[1LL]);
-  }
-}
-
-// lecture.FlashAttn64B64 (flash64_b64.go:57)
-extern "C" __global__ void __launch_bounds__(128, 2) FlashAttn64B64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
+// lecture.FlashAttention64 (flash64.go:65)
+extern "C" __global__ void __launch_bounds__(128, 2) FlashAttention64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
   gocu_slice<unsigned short> k = {k_p, k_n};
   gocu_slice<unsigned short> v = {v_p, v_n};
@@ -1274,7 +860,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) FlashAttn64B64(unsigned sho
   long long goff = (long long)((unsigned long long)head + (unsigned long long)(long long)cr * 64ull + (unsigned long long)(long long)cc * 8ull);
 #pragma unroll
   for (int i = 0; i < 4; i++) {
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)soff + (unsigned int)i * 16u * 64u), sm.n, 419), gocu_reslice(q, (long long)(long long)((unsigned long long)goff + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)i * 16u) * 64ull), q.n, 420));
+    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)soff + (unsigned int)i * 16u * 64u), sm.n, 165), gocu_reslice(q, (long long)(long long)((unsigned long long)goff + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)i * 16u) * 64ull), q.n, 166));
   }
   int ntiles = seq / 64;
   int nfull = seq / 64;
@@ -1282,7 +868,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) FlashAttn64B64(unsigned sho
     ntiles = (int)((unsigned int)q0 + 64u) / 64;
     nfull = q0 / 64;
   }
-  lecture_fa64b64LoadKV(sm, k, v, goff, soff, 0, 0);
+  lecture_fa64LoadKV(sm, k, v, goff, soff, 0, 0);
   gocu_cp_async_commit();
   gocu_cp_async_wait<0>();
   __syncthreads();
@@ -1293,7 +879,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) FlashAttn64B64(unsigned sho
   for (int ks = 0; ks < 4; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 4, 422)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 421));
+    qf.v[GOCU_AI(ks, 4, 168)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 167));
   }
   int l7 = lane % 8;
   int h = l7 / 2;
@@ -1303,8 +889,8 @@ extern "C" __global__ void __launch_bounds__(128, 2) FlashAttn64B64(unsigned sho
   gocu_array<int, 4> vOff = {};
 #pragma unroll
   for (int j = 0; j < 4; j++) {
-    kOff.v[GOCU_AI(j, 4, 423)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
-    vOff.v[GOCU_AI(j, 4, 424)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
+    kOff.v[GOCU_AI(j, 4, 169)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
+    vOff.v[GOCU_AI(j, 4, 170)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
   }
   gocu_array<gocu_array<float, 4>, 8> acc = {};
   float negInf = (float)gocu_math_inf((long long)-1LL);
@@ -1312,212 +898,103 @@ extern "C" __global__ void __launch_bounds__(128, 2) FlashAttn64B64(unsigned sho
   gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
   int rowA = (int)((unsigned int)q0 + (unsigned int)warp * 16u + (unsigned int)g);
   for (int j = 0; j < nfull; j++) {
-    gocu_tuple0 gocu_r = lecture_fa64b64Tile(sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false);
+    gocu_tuple1 gocu_r = lecture_fa64Tile(sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false);
     acc = gocu_r.r0;
     mx = gocu_r.r1;
     sum = gocu_r.r2;
   }
   for (int j = nfull; j < ntiles; j++) {
-    gocu_tuple0 gocu_r = lecture_fa64b64Tile(sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true);
+    gocu_tuple1 gocu_r = lecture_fa64Tile(sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true);
     acc = gocu_r.r0;
     mx = gocu_r.r1;
     sum = gocu_r.r2;
   }
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 426)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 425)], 1);
-    sum.v[GOCU_AI(hh, 2, 428)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 427)], 2);
-    sum.v[GOCU_AI(hh, 2, 430)] = 1.0f / sum.v[GOCU_AI(hh, 2, 429)];
+    sum.v[GOCU_AI(hh, 2, 172)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 171)], 1);
+    sum.v[GOCU_AI(hh, 2, 174)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 173)], 2);
+    sum.v[GOCU_AI(hh, 2, 176)] = 1.0f / sum.v[GOCU_AI(hh, 2, 175)];
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 431);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 177);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 64ull + (unsigned long long)col) / 2LL, 436) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 432)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 8, 434)].v[1LL] * sum.v[0LL]);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 64ull + (unsigned long long)col) / 2LL, 441) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 437)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 8, 439)].v[3LL] * sum.v[1LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 64ull + (unsigned long long)col) / 2LL, 182) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 178)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 8, 180)].v[1LL] * sum.v[0LL]);
+    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 64ull + (unsigned long long)col) / 2LL, 187) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 183)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 8, 185)].v[3LL] * sum.v[1LL]);
   }
 }
 
-// lecture.FlashAttn128B128 (flash_b128.go:58)
-extern "C" __global__ void __launch_bounds__(256, 1) FlashAttn128B128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
-  gocu_slice<unsigned short> q = {q_p, q_n};
-  gocu_slice<unsigned short> k = {k_p, k_n};
-  gocu_slice<unsigned short> v = {v_p, v_n};
-  gocu_slice<unsigned short> o = {o_p, o_n};
-  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  int tid = (int)threadIdx.x;
-  int warp = tid / 32;
-  int lane = tid % 32;
-  int g = lane / 4;
-  int qd = lane % 4;
-  int qtile = (int)blockIdx.x;
-  if (causal) {
-    qtile = (int)(gridDim.x - 1u - blockIdx.x);
-  }
-  int q0 = (int)((unsigned int)qtile * 128u);
-  long long head = (long long)((unsigned long long)(long long)(int)blockIdx.y * (unsigned long long)(long long)seq * 128ull);
-  float sl2 = scale * 1.442695f;
-  int cr = tid / 16;
-  int cc = tid % 16;
-  int soff = (int)((unsigned int)cr * 128u + (unsigned int)(cc ^ cr & 7) * 8u);
-  long long goff = (long long)((unsigned long long)head + (unsigned long long)(long long)cr * 128ull + (unsigned long long)(long long)cc * 8ull);
-#pragma unroll
-  for (int i = 0; i < 8; i++) {
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)soff + (unsigned int)i * 16u * 128u), sm.n, 442), gocu_reslice(q, (long long)(long long)((unsigned long long)goff + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)i * 16u) * 128ull), q.n, 443));
-  }
-  int ntiles = seq / 64;
-  int nfull = seq / 64;
-  if (causal) {
-    ntiles = (int)((unsigned int)q0 + 128u) / 64;
-    nfull = q0 / 64;
-  }
-  lecture_fab128LoadKV(sm, k, v, goff, soff, 0, 0);
-  gocu_cp_async_commit();
-  gocu_cp_async_wait<0>();
-  __syncthreads();
-  gocu_array<gocu_array<unsigned int, 4>, 8> qf = {};
-  int lr = lane % 16;
-  int lc = lane / 16;
-#pragma unroll
-  for (int ks = 0; ks < 8; ks++) {
-    int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
-    int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 445)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 444));
-  }
-  int l7 = lane % 8;
-  int h = l7 / 2;
-  int rowK = (int)(((unsigned int)l7 + 8u * (unsigned int)(lane / 16)) * 128u + 8u * (unsigned int)((lane / 8 ^ l7) & 1));
-  int rowV = (int)((unsigned int)lr * 128u + 8u * (unsigned int)((lc ^ l7) & 1));
-  gocu_array<int, 4> kOff = {};
-  gocu_array<int, 4> vOff = {};
-#pragma unroll
-  for (int j = 0; j < 4; j++) {
-    kOff.v[GOCU_AI(j, 4, 446)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
-    vOff.v[GOCU_AI(j, 4, 447)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
-  }
-  gocu_array<gocu_array<float, 4>, 16> acc = {};
-  float negInf = (float)gocu_math_inf((long long)-1LL);
-  gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
-  gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
-  int rowA = (int)((unsigned int)q0 + (unsigned int)warp * 16u + (unsigned int)g);
-  for (int j = 0; j < nfull; j++) {
-    gocu_tuple1 gocu_r = lecture_fab128Tile(sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false);
-    acc = gocu_r.r0;
-    mx = gocu_r.r1;
-    sum = gocu_r.r2;
-  }
-  for (int j = nfull; j < ntiles; j++) {
-    gocu_tuple1 gocu_r = lecture_fab128Tile(sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true);
-    acc = gocu_r.r0;
-    mx = gocu_r.r1;
-    sum = gocu_r.r2;
-  }
-#pragma unroll
-  for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 449)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 448)], 1);
-    sum.v[GOCU_AI(hh, 2, 451)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 450)], 2);
-    sum.v[GOCU_AI(hh, 2, 453)] = 1.0f / sum.v[GOCU_AI(hh, 2, 452)];
-  }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 454);
-#pragma unroll
-  for (int dt = 0; dt < 16; dt++) {
-    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 459) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 455)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 457)].v[1LL] * sum.v[0LL]);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 464) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 460)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 462)].v[3LL] * sum.v[1LL]);
-  }
-}
-
-// lecture.FlashAttn128B64 (flash_b64.go:53)
-extern "C" __global__ void __launch_bounds__(128, 2) FlashAttn128B64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, int seq, float scale, bool causal) {
-  gocu_slice<unsigned short> q = {q_p, q_n};
-  gocu_slice<unsigned short> k = {k_p, k_n};
-  gocu_slice<unsigned short> v = {v_p, v_n};
-  gocu_slice<unsigned short> o = {o_p, o_n};
-  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  int tid = (int)threadIdx.x;
-  int warp = tid / 32;
-  int lane = tid % 32;
-  int g = lane / 4;
-  int qd = lane % 4;
-  int qtile = (int)blockIdx.x;
-  if (causal) {
-    qtile = (int)(gridDim.x - 1u - blockIdx.x);
-  }
-  int q0 = (int)((unsigned int)qtile * 64u);
-  long long head = (long long)((unsigned long long)(long long)(int)blockIdx.y * (unsigned long long)(long long)seq * 128ull);
-  float sl2 = scale * 1.442695f;
-  int cr = tid / 16;
-  int cc = tid % 16;
-  int soff = (int)((unsigned int)cr * 128u + (unsigned int)(cc ^ cr & 7) * 8u);
-  long long goff = (long long)((unsigned long long)head + (unsigned long long)(long long)cr * 128ull + (unsigned long long)(long long)cc * 8ull);
-#pragma unroll
-  for (int i = 0; i < 8; i++) {
-    gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)soff + (unsigned int)i * 8u * 128u), sm.n, 465), gocu_reslice(q, (long long)(long long)((unsigned long long)goff + (unsigned long long)(long long)(int)((unsigned int)q0 + (unsigned int)i * 8u) * 128ull), q.n, 466));
-  }
-  int ntiles = seq / 64;
-  int nfull = seq / 64;
-  if (causal) {
-    ntiles = (int)((unsigned int)q0 + 64u) / 64;
-    nfull = q0 / 64;
-  }
-  lecture_fab64LoadKV(sm, k, v, goff, soff, 0, 0);
-  gocu_cp_async_commit();
-  gocu_cp_async_wait<0>();
-  __syncthreads();
-  gocu_array<gocu_array<unsigned int, 4>, 8> qf = {};
-  int lr = lane % 16;
-  int lc = lane / 16;
-#pragma unroll
-  for (int ks = 0; ks < 8; ks++) {
-    int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
-    int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 468)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 467));
-  }
-  int l7 = lane % 8;
-  int h = l7 / 2;
-  int rowK = (int)(((unsigned int)l7 + 8u * (unsigned int)(lane / 16)) * 128u + 8u * (unsigned int)((lane / 8 ^ l7) & 1));
-  int rowV = (int)((unsigned int)lr * 128u + 8u * (unsigned int)((lc ^ l7) & 1));
-  gocu_array<int, 4> kOff = {};
-  gocu_array<int, 4> vOff = {};
-#pragma unroll
-  for (int j = 0; j < 4; j++) {
-    kOff.v[GOCU_AI(j, 4, 469)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
-    vOff.v[GOCU_AI(j, 4, 470)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
-  }
-  gocu_array<gocu_array<float, 4>, 16> acc = {};
-  float negInf = (float)gocu_math_inf((long long)-1LL);
-  gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
-  gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
-  int rowA = (int)((unsigned int)q0 + (unsigned int)warp * 16u + (unsigned int)g);
-  for (int j = 0; j < nfull; j++) {
-    gocu_tuple1 gocu_r = lecture_fab64Tile(sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false);
-    acc = gocu_r.r0;
-    mx = gocu_r.r1;
-    sum = gocu_r.r2;
-  }
-  for (int j = nfull; j < ntiles; j++) {
-    gocu_tuple1 gocu_r = lecture_fab64Tile(sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true);
-    acc = gocu_r.r0;
-    mx = gocu_r.r1;
-    sum = gocu_r.r2;
-  }
-#pragma unroll
-  for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 472)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 471)], 1);
-    sum.v[GOCU_AI(hh, 2, 474)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 473)], 2);
-    sum.v[GOCU_AI(hh, 2, 476)] = 1.0f / sum.v[GOCU_AI(hh, 2, 475)];
-  }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 477);
-#pragma unroll
-  for (int dt = 0; dt < 16; dt++) {
-    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 482) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 478)].v[0LL] * sum.v[0LL], acc.v[GOCU_AI(dt, 16, 480)].v[1LL] * sum.v[0LL]);
-    GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 487) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 483)].v[2LL] * sum.v[1LL], acc.v[GOCU_AI(dt, 16, 485)].v[3LL] * sum.v[1LL]);
-  }
-}
-
-// lecture.GemmBF16 (gemm_bf16.go:47)
+// lecture.GemmBF16 (gemm_bf16.go:58)
 extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __restrict__ a_p, long long a_n, unsigned short* __restrict__ b_p, long long b_n, unsigned short* __restrict__ c_p, long long c_n, int m, int n, int k) {
+  gocu_slice<unsigned short> a = {a_p, a_n};
+  gocu_slice<unsigned short> b = {b_p, b_n};
+  gocu_slice<unsigned short> c = {c_p, c_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int wg = tid / 128;
+  int bm = (int)(blockIdx.y * 128u);
+  int bn = (int)(blockIdx.x * 256u);
+  int kt = k / 64;
+  int ar = tid / 8;
+  int ac = tid % 8;
+  int br = tid / 32;
+  int bc = tid % 32;
+  bool bvalid = (int)((unsigned int)bn + (unsigned int)bc * 8u) < n;
+  int sa = (int)((unsigned int)ar * 64u + (unsigned int)(ac ^ ar & 7) * 8u);
+  int sb = (int)(8192u + (unsigned int)(bc / 8) * 64u * 64u + (unsigned int)br * 64u + (unsigned int)(bc % 8 ^ br & 7) * 8u);
+  gocu_slice<unsigned short> ag = gocu_reslice(a, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)bm + (unsigned int)ar) * (unsigned long long)(long long)k + (unsigned long long)(long long)(int)((unsigned int)ac * 8u)), a.n, 188);
+  gocu_slice<unsigned short> bg = gocu_reslice(b, (long long)(long long)((unsigned long long)(long long)br * (unsigned long long)(long long)n + (unsigned long long)(long long)(int)((unsigned int)bn + (unsigned int)bc * 8u)), b.n, 189);
+  if (!bvalid) {
+    bg = b;
+  }
+  long long aStep = (long long)(32ull * (unsigned long long)(long long)k);
+  long long bStep = (long long)(8ull * (unsigned long long)(long long)n);
+  for (int s = 0; s < 2; s++) {
+    if (s < kt) {
+      lecture_bf16Load(gocu_reslice(sm, (long long)(int)((unsigned int)s * 24576u), sm.n, 190), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)s * 64u), ag.n, 191), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)s * 64u) * (unsigned long long)(long long)n), bg.n, 192), sa, sb, aStep, bStep, bvalid);
+    }
+    gocu_cp_async_commit();
+  }
+  unsigned long long da0 = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 64u), sm.n, 193), 1, 16, 1024);
+  unsigned long long db0 = gocu_wg_desc(gocu_reslice(sm, (long long)8192LL, sm.n, 194), 1, 8192, 1024);
+  gocu_array<float, 128> acc = {};
+  for (int i = 0; i < kt; i++) {
+    gocu_cp_async_wait<1>();
+    gocu_fence_proxy_async();
+    __syncthreads();
+    if (int nxt = (int)((unsigned int)i + 4u - 2u); nxt < kt) {
+      lecture_bf16Load(gocu_reslice(sm, (long long)(int)((unsigned int)(nxt % 4) * 24576u), sm.n, 195), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)nxt * 64u), ag.n, 196), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)nxt * 64u) * (unsigned long long)(long long)n), bg.n, 197), sa, sb, aStep, bStep, bvalid);
+    }
+    gocu_cp_async_commit();
+    unsigned long long st = (unsigned long long)(i % 4) * 3072ull;
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) {
+      gocu_wgmma_bf16_n256<1>(acc, da0 + st + (unsigned long long)(int)((unsigned int)ks * 2u), db0 + st + (unsigned long long)(int)((unsigned int)ks * 128u), i > 0 || ks > 0);
+    }
+    gocu_wgmma_commit();
+    gocu_wgmma_wait<1>(acc);
+  }
+  gocu_wgmma_wait<0>(acc);
+  gocu_cp_async_wait<0>();
+  int lane = tid % 32;
+  int w = tid / 32 % 4;
+  int g = lane / 4;
+  int q = lane % 4;
+  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 198);
+  long long row = (long long)(int)((unsigned int)bm + (unsigned int)wg * 64u + (unsigned int)w * 16u + (unsigned int)g);
+#pragma unroll
+  for (int j = 0; j < 32; j++) {
+    int col = (int)((unsigned int)bn + (unsigned int)j * 8u + 2u * (unsigned int)q);
+    if (col < n) {
+      GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 201) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)j), 128, 199)], acc.v[GOCU_AI((int)(4u * (unsigned int)j + 1u), 128, 200)]);
+      GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 204) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)j + 2u), 128, 202)], acc.v[GOCU_AI((int)(4u * (unsigned int)j + 3u), 128, 203)]);
+    }
+  }
+}
+
+// lecture.GemmBF16MMA (gemm_mma.go:50)
+extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16MMA(unsigned short* __restrict__ a_p, long long a_n, unsigned short* __restrict__ b_p, long long b_n, unsigned short* __restrict__ c_p, long long c_n, int m, int n, int k) {
   gocu_slice<unsigned short> a = {a_p, a_n};
   gocu_slice<unsigned short> b = {b_p, b_n};
   gocu_slice<unsigned short> c = {c_p, c_n};
@@ -1547,11 +1024,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __
     if (s < kt) {
       int st = (int)((unsigned int)s * 12288u);
       long long ka = (long long)(int)((unsigned int)s * 32u);
-      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 488), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 489));
-      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 490), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 491));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 205), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 206));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 207), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 208));
 #pragma unroll
       for (int i = 0; i < 4; i++) {
-        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)i * 8u * 256u), sm.n, 492), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)s * 32u + (unsigned int)i * 8u) * (unsigned long long)(long long)n), b.n, 493), bvalid);
+        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)i * 8u * 256u), sm.n, 209), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)s * 32u + (unsigned int)i * 8u) * (unsigned long long)(long long)n), b.n, 210), bvalid);
       }
     }
     gocu_cp_async_commit();
@@ -1565,11 +1042,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __
     if (int nxt = (int)((unsigned int)i + 4u - 1u); nxt < kt) {
       int st = (int)((unsigned int)(nxt % 4) * 12288u);
       long long ka = (long long)(int)((unsigned int)nxt * 32u);
-      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 494), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 495));
-      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 496), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 497));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa0), sm.n, 211), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + (unsigned long long)ka), a.n, 212));
+      gocu_cp_async(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sa1), sm.n, 213), gocu_reslice(a, (long long)(long long)((unsigned long long)aoff + 64ull * (unsigned long long)(long long)k + (unsigned long long)ka), a.n, 214));
 #pragma unroll
       for (int j = 0; j < 4; j++) {
-        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)j * 8u * 256u), sm.n, 498), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)nxt * 32u + (unsigned int)j * 8u) * (unsigned long long)(long long)n), b.n, 499), bvalid);
+        gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)sb + (unsigned int)j * 8u * 256u), sm.n, 215), gocu_reslice(b, (long long)(long long)((unsigned long long)boff + (unsigned long long)(long long)(int)((unsigned int)nxt * 32u + (unsigned int)j * 8u) * (unsigned long long)(long long)n), b.n, 216), bvalid);
       }
     }
     gocu_cp_async_commit();
@@ -1582,27 +1059,27 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __
       for (int mi = 0; mi < 4; mi++) {
         int row = (int)((unsigned int)wm * 64u + (unsigned int)mi * 16u + (unsigned int)lr);
         int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-        af.v[GOCU_AI(mi, 4, 501)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)row * 32u + (unsigned int)(ch ^ row >> 1 & 3) * 8u), sm.n, 500));
+        af.v[GOCU_AI(mi, 4, 218)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)st + (unsigned int)row * 32u + (unsigned int)(ch ^ row >> 1 & 3) * 8u), sm.n, 217));
       }
 #pragma unroll
       for (int nj = 0; nj < 4; nj++) {
         int row = (int)((unsigned int)ks * 16u + (unsigned int)lr);
         int ch = (int)((unsigned int)wn * 8u + (unsigned int)nj * 2u + (unsigned int)lc);
-        gocu_array<unsigned int, 4> r = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)st + 4096u + (unsigned int)row * 256u + (unsigned int)(ch ^ row & 7) * 8u), sm.n, 502));
-        bf.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 505)] = gocu_array<unsigned int, 2>{{r.v[0LL], r.v[1LL]}};
-        bf.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 508)] = gocu_array<unsigned int, 2>{{r.v[2LL], r.v[3LL]}};
+        gocu_array<unsigned int, 4> r = gocu_ldsm_x4_trans(gocu_reslice(sm, (long long)(int)((unsigned int)st + 4096u + (unsigned int)row * 256u + (unsigned int)(ch ^ row & 7) * 8u), sm.n, 219));
+        bf.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 222)] = gocu_array<unsigned int, 2>{{r.v[0LL], r.v[1LL]}};
+        bf.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 225)] = gocu_array<unsigned int, 2>{{r.v[2LL], r.v[3LL]}};
       }
 #pragma unroll
       for (long long mi = 0LL; mi < 4LL; mi++) {
 #pragma unroll
         for (long long ni = 0LL; ni < 8LL; ni++) {
-          acc.v[GOCU_AI(mi, 4, 512)].v[GOCU_AI(ni, 8, 512)] = gocu_mma_bf16(af.v[GOCU_AI(mi, 4, 509)], bf.v[GOCU_AI(ni, 8, 510)], acc.v[GOCU_AI(mi, 4, 511)].v[GOCU_AI(ni, 8, 511)]);
+          acc.v[GOCU_AI(mi, 4, 229)].v[GOCU_AI(ni, 8, 229)] = gocu_mma_bf16(af.v[GOCU_AI(mi, 4, 226)], bf.v[GOCU_AI(ni, 8, 227)], acc.v[GOCU_AI(mi, 4, 228)].v[GOCU_AI(ni, 8, 228)]);
         }
       }
     }
   }
   gocu_cp_async_wait<0>();
-  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 513);
+  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 230);
   int g = lane / 4;
   int q = lane % 4;
 #pragma unroll
@@ -1612,378 +1089,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16(unsigned short* __
     for (long long ni = 0LL; ni < 8LL; ni++) {
       int col = (int)((unsigned int)bn + (unsigned int)wn * 64u + (unsigned int)ni * 8u + 2u * (unsigned int)q);
       if (col < n) {
-        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 514)].v[GOCU_AI(ni, 8, 514)];
-        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 517) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
-        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 520) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
+        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 231)].v[GOCU_AI(ni, 8, 231)];
+        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 234) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
+        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 237) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
       }
-    }
-  }
-}
-
-// lecture.GemmBF16Pipe32 (gemm_pipe32.go:45)
-extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16Pipe32(unsigned short* __restrict__ a_p, long long a_n, unsigned short* __restrict__ b_p, long long b_n, unsigned short* __restrict__ c_p, long long c_n, int m, int n, int k) {
-  gocu_slice<unsigned short> a = {a_p, a_n};
-  gocu_slice<unsigned short> b = {b_p, b_n};
-  gocu_slice<unsigned short> c = {c_p, c_n};
-  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  int tid = (int)threadIdx.x;
-  int warp = tid / 32;
-  int lane = tid % 32;
-  int wm = warp / 4;
-  int wn = warp % 4;
-  int bm = (int)(blockIdx.y * 128u);
-  int bn = (int)(blockIdx.x * 256u);
-  int kt = k / 32;
-  int ar = tid / 4;
-  int ac = tid % 4;
-  int br = tid / 32;
-  int bc = tid % 32;
-  bool bvalid = (int)((unsigned int)bn + (unsigned int)bc * 8u) < n;
-  int sa = (int)((unsigned int)ar * 32u + (unsigned int)(ac ^ ar / 2 & 3) * 8u);
-  int sb = (int)(4096u + (unsigned int)br * 256u + (unsigned int)(bc ^ br & 7) * 8u);
-  gocu_slice<unsigned short> ag = gocu_reslice(a, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)bm + (unsigned int)ar) * (unsigned long long)(long long)k + (unsigned long long)(long long)(int)((unsigned int)ac * 8u)), a.n, 521);
-  gocu_slice<unsigned short> bg = gocu_reslice(b, (long long)(long long)((unsigned long long)(long long)br * (unsigned long long)(long long)n + (unsigned long long)(long long)(int)((unsigned int)bn + (unsigned int)bc * 8u)), b.n, 522);
-  if (!bvalid) {
-    bg = b;
-  }
-  long long aStep = (long long)(64ull * (unsigned long long)(long long)k);
-  long long bStep = (long long)(8ull * (unsigned long long)(long long)n);
-  for (int s = 0; s < 3; s++) {
-    if (s < kt) {
-      lecture_gp32Load(gocu_reslice(sm, (long long)(int)((unsigned int)s * 12288u), sm.n, 523), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)s * 32u), ag.n, 524), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)s * 32u) * (unsigned long long)(long long)n), bg.n, 525), sa, sb, aStep, bStep, bvalid);
-    }
-    gocu_cp_async_commit();
-  }
-  int lr = lane % 16;
-  int lc = lane / 16;
-  gocu_array<int, 2> aOff = {};
-#pragma unroll
-  for (int ks = 0; ks < 2; ks++) {
-    aOff.v[GOCU_AI(ks, 2, 526)] = (int)(((unsigned int)wm * 64u + (unsigned int)lr) * 32u + (unsigned int)((int)(2u * (unsigned int)ks + (unsigned int)lc) ^ lr / 2 & 3) * 8u);
-  }
-  gocu_array<int, 4> bOff = {};
-#pragma unroll
-  for (int nj = 0; nj < 4; nj++) {
-    bOff.v[GOCU_AI(nj, 4, 527)] = (int)(4096u + (unsigned int)lr * 256u + ((unsigned int)wn * 8u + 2u * (unsigned int)(nj ^ (lr & 7) / 2) + (unsigned int)((lc ^ lr) & 1)) * 8u);
-  }
-  gocu_array<gocu_array<gocu_array<float, 4>, 8>, 4> acc = {};
-  gocu_array<gocu_array<gocu_array<unsigned int, 4>, 4>, 2> af = {};
-  gocu_array<gocu_array<gocu_array<unsigned int, 2>, 8>, 2> bf = {};
-  gocu_cp_async_wait<2>();
-  __syncthreads();
-  gocu_array<gocu_array<unsigned int, 4>, 4>& gocu_l = af.v[0LL];
-  gocu_array<gocu_array<unsigned int, 2>, 8>& gocu_l_1 = bf.v[0LL];
-  gocu_tuple2 gocu_r = lecture_gp32Frags(sm, aOff.v[0LL], bOff, 0);
-  gocu_l = gocu_r.r0;
-  gocu_l_1 = gocu_r.r1;
-  for (int i = 0; i < kt; i++) {
-    int st = (int)((unsigned int)(i % 4) * 12288u);
-#pragma unroll
-    for (int ks = 0; ks < 2; ks++) {
-      if (ks == 1) {
-        gocu_cp_async_wait<2>();
-        __syncthreads();
-      }
-      if (ks < 1) {
-        gocu_array<gocu_array<unsigned int, 4>, 4>& gocu_l_2 = af.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 533)];
-        gocu_array<gocu_array<unsigned int, 2>, 8>& gocu_l_3 = bf.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 534)];
-        gocu_tuple2 gocu_r_1 = lecture_gp32Frags(gocu_reslice(sm, (long long)st, sm.n, 531), aOff.v[GOCU_AI((int)((unsigned int)ks + 1u), 2, 532)], bOff, (int)((unsigned int)ks + 1u));
-        gocu_l_2 = gocu_r_1.r0;
-        gocu_l_3 = gocu_r_1.r1;
-      } else if ((int)((unsigned int)i + 1u) < kt) {
-        gocu_array<gocu_array<unsigned int, 4>, 4>& gocu_l_2 = af.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 537)];
-        gocu_array<gocu_array<unsigned int, 2>, 8>& gocu_l_3 = bf.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 538)];
-        gocu_tuple2 gocu_r_1 = lecture_gp32Frags(gocu_reslice(sm, (long long)(int)((unsigned int)((int)((unsigned int)i + 1u) % 4) * 12288u), sm.n, 535), aOff.v[0LL], bOff, 0);
-        gocu_l_2 = gocu_r_1.r0;
-        gocu_l_3 = gocu_r_1.r1;
-      }
-      if (ks == 0) {
-        if (int nxt = (int)((unsigned int)i + 4u - 1u); nxt < kt) {
-          lecture_gp32Load(gocu_reslice(sm, (long long)(int)((unsigned int)(nxt % 4) * 12288u), sm.n, 539), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)nxt * 32u), ag.n, 540), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)nxt * 32u) * (unsigned long long)(long long)n), bg.n, 541), sa, sb, aStep, bStep, bvalid);
-        }
-        gocu_cp_async_commit();
-      }
-#pragma unroll
-      for (long long mi = 0LL; mi < 4LL; mi++) {
-#pragma unroll
-        for (long long ni = 0LL; ni < 8LL; ni++) {
-          acc.v[GOCU_AI(mi, 4, 545)].v[GOCU_AI(ni, 8, 545)] = gocu_mma_bf16(af.v[GOCU_AI(ks % 2, 2, 542)].v[GOCU_AI(mi, 4, 542)], bf.v[GOCU_AI(ks % 2, 2, 543)].v[GOCU_AI(ni, 8, 543)], acc.v[GOCU_AI(mi, 4, 544)].v[GOCU_AI(ni, 8, 544)]);
-        }
-      }
-    }
-  }
-  gocu_cp_async_wait<0>();
-  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 546);
-  int g = lane / 4;
-  int q = lane % 4;
-#pragma unroll
-  for (long long mi = 0LL; mi < 4LL; mi++) {
-    long long row = (long long)(int)((unsigned int)bm + (unsigned int)wm * 64u + (unsigned int)mi * 16u + (unsigned int)g);
-#pragma unroll
-    for (long long ni = 0LL; ni < 8LL; ni++) {
-      int col = (int)((unsigned int)bn + (unsigned int)wn * 64u + (unsigned int)ni * 8u + 2u * (unsigned int)q);
-      if (col < n) {
-        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 547)].v[GOCU_AI(ni, 8, 547)];
-        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 550) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
-        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 553) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
-      }
-    }
-  }
-}
-
-// lecture.GemmBF16Pipe64 (gemm_pipe64.go:49)
-extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16Pipe64(unsigned short* __restrict__ a_p, long long a_n, unsigned short* __restrict__ b_p, long long b_n, unsigned short* __restrict__ c_p, long long c_n, int m, int n, int k) {
-  gocu_slice<unsigned short> a = {a_p, a_n};
-  gocu_slice<unsigned short> b = {b_p, b_n};
-  gocu_slice<unsigned short> c = {c_p, c_n};
-  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  int tid = (int)threadIdx.x;
-  int warp = tid / 32;
-  int lane = tid % 32;
-  int wm = warp / 4;
-  int wn = warp % 4;
-  int bm = (int)(blockIdx.y * 128u);
-  int bn = (int)(blockIdx.x * 256u);
-  int kt = k / 64;
-  int ar = tid / 8;
-  int ac = tid % 8;
-  int br = tid / 32;
-  int bc = tid % 32;
-  bool bvalid = (int)((unsigned int)bn + (unsigned int)bc * 8u) < n;
-  int sa = (int)((unsigned int)ar * 64u + (unsigned int)(ac ^ ar / 1 & 7) * 8u);
-  int sb = (int)(8192u + (unsigned int)br * 256u + (unsigned int)(bc ^ br & 7) * 8u);
-  gocu_slice<unsigned short> ag = gocu_reslice(a, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)bm + (unsigned int)ar) * (unsigned long long)(long long)k + (unsigned long long)(long long)(int)((unsigned int)ac * 8u)), a.n, 554);
-  gocu_slice<unsigned short> bg = gocu_reslice(b, (long long)(long long)((unsigned long long)(long long)br * (unsigned long long)(long long)n + (unsigned long long)(long long)(int)((unsigned int)bn + (unsigned int)bc * 8u)), b.n, 555);
-  if (!bvalid) {
-    bg = b;
-  }
-  long long aStep = (long long)(32ull * (unsigned long long)(long long)k);
-  long long bStep = (long long)(8ull * (unsigned long long)(long long)n);
-  for (int s = 0; s < 3; s++) {
-    if (s < kt) {
-      lecture_gp64Load(gocu_reslice(sm, (long long)(int)((unsigned int)s * 24576u), sm.n, 556), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)s * 64u), ag.n, 557), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)s * 64u) * (unsigned long long)(long long)n), bg.n, 558), sa, sb, aStep, bStep, bvalid);
-    }
-    gocu_cp_async_commit();
-  }
-  int lr = lane % 16;
-  int lc = lane / 16;
-  gocu_array<int, 4> aOff = {};
-#pragma unroll
-  for (int ks = 0; ks < 4; ks++) {
-    aOff.v[GOCU_AI(ks, 4, 559)] = (int)(((unsigned int)wm * 64u + (unsigned int)lr) * 64u + (unsigned int)((int)(2u * (unsigned int)ks + (unsigned int)lc) ^ lr / 1 & 7) * 8u);
-  }
-  gocu_array<int, 4> bOff = {};
-#pragma unroll
-  for (int nj = 0; nj < 4; nj++) {
-    bOff.v[GOCU_AI(nj, 4, 560)] = (int)(8192u + (unsigned int)lr * 256u + ((unsigned int)wn * 8u + 2u * (unsigned int)(nj ^ (lr & 7) / 2) + (unsigned int)((lc ^ lr) & 1)) * 8u);
-  }
-  gocu_array<gocu_array<gocu_array<float, 4>, 8>, 4> acc = {};
-  gocu_array<gocu_array<gocu_array<unsigned int, 4>, 4>, 2> af = {};
-  gocu_array<gocu_array<gocu_array<unsigned int, 2>, 8>, 2> bf = {};
-  gocu_cp_async_wait<2>();
-  __syncthreads();
-  gocu_array<gocu_array<unsigned int, 4>, 4>& gocu_l = af.v[0LL];
-  gocu_array<gocu_array<unsigned int, 2>, 8>& gocu_l_1 = bf.v[0LL];
-  gocu_tuple2 gocu_r = lecture_gp64Frags(sm, aOff.v[0LL], bOff, 0);
-  gocu_l = gocu_r.r0;
-  gocu_l_1 = gocu_r.r1;
-  for (int i = 0; i < kt; i++) {
-    int st = (int)((unsigned int)(i % 4) * 24576u);
-#pragma unroll
-    for (int ks = 0; ks < 4; ks++) {
-      if (ks == 3) {
-        gocu_cp_async_wait<2>();
-        __syncthreads();
-      }
-      if (ks < 3) {
-        gocu_array<gocu_array<unsigned int, 4>, 4>& gocu_l_2 = af.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 566)];
-        gocu_array<gocu_array<unsigned int, 2>, 8>& gocu_l_3 = bf.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 567)];
-        gocu_tuple2 gocu_r_1 = lecture_gp64Frags(gocu_reslice(sm, (long long)st, sm.n, 564), aOff.v[GOCU_AI((int)((unsigned int)ks + 1u), 4, 565)], bOff, (int)((unsigned int)ks + 1u));
-        gocu_l_2 = gocu_r_1.r0;
-        gocu_l_3 = gocu_r_1.r1;
-      } else if ((int)((unsigned int)i + 1u) < kt) {
-        gocu_array<gocu_array<unsigned int, 4>, 4>& gocu_l_2 = af.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 570)];
-        gocu_array<gocu_array<unsigned int, 2>, 8>& gocu_l_3 = bf.v[GOCU_AI((int)((unsigned int)ks + 1u) % 2, 2, 571)];
-        gocu_tuple2 gocu_r_1 = lecture_gp64Frags(gocu_reslice(sm, (long long)(int)((unsigned int)((int)((unsigned int)i + 1u) % 4) * 24576u), sm.n, 568), aOff.v[0LL], bOff, 0);
-        gocu_l_2 = gocu_r_1.r0;
-        gocu_l_3 = gocu_r_1.r1;
-      }
-      if (ks == 0) {
-        if (int nxt = (int)((unsigned int)i + 4u - 1u); nxt < kt) {
-          lecture_gp64Load(gocu_reslice(sm, (long long)(int)((unsigned int)(nxt % 4) * 24576u), sm.n, 572), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)nxt * 64u), ag.n, 573), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)nxt * 64u) * (unsigned long long)(long long)n), bg.n, 574), sa, sb, aStep, bStep, bvalid);
-        }
-        gocu_cp_async_commit();
-      }
-#pragma unroll
-      for (long long mi = 0LL; mi < 4LL; mi++) {
-#pragma unroll
-        for (long long ni = 0LL; ni < 8LL; ni++) {
-          acc.v[GOCU_AI(mi, 4, 578)].v[GOCU_AI(ni, 8, 578)] = gocu_mma_bf16(af.v[GOCU_AI(ks % 2, 2, 575)].v[GOCU_AI(mi, 4, 575)], bf.v[GOCU_AI(ks % 2, 2, 576)].v[GOCU_AI(ni, 8, 576)], acc.v[GOCU_AI(mi, 4, 577)].v[GOCU_AI(ni, 8, 577)]);
-        }
-      }
-    }
-  }
-  gocu_cp_async_wait<0>();
-  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 579);
-  int g = lane / 4;
-  int q = lane % 4;
-#pragma unroll
-  for (long long mi = 0LL; mi < 4LL; mi++) {
-    long long row = (long long)(int)((unsigned int)bm + (unsigned int)wm * 64u + (unsigned int)mi * 16u + (unsigned int)g);
-#pragma unroll
-    for (long long ni = 0LL; ni < 8LL; ni++) {
-      int col = (int)((unsigned int)bn + (unsigned int)wn * 64u + (unsigned int)ni * 8u + 2u * (unsigned int)q);
-      if (col < n) {
-        gocu_array<float, 4> v = acc.v[GOCU_AI(mi, 4, 580)].v[GOCU_AI(ni, 8, 580)];
-        GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 583) = gocu_bf16x2_of(v.v[0LL], v.v[1LL]);
-        GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 586) = gocu_bf16x2_of(v.v[2LL], v.v[3LL]);
-      }
-    }
-  }
-}
-
-// lecture.GemmBF16WG32 (gemm_wg32.go:53)
-extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16WG32(unsigned short* __restrict__ a_p, long long a_n, unsigned short* __restrict__ b_p, long long b_n, unsigned short* __restrict__ c_p, long long c_n, int m, int n, int k) {
-  gocu_slice<unsigned short> a = {a_p, a_n};
-  gocu_slice<unsigned short> b = {b_p, b_n};
-  gocu_slice<unsigned short> c = {c_p, c_n};
-  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  int tid = (int)threadIdx.x;
-  int wg = tid / 128;
-  int bm = (int)(blockIdx.y * 128u);
-  int bn = (int)(blockIdx.x * 256u);
-  int kt = k / 32;
-  int ar = tid / 4;
-  int ac = tid % 4;
-  int br = tid / 32;
-  int bc = tid % 32;
-  bool bvalid = (int)((unsigned int)bn + (unsigned int)bc * 8u) < n;
-  int sa = (int)((unsigned int)ar * 32u + (unsigned int)(ac ^ ar / 2 & 3) * 8u);
-  int sb = (int)(4096u + (unsigned int)(bc / 8) * 32u * 64u + (unsigned int)br * 64u + (unsigned int)(bc % 8 ^ br & 7) * 8u);
-  gocu_slice<unsigned short> ag = gocu_reslice(a, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)bm + (unsigned int)ar) * (unsigned long long)(long long)k + (unsigned long long)(long long)(int)((unsigned int)ac * 8u)), a.n, 587);
-  gocu_slice<unsigned short> bg = gocu_reslice(b, (long long)(long long)((unsigned long long)(long long)br * (unsigned long long)(long long)n + (unsigned long long)(long long)(int)((unsigned int)bn + (unsigned int)bc * 8u)), b.n, 588);
-  if (!bvalid) {
-    bg = b;
-  }
-  long long aStep = (long long)(64ull * (unsigned long long)(long long)k);
-  long long bStep = (long long)(8ull * (unsigned long long)(long long)n);
-  for (int s = 0; s < 6; s++) {
-    if (s < kt) {
-      lecture_gw32Load(gocu_reslice(sm, (long long)(int)((unsigned int)s * 12288u), sm.n, 589), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)s * 32u), ag.n, 590), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)s * 32u) * (unsigned long long)(long long)n), bg.n, 591), sa, sb, aStep, bStep, bvalid);
-    }
-    gocu_cp_async_commit();
-  }
-  unsigned char aSw = 1;
-  if (true) {
-    aSw = 2;
-  }
-  unsigned long long da0 = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 32u), sm.n, 592), aSw, 16, 512);
-  unsigned long long db0 = gocu_wg_desc(gocu_reslice(sm, (long long)4096LL, sm.n, 593), 1, 4096, 1024);
-  gocu_array<float, 128> acc = {};
-  for (int i = 0; i < kt; i++) {
-    gocu_cp_async_wait<5>();
-    gocu_fence_proxy_async();
-    __syncthreads();
-    if (int nxt = (int)((unsigned int)i + 8u - 2u); nxt < kt) {
-      lecture_gw32Load(gocu_reslice(sm, (long long)(int)((unsigned int)(nxt % 8) * 12288u), sm.n, 594), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)nxt * 32u), ag.n, 595), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)nxt * 32u) * (unsigned long long)(long long)n), bg.n, 596), sa, sb, aStep, bStep, bvalid);
-    }
-    gocu_cp_async_commit();
-    unsigned long long st = (unsigned long long)(i % 8) * 1536ull;
-    gocu_wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < 2; ks++) {
-      gocu_wgmma_bf16_n256<1>(acc, da0 + st + (unsigned long long)(int)((unsigned int)ks * 2u), db0 + st + (unsigned long long)(int)((unsigned int)ks * 128u), i > 0 || ks > 0);
-    }
-    gocu_wgmma_commit();
-    gocu_wgmma_wait<1>(acc);
-  }
-  gocu_wgmma_wait<0>(acc);
-  gocu_cp_async_wait<0>();
-  int lane = tid % 32;
-  int w = tid / 32 % 4;
-  int g = lane / 4;
-  int q = lane % 4;
-  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 597);
-  long long row = (long long)(int)((unsigned int)bm + (unsigned int)wg * 64u + (unsigned int)w * 16u + (unsigned int)g);
-#pragma unroll
-  for (int j = 0; j < 32; j++) {
-    int col = (int)((unsigned int)bn + (unsigned int)j * 8u + 2u * (unsigned int)q);
-    if (col < n) {
-      GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 600) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)j), 128, 598)], acc.v[GOCU_AI((int)(4u * (unsigned int)j + 1u), 128, 599)]);
-      GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 603) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)j + 2u), 128, 601)], acc.v[GOCU_AI((int)(4u * (unsigned int)j + 3u), 128, 602)]);
-    }
-  }
-}
-
-// lecture.GemmBF16WG64 (gemm_wg64.go:49)
-extern "C" __global__ void __launch_bounds__(256, 1) GemmBF16WG64(unsigned short* __restrict__ a_p, long long a_n, unsigned short* __restrict__ b_p, long long b_n, unsigned short* __restrict__ c_p, long long c_n, int m, int n, int k) {
-  gocu_slice<unsigned short> a = {a_p, a_n};
-  gocu_slice<unsigned short> b = {b_p, b_n};
-  gocu_slice<unsigned short> c = {c_p, c_n};
-  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  int tid = (int)threadIdx.x;
-  int wg = tid / 128;
-  int bm = (int)(blockIdx.y * 128u);
-  int bn = (int)(blockIdx.x * 256u);
-  int kt = k / 64;
-  int ar = tid / 8;
-  int ac = tid % 8;
-  int br = tid / 32;
-  int bc = tid % 32;
-  bool bvalid = (int)((unsigned int)bn + (unsigned int)bc * 8u) < n;
-  int sa = (int)((unsigned int)ar * 64u + (unsigned int)(ac ^ ar / 1 & 7) * 8u);
-  int sb = (int)(8192u + (unsigned int)(bc / 8) * 64u * 64u + (unsigned int)br * 64u + (unsigned int)(bc % 8 ^ br & 7) * 8u);
-  gocu_slice<unsigned short> ag = gocu_reslice(a, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)bm + (unsigned int)ar) * (unsigned long long)(long long)k + (unsigned long long)(long long)(int)((unsigned int)ac * 8u)), a.n, 604);
-  gocu_slice<unsigned short> bg = gocu_reslice(b, (long long)(long long)((unsigned long long)(long long)br * (unsigned long long)(long long)n + (unsigned long long)(long long)(int)((unsigned int)bn + (unsigned int)bc * 8u)), b.n, 605);
-  if (!bvalid) {
-    bg = b;
-  }
-  long long aStep = (long long)(32ull * (unsigned long long)(long long)k);
-  long long bStep = (long long)(8ull * (unsigned long long)(long long)n);
-  for (int s = 0; s < 2; s++) {
-    if (s < kt) {
-      lecture_gw64Load(gocu_reslice(sm, (long long)(int)((unsigned int)s * 24576u), sm.n, 606), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)s * 64u), ag.n, 607), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)s * 64u) * (unsigned long long)(long long)n), bg.n, 608), sa, sb, aStep, bStep, bvalid);
-    }
-    gocu_cp_async_commit();
-  }
-  unsigned char aSw = 1;
-  if (false) {
-    aSw = 2;
-  }
-  unsigned long long da0 = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 64u), sm.n, 609), aSw, 16, 1024);
-  unsigned long long db0 = gocu_wg_desc(gocu_reslice(sm, (long long)8192LL, sm.n, 610), 1, 8192, 1024);
-  gocu_array<float, 128> acc = {};
-  for (int i = 0; i < kt; i++) {
-    gocu_cp_async_wait<1>();
-    gocu_fence_proxy_async();
-    __syncthreads();
-    if (int nxt = (int)((unsigned int)i + 4u - 2u); nxt < kt) {
-      lecture_gw64Load(gocu_reslice(sm, (long long)(int)((unsigned int)(nxt % 4) * 24576u), sm.n, 611), gocu_reslice(ag, (long long)(long long)(int)((unsigned int)nxt * 64u), ag.n, 612), gocu_reslice(bg, (long long)(long long)((unsigned long long)(long long)(int)((unsigned int)nxt * 64u) * (unsigned long long)(long long)n), bg.n, 613), sa, sb, aStep, bStep, bvalid);
-    }
-    gocu_cp_async_commit();
-    unsigned long long st = (unsigned long long)(i % 4) * 3072ull;
-    gocu_wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < 4; ks++) {
-      gocu_wgmma_bf16_n256<1>(acc, da0 + st + (unsigned long long)(int)((unsigned int)ks * 2u), db0 + st + (unsigned long long)(int)((unsigned int)ks * 128u), i > 0 || ks > 0);
-    }
-    gocu_wgmma_commit();
-    gocu_wgmma_wait<1>(acc);
-  }
-  gocu_wgmma_wait<0>(acc);
-  gocu_cp_async_wait<0>();
-  int lane = tid % 32;
-  int w = tid / 32 % 4;
-  int g = lane / 4;
-  int q = lane % 4;
-  gocu_slice<gocu_bf16x2> c2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(c, 614);
-  long long row = (long long)(int)((unsigned int)bm + (unsigned int)wg * 64u + (unsigned int)w * 16u + (unsigned int)g);
-#pragma unroll
-  for (int j = 0; j < 32; j++) {
-    int col = (int)((unsigned int)bn + (unsigned int)j * 8u + 2u * (unsigned int)q);
-    if (col < n) {
-      GOCU_AT(c2, (long long)((unsigned long long)row * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 617) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)j), 128, 615)], acc.v[GOCU_AI((int)(4u * (unsigned int)j + 1u), 128, 616)]);
-      GOCU_AT(c2, (long long)(((unsigned long long)row + 8ull) * (unsigned long long)(long long)n + (unsigned long long)(long long)col) / 2LL, 620) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)j + 2u), 128, 618)], acc.v[GOCU_AI((int)(4u * (unsigned int)j + 3u), 128, 619)]);
     }
   }
 }
@@ -1994,10 +1103,10 @@ extern "C" __global__ void Gray(unsigned char* rgb_p, long long rgb_n, unsigned 
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) {
-    float r = (float)GOCU_AT(rgb, i, 621);
-    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 622);
-    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 623);
-    GOCU_AT(gray, i, 624) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
+    float r = (float)GOCU_AT(rgb, i, 238);
+    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 239);
+    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 240);
+    GOCU_AT(gray, i, 241) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
   }
 }
 
@@ -2010,10 +1119,10 @@ extern "C" __global__ void Gray2D(unsigned char* rgb_p, long long rgb_n, unsigne
   if (x < width && y < height) {
     int n = (int)((unsigned int)width * (unsigned int)height);
     int i = (int)((unsigned int)y * (unsigned int)width + (unsigned int)x);
-    float r = (float)GOCU_AT(rgb, i, 625);
-    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 626);
-    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 627);
-    GOCU_AT(gray, i, 628) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
+    float r = (float)GOCU_AT(rgb, i, 242);
+    float g = (float)GOCU_AT(rgb, (int)((unsigned int)i + (unsigned int)n), 243);
+    float b = (float)GOCU_AT(rgb, (int)((unsigned int)i + 2u * (unsigned int)n), 244);
+    GOCU_AT(gray, i, 245) = (unsigned char)gocu_f2i32(0.2989f * r + 0.587f * g + 0.114f * b);
   }
 }
 
@@ -2021,11 +1130,11 @@ extern "C" __global__ void Gray2D(unsigned char* rgb_p, long long rgb_n, unsigne
 extern "C" __global__ void GrayVec4(unsigned char* __restrict__ rgb_p, long long rgb_n, unsigned char* __restrict__ gray_p, long long gray_n, int n) {
   gocu_slice<unsigned char> rgb = {rgb_p, rgb_n};
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
-  gocu_slice<unsigned int> src = gocu_reinterpret<unsigned int, unsigned char>(rgb, 629);
-  gocu_slice<unsigned int> dst = gocu_reinterpret<unsigned int, unsigned char>(gray, 630);
+  gocu_slice<unsigned int> src = gocu_reinterpret<unsigned int, unsigned char>(rgb, 246);
+  gocu_slice<unsigned int> dst = gocu_reinterpret<unsigned int, unsigned char>(gray, 247);
   int q = n / 4;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < q; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    GOCU_AT(dst, i, 634) = lecture_gray4(GOCU_AT(src, i, 631), GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 632), GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 633));
+    GOCU_AT(dst, i, 251) = lecture_gray4(GOCU_AT(src, i, 248), GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 249), GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 250));
   }
 }
 
@@ -2033,14 +1142,14 @@ extern "C" __global__ void GrayVec4(unsigned char* __restrict__ rgb_p, long long
 extern "C" __global__ void __launch_bounds__(256) GrayFast(unsigned char* __restrict__ rgb_p, long long rgb_n, unsigned char* __restrict__ gray_p, long long gray_n, int n) {
   gocu_slice<unsigned char> rgb = {rgb_p, rgb_n};
   gocu_slice<unsigned char> gray = {gray_p, gray_n};
-  gocu_slice<uint4> src = gocu_reinterpret<uint4, unsigned char>(rgb, 635);
-  gocu_slice<uint4> dst = gocu_reinterpret<uint4, unsigned char>(gray, 636);
+  gocu_slice<uint4> src = gocu_reinterpret<uint4, unsigned char>(rgb, 252);
+  gocu_slice<uint4> dst = gocu_reinterpret<uint4, unsigned char>(gray, 253);
   int q = n / 16;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < q; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    uint4 r = GOCU_AT(src, i, 637);
-    uint4 g = GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 638);
-    uint4 b = GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 639);
-    GOCU_AT(dst, i, 640) = make_uint4(lecture_gray4(r.x, g.x, b.x), lecture_gray4(r.y, g.y, b.y), lecture_gray4(r.z, g.z, b.z), lecture_gray4(r.w, g.w, b.w));
+    uint4 r = GOCU_AT(src, i, 254);
+    uint4 g = GOCU_AT(src, (int)((unsigned int)i + (unsigned int)q), 255);
+    uint4 b = GOCU_AT(src, (int)((unsigned int)i + 2u * (unsigned int)q), 256);
+    GOCU_AT(dst, i, 257) = make_uint4(lecture_gray4(r.x, g.x, b.x), lecture_gray4(r.y, g.y, b.y), lecture_gray4(r.z, g.z, b.z), lecture_gray4(r.w, g.w, b.w));
   }
 }
 
@@ -2050,16 +1159,16 @@ extern "C" __global__ void Histogram(unsigned char* data_p, long long data_n, un
   gocu_slice<unsigned int> hist = {hist_p, hist_n};
   __shared__ gocu_array<unsigned int, 256> h;
   for (int b = (int)threadIdx.x; b < 256; b = (int)((unsigned int)b + blockDim.x)) {
-    h.v[GOCU_AI(b, 256, 641)] = 0u;
+    h.v[GOCU_AI(b, 256, 258)] = 0u;
   }
   __syncthreads();
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    atomicAdd(&h.v[GOCU_AI(GOCU_AT(data, i, 643), 256, 642)], 1u);
+    atomicAdd(&h.v[GOCU_AI(GOCU_AT(data, i, 260), 256, 259)], 1u);
   }
   __syncthreads();
   for (int b = (int)threadIdx.x; b < 256; b = (int)((unsigned int)b + blockDim.x)) {
-    if (h.v[GOCU_AI(b, 256, 644)] != 0u) {
-      atomicAdd(&GOCU_AT(hist, b, 645), h.v[GOCU_AI(b, 256, 646)]);
+    if (h.v[GOCU_AI(b, 256, 261)] != 0u) {
+      atomicAdd(&GOCU_AT(hist, b, 262), h.v[GOCU_AI(b, 256, 263)]);
     }
   }
 }
@@ -2074,9 +1183,9 @@ extern "C" __global__ void MatMul(float* a_p, long long a_n, float* b_p, long lo
   if (row < m && col < n) {
     float sum = 0.0f;
     for (int i = 0; i < k; i++) {
-      sum += GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)i), 647) * GOCU_AT(b, (int)((unsigned int)i * (unsigned int)n + (unsigned int)col), 648);
+      sum += GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)i), 264) * GOCU_AT(b, (int)((unsigned int)i * (unsigned int)n + (unsigned int)col), 265);
     }
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 649) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 266) = sum;
   }
 }
 
@@ -2094,23 +1203,23 @@ extern "C" __global__ void TiledMatMul(float* a_p, long long a_n, float* b_p, lo
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + 16u)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      as.v[GOCU_AI(ty, 16, 651)].v[GOCU_AI(tx, 16, 651)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 650);
+      as.v[GOCU_AI(ty, 16, 268)].v[GOCU_AI(tx, 16, 268)] = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 267);
     } else {
-      as.v[GOCU_AI(ty, 16, 652)].v[GOCU_AI(tx, 16, 652)] = 0.0f;
+      as.v[GOCU_AI(ty, 16, 269)].v[GOCU_AI(tx, 16, 269)] = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      bs.v[GOCU_AI(ty, 16, 654)].v[GOCU_AI(tx, 16, 654)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 653);
+      bs.v[GOCU_AI(ty, 16, 271)].v[GOCU_AI(tx, 16, 271)] = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 270);
     } else {
-      bs.v[GOCU_AI(ty, 16, 655)].v[GOCU_AI(tx, 16, 655)] = 0.0f;
+      bs.v[GOCU_AI(ty, 16, 272)].v[GOCU_AI(tx, 16, 272)] = 0.0f;
     }
     __syncthreads();
     for (long long i = 0; i < 16LL; i++) {
-      sum += as.v[GOCU_AI(ty, 16, 656)].v[GOCU_AI(i, 16, 656)] * bs.v[GOCU_AI(i, 16, 657)].v[GOCU_AI(tx, 16, 657)];
+      sum += as.v[GOCU_AI(ty, 16, 273)].v[GOCU_AI(i, 16, 273)] * bs.v[GOCU_AI(i, 16, 274)].v[GOCU_AI(tx, 16, 274)];
     }
     __syncthreads();
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 658) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 275) = sum;
   }
 }
 
@@ -2130,23 +1239,23 @@ extern "C" __global__ void TiledMatMulDynamic(float* a_p, long long a_n, float* 
   float sum = 0.0f;
   for (int p = 0; p < k; p = (int)((unsigned int)p + (unsigned int)w)) {
     if (row < m && (int)((unsigned int)p + (unsigned int)tx) < k) {
-      GOCU_AT(sm, as, 660) = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 659);
+      GOCU_AT(sm, as, 277) = GOCU_AT(a, (int)((unsigned int)row * (unsigned int)k + (unsigned int)p + (unsigned int)tx), 276);
     } else {
-      GOCU_AT(sm, as, 661) = 0.0f;
+      GOCU_AT(sm, as, 278) = 0.0f;
     }
     if (col < n && (int)((unsigned int)p + (unsigned int)ty) < k) {
-      GOCU_AT(sm, bs, 663) = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 662);
+      GOCU_AT(sm, bs, 280) = GOCU_AT(b, (int)(((unsigned int)p + (unsigned int)ty) * (unsigned int)n + (unsigned int)col), 279);
     } else {
-      GOCU_AT(sm, bs, 664) = 0.0f;
+      GOCU_AT(sm, bs, 281) = 0.0f;
     }
     __syncthreads();
     for (int i = 0; i < w; i++) {
-      sum += GOCU_AT(sm, (int)((unsigned int)ty * (unsigned int)w + (unsigned int)i), 665) * GOCU_AT(sm, (int)((unsigned int)w * (unsigned int)w + (unsigned int)i * (unsigned int)w + (unsigned int)tx), 666);
+      sum += GOCU_AT(sm, (int)((unsigned int)ty * (unsigned int)w + (unsigned int)i), 282) * GOCU_AT(sm, (int)((unsigned int)w * (unsigned int)w + (unsigned int)i * (unsigned int)w + (unsigned int)tx), 283);
     }
     __syncthreads();
   }
   if (row < m && col < n) {
-    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 667) = sum;
+    GOCU_AT(c, (int)((unsigned int)row * (unsigned int)n + (unsigned int)col), 284) = sum;
   }
 }
 
@@ -2157,23 +1266,23 @@ extern "C" __global__ void Sum(float* x_p, long long x_n, float* partial_p, long
   __shared__ gocu_array<float, 32> warpSums;
   float v = 0.0f;
   for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i = (int)((unsigned int)i + blockDim.x * gridDim.x)) {
-    v += GOCU_AT(x, i, 668);
+    v += GOCU_AT(x, i, 285);
   }
   v = lecture_warpSum(v);
   int lane = gocu_laneid();
   int warp = (int)((threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) / 32u);
   if (lane == 0) {
-    warpSums.v[GOCU_AI(warp, 32, 669)] = v;
+    warpSums.v[GOCU_AI(warp, 32, 286)] = v;
   }
   __syncthreads();
   if (warp == 0) {
     v = 0.0f;
     if (lane < (int)blockDim.x / 32) {
-      v = warpSums.v[GOCU_AI(lane, 32, 670)];
+      v = warpSums.v[GOCU_AI(lane, 32, 287)];
     }
     v = lecture_warpSum(v);
     if (lane == 0) {
-      GOCU_AT(partial, (int)blockIdx.x, 671) = v;
+      GOCU_AT(partial, (int)blockIdx.x, 288) = v;
     }
   }
 }
@@ -2190,25 +1299,25 @@ extern "C" __global__ void ScanBlocks(int* x_p, long long x_n, int* y_p, long lo
   int v0 = 0;
   int v1 = 0;
   if (i0 < n) {
-    v0 = GOCU_AT(x, i0, 672);
+    v0 = GOCU_AT(x, i0, 289);
   }
   if (i1 < n) {
-    v1 = GOCU_AT(x, i1, 673);
+    v1 = GOCU_AT(x, i1, 290);
   }
-  s.v[GOCU_AI(tid, 512, 674)] = v0;
-  s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 675)] = v1;
+  s.v[GOCU_AI(tid, 512, 291)] = v0;
+  s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 292)] = v1;
   int offset = 1;
   for (int d = 256; d > 0; d = d / 2) {
     __syncthreads();
     if (tid < d) {
       int a = (int)((unsigned int)offset * (2u * (unsigned int)tid + 1u) - 1u);
       int b = (int)((unsigned int)offset * (2u * (unsigned int)tid + 2u) - 1u);
-      s.v[GOCU_AI(b, 512, 677)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 677)] + (unsigned int)s.v[GOCU_AI(a, 512, 676)]);
+      s.v[GOCU_AI(b, 512, 294)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 294)] + (unsigned int)s.v[GOCU_AI(a, 512, 293)]);
     }
     offset = (int)((unsigned int)offset * 2u);
   }
   if (tid == 0) {
-    GOCU_AT(sums, (int)blockIdx.x, 679) = s.v[511LL];
+    GOCU_AT(sums, (int)blockIdx.x, 296) = s.v[511LL];
     s.v[511LL] = 0;
   }
   for (int d = 1; d < 512; d = (int)((unsigned int)d * 2u)) {
@@ -2217,17 +1326,17 @@ extern "C" __global__ void ScanBlocks(int* x_p, long long x_n, int* y_p, long lo
     if (tid < d) {
       int a = (int)((unsigned int)offset * (2u * (unsigned int)tid + 1u) - 1u);
       int b = (int)((unsigned int)offset * (2u * (unsigned int)tid + 2u) - 1u);
-      int v = s.v[GOCU_AI(a, 512, 681)];
-      s.v[GOCU_AI(a, 512, 683)] = s.v[GOCU_AI(b, 512, 682)];
-      s.v[GOCU_AI(b, 512, 684)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 684)] + (unsigned int)v);
+      int v = s.v[GOCU_AI(a, 512, 298)];
+      s.v[GOCU_AI(a, 512, 300)] = s.v[GOCU_AI(b, 512, 299)];
+      s.v[GOCU_AI(b, 512, 301)] = (int)((unsigned int)s.v[GOCU_AI(b, 512, 301)] + (unsigned int)v);
     }
   }
   __syncthreads();
   if (i0 < n) {
-    GOCU_AT(y, i0, 686) = s.v[GOCU_AI(tid, 512, 685)];
+    GOCU_AT(y, i0, 303) = s.v[GOCU_AI(tid, 512, 302)];
   }
   if (i1 < n) {
-    GOCU_AT(y, i1, 688) = s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 687)];
+    GOCU_AT(y, i1, 305) = s.v[GOCU_AI((int)((unsigned int)tid + 256u), 512, 304)];
   }
 }
 
@@ -2237,7 +1346,7 @@ extern "C" __global__ void ScanAdd(int* y_p, long long y_n, int* offsets_p, long
   gocu_slice<int> offsets = {offsets_p, offsets_n};
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) {
-    GOCU_AT(y, i, 690) = (int)((unsigned int)GOCU_AT(y, i, 690) + (unsigned int)GOCU_AT(offsets, i / 512, 689));
+    GOCU_AT(y, i, 307) = (int)((unsigned int)GOCU_AT(y, i, 307) + (unsigned int)GOCU_AT(offsets, i / 512, 306));
   }
 }
 
@@ -2248,9 +1357,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   gocu_slice<float> c = {c_p, c_n};
   __shared__ gocu_array<gocu_array<gocu_array<float4, 33>, 8>, 2> as;
   __shared__ gocu_array<gocu_array<gocu_array<float4, 32>, 8>, 2> bs;
-  gocu_slice<float4> a4 = gocu_reinterpret<float4, float>(a, 691);
-  gocu_slice<float4> b4 = gocu_reinterpret<float4, float>(b, 692);
-  gocu_slice<float4> c4 = gocu_reinterpret<float4, float>(c, 693);
+  gocu_slice<float4> a4 = gocu_reinterpret<float4, float>(a, 308);
+  gocu_slice<float4> b4 = gocu_reinterpret<float4, float>(b, 309);
+  gocu_slice<float4> c4 = gocu_reinterpret<float4, float>(c, 310);
   int tid = (int)threadIdx.x;
   int tr = tid / 16;
   int tc = tid % 16;
@@ -2262,17 +1371,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   int bc = tid % 32;
   long long ai = (long long)((unsigned long long)(long long)(int)(blockIdx.y * 128u + (unsigned int)lr) * (unsigned long long)k4 + (unsigned long long)(long long)(lk / 4));
   long long bi = (long long)((unsigned long long)(long long)br * (unsigned long long)n4 + (unsigned long long)(long long)(int)(blockIdx.x * 32u + (unsigned int)bc));
-  float4 va = GOCU_AT(a4, ai, 694);
-  float4 vb = GOCU_AT(b4, bi, 695);
+  float4 va = GOCU_AT(a4, ai, 311);
+  float4 vb = GOCU_AT(b4, bi, 312);
   int st = 0;
-  gocu_slice<float> a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 697)].v[GOCU_AI(lk, 8, 697)].v, 33}, 698);
-  gocu_slice<float> a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 700)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 700)].v, 33}, 701);
-  gocu_slice<float> a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 703)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 703)].v, 33}, 704);
-  gocu_slice<float> a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 706)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 706)].v, 33}, 707);
-  float& gocu_l = GOCU_AT(a0, lr, 708);
-  float& gocu_l_1 = GOCU_AT(a1, lr, 709);
-  float& gocu_l_2 = GOCU_AT(a2, lr, 710);
-  float& gocu_l_3 = GOCU_AT(a3, lr, 711);
+  gocu_slice<float> a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 314)].v[GOCU_AI(lk, 8, 314)].v, 33}, 315);
+  gocu_slice<float> a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 317)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 317)].v, 33}, 318);
+  gocu_slice<float> a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 320)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 320)].v, 33}, 321);
+  gocu_slice<float> a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 323)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 323)].v, 33}, 324);
+  float& gocu_l = GOCU_AT(a0, lr, 325);
+  float& gocu_l_1 = GOCU_AT(a1, lr, 326);
+  float& gocu_l_2 = GOCU_AT(a2, lr, 327);
+  float& gocu_l_3 = GOCU_AT(a3, lr, 328);
   float gocu_t = va.x;
   float gocu_t_1 = va.y;
   float gocu_t_2 = va.z;
@@ -2281,41 +1390,41 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
   gocu_l_1 = gocu_t_1;
   gocu_l_2 = gocu_t_2;
   gocu_l_3 = gocu_t_3;
-  bs.v[GOCU_AI(st, 2, 712)].v[GOCU_AI(br, 8, 712)].v[GOCU_AI(bc, 32, 712)] = make_float4(vb.x, vb.y, vb.z, vb.w);
+  bs.v[GOCU_AI(st, 2, 329)].v[GOCU_AI(br, 8, 329)].v[GOCU_AI(bc, 32, 329)] = make_float4(vb.x, vb.y, vb.z, vb.w);
   __syncthreads();
   gocu_array<gocu_array<float, 8>, 8> acc = {};
   for (int k0 = 0; k0 < k; k0 = (int)((unsigned int)k0 + 8u)) {
     bool next = (int)((unsigned int)k0 + 8u) < k;
     if (next) {
-      va = GOCU_AT(a4, (long long)((unsigned long long)ai + (unsigned long long)(long long)((int)((unsigned int)k0 + 8u) / 4)), 713);
-      vb = GOCU_AT(b4, (long long)((unsigned long long)bi + (unsigned long long)(long long)(int)((unsigned int)k0 + 8u) * (unsigned long long)n4), 714);
+      va = GOCU_AT(a4, (long long)((unsigned long long)ai + (unsigned long long)(long long)((int)((unsigned int)k0 + 8u) / 4)), 330);
+      vb = GOCU_AT(b4, (long long)((unsigned long long)bi + (unsigned long long)(long long)(int)((unsigned int)k0 + 8u) * (unsigned long long)n4), 331);
     }
 #pragma unroll
     for (long long kk = 0LL; kk < 8LL; kk++) {
-      float4 x0 = as.v[GOCU_AI(st, 2, 715)].v[GOCU_AI(kk, 8, 715)].v[GOCU_AI(tr, 33, 715)];
-      float4 x1 = as.v[GOCU_AI(st, 2, 716)].v[GOCU_AI(kk, 8, 716)].v[GOCU_AI((int)((unsigned int)tr + 16u), 33, 716)];
-      float4 y0 = bs.v[GOCU_AI(st, 2, 717)].v[GOCU_AI(kk, 8, 717)].v[GOCU_AI(tc, 32, 717)];
-      float4 y1 = bs.v[GOCU_AI(st, 2, 718)].v[GOCU_AI(kk, 8, 718)].v[GOCU_AI((int)((unsigned int)tc + 16u), 32, 718)];
+      float4 x0 = as.v[GOCU_AI(st, 2, 332)].v[GOCU_AI(kk, 8, 332)].v[GOCU_AI(tr, 33, 332)];
+      float4 x1 = as.v[GOCU_AI(st, 2, 333)].v[GOCU_AI(kk, 8, 333)].v[GOCU_AI((int)((unsigned int)tr + 16u), 33, 333)];
+      float4 y0 = bs.v[GOCU_AI(st, 2, 334)].v[GOCU_AI(kk, 8, 334)].v[GOCU_AI(tc, 32, 334)];
+      float4 y1 = bs.v[GOCU_AI(st, 2, 335)].v[GOCU_AI(kk, 8, 335)].v[GOCU_AI((int)((unsigned int)tc + 16u), 32, 335)];
       gocu_array<float, 8> ra = gocu_array<float, 8>{{x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w}};
       gocu_array<float, 8> rb = gocu_array<float, 8>{{y0.x, y0.y, y0.z, y0.w, y1.x, y1.y, y1.z, y1.w}};
 #pragma unroll
       for (long long i = 0LL; i < 8LL; i++) {
 #pragma unroll
         for (long long j = 0LL; j < 8LL; j++) {
-          acc.v[GOCU_AI(i, 8, 722)].v[GOCU_AI(j, 8, 722)] = fmaf(ra.v[GOCU_AI(i, 8, 719)], rb.v[GOCU_AI(j, 8, 720)], acc.v[GOCU_AI(i, 8, 721)].v[GOCU_AI(j, 8, 721)]);
+          acc.v[GOCU_AI(i, 8, 339)].v[GOCU_AI(j, 8, 339)] = fmaf(ra.v[GOCU_AI(i, 8, 336)], rb.v[GOCU_AI(j, 8, 337)], acc.v[GOCU_AI(i, 8, 338)].v[GOCU_AI(j, 8, 338)]);
         }
       }
     }
     if (next) {
       st ^= 1;
-      a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 724)].v[GOCU_AI(lk, 8, 724)].v, 33}, 725);
-      a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 727)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 727)].v, 33}, 728);
-      a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 730)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 730)].v, 33}, 731);
-      a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 733)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 733)].v, 33}, 734);
-      float& gocu_l_4 = GOCU_AT(a0, lr, 735);
-      float& gocu_l_5 = GOCU_AT(a1, lr, 736);
-      float& gocu_l_6 = GOCU_AT(a2, lr, 737);
-      float& gocu_l_7 = GOCU_AT(a3, lr, 738);
+      a0 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 341)].v[GOCU_AI(lk, 8, 341)].v, 33}, 342);
+      a1 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 344)].v[GOCU_AI((int)((unsigned int)lk + 1u), 8, 344)].v, 33}, 345);
+      a2 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 347)].v[GOCU_AI((int)((unsigned int)lk + 2u), 8, 347)].v, 33}, 348);
+      a3 = gocu_reinterpret<float, float4>(gocu_slice<float4>{as.v[GOCU_AI(st, 2, 350)].v[GOCU_AI((int)((unsigned int)lk + 3u), 8, 350)].v, 33}, 351);
+      float& gocu_l_4 = GOCU_AT(a0, lr, 352);
+      float& gocu_l_5 = GOCU_AT(a1, lr, 353);
+      float& gocu_l_6 = GOCU_AT(a2, lr, 354);
+      float& gocu_l_7 = GOCU_AT(a3, lr, 355);
       float gocu_t_4 = va.x;
       float gocu_t_5 = va.y;
       float gocu_t_6 = va.z;
@@ -2324,7 +1433,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
       gocu_l_5 = gocu_t_5;
       gocu_l_6 = gocu_t_6;
       gocu_l_7 = gocu_t_7;
-      bs.v[GOCU_AI(st, 2, 739)].v[GOCU_AI(br, 8, 739)].v[GOCU_AI(bc, 32, 739)] = make_float4(vb.x, vb.y, vb.z, vb.w);
+      bs.v[GOCU_AI(st, 2, 356)].v[GOCU_AI(br, 8, 356)].v[GOCU_AI(bc, 32, 356)] = make_float4(vb.x, vb.y, vb.z, vb.w);
     }
     __syncthreads();
   }
@@ -2334,12 +1443,12 @@ extern "C" __global__ void __launch_bounds__(256, 2) SGEMM(float* __restrict__ a
 #pragma unroll
     for (long long h = 0LL; h < 2LL; h++) {
       long long p = (long long)((unsigned long long)row * (unsigned long long)n4 + (unsigned long long)(long long)(int)(blockIdx.x * 32u + (unsigned int)tc + (unsigned int)h * 16u));
-      float4 v = make_float4(alpha * acc.v[GOCU_AI(i, 8, 740)].v[GOCU_AI((long long)(4ull * (unsigned long long)h), 8, 740)], alpha * acc.v[GOCU_AI(i, 8, 741)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 1ull), 8, 741)], alpha * acc.v[GOCU_AI(i, 8, 742)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 2ull), 8, 742)], alpha * acc.v[GOCU_AI(i, 8, 743)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 3ull), 8, 743)]);
+      float4 v = make_float4(alpha * acc.v[GOCU_AI(i, 8, 357)].v[GOCU_AI((long long)(4ull * (unsigned long long)h), 8, 357)], alpha * acc.v[GOCU_AI(i, 8, 358)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 1ull), 8, 358)], alpha * acc.v[GOCU_AI(i, 8, 359)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 2ull), 8, 359)], alpha * acc.v[GOCU_AI(i, 8, 360)].v[GOCU_AI((long long)(4ull * (unsigned long long)h + 3ull), 8, 360)]);
       if (beta != 0.0f) {
-        float4 old = GOCU_AT(c4, p, 744);
+        float4 old = GOCU_AT(c4, p, 361);
         v = make_float4(fmaf(beta, old.x, v.x), fmaf(beta, old.y, v.y), fmaf(beta, old.z, v.z), fmaf(beta, old.w, v.w));
       }
-      GOCU_AT(c4, p, 745) = v;
+      GOCU_AT(c4, p, 362) = v;
     }
   }
 }
@@ -2351,12 +1460,12 @@ extern "C" __global__ void WGProbe(unsigned short* img_p, long long img_n, float
   gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
   int tid = (int)threadIdx.x;
   for (int i = tid; i < 1024; i = (int)((unsigned int)i + 128u)) {
-    GOCU_AT((gocu_reinterpret<gocu_u16x8, unsigned short>(sm, 749)), i, 748) = GOCU_AT((gocu_reinterpret<gocu_u16x8, unsigned short>(img, 747)), i, 746);
+    GOCU_AT((gocu_reinterpret<gocu_u16x8, unsigned short>(sm, 366)), i, 365) = GOCU_AT((gocu_reinterpret<gocu_u16x8, unsigned short>(img, 364)), i, 363);
   }
   gocu_fence_proxy_async();
   __syncthreads();
   unsigned long long da = gocu_wg_desc(sm, swA, lboA, sboA);
-  unsigned long long db = gocu_wg_desc(gocu_reslice(sm, (long long)4096LL, sm.n, 750), swB, lboB, sboB);
+  unsigned long long db = gocu_wg_desc(gocu_reslice(sm, (long long)4096LL, sm.n, 367), swB, lboB, sboB);
   gocu_array<float, 64> acc = {};
   gocu_wgmma_fence();
 #pragma unroll
@@ -2379,14 +1488,14 @@ extern "C" __global__ void WGProbe(unsigned short* img_p, long long img_n, float
   for (int j = 0; j < 16; j++) {
 #pragma unroll
     for (int r = 0; r < 4; r++) {
-      GOCU_AT(d, (int)((16u * (unsigned int)w + (unsigned int)g + 8u * (unsigned int)(r / 2)) * 128u + 8u * (unsigned int)j + 2u * (unsigned int)q + (unsigned int)(r % 2)), 752) = acc.v[GOCU_AI((int)(4u * (unsigned int)j + (unsigned int)r), 64, 751)];
+      GOCU_AT(d, (int)((16u * (unsigned int)w + (unsigned int)g + 8u * (unsigned int)(r / 2)) * 128u + 8u * (unsigned int)j + 2u * (unsigned int)q + (unsigned int)(r % 2)), 369) = acc.v[GOCU_AI((int)(4u * (unsigned int)j + (unsigned int)r), 64, 368)];
     }
   }
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "cc9e995f047d36e2785c669f0b88b3d119447e823048a241a494891053242b8d"
+const gocuSourceSHA256 = "24f0208ba4245ce41c319b58c7556215ce37827ee154d4564c79c494da047883"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -2411,8 +1520,8 @@ var gocuModule = &meta.Module{
 			Warp:          true,
 			DynamicShared: true,
 			NoAlias:       true,
-			MaxThreads:    256,
-			MinBlocks:     1,
+			MaxThreads:    128,
+			MinBlocks:     2,
 			Func:          FlashAttention128,
 			Checked:       gocuChecked_FlashAttention128,
 		},
@@ -2432,73 +1541,10 @@ var gocuModule = &meta.Module{
 			Warp:          true,
 			DynamicShared: true,
 			NoAlias:       true,
-			MaxThreads:    256,
-			MinBlocks:     1,
+			MaxThreads:    128,
+			MinBlocks:     2,
 			Func:          FlashAttention64,
 			Checked:       gocuChecked_FlashAttention64,
-		},
-		{
-			Name:  "FlashAttn64B64",
-			Entry: "FlashAttn64B64",
-			Params: []meta.Param{
-				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "o", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
-				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
-				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
-			},
-			Barriers:      true,
-			Warp:          true,
-			DynamicShared: true,
-			NoAlias:       true,
-			MaxThreads:    128,
-			MinBlocks:     2,
-			Func:          FlashAttn64B64,
-			Checked:       gocuChecked_FlashAttn64B64,
-		},
-		{
-			Name:  "FlashAttn128B128",
-			Entry: "FlashAttn128B128",
-			Params: []meta.Param{
-				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "o", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
-				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
-				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
-			},
-			Barriers:      true,
-			Warp:          true,
-			DynamicShared: true,
-			NoAlias:       true,
-			MaxThreads:    256,
-			MinBlocks:     1,
-			Func:          FlashAttn128B128,
-			Checked:       gocuChecked_FlashAttn128B128,
-		},
-		{
-			Name:  "FlashAttn128B64",
-			Entry: "FlashAttn128B64",
-			Params: []meta.Param{
-				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "o", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
-				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
-				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
-			},
-			Barriers:      true,
-			Warp:          true,
-			DynamicShared: true,
-			NoAlias:       true,
-			MaxThreads:    128,
-			MinBlocks:     2,
-			Func:          FlashAttn128B64,
-			Checked:       gocuChecked_FlashAttn128B64,
 		},
 		{
 			Name:  "GemmBF16",
@@ -2515,14 +1561,15 @@ var gocuModule = &meta.Module{
 			Warp:          true,
 			DynamicShared: true,
 			NoAlias:       true,
+			ArchSpecific:  true,
 			MaxThreads:    256,
 			MinBlocks:     1,
 			Func:          GemmBF16,
 			Checked:       gocuChecked_GemmBF16,
 		},
 		{
-			Name:  "GemmBF16Pipe32",
-			Entry: "GemmBF16Pipe32",
+			Name:  "GemmBF16MMA",
+			Entry: "GemmBF16MMA",
 			Params: []meta.Param{
 				{Name: "a", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
 				{Name: "b", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
@@ -2537,68 +1584,8 @@ var gocuModule = &meta.Module{
 			NoAlias:       true,
 			MaxThreads:    256,
 			MinBlocks:     1,
-			Func:          GemmBF16Pipe32,
-			Checked:       gocuChecked_GemmBF16Pipe32,
-		},
-		{
-			Name:  "GemmBF16Pipe64",
-			Entry: "GemmBF16Pipe64",
-			Params: []meta.Param{
-				{Name: "a", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "b", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "c", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "m", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
-				{Name: "n", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
-				{Name: "k", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
-			},
-			Barriers:      true,
-			Warp:          true,
-			DynamicShared: true,
-			NoAlias:       true,
-			MaxThreads:    256,
-			MinBlocks:     1,
-			Func:          GemmBF16Pipe64,
-			Checked:       gocuChecked_GemmBF16Pipe64,
-		},
-		{
-			Name:  "GemmBF16WG32",
-			Entry: "GemmBF16WG32",
-			Params: []meta.Param{
-				{Name: "a", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "b", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "c", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "m", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
-				{Name: "n", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
-				{Name: "k", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
-			},
-			Barriers:      true,
-			Warp:          true,
-			DynamicShared: true,
-			NoAlias:       true,
-			MaxThreads:    256,
-			MinBlocks:     1,
-			Func:          GemmBF16WG32,
-			Checked:       gocuChecked_GemmBF16WG32,
-		},
-		{
-			Name:  "GemmBF16WG64",
-			Entry: "GemmBF16WG64",
-			Params: []meta.Param{
-				{Name: "a", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "b", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "c", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
-				{Name: "m", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
-				{Name: "n", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
-				{Name: "k", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
-			},
-			Barriers:      true,
-			Warp:          true,
-			DynamicShared: true,
-			NoAlias:       true,
-			MaxThreads:    256,
-			MinBlocks:     1,
-			Func:          GemmBF16WG64,
-			Checked:       gocuChecked_GemmBF16WG64,
+			Func:          GemmBF16MMA,
+			Checked:       gocuChecked_GemmBF16MMA,
 		},
 		{
 			Name:  "Gray",
@@ -2787,6 +1774,7 @@ var gocuModule = &meta.Module{
 			Barriers:      true,
 			Warp:          true,
 			DynamicShared: true,
+			ArchSpecific:  true,
 			Func:          WGProbe,
 			Checked:       gocuChecked_WGProbe,
 		},
@@ -2848,66 +1836,7 @@ var gocuModule = &meta.Module{
 		&gocuSite424, &gocuSite425, &gocuSite426, &gocuSite427, &gocuSite428, &gocuSite429, &gocuSite430, &gocuSite431,
 		&gocuSite432, &gocuSite433, &gocuSite434, &gocuSite435, &gocuSite436, &gocuSite437, &gocuSite438, &gocuSite439,
 		&gocuSite440, &gocuSite441, &gocuSite442, &gocuSite443, &gocuSite444, &gocuSite445, &gocuSite446, &gocuSite447,
-		&gocuSite448, &gocuSite449, &gocuSite450, &gocuSite451, &gocuSite452, &gocuSite453, &gocuSite454, &gocuSite455,
-		&gocuSite456, &gocuSite457, &gocuSite458, &gocuSite459, &gocuSite460, &gocuSite461, &gocuSite462, &gocuSite463,
-		&gocuSite464, &gocuSite465, &gocuSite466, &gocuSite467, &gocuSite468, &gocuSite469, &gocuSite470, &gocuSite471,
-		&gocuSite472, &gocuSite473, &gocuSite474, &gocuSite475, &gocuSite476, &gocuSite477, &gocuSite478, &gocuSite479,
-		&gocuSite480, &gocuSite481, &gocuSite482, &gocuSite483, &gocuSite484, &gocuSite485, &gocuSite486, &gocuSite487,
-		&gocuSite488, &gocuSite489, &gocuSite490, &gocuSite491, &gocuSite492, &gocuSite493, &gocuSite494, &gocuSite495,
-		&gocuSite496, &gocuSite497, &gocuSite498, &gocuSite499, &gocuSite500, &gocuSite501, &gocuSite502, &gocuSite503,
-		&gocuSite504, &gocuSite505, &gocuSite506, &gocuSite507, &gocuSite508, &gocuSite509, &gocuSite510, &gocuSite511,
-		&gocuSite512, &gocuSite513, &gocuSite514, &gocuSite515, &gocuSite516, &gocuSite517, &gocuSite518, &gocuSite519,
-		&gocuSite520, &gocuSite521, &gocuSite522, &gocuSite523, &gocuSite524, &gocuSite525, &gocuSite526, &gocuSite527,
-		&gocuSite528, &gocuSite529, &gocuSite530, &gocuSite531, &gocuSite532, &gocuSite533, &gocuSite534, &gocuSite535,
-		&gocuSite536, &gocuSite537, &gocuSite538, &gocuSite539, &gocuSite540, &gocuSite541, &gocuSite542, &gocuSite543,
-		&gocuSite544, &gocuSite545, &gocuSite546, &gocuSite547, &gocuSite548, &gocuSite549, &gocuSite550, &gocuSite551,
-		&gocuSite552, &gocuSite553, &gocuSite554, &gocuSite555, &gocuSite556, &gocuSite557, &gocuSite558, &gocuSite559,
-		&gocuSite560, &gocuSite561, &gocuSite562, &gocuSite563, &gocuSite564, &gocuSite565, &gocuSite566, &gocuSite567,
-		&gocuSite568, &gocuSite569, &gocuSite570, &gocuSite571, &gocuSite572, &gocuSite573, &gocuSite574, &gocuSite575,
-		&gocuSite576, &gocuSite577, &gocuSite578, &gocuSite579, &gocuSite580, &gocuSite581, &gocuSite582, &gocuSite583,
-		&gocuSite584, &gocuSite585, &gocuSite586, &gocuSite587, &gocuSite588, &gocuSite589, &gocuSite590, &gocuSite591,
-		&gocuSite592, &gocuSite593, &gocuSite594, &gocuSite595, &gocuSite596, &gocuSite597, &gocuSite598, &gocuSite599,
-		&gocuSite600, &gocuSite601, &gocuSite602, &gocuSite603, &gocuSite604, &gocuSite605, &gocuSite606, &gocuSite607,
-		&gocuSite608, &gocuSite609, &gocuSite610, &gocuSite611, &gocuSite612, &gocuSite613, &gocuSite614, &gocuSite615,
-		&gocuSite616, &gocuSite617, &gocuSite618, &gocuSite619, &gocuSite620, &gocuSite621, &gocuSite622, &gocuSite623,
-		&gocuSite624, &gocuSite625, &gocuSite626, &gocuSite627, &gocuSite628, &gocuSite629, &gocuSite630, &gocuSite631,
-		&gocuSite632, &gocuSite633, &gocuSite634, &gocuSite635, &gocuSite636, &gocuSite637, &gocuSite638, &gocuSite639,
-		&gocuSite640, &gocuSite641, &gocuSite642, &gocuSite643, &gocuSite644, &gocuSite645, &gocuSite646, &gocuSite647,
-		&gocuSite648, &gocuSite649, &gocuSite650, &gocuSite651, &gocuSite652, &gocuSite653, &gocuSite654, &gocuSite655,
-		&gocuSite656, &gocuSite657, &gocuSite658, &gocuSite659, &gocuSite660, &gocuSite661, &gocuSite662, &gocuSite663,
-		&gocuSite664, &gocuSite665, &gocuSite666, &gocuSite667, &gocuSite668, &gocuSite669, &gocuSite670, &gocuSite671,
-		&gocuSite672, &gocuSite673, &gocuSite674, &gocuSite675, &gocuSite676, &gocuSite677, &gocuSite678, &gocuSite679,
-		&gocuSite680, &gocuSite681, &gocuSite682, &gocuSite683, &gocuSite684, &gocuSite685, &gocuSite686, &gocuSite687,
-		&gocuSite688, &gocuSite689, &gocuSite690, &gocuSite691, &gocuSite692, &gocuSite693, &gocuSite694, &gocuSite695,
-		&gocuSite696, &gocuSite697, &gocuSite698, &gocuSite699, &gocuSite700, &gocuSite701, &gocuSite702, &gocuSite703,
-		&gocuSite704, &gocuSite705, &gocuSite706, &gocuSite707, &gocuSite708, &gocuSite709, &gocuSite710, &gocuSite711,
-		&gocuSite712, &gocuSite713, &gocuSite714, &gocuSite715, &gocuSite716, &gocuSite717, &gocuSite718, &gocuSite719,
-		&gocuSite720, &gocuSite721, &gocuSite722, &gocuSite723, &gocuSite724, &gocuSite725, &gocuSite726, &gocuSite727,
-		&gocuSite728, &gocuSite729, &gocuSite730, &gocuSite731, &gocuSite732, &gocuSite733, &gocuSite734, &gocuSite735,
-		&gocuSite736, &gocuSite737, &gocuSite738, &gocuSite739, &gocuSite740, &gocuSite741, &gocuSite742, &gocuSite743,
-		&gocuSite744, &gocuSite745, &gocuSite746, &gocuSite747, &gocuSite748, &gocuSite749, &gocuSite750, &gocuSite751,
-		&gocuSite752, &gocuSite753, &gocuSite754, &gocuSite755, &gocuSite756, &gocuSite757, &gocuSite758, &gocuSite759,
-		&gocuSite760, &gocuSite761, &gocuSite762, &gocuSite763, &gocuSite764, &gocuSite765, &gocuSite766, &gocuSite767,
-		&gocuSite768, &gocuSite769, &gocuSite770, &gocuSite771, &gocuSite772, &gocuSite773, &gocuSite774, &gocuSite775,
-		&gocuSite776, &gocuSite777, &gocuSite778, &gocuSite779, &gocuSite780, &gocuSite781, &gocuSite782, &gocuSite783,
-		&gocuSite784, &gocuSite785, &gocuSite786, &gocuSite787, &gocuSite788, &gocuSite789, &gocuSite790, &gocuSite791,
-		&gocuSite792, &gocuSite793, &gocuSite794, &gocuSite795, &gocuSite796, &gocuSite797, &gocuSite798, &gocuSite799,
-		&gocuSite800, &gocuSite801, &gocuSite802, &gocuSite803, &gocuSite804, &gocuSite805, &gocuSite806, &gocuSite807,
-		&gocuSite808, &gocuSite809, &gocuSite810, &gocuSite811, &gocuSite812, &gocuSite813, &gocuSite814, &gocuSite815,
-		&gocuSite816, &gocuSite817, &gocuSite818, &gocuSite819, &gocuSite820, &gocuSite821, &gocuSite822, &gocuSite823,
-		&gocuSite824, &gocuSite825, &gocuSite826, &gocuSite827, &gocuSite828, &gocuSite829, &gocuSite830, &gocuSite831,
-		&gocuSite832, &gocuSite833, &gocuSite834, &gocuSite835, &gocuSite836, &gocuSite837, &gocuSite838, &gocuSite839,
-		&gocuSite840, &gocuSite841, &gocuSite842, &gocuSite843, &gocuSite844, &gocuSite845, &gocuSite846, &gocuSite847,
-		&gocuSite848, &gocuSite849, &gocuSite850, &gocuSite851, &gocuSite852, &gocuSite853, &gocuSite854, &gocuSite855,
-		&gocuSite856, &gocuSite857, &gocuSite858, &gocuSite859, &gocuSite860, &gocuSite861, &gocuSite862, &gocuSite863,
-		&gocuSite864, &gocuSite865, &gocuSite866, &gocuSite867, &gocuSite868, &gocuSite869, &gocuSite870, &gocuSite871,
-		&gocuSite872, &gocuSite873, &gocuSite874, &gocuSite875, &gocuSite876, &gocuSite877, &gocuSite878, &gocuSite879,
-		&gocuSite880, &gocuSite881, &gocuSite882, &gocuSite883, &gocuSite884, &gocuSite885, &gocuSite886, &gocuSite887,
-		&gocuSite888, &gocuSite889, &gocuSite890, &gocuSite891, &gocuSite892, &gocuSite893, &gocuSite894, &gocuSite895,
-		&gocuSite896, &gocuSite897, &gocuSite898, &gocuSite899, &gocuSite900, &gocuSite901, &gocuSite902, &gocuSite903,
-		&gocuSite904, &gocuSite905, &gocuSite906, &gocuSite907, &gocuSite908, &gocuSite909, &gocuSite910, &gocuSite911,
-		&gocuSite912, &gocuSite913, &gocuSite914, &gocuSite915, &gocuSite916, &gocuSite917, &gocuSite918, &gocuSite919,
-		&gocuSite920, &gocuSite921, &gocuSite922, &gocuSite923,
+		&gocuSite448, &gocuSite449, &gocuSite450, &gocuSite451, &gocuSite452, &gocuSite453,
 	},
 }
 
@@ -2975,89 +1904,6 @@ func LaunchFlashAttention64(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Bu
 	)
 }
 
-// LaunchFlashAttn64B64 runs the kernel FlashAttn64B64 on d with the launch configuration cfg:
-// on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
-// returns without waiting for the GPU, except in debug mode and with In,
-// Out or InOut buffers. Written by gocu gen.
-func LaunchFlashAttn64B64(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Buffer[kernel.BFloat16], seq int32, scale float32, causal bool) error {
-	var l launch.Call
-	if l.Start(gocuProgram, 2, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, q)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, k)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, v)
-		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, o)
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, seq, scale, causal)
-	}
-	gocuS0 := launch.SimArg(&l, 0, q)
-	gocuS1 := launch.SimArg(&l, 1, k)
-	gocuS2 := launch.SimArg(&l, 2, v)
-	gocuS3 := launch.SimArg(&l, 3, o)
-	return l.Simulate(
-		func(gocuT *kernel.Thread) { FlashAttn64B64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal) },
-		func(gocuT *kernel.Thread) {
-			gocuChecked_FlashAttn64B64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
-		},
-		gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal,
-	)
-}
-
-// LaunchFlashAttn128B128 runs the kernel FlashAttn128B128 on d with the launch configuration cfg:
-// on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
-// returns without waiting for the GPU, except in debug mode and with In,
-// Out or InOut buffers. Written by gocu gen.
-func LaunchFlashAttn128B128(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Buffer[kernel.BFloat16], seq int32, scale float32, causal bool) error {
-	var l launch.Call
-	if l.Start(gocuProgram, 3, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, q)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, k)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, v)
-		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, o)
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, seq, scale, causal)
-	}
-	gocuS0 := launch.SimArg(&l, 0, q)
-	gocuS1 := launch.SimArg(&l, 1, k)
-	gocuS2 := launch.SimArg(&l, 2, v)
-	gocuS3 := launch.SimArg(&l, 3, o)
-	return l.Simulate(
-		func(gocuT *kernel.Thread) {
-			FlashAttn128B128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
-		},
-		func(gocuT *kernel.Thread) {
-			gocuChecked_FlashAttn128B128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
-		},
-		gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal,
-	)
-}
-
-// LaunchFlashAttn128B64 runs the kernel FlashAttn128B64 on d with the launch configuration cfg:
-// on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
-// returns without waiting for the GPU, except in debug mode and with In,
-// Out or InOut buffers. Written by gocu gen.
-func LaunchFlashAttn128B64(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Buffer[kernel.BFloat16], seq int32, scale float32, causal bool) error {
-	var l launch.Call
-	if l.Start(gocuProgram, 4, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, q)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, k)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, v)
-		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, o)
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, seq, scale, causal)
-	}
-	gocuS0 := launch.SimArg(&l, 0, q)
-	gocuS1 := launch.SimArg(&l, 1, k)
-	gocuS2 := launch.SimArg(&l, 2, v)
-	gocuS3 := launch.SimArg(&l, 3, o)
-	return l.Simulate(
-		func(gocuT *kernel.Thread) { FlashAttn128B64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal) },
-		func(gocuT *kernel.Thread) {
-			gocuChecked_FlashAttn128B64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
-		},
-		gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal,
-	)
-}
-
 // LaunchGemmBF16 runs the kernel GemmBF16 on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
 // simulator as Go. Slices travel as gocu.Buffer values of the device. It
@@ -3065,7 +1911,7 @@ func LaunchFlashAttn128B64(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Buf
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGemmBF16(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 5, d, cfg) {
+	if l.Start(gocuProgram, 2, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -3081,14 +1927,14 @@ func LaunchGemmBF16(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel
 	)
 }
 
-// LaunchGemmBF16Pipe32 runs the kernel GemmBF16Pipe32 on d with the launch configuration cfg:
+// LaunchGemmBF16MMA runs the kernel GemmBF16MMA on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
 // simulator as Go. Slices travel as gocu.Buffer values of the device. It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchGemmBF16Pipe32(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error {
+func LaunchGemmBF16MMA(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 6, d, cfg) {
+	if l.Start(gocuProgram, 3, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -3098,77 +1944,8 @@ func LaunchGemmBF16Pipe32(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[
 	gocuS1 := launch.SimArg(&l, 1, b)
 	gocuS2 := launch.SimArg(&l, 2, c)
 	return l.Simulate(
-		func(gocuT *kernel.Thread) { GemmBF16Pipe32(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
-		func(gocuT *kernel.Thread) { gocuChecked_GemmBF16Pipe32(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
-		gocuS0, gocuS1, gocuS2, m, n, k,
-	)
-}
-
-// LaunchGemmBF16Pipe64 runs the kernel GemmBF16Pipe64 on d with the launch configuration cfg:
-// on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
-// returns without waiting for the GPU, except in debug mode and with In,
-// Out or InOut buffers. Written by gocu gen.
-func LaunchGemmBF16Pipe64(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error {
-	var l launch.Call
-	if l.Start(gocuProgram, 7, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
-	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
-	return l.Simulate(
-		func(gocuT *kernel.Thread) { GemmBF16Pipe64(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
-		func(gocuT *kernel.Thread) { gocuChecked_GemmBF16Pipe64(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
-		gocuS0, gocuS1, gocuS2, m, n, k,
-	)
-}
-
-// LaunchGemmBF16WG32 runs the kernel GemmBF16WG32 on d with the launch configuration cfg:
-// on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
-// returns without waiting for the GPU, except in debug mode and with In,
-// Out or InOut buffers. Written by gocu gen.
-func LaunchGemmBF16WG32(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error {
-	var l launch.Call
-	if l.Start(gocuProgram, 8, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
-	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
-	return l.Simulate(
-		func(gocuT *kernel.Thread) { GemmBF16WG32(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
-		func(gocuT *kernel.Thread) { gocuChecked_GemmBF16WG32(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
-		gocuS0, gocuS1, gocuS2, m, n, k,
-	)
-}
-
-// LaunchGemmBF16WG64 runs the kernel GemmBF16WG64 on d with the launch configuration cfg:
-// on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
-// returns without waiting for the GPU, except in debug mode and with In,
-// Out or InOut buffers. Written by gocu gen.
-func LaunchGemmBF16WG64(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error {
-	var l launch.Call
-	if l.Start(gocuProgram, 9, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
-	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
-	return l.Simulate(
-		func(gocuT *kernel.Thread) { GemmBF16WG64(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
-		func(gocuT *kernel.Thread) { gocuChecked_GemmBF16WG64(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
+		func(gocuT *kernel.Thread) { GemmBF16MMA(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
+		func(gocuT *kernel.Thread) { gocuChecked_GemmBF16MMA(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
 		gocuS0, gocuS1, gocuS2, m, n, k,
 	)
 }
@@ -3180,7 +1957,7 @@ func LaunchGemmBF16WG64(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[ke
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 10, d, cfg) {
+	if l.Start(gocuProgram, 4, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -3201,7 +1978,7 @@ func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], 
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], width, height int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 11, d, cfg) {
+	if l.Start(gocuProgram, 5, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, width, height)
@@ -3222,7 +1999,7 @@ func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 12, d, cfg) {
+	if l.Start(gocuProgram, 6, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -3243,7 +2020,7 @@ func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 // Out or InOut buffers. Written by gocu gen.
 func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 13, d, cfg) {
+	if l.Start(gocuProgram, 7, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -3264,7 +2041,7 @@ func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 // Out or InOut buffers. Written by gocu gen.
 func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], hist *gocu.Buffer[uint32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 14, d, cfg) {
+	if l.Start(gocuProgram, 8, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, data)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, hist)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -3285,7 +2062,7 @@ func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], 
 // Out or InOut buffers. Written by gocu gen.
 func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 15, d, cfg) {
+	if l.Start(gocuProgram, 9, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -3308,7 +2085,7 @@ func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 16, d, cfg) {
+	if l.Start(gocuProgram, 10, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -3331,7 +2108,7 @@ func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[flo
 // Out or InOut buffers. Written by gocu gen.
 func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 17, d, cfg) {
+	if l.Start(gocuProgram, 11, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -3354,7 +2131,7 @@ func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buf
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 18, d, cfg) {
+	if l.Start(gocuProgram, 12, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, partial)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -3375,7 +2152,7 @@ func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32]
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[int32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 19, d, cfg) {
+	if l.Start(gocuProgram, 13, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, sums)
@@ -3398,7 +2175,7 @@ func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[i
 // Out or InOut buffers. Written by gocu gen.
 func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int32], n int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 20, d, cfg) {
+	if l.Start(gocuProgram, 14, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, y)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, offsets)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
@@ -3419,7 +2196,7 @@ func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int3
 // Out or InOut buffers. Written by gocu gen.
 func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32, alpha, beta float32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 21, d, cfg) {
+	if l.Start(gocuProgram, 15, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
@@ -3442,7 +2219,7 @@ func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32],
 // Out or InOut buffers. Written by gocu gen.
 func LaunchWGProbe(gocuD *gocu.Device, cfg gocu.Config, img *gocu.Buffer[kernel.BFloat16], d *gocu.Buffer[float32], swA, swB kernel.WGSwizzle, lboA, sboA, kstepA, lboB, sboB, kstepB int32, transB bool) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 22, gocuD, cfg) {
+	if l.Start(gocuProgram, 16, gocuD, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, img)
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, d)
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, uint8(swA), uint8(swB), lboA, sboA, kstepA, lboB, sboB, kstepB, transB)
@@ -3462,1489 +2239,755 @@ func LaunchWGProbe(gocuD *gocu.Device, cfg gocu.Config, img *gocu.Buffer[kernel.
 
 // Source sites of the checked accesses and debug-mode checks.
 var (
-	gocuSite0   = kernel.Site{File: "flash128.go", Line: 220, Col: 21, Expr: "sm[ks+off:]"}
-	gocuSite1   = kernel.Site{File: "flash128.go", Line: 220, Col: 34, Expr: "k[g:]"}
-	gocuSite2   = kernel.Site{File: "flash128.go", Line: 221, Col: 21, Expr: "sm[ks+fa128KV+off:]"}
-	gocuSite3   = kernel.Site{File: "flash128.go", Line: 221, Col: 42, Expr: "v[g:]"}
-	gocuSite4   = kernel.Site{File: "flash64.go", Line: 213, Col: 21, Expr: "sm[ks+off:]"}
-	gocuSite5   = kernel.Site{File: "flash64.go", Line: 213, Col: 34, Expr: "k[g:]"}
-	gocuSite6   = kernel.Site{File: "flash64.go", Line: 214, Col: 21, Expr: "sm[ks+fa64KV+off:]"}
-	gocuSite7   = kernel.Site{File: "flash64.go", Line: 214, Col: 41, Expr: "v[g:]"}
-	gocuSite8   = kernel.Site{File: "flash64_b64.go", Line: 263, Col: 21, Expr: "sm[ks+i*fa64b64Rows*fa64b64D:]"}
-	gocuSite9   = kernel.Site{File: "flash64_b64.go", Line: 263, Col: 53, Expr: "k[g+int(i*fa64b64Rows)*fa64b64D:]"}
-	gocuSite10  = kernel.Site{File: "flash64_b64.go", Line: 264, Col: 21, Expr: "sm[ks+fa64b64KV+i*fa64b64Rows*fa64b64D:]"}
-	gocuSite11  = kernel.Site{File: "flash64_b64.go", Line: 264, Col: 63, Expr: "v[g+int(i*fa64b64Rows)*fa64b64D:]"}
-	gocuSite12  = kernel.Site{File: "flash64_b64.go", Line: 165, Col: 9, Expr: "sm[ks0+kOff[j4]:]"}
-	gocuSite13  = kernel.Site{File: "flash64_b64.go", Line: 165, Col: 16, Expr: "kOff[j4]"}
-	gocuSite14  = kernel.Site{File: "flash64_b64.go", Line: 170, Col: 32, Expr: "kb[nj*16*fa64b64D+jj*64:]"}
-	gocuSite15  = kernel.Site{File: "flash64_b64.go", Line: 171, Col: 33, Expr: "qf[4*jj+j4]"}
-	gocuSite16  = kernel.Site{File: "flash64_b64.go", Line: 171, Col: 59, Expr: "kf[0]"}
-	gocuSite17  = kernel.Site{File: "flash64_b64.go", Line: 171, Col: 66, Expr: "kf[1]"}
-	gocuSite18  = kernel.Site{File: "flash64_b64.go", Line: 171, Col: 74, Expr: "s[2*nj]"}
-	gocuSite19  = kernel.Site{File: "flash64_b64.go", Line: 171, Col: 5, Expr: "s[2*nj]"}
-	gocuSite20  = kernel.Site{File: "flash64_b64.go", Line: 172, Col: 35, Expr: "qf[4*jj+j4]"}
-	gocuSite21  = kernel.Site{File: "flash64_b64.go", Line: 172, Col: 61, Expr: "kf[2]"}
-	gocuSite22  = kernel.Site{File: "flash64_b64.go", Line: 172, Col: 68, Expr: "kf[3]"}
-	gocuSite23  = kernel.Site{File: "flash64_b64.go", Line: 172, Col: 76, Expr: "s[2*nj+1]"}
-	gocuSite24  = kernel.Site{File: "flash64_b64.go", Line: 172, Col: 5, Expr: "s[2*nj+1]"}
-	gocuSite25  = kernel.Site{File: "flash64_b64.go", Line: 186, Col: 9, Expr: "s[nt][e]"}
-	gocuSite26  = kernel.Site{File: "flash64_b64.go", Line: 189, Col: 5, Expr: "s[nt][e]"}
-	gocuSite27  = kernel.Site{File: "flash64_b64.go", Line: 191, Col: 11, Expr: "m[e/2]"}
-	gocuSite28  = kernel.Site{File: "flash64_b64.go", Line: 192, Col: 5, Expr: "m[e/2]"}
-	gocuSite29  = kernel.Site{File: "flash64_b64.go", Line: 199, Col: 46, Expr: "m[hh]"}
-	gocuSite30  = kernel.Site{File: "flash64_b64.go", Line: 199, Col: 61, Expr: "m[hh]"}
-	gocuSite31  = kernel.Site{File: "flash64_b64.go", Line: 200, Col: 4, Expr: "m[hh]"}
-	gocuSite32  = kernel.Site{File: "flash64_b64.go", Line: 202, Col: 46, Expr: "m[hh]"}
-	gocuSite33  = kernel.Site{File: "flash64_b64.go", Line: 202, Col: 61, Expr: "m[hh]"}
-	gocuSite34  = kernel.Site{File: "flash64_b64.go", Line: 203, Col: 4, Expr: "m[hh]"}
-	gocuSite35  = kernel.Site{File: "flash64_b64.go", Line: 205, Col: 9, Expr: "m[hh]"}
-	gocuSite36  = kernel.Site{File: "flash64_b64.go", Line: 206, Col: 6, Expr: "mx[hh]"}
-	gocuSite37  = kernel.Site{File: "flash64_b64.go", Line: 207, Col: 9, Expr: "mx[hh]"}
-	gocuSite38  = kernel.Site{File: "flash64_b64.go", Line: 209, Col: 30, Expr: "mx[hh]"}
-	gocuSite39  = kernel.Site{File: "flash64_b64.go", Line: 209, Col: 3, Expr: "corr[hh]"}
-	gocuSite40  = kernel.Site{File: "flash64_b64.go", Line: 210, Col: 3, Expr: "mx[hh]"}
-	gocuSite41  = kernel.Site{File: "flash64_b64.go", Line: 211, Col: 14, Expr: "corr[hh]"}
-	gocuSite42  = kernel.Site{File: "flash64_b64.go", Line: 211, Col: 3, Expr: "sum[hh]"}
-	gocuSite43  = kernel.Site{File: "flash64_b64.go", Line: 217, Col: 36, Expr: "s[nt][e]"}
-	gocuSite44  = kernel.Site{File: "flash64_b64.go", Line: 217, Col: 52, Expr: "mx[e/2]"}
-	gocuSite45  = kernel.Site{File: "flash64_b64.go", Line: 218, Col: 4, Expr: "s[nt][e]"}
-	gocuSite46  = kernel.Site{File: "flash64_b64.go", Line: 219, Col: 4, Expr: "sum[e/2]"}
-	gocuSite47  = kernel.Site{File: "flash64_b64.go", Line: 224, Col: 17, Expr: "corr[0]"}
-	gocuSite48  = kernel.Site{File: "flash64_b64.go", Line: 224, Col: 3, Expr: "acc[dt][0]"}
-	gocuSite49  = kernel.Site{File: "flash64_b64.go", Line: 225, Col: 17, Expr: "corr[0]"}
-	gocuSite50  = kernel.Site{File: "flash64_b64.go", Line: 225, Col: 3, Expr: "acc[dt][1]"}
-	gocuSite51  = kernel.Site{File: "flash64_b64.go", Line: 226, Col: 17, Expr: "corr[1]"}
-	gocuSite52  = kernel.Site{File: "flash64_b64.go", Line: 226, Col: 3, Expr: "acc[dt][2]"}
-	gocuSite53  = kernel.Site{File: "flash64_b64.go", Line: 227, Col: 17, Expr: "corr[1]"}
-	gocuSite54  = kernel.Site{File: "flash64_b64.go", Line: 227, Col: 3, Expr: "acc[dt][3]"}
-	gocuSite55  = kernel.Site{File: "flash64_b64.go", Line: 235, Col: 26, Expr: "s[2*kk][0]"}
-	gocuSite56  = kernel.Site{File: "flash64_b64.go", Line: 235, Col: 38, Expr: "s[2*kk][1]"}
-	gocuSite57  = kernel.Site{File: "flash64_b64.go", Line: 235, Col: 73, Expr: "s[2*kk][2]"}
-	gocuSite58  = kernel.Site{File: "flash64_b64.go", Line: 235, Col: 85, Expr: "s[2*kk][3]"}
-	gocuSite59  = kernel.Site{File: "flash64_b64.go", Line: 236, Col: 26, Expr: "s[2*kk+1][0]"}
-	gocuSite60  = kernel.Site{File: "flash64_b64.go", Line: 236, Col: 40, Expr: "s[2*kk+1][1]"}
-	gocuSite61  = kernel.Site{File: "flash64_b64.go", Line: 236, Col: 77, Expr: "s[2*kk+1][2]"}
-	gocuSite62  = kernel.Site{File: "flash64_b64.go", Line: 236, Col: 91, Expr: "s[2*kk+1][3]"}
-	gocuSite63  = kernel.Site{File: "flash64_b64.go", Line: 234, Col: 3, Expr: "pa[kk]"}
-	gocuSite64  = kernel.Site{File: "flash64_b64.go", Line: 241, Col: 9, Expr: "sm[vs0+vOff[j4]:]"}
-	gocuSite65  = kernel.Site{File: "flash64_b64.go", Line: 241, Col: 16, Expr: "vOff[j4]"}
-	gocuSite66  = kernel.Site{File: "flash64_b64.go", Line: 247, Col: 37, Expr: "vb[kk*16*fa64b64D+jj*64:]"}
-	gocuSite67  = kernel.Site{File: "flash64_b64.go", Line: 248, Col: 35, Expr: "pa[kk]"}
-	gocuSite68  = kernel.Site{File: "flash64_b64.go", Line: 248, Col: 56, Expr: "vf[0]"}
-	gocuSite69  = kernel.Site{File: "flash64_b64.go", Line: 248, Col: 63, Expr: "vf[1]"}
-	gocuSite70  = kernel.Site{File: "flash64_b64.go", Line: 248, Col: 71, Expr: "acc[2*nd]"}
-	gocuSite71  = kernel.Site{File: "flash64_b64.go", Line: 248, Col: 5, Expr: "acc[2*nd]"}
-	gocuSite72  = kernel.Site{File: "flash64_b64.go", Line: 249, Col: 37, Expr: "pa[kk]"}
-	gocuSite73  = kernel.Site{File: "flash64_b64.go", Line: 249, Col: 58, Expr: "vf[2]"}
-	gocuSite74  = kernel.Site{File: "flash64_b64.go", Line: 249, Col: 65, Expr: "vf[3]"}
-	gocuSite75  = kernel.Site{File: "flash64_b64.go", Line: 249, Col: 73, Expr: "acc[2*nd+1]"}
-	gocuSite76  = kernel.Site{File: "flash64_b64.go", Line: 249, Col: 5, Expr: "acc[2*nd+1]"}
-	gocuSite77  = kernel.Site{File: "flash_b128.go", Line: 264, Col: 21, Expr: "sm[ks+i*fab128Rows*fab128D:]"}
-	gocuSite78  = kernel.Site{File: "flash_b128.go", Line: 264, Col: 51, Expr: "k[g+int(i*fab128Rows)*fab128D:]"}
-	gocuSite79  = kernel.Site{File: "flash_b128.go", Line: 265, Col: 21, Expr: "sm[ks+fab128KV+i*fab128Rows*fab128D:]"}
-	gocuSite80  = kernel.Site{File: "flash_b128.go", Line: 265, Col: 60, Expr: "v[g+int(i*fab128Rows)*fab128D:]"}
-	gocuSite81  = kernel.Site{File: "flash_b128.go", Line: 166, Col: 9, Expr: "sm[ks0+kOff[j4]:]"}
-	gocuSite82  = kernel.Site{File: "flash_b128.go", Line: 166, Col: 16, Expr: "kOff[j4]"}
-	gocuSite83  = kernel.Site{File: "flash_b128.go", Line: 171, Col: 32, Expr: "kb[nj*16*fab128D+jj*64:]"}
-	gocuSite84  = kernel.Site{File: "flash_b128.go", Line: 172, Col: 33, Expr: "qf[4*jj+j4]"}
-	gocuSite85  = kernel.Site{File: "flash_b128.go", Line: 172, Col: 59, Expr: "kf[0]"}
-	gocuSite86  = kernel.Site{File: "flash_b128.go", Line: 172, Col: 66, Expr: "kf[1]"}
-	gocuSite87  = kernel.Site{File: "flash_b128.go", Line: 172, Col: 74, Expr: "s[2*nj]"}
-	gocuSite88  = kernel.Site{File: "flash_b128.go", Line: 172, Col: 5, Expr: "s[2*nj]"}
-	gocuSite89  = kernel.Site{File: "flash_b128.go", Line: 173, Col: 35, Expr: "qf[4*jj+j4]"}
-	gocuSite90  = kernel.Site{File: "flash_b128.go", Line: 173, Col: 61, Expr: "kf[2]"}
-	gocuSite91  = kernel.Site{File: "flash_b128.go", Line: 173, Col: 68, Expr: "kf[3]"}
-	gocuSite92  = kernel.Site{File: "flash_b128.go", Line: 173, Col: 76, Expr: "s[2*nj+1]"}
-	gocuSite93  = kernel.Site{File: "flash_b128.go", Line: 173, Col: 5, Expr: "s[2*nj+1]"}
-	gocuSite94  = kernel.Site{File: "flash_b128.go", Line: 187, Col: 9, Expr: "s[nt][e]"}
-	gocuSite95  = kernel.Site{File: "flash_b128.go", Line: 190, Col: 5, Expr: "s[nt][e]"}
-	gocuSite96  = kernel.Site{File: "flash_b128.go", Line: 192, Col: 11, Expr: "m[e/2]"}
-	gocuSite97  = kernel.Site{File: "flash_b128.go", Line: 193, Col: 5, Expr: "m[e/2]"}
-	gocuSite98  = kernel.Site{File: "flash_b128.go", Line: 200, Col: 46, Expr: "m[hh]"}
-	gocuSite99  = kernel.Site{File: "flash_b128.go", Line: 200, Col: 61, Expr: "m[hh]"}
-	gocuSite100 = kernel.Site{File: "flash_b128.go", Line: 201, Col: 4, Expr: "m[hh]"}
-	gocuSite101 = kernel.Site{File: "flash_b128.go", Line: 203, Col: 46, Expr: "m[hh]"}
-	gocuSite102 = kernel.Site{File: "flash_b128.go", Line: 203, Col: 61, Expr: "m[hh]"}
-	gocuSite103 = kernel.Site{File: "flash_b128.go", Line: 204, Col: 4, Expr: "m[hh]"}
-	gocuSite104 = kernel.Site{File: "flash_b128.go", Line: 206, Col: 9, Expr: "m[hh]"}
-	gocuSite105 = kernel.Site{File: "flash_b128.go", Line: 207, Col: 6, Expr: "mx[hh]"}
-	gocuSite106 = kernel.Site{File: "flash_b128.go", Line: 208, Col: 9, Expr: "mx[hh]"}
-	gocuSite107 = kernel.Site{File: "flash_b128.go", Line: 210, Col: 30, Expr: "mx[hh]"}
-	gocuSite108 = kernel.Site{File: "flash_b128.go", Line: 210, Col: 3, Expr: "corr[hh]"}
-	gocuSite109 = kernel.Site{File: "flash_b128.go", Line: 211, Col: 3, Expr: "mx[hh]"}
-	gocuSite110 = kernel.Site{File: "flash_b128.go", Line: 212, Col: 14, Expr: "corr[hh]"}
-	gocuSite111 = kernel.Site{File: "flash_b128.go", Line: 212, Col: 3, Expr: "sum[hh]"}
-	gocuSite112 = kernel.Site{File: "flash_b128.go", Line: 218, Col: 36, Expr: "s[nt][e]"}
-	gocuSite113 = kernel.Site{File: "flash_b128.go", Line: 218, Col: 52, Expr: "mx[e/2]"}
-	gocuSite114 = kernel.Site{File: "flash_b128.go", Line: 219, Col: 4, Expr: "s[nt][e]"}
-	gocuSite115 = kernel.Site{File: "flash_b128.go", Line: 220, Col: 4, Expr: "sum[e/2]"}
-	gocuSite116 = kernel.Site{File: "flash_b128.go", Line: 225, Col: 17, Expr: "corr[0]"}
-	gocuSite117 = kernel.Site{File: "flash_b128.go", Line: 225, Col: 3, Expr: "acc[dt][0]"}
-	gocuSite118 = kernel.Site{File: "flash_b128.go", Line: 226, Col: 17, Expr: "corr[0]"}
-	gocuSite119 = kernel.Site{File: "flash_b128.go", Line: 226, Col: 3, Expr: "acc[dt][1]"}
-	gocuSite120 = kernel.Site{File: "flash_b128.go", Line: 227, Col: 17, Expr: "corr[1]"}
-	gocuSite121 = kernel.Site{File: "flash_b128.go", Line: 227, Col: 3, Expr: "acc[dt][2]"}
-	gocuSite122 = kernel.Site{File: "flash_b128.go", Line: 228, Col: 17, Expr: "corr[1]"}
-	gocuSite123 = kernel.Site{File: "flash_b128.go", Line: 228, Col: 3, Expr: "acc[dt][3]"}
-	gocuSite124 = kernel.Site{File: "flash_b128.go", Line: 236, Col: 26, Expr: "s[2*kk][0]"}
-	gocuSite125 = kernel.Site{File: "flash_b128.go", Line: 236, Col: 38, Expr: "s[2*kk][1]"}
-	gocuSite126 = kernel.Site{File: "flash_b128.go", Line: 236, Col: 73, Expr: "s[2*kk][2]"}
-	gocuSite127 = kernel.Site{File: "flash_b128.go", Line: 236, Col: 85, Expr: "s[2*kk][3]"}
-	gocuSite128 = kernel.Site{File: "flash_b128.go", Line: 237, Col: 26, Expr: "s[2*kk+1][0]"}
-	gocuSite129 = kernel.Site{File: "flash_b128.go", Line: 237, Col: 40, Expr: "s[2*kk+1][1]"}
-	gocuSite130 = kernel.Site{File: "flash_b128.go", Line: 237, Col: 77, Expr: "s[2*kk+1][2]"}
-	gocuSite131 = kernel.Site{File: "flash_b128.go", Line: 237, Col: 91, Expr: "s[2*kk+1][3]"}
-	gocuSite132 = kernel.Site{File: "flash_b128.go", Line: 235, Col: 3, Expr: "pa[kk]"}
-	gocuSite133 = kernel.Site{File: "flash_b128.go", Line: 242, Col: 9, Expr: "sm[vs0+vOff[j4]:]"}
-	gocuSite134 = kernel.Site{File: "flash_b128.go", Line: 242, Col: 16, Expr: "vOff[j4]"}
-	gocuSite135 = kernel.Site{File: "flash_b128.go", Line: 248, Col: 37, Expr: "vb[kk*16*fab128D+jj*64:]"}
-	gocuSite136 = kernel.Site{File: "flash_b128.go", Line: 249, Col: 35, Expr: "pa[kk]"}
-	gocuSite137 = kernel.Site{File: "flash_b128.go", Line: 249, Col: 56, Expr: "vf[0]"}
-	gocuSite138 = kernel.Site{File: "flash_b128.go", Line: 249, Col: 63, Expr: "vf[1]"}
-	gocuSite139 = kernel.Site{File: "flash_b128.go", Line: 249, Col: 71, Expr: "acc[2*nd]"}
-	gocuSite140 = kernel.Site{File: "flash_b128.go", Line: 249, Col: 5, Expr: "acc[2*nd]"}
-	gocuSite141 = kernel.Site{File: "flash_b128.go", Line: 250, Col: 37, Expr: "pa[kk]"}
-	gocuSite142 = kernel.Site{File: "flash_b128.go", Line: 250, Col: 58, Expr: "vf[2]"}
-	gocuSite143 = kernel.Site{File: "flash_b128.go", Line: 250, Col: 65, Expr: "vf[3]"}
-	gocuSite144 = kernel.Site{File: "flash_b128.go", Line: 250, Col: 73, Expr: "acc[2*nd+1]"}
-	gocuSite145 = kernel.Site{File: "flash_b128.go", Line: 250, Col: 5, Expr: "acc[2*nd+1]"}
-	gocuSite146 = kernel.Site{File: "flash_b64.go", Line: 259, Col: 21, Expr: "sm[ks+i*fab64Rows*fab64D:]"}
-	gocuSite147 = kernel.Site{File: "flash_b64.go", Line: 259, Col: 49, Expr: "k[g+int(i*fab64Rows)*fab64D:]"}
-	gocuSite148 = kernel.Site{File: "flash_b64.go", Line: 260, Col: 21, Expr: "sm[ks+fab64KV+i*fab64Rows*fab64D:]"}
-	gocuSite149 = kernel.Site{File: "flash_b64.go", Line: 260, Col: 57, Expr: "v[g+int(i*fab64Rows)*fab64D:]"}
-	gocuSite150 = kernel.Site{File: "flash_b64.go", Line: 161, Col: 9, Expr: "sm[ks0+kOff[j4]:]"}
-	gocuSite151 = kernel.Site{File: "flash_b64.go", Line: 161, Col: 16, Expr: "kOff[j4]"}
-	gocuSite152 = kernel.Site{File: "flash_b64.go", Line: 166, Col: 32, Expr: "kb[nj*16*fab64D+jj*64:]"}
-	gocuSite153 = kernel.Site{File: "flash_b64.go", Line: 167, Col: 33, Expr: "qf[4*jj+j4]"}
-	gocuSite154 = kernel.Site{File: "flash_b64.go", Line: 167, Col: 59, Expr: "kf[0]"}
-	gocuSite155 = kernel.Site{File: "flash_b64.go", Line: 167, Col: 66, Expr: "kf[1]"}
-	gocuSite156 = kernel.Site{File: "flash_b64.go", Line: 167, Col: 74, Expr: "s[2*nj]"}
-	gocuSite157 = kernel.Site{File: "flash_b64.go", Line: 167, Col: 5, Expr: "s[2*nj]"}
-	gocuSite158 = kernel.Site{File: "flash_b64.go", Line: 168, Col: 35, Expr: "qf[4*jj+j4]"}
-	gocuSite159 = kernel.Site{File: "flash_b64.go", Line: 168, Col: 61, Expr: "kf[2]"}
-	gocuSite160 = kernel.Site{File: "flash_b64.go", Line: 168, Col: 68, Expr: "kf[3]"}
-	gocuSite161 = kernel.Site{File: "flash_b64.go", Line: 168, Col: 76, Expr: "s[2*nj+1]"}
-	gocuSite162 = kernel.Site{File: "flash_b64.go", Line: 168, Col: 5, Expr: "s[2*nj+1]"}
-	gocuSite163 = kernel.Site{File: "flash_b64.go", Line: 182, Col: 9, Expr: "s[nt][e]"}
-	gocuSite164 = kernel.Site{File: "flash_b64.go", Line: 185, Col: 5, Expr: "s[nt][e]"}
-	gocuSite165 = kernel.Site{File: "flash_b64.go", Line: 187, Col: 11, Expr: "m[e/2]"}
-	gocuSite166 = kernel.Site{File: "flash_b64.go", Line: 188, Col: 5, Expr: "m[e/2]"}
-	gocuSite167 = kernel.Site{File: "flash_b64.go", Line: 195, Col: 46, Expr: "m[hh]"}
-	gocuSite168 = kernel.Site{File: "flash_b64.go", Line: 195, Col: 61, Expr: "m[hh]"}
-	gocuSite169 = kernel.Site{File: "flash_b64.go", Line: 196, Col: 4, Expr: "m[hh]"}
-	gocuSite170 = kernel.Site{File: "flash_b64.go", Line: 198, Col: 46, Expr: "m[hh]"}
-	gocuSite171 = kernel.Site{File: "flash_b64.go", Line: 198, Col: 61, Expr: "m[hh]"}
-	gocuSite172 = kernel.Site{File: "flash_b64.go", Line: 199, Col: 4, Expr: "m[hh]"}
-	gocuSite173 = kernel.Site{File: "flash_b64.go", Line: 201, Col: 9, Expr: "m[hh]"}
-	gocuSite174 = kernel.Site{File: "flash_b64.go", Line: 202, Col: 6, Expr: "mx[hh]"}
-	gocuSite175 = kernel.Site{File: "flash_b64.go", Line: 203, Col: 9, Expr: "mx[hh]"}
-	gocuSite176 = kernel.Site{File: "flash_b64.go", Line: 205, Col: 30, Expr: "mx[hh]"}
-	gocuSite177 = kernel.Site{File: "flash_b64.go", Line: 205, Col: 3, Expr: "corr[hh]"}
-	gocuSite178 = kernel.Site{File: "flash_b64.go", Line: 206, Col: 3, Expr: "mx[hh]"}
-	gocuSite179 = kernel.Site{File: "flash_b64.go", Line: 207, Col: 14, Expr: "corr[hh]"}
-	gocuSite180 = kernel.Site{File: "flash_b64.go", Line: 207, Col: 3, Expr: "sum[hh]"}
-	gocuSite181 = kernel.Site{File: "flash_b64.go", Line: 213, Col: 36, Expr: "s[nt][e]"}
-	gocuSite182 = kernel.Site{File: "flash_b64.go", Line: 213, Col: 52, Expr: "mx[e/2]"}
-	gocuSite183 = kernel.Site{File: "flash_b64.go", Line: 214, Col: 4, Expr: "s[nt][e]"}
-	gocuSite184 = kernel.Site{File: "flash_b64.go", Line: 215, Col: 4, Expr: "sum[e/2]"}
-	gocuSite185 = kernel.Site{File: "flash_b64.go", Line: 220, Col: 17, Expr: "corr[0]"}
-	gocuSite186 = kernel.Site{File: "flash_b64.go", Line: 220, Col: 3, Expr: "acc[dt][0]"}
-	gocuSite187 = kernel.Site{File: "flash_b64.go", Line: 221, Col: 17, Expr: "corr[0]"}
-	gocuSite188 = kernel.Site{File: "flash_b64.go", Line: 221, Col: 3, Expr: "acc[dt][1]"}
-	gocuSite189 = kernel.Site{File: "flash_b64.go", Line: 222, Col: 17, Expr: "corr[1]"}
-	gocuSite190 = kernel.Site{File: "flash_b64.go", Line: 222, Col: 3, Expr: "acc[dt][2]"}
-	gocuSite191 = kernel.Site{File: "flash_b64.go", Line: 223, Col: 17, Expr: "corr[1]"}
-	gocuSite192 = kernel.Site{File: "flash_b64.go", Line: 223, Col: 3, Expr: "acc[dt][3]"}
-	gocuSite193 = kernel.Site{File: "flash_b64.go", Line: 231, Col: 26, Expr: "s[2*kk][0]"}
-	gocuSite194 = kernel.Site{File: "flash_b64.go", Line: 231, Col: 38, Expr: "s[2*kk][1]"}
-	gocuSite195 = kernel.Site{File: "flash_b64.go", Line: 231, Col: 73, Expr: "s[2*kk][2]"}
-	gocuSite196 = kernel.Site{File: "flash_b64.go", Line: 231, Col: 85, Expr: "s[2*kk][3]"}
-	gocuSite197 = kernel.Site{File: "flash_b64.go", Line: 232, Col: 26, Expr: "s[2*kk+1][0]"}
-	gocuSite198 = kernel.Site{File: "flash_b64.go", Line: 232, Col: 40, Expr: "s[2*kk+1][1]"}
-	gocuSite199 = kernel.Site{File: "flash_b64.go", Line: 232, Col: 77, Expr: "s[2*kk+1][2]"}
-	gocuSite200 = kernel.Site{File: "flash_b64.go", Line: 232, Col: 91, Expr: "s[2*kk+1][3]"}
-	gocuSite201 = kernel.Site{File: "flash_b64.go", Line: 230, Col: 3, Expr: "pa[kk]"}
-	gocuSite202 = kernel.Site{File: "flash_b64.go", Line: 237, Col: 9, Expr: "sm[vs0+vOff[j4]:]"}
-	gocuSite203 = kernel.Site{File: "flash_b64.go", Line: 237, Col: 16, Expr: "vOff[j4]"}
-	gocuSite204 = kernel.Site{File: "flash_b64.go", Line: 243, Col: 37, Expr: "vb[kk*16*fab64D+jj*64:]"}
-	gocuSite205 = kernel.Site{File: "flash_b64.go", Line: 244, Col: 35, Expr: "pa[kk]"}
-	gocuSite206 = kernel.Site{File: "flash_b64.go", Line: 244, Col: 56, Expr: "vf[0]"}
-	gocuSite207 = kernel.Site{File: "flash_b64.go", Line: 244, Col: 63, Expr: "vf[1]"}
-	gocuSite208 = kernel.Site{File: "flash_b64.go", Line: 244, Col: 71, Expr: "acc[2*nd]"}
-	gocuSite209 = kernel.Site{File: "flash_b64.go", Line: 244, Col: 5, Expr: "acc[2*nd]"}
-	gocuSite210 = kernel.Site{File: "flash_b64.go", Line: 245, Col: 37, Expr: "pa[kk]"}
-	gocuSite211 = kernel.Site{File: "flash_b64.go", Line: 245, Col: 58, Expr: "vf[2]"}
-	gocuSite212 = kernel.Site{File: "flash_b64.go", Line: 245, Col: 65, Expr: "vf[3]"}
-	gocuSite213 = kernel.Site{File: "flash_b64.go", Line: 245, Col: 73, Expr: "acc[2*nd+1]"}
-	gocuSite214 = kernel.Site{File: "flash_b64.go", Line: 245, Col: 5, Expr: "acc[2*nd+1]"}
-	gocuSite215 = kernel.Site{File: "gemm_pipe32.go", Line: 156, Col: 21, Expr: "st[sa+int32(p)*gp32ARows*GP32BK:]"}
-	gocuSite216 = kernel.Site{File: "gemm_pipe32.go", Line: 156, Col: 56, Expr: "ag[p*aStep:]"}
-	gocuSite217 = kernel.Site{File: "gemm_pipe32.go", Line: 160, Col: 26, Expr: "st[sb+int32(p)*gp32BRows*GP32BN:]"}
-	gocuSite218 = kernel.Site{File: "gemm_pipe32.go", Line: 160, Col: 61, Expr: "bg[p*bStep:]"}
-	gocuSite219 = kernel.Site{File: "gemm_pipe32.go", Line: 170, Col: 8, Expr: "st[aOff:]"}
-	gocuSite220 = kernel.Site{File: "gemm_pipe32.go", Line: 173, Col: 33, Expr: "as[mi*16*GP32BK:]"}
-	gocuSite221 = kernel.Site{File: "gemm_pipe32.go", Line: 173, Col: 3, Expr: "af[mi]"}
-	gocuSite222 = kernel.Site{File: "gemm_pipe32.go", Line: 177, Col: 9, Expr: "st[bOff[nj]:]"}
-	gocuSite223 = kernel.Site{File: "gemm_pipe32.go", Line: 177, Col: 12, Expr: "bOff[nj]"}
-	gocuSite224 = kernel.Site{File: "gemm_pipe32.go", Line: 178, Col: 34, Expr: "bs[ks*16*GP32BN:]"}
-	gocuSite225 = kernel.Site{File: "gemm_pipe32.go", Line: 179, Col: 27, Expr: "r[0]"}
-	gocuSite226 = kernel.Site{File: "gemm_pipe32.go", Line: 179, Col: 33, Expr: "r[1]"}
-	gocuSite227 = kernel.Site{File: "gemm_pipe32.go", Line: 179, Col: 3, Expr: "bf[2*nj]"}
-	gocuSite228 = kernel.Site{File: "gemm_pipe32.go", Line: 180, Col: 29, Expr: "r[2]"}
-	gocuSite229 = kernel.Site{File: "gemm_pipe32.go", Line: 180, Col: 35, Expr: "r[3]"}
-	gocuSite230 = kernel.Site{File: "gemm_pipe32.go", Line: 180, Col: 3, Expr: "bf[2*nj+1]"}
-	gocuSite231 = kernel.Site{File: "gemm_pipe64.go", Line: 160, Col: 21, Expr: "st[sa+int32(p)*gp64ARows*GP64BK:]"}
-	gocuSite232 = kernel.Site{File: "gemm_pipe64.go", Line: 160, Col: 56, Expr: "ag[p*aStep:]"}
-	gocuSite233 = kernel.Site{File: "gemm_pipe64.go", Line: 164, Col: 26, Expr: "st[sb+int32(p)*gp64BRows*GP64BN:]"}
-	gocuSite234 = kernel.Site{File: "gemm_pipe64.go", Line: 164, Col: 61, Expr: "bg[p*bStep:]"}
-	gocuSite235 = kernel.Site{File: "gemm_pipe64.go", Line: 174, Col: 8, Expr: "st[aOff:]"}
-	gocuSite236 = kernel.Site{File: "gemm_pipe64.go", Line: 177, Col: 33, Expr: "as[mi*16*GP64BK:]"}
-	gocuSite237 = kernel.Site{File: "gemm_pipe64.go", Line: 177, Col: 3, Expr: "af[mi]"}
-	gocuSite238 = kernel.Site{File: "gemm_pipe64.go", Line: 181, Col: 9, Expr: "st[bOff[nj]:]"}
-	gocuSite239 = kernel.Site{File: "gemm_pipe64.go", Line: 181, Col: 12, Expr: "bOff[nj]"}
-	gocuSite240 = kernel.Site{File: "gemm_pipe64.go", Line: 182, Col: 34, Expr: "bs[ks*16*GP64BN:]"}
-	gocuSite241 = kernel.Site{File: "gemm_pipe64.go", Line: 183, Col: 27, Expr: "r[0]"}
-	gocuSite242 = kernel.Site{File: "gemm_pipe64.go", Line: 183, Col: 33, Expr: "r[1]"}
-	gocuSite243 = kernel.Site{File: "gemm_pipe64.go", Line: 183, Col: 3, Expr: "bf[2*nj]"}
-	gocuSite244 = kernel.Site{File: "gemm_pipe64.go", Line: 184, Col: 29, Expr: "r[2]"}
-	gocuSite245 = kernel.Site{File: "gemm_pipe64.go", Line: 184, Col: 35, Expr: "r[3]"}
-	gocuSite246 = kernel.Site{File: "gemm_pipe64.go", Line: 184, Col: 3, Expr: "bf[2*nj+1]"}
-	gocuSite247 = kernel.Site{File: "gemm_wg32.go", Line: 141, Col: 21, Expr: "st[sa+int32(p)*gw32ARows*GW32BK:]"}
-	gocuSite248 = kernel.Site{File: "gemm_wg32.go", Line: 141, Col: 56, Expr: "ag[p*aStep:]"}
-	gocuSite249 = kernel.Site{File: "gemm_wg32.go", Line: 145, Col: 26, Expr: "st[sb+int32(p)*gw32BRows*64:]"}
-	gocuSite250 = kernel.Site{File: "gemm_wg32.go", Line: 145, Col: 57, Expr: "bg[p*bStep:]"}
-	gocuSite251 = kernel.Site{File: "gemm_wg64.go", Line: 137, Col: 21, Expr: "st[sa+int32(p)*gw64ARows*GW64BK:]"}
-	gocuSite252 = kernel.Site{File: "gemm_wg64.go", Line: 137, Col: 56, Expr: "ag[p*aStep:]"}
-	gocuSite253 = kernel.Site{File: "gemm_wg64.go", Line: 141, Col: 26, Expr: "st[sb+int32(p)*gw64BRows*64:]"}
-	gocuSite254 = kernel.Site{File: "gemm_wg64.go", Line: 141, Col: 57, Expr: "bg[p*bStep:]"}
-	gocuSite255 = kernel.Site{File: "flash128.go", Line: 79, Col: 21, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
-	gocuSite256 = kernel.Site{File: "flash128.go", Line: 79, Col: 49, Expr: "q[head+int(q0+r)*fa128D+int(ch)*8:]"}
-	gocuSite257 = kernel.Site{File: "flash128.go", Line: 97, Col: 33, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
-	gocuSite258 = kernel.Site{File: "flash128.go", Line: 97, Col: 3, Expr: "qf[ks]"}
-	gocuSite259 = kernel.Site{File: "flash128.go", Line: 124, Col: 32, Expr: "sm[ks0+r*fa128D+(ch^(r&7))*8:]"}
-	gocuSite260 = kernel.Site{File: "flash128.go", Line: 125, Col: 33, Expr: "qf[ks]"}
-	gocuSite261 = kernel.Site{File: "flash128.go", Line: 125, Col: 54, Expr: "kf[0]"}
-	gocuSite262 = kernel.Site{File: "flash128.go", Line: 125, Col: 61, Expr: "kf[1]"}
-	gocuSite263 = kernel.Site{File: "flash128.go", Line: 125, Col: 69, Expr: "s[2*nj]"}
-	gocuSite264 = kernel.Site{File: "flash128.go", Line: 125, Col: 5, Expr: "s[2*nj]"}
-	gocuSite265 = kernel.Site{File: "flash128.go", Line: 126, Col: 35, Expr: "qf[ks]"}
-	gocuSite266 = kernel.Site{File: "flash128.go", Line: 126, Col: 56, Expr: "kf[2]"}
-	gocuSite267 = kernel.Site{File: "flash128.go", Line: 126, Col: 63, Expr: "kf[3]"}
-	gocuSite268 = kernel.Site{File: "flash128.go", Line: 126, Col: 71, Expr: "s[2*nj+1]"}
-	gocuSite269 = kernel.Site{File: "flash128.go", Line: 126, Col: 5, Expr: "s[2*nj+1]"}
-	gocuSite270 = kernel.Site{File: "flash128.go", Line: 133, Col: 3, Expr: "tmax[0]"}
-	gocuSite271 = kernel.Site{File: "flash128.go", Line: 133, Col: 12, Expr: "tmax[1]"}
-	gocuSite272 = kernel.Site{File: "flash128.go", Line: 133, Col: 22, Expr: "mx[0]"}
-	gocuSite273 = kernel.Site{File: "flash128.go", Line: 133, Col: 29, Expr: "mx[1]"}
-	gocuSite274 = kernel.Site{File: "flash128.go", Line: 138, Col: 10, Expr: "s[nt][e]"}
-	gocuSite275 = kernel.Site{File: "flash128.go", Line: 142, Col: 5, Expr: "s[nt][e]"}
-	gocuSite276 = kernel.Site{File: "flash128.go", Line: 143, Col: 28, Expr: "tmax[e/2]"}
-	gocuSite277 = kernel.Site{File: "flash128.go", Line: 143, Col: 5, Expr: "tmax[e/2]"}
-	gocuSite278 = kernel.Site{File: "flash128.go", Line: 148, Col: 25, Expr: "tmax[h]"}
-	gocuSite279 = kernel.Site{File: "flash128.go", Line: 148, Col: 69, Expr: "tmax[h]"}
-	gocuSite280 = kernel.Site{File: "flash128.go", Line: 148, Col: 4, Expr: "tmax[h]"}
-	gocuSite281 = kernel.Site{File: "flash128.go", Line: 149, Col: 25, Expr: "tmax[h]"}
-	gocuSite282 = kernel.Site{File: "flash128.go", Line: 149, Col: 69, Expr: "tmax[h]"}
-	gocuSite283 = kernel.Site{File: "flash128.go", Line: 149, Col: 4, Expr: "tmax[h]"}
-	gocuSite284 = kernel.Site{File: "flash128.go", Line: 154, Col: 26, Expr: "mx[h]"}
-	gocuSite285 = kernel.Site{File: "flash128.go", Line: 154, Col: 34, Expr: "tmax[h]"}
-	gocuSite286 = kernel.Site{File: "flash128.go", Line: 154, Col: 4, Expr: "corr[h]"}
-	gocuSite287 = kernel.Site{File: "flash128.go", Line: 155, Col: 12, Expr: "tmax[h]"}
-	gocuSite288 = kernel.Site{File: "flash128.go", Line: 155, Col: 4, Expr: "mx[h]"}
-	gocuSite289 = kernel.Site{File: "flash128.go", Line: 156, Col: 14, Expr: "corr[h]"}
-	gocuSite290 = kernel.Site{File: "flash128.go", Line: 156, Col: 4, Expr: "sum[h]"}
-	gocuSite291 = kernel.Site{File: "flash128.go", Line: 162, Col: 22, Expr: "s[nt][e]"}
-	gocuSite292 = kernel.Site{File: "flash128.go", Line: 162, Col: 33, Expr: "mx[e/2]"}
-	gocuSite293 = kernel.Site{File: "flash128.go", Line: 163, Col: 5, Expr: "s[nt][e]"}
-	gocuSite294 = kernel.Site{File: "flash128.go", Line: 164, Col: 5, Expr: "sum[e/2]"}
-	gocuSite295 = kernel.Site{File: "flash128.go", Line: 169, Col: 18, Expr: "corr[0]"}
-	gocuSite296 = kernel.Site{File: "flash128.go", Line: 169, Col: 4, Expr: "acc[dt][0]"}
-	gocuSite297 = kernel.Site{File: "flash128.go", Line: 170, Col: 18, Expr: "corr[0]"}
-	gocuSite298 = kernel.Site{File: "flash128.go", Line: 170, Col: 4, Expr: "acc[dt][1]"}
-	gocuSite299 = kernel.Site{File: "flash128.go", Line: 171, Col: 18, Expr: "corr[1]"}
-	gocuSite300 = kernel.Site{File: "flash128.go", Line: 171, Col: 4, Expr: "acc[dt][2]"}
-	gocuSite301 = kernel.Site{File: "flash128.go", Line: 172, Col: 18, Expr: "corr[1]"}
-	gocuSite302 = kernel.Site{File: "flash128.go", Line: 172, Col: 4, Expr: "acc[dt][3]"}
-	gocuSite303 = kernel.Site{File: "flash128.go", Line: 179, Col: 27, Expr: "s[2*kk][0]"}
-	gocuSite304 = kernel.Site{File: "flash128.go", Line: 179, Col: 39, Expr: "s[2*kk][1]"}
-	gocuSite305 = kernel.Site{File: "flash128.go", Line: 179, Col: 74, Expr: "s[2*kk][2]"}
-	gocuSite306 = kernel.Site{File: "flash128.go", Line: 179, Col: 86, Expr: "s[2*kk][3]"}
-	gocuSite307 = kernel.Site{File: "flash128.go", Line: 180, Col: 27, Expr: "s[2*kk+1][0]"}
-	gocuSite308 = kernel.Site{File: "flash128.go", Line: 180, Col: 41, Expr: "s[2*kk+1][1]"}
-	gocuSite309 = kernel.Site{File: "flash128.go", Line: 180, Col: 78, Expr: "s[2*kk+1][2]"}
-	gocuSite310 = kernel.Site{File: "flash128.go", Line: 180, Col: 92, Expr: "s[2*kk+1][3]"}
-	gocuSite311 = kernel.Site{File: "flash128.go", Line: 186, Col: 37, Expr: "sm[vs0+r*fa128D+(ch^(r&7))*8:]"}
-	gocuSite312 = kernel.Site{File: "flash128.go", Line: 187, Col: 52, Expr: "vf[0]"}
-	gocuSite313 = kernel.Site{File: "flash128.go", Line: 187, Col: 59, Expr: "vf[1]"}
-	gocuSite314 = kernel.Site{File: "flash128.go", Line: 187, Col: 67, Expr: "acc[2*nd]"}
-	gocuSite315 = kernel.Site{File: "flash128.go", Line: 187, Col: 5, Expr: "acc[2*nd]"}
-	gocuSite316 = kernel.Site{File: "flash128.go", Line: 188, Col: 54, Expr: "vf[2]"}
-	gocuSite317 = kernel.Site{File: "flash128.go", Line: 188, Col: 61, Expr: "vf[3]"}
-	gocuSite318 = kernel.Site{File: "flash128.go", Line: 188, Col: 69, Expr: "acc[2*nd+1]"}
-	gocuSite319 = kernel.Site{File: "flash128.go", Line: 188, Col: 5, Expr: "acc[2*nd+1]"}
-	gocuSite320 = kernel.Site{File: "flash128.go", Line: 196, Col: 48, Expr: "sum[h]"}
-	gocuSite321 = kernel.Site{File: "flash128.go", Line: 196, Col: 3, Expr: "sum[h]"}
-	gocuSite322 = kernel.Site{File: "flash128.go", Line: 197, Col: 48, Expr: "sum[h]"}
-	gocuSite323 = kernel.Site{File: "flash128.go", Line: 197, Col: 3, Expr: "sum[h]"}
-	gocuSite324 = kernel.Site{File: "flash128.go", Line: 198, Col: 16, Expr: "sum[h]"}
-	gocuSite325 = kernel.Site{File: "flash128.go", Line: 198, Col: 3, Expr: "sum[h]"}
-	gocuSite326 = kernel.Site{File: "flash128.go", Line: 200, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite327 = kernel.Site{File: "flash128.go", Line: 204, Col: 59, Expr: "acc[dt][0]"}
-	gocuSite328 = kernel.Site{File: "flash128.go", Line: 204, Col: 70, Expr: "sum[0]"}
-	gocuSite329 = kernel.Site{File: "flash128.go", Line: 204, Col: 78, Expr: "acc[dt][1]"}
-	gocuSite330 = kernel.Site{File: "flash128.go", Line: 204, Col: 89, Expr: "sum[0]"}
-	gocuSite331 = kernel.Site{File: "flash128.go", Line: 204, Col: 3, Expr: "o2[(head+int(rowA)*fa128D+col)/2]"}
-	gocuSite332 = kernel.Site{File: "flash128.go", Line: 205, Col: 61, Expr: "acc[dt][2]"}
-	gocuSite333 = kernel.Site{File: "flash128.go", Line: 205, Col: 72, Expr: "sum[1]"}
-	gocuSite334 = kernel.Site{File: "flash128.go", Line: 205, Col: 80, Expr: "acc[dt][3]"}
-	gocuSite335 = kernel.Site{File: "flash128.go", Line: 205, Col: 91, Expr: "sum[1]"}
-	gocuSite336 = kernel.Site{File: "flash128.go", Line: 205, Col: 3, Expr: "o2[(head+int(rowA+8)*fa128D+col)/2]"}
-	gocuSite337 = kernel.Site{File: "flash64.go", Line: 72, Col: 21, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
-	gocuSite338 = kernel.Site{File: "flash64.go", Line: 72, Col: 48, Expr: "q[head+int(q0+r)*fa64D+int(ch)*8:]"}
-	gocuSite339 = kernel.Site{File: "flash64.go", Line: 90, Col: 33, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
-	gocuSite340 = kernel.Site{File: "flash64.go", Line: 90, Col: 3, Expr: "qf[ks]"}
-	gocuSite341 = kernel.Site{File: "flash64.go", Line: 117, Col: 32, Expr: "sm[ks0+r*fa64D+(ch^(r&7))*8:]"}
-	gocuSite342 = kernel.Site{File: "flash64.go", Line: 118, Col: 33, Expr: "qf[ks]"}
-	gocuSite343 = kernel.Site{File: "flash64.go", Line: 118, Col: 54, Expr: "kf[0]"}
-	gocuSite344 = kernel.Site{File: "flash64.go", Line: 118, Col: 61, Expr: "kf[1]"}
-	gocuSite345 = kernel.Site{File: "flash64.go", Line: 118, Col: 69, Expr: "s[2*nj]"}
-	gocuSite346 = kernel.Site{File: "flash64.go", Line: 118, Col: 5, Expr: "s[2*nj]"}
-	gocuSite347 = kernel.Site{File: "flash64.go", Line: 119, Col: 35, Expr: "qf[ks]"}
-	gocuSite348 = kernel.Site{File: "flash64.go", Line: 119, Col: 56, Expr: "kf[2]"}
-	gocuSite349 = kernel.Site{File: "flash64.go", Line: 119, Col: 63, Expr: "kf[3]"}
-	gocuSite350 = kernel.Site{File: "flash64.go", Line: 119, Col: 71, Expr: "s[2*nj+1]"}
-	gocuSite351 = kernel.Site{File: "flash64.go", Line: 119, Col: 5, Expr: "s[2*nj+1]"}
-	gocuSite352 = kernel.Site{File: "flash64.go", Line: 126, Col: 3, Expr: "tmax[0]"}
-	gocuSite353 = kernel.Site{File: "flash64.go", Line: 126, Col: 12, Expr: "tmax[1]"}
-	gocuSite354 = kernel.Site{File: "flash64.go", Line: 126, Col: 22, Expr: "mx[0]"}
-	gocuSite355 = kernel.Site{File: "flash64.go", Line: 126, Col: 29, Expr: "mx[1]"}
-	gocuSite356 = kernel.Site{File: "flash64.go", Line: 131, Col: 10, Expr: "s[nt][e]"}
-	gocuSite357 = kernel.Site{File: "flash64.go", Line: 135, Col: 5, Expr: "s[nt][e]"}
-	gocuSite358 = kernel.Site{File: "flash64.go", Line: 136, Col: 28, Expr: "tmax[e/2]"}
-	gocuSite359 = kernel.Site{File: "flash64.go", Line: 136, Col: 5, Expr: "tmax[e/2]"}
-	gocuSite360 = kernel.Site{File: "flash64.go", Line: 141, Col: 25, Expr: "tmax[h]"}
-	gocuSite361 = kernel.Site{File: "flash64.go", Line: 141, Col: 69, Expr: "tmax[h]"}
-	gocuSite362 = kernel.Site{File: "flash64.go", Line: 141, Col: 4, Expr: "tmax[h]"}
-	gocuSite363 = kernel.Site{File: "flash64.go", Line: 142, Col: 25, Expr: "tmax[h]"}
-	gocuSite364 = kernel.Site{File: "flash64.go", Line: 142, Col: 69, Expr: "tmax[h]"}
-	gocuSite365 = kernel.Site{File: "flash64.go", Line: 142, Col: 4, Expr: "tmax[h]"}
-	gocuSite366 = kernel.Site{File: "flash64.go", Line: 147, Col: 26, Expr: "mx[h]"}
-	gocuSite367 = kernel.Site{File: "flash64.go", Line: 147, Col: 34, Expr: "tmax[h]"}
-	gocuSite368 = kernel.Site{File: "flash64.go", Line: 147, Col: 4, Expr: "corr[h]"}
-	gocuSite369 = kernel.Site{File: "flash64.go", Line: 148, Col: 12, Expr: "tmax[h]"}
-	gocuSite370 = kernel.Site{File: "flash64.go", Line: 148, Col: 4, Expr: "mx[h]"}
-	gocuSite371 = kernel.Site{File: "flash64.go", Line: 149, Col: 14, Expr: "corr[h]"}
-	gocuSite372 = kernel.Site{File: "flash64.go", Line: 149, Col: 4, Expr: "sum[h]"}
-	gocuSite373 = kernel.Site{File: "flash64.go", Line: 155, Col: 22, Expr: "s[nt][e]"}
-	gocuSite374 = kernel.Site{File: "flash64.go", Line: 155, Col: 33, Expr: "mx[e/2]"}
-	gocuSite375 = kernel.Site{File: "flash64.go", Line: 156, Col: 5, Expr: "s[nt][e]"}
-	gocuSite376 = kernel.Site{File: "flash64.go", Line: 157, Col: 5, Expr: "sum[e/2]"}
-	gocuSite377 = kernel.Site{File: "flash64.go", Line: 162, Col: 18, Expr: "corr[0]"}
-	gocuSite378 = kernel.Site{File: "flash64.go", Line: 162, Col: 4, Expr: "acc[dt][0]"}
-	gocuSite379 = kernel.Site{File: "flash64.go", Line: 163, Col: 18, Expr: "corr[0]"}
-	gocuSite380 = kernel.Site{File: "flash64.go", Line: 163, Col: 4, Expr: "acc[dt][1]"}
-	gocuSite381 = kernel.Site{File: "flash64.go", Line: 164, Col: 18, Expr: "corr[1]"}
-	gocuSite382 = kernel.Site{File: "flash64.go", Line: 164, Col: 4, Expr: "acc[dt][2]"}
-	gocuSite383 = kernel.Site{File: "flash64.go", Line: 165, Col: 18, Expr: "corr[1]"}
-	gocuSite384 = kernel.Site{File: "flash64.go", Line: 165, Col: 4, Expr: "acc[dt][3]"}
-	gocuSite385 = kernel.Site{File: "flash64.go", Line: 172, Col: 27, Expr: "s[2*kk][0]"}
-	gocuSite386 = kernel.Site{File: "flash64.go", Line: 172, Col: 39, Expr: "s[2*kk][1]"}
-	gocuSite387 = kernel.Site{File: "flash64.go", Line: 172, Col: 74, Expr: "s[2*kk][2]"}
-	gocuSite388 = kernel.Site{File: "flash64.go", Line: 172, Col: 86, Expr: "s[2*kk][3]"}
-	gocuSite389 = kernel.Site{File: "flash64.go", Line: 173, Col: 27, Expr: "s[2*kk+1][0]"}
-	gocuSite390 = kernel.Site{File: "flash64.go", Line: 173, Col: 41, Expr: "s[2*kk+1][1]"}
-	gocuSite391 = kernel.Site{File: "flash64.go", Line: 173, Col: 78, Expr: "s[2*kk+1][2]"}
-	gocuSite392 = kernel.Site{File: "flash64.go", Line: 173, Col: 92, Expr: "s[2*kk+1][3]"}
-	gocuSite393 = kernel.Site{File: "flash64.go", Line: 179, Col: 37, Expr: "sm[vs0+r*fa64D+(ch^(r&7))*8:]"}
-	gocuSite394 = kernel.Site{File: "flash64.go", Line: 180, Col: 52, Expr: "vf[0]"}
-	gocuSite395 = kernel.Site{File: "flash64.go", Line: 180, Col: 59, Expr: "vf[1]"}
-	gocuSite396 = kernel.Site{File: "flash64.go", Line: 180, Col: 67, Expr: "acc[2*nd]"}
-	gocuSite397 = kernel.Site{File: "flash64.go", Line: 180, Col: 5, Expr: "acc[2*nd]"}
-	gocuSite398 = kernel.Site{File: "flash64.go", Line: 181, Col: 54, Expr: "vf[2]"}
-	gocuSite399 = kernel.Site{File: "flash64.go", Line: 181, Col: 61, Expr: "vf[3]"}
-	gocuSite400 = kernel.Site{File: "flash64.go", Line: 181, Col: 69, Expr: "acc[2*nd+1]"}
-	gocuSite401 = kernel.Site{File: "flash64.go", Line: 181, Col: 5, Expr: "acc[2*nd+1]"}
-	gocuSite402 = kernel.Site{File: "flash64.go", Line: 189, Col: 48, Expr: "sum[h]"}
-	gocuSite403 = kernel.Site{File: "flash64.go", Line: 189, Col: 3, Expr: "sum[h]"}
-	gocuSite404 = kernel.Site{File: "flash64.go", Line: 190, Col: 48, Expr: "sum[h]"}
-	gocuSite405 = kernel.Site{File: "flash64.go", Line: 190, Col: 3, Expr: "sum[h]"}
-	gocuSite406 = kernel.Site{File: "flash64.go", Line: 191, Col: 16, Expr: "sum[h]"}
-	gocuSite407 = kernel.Site{File: "flash64.go", Line: 191, Col: 3, Expr: "sum[h]"}
-	gocuSite408 = kernel.Site{File: "flash64.go", Line: 193, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite409 = kernel.Site{File: "flash64.go", Line: 197, Col: 58, Expr: "acc[dt][0]"}
-	gocuSite410 = kernel.Site{File: "flash64.go", Line: 197, Col: 69, Expr: "sum[0]"}
-	gocuSite411 = kernel.Site{File: "flash64.go", Line: 197, Col: 77, Expr: "acc[dt][1]"}
-	gocuSite412 = kernel.Site{File: "flash64.go", Line: 197, Col: 88, Expr: "sum[0]"}
-	gocuSite413 = kernel.Site{File: "flash64.go", Line: 197, Col: 3, Expr: "o2[(head+int(rowA)*fa64D+col)/2]"}
-	gocuSite414 = kernel.Site{File: "flash64.go", Line: 198, Col: 60, Expr: "acc[dt][2]"}
-	gocuSite415 = kernel.Site{File: "flash64.go", Line: 198, Col: 71, Expr: "sum[1]"}
-	gocuSite416 = kernel.Site{File: "flash64.go", Line: 198, Col: 79, Expr: "acc[dt][3]"}
-	gocuSite417 = kernel.Site{File: "flash64.go", Line: 198, Col: 90, Expr: "sum[1]"}
-	gocuSite418 = kernel.Site{File: "flash64.go", Line: 198, Col: 3, Expr: "o2[(head+int(rowA+8)*fa64D+col)/2]"}
-	gocuSite419 = kernel.Site{File: "flash64_b64.go", Line: 77, Col: 21, Expr: "sm[soff+i*fa64b64Rows*fa64b64D:]"}
-	gocuSite420 = kernel.Site{File: "flash64_b64.go", Line: 77, Col: 55, Expr: "q[goff+int(q0+i*fa64b64Rows)*fa64b64D:]"}
-	gocuSite421 = kernel.Site{File: "flash64_b64.go", Line: 96, Col: 33, Expr: "sm[r*fa64b64D+(ch^(r&7))*8:]"}
-	gocuSite422 = kernel.Site{File: "flash64_b64.go", Line: 96, Col: 3, Expr: "qf[ks]"}
-	gocuSite423 = kernel.Site{File: "flash64_b64.go", Line: 110, Col: 3, Expr: "kOff[j]"}
-	gocuSite424 = kernel.Site{File: "flash64_b64.go", Line: 111, Col: 3, Expr: "vOff[j]"}
-	gocuSite425 = kernel.Site{File: "flash64_b64.go", Line: 129, Col: 49, Expr: "sum[hh]"}
-	gocuSite426 = kernel.Site{File: "flash64_b64.go", Line: 129, Col: 3, Expr: "sum[hh]"}
-	gocuSite427 = kernel.Site{File: "flash64_b64.go", Line: 130, Col: 49, Expr: "sum[hh]"}
-	gocuSite428 = kernel.Site{File: "flash64_b64.go", Line: 130, Col: 3, Expr: "sum[hh]"}
-	gocuSite429 = kernel.Site{File: "flash64_b64.go", Line: 131, Col: 17, Expr: "sum[hh]"}
-	gocuSite430 = kernel.Site{File: "flash64_b64.go", Line: 131, Col: 3, Expr: "sum[hh]"}
-	gocuSite431 = kernel.Site{File: "flash64_b64.go", Line: 133, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite432 = kernel.Site{File: "flash64_b64.go", Line: 137, Col: 61, Expr: "acc[dt][0]"}
-	gocuSite433 = kernel.Site{File: "flash64_b64.go", Line: 137, Col: 72, Expr: "sum[0]"}
-	gocuSite434 = kernel.Site{File: "flash64_b64.go", Line: 137, Col: 80, Expr: "acc[dt][1]"}
-	gocuSite435 = kernel.Site{File: "flash64_b64.go", Line: 137, Col: 91, Expr: "sum[0]"}
-	gocuSite436 = kernel.Site{File: "flash64_b64.go", Line: 137, Col: 3, Expr: "o2[(head+int(rowA)*fa64b64D+col)/2]"}
-	gocuSite437 = kernel.Site{File: "flash64_b64.go", Line: 138, Col: 63, Expr: "acc[dt][2]"}
-	gocuSite438 = kernel.Site{File: "flash64_b64.go", Line: 138, Col: 74, Expr: "sum[1]"}
-	gocuSite439 = kernel.Site{File: "flash64_b64.go", Line: 138, Col: 82, Expr: "acc[dt][3]"}
-	gocuSite440 = kernel.Site{File: "flash64_b64.go", Line: 138, Col: 93, Expr: "sum[1]"}
-	gocuSite441 = kernel.Site{File: "flash64_b64.go", Line: 138, Col: 3, Expr: "o2[(head+int(rowA+8)*fa64b64D+col)/2]"}
-	gocuSite442 = kernel.Site{File: "flash_b128.go", Line: 78, Col: 21, Expr: "sm[soff+i*fab128Rows*fab128D:]"}
-	gocuSite443 = kernel.Site{File: "flash_b128.go", Line: 78, Col: 53, Expr: "q[goff+int(q0+i*fab128Rows)*fab128D:]"}
-	gocuSite444 = kernel.Site{File: "flash_b128.go", Line: 97, Col: 33, Expr: "sm[r*fab128D+(ch^(r&7))*8:]"}
-	gocuSite445 = kernel.Site{File: "flash_b128.go", Line: 97, Col: 3, Expr: "qf[ks]"}
-	gocuSite446 = kernel.Site{File: "flash_b128.go", Line: 111, Col: 3, Expr: "kOff[j]"}
-	gocuSite447 = kernel.Site{File: "flash_b128.go", Line: 112, Col: 3, Expr: "vOff[j]"}
-	gocuSite448 = kernel.Site{File: "flash_b128.go", Line: 130, Col: 49, Expr: "sum[hh]"}
-	gocuSite449 = kernel.Site{File: "flash_b128.go", Line: 130, Col: 3, Expr: "sum[hh]"}
-	gocuSite450 = kernel.Site{File: "flash_b128.go", Line: 131, Col: 49, Expr: "sum[hh]"}
-	gocuSite451 = kernel.Site{File: "flash_b128.go", Line: 131, Col: 3, Expr: "sum[hh]"}
-	gocuSite452 = kernel.Site{File: "flash_b128.go", Line: 132, Col: 17, Expr: "sum[hh]"}
-	gocuSite453 = kernel.Site{File: "flash_b128.go", Line: 132, Col: 3, Expr: "sum[hh]"}
-	gocuSite454 = kernel.Site{File: "flash_b128.go", Line: 134, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite455 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 60, Expr: "acc[dt][0]"}
-	gocuSite456 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 71, Expr: "sum[0]"}
-	gocuSite457 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 79, Expr: "acc[dt][1]"}
-	gocuSite458 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 90, Expr: "sum[0]"}
-	gocuSite459 = kernel.Site{File: "flash_b128.go", Line: 138, Col: 3, Expr: "o2[(head+int(rowA)*fab128D+col)/2]"}
-	gocuSite460 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 62, Expr: "acc[dt][2]"}
-	gocuSite461 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 73, Expr: "sum[1]"}
-	gocuSite462 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 81, Expr: "acc[dt][3]"}
-	gocuSite463 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 92, Expr: "sum[1]"}
-	gocuSite464 = kernel.Site{File: "flash_b128.go", Line: 139, Col: 3, Expr: "o2[(head+int(rowA+8)*fab128D+col)/2]"}
-	gocuSite465 = kernel.Site{File: "flash_b64.go", Line: 73, Col: 21, Expr: "sm[soff+i*fab64Rows*fab64D:]"}
-	gocuSite466 = kernel.Site{File: "flash_b64.go", Line: 73, Col: 51, Expr: "q[goff+int(q0+i*fab64Rows)*fab64D:]"}
-	gocuSite467 = kernel.Site{File: "flash_b64.go", Line: 92, Col: 33, Expr: "sm[r*fab64D+(ch^(r&7))*8:]"}
-	gocuSite468 = kernel.Site{File: "flash_b64.go", Line: 92, Col: 3, Expr: "qf[ks]"}
-	gocuSite469 = kernel.Site{File: "flash_b64.go", Line: 106, Col: 3, Expr: "kOff[j]"}
-	gocuSite470 = kernel.Site{File: "flash_b64.go", Line: 107, Col: 3, Expr: "vOff[j]"}
-	gocuSite471 = kernel.Site{File: "flash_b64.go", Line: 125, Col: 49, Expr: "sum[hh]"}
-	gocuSite472 = kernel.Site{File: "flash_b64.go", Line: 125, Col: 3, Expr: "sum[hh]"}
-	gocuSite473 = kernel.Site{File: "flash_b64.go", Line: 126, Col: 49, Expr: "sum[hh]"}
-	gocuSite474 = kernel.Site{File: "flash_b64.go", Line: 126, Col: 3, Expr: "sum[hh]"}
-	gocuSite475 = kernel.Site{File: "flash_b64.go", Line: 127, Col: 17, Expr: "sum[hh]"}
-	gocuSite476 = kernel.Site{File: "flash_b64.go", Line: 127, Col: 3, Expr: "sum[hh]"}
-	gocuSite477 = kernel.Site{File: "flash_b64.go", Line: 129, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite478 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 59, Expr: "acc[dt][0]"}
-	gocuSite479 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 70, Expr: "sum[0]"}
-	gocuSite480 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 78, Expr: "acc[dt][1]"}
-	gocuSite481 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 89, Expr: "sum[0]"}
-	gocuSite482 = kernel.Site{File: "flash_b64.go", Line: 133, Col: 3, Expr: "o2[(head+int(rowA)*fab64D+col)/2]"}
-	gocuSite483 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 61, Expr: "acc[dt][2]"}
-	gocuSite484 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 72, Expr: "sum[1]"}
-	gocuSite485 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 80, Expr: "acc[dt][3]"}
-	gocuSite486 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 91, Expr: "sum[1]"}
-	gocuSite487 = kernel.Site{File: "flash_b64.go", Line: 134, Col: 3, Expr: "o2[(head+int(rowA+8)*fab64D+col)/2]"}
-	gocuSite488 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 22, Expr: "sm[st+sa0:]"}
-	gocuSite489 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 35, Expr: "a[aoff+ka:]"}
-	gocuSite490 = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 22, Expr: "sm[st+sa1:]"}
-	gocuSite491 = kernel.Site{File: "gemm_bf16.go", Line: 76, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
-	gocuSite492 = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 28, Expr: "sm[st+sb+i*8*BF16BN:]"}
-	gocuSite493 = kernel.Site{File: "gemm_bf16.go", Line: 79, Col: 51, Expr: "b[boff+int(s*BF16BK+i*8)*int(n):]"}
-	gocuSite494 = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 22, Expr: "sm[st+sa0:]"}
-	gocuSite495 = kernel.Site{File: "gemm_bf16.go", Line: 97, Col: 35, Expr: "a[aoff+ka:]"}
-	gocuSite496 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 22, Expr: "sm[st+sa1:]"}
-	gocuSite497 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
-	gocuSite498 = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 28, Expr: "sm[st+sb+j*8*BF16BN:]"}
-	gocuSite499 = kernel.Site{File: "gemm_bf16.go", Line: 101, Col: 51, Expr: "b[boff+int(nxt*BF16BK+j*8)*int(n):]"}
-	gocuSite500 = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 35, Expr: "sm[st+row*BF16BK+(ch^((row>>1)&3))*8:]"}
-	gocuSite501 = kernel.Site{File: "gemm_bf16.go", Line: 115, Col: 5, Expr: "af[mi]"}
-	gocuSite502 = kernel.Site{File: "gemm_bf16.go", Line: 121, Col: 36, Expr: "sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:]"}
-	gocuSite503 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 29, Expr: "r[0]"}
-	gocuSite504 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 35, Expr: "r[1]"}
-	gocuSite505 = kernel.Site{File: "gemm_bf16.go", Line: 122, Col: 5, Expr: "bf[2*nj]"}
-	gocuSite506 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 31, Expr: "r[2]"}
-	gocuSite507 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 37, Expr: "r[3]"}
-	gocuSite508 = kernel.Site{File: "gemm_bf16.go", Line: 123, Col: 5, Expr: "bf[2*nj+1]"}
-	gocuSite509 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 38, Expr: "af[mi]"}
-	gocuSite510 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 46, Expr: "bf[ni]"}
-	gocuSite511 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 54, Expr: "acc[mi][ni]"}
-	gocuSite512 = kernel.Site{File: "gemm_bf16.go", Line: 129, Col: 6, Expr: "acc[mi][ni]"}
-	gocuSite513 = kernel.Site{File: "gemm_bf16.go", Line: 137, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
-	gocuSite514 = kernel.Site{File: "gemm_bf16.go", Line: 146, Col: 10, Expr: "acc[mi][ni]"}
-	gocuSite515 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 55, Expr: "v[0]"}
-	gocuSite516 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 61, Expr: "v[1]"}
-	gocuSite517 = kernel.Site{File: "gemm_bf16.go", Line: 147, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
-	gocuSite518 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 59, Expr: "v[2]"}
-	gocuSite519 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 65, Expr: "v[3]"}
-	gocuSite520 = kernel.Site{File: "gemm_bf16.go", Line: 148, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
-	gocuSite521 = kernel.Site{File: "gemm_pipe32.go", Line: 62, Col: 8, Expr: "a[int(bm+ar)*int(k)+int(ac*8):]"}
-	gocuSite522 = kernel.Site{File: "gemm_pipe32.go", Line: 63, Col: 8, Expr: "b[int(br)*int(n)+int(bn+bc*8):]"}
-	gocuSite523 = kernel.Site{File: "gemm_pipe32.go", Line: 72, Col: 16, Expr: "sm[s*gp32Stage:]"}
-	gocuSite524 = kernel.Site{File: "gemm_pipe32.go", Line: 72, Col: 34, Expr: "ag[int(s*GP32BK):]"}
-	gocuSite525 = kernel.Site{File: "gemm_pipe32.go", Line: 72, Col: 54, Expr: "bg[int(s*GP32BK)*int(n):]"}
-	gocuSite526 = kernel.Site{File: "gemm_pipe32.go", Line: 85, Col: 3, Expr: "aOff[ks]"}
-	gocuSite527 = kernel.Site{File: "gemm_pipe32.go", Line: 90, Col: 3, Expr: "bOff[nj]"}
-	gocuSite528 = kernel.Site{File: "gemm_pipe32.go", Line: 98, Col: 34, Expr: "aOff[0]"}
-	gocuSite529 = kernel.Site{File: "gemm_pipe32.go", Line: 98, Col: 2, Expr: "af[0]"}
-	gocuSite530 = kernel.Site{File: "gemm_pipe32.go", Line: 98, Col: 9, Expr: "bf[0]"}
-	gocuSite531 = kernel.Site{File: "gemm_pipe32.go", Line: 110, Col: 47, Expr: "sm[st:]"}
-	gocuSite532 = kernel.Site{File: "gemm_pipe32.go", Line: 110, Col: 56, Expr: "aOff[ks+1]"}
-	gocuSite533 = kernel.Site{File: "gemm_pipe32.go", Line: 110, Col: 5, Expr: "af[(ks+1)%2]"}
-	gocuSite534 = kernel.Site{File: "gemm_pipe32.go", Line: 110, Col: 19, Expr: "bf[(ks+1)%2]"}
-	gocuSite535 = kernel.Site{File: "gemm_pipe32.go", Line: 112, Col: 47, Expr: "sm[((i+1)%GP32Stages)*gp32Stage:]"}
-	gocuSite536 = kernel.Site{File: "gemm_pipe32.go", Line: 112, Col: 82, Expr: "aOff[0]"}
-	gocuSite537 = kernel.Site{File: "gemm_pipe32.go", Line: 112, Col: 5, Expr: "af[(ks+1)%2]"}
-	gocuSite538 = kernel.Site{File: "gemm_pipe32.go", Line: 112, Col: 19, Expr: "bf[(ks+1)%2]"}
-	gocuSite539 = kernel.Site{File: "gemm_pipe32.go", Line: 118, Col: 18, Expr: "sm[(nxt%GP32Stages)*gp32Stage:]"}
-	gocuSite540 = kernel.Site{File: "gemm_pipe32.go", Line: 118, Col: 51, Expr: "ag[int(nxt*GP32BK):]"}
-	gocuSite541 = kernel.Site{File: "gemm_pipe32.go", Line: 118, Col: 73, Expr: "bg[int(nxt*GP32BK)*int(n):]"}
-	gocuSite542 = kernel.Site{File: "gemm_pipe32.go", Line: 126, Col: 38, Expr: "af[ks%2][mi]"}
-	gocuSite543 = kernel.Site{File: "gemm_pipe32.go", Line: 126, Col: 52, Expr: "bf[ks%2][ni]"}
-	gocuSite544 = kernel.Site{File: "gemm_pipe32.go", Line: 126, Col: 66, Expr: "acc[mi][ni]"}
-	gocuSite545 = kernel.Site{File: "gemm_pipe32.go", Line: 126, Col: 6, Expr: "acc[mi][ni]"}
-	gocuSite546 = kernel.Site{File: "gemm_pipe32.go", Line: 134, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
-	gocuSite547 = kernel.Site{File: "gemm_pipe32.go", Line: 143, Col: 10, Expr: "acc[mi][ni]"}
-	gocuSite548 = kernel.Site{File: "gemm_pipe32.go", Line: 144, Col: 55, Expr: "v[0]"}
-	gocuSite549 = kernel.Site{File: "gemm_pipe32.go", Line: 144, Col: 61, Expr: "v[1]"}
-	gocuSite550 = kernel.Site{File: "gemm_pipe32.go", Line: 144, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
-	gocuSite551 = kernel.Site{File: "gemm_pipe32.go", Line: 145, Col: 59, Expr: "v[2]"}
-	gocuSite552 = kernel.Site{File: "gemm_pipe32.go", Line: 145, Col: 65, Expr: "v[3]"}
-	gocuSite553 = kernel.Site{File: "gemm_pipe32.go", Line: 145, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
-	gocuSite554 = kernel.Site{File: "gemm_pipe64.go", Line: 66, Col: 8, Expr: "a[int(bm+ar)*int(k)+int(ac*8):]"}
-	gocuSite555 = kernel.Site{File: "gemm_pipe64.go", Line: 67, Col: 8, Expr: "b[int(br)*int(n)+int(bn+bc*8):]"}
-	gocuSite556 = kernel.Site{File: "gemm_pipe64.go", Line: 76, Col: 16, Expr: "sm[s*gp64Stage:]"}
-	gocuSite557 = kernel.Site{File: "gemm_pipe64.go", Line: 76, Col: 34, Expr: "ag[int(s*GP64BK):]"}
-	gocuSite558 = kernel.Site{File: "gemm_pipe64.go", Line: 76, Col: 54, Expr: "bg[int(s*GP64BK)*int(n):]"}
-	gocuSite559 = kernel.Site{File: "gemm_pipe64.go", Line: 89, Col: 3, Expr: "aOff[ks]"}
-	gocuSite560 = kernel.Site{File: "gemm_pipe64.go", Line: 94, Col: 3, Expr: "bOff[nj]"}
-	gocuSite561 = kernel.Site{File: "gemm_pipe64.go", Line: 102, Col: 34, Expr: "aOff[0]"}
-	gocuSite562 = kernel.Site{File: "gemm_pipe64.go", Line: 102, Col: 2, Expr: "af[0]"}
-	gocuSite563 = kernel.Site{File: "gemm_pipe64.go", Line: 102, Col: 9, Expr: "bf[0]"}
-	gocuSite564 = kernel.Site{File: "gemm_pipe64.go", Line: 114, Col: 47, Expr: "sm[st:]"}
-	gocuSite565 = kernel.Site{File: "gemm_pipe64.go", Line: 114, Col: 56, Expr: "aOff[ks+1]"}
-	gocuSite566 = kernel.Site{File: "gemm_pipe64.go", Line: 114, Col: 5, Expr: "af[(ks+1)%2]"}
-	gocuSite567 = kernel.Site{File: "gemm_pipe64.go", Line: 114, Col: 19, Expr: "bf[(ks+1)%2]"}
-	gocuSite568 = kernel.Site{File: "gemm_pipe64.go", Line: 116, Col: 47, Expr: "sm[((i+1)%GP64Stages)*gp64Stage:]"}
-	gocuSite569 = kernel.Site{File: "gemm_pipe64.go", Line: 116, Col: 82, Expr: "aOff[0]"}
-	gocuSite570 = kernel.Site{File: "gemm_pipe64.go", Line: 116, Col: 5, Expr: "af[(ks+1)%2]"}
-	gocuSite571 = kernel.Site{File: "gemm_pipe64.go", Line: 116, Col: 19, Expr: "bf[(ks+1)%2]"}
-	gocuSite572 = kernel.Site{File: "gemm_pipe64.go", Line: 122, Col: 18, Expr: "sm[(nxt%GP64Stages)*gp64Stage:]"}
-	gocuSite573 = kernel.Site{File: "gemm_pipe64.go", Line: 122, Col: 51, Expr: "ag[int(nxt*GP64BK):]"}
-	gocuSite574 = kernel.Site{File: "gemm_pipe64.go", Line: 122, Col: 73, Expr: "bg[int(nxt*GP64BK)*int(n):]"}
-	gocuSite575 = kernel.Site{File: "gemm_pipe64.go", Line: 130, Col: 38, Expr: "af[ks%2][mi]"}
-	gocuSite576 = kernel.Site{File: "gemm_pipe64.go", Line: 130, Col: 52, Expr: "bf[ks%2][ni]"}
-	gocuSite577 = kernel.Site{File: "gemm_pipe64.go", Line: 130, Col: 66, Expr: "acc[mi][ni]"}
-	gocuSite578 = kernel.Site{File: "gemm_pipe64.go", Line: 130, Col: 6, Expr: "acc[mi][ni]"}
-	gocuSite579 = kernel.Site{File: "gemm_pipe64.go", Line: 138, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
-	gocuSite580 = kernel.Site{File: "gemm_pipe64.go", Line: 147, Col: 10, Expr: "acc[mi][ni]"}
-	gocuSite581 = kernel.Site{File: "gemm_pipe64.go", Line: 148, Col: 55, Expr: "v[0]"}
-	gocuSite582 = kernel.Site{File: "gemm_pipe64.go", Line: 148, Col: 61, Expr: "v[1]"}
-	gocuSite583 = kernel.Site{File: "gemm_pipe64.go", Line: 148, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
-	gocuSite584 = kernel.Site{File: "gemm_pipe64.go", Line: 149, Col: 59, Expr: "v[2]"}
-	gocuSite585 = kernel.Site{File: "gemm_pipe64.go", Line: 149, Col: 65, Expr: "v[3]"}
-	gocuSite586 = kernel.Site{File: "gemm_pipe64.go", Line: 149, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
-	gocuSite587 = kernel.Site{File: "gemm_wg32.go", Line: 70, Col: 8, Expr: "a[int(bm+ar)*int(k)+int(ac*8):]"}
-	gocuSite588 = kernel.Site{File: "gemm_wg32.go", Line: 71, Col: 8, Expr: "b[int(br)*int(n)+int(bn+bc*8):]"}
-	gocuSite589 = kernel.Site{File: "gemm_wg32.go", Line: 80, Col: 16, Expr: "sm[s*gw32Stage:]"}
-	gocuSite590 = kernel.Site{File: "gemm_wg32.go", Line: 80, Col: 34, Expr: "ag[int(s*GW32BK):]"}
-	gocuSite591 = kernel.Site{File: "gemm_wg32.go", Line: 80, Col: 54, Expr: "bg[int(s*GW32BK)*int(n):]"}
-	gocuSite592 = kernel.Site{File: "gemm_wg32.go", Line: 93, Col: 32, Expr: "sm[wg*64*GW32BK:]"}
-	gocuSite593 = kernel.Site{File: "gemm_wg32.go", Line: 94, Col: 32, Expr: "sm[gw32SA:]"}
-	gocuSite594 = kernel.Site{File: "gemm_wg32.go", Line: 103, Col: 16, Expr: "sm[(nxt%GW32Stages)*gw32Stage:]"}
-	gocuSite595 = kernel.Site{File: "gemm_wg32.go", Line: 103, Col: 49, Expr: "ag[int(nxt*GW32BK):]"}
-	gocuSite596 = kernel.Site{File: "gemm_wg32.go", Line: 103, Col: 71, Expr: "bg[int(nxt*GW32BK)*int(n):]"}
-	gocuSite597 = kernel.Site{File: "gemm_wg32.go", Line: 124, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
-	gocuSite598 = kernel.Site{File: "gemm_wg32.go", Line: 130, Col: 54, Expr: "acc[4*j]"}
-	gocuSite599 = kernel.Site{File: "gemm_wg32.go", Line: 130, Col: 64, Expr: "acc[4*j+1]"}
-	gocuSite600 = kernel.Site{File: "gemm_wg32.go", Line: 130, Col: 4, Expr: "c2[(row*int(n)+int(col))/2]"}
-	gocuSite601 = kernel.Site{File: "gemm_wg32.go", Line: 131, Col: 58, Expr: "acc[4*j+2]"}
-	gocuSite602 = kernel.Site{File: "gemm_wg32.go", Line: 131, Col: 70, Expr: "acc[4*j+3]"}
-	gocuSite603 = kernel.Site{File: "gemm_wg32.go", Line: 131, Col: 4, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
-	gocuSite604 = kernel.Site{File: "gemm_wg64.go", Line: 66, Col: 8, Expr: "a[int(bm+ar)*int(k)+int(ac*8):]"}
-	gocuSite605 = kernel.Site{File: "gemm_wg64.go", Line: 67, Col: 8, Expr: "b[int(br)*int(n)+int(bn+bc*8):]"}
-	gocuSite606 = kernel.Site{File: "gemm_wg64.go", Line: 76, Col: 16, Expr: "sm[s*gw64Stage:]"}
-	gocuSite607 = kernel.Site{File: "gemm_wg64.go", Line: 76, Col: 34, Expr: "ag[int(s*GW64BK):]"}
-	gocuSite608 = kernel.Site{File: "gemm_wg64.go", Line: 76, Col: 54, Expr: "bg[int(s*GW64BK)*int(n):]"}
-	gocuSite609 = kernel.Site{File: "gemm_wg64.go", Line: 89, Col: 32, Expr: "sm[wg*64*GW64BK:]"}
-	gocuSite610 = kernel.Site{File: "gemm_wg64.go", Line: 90, Col: 32, Expr: "sm[gw64SA:]"}
-	gocuSite611 = kernel.Site{File: "gemm_wg64.go", Line: 99, Col: 16, Expr: "sm[(nxt%GW64Stages)*gw64Stage:]"}
-	gocuSite612 = kernel.Site{File: "gemm_wg64.go", Line: 99, Col: 49, Expr: "ag[int(nxt*GW64BK):]"}
-	gocuSite613 = kernel.Site{File: "gemm_wg64.go", Line: 99, Col: 71, Expr: "bg[int(nxt*GW64BK)*int(n):]"}
-	gocuSite614 = kernel.Site{File: "gemm_wg64.go", Line: 120, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
-	gocuSite615 = kernel.Site{File: "gemm_wg64.go", Line: 126, Col: 54, Expr: "acc[4*j]"}
-	gocuSite616 = kernel.Site{File: "gemm_wg64.go", Line: 126, Col: 64, Expr: "acc[4*j+1]"}
-	gocuSite617 = kernel.Site{File: "gemm_wg64.go", Line: 126, Col: 4, Expr: "c2[(row*int(n)+int(col))/2]"}
-	gocuSite618 = kernel.Site{File: "gemm_wg64.go", Line: 127, Col: 58, Expr: "acc[4*j+2]"}
-	gocuSite619 = kernel.Site{File: "gemm_wg64.go", Line: 127, Col: 70, Expr: "acc[4*j+3]"}
-	gocuSite620 = kernel.Site{File: "gemm_wg64.go", Line: 127, Col: 4, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
-	gocuSite621 = kernel.Site{File: "gray.go", Line: 13, Col: 22, Expr: "rgb[i]"}
-	gocuSite622 = kernel.Site{File: "gray.go", Line: 13, Col: 39, Expr: "rgb[i+n]"}
-	gocuSite623 = kernel.Site{File: "gray.go", Line: 13, Col: 58, Expr: "rgb[i+2*n]"}
-	gocuSite624 = kernel.Site{File: "gray.go", Line: 14, Col: 3, Expr: "gray[i]"}
-	gocuSite625 = kernel.Site{File: "gray.go", Line: 27, Col: 22, Expr: "rgb[i]"}
-	gocuSite626 = kernel.Site{File: "gray.go", Line: 27, Col: 39, Expr: "rgb[i+n]"}
-	gocuSite627 = kernel.Site{File: "gray.go", Line: 27, Col: 58, Expr: "rgb[i+2*n]"}
-	gocuSite628 = kernel.Site{File: "gray.go", Line: 28, Col: 3, Expr: "gray[i]"}
-	gocuSite629 = kernel.Site{File: "grayfast.go", Line: 13, Col: 9, Expr: "kernel.Reinterpret[uint32](rgb)"}
-	gocuSite630 = kernel.Site{File: "grayfast.go", Line: 14, Col: 9, Expr: "kernel.Reinterpret[uint32](gray)"}
-	gocuSite631 = kernel.Site{File: "grayfast.go", Line: 17, Col: 18, Expr: "src[i]"}
-	gocuSite632 = kernel.Site{File: "grayfast.go", Line: 17, Col: 26, Expr: "src[i+q]"}
-	gocuSite633 = kernel.Site{File: "grayfast.go", Line: 17, Col: 36, Expr: "src[i+2*q]"}
-	gocuSite634 = kernel.Site{File: "grayfast.go", Line: 17, Col: 3, Expr: "dst[i]"}
-	gocuSite635 = kernel.Site{File: "grayfast.go", Line: 31, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](rgb)"}
-	gocuSite636 = kernel.Site{File: "grayfast.go", Line: 32, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](gray)"}
-	gocuSite637 = kernel.Site{File: "grayfast.go", Line: 35, Col: 14, Expr: "src[i]"}
-	gocuSite638 = kernel.Site{File: "grayfast.go", Line: 35, Col: 22, Expr: "src[i+q]"}
-	gocuSite639 = kernel.Site{File: "grayfast.go", Line: 35, Col: 32, Expr: "src[i+2*q]"}
-	gocuSite640 = kernel.Site{File: "grayfast.go", Line: 36, Col: 3, Expr: "dst[i]"}
-	gocuSite641 = kernel.Site{File: "histogram.go", Line: 18, Col: 3, Expr: "h[b]"}
-	gocuSite642 = kernel.Site{File: "histogram.go", Line: 22, Col: 21, Expr: "h[data[i]]"}
-	gocuSite643 = kernel.Site{File: "histogram.go", Line: 22, Col: 23, Expr: "data[i]"}
-	gocuSite644 = kernel.Site{File: "histogram.go", Line: 26, Col: 6, Expr: "h[b]"}
-	gocuSite645 = kernel.Site{File: "histogram.go", Line: 27, Col: 22, Expr: "hist[b]"}
-	gocuSite646 = kernel.Site{File: "histogram.go", Line: 27, Col: 31, Expr: "h[b]"}
-	gocuSite647 = kernel.Site{File: "matmul.go", Line: 18, Col: 11, Expr: "a[row*k+i]"}
-	gocuSite648 = kernel.Site{File: "matmul.go", Line: 18, Col: 24, Expr: "b[i*n+col]"}
-	gocuSite649 = kernel.Site{File: "matmul.go", Line: 20, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite650 = kernel.Site{File: "matmul.go", Line: 42, Col: 17, Expr: "a[row*k+p+tx]"}
-	gocuSite651 = kernel.Site{File: "matmul.go", Line: 42, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite652 = kernel.Site{File: "matmul.go", Line: 44, Col: 4, Expr: "as[ty][tx]"}
-	gocuSite653 = kernel.Site{File: "matmul.go", Line: 47, Col: 17, Expr: "b[(p+ty)*n+col]"}
-	gocuSite654 = kernel.Site{File: "matmul.go", Line: 47, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite655 = kernel.Site{File: "matmul.go", Line: 49, Col: 4, Expr: "bs[ty][tx]"}
-	gocuSite656 = kernel.Site{File: "matmul.go", Line: 53, Col: 11, Expr: "as[ty][i]"}
-	gocuSite657 = kernel.Site{File: "matmul.go", Line: 53, Col: 23, Expr: "bs[i][tx]"}
-	gocuSite658 = kernel.Site{File: "matmul.go", Line: 58, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite659 = kernel.Site{File: "matmul.go", Line: 76, Col: 13, Expr: "a[row*k+p+tx]"}
-	gocuSite660 = kernel.Site{File: "matmul.go", Line: 76, Col: 4, Expr: "sm[as]"}
-	gocuSite661 = kernel.Site{File: "matmul.go", Line: 78, Col: 4, Expr: "sm[as]"}
-	gocuSite662 = kernel.Site{File: "matmul.go", Line: 81, Col: 13, Expr: "b[(p+ty)*n+col]"}
-	gocuSite663 = kernel.Site{File: "matmul.go", Line: 81, Col: 4, Expr: "sm[bs]"}
-	gocuSite664 = kernel.Site{File: "matmul.go", Line: 83, Col: 4, Expr: "sm[bs]"}
-	gocuSite665 = kernel.Site{File: "matmul.go", Line: 87, Col: 11, Expr: "sm[ty*w+i]"}
-	gocuSite666 = kernel.Site{File: "matmul.go", Line: 87, Col: 24, Expr: "sm[w*w+i*w+tx]"}
-	gocuSite667 = kernel.Site{File: "matmul.go", Line: 92, Col: 3, Expr: "c[row*n+col]"}
-	gocuSite668 = kernel.Site{File: "reduce.go", Line: 16, Col: 8, Expr: "x[i]"}
-	gocuSite669 = kernel.Site{File: "reduce.go", Line: 21, Col: 3, Expr: "warpSums[warp]"}
-	gocuSite670 = kernel.Site{File: "reduce.go", Line: 27, Col: 8, Expr: "warpSums[lane]"}
-	gocuSite671 = kernel.Site{File: "reduce.go", Line: 31, Col: 4, Expr: "partial[t.BlockIdx.X]"}
-	gocuSite672 = kernel.Site{File: "scan.go", Line: 24, Col: 8, Expr: "x[i0]"}
-	gocuSite673 = kernel.Site{File: "scan.go", Line: 27, Col: 8, Expr: "x[i1]"}
-	gocuSite674 = kernel.Site{File: "scan.go", Line: 29, Col: 2, Expr: "s[tid]"}
-	gocuSite675 = kernel.Site{File: "scan.go", Line: 30, Col: 2, Expr: "s[tid+ScanThreads]"}
-	gocuSite676 = kernel.Site{File: "scan.go", Line: 37, Col: 12, Expr: "s[a]"}
-	gocuSite677 = kernel.Site{File: "scan.go", Line: 37, Col: 4, Expr: "s[b]"}
-	gocuSite678 = kernel.Site{File: "scan.go", Line: 42, Col: 24, Expr: "s[2*ScanThreads-1]"}
-	gocuSite679 = kernel.Site{File: "scan.go", Line: 42, Col: 3, Expr: "sums[t.BlockIdx.X]"}
-	gocuSite680 = kernel.Site{File: "scan.go", Line: 43, Col: 3, Expr: "s[2*ScanThreads-1]"}
-	gocuSite681 = kernel.Site{File: "scan.go", Line: 50, Col: 9, Expr: "s[a]"}
-	gocuSite682 = kernel.Site{File: "scan.go", Line: 51, Col: 11, Expr: "s[b]"}
-	gocuSite683 = kernel.Site{File: "scan.go", Line: 51, Col: 4, Expr: "s[a]"}
-	gocuSite684 = kernel.Site{File: "scan.go", Line: 52, Col: 4, Expr: "s[b]"}
-	gocuSite685 = kernel.Site{File: "scan.go", Line: 57, Col: 11, Expr: "s[tid]"}
-	gocuSite686 = kernel.Site{File: "scan.go", Line: 57, Col: 3, Expr: "y[i0]"}
-	gocuSite687 = kernel.Site{File: "scan.go", Line: 60, Col: 11, Expr: "s[tid+ScanThreads]"}
-	gocuSite688 = kernel.Site{File: "scan.go", Line: 60, Col: 3, Expr: "y[i1]"}
-	gocuSite689 = kernel.Site{File: "scan.go", Line: 72, Col: 11, Expr: "offsets[i/(2*ScanThreads)]"}
-	gocuSite690 = kernel.Site{File: "scan.go", Line: 72, Col: 3, Expr: "y[i]"}
-	gocuSite691 = kernel.Site{File: "sgemm.go", Line: 45, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](a)"}
-	gocuSite692 = kernel.Site{File: "sgemm.go", Line: 46, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](b)"}
-	gocuSite693 = kernel.Site{File: "sgemm.go", Line: 47, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](c)"}
-	gocuSite694 = kernel.Site{File: "sgemm.go", Line: 59, Col: 12, Expr: "a4[ai]"}
-	gocuSite695 = kernel.Site{File: "sgemm.go", Line: 59, Col: 20, Expr: "b4[bi]"}
-	gocuSite696 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk][:]"}
-	gocuSite697 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk]"}
-	gocuSite698 = kernel.Site{File: "sgemm.go", Line: 61, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
-	gocuSite699 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1][:]"}
-	gocuSite700 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1]"}
-	gocuSite701 = kernel.Site{File: "sgemm.go", Line: 62, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
-	gocuSite702 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2][:]"}
-	gocuSite703 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2]"}
-	gocuSite704 = kernel.Site{File: "sgemm.go", Line: 63, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
-	gocuSite705 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3][:]"}
-	gocuSite706 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3]"}
-	gocuSite707 = kernel.Site{File: "sgemm.go", Line: 64, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
-	gocuSite708 = kernel.Site{File: "sgemm.go", Line: 65, Col: 2, Expr: "a0[lr]"}
-	gocuSite709 = kernel.Site{File: "sgemm.go", Line: 65, Col: 10, Expr: "a1[lr]"}
-	gocuSite710 = kernel.Site{File: "sgemm.go", Line: 65, Col: 18, Expr: "a2[lr]"}
-	gocuSite711 = kernel.Site{File: "sgemm.go", Line: 65, Col: 26, Expr: "a3[lr]"}
-	gocuSite712 = kernel.Site{File: "sgemm.go", Line: 68, Col: 2, Expr: "bs[st][br][bc]"}
-	gocuSite713 = kernel.Site{File: "sgemm.go", Line: 75, Col: 9, Expr: "a4[ai+int((k0+GemmBK)/4)]"}
-	gocuSite714 = kernel.Site{File: "sgemm.go", Line: 76, Col: 9, Expr: "b4[bi+int(k0+GemmBK)*n4]"}
-	gocuSite715 = kernel.Site{File: "sgemm.go", Line: 80, Col: 14, Expr: "as[st][kk][tr]"}
-	gocuSite716 = kernel.Site{File: "sgemm.go", Line: 80, Col: 30, Expr: "as[st][kk][tr+16]"}
-	gocuSite717 = kernel.Site{File: "sgemm.go", Line: 81, Col: 14, Expr: "bs[st][kk][tc]"}
-	gocuSite718 = kernel.Site{File: "sgemm.go", Line: 81, Col: 30, Expr: "bs[st][kk][tc+16]"}
-	gocuSite719 = kernel.Site{File: "sgemm.go", Line: 88, Col: 29, Expr: "ra[i]"}
-	gocuSite720 = kernel.Site{File: "sgemm.go", Line: 88, Col: 36, Expr: "rb[j]"}
-	gocuSite721 = kernel.Site{File: "sgemm.go", Line: 88, Col: 43, Expr: "acc[i][j]"}
-	gocuSite722 = kernel.Site{File: "sgemm.go", Line: 88, Col: 6, Expr: "acc[i][j]"}
-	gocuSite723 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk][:]"}
-	gocuSite724 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk]"}
-	gocuSite725 = kernel.Site{File: "sgemm.go", Line: 94, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
-	gocuSite726 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1][:]"}
-	gocuSite727 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1]"}
-	gocuSite728 = kernel.Site{File: "sgemm.go", Line: 95, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
-	gocuSite729 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2][:]"}
-	gocuSite730 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2]"}
-	gocuSite731 = kernel.Site{File: "sgemm.go", Line: 96, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
-	gocuSite732 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3][:]"}
-	gocuSite733 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3]"}
-	gocuSite734 = kernel.Site{File: "sgemm.go", Line: 97, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
-	gocuSite735 = kernel.Site{File: "sgemm.go", Line: 98, Col: 4, Expr: "a0[lr]"}
-	gocuSite736 = kernel.Site{File: "sgemm.go", Line: 98, Col: 12, Expr: "a1[lr]"}
-	gocuSite737 = kernel.Site{File: "sgemm.go", Line: 98, Col: 20, Expr: "a2[lr]"}
-	gocuSite738 = kernel.Site{File: "sgemm.go", Line: 98, Col: 28, Expr: "a3[lr]"}
-	gocuSite739 = kernel.Site{File: "sgemm.go", Line: 99, Col: 4, Expr: "bs[st][br][bc]"}
-	gocuSite740 = kernel.Site{File: "sgemm.go", Line: 110, Col: 34, Expr: "acc[i][4*h]"}
-	gocuSite741 = kernel.Site{File: "sgemm.go", Line: 110, Col: 58, Expr: "acc[i][4*h+1]"}
-	gocuSite742 = kernel.Site{File: "sgemm.go", Line: 110, Col: 84, Expr: "acc[i][4*h+2]"}
-	gocuSite743 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
-	gocuSite744 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
-	gocuSite745 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
-	gocuSite746 = kernel.Site{File: "wg_probe.go", Line: 23, Col: 50, Expr: "kernel.Reinterpret[kernel.BFloat16x8](img)[i]"}
-	gocuSite747 = kernel.Site{File: "wg_probe.go", Line: 23, Col: 50, Expr: "kernel.Reinterpret[kernel.BFloat16x8](img)"}
-	gocuSite748 = kernel.Site{File: "wg_probe.go", Line: 23, Col: 3, Expr: "kernel.Reinterpret[kernel.BFloat16x8](sm)[i]"}
-	gocuSite749 = kernel.Site{File: "wg_probe.go", Line: 23, Col: 3, Expr: "kernel.Reinterpret[kernel.BFloat16x8](sm)"}
-	gocuSite750 = kernel.Site{File: "wg_probe.go", Line: 28, Col: 31, Expr: "sm[WGProbeShared/4:]"}
-	gocuSite751 = kernel.Site{File: "wg_probe.go", Line: 48, Col: 42, Expr: "acc[4*j+r]"}
-	gocuSite752 = kernel.Site{File: "wg_probe.go", Line: 48, Col: 4, Expr: "d[(16*w+g+8*(r/2))*128+8*j+2*q+r%2]"}
-	gocuSite753 = kernel.Site{File: "flash128.go", Line: 215, Col: 2, Expr: "for i := int32(0); i < fa128KV/8/FlashThreads; i++"}
-	gocuSite754 = kernel.Site{File: "flash64.go", Line: 208, Col: 2, Expr: "for i := int32(0); i < fa64KV/8/FlashThreads; i++"}
-	gocuSite755 = kernel.Site{File: "flash64_b64.go", Line: 262, Col: 2, Expr: "for i := int32(0); i < FA64B64BC/fa64b64Rows; i++"}
-	gocuSite756 = kernel.Site{File: "flash64_b64.go", Line: 164, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite757 = kernel.Site{File: "flash64_b64.go", Line: 167, Col: 3, Expr: "for jj := int32(0); jj < fa64b64D/64; jj++"}
-	gocuSite758 = kernel.Site{File: "flash64_b64.go", Line: 169, Col: 4, Expr: "for nj := int32(0); nj < FA64B64BC/16; nj++"}
-	gocuSite759 = kernel.Site{File: "flash64_b64.go", Line: 183, Col: 2, Expr: "for nt := int32(0); nt < FA64B64BC/8; nt++"}
-	gocuSite760 = kernel.Site{File: "flash64_b64.go", Line: 185, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite761 = kernel.Site{File: "flash64_b64.go", Line: 198, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite762 = kernel.Site{File: "flash64_b64.go", Line: 214, Col: 2, Expr: "for nt := int32(0); nt < FA64B64BC/8; nt++"}
-	gocuSite763 = kernel.Site{File: "flash64_b64.go", Line: 216, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite764 = kernel.Site{File: "flash64_b64.go", Line: 223, Col: 2, Expr: "for dt := 0; dt < fa64b64D/8; dt++"}
-	gocuSite765 = kernel.Site{File: "flash64_b64.go", Line: 233, Col: 2, Expr: "for kk := int32(0); kk < FA64B64BC/16; kk++"}
-	gocuSite766 = kernel.Site{File: "flash64_b64.go", Line: 240, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite767 = kernel.Site{File: "flash64_b64.go", Line: 243, Col: 3, Expr: "for jj := int32(0); jj < fa64b64D/64; jj++"}
-	gocuSite768 = kernel.Site{File: "flash64_b64.go", Line: 246, Col: 4, Expr: "for kk := int32(0); kk < FA64B64BC/16; kk++"}
-	gocuSite769 = kernel.Site{File: "flash_b128.go", Line: 263, Col: 2, Expr: "for i := int32(0); i < FAB128BC/fab128Rows; i++"}
-	gocuSite770 = kernel.Site{File: "flash_b128.go", Line: 165, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite771 = kernel.Site{File: "flash_b128.go", Line: 168, Col: 3, Expr: "for jj := int32(0); jj < fab128D/64; jj++"}
-	gocuSite772 = kernel.Site{File: "flash_b128.go", Line: 170, Col: 4, Expr: "for nj := int32(0); nj < FAB128BC/16; nj++"}
-	gocuSite773 = kernel.Site{File: "flash_b128.go", Line: 184, Col: 2, Expr: "for nt := int32(0); nt < FAB128BC/8; nt++"}
-	gocuSite774 = kernel.Site{File: "flash_b128.go", Line: 186, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite775 = kernel.Site{File: "flash_b128.go", Line: 199, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite776 = kernel.Site{File: "flash_b128.go", Line: 215, Col: 2, Expr: "for nt := int32(0); nt < FAB128BC/8; nt++"}
-	gocuSite777 = kernel.Site{File: "flash_b128.go", Line: 217, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite778 = kernel.Site{File: "flash_b128.go", Line: 224, Col: 2, Expr: "for dt := 0; dt < fab128D/8; dt++"}
-	gocuSite779 = kernel.Site{File: "flash_b128.go", Line: 234, Col: 2, Expr: "for kk := int32(0); kk < FAB128BC/16; kk++"}
-	gocuSite780 = kernel.Site{File: "flash_b128.go", Line: 241, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite781 = kernel.Site{File: "flash_b128.go", Line: 244, Col: 3, Expr: "for jj := int32(0); jj < fab128D/64; jj++"}
-	gocuSite782 = kernel.Site{File: "flash_b128.go", Line: 247, Col: 4, Expr: "for kk := int32(0); kk < FAB128BC/16; kk++"}
-	gocuSite783 = kernel.Site{File: "flash_b64.go", Line: 258, Col: 2, Expr: "for i := int32(0); i < FAB64BC/fab64Rows; i++"}
-	gocuSite784 = kernel.Site{File: "flash_b64.go", Line: 160, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite785 = kernel.Site{File: "flash_b64.go", Line: 163, Col: 3, Expr: "for jj := int32(0); jj < fab64D/64; jj++"}
-	gocuSite786 = kernel.Site{File: "flash_b64.go", Line: 165, Col: 4, Expr: "for nj := int32(0); nj < FAB64BC/16; nj++"}
-	gocuSite787 = kernel.Site{File: "flash_b64.go", Line: 179, Col: 2, Expr: "for nt := int32(0); nt < FAB64BC/8; nt++"}
-	gocuSite788 = kernel.Site{File: "flash_b64.go", Line: 181, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite789 = kernel.Site{File: "flash_b64.go", Line: 194, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite790 = kernel.Site{File: "flash_b64.go", Line: 210, Col: 2, Expr: "for nt := int32(0); nt < FAB64BC/8; nt++"}
-	gocuSite791 = kernel.Site{File: "flash_b64.go", Line: 212, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite792 = kernel.Site{File: "flash_b64.go", Line: 219, Col: 2, Expr: "for dt := 0; dt < fab64D/8; dt++"}
-	gocuSite793 = kernel.Site{File: "flash_b64.go", Line: 229, Col: 2, Expr: "for kk := int32(0); kk < FAB64BC/16; kk++"}
-	gocuSite794 = kernel.Site{File: "flash_b64.go", Line: 236, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite795 = kernel.Site{File: "flash_b64.go", Line: 239, Col: 3, Expr: "for jj := int32(0); jj < fab64D/64; jj++"}
-	gocuSite796 = kernel.Site{File: "flash_b64.go", Line: 242, Col: 4, Expr: "for kk := int32(0); kk < FAB64BC/16; kk++"}
-	gocuSite797 = kernel.Site{File: "gemm_pipe32.go", Line: 155, Col: 2, Expr: "for p := 0; p < GP32BM/gp32ARows; p++"}
-	gocuSite798 = kernel.Site{File: "gemm_pipe32.go", Line: 159, Col: 2, Expr: "for p := 0; p < GP32BK/gp32BRows; p++"}
-	gocuSite799 = kernel.Site{File: "gemm_pipe32.go", Line: 172, Col: 2, Expr: "for mi := int32(0); mi < 4; mi++"}
-	gocuSite800 = kernel.Site{File: "gemm_pipe32.go", Line: 176, Col: 2, Expr: "for nj := int32(0); nj < 4; nj++"}
-	gocuSite801 = kernel.Site{File: "gemm_pipe64.go", Line: 159, Col: 2, Expr: "for p := 0; p < GP64BM/gp64ARows; p++"}
-	gocuSite802 = kernel.Site{File: "gemm_pipe64.go", Line: 163, Col: 2, Expr: "for p := 0; p < GP64BK/gp64BRows; p++"}
-	gocuSite803 = kernel.Site{File: "gemm_pipe64.go", Line: 176, Col: 2, Expr: "for mi := int32(0); mi < 4; mi++"}
-	gocuSite804 = kernel.Site{File: "gemm_pipe64.go", Line: 180, Col: 2, Expr: "for nj := int32(0); nj < 4; nj++"}
-	gocuSite805 = kernel.Site{File: "gemm_wg32.go", Line: 140, Col: 2, Expr: "for p := 0; p < GW32BM/gw32ARows; p++"}
-	gocuSite806 = kernel.Site{File: "gemm_wg32.go", Line: 144, Col: 2, Expr: "for p := 0; p < GW32BK/gw32BRows; p++"}
-	gocuSite807 = kernel.Site{File: "gemm_wg64.go", Line: 136, Col: 2, Expr: "for p := 0; p < GW64BM/gw64ARows; p++"}
-	gocuSite808 = kernel.Site{File: "gemm_wg64.go", Line: 140, Col: 2, Expr: "for p := 0; p < GW64BK/gw64BRows; p++"}
-	gocuSite809 = kernel.Site{File: "grayfast.go", Line: 51, Col: 2, Expr: "for k := range 4"}
-	gocuSite810 = kernel.Site{File: "reduce.go", Line: 39, Col: 2, Expr: "for offset := int32(16); offset > 0; offset /= 2"}
-	gocuSite811 = kernel.Site{File: "flash128.go", Line: 76, Col: 2, Expr: "for i := int32(0); i < fa128Q/8/FlashThreads; i++"}
-	gocuSite812 = kernel.Site{File: "flash128.go", Line: 94, Col: 2, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
-	gocuSite813 = kernel.Site{File: "flash128.go", Line: 104, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
-	gocuSite814 = kernel.Site{File: "flash128.go", Line: 119, Col: 3, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
-	gocuSite815 = kernel.Site{File: "flash128.go", Line: 121, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
-	gocuSite816 = kernel.Site{File: "flash128.go", Line: 135, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
-	gocuSite817 = kernel.Site{File: "flash128.go", Line: 137, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite818 = kernel.Site{File: "flash128.go", Line: 147, Col: 3, Expr: "for h := 0; h < 2; h++"}
-	gocuSite819 = kernel.Site{File: "flash128.go", Line: 153, Col: 3, Expr: "for h := 0; h < 2; h++"}
-	gocuSite820 = kernel.Site{File: "flash128.go", Line: 159, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
-	gocuSite821 = kernel.Site{File: "flash128.go", Line: 161, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite822 = kernel.Site{File: "flash128.go", Line: 168, Col: 3, Expr: "for dt := 0; dt < fa128D/8; dt++"}
-	gocuSite823 = kernel.Site{File: "flash128.go", Line: 177, Col: 3, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
-	gocuSite824 = kernel.Site{File: "flash128.go", Line: 183, Col: 4, Expr: "for nd := int32(0); nd < fa128D/16; nd++"}
-	gocuSite825 = kernel.Site{File: "flash128.go", Line: 195, Col: 2, Expr: "for h := 0; h < 2; h++"}
-	gocuSite826 = kernel.Site{File: "flash128.go", Line: 202, Col: 2, Expr: "for dt := int32(0); dt < fa128D/8; dt++"}
-	gocuSite827 = kernel.Site{File: "flash64.go", Line: 69, Col: 2, Expr: "for i := int32(0); i < fa64Q/8/FlashThreads; i++"}
-	gocuSite828 = kernel.Site{File: "flash64.go", Line: 87, Col: 2, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
-	gocuSite829 = kernel.Site{File: "flash64.go", Line: 97, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
-	gocuSite830 = kernel.Site{File: "flash64.go", Line: 112, Col: 3, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
-	gocuSite831 = kernel.Site{File: "flash64.go", Line: 114, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
-	gocuSite832 = kernel.Site{File: "flash64.go", Line: 128, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
-	gocuSite833 = kernel.Site{File: "flash64.go", Line: 130, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite834 = kernel.Site{File: "flash64.go", Line: 140, Col: 3, Expr: "for h := 0; h < 2; h++"}
-	gocuSite835 = kernel.Site{File: "flash64.go", Line: 146, Col: 3, Expr: "for h := 0; h < 2; h++"}
-	gocuSite836 = kernel.Site{File: "flash64.go", Line: 152, Col: 3, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
-	gocuSite837 = kernel.Site{File: "flash64.go", Line: 154, Col: 4, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite838 = kernel.Site{File: "flash64.go", Line: 161, Col: 3, Expr: "for dt := 0; dt < fa64D/8; dt++"}
-	gocuSite839 = kernel.Site{File: "flash64.go", Line: 170, Col: 3, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
-	gocuSite840 = kernel.Site{File: "flash64.go", Line: 176, Col: 4, Expr: "for nd := int32(0); nd < fa64D/16; nd++"}
-	gocuSite841 = kernel.Site{File: "flash64.go", Line: 188, Col: 2, Expr: "for h := 0; h < 2; h++"}
-	gocuSite842 = kernel.Site{File: "flash64.go", Line: 195, Col: 2, Expr: "for dt := int32(0); dt < fa64D/8; dt++"}
-	gocuSite843 = kernel.Site{File: "flash64_b64.go", Line: 76, Col: 2, Expr: "for i := int32(0); i < FA64B64BR/fa64b64Rows; i++"}
-	gocuSite844 = kernel.Site{File: "flash64_b64.go", Line: 93, Col: 2, Expr: "for ks := int32(0); ks < fa64b64D/16; ks++"}
-	gocuSite845 = kernel.Site{File: "flash64_b64.go", Line: 109, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite846 = kernel.Site{File: "flash64_b64.go", Line: 119, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite847 = kernel.Site{File: "flash64_b64.go", Line: 122, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite848 = kernel.Site{File: "flash64_b64.go", Line: 128, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite849 = kernel.Site{File: "flash64_b64.go", Line: 135, Col: 2, Expr: "for dt := int32(0); dt < fa64b64D/8; dt++"}
-	gocuSite850 = kernel.Site{File: "flash_b128.go", Line: 77, Col: 2, Expr: "for i := int32(0); i < FAB128BR/fab128Rows; i++"}
-	gocuSite851 = kernel.Site{File: "flash_b128.go", Line: 94, Col: 2, Expr: "for ks := int32(0); ks < fab128D/16; ks++"}
-	gocuSite852 = kernel.Site{File: "flash_b128.go", Line: 110, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite853 = kernel.Site{File: "flash_b128.go", Line: 120, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite854 = kernel.Site{File: "flash_b128.go", Line: 123, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite855 = kernel.Site{File: "flash_b128.go", Line: 129, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite856 = kernel.Site{File: "flash_b128.go", Line: 136, Col: 2, Expr: "for dt := int32(0); dt < fab128D/8; dt++"}
-	gocuSite857 = kernel.Site{File: "flash_b64.go", Line: 72, Col: 2, Expr: "for i := int32(0); i < FAB64BR/fab64Rows; i++"}
-	gocuSite858 = kernel.Site{File: "flash_b64.go", Line: 89, Col: 2, Expr: "for ks := int32(0); ks < fab64D/16; ks++"}
-	gocuSite859 = kernel.Site{File: "flash_b64.go", Line: 105, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite860 = kernel.Site{File: "flash_b64.go", Line: 115, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite861 = kernel.Site{File: "flash_b64.go", Line: 118, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite862 = kernel.Site{File: "flash_b64.go", Line: 124, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite863 = kernel.Site{File: "flash_b64.go", Line: 131, Col: 2, Expr: "for dt := int32(0); dt < fab64D/8; dt++"}
-	gocuSite864 = kernel.Site{File: "gemm_bf16.go", Line: 71, Col: 2, Expr: "for s := int32(0); s < BF16Stages-1; s++"}
-	gocuSite865 = kernel.Site{File: "gemm_bf16.go", Line: 78, Col: 4, Expr: "for i := int32(0); i < 4; i++"}
-	gocuSite866 = kernel.Site{File: "gemm_bf16.go", Line: 90, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
-	gocuSite867 = kernel.Site{File: "gemm_bf16.go", Line: 100, Col: 4, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite868 = kernel.Site{File: "gemm_bf16.go", Line: 108, Col: 3, Expr: "for ks := int32(0); ks < 2; ks++"}
-	gocuSite869 = kernel.Site{File: "gemm_bf16.go", Line: 112, Col: 4, Expr: "for mi := int32(0); mi < 4; mi++"}
-	gocuSite870 = kernel.Site{File: "gemm_bf16.go", Line: 118, Col: 4, Expr: "for nj := int32(0); nj < 4; nj++"}
-	gocuSite871 = kernel.Site{File: "gemm_bf16.go", Line: 126, Col: 4, Expr: "for mi := 0; mi < 4; mi++"}
-	gocuSite872 = kernel.Site{File: "gemm_bf16.go", Line: 128, Col: 5, Expr: "for ni := 0; ni < 8; ni++"}
-	gocuSite873 = kernel.Site{File: "gemm_bf16.go", Line: 140, Col: 2, Expr: "for mi := 0; mi < 4; mi++"}
-	gocuSite874 = kernel.Site{File: "gemm_bf16.go", Line: 143, Col: 3, Expr: "for ni := 0; ni < 8; ni++"}
-	gocuSite875 = kernel.Site{File: "gemm_pipe32.go", Line: 70, Col: 2, Expr: "for s := int32(0); s < GP32Stages-1; s++"}
-	gocuSite876 = kernel.Site{File: "gemm_pipe32.go", Line: 84, Col: 2, Expr: "for ks := int32(0); ks < gp32KS; ks++"}
-	gocuSite877 = kernel.Site{File: "gemm_pipe32.go", Line: 89, Col: 2, Expr: "for nj := int32(0); nj < 4; nj++"}
-	gocuSite878 = kernel.Site{File: "gemm_pipe32.go", Line: 99, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
-	gocuSite879 = kernel.Site{File: "gemm_pipe32.go", Line: 102, Col: 3, Expr: "for ks := int32(0); ks < gp32KS; ks++"}
-	gocuSite880 = kernel.Site{File: "gemm_pipe32.go", Line: 123, Col: 4, Expr: "for mi := 0; mi < 4; mi++"}
-	gocuSite881 = kernel.Site{File: "gemm_pipe32.go", Line: 125, Col: 5, Expr: "for ni := 0; ni < 8; ni++"}
-	gocuSite882 = kernel.Site{File: "gemm_pipe32.go", Line: 137, Col: 2, Expr: "for mi := 0; mi < 4; mi++"}
-	gocuSite883 = kernel.Site{File: "gemm_pipe32.go", Line: 140, Col: 3, Expr: "for ni := 0; ni < 8; ni++"}
-	gocuSite884 = kernel.Site{File: "gemm_pipe64.go", Line: 74, Col: 2, Expr: "for s := int32(0); s < GP64Stages-1; s++"}
-	gocuSite885 = kernel.Site{File: "gemm_pipe64.go", Line: 88, Col: 2, Expr: "for ks := int32(0); ks < gp64KS; ks++"}
-	gocuSite886 = kernel.Site{File: "gemm_pipe64.go", Line: 93, Col: 2, Expr: "for nj := int32(0); nj < 4; nj++"}
-	gocuSite887 = kernel.Site{File: "gemm_pipe64.go", Line: 103, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
-	gocuSite888 = kernel.Site{File: "gemm_pipe64.go", Line: 106, Col: 3, Expr: "for ks := int32(0); ks < gp64KS; ks++"}
-	gocuSite889 = kernel.Site{File: "gemm_pipe64.go", Line: 127, Col: 4, Expr: "for mi := 0; mi < 4; mi++"}
-	gocuSite890 = kernel.Site{File: "gemm_pipe64.go", Line: 129, Col: 5, Expr: "for ni := 0; ni < 8; ni++"}
-	gocuSite891 = kernel.Site{File: "gemm_pipe64.go", Line: 141, Col: 2, Expr: "for mi := 0; mi < 4; mi++"}
-	gocuSite892 = kernel.Site{File: "gemm_pipe64.go", Line: 144, Col: 3, Expr: "for ni := 0; ni < 8; ni++"}
-	gocuSite893 = kernel.Site{File: "gemm_wg32.go", Line: 78, Col: 2, Expr: "for s := int32(0); s < GW32Stages-2; s++"}
-	gocuSite894 = kernel.Site{File: "gemm_wg32.go", Line: 98, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
-	gocuSite895 = kernel.Site{File: "gemm_wg32.go", Line: 110, Col: 3, Expr: "for ks := int32(0); ks < gw32KS; ks++"}
-	gocuSite896 = kernel.Site{File: "gemm_wg32.go", Line: 127, Col: 2, Expr: "for j := int32(0); j < GW32BN/8; j++"}
-	gocuSite897 = kernel.Site{File: "gemm_wg64.go", Line: 74, Col: 2, Expr: "for s := int32(0); s < GW64Stages-2; s++"}
-	gocuSite898 = kernel.Site{File: "gemm_wg64.go", Line: 94, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
-	gocuSite899 = kernel.Site{File: "gemm_wg64.go", Line: 106, Col: 3, Expr: "for ks := int32(0); ks < gw64KS; ks++"}
-	gocuSite900 = kernel.Site{File: "gemm_wg64.go", Line: 123, Col: 2, Expr: "for j := int32(0); j < GW64BN/8; j++"}
-	gocuSite901 = kernel.Site{File: "grayfast.go", Line: 16, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
-	gocuSite902 = kernel.Site{File: "grayfast.go", Line: 34, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
-	gocuSite903 = kernel.Site{File: "histogram.go", Line: 17, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
-	gocuSite904 = kernel.Site{File: "histogram.go", Line: 21, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
-	gocuSite905 = kernel.Site{File: "histogram.go", Line: 25, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
-	gocuSite906 = kernel.Site{File: "matmul.go", Line: 17, Col: 3, Expr: "for i := range k"}
-	gocuSite907 = kernel.Site{File: "matmul.go", Line: 40, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
-	gocuSite908 = kernel.Site{File: "matmul.go", Line: 52, Col: 3, Expr: "for i := range Tile"}
-	gocuSite909 = kernel.Site{File: "matmul.go", Line: 74, Col: 2, Expr: "for p := int32(0); p < k; p += w"}
-	gocuSite910 = kernel.Site{File: "matmul.go", Line: 86, Col: 3, Expr: "for i := range w"}
-	gocuSite911 = kernel.Site{File: "reduce.go", Line: 15, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
-	gocuSite912 = kernel.Site{File: "scan.go", Line: 33, Col: 2, Expr: "for d := int32(ScanThreads); d > 0; d /= 2"}
-	gocuSite913 = kernel.Site{File: "scan.go", Line: 45, Col: 2, Expr: "for d := int32(1); d < 2*ScanThreads; d *= 2"}
-	gocuSite914 = kernel.Site{File: "sgemm.go", Line: 72, Col: 2, Expr: "for k0 := int32(0); k0 < k; k0 += GemmBK"}
-	gocuSite915 = kernel.Site{File: "sgemm.go", Line: 79, Col: 3, Expr: "for kk := 0; kk < GemmBK; kk++"}
-	gocuSite916 = kernel.Site{File: "sgemm.go", Line: 85, Col: 4, Expr: "for i := 0; i < 8; i++"}
-	gocuSite917 = kernel.Site{File: "sgemm.go", Line: 87, Col: 5, Expr: "for j := 0; j < 8; j++"}
-	gocuSite918 = kernel.Site{File: "sgemm.go", Line: 105, Col: 2, Expr: "for i := 0; i < 8; i++"}
-	gocuSite919 = kernel.Site{File: "sgemm.go", Line: 108, Col: 3, Expr: "for h := 0; h < 2; h++"}
-	gocuSite920 = kernel.Site{File: "wg_probe.go", Line: 22, Col: 2, Expr: "for i := tid; i < WGProbeShared/16; i += 128"}
-	gocuSite921 = kernel.Site{File: "wg_probe.go", Line: 32, Col: 2, Expr: "for ks := int32(0); ks < 2; ks++"}
-	gocuSite922 = kernel.Site{File: "wg_probe.go", Line: 45, Col: 2, Expr: "for j := int32(0); j < 16; j++"}
-	gocuSite923 = kernel.Site{File: "wg_probe.go", Line: 47, Col: 3, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite0   = kernel.Site{File: "flash128.go", Line: 279, Col: 21, Expr: "sm[ks+i*fa128Rows*fa128D:]"}
+	gocuSite1   = kernel.Site{File: "flash128.go", Line: 279, Col: 49, Expr: "k[g+int(i*fa128Rows)*fa128D:]"}
+	gocuSite2   = kernel.Site{File: "flash128.go", Line: 280, Col: 21, Expr: "sm[ks+fa128KV+i*fa128Rows*fa128D:]"}
+	gocuSite3   = kernel.Site{File: "flash128.go", Line: 280, Col: 57, Expr: "v[g+int(i*fa128Rows)*fa128D:]"}
+	gocuSite4   = kernel.Site{File: "flash128.go", Line: 181, Col: 9, Expr: "sm[ks0+kOff[j4]:]"}
+	gocuSite5   = kernel.Site{File: "flash128.go", Line: 181, Col: 16, Expr: "kOff[j4]"}
+	gocuSite6   = kernel.Site{File: "flash128.go", Line: 186, Col: 32, Expr: "kb[nj*16*fa128D+jj*64:]"}
+	gocuSite7   = kernel.Site{File: "flash128.go", Line: 187, Col: 33, Expr: "qf[4*jj+j4]"}
+	gocuSite8   = kernel.Site{File: "flash128.go", Line: 187, Col: 59, Expr: "kf[0]"}
+	gocuSite9   = kernel.Site{File: "flash128.go", Line: 187, Col: 66, Expr: "kf[1]"}
+	gocuSite10  = kernel.Site{File: "flash128.go", Line: 187, Col: 74, Expr: "s[2*nj]"}
+	gocuSite11  = kernel.Site{File: "flash128.go", Line: 187, Col: 5, Expr: "s[2*nj]"}
+	gocuSite12  = kernel.Site{File: "flash128.go", Line: 188, Col: 35, Expr: "qf[4*jj+j4]"}
+	gocuSite13  = kernel.Site{File: "flash128.go", Line: 188, Col: 61, Expr: "kf[2]"}
+	gocuSite14  = kernel.Site{File: "flash128.go", Line: 188, Col: 68, Expr: "kf[3]"}
+	gocuSite15  = kernel.Site{File: "flash128.go", Line: 188, Col: 76, Expr: "s[2*nj+1]"}
+	gocuSite16  = kernel.Site{File: "flash128.go", Line: 188, Col: 5, Expr: "s[2*nj+1]"}
+	gocuSite17  = kernel.Site{File: "flash128.go", Line: 202, Col: 9, Expr: "s[nt][e]"}
+	gocuSite18  = kernel.Site{File: "flash128.go", Line: 205, Col: 5, Expr: "s[nt][e]"}
+	gocuSite19  = kernel.Site{File: "flash128.go", Line: 207, Col: 11, Expr: "m[e/2]"}
+	gocuSite20  = kernel.Site{File: "flash128.go", Line: 208, Col: 5, Expr: "m[e/2]"}
+	gocuSite21  = kernel.Site{File: "flash128.go", Line: 215, Col: 46, Expr: "m[hh]"}
+	gocuSite22  = kernel.Site{File: "flash128.go", Line: 215, Col: 61, Expr: "m[hh]"}
+	gocuSite23  = kernel.Site{File: "flash128.go", Line: 216, Col: 4, Expr: "m[hh]"}
+	gocuSite24  = kernel.Site{File: "flash128.go", Line: 218, Col: 46, Expr: "m[hh]"}
+	gocuSite25  = kernel.Site{File: "flash128.go", Line: 218, Col: 61, Expr: "m[hh]"}
+	gocuSite26  = kernel.Site{File: "flash128.go", Line: 219, Col: 4, Expr: "m[hh]"}
+	gocuSite27  = kernel.Site{File: "flash128.go", Line: 221, Col: 9, Expr: "m[hh]"}
+	gocuSite28  = kernel.Site{File: "flash128.go", Line: 222, Col: 6, Expr: "mx[hh]"}
+	gocuSite29  = kernel.Site{File: "flash128.go", Line: 223, Col: 9, Expr: "mx[hh]"}
+	gocuSite30  = kernel.Site{File: "flash128.go", Line: 225, Col: 30, Expr: "mx[hh]"}
+	gocuSite31  = kernel.Site{File: "flash128.go", Line: 225, Col: 3, Expr: "corr[hh]"}
+	gocuSite32  = kernel.Site{File: "flash128.go", Line: 226, Col: 3, Expr: "mx[hh]"}
+	gocuSite33  = kernel.Site{File: "flash128.go", Line: 227, Col: 14, Expr: "corr[hh]"}
+	gocuSite34  = kernel.Site{File: "flash128.go", Line: 227, Col: 3, Expr: "sum[hh]"}
+	gocuSite35  = kernel.Site{File: "flash128.go", Line: 233, Col: 36, Expr: "s[nt][e]"}
+	gocuSite36  = kernel.Site{File: "flash128.go", Line: 233, Col: 52, Expr: "mx[e/2]"}
+	gocuSite37  = kernel.Site{File: "flash128.go", Line: 234, Col: 4, Expr: "s[nt][e]"}
+	gocuSite38  = kernel.Site{File: "flash128.go", Line: 235, Col: 4, Expr: "sum[e/2]"}
+	gocuSite39  = kernel.Site{File: "flash128.go", Line: 240, Col: 17, Expr: "corr[0]"}
+	gocuSite40  = kernel.Site{File: "flash128.go", Line: 240, Col: 3, Expr: "acc[dt][0]"}
+	gocuSite41  = kernel.Site{File: "flash128.go", Line: 241, Col: 17, Expr: "corr[0]"}
+	gocuSite42  = kernel.Site{File: "flash128.go", Line: 241, Col: 3, Expr: "acc[dt][1]"}
+	gocuSite43  = kernel.Site{File: "flash128.go", Line: 242, Col: 17, Expr: "corr[1]"}
+	gocuSite44  = kernel.Site{File: "flash128.go", Line: 242, Col: 3, Expr: "acc[dt][2]"}
+	gocuSite45  = kernel.Site{File: "flash128.go", Line: 243, Col: 17, Expr: "corr[1]"}
+	gocuSite46  = kernel.Site{File: "flash128.go", Line: 243, Col: 3, Expr: "acc[dt][3]"}
+	gocuSite47  = kernel.Site{File: "flash128.go", Line: 251, Col: 26, Expr: "s[2*kk][0]"}
+	gocuSite48  = kernel.Site{File: "flash128.go", Line: 251, Col: 38, Expr: "s[2*kk][1]"}
+	gocuSite49  = kernel.Site{File: "flash128.go", Line: 251, Col: 73, Expr: "s[2*kk][2]"}
+	gocuSite50  = kernel.Site{File: "flash128.go", Line: 251, Col: 85, Expr: "s[2*kk][3]"}
+	gocuSite51  = kernel.Site{File: "flash128.go", Line: 252, Col: 26, Expr: "s[2*kk+1][0]"}
+	gocuSite52  = kernel.Site{File: "flash128.go", Line: 252, Col: 40, Expr: "s[2*kk+1][1]"}
+	gocuSite53  = kernel.Site{File: "flash128.go", Line: 252, Col: 77, Expr: "s[2*kk+1][2]"}
+	gocuSite54  = kernel.Site{File: "flash128.go", Line: 252, Col: 91, Expr: "s[2*kk+1][3]"}
+	gocuSite55  = kernel.Site{File: "flash128.go", Line: 250, Col: 3, Expr: "pa[kk]"}
+	gocuSite56  = kernel.Site{File: "flash128.go", Line: 257, Col: 9, Expr: "sm[vs0+vOff[j4]:]"}
+	gocuSite57  = kernel.Site{File: "flash128.go", Line: 257, Col: 16, Expr: "vOff[j4]"}
+	gocuSite58  = kernel.Site{File: "flash128.go", Line: 263, Col: 37, Expr: "vb[kk*16*fa128D+jj*64:]"}
+	gocuSite59  = kernel.Site{File: "flash128.go", Line: 264, Col: 35, Expr: "pa[kk]"}
+	gocuSite60  = kernel.Site{File: "flash128.go", Line: 264, Col: 56, Expr: "vf[0]"}
+	gocuSite61  = kernel.Site{File: "flash128.go", Line: 264, Col: 63, Expr: "vf[1]"}
+	gocuSite62  = kernel.Site{File: "flash128.go", Line: 264, Col: 71, Expr: "acc[2*nd]"}
+	gocuSite63  = kernel.Site{File: "flash128.go", Line: 264, Col: 5, Expr: "acc[2*nd]"}
+	gocuSite64  = kernel.Site{File: "flash128.go", Line: 265, Col: 37, Expr: "pa[kk]"}
+	gocuSite65  = kernel.Site{File: "flash128.go", Line: 265, Col: 58, Expr: "vf[2]"}
+	gocuSite66  = kernel.Site{File: "flash128.go", Line: 265, Col: 65, Expr: "vf[3]"}
+	gocuSite67  = kernel.Site{File: "flash128.go", Line: 265, Col: 73, Expr: "acc[2*nd+1]"}
+	gocuSite68  = kernel.Site{File: "flash128.go", Line: 265, Col: 5, Expr: "acc[2*nd+1]"}
+	gocuSite69  = kernel.Site{File: "flash64.go", Line: 271, Col: 21, Expr: "sm[ks+i*fa64Rows*fa64D:]"}
+	gocuSite70  = kernel.Site{File: "flash64.go", Line: 271, Col: 47, Expr: "k[g+int(i*fa64Rows)*fa64D:]"}
+	gocuSite71  = kernel.Site{File: "flash64.go", Line: 272, Col: 21, Expr: "sm[ks+fa64KV+i*fa64Rows*fa64D:]"}
+	gocuSite72  = kernel.Site{File: "flash64.go", Line: 272, Col: 54, Expr: "v[g+int(i*fa64Rows)*fa64D:]"}
+	gocuSite73  = kernel.Site{File: "flash64.go", Line: 173, Col: 9, Expr: "sm[ks0+kOff[j4]:]"}
+	gocuSite74  = kernel.Site{File: "flash64.go", Line: 173, Col: 16, Expr: "kOff[j4]"}
+	gocuSite75  = kernel.Site{File: "flash64.go", Line: 178, Col: 32, Expr: "kb[nj*16*fa64D+jj*64:]"}
+	gocuSite76  = kernel.Site{File: "flash64.go", Line: 179, Col: 33, Expr: "qf[4*jj+j4]"}
+	gocuSite77  = kernel.Site{File: "flash64.go", Line: 179, Col: 59, Expr: "kf[0]"}
+	gocuSite78  = kernel.Site{File: "flash64.go", Line: 179, Col: 66, Expr: "kf[1]"}
+	gocuSite79  = kernel.Site{File: "flash64.go", Line: 179, Col: 74, Expr: "s[2*nj]"}
+	gocuSite80  = kernel.Site{File: "flash64.go", Line: 179, Col: 5, Expr: "s[2*nj]"}
+	gocuSite81  = kernel.Site{File: "flash64.go", Line: 180, Col: 35, Expr: "qf[4*jj+j4]"}
+	gocuSite82  = kernel.Site{File: "flash64.go", Line: 180, Col: 61, Expr: "kf[2]"}
+	gocuSite83  = kernel.Site{File: "flash64.go", Line: 180, Col: 68, Expr: "kf[3]"}
+	gocuSite84  = kernel.Site{File: "flash64.go", Line: 180, Col: 76, Expr: "s[2*nj+1]"}
+	gocuSite85  = kernel.Site{File: "flash64.go", Line: 180, Col: 5, Expr: "s[2*nj+1]"}
+	gocuSite86  = kernel.Site{File: "flash64.go", Line: 194, Col: 9, Expr: "s[nt][e]"}
+	gocuSite87  = kernel.Site{File: "flash64.go", Line: 197, Col: 5, Expr: "s[nt][e]"}
+	gocuSite88  = kernel.Site{File: "flash64.go", Line: 199, Col: 11, Expr: "m[e/2]"}
+	gocuSite89  = kernel.Site{File: "flash64.go", Line: 200, Col: 5, Expr: "m[e/2]"}
+	gocuSite90  = kernel.Site{File: "flash64.go", Line: 207, Col: 46, Expr: "m[hh]"}
+	gocuSite91  = kernel.Site{File: "flash64.go", Line: 207, Col: 61, Expr: "m[hh]"}
+	gocuSite92  = kernel.Site{File: "flash64.go", Line: 208, Col: 4, Expr: "m[hh]"}
+	gocuSite93  = kernel.Site{File: "flash64.go", Line: 210, Col: 46, Expr: "m[hh]"}
+	gocuSite94  = kernel.Site{File: "flash64.go", Line: 210, Col: 61, Expr: "m[hh]"}
+	gocuSite95  = kernel.Site{File: "flash64.go", Line: 211, Col: 4, Expr: "m[hh]"}
+	gocuSite96  = kernel.Site{File: "flash64.go", Line: 213, Col: 9, Expr: "m[hh]"}
+	gocuSite97  = kernel.Site{File: "flash64.go", Line: 214, Col: 6, Expr: "mx[hh]"}
+	gocuSite98  = kernel.Site{File: "flash64.go", Line: 215, Col: 9, Expr: "mx[hh]"}
+	gocuSite99  = kernel.Site{File: "flash64.go", Line: 217, Col: 30, Expr: "mx[hh]"}
+	gocuSite100 = kernel.Site{File: "flash64.go", Line: 217, Col: 3, Expr: "corr[hh]"}
+	gocuSite101 = kernel.Site{File: "flash64.go", Line: 218, Col: 3, Expr: "mx[hh]"}
+	gocuSite102 = kernel.Site{File: "flash64.go", Line: 219, Col: 14, Expr: "corr[hh]"}
+	gocuSite103 = kernel.Site{File: "flash64.go", Line: 219, Col: 3, Expr: "sum[hh]"}
+	gocuSite104 = kernel.Site{File: "flash64.go", Line: 225, Col: 36, Expr: "s[nt][e]"}
+	gocuSite105 = kernel.Site{File: "flash64.go", Line: 225, Col: 52, Expr: "mx[e/2]"}
+	gocuSite106 = kernel.Site{File: "flash64.go", Line: 226, Col: 4, Expr: "s[nt][e]"}
+	gocuSite107 = kernel.Site{File: "flash64.go", Line: 227, Col: 4, Expr: "sum[e/2]"}
+	gocuSite108 = kernel.Site{File: "flash64.go", Line: 232, Col: 17, Expr: "corr[0]"}
+	gocuSite109 = kernel.Site{File: "flash64.go", Line: 232, Col: 3, Expr: "acc[dt][0]"}
+	gocuSite110 = kernel.Site{File: "flash64.go", Line: 233, Col: 17, Expr: "corr[0]"}
+	gocuSite111 = kernel.Site{File: "flash64.go", Line: 233, Col: 3, Expr: "acc[dt][1]"}
+	gocuSite112 = kernel.Site{File: "flash64.go", Line: 234, Col: 17, Expr: "corr[1]"}
+	gocuSite113 = kernel.Site{File: "flash64.go", Line: 234, Col: 3, Expr: "acc[dt][2]"}
+	gocuSite114 = kernel.Site{File: "flash64.go", Line: 235, Col: 17, Expr: "corr[1]"}
+	gocuSite115 = kernel.Site{File: "flash64.go", Line: 235, Col: 3, Expr: "acc[dt][3]"}
+	gocuSite116 = kernel.Site{File: "flash64.go", Line: 243, Col: 26, Expr: "s[2*kk][0]"}
+	gocuSite117 = kernel.Site{File: "flash64.go", Line: 243, Col: 38, Expr: "s[2*kk][1]"}
+	gocuSite118 = kernel.Site{File: "flash64.go", Line: 243, Col: 73, Expr: "s[2*kk][2]"}
+	gocuSite119 = kernel.Site{File: "flash64.go", Line: 243, Col: 85, Expr: "s[2*kk][3]"}
+	gocuSite120 = kernel.Site{File: "flash64.go", Line: 244, Col: 26, Expr: "s[2*kk+1][0]"}
+	gocuSite121 = kernel.Site{File: "flash64.go", Line: 244, Col: 40, Expr: "s[2*kk+1][1]"}
+	gocuSite122 = kernel.Site{File: "flash64.go", Line: 244, Col: 77, Expr: "s[2*kk+1][2]"}
+	gocuSite123 = kernel.Site{File: "flash64.go", Line: 244, Col: 91, Expr: "s[2*kk+1][3]"}
+	gocuSite124 = kernel.Site{File: "flash64.go", Line: 242, Col: 3, Expr: "pa[kk]"}
+	gocuSite125 = kernel.Site{File: "flash64.go", Line: 249, Col: 9, Expr: "sm[vs0+vOff[j4]:]"}
+	gocuSite126 = kernel.Site{File: "flash64.go", Line: 249, Col: 16, Expr: "vOff[j4]"}
+	gocuSite127 = kernel.Site{File: "flash64.go", Line: 255, Col: 37, Expr: "vb[kk*16*fa64D+jj*64:]"}
+	gocuSite128 = kernel.Site{File: "flash64.go", Line: 256, Col: 35, Expr: "pa[kk]"}
+	gocuSite129 = kernel.Site{File: "flash64.go", Line: 256, Col: 56, Expr: "vf[0]"}
+	gocuSite130 = kernel.Site{File: "flash64.go", Line: 256, Col: 63, Expr: "vf[1]"}
+	gocuSite131 = kernel.Site{File: "flash64.go", Line: 256, Col: 71, Expr: "acc[2*nd]"}
+	gocuSite132 = kernel.Site{File: "flash64.go", Line: 256, Col: 5, Expr: "acc[2*nd]"}
+	gocuSite133 = kernel.Site{File: "flash64.go", Line: 257, Col: 37, Expr: "pa[kk]"}
+	gocuSite134 = kernel.Site{File: "flash64.go", Line: 257, Col: 58, Expr: "vf[2]"}
+	gocuSite135 = kernel.Site{File: "flash64.go", Line: 257, Col: 65, Expr: "vf[3]"}
+	gocuSite136 = kernel.Site{File: "flash64.go", Line: 257, Col: 73, Expr: "acc[2*nd+1]"}
+	gocuSite137 = kernel.Site{File: "flash64.go", Line: 257, Col: 5, Expr: "acc[2*nd+1]"}
+	gocuSite138 = kernel.Site{File: "gemm_bf16.go", Line: 141, Col: 21, Expr: "st[sa+int32(p)*bf16ARows*BF16BK:]"}
+	gocuSite139 = kernel.Site{File: "gemm_bf16.go", Line: 141, Col: 56, Expr: "ag[p*aStep:]"}
+	gocuSite140 = kernel.Site{File: "gemm_bf16.go", Line: 145, Col: 26, Expr: "st[sb+int32(p)*bf16BRows*64:]"}
+	gocuSite141 = kernel.Site{File: "gemm_bf16.go", Line: 145, Col: 57, Expr: "bg[p*bStep:]"}
+	gocuSite142 = kernel.Site{File: "flash128.go", Line: 93, Col: 21, Expr: "sm[soff+i*fa128Rows*fa128D:]"}
+	gocuSite143 = kernel.Site{File: "flash128.go", Line: 93, Col: 51, Expr: "q[goff+int(q0+i*fa128Rows)*fa128D:]"}
+	gocuSite144 = kernel.Site{File: "flash128.go", Line: 112, Col: 33, Expr: "sm[r*fa128D+(ch^(r&7))*8:]"}
+	gocuSite145 = kernel.Site{File: "flash128.go", Line: 112, Col: 3, Expr: "qf[ks]"}
+	gocuSite146 = kernel.Site{File: "flash128.go", Line: 126, Col: 3, Expr: "kOff[j]"}
+	gocuSite147 = kernel.Site{File: "flash128.go", Line: 127, Col: 3, Expr: "vOff[j]"}
+	gocuSite148 = kernel.Site{File: "flash128.go", Line: 145, Col: 49, Expr: "sum[hh]"}
+	gocuSite149 = kernel.Site{File: "flash128.go", Line: 145, Col: 3, Expr: "sum[hh]"}
+	gocuSite150 = kernel.Site{File: "flash128.go", Line: 146, Col: 49, Expr: "sum[hh]"}
+	gocuSite151 = kernel.Site{File: "flash128.go", Line: 146, Col: 3, Expr: "sum[hh]"}
+	gocuSite152 = kernel.Site{File: "flash128.go", Line: 147, Col: 17, Expr: "sum[hh]"}
+	gocuSite153 = kernel.Site{File: "flash128.go", Line: 147, Col: 3, Expr: "sum[hh]"}
+	gocuSite154 = kernel.Site{File: "flash128.go", Line: 149, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite155 = kernel.Site{File: "flash128.go", Line: 153, Col: 59, Expr: "acc[dt][0]"}
+	gocuSite156 = kernel.Site{File: "flash128.go", Line: 153, Col: 70, Expr: "sum[0]"}
+	gocuSite157 = kernel.Site{File: "flash128.go", Line: 153, Col: 78, Expr: "acc[dt][1]"}
+	gocuSite158 = kernel.Site{File: "flash128.go", Line: 153, Col: 89, Expr: "sum[0]"}
+	gocuSite159 = kernel.Site{File: "flash128.go", Line: 153, Col: 3, Expr: "o2[(head+int(rowA)*fa128D+col)/2]"}
+	gocuSite160 = kernel.Site{File: "flash128.go", Line: 154, Col: 61, Expr: "acc[dt][2]"}
+	gocuSite161 = kernel.Site{File: "flash128.go", Line: 154, Col: 72, Expr: "sum[1]"}
+	gocuSite162 = kernel.Site{File: "flash128.go", Line: 154, Col: 80, Expr: "acc[dt][3]"}
+	gocuSite163 = kernel.Site{File: "flash128.go", Line: 154, Col: 91, Expr: "sum[1]"}
+	gocuSite164 = kernel.Site{File: "flash128.go", Line: 154, Col: 3, Expr: "o2[(head+int(rowA+8)*fa128D+col)/2]"}
+	gocuSite165 = kernel.Site{File: "flash64.go", Line: 85, Col: 21, Expr: "sm[soff+i*fa64Rows*fa64D:]"}
+	gocuSite166 = kernel.Site{File: "flash64.go", Line: 85, Col: 49, Expr: "q[goff+int(q0+i*fa64Rows)*fa64D:]"}
+	gocuSite167 = kernel.Site{File: "flash64.go", Line: 104, Col: 33, Expr: "sm[r*fa64D+(ch^(r&7))*8:]"}
+	gocuSite168 = kernel.Site{File: "flash64.go", Line: 104, Col: 3, Expr: "qf[ks]"}
+	gocuSite169 = kernel.Site{File: "flash64.go", Line: 118, Col: 3, Expr: "kOff[j]"}
+	gocuSite170 = kernel.Site{File: "flash64.go", Line: 119, Col: 3, Expr: "vOff[j]"}
+	gocuSite171 = kernel.Site{File: "flash64.go", Line: 137, Col: 49, Expr: "sum[hh]"}
+	gocuSite172 = kernel.Site{File: "flash64.go", Line: 137, Col: 3, Expr: "sum[hh]"}
+	gocuSite173 = kernel.Site{File: "flash64.go", Line: 138, Col: 49, Expr: "sum[hh]"}
+	gocuSite174 = kernel.Site{File: "flash64.go", Line: 138, Col: 3, Expr: "sum[hh]"}
+	gocuSite175 = kernel.Site{File: "flash64.go", Line: 139, Col: 17, Expr: "sum[hh]"}
+	gocuSite176 = kernel.Site{File: "flash64.go", Line: 139, Col: 3, Expr: "sum[hh]"}
+	gocuSite177 = kernel.Site{File: "flash64.go", Line: 141, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite178 = kernel.Site{File: "flash64.go", Line: 145, Col: 58, Expr: "acc[dt][0]"}
+	gocuSite179 = kernel.Site{File: "flash64.go", Line: 145, Col: 69, Expr: "sum[0]"}
+	gocuSite180 = kernel.Site{File: "flash64.go", Line: 145, Col: 77, Expr: "acc[dt][1]"}
+	gocuSite181 = kernel.Site{File: "flash64.go", Line: 145, Col: 88, Expr: "sum[0]"}
+	gocuSite182 = kernel.Site{File: "flash64.go", Line: 145, Col: 3, Expr: "o2[(head+int(rowA)*fa64D+col)/2]"}
+	gocuSite183 = kernel.Site{File: "flash64.go", Line: 146, Col: 60, Expr: "acc[dt][2]"}
+	gocuSite184 = kernel.Site{File: "flash64.go", Line: 146, Col: 71, Expr: "sum[1]"}
+	gocuSite185 = kernel.Site{File: "flash64.go", Line: 146, Col: 79, Expr: "acc[dt][3]"}
+	gocuSite186 = kernel.Site{File: "flash64.go", Line: 146, Col: 90, Expr: "sum[1]"}
+	gocuSite187 = kernel.Site{File: "flash64.go", Line: 146, Col: 3, Expr: "o2[(head+int(rowA+8)*fa64D+col)/2]"}
+	gocuSite188 = kernel.Site{File: "gemm_bf16.go", Line: 74, Col: 8, Expr: "a[int(bm+ar)*int(k)+int(ac*8):]"}
+	gocuSite189 = kernel.Site{File: "gemm_bf16.go", Line: 75, Col: 8, Expr: "b[int(br)*int(n)+int(bn+bc*8):]"}
+	gocuSite190 = kernel.Site{File: "gemm_bf16.go", Line: 84, Col: 16, Expr: "sm[s*bf16Stage:]"}
+	gocuSite191 = kernel.Site{File: "gemm_bf16.go", Line: 84, Col: 34, Expr: "ag[int(s*BF16BK):]"}
+	gocuSite192 = kernel.Site{File: "gemm_bf16.go", Line: 84, Col: 54, Expr: "bg[int(s*BF16BK)*int(n):]"}
+	gocuSite193 = kernel.Site{File: "gemm_bf16.go", Line: 93, Col: 32, Expr: "sm[wg*64*BF16BK:]"}
+	gocuSite194 = kernel.Site{File: "gemm_bf16.go", Line: 94, Col: 32, Expr: "sm[bf16SA:]"}
+	gocuSite195 = kernel.Site{File: "gemm_bf16.go", Line: 103, Col: 16, Expr: "sm[(nxt%BF16Stages)*bf16Stage:]"}
+	gocuSite196 = kernel.Site{File: "gemm_bf16.go", Line: 103, Col: 49, Expr: "ag[int(nxt*BF16BK):]"}
+	gocuSite197 = kernel.Site{File: "gemm_bf16.go", Line: 103, Col: 71, Expr: "bg[int(nxt*BF16BK)*int(n):]"}
+	gocuSite198 = kernel.Site{File: "gemm_bf16.go", Line: 124, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
+	gocuSite199 = kernel.Site{File: "gemm_bf16.go", Line: 130, Col: 54, Expr: "acc[4*j]"}
+	gocuSite200 = kernel.Site{File: "gemm_bf16.go", Line: 130, Col: 64, Expr: "acc[4*j+1]"}
+	gocuSite201 = kernel.Site{File: "gemm_bf16.go", Line: 130, Col: 4, Expr: "c2[(row*int(n)+int(col))/2]"}
+	gocuSite202 = kernel.Site{File: "gemm_bf16.go", Line: 131, Col: 58, Expr: "acc[4*j+2]"}
+	gocuSite203 = kernel.Site{File: "gemm_bf16.go", Line: 131, Col: 70, Expr: "acc[4*j+3]"}
+	gocuSite204 = kernel.Site{File: "gemm_bf16.go", Line: 131, Col: 4, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
+	gocuSite205 = kernel.Site{File: "gemm_mma.go", Line: 78, Col: 22, Expr: "sm[st+sa0:]"}
+	gocuSite206 = kernel.Site{File: "gemm_mma.go", Line: 78, Col: 35, Expr: "a[aoff+ka:]"}
+	gocuSite207 = kernel.Site{File: "gemm_mma.go", Line: 79, Col: 22, Expr: "sm[st+sa1:]"}
+	gocuSite208 = kernel.Site{File: "gemm_mma.go", Line: 79, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
+	gocuSite209 = kernel.Site{File: "gemm_mma.go", Line: 82, Col: 28, Expr: "sm[st+sb+i*8*MMABN:]"}
+	gocuSite210 = kernel.Site{File: "gemm_mma.go", Line: 82, Col: 50, Expr: "b[boff+int(s*MMABK+i*8)*int(n):]"}
+	gocuSite211 = kernel.Site{File: "gemm_mma.go", Line: 100, Col: 22, Expr: "sm[st+sa0:]"}
+	gocuSite212 = kernel.Site{File: "gemm_mma.go", Line: 100, Col: 35, Expr: "a[aoff+ka:]"}
+	gocuSite213 = kernel.Site{File: "gemm_mma.go", Line: 101, Col: 22, Expr: "sm[st+sa1:]"}
+	gocuSite214 = kernel.Site{File: "gemm_mma.go", Line: 101, Col: 35, Expr: "a[aoff+64*int(k)+ka:]"}
+	gocuSite215 = kernel.Site{File: "gemm_mma.go", Line: 104, Col: 28, Expr: "sm[st+sb+j*8*MMABN:]"}
+	gocuSite216 = kernel.Site{File: "gemm_mma.go", Line: 104, Col: 50, Expr: "b[boff+int(nxt*MMABK+j*8)*int(n):]"}
+	gocuSite217 = kernel.Site{File: "gemm_mma.go", Line: 118, Col: 35, Expr: "sm[st+row*MMABK+(ch^((row>>1)&3))*8:]"}
+	gocuSite218 = kernel.Site{File: "gemm_mma.go", Line: 118, Col: 5, Expr: "af[mi]"}
+	gocuSite219 = kernel.Site{File: "gemm_mma.go", Line: 124, Col: 36, Expr: "sm[st+mmaStageA+row*MMABN+(ch^(row&7))*8:]"}
+	gocuSite220 = kernel.Site{File: "gemm_mma.go", Line: 125, Col: 29, Expr: "r[0]"}
+	gocuSite221 = kernel.Site{File: "gemm_mma.go", Line: 125, Col: 35, Expr: "r[1]"}
+	gocuSite222 = kernel.Site{File: "gemm_mma.go", Line: 125, Col: 5, Expr: "bf[2*nj]"}
+	gocuSite223 = kernel.Site{File: "gemm_mma.go", Line: 126, Col: 31, Expr: "r[2]"}
+	gocuSite224 = kernel.Site{File: "gemm_mma.go", Line: 126, Col: 37, Expr: "r[3]"}
+	gocuSite225 = kernel.Site{File: "gemm_mma.go", Line: 126, Col: 5, Expr: "bf[2*nj+1]"}
+	gocuSite226 = kernel.Site{File: "gemm_mma.go", Line: 132, Col: 38, Expr: "af[mi]"}
+	gocuSite227 = kernel.Site{File: "gemm_mma.go", Line: 132, Col: 46, Expr: "bf[ni]"}
+	gocuSite228 = kernel.Site{File: "gemm_mma.go", Line: 132, Col: 54, Expr: "acc[mi][ni]"}
+	gocuSite229 = kernel.Site{File: "gemm_mma.go", Line: 132, Col: 6, Expr: "acc[mi][ni]"}
+	gocuSite230 = kernel.Site{File: "gemm_mma.go", Line: 140, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](c)"}
+	gocuSite231 = kernel.Site{File: "gemm_mma.go", Line: 149, Col: 10, Expr: "acc[mi][ni]"}
+	gocuSite232 = kernel.Site{File: "gemm_mma.go", Line: 150, Col: 55, Expr: "v[0]"}
+	gocuSite233 = kernel.Site{File: "gemm_mma.go", Line: 150, Col: 61, Expr: "v[1]"}
+	gocuSite234 = kernel.Site{File: "gemm_mma.go", Line: 150, Col: 5, Expr: "c2[(row*int(n)+int(col))/2]"}
+	gocuSite235 = kernel.Site{File: "gemm_mma.go", Line: 151, Col: 59, Expr: "v[2]"}
+	gocuSite236 = kernel.Site{File: "gemm_mma.go", Line: 151, Col: 65, Expr: "v[3]"}
+	gocuSite237 = kernel.Site{File: "gemm_mma.go", Line: 151, Col: 5, Expr: "c2[((row+8)*int(n)+int(col))/2]"}
+	gocuSite238 = kernel.Site{File: "gray.go", Line: 13, Col: 22, Expr: "rgb[i]"}
+	gocuSite239 = kernel.Site{File: "gray.go", Line: 13, Col: 39, Expr: "rgb[i+n]"}
+	gocuSite240 = kernel.Site{File: "gray.go", Line: 13, Col: 58, Expr: "rgb[i+2*n]"}
+	gocuSite241 = kernel.Site{File: "gray.go", Line: 14, Col: 3, Expr: "gray[i]"}
+	gocuSite242 = kernel.Site{File: "gray.go", Line: 27, Col: 22, Expr: "rgb[i]"}
+	gocuSite243 = kernel.Site{File: "gray.go", Line: 27, Col: 39, Expr: "rgb[i+n]"}
+	gocuSite244 = kernel.Site{File: "gray.go", Line: 27, Col: 58, Expr: "rgb[i+2*n]"}
+	gocuSite245 = kernel.Site{File: "gray.go", Line: 28, Col: 3, Expr: "gray[i]"}
+	gocuSite246 = kernel.Site{File: "grayfast.go", Line: 13, Col: 9, Expr: "kernel.Reinterpret[uint32](rgb)"}
+	gocuSite247 = kernel.Site{File: "grayfast.go", Line: 14, Col: 9, Expr: "kernel.Reinterpret[uint32](gray)"}
+	gocuSite248 = kernel.Site{File: "grayfast.go", Line: 17, Col: 18, Expr: "src[i]"}
+	gocuSite249 = kernel.Site{File: "grayfast.go", Line: 17, Col: 26, Expr: "src[i+q]"}
+	gocuSite250 = kernel.Site{File: "grayfast.go", Line: 17, Col: 36, Expr: "src[i+2*q]"}
+	gocuSite251 = kernel.Site{File: "grayfast.go", Line: 17, Col: 3, Expr: "dst[i]"}
+	gocuSite252 = kernel.Site{File: "grayfast.go", Line: 31, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](rgb)"}
+	gocuSite253 = kernel.Site{File: "grayfast.go", Line: 32, Col: 9, Expr: "kernel.Reinterpret[kernel.Uint4](gray)"}
+	gocuSite254 = kernel.Site{File: "grayfast.go", Line: 35, Col: 14, Expr: "src[i]"}
+	gocuSite255 = kernel.Site{File: "grayfast.go", Line: 35, Col: 22, Expr: "src[i+q]"}
+	gocuSite256 = kernel.Site{File: "grayfast.go", Line: 35, Col: 32, Expr: "src[i+2*q]"}
+	gocuSite257 = kernel.Site{File: "grayfast.go", Line: 36, Col: 3, Expr: "dst[i]"}
+	gocuSite258 = kernel.Site{File: "histogram.go", Line: 18, Col: 3, Expr: "h[b]"}
+	gocuSite259 = kernel.Site{File: "histogram.go", Line: 22, Col: 21, Expr: "h[data[i]]"}
+	gocuSite260 = kernel.Site{File: "histogram.go", Line: 22, Col: 23, Expr: "data[i]"}
+	gocuSite261 = kernel.Site{File: "histogram.go", Line: 26, Col: 6, Expr: "h[b]"}
+	gocuSite262 = kernel.Site{File: "histogram.go", Line: 27, Col: 22, Expr: "hist[b]"}
+	gocuSite263 = kernel.Site{File: "histogram.go", Line: 27, Col: 31, Expr: "h[b]"}
+	gocuSite264 = kernel.Site{File: "matmul.go", Line: 18, Col: 11, Expr: "a[row*k+i]"}
+	gocuSite265 = kernel.Site{File: "matmul.go", Line: 18, Col: 24, Expr: "b[i*n+col]"}
+	gocuSite266 = kernel.Site{File: "matmul.go", Line: 20, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite267 = kernel.Site{File: "matmul.go", Line: 42, Col: 17, Expr: "a[row*k+p+tx]"}
+	gocuSite268 = kernel.Site{File: "matmul.go", Line: 42, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite269 = kernel.Site{File: "matmul.go", Line: 44, Col: 4, Expr: "as[ty][tx]"}
+	gocuSite270 = kernel.Site{File: "matmul.go", Line: 47, Col: 17, Expr: "b[(p+ty)*n+col]"}
+	gocuSite271 = kernel.Site{File: "matmul.go", Line: 47, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite272 = kernel.Site{File: "matmul.go", Line: 49, Col: 4, Expr: "bs[ty][tx]"}
+	gocuSite273 = kernel.Site{File: "matmul.go", Line: 53, Col: 11, Expr: "as[ty][i]"}
+	gocuSite274 = kernel.Site{File: "matmul.go", Line: 53, Col: 23, Expr: "bs[i][tx]"}
+	gocuSite275 = kernel.Site{File: "matmul.go", Line: 58, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite276 = kernel.Site{File: "matmul.go", Line: 76, Col: 13, Expr: "a[row*k+p+tx]"}
+	gocuSite277 = kernel.Site{File: "matmul.go", Line: 76, Col: 4, Expr: "sm[as]"}
+	gocuSite278 = kernel.Site{File: "matmul.go", Line: 78, Col: 4, Expr: "sm[as]"}
+	gocuSite279 = kernel.Site{File: "matmul.go", Line: 81, Col: 13, Expr: "b[(p+ty)*n+col]"}
+	gocuSite280 = kernel.Site{File: "matmul.go", Line: 81, Col: 4, Expr: "sm[bs]"}
+	gocuSite281 = kernel.Site{File: "matmul.go", Line: 83, Col: 4, Expr: "sm[bs]"}
+	gocuSite282 = kernel.Site{File: "matmul.go", Line: 87, Col: 11, Expr: "sm[ty*w+i]"}
+	gocuSite283 = kernel.Site{File: "matmul.go", Line: 87, Col: 24, Expr: "sm[w*w+i*w+tx]"}
+	gocuSite284 = kernel.Site{File: "matmul.go", Line: 92, Col: 3, Expr: "c[row*n+col]"}
+	gocuSite285 = kernel.Site{File: "reduce.go", Line: 16, Col: 8, Expr: "x[i]"}
+	gocuSite286 = kernel.Site{File: "reduce.go", Line: 21, Col: 3, Expr: "warpSums[warp]"}
+	gocuSite287 = kernel.Site{File: "reduce.go", Line: 27, Col: 8, Expr: "warpSums[lane]"}
+	gocuSite288 = kernel.Site{File: "reduce.go", Line: 31, Col: 4, Expr: "partial[t.BlockIdx.X]"}
+	gocuSite289 = kernel.Site{File: "scan.go", Line: 24, Col: 8, Expr: "x[i0]"}
+	gocuSite290 = kernel.Site{File: "scan.go", Line: 27, Col: 8, Expr: "x[i1]"}
+	gocuSite291 = kernel.Site{File: "scan.go", Line: 29, Col: 2, Expr: "s[tid]"}
+	gocuSite292 = kernel.Site{File: "scan.go", Line: 30, Col: 2, Expr: "s[tid+ScanThreads]"}
+	gocuSite293 = kernel.Site{File: "scan.go", Line: 37, Col: 12, Expr: "s[a]"}
+	gocuSite294 = kernel.Site{File: "scan.go", Line: 37, Col: 4, Expr: "s[b]"}
+	gocuSite295 = kernel.Site{File: "scan.go", Line: 42, Col: 24, Expr: "s[2*ScanThreads-1]"}
+	gocuSite296 = kernel.Site{File: "scan.go", Line: 42, Col: 3, Expr: "sums[t.BlockIdx.X]"}
+	gocuSite297 = kernel.Site{File: "scan.go", Line: 43, Col: 3, Expr: "s[2*ScanThreads-1]"}
+	gocuSite298 = kernel.Site{File: "scan.go", Line: 50, Col: 9, Expr: "s[a]"}
+	gocuSite299 = kernel.Site{File: "scan.go", Line: 51, Col: 11, Expr: "s[b]"}
+	gocuSite300 = kernel.Site{File: "scan.go", Line: 51, Col: 4, Expr: "s[a]"}
+	gocuSite301 = kernel.Site{File: "scan.go", Line: 52, Col: 4, Expr: "s[b]"}
+	gocuSite302 = kernel.Site{File: "scan.go", Line: 57, Col: 11, Expr: "s[tid]"}
+	gocuSite303 = kernel.Site{File: "scan.go", Line: 57, Col: 3, Expr: "y[i0]"}
+	gocuSite304 = kernel.Site{File: "scan.go", Line: 60, Col: 11, Expr: "s[tid+ScanThreads]"}
+	gocuSite305 = kernel.Site{File: "scan.go", Line: 60, Col: 3, Expr: "y[i1]"}
+	gocuSite306 = kernel.Site{File: "scan.go", Line: 72, Col: 11, Expr: "offsets[i/(2*ScanThreads)]"}
+	gocuSite307 = kernel.Site{File: "scan.go", Line: 72, Col: 3, Expr: "y[i]"}
+	gocuSite308 = kernel.Site{File: "sgemm.go", Line: 45, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](a)"}
+	gocuSite309 = kernel.Site{File: "sgemm.go", Line: 46, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](b)"}
+	gocuSite310 = kernel.Site{File: "sgemm.go", Line: 47, Col: 8, Expr: "kernel.Reinterpret[kernel.Float4](c)"}
+	gocuSite311 = kernel.Site{File: "sgemm.go", Line: 59, Col: 12, Expr: "a4[ai]"}
+	gocuSite312 = kernel.Site{File: "sgemm.go", Line: 59, Col: 20, Expr: "b4[bi]"}
+	gocuSite313 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk][:]"}
+	gocuSite314 = kernel.Site{File: "sgemm.go", Line: 61, Col: 36, Expr: "as[st][lk]"}
+	gocuSite315 = kernel.Site{File: "sgemm.go", Line: 61, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
+	gocuSite316 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1][:]"}
+	gocuSite317 = kernel.Site{File: "sgemm.go", Line: 62, Col: 36, Expr: "as[st][lk+1]"}
+	gocuSite318 = kernel.Site{File: "sgemm.go", Line: 62, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
+	gocuSite319 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2][:]"}
+	gocuSite320 = kernel.Site{File: "sgemm.go", Line: 63, Col: 36, Expr: "as[st][lk+2]"}
+	gocuSite321 = kernel.Site{File: "sgemm.go", Line: 63, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
+	gocuSite322 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3][:]"}
+	gocuSite323 = kernel.Site{File: "sgemm.go", Line: 64, Col: 36, Expr: "as[st][lk+3]"}
+	gocuSite324 = kernel.Site{File: "sgemm.go", Line: 64, Col: 8, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
+	gocuSite325 = kernel.Site{File: "sgemm.go", Line: 65, Col: 2, Expr: "a0[lr]"}
+	gocuSite326 = kernel.Site{File: "sgemm.go", Line: 65, Col: 10, Expr: "a1[lr]"}
+	gocuSite327 = kernel.Site{File: "sgemm.go", Line: 65, Col: 18, Expr: "a2[lr]"}
+	gocuSite328 = kernel.Site{File: "sgemm.go", Line: 65, Col: 26, Expr: "a3[lr]"}
+	gocuSite329 = kernel.Site{File: "sgemm.go", Line: 68, Col: 2, Expr: "bs[st][br][bc]"}
+	gocuSite330 = kernel.Site{File: "sgemm.go", Line: 75, Col: 9, Expr: "a4[ai+int((k0+GemmBK)/4)]"}
+	gocuSite331 = kernel.Site{File: "sgemm.go", Line: 76, Col: 9, Expr: "b4[bi+int(k0+GemmBK)*n4]"}
+	gocuSite332 = kernel.Site{File: "sgemm.go", Line: 80, Col: 14, Expr: "as[st][kk][tr]"}
+	gocuSite333 = kernel.Site{File: "sgemm.go", Line: 80, Col: 30, Expr: "as[st][kk][tr+16]"}
+	gocuSite334 = kernel.Site{File: "sgemm.go", Line: 81, Col: 14, Expr: "bs[st][kk][tc]"}
+	gocuSite335 = kernel.Site{File: "sgemm.go", Line: 81, Col: 30, Expr: "bs[st][kk][tc+16]"}
+	gocuSite336 = kernel.Site{File: "sgemm.go", Line: 88, Col: 29, Expr: "ra[i]"}
+	gocuSite337 = kernel.Site{File: "sgemm.go", Line: 88, Col: 36, Expr: "rb[j]"}
+	gocuSite338 = kernel.Site{File: "sgemm.go", Line: 88, Col: 43, Expr: "acc[i][j]"}
+	gocuSite339 = kernel.Site{File: "sgemm.go", Line: 88, Col: 6, Expr: "acc[i][j]"}
+	gocuSite340 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk][:]"}
+	gocuSite341 = kernel.Site{File: "sgemm.go", Line: 94, Col: 37, Expr: "as[st][lk]"}
+	gocuSite342 = kernel.Site{File: "sgemm.go", Line: 94, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk][:])"}
+	gocuSite343 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1][:]"}
+	gocuSite344 = kernel.Site{File: "sgemm.go", Line: 95, Col: 37, Expr: "as[st][lk+1]"}
+	gocuSite345 = kernel.Site{File: "sgemm.go", Line: 95, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+1][:])"}
+	gocuSite346 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2][:]"}
+	gocuSite347 = kernel.Site{File: "sgemm.go", Line: 96, Col: 37, Expr: "as[st][lk+2]"}
+	gocuSite348 = kernel.Site{File: "sgemm.go", Line: 96, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+2][:])"}
+	gocuSite349 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3][:]"}
+	gocuSite350 = kernel.Site{File: "sgemm.go", Line: 97, Col: 37, Expr: "as[st][lk+3]"}
+	gocuSite351 = kernel.Site{File: "sgemm.go", Line: 97, Col: 9, Expr: "kernel.Reinterpret[float32](as[st][lk+3][:])"}
+	gocuSite352 = kernel.Site{File: "sgemm.go", Line: 98, Col: 4, Expr: "a0[lr]"}
+	gocuSite353 = kernel.Site{File: "sgemm.go", Line: 98, Col: 12, Expr: "a1[lr]"}
+	gocuSite354 = kernel.Site{File: "sgemm.go", Line: 98, Col: 20, Expr: "a2[lr]"}
+	gocuSite355 = kernel.Site{File: "sgemm.go", Line: 98, Col: 28, Expr: "a3[lr]"}
+	gocuSite356 = kernel.Site{File: "sgemm.go", Line: 99, Col: 4, Expr: "bs[st][br][bc]"}
+	gocuSite357 = kernel.Site{File: "sgemm.go", Line: 110, Col: 34, Expr: "acc[i][4*h]"}
+	gocuSite358 = kernel.Site{File: "sgemm.go", Line: 110, Col: 58, Expr: "acc[i][4*h+1]"}
+	gocuSite359 = kernel.Site{File: "sgemm.go", Line: 110, Col: 84, Expr: "acc[i][4*h+2]"}
+	gocuSite360 = kernel.Site{File: "sgemm.go", Line: 110, Col: 110, Expr: "acc[i][4*h+3]"}
+	gocuSite361 = kernel.Site{File: "sgemm.go", Line: 112, Col: 12, Expr: "c4[p]"}
+	gocuSite362 = kernel.Site{File: "sgemm.go", Line: 120, Col: 4, Expr: "c4[p]"}
+	gocuSite363 = kernel.Site{File: "wg_probe.go", Line: 23, Col: 50, Expr: "kernel.Reinterpret[kernel.BFloat16x8](img)[i]"}
+	gocuSite364 = kernel.Site{File: "wg_probe.go", Line: 23, Col: 50, Expr: "kernel.Reinterpret[kernel.BFloat16x8](img)"}
+	gocuSite365 = kernel.Site{File: "wg_probe.go", Line: 23, Col: 3, Expr: "kernel.Reinterpret[kernel.BFloat16x8](sm)[i]"}
+	gocuSite366 = kernel.Site{File: "wg_probe.go", Line: 23, Col: 3, Expr: "kernel.Reinterpret[kernel.BFloat16x8](sm)"}
+	gocuSite367 = kernel.Site{File: "wg_probe.go", Line: 28, Col: 31, Expr: "sm[WGProbeShared/4:]"}
+	gocuSite368 = kernel.Site{File: "wg_probe.go", Line: 48, Col: 42, Expr: "acc[4*j+r]"}
+	gocuSite369 = kernel.Site{File: "wg_probe.go", Line: 48, Col: 4, Expr: "d[(16*w+g+8*(r/2))*128+8*j+2*q+r%2]"}
+	gocuSite370 = kernel.Site{File: "flash128.go", Line: 278, Col: 2, Expr: "for i := int32(0); i < FlashBC/fa128Rows; i++"}
+	gocuSite371 = kernel.Site{File: "flash128.go", Line: 180, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite372 = kernel.Site{File: "flash128.go", Line: 183, Col: 3, Expr: "for jj := int32(0); jj < fa128D/64; jj++"}
+	gocuSite373 = kernel.Site{File: "flash128.go", Line: 185, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
+	gocuSite374 = kernel.Site{File: "flash128.go", Line: 199, Col: 2, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite375 = kernel.Site{File: "flash128.go", Line: 201, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite376 = kernel.Site{File: "flash128.go", Line: 214, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite377 = kernel.Site{File: "flash128.go", Line: 230, Col: 2, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite378 = kernel.Site{File: "flash128.go", Line: 232, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite379 = kernel.Site{File: "flash128.go", Line: 239, Col: 2, Expr: "for dt := 0; dt < fa128D/8; dt++"}
+	gocuSite380 = kernel.Site{File: "flash128.go", Line: 249, Col: 2, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
+	gocuSite381 = kernel.Site{File: "flash128.go", Line: 256, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite382 = kernel.Site{File: "flash128.go", Line: 259, Col: 3, Expr: "for jj := int32(0); jj < fa128D/64; jj++"}
+	gocuSite383 = kernel.Site{File: "flash128.go", Line: 262, Col: 4, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
+	gocuSite384 = kernel.Site{File: "flash64.go", Line: 270, Col: 2, Expr: "for i := int32(0); i < FlashBC/fa64Rows; i++"}
+	gocuSite385 = kernel.Site{File: "flash64.go", Line: 172, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite386 = kernel.Site{File: "flash64.go", Line: 175, Col: 3, Expr: "for jj := int32(0); jj < fa64D/64; jj++"}
+	gocuSite387 = kernel.Site{File: "flash64.go", Line: 177, Col: 4, Expr: "for nj := int32(0); nj < FlashBC/16; nj++"}
+	gocuSite388 = kernel.Site{File: "flash64.go", Line: 191, Col: 2, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite389 = kernel.Site{File: "flash64.go", Line: 193, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite390 = kernel.Site{File: "flash64.go", Line: 206, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite391 = kernel.Site{File: "flash64.go", Line: 222, Col: 2, Expr: "for nt := int32(0); nt < FlashBC/8; nt++"}
+	gocuSite392 = kernel.Site{File: "flash64.go", Line: 224, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite393 = kernel.Site{File: "flash64.go", Line: 231, Col: 2, Expr: "for dt := 0; dt < fa64D/8; dt++"}
+	gocuSite394 = kernel.Site{File: "flash64.go", Line: 241, Col: 2, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
+	gocuSite395 = kernel.Site{File: "flash64.go", Line: 248, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite396 = kernel.Site{File: "flash64.go", Line: 251, Col: 3, Expr: "for jj := int32(0); jj < fa64D/64; jj++"}
+	gocuSite397 = kernel.Site{File: "flash64.go", Line: 254, Col: 4, Expr: "for kk := int32(0); kk < FlashBC/16; kk++"}
+	gocuSite398 = kernel.Site{File: "gemm_bf16.go", Line: 140, Col: 2, Expr: "for p := 0; p < BF16BM/bf16ARows; p++"}
+	gocuSite399 = kernel.Site{File: "gemm_bf16.go", Line: 144, Col: 2, Expr: "for p := 0; p < BF16BK/bf16BRows; p++"}
+	gocuSite400 = kernel.Site{File: "grayfast.go", Line: 51, Col: 2, Expr: "for k := range 4"}
+	gocuSite401 = kernel.Site{File: "reduce.go", Line: 39, Col: 2, Expr: "for offset := int32(16); offset > 0; offset /= 2"}
+	gocuSite402 = kernel.Site{File: "flash128.go", Line: 92, Col: 2, Expr: "for i := int32(0); i < FlashBR/fa128Rows; i++"}
+	gocuSite403 = kernel.Site{File: "flash128.go", Line: 109, Col: 2, Expr: "for ks := int32(0); ks < fa128D/16; ks++"}
+	gocuSite404 = kernel.Site{File: "flash128.go", Line: 125, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite405 = kernel.Site{File: "flash128.go", Line: 135, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite406 = kernel.Site{File: "flash128.go", Line: 138, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite407 = kernel.Site{File: "flash128.go", Line: 144, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite408 = kernel.Site{File: "flash128.go", Line: 151, Col: 2, Expr: "for dt := int32(0); dt < fa128D/8; dt++"}
+	gocuSite409 = kernel.Site{File: "flash64.go", Line: 84, Col: 2, Expr: "for i := int32(0); i < FlashBR/fa64Rows; i++"}
+	gocuSite410 = kernel.Site{File: "flash64.go", Line: 101, Col: 2, Expr: "for ks := int32(0); ks < fa64D/16; ks++"}
+	gocuSite411 = kernel.Site{File: "flash64.go", Line: 117, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite412 = kernel.Site{File: "flash64.go", Line: 127, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite413 = kernel.Site{File: "flash64.go", Line: 130, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite414 = kernel.Site{File: "flash64.go", Line: 136, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite415 = kernel.Site{File: "flash64.go", Line: 143, Col: 2, Expr: "for dt := int32(0); dt < fa64D/8; dt++"}
+	gocuSite416 = kernel.Site{File: "gemm_bf16.go", Line: 82, Col: 2, Expr: "for s := int32(0); s < BF16Stages-2; s++"}
+	gocuSite417 = kernel.Site{File: "gemm_bf16.go", Line: 98, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
+	gocuSite418 = kernel.Site{File: "gemm_bf16.go", Line: 110, Col: 3, Expr: "for ks := int32(0); ks < bf16KS; ks++"}
+	gocuSite419 = kernel.Site{File: "gemm_bf16.go", Line: 127, Col: 2, Expr: "for j := int32(0); j < BF16BN/8; j++"}
+	gocuSite420 = kernel.Site{File: "gemm_mma.go", Line: 74, Col: 2, Expr: "for s := int32(0); s < MMAStages-1; s++"}
+	gocuSite421 = kernel.Site{File: "gemm_mma.go", Line: 81, Col: 4, Expr: "for i := int32(0); i < 4; i++"}
+	gocuSite422 = kernel.Site{File: "gemm_mma.go", Line: 93, Col: 2, Expr: "for i := int32(0); i < kt; i++"}
+	gocuSite423 = kernel.Site{File: "gemm_mma.go", Line: 103, Col: 4, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite424 = kernel.Site{File: "gemm_mma.go", Line: 111, Col: 3, Expr: "for ks := int32(0); ks < 2; ks++"}
+	gocuSite425 = kernel.Site{File: "gemm_mma.go", Line: 115, Col: 4, Expr: "for mi := int32(0); mi < 4; mi++"}
+	gocuSite426 = kernel.Site{File: "gemm_mma.go", Line: 121, Col: 4, Expr: "for nj := int32(0); nj < 4; nj++"}
+	gocuSite427 = kernel.Site{File: "gemm_mma.go", Line: 129, Col: 4, Expr: "for mi := 0; mi < 4; mi++"}
+	gocuSite428 = kernel.Site{File: "gemm_mma.go", Line: 131, Col: 5, Expr: "for ni := 0; ni < 8; ni++"}
+	gocuSite429 = kernel.Site{File: "gemm_mma.go", Line: 143, Col: 2, Expr: "for mi := 0; mi < 4; mi++"}
+	gocuSite430 = kernel.Site{File: "gemm_mma.go", Line: 146, Col: 3, Expr: "for ni := 0; ni < 8; ni++"}
+	gocuSite431 = kernel.Site{File: "grayfast.go", Line: 16, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite432 = kernel.Site{File: "grayfast.go", Line: 34, Col: 2, Expr: "for i := t.Index(); i < q; i += t.Stride()"}
+	gocuSite433 = kernel.Site{File: "histogram.go", Line: 17, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
+	gocuSite434 = kernel.Site{File: "histogram.go", Line: 21, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
+	gocuSite435 = kernel.Site{File: "histogram.go", Line: 25, Col: 2, Expr: "for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X"}
+	gocuSite436 = kernel.Site{File: "matmul.go", Line: 17, Col: 3, Expr: "for i := range k"}
+	gocuSite437 = kernel.Site{File: "matmul.go", Line: 40, Col: 2, Expr: "for p := int32(0); p < k; p += Tile"}
+	gocuSite438 = kernel.Site{File: "matmul.go", Line: 52, Col: 3, Expr: "for i := range Tile"}
+	gocuSite439 = kernel.Site{File: "matmul.go", Line: 74, Col: 2, Expr: "for p := int32(0); p < k; p += w"}
+	gocuSite440 = kernel.Site{File: "matmul.go", Line: 86, Col: 3, Expr: "for i := range w"}
+	gocuSite441 = kernel.Site{File: "reduce.go", Line: 15, Col: 2, Expr: "for i := t.Index(); i < n; i += t.Stride()"}
+	gocuSite442 = kernel.Site{File: "scan.go", Line: 33, Col: 2, Expr: "for d := int32(ScanThreads); d > 0; d /= 2"}
+	gocuSite443 = kernel.Site{File: "scan.go", Line: 45, Col: 2, Expr: "for d := int32(1); d < 2*ScanThreads; d *= 2"}
+	gocuSite444 = kernel.Site{File: "sgemm.go", Line: 72, Col: 2, Expr: "for k0 := int32(0); k0 < k; k0 += GemmBK"}
+	gocuSite445 = kernel.Site{File: "sgemm.go", Line: 79, Col: 3, Expr: "for kk := 0; kk < GemmBK; kk++"}
+	gocuSite446 = kernel.Site{File: "sgemm.go", Line: 85, Col: 4, Expr: "for i := 0; i < 8; i++"}
+	gocuSite447 = kernel.Site{File: "sgemm.go", Line: 87, Col: 5, Expr: "for j := 0; j < 8; j++"}
+	gocuSite448 = kernel.Site{File: "sgemm.go", Line: 105, Col: 2, Expr: "for i := 0; i < 8; i++"}
+	gocuSite449 = kernel.Site{File: "sgemm.go", Line: 108, Col: 3, Expr: "for h := 0; h < 2; h++"}
+	gocuSite450 = kernel.Site{File: "wg_probe.go", Line: 22, Col: 2, Expr: "for i := tid; i < WGProbeShared/16; i += 128"}
+	gocuSite451 = kernel.Site{File: "wg_probe.go", Line: 32, Col: 2, Expr: "for ks := int32(0); ks < 2; ks++"}
+	gocuSite452 = kernel.Site{File: "wg_probe.go", Line: 45, Col: 2, Expr: "for j := int32(0); j < 16; j++"}
+	gocuSite453 = kernel.Site{File: "wg_probe.go", Line: 47, Col: 3, Expr: "for r := int32(0); r < 4; r++"}
 )
 
-// gocuChecked_faLoadKV128 is the checked copy of lecture.faLoadKV128 (flash128.go:211).
-func gocuChecked_faLoadKV128(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, head int, kv0 int32, st int32) {
-	/*line flash128.go:212*/ tid := t.ThreadIdx.X
-	/*line flash128.go:213*/ ks := fa128Q + st*2*fa128KV
-	/*line flash128.go:215*/ for i := int32(0); i < fa128KV/8/FlashThreads; i++ {
-		/*line flash128.go:215*/ kernel.Loop(t, &gocuSite753)
-		/*line flash128.go:216*/ c := tid + i*FlashThreads
-		/*line flash128.go:217*/ r, ch := c/fa128Chunk, c%fa128Chunk
-		/*line flash128.go:218*/ off := r*fa128D + (ch^(r&7))*8
-		/*line flash128.go:219*/ g := head + int(kv0+r)*fa128D + int(ch)*8
-		/*line flash128.go:220*/ kernel.CpAsync(t, sm[ks+off:], k[g:])
-		/*line flash128.go:221*/ kernel.CpAsync(t, sm[ks+fa128KV+off:], v[g:])
+// gocuChecked_fa128LoadKV is the checked copy of lecture.fa128LoadKV (flash128.go:274).
+func gocuChecked_fa128LoadKV(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, goff int, soff int32, kv0 int32, st int32) {
+	/*line flash128.go:275*/ ks := fa128Q + st*2*fa128KV + soff
+	/*line flash128.go:276*/ g := goff + int(kv0)*fa128D
+	/*line flash128.go:278*/ for i := int32(0); i < FlashBC/fa128Rows; i++ {
+		/*line flash128.go:278*/ kernel.Loop(t, &gocuSite370)
+		/*line flash128.go:279*/ kernel.CpAsync(t, sm[ks+i*fa128Rows*fa128D:], k[g+int(i*fa128Rows)*fa128D:])
+		/*line flash128.go:280*/ kernel.CpAsync(t, sm[ks+fa128KV+i*fa128Rows*fa128D:], v[g+int(i*fa128Rows)*fa128D:])
 	}
 }
 
-// gocuChecked_faLoadKV64 is the checked copy of lecture.faLoadKV64 (flash64.go:204).
-func gocuChecked_faLoadKV64(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, head int, kv0 int32, st int32) {
-	/*line flash64.go:205*/ tid := t.ThreadIdx.X
-	/*line flash64.go:206*/ ks := fa64Q + st*2*fa64KV
-	/*line flash64.go:208*/ for i := int32(0); i < fa64KV/8/FlashThreads; i++ {
-		/*line flash64.go:208*/ kernel.Loop(t, &gocuSite754)
-		/*line flash64.go:209*/ c := tid + i*FlashThreads
-		/*line flash64.go:210*/ r, ch := c/fa64Chunk, c%fa64Chunk
-		/*line flash64.go:211*/ off := r*fa64D + (ch^(r&7))*8
-		/*line flash64.go:212*/ g := head + int(kv0+r)*fa64D + int(ch)*8
-		/*line flash64.go:213*/ kernel.CpAsync(t, sm[ks+off:], k[g:])
-		/*line flash64.go:214*/ kernel.CpAsync(t, sm[ks+fa64KV+off:], v[g:])
+// gocuChecked_fa128Tile is the checked copy of lecture.fa128Tile (flash128.go:162).
+func gocuChecked_fa128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, goff int, soff int32, qf [8]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [16]kernel.FragC, mx [2]float32, sum [2]float32, j int32, ntiles int32, rowA int32, sl2 float32, masked bool) ([16]kernel.FragC, [2]float32, [2]float32) {
+	/*line flash128.go:164*/ if j > 0 {
+		/*line flash128.go:165*/ kernel.CpAsyncWait(t, 0)
+		/*line flash128.go:166*/ t.SyncThreads()
 	}
-}
-
-// gocuChecked_fa64b64LoadKV is the checked copy of lecture.fa64b64LoadKV (flash64_b64.go:258).
-func gocuChecked_fa64b64LoadKV(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, goff int, soff int32, kv0 int32, st int32) {
-	/*line flash64_b64.go:259*/ ks := fa64b64Q + st*2*fa64b64KV + soff
-	/*line flash64_b64.go:260*/ g := goff + int(kv0)*fa64b64D
-	/*line flash64_b64.go:262*/ for i := int32(0); i < FA64B64BC/fa64b64Rows; i++ {
-		/*line flash64_b64.go:262*/ kernel.Loop(t, &gocuSite755)
-		/*line flash64_b64.go:263*/ kernel.CpAsync(t, sm[ks+i*fa64b64Rows*fa64b64D:], k[g+int(i*fa64b64Rows)*fa64b64D:])
-		/*line flash64_b64.go:264*/ kernel.CpAsync(t, sm[ks+fa64b64KV+i*fa64b64Rows*fa64b64D:], v[g+int(i*fa64b64Rows)*fa64b64D:])
+	/*line flash128.go:168*/ if j+1 < ntiles {
+		/*line flash128.go:169*/ gocuChecked_fa128LoadKV(t, sm, k, v, goff, soff, (j+1)*FlashBC, (j+1)%2)
 	}
-}
-
-// gocuChecked_fa64b64Tile is the checked copy of lecture.fa64b64Tile (flash64_b64.go:146).
-func gocuChecked_fa64b64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, goff int, soff int32, qf [4]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [8]kernel.FragC, mx [2]float32, sum [2]float32, j int32, ntiles int32, rowA int32, sl2 float32, masked bool) ([8]kernel.FragC, [2]float32, [2]float32) {
-	/*line flash64_b64.go:148*/ if j > 0 {
-		/*line flash64_b64.go:149*/ kernel.CpAsyncWait(t, 0)
-		/*line flash64_b64.go:150*/ t.SyncThreads()
-	}
-	/*line flash64_b64.go:152*/ if j+1 < ntiles {
-		/*line flash64_b64.go:153*/ gocuChecked_fa64b64LoadKV(t, sm, k, v, goff, soff, (j+1)*FA64B64BC, (j+1)%2)
-	}
-	/*line flash64_b64.go:155*/ kernel.CpAsyncCommit(t)
-	/*line flash64_b64.go:156*/ ks0 := fa64b64Q + (j%2)*2*fa64b64KV
-	/*line flash64_b64.go:157*/ vs0 := ks0 + fa64b64KV
-	/*line flash64_b64.go:162*/ var s [8]kernel.FragC
-	/*line flash64_b64.go:164*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line flash64_b64.go:164*/ kernel.Loop(t, &gocuSite756)
-		/*line flash64_b64.go:165*/ kb := sm[ks0+*kernel.At(t, kOff[:], int(j4), &gocuSite13, kernel.Read):]
-		/*line flash64_b64.go:167*/ for jj := int32(0); jj < fa64b64D/64; jj++ {
-			/*line flash64_b64.go:167*/ kernel.Loop(t, &gocuSite757)
-			/*line flash64_b64.go:169*/ for nj := int32(0); nj < FA64B64BC/16; nj++ {
-				/*line flash64_b64.go:169*/ kernel.Loop(t, &gocuSite758)
-				/*line flash64_b64.go:170*/ kf := kernel.LdMatrixX4(t, kb[nj*16*fa64b64D+jj*64:])
-				/*line flash64_b64.go:171*/ {
-					/*line flash64_b64.go:171*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite15, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite16, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite17, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite18, kernel.Read))
-					/*line flash64_b64.go:171*/ *kernel.At(t, s[:], int(2*nj), &gocuSite19, kernel.Write) = gocuV1
+	/*line flash128.go:171*/ kernel.CpAsyncCommit(t)
+	/*line flash128.go:172*/ ks0 := fa128Q + (j%2)*2*fa128KV
+	/*line flash128.go:173*/ vs0 := ks0 + fa128KV
+	/*line flash128.go:178*/ var s [8]kernel.FragC
+	/*line flash128.go:180*/ for j4 := int32(0); j4 < 4; j4++ {
+		/*line flash128.go:180*/ kernel.Loop(t, &gocuSite371)
+		/*line flash128.go:181*/ kb := sm[ks0+*kernel.At(t, kOff[:], int(j4), &gocuSite5, kernel.Read):]
+		/*line flash128.go:183*/ for jj := int32(0); jj < fa128D/64; jj++ {
+			/*line flash128.go:183*/ kernel.Loop(t, &gocuSite372)
+			/*line flash128.go:185*/ for nj := int32(0); nj < FlashBC/16; nj++ {
+				/*line flash128.go:185*/ kernel.Loop(t, &gocuSite373)
+				/*line flash128.go:186*/ kf := kernel.LdMatrixX4(t, kb[nj*16*fa128D+jj*64:])
+				/*line flash128.go:187*/ {
+					/*line flash128.go:187*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite7, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite8, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite9, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite10, kernel.Read))
+					/*line flash128.go:187*/ *kernel.At(t, s[:], int(2*nj), &gocuSite11, kernel.Write) = gocuV1
 				}
-				/*line flash64_b64.go:172*/ {
-					/*line flash64_b64.go:172*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite20, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite21, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite22, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite23, kernel.Read))
-					/*line flash64_b64.go:172*/ *kernel.At(t, s[:], int(2*nj+1), &gocuSite24, kernel.Write) = gocuV2
+				/*line flash128.go:188*/ {
+					/*line flash128.go:188*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite12, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite13, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite14, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite15, kernel.Read))
+					/*line flash128.go:188*/ *kernel.At(t, s[:], int(2*nj+1), &gocuSite16, kernel.Write) = gocuV2
 				}
 			}
 		}
 	}
-	/*line flash64_b64.go:179*/ negInf := float32(math.Inf(-1))
-	/*line flash64_b64.go:180*/ qd := t.ThreadIdx.X % 4
-	/*line flash64_b64.go:181*/ m := [2]float32{negInf, negInf}
-	/*line flash64_b64.go:183*/ for nt := int32(0); nt < FA64B64BC/8; nt++ {
-		/*line flash64_b64.go:183*/ kernel.Loop(t, &gocuSite759)
-		/*line flash64_b64.go:185*/ for e := int32(0); e < 4; e++ {
-			/*line flash64_b64.go:185*/ kernel.Loop(t, &gocuSite760)
-			/*line flash64_b64.go:186*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite25)][:], int(e), &gocuSite25, kernel.Read)
-			/*line flash64_b64.go:187*/ if masked && j*FA64B64BC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
-				/*line flash64_b64.go:188*/ x = negInf
-				/*line flash64_b64.go:189*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite26)][:], int(e), &gocuSite26, kernel.Write) = x
+	/*line flash128.go:195*/ negInf := float32(math.Inf(-1))
+	/*line flash128.go:196*/ qd := t.ThreadIdx.X % 4
+	/*line flash128.go:197*/ m := [2]float32{negInf, negInf}
+	/*line flash128.go:199*/ for nt := int32(0); nt < FlashBC/8; nt++ {
+		/*line flash128.go:199*/ kernel.Loop(t, &gocuSite374)
+		/*line flash128.go:201*/ for e := int32(0); e < 4; e++ {
+			/*line flash128.go:201*/ kernel.Loop(t, &gocuSite375)
+			/*line flash128.go:202*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite17)][:], int(e), &gocuSite17, kernel.Read)
+			/*line flash128.go:203*/ if masked && j*FlashBC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
+				/*line flash128.go:204*/ x = negInf
+				/*line flash128.go:205*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite18)][:], int(e), &gocuSite18, kernel.Write) = x
 			}
-			/*line flash64_b64.go:191*/ if x > *kernel.At(t, m[:], int(e/2), &gocuSite27, kernel.Read) {
-				/*line flash64_b64.go:192*/ *kernel.At(t, m[:], int(e/2), &gocuSite28, kernel.Write) = x
-			}
-		}
-	}
-	/*line flash64_b64.go:196*/ var corr [2]float32
-	/*line flash64_b64.go:198*/ for hh := 0; hh < 2; hh++ {
-		/*line flash64_b64.go:198*/ kernel.Loop(t, &gocuSite761)
-		/*line flash64_b64.go:199*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite29, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite30, kernel.Read) {
-			/*line flash64_b64.go:200*/ *kernel.At(t, m[:], int(hh), &gocuSite31, kernel.Write) = o
-		}
-		/*line flash64_b64.go:202*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite32, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite33, kernel.Read) {
-			/*line flash64_b64.go:203*/ *kernel.At(t, m[:], int(hh), &gocuSite34, kernel.Write) = o
-		}
-		/*line flash64_b64.go:205*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite35, kernel.Read) * sl2
-		/*line flash64_b64.go:206*/ if *kernel.At(t, mx[:], int(hh), &gocuSite36, kernel.Read) > mn {
-			/*line flash64_b64.go:207*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite37, kernel.Read)
-		}
-		/*line flash64_b64.go:209*/ {
-			/*line flash64_b64.go:209*/ var gocuV3 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite38, kernel.Read) - mn)
-			/*line flash64_b64.go:209*/ *kernel.At(t, corr[:], int(hh), &gocuSite39, kernel.Write) = gocuV3
-		}
-		/*line flash64_b64.go:210*/ *kernel.At(t, mx[:], int(hh), &gocuSite40, kernel.Write) = mn
-		/*line flash64_b64.go:211*/ {
-			/*line flash64_b64.go:211*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite41, kernel.Read)
-			/*line flash64_b64.go:211*/ *kernel.At(t, sum[:], int(hh), &gocuSite42, kernel.ReadWrite) *= gocuV4
-		}
-	}
-	/*line flash64_b64.go:214*/ for nt := int32(0); nt < FA64B64BC/8; nt++ {
-		/*line flash64_b64.go:214*/ kernel.Loop(t, &gocuSite762)
-		/*line flash64_b64.go:216*/ for e := int32(0); e < 4; e++ {
-			/*line flash64_b64.go:216*/ kernel.Loop(t, &gocuSite763)
-			/*line flash64_b64.go:217*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite43)][:], int(e), &gocuSite43, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite44, kernel.Read))))
-			/*line flash64_b64.go:218*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite45)][:], int(e), &gocuSite45, kernel.Write) = p
-			/*line flash64_b64.go:219*/ *kernel.At(t, sum[:], int(e/2), &gocuSite46, kernel.ReadWrite) += p
-		}
-	}
-	/*line flash64_b64.go:223*/ for dt := 0; dt < fa64b64D/8; dt++ {
-		/*line flash64_b64.go:223*/ kernel.Loop(t, &gocuSite764)
-		/*line flash64_b64.go:224*/ {
-			/*line flash64_b64.go:224*/ var gocuV5 float32 = *kernel.At(t, corr[:], int(0), &gocuSite47, kernel.Read)
-			/*line flash64_b64.go:224*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite48)][:], int(0), &gocuSite48, kernel.ReadWrite) *= gocuV5
-		}
-		/*line flash64_b64.go:225*/ {
-			/*line flash64_b64.go:225*/ var gocuV6 float32 = *kernel.At(t, corr[:], int(0), &gocuSite49, kernel.Read)
-			/*line flash64_b64.go:225*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite50)][:], int(1), &gocuSite50, kernel.ReadWrite) *= gocuV6
-		}
-		/*line flash64_b64.go:226*/ {
-			/*line flash64_b64.go:226*/ var gocuV7 float32 = *kernel.At(t, corr[:], int(1), &gocuSite51, kernel.Read)
-			/*line flash64_b64.go:226*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite52)][:], int(2), &gocuSite52, kernel.ReadWrite) *= gocuV7
-		}
-		/*line flash64_b64.go:227*/ {
-			/*line flash64_b64.go:227*/ var gocuV8 float32 = *kernel.At(t, corr[:], int(1), &gocuSite53, kernel.Read)
-			/*line flash64_b64.go:227*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite54)][:], int(3), &gocuSite54, kernel.ReadWrite) *= gocuV8
-		}
-	}
-	/*line flash64_b64.go:231*/ var pa [4]kernel.FragA
-	/*line flash64_b64.go:233*/ for kk := int32(0); kk < FA64B64BC/16; kk++ {
-		/*line flash64_b64.go:233*/ kernel.Loop(t, &gocuSite765)
-		/*line flash64_b64.go:234*/ {
-			/*line flash64_b64.go:234*/ var gocuV9 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite55)][:], int(0), &gocuSite55, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite56)][:], int(1), &gocuSite56, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite57)][:], int(2), &gocuSite57, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite58)][:], int(3), &gocuSite58, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite59)][:], int(0), &gocuSite59, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite60)][:], int(1), &gocuSite60, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite61)][:], int(2), &gocuSite61, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite62)][:], int(3), &gocuSite62, kernel.Read))}
-			/*line flash64_b64.go:234*/ *kernel.At(t, pa[:], int(kk), &gocuSite63, kernel.Write) = gocuV9
-		}
-	}
-	/*line flash64_b64.go:240*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line flash64_b64.go:240*/ kernel.Loop(t, &gocuSite766)
-		/*line flash64_b64.go:241*/ vb := sm[vs0+*kernel.At(t, vOff[:], int(j4), &gocuSite65, kernel.Read):]
-		/*line flash64_b64.go:243*/ for jj := int32(0); jj < fa64b64D/64; jj++ {
-			/*line flash64_b64.go:243*/ kernel.Loop(t, &gocuSite767)
-			/*line flash64_b64.go:244*/ nd := 4*jj + j4
-			/*line flash64_b64.go:246*/ for kk := int32(0); kk < FA64B64BC/16; kk++ {
-				/*line flash64_b64.go:246*/ kernel.Loop(t, &gocuSite768)
-				/*line flash64_b64.go:247*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*fa64b64D+jj*64:])
-				/*line flash64_b64.go:248*/ {
-					/*line flash64_b64.go:248*/ var gocuV10 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite67, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite68, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite69, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite70, kernel.Read))
-					/*line flash64_b64.go:248*/ *kernel.At(t, acc[:], int(2*nd), &gocuSite71, kernel.Write) = gocuV10
-				}
-				/*line flash64_b64.go:249*/ {
-					/*line flash64_b64.go:249*/ var gocuV11 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite72, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite73, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite74, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite75, kernel.Read))
-					/*line flash64_b64.go:249*/ *kernel.At(t, acc[:], int(2*nd+1), &gocuSite76, kernel.Write) = gocuV11
-				}
+			/*line flash128.go:207*/ if x > *kernel.At(t, m[:], int(e/2), &gocuSite19, kernel.Read) {
+				/*line flash128.go:208*/ *kernel.At(t, m[:], int(e/2), &gocuSite20, kernel.Write) = x
 			}
 		}
 	}
-	/*line flash64_b64.go:253*/ return acc, mx, sum
-}
-
-// gocuChecked_fab128LoadKV is the checked copy of lecture.fab128LoadKV (flash_b128.go:259).
-func gocuChecked_fab128LoadKV(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, goff int, soff int32, kv0 int32, st int32) {
-	/*line flash_b128.go:260*/ ks := fab128Q + st*2*fab128KV + soff
-	/*line flash_b128.go:261*/ g := goff + int(kv0)*fab128D
-	/*line flash_b128.go:263*/ for i := int32(0); i < FAB128BC/fab128Rows; i++ {
-		/*line flash_b128.go:263*/ kernel.Loop(t, &gocuSite769)
-		/*line flash_b128.go:264*/ kernel.CpAsync(t, sm[ks+i*fab128Rows*fab128D:], k[g+int(i*fab128Rows)*fab128D:])
-		/*line flash_b128.go:265*/ kernel.CpAsync(t, sm[ks+fab128KV+i*fab128Rows*fab128D:], v[g+int(i*fab128Rows)*fab128D:])
+	/*line flash128.go:212*/ var corr [2]float32
+	/*line flash128.go:214*/ for hh := 0; hh < 2; hh++ {
+		/*line flash128.go:214*/ kernel.Loop(t, &gocuSite376)
+		/*line flash128.go:215*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite21, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite22, kernel.Read) {
+			/*line flash128.go:216*/ *kernel.At(t, m[:], int(hh), &gocuSite23, kernel.Write) = o
+		}
+		/*line flash128.go:218*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite24, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite25, kernel.Read) {
+			/*line flash128.go:219*/ *kernel.At(t, m[:], int(hh), &gocuSite26, kernel.Write) = o
+		}
+		/*line flash128.go:221*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite27, kernel.Read) * sl2
+		/*line flash128.go:222*/ if *kernel.At(t, mx[:], int(hh), &gocuSite28, kernel.Read) > mn {
+			/*line flash128.go:223*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite29, kernel.Read)
+		}
+		/*line flash128.go:225*/ {
+			/*line flash128.go:225*/ var gocuV3 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite30, kernel.Read) - mn)
+			/*line flash128.go:225*/ *kernel.At(t, corr[:], int(hh), &gocuSite31, kernel.Write) = gocuV3
+		}
+		/*line flash128.go:226*/ *kernel.At(t, mx[:], int(hh), &gocuSite32, kernel.Write) = mn
+		/*line flash128.go:227*/ {
+			/*line flash128.go:227*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite33, kernel.Read)
+			/*line flash128.go:227*/ *kernel.At(t, sum[:], int(hh), &gocuSite34, kernel.ReadWrite) *= gocuV4
+		}
 	}
-}
-
-// gocuChecked_fab128Tile is the checked copy of lecture.fab128Tile (flash_b128.go:147).
-func gocuChecked_fab128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, goff int, soff int32, qf [8]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [16]kernel.FragC, mx [2]float32, sum [2]float32, j int32, ntiles int32, rowA int32, sl2 float32, masked bool) ([16]kernel.FragC, [2]float32, [2]float32) {
-	/*line flash_b128.go:149*/ if j > 0 {
-		/*line flash_b128.go:150*/ kernel.CpAsyncWait(t, 0)
-		/*line flash_b128.go:151*/ t.SyncThreads()
+	/*line flash128.go:230*/ for nt := int32(0); nt < FlashBC/8; nt++ {
+		/*line flash128.go:230*/ kernel.Loop(t, &gocuSite377)
+		/*line flash128.go:232*/ for e := int32(0); e < 4; e++ {
+			/*line flash128.go:232*/ kernel.Loop(t, &gocuSite378)
+			/*line flash128.go:233*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite35)][:], int(e), &gocuSite35, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite36, kernel.Read))))
+			/*line flash128.go:234*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite37)][:], int(e), &gocuSite37, kernel.Write) = p
+			/*line flash128.go:235*/ *kernel.At(t, sum[:], int(e/2), &gocuSite38, kernel.ReadWrite) += p
+		}
 	}
-	/*line flash_b128.go:153*/ if j+1 < ntiles {
-		/*line flash_b128.go:154*/ gocuChecked_fab128LoadKV(t, sm, k, v, goff, soff, (j+1)*FAB128BC, (j+1)%2)
+	/*line flash128.go:239*/ for dt := 0; dt < fa128D/8; dt++ {
+		/*line flash128.go:239*/ kernel.Loop(t, &gocuSite379)
+		/*line flash128.go:240*/ {
+			/*line flash128.go:240*/ var gocuV5 float32 = *kernel.At(t, corr[:], int(0), &gocuSite39, kernel.Read)
+			/*line flash128.go:240*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite40)][:], int(0), &gocuSite40, kernel.ReadWrite) *= gocuV5
+		}
+		/*line flash128.go:241*/ {
+			/*line flash128.go:241*/ var gocuV6 float32 = *kernel.At(t, corr[:], int(0), &gocuSite41, kernel.Read)
+			/*line flash128.go:241*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite42)][:], int(1), &gocuSite42, kernel.ReadWrite) *= gocuV6
+		}
+		/*line flash128.go:242*/ {
+			/*line flash128.go:242*/ var gocuV7 float32 = *kernel.At(t, corr[:], int(1), &gocuSite43, kernel.Read)
+			/*line flash128.go:242*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite44)][:], int(2), &gocuSite44, kernel.ReadWrite) *= gocuV7
+		}
+		/*line flash128.go:243*/ {
+			/*line flash128.go:243*/ var gocuV8 float32 = *kernel.At(t, corr[:], int(1), &gocuSite45, kernel.Read)
+			/*line flash128.go:243*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite46)][:], int(3), &gocuSite46, kernel.ReadWrite) *= gocuV8
+		}
 	}
-	/*line flash_b128.go:156*/ kernel.CpAsyncCommit(t)
-	/*line flash_b128.go:157*/ ks0 := fab128Q + (j%2)*2*fab128KV
-	/*line flash_b128.go:158*/ vs0 := ks0 + fab128KV
-	/*line flash_b128.go:163*/ var s [8]kernel.FragC
-	/*line flash_b128.go:165*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line flash_b128.go:165*/ kernel.Loop(t, &gocuSite770)
-		/*line flash_b128.go:166*/ kb := sm[ks0+*kernel.At(t, kOff[:], int(j4), &gocuSite82, kernel.Read):]
-		/*line flash_b128.go:168*/ for jj := int32(0); jj < fab128D/64; jj++ {
-			/*line flash_b128.go:168*/ kernel.Loop(t, &gocuSite771)
-			/*line flash_b128.go:170*/ for nj := int32(0); nj < FAB128BC/16; nj++ {
-				/*line flash_b128.go:170*/ kernel.Loop(t, &gocuSite772)
-				/*line flash_b128.go:171*/ kf := kernel.LdMatrixX4(t, kb[nj*16*fab128D+jj*64:])
-				/*line flash_b128.go:172*/ {
-					/*line flash_b128.go:172*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite84, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite85, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite86, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite87, kernel.Read))
-					/*line flash_b128.go:172*/ *kernel.At(t, s[:], int(2*nj), &gocuSite88, kernel.Write) = gocuV1
+	/*line flash128.go:247*/ var pa [4]kernel.FragA
+	/*line flash128.go:249*/ for kk := int32(0); kk < FlashBC/16; kk++ {
+		/*line flash128.go:249*/ kernel.Loop(t, &gocuSite380)
+		/*line flash128.go:250*/ {
+			/*line flash128.go:250*/ var gocuV9 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite47)][:], int(0), &gocuSite47, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite48)][:], int(1), &gocuSite48, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite49)][:], int(2), &gocuSite49, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite50)][:], int(3), &gocuSite50, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite51)][:], int(0), &gocuSite51, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite52)][:], int(1), &gocuSite52, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite53)][:], int(2), &gocuSite53, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite54)][:], int(3), &gocuSite54, kernel.Read))}
+			/*line flash128.go:250*/ *kernel.At(t, pa[:], int(kk), &gocuSite55, kernel.Write) = gocuV9
+		}
+	}
+	/*line flash128.go:256*/ for j4 := int32(0); j4 < 4; j4++ {
+		/*line flash128.go:256*/ kernel.Loop(t, &gocuSite381)
+		/*line flash128.go:257*/ vb := sm[vs0+*kernel.At(t, vOff[:], int(j4), &gocuSite57, kernel.Read):]
+		/*line flash128.go:259*/ for jj := int32(0); jj < fa128D/64; jj++ {
+			/*line flash128.go:259*/ kernel.Loop(t, &gocuSite382)
+			/*line flash128.go:260*/ nd := 4*jj + j4
+			/*line flash128.go:262*/ for kk := int32(0); kk < FlashBC/16; kk++ {
+				/*line flash128.go:262*/ kernel.Loop(t, &gocuSite383)
+				/*line flash128.go:263*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*fa128D+jj*64:])
+				/*line flash128.go:264*/ {
+					/*line flash128.go:264*/ var gocuV10 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite59, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite60, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite61, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite62, kernel.Read))
+					/*line flash128.go:264*/ *kernel.At(t, acc[:], int(2*nd), &gocuSite63, kernel.Write) = gocuV10
 				}
-				/*line flash_b128.go:173*/ {
-					/*line flash_b128.go:173*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite89, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite90, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite91, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite92, kernel.Read))
-					/*line flash_b128.go:173*/ *kernel.At(t, s[:], int(2*nj+1), &gocuSite93, kernel.Write) = gocuV2
+				/*line flash128.go:265*/ {
+					/*line flash128.go:265*/ var gocuV11 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite64, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite65, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite66, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite67, kernel.Read))
+					/*line flash128.go:265*/ *kernel.At(t, acc[:], int(2*nd+1), &gocuSite68, kernel.Write) = gocuV11
 				}
 			}
 		}
 	}
-	/*line flash_b128.go:180*/ negInf := float32(math.Inf(-1))
-	/*line flash_b128.go:181*/ qd := t.ThreadIdx.X % 4
-	/*line flash_b128.go:182*/ m := [2]float32{negInf, negInf}
-	/*line flash_b128.go:184*/ for nt := int32(0); nt < FAB128BC/8; nt++ {
-		/*line flash_b128.go:184*/ kernel.Loop(t, &gocuSite773)
-		/*line flash_b128.go:186*/ for e := int32(0); e < 4; e++ {
-			/*line flash_b128.go:186*/ kernel.Loop(t, &gocuSite774)
-			/*line flash_b128.go:187*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite94)][:], int(e), &gocuSite94, kernel.Read)
-			/*line flash_b128.go:188*/ if masked && j*FAB128BC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
-				/*line flash_b128.go:189*/ x = negInf
-				/*line flash_b128.go:190*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite95)][:], int(e), &gocuSite95, kernel.Write) = x
-			}
-			/*line flash_b128.go:192*/ if x > *kernel.At(t, m[:], int(e/2), &gocuSite96, kernel.Read) {
-				/*line flash_b128.go:193*/ *kernel.At(t, m[:], int(e/2), &gocuSite97, kernel.Write) = x
-			}
-		}
+	/*line flash128.go:269*/ return acc, mx, sum
+}
+
+// gocuChecked_fa64LoadKV is the checked copy of lecture.fa64LoadKV (flash64.go:266).
+func gocuChecked_fa64LoadKV(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, goff int, soff int32, kv0 int32, st int32) {
+	/*line flash64.go:267*/ ks := fa64Q + st*2*fa64KV + soff
+	/*line flash64.go:268*/ g := goff + int(kv0)*fa64D
+	/*line flash64.go:270*/ for i := int32(0); i < FlashBC/fa64Rows; i++ {
+		/*line flash64.go:270*/ kernel.Loop(t, &gocuSite384)
+		/*line flash64.go:271*/ kernel.CpAsync(t, sm[ks+i*fa64Rows*fa64D:], k[g+int(i*fa64Rows)*fa64D:])
+		/*line flash64.go:272*/ kernel.CpAsync(t, sm[ks+fa64KV+i*fa64Rows*fa64D:], v[g+int(i*fa64Rows)*fa64D:])
 	}
-	/*line flash_b128.go:197*/ var corr [2]float32
-	/*line flash_b128.go:199*/ for hh := 0; hh < 2; hh++ {
-		/*line flash_b128.go:199*/ kernel.Loop(t, &gocuSite775)
-		/*line flash_b128.go:200*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite98, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite99, kernel.Read) {
-			/*line flash_b128.go:201*/ *kernel.At(t, m[:], int(hh), &gocuSite100, kernel.Write) = o
-		}
-		/*line flash_b128.go:203*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite101, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite102, kernel.Read) {
-			/*line flash_b128.go:204*/ *kernel.At(t, m[:], int(hh), &gocuSite103, kernel.Write) = o
-		}
-		/*line flash_b128.go:206*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite104, kernel.Read) * sl2
-		/*line flash_b128.go:207*/ if *kernel.At(t, mx[:], int(hh), &gocuSite105, kernel.Read) > mn {
-			/*line flash_b128.go:208*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite106, kernel.Read)
-		}
-		/*line flash_b128.go:210*/ {
-			/*line flash_b128.go:210*/ var gocuV3 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite107, kernel.Read) - mn)
-			/*line flash_b128.go:210*/ *kernel.At(t, corr[:], int(hh), &gocuSite108, kernel.Write) = gocuV3
-		}
-		/*line flash_b128.go:211*/ *kernel.At(t, mx[:], int(hh), &gocuSite109, kernel.Write) = mn
-		/*line flash_b128.go:212*/ {
-			/*line flash_b128.go:212*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite110, kernel.Read)
-			/*line flash_b128.go:212*/ *kernel.At(t, sum[:], int(hh), &gocuSite111, kernel.ReadWrite) *= gocuV4
-		}
+}
+
+// gocuChecked_fa64Tile is the checked copy of lecture.fa64Tile (flash64.go:154).
+func gocuChecked_fa64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, goff int, soff int32, qf [4]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [8]kernel.FragC, mx [2]float32, sum [2]float32, j int32, ntiles int32, rowA int32, sl2 float32, masked bool) ([8]kernel.FragC, [2]float32, [2]float32) {
+	/*line flash64.go:156*/ if j > 0 {
+		/*line flash64.go:157*/ kernel.CpAsyncWait(t, 0)
+		/*line flash64.go:158*/ t.SyncThreads()
 	}
-	/*line flash_b128.go:215*/ for nt := int32(0); nt < FAB128BC/8; nt++ {
-		/*line flash_b128.go:215*/ kernel.Loop(t, &gocuSite776)
-		/*line flash_b128.go:217*/ for e := int32(0); e < 4; e++ {
-			/*line flash_b128.go:217*/ kernel.Loop(t, &gocuSite777)
-			/*line flash_b128.go:218*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite112)][:], int(e), &gocuSite112, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite113, kernel.Read))))
-			/*line flash_b128.go:219*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite114)][:], int(e), &gocuSite114, kernel.Write) = p
-			/*line flash_b128.go:220*/ *kernel.At(t, sum[:], int(e/2), &gocuSite115, kernel.ReadWrite) += p
-		}
+	/*line flash64.go:160*/ if j+1 < ntiles {
+		/*line flash64.go:161*/ gocuChecked_fa64LoadKV(t, sm, k, v, goff, soff, (j+1)*FlashBC, (j+1)%2)
 	}
-	/*line flash_b128.go:224*/ for dt := 0; dt < fab128D/8; dt++ {
-		/*line flash_b128.go:224*/ kernel.Loop(t, &gocuSite778)
-		/*line flash_b128.go:225*/ {
-			/*line flash_b128.go:225*/ var gocuV5 float32 = *kernel.At(t, corr[:], int(0), &gocuSite116, kernel.Read)
-			/*line flash_b128.go:225*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite117)][:], int(0), &gocuSite117, kernel.ReadWrite) *= gocuV5
-		}
-		/*line flash_b128.go:226*/ {
-			/*line flash_b128.go:226*/ var gocuV6 float32 = *kernel.At(t, corr[:], int(0), &gocuSite118, kernel.Read)
-			/*line flash_b128.go:226*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite119)][:], int(1), &gocuSite119, kernel.ReadWrite) *= gocuV6
-		}
-		/*line flash_b128.go:227*/ {
-			/*line flash_b128.go:227*/ var gocuV7 float32 = *kernel.At(t, corr[:], int(1), &gocuSite120, kernel.Read)
-			/*line flash_b128.go:227*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite121)][:], int(2), &gocuSite121, kernel.ReadWrite) *= gocuV7
-		}
-		/*line flash_b128.go:228*/ {
-			/*line flash_b128.go:228*/ var gocuV8 float32 = *kernel.At(t, corr[:], int(1), &gocuSite122, kernel.Read)
-			/*line flash_b128.go:228*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite123)][:], int(3), &gocuSite123, kernel.ReadWrite) *= gocuV8
-		}
-	}
-	/*line flash_b128.go:232*/ var pa [4]kernel.FragA
-	/*line flash_b128.go:234*/ for kk := int32(0); kk < FAB128BC/16; kk++ {
-		/*line flash_b128.go:234*/ kernel.Loop(t, &gocuSite779)
-		/*line flash_b128.go:235*/ {
-			/*line flash_b128.go:235*/ var gocuV9 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite124)][:], int(0), &gocuSite124, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite125)][:], int(1), &gocuSite125, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite126)][:], int(2), &gocuSite126, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite127)][:], int(3), &gocuSite127, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite128)][:], int(0), &gocuSite128, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite129)][:], int(1), &gocuSite129, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite130)][:], int(2), &gocuSite130, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite131)][:], int(3), &gocuSite131, kernel.Read))}
-			/*line flash_b128.go:235*/ *kernel.At(t, pa[:], int(kk), &gocuSite132, kernel.Write) = gocuV9
-		}
-	}
-	/*line flash_b128.go:241*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line flash_b128.go:241*/ kernel.Loop(t, &gocuSite780)
-		/*line flash_b128.go:242*/ vb := sm[vs0+*kernel.At(t, vOff[:], int(j4), &gocuSite134, kernel.Read):]
-		/*line flash_b128.go:244*/ for jj := int32(0); jj < fab128D/64; jj++ {
-			/*line flash_b128.go:244*/ kernel.Loop(t, &gocuSite781)
-			/*line flash_b128.go:245*/ nd := 4*jj + j4
-			/*line flash_b128.go:247*/ for kk := int32(0); kk < FAB128BC/16; kk++ {
-				/*line flash_b128.go:247*/ kernel.Loop(t, &gocuSite782)
-				/*line flash_b128.go:248*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*fab128D+jj*64:])
-				/*line flash_b128.go:249*/ {
-					/*line flash_b128.go:249*/ var gocuV10 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite136, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite137, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite138, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite139, kernel.Read))
-					/*line flash_b128.go:249*/ *kernel.At(t, acc[:], int(2*nd), &gocuSite140, kernel.Write) = gocuV10
+	/*line flash64.go:163*/ kernel.CpAsyncCommit(t)
+	/*line flash64.go:164*/ ks0 := fa64Q + (j%2)*2*fa64KV
+	/*line flash64.go:165*/ vs0 := ks0 + fa64KV
+	/*line flash64.go:170*/ var s [8]kernel.FragC
+	/*line flash64.go:172*/ for j4 := int32(0); j4 < 4; j4++ {
+		/*line flash64.go:172*/ kernel.Loop(t, &gocuSite385)
+		/*line flash64.go:173*/ kb := sm[ks0+*kernel.At(t, kOff[:], int(j4), &gocuSite74, kernel.Read):]
+		/*line flash64.go:175*/ for jj := int32(0); jj < fa64D/64; jj++ {
+			/*line flash64.go:175*/ kernel.Loop(t, &gocuSite386)
+			/*line flash64.go:177*/ for nj := int32(0); nj < FlashBC/16; nj++ {
+				/*line flash64.go:177*/ kernel.Loop(t, &gocuSite387)
+				/*line flash64.go:178*/ kf := kernel.LdMatrixX4(t, kb[nj*16*fa64D+jj*64:])
+				/*line flash64.go:179*/ {
+					/*line flash64.go:179*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite76, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite77, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite78, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite79, kernel.Read))
+					/*line flash64.go:179*/ *kernel.At(t, s[:], int(2*nj), &gocuSite80, kernel.Write) = gocuV1
 				}
-				/*line flash_b128.go:250*/ {
-					/*line flash_b128.go:250*/ var gocuV11 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite141, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite142, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite143, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite144, kernel.Read))
-					/*line flash_b128.go:250*/ *kernel.At(t, acc[:], int(2*nd+1), &gocuSite145, kernel.Write) = gocuV11
+				/*line flash64.go:180*/ {
+					/*line flash64.go:180*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite81, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite82, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite83, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite84, kernel.Read))
+					/*line flash64.go:180*/ *kernel.At(t, s[:], int(2*nj+1), &gocuSite85, kernel.Write) = gocuV2
 				}
 			}
 		}
 	}
-	/*line flash_b128.go:254*/ return acc, mx, sum
-}
-
-// gocuChecked_fab64LoadKV is the checked copy of lecture.fab64LoadKV (flash_b64.go:254).
-func gocuChecked_fab64LoadKV(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, goff int, soff int32, kv0 int32, st int32) {
-	/*line flash_b64.go:255*/ ks := fab64Q + st*2*fab64KV + soff
-	/*line flash_b64.go:256*/ g := goff + int(kv0)*fab64D
-	/*line flash_b64.go:258*/ for i := int32(0); i < FAB64BC/fab64Rows; i++ {
-		/*line flash_b64.go:258*/ kernel.Loop(t, &gocuSite783)
-		/*line flash_b64.go:259*/ kernel.CpAsync(t, sm[ks+i*fab64Rows*fab64D:], k[g+int(i*fab64Rows)*fab64D:])
-		/*line flash_b64.go:260*/ kernel.CpAsync(t, sm[ks+fab64KV+i*fab64Rows*fab64D:], v[g+int(i*fab64Rows)*fab64D:])
-	}
-}
-
-// gocuChecked_fab64Tile is the checked copy of lecture.fab64Tile (flash_b64.go:142).
-func gocuChecked_fab64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, goff int, soff int32, qf [8]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [16]kernel.FragC, mx [2]float32, sum [2]float32, j int32, ntiles int32, rowA int32, sl2 float32, masked bool) ([16]kernel.FragC, [2]float32, [2]float32) {
-	/*line flash_b64.go:144*/ if j > 0 {
-		/*line flash_b64.go:145*/ kernel.CpAsyncWait(t, 0)
-		/*line flash_b64.go:146*/ t.SyncThreads()
-	}
-	/*line flash_b64.go:148*/ if j+1 < ntiles {
-		/*line flash_b64.go:149*/ gocuChecked_fab64LoadKV(t, sm, k, v, goff, soff, (j+1)*FAB64BC, (j+1)%2)
-	}
-	/*line flash_b64.go:151*/ kernel.CpAsyncCommit(t)
-	/*line flash_b64.go:152*/ ks0 := fab64Q + (j%2)*2*fab64KV
-	/*line flash_b64.go:153*/ vs0 := ks0 + fab64KV
-	/*line flash_b64.go:158*/ var s [8]kernel.FragC
-	/*line flash_b64.go:160*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line flash_b64.go:160*/ kernel.Loop(t, &gocuSite784)
-		/*line flash_b64.go:161*/ kb := sm[ks0+*kernel.At(t, kOff[:], int(j4), &gocuSite151, kernel.Read):]
-		/*line flash_b64.go:163*/ for jj := int32(0); jj < fab64D/64; jj++ {
-			/*line flash_b64.go:163*/ kernel.Loop(t, &gocuSite785)
-			/*line flash_b64.go:165*/ for nj := int32(0); nj < FAB64BC/16; nj++ {
-				/*line flash_b64.go:165*/ kernel.Loop(t, &gocuSite786)
-				/*line flash_b64.go:166*/ kf := kernel.LdMatrixX4(t, kb[nj*16*fab64D+jj*64:])
-				/*line flash_b64.go:167*/ {
-					/*line flash_b64.go:167*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite153, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite154, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite155, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite156, kernel.Read))
-					/*line flash_b64.go:167*/ *kernel.At(t, s[:], int(2*nj), &gocuSite157, kernel.Write) = gocuV1
-				}
-				/*line flash_b64.go:168*/ {
-					/*line flash_b64.go:168*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(4*jj+j4), &gocuSite158, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite159, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite160, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite161, kernel.Read))
-					/*line flash_b64.go:168*/ *kernel.At(t, s[:], int(2*nj+1), &gocuSite162, kernel.Write) = gocuV2
-				}
+	/*line flash64.go:187*/ negInf := float32(math.Inf(-1))
+	/*line flash64.go:188*/ qd := t.ThreadIdx.X % 4
+	/*line flash64.go:189*/ m := [2]float32{negInf, negInf}
+	/*line flash64.go:191*/ for nt := int32(0); nt < FlashBC/8; nt++ {
+		/*line flash64.go:191*/ kernel.Loop(t, &gocuSite388)
+		/*line flash64.go:193*/ for e := int32(0); e < 4; e++ {
+			/*line flash64.go:193*/ kernel.Loop(t, &gocuSite389)
+			/*line flash64.go:194*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite86)][:], int(e), &gocuSite86, kernel.Read)
+			/*line flash64.go:195*/ if masked && j*FlashBC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
+				/*line flash64.go:196*/ x = negInf
+				/*line flash64.go:197*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite87)][:], int(e), &gocuSite87, kernel.Write) = x
+			}
+			/*line flash64.go:199*/ if x > *kernel.At(t, m[:], int(e/2), &gocuSite88, kernel.Read) {
+				/*line flash64.go:200*/ *kernel.At(t, m[:], int(e/2), &gocuSite89, kernel.Write) = x
 			}
 		}
 	}
-	/*line flash_b64.go:175*/ negInf := float32(math.Inf(-1))
-	/*line flash_b64.go:176*/ qd := t.ThreadIdx.X % 4
-	/*line flash_b64.go:177*/ m := [2]float32{negInf, negInf}
-	/*line flash_b64.go:179*/ for nt := int32(0); nt < FAB64BC/8; nt++ {
-		/*line flash_b64.go:179*/ kernel.Loop(t, &gocuSite787)
-		/*line flash_b64.go:181*/ for e := int32(0); e < 4; e++ {
-			/*line flash_b64.go:181*/ kernel.Loop(t, &gocuSite788)
-			/*line flash_b64.go:182*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite163)][:], int(e), &gocuSite163, kernel.Read)
-			/*line flash_b64.go:183*/ if masked && j*FAB64BC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
-				/*line flash_b64.go:184*/ x = negInf
-				/*line flash_b64.go:185*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite164)][:], int(e), &gocuSite164, kernel.Write) = x
-			}
-			/*line flash_b64.go:187*/ if x > *kernel.At(t, m[:], int(e/2), &gocuSite165, kernel.Read) {
-				/*line flash_b64.go:188*/ *kernel.At(t, m[:], int(e/2), &gocuSite166, kernel.Write) = x
-			}
+	/*line flash64.go:204*/ var corr [2]float32
+	/*line flash64.go:206*/ for hh := 0; hh < 2; hh++ {
+		/*line flash64.go:206*/ kernel.Loop(t, &gocuSite390)
+		/*line flash64.go:207*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite90, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite91, kernel.Read) {
+			/*line flash64.go:208*/ *kernel.At(t, m[:], int(hh), &gocuSite92, kernel.Write) = o
+		}
+		/*line flash64.go:210*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite93, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite94, kernel.Read) {
+			/*line flash64.go:211*/ *kernel.At(t, m[:], int(hh), &gocuSite95, kernel.Write) = o
+		}
+		/*line flash64.go:213*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite96, kernel.Read) * sl2
+		/*line flash64.go:214*/ if *kernel.At(t, mx[:], int(hh), &gocuSite97, kernel.Read) > mn {
+			/*line flash64.go:215*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite98, kernel.Read)
+		}
+		/*line flash64.go:217*/ {
+			/*line flash64.go:217*/ var gocuV3 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite99, kernel.Read) - mn)
+			/*line flash64.go:217*/ *kernel.At(t, corr[:], int(hh), &gocuSite100, kernel.Write) = gocuV3
+		}
+		/*line flash64.go:218*/ *kernel.At(t, mx[:], int(hh), &gocuSite101, kernel.Write) = mn
+		/*line flash64.go:219*/ {
+			/*line flash64.go:219*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite102, kernel.Read)
+			/*line flash64.go:219*/ *kernel.At(t, sum[:], int(hh), &gocuSite103, kernel.ReadWrite) *= gocuV4
 		}
 	}
-	/*line flash_b64.go:192*/ var corr [2]float32
-	/*line flash_b64.go:194*/ for hh := 0; hh < 2; hh++ {
-		/*line flash_b64.go:194*/ kernel.Loop(t, &gocuSite789)
-		/*line flash_b64.go:195*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite167, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite168, kernel.Read) {
-			/*line flash_b64.go:196*/ *kernel.At(t, m[:], int(hh), &gocuSite169, kernel.Write) = o
-		}
-		/*line flash_b64.go:198*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite170, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite171, kernel.Read) {
-			/*line flash_b64.go:199*/ *kernel.At(t, m[:], int(hh), &gocuSite172, kernel.Write) = o
-		}
-		/*line flash_b64.go:201*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite173, kernel.Read) * sl2
-		/*line flash_b64.go:202*/ if *kernel.At(t, mx[:], int(hh), &gocuSite174, kernel.Read) > mn {
-			/*line flash_b64.go:203*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite175, kernel.Read)
-		}
-		/*line flash_b64.go:205*/ {
-			/*line flash_b64.go:205*/ var gocuV3 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite176, kernel.Read) - mn)
-			/*line flash_b64.go:205*/ *kernel.At(t, corr[:], int(hh), &gocuSite177, kernel.Write) = gocuV3
-		}
-		/*line flash_b64.go:206*/ *kernel.At(t, mx[:], int(hh), &gocuSite178, kernel.Write) = mn
-		/*line flash_b64.go:207*/ {
-			/*line flash_b64.go:207*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite179, kernel.Read)
-			/*line flash_b64.go:207*/ *kernel.At(t, sum[:], int(hh), &gocuSite180, kernel.ReadWrite) *= gocuV4
+	/*line flash64.go:222*/ for nt := int32(0); nt < FlashBC/8; nt++ {
+		/*line flash64.go:222*/ kernel.Loop(t, &gocuSite391)
+		/*line flash64.go:224*/ for e := int32(0); e < 4; e++ {
+			/*line flash64.go:224*/ kernel.Loop(t, &gocuSite392)
+			/*line flash64.go:225*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite104)][:], int(e), &gocuSite104, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite105, kernel.Read))))
+			/*line flash64.go:226*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite106)][:], int(e), &gocuSite106, kernel.Write) = p
+			/*line flash64.go:227*/ *kernel.At(t, sum[:], int(e/2), &gocuSite107, kernel.ReadWrite) += p
 		}
 	}
-	/*line flash_b64.go:210*/ for nt := int32(0); nt < FAB64BC/8; nt++ {
-		/*line flash_b64.go:210*/ kernel.Loop(t, &gocuSite790)
-		/*line flash_b64.go:212*/ for e := int32(0); e < 4; e++ {
-			/*line flash_b64.go:212*/ kernel.Loop(t, &gocuSite791)
-			/*line flash_b64.go:213*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite181)][:], int(e), &gocuSite181, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite182, kernel.Read))))
-			/*line flash_b64.go:214*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite183)][:], int(e), &gocuSite183, kernel.Write) = p
-			/*line flash_b64.go:215*/ *kernel.At(t, sum[:], int(e/2), &gocuSite184, kernel.ReadWrite) += p
+	/*line flash64.go:231*/ for dt := 0; dt < fa64D/8; dt++ {
+		/*line flash64.go:231*/ kernel.Loop(t, &gocuSite393)
+		/*line flash64.go:232*/ {
+			/*line flash64.go:232*/ var gocuV5 float32 = *kernel.At(t, corr[:], int(0), &gocuSite108, kernel.Read)
+			/*line flash64.go:232*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite109)][:], int(0), &gocuSite109, kernel.ReadWrite) *= gocuV5
+		}
+		/*line flash64.go:233*/ {
+			/*line flash64.go:233*/ var gocuV6 float32 = *kernel.At(t, corr[:], int(0), &gocuSite110, kernel.Read)
+			/*line flash64.go:233*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite111)][:], int(1), &gocuSite111, kernel.ReadWrite) *= gocuV6
+		}
+		/*line flash64.go:234*/ {
+			/*line flash64.go:234*/ var gocuV7 float32 = *kernel.At(t, corr[:], int(1), &gocuSite112, kernel.Read)
+			/*line flash64.go:234*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite113)][:], int(2), &gocuSite113, kernel.ReadWrite) *= gocuV7
+		}
+		/*line flash64.go:235*/ {
+			/*line flash64.go:235*/ var gocuV8 float32 = *kernel.At(t, corr[:], int(1), &gocuSite114, kernel.Read)
+			/*line flash64.go:235*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite115)][:], int(3), &gocuSite115, kernel.ReadWrite) *= gocuV8
 		}
 	}
-	/*line flash_b64.go:219*/ for dt := 0; dt < fab64D/8; dt++ {
-		/*line flash_b64.go:219*/ kernel.Loop(t, &gocuSite792)
-		/*line flash_b64.go:220*/ {
-			/*line flash_b64.go:220*/ var gocuV5 float32 = *kernel.At(t, corr[:], int(0), &gocuSite185, kernel.Read)
-			/*line flash_b64.go:220*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite186)][:], int(0), &gocuSite186, kernel.ReadWrite) *= gocuV5
-		}
-		/*line flash_b64.go:221*/ {
-			/*line flash_b64.go:221*/ var gocuV6 float32 = *kernel.At(t, corr[:], int(0), &gocuSite187, kernel.Read)
-			/*line flash_b64.go:221*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite188)][:], int(1), &gocuSite188, kernel.ReadWrite) *= gocuV6
-		}
-		/*line flash_b64.go:222*/ {
-			/*line flash_b64.go:222*/ var gocuV7 float32 = *kernel.At(t, corr[:], int(1), &gocuSite189, kernel.Read)
-			/*line flash_b64.go:222*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite190)][:], int(2), &gocuSite190, kernel.ReadWrite) *= gocuV7
-		}
-		/*line flash_b64.go:223*/ {
-			/*line flash_b64.go:223*/ var gocuV8 float32 = *kernel.At(t, corr[:], int(1), &gocuSite191, kernel.Read)
-			/*line flash_b64.go:223*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite192)][:], int(3), &gocuSite192, kernel.ReadWrite) *= gocuV8
+	/*line flash64.go:239*/ var pa [4]kernel.FragA
+	/*line flash64.go:241*/ for kk := int32(0); kk < FlashBC/16; kk++ {
+		/*line flash64.go:241*/ kernel.Loop(t, &gocuSite394)
+		/*line flash64.go:242*/ {
+			/*line flash64.go:242*/ var gocuV9 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite116)][:], int(0), &gocuSite116, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite117)][:], int(1), &gocuSite117, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite118)][:], int(2), &gocuSite118, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite119)][:], int(3), &gocuSite119, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite120)][:], int(0), &gocuSite120, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite121)][:], int(1), &gocuSite121, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite122)][:], int(2), &gocuSite122, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite123)][:], int(3), &gocuSite123, kernel.Read))}
+			/*line flash64.go:242*/ *kernel.At(t, pa[:], int(kk), &gocuSite124, kernel.Write) = gocuV9
 		}
 	}
-	/*line flash_b64.go:227*/ var pa [4]kernel.FragA
-	/*line flash_b64.go:229*/ for kk := int32(0); kk < FAB64BC/16; kk++ {
-		/*line flash_b64.go:229*/ kernel.Loop(t, &gocuSite793)
-		/*line flash_b64.go:230*/ {
-			/*line flash_b64.go:230*/ var gocuV9 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite193)][:], int(0), &gocuSite193, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite194)][:], int(1), &gocuSite194, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite195)][:], int(2), &gocuSite195, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite196)][:], int(3), &gocuSite196, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite197)][:], int(0), &gocuSite197, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite198)][:], int(1), &gocuSite198, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite199)][:], int(2), &gocuSite199, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite200)][:], int(3), &gocuSite200, kernel.Read))}
-			/*line flash_b64.go:230*/ *kernel.At(t, pa[:], int(kk), &gocuSite201, kernel.Write) = gocuV9
-		}
-	}
-	/*line flash_b64.go:236*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line flash_b64.go:236*/ kernel.Loop(t, &gocuSite794)
-		/*line flash_b64.go:237*/ vb := sm[vs0+*kernel.At(t, vOff[:], int(j4), &gocuSite203, kernel.Read):]
-		/*line flash_b64.go:239*/ for jj := int32(0); jj < fab64D/64; jj++ {
-			/*line flash_b64.go:239*/ kernel.Loop(t, &gocuSite795)
-			/*line flash_b64.go:240*/ nd := 4*jj + j4
-			/*line flash_b64.go:242*/ for kk := int32(0); kk < FAB64BC/16; kk++ {
-				/*line flash_b64.go:242*/ kernel.Loop(t, &gocuSite796)
-				/*line flash_b64.go:243*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*fab64D+jj*64:])
-				/*line flash_b64.go:244*/ {
-					/*line flash_b64.go:244*/ var gocuV10 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite205, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite206, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite207, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite208, kernel.Read))
-					/*line flash_b64.go:244*/ *kernel.At(t, acc[:], int(2*nd), &gocuSite209, kernel.Write) = gocuV10
+	/*line flash64.go:248*/ for j4 := int32(0); j4 < 4; j4++ {
+		/*line flash64.go:248*/ kernel.Loop(t, &gocuSite395)
+		/*line flash64.go:249*/ vb := sm[vs0+*kernel.At(t, vOff[:], int(j4), &gocuSite126, kernel.Read):]
+		/*line flash64.go:251*/ for jj := int32(0); jj < fa64D/64; jj++ {
+			/*line flash64.go:251*/ kernel.Loop(t, &gocuSite396)
+			/*line flash64.go:252*/ nd := 4*jj + j4
+			/*line flash64.go:254*/ for kk := int32(0); kk < FlashBC/16; kk++ {
+				/*line flash64.go:254*/ kernel.Loop(t, &gocuSite397)
+				/*line flash64.go:255*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*fa64D+jj*64:])
+				/*line flash64.go:256*/ {
+					/*line flash64.go:256*/ var gocuV10 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite128, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite129, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite130, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite131, kernel.Read))
+					/*line flash64.go:256*/ *kernel.At(t, acc[:], int(2*nd), &gocuSite132, kernel.Write) = gocuV10
 				}
-				/*line flash_b64.go:245*/ {
-					/*line flash_b64.go:245*/ var gocuV11 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite210, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite211, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite212, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite213, kernel.Read))
-					/*line flash_b64.go:245*/ *kernel.At(t, acc[:], int(2*nd+1), &gocuSite214, kernel.Write) = gocuV11
+				/*line flash64.go:257*/ {
+					/*line flash64.go:257*/ var gocuV11 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite133, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite134, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite135, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite136, kernel.Read))
+					/*line flash64.go:257*/ *kernel.At(t, acc[:], int(2*nd+1), &gocuSite137, kernel.Write) = gocuV11
 				}
 			}
 		}
 	}
-	/*line flash_b64.go:249*/ return acc, mx, sum
+	/*line flash64.go:261*/ return acc, mx, sum
 }
 
-// gocuChecked_gp32Load is the checked copy of lecture.gp32Load (gemm_pipe32.go:153).
-func gocuChecked_gp32Load(t *kernel.Thread, st []kernel.BFloat16, ag []kernel.BFloat16, bg []kernel.BFloat16, sa int32, sb int32, aStep int, bStep int, bvalid bool) {
-	/*line gemm_pipe32.go:155*/ for p := 0; p < GP32BM/gp32ARows; p++ {
-		/*line gemm_pipe32.go:155*/ kernel.Loop(t, &gocuSite797)
-		/*line gemm_pipe32.go:156*/ kernel.CpAsync(t, st[sa+int32(p)*gp32ARows*GP32BK:], ag[p*aStep:])
+// gocuChecked_bf16Load is the checked copy of lecture.bf16Load (gemm_bf16.go:138).
+func gocuChecked_bf16Load(t *kernel.Thread, st []kernel.BFloat16, ag []kernel.BFloat16, bg []kernel.BFloat16, sa int32, sb int32, aStep int, bStep int, bvalid bool) {
+	/*line gemm_bf16.go:140*/ for p := 0; p < BF16BM/bf16ARows; p++ {
+		/*line gemm_bf16.go:140*/ kernel.Loop(t, &gocuSite398)
+		/*line gemm_bf16.go:141*/ kernel.CpAsync(t, st[sa+int32(p)*bf16ARows*BF16BK:], ag[p*aStep:])
 	}
-	/*line gemm_pipe32.go:159*/ for p := 0; p < GP32BK/gp32BRows; p++ {
-		/*line gemm_pipe32.go:159*/ kernel.Loop(t, &gocuSite798)
-		/*line gemm_pipe32.go:160*/ kernel.CpAsyncZfill(t, st[sb+int32(p)*gp32BRows*GP32BN:], bg[p*bStep:], bvalid)
-	}
-}
-
-// gocuChecked_gp32Frags is the checked copy of lecture.gp32Frags (gemm_pipe32.go:167).
-func gocuChecked_gp32Frags(t *kernel.Thread, st []kernel.BFloat16, aOff int32, bOff [4]int32, ks int32) ([4]kernel.FragA, [8]kernel.FragB) {
-	/*line gemm_pipe32.go:168*/ var af [4]kernel.FragA
-	/*line gemm_pipe32.go:169*/ var bf [8]kernel.FragB
-	/*line gemm_pipe32.go:170*/ as := st[aOff:]
-	/*line gemm_pipe32.go:172*/ for mi := int32(0); mi < 4; mi++ {
-		/*line gemm_pipe32.go:172*/ kernel.Loop(t, &gocuSite799)
-		/*line gemm_pipe32.go:173*/ {
-			/*line gemm_pipe32.go:173*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, as[mi*16*GP32BK:])
-			/*line gemm_pipe32.go:173*/ *kernel.At(t, af[:], int(mi), &gocuSite221, kernel.Write) = gocuV1
-		}
-	}
-	/*line gemm_pipe32.go:176*/ for nj := int32(0); nj < 4; nj++ {
-		/*line gemm_pipe32.go:176*/ kernel.Loop(t, &gocuSite800)
-		/*line gemm_pipe32.go:177*/ bs := st[*kernel.At(t, bOff[:], int(nj), &gocuSite223, kernel.Read):]
-		/*line gemm_pipe32.go:178*/ r := kernel.LdMatrixX4Trans(t, bs[ks*16*GP32BN:])
-		/*line gemm_pipe32.go:179*/ {
-			/*line gemm_pipe32.go:179*/ var gocuV2 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(0), &gocuSite225, kernel.Read), *kernel.At(t, r[:], int(1), &gocuSite226, kernel.Read)}
-			/*line gemm_pipe32.go:179*/ *kernel.At(t, bf[:], int(2*nj), &gocuSite227, kernel.Write) = gocuV2
-		}
-		/*line gemm_pipe32.go:180*/ {
-			/*line gemm_pipe32.go:180*/ var gocuV3 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(2), &gocuSite228, kernel.Read), *kernel.At(t, r[:], int(3), &gocuSite229, kernel.Read)}
-			/*line gemm_pipe32.go:180*/ *kernel.At(t, bf[:], int(2*nj+1), &gocuSite230, kernel.Write) = gocuV3
-		}
-	}
-	/*line gemm_pipe32.go:182*/ return af, bf
-}
-
-// gocuChecked_gp64Load is the checked copy of lecture.gp64Load (gemm_pipe64.go:157).
-func gocuChecked_gp64Load(t *kernel.Thread, st []kernel.BFloat16, ag []kernel.BFloat16, bg []kernel.BFloat16, sa int32, sb int32, aStep int, bStep int, bvalid bool) {
-	/*line gemm_pipe64.go:159*/ for p := 0; p < GP64BM/gp64ARows; p++ {
-		/*line gemm_pipe64.go:159*/ kernel.Loop(t, &gocuSite801)
-		/*line gemm_pipe64.go:160*/ kernel.CpAsync(t, st[sa+int32(p)*gp64ARows*GP64BK:], ag[p*aStep:])
-	}
-	/*line gemm_pipe64.go:163*/ for p := 0; p < GP64BK/gp64BRows; p++ {
-		/*line gemm_pipe64.go:163*/ kernel.Loop(t, &gocuSite802)
-		/*line gemm_pipe64.go:164*/ kernel.CpAsyncZfill(t, st[sb+int32(p)*gp64BRows*GP64BN:], bg[p*bStep:], bvalid)
-	}
-}
-
-// gocuChecked_gp64Frags is the checked copy of lecture.gp64Frags (gemm_pipe64.go:171).
-func gocuChecked_gp64Frags(t *kernel.Thread, st []kernel.BFloat16, aOff int32, bOff [4]int32, ks int32) ([4]kernel.FragA, [8]kernel.FragB) {
-	/*line gemm_pipe64.go:172*/ var af [4]kernel.FragA
-	/*line gemm_pipe64.go:173*/ var bf [8]kernel.FragB
-	/*line gemm_pipe64.go:174*/ as := st[aOff:]
-	/*line gemm_pipe64.go:176*/ for mi := int32(0); mi < 4; mi++ {
-		/*line gemm_pipe64.go:176*/ kernel.Loop(t, &gocuSite803)
-		/*line gemm_pipe64.go:177*/ {
-			/*line gemm_pipe64.go:177*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, as[mi*16*GP64BK:])
-			/*line gemm_pipe64.go:177*/ *kernel.At(t, af[:], int(mi), &gocuSite237, kernel.Write) = gocuV1
-		}
-	}
-	/*line gemm_pipe64.go:180*/ for nj := int32(0); nj < 4; nj++ {
-		/*line gemm_pipe64.go:180*/ kernel.Loop(t, &gocuSite804)
-		/*line gemm_pipe64.go:181*/ bs := st[*kernel.At(t, bOff[:], int(nj), &gocuSite239, kernel.Read):]
-		/*line gemm_pipe64.go:182*/ r := kernel.LdMatrixX4Trans(t, bs[ks*16*GP64BN:])
-		/*line gemm_pipe64.go:183*/ {
-			/*line gemm_pipe64.go:183*/ var gocuV2 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(0), &gocuSite241, kernel.Read), *kernel.At(t, r[:], int(1), &gocuSite242, kernel.Read)}
-			/*line gemm_pipe64.go:183*/ *kernel.At(t, bf[:], int(2*nj), &gocuSite243, kernel.Write) = gocuV2
-		}
-		/*line gemm_pipe64.go:184*/ {
-			/*line gemm_pipe64.go:184*/ var gocuV3 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(2), &gocuSite244, kernel.Read), *kernel.At(t, r[:], int(3), &gocuSite245, kernel.Read)}
-			/*line gemm_pipe64.go:184*/ *kernel.At(t, bf[:], int(2*nj+1), &gocuSite246, kernel.Write) = gocuV3
-		}
-	}
-	/*line gemm_pipe64.go:186*/ return af, bf
-}
-
-// gocuChecked_gw32Load is the checked copy of lecture.gw32Load (gemm_wg32.go:138).
-func gocuChecked_gw32Load(t *kernel.Thread, st []kernel.BFloat16, ag []kernel.BFloat16, bg []kernel.BFloat16, sa int32, sb int32, aStep int, bStep int, bvalid bool) {
-	/*line gemm_wg32.go:140*/ for p := 0; p < GW32BM/gw32ARows; p++ {
-		/*line gemm_wg32.go:140*/ kernel.Loop(t, &gocuSite805)
-		/*line gemm_wg32.go:141*/ kernel.CpAsync(t, st[sa+int32(p)*gw32ARows*GW32BK:], ag[p*aStep:])
-	}
-	/*line gemm_wg32.go:144*/ for p := 0; p < GW32BK/gw32BRows; p++ {
-		/*line gemm_wg32.go:144*/ kernel.Loop(t, &gocuSite806)
-		/*line gemm_wg32.go:145*/ kernel.CpAsyncZfill(t, st[sb+int32(p)*gw32BRows*64:], bg[p*bStep:], bvalid)
-	}
-}
-
-// gocuChecked_gw64Load is the checked copy of lecture.gw64Load (gemm_wg64.go:134).
-func gocuChecked_gw64Load(t *kernel.Thread, st []kernel.BFloat16, ag []kernel.BFloat16, bg []kernel.BFloat16, sa int32, sb int32, aStep int, bStep int, bvalid bool) {
-	/*line gemm_wg64.go:136*/ for p := 0; p < GW64BM/gw64ARows; p++ {
-		/*line gemm_wg64.go:136*/ kernel.Loop(t, &gocuSite807)
-		/*line gemm_wg64.go:137*/ kernel.CpAsync(t, st[sa+int32(p)*gw64ARows*GW64BK:], ag[p*aStep:])
-	}
-	/*line gemm_wg64.go:140*/ for p := 0; p < GW64BK/gw64BRows; p++ {
-		/*line gemm_wg64.go:140*/ kernel.Loop(t, &gocuSite808)
-		/*line gemm_wg64.go:141*/ kernel.CpAsyncZfill(t, st[sb+int32(p)*gw64BRows*64:], bg[p*bStep:], bvalid)
+	/*line gemm_bf16.go:144*/ for p := 0; p < BF16BK/bf16BRows; p++ {
+		/*line gemm_bf16.go:144*/ kernel.Loop(t, &gocuSite399)
+		/*line gemm_bf16.go:145*/ kernel.CpAsyncZfill(t, st[sb+int32(p)*bf16BRows*64:], bg[p*bStep:], bvalid)
 	}
 }
 
@@ -4957,7 +3000,7 @@ func gocuChecked_luma(gocuT *kernel.Thread, r uint8, g uint8, b uint8) uint8 {
 func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint32 {
 	/*line grayfast.go:49*/ var out uint32
 	/*line grayfast.go:51*/ for k := range 4 {
-		/*line grayfast.go:51*/ kernel.Loop(gocuT, &gocuSite809)
+		/*line grayfast.go:51*/ kernel.Loop(gocuT, &gocuSite400)
 		/*line grayfast.go:52*/ s := uint32(8 * k)
 		/*line grayfast.go:53*/ out |= uint32(gocuChecked_luma(gocuT, uint8(r>>s), uint8(g>>s), uint8(b>>s))) << s
 	}
@@ -4967,1136 +3010,377 @@ func gocuChecked_gray4(gocuT *kernel.Thread, r uint32, g uint32, b uint32) uint3
 // gocuChecked_warpSum is the checked copy of lecture.warpSum (reduce.go:38).
 func gocuChecked_warpSum(t *kernel.Thread, v float32) float32 {
 	/*line reduce.go:39*/ for offset := int32(16); offset > 0; offset /= 2 {
-		/*line reduce.go:39*/ kernel.Loop(t, &gocuSite810)
+		/*line reduce.go:39*/ kernel.Loop(t, &gocuSite401)
 		/*line reduce.go:40*/ v += kernel.ShflDown(t, kernel.FullMask, v, offset)
 	}
 	/*line reduce.go:42*/ return v
 }
 
-// gocuChecked_FlashAttention128 is the checked copy of lecture.FlashAttention128 (flash128.go:60).
+// gocuChecked_FlashAttention128 is the checked copy of lecture.FlashAttention128 (flash128.go:73).
 func gocuChecked_FlashAttention128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, seq int32, scale float32, causal bool) {
-	/*line flash128.go:61*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line flash128.go:62*/ tid := t.ThreadIdx.X
-	/*line flash128.go:63*/ warp, lane := tid/32, tid%32
-	/*line flash128.go:64*/ g, qd := lane/4, lane%4
-	/*line flash128.go:65*/ qtile := t.BlockIdx.X
-	/*line flash128.go:66*/ if causal {
-		/*line flash128.go:67*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
+	/*line flash128.go:74*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line flash128.go:75*/ tid := t.ThreadIdx.X
+	/*line flash128.go:76*/ warp, lane := tid/32, tid%32
+	/*line flash128.go:77*/ g, qd := lane/4, lane%4
+	/*line flash128.go:78*/ qtile := t.BlockIdx.X
+	/*line flash128.go:79*/ if causal {
+		/*line flash128.go:80*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
 	}
-	/*line flash128.go:69*/ q0 := qtile * FlashBR
-	/*line flash128.go:70*/ head := int(t.BlockIdx.Y) * int(seq) * fa128D
-	/*line flash128.go:71*/ sl2 := scale * log2e
-	/*line flash128.go:72*/ negInf := float32(math.Inf(-1))
-	/*line flash128.go:76*/ for i := int32(0); i < fa128Q/8/FlashThreads; i++ {
-		/*line flash128.go:76*/ kernel.Loop(t, &gocuSite811)
-		/*line flash128.go:77*/ c := tid + i*FlashThreads
-		/*line flash128.go:78*/ r, ch := c/fa128Chunk, c%fa128Chunk
-		/*line flash128.go:79*/ kernel.CpAsync(t, sm[r*fa128D+(ch^(r&7))*8:], q[head+int(q0+r)*fa128D+int(ch)*8:])
+	/*line flash128.go:82*/ q0 := qtile * FlashBR
+	/*line flash128.go:83*/ head := int(t.BlockIdx.Y) * int(seq) * fa128D
+	/*line flash128.go:84*/ sl2 := scale * log2e
+	/*line flash128.go:88*/ cr, cc := tid/fa128Chunk, tid%fa128Chunk
+	/*line flash128.go:89*/ soff := cr*fa128D + (cc^(cr&7))*8
+	/*line flash128.go:90*/ goff := head + int(cr)*fa128D + int(cc)*8
+	/*line flash128.go:92*/ for i := int32(0); i < FlashBR/fa128Rows; i++ {
+		/*line flash128.go:92*/ kernel.Loop(t, &gocuSite402)
+		/*line flash128.go:93*/ kernel.CpAsync(t, sm[soff+i*fa128Rows*fa128D:], q[goff+int(q0+i*fa128Rows)*fa128D:])
 	}
-	/*line flash128.go:81*/ ntiles := seq / FlashBC
-	/*line flash128.go:82*/ if causal {
-		/*line flash128.go:83*/ ntiles = (q0 + FlashBR) / FlashBC
+	/*line flash128.go:95*/ ntiles, nfull := seq/FlashBC, seq/FlashBC
+	/*line flash128.go:96*/ if causal {
+		/*line flash128.go:97*/ ntiles = (q0 + FlashBR) / FlashBC
+		/*line flash128.go:98*/ nfull = q0 / FlashBC
 	}
-	/*line flash128.go:85*/ gocuChecked_faLoadKV128(t, sm, k, v, head, 0, 0)
-	/*line flash128.go:86*/ kernel.CpAsyncCommit(t)
-	/*line flash128.go:87*/ kernel.CpAsyncWait(t, 0)
-	/*line flash128.go:88*/ t.SyncThreads()
-	/*line flash128.go:91*/ var qf [8]kernel.FragA
-	/*line flash128.go:92*/ lr, lc := lane%16, lane/16
-	/*line flash128.go:94*/ for ks := int32(0); ks < fa128D/16; ks++ {
-		/*line flash128.go:94*/ kernel.Loop(t, &gocuSite812)
-		/*line flash128.go:95*/ r := warp*16 + lr
-		/*line flash128.go:96*/ ch := ks*2 + lc
-		/*line flash128.go:97*/ {
-			/*line flash128.go:97*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fa128D+(ch^(r&7))*8:])
-			/*line flash128.go:97*/ *kernel.At(t, qf[:], int(ks), &gocuSite258, kernel.Write) = gocuV1
-		}
-	}
-	/*line flash128.go:100*/ var acc [16]kernel.FragC
-	/*line flash128.go:101*/ mx := [2]float32{negInf, negInf}
-	/*line flash128.go:102*/ sum := [2]float32{0, 0}
-	/*line flash128.go:103*/ rowA := q0 + warp*16 + g
-	/*line flash128.go:104*/ for j := int32(0); j < ntiles; j++ {
-		/*line flash128.go:104*/ kernel.Loop(t, &gocuSite813)
-		/*line flash128.go:105*/ if j > 0 {
-			/*line flash128.go:106*/ kernel.CpAsyncWait(t, 0)
-			/*line flash128.go:107*/ t.SyncThreads()
-		}
-		/*line flash128.go:109*/ if j+1 < ntiles {
-			/*line flash128.go:110*/ gocuChecked_faLoadKV128(t, sm, k, v, head, (j+1)*FlashBC, (j+1)%2)
-		}
-		/*line flash128.go:112*/ kernel.CpAsyncCommit(t)
-		/*line flash128.go:113*/ ks0 := fa128Q + (j%2)*2*fa128KV
-		/*line flash128.go:114*/ vs0 := ks0 + fa128KV
-		/*line flash128.go:117*/ var s [8]kernel.FragC
-		/*line flash128.go:119*/ for ks := int32(0); ks < fa128D/16; ks++ {
-			/*line flash128.go:119*/ kernel.Loop(t, &gocuSite814)
-			/*line flash128.go:121*/ for nj := int32(0); nj < FlashBC/16; nj++ {
-				/*line flash128.go:121*/ kernel.Loop(t, &gocuSite815)
-				/*line flash128.go:122*/ r := nj*16 + lane%8 + 8*(lane/16)
-				/*line flash128.go:123*/ ch := ks*2 + (lane/8)%2
-				/*line flash128.go:124*/ kf := kernel.LdMatrixX4(t, sm[ks0+r*fa128D+(ch^(r&7))*8:])
-				/*line flash128.go:125*/ {
-					/*line flash128.go:125*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite260, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite261, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite262, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite263, kernel.Read))
-					/*line flash128.go:125*/ *kernel.At(t, s[:], int(2*nj), &gocuSite264, kernel.Write) = gocuV2
-				}
-				/*line flash128.go:126*/ {
-					/*line flash128.go:126*/ var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite265, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite266, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite267, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite268, kernel.Read))
-					/*line flash128.go:126*/ *kernel.At(t, s[:], int(2*nj+1), &gocuSite269, kernel.Write) = gocuV3
-				}
-			}
-		}
-		/*line flash128.go:131*/ diag := causal && (j+1)*FlashBC > q0+warp*16
-		/*line flash128.go:132*/ var tmax [2]float32
-		/*line flash128.go:133*/ *kernel.At(t, tmax[:], int(0), &gocuSite270, kernel.Write), *kernel.At(t, tmax[:], int(1), &gocuSite271, kernel.Write) = *kernel.At(t, mx[:], int(0), &gocuSite272, kernel.Read), *kernel.At(t, mx[:], int(1), &gocuSite273, kernel.Read)
-		/*line flash128.go:135*/ for nt := int32(0); nt < FlashBC/8; nt++ {
-			/*line flash128.go:135*/ kernel.Loop(t, &gocuSite816)
-			/*line flash128.go:137*/ for e := int32(0); e < 4; e++ {
-				/*line flash128.go:137*/ kernel.Loop(t, &gocuSite817)
-				/*line flash128.go:138*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite274)][:], int(e), &gocuSite274, kernel.Read) * sl2
-				/*line flash128.go:139*/ if diag && j*FlashBC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
-					/*line flash128.go:140*/ x = negInf
-				}
-				/*line flash128.go:142*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite275)][:], int(e), &gocuSite275, kernel.Write) = x
-				/*line flash128.go:143*/ {
-					/*line flash128.go:143*/ var gocuV4 float32 = kernel.Max(*kernel.At(t, tmax[:], int(e/2), &gocuSite276, kernel.Read), x)
-					/*line flash128.go:143*/ *kernel.At(t, tmax[:], int(e/2), &gocuSite277, kernel.Write) = gocuV4
-				}
-			}
-		}
-		/*line flash128.go:147*/ for h := 0; h < 2; h++ {
-			/*line flash128.go:147*/ kernel.Loop(t, &gocuSite818)
-			/*line flash128.go:148*/ {
-				/*line flash128.go:148*/ var gocuV5 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite278, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite279, kernel.Read), 1))
-				/*line flash128.go:148*/ *kernel.At(t, tmax[:], int(h), &gocuSite280, kernel.Write) = gocuV5
-			}
-			/*line flash128.go:149*/ {
-				/*line flash128.go:149*/ var gocuV6 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite281, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite282, kernel.Read), 2))
-				/*line flash128.go:149*/ *kernel.At(t, tmax[:], int(h), &gocuSite283, kernel.Write) = gocuV6
-			}
-		}
-		/*line flash128.go:151*/ var corr [2]float32
-		/*line flash128.go:153*/ for h := 0; h < 2; h++ {
-			/*line flash128.go:153*/ kernel.Loop(t, &gocuSite819)
-			/*line flash128.go:154*/ {
-				/*line flash128.go:154*/ var gocuV7 float32 = kernel.Exp2(*kernel.At(t, mx[:], int(h), &gocuSite284, kernel.Read) - *kernel.At(t, tmax[:], int(h), &gocuSite285, kernel.Read))
-				/*line flash128.go:154*/ *kernel.At(t, corr[:], int(h), &gocuSite286, kernel.Write) = gocuV7
-			}
-			/*line flash128.go:155*/ {
-				/*line flash128.go:155*/ var gocuV8 float32 = *kernel.At(t, tmax[:], int(h), &gocuSite287, kernel.Read)
-				/*line flash128.go:155*/ *kernel.At(t, mx[:], int(h), &gocuSite288, kernel.Write) = gocuV8
-			}
-			/*line flash128.go:156*/ {
-				/*line flash128.go:156*/ var gocuV9 float32 = *kernel.At(t, corr[:], int(h), &gocuSite289, kernel.Read)
-				/*line flash128.go:156*/ *kernel.At(t, sum[:], int(h), &gocuSite290, kernel.ReadWrite) *= gocuV9
-			}
-		}
-		/*line flash128.go:159*/ for nt := int32(0); nt < FlashBC/8; nt++ {
-			/*line flash128.go:159*/ kernel.Loop(t, &gocuSite820)
-			/*line flash128.go:161*/ for e := int32(0); e < 4; e++ {
-				/*line flash128.go:161*/ kernel.Loop(t, &gocuSite821)
-				/*line flash128.go:162*/ p := kernel.Exp2(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite291)][:], int(e), &gocuSite291, kernel.Read) - *kernel.At(t, mx[:], int(e/2), &gocuSite292, kernel.Read))
-				/*line flash128.go:163*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite293)][:], int(e), &gocuSite293, kernel.Write) = p
-				/*line flash128.go:164*/ *kernel.At(t, sum[:], int(e/2), &gocuSite294, kernel.ReadWrite) += p
-			}
-		}
-		/*line flash128.go:168*/ for dt := 0; dt < fa128D/8; dt++ {
-			/*line flash128.go:168*/ kernel.Loop(t, &gocuSite822)
-			/*line flash128.go:169*/ {
-				/*line flash128.go:169*/ var gocuV10 float32 = *kernel.At(t, corr[:], int(0), &gocuSite295, kernel.Read)
-				/*line flash128.go:169*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite296)][:], int(0), &gocuSite296, kernel.ReadWrite) *= gocuV10
-			}
-			/*line flash128.go:170*/ {
-				/*line flash128.go:170*/ var gocuV11 float32 = *kernel.At(t, corr[:], int(0), &gocuSite297, kernel.Read)
-				/*line flash128.go:170*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite298)][:], int(1), &gocuSite298, kernel.ReadWrite) *= gocuV11
-			}
-			/*line flash128.go:171*/ {
-				/*line flash128.go:171*/ var gocuV12 float32 = *kernel.At(t, corr[:], int(1), &gocuSite299, kernel.Read)
-				/*line flash128.go:171*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite300)][:], int(2), &gocuSite300, kernel.ReadWrite) *= gocuV12
-			}
-			/*line flash128.go:172*/ {
-				/*line flash128.go:172*/ var gocuV13 float32 = *kernel.At(t, corr[:], int(1), &gocuSite301, kernel.Read)
-				/*line flash128.go:172*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite302)][:], int(3), &gocuSite302, kernel.ReadWrite) *= gocuV13
-			}
-		}
-		/*line flash128.go:177*/ for kk := int32(0); kk < FlashBC/16; kk++ {
-			/*line flash128.go:177*/ kernel.Loop(t, &gocuSite823)
-			/*line flash128.go:178*/ pa := kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite303)][:], int(0), &gocuSite303, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite304)][:], int(1), &gocuSite304, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite305)][:], int(2), &gocuSite305, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite306)][:], int(3), &gocuSite306, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite307)][:], int(0), &gocuSite307, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite308)][:], int(1), &gocuSite308, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite309)][:], int(2), &gocuSite309, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite310)][:], int(3), &gocuSite310, kernel.Read))}
-			/*line flash128.go:183*/ for nd := int32(0); nd < fa128D/16; nd++ {
-				/*line flash128.go:183*/ kernel.Loop(t, &gocuSite824)
-				/*line flash128.go:184*/ r := kk*16 + lr
-				/*line flash128.go:185*/ ch := nd*2 + lc
-				/*line flash128.go:186*/ vf := kernel.LdMatrixX4Trans(t, sm[vs0+r*fa128D+(ch^(r&7))*8:])
-				/*line flash128.go:187*/ {
-					/*line flash128.go:187*/ var gocuV14 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite312, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite313, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite314, kernel.Read))
-					/*line flash128.go:187*/ *kernel.At(t, acc[:], int(2*nd), &gocuSite315, kernel.Write) = gocuV14
-				}
-				/*line flash128.go:188*/ {
-					/*line flash128.go:188*/ var gocuV15 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite316, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite317, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite318, kernel.Read))
-					/*line flash128.go:188*/ *kernel.At(t, acc[:], int(2*nd+1), &gocuSite319, kernel.Write) = gocuV15
-				}
-			}
+	/*line flash128.go:100*/ gocuChecked_fa128LoadKV(t, sm, k, v, goff, soff, 0, 0)
+	/*line flash128.go:101*/ kernel.CpAsyncCommit(t)
+	/*line flash128.go:102*/ kernel.CpAsyncWait(t, 0)
+	/*line flash128.go:103*/ t.SyncThreads()
+	/*line flash128.go:106*/ var qf [8]kernel.FragA
+	/*line flash128.go:107*/ lr, lc := lane%16, lane/16
+	/*line flash128.go:109*/ for ks := int32(0); ks < fa128D/16; ks++ {
+		/*line flash128.go:109*/ kernel.Loop(t, &gocuSite403)
+		/*line flash128.go:110*/ r := warp*16 + lr
+		/*line flash128.go:111*/ ch := ks*2 + lc
+		/*line flash128.go:112*/ {
+			/*line flash128.go:112*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fa128D+(ch^(r&7))*8:])
+			/*line flash128.go:112*/ *kernel.At(t, qf[:], int(ks), &gocuSite145, kernel.Write) = gocuV1
 		}
 	}
-	/*line flash128.go:195*/ for h := 0; h < 2; h++ {
-		/*line flash128.go:195*/ kernel.Loop(t, &gocuSite825)
-		/*line flash128.go:196*/ {
-			/*line flash128.go:196*/ var gocuV16 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite320, kernel.Read), 1)
-			/*line flash128.go:196*/ *kernel.At(t, sum[:], int(h), &gocuSite321, kernel.ReadWrite) += gocuV16
+	/*line flash128.go:119*/ l7 := lane % 8
+	/*line flash128.go:120*/ h := l7 / 2
+	/*line flash128.go:121*/ rowK := (l7+8*(lane/16))*fa128D + 8*(((lane/8)^l7)&1)
+	/*line flash128.go:122*/ rowV := lr*fa128D + 8*((lc^l7)&1)
+	/*line flash128.go:123*/ var kOff, vOff [4]int32
+	/*line flash128.go:125*/ for j := int32(0); j < 4; j++ {
+		/*line flash128.go:125*/ kernel.Loop(t, &gocuSite404)
+		/*line flash128.go:126*/ *kernel.At(t, kOff[:], int(j), &gocuSite146, kernel.Write) = rowK + 16*(j^h)
+		/*line flash128.go:127*/ *kernel.At(t, vOff[:], int(j), &gocuSite147, kernel.Write) = rowV + 16*(j^h)
+	}
+	/*line flash128.go:130*/ var acc [16]kernel.FragC
+	/*line flash128.go:131*/ negInf := float32(math.Inf(-1))
+	/*line flash128.go:132*/ mx := [2]float32{negInf, negInf}
+	/*line flash128.go:133*/ sum := [2]float32{0, 0}
+	/*line flash128.go:134*/ rowA := q0 + warp*16 + g
+	/*line flash128.go:135*/ for j := int32(0); j < nfull; j++ {
+		/*line flash128.go:135*/ kernel.Loop(t, &gocuSite405)
+		/*line flash128.go:136*/ acc, mx, sum = gocuChecked_fa128Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false)
+	}
+	/*line flash128.go:138*/ for j := nfull; j < ntiles; j++ {
+		/*line flash128.go:138*/ kernel.Loop(t, &gocuSite406)
+		/*line flash128.go:139*/ acc, mx, sum = gocuChecked_fa128Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true)
+	}
+	/*line flash128.go:144*/ for hh := 0; hh < 2; hh++ {
+		/*line flash128.go:144*/ kernel.Loop(t, &gocuSite407)
+		/*line flash128.go:145*/ {
+			/*line flash128.go:145*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite148, kernel.Read), 1)
+			/*line flash128.go:145*/ *kernel.At(t, sum[:], int(hh), &gocuSite149, kernel.ReadWrite) += gocuV2
 		}
-		/*line flash128.go:197*/ {
-			/*line flash128.go:197*/ var gocuV17 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite322, kernel.Read), 2)
-			/*line flash128.go:197*/ *kernel.At(t, sum[:], int(h), &gocuSite323, kernel.ReadWrite) += gocuV17
+		/*line flash128.go:146*/ {
+			/*line flash128.go:146*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite150, kernel.Read), 2)
+			/*line flash128.go:146*/ *kernel.At(t, sum[:], int(hh), &gocuSite151, kernel.ReadWrite) += gocuV3
 		}
-		/*line flash128.go:198*/ {
-			/*line flash128.go:198*/ var gocuV18 float32 = 1 / *kernel.At(t, sum[:], int(h), &gocuSite324, kernel.Read)
-			/*line flash128.go:198*/ *kernel.At(t, sum[:], int(h), &gocuSite325, kernel.Write) = gocuV18
+		/*line flash128.go:147*/ {
+			/*line flash128.go:147*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite152, kernel.Read)
+			/*line flash128.go:147*/ *kernel.At(t, sum[:], int(hh), &gocuSite153, kernel.Write) = gocuV4
 		}
 	}
-	/*line flash128.go:200*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
-	/*line flash128.go:202*/ for dt := int32(0); dt < fa128D/8; dt++ {
-		/*line flash128.go:202*/ kernel.Loop(t, &gocuSite826)
-		/*line flash128.go:203*/ col := int(dt*8 + 2*qd)
-		/*line flash128.go:204*/ {
-			/*line flash128.go:204*/ var gocuV19 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite327)][:], int(0), &gocuSite327, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite328, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite329)][:], int(1), &gocuSite329, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite330, kernel.Read))
-			/*line flash128.go:204*/ *kernel.At(t, o2, int((head+int(rowA)*fa128D+col)/2), &gocuSite331, kernel.Write) = gocuV19
+	/*line flash128.go:149*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
+	/*line flash128.go:151*/ for dt := int32(0); dt < fa128D/8; dt++ {
+		/*line flash128.go:151*/ kernel.Loop(t, &gocuSite408)
+		/*line flash128.go:152*/ col := int(dt*8 + 2*qd)
+		/*line flash128.go:153*/ {
+			/*line flash128.go:153*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite155)][:], int(0), &gocuSite155, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite156, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite157)][:], int(1), &gocuSite157, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite158, kernel.Read))
+			/*line flash128.go:153*/ *kernel.At(t, o2, int((head+int(rowA)*fa128D+col)/2), &gocuSite159, kernel.Write) = gocuV5
 		}
-		/*line flash128.go:205*/ {
-			/*line flash128.go:205*/ var gocuV20 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite332)][:], int(2), &gocuSite332, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite333, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite334)][:], int(3), &gocuSite334, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite335, kernel.Read))
-			/*line flash128.go:205*/ *kernel.At(t, o2, int((head+int(rowA+8)*fa128D+col)/2), &gocuSite336, kernel.Write) = gocuV20
+		/*line flash128.go:154*/ {
+			/*line flash128.go:154*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite160)][:], int(2), &gocuSite160, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite161, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite162)][:], int(3), &gocuSite162, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite163, kernel.Read))
+			/*line flash128.go:154*/ *kernel.At(t, o2, int((head+int(rowA+8)*fa128D+col)/2), &gocuSite164, kernel.Write) = gocuV6
 		}
 	}
 }
 
-// gocuChecked_FlashAttention64 is the checked copy of lecture.FlashAttention64 (flash64.go:53).
+// gocuChecked_FlashAttention64 is the checked copy of lecture.FlashAttention64 (flash64.go:65).
 func gocuChecked_FlashAttention64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, seq int32, scale float32, causal bool) {
-	/*line flash64.go:54*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line flash64.go:55*/ tid := t.ThreadIdx.X
-	/*line flash64.go:56*/ warp, lane := tid/32, tid%32
-	/*line flash64.go:57*/ g, qd := lane/4, lane%4
-	/*line flash64.go:58*/ qtile := t.BlockIdx.X
-	/*line flash64.go:59*/ if causal {
-		/*line flash64.go:60*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
+	/*line flash64.go:66*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line flash64.go:67*/ tid := t.ThreadIdx.X
+	/*line flash64.go:68*/ warp, lane := tid/32, tid%32
+	/*line flash64.go:69*/ g, qd := lane/4, lane%4
+	/*line flash64.go:70*/ qtile := t.BlockIdx.X
+	/*line flash64.go:71*/ if causal {
+		/*line flash64.go:72*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
 	}
-	/*line flash64.go:62*/ q0 := qtile * FlashBR
-	/*line flash64.go:63*/ head := int(t.BlockIdx.Y) * int(seq) * fa64D
-	/*line flash64.go:64*/ sl2 := scale * log2e
-	/*line flash64.go:65*/ negInf := float32(math.Inf(-1))
-	/*line flash64.go:69*/ for i := int32(0); i < fa64Q/8/FlashThreads; i++ {
-		/*line flash64.go:69*/ kernel.Loop(t, &gocuSite827)
-		/*line flash64.go:70*/ c := tid + i*FlashThreads
-		/*line flash64.go:71*/ r, ch := c/fa64Chunk, c%fa64Chunk
-		/*line flash64.go:72*/ kernel.CpAsync(t, sm[r*fa64D+(ch^(r&7))*8:], q[head+int(q0+r)*fa64D+int(ch)*8:])
+	/*line flash64.go:74*/ q0 := qtile * FlashBR
+	/*line flash64.go:75*/ head := int(t.BlockIdx.Y) * int(seq) * fa64D
+	/*line flash64.go:76*/ sl2 := scale * log2e
+	/*line flash64.go:80*/ cr, cc := tid/fa64Chunk, tid%fa64Chunk
+	/*line flash64.go:81*/ soff := cr*fa64D + (cc^(cr&7))*8
+	/*line flash64.go:82*/ goff := head + int(cr)*fa64D + int(cc)*8
+	/*line flash64.go:84*/ for i := int32(0); i < FlashBR/fa64Rows; i++ {
+		/*line flash64.go:84*/ kernel.Loop(t, &gocuSite409)
+		/*line flash64.go:85*/ kernel.CpAsync(t, sm[soff+i*fa64Rows*fa64D:], q[goff+int(q0+i*fa64Rows)*fa64D:])
 	}
-	/*line flash64.go:74*/ ntiles := seq / FlashBC
-	/*line flash64.go:75*/ if causal {
-		/*line flash64.go:76*/ ntiles = (q0 + FlashBR) / FlashBC
+	/*line flash64.go:87*/ ntiles, nfull := seq/FlashBC, seq/FlashBC
+	/*line flash64.go:88*/ if causal {
+		/*line flash64.go:89*/ ntiles = (q0 + FlashBR) / FlashBC
+		/*line flash64.go:90*/ nfull = q0 / FlashBC
 	}
-	/*line flash64.go:78*/ gocuChecked_faLoadKV64(t, sm, k, v, head, 0, 0)
-	/*line flash64.go:79*/ kernel.CpAsyncCommit(t)
-	/*line flash64.go:80*/ kernel.CpAsyncWait(t, 0)
-	/*line flash64.go:81*/ t.SyncThreads()
-	/*line flash64.go:84*/ var qf [4]kernel.FragA
-	/*line flash64.go:85*/ lr, lc := lane%16, lane/16
-	/*line flash64.go:87*/ for ks := int32(0); ks < fa64D/16; ks++ {
-		/*line flash64.go:87*/ kernel.Loop(t, &gocuSite828)
-		/*line flash64.go:88*/ r := warp*16 + lr
-		/*line flash64.go:89*/ ch := ks*2 + lc
-		/*line flash64.go:90*/ {
-			/*line flash64.go:90*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fa64D+(ch^(r&7))*8:])
-			/*line flash64.go:90*/ *kernel.At(t, qf[:], int(ks), &gocuSite340, kernel.Write) = gocuV1
-		}
-	}
-	/*line flash64.go:93*/ var acc [8]kernel.FragC
-	/*line flash64.go:94*/ mx := [2]float32{negInf, negInf}
-	/*line flash64.go:95*/ sum := [2]float32{0, 0}
-	/*line flash64.go:96*/ rowA := q0 + warp*16 + g
-	/*line flash64.go:97*/ for j := int32(0); j < ntiles; j++ {
-		/*line flash64.go:97*/ kernel.Loop(t, &gocuSite829)
-		/*line flash64.go:98*/ if j > 0 {
-			/*line flash64.go:99*/ kernel.CpAsyncWait(t, 0)
-			/*line flash64.go:100*/ t.SyncThreads()
-		}
-		/*line flash64.go:102*/ if j+1 < ntiles {
-			/*line flash64.go:103*/ gocuChecked_faLoadKV64(t, sm, k, v, head, (j+1)*FlashBC, (j+1)%2)
-		}
-		/*line flash64.go:105*/ kernel.CpAsyncCommit(t)
-		/*line flash64.go:106*/ ks0 := fa64Q + (j%2)*2*fa64KV
-		/*line flash64.go:107*/ vs0 := ks0 + fa64KV
-		/*line flash64.go:110*/ var s [8]kernel.FragC
-		/*line flash64.go:112*/ for ks := int32(0); ks < fa64D/16; ks++ {
-			/*line flash64.go:112*/ kernel.Loop(t, &gocuSite830)
-			/*line flash64.go:114*/ for nj := int32(0); nj < FlashBC/16; nj++ {
-				/*line flash64.go:114*/ kernel.Loop(t, &gocuSite831)
-				/*line flash64.go:115*/ r := nj*16 + lane%8 + 8*(lane/16)
-				/*line flash64.go:116*/ ch := ks*2 + (lane/8)%2
-				/*line flash64.go:117*/ kf := kernel.LdMatrixX4(t, sm[ks0+r*fa64D+(ch^(r&7))*8:])
-				/*line flash64.go:118*/ {
-					/*line flash64.go:118*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite342, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite343, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite344, kernel.Read)}, *kernel.At(t, s[:], int(2*nj), &gocuSite345, kernel.Read))
-					/*line flash64.go:118*/ *kernel.At(t, s[:], int(2*nj), &gocuSite346, kernel.Write) = gocuV2
-				}
-				/*line flash64.go:119*/ {
-					/*line flash64.go:119*/ var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, qf[:], int(ks), &gocuSite347, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite348, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite349, kernel.Read)}, *kernel.At(t, s[:], int(2*nj+1), &gocuSite350, kernel.Read))
-					/*line flash64.go:119*/ *kernel.At(t, s[:], int(2*nj+1), &gocuSite351, kernel.Write) = gocuV3
-				}
-			}
-		}
-		/*line flash64.go:124*/ diag := causal && (j+1)*FlashBC > q0+warp*16
-		/*line flash64.go:125*/ var tmax [2]float32
-		/*line flash64.go:126*/ *kernel.At(t, tmax[:], int(0), &gocuSite352, kernel.Write), *kernel.At(t, tmax[:], int(1), &gocuSite353, kernel.Write) = *kernel.At(t, mx[:], int(0), &gocuSite354, kernel.Read), *kernel.At(t, mx[:], int(1), &gocuSite355, kernel.Read)
-		/*line flash64.go:128*/ for nt := int32(0); nt < FlashBC/8; nt++ {
-			/*line flash64.go:128*/ kernel.Loop(t, &gocuSite832)
-			/*line flash64.go:130*/ for e := int32(0); e < 4; e++ {
-				/*line flash64.go:130*/ kernel.Loop(t, &gocuSite833)
-				/*line flash64.go:131*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite356)][:], int(e), &gocuSite356, kernel.Read) * sl2
-				/*line flash64.go:132*/ if diag && j*FlashBC+nt*8+2*qd+e%2 > rowA+8*(e/2) {
-					/*line flash64.go:133*/ x = negInf
-				}
-				/*line flash64.go:135*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite357)][:], int(e), &gocuSite357, kernel.Write) = x
-				/*line flash64.go:136*/ {
-					/*line flash64.go:136*/ var gocuV4 float32 = kernel.Max(*kernel.At(t, tmax[:], int(e/2), &gocuSite358, kernel.Read), x)
-					/*line flash64.go:136*/ *kernel.At(t, tmax[:], int(e/2), &gocuSite359, kernel.Write) = gocuV4
-				}
-			}
-		}
-		/*line flash64.go:140*/ for h := 0; h < 2; h++ {
-			/*line flash64.go:140*/ kernel.Loop(t, &gocuSite834)
-			/*line flash64.go:141*/ {
-				/*line flash64.go:141*/ var gocuV5 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite360, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite361, kernel.Read), 1))
-				/*line flash64.go:141*/ *kernel.At(t, tmax[:], int(h), &gocuSite362, kernel.Write) = gocuV5
-			}
-			/*line flash64.go:142*/ {
-				/*line flash64.go:142*/ var gocuV6 float32 = kernel.Max(*kernel.At(t, tmax[:], int(h), &gocuSite363, kernel.Read), kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, tmax[:], int(h), &gocuSite364, kernel.Read), 2))
-				/*line flash64.go:142*/ *kernel.At(t, tmax[:], int(h), &gocuSite365, kernel.Write) = gocuV6
-			}
-		}
-		/*line flash64.go:144*/ var corr [2]float32
-		/*line flash64.go:146*/ for h := 0; h < 2; h++ {
-			/*line flash64.go:146*/ kernel.Loop(t, &gocuSite835)
-			/*line flash64.go:147*/ {
-				/*line flash64.go:147*/ var gocuV7 float32 = kernel.Exp2(*kernel.At(t, mx[:], int(h), &gocuSite366, kernel.Read) - *kernel.At(t, tmax[:], int(h), &gocuSite367, kernel.Read))
-				/*line flash64.go:147*/ *kernel.At(t, corr[:], int(h), &gocuSite368, kernel.Write) = gocuV7
-			}
-			/*line flash64.go:148*/ {
-				/*line flash64.go:148*/ var gocuV8 float32 = *kernel.At(t, tmax[:], int(h), &gocuSite369, kernel.Read)
-				/*line flash64.go:148*/ *kernel.At(t, mx[:], int(h), &gocuSite370, kernel.Write) = gocuV8
-			}
-			/*line flash64.go:149*/ {
-				/*line flash64.go:149*/ var gocuV9 float32 = *kernel.At(t, corr[:], int(h), &gocuSite371, kernel.Read)
-				/*line flash64.go:149*/ *kernel.At(t, sum[:], int(h), &gocuSite372, kernel.ReadWrite) *= gocuV9
-			}
-		}
-		/*line flash64.go:152*/ for nt := int32(0); nt < FlashBC/8; nt++ {
-			/*line flash64.go:152*/ kernel.Loop(t, &gocuSite836)
-			/*line flash64.go:154*/ for e := int32(0); e < 4; e++ {
-				/*line flash64.go:154*/ kernel.Loop(t, &gocuSite837)
-				/*line flash64.go:155*/ p := kernel.Exp2(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite373)][:], int(e), &gocuSite373, kernel.Read) - *kernel.At(t, mx[:], int(e/2), &gocuSite374, kernel.Read))
-				/*line flash64.go:156*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite375)][:], int(e), &gocuSite375, kernel.Write) = p
-				/*line flash64.go:157*/ *kernel.At(t, sum[:], int(e/2), &gocuSite376, kernel.ReadWrite) += p
-			}
-		}
-		/*line flash64.go:161*/ for dt := 0; dt < fa64D/8; dt++ {
-			/*line flash64.go:161*/ kernel.Loop(t, &gocuSite838)
-			/*line flash64.go:162*/ {
-				/*line flash64.go:162*/ var gocuV10 float32 = *kernel.At(t, corr[:], int(0), &gocuSite377, kernel.Read)
-				/*line flash64.go:162*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite378)][:], int(0), &gocuSite378, kernel.ReadWrite) *= gocuV10
-			}
-			/*line flash64.go:163*/ {
-				/*line flash64.go:163*/ var gocuV11 float32 = *kernel.At(t, corr[:], int(0), &gocuSite379, kernel.Read)
-				/*line flash64.go:163*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite380)][:], int(1), &gocuSite380, kernel.ReadWrite) *= gocuV11
-			}
-			/*line flash64.go:164*/ {
-				/*line flash64.go:164*/ var gocuV12 float32 = *kernel.At(t, corr[:], int(1), &gocuSite381, kernel.Read)
-				/*line flash64.go:164*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite382)][:], int(2), &gocuSite382, kernel.ReadWrite) *= gocuV12
-			}
-			/*line flash64.go:165*/ {
-				/*line flash64.go:165*/ var gocuV13 float32 = *kernel.At(t, corr[:], int(1), &gocuSite383, kernel.Read)
-				/*line flash64.go:165*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite384)][:], int(3), &gocuSite384, kernel.ReadWrite) *= gocuV13
-			}
-		}
-		/*line flash64.go:170*/ for kk := int32(0); kk < FlashBC/16; kk++ {
-			/*line flash64.go:170*/ kernel.Loop(t, &gocuSite839)
-			/*line flash64.go:171*/ pa := kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite385)][:], int(0), &gocuSite385, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite386)][:], int(1), &gocuSite386, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite387)][:], int(2), &gocuSite387, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk), 8, &gocuSite388)][:], int(3), &gocuSite388, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite389)][:], int(0), &gocuSite389, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite390)][:], int(1), &gocuSite390, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite391)][:], int(2), &gocuSite391, kernel.Read), *kernel.At(t, s[kernel.Index(t, int(2*kk+1), 8, &gocuSite392)][:], int(3), &gocuSite392, kernel.Read))}
-			/*line flash64.go:176*/ for nd := int32(0); nd < fa64D/16; nd++ {
-				/*line flash64.go:176*/ kernel.Loop(t, &gocuSite840)
-				/*line flash64.go:177*/ r := kk*16 + lr
-				/*line flash64.go:178*/ ch := nd*2 + lc
-				/*line flash64.go:179*/ vf := kernel.LdMatrixX4Trans(t, sm[vs0+r*fa64D+(ch^(r&7))*8:])
-				/*line flash64.go:180*/ {
-					/*line flash64.go:180*/ var gocuV14 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite394, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite395, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite396, kernel.Read))
-					/*line flash64.go:180*/ *kernel.At(t, acc[:], int(2*nd), &gocuSite397, kernel.Write) = gocuV14
-				}
-				/*line flash64.go:181*/ {
-					/*line flash64.go:181*/ var gocuV15 kernel.FragC = kernel.MMABF16(t, pa, kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite398, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite399, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite400, kernel.Read))
-					/*line flash64.go:181*/ *kernel.At(t, acc[:], int(2*nd+1), &gocuSite401, kernel.Write) = gocuV15
-				}
-			}
+	/*line flash64.go:92*/ gocuChecked_fa64LoadKV(t, sm, k, v, goff, soff, 0, 0)
+	/*line flash64.go:93*/ kernel.CpAsyncCommit(t)
+	/*line flash64.go:94*/ kernel.CpAsyncWait(t, 0)
+	/*line flash64.go:95*/ t.SyncThreads()
+	/*line flash64.go:98*/ var qf [4]kernel.FragA
+	/*line flash64.go:99*/ lr, lc := lane%16, lane/16
+	/*line flash64.go:101*/ for ks := int32(0); ks < fa64D/16; ks++ {
+		/*line flash64.go:101*/ kernel.Loop(t, &gocuSite410)
+		/*line flash64.go:102*/ r := warp*16 + lr
+		/*line flash64.go:103*/ ch := ks*2 + lc
+		/*line flash64.go:104*/ {
+			/*line flash64.go:104*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fa64D+(ch^(r&7))*8:])
+			/*line flash64.go:104*/ *kernel.At(t, qf[:], int(ks), &gocuSite168, kernel.Write) = gocuV1
 		}
 	}
-	/*line flash64.go:188*/ for h := 0; h < 2; h++ {
-		/*line flash64.go:188*/ kernel.Loop(t, &gocuSite841)
-		/*line flash64.go:189*/ {
-			/*line flash64.go:189*/ var gocuV16 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite402, kernel.Read), 1)
-			/*line flash64.go:189*/ *kernel.At(t, sum[:], int(h), &gocuSite403, kernel.ReadWrite) += gocuV16
+	/*line flash64.go:111*/ l7 := lane % 8
+	/*line flash64.go:112*/ h := l7 / 2
+	/*line flash64.go:113*/ rowK := (l7+8*(lane/16))*fa64D + 8*(((lane/8)^l7)&1)
+	/*line flash64.go:114*/ rowV := lr*fa64D + 8*((lc^l7)&1)
+	/*line flash64.go:115*/ var kOff, vOff [4]int32
+	/*line flash64.go:117*/ for j := int32(0); j < 4; j++ {
+		/*line flash64.go:117*/ kernel.Loop(t, &gocuSite411)
+		/*line flash64.go:118*/ *kernel.At(t, kOff[:], int(j), &gocuSite169, kernel.Write) = rowK + 16*(j^h)
+		/*line flash64.go:119*/ *kernel.At(t, vOff[:], int(j), &gocuSite170, kernel.Write) = rowV + 16*(j^h)
+	}
+	/*line flash64.go:122*/ var acc [8]kernel.FragC
+	/*line flash64.go:123*/ negInf := float32(math.Inf(-1))
+	/*line flash64.go:124*/ mx := [2]float32{negInf, negInf}
+	/*line flash64.go:125*/ sum := [2]float32{0, 0}
+	/*line flash64.go:126*/ rowA := q0 + warp*16 + g
+	/*line flash64.go:127*/ for j := int32(0); j < nfull; j++ {
+		/*line flash64.go:127*/ kernel.Loop(t, &gocuSite412)
+		/*line flash64.go:128*/ acc, mx, sum = gocuChecked_fa64Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false)
+	}
+	/*line flash64.go:130*/ for j := nfull; j < ntiles; j++ {
+		/*line flash64.go:130*/ kernel.Loop(t, &gocuSite413)
+		/*line flash64.go:131*/ acc, mx, sum = gocuChecked_fa64Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true)
+	}
+	/*line flash64.go:136*/ for hh := 0; hh < 2; hh++ {
+		/*line flash64.go:136*/ kernel.Loop(t, &gocuSite414)
+		/*line flash64.go:137*/ {
+			/*line flash64.go:137*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite171, kernel.Read), 1)
+			/*line flash64.go:137*/ *kernel.At(t, sum[:], int(hh), &gocuSite172, kernel.ReadWrite) += gocuV2
 		}
-		/*line flash64.go:190*/ {
-			/*line flash64.go:190*/ var gocuV17 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(h), &gocuSite404, kernel.Read), 2)
-			/*line flash64.go:190*/ *kernel.At(t, sum[:], int(h), &gocuSite405, kernel.ReadWrite) += gocuV17
+		/*line flash64.go:138*/ {
+			/*line flash64.go:138*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite173, kernel.Read), 2)
+			/*line flash64.go:138*/ *kernel.At(t, sum[:], int(hh), &gocuSite174, kernel.ReadWrite) += gocuV3
 		}
-		/*line flash64.go:191*/ {
-			/*line flash64.go:191*/ var gocuV18 float32 = 1 / *kernel.At(t, sum[:], int(h), &gocuSite406, kernel.Read)
-			/*line flash64.go:191*/ *kernel.At(t, sum[:], int(h), &gocuSite407, kernel.Write) = gocuV18
+		/*line flash64.go:139*/ {
+			/*line flash64.go:139*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite175, kernel.Read)
+			/*line flash64.go:139*/ *kernel.At(t, sum[:], int(hh), &gocuSite176, kernel.Write) = gocuV4
 		}
 	}
-	/*line flash64.go:193*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
-	/*line flash64.go:195*/ for dt := int32(0); dt < fa64D/8; dt++ {
-		/*line flash64.go:195*/ kernel.Loop(t, &gocuSite842)
-		/*line flash64.go:196*/ col := int(dt*8 + 2*qd)
-		/*line flash64.go:197*/ {
-			/*line flash64.go:197*/ var gocuV19 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite409)][:], int(0), &gocuSite409, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite410, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite411)][:], int(1), &gocuSite411, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite412, kernel.Read))
-			/*line flash64.go:197*/ *kernel.At(t, o2, int((head+int(rowA)*fa64D+col)/2), &gocuSite413, kernel.Write) = gocuV19
+	/*line flash64.go:141*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
+	/*line flash64.go:143*/ for dt := int32(0); dt < fa64D/8; dt++ {
+		/*line flash64.go:143*/ kernel.Loop(t, &gocuSite415)
+		/*line flash64.go:144*/ col := int(dt*8 + 2*qd)
+		/*line flash64.go:145*/ {
+			/*line flash64.go:145*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite178)][:], int(0), &gocuSite178, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite179, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite180)][:], int(1), &gocuSite180, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite181, kernel.Read))
+			/*line flash64.go:145*/ *kernel.At(t, o2, int((head+int(rowA)*fa64D+col)/2), &gocuSite182, kernel.Write) = gocuV5
 		}
-		/*line flash64.go:198*/ {
-			/*line flash64.go:198*/ var gocuV20 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite414)][:], int(2), &gocuSite414, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite415, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite416)][:], int(3), &gocuSite416, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite417, kernel.Read))
-			/*line flash64.go:198*/ *kernel.At(t, o2, int((head+int(rowA+8)*fa64D+col)/2), &gocuSite418, kernel.Write) = gocuV20
+		/*line flash64.go:146*/ {
+			/*line flash64.go:146*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite183)][:], int(2), &gocuSite183, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite184, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite185)][:], int(3), &gocuSite185, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite186, kernel.Read))
+			/*line flash64.go:146*/ *kernel.At(t, o2, int((head+int(rowA+8)*fa64D+col)/2), &gocuSite187, kernel.Write) = gocuV6
 		}
 	}
 }
 
-// gocuChecked_FlashAttn64B64 is the checked copy of lecture.FlashAttn64B64 (flash64_b64.go:57).
-func gocuChecked_FlashAttn64B64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, seq int32, scale float32, causal bool) {
-	/*line flash64_b64.go:58*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line flash64_b64.go:59*/ tid := t.ThreadIdx.X
-	/*line flash64_b64.go:60*/ warp, lane := tid/32, tid%32
-	/*line flash64_b64.go:61*/ g, qd := lane/4, lane%4
-	/*line flash64_b64.go:62*/ qtile := t.BlockIdx.X
-	/*line flash64_b64.go:63*/ if causal {
-		/*line flash64_b64.go:64*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
-	}
-	/*line flash64_b64.go:66*/ q0 := qtile * FA64B64BR
-	/*line flash64_b64.go:67*/ head := int(t.BlockIdx.Y) * int(seq) * fa64b64D
-	/*line flash64_b64.go:68*/ sl2 := scale * log2e
-	/*line flash64_b64.go:72*/ cr, cc := tid/fa64b64Chunk, tid%fa64b64Chunk
-	/*line flash64_b64.go:73*/ soff := cr*fa64b64D + (cc^(cr&7))*8
-	/*line flash64_b64.go:74*/ goff := head + int(cr)*fa64b64D + int(cc)*8
-	/*line flash64_b64.go:76*/ for i := int32(0); i < FA64B64BR/fa64b64Rows; i++ {
-		/*line flash64_b64.go:76*/ kernel.Loop(t, &gocuSite843)
-		/*line flash64_b64.go:77*/ kernel.CpAsync(t, sm[soff+i*fa64b64Rows*fa64b64D:], q[goff+int(q0+i*fa64b64Rows)*fa64b64D:])
-	}
-	/*line flash64_b64.go:79*/ ntiles, nfull := seq/FA64B64BC, seq/FA64B64BC
-	/*line flash64_b64.go:80*/ if causal {
-		/*line flash64_b64.go:81*/ ntiles = (q0 + FA64B64BR) / FA64B64BC
-		/*line flash64_b64.go:82*/ nfull = q0 / FA64B64BC
-	}
-	/*line flash64_b64.go:84*/ gocuChecked_fa64b64LoadKV(t, sm, k, v, goff, soff, 0, 0)
-	/*line flash64_b64.go:85*/ kernel.CpAsyncCommit(t)
-	/*line flash64_b64.go:86*/ kernel.CpAsyncWait(t, 0)
-	/*line flash64_b64.go:87*/ t.SyncThreads()
-	/*line flash64_b64.go:90*/ var qf [4]kernel.FragA
-	/*line flash64_b64.go:91*/ lr, lc := lane%16, lane/16
-	/*line flash64_b64.go:93*/ for ks := int32(0); ks < fa64b64D/16; ks++ {
-		/*line flash64_b64.go:93*/ kernel.Loop(t, &gocuSite844)
-		/*line flash64_b64.go:94*/ r := warp*16 + lr
-		/*line flash64_b64.go:95*/ ch := ks*2 + lc
-		/*line flash64_b64.go:96*/ {
-			/*line flash64_b64.go:96*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fa64b64D+(ch^(r&7))*8:])
-			/*line flash64_b64.go:96*/ *kernel.At(t, qf[:], int(ks), &gocuSite422, kernel.Write) = gocuV1
-		}
-	}
-	/*line flash64_b64.go:103*/ l7 := lane % 8
-	/*line flash64_b64.go:104*/ h := l7 / 2
-	/*line flash64_b64.go:105*/ rowK := (l7+8*(lane/16))*fa64b64D + 8*(((lane/8)^l7)&1)
-	/*line flash64_b64.go:106*/ rowV := lr*fa64b64D + 8*((lc^l7)&1)
-	/*line flash64_b64.go:107*/ var kOff, vOff [4]int32
-	/*line flash64_b64.go:109*/ for j := int32(0); j < 4; j++ {
-		/*line flash64_b64.go:109*/ kernel.Loop(t, &gocuSite845)
-		/*line flash64_b64.go:110*/ *kernel.At(t, kOff[:], int(j), &gocuSite423, kernel.Write) = rowK + 16*(j^h)
-		/*line flash64_b64.go:111*/ *kernel.At(t, vOff[:], int(j), &gocuSite424, kernel.Write) = rowV + 16*(j^h)
-	}
-	/*line flash64_b64.go:114*/ var acc [8]kernel.FragC
-	/*line flash64_b64.go:115*/ negInf := float32(math.Inf(-1))
-	/*line flash64_b64.go:116*/ mx := [2]float32{negInf, negInf}
-	/*line flash64_b64.go:117*/ sum := [2]float32{0, 0}
-	/*line flash64_b64.go:118*/ rowA := q0 + warp*16 + g
-	/*line flash64_b64.go:119*/ for j := int32(0); j < nfull; j++ {
-		/*line flash64_b64.go:119*/ kernel.Loop(t, &gocuSite846)
-		/*line flash64_b64.go:120*/ acc, mx, sum = gocuChecked_fa64b64Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false)
-	}
-	/*line flash64_b64.go:122*/ for j := nfull; j < ntiles; j++ {
-		/*line flash64_b64.go:122*/ kernel.Loop(t, &gocuSite847)
-		/*line flash64_b64.go:123*/ acc, mx, sum = gocuChecked_fa64b64Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true)
-	}
-	/*line flash64_b64.go:128*/ for hh := 0; hh < 2; hh++ {
-		/*line flash64_b64.go:128*/ kernel.Loop(t, &gocuSite848)
-		/*line flash64_b64.go:129*/ {
-			/*line flash64_b64.go:129*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite425, kernel.Read), 1)
-			/*line flash64_b64.go:129*/ *kernel.At(t, sum[:], int(hh), &gocuSite426, kernel.ReadWrite) += gocuV2
-		}
-		/*line flash64_b64.go:130*/ {
-			/*line flash64_b64.go:130*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite427, kernel.Read), 2)
-			/*line flash64_b64.go:130*/ *kernel.At(t, sum[:], int(hh), &gocuSite428, kernel.ReadWrite) += gocuV3
-		}
-		/*line flash64_b64.go:131*/ {
-			/*line flash64_b64.go:131*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite429, kernel.Read)
-			/*line flash64_b64.go:131*/ *kernel.At(t, sum[:], int(hh), &gocuSite430, kernel.Write) = gocuV4
-		}
-	}
-	/*line flash64_b64.go:133*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
-	/*line flash64_b64.go:135*/ for dt := int32(0); dt < fa64b64D/8; dt++ {
-		/*line flash64_b64.go:135*/ kernel.Loop(t, &gocuSite849)
-		/*line flash64_b64.go:136*/ col := int(dt*8 + 2*qd)
-		/*line flash64_b64.go:137*/ {
-			/*line flash64_b64.go:137*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite432)][:], int(0), &gocuSite432, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite433, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite434)][:], int(1), &gocuSite434, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite435, kernel.Read))
-			/*line flash64_b64.go:137*/ *kernel.At(t, o2, int((head+int(rowA)*fa64b64D+col)/2), &gocuSite436, kernel.Write) = gocuV5
-		}
-		/*line flash64_b64.go:138*/ {
-			/*line flash64_b64.go:138*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite437)][:], int(2), &gocuSite437, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite438, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite439)][:], int(3), &gocuSite439, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite440, kernel.Read))
-			/*line flash64_b64.go:138*/ *kernel.At(t, o2, int((head+int(rowA+8)*fa64b64D+col)/2), &gocuSite441, kernel.Write) = gocuV6
-		}
-	}
-}
-
-// gocuChecked_FlashAttn128B128 is the checked copy of lecture.FlashAttn128B128 (flash_b128.go:58).
-func gocuChecked_FlashAttn128B128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, seq int32, scale float32, causal bool) {
-	/*line flash_b128.go:59*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line flash_b128.go:60*/ tid := t.ThreadIdx.X
-	/*line flash_b128.go:61*/ warp, lane := tid/32, tid%32
-	/*line flash_b128.go:62*/ g, qd := lane/4, lane%4
-	/*line flash_b128.go:63*/ qtile := t.BlockIdx.X
-	/*line flash_b128.go:64*/ if causal {
-		/*line flash_b128.go:65*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
-	}
-	/*line flash_b128.go:67*/ q0 := qtile * FAB128BR
-	/*line flash_b128.go:68*/ head := int(t.BlockIdx.Y) * int(seq) * fab128D
-	/*line flash_b128.go:69*/ sl2 := scale * log2e
-	/*line flash_b128.go:73*/ cr, cc := tid/fab128Chunk, tid%fab128Chunk
-	/*line flash_b128.go:74*/ soff := cr*fab128D + (cc^(cr&7))*8
-	/*line flash_b128.go:75*/ goff := head + int(cr)*fab128D + int(cc)*8
-	/*line flash_b128.go:77*/ for i := int32(0); i < FAB128BR/fab128Rows; i++ {
-		/*line flash_b128.go:77*/ kernel.Loop(t, &gocuSite850)
-		/*line flash_b128.go:78*/ kernel.CpAsync(t, sm[soff+i*fab128Rows*fab128D:], q[goff+int(q0+i*fab128Rows)*fab128D:])
-	}
-	/*line flash_b128.go:80*/ ntiles, nfull := seq/FAB128BC, seq/FAB128BC
-	/*line flash_b128.go:81*/ if causal {
-		/*line flash_b128.go:82*/ ntiles = (q0 + FAB128BR) / FAB128BC
-		/*line flash_b128.go:83*/ nfull = q0 / FAB128BC
-	}
-	/*line flash_b128.go:85*/ gocuChecked_fab128LoadKV(t, sm, k, v, goff, soff, 0, 0)
-	/*line flash_b128.go:86*/ kernel.CpAsyncCommit(t)
-	/*line flash_b128.go:87*/ kernel.CpAsyncWait(t, 0)
-	/*line flash_b128.go:88*/ t.SyncThreads()
-	/*line flash_b128.go:91*/ var qf [8]kernel.FragA
-	/*line flash_b128.go:92*/ lr, lc := lane%16, lane/16
-	/*line flash_b128.go:94*/ for ks := int32(0); ks < fab128D/16; ks++ {
-		/*line flash_b128.go:94*/ kernel.Loop(t, &gocuSite851)
-		/*line flash_b128.go:95*/ r := warp*16 + lr
-		/*line flash_b128.go:96*/ ch := ks*2 + lc
-		/*line flash_b128.go:97*/ {
-			/*line flash_b128.go:97*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fab128D+(ch^(r&7))*8:])
-			/*line flash_b128.go:97*/ *kernel.At(t, qf[:], int(ks), &gocuSite445, kernel.Write) = gocuV1
-		}
-	}
-	/*line flash_b128.go:104*/ l7 := lane % 8
-	/*line flash_b128.go:105*/ h := l7 / 2
-	/*line flash_b128.go:106*/ rowK := (l7+8*(lane/16))*fab128D + 8*(((lane/8)^l7)&1)
-	/*line flash_b128.go:107*/ rowV := lr*fab128D + 8*((lc^l7)&1)
-	/*line flash_b128.go:108*/ var kOff, vOff [4]int32
-	/*line flash_b128.go:110*/ for j := int32(0); j < 4; j++ {
-		/*line flash_b128.go:110*/ kernel.Loop(t, &gocuSite852)
-		/*line flash_b128.go:111*/ *kernel.At(t, kOff[:], int(j), &gocuSite446, kernel.Write) = rowK + 16*(j^h)
-		/*line flash_b128.go:112*/ *kernel.At(t, vOff[:], int(j), &gocuSite447, kernel.Write) = rowV + 16*(j^h)
-	}
-	/*line flash_b128.go:115*/ var acc [16]kernel.FragC
-	/*line flash_b128.go:116*/ negInf := float32(math.Inf(-1))
-	/*line flash_b128.go:117*/ mx := [2]float32{negInf, negInf}
-	/*line flash_b128.go:118*/ sum := [2]float32{0, 0}
-	/*line flash_b128.go:119*/ rowA := q0 + warp*16 + g
-	/*line flash_b128.go:120*/ for j := int32(0); j < nfull; j++ {
-		/*line flash_b128.go:120*/ kernel.Loop(t, &gocuSite853)
-		/*line flash_b128.go:121*/ acc, mx, sum = gocuChecked_fab128Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false)
-	}
-	/*line flash_b128.go:123*/ for j := nfull; j < ntiles; j++ {
-		/*line flash_b128.go:123*/ kernel.Loop(t, &gocuSite854)
-		/*line flash_b128.go:124*/ acc, mx, sum = gocuChecked_fab128Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true)
-	}
-	/*line flash_b128.go:129*/ for hh := 0; hh < 2; hh++ {
-		/*line flash_b128.go:129*/ kernel.Loop(t, &gocuSite855)
-		/*line flash_b128.go:130*/ {
-			/*line flash_b128.go:130*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite448, kernel.Read), 1)
-			/*line flash_b128.go:130*/ *kernel.At(t, sum[:], int(hh), &gocuSite449, kernel.ReadWrite) += gocuV2
-		}
-		/*line flash_b128.go:131*/ {
-			/*line flash_b128.go:131*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite450, kernel.Read), 2)
-			/*line flash_b128.go:131*/ *kernel.At(t, sum[:], int(hh), &gocuSite451, kernel.ReadWrite) += gocuV3
-		}
-		/*line flash_b128.go:132*/ {
-			/*line flash_b128.go:132*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite452, kernel.Read)
-			/*line flash_b128.go:132*/ *kernel.At(t, sum[:], int(hh), &gocuSite453, kernel.Write) = gocuV4
-		}
-	}
-	/*line flash_b128.go:134*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
-	/*line flash_b128.go:136*/ for dt := int32(0); dt < fab128D/8; dt++ {
-		/*line flash_b128.go:136*/ kernel.Loop(t, &gocuSite856)
-		/*line flash_b128.go:137*/ col := int(dt*8 + 2*qd)
-		/*line flash_b128.go:138*/ {
-			/*line flash_b128.go:138*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite455)][:], int(0), &gocuSite455, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite456, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite457)][:], int(1), &gocuSite457, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite458, kernel.Read))
-			/*line flash_b128.go:138*/ *kernel.At(t, o2, int((head+int(rowA)*fab128D+col)/2), &gocuSite459, kernel.Write) = gocuV5
-		}
-		/*line flash_b128.go:139*/ {
-			/*line flash_b128.go:139*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite460)][:], int(2), &gocuSite460, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite461, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite462)][:], int(3), &gocuSite462, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite463, kernel.Read))
-			/*line flash_b128.go:139*/ *kernel.At(t, o2, int((head+int(rowA+8)*fab128D+col)/2), &gocuSite464, kernel.Write) = gocuV6
-		}
-	}
-}
-
-// gocuChecked_FlashAttn128B64 is the checked copy of lecture.FlashAttn128B64 (flash_b64.go:53).
-func gocuChecked_FlashAttn128B64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, seq int32, scale float32, causal bool) {
-	/*line flash_b64.go:54*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line flash_b64.go:55*/ tid := t.ThreadIdx.X
-	/*line flash_b64.go:56*/ warp, lane := tid/32, tid%32
-	/*line flash_b64.go:57*/ g, qd := lane/4, lane%4
-	/*line flash_b64.go:58*/ qtile := t.BlockIdx.X
-	/*line flash_b64.go:59*/ if causal {
-		/*line flash_b64.go:60*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
-	}
-	/*line flash_b64.go:62*/ q0 := qtile * FAB64BR
-	/*line flash_b64.go:63*/ head := int(t.BlockIdx.Y) * int(seq) * fab64D
-	/*line flash_b64.go:64*/ sl2 := scale * log2e
-	/*line flash_b64.go:68*/ cr, cc := tid/fab64Chunk, tid%fab64Chunk
-	/*line flash_b64.go:69*/ soff := cr*fab64D + (cc^(cr&7))*8
-	/*line flash_b64.go:70*/ goff := head + int(cr)*fab64D + int(cc)*8
-	/*line flash_b64.go:72*/ for i := int32(0); i < FAB64BR/fab64Rows; i++ {
-		/*line flash_b64.go:72*/ kernel.Loop(t, &gocuSite857)
-		/*line flash_b64.go:73*/ kernel.CpAsync(t, sm[soff+i*fab64Rows*fab64D:], q[goff+int(q0+i*fab64Rows)*fab64D:])
-	}
-	/*line flash_b64.go:75*/ ntiles, nfull := seq/FAB64BC, seq/FAB64BC
-	/*line flash_b64.go:76*/ if causal {
-		/*line flash_b64.go:77*/ ntiles = (q0 + FAB64BR) / FAB64BC
-		/*line flash_b64.go:78*/ nfull = q0 / FAB64BC
-	}
-	/*line flash_b64.go:80*/ gocuChecked_fab64LoadKV(t, sm, k, v, goff, soff, 0, 0)
-	/*line flash_b64.go:81*/ kernel.CpAsyncCommit(t)
-	/*line flash_b64.go:82*/ kernel.CpAsyncWait(t, 0)
-	/*line flash_b64.go:83*/ t.SyncThreads()
-	/*line flash_b64.go:86*/ var qf [8]kernel.FragA
-	/*line flash_b64.go:87*/ lr, lc := lane%16, lane/16
-	/*line flash_b64.go:89*/ for ks := int32(0); ks < fab64D/16; ks++ {
-		/*line flash_b64.go:89*/ kernel.Loop(t, &gocuSite858)
-		/*line flash_b64.go:90*/ r := warp*16 + lr
-		/*line flash_b64.go:91*/ ch := ks*2 + lc
-		/*line flash_b64.go:92*/ {
-			/*line flash_b64.go:92*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*fab64D+(ch^(r&7))*8:])
-			/*line flash_b64.go:92*/ *kernel.At(t, qf[:], int(ks), &gocuSite468, kernel.Write) = gocuV1
-		}
-	}
-	/*line flash_b64.go:99*/ l7 := lane % 8
-	/*line flash_b64.go:100*/ h := l7 / 2
-	/*line flash_b64.go:101*/ rowK := (l7+8*(lane/16))*fab64D + 8*(((lane/8)^l7)&1)
-	/*line flash_b64.go:102*/ rowV := lr*fab64D + 8*((lc^l7)&1)
-	/*line flash_b64.go:103*/ var kOff, vOff [4]int32
-	/*line flash_b64.go:105*/ for j := int32(0); j < 4; j++ {
-		/*line flash_b64.go:105*/ kernel.Loop(t, &gocuSite859)
-		/*line flash_b64.go:106*/ *kernel.At(t, kOff[:], int(j), &gocuSite469, kernel.Write) = rowK + 16*(j^h)
-		/*line flash_b64.go:107*/ *kernel.At(t, vOff[:], int(j), &gocuSite470, kernel.Write) = rowV + 16*(j^h)
-	}
-	/*line flash_b64.go:110*/ var acc [16]kernel.FragC
-	/*line flash_b64.go:111*/ negInf := float32(math.Inf(-1))
-	/*line flash_b64.go:112*/ mx := [2]float32{negInf, negInf}
-	/*line flash_b64.go:113*/ sum := [2]float32{0, 0}
-	/*line flash_b64.go:114*/ rowA := q0 + warp*16 + g
-	/*line flash_b64.go:115*/ for j := int32(0); j < nfull; j++ {
-		/*line flash_b64.go:115*/ kernel.Loop(t, &gocuSite860)
-		/*line flash_b64.go:116*/ acc, mx, sum = gocuChecked_fab64Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, false)
-	}
-	/*line flash_b64.go:118*/ for j := nfull; j < ntiles; j++ {
-		/*line flash_b64.go:118*/ kernel.Loop(t, &gocuSite861)
-		/*line flash_b64.go:119*/ acc, mx, sum = gocuChecked_fab64Tile(t, sm, k, v, goff, soff, qf, kOff, vOff, acc, mx, sum, j, ntiles, rowA, sl2, true)
-	}
-	/*line flash_b64.go:124*/ for hh := 0; hh < 2; hh++ {
-		/*line flash_b64.go:124*/ kernel.Loop(t, &gocuSite862)
-		/*line flash_b64.go:125*/ {
-			/*line flash_b64.go:125*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite471, kernel.Read), 1)
-			/*line flash_b64.go:125*/ *kernel.At(t, sum[:], int(hh), &gocuSite472, kernel.ReadWrite) += gocuV2
-		}
-		/*line flash_b64.go:126*/ {
-			/*line flash_b64.go:126*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite473, kernel.Read), 2)
-			/*line flash_b64.go:126*/ *kernel.At(t, sum[:], int(hh), &gocuSite474, kernel.ReadWrite) += gocuV3
-		}
-		/*line flash_b64.go:127*/ {
-			/*line flash_b64.go:127*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite475, kernel.Read)
-			/*line flash_b64.go:127*/ *kernel.At(t, sum[:], int(hh), &gocuSite476, kernel.Write) = gocuV4
-		}
-	}
-	/*line flash_b64.go:129*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
-	/*line flash_b64.go:131*/ for dt := int32(0); dt < fab64D/8; dt++ {
-		/*line flash_b64.go:131*/ kernel.Loop(t, &gocuSite863)
-		/*line flash_b64.go:132*/ col := int(dt*8 + 2*qd)
-		/*line flash_b64.go:133*/ {
-			/*line flash_b64.go:133*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite478)][:], int(0), &gocuSite478, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite479, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite480)][:], int(1), &gocuSite480, kernel.Read)**kernel.At(t, sum[:], int(0), &gocuSite481, kernel.Read))
-			/*line flash_b64.go:133*/ *kernel.At(t, o2, int((head+int(rowA)*fab64D+col)/2), &gocuSite482, kernel.Write) = gocuV5
-		}
-		/*line flash_b64.go:134*/ {
-			/*line flash_b64.go:134*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite483)][:], int(2), &gocuSite483, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite484, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite485)][:], int(3), &gocuSite485, kernel.Read)**kernel.At(t, sum[:], int(1), &gocuSite486, kernel.Read))
-			/*line flash_b64.go:134*/ *kernel.At(t, o2, int((head+int(rowA+8)*fab64D+col)/2), &gocuSite487, kernel.Write) = gocuV6
-		}
-	}
-}
-
-// gocuChecked_GemmBF16 is the checked copy of lecture.GemmBF16 (gemm_bf16.go:47).
+// gocuChecked_GemmBF16 is the checked copy of lecture.GemmBF16 (gemm_bf16.go:58).
 func gocuChecked_GemmBF16(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []kernel.BFloat16, m int32, n int32, k int32) {
-	/*line gemm_bf16.go:48*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line gemm_bf16.go:49*/ tid := t.ThreadIdx.X
-	/*line gemm_bf16.go:50*/ warp, lane := tid/32, tid%32
-	/*line gemm_bf16.go:51*/ wm, wn := warp/4, warp%4
-	/*line gemm_bf16.go:52*/ bm, bn := t.BlockIdx.Y*BF16BM, t.BlockIdx.X*BF16BN
-	/*line gemm_bf16.go:53*/ kt := k / BF16BK
-	/*line gemm_bf16.go:57*/ ar, ac := tid/4, tid%4
-	/*line gemm_bf16.go:58*/ br, bc := tid/32, tid%32
-	/*line gemm_bf16.go:59*/ bvalid := bn+bc*8 < n
-	/*line gemm_bf16.go:60*/ aoff := int(bm+ar)*int(k) + int(ac*8)
-	/*line gemm_bf16.go:61*/ boff := int(br)*int(n) + int(bn+bc*8)
-	/*line gemm_bf16.go:62*/ if !bvalid {
-		/*line gemm_bf16.go:63*/ boff = 0
+	/*line gemm_bf16.go:59*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line gemm_bf16.go:60*/ tid := t.ThreadIdx.X
+	/*line gemm_bf16.go:61*/ wg := tid / 128
+	/*line gemm_bf16.go:62*/ bm, bn := t.BlockIdx.Y*BF16BM, t.BlockIdx.X*BF16BN
+	/*line gemm_bf16.go:63*/ kt := k / BF16BK
+	/*line gemm_bf16.go:69*/ ar, ac := tid/bf16R, tid%bf16R
+	/*line gemm_bf16.go:70*/ br, bc := tid/(BF16BN/8), tid%(BF16BN/8)
+	/*line gemm_bf16.go:71*/ bvalid := bn+bc*8 < n
+	/*line gemm_bf16.go:72*/ sa := ar*BF16BK + (ac^(ar&7))*8
+	/*line gemm_bf16.go:73*/ sb := bf16SA + (bc/8)*BF16BK*64 + br*64 + ((bc%8)^(br&7))*8
+	/*line gemm_bf16.go:74*/ ag := a[int(bm+ar)*int(k)+int(ac*8):]
+	/*line gemm_bf16.go:75*/ bg := b[int(br)*int(n)+int(bn+bc*8):]
+	/*line gemm_bf16.go:76*/ if !bvalid {
+		/*line gemm_bf16.go:77*/ bg = b
 	}
-	/*line gemm_bf16.go:66*/ sa0 := ar*BF16BK + (ac^((ar>>1)&3))*8
-	/*line gemm_bf16.go:67*/ sa1 := (ar+64)*BF16BK + (ac^(((ar+64)>>1)&3))*8
-	/*line gemm_bf16.go:68*/ sb := bf16StageA + br*BF16BN + (bc^(br&7))*8
-	/*line gemm_bf16.go:71*/ for s := int32(0); s < BF16Stages-1; s++ {
-		/*line gemm_bf16.go:71*/ kernel.Loop(t, &gocuSite864)
-		/*line gemm_bf16.go:72*/ if s < kt {
-			/*line gemm_bf16.go:73*/ st := s * bf16Stage
-			/*line gemm_bf16.go:74*/ ka := int(s * BF16BK)
-			/*line gemm_bf16.go:75*/ kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
-			/*line gemm_bf16.go:76*/ kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
-			/*line gemm_bf16.go:78*/ for i := int32(0); i < 4; i++ {
-				/*line gemm_bf16.go:78*/ kernel.Loop(t, &gocuSite865)
-				/*line gemm_bf16.go:79*/ kernel.CpAsyncZfill(t, sm[st+sb+i*8*BF16BN:], b[boff+int(s*BF16BK+i*8)*int(n):], bvalid)
+	/*line gemm_bf16.go:79*/ aStep, bStep := bf16ARows*int(k), bf16BRows*int(n)
+	/*line gemm_bf16.go:82*/ for s := int32(0); s < BF16Stages-2; s++ {
+		/*line gemm_bf16.go:82*/ kernel.Loop(t, &gocuSite416)
+		/*line gemm_bf16.go:83*/ if s < kt {
+			/*line gemm_bf16.go:84*/ gocuChecked_bf16Load(t, sm[s*bf16Stage:], ag[int(s*BF16BK):], bg[int(s*BF16BK)*int(n):], sa, sb, aStep, bStep, bvalid)
+		}
+		/*line gemm_bf16.go:86*/ kernel.CpAsyncCommit(t)
+	}
+	/*line gemm_bf16.go:93*/ da0 := kernel.WGDescriptor(t, sm[wg*64*BF16BK:], kernel.WGSwizzle128, 16, 8*BF16BK*2)
+	/*line gemm_bf16.go:94*/ db0 := kernel.WGDescriptor(t, sm[bf16SA:], kernel.WGSwizzle128, BF16BK*128, 1024)
+	/*line gemm_bf16.go:95*/ const stageStep kernel.WGDesc = kernel.WGDesc(bf16Stage * 2 / 16)
+	/*line gemm_bf16.go:97*/ var acc kernel.WGAcc256
+	/*line gemm_bf16.go:98*/ for i := int32(0); i < kt; i++ {
+		/*line gemm_bf16.go:98*/ kernel.Loop(t, &gocuSite417)
+		/*line gemm_bf16.go:99*/ kernel.CpAsyncWait(t, BF16Stages-3)
+		/*line gemm_bf16.go:100*/ kernel.FenceProxyAsync(t)
+		/*line gemm_bf16.go:101*/ t.SyncThreads()
+		/*line gemm_bf16.go:102*/ if nxt := i + BF16Stages - 2; nxt < kt {
+			/*line gemm_bf16.go:103*/ gocuChecked_bf16Load(t, sm[(nxt%BF16Stages)*bf16Stage:], ag[int(nxt*BF16BK):], bg[int(nxt*BF16BK)*int(n):], sa, sb, aStep, bStep, bvalid)
+		}
+		/*line gemm_bf16.go:105*/ kernel.CpAsyncCommit(t)
+		/*line gemm_bf16.go:107*/ st := kernel.WGDesc(i%BF16Stages) * stageStep
+		/*line gemm_bf16.go:108*/ kernel.WGFence(t)
+		/*line gemm_bf16.go:110*/ for ks := int32(0); ks < bf16KS; ks++ {
+			/*line gemm_bf16.go:110*/ kernel.Loop(t, &gocuSite418)
+			/*line gemm_bf16.go:111*/ kernel.WGMMABF16(t, &acc, da0+st+kernel.WGDesc(ks*2), db0+st+kernel.WGDesc(ks*128), true, i > 0 || ks > 0)
+		}
+		/*line gemm_bf16.go:113*/ kernel.WGCommit(t)
+		/*line gemm_bf16.go:114*/ kernel.WGWait(t, 1, &acc)
+	}
+	/*line gemm_bf16.go:116*/ kernel.WGWait(t, 0, &acc)
+	/*line gemm_bf16.go:117*/ kernel.CpAsyncWait(t, 0)
+	/*line gemm_bf16.go:121*/ lane := tid % 32
+	/*line gemm_bf16.go:122*/ w := (tid / 32) % 4
+	/*line gemm_bf16.go:123*/ g, q := lane/4, lane%4
+	/*line gemm_bf16.go:124*/ c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
+	/*line gemm_bf16.go:125*/ row := int(bm + wg*64 + w*16 + g)
+	/*line gemm_bf16.go:127*/ for j := int32(0); j < BF16BN/8; j++ {
+		/*line gemm_bf16.go:127*/ kernel.Loop(t, &gocuSite419)
+		/*line gemm_bf16.go:128*/ col := bn + j*8 + 2*q
+		/*line gemm_bf16.go:129*/ if col < n {
+			/*line gemm_bf16.go:130*/ {
+				/*line gemm_bf16.go:130*/ var gocuV1 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*j), &gocuSite199, kernel.Read), *kernel.At(t, acc[:], int(4*j+1), &gocuSite200, kernel.Read))
+				/*line gemm_bf16.go:130*/ *kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite201, kernel.Write) = gocuV1
+			}
+			/*line gemm_bf16.go:131*/ {
+				/*line gemm_bf16.go:131*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*j+2), &gocuSite202, kernel.Read), *kernel.At(t, acc[:], int(4*j+3), &gocuSite203, kernel.Read))
+				/*line gemm_bf16.go:131*/ *kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite204, kernel.Write) = gocuV2
 			}
 		}
-		/*line gemm_bf16.go:82*/ kernel.CpAsyncCommit(t)
 	}
-	/*line gemm_bf16.go:85*/ var acc [4][8]kernel.FragC
-	/*line gemm_bf16.go:89*/ lr, lc := lane%16, lane/16
-	/*line gemm_bf16.go:90*/ for i := int32(0); i < kt; i++ {
-		/*line gemm_bf16.go:90*/ kernel.Loop(t, &gocuSite866)
-		/*line gemm_bf16.go:91*/ kernel.CpAsyncWait(t, BF16Stages-2)
-		/*line gemm_bf16.go:92*/ t.SyncThreads()
-		/*line gemm_bf16.go:94*/ if nxt := i + BF16Stages - 1; nxt < kt {
-			/*line gemm_bf16.go:95*/ st := (nxt % BF16Stages) * bf16Stage
-			/*line gemm_bf16.go:96*/ ka := int(nxt * BF16BK)
-			/*line gemm_bf16.go:97*/ kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
-			/*line gemm_bf16.go:98*/ kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
-			/*line gemm_bf16.go:100*/ for j := int32(0); j < 4; j++ {
-				/*line gemm_bf16.go:100*/ kernel.Loop(t, &gocuSite867)
-				/*line gemm_bf16.go:101*/ kernel.CpAsyncZfill(t, sm[st+sb+j*8*BF16BN:], b[boff+int(nxt*BF16BK+j*8)*int(n):], bvalid)
+}
+
+// gocuChecked_GemmBF16MMA is the checked copy of lecture.GemmBF16MMA (gemm_mma.go:50).
+func gocuChecked_GemmBF16MMA(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []kernel.BFloat16, m int32, n int32, k int32) {
+	/*line gemm_mma.go:51*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line gemm_mma.go:52*/ tid := t.ThreadIdx.X
+	/*line gemm_mma.go:53*/ warp, lane := tid/32, tid%32
+	/*line gemm_mma.go:54*/ wm, wn := warp/4, warp%4
+	/*line gemm_mma.go:55*/ bm, bn := t.BlockIdx.Y*MMABM, t.BlockIdx.X*MMABN
+	/*line gemm_mma.go:56*/ kt := k / MMABK
+	/*line gemm_mma.go:60*/ ar, ac := tid/4, tid%4
+	/*line gemm_mma.go:61*/ br, bc := tid/32, tid%32
+	/*line gemm_mma.go:62*/ bvalid := bn+bc*8 < n
+	/*line gemm_mma.go:63*/ aoff := int(bm+ar)*int(k) + int(ac*8)
+	/*line gemm_mma.go:64*/ boff := int(br)*int(n) + int(bn+bc*8)
+	/*line gemm_mma.go:65*/ if !bvalid {
+		/*line gemm_mma.go:66*/ boff = 0
+	}
+	/*line gemm_mma.go:69*/ sa0 := ar*MMABK + (ac^((ar>>1)&3))*8
+	/*line gemm_mma.go:70*/ sa1 := (ar+64)*MMABK + (ac^(((ar+64)>>1)&3))*8
+	/*line gemm_mma.go:71*/ sb := mmaStageA + br*MMABN + (bc^(br&7))*8
+	/*line gemm_mma.go:74*/ for s := int32(0); s < MMAStages-1; s++ {
+		/*line gemm_mma.go:74*/ kernel.Loop(t, &gocuSite420)
+		/*line gemm_mma.go:75*/ if s < kt {
+			/*line gemm_mma.go:76*/ st := s * mmaStage
+			/*line gemm_mma.go:77*/ ka := int(s * MMABK)
+			/*line gemm_mma.go:78*/ kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
+			/*line gemm_mma.go:79*/ kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
+			/*line gemm_mma.go:81*/ for i := int32(0); i < 4; i++ {
+				/*line gemm_mma.go:81*/ kernel.Loop(t, &gocuSite421)
+				/*line gemm_mma.go:82*/ kernel.CpAsyncZfill(t, sm[st+sb+i*8*MMABN:], b[boff+int(s*MMABK+i*8)*int(n):], bvalid)
 			}
 		}
-		/*line gemm_bf16.go:104*/ kernel.CpAsyncCommit(t)
-		/*line gemm_bf16.go:106*/ st := (i % BF16Stages) * bf16Stage
-		/*line gemm_bf16.go:108*/ for ks := int32(0); ks < 2; ks++ {
-			/*line gemm_bf16.go:108*/ kernel.Loop(t, &gocuSite868)
-			/*line gemm_bf16.go:109*/ var af [4]kernel.FragA
-			/*line gemm_bf16.go:110*/ var bf [8]kernel.FragB
-			/*line gemm_bf16.go:112*/ for mi := int32(0); mi < 4; mi++ {
-				/*line gemm_bf16.go:112*/ kernel.Loop(t, &gocuSite869)
-				/*line gemm_bf16.go:113*/ row := wm*64 + mi*16 + lr
-				/*line gemm_bf16.go:114*/ ch := ks*2 + lc
-				/*line gemm_bf16.go:115*/ {
-					/*line gemm_bf16.go:115*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[st+row*BF16BK+(ch^((row>>1)&3))*8:])
-					/*line gemm_bf16.go:115*/ *kernel.At(t, af[:], int(mi), &gocuSite501, kernel.Write) = gocuV1
+		/*line gemm_mma.go:85*/ kernel.CpAsyncCommit(t)
+	}
+	/*line gemm_mma.go:88*/ var acc [4][8]kernel.FragC
+	/*line gemm_mma.go:92*/ lr, lc := lane%16, lane/16
+	/*line gemm_mma.go:93*/ for i := int32(0); i < kt; i++ {
+		/*line gemm_mma.go:93*/ kernel.Loop(t, &gocuSite422)
+		/*line gemm_mma.go:94*/ kernel.CpAsyncWait(t, MMAStages-2)
+		/*line gemm_mma.go:95*/ t.SyncThreads()
+		/*line gemm_mma.go:97*/ if nxt := i + MMAStages - 1; nxt < kt {
+			/*line gemm_mma.go:98*/ st := (nxt % MMAStages) * mmaStage
+			/*line gemm_mma.go:99*/ ka := int(nxt * MMABK)
+			/*line gemm_mma.go:100*/ kernel.CpAsync(t, sm[st+sa0:], a[aoff+ka:])
+			/*line gemm_mma.go:101*/ kernel.CpAsync(t, sm[st+sa1:], a[aoff+64*int(k)+ka:])
+			/*line gemm_mma.go:103*/ for j := int32(0); j < 4; j++ {
+				/*line gemm_mma.go:103*/ kernel.Loop(t, &gocuSite423)
+				/*line gemm_mma.go:104*/ kernel.CpAsyncZfill(t, sm[st+sb+j*8*MMABN:], b[boff+int(nxt*MMABK+j*8)*int(n):], bvalid)
+			}
+		}
+		/*line gemm_mma.go:107*/ kernel.CpAsyncCommit(t)
+		/*line gemm_mma.go:109*/ st := (i % MMAStages) * mmaStage
+		/*line gemm_mma.go:111*/ for ks := int32(0); ks < 2; ks++ {
+			/*line gemm_mma.go:111*/ kernel.Loop(t, &gocuSite424)
+			/*line gemm_mma.go:112*/ var af [4]kernel.FragA
+			/*line gemm_mma.go:113*/ var bf [8]kernel.FragB
+			/*line gemm_mma.go:115*/ for mi := int32(0); mi < 4; mi++ {
+				/*line gemm_mma.go:115*/ kernel.Loop(t, &gocuSite425)
+				/*line gemm_mma.go:116*/ row := wm*64 + mi*16 + lr
+				/*line gemm_mma.go:117*/ ch := ks*2 + lc
+				/*line gemm_mma.go:118*/ {
+					/*line gemm_mma.go:118*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[st+row*MMABK+(ch^((row>>1)&3))*8:])
+					/*line gemm_mma.go:118*/ *kernel.At(t, af[:], int(mi), &gocuSite218, kernel.Write) = gocuV1
 				}
 			}
-			/*line gemm_bf16.go:118*/ for nj := int32(0); nj < 4; nj++ {
-				/*line gemm_bf16.go:118*/ kernel.Loop(t, &gocuSite870)
-				/*line gemm_bf16.go:119*/ row := ks*16 + lr
-				/*line gemm_bf16.go:120*/ ch := wn*8 + nj*2 + lc
-				/*line gemm_bf16.go:121*/ r := kernel.LdMatrixX4Trans(t, sm[st+bf16StageA+row*BF16BN+(ch^(row&7))*8:])
-				/*line gemm_bf16.go:122*/ {
-					/*line gemm_bf16.go:122*/ var gocuV2 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(0), &gocuSite503, kernel.Read), *kernel.At(t, r[:], int(1), &gocuSite504, kernel.Read)}
-					/*line gemm_bf16.go:122*/ *kernel.At(t, bf[:], int(2*nj), &gocuSite505, kernel.Write) = gocuV2
+			/*line gemm_mma.go:121*/ for nj := int32(0); nj < 4; nj++ {
+				/*line gemm_mma.go:121*/ kernel.Loop(t, &gocuSite426)
+				/*line gemm_mma.go:122*/ row := ks*16 + lr
+				/*line gemm_mma.go:123*/ ch := wn*8 + nj*2 + lc
+				/*line gemm_mma.go:124*/ r := kernel.LdMatrixX4Trans(t, sm[st+mmaStageA+row*MMABN+(ch^(row&7))*8:])
+				/*line gemm_mma.go:125*/ {
+					/*line gemm_mma.go:125*/ var gocuV2 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(0), &gocuSite220, kernel.Read), *kernel.At(t, r[:], int(1), &gocuSite221, kernel.Read)}
+					/*line gemm_mma.go:125*/ *kernel.At(t, bf[:], int(2*nj), &gocuSite222, kernel.Write) = gocuV2
 				}
-				/*line gemm_bf16.go:123*/ {
-					/*line gemm_bf16.go:123*/ var gocuV3 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(2), &gocuSite506, kernel.Read), *kernel.At(t, r[:], int(3), &gocuSite507, kernel.Read)}
-					/*line gemm_bf16.go:123*/ *kernel.At(t, bf[:], int(2*nj+1), &gocuSite508, kernel.Write) = gocuV3
+				/*line gemm_mma.go:126*/ {
+					/*line gemm_mma.go:126*/ var gocuV3 kernel.FragB = kernel.FragB{*kernel.At(t, r[:], int(2), &gocuSite223, kernel.Read), *kernel.At(t, r[:], int(3), &gocuSite224, kernel.Read)}
+					/*line gemm_mma.go:126*/ *kernel.At(t, bf[:], int(2*nj+1), &gocuSite225, kernel.Write) = gocuV3
 				}
 			}
-			/*line gemm_bf16.go:126*/ for mi := 0; mi < 4; mi++ {
-				/*line gemm_bf16.go:126*/ kernel.Loop(t, &gocuSite871)
-				/*line gemm_bf16.go:128*/ for ni := 0; ni < 8; ni++ {
-					/*line gemm_bf16.go:128*/ kernel.Loop(t, &gocuSite872)
-					/*line gemm_bf16.go:129*/ {
-						/*line gemm_bf16.go:129*/ var gocuV4 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[:], int(mi), &gocuSite509, kernel.Read), *kernel.At(t, bf[:], int(ni), &gocuSite510, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite511)][:], int(ni), &gocuSite511, kernel.Read))
-						/*line gemm_bf16.go:129*/ *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite512)][:], int(ni), &gocuSite512, kernel.Write) = gocuV4
+			/*line gemm_mma.go:129*/ for mi := 0; mi < 4; mi++ {
+				/*line gemm_mma.go:129*/ kernel.Loop(t, &gocuSite427)
+				/*line gemm_mma.go:131*/ for ni := 0; ni < 8; ni++ {
+					/*line gemm_mma.go:131*/ kernel.Loop(t, &gocuSite428)
+					/*line gemm_mma.go:132*/ {
+						/*line gemm_mma.go:132*/ var gocuV4 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[:], int(mi), &gocuSite226, kernel.Read), *kernel.At(t, bf[:], int(ni), &gocuSite227, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite228)][:], int(ni), &gocuSite228, kernel.Read))
+						/*line gemm_mma.go:132*/ *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite229)][:], int(ni), &gocuSite229, kernel.Write) = gocuV4
 					}
 				}
 			}
 		}
 	}
-	/*line gemm_bf16.go:134*/ kernel.CpAsyncWait(t, 0)
-	/*line gemm_bf16.go:137*/ c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
-	/*line gemm_bf16.go:138*/ g, q := lane/4, lane%4
-	/*line gemm_bf16.go:140*/ for mi := 0; mi < 4; mi++ {
-		/*line gemm_bf16.go:140*/ kernel.Loop(t, &gocuSite873)
-		/*line gemm_bf16.go:141*/ row := int(bm + wm*64 + int32(mi)*16 + g)
-		/*line gemm_bf16.go:143*/ for ni := 0; ni < 8; ni++ {
-			/*line gemm_bf16.go:143*/ kernel.Loop(t, &gocuSite874)
-			/*line gemm_bf16.go:144*/ col := bn + wn*64 + int32(ni)*8 + 2*q
-			/*line gemm_bf16.go:145*/ if col < n {
-				/*line gemm_bf16.go:146*/ v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite514)][:], int(ni), &gocuSite514, kernel.Read)
-				/*line gemm_bf16.go:147*/ {
-					/*line gemm_bf16.go:147*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite515, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite516, kernel.Read))
-					/*line gemm_bf16.go:147*/ *kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite517, kernel.Write) = gocuV5
+	/*line gemm_mma.go:137*/ kernel.CpAsyncWait(t, 0)
+	/*line gemm_mma.go:140*/ c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
+	/*line gemm_mma.go:141*/ g, q := lane/4, lane%4
+	/*line gemm_mma.go:143*/ for mi := 0; mi < 4; mi++ {
+		/*line gemm_mma.go:143*/ kernel.Loop(t, &gocuSite429)
+		/*line gemm_mma.go:144*/ row := int(bm + wm*64 + int32(mi)*16 + g)
+		/*line gemm_mma.go:146*/ for ni := 0; ni < 8; ni++ {
+			/*line gemm_mma.go:146*/ kernel.Loop(t, &gocuSite430)
+			/*line gemm_mma.go:147*/ col := bn + wn*64 + int32(ni)*8 + 2*q
+			/*line gemm_mma.go:148*/ if col < n {
+				/*line gemm_mma.go:149*/ v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite231)][:], int(ni), &gocuSite231, kernel.Read)
+				/*line gemm_mma.go:150*/ {
+					/*line gemm_mma.go:150*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite232, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite233, kernel.Read))
+					/*line gemm_mma.go:150*/ *kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite234, kernel.Write) = gocuV5
 				}
-				/*line gemm_bf16.go:148*/ {
-					/*line gemm_bf16.go:148*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite518, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite519, kernel.Read))
-					/*line gemm_bf16.go:148*/ *kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite520, kernel.Write) = gocuV6
+				/*line gemm_mma.go:151*/ {
+					/*line gemm_mma.go:151*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite235, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite236, kernel.Read))
+					/*line gemm_mma.go:151*/ *kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite237, kernel.Write) = gocuV6
 				}
-			}
-		}
-	}
-}
-
-// gocuChecked_GemmBF16Pipe32 is the checked copy of lecture.GemmBF16Pipe32 (gemm_pipe32.go:45).
-func gocuChecked_GemmBF16Pipe32(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []kernel.BFloat16, m int32, n int32, k int32) {
-	/*line gemm_pipe32.go:46*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line gemm_pipe32.go:47*/ tid := t.ThreadIdx.X
-	/*line gemm_pipe32.go:48*/ warp, lane := tid/32, tid%32
-	/*line gemm_pipe32.go:49*/ wm, wn := warp/4, warp%4
-	/*line gemm_pipe32.go:50*/ bm, bn := t.BlockIdx.Y*GP32BM, t.BlockIdx.X*GP32BN
-	/*line gemm_pipe32.go:51*/ kt := k / GP32BK
-	/*line gemm_pipe32.go:57*/ ar, ac := tid/gp32R, tid%gp32R
-	/*line gemm_pipe32.go:58*/ br, bc := tid/(GP32BN/8), tid%(GP32BN/8)
-	/*line gemm_pipe32.go:59*/ bvalid := bn+bc*8 < n
-	/*line gemm_pipe32.go:60*/ sa := ar*GP32BK + (ac^((ar/(8/gp32R))&(gp32R-1)))*8
-	/*line gemm_pipe32.go:61*/ sb := gp32SA + br*GP32BN + (bc^(br&7))*8
-	/*line gemm_pipe32.go:62*/ ag := a[int(bm+ar)*int(k)+int(ac*8):]
-	/*line gemm_pipe32.go:63*/ bg := b[int(br)*int(n)+int(bn+bc*8):]
-	/*line gemm_pipe32.go:64*/ if !bvalid {
-		/*line gemm_pipe32.go:65*/ bg = b
-	}
-	/*line gemm_pipe32.go:67*/ aStep, bStep := gp32ARows*int(k), gp32BRows*int(n)
-	/*line gemm_pipe32.go:70*/ for s := int32(0); s < GP32Stages-1; s++ {
-		/*line gemm_pipe32.go:70*/ kernel.Loop(t, &gocuSite875)
-		/*line gemm_pipe32.go:71*/ if s < kt {
-			/*line gemm_pipe32.go:72*/ gocuChecked_gp32Load(t, sm[s*gp32Stage:], ag[int(s*GP32BK):], bg[int(s*GP32BK)*int(n):], sa, sb, aStep, bStep, bvalid)
-		}
-		/*line gemm_pipe32.go:74*/ kernel.CpAsyncCommit(t)
-	}
-	/*line gemm_pipe32.go:81*/ lr, lc := lane%16, lane/16
-	/*line gemm_pipe32.go:82*/ var aOff [2]int32
-	/*line gemm_pipe32.go:84*/ for ks := int32(0); ks < gp32KS; ks++ {
-		/*line gemm_pipe32.go:84*/ kernel.Loop(t, &gocuSite876)
-		/*line gemm_pipe32.go:85*/ *kernel.At(t, aOff[:], int(ks), &gocuSite526, kernel.Write) = (wm*64+lr)*GP32BK + ((2*ks+lc)^((lr/(8/gp32R))&(gp32R-1)))*8
-	}
-	/*line gemm_pipe32.go:87*/ var bOff [4]int32
-	/*line gemm_pipe32.go:89*/ for nj := int32(0); nj < 4; nj++ {
-		/*line gemm_pipe32.go:89*/ kernel.Loop(t, &gocuSite877)
-		/*line gemm_pipe32.go:90*/ *kernel.At(t, bOff[:], int(nj), &gocuSite527, kernel.Write) = gp32SA + lr*GP32BN + (wn*8+2*(nj^((lr&7)/2))+((lc^lr)&1))*8
-	}
-	/*line gemm_pipe32.go:93*/ var acc [4][8]kernel.FragC
-	/*line gemm_pipe32.go:94*/ var af [2][4]kernel.FragA
-	/*line gemm_pipe32.go:95*/ var bf [2][8]kernel.FragB
-	/*line gemm_pipe32.go:96*/ kernel.CpAsyncWait(t, GP32Stages-2)
-	/*line gemm_pipe32.go:97*/ t.SyncThreads()
-	/*line gemm_pipe32.go:98*/ *kernel.At(t, af[:], int(0), &gocuSite529, kernel.Write), *kernel.At(t, bf[:], int(0), &gocuSite530, kernel.Write) = gocuChecked_gp32Frags(t, sm, *kernel.At(t, aOff[:], int(0), &gocuSite528, kernel.Read), bOff, 0)
-	/*line gemm_pipe32.go:99*/ for i := int32(0); i < kt; i++ {
-		/*line gemm_pipe32.go:99*/ kernel.Loop(t, &gocuSite878)
-		/*line gemm_pipe32.go:100*/ st := (i % GP32Stages) * gp32Stage
-		/*line gemm_pipe32.go:102*/ for ks := int32(0); ks < gp32KS; ks++ {
-			/*line gemm_pipe32.go:102*/ kernel.Loop(t, &gocuSite879)
-			/*line gemm_pipe32.go:103*/ if ks == gp32KS-1 {
-				/*line gemm_pipe32.go:106*/ kernel.CpAsyncWait(t, GP32Stages-2)
-				/*line gemm_pipe32.go:107*/ t.SyncThreads()
-			}
-			/*line gemm_pipe32.go:109*/ if ks < gp32KS-1 {
-				/*line gemm_pipe32.go:110*/ *kernel.At(t, af[:], int((ks+1)%2), &gocuSite533, kernel.Write), *kernel.At(t, bf[:], int((ks+1)%2), &gocuSite534, kernel.Write) = gocuChecked_gp32Frags(t, sm[st:], *kernel.At(t, aOff[:], int(ks+1), &gocuSite532, kernel.Read), bOff, ks+1)
-			} else /*line gemm_pipe32.go:111*/ if i+1 < kt {
-				/*line gemm_pipe32.go:112*/ *kernel.At(t, af[:], int((ks+1)%2), &gocuSite537, kernel.Write), *kernel.At(t, bf[:], int((ks+1)%2), &gocuSite538, kernel.Write) = gocuChecked_gp32Frags(t, sm[((i+1)%GP32Stages)*gp32Stage:], *kernel.At(t, aOff[:], int(0), &gocuSite536, kernel.Read), bOff, 0)
-			}
-			/*line gemm_pipe32.go:114*/ if ks == 0 {
-				/*line gemm_pipe32.go:117*/ if nxt := i + GP32Stages - 1; nxt < kt {
-					/*line gemm_pipe32.go:118*/ gocuChecked_gp32Load(t, sm[(nxt%GP32Stages)*gp32Stage:], ag[int(nxt*GP32BK):], bg[int(nxt*GP32BK)*int(n):], sa, sb, aStep, bStep, bvalid)
-				}
-				/*line gemm_pipe32.go:120*/ kernel.CpAsyncCommit(t)
-			}
-			/*line gemm_pipe32.go:123*/ for mi := 0; mi < 4; mi++ {
-				/*line gemm_pipe32.go:123*/ kernel.Loop(t, &gocuSite880)
-				/*line gemm_pipe32.go:125*/ for ni := 0; ni < 8; ni++ {
-					/*line gemm_pipe32.go:125*/ kernel.Loop(t, &gocuSite881)
-					/*line gemm_pipe32.go:126*/ {
-						/*line gemm_pipe32.go:126*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[kernel.Index(t, int(ks%2), 2, &gocuSite542)][:], int(mi), &gocuSite542, kernel.Read), *kernel.At(t, bf[kernel.Index(t, int(ks%2), 2, &gocuSite543)][:], int(ni), &gocuSite543, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite544)][:], int(ni), &gocuSite544, kernel.Read))
-						/*line gemm_pipe32.go:126*/ *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite545)][:], int(ni), &gocuSite545, kernel.Write) = gocuV1
-					}
-				}
-			}
-		}
-	}
-	/*line gemm_pipe32.go:131*/ kernel.CpAsyncWait(t, 0)
-	/*line gemm_pipe32.go:134*/ c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
-	/*line gemm_pipe32.go:135*/ g, q := lane/4, lane%4
-	/*line gemm_pipe32.go:137*/ for mi := 0; mi < 4; mi++ {
-		/*line gemm_pipe32.go:137*/ kernel.Loop(t, &gocuSite882)
-		/*line gemm_pipe32.go:138*/ row := int(bm + wm*64 + int32(mi)*16 + g)
-		/*line gemm_pipe32.go:140*/ for ni := 0; ni < 8; ni++ {
-			/*line gemm_pipe32.go:140*/ kernel.Loop(t, &gocuSite883)
-			/*line gemm_pipe32.go:141*/ col := bn + wn*64 + int32(ni)*8 + 2*q
-			/*line gemm_pipe32.go:142*/ if col < n {
-				/*line gemm_pipe32.go:143*/ v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite547)][:], int(ni), &gocuSite547, kernel.Read)
-				/*line gemm_pipe32.go:144*/ {
-					/*line gemm_pipe32.go:144*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite548, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite549, kernel.Read))
-					/*line gemm_pipe32.go:144*/ *kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite550, kernel.Write) = gocuV2
-				}
-				/*line gemm_pipe32.go:145*/ {
-					/*line gemm_pipe32.go:145*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite551, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite552, kernel.Read))
-					/*line gemm_pipe32.go:145*/ *kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite553, kernel.Write) = gocuV3
-				}
-			}
-		}
-	}
-}
-
-// gocuChecked_GemmBF16Pipe64 is the checked copy of lecture.GemmBF16Pipe64 (gemm_pipe64.go:49).
-func gocuChecked_GemmBF16Pipe64(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []kernel.BFloat16, m int32, n int32, k int32) {
-	/*line gemm_pipe64.go:50*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line gemm_pipe64.go:51*/ tid := t.ThreadIdx.X
-	/*line gemm_pipe64.go:52*/ warp, lane := tid/32, tid%32
-	/*line gemm_pipe64.go:53*/ wm, wn := warp/4, warp%4
-	/*line gemm_pipe64.go:54*/ bm, bn := t.BlockIdx.Y*GP64BM, t.BlockIdx.X*GP64BN
-	/*line gemm_pipe64.go:55*/ kt := k / GP64BK
-	/*line gemm_pipe64.go:61*/ ar, ac := tid/gp64R, tid%gp64R
-	/*line gemm_pipe64.go:62*/ br, bc := tid/(GP64BN/8), tid%(GP64BN/8)
-	/*line gemm_pipe64.go:63*/ bvalid := bn+bc*8 < n
-	/*line gemm_pipe64.go:64*/ sa := ar*GP64BK + (ac^((ar/(8/gp64R))&(gp64R-1)))*8
-	/*line gemm_pipe64.go:65*/ sb := gp64SA + br*GP64BN + (bc^(br&7))*8
-	/*line gemm_pipe64.go:66*/ ag := a[int(bm+ar)*int(k)+int(ac*8):]
-	/*line gemm_pipe64.go:67*/ bg := b[int(br)*int(n)+int(bn+bc*8):]
-	/*line gemm_pipe64.go:68*/ if !bvalid {
-		/*line gemm_pipe64.go:69*/ bg = b
-	}
-	/*line gemm_pipe64.go:71*/ aStep, bStep := gp64ARows*int(k), gp64BRows*int(n)
-	/*line gemm_pipe64.go:74*/ for s := int32(0); s < GP64Stages-1; s++ {
-		/*line gemm_pipe64.go:74*/ kernel.Loop(t, &gocuSite884)
-		/*line gemm_pipe64.go:75*/ if s < kt {
-			/*line gemm_pipe64.go:76*/ gocuChecked_gp64Load(t, sm[s*gp64Stage:], ag[int(s*GP64BK):], bg[int(s*GP64BK)*int(n):], sa, sb, aStep, bStep, bvalid)
-		}
-		/*line gemm_pipe64.go:78*/ kernel.CpAsyncCommit(t)
-	}
-	/*line gemm_pipe64.go:85*/ lr, lc := lane%16, lane/16
-	/*line gemm_pipe64.go:86*/ var aOff [4]int32
-	/*line gemm_pipe64.go:88*/ for ks := int32(0); ks < gp64KS; ks++ {
-		/*line gemm_pipe64.go:88*/ kernel.Loop(t, &gocuSite885)
-		/*line gemm_pipe64.go:89*/ *kernel.At(t, aOff[:], int(ks), &gocuSite559, kernel.Write) = (wm*64+lr)*GP64BK + ((2*ks+lc)^((lr/(8/gp64R))&(gp64R-1)))*8
-	}
-	/*line gemm_pipe64.go:91*/ var bOff [4]int32
-	/*line gemm_pipe64.go:93*/ for nj := int32(0); nj < 4; nj++ {
-		/*line gemm_pipe64.go:93*/ kernel.Loop(t, &gocuSite886)
-		/*line gemm_pipe64.go:94*/ *kernel.At(t, bOff[:], int(nj), &gocuSite560, kernel.Write) = gp64SA + lr*GP64BN + (wn*8+2*(nj^((lr&7)/2))+((lc^lr)&1))*8
-	}
-	/*line gemm_pipe64.go:97*/ var acc [4][8]kernel.FragC
-	/*line gemm_pipe64.go:98*/ var af [2][4]kernel.FragA
-	/*line gemm_pipe64.go:99*/ var bf [2][8]kernel.FragB
-	/*line gemm_pipe64.go:100*/ kernel.CpAsyncWait(t, GP64Stages-2)
-	/*line gemm_pipe64.go:101*/ t.SyncThreads()
-	/*line gemm_pipe64.go:102*/ *kernel.At(t, af[:], int(0), &gocuSite562, kernel.Write), *kernel.At(t, bf[:], int(0), &gocuSite563, kernel.Write) = gocuChecked_gp64Frags(t, sm, *kernel.At(t, aOff[:], int(0), &gocuSite561, kernel.Read), bOff, 0)
-	/*line gemm_pipe64.go:103*/ for i := int32(0); i < kt; i++ {
-		/*line gemm_pipe64.go:103*/ kernel.Loop(t, &gocuSite887)
-		/*line gemm_pipe64.go:104*/ st := (i % GP64Stages) * gp64Stage
-		/*line gemm_pipe64.go:106*/ for ks := int32(0); ks < gp64KS; ks++ {
-			/*line gemm_pipe64.go:106*/ kernel.Loop(t, &gocuSite888)
-			/*line gemm_pipe64.go:107*/ if ks == gp64KS-1 {
-				/*line gemm_pipe64.go:110*/ kernel.CpAsyncWait(t, GP64Stages-2)
-				/*line gemm_pipe64.go:111*/ t.SyncThreads()
-			}
-			/*line gemm_pipe64.go:113*/ if ks < gp64KS-1 {
-				/*line gemm_pipe64.go:114*/ *kernel.At(t, af[:], int((ks+1)%2), &gocuSite566, kernel.Write), *kernel.At(t, bf[:], int((ks+1)%2), &gocuSite567, kernel.Write) = gocuChecked_gp64Frags(t, sm[st:], *kernel.At(t, aOff[:], int(ks+1), &gocuSite565, kernel.Read), bOff, ks+1)
-			} else /*line gemm_pipe64.go:115*/ if i+1 < kt {
-				/*line gemm_pipe64.go:116*/ *kernel.At(t, af[:], int((ks+1)%2), &gocuSite570, kernel.Write), *kernel.At(t, bf[:], int((ks+1)%2), &gocuSite571, kernel.Write) = gocuChecked_gp64Frags(t, sm[((i+1)%GP64Stages)*gp64Stage:], *kernel.At(t, aOff[:], int(0), &gocuSite569, kernel.Read), bOff, 0)
-			}
-			/*line gemm_pipe64.go:118*/ if ks == 0 {
-				/*line gemm_pipe64.go:121*/ if nxt := i + GP64Stages - 1; nxt < kt {
-					/*line gemm_pipe64.go:122*/ gocuChecked_gp64Load(t, sm[(nxt%GP64Stages)*gp64Stage:], ag[int(nxt*GP64BK):], bg[int(nxt*GP64BK)*int(n):], sa, sb, aStep, bStep, bvalid)
-				}
-				/*line gemm_pipe64.go:124*/ kernel.CpAsyncCommit(t)
-			}
-			/*line gemm_pipe64.go:127*/ for mi := 0; mi < 4; mi++ {
-				/*line gemm_pipe64.go:127*/ kernel.Loop(t, &gocuSite889)
-				/*line gemm_pipe64.go:129*/ for ni := 0; ni < 8; ni++ {
-					/*line gemm_pipe64.go:129*/ kernel.Loop(t, &gocuSite890)
-					/*line gemm_pipe64.go:130*/ {
-						/*line gemm_pipe64.go:130*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, af[kernel.Index(t, int(ks%2), 2, &gocuSite575)][:], int(mi), &gocuSite575, kernel.Read), *kernel.At(t, bf[kernel.Index(t, int(ks%2), 2, &gocuSite576)][:], int(ni), &gocuSite576, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite577)][:], int(ni), &gocuSite577, kernel.Read))
-						/*line gemm_pipe64.go:130*/ *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite578)][:], int(ni), &gocuSite578, kernel.Write) = gocuV1
-					}
-				}
-			}
-		}
-	}
-	/*line gemm_pipe64.go:135*/ kernel.CpAsyncWait(t, 0)
-	/*line gemm_pipe64.go:138*/ c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
-	/*line gemm_pipe64.go:139*/ g, q := lane/4, lane%4
-	/*line gemm_pipe64.go:141*/ for mi := 0; mi < 4; mi++ {
-		/*line gemm_pipe64.go:141*/ kernel.Loop(t, &gocuSite891)
-		/*line gemm_pipe64.go:142*/ row := int(bm + wm*64 + int32(mi)*16 + g)
-		/*line gemm_pipe64.go:144*/ for ni := 0; ni < 8; ni++ {
-			/*line gemm_pipe64.go:144*/ kernel.Loop(t, &gocuSite892)
-			/*line gemm_pipe64.go:145*/ col := bn + wn*64 + int32(ni)*8 + 2*q
-			/*line gemm_pipe64.go:146*/ if col < n {
-				/*line gemm_pipe64.go:147*/ v := *kernel.At(t, acc[kernel.Index(t, int(mi), 4, &gocuSite580)][:], int(ni), &gocuSite580, kernel.Read)
-				/*line gemm_pipe64.go:148*/ {
-					/*line gemm_pipe64.go:148*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(0), &gocuSite581, kernel.Read), *kernel.At(t, v[:], int(1), &gocuSite582, kernel.Read))
-					/*line gemm_pipe64.go:148*/ *kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite583, kernel.Write) = gocuV2
-				}
-				/*line gemm_pipe64.go:149*/ {
-					/*line gemm_pipe64.go:149*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, v[:], int(2), &gocuSite584, kernel.Read), *kernel.At(t, v[:], int(3), &gocuSite585, kernel.Read))
-					/*line gemm_pipe64.go:149*/ *kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite586, kernel.Write) = gocuV3
-				}
-			}
-		}
-	}
-}
-
-// gocuChecked_GemmBF16WG32 is the checked copy of lecture.GemmBF16WG32 (gemm_wg32.go:53).
-func gocuChecked_GemmBF16WG32(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []kernel.BFloat16, m int32, n int32, k int32) {
-	/*line gemm_wg32.go:54*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line gemm_wg32.go:55*/ tid := t.ThreadIdx.X
-	/*line gemm_wg32.go:56*/ wg := tid / 128
-	/*line gemm_wg32.go:57*/ bm, bn := t.BlockIdx.Y*GW32BM, t.BlockIdx.X*GW32BN
-	/*line gemm_wg32.go:58*/ kt := k / GW32BK
-	/*line gemm_wg32.go:65*/ ar, ac := tid/gw32R, tid%gw32R
-	/*line gemm_wg32.go:66*/ br, bc := tid/(GW32BN/8), tid%(GW32BN/8)
-	/*line gemm_wg32.go:67*/ bvalid := bn+bc*8 < n
-	/*line gemm_wg32.go:68*/ sa := ar*GW32BK + (ac^((ar/(8/gw32R))&(gw32R-1)))*8
-	/*line gemm_wg32.go:69*/ sb := gw32SA + (bc/8)*GW32BK*64 + br*64 + ((bc%8)^(br&7))*8
-	/*line gemm_wg32.go:70*/ ag := a[int(bm+ar)*int(k)+int(ac*8):]
-	/*line gemm_wg32.go:71*/ bg := b[int(br)*int(n)+int(bn+bc*8):]
-	/*line gemm_wg32.go:72*/ if !bvalid {
-		/*line gemm_wg32.go:73*/ bg = b
-	}
-	/*line gemm_wg32.go:75*/ aStep, bStep := gw32ARows*int(k), gw32BRows*int(n)
-	/*line gemm_wg32.go:78*/ for s := int32(0); s < GW32Stages-2; s++ {
-		/*line gemm_wg32.go:78*/ kernel.Loop(t, &gocuSite893)
-		/*line gemm_wg32.go:79*/ if s < kt {
-			/*line gemm_wg32.go:80*/ gocuChecked_gw32Load(t, sm[s*gw32Stage:], ag[int(s*GW32BK):], bg[int(s*GW32BK)*int(n):], sa, sb, aStep, bStep, bvalid)
-		}
-		/*line gemm_wg32.go:82*/ kernel.CpAsyncCommit(t)
-	}
-	/*line gemm_wg32.go:89*/ aSw := kernel.WGSwizzle128
-	/*line gemm_wg32.go:90*/ if gw32R == 4 {
-		/*line gemm_wg32.go:91*/ aSw = kernel.WGSwizzle64
-	}
-	/*line gemm_wg32.go:93*/ da0 := kernel.WGDescriptor(t, sm[wg*64*GW32BK:], aSw, 16, 8*GW32BK*2)
-	/*line gemm_wg32.go:94*/ db0 := kernel.WGDescriptor(t, sm[gw32SA:], kernel.WGSwizzle128, GW32BK*128, 1024)
-	/*line gemm_wg32.go:95*/ const stageStep kernel.WGDesc = kernel.WGDesc(gw32Stage * 2 / 16)
-	/*line gemm_wg32.go:97*/ var acc kernel.WGAcc256
-	/*line gemm_wg32.go:98*/ for i := int32(0); i < kt; i++ {
-		/*line gemm_wg32.go:98*/ kernel.Loop(t, &gocuSite894)
-		/*line gemm_wg32.go:99*/ kernel.CpAsyncWait(t, GW32Stages-3)
-		/*line gemm_wg32.go:100*/ kernel.FenceProxyAsync(t)
-		/*line gemm_wg32.go:101*/ t.SyncThreads()
-		/*line gemm_wg32.go:102*/ if nxt := i + GW32Stages - 2; nxt < kt {
-			/*line gemm_wg32.go:103*/ gocuChecked_gw32Load(t, sm[(nxt%GW32Stages)*gw32Stage:], ag[int(nxt*GW32BK):], bg[int(nxt*GW32BK)*int(n):], sa, sb, aStep, bStep, bvalid)
-		}
-		/*line gemm_wg32.go:105*/ kernel.CpAsyncCommit(t)
-		/*line gemm_wg32.go:107*/ st := kernel.WGDesc(i%GW32Stages) * stageStep
-		/*line gemm_wg32.go:108*/ kernel.WGFence(t)
-		/*line gemm_wg32.go:110*/ for ks := int32(0); ks < gw32KS; ks++ {
-			/*line gemm_wg32.go:110*/ kernel.Loop(t, &gocuSite895)
-			/*line gemm_wg32.go:111*/ kernel.WGMMABF16(t, &acc, da0+st+kernel.WGDesc(ks*2), db0+st+kernel.WGDesc(ks*128), true, i > 0 || ks > 0)
-		}
-		/*line gemm_wg32.go:113*/ kernel.WGCommit(t)
-		/*line gemm_wg32.go:114*/ kernel.WGWait(t, 1, &acc)
-	}
-	/*line gemm_wg32.go:116*/ kernel.WGWait(t, 0, &acc)
-	/*line gemm_wg32.go:117*/ kernel.CpAsyncWait(t, 0)
-	/*line gemm_wg32.go:121*/ lane := tid % 32
-	/*line gemm_wg32.go:122*/ w := (tid / 32) % 4
-	/*line gemm_wg32.go:123*/ g, q := lane/4, lane%4
-	/*line gemm_wg32.go:124*/ c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
-	/*line gemm_wg32.go:125*/ row := int(bm + wg*64 + w*16 + g)
-	/*line gemm_wg32.go:127*/ for j := int32(0); j < GW32BN/8; j++ {
-		/*line gemm_wg32.go:127*/ kernel.Loop(t, &gocuSite896)
-		/*line gemm_wg32.go:128*/ col := bn + j*8 + 2*q
-		/*line gemm_wg32.go:129*/ if col < n {
-			/*line gemm_wg32.go:130*/ {
-				/*line gemm_wg32.go:130*/ var gocuV1 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*j), &gocuSite598, kernel.Read), *kernel.At(t, acc[:], int(4*j+1), &gocuSite599, kernel.Read))
-				/*line gemm_wg32.go:130*/ *kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite600, kernel.Write) = gocuV1
-			}
-			/*line gemm_wg32.go:131*/ {
-				/*line gemm_wg32.go:131*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*j+2), &gocuSite601, kernel.Read), *kernel.At(t, acc[:], int(4*j+3), &gocuSite602, kernel.Read))
-				/*line gemm_wg32.go:131*/ *kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite603, kernel.Write) = gocuV2
-			}
-		}
-	}
-}
-
-// gocuChecked_GemmBF16WG64 is the checked copy of lecture.GemmBF16WG64 (gemm_wg64.go:49).
-func gocuChecked_GemmBF16WG64(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []kernel.BFloat16, m int32, n int32, k int32) {
-	/*line gemm_wg64.go:50*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line gemm_wg64.go:51*/ tid := t.ThreadIdx.X
-	/*line gemm_wg64.go:52*/ wg := tid / 128
-	/*line gemm_wg64.go:53*/ bm, bn := t.BlockIdx.Y*GW64BM, t.BlockIdx.X*GW64BN
-	/*line gemm_wg64.go:54*/ kt := k / GW64BK
-	/*line gemm_wg64.go:61*/ ar, ac := tid/gw64R, tid%gw64R
-	/*line gemm_wg64.go:62*/ br, bc := tid/(GW64BN/8), tid%(GW64BN/8)
-	/*line gemm_wg64.go:63*/ bvalid := bn+bc*8 < n
-	/*line gemm_wg64.go:64*/ sa := ar*GW64BK + (ac^((ar/(8/gw64R))&(gw64R-1)))*8
-	/*line gemm_wg64.go:65*/ sb := gw64SA + (bc/8)*GW64BK*64 + br*64 + ((bc%8)^(br&7))*8
-	/*line gemm_wg64.go:66*/ ag := a[int(bm+ar)*int(k)+int(ac*8):]
-	/*line gemm_wg64.go:67*/ bg := b[int(br)*int(n)+int(bn+bc*8):]
-	/*line gemm_wg64.go:68*/ if !bvalid {
-		/*line gemm_wg64.go:69*/ bg = b
-	}
-	/*line gemm_wg64.go:71*/ aStep, bStep := gw64ARows*int(k), gw64BRows*int(n)
-	/*line gemm_wg64.go:74*/ for s := int32(0); s < GW64Stages-2; s++ {
-		/*line gemm_wg64.go:74*/ kernel.Loop(t, &gocuSite897)
-		/*line gemm_wg64.go:75*/ if s < kt {
-			/*line gemm_wg64.go:76*/ gocuChecked_gw64Load(t, sm[s*gw64Stage:], ag[int(s*GW64BK):], bg[int(s*GW64BK)*int(n):], sa, sb, aStep, bStep, bvalid)
-		}
-		/*line gemm_wg64.go:78*/ kernel.CpAsyncCommit(t)
-	}
-	/*line gemm_wg64.go:85*/ aSw := kernel.WGSwizzle128
-	/*line gemm_wg64.go:86*/ if gw64R == 4 {
-		/*line gemm_wg64.go:87*/ aSw = kernel.WGSwizzle64
-	}
-	/*line gemm_wg64.go:89*/ da0 := kernel.WGDescriptor(t, sm[wg*64*GW64BK:], aSw, 16, 8*GW64BK*2)
-	/*line gemm_wg64.go:90*/ db0 := kernel.WGDescriptor(t, sm[gw64SA:], kernel.WGSwizzle128, GW64BK*128, 1024)
-	/*line gemm_wg64.go:91*/ const stageStep kernel.WGDesc = kernel.WGDesc(gw64Stage * 2 / 16)
-	/*line gemm_wg64.go:93*/ var acc kernel.WGAcc256
-	/*line gemm_wg64.go:94*/ for i := int32(0); i < kt; i++ {
-		/*line gemm_wg64.go:94*/ kernel.Loop(t, &gocuSite898)
-		/*line gemm_wg64.go:95*/ kernel.CpAsyncWait(t, GW64Stages-3)
-		/*line gemm_wg64.go:96*/ kernel.FenceProxyAsync(t)
-		/*line gemm_wg64.go:97*/ t.SyncThreads()
-		/*line gemm_wg64.go:98*/ if nxt := i + GW64Stages - 2; nxt < kt {
-			/*line gemm_wg64.go:99*/ gocuChecked_gw64Load(t, sm[(nxt%GW64Stages)*gw64Stage:], ag[int(nxt*GW64BK):], bg[int(nxt*GW64BK)*int(n):], sa, sb, aStep, bStep, bvalid)
-		}
-		/*line gemm_wg64.go:101*/ kernel.CpAsyncCommit(t)
-		/*line gemm_wg64.go:103*/ st := kernel.WGDesc(i%GW64Stages) * stageStep
-		/*line gemm_wg64.go:104*/ kernel.WGFence(t)
-		/*line gemm_wg64.go:106*/ for ks := int32(0); ks < gw64KS; ks++ {
-			/*line gemm_wg64.go:106*/ kernel.Loop(t, &gocuSite899)
-			/*line gemm_wg64.go:107*/ kernel.WGMMABF16(t, &acc, da0+st+kernel.WGDesc(ks*2), db0+st+kernel.WGDesc(ks*128), true, i > 0 || ks > 0)
-		}
-		/*line gemm_wg64.go:109*/ kernel.WGCommit(t)
-		/*line gemm_wg64.go:110*/ kernel.WGWait(t, 1, &acc)
-	}
-	/*line gemm_wg64.go:112*/ kernel.WGWait(t, 0, &acc)
-	/*line gemm_wg64.go:113*/ kernel.CpAsyncWait(t, 0)
-	/*line gemm_wg64.go:117*/ lane := tid % 32
-	/*line gemm_wg64.go:118*/ w := (tid / 32) % 4
-	/*line gemm_wg64.go:119*/ g, q := lane/4, lane%4
-	/*line gemm_wg64.go:120*/ c2 := kernel.Reinterpret[kernel.BFloat16x2](c)
-	/*line gemm_wg64.go:121*/ row := int(bm + wg*64 + w*16 + g)
-	/*line gemm_wg64.go:123*/ for j := int32(0); j < GW64BN/8; j++ {
-		/*line gemm_wg64.go:123*/ kernel.Loop(t, &gocuSite900)
-		/*line gemm_wg64.go:124*/ col := bn + j*8 + 2*q
-		/*line gemm_wg64.go:125*/ if col < n {
-			/*line gemm_wg64.go:126*/ {
-				/*line gemm_wg64.go:126*/ var gocuV1 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*j), &gocuSite615, kernel.Read), *kernel.At(t, acc[:], int(4*j+1), &gocuSite616, kernel.Read))
-				/*line gemm_wg64.go:126*/ *kernel.At(t, c2, int((row*int(n)+int(col))/2), &gocuSite617, kernel.Write) = gocuV1
-			}
-			/*line gemm_wg64.go:127*/ {
-				/*line gemm_wg64.go:127*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*j+2), &gocuSite618, kernel.Read), *kernel.At(t, acc[:], int(4*j+3), &gocuSite619, kernel.Read))
-				/*line gemm_wg64.go:127*/ *kernel.At(t, c2, int(((row+8)*int(n)+int(col))/2), &gocuSite620, kernel.Write) = gocuV2
 			}
 		}
 	}
@@ -6106,10 +3390,10 @@ func gocuChecked_GemmBF16WG64(t *kernel.Thread, a []kernel.BFloat16, b []kernel.
 func gocuChecked_Gray(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) {
 	/*line gray.go:11*/ i := t.Index()
 	/*line gray.go:12*/ if i < n {
-		/*line gray.go:13*/ r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite621, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite622, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite623, kernel.Read))
+		/*line gray.go:13*/ r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite238, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite239, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite240, kernel.Read))
 		/*line gray.go:14*/ {
 			/*line gray.go:14*/ var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
-			/*line gray.go:14*/ *kernel.At(t, gray, int(i), &gocuSite624, kernel.Write) = gocuV1
+			/*line gray.go:14*/ *kernel.At(t, gray, int(i), &gocuSite241, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -6120,10 +3404,10 @@ func gocuChecked_Gray2D(t *kernel.Thread, rgb []uint8, gray []uint8, width int32
 	/*line gray.go:24*/ if x < width && y < height {
 		/*line gray.go:25*/ n := width * height
 		/*line gray.go:26*/ i := y*width + x
-		/*line gray.go:27*/ r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite625, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite626, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite627, kernel.Read))
+		/*line gray.go:27*/ r, g, b := float32(*kernel.At(t, rgb, int(i), &gocuSite242, kernel.Read)), float32(*kernel.At(t, rgb, int(i+n), &gocuSite243, kernel.Read)), float32(*kernel.At(t, rgb, int(i+2*n), &gocuSite244, kernel.Read))
 		/*line gray.go:28*/ {
 			/*line gray.go:28*/ var gocuV1 uint8 = uint8(0.2989*r + 0.5870*g + 0.1140*b)
-			/*line gray.go:28*/ *kernel.At(t, gray, int(i), &gocuSite628, kernel.Write) = gocuV1
+			/*line gray.go:28*/ *kernel.At(t, gray, int(i), &gocuSite245, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -6134,10 +3418,10 @@ func gocuChecked_GrayVec4(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	/*line grayfast.go:14*/ dst := kernel.Reinterpret[uint32](gray)
 	/*line grayfast.go:15*/ q := n / 4
 	/*line grayfast.go:16*/ for i := t.Index(); i < q; i += t.Stride() {
-		/*line grayfast.go:16*/ kernel.Loop(t, &gocuSite901)
+		/*line grayfast.go:16*/ kernel.Loop(t, &gocuSite431)
 		/*line grayfast.go:17*/ {
-			/*line grayfast.go:17*/ var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite631, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite632, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite633, kernel.Read))
-			/*line grayfast.go:17*/ *kernel.At(t, dst, int(i), &gocuSite634, kernel.Write) = gocuV1
+			/*line grayfast.go:17*/ var gocuV1 uint32 = gocuChecked_gray4(t, *kernel.At(t, src, int(i), &gocuSite248, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite249, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite250, kernel.Read))
+			/*line grayfast.go:17*/ *kernel.At(t, dst, int(i), &gocuSite251, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -6148,11 +3432,11 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 	/*line grayfast.go:32*/ dst := kernel.Reinterpret[kernel.Uint4](gray)
 	/*line grayfast.go:33*/ q := n / 16
 	/*line grayfast.go:34*/ for i := t.Index(); i < q; i += t.Stride() {
-		/*line grayfast.go:34*/ kernel.Loop(t, &gocuSite902)
-		/*line grayfast.go:35*/ r, g, b := *kernel.At(t, src, int(i), &gocuSite637, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite638, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite639, kernel.Read)
+		/*line grayfast.go:34*/ kernel.Loop(t, &gocuSite432)
+		/*line grayfast.go:35*/ r, g, b := *kernel.At(t, src, int(i), &gocuSite254, kernel.Read), *kernel.At(t, src, int(i+q), &gocuSite255, kernel.Read), *kernel.At(t, src, int(i+2*q), &gocuSite256, kernel.Read)
 		/*line grayfast.go:36*/ {
 			/*line grayfast.go:36*/ var gocuV1 kernel.Uint4 = kernel.Uint4{X: gocuChecked_gray4(t, r.X, g.X, b.X), Y: gocuChecked_gray4(t, r.Y, g.Y, b.Y), Z: gocuChecked_gray4(t, r.Z, g.Z, b.Z), W: gocuChecked_gray4(t, r.W, g.W, b.W)}
-			/*line grayfast.go:36*/ *kernel.At(t, dst, int(i), &gocuSite640, kernel.Write) = gocuV1
+			/*line grayfast.go:36*/ *kernel.At(t, dst, int(i), &gocuSite257, kernel.Write) = gocuV1
 		}
 	}
 }
@@ -6161,19 +3445,19 @@ func gocuChecked_GrayFast(t *kernel.Thread, rgb []uint8, gray []uint8, n int32) 
 func gocuChecked_Histogram(t *kernel.Thread, data []uint8, hist []uint32, n int32) {
 	/*line histogram.go:16*/ h := kernel.Shared[[256]uint32](t)
 	/*line histogram.go:17*/ for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
-		/*line histogram.go:17*/ kernel.Loop(t, &gocuSite903)
-		/*line histogram.go:18*/ *kernel.At(t, h[:], int(b), &gocuSite641, kernel.Write) = 0
+		/*line histogram.go:17*/ kernel.Loop(t, &gocuSite433)
+		/*line histogram.go:18*/ *kernel.At(t, h[:], int(b), &gocuSite258, kernel.Write) = 0
 	}
 	/*line histogram.go:20*/ t.SyncThreads()
 	/*line histogram.go:21*/ for i := t.Index(); i < n; i += t.Stride() {
-		/*line histogram.go:21*/ kernel.Loop(t, &gocuSite904)
-		/*line histogram.go:22*/ kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite643, kernel.Read)), &gocuSite642, kernel.Atomic), 1)
+		/*line histogram.go:21*/ kernel.Loop(t, &gocuSite434)
+		/*line histogram.go:22*/ kernel.AtomicAdd(kernel.At(t, h[:], int(*kernel.At(t, data, int(i), &gocuSite260, kernel.Read)), &gocuSite259, kernel.Atomic), 1)
 	}
 	/*line histogram.go:24*/ t.SyncThreads()
 	/*line histogram.go:25*/ for b := t.ThreadIdx.X; b < Bins; b += t.BlockDim.X {
-		/*line histogram.go:25*/ kernel.Loop(t, &gocuSite905)
-		/*line histogram.go:26*/ if *kernel.At(t, h[:], int(b), &gocuSite644, kernel.Read) != 0 {
-			/*line histogram.go:27*/ kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite645, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite646, kernel.Read))
+		/*line histogram.go:25*/ kernel.Loop(t, &gocuSite435)
+		/*line histogram.go:26*/ if *kernel.At(t, h[:], int(b), &gocuSite261, kernel.Read) != 0 {
+			/*line histogram.go:27*/ kernel.AtomicAdd(kernel.At(t, hist, int(b), &gocuSite262, kernel.Atomic), *kernel.At(t, h[:], int(b), &gocuSite263, kernel.Read))
 		}
 	}
 }
@@ -6184,10 +3468,10 @@ func gocuChecked_MatMul(t *kernel.Thread, a []float32, b []float32, c []float32,
 	/*line matmul.go:15*/ if row < m && col < n {
 		/*line matmul.go:16*/ var sum float32
 		/*line matmul.go:17*/ for i := range k {
-			/*line matmul.go:17*/ kernel.Loop(t, &gocuSite906)
-			/*line matmul.go:18*/ sum += *kernel.At(t, a, int(row*k+i), &gocuSite647, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite648, kernel.Read)
+			/*line matmul.go:17*/ kernel.Loop(t, &gocuSite436)
+			/*line matmul.go:18*/ sum += *kernel.At(t, a, int(row*k+i), &gocuSite264, kernel.Read) * *kernel.At(t, b, int(i*n+col), &gocuSite265, kernel.Read)
 		}
-		/*line matmul.go:20*/ *kernel.At(t, c, int(row*n+col), &gocuSite649, kernel.Write) = sum
+		/*line matmul.go:20*/ *kernel.At(t, c, int(row*n+col), &gocuSite266, kernel.Write) = sum
 	}
 }
 
@@ -6199,32 +3483,32 @@ func gocuChecked_TiledMatMul(t *kernel.Thread, a []float32, b []float32, c []flo
 	/*line matmul.go:38*/ row, col := t.BlockIdx.Y*Tile+ty, t.BlockIdx.X*Tile+tx
 	/*line matmul.go:39*/ var sum float32
 	/*line matmul.go:40*/ for p := int32(0); p < k; p += Tile {
-		/*line matmul.go:40*/ kernel.Loop(t, &gocuSite907)
+		/*line matmul.go:40*/ kernel.Loop(t, &gocuSite437)
 		/*line matmul.go:41*/ if row < m && p+tx < k {
 			/*line matmul.go:42*/ {
-				/*line matmul.go:42*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite650, kernel.Read)
-				/*line matmul.go:42*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite651)][:], int(tx), &gocuSite651, kernel.Write) = gocuV1
+				/*line matmul.go:42*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite267, kernel.Read)
+				/*line matmul.go:42*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite268)][:], int(tx), &gocuSite268, kernel.Write) = gocuV1
 			}
 		} else {
-			/*line matmul.go:44*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite652)][:], int(tx), &gocuSite652, kernel.Write) = 0
+			/*line matmul.go:44*/ *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite269)][:], int(tx), &gocuSite269, kernel.Write) = 0
 		}
 		/*line matmul.go:46*/ if col < n && p+ty < k {
 			/*line matmul.go:47*/ {
-				/*line matmul.go:47*/ var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite653, kernel.Read)
-				/*line matmul.go:47*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite654)][:], int(tx), &gocuSite654, kernel.Write) = gocuV2
+				/*line matmul.go:47*/ var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite270, kernel.Read)
+				/*line matmul.go:47*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite271)][:], int(tx), &gocuSite271, kernel.Write) = gocuV2
 			}
 		} else {
-			/*line matmul.go:49*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite655)][:], int(tx), &gocuSite655, kernel.Write) = 0
+			/*line matmul.go:49*/ *kernel.At(t, bs[kernel.Index(t, int(ty), 16, &gocuSite272)][:], int(tx), &gocuSite272, kernel.Write) = 0
 		}
 		/*line matmul.go:51*/ t.SyncThreads()
 		/*line matmul.go:52*/ for i := range Tile {
-			/*line matmul.go:52*/ kernel.Loop(t, &gocuSite908)
-			/*line matmul.go:53*/ sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite656)][:], int(i), &gocuSite656, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite657)][:], int(tx), &gocuSite657, kernel.Read)
+			/*line matmul.go:52*/ kernel.Loop(t, &gocuSite438)
+			/*line matmul.go:53*/ sum += *kernel.At(t, as[kernel.Index(t, int(ty), 16, &gocuSite273)][:], int(i), &gocuSite273, kernel.Read) * *kernel.At(t, bs[kernel.Index(t, int(i), 16, &gocuSite274)][:], int(tx), &gocuSite274, kernel.Read)
 		}
 		/*line matmul.go:55*/ t.SyncThreads()
 	}
 	/*line matmul.go:57*/ if row < m && col < n {
-		/*line matmul.go:58*/ *kernel.At(t, c, int(row*n+col), &gocuSite658, kernel.Write) = sum
+		/*line matmul.go:58*/ *kernel.At(t, c, int(row*n+col), &gocuSite275, kernel.Write) = sum
 	}
 }
 
@@ -6237,32 +3521,32 @@ func gocuChecked_TiledMatMulDynamic(t *kernel.Thread, a []float32, b []float32, 
 	/*line matmul.go:72*/ as, bs := ty*w+tx, w*w+ty*w+tx
 	/*line matmul.go:73*/ var sum float32
 	/*line matmul.go:74*/ for p := int32(0); p < k; p += w {
-		/*line matmul.go:74*/ kernel.Loop(t, &gocuSite909)
+		/*line matmul.go:74*/ kernel.Loop(t, &gocuSite439)
 		/*line matmul.go:75*/ if row < m && p+tx < k {
 			/*line matmul.go:76*/ {
-				/*line matmul.go:76*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite659, kernel.Read)
-				/*line matmul.go:76*/ *kernel.At(t, sm, int(as), &gocuSite660, kernel.Write) = gocuV1
+				/*line matmul.go:76*/ var gocuV1 float32 = *kernel.At(t, a, int(row*k+p+tx), &gocuSite276, kernel.Read)
+				/*line matmul.go:76*/ *kernel.At(t, sm, int(as), &gocuSite277, kernel.Write) = gocuV1
 			}
 		} else {
-			/*line matmul.go:78*/ *kernel.At(t, sm, int(as), &gocuSite661, kernel.Write) = 0
+			/*line matmul.go:78*/ *kernel.At(t, sm, int(as), &gocuSite278, kernel.Write) = 0
 		}
 		/*line matmul.go:80*/ if col < n && p+ty < k {
 			/*line matmul.go:81*/ {
-				/*line matmul.go:81*/ var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite662, kernel.Read)
-				/*line matmul.go:81*/ *kernel.At(t, sm, int(bs), &gocuSite663, kernel.Write) = gocuV2
+				/*line matmul.go:81*/ var gocuV2 float32 = *kernel.At(t, b, int((p+ty)*n+col), &gocuSite279, kernel.Read)
+				/*line matmul.go:81*/ *kernel.At(t, sm, int(bs), &gocuSite280, kernel.Write) = gocuV2
 			}
 		} else {
-			/*line matmul.go:83*/ *kernel.At(t, sm, int(bs), &gocuSite664, kernel.Write) = 0
+			/*line matmul.go:83*/ *kernel.At(t, sm, int(bs), &gocuSite281, kernel.Write) = 0
 		}
 		/*line matmul.go:85*/ t.SyncThreads()
 		/*line matmul.go:86*/ for i := range w {
-			/*line matmul.go:86*/ kernel.Loop(t, &gocuSite910)
-			/*line matmul.go:87*/ sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite665, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite666, kernel.Read)
+			/*line matmul.go:86*/ kernel.Loop(t, &gocuSite440)
+			/*line matmul.go:87*/ sum += *kernel.At(t, sm, int(ty*w+i), &gocuSite282, kernel.Read) * *kernel.At(t, sm, int(w*w+i*w+tx), &gocuSite283, kernel.Read)
 		}
 		/*line matmul.go:89*/ t.SyncThreads()
 	}
 	/*line matmul.go:91*/ if row < m && col < n {
-		/*line matmul.go:92*/ *kernel.At(t, c, int(row*n+col), &gocuSite667, kernel.Write) = sum
+		/*line matmul.go:92*/ *kernel.At(t, c, int(row*n+col), &gocuSite284, kernel.Write) = sum
 	}
 }
 
@@ -6271,23 +3555,23 @@ func gocuChecked_Sum(t *kernel.Thread, x []float32, partial []float32, n int32) 
 	/*line reduce.go:13*/ warpSums := kernel.Shared[[32]float32](t)
 	/*line reduce.go:14*/ var v float32
 	/*line reduce.go:15*/ for i := t.Index(); i < n; i += t.Stride() {
-		/*line reduce.go:15*/ kernel.Loop(t, &gocuSite911)
-		/*line reduce.go:16*/ v += *kernel.At(t, x, int(i), &gocuSite668, kernel.Read)
+		/*line reduce.go:15*/ kernel.Loop(t, &gocuSite441)
+		/*line reduce.go:16*/ v += *kernel.At(t, x, int(i), &gocuSite285, kernel.Read)
 	}
 	/*line reduce.go:18*/ v = gocuChecked_warpSum(t, v)
 	/*line reduce.go:19*/ lane, warp := t.LaneID(), t.WarpID()
 	/*line reduce.go:20*/ if lane == 0 {
-		/*line reduce.go:21*/ *kernel.At(t, warpSums[:], int(warp), &gocuSite669, kernel.Write) = v
+		/*line reduce.go:21*/ *kernel.At(t, warpSums[:], int(warp), &gocuSite286, kernel.Write) = v
 	}
 	/*line reduce.go:23*/ t.SyncThreads()
 	/*line reduce.go:24*/ if warp == 0 {
 		/*line reduce.go:25*/ v = 0
 		/*line reduce.go:26*/ if lane < t.BlockDim.X/kernel.WarpSize {
-			/*line reduce.go:27*/ v = *kernel.At(t, warpSums[:], int(lane), &gocuSite670, kernel.Read)
+			/*line reduce.go:27*/ v = *kernel.At(t, warpSums[:], int(lane), &gocuSite287, kernel.Read)
 		}
 		/*line reduce.go:29*/ v = gocuChecked_warpSum(t, v)
 		/*line reduce.go:30*/ if lane == 0 {
-			/*line reduce.go:31*/ *kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite671, kernel.Write) = v
+			/*line reduce.go:31*/ *kernel.At(t, partial, int(t.BlockIdx.X), &gocuSite288, kernel.Write) = v
 		}
 	}
 }
@@ -6300,58 +3584,58 @@ func gocuChecked_ScanBlocks(t *kernel.Thread, x []int32, y []int32, sums []int32
 	/*line scan.go:21*/ i1 := i0 + ScanThreads
 	/*line scan.go:22*/ var v0, v1 int32
 	/*line scan.go:23*/ if i0 < n {
-		/*line scan.go:24*/ v0 = *kernel.At(t, x, int(i0), &gocuSite672, kernel.Read)
+		/*line scan.go:24*/ v0 = *kernel.At(t, x, int(i0), &gocuSite289, kernel.Read)
 	}
 	/*line scan.go:26*/ if i1 < n {
-		/*line scan.go:27*/ v1 = *kernel.At(t, x, int(i1), &gocuSite673, kernel.Read)
+		/*line scan.go:27*/ v1 = *kernel.At(t, x, int(i1), &gocuSite290, kernel.Read)
 	}
-	/*line scan.go:29*/ *kernel.At(t, s[:], int(tid), &gocuSite674, kernel.Write) = v0
-	/*line scan.go:30*/ *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite675, kernel.Write) = v1
+	/*line scan.go:29*/ *kernel.At(t, s[:], int(tid), &gocuSite291, kernel.Write) = v0
+	/*line scan.go:30*/ *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite292, kernel.Write) = v1
 	/*line scan.go:32*/ offset := int32(1)
 	/*line scan.go:33*/ for d := int32(ScanThreads); d > 0; d /= 2 {
-		/*line scan.go:33*/ kernel.Loop(t, &gocuSite912)
+		/*line scan.go:33*/ kernel.Loop(t, &gocuSite442)
 		/*line scan.go:34*/ t.SyncThreads()
 		/*line scan.go:35*/ if tid < d {
 			/*line scan.go:36*/ a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
 			/*line scan.go:37*/ {
-				/*line scan.go:37*/ var gocuV1 int32 = *kernel.At(t, s[:], int(a), &gocuSite676, kernel.Read)
-				/*line scan.go:37*/ *kernel.At(t, s[:], int(b), &gocuSite677, kernel.ReadWrite) += gocuV1
+				/*line scan.go:37*/ var gocuV1 int32 = *kernel.At(t, s[:], int(a), &gocuSite293, kernel.Read)
+				/*line scan.go:37*/ *kernel.At(t, s[:], int(b), &gocuSite294, kernel.ReadWrite) += gocuV1
 			}
 		}
 		/*line scan.go:39*/ offset *= 2
 	}
 	/*line scan.go:41*/ if tid == 0 {
 		/*line scan.go:42*/ {
-			/*line scan.go:42*/ var gocuV2 int32 = *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite678, kernel.Read)
-			/*line scan.go:42*/ *kernel.At(t, sums, int(t.BlockIdx.X), &gocuSite679, kernel.Write) = gocuV2
+			/*line scan.go:42*/ var gocuV2 int32 = *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite295, kernel.Read)
+			/*line scan.go:42*/ *kernel.At(t, sums, int(t.BlockIdx.X), &gocuSite296, kernel.Write) = gocuV2
 		}
-		/*line scan.go:43*/ *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite680, kernel.Write) = 0
+		/*line scan.go:43*/ *kernel.At(t, s[:], int(2*ScanThreads-1), &gocuSite297, kernel.Write) = 0
 	}
 	/*line scan.go:45*/ for d := int32(1); d < 2*ScanThreads; d *= 2 {
-		/*line scan.go:45*/ kernel.Loop(t, &gocuSite913)
+		/*line scan.go:45*/ kernel.Loop(t, &gocuSite443)
 		/*line scan.go:46*/ offset /= 2
 		/*line scan.go:47*/ t.SyncThreads()
 		/*line scan.go:48*/ if tid < d {
 			/*line scan.go:49*/ a, b := offset*(2*tid+1)-1, offset*(2*tid+2)-1
-			/*line scan.go:50*/ v := *kernel.At(t, s[:], int(a), &gocuSite681, kernel.Read)
+			/*line scan.go:50*/ v := *kernel.At(t, s[:], int(a), &gocuSite298, kernel.Read)
 			/*line scan.go:51*/ {
-				/*line scan.go:51*/ var gocuV3 int32 = *kernel.At(t, s[:], int(b), &gocuSite682, kernel.Read)
-				/*line scan.go:51*/ *kernel.At(t, s[:], int(a), &gocuSite683, kernel.Write) = gocuV3
+				/*line scan.go:51*/ var gocuV3 int32 = *kernel.At(t, s[:], int(b), &gocuSite299, kernel.Read)
+				/*line scan.go:51*/ *kernel.At(t, s[:], int(a), &gocuSite300, kernel.Write) = gocuV3
 			}
-			/*line scan.go:52*/ *kernel.At(t, s[:], int(b), &gocuSite684, kernel.ReadWrite) += v
+			/*line scan.go:52*/ *kernel.At(t, s[:], int(b), &gocuSite301, kernel.ReadWrite) += v
 		}
 	}
 	/*line scan.go:55*/ t.SyncThreads()
 	/*line scan.go:56*/ if i0 < n {
 		/*line scan.go:57*/ {
-			/*line scan.go:57*/ var gocuV4 int32 = *kernel.At(t, s[:], int(tid), &gocuSite685, kernel.Read)
-			/*line scan.go:57*/ *kernel.At(t, y, int(i0), &gocuSite686, kernel.Write) = gocuV4
+			/*line scan.go:57*/ var gocuV4 int32 = *kernel.At(t, s[:], int(tid), &gocuSite302, kernel.Read)
+			/*line scan.go:57*/ *kernel.At(t, y, int(i0), &gocuSite303, kernel.Write) = gocuV4
 		}
 	}
 	/*line scan.go:59*/ if i1 < n {
 		/*line scan.go:60*/ {
-			/*line scan.go:60*/ var gocuV5 int32 = *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite687, kernel.Read)
-			/*line scan.go:60*/ *kernel.At(t, y, int(i1), &gocuSite688, kernel.Write) = gocuV5
+			/*line scan.go:60*/ var gocuV5 int32 = *kernel.At(t, s[:], int(tid+ScanThreads), &gocuSite304, kernel.Read)
+			/*line scan.go:60*/ *kernel.At(t, y, int(i1), &gocuSite305, kernel.Write) = gocuV5
 		}
 	}
 }
@@ -6361,8 +3645,8 @@ func gocuChecked_ScanAdd(t *kernel.Thread, y []int32, offsets []int32, n int32) 
 	/*line scan.go:70*/ i := t.Index()
 	/*line scan.go:71*/ if i < n {
 		/*line scan.go:72*/ {
-			/*line scan.go:72*/ var gocuV1 int32 = *kernel.At(t, offsets, int(i/(2*ScanThreads)), &gocuSite689, kernel.Read)
-			/*line scan.go:72*/ *kernel.At(t, y, int(i), &gocuSite690, kernel.ReadWrite) += gocuV1
+			/*line scan.go:72*/ var gocuV1 int32 = *kernel.At(t, offsets, int(i/(2*ScanThreads)), &gocuSite306, kernel.Read)
+			/*line scan.go:72*/ *kernel.At(t, y, int(i), &gocuSite307, kernel.ReadWrite) += gocuV1
 		}
 	}
 }
@@ -6381,63 +3665,63 @@ func gocuChecked_SGEMM(t *kernel.Thread, a []float32, b []float32, c []float32, 
 	/*line sgemm.go:55*/ br, bc := tid/32, tid%32
 	/*line sgemm.go:56*/ ai := int(t.BlockIdx.Y*GemmBM+lr)*k4 + int(lk/4)
 	/*line sgemm.go:57*/ bi := int(br)*n4 + int(t.BlockIdx.X*(GemmBN/4)+bc)
-	/*line sgemm.go:59*/ va, vb := *kernel.At(t, a4, int(ai), &gocuSite694, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite695, kernel.Read)
+	/*line sgemm.go:59*/ va, vb := *kernel.At(t, a4, int(ai), &gocuSite311, kernel.Read), *kernel.At(t, b4, int(bi), &gocuSite312, kernel.Read)
 	/*line sgemm.go:60*/ st := int32(0)
-	/*line sgemm.go:61*/ a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite697)][kernel.Index(t, int(lk), 8, &gocuSite697)][:])
-	/*line sgemm.go:62*/ a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite700)][kernel.Index(t, int(lk+1), 8, &gocuSite700)][:])
-	/*line sgemm.go:63*/ a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite703)][kernel.Index(t, int(lk+2), 8, &gocuSite703)][:])
-	/*line sgemm.go:64*/ a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite706)][kernel.Index(t, int(lk+3), 8, &gocuSite706)][:])
-	/*line sgemm.go:65*/ *kernel.At(t, a0, int(lr), &gocuSite708, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite709, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite710, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite711, kernel.Write) = va.X, va.Y, va.Z, va.W
-	/*line sgemm.go:68*/ *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite712)][kernel.Index(t, int(br), 8, &gocuSite712)][:], int(bc), &gocuSite712, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
+	/*line sgemm.go:61*/ a0 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite314)][kernel.Index(t, int(lk), 8, &gocuSite314)][:])
+	/*line sgemm.go:62*/ a1 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite317)][kernel.Index(t, int(lk+1), 8, &gocuSite317)][:])
+	/*line sgemm.go:63*/ a2 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite320)][kernel.Index(t, int(lk+2), 8, &gocuSite320)][:])
+	/*line sgemm.go:64*/ a3 := kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite323)][kernel.Index(t, int(lk+3), 8, &gocuSite323)][:])
+	/*line sgemm.go:65*/ *kernel.At(t, a0, int(lr), &gocuSite325, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite326, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite327, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite328, kernel.Write) = va.X, va.Y, va.Z, va.W
+	/*line sgemm.go:68*/ *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite329)][kernel.Index(t, int(br), 8, &gocuSite329)][:], int(bc), &gocuSite329, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 	/*line sgemm.go:69*/ t.SyncThreads()
 	/*line sgemm.go:71*/ var acc [8][8]float32
 	/*line sgemm.go:72*/ for k0 := int32(0); k0 < k; k0 += GemmBK {
-		/*line sgemm.go:72*/ kernel.Loop(t, &gocuSite914)
+		/*line sgemm.go:72*/ kernel.Loop(t, &gocuSite444)
 		/*line sgemm.go:73*/ next := k0+GemmBK < k
 		/*line sgemm.go:74*/ if next {
-			/*line sgemm.go:75*/ va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite713, kernel.Read)
-			/*line sgemm.go:76*/ vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite714, kernel.Read)
+			/*line sgemm.go:75*/ va = *kernel.At(t, a4, int(ai+int((k0+GemmBK)/4)), &gocuSite330, kernel.Read)
+			/*line sgemm.go:76*/ vb = *kernel.At(t, b4, int(bi+int(k0+GemmBK)*n4), &gocuSite331, kernel.Read)
 		}
 		/*line sgemm.go:79*/ for kk := 0; kk < GemmBK; kk++ {
-			/*line sgemm.go:79*/ kernel.Loop(t, &gocuSite915)
-			/*line sgemm.go:80*/ x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite715)][kernel.Index(t, int(kk), 8, &gocuSite715)][:], int(tr), &gocuSite715, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite716)][kernel.Index(t, int(kk), 8, &gocuSite716)][:], int(tr+16), &gocuSite716, kernel.Read)
-			/*line sgemm.go:81*/ y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite717)][kernel.Index(t, int(kk), 8, &gocuSite717)][:], int(tc), &gocuSite717, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite718)][kernel.Index(t, int(kk), 8, &gocuSite718)][:], int(tc+16), &gocuSite718, kernel.Read)
+			/*line sgemm.go:79*/ kernel.Loop(t, &gocuSite445)
+			/*line sgemm.go:80*/ x0, x1 := *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite332)][kernel.Index(t, int(kk), 8, &gocuSite332)][:], int(tr), &gocuSite332, kernel.Read), *kernel.At(t, as[kernel.Index(t, int(st), 2, &gocuSite333)][kernel.Index(t, int(kk), 8, &gocuSite333)][:], int(tr+16), &gocuSite333, kernel.Read)
+			/*line sgemm.go:81*/ y0, y1 := *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite334)][kernel.Index(t, int(kk), 8, &gocuSite334)][:], int(tc), &gocuSite334, kernel.Read), *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite335)][kernel.Index(t, int(kk), 8, &gocuSite335)][:], int(tc+16), &gocuSite335, kernel.Read)
 			/*line sgemm.go:82*/ ra := [8]float32{x0.X, x0.Y, x0.Z, x0.W, x1.X, x1.Y, x1.Z, x1.W}
 			/*line sgemm.go:83*/ rb := [8]float32{y0.X, y0.Y, y0.Z, y0.W, y1.X, y1.Y, y1.Z, y1.W}
 			/*line sgemm.go:85*/ for i := 0; i < 8; i++ {
-				/*line sgemm.go:85*/ kernel.Loop(t, &gocuSite916)
+				/*line sgemm.go:85*/ kernel.Loop(t, &gocuSite446)
 				/*line sgemm.go:87*/ for j := 0; j < 8; j++ {
-					/*line sgemm.go:87*/ kernel.Loop(t, &gocuSite917)
+					/*line sgemm.go:87*/ kernel.Loop(t, &gocuSite447)
 					/*line sgemm.go:88*/ {
-						/*line sgemm.go:88*/ var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite719, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite720, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite721)][:], int(j), &gocuSite721, kernel.Read))
-						/*line sgemm.go:88*/ *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite722)][:], int(j), &gocuSite722, kernel.Write) = gocuV1
+						/*line sgemm.go:88*/ var gocuV1 float32 = kernel.FMA(*kernel.At(t, ra[:], int(i), &gocuSite336, kernel.Read), *kernel.At(t, rb[:], int(j), &gocuSite337, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite338)][:], int(j), &gocuSite338, kernel.Read))
+						/*line sgemm.go:88*/ *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite339)][:], int(j), &gocuSite339, kernel.Write) = gocuV1
 					}
 				}
 			}
 		}
 		/*line sgemm.go:92*/ if next {
 			/*line sgemm.go:93*/ st ^= 1
-			/*line sgemm.go:94*/ a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite724)][kernel.Index(t, int(lk), 8, &gocuSite724)][:])
-			/*line sgemm.go:95*/ a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite727)][kernel.Index(t, int(lk+1), 8, &gocuSite727)][:])
-			/*line sgemm.go:96*/ a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite730)][kernel.Index(t, int(lk+2), 8, &gocuSite730)][:])
-			/*line sgemm.go:97*/ a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite733)][kernel.Index(t, int(lk+3), 8, &gocuSite733)][:])
-			/*line sgemm.go:98*/ *kernel.At(t, a0, int(lr), &gocuSite735, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite736, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite737, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite738, kernel.Write) = va.X, va.Y, va.Z, va.W
-			/*line sgemm.go:99*/ *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite739)][kernel.Index(t, int(br), 8, &gocuSite739)][:], int(bc), &gocuSite739, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
+			/*line sgemm.go:94*/ a0 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite341)][kernel.Index(t, int(lk), 8, &gocuSite341)][:])
+			/*line sgemm.go:95*/ a1 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite344)][kernel.Index(t, int(lk+1), 8, &gocuSite344)][:])
+			/*line sgemm.go:96*/ a2 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite347)][kernel.Index(t, int(lk+2), 8, &gocuSite347)][:])
+			/*line sgemm.go:97*/ a3 = kernel.Reinterpret[float32](as[kernel.Index(t, int(st), 2, &gocuSite350)][kernel.Index(t, int(lk+3), 8, &gocuSite350)][:])
+			/*line sgemm.go:98*/ *kernel.At(t, a0, int(lr), &gocuSite352, kernel.Write), *kernel.At(t, a1, int(lr), &gocuSite353, kernel.Write), *kernel.At(t, a2, int(lr), &gocuSite354, kernel.Write), *kernel.At(t, a3, int(lr), &gocuSite355, kernel.Write) = va.X, va.Y, va.Z, va.W
+			/*line sgemm.go:99*/ *kernel.At(t, bs[kernel.Index(t, int(st), 2, &gocuSite356)][kernel.Index(t, int(br), 8, &gocuSite356)][:], int(bc), &gocuSite356, kernel.Write) = kernel.Float4{X: vb.X, Y: vb.Y, Z: vb.Z, W: vb.W}
 		}
 		/*line sgemm.go:101*/ t.SyncThreads()
 	}
 	/*line sgemm.go:105*/ for i := 0; i < 8; i++ {
-		/*line sgemm.go:105*/ kernel.Loop(t, &gocuSite918)
+		/*line sgemm.go:105*/ kernel.Loop(t, &gocuSite448)
 		/*line sgemm.go:106*/ row := int(t.BlockIdx.Y*GemmBM + tr*4 + int32(i%4) + int32(i/4)*64)
 		/*line sgemm.go:108*/ for h := 0; h < 2; h++ {
-			/*line sgemm.go:108*/ kernel.Loop(t, &gocuSite919)
+			/*line sgemm.go:108*/ kernel.Loop(t, &gocuSite449)
 			/*line sgemm.go:109*/ p := row*n4 + int(t.BlockIdx.X*(GemmBN/4)+tc+int32(h)*16)
-			/*line sgemm.go:110*/ v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite740)][:], int(4*h), &gocuSite740, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite741)][:], int(4*h+1), &gocuSite741, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite742)][:], int(4*h+2), &gocuSite742, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite743)][:], int(4*h+3), &gocuSite743, kernel.Read)}
+			/*line sgemm.go:110*/ v := kernel.Float4{X: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite357)][:], int(4*h), &gocuSite357, kernel.Read), Y: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite358)][:], int(4*h+1), &gocuSite358, kernel.Read), Z: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite359)][:], int(4*h+2), &gocuSite359, kernel.Read), W: alpha * *kernel.At(t, acc[kernel.Index(t, int(i), 8, &gocuSite360)][:], int(4*h+3), &gocuSite360, kernel.Read)}
 			/*line sgemm.go:111*/ if beta != 0 {
-				/*line sgemm.go:112*/ old := *kernel.At(t, c4, int(p), &gocuSite744, kernel.Read)
+				/*line sgemm.go:112*/ old := *kernel.At(t, c4, int(p), &gocuSite361, kernel.Read)
 				/*line sgemm.go:113*/ v = kernel.Float4{X: kernel.FMA(beta, old.X, v.X), Y: kernel.FMA(beta, old.Y, v.Y), Z: kernel.FMA(beta, old.Z, v.Z), W: kernel.FMA(beta, old.W, v.W)}
 			}
-			/*line sgemm.go:120*/ *kernel.At(t, c4, int(p), &gocuSite745, kernel.Write) = v
+			/*line sgemm.go:120*/ *kernel.At(t, c4, int(p), &gocuSite362, kernel.Write) = v
 		}
 	}
 }
@@ -6447,10 +3731,10 @@ func gocuChecked_WGProbe(t *kernel.Thread, img []kernel.BFloat16, d []float32, s
 	/*line wg_probe.go:20*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
 	/*line wg_probe.go:21*/ tid := t.ThreadIdx.X
 	/*line wg_probe.go:22*/ for i := tid; i < WGProbeShared/16; i += 128 {
-		/*line wg_probe.go:22*/ kernel.Loop(t, &gocuSite920)
+		/*line wg_probe.go:22*/ kernel.Loop(t, &gocuSite450)
 		/*line wg_probe.go:23*/ {
-			/*line wg_probe.go:23*/ var gocuV1 kernel.BFloat16x8 = *kernel.At(t, kernel.Reinterpret[kernel.BFloat16x8](img), int(i), &gocuSite746, kernel.Read)
-			/*line wg_probe.go:23*/ *kernel.At(t, kernel.Reinterpret[kernel.BFloat16x8](sm), int(i), &gocuSite748, kernel.Write) = gocuV1
+			/*line wg_probe.go:23*/ var gocuV1 kernel.BFloat16x8 = *kernel.At(t, kernel.Reinterpret[kernel.BFloat16x8](img), int(i), &gocuSite363, kernel.Read)
+			/*line wg_probe.go:23*/ *kernel.At(t, kernel.Reinterpret[kernel.BFloat16x8](sm), int(i), &gocuSite365, kernel.Write) = gocuV1
 		}
 	}
 	/*line wg_probe.go:25*/ kernel.FenceProxyAsync(t)
@@ -6460,7 +3744,7 @@ func gocuChecked_WGProbe(t *kernel.Thread, img []kernel.BFloat16, d []float32, s
 	/*line wg_probe.go:29*/ var acc kernel.WGAcc128
 	/*line wg_probe.go:30*/ kernel.WGFence(t)
 	/*line wg_probe.go:32*/ for ks := int32(0); ks < 2; ks++ {
-		/*line wg_probe.go:32*/ kernel.Loop(t, &gocuSite921)
+		/*line wg_probe.go:32*/ kernel.Loop(t, &gocuSite451)
 		/*line wg_probe.go:33*/ a, b := da+kernel.WGDesc(ks*kstepA/16), db+kernel.WGDesc(ks*kstepB/16)
 		/*line wg_probe.go:34*/ if transB {
 			/*line wg_probe.go:35*/ kernel.WGMMABF16(t, &acc, a, b, true, ks > 0)
@@ -6473,12 +3757,12 @@ func gocuChecked_WGProbe(t *kernel.Thread, img []kernel.BFloat16, d []float32, s
 	/*line wg_probe.go:42*/ w, l := tid/32, tid%32
 	/*line wg_probe.go:43*/ g, q := l/4, l%4
 	/*line wg_probe.go:45*/ for j := int32(0); j < 16; j++ {
-		/*line wg_probe.go:45*/ kernel.Loop(t, &gocuSite922)
+		/*line wg_probe.go:45*/ kernel.Loop(t, &gocuSite452)
 		/*line wg_probe.go:47*/ for r := int32(0); r < 4; r++ {
-			/*line wg_probe.go:47*/ kernel.Loop(t, &gocuSite923)
+			/*line wg_probe.go:47*/ kernel.Loop(t, &gocuSite453)
 			/*line wg_probe.go:48*/ {
-				/*line wg_probe.go:48*/ var gocuV2 float32 = *kernel.At(t, acc[:], int(4*j+r), &gocuSite751, kernel.Read)
-				/*line wg_probe.go:48*/ *kernel.At(t, d, int((16*w+g+8*(r/2))*128+8*j+2*q+r%2), &gocuSite752, kernel.Write) = gocuV2
+				/*line wg_probe.go:48*/ var gocuV2 float32 = *kernel.At(t, acc[:], int(4*j+r), &gocuSite368, kernel.Read)
+				/*line wg_probe.go:48*/ *kernel.At(t, d, int((16*w+g+8*(r/2))*128+8*j+2*q+r%2), &gocuSite369, kernel.Write) = gocuV2
 			}
 		}
 	}

@@ -6,7 +6,7 @@
 # 12.4 (trixie, non-free), unpacked under /opt/cuda124 without installing
 # (--setup does that once: apt-get download + dpkg -x).
 #   bash tools/gpu/local-cuda.sh --setup
-#   bash tools/gpu/local-cuda.sh [ARCH] [KERNEL...]     # ARCH sm_90 (default) or sm_90a
+#   bash tools/gpu/local-cuda.sh [ARCH] [KERNEL...]     # ARCH sm_90 (default), sm_90a, sm_80, ...
 set -euo pipefail
 root=$(git rev-parse --show-toplevel); cd "$root"
 cu=/opt/cuda124/root
@@ -27,7 +27,14 @@ export LD_LIBRARY_PATH=$cu/usr/lib/x86_64-linux-gnu
 out=${TMPDIR:-/tmp}/gocu-local; mkdir -p "$out"
 go run ./cmd/gocu gen --cu ./internal/lecture >/dev/null
 mv internal/lecture/zz_gocu_lecture.cu "$out/kernels.cu"
+rm -f "$out/kernels.cubin" # a stale one would be read below as if it were this build
 go run ./cmd/gocu compile "$out/kernels.cu" --arch "$arch" --std c++17 -o "$out/kernels.cubin" 2>&1 | grep -E 'error|rror:' || true
+if [ ! -s "$out/kernels.cubin" ]; then
+  # NVRTC does not show ptxas's messages: ask ptxas itself
+  go run ./cmd/gocu compile "$out/kernels.cu" --arch "compute_${arch#sm_}" --std c++17 --ptx -o "$out/kernels.ptx" >/dev/null 2>&1 &&
+    $cu/usr/bin/ptxas -arch="$arch" "$out/kernels.ptx" -o /dev/null 2>&1 | head -20
+  echo "no CUBIN for $arch" >&2; exit 1
+fi
 $cu/usr/bin/cuobjdump -res-usage "$out/kernels.cubin" 2>&1 | awk '/Function/{f=$2} /REG:/{print f, $1, $2, $4}' | sed 's/://' | column -t
 ks=("$@"); [ ${#ks[@]} -gt 0 ] || ks=($($cu/usr/bin/cuobjdump -res-usage "$out/kernels.cubin" 2>&1 | awk '/Function/{print $2}' | sed 's/://' | grep -E 'Gemm|Flash'))
 for k in "${ks[@]}"; do

@@ -4,7 +4,7 @@
 # .gpu/ here:
 #   bash tools/gpu/tensor.sh            # tests, resources, benchmarks, peers
 #   NCU=1 bash tools/gpu/tensor.sh      # and one ncu-profiled launch of the kernels in $NCU_KERNELS
-#   PARTS=bench bash tools/gpu/tensor.sh   # only some parts: tests,resources,bench,peers (default all; PARTS=none NCU=1 for ncu alone)
+#   PARTS=bench bash tools/gpu/tensor.sh   # only some parts: tests,resources,bench,peers,suite (default all; PARTS=none NCU=1 for ncu alone)
 # Seven files go to $OUT (or /tmp/gpu-tensor), the rest into logs.tgz there
 # (the device tool brings back at most eight); a table of ratios is printed
 # last.
@@ -12,7 +12,7 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd); cd "$root"
 out=${OUT:-/tmp/gpu-tensor}; mkdir -p "$out"
 logs=$out/logs; mkdir -p "$logs"
-parts=${PARTS:-tests,resources,bench,peers}
+parts=${PARTS:-tests,resources,bench,peers,suite}
 has() { case ",$parts," in *",$1,"*) return 0;; esac; return 1; }
 for f in .gpu/*.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
 export GOCU_CACHE_DIR=/tmp/gocu-cache PYTHONUNBUFFERED=1 PATH=$PATH:/usr/local/cuda/bin
@@ -21,7 +21,7 @@ kt=$root/.gpu/internal_lecture.test
 
 if has tests; then
   echo "##### correctness on the GPU (full sizes; sim cases run too)"
-  (cd internal/lecture && timeout 900 "$kt" -test.run 'TestGemmBF16$|TestFlashAttention$|TestGemmVariants$|TestFlashVariants$|TestWGProbe$' -test.v 2>&1) > "$logs/tests-lecture.txt"
+  (cd internal/lecture && timeout 900 "$kt" -test.run 'TestGemmBF16$|TestMatMulBF16$|TestFlashAttention$|TestWGProbe$' -test.v 2>&1) > "$logs/tests-lecture.txt"
   (cd gen && timeout 600 ../.gpu/gen.test -test.run 'GPU' -test.v 2>&1) > "$logs/tests-gen.txt"
   (cd lowp && timeout 600 ../.gpu/lowp.test -test.run 'GPU' -test.v 2>&1) > "$logs/tests-lowp.txt"
   {
@@ -49,9 +49,9 @@ if has resources; then
 fi
 
 if has bench; then
-  echo "##### benchmarks (the variants twice, for the spread)"
-  (cd internal/lecture && timeout 900 "$kt" -test.run '^$' -test.bench 'GPU(GemmBF16|FlashAttention|SGEMM$|CublasSGEMM)$' -test.benchtime 20x 2>&1
-   timeout 900 "$kt" -test.run '^$' -test.bench 'GPU(Gemm|Flash)Variants' -test.benchtime 20x -test.count 2 2>&1) | tee "$out/bench.txt" | grep -E 'Benchmark|FAIL|panic|skip'
+  echo "##### benchmarks (the tensor kernels twice, for the spread)"
+  (cd internal/lecture && timeout 900 "$kt" -test.run '^$' -test.bench 'GPU(SGEMM|CublasSGEMM)$' -test.benchtime 20x 2>&1
+   timeout 900 "$kt" -test.run '^$' -test.bench 'GPU(GemmBF16|GemmBF16MMA|FlashAttention(128|64)(Causal)?)$' -test.benchtime 20x -test.count 2 2>&1) | tee "$out/bench.txt" | grep -E 'Benchmark|FAIL|panic|skip'
 fi
 
 if has peers; then
@@ -59,11 +59,17 @@ if has peers; then
   OUT="$out" python3 .gpu/anchors/baseline_lowp.py > "$logs/baseline_lowp.txt" 2>&1; grep -E 'bf16|sdpa|device' "$logs/baseline_lowp.txt"
 fi
 
+if has suite; then
+  echo "##### gocu bench: the go suite's tensor-core rows against this call's peers (appended to bench.txt)"
+  cmp=(); [ -s "$out/baseline_lowp.json" ] && cmp=(--compare "$out/baseline_lowp.json")
+  .gpu/gocu bench --device cuda --only gemm_bf16_go,flash_attn_go,flash_attn_causal_go ${cmp[@]+"${cmp[@]}"} 2>&1 | tee -a "$out/bench.txt" | tail -15
+fi
+
 if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
   echo "##### ncu (one launch each): stall reasons, pipes, shared-memory bank conflicts"
   : > "$out/ncu.txt"
   # kernel:benchmark pairs
-  for kb in ${NCU_KERNELS:-GemmBF16WG64:GPUGemmVariants/GemmBF16WG64\$ GemmBF16Pipe32:GPUGemmVariants/GemmBF16Pipe32\$ FlashAttn128B64:GPUFlashVariants/FlashAttn128B64\$ FlashAttention128:GPUFlashVariants/FlashAttention128\$}; do
+  for kb in ${NCU_KERNELS:-GemmBF16:GPUGemmBF16\$ GemmBF16MMA:GPUGemmBF16MMA\$ FlashAttention128:GPUFlashAttention128\$}; do
     k=${kb%%:*}
     ncuk() {
       (cd internal/lecture && timeout 300 ncu --kernel-name "$k" --launch-skip 3 --launch-count 1 \
@@ -78,7 +84,7 @@ if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
   done
 fi
 
-echo "##### summary (ratios against the peers of this call; variants: the better of two runs)"
+echo "##### summary (ratios against the peers of this call; the better of two runs)"
 python3 - "$out/bench.txt" "$out/baseline_lowp.json" <<'PY' | tee "$out/summary.txt"
 import json, re, sys
 bench = {}
@@ -95,13 +101,12 @@ def row(name, g, p, target):
 print(f"{'kernel':40s} {'TFLOP/s':>9s} {'peer':>8s} {'ratio':>7s} target")
 gp, fp, fc = peer.get("matmul_4096_bf16_TFLOPs"), peer.get("sdpa_flash_bf16_full_TFLOPs"), peer.get("sdpa_flash_bf16_causal_TFLOPs")
 for k in sorted(bench):
-    if k.startswith("GPUGemmVariants/") or k == "GPUGemmBF16":
-        row(k.replace("GPUGemmVariants/", "gemm 4096^3 ").replace("GPUGemmBF16", "gemm 4096^3 GemmBF16 (own bench)"), bench[k], gp, 0.60)
+    if k.startswith("GPUGemmBF16"):
+        row("gemm 4096^3 " + k[len("GPU"):], bench[k], gp, 0.60)
 for k in sorted(bench):
-    if k.startswith("GPUFlashVariants/") or k.startswith("GPUFlashAttention"):
+    if k.startswith("GPUFlashAttention"):
         causal = k.endswith("Causal")
-        name = k.replace("GPUFlashVariants/", "attn ").replace("GPUFlashAttention", "attn FlashAttention (own bench) ")
-        d128 = "128" in k.split("/")[-1].replace("Causal", "")[:20]
-        row(name, bench[k], (fc if causal else fp) if d128 else None, 0.60)
+        d128 = k.startswith("GPUFlashAttention128")
+        row("attn " + k[len("GPU"):], bench[k], (fc if causal else fp) if d128 else None, 0.60)
 PY
 (cd "$logs" && tar czf "$out/logs.tgz" . 2>/dev/null) && rm -rf "$logs"
