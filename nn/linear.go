@@ -14,6 +14,14 @@ type Linear struct {
 	In, Out int
 	Weight  *grad.Var
 	Bias    *grad.Var
+
+	// Compute, when set (array.BFloat16 or array.Float16), runs the
+	// products in that precision, as torch.autocast does: the input and
+	// the float32 master weights are cast to it, the product accumulates
+	// in float32 on the tensor cores, and the result (and every gradient
+	// that reaches the weights and the input) is float32 again. The zero
+	// value computes in the weights' own dtype.
+	Compute array.DType
 }
 
 // NewLinear returns a float32 Linear layer on rng's device, initialised as
@@ -39,7 +47,12 @@ func newLinear(rng *array.RNG, in, out int, bias bool) *Linear {
 }
 
 // Forward implements Module.
-func (l *Linear) Forward(x *grad.Var) *grad.Var { return LinearFunc(x, l.Weight, l.Bias) }
+func (l *Linear) Forward(x *grad.Var) *grad.Var {
+	if l.Compute != 0 && l.Compute != l.Weight.Value().DType() {
+		return LinearMixed(x, l.Weight, l.Bias, l.Compute)
+	}
+	return LinearFunc(x, l.Weight, l.Bias)
+}
 
 // Named implements Module: "weight" and "bias".
 func (l *Linear) Named() []Named {
@@ -79,6 +92,42 @@ func LinearFunc(x, w, b *grad.Var) *grad.Var {
 		}
 		if b != nil && b.RequiresGrad() {
 			db = g2.Sum(0)
+		}
+		return []*array.Array{dx, dw, db}
+	})
+}
+
+// LinearMixed is LinearFunc with the products computed in dtype c (a
+// half-precision type): x and w are cast to c, x·wᵀ accumulates in float32
+// and is rounded to c by the matrix engine, then widened back to w's dtype
+// before the bias is added. The backward pass computes dx = g·w and
+// dw = gᵀ·x in c as well, and returns them in x's and w's own dtypes, so
+// that the optimiser updates float32 master weights.
+func LinearMixed(x, w, b *grad.Var, c array.DType) *grad.Var {
+	xv, wv := x.Value(), w.Value()
+	xc, wc := xv.AsType(c), wv.AsType(c)
+	y := xc.MatMul(wc.T()).AsType(wv.DType())
+	if b != nil {
+		y = y.Add(b.Value())
+	}
+	in := []*grad.Var{x, w, b}
+	return grad.Func("LinearMixed", y, in, func(g *array.Array) []*array.Array {
+		out := wv.Shape()[0]
+		gc := g.AsType(c)
+		var dx, dw, db *array.Array
+		if x.RequiresGrad() {
+			dx = gc.MatMul(wc).AsType(xv.DType())
+		}
+		g2, x2 := gc, xc
+		if g.Ndim() != 2 {
+			g2 = gc.Reshape(-1, out)
+			x2 = xc.Reshape(-1, wv.Shape()[1])
+		}
+		if w.RequiresGrad() {
+			dw = g2.T().MatMul(x2).AsType(wv.DType())
+		}
+		if b != nil && b.RequiresGrad() {
+			db = g.Reshape(-1, out).Sum(0)
 		}
 		return []*array.Array{dx, dw, db}
 	})

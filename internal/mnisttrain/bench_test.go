@@ -2,6 +2,7 @@ package mnisttrain
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gocu-dev/gocu"
@@ -36,7 +37,7 @@ func randomBatch(d *array.Maker, n int) (x, y *array.Array) {
 func BenchmarkMLPStep(b *testing.B) {
 	for _, dn := range []string{"cpu", "gpu"} {
 		for _, batch := range []int{64, 1024} {
-			for _, mode := range []string{"eager", "graph", "eager-unfused-adam"} {
+			for _, mode := range []string{"eager", "graph", "eager-unfused-adam", "eager-bf16", "graph-bf16"} {
 				b.Run(fmt.Sprintf("%s/b%d/%s", dn, batch, mode), func(b *testing.B) {
 					d := array.CPU()
 					if dn == "gpu" {
@@ -47,9 +48,12 @@ func BenchmarkMLPStep(b *testing.B) {
 					t := NewTrainer(d, 1, 512, 1e-3)
 					t.Track = false
 					t.Opt.Unfused = mode == "eager-unfused-adam"
+					if strings.HasSuffix(mode, "-bf16") {
+						t.SetCompute(array.BFloat16)
+					}
 					x, y := randomBatch(d, batch)
 					step := func() error { return t.Step(x, y) }
-					if mode == "graph" {
+					if strings.HasPrefix(mode, "graph") {
 						if err := t.Capture(x, y); err != nil {
 							b.Fatal(err)
 						}

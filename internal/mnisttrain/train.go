@@ -26,6 +26,7 @@ type Config struct {
 	Hidden   int          // units of the two hidden layers (default 512)
 	Seed     uint64       // initial weights and shuffling
 	Graph    bool         // capture one step as a CUDA graph and replay it (GPU)
+	BF16     bool         // mixed precision: products in bfloat16, float32 master weights
 	Constant bool         // keep the learning rate (default: cosine decay to 0 over the run)
 	MaxSteps int          // stop after this many steps (0: all epochs)
 	Plot     string       // write the loss curve to this PNG file
@@ -89,6 +90,18 @@ type Trainer struct {
 func NewTrainer(dev *array.Maker, seed uint64, hidden int, lr float64) *Trainer {
 	m := NewMLP(dev.NewRNG(seed), hidden)
 	return &Trainer{Model: m, Opt: nn.NewAdam(nn.Params(m), lr), dev: dev, acc: dev.Zeros(array.Float64).Copy(), Track: true}
+}
+
+// SetCompute makes every Linear layer compute its products in dt (e.g.
+// array.BFloat16: mixed precision, forward and backward products on the
+// bfloat16 tensor cores, the weights and the optimiser in float32); 0
+// returns to the weights' own precision.
+func (t *Trainer) SetCompute(dt array.DType) {
+	for _, l := range t.Model.Layers {
+		if lin, ok := l.(*nn.Linear); ok {
+			lin.Compute = dt
+		}
+	}
 }
 
 // Step trains on one batch: x float32 (B, 784), y int64 (B), as
@@ -217,6 +230,9 @@ func Run(cfg Config) (*Result, error) {
 		res.Model, dev, train.N, cfg.Batch, cfg.LR, sched, cfg.Epochs, map[bool]string{true: ", CUDA graph", false: ""}[graph])
 
 	t := NewTrainer(dev, cfg.Seed, cfg.Hidden, cfg.LR)
+	if cfg.BF16 {
+		t.SetCompute(array.BFloat16)
+	}
 	defer t.Close()
 	testX := array.FromSliceOn(dev.Device(), test.Images, test.N, mnist.Rows*mnist.Cols)
 	testY := array.FromSliceOn(dev.Device(), test.Labels, test.N).AsType(array.Int64).Eval()
