@@ -39,11 +39,9 @@
 // communicator's device context current (Device.WithContext), so any
 // goroutine may call it.
 //
-// NCCL's group state (ncclGroupStart ... ncclGroupEnd) is per OS thread
-// too. Group locks the calling goroutine to its thread for the whole
-// group, so the calls fn makes are part of it; calls from other goroutines
-// are not. One process driving several GPUs issues each collective on all
-// its ranks in one Group:
+// One process driving several GPUs issues each collective on all its
+// ranks in one Group, which issues them together (ncclGroupStart ...
+// ncclGroupEnd) when its function returns nil:
 //
 //	err := nccl.Group(func() error {
 //		for i, c := range comms {
@@ -54,8 +52,14 @@
 //		return nil
 //	})
 //
-// When fn fails, Group cancels the group so that no rank's half of a
-// collective is launched without its partners.
+// The calls inside are checked at once and recorded; if the function fails
+// or panics, none of them reaches NCCL, so no rank's half of a collective
+// is launched without its partners. (Making ncclGroupEnd fail on purpose
+// does not do that: NCCL 2.28.3 refuses an invalid call inside a group
+// early, without failing the group, and ncclGroupEnd launches the rest.)
+// The group belongs to the calling goroutine, which Group locks to its OS
+// thread, as NCCL keeps group state per thread; calls from other
+// goroutines are not part of it.
 //
 // # One process per GPU, and several hosts
 //
@@ -77,19 +81,21 @@
 //
 // NCCL 2.5 to 2.29 refuse two ranks of one communicator on the same GPU,
 // whether from InitAll with a device listed twice or from two processes,
-// with ErrInvalidUsage ("Duplicate GPU detected"); NCCL's documentation
-// says such use "may lead to hangs". NCCL 2.30 allows it when
-// NCCL_MULTI_RANK_GPU_ENABLE=1 is in the environment. The refusal is a
-// clean error: the process stays usable.
-//
-// TODO(gpu): this paragraph is read from NCCL's source; TestGPUSeveralRanksOneGPU
-// (go test ./nccl -run TestGPUSeveralRanksOneGPU -v, lines "RESULT NCCL ...")
-// tells what the installed NCCL does; write the version and outcome here.
+// with ErrInvalidUsage; NCCL's documentation says such use "may lead to
+// hangs". Measured on an H100 with NCCL 2.28.3 (2026-11-25): InitAll with
+// device 0 twice fails with ncclInvalidUsage, and two processes on device
+// 0 fail in InitRank with ncclInvalidUsage, "Duplicate GPU detected : rank
+// 0 and rank 1 both on CUDA device ..."; in both cases the process stays
+// usable. NCCL 2.30 allows it when NCCL_MULTI_RANK_GPU_ENABLE=1 is in the
+// environment (read from NCCL's source, not measured). A single rank on one
+// GPU always works: every collective is then a copy (Avg divides by one),
+// which is how the data-parallel code runs on one GPU.
 //
 // # Errors and recovery
 //
 // A failed NCCL call is an *Error with the function, the ncclResult_t, its
-// name, NCCL's description and, when there is one, NCCL's last warning.
+// name, NCCL's description and the warning NCCL logged during that call,
+// if it logged one (never an older warning: see Error).
 // Sentinels (ErrInvalidUsage, ErrRemote, ErrUnhandledCUDA, ...) match with
 // errors.Is. Errors found while the work runs, such as a peer that died,
 // surface through AsyncError; a collective that hangs because a rank is
