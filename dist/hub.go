@@ -180,6 +180,11 @@ func round(reqs []request) reply {
 	q := reqs[0]
 	for r, o := range reqs[1:] {
 		if o.Kind != q.Kind || o.Op != q.Op || o.Root != q.Root || o.DType != q.DType || !slices.Equal(o.Shape, q.Shape) {
+			for c, x := range reqs {
+				if x.Kind == "close" {
+					return reply{Err: fmt.Sprintf("rank %d left (closed the communicator) while the others called a collective", c)}
+				}
+			}
 			return reply{Err: fmt.Sprintf("the ranks disagree: rank 0 called %s, rank %d %s", q.describe(), r+1, o.describe())}
 		}
 	}
