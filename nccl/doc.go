@@ -9,8 +9,10 @@
 // communicator creation for one process driving several GPUs (InitAll) and
 // for one process per GPU, on one host or many (NewUniqueID, InitRank);
 // the collectives and Send/Recv on gocu's device memory (*cuda.Memory) and
-// streams (*cuda.Stream); groups (Group); and the error handling that lets
-// a process survive a failed or hung communicator (Abort, AsyncError).
+// streams (*cuda.Stream); groups (Group), which issue nothing when their
+// function fails; and the error handling that lets a process survive a
+// failed or hung communicator (Abort, AsyncError). Package dist builds the
+// collectives of arrays, and data-parallel training, on it.
 //
 // # Calls are asynchronous
 //
@@ -73,9 +75,31 @@
 // which returns when all nranks have joined. The id holds the address
 // where the process that made it listens for the ranks to meet, so that
 // process must stay alive until InitRank has returned everywhere, and the
-// other hosts must reach it (NCCL_SOCKET_IFNAME picks the interface). The
-// package's tests do exactly this on one host: the test binary starts
-// itself once per GPU with the id in GOCU_NCCL_TEST_ID.
+// other hosts must reach it: NCCL picks a network interface by itself;
+// NCCL_SOCKET_IFNAME names the one to use (eth0, ib0, ^docker), and
+// NCCL_DEBUG=INFO shows which it took and the transports between the
+// ranks (NVLink and shared memory inside a host, InfiniBand or sockets
+// between hosts). The package's tests do exactly this on one host: the
+// test binary starts itself once per GPU with the id in GOCU_NCCL_TEST_ID.
+//
+// A job across hosts, then, is one process per GPU on every host, each
+// told its rank (0 to nranks-1, unique in the job), nranks, its GPU on the
+// host (the local rank) and the id. Package dist carries that protocol
+// for array programs: dist.Rendezvous has rank 0 make the id and serve it
+// at an address every host reaches (as torchrun's MASTER_ADDR), dist.Env
+// reads GOCU_DIST_RANK, GOCU_DIST_NRANKS, GOCU_DIST_LOCAL_RANK and
+// GOCU_DIST_ADDR (or GOCU_DIST_ID), and `gocu train` is such a program.
+// On two hosts of 8 GPUs, with host0 reachable on port 29500:
+//
+//	host0$ for g in 0 1 2 3 4 5 6 7; do GOCU_DIST_ADDR=host0:29500 GOCU_DIST_NRANKS=16 \
+//	           GOCU_DIST_RANK=$g GOCU_DIST_LOCAL_RANK=$g gocu train --batch 16384 & done
+//	host1$ for g in 0 1 2 3 4 5 6 7; do GOCU_DIST_ADDR=host0:29500 GOCU_DIST_NRANKS=16 \
+//	           GOCU_DIST_RANK=$((8+g)) GOCU_DIST_LOCAL_RANK=$g gocu train --batch 16384 & done
+//
+// (Slurm's srun gives SLURM_PROCID and SLURM_LOCALID for the two ranks.)
+// On one host, `gocu train --ranks 8` starts the eight processes itself.
+// Only one host has been measured so far: the multi-host path is NCCL's
+// own and is tested with several processes on one host.
 //
 // # Several ranks on one GPU
 //
