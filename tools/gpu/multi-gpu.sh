@@ -15,6 +15,9 @@
 #   peer   torch.distributed all_reduce via torchrun, one process per GPU, the
 #          same sizes and timing (tools/gpu/allreduce_torch.py), and nccl-tests'
 #          all_reduce_perf when one is on PATH or in $NCCL_TESTS
+#   nccl-tests  (not in the default) build all_reduce_perf with nvcc from
+#          .gpu/nccl-tests.tgz (NCCL_TESTS_SRC when bundling) against the NCCL
+#          found (system headers, or PyTorch's wheel) for the peer step
 #   train  gocu train, 2 epochs: 1 GPU at batch 1024, every GPU at 1024 each
 #          from one process (--devices) and one process per GPU (--ranks)
 #
@@ -33,12 +36,15 @@ export GOCU_CACHE_DIR=${GOCU_CACHE_DIR:-/tmp/gocu-cache} GOCU_MNIST_DIR=$root/.g
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 { nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem --format=csv,noheader; nvidia-smi topo -m; } 2>&1 | tee "$out/gpus.txt"
 echo "$ngpu GPU(s)"
-# The NCCL gocu loads: the first the loader finds, else PyTorch's wheel.
+# gocu and the peer use one NCCL, PyTorch's (its wheel's), when there is one
+# and GOCU_NCCL_LIB does not name another: the comparison is then of the
+# callers, not of two NCCL versions.
 py=$(command -v python3 || true)
 if [ -z "${GOCU_NCCL_LIB:-}" ] && [ -n "$py" ]; then
   wheel=$("$py" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
-  [ -n "$wheel" ] && [ -e "$wheel" ] && echo "torch's NCCL: $wheel (gocu finds it as well; set GOCU_NCCL_LIB to force one)"
+  if [ -n "$wheel" ] && [ -e "$wheel" ]; then export GOCU_NCCL_LIB=$wheel; fi
 fi
+if [ -n "${GOCU_NCCL_LIB:-}" ]; then echo "NCCL for gocu and the peer: $GOCU_NCCL_LIB"; else echo "NCCL: the first libnccl.so.2 found (the tests log which)"; fi
 
 t() { # package dir, test binary, -test.run pattern, timeout
   echo "##### $1: $3"
@@ -64,6 +70,28 @@ if has bench; then
   b internal/mnisttrain internal_mnisttrain '^BenchmarkGPUParallelEpoch$' bench-epoch.txt
 fi
 
+if has nccl-tests && [ -e .gpu/nccl-tests.tgz ] && [ -z "${NCCL_TESTS:-}" ]; then
+  echo "##### building nccl-tests' all_reduce_perf"
+  rm -rf /tmp/nccl-tests && tar xzf .gpu/nccl-tests.tgz -C /tmp
+  home=""
+  for d in /usr /usr/local/cuda; do [ -e "$d/include/nccl.h" ] && home=$d && break; done
+  if [ -z "$home" ] && [ -n "$py" ]; then # PyTorch's wheel: headers and libnccl.so.2, no libnccl.so
+    w=$("$py" -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)
+    if [ -n "$w" ] && [ -e "$w/include/nccl.h" ]; then
+      home=/tmp/nccl-home; mkdir -p $home/lib; ln -sfn "$w/include" $home/include
+      ln -sf "$w/lib/libnccl.so.2" $home/lib/libnccl.so; export LD_LIBRARY_PATH="$w/lib:${LD_LIBRARY_PATH:-}"
+    fi
+  fi
+  cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+  if [ -n "$home" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
+    (cd /tmp/nccl-tests/src && timeout 400 make -j"$(nproc)" ../build/all_reduce_perf NCCL_HOME="$home" CUDA_HOME=/usr/local/cuda \
+      NVCC_GENCODE="-gencode=arch=compute_$cc,code=sm_$cc" > "$out/nccl-tests-build.txt" 2>&1) &&
+      export NCCL_TESTS=/tmp/nccl-tests/build && echo "built with $home" || { echo "nccl-tests did not build:"; tail -5 "$out/nccl-tests-build.txt"; }
+  else
+    echo "no nccl.h or nvcc here: nccl-tests not built"
+  fi
+fi
+
 if has peer; then
   echo "##### peer: torch.distributed, $ngpu processes"
   if [ -n "$py" ] && "$py" -c 'import torch.distributed' 2>/dev/null; then
@@ -75,7 +103,8 @@ if has peer; then
   [ -z "$perf" ] && [ -n "${NCCL_TESTS:-}" ] && [ -x "$NCCL_TESTS/all_reduce_perf" ] && perf=$NCCL_TESTS/all_reduce_perf
   if [ -n "$perf" ]; then
     echo "##### peer: nccl-tests $perf -g $ngpu"
-    "$perf" -b 8 -e 1G -f 4 -g "$ngpu" -d float -o sum 2>&1 | tee "$out/peer-nccl-tests.txt"
+    LD_LIBRARY_PATH="$(dirname "${GOCU_NCCL_LIB:-/usr/lib/x86_64-linux-gnu/x}"):/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}" \
+      "$perf" -b 8 -e 1G -f 4 -g "$ngpu" -d float -o sum 2>&1 | tee "$out/peer-nccl-tests.txt"
   else
     echo "(nccl-tests' all_reduce_perf not found: torch.distributed is the peer)"
   fi
