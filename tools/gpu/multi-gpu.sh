@@ -4,6 +4,10 @@
 #
 #   bash tools/gpu/multi-gpu.sh [tests] [bench] [peer] [train]     (default: all four)
 #
+# Each word is one part; a device call has 10 minutes, so on a machine of
+# several GPUs run the parts in separate calls (tests; bench peer; train).
+# "tests" is the four words nccl, dist, mnist and cli, which also run alone.
+#
 #   tests  the GPU tests of nccl (collectives, groups and their cancellation,
 #          InitRank, abort, several ranks on one GPU, one process per GPU),
 #          dist (one rank, all GPUs, one process per GPU), internal/mnisttrain
@@ -53,12 +57,10 @@ t() { # package dir, test binary, -test.run pattern, timeout
   grep -E '^(--- |ok|FAIL|PASS|panic)|RESULT|bit-identical|differ|NCCL [0-9]' "$out/test-$2.log" | head -80
   [ $rc -eq 0 ] || { echo "!!! $2 exit $rc"; tail -30 "$out/test-$2.log"; }
 }
-if has tests; then
-  t nccl nccl 'TestGPU' 900
-  t dist dist 'GPU|Processes|Launch' 600
-  t internal/mnisttrain internal_mnisttrain 'Parallel' 900
-  t cmd/gocu cmd_gocu 'TrainDataParallel' 900
-fi
+if has tests || has nccl; then t nccl nccl 'TestGPU' 400; fi
+if has tests || has dist; then t dist dist 'GPU|Processes|Launch' 300; fi
+if has tests || has mnist; then t internal/mnisttrain internal_mnisttrain 'Parallel' 400; fi
+if has tests || has cli; then t cmd/gocu cmd_gocu 'TrainDataParallel' 400; fi
 
 b() { # package dir, test binary, -test.bench pattern, output file
   echo "##### bench $1: $3"
@@ -101,6 +103,7 @@ if has peer; then
   fi
   perf=$(command -v all_reduce_perf || true)
   [ -z "$perf" ] && [ -n "${NCCL_TESTS:-}" ] && [ -x "$NCCL_TESTS/all_reduce_perf" ] && perf=$NCCL_TESTS/all_reduce_perf
+  [ -z "$perf" ] && [ -x /tmp/nccl-tests/build/all_reduce_perf ] && perf=/tmp/nccl-tests/build/all_reduce_perf # built by an earlier call
   if [ -n "$perf" ]; then
     echo "##### peer: nccl-tests $perf -g $ngpu"
     LD_LIBRARY_PATH="$(dirname "${GOCU_NCCL_LIB:-/usr/lib/x86_64-linux-gnu/x}"):/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}" \
