@@ -187,7 +187,7 @@ func (c *Comm) allReduce(send, recv mem, count int, dt DataType, op RedOp, s str
 	if err != nil {
 		return err
 	}
-	return c.run(fn, c.lib.allReduce, sp, rp, uintptr(count), uintptr(dt), uintptr(op), c.handle, sh)
+	return c.call(fn, c.lib.allReduce, sp, rp, uintptr(count), uintptr(dt), uintptr(op), c.handle, sh)
 }
 
 func (c *Comm) broadcast(send, recv mem, count int, dt DataType, root int, s stream) error {
@@ -214,7 +214,7 @@ func (c *Comm) broadcast(send, recv mem, count int, dt DataType, root int, s str
 	if err != nil {
 		return err
 	}
-	return c.run(fn, c.lib.broadcast, sp, rp, uintptr(count), uintptr(dt), uintptr(root), c.handle, sh)
+	return c.call(fn, c.lib.broadcast, sp, rp, uintptr(count), uintptr(dt), uintptr(root), c.handle, sh)
 }
 
 func (c *Comm) reduce(send, recv mem, count int, dt DataType, op RedOp, root int, s stream) error {
@@ -241,7 +241,7 @@ func (c *Comm) reduce(send, recv mem, count int, dt DataType, op RedOp, root int
 	if err != nil {
 		return err
 	}
-	return c.run(fn, c.lib.reduce, sp, rp, uintptr(count), uintptr(dt), uintptr(op), uintptr(root), c.handle, sh)
+	return c.call(fn, c.lib.reduce, sp, rp, uintptr(count), uintptr(dt), uintptr(op), uintptr(root), c.handle, sh)
 }
 
 func (c *Comm) allGather(send, recv mem, sendCount int, dt DataType, s stream) error {
@@ -269,7 +269,7 @@ func (c *Comm) allGather(send, recv mem, sendCount int, dt DataType, s stream) e
 	if err != nil {
 		return err
 	}
-	return c.run(fn, c.lib.allGather, sp, rp, uintptr(sendCount), uintptr(dt), c.handle, sh)
+	return c.call(fn, c.lib.allGather, sp, rp, uintptr(sendCount), uintptr(dt), c.handle, sh)
 }
 
 func (c *Comm) reduceScatter(send, recv mem, recvCount int, dt DataType, op RedOp, s stream) error {
@@ -297,7 +297,7 @@ func (c *Comm) reduceScatter(send, recv mem, recvCount int, dt DataType, op RedO
 	if err != nil {
 		return err
 	}
-	return c.run(fn, c.lib.reduceScatter, sp, rp, uintptr(recvCount), uintptr(dt), uintptr(op), c.handle, sh)
+	return c.call(fn, c.lib.reduceScatter, sp, rp, uintptr(recvCount), uintptr(dt), uintptr(op), c.handle, sh)
 }
 
 func (c *Comm) sendRecv(fn string, buf mem, count int, dt DataType, peer int, s stream) error {
@@ -323,5 +323,5 @@ func (c *Comm) sendRecv(fn string, buf mem, count int, dt DataType, peer int, s 
 	if fn == "ncclRecv" {
 		sym = c.lib.recv
 	}
-	return c.run(fn, sym, p, uintptr(count), uintptr(dt), uintptr(peer), c.handle, sh)
+	return c.call(fn, sym, p, uintptr(count), uintptr(dt), uintptr(peer), c.handle, sh)
 }

@@ -3,7 +3,6 @@ package nccl
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -31,6 +30,7 @@ type Comm struct {
 
 	state atomic.Int32
 	cause atomic.Pointer[error] // why a stateFailed comm failed
+	id    UniqueID              // InitRank's, kept for a Group that issues it later
 }
 
 const (
@@ -38,6 +38,7 @@ const (
 	stateDestroyed = 1
 	stateAborted   = 2
 	stateFailed    = 3 // created in a Group that failed: NCCL never made it
+	statePending   = 4 // created by InitRank in a Group not issued yet
 )
 
 // Rank returns the comm's rank, 0 to Size()-1.
@@ -81,6 +82,8 @@ func (c *Comm) usable(fn string) error {
 			msg += " (" + (*p).Error() + ")"
 		}
 		return &ArgError{Func: fn, Msg: msg, Err: ErrDestroyed}
+	case statePending:
+		return argErr(fn, "the communicator (%s) is created by the Group that is open: use it after the Group has returned", c.desc())
 	default:
 		return &ArgError{Func: fn, Msg: "the communicator (" + c.desc() + ") was destroyed", Err: ErrDestroyed}
 	}
@@ -91,34 +94,33 @@ func (c *Comm) usable(fn string) error {
 // numbers: nothing in them points into Go memory.
 func (c *Comm) run(fn string, sym uintptr, args ...uintptr) error {
 	var r Result
+	var before errMark
 	err := withDevice(c.dev, func() error {
+		before = c.lib.mark()
 		r = Result(dynlib.Call(sym, args...))
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return c.lib.error(fn, r, c.desc())
+	return c.lib.error(fn, r, c.desc(), before)
 }
 
-// withDevice runs f on a locked OS thread with dev's primary context
-// current. A nil dev (the package's own tests) only locks the thread.
-func withDevice(dev *cuda.Device, f func() error) error {
-	if dev == nil {
-		lockThread()
-		defer unlockThread()
-		return f()
+// call is run for the calls that join a Group: inside one it records the
+// call (the arguments were checked), outside it runs it.
+func (c *Comm) call(fn string, sym uintptr, args ...uintptr) error {
+	if g := openGroup(); g != nil {
+		g.record(call{fn: fn, comm: c, sym: sym, args: args})
+		return nil
 	}
-	return dev.WithContext(f)
+	return c.run(fn, sym, args...)
 }
-
-func lockThread()   { runtime.LockOSThread() }
-func unlockThread() { runtime.UnlockOSThread() }
 
 // InitAll creates a communicator of len(devices) ranks inside this process,
 // rank i on devices[i] (ncclCommInitAll), and returns the ranks in order.
 // It is the way for one process to drive several GPUs; it cannot span
-// hosts. Issue collectives on the ranks together inside Group.
+// hosts. Issue collectives on the ranks together inside Group. InitAll
+// runs at once even inside a Group (it makes all the ranks in one call).
 //
 // Listing a device twice asks for several ranks on one GPU, which NCCL
 // refuses from 2.5 on (ErrInvalidUsage), and from 2.30 on allows only with
@@ -147,7 +149,9 @@ func initAll(l *lib, devices []*cuda.Device, ords []int32) ([]*Comm, error) {
 	const fn = "ncclCommInitAll"
 	handles := make([]uintptr, len(ords))
 	var r Result
+	var before errMark
 	err := withDevice(devices[0], func() error {
+		before = l.mark()
 		r = Result(dynlib.Call(l.commInitAll, uintptr(unsafe.Pointer(&handles[0])), uintptr(len(ords)), uintptr(unsafe.Pointer(&ords[0]))))
 		return nil
 	})
@@ -155,7 +159,7 @@ func initAll(l *lib, devices []*cuda.Device, ords []int32) ([]*Comm, error) {
 		return nil, err
 	}
 	if r != Success {
-		err := l.error(fn, r, "")
+		err := l.error(fn, r, "", before)
 		// ncclCommInitAll leaves the ranks it did create to the caller.
 		for i, h := range handles {
 			if h != 0 {
@@ -168,7 +172,6 @@ func initAll(l *lib, devices []*cuda.Device, ords []int32) ([]*Comm, error) {
 	for i, h := range handles {
 		comms[i] = &Comm{lib: l, handle: h, rank: i, size: len(ords), dev: devices[i], ordinal: int(ords[i])}
 	}
-	noteCreated(comms...)
 	return comms, nil
 }
 
@@ -178,7 +181,7 @@ func initAll(l *lib, devices []*cuda.Device, ords []int32) ([]*Comm, error) {
 // all nranks have joined. This is the multi-process, multi-host way: one
 // process (or one goroutine) per GPU. A process that creates several ranks
 // calls InitRank for each from its own goroutine, or all of them inside one
-// Group.
+// Group, which creates them when it is issued (see Group).
 func InitRank(id UniqueID, nranks, rank int, dev *cuda.Device) (*Comm, error) {
 	const fn = "ncclCommInitRank"
 	if dev == nil {
@@ -205,28 +208,37 @@ func checkRanks(fn string, nranks, rank int) error {
 }
 
 func initRank(l *lib, id UniqueID, nranks, rank int, dev *cuda.Device, ordinal int) (*Comm, error) {
-	const fn = "ncclCommInitRank"
-	var h uintptr
-	var r Result
-	err := withDevice(dev, func() error {
-		r = Result(l.commInitRank(&h, int32(nranks), cUniqueID{internal: id}, int32(rank)))
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	c := &Comm{lib: l, rank: rank, size: nranks, dev: dev, ordinal: ordinal, id: id}
+	if g := openGroup(); g != nil {
+		c.state.Store(statePending)
+		g.record(call{fn: "ncclCommInitRank", comm: c})
+		g.created = append(g.created, c)
+		return c, nil
 	}
-	c := &Comm{lib: l, handle: h, rank: rank, size: nranks, dev: dev, ordinal: ordinal}
-	if r != Success {
-		err := l.error(fn, r, c.desc())
-		if h != 0 {
+	if err := c.initNow(); err != nil {
+		if h := c.handle; h != 0 {
 			// An init that failed after NCCL made the communicator leaves
 			// it to the caller, who frees it with ncclCommAbort.
 			_ = withDevice(dev, func() error { dynlib.Call(l.commAbort, h); return nil })
 		}
 		return nil, err
 	}
-	noteCreated(c)
 	return c, nil
+}
+
+// initNow calls ncclCommInitRank for c, which fills c.handle.
+func (c *Comm) initNow() error {
+	var r Result
+	var before errMark
+	err := withDevice(c.dev, func() error {
+		before = c.lib.mark()
+		r = Result(c.lib.commInitRank(&c.handle, int32(c.size), cUniqueID{internal: c.id}, int32(c.rank)))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.lib.error("ncclCommInitRank", r, c.desc(), before)
 }
 
 // Destroy waits for the work queued on the communicator and frees it
@@ -289,29 +301,29 @@ func (c *Comm) AsyncError() error {
 	}
 	var async int32
 	var r Result
+	var before errMark
 	err := withDevice(c.dev, func() error {
+		before = c.lib.mark()
 		r = Result(dynlib.Call(c.lib.commGetAsyncError, c.handle, uintptr(unsafe.Pointer(&async))))
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if err := c.lib.error(fn, r, c.desc()); err != nil {
+	if err := c.lib.error(fn, r, c.desc(), before); err != nil {
 		return err
 	}
-	if Result(async) == Success {
-		return nil
-	}
-	return c.lib.error("asynchronous error", Result(async), c.desc())
+	return c.lib.asyncError("asynchronous error", Result(async), c.desc())
 }
 
-// errFailed is the cause recorded in comms of a failed Group.
+// markFailed records why comms of a Group that failed were never made.
 func markFailed(comms []*Comm, cause error) {
 	if cause == nil {
 		cause = errors.New("unknown cause")
 	}
 	for _, c := range comms {
 		c.cause.Store(&cause)
+		c.state.CompareAndSwap(statePending, stateFailed)
 		c.state.CompareAndSwap(stateLive, stateFailed)
 	}
 }

@@ -9,8 +9,10 @@
 // communicator creation for one process driving several GPUs (InitAll) and
 // for one process per GPU, on one host or many (NewUniqueID, InitRank);
 // the collectives and Send/Recv on gocu's device memory (*cuda.Memory) and
-// streams (*cuda.Stream); groups (Group); and the error handling that lets
-// a process survive a failed or hung communicator (Abort, AsyncError).
+// streams (*cuda.Stream); groups (Group), which issue nothing when their
+// function fails; and the error handling that lets a process survive a
+// failed or hung communicator (Abort, AsyncError). Package dist builds the
+// collectives of arrays, and data-parallel training, on it.
 //
 // # Calls are asynchronous
 //
@@ -39,11 +41,9 @@
 // communicator's device context current (Device.WithContext), so any
 // goroutine may call it.
 //
-// NCCL's group state (ncclGroupStart ... ncclGroupEnd) is per OS thread
-// too. Group locks the calling goroutine to its thread for the whole
-// group, so the calls fn makes are part of it; calls from other goroutines
-// are not. One process driving several GPUs issues each collective on all
-// its ranks in one Group:
+// One process driving several GPUs issues each collective on all its
+// ranks in one Group, which issues them together (ncclGroupStart ...
+// ncclGroupEnd) when its function returns nil:
 //
 //	err := nccl.Group(func() error {
 //		for i, c := range comms {
@@ -54,8 +54,14 @@
 //		return nil
 //	})
 //
-// When fn fails, Group cancels the group so that no rank's half of a
-// collective is launched without its partners.
+// The calls inside are checked at once and recorded; if the function fails
+// or panics, none of them reaches NCCL, so no rank's half of a collective
+// is launched without its partners. (Making ncclGroupEnd fail on purpose
+// does not do that: NCCL 2.28.3 refuses an invalid call inside a group
+// early, without failing the group, and ncclGroupEnd launches the rest.)
+// The group belongs to the calling goroutine, which Group locks to its OS
+// thread, as NCCL keeps group state per thread; calls from other
+// goroutines are not part of it.
 //
 // # One process per GPU, and several hosts
 //
@@ -69,27 +75,51 @@
 // which returns when all nranks have joined. The id holds the address
 // where the process that made it listens for the ranks to meet, so that
 // process must stay alive until InitRank has returned everywhere, and the
-// other hosts must reach it (NCCL_SOCKET_IFNAME picks the interface). The
-// package's tests do exactly this on one host: the test binary starts
-// itself once per GPU with the id in GOCU_NCCL_TEST_ID.
+// other hosts must reach it: NCCL picks a network interface by itself;
+// NCCL_SOCKET_IFNAME names the one to use (eth0, ib0, ^docker), and
+// NCCL_DEBUG=INFO shows which it took and the transports between the
+// ranks (NVLink and shared memory inside a host, InfiniBand or sockets
+// between hosts). The package's tests do exactly this on one host: the
+// test binary starts itself once per GPU with the id in GOCU_NCCL_TEST_ID.
+//
+// A job across hosts, then, is one process per GPU on every host, each
+// told its rank (0 to nranks-1, unique in the job), nranks, its GPU on the
+// host (the local rank) and the id. Package dist carries that protocol
+// for array programs: dist.Rendezvous has rank 0 make the id and serve it
+// at an address every host reaches (as torchrun's MASTER_ADDR), dist.Env
+// reads GOCU_DIST_RANK, GOCU_DIST_NRANKS, GOCU_DIST_LOCAL_RANK and
+// GOCU_DIST_ADDR (or GOCU_DIST_ID), and `gocu train` is such a program.
+// On two hosts of 8 GPUs, with host0 reachable on port 29500:
+//
+//	host0$ for g in 0 1 2 3 4 5 6 7; do GOCU_DIST_ADDR=host0:29500 GOCU_DIST_NRANKS=16 \
+//	           GOCU_DIST_RANK=$g GOCU_DIST_LOCAL_RANK=$g gocu train --batch 16384 & done
+//	host1$ for g in 0 1 2 3 4 5 6 7; do GOCU_DIST_ADDR=host0:29500 GOCU_DIST_NRANKS=16 \
+//	           GOCU_DIST_RANK=$((8+g)) GOCU_DIST_LOCAL_RANK=$g gocu train --batch 16384 & done
+//
+// (Slurm's srun gives SLURM_PROCID and SLURM_LOCALID for the two ranks.)
+// On one host, `gocu train --ranks 8` starts the eight processes itself.
+// Only one host has been measured so far: the multi-host path is NCCL's
+// own and is tested with several processes on one host.
 //
 // # Several ranks on one GPU
 //
 // NCCL 2.5 to 2.29 refuse two ranks of one communicator on the same GPU,
 // whether from InitAll with a device listed twice or from two processes,
-// with ErrInvalidUsage ("Duplicate GPU detected"); NCCL's documentation
-// says such use "may lead to hangs". NCCL 2.30 allows it when
-// NCCL_MULTI_RANK_GPU_ENABLE=1 is in the environment. The refusal is a
-// clean error: the process stays usable.
-//
-// TODO(gpu): this paragraph is read from NCCL's source; TestGPUSeveralRanksOneGPU
-// (go test ./nccl -run TestGPUSeveralRanksOneGPU -v, lines "RESULT NCCL ...")
-// tells what the installed NCCL does; write the version and outcome here.
+// with ErrInvalidUsage; NCCL's documentation says such use "may lead to
+// hangs". Measured on an H100 with NCCL 2.28.3 (2026-11-25): InitAll with
+// device 0 twice fails with ncclInvalidUsage, and two processes on device
+// 0 fail in InitRank with ncclInvalidUsage, "Duplicate GPU detected : rank
+// 0 and rank 1 both on CUDA device ..."; in both cases the process stays
+// usable. NCCL 2.30 allows it when NCCL_MULTI_RANK_GPU_ENABLE=1 is in the
+// environment (read from NCCL's source, not measured). A single rank on one
+// GPU always works: every collective is then a copy (Avg divides by one),
+// which is how the data-parallel code runs on one GPU.
 //
 // # Errors and recovery
 //
 // A failed NCCL call is an *Error with the function, the ncclResult_t, its
-// name, NCCL's description and, when there is one, NCCL's last warning.
+// name, NCCL's description and the warning NCCL logged during that call,
+// if it logged one (never an older warning: see Error).
 // Sentinels (ErrInvalidUsage, ErrRemote, ErrUnhandledCUDA, ...) match with
 // errors.Is. Errors found while the work runs, such as a peer that died,
 // surface through AsyncError; a collective that hangs because a rank is

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/gocu-dev/gocu/internal/dynlib"
 )
@@ -55,18 +56,23 @@ func (r Result) description() string {
 
 // Error is a failed NCCL call.
 //
-// Msg is ncclGetErrorString's text for the code, Detail the last warning
-// NCCL logged (ncclGetLastError, NCCL 2.13 and newer) when it is new since
-// the previous error this package reported: NCCL keeps one such string for
-// the whole process and never clears it, so a warning seen before is left
-// out rather than attributed to the wrong call. Run with NCCL_DEBUG=WARN
-// (or INFO) to see everything NCCL says.
+// Msg is ncclGetErrorString's text for the code. Detail is the warning NCCL
+// logged (ncclGetLastError, NCCL 2.13 and newer) during the failed call:
+// NCCL keeps one such string for the whole process and never clears it, so
+// the package reads it before and after each call and attaches it only
+// when the call changed it. A warning left by an earlier call (NCCL also
+// warns about calls that it refuses without failing anything else) is
+// never attributed to this one; a call that repeats the very text already
+// there gets no Detail. For an error found by AsyncError, which NCCL
+// records on another thread, Detail is the last warning when no earlier
+// error carried it. Run with NCCL_DEBUG=WARN (or INFO) to see everything
+// NCCL says.
 type Error struct {
 	Func   string // the NCCL function, e.g. "ncclAllReduce"
 	Code   Result // the ncclResult_t it returned
 	Name   string // the code's C name, e.g. "ncclInvalidUsage"
 	Msg    string // the code's description
-	Detail string // NCCL's last warning, when new
+	Detail string // the warning NCCL logged during the call, if any
 	Comm   string // the communicator, e.g. "rank 1 of 4 on cuda:1"; empty when none
 }
 
@@ -174,42 +180,98 @@ func argErr(fn, format string, args ...any) error {
 	return &ArgError{Func: fn, Msg: fmt.Sprintf(format, args...)}
 }
 
-// error turns a result into an error (nil for Success), with NCCL's own
-// description and its last warning.
-func (l *lib) error(fn string, r Result, comm string) error {
-	if r == Success {
-		return nil
-	}
-	e := &Error{Func: fn, Code: r, Name: r.String(), Msg: r.description(), Comm: comm}
-	if l == nil {
-		return e
-	}
-	if l.getErrorString != 0 {
-		if p := dynlib.Call(l.getErrorString, uintptr(r)); p != 0 {
-			if s := dynlib.GoString(dynlib.PtrAt(p)); s != "" && !strings.HasPrefix(s, "unknown") {
-				e.Msg = s
-			}
-		}
-	}
-	e.Detail = l.newDetail()
-	return e
+// errMark is a fingerprint of NCCL's last-error text: taken before a
+// call and compared after it, it tells whether the call logged a warning.
+type errMark struct {
+	sum uint64
+	n   int
 }
 
-// newDetail returns NCCL's last warning if no earlier error carried it.
-func (l *lib) newDetail() string {
-	if l.getLastError == 0 {
+// mark reads NCCL's last-error text and fingerprints it (FNV-1a), without
+// copying it.
+func (l *lib) mark() errMark {
+	if l == nil || l.getLastError == 0 {
+		return errMark{}
+	}
+	p := dynlib.Call(l.getLastError, 0)
+	if p == 0 {
+		return errMark{}
+	}
+	const maxText = 4096
+	m := errMark{sum: 14695981039346656037}
+	b := dynlib.PtrAt(p)
+	for ; m.n < maxText; m.n++ {
+		c := *(*byte)(unsafe.Add(unsafe.Pointer(b), m.n))
+		if c == 0 {
+			break
+		}
+		m.sum = (m.sum ^ uint64(c)) * 1099511628211
+	}
+	return m
+}
+
+// lastText returns NCCL's last-error text.
+func (l *lib) lastText() string {
+	if l == nil || l.getLastError == 0 {
 		return ""
 	}
 	p := dynlib.Call(l.getLastError, 0)
 	if p == 0 {
 		return ""
 	}
-	s := strings.TrimSpace(dynlib.GoString(dynlib.PtrAt(p)))
-	l.detailMu.Lock()
-	defer l.detailMu.Unlock()
-	if s == l.lastDetail {
-		return ""
+	return strings.TrimSpace(dynlib.GoString(dynlib.PtrAt(p)))
+}
+
+// error turns a result into an error (nil for Success), with NCCL's own
+// description and the warning NCCL logged since before was taken.
+func (l *lib) error(fn string, r Result, comm string, before errMark) error {
+	if r == Success {
+		return nil
 	}
+	e := l.newError(fn, r, comm)
+	if l != nil && l.mark() != before {
+		e.Detail = l.lastText()
+		l.noteDetail(e.Detail)
+	}
+	return e
+}
+
+// asyncError is the error of a result NCCL recorded on its own threads
+// (ncclCommGetAsyncError): the warning it logged then is the last one,
+// unless an earlier error carried it already.
+func (l *lib) asyncError(fn string, r Result, comm string) error {
+	if r == Success {
+		return nil
+	}
+	e := l.newError(fn, r, comm)
+	if l != nil {
+		s := l.lastText()
+		l.detailMu.Lock()
+		if s != l.lastDetail {
+			e.Detail = s
+			l.lastDetail = s
+		}
+		l.detailMu.Unlock()
+	}
+	return e
+}
+
+func (l *lib) newError(fn string, r Result, comm string) *Error {
+	e := &Error{Func: fn, Code: r, Name: r.String(), Msg: r.description(), Comm: comm}
+	if l != nil && l.getErrorString != 0 {
+		if p := dynlib.Call(l.getErrorString, uintptr(r)); p != 0 {
+			if s := dynlib.GoString(dynlib.PtrAt(p)); s != "" && !strings.HasPrefix(s, "unknown") {
+				e.Msg = s
+			}
+		}
+	}
+	return e
+}
+
+// noteDetail records a text attached to an error, so that AsyncError does
+// not attach it again.
+func (l *lib) noteDetail(s string) {
+	l.detailMu.Lock()
 	l.lastDetail = s
-	return s
+	l.detailMu.Unlock()
 }

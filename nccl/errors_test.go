@@ -31,7 +31,7 @@ func TestSentinelsMatchTheirCodes(t *testing.T) {
 		InProgress: ErrInProgress, Timeout: ErrTimeout,
 	}
 	for code := range sentinels {
-		err := fmt.Errorf("wrapped: %w", (*lib)(nil).error("ncclAllReduce", code, "rank 0 of 2 on cuda:0"))
+		err := fmt.Errorf("wrapped: %w", (*lib)(nil).error("ncclAllReduce", code, "rank 0 of 2 on cuda:0", errMark{}))
 		for other, s := range sentinels {
 			if got := errors.Is(err, s); got != (other == code) {
 				t.Errorf("errors.Is(%v error, %v) = %v", code, other, got)
@@ -45,7 +45,7 @@ func TestSentinelsMatchTheirCodes(t *testing.T) {
 			t.Errorf("%v matches an unrelated sentinel", code)
 		}
 	}
-	if (*lib)(nil).error("x", Success, "") != nil {
+	if (*lib)(nil).error("x", Success, "", errMark{}) != nil {
 		t.Error("Success is an error")
 	}
 }

@@ -8,6 +8,7 @@ package nccl
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -18,11 +19,12 @@ import (
 
 	"github.com/ebitengine/purego"
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 type fakeLib struct {
 	*lib
-	last, failNext uintptr
+	last, failNext, warn, failEnd, callLog uintptr
 }
 
 var fakeMu sync.Mutex // the fake's state is global: one test at a time
@@ -59,9 +61,15 @@ func openFake(t *testing.T, flags ...string) (*fakeLib, error) {
 	if f.last, err = purego.Dlsym(h, "fakeLast"); err != nil {
 		t.Fatal(err)
 	}
-	if f.failNext, err = purego.Dlsym(h, "fakeFailNext"); err != nil {
-		t.Fatal(err)
+	for _, s := range []struct {
+		name string
+		p    *uintptr
+	}{{"fakeFailNext", &f.failNext}, {"fakeWarn", &f.warn}, {"fakeFailGroupEnd", &f.failEnd}, {"fakeLog", &f.callLog}} {
+		if *s.p, err = purego.Dlsym(h, s.name); err != nil {
+			t.Fatal(err)
+		}
 	}
+	f.log() // calls made while loading
 	return f, nil
 }
 
@@ -98,6 +106,28 @@ func (f *fakeLib) failWith(code Result, msg string) {
 	b := append([]byte(msg), 0)
 	purego.SyscallN(f.failNext, uintptr(code), uintptr(unsafe.Pointer(&b[0])))
 	runtime.KeepAlive(b)
+}
+
+// warnNow logs a warning as a call that did not fail would.
+func (f *fakeLib) warnNow(msg string) {
+	b := append([]byte(msg), 0)
+	purego.SyscallN(f.warn, uintptr(unsafe.Pointer(&b[0])))
+	runtime.KeepAlive(b)
+}
+
+// failGroupEnd makes the next outermost ncclGroupEnd fail.
+func (f *fakeLib) failGroupEnd(code Result, msg string) {
+	b := append([]byte(msg), 0)
+	purego.SyscallN(f.failEnd, uintptr(code), uintptr(unsafe.Pointer(&b[0])))
+	runtime.KeepAlive(b)
+}
+
+// log returns the names of the NCCL calls made since the last log.
+func (f *fakeLib) log() string {
+	var b [4096]byte
+	purego.SyscallN(f.callLog, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	s, _, _ := strings.Cut(string(b[:]), "\x00")
+	return s
 }
 
 func (f *fakeLib) comm(t *testing.T, nranks, rank int) *Comm {
@@ -222,7 +252,8 @@ func TestFakeErrorsCarryNCCLsWords(t *testing.T) {
 		e.Msg != "invalid usage (run with NCCL_DEBUG=WARN for details)" || !strings.Contains(e.Detail, "Duplicate GPU") {
 		t.Errorf("%#v", e)
 	}
-	// NCCL never clears its last warning: the next error must not repeat it.
+	// NCCL never clears its last warning: an error whose call logged none
+	// must not carry the old one.
 	f.failWith(RemoteError, "")
 	err = c.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream)
 	if !errors.As(err, &e) || !errors.Is(err, ErrRemote) || e.Detail != "" {
@@ -234,7 +265,8 @@ func TestFakeErrorsCarryNCCLsWords(t *testing.T) {
 	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "timed out") {
 		t.Errorf("timeout: %v", err)
 	}
-	// An async error comes back as an *Error too.
+	// An async error comes back as an *Error too, with the warning NCCL
+	// logged on its own thread.
 	f.failWith(RemoteError, "peer 1 closed the connection")
 	if err := c.AsyncError(); !errors.Is(err, ErrRemote) || !strings.Contains(err.Error(), "peer 1 closed") {
 		t.Errorf("AsyncError: %v", err)
@@ -244,8 +276,43 @@ func TestFakeErrorsCarryNCCLsWords(t *testing.T) {
 	}
 	// A failed init returns no comm.
 	f.failWith(SystemError, "socket: no route to host")
-	if c, err := initRank(f.lib, UniqueID{}, 2, 1, nil, 0); c != nil || !errors.Is(err, ErrSystem) {
+	if c, err := initRank(f.lib, UniqueID{}, 2, 1, nil, 0); c != nil || !errors.Is(err, ErrSystem) || !strings.Contains(err.Error(), "no route to host") {
 		t.Errorf("failed init: %v %v", c, err)
+	}
+	// The same device twice: the fake refuses as NCCL 2.5-2.29 does, with
+	// NCCL's words.
+	if _, err := initAll(f.lib, nil2(2), []int32{0, 0}); !errors.Is(err, ErrInvalidUsage) || !strings.Contains(err.Error(), "Duplicate GPU detected") {
+		t.Errorf("duplicate device: %v", err)
+	}
+}
+
+// What the GPU showed with NCCL 2.28.3: a warning left by an earlier call
+// that NCCL refused ("Send : comm argument is NULL") was attached to the
+// next, unrelated error. Only a warning the failing call logged is
+// attached now.
+func TestFakeStaleWarningIsNotAttached(t *testing.T) {
+	f := fake(t)
+	c := f.comm(t, 1, 0)
+	// A send on a NULL comm, as the old Group cancellation made.
+	if r := Result(dynlibCall(f.lib.send, 0, 0, uintptr(Int8), 0, 0, 0)); r != InvalidArgument {
+		t.Fatalf("NULL comm: %v", r)
+	}
+	f.warnNow("NCCL WARN something unrelated")
+	f.failWith(InvalidUsage, "")
+	var e *Error
+	err := c.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream)
+	if !errors.As(err, &e) || e.Detail != "" || strings.Contains(err.Error(), "NULL") || strings.Contains(err.Error(), "unrelated") {
+		t.Fatalf("a stale warning was attached: %v", err)
+	}
+	f.failWith(InvalidUsage, "this call's own warning")
+	err = c.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream)
+	if !errors.As(err, &e) || e.Detail != "this call's own warning" {
+		t.Fatalf("the call's warning is lost: %v", err)
+	}
+	// AsyncError does not repeat a warning an earlier error carried.
+	f.failWith(RemoteError, "")
+	if err := c.AsyncError(); !errors.As(err, &e) || e.Detail != "" {
+		t.Fatalf("AsyncError repeated a warning: %v", err)
 	}
 }
 
@@ -288,30 +355,55 @@ func TestFakeInitAll(t *testing.T) {
 			t.Errorf("comm %d: %v", i, c)
 		}
 	}
-	// The same device twice: the fake refuses as NCCL 2.5-2.29 does.
-	if _, err := initAll(f.lib, nil2(2), []int32{0, 0}); !errors.Is(err, ErrInvalidUsage) {
-		t.Errorf("duplicate device: %v", err)
+}
+
+// twoRanks is a Group function issuing one all-reduce on each of a and b.
+func twoRanks(a, b *Comm) func() error {
+	return func() error {
+		if err := a.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream); err != nil {
+			return err
+		}
+		return b.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream)
 	}
 }
 
 func TestFakeGroup(t *testing.T) {
 	f := fake(t)
 	a, b := f.comm(t, 2, 0), f.comm(t, 2, 1)
+	f.log()
 	before := f.lastCall().launches
-	both := func() error {
-		if err := a.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream); err != nil {
-			return err
-		}
-		return b.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream)
-	}
-	if err := group(f.lib, both); err != nil {
+	if err := group(f.lib, twoRanks(a, b)); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.lastCall().launches - before; got != 2 {
 		t.Errorf("a group of two launched %d", got)
 	}
-	// fn fails after queuing one rank's half: nothing may launch.
-	before = f.lastCall().launches
+	if got, want := f.log(), "ncclGroupStart ncclAllReduce ncclAllReduce ncclGroupEnd"; got != want {
+		t.Errorf("calls %q, want %q", got, want)
+	}
+	// The recorded call carries its arguments to NCCL.
+	if lc := f.lastCall(); lc.name != "ncclAllReduce" || lc.args[5] != uint64(b.handle) || lc.args[2] != 16 {
+		t.Errorf("last call %+v", lc)
+	}
+	// An empty group calls nothing.
+	if err := group(f.lib, func() error { return nil }); err != nil || f.log() != "" {
+		t.Errorf("empty group: %v, calls %q", err, f.log())
+	}
+	if len(groups) != 0 || openGroups.Load() != 0 {
+		t.Errorf("group state left behind: %v", groups)
+	}
+}
+
+// A Group whose function fails or panics reaches NCCL not at all: no
+// group, no call, nothing launched. This is the fix of what the GPU showed
+// with NCCL 2.28.3 (the old cancellation by a deliberately invalid call in
+// the group launched the queued work).
+func TestFakeGroupCancel(t *testing.T) {
+	f := fake(t)
+	a, b := f.comm(t, 2, 0), f.comm(t, 2, 1)
+	f.log()
+	before := f.lastCall().launches
+	// fn fails after queuing one rank's half.
 	err := group(f.lib, func() error {
 		if err := a.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream); err != nil {
 			return err
@@ -321,15 +413,14 @@ func TestFakeGroup(t *testing.T) {
 	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "recv holds 8 bytes") {
 		t.Errorf("group error: %v", err)
 	}
-	if got := f.lastCall().launches - before; got != 0 {
-		t.Errorf("a cancelled group launched %d", got)
+	planned := errors.New("the caller changed its mind")
+	if err := group(f.lib, func() error {
+		_ = a.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream)
+		return planned
+	}); err != planned {
+		t.Errorf("fn's own error is not returned as it is: %v", err)
 	}
-	// And the next group works.
-	if err := group(f.lib, both); err != nil {
-		t.Fatalf("group after a cancelled one: %v", err)
-	}
-	// A panic cancels the group too, and goes on.
-	before = f.lastCall().launches
+	// A panic drops the group too, and goes on.
 	func() {
 		defer func() {
 			if recover() == nil {
@@ -341,56 +432,219 @@ func TestFakeGroup(t *testing.T) {
 			panic("boom")
 		})
 	}()
+	if got := f.log(); got != "" {
+		t.Errorf("a cancelled group called %q", got)
+	}
 	if got := f.lastCall().launches - before; got != 0 {
-		t.Errorf("a panicking group launched %d", got)
+		t.Errorf("a cancelled group launched %d", got)
 	}
-	// An inner group that fails cancels the outer one, whose error says so.
-	err = group(f.lib, func() error {
-		_ = group(f.lib, func() error { return errors.New("inner failure") })
-		return a.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream)
-	})
-	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "inner failure") {
-		t.Errorf("outer group: %v", err)
+	// And the next group works.
+	if err := group(f.lib, twoRanks(a, b)); err != nil {
+		t.Fatalf("group after cancelled ones: %v", err)
 	}
-	if len(groups) != 0 {
+	if got := f.lastCall().launches - before; got != 2 {
+		t.Errorf("launched %d", got)
+	}
+	if len(groups) != 0 || openGroups.Load() != 0 {
 		t.Errorf("group state left behind: %v", groups)
 	}
 }
 
-// Communicators made inside a group that fails are never finished by NCCL:
-// they must report it instead of reaching NCCL.
+func TestFakeNestedGroups(t *testing.T) {
+	f := fake(t)
+	a, b := f.comm(t, 2, 0), f.comm(t, 2, 1)
+	f.log()
+	// Inner groups join the outermost: one ncclGroupStart/End.
+	err := group(f.lib, func() error {
+		if err := group(f.lib, func() error { return a.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream) }); err != nil {
+			return err
+		}
+		return group(f.lib, func() error { return b.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream) })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.log(), "ncclGroupStart ncclAllReduce ncclAllReduce ncclGroupEnd"; got != want {
+		t.Errorf("calls %q, want %q", got, want)
+	}
+	// An inner group that fails cancels the outer one, whose error says so.
+	inner := errors.New("inner failure")
+	err = group(f.lib, func() error {
+		_ = group(f.lib, func() error {
+			_ = a.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream)
+			return inner
+		})
+		return b.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream)
+	})
+	if !errors.Is(err, ErrCancelled) || !errors.Is(err, inner) || !strings.Contains(err.Error(), "inner failure") {
+		t.Errorf("outer group: %v", err)
+	}
+	if got := f.log(); got != "" {
+		t.Errorf("a cancelled outer group called %q", got)
+	}
+	if len(groups) != 0 || openGroups.Load() != 0 {
+		t.Errorf("group state left behind: %v", groups)
+	}
+}
+
+// Calls from another goroutine do not join the group: they run at once.
+func TestFakeGroupIsPerGoroutine(t *testing.T) {
+	f := fake(t)
+	a, b := f.comm(t, 2, 0), f.comm(t, 2, 1)
+	f.log()
+	err := group(f.lib, func() error {
+		done := make(chan error)
+		go func() { done <- b.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream) }()
+		if err := <-done; err != nil {
+			return err
+		}
+		if got := f.log(); got != "ncclAllReduce" {
+			return fmt.Errorf("the other goroutine's call: %q", got)
+		}
+		return a.allReduce(buf(64), buf(64), 16, Float32, Sum, defStream)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.log(); got != "ncclGroupStart ncclAllReduce ncclGroupEnd" {
+		t.Errorf("calls %q", got)
+	}
+}
+
+// NCCL's errors surface when the group is issued: a call NCCL refuses
+// (the others still go, as NCCL cannot withdraw them), or ncclGroupEnd.
+func TestFakeGroupIssueErrors(t *testing.T) {
+	f := fake(t)
+	a, b := f.comm(t, 2, 0), f.comm(t, 2, 1)
+	f.log()
+	before := f.lastCall().launches
+	err := group(f.lib, func() error {
+		if err := twoRanks(a, b)(); err != nil {
+			return err
+		}
+		f.failWith(InvalidUsage, "AllReduce : invalid usage on rank 0") // the first issued call
+		return nil
+	})
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, ErrInvalidUsage) || e.Func != "ncclAllReduce" || e.Detail != "AllReduce : invalid usage on rank 0" ||
+		!strings.Contains(err.Error(), "refused 1 of the group's 2 calls") {
+		t.Errorf("refused call: %v", err)
+	}
+	if got := f.lastCall().launches - before; got != 1 {
+		t.Errorf("launched %d, want the one NCCL did not refuse", got)
+	}
+	f.log()
+	err = group(f.lib, func() error {
+		f.failGroupEnd(InternalError, "ncclGroupEnd: proxy failure")
+		return twoRanks(a, b)()
+	})
+	if !errors.As(err, &e) || !errors.Is(err, ErrInternal) || e.Func != "ncclGroupEnd" || e.Detail != "ncclGroupEnd: proxy failure" {
+		t.Errorf("ncclGroupEnd: %v", err)
+	}
+	if got := f.log(); got != "ncclGroupStart ncclAllReduce ncclAllReduce ncclGroupEnd" {
+		t.Errorf("calls %q", got)
+	}
+}
+
+// InitRank inside a Group: the comm is made when the group is issued, is
+// not usable before, and never reaches NCCL if the group is dropped.
 func TestFakeGroupThatCreatesComms(t *testing.T) {
 	f := fake(t)
+	f.log()
 	var made []*Comm
 	err := group(f.lib, func() error {
 		for r := range 2 {
-			c, err := initRank(f.lib, UniqueID{}, 2, r, nil, 0)
+			c, err := initRank(f.lib, UniqueID{1, 2, 3}, 2, r, nil, 0)
 			if err != nil {
 				return err
 			}
 			made = append(made, c)
+		}
+		// Not usable inside the group that creates it.
+		err := made[0].allReduce(buf(64), buf(64), 16, Float32, Sum, defStream)
+		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "created by the Group that is open") {
+			t.Errorf("use inside the group: %v", err)
+		}
+		if err := made[0].Destroy(); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Destroy inside the group: %v", err)
 		}
 		return errors.New("the job was cancelled")
 	})
 	if err == nil || len(made) != 2 {
 		t.Fatalf("err %v, %d comms", err, len(made))
 	}
+	if got := f.log(); got != "" {
+		t.Errorf("a dropped group called %q", got)
+	}
 	for _, c := range made {
 		if err := c.AllReduce(nil, nil, 1, Float32, Sum, nil); !errors.Is(err, ErrDestroyed) || !strings.Contains(err.Error(), "the job was cancelled") {
 			t.Errorf("comm of a failed group: %v", err)
 		}
+		if err := c.Destroy(); err != nil {
+			t.Errorf("Destroy of a comm never made: %v", err)
+		}
 	}
-	// In a group that succeeds they are fine.
-	var ok *Comm
+	if got := f.log(); got != "" {
+		t.Errorf("Destroy of comms never made called %q", got)
+	}
+	// In a group that succeeds they are made at its end, with the id.
+	made = made[:0]
 	if err := group(f.lib, func() error {
-		var err error
-		ok, err = initRank(f.lib, UniqueID{}, 1, 0, nil, 0)
-		return err
+		for r := range 2 {
+			c, err := initRank(f.lib, UniqueID{1, 2, 3}, 2, r, nil, 0)
+			if err != nil {
+				return err
+			}
+			made = append(made, c)
+		}
+		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ok.allReduce(buf(4), buf(4), 1, Float32, Sum, defStream); err != nil {
-		t.Error(err)
+	if got := f.log(); got != "ncclGroupStart ncclCommInitRank ncclCommInitRank ncclGroupEnd" {
+		t.Errorf("calls %q", got)
+	}
+	if lc := f.lastCall(); lc.id != (UniqueID{1, 2, 3}) || lc.args[1] != 1 {
+		t.Errorf("the id or rank did not reach NCCL: %+v", lc)
+	}
+	for r, c := range made {
+		if c.handle == 0 || c.Rank() != r {
+			t.Errorf("comm %d: %v handle %#x", r, c, c.handle)
+		}
+		if err := c.allReduce(buf(4), buf(4), 1, Float32, Sum, defStream); err != nil {
+			t.Error(err)
+		}
+	}
+	// A group whose end fails frees what NCCL made, and the comms say why.
+	f.log()
+	var bad *Comm
+	err = group(f.lib, func() error {
+		f.failGroupEnd(SystemError, "bootstrap: connection refused")
+		var err error
+		bad, err = initRank(f.lib, UniqueID{}, 1, 0, nil, 0)
+		return err
+	})
+	if !errors.Is(err, ErrSystem) {
+		t.Fatalf("group end: %v", err)
+	}
+	if got := f.log(); got != "ncclGroupStart ncclCommInitRank ncclGroupEnd ncclCommAbort" {
+		t.Errorf("calls %q", got)
+	}
+	if err := bad.AllReduce(nil, nil, 1, Float32, Sum, nil); !errors.Is(err, ErrDestroyed) || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("comm of a failed group end: %v", err)
+	}
+	// InitAll is not part of a group: it runs at once.
+	err = group(f.lib, func() error {
+		if _, err := initAll(f.lib, nil2(2), []int32{0, 1}); err != nil {
+			return err
+		}
+		if got := f.log(); got != "ncclCommInitAll" {
+			t.Errorf("InitAll inside a group: calls %q", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -398,3 +652,5 @@ func TestFakeGroupThatCreatesComms(t *testing.T) {
 func nil2(n int) []*cudaDevice { return make([]*cudaDevice, n) }
 
 type cudaDevice = cuda.Device
+
+func dynlibCall(sym uintptr, args ...uintptr) uintptr { return dynlib.Call(sym, args...) }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 // TestGPUErrorFromNCCL provokes an error in NCCL itself by going around
@@ -61,5 +62,40 @@ func TestGPUErrorFromNCCL(t *testing.T) {
 	}
 	if err := c.AsyncError(); err != nil {
 		t.Errorf("AsyncError: %v", err)
+	}
+}
+
+// TestGPUStaleWarningIsNotAttached repeats what NCCL 2.28.3 showed on the
+// H100: a warning logged by an earlier refused call ("Send : comm argument
+// is NULL") came back as the detail of the next error, InitAll with one
+// device twice. The detail must now be that call's own warning or none.
+func TestGPUStaleWarningIsNotAttached(t *testing.T) {
+	if err := cuda.Init(); err != nil {
+		t.Skipf("no CUDA device: %v", strings.SplitN(err.Error(), "\n", 2)[0])
+	}
+	l, err := load()
+	if err != nil {
+		t.Skipf("no NCCL: %v", strings.SplitN(err.Error(), "\n", 2)[0])
+	}
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = withDevice(dev, func() error {
+		r := Result(dynlib.Call(l.send, 0, 0, uintptr(Int8), 0, 0, 0))
+		t.Logf("send on a NULL comm: %v; NCCL's last warning now %q", r, l.lastText())
+		return nil
+	})
+	comms, err := InitAll([]*cuda.Device{dev, dev})
+	if err == nil {
+		t.Logf("this NCCL accepts two ranks on one GPU")
+		for _, c := range comms {
+			_ = c.Destroy()
+		}
+		return
+	}
+	t.Logf("InitAll(dev0, dev0): %v", err)
+	if strings.Contains(err.Error(), "comm argument is NULL") {
+		t.Fatalf("the earlier call's warning was attached: %v", err)
 	}
 }

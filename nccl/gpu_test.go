@@ -621,9 +621,11 @@ func TestGPUInitRank(t *testing.T) {
 	}
 }
 
-// TestGPUGroupCancel: a Group whose function fails after queuing a
-// collective launches nothing (the output keeps its poison), and the
-// communicator goes on working.
+// TestGPUGroupCancel: a Group whose function fails (or panics, or whose
+// nested Group fails) after a collective launches nothing (the output
+// keeps its poison), and the communicator goes on working. With NCCL
+// 2.28.3 the former cancellation (an invalid call inside the group) let
+// ncclGroupEnd launch the queued work: "the cancelled group ran: [1 2 3 4]".
 func TestGPUGroupCancel(t *testing.T) {
 	devs := gpus(t)
 	w := newWorld(t, devs[:1])
@@ -645,6 +647,52 @@ func TestGPUGroupCancel(t *testing.T) {
 	}
 	if got := download[float32](t, recv, 4); !allNaN(got) {
 		t.Fatalf("the cancelled group ran: %v", got)
+	}
+	// A panic drops the group too; so does a nested Group that fails.
+	func() {
+		defer func() { _ = recover() }()
+		_ = nccl.Group(func() error {
+			_ = w.comms[0].AllReduce(send, recv, 4, nccl.Float32, nccl.Sum, w.streams[0])
+			panic("boom")
+		})
+	}()
+	err = nccl.Group(func() error {
+		_ = nccl.Group(func() error {
+			_ = w.comms[0].AllReduce(send, recv, 4, nccl.Float32, nccl.Sum, w.streams[0])
+			return planned
+		})
+		return nil
+	})
+	if !errors.Is(err, nccl.ErrCancelled) || !errors.Is(err, planned) {
+		t.Fatalf("outer Group of a failed inner one: %v", err)
+	}
+	// A communicator created in a dropped Group never reaches NCCL.
+	id, err := nccl.NewUniqueID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var made *nccl.Comm
+	err = nccl.Group(func() error {
+		var err error
+		if made, err = nccl.InitRank(id, 1, 0, devs[0]); err != nil {
+			return err
+		}
+		return planned
+	})
+	if !errors.Is(err, planned) || made == nil {
+		t.Fatalf("Group with InitRank: %v", err)
+	}
+	if err := made.AllReduce(send, recv, 4, nccl.Float32, nccl.Sum, nil); !errors.Is(err, nccl.ErrDestroyed) {
+		t.Fatalf("comm of a dropped Group: %v", err)
+	}
+	if err := made.Destroy(); err != nil {
+		t.Fatalf("Destroy of a comm never made: %v", err)
+	}
+	if err := w.streams[0].Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	if got := download[float32](t, recv, 4); !allNaN(got) {
+		t.Fatalf("a dropped group ran: %v", got)
 	}
 	w.all(func(r int, c *nccl.Comm, s *cuda.Stream) error {
 		return c.AllReduce(send, recv, 4, nccl.Float32, nccl.Sum, s)

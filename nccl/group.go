@@ -1,15 +1,18 @@
 package nccl
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
+	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
-// Group runs fn between ncclGroupStart and ncclGroupEnd, so that the NCCL
-// calls fn makes are issued together when it returns:
+// Group runs fn and issues the NCCL calls it made together, between
+// ncclGroupStart and ncclGroupEnd, when fn returns nil:
 //
 //   - one process driving several GPUs issues a collective on every rank
 //     inside one Group (otherwise the first call waits for ranks that were
@@ -20,23 +23,40 @@ import (
 //   - several collectives in one Group are launched at once, which is
 //     cheaper than one by one.
 //
-// NCCL keeps the group state per OS thread, and goroutines move between
-// threads, so Group locks the calling goroutine to its thread until
-// ncclGroupEnd has returned: every NCCL call of the group must be made by fn
-// itself, on the calling goroutine. A call from another goroutine does not
-// join the group; it runs at once, on its own.
+// Inside fn the calls are checked at once, as outside (an invalid argument
+// is an error from the call itself, before NCCL sees anything), and
+// recorded; nothing reaches NCCL while fn runs. If fn returns an error or
+// panics, the recorded calls are dropped, so no rank is left waiting for a
+// partner that was never called: Group returns fn's error (or the panic
+// goes on) and NCCL never saw the group. Communicators used in it stay
+// usable.
 //
-// If fn returns an error or panics, Group cancels the group: it makes one
-// deliberately invalid NCCL call inside it, which makes ncclGroupEnd fail
-// and launch nothing, so no rank is left waiting for a partner that was
-// never called. Group then returns fn's error (or re-panics). The
-// communicators used in the group stay usable; any that InitRank or
-// InitAll created inside it are not (NCCL never finishes them) and return
-// ErrDestroyed. Groups nest; the work is issued when the outermost ends,
-// and an inner Group that fails makes the outer one fail.
+// The group is per goroutine: Group locks the calling goroutine to its OS
+// thread while fn runs and the calls are issued (NCCL's group state is per
+// thread), and only the calls fn makes on that goroutine join it. A call
+// from another goroutine runs at once, on its own.
 //
-// The calls in a group are checked as they are made, and NCCL's own errors
-// may surface only at ncclGroupEnd, as Group's error.
+// Collectives, Send, Recv and InitRank join the group. InitRank inside a
+// Group returns a Comm that is created when the group is issued: use it
+// after Group has returned nil (before that, a call on it is an error
+// matching ErrInvalidArgument); if the group is dropped or fails, the Comm
+// reports ErrDestroyed, and Destroy releases it without calling NCCL. The
+// other calls (InitAll, Destroy, Abort, Finalize, AsyncError) run at once
+// even inside fn.
+//
+// Groups nest: an inner Group's calls join the outermost one, which issues
+// them all. An inner Group whose fn fails returns that error, and the
+// outermost Group then issues nothing and returns an error matching
+// ErrCancelled that names the inner failure.
+//
+// NCCL's own errors surface when the group is issued, as Group's error: a
+// failure of ncclGroupEnd (NCCL's word on the whole group, including the
+// creation of its communicators), or a call NCCL itself refuses although
+// gocu's checks passed. NCCL cannot withdraw calls it has queued (2.28
+// launches the rest of the group even when it refused one call early), so
+// the remaining calls are still issued, so that every rank's half of a
+// collective is there, and the error says so; if a collective then does
+// not complete, Abort its communicators.
 func Group(fn func() error) (err error) {
 	const name = "ncclGroupStart"
 	if fn == nil {
@@ -49,59 +69,104 @@ func Group(fn func() error) (err error) {
 	return group(l, fn)
 }
 
-func group(l *lib, fn func() error) (err error) {
+// ErrCancelled is returned by a Group that issued nothing because a Group
+// nested in it failed; the error names the inner failure (and errors.Is
+// matches it too).
+var ErrCancelled = errors.New("nccl: the group was cancelled: nothing was issued")
+
+func group(l *lib, fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if r := Result(dynlib.Call(l.groupStart)); r != Success {
-		return l.error("ncclGroupStart", r, "")
-	}
 	g := enterGroup()
 	done := false
 	defer func() {
-		if done {
-			return
+		if !done { // fn panicked: drop the group and let the panic go on
+			g.leave(errors.New("nccl: the function given to Group panicked"))
 		}
-		// fn panicked: end the group without launching it, then let the
-		// panic go on.
-		l.cancelGroup()
-		dynlib.Call(l.groupEnd)
-		g.leave(fmt.Errorf("nccl: the function given to Group panicked"))
 	}()
 	ferr := fn()
 	done = true
 	if ferr != nil {
-		l.cancelGroup()
-		dynlib.Call(l.groupEnd)
 		g.leave(ferr)
 		return ferr
 	}
-	err = l.error("ncclGroupEnd", Result(dynlib.Call(l.groupEnd)), "")
-	if err != nil && g.cancelled != nil {
-		err = fmt.Errorf("%w (the group was cancelled because an inner Group failed: %v)", err, g.cancelled)
+	calls, created, cancelled, outer := g.close()
+	if !outer {
+		return nil
 	}
-	g.leave(err)
-	return err
+	if cancelled != nil {
+		err := fmt.Errorf("%w: a nested Group failed: %w", ErrCancelled, cancelled)
+		markFailed(created, err)
+		return err
+	}
+	err := l.issue(calls)
+	if err != nil {
+		abortCreated(created)
+		markFailed(created, err)
+		return err
+	}
+	for _, c := range created {
+		c.state.CompareAndSwap(statePending, stateLive)
+	}
+	return nil
 }
 
-// cancelGroup makes the open group fail at ncclGroupEnd: a send on a NULL
-// communicator is refused by NCCL (2.14 and newer) with ncclInvalidArgument,
-// which it records as the group's error; ncclGroupEnd then frees the
-// group's queued work without launching it.
-func (l *lib) cancelGroup() {
-	dynlib.Call(l.send, 0, 0, uintptr(Int8), 0, 0, 0)
+// call is one NCCL call recorded in a Group.
+type call struct {
+	fn   string
+	comm *Comm
+	sym  uintptr // 0: ncclCommInitRank
+	args []uintptr
+	id   UniqueID // InitRank's
+}
+
+// issue makes the recorded calls between ncclGroupStart and ncclGroupEnd.
+// A call NCCL refuses does not stop the others (see Group).
+func (l *lib) issue(calls []call) error {
+	if len(calls) == 0 {
+		return nil
+	}
+	before := l.mark()
+	if r := Result(dynlib.Call(l.groupStart)); r != Success {
+		return l.error("ncclGroupStart", r, "", before)
+	}
+	var first error
+	refused := 0
+	for _, c := range calls {
+		var err error
+		if c.sym == 0 {
+			err = c.comm.initNow()
+		} else {
+			err = c.comm.run(c.fn, c.sym, c.args...)
+		}
+		if err != nil {
+			refused++
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	before = l.mark()
+	endErr := l.error("ncclGroupEnd", Result(dynlib.Call(l.groupEnd)), "", before)
+	if first != nil {
+		first = fmt.Errorf("%w (NCCL refused %d of the group's %d calls when the group was issued; it cannot withdraw the others, which ncclGroupEnd launched: abort the communicators if a collective does not complete)", first, refused, len(calls))
+	}
+	return errors.Join(first, endErr)
 }
 
 // groupState is what Group knows about the group open on one OS thread.
 type groupState struct {
 	tid       int
 	depth     int
-	created   []*Comm // comms InitRank/InitAll made inside the group
+	calls     []call
+	created   []*Comm // comms InitRank made inside the group
 	cancelled error   // an inner Group failed
 }
 
 var (
-	groupsMu sync.Mutex
-	groups   = map[int]*groupState{} // by OS thread id
+	groupsMu   sync.Mutex
+	groups     = map[int]*groupState{} // by OS thread id
+	openGroups atomic.Int32            // len(groups), read without the lock
 )
 
 // enterGroup records one more open group on the calling (locked) thread.
@@ -113,35 +178,83 @@ func enterGroup() *groupState {
 	if g == nil {
 		g = &groupState{tid: tid}
 		groups[tid] = g
+		openGroups.Add(1)
 	}
 	g.depth++
 	return g
 }
 
-// leave closes one group level; err is why it failed, or nil.
-func (g *groupState) leave(err error) {
+// openGroup returns the group open on the calling goroutine's thread, or
+// nil. Outside any group it costs an atomic load.
+func openGroup() *groupState {
+	if openGroups.Load() == 0 {
+		return nil
+	}
+	tid := gettid()
+	groupsMu.Lock()
+	defer groupsMu.Unlock()
+	return groups[tid]
+}
+
+// record adds a call to the group; only the goroutine that owns the group
+// calls it.
+func (g *groupState) record(c call) { g.calls = append(g.calls, c) }
+
+// close ends one group level whose function succeeded. For the outermost
+// it removes the state and returns what to issue (outer true).
+func (g *groupState) close() (calls []call, created []*Comm, cancelled error, outer bool) {
 	groupsMu.Lock()
 	defer groupsMu.Unlock()
 	g.depth--
 	if g.depth > 0 {
-		if err != nil && g.cancelled == nil {
+		return nil, nil, nil, false
+	}
+	g.remove()
+	return g.calls, g.created, g.cancelled, true
+}
+
+// leave ends one group level whose function failed with err: the
+// outermost drops the calls and fails the comms it was creating; an inner
+// one dooms the outer group.
+func (g *groupState) leave(err error) {
+	groupsMu.Lock()
+	g.depth--
+	if g.depth > 0 {
+		if g.cancelled == nil {
 			g.cancelled = err
 		}
+		groupsMu.Unlock()
 		return
 	}
+	g.remove()
+	groupsMu.Unlock()
+	markFailed(g.created, err)
+}
+
+// remove forgets the state; groupsMu is held.
+func (g *groupState) remove() {
 	delete(groups, g.tid)
-	if err != nil {
-		markFailed(g.created, err)
+	openGroups.Add(-1)
+}
+
+// abortCreated frees what NCCL made of comms whose group failed: an init
+// that failed leaves its communicator to the caller, who frees it with
+// ncclCommAbort.
+func abortCreated(comms []*Comm) {
+	for _, c := range comms {
+		if h := c.handle; h != 0 {
+			_ = withDevice(c.dev, func() error { dynlib.Call(c.lib.commAbort, h); return nil })
+		}
 	}
 }
 
-// noteCreated records comms made inside an open group on this thread, so
-// that they can be marked failed if the group fails.
-func noteCreated(comms ...*Comm) {
-	tid := gettid()
-	groupsMu.Lock()
-	defer groupsMu.Unlock()
-	if g := groups[tid]; g != nil {
-		g.created = append(g.created, comms...)
+// withDevice runs f on a locked OS thread with dev's primary context
+// current. A nil dev (the package's own tests) only locks the thread.
+func withDevice(dev *cuda.Device, f func() error) error {
+	if dev == nil {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		return f()
 	}
+	return dev.WithContext(f)
 }

@@ -32,9 +32,7 @@ var spec = dynlib.Spec{
 
 // minVersion is the oldest NCCL the package accepts. 2.14 (2022) has every
 // entry point it binds (ncclGetLastError came in 2.13, ncclCommFinalize in
-// 2.14), and from 2.14 on a failed call inside a group fails the whole
-// group, which Group relies on to cancel a group whose function failed.
-// Only the FP8 types need a newer one (2.24).
+// 2.14). Only the FP8 types need a newer one (2.24).
 const minVersion = 21400
 
 // lib holds the entry points, resolved once.
@@ -56,7 +54,7 @@ type lib struct {
 	commInitRank func(comm *uintptr, nranks int32, id cUniqueID, rank int32) int32
 
 	detailMu   sync.Mutex
-	lastDetail string // the ncclGetLastError text already attached to an error
+	lastDetail string // the ncclGetLastError text last attached to an error
 }
 
 // cUniqueID is ncclUniqueId: struct { char internal[128]; }.

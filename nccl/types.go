@@ -157,10 +157,14 @@ func NewUniqueID() (UniqueID, error) {
 
 func newUniqueID(l *lib) (UniqueID, error) {
 	var id UniqueID
-	lockThread()
-	r := Result(dynlib.Call(l.getUniqueID, uintptr(unsafe.Pointer(&id))))
-	unlockThread()
-	return id, l.error("ncclGetUniqueId", r, "")
+	var r Result
+	var before errMark
+	_ = withDevice(nil, func() error {
+		before = l.mark()
+		r = Result(dynlib.Call(l.getUniqueID, uintptr(unsafe.Pointer(&id))))
+		return nil
+	})
+	return id, l.error("ncclGetUniqueId", r, "", before)
 }
 
 // ParseUniqueID parses the text form of a UniqueID.

