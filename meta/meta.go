@@ -61,6 +61,11 @@ type Kernel struct {
 	// NoAlias is set by //gocu:noalias: slice pointers are __restrict__, so
 	// the slices passed to one launch must not overlap.
 	NoAlias bool
+	// Prints is set when the kernel (or a function it calls) prints with
+	// fmt.Printf, fmt.Println or fmt.Print, which its twin does through
+	// kernel.Printf: the simulator then runs the twin in every mode, so
+	// that the output is ordered by block and thread.
+	Prints bool
 
 	// Func is the Go kernel function itself, Checked its instrumented twin
 	// for the simulator's checked mode (same signature, every element

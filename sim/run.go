@@ -84,6 +84,11 @@ func KernelOf(fn any, args ...any) (Kernel, error) {
 	} else if _, km, ok := meta.Lookup(fn); ok && km.Checked != nil {
 		if cv := reflect.ValueOf(km.Checked); cv.Type() == ft {
 			k.Checked = reflectCall(cv, in)
+			if km.Prints {
+				// fmt.Printf goes straight to standard output; the twin
+				// prints through kernel.Printf, in block and thread order.
+				k.Func = k.Checked
+			}
 		}
 	}
 	return k, nil
