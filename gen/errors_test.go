@@ -73,7 +73,7 @@ var errorCases = []errorCase{
 	{name: "table of variables", decls: "var one = float32(1)\n\nvar tab = [2]float32{one, 2}", params: "x []float32", body: "x[0] = /*ERR*/tab[1]",
 		msg: "the package-level table tab without a literal of constants is not supported in a kernel: initialise it where it is declared with a composite literal of constants, such as [3]float32{0.25, 0.5, 0.25}: the GPU's copy in constant memory holds those values; pass values computed at run time as a slice parameter"},
 	{name: "table written by init", decls: "var tab = [2]float32{1, 2}\n\nfunc init() { tab[1] = 3 }", params: "x []float32", body: "x[0] = /*ERR*/tab[1]",
-		msg: "the package-level table tab (written at k.go:15:15) is not supported in a kernel: the GPU's copy in constant memory holds the values of its declaration only; initialise it there and never write it, or pass it as a slice parameter"},
+		msg: "the package-level table tab (written at k.go:12:15) is not supported in a kernel: the GPU's copy in constant memory holds the values of its declaration only; initialise it there and never write it, or pass it as a slice parameter"},
 	{name: "table written by a kernel", decls: "var tab = [2]float32{1, 2}", params: "x []float32", body: "x[0] = tab[0]\n/*ERR*/tab[1] = x[1]",
 		msg: "writing the package-level table tab is not supported in a kernel: it lives in constant memory, which kernels only read; copy it into a local array (c := tab) and change the copy"},
 	{name: "table atomic", decls: "var tab = [2]int32{1, 2}", params: "x []int32", body: "kernel.AtomicAdd(&/*ERR*/tab[0], 1)",
@@ -252,8 +252,8 @@ func TestDiagnosticsCap(t *testing.T) {
 	if len(e.Diagnostics) != MaxDiagnostics+1 || e.Omitted != 10 {
 		t.Fatalf("%d diagnostics, %d omitted; want %d and 10", len(e.Diagnostics), e.Omitted, MaxDiagnostics+1)
 	}
-	if first := e.Diagnostics[0].String(); !strings.HasPrefix(first, "k.go:17:") {
-		t.Errorf("first diagnostic %s, want the first map (k.go:17)", first)
+	if first := e.Diagnostics[0].String(); !strings.HasPrefix(first, "k.go:14:") {
+		t.Errorf("first diagnostic %s, want the first map (k.go:14)", first)
 	}
 	if last := e.Diagnostics[MaxDiagnostics].String(); last != "gocu gen: 10 more problem(s) not shown; fix these first" {
 		t.Errorf("last line %q", last)
