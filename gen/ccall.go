@@ -120,10 +120,8 @@ func (fc *fnCtx) conversion(c *ast.CallExpr, to types.Type) cx {
 	if tv := fc.info.Types[arg]; tv.Value != nil && basicOf(to) != nil && basicOf(from) != nil {
 		// A constant converted to a type parameter's type (T(1) in a
 		// generic function), which Go does not fold: exact in the type.
-		if _, lowp := lowpKindOK(to); !lowp {
-			if tb := basicOf(to); tb.Info()&(types.IsNumeric|types.IsBoolean) != 0 && tb.Info()&types.IsComplex == 0 {
-				return fc.u.constLit(tv.Value, to, c.Pos())
-			}
+		if tb := basicOf(to); tb.Info()&(types.IsNumeric|types.IsBoolean) != 0 && tb.Info()&types.IsComplex == 0 && lowpKind(to) == "" {
+			return fc.u.constLit(tv.Value, to, c.Pos())
 		}
 	}
 	if b, ok := ast.Unparen(arg).(*ast.BinaryExpr); ok && b.Op == token.MUL && isFloat(from) && isFloat(to) && bits(from) == bits(to) {

@@ -130,6 +130,8 @@ func gpuCases(t *testing.T) []gpuCase {
 		{name: "Scale[float64, int64]", fn: lang.Scale[float64, int64], grid: dim(4, 1, 1), block: dim(256, 1, 1), args: []any{x64, int64(-7)}, tol: 1e-15},
 		{name: "Conv1D", fn: lang.Conv1D, grid: dim(4, 1, 1), block: dim(256, 1, 1), args: []any{x, poisonF32(1000)}, tol: 1e-6},
 		{name: "Conv2D", fn: lang.Conv2D, grid: dim((cw+15)/16, (ch+15)/16, 1), block: dim(16, 16, 1), args: []any{img, make([]int32, cw*ch), int32(cw), int32(ch)}},
+		{name: "BlockMax[int64]", fn: lang.BlockMax[int64], grid: dim(8, 1, 1), block: dim(128, 1, 1), args: []any{ints64, make([]int64, 8)}},
+		{name: "BlockMax[float32]", fn: lang.BlockMax[float32], grid: dim(8, 1, 1), block: dim(128, 1, 1), args: []any{x, poisonF32(8)}},
 		{name: "Transpose", fn: lang.Transpose, grid: dim((tm+15)/16, (tm+15)/16, 1), block: dim(16, 16, 1), args: []any{randF32(r, tm*tm), poisonF32(tm * tm), int32(tm)}},
 	}
 	return append(cases, []gpuCase{

@@ -153,6 +153,32 @@ func langCases(t *testing.T) []langCase {
 					}
 				}
 			}},
+		{name: "BlockMax[int32]", fn: lang.BlockMax[int32], grid: dim(8, 1, 1), block: dim(128, 1, 1),
+			args: []any{ints32, make([]int32, 8)},
+			check: func(t *testing.T, out []any) {
+				for b, v := range out[1].([]int32) {
+					want := slicesMax(ints32[b*128 : min((b+1)*128, n)])
+					if b == 7 {
+						want = max(want, ints32[0]) // the padding of the last block
+					}
+					if v != want {
+						t.Fatalf("out[%d] = %d, want %d", b, v, want)
+					}
+				}
+			}},
+		{name: "BlockMax[float32]", fn: lang.BlockMax[float32], grid: dim(8, 1, 1), block: dim(128, 1, 1),
+			args: []any{x32, poisonF32(8)},
+			check: func(t *testing.T, out []any) {
+				for b, v := range out[1].([]float32) {
+					want := slicesMax(x32[b*128 : min((b+1)*128, n)])
+					if b == 7 {
+						want = max(want, x32[0]) // the padding of the last block
+					}
+					if v != want {
+						t.Fatalf("out[%d] = %v, want %v", b, v, want)
+					}
+				}
+			}},
 		{name: "Transpose", fn: lang.Transpose, grid: dim((m+15)/16, (m+15)/16, 1), block: dim(16, 16, 1),
 			args: []any{mat, poisonF32(m * m), int32(m)},
 			check: func(t *testing.T, out []any) {
@@ -377,6 +403,14 @@ func checkLangLaunchers(t *testing.T, d *gocu.Device) {
 			}
 		}
 	})
+}
+
+func slicesMax[T int32 | float32](s []T) T {
+	m := s[0]
+	for _, v := range s {
+		m = max(m, v)
+	}
+	return m
 }
 
 func mustBuffer[T any](t *testing.T, d *gocu.Device, s []T) *gocu.Buffer[T] {

@@ -211,12 +211,17 @@ func (fc *fnCtx) cVerb(c *ast.CallExpr, format string, verb byte, flags, spec st
 		return bad("print a string with %s or %v")
 	}
 	b := basicOf(a.t)
+	if lowpKind(a.t) != "" {
+		fc.unsupported(a.e.Pos(), "printing a value of type "+types.TypeString(a.t, byName), "convert it to float32 first (its Float32 method)")
+		return "", nil, false
+	}
 	if b == nil || b.Info()&(types.IsNumeric|types.IsBoolean) == 0 || b.Info()&types.IsComplex != 0 {
-		instead := "print numbers and bools; print a struct or an array field by field"
-		if _, ok := lowpKindOK(a.t); ok {
-			instead = "convert it to float32 first (its Float32 method)"
-		}
-		fc.unsupported(a.e.Pos(), "printing a value of type "+types.TypeString(a.t, byName), instead)
+		fc.unsupported(a.e.Pos(), "printing a value of type "+types.TypeString(a.t, byName), "print numbers and bools; print a struct or an array field by field")
+		return "", nil, false
+	}
+	if m := formatMethod(a.t, verb); m != "" {
+		fc.unsupported(a.e.Pos(), fmt.Sprintf("%%%c of a %s, whose %s method Go would call,", verb, types.TypeString(a.t, byName), m),
+			"C's printf prints the number; convert it to its underlying type to print the number, as in "+types.TypeString(b, nil)+"(v)")
 		return "", nil, false
 	}
 	x := fc.val(a.e)
@@ -289,19 +294,34 @@ func (fc *fnCtx) cVerb(c *ast.CallExpr, format string, verb byte, flags, spec st
 	return bad("print an integer with %d, %x, %o, %c or %v")
 }
 
-// lowpKindOK reports whether t is one of the low-precision types.
-func lowpKindOK(t types.Type) (string, bool) {
-	n, ok := types.Unalias(t).(*types.Named)
-	if !ok || n.Obj().Pkg() == nil {
-		return "", false
+// formatMethod returns the method fmt would call to print a value of type
+// t with verb (Format, Error or String), or "".
+func formatMethod(t types.Type, verb byte) string {
+	ms := types.NewMethodSet(types.NewPointer(t)) // value methods too
+	has := func(name string) bool {
+		sel := ms.Lookup(nil, name)
+		if sel == nil {
+			return false
+		}
+		// Only value methods count: fmt gets a copy.
+		if _, ptr := sel.Obj().(*types.Func).Signature().Recv().Type().(*types.Pointer); ptr {
+			return false
+		}
+		return true
 	}
-	switch n.Obj().Pkg().Path() {
-	case kernelPath, lowpPath:
-		if tensorTypes[n.Obj().Name()] != "" {
-			return n.Obj().Name(), true
+	if has("Format") {
+		return "Format"
+	}
+	switch verb {
+	case 'v', 's', 'x', 'X', 'q':
+		if has("Error") {
+			return "Error"
+		}
+		if has("String") {
+			return "String"
 		}
 	}
-	return "", false
+	return ""
 }
 
 // cString returns s as a C string literal: printable ASCII as is, the rest

@@ -95,6 +95,11 @@ func (u *unit) newTable(v *types.Var, pos token.Pos) *table {
 	if !u.checkValueType(pos, v.Type()) {
 		return nil
 	}
+	if hasVectorDeep(v.Type(), 0) {
+		u.unsupported(pos, "the package-level table "+name+" of kernel vector types",
+			"a table is initialised with constants, and CUDA's vector types are made by functions; use an array of float32 (or of a struct of float32 fields)")
+		return nil
+	}
 	pkg := u.prog.byTypes[v.Pkg()]
 	if pkg == nil || pkg.TypesInfo == nil {
 		u.unsupported(pos, "the package-level variable "+name+" of a package not loaded from source", instead)
@@ -129,6 +134,27 @@ func (u *unit) newTable(v *types.Var, pos token.Pos) *table {
 	val := fc.valAs(init, v.Type())
 	t.code = fmt.Sprintf("// %s (%s)\n__constant__ %s %s = %s;\n", name, u.srcPosIn(pkg, v.Pos()), u.ctype(v.Type(), v.Pos()), t.cname, val.s)
 	return t
+}
+
+// hasVectorDeep reports whether t holds a kernel vector type anywhere.
+func hasVectorDeep(t types.Type, depth int) bool {
+	if depth > 20 {
+		return false
+	}
+	if hasVector(t) {
+		return true
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Array:
+		return hasVectorDeep(u.Elem(), depth+1)
+	case *types.Struct:
+		for i := 0; i < u.NumFields(); i++ {
+			if hasVectorDeep(u.Field(i).Type(), depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // constantLit reports whether every element of a composite literal is a

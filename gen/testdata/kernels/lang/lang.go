@@ -204,3 +204,26 @@ func report(t *kernel.Thread, i int32) {
 	fmt.Printf("thread %d of block %d: \"done\"\t100%%\n", t.ThreadIdx.X, t.BlockIdx.X)
 	_ = i
 }
+
+// BlockMax writes the largest element of each block's part of x to out,
+// through a shared array of the type parameter's type.
+//
+//gocu:kernel
+func BlockMax[T Number](t *kernel.Thread, x, out []T) {
+	s := kernel.Shared[[128]T](t)
+	i, r := t.Index(), t.ThreadIdx.X
+	if i < int32(len(x)) {
+		s[r] = x[i]
+	} else {
+		s[r] = x[0]
+	}
+	for step := int32(64); step > 0; step /= 2 {
+		t.SyncThreads()
+		if r < step {
+			s[r] = max(s[r], s[r+step])
+		}
+	}
+	if r == 0 {
+		out[t.BlockIdx.X] = s[0]
+	}
+}

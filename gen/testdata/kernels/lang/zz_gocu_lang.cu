@@ -527,3 +527,72 @@ extern "C" __global__ void Debug(float* x_p, long long x_n, long long n) {
   printf("%d!%lld\n", i, n);
   lang_report(i);
 }
+
+// lang.BlockMax[int32] (lang.go:212)
+extern "C" __global__ void BlockMax_int32(int* x_p, long long x_n, int* out_p, long long out_n) {
+  gocu_slice<int> x = {x_p, x_n};
+  gocu_slice<int> out = {out_p, out_n};
+  __shared__ gocu_array<int, 128> s;
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  int r = (int)threadIdx.x;
+  if (i < (int)x.n) {
+    s.v[GOCU_AI(r, 128, 32)] = GOCU_AT(x, i, 31);
+  } else {
+    s.v[GOCU_AI(r, 128, 34)] = GOCU_AT(x, 0LL, 33);
+  }
+  for (int step = 64; step > 0; step = step / 2) {
+    __syncthreads();
+    if (r < step) {
+      s.v[GOCU_AI(r, 128, 37)] = gocu_max<int>(s.v[GOCU_AI(r, 128, 35)], s.v[GOCU_AI((int)((unsigned int)r + (unsigned int)step), 128, 36)]);
+    }
+  }
+  if (r == 0) {
+    GOCU_AT(out, (int)blockIdx.x, 39) = s.v[0LL];
+  }
+}
+
+// lang.BlockMax[int64] (lang.go:212)
+extern "C" __global__ void BlockMax_int64(long long* x_p, long long x_n, long long* out_p, long long out_n) {
+  gocu_slice<long long> x = {x_p, x_n};
+  gocu_slice<long long> out = {out_p, out_n};
+  __shared__ gocu_array<long long, 128> s;
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  int r = (int)threadIdx.x;
+  if (i < (int)x.n) {
+    s.v[GOCU_AI(r, 128, 32)] = GOCU_AT(x, i, 31);
+  } else {
+    s.v[GOCU_AI(r, 128, 34)] = GOCU_AT(x, 0LL, 33);
+  }
+  for (int step = 64; step > 0; step = step / 2) {
+    __syncthreads();
+    if (r < step) {
+      s.v[GOCU_AI(r, 128, 37)] = gocu_max<long long>(s.v[GOCU_AI(r, 128, 35)], s.v[GOCU_AI((int)((unsigned int)r + (unsigned int)step), 128, 36)]);
+    }
+  }
+  if (r == 0) {
+    GOCU_AT(out, (int)blockIdx.x, 39) = s.v[0LL];
+  }
+}
+
+// lang.BlockMax[float32] (lang.go:212)
+extern "C" __global__ void BlockMax_float32(float* x_p, long long x_n, float* out_p, long long out_n) {
+  gocu_slice<float> x = {x_p, x_n};
+  gocu_slice<float> out = {out_p, out_n};
+  __shared__ gocu_array<float, 128> s;
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  int r = (int)threadIdx.x;
+  if (i < (int)x.n) {
+    s.v[GOCU_AI(r, 128, 32)] = GOCU_AT(x, i, 31);
+  } else {
+    s.v[GOCU_AI(r, 128, 34)] = GOCU_AT(x, 0LL, 33);
+  }
+  for (int step = 64; step > 0; step = step / 2) {
+    __syncthreads();
+    if (r < step) {
+      s.v[GOCU_AI(r, 128, 37)] = gocu_max_f32(s.v[GOCU_AI(r, 128, 35)], s.v[GOCU_AI((int)((unsigned int)r + (unsigned int)step), 128, 36)]);
+    }
+  }
+  if (r == 0) {
+    GOCU_AT(out, (int)blockIdx.x, 39) = s.v[0LL];
+  }
+}

@@ -543,10 +543,79 @@ extern "C" __global__ void Debug(float* x_p, long long x_n, long long n) {
   printf("%d!%lld\n", i, n);
   lang_report(i);
 }
+
+// lang.BlockMax[int32] (lang.go:212)
+extern "C" __global__ void BlockMax_int32(int* x_p, long long x_n, int* out_p, long long out_n) {
+  gocu_slice<int> x = {x_p, x_n};
+  gocu_slice<int> out = {out_p, out_n};
+  __shared__ gocu_array<int, 128> s;
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  int r = (int)threadIdx.x;
+  if (i < (int)x.n) {
+    s.v[GOCU_AI(r, 128, 32)] = GOCU_AT(x, i, 31);
+  } else {
+    s.v[GOCU_AI(r, 128, 34)] = GOCU_AT(x, 0LL, 33);
+  }
+  for (int step = 64; step > 0; step = step / 2) {
+    __syncthreads();
+    if (r < step) {
+      s.v[GOCU_AI(r, 128, 37)] = gocu_max<int>(s.v[GOCU_AI(r, 128, 35)], s.v[GOCU_AI((int)((unsigned int)r + (unsigned int)step), 128, 36)]);
+    }
+  }
+  if (r == 0) {
+    GOCU_AT(out, (int)blockIdx.x, 39) = s.v[0LL];
+  }
+}
+
+// lang.BlockMax[int64] (lang.go:212)
+extern "C" __global__ void BlockMax_int64(long long* x_p, long long x_n, long long* out_p, long long out_n) {
+  gocu_slice<long long> x = {x_p, x_n};
+  gocu_slice<long long> out = {out_p, out_n};
+  __shared__ gocu_array<long long, 128> s;
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  int r = (int)threadIdx.x;
+  if (i < (int)x.n) {
+    s.v[GOCU_AI(r, 128, 32)] = GOCU_AT(x, i, 31);
+  } else {
+    s.v[GOCU_AI(r, 128, 34)] = GOCU_AT(x, 0LL, 33);
+  }
+  for (int step = 64; step > 0; step = step / 2) {
+    __syncthreads();
+    if (r < step) {
+      s.v[GOCU_AI(r, 128, 37)] = gocu_max<long long>(s.v[GOCU_AI(r, 128, 35)], s.v[GOCU_AI((int)((unsigned int)r + (unsigned int)step), 128, 36)]);
+    }
+  }
+  if (r == 0) {
+    GOCU_AT(out, (int)blockIdx.x, 39) = s.v[0LL];
+  }
+}
+
+// lang.BlockMax[float32] (lang.go:212)
+extern "C" __global__ void BlockMax_float32(float* x_p, long long x_n, float* out_p, long long out_n) {
+  gocu_slice<float> x = {x_p, x_n};
+  gocu_slice<float> out = {out_p, out_n};
+  __shared__ gocu_array<float, 128> s;
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  int r = (int)threadIdx.x;
+  if (i < (int)x.n) {
+    s.v[GOCU_AI(r, 128, 32)] = GOCU_AT(x, i, 31);
+  } else {
+    s.v[GOCU_AI(r, 128, 34)] = GOCU_AT(x, 0LL, 33);
+  }
+  for (int step = 64; step > 0; step = step / 2) {
+    __syncthreads();
+    if (r < step) {
+      s.v[GOCU_AI(r, 128, 37)] = gocu_max_f32(s.v[GOCU_AI(r, 128, 35)], s.v[GOCU_AI((int)((unsigned int)r + (unsigned int)step), 128, 36)]);
+    }
+  }
+  if (r == 0) {
+    GOCU_AT(out, (int)blockIdx.x, 39) = s.v[0LL];
+  }
+}
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "5070fe3234847aa4876306ed7a28e34e9e0d3318326d8dfd99a5e930fe5fe4db"
+const gocuSourceSHA256 = "479197dc26d24432744f03082e4618e1d5c2b94485a61c5a0192d603140e3a16"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -676,13 +745,50 @@ var gocuModule = &meta.Module{
 			Func:    Debug,
 			Checked: gocuChecked_Debug,
 		},
+		{
+			Name:  "BlockMax[int32]",
+			Entry: "BlockMax_int32",
+			Params: []meta.Param{
+				{Name: "x", GoType: "[]int32", Kind: meta.Slice, CType: "int*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "out", GoType: "[]int32", Kind: meta.Slice, CType: "int*", Size: 8, Align: 8, ElemSize: 4},
+			},
+			Barriers:    true,
+			SharedBytes: 512,
+			Func:        BlockMax[int32],
+			Checked:     gocuChecked_BlockMax[int32],
+		},
+		{
+			Name:  "BlockMax[int64]",
+			Entry: "BlockMax_int64",
+			Params: []meta.Param{
+				{Name: "x", GoType: "[]int64", Kind: meta.Slice, CType: "long long*", Size: 8, Align: 8, ElemSize: 8},
+				{Name: "out", GoType: "[]int64", Kind: meta.Slice, CType: "long long*", Size: 8, Align: 8, ElemSize: 8},
+			},
+			Barriers:    true,
+			SharedBytes: 1024,
+			Func:        BlockMax[int64],
+			Checked:     gocuChecked_BlockMax[int64],
+		},
+		{
+			Name:  "BlockMax[float32]",
+			Entry: "BlockMax_float32",
+			Params: []meta.Param{
+				{Name: "x", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "out", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+			},
+			Barriers:    true,
+			SharedBytes: 512,
+			Func:        BlockMax[float32],
+			Checked:     gocuChecked_BlockMax[float32],
+		},
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
 		&gocuSite8, &gocuSite9, &gocuSite10, &gocuSite11, &gocuSite12, &gocuSite13, &gocuSite14, &gocuSite15,
 		&gocuSite16, &gocuSite17, &gocuSite18, &gocuSite19, &gocuSite20, &gocuSite21, &gocuSite22, &gocuSite23,
 		&gocuSite24, &gocuSite25, &gocuSite26, &gocuSite27, &gocuSite28, &gocuSite29, &gocuSite30, &gocuSite31,
-		&gocuSite32, &gocuSite33, &gocuSite34,
+		&gocuSite32, &gocuSite33, &gocuSite34, &gocuSite35, &gocuSite36, &gocuSite37, &gocuSite38, &gocuSite39,
+		&gocuSite40, &gocuSite41, &gocuSite42, &gocuSite43, &gocuSite44,
 	},
 }
 
@@ -881,6 +987,43 @@ func LaunchDebug(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], n int
 	)
 }
 
+// LaunchBlockMax runs the kernel BlockMax on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+//
+// The GPU runs one of the instances gocu gen compiled, BlockMax[int32], BlockMax[int64], BlockMax[float32],
+// chosen by the underlying types of the type arguments; the simulator runs
+// BlockMax[T] itself.
+func LaunchBlockMax[T Number](d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[T]) error {
+	gocuK := -1
+	switch reflect.TypeFor[T]().Kind() {
+	case reflect.Int32:
+		gocuK = 11
+	case reflect.Int64:
+		gocuK = 12
+	case reflect.Float32:
+		gocuK = 13
+	}
+	if gocuK < 0 {
+		return errors.New("gocu: launch of BlockMax: no compiled instance for " + reflect.TypeFor[T]().String() + "; gocu gen compiled BlockMax[int32], BlockMax[int64], BlockMax[float32]: name the instance in the kernel's //gocu:instantiate directive and run go generate")
+	}
+	var l launch.Call
+	if l.Start(gocuProgram, gocuK, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, out)
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
+	}
+	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS1 := launch.SimArg(&l, 1, out)
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { BlockMax[T](gocuT, gocuS0, gocuS1) },
+		func(gocuT *kernel.Thread) { gocuChecked_BlockMax[T](gocuT, gocuS0, gocuS1) },
+		gocuS0, gocuS1,
+	)
+}
+
 // Source sites of the checked accesses and debug-mode checks.
 var (
 	gocuSite0  = kernel.Site{File: "lang.go", Line: 118, Col: 15, Expr: "a[r*n+c]"}
@@ -914,10 +1057,20 @@ var (
 	gocuSite28 = kernel.Site{File: "lang.go", Line: 195, Col: 53, Expr: "x[i]"}
 	gocuSite29 = kernel.Site{File: "lang.go", Line: 196, Col: 60, Expr: "x[i]"}
 	gocuSite30 = kernel.Site{File: "lang.go", Line: 197, Col: 44, Expr: "x[i]"}
-	gocuSite31 = kernel.Site{File: "lang.go", Line: 39, Col: 2, Expr: "for i := t.Index(); i < int32(len(x)); i += t.Stride()"}
-	gocuSite32 = kernel.Site{File: "lang.go", Line: 77, Col: 2, Expr: "for k, w := range mask"}
-	gocuSite33 = kernel.Site{File: "lang.go", Line: 96, Col: 2, Expr: "for dy := range int32(3)"}
-	gocuSite34 = kernel.Site{File: "lang.go", Line: 97, Col: 3, Expr: "for dx := range int32(3)"}
+	gocuSite31 = kernel.Site{File: "lang.go", Line: 216, Col: 10, Expr: "x[i]"}
+	gocuSite32 = kernel.Site{File: "lang.go", Line: 216, Col: 3, Expr: "s[r]"}
+	gocuSite33 = kernel.Site{File: "lang.go", Line: 218, Col: 10, Expr: "x[0]"}
+	gocuSite34 = kernel.Site{File: "lang.go", Line: 218, Col: 3, Expr: "s[r]"}
+	gocuSite35 = kernel.Site{File: "lang.go", Line: 223, Col: 15, Expr: "s[r]"}
+	gocuSite36 = kernel.Site{File: "lang.go", Line: 223, Col: 21, Expr: "s[r+step]"}
+	gocuSite37 = kernel.Site{File: "lang.go", Line: 223, Col: 4, Expr: "s[r]"}
+	gocuSite38 = kernel.Site{File: "lang.go", Line: 227, Col: 23, Expr: "s[0]"}
+	gocuSite39 = kernel.Site{File: "lang.go", Line: 227, Col: 3, Expr: "out[t.BlockIdx.X]"}
+	gocuSite40 = kernel.Site{File: "lang.go", Line: 39, Col: 2, Expr: "for i := t.Index(); i < int32(len(x)); i += t.Stride()"}
+	gocuSite41 = kernel.Site{File: "lang.go", Line: 77, Col: 2, Expr: "for k, w := range mask"}
+	gocuSite42 = kernel.Site{File: "lang.go", Line: 96, Col: 2, Expr: "for dy := range int32(3)"}
+	gocuSite43 = kernel.Site{File: "lang.go", Line: 97, Col: 3, Expr: "for dx := range int32(3)"}
+	gocuSite44 = kernel.Site{File: "lang.go", Line: 220, Col: 2, Expr: "for step := int32(64); step > 0; step /= 2"}
 )
 
 // gocuChecked_fma is the checked copy of lang.fma (lang.go:23).
@@ -992,7 +1145,7 @@ func gocuChecked_Axpy[T kernel.Float](t *kernel.Thread, a T, x []T, y []T) {
 // gocuChecked_Clamp is the checked copy of lang.Clamp (lang.go:38).
 func gocuChecked_Clamp[T Number](t *kernel.Thread, x []T, lo T, hi T) {
 	/*line lang.go:39*/ for i := t.Index(); i < int32(len(x)); i += t.Stride() {
-		/*line lang.go:39*/ kernel.Loop(t, &gocuSite31)
+		/*line lang.go:39*/ kernel.Loop(t, &gocuSite40)
 		/*line lang.go:40*/ {
 			/*line lang.go:40*/ var gocuV1 T = min(max(*kernel.At(t, x, int(i), &gocuSite11, kernel.Read), lo), hi) + T(1)/2
 			/*line lang.go:40*/ *kernel.At(t, x, int(i), &gocuSite12, kernel.Write) = gocuV1
@@ -1023,7 +1176,7 @@ func gocuChecked_Conv1D(t *kernel.Thread, x []float32, y []float32) {
 	}
 	/*line lang.go:76*/ var sum float32
 	/*line lang.go:77*/ for k, w := range mask {
-		/*line lang.go:77*/ kernel.Loop(t, &gocuSite32)
+		/*line lang.go:77*/ kernel.Loop(t, &gocuSite41)
 		/*line lang.go:78*/ if j := i + int32(k) - int32(len(mask)/2); j >= 0 && j < n {
 			/*line lang.go:79*/ sum += w * *kernel.At(t, x, int(j), &gocuSite17, kernel.Read)
 		}
@@ -1040,9 +1193,9 @@ func gocuChecked_Conv2D(t *kernel.Thread, in []int32, out []int32, w int32, h in
 	}
 	/*line lang.go:95*/ var sum int32
 	/*line lang.go:96*/ for dy := range int32(3) {
-		/*line lang.go:96*/ kernel.Loop(t, &gocuSite33)
+		/*line lang.go:96*/ kernel.Loop(t, &gocuSite42)
 		/*line lang.go:97*/ for dx := range int32(3) {
-			/*line lang.go:97*/ kernel.Loop(t, &gocuSite34)
+			/*line lang.go:97*/ kernel.Loop(t, &gocuSite43)
 			/*line lang.go:98*/ cx := min(max(x+dx-1, 0), w-1)
 			/*line lang.go:99*/ cy := min(max(y+dy-1, 0), h-1)
 			/*line lang.go:100*/ sum += *kernel.At(t, mask2[kernel.Index(t, int(dy), 3, &gocuSite22)][:], int(dx), &gocuSite22, kernel.Read) * *kernel.At(t, in, int(cy*w+cx), &gocuSite23, kernel.Read)
@@ -1088,4 +1241,37 @@ func gocuChecked_Debug(t *kernel.Thread, x []float32, n int64) {
 	/*line lang.go:197*/ kernel.Printf(t, "%v %v %v %v %v\n", "block", t.BlockIdx.X, "sum", *kernel.At(t, x, int(i), &gocuSite30, kernel.Read)+1, true)
 	/*line lang.go:198*/ kernel.Printf(t, "%v%v%v%v", i, "!", n, "\n")
 	/*line lang.go:199*/ gocuChecked_report(t, i)
+}
+
+// gocuChecked_BlockMax is the checked copy of lang.BlockMax (lang.go:212).
+func gocuChecked_BlockMax[T Number](t *kernel.Thread, x []T, out []T) {
+	/*line lang.go:213*/ s := kernel.Shared[[128]T](t)
+	/*line lang.go:214*/ i, r := t.Index(), t.ThreadIdx.X
+	/*line lang.go:215*/ if i < int32(len(x)) {
+		/*line lang.go:216*/ {
+			/*line lang.go:216*/ var gocuV1 T = *kernel.At(t, x, int(i), &gocuSite31, kernel.Read)
+			/*line lang.go:216*/ *kernel.At(t, s[:], int(r), &gocuSite32, kernel.Write) = gocuV1
+		}
+	} else {
+		/*line lang.go:218*/ {
+			/*line lang.go:218*/ var gocuV2 T = *kernel.At(t, x, int(0), &gocuSite33, kernel.Read)
+			/*line lang.go:218*/ *kernel.At(t, s[:], int(r), &gocuSite34, kernel.Write) = gocuV2
+		}
+	}
+	/*line lang.go:220*/ for step := int32(64); step > 0; step /= 2 {
+		/*line lang.go:220*/ kernel.Loop(t, &gocuSite44)
+		/*line lang.go:221*/ t.SyncThreads()
+		/*line lang.go:222*/ if r < step {
+			/*line lang.go:223*/ {
+				/*line lang.go:223*/ var gocuV3 T = max(*kernel.At(t, s[:], int(r), &gocuSite35, kernel.Read), *kernel.At(t, s[:], int(r+step), &gocuSite36, kernel.Read))
+				/*line lang.go:223*/ *kernel.At(t, s[:], int(r), &gocuSite37, kernel.Write) = gocuV3
+			}
+		}
+	}
+	/*line lang.go:226*/ if r == 0 {
+		/*line lang.go:227*/ {
+			/*line lang.go:227*/ var gocuV4 T = *kernel.At(t, s[:], int(0), &gocuSite38, kernel.Read)
+			/*line lang.go:227*/ *kernel.At(t, out, int(t.BlockIdx.X), &gocuSite39, kernel.Write) = gocuV4
+		}
+	}
 }
