@@ -248,13 +248,18 @@ func TestGPUPrintf(t *testing.T) {
 	}
 	m, k, _ := meta.Lookup(lang.Debug)
 	for _, opts := range [][]string{nil, {"-DGOCU_DEBUG"}} {
-		out, err := captureStdout(func() error {
+		out, before, err := captureStdoutUnflushed(func() error {
 			_, _, err := gpuLaunch(m.Source, k.Entry, opts, grid, block, 0, cloneArgs(args))
 			return err
 		})
 		if err != nil {
 			t.Fatalf("%v: %v", opts, err)
 		}
+		// Diagnosis: does the output reach standard output when it is a
+		// file, before the C library's buffer is flushed? If not, a Go
+		// program (which exits without flushing it) loses printf output
+		// whenever its standard output is not a terminal.
+		t.Logf("%v: %d of %d bytes of printf output reached the file before fflush", opts, len(before), len(out))
 		got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 		want := strings.Split(strings.TrimSuffix(stripPrefixes(simOut.String()), "\n"), "\n")
 		slices.Sort(got)
