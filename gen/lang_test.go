@@ -326,6 +326,26 @@ func checkLangLaunchers(t *testing.T, d *gocu.Device) {
 			}
 		}
 	})
+	if d.Kind() == gocu.CUDA {
+		t.Run("allocs", func(t *testing.T) {
+			bx, by := mustBuffer(t, d, x), mustBuffer(t, d, y)
+			cfg := gocu.Auto(n)
+			if err := lang.LaunchAxpy(d, cfg, float32(1), bx, by); err != nil {
+				t.Fatal(err)
+			}
+			got := testing.AllocsPerRun(100, func() {
+				if err := lang.LaunchAxpy(d, cfg, float32(1), bx, by); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if err := d.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			if got != 0 {
+				t.Errorf("a GPU launch through a generic launcher allocates %v times, want 0 (as LaunchGray)", got)
+			}
+		})
+	}
 	t.Run("Axpy[float64]", func(t *testing.T) {
 		x64, y64 := make([]float64, n), make([]float64, n)
 		for i := range x64 {

@@ -152,8 +152,8 @@ func (u *unit) launcher(k *fn) string {
 		for _, in := range insts {
 			list = append(list, in.displayName())
 		}
-		w("//\n// The GPU runs one of the instances gocu gen compiled, %s,\n", strings.Join(list, ", "))
-		w("// chosen by the underlying types of the type arguments; the simulator runs\n")
+		w("//\n// On a GPU it runs the instance for the underlying types of the type\n")
+		w("// arguments, one of %s; on the simulator,\n", strings.Join(list, ", "))
 		w("// %s[%s] itself.\n", k.obj.Name(), strings.Join(targs, ", "))
 	}
 	tlist := ""

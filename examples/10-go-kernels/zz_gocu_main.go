@@ -464,8 +464,8 @@ func LaunchConv1D(d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[float32])
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 //
-// The GPU runs one of the instances gocu gen compiled, Axpy[float32], Axpy[float64],
-// chosen by the underlying types of the type arguments; the simulator runs
+// On a GPU it runs the instance for the underlying types of the type
+// arguments, one of Axpy[float32], Axpy[float64]; on the simulator,
 // Axpy[T] itself.
 func LaunchAxpy[T kernel.Float](d *gocu.Device, cfg gocu.Config, a T, x, y *gocu.Buffer[T]) error {
 	gocuK := -1

@@ -804,8 +804,8 @@ var gocuProgram = launch.NewProgram(gocuModule)
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 //
-// The GPU runs one of the instances gocu gen compiled, Axpy[float32], Axpy[float64],
-// chosen by the underlying types of the type arguments; the simulator runs
+// On a GPU it runs the instance for the underlying types of the type
+// arguments, one of Axpy[float32], Axpy[float64]; on the simulator,
 // Axpy[T] itself.
 func LaunchAxpy[T kernel.Float](d *gocu.Device, cfg gocu.Config, a T, x, y *gocu.Buffer[T]) error {
 	gocuK := -1
@@ -840,8 +840,8 @@ func LaunchAxpy[T kernel.Float](d *gocu.Device, cfg gocu.Config, a T, x, y *gocu
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 //
-// The GPU runs one of the instances gocu gen compiled, Clamp[int32], Clamp[int64], Clamp[float32],
-// chosen by the underlying types of the type arguments; the simulator runs
+// On a GPU it runs the instance for the underlying types of the type
+// arguments, one of Clamp[int32], Clamp[int64], Clamp[float32]; on the simulator,
 // Clamp[T] itself.
 func LaunchClamp[T Number](d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[T], lo, hi T) error {
 	gocuK := -1
@@ -877,8 +877,8 @@ func LaunchClamp[T Number](d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[T], l
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 //
-// The GPU runs one of the instances gocu gen compiled, Scale[float32, int32], Scale[float64, int64],
-// chosen by the underlying types of the type arguments; the simulator runs
+// On a GPU it runs the instance for the underlying types of the type
+// arguments, one of Scale[float32, int32], Scale[float64, int64]; on the simulator,
 // Scale[T, S] itself.
 func LaunchScale[T kernel.Float, S kernel.Integer](d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[T], s S) error {
 	gocuK := -1
@@ -993,8 +993,8 @@ func LaunchDebug(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], n int
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 //
-// The GPU runs one of the instances gocu gen compiled, BlockMax[int32], BlockMax[int64], BlockMax[float32],
-// chosen by the underlying types of the type arguments; the simulator runs
+// On a GPU it runs the instance for the underlying types of the type
+// arguments, one of BlockMax[int32], BlockMax[int64], BlockMax[float32]; on the simulator,
 // BlockMax[T] itself.
 func LaunchBlockMax[T Number](d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[T]) error {
 	gocuK := -1
