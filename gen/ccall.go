@@ -66,6 +66,9 @@ func (fc *fnCtx) call(c *ast.CallExpr) cx {
 			return fc.builtin(c, b.Name())
 		}
 	}
+	if callee, ok := fc.calleeOf(c); ok && isPrint(callee) {
+		return fc.voidCall(c) // its results are never used
+	}
 	if t, ok := fc.typeOf(c).(*types.Tuple); ok && t.Len() != 1 {
 		if t.Len() == 0 {
 			return fc.voidCall(c)
@@ -97,6 +100,8 @@ func (fc *fnCtx) voidCall(c *ast.CallExpr) cx {
 			return fc.bitsCall(c, callee)
 		case lowpPath:
 			return fc.lowpCall(c, callee)
+		case "fmt":
+			return fc.fmtCall(c, callee)
 		}
 	}
 	return fc.deviceCall(c, callee)
@@ -112,6 +117,13 @@ func (fc *fnCtx) conversion(c *ast.CallExpr, to types.Type) cx {
 	}
 	arg := c.Args[0]
 	from := fc.typeOf(arg)
+	if tv := fc.info.Types[arg]; tv.Value != nil && basicOf(to) != nil && basicOf(from) != nil {
+		// A constant converted to a type parameter's type (T(1) in a
+		// generic function), which Go does not fold: exact in the type.
+		if tb := basicOf(to); tb.Info()&(types.IsNumeric|types.IsBoolean) != 0 && tb.Info()&types.IsComplex == 0 && lowpKind(to) == "" {
+			return fc.u.constLit(tv.Value, to, c.Pos())
+		}
+	}
 	if b, ok := ast.Unparen(arg).(*ast.BinaryExpr); ok && b.Op == token.MUL && isFloat(from) && isFloat(to) && bits(from) == bits(to) {
 		if tv := fc.info.Types[arg]; tv.Value == nil {
 			x, y := fc.val(b.X), fc.val(b.Y)
@@ -180,7 +192,7 @@ func (fc *fnCtx) builtin(c *ast.CallExpr, name string) cx {
 	case "panic":
 		fc.unsupported(c.Pos(), "panic", "write an error code into an output slice and return")
 	case "print", "println":
-		fc.unsupported(c.Pos(), name, "write values into an output slice, or run the kernel on the simulator and print there")
+		fc.unsupported(c.Pos(), name, "use fmt.Printf, fmt.Println or kernel.Printf, which print on the GPU and, ordered by block and thread, on the simulator")
 	case "recover":
 		fc.unsupported(c.Pos(), "recover", "kernels cannot panic; check values explicitly")
 	case "delete", "clear":
@@ -269,7 +281,11 @@ func (fc *fnCtx) multi(c *ast.CallExpr) (vals []cx, setup []string, ok bool) {
 		}
 		return nil, nil, false
 	}
-	res := callee.Signature().Results()
+	g := fc.calleeFn(c, callee)
+	if g == nil {
+		return nil, nil, false
+	}
+	res := g.sig.Results()
 	if res.Len() < 2 {
 		return nil, nil, false
 	}
@@ -348,6 +364,11 @@ func (fc *fnCtx) kernelCall(c *ast.CallExpr, callee *types.Func) cx {
 		fc.eff.shared = true
 		ct := fc.ctype(targs[0])
 		return prim(fmt.Sprintf("gocu_slice<%s>{(%s*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(%s))}", ct, ct, ct))
+	case "Printf":
+		if len(c.Args) < 2 {
+			return prim("0")
+		}
+		return fc.printCall(c, name, c.Args[1], c.Args[2:])
 	case "Shared":
 		fc.unsupported(c.Pos(), "kernel.Shared outside a declaration at the top of a kernel body", "declare it first in the kernel, as tile := kernel.Shared[[16][16]float32](t), and pass it to functions")
 	case "At", "Index":
@@ -358,18 +379,15 @@ func (fc *fnCtx) kernelCall(c *ast.CallExpr, callee *types.Func) cx {
 	return prim("0")
 }
 
-// instance returns the instantiated signature of a generic call.
+// instance returns the instantiated signature of a generic call, with
+// the type arguments of fc's instance in place.
 func (fc *fnCtx) instance(c *ast.CallExpr) *types.Signature {
 	id := calleeIdent(c.Fun)
 	if id == nil {
 		return nil
 	}
-	if inst, ok := fc.info.Instances[id]; ok {
-		if sig, ok := inst.Type.(*types.Signature); ok {
-			return sig
-		}
-	}
-	return nil
+	_, sig := fc.f.typeArgsOf(id)
+	return sig
 }
 
 func (fc *fnCtx) typeArgs(c *ast.CallExpr) []types.Type {
@@ -377,15 +395,14 @@ func (fc *fnCtx) typeArgs(c *ast.CallExpr) []types.Type {
 	if id == nil {
 		return nil
 	}
-	inst, ok := fc.info.Instances[id]
-	if !ok {
-		return nil
-	}
-	var ts []types.Type
-	for i := 0; i < inst.TypeArgs.Len(); i++ {
-		ts = append(ts, inst.TypeArgs.At(i))
-	}
+	ts, _ := fc.f.typeArgsOf(id)
 	return ts
+}
+
+// calleeFn returns the function (the instance, for a generic one) that a
+// call of the Go function callee reaches, or nil.
+func (fc *fnCtx) calleeFn(c *ast.CallExpr, callee *types.Func) *fn {
+	return fc.u.fns[keyOf(callee, fc.typeArgs(c))]
 }
 
 func calleeIdent(e ast.Expr) *ast.Ident {
@@ -456,7 +473,18 @@ func (fc *fnCtx) atomicTarget(e ast.Expr) cx {
 	}
 	ix, ok := root.(*ast.IndexExpr)
 	if !ok {
-		fc.unsupported(e.Pos(), "an atomic on a variable", "atomics work on slice or shared-array elements, such as &hist[bin]")
+		if id, isID := root.(*ast.Ident); isID && target != root {
+			if _, isPtr := fc.typeOf(id).Underlying().(*types.Pointer); isPtr {
+				// A field of a shared struct, or of a pointer receiver's
+				// (which must point to shared or global memory).
+				lv := fc.lvalue(target)
+				return cx{s: "&" + lv.at(precUnary), prec: precUnary}
+			}
+		}
+		fc.unsupported(e.Pos(), "an atomic on a variable", "atomics work on slice or shared-array elements, such as &hist[bin], and on fields of shared structs")
+		return cx{}
+	}
+	if fc.noWriteTable(ix.X, "an atomic on") {
 		return cx{}
 	}
 	if _, isSlice := fc.typeOf(ix.X).Underlying().(*types.Slice); !isSlice {
@@ -473,21 +501,20 @@ func (fc *fnCtx) atomicTarget(e ast.Expr) cx {
 
 // deviceCall translates a call of a Go function of the module.
 func (fc *fnCtx) deviceCall(c *ast.CallExpr, callee *types.Func) cx {
-	g := fc.u.fns[callee.Origin()]
+	g := fc.calleeFn(c, callee)
 	if g == nil || g.cname == "" {
-		if isInterfaceMethod(callee) {
+		switch {
+		case g != nil || fc.u.quietCall(callee):
+			// Its own problem was reported.
+		case isInterfaceMethod(callee):
 			fc.unsupported(c.Pos(), "calling an interface method", "use concrete types")
-		} else {
+		default:
 			fc.unsupported(c.Pos(), "calling "+funcDisplayName(callee), "kernels can call Go functions with bodies in your module, and the kernel, math and math/bits packages")
 		}
 		return prim("0")
 	}
-	if fc.instance(c) != nil && len(fc.typeArgs(c)) > 0 {
-		fc.unsupported(c.Pos(), "calling the generic function "+funcDisplayName(callee), "write a non-generic function per element type")
-		return prim("0")
-	}
 	fc.eff.or(g.eff)
-	sig := callee.Signature()
+	sig := g.sig
 	var args []cx
 	if sig.Recv() != nil {
 		sel, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr)
@@ -495,7 +522,7 @@ func (fc *fnCtx) deviceCall(c *ast.CallExpr, callee *types.Func) cx {
 			fc.unsupported(c.Pos(), "a method expression", "call the method on a value")
 			return prim("0")
 		}
-		args = append(args, fc.valAs(sel.X, sig.Recv().Type()))
+		args = append(args, fc.recvArg(sel.X, sig.Recv().Type()))
 	}
 	for i, a := range c.Args {
 		if i == 0 && g.thread != nil {
@@ -504,6 +531,25 @@ func (fc *fnCtx) deviceCall(c *ast.CallExpr, callee *types.Func) cx {
 		args = append(args, fc.valAs(a, sig.Params().At(i).Type()))
 	}
 	return callx(g.cname, args...)
+}
+
+// recvArg translates the receiver x of a method call whose receiver
+// type is rt: Go takes the address of an addressable value for a pointer
+// receiver, and dereferences a pointer for a value receiver.
+func (fc *fnCtx) recvArg(x ast.Expr, rt types.Type) cx {
+	_, wantPtr := rt.Underlying().(*types.Pointer)
+	_, havePtr := fc.typeOf(x).Underlying().(*types.Pointer)
+	switch {
+	case wantPtr && !havePtr:
+		if fc.noWriteTable(x, "calling a pointer-receiver method on") {
+			return prim("0")
+		}
+		lv := fc.lvalue(x)
+		return cx{s: "&" + lv.at(precUnary), prec: precUnary}
+	case !wantPtr && havePtr:
+		return fc.structBase(x, false)
+	}
+	return fc.valAs(x, rt)
 }
 
 // mathCall translates calls into Go's math package (float64).

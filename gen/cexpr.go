@@ -209,7 +209,7 @@ func (fc *fnCtx) ident(id *ast.Ident) cx {
 			return prim(name)
 		}
 		if obj.Parent() == obj.Pkg().Scope() {
-			fc.unsupported(id.Pos(), "the package-level variable "+obj.Name(), "pass the value as a parameter, or declare a constant")
+			return fc.tableRef(obj, id.Pos())
 		} else if len(fc.u.diags) == 0 {
 			// Otherwise its declaration was rejected already.
 			fc.u.errorf(id.Pos(), "gocu gen: internal error: no C name for %s", obj.Name())
@@ -247,7 +247,7 @@ func (fc *fnCtx) selector(e *ast.SelectorExpr) cx {
 		// A qualified identifier: constants were folded already.
 		switch obj := fc.info.Uses[e.Sel].(type) {
 		case *types.Var:
-			fc.unsupported(e.Pos(), "the package-level variable "+obj.Pkg().Name()+"."+obj.Name(), "pass the value as a parameter, or declare a constant")
+			return fc.tableRef(obj, e.Pos())
 		case *types.Func:
 			fc.unsupported(e.Pos(), "a function value", "call the function directly")
 		default:
@@ -272,8 +272,30 @@ func (fc *fnCtx) selector(e *ast.SelectorExpr) cx {
 		fc.unsupported(e.Pos(), "the Thread field "+e.Sel.Name, "use ThreadIdx, BlockIdx, BlockDim and GridDim")
 		return prim("0")
 	}
-	base := fc.expr(e.X)
+	base := fc.structBase(e.X, false)
 	return cx{s: base.at(precPostfix) + fc.fieldPath(fc.typeOf(e.X), sel.Index(), e.Pos()), prec: precPostfix}
+}
+
+// structBase translates the operand of a field selection: a struct
+// value, or a pointer to one (a shared struct, a pointer receiver), which
+// Go dereferences implicitly. write says whether the field is assigned.
+func (fc *fnCtx) structBase(x ast.Expr, write bool) cx {
+	if _, ok := fc.typeOf(x).Underlying().(*types.Pointer); ok {
+		if write {
+			fc.eff.writes = true
+		} else {
+			fc.eff.reads = true
+		}
+		if name, ok := fc.sharedRoot(x); ok {
+			return prim(name)
+		}
+		p := fc.expr(x)
+		return cx{s: "(*" + p.at(precUnary) + ")", prec: precPrimary}
+	}
+	if write {
+		return fc.lvalue(x)
+	}
+	return fc.expr(x)
 }
 
 // fieldPath returns ".a.b" for the field index path of a selection
@@ -380,7 +402,7 @@ func (fc *fnCtx) index(e *ast.IndexExpr, site int, write bool) cx {
 			fc.unsupported(e.Pos(), "indexing "+xt.String(), "index slices and arrays")
 			return prim("0")
 		}
-		if viaPtr || fc.isSharedExpr(e.X) {
+		if viaPtr || fc.isSharedExpr(e.X) || fc.viaPointer(e.X) {
 			if write {
 				fc.eff.writes = true
 			} else {
@@ -412,6 +434,24 @@ func isArray(t types.Type) bool {
 	}
 	_, ok := t.Underlying().(*types.Array)
 	return ok
+}
+
+// viaPointer reports whether an element chain is rooted at a pointer (a
+// pointer receiver), whose memory may be shared.
+func (fc *fnCtx) viaPointer(e ast.Expr) bool {
+	for {
+		switch x := ast.Unparen(e).(type) {
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.SelectorExpr:
+			e = x.X
+		case *ast.Ident:
+			_, ok := fc.typeOf(x).Underlying().(*types.Pointer)
+			return ok
+		default:
+			return false
+		}
+	}
 }
 
 // isSharedExpr reports whether an array expression lives in shared memory
@@ -449,6 +489,9 @@ func (fc *fnCtx) sliceExpr(e *ast.SliceExpr) cx {
 		base = fc.val(e.X)
 		elem = u.Elem()
 	case *types.Array, *types.Pointer:
+		if fc.noWriteTable(e.X, "slicing") {
+			return prim("0")
+		}
 		arr, at, _ := fc.arrayObj(e.X)
 		if at == nil {
 			fc.unsupported(e.Pos(), "slicing "+xt.String(), "slice slices and arrays")
@@ -510,7 +553,8 @@ func (fc *fnCtx) addressable(e ast.Expr) bool {
 func (fc *fnCtx) deref(e *ast.StarExpr) cx {
 	t := fc.typeOf(e.X)
 	if p, ok := t.Underlying().(*types.Pointer); ok {
-		if _, ok := p.Elem().Underlying().(*types.Array); ok {
+		switch p.Elem().Underlying().(type) {
+		case *types.Array, *types.Struct:
 			if name, ok := fc.sharedRoot(e.X); ok {
 				fc.eff.reads = true
 				return prim(name)
@@ -520,7 +564,7 @@ func (fc *fnCtx) deref(e *ast.StarExpr) cx {
 			return cx{s: "(*" + x.at(precUnary) + ")", prec: precPrimary}
 		}
 	}
-	fc.unsupported(e.Pos(), "dereferencing a pointer", "use slices; pointers exist only for shared arrays")
+	fc.unsupported(e.Pos(), "dereferencing a pointer", "use slices; pointers exist only for shared arrays and pointer receivers")
 	return prim("0")
 }
 

@@ -80,7 +80,7 @@ func (fc *fnCtx) bind(obj types.Object) string {
 // translate writes the C definition of f.
 func (u *unit) translate(f *fn) {
 	fc := newFnCtx(u, f)
-	sig := f.obj.Signature()
+	sig := f.sig
 	fd := f.src.decl
 	fc.pos = fd.Pos()
 	var params, prologue []string
@@ -133,10 +133,10 @@ func (u *unit) translate(f *fn) {
 				bounds = fmt.Sprintf("__launch_bounds__(%d, %d) ", f.maxThreads, f.minBlocks)
 			}
 		}
-		fc.line("// %s (%s)", funcDisplayName(f.obj), u.srcPos(f, fd.Pos()))
+		fc.line("// %s (%s)", f.funcDisplayName(), u.srcPos(f, fd.Pos()))
 		fc.line(`extern "C" __global__ void %s%s(%s) {`, bounds, f.cname, plist)
 	} else {
-		fc.line("// %s (%s)", funcDisplayName(f.obj), u.srcPos(f, fd.Pos()))
+		fc.line("// %s (%s)", f.funcDisplayName(), u.srcPos(f, fd.Pos()))
 		fc.line("static __device__ __forceinline__ %s %s(%s) {", ret, f.cname, plist)
 	}
 	fc.ind++

@@ -372,6 +372,9 @@ func (fc *fnCtx) parallel(lhs, rhs []ast.Expr, define bool) {
 
 // lvalue translates an assignable expression.
 func (fc *fnCtx) lvalue(e ast.Expr) cx {
+	if fc.noWriteTable(e, "writing") {
+		return prim("0")
+	}
 	switch x := ast.Unparen(e).(type) {
 	case *ast.Ident:
 		obj := fc.info.Uses[x]
@@ -398,7 +401,7 @@ func (fc *fnCtx) lvalue(e ast.Expr) cx {
 			fc.unsupported(x.Pos(), "assigning to the thread's position", "copy it into a variable")
 			return prim("0")
 		}
-		base := fc.lvalue(x.X)
+		base := fc.structBase(x.X, true)
 		return cx{s: base.at(precPostfix) + fc.fieldPath(fc.typeOf(x.X), sel.Index(), x.Pos()), prec: precPostfix}
 	case *ast.StarExpr:
 		fc.eff.writes = true
@@ -843,7 +846,7 @@ func (fc *fnCtx) rangeStmt(s *ast.RangeStmt, label string) {
 				x = fc.names.takeInternal("gocu_a")
 				fc.line("%s %s = %s;", fc.ctype(xt), x, fc.val(s.X).s)
 			}
-			if fc.isSharedExpr(s.X) {
+			if fc.isSharedExpr(s.X) || fc.viaPointer(s.X) {
 				fc.eff.reads = true
 			}
 			elem = func(i string) string { return x + ".v[" + i + "]" }

@@ -190,7 +190,9 @@ func (u *unit) ctype(t types.Type, pos token.Pos) string {
 		}
 		return fmt.Sprintf("gocu_array<%s, %d>", u.ctype(t.Elem(), pos), t.Len())
 	case *types.Pointer:
-		if _, ok := t.Elem().Underlying().(*types.Array); ok {
+		switch t.Elem().Underlying().(type) {
+		case *types.Array, *types.Struct:
+			// A shared array or struct, or a pointer receiver.
 			return u.ctype(t.Elem(), pos) + "*"
 		}
 	}

@@ -30,8 +30,16 @@
 //
 // Output is deterministic and gofmt-clean; files whose contents did not
 // change are not rewritten; the generated file of a package whose kernels
-// are gone is removed. Problems are reported together, each as
-// file:line:col: <construct> is not supported in a kernel: <what instead>.
+// are gone is removed.
+//
+// Every problem of the packages is reported in one run, sorted by
+// position, each as file:line:col: <construct> is not supported in a
+// kernel: <what instead> (at most MaxDiagnostics, then a count of the
+// rest): the translation goes on past a rejected function, leaving it
+// out and not reporting its calls again. A function with a type error is
+// reported by the type checker's message and not translated. A pattern
+// that names no package, or a run outside a Go module, is one line; a
+// package without kernels is said to have none.
 //
 // # The Go subset
 //
@@ -48,6 +56,12 @@
 // Half8 and BFloat16x8, and the fragments FragA, FragB, FragC, FragATF32
 // and FragBTF32 (register arrays). Constants, typed
 // and untyped, including iota.
+//
+// Generic kernels and device functions (see Generics below); methods with
+// value receivers and with pointer receivers on struct and array types,
+// called on a variable, an element or a shared tile (Go's implicit & and *
+// become C's); package-level arrays initialised with constants, read as
+// constant tables (see Constant tables below).
 //
 // Statements: var and := declarations, assignment (parallel assignment
 // has Go's meaning: a, b = b, a swaps), op-assignment, ++ and --, if/else
@@ -67,16 +81,92 @@
 // meta.Module.ArchSpecific), FastExp2, as inline PTX in a
 // prelude that only units using them get: see tensor.go); package lowp's
 // conversions and methods; Go's math package for float64; math/bits (OnesCount,
-// LeadingZeros, TrailingZeros, Len, Reverse, RotateLeft).
+// LeadingZeros, TrailingZeros, Len, Reverse, RotateLeft); fmt.Printf,
+// fmt.Println, fmt.Print and kernel.Printf (see Printing below).
 //
 // Not supported, each with its own message: maps, interfaces, closures,
 // go, defer, select, channels, goto, fallthrough, allocation (make, new,
-// append, slice literals), strings, recursion, pointers other than &s[i]
-// passed to an atomic, &acc passed to a warpgroup MMA or WGWait, or a
-// shared array passed to a function, panic,
-// method values, generic functions, calls to packages other than kernel,
-// math and math/bits, package-level variables, and a statement that makes
-// two calls with side effects whose order C++ does not fix.
+// append, slice literals), strings other than constant print arguments,
+// recursion, pointers other than &s[i] passed to an atomic, &acc passed
+// to a warpgroup MMA or WGWait, a shared array passed to a function, or a
+// pointer receiver, panic, print and println, method values, generic
+// types, calls to packages other than kernel, math, math/bits and fmt's
+// print functions, package-level variables other than constant tables,
+// and a statement that makes two calls with side effects whose order C++
+// does not fix.
+//
+// # Generics
+//
+// A generic kernel is compiled once per instance:
+//
+//	//gocu:kernel
+//	func Axpy[T kernel.Float](t *kernel.Thread, a T, x, y []T)
+//
+// becomes the entry points Axpy_float32 and Axpy_float64, named
+// Axpy[float32] and Axpy[float64] in the metadata and in errors. The
+// instances are every combination of the types the constraints allow
+// (kernel.Float, kernel.Integer, kernel.Number, or a union of number
+// types such as interface{ ~int32 | ~float32 }, told apart by their
+// underlying types), at most 16; a constraint that allows other types
+// (any, comparable, methods) needs the instances named:
+//
+//	//gocu:instantiate Scale[float32, int32] Scale[float64, int64]
+//
+// The launcher is generic too, with the kernel's type parameters and
+// constraints:
+//
+//	func LaunchAxpy[T kernel.Float](d *gocu.Device, cfg gocu.Config, a T, x, y *gocu.Buffer[T]) error
+//
+// so that a call reads like a call of the kernel and type arguments are
+// inferred (kernels.LaunchAxpy(d, cfg, float32(2), x, y)). On a GPU it
+// picks the instance by the underlying types of its type arguments (a
+// named type such as type Celsius float32 runs the float32 instance); on
+// the simulator it runs the kernel itself, instantiated by Go.
+//
+// This is why instances come from the constraints and not from the call
+// sites of the launchers: the launcher's constraint is the kernel's, so
+// every call the Go compiler accepts has its compiled instance, however
+// many packages call it, including ones gocu gen never loads; and the
+// call sites of a launcher cannot be type-checked before gocu gen has
+// written it. A //gocu:instantiate directive narrows the set; a launch
+// with a type outside it returns an error that names the instances.
+//
+// Generic device functions need nothing: each instance a kernel's
+// instance calls (directly or through other functions, in any package) is
+// translated, as fma_float32 and fma_float64.
+//
+// # Constant tables
+//
+// A package-level array variable that kernel code reads becomes a
+// __constant__ array with the values of its declaration, which the
+// threads of a warp read through the constant cache (the lecture's
+// convolution pattern):
+//
+//	var mask = [5]float32{0.0625, 0.25, 0.375, 0.25, 0.0625}
+//
+// Kernels index it, range over it, take its length and copy it. Its
+// declaration must initialise it with a composite literal of constants,
+// and no code of the loaded packages may write it, slice it or take its
+// address (the GPU's copy would differ from the Go variable the simulator
+// reads); kernels writing it are rejected at the write. All tables of a
+// module share the 64 KiB of constant memory.
+//
+// # Printing
+//
+// fmt.Printf, fmt.Println, fmt.Print and kernel.Printf become CUDA's
+// printf. The format must be a constant; its verbs are translated for the
+// arguments' types (%d of an int64 is %lld, of a uint32 %u; floats are
+// passed as doubles; %t and %v of a bool print true or false; %x of a
+// negative signed value prints a minus sign and the magnitude, as Go
+// does); arguments are numbers, bools and constant strings. Verbs that C
+// cannot print as Go does (%b, %q, %U, %T, %p, %#x, argument indexes, *
+// widths, a width on %x of a signed value) are rejected. %v and %g of a
+// float without a precision print C's six significant digits, not Go's
+// shortest exact decimal. On the simulator the twins print through
+// kernel.Printf, which orders the output by block and thread and prefixes
+// each line with both (meta.Kernel.Prints makes the launchers and sim.Run
+// use the twin for kernels that call fmt); the GPU prints in no order, at
+// the next synchronisation.
 //
 // # Go's meaning on the GPU
 //
@@ -125,7 +215,8 @@
 //
 //	err := kernels.LaunchGray(d, gocu.Auto(n), rgb, gray, int32(n))
 //
-// so that wrong argument types are compile errors. gen reports a package
+// so that wrong argument types are compile errors (a generic kernel's
+// launcher is generic: see Generics). gen reports a package
 // identifier that takes a launcher's name (or gocuProgram, or any gocu*
 // name it writes) instead of shadowing it.
 //
@@ -197,7 +288,9 @@
 // testdata/clang), run barrier-free kernels as host C++ and compare them
 // bit for bit with Go, run random expressions through both (package
 // difftest), and run the checked twins against the kernels and CPU
-// references on a small executor. The GPU tests (TestGPUKernels,
+// references on a small executor. Where NVRTC is found (it needs no GPU)
+// every golden source is compiled with it too. The GPU tests
+// (TestGPUKernels, TestGPULangLaunchers, TestGPUPrintf,
 // TestGPUDebugOutOfRange, TestDifferentialGPU) run where a GPU and NVRTC
 // are; the differential one uses cases translated ahead of time
 // (testdata/diffgpu.json.gz) where there is no go command.

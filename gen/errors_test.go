@@ -62,14 +62,66 @@ var errorCases = []errorCase{
 		msg: "panic is not supported in a kernel: write an error code into an output slice and return"},
 	{name: "method value", decls: "type T struct{ a int32 }\n\nfunc (v T) M() int32 { return v.a }", params: "x []float32", body: "v := T{}\nf := /*ERR*/v.M\n_ = f",
 		msg: "a method value is not supported in a kernel: call the method directly"},
-	{name: "generic function", decls: "func g[T kernel.Number](v T) T { return v }", params: "x []float32", body: "x[0] = /*ERR*/g(x[1])",
-		msg: "calling the generic function k.g is not supported in a kernel: write a non-generic function per element type"},
 	{name: "unsupported math", params: "x []float64", body: "x[0] = /*ERR*/math.Ldexp(x[1], 3)",
 		msg: "math.Ldexp is not supported in a kernel: use the math functions CUDA provides (Sqrt, Exp, Log, Sin, Pow, FMA, ...)"},
 	{name: "other package", file: "package k\n\nimport (\n\t\"unicode/utf8\"\n\n\t\"github.com/gocu-dev/gocu/kernel\"\n)\n\n//gocu:kernel\nfunc K(t *kernel.Thread, x []int) { x[0] = /*ERR*/utf8.RuneLen(65) }\n",
 		msg: "calling utf8.RuneLen is not supported in a kernel: kernels can call Go functions with bodies in your module, and the kernel, math and math/bits packages"},
 	{name: "package variable", decls: "var scale float32 = 2", params: "x []float32", body: "x[0] = /*ERR*/scale",
-		msg: "the package-level variable scale is not supported in a kernel: pass the value as a parameter, or declare a constant"},
+		msg: "the package-level variable scale is not supported in a kernel: kernels read package-level arrays initialised with constants (constant tables); pass the value as a parameter, or declare a constant"},
+	{name: "table without literal", decls: "var tab [4]float32", params: "x []float32", body: "x[0] = /*ERR*/tab[1]",
+		msg: "the package-level table tab without a literal of constants is not supported in a kernel: initialise it where it is declared with a composite literal of constants, such as [3]float32{0.25, 0.5, 0.25}: the GPU's copy in constant memory holds those values; pass values computed at run time as a slice parameter"},
+	{name: "table of variables", decls: "var one = float32(1)\n\nvar tab = [2]float32{one, 2}", params: "x []float32", body: "x[0] = /*ERR*/tab[1]",
+		msg: "the package-level table tab without a literal of constants is not supported in a kernel: initialise it where it is declared with a composite literal of constants, such as [3]float32{0.25, 0.5, 0.25}: the GPU's copy in constant memory holds those values; pass values computed at run time as a slice parameter"},
+	{name: "table written by init", decls: "var tab = [2]float32{1, 2}\n\nfunc init() { tab[1] = 3 }", params: "x []float32", body: "x[0] = /*ERR*/tab[1]",
+		msg: "the package-level table tab (written at k.go:12:15) is not supported in a kernel: the GPU's copy in constant memory holds the values of its declaration only; initialise it there and never write it, or pass it as a slice parameter"},
+	{name: "table written by a kernel", decls: "var tab = [2]float32{1, 2}", params: "x []float32", body: "x[0] = tab[0]\n/*ERR*/tab[1] = x[1]",
+		msg: "writing the package-level table tab is not supported in a kernel: it lives in constant memory, which kernels only read; copy it into a local array (c := tab) and change the copy"},
+	{name: "table atomic", decls: "var tab = [2]int32{1, 2}", params: "x []int32", body: "kernel.AtomicAdd(&/*ERR*/tab[0], 1)",
+		msg: "an atomic on the package-level table tab is not supported in a kernel: it lives in constant memory, which kernels only read; copy it into a local array (c := tab) and change the copy"},
+	{name: "table sliced", decls: "var tab = [2]float32{1, 2}", params: "x []float32", body: "/*ERR*/s := tab[:]\nx[0] = s[0]",
+		msg: ""},
+	{name: "table of slices", decls: "var tab = []float32{1, 2}", params: "x []float32", body: "x[0] = /*ERR*/tab[0]",
+		msg: "the package-level variable tab is not supported in a kernel: kernels read package-level arrays initialised with constants (constant tables); pass the value as a parameter, or declare a constant"},
+	{name: "table too big", decls: "var tab = [20000]float32{1}", params: "x []float32", body: "x[0] = /*ERR*/tab[0]",
+		msg: "80000 bytes of package-level tables is not supported in a kernel: they live in constant memory, of which a GPU has 65536 bytes (64 KiB); pass larger tables as slice parameters"},
+	{name: "kernel with any", file: "package k\n\nimport \"github.com/gocu-dev/gocu/kernel\"\n\n//gocu:kernel\nfunc K[/*ERR*/T any](t *kernel.Thread, x []T) {}\n",
+		msg: "the type parameter T any of a kernel is not supported in a kernel: constrain it to number types, such as kernel.Float, kernel.Integer, kernel.Number or interface{ ~int32 | ~float32 }, whose every type gocu gen compiles; or name the instantiations: //gocu:instantiate K[float32]"},
+	{name: "too many instances", file: "package k\n\nimport \"github.com/gocu-dev/gocu/kernel\"\n\n//gocu:kernel\nfunc /*ERR*/K[T, U kernel.Number](t *kernel.Thread, x []T, y []U) {}\n",
+		msg: "a generic kernel with 144 instantiations (every combination its constraints allow) is not supported in a kernel: name the ones you launch, at most 16, such as //gocu:instantiate K[int8, int8]"},
+	{name: "bad instantiate", file: "package k\n\nimport \"github.com/gocu-dev/gocu/kernel\"\n\n//gocu:kernel\n/*ERR*///gocu:instantiate K[string]\nfunc K[T kernel.Float](t *kernel.Thread, x []T) {}\n",
+		msg: "//gocu:instantiate: K[string]: string does not satisfy github.com/gocu-dev/gocu/kernel.Float (string missing in ~float32 | ~float64)"},
+	{name: "instantiate other name", file: "package k\n\nimport \"github.com/gocu-dev/gocu/kernel\"\n\n//gocu:kernel\n/*ERR*///gocu:instantiate F[float32]\nfunc K[T kernel.Float](t *kernel.Thread, x []T) {}\n",
+		msg: "//gocu:instantiate: \"F[float32]\" is not an instantiation of K, such as //gocu:instantiate K[float32] K[float64]"},
+	{name: "instantiate plain kernel", file: "package k\n\nimport \"github.com/gocu-dev/gocu/kernel\"\n\n//gocu:kernel\n/*ERR*///gocu:instantiate K[float32]\nfunc K(t *kernel.Thread, x []float32) {}\n",
+		msg: "//gocu:instantiate applies to generic kernels, and K has no type parameters"},
+	{name: "printf verb", params: "x []float32", body: "fmt.Printf(\"%b\\n\", /*ERR*/x[0])",
+		msg: "%b of float32 in a print is not supported in a kernel: CUDA's printf has no such verb; print numbers with %d, %x, %e, %f or %g"},
+	{name: "printf quote", params: "x []int32", body: "fmt.Printf(\"%q\\n\", /*ERR*/x[0])",
+		msg: "%q of int32 in a print is not supported in a kernel: CUDA's printf has no such verb; print numbers with %d, %x, %e, %f or %g"},
+	{name: "printf arguments", params: "x []int32", body: "/*ERR*/fmt.Printf(\"%d %d\\n\", x[0])",
+		msg: "the format \"%d %d\\n\" with more verbs than arguments is not supported in a kernel: give every verb an argument"},
+	{name: "printf extra", params: "x []int32", body: "/*ERR*/fmt.Printf(\"%d\\n\", x[0], x[1])",
+		msg: "2 arguments for the 1 verbs of the format \"%d\\n\" is not supported in a kernel: give every argument a verb"},
+	{name: "printf star", params: "x []int32", body: "/*ERR*/fmt.Printf(\"%*d\\n\", 4, x[0])",
+		msg: "the format \"%*d\\n\" with a * width or an argument index is not supported in a kernel: write widths and precisions as numbers and the arguments in order"},
+	{name: "printf signed hex width", params: "x []int32", body: "fmt.Printf(\"%8x\\n\", /*ERR*/x[0])",
+		msg: "%x of int32 in a print is not supported in a kernel: Go pads a negative value's sign and magnitude together, which C's printf cannot; convert to an unsigned type, as in %x of uint32(v), or drop the width and flags"},
+	{name: "printf struct", decls: "type P struct{ A int32 }", params: "x []P", body: "fmt.Println(/*ERR*/x[0])",
+		msg: "printing a value of type k.P is not supported in a kernel: print numbers and bools; print a struct or an array field by field"},
+	{name: "printf stringer", decls: "type Mode int32\n\nfunc (m Mode) String() string { return \"mode\" }", params: "x []Mode", body: "fmt.Printf(\"%v\\n\", /*ERR*/x[0])",
+		msg: "%v of a k.Mode, whose String method Go would call, is not supported in a kernel: C's printf prints the number; convert it to its underlying type to print the number, as in int32(v)"},
+	{name: "printf half", params: "x []kernel.Half", body: "fmt.Println(/*ERR*/x[0])",
+		msg: "printing a value of type kernel.Half is not supported in a kernel: convert it to float32 first (its Float32 method)"},
+	{name: "vector table", decls: "var tab = [1]kernel.Float4{{1, 2, 3, 4}}", params: "x []float32", body: "x[0] = /*ERR*/tab[0].X",
+		msg: "the package-level table tab of kernel vector types is not supported in a kernel: a table is initialised with constants, and CUDA's vector types are made by functions; use an array of float32 (or of a struct of float32 fields)"},
+	{name: "printf format variable", params: "x []int32", body: "f := \"%d\"\nfmt.Printf(f, x[0])",
+		msg: ""},
+	{name: "sprintf", params: "x []int32", body: "_ = /*ERR*/fmt.Sprint(x[0])",
+		msg: ""},
+	{name: "pointer receiver on a number", decls: "type T int32\n\nfunc (v *T) Inc() { *v++ }", params: "x []float32", body: "var v T\n/*ERR*/v.Inc()\nx[0] = float32(v)",
+		msg: "calling the pointer-receiver method k.T.Inc of a int32 is not supported in a kernel: pointer receivers are supported on struct and array types; use a value receiver and return the new value"},
+	{name: "method of generic type", decls: "type V[T any] struct{ a T }\n\nfunc (v V[T]) Get() T { return v.a }", params: "x []float32", body: "var v V[float32]\nx[0] = /*ERR*/v.Get()",
+		msg: ""},
 	{name: "goto", params: "x []float32", body: "/*ERR*/goto end\nend:\nx[0] = 1",
 		msg: "goto is not supported in a kernel: use labelled break and continue"},
 	{name: "fallthrough", params: "x []float32, n int32", body: "switch n {\ncase 1:\n\tx[0] = 1\n\t/*ERR*/fallthrough\ncase 2:\n\tx[1] = 2\n}",
@@ -95,11 +147,9 @@ var errorCases = []errorCase{
 	{name: "three-index slice", params: "x []float32", body: "y := /*ERR*/x[0:1:2]\n_ = y",
 		msg: "a three-index slice expression is not supported in a kernel: GPU slices carry no capacity; use s[lo:hi]"},
 	{name: "println", params: "x []float32", body: "/*ERR*/println(x[0])",
-		msg: "println is not supported in a kernel: write values into an output slice, or run the kernel on the simulator and print there"},
+		msg: "println is not supported in a kernel: use fmt.Printf, fmt.Println or kernel.Printf, which print on the GPU and, ordered by block and thread, on the simulator"},
 	{name: "nil", params: "x []float32", body: "var y []float32 = /*ERR*/nil\n_ = y",
 		msg: "nil is not supported in a kernel: use an empty slice parameter or a length of zero"},
-	{name: "pointer receiver", decls: "type T struct{ a int32 }\n\nfunc (v *T) Inc() { v.a++ }", params: "x []float32", body: "var v T\n/*ERR*/v.Inc()\nx[0] = float32(v.a)",
-		msg: "calling the pointer-receiver method k.T.Inc is not supported in a kernel: use a value receiver and return the new value"},
 	{name: "assign shared", params: "x []float32", body: "s := kernel.Shared[[4]float32](t)\n/*ERR*/s = kernel.Shared[[4]float32](t)\n_ = s",
 		msg: ""},
 	{name: "anonymous struct", params: "x []float32", body: "/*ERR*/v := struct{ a int32 }{1}\n_ = v",
@@ -109,7 +159,7 @@ var errorCases = []errorCase{
 	{name: "kernel without thread", file: "package k\n\n//gocu:kernel\nfunc /*ERR*/K(x []float32) {}\n",
 		msg: "kernel K must take a *kernel.Thread as its first parameter"},
 	{name: "unknown directive", file: "package k\n\nimport \"github.com/gocu-dev/gocu/kernel\"\n\n//gocu:kernel\n/*ERR*///gocu:fast\nfunc K(t *kernel.Thread) {}\n",
-		msg: "unknown directive //gocu:fast before a kernel (known: kernel, noalias, launch_bounds)"},
+		msg: "unknown directive //gocu:fast before a kernel (known: kernel, noalias, launch_bounds, instantiate)"},
 	{name: "bad launch bounds", file: "package k\n\nimport \"github.com/gocu-dev/gocu/kernel\"\n\n//gocu:kernel\n/*ERR*///gocu:launch_bounds 2048\nfunc K(t *kernel.Thread) {}\n",
 		msg: "//gocu:launch_bounds: \"2048\" is not a thread count from 1 to 1024"},
 	{name: "method kernel", file: "package k\n\nimport \"github.com/gocu-dev/gocu/kernel\"\n\ntype T struct{}\n\n//gocu:kernel\nfunc (T) /*ERR*/K(t *kernel.Thread) {}\n",
@@ -157,5 +207,61 @@ func TestUnsupported(t *testing.T) {
 			}
 			t.Errorf("diagnostics\n%v\ndo not include\n%s", err, want)
 		})
+	}
+}
+
+// TestAllProblemsAtOnce checks that one run reports the problems of every
+// stage of the translation, sorted by position: directives, signatures,
+// type errors, constructs outside the subset, struct layouts, tables and
+// launcher names.
+func TestAllProblemsAtOnce(t *testing.T) {
+	needGo(t)
+	_, err := Generate(Config{}, "./testdata/many")
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("Generate: %v, want an *Error", err)
+	}
+	want := []string{
+		"testdata/many/many.go:12:2: a kernel vector type (kernel.Float4) as a struct field is not supported",
+		"testdata/many/many.go:16:5: LaunchFoo is declared here",
+		"testdata/many/many.go:19:6: kernel NoThread must take a *kernel.Thread",
+		"testdata/many/many.go:22:1: unknown directive //gocu:fast",
+		"testdata/many/many.go:24:7: a map is not supported",
+		"testdata/many/many.go:26:2: //gocu:unroll must be on the line just before a for statement",
+		"testdata/many/many.go:32:9: undefined: undefined",
+		"testdata/many/many.go:37:10: the type parameter T any of a kernel is not supported",
+		"testdata/many/many.go:44:9: the package-level table table (written at testdata/many/many.go:49:15) is not supported",
+		"testdata/many/many.go:55:9: recursion (many.rec calls itself",
+	}
+	if len(e.Diagnostics) != len(want) {
+		t.Errorf("%d diagnostics, want %d:\n%v", len(e.Diagnostics), len(want), err)
+	}
+	for i, w := range want {
+		if i < len(e.Diagnostics) && !strings.HasPrefix(e.Diagnostics[i].String(), w) {
+			t.Errorf("diagnostic %d is\n%s\nwant it to start\n%s", i, e.Diagnostics[i], w)
+		}
+	}
+}
+
+// TestDiagnosticsCap checks that a run reports at most MaxDiagnostics
+// problems, the first ones, and counts the rest.
+func TestDiagnosticsCap(t *testing.T) {
+	var body strings.Builder
+	for i := range MaxDiagnostics + 10 {
+		fmt.Fprintf(&body, "m%d := map[int32]float32{}\n_ = m%d\n", i, i)
+	}
+	_, err := translate(t, kernelSrc("", "x []float32", body.String()))
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("translate: %v, want an *Error", err)
+	}
+	if len(e.Diagnostics) != MaxDiagnostics+1 || e.Omitted != 10 {
+		t.Fatalf("%d diagnostics, %d omitted; want %d and 10", len(e.Diagnostics), e.Omitted, MaxDiagnostics+1)
+	}
+	if first := e.Diagnostics[0].String(); !strings.HasPrefix(first, "k.go:14:") {
+		t.Errorf("first diagnostic %s, want the first map (k.go:14)", first)
+	}
+	if last := e.Diagnostics[MaxDiagnostics].String(); last != "gocu gen: 10 more problem(s) not shown; fix these first" {
+		t.Errorf("last line %q", last)
 	}
 }

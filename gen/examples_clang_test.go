@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocu-dev/gocu/gen/testdata/kernels/lang"
 	"github.com/gocu-dev/gocu/internal/clangtest"
 	"github.com/gocu-dev/gocu/internal/lecture"
 	"github.com/gocu-dev/gocu/meta"
@@ -90,5 +91,42 @@ func TestClangExamples(t *testing.T) {
 	}
 	if strings.Contains(gemm, ".local") {
 		t.Errorf("SGEMM uses local memory: its tiles must stay in registers")
+	}
+}
+
+// TestClangLang compiles the lang kernels to PTX and checks the new
+// constructs: printf becomes a call of vprintf (declared extern), the
+// constant tables are .const arrays with their values, read with
+// ld.const, and the generic kernels are entry points per instance.
+func TestClangLang(t *testing.T) {
+	m, _, ok := meta.Lookup(lang.Conv1D)
+	if !ok {
+		t.Fatal("testdata/kernels/lang is not registered")
+	}
+	ptx := ptxOf(t, m.Source)
+	for _, want := range []string{
+		".extern .func  (.param .b32 func_retval0) vprintf",
+		".const .align 4 .b8 mask[20] = {0, 0, 128, 61, 0, 0, 128, 62, 0, 0, 192, 62, 0, 0, 128, 62, 0, 0, 128, 61};",
+		".const .align 4 .b8 mask2[36]",
+		".const .align 4 .b8 util_Smooth[12]",
+	} {
+		if !strings.Contains(ptx, want) {
+			t.Errorf("the PTX lacks %q", want)
+		}
+	}
+	if n := len(regexp.MustCompile(`call\.uni \(retval0\),\s*vprintf,`).FindAllString(ptxFunc(t, ptx, "Debug"), -1)); n != 5 {
+		t.Errorf("Debug calls vprintf %d times, want 5 (4 prints and report's, inlined)", n)
+	}
+	if !regexp.MustCompile(`ld\.const\.f32`).MatchString(ptxFunc(t, ptx, "Conv1D")) {
+		t.Errorf("Conv1D does not read its mask with ld.const")
+	}
+	if !regexp.MustCompile(`ld\.const\.u32|ld\.const\.b32|ld\.const\.s32`).MatchString(ptxFunc(t, ptx, "Conv2D")) {
+		t.Errorf("Conv2D does not read its mask with ld.const")
+	}
+	for _, e := range []string{"Axpy_float32", "Axpy_float64", "Clamp_int32", "Clamp_int64", "Clamp_float32", "Scale_float32_int32", "Scale_float64_int64"} {
+		ptxFunc(t, ptx, e)
+	}
+	if f := ptxFunc(t, ptx, "Axpy_float64"); !strings.Contains(f, ".f64") {
+		t.Errorf("Axpy_float64 computes no float64:\n%s", f)
 	}
 }

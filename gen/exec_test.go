@@ -26,6 +26,7 @@ type launchResult struct {
 	oob      []oob
 	accesses map[*kernel.Site]map[kernel.Access]int
 	panics   []any
+	printed  []string // kernel.Printf output, in no particular order
 }
 
 type blockExec struct {
@@ -193,6 +194,13 @@ func (b *blockExec) OutOfRange(t *kernel.Thread, index, length int, _ unsafe.Poi
 }
 
 func (b *blockExec) Loop(*kernel.Thread, *kernel.Site) {}
+
+// Print implements kernel.Printer.
+func (b *blockExec) Print(t *kernel.Thread, text string) {
+	b.res.mu.Lock()
+	b.res.printed = append(b.res.printed, kernel.PrefixLines(t.BlockIdx, t.ThreadIdx, text))
+	b.res.mu.Unlock()
+}
 
 // launch runs fn (a kernel or its checked twin) on a grid.
 func launch(t testing.TB, fn any, grid, block kernel.Dim3, dynBytes int, args ...any) *launchResult {

@@ -45,6 +45,12 @@ func FuzzTranslate(f *testing.F) {
 	f.Add("", "x[1<<62] = 1\nk[0] = k[0] << 63 >> 64")
 	f.Add("type B [1 << 16][1 << 16]uint8", "var v B\nb[0] = v[n][n]")
 	f.Add("", "for i := int32(0); i < 1<<31-1; i++ {\n\tx[i] += float32(i)\n}")
+	// Generics, tables, pointer receivers, printing.
+	f.Add("func g[T kernel.Number](a, b T) T { return a*b + T(1)/2 }", "x[0] = g(x[1], x[2])\nk[0] = g(k[1], 3)")
+	f.Add("var tab = [3][2]int32{{1, 2}, {3, 4}, {5, 6}}", "for i, r := range tab {\n\tk[i] = r[1] + tab[n%3][0]\n}")
+	f.Add("type P struct{ A, B int32 }\n\nfunc (p *P) Inc(d int32) { p.A += d; p.B-- }", "var p P\np.Inc(n)\nk[0] = p.A")
+	f.Add("type M [4]float32\n\nfunc (m *M) Set(i int32, v float32) { m[i&3] = v }", "s := kernel.Shared[M](t)\ns.Set(t.ThreadIdx.X, x[0])\nt.SyncThreads()\nx[1] = s[0]")
+	f.Add("", "fmt.Printf(\"%d %5.2f %x %t %v\\n\", n, x[0], -k[0], n > 0, b[0])\nfmt.Println(\"n =\", n, x[1])")
 	_, clangErr := clangtest.Find("clang-16")
 	useClang := (clangErr == nil || clangtest.Required()) && (!fuzzing() || os.Getenv("GOCU_FUZZ_CLANG") == "1")
 	f.Fuzz(func(t *testing.T, decls, body string) {

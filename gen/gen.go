@@ -57,6 +57,9 @@ func (d Diagnostic) String() string {
 // problem found, in source order.
 type Error struct {
 	Diagnostics []Diagnostic
+	// Omitted counts the problems past MaxDiagnostics: the last
+	// diagnostic, without a position, says how many.
+	Omitted int
 }
 
 func (e *Error) Error() string {
@@ -79,6 +82,9 @@ type Result struct {
 	// Stale lists generated files of packages that no longer have kernels;
 	// Write removes them.
 	Stale []string
+	// NoKernels lists the import paths of the matched packages that have
+	// no kernels.
+	NoKernels []string
 }
 
 // Package is the output for one Go package that has kernels.
@@ -187,7 +193,14 @@ func Run(cfg Config, w io.Writer, patterns ...string) ([]Diagnostic, error) {
 	}
 	changed, err := res.Write()
 	for _, c := range changed {
-		fmt.Fprintf(w, "gocu gen: wrote %s\n", relPath(cfg.Dir, c))
+		verb := "wrote"
+		if !fileExists(c) {
+			verb = "removed"
+		}
+		fmt.Fprintf(w, "gocu gen: %s %s\n", verb, relPath(cfg.Dir, c))
+	}
+	if len(res.Packages) == 0 && err == nil {
+		fmt.Fprintf(w, "gocu gen: found no kernels (functions marked //gocu:kernel) in %s\n", listPaths(res.NoKernels, 3))
 	}
 	return nil, err
 }
@@ -228,13 +241,14 @@ func load(cfg Config, patterns []string) (*program, error) {
 	}
 	roots, err := packages.Load(pc, patterns...)
 	if err != nil {
-		return nil, fmt.Errorf("gocu gen: %w", err)
+		return nil, loadError(cfg, err)
 	}
 	if len(roots) == 0 {
 		return nil, ErrNoPackages
 	}
 	prog := newProgram(roots[0].Fset, cfg.Dir)
 	var diags []Diagnostic
+	var missing []string
 	packages.Visit(roots, nil, func(p *packages.Package) {
 		prog.add(p)
 	})
@@ -245,11 +259,21 @@ func load(cfg Config, patterns []string) (*program, error) {
 				prog.typeErrors = append(prog.typeErrors, e)
 				continue
 			}
+			if e.Pos == "" || e.Pos == "-" {
+				// Not a problem in a source file: a pattern that matches no
+				// directory or package, an import path that does not
+				// resolve. One line each, without a position.
+				missing = append(missing, patternError(p, e.Msg))
+				continue
+			}
 			diags = append(diags, Diagnostic{Pos: parsePos(e.Pos), Msg: e.Msg})
 		}
 	}
+	if len(missing) > 0 {
+		return nil, errors.New(strings.Join(dedupeStrings(missing), "\n"))
+	}
 	if len(diags) > 0 {
-		return nil, &Error{Diagnostics: diags}
+		return nil, newError(diags)
 	}
 	prog.roots = roots
 	return prog, nil
@@ -305,4 +329,92 @@ func sortDiagnostics(ds []Diagnostic) {
 		}
 		return a.Column < b.Column
 	})
+}
+
+// loadError turns a failure of the go command as a whole into one line.
+func loadError(cfg Config, err error) error {
+	msg := strings.TrimSpace(err.Error())
+	// go/packages reports "err: exit status 1: stderr: go: ..."
+	if _, after, ok := strings.Cut(msg, "stderr: "); ok {
+		msg = after
+	}
+	msg = strings.TrimPrefix(msg, "go: ")
+	if strings.Contains(msg, "go.mod file not found") {
+		dir := cfg.Dir
+		if dir == "" {
+			dir, _ = os.Getwd()
+		}
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+		return fmt.Errorf("gocu gen: not inside a Go module: there is no go.mod in %s or any folder above it; run gocu gen in a module (go mod init creates one)", dir)
+	}
+	return fmt.Errorf("gocu gen: %s", firstLine(msg))
+}
+
+// patternError is the line for a root package the go command could not
+// find: a pattern that names no directory, a directory without Go files,
+// an import path no module provides.
+func patternError(p *packages.Package, msg string) string {
+	name := p.ID
+	if name == "" {
+		name = p.PkgPath
+	}
+	switch {
+	case strings.HasSuffix(msg, ": directory not found"):
+		dir := strings.TrimSuffix(strings.TrimPrefix(msg, "stat "), ": directory not found")
+		return fmt.Sprintf("gocu gen: %s: no such directory (%s)", name, dir)
+	case strings.HasPrefix(msg, "pattern ") && strings.HasSuffix(msg, "no such file or directory"):
+		return fmt.Sprintf("gocu gen: %s: no such directory", name)
+	case strings.HasPrefix(msg, "no required module provides package"):
+		return fmt.Sprintf("gocu gen: %s: no package with this import path in the module or its requirements (a directory is written ./dir)", name)
+	}
+	msg = firstLine(msg)
+	if strings.Contains(msg, name) {
+		return "gocu gen: " + msg
+	}
+	return fmt.Sprintf("gocu gen: %s: %s", name, msg)
+}
+
+// listPaths lists at most n paths, then how many more.
+func listPaths(ps []string, n int) string {
+	if len(ps) <= n {
+		return strings.Join(ps, ", ")
+	}
+	return fmt.Sprintf("%s and %d more packages", strings.Join(ps[:n], ", "), len(ps)-n)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSuffix(strings.TrimSpace(s), ";")
+}
+
+func dedupeStrings(ss []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// MaxDiagnostics is the most problems gocu gen reports in one run; a
+// last line says how many more there are.
+const MaxDiagnostics = 50
+
+// newError returns the *Error of diagnostics: sorted, without
+// duplicates, the first MaxDiagnostics and a line counting the rest.
+func newError(ds []Diagnostic) *Error {
+	sortDiagnostics(ds)
+	ds = dedupe(ds)
+	if len(ds) <= MaxDiagnostics {
+		return &Error{Diagnostics: ds}
+	}
+	more := len(ds) - MaxDiagnostics
+	out := append([]Diagnostic(nil), ds[:MaxDiagnostics]...)
+	out = append(out, Diagnostic{Msg: fmt.Sprintf("gocu gen: %d more problem(s) not shown; fix these first", more)})
+	return &Error{Diagnostics: out, Omitted: more}
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/gocu-dev/gocu/nvrtc"
 )
 
 // TestGolden translates every package in testdata/kernels and compares the
@@ -89,5 +92,35 @@ func TestCompileGolden(t *testing.T) {
 			t.Parallel()
 			compileCUDA(t, filepath.Base(filepath.Dir(f)), string(src))
 		})
+	}
+}
+
+// TestNVRTCGolden compiles every checked-in CUDA file with NVRTC, release
+// and debug, where the library is found (it needs no GPU; GOCU_NVRTC_LIB
+// points at one): what clang-16 accepts NVRTC must accept too, printf
+// without a declaration and __constant__ tables included.
+func TestNVRTCGolden(t *testing.T) {
+	if err := nvrtc.Load(); err != nil {
+		t.Skipf("no NVRTC library (%v); set GOCU_NVRTC_LIB to run", err)
+	}
+	files, _ := filepath.Glob("testdata/kernels/*/zz_gocu_*.cu")
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		arch := "sm_90"
+		if strings.Contains(string(src), "__CUDA_ARCH_FEAT_SM90_ALL") {
+			arch = "sm_90a"
+		}
+		for _, debug := range []bool{false, true} {
+			opts := nvrtc.Options{Name: filepath.Base(f), Arch: arch, Std: "c++17"}
+			if debug {
+				opts.Defines = map[string]string{"GOCU_DEBUG": ""}
+			}
+			if _, err := nvrtc.Compile(string(src), opts); err != nil {
+				t.Errorf("%s (debug=%v): %v", f, debug, err)
+			}
+		}
 	}
 }

@@ -1,9 +1,16 @@
 package gen
 
 import (
+	"bytes"
 	"math"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/gen/testdata/kernels/lang"
+	"github.com/gocu-dev/gocu/sim"
 
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/features"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/gray"
@@ -95,7 +102,39 @@ func gpuCases(t *testing.T) []gpuCase {
 		}
 	}
 	x := randF32(r, 1000)
-	return []gpuCase{
+	x64 := make([]float64, 1000)
+	for i := range x64 {
+		x64[i] = float64(x[i]) / 3
+	}
+	ints := make([]int32, 1000)
+	ints64 := make([]int64, 1000)
+	for i := range ints {
+		ints[i] = r.Int32N(2000) - 1000
+		ints64[i] = int64(ints[i]) << 33
+	}
+	const cw, ch = 61, 37
+	img := make([]int32, cw*ch)
+	for i := range img {
+		img[i] = r.Int32N(256)
+	}
+	const tm = 77
+	cases := []gpuCase{
+		// testdata/kernels/lang: generic instances, constant tables,
+		// methods on shared tiles.
+		{name: "Axpy[float32]", fn: lang.Axpy[float32], grid: dim(4, 1, 1), block: dim(256, 1, 1), args: []any{float32(1.5), x, randF32(r, 1000)}, tol: 1e-6},
+		{name: "Axpy[float64]", fn: lang.Axpy[float64], grid: dim(4, 1, 1), block: dim(256, 1, 1), args: []any{-0.25, x64, x64}, tol: 1e-15},
+		{name: "Clamp[int32]", fn: lang.Clamp[int32], grid: dim(2, 1, 1), block: dim(128, 1, 1), args: []any{ints, int32(-300), int32(300)}},
+		{name: "Clamp[int64]", fn: lang.Clamp[int64], grid: dim(2, 1, 1), block: dim(128, 1, 1), args: []any{ints64, int64(-300) << 33, int64(300) << 33}},
+		{name: "Clamp[float32]", fn: lang.Clamp[float32], grid: dim(2, 1, 1), block: dim(128, 1, 1), args: []any{x, float32(-0.5), float32(0.25)}},
+		{name: "Scale[float32, int32]", fn: lang.Scale[float32, int32], grid: dim(4, 1, 1), block: dim(256, 1, 1), args: []any{x, int32(3)}, tol: 1e-6},
+		{name: "Scale[float64, int64]", fn: lang.Scale[float64, int64], grid: dim(4, 1, 1), block: dim(256, 1, 1), args: []any{x64, int64(-7)}, tol: 1e-15},
+		{name: "Conv1D", fn: lang.Conv1D, grid: dim(4, 1, 1), block: dim(256, 1, 1), args: []any{x, poisonF32(1000)}, tol: 1e-6},
+		{name: "Conv2D", fn: lang.Conv2D, grid: dim((cw+15)/16, (ch+15)/16, 1), block: dim(16, 16, 1), args: []any{img, make([]int32, cw*ch), int32(cw), int32(ch)}},
+		{name: "BlockMax[int64]", fn: lang.BlockMax[int64], grid: dim(8, 1, 1), block: dim(128, 1, 1), args: []any{ints64, make([]int64, 8)}},
+		{name: "BlockMax[float32]", fn: lang.BlockMax[float32], grid: dim(8, 1, 1), block: dim(128, 1, 1), args: []any{x, poisonF32(8)}},
+		{name: "Transpose", fn: lang.Transpose, grid: dim((tm+15)/16, (tm+15)/16, 1), block: dim(16, 16, 1), args: []any{randF32(r, tm*tm), poisonF32(tm * tm), int32(tm)}},
+	}
+	return append(cases, []gpuCase{
 		{name: "RGBToGray", fn: gray.RGBToGray, grid: dim((w*h+255)/256, 1, 1), block: dim(256, 1, 1), args: []any{rgb, make([]uint8, w*h), int32(w * h)}},
 		{name: "RGBToGray2D", fn: gray.RGBToGray2D, grid: dim((w+15)/16, (h+15)/16, 1), block: dim(16, 16, 1), args: []any{rgb, make([]uint8, w*h), int32(w), int32(h)}},
 		{name: "RGBToGray4", fn: gray.RGBToGray4, grid: dim(20, 1, 1), block: dim(256, 1, 1), args: []any{rgb, make([]uint8, w*h), int32(w * h)}},
@@ -111,7 +150,7 @@ func gpuCases(t *testing.T) []gpuCase {
 		{name: "Ops", fn: features.Ops, grid: dim(4, 1, 1), block: dim(256, 1, 1), args: []any{x, k32, poisonF32(8 * 1000), features.ModeMax, features.Pair{A: -3, B: 2.5, C: [3]int16{1, 2, 30000}, D: true}, features.Celsius(36.6)}, tol: 1e-6},
 		{name: "Loops", fn: features.Loops, grid: dim(4, 1, 1), block: dim(256, 1, 1), args: []any{k32, make([]int32, 1000)}},
 		{name: "Bits", fn: features.Bits, grid: dim(4, 1, 1), block: dim(256, 1, 1), args: []any{ai, bb, make([]int64, 1000)}},
-	}
+	}...)
 }
 
 // TestGPUKernels runs every golden kernel on the GPU, in release and debug
@@ -148,22 +187,86 @@ func TestGPUKernels(t *testing.T) {
 						}
 						continue
 					}
-					g, isFloat := out[i].([]float32)
-					if exact || c.tol == 0 || !isFloat { // only float32 results may differ by the tolerance
+					g, isFloat := floats(out[i])
+					if exact || c.tol == 0 || !isFloat { // only float results may differ by the tolerance
 						if !reflect.DeepEqual(bitsOf(out[i]), bitsOf(want[i])) {
 							t.Fatalf("%v: argument %d differs from Go", opts, i)
 						}
 						continue
 					}
-					w := want[i].([]float32)
+					w, _ := floats(want[i])
 					for j := range w {
-						if d := math.Abs(float64(g[j] - w[j])); d > c.tol*math.Max(1, math.Abs(float64(w[j]))) || g[j] != g[j] && w[j] == w[j] {
+						if d := math.Abs(g[j] - w[j]); d > c.tol*math.Max(1, math.Abs(w[j])) || g[j] != g[j] && w[j] == w[j] {
 							t.Fatalf("%v: argument %d [%d] = %v, Go %v", opts, i, j, g[j], w[j])
 						}
 					}
 				}
 			}
 		})
+	}
+}
+
+// floats returns a float32 or float64 slice as float64s.
+func floats(a any) ([]float64, bool) {
+	switch s := a.(type) {
+	case []float64:
+		return s, true
+	case []float32:
+		f := make([]float64, len(s))
+		for i, v := range s {
+			f[i] = float64(v)
+		}
+		return f, true
+	}
+	return nil, false
+}
+
+// TestGPULangLaunchers runs the generated launchers of
+// testdata/kernels/lang on the GPU: generic launchers choose the instance
+// by their type arguments (a named float32 too) and pass a type
+// parameter's value by its bytes; a launch without an instance fails; the
+// transpose calls methods of a shared tile and struct.
+func TestGPULangLaunchers(t *testing.T) {
+	needGPU(t)
+	d, err := gocu.Open("cuda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLangLaunchers(t, d)
+}
+
+// TestGPUPrintf runs lang.Debug, which prints with fmt.Printf,
+// fmt.Println, fmt.Print and kernel.Printf, on the GPU and requires the
+// lines the simulator prints (without its block and thread prefixes), in
+// any order: CUDA's printf orders nothing.
+func TestGPUPrintf(t *testing.T) {
+	needGPU(t)
+	grid, block, args := debugArgs()
+	var simOut bytes.Buffer
+	if err := sim.Run(sim.Config{Grid: grid, Block: block, Stdout: &simOut}, lang.Debug, cloneArgs(args)...); err != nil {
+		t.Fatal(err)
+	}
+	m, k, _ := meta.Lookup(lang.Debug)
+	for _, opts := range [][]string{nil, {"-DGOCU_DEBUG"}} {
+		out, before, err := captureStdoutUnflushed(func() error {
+			_, _, err := gpuLaunch(m.Source, k.Entry, opts, grid, block, 0, cloneArgs(args))
+			return err
+		})
+		if err != nil {
+			t.Fatalf("%v: %v", opts, err)
+		}
+		// Diagnosis: does the output reach standard output when it is a
+		// file, before the C library's buffer is flushed? If not, a Go
+		// program (which exits without flushing it) loses printf output
+		// whenever its standard output is not a terminal.
+		t.Logf("%v: %d of %d bytes of printf output reached the file before fflush", opts, len(before), len(out))
+		got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		want := strings.Split(strings.TrimSuffix(stripPrefixes(simOut.String()), "\n"), "\n")
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%v: the GPU printed (sorted)\n%s\nthe simulator (sorted, without prefixes)\n%s", opts, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
 	}
 }
 

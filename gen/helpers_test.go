@@ -120,7 +120,7 @@ func mustTranslate(t testing.TB, src string) *Package {
 
 // kernelSrc wraps a kernel body into a file.
 func kernelSrc(decls, params, body string) string {
-	return "package k\n\nimport (\n\t\"math\"\n\t\"github.com/gocu-dev/gocu/kernel\"\n)\n\nvar _ = math.Pi\n\n" + decls +
+	return "package k\n\nimport (\n\t\"fmt\"; \"math\"\n\t\"github.com/gocu-dev/gocu/kernel\"\n)\n\nvar _, _ = math.Pi, fmt.Printf\n\n" + decls +
 		"\n\n//gocu:kernel\nfunc K(t *kernel.Thread, " + params + ") {\n" + body + "\n}\n"
 }
 

@@ -31,6 +31,14 @@ func hostRun(t testing.TB, fn any, grid, block kernel.Dim3, debug bool, args ...
 
 func hostRunSource(t testing.TB, src string, k *meta.Kernel, grid, block kernel.Dim3, debug bool, args ...any) ([]any, []uint64) {
 	t.Helper()
+	outs, errBuf, _ := hostRunOutput(t, src, k, grid, block, debug, args...)
+	return outs, errBuf
+}
+
+// hostRunOutput is hostRunSource that also returns what the kernel
+// printed (printf), thread after thread in block and thread order.
+func hostRunOutput(t testing.TB, src string, k *meta.Kernel, grid, block kernel.Dim3, debug bool, args ...any) ([]any, []uint64, string) {
+	t.Helper()
 	clang := clangPath(t)
 	if len(args) != len(k.Params) {
 		t.Fatalf("%d arguments for %d parameters", len(args), len(k.Params))
@@ -94,8 +102,11 @@ func hostRunSource(t testing.TB, src string, k *meta.Kernel, grid, block kernel.
 	if err := os.WriteFile(inFile, input.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(bin, inFile, outFile).CombinedOutput(); err != nil {
-		t.Fatalf("host run: %v\n%s", err, out)
+	var stdout, stderr bytes.Buffer
+	run := exec.Command(bin, inFile, outFile)
+	run.Stdout, run.Stderr = &stdout, &stderr
+	if err := run.Run(); err != nil {
+		t.Fatalf("host run: %v\n%s%s", err, stdout.Bytes(), stderr.Bytes())
 	}
 	res, err := os.ReadFile(outFile)
 	if err != nil {
@@ -119,7 +130,7 @@ func hostRunSource(t testing.TB, src string, k *meta.Kernel, grid, block kernel.
 			errBuf[i] = binary.LittleEndian.Uint64(res[8*i:])
 		}
 	}
-	return outs, errBuf
+	return outs, errBuf, stdout.String()
 }
 
 // rawBytes returns the memory of a slice or a value.

@@ -45,7 +45,7 @@ func (u *unit) checkLauncherNames() {
 	}
 	taken(programVar, "the package's compiled kernels (identifiers starting with gocu are gocu gen's)")
 	seen := map[string]string{}
-	for _, k := range u.kernels {
+	for _, k := range u.origins() {
 		name := LauncherName(k.obj.Name())
 		if other, ok := seen[name]; ok {
 			u.errorf(k.src.decl.Name.Pos(), "the kernels %s and %s would both have the launcher %s: rename one", other, k.obj.Name(), name)
@@ -63,24 +63,46 @@ type launcherParam struct {
 	meta   meta.Param
 	elem   string // element type of a slice
 	conv   string // for a scalar: the conversion to the type the driver packs, or ""
+	// generic: a value whose type mentions a type parameter, passed by its
+	// bytes.
+	generic bool
 }
 
-// launcher writes the typed launcher of kernel k, the idx-th of the
-// module.
-func (u *unit) launcher(k *fn, idx int, km meta.Kernel) string {
+// launcher writes the typed launcher of kernel k: of the kernel function,
+// for all instances of a generic one.
+func (u *unit) launcher(k *fn) string {
 	root := u.imports().alias(rootPath, "gocu")
 	lp := u.imports().alias(launchPath, "launch")
 	kpkg := u.imports().alias(kernelPath, "kernel")
+	insts := u.instancesOf(k.obj)
+	idx := u.kernelIndex(insts[0])
+	km := u.kernelMeta(insts[0])
 	sig := k.obj.Signature()
+	tps := sig.TypeParams()
+	generic := tps != nil && tps.Len() > 0
 
 	// Identifiers the launcher's body refers to, which a parameter of the
 	// same name would shadow.
 	reserved := map[string]bool{
 		k.obj.Name(): true, u.twinNameOf(k): true, root: true, lp: true, kpkg: true, programVar: true,
-		"error": true, "nil": true, "bool": true, "int64": true, "uint64": true,
+		"error": true, "nil": true, "bool": true, "int64": true, "uint64": true, "int": true,
 	}
 	for _, b := range []string{"int8", "int16", "int32", "uint8", "uint16", "uint32", "float32", "float64"} {
 		reserved[b] = true
+	}
+	var refl, errs, unsafePkg string
+	var tparams, targs []string
+	if generic {
+		refl = u.imports().alias("reflect", "reflect")
+		errs = u.imports().alias("errors", "errors")
+		unsafePkg = u.imports().alias("unsafe", "unsafe")
+		reserved[refl], reserved[errs], reserved[unsafePkg] = true, true, true
+		for i := 0; i < tps.Len(); i++ {
+			tp := tps.At(i)
+			reserved[tp.Obj().Name()] = true
+			tparams = append(tparams, tp.Obj().Name()+" "+u.goType(tp.Constraint(), tp.Obj().Pos()))
+			targs = append(targs, tp.Obj().Name())
+		}
 	}
 	var ps []launcherParam
 	names := map[string]bool{}
@@ -106,6 +128,7 @@ func (u *unit) launcher(k *fn, idx int, km meta.Kernel) string {
 				}
 			}
 		}
+		p.generic = generic && p.elem == "" && mentionsTypeParam(v.Type())
 		ps = append(ps, p)
 	}
 	own := func(name string) string { // the launcher's own parameters
@@ -124,7 +147,20 @@ func (u *unit) launcher(k *fn, idx int, km meta.Kernel) string {
 	w("// simulator as Go. Slices travel as %s.Buffer values of the device. It\n", root)
 	w("// returns without waiting for the GPU, except in debug mode and with In,\n")
 	w("// Out or InOut buffers. Written by gocu gen.\n")
-	w("func %s(%s *%s.Device, %s %s.Config", name, d, root, cfg, root)
+	if generic {
+		var list []string
+		for _, in := range insts {
+			list = append(list, in.displayName())
+		}
+		w("//\n// On a GPU it runs the instance for the underlying types of the type\n")
+		w("// arguments, one of %s; on the simulator,\n", strings.Join(list, ", "))
+		w("// %s[%s] itself.\n", k.obj.Name(), strings.Join(targs, ", "))
+	}
+	tlist := ""
+	if generic {
+		tlist = "[" + strings.Join(tparams, ", ") + "]"
+	}
+	w("func %s%s(%s *%s.Device, %s %s.Config", name, tlist, d, root, cfg, root)
 	for i, p := range ps {
 		t := p.goType
 		if p.elem != "" {
@@ -144,14 +180,54 @@ func (u *unit) launcher(k *fn, idx int, km meta.Kernel) string {
 		}
 	}
 	w(") error {\n")
+	kexpr := fmt.Sprint(idx)
+	if generic {
+		// The instance, by the underlying types of the type arguments.
+		var kinds []string
+		for _, t := range targs {
+			kinds = append(kinds, fmt.Sprintf("%s.TypeFor[%s]().Kind()", refl, t))
+		}
+		key := func(ks []string) string {
+			if len(ks) == 1 {
+				return ks[0]
+			}
+			return fmt.Sprintf("[%d]%s.Kind{%s}", len(ks), refl, strings.Join(ks, ", "))
+		}
+		w("gocuK := -1\n")
+		w("switch %s {\n", key(kinds))
+		var compiled []string
+		for _, in := range insts {
+			var ks []string
+			for _, t := range in.targs {
+				ks = append(ks, refl+"."+reflectKind(t))
+			}
+			w("case %s:\ngocuK = %d\n", key(ks), u.kernelIndex(in))
+			compiled = append(compiled, in.displayName())
+		}
+		w("}\n")
+		w("if gocuK < 0 {\n")
+		var tnames []string
+		for _, t := range targs {
+			tnames = append(tnames, fmt.Sprintf("%s.TypeFor[%s]().String()", refl, t))
+		}
+		w("return %s.New(\"gocu: launch of %s: no compiled instance for \" + %s + \"; gocu gen compiled %s: name the instance in the kernel's //gocu:instantiate directive and run go generate\")\n",
+			errs, k.obj.Name(), strings.Join(tnames, " + \", \" + "), strings.Join(compiled, ", "))
+		w("}\n")
+		kexpr = "gocuK"
+	}
 	w("var %s %s.Call\n", l, lp)
-	w("if %s.Start(%s, %d, %s, %s) {\n", l, programVar, idx, d, cfg)
+	w("if %s.Start(%s, %s, %s, %s) {\n", l, programVar, kexpr, d, cfg)
 	var gpuArgs []string
 	for i, p := range ps {
 		switch {
 		case p.elem != "":
 			w("gocuM%d, gocuN%d := %s.DeviceArg(&%s, %d, %s)\n", i, i, lp, l, i, p.name)
 			gpuArgs = append(gpuArgs, fmt.Sprintf("gocuM%d", i), fmt.Sprintf("gocuN%d", i))
+		case p.generic:
+			// A value of a type parameter's type: its bytes, whatever the
+			// type argument (a named float32 too).
+			w("gocuV%d := %s\n", i, p.name)
+			gpuArgs = append(gpuArgs, fmt.Sprintf("%s.ValueArg(&gocuV%d, int(%s.Alignof(gocuV%d)))", lp, i, unsafePkg, i))
 		case p.meta.Kind == meta.Struct || p.meta.Kind == meta.Array:
 			// A copy, so that taking its address does not move the
 			// parameter (which the simulator's closure captures) to the heap.
@@ -174,13 +250,97 @@ func (u *unit) launcher(k *fn, idx int, km meta.Kernel) string {
 			simArgs = append(simArgs, p.name)
 		}
 	}
+	inst := ""
+	if generic {
+		inst = "[" + strings.Join(targs, ", ") + "]"
+	}
 	call := strings.Join(append([]string{"gocuT"}, simArgs...), ", ")
+	plain := k.obj.Name() + inst
+	if km.Prints {
+		// fmt.Printf would write at once, in no order: the twin prints
+		// through kernel.Printf, which the simulator orders.
+		plain = u.twinNameOf(k) + inst
+	}
 	w("return %s.Simulate(\n", l)
-	w("func(gocuT *%s.Thread) { %s(%s) },\n", kpkg, k.obj.Name(), call)
-	w("func(gocuT *%s.Thread) { %s(%s) },\n", kpkg, u.twinNameOf(k), call)
+	w("func(gocuT *%s.Thread) { %s(%s) },\n", kpkg, plain, call)
+	w("func(gocuT *%s.Thread) { %s%s(%s) },\n", kpkg, u.twinNameOf(k), inst, call)
 	if len(simArgs) > 0 {
 		w("%s,\n", strings.Join(simArgs, ", "))
 	}
 	w(")\n}\n")
 	return b.String()
+}
+
+// kernelIndex returns the index of kernel k in the module.
+func (u *unit) kernelIndex(k *fn) int {
+	for i, o := range u.kernels {
+		if o == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// mentionsTypeParam reports whether t contains a type parameter.
+func mentionsTypeParam(t types.Type) bool {
+	found := false
+	var walk func(t types.Type, depth int)
+	walk = func(t types.Type, depth int) {
+		if found || depth > 20 {
+			return
+		}
+		switch t := types.Unalias(t).(type) {
+		case *types.TypeParam:
+			found = true
+		case *types.Slice:
+			walk(t.Elem(), depth+1)
+		case *types.Array:
+			walk(t.Elem(), depth+1)
+		case *types.Pointer:
+			walk(t.Elem(), depth+1)
+		case *types.Named:
+			for i := 0; i < t.TypeArgs().Len(); i++ {
+				walk(t.TypeArgs().At(i), depth+1)
+			}
+		}
+	}
+	walk(t, 0)
+	return found
+}
+
+// reflectKind names the reflect.Kind of a basic type.
+func reflectKind(t types.Type) string {
+	b, _ := t.Underlying().(*types.Basic)
+	if b == nil {
+		return "Invalid"
+	}
+	switch b.Kind() {
+	case types.Bool:
+		return "Bool"
+	case types.Int:
+		return "Int"
+	case types.Int8:
+		return "Int8"
+	case types.Int16:
+		return "Int16"
+	case types.Int32:
+		return "Int32"
+	case types.Int64:
+		return "Int64"
+	case types.Uint:
+		return "Uint"
+	case types.Uint8:
+		return "Uint8"
+	case types.Uint16:
+		return "Uint16"
+	case types.Uint32:
+		return "Uint32"
+	case types.Uint64:
+		return "Uint64"
+	case types.Float32:
+		return "Float32"
+	case types.Float64:
+		return "Float64"
+	}
+	return "Invalid"
 }

@@ -55,6 +55,9 @@ func (fc *fnCtx) callEffect(c *ast.CallExpr) int {
 	if !ok || callee.Pkg() == nil {
 		return 0
 	}
+	if isPrint(callee) {
+		return 2
+	}
 	if callee.Pkg().Path() == kernelPath {
 		switch callee.Name() {
 		case "AtomicAdd", "AtomicSub", "AtomicMax", "AtomicMin", "AtomicExch", "AtomicCAS",
@@ -65,7 +68,7 @@ func (fc *fnCtx) callEffect(c *ast.CallExpr) int {
 		}
 		return 0
 	}
-	g := fc.u.fns[callee.Origin()]
+	g := fc.calleeFn(c, callee)
 	if g == nil {
 		return 0
 	}

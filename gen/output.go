@@ -39,6 +39,10 @@ func (u *unit) cudaSource() string {
 		}
 		b.WriteString(" };\n\n")
 	}
+	for _, t := range u.tableOrder {
+		b.WriteString(t.code)
+		b.WriteString("\n")
+	}
 	for _, f := range u.order {
 		b.WriteString(f.code)
 		b.WriteString("\n")

@@ -23,6 +23,8 @@ type program struct {
 	roots      []*packages.Package
 	typeErrors []packages.Error
 	sizes      types.Sizes
+	ctxt       *types.Context             // instances of generic types, shared
+	writes     map[*types.Var][]token.Pos // tableWrite's answers
 
 	funcs   map[*types.Func]*funcSrc
 	indexed map[*packages.Package]bool
@@ -42,6 +44,8 @@ func newProgram(fset *token.FileSet, dir string) *program {
 		dir:     dir,
 		byTypes: map[*types.Package]*packages.Package{},
 		sizes:   types.SizesFor("gc", "amd64"),
+		ctxt:    types.NewContext(),
+		writes:  map[*types.Var][]token.Pos{},
 		funcs:   map[*types.Func]*funcSrc{},
 		indexed: map[*packages.Package]bool{},
 		dirs:    map[*ast.File]map[int]directive{},
@@ -167,6 +171,7 @@ func (p *program) generate(cfg Config) (*Result, error) {
 			}
 		}
 		if len(kernels) == 0 {
+			res.NoKernels = append(res.NoKernels, pkg.PkgPath)
 			if isGenerated(goFile) {
 				res.Stale = append(res.Stale, goFile)
 				if cu := strings.TrimSuffix(goFile, ".go") + ".cu"; fileExists(cu) {
@@ -189,8 +194,7 @@ func (p *program) generate(cfg Config) (*Result, error) {
 		res.Packages = append(res.Packages, out)
 	}
 	if len(diags) > 0 {
-		sortDiagnostics(diags)
-		return nil, &Error{Diagnostics: dedupe(diags)}
+		return nil, newError(diags)
 	}
 	return res, nil
 }

@@ -134,7 +134,7 @@ func (u *unit) twinNameOf(f *fn) string {
 
 // twin prints the checked twin of f.
 func (u *unit) twin(f *fn) {
-	tc := &twinCtx{u: u, f: f, info: u.info(f), k: u.imports().alias(kernelPath, "kernel")}
+	tc := &twinCtx{u: u, f: f, info: f.src.pkg.TypesInfo, k: u.imports().alias(kernelPath, "kernel")}
 	fd := f.src.decl
 	sig := f.obj.Signature()
 	// The thread variable: the function's own, unless it is blank or a
@@ -172,8 +172,17 @@ func (u *unit) twin(f *fn) {
 		}
 		results = " (" + strings.Join(rs, ", ") + ")"
 	}
+	tparams := ""
+	if tps := sig.TypeParams(); tps != nil && tps.Len() > 0 {
+		var list []string
+		for i := 0; i < tps.Len(); i++ {
+			tp := tps.At(i)
+			list = append(list, tp.Obj().Name()+" "+u.goType(tp.Constraint(), tp.Obj().Pos()))
+		}
+		tparams = "[" + strings.Join(list, ", ") + "]"
+	}
 	fmt.Fprintf(&tc.b, "// %s is the checked copy of %s (%s).\n", u.twinNameOf(f), funcDisplayName(f.obj), u.srcPos(f, fd.Pos()))
-	fmt.Fprintf(&tc.b, "func %s(%s)%s {\n", u.twinNameOf(f), strings.Join(params, ", "), results)
+	fmt.Fprintf(&tc.b, "func %s%s(%s)%s {\n", u.twinNameOf(f), tparams, strings.Join(params, ", "), results)
 	tc.stmts(fd.Body.List)
 	tc.b.WriteString("}\n")
 	f.twin = tc.b.String()
@@ -831,21 +840,58 @@ func (tc *twinCtx) call(c *ast.CallExpr) string {
 		return tc.u.goType(tv.Type, c.Fun.Pos()) + "(" + strings.Join(args, ", ") + ")"
 	}
 	callee, _ := (&fnCtx{u: tc.u, info: tc.info}).calleeOf(c)
+	if callee != nil && callee.Pkg() != nil && callee.Pkg().Path() == "fmt" && printFuncs[callee.Name()] {
+		return tc.twinPrint(c, callee.Name())
+	}
 	if callee != nil {
-		if g := tc.u.fns[callee.Origin()]; g != nil && !g.kernel {
+		if g := tc.u.byObj[callee.Origin()]; g != nil && !g.kernel {
+			// The thread first (the callee's own, or the twin's), then the
+			// receiver, then the other arguments.
 			var all []string
+			rest := args
 			if g.thread == nil {
 				all = append(all, tc.thread)
+			} else if len(args) > 0 {
+				all, rest = append(all, args[0]), args[1:]
 			}
-			if callee.Signature().Recv() != nil {
+			if recv := callee.Signature().Recv(); recv != nil {
 				sel := ast.Unparen(c.Fun).(*ast.SelectorExpr)
-				all = append(all, tc.expr(sel.X))
+				all = append(all, tc.recv(sel.X, recv.Type()))
 			}
-			all = append(all, args...)
-			return tc.u.twinNameOf(g) + "(" + strings.Join(all, ", ") + ell + ")"
+			all = append(all, rest...)
+			inst := ""
+			if id := calleeIdent(c.Fun); id != nil {
+				if in, ok := tc.info.Instances[id]; ok && in.TypeArgs.Len() > 0 {
+					var ts []string
+					for i := 0; i < in.TypeArgs.Len(); i++ {
+						ts = append(ts, tc.u.goType(in.TypeArgs.At(i), c.Pos()))
+					}
+					inst = "[" + strings.Join(ts, ", ") + "]"
+				}
+			}
+			return tc.u.twinNameOf(g) + inst + "(" + strings.Join(all, ", ") + ell + ")"
 		}
 	}
 	return tc.expr(c.Fun) + "(" + strings.Join(args, ", ") + ell + ")"
+}
+
+// recv prints the receiver x of a method call as the method's twin takes
+// it, a function parameter of type rt: Go's implicit & and * written out.
+func (tc *twinCtx) recv(x ast.Expr, rt types.Type) string {
+	_, wantPtr := rt.Underlying().(*types.Pointer)
+	_, havePtr := tc.info.TypeOf(x).Underlying().(*types.Pointer)
+	switch {
+	case wantPtr && !havePtr:
+		if ix, ok := ast.Unparen(x).(*ast.IndexExpr); ok {
+			if p, ok := tc.address(ix, "ReadWrite", tc.u.site(ix, tc.f)); ok {
+				return p
+			}
+		}
+		return "&" + tc.operand(x, "ReadWrite")
+	case !wantPtr && havePtr:
+		return "*" + tc.operand(x, "Read")
+	}
+	return tc.expr(x)
 }
 
 // goFile assembles the generated Go file.
@@ -886,7 +932,7 @@ func (u *unit) goFile(src string) []byte {
 		for _, f := range []struct {
 			name string
 			on   bool
-		}{{"Barriers", km.Barriers}, {"Warp", km.Warp}, {"Atomics", km.Atomics}, {"DynamicShared", km.DynamicShared}, {"NoAlias", km.NoAlias}, {"ArchSpecific", km.ArchSpecific}} {
+		}{{"Barriers", km.Barriers}, {"Warp", km.Warp}, {"Atomics", km.Atomics}, {"DynamicShared", km.DynamicShared}, {"NoAlias", km.NoAlias}, {"ArchSpecific", km.ArchSpecific}, {"Prints", km.Prints}} {
 			if f.on {
 				w("%s: true,\n", f.name)
 			}
@@ -899,7 +945,15 @@ func (u *unit) goFile(src string) []byte {
 				w("%s: %d,\n", f.name, f.v)
 			}
 		}
-		w("Func: %s,\nChecked: %s,\n", kf.obj.Name(), u.twinNameOf(kf))
+		inst := ""
+		if len(kf.targs) > 0 {
+			var ts []string
+			for _, t := range kf.targs {
+				ts = append(ts, u.goType(t, kf.src.decl.Pos()))
+			}
+			inst = "[" + strings.Join(ts, ", ") + "]"
+		}
+		w("Func: %s%s,\nChecked: %s%s,\n", kf.obj.Name(), inst, u.twinNameOf(kf), inst)
 		w("},\n")
 		_ = i
 	}
@@ -916,8 +970,8 @@ func (u *unit) goFile(src string) []byte {
 	lp := im.alias(launchPath, "launch")
 	w("// %s compiles the package's CUDA source on first use on each GPU, for\n// the launchers.\n", programVar)
 	w("var %s = %s.NewProgram(gocuModule)\n\n", programVar, lp)
-	for i, kf := range u.kernels {
-		body.WriteString(u.launcher(kf, i, u.kernelMeta(kf)))
+	for _, kf := range u.origins() {
+		body.WriteString(u.launcher(kf))
 		body.WriteString("\n")
 	}
 	if len(u.sites) > 0 {
@@ -962,13 +1016,14 @@ var kindName = map[meta.Kind]string{meta.Scalar: "Scalar", meta.Slice: "Slice", 
 // kernelMeta returns the metadata of a kernel.
 func (u *unit) kernelMeta(k *fn) meta.Kernel {
 	km := meta.Kernel{
-		Name: k.obj.Name(), Entry: k.cname,
+		Name: k.displayName(), Entry: k.cname,
 		Barriers: k.eff.barrier, Warp: k.eff.warp, Atomics: k.eff.atomic,
 		SharedBytes: k.sharedBytes, DynamicShared: k.dynShared,
 		MaxThreads: k.maxThreads, MinBlocks: k.minBlocks, NoAlias: k.noalias,
 		ArchSpecific: k.eff.sm90a,
+		Prints:       k.eff.fmtPrint,
 	}
-	sig := k.obj.Signature()
+	sig := k.sig
 	for i := 1; i < sig.Params().Len(); i++ {
 		km.Params = append(km.Params, u.paramMeta(sig.Params().At(i)))
 	}

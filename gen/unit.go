@@ -21,7 +21,8 @@ type unit struct {
 	diags   []Diagnostic
 	globals *names
 
-	fns     map[*types.Func]*fn
+	fns     map[fnKey]*fn
+	byObj   map[*types.Func]*fn // the first instance of each function
 	kernels []*fn
 	order   []*fn // device functions, callees first
 
@@ -35,6 +36,12 @@ type unit struct {
 
 	hugeArrays map[string]bool // array types reported as too long
 
+	tables     map[*types.Var]*table // package-level arrays read: nil if rejected
+	tableOrder []*table
+
+	kernelObjs map[*types.Func]bool // the kernel functions (generic ones once)
+	visiting   map[*types.Func]int  // instances of a function being reached
+
 	dynShared bool
 	tensor    bool // uses low-precision types or tensor cores: emit tensorHeader
 	wgmma     bool // uses warpgroup MMAs: emit wgmmaHeader, align dynamic shared memory to 1024, ask for sm_90a
@@ -46,8 +53,22 @@ type unit struct {
 // fn is a kernel or a device function.
 type fn struct {
 	src    *funcSrc
-	obj    *types.Func
+	obj    *types.Func // the function; for an instance, the generic one
 	kernel bool
+	// An instance of a generic function: its type arguments, the
+	// substitution, its signature and the type information of its body
+	// with the type arguments in place (generic.go). For any other
+	// function sig and info are its own and subst is nil.
+	targs []types.Type
+	subst *subster
+	sig   *types.Signature
+	info  *types.Info
+	// bad marks a function whose signature or body was rejected: it is not
+	// translated, and calls of it are not reported again.
+	bad bool
+	// quiet marks a function whose signature was rejected: it is
+	// translated, but calls of it are not reported again.
+	quiet  bool
 	cname  string
 	thread *types.Var // the *kernel.Thread parameter, nil if none
 
@@ -75,6 +96,9 @@ type effects struct {
 	reads   bool // loads from global or shared memory
 	shared  bool // static or dynamic shared memory
 	sm90a   bool // warpgroup MMAs (wgmma), which only sm_90a has
+	// fmtPrint: prints with package fmt, which the simulator orders only
+	// through the twin (meta.Kernel.Prints).
+	fmtPrint bool
 }
 
 func (e *effects) or(o effects) {
@@ -85,6 +109,7 @@ func (e *effects) or(o effects) {
 	e.reads = e.reads || o.reads
 	e.shared = e.shared || o.shared
 	e.sm90a = e.sm90a || o.sm90a
+	e.fmtPrint = e.fmtPrint || o.fmtPrint
 }
 
 // site is a source position that a checked access or a debug-mode check
@@ -101,12 +126,16 @@ func newUnit(p *program, pkg *packages.Package) *unit {
 		prog:    p,
 		pkg:     pkg,
 		globals: newNames(nil),
-		fns:     map[*types.Func]*fn{},
+		fns:     map[fnKey]*fn{},
+		byObj:   map[*types.Func]*fn{},
 		structs: map[*types.Named]*cstruct{},
 		tuples:  map[string]*tuple{},
 		siteOf:  map[ast.Node]int{},
 
 		hugeArrays: map[string]bool{},
+		kernelObjs: map[*types.Func]bool{},
+		tables:     map[*types.Var]*table{},
+		visiting:   map[*types.Func]int{},
 		used:       map[token.Pos]bool{},
 	}
 }
@@ -121,18 +150,44 @@ func (u *unit) unsupported(pos token.Pos, construct, instead string) {
 	u.errorf(pos, "%s is not supported in a kernel: %s", construct, instead)
 }
 
-func (u *unit) info(f *fn) *types.Info { return f.src.pkg.TypesInfo }
+func (u *unit) info(f *fn) *types.Info { return f.info }
 
-// run translates the kernels and returns the package's output.
+// newFn makes the function (or instance) obj[targs] of source src.
+func (u *unit) newFn(src *funcSrc, obj *types.Func, targs []types.Type, kernel bool) *fn {
+	f := &fn{src: src, obj: obj.Origin(), kernel: kernel}
+	u.instantiate(f, targs)
+	u.fns[keyOf(f.obj, targs)] = f
+	if u.byObj[f.obj] == nil {
+		u.byObj[f.obj] = f
+	}
+	return f
+}
+
+// run translates the kernels and returns the package's output. It goes
+// as far as it can after a problem, so that one run reports every problem
+// of the package: a function whose signature or body was rejected is
+// marked bad and left out of what follows, and calls of it are not
+// reported again.
 func (u *unit) run(kernels []*funcSrc) *Package {
 	for _, k := range kernels {
 		obj, _ := k.pkg.TypesInfo.Defs[k.decl.Name].(*types.Func)
 		if obj == nil {
 			continue
 		}
-		f := &fn{src: k, obj: obj, kernel: true}
-		u.fns[obj] = f
-		u.kernels = append(u.kernels, f)
+		u.kernelObjs[obj] = true
+		insts, ok := u.kernelInstances(k, obj)
+		if !ok && len(insts) == 0 {
+			// The kernel is still checked, as its generic self, for
+			// problems in its body that every instance would have.
+			f := &fn{src: k, obj: obj, kernel: true, sig: obj.Signature(), info: k.pkg.TypesInfo, bad: true}
+			u.checkKernel(f)
+			u.reach(f)
+			continue
+		}
+		for _, targs := range insts {
+			f := u.newFn(k, obj, targs, true)
+			u.kernels = append(u.kernels, f)
+		}
 	}
 	for _, k := range u.kernels {
 		u.checkKernel(k)
@@ -141,41 +196,43 @@ func (u *unit) run(kernels []*funcSrc) *Package {
 		u.reach(k)
 	}
 	u.checkTypeErrors()
-	u.unusedFuncDirectives()
-	if len(u.diags) > 0 {
-		return nil
-	}
 	// Global C names: kernels keep their Go names, then types, then device
 	// functions.
 	for _, k := range u.kernels {
-		k.cname = u.globals.take(k.obj.Name())
+		name := k.obj.Name()
+		if len(k.targs) > 0 {
+			name += instanceSuffix(k.targs)
+		}
+		k.cname = u.globals.take(name)
 	}
 	for _, f := range append(append([]*fn(nil), u.order...), u.kernels...) {
-		u.noteTypes(f)
+		u.noteTypes(f) // of rejected functions too, for checkStructs
 	}
 	u.nameStructs()
 	u.checkStructs()
-	if len(u.diags) > 0 {
-		return nil
-	}
 	for _, f := range u.order {
 		f.cname = u.globals.take(u.deviceName(f))
 	}
-	for _, f := range u.order {
+	u.collectTables()
+	clean := map[*fn]bool{}
+	for _, f := range append(append([]*fn(nil), u.order...), u.kernels...) {
+		if f.bad {
+			continue
+		}
+		before := len(u.diags)
 		u.translate(f)
-	}
-	for _, k := range u.kernels {
-		u.translate(k)
+		clean[f] = len(u.diags) == before
 	}
 	u.unusedLoopDirectives()
-	if len(u.diags) > 0 {
-		return nil
-	}
-	for _, f := range u.order {
-		u.twin(f)
-	}
-	for _, k := range u.kernels {
-		u.twin(k)
+	// The checked twins, one per function (an instance's is the generic
+	// function's), of the functions that translated cleanly: a rejected
+	// construct would only be reported again.
+	twinned := map[*types.Func]bool{}
+	for _, f := range append(append([]*fn(nil), u.order...), u.kernels...) {
+		if clean[f] && !twinned[f.obj] {
+			twinned[f.obj] = true
+			u.twin(f)
+		}
 	}
 	u.checkLauncherNames()
 	if len(u.diags) > 0 {
@@ -188,7 +245,7 @@ func (u *unit) run(kernels []*funcSrc) *Package {
 	}
 	out := &Package{Path: u.pkg.PkgPath, Name: u.pkg.Name, CUDA: src, Go: goSrc}
 	for _, k := range u.kernels {
-		out.Kernels = append(out.Kernels, k.obj.Name())
+		out.Kernels = append(out.Kernels, k.displayName())
 		out.Meta = append(out.Meta, u.kernelMeta(k))
 	}
 	for _, s := range u.sites {
@@ -202,21 +259,31 @@ func (u *unit) run(kernels []*funcSrc) *Package {
 // such as normcdf or y0 clear of CUDA's math library.
 func (u *unit) deviceName(f *fn) string {
 	name := f.obj.Name()
-	if recv := f.obj.Signature().Recv(); recv != nil {
-		if n, ok := types.Unalias(recv.Type()).(*types.Named); ok {
-			name = n.Obj().Name() + "_" + name
-		}
+	if n := recvNamed(f.obj); n != nil {
+		name = n.Obj().Name() + "_" + name
 	}
-	return f.obj.Pkg().Name() + "_" + name
+	return f.obj.Pkg().Name() + "_" + name + instanceSuffix(f.targs)
+}
+
+// recvNamed returns the named type of a method's receiver (T or *T).
+func recvNamed(f *types.Func) *types.Named {
+	recv := f.Signature().Recv()
+	if recv == nil {
+		return nil
+	}
+	t := types.Unalias(recv.Type())
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	n, _ := t.(*types.Named)
+	return n
 }
 
 // twinName is the Go name of a device function's checked copy.
 func (u *unit) twinDeviceName(f *fn) string {
 	name := f.obj.Name()
-	if recv := f.obj.Signature().Recv(); recv != nil {
-		if n, ok := types.Unalias(recv.Type()).(*types.Named); ok {
-			name = n.Obj().Name() + "_" + name
-		}
+	if n := recvNamed(f.obj); n != nil {
+		name = n.Obj().Name() + "_" + name
 	}
 	if f.obj.Pkg() != u.pkg.Types {
 		name = f.obj.Pkg().Name() + "_" + name
@@ -236,13 +303,12 @@ func isThreadPtr(t types.Type) bool {
 // checkKernel checks a kernel's signature and directives.
 func (u *unit) checkKernel(k *fn) {
 	fd := k.src.decl
-	sig := k.obj.Signature()
+	sig := k.sig
+	before := len(u.diags)
 	switch {
 	case fd.Recv != nil:
 		u.unsupported(fd.Name.Pos(), "a method as a kernel", "make the kernel a plain function")
-		return
-	case fd.Type.TypeParams != nil:
-		u.unsupported(fd.Name.Pos(), "a generic kernel", "write one kernel per element type")
+		k.bad = true
 		return
 	case sig.Results().Len() > 0:
 		u.unsupported(fd.Type.Results.Pos(), "a kernel with results", "write results into a slice parameter")
@@ -251,6 +317,7 @@ func (u *unit) checkKernel(k *fn) {
 	}
 	if sig.Params().Len() == 0 || !isThreadPtr(sig.Params().At(0).Type()) {
 		u.errorf(fd.Name.Pos(), "kernel %s must take a *kernel.Thread as its first parameter", fd.Name.Name)
+		k.bad = true
 		return
 	}
 	k.thread = sig.Params().At(0)
@@ -258,9 +325,14 @@ func (u *unit) checkKernel(k *fn) {
 		p := sig.Params().At(i)
 		u.checkParamType(p.Pos(), p.Type(), true)
 	}
+	if len(u.diags) > before {
+		k.bad = true
+	}
 	for _, d := range u.prog.funcDirectives(fd) {
 		u.used[d.pos] = true
 		switch d.name {
+		case "instantiate":
+			// kernelInstances
 		case "kernel":
 			if len(d.args) > 0 {
 				u.errorf(d.pos, "//gocu:kernel takes no arguments")
@@ -287,7 +359,7 @@ func (u *unit) checkKernel(k *fn) {
 				k.minBlocks = m
 			}
 		default:
-			u.errorf(d.pos, "unknown directive //gocu:%s before a kernel (known: kernel, noalias, launch_bounds)", d.name)
+			u.errorf(d.pos, "unknown directive //gocu:%s before a kernel (known: kernel, noalias, launch_bounds, instantiate)", d.name)
 		}
 	}
 }
@@ -362,8 +434,11 @@ func (u *unit) checkValueType(pos token.Pos, t types.Type) bool {
 			}
 			return true
 		case *types.Pointer:
-			if _, ok := t.Elem().Underlying().(*types.Array); ok {
-				return true
+			switch t.Elem().Underlying().(type) {
+			case *types.Array, *types.Struct:
+				// A shared array or struct from kernel.Shared, or a
+				// pointer receiver: the address of a variable.
+				return walk(t.Elem(), depth+1)
 			}
 			bad, instead = "a pointer", "use a slice, or the address &s[i] only as an atomic's argument"
 		case *types.Map:
@@ -376,6 +451,8 @@ func (u *unit) checkValueType(pos token.Pos, t types.Type) bool {
 			bad, instead = "a function value", "call the function directly"
 		case *types.Tuple:
 			return true
+		case *types.TypeParam:
+			return true // checked in each instance
 		default:
 			bad, instead = fmt.Sprintf("type %s", t), "use numbers, slices, arrays and structs of them"
 		}
@@ -396,7 +473,11 @@ func (u *unit) reach(f *fn) {
 	}
 	f.reached = true
 	f.visiting = true
-	defer func() { f.visiting = false }()
+	u.visiting[f.obj]++
+	defer func() {
+		f.visiting = false
+		u.visiting[f.obj]--
+	}()
 	info := u.info(f)
 	seen := map[*fn]bool{}
 	ast.Inspect(f.src.decl.Body, func(n ast.Node) bool {
@@ -409,29 +490,38 @@ func (u *unit) reach(f *fn) {
 				return true
 			}
 			switch callee.Pkg().Path() {
-			case kernelPath, "math", "math/bits", lowpPath:
-				return true
+			case kernelPath, "math", "math/bits", lowpPath, "fmt":
+				return true // translated where called (fmt: its print functions)
 			}
 			if isInterfaceMethod(callee) {
 				return true // rejected during translation
 			}
-			g := u.fns[callee.Origin()]
-			if g != nil && g.kernel {
+			if u.kernelObjs[callee.Origin()] {
 				u.unsupported(n.Pos(), "calling a kernel from a kernel", "move the shared code into a function both call")
 				return true
 			}
+			var targs []types.Type
+			if id := calleeIdent(n.Fun); id != nil {
+				targs, _ = f.typeArgsOf(id)
+			}
+			g := u.fns[keyOf(callee, targs)]
 			if g == nil {
 				src := u.prog.source(callee)
 				if src == nil || src.decl.Body == nil {
 					// A function from another package: standard library,
 					// assembly, or not loaded from source.
-					u.unsupported(n.Pos(), "calling "+funcDisplayName(callee), "kernels can call Go functions with bodies in your module, and the kernel, math and math/bits packages")
+					if !u.quietCall(callee) {
+						u.unsupported(n.Pos(), "calling "+funcDisplayName(callee), "kernels can call Go functions with bodies in your module, and the kernel, math and math/bits packages")
+					}
 					return true
 				}
-				g = &fn{src: src, obj: callee.Origin()}
-				u.fns[g.obj] = g
-				if !u.checkDevice(g, n.Pos()) {
+				if u.visiting[callee.Origin()] > 0 {
+					u.unsupported(n.Pos(), "recursion ("+funcDisplayName(callee)+" calls itself, directly or through other functions)", "rewrite it as a loop; GPU threads have tiny stacks")
 					return true
+				}
+				g = u.newFn(src, callee, targs, false)
+				if !u.checkDevice(g, n.Pos()) {
+					g.quiet = true
 				}
 			}
 			if g.visiting {
@@ -449,6 +539,17 @@ func (u *unit) reach(f *fn) {
 		}
 		return true
 	})
+}
+
+// quietCall reports whether a call of f needs no message: f's own
+// problems were reported already.
+func (u *unit) quietCall(f *types.Func) bool {
+	for k, g := range u.fns {
+		if k.obj == f.Origin() && (g.bad || g.quiet) {
+			return true
+		}
+	}
+	return false
 }
 
 func isInterfaceMethod(f *types.Func) bool {
@@ -476,18 +577,27 @@ func funcDisplayName(f *types.Func) string {
 // checkDevice checks the signature of a device function.
 func (u *unit) checkDevice(g *fn, callPos token.Pos) bool {
 	fd := g.src.decl
-	sig := g.obj.Signature()
+	sig := g.sig
 	ok := true
-	if fd.Type.TypeParams != nil || (sig.Recv() != nil && sig.RecvTypeParams().Len() > 0) {
-		u.unsupported(callPos, "calling the generic function "+funcDisplayName(g.obj), "write a non-generic function per element type")
-		return false
-	}
-	if recv := sig.Recv(); recv != nil {
-		if _, isPtr := types.Unalias(recv.Type()).(*types.Pointer); isPtr {
-			u.unsupported(callPos, "calling the pointer-receiver method "+funcDisplayName(g.obj), "use a value receiver and return the new value")
+	if recv := g.obj.Signature().Recv(); recv != nil {
+		if g.obj.Signature().RecvTypeParams().Len() > 0 {
+			u.unsupported(callPos, "calling a method of the generic type "+types.TypeString(recv.Type(), byName), "declare a non-generic type, or write a generic function that takes the value")
+			g.bad = true
 			return false
 		}
-		ok = u.checkValueType(fd.Recv.Pos(), recv.Type()) && ok
+		if p, isPtr := types.Unalias(recv.Type()).(*types.Pointer); isPtr {
+			switch p.Elem().Underlying().(type) {
+			case *types.Struct, *types.Array:
+				ok = u.checkValueType(fd.Recv.Pos(), p.Elem()) && ok
+			default:
+				u.unsupported(callPos, "calling the pointer-receiver method "+funcDisplayName(g.obj)+" of a "+types.TypeString(p.Elem().Underlying(), byName),
+					"pointer receivers are supported on struct and array types; use a value receiver and return the new value")
+				g.bad = true
+				return false
+			}
+		} else {
+			ok = u.checkValueType(fd.Recv.Pos(), recv.Type()) && ok
+		}
 	}
 	if sig.Variadic() {
 		u.unsupported(fd.Name.Pos(), "a variadic function", "pass a slice or a fixed number of arguments")
@@ -529,12 +639,16 @@ func (u *unit) checkDevice(g *fn, callPos token.Pos) bool {
 func (u *unit) checkTypeErrors() {
 	for _, e := range u.prog.typeErrors {
 		pos := parsePos(e.Pos)
+		reported := false
 		for _, f := range u.fns {
 			start := u.prog.fset.Position(f.src.decl.Pos())
 			end := u.prog.fset.Position(f.src.decl.End())
 			if start.Filename == pos.Filename && pos.Line >= start.Line && pos.Line <= end.Line {
-				u.diags = append(u.diags, Diagnostic{Pos: token.Position{Filename: relPath(u.prog.dir, pos.Filename), Line: pos.Line, Column: pos.Column}, Msg: e.Msg})
-				break
+				f.bad = true // its types are incomplete: not translated
+				if !reported {
+					reported = true
+					u.diags = append(u.diags, Diagnostic{Pos: token.Position{Filename: relPath(u.prog.dir, pos.Filename), Line: pos.Line, Column: pos.Column}, Msg: e.Msg})
+				}
 			}
 		}
 	}

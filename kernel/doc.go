@@ -26,6 +26,12 @@
 // without one; atomics (real atomic operations) and the arithmetic
 // functions work anywhere.
 //
+// Kernels may be generic (func Axpy[T kernel.Float](t *kernel.Thread, a T,
+// x, y []T), with the constraints Float, Integer and Number), read
+// package-level arrays of constants (constant memory on the GPU), call
+// methods with pointer receivers on what Shared returns, and print with
+// Printf or fmt.Printf; package gen documents each.
+//
 // Low-precision types (Half, BFloat16, FP8E4M3, FP8E5M2: package lowp's,
 // with the GPU's rounding) compute in float32 through ToBFloat16 and
 // Float32 and their kin. Tensor cores are reached warp by warp: MMABF16,

@@ -195,3 +195,16 @@ func TestReinterpret(t *testing.T) {
 		}()
 	}
 }
+
+func TestPrefixLines(t *testing.T) {
+	b, th := kernel.Dim3{X: 1, Y: 2, Z: 3}, kernel.Dim3{X: 4}
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"x = 1\n", "block (1,2,3) thread (4,0,0): x = 1\n"},
+		{"a\nb", "block (1,2,3) thread (4,0,0): a\nblock (1,2,3) thread (4,0,0): b\n"},
+	} {
+		if got := kernel.PrefixLines(b, th, c.in); got != c.want {
+			t.Errorf("PrefixLines(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -6,10 +6,15 @@ import (
 )
 
 // Shared returns the block's static shared-memory array of type A, which
-// must be an array type such as [256]float32 or [16][16]float32:
+// must be an array type such as [256]float32 or [16][16]float32, or a
+// struct of plain values:
 //
 //	tile := kernel.Shared[[16][16]float32](t)
 //	tile[ty][tx] = a[row*n+col]
+//
+// The result is a pointer, so methods with pointer receivers work on it:
+// with type Tile [32][33]float32 and func (m *Tile) Transpose(t *Thread),
+// kernel.Shared[Tile](t).Transpose(t) transposes the block's tile in place.
 //
 // Every thread of a block gets the same array; each call site is its own
 // allocation, in the order the calls run (two declarations on one line are

@@ -7,6 +7,23 @@ type Number interface {
 		~float32 | ~float64
 }
 
+// Float is the set of floating-point element types: the constraint of a
+// generic kernel such as
+//
+//	//gocu:kernel
+//	func Axpy[T kernel.Float](t *kernel.Thread, a T, x, y []T)
+//
+// which gocu gen compiles once for float32 and once for float64.
+type Float interface {
+	~float32 | ~float64
+}
+
+// Integer is the set of integer element types.
+type Integer interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~int |
+		~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uint
+}
+
 // Word is the set of types warp shuffles and atomics work on: 32- and 64-bit
 // integers and floats.
 type Word interface {

@@ -65,6 +65,11 @@ type Kernel struct {
 	// warpgroup MMAs (kernel.WGMMABF16 and its kin), which only sm_90a
 	// has: launchers refuse it on other GPUs, where it would trap.
 	ArchSpecific bool
+	// Prints is set when the kernel (or a function it calls) prints with
+	// fmt.Printf, fmt.Println or fmt.Print, which its twin does through
+	// kernel.Printf: the simulator then runs the twin in every mode, so
+	// that the output is ordered by block and thread.
+	Prints bool
 
 	// Func is the Go kernel function itself, Checked its instrumented twin
 	// for the simulator's checked mode (same signature, every element

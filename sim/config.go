@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -67,6 +68,10 @@ type Config struct {
 	// Timeout means no budget. LaunchContext adds a context's deadline and
 	// cancellation.
 	Timeout time.Duration
+	// Stdout receives the output of kernel.Printf (and of fmt.Printf in
+	// kernels translated by gocu gen) when the launch ends, ordered by
+	// block and thread; nil means os.Stdout.
+	Stdout io.Writer
 }
 
 // DefaultTimeout is the time budget of a launch that sets neither

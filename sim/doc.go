@@ -97,6 +97,19 @@
 // bytes of shadow memory; both stay hundreds of times faster than Numba's
 // simulator, which detects no races at all.
 //
+// # Printing
+//
+// kernel.Printf (and fmt.Printf, fmt.Println and fmt.Print in a kernel
+// translated by gocu gen, whose twin prints through kernel.Printf: for
+// such a kernel the launchers and Run run the twin in every mode) keeps
+// each thread's text until the launch ends, then writes it to
+// Config.Stdout (os.Stdout by default) ordered by block, in the order of
+// their linear index, and by thread within the block, every line prefixed
+// with both: "block (0,0,0) thread (3,0,0): x = 1". The output does not
+// depend on the schedule, and what threads printed before a launch failed
+// is written too. Like a GPU's printf buffer, a launch keeps at most 1 MiB
+// of text and notes that it dropped the rest.
+//
 // # Warps
 //
 // Warp operations follow CUDA's 32-lane rules: ShflSync takes the source

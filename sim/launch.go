@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -93,6 +94,9 @@ type launch struct {
 	err   *Error
 	errAt uint64
 
+	print  printState // kernel.Printf output
+	stdout io.Writer  // where it goes; nil: os.Stdout
+
 	budget  time.Duration // 0: none
 	expired atomic.Bool   // the budget ran out or the context is done
 	stopped []Party       // threads stopped after expiry, under mu
@@ -118,7 +122,7 @@ func newLaunch(cfg *Config, k *Kernel) (*launch, *Error) {
 		return nil, e
 	}
 	l := &launch{name: k.Name, f: k.Func, seed: seed, lim: lim, dyn: cfg.DynamicSharedBytes,
-		grid: shape(cfg.Grid), block: shape(cfg.Block), workers: cfg.workers(), budget: budget}
+		grid: shape(cfg.Grid), block: shape(cfg.Block), workers: cfg.workers(), budget: budget, stdout: cfg.Stdout}
 	if cfg.checked() {
 		if k.Checked == nil {
 			return nil, &Error{Kind: KindUsage, Seed: seed, Msg: fmt.Sprintf(
@@ -198,6 +202,7 @@ func (l *launch) run(ctx context.Context) *Error {
 
 // finish runs once every worker has returned.
 func (l *launch) finish() {
+	l.flushPrints()
 	if l.global != nil {
 		l.global.release()
 	}
@@ -219,6 +224,7 @@ func (l *launch) work(w *worker) {
 		}
 		w.cur.Store(0)
 		w.close()
+		l.collectPrints(w)
 	}()
 	for {
 		pos = l.next.Add(1) - 1
@@ -289,6 +295,7 @@ type worker struct {
 		s *kernel.Site
 		i uint32
 	}
+	prints []printed // kernel.Printf output of the worker's blocks
 }
 
 func newWorker(l *launch) *worker {

@@ -79,11 +79,20 @@ func KernelOf(fn any, args ...any) (Kernel, error) {
 		in[i] = av
 	}
 	k := Kernel{Name: name, Func: reflectCall(fv, in), Args: args}
+	_, km, registered := meta.Lookup(fn)
+	if registered {
+		k.Name = km.Name // Axpy[float32] rather than the runtime's Axpy[...]
+	}
 	if tw, ok := twins.Load(fv.Pointer()); ok {
 		k.Checked = reflectCall(tw.(reflect.Value), in)
-	} else if _, km, ok := meta.Lookup(fn); ok && km.Checked != nil {
+	} else if registered && km.Checked != nil {
 		if cv := reflect.ValueOf(km.Checked); cv.Type() == ft {
 			k.Checked = reflectCall(cv, in)
+			if km.Prints {
+				// fmt.Printf goes straight to standard output; the twin
+				// prints through kernel.Printf, in block and thread order.
+				k.Func = k.Checked
+			}
 		}
 	}
 	return k, nil

@@ -97,9 +97,9 @@ func (th *thread) Shared(_ *kernel.Thread, d kernel.SharedDecl) unsafe.Pointer {
 
 // declare allocates the block's next static shared declaration.
 func (b *block) declare(th *thread, t reflect.Type, pcs site) unsafe.Pointer {
-	if t == nil || t.Kind() != reflect.Array {
+	if t == nil || t.Kind() != reflect.Array && t.Kind() != reflect.Struct {
 		th.fail(&Error{Kind: KindUsage, Pos: posOf(pcs[:]), Op: "Shared",
-			Msg: fmt.Sprintf("kernel.Shared needs an array type such as [256]float32, not %s", typeName(t))})
+			Msg: fmt.Sprintf("kernel.Shared needs an array or struct type such as [256]float32, not %s", typeName(t))})
 	}
 	if bad := plainType(t); bad != "" {
 		th.fail(&Error{Kind: KindUsage, Pos: posOf(pcs[:]), Op: "Shared",
@@ -187,18 +187,39 @@ func (b *block) sharedMemory(off uintptr) (string, uintptr, reflect.Type) {
 	return "shared memory", off, nil
 }
 
-// elemPath renders the element of array type t at byte offset off, of the
-// given size, as Go indices such as "[3][2]"; "" if it is not one.
+// elemPath renders the element of array or struct type t at byte offset
+// off, of the given size, as Go indices and fields such as "[3][2]" or
+// ".Sum"; "" if it is not one.
 func elemPath(t reflect.Type, off, size uintptr) string {
 	path := ""
-	for t != nil && t.Kind() == reflect.Array && t.Size() > size {
-		es := t.Elem().Size()
-		if es == 0 {
-			return ""
+	for t != nil && t.Size() > size {
+		switch t.Kind() {
+		case reflect.Array:
+			es := t.Elem().Size()
+			if es == 0 {
+				return ""
+			}
+			path += fmt.Sprintf("[%d]", off/es)
+			off %= es
+			t = t.Elem()
+			continue
+		case reflect.Struct:
+			found := false
+			for i := range t.NumField() {
+				f := t.Field(i)
+				if off >= f.Offset && off < f.Offset+f.Type.Size() {
+					path += "." + f.Name
+					off -= f.Offset
+					t = f.Type
+					found = true
+					break
+				}
+			}
+			if found {
+				continue
+			}
 		}
-		path += fmt.Sprintf("[%d]", off/es)
-		off %= es
-		t = t.Elem()
+		return ""
 	}
 	if off != 0 || path == "" {
 		return ""

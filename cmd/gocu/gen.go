@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -9,10 +12,8 @@ import (
 )
 
 func newGenCmd() *cobra.Command {
-	var tags string
-	var cu bool
 	cmd := &cobra.Command{
-		Use:   "gen [packages]",
+		Use:   "gen [-tags list] [-cu] [packages]",
 		Short: "Translate Go kernels (//gocu:kernel) to CUDA C and write their launchers",
 		Long: `gocu gen translates every function marked //gocu:kernel in the packages
 (default: the one in the current directory), and every Go function those
@@ -28,24 +29,60 @@ Run it from go generate with this line in the package:
 
 Files are rewritten only when their contents change. Code outside the
 kernel subset is reported as file:line:col: what is not supported, and
-what to write instead; then nothing is written and the exit status is 1.`,
-		Example: "  gocu gen\n  gocu gen ./kernels/...\n  gocu gen -tags gpu ./...",
+what to write instead, every problem of the packages in one run (sorted,
+at most 50); then nothing is written and the exit status is 1.
+
+Flags are written as for the go command: -tags and --tags are the same.`,
+		Example:            "  gocu gen\n  gocu gen ./kernels/...\n  gocu gen -tags gpu ./...",
+		DisableFlagParsing: true, // Go-style flags: see parseGenFlags
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := gen.Config{CUDAFile: cu}
-			if tags != "" {
-				cfg.BuildFlags = []string{"-tags=" + tags}
+			cfg, pkgs, err := parseGenFlags(args)
+			if errors.Is(err, flag.ErrHelp) {
+				return cmd.Help()
 			}
-			diags, err := gen.Run(cfg, cmd.OutOrStdout(), args...)
+			if err != nil {
+				return fmt.Errorf("gocu gen: %w (see gocu gen --help)", err)
+			}
+			diags, err := gen.Run(cfg, cmd.OutOrStdout(), pkgs...)
 			if len(diags) > 0 {
 				for _, d := range diags {
 					fmt.Fprintln(cmd.ErrOrStderr(), d.String())
 				}
-				return fmt.Errorf("gocu gen: %d problem(s) in kernel code; nothing was written", len(diags))
+				n := len(diags)
+				var e *gen.Error
+				if errors.As(err, &e) && e.Omitted > 0 {
+					n += e.Omitted - 1 // the last line counts the omitted ones
+				}
+				return fmt.Errorf("gocu gen: %d problem(s) in kernel code; nothing was written", n)
 			}
 			return err // package gen's errors start with "gocu gen: "
 		},
 	}
-	cmd.Flags().StringVar(&tags, "tags", "", "comma-separated build tags, as for go build")
-	cmd.Flags().BoolVar(&cu, "cu", false, "also write the CUDA source as zz_gocu_<pkg>.cu, for reading")
+	// For the help text only: the flags are parsed by parseGenFlags.
+	cmd.Flags().String("tags", "", "comma-separated build tags, as for go build")
+	cmd.Flags().Bool("cu", false, "also write the CUDA source as zz_gocu_<pkg>.cu, for reading")
 	return cmd
+}
+
+// parseGenFlags parses gocu gen's arguments as the go command parses its
+// own: a flag may start with one dash or two (-tags gpu, --tags=gpu), and
+// flags come before the packages.
+func parseGenFlags(args []string) (gen.Config, []string, error) {
+	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	tags := fs.String("tags", "", "")
+	cu := fs.Bool("cu", false, "")
+	if err := fs.Parse(args); err != nil {
+		return gen.Config{}, nil, err
+	}
+	cfg := gen.Config{CUDAFile: *cu}
+	if *tags != "" {
+		cfg.BuildFlags = []string{"-tags=" + *tags}
+	}
+	for _, a := range fs.Args() {
+		if len(a) > 1 && a[0] == '-' {
+			return gen.Config{}, nil, fmt.Errorf("flag %s after the packages: put flags first", a)
+		}
+	}
+	return cfg, fs.Args(), nil
 }

@@ -79,3 +79,7 @@ __device__ inline unsigned long long atomicMax(unsigned long long* p, unsigned l
 __device__ inline int atomicCAS(int* p, int c, int v) { return __iAtomicCAS(p, c, v); }
 __device__ inline unsigned int atomicCAS(unsigned int* p, unsigned int c, unsigned int v) { return __uAtomicCAS(p, c, v); }
 __device__ inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long c, unsigned long long v) { return __ullAtomicCAS(p, c, v); }
+
+// printf, as CUDA's headers declare it (NVRTC provides it implicitly);
+// clang lowers device calls of it to vprintf with a packed argument buffer.
+extern "C" __device__ int printf(const char*, ...);

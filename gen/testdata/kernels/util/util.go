@@ -32,3 +32,11 @@ func SumRow(m []float32, r, n int32) float32 {
 
 // Lane returns the thread's lane; it takes the thread itself.
 func Lane(t *kernel.Thread) int32 { return t.LaneID() }
+
+// Lerp interpolates between a and b; a generic device function that kernels
+// of other packages instantiate.
+func Lerp[T kernel.Float](a, b, w T) T { return a + w*(b-a) }
+
+// Smooth is a table that kernels of other packages read: gocu gen puts it
+// in their module's constant memory.
+var Smooth = [3]float32{0.25, 0.5, 0.25}
