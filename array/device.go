@@ -28,6 +28,9 @@ type Maker struct {
 	poison    bool         // Empty fills new memory with 0xFF bytes (the simulator)
 	storages  sync.Pool    // released *storage objects, for reuse
 	tokens    sync.Pool    // free *lazyTokens, for reuse
+
+	prep backend.Preparer // be, if it keeps handles of planned programs
+	memo memoTable        // handles of programs evaluated last (memo.go)
 }
 
 // Precision selects how float32 matrix products are computed on a GPU, like
@@ -85,7 +88,7 @@ func newMaker(dev *gocu.Device) *Maker {
 			m.err = &Error{Op: "On", Kind: ErrDevice, Msg: fmt.Sprintf("cannot compute arrays on %v", dev), Cause: err}
 			return m
 		}
-		m.be, m.gpu = b, b
+		m.be, m.gpu, m.prep = b, b, b
 	case gocu.Sim:
 		b := cpu.New(simPoolBytes)
 		b.SetName("sim")

@@ -340,13 +340,29 @@ var evalScratches = sync.Pool{New: func() any { return new(evalScratch) }}
 // evalInto evaluates e (of the given shape) into out, after collapsing
 // the dimensions that are contiguous in every operand.
 func (d *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
+	if d.prep != nil && e.op != backend.OpInput {
+		done, err := d.evalMemoised(e, shape, out)
+		if done {
+			runtime.KeepAlive(e)
+			return err
+		}
+	}
 	sc := evalScratches.Get().(*evalScratch)
 	p := &sc.p
 	*p = backend.Program{Shape: shape, Inputs: p.Inputs[:0], Scalars: p.Scalars[:0], Nodes: p.Nodes[:0]}
 	sc.b = progBuild{p: p, shape: shape, done: sc.b.done[:0], leaves: sc.b.leaves[:0]}
 	sc.b.visit(e)
-	collapse(p, &out, sc.one[:])
-	err := d.be.Eval(p, out)
+	var err error
+	if m, slot := d.memoFor(e, p, sc.b.leaves, out); m != nil {
+		collapse(p, &out, sc.one[:])
+		m.h, err = d.prep.EvalPrepare(p, out)
+		if m.h != nil {
+			slot.Store(m)
+		}
+	} else {
+		collapse(p, &out, sc.one[:])
+		err = d.be.Eval(p, out)
+	}
 	runtime.KeepAlive(e)
 	// Drop what the lists point to: buffers, expressions.
 	clear(p.Inputs)
