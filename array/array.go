@@ -194,6 +194,9 @@ func (s *storage) addDep(d dep) {
 
 // flushDeps evaluates every pending expression that reads s.
 func (s *storage) flushDeps() {
+	if y := s.dev.youngReader(s); y != nil {
+		y.force("Assign") // a failure stays sticky in y
+	}
 	s.mu.Lock()
 	deps := s.deps
 	s.deps = nil
@@ -329,7 +332,7 @@ func (a *Array) force(op string) (snap, error) {
 		err = a.dev.evalInto(a.ex, a.shape, backend.Operand{Buf: st.buf, Layout: lay})
 		if err == nil {
 			a.st, a.lay, a.ex = st, lay, nil
-			a.dropToken()
+			a.notPending()
 			a.replaceHeld(st)
 			return snap{a.st, a.lay, nil}, nil
 		}
@@ -338,7 +341,7 @@ func (a *Array) force(op string) (snap, error) {
 	}
 	a.err = err
 	a.ex = nil
-	a.dropToken()
+	a.notPending()
 	a.replaceHeld(nil)
 	return snap{}, err
 }
@@ -371,7 +374,7 @@ func (a *Array) Close() error {
 	a.closed = true
 	a.st, a.ex = nil, nil
 	a.leaf.Store(nil)
-	a.dropToken()
+	a.notPending()
 	held := a.held
 	var tmp [len(a.held0)]*storage
 	if len(held) <= len(tmp) {

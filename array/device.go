@@ -29,6 +29,12 @@ type Maker struct {
 	storages  sync.Pool    // released *storage objects, for reuse
 	tokens    sync.Pool    // free *lazyTokens, for reuse
 
+	// young is the pending array made last, while it is not yet listed
+	// with the storages it reads (lazy.go); youngMu orders replacing it
+	// (and listing the one replaced) with flushes of those lists.
+	young   atomic.Pointer[Array]
+	youngMu sync.Mutex
+
 	prep backend.Preparer // be, if it keeps handles of planned programs
 	memo memoTable        // handles of programs evaluated last (memo.go)
 }

@@ -215,11 +215,74 @@ func (d *Maker) lazy(e *expr) *Array {
 	for _, s := range a.held {
 		s.retain()
 	}
-	w := d.newToken(a) // before the entries publish a
+	d.makeYoung(a)
+	return a
+}
+
+// A pending array must be found by in-place writes to the storages it
+// reads (Assign evaluates it first), so it is listed with them. Most
+// pending arrays are evaluated, or used by the next operation, before any
+// other pending array is made (x.Add(y).Eval(), or a chain): listing them
+// is work an in-place write will rarely need. So the array made last, the
+// Maker's young array, is not listed; it is when the next pending array
+// replaces it, if it is still pending then, and a flush looks at the young
+// array besides the storage's list. The young slot holds its array: a
+// pending array dropped while young is collected (and its storages' memory
+// freed by the backstop) once a later operation replaces it.
+
+// makeYoung makes the new pending array a the young one, listing the one
+// it replaces.
+func (d *Maker) makeYoung(a *Array) {
+	if d.young.CompareAndSwap(nil, a) {
+		return
+	}
+	d.youngMu.Lock()
+	old := d.young.Swap(a)
+	if old != nil {
+		old.list()
+	}
+	d.youngMu.Unlock()
+}
+
+// list puts a, if still pending, in the dependency lists of the storages
+// it reads.
+func (a *Array) list() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ex == nil || a.closed || a.tok != nil {
+		return
+	}
+	w := a.dev.newToken(a) // before the entries publish a
 	for _, s := range a.held {
 		s.addDep(w)
 	}
-	return a
+}
+
+// notPending drops what a held as a pending array: its token, or its
+// place as the young one. a.mu is held.
+func (a *Array) notPending() {
+	a.dropToken()
+	if d := a.dev; d.young.Load() == a {
+		d.young.CompareAndSwap(a, nil)
+	}
+}
+
+// youngReader returns the young array if it is a pending reader of s.
+func (d *Maker) youngReader(s *storage) *Array {
+	// Under the lock: a young array being replaced is listed by then.
+	d.youngMu.Lock()
+	y := d.young.Load()
+	d.youngMu.Unlock()
+	if y == nil {
+		return nil
+	}
+	y.mu.Lock()
+	reads := y.ex != nil && !y.closed && slices.Contains(y.held, s)
+	y.mu.Unlock()
+	if !reads {
+		return nil
+	}
+	return y
 }
 
 // operandExprs returns the expressions of array operands for a new node of
