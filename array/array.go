@@ -38,6 +38,11 @@ type Array struct {
 	tok   *lazyToken  // while pending with leaves: its dependency token
 	held  []*storage  // the storage references the array owns
 	held0 [2]*storage // held's backing for the usual one or two
+	// node is the pending expression's root when lazyNode made it (ex
+	// points here: one allocation for both); zero once evaluated or
+	// closed. Expressions of other arrays never point into it (exprOf
+	// gives them a copy), so that they do not keep the array alive.
+	node expr
 }
 
 // storage is a device buffer shared by the arrays that view it, reference
@@ -332,6 +337,7 @@ func (a *Array) force(op string) (snap, error) {
 		err = a.dev.evalInto(a.ex, a.shape, backend.Operand{Buf: st.buf, Layout: lay})
 		if err == nil {
 			a.st, a.lay, a.ex = st, lay, nil
+			a.node = expr{}
 			a.notPending()
 			a.replaceHeld(st)
 			return snap{a.st, a.lay, nil}, nil
@@ -340,7 +346,7 @@ func (a *Array) force(op string) (snap, error) {
 		err = deviceErr(op, err)
 	}
 	a.err = err
-	a.ex = nil
+	a.ex, a.node = nil, expr{}
 	a.notPending()
 	a.replaceHeld(nil)
 	return snap{}, err
@@ -372,7 +378,7 @@ func (a *Array) Close() error {
 		return nil
 	}
 	a.closed = true
-	a.st, a.ex = nil, nil
+	a.st, a.ex, a.node = nil, nil, expr{}
 	a.leaf.Store(nil)
 	a.notPending()
 	held := a.held

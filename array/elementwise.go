@@ -148,13 +148,13 @@ func (a *Array) unary(name string, op backend.Op) *Array {
 	switch {
 	case op.IsTranscendental():
 		dt = floatFor(dt)
-		return a.dev.lazy(computeNode(op, dt, dt, a.shape, castExpr(e, dt)))
+		return a.dev.lazyCompute(op, dt, dt, a.shape, castExpr(e, dt))
 	case op.IsPredicate():
 		if !dt.IsFloating() {
 			// Integers are never NaN or infinite.
 			return a.dev.lazy(fullExpr(scalar{kind: weakBool, b: op == backend.OpIsFinite}.as(Bool), a.shape))
 		}
-		return a.dev.lazy(computeNode(op, dt, Bool, a.shape, e))
+		return a.dev.lazyCompute(op, dt, Bool, a.shape, e)
 	case op == backend.OpNot:
 		return a.dev.lazy(node(op, Bool, a.shape, castExpr(e, Bool)))
 	case !backend.Supports(op, dt.Compute()):
@@ -172,7 +172,7 @@ func (a *Array) unary(name string, op backend.Op) *Array {
 	if identity {
 		return a.dev.lazy(node(backend.OpCast, dt, a.shape, e))
 	}
-	return a.dev.lazy(computeNode(op, dt, dt, a.shape, e))
+	return a.dev.lazyCompute(op, dt, dt, a.shape, e)
 }
 
 // fullExpr is a constant of the given shape.
@@ -238,7 +238,7 @@ func binaryOp(name string, op backend.Op, x, y any) *Array {
 	if err := exprs(es[:], &pn, name, shape, dt, ops); err != nil {
 		return failed(err)
 	}
-	return dev.lazy(computeNode(op, dt, res, shape, es[:]...))
+	return dev.lazyCompute(op, dt, res, shape, es[:]...)
 }
 
 // floatDiv is the dtype of true division: integers and bool divide in float64.
@@ -290,7 +290,7 @@ func Where(cond, x, y any) *Array {
 	if err := exprs(ve[:], &pn, name, shape, dt, ops[1:]); err != nil {
 		return failed(err)
 	}
-	return dev.lazy(computeNode(backend.OpWhere, dt, dt, shape, ce[0], ve[0], ve[1]))
+	return dev.lazyCompute(backend.OpWhere, dt, dt, shape, ce[0], ve[0], ve[1])
 }
 
 // Unary operations. Functions defined only on floats (Sqrt, Exp, Log, Sin,

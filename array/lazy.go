@@ -41,7 +41,14 @@ func scalarExpr(v backend.Scalar) *expr {
 }
 
 func node(op backend.Op, dt DType, shape []int, args ...*expr) *expr {
-	e := &expr{op: op, dt: dt, shape: shape, nodes: 1}
+	e := new(expr)
+	e.init(op, dt, shape, args)
+	return e
+}
+
+// init makes e the node of op over args.
+func (e *expr) init(op backend.Op, dt DType, shape []int, args []*expr) {
+	*e = expr{op: op, dt: dt, shape: shape, nodes: 1}
 	if len(args) > len(e.argv) {
 		panic("array: internal error: an expression node with more than 3 operands")
 	}
@@ -50,7 +57,6 @@ func node(op backend.Op, dt DType, shape []int, args ...*expr) *expr {
 		e.nodes += a.nodes
 		e.iota = e.iota || a.iota
 	}
-	return e
 }
 
 func castExpr(e *expr, dt DType) *expr {
@@ -107,6 +113,10 @@ func (a *Array) exprOf(op string, pn *pins) (*expr, error) {
 	if ex := a.ex; ex != nil {
 		if a.uses.Add(1) == 1 || ex.op == backend.OpScalar {
 			pn.add(a.held)
+			if ex == &a.node {
+				c := *ex // not a pointer into a (copied under a.mu)
+				ex = &c
+			}
 			a.mu.Unlock()
 			return ex, nil
 		}
@@ -201,13 +211,44 @@ func (e *expr) leaves() []*storage { return e.appendLeaves(nil) }
 // a huge array) is refused here, whichever operation built it.
 func (d *Maker) lazy(e *expr) *Array {
 	if _, ok := byteSize(e.dt, e.shape); !ok {
-		op := e.op.String()
-		if e.op == backend.OpCast {
-			op = "AsType"
-		}
-		return failed(tooBig(strings.ToUpper(op[:1])+op[1:], e.dt, e.shape))
+		return failed(tooBigExpr(e.op, e.dt, e.shape))
 	}
-	a := &Array{dev: d, dt: e.dt, shape: e.shape, ex: e}
+	return d.pend(&Array{dev: d, dt: e.dt, shape: e.shape, ex: e})
+}
+
+// lazyNode is lazy(node(op, dt, shape, args...)) with the node held in
+// the array (one allocation).
+func (d *Maker) lazyNode(op backend.Op, dt DType, shape []int, args ...*expr) *Array {
+	if _, ok := byteSize(dt, shape); !ok {
+		return failed(tooBigExpr(op, dt, shape))
+	}
+	a := &Array{dev: d, dt: dt, shape: shape}
+	a.node.init(op, dt, shape, args)
+	a.ex = &a.node
+	return d.pend(a)
+}
+
+// lazyCompute is lazy(computeNode(op, dt, res, shape, args...)).
+func (d *Maker) lazyCompute(op backend.Op, dt, res DType, shape []int, args ...*expr) *Array {
+	if dt.IsStorage() {
+		return d.lazy(computeNode(op, dt, res, shape, args...))
+	}
+	return d.lazyNode(op, res, shape, args...)
+}
+
+// tooBigExpr is the error of a result of op too large for an int.
+func tooBigExpr(op backend.Op, dt DType, shape []int) error {
+	name := op.String()
+	if op == backend.OpCast {
+		name = "AsType"
+	}
+	return tooBig(strings.ToUpper(name[:1])+name[1:], dt, shape)
+}
+
+// pend makes a, whose expression is set, pending: it takes references to
+// every storage the expression reads, to be found by writes to them.
+func (d *Maker) pend(a *Array) *Array {
+	e := a.ex
 	a.held = e.appendLeaves(a.held0[:0])
 	if len(a.held) == 0 {
 		return a
