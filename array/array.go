@@ -39,9 +39,10 @@ type Array struct {
 	held  []*storage  // the storage references the array owns
 	held0 [2]*storage // held's backing for the usual one or two
 	// node is the pending expression's root when lazyNode made it (ex
-	// points here: one allocation for both); zero once evaluated or
-	// closed. Expressions of other arrays never point into it (exprOf
-	// gives them a copy), so that they do not keep the array alive.
+	// points here: one allocation for both); its operands are dropped
+	// once it is evaluated or closed (dropNode). Expressions of other
+	// arrays never point into it (exprOf gives them a copy), so that they
+	// do not keep the array alive.
 	node expr
 }
 
@@ -337,7 +338,7 @@ func (a *Array) force(op string) (snap, error) {
 		err = a.dev.evalInto(a.ex, a.shape, backend.Operand{Buf: st.buf, Layout: lay})
 		if err == nil {
 			a.st, a.lay, a.ex = st, lay, nil
-			a.node = expr{}
+			a.dropNode()
 			a.notPending()
 			a.replaceHeld(st)
 			return snap{a.st, a.lay, nil}, nil
@@ -346,10 +347,21 @@ func (a *Array) force(op string) (snap, error) {
 		err = deviceErr(op, err)
 	}
 	a.err = err
-	a.ex, a.node = nil, expr{}
+	a.ex = nil
+	a.dropNode()
 	a.notPending()
 	a.replaceHeld(nil)
 	return snap{}, err
+}
+
+// dropNode drops what the array's node points to: the root of an
+// expression no longer pending points to nothing else (node only sets
+// argv and shape, the array's own), and must not keep its operands'
+// storages reachable. a.mu is held.
+func (a *Array) dropNode() {
+	if a.node.nargs != 0 {
+		a.node.argv, a.node.nargs = [3]*expr{}, 0
+	}
 }
 
 // replaceHeld makes st (or nothing) the array's only reference, releasing
@@ -378,7 +390,8 @@ func (a *Array) Close() error {
 		return nil
 	}
 	a.closed = true
-	a.st, a.ex, a.node = nil, nil, expr{}
+	a.st, a.ex = nil, nil
+	a.dropNode()
 	a.leaf.Store(nil)
 	a.notPending()
 	held := a.held

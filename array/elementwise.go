@@ -184,6 +184,13 @@ func fullExpr(v backend.Scalar, shape []int) *expr {
 
 // binaryOp builds an elementwise node of two operands.
 func binaryOp(name string, op backend.Op, x, y any) *Array {
+	if xa, ok := x.(*Array); ok {
+		if ya, ok := y.(*Array); ok {
+			if z := binaryArrays(op, xa, ya); z != nil {
+				return z
+			}
+		}
+	}
 	ox, err := toOperand(name, x)
 	if err != nil {
 		return failed(err)
@@ -192,8 +199,39 @@ func binaryOp(name string, op backend.Op, x, y any) *Array {
 	if err != nil {
 		return failed(err)
 	}
-	defer runtime.KeepAlive(ox.arr)
-	defer runtime.KeepAlive(oy.arr)
+	z := binaryOperands(name, op, ox, oy)
+	runtime.KeepAlive(ox.arr)
+	runtime.KeepAlive(oy.arr)
+	return z
+}
+
+// binaryArrays is binaryOp's usual case made short: two evaluated (open,
+// not failed) arrays of one device, dtype and shape, and an operation
+// whose result has their dtype (not a comparison, a logical operation or
+// an integer division, not a storage dtype). It returns nil for anything
+// else. What it builds is what the general path would: the node of op
+// over the two leaves (the same leaf twice for x op x).
+func binaryArrays(op backend.Op, x, y *Array) *Array {
+	if x == nil || y == nil {
+		return nil
+	}
+	ex, ey := x.leaf.Load(), y.leaf.Load() // nil unless evaluated, open and not failed
+	if ex == nil || ey == nil || x.dev != y.dev || x.dt != y.dt || !sameShape(x.shape, y.shape) {
+		return nil
+	}
+	dt := x.dt
+	if dt.IsStorage() || op.IsCompare() || op.IsLogical() || op == backend.OpDiv && !dt.IsFloating() || !backend.Supports(op, dt) {
+		return nil
+	}
+	r := len(x.shape)
+	z := x.dev.lazyNode(op, dt, x.shape[:r:r], ex, ey)
+	runtime.KeepAlive(x) // until z holds references to their storages
+	runtime.KeepAlive(y)
+	return z
+}
+
+// binaryOperands is binaryOp of resolved operands.
+func binaryOperands(name string, op backend.Op, ox, oy operand) *Array {
 	ops := []operand{ox, oy}
 	dev, err := device(name, ops)
 	if err != nil {
@@ -234,11 +272,13 @@ func binaryOp(name string, op backend.Op, x, y any) *Array {
 	}
 	var es [2]*expr
 	var pn pins
-	defer pn.release()
 	if err := exprs(es[:], &pn, name, shape, dt, ops); err != nil {
+		pn.release()
 		return failed(err)
 	}
-	return dev.lazyCompute(op, dt, res, shape, es[:]...)
+	z := dev.lazyCompute(op, dt, res, shape, es[:]...)
+	pn.release()
+	return z
 }
 
 // floatDiv is the dtype of true division: integers and bool divide in float64.

@@ -46,12 +46,14 @@ func node(op backend.Op, dt DType, shape []int, args ...*expr) *expr {
 	return e
 }
 
-// init makes e the node of op over args.
+// init makes e, which is zero, the node of op over args (field by field:
+// a struct assignment would copy, and while the collector marks, pass
+// through write barriers, all of e).
 func (e *expr) init(op backend.Op, dt DType, shape []int, args []*expr) {
-	*e = expr{op: op, dt: dt, shape: shape, nodes: 1}
 	if len(args) > len(e.argv) {
 		panic("array: internal error: an expression node with more than 3 operands")
 	}
+	e.op, e.dt, e.shape, e.nodes = op, dt, shape, 1
 	e.nargs = uint8(copy(e.argv[:], args))
 	for _, a := range args {
 		e.nodes += a.nodes

@@ -1,6 +1,10 @@
 package array
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+)
 
 // TestOverheadAllocs pins the allocations of a tiny elementwise operation,
 // evaluated and closed, on a backend that does nothing (the array layer's
@@ -72,4 +76,61 @@ func checkOverheadAllocsGPU(t *testing.T, g *Maker) {
 	if err := g.Sync(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// binaryArrays, binaryOp's short path for two evaluated arrays of one
+// dtype and shape, builds what the general path builds (the same node over
+// the same leaves) or leaves the case to it: every binary operation, every
+// dtype, the same array twice, and arrays that do not qualify (pending,
+// other shapes or dtypes).
+func TestBinaryShortPathBuildsTheGeneralExpression(t *testing.T) {
+	d := newDevice(nullBackend{}, nil)
+	dts := []DType{Bool, Uint8, Int8, Int32, Int64, Float16, BFloat16, Float32, Float64, Float8E4M3, Float8E5M2}
+	for op := backend.OpAdd; op <= backend.OpXor; op++ {
+		for _, dt := range dts {
+			x, y := d.Zeros(dt, 2, 3).Eval(), d.Zeros(dt, 2, 3).Eval()
+			_ = x.Add(x).Close() // makes the leaves the short path reads
+			_ = y.Add(y).Close()
+			for _, pair := range [][2]*Array{{x, y}, {x, x}} {
+				a, b := pair[0], pair[1]
+				short := binaryArrays(op, a, b)
+				general := binaryOperands("Op", op, operand{arr: a}, operand{arr: b})
+				if short == nil {
+					if general.err == nil && !dt.IsStorage() && !op.IsCompare() && !op.IsLogical() &&
+						(op != backend.OpDiv || dt.IsFloating()) {
+						t.Errorf("%v %v: not taken", op, dt)
+					}
+					general.Close()
+					continue
+				}
+				if general.err != nil {
+					t.Errorf("%v %v: the short path built what the general one refuses: %v", op, dt, general.err)
+				} else if !sameExpr(short.ex, general.ex) || short.dt != general.dt || !sameShape(short.shape, general.shape) {
+					t.Errorf("%v %v: the short path's expression differs from the general one's", op, dt)
+				}
+				short.Close()
+				general.Close()
+			}
+			for _, pair := range [][2]*Array{{x, x.Add(x)}, {x, d.Zeros(dt, 3).Eval()}, {x, d.Zeros(Float64, 2, 3).Eval()}} {
+				if dt != Float64 || pair[1].dt != Float64 {
+					if z := binaryArrays(op, pair[0], pair[1]); z != nil {
+						t.Errorf("%v %v: taken for operands it does not serve", op, dt)
+					}
+				}
+			}
+		}
+	}
+}
+
+// sameExpr compares expression trees by structure and leaves.
+func sameExpr(a, b *expr) bool {
+	if a.op != b.op || a.dt != b.dt || a.nargs != b.nargs || a.st != b.st || a.sc != b.sc || !sameShape(a.shape, b.shape) {
+		return false
+	}
+	for i := range a.args() {
+		if !sameExpr(a.argv[i], b.argv[i]) {
+			return false
+		}
+	}
+	return true
 }
