@@ -37,7 +37,12 @@ type Maker struct {
 
 	prep backend.Preparer // be, if it keeps handles of planned programs
 	memo memoTable        // handles of programs evaluated last (memo.go)
+
+	scalars [1 << scalarCacheBits]atomic.Pointer[expr] // recent scalar nodes (binaryScalar)
 }
+
+// scalarCacheBits sizes a Maker's cache of scalar nodes.
+const scalarCacheBits = 4
 
 // Precision selects how float32 matrix products are computed on a GPU, like
 // torch.set_float32_matmul_precision: FP32 ("highest") or TF32 ("high",

@@ -1,6 +1,7 @@
 package array
 
 import (
+	"math"
 	"runtime"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
@@ -185,10 +186,19 @@ func fullExpr(v backend.Scalar, shape []int) *expr {
 // binaryOp builds an elementwise node of two operands.
 func binaryOp(name string, op backend.Op, x, y any) *Array {
 	if xa, ok := x.(*Array); ok {
-		if ya, ok := y.(*Array); ok {
-			if z := binaryArrays(op, xa, ya); z != nil {
-				return z
-			}
+		var z *Array
+		switch yv := y.(type) {
+		case *Array:
+			z = binaryArrays(op, xa, yv)
+		case float64:
+			z = binaryScalar(op, xa, scalar{kind: weakFloat, f: yv})
+		case int:
+			z = binaryScalar(op, xa, scalar{kind: weakInt, i: int64(yv)})
+		case float32:
+			z = binaryScalar(op, xa, scalar{kind: weakFloat, f: float64(yv)})
+		}
+		if z != nil {
+			return z
 		}
 	}
 	ox, err := toOperand(name, x)
@@ -228,6 +238,44 @@ func binaryArrays(op backend.Op, x, y *Array) *Array {
 	runtime.KeepAlive(x) // until z holds references to their storages
 	runtime.KeepAlive(y)
 	return z
+}
+
+// binaryScalar is binaryOp's short path for an evaluated array and a Go
+// scalar that takes the array's dtype (NEP 50) and fits it, and an
+// operation whose result has that dtype, as binaryArrays; nil for anything
+// else. The scalar's node is shared with earlier operations that used the
+// same value (expressions are immutable).
+func binaryScalar(op backend.Op, x *Array, s scalar) *Array {
+	if x == nil {
+		return nil
+	}
+	ex := x.leaf.Load() // nil unless evaluated, open and not failed
+	if ex == nil {
+		return nil
+	}
+	dt := x.dt
+	if dt.IsStorage() || withWeak(dt, s) != dt || !s.fits(dt) || op.IsCompare() || op.IsLogical() ||
+		op == backend.OpDiv && !dt.IsFloating() || !backend.Supports(op, dt) {
+		return nil
+	}
+	r := len(x.shape)
+	z := x.dev.lazyNode(op, dt, x.shape[:r:r], ex, x.dev.scalarExpr(s.as(dt)))
+	runtime.KeepAlive(x) // until z holds a reference to its storage
+	return z
+}
+
+// scalarExpr is scalarExpr(v), from a small cache of the Maker's recent
+// scalar nodes (by dtype and bits).
+func (d *Maker) scalarExpr(v backend.Scalar) *expr {
+	fb := math.Float64bits(v.F)
+	h := (fb ^ uint64(v.I)*0x9e3779b97f4a7c15 ^ uint64(v.DType)) * 0xff51afd7ed558ccd
+	slot := &d.scalars[h>>(64-scalarCacheBits)]
+	if e := slot.Load(); e != nil && e.sc.DType == v.DType && e.sc.I == v.I && math.Float64bits(e.sc.F) == fb {
+		return e
+	}
+	e := scalarExpr(v)
+	slot.Store(e)
+	return e
 }
 
 // binaryOperands is binaryOp of resolved operands.

@@ -9,9 +9,9 @@ import (
 // TestOverheadAllocs pins the allocations of a tiny elementwise operation,
 // evaluated and closed, on a backend that does nothing (the array layer's
 // own): the result array, which holds its expression's root node, and the
-// backend's buffer; a scalar operand adds its node. Storage objects,
-// dependency tokens and evaluation scratch are recycled, operands' leaf
-// expressions cached. A new allocation here is a cost on every operation
+// backend's buffer. Storage objects, dependency tokens and evaluation
+// scratch are recycled, operands' leaf expressions and recent scalars'
+// nodes cached. A new allocation here is a cost on every operation
 // on every device (BenchmarkOverheadGPU reports allocs/op on the device).
 func TestOverheadAllocs(t *testing.T) {
 	if raceEnabled {
@@ -25,9 +25,10 @@ func TestOverheadAllocs(t *testing.T) {
 		max  float64
 	}{
 		{"x.Add(y)", func() *Array { return x.Add(y) }, 2},
-		{"x.Add(1)", func() *Array { return x.Add(1) }, 3},
+		{"x.Add(1)", func() *Array { return x.Add(1) }, 2},
 		{"x.Exp()", func() *Array { return x.Exp() }, 2},
-		// x.Mul(y)'s node is copied into the expression that uses it;
+		// x.Mul(y)'s node is copied into the expression that uses it, the
+		// general path makes the scalar's node;
 		// x.Mul(y) is listed with x and y when x.Mul(y).Add(1) replaces it
 		// as the young array, and dropped with its dependency token, which
 		// is not recycled: a token and its weak pointer more.
@@ -62,7 +63,7 @@ func checkOverheadAllocsGPU(t *testing.T, g *Maker) {
 		max  float64
 	}{
 		{"x.Add(y)", func() *Array { return x.Add(y) }, 2},
-		{"x.Add(1)", func() *Array { return x.Add(1) }, 3},
+		{"x.Add(1)", func() *Array { return x.Add(1) }, 2},
 	} {
 		closing(c.op().Eval()) // compiles and plans
 		n := testing.AllocsPerRun(2000, func() {
@@ -78,11 +79,12 @@ func checkOverheadAllocsGPU(t *testing.T, g *Maker) {
 	}
 }
 
-// binaryArrays, binaryOp's short path for two evaluated arrays of one
-// dtype and shape, builds what the general path builds (the same node over
-// the same leaves) or leaves the case to it: every binary operation, every
-// dtype, the same array twice, and arrays that do not qualify (pending,
-// other shapes or dtypes).
+// binaryArrays and binaryScalar, binaryOp's short paths for two evaluated
+// arrays of one dtype and shape and for an array and a Go scalar, build
+// what the general path builds (the same node over the same leaves and
+// scalar) or leave the case to it: every binary operation, every dtype,
+// the same array twice, scalars that change the dtype or do not fit, and
+// arrays that do not qualify (pending, other shapes or dtypes).
 func TestBinaryShortPathBuildsTheGeneralExpression(t *testing.T) {
 	d := newDevice(nullBackend{}, nil)
 	dts := []DType{Bool, Uint8, Int8, Int32, Int64, Float16, BFloat16, Float32, Float64, Float8E4M3, Float8E5M2}
@@ -107,6 +109,26 @@ func TestBinaryShortPathBuildsTheGeneralExpression(t *testing.T) {
 					t.Errorf("%v %v: the short path built what the general one refuses: %v", op, dt, general.err)
 				} else if !sameExpr(short.ex, general.ex) || short.dt != general.dt || !sameShape(short.shape, general.shape) {
 					t.Errorf("%v %v: the short path's expression differs from the general one's", op, dt)
+				}
+				short.Close()
+				general.Close()
+			}
+			for _, v := range []any{1.5, 3, 300, -1, float32(2.5), 0.0} {
+				sv, _, _ := scalarOf(v)
+				short := binaryScalar(op, x, sv)
+				general := binaryOperands("Op", op, operand{arr: x}, operand{sc: sv})
+				if short == nil {
+					if general.err == nil && !dt.IsStorage() && !op.IsCompare() && !op.IsLogical() &&
+						(op != backend.OpDiv || dt.IsFloating()) && withWeak(dt, sv) == dt && sv.fits(dt) {
+						t.Errorf("%v %v %v: not taken", op, dt, v)
+					}
+					general.Close()
+					continue
+				}
+				if general.err != nil {
+					t.Errorf("%v %v %v: the short path built what the general one refuses: %v", op, dt, v, general.err)
+				} else if !sameExpr(short.ex, general.ex) || short.dt != general.dt || !sameShape(short.shape, general.shape) {
+					t.Errorf("%v %v %v: the short path's expression differs from the general one's", op, dt, v)
 				}
 				short.Close()
 				general.Close()
