@@ -223,12 +223,16 @@ func (d *Maker) alloc(op string, dt DType, shape []int) (*storage, error) {
 	if !ok {
 		return nil, tooBig(op, dt, shape)
 	}
-	n := nb / max(dt.Size(), 1)
+	return d.allocN(op, dt, shape, nb/max(dt.Size(), 1))
+}
+
+// allocN is alloc of the n elements of shape, which fit.
+func (d *Maker) allocN(op string, dt DType, shape []int, n int) (*storage, error) {
 	buf, err := d.be.Alloc(dt, n)
-	if errors.Is(err, ErrOutOfMemory) {
-		return nil, outOfMemory(op, dt, shape, d.String(), err)
-	}
 	if err != nil {
+		if errors.Is(err, ErrOutOfMemory) {
+			return nil, outOfMemory(op, dt, shape, d.String(), err)
+		}
 		return nil, deviceErr(op, err)
 	}
 	return d.newStorage(buf, nil), nil
@@ -332,7 +336,7 @@ func (a *Array) force(op string) (snap, error) {
 	if a.ex == nil {
 		return snap{a.st, a.lay, nil}, nil
 	}
-	st, err := a.dev.alloc(op, a.dt, a.shape)
+	st, err := a.dev.allocN(op, a.dt, a.shape, backend.Size(a.shape)) // lazy checked the size
 	if err == nil {
 		lay := contiguousLayout(a.shape)
 		err = a.dev.evalInto(a.ex, a.shape, backend.Operand{Buf: st.buf, Layout: lay})

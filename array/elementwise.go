@@ -234,7 +234,7 @@ func binaryArrays(op backend.Op, x, y *Array) *Array {
 		return nil
 	}
 	r := len(x.shape)
-	z := x.dev.lazyNode(op, dt, x.shape[:r:r], ex, ey)
+	z := x.dev.pendNode(op, dt, x.shape[:r:r], ex, ey) // x's dtype and shape: the size fits
 	runtime.KeepAlive(x) // until z holds references to their storages
 	runtime.KeepAlive(y)
 	return z
@@ -259,7 +259,7 @@ func binaryScalar(op backend.Op, x *Array, s scalar) *Array {
 		return nil
 	}
 	r := len(x.shape)
-	z := x.dev.lazyNode(op, dt, x.shape[:r:r], ex, x.dev.scalarExpr(s.as(dt)))
+	z := x.dev.pendNode(op, dt, x.shape[:r:r], ex, x.dev.scalarExpr(s.as(dt)))
 	runtime.KeepAlive(x) // until z holds a reference to its storage
 	return z
 }

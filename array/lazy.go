@@ -54,8 +54,9 @@ func (e *expr) init(op backend.Op, dt DType, shape []int, args []*expr) {
 		panic("array: internal error: an expression node with more than 3 operands")
 	}
 	e.op, e.dt, e.shape, e.nodes = op, dt, shape, 1
-	e.nargs = uint8(copy(e.argv[:], args))
-	for _, a := range args {
+	e.nargs = uint8(len(args))
+	for i, a := range args {
+		e.argv[i] = a // not copy: typedslicecopy is a call
 		e.nodes += a.nodes
 		e.iota = e.iota || a.iota
 	}
@@ -183,6 +184,27 @@ func (e *expr) appendLeaves(dst []*storage) []*storage {
 	if e.op == backend.OpInput {
 		return append(dst, e.st)
 	}
+	// The usual node: its operands are leaves and scalars.
+	flat := true
+	for _, a := range e.args() {
+		if a.nodes != 1 {
+			flat = false
+			break
+		}
+	}
+	if !flat {
+		return e.appendLeavesWalk(dst)
+	}
+	for _, a := range e.args() {
+		if a.op == backend.OpInput && !slices.Contains(dst, a.st) {
+			dst = append(dst, a.st)
+		}
+	}
+	return dst
+}
+
+// appendLeavesWalk is appendLeaves of any expression.
+func (e *expr) appendLeavesWalk(dst []*storage) []*storage {
 	// Expressions are small (maxExprNodes): linear sets beat maps, and an
 	// explicit stack keeps the walk's lists off the heap.
 	var seenArr, stackArr [maxExprNodes + 8]*expr
@@ -224,6 +246,12 @@ func (d *Maker) lazyNode(op backend.Op, dt DType, shape []int, args ...*expr) *A
 	if _, ok := byteSize(dt, shape); !ok {
 		return failed(tooBigExpr(op, dt, shape))
 	}
+	return d.pendNode(op, dt, shape, args...)
+}
+
+// pendNode is lazyNode for a result whose size is known to fit (the
+// shape and dtype of an existing array).
+func (d *Maker) pendNode(op backend.Op, dt DType, shape []int, args ...*expr) *Array {
 	a := &Array{dev: d, dt: dt, shape: shape}
 	a.node.init(op, dt, shape, args)
 	a.ex = &a.node

@@ -90,7 +90,6 @@ func (t *memoTable) admit(set int) int {
 // memoWalk is a comparing walk of an expression against a memo.
 type memoWalk struct {
 	m      *evalMemo
-	shape  []int
 	done   [memoNodes]*expr
 	nd     int
 	leaves [memoInputs]*expr
@@ -158,7 +157,23 @@ func (w *memoWalk) visit(e *expr) (int32, bool) {
 }
 
 func sameLayout(a, b *backend.Layout) bool {
-	return a.Offset == b.Offset && slices.Equal(a.Shape, b.Shape) && slices.Equal(a.Strides, b.Strides)
+	return a.Offset == b.Offset && sameInts(a.Shape, b.Shape) && sameInts(a.Strides, b.Strides)
+}
+
+// sameInts is slices.Equal, first by identity (layouts share slices).
+func sameInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // evalMemoised evaluates e into out through a memo, and reports whether it
@@ -167,10 +182,10 @@ func (d *Maker) evalMemoised(e *expr, shape []int, out backend.Operand) (bool, e
 	ways := &d.memo[memoSet(e, shape)]
 	for w := range ways {
 		m := ways[w].Load()
-		if m == nil || !slices.Equal(m.shape, shape) || !sameLayout(&m.out, &out.Layout) {
+		if m == nil || !sameInts(m.shape, shape) || !sameLayout(&m.out, &out.Layout) {
 			continue
 		}
-		mw := memoWalk{m: m, shape: shape}
+		mw := memoWalk{m: m}
 		if _, ok := mw.visit(e); !ok || mw.nd != m.nn || mw.nl != m.ni || mw.ns != m.ns {
 			continue
 		}

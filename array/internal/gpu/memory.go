@@ -83,7 +83,7 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 	bytes := n * dt.Size()
 	g := &Buffer{dt: dt, n: n, be: b}
 	mem, err := b.dev.AllocInto(&g.blk, b.stream, bytes)
-	if errors.Is(err, cuda.ErrOutOfMemory) && !b.capturing() { // the retry waits for the device
+	if err != nil && errors.Is(err, cuda.ErrOutOfMemory) && !b.capturing() { // the retry waits for the device
 		collectGarbage()
 		b.Trim()
 		mem, err = b.dev.AllocInto(&g.blk, b.stream, bytes)
