@@ -38,6 +38,12 @@ type Array struct {
 	tok   *lazyToken  // while pending with leaves: its dependency token
 	held  []*storage  // the storage references the array owns
 	held0 [2]*storage // held's backing for the usual one or two
+	// node is the pending expression's root when lazyNode made it (ex
+	// points here: one allocation for both); its operands are dropped
+	// once it is evaluated or closed (dropNode). Expressions of other
+	// arrays never point into it (exprOf gives them a copy), so that they
+	// do not keep the array alive.
+	node expr
 }
 
 // storage is a device buffer shared by the arrays that view it, reference
@@ -194,6 +200,9 @@ func (s *storage) addDep(d dep) {
 
 // flushDeps evaluates every pending expression that reads s.
 func (s *storage) flushDeps() {
+	if y := s.dev.youngReader(s); y != nil {
+		y.force("Assign") // a failure stays sticky in y
+	}
 	s.mu.Lock()
 	deps := s.deps
 	s.deps = nil
@@ -214,12 +223,16 @@ func (d *Maker) alloc(op string, dt DType, shape []int) (*storage, error) {
 	if !ok {
 		return nil, tooBig(op, dt, shape)
 	}
-	n := nb / max(dt.Size(), 1)
+	return d.allocN(op, dt, shape, nb/max(dt.Size(), 1))
+}
+
+// allocN is alloc of the n elements of shape, which fit.
+func (d *Maker) allocN(op string, dt DType, shape []int, n int) (*storage, error) {
 	buf, err := d.be.Alloc(dt, n)
-	if errors.Is(err, ErrOutOfMemory) {
-		return nil, outOfMemory(op, dt, shape, d.String(), err)
-	}
 	if err != nil {
+		if errors.Is(err, ErrOutOfMemory) {
+			return nil, outOfMemory(op, dt, shape, d.String(), err)
+		}
 		return nil, deviceErr(op, err)
 	}
 	return d.newStorage(buf, nil), nil
@@ -323,13 +336,14 @@ func (a *Array) force(op string) (snap, error) {
 	if a.ex == nil {
 		return snap{a.st, a.lay, nil}, nil
 	}
-	st, err := a.dev.alloc(op, a.dt, a.shape)
+	st, err := a.dev.allocN(op, a.dt, a.shape, backend.Size(a.shape)) // lazy checked the size
 	if err == nil {
 		lay := contiguousLayout(a.shape)
 		err = a.dev.evalInto(a.ex, a.shape, backend.Operand{Buf: st.buf, Layout: lay})
 		if err == nil {
 			a.st, a.lay, a.ex = st, lay, nil
-			a.dropToken()
+			a.dropNode()
+			a.notPending()
 			a.replaceHeld(st)
 			return snap{a.st, a.lay, nil}, nil
 		}
@@ -338,9 +352,20 @@ func (a *Array) force(op string) (snap, error) {
 	}
 	a.err = err
 	a.ex = nil
-	a.dropToken()
+	a.dropNode()
+	a.notPending()
 	a.replaceHeld(nil)
 	return snap{}, err
+}
+
+// dropNode drops what the array's node points to: the root of an
+// expression no longer pending points to nothing else (node only sets
+// argv and shape, the array's own), and must not keep its operands'
+// storages reachable. a.mu is held.
+func (a *Array) dropNode() {
+	if a.node.nargs != 0 {
+		a.node.argv, a.node.nargs = [3]*expr{}, 0
+	}
 }
 
 // replaceHeld makes st (or nothing) the array's only reference, releasing
@@ -370,8 +395,9 @@ func (a *Array) Close() error {
 	}
 	a.closed = true
 	a.st, a.ex = nil, nil
+	a.dropNode()
 	a.leaf.Store(nil)
-	a.dropToken()
+	a.notPending()
 	held := a.held
 	var tmp [len(a.held0)]*storage
 	if len(held) <= len(tmp) {

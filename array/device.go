@@ -28,7 +28,21 @@ type Maker struct {
 	poison    bool         // Empty fills new memory with 0xFF bytes (the simulator)
 	storages  sync.Pool    // released *storage objects, for reuse
 	tokens    sync.Pool    // free *lazyTokens, for reuse
+
+	// young is the pending array made last, while it is not yet listed
+	// with the storages it reads (lazy.go); youngMu orders replacing it
+	// (and listing the one replaced) with flushes of those lists.
+	young   atomic.Pointer[Array]
+	youngMu sync.Mutex
+
+	prep backend.Preparer // be, if it keeps handles of planned programs
+	memo memoTable        // handles of programs evaluated last (memo.go)
+
+	scalars [1 << scalarCacheBits]atomic.Pointer[expr] // recent scalar nodes (binaryScalar)
 }
+
+// scalarCacheBits sizes a Maker's cache of scalar nodes.
+const scalarCacheBits = 4
 
 // Precision selects how float32 matrix products are computed on a GPU, like
 // torch.set_float32_matmul_precision: FP32 ("highest") or TF32 ("high",
@@ -85,7 +99,7 @@ func newMaker(dev *gocu.Device) *Maker {
 			m.err = &Error{Op: "On", Kind: ErrDevice, Msg: fmt.Sprintf("cannot compute arrays on %v", dev), Cause: err}
 			return m
 		}
-		m.be, m.gpu = b, b
+		m.be, m.gpu, m.prep = b, b, b
 	case gocu.Sim:
 		b := cpu.New(simPoolBytes)
 		b.SetName("sim")

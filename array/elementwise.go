@@ -1,6 +1,7 @@
 package array
 
 import (
+	"math"
 	"runtime"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
@@ -148,13 +149,13 @@ func (a *Array) unary(name string, op backend.Op) *Array {
 	switch {
 	case op.IsTranscendental():
 		dt = floatFor(dt)
-		return a.dev.lazy(computeNode(op, dt, dt, a.shape, castExpr(e, dt)))
+		return a.dev.lazyCompute(op, dt, dt, a.shape, castExpr(e, dt))
 	case op.IsPredicate():
 		if !dt.IsFloating() {
 			// Integers are never NaN or infinite.
 			return a.dev.lazy(fullExpr(scalar{kind: weakBool, b: op == backend.OpIsFinite}.as(Bool), a.shape))
 		}
-		return a.dev.lazy(computeNode(op, dt, Bool, a.shape, e))
+		return a.dev.lazyCompute(op, dt, Bool, a.shape, e)
 	case op == backend.OpNot:
 		return a.dev.lazy(node(op, Bool, a.shape, castExpr(e, Bool)))
 	case !backend.Supports(op, dt.Compute()):
@@ -172,7 +173,7 @@ func (a *Array) unary(name string, op backend.Op) *Array {
 	if identity {
 		return a.dev.lazy(node(backend.OpCast, dt, a.shape, e))
 	}
-	return a.dev.lazy(computeNode(op, dt, dt, a.shape, e))
+	return a.dev.lazyCompute(op, dt, dt, a.shape, e)
 }
 
 // fullExpr is a constant of the given shape.
@@ -184,6 +185,22 @@ func fullExpr(v backend.Scalar, shape []int) *expr {
 
 // binaryOp builds an elementwise node of two operands.
 func binaryOp(name string, op backend.Op, x, y any) *Array {
+	if xa, ok := x.(*Array); ok {
+		var z *Array
+		switch yv := y.(type) {
+		case *Array:
+			z = binaryArrays(op, xa, yv)
+		case float64:
+			z = binaryScalar(op, xa, scalar{kind: weakFloat, f: yv})
+		case int:
+			z = binaryScalar(op, xa, scalar{kind: weakInt, i: int64(yv)})
+		case float32:
+			z = binaryScalar(op, xa, scalar{kind: weakFloat, f: float64(yv)})
+		}
+		if z != nil {
+			return z
+		}
+	}
 	ox, err := toOperand(name, x)
 	if err != nil {
 		return failed(err)
@@ -192,8 +209,77 @@ func binaryOp(name string, op backend.Op, x, y any) *Array {
 	if err != nil {
 		return failed(err)
 	}
-	defer runtime.KeepAlive(ox.arr)
-	defer runtime.KeepAlive(oy.arr)
+	z := binaryOperands(name, op, ox, oy)
+	runtime.KeepAlive(ox.arr)
+	runtime.KeepAlive(oy.arr)
+	return z
+}
+
+// binaryArrays is binaryOp's usual case made short: two evaluated (open,
+// not failed) arrays of one device, dtype and shape, and an operation
+// whose result has their dtype (not a comparison, a logical operation or
+// an integer division, not a storage dtype). It returns nil for anything
+// else. What it builds is what the general path would: the node of op
+// over the two leaves (the same leaf twice for x op x).
+func binaryArrays(op backend.Op, x, y *Array) *Array {
+	if x == nil || y == nil {
+		return nil
+	}
+	ex, ey := x.leaf.Load(), y.leaf.Load() // nil unless evaluated, open and not failed
+	if ex == nil || ey == nil || x.dev != y.dev || x.dt != y.dt || !sameShape(x.shape, y.shape) {
+		return nil
+	}
+	dt := x.dt
+	if dt.IsStorage() || op.IsCompare() || op.IsLogical() || op == backend.OpDiv && !dt.IsFloating() || !backend.Supports(op, dt) {
+		return nil
+	}
+	r := len(x.shape)
+	z := x.dev.pendNode(op, dt, x.shape[:r:r], ex, ey) // x's dtype and shape: the size fits
+	runtime.KeepAlive(x) // until z holds references to their storages
+	runtime.KeepAlive(y)
+	return z
+}
+
+// binaryScalar is binaryOp's short path for an evaluated array and a Go
+// scalar that takes the array's dtype (NEP 50) and fits it, and an
+// operation whose result has that dtype, as binaryArrays; nil for anything
+// else. The scalar's node is shared with earlier operations that used the
+// same value (expressions are immutable).
+func binaryScalar(op backend.Op, x *Array, s scalar) *Array {
+	if x == nil {
+		return nil
+	}
+	ex := x.leaf.Load() // nil unless evaluated, open and not failed
+	if ex == nil {
+		return nil
+	}
+	dt := x.dt
+	if dt.IsStorage() || withWeak(dt, s) != dt || !s.fits(dt) || op.IsCompare() || op.IsLogical() ||
+		op == backend.OpDiv && !dt.IsFloating() || !backend.Supports(op, dt) {
+		return nil
+	}
+	r := len(x.shape)
+	z := x.dev.pendNode(op, dt, x.shape[:r:r], ex, x.dev.scalarExpr(s.as(dt)))
+	runtime.KeepAlive(x) // until z holds a reference to its storage
+	return z
+}
+
+// scalarExpr is scalarExpr(v), from a small cache of the Maker's recent
+// scalar nodes (by dtype and bits).
+func (d *Maker) scalarExpr(v backend.Scalar) *expr {
+	fb := math.Float64bits(v.F)
+	h := (fb ^ uint64(v.I)*0x9e3779b97f4a7c15 ^ uint64(v.DType)) * 0xff51afd7ed558ccd
+	slot := &d.scalars[h>>(64-scalarCacheBits)]
+	if e := slot.Load(); e != nil && e.sc.DType == v.DType && e.sc.I == v.I && math.Float64bits(e.sc.F) == fb {
+		return e
+	}
+	e := scalarExpr(v)
+	slot.Store(e)
+	return e
+}
+
+// binaryOperands is binaryOp of resolved operands.
+func binaryOperands(name string, op backend.Op, ox, oy operand) *Array {
 	ops := []operand{ox, oy}
 	dev, err := device(name, ops)
 	if err != nil {
@@ -234,11 +320,13 @@ func binaryOp(name string, op backend.Op, x, y any) *Array {
 	}
 	var es [2]*expr
 	var pn pins
-	defer pn.release()
 	if err := exprs(es[:], &pn, name, shape, dt, ops); err != nil {
+		pn.release()
 		return failed(err)
 	}
-	return dev.lazy(computeNode(op, dt, res, shape, es[:]...))
+	z := dev.lazyCompute(op, dt, res, shape, es[:]...)
+	pn.release()
+	return z
 }
 
 // floatDiv is the dtype of true division: integers and bool divide in float64.
@@ -290,7 +378,7 @@ func Where(cond, x, y any) *Array {
 	if err := exprs(ve[:], &pn, name, shape, dt, ops[1:]); err != nil {
 		return failed(err)
 	}
-	return dev.lazy(computeNode(backend.OpWhere, dt, dt, shape, ce[0], ve[0], ve[1]))
+	return dev.lazyCompute(backend.OpWhere, dt, dt, shape, ce[0], ve[0], ve[1])
 }
 
 // Unary operations. Functions defined only on floats (Sqrt, Exp, Log, Sin,

@@ -468,6 +468,7 @@ func shapeName(s []int) string { return fmt.Sprint(s) }
 // gocu device.
 func newDevice(be backend.Backend, g *gpu.Backend) *Maker {
 	m := &Maker{be: be, gpu: g}
+	m.prep, _ = be.(backend.Preparer)
 	m.precision.Store(-1)
 	return m
 }

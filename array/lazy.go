@@ -41,16 +41,25 @@ func scalarExpr(v backend.Scalar) *expr {
 }
 
 func node(op backend.Op, dt DType, shape []int, args ...*expr) *expr {
-	e := &expr{op: op, dt: dt, shape: shape, nodes: 1}
+	e := new(expr)
+	e.init(op, dt, shape, args)
+	return e
+}
+
+// init makes e, which is zero, the node of op over args (field by field:
+// a struct assignment would copy, and while the collector marks, pass
+// through write barriers, all of e).
+func (e *expr) init(op backend.Op, dt DType, shape []int, args []*expr) {
 	if len(args) > len(e.argv) {
 		panic("array: internal error: an expression node with more than 3 operands")
 	}
-	e.nargs = uint8(copy(e.argv[:], args))
-	for _, a := range args {
+	e.op, e.dt, e.shape, e.nodes = op, dt, shape, 1
+	e.nargs = uint8(len(args))
+	for i, a := range args {
+		e.argv[i] = a // not copy: typedslicecopy is a call
 		e.nodes += a.nodes
 		e.iota = e.iota || a.iota
 	}
-	return e
 }
 
 func castExpr(e *expr, dt DType) *expr {
@@ -107,6 +116,10 @@ func (a *Array) exprOf(op string, pn *pins) (*expr, error) {
 	if ex := a.ex; ex != nil {
 		if a.uses.Add(1) == 1 || ex.op == backend.OpScalar {
 			pn.add(a.held)
+			if ex == &a.node {
+				c := *ex // not a pointer into a (copied under a.mu)
+				ex = &c
+			}
 			a.mu.Unlock()
 			return ex, nil
 		}
@@ -171,6 +184,27 @@ func (e *expr) appendLeaves(dst []*storage) []*storage {
 	if e.op == backend.OpInput {
 		return append(dst, e.st)
 	}
+	// The usual node: its operands are leaves and scalars.
+	flat := true
+	for _, a := range e.args() {
+		if a.nodes != 1 {
+			flat = false
+			break
+		}
+	}
+	if !flat {
+		return e.appendLeavesWalk(dst)
+	}
+	for _, a := range e.args() {
+		if a.op == backend.OpInput && !slices.Contains(dst, a.st) {
+			dst = append(dst, a.st)
+		}
+	}
+	return dst
+}
+
+// appendLeavesWalk is appendLeaves of any expression.
+func (e *expr) appendLeavesWalk(dst []*storage) []*storage {
 	// Expressions are small (maxExprNodes): linear sets beat maps, and an
 	// explicit stack keeps the walk's lists off the heap.
 	var seenArr, stackArr [maxExprNodes + 8]*expr
@@ -201,13 +235,50 @@ func (e *expr) leaves() []*storage { return e.appendLeaves(nil) }
 // a huge array) is refused here, whichever operation built it.
 func (d *Maker) lazy(e *expr) *Array {
 	if _, ok := byteSize(e.dt, e.shape); !ok {
-		op := e.op.String()
-		if e.op == backend.OpCast {
-			op = "AsType"
-		}
-		return failed(tooBig(strings.ToUpper(op[:1])+op[1:], e.dt, e.shape))
+		return failed(tooBigExpr(e.op, e.dt, e.shape))
 	}
-	a := &Array{dev: d, dt: e.dt, shape: e.shape, ex: e}
+	return d.pend(&Array{dev: d, dt: e.dt, shape: e.shape, ex: e})
+}
+
+// lazyNode is lazy(node(op, dt, shape, args...)) with the node held in
+// the array (one allocation).
+func (d *Maker) lazyNode(op backend.Op, dt DType, shape []int, args ...*expr) *Array {
+	if _, ok := byteSize(dt, shape); !ok {
+		return failed(tooBigExpr(op, dt, shape))
+	}
+	return d.pendNode(op, dt, shape, args...)
+}
+
+// pendNode is lazyNode for a result whose size is known to fit (the
+// shape and dtype of an existing array).
+func (d *Maker) pendNode(op backend.Op, dt DType, shape []int, args ...*expr) *Array {
+	a := &Array{dev: d, dt: dt, shape: shape}
+	a.node.init(op, dt, shape, args)
+	a.ex = &a.node
+	return d.pend(a)
+}
+
+// lazyCompute is lazy(computeNode(op, dt, res, shape, args...)).
+func (d *Maker) lazyCompute(op backend.Op, dt, res DType, shape []int, args ...*expr) *Array {
+	if dt.IsStorage() {
+		return d.lazy(computeNode(op, dt, res, shape, args...))
+	}
+	return d.lazyNode(op, res, shape, args...)
+}
+
+// tooBigExpr is the error of a result of op too large for an int.
+func tooBigExpr(op backend.Op, dt DType, shape []int) error {
+	name := op.String()
+	if op == backend.OpCast {
+		name = "AsType"
+	}
+	return tooBig(strings.ToUpper(name[:1])+name[1:], dt, shape)
+}
+
+// pend makes a, whose expression is set, pending: it takes references to
+// every storage the expression reads, to be found by writes to them.
+func (d *Maker) pend(a *Array) *Array {
+	e := a.ex
 	a.held = e.appendLeaves(a.held0[:0])
 	if len(a.held) == 0 {
 		return a
@@ -215,11 +286,74 @@ func (d *Maker) lazy(e *expr) *Array {
 	for _, s := range a.held {
 		s.retain()
 	}
-	w := d.newToken(a) // before the entries publish a
+	d.makeYoung(a)
+	return a
+}
+
+// A pending array must be found by in-place writes to the storages it
+// reads (Assign evaluates it first), so it is listed with them. Most
+// pending arrays are evaluated, or used by the next operation, before any
+// other pending array is made (x.Add(y).Eval(), or a chain): listing them
+// is work an in-place write will rarely need. So the array made last, the
+// Maker's young array, is not listed; it is when the next pending array
+// replaces it, if it is still pending then, and a flush looks at the young
+// array besides the storage's list. The young slot holds its array: a
+// pending array dropped while young is collected (and its storages' memory
+// freed by the backstop) once a later operation replaces it.
+
+// makeYoung makes the new pending array a the young one, listing the one
+// it replaces.
+func (d *Maker) makeYoung(a *Array) {
+	if d.young.CompareAndSwap(nil, a) {
+		return
+	}
+	d.youngMu.Lock()
+	old := d.young.Swap(a)
+	if old != nil {
+		old.list()
+	}
+	d.youngMu.Unlock()
+}
+
+// list puts a, if still pending, in the dependency lists of the storages
+// it reads.
+func (a *Array) list() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ex == nil || a.closed || a.tok != nil {
+		return
+	}
+	w := a.dev.newToken(a) // before the entries publish a
 	for _, s := range a.held {
 		s.addDep(w)
 	}
-	return a
+}
+
+// notPending drops what a held as a pending array: its token, or its
+// place as the young one. a.mu is held.
+func (a *Array) notPending() {
+	a.dropToken()
+	if d := a.dev; d.young.Load() == a {
+		d.young.CompareAndSwap(a, nil)
+	}
+}
+
+// youngReader returns the young array if it is a pending reader of s.
+func (d *Maker) youngReader(s *storage) *Array {
+	// Under the lock: a young array being replaced is listed by then.
+	d.youngMu.Lock()
+	y := d.young.Load()
+	d.youngMu.Unlock()
+	if y == nil {
+		return nil
+	}
+	y.mu.Lock()
+	reads := y.ex != nil && !y.closed && slices.Contains(y.held, s)
+	y.mu.Unlock()
+	if !reads {
+		return nil
+	}
+	return y
 }
 
 // operandExprs returns the expressions of array operands for a new node of
@@ -340,13 +474,29 @@ var evalScratches = sync.Pool{New: func() any { return new(evalScratch) }}
 // evalInto evaluates e (of the given shape) into out, after collapsing
 // the dimensions that are contiguous in every operand.
 func (d *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
+	if d.prep != nil && e.op != backend.OpInput {
+		done, err := d.evalMemoised(e, shape, out)
+		if done {
+			runtime.KeepAlive(e)
+			return err
+		}
+	}
 	sc := evalScratches.Get().(*evalScratch)
 	p := &sc.p
 	*p = backend.Program{Shape: shape, Inputs: p.Inputs[:0], Scalars: p.Scalars[:0], Nodes: p.Nodes[:0]}
 	sc.b = progBuild{p: p, shape: shape, done: sc.b.done[:0], leaves: sc.b.leaves[:0]}
 	sc.b.visit(e)
-	collapse(p, &out, sc.one[:])
-	err := d.be.Eval(p, out)
+	var err error
+	if m, slot := d.memoFor(e, p, sc.b.leaves, out); m != nil {
+		collapse(p, &out, sc.one[:])
+		m.h, err = d.prep.EvalPrepare(p, out)
+		if m.h != nil {
+			slot.Store(m)
+		}
+	} else {
+		collapse(p, &out, sc.one[:])
+		err = d.be.Eval(p, out)
+	}
 	runtime.KeepAlive(e)
 	// Drop what the lists point to: buffers, expressions.
 	clear(p.Inputs)

@@ -1,6 +1,7 @@
 package array
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -326,5 +327,106 @@ func TestDependencyTokensRecycled(t *testing.T) {
 	for k, r := range keep {
 		v := float64(50 * k)
 		checkHost(t, "kept reader", readHost(t, r), []int{4}, []float64{7 + v, 7 + v, 7 + v, 7 + v}, 0)
+	}
+}
+
+// The pending array made last (the Maker's young one, not yet listed with
+// the storages it reads) and the ones it replaced (listed then) are both
+// evaluated by an in-place write to what they read, and only they.
+func TestAssignSeesYoungReaders(t *testing.T) {
+	d := CPU()
+	x := d.Arange(Float32, 4).Eval()
+	w := d.Ones(Float32, 4).Eval()
+	z := x.Add(1) // young
+	if err := x.Assign(10); err != nil {
+		t.Fatal(err)
+	}
+	if z.IsLazy() {
+		t.Error("Assign to x left the young reader of x pending")
+	}
+	checkHost(t, "z", readHost(t, z), []int{4}, []float64{1, 2, 3, 4}, 0)
+	a := x.Mul(2) // young, then replaced by b: listed with x's storage
+	b := w.Add(3) // young, reads only w
+	if err := x.Assign(0); err != nil {
+		t.Fatal(err)
+	}
+	if a.IsLazy() {
+		t.Error("Assign to x left a replaced reader of x pending")
+	}
+	if !b.IsLazy() {
+		t.Error("Assign to x evaluated the young array, which does not read x")
+	}
+	checkHost(t, "a", readHost(t, a), []int{4}, []float64{20, 20, 20, 20}, 0)
+	c := x.Sub(1) // young
+	if err := x.EvalReaders(); err != nil {
+		t.Fatal(err)
+	}
+	if c.IsLazy() {
+		t.Error("EvalReaders left the young reader pending")
+	}
+	checkHost(t, "b", readHost(t, b), []int{4}, []float64{4, 4, 4, 4}, 0)
+	checkHost(t, "c", readHost(t, c), []int{4}, []float64{-1, -1, -1, -1}, 0)
+}
+
+// Each goroutine writes its own array in place after making a pending
+// reader of it, while others make pending arrays all the time (so that the
+// young one is replaced, and listed, at any moment): the reader always
+// sees the values from before the write (run with -race).
+func TestYoungReadersConcurrent(t *testing.T) {
+	d := CPU()
+	noise := d.Ones(Float32, 8).Eval()
+	stop := make(chan struct{})
+	var noisy, writers sync.WaitGroup
+	for range 2 {
+		noisy.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p := noise.Add(1)
+				q := noise.Mul(p)
+				q.Close()
+				p.Close()
+			}
+		})
+	}
+	errs := make(chan error, 4)
+	for g := range 4 {
+		writers.Go(func() {
+			src := d.Zeros(Float32, 8).Eval()
+			for k := range 300 {
+				v := float64(g*1000 + k)
+				if err := src.Assign(v); err != nil {
+					errs <- err
+					return
+				}
+				p := src.Mul(2)
+				if err := src.Assign(v + 1); err != nil {
+					errs <- err
+					return
+				}
+				got, err := p.Float32s()
+				if err != nil {
+					errs <- err
+					return
+				}
+				for _, x := range got {
+					if float64(x) != 2*v {
+						errs <- fmt.Errorf("goroutine %d step %d: the reader saw %v, want %v", g, k, x, 2*v)
+						return
+					}
+				}
+				p.Close()
+			}
+		})
+	}
+	writers.Wait()
+	close(stop)
+	noisy.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -55,14 +55,20 @@ func (f *frame) reserve(size, align int) int {
 // packWords lays out 8-byte kernel parameters (LaunchWords); false when
 // they do not fit the frame.
 func (f *frame) packWords(words []uint64) bool {
-	f.nparam, f.nval = 0, 0
-	for _, w := range words {
-		off := f.reserve(8, 8)
-		if off < 0 {
-			return false
-		}
-		*(*uint64)(unsafe.Pointer(&f.vals[off])) = w
+	n := len(words)
+	if n > len(f.params) || 8*n > len(f.vals) {
+		f.nparam, f.nval = 0, 0
+		return false
 	}
+	if n > 0 {
+		base := unsafe.Pointer(&f.vals[0]) // 16-byte aligned
+		for i, w := range words {
+			p := unsafe.Add(base, 8*i)
+			*(*uint64)(p) = w
+			f.params[i] = uintptr(p)
+		}
+	}
+	f.nparam, f.nval = n, 8*n
 	return true
 }
 

@@ -223,12 +223,12 @@ func checkLaunch(p *Props, k kernelLimits, grid, block Dim3, shared int) string 
 	}
 	g := [3]uint32{grid.X, grid.Y, grid.Z}
 	b := [3]uint32{block.X, block.Y, block.Z}
-	for i, axis := range "XYZ" {
+	for i := range 3 {
 		if int64(b[i]) > int64(p.MaxBlockDim[i]) {
-			return fmt.Sprintf("Block.%c is %d; the device allows at most %d", axis, b[i], p.MaxBlockDim[i])
+			return fmt.Sprintf("Block.%c is %d; the device allows at most %d", "XYZ"[i], b[i], p.MaxBlockDim[i])
 		}
 		if int64(g[i]) > int64(p.MaxGridDim[i]) {
-			return fmt.Sprintf("Grid.%c is %d; the device allows at most %d", axis, g[i], p.MaxGridDim[i])
+			return fmt.Sprintf("Grid.%c is %d; the device allows at most %d", "XYZ"[i], g[i], p.MaxGridDim[i])
 		}
 	}
 	threads := int64(block.X) * int64(block.Y) * int64(block.Z)

@@ -84,6 +84,23 @@ func (d *Device) AllocOn(s *Stream, n int) (*Memory, error) {
 // allocation and a Cleanup.Stop per Free. Everything else is as for
 // AllocOn: Free, FreeOn, use-after-free and double-free checks.
 func (d *Device) AllocOnNoCleanup(s *Stream, n int) (*Memory, error) {
+	// Without a cleanup, whose argument must be a separate object, the
+	// Memory and its allocation state are one allocation.
+	return d.AllocInto(new(MemoryBlock), s, n)
+}
+
+// MemoryBlock is room for a Memory without a cleanup (AllocInto), inside
+// an object of its owner's.
+type MemoryBlock struct {
+	m  Memory
+	al allocation
+}
+
+// AllocInto is AllocOnNoCleanup with the Memory held in blk, which must be
+// zero: the Memory returned is blk's, so an owner that embeds the block in
+// an object of its own allocates one object for both. blk must not be
+// copied or reused afterwards.
+func (d *Device) AllocInto(blk *MemoryBlock, s *Stream, n int) (*Memory, error) {
 	s, err := d.streamOrDefault(s)
 	if err != nil {
 		return nil, err
@@ -94,24 +111,22 @@ func (d *Device) AllocOnNoCleanup(s *Stream, n int) (*Memory, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("cuda: Alloc: negative size %d: %w", n, ErrInvalidValue)
 	}
-	// Without a cleanup, whose argument must be a separate object, the
-	// Memory and its allocation state are one allocation.
-	ma := &struct {
-		m  Memory
-		al allocation
-	}{}
-	ma.al = allocation{dev: d, stream: s}
-	ma.m = Memory{dev: d, size: n, a: &ma.al}
+	if blk.m.a != nil {
+		return nil, fmt.Errorf("cuda: AllocInto: the block holds memory already: %w", ErrInvalidValue)
+	}
+	blk.al = allocation{dev: d, stream: s}
+	blk.m = Memory{dev: d, size: n, a: &blk.al}
 	if n == 0 {
-		return &ma.m, nil
+		return &blk.m, nil
 	}
 	b, err := d.alloc.alloc(s.handle, int64(n))
 	if err != nil {
+		blk.m.a = nil
 		return nil, err
 	}
-	ma.al.blk = b
-	ma.m.ptr = DevicePtr(b.ptr)
-	return &ma.m, nil
+	blk.al.blk = b
+	blk.m.ptr = DevicePtr(b.ptr)
+	return &blk.m, nil
 }
 
 // AllocSlice allocates device memory for n elements of type T on the

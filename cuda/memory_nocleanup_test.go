@@ -47,6 +47,47 @@ func TestAllocOnNoCleanup(t *testing.T) {
 	}
 }
 
+// AllocInto holds the Memory in the caller's block: the Memory is the
+// block's, a block holding memory is refused, and a failed allocation
+// leaves the block usable.
+func TestAllocInto(t *testing.T) {
+	d := FakeFunction(t, "k", 0).dev
+	type owner struct {
+		n   int
+		blk MemoryBlock
+	}
+	o := new(owner)
+	m, err := d.AllocInto(&o.blk, nil, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m != &o.blk.m || m.Size() != 64 || m.Ptr() == 0 || m.Freed() {
+		t.Fatalf("memory %v: not the block's, or size %d, freed %v", m, m.Size(), m.Freed())
+	}
+	if _, err := d.AllocInto(&o.blk, nil, 64); !errors.Is(err, ErrInvalidValue) {
+		t.Fatalf("a second allocation into the block: %v", err)
+	}
+	if err := m.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Free(); !errors.Is(err, ErrFreed) {
+		t.Fatalf("double free: %v", err)
+	}
+	var blk MemoryBlock
+	if _, err := d.AllocInto(&blk, nil, -1); !errors.Is(err, ErrInvalidValue) {
+		t.Fatalf("negative size: %v", err)
+	}
+	d.alloc.SetLimit(1 << 20)
+	_, err = d.AllocInto(&blk, nil, 4<<20)
+	d.alloc.SetLimit(0)
+	if !errors.Is(err, ErrOutOfMemory) {
+		t.Fatalf("over the limit: %v", err)
+	}
+	if m, err := d.AllocInto(&blk, nil, 64); err != nil || m.Free() != nil {
+		t.Fatalf("after a failed allocation: %v", err)
+	}
+}
+
 // BenchmarkAllocFree: a small allocation and its free through the caching
 // allocator (fake driver), with and without the collector's backstop.
 func BenchmarkAllocFree(b *testing.B) {

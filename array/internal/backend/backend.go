@@ -50,6 +50,27 @@ type Backend interface {
 	Poll() error
 }
 
+// Preparer is implemented by backends that can evaluate a program again
+// without planning it: package array keeps the handle EvalPrepare returns
+// with the program's structure and, for a later program equal to it in
+// everything but its buffers and scalar values, calls EvalPrepared.
+type Preparer interface {
+	// EvalPrepare is Eval, and returns a handle for evaluating programs
+	// of the same structure (shape, nodes, scalar dtypes, input layouts,
+	// output layout) again, or nil.
+	EvalPrepare(p *Program, out Operand) (Prepared, error)
+	// EvalPrepared evaluates, with h, the program of h's structure over
+	// the inputs ins (in the program's order) and scalars into out (out's
+	// layout is h's). ok is false, and nothing was done, when h cannot
+	// serve these buffers (their dtypes, alignment or aliasing differ
+	// from the program h was made for, or its plan went stale): the caller
+	// then evaluates the program with Eval.
+	EvalPrepared(h Prepared, ins []Buffer, scalars []Scalar, out Buffer) (ok bool, err error)
+}
+
+// Prepared is a Preparer's handle for a program structure.
+type Prepared any
+
 // ErrOutOfMemory is wrapped by the error of an allocation that failed for
 // lack of device memory (after the backend freed what it could and
 // retried).

@@ -216,7 +216,8 @@ func (b *Backend) intMatMul(m *backend.MatMul, bufs []*Buffer) error {
 	var ka [keySize]byte
 	k := matmulKey(ka[:0], m, bufs)
 	c := call{bufs: bufs}
-	return b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanIntMatMul(m, b.options()) })
+	_, err := b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanIntMatMul(m, b.options()) })
+	return err
 }
 
 func matmulKey(k []byte, m *backend.MatMul, bufs []*Buffer) []byte {

@@ -20,6 +20,8 @@ type Buffer struct {
 	be  *Backend
 
 	external bool // Wrap: memory owned by someone else, never freed here
+
+	blk cuda.MemoryBlock // mem, for a buffer Alloc made (one allocation)
 }
 
 // Wrap returns a buffer of n elements of dt over device memory that
@@ -68,8 +70,9 @@ func (b *Backend) buf(x backend.Buffer) (*Buffer, error) {
 // free their memory, returns the cache to the driver and tries once more.
 //
 // The memory has no garbage-collector backstop of its own
-// (cuda.Device.AllocOnNoCleanup): the caller frees every buffer, and
-// package array's storages, which own them, carry the backstop.
+// (cuda.Device.AllocInto, the Memory held in the Buffer): the caller
+// frees every buffer, and package array's storages, which own them, carry
+// the backstop.
 func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 	if err := b.failed(); err != nil {
 		return nil, err
@@ -78,11 +81,12 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 		return nil, fmt.Errorf("gpu: allocation of %d %v elements", n, dt)
 	}
 	bytes := n * dt.Size()
-	mem, err := b.dev.AllocOnNoCleanup(b.stream, bytes)
-	if errors.Is(err, cuda.ErrOutOfMemory) && !b.capturing() { // the retry waits for the device
+	g := &Buffer{dt: dt, n: n, be: b}
+	mem, err := b.dev.AllocInto(&g.blk, b.stream, bytes)
+	if err != nil && errors.Is(err, cuda.ErrOutOfMemory) && !b.capturing() { // the retry waits for the device
 		collectGarbage()
 		b.Trim()
-		mem, err = b.dev.AllocOnNoCleanup(b.stream, bytes)
+		mem, err = b.dev.AllocInto(&g.blk, b.stream, bytes)
 	}
 	if err != nil {
 		if errors.Is(err, cuda.ErrOutOfMemory) {
@@ -92,7 +96,7 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 		}
 		return nil, b.note(err)
 	}
-	g := &Buffer{mem: mem, ptr: uint64(mem.Ptr()), dt: dt, n: n, be: b}
+	g.mem, g.ptr = mem, uint64(mem.Ptr())
 	b.touch(g)
 	return g, nil
 }

@@ -36,25 +36,119 @@ func (b *Backend) operands(dst []*Buffer, p *backend.Program, extra ...backend.B
 // Eval implements backend.Backend: one generated kernel (a device-to-device
 // copy for a plain contiguous copy).
 func (b *Backend) Eval(p *backend.Program, out backend.Operand) error {
+	_, err := b.eval(p, out, false)
+	return err
+}
+
+// EvalPrepare implements backend.Preparer: Eval, and the plan it ran with
+// what the plan depends on beyond the program's structure (the buffers'
+// dtypes, alignment and aliasing) for EvalPrepared to check.
+func (b *Backend) EvalPrepare(p *backend.Program, out backend.Operand) (backend.Prepared, error) {
+	h, err := b.eval(p, out, true)
+	if h == nil {
+		return nil, err // no untyped nil pointer in the interface
+	}
+	return h, err
+}
+
+// eval is Eval, returning the plan's handle if asked to (and there is one).
+func (b *Backend) eval(p *backend.Program, out backend.Operand, prepare bool) (*prepared, error) {
 	if err := b.failed(); err != nil {
-		return err
+		return nil, err
 	}
 	n := p.Size()
 	if n == 0 {
-		return nil
+		return nil, nil
 	}
 	var arr [8]*Buffer
 	bufs, err := b.operands(arr[:0], p, out.Buf)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if p.IsCopy() && p.Inputs[0].Layout.IsContiguous() && out.Layout.IsContiguous() {
-		return b.copy(bufs[len(bufs)-1], out.Layout.Offset, bufs[0], p.Inputs[0].Layout.Offset, n)
+		return nil, b.copy(bufs[len(bufs)-1], out.Layout.Offset, bufs[0], p.Inputs[0].Layout.Offset, n)
 	}
 	var ka [keySize]byte
 	k := evalKey(ka[:0], p, out, bufs)
 	c := call{bufs: bufs, scalars: p.Scalars}
-	return b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanEval(p, out, b.options()) })
+	pl, err := b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanEval(p, out, b.options()) })
+	if !prepare || pl == nil || err != nil || len(bufs) > maxPrepared {
+		return nil, err
+	}
+	// Every request with the plan's key has the same handle: made once.
+	if h := pl.prep.Load(); h != nil {
+		return h, nil
+	}
+	h := &prepared{p: pl, nin: len(p.Inputs)}
+	for i, g := range bufs {
+		off := out.Layout.Offset
+		if i < len(p.Inputs) {
+			off = p.Inputs[i].Layout.Offset
+		}
+		h.bufs[i] = preparedBuf{dt: g.dt, off: off, align: align(g, off), alias: uint8(aliasOf(bufs, i))}
+	}
+	pl.prep.Store(h)
+	return h, nil
+}
+
+// maxPrepared is the most buffers (inputs and output) of a prepared plan.
+const maxPrepared = 8
+
+// prepared is EvalPrepare's handle: a plan and, for each of its buffers
+// (the inputs, then the output), what the plan's key says of it.
+type prepared struct {
+	p    *plan
+	nin  int
+	bufs [maxPrepared]preparedBuf
+}
+
+type preparedBuf struct {
+	dt    backend.DType
+	align byte
+	alias uint8 // the first buffer index holding the same buffer
+	off   int   // element offset of the operand
+}
+
+// aliasOf is the first index of bufs holding bufs[i].
+func aliasOf(bufs []*Buffer, i int) int {
+	j := 0
+	for j < i && bufs[j] != bufs[i] {
+		j++
+	}
+	return j
+}
+
+// EvalPrepared implements backend.Preparer.
+func (b *Backend) EvalPrepared(hp backend.Prepared, ins []backend.Buffer, scalars []backend.Scalar, out backend.Buffer) (bool, error) {
+	h, _ := hp.(*prepared)
+	if h == nil || len(ins) != h.nin {
+		return false, nil
+	}
+	if err := b.failed(); err != nil {
+		return true, err
+	}
+	var arr [maxPrepared]*Buffer
+	bufs := arr[:len(ins)+1]
+	for i := range bufs {
+		x := out
+		if i < len(ins) {
+			x = ins[i]
+		}
+		g, err := b.buf(x)
+		if err != nil {
+			return true, err
+		}
+		bufs[i] = g
+		hb := &h.bufs[i]
+		if g.dt != hb.dt || align(g, hb.off) != hb.align || aliasOf(bufs, i) != int(hb.alias) {
+			return false, nil
+		}
+	}
+	c := call{bufs: bufs, scalars: scalars}
+	if err := b.run(h.p, &c); err != errStale {
+		return true, err
+	}
+	return false, nil // planned again by Eval
 }
 
 // copy queues a device-to-device copy of n elements (cuMemcpyDtoDAsync, the
@@ -84,7 +178,7 @@ func (b *Backend) Reduce(r *backend.Reduction) error {
 	var ka [keySize]byte
 	k := reduceKey(ka[:0], r, bufs)
 	c := call{bufs: bufs, scalars: r.In.Scalars}
-	err = b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanReduce(r, b.options()) })
+	_, err = b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanReduce(r, b.options()) })
 	if errors.Is(err, cudagen.ErrMaterialize) {
 		return b.materialize(r.In, func(q *backend.Program) error {
 			rq := *r
@@ -112,7 +206,7 @@ func (b *Backend) AxisOp(a *backend.AxisOp) error {
 	var ka [keySize]byte
 	k := axisKey(ka[:0], a, bufs)
 	c := call{bufs: bufs, scalars: a.In.Scalars}
-	err = b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanAxis(a, b.options()) })
+	_, err = b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanAxis(a, b.options()) })
 	if errors.Is(err, cudagen.ErrMaterialize) {
 		return b.materialize(a.In, func(q *backend.Program) error {
 			aq := *a
@@ -156,7 +250,8 @@ func (b *Backend) Random(r *backend.Random) error {
 	var ka [64]byte
 	k := randomKey(ka[:0], r, bufs)
 	c := call{bufs: bufs, rnd: r}
-	return b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanRandom(r, b.options()) })
+	_, err = b.execute(k, &c, func() (*cudagen.Plan, error) { return cudagen.PlanRandom(r, b.options()) })
+	return err
 }
 
 // Request keys. Each starts with the request kind and covers everything

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 	"github.com/gocu-dev/gocu/array/internal/cudagen"
@@ -27,6 +28,8 @@ type plan struct {
 	scratch  []int // byte offset of each scratch buffer: arena, or ticket words for Zero ones
 	zero     []bool
 	arena    int // arena bytes the plan needs
+
+	prep atomic.Pointer[prepared] // EvalPrepare's handle, made once
 }
 
 type planLaunch struct {
@@ -380,30 +383,32 @@ func (p *plan) bind(l *planLaunch, c *call, arena, zero uint64, vals []uint64) {
 
 // execute runs the plan cached under key, or plans the request with mk,
 // caches and runs it. A plan whose module was evicted is planned again.
-func (b *Backend) execute(key []byte, c *call, mk func() (*cudagen.Plan, error)) error {
+// It returns the plan it ran successfully, or nil.
+func (b *Backend) execute(key []byte, c *call, mk func() (*cudagen.Plan, error)) (*plan, error) {
 	if p := b.plans.get(key); p != nil {
 		err := b.run(p, c)
 		if err != errStale {
-			return err
+			return p, err
 		}
 		b.plans.drop(key)
 	}
 	for try := 0; ; try++ {
 		cp, err := mk()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p, err := b.compile(cp, c)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		err = b.run(p, c)
 		if err == errStale && try < 3 {
 			continue // evicted between loading and launching: load again
 		}
-		if err == nil {
-			b.plans.put(key, p)
+		if err != nil {
+			return nil, err
 		}
-		return err
+		b.plans.put(key, p)
+		return p, nil
 	}
 }

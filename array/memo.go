@@ -1,0 +1,236 @@
+package array
+
+import (
+	"slices"
+	"sync/atomic"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/array/internal/gpu"
+)
+
+// Evaluation memos. A repeated operation on same-shaped operands
+// (x.Add(y).Eval() in a loop) builds the same program every time with
+// other buffers and scalar values; a backend that plans programs (the
+// GPU's: a request key, a plan cache lookup, then the launch) can keep
+// what it planned (backend.Preparer). A Maker keeps the last programs it
+// evaluated through such a backend in a small direct-mapped table: the
+// program's structure, without buffers or values, and the backend's
+// handle. Evaluating an expression first walks it as program's builder
+// would, comparing instead of building; a match passes the inputs and
+// scalars straight to the handle (no program, no key, no lookup). The
+// walk follows progBuild.visit step for step (nodes merged by identity,
+// leaves by storage and layout), so a match means that the program the
+// slow path would build equals the memo's in everything its plan depends
+// on: shape, nodes, scalar dtypes, input layouts and the output layout.
+// Buffers' dtypes, alignment and aliasing, which plans depend on too, are
+// the backend's to check.
+
+// Bounds of the programs memoised (larger ones are planned as before),
+// and of the table: memoSets sets of memoWays entries.
+const (
+	memoNodes   = 12
+	memoInputs  = 4
+	memoScalars = 4
+	memoSets    = 64
+	memoWays    = 2
+)
+
+// evalMemo is a program structure and its backend handle: immutable once
+// published, but for used. One allocation: the program's nodes, its
+// leaves' layouts (slices shared with theirs: layouts are never modified
+// in place) and scalar dtypes are held in arrays.
+type evalMemo struct {
+	shape   []int
+	out     backend.Layout
+	h       backend.Prepared
+	used    atomic.Bool // matched since the last replacement looked at it
+	nn      int
+	ni      int
+	ns      int
+	nodes   [memoNodes]backend.Node
+	ins     [memoInputs]backend.Layout // the leaves' own layouts (before broadcasting)
+	scalars [memoScalars]DType
+}
+
+type memoTable [memoSets][memoWays]atomic.Pointer[evalMemo]
+
+// memoSet picks the set of a program's memo: from the root's operation,
+// dtype and node count, the shape's rank and size.
+func memoSet(e *expr, shape []int) int {
+	h := uint64(e.op) | uint64(e.dt)<<8 | uint64(e.nodes)<<16 | uint64(len(shape))<<24 | uint64(backend.Size(shape))<<32
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return int(h % memoSets)
+}
+
+// admit returns the way of set a new memo may take, or -1: an empty way,
+// or one whose entry was not used since admit last looked at it. Used
+// entries get a second chance (their mark is cleared) and the new program
+// is not memoised: it is once it is seen again while the entries it would
+// replace are idle, so that more structures than the table holds, cycling,
+// do not make a memo on every miss.
+func (t *memoTable) admit(set int) int {
+	ways := &t[set]
+	for w := range ways {
+		if ways[w].Load() == nil {
+			return w
+		}
+	}
+	for w := range ways {
+		if old := ways[w].Load(); old != nil && !old.used.Swap(false) {
+			return w
+		}
+	}
+	return -1
+}
+
+// memoWalk is a comparing walk of an expression against a memo.
+type memoWalk struct {
+	m      *evalMemo
+	done   [memoNodes]*expr
+	nd     int
+	leaves [memoInputs]*expr
+	nl     int
+	ins    [memoInputs]backend.Buffer
+	scs    [memoScalars]backend.Scalar
+	ns     int
+}
+
+// visit is progBuild.visit comparing: it returns the node index e gets,
+// and false at the first difference from the memo.
+func (w *memoWalk) visit(e *expr) (int32, bool) {
+	for i := range w.nd {
+		if w.done[i] == e {
+			return int32(i), true
+		}
+	}
+	m := w.m
+	n := backend.Node{Op: e.op, DType: e.dt}
+	switch e.op {
+	case backend.OpInput:
+		idx := -1
+		for j := range w.nl {
+			l := w.leaves[j]
+			if l.st == e.st && sameLayout(&l.lay, &e.lay) {
+				idx = j
+				break
+			}
+		}
+		if idx < 0 {
+			idx = w.nl
+			if idx >= m.ni || !sameLayout(&m.ins[idx], &e.lay) {
+				return 0, false
+			}
+			w.leaves[idx] = e
+			w.ins[idx] = e.st.buf
+			w.nl++
+		}
+		n.Args[0] = int32(idx)
+	case backend.OpScalar:
+		k := w.ns
+		if k >= m.ns || m.scalars[k] != e.sc.DType {
+			return 0, false
+		}
+		w.scs[k] = e.sc
+		w.ns++
+		n.Args[0] = int32(k)
+	case backend.OpIota:
+	default:
+		for i, a := range e.args() {
+			j, ok := w.visit(a)
+			if !ok {
+				return 0, false
+			}
+			n.Args[i] = j
+		}
+	}
+	k := w.nd
+	if k >= m.nn || m.nodes[k] != n {
+		return 0, false
+	}
+	w.done[k] = e
+	w.nd++
+	return int32(k), true
+}
+
+func sameLayout(a, b *backend.Layout) bool {
+	return a.Offset == b.Offset && sameInts(a.Shape, b.Shape) && sameInts(a.Strides, b.Strides)
+}
+
+// sameInts is slices.Equal, first by identity (layouts share slices).
+func sameInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// evalMemoised evaluates e into out through a memo, and reports whether it
+// did (false: no memo matches, or the backend could not use it).
+func (d *Maker) evalMemoised(e *expr, shape []int, out backend.Operand) (bool, error) {
+	ways := &d.memo[memoSet(e, shape)]
+	for w := range ways {
+		m := ways[w].Load()
+		if m == nil || !sameInts(m.shape, shape) || !sameLayout(&m.out, &out.Layout) {
+			continue
+		}
+		mw := memoWalk{m: m}
+		if _, ok := mw.visit(e); !ok || mw.nd != m.nn || mw.nl != m.ni || mw.ns != m.ns {
+			continue
+		}
+		var done bool
+		var err error
+		if g, ok := d.prep.(*gpu.Backend); ok {
+			// The concrete call keeps mw on the stack.
+			done, err = g.EvalPrepared(m.h, mw.ins[:mw.nl], mw.scs[:mw.ns], out.Buf)
+		} else {
+			done, err = d.prep.EvalPrepared(m.h, slices.Clone(mw.ins[:mw.nl]), slices.Clone(mw.scs[:mw.ns]), out.Buf)
+		}
+		if !done {
+			// The handle cannot serve these buffers (or went stale): the
+			// slow path plans them, and a new memo may take the way.
+			ways[w].CompareAndSwap(m, nil)
+			return false, nil
+		}
+		if !m.used.Load() {
+			m.used.Store(true)
+		}
+		return true, err
+	}
+	return false, nil
+}
+
+// memoFor returns a memo (without its handle) of program p, as built from
+// e before collapsing, evaluated into out, and the table slot it is to
+// take, or nil if the backend keeps no handles, p cannot be memoised (too
+// large, or a plain read: no plan) or the table does not admit it now.
+func (d *Maker) memoFor(e *expr, p *backend.Program, leaves []*expr, out backend.Operand) (*evalMemo, *atomic.Pointer[evalMemo]) {
+	if d.prep == nil || e.op == backend.OpInput || len(p.Nodes) > memoNodes || len(leaves) > memoInputs || len(p.Scalars) > memoScalars {
+		return nil, nil
+	}
+	set := memoSet(e, p.Shape)
+	w := d.memo.admit(set)
+	if w < 0 {
+		return nil, nil
+	}
+	m := &evalMemo{shape: p.Shape, out: out.Layout, nn: len(p.Nodes), ni: len(leaves), ns: len(p.Scalars)}
+	copy(m.nodes[:], p.Nodes)
+	for i, l := range leaves {
+		m.ins[i] = l.lay
+	}
+	for i, s := range p.Scalars {
+		m.scalars[i] = s.DType
+	}
+	return m, &d.memo[set][w]
+}
