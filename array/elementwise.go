@@ -235,7 +235,7 @@ func binaryArrays(op backend.Op, x, y *Array) *Array {
 	}
 	r := len(x.shape)
 	z := x.dev.pendNode(op, dt, x.shape[:r:r], ex, ey) // x's dtype and shape: the size fits
-	runtime.KeepAlive(x) // until z holds references to their storages
+	runtime.KeepAlive(x)                               // until z holds references to their storages
 	runtime.KeepAlive(y)
 	return z
 }
