@@ -127,3 +127,5 @@ func TestCaptureFakeGPU(t *testing.T) {
 		t.Fatalf("in use %d bytes after closing the graph, want less than %d", got, inUse)
 	}
 }
+
+func TestGCPacingFakeGPU(t *testing.T) { checkGCPacing(t, fakeGPU(t)) }

@@ -1,6 +1,8 @@
 package array
 
 import (
+	"math"
+	"runtime"
 	"testing"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
@@ -66,10 +68,17 @@ func checkOverheadAllocsGPU(t *testing.T, g *Maker) {
 		{"x.Add(1)", func() *Array { return x.Add(1) }, 2},
 	} {
 		closing(c.op().Eval()) // compiles and plans
-		n := testing.AllocsPerRun(2000, func() {
-			z := c.op().Eval()
-			z.Close()
-		})
+		// The least of three counts: the cleanups of an earlier test's
+		// garbage allocate too, on their own goroutine, when a collection
+		// falls inside the count (seen once on an H100 run of two tests).
+		n := math.Inf(1)
+		for range 3 {
+			runtime.GC()
+			n = min(n, testing.AllocsPerRun(2000, func() {
+				z := c.op().Eval()
+				z.Close()
+			}))
+		}
 		if n > c.max {
 			t.Errorf("%s, evaluated and closed, on %v: %v allocations, want at most %v", c.name, g, n, c.max)
 		}

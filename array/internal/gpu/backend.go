@@ -41,6 +41,8 @@ type Backend struct {
 	// load is function, or a fake driver's loader (NewFake).
 	load func(*cudagen.Kernel) (*kfunc, error)
 
+	pace pacer // starts collections when dropped arrays' memory piles up
+
 	blasOnce sync.Once
 	blas     *cublas.Handle
 	blasWS   *cuda.Memory

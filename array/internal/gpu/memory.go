@@ -98,6 +98,7 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 	}
 	g.mem, g.ptr = mem, uint64(mem.Ptr())
 	b.touch(g)
+	b.pace.alloc(int64(bytes))
 	return g, nil
 }
 
@@ -129,6 +130,10 @@ func (b *Backend) Free(x backend.Buffer) {
 	if !ok || g.mem == nil || g.external {
 		return
 	}
+	if g.mem.Freed() {
+		return
+	}
+	b.pace.free(int64(g.n * g.dt.Size()))
 	if b.deferFree(g) { // a graph still uses it
 		return
 	}
