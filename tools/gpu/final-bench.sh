@@ -40,6 +40,7 @@ else
   echo "##### tests that need MNIST"
   t internal/mnisttrain internal_mnisttrain -test.run '^Test' -test.v > "$logs/mnisttrain.log"; grep -E '^(--- |ok|FAIL|PASS)|accuracy' "$logs/mnisttrain.log"
   TO=200 t cmd/gocu cmd_gocu -test.run '^Test' -test.v > "$logs/cmd_gocu.log"; grep -E '^(--- FAIL|ok|FAIL|PASS)' "$logs/cmd_gocu.log"
+  t array array -test.run 'TestGPUScaledMatMul|TestOverheadAllocsGPU' -test.v 2>&1 | grep -v '^=== ' | head -20
   for l in "$logs"/*.log; do echo "$(basename "$l") pass=$(grep -c -- '--- PASS' "$l") skip=$(grep -c -- '--- SKIP' "$l") fail=$(grep -c -- '--- FAIL' "$l")"; done
 fi
 cd "$logs" && tar czf "$out/bench$part.tgz" --exclude='*.prof' . && cp ./*.prof "$out/" 2>/dev/null; true
