@@ -107,6 +107,16 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 // of our own marks the point; cleanups run concurrently in Go 1.25 and
 // later, so a little more time is given to the others.
 func collectGarbage() {
+	collectAndWait(200 * time.Millisecond)
+	runtime.Gosched()
+	time.Sleep(2 * time.Millisecond)
+	runtime.GC()
+}
+
+// collectAndWait runs the collector and waits, at most wait, for a
+// cleanup of its own that the collection queued: a mark that the
+// cleanups of unreachable arrays have had their turn.
+func collectAndWait(wait time.Duration) {
 	done := make(chan struct{})
 	func() {
 		marker := new([16]byte)
@@ -115,11 +125,8 @@ func collectGarbage() {
 	runtime.GC()
 	select {
 	case <-done:
-	case <-time.After(200 * time.Millisecond):
+	case <-time.After(wait):
 	}
-	runtime.Gosched()
-	time.Sleep(2 * time.Millisecond)
-	runtime.GC()
 }
 
 // Free implements backend.Backend: the memory returns to the allocator,

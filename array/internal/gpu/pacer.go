@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -86,16 +85,7 @@ func (p *pacer) collect(finished chan struct{}) {
 		close(finished)
 	}()
 	start := p.total.Load()
-	done := make(chan struct{})
-	func() {
-		marker := new([16]byte)
-		runtime.AddCleanup(marker, func(c chan struct{}) { close(c) }, done)
-	}()
-	runtime.GC()
-	select {
-	case <-done:
-	case <-time.After(100 * time.Millisecond):
-	}
+	collectAndWait(100 * time.Millisecond)
 	end := p.total.Load()
 	kept := max(p.live.Load()-(end-start), 0)
 	p.goal.Store(end + max(p.least(), kept))
