@@ -129,3 +129,4 @@ func TestCaptureFakeGPU(t *testing.T) {
 }
 
 func TestGCPacingFakeGPU(t *testing.T) { checkGCPacing(t, fakeGPU(t)) }
+func TestGCPacingClosedFakeGPU(t *testing.T) { checkGCPacingClosed(t, fakeGPU(t)) }

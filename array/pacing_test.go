@@ -3,6 +3,7 @@ package array
 import (
 	"runtime"
 	"testing"
+	"time"
 )
 
 // TestGCPacingGPU: arrays dropped without Close give their device memory
@@ -41,5 +42,36 @@ func checkGCPacing(t *testing.T, g *Maker) {
 	}
 	if grown > count*each/4 { // a collection lags the allocations by a few milliseconds
 		t.Fatalf("the cache grew by %d bytes for %d bytes of dropped arrays: their memory was not reused", grown, count*each)
+	}
+}
+
+// TestGCPacingClosedGPU: a program that closes its arrays keeps live
+// device memory flat, so the pacer never starts a collection (one per
+// 256 MiB allocated once stalled a fused chain's stream).
+func TestGCPacingClosedGPU(t *testing.T) { checkGCPacingClosed(t, testGPU(t)) }
+
+func checkGCPacingClosed(t *testing.T, g *Maker) {
+	const each, count, least = 1 << 20, 4000, 8 << 20
+	g.gpu.SetGCMinGrowth(least)
+	defer g.gpu.SetGCMinGrowth(0)
+	for range 4 { // reach the first goal, if live memory is above it already
+		g.Zeros(Float32, each/4).Eval().Close()
+	}
+	if err := g.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // let a collection started above end
+	cycles := g.gpu.GCCycles()
+	for range count {
+		x := g.Zeros(Float32, each/4).Eval()
+		if err := x.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if n := g.gpu.GCCycles() - cycles; n != 0 {
+		t.Fatalf("%d collections started while %d closed arrays of %d bytes came and went", n, count, each)
 	}
 }
