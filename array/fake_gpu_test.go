@@ -128,5 +128,5 @@ func TestCaptureFakeGPU(t *testing.T) {
 	}
 }
 
-func TestGCPacingFakeGPU(t *testing.T) { checkGCPacing(t, fakeGPU(t)) }
+func TestGCPacingFakeGPU(t *testing.T)       { checkGCPacing(t, fakeGPU(t)) }
 func TestGCPacingClosedFakeGPU(t *testing.T) { checkGCPacingClosed(t, fakeGPU(t)) }
