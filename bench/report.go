@@ -166,6 +166,11 @@ func ReadReport(rd io.Reader) (*Report, error) {
 	return &r, nil
 }
 
+// Unsteady reports whether the median is above 1.1x the minimum: some
+// repetitions stalled (a collection, a synchronisation, a cold cache),
+// so the median says less about the work than about the stalls.
+func (x *Result) Unsteady() bool { return x.Min > 0 && x.Seconds > 1.1*x.Min }
+
 // secondsOf returns the result's time per operation in seconds, or per
 // repetition when it has no operations.
 func (x *Result) secondsPerOp() float64 {
@@ -227,7 +232,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if r.Device.Kind != "cuda" {
 		flopsHead, flopsScale = "GFLOP/s", 1e3
 	}
-	head := []string{"workload", "time", "per op", "GB/s", flopsHead, "FLOP/B", "% ceiling"}
+	head := []string{"workload", "time", "min", "max", "per op", "GB/s", flopsHead, "FLOP/B", "% ceiling"}
 	peerCol, versusCol := false, false
 	for _, x := range r.Results {
 		peerCol = peerCol || len(x.Peers) > 0
@@ -241,7 +246,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	t := [][]string{head}
 	var notes []string
-	grouped := false
+	unsteady, grouped := false, false
 	for _, x := range r.Results {
 		grouped = grouped || x.Group != ""
 	}
@@ -267,7 +272,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 			t = append(t, pad(row, len(head)))
 			continue
 		}
-		row = append(row, units.Seconds(x.Seconds))
+		med := units.Seconds(x.Seconds)
+		if x.Unsteady() {
+			med += " !"
+			unsteady = true
+		}
+		row = append(row, med, units.Seconds(x.Min), units.Seconds(x.Max))
 		if x.Ops > 0 {
 			row = append(row, units.Sig(x.PerOp)+" "+x.Unit)
 		} else {
@@ -303,6 +313,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	textable.Write(&b, t, 1)
 	if peerCol || versusCol {
 		b.WriteString("\nratios are speed: above 1x gocu is faster\n")
+	}
+	if unsteady {
+		b.WriteString("! the median is above 1.1x the minimum: something stalls some repetitions\n")
 	}
 	for _, n := range notes {
 		b.WriteString(n + "\n")
