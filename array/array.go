@@ -38,6 +38,7 @@ type Array struct {
 	tok   *lazyToken  // while pending with leaves: its dependency token
 	held  []*storage  // the storage references the array owns
 	held0 [2]*storage // held's backing for the usual one or two
+	scope atomic.Pointer[Scope] // the scope that closes it, if any
 	// node is the pending expression's root when lazyNode made it (ex
 	// points here: one allocation for both); its operands are dropped
 	// once it is evaluated or closed (dropNode). Expressions of other
@@ -271,7 +272,7 @@ func (d *Maker) wrap(st *storage, lay backend.Layout, dt DType) *Array {
 	a := &Array{dev: d, dt: dt, shape: lay.Shape, st: st, lay: lay}
 	a.held0[0] = st
 	a.held = a.held0[:1]
-	return a
+	return d.enter(a)
 }
 
 // view makes an array sharing st (taking a new reference).

@@ -39,6 +39,9 @@ type Maker struct {
 	memo memoTable        // handles of programs evaluated last (memo.go)
 
 	scalars [1 << scalarCacheBits]atomic.Pointer[expr] // recent scalar nodes (binaryScalar)
+
+	scope   atomic.Pointer[Scope] // the innermost open scope (scope.go)
+	scopeMu sync.Mutex            // orders opening and closing scopes
 }
 
 // scalarCacheBits sizes a Maker's cache of scalar nodes.

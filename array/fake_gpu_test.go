@@ -27,6 +27,10 @@ func fakeGPU(tb testing.TB) *Maker {
 	return newDevice(g, g)
 }
 
+func TestScopeFakeGPU(t *testing.T) { checkScope(t, fakeGPU(t), false) }
+
+func TestScopeFreesFakeGPU(t *testing.T) { checkScopeFrees(t, fakeGPU(t)) }
+
 func TestOverheadAllocsFakeGPU(t *testing.T) { checkOverheadAllocsGPU(t, fakeGPU(t)) }
 
 // BenchmarkOverheadFakeGPU: BenchmarkOverheadGPU's operations (x.Add(y) and

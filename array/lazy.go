@@ -278,6 +278,7 @@ func tooBigExpr(op backend.Op, dt DType, shape []int) error {
 // pend makes a, whose expression is set, pending: it takes references to
 // every storage the expression reads, to be found by writes to them.
 func (d *Maker) pend(a *Array) *Array {
+	d.enter(a)
 	e := a.ex
 	a.held = e.appendLeaves(a.held0[:0])
 	if len(a.held) == 0 {

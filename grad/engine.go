@@ -249,11 +249,12 @@ func (e *engine) free() {
 func (v *Var) accumulate(g *array.Array) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	// A gradient outlives the step that made it: scopes leave it open.
 	if v.grad == nil {
-		v.grad = g
+		v.grad = g.Persist()
 		return
 	}
-	v.grad = v.grad.Add(g)
+	v.grad = v.grad.Add(g).Persist()
 }
 
 // sumTo sums g over the axes along which shape was broadcast to g's shape.

@@ -39,7 +39,8 @@ type node struct {
 
 // Param returns a leaf that requires a gradient: a parameter to train.
 // Backward accumulates into its Grad.
-func Param(a *array.Array) *Var { return &Var{val: a, req: true, leaf: true} }
+// A parameter outlives any array scope it was made in (a.Persist()).
+func Param(a *array.Array) *Var { return &Var{val: a.Persist(), req: true, leaf: true} }
 
 // Const returns a leaf without a gradient: an input or a constant.
 func Const(a *array.Array) *Var { return &Var{val: a, leaf: true} }

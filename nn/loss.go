@@ -56,7 +56,7 @@ func classes(dev *gocu.Device, c int) *array.Array {
 	if a, ok := classCache.Load(k); ok {
 		return a.(*array.Array)
 	}
-	a := array.On(dev).Arange(array.Int64, float64(c)).Copy()
+	a := array.On(dev).Arange(array.Int64, float64(c)).Copy().Persist() // cached across steps
 	got, _ := classCache.LoadOrStore(k, a)
 	return got.(*array.Array)
 }

@@ -198,7 +198,8 @@ func (o *opt) gather(moments int) ([][]item, error) {
 }
 
 func zerosLike(a *array.Array) *array.Array {
-	return array.On(a.Device()).Zeros(a.DType(), a.Shape()...).Copy()
+	// Optimiser state outlives the step that made it: scopes leave it open.
+	return array.On(a.Device()).Zeros(a.DType(), a.Shape()...).Copy().Persist()
 }
 
 func sameShape(a, b []int) bool {

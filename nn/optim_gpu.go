@@ -201,7 +201,7 @@ func (o *opt) updateGPU(items []item, h hyper) error {
 	if h.kind == kindAdam {
 		c := o.counts[dev]
 		if c == nil {
-			c = array.On(dev).Zeros(array.Float64).Copy()
+			c = array.On(dev).Zeros(array.Float64).Copy().Persist()
 			if err := c.Err(); err != nil {
 				return err
 			}
@@ -267,7 +267,7 @@ func (o *opt) updateGPU(items []item, h hyper) error {
 func (o *opt) deviceLR(dev *gocu.Device, lr float64) (cuda.DevicePtr, error) {
 	a := o.lrs[dev]
 	if a == nil {
-		a = array.On(dev).Full(array.Float64, lr).Copy()
+		a = array.On(dev).Full(array.Float64, lr).Copy().Persist()
 		if err := a.Err(); err != nil {
 			return 0, err
 		}
