@@ -35,9 +35,9 @@ type Array struct {
 	// leaf is the leaf expression reading st, made on first use: nil
 	// while pending, closed or failed (operations read it without mu).
 	leaf  atomic.Pointer[expr]
-	tok   *lazyToken  // while pending with leaves: its dependency token
-	held  []*storage  // the storage references the array owns
-	held0 [2]*storage // held's backing for the usual one or two
+	tok   *lazyToken            // while pending with leaves: its dependency token
+	held  []*storage            // the storage references the array owns
+	held0 [2]*storage           // held's backing for the usual one or two
 	scope atomic.Pointer[Scope] // the scope that closes it, if any
 	// node is the pending expression's root when lazyNode made it (ex
 	// points here: one allocation for both); its operands are dropped
