@@ -80,6 +80,10 @@ type Allocator struct {
 	st    AllocStats
 	log   bool
 	marks uint64 // the last mark of streamFrees.add's compactions
+
+	// spare holds block objects that died in merges, for split to reuse:
+	// a tiny allocation that splits a cached block then allocates nothing.
+	spare []*block
 }
 
 // segment is one driver allocation.
@@ -105,6 +109,23 @@ type block struct {
 	dead   bool    // absorbed by a neighbour; stale references skip it
 	idx    bool    // in a freeIndex
 	mark   uint64  // the last compaction of a streamFrees list that kept it
+	gen    uint32  // incremented at each death: a blockRef of another gen is stale
+}
+
+// blockRef is a reference to a free block from a list that may outlive it
+// (streamFrees, epochs): dead block objects are reused, so a reference
+// holds the generation it was taken in.
+type blockRef struct {
+	b   *block
+	gen uint32
+}
+
+// get returns the block, or nil if it died since the reference was taken.
+func (r blockRef) get() *block {
+	if r.b.gen != r.gen || r.b.dead {
+		return nil
+	}
+	return r.b
 }
 
 // epoch is an event recorded on a stream after blocks were freed on it;
@@ -112,13 +133,13 @@ type block struct {
 type epoch struct {
 	stream uintptr
 	event  uintptr
-	blocks []*block
+	blocks []blockRef
 }
 
 // streamFrees are the blocks freed on one stream that other streams may not
 // take yet.
 type streamFrees struct {
-	uncovered []*block // freed since the last event on the stream was recorded
+	uncovered []blockRef // freed since the last event on the stream was recorded
 	epochs    []*epoch // recorded, in order, not yet known complete
 	compactAt int      // length of uncovered at which stale entries are dropped
 }
@@ -133,17 +154,17 @@ func (sf *streamFrees) add(b *block, mark *uint64) {
 	if len(sf.uncovered) >= max(sf.compactAt, 64) {
 		*mark++
 		live := sf.uncovered[:0]
-		for _, u := range sf.uncovered {
-			if !u.dead && u.free && !u.ready && u.epoch == nil && u.stream == b.stream && u.mark != *mark {
+		for _, r := range sf.uncovered {
+			if u := r.get(); u != nil && u.free && !u.ready && u.epoch == nil && u.stream == b.stream && u.mark != *mark {
 				u.mark = *mark
-				live = append(live, u)
+				live = append(live, r)
 			}
 		}
 		clear(sf.uncovered[len(live):])
 		sf.uncovered = live
 		sf.compactAt = 2 * len(live)
 	}
-	sf.uncovered = append(sf.uncovered, b)
+	sf.uncovered = append(sf.uncovered, blockRef{b, b.gen})
 }
 
 func newAllocator(be backend, caching bool, limit int64) *Allocator {
@@ -367,8 +388,9 @@ func (a *Allocator) split(b *block, size int64) {
 	if rest < smallQuantum || (!b.seg.small && rest < largeQuantum) {
 		return
 	}
-	r := &block{seg: b.seg, ptr: b.ptr + uintptr(size), size: rest, prev: b, next: b.next,
-		free: true, stream: b.stream, ready: b.ready, epoch: b.epoch}
+	r := a.newBlock()
+	*r = block{seg: b.seg, ptr: b.ptr + uintptr(size), size: rest, prev: b, next: b.next,
+		free: true, stream: b.stream, ready: b.ready, epoch: b.epoch, gen: r.gen}
 	if b.next != nil {
 		b.next.prev = r
 	}
@@ -377,7 +399,7 @@ func (a *Allocator) split(b *block, size int64) {
 	switch {
 	case r.ready:
 	case r.epoch != nil:
-		r.epoch.blocks = append(r.epoch.blocks, r)
+		r.epoch.blocks = append(r.epoch.blocks, blockRef{r, r.gen})
 	default:
 		a.streamFrees(r.stream).add(r, &a.marks)
 	}
@@ -404,7 +426,7 @@ func (a *Allocator) coalesce(b *block) *block {
 		if b.next != nil {
 			b.next.prev = p
 		}
-		b.dead = true
+		a.kill(b)
 		b = p
 	}
 	if n := b.next; n != nil && n.free && compatible(b, n) {
@@ -414,9 +436,31 @@ func (a *Allocator) coalesce(b *block) *block {
 		if n.next != nil {
 			n.next.prev = b
 		}
-		n.dead = true
+		a.kill(n)
 	}
 	return b
+}
+
+// kill marks a block absorbed by a neighbour, or whose segment went back
+// to the driver, and keeps its object for reuse.
+func (a *Allocator) kill(b *block) {
+	b.dead = true
+	b.gen++
+	b.prev, b.next, b.seg, b.epoch = nil, nil, nil, nil
+	if len(a.spare) < 1024 {
+		a.spare = append(a.spare, b)
+	}
+}
+
+// newBlock returns a block object: a reused one, or a new one.
+func (a *Allocator) newBlock() *block {
+	if n := len(a.spare); n > 0 {
+		b := a.spare[n-1]
+		a.spare[n-1] = nil
+		a.spare = a.spare[:n-1]
+		return b
+	}
+	return new(block)
 }
 
 // promote makes blocks freed on other streams than except available to
@@ -428,18 +472,18 @@ func (a *Allocator) promote(except uintptr) {
 			continue
 		}
 		if len(sf.uncovered) > 0 && a.capturing[s] == 0 {
-			var live []*block
-			for _, b := range sf.uncovered {
-				if !b.dead && b.free && !b.ready && b.epoch == nil && b.stream == s {
-					live = append(live, b)
+			var live []blockRef
+			for _, r := range sf.uncovered {
+				if b := r.get(); b != nil && b.free && !b.ready && b.epoch == nil && b.stream == s {
+					live = append(live, r)
 				}
 			}
 			if len(live) == 0 {
 				sf.uncovered = sf.uncovered[:0]
 			} else if ev, err := a.be.record(s); err == nil {
 				ep := &epoch{stream: s, event: ev, blocks: live}
-				for _, b := range live {
-					b.epoch = ep
+				for _, r := range live {
+					r.b.epoch = ep
 				}
 				sf.epochs = append(sf.epochs, ep)
 				sf.uncovered = sf.uncovered[:0]
@@ -461,8 +505,9 @@ func (a *Allocator) promote(except uintptr) {
 
 // makeReady frees ep's blocks for every stream and releases its event.
 func (a *Allocator) makeReady(ep *epoch) {
-	for _, b := range ep.blocks {
-		if b.dead || !b.free || b.epoch != ep {
+	for _, r := range ep.blocks {
+		b := r.get()
+		if b == nil || !b.free || b.epoch != ep {
 			continue
 		}
 		idx := a.index(b.seg.small)
@@ -487,8 +532,9 @@ func (a *Allocator) flush() (int64, error) {
 			for _, ep := range sf.epochs {
 				a.makeReady(ep)
 			}
-			for _, b := range sf.uncovered {
-				if b.dead || !b.free || b.ready || b.epoch != nil {
+			for _, r := range sf.uncovered {
+				b := r.get()
+				if b == nil || !b.free || b.ready || b.epoch != nil {
 					continue
 				}
 				idx := a.index(b.seg.small)
@@ -511,7 +557,7 @@ func (a *Allocator) flush() (int64, error) {
 			continue
 		}
 		a.index(seg.small).remove(h)
-		h.dead = true
+		a.kill(h)
 		delete(a.segments, seg)
 		a.st.Reserved -= seg.size
 		released += seg.size
@@ -534,8 +580,9 @@ func (a *Allocator) streamClosed(stream uintptr) {
 	for _, ep := range sf.epochs {
 		a.makeReady(ep)
 	}
-	for _, b := range sf.uncovered {
-		if b.dead || !b.free || b.ready || b.epoch != nil {
+	for _, r := range sf.uncovered {
+		b := r.get()
+		if b == nil || !b.free || b.ready || b.epoch != nil {
 			continue
 		}
 		idx := a.index(b.seg.small)
