@@ -300,17 +300,27 @@
 // # Memory
 //
 // An array owns a reference to its storage; views share it. Close releases
-// the reference (the storage is freed with its last reference); using a
-// closed array fails with ErrClosed. A cleanup (runtime.AddCleanup) frees
-// memory that no reachable array or pending expression uses any more, as a
-// backstop, but intermediate arrays of a chain are
-// only collected by the garbage collector, so close the arrays you keep
-// when device memory matters: on a GPU, memory freed by Close goes back to
-// the caching allocator at once (ordered on the stream), while memory of
-// dropped arrays waits for the collector. The CPU backend keeps up to 512
-// MiB of freed large buffers for reuse, which avoids the page faults of
-// fresh allocations; Device.TrimCache releases the CPU's pool or returns a
-// GPU allocator's cache to the driver.
+// the reference, and the storage is freed with its last reference. Using a
+// closed array fails with ErrClosed. Memory comes back at a known time in
+// three ways, and a fourth is the backstop:
+//
+//   - Close frees an array now. On a GPU its memory goes back to the
+//     caching allocator at once, ordered on the stream: Close never waits.
+//   - A Scope closes every array created on its device while it was open,
+//     except those kept (Keep, Persist). A training step in a scope needs
+//     no Close at all; parameters, gradients and optimiser state persist.
+//   - A lazy chain allocates nothing for its intermediates: they fuse into
+//     one kernel. Operations built from several (Quantize, the row
+//     kernels' fallbacks) close their own temporaries once queued.
+//   - The backstop: a cleanup (runtime.AddCleanup) frees the memory of an
+//     array dropped without Close once the collector finds it unreachable.
+//     The GPU backend starts a collection when live device memory doubles,
+//     as GOGC does for the heap, so a program that frees its arrays never
+//     pays for one.
+//
+// The CPU backend keeps up to 512 MiB of freed large buffers for reuse,
+// which avoids the page faults of fresh allocations; Device.TrimCache
+// releases the CPU's pool or returns a GPU allocator's cache to the driver.
 //
 // # Input and output
 //
