@@ -127,13 +127,13 @@ func TestEinsumErrors(t *testing.T) {
 	a := mk(t, array.Float32, randn(1, 12), 3, 4)
 	b := mk(t, array.Float32, randn(2, 10), 5, 2)
 	for subs, xs := range map[string][]*array.Array{
-		"ij,jk->ik": {a, b},    // sizes of j differ
-		"ij->ik":    {a},       // k is not an input label
-		"ijk->i":    {a},       // too many labels
-		"ij,jk":     {a},       // too few operands
-		"i1->i":     {a},       // not a letter
-		"ij->ii":    {a},       // repeated output label
-		"..i.->i":   {a},       // a bad ellipsis
+		"ij,jk->ik": {a, b}, // sizes of j differ
+		"ij->ik":    {a},    // k is not an input label
+		"ijk->i":    {a},    // too many labels
+		"ij,jk":     {a},    // too few operands
+		"i1->i":     {a},    // not a letter
+		"ij->ii":    {a},    // repeated output label
+		"..i.->i":   {a},    // a bad ellipsis
 	} {
 		if err := Einsum(subs, xs...).Err(); err == nil {
 			t.Errorf("%s: no error", subs)

@@ -22,7 +22,7 @@ func TestSolve(t *testing.T) {
 			n := c.ashape[len(c.ashape)-1]
 			na := prod(c.ashape)
 			av := randn(1, na)
-			for i := 0; i < na; i += n*n {
+			for i := 0; i < na; i += n * n {
 				for j := range n {
 					av[i+j*n+j] += 4 // keep it well conditioned
 				}
