@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gocu-dev/gocu/array"
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 // Sentinel errors. The numerical failures (ErrSingular,
@@ -32,12 +33,24 @@ type Error struct {
 	Op    string  // the function, e.g. "Solve"
 	Kinds []error // the sentinels it matches
 	Msg   string
+	Cause error // an underlying error (cuSOLVER, the device), or nil
 }
 
-func (e *Error) Error() string { return "linalg: " + e.Op + ": " + e.Msg }
+func (e *Error) Error() string {
+	s := "linalg: " + e.Op + ": " + e.Msg
+	if e.Cause != nil {
+		s += ": " + e.Cause.Error()
+	}
+	return s
+}
 
-// Unwrap returns the sentinels.
-func (e *Error) Unwrap() []error { return e.Kinds }
+// Unwrap returns the sentinels and the cause.
+func (e *Error) Unwrap() []error {
+	if e.Cause != nil {
+		return append(append([]error{}, e.Kinds...), e.Cause)
+	}
+	return e.Kinds
+}
 
 func errorf(op string, kinds []error, format string, args ...any) error {
 	return &Error{Op: op, Kinds: kinds, Msg: fmt.Sprintf(format, args...)}
@@ -82,4 +95,14 @@ func fail(n int, err error) []*array.Array {
 		out[i] = array.Failed(err)
 	}
 	return out
+}
+
+// deviceErr reports a failure of the GPU or of its libraries; a missing
+// library is said in one line.
+func deviceErr(op string, cause error) error {
+	var nf *dynlib.NotFoundError
+	if errors.As(cause, &nf) {
+		return &Error{Op: op, Kinds: []error{array.ErrDevice, errors.Unwrap(nf)}, Msg: nf.Summary() + " (set " + nf.Env + " to the library file)"}
+	}
+	return &Error{Op: op, Kinds: []error{array.ErrDevice}, Msg: "on the GPU", Cause: cause}
 }
