@@ -177,6 +177,10 @@ var (
 // smallest singular value), ±∞.
 func P(p float64) Ord { return Ord{kind: ordP, p: p} }
 
+// Value returns p for an order made by P, and false for Default, Fro and
+// Nuc.
+func (o Ord) Value() (p float64, ok bool) { return o.p, o.kind == ordP }
+
 func (o Ord) String() string {
 	switch o.kind {
 	case ordDefault:

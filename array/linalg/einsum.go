@@ -477,3 +477,63 @@ func Kron(a, b *array.Array) *array.Array {
 	}
 	return a.Reshape(ia...).Mul(b.Reshape(ib...)).Reshape(out...)
 }
+
+// ExplicitEinsum returns subscripts in explicit form for the operands:
+// the output after "->" spelled out and each ellipsis replaced by letters
+// the subscripts do not use ("...ij,...jk" for two 3-D operands becomes
+// "Aij,Ajk->Aik"). Einsum gives the same result for both forms; package
+// grad differentiates the explicit one.
+func ExplicitEinsum(subscripts string, operands ...*array.Array) (string, error) {
+	ins, out, err := parseEinsum("Einsum", subscripts, operands)
+	if err != nil {
+		return "", err
+	}
+	used := map[rune]bool{}
+	for _, in := range ins {
+		for _, l := range in {
+			used[l] = true
+		}
+	}
+	free := []rune("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+	letter := map[rune]rune{}
+	name := func(l rune) (rune, error) {
+		if l < ellipsisBase {
+			return l, nil
+		}
+		if c, ok := letter[l]; ok {
+			return c, nil
+		}
+		for len(free) > 0 && used[free[0]] {
+			free = free[1:]
+		}
+		if len(free) == 0 {
+			return 0, valueErr("Einsum", "too many axes for letter subscripts")
+		}
+		letter[l], free = free[0], free[1:]
+		return letter[l], nil
+	}
+	var b strings.Builder
+	write := func(ls []rune) error {
+		for _, l := range ls {
+			c, err := name(l)
+			if err != nil {
+				return err
+			}
+			b.WriteRune(c)
+		}
+		return nil
+	}
+	for i, in := range ins {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := write(in); err != nil {
+			return "", err
+		}
+	}
+	b.WriteString("->")
+	if err := write(out); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}

@@ -203,3 +203,25 @@ func TestProducts(t *testing.T) {
 		t.Errorf("Kron of 1-D and 2-D: %v", s)
 	}
 }
+
+func TestExplicitEinsum(t *testing.T) {
+	a := mk(t, array.Float64, randn(1, 24), 2, 3, 4)
+	b := mk(t, array.Float64, randn(2, 20), 4, 5)
+	for subs, want := range map[string]string{
+		"...ij,jk":     "Aij,jk->Aik",
+		"aij,jk":       "aij,jk->aik",
+		"ijk,kl->li":   "ijk,kl->li",
+		"...k,kl->...": "ABk,kl->AB",
+	} {
+		got, err := ExplicitEinsum(subs, a, b)
+		if err != nil || got != want {
+			t.Errorf("%s: %q %v, want %q", subs, got, err, want)
+		}
+		if d := maxDiff(vals(t, Einsum(got, a, b)), vals(t, Einsum(subs, a, b))); d != 0 {
+			t.Errorf("%s and %s differ by %.3g", subs, got, d)
+		}
+	}
+	if _, err := ExplicitEinsum("ij->k", a); err == nil {
+		t.Error("bad subscripts: no error")
+	}
+}
