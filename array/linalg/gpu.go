@@ -110,6 +110,7 @@ func newSolver(gd *gocu.Device, dev *cuda.Device, st *cuda.Stream) (*solver, err
 type ptrs struct {
 	free []func()
 	err  error
+	arrs map[[3]uint64]uint64 // pointer arrays made, by base, stride, count
 }
 
 // of returns the device pointer of contiguous x.
@@ -177,13 +178,24 @@ func (sc *scratch) release() {
 // pointerArray uploads the addresses base, base+stride, ... (nb of them)
 // for the batched routines.
 func (s *solver) pointerArray(p *ptrs, keep *[]*array.Array, base uint64, stride, nb int) uint64 {
+	key := [3]uint64{base, uint64(stride), uint64(nb)}
+	if d, ok := p.arrs[key]; ok {
+		return d
+	}
 	v := make([]int64, nb)
 	for i := range v {
 		v[i] = int64(base) + int64(i)*int64(stride)
 	}
 	a := array.FromSliceOn(s.gd, v, nb)
 	*keep = append(*keep, a)
-	return p.of(a)
+	d := p.of(a)
+	if p.err == nil {
+		if p.arrs == nil {
+			p.arrs = map[[3]uint64]uint64{}
+		}
+		p.arrs[key] = d
+	}
+	return d
 }
 
 func dtypeOf(dt array.DType) (cusolver.DType, int) {
