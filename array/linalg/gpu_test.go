@@ -246,3 +246,22 @@ func TestGPUIllConditioned(t *testing.T) {
 		t.Errorf("V·Λ·Vᵀ - H = %.3g", d)
 	}
 }
+
+// One matrix against a stack of right-hand sides is factored once.
+func TestGPUSolveSharedMatrix(t *testing.T) {
+	g := testGPU(t)
+	a := wellConditionedHost(t, 6)
+	b := mk(t, array.Float64, randn(72, 5*6*2), 5, 6, 2)
+	x := back(t, Solve(a.To(g.Device()), b.To(g.Device())))
+	if d := maxDiff(vals(t, a.MatMul(x)), vals(t, b)); d > 1e-12 {
+		t.Errorf("residual %.3g", d)
+	}
+}
+
+func wellConditionedHost(t *testing.T, n int) *array.Array {
+	v := randn(73, n*n)
+	for i := range n {
+		v[i*n+i] += float64(n)
+	}
+	return mk(t, array.Float64, v, n, n)
+}

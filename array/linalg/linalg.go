@@ -35,18 +35,29 @@ func Solve(a, b *array.Array) *array.Array {
 			return array.Failed(err)
 		}
 	}
-	a = a.BroadcastTo(concat(batch, n, n)...)
-	b = b.BroadcastTo(concat(batch, n, k)...)
 	var x *array.Array
-	if isGPU(a) {
-		x = gpuSolve(op, a, b, batch, n, k)
+	if nb := prod(batch); nb > 1 && prod(a.Shape()[:a.Ndim()-2]) == 1 && n > 0 && k > 0 {
+		// One matrix for a stack of right-hand sides: factor it once and
+		// solve for all their columns together.
+		cols := b.BroadcastTo(concat(batch, n, k)...).Reshape(nb, n, k).Transpose(1, 0, 2).Reshape(n, nb*k)
+		x = solveOne(op, a.Reshape(n, n), cols, nil, n, nb*k).
+			Reshape(n, nb, k).Transpose(1, 0, 2).Reshape(concat(batch, n, k)...)
 	} else {
-		x = cpuSolveArrays(op, a, b, batch, n, k)
+		x = solveOne(op, a.BroadcastTo(concat(batch, n, n)...), b.BroadcastTo(concat(batch, n, k)...), batch, n, k)
 	}
 	if vec {
 		x = x.Squeeze(-1)
 	}
 	return x
+}
+
+// solveOne solves the (batched) systems of a and b, already of shapes
+// batch+(n, n) and batch+(n, k), on their device.
+func solveOne(op string, a, b *array.Array, batch []int, n, k int) *array.Array {
+	if isGPU(a) {
+		return gpuSolve(op, a, b, batch, n, k)
+	}
+	return cpuSolveArrays(op, a, b, batch, n, k)
 }
 
 func cpuSolveArrays(op string, a, b *array.Array, batch []int, n, k int) *array.Array {

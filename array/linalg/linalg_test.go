@@ -18,6 +18,8 @@ func TestSolve(t *testing.T) {
 			{[]int{4, 6, 6}, []int{4, 6, 2}},
 			{[]int{3, 1, 4, 4}, []int{2, 4, 1}}, // batch axes broadcast
 			{[]int{2, 7, 7}, []int{7}},          // one vector for the stack
+			{[]int{4, 4}, []int{3, 4, 2}},       // one matrix for a stack: factored once
+			{[]int{1, 4, 4}, []int{2, 3, 4, 2}},
 		} {
 			n := c.ashape[len(c.ashape)-1]
 			na := prod(c.ashape)
