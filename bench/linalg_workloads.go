@@ -112,6 +112,9 @@ func init() {
 		Register(Workload{Name: "linalg_svd_f32", Doc: fmt.Sprintf("linalg.SVD(a, true), %d² float32 (Jacobi gesvdj)", sz.svd),
 			Kind: Compute, Devices: d, Suites: suites, Reps: 5, Peers: peer("svd_1024_f32_cupy_ms"),
 			Setup: setupLinalg(sz, array.Float32, "svd")})
+		Register(Workload{Name: "linalg_svd_gesvd_f32", Doc: fmt.Sprintf("linalg.SVD(a, true) with SetSVDDriver(QRIteration), %d² float32 (gesvd, as CuPy)", sz.svd),
+			Kind: Compute, Devices: d, Suites: suites, Reps: 5, Peers: peer("svd_1024_f32_cupy_ms"),
+			Setup: setupLinalg(sz, array.Float32, "gesvd")})
 		Register(Workload{Name: "linalg_eigh_f32", Doc: fmt.Sprintf("linalg.Eigh(a), %d² float32 (syevd)", sz.eigh),
 			Kind: Compute, Devices: d, Suites: suites, Reps: 5, Peers: peer("eigh_2048_f32_cupy_ms"),
 			Setup: setupLinalg(sz, array.Float32, "eigh")})
@@ -280,12 +283,20 @@ func setupLinalg(sz linalgSizes, dt array.DType, op string) func(e *Env) (*Case,
 				return nil
 			}
 			flops = 2 * nf * nf * nf / 3
-		case "svd":
+		case "svd", "gesvd":
 			n = size(e, sz.svd, sz.nSmall)
 			nf = float64(n)
 			ah := normalMatrix(r, n, n, 0)
 			a := put(ah, n, n)
-			c.run = func() []*array.Array { u, s, vh := linalg.SVD(a, true); return []*array.Array{u, s, vh} }
+			drv := linalg.Jacobi
+			if op == "gesvd" {
+				drv = linalg.QRIteration
+			}
+			c.run = func() []*array.Array {
+				defer linalg.SetSVDDriver(linalg.SetSVDDriver(drv))
+				u, s, vh := linalg.SVD(a, true)
+				return []*array.Array{u, s, vh}
+			}
 			c.check = func(out []*array.Array) error {
 				u, err := out[0].Float64s()
 				if err != nil {

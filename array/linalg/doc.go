@@ -48,7 +48,8 @@
 // returned as its transposed view. QR and the SVD of tall matrices copy a
 // transpose first. Batches of small matrices use the batched routines
 // (cuBLAS's batched LU, cuSOLVER's batched Cholesky and Jacobi SVD and
-// eigensolver).
+// eigensolver). The SVD is the Jacobi method (gesvdj) by default;
+// SetSVDDriver(QRIteration) selects gesvd, as CuPy's.
 //
 // cuSOLVER reports a singular or indefinite matrix in an info value on the
 // device. To give NumPy's errors, Solve, Inv, Cholesky, SVD and Eigh read

@@ -568,6 +568,9 @@ func gpuSVD(op string, a *array.Array, batch []int, m, n int, full, uv bool) []*
 	if err != nil {
 		return fail(3, deviceErr(op, err))
 	}
+	if SVDDriver(svdDriver.Load()) == QRIteration {
+		return gesvd(op, s, a, batch, m, n, full, uv)
+	}
 	dt, es := dtypeOf(a.DType())
 	mk := array.On(a.Device())
 	batched := nb > 1 && m <= batchedJac && n <= batchedJac
@@ -710,4 +713,96 @@ func gpuEigh(op string, a *array.Array, batch []int, n int, vectors bool) []*arr
 		return []*array.Array{ev, nil}
 	}
 	return []*array.Array{ev, w.SwapAxes(-1, -2)}
+}
+
+// SVDDriver chooses the GPU's SVD algorithm, as torch.linalg.svd's driver.
+type SVDDriver int32
+
+// The drivers. The CPU always uses LAPACK's QR iteration (gonum's Dgesvd).
+const (
+	// Jacobi is cuSOLVER's gesvdj (and gesvdjBatched for batches of
+	// matrices up to 32×32): one-sided Jacobi rotations, accurate and
+	// parallel; the default.
+	Jacobi SVDDriver = iota
+	// QRIteration is cuSOLVER's gesvd, bidiagonalisation and QR
+	// iteration, what CuPy uses.
+	QRIteration
+)
+
+var svdDriver atomic.Int32
+
+// SetSVDDriver sets the GPU's SVD algorithm for the whole process and
+// returns the previous one.
+func SetSVDDriver(d SVDDriver) SVDDriver { return SVDDriver(svdDriver.Swap(int32(d))) }
+
+// gesvd is the SVD by cuSOLVER's gesvd, which needs rows ≥ columns in
+// column-major order. For m ≤ n, a as stored is Aᵀ (n×m), whose U and Vᵀ
+// read row-major are vh and u. For m > n it factors a column-major copy
+// of A, and both come out as transposed views.
+func gesvd(op string, s *solver, a *array.Array, batch []int, m, n int, full, uv bool) []*array.Array {
+	nb := prod(batch)
+	k := min(m, n)
+	dt, es := dtypeOf(a.DType())
+	mk := array.On(a.Device())
+	wide := m <= n
+	rows, cols := n, m // of the column-major matrix factored
+	w := a.Copy()
+	if !wide {
+		rows, cols = m, n
+		w = a.SwapAxes(-1, -2).Copy()
+	}
+	job, ur, vr := cusolver.JobNone, 0, 0 // U is rows×ur, Vᵀ vr×cols
+	switch {
+	case uv && full:
+		job, ur, vr = cusolver.JobAll, rows, cols
+	case uv:
+		job, ur, vr = cusolver.JobSome, k, k
+	}
+	sv := mk.Empty(a.DType(), concat(batch, k)...)
+	info := mk.Zeros(array.Int32, nb)
+	arrs := []*array.Array{w, sv, info}
+	var ub, vb *array.Array
+	if uv {
+		ub = mk.Empty(a.DType(), concat(batch, ur, rows)...) // column-major rows×ur
+		vb = mk.Empty(a.DType(), concat(batch, cols, vr)...) // column-major vr×cols
+		arrs = append(arrs, ub, vb)
+	}
+	err := s.run(op, arrs, func(p []uint64, sc *scratch, pp *ptrs, keep *[]*array.Array) error {
+		lw, err := s.h.GesvdBufferSize(dt, rows, cols)
+		if err != nil {
+			return err
+		}
+		work, err := sc.alloc(lw * es)
+		if err != nil {
+			return err
+		}
+		var pu, pv uint64
+		for i := range nb {
+			if uv {
+				pu, pv = p[3]+uint64(i*rows*ur*es), p[4]+uint64(i*vr*cols*es)
+			}
+			if err := s.h.Gesvd(dt, job, job, rows, cols, p[0]+uint64(i*m*n*es), rows, p[1]+uint64(i*k*es),
+				pu, rows, pv, max(vr, 1), work, lw, 0, p[2]+uint64(i*4)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = checkInfo(op, info, ErrNoConvergence, batch, "SVD did not converge")
+	}
+	_ = w.Close()
+	if err != nil {
+		return fail(3, err)
+	}
+	if !uv {
+		return []*array.Array{nil, sv, nil}
+	}
+	// ub read row-major is Uᵀ of the factored matrix (ur × rows), vb is
+	// (Vᵀ)ᵀ = V (cols × vr).
+	if wide {
+		// Factored Aᵀ = V·S·Uᵀ: its U is A's V, its V is A's U.
+		return []*array.Array{vb, sv, ub}
+	}
+	return []*array.Array{ub.SwapAxes(-1, -2), sv, vb.SwapAxes(-1, -2)}
 }

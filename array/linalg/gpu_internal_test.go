@@ -49,6 +49,9 @@ func TestPointerAndMaskHelpers(t *testing.T) {
 	if c, es := dtypeOf(array.Float32); es != 4 || c.String() != "float32" {
 		t.Errorf("dtypeOf(float32) = %v %d", c, es)
 	}
+	if SetSVDDriver(QRIteration) != Jacobi || SetSVDDriver(Jacobi) != QRIteration {
+		t.Error("SetSVDDriver does not return the previous driver")
+	}
 	was := SetCheckInfo(false)
 	if !was || SetCheckInfo(true) {
 		t.Errorf("SetCheckInfo: %v", was)

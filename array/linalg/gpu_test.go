@@ -265,3 +265,44 @@ func wellConditionedHost(t *testing.T, n int) *array.Array {
 	}
 	return mk(t, array.Float64, v, n, n)
 }
+
+// Both SVD drivers give SVDs: wide, tall, square and batched matrices.
+func TestGPUSVDDrivers(t *testing.T) {
+	g := testGPU(t)
+	for _, drv := range []SVDDriver{Jacobi, QRIteration} {
+		prev := SetSVDDriver(drv)
+		for _, dt := range dtypes {
+			for _, shape := range [][]int{{9, 5}, {5, 9}, {6, 6}, {3, 7, 4}, {2, 4, 7}} {
+				m, n := shape[len(shape)-2], shape[len(shape)-1]
+				k := min(m, n)
+				a := mk(t, dt, randn(80, prod(shape)), shape...)
+				for _, full := range []bool{false, true} {
+					u, s, vh := SVD(a.To(g.Device()), full)
+					u, s, vh = back(t, u), back(t, s), back(t, vh)
+					wu, wv := k, k
+					if full {
+						wu, wv = m, n
+					}
+					if u.Shape()[u.Ndim()-1] != wu || u.Shape()[u.Ndim()-2] != m || vh.Shape()[vh.Ndim()-2] != wv || vh.Shape()[vh.Ndim()-1] != n {
+						t.Fatalf("driver %d %v %v full %v: u %v vh %v", drv, dt, shape, full, u.Shape(), vh.Shape())
+					}
+					uk := u.AsType(array.Float64).Slice(array.Ellipsis, array.S(0, k))
+					vk := vh.AsType(array.Float64).Slice(array.Ellipsis, array.S(0, k), array.All)
+					rec := uk.Mul(s.AsType(array.Float64).Unsqueeze(-2)).MatMul(vk)
+					if d := maxDiff(vals(t, rec), vals(t, a.AsType(array.Float64))); d > 10*tol(dt) {
+						t.Errorf("driver %d %v %v full %v: U·S·Vᵀ - A = %.3g", drv, dt, shape, full, d)
+					}
+					u64 := u.AsType(array.Float64)
+					c := u.Shape()[u.Ndim()-1]
+					if d := maxDiff(vals(t, u64.SwapAxes(-1, -2).MatMul(u64)), vals(t, array.FromSliceOn(cpu.Device(), eyeF(c), c, c).BroadcastTo(concat(shape[:len(shape)-2], c, c)...))); d > 10*tol(dt) {
+						t.Errorf("driver %d %v %v full %v: UᵀU - I = %.3g", drv, dt, shape, full, d)
+					}
+				}
+				if d := maxDiff(vals(t, back(t, SVDVals(a.To(g.Device())))), vals(t, SVDVals(a))); d > 10*tol(dt) {
+					t.Errorf("driver %d %v %v: singular values differ by %.3g", drv, dt, shape, d)
+				}
+			}
+		}
+		SetSVDDriver(prev)
+	}
+}

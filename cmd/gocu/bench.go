@@ -76,7 +76,8 @@ Workloads on the GPU, by suite (--suite):
             CuPy's: compare with baseline_numpy.py's JSON):
             linalg_solve_f32/f64 (4096^2, 64 right-hand sides),
             linalg_inv/cholesky/qr/det_f32 (4096^2), linalg_svd_f32
-            (1024^2), linalg_eigh_f32 (2048^2), linalg_solve_batched
+            (1024^2, Jacobi) and linalg_svd_gesvd_f32 (QR iteration,
+            CuPy's), linalg_eigh_f32 (2048^2), linalg_solve_batched
             (4096 of 32^2), linalg_einsum_attn (bhqd,bhkd->bhqk, 4x16x1024x64)
 On the CPU (--device cpu): the arrays on their CPU backend (2^24 float32,
 1024^3), and the lowp suite at 1024^3, 2048^2 and 2^24. On the simulator:
