@@ -260,7 +260,7 @@ func parseEinsum(op, subs string, xs []*array.Array) (ins [][]rune, out []rune, 
 		return nil, nil, valueErr(op, "%q has %d operand subscripts for %d operands", subs, len(parts), len(xs))
 	}
 	ell := 0 // axes the ellipsis stands for
-	raw := make([][]rune, len(parts))
+	ins = make([][]rune, len(parts))
 	for i, p := range parts {
 		labels, hasEll, err := parseTerm(op, p)
 		if err != nil {
@@ -276,8 +276,9 @@ func parseEinsum(op, subs string, xs []*array.Array) (ins [][]rune, out []rune, 
 				return nil, nil, shapeErr(op, "operand %d has %d axes, fewer than subscripts %q name", i, nd, p)
 			}
 			ell = max(ell, e)
-			// Expand later, once ell is known, as the labels nearest the
-			// letters after the ellipsis.
+			// Ellipsis axes are labelled by their distance from its end,
+			// so that an operand with fewer of them broadcasts against the
+			// others' last ones, as NumPy aligns them.
 			exp := make([]rune, 0, nd)
 			for _, l := range labels {
 				if l == '.' {
@@ -290,15 +291,15 @@ func parseEinsum(op, subs string, xs []*array.Array) (ins [][]rune, out []rune, 
 			}
 			labels = exp
 		}
-		raw[i] = labels
+		ins[i] = labels
 	}
-	ins = raw
 	var ellOut []rune
 	for k := ell; k > 0; k-- {
 		ellOut = append(ellOut, ellipsisBase+rune(k))
 	}
 	if explicit {
-		labels, hasEll, err := parseTerm(op, rhs)
+		// Without an ellipsis in the output, the ellipsis axes are summed.
+		labels, _, err := parseTerm(op, rhs)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -308,7 +309,6 @@ func parseEinsum(op, subs string, xs []*array.Array) (ins [][]rune, out []rune, 
 				break
 			}
 		}
-		_ = hasEll // without one, the ellipsis axes are summed
 		for i, l := range labels {
 			if slices.Contains(labels[i+1:], l) {
 				return nil, nil, valueErr(op, "output subscript %s repeated in %q", labelName(l), rhs)
