@@ -43,10 +43,11 @@
 // copying where it can: an inverse of Aᵀ read row-major is the inverse of
 // A; Solve factors Aᵀ and solves with the transposed factors (Getrs with
 // Trans); Cholesky factors Aᵀ = A into an upper triangle U, which read
-// row-major is L; the SVD of Aᵀ (for m ≤ n) gives Vᵀ and U directly; the
+// row-major is L; the SVD of Aᵀ = V·S·Uᵀ gives Vᵀ and U directly; the
 // eigenvectors of a symmetric A come out as the rows of the result,
-// returned as its transposed view. QR and the SVD of tall matrices copy a
-// transpose first. Batches of small matrices use the batched routines
+// returned as its transposed view. QR (and gesvd of a tall matrix, which
+// needs rows ≥ columns) copies a transpose first. One matrix against a
+// stack of right-hand sides is factored once. Batches of small matrices use the batched routines
 // (cuBLAS's batched LU, cuSOLVER's batched Cholesky and Jacobi SVD and
 // eigensolver). The SVD is the Jacobi method (gesvdj) by default;
 // SetSVDDriver(QRIteration) selects gesvd, as CuPy's.
@@ -54,8 +55,8 @@
 // cuSOLVER reports a singular or indefinite matrix in an info value on the
 // device. To give NumPy's errors, Solve, Inv, Cholesky, SVD and Eigh read
 // it, which waits for the GPU; SetCheckInfo(false) skips the wait (as
-// cupyx.errstate(linalg='ignore')): failures then give NaN or Inf values
-// instead of errors.
+// cupyx.errstate(linalg='ignore')): a failed matrix then gives undefined
+// values (typically NaN or Inf) instead of an error.
 //
 // The functions built from the decompositions (Det, Pinv, MatrixRank,
 // Lstsq, Norm) and the products (Einsum and the others, which become
