@@ -41,6 +41,9 @@ type solver struct {
 	blas   *cublas.Handle
 	svdj   *cusolver.GesvdjInfo
 	eigj   *cusolver.SyevjInfo
+	// jac serialises the Jacobi calls: cuSOLVER writes their statistics
+	// (sweeps, residual) into the shared parameter objects.
+	jac sync.Mutex
 }
 
 type solverEntry struct {
@@ -596,6 +599,8 @@ func gpuSVD(op string, a *array.Array, batch []int, m, n int, full, uv bool) []*
 		if uv {
 			jobz, pu, pv = cusolver.Vectors, p[3], p[4]
 		}
+		s.jac.Lock()
+		defer s.jac.Unlock()
 		// Of Aᵀ: rows n, columns m; its U is n×(n or k), its V m×(m or k).
 		d := &cusolver.SVD{Jobz: jobz, Econ: !fullCalc, M: n, N: m, A: p[0], LDA: n, S: p[1],
 			U: pu, LDU: n, V: pv, LDV: m, Info: p[2], Params: s.svdj}
@@ -676,6 +681,8 @@ func gpuEigh(op string, a *array.Array, batch []int, n int, vectors bool) []*arr
 	}
 	err = s.run(op, []*array.Array{w, ev, info}, func(p []uint64, sc *scratch, pp *ptrs, keep *[]*array.Array) error {
 		if nb > 1 && n <= batchedJac {
+			s.jac.Lock()
+			defer s.jac.Unlock()
 			e := &cusolver.Eig{Jobz: jobz, Uplo: cusolver.Upper, N: n, A: p[0], LDA: n, W: p[1], Info: p[2], Batch: nb, Params: s.eigj}
 			lw, err := s.h.SyevjBatchedBufferSize(dt, e)
 			if err != nil {
