@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/gocu-dev/gocu/internal/syncdebug"
 	"github.com/gocu-dev/gocu/internal/units"
 )
 
@@ -237,6 +238,9 @@ func (a *Allocator) alloc(stream uintptr, req int64) (*block, error) {
 			}
 			// Out of memory: wait for the device, give the cache back to the
 			// driver and try once more, from the cache first.
+			if syncdebug.On() {
+				syncdebug.Report(syncdebug.OutOfMemory, "Alloc") // only warns
+			}
 			if _, ferr := a.flush(); ferr != nil {
 				return nil, errors.Join(a.oomError(err, req), ferr)
 			}
