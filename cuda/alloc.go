@@ -81,6 +81,9 @@ type Allocator struct {
 	st    AllocStats
 	log   bool
 	marks uint64 // the last mark of streamFrees.add's compactions
+
+	ordinal int       // the device's, for memory events
+	stack   []uintptr // the stack of the call under way, for its memory events
 }
 
 // segment is one driver allocation.
@@ -208,8 +211,11 @@ func (a *Allocator) Caching() bool { return a.caching }
 // segment that holds no live allocation to the driver. It returns the number
 // of bytes released.
 func (a *Allocator) Trim() (int64, error) {
+	stack := memoryStack()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.stack = stack
+	defer func() { a.stack = nil }()
 	return a.flush()
 }
 
@@ -218,8 +224,13 @@ func (a *Allocator) alloc(stream uintptr, req int64) (*block, error) {
 	if req <= 0 {
 		return nil, fmt.Errorf("cuda: Alloc: size %d is not positive: %w", req, ErrInvalidValue)
 	}
+	stack := memoryStack()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if stack != nil {
+		a.stack = stack
+		defer func() { a.stack = nil }()
+	}
 	if !a.caching {
 		return a.allocPlain(stream, req)
 	}
@@ -262,6 +273,9 @@ func (a *Allocator) alloc(stream uintptr, req int64) (*block, error) {
 	a.st.InUse += b.size
 	a.st.Requested += req
 	a.st.PeakInUse = max(a.st.PeakInUse, a.st.InUse)
+	if stack != nil {
+		a.record(MemAlloc, b.ptr, b.size, req, stream, stack)
+	}
 	return b, nil
 }
 
@@ -282,6 +296,9 @@ func (a *Allocator) allocPlain(stream uintptr, req int64) (*block, error) {
 	a.st.Reserved += req
 	a.st.PeakInUse = max(a.st.PeakInUse, a.st.InUse)
 	a.st.PeakReserved = max(a.st.PeakReserved, a.st.Reserved)
+	if a.stack != nil {
+		a.record(MemAlloc, b.ptr, b.size, req, stream, a.stack)
+	}
 	return b, nil
 }
 
@@ -289,6 +306,7 @@ func (a *Allocator) allocPlain(stream uintptr, req int64) (*block, error) {
 // stream. idle says that work is known to be finished (the stream was
 // synchronised and closed), so any stream may reuse b at once.
 func (a *Allocator) free(b *block, stream uintptr, idle bool) error {
+	stack := memoryStack()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if b.free || b.dead {
@@ -301,7 +319,13 @@ func (a *Allocator) free(b *block, stream uintptr, idle bool) error {
 		delete(a.plain, b.ptr)
 		b.free = true
 		a.st.Reserved -= b.size
+		if stack != nil {
+			a.record(MemFree, b.ptr, b.size, 0, stream, stack)
+		}
 		return a.be.free(b.ptr)
+	}
+	if stack != nil {
+		a.record(MemFree, b.ptr, b.size, 0, stream, stack)
 	}
 	b.free, b.req, b.stream, b.epoch = true, 0, stream, nil
 	b.ready = idle
@@ -358,6 +382,9 @@ func (a *Allocator) newSegment(size int64, small bool) (*segment, error) {
 	a.segments[seg] = struct{}{}
 	a.st.Reserved += size
 	a.st.PeakReserved = max(a.st.PeakReserved, a.st.Reserved)
+	if a.stack != nil {
+		a.record(MemSegmentAlloc, ptr, size, 0, 0, a.stack)
+	}
 	if a.log {
 		slog.Info("cuda: allocator: new segment", "bytes", size, "reserved", a.st.Reserved)
 	}
@@ -519,6 +546,9 @@ func (a *Allocator) flush() (int64, error) {
 		delete(a.segments, seg)
 		a.st.Reserved -= seg.size
 		released += seg.size
+		if a.stack != nil {
+			a.record(MemSegmentFree, seg.ptr, seg.size, 0, 0, a.stack)
+		}
 	}
 	if a.log {
 		slog.Info("cuda: allocator: flushed cache", "released", released, "reserved", a.st.Reserved)
