@@ -173,11 +173,10 @@ func Report(kind Kind, op string) error {
 // modulePath is the import path of gocu's module.
 const modulePath = "github.com/gocu-dev/gocu"
 
-// ours reports whether a frame is in gocu's library code: the module's
-// packages, but not their tests, examples and commands, whose lines are
-// the ones a user wants to see.
-func ours(f *runtime.Frame) bool {
-	fn := f.Function
+// Ours reports whether a frame (its function and file) is in gocu's
+// library code: the module's packages, but not their tests, examples and
+// commands, whose lines are the ones a user wants to see.
+func Ours(fn, file string) bool {
 	if !strings.HasPrefix(fn, modulePath) {
 		return false
 	}
@@ -185,7 +184,7 @@ func ours(f *runtime.Frame) bool {
 	if rest == "" || (rest[0] != '.' && rest[0] != '/') {
 		return false // another module whose path merely starts the same
 	}
-	if strings.HasSuffix(f.File, "_test.go") {
+	if strings.HasSuffix(file, "_test.go") {
 		return false
 	}
 	return !strings.HasPrefix(rest, "/examples/") && !strings.HasPrefix(rest, "/cmd/")
@@ -201,10 +200,10 @@ func caller() (uintptr, Site) {
 	var last runtime.Frame
 	for {
 		f, more := frames.Next()
-		if !ours(&f) && !strings.HasPrefix(f.Function, "runtime.") && f.Function != "" {
+		if !Ours(f.Function, f.File) && !strings.HasPrefix(f.Function, "runtime.") && f.Function != "" {
 			return f.PC, Site{Function: f.Function, File: f.File, Line: f.Line}
 		}
-		if ours(&f) {
+		if Ours(f.Function, f.File) {
 			last = f
 		}
 		if !more {

@@ -115,8 +115,8 @@ func TestOurs(t *testing.T) {
 		{"github.com/gocu-dev/gocuda.F", "/x.go", false},
 		{"main.main", "/src/app/main.go", false},
 	} {
-		if got := ours(&runtime.Frame{Function: c.fn, File: c.file}); got != c.want {
-			t.Errorf("ours(%s) = %v", c.fn, got)
+		if got := Ours(c.fn, c.file); got != c.want {
+			t.Errorf("Ours(%s) = %v", c.fn, got)
 		}
 	}
 }
