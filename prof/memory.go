@@ -3,6 +3,7 @@ package prof
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -571,4 +573,129 @@ func memEvent(ts float64, a *memArgs) (MemoryEvent, error) {
 	}
 	e.Site = site(a.Stack)
 	return e, nil
+}
+
+// MemoryPeak describes one device's memory in a history: its peaks, and
+// the call sites of the blocks live at the peak of memory in use.
+type MemoryPeak struct {
+	Device          string
+	Allocs, Frees   int
+	Segments        int // driver allocations made
+	PeakInUse       int64
+	PeakAt          time.Duration
+	PeakReserved    int64
+	InUse, Reserved int64        // after the last event
+	Sites           []MemorySite // live at the peak, by bytes, largest first
+}
+
+// MemorySite is the blocks one call site holds.
+type MemorySite struct {
+	Site   Frame
+	Blocks int
+	Bytes  int64
+}
+
+// Peaks returns each device's MemoryPeak, in the order the devices first
+// appear.
+func (h *MemoryHistory) Peaks() []MemoryPeak {
+	var out []MemoryPeak
+	idx := map[string]int{}
+	peakEvent := map[string]int{}
+	for i, e := range h.Events {
+		j, ok := idx[e.Device]
+		if !ok {
+			j = len(out)
+			idx[e.Device] = j
+			out = append(out, MemoryPeak{Device: e.Device})
+			peakEvent[e.Device] = -1
+		}
+		p := &out[j]
+		switch e.Kind {
+		case "alloc":
+			p.Allocs++
+		case "free":
+			p.Frees++
+		case "segment alloc":
+			p.Segments++
+		}
+		if e.InUse > p.PeakInUse || peakEvent[e.Device] < 0 {
+			p.PeakInUse, p.PeakAt, peakEvent[e.Device] = e.InUse, e.Time, i
+		}
+		p.PeakReserved = max(p.PeakReserved, e.Reserved)
+		p.InUse, p.Reserved = e.InUse, e.Reserved
+	}
+	// Replay each device up to its peak: the blocks live there.
+	type live struct {
+		site  Frame
+		bytes int64
+	}
+	lives := map[string]map[uint64]live{}
+	for i, e := range h.Events {
+		if i > peakEvent[e.Device] {
+			continue
+		}
+		m := lives[e.Device]
+		if m == nil {
+			m = map[uint64]live{}
+			lives[e.Device] = m
+		}
+		switch e.Kind {
+		case "alloc":
+			m[e.Addr] = live{e.Site, e.Bytes}
+		case "free":
+			delete(m, e.Addr)
+		}
+	}
+	for j := range out {
+		bySite := map[Frame]*MemorySite{}
+		for _, l := range lives[out[j].Device] {
+			s := bySite[l.site]
+			if s == nil {
+				s = &MemorySite{Site: l.site}
+				bySite[l.site] = s
+			}
+			s.Blocks++
+			s.Bytes += l.bytes
+		}
+		for _, s := range bySite {
+			out[j].Sites = append(out[j].Sites, *s)
+		}
+		slices.SortFunc(out[j].Sites, func(a, b MemorySite) int {
+			if c := cmp.Compare(b.Bytes, a.Bytes); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Site.String(), b.Site.String())
+		})
+	}
+	return out
+}
+
+// WriteSummary writes each device's peaks and the call sites holding the
+// most memory at the peak of memory in use (at most top of them).
+func (h *MemoryHistory) WriteSummary(w io.Writer, top int) error {
+	var b strings.Builder
+	if h.Dropped > 0 {
+		fmt.Fprintf(&b, "%d events were dropped (past MaxEvents): the figures below are incomplete\n", h.Dropped)
+	}
+	for _, p := range h.Peaks() {
+		fmt.Fprintf(&b, "%s: %d allocations, %d frees, %d driver allocations\n", p.Device, p.Allocs, p.Frees, p.Segments)
+		fmt.Fprintf(&b, "  peak in use %s at %v, peak reserved %s; at the end %s in use, %s reserved\n",
+			units.Bytes(p.PeakInUse), p.PeakAt.Round(time.Microsecond), units.Bytes(p.PeakReserved), units.Bytes(p.InUse), units.Bytes(p.Reserved))
+		if len(p.Sites) > 0 {
+			fmt.Fprintf(&b, "  live at the peak, by call site:\n")
+		}
+		for i, s := range p.Sites {
+			if i == top {
+				fmt.Fprintf(&b, "  ... %d more call sites\n", len(p.Sites)-top)
+				break
+			}
+			name := s.Site.String()
+			if name == "" {
+				name = "(no stack)"
+			}
+			fmt.Fprintf(&b, "  %10s in %5d blocks  %s\n", units.Bytes(s.Bytes), s.Blocks, name)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -2,9 +2,11 @@ package prof_test
 
 import (
 	"bytes"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/prof"
@@ -113,4 +115,47 @@ func TestMemoryHistoryGPU(t *testing.T) {
 	}
 	defer s.Close()
 	checkMemoryHistory(t, ds[0], s)
+}
+
+// Peaks finds each device's peak and the call sites live there, replaying
+// the events; WriteSummary prints them.
+func TestMemoryPeaks(t *testing.T) {
+	a := prof.Frame{Function: "main.load", File: "/app/main.go", Line: 10}
+	b := prof.Frame{Function: "main.step", File: "/app/main.go", Line: 20}
+	ev := func(kind string, addr uint64, bytes, inUse int64, at time.Duration, site prof.Frame) prof.MemoryEvent {
+		return prof.MemoryEvent{Kind: kind, Device: "cuda:0", Addr: addr, Bytes: bytes, InUse: inUse, Reserved: 8 << 20,
+			Time: at, Site: site, Stack: []prof.Frame{site}}
+	}
+	h := &prof.MemoryHistory{Events: []prof.MemoryEvent{
+		ev("segment alloc", 0x0, 8<<20, 0, 0, a),
+		ev("alloc", 0x100, 1<<20, 1<<20, 1*time.Millisecond, a),
+		ev("alloc", 0x200, 2<<20, 3<<20, 2*time.Millisecond, b),
+		ev("alloc", 0x300, 2<<20, 5<<20, 3*time.Millisecond, b), // the peak: a 1 MiB, b 4 MiB
+		ev("free", 0x200, 2<<20, 3<<20, 4*time.Millisecond, b),
+		ev("free", 0x300, 2<<20, 1<<20, 5*time.Millisecond, b),
+		ev("alloc", 0x200, 3<<20, 4<<20, 6*time.Millisecond, b),
+	}}
+	ps := h.Peaks()
+	if len(ps) != 1 {
+		t.Fatalf("%d devices", len(ps))
+	}
+	p := ps[0]
+	if p.PeakInUse != 5<<20 || p.PeakAt != 3*time.Millisecond || p.Allocs != 4 || p.Frees != 2 || p.Segments != 1 ||
+		p.InUse != 4<<20 || p.PeakReserved != 8<<20 {
+		t.Fatalf("peak %+v", p)
+	}
+	want := []prof.MemorySite{{Site: b, Blocks: 2, Bytes: 4 << 20}, {Site: a, Blocks: 1, Bytes: 1 << 20}}
+	if !reflect.DeepEqual(p.Sites, want) {
+		t.Fatalf("sites at the peak %+v, want %+v", p.Sites, want)
+	}
+	var out bytes.Buffer
+	if err := h.WriteSummary(&out, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"cuda:0: 4 allocations, 2 frees, 1 driver allocations", "peak in use 5.00 MiB at 3ms",
+		"4.00 MiB in     2 blocks  /app/main.go:20 (main.step)", "... 1 more call sites"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("summary lacks %q:\n%s", s, out.String())
+		}
+	}
 }
