@@ -131,3 +131,5 @@ func TestCaptureFakeGPU(t *testing.T) {
 func TestGCPacingFakeGPU(t *testing.T) { checkGCPacing(t, fakeGPU(t)) }
 
 func TestSyncDebugFakeGPU(t *testing.T) { checkSyncDebug(t, fakeGPU(t)) }
+
+func TestMemoryHistoryFakeGPU(t *testing.T) { checkMemoryHistory(t, fakeGPU(t)) }
