@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -130,5 +131,38 @@ func TestOffAllocatesNothing(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Fatalf("%v allocations with the mode off", n)
+	}
+}
+
+// Every kind has its words in the reports; a data-dependent size, which no
+// operation of this version has, is reported like the others.
+func TestKinds(t *testing.T) {
+	setMode(t, Error)
+	for k, want := range map[Kind]string{Read: "a read to the host", Copy: "a copy that waits",
+		PageableCopy: "a copy into pageable memory", DataSize: "a data-dependent size",
+		Launch: "a launch with host buffers", Kind(99): "Kind(99)"} {
+		err := Report(k, "Op")
+		if !errors.Is(err, ErrHiddenSync) || !strings.Contains(err.Error(), "Op waits for the device ("+want+")") {
+			t.Errorf("kind %d: %v", k, err)
+		}
+	}
+}
+
+// Reports from several goroutines at once (run with -race).
+func TestConcurrentReports(t *testing.T) {
+	b := setMode(t, Warn)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				Report(Read, "Item")
+			}
+		}()
+	}
+	wg.Wait()
+	if n := strings.Count(b.String(), "\n"); n != 1 {
+		t.Fatalf("400 reports at one site wrote %d lines, want 1", n)
 	}
 }
