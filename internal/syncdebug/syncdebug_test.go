@@ -3,6 +3,9 @@ package syncdebug
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -164,5 +167,37 @@ func TestConcurrentReports(t *testing.T) {
 	wg.Wait()
 	if n := strings.Count(b.String(), "\n"); n != 1 {
 		t.Fatalf("400 reports at one site wrote %d lines, want 1", n)
+	}
+}
+
+// TestEnvHelper is the child of TestEnv: it prints the mode that
+// GOCU_SYNC_DEBUG set.
+func TestEnvHelper(t *testing.T) {
+	if os.Getenv("SYNCDEBUG_CHILD") == "" {
+		t.Skip("helper process for TestEnv")
+	}
+	fmt.Printf("mode=%v\n", Get())
+}
+
+// GOCU_SYNC_DEBUG sets the mode before main; a bad value is reported and
+// leaves it off.
+func TestEnv(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	for v, want := range map[string]string{"error": "mode=error", "warn": "mode=warn", "": "mode=off", "loud": "mode=off"} {
+		cmd := exec.Command(exe, "-test.run=^TestEnvHelper$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), EnvVar+"="+v, "SYNCDEBUG_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("%s=%q: %v, %s; want %s", EnvVar, v, err, out, want)
+		}
+		if v == "loud" && !strings.Contains(string(out), `gocu: GOCU_SYNC_DEBUG: "loud" is not a mode`) {
+			t.Errorf("no warning about a bad value:\n%s", out)
+		}
 	}
 }
