@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/syncdebug"
 )
 
 // Buffer is n elements of type T in a device's memory: GPU memory on a CUDA
@@ -119,11 +120,16 @@ func (b *Buffer[T]) Err() error {
 
 // FromSlice returns a buffer on d holding a copy of src.
 func FromSlice[T any](d *Device, src []T) (*Buffer[T], error) {
+	if d != nil && d.kind == CUDA && syncdebug.On() {
+		if err := syncdebug.Report(syncdebug.Copy, "FromSlice"); err != nil {
+			return nil, err
+		}
+	}
 	b, err := Alloc[T](d, len(src))
 	if err != nil {
 		return nil, err
 	}
-	if err := b.CopyFrom(src); err != nil {
+	if err := b.copyFrom(src); err != nil {
 		b.Free()
 		return nil, err
 	}
@@ -192,6 +198,16 @@ func (b *Buffer[T]) CopyFrom(src []T) error {
 	if len(src) > b.n {
 		return fmt.Errorf("gocu: CopyFrom of %d elements into a buffer of %d", len(src), b.n)
 	}
+	if b.dev.kind == CUDA && syncdebug.On() {
+		if err := syncdebug.Report(syncdebug.Copy, "CopyFrom"); err != nil {
+			return err
+		}
+	}
+	return b.copyFrom(src)
+}
+
+// copyFrom is CopyFrom after its checks, without reporting the wait.
+func (b *Buffer[T]) copyFrom(src []T) error {
 	if b.dev.kind != CUDA {
 		copy(b.host, src)
 		return nil
@@ -214,6 +230,16 @@ func (b *Buffer[T]) CopyTo(dst []T) error {
 	if len(dst) > b.n {
 		return fmt.Errorf("gocu: CopyTo of %d elements from a buffer of %d", len(dst), b.n)
 	}
+	if b.dev.kind == CUDA && syncdebug.On() {
+		if err := syncdebug.Report(syncdebug.Copy, "CopyTo"); err != nil {
+			return err
+		}
+	}
+	return b.copyTo(dst)
+}
+
+// copyTo is CopyTo after its checks, without reporting the wait.
+func (b *Buffer[T]) copyTo(dst []T) error {
 	if b.dev.kind != CUDA {
 		copy(dst, b.host)
 		return nil
@@ -262,6 +288,12 @@ func (b *Buffer[T]) CopyToAsync(dst []T, s *Stream) error {
 	if err != nil {
 		return err
 	}
+	// Into pageable memory the driver returns only when the copy is done.
+	if syncdebug.On() && len(dst) > 0 && !cuda.Pinned(dst) {
+		if err := syncdebug.Report(syncdebug.PageableCopy, "CopyToAsync"); err != nil {
+			return err
+		}
+	}
 	return cuda.CopyDtoHAsync(dst, b.mem, cs)
 }
 
@@ -270,8 +302,13 @@ func (b *Buffer[T]) ToSlice() ([]T, error) {
 	if err := b.check("ToSlice"); err != nil {
 		return nil, err
 	}
+	if b.dev.kind == CUDA && syncdebug.On() {
+		if err := syncdebug.Report(syncdebug.Copy, "ToSlice"); err != nil {
+			return nil, err
+		}
+	}
 	s := make([]T, b.n)
-	if err := b.CopyTo(s); err != nil {
+	if err := b.copyTo(s); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -50,4 +50,17 @@
 //
 // Compile CUDA C at run time and launch it, like CuPy's RawKernel:
 // Compile(src) then Module.Kernel(name).Launch(cfg, args...).
+//
+// # Hidden synchronisations
+//
+// Work on a GPU is queued; an operation that makes the host wait for it
+// leaves the GPU idle meanwhile. GOCU_SYNC_DEBUG=warn (or
+// SetSyncDebugMode(SyncDebugWarn)) reports every such wait, like
+// torch.cuda.set_sync_debug_mode: one line on standard error naming the
+// operation, why it waits and the program's call site (the first caller
+// outside gocu's packages), at most every 5 seconds per call site.
+// GOCU_SYNC_DEBUG=error makes the operation fail with an error matching
+// ErrHiddenSync before it waits. SetSyncDebugMode lists what is reported;
+// explicit waits (Synchronize, array's Sync) never are. Off, the check
+// costs an operation one atomic load.
 package gocu

@@ -1,6 +1,10 @@
 package gocu
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gocu-dev/gocu/internal/syncdebug"
+)
 
 // In, Out and InOut wrap a host slice as a kernel argument that copies
 // around one launch, like PyCUDA's drv.In/Out/InOut: at the launch the
@@ -64,12 +68,18 @@ func (b *Buffer[T]) attach(d *Device) error {
 	if b.dev != nil {
 		return fmt.Errorf("gocu: %s buffer used by two launches at once", b.bind.dir)
 	}
+	// The launch waits for the kernel to copy the outputs back.
+	if d.kind == CUDA && syncdebug.On() {
+		if err := syncdebug.Report(syncdebug.Launch, "Launch"); err != nil {
+			return err
+		}
+	}
 	tmp, err := Alloc[T](d, b.n)
 	if err != nil {
 		return err
 	}
 	if b.bind.dir != dirOut {
-		if err := tmp.CopyFrom(b.bind.host); err != nil {
+		if err := tmp.copyFrom(b.bind.host); err != nil {
 			tmp.Free()
 			return err
 		}
@@ -84,7 +94,7 @@ func (b *Buffer[T]) detach() error {
 	}
 	var err error
 	if b.bind.dir != dirIn {
-		err = b.CopyTo(b.bind.host)
+		err = b.copyTo(b.bind.host)
 	}
 	if b.mem != nil {
 		if ferr := b.mem.Free(); err == nil {

@@ -297,6 +297,13 @@
 // next read, Sync or Err (which checks without waiting) and every later
 // operation on the device fails with it.
 //
+// Every read of a GPU array to the host (Item, ToSlice, Float32s and the
+// like, String, To another device, WriteNPY) waits for the device. With
+// GOCU_SYNC_DEBUG=warn (gocu.SetSyncDebugMode) each is reported with its
+// call site; with =error it fails with ErrHiddenSync before waiting, and
+// the array stays as it was. Reads on the CPU wait for no device and are
+// never reported.
+//
 // # Memory
 //
 // An array owns a reference to its storage; views share it. Close releases
@@ -321,6 +328,8 @@
 // The CPU backend keeps up to 512 MiB of freed large buffers for reuse,
 // which avoids the page faults of fresh allocations; Device.TrimCache
 // releases the CPU's pool or returns a GPU allocator's cache to the driver.
+// GOCU_MEMORY_HISTORY=file (package prof) records every GPU allocation
+// and free with its Go stack, for finding where the memory went.
 //
 // # Input and output
 //

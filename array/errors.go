@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/internal/syncdebug"
 )
 
 // Sentinel errors: every error an array operation reports wraps one of
@@ -35,6 +36,10 @@ var (
 	// collector, the cleanups of unreachable arrays and the allocator's
 	// cache released what they could). It comes with ErrDevice.
 	ErrOutOfMemory = backend.ErrOutOfMemory
+	// ErrHiddenSync: a read to the host refused because it waits for the
+	// GPU, in gocu's SyncDebugError mode (GOCU_SYNC_DEBUG=error); the
+	// same sentinel as gocu.ErrHiddenSync.
+	ErrHiddenSync = syncdebug.ErrHiddenSync
 )
 
 // Error is an array operation's failure.

@@ -134,3 +134,7 @@ func TestCaptureFakeGPU(t *testing.T) {
 
 func TestGCPacingFakeGPU(t *testing.T)       { checkGCPacing(t, fakeGPU(t)) }
 func TestGCPacingClosedFakeGPU(t *testing.T) { checkGCPacingClosed(t, fakeGPU(t)) }
+
+func TestSyncDebugFakeGPU(t *testing.T) { checkSyncDebug(t, fakeGPU(t)) }
+
+func TestMemoryHistoryFakeGPU(t *testing.T) { checkMemoryHistory(t, fakeGPU(t)) }

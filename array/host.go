@@ -4,6 +4,7 @@ import (
 	"runtime"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/internal/syncdebug"
 	"github.com/gocu-dev/gocu/lowp"
 )
 
@@ -14,6 +15,11 @@ func (a *Array) hostData(op string) (any, error) {
 	s, err := a.force(op)
 	if err != nil {
 		return nil, err
+	}
+	if a.dev.gpu != nil && syncdebug.On() {
+		if err := syncdebug.Report(syncdebug.Read, op); err != nil {
+			return nil, &Error{Op: op, Kind: ErrHiddenSync, Msg: "refused to wait for the device", Cause: err}
+		}
 	}
 	n := backend.Size(a.shape)
 	if a.dev.gpu != nil {
@@ -75,14 +81,17 @@ func makeHost(dt DType, n int) any {
 // ToSlice returns the array's values in row-major order as a new []T,
 // converted to T's dtype as AsType would. It waits for the device and
 // reports the array's error.
-func ToSlice[T Elem](a *Array) ([]T, error) {
+func ToSlice[T Elem](a *Array) ([]T, error) { return toSlice[T](a, "ToSlice") }
+
+// toSlice is ToSlice for operation op.
+func toSlice[T Elem](a *Array, op string) ([]T, error) {
 	dt := DTypeOf[T]()
 	src := a
 	if a != nil && a.err == nil && a.dt != dt && a.dt.Valid() {
 		src = a.AsType(dt)
 		defer src.Close()
 	}
-	h, err := src.hostData("ToSlice")
+	h, err := src.hostData(op)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +160,7 @@ func ItemOf[T Elem](a *Array) (T, error) {
 	if backend.Size(a.shape) != 1 {
 		return zero, errorf("Item", ErrShape, "can only convert an array of size 1 to a scalar, not shape %s", shapeString(a.shape))
 	}
-	v, err := ToSlice[T](a)
+	v, err := toSlice[T](a, "Item")
 	if err != nil {
 		return zero, err
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/gocu-dev/gocu/internal/syncdebug"
 	"github.com/gocu-dev/gocu/internal/units"
 )
 
@@ -84,6 +85,9 @@ type Allocator struct {
 	// spare holds block objects that died in merges, for split to reuse:
 	// a tiny allocation that splits a cached block then allocates nothing.
 	spare []*block
+
+	ordinal int       // the device's, for memory events
+	stack   []uintptr // the stack of the call under way, for its memory events
 }
 
 // segment is one driver allocation.
@@ -140,8 +144,8 @@ type epoch struct {
 // take yet.
 type streamFrees struct {
 	uncovered []blockRef // freed since the last event on the stream was recorded
-	epochs    []*epoch // recorded, in order, not yet known complete
-	compactAt int      // length of uncovered at which stale entries are dropped
+	epochs    []*epoch   // recorded, in order, not yet known complete
+	compactAt int        // length of uncovered at which stale entries are dropped
 }
 
 // add records a block freed on the stream. Entries go stale when the block
@@ -228,8 +232,11 @@ func (a *Allocator) Caching() bool { return a.caching }
 // segment that holds no live allocation to the driver. It returns the number
 // of bytes released.
 func (a *Allocator) Trim() (int64, error) {
+	stack := memoryStack()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.stack = stack
+	defer func() { a.stack = nil }()
 	return a.flush()
 }
 
@@ -238,8 +245,13 @@ func (a *Allocator) alloc(stream uintptr, req int64) (*block, error) {
 	if req <= 0 {
 		return nil, fmt.Errorf("cuda: Alloc: size %d is not positive: %w", req, ErrInvalidValue)
 	}
+	stack := memoryStack()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if stack != nil {
+		a.stack = stack
+		defer func() { a.stack = nil }()
+	}
 	if !a.caching {
 		return a.allocPlain(stream, req)
 	}
@@ -258,6 +270,9 @@ func (a *Allocator) alloc(stream uintptr, req int64) (*block, error) {
 			}
 			// Out of memory: wait for the device, give the cache back to the
 			// driver and try once more, from the cache first.
+			if syncdebug.On() {
+				syncdebug.Report(syncdebug.OutOfMemory, "Alloc") // only warns
+			}
 			if _, ferr := a.flush(); ferr != nil {
 				return nil, errors.Join(a.oomError(err, req), ferr)
 			}
@@ -279,6 +294,9 @@ func (a *Allocator) alloc(stream uintptr, req int64) (*block, error) {
 	a.st.InUse += b.size
 	a.st.Requested += req
 	a.st.PeakInUse = max(a.st.PeakInUse, a.st.InUse)
+	if stack != nil {
+		a.record(MemAlloc, b.ptr, b.size, req, stream, stack)
+	}
 	return b, nil
 }
 
@@ -299,6 +317,9 @@ func (a *Allocator) allocPlain(stream uintptr, req int64) (*block, error) {
 	a.st.Reserved += req
 	a.st.PeakInUse = max(a.st.PeakInUse, a.st.InUse)
 	a.st.PeakReserved = max(a.st.PeakReserved, a.st.Reserved)
+	if a.stack != nil {
+		a.record(MemAlloc, b.ptr, b.size, req, stream, a.stack)
+	}
 	return b, nil
 }
 
@@ -306,6 +327,7 @@ func (a *Allocator) allocPlain(stream uintptr, req int64) (*block, error) {
 // stream. idle says that work is known to be finished (the stream was
 // synchronised and closed), so any stream may reuse b at once.
 func (a *Allocator) free(b *block, stream uintptr, idle bool) error {
+	stack := memoryStack()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if b.free || b.dead {
@@ -318,7 +340,13 @@ func (a *Allocator) free(b *block, stream uintptr, idle bool) error {
 		delete(a.plain, b.ptr)
 		b.free = true
 		a.st.Reserved -= b.size
+		if stack != nil {
+			a.record(MemFree, b.ptr, b.size, 0, stream, stack)
+		}
 		return a.be.free(b.ptr)
+	}
+	if stack != nil {
+		a.record(MemFree, b.ptr, b.size, 0, stream, stack)
 	}
 	b.free, b.req, b.stream, b.epoch = true, 0, stream, nil
 	b.ready = idle
@@ -375,6 +403,9 @@ func (a *Allocator) newSegment(size int64, small bool) (*segment, error) {
 	a.segments[seg] = struct{}{}
 	a.st.Reserved += size
 	a.st.PeakReserved = max(a.st.PeakReserved, a.st.Reserved)
+	if a.stack != nil {
+		a.record(MemSegmentAlloc, ptr, size, 0, 0, a.stack)
+	}
 	if a.log {
 		slog.Info("cuda: allocator: new segment", "bytes", size, "reserved", a.st.Reserved)
 	}
@@ -561,6 +592,9 @@ func (a *Allocator) flush() (int64, error) {
 		delete(a.segments, seg)
 		a.st.Reserved -= seg.size
 		released += seg.size
+		if a.stack != nil {
+			a.record(MemSegmentFree, seg.ptr, seg.size, 0, 0, a.stack)
+		}
 	}
 	if a.log {
 		slog.Info("cuda: allocator: flushed cache", "released", released, "reserved", a.st.Reserved)

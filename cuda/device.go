@@ -136,6 +136,7 @@ func openDevice(a *api, ordinal int) (*Device, error) {
 		limit = l
 	}
 	d.alloc = newAllocator(&driverBackend{d: d}, caching, limit)
+	d.alloc.ordinal = ordinal
 	return d, nil
 }
 

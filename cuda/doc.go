@@ -75,12 +75,19 @@
 //     and cached, their peaks, and the counts of allocations, frees, cache
 //     hits, misses and flushes. SetLimit (or GOCU_MEMORY_LIMIT) caps the
 //     reserved bytes. Trim returns the cache to the driver.
+//   - A MemoryRecorder (SetMemoryRecorder) sees every allocation, free,
+//     driver allocation and release with its size, stream, time, the
+//     figures after it and the Go stack; package prof keeps such a memory
+//     history (GOCU_MEMORY_HISTORY). Without one, it costs an allocation
+//     or free one atomic load.
 //
 // HostMemory (Device.AllocHost) is pinned host memory, for copies at full
 // bus speed and truly asynchronous copies; it must be freed explicitly.
 // Copies (CopyHtoD, CopyDtoH, CopyDtoD and their Async forms on a stream)
 // and fills (MemsetD8/D16/D32 and Async) check sizes, alignment and
-// freed memory before the driver sees them.
+// freed memory before the driver sees them. A device-to-host copy into
+// memory that is not pinned (Pinned reports it) returns only when it is
+// done, Async or not.
 //
 // # Launching kernels
 //
@@ -129,4 +136,5 @@
 //	GOCU_LOG              launch: log every launch through log/slog; alloc: the allocator's driver traffic
 //	GOCU_ALLOCATOR        plain: no caching, every Alloc and Free goes to the driver
 //	GOCU_MEMORY_LIMIT     cap on each device's reserved memory (bytes, or 512MiB, 4GiB, 2GB, ...)
+//	GOCU_SYNC_DEBUG       warn or error: report operations that wait for the GPU (gocu.SetSyncDebugMode); here, the out-of-memory retry
 package cuda

@@ -22,6 +22,7 @@ func FakeDevice() (*Device, error) {
 	d := &Device{api: a, ordinal: 7, ctx: 0xc0c0, props: fakeProps}
 	d.stream = &Stream{dev: d}
 	d.alloc = newAllocator(&fakeMemory{next: 1 << 40}, true, 0)
+	d.alloc.ordinal = d.ordinal
 	return d, nil
 }
 

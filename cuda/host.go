@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -35,6 +36,7 @@ func (d *Device) AllocHost(n int) (*HostMemory, error) {
 	if r != 0 {
 		return nil, d.err("cuMemHostAlloc", r)
 	}
+	pinned.add(h.ptr, n)
 	return h, nil
 }
 
@@ -64,5 +66,52 @@ func (h *HostMemory) Free() error {
 	if !h.freed.CompareAndSwap(false, true) {
 		return fmt.Errorf("cuda: HostMemory.Free: %w (double free)", ErrFreed)
 	}
+	pinned.remove(h.ptr)
 	return h.dev.err("cuMemFreeHost", h.dev.call(h.dev.api.cuMemFreeHost, h.ptr))
+}
+
+// Pinned reports whether s lies in pinned memory that AllocHost returned
+// (and Free has not released). A device-to-host copy into other memory is
+// synchronous even in its Async form: the driver returns when it is done.
+func Pinned[T any](s []T) bool {
+	if len(s) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	return pinned.holds(p, len(s)*int(unsafe.Sizeof(s[0])))
+}
+
+// pinnedRanges are the live AllocHost allocations, for Pinned. They change
+// only at AllocHost and Free, and are read only to report synchronisations.
+type pinnedRanges struct {
+	mu sync.Mutex
+	m  map[uintptr]int // start -> size
+}
+
+var pinned pinnedRanges
+
+func (r *pinnedRanges) add(p uintptr, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[uintptr]int{}
+	}
+	r.m[p] = n
+}
+
+func (r *pinnedRanges) remove(p uintptr) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, p)
+}
+
+func (r *pinnedRanges) holds(p uintptr, n int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for start, size := range r.m {
+		if p >= start && p+uintptr(n) <= start+uintptr(size) {
+			return true
+		}
+	}
+	return false
 }

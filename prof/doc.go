@@ -61,4 +61,21 @@
 //
 // When profiling is off, package cuda and package sim pay one atomic load
 // per operation and allocate nothing.
+//
+// # Memory history
+//
+// RecordMemoryHistory records every allocation and free of the GPUs'
+// caching allocators, and every driver allocation they make or release,
+// with its size, stream, time, the memory in use and reserved after it,
+// and the Go stack, like torch.cuda.memory._record_memory_history.
+// StopMemoryHistory and MemorySnapshot return it; WriteTrace writes it as
+// a Chrome trace with a counter track of the memory in use and reserved
+// per device and an instant event carrying the stack per allocation and
+// free. GOCU_MEMORY_HISTORY=mem.json records a whole program that links
+// this package, the file written as GOCU_PROFILE's is (every 100 ms, and
+// completed by Flush). "gocu prof memory mem.json -o timeline.png" prints
+// each device's peaks and the call sites holding the most memory at the
+// peak of memory in use (Peaks, WriteSummary), and draws the memory over
+// time. Recording costs each allocation and free a stack capture; when
+// it is off, one atomic load.
 package prof

@@ -108,3 +108,42 @@ func TestEnvBadPath(t *testing.T) {
 		t.Errorf("no warning about the bad GOCU_PROFILE path:\n%s", out)
 	}
 }
+
+// TestEnvMemoryHelper is the child of TestEnvMemoryHistory.
+func TestEnvMemoryHelper(t *testing.T) {
+	if os.Getenv("PROF_TEST_MEMORY") == "" {
+		t.Skip("helper process for TestEnvMemoryHistory")
+	}
+	if _, err := prof.MemorySnapshot(); err != nil {
+		t.Fatalf("GOCU_MEMORY_HISTORY is set but no history is recorded: %v", err)
+	}
+	if err := prof.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// GOCU_MEMORY_HISTORY starts a memory history before main, whose file
+// Flush completes.
+func TestEnvMemoryHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a child process")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	path := filepath.Join(t.TempDir(), "mem.json")
+	cmd := exec.Command(exe, "-test.run=^TestEnvMemoryHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), prof.EnvMemoryFile+"="+path, "PROF_TEST_MEMORY=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("GOCU_MEMORY_HISTORY wrote no file: %v", err)
+	}
+	defer f.Close()
+	if _, err := prof.ReadMemoryHistory(f); err != nil {
+		t.Fatal(err)
+	}
+}

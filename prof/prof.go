@@ -93,20 +93,22 @@ func Stop() (*Profile, error) {
 }
 
 // Flush collects every recorded operation, waiting for the device to
-// finish the recorded work, and writes the session's File. Profiling goes
-// on. It does nothing when profiling is off or has no File, so programs
-// can always call it on their way out:
+// finish the recorded work, and writes the session's File, and brings
+// the memory history's File up to date. Profiling goes on. It does
+// nothing when neither is on or has a File, so programs can always call
+// it on their way out:
 //
 //	defer prof.Flush()
 func Flush() error {
+	merr := flushMemory() // the GOCU_MEMORY_HISTORY file, if any
 	mu.Lock()
 	s := cur
 	mu.Unlock()
 	if s == nil {
-		return nil
+		return merr
 	}
 	s.collect(true)
-	return s.writeFile()
+	return errors.Join(s.writeFile(), merr)
 }
 
 // Snapshot returns what was recorded so far, waiting for the device to
@@ -298,4 +300,19 @@ func envStart() {
 	}
 }
 
-func init() { envStart() }
+// envStartMemory starts a memory history when GOCU_MEMORY_HISTORY names a
+// file.
+func envStartMemory() {
+	path := os.Getenv(EnvMemoryFile)
+	if path == "" {
+		return
+	}
+	if err := RecordMemoryHistory(MemoryOptions{File: path}); err != nil {
+		fmt.Fprintf(os.Stderr, "gocu: %s=%s: memory history not recorded: %v\n", EnvMemoryFile, path, err)
+	}
+}
+
+func init() {
+	envStart()
+	envStartMemory()
+}

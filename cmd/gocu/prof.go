@@ -36,7 +36,7 @@ prints the summary when it ends.`,
 			return printProfile(cmd, args[0])
 		},
 	}
-	cmd.AddCommand(newProfRunCmd())
+	cmd.AddCommand(newProfRunCmd(), newProfMemoryCmd())
 	return cmd
 }
 
