@@ -587,18 +587,14 @@ func gpuSVD(op string, a *array.Array, batch []int, m, n int, full, uv bool) []*
 	sv := mk.Empty(a.DType(), concat(batch, k)...)
 	info := mk.Zeros(array.Int32, nb)
 	arrs := []*array.Array{w, sv, info}
-	var ub, vb *array.Array // column-major U (m × uc) and V (n × vc) of A
-	if uv {
-		ub = mk.Empty(a.DType(), concat(batch, uc, m)...)
-		vb = mk.Empty(a.DType(), concat(batch, vc, n)...)
-		arrs = append(arrs, vb, ub) // the U and V of Aᵀ
-	}
+	// The vectors are computed even when only the values are wanted:
+	// gesvdj without them failed on an H200 (CUSOLVER_STATUS_EXECUTION_FAILED
+	// for a 6×4 float64 matrix, then an illegal address).
+	ub := mk.Empty(a.DType(), concat(batch, uc, m)...) // column-major U (m × uc) and V (n × vc) of A
+	vb := mk.Empty(a.DType(), concat(batch, vc, n)...)
+	arrs = append(arrs, vb, ub) // the U and V of Aᵀ
 	err = s.run(op, arrs, func(p []uint64, sc *scratch, pp *ptrs, keep *[]*array.Array) error {
-		jobz := cusolver.NoVectors
-		var pu, pv uint64
-		if uv {
-			jobz, pu, pv = cusolver.Vectors, p[3], p[4]
-		}
+		jobz, pu, pv := cusolver.Vectors, p[3], p[4]
 		s.jac.Lock()
 		defer s.jac.Unlock()
 		// Of Aᵀ: rows n, columns m; its U is n×(n or k), its V m×(m or k).
@@ -629,10 +625,8 @@ func gpuSVD(op string, a *array.Array, batch []int, m, n int, full, uv bool) []*
 			d.A = base.A + uint64(i*m*n*es)
 			d.S = base.S + uint64(i*k*es)
 			d.Info = base.Info + uint64(i*4)
-			if uv {
-				d.U = base.U + uint64(i*n*vc*es)
-				d.V = base.V + uint64(i*m*uc*es)
-			}
+			d.U = base.U + uint64(i*n*vc*es)
+			d.V = base.V + uint64(i*m*uc*es)
 			if err := s.h.Gesvdj(dt, d); err != nil {
 				return err
 			}
@@ -647,6 +641,7 @@ func gpuSVD(op string, a *array.Array, batch []int, m, n int, full, uv bool) []*
 		return fail(3, err)
 	}
 	if !uv {
+		_, _ = ub.Close(), vb.Close()
 		return []*array.Array{nil, sv, nil}
 	}
 	u := ub.SwapAxes(-1, -2) // (..., m, uc)
