@@ -131,7 +131,9 @@
 // out, no further block starts and the launch returns a KindTimeout error
 // (errors.Is ErrTimeout and context.DeadlineExceeded, or the context's
 // error) naming the kernel and the threads still running, each with its
-// block, thread and position. What happens to those threads depends on
+// block, thread and position, or how many blocks ran when it ran out
+// between blocks. A launch cut short is never reported as a success, and a
+// context that is done already runs no block. What happens to those threads depends on
 // where they are:
 //
 //   - A thread that reaches a barrier or a warp operation afterwards is
