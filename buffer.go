@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/hostmem"
 )
 
 // Buffer is n elements of type T in a device's memory: GPU memory on a CUDA
@@ -37,6 +38,8 @@ type Buffer[T any] struct {
 var ErrFreed = errors.New("gocu: buffer used after Free")
 
 // Alloc returns a buffer of n elements of T on d, with undefined contents.
+// On the CPU and the simulator a request larger than the machine's memory
+// is an error matching cuda.ErrOutOfMemory, as on a GPU.
 func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
 	if n < 0 {
 		return nil, fmt.Errorf("gocu: Alloc of %d elements", n)
@@ -55,6 +58,10 @@ func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
 	b := &Buffer[T]{dev: d, n: n}
 	switch d.kind {
 	case Sim, CPU:
+		// Go's runtime ends the program on a failed mmap: refuse first.
+		if err := hostmem.Check(n, size, fmt.Sprintf("%T", zero)); err != nil {
+			return nil, fmt.Errorf("gocu: Alloc on %v: %w: %w", d, cuda.ErrOutOfMemory, err)
+		}
 		b.host = alignedSlice[T](n)
 		if d.kind == Sim {
 			poison(b.host)
