@@ -226,7 +226,7 @@ func (l *launch) work(w *worker) {
 		if r := recover(); r != nil {
 			l.fail(pos, &Error{Kind: KindPanic, Value: r, Msg: "internal error of the simulator"})
 		} else if running {
-			l.fail(pos, &Error{Kind: KindPanic, Msg: "the kernel called runtime.Goexit (as testing's FailNow does); the launch stopped"})
+			l.fail(pos, &Error{Kind: KindPanic, Msg: "the kernel called runtime.Goexit (as testing's FailNow does); the launch stopped: report failures in a kernel with t.Errorf, not t.Fatal or t.FailNow"})
 		}
 		w.cur.Store(0)
 		w.close()
