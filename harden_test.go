@@ -53,3 +53,25 @@ func TestGrid1DBadBlock(t *testing.T) {
 		t.Errorf("launch with Grid1D(64, 32): %v", err)
 	}
 }
+
+// A generated launcher on the simulator whose budget runs out returns the
+// budget's error, never nil with part of the output unwritten.
+func TestLauncherTimeout(t *testing.T) {
+	t.Setenv("GOCU_SIM_TIMEOUT", "1ms")
+	d := gocu.MustOpen("sim")
+	const n = 1 << 22
+	rgb, err := gocu.Alloc[uint8](d, 3*n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rgb.Free()
+	gray, err := gocu.Alloc[uint8](d, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gray.Free()
+	err = lecture.LaunchGray(d, gocu.Grid1D(n, 256), rgb, gray, n)
+	if err == nil || !strings.Contains(err.Error(), "time budget of 1ms exhausted") {
+		t.Errorf("LaunchGray of %d pixels in 1ms: %v", n, err)
+	}
+}
