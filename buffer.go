@@ -60,7 +60,7 @@ func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
 	case Sim, CPU:
 		// Go's runtime ends the program on a failed mmap: refuse first.
 		if err := hostmem.Check(n, size, fmt.Sprintf("%T", zero)); err != nil {
-			return nil, fmt.Errorf("gocu: Alloc on %v: %w: %w", d, cuda.ErrOutOfMemory, err)
+			return nil, fmt.Errorf("gocu: Alloc on %v: %w", d, hostOOM{err})
 		}
 		b.host = alignedSlice[T](n)
 		if d.kind == Sim {
@@ -75,6 +75,13 @@ func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
 	}
 	return b, nil
 }
+
+// hostOOM is a host allocation refused as too large; it matches
+// cuda.ErrOutOfMemory, as a GPU's does, without printing the CUDA name.
+type hostOOM struct{ err error }
+
+func (e hostOOM) Error() string   { return e.err.Error() }
+func (e hostOOM) Unwrap() []error { return []error{e.err, cuda.ErrOutOfMemory} }
 
 // Wrap returns a buffer of n elements over device memory that something
 // else owns, m on a GPU, without a copy: Free calls release (which may be
