@@ -62,7 +62,7 @@ func tuneDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(base, "autotune")
+	dir := filepath.Join(nvrtc.UsableDir(base), "autotune")
 	if err := privateDir(dir); err != nil {
 		slog.Debug("gocu: autotune choices are not stored", "dir", dir, "err", err)
 		return "", err
@@ -125,6 +125,14 @@ func recall[C any](dir string, key tuneKey, candidates []C) (int, bool) {
 // readEntry reads and verifies a stored choice: its checksum line, then
 // its key.
 func readEntry(path string, key tuneKey) (*tuneEntry, error) {
+	// Only a regular file: a FIFO in its place would block the read.
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%v)", path, st.Mode().Type())
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -213,7 +221,7 @@ func writeFileAtomic(path string, data []byte) error {
 
 // AutotuneStore describes the stored autotuning choices.
 type AutotuneStore struct {
-	Dir     string // nvrtc.DefaultDir()/autotune
+	Dir     string // nvrtc.UsableDir(nvrtc.DefaultDir())/autotune
 	Entries int    // stored choices
 	Bytes   int64  // their size
 }
@@ -225,7 +233,7 @@ func autotuneStoreDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(base, "autotune"), nil
+	return filepath.Join(nvrtc.UsableDir(base), "autotune"), nil
 }
 
 // isTuneEntryName reports whether name is a stored choice: 64 hex digits

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/hostmem"
 	"github.com/gocu-dev/gocu/internal/syncdebug"
 )
 
@@ -38,6 +39,8 @@ type Buffer[T any] struct {
 var ErrFreed = errors.New("gocu: buffer used after Free")
 
 // Alloc returns a buffer of n elements of T on d, with undefined contents.
+// On the CPU and the simulator a request larger than the machine's memory
+// is an error matching cuda.ErrOutOfMemory, as on a GPU.
 func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
 	if n < 0 {
 		return nil, fmt.Errorf("gocu: Alloc of %d elements", n)
@@ -56,6 +59,10 @@ func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
 	b := &Buffer[T]{dev: d, n: n}
 	switch d.kind {
 	case Sim, CPU:
+		// Go's runtime ends the program on a failed mmap: refuse first.
+		if err := hostmem.Check(n, size, fmt.Sprintf("%T", zero)); err != nil {
+			return nil, fmt.Errorf("gocu: Alloc on %v: %w", d, hostOOM{err})
+		}
 		b.host = alignedSlice[T](n)
 		if d.kind == Sim {
 			poison(b.host)
@@ -69,6 +76,13 @@ func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
 	}
 	return b, nil
 }
+
+// hostOOM is a host allocation refused as too large; it matches
+// cuda.ErrOutOfMemory, as a GPU's does, without printing the CUDA name.
+type hostOOM struct{ err error }
+
+func (e hostOOM) Error() string   { return e.err.Error() }
+func (e hostOOM) Unwrap() []error { return []error{e.err, cuda.ErrOutOfMemory} }
 
 // Wrap returns a buffer of n elements over device memory that something
 // else owns, m on a GPU, without a copy: Free calls release (which may be

@@ -38,10 +38,12 @@ type Config struct {
 }
 
 // Grid1D returns a 1-D configuration of blocks of block threads covering n
-// threads: the grid has ceil(n/block) blocks.
+// threads: the grid has ceil(n/block) blocks. A block of 0 or fewer
+// threads gives a configuration that a launch refuses (Auto picks a block
+// size).
 func Grid1D(n, block int) Config {
 	if block <= 0 {
-		block = 256
+		return Config{Grid: Dim3{X: 1}, Block: Dim3{X: int32(max(block, -1))}}
 	}
 	return Config{Grid: Dim3{X: int32((n + block - 1) / block)}, Block: Dim3{X: int32(block)}}
 }
@@ -82,6 +84,9 @@ func (c Config) String() string {
 func cudaDim(what string, d Dim3) (cuda.Dim3, error) {
 	if d.X < 0 || d.Y < 0 || d.Z < 0 {
 		return cuda.Dim3{}, fmt.Errorf("gocu: %s (%d,%d,%d) has a negative size: %w", what, d.X, d.Y, d.Z, cuda.ErrInvalidConfig)
+	}
+	if d.X == 0 {
+		return cuda.Dim3{}, fmt.Errorf("gocu: %s (%d,%d,%d) is empty: X must be at least 1 (a Y or Z of 0 counts as 1): %w", what, d.X, d.Y, d.Z, cuda.ErrInvalidConfig)
 	}
 	return cuda.Dim3{X: uint32(d.X), Y: uint32(d.Y), Z: uint32(d.Z)}, nil
 }

@@ -293,6 +293,15 @@ func contiguousLayout(shape []int) backend.Layout {
 // failed returns an array that carries err.
 func failed(err error) *Array { return &Array{err: err} }
 
+// nilArray is the error of an operation on a nil *Array, or on a zero
+// Array (declared, not made by a Maker), which has no device.
+func nilArray(op string, a *Array) error {
+	if a == nil {
+		return errorf(op, ErrValue, "nil array")
+	}
+	return errorf(op, ErrValue, "zero Array: make arrays with a Maker (array.CPU(), array.On(dev)) or a function such as FromSlice, not by declaring one")
+}
+
 // snap is a consistent snapshot of an array's state.
 type snap struct {
 	st  *storage
@@ -301,8 +310,8 @@ type snap struct {
 }
 
 func (a *Array) use(op string) (snap, error) {
-	if a == nil {
-		return snap{}, errorf(op, ErrValue, "nil array")
+	if a == nil || a.dev == nil && a.err == nil {
+		return snap{}, nilArray(op, a)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -323,8 +332,8 @@ func (a *Array) isLazy() bool {
 
 // force evaluates a pending expression (once) and returns the materialised state.
 func (a *Array) force(op string) (snap, error) {
-	if a == nil {
-		return snap{}, errorf(op, ErrValue, "nil array")
+	if a == nil || a.dev == nil && a.err == nil {
+		return snap{}, nilArray(op, a)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

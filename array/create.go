@@ -102,7 +102,9 @@ func iotaExpr(shape []int) *expr {
 
 // Arange returns evenly spaced values in [start, stop): Arange(dt, stop),
 // Arange(dt, start, stop) or Arange(dt, start, stop, step), as np.arange.
-// Values are start + i*step computed in float64, then converted to dt.
+// Values are start + i*step computed in float64, then converted to dt; for
+// an integer dtype with a whole start and step, in int64 and converted
+// (wrapping as NumPy does: Arange(Int8, 125, 130) ends 127, -128, -127).
 func (d *Maker) Arange(dt DType, args ...float64) *Array {
 	const op = "Arange"
 	if err := d.check(op); err != nil {
@@ -134,10 +136,22 @@ func (d *Maker) Arange(dt DType, args ...float64) *Array {
 	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
+	if dt.IsInt() && integral(start) && integral(step) {
+		// In int64, as NumPy adds the step in the dtype: exact past 2^53,
+		// and wrapping where the values leave a narrow dtype.
+		e := node(backend.OpMul, Int64, shape, iotaExpr(shape), scalarExpr(backend.Scalar{DType: Int64, I: int64(step)}))
+		e = node(backend.OpAdd, Int64, shape, e, scalarExpr(backend.Scalar{DType: Int64, I: int64(start)}))
+		return d.lazy(castExpr(e, dt))
+	}
 	e := node(backend.OpCast, Float64, shape, iotaExpr(shape))
 	e = node(backend.OpMul, Float64, shape, e, scalarExpr(backend.Scalar{DType: Float64, F: step}))
 	e = node(backend.OpAdd, Float64, shape, e, scalarExpr(backend.Scalar{DType: Float64, F: start}))
 	return d.lazy(castExpr(e, dt))
+}
+
+// integral reports whether v is a whole number that int64 holds.
+func integral(v float64) bool {
+	return v == math.Trunc(v) && v >= math.MinInt64 && v < math.MaxInt64
 }
 
 // Linspace returns num evenly spaced values from start to stop inclusive,

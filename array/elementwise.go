@@ -23,8 +23,8 @@ func (o operand) isScalar() bool { return o.arr == nil }
 func toOperand(op string, v any) (operand, error) {
 	switch x := v.(type) {
 	case *Array:
-		if x == nil {
-			return operand{}, errorf(op, ErrValue, "nil array")
+		if x == nil || x.dev == nil && x.err == nil {
+			return operand{}, nilArray(op, x)
 		}
 		if x.leaf.Load() == nil { // else materialised, open and not failed
 			if _, err := x.use(op); err != nil {

@@ -48,6 +48,7 @@ type Error struct {
 	Kind  error  // one of the sentinels
 	Msg   string
 	Cause error // an underlying error (device, I/O), or nil
+	also  error // a second sentinel it matches, not printed
 }
 
 func (e *Error) Error() string {
@@ -60,10 +61,23 @@ func (e *Error) Error() string {
 
 // Unwrap returns the sentinel and the cause.
 func (e *Error) Unwrap() []error {
+	errs := []error{e.Kind}
 	if e.Cause != nil {
-		return []error{e.Kind, e.Cause}
+		errs = append(errs, e.Cause)
 	}
-	return []error{e.Kind}
+	if e.also != nil {
+		errs = append(errs, e.also)
+	}
+	return errs
+}
+
+// valueToo marks err, an *Error, as ErrValue too: NumPy's ValueError
+// for a shape that cannot be, which errors.Is ErrShape as well.
+func valueToo(err error) error {
+	if e, ok := err.(*Error); ok {
+		e.also = ErrValue
+	}
+	return err
 }
 
 func errorf(op string, kind error, format string, args ...any) error {

@@ -24,6 +24,7 @@ func FuzzReadNPY(f *testing.F) {
 		f.Add(forgedNPY(f, shape))
 	}
 	f.Add([]byte("\x93NUMPY\x02\x00\xff\xff\xff\xff"))
+	f.Add([]byte(npyHeader("{'descr': [('a', '<f4', (2,)), ('b', '|u1')], 'fortran_order': False, 'shape': (2,), }") + "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"))
 	f.Add([]byte("\x93NUMPY\x03\x00\x00\x00\x00\x01{'descr': '<f8', 'fortran_order': True, 'shape': (3, 2), }"))
 	d := CPU()
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -30,7 +30,8 @@ const (
 const None = math.MinInt
 
 // S is Python's slice: S(stop), S(start, stop) or S(start, stop, step).
-// Negative positions count from the end; None omits a bound.
+// Negative positions count from the end; None omits a bound (or the
+// step, which is then 1).
 func S(args ...int) Index {
 	switch len(args) {
 	case 1:
@@ -59,6 +60,9 @@ var Ellipsis = Index{kind: idxEllipsis}
 // slice.indices: first position, step and count.
 func (x Index) bounds(n int) (start, step, count int) {
 	step = x.step
+	if step == None {
+		step = 1 // Python's omitted step
+	}
 	start, stop := x.start, x.stop
 	if step > 0 {
 		switch {
@@ -78,7 +82,7 @@ func (x Index) bounds(n int) (start, step, count int) {
 			stop = min(stop, n)
 		}
 		if stop > start {
-			count = (stop - start + step - 1) / step
+			count = (stop-start-1)/step + 1 // no overflow for a huge step
 		}
 		return
 	}
@@ -99,7 +103,7 @@ func (x Index) bounds(n int) (start, step, count int) {
 		stop = min(stop, n-1)
 	}
 	if start > stop {
-		count = (start - stop - step - 1) / -step
+		count = (start-stop-1)/-step + 1
 	}
 	return
 }

@@ -148,6 +148,20 @@ func TestNPYErrors(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	// Structured and sub-array dtypes are named as unsupported dtypes,
+	// not as a malformed header.
+	for _, descr := range []string{"[('a', '<f4'), ('b', '<i4')]", "[('a', '<f4', (2,))]", "('<f4', (2,))"} {
+		s := npyHeader("{'descr': "+descr+", 'fortran_order': False, 'shape': (2,), }") + strings.Repeat("\x00", 32)
+		_, err := ReadNPY(strings.NewReader(s))
+		if !isKind(err, ErrDType) || !isKind(err, ErrValue) || !strings.Contains(err.Error(), "unsupported dtype "+descr+": structured and sub-array dtypes are not supported") {
+			t.Errorf("descr %s: %v", descr, err)
+		}
+	}
+	// Shapes are tuples whose end is found past nested brackets too.
+	s := npyHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1), }") + strings.Repeat("\x00", 8)
+	if a, err := ReadNPY(strings.NewReader(s)); err != nil || fmt.Sprint(a.Shape()) != "[2 1]" {
+		t.Errorf("a (2, 1) array: %v", err)
+	}
 	if _, err := LoadNPY("/nonexistent/x.npy"); !isKind(err, ErrValue) || !errorsIsNotExist(err) {
 		t.Errorf("missing file: %v", err)
 	}

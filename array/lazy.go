@@ -98,8 +98,8 @@ func convertScalar(s backend.Scalar, dt DType) backend.Scalar {
 // another goroutine reading a may evaluate it meanwhile and release a's
 // references, which may be their last.
 func (a *Array) exprOf(op string, pn *pins) (*expr, error) {
-	if a == nil {
-		return nil, errorf(op, ErrValue, "nil array")
+	if a == nil || a.dev == nil && a.err == nil {
+		return nil, nilArray(op, a)
 	}
 	if e := a.leaf.Load(); e != nil {
 		return e, nil // materialised, open and not failed

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -197,6 +198,10 @@ func (d *Maker) readNPY(op string, r io.Reader, avail int64) (*Array, error) {
 	}
 	descr, fortran, shape, err := parseNPYHeader(string(hb))
 	if err != nil {
+		var de *npyDTypeError
+		if errors.As(err, &de) {
+			return nil, valueToo(errorf(op, ErrDType, "%v", err))
+		}
 		return bad("%v", err)
 	}
 	var dt DType
@@ -323,6 +328,39 @@ func LoadNPY(path string) (*Array, error) {
 
 // parseNPYHeader reads the dict literal {'descr': ..., 'fortran_order':
 // ..., 'shape': (...), } in any key order.
+// npyDTypeError is a header's structured or sub-array dtype.
+type npyDTypeError struct{ descr string }
+
+func (e *npyDTypeError) Error() string {
+	return fmt.Sprintf("unsupported dtype %s: structured and sub-array dtypes are not supported (gocu reads bool, uint8, int8, int32, int64, float16, float32, float64, and '<V2' as bfloat16)", e.descr)
+}
+
+// closingBracket returns the index in s of the bracket that closes s[0] ('(' or
+// '['), skipping quoted strings, or -1.
+func closingBracket(s string) int {
+	depth := 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '(' || c == '[':
+			depth++
+		case c == ')' || c == ']':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
 func parseNPYHeader(h string) (descr string, fortran bool, shape []int, err error) {
 	h = strings.TrimSpace(h)
 	if !strings.HasPrefix(h, "{") || !strings.HasSuffix(h, "}") {
@@ -351,10 +389,12 @@ func parseNPYHeader(h string) (descr string, fortran bool, shape []int, err erro
 		body = strings.TrimLeft(body[1:], " ")
 		var val string
 		switch {
-		case strings.HasPrefix(body, "("):
-			e := strings.IndexByte(body, ')')
+		case strings.HasPrefix(body, "(") || strings.HasPrefix(body, "["):
+			// A tuple (shape), or a list or tuple describing a structured
+			// or sub-array dtype: up to the bracket that closes it.
+			e := closingBracket(body)
 			if e < 0 {
-				return "", false, nil, fmt.Errorf("unterminated tuple for %q", key)
+				return "", false, nil, fmt.Errorf("unterminated %c for %q", body[0], key)
 			}
 			val, body = body[:e+1], body[e+1:]
 		case strings.HasPrefix(body, "'") || strings.HasPrefix(body, "\""):
@@ -373,6 +413,9 @@ func parseNPYHeader(h string) (descr string, fortran bool, shape []int, err erro
 		seen[key] = true
 		switch key {
 		case "descr":
+			if strings.HasPrefix(val, "[") || strings.HasPrefix(val, "(") {
+				return "", false, nil, &npyDTypeError{val}
+			}
 			descr = val
 		case "fortran_order":
 			switch val {

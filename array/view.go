@@ -60,7 +60,7 @@ func inferShape(op string, size int, old, shape []int) ([]int, error) {
 	}
 	known, ok := sizeOf(slices.Delete(slices.Clone(out), max(neg, 0), max(neg+1, 0)))
 	if !ok {
-		return nil, errorf(op, ErrShape, "cannot reshape array of size %d into shape %s: its size overflows an int", size, shapeString(shape))
+		return nil, valueToo(errorf(op, ErrShape, "cannot reshape array of size %d into shape %s: its size overflows an int", size, shapeString(shape)))
 	}
 	if neg >= 0 {
 		if known == 0 || size%known != 0 {
@@ -282,8 +282,12 @@ func (a *Array) Slice(idx ...Index) *Array {
 				if count > 0 {
 					out.Offset += start * l.Strides[d]
 				}
+				stride := l.Strides[d]
+				if count > 1 {
+					stride *= step // fits: step*(count-1) < the axis's length
+				}
 				out.Shape = append(out.Shape, count)
-				out.Strides = append(out.Strides, l.Strides[d]*step)
+				out.Strides = append(out.Strides, stride)
 				d++
 			}
 		}
@@ -373,7 +377,7 @@ func (a *Array) Squeeze(axes ...int) *Array {
 			}
 			for _, ax := range norm {
 				if l.Shape[ax] != 1 {
-					return l, errorf(op, ErrShape, "cannot select an axis to squeeze out which has size not equal to one (axis %d of shape %s)", ax, shapeString(l.Shape))
+					return l, valueToo(errorf(op, ErrShape, "cannot select an axis to squeeze out which has size not equal to one (axis %d of shape %s)", ax, shapeString(l.Shape)))
 				}
 				drop[ax] = true
 			}

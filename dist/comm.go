@@ -39,6 +39,10 @@ var (
 	// collective (the host backend across processes reports it; NCCL
 	// hangs instead, see Comm.Abort).
 	ErrPeer = errors.New("dist: another rank failed or disagreed")
+	// ErrTimeout: a rank did not join, or call a collective, within the
+	// host backend's limit (GOCU_DIST_TIMEOUT) of the others; ErrPeer
+	// matches too.
+	ErrTimeout error = timeoutError{}
 )
 
 // Comm connects ranks, one per device, across which arrays are reduced
@@ -123,6 +127,9 @@ func Join(id ID, nranks, rank int, dev *gocu.Device) (*Comm, error) {
 	if nranks < 1 || rank < 0 || rank >= nranks {
 		return nil, fmt.Errorf("dist: Join: rank %d of %d ranks", rank, nranks)
 	}
+	if nranks > maxRanks {
+		return nil, fmt.Errorf("dist: Join: %d ranks: at most %d", nranks, maxRanks)
+	}
 	c := &Comm{devs: []*gocu.Device{dev}, ranks: []int{rank}, size: nranks}
 	switch {
 	case id.ncclID != nil:
@@ -156,6 +163,12 @@ func names(devs []*gocu.Device) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// timeoutError is ErrTimeout, which matches ErrPeer too.
+type timeoutError struct{}
+
+func (timeoutError) Error() string        { return "dist: a rank did not respond in time" }
+func (timeoutError) Is(target error) bool { return target == ErrPeer }
 
 // Size returns the number of ranks in all processes.
 func (c *Comm) Size() int { return c.size }

@@ -1,6 +1,7 @@
 package dist_test
 
 import (
+	"context"
 	"errors"
 	"math"
 	"os"
@@ -451,5 +452,67 @@ func TestHubRefusesStrangers(t *testing.T) {
 	}
 	if s := c.String(); !strings.Contains(s, "host, 1 of 1 ranks here: cpu") {
 		t.Errorf("String: %s", s)
+	}
+}
+
+// A rank that never joins makes the others' Join fail after the hub's
+// timeout, naming it, instead of waiting forever.
+func TestHubJoinTimeout(t *testing.T) {
+	t.Setenv(dist.EnvTimeout, "200ms")
+	id, err := dist.NewID(gocu.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = dist.Join(id, 3, 0, cpu)
+	if !errors.Is(err, dist.ErrTimeout) || !errors.Is(err, dist.ErrPeer) ||
+		!strings.Contains(err.Error(), "ranks 1, 2 of 3 did not join within 200ms of the first (GOCU_DIST_TIMEOUT sets the limit)") {
+		t.Errorf("Join without the other ranks: %v", err)
+	}
+}
+
+// A rank that does not call the collective the others called makes them
+// fail after the timeout, naming it; the late rank then fails too.
+func TestHubCollectiveTimeout(t *testing.T) {
+	t.Setenv(dist.EnvTimeout, "200ms")
+	comms := joinAll(t, 3)
+	errs := each(comms[:2], func(r int, c *dist.Comm) error {
+		return c.AllReduce(dist.Sum, array.CPU().Ones(array.Float32, 4).Copy())
+	})
+	for r, err := range errs {
+		if !errors.Is(err, dist.ErrTimeout) || !strings.Contains(err.Error(), "rank 2 of 3 did not call a collective within 200ms of rank ") ||
+			!strings.Contains(err.Error(), "'s AllReduce sum of float32 [4]") {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+	if err := comms[2].AllReduce(dist.Sum, array.CPU().Ones(array.Float32, 4).Copy()); err == nil {
+		t.Error("the late rank's AllReduce succeeded")
+	}
+	for _, c := range comms {
+		_ = c.Close()
+	}
+}
+
+// The number of ranks is bounded before anything is allocated for them,
+// and GOCU_DIST_TIMEOUT must be a duration.
+func TestRankBounds(t *testing.T) {
+	id, err := dist.NewID(gocu.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dist.Join(id, 1<<62, 0, cpu); err == nil || !strings.Contains(err.Error(), "4611686018427387904 ranks: at most 65536") {
+		t.Errorf("Join of 2^62 ranks: %v", err)
+	}
+	t.Setenv(dist.EnvRank, "0")
+	t.Setenv(dist.EnvNRanks, "4611686018427387904")
+	t.Setenv(dist.EnvID, id.String())
+	if _, _, err := dist.FromEnv(); err == nil || !strings.Contains(err.Error(), "want 1 to 65536 ranks") {
+		t.Errorf("FromEnv with 2^62 ranks: %v", err)
+	}
+	if err := dist.Launch(context.Background(), "true", nil, 1<<62, gocu.CPU, nil); err == nil || !strings.Contains(err.Error(), "want 1 to 65536") {
+		t.Errorf("Launch of 2^62 ranks: %v", err)
+	}
+	t.Setenv(dist.EnvTimeout, "soon")
+	if _, err := dist.NewID(gocu.CPU); err == nil || !strings.Contains(err.Error(), `GOCU_DIST_TIMEOUT="soon" is not a duration`) {
+		t.Errorf("GOCU_DIST_TIMEOUT=soon: %v", err)
 	}
 }

@@ -41,7 +41,9 @@
 // process per rank included, runs and is tested on machines without GPUs,
 // with the same results as on GPUs up to float rounding. Unlike NCCL, a
 // rank that fails or calls another collective is reported to the others
-// (ErrPeer) instead of hanging them.
+// (ErrPeer) instead of hanging them, and so is a rank that does not join,
+// or call the collective the others called, within GOCU_DIST_TIMEOUT
+// (DefaultTimeout, ten minutes, as torch's; ErrTimeout names the rank).
 //
 // # Results
 //

@@ -10,6 +10,8 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,18 +43,51 @@ type request struct {
 }
 
 type reply struct {
-	Err  string
-	Data []byte
+	Err     string
+	Timeout bool // Err is a rank that did not join or call in time
+	Data    []byte
 }
 
 type hub struct {
-	ln    net.Listener
-	token string
+	ln      net.Listener
+	token   string
+	timeout time.Duration // 0: wait forever
+}
+
+// maxRanks bounds the ranks of a job, far above any host backend's use.
+const maxRanks = 1 << 16
+
+// EnvTimeout names the variable that sets how long the host backend's hub
+// waits, once a rank has joined or called a collective, for the others.
+const EnvTimeout = "GOCU_DIST_TIMEOUT"
+
+// DefaultTimeout is the hub's wait without GOCU_DIST_TIMEOUT, as torch's
+// default process-group timeout.
+const DefaultTimeout = 10 * time.Minute
+
+// hubTimeout reads GOCU_DIST_TIMEOUT: a Go duration, or "off".
+func hubTimeout() (time.Duration, error) {
+	v := strings.TrimSpace(os.Getenv(EnvTimeout))
+	switch v {
+	case "":
+		return DefaultTimeout, nil
+	case "off", "0":
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("dist: %s=%q is not a duration such as 30s or 10m, or off", EnvTimeout, v)
+	}
+	return d, nil
 }
 
 // startHub listens on GOCU_DIST_HUB (default 127.0.0.1, any free port) and
 // serves one job in the background.
 func startHub() (ID, error) {
+	timeout, err := hubTimeout()
+	if err != nil {
+		return ID{}, err
+	}
 	addr := os.Getenv("GOCU_DIST_HUB")
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -66,7 +101,7 @@ func startHub() (ID, error) {
 		ln.Close()
 		return ID{}, err
 	}
-	h := &hub{ln: ln, token: hex.EncodeToString(tok[:])}
+	h := &hub{ln: ln, token: hex.EncodeToString(tok[:]), timeout: timeout}
 	adv := ln.Addr().String()
 	if host, port, err := net.SplitHostPort(adv); err == nil {
 		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
@@ -90,6 +125,7 @@ func newPeer(c net.Conn) *peer {
 }
 
 // run admits the ranks, then serves their collectives until they close.
+// Once the first rank has joined, the others have h.timeout to join.
 func (h *hub) run() {
 	var peers []*peer
 	joined := 0
@@ -97,6 +133,12 @@ func (h *hub) run() {
 		c, err := h.ln.Accept()
 		if err != nil {
 			h.ln.Close()
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				failAllTimeout(peers, fmt.Sprintf("%s of %d did not join within %v of the first (%s sets the limit)",
+					missing(len(peers), func(r int) bool { return peers[r] != nil }), len(peers), h.timeout, EnvTimeout))
+				return
+			}
 			failAll(peers, "the hub stopped accepting: "+err.Error())
 			return
 		}
@@ -116,8 +158,14 @@ func (h *hub) run() {
 		case hi.Token != h.token:
 			refuse("wrong token: the id is of another job")
 			continue
+		case peers == nil && hi.NRanks > maxRanks:
+			refuse(fmt.Sprintf("rank %d says %d ranks, more than the host backend's %d", hi.Rank, hi.NRanks, maxRanks))
+			continue
 		case peers == nil && hi.NRanks >= 1:
 			peers = make([]*peer, hi.NRanks)
+			if tl, ok := h.ln.(*net.TCPListener); ok && h.timeout > 0 {
+				_ = tl.SetDeadline(time.Now().Add(h.timeout))
+			}
 		}
 		switch {
 		case hi.NRanks != len(peers):
@@ -137,26 +185,112 @@ func (h *hub) run() {
 	for _, p := range peers {
 		_ = p.enc.Encode(reply{})
 	}
-	serve(peers)
+	serve(peers, h.timeout)
 }
 
 // failAll tells every connected rank why the job cannot go on.
-func failAll(peers []*peer, why string) {
+func failAll(peers []*peer, why string) { failWith(peers, reply{Err: why}) }
+
+// failAllTimeout is failAll for ranks that did not join or call in time.
+func failAllTimeout(peers []*peer, why string) { failWith(peers, reply{Err: why, Timeout: true}) }
+
+func failWith(peers []*peer, rep reply) {
 	for _, p := range peers {
 		if p != nil {
-			_ = p.enc.Encode(reply{Err: why})
+			_ = p.conn.SetWriteDeadline(time.Now().Add(5 * time.Second)) // a stopped rank reads nothing
+			_ = p.enc.Encode(rep)
 			p.conn.Close()
 		}
 	}
 }
 
-func serve(peers []*peer) {
+// missing names the ranks of n for which have is false: "rank 2",
+// "ranks 1, 3", or the first ones and a count.
+func missing(n int, have func(int) bool) string {
+	var rs []string
+	count := 0
+	for r := range n {
+		if !have(r) {
+			count++
+			if len(rs) < 8 {
+				rs = append(rs, strconv.Itoa(r))
+			}
+		}
+	}
+	switch {
+	case count == 1:
+		return "rank " + rs[0]
+	case count > len(rs):
+		return fmt.Sprintf("ranks %s and %d more", strings.Join(rs, ", "), count-len(rs))
+	}
+	return "ranks " + strings.Join(rs, ", ")
+}
+
+// arrival is one rank's next request, or why it cannot send one.
+type arrival struct {
+	rank int
+	q    request
+	err  error
+}
+
+// serve runs the collectives: a round ends when every rank has sent its
+// request. Once one rank has called, the others have timeout to call; a
+// rank that left is reported when the live ranks have called.
+func serve(peers []*peer, timeout time.Duration) {
 	n := len(peers)
+	in := make(chan arrival, n)
+	quit := make(chan struct{})
+	defer close(quit)
+	for r, p := range peers {
+		go func() {
+			for {
+				// A rank sends its next request only after the reply
+				// to its last one, so rounds never mix.
+				var a arrival
+				a.rank, a.err = r, p.dec.Decode(&a.q)
+				select {
+				case in <- a:
+				case <-quit:
+					return
+				}
+				if a.err != nil {
+					return
+				}
+			}
+		}()
+	}
 	reqs := make([]request, n)
+	got := make([]bool, n)
+	errs := make([]error, n)
 	for {
-		for r, p := range peers {
-			reqs[r] = request{}
-			if err := p.dec.Decode(&reqs[r]); err != nil {
+		clear(got)
+		count := 0
+		var expiry <-chan time.Time
+		var timer *time.Timer
+		first := -1
+		for count < n {
+			select {
+			case a := <-in:
+				got[a.rank], reqs[a.rank], errs[a.rank] = true, a.q, a.err
+				count++
+				if a.err == nil && first < 0 {
+					first = a.rank
+					if timeout > 0 {
+						timer = time.NewTimer(timeout)
+						expiry = timer.C
+					}
+				}
+			case <-expiry:
+				failAllTimeout(peers, fmt.Sprintf("%s of %d did not call a collective within %v of rank %d's %s (stopped, hung or far behind? %s sets the limit)",
+					missing(n, func(r int) bool { return got[r] }), n, timeout, first, reqs[first].describe(), EnvTimeout))
+				return
+			}
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		for r, err := range errs {
+			if err != nil {
 				failAll(peers, fmt.Sprintf("rank %d left or failed (%v)", r, err))
 				return
 			}
@@ -283,6 +417,9 @@ func joinHub(id ID, nranks, rank int, dev *gocu.Device) (*hostRemote, error) {
 	}
 	if rep.Err != "" {
 		c.Close()
+		if rep.Timeout {
+			return nil, fmt.Errorf("dist: Join: rank %d: %s: %w", rank, rep.Err, ErrTimeout)
+		}
 		return nil, fmt.Errorf("dist: Join: rank %d: %s: %w", rank, rep.Err, ErrPeer)
 	}
 	return &hostRemote{p: p, dev: dev, rank: rank}, nil
@@ -307,6 +444,9 @@ func (h *hostRemote) roundtrip(q request) ([]byte, error) {
 		return nil, h.err
 	}
 	if rep.Err != "" {
+		if rep.Timeout {
+			return nil, fmt.Errorf("dist: %s: rank %d: %s: %w", q.describe(), h.rank, rep.Err, ErrTimeout)
+		}
 		return nil, fmt.Errorf("dist: %s: rank %d: %s: %w", q.describe(), h.rank, rep.Err, ErrPeer)
 	}
 	return rep.Data, nil

@@ -54,6 +54,9 @@ func FromEnv() (e Env, ok bool, err error) {
 	if e.NRanks, err = strconv.Atoi(ns); err != nil {
 		return e, true, bad(EnvNRanks, ns)
 	}
+	if e.NRanks < 1 || e.NRanks > maxRanks {
+		return e, true, fmt.Errorf("dist: %s=%d: want 1 to %d ranks", EnvNRanks, e.NRanks, maxRanks)
+	}
 	if e.Rank < 0 || e.Rank >= e.NRanks {
 		return e, true, fmt.Errorf("dist: %s=%d is out of range for %s=%d", EnvRank, e.Rank, EnvNRanks, e.NRanks)
 	}
@@ -160,8 +163,8 @@ func Rendezvous(addr string, rank, nranks int, kind gocu.Kind, timeout time.Dura
 // output (of every rank that failed: one that fails makes the others fail
 // too, when they find it gone). ctx stops the job.
 func Launch(ctx context.Context, exe string, args []string, nranks int, kind gocu.Kind, out io.Writer) error {
-	if nranks < 1 {
-		return fmt.Errorf("dist: Launch: %d ranks", nranks)
+	if nranks < 1 || nranks > maxRanks {
+		return fmt.Errorf("dist: Launch: %d ranks: want 1 to %d", nranks, maxRanks)
 	}
 	id, err := NewID(kind)
 	if err != nil {

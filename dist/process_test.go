@@ -29,6 +29,7 @@ const (
 	envChild    = "GOCU_DIST_TEST_CHILD"     // run childMain instead of the tests
 	envDevice   = "GOCU_DIST_TEST_DEVICE"    // cpu or sim; unset: cuda:LOCAL_RANK
 	envFailRank = "GOCU_DIST_TEST_FAIL_RANK" // this rank fails after joining
+	envStopRank = "GOCU_DIST_TEST_STOP_RANK" // this rank stops itself (SIGSTOP) after joining
 )
 
 // runRanks starts one child per device name (rank r on devices[r]) and
@@ -208,6 +209,9 @@ func childMain() int {
 	if os.Getenv(envFailRank) == strconv.Itoa(e.Rank) {
 		return fail("rank %d fails on purpose", e.Rank)
 	}
+	if os.Getenv(envStopRank) == strconv.Itoa(e.Rank) {
+		stopSelf()
+	}
 	rank, nranks := e.Rank, e.NRanks
 	const n = 1 << 16
 	x := array.FromSliceOn(dev, rankData(rank, n)).AsType(array.Float32).Copy()
@@ -236,4 +240,32 @@ func childMain() int {
 	}
 	fmt.Printf("rank %d of %d on %v (%s): joined in %v, all-reduce and broadcast right\n", rank, nranks, dev, c.Backend(), joined.Round(time.Millisecond))
 	return 0
+}
+
+// A rank stopped (SIGSTOP) after joining makes the others time out with an
+// error naming it, and the launcher ends the job instead of waiting forever.
+func TestLaunchStoppedRank(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	if !canStop {
+		t.Skip("no SIGSTOP on this system")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(envChild, "1")
+	t.Setenv(envDevice, "cpu")
+	t.Setenv(envStopRank, "2")
+	t.Setenv(dist.EnvTimeout, "1s")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err = dist.Launch(ctx, exe, []string{"-test.run=^$"}, 3, gocu.CPU, nil)
+	if ctx.Err() != nil {
+		t.Fatalf("the launcher waited for the stopped rank: %v", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "rank 2 of 3 did not call a collective within 1s") {
+		t.Fatalf("a stopped rank: %v", err)
+	}
 }

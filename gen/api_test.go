@@ -146,3 +146,22 @@ func TestCrossPackage(t *testing.T) {
 		}
 	}
 }
+
+// TestHandWrittenFileKept: gocu gen refuses to replace a zz_gocu_*.go file
+// that it did not write, and writes nothing.
+func TestHandWrittenFileKept(t *testing.T) {
+	needGo(t)
+	const mine = "package scale\n\n// My own notes, in a file with gocu gen's name.\n"
+	dir := tempPackage(t, map[string]string{"scale.go": scaleSrc, "zz_gocu_scale.go": mine})
+	var out bytes.Buffer
+	_, err := Run(Config{}, &out, dir)
+	if !errors.Is(err, ErrHandWritten) || !strings.Contains(err.Error(), "zz_gocu_scale.go") {
+		t.Fatalf("Run over a hand-written file: %v, want ErrHandWritten naming it", err)
+	}
+	if got := readFile(t, filepath.Join(dir, "zz_gocu_scale.go")); got != mine {
+		t.Errorf("the hand-written file became\n%s", got)
+	}
+	if out.Len() != 0 {
+		t.Errorf("Run reported %q", out.String())
+	}
+}

@@ -186,6 +186,12 @@ func (fc *fnCtx) builtin(c *ast.CallExpr, name string) cx {
 		}
 		return acc
 	case "new", "make", "append":
+		if len(c.Args) > 0 {
+			if _, ok := fc.typeOf(c.Args[0]).Underlying().(*types.Chan); ok && name == "make" {
+				fc.unsupported(c.Pos(), "a channel", "communicate through shared memory and SyncThreads")
+				return prim("0")
+			}
+		}
 		fc.unsupported(c.Pos(), name+" (it allocates memory)", "pass buffers in as slice parameters, or use fixed-size arrays and kernel.Shared")
 	case "copy":
 		fc.unsupported(c.Pos(), "copy", "copy the elements in a loop")
@@ -513,8 +519,14 @@ func (fc *fnCtx) deviceCall(c *ast.CallExpr, callee *types.Func) cx {
 		}
 		return prim("0")
 	}
-	fc.eff.or(g.eff)
 	sig := g.sig
+	if sig.Variadic() {
+		// Its declaration is reported too; its arguments do not match its
+		// parameters one to one.
+		fc.unsupported(c.Pos(), "calling the variadic function "+funcDisplayName(callee), "pass a fixed-size array or the values as separate parameters")
+		return prim("0")
+	}
+	fc.eff.or(g.eff)
 	var args []cx
 	if sig.Recv() != nil {
 		sel, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr)

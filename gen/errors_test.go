@@ -168,6 +168,16 @@ var errorCases = []errorCase{
 		msg: "//gocu:noalias applies to kernels only, and f is not marked //gocu:kernel"},
 	{name: "thread as value", params: "x []float32", body: "u := /*ERR*/t\n_ = u",
 		msg: "using the *kernel.Thread as a value is not supported in a kernel: pass it to a function, or read its fields and methods"},
+	{name: "struct with slice parameter", decls: "type P struct {\n\tX []float32\n\tN int32\n}", params: "/*ERR*/p P", body: "p.X[0] = 1",
+		msg: "a struct or array holding a slice as a kernel parameter (k.P) is not supported in a kernel: pass each slice as a parameter of its own"},
+	{name: "array of slices parameter", params: "/*ERR*/p [2][]float32", body: "p[0][0] = 1",
+		msg: "a struct or array holding a slice as a kernel parameter ([2][]float32) is not supported in a kernel: pass each slice as a parameter of its own"},
+	{name: "variadic call", decls: "func sum(xs ...float32) float32 {\n\treturn xs[0]\n}", params: "x []float32", body: "x[0] = /*ERR*/sum(x[1], x[2])",
+		msg: "calling the variadic function k.sum is not supported in a kernel: pass a fixed-size array or the values as separate parameters"},
+	{name: "variadic call with slice", decls: "func sum(xs ...float32) float32 {\n\treturn xs[0]\n}", params: "x []float32", body: "x[0] = /*ERR*/sum(x...)",
+		msg: "calling the variadic function k.sum is not supported in a kernel: pass a fixed-size array or the values as separate parameters"},
+	{name: "make channel", params: "x []float32", body: "c := /*ERR*/make(chan int)\n_ = c",
+		msg: "a channel is not supported in a kernel: communicate through shared memory and SyncThreads"},
 	{name: "kernel call", file: "package k\n\nimport \"github.com/gocu-dev/gocu/kernel\"\n\n//gocu:kernel\nfunc A(t *kernel.Thread) {}\n\n//gocu:kernel\nfunc B(t *kernel.Thread) { /*ERR*/A(t) }\n",
 		msg: "calling a kernel from a kernel is not supported in a kernel: move the shared code into a function both call"},
 }
@@ -263,5 +273,27 @@ func TestDiagnosticsCap(t *testing.T) {
 	}
 	if last := e.Diagnostics[MaxDiagnostics].String(); last != "gocu gen: 10 more problem(s) not shown; fix these first" {
 		t.Errorf("last line %q", last)
+	}
+}
+
+// TestVariadicCallKeepsOtherProblems: a call of a variadic function is
+// reported at the call, without an internal error, beside the kernel's
+// other problems.
+func TestVariadicCallKeepsOtherProblems(t *testing.T) {
+	src := kernelSrc("func sum(xs ...float32) float32 {\n\treturn xs[0]\n}", "x []float32",
+		"x[0] = sum(x[1], x[2])\nm := map[int32]float32{}\n_ = m")
+	_, err := translate(t, src)
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("translate: %v, want an *Error", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"k.go:10:6: a variadic function", "k.go:16:8: calling the variadic function k.sum", "k.go:17:6: a map is not supported"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("diagnostics lack %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "internal error") {
+		t.Errorf("an internal error:\n%s", msg)
 	}
 }

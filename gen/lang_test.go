@@ -453,8 +453,8 @@ func mustHost[T any](t *testing.T, b *gocu.Buffer[T]) []T {
 }
 
 // TestLangSimChecked runs Transpose in the simulator's checked mode (the
-// tile's methods, race-checked) and an instance of a generic kernel
-// without a twin.
+// tile's methods, race-checked) and instances of a generic kernel that
+// gocu gen did not write itself, through the instance of their layout.
 func TestLangSimChecked(t *testing.T) {
 	const m = 32
 	a := make([]float32, m*m)
@@ -462,16 +462,33 @@ func TestLangSimChecked(t *testing.T) {
 	if err := sim.Run(cfg, lang.Transpose, a, make([]float32, m*m), int32(m)); err != nil {
 		t.Fatalf("checked Transpose: %v", err)
 	}
-	// An unknown instance of a generic kernel in sim.Run: its twin is
-	// found for the registered instances only.
 	_, km, ok := meta.Lookup(lang.Axpy[float64])
 	if !ok || km.Name != "Axpy[float64]" || km.Checked == nil {
 		t.Fatalf("meta.Lookup(Axpy[float64]) = %+v, %v", km, ok)
 	}
-	x := []lang.Celsius{1, 2}
-	err := sim.Run(sim.Config{Grid: dim(1, 1, 1), Block: dim(32, 1, 1), Checked: true}, lang.Axpy[lang.Celsius], lang.Celsius(1), x, x)
-	var se *sim.Error
-	if !errors.As(err, &se) || se.Kind != sim.KindUsage {
-		t.Errorf("checked sim.Run of an instance gocu gen did not write: %v, want a usage error", err)
+	// An instance at a named float type runs the checked twin of the
+	// instance of its layout (Axpy[float32]) and is named after it.
+	cfg = sim.Config{Grid: dim(1, 1, 1), Block: dim(32, 1, 1), Checked: true}
+	x, y := []lang.Celsius{1, 2}, []lang.Celsius{10, 20}
+	if err := sim.Run(cfg, lang.Axpy[lang.Celsius], lang.Celsius(0.5), x, y); err != nil {
+		t.Fatalf("checked sim.Run of Axpy[Celsius]: %v", err)
 	}
+	if y[0] != 10.5 || y[1] != 21 {
+		t.Errorf("Axpy[Celsius]: y = %v, want [10.5 21]", y)
+	}
+	err := sim.Run(cfg, lang.Axpy[lang.Celsius], lang.Celsius(1), x, y[:1])
+	var se *sim.Error
+	if !errors.As(err, &se) || se.Kernel != "Axpy[float32]" || se.Kind != sim.KindOutOfRange {
+		t.Errorf("checked sim.Run of Axpy[Celsius] past y's end: %v, want an index error naming Axpy[float32]", err)
+	}
+	// So does an instance made through a type parameter.
+	x32, y32 := []float32{1, 2}, []float32{10, 20}
+	if err := runAxpy(cfg, float32(2), x32, y32[:1]); !errors.As(err, &se) || se.Kernel != "Axpy[float32]" {
+		t.Errorf("checked sim.Run of Axpy[T] past y's end: %v, want an error naming Axpy[float32]", err)
+	}
+}
+
+// runAxpy runs Axpy through a type parameter, as generic user code does.
+func runAxpy[T kernel.Float](cfg sim.Config, a T, x, y []T) error {
+	return sim.Run(cfg, lang.Axpy[T], a, x, y)
 }

@@ -44,6 +44,14 @@ func (u *unit) checkLauncherNames() {
 		}
 	}
 	taken(programVar, "the package's compiled kernels (identifiers starting with gocu are gocu gen's)")
+	for _, name := range scope.Names() {
+		// The generated file declares gocuSource, gocuModule, gocuSite0,
+		// gocuChecked_K and others: a user's gocuX would collide.
+		r, _ := utf8.DecodeRuneInString(strings.TrimPrefix(name, "gocu"))
+		if name != programVar && strings.HasPrefix(name, "gocu") && (unicode.IsUpper(r) || r == '_') {
+			u.errorf(scope.Lookup(name).Pos(), "%s is declared here, but identifiers starting with gocu are gocu gen's (its file declares gocuSource, gocuModule and others): rename it", name)
+		}
+	}
 	seen := map[string]string{}
 	for _, k := range u.origins() {
 		name := LauncherName(k.obj.Name())

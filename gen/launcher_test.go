@@ -79,6 +79,9 @@ func TestLauncherNameTaken(t *testing.T) {
 	for _, c := range []struct{ decls, want string }{
 		{"func LaunchK() {}", "k.go:10:6: LaunchK is declared here, but gocu gen needs the name for the launcher of kernel K: rename it"},
 		{"var gocuProgram = 1", "k.go:10:5: gocuProgram is declared here, but gocu gen needs the name for the package's compiled kernels"},
+		{"const gocuSource = \"x\"", "k.go:10:7: gocuSource is declared here, but identifiers starting with gocu are gocu gen's"},
+		{"var gocuModule = 1", "k.go:10:5: gocuModule is declared here, but identifiers starting with gocu are gocu gen's"},
+		{"func gocuChecked_K() {}", "k.go:10:6: gocuChecked_K is declared here, but identifiers starting with gocu are gocu gen's"},
 	} {
 		_, err := translate(t, kernelSrc(c.decls, "x []float32", "x[0] = 1"))
 		var e *Error

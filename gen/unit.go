@@ -376,7 +376,35 @@ func (u *unit) checkParamType(pos token.Pos, t types.Type, kernel bool) {
 	if isThreadPtr(t) {
 		return
 	}
-	u.checkValueType(pos, t)
+	if !u.checkValueType(pos, t) {
+		return
+	}
+	if _, isSlice := t.Underlying().(*types.Slice); kernel && !isSlice && holdsSlice(t, 0) {
+		// The launcher copies a kernel argument's bytes to the GPU: a slice
+		// inside one would carry a Go heap pointer there.
+		u.unsupported(pos, "a struct or array holding a slice as a kernel parameter ("+types.TypeString(t, byName)+")",
+			"pass each slice as a parameter of its own")
+	}
+}
+
+// holdsSlice reports whether a value of type t contains a slice.
+func holdsSlice(t types.Type, depth int) bool {
+	if depth > 20 {
+		return false
+	}
+	switch t := t.Underlying().(type) {
+	case *types.Slice:
+		return true
+	case *types.Array:
+		return holdsSlice(t.Elem(), depth+1)
+	case *types.Struct:
+		for i := 0; i < t.NumFields(); i++ {
+			if holdsSlice(t.Field(i).Type(), depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkValueType reports types a kernel cannot hold in a variable.

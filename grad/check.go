@@ -1,6 +1,7 @@
 package grad
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -16,8 +17,16 @@ import (
 // element fails when |analytic - numeric| > tol·max(1, |numeric|); the
 // error names the worst one.
 func Check(f func(xs ...*Var) *Var, xs []*array.Array, tol float64) error {
+	if f == nil {
+		return errors.New("grad: Check: nil function")
+	}
 	if len(xs) == 0 {
 		return fmt.Errorf("grad: Check: no inputs")
+	}
+	for i, x := range xs {
+		if err := x.Err(); err != nil {
+			return fmt.Errorf("grad: Check: input %d: %w", i, err)
+		}
 	}
 	dev := array.On(xs[0].Device())
 	vals := make([][]float64, len(xs))
@@ -37,6 +46,9 @@ func Check(f func(xs ...*Var) *Var, xs []*array.Array, tol float64) error {
 		ps[i] = Param(mk(i, vals[i]))
 	}
 	y := f(ps...)
+	if y == nil {
+		return fmt.Errorf("grad: Check: f returned a nil *Var: %w", ErrNilVar)
+	}
 	if err := y.Err(); err != nil {
 		return fmt.Errorf("grad: Check: f: %w", err)
 	}

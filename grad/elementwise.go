@@ -19,7 +19,7 @@ func opnd(x any) operand {
 	switch t := x.(type) {
 	case *Var:
 		if t == nil {
-			return operand{x: (*array.Array)(nil)}
+			return operand{x: array.Failed(ErrNilVar)}
 		}
 		return operand{v: t, x: t.val}
 	}
@@ -47,7 +47,7 @@ func binary(op string, a, b operand, out *array.Array, back func(g *array.Array)
 // Add returns v + b.
 func (v *Var) Add(b any) *Var {
 	a, o := opnd(v), opnd(b)
-	return binary("Add", a, o, v.val.Add(o.arr()), func(g *array.Array) (*array.Array, *array.Array) {
+	return binary("Add", a, o, v.arr().Add(o.arr()), func(g *array.Array) (*array.Array, *array.Array) {
 		return g, g
 	})
 }
@@ -55,7 +55,7 @@ func (v *Var) Add(b any) *Var {
 // Sub returns v - b.
 func (v *Var) Sub(b any) *Var {
 	a, o := opnd(v), opnd(b)
-	return binary("Sub", a, o, v.val.Sub(o.arr()), func(g *array.Array) (*array.Array, *array.Array) {
+	return binary("Sub", a, o, v.arr().Sub(o.arr()), func(g *array.Array) (*array.Array, *array.Array) {
 		var db *array.Array
 		if o.v != nil {
 			db = g.Neg()
@@ -67,7 +67,7 @@ func (v *Var) Sub(b any) *Var {
 // Mul returns v * b.
 func (v *Var) Mul(b any) *Var {
 	a, o := opnd(v), opnd(b)
-	return binary("Mul", a, o, v.val.Mul(o.arr()), func(g *array.Array) (*array.Array, *array.Array) {
+	return binary("Mul", a, o, v.arr().Mul(o.arr()), func(g *array.Array) (*array.Array, *array.Array) {
 		var db *array.Array
 		if o.v != nil {
 			db = g.Mul(a.x)
@@ -79,7 +79,7 @@ func (v *Var) Mul(b any) *Var {
 // Div returns v / b.
 func (v *Var) Div(b any) *Var {
 	a, o := opnd(v), opnd(b)
-	out := v.val.Div(o.arr())
+	out := v.arr().Div(o.arr())
 	return binary("Div", a, o, out, func(g *array.Array) (*array.Array, *array.Array) {
 		var db *array.Array
 		if o.v != nil {
@@ -92,7 +92,7 @@ func (v *Var) Div(b any) *Var {
 // Pow returns v^b.
 func (v *Var) Pow(b any) *Var {
 	a, o := opnd(v), opnd(b)
-	out := v.val.Pow(o.arr())
+	out := v.arr().Pow(o.arr())
 	return binary("Pow", a, o, out, func(g *array.Array) (*array.Array, *array.Array) {
 		var da, db *array.Array
 		if a.v != nil && a.v.req {
@@ -103,10 +103,10 @@ func (v *Var) Pow(b any) *Var {
 			default:
 				bm1 = sub1(e)
 			}
-			da = g.Mul(o.arr()).Mul(v.val.Pow(bm1))
+			da = g.Mul(o.arr()).Mul(v.arr().Pow(bm1))
 		}
 		if o.v != nil && o.v.req {
-			db = g.Mul(out).Mul(v.val.Log())
+			db = g.Mul(out).Mul(v.arr().Log())
 		}
 		return da, db
 	})
@@ -136,9 +136,9 @@ func sub1(x any) any {
 // operand (to v on ties).
 func (v *Var) Maximum(b any) *Var {
 	a, o := opnd(v), opnd(b)
-	out := v.val.Maximum(o.arr())
+	out := v.arr().Maximum(o.arr())
 	return binary("Maximum", a, o, out, func(g *array.Array) (*array.Array, *array.Array) {
-		pick := v.val.Ge(o.arr())
+		pick := v.arr().Ge(o.arr())
 		return array.Where(pick, g, 0), array.Where(pick, 0, g)
 	})
 }
@@ -147,9 +147,9 @@ func (v *Var) Maximum(b any) *Var {
 // operand (to v on ties).
 func (v *Var) Minimum(b any) *Var {
 	a, o := opnd(v), opnd(b)
-	out := v.val.Minimum(o.arr())
+	out := v.arr().Minimum(o.arr())
 	return binary("Minimum", a, o, out, func(g *array.Array) (*array.Array, *array.Array) {
-		pick := v.val.Le(o.arr())
+		pick := v.arr().Le(o.arr())
 		return array.Where(pick, g, 0), array.Where(pick, 0, g)
 	})
 }
@@ -182,110 +182,110 @@ func Where(cond, x, y any) *Var {
 // AsType converts to dtype dt. The gradient converts back; converting to
 // an integer or bool type ends the history.
 func (v *Var) AsType(dt array.DType) *Var {
-	if !v.val.DType().IsFloat() {
-		return record("AsType", v.val.AsType(dt), nil, nil)
+	if !v.arr().DType().IsFloat() {
+		return record("AsType", v.arr().AsType(dt), nil, nil)
 	}
-	return v.unary("AsType", v.val.AsType(dt), func(g *array.Array) *array.Array { return g })
+	return v.unary("AsType", v.arr().AsType(dt), func(g *array.Array) *array.Array { return g })
 }
 
 // Unary operations.
 
 // Neg returns -v.
 func (v *Var) Neg() *Var {
-	return v.unary("Neg", v.val.Neg(), func(g *array.Array) *array.Array { return g.Neg() })
+	return v.unary("Neg", v.arr().Neg(), func(g *array.Array) *array.Array { return g.Neg() })
 }
 
 // Abs returns |v|; the gradient at 0 is 0.
 func (v *Var) Abs() *Var {
-	return v.unary("Abs", v.val.Abs(), func(g *array.Array) *array.Array { return g.Mul(v.val.Sign()) })
+	return v.unary("Abs", v.arr().Abs(), func(g *array.Array) *array.Array { return g.Mul(v.arr().Sign()) })
 }
 
 // Square returns v².
 func (v *Var) Square() *Var {
-	return v.unary("Square", v.val.Square(), func(g *array.Array) *array.Array { return g.Mul(v.val).Mul(2) })
+	return v.unary("Square", v.arr().Square(), func(g *array.Array) *array.Array { return g.Mul(v.arr()).Mul(2) })
 }
 
 // Reciprocal returns 1/v.
 func (v *Var) Reciprocal() *Var {
-	out := v.val.Reciprocal()
+	out := v.arr().Reciprocal()
 	return v.unary("Reciprocal", out, func(g *array.Array) *array.Array { return g.Mul(out.Square()).Neg() })
 }
 
 // Sqrt returns the square root.
 func (v *Var) Sqrt() *Var {
-	out := v.val.Sqrt()
+	out := v.arr().Sqrt()
 	return v.unary("Sqrt", out, func(g *array.Array) *array.Array { return g.Div(out).Mul(0.5) })
 }
 
 // Exp returns e^v.
 func (v *Var) Exp() *Var {
-	out := v.val.Exp()
+	out := v.arr().Exp()
 	return v.unary("Exp", out, func(g *array.Array) *array.Array { return g.Mul(out) })
 }
 
 // Exp2 returns 2^v.
 func (v *Var) Exp2() *Var {
-	out := v.val.Exp2()
+	out := v.arr().Exp2()
 	return v.unary("Exp2", out, func(g *array.Array) *array.Array { return g.Mul(out).Mul(math.Ln2) })
 }
 
 // Expm1 returns e^v - 1.
 func (v *Var) Expm1() *Var {
-	out := v.val.Expm1()
+	out := v.arr().Expm1()
 	return v.unary("Expm1", out, func(g *array.Array) *array.Array { return g.Mul(out.Add(1)) })
 }
 
 // Log returns the natural logarithm.
 func (v *Var) Log() *Var {
-	return v.unary("Log", v.val.Log(), func(g *array.Array) *array.Array { return g.Div(v.val) })
+	return v.unary("Log", v.arr().Log(), func(g *array.Array) *array.Array { return g.Div(v.arr()) })
 }
 
 // Log2 returns the base-2 logarithm.
 func (v *Var) Log2() *Var {
-	return v.unary("Log2", v.val.Log2(), func(g *array.Array) *array.Array { return g.Div(v.val.Mul(math.Ln2)) })
+	return v.unary("Log2", v.arr().Log2(), func(g *array.Array) *array.Array { return g.Div(v.arr().Mul(math.Ln2)) })
 }
 
 // Log10 returns the base-10 logarithm.
 func (v *Var) Log10() *Var {
-	return v.unary("Log10", v.val.Log10(), func(g *array.Array) *array.Array { return g.Div(v.val.Mul(math.Ln10)) })
+	return v.unary("Log10", v.arr().Log10(), func(g *array.Array) *array.Array { return g.Div(v.arr().Mul(math.Ln10)) })
 }
 
 // Log1p returns log(1+v).
 func (v *Var) Log1p() *Var {
-	return v.unary("Log1p", v.val.Log1p(), func(g *array.Array) *array.Array { return g.Div(v.val.Add(1)) })
+	return v.unary("Log1p", v.arr().Log1p(), func(g *array.Array) *array.Array { return g.Div(v.arr().Add(1)) })
 }
 
 // Sin returns the sine.
 func (v *Var) Sin() *Var {
-	return v.unary("Sin", v.val.Sin(), func(g *array.Array) *array.Array { return g.Mul(v.val.Cos()) })
+	return v.unary("Sin", v.arr().Sin(), func(g *array.Array) *array.Array { return g.Mul(v.arr().Cos()) })
 }
 
 // Cos returns the cosine.
 func (v *Var) Cos() *Var {
-	return v.unary("Cos", v.val.Cos(), func(g *array.Array) *array.Array { return g.Mul(v.val.Sin()).Neg() })
+	return v.unary("Cos", v.arr().Cos(), func(g *array.Array) *array.Array { return g.Mul(v.arr().Sin()).Neg() })
 }
 
 // Tan returns the tangent.
 func (v *Var) Tan() *Var {
-	out := v.val.Tan()
+	out := v.arr().Tan()
 	return v.unary("Tan", out, func(g *array.Array) *array.Array { return g.Mul(out.Square().Add(1)) })
 }
 
 // Tanh returns the hyperbolic tangent.
 func (v *Var) Tanh() *Var {
-	out := v.val.Tanh()
+	out := v.arr().Tanh()
 	return v.unary("Tanh", out, func(g *array.Array) *array.Array { return g.Mul(out.Square().Neg().Add(1)) })
 }
 
 // Sigmoid returns 1/(1+e^-v).
 func (v *Var) Sigmoid() *Var {
-	out := v.val.Sigmoid()
+	out := v.arr().Sigmoid()
 	return v.unary("Sigmoid", out, func(g *array.Array) *array.Array { return g.Mul(out).Mul(out.Neg().Add(1)) })
 }
 
 // ReLU returns max(v, 0); the gradient at 0 is 0.
 func (v *Var) ReLU() *Var {
-	out := v.val.ReLU()
+	out := v.arr().ReLU()
 	return v.unary("ReLU", out, func(g *array.Array) *array.Array { return array.Where(out.Gt(0), g, 0) })
 }
 
@@ -293,16 +293,16 @@ func (v *Var) ReLU() *Var {
 // gradient is zero, and their results carry no history.
 
 // Sign returns -1, 0 or 1.
-func (v *Var) Sign() *Var { return record("Sign", v.val.Sign(), nil, nil) }
+func (v *Var) Sign() *Var { return record("Sign", v.arr().Sign(), nil, nil) }
 
 // Floor rounds toward -Inf.
-func (v *Var) Floor() *Var { return record("Floor", v.val.Floor(), nil, nil) }
+func (v *Var) Floor() *Var { return record("Floor", v.arr().Floor(), nil, nil) }
 
 // Ceil rounds toward +Inf.
-func (v *Var) Ceil() *Var { return record("Ceil", v.val.Ceil(), nil, nil) }
+func (v *Var) Ceil() *Var { return record("Ceil", v.arr().Ceil(), nil, nil) }
 
 // Round rounds to the nearest integer, halves to even.
-func (v *Var) Round() *Var { return record("Round", v.val.Round(), nil, nil) }
+func (v *Var) Round() *Var { return record("Round", v.arr().Round(), nil, nil) }
 
 // Trunc rounds toward zero.
-func (v *Var) Trunc() *Var { return record("Trunc", v.val.Trunc(), nil, nil) }
+func (v *Var) Trunc() *Var { return record("Trunc", v.arr().Trunc(), nil, nil) }

@@ -41,7 +41,12 @@ type engine struct {
 func run(root *Var, seed *array.Array, targets []*Var, acc bool) ([]*array.Array, error) {
 	const op = "Backward"
 	if root == nil {
-		return nil, errors.New("grad: Backward of a nil *Var")
+		return nil, fmt.Errorf("grad: Backward of a nil *Var: %w", ErrNilVar)
+	}
+	for i, t := range targets {
+		if t == nil {
+			return nil, fmt.Errorf("grad: Of: target %d: %w", i, ErrNilVar)
+		}
 	}
 	if err := root.val.Err(); err != nil {
 		return nil, err

@@ -13,9 +13,9 @@ func (v *Var) MatMul(b any) *Var {
 	o := opnd(b)
 	bv, _ := o.x.(*array.Array)
 	if bv == nil {
-		return record("MatMul", v.val.MatMul(nil), nil, nil)
+		return record("MatMul", v.arr().MatMul(nil), nil, nil)
 	}
-	a := v.val
+	a := v.arr()
 	out := a.MatMul(bv)
 	return record("MatMul", out, []*Var{v, o.v}, func(g *array.Array) []*array.Array {
 		// Bring vectors to matrices: a (k,) is (1, k), b (k,) is (k, 1),

@@ -31,14 +31,14 @@ func (v *Var) Min(axes ...int) *Var { return v.Reduce(array.OpMin, false, axes..
 // as length 1 with keepDims. Other reductions (ArgMax, Any, ...) are not
 // differentiable: their results carry no history.
 func (v *Var) Reduce(op array.ReduceOp, keepDims bool, axes ...int) *Var {
-	out := v.val.Reduce(op, keepDims, axes...)
+	out := v.arr().Reduce(op, keepDims, axes...)
 	name := "Reduce"
 	switch op {
 	case array.OpSum, array.OpMean, array.OpProd, array.OpMax, array.OpMin:
 	default:
 		return record(name, out, nil, nil)
 	}
-	shape := v.val.Shape()
+	shape := v.arr().Shape()
 	red, keep := reduced(shape, axes)
 	return v.unary(reduceName(op), out, func(g *array.Array) *array.Array {
 		gk := g.Reshape(keep...) // the gradient with the reduced axes as length 1
@@ -52,9 +52,9 @@ func (v *Var) Reduce(op array.ReduceOp, keepDims bool, axes ...int) *Var {
 			}
 			return gk.BroadcastTo(shape...).Mul(1 / float64(max(n, 1)))
 		case array.OpProd:
-			return prodGrad(v.val, gk, out.Reshape(keep...), red)
+			return prodGrad(v.arr(), gk, out.Reshape(keep...), red)
 		}
-		return array.Where(choice(v.val, op, red), gk, 0)
+		return array.Where(choice(v.arr(), op, red), gk, 0)
 	})
 }
 
@@ -156,7 +156,7 @@ func choice(x *array.Array, op array.ReduceOp, red []int) *array.Array {
 
 // Softmax returns the softmax along the axis.
 func (v *Var) Softmax(axis int) *Var {
-	out := v.val.Softmax(axis)
+	out := v.arr().Softmax(axis)
 	return v.unary("Softmax", out, func(g *array.Array) *array.Array {
 		s := g.Mul(out).Reduce(array.OpSum, true, axis)
 		return out.Mul(g.Sub(s))
@@ -166,7 +166,7 @@ func (v *Var) Softmax(axis int) *Var {
 // LogSoftmax returns the log of the softmax along the axis, computed
 // stably.
 func (v *Var) LogSoftmax(axis int) *Var {
-	out := v.val.LogSoftmax(axis)
+	out := v.arr().LogSoftmax(axis)
 	return v.unary("LogSoftmax", out, func(g *array.Array) *array.Array {
 		s := g.Reduce(array.OpSum, true, axis)
 		return g.Sub(out.Exp().Mul(s))
@@ -176,12 +176,12 @@ func (v *Var) LogSoftmax(axis int) *Var {
 // LogSumExp returns log(sum(exp(v))) along the axis (removed), computed
 // stably; its gradient is the softmax.
 func (v *Var) LogSumExp(axis int) *Var {
-	out := v.val.LogSumExp(axis)
+	out := v.arr().LogSumExp(axis)
 	return v.unary("LogSumExp", out, func(g *array.Array) *array.Array {
 		ax := axis
 		if ax < 0 {
-			ax += v.val.Ndim()
+			ax += v.arr().Ndim()
 		}
-		return g.Unsqueeze(ax).Mul(v.val.Sub(out.Unsqueeze(ax)).Exp())
+		return g.Unsqueeze(ax).Mul(v.arr().Sub(out.Unsqueeze(ax)).Exp())
 	})
 }

@@ -37,6 +37,18 @@ type node struct {
 	freed atomic.Bool
 }
 
+// ErrNilVar is the error of an operation on a nil *Var.
+var ErrNilVar = errors.New("grad: nil *Var (make Vars with Param, Const or an operation)")
+
+// arr returns the Var's array, or for a nil Var an array failed with
+// ErrNilVar, so that operations on it fail instead of panicking.
+func (v *Var) arr() *array.Array {
+	if v == nil {
+		return array.Failed(ErrNilVar)
+	}
+	return v.val
+}
+
 // Param returns a leaf that requires a gradient: a parameter to train.
 // Backward accumulates into its Grad.
 // A parameter outlives any array scope it was made in (a.Persist()).
@@ -58,7 +70,7 @@ func (v *Var) Value() *array.Array {
 // produced it.
 func (v *Var) Err() error {
 	if v == nil {
-		return errors.New("grad: nil *Var")
+		return ErrNilVar
 	}
 	return v.val.Err()
 }
@@ -84,6 +96,9 @@ func (v *Var) Grad() *array.Array {
 
 // SetGrad replaces the accumulated gradient (nil clears it).
 func (v *Var) SetGrad(g *array.Array) {
+	if v == nil {
+		return
+	}
 	v.mu.Lock()
 	v.grad = g
 	v.mu.Unlock()
@@ -99,6 +114,9 @@ func (v *Var) ZeroGrad() { v.SetGrad(nil) }
 // array. To write new values into the same memory, which a captured CUDA
 // graph keeps using, Assign into Value() instead.
 func (v *Var) SetValue(a *array.Array) error {
+	if v == nil {
+		return ErrNilVar
+	}
 	if !v.leaf {
 		return fmt.Errorf("grad: SetValue of a Var computed by an operation (%s); only leaves can be replaced", v.n.op)
 	}
@@ -108,7 +126,7 @@ func (v *Var) SetValue(a *array.Array) error {
 
 // Detach returns a leaf holding the same array without history: gradients
 // do not flow through it.
-func (v *Var) Detach() *Var { return &Var{val: v.val, leaf: true} }
+func (v *Var) Detach() *Var { return &Var{val: v.arr(), leaf: true} }
 
 // Close releases the value's memory (and the gradient's, for a leaf);
 // see array.Array.Close.
@@ -127,24 +145,24 @@ func (v *Var) Close() error {
 }
 
 // Shape returns the value's shape.
-func (v *Var) Shape() []int { return v.val.Shape() }
+func (v *Var) Shape() []int { return v.arr().Shape() }
 
 // Ndim returns the number of dimensions.
-func (v *Var) Ndim() int { return v.val.Ndim() }
+func (v *Var) Ndim() int { return v.arr().Ndim() }
 
 // Dim returns the length of axis i (negative counts from the end), or an
 // error for an axis the value does not have (as array's Dim).
-func (v *Var) Dim(i int) (int, error) { return v.val.Dim(i) }
+func (v *Var) Dim(i int) (int, error) { return v.arr().Dim(i) }
 
 // Size returns the number of elements.
-func (v *Var) Size() int { return v.val.Size() }
+func (v *Var) Size() int { return v.arr().Size() }
 
 // DType returns the element type.
-func (v *Var) DType() array.DType { return v.val.DType() }
+func (v *Var) DType() array.DType { return v.arr().DType() }
 
 // Item returns the value of a one-element Var as a float64 (it waits for
 // the device).
-func (v *Var) Item() (float64, error) { return v.val.Item() }
+func (v *Var) Item() (float64, error) { return v.arr().Item() }
 
 // String formats the value.
 func (v *Var) String() string {

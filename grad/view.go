@@ -12,8 +12,8 @@ import (
 
 // Reshape returns the value with a new shape (one dimension may be -1).
 func (v *Var) Reshape(shape ...int) *Var {
-	old := v.val.Shape()
-	return v.unary("Reshape", v.val.Reshape(shape...), func(g *array.Array) *array.Array { return g.Reshape(old...) })
+	old := v.arr().Shape()
+	return v.unary("Reshape", v.arr().Reshape(shape...), func(g *array.Array) *array.Array { return g.Reshape(old...) })
 }
 
 // Ravel returns the value as 1-D.
@@ -21,13 +21,13 @@ func (v *Var) Ravel() *Var { return v.Reshape(-1) }
 
 // Flatten returns a 1-D copy.
 func (v *Var) Flatten() *Var {
-	old := v.val.Shape()
-	return v.unary("Flatten", v.val.Flatten(), func(g *array.Array) *array.Array { return g.Reshape(old...) })
+	old := v.arr().Shape()
+	return v.unary("Flatten", v.arr().Flatten(), func(g *array.Array) *array.Array { return g.Reshape(old...) })
 }
 
 // Transpose permutes the axes (no axes: reverses them).
 func (v *Var) Transpose(axes ...int) *Var {
-	r := v.val.Ndim()
+	r := v.arr().Ndim()
 	perm := slices.Clone(axes)
 	if len(perm) == 0 {
 		for i := range r {
@@ -43,13 +43,13 @@ func (v *Var) Transpose(axes ...int) *Var {
 			inv[p] = i
 		}
 	}
-	return v.unary("Transpose", v.val.Transpose(axes...), func(g *array.Array) *array.Array { return g.Transpose(inv...) })
+	return v.unary("Transpose", v.arr().Transpose(axes...), func(g *array.Array) *array.Array { return g.Transpose(inv...) })
 }
 
 // Permute is Transpose with explicit axes.
 func (v *Var) Permute(axes ...int) *Var {
-	if len(axes) == 0 && v.val.Ndim() > 0 {
-		return record("Permute", v.val.Permute(), nil, nil)
+	if len(axes) == 0 && v.arr().Ndim() > 0 {
+		return record("Permute", v.arr().Permute(), nil, nil)
 	}
 	return v.Transpose(axes...)
 }
@@ -59,46 +59,46 @@ func (v *Var) T() *Var { return v.Transpose() }
 
 // SwapAxes exchanges two axes.
 func (v *Var) SwapAxes(i, j int) *Var {
-	return v.unary("SwapAxes", v.val.SwapAxes(i, j), func(g *array.Array) *array.Array { return g.SwapAxes(i, j) })
+	return v.unary("SwapAxes", v.arr().SwapAxes(i, j), func(g *array.Array) *array.Array { return g.SwapAxes(i, j) })
 }
 
 // MoveAxis moves axis src to position dst.
 func (v *Var) MoveAxis(src, dst int) *Var {
-	return v.unary("MoveAxis", v.val.MoveAxis(src, dst), func(g *array.Array) *array.Array { return g.MoveAxis(dst, src) })
+	return v.unary("MoveAxis", v.arr().MoveAxis(src, dst), func(g *array.Array) *array.Array { return g.MoveAxis(dst, src) })
 }
 
 // Squeeze removes axes of length 1 (the given ones, or all).
 func (v *Var) Squeeze(axes ...int) *Var {
-	old := v.val.Shape()
-	return v.unary("Squeeze", v.val.Squeeze(axes...), func(g *array.Array) *array.Array { return g.Reshape(old...) })
+	old := v.arr().Shape()
+	return v.unary("Squeeze", v.arr().Squeeze(axes...), func(g *array.Array) *array.Array { return g.Reshape(old...) })
 }
 
 // Unsqueeze inserts an axis of length 1.
 func (v *Var) Unsqueeze(axis int) *Var {
-	old := v.val.Shape()
-	return v.unary("Unsqueeze", v.val.Unsqueeze(axis), func(g *array.Array) *array.Array { return g.Reshape(old...) })
+	old := v.arr().Shape()
+	return v.unary("Unsqueeze", v.arr().Unsqueeze(axis), func(g *array.Array) *array.Array { return g.Reshape(old...) })
 }
 
 // BroadcastTo broadcasts to shape; the gradient is summed back.
 func (v *Var) BroadcastTo(shape ...int) *Var {
-	return v.unary("BroadcastTo", v.val.BroadcastTo(shape...), func(g *array.Array) *array.Array { return g })
+	return v.unary("BroadcastTo", v.arr().BroadcastTo(shape...), func(g *array.Array) *array.Array { return g })
 }
 
 // Contiguous returns a contiguous array with the same values.
 func (v *Var) Contiguous() *Var {
-	return v.unary("Contiguous", v.val.Contiguous(), func(g *array.Array) *array.Array { return g })
+	return v.unary("Contiguous", v.arr().Contiguous(), func(g *array.Array) *array.Array { return g })
 }
 
 // Copy returns a copy.
 func (v *Var) Copy() *Var {
-	return v.unary("Copy", v.val.Copy(), func(g *array.Array) *array.Array { return g })
+	return v.unary("Copy", v.arr().Copy(), func(g *array.Array) *array.Array { return g })
 }
 
 // Slice indexes with NumPy basic indexing (array.Idx, array.S with steps,
 // array.All, array.NewAxis, array.Ellipsis); the gradient is zero outside
 // the selected positions.
 func (v *Var) Slice(idx ...array.Index) *Var {
-	x := v.val
+	x := v.arr()
 	return recordErr("Slice", x.Slice(idx...), []*Var{v}, func(g *array.Array) ([]*array.Array, error) {
 		z := array.On(x.Device()).Zeros(x.DType(), x.Shape()...).Copy()
 		dst := z.Slice(idx...)
@@ -118,8 +118,8 @@ func (v *Var) At(pos ...int) *Var {
 	for i, p := range pos {
 		idx[i] = array.Idx(p)
 	}
-	if len(pos) != v.val.Ndim() {
-		return record("At", v.val.At(pos...), nil, nil)
+	if len(pos) != v.arr().Ndim() {
+		return record("At", v.arr().At(pos...), nil, nil)
 	}
 	return v.Slice(idx...)
 }

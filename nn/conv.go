@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -28,7 +29,7 @@ func NewConv2d(rng *array.RNG, in, out, k, stride, padding int) *Conv2d {
 	fan := in * k * k
 	bound := 1 / math.Sqrt(float64(max(fan, 1)))
 	return &Conv2d{
-		In: in, Out: out, K: k, Stride: max(stride, 1), Padding: padding,
+		In: in, Out: out, K: k, Stride: cmp.Or(stride, 1), Padding: padding,
 		Weight: grad.Param(rng.Uniform(array.Float32, -bound, bound, out, in, k, k)),
 		Bias:   grad.Param(rng.Uniform(array.Float32, -bound, bound, out)),
 	}
@@ -36,6 +37,9 @@ func NewConv2d(rng *array.RNG, in, out, k, stride, padding int) *Conv2d {
 
 // Forward implements Module.
 func (c *Conv2d) Forward(x *grad.Var) *grad.Var {
+	if c.Stride < 1 || c.Padding < 0 || c.K < 1 {
+		return badInput("Conv2d", fmt.Sprintf("kernel size %d, stride %d, padding %d: want a kernel and stride >= 1 and padding >= 0", c.K, c.Stride, c.Padding))
+	}
 	if x.Ndim() != 4 || x.Shape()[1] != c.In {
 		return badInput("Conv2d", fmt.Sprintf("input of shape %v, want (N, %d, H, W)", x.Shape(), c.In))
 	}

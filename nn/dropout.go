@@ -1,6 +1,8 @@
 package nn
 
 import (
+	"fmt"
+
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/grad"
 )
@@ -23,6 +25,9 @@ func NewDropout(rng *array.RNG, p float64) *Dropout {
 
 // Forward implements Module.
 func (d *Dropout) Forward(x *grad.Var) *grad.Var {
+	if !(d.P >= 0 && d.P <= 1) {
+		return badInput("Dropout", fmt.Sprintf("probability %v: want 0 <= p <= 1", d.P))
+	}
 	if !d.Training || d.P == 0 {
 		return x
 	}

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 
 	"github.com/gocu-dev/gocu/array"
@@ -50,6 +51,9 @@ func Train(m Module, on bool) {
 // Cast converts every parameter of m to dtype dt (float32 or float64), in
 // place: the Vars stay, their arrays are replaced.
 func Cast(m Module, dt array.DType) error {
+	if dt != array.Float32 && dt != array.Float64 {
+		return fmt.Errorf("nn: Cast to %v: parameters are float32 or float64 (optimisers update only those)", dt)
+	}
 	for _, n := range m.Named() {
 		if n.Var.DType() == dt {
 			continue
@@ -77,16 +81,34 @@ func NewSequential(layers ...Module) *Sequential { return &Sequential{Layers: la
 
 // Forward implements Module.
 func (s *Sequential) Forward(x *grad.Var) *grad.Var {
-	for _, l := range s.Layers {
+	if s == nil {
+		return grad.Const(array.Failed(fmt.Errorf("nn: Forward of a nil *Sequential")))
+	}
+	for i, l := range s.Layers {
+		if isNil(l) {
+			return grad.Const(array.Failed(fmt.Errorf("nn: Sequential: layer %d is nil", i)))
+		}
 		x = l.Forward(x)
 	}
 	return x
+}
+
+// isNil reports whether m is nil or a nil pointer of a module type.
+func isNil(m Module) bool {
+	if m == nil {
+		return true
+	}
+	v := reflect.ValueOf(m)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // Named implements Module.
 func (s *Sequential) Named() []Named {
 	var out []Named
 	for i, l := range s.Layers {
+		if isNil(l) {
+			continue // Forward reports it
+		}
 		for _, n := range l.Named() {
 			out = append(out, Named{Name: strconv.Itoa(i) + "." + n.Name, Var: n.Var})
 		}
@@ -97,7 +119,9 @@ func (s *Sequential) Named() []Named {
 // SetTraining implements Trainable.
 func (s *Sequential) SetTraining(on bool) {
 	for _, l := range s.Layers {
-		Train(l, on)
+		if !isNil(l) {
+			Train(l, on)
+		}
 	}
 }
 

@@ -100,6 +100,8 @@ type opt struct {
 	lrVal  map[*gocu.Device]float64      // what each holds
 	ptrs   map[*array.Array]cuda.DevicePtr
 	keep   []interface{ Free() error } // buffers behind ptrs
+	// checked is the number of parameters checkParams last found distinct.
+	checked int
 }
 
 // pstate is one parameter's optimiser state.
@@ -231,20 +233,99 @@ func (o *opt) setLR(lr float64) error {
 // replays with it (a plain assignment to LR takes effect at the next
 // Step, which a replay does not run).
 func (s *SGD) SetLR(lr float64) error {
+	if err := checkLR("SGD", lr); err != nil {
+		return err
+	}
 	s.LR = lr
 	return s.setLR(lr)
+}
+
+// ErrHyper is wrapped by the error of an optimiser step or SetLR with a
+// hyperparameter torch.optim refuses (a NaN, a negative learning rate, a
+// beta outside [0, 1)).
+var ErrHyper = errors.New("invalid hyperparameter")
+
+func checkLR(name string, lr float64) error {
+	if !(lr >= 0) || math.IsInf(lr, 0) {
+		return fmt.Errorf("nn: %s: learning rate %v: want a finite number >= 0: %w", name, lr, ErrHyper)
+	}
+	return nil
+}
+
+// check validates SGD's hyperparameters as torch.optim.SGD does.
+func (s *SGD) check() error {
+	if err := checkLR("SGD", s.LR); err != nil {
+		return err
+	}
+	for _, h := range []struct {
+		name string
+		v    float64
+	}{{"momentum", s.Momentum}, {"dampening", s.Dampening}, {"weight decay", s.WeightDecay}} {
+		if !(h.v >= 0) || math.IsInf(h.v, 0) {
+			return fmt.Errorf("nn: SGD: %s %v: want a finite number >= 0: %w", h.name, h.v, ErrHyper)
+		}
+	}
+	if s.Nesterov && (s.Momentum <= 0 || s.Dampening != 0) {
+		return fmt.Errorf("nn: SGD: Nesterov momentum requires a momentum > 0 and zero dampening (have %v and %v): %w", s.Momentum, s.Dampening, ErrHyper)
+	}
+	return s.checkParams("SGD")
+}
+
+// check validates Adam's hyperparameters as torch.optim.Adam does.
+func (a *Adam) check() error {
+	if err := checkLR("Adam", a.LR); err != nil {
+		return err
+	}
+	for i, b := range []float64{a.Beta1, a.Beta2} {
+		if !(b >= 0 && b < 1) {
+			return fmt.Errorf("nn: Adam: beta%d %v: want 0 <= beta < 1: %w", i+1, b, ErrHyper)
+		}
+	}
+	if !(a.Eps >= 0) || math.IsInf(a.Eps, 0) {
+		return fmt.Errorf("nn: Adam: eps %v: want a finite number >= 0: %w", a.Eps, ErrHyper)
+	}
+	if !(a.WeightDecay >= 0) || math.IsInf(a.WeightDecay, 0) {
+		return fmt.Errorf("nn: Adam: weight decay %v: want a finite number >= 0: %w", a.WeightDecay, ErrHyper)
+	}
+	return a.checkParams("Adam")
+}
+
+// checkParams refuses a parameter listed twice, which a step would update
+// twice. The list is checked once, and again when it changes length.
+func (o *opt) checkParams(name string) error {
+	if o.checked == len(o.params) && len(o.params) > 0 {
+		return nil
+	}
+	seen := make(map[*grad.Var]int, len(o.params))
+	for i, p := range o.params {
+		if p == nil {
+			return fmt.Errorf("nn: %s: parameter %d is nil: %w", name, i, grad.ErrNilVar)
+		}
+		if j, dup := seen[p]; dup {
+			return fmt.Errorf("nn: %s: parameter %d is parameter %d again; list each parameter once: %w", name, i, j, ErrHyper)
+		}
+		seen[p] = i
+	}
+	o.checked = len(o.params)
+	return nil
 }
 
 // SetLR sets the learning rate now, also on the GPUs: a captured step
 // replays with it (a plain assignment to LR takes effect at the next
 // Step, which a replay does not run).
 func (a *Adam) SetLR(lr float64) error {
+	if err := checkLR("Adam", lr); err != nil {
+		return err
+	}
 	a.LR = lr
 	return a.setLR(lr)
 }
 
 // Step implements Optimizer.
 func (s *SGD) Step() error {
+	if err := s.check(); err != nil {
+		return err
+	}
 	moments := 0
 	if s.Momentum != 0 {
 		moments = 1
@@ -270,6 +351,9 @@ func (s *SGD) Step() error {
 
 // Step implements Optimizer.
 func (a *Adam) Step() error {
+	if err := a.check(); err != nil {
+		return err
+	}
 	groups, err := a.gather(2)
 	if err != nil {
 		return err

@@ -110,10 +110,10 @@ func CacheDisabledByEnv() bool {
 	return false
 }
 
-// NewCache opens (creating it 0700 if needed) the cache directory. A
-// directory that others can read or write is made private; one that belongs
-// to another user is refused with ErrInsecureDir. A disabled cache touches no
-// directory.
+// NewCache opens (creating it 0700 if needed) the cache directory. In a
+// directory that others can read or write it uses its own private
+// subdirectory (see UsableDir); one that belongs to another user is refused
+// with ErrInsecureDir. A disabled cache touches no directory.
 func NewCache(cfg CacheConfig) (*Cache, error) {
 	c := &Cache{driver: cfg.Driver, compiler: cfg.Compiler, enabled: !cfg.Disabled && !CacheDisabledByEnv()}
 	if c.compiler == nil {
@@ -134,34 +134,61 @@ func NewCache(cfg CacheConfig) (*Cache, error) {
 		c.dir = abs
 	}
 	if c.enabled {
-		if err := prepareDir(c.dir); err != nil {
+		d, err := prepareDir(c.dir)
+		if err != nil {
 			return nil, err
 		}
+		c.dir = d
+	} else {
+		c.dir = UsableDir(c.dir)
 	}
 	return c, nil
 }
 
-func prepareDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("nvrtc: creating cache directory: %w", err)
-	}
+// UsableDir returns the directory the cache uses for the directory dir,
+// without creating anything: dir itself when it does not exist yet or
+// others cannot write it, else (a shared directory such as /tmp) its subdirectory
+// gocu-<uid>, which gocu creates private to the user. gocu never changes
+// the mode of a directory it did not create.
+func UsableDir(dir string) string {
 	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return dir
+	}
+	uid, me, ok := owner(st)
+	if st.Mode().Perm()&0o022 == 0 && (!ok || uid == me) {
+		return dir // only the user writes it; entries are 0600
+	}
+	if st.Mode().Perm()&0o022 == 0 {
+		return dir // another user's, which prepareDir refuses
+	}
+	if !ok {
+		return filepath.Join(dir, "gocu-private")
+	}
+	return filepath.Join(dir, fmt.Sprintf("gocu-%d", me))
+}
+
+// prepareDir creates the cache directory for dir (see UsableDir), private
+// to the user, or checks the one that exists, and returns it.
+func prepareDir(dir string) (string, error) {
+	dir = UsableDir(dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("nvrtc: creating cache directory: %w", err)
+	}
+	st, err := os.Lstat(dir)
 	if err != nil {
-		return fmt.Errorf("nvrtc: cache directory: %w", err)
+		return "", fmt.Errorf("nvrtc: cache directory: %w", err)
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("nvrtc: cache directory %s is not a directory", dir)
+		return "", fmt.Errorf("nvrtc: cache directory %s is not a directory", dir)
 	}
 	if uid, me, ok := owner(st); ok && uid != me {
-		return fmt.Errorf("%w: %s belongs to uid %d, not to you (uid %d); set GOCU_CACHE_DIR to a directory of your own", ErrInsecureDir, dir, uid, me)
+		return "", fmt.Errorf("%w: %s belongs to uid %d, not to you (uid %d); set GOCU_CACHE_DIR to a directory of your own", ErrInsecureDir, dir, uid, me)
 	}
-	if st.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("%w: %s is open to others (%v) and cannot be made private: %v", ErrInsecureDir, dir, st.Mode().Perm(), err)
-		}
-		slog.Debug("gocu: cache directory was open to others; made it private", "dir", dir, "was", st.Mode().Perm().String())
+	if st.Mode().Perm()&0o022 != 0 {
+		return "", fmt.Errorf("%w: %s is open to others (%v); make it private (chmod 700) or set GOCU_CACHE_DIR to another directory", ErrInsecureDir, dir, st.Mode().Perm())
 	}
-	return nil
+	return dir, nil
 }
 
 // Dir returns the cache directory.
@@ -262,7 +289,7 @@ func (c *Cache) path(key Key) string {
 
 func (c *Cache) lookupOrCompile(key Key, format Format, src string, opts Options) (*Result, error) {
 	p := c.path(key)
-	data, err := os.ReadFile(p)
+	data, err := readRegular(p)
 	switch {
 	case err == nil:
 		e, derr := decodeEntry(data, key, format, opts.NameExpressions)
@@ -296,6 +323,19 @@ func (c *Cache) lookupOrCompile(key Key, format Format, src string, opts Options
 	}
 	res.Cached = false
 	return res, nil
+}
+
+// readRegular reads the file at path if it is a regular file: a FIFO or a
+// device in its place would block or never end, and is an error.
+func readRegular(path string) ([]byte, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%v)", path, st.Mode().Type())
+	}
+	return os.ReadFile(path)
 }
 
 // writeAtomic writes data to a temporary file in dir and renames it onto

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -447,19 +448,42 @@ func TestCacheDirectoryPermissions(t *testing.T) {
 	if err := os.Chmod(open, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewCache(CacheConfig{Dir: open, Compiler: &fakeCompiler{}}); err != nil {
+	if err := os.Chmod(open, 0o777|os.ModeSticky); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := os.Stat(open); st.Mode().Perm() != 0o700 {
-		t.Errorf("world-writable cache directory left at %v", st.Mode().Perm())
+	// A shared directory (as /tmp) keeps its mode; the cache lives in a
+	// private subdirectory of its own.
+	for range 2 {
+		c, err = NewCache(CacheConfig{Dir: open, Compiler: &fakeCompiler{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := os.Stat(open); st.Mode()&(fs.ModePerm|fs.ModeSticky) != 0o777|fs.ModeSticky {
+			t.Errorf("NewCache changed a shared directory's mode to %v", st.Mode())
+		}
+		if st, _ := os.Stat(c.Dir()); filepath.Dir(c.Dir()) != open || st.Mode().Perm() != 0o700 {
+			t.Errorf("cache directory %s (%v), want a private subdirectory of %s", c.Dir(), st.Mode().Perm(), open)
+		}
+	}
+	// Its own subdirectory opened to others is refused, not changed.
+	if err := os.Chmod(c.Dir(), 0o775); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewCache(CacheConfig{Dir: open, Compiler: &fakeCompiler{}}); !errors.Is(err, ErrInsecureDir) || !strings.Contains(err.Error(), "is open to others") {
+		t.Errorf("an open subdirectory: %v", err)
+	}
+	if st, _ := os.Stat(c.Dir()); st.Mode().Perm() != 0o775 {
+		t.Errorf("NewCache changed its subdirectory's mode to %v", st.Mode().Perm())
 	}
 
 	if os.Getuid() != 0 {
 		t.Log("not root: cannot make a directory owned by someone else; ownership check not exercised")
 		return
 	}
+	// Another user's private directory is refused; so is another user's
+	// subdirectory in a shared one.
 	foreign := filepath.Join(root, "foreign")
-	if err := os.Mkdir(foreign, 0o777); err != nil {
+	if err := os.Mkdir(foreign, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chown(foreign, 4242, 4242); err != nil {
@@ -468,6 +492,24 @@ func TestCacheDirectoryPermissions(t *testing.T) {
 	_, err = NewCache(CacheConfig{Dir: foreign, Compiler: &fakeCompiler{}})
 	if !errors.Is(err, ErrInsecureDir) || !strings.Contains(err.Error(), "uid 4242") {
 		t.Errorf("a directory of another user was accepted: %v", err)
+	}
+	shared := filepath.Join(root, "shared")
+	if err := os.Mkdir(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	planted := filepath.Join(shared, fmt.Sprintf("gocu-%d", os.Getuid()))
+	if err := os.Mkdir(planted, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(planted, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewCache(CacheConfig{Dir: shared, Compiler: &fakeCompiler{}})
+	if !errors.Is(err, ErrInsecureDir) || !strings.Contains(err.Error(), "uid 4242") {
+		t.Errorf("a subdirectory planted by another user was accepted: %v", err)
 	}
 }
 
@@ -747,4 +789,38 @@ func BenchmarkCacheHit(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "us/load")
+}
+
+// A FIFO in place of an entry is not read (it would block forever): the
+// kernel is compiled again and the entry replaced.
+func TestCacheEntryFIFO(t *testing.T) {
+	fc := &fakeCompiler{}
+	c := newTestCache(t, fc)
+	opts := testOptions()
+	key, _, err := c.Key(testSrc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mkfifo(c.path(key)); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Compile(testSrc, opts)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Compile blocks on a FIFO entry")
+	}
+	if fc.calls.Load() != 1 {
+		t.Errorf("%d compiles, want 1", fc.calls.Load())
+	}
+	if st, err := os.Lstat(c.path(key)); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("the FIFO was not replaced by an entry: %v", err)
+	}
 }

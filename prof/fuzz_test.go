@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/gocu-dev/gocu/prof"
 )
@@ -29,10 +30,17 @@ func FuzzReadTrace(f *testing.F) {
 	f.Add(traceOf(kernelEvent("A", "10", "100"), kernelEvent("B", "20", "100")))
 	f.Add(`[` + kernelEvent("A", "1", "2") + `,`)
 	f.Add(`{"traceEvents":[{"name":"process_name","ph":"M","pid":1,"args":{"name":"cuda:0 H100"}}],"otherData":{"dropped":-5}}`)
+	f.Add(traceOf(fmt.Sprintf(ev, "\x1b[2J\x1b]0;pwned\x07", "kernel\u202e", "10", "5", "cuda:0\x9b", "0")))
+	f.Add("null")
 	f.Fuzz(func(t *testing.T, s string) {
 		p, err := prof.ReadTrace(strings.NewReader(s))
 		if err != nil {
 			return
+		}
+		for _, r := range p.Table() {
+			if r != '\n' && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)) {
+				t.Fatalf("the table holds %U:\n%q", r, p.Table())
+			}
 		}
 		var total time.Duration
 		share := 0.0

@@ -12,8 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The Chrome trace (Trace Event Format, JSON object form) written here:
@@ -336,10 +339,37 @@ func (t *traceFile) close() error {
 
 // ReadTrace reads a Chrome trace written by this package (by WriteTrace,
 // WriteFile or GOCU_PROFILE) back into a Profile, for its summary.
+//
+// It reads at most MaxTraceBytes; names in the trace are made printable
+// (control characters, such as a terminal's escape sequences, are shown
+// escaped), since the summary prints them on a terminal.
 func ReadTrace(r io.Reader) (*Profile, error) {
-	data, err := io.ReadAll(r)
+	br := bufio.NewReader(io.LimitReader(r, MaxTraceBytes+1))
+	for {
+		// The first byte that is not a space says whether this is JSON at
+		// all: /dev/zero or a huge sparse file is refused at once.
+		c, err := br.ReadByte()
+		if err == io.EOF {
+			return nil, errors.New("prof: empty trace file")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			continue
+		}
+		if c != '{' && c != '[' {
+			return nil, fmt.Errorf("prof: not a Chrome trace: it starts with %q, not a JSON object or array", c)
+		}
+		_ = br.UnreadByte()
+		break
+	}
+	data, err := io.ReadAll(br)
 	if err != nil {
 		return nil, err
+	}
+	if len(data) > MaxTraceBytes {
+		return nil, fmt.Errorf("prof: the trace is longer than %s, more than any profile gocu writes (at most %d events by default)", FormatBytes(MaxTraceBytes), defaultMaxEvents)
 	}
 	var doc struct {
 		TraceEvents []traceEvent `json:"traceEvents"`
@@ -355,8 +385,13 @@ func ReadTrace(r io.Reader) (*Profile, error) {
 			s += "]"
 		}
 		err = json.Unmarshal([]byte(s), &doc.TraceEvents)
-	default:
+	case trimmed[0] == '{':
 		err = json.Unmarshal(trimmed, &doc)
+		if err == nil && doc.TraceEvents == nil {
+			err = errors.New(`the object has no "traceEvents"`)
+		}
+	default:
+		err = errors.New("want a JSON object with traceEvents, or a JSON array of events")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("prof: not a Chrome trace: %w", err)
@@ -392,8 +427,8 @@ func ReadTrace(r io.Reader) (*Profile, error) {
 				return nil, fmt.Errorf("prof: event %d (%q, %s): the durations add up to more than %v", i, te.Name, te.Cat, maxTraceTime)
 			}
 		}
-		e := Event{Name: te.Name, Kind: te.Cat, Device: a.Device, Stream: a.Stream, Shared: a.Shared, Bytes: a.Bytes,
-			HostStart: fromUs(a.HostTs), HostDuration: fromUs(a.HostDur), Failed: a.Failed, Note: a.Note}
+		e := Event{Name: printable(te.Name), Kind: printable(te.Cat), Device: printable(a.Device), Stream: printable(a.Stream), Shared: a.Shared, Bytes: a.Bytes,
+			HostStart: fromUs(a.HostTs), HostDuration: fromUs(a.HostDur), Failed: a.Failed, Note: printable(a.Note)}
 		if a.Grid != nil {
 			e.Grid = *a.Grid
 		}
@@ -404,11 +439,48 @@ func ReadTrace(r io.Reader) (*Profile, error) {
 			e.Timed, e.Start, e.Duration = true, fromUs(te.Ts), fromUs(*te.Dur)
 		}
 		if n := names[te.Pid]; n != "" && e.Device != "" {
-			p.Devices[e.Device] = strings.TrimSpace(strings.TrimPrefix(n, e.Device))
+			p.Devices[e.Device] = strings.TrimSpace(strings.TrimPrefix(printable(n), e.Device))
 		}
 		p.add(e, math.MaxInt)
 	}
 	return p, nil
+}
+
+// MaxTraceBytes bounds what ReadTrace reads: a trace of the most events a
+// profile keeps is far smaller.
+const MaxTraceBytes = 1 << 30
+
+// printable returns s with control characters, bidirectional controls and
+// invalid UTF-8 escaped as Go writes them in quoted strings, so that a
+// crafted trace cannot move a terminal's cursor or recolour its text.
+func printable(s string) string {
+	bad := func(i int, r rune) bool {
+		invalid := r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD")
+		return invalid || unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
+	}
+	clean := true
+	for i, r := range s {
+		if bad(i, r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && bad(i, r):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
+			q := strconv.QuoteRuneToASCII(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // maxTraceTime bounds every time in a trace, and the sum of the durations:

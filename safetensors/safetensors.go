@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/gocu-dev/gocu"
@@ -92,6 +93,11 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 		}
 		first = false
 	}
+	for k, v := range metadata {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return fmt.Errorf("safetensors: Write: metadata %q: %q: not valid UTF-8, which the format requires", k, v)
+		}
+	}
 	if len(metadata) > 0 {
 		sep()
 		hdr.WriteString(`"__metadata__":{`)
@@ -116,6 +122,9 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	for i, t := range tensors {
 		if t.Name == "" || t.Name == "__metadata__" || seen[t.Name] {
 			return fmt.Errorf("safetensors: Write: tensor %d: empty, reserved or repeated name %q", i, t.Name)
+		}
+		if !utf8.ValidString(t.Name) {
+			return fmt.Errorf("safetensors: Write: tensor %d: name %q is not valid UTF-8, which the format requires", i, t.Name)
 		}
 		seen[t.Name] = true
 		dt := dtypeName(t.Array.DType())
@@ -217,6 +226,11 @@ func Read(r io.Reader, dev *gocu.Device) (*File, error) {
 	if k, err := io.ReadFull(r, hdr); err != nil {
 		return nil, formatErr("truncated header: %d of %d bytes", k, size)
 	}
+	if !utf8.Valid(hdr) {
+		// The reference refuses such a header; decoding it would rewrite
+		// names and metadata (as U+FFFD) without a word.
+		return nil, formatErr("the header is not valid UTF-8 (at byte %d)", invalidUTF8At(hdr))
+	}
 	entries, meta, err := parseHeader(hdr)
 	if err != nil {
 		return nil, err
@@ -292,6 +306,19 @@ func ReadFile(path string, dev *gocu.Device) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, nil
+}
+
+// invalidUTF8At returns the offset of the first byte of b that is not
+// valid UTF-8.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 func formatErr(format string, args ...any) error {

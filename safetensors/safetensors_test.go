@@ -138,10 +138,16 @@ func TestWriteErrors(t *testing.T) {
 		{{Name: "", Array: a}},
 		{{Name: "__metadata__", Array: a}},
 		{{Name: "bad", Array: a.Add(array.Zeros(array.Float32, 3))}},
+		{{Name: "x\xff", Array: a}},
 	} {
 		if err := safetensors.Write(&bytes.Buffer{}, ts, nil); err == nil {
 			t.Fatalf("Write(%v) succeeded", ts[0].Name)
 		}
+	}
+	// Metadata must be UTF-8 too: the reference refuses other headers.
+	err := safetensors.Write(&bytes.Buffer{}, []safetensors.Tensor{{Name: "x", Array: a}}, map[string]string{"k": "\xc3("})
+	if err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Fatalf("Write of metadata that is not UTF-8: %v", err)
 	}
 }
 
@@ -186,6 +192,9 @@ func TestCorrupt(t *testing.T) {
 		"tensor not obj":  {file(`{"x":5}`, nil), "not a JSON object"},
 		"float offsets":   {file(`{"x":{"dtype":"U8","shape":[1],"data_offsets":[0.5,1]}}`, make([]byte, 1)), "bad \"data_offsets\""},
 		"unsupported F16": {file(`{"h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}`, make([]byte, 4)), "does not have"},
+		"invalid UTF-8 name": {file("{\"x\xff\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", make([]byte, 1)),
+			"the header is not valid UTF-8 (at byte 3)"},
+		"invalid UTF-8 metadata": {file("{\"__metadata__\":{\"a\":\"\xc3(\"}}", nil), "the header is not valid UTF-8 (at byte 22)"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -222,6 +231,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(good)
 	f.Add(file(`{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, make([]byte, 8)))
 	f.Add(file(`{}`, nil))
+	f.Add(file("{\"x\xff\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", make([]byte, 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := safetensors.Read(bytes.NewReader(data), cpu())
 		if err != nil {

@@ -131,7 +131,9 @@
 // out, no further block starts and the launch returns a KindTimeout error
 // (errors.Is ErrTimeout and context.DeadlineExceeded, or the context's
 // error) naming the kernel and the threads still running, each with its
-// block, thread and position. What happens to those threads depends on
+// block, thread and position, or how many blocks ran when it ran out
+// between blocks. A launch cut short is never reported as a success, and a
+// context that is done already runs no block. What happens to those threads depends on
 // where they are:
 //
 //   - A thread that reaches a barrier or a warp operation afterwards is
@@ -158,11 +160,17 @@
 // # Limits
 //
 // Launch never panics for a fault of the kernel and never waits forever
-// (see Time budget). Faults the Go runtime cannot recover (a stack
-// overflow from unbounded recursion, concurrent map writes) still end the
-// program. A kernel that calls runtime.Goexit (as testing's FailNow does)
-// ends the goroutine that runs it, which is the caller's only when the
-// launch has no budget. kernel.Reinterpret checks alignment against the
+// (see Time budget). Faults the Go runtime cannot recover still end the
+// program: a stack overflow from unbounded recursion (gocu gen refuses
+// recursion in kernels; write it as a loop, as a GPU's small stacks want)
+// and concurrent map writes (keep maps out of kernels). A kernel that
+// calls runtime.Goexit (as testing's FailNow does) ends the goroutine that
+// runs it. With a budget (the default) that is a worker's, and Launch
+// returns a KindPanic error saying so; with the budget off (Timeout < 0,
+// GOCU_SIM_TIMEOUT=off) the last worker runs on the caller's goroutine,
+// which then ends without Launch returning. Report failures inside a
+// kernel with t.Errorf rather than t.Fatal, or keep a budget.
+// kernel.Reinterpret checks alignment against the
 // actual addresses, and Go aligns small allocations to 8 bytes only, where
 // cudaMalloc aligns to 256: buffers used with Float4 views must be
 // allocated aligned.

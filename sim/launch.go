@@ -60,6 +60,11 @@ func launchNow(ctx context.Context, cfg Config, k Kernel) error {
 		err.Kernel = k.Name
 		return err
 	}
+	if cerr := ctx.Err(); cerr != nil {
+		// A context that is done already runs no block.
+		return &Error{Kind: KindTimeout, Kernel: l.name, Seed: l.seed, Value: cerr,
+			Msg: fmt.Sprintf("launch stopped before it started: %v (0 of %d blocks ran)", cerr, l.nblocks)}
+	}
 	if e := l.run(ctx); e != nil {
 		e.Kernel, e.Seed = l.name, l.seed
 		return e
@@ -90,6 +95,7 @@ type launch struct {
 
 	next  atomic.Uint64 // next position in the block order
 	stop  atomic.Uint64 // positions from here on are not started
+	ran   atomic.Uint64 // blocks that ran to their end
 	mu    sync.Mutex
 	err   *Error
 	errAt uint64
@@ -194,9 +200,9 @@ func (l *launch) run(ctx context.Context) *Error {
 	case <-done:
 		return l.err
 	case <-expiry:
-		return l.expire(ws, done, context.DeadlineExceeded)
+		return l.expire(ws, done, context.DeadlineExceeded, true)
 	case <-ctx.Done():
-		return l.expire(ws, done, ctx.Err())
+		return l.expire(ws, done, ctx.Err(), false)
 	}
 }
 
@@ -220,7 +226,7 @@ func (l *launch) work(w *worker) {
 		if r := recover(); r != nil {
 			l.fail(pos, &Error{Kind: KindPanic, Value: r, Msg: "internal error of the simulator"})
 		} else if running {
-			l.fail(pos, &Error{Kind: KindPanic, Msg: "the kernel called runtime.Goexit (as testing's FailNow does); the launch stopped"})
+			l.fail(pos, &Error{Kind: KindPanic, Msg: "the kernel called runtime.Goexit (as testing's FailNow does); the launch stopped: report failures in a kernel with t.Errorf, not t.Fatal or t.FailNow"})
 		}
 		w.cur.Store(0)
 		w.close()
@@ -238,6 +244,8 @@ func (l *launch) work(w *worker) {
 		running = false
 		if e != nil {
 			l.fail(pos, e)
+		} else {
+			l.ran.Add(1)
 		}
 	}
 }

@@ -302,6 +302,38 @@ func TestNoLeak(t *testing.T) {
 	t.Fatalf("%d goroutines before, %d after", before, runtime.NumGoroutine())
 }
 
+// With a budget (the default) every worker has a goroutine of its own, so
+// a Goexit in the kernel always comes back as an error saying what to do;
+// with the budget off it ends the caller's goroutine, as documented.
+func TestGoexitLimits(t *testing.T) {
+	k := sim.Kernel{Func: func(t *kernel.Thread) {
+		if t.ThreadIdx.X == 1 {
+			runtime.Goexit()
+		}
+	}}
+	for _, c := range []struct {
+		timeout  time.Duration
+		returned bool
+	}{{time.Minute, true}, {-1, false}} {
+		var err error
+		returned, ended := false, make(chan struct{})
+		go func() {
+			defer close(ended)
+			err = sim.Launch(sim.Config{Grid: d1(1), Block: d1(32), Workers: 1, Timeout: c.timeout}, k)
+			returned = true
+		}()
+		<-ended
+		if returned != c.returned {
+			t.Fatalf("timeout %v: Launch returned %v, want %v", c.timeout, returned, c.returned)
+		}
+		if returned {
+			if e := wantErr(t, err, sim.KindPanic); !strings.Contains(e.Msg, "runtime.Goexit") || !strings.Contains(e.Msg, "t.Errorf, not t.Fatal") {
+				t.Errorf("got %v", e)
+			}
+		}
+	}
+}
+
 func TestGoexit(t *testing.T) {
 	// A kernel that calls runtime.Goexit, as testing's FailNow does, ends
 	// the goroutine running it. On the caller's goroutine that is the

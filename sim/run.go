@@ -2,10 +2,13 @@ package sim
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"runtime"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/meta"
@@ -80,14 +83,17 @@ func KernelOf(fn any, args ...any) (Kernel, error) {
 	}
 	k := Kernel{Name: name, Func: reflectCall(fv, in), Args: args}
 	_, km, registered := meta.Lookup(fn)
+	if !registered {
+		km, registered = findInstance(fv)
+	}
 	if registered {
 		k.Name = km.Name // Axpy[float32] rather than the runtime's Axpy[...]
 	}
 	if tw, ok := twins.Load(fv.Pointer()); ok {
 		k.Checked = reflectCall(tw.(reflect.Value), in)
 	} else if registered && km.Checked != nil {
-		if cv := reflect.ValueOf(km.Checked); cv.Type() == ft {
-			k.Checked = reflectCall(cv, in)
+		if cv := reflect.ValueOf(km.Checked); sameLayout(cv.Type(), ft, 0) {
+			k.Checked = reflectCall(cv, reinterpret(in, cv.Type()))
 			if km.Prints {
 				// fmt.Printf goes straight to standard output; the twin
 				// prints through kernel.Printf, in block and thread order.
@@ -141,4 +147,155 @@ func funcName(fv reflect.Value) string {
 		name = name[i+1:]
 	}
 	return name
+}
+
+// findInstance finds the registered instance of a generic kernel that fv
+// runs when fv is not itself registered: an instance at a named type
+// (Lerp[Meters], which runs Lerp[float32]'s code on the same memory) or
+// one made in generic code (Lerp[T] inside run[T], a closure of Go's). The
+// candidates are the registered kernels whose signature has fv's memory
+// layout, narrowed by the generic function's name: from the runtime's name
+// of an instance, or from the source line of the closure. It reports false
+// unless exactly one candidate is left.
+func findInstance(fv reflect.Value) (*meta.Kernel, bool) {
+	f := runtime.FuncForPC(fv.Pointer())
+	if f == nil {
+		return nil, false
+	}
+	full := f.Name()
+	generic := strings.HasSuffix(full, "[...]")
+	closure := strings.Contains(full, "[...]") && !generic
+	if !generic && !closure {
+		return nil, false // a plain function: Lookup knows it or nobody does
+	}
+	var names map[string]bool // the origin names the candidate may have
+	pkg := ""
+	if generic {
+		base := strings.TrimSuffix(full, "[...]")
+		i := strings.LastIndex(base, ".")
+		pkg, names = base[:i], map[string]bool{base[i+1:]: true}
+	} else if file, line := f.FileLine(f.Entry()); file != "" {
+		names = identsBeforeBracket(sourceLine(file, line))
+	}
+	var found *meta.Kernel
+	n := 0
+	for _, m := range meta.Modules() {
+		if pkg != "" && m.Package != pkg {
+			continue
+		}
+		for i := range m.Kernels {
+			km := &m.Kernels[i]
+			origin, _, _ := strings.Cut(km.Name, "[")
+			if km.Func == nil || names != nil && !names[origin] || !sameLayout(reflect.TypeOf(km.Func), fv.Type(), 0) {
+				continue
+			}
+			found = km
+			n++
+		}
+	}
+	return found, n == 1
+}
+
+// sourceLine returns line n of the file at path, or "".
+func sourceLine(path string, n int) string {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > 16<<20 {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.SplitN(string(b), "\n", n+1)
+	if n < 1 || len(lines) < n {
+		return ""
+	}
+	return lines[n-1]
+}
+
+// identsBeforeBracket returns the identifiers of a line of Go that an
+// index or instantiation bracket follows: Lerp in "sim.Run(cfg, Lerp[T]".
+func identsBeforeBracket(line string) map[string]bool {
+	out := map[string]bool{}
+	for i := 0; i < len(line); i++ {
+		if line[i] != '[' {
+			continue
+		}
+		j := i
+		for j > 0 && (line[j-1] == ' ' || line[j-1] == '\t') {
+			j--
+		}
+		k := j
+		for k > 0 {
+			r, size := utf8.DecodeLastRuneInString(line[:k])
+			if r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				break
+			}
+			k -= size
+		}
+		if k < j {
+			out[line[k:j]] = true
+		}
+	}
+	return out
+}
+
+// sameLayout reports whether values of types a and b have the same memory
+// layout: the same kinds, with named types (Meters) and their underlying
+// types (float32) alike, down to the elements and fields.
+func sameLayout(a, b reflect.Type, depth int) bool {
+	if a == b {
+		return true
+	}
+	if a.Kind() != b.Kind() || depth > 16 {
+		return false
+	}
+	switch a.Kind() {
+	case reflect.Slice, reflect.Pointer:
+		return sameLayout(a.Elem(), b.Elem(), depth+1)
+	case reflect.Array:
+		return a.Len() == b.Len() && sameLayout(a.Elem(), b.Elem(), depth+1)
+	case reflect.Struct:
+		if a.NumField() != b.NumField() || a.Size() != b.Size() {
+			return false
+		}
+		for i := range a.NumField() {
+			fa, fb := a.Field(i), b.Field(i)
+			if fa.Offset != fb.Offset || !sameLayout(fa.Type, fb.Type, depth+1) {
+				return false
+			}
+		}
+		return true
+	case reflect.Func:
+		if a.NumIn() != b.NumIn() || a.NumOut() != 0 || b.NumOut() != 0 || a.IsVariadic() != b.IsVariadic() {
+			return false
+		}
+		for i := range a.NumIn() {
+			if !sameLayout(a.In(i), b.In(i), depth+1) {
+				return false
+			}
+		}
+		return true
+	case reflect.Interface, reflect.Map, reflect.Chan, reflect.String, reflect.UnsafePointer:
+		return false // not kernel parameters; identical types matched above
+	}
+	return true // numbers and bools of one kind
+}
+
+// reinterpret returns the arguments as the parameters of the function type
+// ft (after its *kernel.Thread), whose layouts sameLayout matched: a
+// []Meters is read as the []float32 it is in memory.
+func reinterpret(in []reflect.Value, ft reflect.Type) []reflect.Value {
+	out := make([]reflect.Value, len(in))
+	for i, v := range in {
+		pt := ft.In(i + 1)
+		if v.Type() == pt {
+			out[i] = v
+			continue
+		}
+		p := reflect.New(v.Type())
+		p.Elem().Set(v)
+		out[i] = reflect.NewAt(pt, p.UnsafePointer()).Elem()
+	}
+	return out
 }

@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -32,10 +30,11 @@ const expireGrace = 500 * time.Millisecond
 // maxRunning bounds the threads a KindTimeout error names.
 const maxRunning = 8
 
-// expire stops the launch after its budget ran out or its context was done
-// (cause), waits up to expireGrace for its workers, and returns the error
-// naming the threads still running.
-func (l *launch) expire(ws []*worker, done <-chan struct{}, cause error) *Error {
+// expire stops the launch after its budget ran out (budget is true) or its
+// context was done (cause), waits up to expireGrace for its workers, and
+// returns the error naming the threads still running. It returns nil only
+// when every block ran to its end: a launch cut short is never a success.
+func (l *launch) expire(ws []*worker, done <-chan struct{}, cause error, budget bool) *Error {
 	l.expired.Store(true)
 	l.stop.Store(0) // start no further block
 	stuck := false
@@ -50,15 +49,17 @@ func (l *launch) expire(ws []*worker, done <-chan struct{}, cause error) *Error 
 	running := append([]Party(nil), l.stopped...)
 	prior := l.err
 	l.mu.Unlock()
-	if !stuck && len(running) == 0 {
+	ran := l.ran.Load()
+	if !stuck && len(running) == 0 && (prior != nil || ran == l.nblocks) {
 		return prior // the launch ended as the budget ran out
 	}
 	e := &Error{Kind: KindTimeout, Value: cause}
-	if errors.Is(cause, context.DeadlineExceeded) && l.budget > 0 {
+	if budget {
 		e.Msg = fmt.Sprintf("time budget of %v exhausted (Config.Timeout or GOCU_SIM_TIMEOUT sets it)", l.budget)
 	} else {
 		e.Msg = fmt.Sprintf("launch stopped: %v", cause)
 	}
+
 	if stuck {
 		lines := l.stackPositions()
 		var spinning []Party
@@ -92,10 +93,13 @@ func (l *launch) expire(ws []*worker, done <-chan struct{}, cause error) *Error 
 		e.Msg += fmt.Sprintf(" (%d threads, the first %d named)", len(running), maxRunning)
 		running = running[:maxRunning]
 	}
-	switch len(running) {
-	case 0:
+	switch {
+	case len(running) == 0 && !stuck:
+		// The budget ran out between blocks: the rest never started.
+		e.Msg += fmt.Sprintf(" after %d of %d blocks ran", ran, l.nblocks)
+	case len(running) == 0:
 		e.Msg += ": no thread is running, but a worker has not returned"
-	case 1:
+	case len(running) == 1:
 		e.Msg += ": 1 thread still running:"
 	default:
 		e.Msg += fmt.Sprintf(": %d threads still running:", len(running))

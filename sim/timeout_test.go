@@ -235,3 +235,41 @@ func waitGoroutines(t *testing.T, before int) {
 	}
 	t.Errorf("%d goroutines before, %d after", before, runtime.NumGoroutine())
 }
+
+// A budget that runs out between blocks (every block is short, the grid is
+// huge) is an error naming how many blocks ran, never a success.
+func TestTimeoutBetweenBlocks(t *testing.T) {
+	var n atomic.Int64
+	err := sim.Launch(sim.Config{Grid: d1(1<<31 - 1), Block: d1(1), Timeout: 50 * time.Millisecond},
+		sim.Kernel{Name: "Tiny", Func: func(*kernel.Thread) { n.Add(1) }})
+	e := wantErr(t, err, sim.KindTimeout)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(e.Msg, "time budget of 50ms exhausted") ||
+		!strings.Contains(e.Msg, fmt.Sprintf("of %d blocks ran", 1<<31-1)) {
+		t.Errorf("got %v", err)
+	}
+	if n.Load() == 0 || n.Load() >= 1<<31-1 {
+		t.Errorf("%d blocks ran", n.Load())
+	}
+}
+
+// A context that is done before the launch runs no block and says so; a
+// context deadline shorter than the budget is reported as the context's.
+func TestLaunchContextDone(t *testing.T) {
+	var n atomic.Int64
+	k := sim.Kernel{Name: "Count", Func: func(*kernel.Thread) { n.Add(1) }}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := sim.LaunchContext(ctx, sim.Config{Grid: d1(20000), Block: d1(32)}, k)
+	e := wantErr(t, err, sim.KindTimeout)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(e.Msg, "0 of 20000 blocks ran") || n.Load() != 0 {
+		t.Errorf("got %v with %d threads run", err, n.Load())
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err = sim.LaunchContext(ctx, sim.Config{Grid: d1(1<<31 - 1), Block: d1(1), Timeout: time.Hour}, k)
+	e = wantErr(t, err, sim.KindTimeout)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(e.Msg, "launch stopped: context deadline exceeded after") ||
+		strings.Contains(e.Msg, "time budget") {
+		t.Errorf("got %v", err)
+	}
+}

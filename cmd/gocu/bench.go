@@ -111,6 +111,9 @@ the lecture's Go kernels. --list shows them all.`,
 
 func runBench(cmd *cobra.Command, f *benchFlags) error {
 	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if f.reps < 0 {
+		return fmt.Errorf("--reps %d: want a number of timed repetitions >= 1 (0: each workload's own)", f.reps)
+	}
 	dev, err := benchDevice(f.device, errw)
 	if err != nil {
 		return err

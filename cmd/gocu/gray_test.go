@@ -159,3 +159,13 @@ func TestDemo(t *testing.T) {
 		t.Error("--size 0x: no error")
 	}
 }
+
+// A simulator budget that runs out makes the demo fail with the budget's
+// error, not blame a correct kernel for the output it never finished.
+func TestDemoTimeout(t *testing.T) {
+	t.Setenv("GOCU_SIM_TIMEOUT", "1ms")
+	msg, err := run(t, "demo", "--device", "sim", "--size", "1024")
+	if err == nil || !strings.Contains(err.Error(), "time budget of 1ms exhausted") || strings.Contains(err.Error(), "want") {
+		t.Errorf("gocu demo with GOCU_SIM_TIMEOUT=1ms: %v\n%s", err, msg)
+	}
+}

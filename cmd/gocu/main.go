@@ -48,5 +48,25 @@ and data races.`,
 	root.AddCommand(newDemoCmd(), newGrayCmd())
 	root.AddCommand(newGenCmd())
 	root.AddCommand(newTrainCmd())
+	root.InitDefaultCompletionCmd()
+	refuseUnknown(root)
 	return root
+}
+
+// refuseUnknown makes every command that only groups others (cache,
+// completion) fail on an unknown subcommand instead of printing its help
+// and exiting 0.
+func refuseUnknown(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		if sub.HasSubCommands() && !sub.Runnable() {
+			sub.Args = cobra.ArbitraryArgs
+			sub.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return fmt.Errorf("unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
+				}
+				return cmd.Help()
+			}
+		}
+		refuseUnknown(sub)
+	}
 }

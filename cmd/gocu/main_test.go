@@ -67,6 +67,31 @@ func TestCache(t *testing.T) {
 	if _, err := run(t, "cache", "info", "extra"); err == nil {
 		t.Error("gocu cache info extra: no error for an extra argument")
 	}
+	for _, args := range [][]string{{"cache", "bogus"}, {"completion", "bogus"}} {
+		if out, err := run(t, args...); err == nil || !strings.Contains(err.Error(), `unknown command "bogus"`) {
+			t.Errorf("gocu %v: %v\n%s", args, err, out)
+		}
+	}
+	if out, err := run(t, "cache"); err != nil || !strings.Contains(out, "gocu cache info") {
+		t.Errorf("gocu cache: %v\n%s", err, out)
+	}
+}
+
+// gocu cache info leaves a shared directory's mode alone (a /tmp
+// look-alike) and uses a private subdirectory of its own.
+func TestCacheSharedDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOCU_CACHE_DIR", dir)
+	out, err := run(t, "cache", "info")
+	if err != nil || !strings.Contains(out, filepath.Join(dir, "gocu-")) {
+		t.Fatalf("gocu cache info: %v\n%s", err, out)
+	}
+	if st, _ := os.Stat(dir); st.Mode()&(os.ModePerm|os.ModeSticky) != 0o777|os.ModeSticky {
+		t.Errorf("gocu cache info changed the shared directory's mode to %v", st.Mode())
+	}
 }
 
 // gocu cache clear removes the autotuning choices too (the README says

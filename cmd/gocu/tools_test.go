@@ -111,6 +111,7 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"bench", "--device", "sim", "--json", filepath.Join(dir, "no", "dir", "r.json")}, "no such file"},
 		{[]string{"bench", "--device", "sim", "--compare", filepath.Join(dir, "missing.json")}, "--compare"},
 		{[]string{"bench", "extra"}, "unknown command"},
+		{[]string{"bench", "--device", "sim", "--reps", "-5"}, "--reps -5"},
 	} {
 		out, err := run(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error()+out, tc.want) {
@@ -385,5 +386,58 @@ func TestCommandFlushesProfile(t *testing.T) {
 	// The checked first run and the 3 timed repetitions at least.
 	if grays < 4 {
 		t.Errorf("%d Gray launches in the trace, want at least 4:\n%s", grays, out)
+	}
+}
+
+// gocu prof refuses what is no trace (null, /dev/zero, a huge sparse
+// file) without reading it whole, and prints a crafted trace's names with
+// their control characters escaped.
+func TestProfHostileInput(t *testing.T) {
+	dir := t.TempDir()
+	null := filepath.Join(dir, "null.json")
+	os.WriteFile(null, []byte("null"), 0o644)
+	sparse := filepath.Join(dir, "sparse.json")
+	if f, err := os.Create(sparse); err == nil {
+		f.Truncate(40 << 30)
+		f.Close()
+	}
+	inputs := []string{null, sparse}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		inputs = append(inputs, "/dev/zero")
+	}
+	for _, in := range inputs {
+		if out, err := run(t, "prof", in); err == nil || !strings.Contains(err.Error(), "not a Chrome trace") {
+			t.Errorf("gocu prof %s: %v\n%s", in, err, out)
+		}
+	}
+	crafted := filepath.Join(dir, "crafted.json")
+	os.WriteFile(crafted, []byte(`{"traceEvents":[{"name":"process_name","ph":"M","pid":1,"args":{"name":"cuda:0 \u001b[31mred"}},`+
+		`{"name":"\u001b[2J\u001b]0;title\u0007K\u202e","cat":"kernel","ph":"X","ts":1,"dur":2,"pid":1,"tid":1,"args":{"device":"cuda:0","host_ts":1,"host_dur":1}}]}`), 0o644)
+	out, err := run(t, "prof", crafted)
+	if err != nil {
+		t.Fatalf("gocu prof of a crafted trace: %v", err)
+	}
+	if strings.ContainsAny(out, "\x1b\x07\u202e") || !strings.Contains(out, `\x1b[2J\x1b]0;title\aK\u202e`) || !strings.Contains(out, `\x1b[31mred`) {
+		t.Errorf("gocu prof printed control characters raw:\n%q", out)
+	}
+}
+
+// gocu gray refuses /dev/zero and a huge sparse file at once instead of
+// reading them whole.
+func TestGrayHostileInput(t *testing.T) {
+	dir := t.TempDir()
+	sparse := filepath.Join(dir, "sparse.png")
+	if f, err := os.Create(sparse); err == nil {
+		f.Truncate(40 << 30)
+		f.Close()
+	}
+	inputs := map[string]string{sparse: "image too large"}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		inputs["/dev/zero"] = "not a PNG, JPEG"
+	}
+	for in, want := range inputs {
+		if out, err := run(t, "gray", in, filepath.Join(dir, "out.png")); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("gocu gray %s: %v, want %q\n%s", in, err, want, out)
+		}
 	}
 }

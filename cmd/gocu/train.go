@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -48,6 +49,9 @@ in its environment; see package dist.`,
 			"  gocu train --devices cuda:0,cuda:1 --batch 2048\n  gocu train --ranks 2 --batch 2048\n  gocu train --ranks 2 --device cpu --epochs 1",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkTrainFlags(&cfg, ranks); err != nil {
+				return err
+			}
 			cfg.Out = cmd.OutOrStdout()
 			job, isRank, err := dist.FromEnv()
 			if err != nil {
@@ -117,6 +121,34 @@ in its environment; see package dist.`,
 	f.StringVar(&devices, "devices", "", "data-parallel in this process: the devices, comma-separated (cuda:0,cuda:1 or cpu,cpu)")
 	f.IntVar(&ranks, "ranks", 0, "data-parallel in N processes started by this command, one rank each (rank r on cuda:r, or all on --device cpu or sim)")
 	return cmd
+}
+
+// checkTrainFlags refuses values that would train nothing or nonsense, or
+// fail only after training (--plot), naming the flag.
+func checkTrainFlags(cfg *mnisttrain.Config, ranks int) error {
+	if !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) {
+		return fmt.Errorf("--lr %v: want a finite learning rate > 0", cfg.LR)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"epochs", cfg.Epochs}, {"batch", cfg.Batch}, {"hidden", cfg.Hidden}} {
+		if f.v < 1 {
+			return fmt.Errorf("--%s %d: want a number >= 1", f.name, f.v)
+		}
+	}
+	if cfg.MaxSteps < 0 {
+		return fmt.Errorf("--max-steps %d: want a number >= 0 (0: all epochs)", cfg.MaxSteps)
+	}
+	if ranks < 0 {
+		return fmt.Errorf("--ranks %d: want a number of processes >= 1", ranks)
+	}
+	if cfg.Plot != "" {
+		if err := mnisttrain.CheckPlotPath(cfg.Plot); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+	}
+	return nil
 }
 
 // trainFlags are the flags a rank started by --ranks gets as given.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -154,5 +155,67 @@ func TestGPUTrainDataParallel(t *testing.T) {
 	a1, a2, a3 := acc(one), acc(all), acc(procs)
 	if a1 < 90 || math.Abs(a2-a1) > 0.5 || math.Abs(a3-a1) > 0.5 {
 		t.Fatalf("test accuracy %.2f%% (one GPU), %.2f%% (--devices), %.2f%% (--ranks)", a1, a2, a3)
+	}
+}
+
+// Flags that would train nothing or nonsense, or fail only after training,
+// are refused before anything runs, naming the flag; so is data with no
+// images.
+func TestTrainFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lr", "nan"}, "--lr NaN"},
+		{[]string{"--lr", "inf"}, "--lr +Inf"},
+		{[]string{"--lr", "0"}, "--lr 0"},
+		{[]string{"--lr", "-1"}, "--lr -1"},
+		{[]string{"--batch", "-64"}, "--batch -64"},
+		{[]string{"--batch", "0"}, "--batch 0"},
+		{[]string{"--hidden", "-5"}, "--hidden -5"},
+		{[]string{"--epochs", "0"}, "--epochs 0"},
+		{[]string{"--max-steps", "-1"}, "--max-steps -1"},
+		{[]string{"--ranks", "-1"}, "--ranks -1"},
+		{[]string{"--ranks", "4611686018427387904", "--device", "cpu"}, "want 1 to 65536"},
+		{[]string{"--plot", filepath.Join(dir, "loss.txt")}, "--plot: mnisttrain: plot file " + filepath.Join(dir, "loss.txt") + ": want a name ending in .png"},
+		{[]string{"--plot", filepath.Join(dir, "nodir", "loss.png")}, "no such file or directory"},
+	} {
+		args := append([]string{"train", "--device", "cpu", "--data", dir}, c.args...)
+		if out, err := run(t, args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("gocu %v: %v, want %q\n%s", args, err, c.want, out)
+		}
+	}
+	// A data folder whose files hold no images.
+	write := func(name string, magic uint32, n uint32) {
+		b := binary.BigEndian.AppendUint32(nil, magic)
+		b = binary.BigEndian.AppendUint32(b, n)
+		size := int(n)
+		if magic == mnist.MagicImages {
+			b = binary.BigEndian.AppendUint32(b, 28)
+			b = binary.BigEndian.AppendUint32(b, 28)
+			size *= 28 * 28
+		}
+		b = append(b, make([]byte, size)...)
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(mnist.TrainImages, mnist.MagicImages, 0)
+	write(mnist.TrainLabels, mnist.MagicLabels, 0)
+	write(mnist.TestImages, mnist.MagicImages, 0)
+	write(mnist.TestLabels, mnist.MagicLabels, 0)
+	if out, err := run(t, "train", "--device", "cpu", "--data", dir, "--plot", ""); err == nil || !strings.Contains(err.Error(), "0 training and 0 test images") {
+		t.Errorf("gocu train on empty data: %v\n%s", err, out)
+	}
+	// A batch larger than the training set.
+	for _, f := range []string{mnist.TrainImages, mnist.TestImages} {
+		write(f, mnist.MagicImages, 3)
+	}
+	for _, f := range []string{mnist.TrainLabels, mnist.TestLabels} {
+		write(f, mnist.MagicLabels, 3)
+	}
+	if out, err := run(t, "train", "--device", "cpu", "--data", dir, "--plot", "", "--batch", "9223372036854775807"); err == nil || !strings.Contains(err.Error(), "batch of 9223372036854775807 images: the training set has 3") {
+		t.Errorf("gocu train --batch 2^63-1: %v\n%s", err, out)
 	}
 }

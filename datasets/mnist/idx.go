@@ -31,14 +31,23 @@ const MaxElements = 1 << 30
 // file ends there; it allocates only what the file holds.
 func ReadIDX(r io.Reader) (dims []int, data []byte, err error) {
 	br := bufio.NewReader(r)
+	var zt *errTrack
 	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
 		z, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: bad gzip stream: %v", ErrFormat, err)
 		}
 		defer z.Close()
-		br = bufio.NewReader(z)
+		zt = &errTrack{r: z}
+		br = bufio.NewReader(zt)
 	}
+	defer func() {
+		// A truncated or corrupt gzip stream is the cause, not the IDX
+		// content that it cut short.
+		if err != nil && zt != nil && zt.err != nil {
+			dims, data, err = nil, nil, fmt.Errorf("%w: the gzip stream is truncated or corrupt (%w)", ErrFormat, zt.err)
+		}
+	}()
 	var magic [4]byte
 	if k, err := io.ReadFull(br, magic[:]); err != nil {
 		return nil, nil, fmt.Errorf("%w: %d bytes, shorter than the 4-byte magic number", ErrFormat, k)
@@ -86,4 +95,18 @@ func dimsOf(raw []byte) []uint32 {
 		d = append(d, binary.BigEndian.Uint32(raw[i:]))
 	}
 	return d
+}
+
+// errTrack remembers the first error other than io.EOF of the reader r.
+type errTrack struct {
+	r   io.Reader
+	err error
+}
+
+func (t *errTrack) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err != nil && err != io.EOF && t.err == nil {
+		t.err = err
+	}
+	return n, err
 }

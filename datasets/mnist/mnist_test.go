@@ -85,6 +85,13 @@ func gz(b []byte) []byte {
 	return buf.Bytes()
 }
 
+// badCRC flips a bit of a gzip stream's CRC-32.
+func badCRC(z []byte) []byte {
+	z = bytes.Clone(z)
+	z[len(z)-8] ^= 1
+	return z
+}
+
 func TestReadIDX(t *testing.T) {
 	good := idx(mnist.MagicImages, []uint32{2, 2, 3}, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
 	for name, in := range map[string][]byte{"raw": good, "gzip": gz(good)} {
@@ -97,17 +104,20 @@ func TestReadIDX(t *testing.T) {
 		in   []byte
 		want string
 	}{
-		"empty":        {nil, "shorter than the 4-byte magic"},
-		"bad magic":    {idx(0x01000801, []uint32{1}, []byte{0}), "two zero bytes"},
-		"float type":   {idx(0x00000D01, []uint32{1}, []byte{0, 0, 0, 0}), "element type 0x0d"},
-		"no dims":      {idx(0x00000800, nil, nil), "0 dimensions"},
-		"short dims":   {idx(mnist.MagicImages, []uint32{2}, nil), "truncated header"},
-		"short data":   {idx(mnist.MagicLabels, []uint32{5}, []byte{1, 2}), "truncated data: 2 of the 5"},
-		"extra data":   {idx(mnist.MagicLabels, []uint32{1}, []byte{1, 2}), "more data"},
-		"huge":         {idx(mnist.MagicImages, []uint32{1 << 20, 1 << 20, 28}, nil), "exceed"},
-		"corrupt gzip": {gz(good)[:20], "truncated"},
-		"gzip header":  {[]byte{0x1f, 0x8b, 0}, "bad gzip"},
-		"gzip of junk": {gz([]byte{9, 9, 9, 9}), "two zero bytes"},
+		"empty":                   {nil, "shorter than the 4-byte magic"},
+		"bad magic":               {idx(0x01000801, []uint32{1}, []byte{0}), "two zero bytes"},
+		"float type":              {idx(0x00000D01, []uint32{1}, []byte{0, 0, 0, 0}), "element type 0x0d"},
+		"no dims":                 {idx(0x00000800, nil, nil), "0 dimensions"},
+		"short dims":              {idx(mnist.MagicImages, []uint32{2}, nil), "truncated header"},
+		"short data":              {idx(mnist.MagicLabels, []uint32{5}, []byte{1, 2}), "truncated data: 2 of the 5"},
+		"extra data":              {idx(mnist.MagicLabels, []uint32{1}, []byte{1, 2}), "more data"},
+		"huge":                    {idx(mnist.MagicImages, []uint32{1 << 20, 1 << 20, 28}, nil), "exceed"},
+		"corrupt gzip":            {gz(good)[:20], "truncated"},
+		"gzip header":             {[]byte{0x1f, 0x8b, 0}, "bad gzip"},
+		"gzip of junk":            {gz([]byte{9, 9, 9, 9}), "two zero bytes"},
+		"gzip cut in the header":  {gz(good)[:len(gz(good))-30], "the gzip stream is truncated or corrupt (unexpected EOF)"},
+		"gzip cut in the trailer": {gz(good)[:len(gz(good))-4], "the gzip stream is truncated or corrupt (unexpected EOF)"},
+		"gzip bad checksum":       {badCRC(gz(good)), "the gzip stream is truncated or corrupt (gzip: invalid checksum)"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -164,6 +174,8 @@ func FuzzReadIDX(f *testing.F) {
 	f.Add(idx(mnist.MagicImages, []uint32{1, 2, 2}, []byte{1, 2, 3, 4}))
 	f.Add(gz(idx(mnist.MagicLabels, []uint32{3}, []byte{1, 2, 3})))
 	f.Add(idx(mnist.MagicLabels, []uint32{0}, nil))
+	z := gz(idx(mnist.MagicImages, []uint32{1, 2, 2}, []byte{1, 2, 3, 4}))
+	f.Add(z[:len(z)-6])
 	f.Fuzz(func(t *testing.T, in []byte) {
 		dims, data, err := mnist.ReadIDX(bytes.NewReader(in))
 		if err != nil {

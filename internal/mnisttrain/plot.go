@@ -4,11 +4,31 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
+
+// CheckPlotPath reports whether PlotLoss can write path: a name ending in
+// an image format it writes, in a folder that exists.
+func CheckPlotPath(path string) error {
+	switch strings.ToLower(strings.TrimPrefix(filepath.Ext(path), ".")) {
+	case "png", "svg", "pdf", "jpg", "jpeg", "eps", "tif", "tiff":
+	default:
+		return fmt.Errorf("mnisttrain: plot file %s: want a name ending in .png or .svg (or .pdf, .jpg, .eps, .tif)", path)
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("mnisttrain: plot file %s: %w", path, err)
+	} else if !st.IsDir() {
+		return fmt.Errorf("mnisttrain: plot file %s: %s is not a folder", path, dir)
+	}
+	return nil
+}
 
 // PlotLoss draws the training loss against the step into a PNG (or SVG)
 // file, with the test accuracy after each epoch in the title.

@@ -48,6 +48,29 @@ type Config struct {
 	Comm *dist.Comm
 }
 
+// check refuses what no default stands for: negative sizes and a learning
+// rate that is not a finite positive number (zero means the default), and
+// a plot file of a format it cannot write, before any training.
+func (cfg *Config) check() error {
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"epochs", cfg.Epochs}, {"batch", cfg.Batch}, {"hidden units", cfg.Hidden}, {"maximum steps", cfg.MaxSteps}} {
+		if c.v < 0 {
+			return fmt.Errorf("mnisttrain: %s %d: want a positive number (0: the default)", c.name, c.v)
+		}
+	}
+	if !(cfg.LR >= 0) || math.IsInf(cfg.LR, 0) {
+		return fmt.Errorf("mnisttrain: learning rate %v: want a finite number > 0 (0: the default)", cfg.LR)
+	}
+	if cfg.Plot != "" {
+		if err := CheckPlotPath(cfg.Plot); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Point is the mean training loss over the steps up to Step.
 type Point struct {
 	Step int
@@ -227,6 +250,9 @@ func (t *Trainer) Accuracy(x, y *array.Array) (float64, error) {
 
 // Run trains and evaluates as cfg says, printing progress to cfg.Out.
 func Run(cfg Config) (*Result, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
 	if cfg.Epochs <= 0 {
 		cfg.Epochs = 5
 	}
@@ -264,6 +290,12 @@ func Run(cfg Config) (*Result, error) {
 	train, test, err := mnist.Load(cfg.DataDir)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case train.N == 0 || test.N == 0:
+		return nil, fmt.Errorf("mnisttrain: the data has %d training and %d test images: nothing to train or test on", train.N, test.N)
+	case cfg.Batch > train.N:
+		return nil, fmt.Errorf("mnisttrain: batch of %d images: the training set has %d", cfg.Batch, train.N)
 	}
 	res := &Result{Device: dev.String(), Model: fmt.Sprintf("%d-%d-%d-%d", mnist.Rows*mnist.Cols, cfg.Hidden, cfg.Hidden, classes), Ranks: 1}
 	graph := cfg.Graph

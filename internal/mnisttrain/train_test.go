@@ -2,6 +2,7 @@ package mnisttrain
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,6 +105,28 @@ func TestMissingData(t *testing.T) {
 	_, err := Run(Config{Device: gocu.MustOpen("cpu"), DataDir: t.TempDir()})
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), mnist.TrainImages) {
 		t.Fatalf("Run without data: %v", err)
+	}
+}
+
+// A Config with negative sizes, a learning rate that is not a finite
+// number >= 0, or a plot file it cannot write fails before loading data.
+func TestBadConfig(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Batch: -64}, "batch -64"},
+		{Config{Hidden: -5}, "hidden units -5"},
+		{Config{Epochs: -1}, "epochs -1"},
+		{Config{LR: math.NaN()}, "learning rate NaN"},
+		{Config{LR: math.Inf(1)}, "learning rate +Inf"},
+		{Config{LR: -1}, "learning rate -1"},
+		{Config{Plot: "loss.txt"}, "plot file loss.txt"},
+	} {
+		c.cfg.Device, c.cfg.DataDir = gocu.MustOpen("cpu"), t.TempDir()
+		if _, err := Run(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+		}
 	}
 }
 

@@ -3,14 +3,14 @@ package cpu
 import (
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/internal/hostmem"
 )
 
 // memoryLimit is what the machine can give the process, in bytes (0 where
-// it cannot be read), read once: see readMemoryLimit.
-var memoryLimit = sync.OnceValue(readMemoryLimit)
+// it cannot be read): see hostmem.Limit.
+var memoryLimit = hostmem.Limit
 
 // MemoryLimit reports the most memory the machine can give the process:
 // on Linux the physical memory, or the cgroup's memory.max when that is

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gocu-dev/gocu/internal/hostmem"
 
 	_ "golang.org/x/image/bmp"  // registers BMP with image.Decode
 	_ "golang.org/x/image/tiff" // registers TIFF
@@ -46,12 +49,40 @@ const maxPixelsPerByte = 1 << 15
 // error says which file and why, wrapping ErrUnknownFormat, ErrCorrupt or
 // ErrTooLarge, or the file system's error.
 func ReadImage(path string) (image.Image, string, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, "", err
 	}
+	defer f.Close()
+	limit := int64(MaxFileBytes)
+	if mem := hostmem.Limit(); mem > 0 {
+		limit = min(limit, mem/2)
+	}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
+		return nil, "", fmt.Errorf("%s: %w: %d bytes, more than the %d an image may have here", path, ErrTooLarge, st.Size(), limit)
+	}
+	// The first bytes name the format: a device or a pipe that is no
+	// image is refused before more is read, and nothing past limit is.
+	br := bufio.NewReader(io.LimitReader(f, limit+1))
+	head, _ := br.Peek(512)
+	if len(head) > 0 {
+		if _, _, err := image.DecodeConfig(bytes.NewReader(head)); errors.Is(err, image.ErrFormat) {
+			return nil, "", fmt.Errorf("%s: %w", path, ErrUnknownFormat)
+		}
+	}
+	data, err := io.ReadAll(br)
+	if err != nil {
+		return nil, "", err
+	}
+	if int64(len(data)) > limit {
+		return nil, "", fmt.Errorf("%s: %w: more than the %d bytes an image may have here", path, ErrTooLarge, limit)
+	}
 	return DecodeImage(path, data)
 }
+
+// MaxFileBytes bounds the file ReadImage reads (and half the machine's
+// memory, when lower): MaxPixels of 8-bit RGBA and room for metadata.
+const MaxFileBytes = 4*MaxPixels + 64<<20
 
 // DecodeImage is ReadImage for an image already in memory; name is what
 // errors call it.

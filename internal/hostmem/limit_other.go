@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cpu
+package hostmem
 
 // readMemoryLimit is unknown outside Linux: allocations are bounded only
 // by int overflow there, and a request the machine cannot give ends in Go's

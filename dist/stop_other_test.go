@@ -1,0 +1,7 @@
+//go:build !unix
+
+package dist_test
+
+const canStop = false
+
+func stopSelf() {}

@@ -1,0 +1,13 @@
+//go:build unix
+
+package dist_test
+
+import (
+	"os"
+	"syscall"
+)
+
+const canStop = true
+
+// stopSelf stops the process as SIGSTOP from outside would.
+func stopSelf() { _ = syscall.Kill(os.Getpid(), syscall.SIGSTOP) }
