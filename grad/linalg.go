@@ -26,7 +26,7 @@ func Einsum(subscripts string, xs ...*Var) *Var {
 		if x == nil {
 			return record("Einsum", array.Failed(fmt.Errorf("grad: Einsum: operand %d is nil", i)), nil, nil)
 		}
-		vals[i] = x.val
+		vals[i] = x.arr()
 	}
 	out := linalg.Einsum(subscripts, vals...)
 	explicit, err := linalg.ExplicitEinsum(subscripts, vals...)
@@ -119,7 +119,7 @@ func Solve(a *Var, b any) *Var {
 	if bv == nil {
 		return record("Solve", array.Failed(fmt.Errorf("grad: Solve: b is %T, not a *Var or *array.Array", b)), nil, nil)
 	}
-	av := a.val
+	av := a.arr()
 	x := linalg.Solve(av, bv)
 	vec := bv.Ndim() == 1
 	return record("Solve", x, []*Var{a, o.v}, func(g *array.Array) []*array.Array {
@@ -144,7 +144,7 @@ func Solve(a *Var, b any) *Var {
 
 // Inv is linalg.Inv with its gradient, -A⁻ᵀ·g·A⁻ᵀ.
 func Inv(a *Var) *Var {
-	y := linalg.Inv(a.val)
+	y := linalg.Inv(a.arr())
 	return record("Inv", y, []*Var{a}, func(g *array.Array) []*array.Array {
 		yt := y.SwapAxes(-1, -2)
 		return []*array.Array{yt.MatMul(g).MatMul(yt).Neg()}
@@ -154,9 +154,9 @@ func Inv(a *Var) *Var {
 // Slogdet is linalg.Slogdet with the gradient of logabsdet, g·A⁻ᵀ; the
 // sign has none.
 func Slogdet(a *Var) (sign *array.Array, logabsdet *Var) {
-	s, l := linalg.Slogdet(a.val)
+	s, l := linalg.Slogdet(a.arr())
 	return s, record("Slogdet", l, []*Var{a}, func(g *array.Array) []*array.Array {
-		return []*array.Array{linalg.Inv(a.val).SwapAxes(-1, -2).Mul(g.Unsqueeze(-1).Unsqueeze(-1))}
+		return []*array.Array{linalg.Inv(a.arr()).SwapAxes(-1, -2).Mul(g.Unsqueeze(-1).Unsqueeze(-1))}
 	})
 }
 
@@ -165,7 +165,7 @@ func Slogdet(a *Var) (sign *array.Array, logabsdet *Var) {
 // gradient is L⁻ᵀ·Φ(Lᵀ·g)·L⁻¹, folded onto the lower triangle that
 // Cholesky reads.
 func Cholesky(a *Var) *Var {
-	l := linalg.Cholesky(a.val)
+	l := linalg.Cholesky(a.arr())
 	return record("Cholesky", l, []*Var{a}, func(g *array.Array) []*array.Array {
 		n := l.Shape()[l.Ndim()-1]
 		mk := array.On(l.Device())
@@ -200,9 +200,9 @@ func lowerGrad(mk *array.Maker, s *array.Array, n int) *array.Array {
 // eigenvalue gradient is always defined. Losses must not depend on the
 // eigenvectors' signs, which are arbitrary.
 func Eigh(a *Var) (w, v *Var) {
-	wa, va := linalg.Eigh(a.val)
+	wa, va := linalg.Eigh(a.arr())
 	n := 0
-	if s := a.val.Shape(); len(s) > 0 {
+	if s := a.arr().Shape(); len(s) > 0 {
 		n = s[len(s)-1]
 	}
 	w = record("Eigh", wa, []*Var{a}, func(g *array.Array) []*array.Array {
@@ -230,12 +230,12 @@ func Eigh(a *Var) (w, v *Var) {
 // (last) singular vectors. Matrix orders 1, -1, ±Inf use the row or column
 // sums' extremes.
 func Norm(x *Var, ord linalg.Ord, keepDims bool, axes ...int) *Var {
-	val := linalg.Norm(x.val, ord, keepDims, axes...)
+	val := linalg.Norm(x.arr(), ord, keepDims, axes...)
 	if err := val.Err(); err != nil {
 		return record("Norm", val, nil, nil)
 	}
-	nd := x.val.Ndim()
-	if x.val.DType() != array.Float32 && x.val.DType() != array.Float64 {
+	nd := x.arr().Ndim()
+	if x.arr().DType() != array.Float32 && x.arr().DType() != array.Float64 {
 		return record("Norm", val, nil, nil) // integers: no gradient
 	}
 	axes = slices.Clone(axes)
@@ -306,7 +306,7 @@ func matrixNorm(x *Var, ord linalg.Ord, keep bool, r, c int, val *array.Array) *
 		return squeeze(x.Abs().Reduce(array.OpSum, true, c).Reduce(array.OpMin, true, r))
 	}
 	// Spectral norms: through the SVD of x with (r, c) moved last.
-	m := x.val.MoveAxis(max(r, c), -1).MoveAxis(min(r, c), -2)
+	m := x.arr().MoveAxis(max(r, c), -1).MoveAxis(min(r, c), -2)
 	return record("Norm", val, []*Var{x}, func(g *array.Array) []*array.Array {
 		u, _, vh := linalg.SVD(m, false)
 		var d *array.Array
