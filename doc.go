@@ -14,7 +14,7 @@
 // Write the kernel as a Go function marked //gocu:kernel (see package
 // kernel), add
 //
-//	//go:generate go run github.com/gocu-dev/gocu/cmd/gocu gen
+//	//go:generate go tool gocu-gen
 //
 // to its package and run go generate. gocu gen (package gen) translates the
 // kernel to CUDA C++ and writes a typed launcher for it:

@@ -3,7 +3,7 @@
 // A kernel is a Go function marked //gocu:kernel whose first parameter is a
 // *kernel.Thread (see package kernel). Put
 //
-//	//go:generate go run github.com/gocu-dev/gocu/cmd/gocu gen
+//	//go:generate go tool gocu-gen
 //
 // in the package and run go generate ("gocu gen ./..." does the same from
 // the command line for any package patterns; problems are printed as

@@ -58,6 +58,10 @@ func (l *Call) Start(p *Program, k int, d *gocu.Device, cfg gocu.Config) (gpu bo
 		l.err = fmt.Errorf("gocu: launch of %s: no device (a nil or zero *gocu.Device): use gocu.Default or gocu.Open", l.km.Name)
 		return false
 	}
+	if err := p.stale(); err != nil {
+		l.err = err
+		return d.Kind() == gocu.CUDA
+	}
 	if err := checkLaunch(l.km, &l.cfg, d.Kind()); err != nil {
 		l.err = err
 		return d.Kind() == gocu.CUDA

@@ -34,4 +34,4 @@
 // cmd/gocu/internal/demo/bugs, so that nothing but the demo carries them.
 package lecture
 
-//go:generate go run github.com/gocu-dev/gocu/cmd/gocu gen
+//go:generate go tool gocu-gen

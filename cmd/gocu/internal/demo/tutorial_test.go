@@ -272,7 +272,7 @@ func TestExamplesGenerated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(src), "\n//go:generate go run github.com/gocu-dev/gocu/cmd/gocu gen\n") {
+		if strings.Contains(string(src), "\n//go:generate go tool gocu-gen\n") {
 			dirs[filepath.Dir(f)] = true
 		}
 	}
