@@ -323,7 +323,7 @@ func (l *Call) Simulate(fn, checked func(*kernel.Thread), args ...any) error {
 	if l.err != nil {
 		return l.detach(l.err)
 	}
-	cfg := sim.Config{Grid: l.cfg.Grid, Block: l.cfg.Block, DynamicSharedBytes: l.cfg.Shared, Checked: l.cfg.Checked}
+	cfg := sim.Config{Grid: l.cfg.Grid, Block: l.cfg.Block, DynamicSharedBytes: l.cfg.Shared, Checked: l.cfg.Checked, Device: l.dev.ID()}
 	err := sim.Launch(cfg, sim.Kernel{Name: l.km.Name, Func: fn, Checked: checked, Args: args})
 	if l.nbound > 0 {
 		err = l.detach(err)

@@ -102,3 +102,39 @@ func generated(p string) bool {
 	base := filepath.Base(p)
 	return strings.HasPrefix(base, "zz_gocu_") || strings.HasPrefix(p, "gocu-")
 }
+
+var (
+	// A script or document named without its folder: run_me.py, DESIGN.md.
+	bareName = regexp.MustCompile("(?:^|[\\s`(\\[])([A-Za-z0-9_][A-Za-z0-9_-]*\\.(?:py|cu|md|ipynb))\\b")
+	// Names that stand for any file of the kind, not one of the repository.
+	placeholders = map[string]bool{"file.cu": true, "kernel.cu": true, "kernels.cu": true}
+)
+
+// Every script and document that the documents name without its folder,
+// such as a peer's script or a design note, is somewhere in a clone.
+func TestDocNamesInClone(t *testing.T) {
+	root := repoRoot(t)
+	have := map[string]bool{}
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && p != root && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		have[d.Name()] = true
+		return nil
+	})
+	for _, doc := range []string{"README.md", "docs/tutorial.md", "docs/tensor-cores.md", "sim/BENCH.md", "array/README.md", "bench/anchors/README.md"} {
+		b, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Errorf("%s: %v", doc, err)
+			continue
+		}
+		for _, m := range bareName.FindAllStringSubmatch(string(b), -1) {
+			if name := m[1]; !have[name] && !placeholders[name] && !generated(name) {
+				t.Errorf("%s names %s, which is nowhere in a clone", doc, name)
+			}
+		}
+	}
+}

@@ -131,6 +131,9 @@ func Run(o Options, w io.Writer) (*Report, error) {
 	if err := matmulRows(dev, ad, size, r, add); err != nil {
 		return rep, err
 	}
+	if dev.Kind() != gocu.CUDA {
+		fmt.Fprintf(w, "\nThe kernels' times on %s measure the simulator, which runs every GPU thread as Go code, not a GPU:\nits tiled matmul is slower than the naive one because its threads really meet at every barrier.\n", dev)
+	}
 	fmt.Fprintf(w, "\nwrote %s: the sample image in grayscale\n", out)
 
 	fmt.Fprintf(w, "\nThe simulator catches what a GPU hides (kernels in cmd/gocu/internal/demo/bugs/broken.go):\n")
