@@ -283,7 +283,7 @@ func (k *Kernel) Launch(cfg Config, args ...any) error {
 				if bound {
 					detachAll(args)
 				}
-				return fmt.Errorf("gocu: launch of %s: argument %d: %w", k.name, i+1, err)
+				return &opError{op: fmt.Sprintf("launch of %s: argument %d", k.name, i+1), err: err}
 			}
 			a = v
 		}
@@ -293,7 +293,7 @@ func (k *Kernel) Launch(cfg Config, args ...any) error {
 				if bound {
 					detachAll(args)
 				}
-				return fmt.Errorf("gocu: launch of %s: %w", k.name, err)
+				return &opError{op: "launch of " + k.name, err: err}
 			}
 			a = m
 		}

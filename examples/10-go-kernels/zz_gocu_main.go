@@ -448,18 +448,19 @@ var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchConv1D runs the kernel Conv1D on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchConv1D(d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[float32]) error {
+func LaunchConv1D(d *gocu.Device, cfg gocu.Config, x, out gocu.Slice[float32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, out)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, out))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, out)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, out))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Conv1D(gocuT, gocuS0, gocuS1) },
 		func(gocuT *kernel.Thread) { gocuChecked_Conv1D(gocuT, gocuS0, gocuS1) },
@@ -469,7 +470,8 @@ func LaunchConv1D(d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[float32])
 
 // LaunchAxpy runs the kernel Axpy on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 //
@@ -505,18 +507,19 @@ func LaunchAxpy[T kernel.Float](d *gocu.Device, cfg gocu.Config, a T, x, y *gocu
 
 // LaunchBlockSums runs the kernel BlockSums on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchBlockSums(d *gocu.Device, cfg gocu.Config, x, sums *gocu.Buffer[float32]) error {
+func LaunchBlockSums(d *gocu.Device, cfg gocu.Config, x, sums gocu.Slice[float32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 3, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, sums)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, sums))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, sums)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, sums))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { gocuChecked_BlockSums(gocuT, gocuS0, gocuS1) },
 		func(gocuT *kernel.Thread) { gocuChecked_BlockSums(gocuT, gocuS0, gocuS1) },

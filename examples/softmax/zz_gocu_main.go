@@ -390,18 +390,19 @@ var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchSoftmaxRows runs the kernel SoftmaxRows on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchSoftmaxRows(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32], rows, cols int32) error {
+func LaunchSoftmaxRows(d *gocu.Device, cfg gocu.Config, x, y gocu.Slice[float32], rows, cols int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, y))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, rows, cols)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, y)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, y))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { SoftmaxRows(gocuT, gocuS0, gocuS1, rows, cols) },
 		func(gocuT *kernel.Thread) { gocuChecked_SoftmaxRows(gocuT, gocuS0, gocuS1, rows, cols) },

@@ -1878,22 +1878,23 @@ var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchFlashAttention128 runs the kernel FlashAttention128 on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchFlashAttention128(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Buffer[kernel.BFloat16], seq int32, scale float32, causal bool) error {
+func LaunchFlashAttention128(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], seq int32, scale float32, causal bool) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, q)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, k)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, v)
-		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, o)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, o))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, seq, scale, causal)
 	}
-	gocuS0 := launch.SimArg(&l, 0, q)
-	gocuS1 := launch.SimArg(&l, 1, k)
-	gocuS2 := launch.SimArg(&l, 2, v)
-	gocuS3 := launch.SimArg(&l, 3, o)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+	gocuS3 := launch.SimArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, o))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) {
 			FlashAttention128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
@@ -1907,22 +1908,23 @@ func LaunchFlashAttention128(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.B
 
 // LaunchFlashAttention64 runs the kernel FlashAttention64 on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchFlashAttention64(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Buffer[kernel.BFloat16], seq int32, scale float32, causal bool) error {
+func LaunchFlashAttention64(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], seq int32, scale float32, causal bool) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, q)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, k)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, v)
-		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, o)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, o))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, seq, scale, causal)
 	}
-	gocuS0 := launch.SimArg(&l, 0, q)
-	gocuS1 := launch.SimArg(&l, 1, k)
-	gocuS2 := launch.SimArg(&l, 2, v)
-	gocuS3 := launch.SimArg(&l, 3, o)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+	gocuS3 := launch.SimArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, o))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) {
 			FlashAttention64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, seq, scale, causal)
@@ -1936,20 +1938,21 @@ func LaunchFlashAttention64(d *gocu.Device, cfg gocu.Config, q, k, v, o *gocu.Bu
 
 // LaunchGemmBF16 runs the kernel GemmBF16 on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchGemmBF16(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error {
+func LaunchGemmBF16(d *gocu.Device, cfg gocu.Config, a, b, c gocu.Slice[kernel.BFloat16], m, n, k int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 2, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, b))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, c))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, b))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, c))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { GemmBF16(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
 		func(gocuT *kernel.Thread) { gocuChecked_GemmBF16(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
@@ -1959,20 +1962,21 @@ func LaunchGemmBF16(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel
 
 // LaunchGemmBF16MMA runs the kernel GemmBF16MMA on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchGemmBF16MMA(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error {
+func LaunchGemmBF16MMA(d *gocu.Device, cfg gocu.Config, a, b, c gocu.Slice[kernel.BFloat16], m, n, k int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 3, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, b))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, c))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, b))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, c))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { GemmBF16MMA(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
 		func(gocuT *kernel.Thread) { gocuChecked_GemmBF16MMA(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
@@ -1982,18 +1986,19 @@ func LaunchGemmBF16MMA(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[ker
 
 // LaunchGray runs the kernel Gray on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
+func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray gocu.Slice[uint8], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 4, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[uint8](&l, 0, rgb))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[uint8](&l, 1, gray))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, rgb)
-	gocuS1 := launch.SimArg(&l, 1, gray)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[uint8](&l, 0, rgb))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[uint8](&l, 1, gray))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Gray(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_Gray(gocuT, gocuS0, gocuS1, n) },
@@ -2003,18 +2008,19 @@ func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], 
 
 // LaunchGray2D runs the kernel Gray2D on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], width, height int32) error {
+func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray gocu.Slice[uint8], width, height int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 5, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[uint8](&l, 0, rgb))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[uint8](&l, 1, gray))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, width, height)
 	}
-	gocuS0 := launch.SimArg(&l, 0, rgb)
-	gocuS1 := launch.SimArg(&l, 1, gray)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[uint8](&l, 0, rgb))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[uint8](&l, 1, gray))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Gray2D(gocuT, gocuS0, gocuS1, width, height) },
 		func(gocuT *kernel.Thread) { gocuChecked_Gray2D(gocuT, gocuS0, gocuS1, width, height) },
@@ -2024,18 +2030,19 @@ func LaunchGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8]
 
 // LaunchGrayVec4 runs the kernel GrayVec4 on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
+func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray gocu.Slice[uint8], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 6, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[uint8](&l, 0, rgb))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[uint8](&l, 1, gray))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, rgb)
-	gocuS1 := launch.SimArg(&l, 1, gray)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[uint8](&l, 0, rgb))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[uint8](&l, 1, gray))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { GrayVec4(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_GrayVec4(gocuT, gocuS0, gocuS1, n) },
@@ -2045,18 +2052,19 @@ func LaunchGrayVec4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 
 // LaunchGrayFast runs the kernel GrayFast on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
+func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray gocu.Slice[uint8], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 7, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[uint8](&l, 0, rgb))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[uint8](&l, 1, gray))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, rgb)
-	gocuS1 := launch.SimArg(&l, 1, gray)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[uint8](&l, 0, rgb))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[uint8](&l, 1, gray))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { GrayFast(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_GrayFast(gocuT, gocuS0, gocuS1, n) },
@@ -2066,18 +2074,19 @@ func LaunchGrayFast(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint
 
 // LaunchHistogram runs the kernel Histogram on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], hist *gocu.Buffer[uint32], n int32) error {
+func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data gocu.Slice[uint8], hist gocu.Slice[uint32], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 8, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, data)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, hist)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[uint8](&l, 0, data))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[uint32](&l, 1, hist))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, data)
-	gocuS1 := launch.SimArg(&l, 1, hist)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[uint8](&l, 0, data))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[uint32](&l, 1, hist))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Histogram(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_Histogram(gocuT, gocuS0, gocuS1, n) },
@@ -2087,20 +2096,21 @@ func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], 
 
 // LaunchMatMul runs the kernel MatMul on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
+func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c gocu.Slice[float32], m, n, k int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 9, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { MatMul(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
 		func(gocuT *kernel.Thread) { gocuChecked_MatMul(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
@@ -2110,20 +2120,21 @@ func LaunchMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32]
 
 // LaunchTiledMatMul runs the kernel TiledMatMul on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
+func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c gocu.Slice[float32], m, n, k int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 10, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { TiledMatMul(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
 		func(gocuT *kernel.Thread) { gocuChecked_TiledMatMul(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
@@ -2133,20 +2144,21 @@ func LaunchTiledMatMul(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[flo
 
 // LaunchTiledMatMulDynamic runs the kernel TiledMatMulDynamic on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
+func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c gocu.Slice[float32], m, n, k int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 11, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { TiledMatMulDynamic(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
 		func(gocuT *kernel.Thread) { gocuChecked_TiledMatMulDynamic(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
@@ -2156,18 +2168,19 @@ func LaunchTiledMatMulDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buf
 
 // LaunchSum runs the kernel Sum on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32], n int32) error {
+func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial gocu.Slice[float32], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 12, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, partial)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, partial))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, partial)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, partial))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Sum(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_Sum(gocuT, gocuS0, gocuS1, n) },
@@ -2177,20 +2190,21 @@ func LaunchSum(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32]
 
 // LaunchScanBlocks runs the kernel ScanBlocks on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[int32], n int32) error {
+func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums gocu.Slice[int32], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 13, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, sums)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[int32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[int32](&l, 1, y))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[int32](&l, 2, sums))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, y)
-	gocuS2 := launch.SimArg(&l, 2, sums)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[int32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[int32](&l, 1, y))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[int32](&l, 2, sums))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { ScanBlocks(gocuT, gocuS0, gocuS1, gocuS2, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_ScanBlocks(gocuT, gocuS0, gocuS1, gocuS2, n) },
@@ -2200,18 +2214,19 @@ func LaunchScanBlocks(d *gocu.Device, cfg gocu.Config, x, y, sums *gocu.Buffer[i
 
 // LaunchScanAdd runs the kernel ScanAdd on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int32], n int32) error {
+func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets gocu.Slice[int32], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 14, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, y)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, offsets)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[int32](&l, 0, y))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[int32](&l, 1, offsets))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, y)
-	gocuS1 := launch.SimArg(&l, 1, offsets)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[int32](&l, 0, y))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[int32](&l, 1, offsets))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { ScanAdd(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_ScanAdd(gocuT, gocuS0, gocuS1, n) },
@@ -2221,20 +2236,21 @@ func LaunchScanAdd(d *gocu.Device, cfg gocu.Config, y, offsets *gocu.Buffer[int3
 
 // LaunchSGEMM runs the kernel SGEMM on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32, alpha, beta float32) error {
+func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c gocu.Slice[float32], m, n, k int32, alpha, beta float32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 15, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k, alpha, beta)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { SGEMM(gocuT, gocuS0, gocuS1, gocuS2, m, n, k, alpha, beta) },
 		func(gocuT *kernel.Thread) { gocuChecked_SGEMM(gocuT, gocuS0, gocuS1, gocuS2, m, n, k, alpha, beta) },
@@ -2244,18 +2260,19 @@ func LaunchSGEMM(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32],
 
 // LaunchWGProbe runs the kernel WGProbe on gocuD with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchWGProbe(gocuD *gocu.Device, cfg gocu.Config, img *gocu.Buffer[kernel.BFloat16], d *gocu.Buffer[float32], swA, swB kernel.WGSwizzle, lboA, sboA, kstepA, lboB, sboB, kstepB int32, transB bool) error {
+func LaunchWGProbe(gocuD *gocu.Device, cfg gocu.Config, img gocu.Slice[kernel.BFloat16], d gocu.Slice[float32], swA, swB kernel.WGSwizzle, lboA, sboA, kstepA, lboB, sboB, kstepB int32, transB bool) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 16, gocuD, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, img)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, d)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, img))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, d))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, uint8(swA), uint8(swB), lboA, sboA, kstepA, lboB, sboB, kstepB, transB)
 	}
-	gocuS0 := launch.SimArg(&l, 0, img)
-	gocuS1 := launch.SimArg(&l, 1, d)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, img))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, d))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) {
 			WGProbe(gocuT, gocuS0, gocuS1, swA, swB, lboA, sboA, kstepA, lboB, sboB, kstepB, transB)

@@ -268,7 +268,7 @@ func matmulRows(dev *gocu.Device, ad *array.Maker, size int, r *rand.Rand, add f
 	cfg := gocu.Grid2D(size, size, lecture.Tile, lecture.Tile)
 	for _, k := range []struct {
 		step, code string
-		launch     func(*gocu.Device, gocu.Config, *gocu.Buffer[float32], *gocu.Buffer[float32], *gocu.Buffer[float32], int32, int32, int32) error
+		launch     func(*gocu.Device, gocu.Config, gocu.Slice[float32], gocu.Slice[float32], gocu.Slice[float32], int32, int32, int32) error
 	}{
 		{"matmul, naive (2-D grid)", "lecture.MatMul", lecture.LaunchMatMul},
 		{"matmul, tiled 16x16 in shared memory", "lecture.TiledMatMul", lecture.LaunchTiledMatMul},

@@ -667,21 +667,22 @@ var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchOps runs the kernel Ops on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchOps(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], k *gocu.Buffer[int32], out *gocu.Buffer[float32], m Mode, p Pair, temp Celsius) error {
+func LaunchOps(d *gocu.Device, cfg gocu.Config, x gocu.Slice[float32], k gocu.Slice[int32], out gocu.Slice[float32], m Mode, p Pair, temp Celsius) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, k)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, out)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[int32](&l, 1, k))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, out))
 		gocuV4 := p
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, uint8(m), launch.ValueArg(&gocuV4, 8), float32(temp))
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, k)
-	gocuS2 := launch.SimArg(&l, 2, out)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[int32](&l, 1, k))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[float32](&l, 2, out))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Ops(gocuT, gocuS0, gocuS1, gocuS2, m, p, temp) },
 		func(gocuT *kernel.Thread) { gocuChecked_Ops(gocuT, gocuS0, gocuS1, gocuS2, m, p, temp) },
@@ -691,18 +692,19 @@ func LaunchOps(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], k *gocu
 
 // LaunchLoops runs the kernel Loops on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchLoops(d *gocu.Device, cfg gocu.Config, a, out *gocu.Buffer[int32]) error {
+func LaunchLoops(d *gocu.Device, cfg gocu.Config, a, out gocu.Slice[int32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, out)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[int32](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[int32](&l, 1, out))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, out)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[int32](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[int32](&l, 1, out))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Loops(gocuT, gocuS0, gocuS1) },
 		func(gocuT *kernel.Thread) { gocuChecked_Loops(gocuT, gocuS0, gocuS1) },
@@ -712,20 +714,21 @@ func LaunchLoops(d *gocu.Device, cfg gocu.Config, a, out *gocu.Buffer[int32]) er
 
 // LaunchBits runs the kernel Bits on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchBits(d *gocu.Device, cfg gocu.Config, a *gocu.Buffer[int32], b *gocu.Buffer[uint8], out *gocu.Buffer[int64]) error {
+func LaunchBits(d *gocu.Device, cfg gocu.Config, a gocu.Slice[int32], b gocu.Slice[uint8], out gocu.Slice[int64]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 2, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, out)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[int32](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[uint8](&l, 1, b))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[int64](&l, 2, out))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, out)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[int32](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[uint8](&l, 1, b))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[int64](&l, 2, out))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Bits(gocuT, gocuS0, gocuS1, gocuS2) },
 		func(gocuT *kernel.Thread) { gocuChecked_Bits(gocuT, gocuS0, gocuS1, gocuS2) },
@@ -735,20 +738,21 @@ func LaunchBits(d *gocu.Device, cfg gocu.Config, a *gocu.Buffer[int32], b *gocu.
 
 // LaunchMisc runs the kernel Misc on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchMisc(d *gocu.Device, cfg gocu.Config, k *gocu.Buffer[int32], c *gocu.Buffer[Celsius], out *gocu.Buffer[float32]) error {
+func LaunchMisc(d *gocu.Device, cfg gocu.Config, k gocu.Slice[int32], c gocu.Slice[Celsius], out gocu.Slice[float32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 3, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, k)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, c)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, out)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[int32](&l, 0, k))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[Celsius](&l, 1, c))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, out))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2)
 	}
-	gocuS0 := launch.SimArg(&l, 0, k)
-	gocuS1 := launch.SimArg(&l, 1, c)
-	gocuS2 := launch.SimArg(&l, 2, out)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[int32](&l, 0, k))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[Celsius](&l, 1, c))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[float32](&l, 2, out))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Misc(gocuT, gocuS0, gocuS1, gocuS2) },
 		func(gocuT *kernel.Thread) { gocuChecked_Misc(gocuT, gocuS0, gocuS1, gocuS2) },

@@ -416,18 +416,19 @@ var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchRGBToGray runs the kernel RGBToGray on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchRGBToGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
+func LaunchRGBToGray(d *gocu.Device, cfg gocu.Config, rgb, gray gocu.Slice[uint8], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[uint8](&l, 0, rgb))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[uint8](&l, 1, gray))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, rgb)
-	gocuS1 := launch.SimArg(&l, 1, gray)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[uint8](&l, 0, rgb))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[uint8](&l, 1, gray))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { RGBToGray(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_RGBToGray(gocuT, gocuS0, gocuS1, n) },
@@ -437,18 +438,19 @@ func LaunchRGBToGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uin
 
 // LaunchRGBToGray2D runs the kernel RGBToGray2D on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchRGBToGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], w, h int32) error {
+func LaunchRGBToGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray gocu.Slice[uint8], w, h int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[uint8](&l, 0, rgb))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[uint8](&l, 1, gray))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, w, h)
 	}
-	gocuS0 := launch.SimArg(&l, 0, rgb)
-	gocuS1 := launch.SimArg(&l, 1, gray)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[uint8](&l, 0, rgb))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[uint8](&l, 1, gray))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { RGBToGray2D(gocuT, gocuS0, gocuS1, w, h) },
 		func(gocuT *kernel.Thread) { gocuChecked_RGBToGray2D(gocuT, gocuS0, gocuS1, w, h) },
@@ -458,18 +460,19 @@ func LaunchRGBToGray2D(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[u
 
 // LaunchRGBToGray4 runs the kernel RGBToGray4 on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchRGBToGray4(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error {
+func LaunchRGBToGray4(d *gocu.Device, cfg gocu.Config, rgb, gray gocu.Slice[uint8], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 2, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, rgb)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, gray)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[uint8](&l, 0, rgb))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[uint8](&l, 1, gray))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, rgb)
-	gocuS1 := launch.SimArg(&l, 1, gray)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[uint8](&l, 0, rgb))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[uint8](&l, 1, gray))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { RGBToGray4(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_RGBToGray4(gocuT, gocuS0, gocuS1, n) },

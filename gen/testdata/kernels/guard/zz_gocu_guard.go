@@ -393,18 +393,19 @@ var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchOffByOne runs the kernel OffByOne on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchOffByOne(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32], n int32) error {
+func LaunchOffByOne(d *gocu.Device, cfg gocu.Config, x, y gocu.Slice[float32], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, y))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, y)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, y))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { OffByOne(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_OffByOne(gocuT, gocuS0, gocuS1, n) },
@@ -414,18 +415,19 @@ func LaunchOffByOne(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32],
 
 // LaunchTranspose2 runs the kernel Transpose2 on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchTranspose2(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32]) error {
+func LaunchTranspose2(d *gocu.Device, cfg gocu.Config, x, y gocu.Slice[float32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, y))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, y)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, y))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Transpose2(gocuT, gocuS0, gocuS1) },
 		func(gocuT *kernel.Thread) { gocuChecked_Transpose2(gocuT, gocuS0, gocuS1) },
@@ -435,16 +437,17 @@ func LaunchTranspose2(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32
 
 // LaunchSpin runs the kernel Spin on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchSpin(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32]) error {
+func LaunchSpin(d *gocu.Device, cfg gocu.Config, x gocu.Slice[float32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 2, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
 		return l.Run(gocuM0, gocuN0)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Spin(gocuT, gocuS0) },
 		func(gocuT *kernel.Thread) { gocuChecked_Spin(gocuT, gocuS0) },

@@ -404,18 +404,19 @@ var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchHistogram runs the kernel Histogram on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], hist *gocu.Buffer[uint32]) error {
+func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data gocu.Slice[uint8], hist gocu.Slice[uint32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, data)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, hist)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[uint8](&l, 0, data))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[uint32](&l, 1, hist))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
 	}
-	gocuS0 := launch.SimArg(&l, 0, data)
-	gocuS1 := launch.SimArg(&l, 1, hist)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[uint8](&l, 0, data))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[uint32](&l, 1, hist))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Histogram(gocuT, gocuS0, gocuS1) },
 		func(gocuT *kernel.Thread) { gocuChecked_Histogram(gocuT, gocuS0, gocuS1) },
@@ -425,19 +426,20 @@ func LaunchHistogram(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[uint8], 
 
 // LaunchAccumulate runs the kernel Accumulate on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchAccumulate(d *gocu.Device, cfg gocu.Config, data *gocu.Buffer[int32], stats *gocu.Buffer[Stats], scale Stats) error {
+func LaunchAccumulate(d *gocu.Device, cfg gocu.Config, data gocu.Slice[int32], stats gocu.Slice[Stats], scale Stats) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, data)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, stats)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[int32](&l, 0, data))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[Stats](&l, 1, stats))
 		gocuV2 := scale
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, launch.ValueArg(&gocuV2, 8))
 	}
-	gocuS0 := launch.SimArg(&l, 0, data)
-	gocuS1 := launch.SimArg(&l, 1, stats)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[int32](&l, 0, data))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[Stats](&l, 1, stats))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Accumulate(gocuT, gocuS0, gocuS1, scale) },
 		func(gocuT *kernel.Thread) { gocuChecked_Accumulate(gocuT, gocuS0, gocuS1, scale) },

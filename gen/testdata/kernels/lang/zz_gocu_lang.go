@@ -821,7 +821,8 @@ var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchAxpy runs the kernel Axpy on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 //
@@ -857,7 +858,8 @@ func LaunchAxpy[T kernel.Float](d *gocu.Device, cfg gocu.Config, a T, x, y *gocu
 
 // LaunchClamp runs the kernel Clamp on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 //
@@ -894,7 +896,8 @@ func LaunchClamp[T Number](d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[T], l
 
 // LaunchScale runs the kernel Scale on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 //
@@ -928,18 +931,19 @@ func LaunchScale[T kernel.Float, S kernel.Integer](d *gocu.Device, cfg gocu.Conf
 
 // LaunchConv1D runs the kernel Conv1D on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchConv1D(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32]) error {
+func LaunchConv1D(d *gocu.Device, cfg gocu.Config, x, y gocu.Slice[float32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 7, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, y))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, y)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, y))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Conv1D(gocuT, gocuS0, gocuS1) },
 		func(gocuT *kernel.Thread) { gocuChecked_Conv1D(gocuT, gocuS0, gocuS1) },
@@ -949,18 +953,19 @@ func LaunchConv1D(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32]) e
 
 // LaunchConv2D runs the kernel Conv2D on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchConv2D(d *gocu.Device, cfg gocu.Config, in, out *gocu.Buffer[int32], w, h int32) error {
+func LaunchConv2D(d *gocu.Device, cfg gocu.Config, in, out gocu.Slice[int32], w, h int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 8, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, in)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, out)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[int32](&l, 0, in))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[int32](&l, 1, out))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, w, h)
 	}
-	gocuS0 := launch.SimArg(&l, 0, in)
-	gocuS1 := launch.SimArg(&l, 1, out)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[int32](&l, 0, in))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[int32](&l, 1, out))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Conv2D(gocuT, gocuS0, gocuS1, w, h) },
 		func(gocuT *kernel.Thread) { gocuChecked_Conv2D(gocuT, gocuS0, gocuS1, w, h) },
@@ -970,18 +975,19 @@ func LaunchConv2D(d *gocu.Device, cfg gocu.Config, in, out *gocu.Buffer[int32], 
 
 // LaunchTranspose runs the kernel Transpose on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchTranspose(d *gocu.Device, cfg gocu.Config, a, b *gocu.Buffer[float32], n int32) error {
+func LaunchTranspose(d *gocu.Device, cfg gocu.Config, a, b gocu.Slice[float32], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 9, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, b))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, b))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Transpose(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_Transpose(gocuT, gocuS0, gocuS1, n) },
@@ -991,16 +997,17 @@ func LaunchTranspose(d *gocu.Device, cfg gocu.Config, a, b *gocu.Buffer[float32]
 
 // LaunchDebug runs the kernel Debug on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchDebug(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], n int64) error {
+func LaunchDebug(d *gocu.Device, cfg gocu.Config, x gocu.Slice[float32], n int64) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 10, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
 		return l.Run(gocuM0, gocuN0, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { gocuChecked_Debug(gocuT, gocuS0, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_Debug(gocuT, gocuS0, n) },
@@ -1010,7 +1017,8 @@ func LaunchDebug(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], n int
 
 // LaunchBlockMax runs the kernel BlockMax on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
 //

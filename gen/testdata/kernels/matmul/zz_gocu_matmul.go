@@ -453,20 +453,21 @@ var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchNaive runs the kernel Naive on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchNaive(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], n int32) error {
+func LaunchNaive(d *gocu.Device, cfg gocu.Config, a, b, c gocu.Slice[float32], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Naive(gocuT, gocuS0, gocuS1, gocuS2, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_Naive(gocuT, gocuS0, gocuS1, gocuS2, n) },
@@ -476,20 +477,21 @@ func LaunchNaive(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32],
 
 // LaunchTiled runs the kernel Tiled on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchTiled(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], n int32) error {
+func LaunchTiled(d *gocu.Device, cfg gocu.Config, a, b, c gocu.Slice[float32], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Tiled(gocuT, gocuS0, gocuS1, gocuS2, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_Tiled(gocuT, gocuS0, gocuS1, gocuS2, n) },
@@ -499,20 +501,21 @@ func LaunchTiled(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32],
 
 // LaunchTiledDynamic runs the kernel TiledDynamic on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchTiledDynamic(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], n, tile int32) error {
+func LaunchTiledDynamic(d *gocu.Device, cfg gocu.Config, a, b, c gocu.Slice[float32], n, tile int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 2, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, n, tile)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { TiledDynamic(gocuT, gocuS0, gocuS1, gocuS2, n, tile) },
 		func(gocuT *kernel.Thread) { gocuChecked_TiledDynamic(gocuT, gocuS0, gocuS1, gocuS2, n, tile) },

@@ -396,20 +396,21 @@ var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchScalars runs the kernel Scalars on gocuD with the launch configuration gocuCfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchScalars(gocuD *gocu.Device, gocuCfg gocu.Config, d *gocu.Buffer[int64], cfg int, gocuArg2 float32, l uint, on bool, lv Level, p Point, arr [3]int32, f4 kernel.Float4, dim kernel.Dim3) error {
+func LaunchScalars(gocuD *gocu.Device, gocuCfg gocu.Config, d gocu.Slice[int64], cfg int, gocuArg2 float32, l uint, on bool, lv Level, p Point, arr [3]int32, f4 kernel.Float4, dim kernel.Dim3) error {
 	var gocuL launch.Call
 	if gocuL.Start(gocuProgram, 0, gocuD, gocuCfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&gocuL, 0, d)
+		gocuM0, gocuN0 := launch.DeviceArg(&gocuL, 0, launch.Buffer[int64](&gocuL, 0, d))
 		gocuV6 := p
 		gocuV7 := arr
 		gocuV8 := f4
 		gocuV9 := dim
 		return gocuL.Run(gocuM0, gocuN0, int64(cfg), gocuArg2, uint64(l), on, int16(lv), launch.ValueArg(&gocuV6, 8), launch.ValueArg(&gocuV7, 4), launch.ValueArg(&gocuV8, 16), launch.ValueArg(&gocuV9, 4))
 	}
-	gocuS0 := launch.SimArg(&gocuL, 0, d)
+	gocuS0 := launch.SimArg(&gocuL, 0, launch.Buffer[int64](&gocuL, 0, d))
 	return gocuL.Simulate(
 		func(gocuT *kernel.Thread) { Scalars(gocuT, gocuS0, cfg, gocuArg2, l, on, lv, p, arr, f4, dim) },
 		func(gocuT *kernel.Thread) {
@@ -421,16 +422,17 @@ func LaunchScalars(gocuD *gocu.Device, gocuCfg gocu.Config, d *gocu.Buffer[int64
 
 // launchScale runs the kernel scale on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func launchScale(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], s float32) error {
+func launchScale(d *gocu.Device, cfg gocu.Config, x gocu.Slice[float32], s float32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
 		return l.Run(gocuM0, gocuN0, s)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { scale(gocuT, gocuS0, s) },
 		func(gocuT *kernel.Thread) { gocuChecked_scale(gocuT, gocuS0, s) },

@@ -420,18 +420,19 @@ var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchSum runs the kernel Sum on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchSum(d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[float32]) error {
+func LaunchSum(d *gocu.Device, cfg gocu.Config, x, out gocu.Slice[float32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, out)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, out))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, out)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, out))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Sum(gocuT, gocuS0, gocuS1) },
 		func(gocuT *kernel.Thread) { gocuChecked_Sum(gocuT, gocuS0, gocuS1) },
@@ -441,20 +442,21 @@ func LaunchSum(d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[float32]) er
 
 // LaunchMaxAbs runs the kernel MaxAbs on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchMaxAbs(d *gocu.Device, cfg gocu.Config, x, out *gocu.Buffer[float32], neg *gocu.Buffer[uint32]) error {
+func LaunchMaxAbs(d *gocu.Device, cfg gocu.Config, x, out gocu.Slice[float32], neg gocu.Slice[uint32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, out)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, neg)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, out))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[uint32](&l, 2, neg))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, out)
-	gocuS2 := launch.SimArg(&l, 2, neg)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, out))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[uint32](&l, 2, neg))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { MaxAbs(gocuT, gocuS0, gocuS1, gocuS2) },
 		func(gocuT *kernel.Thread) { gocuChecked_MaxAbs(gocuT, gocuS0, gocuS1, gocuS2) },

@@ -395,18 +395,19 @@ var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchBlelloch runs the kernel Blelloch on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchBlelloch(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[int32]) error {
+func LaunchBlelloch(d *gocu.Device, cfg gocu.Config, x, y gocu.Slice[int32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[int32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[int32](&l, 1, y))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, y)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[int32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[int32](&l, 1, y))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Blelloch(gocuT, gocuS0, gocuS1) },
 		func(gocuT *kernel.Thread) { gocuChecked_Blelloch(gocuT, gocuS0, gocuS1) },

@@ -764,28 +764,29 @@ var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchConvert runs the kernel Convert on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchConvert(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], h *gocu.Buffer[kernel.Half], b *gocu.Buffer[kernel.BFloat16], e4 *gocu.Buffer[kernel.FP8E4M3], e5 *gocu.Buffer[kernel.FP8E5M2], out *gocu.Buffer[float32], bits *gocu.Buffer[uint32]) error {
+func LaunchConvert(d *gocu.Device, cfg gocu.Config, x gocu.Slice[float32], h gocu.Slice[kernel.Half], b gocu.Slice[kernel.BFloat16], e4 gocu.Slice[kernel.FP8E4M3], e5 gocu.Slice[kernel.FP8E5M2], out gocu.Slice[float32], bits gocu.Slice[uint32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, h)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, b)
-		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, e4)
-		gocuM4, gocuN4 := launch.DeviceArg(&l, 4, e5)
-		gocuM5, gocuN5 := launch.DeviceArg(&l, 5, out)
-		gocuM6, gocuN6 := launch.DeviceArg(&l, 6, bits)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.Half](&l, 1, h))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, b))
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, launch.Buffer[kernel.FP8E4M3](&l, 3, e4))
+		gocuM4, gocuN4 := launch.DeviceArg(&l, 4, launch.Buffer[kernel.FP8E5M2](&l, 4, e5))
+		gocuM5, gocuN5 := launch.DeviceArg(&l, 5, launch.Buffer[float32](&l, 5, out))
+		gocuM6, gocuN6 := launch.DeviceArg(&l, 6, launch.Buffer[uint32](&l, 6, bits))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, gocuM5, gocuN5, gocuM6, gocuN6)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, h)
-	gocuS2 := launch.SimArg(&l, 2, b)
-	gocuS3 := launch.SimArg(&l, 3, e4)
-	gocuS4 := launch.SimArg(&l, 4, e5)
-	gocuS5 := launch.SimArg(&l, 5, out)
-	gocuS6 := launch.SimArg(&l, 6, bits)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.Half](&l, 1, h))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, b))
+	gocuS3 := launch.SimArg(&l, 3, launch.Buffer[kernel.FP8E4M3](&l, 3, e4))
+	gocuS4 := launch.SimArg(&l, 4, launch.Buffer[kernel.FP8E5M2](&l, 4, e5))
+	gocuS5 := launch.SimArg(&l, 5, launch.Buffer[float32](&l, 5, out))
+	gocuS6 := launch.SimArg(&l, 6, launch.Buffer[uint32](&l, 6, bits))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Convert(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6) },
 		func(gocuT *kernel.Thread) {
@@ -797,22 +798,23 @@ func LaunchConvert(d *gocu.Device, cfg gocu.Config, x *gocu.Buffer[float32], h *
 
 // LaunchWide runs the kernel Wide on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchWide(d *gocu.Device, cfg gocu.Config, src, dst *gocu.Buffer[kernel.Half], bs, bd *gocu.Buffer[kernel.BFloat16]) error {
+func LaunchWide(d *gocu.Device, cfg gocu.Config, src, dst gocu.Slice[kernel.Half], bs, bd gocu.Slice[kernel.BFloat16]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, src)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, dst)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, bs)
-		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, bd)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.Half](&l, 0, src))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.Half](&l, 1, dst))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, bs))
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, bd))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3)
 	}
-	gocuS0 := launch.SimArg(&l, 0, src)
-	gocuS1 := launch.SimArg(&l, 1, dst)
-	gocuS2 := launch.SimArg(&l, 2, bs)
-	gocuS3 := launch.SimArg(&l, 3, bd)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.Half](&l, 0, src))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.Half](&l, 1, dst))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, bs))
+	gocuS3 := launch.SimArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, bd))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Wide(gocuT, gocuS0, gocuS1, gocuS2, gocuS3) },
 		func(gocuT *kernel.Thread) { gocuChecked_Wide(gocuT, gocuS0, gocuS1, gocuS2, gocuS3) },
@@ -822,28 +824,29 @@ func LaunchWide(d *gocu.Device, cfg gocu.Config, src, dst *gocu.Buffer[kernel.Ha
 
 // LaunchTile runs the kernel Tile on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchTile(d *gocu.Device, cfg gocu.Config, a, b *gocu.Buffer[kernel.BFloat16], ah, bh *gocu.Buffer[kernel.Half], c, ch, ct *gocu.Buffer[float32]) error {
+func LaunchTile(d *gocu.Device, cfg gocu.Config, a, b gocu.Slice[kernel.BFloat16], ah, bh gocu.Slice[kernel.Half], c, ch, ct gocu.Slice[float32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 2, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, ah)
-		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, bh)
-		gocuM4, gocuN4 := launch.DeviceArg(&l, 4, c)
-		gocuM5, gocuN5 := launch.DeviceArg(&l, 5, ch)
-		gocuM6, gocuN6 := launch.DeviceArg(&l, 6, ct)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, b))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.Half](&l, 2, ah))
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, launch.Buffer[kernel.Half](&l, 3, bh))
+		gocuM4, gocuN4 := launch.DeviceArg(&l, 4, launch.Buffer[float32](&l, 4, c))
+		gocuM5, gocuN5 := launch.DeviceArg(&l, 5, launch.Buffer[float32](&l, 5, ch))
+		gocuM6, gocuN6 := launch.DeviceArg(&l, 6, launch.Buffer[float32](&l, 6, ct))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, gocuM5, gocuN5, gocuM6, gocuN6)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, ah)
-	gocuS3 := launch.SimArg(&l, 3, bh)
-	gocuS4 := launch.SimArg(&l, 4, c)
-	gocuS5 := launch.SimArg(&l, 5, ch)
-	gocuS6 := launch.SimArg(&l, 6, ct)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, b))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[kernel.Half](&l, 2, ah))
+	gocuS3 := launch.SimArg(&l, 3, launch.Buffer[kernel.Half](&l, 3, bh))
+	gocuS4 := launch.SimArg(&l, 4, launch.Buffer[float32](&l, 4, c))
+	gocuS5 := launch.SimArg(&l, 5, launch.Buffer[float32](&l, 5, ch))
+	gocuS6 := launch.SimArg(&l, 6, launch.Buffer[float32](&l, 6, ct))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { Tile(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6) },
 		func(gocuT *kernel.Thread) {
@@ -855,18 +858,19 @@ func LaunchTile(d *gocu.Device, cfg gocu.Config, a, b *gocu.Buffer[kernel.BFloat
 
 // LaunchFastExp2 runs the kernel FastExp2 on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchFastExp2(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32]) error {
+func LaunchFastExp2(d *gocu.Device, cfg gocu.Config, x, y gocu.Slice[float32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 3, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, y)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, y))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, y)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, y))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { FastExp2(gocuT, gocuS0, gocuS1) },
 		func(gocuT *kernel.Thread) { gocuChecked_FastExp2(gocuT, gocuS0, gocuS1) },
@@ -876,20 +880,21 @@ func LaunchFastExp2(d *gocu.Device, cfg gocu.Config, x, y *gocu.Buffer[float32])
 
 // LaunchWGTile runs the kernel WGTile on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchWGTile(d *gocu.Device, cfg gocu.Config, a, b *gocu.Buffer[kernel.BFloat16], c *gocu.Buffer[float32]) error {
+func LaunchWGTile(d *gocu.Device, cfg gocu.Config, a, b gocu.Slice[kernel.BFloat16], c gocu.Slice[float32]) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 4, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, b))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, b))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { WGTile(gocuT, gocuS0, gocuS1, gocuS2) },
 		func(gocuT *kernel.Thread) { gocuChecked_WGTile(gocuT, gocuS0, gocuS1, gocuS2) },

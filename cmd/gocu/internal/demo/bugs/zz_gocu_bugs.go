@@ -440,20 +440,21 @@ var gocuProgram = launch.NewProgram(gocuModule)
 
 // LaunchAddOffByOne runs the kernel AddOffByOne on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchAddOffByOne(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], n int32) error {
+func LaunchAddOffByOne(d *gocu.Device, cfg gocu.Config, a, b, c gocu.Slice[float32], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { AddOffByOne(gocuT, gocuS0, gocuS1, gocuS2, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_AddOffByOne(gocuT, gocuS0, gocuS1, gocuS2, n) },
@@ -463,20 +464,21 @@ func LaunchAddOffByOne(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[flo
 
 // LaunchTiledMatMulNoSync runs the kernel TiledMatMulNoSync on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchTiledMatMulNoSync(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[float32], m, n, k int32) error {
+func LaunchTiledMatMulNoSync(d *gocu.Device, cfg gocu.Config, a, b, c gocu.Slice[float32], m, n, k int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, a)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, b)
-		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, c)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, m, n, k)
 	}
-	gocuS0 := launch.SimArg(&l, 0, a)
-	gocuS1 := launch.SimArg(&l, 1, b)
-	gocuS2 := launch.SimArg(&l, 2, c)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, a))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, b))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[float32](&l, 2, c))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { TiledMatMulNoSync(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
 		func(gocuT *kernel.Thread) { gocuChecked_TiledMatMulNoSync(gocuT, gocuS0, gocuS1, gocuS2, m, n, k) },
@@ -486,18 +488,19 @@ func LaunchTiledMatMulNoSync(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buff
 
 // LaunchBlockSumDivergent runs the kernel BlockSumDivergent on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
-// simulator as Go. Slices travel as gocu.Buffer values of the device. It
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func LaunchBlockSumDivergent(d *gocu.Device, cfg gocu.Config, x, partial *gocu.Buffer[float32], n int32) error {
+func LaunchBlockSumDivergent(d *gocu.Device, cfg gocu.Config, x, partial gocu.Slice[float32], n int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 2, d, cfg) {
-		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, x)
-		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, partial)
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, partial))
 		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, n)
 	}
-	gocuS0 := launch.SimArg(&l, 0, x)
-	gocuS1 := launch.SimArg(&l, 1, partial)
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, partial))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) { BlockSumDivergent(gocuT, gocuS0, gocuS1, n) },
 		func(gocuT *kernel.Thread) { gocuChecked_BlockSumDivergent(gocuT, gocuS0, gocuS1, n) },
