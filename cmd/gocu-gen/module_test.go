@@ -94,6 +94,22 @@ func TestUserModule(t *testing.T) {
 	}
 	goOutput(t, dir, env, "generate", "./...")
 	goOutput(t, dir, env, "tool", "gocu-gen", "-check")
+
+	// A changed signature breaks the build inside the generated file,
+	// whose first lines tell the reader what to do.
+	writeFile(t, filepath.Join(dir, "kernels.go"), strings.Replace(
+		strings.Replace(userKernels, "//go:generate", directive, 1), "a float32, x, y []float32", "a float64, x, y []float32", 1))
+	out, err = goCmd(dir, env, "build", ".")
+	if err == nil || !strings.Contains(out, "zz_gocu_main.go") {
+		t.Fatalf("go build after a signature change: %v\n%s", err, out)
+	}
+	head, err := os.ReadFile(filepath.Join(dir, "zz_gocu_main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first := strings.Join(strings.SplitN(string(head), "\n", 5)[:4], "\n"); !strings.Contains(first, "does not compile") || !strings.Contains(first, "run go generate") {
+		t.Errorf("the generated file's first lines do not say to run go generate:\n%s", first)
+	}
 }
 
 // readmeSteps returns the go commands of the README's first sh block
