@@ -54,6 +54,14 @@ func TestStale(t *testing.T) {
 	if err := checkSources(genFile, m); err != nil {
 		t.Fatalf("a changed comment: %v", err)
 	}
+	// GOCU_NO_STALE_CHECK=1 turns the comparison off.
+	write("k.go", strings.Replace(staleSrc, "*= 2", "*= 5", 1))
+	t.Setenv("GOCU_NO_STALE_CHECK", "1")
+	if err := checkSources(genFile, m); err != nil {
+		t.Fatalf("with GOCU_NO_STALE_CHECK=1: %v", err)
+	}
+	t.Setenv("GOCU_NO_STALE_CHECK", "")
+	write("k.go", staleSrc)
 	// Without the generated file on disk there is nothing to compare.
 	if err := checkSources(filepath.Join(dir, "gone", "zz_gocu_k.go"), m); err != nil {
 		t.Fatalf("no generated file: %v", err)
