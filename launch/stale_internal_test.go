@@ -106,3 +106,24 @@ func TestStale(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckSources runs the comparison on arbitrary file contents: it may
+// report a change, never panic.
+func FuzzCheckSources(f *testing.F) {
+	f.Add([]byte(staleSrc))
+	f.Add([]byte("package k\nfunc (p *P[T]) Get() {}\nfunc Scale("))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		dir := t.TempDir()
+		genFile := filepath.Join(dir, "zz_gocu_k.go")
+		if err := os.WriteFile(genFile, []byte("package k\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "k.go"), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m := &meta.Module{GoSources: []meta.GoSource{{File: "k.go", Func: "Scale", SHA256: "x"}, {File: "k.go", Func: "P.Get", SHA256: "y"}}}
+		if err := checkSources(genFile, m); err != nil && !errors.Is(err, gocu.ErrStale) {
+			t.Errorf("error not ErrStale: %v", err)
+		}
+	})
+}
