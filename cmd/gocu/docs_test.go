@@ -107,6 +107,8 @@ var (
 	// A script or document named without its folder: run_me.py, DESIGN.md.
 	bareName = regexp.MustCompile("(?:^|[\\s`(\\[])([A-Za-z0-9_][A-Za-z0-9_-]*\\.(?:py|cu|md|ipynb))\\b")
 	// Names that stand for any file of the kind, not one of the repository.
+	// A go command on a folder of the repository: go run ./cmd/gocu.
+	goCommand    = regexp.MustCompile(`\bgo (run|build|install|test|generate|vet)(?: -[a-z]+(?: [A-Za-z]+)?)* \./([A-Za-z0-9_./-]*[A-Za-z0-9_])`)
 	placeholders = map[string]bool{"file.cu": true, "kernel.cu": true, "kernels.cu": true}
 )
 
@@ -130,6 +132,15 @@ func TestDocNamesInClone(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", doc, err)
 			continue
+		}
+		for _, m := range goCommand.FindAllStringSubmatch(string(b), -1) {
+			dir := strings.TrimSuffix(m[2], "/...")
+			if dir == "kernels" {
+				continue // a reader's own package, in the tutorial's transcript of gocu gen's errors
+			}
+			if fi, err := os.Stat(filepath.Join(root, dir)); err != nil || !fi.IsDir() {
+				t.Errorf("%s runs go %s %s, but the clone has no folder %s", doc, m[1], m[2], dir)
+			}
 		}
 		for _, m := range bareName.FindAllStringSubmatch(string(b), -1) {
 			if name := m[1]; !have[name] && !placeholders[name] && !generated(name) {
