@@ -12,8 +12,8 @@ import (
 )
 
 // ErrWrongArch is wrapped by Load's error when the image holds no code
-// the GPU can run: a CUBIN built for another architecture, or PTX newer
-// than the driver understands.
+// the GPU can run: a CUBIN built for another architecture, or a fatbinary
+// without code or PTX for this one.
 var ErrWrongArch = errors.New("gocu: the module was built for another GPU")
 
 // Load loads a module that nvcc (or any CUDA compiler) built ahead of
@@ -41,9 +41,11 @@ func Load(d *Device, image []byte) (*Module, error) {
 	cm, err := d.gpu.LoadModule(image)
 	if err != nil {
 		major, minor := d.gpu.ComputeCapability()
-		if errors.Is(err, cuda.ErrNoBinaryForGPU) || errors.Is(err, cuda.ErrInvalidImage) && imageArch(image) != "" ||
-			errors.Is(err, cuda.ErrUnsupportedPTXVersion) {
+		if errors.Is(err, cuda.ErrNoBinaryForGPU) || errors.Is(err, cuda.ErrInvalidImage) && imageArch(image) != "" {
 			return nil, archError(d, major, minor, image, err)
+		}
+		if errors.Is(err, cuda.ErrUnsupportedPTXVersion) {
+			return nil, fmt.Errorf("gocu: Load: the PTX comes from a newer CUDA than the driver of %v understands: build it with the driver's CUDA or older, or load a CUBIN for sm_%d%d: %w", d, major, minor, err)
 		}
 		return nil, fmt.Errorf("gocu: Load: %w", err)
 	}
