@@ -3,6 +3,7 @@ package gocu
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/cuda"
@@ -196,7 +197,7 @@ func (b *Buffer[T]) check(op string) error {
 		return b.err
 	}
 	if b.freed || (b.mem != nil && b.mem.Freed()) {
-		return fmt.Errorf("gocu: %s: %w", op, ErrFreed)
+		return &opError{op: op, err: ErrFreed}
 	}
 	if b.dev == nil {
 		return fmt.Errorf("gocu: %s: the %s buffer is bound to a device only during a launch", op, b.bind.dir)
@@ -371,7 +372,7 @@ func (b *Buffer[T]) Free() error {
 		return nil
 	}
 	if b.freed {
-		return fmt.Errorf("gocu: Free: %w", ErrFreed)
+		return &opError{op: "Free", err: ErrFreed}
 	}
 	if b.view || b.err != nil {
 		return nil
@@ -433,3 +434,16 @@ func (b *Buffer[T]) String() string {
 	}
 	return fmt.Sprintf("Buffer[%T](%d) on %s", zero, b.n, where)
 }
+
+// opError is the error err of the operation op, as "gocu: op: message":
+// the "gocu: " that starts err's own message is said once.
+type opError struct {
+	op  string
+	err error
+}
+
+func (e *opError) Error() string {
+	return "gocu: " + e.op + ": " + strings.TrimPrefix(e.err.Error(), "gocu: ")
+}
+
+func (e *opError) Unwrap() error { return e.err }

@@ -14,7 +14,7 @@
 // Write the kernel as a Go function marked //gocu:kernel (see package
 // kernel), add
 //
-//	//go:generate go run github.com/gocu-dev/gocu/cmd/gocu gen
+//	//go:generate go tool gocu-gen
 //
 // to its package and run go generate. gocu gen (package gen) translates the
 // kernel to CUDA C++ and writes a typed launcher for it:
@@ -41,7 +41,8 @@
 // An array of package array goes into a kernel without a copy:
 // array.AsBuffer[float32](x) is a *Buffer[float32] over x's memory (or a
 // Failed buffer carrying x's error, which the launch then returns), and
-// Kernel.Launch takes an *array.Array directly, through the Arg interface.
+// Kernel.Launch takes an *array.Array directly, through the Arg interface,
+// as do the launchers gocu gen writes, through Slice.
 // array.FromBuffer views a Buffer as an array. Launches that name no stream
 // go on the device's default stream, where the arrays queue their
 // operations, so they run in order without a host synchronisation.

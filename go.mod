@@ -28,3 +28,5 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
+
+tool github.com/gocu-dev/gocu/cmd/gocu-gen

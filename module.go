@@ -113,6 +113,13 @@ func Compile(src string, opts ...Option) (*Module, error) {
 	return d.Compile(src, opts...)
 }
 
+// ErrStale is wrapped by the error of a launch through a generated
+// launcher whose kernel's Go source (or a function it calls) changed since
+// gocu gen wrote the launcher: the file on disk is not what the launcher,
+// its checked twin or its CUDA C were generated from. Launchers compare at
+// the first launch, when the source files are beside the generated one.
+var ErrStale = errors.New("gocu: the kernels changed since gocu gen: run go generate")
+
 // ErrSimulatorCUDA is returned for CUDA C on the simulator, which runs only
 // kernels written in Go.
 var ErrSimulatorCUDA = errors.New("gocu: the CPU and the simulator run kernels written in Go, not CUDA C: compile CUDA C on a GPU (GOCU_DEVICE=cuda), or write the kernel in Go")
@@ -276,7 +283,7 @@ func (k *Kernel) Launch(cfg Config, args ...any) error {
 				if bound {
 					detachAll(args)
 				}
-				return fmt.Errorf("gocu: launch of %s: argument %d: %w", k.name, i+1, err)
+				return &opError{op: fmt.Sprintf("launch of %s: argument %d", k.name, i+1), err: err}
 			}
 			a = v
 		}
@@ -286,7 +293,7 @@ func (k *Kernel) Launch(cfg Config, args ...any) error {
 				if bound {
 					detachAll(args)
 				}
-				return fmt.Errorf("gocu: launch of %s: %w", k.name, err)
+				return &opError{op: "launch of " + k.name, err: err}
 			}
 			a = m
 		}

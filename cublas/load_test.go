@@ -11,6 +11,7 @@ import (
 )
 
 func TestOverrideNamesTheFile(t *testing.T) {
+	t.Setenv("GOCU_LOAD_VERBOSE", "1") // the message lists the places
 	bogus := filepath.Join(t.TempDir(), "libcublas.so.13")
 	if err := os.WriteFile(bogus, []byte("not a library"), 0o644); err != nil {
 		t.Fatal(err)
@@ -23,6 +24,7 @@ func TestOverrideNamesTheFile(t *testing.T) {
 }
 
 func TestSearchListsEveryPlace(t *testing.T) {
+	t.Setenv("GOCU_LOAD_VERBOSE", "1") // the message lists the places
 	t.Setenv("GOCU_CUBLAS_LIB", "")
 	venv := t.TempDir()
 	t.Setenv("VIRTUAL_ENV", venv)

@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -156,20 +157,29 @@ type LoadError struct {
 	Env      string // the GOCU_CUDA_LIB value in effect, if any
 }
 
+// Error is one line: Summary and what to do. The places searched and why
+// each failed are in Places, and in Error too when GOCU_LOAD_VERBOSE=1.
 func (e *LoadError) Error() string {
-	var b strings.Builder
-	b.WriteString("cuda: no CUDA driver found")
+	s := e.Summary()
 	if e.Env != "" {
-		fmt.Fprintf(&b, " (GOCU_CUDA_LIB=%s)", e.Env)
-	}
-	b.WriteString("; tried:")
-	for _, a := range e.Attempts {
-		fmt.Fprintf(&b, "\n\t%s: %v", a.Path, a.Err)
-	}
-	if e.Env != "" {
-		b.WriteString("\nunset GOCU_CUDA_LIB to search the usual places, or point it at the libcuda.so.1 of the NVIDIA driver")
+		s += ": unset GOCU_CUDA_LIB to search the usual places, or point it at the libcuda.so.1 of the NVIDIA driver"
 	} else {
-		b.WriteString("\ninstall the NVIDIA driver, or set GOCU_CUDA_LIB to the path of its libcuda.so.1")
+		s += ": install the NVIDIA driver, or set GOCU_CUDA_LIB to the path of its libcuda.so.1"
+	}
+	if os.Getenv("GOCU_LOAD_VERBOSE") == "1" {
+		return s + "; tried:\n" + e.Places()
+	}
+	return s + " (GOCU_LOAD_VERBOSE=1 lists the places)"
+}
+
+// Places lists every path tried and why it failed, one a line.
+func (e *LoadError) Places() string {
+	var b strings.Builder
+	for i, a := range e.Attempts {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "\t%s: %v", a.Path, a.Err)
 	}
 	return b.String()
 }

@@ -30,6 +30,10 @@ func TestSearchListsEveryAttempt(t *testing.T) {
 	if !errors.As(err, &le) || len(le.Attempts) != len(paths) {
 		t.Fatalf("want %d attempts, got %v", len(paths), err)
 	}
+	if line := err.Error(); strings.Contains(line, "\n") || !strings.HasPrefix(line, fmt.Sprintf("no NVIDIA driver (libcuda.so.1 not found in %d places searched): ", len(paths))) {
+		t.Errorf("the error is not one line:\n%s", line)
+	}
+	t.Setenv("GOCU_LOAD_VERBOSE", "1")
 	msg := err.Error()
 	for _, p := range paths {
 		if !strings.Contains(msg, p+": ") {
@@ -92,6 +96,7 @@ func TestSearchPaths(t *testing.T) {
 // GOCU_CUDA_LIB pointing at a file that is not a library: nothing may
 // panic, Available is false, and Init says what was tried.
 func TestEnvLibraryOverride(t *testing.T) {
+	t.Setenv("GOCU_LOAD_VERBOSE", "1") // the message lists the places
 	if os.Getenv("GOCU_TEST_CHILD") == "envlib" {
 		fmt.Printf("AVAILABLE=%v\n", Available())
 		err := Init()
@@ -111,7 +116,7 @@ func TestEnvLibraryOverride(t *testing.T) {
 		t.Fatalf("child failed: %v\n%s", err, out)
 	}
 	s := string(out)
-	for _, want := range []string{"AVAILABLE=false", "NODRIVER=true", "DEVICEERR=true", "no CUDA driver found",
+	for _, want := range []string{"AVAILABLE=false", "NODRIVER=true", "DEVICEERR=true", "no NVIDIA driver",
 		"GOCU_CUDA_LIB=" + bad, bad + ": "} {
 		if !strings.Contains(s, want) {
 			t.Errorf("child output lacks %q:\n%s", want, s)
@@ -122,6 +127,7 @@ func TestEnvLibraryOverride(t *testing.T) {
 // TestNoDriverHere checks the real search on a machine without a driver
 // (CI): an error listing the places searched, never a panic.
 func TestNoDriverHere(t *testing.T) {
+	t.Setenv("GOCU_LOAD_VERBOSE", "1") // the message lists the places
 	if os.Getenv(envLib) != "" {
 		t.Skip("GOCU_CUDA_LIB is set")
 	}

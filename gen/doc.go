@@ -3,7 +3,7 @@
 // A kernel is a Go function marked //gocu:kernel whose first parameter is a
 // *kernel.Thread (see package kernel). Put
 //
-//	//go:generate go run github.com/gocu-dev/gocu/cmd/gocu gen
+//	//go:generate go tool gocu-gen
 //
 // in the package and run go generate ("gocu gen ./..." does the same from
 // the command line for any package patterns; problems are printed as
@@ -205,18 +205,22 @@
 // for an unexported one (gray: launchGray), so that it is exported exactly
 // when the kernel is (LauncherName). It takes the device, a gocu.Config and
 // the kernel's parameters after the *kernel.Thread, each slice []T as a
-// *gocu.Buffer[T] and every other parameter with the kernel's own type:
+// gocu.Slice[T] (a *gocu.Buffer[T], or an *array.Array of dtype T, whose
+// element type is checked at the launch) and every other parameter with
+// the kernel's own type:
 //
 //	//gocu:kernel
 //	func Gray(t *kernel.Thread, rgb, gray []uint8, n int32)
 //
 //	// written by gocu gen:
-//	func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error
+//	func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray gocu.Slice[uint8], n int32) error
 //
 //	err := kernels.LaunchGray(d, gocu.Auto(n), rgb, gray, int32(n))
 //
-// so that wrong argument types are compile errors (a generic kernel's
-// launcher is generic: see Generics). gen reports a package
+// so that wrong argument types are compile errors, for buffers (a generic
+// kernel's launcher is generic and takes a slice of a type parameter's
+// type as a *gocu.Buffer, from which the type argument is inferred: see
+// Generics). gen reports a package
 // identifier that takes a launcher's name (or gocuProgram, or any gocu*
 // name it writes) instead of shadowing it.
 //

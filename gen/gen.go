@@ -38,6 +38,10 @@ type Config struct {
 	// CUDAFile also writes the CUDA source beside the generated Go file,
 	// as zz_gocu_<pkg>.cu, for reading and for tools. Nothing needs it.
 	CUDAFile bool
+	// Check writes nothing: Run fails with ErrStale when a generated file
+	// is not what this run would write, so that CI finds a forgotten go
+	// generate.
+	Check bool
 }
 
 // A Diagnostic is a problem found in kernel code, at a source position.
@@ -162,6 +166,34 @@ func (r *Result) Write() ([]string, error) {
 	return changed, nil
 }
 
+// ErrStale is returned by Run with Config.Check when generated files are
+// out of date.
+var ErrStale = errors.New("the kernels changed since gocu gen: run go generate")
+
+// check returns an error wrapping ErrStale that names the files Write
+// would change, or nil when there are none.
+func (r *Result) check(dir string) error {
+	var stale []string
+	same := func(path string, data []byte) {
+		if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, data) {
+			stale = append(stale, relPath(dir, path))
+		}
+	}
+	for _, p := range r.Packages {
+		same(p.GoFile, p.Go)
+		if p.CUFile != "" {
+			same(p.CUFile, []byte(p.CUDA))
+		}
+	}
+	for _, s := range r.Stale {
+		stale = append(stale, relPath(dir, s))
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	return fmt.Errorf("gocu gen: %s out of date: %w", strings.Join(stale, ", "), ErrStale)
+}
+
 func writeAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".gocu-gen-*")
 	if err != nil {
@@ -202,6 +234,9 @@ func Run(cfg Config, w io.Writer, patterns ...string) ([]Diagnostic, error) {
 			return e.Diagnostics, err
 		}
 		return nil, err
+	}
+	if cfg.Check {
+		return nil, res.check(cfg.Dir)
 	}
 	changed, err := res.Write()
 	for _, c := range changed {

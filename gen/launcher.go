@@ -74,6 +74,17 @@ type launcherParam struct {
 	// generic: a value whose type mentions a type parameter, passed by its
 	// bytes.
 	generic bool
+	// elemGeneric: a slice whose elements are of a type parameter's type,
+	// passed as a *gocu.Buffer so that the type argument is inferred.
+	elemGeneric bool
+}
+
+// buffer is the expression of the *gocu.Buffer of slice parameter i.
+func (p launcherParam) buffer(lp, l string, i int) string {
+	if p.elemGeneric {
+		return p.name
+	}
+	return fmt.Sprintf("%s.Buffer[%s](&%s, %d, %s)", lp, p.elem, l, i, p.name)
 }
 
 // launcher writes the typed launcher of kernel k: of the kernel function,
@@ -124,6 +135,7 @@ func (u *unit) launcher(k *fn) string {
 		switch ut := v.Type().Underlying().(type) {
 		case *types.Slice:
 			p.elem = u.goType(ut.Elem(), v.Pos())
+			p.elemGeneric = generic && mentionsTypeParam(ut.Elem())
 		case *types.Basic:
 			switch ut.Kind() {
 			case types.Int:
@@ -152,7 +164,8 @@ func (u *unit) launcher(k *fn) string {
 	name := LauncherName(k.obj.Name())
 	w("// %s runs the kernel %s on %s with the launch configuration %s:\n", name, k.obj.Name(), d, cfg)
 	w("// on a GPU compiled from the package's CUDA source on first use, on the\n")
-	w("// simulator as Go. Slices travel as %s.Buffer values of the device. It\n", root)
+	w("// simulator as Go. Slices travel as %s.Buffer values of the device, or\n", root)
+	w("// as arrays of package array (see %s.Slice). It\n", root)
 	w("// returns without waiting for the GPU, except in debug mode and with In,\n")
 	w("// Out or InOut buffers. Written by gocu gen.\n")
 	if generic {
@@ -169,16 +182,25 @@ func (u *unit) launcher(k *fn) string {
 		tlist = "[" + strings.Join(tparams, ", ") + "]"
 	}
 	w("func %s%s(%s *%s.Device, %s %s.Config", name, tlist, d, root, cfg, root)
+	// A slice travels as a gocu.Slice, which buffers and arrays satisfy;
+	// a slice whose elements are of a type parameter as a *gocu.Buffer,
+	// from which the type argument is inferred.
+	sliceType := func(p launcherParam) string {
+		if p.elemGeneric {
+			return "*" + root + ".Buffer[" + p.elem + "]"
+		}
+		return root + ".Slice[" + p.elem + "]"
+	}
 	for i, p := range ps {
 		t := p.goType
 		if p.elem != "" {
-			t = "*" + root + ".Buffer[" + p.elem + "]"
+			t = sliceType(p)
 		}
 		next := ""
 		if i+1 < len(ps) {
 			next = ps[i+1].goType
 			if ps[i+1].elem != "" {
-				next = "*" + root + ".Buffer[" + ps[i+1].elem + "]"
+				next = sliceType(ps[i+1])
 			}
 		}
 		if next == t { // group parameters of one type, as the kernel may
@@ -229,7 +251,7 @@ func (u *unit) launcher(k *fn) string {
 	for i, p := range ps {
 		switch {
 		case p.elem != "":
-			w("gocuM%d, gocuN%d := %s.DeviceArg(&%s, %d, %s)\n", i, i, lp, l, i, p.name)
+			w("gocuM%d, gocuN%d := %s.DeviceArg(&%s, %d, %s)\n", i, i, lp, l, i, p.buffer(lp, l, i))
 			gpuArgs = append(gpuArgs, fmt.Sprintf("gocuM%d", i), fmt.Sprintf("gocuN%d", i))
 		case p.generic:
 			// A value of a type parameter's type: its bytes, whatever the
@@ -252,7 +274,7 @@ func (u *unit) launcher(k *fn) string {
 	var simArgs []string
 	for i, p := range ps {
 		if p.elem != "" {
-			w("gocuS%d := %s.SimArg(&%s, %d, %s)\n", i, lp, l, i, p.name)
+			w("gocuS%d := %s.SimArg(&%s, %d, %s)\n", i, lp, l, i, p.buffer(lp, l, i))
 			simArgs = append(simArgs, fmt.Sprintf("gocuS%d", i))
 		} else {
 			simArgs = append(simArgs, p.name)

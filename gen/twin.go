@@ -965,7 +965,15 @@ func (u *unit) goFile(src string) []byte {
 		}
 		w("&gocuSite%d, ", i)
 	}
-	w("\n},\n}\n\n")
+	w("\n},\n")
+	if gs := u.goSources(); len(gs) > 0 {
+		w("GoSources: []%s.GoSource{\n", m)
+		for _, g := range gs {
+			w("{File: %q, Func: %q, SHA256: %q},\n", g.File, g.Func, g.SHA256)
+		}
+		w("},\n")
+	}
+	w("}\n\n")
 	w("func init() { %s.Register(gocuModule) }\n\n", m)
 	lp := im.alias(launchPath, "launch")
 	w("// %s compiles the package's CUDA source on first use on each GPU, for\n// the launchers.\n", programVar)
@@ -990,7 +998,7 @@ func (u *unit) goFile(src string) []byte {
 		body.WriteString("\n")
 	}
 	var out strings.Builder
-	out.WriteString(generatedMarker + "\n\n")
+	out.WriteString(generatedMarker + "\n" + staleNote + "\n")
 	fmt.Fprintf(&out, "package %s\n\n", u.pkg.Name)
 	var paths []string
 	for p := range im.byPath {

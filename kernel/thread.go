@@ -29,6 +29,15 @@ type Thread struct {
 
 // Index returns the usual global 1-D index,
 // BlockIdx.X*BlockDim.X + ThreadIdx.X.
+//
+// Indices are int32, as CUDA's built-in variables are, because 32-bit
+// index arithmetic is what the GPU does fastest; len is Go's int, 64 bits.
+// Compare an index with a length by converting the length,
+//
+//	if i := t.Index(); i < int32(len(x)) {
+//
+// which is exact for every slice a launch can index with int32 (fewer than
+// 2^31 elements), or widen the index, int(i) < len(x), past that.
 func (t *Thread) Index() int32 { return t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X }
 
 // Index2D returns the global 2-D index (x, y): x counts columns,

@@ -3,6 +3,7 @@ package launch
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"unsafe"
 
@@ -57,6 +58,10 @@ func (l *Call) Start(p *Program, k int, d *gocu.Device, cfg gocu.Config) (gpu bo
 	if d == nil || d.Kind() == 0 {
 		l.err = fmt.Errorf("gocu: launch of %s: no device (a nil or zero *gocu.Device): use gocu.Default or gocu.Open", l.km.Name)
 		return false
+	}
+	if err := p.stale(); err != nil {
+		l.err = err
+		return d.Kind() == gocu.CUDA
 	}
 	if err := checkLaunch(l.km, &l.cfg, d.Kind()); err != nil {
 		l.err = err
@@ -319,10 +324,46 @@ func (l *Call) Simulate(fn, checked func(*kernel.Thread), args ...any) error {
 	if l.err != nil {
 		return l.detach(l.err)
 	}
-	cfg := sim.Config{Grid: l.cfg.Grid, Block: l.cfg.Block, DynamicSharedBytes: l.cfg.Shared, Checked: l.cfg.Checked}
+	cfg := sim.Config{Grid: l.cfg.Grid, Block: l.cfg.Block, DynamicSharedBytes: l.cfg.Shared, Checked: l.cfg.Checked, Device: l.dev.ID()}
 	err := sim.Launch(cfg, sim.Kernel{Name: l.km.Name, Func: fn, Checked: checked, Args: args})
 	if l.nbound > 0 {
 		err = l.detach(err)
 	}
 	return err
+}
+
+// Buffer returns the buffer of slice argument i: s itself when it is a
+// *gocu.Buffer[T], else what its KernelArg gives on the launch's device,
+// which must be a *gocu.Buffer[T]. A failure fails the launch and returns
+// nil, which DeviceArg and SimArg then pass over.
+func Buffer[T any](l *Call, i int, s gocu.Slice[T]) *gocu.Buffer[T] {
+	if b, ok := s.(*gocu.Buffer[T]); ok || l.err != nil {
+		return b
+	}
+	if s == nil {
+		l.fail(i, errors.New("nil (pass a *gocu.Buffer or an array)"))
+		return nil
+	}
+	v, err := s.KernelArg(l.dev)
+	if err != nil {
+		l.fail(i, err)
+		return nil
+	}
+	b, ok := v.(*gocu.Buffer[T])
+	if !ok {
+		l.fail(i, fmt.Errorf("%T gives %s, the kernel's parameter is []%v", s, elemOf(v), reflect.TypeFor[T]()))
+		return nil
+	}
+	return b
+}
+
+// elemOf describes the elements of a kernel argument that is not the
+// buffer a launcher wants.
+func elemOf(v any) string {
+	if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer {
+		if m, ok := t.MethodByName("Host"); ok && m.Type.NumOut() == 1 && m.Type.Out(0).Kind() == reflect.Slice {
+			return m.Type.Out(0).Elem().String() + " elements"
+		}
+	}
+	return fmt.Sprintf("a %T", v)
 }

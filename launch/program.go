@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,7 +23,11 @@ import (
 // (Launch<Kernel>) run kernels through a Call. Programs are safe for
 // concurrent use.
 type Program struct {
-	mod *meta.Module
+	mod  *meta.Module
+	file string // the generated file, as the compiler named it
+
+	staleOnce sync.Once
+	staleErr  error
 
 	mu     sync.Mutex               // serialises builds
 	builds atomic.Pointer[[]*build] // copy on write: launches read it without locking
@@ -34,7 +39,8 @@ type Program struct {
 func NewProgram(m *meta.Module) *Program {
 	cuda.MarkHelperPackage(m.Package)
 	cuda.MarkHelperPackage("github.com/gocu-dev/gocu/launch")
-	return &Program{mod: m}
+	_, file, _, _ := runtime.Caller(1)
+	return &Program{mod: m, file: file}
 }
 
 // Module returns the metadata gocu gen wrote: the CUDA source, its hash,

@@ -29,6 +29,22 @@ type Module struct {
 	// on the GPU (word 1 of the error buffer, see ErrorBuffer) indexes it.
 	// The checked twins of the kernels use the same Site values.
 	Sites []*kernel.Site
+	// GoSources are the Go functions of the package that the CUDA source
+	// was translated from, each with the hash of its source text: the
+	// launchers compare them with the files on disk at their first launch,
+	// so that a kernel changed without go generate is an error.
+	GoSources []GoSource
+}
+
+// GoSource is one Go function that gocu gen translated.
+type GoSource struct {
+	File string // base name of its file, in the package's directory
+	// Func is its name; a method's is Type.Method, with the receiver's
+	// base type name.
+	Func string
+	// SHA256 is the hex SHA-256 of its declaration's text, from the func
+	// keyword to the closing brace.
+	SHA256 string
 }
 
 // Kernel describes one //gocu:kernel function.

@@ -9,6 +9,7 @@ import (
 )
 
 func TestSearchListsEveryPlace(t *testing.T) {
+	t.Setenv("GOCU_LOAD_VERBOSE", "1") // the message lists the places
 	t.Setenv("GOCU_NCCL_LIB", "")
 	venv := t.TempDir()
 	t.Setenv("VIRTUAL_ENV", venv)
@@ -35,6 +36,7 @@ func TestSearchListsEveryPlace(t *testing.T) {
 }
 
 func TestOverrideNamesTheFile(t *testing.T) {
+	t.Setenv("GOCU_LOAD_VERBOSE", "1") // the message lists the places
 	bogus := filepath.Join(t.TempDir(), "libnccl.so.2")
 	if err := os.WriteFile(bogus, []byte("not a library"), 0o644); err != nil {
 		t.Fatal(err)

@@ -391,3 +391,34 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestSimDeviceLabel checks that a simulator launch made for a device
+// (sim.Config.Device, as generated launchers set it) is recorded under
+// that device's name, and one for none under SimDevice.
+func TestSimDeviceLabel(t *testing.T) {
+	if err := prof.Start(); err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, 64)
+	k := sim.Kernel{Name: "Inc", Func: func(th *kernel.Thread) { x[th.Index()]++ }}
+	for _, dev := range []string{"cpu", ""} {
+		if err := sim.Launch(sim.Config{Grid: kernel.Dim3{X: 2}, Block: kernel.Dim3{X: 32}, Device: dev}, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := prof.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range x {
+		if x[i] != 2 {
+			t.Fatalf("x[%d] = %v, want 2", i, x[i])
+		}
+	}
+	if len(p.Events) != 2 || p.Events[0].Device != "cpu" || p.Events[1].Device != prof.SimDevice {
+		t.Fatalf("events %+v, want one on cpu, one on %s", p.Events, prof.SimDevice)
+	}
+	if d := p.Devices["cpu"]; !strings.Contains(d, "Go kernels on the simulator") {
+		t.Errorf("device cpu described as %q", d)
+	}
+}

@@ -10,7 +10,9 @@ import (
 	"github.com/gocu-dev/gocu/sim"
 )
 
-// SimDevice is the Device of simulator events.
+// SimDevice is the Device of simulator events whose launch names no
+// device (sim.Config.Device); a launcher's names its device, "cpu" or
+// "sim", both of which run Go kernels on the simulator.
 const SimDevice = "sim"
 
 // simTracer is the session's sim.Tracer: launches on the simulator run to
@@ -27,15 +29,19 @@ func (t simTracer) Begin(cfg *sim.Config, k *sim.Kernel) any {
 	if name == "" {
 		name = "kernel"
 	}
-	c := &simCall{ev: Event{Name: name, Kind: SimKernel, Device: SimDevice, Grid: simDim(cfg.Grid), Block: simDim(cfg.Block),
+	dev := cfg.Device
+	if dev == "" {
+		dev = SimDevice
+	}
+	c := &simCall{ev: Event{Name: name, Kind: SimKernel, Device: dev, Grid: simDim(cfg.Grid), Block: simDim(cfg.Block),
 		Shared: cfg.DynamicSharedBytes}}
 	t.s.mu.Lock()
-	if _, ok := t.s.prof.Devices[SimDevice]; !ok {
+	if _, ok := t.s.prof.Devices[dev]; !ok {
 		workers := cfg.Workers
 		if workers <= 0 {
 			workers = runtime.GOMAXPROCS(0)
 		}
-		t.s.prof.Devices[SimDevice] = "CPU simulator (" + strconv.Itoa(workers) + " workers)"
+		t.s.prof.Devices[dev] = "CPU, Go kernels on the simulator (" + strconv.Itoa(workers) + " workers)"
 	}
 	t.s.mu.Unlock()
 	c.start = time.Now()

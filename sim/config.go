@@ -56,6 +56,9 @@ type Config struct {
 	// reads of uninitialized shared memory. GOCU_SIM_CHECKED=1 turns it on
 	// for every launch.
 	Checked bool
+	// Device names the gocu device the launch is for ("cpu" or "sim"),
+	// for tracers such as the profiler; empty means "sim".
+	Device string
 	// Limits is the device model; the zero value means H100.
 	Limits Limits
 	// Workers is the number of blocks run in parallel; 0 means GOMAXPROCS.

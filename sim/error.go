@@ -242,7 +242,8 @@ func (e *Error) Error() string {
 		if e.Length >= 0 {
 			fmt.Fprintf(&b, "index %d out of range [0:%d]", e.Index, e.Length)
 		} else {
-			b.WriteString("index out of range")
+			// The runtime names no length for a negative index.
+			fmt.Fprintf(&b, "index %d out of range", e.Index)
 		}
 		if e.Memory != "" {
 			fmt.Fprintf(&b, " of %s", e.Memory)

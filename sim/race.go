@@ -212,7 +212,8 @@ func (th *thread) sharedAccess(off, size uintptr, acc kernel.Access, s *kernel.S
 		}
 		th.fail(&Error{Kind: KindUninitialized, Pos: siteOf(s), Op: accessName(acc), Memory: mem,
 			Index: int((off - start) / size),
-			Msg:   fmt.Sprintf("%s of %s element %s before any thread of the block wrote it", accessName(acc), mem, elem)})
+			Msg: fmt.Sprintf("%s of %s element %s before any thread of the block wrote it: if a thread writes it, a SyncThreads may be missing between that write and this %s",
+				accessName(acc), mem, elem, accessName(acc))})
 	}
 	if prev, ps, op, race := b.l.check(e, th.access(s), acc); race {
 		mem, start, t := b.sharedMemory(off)

@@ -136,7 +136,7 @@ func TestUninitializedShared(t *testing.T) {
 		t.SyncThreads()
 		_ = *kernel.At(t, s[:], 7, s2, kernel.Read)
 	}), sim.KindUninitialized)
-	if e.Index != 7 || e.Pos.Line != 2 || !strings.Contains(e.Msg, "read of shared [32]float32 #0 element [7] before any thread of the block wrote it") {
+	if e.Index != 7 || e.Pos.Line != 2 || !strings.Contains(e.Msg, "read of shared [32]float32 #0 element [7] before any thread of the block wrote it: if a thread writes it, a SyncThreads may be missing between that write and this read") {
 		t.Errorf("got %v", e)
 	}
 }
@@ -204,5 +204,18 @@ func TestGlobalRaces(t *testing.T) {
 		*kernel.At(t, out, int(t.Index()), s3, kernel.Write) = 1
 	}, out); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNegativeIndexDefaultMode checks that the default mode keeps a
+// negative index's value, which the runtime reports without a length.
+func TestNegativeIndexDefaultMode(t *testing.T) {
+	g := make([]float32, 4)
+	e := wantErr(t, launch(d1(1), d1(1), func(t *kernel.Thread) {
+		i := int(t.ThreadIdx.X) - 5
+		g[i] = 1
+	}), sim.KindOutOfRange)
+	if e.Index != -5 || !strings.Contains(e.Error(), "index -5 out of range at ") {
+		t.Errorf("got %v", e)
 	}
 }

@@ -96,7 +96,7 @@ the lecture's Go kernels. --list shows them all.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.device, "device", "", "cuda, sim or cpu (default: cuda when a GPU is present, else sim)")
+	fl.StringVar(&f.device, "device", "", "cuda, cpu or sim (default: cuda when a GPU is present, else cpu; on cpu the arrays run on the CPU backend, on sim the lecture's Go kernels on the simulator)")
 	fl.StringSliceVar(&f.only, "only", nil, "run only these workloads (comma-separated)")
 	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (launches, graph replay, host copies, NVRTC), lecture, go (kernels written in Go), arrays, lowp (low precision), training, linalg")
 	fl.IntVarP(&f.reps, "reps", "n", 0, "timed repetitions per workload (default: each workload's own, 20 for most)")
@@ -178,8 +178,8 @@ func benchDevice(name string, errw io.Writer) (bench.Device, error) {
 	if err := cuda.Init(); err != nil {
 		reason = units.OneLine(err)
 	}
-	fmt.Fprintf(errw, "no GPU: %s; benchmarking the simulator (--device cpu for the CPU)\n", reason)
-	return bench.Sim, nil
+	fmt.Fprintf(errw, "no GPU: %s; benchmarking cpu (--device sim for the Go kernels on the simulator)\n", reason)
+	return bench.CPU, nil
 }
 
 func listWorkloads(w io.Writer, d bench.Device) error {

@@ -51,7 +51,7 @@ unless --size says otherwise.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.Device, "device", "auto", "auto, sim, cuda or cuda:N (auto: the GPU if there is one, else sim; $GOCU_DEVICE overrides auto)")
+	fl.StringVar(&o.Device, "device", "auto", "auto, cpu, sim, cuda or cuda:N (auto: the GPU if there is one, else cpu; gocu devices says what cpu and sim are; $GOCU_DEVICE overrides auto)")
 	fl.IntVar(&o.Size, "size", 0, "matrix size `N` of the N^3 products (default 256 on the simulator, 4096 on a GPU)")
 	fl.StringVarP(&o.Out, "out", "o", "", "write the grayscale image to `FILE` (.png, .jpg) (default $TMPDIR/gocu-gray.png)")
 	fl.Uint64Var(&o.Seed, "seed", 0, "seed of the random matrices and of the simulator's schedule (default: random)")

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -36,20 +38,42 @@ type devicesReport struct {
 	Library string       `json:"library,omitempty"`
 	Devices []deviceInfo `json:"devices"`
 	Reason  string       `json:"reason,omitempty"`
+	// CPU lists the devices every machine has, cpu and sim.
+	CPU []cpuDevice `json:"cpu_devices"`
+	// Places lists where libcuda was looked for and why each failed,
+	// with -v.
+	Places string `json:"places_searched,omitempty"`
+}
+
+// cpuDevice is a device that runs on the CPU.
+type cpuDevice struct {
+	Name string `json:"name"`
+	What string `json:"what"`
+}
+
+// cpuDevices explains cpu and sim, the one place the command does.
+func cpuDevices() []cpuDevice {
+	n := runtime.GOMAXPROCS(0)
+	return []cpuDevice{
+		{"cpu", fmt.Sprintf("the CPU (%d cores): arrays on all cores, Go kernels on the simulator; the default without a GPU", n)},
+		{"sim", "the simulator as a device, for debugging: as cpu, and new memory is filled with 0xFF bytes so that reading what nothing wrote shows"},
+	}
 }
 
 func newDevicesCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, verbose bool
 	cmd := &cobra.Command{
 		Use:   "devices",
 		Short: "List the CUDA devices and their properties",
 		Long: `List the GPUs the CUDA driver sees, with compute capability, memory,
-limits, and the theoretical memory bandwidth. Without a GPU it says why in
-one line and exits 0: gocu then runs kernels on the simulator.`,
+limits, and the theoretical memory bandwidth, then the devices every
+machine has: cpu and sim (GOCU_DEVICE and --device take these names).
+Without a GPU it says why in one line (-v lists the places searched for
+the driver) and exits 0: gocu then runs on cpu.`,
 		Example: "  gocu devices\n  gocu devices --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep := listDevices()
+			rep := listDevices(verbose)
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -60,14 +84,20 @@ one line and exits 0: gocu then runs kernels on the simulator.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "without a GPU, list the places searched for the driver")
 	return cmd
 }
 
-func listDevices() devicesReport {
+func listDevices(verbose bool) devicesReport {
 	var rep devicesReport
 	rep.Devices = []deviceInfo{}
+	rep.CPU = cpuDevices()
 	if err := cuda.Init(); err != nil {
 		rep.Reason = units.OneLine(err)
+		var le *cuda.LoadError
+		if verbose && errors.As(err, &le) {
+			rep.Places = le.Places()
+		}
 		return rep
 	}
 	rep.Driver, _ = cuda.DriverVersion()
@@ -96,8 +126,16 @@ func listDevices() devicesReport {
 }
 
 func printDevices(w io.Writer, rep devicesReport) {
+	defer func() {
+		for _, d := range rep.CPU {
+			fmt.Fprintf(w, "%s  %s\n", d.Name, d.What)
+		}
+	}()
 	if len(rep.Devices) == 0 {
-		fmt.Fprintf(w, "no CUDA GPU: %s; kernels written in Go run on the simulator\n", rep.Reason)
+		fmt.Fprintf(w, "no CUDA GPU: %s; gocu runs on cpu\n", rep.Reason)
+		if rep.Places != "" {
+			fmt.Fprintf(w, "places searched for libcuda.so.1:\n%s\n", rep.Places)
+		}
 		return
 	}
 	fmt.Fprintf(w, "CUDA driver %d.%d (%s)\n", rep.Driver/1000, rep.Driver%1000/10, rep.Library)

@@ -102,3 +102,50 @@ func generated(p string) bool {
 	base := filepath.Base(p)
 	return strings.HasPrefix(base, "zz_gocu_") || strings.HasPrefix(p, "gocu-")
 }
+
+var (
+	// A script or document named without its folder: run_me.py, DESIGN.md.
+	bareName = regexp.MustCompile("(?:^|[\\s`(\\[])([A-Za-z0-9_][A-Za-z0-9_-]*\\.(?:py|cu|md|ipynb))\\b")
+	// Names that stand for any file of the kind, not one of the repository.
+	// A go command on a folder of the repository: go run ./cmd/gocu.
+	goCommand    = regexp.MustCompile(`\bgo (run|build|install|test|generate|vet)(?: -[a-z]+(?: [A-Za-z]+)?)* \./([A-Za-z0-9_./-]*[A-Za-z0-9_])`)
+	placeholders = map[string]bool{"file.cu": true, "kernel.cu": true, "kernels.cu": true}
+)
+
+// Every script and document that the documents name without its folder,
+// such as a peer's script or a design note, is somewhere in a clone.
+func TestDocNamesInClone(t *testing.T) {
+	root := repoRoot(t)
+	have := map[string]bool{}
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && p != root && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		have[d.Name()] = true
+		return nil
+	})
+	for _, doc := range []string{"README.md", "docs/tutorial.md", "docs/tensor-cores.md", "sim/BENCH.md", "array/README.md", "bench/anchors/README.md"} {
+		b, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Errorf("%s: %v", doc, err)
+			continue
+		}
+		for _, m := range goCommand.FindAllStringSubmatch(string(b), -1) {
+			dir := strings.TrimSuffix(m[2], "/...")
+			if dir == "kernels" {
+				continue // a reader's own package, in the tutorial's transcript of gocu gen's errors
+			}
+			if fi, err := os.Stat(filepath.Join(root, dir)); err != nil || !fi.IsDir() {
+				t.Errorf("%s runs go %s %s, but the clone has no folder %s", doc, m[1], m[2], dir)
+			}
+		}
+		for _, m := range bareName.FindAllStringSubmatch(string(b), -1) {
+			if name := m[1]; !have[name] && !placeholders[name] && !generated(name) {
+				t.Errorf("%s names %s, which is nowhere in a clone", doc, name)
+			}
+		}
+	}
+}

@@ -13,7 +13,7 @@ import (
 
 func newGenCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "gen [-tags list] [-cu] [packages]",
+		Use:   "gen [--tags list] [--cu] [--check] [packages]",
 		Short: "Translate Go kernels (//gocu:kernel) to CUDA C and write their launchers",
 		Long: `gocu gen translates every function marked //gocu:kernel in the packages
 (default: the one in the current directory), and every Go function those
@@ -25,7 +25,12 @@ a GPU (compiled with NVRTC on first use) or on the simulator.
 
 Run it from go generate with this line in the package:
 
-	//go:generate go run github.com/gocu-dev/gocu/cmd/gocu gen
+	//go:generate go tool gocu-gen
+
+after "go get -tool github.com/gocu-dev/gocu/cmd/gocu-gen" in the module
+(gocu-gen is this command alone, with only the translator's imports).
+With --check it writes nothing and fails when a generated file is out of
+date, for CI.
 
 Files are rewritten only when their contents change. Code outside the
 kernel subset is reported as file:line:col: what is not supported, and
@@ -61,6 +66,7 @@ Flags are written as for the go command: -tags and --tags are the same.`,
 	// For the help text only: the flags are parsed by parseGenFlags.
 	cmd.Flags().String("tags", "", "comma-separated build tags, as for go build")
 	cmd.Flags().Bool("cu", false, "also write the CUDA source as zz_gocu_<pkg>.cu, for reading")
+	cmd.Flags().Bool("check", false, "write nothing; fail if a generated file is out of date")
 	return cmd
 }
 
@@ -72,10 +78,11 @@ func parseGenFlags(args []string) (gen.Config, []string, error) {
 	fs.SetOutput(io.Discard)
 	tags := fs.String("tags", "", "")
 	cu := fs.Bool("cu", false, "")
+	check := fs.Bool("check", false, "")
 	if err := fs.Parse(args); err != nil {
 		return gen.Config{}, nil, err
 	}
-	cfg := gen.Config{CUDAFile: *cu}
+	cfg := gen.Config{CUDAFile: *cu, Check: *check}
 	if *tags != "" {
 		cfg.BuildFlags = []string{"-tags=" + *tags}
 	}

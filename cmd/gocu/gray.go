@@ -24,8 +24,8 @@ func newGrayCmd() *cobra.Command {
 		Short: "Convert an image to grayscale with the lecture's kernel",
 		Long: `gocu gray reads IN (PNG, JPEG, GIF, BMP, TIFF or WebP, recognised by its
 contents), converts it to planar RGB and runs the lecture's grayscale
-kernel, written in Go, on the device: the GPU if there is one, else the
-CPU simulator. It writes OUT as PNG or JPEG, chosen by OUT's extension
+kernel, written in Go, on the device: the GPU if there is one, else cpu
+(where Go kernels run on the simulator). It writes OUT as PNG or JPEG, chosen by OUT's extension
 (.png, .jpg, .jpeg), and prints what it wrote.
 
 gray = 0.2989 R + 0.5870 G + 0.1140 B per pixel (alpha is dropped). --2d uses
@@ -38,7 +38,12 @@ complete, so a failure never leaves a partial OUT behind.`,
 		Example: `  gocu gray photo.jpg gray.png
   gocu gray --2d --time scan.tiff gray.jpg --quality 95
   gocu gray --device sim picture.webp out.png`,
-		Args: cobra.ExactArgs(2),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return fmt.Errorf("gray takes two files, IN and OUT, not %d argument(s) (usage: gocu gray [flags] IN OUT; gocu gray --help)", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in, out := args[0], args[1]
 			// Refuse an output format we cannot write before any work.
@@ -88,7 +93,7 @@ complete, so a failure never leaves a partial OUT behind.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&device, "device", "auto", "auto, sim, cuda or cuda:N (auto: the GPU if there is one, else sim)")
+	fl.StringVar(&device, "device", "auto", "auto, cpu, sim, cuda or cuda:N (auto: the GPU if there is one, else cpu; gocu devices says what cpu and sim are)")
 	fl.BoolVar(&twoD, "2d", false, "use the kernel on a 2-D grid (kernels.Gray2D)")
 	fl.BoolVar(&timing, "time", false, "print the time of each stage")
 	fl.IntVar(&quality, "quality", 90, "JPEG quality, 1-100")

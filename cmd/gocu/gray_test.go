@@ -121,7 +121,7 @@ func TestGrayErrors(t *testing.T) {
 		{[]string{"gray", good, filepath.Join(good, "out.png")}, "cannot write"},
 		{[]string{"gray", "--quality", "0", good, filepath.Join(dir, "q.jpg")}, "quality 0"},
 		{[]string{"gray", "--device", "cuda:7", good, out}, "cuda"},
-		{[]string{"gray", good}, "accepts 2 arg(s)"},
+		{[]string{"gray", good}, "gray takes two files, IN and OUT, not 1 argument(s) (usage: gocu gray [flags] IN OUT"},
 	} {
 		msg, err := run(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -32,8 +32,13 @@ func TestDevices(t *testing.T) {
 		if !strings.Contains(out, "CUDA driver") || !strings.Contains(out, "sm_") && !strings.Contains(out, ".") {
 			t.Errorf("gocu devices with a GPU printed:\n%s", out)
 		}
-	} else if strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "no CUDA GPU: ") {
-		t.Errorf("gocu devices without a GPU must print one line starting 'no CUDA GPU: ', got:\n%s", out)
+	} else if strings.Count(out, "\n") != 3 || !strings.HasPrefix(out, "no CUDA GPU: ") {
+		t.Errorf("gocu devices without a GPU must print one line starting 'no CUDA GPU: ', then cpu and sim, got:\n%s", out)
+	} else if v, err := run(t, "devices", "-v"); err != nil || !strings.Contains(v, "places searched for libcuda.so.1:\n") || strings.Count(v, "\n") < 5 {
+		t.Errorf("gocu devices -v without a GPU: %v\n%s", err, v)
+	}
+	if !strings.Contains(out, "\ncpu  the CPU") || !strings.Contains(out, "\nsim  the simulator") {
+		t.Errorf("gocu devices lacks cpu and sim:\n%s", out)
 	}
 	out, err = run(t, "devices", "--json")
 	if err != nil {

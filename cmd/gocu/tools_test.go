@@ -309,7 +309,7 @@ func TestProfCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("gocu prof: %v\n%s", err, text)
 	}
-	for _, want := range []string{"Name", "Calls", "Fill", "sim kernel", "3 calls", "sim: CPU simulator"} {
+	for _, want := range []string{"Name", "Calls", "Fill", "sim kernel", "3 calls", "sim: CPU, Go kernels on the simulator"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("gocu prof output lacks %q:\n%s", want, text)
 		}

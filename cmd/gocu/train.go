@@ -112,7 +112,7 @@ in its environment; see package dist.`,
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the initial weights and of the shuffling")
 	f.BoolVar(&cfg.Graph, "graph", false, "replay each step as a CUDA graph (GPU)")
 	f.BoolVar(&cfg.BF16, "bf16", false, "mixed precision: products in bfloat16 on the tensor cores, float32 master weights")
-	f.StringVar(&cfg.Plot, "plot", "loss.png", "write the loss curve to this PNG file (empty: none)")
+	f.StringVar(&cfg.Plot, "plot", "", "write the loss curve to this PNG `FILE` (default: none)")
 	f.StringVar(&cfg.Save, "save", "", "write the trained weights to this safetensors file")
 	f.StringVar(&cfg.DataDir, "data", "", "folder with the four MNIST files (default: the GoMNIST module's)")
 	f.IntVar(&cfg.Hidden, "hidden", 512, "units of each hidden layer")

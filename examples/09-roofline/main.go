@@ -37,12 +37,15 @@ func main() {
 		if r.Ceiling != "" {
 			continue // the workloads that measured the roofs
 		}
-		bound := "memory-bound"
+		// Which roof bounds a kernel depends on the device's ridge, not
+		// on the kernel alone: grayscale is under the compute roof of the
+		// simulator's low ridge and under the memory roof of a GPU's.
+		roof := "memory"
 		if r.Roof == "fp32" || r.Roof == "tf32" {
-			bound = "compute-bound"
+			roof = "compute"
 		}
-		fmt.Printf("%-17s %5.3g FLOP/B  %14s  %5.2g%% of its roof (%s)\n",
-			r.Name, r.Intensity, units.FLOPRate(r.TFLOPs*1e12), r.Percent, bound)
+		fmt.Printf("%-17s %5.3g FLOP/B  %14s  %5.2g%% of this device's %s roof\n",
+			r.Name, r.Intensity, units.FLOPRate(r.TFLOPs*1e12), r.Percent, roof)
 	}
 	path := filepath.Join(os.TempDir(), "gocu-roofline.png")
 	if err := rep.PlotFile(path); err != nil {

@@ -1,6 +1,6 @@
 package main
 
-//go:generate go run github.com/gocu-dev/gocu/cmd/gocu gen
+//go:generate go tool gocu-gen
 
 import (
 	"fmt"

@@ -2,7 +2,7 @@ package main
 
 import "github.com/gocu-dev/gocu/kernel"
 
-//go:generate go run github.com/gocu-dev/gocu/cmd/gocu gen
+//go:generate go tool gocu-gen
 
 // Threads is the block size SoftmaxRows is written for.
 const Threads = 256

@@ -76,7 +76,7 @@ func run(dev *gocu.Device, rows, cols int, seed uint64) (*report, error) {
 		Checked: dev.Kind() == gocu.Sim, // race detection on the simulator
 	}
 	softmax := func() error {
-		return LaunchSoftmaxRows(dev, cfg, array.AsBuffer[float32](logits), array.AsBuffer[float32](probs), int32(rows), int32(cols))
+		return LaunchSoftmaxRows(dev, cfg, logits, probs, int32(rows), int32(cols)) // arrays go in directly
 	}
 	if err := softmax(); err != nil {
 		return nil, err

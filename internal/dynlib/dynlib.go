@@ -69,14 +69,27 @@ type NotFoundError struct {
 	err   error
 }
 
+// Error is one line: Summary and what to do. The places searched and why
+// each failed are in Places, and in Error too when GOCU_LOAD_VERBOSE=1.
 func (e *NotFoundError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s not found; tried %d places:", e.What, len(e.Tried))
-	for _, a := range e.Tried {
-		fmt.Fprintf(&b, "\n  %s: %s", a.Path, a.Reason)
-	}
+	s := e.Summary()
 	if e.Env != "" {
-		fmt.Fprintf(&b, "\nset %s to the library file to use a specific one", e.Env)
+		s += "; set " + e.Env + " to the library file to use a specific one"
+	}
+	if os.Getenv("GOCU_LOAD_VERBOSE") == "1" {
+		return s + "; tried:\n" + e.Places()
+	}
+	return s + " (GOCU_LOAD_VERBOSE=1 lists the places)"
+}
+
+// Places lists every path tried and why it failed, one a line.
+func (e *NotFoundError) Places() string {
+	var b strings.Builder
+	for i, a := range e.Tried {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "  %s: %s", a.Path, a.Reason)
 	}
 	return b.String()
 }

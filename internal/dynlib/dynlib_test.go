@@ -61,6 +61,10 @@ func TestNotFoundListsEverything(t *testing.T) {
 	if !errors.As(err, &nf) {
 		t.Fatalf("error %T is not a *NotFoundError", err)
 	}
+	if line := err.Error(); strings.Contains(line, "\n") || !strings.HasSuffix(line, "(GOCU_LOAD_VERBOSE=1 lists the places)") {
+		t.Errorf("the error is not one line ending with how to see the places:\n%s", line)
+	}
+	t.Setenv("GOCU_LOAD_VERBOSE", "1")
 	msg := err.Error()
 	for _, want := range []string{
 		"libgocunothere not found",
@@ -86,6 +90,7 @@ func TestNotFoundListsEverything(t *testing.T) {
 }
 
 func TestEnvOverrideIsExclusive(t *testing.T) {
+	t.Setenv("GOCU_LOAD_VERBOSE", "1") // the message lists the places
 	lib := systemLib(t)
 	bogus := filepath.Join(t.TempDir(), "libbogus.so")
 	if err := os.WriteFile(bogus, []byte("not an ELF file"), 0o644); err != nil {

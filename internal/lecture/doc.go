@@ -19,7 +19,7 @@
 // translates them to CUDA C and writes zz_gocu_lecture.go with one typed
 // launcher per kernel, such as
 //
-//	func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray *gocu.Buffer[uint8], n int32) error
+//	func LaunchGray(d *gocu.Device, cfg gocu.Config, rgb, gray gocu.Slice[uint8], n int32) error
 //
 // The same call runs the kernel on a GPU (compiled with NVRTC on first use)
 // or on the CPU simulator (package sim), from the same Go source:
@@ -34,4 +34,4 @@
 // cmd/gocu/internal/demo/bugs, so that nothing but the demo carries them.
 package lecture
 
-//go:generate go run github.com/gocu-dev/gocu/cmd/gocu gen
+//go:generate go tool gocu-gen

@@ -452,7 +452,7 @@ func TestLaunchErrors(t *testing.T) {
 			is   error
 		}{
 			{lecture.LaunchGray(d, gocu.Grid1D(10, 32), rgb, freed, 10), "argument 2 (gray): buffer used after Free", gocu.ErrFreed},
-			{lecture.LaunchGray(d, gocu.Grid1D(10, 32), nil, gray, 10), "argument 1 (rgb): nil *gocu.Buffer", nil},
+			{lecture.LaunchGray(d, gocu.Grid1D(10, 32), nil, gray, 10), "argument 1 (rgb): nil (pass a *gocu.Buffer or an array)", nil},
 			{lecture.LaunchGray(d, gocu.Config{Grid: gocu.Dim3{X: -1}, Block: gocu.Dim3{X: 32}}, rgb, gray, 10), "negative size", nil},
 			{lecture.LaunchGray(d, gocu.Auto(0), rgb, gray, 10), "N = 0", nil},
 			{lecture.LaunchGrayFast(d, gocu.Grid1D(1, 512), rgb, gray, 10), "more than the 256 of the kernel's //gocu:launch_bounds", nil},

@@ -120,7 +120,7 @@ func gemmRefRows(a, b []kernel.BFloat16, rows []int, n, k int) map[int][]float64
 	return ref
 }
 
-type gemmLaunch func(d *gocu.Device, cfg gocu.Config, a, b, c *gocu.Buffer[kernel.BFloat16], m, n, k int32) error
+type gemmLaunch func(d *gocu.Device, cfg gocu.Config, a, b, c gocu.Slice[kernel.BFloat16], m, n, k int32) error
 
 // gemmKernel is one bf16 GEMM of the package: its stage depth (k must be
 // a multiple), its launch, and whether it needs the warpgroup MMA.

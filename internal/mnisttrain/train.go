@@ -316,8 +316,12 @@ func Run(cfg Config) (*Result, error) {
 		res.Device = fmt.Sprintf("%d ranks (%s)", comm.Size(), deviceList(comm))
 		where = fmt.Sprintf("%d ranks, data-parallel (%s; this process: %s), %d images per rank and step", comm.Size(), comm.Backend(), rankList(comm), cfg.Batch/comm.Size())
 	}
-	fmt.Fprintf(out, "training %s on %s: %d images, batch %d, Adam lr %g (%s), %d epochs%s\n",
-		res.Model, where, train.N, cfg.Batch, cfg.LR, sched, cfg.Epochs, map[bool]string{true: ", CUDA graph", false: ""}[graph])
+	epochs := fmt.Sprintf("%d epochs", cfg.Epochs)
+	if cfg.Epochs == 1 {
+		epochs = "1 epoch"
+	}
+	fmt.Fprintf(out, "training %s on %s: %d images, batch %d, Adam lr %g (%s), %s%s\n",
+		res.Model, where, train.N, cfg.Batch, cfg.LR, sched, epochs, map[bool]string{true: ", CUDA graph", false: ""}[graph])
 
 	// One replica (t) without a communicator; one per local rank with.
 	var (

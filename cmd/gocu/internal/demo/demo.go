@@ -131,6 +131,9 @@ func Run(o Options, w io.Writer) (*Report, error) {
 	if err := matmulRows(dev, ad, size, r, add); err != nil {
 		return rep, err
 	}
+	if dev.Kind() != gocu.CUDA {
+		fmt.Fprintf(w, "\nThe kernels' times on %s measure the simulator, which runs every GPU thread as Go code, not a GPU:\nits tiled matmul is slower than the naive one because its threads really meet at every barrier.\n", dev)
+	}
 	fmt.Fprintf(w, "\nwrote %s: the sample image in grayscale\n", out)
 
 	fmt.Fprintf(w, "\nThe simulator catches what a GPU hides (kernels in cmd/gocu/internal/demo/bugs/broken.go):\n")
@@ -265,7 +268,7 @@ func matmulRows(dev *gocu.Device, ad *array.Maker, size int, r *rand.Rand, add f
 	cfg := gocu.Grid2D(size, size, lecture.Tile, lecture.Tile)
 	for _, k := range []struct {
 		step, code string
-		launch     func(*gocu.Device, gocu.Config, *gocu.Buffer[float32], *gocu.Buffer[float32], *gocu.Buffer[float32], int32, int32, int32) error
+		launch     func(*gocu.Device, gocu.Config, gocu.Slice[float32], gocu.Slice[float32], gocu.Slice[float32], int32, int32, int32) error
 	}{
 		{"matmul, naive (2-D grid)", "lecture.MatMul", lecture.LaunchMatMul},
 		{"matmul, tiled 16x16 in shared memory", "lecture.TiledMatMul", lecture.LaunchTiledMatMul},

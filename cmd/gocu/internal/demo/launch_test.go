@@ -10,7 +10,7 @@ import (
 
 // mmLauncher is the signature of gocu gen's launchers of the matmul
 // kernels.
-type mmLauncher = func(*gocu.Device, gocu.Config, *gocu.Buffer[float32], *gocu.Buffer[float32], *gocu.Buffer[float32], int32, int32, int32) error
+type mmLauncher = func(*gocu.Device, gocu.Config, gocu.Slice[float32], gocu.Slice[float32], gocu.Slice[float32], int32, int32, int32) error
 
 // testLaunchers runs the launchers the demo uses on dev, with extra added
 // to every launch configuration, on random inputs of sizes that are no

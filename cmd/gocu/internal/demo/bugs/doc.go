@@ -11,7 +11,7 @@
 // tests hold the reports to them.
 package bugs
 
-//go:generate go run github.com/gocu-dev/gocu/cmd/gocu gen
+//go:generate go tool gocu-gen
 
 import "github.com/gocu-dev/gocu/internal/lecture"
 
