@@ -117,7 +117,7 @@ func unaryFloat[T float](op backend.Op, d, a []T) {
 	case backend.OpTanh:
 		f(math.Tanh)
 	case backend.OpSigmoid:
-		f(sigmoid)
+		f(backend.Sigmoid)
 	case backend.OpFloor:
 		f(math.Floor)
 	case backend.OpCeil:
@@ -127,16 +127,13 @@ func unaryFloat[T float](op backend.Op, d, a []T) {
 	case backend.OpTrunc:
 		f(math.Trunc)
 	default:
-		panic("cpu: unary " + op.String())
+		// The table's function, for operations without a loop of their own.
+		fn := backend.Ops[op].F
+		if fn == nil {
+			panic("cpu: unary " + op.String())
+		}
+		f(fn)
 	}
-}
-
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
 }
 
 func predicate[T float](op backend.Op, d []bool, a []T) {
@@ -228,8 +225,17 @@ func binaryFloat[T float](op backend.Op, d, a, b []T) {
 		for i := range d {
 			d[i] = T(math.Pow(float64(a[i]), float64(b[i])))
 		}
-	default:
+	case backend.OpAdd, backend.OpSub, backend.OpMul, backend.OpDiv, backend.OpMaximum, backend.OpMinimum:
 		binaryNum(op, d, a, b)
+	default:
+		// The table's function, for operations without a loop of their own.
+		fn := backend.Ops[op].F2
+		if fn == nil {
+			panic("cpu: binary " + op.String())
+		}
+		for i := range d {
+			d[i] = T(fn(float64(a[i]), float64(b[i])))
+		}
 	}
 }
 
