@@ -158,7 +158,7 @@ func (a *Array) unary(name string, op backend.Op) *Array {
 		return a.dev.lazyCompute(op, dt, Bool, a.shape, e)
 	case op == backend.OpNot:
 		return a.dev.lazy(node(op, Bool, a.shape, castExpr(e, Bool)))
-	case !backend.Supports(op, dt.Compute()):
+	case !backend.Supports(op, dt.Compute().be()):
 		return failed(errorf(name, ErrDType, "not supported for %v", dt))
 	}
 	identity := false
@@ -230,7 +230,7 @@ func binaryArrays(op backend.Op, x, y *Array) *Array {
 		return nil
 	}
 	dt := x.dt
-	if dt.IsStorage() || op.IsCompare() || op.IsLogical() || op == backend.OpDiv && !dt.IsFloating() || !backend.Supports(op, dt) {
+	if dt.IsStorage() || op.IsCompare() || op.IsLogical() || op == backend.OpDiv && !dt.IsFloating() || !backend.Supports(op, dt.be()) {
 		return nil
 	}
 	r := len(x.shape)
@@ -255,7 +255,7 @@ func binaryScalar(op backend.Op, x *Array, s scalar) *Array {
 	}
 	dt := x.dt
 	if dt.IsStorage() || withWeak(dt, s) != dt || !s.fits(dt) || op.IsCompare() || op.IsLogical() ||
-		op == backend.OpDiv && !dt.IsFloating() || !backend.Supports(op, dt) {
+		op == backend.OpDiv && !dt.IsFloating() || !backend.Supports(op, dt.be()) {
 		return nil
 	}
 	r := len(x.shape)
@@ -312,7 +312,7 @@ func binaryOperands(name string, op backend.Op, ox, oy operand) *Array {
 	case op == backend.OpDiv:
 		dt = floatDiv(dt)
 		res = dt
-	case !backend.Supports(op, dt.Compute()):
+	case !backend.Supports(op, dt.Compute().be()):
 		return failed(errorf(name, ErrDType, "not supported for %v", dt))
 	}
 	if err := checkShape(name, res, shape); err != nil {
