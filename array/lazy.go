@@ -268,11 +268,11 @@ func (d *Maker) lazyCompute(op backend.Op, dt, res DType, shape []int, args ...*
 
 // tooBigExpr is the error of a result of op too large for an int.
 func tooBigExpr(op backend.Op, dt DType, shape []int) error {
-	name := op.String()
-	if op == backend.OpCast {
-		name = "AsType"
+	name := backend.Ops[op].Method
+	if name == "" { // a leaf
+		name = strings.ToUpper(op.String()[:1]) + op.String()[1:]
 	}
-	return tooBig(strings.ToUpper(name[:1])+name[1:], dt, shape)
+	return tooBig(name, dt, shape)
 }
 
 // pend makes a, whose expression is set, pending: it takes references to

@@ -66,6 +66,28 @@ const (
 	OpOr
 	OpXor
 
+	OpArcsin
+	OpArccos
+	OpArctan
+	OpSinh
+	OpCosh
+	OpArcsinh
+	OpArccosh
+	OpArctanh
+	OpErf
+	OpErfc
+	OpDeg2Rad
+	OpRad2Deg
+	OpArctan2
+	OpHypot
+	OpCopysign
+	OpBitAnd
+	OpBitOr
+	OpBitXor
+	OpBitNot
+	OpLeftShift
+	OpRightShift
+
 	OpWhere // Arg[0] is a bool condition, Arg[1] and Arg[2] the values
 
 	numOps
@@ -144,6 +166,9 @@ type OpInfo struct {
 	F2 func(x, y float64) float64
 	// Grad is the gradient decision.
 	Grad Grad
+	// OnBool is the operation package array builds instead for bool
+	// arguments: NumPy's bitwise operations are logical on bool.
+	OnBool Op
 }
 
 // Ops is the table of operations, indexed by Op.
@@ -199,6 +224,29 @@ var Ops = [numOps]OpInfo{
 	OpAnd:      {Name: "and", Method: "LogicalAnd", Arity: 2, Kind: KindLogical, DTypes: Bools, CUDA: "&&", Grad: GradNone},
 	OpOr:       {Name: "or", Method: "LogicalOr", Arity: 2, Kind: KindLogical, DTypes: Bools, CUDA: "||", Grad: GradNone},
 	OpXor:      {Name: "xor", Method: "LogicalXor", Arity: 2, Kind: KindLogical, DTypes: Bools, CUDA: "!=", Grad: GradNone},
+
+	OpArcsin:   {Name: "arcsin", Method: "Arcsin", Arity: 1, Kind: KindFloat, DTypes: Floats, CUDA: "asin", F: math.Asin, Grad: GradRule},
+	OpArccos:   {Name: "arccos", Method: "Arccos", Arity: 1, Kind: KindFloat, DTypes: Floats, CUDA: "acos", F: math.Acos, Grad: GradRule},
+	OpArctan:   {Name: "arctan", Method: "Arctan", Arity: 1, Kind: KindFloat, DTypes: Floats, CUDA: "atan", F: math.Atan, Grad: GradRule},
+	OpSinh:     {Name: "sinh", Method: "Sinh", Arity: 1, Kind: KindFloat, DTypes: Floats, CUDA: "sinh", F: math.Sinh, Grad: GradRule},
+	OpCosh:     {Name: "cosh", Method: "Cosh", Arity: 1, Kind: KindFloat, DTypes: Floats, CUDA: "cosh", F: math.Cosh, Grad: GradRule},
+	OpArcsinh:  {Name: "arcsinh", Method: "Arcsinh", Arity: 1, Kind: KindFloat, DTypes: Floats, CUDA: "asinh", F: math.Asinh, Grad: GradRule},
+	OpArccosh:  {Name: "arccosh", Method: "Arccosh", Arity: 1, Kind: KindFloat, DTypes: Floats, CUDA: "acosh", F: math.Acosh, Grad: GradRule},
+	OpArctanh:  {Name: "arctanh", Method: "Arctanh", Arity: 1, Kind: KindFloat, DTypes: Floats, CUDA: "atanh", F: math.Atanh, Grad: GradRule},
+	OpErf:      {Name: "erf", Method: "Erf", Arity: 1, Kind: KindFloat, DTypes: Floats, CUDA: "erf", F: math.Erf, Grad: GradRule},
+	OpErfc:     {Name: "erfc", Method: "Erfc", Arity: 1, Kind: KindFloat, DTypes: Floats, CUDA: "erfc", F: math.Erfc, Grad: GradRule},
+	OpDeg2Rad:  {Name: "deg2rad", Method: "Deg2Rad", Arity: 1, Kind: KindFloat, DTypes: Floats, F: func(x float64) float64 { return x * DegToRad }, Grad: GradRule},
+	OpRad2Deg:  {Name: "rad2deg", Method: "Rad2Deg", Arity: 1, Kind: KindFloat, DTypes: Floats, F: func(x float64) float64 { return x * RadToDeg }, Grad: GradRule},
+	OpArctan2:  {Name: "arctan2", Method: "Arctan2", Arity: 2, Kind: KindFloat, DTypes: Floats, CUDA: "atan2", F2: math.Atan2, Grad: GradRule},
+	OpHypot:    {Name: "hypot", Method: "Hypot", Arity: 2, Kind: KindFloat, DTypes: Floats, CUDA: "hypot", F2: math.Hypot, Grad: GradRule},
+	OpCopysign: {Name: "copysign", Method: "Copysign", Arity: 2, Kind: KindFloat, DTypes: Floats, CUDA: "copysign", F2: math.Copysign, Grad: GradRule},
+
+	OpBitAnd:     {Name: "bitand", Method: "BitwiseAnd", Arity: 2, Kind: KindArith, DTypes: Ints, CUDA: "&", Grad: GradNone, OnBool: OpAnd},
+	OpBitOr:      {Name: "bitor", Method: "BitwiseOr", Arity: 2, Kind: KindArith, DTypes: Ints, CUDA: "|", Grad: GradNone, OnBool: OpOr},
+	OpBitXor:     {Name: "bitxor", Method: "BitwiseXor", Arity: 2, Kind: KindArith, DTypes: Ints, CUDA: "^", Grad: GradNone, OnBool: OpXor},
+	OpBitNot:     {Name: "bitnot", Method: "BitwiseNot", Arity: 1, Kind: KindArith, DTypes: Ints, CUDA: "~", Grad: GradNone, OnBool: OpNot},
+	OpLeftShift:  {Name: "lshift", Method: "LeftShift", Arity: 2, Kind: KindArith, DTypes: Ints, Grad: GradNone},
+	OpRightShift: {Name: "rshift", Method: "RightShift", Arity: 2, Kind: KindArith, DTypes: Ints, Grad: GradNone},
 
 	OpWhere: {Name: "where", Method: "Where", Arity: 3, Kind: KindSelect, DTypes: AllTypes, Grad: GradRule},
 }
@@ -306,3 +354,10 @@ func sign(x float64) float64 {
 }
 
 func relu(x float64) float64 { return max(x, 0) }
+
+// DegToRad and RadToDeg are the factors of Deg2Rad and Rad2Deg, which
+// both backends apply in float64.
+const (
+	DegToRad = math.Pi / 180
+	RadToDeg = 180 / math.Pi
+)

@@ -40,6 +40,9 @@ func TestOpTable(t *testing.T) {
 		if (in.F != nil && in.Arity != 1) || (in.F2 != nil && in.Arity != 2) {
 			t.Errorf("%v: CPU function of the wrong arity", o)
 		}
+		if b := in.OnBool; b != 0 && (b.Kind() != KindLogical || b.Arity() != in.Arity || in.DTypes.Has(Bool)) {
+			t.Errorf("%v: on bool it becomes %v, not a logical operation of its arity", o, b)
+		}
 		for _, d := range DTypes {
 			if in.DTypes.Has(d) && d.IsStorage() {
 				t.Errorf("%v: storage dtype %v in its dtypes", o, d)

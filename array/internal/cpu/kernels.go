@@ -63,6 +63,17 @@ func unaryNum[T number](op backend.Op, d, a []T) {
 	}
 }
 
+func unaryInt[T integer](op backend.Op, d, a []T) {
+	if op != backend.OpBitNot {
+		unaryNum(op, d, a)
+		return
+	}
+	a = a[:len(d)]
+	for i, v := range a {
+		d[i] = ^v
+	}
+}
+
 func unaryFloat[T float](op backend.Op, d, a []T) {
 	a = a[:len(d)]
 	f := func(fn func(float64) float64) {
@@ -202,6 +213,28 @@ func binaryInt[T integer](op backend.Op, d, a, b []T) {
 	case backend.OpPow:
 		for i := range d {
 			d[i] = powInt(a[i], b[i])
+		}
+	case backend.OpBitAnd:
+		for i := range d {
+			d[i] = a[i] & b[i]
+		}
+	case backend.OpBitOr:
+		for i := range d {
+			d[i] = a[i] | b[i]
+		}
+	case backend.OpBitXor:
+		for i := range d {
+			d[i] = a[i] ^ b[i]
+		}
+	case backend.OpLeftShift:
+		// Go's shifts are NumPy's: a count of the width or more (and a
+		// negative one, made huge by the conversion) gives 0 or the sign.
+		for i := range d {
+			d[i] = a[i] << uint64(b[i])
+		}
+	case backend.OpRightShift:
+		for i := range d {
+			d[i] = a[i] >> uint64(b[i])
 		}
 	default:
 		binaryNum(op, d, a, b)

@@ -2,6 +2,7 @@ package cudagen
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
@@ -140,6 +141,10 @@ func opExpr(op backend.Op, dt, at backend.DType, a, b, c string) (string, error)
 			return fmt.Sprintf("((%s)gocu_floordiv((double)%s, (double)%s))", T, a, b), nil
 		case backend.OpMod:
 			return fmt.Sprintf("((%s)gocu_fmod_py((double)%s, (double)%s))", T, a, b), nil
+		case backend.OpDeg2Rad:
+			return fmt.Sprintf("((%s)((double)%s * %s))", T, a, strconv.FormatFloat(backend.DegToRad, 'g', -1, 64)), nil
+		case backend.OpRad2Deg:
+			return fmt.Sprintf("((%s)((double)%s * %s))", T, a, strconv.FormatFloat(backend.RadToDeg, 'g', -1, 64)), nil
 		case backend.OpMaximum:
 			return fmt.Sprintf("((%s > %s || %s != %s) ? %s : %s)", a, b, a, a, a, b), nil
 		case backend.OpMinimum:
@@ -196,6 +201,21 @@ func opExpr(op backend.Op, dt, at backend.DType, a, b, c string) (string, error)
 		return fmt.Sprintf("(%s > %s ? %s : %s)", a, b, a, b), nil
 	case backend.OpMinimum:
 		return fmt.Sprintf("(%s < %s ? %s : %s)", a, b, a, b), nil
+	case backend.OpLeftShift, backend.OpRightShift:
+		// NumPy's shifts: a count of the width or more, or a negative
+		// one (huge as unsigned), gives 0, or -1 for a negative a >>.
+		w := 8 * dt.Size()
+		if op == backend.OpLeftShift {
+			return fmt.Sprintf("((unsigned long long)%s < %d ? %s : (%s)0)", b, w, wrap(u(a)+" << "+b), T), nil
+		}
+		fill := fmt.Sprintf("(%s)0", T)
+		if dt.IsSigned() {
+			fill = fmt.Sprintf("(%s < 0 ? (%s)-1 : (%s)0)", a, T, T)
+		}
+		return fmt.Sprintf("((unsigned long long)%s < %d ? (%s)(%s >> %s) : %s)", b, w, T, a, b, fill), nil
+	}
+	if e, ok := spelled(op, dt, a, b); ok {
+		return fmt.Sprintf("((%s)%s)", T, e), nil
 	}
 	return "", fmt.Errorf("%v is not defined for %v", op, dt)
 }
