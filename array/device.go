@@ -51,8 +51,8 @@ type Precision uint8
 
 // Matrix product precisions.
 const (
-	FP32 = Precision(backend.FP32)
-	TF32 = Precision(backend.TF32)
+	FP32 Precision = iota
+	TF32
 )
 
 // Pool bounds of the CPU backends' caches of freed large buffers.

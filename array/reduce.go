@@ -11,15 +11,15 @@ type ReduceOp uint8
 
 // The reductions.
 const (
-	OpSum    = ReduceOp(backend.Sum)
-	OpProd   = ReduceOp(backend.Prod)
-	OpMax    = ReduceOp(backend.Max)
-	OpMin    = ReduceOp(backend.Min)
-	OpMean   = ReduceOp(backend.Mean)
-	OpArgMax = ReduceOp(backend.ArgMax)
-	OpArgMin = ReduceOp(backend.ArgMin)
-	OpAny    = ReduceOp(backend.Any)
-	OpAll    = ReduceOp(backend.All)
+	OpSum ReduceOp = iota
+	OpProd
+	OpMax
+	OpMin
+	OpMean
+	OpArgMax
+	OpArgMin
+	OpAny
+	OpAll
 )
 
 // String returns the reduction's lower-case name ("sum").
