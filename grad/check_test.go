@@ -94,6 +94,9 @@ func TestGradElementwise(t *testing.T) {
 		{"Where", func(x ...*grad.Var) *grad.Var {
 			return grad.Where(x[0].Value().Gt(0), x[1], x[2])
 		}, []input{in(3, 4), in(3, 4), in(4)}},
+		{"Mod", func(x ...*grad.Var) *grad.Var { return x[0].Mod(x[1]) }, []input{in(3, 4), pos(4)}},
+		{"Mod/scalar", u(func(v *grad.Var) *grad.Var { return v.Mod(0.75) }), []input{in(3, 4)}},
+		{"FloorDiv", func(x ...*grad.Var) *grad.Var { return x[0].FloorDiv(x[1]).Add(x[0]) }, []input{in(3, 4), pos(4)}},
 		{"Arcsin", u((*grad.Var).Arcsin), []input{{shape: []int{3, 4}, lo: -0.9, hi: 0.9}}},
 		{"Arccos", u((*grad.Var).Arccos), []input{{shape: []int{3, 4}, lo: -0.9, hi: 0.9}}},
 		{"Arctan", u((*grad.Var).Arctan), []input{in(3, 4)}},

@@ -112,6 +112,25 @@ func (v *Var) Pow(b any) *Var {
 	})
 }
 
+// Mod returns v mod b with the sign of b (Python's %). The gradient is g
+// for v and -g*floor(v/b) for b, as PyTorch's remainder.
+func (v *Var) Mod(b any) *Var {
+	a, o := opnd(v), opnd(b)
+	return binary("Mod", a, o, v.val.Mod(o.arr()), func(g *array.Array) (*array.Array, *array.Array) {
+		var db *array.Array
+		if o.v != nil {
+			db = g.Mul(v.val.FloorDiv(o.arr())).Neg()
+		}
+		return g, db
+	})
+}
+
+// FloorDiv returns floor(v / b). It is piecewise constant: its gradient is
+// zero, and its result carries no history.
+func (v *Var) FloorDiv(b any) *Var {
+	return record("FloorDiv", v.val.FloorDiv(opnd(b).arr()), nil, nil)
+}
+
 // sub1 returns a Go number minus one, as float64 (the weak scalar rule
 // keeps the array's dtype).
 func sub1(x any) any {

@@ -116,7 +116,7 @@ const (
 	GradUndecided Grad = iota
 	GradRule           // grad.Var has a method of the same name with a backward rule
 	GradZero           // piecewise constant: grad.Var's method records no history
-	GradNone           // grad has no method: a bool result, or not offered (FloorDiv, Mod)
+	GradNone           // not differentiable (bool or integer results): grad has no method
 )
 
 // DTypeSet is a set of dtypes.
@@ -210,8 +210,8 @@ var Ops = [numOps]OpInfo{
 	OpSub:      {Name: "sub", Method: "Sub", Arity: 2, Kind: KindArith, DTypes: Numbers, CUDA: "-", F2: func(x, y float64) float64 { return x - y }, Grad: GradRule},
 	OpMul:      {Name: "mul", Method: "Mul", Arity: 2, Kind: KindArith, DTypes: AllTypes, CUDA: "*", F2: func(x, y float64) float64 { return x * y }, Grad: GradRule},
 	OpDiv:      {Name: "div", Method: "Div", Arity: 2, Kind: KindArith, DTypes: Floats, CUDA: "/", F2: func(x, y float64) float64 { return x / y }, Grad: GradRule},
-	OpFloorDiv: {Name: "floordiv", Method: "FloorDiv", Arity: 2, Kind: KindArith, DTypes: Numbers, Grad: GradNone},
-	OpMod:      {Name: "mod", Method: "Mod", Arity: 2, Kind: KindArith, DTypes: Numbers, Grad: GradNone},
+	OpFloorDiv: {Name: "floordiv", Method: "FloorDiv", Arity: 2, Kind: KindArith, DTypes: Numbers, Grad: GradZero},
+	OpMod:      {Name: "mod", Method: "Mod", Arity: 2, Kind: KindArith, DTypes: Numbers, Grad: GradRule},
 	OpPow:      {Name: "pow", Method: "Pow", Arity: 2, Kind: KindArith, DTypes: Numbers, CUDA: "pow", F2: math.Pow, Grad: GradRule},
 	OpMaximum:  {Name: "maximum", Method: "Maximum", Arity: 2, Kind: KindArith, DTypes: AllTypes, Grad: GradRule},
 	OpMinimum:  {Name: "minimum", Method: "Minimum", Arity: 2, Kind: KindArith, DTypes: AllTypes, Grad: GradRule},
