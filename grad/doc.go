@@ -58,9 +58,9 @@
 // # Gradients
 //
 // Every differentiable operation of package array has its gradient:
-// arithmetic (Add, Sub, Mul, Div, Pow, Maximum, Minimum, Clip, Where),
-// functions (Exp, Log, Sqrt, Tanh, Sigmoid, ReLU, Sin, ... and their
-// variants), AsType, reductions (Sum, Mean, Prod, Max, Min with any axes,
+// arithmetic (Add, Sub, Mul, Div, Pow, Mod, Maximum, Minimum, Clip,
+// Where, Arctan2, Hypot, Copysign), functions (Exp, Log, Sqrt, Tanh,
+// Sigmoid, ReLU, Sin, Arcsin, Sinh, Erf, ... and their variants), AsType, reductions (Sum, Mean, Prod, Max, Min with any axes,
 // with and without keepDims), Softmax, LogSoftmax, LogSumExp, MatMul
 // (matrices, batches with broadcast batch axes, vectors, transposed
 // views: the gradients are products with transposed views, which the
@@ -70,8 +70,10 @@
 // function is not differentiable the gradient is: 0 for ReLU and Abs at 0;
 // for Max and Min, the element ArgMax/ArgMin chooses (the first extreme in
 // row-major order of the reduced axes); for Maximum and Minimum, the
-// receiver on ties; 0 for Sign, Floor, Ceil, Round and Trunc, whose
-// results carry no history.
+// receiver on ties; 0 for Sign, Floor, Ceil, Round, Trunc and FloorDiv,
+// whose results carry no history; none for Copysign's sign operand. Package
+// array's op table records each operation's decision, and a test checks
+// that this package follows it.
 //
 // Package linalg's functions have theirs as package functions here:
 // Einsum, Solve, Inv, Slogdet (of logabsdet), Cholesky, Eigh (eigenvalues
