@@ -58,7 +58,13 @@ func (a *Array) fancySlice(idx []Index) *Array {
 			x.Close()
 		}
 	}()
+	// adv lists the positions in basic of the advanced indices: the
+	// arrays and, as NumPy, the integers (0-d arrays) among them.
+	var adv []int
 	add := func(x Index) {
+		if x.kind == idxInt {
+			adv = append(adv, len(basic))
+		}
 		basic = append(basic, x)
 		switch x.kind {
 		case idxInt:
@@ -79,6 +85,7 @@ func (a *Array) fancySlice(idx []Index) *Array {
 		case idxArray:
 			if x.arr.dt != Bool {
 				arrs, inAx, outAx = append(arrs, x.arr), append(inAx, in), append(outAx, out)
+				adv = append(adv, len(basic))
 				add(All)
 				continue
 			}
@@ -95,6 +102,7 @@ func (a *Array) fancySlice(idx []Index) *Array {
 				}
 				owned = append(owned, c)
 				arrs, inAx, outAx = append(arrs, c), append(inAx, in), append(outAx, out)
+				adv = append(adv, len(basic))
 				add(All)
 			}
 		default:
@@ -119,8 +127,8 @@ func (a *Array) fancySlice(idx []Index) *Array {
 	}
 	k := len(arrs)
 	adjacent := true
-	for j := 1; j < k; j++ {
-		adjacent = adjacent && outAx[j] == outAx[j-1]+1
+	for j := 1; j < len(adv); j++ {
+		adjacent = adjacent && adv[j] == adv[j-1]+1
 	}
 	p := outAx[0]
 	src := v
