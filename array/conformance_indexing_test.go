@@ -223,7 +223,7 @@ func ixRun(t *testing.T, d *Maker, c ixCase, in []*Array) []*Array {
 // scatter-adds sum in another order; logspace goes through pow.
 func ixTol(op string, dt DType) float64 {
 	switch op {
-	case "scatter_add", "index_add":
+	case "scatter_add", "index_add", "trace":
 		return reduceTol.of(dt)
 	case "logspace":
 		return transTol.of(dt)
