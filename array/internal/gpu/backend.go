@@ -43,6 +43,8 @@ type Backend struct {
 
 	pace pacer // starts collections when dropped arrays' memory piles up
 
+	ix ixState // the indexing kernels' device-side error flag
+
 	blasOnce sync.Once
 	blas     *cublas.Handle
 	blasWS   *cuda.Memory
@@ -169,6 +171,7 @@ func (b *Backend) Sync() error {
 	err := b.note(b.stream.Synchronize())
 	if err == nil {
 		b.mods.reap()
+		err = b.ixCheck()
 	}
 	return err
 }
