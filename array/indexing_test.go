@@ -195,7 +195,7 @@ func TestIndexingRandom(t *testing.T) {
 func TestNonzeroStaticNoSync(t *testing.T) {
 	g := testGPU(t)
 	r := g.NewRNG(1)
-	m := r.Rand(1<<16).Lt(0.5).Eval()
+	m := r.Rand(1 << 16).Lt(0.5).Eval()
 	x := r.Rand(1 << 16).Eval()
 	if err := g.Sync(); err != nil {
 		t.Fatal(err)
