@@ -68,6 +68,9 @@ func Fancy(x *Array) Index {
 	return Index{kind: idxArray, arr: x}
 }
 
+// IsFancy reports whether x is an array index (Fancy).
+func (x Index) IsFancy() bool { return x.kind == idxArray }
+
 // Ellipsis stands for as many All as the other indices leave (Python's ...).
 var Ellipsis = Index{kind: idxEllipsis}
 
