@@ -166,6 +166,12 @@ func ixGather[W any](b *Backend, r *ixReader, g *backend.Gather, src, out []W) e
 	n := r.rows()
 	var fe firstErr
 	free := r.innerFree()
+	if free && len(r.idx) == 1 {
+		if r.i64[0] != nil {
+			return gather1(b, r.i64[0], &r.idx[0], g, src, out)
+		}
+		return gather1(b, r.i32[0], &r.idx[0], g, src, out)
+	}
 	b.parallel(g.O*g.M, max(1, serialBelow/max(g.I, 1)), 1, func(lo, hi int) {
 		for om := lo; om < hi; om++ {
 			o, m := om/max(g.M, 1), om%max(g.M, 1)
@@ -187,6 +193,37 @@ func ixGather[W any](b *Backend, r *ixReader, g *backend.Gather, src, out []W) e
 					return
 				}
 				dst[i] = src[g.SrcOffset+(o*n+row)*g.I+i]
+			}
+		}
+	})
+	return fe.err
+}
+
+// gather1 is the gather by one index array constant along I: a row copy,
+// or an element load when I is 1, with no division per element.
+func gather1[T int32 | int64, W any](b *Backend, idx []T, x *backend.Index, g *backend.Gather, src, out []W) error {
+	var fe firstErr
+	M, I, n := max(g.M, 1), g.I, int64(x.Len)
+	b.parallel(g.O*g.M, max(1, serialBelow/max(I, 1)), 1, func(lo, hi int) {
+		o, m := lo/M, lo%M
+		for om := lo; om < hi; om++ {
+			v := int64(idx[x.Offset+o*x.Strides[0]+m*x.Strides[1]])
+			if v < -n || v >= n {
+				fe.set(om, &backend.IndexError{Index: v, Axis: x.Axis, Len: x.Len})
+				return
+			}
+			if v < 0 {
+				v += n
+			}
+			s := g.SrcOffset + (o*x.Len+int(v))*I
+			if I == 1 {
+				out[g.OutOffset+om] = src[s]
+			} else {
+				copy(out[g.OutOffset+om*I:g.OutOffset+(om+1)*I], src[s:s+I])
+			}
+			if m++; m == M {
+				m = 0
+				o++
 			}
 		}
 	})
