@@ -441,3 +441,18 @@ func (a *Array) IndexPut(axis int, indices *Array, values any) error {
 		return ixScatter(op, backend.ScatterSet, dst, ax, []*Array{idx}, [][3]int{{0, 1, 0}}, idx.Size(), upd, values)
 	})
 }
+
+// stickIndexErr makes an index error a GPU reported at a read of a the
+// array's error, so that later reads of a fail too, and returns err.
+func (a *Array) stickIndexErr(err error) error {
+	if !errors.Is(err, ErrIndex) {
+		return err
+	}
+	a.mu.Lock()
+	if a.err == nil {
+		a.err = err
+		a.leaf.Store(nil)
+	}
+	a.mu.Unlock()
+	return err
+}
