@@ -36,12 +36,21 @@ func (a *Array) flatNonzero(op string, static bool, size int, fill int64) (*Arra
 		return nil, nil, err
 	}
 	n := mc.Size()
-	if !static {
-		c := mc.Sum()
-		cnt, err := ItemOf[int64](c) // waits for the device
+	if !static && n > 0 {
+		// A first pass that only counts (Cap 0), then the device waits.
+		c := d.Empty(Int64)
+		cs, err := c.force(op)
+		if err == nil {
+			err = ixb.Nonzero(&backend.Nonzero{Mask: ms.st.buf, MaskOffset: ms.lay.Offset, N: n, Out: cs.st.buf,
+				Cap: 0, Count: cs.st.buf, CountOffset: cs.lay.Offset})
+		}
+		var cnt int64
+		if err == nil {
+			cnt, err = ItemOf[int64](c)
+		}
 		c.Close()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, ixErr(op, err)
 		}
 		size = int(cnt)
 	}

@@ -91,7 +91,8 @@ type Scatter struct {
 // contiguous Bool range of N elements at MaskOffset), in increasing order,
 // to Out (Int64, contiguous at OutOffset), at most Cap of them, and their
 // total count to Count (one Int64 at CountOffset). It writes nothing past
-// the first Cap positions.
+// the first Cap positions (with Cap 0 it only counts; Out may then be
+// any buffer).
 type Nonzero struct {
 	Mask        Buffer
 	MaskOffset  int

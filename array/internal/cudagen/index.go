@@ -442,7 +442,10 @@ func PlanNonzero(r *backend.Nonzero, o Options) (*Plan, error) {
 	p.Launches = []Launch{
 		{Kernel: ks[0], Grid: [3]int{tiles}, Block: ixBlock, Operands: ops, Args: []Arg{ptr(0, r.MaskOffset), i64(r.N), counts}},
 		{Kernel: ks[1], Grid: [3]int{1}, Block: 1024, Operands: ops, Args: []Arg{counts, i64(tiles), ptr(2, r.CountOffset)}},
-		{Kernel: ks[2], Grid: [3]int{tiles}, Block: ixBlock, Operands: ops, Args: []Arg{ptr(0, r.MaskOffset), i64(r.N), counts, ptr(1, r.OutOffset), i64(r.Cap)}},
+	}
+	if r.Cap > 0 { // else only the count is wanted
+		p.Launches = append(p.Launches, Launch{Kernel: ks[2], Grid: [3]int{tiles}, Block: ixBlock, Operands: ops,
+			Args: []Arg{ptr(0, r.MaskOffset), i64(r.N), counts, ptr(1, r.OutOffset), i64(r.Cap)}})
 	}
 	return p, nil
 }
