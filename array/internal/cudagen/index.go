@@ -294,7 +294,7 @@ func PlanGather(r *backend.Gather, errWords backend.Buffer, o Options) (*Plan, e
 	if s.rows {
 		work = r.O * r.M * 32
 	}
-	return &Plan{Launches: []Launch{{Kernel: k, Grid: [3]int{ixGrid(o, k, work)}, Block: ixBlock, Operands: ops, Args: args}}}, nil
+	return &Plan{Launches: []Launch{{Kernel: k, Grid: [3]int{ixGrid(o, k, work), 1, 1}, Block: ixBlock, Operands: ops, Args: args}}}, nil
 }
 
 // aligned reports whether element off of buffer b is aligned to n bytes.
@@ -331,7 +331,7 @@ func PlanScatter(r *backend.Scatter, errWords backend.Buffer, o Options) (*Plan,
 	if s.rows {
 		work = r.O * r.M * 32
 	}
-	return &Plan{Launches: []Launch{{Kernel: k, Grid: [3]int{ixGrid(o, k, work)}, Block: ixBlock, Operands: ops, Args: args}}}, nil
+	return &Plan{Launches: []Launch{{Kernel: k, Grid: [3]int{ixGrid(o, k, work), 1, 1}, Block: ixBlock, Operands: ops, Args: args}}}, nil
 }
 
 // nzTile is the mask elements one block of the nonzero kernels handles.
@@ -362,32 +362,32 @@ func NonzeroKernels() [3]*Kernel {
 	count.k.Source = b.String()
 	ks[0] = count.k
 
-	scan := &gen{k: &Kernel{Name: "gocu_nonzero_scan", Block: 1024, Grid: GridOne}}
+	scan := &gen{k: &Kernel{Name: "gocu_nonzero_scan", Block: ixBlock, Grid: GridOne}}
 	scan.add("long long* __restrict__ counts", Param{Name: "counts", Type: Ptr, Role: RolePartial})
 	scan.add("long long tiles", Param{Name: "tiles", Type: I64, Role: RoleRows})
 	scan.add("long long* __restrict__ count", Param{Name: "count", Type: Ptr, Role: RoleOut})
 	b.Reset()
-	fmt.Fprintf(&b, "extern \"C\" __global__ void __launch_bounds__(1024) gocu_nonzero_scan(%s) {\n", strings.Join(scan.params, ", "))
-	b.WriteString(`	__shared__ long long s[1024];
+	fmt.Fprintf(&b, "extern \"C\" __global__ void __launch_bounds__(%d) gocu_nonzero_scan(%s) {\n", ixBlock, strings.Join(scan.params, ", "))
+	fmt.Fprintf(&b, `	__shared__ long long s[%[1]d];
 	long long carry = 0;
-	for (long long base = 0; base < tiles; base += 1024) {
+	for (long long base = 0; base < tiles; base += %[1]d) {
 		const long long k = base + threadIdx.x;
 		const long long v = k < tiles ? counts[k] : 0;
 		s[threadIdx.x] = v;
 		__syncthreads();
-		for (int d = 1; d < 1024; d <<= 1) {
+		for (int d = 1; d < %[1]d; d <<= 1) {
 			long long add = threadIdx.x >= d ? s[threadIdx.x - d] : 0;
 			__syncthreads();
 			s[threadIdx.x] += add;
 			__syncthreads();
 		}
 		if (k < tiles) counts[k] = carry + s[threadIdx.x] - v;
-		carry += s[1023];
+		carry += s[%[2]d];
 		__syncthreads();
 	}
 	if (threadIdx.x == 0) count[0] = carry;
 }
-`)
+`, ixBlock, ixBlock-1)
 	scan.k.Source = b.String()
 	ks[1] = scan.k
 
@@ -440,11 +440,11 @@ func PlanNonzero(r *backend.Nonzero, o Options) (*Plan, error) {
 	p := &Plan{Scratch: []Scratch{{DType: backend.Int64, Len: tiles}}}
 	counts := Arg{Type: Ptr, Operand: -1}
 	p.Launches = []Launch{
-		{Kernel: ks[0], Grid: [3]int{tiles}, Block: ixBlock, Operands: ops, Args: []Arg{ptr(0, r.MaskOffset), i64(r.N), counts}},
-		{Kernel: ks[1], Grid: [3]int{1}, Block: 1024, Operands: ops, Args: []Arg{counts, i64(tiles), ptr(2, r.CountOffset)}},
+		{Kernel: ks[0], Grid: [3]int{tiles, 1, 1}, Block: ixBlock, Operands: ops, Args: []Arg{ptr(0, r.MaskOffset), i64(r.N), counts}},
+		{Kernel: ks[1], Grid: [3]int{1, 1, 1}, Block: ixBlock, Operands: ops, Args: []Arg{counts, i64(tiles), ptr(2, r.CountOffset)}},
 	}
 	if r.Cap > 0 { // else only the count is wanted
-		p.Launches = append(p.Launches, Launch{Kernel: ks[2], Grid: [3]int{tiles}, Block: ixBlock, Operands: ops,
+		p.Launches = append(p.Launches, Launch{Kernel: ks[2], Grid: [3]int{tiles, 1, 1}, Block: ixBlock, Operands: ops,
 			Args: []Arg{ptr(0, r.MaskOffset), i64(r.N), counts, ptr(1, r.OutOffset), i64(r.Cap)}})
 	}
 	return p, nil
