@@ -230,8 +230,7 @@ func gather1[T int32 | int64, W any](b *Backend, idx []T, x *backend.Index, g *b
 	return fe.err
 }
 
-// Scatter implements backend.Indexer. Duplicate destinations make the
-// work order matter, so it is split across workers by O only.
+// Scatter implements backend.Indexer.
 func (b *Backend) Scatter(s *backend.Scatter) error {
 	r, err := newIxReader(s.Idx)
 	if err != nil {
@@ -299,15 +298,25 @@ func maxI[W int32 | int64](d *W, v W) {
 func ixScatter[W any](b *Backend, r *ixReader, s *backend.Scatter, dst, val []W, f func(*W, W)) error {
 	n := r.rows()
 	var fe firstErr
-	per := max(s.M*s.I, 1)
-	b.parallel(s.O, max(1, serialBelow/per), 1, func(lo, hi int) {
-		for o := lo; o < hi; o++ {
+	// Work splits over (o, a range of i): two tasks never write one
+	// element, and each element sees its updates in m order, as serially.
+	free := r.innerFree()
+	chunk := max(16, (s.I+b.workers-1)/b.workers)
+	nc := (s.I + chunk - 1) / chunk
+	per := max(s.M*min(chunk, s.I), 1)
+	b.parallel(s.O*nc, max(1, serialBelow/per), 1, func(lo, hi int) {
+		for task := lo; task < hi; task++ {
+			o, c := task/nc, task%nc
+			ilo, ihi := c*chunk, min((c+1)*chunk, s.I)
 			for m := 0; m < s.M; m++ {
-				for i := 0; i < s.I; i++ {
-					row, ierr := r.at(o, m, i)
-					if ierr != nil {
-						fe.set(o, ierr)
-						return
+				row := 0
+				for i := ilo; i < ihi; i++ {
+					if i == ilo || !free {
+						var ierr *backend.IndexError
+						if row, ierr = r.at(o, m, i); ierr != nil {
+							fe.set(task, ierr)
+							return
+						}
 					}
 					v := val[s.ValOffset+o*s.ValStrides[0]+m*s.ValStrides[1]+i*s.ValStrides[2]]
 					f(&dst[s.DstOffset+(o*n+row)*s.I+i], v)
