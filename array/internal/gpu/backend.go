@@ -82,6 +82,10 @@ func New(dev *cuda.Device, s *cuda.Stream) (*Backend, error) {
 		return nil, err
 	}
 	b.zero = zero
+	// The indexing error words, made now: not inside a graph capture.
+	if _, err := b.ixWords(); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
