@@ -187,6 +187,35 @@
 // Unsqueeze, At and Ravel return views; Copy, Flatten and AsType return new
 // arrays; Contiguous returns a view when the array already is contiguous.
 // Assign writes into an array's memory (dst[...] = src), seen by all views.
+// Split, ArraySplit, Chunk, Flip and Diagonal return views; Tile, Repeat,
+// Pad, Roll, Tril, Triu, Diag, Meshgrid and Logspace are built from views,
+// gathers and fused expressions.
+//
+// # Indexing by arrays
+//
+// Take, TakeAlongAxis and IndexSelect gather along an axis by integer
+// arrays (int32 or int64 read directly, other integers converted); Slice
+// takes Fancy(x) indices (NumPy's advanced indexing, integer arrays and
+// boolean masks, mixed with basic ones); Put, IndexPut, Scatter,
+// ScatterAdd, IndexAdd and ScatterMax write by index, the adds and max
+// accumulating over duplicate indices (atomics on a GPU). Negative indices
+// count from the end. An index out of range is an ErrIndex error naming
+// the index, the axis and its size, never a fault: on the CPU the
+// operation fails; on a GPU the kernel skips the element and raises a
+// device-side flag, read at the next synchronisation (a read, Err after
+// Sync, Sync), like PyTorch's device-side asserts, and reported once.
+//
+// Mask (a[mask]), SetMask (a[mask] = v), Nonzero, FlatNonzero and
+// ArgWhere depend on the data for their result's size: they wait for the
+// device to count the selected elements (SetMask with a scalar or a
+// broadcast value does not). NonzeroStatic, ArgWhereStatic and MaskStatic
+// take the size instead, as JAX's size argument, and never wait.
+//
+// # Results into existing arrays
+//
+// Into evaluates an expression straight into an existing array, and
+// ReduceInto writes a reduction into one (NumPy's out=), so a loop need
+// not allocate: x.Mul(0.9).Add(g).Into(x) updates x in place.
 //
 // # Laziness and fusion
 //

@@ -92,6 +92,11 @@ func deviceErr(op string, cause error) error {
 	if errors.As(cause, &ae) {
 		return cause
 	}
+	var ie *backend.IndexError
+	if errors.As(cause, &ie) {
+		// Found by a GPU kernel and reported at this synchronisation.
+		return &Error{Op: op, Kind: ErrIndex, Msg: ie.Error() + " (found on the device by an earlier indexing operation)"}
+	}
 	return &Error{Op: op, Kind: ErrDevice, Msg: "device failure", Cause: cause}
 }
 

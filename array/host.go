@@ -44,10 +44,10 @@ func (a *Array) hostData(op string) (any, error) {
 	}
 	if n > 0 {
 		if err := a.dev.be.Read(host, buf, off); err != nil {
-			return nil, deviceErr(op, err)
+			return nil, a.stickIndexErr(deviceErr(op, err))
 		}
 	} else if err := a.dev.be.Sync(); err != nil {
-		return nil, deviceErr(op, err)
+		return nil, a.stickIndexErr(deviceErr(op, err))
 	}
 	return host, nil
 }

@@ -13,6 +13,7 @@ type Index struct {
 	i                 int
 	start, stop, step int
 	bad               string
+	arr               *Array
 }
 
 type indexKind uint8
@@ -23,6 +24,7 @@ const (
 	idxSlice
 	idxNewAxis
 	idxEllipsis
+	idxArray
 )
 
 // None stands for an omitted start or stop in S, as Python's None:
@@ -52,6 +54,23 @@ var All = Index{kind: idxSlice, start: None, stop: None, step: 1}
 
 // NewAxis inserts an axis of length 1.
 var NewAxis = Index{kind: idxNewAxis}
+
+// Fancy selects along an axis by an integer array of positions, or along
+// as many axes as it has by a boolean mask (NumPy's advanced indexing):
+// a.Slice(Fancy(rows), Fancy(cols)) is a[rows, cols]. Several index
+// arrays broadcast together; their result axes replace the indexed axes
+// where those are adjacent, else they come first, as NumPy. A Slice with
+// a Fancy index copies instead of viewing, and a boolean mask waits for
+// the device to count its true elements.
+func Fancy(x *Array) Index {
+	if x == nil {
+		return Index{bad: "Fancy of a nil array"}
+	}
+	return Index{kind: idxArray, arr: x}
+}
+
+// IsFancy reports whether x is an array index (Fancy).
+func (x Index) IsFancy() bool { return x.kind == idxArray }
 
 // Ellipsis stands for as many All as the other indices leave (Python's ...).
 var Ellipsis = Index{kind: idxEllipsis}

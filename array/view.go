@@ -219,9 +219,15 @@ func (a *Array) MoveAxis(src, dst int) *Array {
 //	x.Slice(array.S(0, 10, 2), array.All, array.Idx(3))   // x[0:10:2, :, 3]
 //	x.Slice(array.S(array.None, array.None, -1))          // x[::-1]
 //
-// The result is a view.
+// The result is a view, except with a Fancy (integer or boolean array)
+// index, which gathers into a new array (NumPy's advanced indexing).
 func (a *Array) Slice(idx ...Index) *Array {
 	const op = "Slice"
+	for _, x := range idx {
+		if x.kind == idxArray {
+			return a.fancySlice(idx)
+		}
+	}
 	return a.layoutOp(op, func(l backend.Layout) (backend.Layout, error) {
 		r := len(l.Shape)
 		used, ell := 0, -1

@@ -95,9 +95,14 @@ func (v *Var) Copy() *Var {
 }
 
 // Slice indexes with NumPy basic indexing (array.Idx, array.S with steps,
-// array.All, array.NewAxis, array.Ellipsis); the gradient is zero outside
-// the selected positions.
+// array.All, array.NewAxis, array.Ellipsis; array.Fancy as Fancy does);
+// the gradient is zero outside the selected positions.
 func (v *Var) Slice(idx ...array.Index) *Var {
+	for _, i := range idx {
+		if i.IsFancy() {
+			return v.Fancy(idx...)
+		}
+	}
 	x := v.arr()
 	return recordErr("Slice", x.Slice(idx...), []*Var{v}, func(g *array.Array) ([]*array.Array, error) {
 		z := array.On(x.Device()).Zeros(x.DType(), x.Shape()...).Copy()

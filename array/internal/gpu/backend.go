@@ -43,6 +43,8 @@ type Backend struct {
 
 	pace pacer // starts collections when dropped arrays' memory piles up
 
+	ix ixState // the indexing kernels' device-side error flag
+
 	blasOnce sync.Once
 	blas     *cublas.Handle
 	blasWS   *cuda.Memory
@@ -80,6 +82,10 @@ func New(dev *cuda.Device, s *cuda.Stream) (*Backend, error) {
 		return nil, err
 	}
 	b.zero = zero
+	// The indexing error words, made now: not inside a graph capture.
+	if _, err := b.ixWords(); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -169,6 +175,7 @@ func (b *Backend) Sync() error {
 	err := b.note(b.stream.Synchronize())
 	if err == nil {
 		b.mods.reap()
+		err = b.ixCheck()
 	}
 	return err
 }

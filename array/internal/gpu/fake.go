@@ -32,5 +32,9 @@ func NewFake(dev *cuda.Device) (*Backend, error) {
 		return nil, err
 	}
 	b.zero = zero
+	// The indexing error words, made now: not inside a graph capture.
+	if _, err := b.ixWords(); err != nil {
+		return nil, err
+	}
 	return b, nil
 }

@@ -228,7 +228,10 @@ func (b *Backend) Read(dst any, src backend.Buffer, off int) error {
 	}
 	b.syncs.Add(1)
 	if n == 0 {
-		return b.note(b.stream.Synchronize())
+		if err := b.note(b.stream.Synchronize()); err != nil {
+			return err
+		}
+		return b.ixCheck()
 	}
 	m, err := g.view(off, n)
 	if err != nil {
@@ -264,7 +267,10 @@ func (b *Backend) Read(dst any, src backend.Buffer, off int) error {
 		// the ordering explicit.
 		err = b.stream.Synchronize()
 	}
-	return b.note(err)
+	if err = b.note(err); err == nil {
+		err = b.ixCheck() // an index out of range found by a kernel
+	}
+	return err
 }
 
 func hostLen(s any) int {

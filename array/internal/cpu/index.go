@@ -1,0 +1,377 @@
+package cpu
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+)
+
+// rawBytes returns the buffer's memory as bytes, or nil for a dtype it
+// does not know.
+func (b *Buffer) rawBytes() []byte {
+	var p unsafe.Pointer
+	switch b.dt {
+	case backend.Int8:
+		p = unsafe.Pointer(unsafe.SliceData(b.i8))
+	case backend.Float16:
+		p = unsafe.Pointer(unsafe.SliceData(b.f16))
+	case backend.BFloat16:
+		p = unsafe.Pointer(unsafe.SliceData(b.bf16))
+	case backend.Float8E4M3:
+		p = unsafe.Pointer(unsafe.SliceData(b.e4m3))
+	case backend.Float8E5M2:
+		p = unsafe.Pointer(unsafe.SliceData(b.e5m2))
+	case backend.Float32:
+		p = unsafe.Pointer(unsafe.SliceData(b.f32))
+	case backend.Float64:
+		p = unsafe.Pointer(unsafe.SliceData(b.f64))
+	case backend.Int32:
+		p = unsafe.Pointer(unsafe.SliceData(b.i32))
+	case backend.Int64:
+		p = unsafe.Pointer(unsafe.SliceData(b.i64))
+	case backend.Uint8:
+		p = unsafe.Pointer(unsafe.SliceData(b.u8))
+	case backend.Bool:
+		p = unsafe.Pointer(unsafe.SliceData(b.b))
+	default:
+		return nil
+	}
+	if p == nil {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(p), b.n*b.dt.Size())
+}
+
+// words views a buffer's memory as elements of W (its element size).
+func words[W any](b *Buffer) []W {
+	raw := b.rawBytes()
+	var w W
+	if len(raw) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*W)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/int(unsafe.Sizeof(w)))
+}
+
+// ixReader reads the index arrays of a request.
+type ixReader struct {
+	i32 [][]int32
+	i64 [][]int64
+	idx []backend.Index
+}
+
+func newIxReader(idx []backend.Index) (*ixReader, error) {
+	if len(idx) < 1 || len(idx) > backend.MaxIndices {
+		return nil, fmt.Errorf("cpu: %d index arrays", len(idx))
+	}
+	r := &ixReader{i32: make([][]int32, len(idx)), i64: make([][]int64, len(idx)), idx: idx}
+	for k, x := range idx {
+		b := asBuffer(x.Buf)
+		switch b.dt {
+		case backend.Int32:
+			r.i32[k] = b.i32
+		case backend.Int64:
+			r.i64[k] = b.i64
+		default:
+			return nil, fmt.Errorf("cpu: index array of %v", b.dt)
+		}
+	}
+	return r, nil
+}
+
+// at returns the source row (over the index arrays' axes) of position
+// (o, m, i), or an IndexError.
+func (r *ixReader) at(o, m, i int) (int, *backend.IndexError) {
+	row := 0
+	for k := range r.idx {
+		x := &r.idx[k]
+		p := x.Offset + o*x.Strides[0] + m*x.Strides[1] + i*x.Strides[2]
+		var v int64
+		if r.i32[k] != nil {
+			v = int64(r.i32[k][p])
+		} else {
+			v = r.i64[k][p]
+		}
+		n := int64(x.Len)
+		if v < -n || v >= n {
+			return 0, &backend.IndexError{Index: v, Axis: x.Axis, Len: x.Len}
+		}
+		if v < 0 {
+			v += n
+		}
+		row = row*x.Len + int(v)
+	}
+	return row, nil
+}
+
+// innerFree reports whether no index array varies along I.
+func (r *ixReader) innerFree() bool {
+	for _, x := range r.idx {
+		if x.Strides[2] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// rows is the product of the index axes' lengths.
+func (r *ixReader) rows() int {
+	n := 1
+	for _, x := range r.idx {
+		n *= x.Len
+	}
+	return n
+}
+
+// firstErr keeps the error of the lowest chunk.
+type firstErr struct {
+	mu  sync.Mutex
+	lo  int
+	err error
+}
+
+func (f *firstErr) set(lo int, err error) {
+	f.mu.Lock()
+	if f.err == nil || lo < f.lo {
+		f.lo, f.err = lo, err
+	}
+	f.mu.Unlock()
+}
+
+// Gather implements backend.Indexer.
+func (b *Backend) Gather(g *backend.Gather) error {
+	r, err := newIxReader(g.Idx)
+	if err != nil {
+		return err
+	}
+	src, out := asBuffer(g.Src), asBuffer(g.Out)
+	if src.dt != out.dt {
+		return fmt.Errorf("cpu: gather of %v into %v", src.dt, out.dt)
+	}
+	switch src.dt.Size() {
+	case 1:
+		return ixGather(b, r, g, words[uint8](src), words[uint8](out))
+	case 2:
+		return ixGather(b, r, g, words[uint16](src), words[uint16](out))
+	case 4:
+		return ixGather(b, r, g, words[uint32](src), words[uint32](out))
+	case 8:
+		return ixGather(b, r, g, words[uint64](src), words[uint64](out))
+	}
+	return fmt.Errorf("cpu: gather of %v", src.dt)
+}
+
+func ixGather[W any](b *Backend, r *ixReader, g *backend.Gather, src, out []W) error {
+	n := r.rows()
+	var fe firstErr
+	free := r.innerFree()
+	if free && len(r.idx) == 1 {
+		if r.i64[0] != nil {
+			return gather1(b, r.i64[0], &r.idx[0], g, src, out)
+		}
+		return gather1(b, r.i32[0], &r.idx[0], g, src, out)
+	}
+	b.parallel(g.O*g.M, max(1, serialBelow/max(g.I, 1)), 1, func(lo, hi int) {
+		for om := lo; om < hi; om++ {
+			o, m := om/max(g.M, 1), om%max(g.M, 1)
+			dst := out[g.OutOffset+om*g.I : g.OutOffset+(om+1)*g.I]
+			if free {
+				row, ierr := r.at(o, m, 0)
+				if ierr != nil {
+					fe.set(om, ierr)
+					return
+				}
+				s := g.SrcOffset + (o*n+row)*g.I
+				copy(dst, src[s:s+g.I])
+				continue
+			}
+			for i := range dst {
+				row, ierr := r.at(o, m, i)
+				if ierr != nil {
+					fe.set(om, ierr)
+					return
+				}
+				dst[i] = src[g.SrcOffset+(o*n+row)*g.I+i]
+			}
+		}
+	})
+	return fe.err
+}
+
+// gather1 is the gather by one index array constant along I: a row copy,
+// or an element load when I is 1, with no division per element.
+func gather1[T int32 | int64, W any](b *Backend, idx []T, x *backend.Index, g *backend.Gather, src, out []W) error {
+	var fe firstErr
+	M, I, n := max(g.M, 1), g.I, int64(x.Len)
+	b.parallel(g.O*g.M, max(1, serialBelow/max(I, 1)), 1, func(lo, hi int) {
+		o, m := lo/M, lo%M
+		for om := lo; om < hi; om++ {
+			v := int64(idx[x.Offset+o*x.Strides[0]+m*x.Strides[1]])
+			if v < -n || v >= n {
+				fe.set(om, &backend.IndexError{Index: v, Axis: x.Axis, Len: x.Len})
+				return
+			}
+			if v < 0 {
+				v += n
+			}
+			s := g.SrcOffset + (o*x.Len+int(v))*I
+			if I == 1 {
+				out[g.OutOffset+om] = src[s]
+			} else {
+				copy(out[g.OutOffset+om*I:g.OutOffset+(om+1)*I], src[s:s+I])
+			}
+			if m++; m == M {
+				m = 0
+				o++
+			}
+		}
+	})
+	return fe.err
+}
+
+// Scatter implements backend.Indexer.
+func (b *Backend) Scatter(s *backend.Scatter) error {
+	r, err := newIxReader(s.Idx)
+	if err != nil {
+		return err
+	}
+	dst, val := asBuffer(s.Dst), asBuffer(s.Val)
+	if dst.dt != val.dt {
+		return fmt.Errorf("cpu: scatter of %v into %v", val.dt, dst.dt)
+	}
+	if s.Op == backend.ScatterSet {
+		switch dst.dt.Size() {
+		case 1:
+			return ixScatter(b, r, s, words[uint8](dst), words[uint8](val), setW[uint8])
+		case 2:
+			return ixScatter(b, r, s, words[uint16](dst), words[uint16](val), setW[uint16])
+		case 4:
+			return ixScatter(b, r, s, words[uint32](dst), words[uint32](val), setW[uint32])
+		case 8:
+			return ixScatter(b, r, s, words[uint64](dst), words[uint64](val), setW[uint64])
+		}
+		return fmt.Errorf("cpu: scatter of %v", dst.dt)
+	}
+	add := s.Op == backend.ScatterAdd
+	switch dst.dt {
+	case backend.Float32:
+		if add {
+			return ixScatter(b, r, s, dst.f32, val.f32, addW[float32])
+		}
+		return ixScatter(b, r, s, dst.f32, val.f32, maxF[float32])
+	case backend.Float64:
+		if add {
+			return ixScatter(b, r, s, dst.f64, val.f64, addW[float64])
+		}
+		return ixScatter(b, r, s, dst.f64, val.f64, maxF[float64])
+	case backend.Int32:
+		if add {
+			return ixScatter(b, r, s, dst.i32, val.i32, addW[int32])
+		}
+		return ixScatter(b, r, s, dst.i32, val.i32, maxI[int32])
+	case backend.Int64:
+		if add {
+			return ixScatter(b, r, s, dst.i64, val.i64, addW[int64])
+		}
+		return ixScatter(b, r, s, dst.i64, val.i64, maxI[int64])
+	}
+	return fmt.Errorf("cpu: scatter-%v of %v", s.Op, dst.dt)
+}
+
+func setW[W any](d *W, v W) { *d = v }
+
+func addW[W int32 | int64 | float32 | float64](d *W, v W) { *d += v }
+
+func maxF[W float32 | float64](d *W, v W) {
+	if v > *d || v != v {
+		*d = v
+	}
+}
+
+func maxI[W int32 | int64](d *W, v W) {
+	if v > *d {
+		*d = v
+	}
+}
+
+func ixScatter[W any](b *Backend, r *ixReader, s *backend.Scatter, dst, val []W, f func(*W, W)) error {
+	n := r.rows()
+	var fe firstErr
+	// Work splits over (o, a range of i): two tasks never write one
+	// element, and each element sees its updates in m order, as serially.
+	free := r.innerFree()
+	chunk := max(16, (s.I+b.workers-1)/b.workers)
+	nc := (s.I + chunk - 1) / chunk
+	per := max(s.M*min(chunk, s.I), 1)
+	b.parallel(s.O*nc, max(1, serialBelow/per), 1, func(lo, hi int) {
+		for task := lo; task < hi; task++ {
+			o, c := task/nc, task%nc
+			ilo, ihi := c*chunk, min((c+1)*chunk, s.I)
+			for m := 0; m < s.M; m++ {
+				row := 0
+				for i := ilo; i < ihi; i++ {
+					if i == ilo || !free {
+						var ierr *backend.IndexError
+						if row, ierr = r.at(o, m, i); ierr != nil {
+							fe.set(task, ierr)
+							return
+						}
+					}
+					v := val[s.ValOffset+o*s.ValStrides[0]+m*s.ValStrides[1]+i*s.ValStrides[2]]
+					f(&dst[s.DstOffset+(o*n+row)*s.I+i], v)
+				}
+			}
+		}
+	})
+	return fe.err
+}
+
+// Nonzero implements backend.Indexer: a count per chunk, then each chunk
+// writes from its prefix.
+func (b *Backend) Nonzero(z *backend.Nonzero) error {
+	mask, out, cnt := asBuffer(z.Mask), asBuffer(z.Out), asBuffer(z.Count)
+	if mask.dt != backend.Bool || out.dt != backend.Int64 || cnt.dt != backend.Int64 {
+		return fmt.Errorf("cpu: nonzero of %v into %v", mask.dt, out.dt)
+	}
+	m := mask.b[z.MaskOffset : z.MaskOffset+z.N]
+	w := max(b.workers, 1)
+	chunk := max((z.N+w-1)/w, serialBelow)
+	nc := (z.N + chunk - 1) / chunk
+	counts := make([]int, nc+1)
+	b.parallel(nc, 1, 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			k := 0
+			for _, v := range m[c*chunk : min((c+1)*chunk, z.N)] {
+				if v {
+					k++
+				}
+			}
+			counts[c+1] = k
+		}
+	})
+	for c := 1; c <= nc; c++ {
+		counts[c] += counts[c-1]
+	}
+	cnt.i64[z.CountOffset] = int64(counts[nc])
+	o := out.i64[z.OutOffset:]
+	b.parallel(nc, 1, 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			p := counts[c]
+			if p >= z.Cap {
+				continue
+			}
+			base := c * chunk
+			for j, v := range m[base:min((c+1)*chunk, z.N)] {
+				if v {
+					o[p] = int64(base + j)
+					p++
+					if p >= z.Cap {
+						break
+					}
+				}
+			}
+		}
+	})
+	return nil
+}
