@@ -1,0 +1,558 @@
+package cpu
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+)
+
+// part returns n elements of an operand's typed slice from its offset, or
+// nil for an operand without a buffer.
+func part(o backend.Operand, n int) any {
+	if o.Buf == nil {
+		return nil
+	}
+	off := o.Layout.Offset
+	switch s := asBuffer(o.Buf).Slice().(type) {
+	case []bool:
+		return s[off : off+n]
+	case []uint8:
+		return s[off : off+n]
+	case []int32:
+		return s[off : off+n]
+	case []int64:
+		return s[off : off+n]
+	case []float32:
+		return s[off : off+n]
+	case []float64:
+		return s[off : off+n]
+	}
+	return nil
+}
+
+func i64s(o backend.Operand, n int) []int64 {
+	s, _ := part(o, n).([]int64)
+	return s
+}
+
+// orderKey maps a value to an unsigned integer whose order is Sort's:
+// -0 before +0, NaN after +Inf (every NaN the same).
+func orderKey(v any, i int) uint64 {
+	switch s := v.(type) {
+	case []bool:
+		if s[i] {
+			return 1
+		}
+		return 0
+	case []uint8:
+		return uint64(s[i])
+	case []int32:
+		return uint64(uint32(s[i]) ^ 1<<31)
+	case []int64:
+		return uint64(s[i]) ^ 1<<63
+	case []float32:
+		u := math.Float32bits(s[i])
+		if s[i] != s[i] {
+			return math.MaxUint32
+		}
+		if u>>31 != 0 {
+			return uint64(^u)
+		}
+		return uint64(u | 1<<31)
+	case []float64:
+		u := math.Float64bits(s[i])
+		if s[i] != s[i] {
+			return math.MaxUint64
+		}
+		if u>>63 != 0 {
+			return ^u
+		}
+		return u | 1<<63
+	}
+	return 0
+}
+
+type sortPair struct {
+	k uint64
+	p int
+}
+
+func cmpPair(a, b sortPair) int {
+	if c := cmp.Compare(a.k, b.k); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.p, b.p)
+}
+
+// Sort implements backend.SortScan: rows in parallel, and a long row in
+// sorted chunks merged in parallel rounds.
+func (b *Backend) Sort(s *backend.Sort) error {
+	if !backend.Sortable(s.Keys.Buf.DType()) {
+		return fmt.Errorf("cpu: sort of %v", s.Keys.Buf.DType())
+	}
+	n := s.Rows * s.Len
+	if n == 0 {
+		return nil
+	}
+	keys := part(s.Keys, n)
+	outK := part(s.OutKeys, n)
+	vals := part(s.Vals, n)
+	outV := part(s.OutVals, n)
+	row := func(r int, pairs []sortPair, inner bool) {
+		base := r * s.Len
+		for i := range pairs {
+			k := orderKey(keys, base+i)
+			if s.Descending {
+				k = ^k
+			}
+			pairs[i] = sortPair{k, i}
+		}
+		if inner && s.Len >= 1<<16 && b.workers > 1 {
+			b.parallelSort(pairs)
+		} else {
+			slices.SortFunc(pairs, cmpPair)
+		}
+		for i, p := range pairs {
+			if outK != nil {
+				copyElem(outK, base+i, keys, base+p.p)
+			}
+			if outV != nil {
+				if vals == nil {
+					outV.([]int64)[base+i] = int64(p.p)
+				} else {
+					copyElem(outV, base+i, vals, base+p.p)
+				}
+			}
+		}
+	}
+	if s.Rows < b.workers {
+		pairs := make([]sortPair, s.Len)
+		for r := 0; r < s.Rows; r++ {
+			row(r, pairs, true)
+		}
+		return nil
+	}
+	b.parallel(s.Rows, 1, 1, func(lo, hi int) {
+		pairs := make([]sortPair, s.Len)
+		for r := lo; r < hi; r++ {
+			row(r, pairs, false)
+		}
+	})
+	return nil
+}
+
+// parallelSort sorts chunks on all workers and merges them pairwise.
+func (b *Backend) parallelSort(p []sortPair) {
+	w := b.workers
+	chunk := (len(p) + w - 1) / w
+	var bounds []int
+	for lo := 0; lo < len(p); lo += chunk {
+		bounds = append(bounds, lo)
+	}
+	bounds = append(bounds, len(p))
+	var wg sync.WaitGroup
+	for i := 0; i+1 < len(bounds); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slices.SortFunc(p[bounds[i]:bounds[i+1]], cmpPair)
+		}()
+	}
+	wg.Wait()
+	tmp := make([]sortPair, len(p))
+	src, dst := p, tmp
+	for len(bounds) > 2 {
+		var next []int
+		for i := 0; i+1 < len(bounds); i += 2 {
+			lo := bounds[i]
+			next = append(next, lo)
+			if i+2 >= len(bounds) {
+				copy(dst[lo:], src[lo:bounds[i+1]])
+				continue
+			}
+			mid, hi := bounds[i+1], bounds[i+2]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				mergePairs(dst[lo:hi], src[lo:mid], src[mid:hi])
+			}()
+		}
+		wg.Wait()
+		next = append(next, len(p))
+		bounds = next
+		src, dst = dst, src
+	}
+	if &src[0] != &p[0] {
+		copy(p, src)
+	}
+}
+
+func mergePairs(dst, a, b []sortPair) {
+	i, j, k := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		if cmpPair(b[j], a[i]) < 0 {
+			dst[k] = b[j]
+			j++
+		} else {
+			dst[k] = a[i]
+			i++
+		}
+		k++
+	}
+	k += copy(dst[k:], a[i:])
+	copy(dst[k:], b[j:])
+}
+
+// copyElem sets dst[i] = src[j] for slices of one type, a NaN becoming
+// the quiet NaN (as the GPU's sort writes it).
+func copyElem(dst any, i int, src any, j int) {
+	switch d := dst.(type) {
+	case []bool:
+		d[i] = src.([]bool)[j]
+	case []uint8:
+		d[i] = src.([]uint8)[j]
+	case []int32:
+		d[i] = src.([]int32)[j]
+	case []int64:
+		d[i] = src.([]int64)[j]
+	case []float32:
+		v := src.([]float32)[j]
+		if v != v {
+			v = float32(math.NaN())
+		}
+		d[i] = v
+	case []float64:
+		v := src.([]float64)[j]
+		if v != v {
+			v = math.NaN()
+		}
+		d[i] = v
+	}
+}
+
+type ssNum interface {
+	~uint8 | ~int32 | ~int64 | ~float32 | ~float64
+}
+
+func isNaN[T ssNum](v T) bool { return v != v }
+
+func scanOp[T ssNum](k backend.ScanKind) func(a, b T) T {
+	switch k {
+	case backend.CumSum:
+		return func(a, b T) T { return a + b }
+	case backend.CumProd:
+		return func(a, b T) T { return a * b }
+	case backend.CumMax:
+		return func(a, b T) T {
+			if isNaN(a) || a >= b {
+				return a
+			}
+			return b
+		}
+	}
+	return func(a, b T) T {
+		if isNaN(a) || a <= b {
+			return a
+		}
+		return b
+	}
+}
+
+// Scan implements backend.SortScan.
+func (b *Backend) Scan(s *backend.Scan) error {
+	n := s.Outer * s.Len * s.Inner
+	if n == 0 {
+		return nil
+	}
+	switch in := part(s.In, n).(type) {
+	case []uint8:
+		scanRows(b, s, in, part(s.Out, n).([]uint8))
+	case []int32:
+		scanRows(b, s, in, part(s.Out, n).([]int32))
+	case []int64:
+		scanRows(b, s, in, part(s.Out, n).([]int64))
+	case []float32:
+		scanRows(b, s, in, part(s.Out, n).([]float32))
+	case []float64:
+		scanRows(b, s, in, part(s.Out, n).([]float64))
+	default:
+		return fmt.Errorf("cpu: scan of %v", s.In.Buf.DType())
+	}
+	return nil
+}
+
+func scanRows[T ssNum](b *Backend, s *backend.Scan, in, out []T) {
+	op := scanOp[T](s.Kind)
+	L, I := s.Len, s.Inner
+	// pos is the index of step i of the scan along the axis.
+	pos := func(i int) int {
+		if s.Reverse {
+			return L - 1 - i
+		}
+		return i
+	}
+	// Each (outer, inner-chunk) pair scans its columns independently.
+	chunks := max(1, min(I, 4*b.workers/max(s.Outer, 1)))
+	per := (I + chunks - 1) / chunks
+	b.parallel(s.Outer*chunks, 1, 1, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			o, c := t/chunks, t%chunks
+			j0, j1 := c*per, min((c+1)*per, I)
+			if j0 >= j1 {
+				continue
+			}
+			base := o * L * I
+			first := base + pos(0)*I
+			copy(out[first+j0:first+j1], in[first+j0:first+j1])
+			for i := 1; i < L; i++ {
+				cur := base + pos(i)*I
+				prev := base + pos(i-1)*I
+				for j := j0; j < j1; j++ {
+					out[cur+j] = op(out[prev+j], in[cur+j])
+				}
+			}
+		}
+	})
+}
+
+// searchLess is NumPy's order for searching: NaN after everything.
+func searchLess[T ssNum](a, b T) bool { return a < b || (isNaN(b) && !isNaN(a)) }
+
+// Search implements backend.SortScan.
+func (b *Backend) Search(s *backend.Search) error {
+	if s.N == 0 {
+		return nil
+	}
+	out := i64s(s.Out, s.N)
+	switch a := part(s.Sorted, s.Len).(type) {
+	case []uint8:
+		search(b, s, a, part(s.Values, s.N).([]uint8), out)
+	case []int32:
+		search(b, s, a, part(s.Values, s.N).([]int32), out)
+	case []int64:
+		search(b, s, a, part(s.Values, s.N).([]int64), out)
+	case []float32:
+		search(b, s, a, part(s.Values, s.N).([]float32), out)
+	case []float64:
+		search(b, s, a, part(s.Values, s.N).([]float64), out)
+	default:
+		return fmt.Errorf("cpu: search of %v", s.Sorted.Buf.DType())
+	}
+	return nil
+}
+
+func search[T ssNum](b *Backend, s *backend.Search, a, v []T, out []int64) {
+	b.parallel(len(v), 1024, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x := v[i]
+			l, h := 0, len(a)
+			for l < h {
+				m := int(uint(l+h) >> 1)
+				// Left: first a[m] >= x; right: first a[m] > x.
+				var before bool
+				if s.Right {
+					before = !searchLess(x, a[m])
+				} else {
+					before = searchLess(a[m], x)
+				}
+				if before {
+					l = m + 1
+				} else {
+					h = m
+				}
+			}
+			out[i] = int64(l)
+		}
+	})
+}
+
+// Histogram implements backend.SortScan: private counts per worker, added
+// at the end.
+func (b *Backend) Histogram(h *backend.Histogram) error {
+	if h.Bins == 0 || h.N == 0 {
+		switch o := part(h.Out, h.Bins).(type) {
+		case []int64:
+			clear(o)
+		case []float64:
+			clear(o)
+		}
+		return nil
+	}
+	w, _ := part(h.Weights, h.N).([]float64)
+	var bin func(i int) int
+	switch x := part(h.In, h.N).(type) {
+	case []bool:
+		bin = func(i int) int {
+			if x[i] {
+				return 1
+			}
+			return 0
+		}
+	case []uint8:
+		bin = func(i int) int { return int(x[i]) }
+	case []int32:
+		bin = func(i int) int { return int(x[i]) }
+	case []int64:
+		bin = func(i int) int {
+			if x[i] < 0 || x[i] >= int64(h.Bins) {
+				return -1
+			}
+			return int(x[i])
+		}
+	case []float32:
+		bin = func(i int) int { return histBin(float64(x[i]), h) }
+	case []float64:
+		bin = func(i int) int { return histBin(x[i], h) }
+	default:
+		return fmt.Errorf("cpu: histogram of %v", h.In.Buf.DType())
+	}
+	var mu sync.Mutex
+	cnt := make([]int64, h.Bins)
+	sum := make([]float64, h.Bins)
+	b.parallel(h.N, 1<<14, 1, func(lo, hi int) {
+		c := make([]int64, h.Bins)
+		var s []float64
+		if w != nil {
+			s = make([]float64, h.Bins)
+		}
+		for i := lo; i < hi; i++ {
+			k := bin(i)
+			if k < 0 || k >= h.Bins {
+				continue
+			}
+			if w != nil {
+				s[k] += w[i]
+			} else {
+				c[k]++
+			}
+		}
+		mu.Lock()
+		for k := range c {
+			cnt[k] += c[k]
+			if w != nil {
+				sum[k] += s[k]
+			}
+		}
+		mu.Unlock()
+	})
+	if w != nil {
+		copy(part(h.Out, h.Bins).([]float64), sum)
+	} else {
+		copy(i64s(h.Out, h.Bins), cnt)
+	}
+	return nil
+}
+
+// histBin is NumPy's bin of x for evenly split [Lo, Hi], or -1: the
+// computed index corrected by comparing with the bin edges.
+func histBin(x float64, h *backend.Histogram) int {
+	lo, hi, n := h.Lo, h.Hi, h.Bins
+	if !(x >= lo && x <= hi) {
+		return -1
+	}
+	k := int((x - lo) * (float64(n) / (hi - lo)))
+	if k >= n {
+		k = n - 1
+	}
+	if k > 0 && x < HistEdge(lo, hi, n, k) {
+		k--
+	} else if k < n-1 && x >= HistEdge(lo, hi, n, k+1) {
+		k++
+	}
+	return k
+}
+
+// HistEdge is edge k of n even bins over [lo, hi], as NumPy's linspace
+// computes it.
+func HistEdge(lo, hi float64, n, k int) float64 {
+	if k == n {
+		return hi
+	}
+	return lo + float64(k)*((hi-lo)/float64(n))
+}
+
+// Unique implements backend.SortScan.
+func (b *Backend) Unique(u *backend.Unique) error {
+	n := u.N
+	sorted := part(u.Sorted, n)
+	perm := i64s(u.Perm, n)
+	vals := part(u.Values, u.Cap)
+	index := i64s(u.Index, u.Cap)
+	counts := i64s(u.Counts, u.Cap)
+	inv := i64s(u.Inverse, n)
+	g := -1
+	for i := 0; i < n; i++ {
+		if i == 0 || !sameValue(sorted, i, i-1) {
+			g++
+			if g < u.Cap {
+				if vals != nil {
+					copyElem(vals, g, sorted, i)
+				}
+				if index != nil {
+					index[g] = math.MaxInt64
+				}
+				if counts != nil {
+					counts[g] = 0
+				}
+			}
+		}
+		if g < u.Cap {
+			if index != nil {
+				index[g] = min(index[g], perm[i])
+			}
+			if counts != nil {
+				counts[g]++
+			}
+		}
+		if inv != nil {
+			inv[perm[i]] = int64(g)
+		}
+	}
+	for k := g + 1; k < u.Cap; k++ {
+		if vals != nil {
+			setScalar(vals, k, u.Fill)
+		}
+		if index != nil {
+			index[k] = 0
+		}
+		if counts != nil {
+			counts[k] = 0
+		}
+	}
+	if c := i64s(u.Count, 1); c != nil {
+		c[0] = int64(g + 1)
+	}
+	return nil
+}
+
+// sameValue reports whether s[i] and s[j] are equal for Unique.
+func sameValue(s any, i, j int) bool {
+	switch v := s.(type) {
+	case []float32:
+		return v[i] == v[j] || (v[i] != v[i] && v[j] != v[j])
+	case []float64:
+		return v[i] == v[j] || (v[i] != v[i] && v[j] != v[j])
+	}
+	return orderKey(s, i) == orderKey(s, j)
+}
+
+func setScalar(dst any, i int, v backend.Scalar) {
+	switch d := dst.(type) {
+	case []bool:
+		d[i] = v.Float() != 0
+	case []uint8:
+		d[i] = uint8(v.I)
+	case []int32:
+		d[i] = int32(v.I)
+	case []int64:
+		d[i] = v.I
+	case []float32:
+		d[i] = float32(v.Float())
+	case []float64:
+		d[i] = v.Float()
+	}
+}

@@ -1,0 +1,579 @@
+package cudagen
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+)
+
+// Sorting, scans, searching and counting. These kernels are written by
+// hand for the hardware and specialised only by dtype (and operation):
+//
+//   - Sort is a stable LSD radix sort, 8 bits a pass. A pass counts the
+//     digits of each tile of SortTile keys (hist), scans the counts in
+//     digit-major order with the scan kernel, and moves each tile's keys to
+//     their place (scatter); inside a tile, warps rank equal digits with
+//     __match_any_sync, so the pass is stable. Keys are first mapped to
+//     unsigned integers whose order is the sort's (prep), and rows are
+//     sorted together with the row as the most significant digits, which
+//     the position each key carries gives. finish writes keys, positions
+//     or the payload gathered by position.
+//   - The scan is single-pass with decoupled look-back (Merrill and
+//     Garland): tiles take ids in launch order, publish their aggregate,
+//     and add the prefixes of their predecessors in the same row. Along an
+//     inner axis, a thread scans each column (coalesced across columns).
+//   - Search is a binary search per value; Histogram counts in shared
+//     memory per block when the bins fit; Unique flags the first of each
+//     run of a sorted vector, scans the flags and scatters.
+//
+// Every parameter travels as 8 bytes (pointers, long long, double).
+
+// Block and tile sizes of these kernels.
+const (
+	SortBlock = 256
+	SortIPT   = 16
+	SortTile  = SortBlock * SortIPT
+	ScanBlock = 256
+	ScanIPT   = 8
+	ScanTile  = ScanBlock * ScanIPT
+	// HistShared is the most bins counted in shared memory.
+	HistShared = 4096
+)
+
+var ssKernels sync.Map // key -> any
+
+func ssMemo[T any](key string, mk func() T) T {
+	if v, ok := ssKernels.Load(key); ok {
+		return v.(T)
+	}
+	v, _ := ssKernels.LoadOrStore(key, mk())
+	return v.(T)
+}
+
+func ssKernel(src, name string, block int) *Kernel {
+	return &Kernel{Name: name, Source: src, Block: block, Grid: GridStride}
+}
+
+// SortSet is the kernels of one radix sort specialisation.
+type SortSet struct {
+	Prep, Hist, Scatter, Finish *Kernel
+}
+
+// keyUnsigned is the unsigned type a sort key maps to.
+func keyUnsigned(d backend.DType) string {
+	if d.Size() == 8 {
+		return "unsigned long long"
+	}
+	return "unsigned int"
+}
+
+// payloadType is the type that moves a payload of size bytes.
+func payloadType(size int) string {
+	switch size {
+	case 1:
+		return "unsigned char"
+	case 2:
+		return "unsigned short"
+	case 4:
+		return "unsigned int"
+	}
+	return "unsigned long long"
+}
+
+func keyFuncs(d backend.DType) string {
+	switch d {
+	case backend.Float32:
+		return `static __device__ __forceinline__ UK ss_key(KT v) {
+	if (v != v) return 0xffffffffu;
+	unsigned int u = (unsigned int)__float_as_int(v);
+	return (u >> 31) ? ~u : (u | 0x80000000u);
+}
+static __device__ __forceinline__ KT ss_unkey(UK u) {
+	if (u == 0xffffffffu) return __int_as_float(0x7fc00000);
+	return __int_as_float((int)((u >> 31) ? (u ^ 0x80000000u) : ~u));
+}
+`
+	case backend.Float64:
+		return `static __device__ __forceinline__ UK ss_key(KT v) {
+	if (v != v) return 0xffffffffffffffffull;
+	unsigned long long u = (unsigned long long)__double_as_longlong(v);
+	return (u >> 63) ? ~u : (u | 0x8000000000000000ull);
+}
+static __device__ __forceinline__ KT ss_unkey(UK u) {
+	if (u == 0xffffffffffffffffull) return __longlong_as_double(0x7ff8000000000000ll);
+	return __longlong_as_double((long long)((u >> 63) ? (u ^ 0x8000000000000000ull) : ~u));
+}
+`
+	case backend.Int32:
+		return `static __device__ __forceinline__ UK ss_key(KT v) { return (unsigned int)v ^ 0x80000000u; }
+static __device__ __forceinline__ KT ss_unkey(UK u) { return (int)(u ^ 0x80000000u); }
+`
+	case backend.Int64:
+		return `static __device__ __forceinline__ UK ss_key(KT v) { return (unsigned long long)v ^ 0x8000000000000000ull; }
+static __device__ __forceinline__ KT ss_unkey(UK u) { return (long long)(u ^ 0x8000000000000000ull); }
+`
+	case backend.Bool:
+		return `static __device__ __forceinline__ UK ss_key(KT v) { return v ? 1u : 0u; }
+static __device__ __forceinline__ KT ss_unkey(UK u) { return u != 0u; }
+`
+	}
+	return `static __device__ __forceinline__ UK ss_key(KT v) { return (UK)v; }
+static __device__ __forceinline__ KT ss_unkey(UK u) { return (KT)u; }
+`
+}
+
+// SortKernels returns the radix sort kernels for keys of dtype key and a
+// payload of valSize bytes (1, 2, 4 or 8).
+func SortKernels(key backend.DType, valSize int) SortSet {
+	spec := fmt.Sprintf("sort|%v|%d", key, valSize)
+	return ssMemo(spec, func() SortSet {
+		name := kernelName("sort", spec)
+		var b strings.Builder
+		fmt.Fprintf(&b, "typedef %s KT;\ntypedef %s UK;\ntypedef %s VT;\ntypedef unsigned int POS;\n", ctype(key), keyUnsigned(key), payloadType(valSize))
+		fmt.Fprintf(&b, "#define BLOCK %d\n#define IPT %d\n#define TILE %d\n", SortBlock, SortIPT, SortTile)
+		b.WriteString(keyFuncs(key))
+		b.WriteString(strings.ReplaceAll(sortBody, "NAME", name))
+		src := b.String()
+		return SortSet{
+			Prep:    ssKernel(src, name+"_prep", SortBlock),
+			Hist:    ssKernel(src, name+"_hist", SortBlock),
+			Scatter: ssKernel(src, name+"_scatter", SortBlock),
+			Finish:  ssKernel(src, name+"_finish", SortBlock),
+		}
+	})
+}
+
+const sortBody = `
+static __device__ __forceinline__ unsigned int ss_digit(UK k, POS p, long long shift, long long byRow, long long len) {
+	if (byRow) return (unsigned int)(((unsigned long long)p / (unsigned long long)len) >> shift) & 255u;
+	return (unsigned int)(k >> shift) & 255u;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_prep(const KT* __restrict__ in, UK* __restrict__ keys, POS* __restrict__ pos, long long n, long long desc) {
+	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
+		UK k = ss_key(in[i]);
+		keys[i] = desc ? (UK)~k : k;
+		pos[i] = (POS)i;
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_hist(const UK* __restrict__ keys, const POS* __restrict__ pos, unsigned int* __restrict__ counts, long long n, long long shift, long long byRow, long long len) {
+	__shared__ unsigned int h[256];
+	h[threadIdx.x] = 0u;
+	__syncthreads();
+	const long long base = (long long)blockIdx.x * TILE;
+	for (int j = 0; j < IPT; j++) {
+		const long long i = base + j * BLOCK + threadIdx.x;
+		if (i < n) atomicAdd(&h[ss_digit(keys[i], pos[i], shift, byRow, len)], 1u);
+	}
+	__syncthreads();
+	counts[(long long)threadIdx.x * gridDim.x + blockIdx.x] = h[threadIdx.x];
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_scatter(const UK* __restrict__ keys, const POS* __restrict__ pos, UK* __restrict__ okeys, POS* __restrict__ opos,
+		const unsigned int* __restrict__ counts, const unsigned int* __restrict__ incl, long long n, long long shift, long long byRow, long long len) {
+	__shared__ unsigned int wh[BLOCK / 32][256];
+	__shared__ unsigned int boff[256];
+	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	for (int d = threadIdx.x; d < 256 * (BLOCK / 32); d += BLOCK) (&wh[0][0])[d] = 0u;
+	__syncthreads();
+	const long long base = (long long)blockIdx.x * TILE + (long long)warp * (32 * IPT);
+	const unsigned int lt = (1u << lane) - 1u;
+	UK k[IPT];
+	POS p[IPT];
+	unsigned int r[IPT], dg[IPT];
+	for (int j = 0; j < IPT; j++) {
+		const long long i = base + j * 32 + lane;
+		const bool ok = i < n;
+		k[j] = 0;
+		p[j] = 0;
+		dg[j] = 256u;
+		if (ok) {
+			k[j] = keys[i];
+			p[j] = pos[i];
+			dg[j] = ss_digit(k[j], p[j], shift, byRow, len);
+		}
+		const unsigned int peers = __match_any_sync(0xffffffffu, dg[j]);
+		const unsigned int c = ok ? wh[warp][dg[j]] : 0u;
+		r[j] = c + __popc(peers & lt);
+		__syncwarp();
+		if (ok && (peers & lt) == 0u) wh[warp][dg[j]] = c + __popc(peers);
+		__syncwarp();
+	}
+	__syncthreads();
+	{
+		const int d = threadIdx.x;
+		unsigned int run = 0u;
+		for (int w = 0; w < BLOCK / 32; w++) {
+			const unsigned int t = wh[w][d];
+			wh[w][d] = run;
+			run += t;
+		}
+		const long long at = (long long)d * gridDim.x + blockIdx.x;
+		boff[d] = incl[at] - counts[at];
+	}
+	__syncthreads();
+	for (int j = 0; j < IPT; j++) {
+		if (dg[j] < 256u) {
+			const unsigned int dst = boff[dg[j]] + wh[warp][dg[j]] + r[j];
+			okeys[dst] = k[j];
+			opos[dst] = p[j];
+		}
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_finish(const UK* __restrict__ keys, const POS* __restrict__ pos, KT* __restrict__ outk,
+		long long* __restrict__ outp, const VT* __restrict__ vals, VT* __restrict__ outv, long long n, long long len, long long desc) {
+	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
+		const POS p = pos[i];
+		if (outk) {
+			UK k = keys[i];
+			outk[i] = ss_unkey(desc ? (UK)~k : k);
+		}
+		if (outp) outp[i] = (long long)((unsigned long long)p % (unsigned long long)len);
+		if (outv) outv[i] = vals[p];
+	}
+}
+`
+
+// ScanSet is the kernels of one scan specialisation.
+type ScanSet struct {
+	Rows, Cols *Kernel
+}
+
+// scanOps defines SS_OP and SS_ID (the identity) for a scan.
+func scanOps(d backend.DType, k backend.ScanKind) string {
+	ut := map[backend.DType]string{backend.Uint8: "unsigned char", backend.Int32: "unsigned int", backend.Int64: "unsigned long long"}[d]
+	lo := map[backend.DType]string{backend.Uint8: "0", backend.Int32: "(-2147483647 - 1)", backend.Int64: "(-9223372036854775807ll - 1)",
+		backend.Float32: "__int_as_float(0xff800000)", backend.Float64: "__longlong_as_double(0xfff0000000000000ll)"}[d]
+	hi := map[backend.DType]string{backend.Uint8: "255", backend.Int32: "2147483647", backend.Int64: "9223372036854775807ll",
+		backend.Float32: "__int_as_float(0x7f800000)", backend.Float64: "__longlong_as_double(0x7ff0000000000000ll)"}[d]
+	switch k {
+	case backend.CumSum:
+		if ut != "" {
+			return fmt.Sprintf("static __device__ __forceinline__ T ss_op(T a, T b) { return (T)((%[1]s)a + (%[1]s)b); }\n#define SS_ID ((T)0)\n", ut)
+		}
+		return "static __device__ __forceinline__ T ss_op(T a, T b) { return a + b; }\n#define SS_ID ((T)0)\n"
+	case backend.CumProd:
+		if ut != "" {
+			return fmt.Sprintf("static __device__ __forceinline__ T ss_op(T a, T b) { return (T)((%[1]s)a * (%[1]s)b); }\n#define SS_ID ((T)1)\n", ut)
+		}
+		return "static __device__ __forceinline__ T ss_op(T a, T b) { return a * b; }\n#define SS_ID ((T)1)\n"
+	case backend.CumMax:
+		if !d.IsFloat() {
+			return "static __device__ __forceinline__ T ss_op(T a, T b) { return a >= b ? a : b; }\n#define SS_ID (" + lo + ")\n"
+		}
+		return "static __device__ __forceinline__ T ss_op(T a, T b) { return (a != a || a >= b) ? a : b; }\n#define SS_ID (" + lo + ")\n"
+	}
+	if !d.IsFloat() {
+		return "static __device__ __forceinline__ T ss_op(T a, T b) { return a <= b ? a : b; }\n#define SS_ID (" + hi + ")\n"
+	}
+	return "static __device__ __forceinline__ T ss_op(T a, T b) { return (a != a || a <= b) ? a : b; }\n#define SS_ID (" + hi + ")\n"
+}
+
+// shflUp is a warp shuffle of T (bytes travel as int).
+func shflUp(d backend.DType) string {
+	if d == backend.Uint8 {
+		return "static __device__ __forceinline__ T ss_shfl_up(T v, int o) { return (T)__shfl_up_sync(0xffffffffu, (int)v, o); }\n"
+	}
+	return "static __device__ __forceinline__ T ss_shfl_up(T v, int o) { return __shfl_up_sync(0xffffffffu, v, o); }\n"
+}
+
+// ScanKernels returns the scan kernels of kind k over dtype d.
+func ScanKernels(d backend.DType, k backend.ScanKind) ScanSet {
+	spec := fmt.Sprintf("scan|%v|%v", d, k)
+	return ssMemo(spec, func() ScanSet {
+		name := kernelName("scan", spec)
+		var b strings.Builder
+		fmt.Fprintf(&b, "typedef %s T;\n#define BLOCK %d\n#define IPT %d\n#define TILE %d\n", ctype(d), ScanBlock, ScanIPT, ScanTile)
+		b.WriteString(scanOps(d, k))
+		b.WriteString(shflUp(d))
+		b.WriteString(strings.ReplaceAll(scanBody, "NAME", name))
+		src := b.String()
+		return ScanSet{Rows: ssKernel(src, name+"_rows", ScanBlock), Cols: ssKernel(src, name+"_cols", ScanBlock)}
+	})
+}
+
+const scanBody = `
+// flags[t]: 0 nothing yet, 1 the tile's aggregate in aggs[t], 2 its
+// inclusive prefix in incls[t]; flags[tiles] is the tile ticket. All zero
+// at the start.
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restrict__ in, T* __restrict__ out, long long len, long long tilesPerRow, long long rev,
+		long long tiles, int* flags, T* aggs, T* incls) {
+	__shared__ T sh[TILE];
+	__shared__ T warpAgg[BLOCK / 32];
+	__shared__ T prefix;
+	__shared__ int ticket;
+	if (threadIdx.x == 0) ticket = atomicAdd(&flags[tiles], 1);
+	__syncthreads();
+	const long long t = ticket;
+	const long long row = t / tilesPerRow, tr = t % tilesPerRow;
+	const long long start = tr * TILE;
+	const long long cnt = len - start < TILE ? len - start : TILE;
+	const T* ip = in + row * len;
+	T* op = out + row * len;
+	for (int j = 0; j < IPT; j++) {
+		const long long q = j * BLOCK + threadIdx.x;
+		if (q < cnt) sh[q] = ip[rev ? len - 1 - (start + q) : start + q];
+	}
+	__syncthreads();
+	// Each thread scans IPT consecutive elements.
+	T v[IPT];
+	T acc = SS_ID;
+	for (int j = 0; j < IPT; j++) {
+		const long long q = (long long)threadIdx.x * IPT + j;
+		T x = q < cnt ? sh[q] : SS_ID;
+		acc = j == 0 ? x : ss_op(acc, x);
+		v[j] = acc;
+	}
+	// Warp and block inclusive scans of the thread aggregates.
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	T inc = acc;
+	for (int o = 1; o < 32; o <<= 1) {
+		T y = ss_shfl_up(inc, o);
+		if (lane >= o) inc = ss_op(y, inc);
+	}
+	if (lane == 31) warpAgg[warp] = inc;
+	__syncthreads();
+	T wpre = SS_ID;
+	T total = SS_ID;
+	for (int w = 0; w < BLOCK / 32; w++) {
+		if (w < warp) wpre = ss_op(wpre, warpAgg[w]);
+		total = ss_op(total, warpAgg[w]);
+	}
+	T excl = ss_shfl_up(inc, 1);
+	if (lane == 0) excl = SS_ID;
+	excl = ss_op(wpre, excl);
+	if (threadIdx.x == 0) {
+		T pre = SS_ID;
+		if (tr == 0) {
+			incls[t] = total;
+			__threadfence();
+			atomicExch(&flags[t], 2);
+		} else {
+			aggs[t] = total;
+			__threadfence();
+			atomicExch(&flags[t], 1);
+			T run = SS_ID;
+			long long j = t - 1;
+			for (;;) {
+				int f;
+				do {
+					f = ((volatile int*)flags)[j];
+				} while (f == 0);
+				__threadfence();
+				const T y = f == 2 ? ((volatile T*)incls)[j] : ((volatile T*)aggs)[j];
+				run = ss_op(y, run);
+				if (f == 2) break;
+				j--;
+			}
+			pre = run;
+			incls[t] = ss_op(pre, total);
+			__threadfence();
+			atomicExch(&flags[t], 2);
+		}
+		prefix = pre;
+	}
+	__syncthreads();
+	const T base = ss_op(prefix, excl);
+	for (int j = 0; j < IPT; j++) {
+		const long long q = (long long)threadIdx.x * IPT + j;
+		if (q < cnt) sh[q] = ss_op(base, v[j]);
+	}
+	__syncthreads();
+	for (int j = 0; j < IPT; j++) {
+		const long long q = j * BLOCK + threadIdx.x;
+		if (q < cnt) op[rev ? len - 1 - (start + q) : start + q] = sh[q];
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_cols(const T* __restrict__ in, T* __restrict__ out, long long outer, long long len, long long inner, long long rev) {
+	for (long long c = (long long)blockIdx.x * BLOCK + threadIdx.x; c < outer * inner; c += (long long)gridDim.x * BLOCK) {
+		const long long o = c / inner, j = c % inner;
+		const T* ip = in + o * len * inner + j;
+		T* op = out + o * len * inner + j;
+		T acc = SS_ID;
+		for (long long q = 0; q < len; q++) {
+			const long long i = rev ? len - 1 - q : q;
+			const T x = ip[i * inner];
+			acc = q == 0 ? x : ss_op(acc, x);
+			op[i * inner] = acc;
+		}
+	}
+}
+`
+
+// SearchKernel returns the binary search kernel over dtype d.
+func SearchKernel(d backend.DType) *Kernel {
+	spec := fmt.Sprintf("search|%v", d)
+	return ssMemo(spec, func() *Kernel {
+		name := kernelName("search", spec)
+		lt := "static __device__ __forceinline__ bool ss_lt(T a, T b) { return a < b; }\n"
+		if d.IsFloat() {
+			lt = "static __device__ __forceinline__ bool ss_lt(T a, T b) { return a < b || (b != b && a == a); }\n"
+		}
+		src := fmt.Sprintf("typedef %s T;\n", ctype(d)) + lt + strings.ReplaceAll(`
+extern "C" __global__ void __launch_bounds__(256) NAME(const T* __restrict__ a, long long len, const T* __restrict__ v, long long n, long long right, long long* __restrict__ out) {
+	for (long long i = (long long)blockIdx.x * 256 + threadIdx.x; i < n; i += (long long)gridDim.x * 256) {
+		const T x = v[i];
+		long long l = 0, h = len;
+		while (l < h) {
+			const long long m = (long long)((unsigned long long)(l + h) >> 1);
+			const bool before = right ? !ss_lt(x, a[m]) : ss_lt(a[m], x);
+			if (before) l = m + 1; else h = m;
+		}
+		out[i] = l;
+	}
+}
+`, "NAME", name)
+		return ssKernel(src, name, 256)
+	})
+}
+
+// HistKernel returns the histogram kernel over dtype d, weighted or not.
+func HistKernel(d backend.DType, weighted bool) *Kernel {
+	spec := fmt.Sprintf("hist|%v|%v", d, weighted)
+	return ssMemo(spec, func() *Kernel {
+		name := kernelName("hist", spec)
+		var b strings.Builder
+		fmt.Fprintf(&b, "typedef %s T;\n#define HIST_SHARED %d\n", ctype(d), HistShared)
+		if weighted {
+			b.WriteString("#define WEIGHTED 1\n")
+		}
+		if d.IsFloat() {
+			b.WriteString(`static __device__ __forceinline__ double ss_edge(double lo, double hi, long long n, long long k) {
+	return k == n ? hi : lo + (double)k * ((hi - lo) / (double)n);
+}
+static __device__ __forceinline__ long long ss_bin(T v, long long n, double lo, double hi) {
+	const double x = (double)v;
+	if (!(x >= lo && x <= hi)) return -1;
+	long long k = (long long)((x - lo) * ((double)n / (hi - lo)));
+	if (k >= n) k = n - 1;
+	if (k > 0 && x < ss_edge(lo, hi, n, k)) k--;
+	else if (k < n - 1 && x >= ss_edge(lo, hi, n, k + 1)) k++;
+	return k;
+}
+`)
+		} else {
+			b.WriteString(`static __device__ __forceinline__ long long ss_bin(T v, long long n, double lo, double hi) {
+	const long long k = (long long)v;
+	return k >= 0 && k < n ? k : -1;
+}
+`)
+		}
+		b.WriteString(strings.ReplaceAll(`
+extern "C" __global__ void __launch_bounds__(256) NAME(const T* __restrict__ in, long long n, const double* __restrict__ w,
+		unsigned long long* __restrict__ cnt, double* __restrict__ sum, long long bins, double lo, double hi) {
+#ifndef WEIGHTED
+	__shared__ unsigned int sh[HIST_SHARED];
+	const bool priv = bins <= HIST_SHARED;
+	if (priv) {
+		for (long long k = threadIdx.x; k < bins; k += 256) sh[k] = 0u;
+		__syncthreads();
+	}
+#endif
+	for (long long i = (long long)blockIdx.x * 256 + threadIdx.x; i < n; i += (long long)gridDim.x * 256) {
+		const long long k = ss_bin(in[i], bins, lo, hi);
+		if (k < 0) continue;
+#ifdef WEIGHTED
+		atomicAdd(&sum[k], w[i]);
+#else
+		if (priv) atomicAdd(&sh[k], 1u);
+		else atomicAdd(&cnt[k], 1ull);
+#endif
+	}
+#ifndef WEIGHTED
+	if (priv) {
+		__syncthreads();
+		for (long long k = threadIdx.x; k < bins; k += 256) {
+			const unsigned int c = sh[k];
+			if (c) atomicAdd(&cnt[k], (unsigned long long)c);
+		}
+	}
+#endif
+}
+`, "NAME", name))
+		return ssKernel(b.String(), name, 256)
+	})
+}
+
+// UniqueSet is the kernels of Unique over one dtype.
+type UniqueSet struct {
+	Flags, Scatter, Finish *Kernel
+}
+
+// UniqueKernels returns the Unique kernels over dtype d.
+func UniqueKernels(d backend.DType) UniqueSet {
+	spec := fmt.Sprintf("unique|%v", d)
+	return ssMemo(spec, func() UniqueSet {
+		name := kernelName("unique", spec)
+		var b strings.Builder
+		fmt.Fprintf(&b, "typedef %s T;\n", ctype(d))
+		if d.IsFloat() {
+			b.WriteString("static __device__ __forceinline__ bool ss_same(T a, T b) { return a == b || (a != a && b != b); }\n")
+		} else {
+			b.WriteString("static __device__ __forceinline__ bool ss_same(T a, T b) { return a == b; }\n")
+		}
+		switch {
+		case d.IsFloat():
+			b.WriteString("#define FILL ((T)fillF)\n")
+		case d == backend.Bool:
+			b.WriteString("#define FILL (fillI != 0)\n")
+		default:
+			b.WriteString("#define FILL ((T)fillI)\n")
+		}
+		b.WriteString(strings.ReplaceAll(uniqueBody, "NAME", name))
+		src := b.String()
+		return UniqueSet{Flags: ssKernel(src, name+"_flags", 256), Scatter: ssKernel(src, name+"_scatter", 256), Finish: ssKernel(src, name+"_finish", 256)}
+	})
+}
+
+const uniqueBody = `
+#define LOOP(i, n) for (long long i = (long long)blockIdx.x * 256 + threadIdx.x; i < (n); i += (long long)gridDim.x * 256)
+extern "C" __global__ void __launch_bounds__(256) NAME_flags(const T* __restrict__ s, long long n, int* __restrict__ flag) {
+	LOOP(i, n) flag[i] = (i == 0 || !ss_same(s[i], s[i - 1])) ? 1 : 0;
+}
+// g holds the inclusive scan of the flags: the group of i is g[i] - 1.
+extern "C" __global__ void __launch_bounds__(256) NAME_scatter(const T* __restrict__ s, const long long* __restrict__ perm, const int* __restrict__ g, long long n, long long cap,
+		T* __restrict__ vals, long long* __restrict__ starts, long long* __restrict__ inv, long long* __restrict__ count) {
+	LOOP(i, n) {
+		const long long grp = (long long)g[i] - 1;
+		const bool first = i == 0 || g[i - 1] != g[i];
+		if (first && grp <= cap) {
+			starts[grp] = i;
+			if (vals && grp < cap) vals[grp] = s[i];
+		}
+		if (inv) inv[perm[i]] = grp;
+		if (i == n - 1) count[0] = grp + 1;
+	}
+}
+extern "C" __global__ void __launch_bounds__(256) NAME_finish(const long long* __restrict__ perm, const long long* __restrict__ starts, const long long* __restrict__ count, long long n, long long cap,
+		T* __restrict__ vals, long long* __restrict__ index, long long* __restrict__ counts, double fillF, long long fillI) {
+	const long long k = count[0];
+	LOOP(g, cap) {
+		if (g < k) {
+			const long long st = starts[g];
+			const long long end = g + 1 < k ? starts[g + 1] : n;
+			if (counts) counts[g] = end - st;
+			if (index) index[g] = perm[st];
+		} else {
+			if (vals) vals[g] = FILL;
+			if (counts) counts[g] = 0;
+			if (index) index[g] = 0;
+		}
+	}
+}
+`
+
+// ZeroKernel returns the kernel that clears n 4-byte words.
+func ZeroKernel() *Kernel {
+	return ssMemo("zero", func() *Kernel {
+		name := kernelName("zero", "ss")
+		return ssKernel(strings.ReplaceAll(`extern "C" __global__ void __launch_bounds__(256) NAME(unsigned int* __restrict__ p, long long n) {
+	for (long long i = (long long)blockIdx.x * 256 + threadIdx.x; i < n; i += (long long)gridDim.x * 256) p[i] = 0u;
+}
+`, "NAME", name), name, 256)
+	})
+}
