@@ -444,8 +444,9 @@ func (a *Array) checkBincount(op string, weights *Array) error {
 
 // Histogram counts the elements of a (flattened) into bins equal bins over
 // [lo, hi] (rng), the last bin including hi, and returns the int64 counts
-// and the float64 bin edges, as NumPy's histogram. Elements outside the
-// range are not counted. Without rng the range is a's minimum and maximum,
+// and the bin edges, as NumPy's histogram. Elements outside the
+// range are not counted; edges have a's float dtype (float64 for the
+// others). Without rng the range is a's minimum and maximum,
 // which are read from the device (this synchronises).
 func (a *Array) Histogram(bins int, rng ...float64) (counts, edges *Array) {
 	const op = "Histogram"
@@ -491,7 +492,13 @@ func (a *Array) Histogram(bins int, rng ...float64) (counts, edges *Array) {
 	}
 	flat := a.Reshape(-1)
 	defer flat.Close()
-	return flat.histogram(op, nil, bins, lo, hi), a.dev.Linspace(Float64, lo, hi, bins+1)
+	edges = a.dev.Linspace(Float64, lo, hi, bins+1)
+	if a.dt.IsFloating() && a.dt != Float64 {
+		e := edges.AsType(a.dt) // NumPy: edges in the input's float dtype
+		edges.Close()
+		edges = e
+	}
+	return flat.histogram(op, nil, bins, lo, hi), edges
 }
 
 // histogram runs the backend's Histogram on the 1-D array a: integer bins
