@@ -864,4 +864,3 @@ func TestSortScanErrorsSS(t *testing.T) {
 		}
 	}
 }
-
