@@ -986,3 +986,75 @@ func (a *Array) SoftmaxAxes(axes ...int) *Array {
 	}
 	return s.Transpose(inv...)
 }
+
+// SortWithIndices returns the values sorted along axis and the int64
+// positions they came from (see Sort), from one sort.
+func (a *Array) SortWithIndices(axis int) (values, indices *Array) {
+	return a.sortRows("SortWithIndices", axis, false, true, true)
+}
+
+// SortBy returns values (keys' shape, any dtype) reordered along axis by
+// the stable ascending sort of keys: NumPy's
+// take_along_axis(values, argsort(keys, kind="stable"), axis), from one
+// sort that carries the values.
+func SortBy(keys, values *Array, axis int) *Array {
+	const op = "SortBy"
+	defer runtime.KeepAlive(keys)
+	defer runtime.KeepAlive(values)
+	if _, err := keys.use(op); err != nil {
+		return failed(err)
+	}
+	if _, err := values.use(op); err != nil {
+		return failed(err)
+	}
+	if !sameShape(keys.shape, values.shape) {
+		return failed(errorf(op, ErrShape, "keys of shape %s and values of shape %s", shapeString(keys.shape), shapeString(values.shape)))
+	}
+	if keys.dev != values.dev {
+		return failed(errorf(op, ErrDevice, "arrays on %v and %v", keys.dev, values.dev))
+	}
+	if len(keys.shape) == 0 {
+		return failed(errorf(op, ErrAxis, "needs an array of at least one dimension"))
+	}
+	ax, err := normAxis(op, axis, len(keys.shape))
+	if err != nil {
+		return failed(err)
+	}
+	mk := keys.MoveAxis(ax, -1)
+	defer mk.Close()
+	mv := values.MoveAxis(ax, -1)
+	defer mv.Close()
+	shape := mk.Shape()
+	L := shape[len(shape)-1]
+	k, kin, err := ssContig(op, mk, ssCompute(keys.dt))
+	if err != nil {
+		return failed(err)
+	}
+	defer k.Close()
+	vdt := ssCompute(values.dt)
+	v, vin, err := ssContig(op, mv, vdt)
+	if err != nil {
+		return failed(err)
+	}
+	defer v.Close()
+	out, o, err := keys.dev.ssOut(op, vdt, shape)
+	if err != nil {
+		return failed(err)
+	}
+	req := backend.Sort{Keys: kin, Len: L, Vals: vin, OutVals: o}
+	if L > 0 {
+		req.Rows = backend.Size(shape) / L
+	}
+	if err := keys.dev.be.Sort(&req); err != nil {
+		out.Close()
+		return failed(deviceErr(op, err))
+	}
+	r := out.MoveAxis(-1, ax)
+	out.Close()
+	if vdt != values.dt {
+		c := r.AsType(values.dt)
+		r.Close()
+		return c
+	}
+	return r
+}
