@@ -233,7 +233,7 @@ func TestCPUArrays(t *testing.T) {
 // design brief).
 func TestPeerKeysExist(t *testing.T) {
 	b := &Baseline{Values: map[string]float64{}, Text: map[string]string{}}
-	for _, name := range []string{"testdata/baseline.json", "testdata/baseline_lowp.json", "testdata/train_mlp.json"} {
+	for _, name := range []string{"testdata/baseline.json", "testdata/baseline_lowp.json", "testdata/train_mlp.json", "testdata/baseline_numpy.json"} {
 		f, err := os.Open(name)
 		if err != nil {
 			t.Fatal(err)
