@@ -88,11 +88,12 @@ func cmpPair(a, b sortPair) int {
 	return cmp.Compare(a.p, b.p)
 }
 
-// Sort implements backend.SortScan: rows in parallel, and a long row in
-// sorted chunks merged in parallel rounds.
+// Sort implements backend.SortScan: rows in parallel, each by a stable
+// LSD radix sort of its order keys (a comparison sort for short rows).
 func (b *Backend) Sort(s *backend.Sort) error {
-	if !backend.Sortable(s.Keys.Buf.DType()) {
-		return fmt.Errorf("cpu: sort of %v", s.Keys.Buf.DType())
+	dt := s.Keys.Buf.DType()
+	if !backend.Sortable(dt) {
+		return fmt.Errorf("cpu: sort of %v", dt)
 	}
 	n := s.Rows * s.Len
 	if n == 0 {
@@ -102,109 +103,105 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	outK := part(s.OutKeys, n)
 	vals := part(s.Vals, n)
 	outV := part(s.OutVals, n)
-	row := func(r int, pairs []sortPair, inner bool) {
+	row := func(r int, rs *radixBufs) {
 		base := r * s.Len
-		for i := range pairs {
-			k := orderKey(keys, base+i)
+		k, p := rs.k[:s.Len], rs.p[:s.Len]
+		for i := range k {
+			k[i] = orderKey(keys, base+i)
 			if s.Descending {
-				k = ^k
+				k[i] = ^k[i]
 			}
-			pairs[i] = sortPair{k, i}
+			p[i] = i
 		}
-		if inner && s.Len >= 1<<16 && b.workers > 1 {
-			b.parallelSort(pairs)
-		} else {
+		if s.Len < 256 {
+			pairs := rs.pairs[:s.Len]
+			for i := range pairs {
+				pairs[i] = sortPair{k[i], i}
+			}
 			slices.SortFunc(pairs, cmpPair)
+			for i, q := range pairs {
+				p[i] = q.p
+			}
+		} else {
+			p = rs.sort(dt.Size(), s.Descending)
 		}
-		for i, p := range pairs {
+		for i, q := range p {
 			if outK != nil {
-				copyElem(outK, base+i, keys, base+p.p)
+				copyElem(outK, base+i, keys, base+q)
 			}
 			if outV != nil {
 				if vals == nil {
-					outV.([]int64)[base+i] = int64(p.p)
+					outV.([]int64)[base+i] = int64(q)
 				} else {
-					copyElem(outV, base+i, vals, base+p.p)
+					copyElem(outV, base+i, vals, base+q)
 				}
 			}
 		}
 	}
-	if s.Rows < b.workers {
-		pairs := make([]sortPair, s.Len)
-		for r := 0; r < s.Rows; r++ {
-			row(r, pairs, true)
-		}
-		return nil
-	}
 	b.parallel(s.Rows, 1, 1, func(lo, hi int) {
-		pairs := make([]sortPair, s.Len)
+		rs := newRadixBufs(s.Len)
 		for r := lo; r < hi; r++ {
-			row(r, pairs, false)
+			row(r, rs)
 		}
 	})
 	return nil
 }
 
-// parallelSort sorts chunks on all workers and merges them pairwise.
-func (b *Backend) parallelSort(p []sortPair) {
-	w := b.workers
-	chunk := (len(p) + w - 1) / w
-	var bounds []int
-	for lo := 0; lo < len(p); lo += chunk {
-		bounds = append(bounds, lo)
-	}
-	bounds = append(bounds, len(p))
-	var wg sync.WaitGroup
-	for i := 0; i+1 < len(bounds); i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			slices.SortFunc(p[bounds[i]:bounds[i+1]], cmpPair)
-		}()
-	}
-	wg.Wait()
-	tmp := make([]sortPair, len(p))
-	src, dst := p, tmp
-	for len(bounds) > 2 {
-		var next []int
-		for i := 0; i+1 < len(bounds); i += 2 {
-			lo := bounds[i]
-			next = append(next, lo)
-			if i+2 >= len(bounds) {
-				copy(dst[lo:], src[lo:bounds[i+1]])
-				continue
-			}
-			mid, hi := bounds[i+1], bounds[i+2]
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				mergePairs(dst[lo:hi], src[lo:mid], src[mid:hi])
-			}()
-		}
-		wg.Wait()
-		next = append(next, len(p))
-		bounds = next
-		src, dst = dst, src
-	}
-	if &src[0] != &p[0] {
-		copy(p, src)
-	}
+// radixBufs are one worker's buffers for sorting rows of up to n keys.
+type radixBufs struct {
+	k, k2 []uint64
+	p, p2 []int
+	pairs []sortPair
 }
 
-func mergePairs(dst, a, b []sortPair) {
-	i, j, k := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		if cmpPair(b[j], a[i]) < 0 {
-			dst[k] = b[j]
-			j++
-		} else {
-			dst[k] = a[i]
-			i++
-		}
-		k++
+func newRadixBufs(n int) *radixBufs {
+	rs := &radixBufs{k: make([]uint64, n), p: make([]int, n)}
+	if n < 256 {
+		rs.pairs = make([]sortPair, n)
+	} else {
+		rs.k2, rs.p2 = make([]uint64, n), make([]int, n)
 	}
-	k += copy(dst[k:], a[i:])
-	copy(dst[k:], b[j:])
+	return rs
+}
+
+// sort sorts k (with positions p) by its low 8*size bits (all of them when
+// descending flipped the high ones), one byte a pass, skipping a pass
+// whose byte is the same in every key, and returns the sorted positions.
+func (rs *radixBufs) sort(size int, desc bool) []int {
+	k, p, k2, p2 := rs.k, rs.p, rs.k2, rs.p2
+	n := len(p)
+	k, k2, p2 = k[:n], k2[:n], p2[:n]
+	passes := size
+	if desc {
+		passes = 8 // the complement set the bytes above size
+	}
+	var cnt [256]int
+	for pass := 0; pass < passes; pass++ {
+		shift := uint(8 * pass)
+		clear(cnt[:])
+		for _, v := range k {
+			cnt[byte(v>>shift)]++
+		}
+		if cnt[byte(k[0]>>shift)] == n {
+			continue // one digit: the pass would not move anything
+		}
+		sum := 0
+		for d := range cnt {
+			c := cnt[d]
+			cnt[d] = sum
+			sum += c
+		}
+		for i, v := range k {
+			d := byte(v >> shift)
+			j := cnt[d]
+			cnt[d]++
+			k2[j] = v
+			p2[j] = p[i]
+		}
+		k, k2 = k2, k
+		p, p2 = p2, p
+	}
+	return p
 }
 
 // copyElem sets dst[i] = src[j] for slices of one type, a NaN becoming
@@ -286,37 +283,107 @@ func (b *Backend) Scan(s *backend.Scan) error {
 }
 
 func scanRows[T ssNum](b *Backend, s *backend.Scan, in, out []T) {
-	op := scanOp[T](s.Kind)
 	L, I := s.Len, s.Inner
-	// pos is the index of step i of the scan along the axis.
-	pos := func(i int) int {
-		if s.Reverse {
-			return L - 1 - i
-		}
-		return i
+	step := I
+	if s.Reverse {
+		step = -I
 	}
-	// Each (outer, inner-chunk) pair scans its columns independently.
-	chunks := max(1, min(I, 4*b.workers/max(s.Outer, 1)))
-	per := (I + chunks - 1) / chunks
-	b.parallel(s.Outer*chunks, 1, 1, func(lo, hi int) {
+	// first is the index of step 0 of the line of (o, j).
+	first := func(o, j int) int {
+		if s.Reverse {
+			return (o*L+L-1)*I + j
+		}
+		return o*L*I + j
+	}
+	if s.Outer == 1 && I == 1 && L >= 1<<16 && b.workers > 1 {
+		scanFlat(b, s.Kind, in, out, first(0, 0), step, L)
+		return
+	}
+	b.parallel(s.Outer*I, max(1, 4096/max(L, 1)), 1, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
-			o, c := t/chunks, t%chunks
-			j0, j1 := c*per, min((c+1)*per, I)
-			if j0 >= j1 {
-				continue
-			}
-			base := o * L * I
-			first := base + pos(0)*I
-			copy(out[first+j0:first+j1], in[first+j0:first+j1])
-			for i := 1; i < L; i++ {
-				cur := base + pos(i)*I
-				prev := base + pos(i-1)*I
-				for j := j0; j < j1; j++ {
-					out[cur+j] = op(out[prev+j], in[cur+j])
-				}
-			}
+			o, j := t/I, t%I
+			scanLine(s.Kind, in, out, first(o, j), step, L)
 		}
 	})
+}
+
+// scanLine scans n elements from index at, step apart.
+func scanLine[T ssNum](k backend.ScanKind, in, out []T, at, step, n int) {
+	if n == 0 {
+		return
+	}
+	acc := in[at]
+	out[at] = acc
+	i := at
+	switch k {
+	case backend.CumSum:
+		for range n - 1 {
+			i += step
+			acc += in[i]
+			out[i] = acc
+		}
+	case backend.CumProd:
+		for range n - 1 {
+			i += step
+			acc *= in[i]
+			out[i] = acc
+		}
+	case backend.CumMax:
+		for range n - 1 {
+			i += step
+			if v := in[i]; !isNaN(acc) && (v > acc || isNaN(v)) {
+				acc = v
+			}
+			out[i] = acc
+		}
+	default:
+		for range n - 1 {
+			i += step
+			if v := in[i]; !isNaN(acc) && (v < acc || isNaN(v)) {
+				acc = v
+			}
+			out[i] = acc
+		}
+	}
+}
+
+// scanFlat scans one long line on all workers: each scans its chunk, the
+// chunk totals are combined in order, and each chunk then folds in the
+// total of the chunks before it.
+func scanFlat[T ssNum](b *Backend, k backend.ScanKind, in, out []T, at, step, n int) {
+	w := b.workers
+	chunk := (n + w - 1) / w
+	op := scanOp[T](k)
+	var wg sync.WaitGroup
+	for c := 0; c*chunk < n; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo := c * chunk
+			scanLine(k, in, out, at+lo*step, step, min(chunk, n-lo))
+		}()
+	}
+	wg.Wait()
+	var pre []T
+	for c := 0; (c+1)*chunk < n; c++ {
+		last := out[at+(min((c+1)*chunk, n)-1)*step]
+		if c > 0 {
+			last = op(pre[c-1], last)
+		}
+		pre = append(pre, last)
+	}
+	for c := 1; c*chunk < n; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := pre[c-1]
+			for q := c * chunk; q < min((c+1)*chunk, n); q++ {
+				i := at + q*step
+				out[i] = op(p, out[i])
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // searchLess is NumPy's order for searching: NaN after everything.

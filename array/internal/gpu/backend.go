@@ -43,6 +43,8 @@ type Backend struct {
 
 	pace pacer // starts collections when dropped arrays' memory piles up
 
+	ssFuncs sync.Map // *cudagen.Kernel -> *kfunc: the sort and scan kernels loaded (sortscan.go)
+
 	blasOnce sync.Once
 	blas     *cublas.Handle
 	blasWS   *cuda.Memory

@@ -25,7 +25,7 @@ func (b *Backend) ssLaunch(k *cudagen.Kernel, grid int, args ...uint64) error {
 	}
 	cfg := cuda.Config{Grid: cuda.Dim3{X: uint32(grid), Y: 1, Z: 1}, Block: cuda.Dim3{X: uint32(k.Block), Y: 1, Z: 1}, Stream: b.stream}
 	for try := 0; ; try++ {
-		f, err := b.load(k)
+		f, err := b.ssFunc(k, try > 0)
 		if err != nil {
 			return err
 		}
@@ -38,6 +38,22 @@ func (b *Backend) ssLaunch(k *cudagen.Kernel, grid int, args ...uint64) error {
 		b.mu.Unlock()
 		return b.note(err)
 	}
+}
+
+// ssFunc returns k loaded, from b.ssFuncs unless reload is set or the
+// module was evicted: cudagen keeps one Kernel per specialisation, so a
+// launch need not hash the source to find its module.
+func (b *Backend) ssFunc(k *cudagen.Kernel, reload bool) (*kfunc, error) {
+	key := k
+	if v, ok := b.ssFuncs.Load(key); ok && !reload && !v.(*kfunc).mod.dead.Load() {
+		return v.(*kfunc), nil
+	}
+	f, err := b.load(k)
+	if err != nil {
+		return nil, err
+	}
+	b.ssFuncs.Store(key, f)
+	return f, nil
 }
 
 // strideGrid is the grid of a grid-stride kernel over n elements.
