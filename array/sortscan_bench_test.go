@@ -36,7 +36,7 @@ func BenchmarkSortScan(b *testing.B) {
 				{"argsort_f32", func() []*Array { return []*Array{x.Argsort(0)} }},
 				{"sort_i32", func() []*Array { return []*Array{xi.Sort(0)} }},
 				{"sort_rows", func() []*Array { return []*Array{m.Sort(1)} }},
-				{"topk_k100", func() []*Array { v, i := x.Slice(S(n / 4)).TopK(100, true); return []*Array{v, i} }},
+				{"topk_k100", func() []*Array { v, i := x.Slice(S(n/4)).TopK(100, true); return []*Array{v, i} }},
 				{"unique_i32", func() []*Array { v, i, inv, c := xi.Unique(); return []*Array{v, i, inv, c} }},
 				{"searchsorted", func() []*Array { return []*Array{SearchSorted(sorted, x, false)} }},
 				{"bincount", func() []*Array { return []*Array{xi.BincountN(nil, 1<<16)} }},
