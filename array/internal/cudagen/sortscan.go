@@ -19,7 +19,8 @@ import (
 //     unsigned integers whose order is the sort's (prep), and rows are
 //     sorted together with the row as the most significant digits, which
 //     the position each key carries gives. finish writes keys, positions
-//     or the payload gathered by position.
+//     or the payload gathered by position. A sort of one row that wants
+//     only the keys carries no positions (null pointers).
 //   - The scan is single-pass with decoupled look-back (Merrill and
 //     Garland): tiles take ids in launch order, publish their aggregate,
 //     and add the prefixes of their predecessors in the same row. Along an
@@ -155,7 +156,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_prep(const KT* __restri
 	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
 		UK k = ss_key(in[i]);
 		keys[i] = desc ? (UK)~k : k;
-		pos[i] = (POS)i;
+		if (pos) pos[i] = (POS)i;
 	}
 }
 
@@ -166,7 +167,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_hist(const UK* __restri
 	const long long base = (long long)blockIdx.x * TILE;
 	for (int j = 0; j < IPT; j++) {
 		const long long i = base + j * BLOCK + threadIdx.x;
-		if (i < n) atomicAdd(&h[ss_digit(keys[i], pos[i], shift, byRow, len)], 1u);
+		if (i < n) atomicAdd(&h[ss_digit(keys[i], byRow ? pos[i] : 0u, shift, byRow, len)], 1u);
 	}
 	__syncthreads();
 	counts[(long long)threadIdx.x * gridDim.x + blockIdx.x] = h[threadIdx.x];
@@ -192,7 +193,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_scatter(const UK* __res
 		dg[j] = 256u;
 		if (ok) {
 			k[j] = keys[i];
-			p[j] = pos[i];
+			if (pos) p[j] = pos[i];
 			dg[j] = ss_digit(k[j], p[j], shift, byRow, len);
 		}
 		const unsigned int peers = __match_any_sync(0xffffffffu, dg[j]);
@@ -219,7 +220,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_scatter(const UK* __res
 		if (dg[j] < 256u) {
 			const unsigned int dst = boff[dg[j]] + wh[warp][dg[j]] + r[j];
 			okeys[dst] = k[j];
-			opos[dst] = p[j];
+			if (opos) opos[dst] = p[j];
 		}
 	}
 }
@@ -227,7 +228,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_scatter(const UK* __res
 extern "C" __global__ void __launch_bounds__(BLOCK) NAME_finish(const UK* __restrict__ keys, const POS* __restrict__ pos, KT* __restrict__ outk,
 		long long* __restrict__ outp, const VT* __restrict__ vals, VT* __restrict__ outv, long long n, long long len, long long desc) {
 	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
-		const POS p = pos[i];
+		const POS p = pos ? pos[i] : 0u;
 		if (outk) {
 			UK k = keys[i];
 			outk[i] = ss_unkey(desc ? (UK)~k : k);

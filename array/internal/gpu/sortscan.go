@@ -140,12 +140,15 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	}
 	nb := (n + cudagen.SortTile - 1) / cudagen.SortTile
 	var k, p [2]uint64
+	keysOnly := s.Rows == 1 && s.OutVals.Buf == nil // no positions to carry
 	for i := range 2 {
 		if k[i], err = b.temp(kdt, n, &tmp); err != nil {
 			return err
 		}
-		if p[i], err = b.temp(backend.Int32, n, &tmp); err != nil {
-			return err
+		if !keysOnly {
+			if p[i], err = b.temp(backend.Int32, n, &tmp); err != nil {
+				return err
+			}
 		}
 	}
 	counts, err := b.temp(backend.Int32, 256*nb, &tmp)
