@@ -65,7 +65,9 @@ func ssCompareBackends(t *testing.T, gd, cd *Maker, n int) {
 			)
 		}
 		if dt.IsInt() || dt == Bool {
-			ops = append(ops, pair{"BincountN", func(x, _ *Array) []*Array { return []*Array{x.BincountN(nil, 300), x.BincountN(x.AsType(Float64), 10000)} }})
+			ops = append(ops, pair{"BincountN", func(x, _ *Array) []*Array {
+				return []*Array{x.BincountN(nil, 300), x.BincountN(x.AsType(Float64), 10000)}
+			}})
 		} else {
 			ops = append(ops, pair{"Histogram", func(x, _ *Array) []*Array {
 				a, _ := x.Histogram(100, -3, 3)
