@@ -12,7 +12,7 @@ func ExampleArray_Sort() {
 	fmt.Println(x.Sort(0))
 	fmt.Println(x.Argsort(0))
 	// Output:
-	// [-1 -1 2 3 NaN]
+	// [-1. -1.  2.  3. nan]
 	// [2 4 3 0 1]
 }
 
