@@ -172,9 +172,44 @@ func (a *Array) TopK(k int, largest bool) (values, indices *Array) {
 		err := errorf(op, ErrValue, "k = %d out of range for a last axis of %d", k, n)
 		return failed(err), failed(err)
 	}
-	v, i := a.sortRows(op, -1, largest, true, true)
-	defer closeAll(v, i)
-	return v.Slice(Ellipsis, S(0, k)).Copy(), i.Slice(Ellipsis, S(0, k)).Copy()
+	if k > backend.TopKMax {
+		v, i := a.sortRows(op, -1, largest, true, true)
+		defer closeAll(v, i)
+		return v.Slice(Ellipsis, S(0, k)).Copy(), i.Slice(Ellipsis, S(0, k)).Copy()
+	}
+	defer runtime.KeepAlive(a)
+	cdt := ssCompute(a.dt)
+	x, in, err := ssContig(op, a, cdt)
+	if err != nil {
+		return failed(err), failed(err)
+	}
+	defer x.Close()
+	L := a.shape[len(a.shape)-1]
+	shape := append(append([]int{}, a.shape[:len(a.shape)-1]...), k)
+	req := backend.TopK{Keys: in, Len: L, K: k, Largest: largest}
+	if L > 0 {
+		req.Rows = a.Size() / L
+	}
+	values, req.OutKeys, err = a.dev.ssOut(op, cdt, shape)
+	if err != nil {
+		return failed(err), failed(err)
+	}
+	indices, req.OutIdx, err = a.dev.ssOut(op, Int64, shape)
+	if err != nil {
+		values.Close()
+		return failed(err), failed(err)
+	}
+	if err := a.dev.be.TopK(&req); err != nil {
+		closeAll(values, indices)
+		err = deviceErr(op, err)
+		return failed(err), failed(err)
+	}
+	if cdt != a.dt {
+		v := values.AsType(a.dt)
+		values.Close()
+		values = v
+	}
+	return values, indices
 }
 
 // Partition returns a copy of a in which the element at position kth along

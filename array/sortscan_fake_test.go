@@ -20,6 +20,12 @@ func TestSortScanFakeGPU(t *testing.T) {
 			a.Close()
 		}
 		v, i := x.TopK(5, true)
+		long := d.Ones(dt, 1, 70000)
+		lv, li := long.TopK(9, false) // a long row: two launches
+		if err := li.Err(); err != nil {
+			t.Fatalf("%v: long TopK: %v", dt, err)
+		}
+		closeAll(long, lv, li)
 		_, _, _, _, c := x.UniqueN(10, 0)
 		h, e := x.Histogram(16, 0, 1)
 		for _, a := range []*Array{v, i, c, h, e} {

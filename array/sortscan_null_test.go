@@ -7,3 +7,4 @@ func (nullBackend) Scan(*backend.Scan) error           { return nil }
 func (nullBackend) Search(*backend.Search) error       { return nil }
 func (nullBackend) Histogram(*backend.Histogram) error { return nil }
 func (nullBackend) Unique(*backend.Unique) error       { return nil }
+func (nullBackend) TopK(*backend.TopK) error           { return nil }

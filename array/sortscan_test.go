@@ -194,7 +194,8 @@ func prod(s []int) int {
 func TestTopKSS(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, d *Maker) {
 		r := newRand(t)
-		for _, c := range []struct{ rows, L, k int }{{1, 1, 1}, {3, 50, 5}, {64, 503, 50}, {2, 5000, 100}, {4, 7, 0}, {2, 9, 9}} {
+		for _, c := range []struct{ rows, L, k int }{{1, 1, 1}, {3, 50, 5}, {64, 503, 50}, {2, 5000, 100}, {4, 7, 0}, {2, 9, 9},
+			{1, 200000, 100}, {3, 70000, 1024}, {2, 3000, 1500}} {
 			for _, dt := range []DType{Float32, Float64, Int32, Int64, Uint8} {
 				v := ssData(r, dt, c.rows*c.L)
 				x := fromTyped(d, typed(dt, v), []int{c.rows, c.L})

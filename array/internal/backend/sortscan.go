@@ -15,6 +15,23 @@ type SortScan interface {
 	Histogram(h *Histogram) error
 	// Unique groups equal values of a sorted vector.
 	Unique(u *Unique) error
+	// TopK selects the largest or smallest keys of rows.
+	TopK(t *TopK) error
+}
+
+// TopK writes, for each of Rows rows of Len keys (a sortable dtype), the
+// K largest keys (Largest) or the K smallest, in that order, to OutKeys
+// and their positions in the row (int64) to OutIdx, both Rows×K: the first
+// K of the stable Sort of the row, descending for Largest (so NaN counts
+// as the largest key and equal keys keep their order). K is at most
+// TopKMax; package array sorts rows for a larger K.
+type TopK struct {
+	Keys      Operand
+	Rows, Len int
+	K         int
+	Largest   bool
+	OutKeys   Operand
+	OutIdx    Operand
 }
 
 // Sort sorts each of Rows rows of Len keys, stably, in the total order
@@ -117,6 +134,9 @@ type Unique struct {
 	Counts  Operand
 	Inverse Operand
 }
+
+// TopKMax is the largest K of a TopK request.
+const TopKMax = 1024
 
 // Sortable reports whether Sort takes keys of dtype d.
 func Sortable(d DType) bool {

@@ -105,26 +105,7 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	outV := part(s.OutVals, n)
 	row := func(r int, rs *radixBufs) {
 		base := r * s.Len
-		k, p := rs.k[:s.Len], rs.p[:s.Len]
-		for i := range k {
-			k[i] = orderKey(keys, base+i)
-			if s.Descending {
-				k[i] = ^k[i]
-			}
-			p[i] = i
-		}
-		if s.Len < 256 {
-			pairs := rs.pairs[:s.Len]
-			for i := range pairs {
-				pairs[i] = sortPair{k[i], i}
-			}
-			slices.SortFunc(pairs, cmpPair)
-			for i, q := range pairs {
-				p[i] = q.p
-			}
-		} else {
-			p = rs.sort(dt.Size(), s.Descending)
-		}
+		p := rs.sortRow(keys, base, s.Len, dt.Size(), s.Descending)
 		for i, q := range p {
 			if outK != nil {
 				copyElem(outK, base+i, keys, base+q)
@@ -145,6 +126,56 @@ func (b *Backend) Sort(s *backend.Sort) error {
 		}
 	})
 	return nil
+}
+
+// TopK implements backend.SortScan: the first K of each row's sort.
+func (b *Backend) TopK(t *backend.TopK) error {
+	dt := t.Keys.Buf.DType()
+	if !backend.Sortable(dt) {
+		return fmt.Errorf("cpu: top k of %v", dt)
+	}
+	n := t.Rows * t.Len
+	if n == 0 || t.K == 0 {
+		return nil
+	}
+	keys := part(t.Keys, n)
+	outK := part(t.OutKeys, t.Rows*t.K)
+	outI := i64s(t.OutIdx, t.Rows*t.K)
+	b.parallel(t.Rows, 1, 1, func(lo, hi int) {
+		rs := newRadixBufs(t.Len)
+		for r := lo; r < hi; r++ {
+			p := rs.sortRow(keys, r*t.Len, t.Len, dt.Size(), t.Largest)
+			for j := 0; j < t.K; j++ {
+				copyElem(outK, r*t.K+j, keys, r*t.Len+p[j])
+				outI[r*t.K+j] = int64(p[j])
+			}
+		}
+	})
+	return nil
+}
+
+// sortRow returns the stable sort positions of the row of n keys at base.
+func (rs *radixBufs) sortRow(keys any, base, n, size int, desc bool) []int {
+	k, p := rs.k[:n], rs.p[:n]
+	for i := range k {
+		k[i] = orderKey(keys, base+i)
+		if desc {
+			k[i] = ^k[i]
+		}
+		p[i] = i
+	}
+	if n >= 256 {
+		return rs.sort(size, desc)
+	}
+	pairs := rs.pairs[:n]
+	for i := range pairs {
+		pairs[i] = sortPair{k[i], i}
+	}
+	slices.SortFunc(pairs, cmpPair)
+	for i, q := range pairs {
+		p[i] = q.p
+	}
+	return p
 }
 
 // radixBufs are one worker's buffers for sorting rows of up to n keys.

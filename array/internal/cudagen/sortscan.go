@@ -578,3 +578,143 @@ func ZeroKernel() *Kernel {
 `, "NAME", name), name, 256)
 	})
 }
+
+// TopKBlock is the block size of the top-k kernel.
+const TopKBlock = 256
+
+// TopKKernel returns the radix-select top-k kernel for keys of dtype d: a
+// block selects the K largest (order) keys of a segment of a row, from the
+// raw values or from candidates an earlier launch wrote, by finding the
+// K-th key a byte at a time (a histogram of the keys that match the
+// prefix found so far), gathering the keys above it and, in index order,
+// enough equal to it, and ranking those by (key, index).
+func TopKKernel(d backend.DType) *Kernel {
+	spec := fmt.Sprintf("topk|%v", d)
+	return ssMemo(spec, func() *Kernel {
+		name := kernelName("topk", spec)
+		var b strings.Builder
+		fmt.Fprintf(&b, "typedef %s KT;\ntypedef %s UK;\n#define TB %d\n#define KMAX %d\n#define KBITS %d\n",
+			ctype(d), keyUnsigned(d), TopKBlock, backend.TopKMax, 8*max(d.Size(), 4))
+		b.WriteString(keyFuncs(d))
+		b.WriteString(strings.ReplaceAll(topkBody, "NAME", name))
+		return ssKernel(b.String(), name, TopKBlock)
+	})
+}
+
+const topkBody = `
+extern "C" __global__ void __launch_bounds__(TB) NAME(const KT* __restrict__ in, const UK* __restrict__ ckeys, const long long* __restrict__ cidx,
+		long long len, long long segLen, long long segs, long long k, long long largest,
+		UK* __restrict__ okeys, long long* __restrict__ oidx, KT* __restrict__ outk, long long* __restrict__ outi) {
+	__shared__ unsigned int hist[256];
+	__shared__ UK ck[KMAX];
+	__shared__ long long ci[KMAX];
+	__shared__ unsigned int wg[TB / 32], we[TB / 32];
+	__shared__ long long sg, se, sneed;
+	__shared__ int ssel;
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const long long row = blockIdx.x / segs, seg = blockIdx.x % segs;
+	const long long start = seg * segLen;
+	const long long m = len - start < segLen ? len - start : segLen;
+	const long long kk = k < m ? k : m;
+	const long long base = row * len + start;
+#define KEY(i) (in ? (largest ? ss_key(in[base + (i)]) : (UK)~ss_key(in[base + (i)])) : ckeys[base + (i)])
+#define IDX(i) (in ? start + (i) : cidx[base + (i)])
+	UK prefix = 0, mask = 0;
+	long long need = kk;
+	for (int shift = KBITS - 8; shift >= 0; shift -= 8) {
+		for (int d = tid; d < 256; d += TB) hist[d] = 0u;
+		__syncthreads();
+		for (long long i = tid; i < m; i += TB) {
+			const UK key = KEY(i);
+			if ((key & mask) == prefix) atomicAdd(&hist[(unsigned int)(key >> shift) & 255u], 1u);
+		}
+		__syncthreads();
+		if (tid == 0) {
+			long long cum = 0;
+			int d = 255;
+			for (; d > 0; d--) {
+				if (cum + (long long)hist[d] >= need) break;
+				cum += hist[d];
+			}
+			ssel = d;
+			sneed = need - cum;
+		}
+		__syncthreads();
+		prefix |= (UK)ssel << shift;
+		mask |= (UK)255 << shift;
+		need = sneed;
+		__syncthreads();
+	}
+	const UK thr = prefix;
+	const long long above = kk - need;
+	if (tid == 0) {
+		sg = 0;
+		se = 0;
+	}
+	__syncthreads();
+	const unsigned int lt = (1u << lane) - 1u;
+	for (long long c0 = 0; c0 < m; c0 += TB) {
+		const long long i = c0 + tid;
+		const bool v = i < m;
+		const UK key = v ? KEY(i) : (UK)0;
+		const bool gt = v && key > thr, eq = v && key == thr;
+		const unsigned int bg = __ballot_sync(0xffffffffu, gt), be = __ballot_sync(0xffffffffu, eq);
+		if (lane == 0) {
+			wg[warp] = __popc(bg);
+			we[warp] = __popc(be);
+		}
+		__syncthreads();
+		long long pg = sg, pe = se, tg = 0, te = 0;
+		for (int w = 0; w < TB / 32; w++) {
+			if (w < warp) {
+				pg += wg[w];
+				pe += we[w];
+			}
+			tg += wg[w];
+			te += we[w];
+		}
+		pg += __popc(bg & lt);
+		pe += __popc(be & lt);
+		if (gt) {
+			ck[pg] = key;
+			ci[pg] = IDX(i);
+		} else if (eq && pe < need) {
+			ck[above + pe] = key;
+			ci[above + pe] = IDX(i);
+		}
+		__syncthreads();
+		if (tid == 0) {
+			sg += tg;
+			se += te;
+		}
+		__syncthreads();
+	}
+	const long long out = blockIdx.x * k;
+	for (long long c = tid; c < k; c += TB) {
+		if (c >= kk) {
+			if (okeys) {
+				okeys[out + c] = (UK)0; // loses every tie: no candidate
+				oidx[out + c] = 0x7fffffffffffffffll;
+			}
+			continue;
+		}
+		const UK kc = ck[c];
+		const long long ic = ci[c];
+		long long r = 0;
+		for (long long j = 0; j < kk; j++) {
+			const UK kj = ck[j];
+			if (kj > kc || (kj == kc && ci[j] < ic)) r++;
+		}
+		if (okeys) {
+			okeys[out + r] = kc;
+			oidx[out + r] = ic;
+		}
+		if (outk) {
+			outk[out + r] = ss_unkey(largest ? kc : (UK)~kc);
+			outi[out + r] = ic;
+		}
+	}
+#undef KEY
+#undef IDX
+}
+`

@@ -21,6 +21,7 @@ __device__ unsigned int atomicAdd(unsigned int*, unsigned int);
 __device__ unsigned long long atomicAdd(unsigned long long*, unsigned long long);
 __device__ double atomicAdd(double*, double);
 __device__ int atomicExch(int*, int);
+__device__ unsigned int __ballot_sync(unsigned int, bool);
 __device__ float __shfl_up_sync(unsigned int, float, int, int = 32);
 __device__ double __shfl_up_sync(unsigned int, double, int, int = 32);
 __device__ int __shfl_up_sync(unsigned int, int, int, int = 32);
@@ -42,6 +43,7 @@ func TestSortScanClang(t *testing.T) {
 			s := SortKernels(d, v)
 			es = append(es, entry{s.Prep, 5}, entry{s.Hist, 7}, entry{s.Scatter, 10}, entry{s.Finish, 9})
 		}
+		es = append(es, entry{TopKKernel(d), 12})
 		u := UniqueKernels(d)
 		es = append(es, entry{u.Flags, 3}, entry{u.Scatter, 9}, entry{u.Finish, 10})
 		if d == backend.Bool {

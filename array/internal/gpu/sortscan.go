@@ -403,3 +403,58 @@ func fillInt(s backend.Scalar) int64 {
 	}
 	return s.I
 }
+
+// TopK implements backend.SortScan: the radix-select kernel, one block a
+// row, or for a few long rows one block a segment and then one a row over
+// the segments' candidates.
+func (b *Backend) TopK(t *backend.TopK) error {
+	if err := b.failed(); err != nil {
+		return err
+	}
+	dt := t.Keys.Buf.DType()
+	if !backend.Sortable(dt) || t.K > backend.TopKMax {
+		return fmt.Errorf("gpu: top %d of %v", t.K, dt)
+	}
+	if t.Rows*t.Len == 0 || t.K == 0 {
+		return nil
+	}
+	in, err := b.addr(t.Keys)
+	if err != nil {
+		return err
+	}
+	outk, err := b.addr(t.OutKeys)
+	if err != nil {
+		return err
+	}
+	outi, err := b.addr(t.OutIdx)
+	if err != nil {
+		return err
+	}
+	k := cudagen.TopKKernel(dt)
+	largest := flag(t.Largest)
+	segLen := max(16384, 4*t.K)
+	if t.Len <= 2*segLen || t.Rows >= 2*max(b.sms, 1) {
+		return b.ssLaunch(k, t.Rows, in, 0, 0, ll(t.Len), ll(t.Len), 1, ll(t.K), largest, 0, 0, outk, outi)
+	}
+	segs := (t.Len + segLen - 1) / segLen
+	var tmp []backend.Buffer
+	defer func() { b.freeAll(tmp) }()
+	kdt := backend.Int32
+	if dt.Size() == 8 {
+		kdt = backend.Int64
+	}
+	nc := t.Rows * segs * t.K
+	ck, err := b.temp(kdt, nc, &tmp)
+	if err != nil {
+		return err
+	}
+	ci, err := b.temp(backend.Int64, nc, &tmp)
+	if err != nil {
+		return err
+	}
+	if err := b.ssLaunch(k, t.Rows*segs, in, 0, 0, ll(t.Len), ll(segLen), ll(segs), ll(t.K), largest, ck, ci, 0, 0); err != nil {
+		return err
+	}
+	len2 := segs * t.K
+	return b.ssLaunch(k, t.Rows, 0, ck, ci, ll(len2), ll(len2), 1, ll(t.K), largest, 0, 0, outk, outi)
+}
