@@ -167,6 +167,12 @@ func ssRun(t *testing.T, d *Maker, c ssCase) []*Array {
 		return []*Array{x.ArgMax(axes...)}
 	case "argmin":
 		return []*Array{x.ArgMin(axes...)}
+	case "nanquantile":
+		return []*Array{x.NanQuantile(num("q"), axes...)}
+	case "nanmedian":
+		return []*Array{x.NanMedian(axes...)}
+	case "nanpercentile":
+		return []*Array{x.NanPercentile(num("p"), axes...)}
 	case "nansum":
 		return []*Array{x.NanSum(axes...)}
 	case "nanmean":

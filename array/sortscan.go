@@ -1093,3 +1093,61 @@ func SortBy(keys, values *Array, axis int) *Array {
 	}
 	return r
 }
+
+// NanQuantile is Quantile over the elements that are not NaN (NaN where
+// all are), as NumPy's nanquantile.
+func (a *Array) NanQuantile(q float64, axes ...int) *Array {
+	const op = "NanQuantile"
+	if _, err := a.use(op); err != nil {
+		return failed(err)
+	}
+	if !a.dt.IsFloating() {
+		return a.Quantile(q, axes...)
+	}
+	if !(q >= 0 && q <= 1) {
+		return failed(errorf(op, ErrValue, "quantile %v is not in [0, 1]", q))
+	}
+	x := a.AsType(a.dt.Compute())
+	defer x.Close()
+	s, err := x.sortedLast(op, axes)
+	if err != nil {
+		return failed(err)
+	}
+	defer s.Close()
+	sh := s.Shape()
+	L := sh[len(sh)-1]
+	if L == 0 {
+		return a.dev.Full(x.dt, math.NaN(), sh[:len(sh)-1]...)
+	}
+	// Per row: c values are not NaN (they sort first); the quantile lies
+	// between ranks lo and lo+1 of them. A one-hot mask along the row
+	// picks each rank (no gather needed).
+	c := s.IsNaN().LogicalNot().Sum(-1).AsType(Float64)
+	v := c.Sub(1).Maximum(0.0).Mul(q)
+	lo := v.Floor()
+	t := v.Sub(lo).AsType(x.dt).Unsqueeze(-1)
+	hi := lo.Add(1).Minimum(c.Sub(1).Maximum(0.0))
+	pos := a.dev.Arange(Float64, float64(L))
+	pick := func(r *Array) *Array {
+		return Where(pos.Eq(r.Unsqueeze(-1)), s, 0.0).Sum(-1).AsType(x.dt).Unsqueeze(-1)
+	}
+	x0, x1 := pick(lo), pick(hi)
+	diff := x1.Sub(x0)
+	r := Where(t.Ge(0.5), x1.Sub(diff.Mul(t.Neg().Add(1.0))), x0.Add(diff.Mul(t))).Squeeze(-1)
+	r = Where(c.Eq(0.0), math.NaN(), r)
+	if a.dt.IsLowp() {
+		return r.AsType(a.dt)
+	}
+	return r.Eval()
+}
+
+// NanMedian is Median over the elements that are not NaN.
+func (a *Array) NanMedian(axes ...int) *Array { return a.NanQuantile(0.5, axes...) }
+
+// NanPercentile is Percentile over the elements that are not NaN.
+func (a *Array) NanPercentile(p float64, axes ...int) *Array {
+	if !(p >= 0 && p <= 100) {
+		return failed(errorf("NanPercentile", ErrValue, "percentile %v is not in [0, 100]", p))
+	}
+	return a.NanQuantile(p/100, axes...)
+}

@@ -168,6 +168,10 @@ with np.errstate(all="ignore"):
         for ax in [None, 0, 1]:
             p = {"axes": [] if ax is None else [ax]}
             tag = f"{dt}_ax{ax}"
+            for q in (0.0, 0.4, 0.5, 1.0):
+                add(f"nanquantile{q}_{tag}", "nanquantile", dict(p, q=q), [x], [np.asarray(np.nanquantile(x, q, axis=ax)).astype(x.dtype)])
+            add(f"nanmedian_{tag}", "nanmedian", p, [x], [np.asarray(np.nanmedian(x, axis=ax))])
+            add(f"nanpercentile_{tag}", "nanpercentile", dict(p, p=73.0), [x], [np.asarray(np.nanpercentile(x, 73.0, axis=ax)).astype(x.dtype)])
             for f in ["nansum", "nanmean", "nanmax", "nanmin", "nanprod"]:
                 add(f"{f}_{tag}", f, p, [x], [np.asarray(getattr(np, f)(x, axis=ax))])
             for ddof in (0, 1):
