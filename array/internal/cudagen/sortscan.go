@@ -298,12 +298,13 @@ func ScanKernels(d backend.DType, k backend.ScanKind) ScanSet {
 }
 
 const scanBody = `
+#define PAD(q) ((q) + ((q) >> 5))
 // flags[t]: 0 nothing yet, 1 the tile's aggregate in aggs[t], 2 its
 // inclusive prefix in incls[t]; flags[tiles] is the tile ticket. All zero
 // at the start.
 extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restrict__ in, T* __restrict__ out, long long len, long long tilesPerRow, long long rev,
 		long long tiles, int* flags, T* aggs, T* incls) {
-	__shared__ T sh[TILE];
+	__shared__ T sh[TILE + TILE / 32]; // padded: PAD(q) avoids bank conflicts of the blocked reads
 	__shared__ T warpAgg[BLOCK / 32];
 	__shared__ T prefix;
 	__shared__ int ticket;
@@ -317,7 +318,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 	T* op = out + row * len;
 	for (int j = 0; j < IPT; j++) {
 		const long long q = j * BLOCK + threadIdx.x;
-		if (q < cnt) sh[q] = ip[rev ? len - 1 - (start + q) : start + q];
+		if (q < cnt) sh[PAD(q)] = ip[rev ? len - 1 - (start + q) : start + q];
 	}
 	__syncthreads();
 	// Each thread scans IPT consecutive elements.
@@ -325,7 +326,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 	T acc = SS_ID;
 	for (int j = 0; j < IPT; j++) {
 		const long long q = (long long)threadIdx.x * IPT + j;
-		T x = q < cnt ? sh[q] : SS_ID;
+		T x = q < cnt ? sh[PAD(q)] : SS_ID;
 		acc = j == 0 ? x : ss_op(acc, x);
 		v[j] = acc;
 	}
@@ -381,12 +382,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 	const T base = ss_op(prefix, excl);
 	for (int j = 0; j < IPT; j++) {
 		const long long q = (long long)threadIdx.x * IPT + j;
-		if (q < cnt) sh[q] = ss_op(base, v[j]);
+		if (q < cnt) sh[PAD(q)] = ss_op(base, v[j]);
 	}
 	__syncthreads();
 	for (int j = 0; j < IPT; j++) {
 		const long long q = j * BLOCK + threadIdx.x;
-		if (q < cnt) op[rev ? len - 1 - (start + q) : start + q] = sh[q];
+		if (q < cnt) op[rev ? len - 1 - (start + q) : start + q] = sh[PAD(q)];
 	}
 }
 
