@@ -13,7 +13,8 @@ func TestSortScanFakeGPU(t *testing.T) {
 	for _, dt := range []DType{Bool, Uint8, Int32, Int64, Float32, Float64} {
 		x := d.Ones(dt, 300, 70).Eval()
 		for _, a := range []*Array{x.Sort(-1), x.Argsort(0), x.Cumsum(0), x.Cumsum(1), x.Cummax(1), x.Cumprod(0),
-			x.Median(), x.Var(1, 0), ssBincountIfInt(x.Reshape(-1)), SearchSorted(x.Reshape(-1), x, true)} {
+			x.Median(), x.Var(1, 0), ssBincountIfInt(x.Reshape(-1)), SearchSorted(x.Reshape(-1), x, true),
+			SortBy(x, x.AsType(Float64), 1), x.Cumsum(1).Cummin(0), x.NanQuantile(0.3, 1)} {
 			if err := a.Err(); err != nil {
 				t.Fatalf("%v: %v", dt, err)
 			}
