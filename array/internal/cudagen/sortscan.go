@@ -18,7 +18,11 @@ import (
 //     __match_any_sync, so the pass is stable. Keys are first mapped to
 //     unsigned integers whose order is the sort's (prep), and rows are
 //     sorted together with the row as the most significant digits, which
-//     the position each key carries gives. finish writes keys, positions
+//     the position each key carries gives. For integer keys, one pass
+//     first counts every byte of the keys (ghist) and plan marks the
+//     passes whose byte is the same in every key, which the other kernels
+//     then skip, reading which buffer is current from plan's table.
+//     finish writes keys, positions
 //     or the payload gathered by position. A sort of one row that wants
 //     only the keys carries no positions (null pointers).
 //   - The scan is single-pass with decoupled look-back (Merrill and
@@ -59,7 +63,7 @@ func ssKernel(src, name string, block int) *Kernel {
 
 // SortSet is the kernels of one radix sort specialisation.
 type SortSet struct {
-	Prep, Hist, Scatter, Finish *Kernel
+	Prep, GHist, Plan, Hist, Scatter, Finish *Kernel
 }
 
 // keyUnsigned is the unsigned type a sort key maps to.
@@ -139,6 +143,8 @@ func SortKernels(key backend.DType, valSize int) SortSet {
 		src := b.String()
 		return SortSet{
 			Prep:    ssKernel(src, name+"_prep", SortBlock),
+			GHist:   ssKernel(src, name+"_ghist", SortBlock),
+			Plan:    ssKernel(src, name+"_plan", 32),
 			Hist:    ssKernel(src, name+"_hist", SortBlock),
 			Scatter: ssKernel(src, name+"_scatter", SortBlock),
 			Finish:  ssKernel(src, name+"_finish", SortBlock),
@@ -160,7 +166,49 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_prep(const KT* __restri
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_hist(const UK* __restrict__ keys, const POS* __restrict__ pos, unsigned int* __restrict__ counts, long long n, long long shift, long long byRow, long long len) {
+// ctl[pass] is 1 for a pass to skip (every key has the same byte there:
+// the pass would not move anything), ctl[SORT_SRC + pass] which buffer
+// (0 or 1) the pass reads; plan writes them.
+#define SORT_SRC 16
+
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const UK* __restrict__ keys, long long n, unsigned int* __restrict__ ghist, long long nbytes) {
+	__shared__ unsigned int h[8][256];
+	for (int d = threadIdx.x; d < 8 * 256; d += BLOCK) (&h[0][0])[d] = 0u;
+	__syncthreads();
+	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
+		const UK k = keys[i];
+		for (int b = 0; b < nbytes; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
+	}
+	__syncthreads();
+	for (int d = threadIdx.x; d < 8 * 256; d += BLOCK) {
+		const unsigned int c = (&h[0][0])[d];
+		if (c) atomicAdd(&ghist[d], c);
+	}
+}
+
+extern "C" __global__ void NAME_plan(const unsigned int* __restrict__ ghist, long long n, long long nkey, long long npass, int* __restrict__ ctl) {
+	if (threadIdx.x != 0 || blockIdx.x != 0) return;
+	int cur = 0;
+	for (long long p = 0; p < npass; p++) {
+		int skip = 0;
+		if (ghist && p < nkey) {
+			for (int d = 0; d < 256; d++) {
+				if ((long long)ghist[p * 256 + d] == n) skip = 1;
+			}
+		}
+		ctl[p] = skip;
+		ctl[SORT_SRC + p] = cur;
+		if (!skip) cur ^= 1;
+	}
+	ctl[SORT_SRC + npass] = cur;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_hist(const UK* __restrict__ k0, const UK* __restrict__ k1, const POS* __restrict__ p0, const POS* __restrict__ p1,
+		unsigned int* __restrict__ counts, long long n, long long shift, long long byRow, long long len, const int* __restrict__ ctl, long long pass) {
+	if (ctl[pass]) return;
+	const int src = ctl[SORT_SRC + pass];
+	const UK* __restrict__ keys = src ? k1 : k0;
+	const POS* __restrict__ pos = src ? p1 : p0;
 	__shared__ unsigned int h[256];
 	h[threadIdx.x] = 0u;
 	__syncthreads();
@@ -173,8 +221,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_hist(const UK* __restri
 	counts[(long long)threadIdx.x * gridDim.x + blockIdx.x] = h[threadIdx.x];
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_scatter(const UK* __restrict__ keys, const POS* __restrict__ pos, UK* __restrict__ okeys, POS* __restrict__ opos,
-		const unsigned int* __restrict__ counts, const unsigned int* __restrict__ incl, long long n, long long shift, long long byRow, long long len) {
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_scatter(UK* k0, UK* k1, POS* p0, POS* p1,
+		const unsigned int* __restrict__ counts, const unsigned int* __restrict__ incl, long long n, long long shift, long long byRow, long long len,
+		const int* __restrict__ ctl, long long pass) {
+	if (ctl[pass]) return;
+	const int src = ctl[SORT_SRC + pass];
+	const UK* __restrict__ keys = src ? k1 : k0;
+	const POS* __restrict__ pos = src ? p1 : p0;
+	UK* __restrict__ okeys = src ? k0 : k1;
+	POS* __restrict__ opos = src ? p0 : p1;
 	__shared__ unsigned int wh[BLOCK / 32][256];
 	__shared__ unsigned int boff[256];
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -225,8 +280,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_scatter(const UK* __res
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_finish(const UK* __restrict__ keys, const POS* __restrict__ pos, KT* __restrict__ outk,
-		long long* __restrict__ outp, const VT* __restrict__ vals, VT* __restrict__ outv, long long n, long long len, long long desc) {
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_finish(const UK* __restrict__ k0, const UK* __restrict__ k1, const POS* __restrict__ p0, const POS* __restrict__ p1,
+		KT* __restrict__ outk, long long* __restrict__ outp, const VT* __restrict__ vals, VT* __restrict__ outv, long long n, long long len, long long desc,
+		const int* __restrict__ ctl, long long npass) {
+	const int src = ctl[SORT_SRC + npass];
+	const UK* __restrict__ keys = src ? k1 : k0;
+	const POS* __restrict__ pos = src ? p1 : p0;
 	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
 		const POS p = pos ? pos[i] : 0u;
 		if (outk) {

@@ -41,7 +41,7 @@ func TestSortScanClang(t *testing.T) {
 	for _, d := range []backend.DType{backend.Bool, backend.Uint8, backend.Int32, backend.Int64, backend.Float32, backend.Float64} {
 		for _, v := range []int{1, 2, 4, 8} {
 			s := SortKernels(d, v)
-			es = append(es, entry{s.Prep, 5}, entry{s.Hist, 7}, entry{s.Scatter, 10}, entry{s.Finish, 9})
+			es = append(es, entry{s.Prep, 5}, entry{s.GHist, 4}, entry{s.Plan, 5}, entry{s.Hist, 11}, entry{s.Scatter, 12}, entry{s.Finish, 13})
 		}
 		es = append(es, entry{TopKKernel(d), 12})
 		u := UniqueKernels(d)

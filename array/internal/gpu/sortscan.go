@@ -170,18 +170,39 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	for sh := 0; sh < bits.Len(uint(s.Rows-1)); sh += 8 {
 		passes = append(passes, pass{sh, 1})
 	}
-	cur := 0
-	for _, ps := range passes {
-		if err := b.ssLaunch(ks.Hist, nb, k[cur], p[cur], counts, ll(n), ll(ps.shift), ll(ps.byRow), ll(s.Len)); err != nil {
+	// The plan: which passes to skip and which buffer each reads. Integer
+	// keys often span few bytes (Unique's), so their bytes are counted
+	// first; float keys rarely do, and skip nothing.
+	ctl, err := b.temp(backend.Int32, 32, &tmp)
+	if err != nil {
+		return err
+	}
+	var ghist uint64
+	if dt == backend.Int32 || dt == backend.Int64 {
+		if ghist, err = b.temp(backend.Int32, 8*256, &tmp); err != nil {
+			return err
+		}
+		if err := b.zero4(ghist, 8*256); err != nil {
+			return err
+		}
+		grid := max(1, min((n+255)/256/16, 2*max(b.sms, 1)))
+		if err := b.ssLaunch(ks.GHist, grid, k[0], ll(n), ghist, ll(dt.Size())); err != nil {
+			return err
+		}
+	}
+	if err := b.ssLaunch(ks.Plan, 1, ghist, ll(n), ll(dt.Size()), ll(len(passes)), ctl); err != nil {
+		return err
+	}
+	for pi, ps := range passes {
+		if err := b.ssLaunch(ks.Hist, nb, k[0], k[1], p[0], p[1], counts, ll(n), ll(ps.shift), ll(ps.byRow), ll(s.Len), ctl, ll(pi)); err != nil {
 			return err
 		}
 		if err := b.scanRaw(backend.Int32, backend.CumSum, counts, incl, 1, 256*nb, false); err != nil {
 			return err
 		}
-		if err := b.ssLaunch(ks.Scatter, nb, k[cur], p[cur], k[1-cur], p[1-cur], counts, incl, ll(n), ll(ps.shift), ll(ps.byRow), ll(s.Len)); err != nil {
+		if err := b.ssLaunch(ks.Scatter, nb, k[0], k[1], p[0], p[1], counts, incl, ll(n), ll(ps.shift), ll(ps.byRow), ll(s.Len), ctl, ll(pi)); err != nil {
 			return err
 		}
-		cur = 1 - cur
 	}
 	outk, err := b.addr(s.OutKeys)
 	if err != nil {
@@ -199,7 +220,7 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	if s.Vals.Buf == nil {
 		outp, outv = outv, 0
 	}
-	return b.ssLaunch(ks.Finish, b.strideGrid(n), k[cur], p[cur], outk, outp, vals, outv, ll(n), ll(s.Len), flag(s.Descending))
+	return b.ssLaunch(ks.Finish, b.strideGrid(n), k[0], k[1], p[0], p[1], outk, outp, vals, outv, ll(n), ll(s.Len), flag(s.Descending), ctl, ll(len(passes)))
 }
 
 // Scan implements backend.SortScan.
