@@ -53,12 +53,20 @@ func ssCompareBackends(t *testing.T, gd, cd *Maker, n int) {
 			{"Unique", func(x, _ *Array) []*Array { a, b, c, d := x.Unique(); return []*Array{a, b, c, d} }},
 			{"SortBy", func(x, _ *Array) []*Array { return []*Array{SortBy(x, x.AsType(Float64).Mul(3), 0)} }},
 		}
+		// Sums of small integers are exact in any order: float inputs keep
+		// their multiples of 1/4 (times 4) and lose their large values.
+		ints := func(x *Array) *Array {
+			if !dt.IsFloat() {
+				return x
+			}
+			return Where(x.Abs().Gt(10), 1, x).Mul(4)
+		}
 		if dt != Bool {
 			ops = append(ops,
-				pair{"Cumsum", func(x, _ *Array) []*Array { return []*Array{x.Cumsum(0)} }},
+				pair{"Cumsum", func(x, _ *Array) []*Array { return []*Array{ints(x).Cumsum(0)} }},
 				pair{"Cummax", func(x, _ *Array) []*Array { return []*Array{x.Cummax(0)} }},
 				pair{"CumminRows", func(_, m *Array) []*Array { return []*Array{m.Cummin(1)} }},
-				pair{"CumsumCols", func(_, m *Array) []*Array { return []*Array{m.Cumsum(0)} }},
+				pair{"CumsumCols", func(_, m *Array) []*Array { return []*Array{ints(m).Cumsum(0)} }},
 				pair{"SearchSorted", func(x, _ *Array) []*Array {
 					s := x.Slice(S(0, n/3)).Sort(0)
 					return []*Array{SearchSorted(s, x, false), SearchSorted(s, x, true)}
@@ -84,10 +92,7 @@ func ssCompareBackends(t *testing.T, gd, cd *Maker, n int) {
 				if !sameShape(gh.shape, wh.shape) {
 					t.Fatalf("%s result %d: shape %v, want %v", what, k, gh.shape, wh.shape)
 				}
-				tol := 0.0
-				if op.name == "Cumsum" || op.name == "CumsumCols" || op.name == "BincountN" {
-					tol = 1e-5 // float sums in another order (exact for integers)
-				}
+				tol := 0.0 // every sum here is of integers, exact in any order
 				bad := 0
 				for i := range wh.v {
 					if !(near(gh.v[i], wh.v[i], tol) || math.IsInf(wh.v[i], 0) && gh.v[i] == wh.v[i]) {
