@@ -865,6 +865,14 @@ func TestSortScanErrorsSS(t *testing.T) {
 		{"percentile p", x.Percentile(-1), ErrValue, "not in [0, 100]"},
 		{"var axis", x.Var(0, 5), ErrAxis, "out of bounds"},
 		{"uniqueN size", func() *Array { v, _, _, _, _ := x.UniqueN(-1, 0); return v }(), ErrValue, "negative size"},
+		{"sortby shapes", SortBy(x, i, 0), ErrShape, "keys of shape (3,4) and values of shape (5,)"},
+		{"sortby axis", SortBy(x, x, 2), ErrAxis, "out of bounds"},
+		{"nanquantile q", x.NanQuantile(-0.1), ErrValue, "not in [0, 1]"},
+		{"nanpercentile p", x.NanPercentile(101), ErrValue, "not in [0, 100]"},
+		{"histogram range args", func() *Array { c, _ := x.Histogram(3, 1); return c }(), ErrValue, "range takes 2 values"},
+		{"logsumexp axes", x.LogSumExpAxes(0, 0), ErrAxis, "repeated axis"},
+		{"softmax axes", x.SoftmaxAxes(3), ErrAxis, "out of bounds"},
+		{"bincountN length", i.BincountN(nil, -2), ErrValue, "negative length"},
 	} {
 		err := c.got.Err()
 		if !errors.Is(err, c.kind) || err == nil || !strings.Contains(err.Error(), c.msg) {
