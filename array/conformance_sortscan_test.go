@@ -133,7 +133,7 @@ func ssRun(t *testing.T, d *Maker, c ssCase) []*Array {
 	case "diff":
 		return []*Array{x.Diff(int(num("n")), axis)}
 	case "unique":
-		v, i, inv, cnt := x.Unique()
+		v, i, inv, cnt := x.UniqueAll()
 		return []*Array{v, i, inv.Reshape(-1), cnt}
 	case "searchsorted":
 		return []*Array{SearchSorted(x, in[1], p["right"] == true)}

@@ -234,17 +234,18 @@
 // by another's sort; Partition and ArgPartition return a full sort, which
 // is a valid partition. Cumsum, Cumprod, Cummax and Cummin scan along an
 // axis (integer sums wrap in int64); Diff differences. SearchSorted,
-// Bincount, BincountN and Histogram search and count; Unique and UniqueN
-// group equal values. Var, Std, Quantile, Median, Percentile, the Nan
-// reductions, CountNonzero, IsClose, AllClose, LogSumExpAxes and
+// Bincount, BincountN and Histogram search and count; Unique, UniqueAll
+// and UniqueN group equal values. Var, Std, Quantile, Median, Percentile,
+// the Nan reductions, CountNonzero, IsClose, AllClose, LogSumExpAxes and
 // SoftmaxAxes compute statistics. On the GPU, sorts are stable LSD radix
 // sorts (rows sorted together, the row as the most significant digits),
 // scans single-pass with decoupled look-back, histograms counted in shared
 // memory per block.
 //
 // Operations whose result size depends on the data read a value from the
-// device and so synchronise: Unique (the number of values), Bincount (the
-// largest value), Histogram without a range (the extremes) and AllClose.
+// device and so synchronise: Unique and UniqueAll (the number of values),
+// Bincount (the largest value), Histogram without a range (the extremes)
+// and AllClose.
 // UniqueN and BincountN take a static size and do not.
 //
 // # Matrix products

@@ -29,8 +29,15 @@ func ExampleArray_TopK() {
 }
 
 func ExampleArray_Unique() {
+	x := array.FromSlice([]float64{2, math.NaN(), 1, 2, math.NaN()}, 5)
+	fmt.Println(x.Unique())
+	// Output:
+	// [ 1.  2. nan]
+}
+
+func ExampleArray_UniqueAll() {
 	x := array.FromSlice([]int32{3, 1, 3, 2, 1, 3}, 6)
-	values, index, inverse, counts := x.Unique()
+	values, index, inverse, counts := x.UniqueAll()
 	fmt.Println(values, index, inverse, counts)
 	// Output:
 	// [1 2 3] [1 3 0] [2 0 2 1 0 2] [2 1 3]

@@ -248,16 +248,27 @@ func (a *Array) checkKth(op string, kth, axis int) error {
 	return nil
 }
 
-// Unique returns the sorted distinct values of the flattened array, the
-// position of each one's first occurrence, for each element the index of
-// its value (the inverse, in a's shape) and each value's count (int64).
-// NaNs count as one value and -0 as +0, as NumPy's unique. The number of
+// Unique returns the sorted distinct values of the flattened array, as
+// NumPy's unique: NaNs count as one value and -0 as +0. The number of
 // values depends on the data: Unique reads it from the device, so it
-// synchronises; UniqueN does not.
-func (a *Array) Unique() (values, index, inverse, counts *Array) {
-	const op = "Unique"
+// synchronises; UniqueN does not. UniqueAll also returns where the values
+// are and how many there are of each.
+func (a *Array) Unique() *Array {
+	v, _, _, _ := a.uniqueSync("Unique", false)
+	return v
+}
+
+// UniqueAll is Unique with, for each value, the position of its first
+// occurrence and its count, and for each element the index of its value
+// (the inverse, in a's shape), all int64 (NumPy's unique with
+// return_index, return_inverse and return_counts).
+func (a *Array) UniqueAll() (values, index, inverse, counts *Array) {
+	return a.uniqueSync("UniqueAll", true)
+}
+
+func (a *Array) uniqueSync(op string, all bool) (values, index, inverse, counts *Array) {
 	n := a.Size()
-	u := a.unique(op, n, nil)
+	u := a.unique(op, n, nil, all)
 	if u.err != nil {
 		return failed(u.err), failed(u.err), failed(u.err), failed(u.err)
 	}
@@ -268,6 +279,9 @@ func (a *Array) Unique() (values, index, inverse, counts *Array) {
 		return failed(err), failed(err), failed(err), failed(err)
 	}
 	cut := func(x *Array) *Array {
+		if x == nil {
+			return nil
+		}
 		c := x.Slice(S(0, int(k))).Copy()
 		x.Close()
 		return c
@@ -285,7 +299,7 @@ func (a *Array) UniqueN(size int, fill any) (values, index, inverse, counts, cou
 		err := errorf(op, ErrValue, "negative size %d", size)
 		return failed(err), failed(err), failed(err), failed(err), failed(err)
 	}
-	u := a.unique(op, size, fill)
+	u := a.unique(op, size, fill, true)
 	if u.err != nil {
 		return failed(u.err), failed(u.err), failed(u.err), failed(u.err), failed(u.err)
 	}
@@ -297,7 +311,10 @@ type uniqueOut struct {
 	err                                   error
 }
 
-func (a *Array) unique(op string, size int, fill any) (u uniqueOut) {
+// unique runs the backend's Unique into outputs of size slots (the
+// positions, counts and inverse only when all is set), the slots past the
+// number of values filled with fill unless it is nil.
+func (a *Array) unique(op string, size int, fill any, all bool) (u uniqueOut) {
 	defer runtime.KeepAlive(a)
 	if _, err := a.use(op); err != nil {
 		return uniqueOut{err: err}
@@ -310,12 +327,9 @@ func (a *Array) unique(op string, size int, fill any) (u uniqueOut) {
 		x = flat.AsType(cdt).Add(0.0) // -0 + 0 is +0: one value with +0
 		defer x.Close()
 	}
-	keys, perm := x.sortRows(op, 0, false, true, true)
+	keys, perm := x.sortRows(op, 0, false, true, all) // positions only when wanted
 	defer closeAll(keys, perm)
 	if err := keys.Err(); err != nil {
-		return uniqueOut{err: err}
-	}
-	if err := perm.Err(); err != nil {
 		return uniqueOut{err: err}
 	}
 	n := a.Size()
@@ -323,12 +337,14 @@ func (a *Array) unique(op string, size int, fill any) (u uniqueOut) {
 	if err != nil {
 		return uniqueOut{err: err}
 	}
-	ps, err := perm.force(op)
-	if err != nil {
-		return uniqueOut{err: err}
+	req := backend.Unique{Sorted: backend.Operand{Buf: ks.st.buf, Layout: ks.lay}, N: n, Cap: size, NoFill: fill == nil}
+	if all {
+		ps, err := perm.force(op)
+		if err != nil {
+			return uniqueOut{err: err}
+		}
+		req.Perm = backend.Operand{Buf: ps.st.buf, Layout: ps.lay}
 	}
-	req := backend.Unique{Sorted: backend.Operand{Buf: ks.st.buf, Layout: ks.lay}, Perm: backend.Operand{Buf: ps.st.buf, Layout: ps.lay},
-		N: n, Cap: size}
 	if fill != nil {
 		s, _, err := scalarOf(fill)
 		if err != nil {
@@ -345,6 +361,9 @@ func (a *Array) unique(op string, size int, fill any) (u uniqueOut) {
 	}{{&req.Values, cdt, []int{size}}, {&req.Index, Int64, []int{size}}, {&req.Inverse, Int64, []int{n}},
 		{&req.Counts, Int64, []int{size}}, {&req.Count, Int64, []int{}}}
 	for i, s := range specs {
+		if !all && i >= 1 && i <= 3 {
+			continue // values and the count only
+		}
 		outs[i], *s.dst, err = d.ssOut(op, s.dt, s.shape)
 		if err != nil {
 			closeAll(outs[:i]...)
@@ -361,9 +380,11 @@ func (a *Array) unique(op string, size int, fill any) (u uniqueOut) {
 		u.values.Close()
 		u.values = v
 	}
-	inv := u.inverse.Reshape(a.shape...)
-	u.inverse.Close()
-	u.inverse = inv
+	if u.inverse != nil {
+		inv := u.inverse.Reshape(a.shape...)
+		u.inverse.Close()
+		u.inverse = inv
+	}
 	return u
 }
 

@@ -261,7 +261,7 @@ func TestUniqueSS(t *testing.T) {
 					winv[p] = int64(len(wv) - 1)
 				}
 				x := fromTyped(d, typed(dt, v), shape)
-				vals, index, inv, counts := x.Unique()
+				vals, index, inv, counts := x.UniqueAll()
 				gv := readCase(t, what, vals)
 				gi, _ := ToSlice[int64](index)
 				ginv, _ := ToSlice[int64](inv)
@@ -269,10 +269,14 @@ func TestUniqueSS(t *testing.T) {
 				if len(gv.v) != len(wv) || !slices.Equal(gi, wi) || !slices.Equal(gc, wc) || !slices.Equal(ginv, winv) || !sameShape(inv.Shape(), shape) {
 					t.Fatalf("%s: got %d values, index %v, counts %v; want %d, %v, %v (inverse equal %v)", what, len(gv.v), head(gi), head(gc), len(wv), head(wi), head(wc), slices.Equal(ginv, winv))
 				}
+				only := readCase(t, what, x.Unique())
 				for k := range wv {
-					if !ssSame(gv.v[k], roundTo(dt, wv[k])) {
-						t.Fatalf("%s: value %d = %v, want %v", what, k, gv.v[k], wv[k])
+					if !ssSame(gv.v[k], roundTo(dt, wv[k])) || !ssSame(only.v[k], gv.v[k]) {
+						t.Fatalf("%s: value %d = %v (values only: %v), want %v", what, k, gv.v[k], only.v[k], wv[k])
 					}
+				}
+				if len(only.v) != len(wv) {
+					t.Fatalf("%s: Unique gives %d values, want %d", what, len(only.v), len(wv))
 				}
 				// The static form, with room to spare and without.
 				for _, size := range []int{len(wv) + 3, len(wv) / 2} {

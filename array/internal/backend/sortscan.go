@@ -119,7 +119,8 @@ type Histogram struct {
 // It writes the number of groups to Count (int64, one element) and, for
 // the first Cap groups, their first value to Values (Sorted's dtype),
 // their smallest original position to Index and their size to Counts
-// (int64); the slots past the number of groups get Fill, 0 and 0. Inverse
+// (int64); the slots past the number of groups get Fill, 0 and 0, unless
+// NoFill leaves them as they are. Inverse
 // (int64, N elements) receives the group of each original element. Each
 // output is optional (a nil Buf); Index and Inverse need Perm.
 type Unique struct {
@@ -128,6 +129,7 @@ type Unique struct {
 	N       int
 	Cap     int
 	Fill    Scalar
+	NoFill  bool
 	Count   Operand
 	Values  Operand
 	Index   Operand

@@ -610,7 +610,7 @@ func (b *Backend) Unique(u *backend.Unique) error {
 			inv[perm[i]] = int64(g)
 		}
 	}
-	for k := g + 1; k < u.Cap; k++ {
+	for k := g + 1; k < u.Cap && !u.NoFill; k++ {
 		if vals != nil {
 			setScalar(vals, k, u.Fill)
 		}

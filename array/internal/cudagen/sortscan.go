@@ -611,7 +611,7 @@ extern "C" __global__ void __launch_bounds__(256) NAME_scatter(const T* __restri
 	}
 }
 extern "C" __global__ void __launch_bounds__(256) NAME_finish(const long long* __restrict__ perm, const long long* __restrict__ starts, const long long* __restrict__ count, long long n, long long cap,
-		T* __restrict__ vals, long long* __restrict__ index, long long* __restrict__ counts, double fillF, long long fillI) {
+		T* __restrict__ vals, long long* __restrict__ index, long long* __restrict__ counts, double fillF, long long fillI, long long fill) {
 	const long long k = count[0];
 	LOOP(g, cap) {
 		if (g < k) {
@@ -619,7 +619,7 @@ extern "C" __global__ void __launch_bounds__(256) NAME_finish(const long long* _
 			const long long end = g + 1 < k ? starts[g + 1] : n;
 			if (counts) counts[g] = end - st;
 			if (index) index[g] = perm[st];
-		} else {
+		} else if (fill) {
 			if (vals) vals[g] = FILL;
 			if (counts) counts[g] = 0;
 			if (index) index[g] = 0;

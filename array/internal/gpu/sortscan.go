@@ -408,14 +408,14 @@ func (b *Backend) Unique(u *backend.Unique) error {
 			return nil
 		}
 		return b.ssLaunch(ks.Finish, b.strideGrid(u.Cap), perm, starts, count, ll(n), ll(u.Cap), vals, index, counts,
-			math.Float64bits(u.Fill.Float()), uint64(fillInt(u.Fill)))
+			math.Float64bits(u.Fill.Float()), uint64(fillInt(u.Fill)), flag(!u.NoFill))
 	}
 	if u.Cap == 0 {
 		return nil
 	}
 	// No groups: every slot is filler (starts is never read).
 	return b.ssLaunch(ks.Finish, b.strideGrid(u.Cap), 0, 0, count, 0, ll(u.Cap), vals, index, counts,
-		math.Float64bits(u.Fill.Float()), uint64(fillInt(u.Fill)))
+		math.Float64bits(u.Fill.Float()), uint64(fillInt(u.Fill)), flag(!u.NoFill))
 }
 
 func fillInt(s backend.Scalar) int64 {
