@@ -260,6 +260,29 @@
 // axis first (a row whose maximum is infinite uses shift 0: LogSumExp of all
 // -Inf is -Inf, as SciPy).
 //
+// # Sorting, scans and statistics
+//
+// Sort, Argsort, SortWithIndices and SortDescending sort along any axis,
+// stably, in NumPy's order (NaN last), with -0 before +0 where NumPy keeps
+// equal zeros in their order; TopK takes the k largest or smallest of each
+// row (NaN counts as largest, as in PyTorch); SortBy reorders one array
+// by another's sort; Partition and ArgPartition return a full sort, which
+// is a valid partition. Cumsum, Cumprod, Cummax and Cummin scan along an
+// axis (integer sums wrap in int64); Diff differences. SearchSorted,
+// Bincount, BincountN and Histogram search and count; Unique, UniqueAll
+// and UniqueN group equal values. Var, Std, Quantile, Median, Percentile,
+// the Nan reductions, CountNonzero, IsClose, AllClose, LogSumExpAxes and
+// SoftmaxAxes compute statistics. On the GPU, sorts are stable LSD radix
+// sorts (rows sorted together, the row as the most significant digits),
+// scans single-pass with decoupled look-back, histograms counted in shared
+// memory per block.
+//
+// Operations whose result size depends on the data read a value from the
+// device and so synchronise: Unique and UniqueAll (the number of values),
+// Bincount (the largest value), Histogram without a range (the extremes)
+// and AllClose.
+// UniqueN and BincountN take a static size and do not.
+//
 // # Matrix products
 //
 // MatMul follows numpy.matmul: 2-D, stacks of matrices in the last two axes

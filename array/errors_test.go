@@ -27,7 +27,7 @@ func TestUserErrors(t *testing.T) {
 		{"transpose repeated", x.Transpose(1, 1), ErrAxis, "repeated axis"},
 		{"sum axis", x.Sum(2), ErrAxis, "axis 2 is out of bounds for an array of dimension 2"},
 		{"sum repeated", x.Sum(0, -2), ErrAxis, "repeated axis"},
-		{"argmax two axes", x.ArgMax(0, 1), ErrAxis, "at most one axis"},
+		{"argmax repeated axes", x.ArgMax(0, -2), ErrAxis, "repeated axis"},
 		{"max empty", d.Zeros(Float32, 0, 3).Max(0), ErrValue, "zero-size array to reduction operation max"},
 		{"softmax axis", x.Softmax(3), ErrAxis, "axis 3 is out of bounds"},
 		{"softmax 0-d", d.Scalar(1.0).Softmax(0), ErrAxis, "at least one dimension"},

@@ -56,8 +56,9 @@ func reduceTypes(op ReduceOp, dt DType) (in, out DType) {
 // axes count from the end). With keepDims the reduced axes stay as length 1.
 // Result dtypes: Sum and Prod give int64 for bool and integers (NumPy gives
 // uint64 for uint8) and keep float types; Mean gives float64 for integers;
-// Max and Min keep the dtype; ArgMax and ArgMin give int64 and take at most
-// one axis (none: the index into the flattened array); Any and All give bool.
+// Max and Min keep the dtype; ArgMax and ArgMin give int64, the row-major
+// flat index over the reduced axes (none: the index into the flattened
+// array); Any and All give bool.
 func (a *Array) Reduce(op ReduceOp, keepDims bool, axes ...int) *Array {
 	name, ok := reduceNames[op]
 	if !ok {
@@ -68,9 +69,6 @@ func (a *Array) Reduce(op ReduceOp, keepDims bool, axes ...int) *Array {
 		return failed(err)
 	}
 	r := len(a.shape)
-	if (op == OpArgMax || op == OpArgMin) && len(axes) > 1 {
-		return failed(errorf(name, ErrAxis, "takes at most one axis, got %v", axes))
-	}
 	norm, err := normAxes(name, axes, r)
 	if err != nil {
 		return failed(err)

@@ -98,7 +98,7 @@ the lecture's Go kernels. --list shows them all.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.device, "device", "", "cuda, cpu or sim (default: cuda when a GPU is present, else cpu; on cpu the arrays run on the CPU backend, on sim the lecture's Go kernels on the simulator)")
 	fl.StringSliceVar(&f.only, "only", nil, "run only these workloads (comma-separated)")
-	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (launches, graph replay, host copies, NVRTC), lecture, go (kernels written in Go), arrays, lowp (low precision), training, linalg")
+	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (launches, graph replay, host copies, NVRTC), lecture, go (kernels written in Go), arrays, lowp (low precision), numpy (sorting, scans, statistics, indexing), training, linalg")
 	fl.IntVarP(&f.reps, "reps", "n", 0, "timed repetitions per workload (default: each workload's own, 20 for most)")
 	fl.StringVar(&f.json, "json", "", "write the results as JSON to `FILE`")
 	fl.StringVar(&f.plot, "plot", "", "draw the roofline into `FILE`.png or FILE.svg")

@@ -40,6 +40,8 @@ type Backend interface {
 	MatMul(m *MatMul) error
 	// Random fills a buffer range from the Philox4x32-10 stream.
 	Random(r *Random) error
+	// SortScan sorts, scans, searches and counts (sortscan.go).
+	SortScan
 
 	// Sync waits for all queued work and returns the first asynchronous
 	// error it produced.

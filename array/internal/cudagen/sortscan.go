@@ -1,0 +1,780 @@
+package cudagen
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
+)
+
+// Sorting, scans, searching and counting. These kernels are written by
+// hand for the hardware and specialised only by dtype (and operation):
+//
+//   - Sort is a stable LSD radix sort, 8 bits a pass. A pass counts the
+//     digits of each tile of SortTile keys (hist), scans the counts in
+//     digit-major order with the scan kernel, and moves each tile's keys to
+//     their place (scatter); inside a tile, warps rank equal digits with
+//     __match_any_sync, so the pass is stable. Keys are first mapped to
+//     unsigned integers whose order is the sort's (prep), and rows are
+//     sorted together with the row as the most significant digits, which
+//     the position each key carries gives. For integer keys, one pass
+//     first counts every byte of the keys (ghist) and plan marks the
+//     passes whose byte is the same in every key, which the other kernels
+//     then skip, reading which buffer is current from plan's table.
+//     finish writes keys, positions
+//     or the payload gathered by position. A sort of one row that wants
+//     only the keys carries no positions (null pointers).
+//   - The scan is single-pass with decoupled look-back (Merrill and
+//     Garland): tiles take ids in launch order, publish their aggregate,
+//     and add the prefixes of their predecessors in the same row. Along an
+//     inner axis, a thread scans each column (coalesced across columns).
+//   - Search is a binary search per value; Histogram counts in shared
+//     memory per block when the bins fit; Unique flags the first of each
+//     run of a sorted vector, scans the flags and scatters.
+//
+// Every parameter travels as 8 bytes (pointers, long long, double).
+
+// Block and tile sizes of these kernels.
+const (
+	SortBlock = 256
+	SortIPT   = 16
+	SortTile  = SortBlock * SortIPT
+	ScanBlock = 256
+	ScanIPT   = 8
+	ScanTile  = ScanBlock * ScanIPT
+	// HistShared is the most bins counted in shared memory.
+	HistShared = 4096
+)
+
+var ssKernels sync.Map // key -> any
+
+func ssMemo[T any](key string, mk func() T) T {
+	if v, ok := ssKernels.Load(key); ok {
+		return v.(T)
+	}
+	v, _ := ssKernels.LoadOrStore(key, mk())
+	return v.(T)
+}
+
+func ssKernel(src, name string, block int) *Kernel {
+	return &Kernel{Name: name, Source: src, Block: block, Grid: GridStride}
+}
+
+// SortSet is the kernels of one radix sort specialisation.
+type SortSet struct {
+	Prep, GHist, Plan, Hist, Scatter, Finish *Kernel
+}
+
+// keyUnsigned is the unsigned type a sort key maps to.
+func keyUnsigned(d backend.DType) string {
+	if d.Size() == 8 {
+		return "unsigned long long"
+	}
+	return "unsigned int"
+}
+
+// payloadType is the type that moves a payload of size bytes.
+func payloadType(size int) string {
+	switch size {
+	case 1:
+		return "unsigned char"
+	case 2:
+		return "unsigned short"
+	case 4:
+		return "unsigned int"
+	}
+	return "unsigned long long"
+}
+
+func keyFuncs(d backend.DType) string {
+	switch d {
+	case backend.Float32:
+		return `static __device__ __forceinline__ UK ss_key(KT v) {
+	if (v != v) return 0xffffffffu;
+	unsigned int u = (unsigned int)__float_as_int(v);
+	return (u >> 31) ? ~u : (u | 0x80000000u);
+}
+static __device__ __forceinline__ KT ss_unkey(UK u) {
+	if (u == 0xffffffffu) return __int_as_float(0x7fc00000);
+	return __int_as_float((int)((u >> 31) ? (u ^ 0x80000000u) : ~u));
+}
+`
+	case backend.Float64:
+		return `static __device__ __forceinline__ UK ss_key(KT v) {
+	if (v != v) return 0xffffffffffffffffull;
+	unsigned long long u = (unsigned long long)__double_as_longlong(v);
+	return (u >> 63) ? ~u : (u | 0x8000000000000000ull);
+}
+static __device__ __forceinline__ KT ss_unkey(UK u) {
+	if (u == 0xffffffffffffffffull) return __longlong_as_double(0x7ff8000000000000ll);
+	return __longlong_as_double((long long)((u >> 63) ? (u ^ 0x8000000000000000ull) : ~u));
+}
+`
+	case backend.Int32:
+		return `static __device__ __forceinline__ UK ss_key(KT v) { return (unsigned int)v ^ 0x80000000u; }
+static __device__ __forceinline__ KT ss_unkey(UK u) { return (int)(u ^ 0x80000000u); }
+`
+	case backend.Int64:
+		return `static __device__ __forceinline__ UK ss_key(KT v) { return (unsigned long long)v ^ 0x8000000000000000ull; }
+static __device__ __forceinline__ KT ss_unkey(UK u) { return (long long)(u ^ 0x8000000000000000ull); }
+`
+	case backend.Bool:
+		return `static __device__ __forceinline__ UK ss_key(KT v) { return v ? 1u : 0u; }
+static __device__ __forceinline__ KT ss_unkey(UK u) { return u != 0u; }
+`
+	}
+	return `static __device__ __forceinline__ UK ss_key(KT v) { return (UK)v; }
+static __device__ __forceinline__ KT ss_unkey(UK u) { return (KT)u; }
+`
+}
+
+// SortKernels returns the radix sort kernels for keys of dtype key and a
+// payload of valSize bytes (1, 2, 4 or 8).
+func SortKernels(key backend.DType, valSize int) SortSet {
+	spec := fmt.Sprintf("sort|%v|%d", key, valSize)
+	return ssMemo(spec, func() SortSet {
+		name := kernelName("sort", spec)
+		var b strings.Builder
+		fmt.Fprintf(&b, "typedef %s KT;\ntypedef %s UK;\ntypedef %s VT;\ntypedef unsigned int POS;\n", ctype(key), keyUnsigned(key), payloadType(valSize))
+		fmt.Fprintf(&b, "#define BLOCK %d\n#define IPT %d\n#define TILE %d\n", SortBlock, SortIPT, SortTile)
+		b.WriteString(keyFuncs(key))
+		b.WriteString(strings.ReplaceAll(sortBody, "NAME", name))
+		src := b.String()
+		return SortSet{
+			Prep:    ssKernel(src, name+"_prep", SortBlock),
+			GHist:   ssKernel(src, name+"_ghist", SortBlock),
+			Plan:    ssKernel(src, name+"_plan", 32),
+			Hist:    ssKernel(src, name+"_hist", SortBlock),
+			Scatter: ssKernel(src, name+"_scatter", SortBlock),
+			Finish:  ssKernel(src, name+"_finish", SortBlock),
+		}
+	})
+}
+
+const sortBody = `
+static __device__ __forceinline__ unsigned int ss_digit(UK k, POS p, long long shift, long long byRow, long long len) {
+	if (byRow) return (unsigned int)(((unsigned long long)p / (unsigned long long)len) >> shift) & 255u;
+	return (unsigned int)(k >> shift) & 255u;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_prep(const KT* __restrict__ in, UK* __restrict__ keys, POS* __restrict__ pos, long long n, long long desc) {
+	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
+		UK k = ss_key(in[i]);
+		keys[i] = desc ? (UK)~k : k;
+		if (pos) pos[i] = (POS)i;
+	}
+}
+
+// ctl[pass] is 1 for a pass to skip (every key has the same byte there:
+// the pass would not move anything), ctl[SORT_SRC + pass] which buffer
+// (0 or 1) the pass reads; plan writes them.
+#define SORT_SRC 16
+
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const UK* __restrict__ keys, long long n, unsigned int* __restrict__ ghist, long long nbytes) {
+	__shared__ unsigned int h[8][256];
+	for (int d = threadIdx.x; d < 8 * 256; d += BLOCK) (&h[0][0])[d] = 0u;
+	__syncthreads();
+	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
+		const UK k = keys[i];
+		for (int b = 0; b < nbytes; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
+	}
+	__syncthreads();
+	for (int d = threadIdx.x; d < 8 * 256; d += BLOCK) {
+		const unsigned int c = (&h[0][0])[d];
+		if (c) atomicAdd(&ghist[d], c);
+	}
+}
+
+extern "C" __global__ void NAME_plan(const unsigned int* __restrict__ ghist, long long n, long long nkey, long long npass, int* __restrict__ ctl) {
+	if (threadIdx.x != 0 || blockIdx.x != 0) return;
+	int cur = 0;
+	for (long long p = 0; p < npass; p++) {
+		int skip = 0;
+		if (ghist && p < nkey) {
+			for (int d = 0; d < 256; d++) {
+				if ((long long)ghist[p * 256 + d] == n) skip = 1;
+			}
+		}
+		ctl[p] = skip;
+		ctl[SORT_SRC + p] = cur;
+		if (!skip) cur ^= 1;
+	}
+	ctl[SORT_SRC + npass] = cur;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_hist(const UK* __restrict__ k0, const UK* __restrict__ k1, const POS* __restrict__ p0, const POS* __restrict__ p1,
+		unsigned int* __restrict__ counts, long long n, long long shift, long long byRow, long long len, const int* __restrict__ ctl, long long pass) {
+	if (ctl[pass]) return;
+	const int src = ctl[SORT_SRC + pass];
+	const UK* __restrict__ keys = src ? k1 : k0;
+	const POS* __restrict__ pos = src ? p1 : p0;
+	__shared__ unsigned int h[256];
+	h[threadIdx.x] = 0u;
+	__syncthreads();
+	const long long base = (long long)blockIdx.x * TILE;
+	for (int j = 0; j < IPT; j++) {
+		const long long i = base + j * BLOCK + threadIdx.x;
+		if (i < n) atomicAdd(&h[ss_digit(keys[i], byRow ? pos[i] : 0u, shift, byRow, len)], 1u);
+	}
+	__syncthreads();
+	counts[(long long)threadIdx.x * gridDim.x + blockIdx.x] = h[threadIdx.x];
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_scatter(UK* k0, UK* k1, POS* p0, POS* p1,
+		const unsigned int* __restrict__ counts, const unsigned int* __restrict__ incl, long long n, long long shift, long long byRow, long long len,
+		const int* __restrict__ ctl, long long pass) {
+	if (ctl[pass]) return;
+	const int src = ctl[SORT_SRC + pass];
+	const UK* __restrict__ keys = src ? k1 : k0;
+	const POS* __restrict__ pos = src ? p1 : p0;
+	UK* __restrict__ okeys = src ? k0 : k1;
+	POS* __restrict__ opos = src ? p0 : p1;
+	__shared__ unsigned int wh[BLOCK / 32][256];
+	__shared__ unsigned int boff[256];
+	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	for (int d = threadIdx.x; d < 256 * (BLOCK / 32); d += BLOCK) (&wh[0][0])[d] = 0u;
+	__syncthreads();
+	const long long base = (long long)blockIdx.x * TILE + (long long)warp * (32 * IPT);
+	const unsigned int lt = (1u << lane) - 1u;
+	UK k[IPT];
+	POS p[IPT];
+	unsigned int r[IPT], dg[IPT];
+	for (int j = 0; j < IPT; j++) {
+		const long long i = base + j * 32 + lane;
+		const bool ok = i < n;
+		k[j] = 0;
+		p[j] = 0;
+		dg[j] = 256u;
+		if (ok) {
+			k[j] = keys[i];
+			if (pos) p[j] = pos[i];
+			dg[j] = ss_digit(k[j], p[j], shift, byRow, len);
+		}
+		const unsigned int peers = __match_any_sync(0xffffffffu, dg[j]);
+		const unsigned int c = ok ? wh[warp][dg[j]] : 0u;
+		r[j] = c + __popc(peers & lt);
+		__syncwarp();
+		if (ok && (peers & lt) == 0u) wh[warp][dg[j]] = c + __popc(peers);
+		__syncwarp();
+	}
+	__syncthreads();
+	{
+		const int d = threadIdx.x;
+		unsigned int run = 0u;
+		for (int w = 0; w < BLOCK / 32; w++) {
+			const unsigned int t = wh[w][d];
+			wh[w][d] = run;
+			run += t;
+		}
+		const long long at = (long long)d * gridDim.x + blockIdx.x;
+		boff[d] = incl[at] - counts[at];
+	}
+	__syncthreads();
+	for (int j = 0; j < IPT; j++) {
+		if (dg[j] < 256u) {
+			const unsigned int dst = boff[dg[j]] + wh[warp][dg[j]] + r[j];
+			okeys[dst] = k[j];
+			if (opos) opos[dst] = p[j];
+		}
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_finish(const UK* __restrict__ k0, const UK* __restrict__ k1, const POS* __restrict__ p0, const POS* __restrict__ p1,
+		KT* __restrict__ outk, long long* __restrict__ outp, const VT* __restrict__ vals, VT* __restrict__ outv, long long n, long long len, long long desc,
+		const int* __restrict__ ctl, long long npass) {
+	const int src = ctl[SORT_SRC + npass];
+	const UK* __restrict__ keys = src ? k1 : k0;
+	const POS* __restrict__ pos = src ? p1 : p0;
+	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
+		const POS p = pos ? pos[i] : 0u;
+		if (outk) {
+			UK k = keys[i];
+			outk[i] = ss_unkey(desc ? (UK)~k : k);
+		}
+		if (outp) outp[i] = (long long)((unsigned long long)p % (unsigned long long)len);
+		if (outv) outv[i] = vals[p];
+	}
+}
+`
+
+// ScanSet is the kernels of one scan specialisation.
+type ScanSet struct {
+	Rows, Cols *Kernel
+}
+
+// scanOps defines SS_OP and SS_ID (the identity) for a scan.
+func scanOps(d backend.DType, k backend.ScanKind) string {
+	ut := map[backend.DType]string{backend.Uint8: "unsigned char", backend.Int32: "unsigned int", backend.Int64: "unsigned long long"}[d]
+	lo := map[backend.DType]string{backend.Uint8: "0", backend.Int32: "(-2147483647 - 1)", backend.Int64: "(-9223372036854775807ll - 1)",
+		backend.Float32: "__int_as_float(0xff800000)", backend.Float64: "__longlong_as_double(0xfff0000000000000ll)"}[d]
+	hi := map[backend.DType]string{backend.Uint8: "255", backend.Int32: "2147483647", backend.Int64: "9223372036854775807ll",
+		backend.Float32: "__int_as_float(0x7f800000)", backend.Float64: "__longlong_as_double(0x7ff0000000000000ll)"}[d]
+	switch k {
+	case backend.CumSum:
+		if ut != "" {
+			return fmt.Sprintf("static __device__ __forceinline__ T ss_op(T a, T b) { return (T)((%[1]s)a + (%[1]s)b); }\n#define SS_ID ((T)0)\n", ut)
+		}
+		return "static __device__ __forceinline__ T ss_op(T a, T b) { return a + b; }\n#define SS_ID ((T)0)\n"
+	case backend.CumProd:
+		if ut != "" {
+			return fmt.Sprintf("static __device__ __forceinline__ T ss_op(T a, T b) { return (T)((%[1]s)a * (%[1]s)b); }\n#define SS_ID ((T)1)\n", ut)
+		}
+		return "static __device__ __forceinline__ T ss_op(T a, T b) { return a * b; }\n#define SS_ID ((T)1)\n"
+	case backend.CumMax:
+		if !d.IsFloat() {
+			return "static __device__ __forceinline__ T ss_op(T a, T b) { return a >= b ? a : b; }\n#define SS_ID (" + lo + ")\n"
+		}
+		return "static __device__ __forceinline__ T ss_op(T a, T b) { return (a != a || a >= b) ? a : b; }\n#define SS_ID (" + lo + ")\n"
+	}
+	if !d.IsFloat() {
+		return "static __device__ __forceinline__ T ss_op(T a, T b) { return a <= b ? a : b; }\n#define SS_ID (" + hi + ")\n"
+	}
+	return "static __device__ __forceinline__ T ss_op(T a, T b) { return (a != a || a <= b) ? a : b; }\n#define SS_ID (" + hi + ")\n"
+}
+
+// shflUp is a warp shuffle of T (bytes travel as int).
+func shflUp(d backend.DType) string {
+	if d == backend.Uint8 {
+		return "static __device__ __forceinline__ T ss_shfl_up(T v, int o) { return (T)__shfl_up_sync(0xffffffffu, (int)v, o); }\n"
+	}
+	return "static __device__ __forceinline__ T ss_shfl_up(T v, int o) { return __shfl_up_sync(0xffffffffu, v, o); }\n"
+}
+
+// ScanKernels returns the scan kernels of kind k over dtype d.
+func ScanKernels(d backend.DType, k backend.ScanKind) ScanSet {
+	spec := fmt.Sprintf("scan|%v|%v", d, k)
+	return ssMemo(spec, func() ScanSet {
+		name := kernelName("scan", spec)
+		var b strings.Builder
+		fmt.Fprintf(&b, "typedef %s T;\n#define BLOCK %d\n#define IPT %d\n#define TILE %d\n", ctype(d), ScanBlock, ScanIPT, ScanTile)
+		b.WriteString(scanOps(d, k))
+		b.WriteString(shflUp(d))
+		b.WriteString(strings.ReplaceAll(scanBody, "NAME", name))
+		src := b.String()
+		return ScanSet{Rows: ssKernel(src, name+"_rows", ScanBlock), Cols: ssKernel(src, name+"_cols", ScanBlock)}
+	})
+}
+
+const scanBody = `
+#define PAD(q) ((q) + ((q) >> 5))
+// flags[t]: 0 nothing yet, 1 the tile's aggregate in aggs[t], 2 its
+// inclusive prefix in incls[t]; flags[tiles] is the tile ticket. All zero
+// at the start.
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restrict__ in, T* __restrict__ out, long long len, long long tilesPerRow, long long rev,
+		long long tiles, int* flags, T* aggs, T* incls) {
+	__shared__ T sh[TILE + TILE / 32]; // padded: PAD(q) avoids bank conflicts of the blocked reads
+	__shared__ T warpAgg[BLOCK / 32];
+	__shared__ T prefix;
+	__shared__ int ticket;
+	if (threadIdx.x == 0) ticket = atomicAdd(&flags[tiles], 1);
+	__syncthreads();
+	const long long t = ticket;
+	const long long row = t / tilesPerRow, tr = t % tilesPerRow;
+	const long long start = tr * TILE;
+	const long long cnt = len - start < TILE ? len - start : TILE;
+	const T* ip = in + row * len;
+	T* op = out + row * len;
+	for (int j = 0; j < IPT; j++) {
+		const long long q = j * BLOCK + threadIdx.x;
+		if (q < cnt) sh[PAD(q)] = ip[rev ? len - 1 - (start + q) : start + q];
+	}
+	__syncthreads();
+	// Each thread scans IPT consecutive elements.
+	T v[IPT];
+	T acc = SS_ID;
+	for (int j = 0; j < IPT; j++) {
+		const long long q = (long long)threadIdx.x * IPT + j;
+		T x = q < cnt ? sh[PAD(q)] : SS_ID;
+		acc = j == 0 ? x : ss_op(acc, x);
+		v[j] = acc;
+	}
+	// Warp and block inclusive scans of the thread aggregates.
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	T inc = acc;
+	for (int o = 1; o < 32; o <<= 1) {
+		T y = ss_shfl_up(inc, o);
+		if (lane >= o) inc = ss_op(y, inc);
+	}
+	if (lane == 31) warpAgg[warp] = inc;
+	__syncthreads();
+	T wpre = SS_ID;
+	T total = SS_ID;
+	for (int w = 0; w < BLOCK / 32; w++) {
+		if (w < warp) wpre = ss_op(wpre, warpAgg[w]);
+		total = ss_op(total, warpAgg[w]);
+	}
+	T excl = ss_shfl_up(inc, 1);
+	if (lane == 0) excl = SS_ID;
+	excl = ss_op(wpre, excl);
+	if (threadIdx.x == 0) {
+		T pre = SS_ID;
+		if (tr == 0) {
+			incls[t] = total;
+			__threadfence();
+			atomicExch(&flags[t], 2);
+		} else {
+			aggs[t] = total;
+			__threadfence();
+			atomicExch(&flags[t], 1);
+			T run = SS_ID;
+			long long j = t - 1;
+			for (;;) {
+				int f;
+				do {
+					f = ((volatile int*)flags)[j];
+				} while (f == 0);
+				__threadfence();
+				const T y = f == 2 ? ((volatile T*)incls)[j] : ((volatile T*)aggs)[j];
+				run = ss_op(y, run);
+				if (f == 2) break;
+				j--;
+			}
+			pre = run;
+			incls[t] = ss_op(pre, total);
+			__threadfence();
+			atomicExch(&flags[t], 2);
+		}
+		prefix = pre;
+	}
+	__syncthreads();
+	const T base = ss_op(prefix, excl);
+	for (int j = 0; j < IPT; j++) {
+		const long long q = (long long)threadIdx.x * IPT + j;
+		if (q < cnt) sh[PAD(q)] = ss_op(base, v[j]);
+	}
+	__syncthreads();
+	for (int j = 0; j < IPT; j++) {
+		const long long q = j * BLOCK + threadIdx.x;
+		if (q < cnt) op[rev ? len - 1 - (start + q) : start + q] = sh[PAD(q)];
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_cols(const T* __restrict__ in, T* __restrict__ out, long long outer, long long len, long long inner, long long rev) {
+	for (long long c = (long long)blockIdx.x * BLOCK + threadIdx.x; c < outer * inner; c += (long long)gridDim.x * BLOCK) {
+		const long long o = c / inner, j = c % inner;
+		const T* ip = in + o * len * inner + j;
+		T* op = out + o * len * inner + j;
+		T acc = SS_ID;
+		for (long long q = 0; q < len; q++) {
+			const long long i = rev ? len - 1 - q : q;
+			const T x = ip[i * inner];
+			acc = q == 0 ? x : ss_op(acc, x);
+			op[i * inner] = acc;
+		}
+	}
+}
+`
+
+// SearchKernel returns the binary search kernel over dtype d.
+func SearchKernel(d backend.DType) *Kernel {
+	spec := fmt.Sprintf("search|%v", d)
+	return ssMemo(spec, func() *Kernel {
+		name := kernelName("search", spec)
+		lt := "static __device__ __forceinline__ bool ss_lt(T a, T b) { return a < b; }\n"
+		if d.IsFloat() {
+			lt = "static __device__ __forceinline__ bool ss_lt(T a, T b) { return a < b || (b != b && a == a); }\n"
+		}
+		src := fmt.Sprintf("typedef %s T;\n", ctype(d)) + lt + strings.ReplaceAll(`
+extern "C" __global__ void __launch_bounds__(256) NAME(const T* __restrict__ a, long long len, const T* __restrict__ v, long long n, long long right, long long* __restrict__ out) {
+	for (long long i = (long long)blockIdx.x * 256 + threadIdx.x; i < n; i += (long long)gridDim.x * 256) {
+		const T x = v[i];
+		long long l = 0, h = len;
+		while (l < h) {
+			const long long m = (long long)((unsigned long long)(l + h) >> 1);
+			const bool before = right ? !ss_lt(x, a[m]) : ss_lt(a[m], x);
+			if (before) l = m + 1; else h = m;
+		}
+		out[i] = l;
+	}
+}
+`, "NAME", name)
+		return ssKernel(src, name, 256)
+	})
+}
+
+// HistKernel returns the histogram kernel over dtype d, weighted or not.
+func HistKernel(d backend.DType, weighted bool) *Kernel {
+	spec := fmt.Sprintf("hist|%v|%v", d, weighted)
+	return ssMemo(spec, func() *Kernel {
+		name := kernelName("hist", spec)
+		var b strings.Builder
+		fmt.Fprintf(&b, "typedef %s T;\n#define HIST_SHARED %d\n", ctype(d), HistShared)
+		if weighted {
+			b.WriteString("#define WEIGHTED 1\n")
+		}
+		if d.IsFloat() {
+			b.WriteString(`static __device__ __forceinline__ double ss_edge(double lo, double hi, long long n, long long k) {
+	return k == n ? hi : lo + (double)k * ((hi - lo) / (double)n);
+}
+static __device__ __forceinline__ long long ss_bin(T v, long long n, double lo, double hi) {
+	const double x = (double)v;
+	if (!(x >= lo && x <= hi)) return -1;
+	long long k = (long long)((x - lo) * ((double)n / (hi - lo)));
+	if (k >= n) k = n - 1;
+	if (k > 0 && x < ss_edge(lo, hi, n, k)) k--;
+	else if (k < n - 1 && x >= ss_edge(lo, hi, n, k + 1)) k++;
+	return k;
+}
+`)
+		} else {
+			b.WriteString(`static __device__ __forceinline__ long long ss_bin(T v, long long n, double lo, double hi) {
+	const long long k = (long long)v;
+	return k >= 0 && k < n ? k : -1;
+}
+`)
+		}
+		b.WriteString(strings.ReplaceAll(`
+extern "C" __global__ void __launch_bounds__(256) NAME(const T* __restrict__ in, long long n, const double* __restrict__ w,
+		unsigned long long* __restrict__ cnt, double* __restrict__ sum, long long bins, double lo, double hi) {
+#ifndef WEIGHTED
+	__shared__ unsigned int sh[HIST_SHARED];
+	const bool priv = bins <= HIST_SHARED;
+	if (priv) {
+		for (long long k = threadIdx.x; k < bins; k += 256) sh[k] = 0u;
+		__syncthreads();
+	}
+#endif
+	for (long long i = (long long)blockIdx.x * 256 + threadIdx.x; i < n; i += (long long)gridDim.x * 256) {
+		const long long k = ss_bin(in[i], bins, lo, hi);
+		if (k < 0) continue;
+#ifdef WEIGHTED
+		atomicAdd(&sum[k], w[i]);
+#else
+		if (priv) atomicAdd(&sh[k], 1u);
+		else atomicAdd(&cnt[k], 1ull);
+#endif
+	}
+#ifndef WEIGHTED
+	if (priv) {
+		__syncthreads();
+		for (long long k = threadIdx.x; k < bins; k += 256) {
+			const unsigned int c = sh[k];
+			if (c) atomicAdd(&cnt[k], (unsigned long long)c);
+		}
+	}
+#endif
+}
+`, "NAME", name))
+		return ssKernel(b.String(), name, 256)
+	})
+}
+
+// UniqueSet is the kernels of Unique over one dtype.
+type UniqueSet struct {
+	Flags, Scatter, Finish *Kernel
+}
+
+// UniqueKernels returns the Unique kernels over dtype d.
+func UniqueKernels(d backend.DType) UniqueSet {
+	spec := fmt.Sprintf("unique|%v", d)
+	return ssMemo(spec, func() UniqueSet {
+		name := kernelName("unique", spec)
+		var b strings.Builder
+		fmt.Fprintf(&b, "typedef %s T;\n", ctype(d))
+		if d.IsFloat() {
+			b.WriteString("static __device__ __forceinline__ bool ss_same(T a, T b) { return a == b || (a != a && b != b); }\n")
+		} else {
+			b.WriteString("static __device__ __forceinline__ bool ss_same(T a, T b) { return a == b; }\n")
+		}
+		switch {
+		case d.IsFloat():
+			b.WriteString("#define FILL ((T)fillF)\n")
+		case d == backend.Bool:
+			b.WriteString("#define FILL (fillI != 0)\n")
+		default:
+			b.WriteString("#define FILL ((T)fillI)\n")
+		}
+		b.WriteString(strings.ReplaceAll(uniqueBody, "NAME", name))
+		src := b.String()
+		return UniqueSet{Flags: ssKernel(src, name+"_flags", 256), Scatter: ssKernel(src, name+"_scatter", 256), Finish: ssKernel(src, name+"_finish", 256)}
+	})
+}
+
+const uniqueBody = `
+#define LOOP(i, n) for (long long i = (long long)blockIdx.x * 256 + threadIdx.x; i < (n); i += (long long)gridDim.x * 256)
+extern "C" __global__ void __launch_bounds__(256) NAME_flags(const T* __restrict__ s, long long n, int* __restrict__ flag) {
+	LOOP(i, n) flag[i] = (i == 0 || !ss_same(s[i], s[i - 1])) ? 1 : 0;
+}
+// g holds the inclusive scan of the flags: the group of i is g[i] - 1.
+extern "C" __global__ void __launch_bounds__(256) NAME_scatter(const T* __restrict__ s, const long long* __restrict__ perm, const int* __restrict__ g, long long n, long long cap,
+		T* __restrict__ vals, long long* __restrict__ starts, long long* __restrict__ inv, long long* __restrict__ count) {
+	LOOP(i, n) {
+		const long long grp = (long long)g[i] - 1;
+		const bool first = i == 0 || g[i - 1] != g[i];
+		if (first && grp <= cap) {
+			starts[grp] = i;
+			if (vals && grp < cap) vals[grp] = s[i];
+		}
+		if (inv) inv[perm[i]] = grp;
+		if (i == n - 1) count[0] = grp + 1;
+	}
+}
+extern "C" __global__ void __launch_bounds__(256) NAME_finish(const long long* __restrict__ perm, const long long* __restrict__ starts, const long long* __restrict__ count, long long n, long long cap,
+		T* __restrict__ vals, long long* __restrict__ index, long long* __restrict__ counts, double fillF, long long fillI, long long fill) {
+	const long long k = count[0];
+	LOOP(g, cap) {
+		if (g < k) {
+			const long long st = starts[g];
+			const long long end = g + 1 < k ? starts[g + 1] : n;
+			if (counts) counts[g] = end - st;
+			if (index) index[g] = perm[st];
+		} else if (fill) {
+			if (vals) vals[g] = FILL;
+			if (counts) counts[g] = 0;
+			if (index) index[g] = 0;
+		}
+	}
+}
+`
+
+// ZeroKernel returns the kernel that clears n 4-byte words.
+func ZeroKernel() *Kernel {
+	return ssMemo("zero", func() *Kernel {
+		name := kernelName("zero", "ss")
+		return ssKernel(strings.ReplaceAll(`extern "C" __global__ void __launch_bounds__(256) NAME(unsigned int* __restrict__ p, long long n) {
+	for (long long i = (long long)blockIdx.x * 256 + threadIdx.x; i < n; i += (long long)gridDim.x * 256) p[i] = 0u;
+}
+`, "NAME", name), name, 256)
+	})
+}
+
+// TopKBlock is the block size of the top-k kernel.
+const TopKBlock = 256
+
+// TopKKernel returns the radix-select top-k kernel for keys of dtype d: a
+// block selects the K largest (order) keys of a segment of a row, from the
+// raw values or from candidates an earlier launch wrote, by finding the
+// K-th key a byte at a time (a histogram of the keys that match the
+// prefix found so far), gathering the keys above it and, in index order,
+// enough equal to it, and ranking those by (key, index).
+func TopKKernel(d backend.DType) *Kernel {
+	spec := fmt.Sprintf("topk|%v", d)
+	return ssMemo(spec, func() *Kernel {
+		name := kernelName("topk", spec)
+		var b strings.Builder
+		fmt.Fprintf(&b, "typedef %s KT;\ntypedef %s UK;\n#define TB %d\n#define KMAX %d\n#define KBITS %d\n",
+			ctype(d), keyUnsigned(d), TopKBlock, backend.TopKMax, 8*max(d.Size(), 4))
+		b.WriteString(keyFuncs(d))
+		b.WriteString(strings.ReplaceAll(topkBody, "NAME", name))
+		return ssKernel(b.String(), name, TopKBlock)
+	})
+}
+
+const topkBody = `
+extern "C" __global__ void __launch_bounds__(TB) NAME(const KT* __restrict__ in, const UK* __restrict__ ckeys, const long long* __restrict__ cidx,
+		long long len, long long segLen, long long segs, long long k, long long largest,
+		UK* __restrict__ okeys, long long* __restrict__ oidx, KT* __restrict__ outk, long long* __restrict__ outi) {
+	__shared__ unsigned int hist[256];
+	__shared__ UK ck[KMAX];
+	__shared__ long long ci[KMAX];
+	__shared__ unsigned int wg[TB / 32], we[TB / 32];
+	__shared__ long long sg, se, sneed;
+	__shared__ int ssel;
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const long long row = blockIdx.x / segs, seg = blockIdx.x % segs;
+	const long long start = seg * segLen;
+	const long long m = len - start < segLen ? len - start : segLen;
+	const long long kk = k < m ? k : m;
+	const long long base = row * len + start;
+#define KEY(i) (in ? (largest ? ss_key(in[base + (i)]) : (UK)~ss_key(in[base + (i)])) : ckeys[base + (i)])
+#define IDX(i) (in ? start + (i) : cidx[base + (i)])
+	UK prefix = 0, mask = 0;
+	long long need = kk;
+	for (int shift = KBITS - 8; shift >= 0; shift -= 8) {
+		for (int d = tid; d < 256; d += TB) hist[d] = 0u;
+		__syncthreads();
+		for (long long i = tid; i < m; i += TB) {
+			const UK key = KEY(i);
+			if ((key & mask) == prefix) atomicAdd(&hist[(unsigned int)(key >> shift) & 255u], 1u);
+		}
+		__syncthreads();
+		if (tid == 0) {
+			long long cum = 0;
+			int d = 255;
+			for (; d > 0; d--) {
+				if (cum + (long long)hist[d] >= need) break;
+				cum += hist[d];
+			}
+			ssel = d;
+			sneed = need - cum;
+		}
+		__syncthreads();
+		prefix |= (UK)ssel << shift;
+		mask |= (UK)255 << shift;
+		need = sneed;
+		__syncthreads();
+	}
+	const UK thr = prefix;
+	const long long above = kk - need;
+	if (tid == 0) {
+		sg = 0;
+		se = 0;
+	}
+	__syncthreads();
+	const unsigned int lt = (1u << lane) - 1u;
+	for (long long c0 = 0; c0 < m; c0 += TB) {
+		const long long i = c0 + tid;
+		const bool v = i < m;
+		const UK key = v ? KEY(i) : (UK)0;
+		const bool gt = v && key > thr, eq = v && key == thr;
+		const unsigned int bg = __ballot_sync(0xffffffffu, gt), be = __ballot_sync(0xffffffffu, eq);
+		if (lane == 0) {
+			wg[warp] = __popc(bg);
+			we[warp] = __popc(be);
+		}
+		__syncthreads();
+		long long pg = sg, pe = se, tg = 0, te = 0;
+		for (int w = 0; w < TB / 32; w++) {
+			if (w < warp) {
+				pg += wg[w];
+				pe += we[w];
+			}
+			tg += wg[w];
+			te += we[w];
+		}
+		pg += __popc(bg & lt);
+		pe += __popc(be & lt);
+		if (gt) {
+			ck[pg] = key;
+			ci[pg] = IDX(i);
+		} else if (eq && pe < need) {
+			ck[above + pe] = key;
+			ci[above + pe] = IDX(i);
+		}
+		__syncthreads();
+		if (tid == 0) {
+			sg += tg;
+			se += te;
+		}
+		__syncthreads();
+	}
+	const long long out = blockIdx.x * k;
+	for (long long c = tid; c < k; c += TB) {
+		if (c >= kk) {
+			if (okeys) {
+				okeys[out + c] = (UK)0; // loses every tie: no candidate
+				oidx[out + c] = 0x7fffffffffffffffll;
+			}
+			continue;
+		}
+		const UK kc = ck[c];
+		const long long ic = ci[c];
+		long long r = 0;
+		for (long long j = 0; j < kk; j++) {
+			const UK kj = ck[j];
+			if (kj > kc || (kj == kc && ci[j] < ic)) r++;
+		}
+		if (okeys) {
+			okeys[out + r] = kc;
+			oidx[out + r] = ic;
+		}
+		if (outk) {
+			outk[out + r] = ss_unkey(largest ? kc : (UK)~kc);
+			outi[out + r] = ic;
+		}
+	}
+#undef KEY
+#undef IDX
+}
+`

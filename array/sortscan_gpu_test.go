@@ -1,0 +1,114 @@
+package array
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gocu-dev/gocu/array/internal/cpu"
+)
+
+// TestSortScanLargeGPU compares the GPU with the CPU backend at sizes
+// that take many tiles and every radix pass: sorts (keys only, with
+// positions, rows, descending), scans of a long line, Unique, searches and
+// counts, on fresh random data with ties and NaN, into poisoned outputs.
+func TestSortScanLargeGPU(t *testing.T) {
+	g := testGPU(t)
+	gd := &Maker{be: poisonBackend{g.be, t}, gpu: g.gpu}
+	cd := &Maker{be: poisonBackend{CPU().be, t}}
+	ssCompareBackends(t, gd, cd, 3<<20+17)
+}
+
+// TestSortScanSerialParallel runs the same comparison between the serial
+// and the parallel CPU backend (their long-line paths differ).
+func TestSortScanSerialParallel(t *testing.T) {
+	serial := cpu.New(0)
+	serial.SetWorkers(1)
+	par := cpu.New(0)
+	par.SetWorkers(4)
+	ssCompareBackends(t, &Maker{be: poisonBackend{par, t}}, &Maker{be: poisonBackend{serial, t}}, 3<<16+17)
+}
+
+// ssCompareBackends compares the results of backend gd with those of cd
+// on n-element inputs (and their reshapes into rows).
+func ssCompareBackends(t *testing.T, gd, cd *Maker, n int) {
+	r := newRand(t)
+	for _, dt := range ssDTypes {
+		v := ssData(r, dt, n)
+		xg, xc := fromTyped(gd, typed(dt, v), []int{n}), fromTyped(cd, typed(dt, v), []int{n})
+		rows := 300
+		mg, mc := xg.Slice(S(0, n/rows*rows)).Reshape(rows, -1), xc.Slice(S(0, n/rows*rows)).Reshape(rows, -1)
+		type pair struct {
+			name string
+			f    func(x, m *Array) []*Array
+		}
+		ops := []pair{
+			{"Sort", func(x, _ *Array) []*Array { return []*Array{x.Sort(0)} }},
+			{"Argsort", func(x, _ *Array) []*Array { return []*Array{x.Argsort(0)} }},
+			{"SortRows", func(_, m *Array) []*Array { v, i := m.SortWithIndices(1); return []*Array{v, i} }},
+			{"SortCols", func(_, m *Array) []*Array { return []*Array{m.Argsort(0)} }},
+			{"SortDescending", func(x, _ *Array) []*Array { v, i := x.SortDescending(0); return []*Array{v, i} }},
+			{"TopK", func(_, m *Array) []*Array { v, i := m.TopK(37, true); return []*Array{v, i} }},
+			{"TopKLong", func(x, _ *Array) []*Array { v, i := x.Reshape(1, -1).TopK(100, false); return []*Array{v, i} }},
+			{"Unique", func(x, _ *Array) []*Array { a, b, c, d := x.UniqueAll(); return []*Array{a, b, c, d, x.Unique()} }},
+			{"SortBy", func(x, _ *Array) []*Array { return []*Array{SortBy(x, x.AsType(Float64).Mul(3), 0)} }},
+		}
+		// Sums of small integers are exact in any order: float inputs keep
+		// their multiples of 1/4 (times 4) and lose their large values.
+		ints := func(x *Array) *Array {
+			if !dt.IsFloat() {
+				return x
+			}
+			return Where(x.Abs().Gt(10), 1, x).Mul(4)
+		}
+		if dt != Bool {
+			ops = append(ops,
+				pair{"Cumsum", func(x, _ *Array) []*Array { return []*Array{ints(x).Cumsum(0)} }},
+				pair{"Cummax", func(x, _ *Array) []*Array { return []*Array{x.Cummax(0)} }},
+				pair{"CumminRows", func(_, m *Array) []*Array { return []*Array{m.Cummin(1)} }},
+				pair{"CumsumCols", func(_, m *Array) []*Array { return []*Array{ints(m).Cumsum(0)} }},
+				pair{"SearchSorted", func(x, _ *Array) []*Array {
+					s := x.Slice(S(0, n/3)).Sort(0)
+					return []*Array{SearchSorted(s, x, false), SearchSorted(s, x, true)}
+				}},
+			)
+		}
+		if dt.IsInt() || dt == Bool {
+			ops = append(ops, pair{"BincountN", func(x, _ *Array) []*Array {
+				return []*Array{x.BincountN(nil, 300), x.BincountN(x.AsType(Float64), 10000)}
+			}})
+		} else {
+			ops = append(ops, pair{"Histogram", func(x, _ *Array) []*Array {
+				a, _ := x.Histogram(100, -3, 3)
+				b, _ := x.Histogram(5000, -1e3, 1e3)
+				return []*Array{a, b}
+			}})
+		}
+		for _, op := range ops {
+			what := fmt.Sprintf("%s of %v[%d]", op.name, dt, n)
+			got, want := op.f(xg, mg), op.f(xc, mc)
+			for k := range want {
+				gh, wh := readCase(t, what, got[k]), readCase(t, what, want[k])
+				if !sameShape(gh.shape, wh.shape) {
+					t.Fatalf("%s result %d: shape %v, want %v", what, k, gh.shape, wh.shape)
+				}
+				tol := 0.0 // every sum here is of integers, exact in any order
+				bad := 0
+				for i := range wh.v {
+					if !(near(gh.v[i], wh.v[i], tol) || math.IsInf(wh.v[i], 0) && gh.v[i] == wh.v[i]) {
+						if bad < 3 {
+							t.Errorf("%s result %d: element %d = %v, want %v", what, k, i, gh.v[i], wh.v[i])
+						}
+						bad++
+					}
+				}
+				if bad > 0 {
+					t.Fatalf("%s result %d: %d of %d elements differ", what, k, bad, len(wh.v))
+				}
+			}
+			closeAll(got...)
+			closeAll(want...)
+		}
+		closeAll(xg, xc, mg, mc)
+	}
+}
