@@ -43,7 +43,7 @@ type Backend struct {
 
 	pace pacer // starts collections when dropped arrays' memory piles up
 
-	ix ixState // the indexing kernels' device-side error flag
+	ix      ixState  // the indexing kernels' device-side error flag
 	ssFuncs sync.Map // *cudagen.Kernel -> *kfunc: the sort and scan kernels loaded (sortscan.go)
 
 	blasOnce sync.Once
