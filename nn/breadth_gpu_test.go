@@ -68,3 +68,31 @@ func TestGPUClipGradNorm(t *testing.T) {
 		t.Fatalf("error %v, want ErrNonfinite", err)
 	}
 }
+
+// TestGPUNormsMatchCPU runs RMSNorm, BatchNorm2d (training, then
+// evaluation), SiLU and Softmax forward and backward on the GPU and the
+// CPU from the same seed.
+func TestGPUNormsMatchCPU(t *testing.T) {
+	gpu := testGPU(t)
+	var got [2][][]float64
+	for k, d := range []*array.Maker{array.CPU(), gpu} {
+		rng := d.NewRNG(4)
+		bn := nn.NewBatchNorm2d(d, 3)
+		m := nn.NewSequential(nn.NewConv2d(rng, 2, 3, 3, 1, 1), bn, nn.SiLU{}, nn.NewRMSNorm(d, 5), nn.Softmax{Axis: -1})
+		x := rng.Normal(array.Float32, 0, 1, 4, 2, 6, 5)
+		if err := m.Forward(grad.Const(x)).Square().Mean().Backward(); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range nn.Params(m) {
+			if p.RequiresGrad() {
+				got[k] = append(got[k], f64(t, p.Grad()))
+			}
+		}
+		got[k] = append(got[k], f64(t, bn.RunningMean.Value()), f64(t, bn.RunningVar.Value()))
+		nn.Train(m, false)
+		got[k] = append(got[k], f64(t, m.Forward(grad.Const(x)).Value()))
+	}
+	for i := range got[0] {
+		near(t, "value", got[1][i], got[0][i], 1e-5)
+	}
+}
