@@ -20,7 +20,8 @@
 //     gradient nobody asked for; its hot paths know nothing of this package.
 //   - What is differentiable is explicit and typed: a Var's methods are the
 //     operations that have gradients (arithmetic, functions, reductions,
-//     softmax, products, views), and only float results carry history;
+//     softmax, products, views), and only float results carry history
+//     (float16 and bfloat16 included, the 8-bit floats not);
 //     comparisons, ArgMax and the like stay on arrays (v.Value().Gt(0)).
 //   - The record has a clear owner and lifetime: the Vars of one
 //     computation, released by Backward, never an array that outlives it.

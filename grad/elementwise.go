@@ -201,7 +201,7 @@ func Where(cond, x, y any) *Var {
 // AsType converts to dtype dt. The gradient converts back; converting to
 // an integer or bool type ends the history.
 func (v *Var) AsType(dt array.DType) *Var {
-	if !v.arr().DType().IsFloat() {
+	if !differentiable(v.arr().DType()) {
 		return record("AsType", v.arr().AsType(dt), nil, nil)
 	}
 	return v.unary("AsType", v.arr().AsType(dt), func(g *array.Array) *array.Array { return g })

@@ -216,10 +216,18 @@ func recordErr(op string, out *array.Array, in []*Var, back func(g *array.Array)
 			break
 		}
 	}
-	if v.req && out.DType().IsFloat() {
+	if v.req && differentiable(out.DType()) {
 		v.n = &node{op: op, in: in, back: back}
 	} else {
 		v.req = false
 	}
 	return v
+}
+
+// differentiable reports whether values of dt carry gradients: the
+// floats, including float16 and bfloat16 (whose gradients are float16 and
+// bfloat16, as PyTorch's), but not the 8-bit floats, which have no
+// arithmetic of their own.
+func differentiable(dt array.DType) bool {
+	return dt.IsFloat() || dt == array.Float16 || dt == array.BFloat16
 }

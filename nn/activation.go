@@ -61,3 +61,19 @@ func Erf(x *grad.Var) *grad.Var {
 	y := poly.Mul(ax.Square().Neg().Exp()).Neg().Add(1) // erf(|x|)
 	return y.Mul(x.Sign())
 }
+
+// SiLU is x·σ(x), as PyTorch's nn.SiLU (the swish of Llama's MLP).
+type SiLU struct{ stateless }
+
+// Forward implements Module.
+func (SiLU) Forward(x *grad.Var) *grad.Var { return x.Mul(x.Sigmoid()) }
+
+// Softmax is the softmax along Axis (negative counts from the end), as
+// PyTorch's nn.Softmax(dim).
+type Softmax struct {
+	stateless
+	Axis int
+}
+
+// Forward implements Module.
+func (m Softmax) Forward(x *grad.Var) *grad.Var { return x.Softmax(m.Axis) }

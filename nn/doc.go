@@ -21,8 +21,11 @@
 // state_dict does ("0.weight", "2.bias"), so that checkpoints move between
 // the two (SaveFile, LoadFile: the safetensors format). The layers are
 // Linear (weight (out, in), as PyTorch's), ReLU, GELU (exact and tanh),
-// Tanh, Sigmoid, Dropout, LayerNorm, Conv2d, MaxPool2d and Sequential;
-// Train switches Dropout between training and evaluation. Layers are
+// SiLU, Tanh, Sigmoid, Softmax, Dropout, LayerNorm, RMSNorm, BatchNorm
+// (NewBatchNorm1d, NewBatchNorm2d), Conv2d, MaxPool2d and Sequential;
+// Train switches Dropout and BatchNorm between training and evaluation.
+// BatchNorm's running statistics are buffers: Vars without a gradient,
+// named as in torch's state_dict so that checkpoints carry them. Layers are
 // compositions of grad's operations, except Linear and CrossEntropy, which
 // are recorded as one operation each with a hand-written gradient: the
 // weight's gradient comes out in the weight's own layout from one product,
@@ -38,8 +41,9 @@
 // # Losses
 //
 // CrossEntropy takes logits and integer labels and computes the mean
-// cross-entropy from the log-softmax (stable for any logits); MSE is the
-// mean squared error.
+// cross-entropy from the log-softmax (stable for any logits) and refuses
+// a label out of range (on a GPU, without a wait, as a NaN loss); MSE is
+// the mean squared error.
 //
 // # Optimisers
 //
@@ -57,6 +61,11 @@
 // gradient decays there and stays, and CPUs compute with subnormal numbers
 // many times slower. Optimizer.ZeroGrad closes the gradients it clears, so
 // their memory returns at once.
+//
+// A Scheduler sets an optimiser's learning rate step by step from a
+// Schedule (StepLR, CosineAnnealingLR, LinearLR, LambdaLR, WarmupCosine,
+// torch's closed forms). ClipGradNorm clips gradients by their total norm
+// as torch's clip_grad_norm_, without reading the norm back.
 //
 // # CUDA graphs
 //

@@ -46,3 +46,40 @@ func ExampleNewSequential() {
 	// 2.weight [10 512]
 	// 2.bias [10]
 }
+
+// Warm up, then decay along a cosine, as GPT training does.
+func ExampleNewScheduler() {
+	w := grad.Param(array.FromSlice([]float32{1, 2}))
+	opt := nn.NewAdam([]*grad.Var{w}, 6e-4)
+	sched, err := nn.NewScheduler(opt, nn.WarmupCosine{Warmup: 2, Decay: 6, Min: 6e-5})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for range 8 {
+		fmt.Printf("%.3g ", opt.LR)
+		// forward, Backward, opt.Step(), opt.ZeroGrad()
+		if err := sched.Step(); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	fmt.Println()
+	// Output: 0.0002 0.0004 0.0006 0.000521 0.00033 0.000139 6e-05 6e-05
+}
+
+// Clip the gradients' total norm to 1 before the step.
+func ExampleClipGradNorm() {
+	w := grad.Param(array.FromSlice([]float32{3, 4}))
+	if err := w.Mul(w).Sum().Mul(0.5).Backward(); err != nil { // gradient (3, 4)
+		fmt.Println(err)
+		return
+	}
+	norm, err := nn.ClipGradNorm([]*grad.Var{w}, 1, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(norm, w.Grad()) // scaled by 1/(5+1e-6), as torch
+	// Output: 5. [0.5999999  0.79999983]
+}

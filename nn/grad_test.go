@@ -32,6 +32,9 @@ func moduleCheck(t *testing.T, m nn.Module, x *array.Array, loss func(y *grad.Va
 	}
 	named := append([]nn.Named{{Name: "input", Var: xv}}, m.Named()...)
 	for _, n := range named {
+		if !n.Var.RequiresGrad() {
+			continue // a buffer (BatchNorm's running statistics)
+		}
 		ana := f64(t, n.Var.Grad())
 		base := f64(t, n.Var.Value())
 		shape := n.Var.Shape()
@@ -82,6 +85,17 @@ func TestLayerGradients(t *testing.T) {
 		{"Conv2d stride 2", nn.NewConv2d(rng, 2, 2, 2, 2, 0), rng.Normal(array.Float32, 0, 1, 1, 2, 5, 6), sq},
 		{"Conv2d+MaxPool2d", nn.NewSequential(nn.NewConv2d(rng, 1, 2, 3, 1, 1), nn.NewMaxPool2d(2)), rng.Normal(array.Float32, 0, 1, 2, 1, 6, 4), sq},
 		{"MaxPool2d stride 1", &nn.MaxPool2d{K: 2, Stride: 1}, rng.Normal(array.Float32, 0, 1, 1, 2, 4, 4), sq},
+		{"SiLU", nn.SiLU{}, x, sq},
+		{"Softmax", nn.Softmax{Axis: 1}, x, sq},
+		{"Softmax axis -2", nn.Softmax{Axis: -2}, rng.Normal(array.Float32, 0, 1, 2, 3, 5), sq},
+		{"RMSNorm", nn.NewSequential(nn.NewLinear(rng, 5, 6), nn.NewRMSNorm(array.CPU(), 6)), x, sq},
+		{"RMSNorm 2 axes eps", &nn.RMSNorm{Shape: []int{3, 5}, Eps: 0.1, Weight: grad.Param(rng.Normal(array.Float32, 1, 0.5, 3, 5))}, rng.Normal(array.Float32, 1, 2, 2, 3, 5), sq},
+		{"RMSNorm no weight", &nn.RMSNorm{Shape: []int{5}}, x, sq},
+		{"BatchNorm1d", nn.NewSequential(nn.NewLinear(rng, 5, 4), randomAffine(nn.NewBatchNorm1d(array.CPU(), 4), rng)), x, sq},
+		{"BatchNorm1d (N, C, L)", randomAffine(nn.NewBatchNorm1d(array.CPU(), 3), rng), rng.Normal(array.Float32, 2, 3, 2, 3, 4), sq},
+		{"BatchNorm2d", randomAffine(nn.NewBatchNorm2d(array.CPU(), 2), rng), rng.Normal(array.Float32, -1, 2, 3, 2, 3, 2), sq},
+		{"BatchNorm2d eval", evalBN(nn.NewBatchNorm2d(array.CPU(), 2), rng), rng.Normal(array.Float32, -1, 2, 3, 2, 3, 2), sq},
+		{"BatchNorm2d no affine", &nn.BatchNorm{Eps: 1e-5, Momentum: 0.1, Training: true}, rng.Normal(array.Float32, -1, 2, 3, 2, 3, 2), sq},
 		{"MSE", nn.NewLinear(rng, 5, 2), x, func(y *grad.Var) *grad.Var { return nn.MSE(y, array.FromSlice([]float64{1, -1})) }},
 	}
 	for _, c := range cases {
@@ -92,6 +106,25 @@ func TestLayerGradients(t *testing.T) {
 		d := &reseeded{seed: 4, p: 0.4}
 		moduleCheck(t, d, x, sq)
 	})
+}
+
+// randomAffine gives a BatchNorm random weights and biases, so that the
+// check does not pass on ones and zeros alone.
+func randomAffine(b *nn.BatchNorm, rng *array.RNG) *nn.BatchNorm {
+	c := b.Weight.Shape()[0]
+	b.Weight = grad.Param(rng.Normal(array.Float32, 1, 0.5, c))
+	b.Bias = grad.Param(rng.Normal(array.Float32, 0, 0.5, c))
+	return b
+}
+
+// evalBN is a BatchNorm in evaluation with random running statistics.
+func evalBN(b *nn.BatchNorm, rng *array.RNG) *nn.BatchNorm {
+	randomAffine(b, rng)
+	c := b.Weight.Shape()[0]
+	b.RunningMean = grad.Const(rng.Normal(array.Float32, 0, 1, c))
+	b.RunningVar = grad.Const(rng.Uniform(array.Float32, 0.5, 2, c))
+	b.Training = false
+	return b
 }
 
 // reseeded is Dropout drawing the same mask on every call.

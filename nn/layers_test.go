@@ -1,8 +1,10 @@
 package nn_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gocu-dev/gocu/array"
@@ -200,6 +202,12 @@ func TestLosses(t *testing.T) {
 	}
 	if err := nn.CrossEntropy(grad.Const(logits), array.FromSlice([]float64{1, 2, 0})).Err(); err == nil {
 		t.Fatal("CrossEntropy took float labels")
+	}
+	for _, bad := range []int64{3, -1} {
+		err := nn.CrossEntropy(grad.Const(logits), array.FromSlice([]int64{2, bad, 1})).Err()
+		if !errors.Is(err, array.ErrIndex) || !strings.Contains(err.Error(), "row 1") {
+			t.Fatalf("label %d: error %v, want array.ErrIndex naming row 1", bad, err)
+		}
 	}
 	m := nn.MSE(grad.Const(array.FromSlice([]float64{1, 2, 4})), array.FromSlice([]float64{1, 0, 1}))
 	near(t, "mse", f64(t, m.Value()), []float64{13.0 / 3}, 1e-15)

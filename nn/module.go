@@ -52,7 +52,11 @@ func Train(m Module, on bool) {
 // place: the Vars stay, their arrays are replaced.
 func Cast(m Module, dt array.DType) error {
 	if dt != array.Float32 && dt != array.Float64 {
-		return fmt.Errorf("nn: Cast to %v: parameters are float32 or float64 (optimisers update only those)", dt)
+		hint := ""
+		if dt == array.Float16 || dt == array.BFloat16 {
+			hint = fmt.Sprintf("; keep float32 master weights and compute in %v (Linear.Compute, or Var.AsType in Forward), through which gradients flow", dt)
+		}
+		return fmt.Errorf("nn: Cast to %v: parameters are float32 or float64 (optimisers update only those)%s", dt, hint)
 	}
 	for _, n := range m.Named() {
 		if n.Var.DType() == dt {

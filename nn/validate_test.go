@@ -129,6 +129,11 @@ func TestLayerValidation(t *testing.T) {
 		t.Errorf("Conv2d stride 0 (means 1): %v", err)
 	}
 	lin := nn.NewLinear(rng, 3, 2)
+	for _, dt := range []array.DType{array.Float16, array.BFloat16} {
+		if err := nn.Cast(lin, dt); err == nil || !strings.Contains(err.Error(), "master weights") {
+			t.Errorf("Cast to %v: %v, want an error pointing to float32 master weights", dt, err)
+		}
+	}
 	if err := nn.Cast(lin, array.Int32); err == nil || !strings.Contains(err.Error(), "Cast to int32") {
 		t.Errorf("Cast to int32: %v", err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
+	"github.com/gocu-dev/gocu/lowp"
 )
 
 // MaxHeader is the largest header accepted, as the reference
@@ -50,16 +51,18 @@ func (f *File) Get(name string) *array.Array {
 	return nil
 }
 
-// dtypes maps the format's dtype names to array's; the others (F16, BF16,
-// I8, I16, U16, U32, U64, F8_*) are valid in a file but have no array
-// dtype.
+// dtypes maps the format's dtype names to array's; the others (I16, U16,
+// U32, U64, F8_E8M0, F6_*, F4, C64) are valid in a file but have no array
+// dtype. The format's F8_E4M3 is the "e4m3fn" variant, as array's.
 var dtypes = map[string]array.DType{
-	"BOOL": array.Bool, "U8": array.Uint8, "I32": array.Int32,
-	"I64": array.Int64, "F32": array.Float32, "F64": array.Float64,
+	"BOOL": array.Bool, "U8": array.Uint8, "I8": array.Int8, "I32": array.Int32,
+	"I64": array.Int64, "F16": array.Float16, "BF16": array.BFloat16,
+	"F32": array.Float32, "F64": array.Float64,
+	"F8_E4M3": array.Float8E4M3, "F8_E5M2": array.Float8E5M2,
 }
 
-var otherSizes = map[string]int{"I8": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2, "U32": 4, "U64": 8,
-	"F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "F6_E2M3": 1, "F6_E3M2": 1, "F4": 1, "C64": 8}
+var otherSizes = map[string]int{"I16": 2, "U16": 2, "U32": 4, "U64": 8,
+	"F8_E8M0": 1, "F6_E2M3": 1, "F6_E3M2": 1, "F4": 1, "C64": 8}
 
 func dtypeName(dt array.DType) string {
 	for n, d := range dtypes {
@@ -209,7 +212,8 @@ func dirOf(path string) string {
 // MaxHeader, a header that is not a JSON object of tensor records, unknown
 // dtypes, negative dimensions, offsets that do not match the shape's size,
 // overlap, leave holes or run past the data, a truncated file. Tensors
-// whose dtype array lacks (F16, BF16, ...) are an error that names them.
+// whose dtype array lacks (I16, U16, U32, U64, C64, F8_E8M0, F6, F4) are
+// an error that names them.
 func Read(r io.Reader, dev *gocu.Device) (*File, error) {
 	var n [8]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
@@ -269,7 +273,7 @@ func Read(r io.Reader, dev *gocu.Device) (*File, error) {
 	for _, e := range order {
 		dt, ok := dtypes[e.DType]
 		if !ok {
-			return nil, fmt.Errorf("safetensors: tensor %q has dtype %s, which package array does not have (it has BOOL, U8, I32, I64, F32, F64)", e.name, e.DType)
+			return nil, fmt.Errorf("safetensors: tensor %q has dtype %s, which package array does not have (it has BOOL, U8, I8, I32, I64, F16, BF16, F32, F64, F8_E4M3, F8_E5M2)", e.name, e.DType)
 		}
 		shape := make([]int, len(e.Shape))
 		for i, d := range e.Shape {
@@ -423,12 +427,22 @@ func hostBytes(a *array.Array) ([]byte, error) {
 		return le[bool](a)
 	case array.Uint8:
 		return le[uint8](a)
+	case array.Int8:
+		return le[int8](a)
 	case array.Int32:
 		return le[int32](a)
 	case array.Int64:
 		return le[int64](a)
+	case array.Float16:
+		return le[lowp.Float16](a)
+	case array.BFloat16:
+		return le[lowp.BFloat16](a)
 	case array.Float32:
 		return le[float32](a)
+	case array.Float8E4M3:
+		return le[lowp.Float8E4M3](a)
+	case array.Float8E5M2:
+		return le[lowp.Float8E5M2](a)
 	default:
 		return le[float64](a)
 	}
@@ -471,17 +485,27 @@ func fromBytes(dev *gocu.Device, dt array.DType, data []byte, shape []int) *arra
 		return array.FromSliceOn(dev, v, shape...)
 	case array.Uint8:
 		return array.FromSliceOn(dev, slices.Clone(data), shape...)
+	case array.Int8:
+		return array.FromSliceOn(dev, decode[int8](data), shape...)
 	case array.Int32:
 		return array.FromSliceOn(dev, decode[int32](data), shape...)
 	case array.Int64:
 		return array.FromSliceOn(dev, decode[int64](data), shape...)
+	case array.Float16:
+		return array.FromSliceOn(dev, decode[lowp.Float16](data), shape...)
+	case array.BFloat16:
+		return array.FromSliceOn(dev, decode[lowp.BFloat16](data), shape...)
 	case array.Float32:
 		return array.FromSliceOn(dev, decode[float32](data), shape...)
+	case array.Float8E4M3:
+		return array.FromSliceOn(dev, decode[lowp.Float8E4M3](data), shape...)
+	case array.Float8E5M2:
+		return array.FromSliceOn(dev, decode[lowp.Float8E5M2](data), shape...)
 	}
 	return array.FromSliceOn(dev, decode[float64](data), shape...)
 }
 
-func decode[T int32 | int64 | float32 | float64](data []byte) []T {
+func decode[T array.Elem](data []byte) []T {
 	var z T
 	size := int(unsafe.Sizeof(z))
 	v := make([]T, len(data)/size)

@@ -191,7 +191,7 @@ func TestCorrupt(t *testing.T) {
 		"garbage after":   {file(`{} x`, nil), "after the header"},
 		"tensor not obj":  {file(`{"x":5}`, nil), "not a JSON object"},
 		"float offsets":   {file(`{"x":{"dtype":"U8","shape":[1],"data_offsets":[0.5,1]}}`, make([]byte, 1)), "bad \"data_offsets\""},
-		"unsupported F16": {file(`{"h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}`, make([]byte, 4)), "does not have"},
+		"unsupported U16": {file(`{"h":{"dtype":"U16","shape":[2],"data_offsets":[0,4]}}`, make([]byte, 4)), "does not have"},
 		"invalid UTF-8 name": {file("{\"x\xff\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", make([]byte, 1)),
 			"the header is not valid UTF-8 (at byte 3)"},
 		"invalid UTF-8 metadata": {file("{\"__metadata__\":{\"a\":\"\xc3(\"}}", nil), "the header is not valid UTF-8 (at byte 22)"},
@@ -202,7 +202,7 @@ func TestCorrupt(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want one containing %q", err, c.want)
 			}
-			if name != "unsupported F16" && !errors.Is(err, safetensors.ErrFormat) {
+			if name != "unsupported U16" && !errors.Is(err, safetensors.ErrFormat) {
 				t.Fatalf("%v does not wrap ErrFormat", err)
 			}
 		})
@@ -220,6 +220,116 @@ func TestCorrupt(t *testing.T) {
 	}
 }
 
+// halfFile builds, byte by byte from the IEEE 754 and bfloat16 encodings,
+// a file of the low-precision dtypes of published checkpoints, laid out
+// as Write lays it out; it returns the file and each tensor's values.
+func halfFile() ([]byte, map[string][]float64) {
+	u16 := func(v ...uint16) []byte {
+		var b []byte
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint16(b, x)
+		}
+		return b
+	}
+	var data []byte
+	// F16: 1, -2, 65504 (largest), 2^-14 (smallest normal), 2^-24
+	// (smallest subnormal), -Inf.
+	data = append(data, u16(0x3c00, 0xc000, 0x7bff, 0x0400, 0x0001, 0xfc00)...)
+	// BF16: 1, -2, 3.140625, 2^-133 (subnormal), +Inf, -0.
+	data = append(data, u16(0x3f80, 0xc000, 0x4049, 0x0001, 0x7f80, 0x8000)...)
+	// I8: -128, -1, 0, 127.
+	data = append(data, 0x80, 0xff, 0x00, 0x7f)
+	// F8_E4M3 (e4m3fn): 1, -448 (largest), 2^-9 (smallest subnormal), 0.
+	data = append(data, 0x38, 0xfe, 0x01, 0x00)
+	// F8_E5M2: 1, -57344 (largest), +Inf, 2^-16 (smallest subnormal).
+	data = append(data, 0x3c, 0xfb, 0x7c, 0x01)
+	hdr := `{"h":{"dtype":"F16","shape":[2,3],"data_offsets":[0,12]},` +
+		`"b":{"dtype":"BF16","shape":[6],"data_offsets":[12,24]},` +
+		`"i":{"dtype":"I8","shape":[4],"data_offsets":[24,28]},` +
+		`"e4":{"dtype":"F8_E4M3","shape":[2,2],"data_offsets":[28,32]},` +
+		`"e5":{"dtype":"F8_E5M2","shape":[4],"data_offsets":[32,36]}}`
+	for len(hdr)%8 != 0 {
+		hdr += " "
+	}
+	want := map[string][]float64{
+		"h":  {1, -2, 65504, math.Ldexp(1, -14), math.Ldexp(1, -24), math.Inf(-1)},
+		"b":  {1, -2, 3.140625, math.Ldexp(1, -133), math.Inf(1), math.Copysign(0, -1)},
+		"i":  {-128, -1, 0, 127},
+		"e4": {1, -448, math.Ldexp(1, -9), 0},
+		"e5": {1, -57344, math.Inf(1), math.Ldexp(1, -16)},
+	}
+	return file(hdr, data), want
+}
+
+// TestHalf reads the low-precision dtypes from bytes built by hand, checks
+// the values, and writes them back to the very same bytes.
+func TestHalf(t *testing.T) {
+	in, want := halfFile()
+	f, err := safetensors.Read(bytes.NewReader(in), cpu())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dts := map[string]array.DType{"h": array.Float16, "b": array.BFloat16, "i": array.Int8,
+		"e4": array.Float8E4M3, "e5": array.Float8E5M2}
+	for name, w := range want {
+		a := f.Get(name)
+		if a == nil || a.DType() != dts[name] {
+			t.Fatalf("%s: %v, want dtype %v", name, a, dts[name])
+		}
+		got, err := a.AsType(array.Float64).Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range w {
+			if got[i] != w[i] || math.Signbit(got[i]) != math.Signbit(w[i]) {
+				t.Fatalf("%s = %v, want %v", name, got, w)
+			}
+		}
+	}
+	if s := fmt.Sprint(f.Get("h").Shape()); s != "[2 3]" {
+		t.Fatalf("h has shape %s", s)
+	}
+	var out bytes.Buffer
+	if err := safetensors.Write(&out, f.Tensors, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), in) {
+		t.Fatalf("written back:\n%q\nwant\n%q", out.Bytes(), in)
+	}
+}
+
+// TestHalfRoundTrip writes float16 and bfloat16 arrays made from random
+// values and reads back the same bits.
+func TestHalfRoundTrip(t *testing.T) {
+	rng := array.NewRNG(3)
+	x := rng.Normal(array.Float32, 0, 100, 5, 7)
+	in := []safetensors.Tensor{
+		{Name: "h", Array: x.AsType(array.Float16)},
+		{Name: "b", Array: x.AsType(array.BFloat16).T()},
+	}
+	var buf bytes.Buffer
+	if err := safetensors.Write(&buf, in, nil); err != nil {
+		t.Fatal(err)
+	}
+	out, err := safetensors.Read(&buf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range in {
+		got := out.Tensors[i].Array
+		a, err1 := w.Array.AsType(array.Float64).Float64s()
+		b, err2 := got.AsType(array.Float64).Float64s()
+		if err1 != nil || err2 != nil || got.DType() != w.Array.DType() || fmt.Sprint(got.Shape()) != fmt.Sprint(w.Array.Shape()) {
+			t.Fatalf("%s: %v %v, %v %v", w.Name, got, w.Array, err1, err2)
+		}
+		for j := range a {
+			if a[j] != b[j] {
+				t.Fatalf("%s[%d] = %v, want %v", w.Name, j, b[j], a[j])
+			}
+		}
+	}
+}
+
 // FuzzRead feeds the reader arbitrary bytes: it must return a file or an
 // error, never panic, hang or allocate what a forged header claims; what
 // it accepts must write back to a file that reads the same.
@@ -231,6 +341,8 @@ func FuzzRead(f *testing.F) {
 	f.Add(good)
 	f.Add(file(`{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, make([]byte, 8)))
 	f.Add(file(`{}`, nil))
+	half, _ := halfFile()
+	f.Add(half)
 	f.Add(file("{\"x\xff\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", make([]byte, 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := safetensors.Read(bytes.NewReader(data), cpu())
