@@ -35,6 +35,7 @@ func fakeDriverAPI() (*api, error) {
 		*s.dst = ok
 	}
 	a.cuGetErrorName, a.cuGetErrorString = 0, 0 // describe errors from the static table
+	a.cuFuncGetParamInfo = 0                    // no parameter lists: launches are not counted
 	a.cuStreamQuery = echo
 	return a, nil
 }

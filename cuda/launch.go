@@ -77,6 +77,10 @@ func (f *Function) Launch(cfg Config, args ...any) error {
 		_, err := f.dev.streamOrDefault(s)
 		return err
 	}
+	if n := int(f.params1) - 1; n >= 0 && len(args) != n {
+		return &ArgError{Kernel: f.name, Index: -1, Type: "arguments",
+			Reason: fmt.Sprintf("the kernel takes %d parameters, the launch passed %d", n, len(args))}
+	}
 	fr, err := f.pack(args, nil)
 	if err != nil {
 		return err

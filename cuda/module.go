@@ -128,6 +128,7 @@ func (m *Module) Function(name string) (*Function, error) {
 		}
 		*a.dst = int32(v)
 	}
+	f.params1 = f.countParams() + 1
 	dyn, err := f.Attribute(FuncMaxDynamicSharedSizeBytes)
 	if err != nil {
 		return nil, err
@@ -180,6 +181,7 @@ type Function struct {
 	staticShared int32
 	numRegs      int32
 	maxDynShared atomic.Int32
+	params1      int32 // the kernel's parameter count plus one; 0 where the driver cannot say
 }
 
 // FuncAttributes are the attributes of a kernel as compiled for the device.
@@ -291,3 +293,29 @@ func (f *Function) MaxActiveBlocksPerSM(block, dynamicShared int) (int, error) {
 	}
 	return int(n), nil
 }
+
+// countParams asks the driver how many parameters the kernel takes
+// (cuFuncGetParamInfo, CUDA 12.4 and later), or returns -1. A module
+// loaded from an image carries no source, so this is how a launch with an
+// argument missing is refused before it reads garbage.
+func (f *Function) countParams() int32 {
+	d := f.dev
+	if d.api.cuFuncGetParamInfo == 0 {
+		return -1
+	}
+	for i := range 4096 {
+		var off, size uint64
+		r := d.call(d.api.cuFuncGetParamInfo, f.handle, uintptr(i), uintptr(unsafe.Pointer(&off)), uintptr(unsafe.Pointer(&size)))
+		if r != 0 {
+			if i == 0 && r != 1 { // 1: CUDA_ERROR_INVALID_VALUE, past the last parameter
+				return -1
+			}
+			return int32(i)
+		}
+	}
+	return -1
+}
+
+// Params is the number of parameters the kernel takes, or -1 where the
+// driver cannot say (before CUDA 12.4).
+func (f *Function) Params() int { return int(f.params1) - 1 }

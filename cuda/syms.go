@@ -67,6 +67,7 @@ type api struct {
 	cuGraphDestroy           uintptr
 	cuGraphGetNodes          uintptr
 	cuGraphExecUpdate        uintptr // cuGraphExecUpdate_v2; optional
+	cuFuncGetParamInfo       uintptr // optional (CUDA 12.4): a kernel's parameters, for argument checks
 }
 
 // symbol names one entry point: the exported names to try, in order of
@@ -143,5 +144,6 @@ func (a *api) symbols() []symbol {
 		s(&a.cuGraphDestroy, "cuGraphDestroy"),
 		s(&a.cuGraphGetNodes, "cuGraphGetNodes"),
 		opt(&a.cuGraphExecUpdate, "cuGraphExecUpdate_v2"),
+		opt(&a.cuFuncGetParamInfo, "cuFuncGetParamInfo"),
 	}
 }
