@@ -74,9 +74,9 @@ func TestGPUChainReturnsBeforeTheGPUFinishes(t *testing.T) {
 	if !busy {
 		t.Errorf("the stream was idle right after the chain was queued (queued in %v, total %v): something waited for the GPU", queued, total)
 	}
-	if queued > total/2 {
-		t.Errorf("queuing took %v of %v: the host is not running ahead of the GPU", queued, total)
-	}
+	// No ratio of the two times is asserted: a unit test does not time
+	// (a busy host made it fail once). The wait count and the busy stream
+	// above show that nothing waited.
 	v, err := s.Item()
 	if err != nil || math.IsNaN(v) {
 		t.Fatalf("result %v, %v", v, err)

@@ -29,6 +29,7 @@ func TestResultNames(t *testing.T) {
 }
 
 func TestOverrideNamesTheFile(t *testing.T) {
+	t.Setenv("GOCU_LOAD_VERBOSE", "1") // the message names every place tried
 	bogus := filepath.Join(t.TempDir(), "libcufft.so.12")
 	if err := os.WriteFile(bogus, []byte("not a library"), 0o644); err != nil {
 		t.Fatal(err)
@@ -45,6 +46,7 @@ func TestOverrideNamesTheFile(t *testing.T) {
 }
 
 func TestSearchListsEveryPlace(t *testing.T) {
+	t.Setenv("GOCU_LOAD_VERBOSE", "1") // the message lists the places
 	t.Setenv("GOCU_CUFFT_LIB", "")
 	venv := t.TempDir()
 	t.Setenv("VIRTUAL_ENV", venv)

@@ -32,6 +32,7 @@ func TestStatusNames(t *testing.T) {
 }
 
 func TestOverrideNamesTheFile(t *testing.T) {
+	t.Setenv("GOCU_LOAD_VERBOSE", "1") // the message names every place tried
 	bogus := filepath.Join(t.TempDir(), "libcusolver.so.12")
 	if err := os.WriteFile(bogus, []byte("not a library"), 0o644); err != nil {
 		t.Fatal(err)
@@ -48,6 +49,7 @@ func TestOverrideNamesTheFile(t *testing.T) {
 }
 
 func TestOverrideWithAnotherLibrary(t *testing.T) {
+	t.Setenv("GOCU_LOAD_VERBOSE", "1") // the message names every place tried
 	// libc loads but is no cuSOLVER: Require must reject it by name.
 	t.Setenv("GOCU_CUSOLVER_LIB", "libc.so.6")
 	_, err := dynlib.Open(spec)
@@ -57,6 +59,7 @@ func TestOverrideWithAnotherLibrary(t *testing.T) {
 }
 
 func TestSearchListsEveryPlace(t *testing.T) {
+	t.Setenv("GOCU_LOAD_VERBOSE", "1") // the message lists the places
 	t.Setenv("GOCU_CUSOLVER_LIB", "")
 	venv := t.TempDir()
 	t.Setenv("VIRTUAL_ENV", venv)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -481,7 +482,12 @@ func TestLangSimChecked(t *testing.T) {
 	if !errors.As(err, &se) || se.Kernel != "Axpy[float32]" || se.Kind != sim.KindOutOfRange {
 		t.Errorf("checked sim.Run of Axpy[Celsius] past y's end: %v, want an index error naming Axpy[float32]", err)
 	}
-	// So does an instance made through a type parameter.
+	// So does an instance made through a type parameter. sim finds its name
+	// in the Go source, which a binary built with -trimpath cannot read.
+	if _, file, _, _ := runtime.Caller(0); !fileExists(file) {
+		t.Logf("skipping the instance through a type parameter: the source of %s is not readable (a -trimpath build)", file)
+		return
+	}
 	x32, y32 := []float32{1, 2}, []float32{10, 20}
 	if err := runAxpy(cfg, float32(2), x32, y32[:1]); !errors.As(err, &se) || se.Kernel != "Axpy[float32]" {
 		t.Errorf("checked sim.Run of Axpy[T] past y's end: %v, want an error naming Axpy[float32]", err)

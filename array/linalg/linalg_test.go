@@ -364,7 +364,7 @@ func TestEigh(t *testing.T) {
 		}
 		// Only the lower triangle counts: garbage above it changes nothing.
 		upper := mk(t, array.Float64, randn(9, n*n), n, n).Mul(100)
-		mask := array.Arange(array.Int64, n).Unsqueeze(1).Lt(array.Arange(array.Int64, n).Unsqueeze(0))
+		mask := cpu.Arange(array.Int64, n).Unsqueeze(1).Lt(cpu.Arange(array.Int64, n).Unsqueeze(0))
 		dirty := array.Where(mask, upper.AsType(dt), a)
 		if d := maxDiff(vals(t, Eigvalsh(dirty)), wv); d > tol(dt) {
 			t.Errorf("%v: the upper triangle changed the eigenvalues by %.3g", dt, d)

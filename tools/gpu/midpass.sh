@@ -12,7 +12,11 @@ run() { # binary dir
   (cd "$R/$2" && timeout ${TO:-300} "$R/.gpu/$1.test" -test.run "${PAT:-^Test}" -test.v -test.timeout 290s > "$logs/$1.log" 2>&1)
   echo "$1 rc=$? $((SECONDS - t0))s pass=$(grep -c -- '--- PASS' "$logs/$1.log") skip=$(grep -c -- '--- SKIP' "$logs/$1.log") fail=$(grep -c -- '--- FAIL' "$logs/$1.log")"
 }
-dir() { case $1 in root) echo .;; array_linalg) echo array/linalg;; array_*) echo array;; grad_*) echo grad;; *) echo "$1" | tr _ /;; esac; }
+dir() { # the package directory: from .gpu/packages, else from the name
+  local d; d=$(awk -v n="$1" '$1 == n {print $2}' .gpu/packages 2>/dev/null)
+  [ -n "$d" ] && { echo "$d"; return; }
+  case $1 in root) echo .;; array_*) echo array;; grad_*) echo grad;; *) echo "$1" | tr _ /;; esac
+}
 pids=()
 for t in .gpu/*.test; do
   n=$(basename "$t" .test)
