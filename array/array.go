@@ -229,7 +229,7 @@ func (d *Maker) alloc(op string, dt DType, shape []int) (*storage, error) {
 
 // allocN is alloc of the n elements of shape, which fit.
 func (d *Maker) allocN(op string, dt DType, shape []int, n int) (*storage, error) {
-	buf, err := d.be.Alloc(dt, n)
+	buf, err := d.be.Alloc(dt.be(), n)
 	if err != nil {
 		if errors.Is(err, ErrOutOfMemory) {
 			return nil, outOfMemory(op, dt, shape, d.String(), err)
@@ -254,7 +254,7 @@ func checkHostAlloc(op string, dt DType, shape []int) error {
 	if !ok {
 		return tooBig(op, dt, shape)
 	}
-	if err := cpu.CheckAlloc(dt, nb/max(dt.Size(), 1)); err != nil {
+	if err := cpu.CheckAlloc(dt.be(), nb/max(dt.Size(), 1)); err != nil {
 		return outOfMemory(op, dt, shape, "the host", err)
 	}
 	return nil
@@ -437,7 +437,7 @@ func (a *Array) Err() error {
 // DType returns the element type (Invalid for a failed array).
 func (a *Array) DType() DType {
 	if a == nil {
-		return backend.Invalid
+		return Invalid
 	}
 	return a.dt
 }

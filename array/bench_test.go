@@ -151,12 +151,12 @@ func BenchmarkSumAxis0(b *testing.B) {
 type nullBackend struct{}
 
 type nullBuf struct {
-	dt DType
+	dt backend.DType
 	n  int
 }
 
-func (b nullBuf) DType() DType { return b.dt }
-func (b nullBuf) Len() int     { return b.n }
+func (b nullBuf) DType() backend.DType { return b.dt }
+func (b nullBuf) Len() int             { return b.n }
 
 func (nullBackend) Name() string { return "null" }
 func (nullBackend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {

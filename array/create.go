@@ -135,8 +135,8 @@ func (d *Maker) Arange(dt DType, args ...float64) *Array {
 		return failed(err)
 	}
 	e := node(backend.OpCast, Float64, shape, iotaExpr(shape))
-	e = node(backend.OpMul, Float64, shape, e, scalarExpr(backend.Scalar{DType: Float64, F: step}))
-	e = node(backend.OpAdd, Float64, shape, e, scalarExpr(backend.Scalar{DType: Float64, F: start}))
+	e = node(backend.OpMul, Float64, shape, e, scalarExpr(backend.Scalar{DType: Float64.be(), F: step}))
+	e = node(backend.OpAdd, Float64, shape, e, scalarExpr(backend.Scalar{DType: Float64.be(), F: start}))
 	return d.lazy(castExpr(e, dt))
 }
 
@@ -161,12 +161,12 @@ func (d *Maker) Linspace(dt DType, start, stop float64, num int) *Array {
 	if num > 1 {
 		step = (stop - start) / float64(num-1)
 	}
-	f := func(v float64) *expr { return scalarExpr(backend.Scalar{DType: Float64, F: v}) }
+	f := func(v float64) *expr { return scalarExpr(backend.Scalar{DType: Float64.be(), F: v}) }
 	i := iotaExpr(shape)
 	e := node(backend.OpCast, Float64, shape, i)
 	e = node(backend.OpAdd, Float64, shape, node(backend.OpMul, Float64, shape, e, f(step)), f(start))
 	if num > 1 {
-		last := node(backend.OpEq, Bool, shape, i, scalarExpr(backend.Scalar{DType: Int64, I: int64(num - 1)}))
+		last := node(backend.OpEq, Bool, shape, i, scalarExpr(backend.Scalar{DType: Int64.be(), I: int64(num - 1)}))
 		e = node(backend.OpWhere, Float64, shape, last, f(stop), e)
 	}
 	return d.lazy(castExpr(e, dt))
@@ -188,8 +188,8 @@ func (d *Maker) Eye(dt DType, n int) *Array {
 	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
-	m := node(backend.OpMod, Int64, shape, iotaExpr(shape), scalarExpr(backend.Scalar{DType: Int64, I: int64(n + 1)}))
-	e := node(backend.OpEq, Bool, shape, m, scalarExpr(backend.Scalar{DType: Int64}))
+	m := node(backend.OpMod, Int64, shape, iotaExpr(shape), scalarExpr(backend.Scalar{DType: Int64.be(), I: int64(n + 1)}))
+	e := node(backend.OpEq, Bool, shape, m, scalarExpr(backend.Scalar{DType: Int64.be()}))
 	return d.lazy(castExpr(e, dt))
 }
 

@@ -50,12 +50,12 @@ const scalarCacheBits = 4
 // Precision selects how float32 matrix products are computed on a GPU, like
 // torch.set_float32_matmul_precision: FP32 ("highest") or TF32 ("high",
 // tensor cores with 10-bit mantissa inputs). The CPU always computes FP32.
-type Precision = backend.Precision
+type Precision uint8
 
 // Matrix product precisions.
 const (
-	FP32 = backend.FP32
-	TF32 = backend.TF32
+	FP32 = Precision(backend.FP32)
+	TF32 = Precision(backend.TF32)
 )
 
 // Pool bounds of the CPU backends' caches of freed large buffers.

@@ -103,13 +103,17 @@
 // Operation-specific result types:
 //   - Div is true division: integer and bool operands divide in float64.
 //   - Functions defined on floats (Sqrt, Exp, Log, Sin, Tanh, Sigmoid,
-//     Reciprocal, Softmax, ...) keep float dtypes and compute int32/int64 in
+//     Arcsin, Erf, Arctan2, Hypot, Copysign, Reciprocal, Softmax, ...) keep
+//     float dtypes and compute int32/int64 in
 //     float64 and uint8/int8/bool in float32. (NumPy uses float16 for those,
 //     which gocu keeps for arrays that are float16 already; NumPy's integer
 //     Reciprocal is integer division, gocu's is float.)
 //   - Floor, Ceil, Round and Trunc are the identity on integers and bool
 //     (NumPy 2.1 and later).
 //   - Comparisons, IsNaN/IsInf/IsFinite and the Logical* operations give bool.
+//   - The Bitwise* operations and shifts take integers and keep their
+//     dtype; on bool the Bitwise* ones are the Logical* ones (NumPy's & and
+//     ~), shifts of bool and all of them on floats are errors.
 //   - Sum and Prod give int64 for bool and integers (NumPy gives uint64 for
 //     uint8) and keep float types; Mean gives float64 for integers; Max and
 //     Min keep the dtype; ArgMax and ArgMin give int64; Any and All bool.
@@ -120,7 +124,9 @@
 // has the divisor's sign); integer division or modulo by zero gives 0, as
 // NumPy (which also warns). An integer raised to a negative integer power
 // gives 1/a^-b truncated toward zero (NumPy raises an error, which an
-// elementwise kernel cannot). Maximum, Minimum, Max and Min propagate NaN.
+// elementwise kernel cannot). LeftShift and RightShift by the bit width or
+// more, or by a negative count, give 0, or -1 for a negative RightShift
+// (as NumPy). Maximum, Minimum, Max and Min propagate NaN.
 // Converting a float to an integer (AsType, ToSlice) truncates toward zero,
 // saturates at the type's range and maps NaN to 0 on every backend (what
 // CUDA's conversion instructions do; NumPy leaves it undefined): 300.0 to

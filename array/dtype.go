@@ -10,29 +10,31 @@ import (
 )
 
 // DType is an element type.
-type DType = backend.DType
+type DType uint8
 
-// The element types.
+// The element types. Invalid is the zero value and marks a failed array.
 const (
-	Bool    = backend.Bool
-	Uint8   = backend.Uint8
-	Int32   = backend.Int32
-	Int64   = backend.Int64
-	Float32 = backend.Float32
-	Float64 = backend.Float64
+	Invalid = DType(backend.Invalid)
+
+	Bool    = DType(backend.Bool)
+	Uint8   = DType(backend.Uint8)
+	Int32   = DType(backend.Int32)
+	Int64   = DType(backend.Int64)
+	Float32 = DType(backend.Float32)
+	Float64 = DType(backend.Float64)
 
 	// Int8 is a signed 8-bit integer (Go's int8).
-	Int8 = backend.Int8
+	Int8 = DType(backend.Int8)
 	// Float16 is IEEE binary16 (lowp.Float16, CUDA's __half).
-	Float16 = backend.Float16
+	Float16 = DType(backend.Float16)
 	// BFloat16 is bfloat16 (lowp.BFloat16, CUDA's __nv_bfloat16).
-	BFloat16 = backend.BFloat16
+	BFloat16 = DType(backend.BFloat16)
 	// Float8E4M3 is the OCP 8-bit float E4M3 ("e4m3fn": finite up to 448,
 	// no infinities; lowp.Float8E4M3, CUDA's __nv_fp8_e4m3).
-	Float8E4M3 = backend.Float8E4M3
+	Float8E4M3 = DType(backend.Float8E4M3)
 	// Float8E5M2 is the OCP 8-bit float E5M2 (lowp.Float8E5M2, CUDA's
 	// __nv_fp8_e5m2).
-	Float8E5M2 = backend.Float8E5M2
+	Float8E5M2 = DType(backend.Float8E5M2)
 )
 
 // Elem is the set of Go types that arrays hold: bool, uint8, int8, int32,
@@ -81,7 +83,7 @@ func DTypeOf[T Elem]() DType {
 	case reflect.Float64:
 		return Float64
 	}
-	return backend.Invalid
+	return Invalid
 }
 
 // Promote returns the dtype two arrays of dtypes a and b combine to, as
@@ -98,7 +100,7 @@ func DTypeOf[T Elem]() DType {
 // is in the package documentation.
 func Promote(a, b DType) DType {
 	if !a.Valid() || !b.Valid() {
-		return backend.Invalid
+		return Invalid
 	}
 	if a == b {
 		return a
@@ -128,7 +130,7 @@ func Promote(a, b DType) DType {
 // low-precision float.
 func promoteStorage(a, b DType) DType {
 	if a.IsFloat8() || b.IsFloat8() {
-		return backend.Invalid // PyTorch: no promotion for float8 types
+		return Invalid // PyTorch: no promotion for float8 types
 	}
 	if b.IsStorage() && !a.IsStorage() || (a == Int8 && b.IsLowp()) {
 		a, b = b, a // a is the storage type (the float one of two)
@@ -159,7 +161,7 @@ func promoteStorage(a, b DType) DType {
 		}
 		return BFloat16 // bool and every integer
 	}
-	return backend.Invalid
+	return Invalid
 }
 
 // promoteAll promotes dtypes left to right, reporting the first pair
@@ -169,7 +171,7 @@ func promoteAll(op string, dts ...DType) (DType, error) {
 	for _, d := range dts[1:] {
 		p := Promote(dt, d)
 		if !p.Valid() {
-			return backend.Invalid, noPromotion(op, dt, d)
+			return Invalid, noPromotion(op, dt, d)
 		}
 		dt = p
 	}
@@ -312,7 +314,7 @@ func (s scalar) fits(d DType) bool {
 
 // as returns the scalar as a program parameter of dtype d.
 func (s scalar) as(d DType) backend.Scalar {
-	out := backend.Scalar{DType: d}
+	out := backend.Scalar{DType: d.be()}
 	var f float64
 	var i int64
 	switch s.kind {
@@ -394,3 +396,44 @@ func roundLowp(f float64, d DType) float64 {
 	}
 	return f
 }
+
+// be is d as the backends spell it.
+func (d DType) be() backend.DType { return backend.DType(d) }
+
+// String returns the NumPy name of d ("float32").
+func (d DType) String() string { return d.be().String() }
+
+// Size is the size of one element in bytes (bool takes one byte).
+func (d DType) Size() int { return d.be().Size() }
+
+// Valid reports whether d is one of the defined element types.
+func (d DType) Valid() bool { return d.be().Valid() }
+
+// IsFloat reports whether d is float32 or float64. The low-precision
+// floats are not: see IsLowp and IsFloating.
+func (d DType) IsFloat() bool { return d.be().IsFloat() }
+
+// IsLowp reports whether d is one of the low-precision floats (float16,
+// bfloat16, float8 e4m3 and e5m2).
+func (d DType) IsLowp() bool { return d.be().IsLowp() }
+
+// IsFloating reports whether d holds floating-point numbers: IsFloat or
+// IsLowp.
+func (d DType) IsFloating() bool { return d.be().IsFloating() }
+
+// IsFloat8 reports whether d is one of the 8-bit float types.
+func (d DType) IsFloat8() bool { return d.be().IsFloat8() }
+
+// IsInt reports whether d is an integer type; bool is not.
+func (d DType) IsInt() bool { return d.be().IsInt() }
+
+// IsSigned reports whether d is a signed integer or a float.
+func (d DType) IsSigned() bool { return d.be().IsSigned() }
+
+// IsStorage reports whether d is a storage type: int8 or a low-precision
+// float, whose arithmetic is computed in its Compute type.
+func (d DType) IsStorage() bool { return d.be().IsStorage() }
+
+// Compute is the dtype d computes in: int32 for int8, float32 for the
+// low-precision floats, d itself otherwise.
+func (d DType) Compute() DType { return DType(d.be().Compute()) }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
 )
 
 func dtypeByName(t testing.TB, s string) DType {
@@ -143,5 +145,37 @@ func TestWeakIntegerOutOfRange(t *testing.T) {
 	}
 	if err := d.Ones(Int32, 2).Add(uint64(1) << 63).Err(); !isKind(err, ErrValue) {
 		t.Errorf("int32 + 2^63: %v", err)
+	}
+}
+
+// TestTypesMatchBackend checks that array's DType, ReduceOp and Precision,
+// defined here so that go doc shows them, convert to the backend's
+// unchanged: same values, same names, same answers.
+func TestTypesMatchBackend(t *testing.T) {
+	all := []DType{Invalid, Bool, Uint8, Int32, Int64, Float32, Float64, Int8, Float16, BFloat16, Float8E4M3, Float8E5M2}
+	if len(all) != len(backend.DTypes)+1 {
+		t.Fatalf("array has %d dtypes, the backend %d", len(all)-1, len(backend.DTypes))
+	}
+	for i, d := range all[1:] {
+		b := backend.DTypes[i]
+		if d.be() != b || d.String() != b.String() || d.Size() != b.Size() || d.Valid() != b.Valid() ||
+			d.IsFloat() != b.IsFloat() || d.IsLowp() != b.IsLowp() || d.IsFloating() != b.IsFloating() ||
+			d.IsFloat8() != b.IsFloat8() || d.IsInt() != b.IsInt() || d.IsSigned() != b.IsSigned() ||
+			d.IsStorage() != b.IsStorage() || d.Compute().be() != b.Compute() {
+			t.Errorf("%v differs from the backend's %v", d, b)
+		}
+	}
+	if Invalid.Valid() || Invalid.be() != backend.Invalid {
+		t.Error("Invalid is not the backend's")
+	}
+	ops := []ReduceOp{OpSum, OpProd, OpMax, OpMin, OpMean, OpArgMax, OpArgMin, OpAny, OpAll}
+	bops := []backend.ReduceOp{backend.Sum, backend.Prod, backend.Max, backend.Min, backend.Mean, backend.ArgMax, backend.ArgMin, backend.Any, backend.All}
+	for i, op := range ops {
+		if backend.ReduceOp(op) != bops[i] || op.String() != bops[i].String() {
+			t.Errorf("%v is not the backend's %v", op, bops[i])
+		}
+	}
+	if backend.Precision(FP32) != backend.FP32 || backend.Precision(TF32) != backend.TF32 {
+		t.Error("precisions differ from the backend's")
 	}
 }

@@ -146,6 +146,9 @@ func (a *Array) unary(name string, op backend.Op) *Array {
 		return failed(err)
 	}
 	dt := a.dt
+	if dt == Bool && backend.Ops[op].OnBool != 0 {
+		op = backend.Ops[op].OnBool
+	}
 	switch {
 	case op.IsTranscendental():
 		dt = floatFor(dt)
@@ -158,7 +161,7 @@ func (a *Array) unary(name string, op backend.Op) *Array {
 		return a.dev.lazyCompute(op, dt, Bool, a.shape, e)
 	case op == backend.OpNot:
 		return a.dev.lazy(node(op, Bool, a.shape, castExpr(e, Bool)))
-	case !backend.Supports(op, dt.Compute()):
+	case !backend.Supports(op, dt.Compute().be()):
 		return failed(errorf(name, ErrDType, "not supported for %v", dt))
 	}
 	identity := false
@@ -230,7 +233,7 @@ func binaryArrays(op backend.Op, x, y *Array) *Array {
 		return nil
 	}
 	dt := x.dt
-	if dt.IsStorage() || op.IsCompare() || op.IsLogical() || op == backend.OpDiv && !dt.IsFloating() || !backend.Supports(op, dt) {
+	if dt.IsStorage() || op.IsCompare() || op.IsLogical() || op == backend.OpDiv && !dt.IsFloating() || !backend.Supports(op, dt.be()) {
 		return nil
 	}
 	r := len(x.shape)
@@ -255,7 +258,7 @@ func binaryScalar(op backend.Op, x *Array, s scalar) *Array {
 	}
 	dt := x.dt
 	if dt.IsStorage() || withWeak(dt, s) != dt || !s.fits(dt) || op.IsCompare() || op.IsLogical() ||
-		op == backend.OpDiv && !dt.IsFloating() || !backend.Supports(op, dt) {
+		op == backend.OpDiv && !dt.IsFloating() || !backend.Supports(op, dt.be()) {
 		return nil
 	}
 	r := len(x.shape)
@@ -293,6 +296,9 @@ func binaryOperands(name string, op backend.Op, ox, oy operand) *Array {
 	if err != nil {
 		return failed(err)
 	}
+	if dt == Bool && backend.Ops[op].OnBool != 0 {
+		op = backend.Ops[op].OnBool
+	}
 	res := dt
 	switch {
 	case op.IsCompare():
@@ -312,7 +318,10 @@ func binaryOperands(name string, op backend.Op, ox, oy operand) *Array {
 	case op == backend.OpDiv:
 		dt = floatDiv(dt)
 		res = dt
-	case !backend.Supports(op, dt.Compute()):
+	case op.IsTranscendental():
+		dt = floatFor(dt)
+		res = dt
+	case !backend.Supports(op, dt.Compute().be()):
 		return failed(errorf(name, ErrDType, "not supported for %v", dt))
 	}
 	if err := checkShape(name, res, shape); err != nil {
@@ -464,6 +473,47 @@ func (a *Array) IsInf() *Array { return a.unary("IsInf", backend.OpIsInf) }
 // IsFinite reports finite elements.
 func (a *Array) IsFinite() *Array { return a.unary("IsFinite", backend.OpIsFinite) }
 
+// Arcsin returns the inverse sine (NaN outside [-1, 1]).
+func (a *Array) Arcsin() *Array { return a.unary("Arcsin", backend.OpArcsin) }
+
+// Arccos returns the inverse cosine (NaN outside [-1, 1]).
+func (a *Array) Arccos() *Array { return a.unary("Arccos", backend.OpArccos) }
+
+// Arctan returns the inverse tangent.
+func (a *Array) Arctan() *Array { return a.unary("Arctan", backend.OpArctan) }
+
+// Sinh returns the hyperbolic sine.
+func (a *Array) Sinh() *Array { return a.unary("Sinh", backend.OpSinh) }
+
+// Cosh returns the hyperbolic cosine.
+func (a *Array) Cosh() *Array { return a.unary("Cosh", backend.OpCosh) }
+
+// Arcsinh returns the inverse hyperbolic sine.
+func (a *Array) Arcsinh() *Array { return a.unary("Arcsinh", backend.OpArcsinh) }
+
+// Arccosh returns the inverse hyperbolic cosine (NaN below 1).
+func (a *Array) Arccosh() *Array { return a.unary("Arccosh", backend.OpArccosh) }
+
+// Arctanh returns the inverse hyperbolic tangent (±Inf at ±1, NaN beyond).
+func (a *Array) Arctanh() *Array { return a.unary("Arctanh", backend.OpArctanh) }
+
+// Erf returns the error function.
+func (a *Array) Erf() *Array { return a.unary("Erf", backend.OpErf) }
+
+// Erfc returns the complementary error function 1 - Erf(a), accurate for
+// large a.
+func (a *Array) Erfc() *Array { return a.unary("Erfc", backend.OpErfc) }
+
+// Deg2Rad converts degrees to radians.
+func (a *Array) Deg2Rad() *Array { return a.unary("Deg2Rad", backend.OpDeg2Rad) }
+
+// Rad2Deg converts radians to degrees.
+func (a *Array) Rad2Deg() *Array { return a.unary("Rad2Deg", backend.OpRad2Deg) }
+
+// BitwiseNot returns ^a, NumPy's bitwise_not (invert): on bool it is
+// LogicalNot; floats are an ErrDType error.
+func (a *Array) BitwiseNot() *Array { return a.unary("BitwiseNot", backend.OpBitNot) }
+
 // LogicalNot returns !bool(a).
 func (a *Array) LogicalNot() *Array { return a.unary("LogicalNot", backend.OpNot) }
 
@@ -524,6 +574,37 @@ func (a *Array) LogicalOr(b any) *Array { return binaryOp("LogicalOr", backend.O
 
 // LogicalXor returns bool(a) != bool(b).
 func (a *Array) LogicalXor(b any) *Array { return binaryOp("LogicalXor", backend.OpXor, a, b) }
+
+// Arctan2 returns the angle of the point (b, a), atan2(a, b), in [-Pi, Pi].
+// Integer operands compute in float, as the unary float functions do.
+func (a *Array) Arctan2(b any) *Array { return binaryOp("Arctan2", backend.OpArctan2, a, b) }
+
+// Hypot returns sqrt(a*a + b*b) without undue overflow.
+func (a *Array) Hypot(b any) *Array { return binaryOp("Hypot", backend.OpHypot, a, b) }
+
+// Copysign returns |a| with the sign of b.
+func (a *Array) Copysign(b any) *Array { return binaryOp("Copysign", backend.OpCopysign, a, b) }
+
+// Bitwise operations take integers and bool, as NumPy's: on bool they are
+// the logical operations, and floats are an ErrDType error.
+
+// BitwiseAnd returns a & b.
+func (a *Array) BitwiseAnd(b any) *Array { return binaryOp("BitwiseAnd", backend.OpBitAnd, a, b) }
+
+// BitwiseOr returns a | b.
+func (a *Array) BitwiseOr(b any) *Array { return binaryOp("BitwiseOr", backend.OpBitOr, a, b) }
+
+// BitwiseXor returns a ^ b.
+func (a *Array) BitwiseXor(b any) *Array { return binaryOp("BitwiseXor", backend.OpBitXor, a, b) }
+
+// LeftShift returns a << b on integers. A count of the bit width or more,
+// or a negative one, gives 0 (as NumPy's left_shift).
+func (a *Array) LeftShift(b any) *Array { return binaryOp("LeftShift", backend.OpLeftShift, a, b) }
+
+// RightShift returns a >> b on integers, arithmetic for signed ones. A
+// count of the bit width or more, or a negative one, gives 0, or -1 for a
+// negative a (as NumPy's right_shift).
+func (a *Array) RightShift(b any) *Array { return binaryOp("RightShift", backend.OpRightShift, a, b) }
 
 // Clip limits values to [lo, hi]: Minimum(Maximum(a, lo), hi), as np.clip.
 func (a *Array) Clip(lo, hi any) *Array {

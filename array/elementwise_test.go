@@ -3,6 +3,7 @@ package array
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -88,6 +89,18 @@ var unaryCases = []unaryCase{
 	{name: "Tan", apply: (*Array).Tan, fl: math.Tan, lo: -1.2, hi: 1.2, tol: transTol, res: floatFor},
 	{name: "Tanh", apply: (*Array).Tanh, fl: math.Tanh, lo: -4, hi: 4, tol: transTol, res: floatFor},
 	{name: "Sigmoid", apply: (*Array).Sigmoid, fl: func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }, lo: -8, hi: 8, tol: transTol, res: floatFor},
+	{name: "Arcsin", apply: (*Array).Arcsin, fl: math.Asin, lo: -1, hi: 1, tol: transTol, res: floatFor},
+	{name: "Arccos", apply: (*Array).Arccos, fl: math.Acos, lo: -1, hi: 1, tol: transTol, res: floatFor},
+	{name: "Arctan", apply: (*Array).Arctan, fl: math.Atan, lo: -5, hi: 5, tol: transTol, res: floatFor},
+	{name: "Sinh", apply: (*Array).Sinh, fl: math.Sinh, lo: -4, hi: 4, tol: transTol, res: floatFor},
+	{name: "Cosh", apply: (*Array).Cosh, fl: math.Cosh, lo: -4, hi: 4, tol: transTol, res: floatFor},
+	{name: "Arcsinh", apply: (*Array).Arcsinh, fl: math.Asinh, lo: -5, hi: 5, tol: transTol, res: floatFor},
+	{name: "Arccosh", apply: (*Array).Arccosh, fl: math.Acosh, lo: 1, hi: 10, tol: transTol, res: floatFor},
+	{name: "Arctanh", apply: (*Array).Arctanh, fl: math.Atanh, lo: -0.99, hi: 0.99, tol: transTol, res: floatFor},
+	{name: "Erf", apply: (*Array).Erf, fl: math.Erf, lo: -3, hi: 3, tol: transTol, res: floatFor},
+	{name: "Erfc", apply: (*Array).Erfc, fl: math.Erfc, lo: -3, hi: 5, tol: transTol, res: floatFor},
+	{name: "Deg2Rad", apply: (*Array).Deg2Rad, fl: func(x float64) float64 { return x * math.Pi / 180 }, lo: -360, hi: 360, tol: simpleTol, res: floatFor},
+	{name: "Rad2Deg", apply: (*Array).Rad2Deg, fl: func(x float64) float64 { return x * 180 / math.Pi }, lo: -7, hi: 7, tol: simpleTol, res: floatFor},
 	{name: "IsNaN", apply: (*Array).IsNaN, fl: func(x float64) float64 { return b2f(math.IsNaN(x)) }, lo: -1, hi: 1, tol: exact, res: toBool},
 	{name: "IsFinite", apply: (*Array).IsFinite, fl: func(x float64) float64 { return b2f(!math.IsNaN(x) && !math.IsInf(x, 0)) }, lo: -1, hi: 1, tol: exact, res: toBool},
 	{name: "LogicalNot", apply: (*Array).LogicalNot, fl: func(x float64) float64 { return b2f(x == 0) }, lo: -1, hi: 1, tol: exact, res: toBool},
@@ -210,6 +223,8 @@ type binaryCase struct {
 	bl    func(a, b bool) bool   // nil: not defined on bool
 	cmp   bool                   // result is bool
 	div   bool                   // true division: integers compute in float64
+	flt   bool                   // a float function: integers compute in floatFor's type
+	noFlt bool                   // not defined on floats (bitwise operations)
 	lo    float64
 	hi    float64
 	bLo   float64
@@ -262,6 +277,33 @@ var binaryCases = []binaryCase{
 	{name: "LogicalAnd", apply: (*Array).LogicalAnd, fl: func(a, b float64) float64 { return b2f(a != 0 && b != 0) }, cmp: true, lo: -1, hi: 1, tol: exact},
 	{name: "LogicalOr", apply: (*Array).LogicalOr, fl: func(a, b float64) float64 { return b2f(a != 0 || b != 0) }, cmp: true, lo: -1, hi: 1, tol: exact},
 	{name: "LogicalXor", apply: (*Array).LogicalXor, fl: func(a, b float64) float64 { return b2f((a != 0) != (b != 0)) }, cmp: true, lo: -1, hi: 1, tol: exact},
+	{name: "Arctan2", apply: (*Array).Arctan2, fl: math.Atan2, flt: true, lo: -3, hi: 3, tol: transTol},
+	{name: "Hypot", apply: (*Array).Hypot, fl: math.Hypot, flt: true, lo: -10, hi: 10, tol: transTol},
+	{name: "Copysign", apply: (*Array).Copysign, fl: math.Copysign, flt: true, lo: -10, hi: 10, tol: exact},
+	{name: "BitwiseAnd", apply: (*Array).BitwiseAnd, in: func(a, b int64) int64 { return a & b }, bl: func(a, b bool) bool { return a && b }, noFlt: true, lo: -70000, hi: 70000, tol: exact},
+	{name: "BitwiseOr", apply: (*Array).BitwiseOr, in: func(a, b int64) int64 { return a | b }, bl: func(a, b bool) bool { return a || b }, noFlt: true, lo: -70000, hi: 70000, tol: exact},
+	{name: "BitwiseXor", apply: (*Array).BitwiseXor, in: func(a, b int64) int64 { return a ^ b }, bl: func(a, b bool) bool { return a != b }, noFlt: true, lo: -70000, hi: 70000, tol: exact},
+	{name: "LeftShift", apply: (*Array).LeftShift, in: shiftLeft, noFlt: true, lo: -70000, hi: 70000, tol: exact},
+	{name: "RightShift", apply: (*Array).RightShift, in: shiftRight, noFlt: true, lo: -70000, hi: 70000, tol: exact},
+}
+
+// shiftLeft and shiftRight are NumPy's shifts of values held in int64
+// (wrapping to the dtype afterwards gives the narrower types' results).
+func shiftLeft(a, b int64) int64 {
+	if b < 0 || b >= 64 {
+		return 0
+	}
+	return a << b
+}
+
+func shiftRight(a, b int64) int64 {
+	switch {
+	case (b < 0 || b >= 64) && a < 0:
+		return -1
+	case b < 0 || b >= 64:
+		return 0
+	}
+	return a >> b
 }
 
 // expect computes the reference for operands already converted to the
@@ -285,14 +327,18 @@ func (c binaryCase) computeDType(a, b DType) DType {
 		return Bool
 	case c.div && !dt.IsFloat():
 		return Float64
+	case c.flt:
+		return floatFor(dt)
 	}
 	return dt
 }
 
 func (c binaryCase) supported(dt DType) bool {
 	switch {
-	case c.cmp || c.div:
+	case c.cmp || c.div || c.flt:
 		return true
+	case c.noFlt && dt.IsFloat():
+		return false
 	case dt == Bool:
 		return c.bl != nil
 	}
@@ -318,6 +364,8 @@ func binaryInputs(t *testing.T, c binaryCase, dt DType, shape []int, second bool
 		lo, hi = 0, 255
 	case !dt.IsFloat() && second && (c.name == "FloorDiv" || c.name == "Mod"):
 		lo, hi = -5, 5 // includes zero divisors
+	case !dt.IsFloat() && second && strings.HasSuffix(c.name, "Shift"):
+		lo, hi = -3, 70 // negative counts and counts past every width
 	case !dt.IsFloat():
 		lo, hi = math.Floor(lo), math.Ceil(hi)
 	}

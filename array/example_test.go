@@ -109,3 +109,21 @@ func ExampleOn() {
 	back := y.To(gocu.MustOpen("cpu")) // copies through host memory
 	fmt.Println(back.Shape())
 }
+
+func ExampleArray_Arctan2() {
+	y := array.FromSlice([]float64{1, 1, -1})
+	x := array.FromSlice([]float64{1, -1, 0})
+	fmt.Println(y.Arctan2(x).Rad2Deg())
+	// Output:
+	// [ 45. 135. -90.]
+}
+
+func ExampleArray_BitwiseAnd() {
+	x := array.FromSlice([]int32{12, -1, 7})
+	fmt.Println(x.BitwiseAnd(10), x.LeftShift(2), x.RightShift(40))
+	b := array.FromSlice([]bool{true, false})
+	fmt.Println(b.BitwiseNot()) // logical on bool, as NumPy's ~
+	// Output:
+	// [ 8 10  2] [48 -4 28] [ 0 -1  0]
+	// [False  True]
+}

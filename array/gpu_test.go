@@ -232,15 +232,15 @@ func TestGPUPlanCache(t *testing.T) {
 		t.Errorf("%d modules loaded for one repeated expression", loads-loads0)
 	}
 	// The backend's Eval of a planned program allocates nothing.
-	out, err := g.be.Alloc(Float32, 1000)
+	out, err := g.be.Alloc(Float32.be(), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.be.Free(out)
 	xs, _ := x.use("test")
 	p := &backend.Program{Shape: []int{1000}, Inputs: []backend.Operand{{Buf: xs.st.buf, Layout: xs.lay}},
-		Scalars: []backend.Scalar{{DType: Float32, F: 3}},
-		Nodes:   []backend.Node{{Op: backend.OpInput, DType: Float32}, {Op: backend.OpScalar, DType: Float32}, {Op: backend.OpMul, DType: Float32, Args: [3]int32{0, 1}}}}
+		Scalars: []backend.Scalar{{DType: Float32.be(), F: 3}},
+		Nodes:   []backend.Node{{Op: backend.OpInput, DType: Float32.be()}, {Op: backend.OpScalar, DType: Float32.be()}, {Op: backend.OpMul, DType: Float32.be(), Args: [3]int32{0, 1}}}}
 	o := backend.Operand{Buf: out, Layout: backend.Contiguous([]int{1000})}
 	if err := g.be.Eval(p, o); err != nil {
 		t.Fatal(err)

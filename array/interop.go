@@ -253,7 +253,7 @@ func FromBuffer[T Elem](b *gocu.Buffer[T], shape ...int) *Array {
 		if m == nil || m.Freed() {
 			return failed(errorf(op, ErrClosed, "%v was freed", b))
 		}
-		g, err := d.gpu.Wrap(m, dt, b.Len())
+		g, err := d.gpu.Wrap(m, dt.be(), b.Len())
 		if err != nil {
 			return failed(deviceErr(op, err))
 		}

@@ -37,7 +37,7 @@ func leafExpr(s snap, dt DType) *expr {
 }
 
 func scalarExpr(v backend.Scalar) *expr {
-	return &expr{op: backend.OpScalar, dt: v.DType, sc: v, nodes: 1}
+	return &expr{op: backend.OpScalar, dt: DType(v.DType), sc: v, nodes: 1}
 }
 
 func node(op backend.Op, dt DType, shape []int, args ...*expr) *expr {
@@ -80,7 +80,7 @@ func convertScalar(s backend.Scalar, dt DType) backend.Scalar {
 	if s.DType.IsFloating() {
 		return scalar{kind: weakFloat, f: s.F}.as(dt)
 	}
-	if s.DType == Bool {
+	if s.DType == backend.Bool {
 		return scalar{kind: weakBool, b: s.I != 0}.as(dt)
 	}
 	return scalar{kind: weakInt, i: s.I}.as(dt)
@@ -268,11 +268,11 @@ func (d *Maker) lazyCompute(op backend.Op, dt, res DType, shape []int, args ...*
 
 // tooBigExpr is the error of a result of op too large for an int.
 func tooBigExpr(op backend.Op, dt DType, shape []int) error {
-	name := op.String()
-	if op == backend.OpCast {
-		name = "AsType"
+	name := backend.Ops[op].Method
+	if name == "" { // a leaf
+		name = strings.ToUpper(op.String()[:1]) + op.String()[1:]
 	}
-	return tooBig(strings.ToUpper(name[:1])+name[1:], dt, shape)
+	return tooBig(name, dt, shape)
 }
 
 // pend makes a, whose expression is set, pending: it takes references to
@@ -431,7 +431,7 @@ func (b *progBuild) visit(e *expr) int32 {
 		return int32(i)
 	}
 	p := b.p
-	n := backend.Node{Op: e.op, DType: e.dt}
+	n := backend.Node{Op: e.op, DType: e.dt.be()}
 	switch e.op {
 	case backend.OpInput:
 		idx := slices.IndexFunc(b.leaves, func(l *expr) bool {

@@ -19,8 +19,8 @@ import "github.com/gocu-dev/gocu/array/internal/backend"
 // from int64 to int8 (through int32: both wrap, so the result is the low
 // byte, as a direct conversion gives).
 func castVia(from, to DType) DType {
-	if backend.CastDefined(from, to) {
-		return backend.Invalid
+	if backend.CastDefined(from.be(), to.be()) {
+		return Invalid
 	}
 	switch {
 	case to.IsLowp():

@@ -103,7 +103,7 @@ func lowpMatMul(op string, a, b *Array, da, db, out DType, sa, sb *Array) *Array
 	if vecB {
 		bv = keep(bv.Reshape(K, 1))
 	}
-	mul := gpu.LtMultiple(da)
+	mul := gpu.LtMultiple(da.be())
 	N := bv.shape[len(bv.shape)-1]
 	K2, N2 := (K+mul-1)/mul*mul, (N+mul-1)/mul*mul
 	if !ltReady(av, false, K2, 0) {

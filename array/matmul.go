@@ -98,7 +98,7 @@ func matmul(op string, a, b *Array, da, db, out DType, sa, sb *Array) *Array {
 		return failed(err)
 	}
 	err = a.dev.be.MatMul(&backend.MatMul{A: A, B: B, C: backend.Matrix{Buf: st.buf, RowStride: n, ColStride: 1},
-		Batch: batch, M: m, N: n, K: k, Precision: a.dev.MatMulPrecision(), ScaleA: scales[0], ScaleB: scales[1]})
+		Batch: batch, M: m, N: n, K: k, Precision: backend.Precision(a.dev.MatMulPrecision()), ScaleA: scales[0], ScaleB: scales[1]})
 	if err != nil {
 		st.release()
 		return failed(deviceErr(op, err))

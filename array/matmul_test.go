@@ -174,7 +174,7 @@ func TestMatMulPrecisionSetting(t *testing.T) {
 	rec := &recordingBackend{Backend: CPU().be}
 	d.be = rec
 	d.Ones(Float32, 2, 2).MatMul(d.Ones(Float32, 2, 2)).Err()
-	if rec.lastMatMul.Precision != TF32 {
+	if rec.lastMatMul.Precision != backend.TF32 {
 		t.Errorf("precision not passed to the backend")
 	}
 }

@@ -108,7 +108,7 @@ func (w *memoWalk) visit(e *expr) (int32, bool) {
 		}
 	}
 	m := w.m
-	n := backend.Node{Op: e.op, DType: e.dt}
+	n := backend.Node{Op: e.op, DType: e.dt.be()}
 	switch e.op {
 	case backend.OpInput:
 		idx := -1
@@ -131,7 +131,7 @@ func (w *memoWalk) visit(e *expr) (int32, bool) {
 		n.Args[0] = int32(idx)
 	case backend.OpScalar:
 		k := w.ns
-		if k >= m.ns || m.scalars[k] != e.sc.DType {
+		if k >= m.ns || m.scalars[k] != DType(e.sc.DType) {
 			return 0, false
 		}
 		w.scs[k] = e.sc
@@ -230,7 +230,7 @@ func (d *Maker) memoFor(e *expr, p *backend.Program, leaves []*expr, out backend
 		m.ins[i] = l.lay
 	}
 	for i, s := range p.Scalars {
-		m.scalars[i] = s.DType
+		m.scalars[i] = DType(s.DType)
 	}
 	return m, &d.memo[set][w]
 }

@@ -56,7 +56,7 @@ func (a *Array) Quantize(dt DType, axes ...int) (q, scale *Array) {
 			sshape[i] = 1
 		}
 	}
-	qmax := cudagen.QMax(dt)
+	qmax := cudagen.QMax(dt.be())
 	x := a.AsType(Float32)
 	defer x.Close()
 	if len(norm) == 1 && backend.Size(a.shape) > 0 && a.shape[norm[0]] > 0 {

@@ -7,20 +7,23 @@ import (
 )
 
 // ReduceOp names a reduction for Reduce.
-type ReduceOp = backend.ReduceOp
+type ReduceOp uint8
 
 // The reductions.
 const (
-	OpSum    = backend.Sum
-	OpProd   = backend.Prod
-	OpMax    = backend.Max
-	OpMin    = backend.Min
-	OpMean   = backend.Mean
-	OpArgMax = backend.ArgMax
-	OpArgMin = backend.ArgMin
-	OpAny    = backend.Any
-	OpAll    = backend.All
+	OpSum    = ReduceOp(backend.Sum)
+	OpProd   = ReduceOp(backend.Prod)
+	OpMax    = ReduceOp(backend.Max)
+	OpMin    = ReduceOp(backend.Min)
+	OpMean   = ReduceOp(backend.Mean)
+	OpArgMax = ReduceOp(backend.ArgMax)
+	OpArgMin = ReduceOp(backend.ArgMin)
+	OpAny    = ReduceOp(backend.Any)
+	OpAll    = ReduceOp(backend.All)
 )
+
+// String returns the reduction's lower-case name ("sum").
+func (r ReduceOp) String() string { return backend.ReduceOp(r).String() }
 
 var reduceNames = map[ReduceOp]string{OpSum: "Sum", OpProd: "Prod", OpMax: "Max", OpMin: "Min",
 	OpMean: "Mean", OpArgMax: "ArgMax", OpArgMin: "ArgMin", OpAny: "Any", OpAll: "All"}
@@ -119,7 +122,7 @@ func (a *Array) Reduce(op ReduceOp, keepDims bool, axes ...int) *Array {
 		return failed(err)
 	}
 	outLay := backend.Contiguous(outShape)
-	err = a.dev.be.Reduce(&backend.Reduction{Op: op, In: p, Axes: norm, Out: backend.Operand{Buf: st.buf, Layout: outLay}})
+	err = a.dev.be.Reduce(&backend.Reduction{Op: backend.ReduceOp(op), In: p, Axes: norm, Out: backend.Operand{Buf: st.buf, Layout: outLay}})
 	runtime.KeepAlive(e)
 	if err != nil {
 		st.release()

@@ -94,6 +94,26 @@ func TestGradElementwise(t *testing.T) {
 		{"Where", func(x ...*grad.Var) *grad.Var {
 			return grad.Where(x[0].Value().Gt(0), x[1], x[2])
 		}, []input{in(3, 4), in(3, 4), in(4)}},
+		{"Arcsin", u((*grad.Var).Arcsin), []input{{shape: []int{3, 4}, lo: -0.9, hi: 0.9}}},
+		{"Arccos", u((*grad.Var).Arccos), []input{{shape: []int{3, 4}, lo: -0.9, hi: 0.9}}},
+		{"Arctan", u((*grad.Var).Arctan), []input{in(3, 4)}},
+		{"Sinh", u((*grad.Var).Sinh), []input{in(3, 4)}},
+		{"Cosh", u((*grad.Var).Cosh), []input{in(3, 4)}},
+		{"Arcsinh", u((*grad.Var).Arcsinh), []input{in(3, 4)}},
+		{"Arccosh", u((*grad.Var).Arccosh), []input{{shape: []int{3, 4}, lo: 1.2, hi: 3}}},
+		{"Arctanh", u((*grad.Var).Arctanh), []input{{shape: []int{3, 4}, lo: -0.9, hi: 0.9}}},
+		{"Erf", u((*grad.Var).Erf), []input{in(3, 4)}},
+		{"Erfc", u((*grad.Var).Erfc), []input{in(3, 4)}},
+		{"Deg2Rad", u((*grad.Var).Deg2Rad), []input{in(3, 4)}},
+		{"Rad2Deg", u((*grad.Var).Rad2Deg), []input{in(3, 4)}},
+		{"Arctan2", func(x ...*grad.Var) *grad.Var { return x[0].Arctan2(x[1]) }, []input{in(3, 4), in(4)}},
+		{"Arctan2/scalar", u(func(v *grad.Var) *grad.Var { return v.Arctan2(-1.5) }), []input{in(3, 4)}},
+		{"Arctan2/scalar y", u(func(v *grad.Var) *grad.Var {
+			return grad.Const(array.On(v.Value().Device()).Full(array.Float64, 0.7, 3, 4)).Arctan2(v)
+		}), []input{in(3, 4)}},
+		{"Hypot", func(x ...*grad.Var) *grad.Var { return x[0].Hypot(x[1]) }, []input{in(3, 1), in(3, 4)}},
+		{"Hypot/scalar", u(func(v *grad.Var) *grad.Var { return v.Hypot(2) }), []input{in(3, 4)}},
+		{"Copysign", func(x ...*grad.Var) *grad.Var { return x[0].Copysign(x[1]).Mul(x[1]) }, []input{in(3, 4), in(3, 4)}},
 		{"Where/scalar", func(x ...*grad.Var) *grad.Var {
 			return grad.Where(x[0].Value().Gt(0), x[0], 0)
 		}, []input{in(3, 4)}},

@@ -306,3 +306,116 @@ func (v *Var) Round() *Var { return record("Round", v.val.Round(), nil, nil) }
 
 // Trunc rounds toward zero.
 func (v *Var) Trunc() *Var { return record("Trunc", v.val.Trunc(), nil, nil) }
+
+// Arcsin returns the inverse sine.
+func (v *Var) Arcsin() *Var {
+	return v.unary("Arcsin", v.val.Arcsin(), func(g *array.Array) *array.Array {
+		return g.Div(v.val.Square().Neg().Add(1).Sqrt())
+	})
+}
+
+// Arccos returns the inverse cosine.
+func (v *Var) Arccos() *Var {
+	return v.unary("Arccos", v.val.Arccos(), func(g *array.Array) *array.Array {
+		return g.Div(v.val.Square().Neg().Add(1).Sqrt()).Neg()
+	})
+}
+
+// Arctan returns the inverse tangent.
+func (v *Var) Arctan() *Var {
+	return v.unary("Arctan", v.val.Arctan(), func(g *array.Array) *array.Array { return g.Div(v.val.Square().Add(1)) })
+}
+
+// Sinh returns the hyperbolic sine.
+func (v *Var) Sinh() *Var {
+	return v.unary("Sinh", v.val.Sinh(), func(g *array.Array) *array.Array { return g.Mul(v.val.Cosh()) })
+}
+
+// Cosh returns the hyperbolic cosine.
+func (v *Var) Cosh() *Var {
+	return v.unary("Cosh", v.val.Cosh(), func(g *array.Array) *array.Array { return g.Mul(v.val.Sinh()) })
+}
+
+// Arcsinh returns the inverse hyperbolic sine.
+func (v *Var) Arcsinh() *Var {
+	return v.unary("Arcsinh", v.val.Arcsinh(), func(g *array.Array) *array.Array {
+		return g.Div(v.val.Square().Add(1).Sqrt())
+	})
+}
+
+// Arccosh returns the inverse hyperbolic cosine.
+func (v *Var) Arccosh() *Var {
+	return v.unary("Arccosh", v.val.Arccosh(), func(g *array.Array) *array.Array {
+		return g.Div(v.val.Square().Sub(1).Sqrt())
+	})
+}
+
+// Arctanh returns the inverse hyperbolic tangent.
+func (v *Var) Arctanh() *Var {
+	return v.unary("Arctanh", v.val.Arctanh(), func(g *array.Array) *array.Array {
+		return g.Div(v.val.Square().Neg().Add(1))
+	})
+}
+
+// Erf returns the error function; its derivative is 2/sqrt(Pi) e^-v².
+func (v *Var) Erf() *Var {
+	return v.unary("Erf", v.val.Erf(), func(g *array.Array) *array.Array {
+		return g.Mul(v.val.Square().Neg().Exp()).Mul(2 / math.SqrtPi)
+	})
+}
+
+// Erfc returns 1 - Erf(v).
+func (v *Var) Erfc() *Var {
+	return v.unary("Erfc", v.val.Erfc(), func(g *array.Array) *array.Array {
+		return g.Mul(v.val.Square().Neg().Exp()).Mul(-2 / math.SqrtPi)
+	})
+}
+
+// Deg2Rad converts degrees to radians.
+func (v *Var) Deg2Rad() *Var {
+	return v.unary("Deg2Rad", v.val.Deg2Rad(), func(g *array.Array) *array.Array { return g.Mul(math.Pi / 180) })
+}
+
+// Rad2Deg converts radians to degrees.
+func (v *Var) Rad2Deg() *Var {
+	return v.unary("Rad2Deg", v.val.Rad2Deg(), func(g *array.Array) *array.Array { return g.Mul(180 / math.Pi) })
+}
+
+// Arctan2 returns atan2(v, b), the angle of the point (b, v).
+func (v *Var) Arctan2(b any) *Var {
+	a, o := opnd(v), opnd(b)
+	return binary("Arctan2", a, o, v.val.Arctan2(o.arr()), func(g *array.Array) (*array.Array, *array.Array) {
+		// d/dy atan2(y, x) = x/(x²+y²); d/dx = -y/(x²+y²).
+		r := g.Div(v.val.Hypot(o.arr()).Square())
+		var db *array.Array
+		if o.v != nil {
+			db = r.Mul(v.val).Neg()
+		}
+		return r.Mul(o.arr()), db
+	})
+}
+
+// Hypot returns sqrt(v² + b²).
+func (v *Var) Hypot(b any) *Var {
+	a, o := opnd(v), opnd(b)
+	out := v.val.Hypot(o.arr())
+	return binary("Hypot", a, o, out, func(g *array.Array) (*array.Array, *array.Array) {
+		r := g.Div(out)
+		var db *array.Array
+		if o.v != nil {
+			db = r.Mul(o.arr())
+		}
+		return r.Mul(v.val), db
+	})
+}
+
+// Copysign returns |v| with the sign of b. The gradient passes to v, with
+// the sign flipped where the result has the other sign; b gets none, as in
+// PyTorch.
+func (v *Var) Copysign(b any) *Var {
+	a, o := opnd(v), opnd(b)
+	out := v.val.Copysign(o.arr())
+	return binary("Copysign", a, o, out, func(g *array.Array) (*array.Array, *array.Array) {
+		return array.Where(out.Eq(v.val), g, g.Neg()), nil
+	})
+}

@@ -63,11 +63,11 @@ func execNode(op backend.Op, dt, argDT backend.DType, d vec, a [3]vec) {
 		case backend.Float64:
 			unaryFloat(op, d.f64, a[0].f64)
 		case backend.Int32:
-			unaryNum(op, d.i32, a[0].i32)
+			unaryInt(op, d.i32, a[0].i32)
 		case backend.Int64:
-			unaryNum(op, d.i64, a[0].i64)
+			unaryInt(op, d.i64, a[0].i64)
 		case backend.Uint8:
-			unaryNum(op, d.u8, a[0].u8)
+			unaryInt(op, d.u8, a[0].u8)
 		}
 		return
 	}

@@ -63,6 +63,17 @@ func unaryNum[T number](op backend.Op, d, a []T) {
 	}
 }
 
+func unaryInt[T integer](op backend.Op, d, a []T) {
+	if op != backend.OpBitNot {
+		unaryNum(op, d, a)
+		return
+	}
+	a = a[:len(d)]
+	for i, v := range a {
+		d[i] = ^v
+	}
+}
+
 func unaryFloat[T float](op backend.Op, d, a []T) {
 	a = a[:len(d)]
 	f := func(fn func(float64) float64) {
@@ -117,7 +128,7 @@ func unaryFloat[T float](op backend.Op, d, a []T) {
 	case backend.OpTanh:
 		f(math.Tanh)
 	case backend.OpSigmoid:
-		f(sigmoid)
+		f(backend.Sigmoid)
 	case backend.OpFloor:
 		f(math.Floor)
 	case backend.OpCeil:
@@ -127,16 +138,13 @@ func unaryFloat[T float](op backend.Op, d, a []T) {
 	case backend.OpTrunc:
 		f(math.Trunc)
 	default:
-		panic("cpu: unary " + op.String())
+		// The table's function, for operations without a loop of their own.
+		fn := backend.Ops[op].F
+		if fn == nil {
+			panic("cpu: unary " + op.String())
+		}
+		f(fn)
 	}
-}
-
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
 }
 
 func predicate[T float](op backend.Op, d []bool, a []T) {
@@ -206,6 +214,28 @@ func binaryInt[T integer](op backend.Op, d, a, b []T) {
 		for i := range d {
 			d[i] = powInt(a[i], b[i])
 		}
+	case backend.OpBitAnd:
+		for i := range d {
+			d[i] = a[i] & b[i]
+		}
+	case backend.OpBitOr:
+		for i := range d {
+			d[i] = a[i] | b[i]
+		}
+	case backend.OpBitXor:
+		for i := range d {
+			d[i] = a[i] ^ b[i]
+		}
+	case backend.OpLeftShift:
+		// Go's shifts are NumPy's: a count of the width or more (and a
+		// negative one, made huge by the conversion) gives 0 or the sign.
+		for i := range d {
+			d[i] = a[i] << uint64(b[i])
+		}
+	case backend.OpRightShift:
+		for i := range d {
+			d[i] = a[i] >> uint64(b[i])
+		}
 	default:
 		binaryNum(op, d, a, b)
 	}
@@ -228,8 +258,17 @@ func binaryFloat[T float](op backend.Op, d, a, b []T) {
 		for i := range d {
 			d[i] = T(math.Pow(float64(a[i]), float64(b[i])))
 		}
-	default:
+	case backend.OpAdd, backend.OpSub, backend.OpMul, backend.OpDiv, backend.OpMaximum, backend.OpMinimum:
 		binaryNum(op, d, a, b)
+	default:
+		// The table's function, for operations without a loop of their own.
+		fn := backend.Ops[op].F2
+		if fn == nil {
+			panic("cpu: binary " + op.String())
+		}
+		for i := range d {
+			d[i] = T(fn(float64(a[i]), float64(b[i])))
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package cudagen
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
@@ -60,14 +61,6 @@ func elemFunc(name string, p *backend.Program) (string, error) {
 	return b.String(), nil
 }
 
-var floatFns = map[backend.Op]string{
-	backend.OpSqrt: "sqrt", backend.OpExp: "exp", backend.OpExp2: "exp2", backend.OpExpm1: "expm1",
-	backend.OpLog: "log", backend.OpLog2: "log2", backend.OpLog10: "log10", backend.OpLog1p: "log1p",
-	backend.OpSin: "sin", backend.OpCos: "cos", backend.OpTan: "tan", backend.OpTanh: "tanh",
-	backend.OpFloor: "floor", backend.OpCeil: "ceil", backend.OpRound: "rint", backend.OpTrunc: "trunc",
-	backend.OpAbs: "fabs", backend.OpPow: "pow",
-}
-
 func fn(name string, d backend.DType) string {
 	if d == backend.Float32 {
 		return name + "f"
@@ -75,8 +68,26 @@ func fn(name string, d backend.DType) string {
 	return name
 }
 
-var cmpOps = map[backend.Op]string{backend.OpEq: "==", backend.OpNe: "!=", backend.OpLt: "<",
-	backend.OpLe: "<=", backend.OpGt: ">", backend.OpGe: ">="}
+// spelled writes op from its CUDA spelling in the op table: a math
+// function of float arguments, or a prefix or infix operator.
+func spelled(op backend.Op, dt backend.DType, a, b string) (string, bool) {
+	s := backend.Ops[op].CUDA
+	switch {
+	case s == "":
+		return "", false
+	case s[0] >= 'a' && s[0] <= 'z':
+		if !dt.IsFloat() {
+			return "", false
+		}
+		if op.Arity() == 1 {
+			return fmt.Sprintf("%s(%s)", fn(s, dt), a), true
+		}
+		return fmt.Sprintf("%s(%s, %s)", fn(s, dt), a, b), true
+	case op.Arity() == 1:
+		return "(" + s + a + ")", true
+	}
+	return fmt.Sprintf("(%s %s %s)", a, s, b), true
+}
 
 var intSuffix = map[backend.DType]string{backend.Uint8: "u8", backend.Int8: "i8", backend.Int32: "i32", backend.Int64: "i64"}
 
@@ -89,18 +100,12 @@ func opExpr(op backend.Op, dt, at backend.DType, a, b, c string) (string, error)
 		return castC(at, dt, a), nil
 	case op == backend.OpWhere:
 		return fmt.Sprintf("(%s ? %s : %s)", a, b, c), nil
-	case op.IsCompare():
-		return fmt.Sprintf("(%s %s %s)", a, cmpOps[op], b), nil
+	case op.IsCompare() || op.IsLogical():
+		if e, ok := spelled(op, dt, a, b); ok {
+			return e, nil
+		}
 	}
 	switch op {
-	case backend.OpNot:
-		return "(!" + a + ")", nil
-	case backend.OpAnd:
-		return fmt.Sprintf("(%s && %s)", a, b), nil
-	case backend.OpOr:
-		return fmt.Sprintf("(%s || %s)", a, b), nil
-	case backend.OpXor:
-		return fmt.Sprintf("(%s != %s)", a, b), nil
 	case backend.OpIsNaN:
 		return fmt.Sprintf("(%s != %s)", a, a), nil
 	case backend.OpIsInf:
@@ -122,8 +127,6 @@ func opExpr(op backend.Op, dt, at backend.DType, a, b, c string) (string, error)
 	if dt.IsFloat() {
 		zero, one := lit(dt, 0), lit(dt, 1)
 		switch op {
-		case backend.OpNeg:
-			return "(-" + a + ")", nil
 		case backend.OpSign:
 			return fmt.Sprintf("(%s > %s ? %s : %s < %s ? -%s : %s == %s ? %s : %s)", a, zero, one, a, zero, one, a, zero, zero, a), nil
 		case backend.OpSquare:
@@ -134,27 +137,21 @@ func opExpr(op backend.Op, dt, at backend.DType, a, b, c string) (string, error)
 			return fmt.Sprintf("(%s / (%s + %s(-%s)))", one, one, fn("exp", dt), a), nil
 		case backend.OpReLU:
 			return fmt.Sprintf("(%s < %s ? %s : %s)", a, zero, zero, a), nil
-		case backend.OpAdd:
-			return fmt.Sprintf("(%s + %s)", a, b), nil
-		case backend.OpSub:
-			return fmt.Sprintf("(%s - %s)", a, b), nil
-		case backend.OpMul:
-			return fmt.Sprintf("(%s * %s)", a, b), nil
-		case backend.OpDiv:
-			return fmt.Sprintf("(%s / %s)", a, b), nil
 		case backend.OpFloorDiv:
 			return fmt.Sprintf("((%s)gocu_floordiv((double)%s, (double)%s))", T, a, b), nil
 		case backend.OpMod:
 			return fmt.Sprintf("((%s)gocu_fmod_py((double)%s, (double)%s))", T, a, b), nil
-		case backend.OpPow:
-			return fmt.Sprintf("%s(%s, %s)", fn("pow", dt), a, b), nil
+		case backend.OpDeg2Rad:
+			return fmt.Sprintf("((%s)((double)%s * %s))", T, a, strconv.FormatFloat(backend.DegToRad, 'g', -1, 64)), nil
+		case backend.OpRad2Deg:
+			return fmt.Sprintf("((%s)((double)%s * %s))", T, a, strconv.FormatFloat(backend.RadToDeg, 'g', -1, 64)), nil
 		case backend.OpMaximum:
 			return fmt.Sprintf("((%s > %s || %s != %s) ? %s : %s)", a, b, a, a, a, b), nil
 		case backend.OpMinimum:
 			return fmt.Sprintf("((%s < %s || %s != %s) ? %s : %s)", a, b, a, a, a, b), nil
 		}
-		if f, ok := floatFns[op]; ok {
-			return fmt.Sprintf("%s(%s)", fn(f, dt), a), nil
+		if e, ok := spelled(op, dt, a, b); ok {
+			return e, nil
 		}
 		return "", fmt.Errorf("%v is not defined for %v", op, dt)
 	}
@@ -204,6 +201,21 @@ func opExpr(op backend.Op, dt, at backend.DType, a, b, c string) (string, error)
 		return fmt.Sprintf("(%s > %s ? %s : %s)", a, b, a, b), nil
 	case backend.OpMinimum:
 		return fmt.Sprintf("(%s < %s ? %s : %s)", a, b, a, b), nil
+	case backend.OpLeftShift, backend.OpRightShift:
+		// NumPy's shifts: a count of the width or more, or a negative
+		// one (huge as unsigned), gives 0, or -1 for a negative a >>.
+		w := 8 * dt.Size()
+		if op == backend.OpLeftShift {
+			return fmt.Sprintf("((unsigned long long)%s < %d ? %s : (%s)0)", b, w, wrap(u(a)+" << "+b), T), nil
+		}
+		fill := fmt.Sprintf("(%s)0", T)
+		if dt.IsSigned() {
+			fill = fmt.Sprintf("(%s < 0 ? (%s)-1 : (%s)0)", a, T, T)
+		}
+		return fmt.Sprintf("((unsigned long long)%s < %d ? (%s)(%s >> %s) : %s)", b, w, T, a, b, fill), nil
+	}
+	if e, ok := spelled(op, dt, a, b); ok {
+		return fmt.Sprintf("((%s)%s)", T, e), nil
 	}
 	return "", fmt.Errorf("%v is not defined for %v", op, dt)
 }

@@ -2,7 +2,10 @@ package cudagen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/gocu-dev/gocu/array/internal/backend"
 )
 
 // devicePrelude stands in for what NVRTC provides without headers, so that
@@ -41,11 +44,23 @@ GOCU_BUILTIN(gocu_nctaid_t, gridDim, nctaid)
 			fmt.Fprintf(&b, "struct __attribute__((aligned(%d))) %s%d { %s %s; };\n", v.size*w, v.name, w, v.t, strings.Join(comps, ", "))
 		}
 	}
-	for _, f := range []string{"sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "tanh",
-		"floor", "ceil", "rint", "trunc", "fabs"} {
+	// The math functions the op table spells, and those the helpers call.
+	unary := []string{"exp", "fabs"}
+	binary := []string{"fmod", "copysign", "nextafter", "fmax", "fmin"}
+	for _, in := range backend.Ops {
+		if in.CUDA == "" || in.CUDA[0] < 'a' || in.CUDA[0] > 'z' {
+			continue
+		}
+		if in.Arity == 1 && !slices.Contains(unary, in.CUDA) {
+			unary = append(unary, in.CUDA)
+		} else if in.Arity == 2 && !slices.Contains(binary, in.CUDA) {
+			binary = append(binary, in.CUDA)
+		}
+	}
+	for _, f := range unary {
 		fmt.Fprintf(&b, "extern \"C\" __device__ float %sf(float);\nextern \"C\" __device__ double %s(double);\n", f, f)
 	}
-	for _, f := range []string{"pow", "fmod", "copysign", "nextafter", "fmax", "fmin"} {
+	for _, f := range binary {
 		fmt.Fprintf(&b, "extern \"C\" __device__ float %sf(float, float);\nextern \"C\" __device__ double %s(double, double);\n", f, f)
 	}
 	b.WriteString(`extern "C" __device__ float __int_as_float(int);
