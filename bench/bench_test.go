@@ -227,13 +227,14 @@ func TestCPUArrays(t *testing.T) {
 	checkPlots(t, rep, []string{"add", "sum", "chain_fused", "matmul_array_fp32", "array_op_overhead"})
 }
 
-// Every peer key of a workload is a key baseline.py, baseline_lowp.py or
-// train_mlp.py writes (the samples in testdata have all of them but the
-// error entries; baseline_lowp.json holds the reference figures of the
-// design brief).
+// Every peer key of a workload is a key baseline.py, baseline_lowp.py,
+// train_mlp.py or ../shared/anchors/baseline_numpy.py writes (the samples
+// in testdata have all of them but the error entries; baseline_lowp.json
+// and baseline_numpy_linalg.json hold the reference figures of the design
+// brief and the issue).
 func TestPeerKeysExist(t *testing.T) {
 	b := &Baseline{Values: map[string]float64{}, Text: map[string]string{}}
-	for _, name := range []string{"testdata/baseline.json", "testdata/baseline_lowp.json", "testdata/train_mlp.json"} {
+	for _, name := range []string{"testdata/baseline.json", "testdata/baseline_lowp.json", "testdata/train_mlp.json", "testdata/baseline_numpy_linalg.json"} {
 		f, err := os.Open(name)
 		if err != nil {
 			t.Fatal(err)

@@ -4,7 +4,9 @@
 // It binds what gocu's arrays need: Sgemm, Dgemm and the mixed-precision
 // GemmEx (with TF32 tensor cores through Compute32FFastTF32 or
 // SetMathMode(TF32TensorOpMath), float16 and bfloat16 with R16F/R16BF
-// operands), their strided batched forms, Sgemv/Dgemv, axpy, scal and dot;
+// operands), their strided batched forms, Sgemv/Dgemv, axpy, scal and dot,
+// the batched LU of many small matrices (GetrfBatched, GetrsBatched,
+// GetriBatched);
 // and, from libcublasLt, cublasLtMatmul (LtHandle, LtPlan) for int8 by
 // int8 into int32 and FP8 products with per-tensor scales, whose layout
 // and alignment rules Plan checks before cuBLASLt sees them (see

@@ -40,6 +40,7 @@ type lib struct {
 	gemmStridedBatchedEx                     uintptr
 	sgemv, dgemv, saxpy, daxpy, sdot, ddot   uintptr
 	sscal, dscal                             uintptr
+	getrfBatched, getrsBatched, getriBatched [2]uintptr // S, D
 }
 
 var (
@@ -106,6 +107,12 @@ func open() (*lib, error) {
 		{"cublasDdot_v2", &l.ddot},
 		{"cublasSscal_v2", &l.sscal},
 		{"cublasDscal_v2", &l.dscal},
+		{"cublasSgetrfBatched", &l.getrfBatched[0]},
+		{"cublasDgetrfBatched", &l.getrfBatched[1]},
+		{"cublasSgetrsBatched", &l.getrsBatched[0]},
+		{"cublasDgetrsBatched", &l.getrsBatched[1]},
+		{"cublasSgetriBatched", &l.getriBatched[0]},
+		{"cublasDgetriBatched", &l.getriBatched[1]},
 	} {
 		if *s.p, err = dl.Sym(s.name); err != nil {
 			return nil, fmt.Errorf("cublas: %s is not a usable cuBLAS: %w", dl.Path, err)

@@ -73,6 +73,12 @@
 // receiver on ties; 0 for Sign, Floor, Ceil, Round and Trunc, whose
 // results carry no history.
 //
+// Package linalg's functions have theirs as package functions here:
+// Einsum, Solve, Inv, Slogdet (of logabsdet), Cholesky, Eigh (eigenvalues
+// and eigenvectors; the eigenvector gradient is undefined where
+// eigenvalues repeat, see Eigh) and Norm. Cholesky and Eigh read only the
+// lower triangle, and their gradients are the derivatives of exactly that.
+//
 // Gradients are computed with array operations, so they are lazy like
 // the forward pass: the backward pass of an elementwise chain is one
 // pending expression, evaluated as one fused kernel when it is used (the

@@ -72,6 +72,13 @@ Workloads on the GPU, by suite (--suite):
             Their tensor-core ceilings (ceil_bf16, ceil_fp16, ceil_int8,
             ceil_fp8: library GEMMs at 8192^3) are measured first, only
             when a workload compared with them runs.
+  linalg    package array/linalg on cuSOLVER and cuBLAS (the peers are
+            CuPy's: compare with baseline_numpy.py's JSON):
+            linalg_solve_f32/f64 (4096^2, 64 right-hand sides),
+            linalg_inv/cholesky/qr/det_f32 (4096^2), linalg_svd_f32
+            (1024^2, Jacobi) and linalg_svd_gesvd_f32 (QR iteration,
+            CuPy's), linalg_eigh_f32 (2048^2), linalg_solve_batched
+            (4096 of 32^2), linalg_einsum_attn (bhqd,bhkd->bhqk, 4x16x1024x64)
 On the CPU (--device cpu): the arrays on their CPU backend (2^24 float32,
 1024^3), and the lowp suite at 1024^3, 2048^2 and 2^24. On the simulator:
 the lecture's Go kernels. --list shows them all.`,
@@ -81,6 +88,7 @@ the lecture's Go kernels. --list shows them all.`,
   gocu bench --suite arrays --device cpu
   OUT=. python3 bench/anchors/train_mlp.py && gocu bench --suite training --compare train_mlp.json
   OUT=. python3 bench/anchors/baseline_lowp.py && gocu bench --suite lowp --compare baseline_lowp.json
+  gocu bench --suite linalg --compare baseline_numpy.json
   gocu bench --only gemm_bf16_go,flash_attn_go,flash_attn_causal_go --compare baseline_lowp.json
   gocu bench --device sim --plot sim.svg
   gocu bench --compare yesterday.json`,
@@ -90,7 +98,7 @@ the lecture's Go kernels. --list shows them all.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.device, "device", "", "cuda, sim or cpu (default: cuda when a GPU is present, else sim)")
 	fl.StringSliceVar(&f.only, "only", nil, "run only these workloads (comma-separated)")
-	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (launches, graph replay, host copies, NVRTC), lecture, go (kernels written in Go), arrays, lowp (low precision), training")
+	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (launches, graph replay, host copies, NVRTC), lecture, go (kernels written in Go), arrays, lowp (low precision), training, linalg")
 	fl.IntVarP(&f.reps, "reps", "n", 0, "timed repetitions per workload (default: each workload's own, 20 for most)")
 	fl.StringVar(&f.json, "json", "", "write the results as JSON to `FILE`")
 	fl.StringVar(&f.plot, "plot", "", "draw the roofline into `FILE`.png or FILE.svg")
