@@ -37,6 +37,9 @@ func (d *Maker) Full(dt DType, value any, shape ...int) *Array {
 	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
+	if dt.IsComplex() {
+		return d.fullComplex(dt, value, shape)
+	}
 	s, ok, err := scalarOf(value)
 	switch {
 	case err != nil:

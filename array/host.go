@@ -15,6 +15,9 @@ func (a *Array) hostData(op string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.dt.IsComplex() {
+		return nil, errorf(op, ErrDType, "%v values have no Go slice type here: read them with ToComplex", a.dt)
+	}
 	n := backend.Size(a.shape)
 	if a.dev.gpu != nil {
 		// A GPU array may be larger than what the host can hold.

@@ -67,6 +67,9 @@ func (a *Array) Reduce(op ReduceOp, keepDims bool, axes ...int) *Array {
 	if _, err := a.use(name); err != nil {
 		return failed(err)
 	}
+	if a.dt.IsComplex() {
+		return a.complexReduce(name, op, keepDims, axes)
+	}
 	r := len(a.shape)
 	if (op == OpArgMax || op == OpArgMin) && len(axes) > 1 {
 		return failed(errorf(name, ErrAxis, "takes at most one axis, got %v", axes))
@@ -170,6 +173,9 @@ func (a *Array) axisOp(name string, kind backend.AxisKind, axis int) *Array {
 	}
 	if len(a.shape) == 0 {
 		return failed(errorf(name, ErrAxis, "needs an array of at least one dimension"))
+	}
+	if a.dt.IsComplex() {
+		return failed(errorf(name, ErrDType, "not supported for %v", a.dt))
 	}
 	ax, err := normAxis(name, axis, len(a.shape))
 	if err != nil {

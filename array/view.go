@@ -437,6 +437,9 @@ func (a *Array) Contiguous() *Array {
 func (a *Array) Copy() *Array {
 	const op = "Copy"
 	defer runtime.KeepAlive(a)
+	if a != nil && a.dt.IsComplex() {
+		return a.complexCopy()
+	}
 	var pn pins
 	defer pn.release()
 	e, err := a.exprOf(op, &pn)
