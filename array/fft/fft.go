@@ -162,6 +162,9 @@ func transform1(op string, x *array.Array, k kind, n, ax int, inverse bool, norm
 	}
 	one := single(dt)
 	moved := x.MoveAxis(ax, -1)
+	if isGPU(x) {
+		return gpuTransform(op, moved, k, []int{n}, inverse, f, one).MoveAxis(-1, ax)
+	}
 	rows := 1
 	for i, d := range shape {
 		if i != ax {
@@ -353,6 +356,9 @@ func transformN(op string, x *array.Array, k kind, inverse bool, last int, opts 
 	}
 	if len(axes) == 0 {
 		return errorf(op, "needs at least one axis")
+	}
+	if y := trailingGPU(op, x, k, inverse, s, axes, c.norm); y != nil {
+		return y
 	}
 	y := x
 	l := len(axes) - 1
