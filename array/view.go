@@ -539,6 +539,13 @@ func (a *Array) to(d *Maker) *Array {
 	if a != nil && a.err == nil && a.dev == d {
 		return a.Copy()
 	}
+	if a != nil && a.dt.IsComplex() {
+		v := a.ViewAsReal()
+		defer v.Close()
+		w := v.to(d)
+		defer w.Close()
+		return w.ViewAsComplex()
+	}
 	host, err := a.hostData(op)
 	if err != nil {
 		return failed(err)
