@@ -3,6 +3,7 @@ package array
 import (
 	"math"
 	"runtime"
+	"strings"
 	"unsafe"
 
 	"github.com/gocu-dev/gocu"
@@ -835,4 +836,40 @@ func complexWhere(cond, x, y any) *Array {
 		return failed(err)
 	}
 	return d.fromParts(op, dt, Where(cond, xr, yr), Where(cond, xi, yi))
+}
+
+// printData is hostData for printing: complex arrays as []complex64 or
+// []complex128.
+func (a *Array) printData() (any, error) {
+	switch a.DType() {
+	case Complex64:
+		return ToComplex[complex64](a)
+	case Complex128:
+		return ToComplex[complex128](a)
+	}
+	return a.hostData("String")
+}
+
+// complexFormatter formats complex elements as NumPy: the real parts
+// aligned as a float array, then the imaginary parts, signed, with "j".
+func complexFormatter(get func(int) complex128, ff floatFmt, shown []int, prec int) func(i int) string {
+	fr := floatFormatter(func(i int) float64 { return real(get(i)) }, ff, shown, prec)
+	fi := floatFormatter(func(i int) float64 { return imag(get(i)) }, ff, shown, prec)
+	signed := func(i int) string {
+		s := strings.TrimLeft(fi(i), " ")
+		if !strings.HasPrefix(s, "-") {
+			s = "+" + s
+		}
+		return s
+	}
+	w := 0
+	for _, i := range shown {
+		w = max(w, len(signed(i)))
+	}
+	return func(i int) string {
+		s := signed(i)
+		s = strings.Repeat(" ", w-len(s)) + s
+		k := len(strings.TrimRight(s, " "))
+		return fr(i) + s[:k] + "j" + s[k:]
+	}
 }

@@ -3,9 +3,11 @@ package array
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/cmplx"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
@@ -43,9 +45,9 @@ type cjarray struct {
 func (j *cjarray) values(t *testing.T) []complex128 {
 	v := make([]complex128, len(j.Data))
 	for i, d := range j.Data {
-		var pair [2]float64
+		var pair [2]json.RawMessage
 		if json.Unmarshal(d, &pair) == nil {
-			v[i] = complex(pair[0], pair[1])
+			v[i] = complex(jsonNum(t, pair[0]), jsonNum(t, pair[1]))
 			continue
 		}
 		var b bool
@@ -55,13 +57,31 @@ func (j *cjarray) values(t *testing.T) []complex128 {
 			}
 			continue
 		}
-		var f float64
-		if err := json.Unmarshal(d, &f); err != nil {
-			t.Fatalf("element %s: %v", d, err)
-		}
-		v[i] = complex(f, 0)
+		v[i] = complex(jsonNum(t, d), 0)
 	}
 	return v
+}
+
+// jsonNum reads a number, or "nan", "inf" or "-inf".
+func jsonNum(t *testing.T, d json.RawMessage) float64 {
+	var f float64
+	if json.Unmarshal(d, &f) == nil {
+		return f
+	}
+	var s string
+	if err := json.Unmarshal(d, &s); err != nil {
+		t.Fatalf("element %s: %v", d, err)
+	}
+	switch s {
+	case "nan":
+		return math.NaN()
+	case "inf":
+		return math.Inf(1)
+	case "-inf":
+		return math.Inf(-1)
+	}
+	t.Fatalf("element %q", s)
+	return 0
 }
 
 func (j *cjarray) on(t *testing.T, d *Maker, dt DType) *Array {
@@ -455,4 +475,40 @@ func TestComplexViews(t *testing.T) {
 			t.Errorf("AsType(Bool) = %v, %v", b, err)
 		}
 	})
+}
+
+func TestComplexPrint(t *testing.T) {
+	b, err := os.ReadFile("testdata/conformance/complex_fft.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Print []struct {
+			X    cjarray `json:"x"`
+			Str  string  `json:"str"`
+			Repr string  `json:"repr"`
+		} `json:"print"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Print) == 0 {
+		t.Fatal("no print cases")
+	}
+	for _, c := range f.Print {
+		dt := Complex128
+		if c.X.DType == "complex64" {
+			dt = Complex64
+		}
+		c.X.DType = "complex128"
+		x := c.X.on(t, Default(), dt)
+		if got := x.String(); got != c.Str {
+			t.Errorf("String:\n%s\nwant\n%s", got, c.Str)
+		}
+		// gocu's repr differs from NumPy's for every dtype (no commas, a
+		// dtype always), so only the start is compared.
+		if got := fmt.Sprintf("%#v", x); !strings.HasPrefix(got, "array([") && !strings.HasPrefix(got, "array(") {
+			t.Errorf("repr: %s", got)
+		}
+	}
 }

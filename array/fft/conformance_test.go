@@ -21,18 +21,43 @@ type jarray struct {
 func (j *jarray) values(t *testing.T) []complex128 {
 	v := make([]complex128, len(j.Data))
 	for i, d := range j.Data {
-		var pair [2]float64
+		var pair [2]json.RawMessage
 		if json.Unmarshal(d, &pair) == nil {
-			v[i] = complex(pair[0], pair[1])
+			v[i] = complex(jsonNum(t, pair[0]), jsonNum(t, pair[1]))
 			continue
 		}
-		var f float64
-		if err := json.Unmarshal(d, &f); err != nil {
-			t.Fatalf("element %s: %v", d, err)
+		var b bool
+		if json.Unmarshal(d, &b) == nil {
+			if b {
+				v[i] = 1
+			}
+			continue
 		}
-		v[i] = complex(f, 0)
+		v[i] = complex(jsonNum(t, d), 0)
 	}
 	return v
+}
+
+// jsonNum reads a number, or "nan", "inf" or "-inf".
+func jsonNum(t *testing.T, d json.RawMessage) float64 {
+	var f float64
+	if json.Unmarshal(d, &f) == nil {
+		return f
+	}
+	var s string
+	if err := json.Unmarshal(d, &s); err != nil {
+		t.Fatalf("element %s: %v", d, err)
+	}
+	switch s {
+	case "nan":
+		return math.NaN()
+	case "inf":
+		return math.Inf(1)
+	case "-inf":
+		return math.Inf(-1)
+	}
+	t.Fatalf("element %q", s)
+	return 0
 }
 
 func (j *jarray) array(t *testing.T) *array.Array {

@@ -4,7 +4,8 @@ package array/fft. Run with Debian's python3-numpy:
 
     /usr/bin/python3 array/testdata/conformance/gen_complex_fft.py
 
-Arrays are {"dtype", "shape", "data"}; complex elements are [re, im] pairs.
+Arrays are {"dtype", "shape", "data"}; complex elements are [re, im] pairs;
+NaN and infinities are the strings "nan", "inf" and "-inf".
 """
 import json
 import os
@@ -14,14 +15,22 @@ import numpy as np
 rng = np.random.default_rng(20261128)
 
 
+def num(v):
+    """A float, or "nan", "inf", "-inf", which JSON lacks."""
+    v = float(v)
+    if np.isfinite(v):
+        return v
+    return "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
 def enc(a):
     a = np.asarray(a)
     if np.iscomplexobj(a):
-        data = [[float(v.real), float(v.imag)] for v in a.ravel()]
+        data = [[num(v.real), num(v.imag)] for v in a.ravel()]
     elif a.dtype == np.bool_:
         data = [bool(v) for v in a.ravel()]
     else:
-        data = [float(v) for v in a.ravel()]
+        data = [num(v) for v in a.ravel()]
     return {"dtype": a.dtype.name, "shape": list(a.shape), "data": data}
 
 
@@ -123,10 +132,17 @@ case("fftshift", np.fft.fftshift(s2, axes=1), x=s2, axes=[1])
 
 # The irfftn case above with random input: regenerate want from its x.
 last = cases[[i for i, c in enumerate(cases) if c["op"] == "irfftn"][-1]]
-xv = np.array([complex(*v) for v in last["x"]["data"]]).reshape(last["x"]["shape"])
+xv = np.array([complex(*map(float, v)) for v in last["x"]["data"]]).reshape(last["x"]["shape"])
 last["want"] = enc(np.fft.irfftn(xv))
 
-out = {"numpy": np.__version__, "promotion": promo, "cases": cases}
+# Printing (str and repr).
+prints = []
+for a in [np.array([1 + 2j, 3.5 - 4j]), np.array([[1e-5 + 1j, 2 - 3e6j], [np.nan + 1j, -np.inf - 1j]]),
+          np.array([0j, 1j, -1j], dtype=np.complex64), np.arange(12).reshape(3, 4) * (1 + 0.5j) / 3,
+          np.array([1.25 + 0.5j, -2 + 1e-3j], dtype=np.complex64)]:
+    prints.append({"x": enc(a), "str": str(a), "repr": repr(a)})
+
+out = {"numpy": np.__version__, "promotion": promo, "cases": cases, "print": prints}
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "complex_fft.json")
 with open(path, "w") as f:
     json.dump(out, f, separators=(",", ":"))
