@@ -142,6 +142,12 @@ for a in [np.array([1 + 2j, 3.5 - 4j]), np.array([[1e-5 + 1j, 2 - 3e6j], [np.nan
           np.array([1.25 + 0.5j, -2 + 1e-3j], dtype=np.complex64)]:
     prints.append({"x": enc(a), "str": str(a), "repr": repr(a)})
 
+# .npy files of complex arrays, C and Fortran order.
+npy = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "npy")
+c8 = (np.arange(6).reshape(2, 3) * (1 - 0.5j) + 0.25j).astype(np.complex64)
+np.save(os.path.join(npy, "complex64_2x3.npy"), c8)
+np.save(os.path.join(npy, "complex128_fortran_3x2.npy"), np.asfortranarray((c8.T * (1 + 1j)).astype(np.complex128)))
+
 out = {"numpy": np.__version__, "promotion": promo, "cases": cases, "print": prints}
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "complex_fft.json")
 with open(path, "w") as f:
