@@ -746,13 +746,17 @@ func (a *Array) complexProd(name string, keepDims bool, axes []int) *Array {
 	return x.Reshape(kept...)
 }
 
-// complexMatMul is MatMul where a or b is complex: four real products of
-// the parts (two where one operand is real), on cuBLAS or the CPU GEMM.
+// complexMatMul is MatMul where a or b is complex: cuBLAS's complex GEMM
+// (Cgemm, Zgemm through cublasGemmEx) on a GPU; on the CPU four real
+// products of the parts (two where one operand is real) on the CPU GEMM.
 func complexMatMul(a, b *Array) *Array {
 	const op = "MatMul"
 	dt, d, err := complexResult(op, a, b)
 	if err != nil {
 		return failed(err)
+	}
+	if d.gpu != nil {
+		return matmul(op, a, b, dt, dt, dt, nil, nil)
 	}
 	rdt := dt.component()
 	ar, ai, err := d.complexParts(op, a, rdt)
