@@ -425,9 +425,11 @@ func complexBinary(name string, op backend.Op, x, y any) (z *Array, ok bool) {
 		return failed(err), true
 	}
 	switch op {
-	case backend.OpAdd, backend.OpSub, backend.OpMul, backend.OpDiv, backend.OpEq, backend.OpNe:
+	case backend.OpAdd, backend.OpSub, backend.OpMul, backend.OpDiv, backend.OpEq, backend.OpNe, backend.OpPow:
+	case backend.OpMaximum, backend.OpMinimum, backend.OpLt, backend.OpLe, backend.OpGt, backend.OpGe:
+		return failed(errorf(name, ErrDType, "not supported for %v: complex numbers are not ordered", dt)), true
 	default:
-		return failed(errorf(name, ErrDType, "not supported for %v (complex numbers are not ordered; NumPy has no such loop either)", dt)), true
+		return failed(errorf(name, ErrDType, "not supported for %v", dt)), true
 	}
 	rdt := dt.component()
 	ar, ai, err := d.complexParts(name, x, rdt)
@@ -452,6 +454,8 @@ func complexBinary(name string, op backend.Op, x, y any) (z *Array, ok bool) {
 		re, im = ar.Mul(br).Sub(ai.Mul(bi)), ar.Mul(bi).Add(ai.Mul(br))
 	case backend.OpDiv:
 		re, im = complexDiv(ar, ai, br, bi)
+	case backend.OpPow:
+		re, im = complexPow(ar, ai, br, bi)
 	}
 	return d.fromParts(name, dt, re, im), true
 }
@@ -876,4 +880,21 @@ func complexFormatter(get func(int) complex128, ff floatFmt, shown []int, prec i
 		k := len(strings.TrimRight(s, " "))
 		return fr(i) + s[:k] + "j" + s[k:]
 	}
+}
+
+// complexPow is a**b = exp(b·log a), with 0**b = 0 for b with a positive
+// real part and a**0 = 1 (NumPy's special cases; NumPy multiplies out
+// small integer powers, so results differ from it by rounding).
+func complexPow(ar, ai, br, bi *Array) (re, im *Array) {
+	lr, li := ar.Hypot(ai).Log(), ai.Arctan2(ar)
+	// b·log a
+	pr := br.Mul(lr).Sub(bi.Mul(li))
+	pi := br.Mul(li).Add(bi.Mul(lr))
+	e := pr.Exp()
+	re, im = e.Mul(pi.Cos()), e.Mul(pi.Sin())
+	zero := ar.Eq(0).LogicalAnd(ai.Eq(0)).LogicalAnd(br.Gt(0))
+	one := br.Eq(0).LogicalAnd(bi.Eq(0))
+	re = Where(one, 1, Where(zero, 0, re))
+	im = Where(one, 0, Where(zero, 0, im))
+	return re, im
 }

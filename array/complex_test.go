@@ -180,6 +180,8 @@ func TestComplexConformance(t *testing.T) {
 					y = x.Eq(w)
 				case "ne":
 					y = x.Ne(w)
+				case "pow":
+					y = x.Pow(w)
 				case "abs":
 					y = x.Abs()
 				case "angle":
@@ -577,6 +579,49 @@ func TestComplexNPY(t *testing.T) {
 			if err != nil || !eq[0] {
 				t.Errorf("%s: round trip of the transpose differs (%v)", c.file, err)
 			}
+		}
+	})
+}
+
+// TestComplexShapes runs the shape operations that copy complex arrays.
+func TestComplexShapes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		data := []complex128{1 + 1i, 2, 3 - 1i, 4i, 5, 6}
+		x := fromComplexOn(d, data, 2, 3)
+		for _, c := range []struct {
+			name string
+			z    *Array
+			want []complex128
+		}{
+			{"T.Reshape", x.T().Reshape(-1), []complex128{1 + 1i, 4i, 2, 5, 3 - 1i, 6}},
+			{"Flatten", x.T().Flatten(), []complex128{1 + 1i, 4i, 2, 5, 3 - 1i, 6}},
+			{"Stack", Stack(0, x.Slice(Idx(0)), x.Slice(Idx(1))), data},
+			{"Contiguous", x.Slice(All, S(None, None, 2)).Contiguous(), []complex128{1 + 1i, 3 - 1i, 4i, 6}},
+			{"BroadcastTo", x.Slice(Idx(1)).BroadcastTo(2, 3).Copy(), []complex128{4i, 5, 6, 4i, 5, 6}},
+			{"Mean keepDims", x.Reduce(OpMean, true, 1), []complex128{2, complex(11.0/3, 4.0/3)}},
+			{"Arange", d.Arange(Complex64, 3), []complex128{0, 1, 2}},
+			{"Eye", d.Eye(Complex128, 2), []complex128{1, 0, 0, 1}},
+			{"Scalar", d.Scalar(1 + 2i), []complex128{1 + 2i}},
+			{"Linspace", d.Linspace(Complex64, 0, 1, 3), []complex128{0, 0.5, 1}},
+		} {
+			if err := c.z.Err(); err != nil {
+				t.Errorf("%s: %v", c.name, err)
+				continue
+			}
+			got := complexValues(t, c.z)
+			if len(got) != len(c.want) {
+				t.Errorf("%s: %v, want %v", c.name, got, c.want)
+				continue
+			}
+			for i := range got {
+				if cmplx.Abs(got[i]-c.want[i]) > 1e-6 {
+					t.Errorf("%s: %v, want %v", c.name, got, c.want)
+					break
+				}
+			}
+		}
+		if s := d.Scalar(1 + 2i); len(s.Shape()) != 0 || s.DType() != Complex128 {
+			t.Errorf("Scalar: shape %v dtype %v", s.Shape(), s.DType())
 		}
 	})
 }

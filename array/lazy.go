@@ -66,6 +66,11 @@ func castExpr(e *expr, dt DType) *expr {
 	if e.dt == dt {
 		return e
 	}
+	if e.dt.IsComplex() || dt.IsComplex() {
+		// Backends do not convert complex values: evaluation reports this
+		// node (complex.go converts through the parts).
+		return node(backend.OpCast, dt, e.shape, e)
+	}
 	if e.op == backend.OpScalar {
 		return scalarExpr(convertScalar(e.sc, dt))
 	}

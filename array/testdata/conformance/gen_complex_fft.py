@@ -60,6 +60,9 @@ yy = y.copy()
 yy[::2] = x[::2]
 case("eq", np.equal(x, yy), x=x, y=yy)
 case("ne", np.not_equal(x, yy), x=x, y=yy)
+px = np.array([1 + 1j, 2, 3 - 1j, 4j, 0, -2.5 + 0.5j, 0.3 - 0.7j])
+py = np.array([2, 0.5 + 1j, -1, 2 - 3j, 2, 0, 1.5 + 0.25j])
+case("pow", px ** py, x=px, y=py)
 for op, f in [("abs", np.abs), ("angle", np.angle), ("conj", np.conj), ("real", np.real), ("imag", np.imag),
               ("exp", np.exp), ("log", np.log), ("sqrt", np.sqrt), ("neg", np.negative), ("square", np.square),
               ("reciprocal", np.reciprocal)]:
