@@ -898,3 +898,24 @@ func complexPow(ar, ai, br, bi *Array) (re, im *Array) {
 	im = Where(one, 0, Where(zero, 0, im))
 	return re, im
 }
+
+// ComplexItem returns the value of a one-element array as a complex128
+// (a real array's value with a zero imaginary part).
+func (a *Array) ComplexItem() (complex128, error) {
+	const op = "ComplexItem"
+	if err := a.Err(); err != nil {
+		return 0, err
+	}
+	if n := backend.Size(a.shape); n != 1 {
+		return 0, errorf(op, ErrShape, "can only convert an array of size 1, not %d", n)
+	}
+	if !a.dt.IsComplex() {
+		f, err := a.Item()
+		return complex(f, 0), err
+	}
+	v, err := ToComplex[complex128](a.AsType(Complex128))
+	if err != nil {
+		return 0, err
+	}
+	return v[0], nil
+}

@@ -509,8 +509,8 @@ func TestComplexPrint(t *testing.T) {
 			t.Errorf("String:\n%s\nwant\n%s", got, c.Str)
 		}
 		// gocu's repr differs from NumPy's for every dtype (no commas, a
-		// dtype always), so only the start is compared.
-		if got := fmt.Sprintf("%#v", x); !strings.HasPrefix(got, "array([") && !strings.HasPrefix(got, "array(") {
+		// dtype always): check the dtype only.
+		if got := fmt.Sprintf("%#v", x); !strings.HasSuffix(got, "dtype="+dt.String()+")") {
 			t.Errorf("repr: %s", got)
 		}
 	}
@@ -624,4 +624,18 @@ func TestComplexShapes(t *testing.T) {
 			t.Errorf("Scalar: shape %v dtype %v", s.Shape(), s.DType())
 		}
 	})
+}
+
+func TestComplexItem(t *testing.T) {
+	z, err := FromComplex([]complex64{3 - 4i}).ComplexItem()
+	if err != nil || z != 3-4i {
+		t.Errorf("ComplexItem = %v, %v", z, err)
+	}
+	z, err = FromSlice([]int32{7}).ComplexItem()
+	if err != nil || z != 7 {
+		t.Errorf("ComplexItem of int32 = %v, %v", z, err)
+	}
+	if _, err := FromComplex([]complex64{1, 2}).ComplexItem(); !errors.Is(err, ErrShape) {
+		t.Errorf("ComplexItem of 2 values: %v, want ErrShape", err)
+	}
 }
