@@ -328,7 +328,9 @@ func (d *Maker) complexParts(op string, v any, rdt DType) (re, im *Array, err er
 				return nil, nil, err
 			}
 			if x.dt.component() != rdt {
-				re, im = re.AsType(rdt), im.AsType(rdt)
+				cr, ci := re.AsType(rdt), im.AsType(rdt)
+				closeAll(re, im)
+				return cr, ci, nil
 			}
 			return re, im, nil
 		}
@@ -436,10 +438,12 @@ func complexBinary(name string, op backend.Op, x, y any) (z *Array, ok bool) {
 	if err != nil {
 		return failed(err), true
 	}
+	defer closeAll(ar, ai)
 	br, bi, err := d.complexParts(name, y, rdt)
 	if err != nil {
 		return failed(err), true
 	}
+	defer closeAll(br, bi)
 	var re, im *Array
 	switch op {
 	case backend.OpEq:
@@ -484,6 +488,7 @@ func (a *Array) complexUnary(name string, op backend.Op) *Array {
 	if err != nil {
 		return failed(err)
 	}
+	defer closeAll(re, im)
 	d, dt := a.dev, a.dt
 	switch op {
 	case backend.OpNeg:
@@ -576,6 +581,7 @@ func (a *Array) Conj() *Array {
 	if err != nil {
 		return failed(err)
 	}
+	defer closeAll(re, im)
 	return a.dev.fromParts("Conj", a.dt, re, im.Neg())
 }
 
@@ -594,6 +600,7 @@ func (a *Array) Angle() *Array {
 	if err != nil {
 		return failed(err)
 	}
+	defer closeAll(re, im)
 	return im.Arctan2(re)
 }
 
@@ -617,6 +624,7 @@ func (a *Array) complexAsType(dt DType) *Array {
 	if err != nil {
 		return failed(err)
 	}
+	defer closeAll(re, im)
 	return a.dev.fromParts(op, dt, re, im)
 }
 
@@ -637,6 +645,7 @@ func (d *Maker) fullComplex(dt DType, value any, shape []int) *Array {
 	if err != nil {
 		return failed(err)
 	}
+	defer closeAll(re, im)
 	return d.fromParts("Full", dt, re.BroadcastTo(shape...), im)
 }
 
@@ -767,10 +776,12 @@ func complexMatMul(a, b *Array) *Array {
 	if err != nil {
 		return failed(err)
 	}
+	defer closeAll(ar, ai)
 	br, bi, err := d.complexParts(op, b, rdt)
 	if err != nil {
 		return failed(err)
 	}
+	defer closeAll(br, bi)
 	var re, im *Array
 	switch {
 	case !a.dt.IsComplex():
@@ -839,10 +850,12 @@ func complexWhere(cond, x, y any) *Array {
 	if err != nil {
 		return failed(err)
 	}
+	defer closeAll(xr, xi)
 	yr, yi, err := d.complexParts(op, y, rdt)
 	if err != nil {
 		return failed(err)
 	}
+	defer closeAll(yr, yi)
 	return d.fromParts(op, dt, Where(cond, xr, yr), Where(cond, xi, yi))
 }
 
@@ -918,4 +931,14 @@ func (a *Array) ComplexItem() (complex128, error) {
 		return 0, err
 	}
 	return v[0], nil
+}
+
+// closeAll closes the temporary arrays of a complex operation (the views
+// of the parts): what was built from them holds its own references.
+func closeAll(arrs ...*Array) {
+	for _, a := range arrs {
+		if a != nil {
+			a.Close()
+		}
+	}
 }
