@@ -15,9 +15,11 @@ import (
 // float64 (Complex128), interleaved as Go, NumPy and CUDA lay them out.
 // The backends only hold complex buffers: every complex operation works on
 // the two float parts, which are strided views of the same memory
-// (ViewAsReal), through the real kernels of both backends. Each part is one
-// fused expression; the result is written into a new complex array, so a
-// complex operation is evaluated when it is called, not lazily.
+// (ViewAsReal), through the real kernels of both backends. An operation
+// with a complex result is one fused pass that writes both parts
+// (fromUnitParts) into a new complex array: it is evaluated when called,
+// not fused into a later expression. Real results (Abs, Angle, Eq, ...)
+// stay lazy.
 
 // The complex element types.
 const (
@@ -320,10 +322,20 @@ func Complex(re, im *Array) *Array {
 // complexParts returns the parts of operand v in float dtype rdt on d: a
 // complex array's views, a real array and zero, a Go number's parts.
 func (d *Maker) complexParts(op string, v any, rdt DType) (re, im *Array, err error) {
+	return d.complexPartsOf(op, v, rdt, false)
+}
+
+// complexPartsOf is complexParts, with a unit last axis on array parts
+// where unit is set (see unitParts).
+func (d *Maker) complexPartsOf(op string, v any, rdt DType, unit bool) (re, im *Array, err error) {
 	switch x := v.(type) {
 	case *Array:
 		if x.dt.IsComplex() {
-			re, im, err := x.parts(op)
+			parts := x.parts
+			if unit {
+				parts = x.unitParts
+			}
+			re, im, err := parts(op)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -333,6 +345,11 @@ func (d *Maker) complexParts(op string, v any, rdt DType) (re, im *Array, err er
 				return cr, ci, nil
 			}
 			return re, im, nil
+		}
+		if unit {
+			u := x.Unsqueeze(-1)
+			defer u.Close()
+			return u.AsType(rdt), d.Zeros(rdt), nil
 		}
 		return x.AsType(rdt), d.Zeros(rdt), nil
 	case complex128:
@@ -434,12 +451,13 @@ func complexBinary(name string, op backend.Op, x, y any) (z *Array, ok bool) {
 		return failed(errorf(name, ErrDType, "not supported for %v", dt)), true
 	}
 	rdt := dt.component()
-	ar, ai, err := d.complexParts(name, x, rdt)
+	unit := op != backend.OpEq && op != backend.OpNe
+	ar, ai, err := d.complexPartsOf(name, x, rdt, unit)
 	if err != nil {
 		return failed(err), true
 	}
 	defer closeAll(ar, ai)
-	br, bi, err := d.complexParts(name, y, rdt)
+	br, bi, err := d.complexPartsOf(name, y, rdt, unit)
 	if err != nil {
 		return failed(err), true
 	}
@@ -461,7 +479,7 @@ func complexBinary(name string, op backend.Op, x, y any) (z *Array, ok bool) {
 	case backend.OpPow:
 		re, im = complexPow(ar, ai, br, bi)
 	}
-	return d.fromParts(name, dt, re, im), true
+	return d.fromUnitParts(name, dt, re, im), true
 }
 
 // complexDiv is (ar + i·ai) / (br + i·bi) by Smith's algorithm, as NumPy:
@@ -484,31 +502,45 @@ func complexDiv(ar, ai, br, bi *Array) (re, im *Array) {
 
 // complexUnary computes unary operation op of a complex array.
 func (a *Array) complexUnary(name string, op backend.Op) *Array {
-	re, im, err := a.parts(name)
+	// Complex results are computed over parts with a unit last axis, in
+	// one pass (fromUnitParts); real ones over plain parts, lazily.
+	unit := false
+	switch op {
+	case backend.OpNeg, backend.OpSquare, backend.OpReciprocal, backend.OpExp, backend.OpLog, backend.OpSqrt:
+		unit = true
+	}
+	var re, im *Array
+	var err error
+	if unit {
+		re, im, err = a.unitParts(name)
+	} else {
+		re, im, err = a.parts(name)
+	}
 	if err != nil {
 		return failed(err)
 	}
 	defer closeAll(re, im)
 	d, dt := a.dev, a.dt
+	fromParts := d.fromUnitParts
 	switch op {
 	case backend.OpNeg:
-		return d.fromParts(name, dt, re.Neg(), im.Neg())
+		return fromParts(name, dt, re.Neg(), im.Neg())
 	case backend.OpAbs:
 		return re.Hypot(im)
 	case backend.OpSquare:
-		return d.fromParts(name, dt, re.Mul(re).Sub(im.Mul(im)), re.Mul(im).Mul(2))
+		return fromParts(name, dt, re.Mul(re).Sub(im.Mul(im)), re.Mul(im).Mul(2))
 	case backend.OpReciprocal:
 		one, zero := d.Ones(re.dt), d.Zeros(re.dt)
 		r, i := complexDiv(one, zero, re, im)
-		return d.fromParts(name, dt, r, i)
+		return fromParts(name, dt, r, i)
 	case backend.OpExp:
 		e := re.Exp()
-		return d.fromParts(name, dt, e.Mul(im.Cos()), e.Mul(im.Sin()))
+		return fromParts(name, dt, e.Mul(im.Cos()), e.Mul(im.Sin()))
 	case backend.OpLog:
-		return d.fromParts(name, dt, re.Hypot(im).Log(), im.Arctan2(re))
+		return fromParts(name, dt, re.Hypot(im).Log(), im.Arctan2(re))
 	case backend.OpSqrt:
 		r, i := complexSqrt(re, im)
-		return d.fromParts(name, dt, r, i)
+		return fromParts(name, dt, r, i)
 	case backend.OpIsNaN:
 		return re.IsNaN().LogicalOr(im.IsNaN())
 	case backend.OpIsInf:
@@ -941,4 +973,51 @@ func closeAll(arrs ...*Array) {
 			a.Close()
 		}
 	}
+}
+
+// unitParts is parts with a last axis of length 1: views that broadcast
+// against the (real, imaginary) axis of a float view of the result.
+func (a *Array) unitParts(op string) (re, im *Array, err error) {
+	v := a.ViewAsReal()
+	defer v.Close()
+	vs, err := v.use(op)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := len(vs.lay.Shape)
+	shape := append([]int(nil), vs.lay.Shape...)
+	shape[r-1] = 1
+	lay := backend.Layout{Shape: shape, Strides: vs.lay.Strides, Offset: vs.lay.Offset}
+	re = a.dev.view(vs.st, lay, v.dt)
+	lay.Offset++
+	im = a.dev.view(vs.st, lay, v.dt)
+	return re, im, nil
+}
+
+// fromUnitParts is fromParts of parts with a unit last axis (unitParts,
+// or rank 0): both are written in one fused pass, as
+// where([true, false], re, im) over the float view of the result.
+func (d *Maker) fromUnitParts(op string, dt DType, re, im *Array) *Array {
+	if err := firstErr(re.Err(), im.Err()); err != nil {
+		return failed(err)
+	}
+	idx := d.Arange(Int64, 2)
+	mask := idx.Eq(0)
+	pairs := Where(mask, re, im)
+	closeAll(idx, mask)
+	if err := pairs.Err(); err != nil {
+		return failed(renameOp(err, op))
+	}
+	if pairs.dt != dt.component() {
+		p := pairs.AsType(dt.component())
+		pairs.Close()
+		pairs = p
+	}
+	c := pairs.Copy()
+	pairs.Close()
+	defer c.Close()
+	if err := c.Err(); err != nil {
+		return failed(renameOp(err, op))
+	}
+	return c.ViewAsComplex()
 }

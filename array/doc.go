@@ -202,9 +202,10 @@
 //
 // The backends only hold complex buffers. Package array computes each
 // complex operation on the float parts, strided views of the same memory,
-// with the real kernels of both backends (each part one fused expression)
-// and writes the result into a new complex array: complex operations are
-// evaluated when called, not fused into a later expression. MatMul is
+// with the real kernels of both backends: an operation with a complex
+// result is one fused pass writing both parts into a new complex array,
+// evaluated when called (not fused into a later expression); real results
+// (Abs, Angle, Real, Eq, ...) stay lazy. MatMul is
 // cuBLAS's complex GEMM on a GPU and four real GEMMs of the parts on the
 // CPU. Package fft transforms complex arrays.
 //
