@@ -138,7 +138,7 @@ func (h *Handle) scalars(kind scalar, alpha, beta float64) (pa, pb uintptr) {
 	if kind == scalarComplexDouble {
 		// Real alpha and beta as complex values of two words each.
 		h.zscal = [4]uint64{math.Float64bits(alpha), 0, math.Float64bits(beta), 0}
-		return uintptr(unsafe.Pointer(&h.zscal[0])), uintptr(unsafe.Pointer(&h.zscal[2]))
+		return h.zscalarPtrs()
 	}
 	for i, v := range [2]float64{alpha, beta} {
 		switch kind {
@@ -155,7 +155,17 @@ func (h *Handle) scalars(kind scalar, alpha, beta float64) (pa, pb uintptr) {
 		}
 	}
 	// Little-endian: the low bytes of each word are the narrower types.
+	return h.scalarPtrs()
+}
+
+// scalarPtrs returns the addresses of alpha and beta in scal.
+func (h *Handle) scalarPtrs() (pa, pb uintptr) {
 	return uintptr(unsafe.Pointer(&h.scal[0])), uintptr(unsafe.Pointer(&h.scal[1]))
+}
+
+// zscalarPtrs returns the addresses of the complex128 alpha and beta.
+func (h *Handle) zscalarPtrs() (pa, pb uintptr) {
+	return uintptr(unsafe.Pointer(&h.zscal[0])), uintptr(unsafe.Pointer(&h.zscal[2]))
 }
 
 // i32 passes a C int (checked to fit beforehand); the callee reads the low
