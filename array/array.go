@@ -170,7 +170,7 @@ func (s *storage) release() {
 		}
 		return
 	}
-	buf := s.buf
+	buf, parent := s.buf, s.keep
 	s.buf, s.keep, s.core.buf = nil, nil, nil
 	// No lock: whoever adds entries holds a reference, and the reference
 	// count's atomic operations order their writes before this.
@@ -178,6 +178,9 @@ func (s *storage) release() {
 	s.deps, s.pruneAt = s.deps[:0], 0
 	s.dev.be.Free(buf)
 	s.dev.storages.Put(s)
+	if p, ok := parent.(*storage); ok {
+		p.release() // a view of another storage's memory (ViewAsReal)
+	}
 }
 
 // addDep records a pending array that reads s, so that an in-place write

@@ -21,6 +21,11 @@ func Concat(axis int, arrs ...*Array) *Array {
 		defer runtime.KeepAlive(a)
 	}
 	first := arrs[0]
+	for _, a := range arrs {
+		if a.dt.IsComplex() {
+			return complexConcat(axis, arrs)
+		}
+	}
 	r := len(first.shape)
 	if r == 0 {
 		return failed(errorf(op, ErrShape, "zero-dimensional arrays cannot be concatenated"))

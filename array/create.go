@@ -37,6 +37,9 @@ func (d *Maker) Full(dt DType, value any, shape ...int) *Array {
 	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
+	if dt.IsComplex() {
+		return d.fullComplex(dt, value, shape)
+	}
 	s, ok, err := scalarOf(value)
 	switch {
 	case err != nil:
@@ -85,6 +88,12 @@ func (d *Maker) Empty(dt DType, shape ...int) *Array {
 // Scalar returns a 0-d array holding v in its natural dtype (bool, int64
 // for Go integers, float64 for Go floats).
 func (d *Maker) Scalar(v any) *Array {
+	switch v.(type) {
+	case complex64:
+		return d.Full(Complex64, v)
+	case complex128:
+		return d.Full(Complex128, v)
+	}
 	s, ok, err := scalarOf(v)
 	switch {
 	case err != nil:
@@ -112,6 +121,9 @@ func (d *Maker) Arange(dt DType, args ...float64) *Array {
 	}
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
+	}
+	if dt.IsComplex() {
+		return d.Arange(dt.component(), args...).AsType(dt) // real values, as NumPy
 	}
 	start, stop, step := 0.0, 0.0, 1.0
 	switch len(args) {
@@ -164,6 +176,9 @@ func (d *Maker) Linspace(dt DType, start, stop float64, num int) *Array {
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
 	}
+	if dt.IsComplex() {
+		return d.Linspace(dt.component(), start, stop, num).AsType(dt) // real values, as NumPy
+	}
 	if num < 0 {
 		return failed(errorf(op, ErrValue, "number of samples %d is negative", num))
 	}
@@ -194,6 +209,9 @@ func (d *Maker) Eye(dt DType, n int) *Array {
 	}
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
+	}
+	if dt.IsComplex() {
+		return d.Eye(dt.component(), n).AsType(dt) // real values, as NumPy
 	}
 	if n < 0 {
 		return failed(errorf(op, ErrValue, "negative size %d", n))

@@ -67,7 +67,8 @@
 // The dtypes are Bool, Uint8, Int8, Int32, Int64, Float16, BFloat16,
 // Float32, Float64, Float8E4M3 and Float8E5M2 (the last two are the OCP
 // 8-bit floats, "float8_e4m3fn" and "float8_e5m2"; Go holds the
-// low-precision floats as package lowp's types). Two arrays combine to
+// low-precision floats as package lowp's types), and Complex64 and
+// Complex128 (see Complex numbers). Two arrays combine to
 // Promote(a, b): NumPy's promote_types where NumPy has both types (checked
 // against NumPy in the tests), PyTorch's promote_types for bfloat16 and
 // the 8-bit floats:
@@ -175,6 +176,38 @@
 // linear layer with int8 weights (per output channel) whose input is
 // quantised per row on the fly, multiplied in int8 and dequantised with
 // the bias in one fused epilogue.
+//
+// # Complex numbers
+//
+// Complex64 and Complex128 hold (real, imaginary) pairs of float32 and
+// float64, interleaved as in Go, NumPy and CUDA. FromComplex and
+// ToComplex (Complex64s, Complex128s) move them to and from Go slices;
+// Full, Zeros and Ones take Go complex values; RNG.Normal draws standard
+// complex normals (each part with variance 1/2, as torch.randn). They
+// promote as NumPy: complex64 with bool, uint8, int8, float16, bfloat16 or
+// float32 gives complex64, with int32, int64 or float64 complex128. A Go
+// complex scalar is weak: float32(x)·2i stays complex64.
+//
+// Arithmetic (Add, Sub, Mul, Div by Smith's algorithm, as NumPy), Neg,
+// Square, Reciprocal, Exp, Log, Sqrt (principal branch), Conj, Eq and Ne,
+// IsNaN/IsInf/IsFinite, Where, Sum, Mean, Prod, Any, All, Concat, MatMul,
+// printing and .npy ('<c8', '<c16') take complex arrays; Abs and Angle
+// give the component float type, Real and Imag copies of the parts
+// (NumPy's are views: ViewAsReal and ViewAsComplex give views). Ordering
+// comparisons, Maximum/Minimum, Max/Min, ArgMax/ArgMin, FloorDiv, Mod,
+// Floor and the like, trigonometric functions and Softmax are ErrDType
+// errors. AsType from complex to a real dtype is an ErrDType error too
+// (NumPy drops the imaginary part with a ComplexWarning): take Real, Imag
+// or Abs; complex to bool tests for nonzero values.
+//
+// The backends only hold complex buffers. Package array computes each
+// complex operation on the float parts, strided views of the same memory,
+// with the real kernels of both backends: an operation with a complex
+// result is one fused pass writing both parts into a new complex array,
+// evaluated when called (not fused into a later expression); real results
+// (Abs, Angle, Real, Eq, ...) stay lazy. MatMul is
+// cuBLAS's complex GEMM on a GPU and four real GEMMs of the parts on the
+// CPU. Package fft transforms complex arrays.
 //
 // # Shapes, broadcasting and views
 //

@@ -105,6 +105,9 @@ func Promote(a, b DType) DType {
 	if a == b {
 		return a
 	}
+	if a.IsComplex() || b.IsComplex() {
+		return promoteComplex(a, b)
+	}
 	if a.IsStorage() || b.IsStorage() {
 		return promoteStorage(a, b)
 	}

@@ -139,6 +139,9 @@ func exprs(out []*expr, pn *pins, op string, shape []int, dt DType, ops []operan
 
 func (a *Array) unary(name string, op backend.Op) *Array {
 	defer runtime.KeepAlive(a)
+	if a != nil && a.dt.IsComplex() {
+		return a.complexUnary(name, op)
+	}
 	var pn pins
 	defer pn.release()
 	e, err := a.exprOf(name, &pn)
@@ -188,6 +191,9 @@ func fullExpr(v backend.Scalar, shape []int) *expr {
 
 // binaryOp builds an elementwise node of two operands.
 func binaryOp(name string, op backend.Op, x, y any) *Array {
+	if z, ok := complexBinary(name, op, x, y); ok {
+		return z
+	}
 	if xa, ok := x.(*Array); ok {
 		var z *Array
 		switch yv := y.(type) {
@@ -350,6 +356,9 @@ func floatDiv(d DType) DType {
 // three (cond is converted to bool; x and y promote together).
 func Where(cond, x, y any) *Array {
 	const name = "Where"
+	if isComplexOperand(x) || isComplexOperand(y) || isComplexOperand(cond) {
+		return complexWhere(cond, x, y)
+	}
 	var ops [3]operand
 	for i, v := range []any{cond, x, y} {
 		o, err := toOperand(name, v)
@@ -617,6 +626,9 @@ func (a *Array) AsType(dt DType) *Array {
 	defer runtime.KeepAlive(a)
 	if !dt.Valid() {
 		return failed(errorf("AsType", ErrDType, "invalid dtype %v", dt))
+	}
+	if a != nil && (dt.IsComplex() || a.dt.IsComplex()) {
+		return a.complexAsType(dt)
 	}
 	var pn pins
 	defer pn.release()

@@ -74,7 +74,7 @@ func (a *Array) Format(f fmt.State, verb rune) {
 }
 
 func (a *Array) repr(o PrintOptions) string {
-	h, err := a.hostData("String")
+	h, err := a.printData()
 	if err != nil {
 		return fmt.Sprintf("array(<error: %v>)", err)
 	}
@@ -84,7 +84,7 @@ func (a *Array) repr(o PrintOptions) string {
 }
 
 func (a *Array) format(o PrintOptions) string {
-	h, err := a.hostData("String")
+	h, err := a.printData()
 	if err != nil {
 		return fmt.Sprintf("<error: %v>", err)
 	}
@@ -213,6 +213,10 @@ func newElemFormatter(h any, shown []int, o PrintOptions) func(i int) string {
 		return floatFormatter(func(i int) float64 { return d[i].Float64() }, lowpFmt(Float8E4M3), shown, o.Precision)
 	case []lowp.Float8E5M2:
 		return floatFormatter(func(i int) float64 { return d[i].Float64() }, lowpFmt(Float8E5M2), shown, o.Precision)
+	case []complex64:
+		return complexFormatter(func(i int) complex128 { return complex128(d[i]) }, bitsFmt(32), shown, o.Precision)
+	case []complex128:
+		return complexFormatter(func(i int) complex128 { return d[i] }, bitsFmt(64), shown, o.Precision)
 	}
 	get := intGetter(h)
 	w := 0

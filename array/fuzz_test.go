@@ -14,7 +14,8 @@ import (
 // every error is an *Error; and what reads must write and read back the same.
 // The corpus is testdata/fuzz/FuzzReadNPY.
 func FuzzReadNPY(f *testing.F) {
-	for _, name := range []string{"float32_2x3x4_f.npy", "bool_3x4_c.npy", "int64_3x4_v2.npy", "float64_scalar_c.npy", "uint8_0_c.npy"} {
+	for _, name := range []string{"float32_2x3x4_f.npy", "bool_3x4_c.npy", "int64_3x4_v2.npy", "float64_scalar_c.npy", "uint8_0_c.npy",
+		"complex64_2x3.npy", "complex128_fortran_3x2.npy"} {
 		if b, err := os.ReadFile(filepath.Join("testdata/npy", name)); err == nil {
 			f.Add(b)
 		}

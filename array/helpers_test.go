@@ -77,6 +77,8 @@ func (p poisonBackend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 		src = fillSlice(n, lowp.Float8E4M3FromBits(0xff))
 	case backend.Float8E5M2:
 		src = fillSlice(n, lowp.Float8E5M2FromBits(0x7d))
+	case backend.Complex64, backend.Complex128:
+		return b, poisonComplex(p.Backend, b)
 	}
 	return b, p.Backend.Write(b, 0, src)
 }

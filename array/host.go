@@ -16,6 +16,9 @@ func (a *Array) hostData(op string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.dt.IsComplex() {
+		return nil, errorf(op, ErrDType, "%v values have no Go slice type here: read them with ToComplex", a.dt)
+	}
 	if a.dev.gpu != nil && syncdebug.On() {
 		if err := syncdebug.Report(syncdebug.Read, op); err != nil {
 			return nil, &Error{Op: op, Kind: ErrHiddenSync, Msg: "refused to wait for the device", Cause: err}

@@ -137,7 +137,7 @@ func TestNPYErrors(t *testing.T) {
 		"magic":     "\x93NUMPX\x01\x00",
 		"version":   "\x93NUMPY\x09\x00\x00\x00",
 		"truncated": "\x93NUMPY\x01\x00\x40\x00{'descr'",
-		"dtype":     npyHeader("{'descr': '<c16', 'fortran_order': False, 'shape': (2,), }") + strings.Repeat("\x00", 32),
+		"dtype":     npyHeader("{'descr': '<c32', 'fortran_order': False, 'shape': (2,), }") + strings.Repeat("\x00", 32),
 		"shape":     npyHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }"),
 		"missing":   npyHeader("{'descr': '<f4', 'shape': (2,), }"),
 		"data":      npyHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }") + "12345678",

@@ -66,6 +66,11 @@ func castExpr(e *expr, dt DType) *expr {
 	if e.dt == dt {
 		return e
 	}
+	if e.dt.IsComplex() || dt.IsComplex() {
+		// Backends do not convert complex values: evaluation reports this
+		// node (complex.go converts through the parts).
+		return node(backend.OpCast, dt, e.shape, e)
+	}
 	if e.op == backend.OpScalar {
 		return scalarExpr(convertScalar(e.sc, dt))
 	}
@@ -475,6 +480,11 @@ var evalScratches = sync.Pool{New: func() any { return new(evalScratch) }}
 // evalInto evaluates e (of the given shape) into out, after collapsing
 // the dimensions that are contiguous in every operand.
 func (d *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
+	if e.dt.IsComplex() {
+		// Complex operations work on the parts (complex.go); this is a path
+		// that does not route them yet.
+		return errorf("eval", ErrDType, "not supported for %v", e.dt)
+	}
 	if d.prep != nil && e.op != backend.OpInput {
 		done, err := d.evalMemoised(e, shape, out)
 		if done {

@@ -30,6 +30,9 @@ func (a *Array) MatMul(b *Array) *Array {
 	if _, err := b.use(op); err != nil {
 		return failed(err)
 	}
+	if a.dt.IsComplex() || b.dt.IsComplex() {
+		return complexMatMul(a, b)
+	}
 	dt := Promote(a.dt, b.dt)
 	switch {
 	case !dt.Valid():

@@ -32,7 +32,7 @@ var npyMagic = []byte("\x93NUMPY")
 // would be 'V1'): writing one is an error that says to write
 // x.AsType(Float16), which holds every 8-bit float exactly.
 var npyDescr = map[DType]string{Bool: "|b1", Uint8: "|u1", Int32: "<i4", Int64: "<i8", Float32: "<f4", Float64: "<f8",
-	Int8: "|i1", Float16: "<f2", BFloat16: "<V2"}
+	Int8: "|i1", Float16: "<f2", BFloat16: "<V2", Complex64: "<c8", Complex128: "<c16"}
 
 // WriteNPY writes the array in .npy format (an 8-bit float array is an
 // ErrDType error: NumPy has no such type; write x.AsType(Float16)).
@@ -40,7 +40,14 @@ func (a *Array) WriteNPY(w io.Writer) error {
 	if _, ok := npyDescr[a.DType()]; !ok && a.DType().Valid() {
 		return errorf("WriteNPY", ErrDType, "NumPy has no %v type and .npy cannot tell the 8-bit float formats apart: write x.AsType(array.Float16), which holds every %v value exactly", a.dt, a.dt)
 	}
-	h, err := a.hostData("WriteNPY")
+	size, src := a.dt.Size(), a
+	if a.dt.IsComplex() {
+		// The parts, (re, im) pairs as NumPy stores them.
+		src = a.ViewAsReal()
+		defer src.Close()
+		size = src.dt.Size()
+	}
+	h, err := src.hostData("WriteNPY")
 	if err != nil {
 		return err
 	}
@@ -77,7 +84,7 @@ func (a *Array) WriteNPY(w io.Writer) error {
 	raw := rawBytes(h)
 	if !littleEndian {
 		raw = append([]byte(nil), raw...)
-		swapBytes(raw, a.dt.Size())
+		swapBytes(raw, size)
 	}
 	if _, err := w.Write(raw); err != nil {
 		return &Error{Op: "WriteNPY", Kind: ErrValue, Msg: "write failed", Cause: err}
@@ -206,7 +213,7 @@ func (d *Maker) readNPY(op string, r io.Reader, avail int64) (*Array, error) {
 	}
 	var dt DType
 	swap := false
-	if len(descr) == 3 {
+	if len(descr) == 3 || len(descr) == 4 {
 		for k, v := range npyDescr {
 			if v[1:] == descr[1:] {
 				dt = k
@@ -226,7 +233,7 @@ func (d *Maker) readNPY(op string, r io.Reader, avail int64) (*Array, error) {
 		if len(descr) == 3 && descr[1:] == "V1" {
 			return bad("dtype %q is one byte of unknown type (an 8-bit float saved through ml_dtypes?): gocu cannot tell float8 e4m3 from e5m2; save it as float16", descr)
 		}
-		return bad("unsupported dtype %q (gocu reads bool, uint8, int8, int32, int64, float16, float32, float64, and '<V2' as bfloat16)", descr)
+		return bad("unsupported dtype %q (gocu reads bool, uint8, int8, int32, int64, float16, float32, float64, complex64, complex128, and '<V2' as bfloat16)", descr)
 	}
 	if fortran {
 		rev := make([]int, len(shape))
@@ -237,6 +244,12 @@ func (d *Maker) readNPY(op string, r io.Reader, avail int64) (*Array, error) {
 	}
 	if err := checkShape(op, dt, shape); err != nil {
 		return nil, err
+	}
+	cdt := Invalid
+	if dt.IsComplex() {
+		// Read the parts, then view them as complex values.
+		cdt, dt = dt, dt.component()
+		shape = append(shape, 2)
 	}
 	n := backend.Size(shape)
 	size := int64(n) * int64(dt.Size())
@@ -303,7 +316,15 @@ func (d *Maker) readNPY(op string, r io.Reader, avail int64) (*Array, error) {
 		}
 	}
 	a := d.wrap(st, backend.Contiguous(shape), dt)
-	if fortran && len(shape) > 1 {
+	if cdt.Valid() {
+		c := a.ViewAsComplex()
+		a.Close()
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
+		a = c
+	}
+	if fortran && len(a.shape) > 1 {
 		t := a.Transpose()
 		a.Close()
 		return t, t.Err()

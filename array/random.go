@@ -49,6 +49,9 @@ func (r *RNG) draw(op string, dt DType, dist backend.Dist, p0, p1 float64, shape
 	if err := r.dev.check(op); err != nil {
 		return failed(err)
 	}
+	if dt.IsComplex() && dist == backend.Normal {
+		return r.complexNormal(op, dt, p0, p1, shape)
+	}
 	if !dt.IsFloating() {
 		return failed(errorf(op, ErrDType, "random values need float32 or float64 (or a low-precision float), not %v", dt))
 	}

@@ -68,6 +68,9 @@ func (a *Array) Reduce(op ReduceOp, keepDims bool, axes ...int) *Array {
 	if _, err := a.use(name); err != nil {
 		return failed(err)
 	}
+	if a.dt.IsComplex() {
+		return a.complexReduce(name, op, keepDims, axes)
+	}
 	r := len(a.shape)
 	norm, err := normAxes(name, axes, r)
 	if err != nil {
@@ -168,6 +171,9 @@ func (a *Array) axisOp(name string, kind backend.AxisKind, axis int) *Array {
 	}
 	if len(a.shape) == 0 {
 		return failed(errorf(name, ErrAxis, "needs an array of at least one dimension"))
+	}
+	if a.dt.IsComplex() {
+		return failed(errorf(name, ErrDType, "not supported for %v", a.dt))
 	}
 	ax, err := normAxis(name, axis, len(a.shape))
 	if err != nil {

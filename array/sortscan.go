@@ -59,14 +59,6 @@ func (d *Maker) ssOut(op string, dt DType, shape []int) (*Array, backend.Operand
 	return d.wrap(st, lay, dt), backend.Operand{Buf: st.buf, Layout: lay}, nil
 }
 
-func closeAll(as ...*Array) {
-	for _, a := range as {
-		if a != nil {
-			a.Close()
-		}
-	}
-}
-
 // sortRows sorts a along axis: keys and/or int64 positions, ascending or
 // descending, stable.
 func (a *Array) sortRows(op string, axis int, desc, wantKeys, wantIdx bool) (keys, idx *Array) {

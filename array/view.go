@@ -447,6 +447,9 @@ func (a *Array) Contiguous() *Array {
 func (a *Array) Copy() *Array {
 	const op = "Copy"
 	defer runtime.KeepAlive(a)
+	if a != nil && a.dt.IsComplex() {
+		return a.complexCopy()
+	}
 	var pn pins
 	defer pn.release()
 	e, err := a.exprOf(op, &pn)
@@ -545,6 +548,13 @@ func (a *Array) to(d *Maker) *Array {
 	}
 	if a != nil && a.err == nil && a.dev == d {
 		return a.Copy()
+	}
+	if a != nil && a.dt.IsComplex() {
+		v := a.ViewAsReal()
+		defer v.Close()
+		w := v.to(d)
+		defer w.Close()
+		return w.ViewAsComplex()
 	}
 	host, err := a.hostData(op)
 	if err != nil {

@@ -19,7 +19,7 @@ func fakeLib(t *testing.T) *lib {
 	if err != nil {
 		t.Skip(err)
 	}
-	return &lib{path: "fake", sgemm: yield, dgemm: yield, gemmEx: yield, sgemmStridedBatched: yield,
+	return &lib{path: "fake", sgemm: yield, dgemm: yield, cgemm: yield, zgemm: yield, gemmEx: yield, sgemmStridedBatched: yield,
 		dgemmStridedBatched: yield, gemmStridedBatchedEx: yield, sgemv: yield, dgemv: yield,
 		saxpy: yield, daxpy: yield, sdot: yield, ddot: yield, sscal: yield, dscal: yield,
 		setStream: yield, setMathMode: yield, destroy: yield}
@@ -33,6 +33,8 @@ func TestCallsAllocateOnlyTheFFIArguments(t *testing.T) {
 	for name, f := range map[string]func() error{
 		"Sgemm":                func() error { return h.Sgemm(NoTrans, Trans, 64, 64, 64, 1, p, 64, p, 64, 0, p, 64) },
 		"Dgemm":                func() error { return h.Dgemm(NoTrans, Trans, 64, 64, 64, 1, p, 64, p, 64, 0, p, 64) },
+		"Cgemm":                func() error { return h.Cgemm(NoTrans, ConjTrans, 64, 64, 64, 1i, p, 64, p, 64, 0, p, 64) },
+		"Zgemm":                func() error { return h.Zgemm(ConjTrans, Trans, 64, 64, 64, 2-1i, p, 64, p, 64, 1, p, 64) },
 		"GemmEx":               func() error { return h.GemmEx(ex) },
 		"GemmStridedBatchedEx": func() error { return h.GemmStridedBatchedEx(ex) },
 		"SgemmStridedBatched": func() error {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // The zero Handle is not created: every call must fail cleanly, after the
@@ -220,5 +221,36 @@ func TestEnumValues(t *testing.T) {
 	}
 	if NoTrans.String() != "N" || Trans.String() != "T" || ConjTrans.String() != "C" {
 		t.Error("Op.String")
+	}
+}
+
+// Complex GEMMs read complex alpha and beta: the real values with zero
+// imaginary parts, in cuComplex and cuDoubleComplex layout.
+func TestComplexScalars(t *testing.T) {
+	h := &Handle{scal: new([3]uint64)}
+	h.scal[0], h.scal[1] = ^uint64(0), ^uint64(0) // poison
+	pa, pb := h.scalars(scalarComplexFloat, 1.5, -2)
+	if pa != uintptr(unsafe.Pointer(&h.scal[0])) || pb != uintptr(unsafe.Pointer(&h.scal[1])) ||
+		h.scal[0] != uint64(math.Float32bits(1.5)) || h.scal[1] != uint64(math.Float32bits(-2)) {
+		t.Errorf("complex64 scalars: %x", h.scal) // each word: the real half low, a zero imaginary half high
+	}
+	h.zscal = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+	pa, pb = h.scalars(scalarComplexDouble, math.Pi, -1)
+	if pa != uintptr(unsafe.Pointer(&h.zscal[0])) || pb != uintptr(unsafe.Pointer(&h.zscal[2])) ||
+		h.zscal != [4]uint64{math.Float64bits(math.Pi), 0, math.Float64bits(-1), 0} {
+		t.Errorf("complex128 scalars: %x", h.zscal)
+	}
+	for _, c := range []struct {
+		typ  DataType
+		comp ComputeType
+		want scalar
+	}{
+		{C32F, Compute32F, scalarComplexFloat}, {C64F, Compute64F, scalarComplexDouble}, {R32F, Compute32F, scalarFloat},
+	} {
+		g := GemmArgs{TransA: NoTrans, TransB: NoTrans, M: 2, N: 2, K: 2, A: 8, B: 8, C: 8, LDA: 2, LDB: 2, LDC: 2,
+			TypeA: c.typ, TypeB: c.typ, TypeC: c.typ, Compute: c.comp}
+		if s, err := g.check("test"); err != nil || s != c.want {
+			t.Errorf("%v %v: scalar kind %v, %v; want %v", c.typ, c.comp, s, err, c.want)
+		}
 	}
 }

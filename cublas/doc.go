@@ -1,10 +1,11 @@
 // Package cublas is a thin binding of NVIDIA's cuBLAS through purego: no
 // cgo, and libcublas is loaded only when a Handle is created.
 //
-// It binds what gocu's arrays need: Sgemm, Dgemm and the mixed-precision
-// GemmEx (with TF32 tensor cores through Compute32FFastTF32 or
-// SetMathMode(TF32TensorOpMath), float16 and bfloat16 with R16F/R16BF
-// operands), their strided batched forms, Sgemv/Dgemv, axpy, scal and dot,
+// It binds what gocu's arrays need: Sgemm, Dgemm, Cgemm, Zgemm and the
+// mixed-precision GemmEx (with TF32 tensor cores through Compute32FFastTF32
+// or SetMathMode(TF32TensorOpMath), float16 and bfloat16 with R16F/R16BF
+// operands, complex C32F/C64F ones with real alpha and beta), their
+// strided batched forms, Sgemv/Dgemv, axpy, scal and dot,
 // the batched LU of many small matrices (GetrfBatched, GetrsBatched,
 // GetriBatched);
 // and, from libcublasLt, cublasLtMatmul (LtHandle, LtPlan) for int8 by

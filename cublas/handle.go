@@ -25,6 +25,8 @@ type Handle struct {
 	// scal holds alpha, beta and results for the call in progress: the
 	// pointers handed to cuBLAS point here, so scalars never allocate.
 	scal *[3]uint64
+	// zscal holds the complex double alpha and beta (two words each).
+	zscal [4]uint64
 }
 
 // Create makes a handle (cublasCreate_v2) for the current CUDA context,
@@ -133,8 +135,15 @@ func (h *Handle) Version() (int, error) {
 // scalars stores alpha and beta in the handle's scratch, as the C type the
 // routine reads, and returns their addresses.
 func (h *Handle) scalars(kind scalar, alpha, beta float64) (pa, pb uintptr) {
+	if kind == scalarComplexDouble {
+		// Real alpha and beta as complex values of two words each.
+		h.zscal = [4]uint64{math.Float64bits(alpha), 0, math.Float64bits(beta), 0}
+		return h.zscalarPtrs()
+	}
 	for i, v := range [2]float64{alpha, beta} {
 		switch kind {
+		case scalarComplexFloat:
+			h.scal[i] = uint64(math.Float32bits(float32(v))) // the imaginary half is 0
 		case scalarFloat:
 			h.scal[i] = uint64(math.Float32bits(float32(v)))
 		case scalarDouble:
@@ -146,7 +155,17 @@ func (h *Handle) scalars(kind scalar, alpha, beta float64) (pa, pb uintptr) {
 		}
 	}
 	// Little-endian: the low bytes of each word are the narrower types.
+	return h.scalarPtrs()
+}
+
+// scalarPtrs returns the addresses of alpha and beta in scal.
+func (h *Handle) scalarPtrs() (pa, pb uintptr) {
 	return uintptr(unsafe.Pointer(&h.scal[0])), uintptr(unsafe.Pointer(&h.scal[1]))
+}
+
+// zscalarPtrs returns the addresses of the complex128 alpha and beta.
+func (h *Handle) zscalarPtrs() (pa, pb uintptr) {
+	return uintptr(unsafe.Pointer(&h.zscal[0])), uintptr(unsafe.Pointer(&h.zscal[2]))
 }
 
 // i32 passes a C int (checked to fit beforehand); the callee reads the low

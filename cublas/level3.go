@@ -98,7 +98,7 @@ func (h *Handle) DgemmStridedBatched(ta, tb Op, m, n, k int, alpha float64, a ui
 type GemmArgs struct {
 	TransA, TransB Op
 	M, N, K        int
-	Alpha, Beta    float64
+	Alpha, Beta    float64 // real; with complex types (C32F, C64F) the real parts
 	A              uint64
 	TypeA          DataType
 	LDA            int
@@ -123,6 +123,14 @@ func (g *GemmArgs) check(fn string) (scalar, error) {
 	s := g.Compute.scalar()
 	if s == scalarNone {
 		return 0, invalid(fn, "compute type %d is not a cublasComputeType_t", int32(g.Compute))
+	}
+	// Complex products take complex scalars: Alpha and Beta are their
+	// real parts.
+	switch {
+	case g.TypeC == C32F && s == scalarFloat:
+		s = scalarComplexFloat
+	case g.TypeC == C64F && s == scalarDouble:
+		s = scalarComplexDouble
 	}
 	return s, nil
 }

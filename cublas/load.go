@@ -37,6 +37,7 @@ type lib struct {
 	setWorkspace                             uintptr
 	sgemm, dgemm, gemmEx                     uintptr
 	sgemmStridedBatched, dgemmStridedBatched uintptr
+	cgemm, zgemm                             uintptr
 	gemmStridedBatchedEx                     uintptr
 	sgemv, dgemv, saxpy, daxpy, sdot, ddot   uintptr
 	sscal, dscal                             uintptr
@@ -95,6 +96,8 @@ func open() (*lib, error) {
 		{"cublasSetWorkspace_v2", &l.setWorkspace},
 		{"cublasSgemm_v2", &l.sgemm},
 		{"cublasDgemm_v2", &l.dgemm},
+		{"cublasCgemm_v2", &l.cgemm},
+		{"cublasZgemm_v2", &l.zgemm},
 		{"cublasGemmEx", &l.gemmEx},
 		{"cublasSgemmStridedBatched", &l.sgemmStridedBatched},
 		{"cublasDgemmStridedBatched", &l.dgemmStridedBatched},

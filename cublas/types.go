@@ -113,6 +113,8 @@ const (
 	scalarFloat
 	scalarDouble
 	scalarInt32
+	scalarComplexFloat  // cuComplex: two floats in one word
+	scalarComplexDouble // cuDoubleComplex: two words each
 )
 
 func (c ComputeType) scalar() scalar {

@@ -82,6 +82,11 @@
 // eigenvalues repeat, see Eigh) and Norm. Cholesky and Eigh read only the
 // lower triangle, and their gradients are the derivatives of exactly that.
 //
+// Package fft's FFT, IFFT, RFFT and IRFFT have theirs too, with complex
+// signals as pairs of real Vars (real and imaginary parts): gradients
+// flow through float arrays only. Their gradients are the adjoint
+// transforms.
+//
 // Gradients are computed with array operations, so they are lazy like
 // the forward pass: the backward pass of an elementwise chain is one
 // pending expression, evaluated as one fused kernel when it is used (the

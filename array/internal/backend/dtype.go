@@ -25,6 +25,11 @@ const (
 	BFloat16
 	Float8E4M3
 	Float8E5M2
+	// Complex64 and Complex128 hold (real, imaginary) pairs of float32 and
+	// float64. Backends only hold them: package array computes on the
+	// pairs through real views (see Component).
+	Complex64
+	Complex128
 )
 
 // DTypes lists every valid element type: the compute types in promotion
@@ -32,7 +37,7 @@ const (
 var DTypes = []DType{Bool, Uint8, Int32, Int64, Float32, Float64, Int8, Float16, BFloat16, Float8E4M3, Float8E5M2}
 
 var dtypeNames = [...]string{"invalid", "bool", "uint8", "int32", "int64", "float32", "float64",
-	"int8", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"}
+	"int8", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "complex64", "complex128"}
 
 func (d DType) String() string {
 	if int(d) < len(dtypeNames) {
@@ -50,14 +55,31 @@ func (d DType) Size() int {
 		return 2
 	case Int32, Float32:
 		return 4
-	case Int64, Float64:
+	case Int64, Float64, Complex64:
 		return 8
+	case Complex128:
+		return 16
 	}
 	return 0
 }
 
 // Valid reports whether d is one of the defined element types.
-func (d DType) Valid() bool { return d >= Bool && d <= Float8E5M2 }
+func (d DType) Valid() bool { return d >= Bool && d <= Complex128 }
+
+// IsComplex reports whether d is complex64 or complex128.
+func (d DType) IsComplex() bool { return d == Complex64 || d == Complex128 }
+
+// Component is the float type of a complex dtype's parts (float32 for
+// complex64, float64 for complex128), Invalid for other dtypes.
+func (d DType) Component() DType {
+	switch d {
+	case Complex64:
+		return Float32
+	case Complex128:
+		return Float64
+	}
+	return Invalid
+}
 
 // IsFloat reports whether d is float32 or float64, the float types a
 // backend computes in. The low-precision floats are not: see IsLowp and
@@ -107,6 +129,9 @@ func (d DType) Compute() DType {
 // overflow, saturation and NaN rules of package lowp). Package array
 // routes every other conversion through these.
 func CastDefined(from, to DType) bool {
+	if from.IsComplex() || to.IsComplex() {
+		return from == to // package array converts complex values through their parts
+	}
 	if from == to || (!from.IsStorage() && !to.IsStorage()) {
 		return from.Valid() && to.Valid()
 	}

@@ -93,6 +93,10 @@ func newBuffer(dt backend.DType, n int) *Buffer {
 		b.e4m3 = make([]lowp.Float8E4M3, n)
 	case backend.Float8E5M2:
 		b.e5m2 = make([]lowp.Float8E5M2, n)
+	case backend.Complex64:
+		b.f32 = make([]float32, 2*n) // (re, im) pairs: see Reinterpret
+	case backend.Complex128:
+		b.f64 = make([]float64, 2*n)
 	}
 	return b
 }
@@ -112,9 +116,9 @@ func (b *Buffer) Poison() {
 		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.e4m3))), len(b.e4m3))
 	case backend.Float8E5M2:
 		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.e5m2))), len(b.e5m2))
-	case backend.Float32:
+	case backend.Float32, backend.Complex64:
 		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f32))), 4*len(b.f32))
-	case backend.Float64:
+	case backend.Float64, backend.Complex128:
 		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f64))), 8*len(b.f64))
 	case backend.Int32:
 		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i32))), 4*len(b.i32))

@@ -51,6 +51,10 @@ func blasType(dt backend.DType) cublas.DataType {
 	switch dt {
 	case backend.Float64:
 		return cublas.R64F
+	case backend.Complex64:
+		return cublas.C32F
+	case backend.Complex128:
+		return cublas.C64F
 	case backend.Float16:
 		return cublas.R16F
 	case backend.BFloat16:

@@ -79,7 +79,7 @@ func (b *Backend) MatMul(m *backend.MatMul) error {
 	if in == backend.Int8 || in.IsFloat8() {
 		return b.ltMatMul(m, bufs)
 	}
-	if !dt.IsFloat() && !in.IsLowp() {
+	if !dt.IsFloat() && !in.IsLowp() && !dt.IsComplex() {
 		return b.intMatMul(m, bufs)
 	}
 	if m.K == 0 { // an empty sum: C = 0
@@ -102,6 +102,10 @@ func (b *Backend) MatMul(m *backend.MatMul) error {
 	switch {
 	case dt == backend.Float64:
 		t, ct = cublas.R64F, cublas.Compute64F
+	case dt == backend.Complex64:
+		t = cublas.C32F // Cgemm: full FP32 even where TF32 is allowed
+	case dt == backend.Complex128:
+		t, ct = cublas.C64F, cublas.Compute64F
 	case in == backend.Float16:
 		t = cublas.R16F
 	case in == backend.BFloat16:
