@@ -11,6 +11,7 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/nvrtc"
 )
 
@@ -26,12 +27,10 @@ func simDevice(t testing.TB) *gocu.Device {
 // gpu returns the first GPU, or skips the test with the reason.
 func gpu(t testing.TB) *gocu.Device {
 	t.Helper()
+	gputest.Need(t, gocu.GPUUsable())
 	d, err := gocu.Open("cuda")
 	if err != nil {
-		t.Skipf("no GPU: %v", err)
-	}
-	if !nvrtc.Available() {
-		t.Skip("no NVRTC library")
+		t.Fatal(err)
 	}
 	return d
 }

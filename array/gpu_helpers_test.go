@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/internal/gputest"
 )
 
 // TestMain keeps the package-level constructors on the CPU unless
@@ -36,8 +37,6 @@ func gpuErr() error {
 func testGPU(t testing.TB) *Maker {
 	t.Helper()
 	d, err := gpuOnce()
-	if err != nil {
-		t.Skipf("no usable GPU (%v): the CUDA backend is not tested", err)
-	}
+	gputest.Need(t, err)
 	return d
 }

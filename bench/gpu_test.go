@@ -5,18 +5,15 @@ import (
 	"testing"
 
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/nvrtc"
 )
 
 // TestCUDASuite runs every GPU workload at small sizes: each must pass its
 // correctness check, and the figures must be plausible.
 func TestCUDASuite(t *testing.T) {
-	if err := cuda.Init(); err != nil {
-		t.Skipf("no GPU: %v", err)
-	}
-	if !nvrtc.Available() {
-		t.Skip("no NVRTC library")
-	}
+	gputest.Need(t, cuda.Init())
+	gputest.Need(t, nvrtc.Load())
 	rep, err := Run(Options{Device: CUDA, Small: true, Reps: 3, Seed: 7})
 	var tb strings.Builder
 	if rep != nil {
@@ -68,12 +65,8 @@ var newGPUWorkloads = []string{"gray_go", "gray_fast", "matmul_naive_go", "matmu
 // check (Run fails otherwise), the array work is timed with events on the
 // array stream, and the figures are plausible.
 func TestCUDAGoAndArrays(t *testing.T) {
-	if err := cuda.Init(); err != nil {
-		t.Skipf("no GPU: %v", err)
-	}
-	if !nvrtc.Available() {
-		t.Skip("no NVRTC library")
-	}
+	gputest.Need(t, cuda.Init())
+	gputest.Need(t, nvrtc.Load())
 	rep, err := Run(Options{Device: CUDA, Only: newGPUWorkloads, Small: true, Reps: 5, Seed: 11})
 	var tb strings.Builder
 	if rep != nil {
@@ -120,12 +113,8 @@ func TestCUDAGoAndArrays(t *testing.T) {
 // on another stream, which the array stream does not wait for, would time
 // almost nothing.
 func TestCUDAArrayEventsOnItsStream(t *testing.T) {
-	if err := cuda.Init(); err != nil {
-		t.Skipf("no GPU: %v", err)
-	}
-	if !nvrtc.Available() {
-		t.Skip("no NVRTC library")
-	}
+	gputest.Need(t, cuda.Init())
+	gputest.Need(t, nvrtc.Load())
 	rep, err := Run(Options{Device: CUDA, Only: []string{"matmul_array_fp32", "sum"}, Reps: 3, Seed: 5})
 	if err != nil {
 		t.Fatal(err)

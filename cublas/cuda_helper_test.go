@@ -4,6 +4,7 @@ package cublas
 // memory and a current context, and package cuda must not be imported here.
 
 import (
+	"errors"
 	"runtime"
 	"strconv"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/internal/dynlib"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/internal/units"
 )
 
@@ -63,12 +65,10 @@ func openGPU() (*gpu, string) {
 // goroutine to its thread and makes device 0's primary context current.
 func needGPU(t testing.TB) *gpu {
 	t.Helper()
-	if err := Load(); err != nil {
-		t.Skipf("no cuBLAS: %s", units.OneLine(err))
-	}
+	gputest.Need(t, Load())
 	gpuOnce.Do(func() { theGPU, gpuErr = openGPU() })
 	if theGPU == nil {
-		t.Skipf("no CUDA GPU: %s", gpuErr)
+		gputest.Need(t, errors.New(gpuErr))
 	}
 	runtime.LockOSThread()
 	t.Cleanup(runtime.UnlockOSThread)

@@ -5,13 +5,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gocu-dev/gocu/internal/gputest"
 )
 
 func newLt(t *testing.T) *LtHandle {
 	t.Helper()
-	if err := LoadLt(); err != nil {
-		t.Skipf("no cuBLASLt: %v", err)
-	}
+	gputest.Need(t, LoadLt())
 	h, err := LtCreate()
 	if err != nil {
 		t.Fatal(err)

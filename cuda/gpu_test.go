@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/gputest"
 )
 
 //go:embed testdata/kernels.ptx
@@ -34,9 +35,7 @@ var (
 // device returns device 0, or skips the test when there is none.
 func device(t testing.TB) *cuda.Device {
 	t.Helper()
-	if err := cuda.Init(); err != nil {
-		t.Skipf("no CUDA device: %v", err)
-	}
+	gputest.Need(t, cuda.Init())
 	d, err := cuda.GetDevice(0)
 	if err != nil {
 		t.Fatal(err)

@@ -16,18 +16,15 @@ import (
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/dist"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/nccl"
 )
 
 // gpus returns every GPU as a gocu device, or skips.
 func gpus(t testing.TB) []*gocu.Device {
 	t.Helper()
-	if err := gocu.GPUUsable(); err != nil {
-		t.Skipf("no GPU: %s", strings.SplitN(err.Error(), "\n", 2)[0])
-	}
-	if err := nccl.Load(); err != nil {
-		t.Skipf("no NCCL: %s", strings.SplitN(err.Error(), "\n", 2)[0])
-	}
+	gputest.Need(t, gocu.GPUUsable())
+	gputest.Need(t, nccl.Load())
 	n, err := cuda.DeviceCount()
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/nvrtc"
 )
 
@@ -100,9 +101,7 @@ func TestCompileGolden(t *testing.T) {
 // points at one): what clang-16 accepts NVRTC must accept too, printf
 // without a declaration and __constant__ tables included.
 func TestNVRTCGolden(t *testing.T) {
-	if err := nvrtc.Load(); err != nil {
-		t.Skipf("no NVRTC library (%v); set GOCU_NVRTC_LIB to run", err)
-	}
+	gputest.Need(t, nvrtc.Load()) // GOCU_NVRTC_LIB names the library
 	files, _ := filepath.Glob("testdata/kernels/*/zz_gocu_*.cu")
 	for _, f := range files {
 		src, err := os.ReadFile(f)

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"reflect"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/lang"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/sim"
 
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/features"
@@ -41,7 +43,7 @@ var gpuLaunch func(src, entry string, opts []string, grid, block kernel.Dim3, dy
 func needGPU(t *testing.T) {
 	t.Helper()
 	if gpuLaunch == nil {
-		t.Skip(gpuSkip)
+		gputest.Need(t, errors.New(gpuSkip))
 	}
 }
 

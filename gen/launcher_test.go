@@ -8,8 +8,8 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/gen/testdata/kernels/params"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/kernel"
-	"github.com/gocu-dev/gocu/nvrtc"
 )
 
 func TestLauncherName(t *testing.T) {
@@ -27,7 +27,11 @@ func launcherDevices(t *testing.T) []*gocu.Device {
 		t.Fatal(err)
 	}
 	devs := []*gocu.Device{s}
-	if g, err := gocu.Open("cuda"); err == nil && nvrtc.Available() {
+	if gputest.Usable(t, gocu.GPUUsable()) {
+		g, err := gocu.Open("cuda")
+		if err != nil {
+			t.Fatal(err)
+		}
 		devs = append(devs, g)
 	}
 	return devs

@@ -2,12 +2,12 @@ package grad_test
 
 import (
 	"os"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
+	"github.com/gocu-dev/gocu/internal/gputest"
 )
 
 // TestMain keeps package-level constructors on the CPU unless GOCU_DEVICE
@@ -29,10 +29,8 @@ var gpuOnce = sync.OnceValues(func() (*array.Maker, error) {
 // devices returns the CPU and, when there is one, GPU 0, by name.
 func devices(t *testing.T) map[string]*array.Maker {
 	ds := map[string]*array.Maker{"cpu": array.CPU()}
-	if g, err := gpuOnce(); err == nil {
+	if g, err := gpuOnce(); gputest.Usable(t, err) {
 		ds["gpu"] = g
-	} else {
-		t.Logf("no usable GPU (%s): GPU gradients are not checked", firstLine(err))
 	}
 	return ds
 }
@@ -40,13 +38,6 @@ func devices(t *testing.T) map[string]*array.Maker {
 func testGPU(t *testing.T) *array.Maker {
 	t.Helper()
 	g, err := gpuOnce()
-	if err != nil {
-		t.Skipf("no usable GPU (%s)", firstLine(err))
-	}
+	gputest.Need(t, err)
 	return g
-}
-
-func firstLine(err error) string {
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	return s
 }

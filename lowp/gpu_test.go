@@ -46,6 +46,7 @@ import (
 	"testing"
 
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/lowp"
 	"github.com/gocu-dev/gocu/nvrtc"
 )
@@ -213,13 +214,8 @@ type gpu struct {
 // newGPU compiles gpuSource for device 0, or skips the test.
 func newGPU(t *testing.T) *gpu {
 	t.Helper()
-	if err := cuda.Init(); err != nil {
-		t.Skipf("no CUDA device: %v", err)
-	}
-	if err := nvrtc.Load(); err != nil {
-		first, _, _ := strings.Cut(err.Error(), "\n")
-		t.Skipf("no NVRTC: %s", first)
-	}
+	gputest.Need(t, cuda.Init())
+	gputest.Need(t, nvrtc.Load())
 	d, err := cuda.GetDevice(0)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/internal/dynlib"
+	"github.com/gocu-dev/gocu/internal/gputest"
 )
 
 // TestGPUErrorFromNCCL provokes an error in NCCL itself by going around
@@ -14,12 +15,8 @@ import (
 // it comes back as a typed *Error with NCCL's words, and that the
 // communicator and the process go on working. It needs a GPU and NCCL.
 func TestGPUErrorFromNCCL(t *testing.T) {
-	if err := cuda.Init(); err != nil {
-		t.Skipf("no CUDA device: %v", strings.SplitN(err.Error(), "\n", 2)[0])
-	}
-	if err := Load(); err != nil {
-		t.Skipf("no NCCL: %v", strings.SplitN(err.Error(), "\n", 2)[0])
-	}
+	gputest.Need(t, cuda.Init())
+	gputest.Need(t, Load())
 	dev, err := cuda.GetDevice(0)
 	if err != nil {
 		t.Fatal(err)
@@ -70,13 +67,9 @@ func TestGPUErrorFromNCCL(t *testing.T) {
 // is NULL") came back as the detail of the next error, InitAll with one
 // device twice. The detail must now be that call's own warning or none.
 func TestGPUStaleWarningIsNotAttached(t *testing.T) {
-	if err := cuda.Init(); err != nil {
-		t.Skipf("no CUDA device: %v", strings.SplitN(err.Error(), "\n", 2)[0])
-	}
+	gputest.Need(t, cuda.Init())
 	l, err := load()
-	if err != nil {
-		t.Skipf("no NCCL: %v", strings.SplitN(err.Error(), "\n", 2)[0])
-	}
+	gputest.Need(t, err)
 	dev, err := cuda.GetDevice(0)
 	if err != nil {
 		t.Fatal(err)

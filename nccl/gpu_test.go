@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/nccl"
 )
 
@@ -48,12 +49,8 @@ func firstLine(err error) string {
 // gpus returns every device, or skips without a GPU or without NCCL.
 func gpus(t testing.TB) []*cuda.Device {
 	t.Helper()
-	if err := cuda.Init(); err != nil {
-		t.Skipf("no CUDA device: %s", firstLine(err))
-	}
-	if err := nccl.Load(); err != nil {
-		t.Skipf("no NCCL: %s", firstLine(err))
-	}
+	gputest.Need(t, cuda.Init())
+	gputest.Need(t, nccl.Load())
 	devs, err := cuda.Devices()
 	if err != nil {
 		t.Fatal(err)

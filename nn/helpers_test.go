@@ -3,12 +3,12 @@ package nn_test
 import (
 	"math"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
+	"github.com/gocu-dev/gocu/internal/gputest"
 )
 
 func TestMain(m *testing.M) {
@@ -28,10 +28,7 @@ var gpuOnce = sync.OnceValues(func() (*array.Maker, error) {
 func testGPU(t testing.TB) *array.Maker {
 	t.Helper()
 	g, err := gpuOnce()
-	if err != nil {
-		s, _, _ := strings.Cut(err.Error(), "\n")
-		t.Skipf("no usable GPU (%s)", s)
-	}
+	gputest.Need(t, err)
 	return g
 }
 

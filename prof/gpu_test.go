@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/nvrtc"
 	"github.com/gocu-dev/gocu/prof"
 )
@@ -21,12 +22,8 @@ const scaleSrc = `extern "C" __global__ void scale(float* x, float a, int n) {
 // gpuKernel compiles scaleSrc for the first GPU, or skips the test.
 func gpuKernel(t *testing.T) (*cuda.Device, *cuda.Function) {
 	t.Helper()
-	if err := cuda.Init(); err != nil {
-		t.Skipf("no GPU: %v", err)
-	}
-	if !nvrtc.Available() {
-		t.Skip("no NVRTC library")
-	}
+	gputest.Need(t, cuda.Init())
+	gputest.Need(t, nvrtc.Load())
 	d, err := cuda.GetDevice(0)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gocu-dev/gocu/bench"
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/nvrtc"
 	"github.com/gocu-dev/gocu/prof"
@@ -196,9 +197,7 @@ func TestCompileErrorsWithoutNVRTC(t *testing.T) {
 
 func needNVRTC(t *testing.T) {
 	t.Helper()
-	if !nvrtc.Available() {
-		t.Skip("no NVRTC library (GOCU_NVRTC_LIB names one)")
-	}
+	gputest.Need(t, nvrtc.Load()) // GOCU_NVRTC_LIB names the library
 }
 
 func TestCompile(t *testing.T) {

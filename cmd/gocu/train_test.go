@@ -14,6 +14,7 @@ import (
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/datasets/mnist"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/nccl"
 )
 
@@ -115,12 +116,8 @@ func TestTrainDataParallel(t *testing.T) {
 // (with one GPU: one rank through NCCL, which must train as the plain
 // trainer does).
 func TestGPUTrainDataParallel(t *testing.T) {
-	if err := gocu.GPUUsable(); err != nil {
-		t.Skip("no GPU")
-	}
-	if err := nccl.Load(); err != nil {
-		t.Skip("no NCCL")
-	}
+	gputest.Need(t, gocu.GPUUsable())
+	gputest.Need(t, nccl.Load())
 	if _, err := mnist.Dir(); errors.Is(err, mnist.ErrNotFound) {
 		t.Skip(err)
 	}

@@ -6,14 +6,13 @@ import (
 	"testing"
 
 	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/internal/gputest"
 )
 
 // TestSoftmaxCUDA runs the CUDA C kernel inside an array chain on the GPU
 // and compares it with a float64 softmax and with array.Softmax.
 func TestSoftmaxCUDA(t *testing.T) {
-	if err := gocu.GPUUsable(); err != nil {
-		t.Skipf("no GPU: CUDA C needs one (%.80s...)", err)
-	}
+	gputest.Need(t, gocu.GPUUsable())
 	dev := gocu.MustOpen("cuda:0")
 	for seed := uint64(1); seed <= 3; seed++ {
 		rows, cols := 4096, 1000+int(seed)*13

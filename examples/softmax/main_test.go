@@ -7,30 +7,22 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/sim"
 )
 
 // devices are the simulator, the CPU and, when there is one, the GPU.
 func devices(t *testing.T) []*gocu.Device {
 	ds := []*gocu.Device{gocu.MustOpen("sim"), gocu.MustOpen("cpu")}
-	if err := gocu.GPUUsable(); err != nil {
-		t.Logf("no GPU (%v): the GPU case is not run", firstLine(err))
-	} else if g, err := gocu.Open("cuda:0"); err != nil {
+	if !gputest.Usable(t, gocu.GPUUsable()) {
+		return ds
+	}
+	if g, err := gocu.Open("cuda:0"); err != nil {
 		t.Errorf("a GPU is usable but cuda:0 does not open: %v", err)
 	} else {
 		ds = append(ds, g)
 	}
 	return ds
-}
-
-func firstLine(err error) string {
-	s := err.Error()
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }
 
 // TestSoftmaxRows runs the example on every device: the Go kernel's

@@ -8,6 +8,7 @@ import (
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/dist"
+	"github.com/gocu-dev/gocu/internal/gputest"
 )
 
 // The training figures of issue 12, against ../shared/anchors/train_mlp.py
@@ -19,12 +20,10 @@ import (
 //	go test -run XXX -bench 'MLP' ./internal/mnisttrain
 
 func gpuOnly(b *testing.B) *array.Maker {
-	if err := gocu.GPUUsable(); err != nil {
-		b.Skip("no GPU")
-	}
+	gputest.Need(b, gocu.GPUUsable())
 	g, err := array.GPU(0)
 	if err != nil {
-		b.Skip(err)
+		b.Fatal(err)
 	}
 	return g
 }

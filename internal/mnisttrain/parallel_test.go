@@ -8,6 +8,7 @@ import (
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/dist"
+	"github.com/gocu-dev/gocu/internal/gputest"
 )
 
 // maxRel is the largest relative difference between two runs' losses.
@@ -165,12 +166,10 @@ func TestParallelReplicasStayEqual(t *testing.T) {
 // with 2 GPUs or more, the batch split across them trains as one GPU.
 func TestGPUParallel(t *testing.T) {
 	needData(t)
-	if err := gocu.GPUUsable(); err != nil {
-		t.Skip("no GPU")
-	}
+	gputest.Need(t, gocu.GPUUsable())
 	gpu0, err := gocu.Open("cuda:0")
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	cfg := Config{MaxSteps: 150, Hidden: 256, Seed: 4, Batch: 128, Constant: true}
 	one := cfg

@@ -11,6 +11,7 @@ import (
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/datasets/mnist"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/nn"
 )
 
@@ -71,10 +72,12 @@ func TestShortTraining(t *testing.T) {
 func TestGraphModeMatchesEager(t *testing.T) {
 	needData(t)
 	devs := []*gocu.Device{gocu.MustOpen("cpu")}
-	if gocu.GPUUsable() == nil {
-		if d, err := gocu.Open("cuda"); err == nil {
-			devs = append(devs, d)
+	if gputest.Usable(t, gocu.GPUUsable()) {
+		d, err := gocu.Open("cuda")
+		if err != nil {
+			t.Fatal(err)
 		}
+		devs = append(devs, d)
 	}
 	for _, d := range devs {
 		var res [2]*Result

@@ -9,6 +9,8 @@
 # (+ MNIST's files in .gpu/mnist), then on the device, carrying [".gpu"]:
 #   bash tools/gpu/final-bench.sh 1   (then 2)
 set -u
+# A GPU test that cannot reach the GPU or a CUDA library fails here instead of skipping.
+export GOCU_REQUIRE_GPU=1
 cd "$(dirname "$0")/../.."
 R=$PWD; part=${1:-1}; out=${OUT:-/tmp/gpu-bench}; mkdir -p "$out"; logs=/tmp/bench-logs; mkdir -p "$logs"
 for f in .gpu/*.xz; do [ -e "$f" ] && xz -d -T4 "$f"; done; chmod +x .gpu/*.test .gpu/gocu 2>/dev/null

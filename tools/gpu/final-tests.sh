@@ -7,6 +7,8 @@
 # others, and the root package (its out-of-memory probe takes the whole
 # GPU) runs after both, with a soak of GOCU_SOAK (default 60s).
 set -u
+# A GPU test that cannot reach the GPU or a CUDA library fails here instead of skipping.
+export GOCU_REQUIRE_GPU=1
 cd "$(dirname "$0")/../.."
 root=$PWD
 out=${OUT:-/tmp/gpu-pass}; mkdir -p "$out"; logs=/tmp/gpu-logs; mkdir -p "$logs"

@@ -30,6 +30,8 @@
 # Logs go to $OUT (default /tmp/multi-gpu), archived as logs.tgz; the summary
 # (the figures side by side with the peer's, and the issue's targets) last.
 set -u
+# A GPU test that cannot reach the GPU or a CUDA library fails here instead of skipping.
+export GOCU_REQUIRE_GPU=1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 out=${OUT:-/tmp/multi-gpu}; mkdir -p "$out"

@@ -3,6 +3,8 @@
 #   bash tools/gpu/pass.sh [tests] [race] [bench] [anchors] [demo]
 # Logs go to $OUT (or /tmp/gpu-pass); a short summary is printed last.
 set -u
+# A GPU test that cannot reach the GPU or a CUDA library fails here instead of skipping.
+export GOCU_REQUIRE_GPU=1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 out=${OUT:-/tmp/gpu-pass}; mkdir -p "$out"

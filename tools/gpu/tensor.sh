@@ -9,6 +9,8 @@
 # (the device tool brings back at most eight); a table of ratios is printed
 # last.
 set -u
+# A GPU test that cannot reach the GPU or a CUDA library fails here instead of skipping.
+export GOCU_REQUIRE_GPU=1
 root=$(cd "$(dirname "$0")/../.." && pwd); cd "$root"
 out=${OUT:-/tmp/gpu-tensor}; mkdir -p "$out"
 logs=$out/logs; mkdir -p "$logs"

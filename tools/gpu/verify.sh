@@ -4,6 +4,8 @@
 # Build with: tools/gpu/bundle-xz.sh array cublas cuda . internal/mnisttrain
 # (+ .gpu/mnist with GoMNIST's four files), then run with carry [".gpu"].
 set -u
+# A GPU test that cannot reach the GPU or a CUDA library fails here instead of skipping.
+export GOCU_REQUIRE_GPU=1
 cd "$(dirname "$0")/../.."
 R=$PWD; out=${OUT:-/tmp/verify}; mkdir -p "$out"
 for f in .gpu/*.xz; do [ -e "$f" ] && xz -d -T4 "$f"; done; chmod +x .gpu/*.test .gpu/gocu 2>/dev/null

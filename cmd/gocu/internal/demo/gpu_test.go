@@ -10,8 +10,8 @@ import (
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/internal/sample"
-	"github.com/gocu-dev/gocu/internal/units"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/sim"
 )
@@ -20,9 +20,7 @@ import (
 // none.
 func gpuDevice(t *testing.T) *gocu.Device {
 	t.Helper()
-	if err := cuda.Init(); err != nil {
-		t.Skipf("no GPU: %s", units.OneLine(err))
-	}
+	gputest.Need(t, cuda.Init())
 	dev, err := gocu.Open("cuda")
 	if err != nil {
 		t.Fatal(err)

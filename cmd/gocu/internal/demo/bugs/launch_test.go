@@ -11,8 +11,8 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/cmd/gocu/internal/demo/bugs"
+	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/internal/lecture"
-	"github.com/gocu-dev/gocu/internal/units"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/nvrtc"
 	"github.com/gocu-dev/gocu/sim"
@@ -36,9 +36,7 @@ var gpuDev = sync.OnceValues(func() (*gocu.Device, error) {
 func needGPU(t testing.TB) *gocu.Device {
 	t.Helper()
 	d, err := gpuDev()
-	if err != nil {
-		t.Skip("no GPU: " + units.OneLine(err))
-	}
+	gputest.Need(t, err)
 	return d
 }
 
