@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
+	"github.com/gocu-dev/gocu/array/internal/cpu"
 	"github.com/gocu-dev/gocu/lowp"
 )
 
@@ -167,20 +168,6 @@ func promoteStorage(a, b DType) DType {
 	return Invalid
 }
 
-// promoteAll promotes dtypes left to right, reporting the first pair
-// without a rule as an ErrDType error of op.
-func promoteAll(op string, dts ...DType) (DType, error) {
-	dt := dts[0]
-	for _, d := range dts[1:] {
-		p := Promote(dt, d)
-		if !p.Valid() {
-			return Invalid, noPromotion(op, dt, d)
-		}
-		dt = p
-	}
-	return dt, nil
-}
-
 // noPromotion is the error of combining two dtypes that have no rule.
 func noPromotion(op string, a, b DType) error {
 	return errorf(op, ErrDType, "%v and %v have no promotion rule (as in PyTorch, an 8-bit float combines only with itself): convert one with AsType", a, b)
@@ -245,7 +232,7 @@ func scalarOf(v any) (scalar, bool, error) {
 		return scalar{kind: weakInt, i: x}, true, nil
 	case uint:
 		if uint64(x) > math.MaxInt64 {
-			return scalar{}, true, fmt.Errorf("Go uint %d is out of range for int64", x)
+			return scalar{}, true, fmt.Errorf("the Go uint %d is out of range for int64", x)
 		}
 		return scalar{kind: weakInt, i: int64(x)}, true, nil
 	case uint8:
@@ -256,7 +243,7 @@ func scalarOf(v any) (scalar, bool, error) {
 		return scalar{kind: weakInt, i: int64(x)}, true, nil
 	case uint64:
 		if x > math.MaxInt64 {
-			return scalar{}, true, fmt.Errorf("Go uint64 %d is out of range for int64", x)
+			return scalar{}, true, fmt.Errorf("the Go uint64 %d is out of range for int64", x)
 		}
 		return scalar{kind: weakInt, i: int64(x)}, true, nil
 	case float32:
@@ -330,7 +317,7 @@ func (s scalar) as(d DType) backend.Scalar {
 	default:
 		f = s.f
 		if d.IsInt() {
-			i = saturate(f, d)
+			i = cpu.SaturateFloat(f, d.be()) // as every backend casts
 		} else if d == Bool && f != 0 {
 			i = 1
 		}
@@ -356,32 +343,6 @@ func (s scalar) as(d DType) backend.Scalar {
 		out.I = i
 	}
 	return out
-}
-
-// saturate converts a float to integer dtype d the way every backend casts:
-// truncation toward zero, saturation at the type's range, NaN to 0.
-func saturate(f float64, d DType) int64 {
-	var lo, hi float64
-	var mn, mx int64
-	switch d {
-	case Uint8:
-		lo, hi, mn, mx = 0, 255, 0, 255
-	case Int8:
-		lo, hi, mn, mx = -128, 127, -128, 127
-	case Int32:
-		lo, hi, mn, mx = math.MinInt32, math.MaxInt32, math.MinInt32, math.MaxInt32
-	default:
-		lo, hi, mn, mx = -9223372036854775808.0, 9223372036854775808.0, math.MinInt64, math.MaxInt64
-	}
-	switch {
-	case f != f:
-		return 0
-	case f <= lo:
-		return mn
-	case f >= hi:
-		return mx
-	}
-	return int64(f)
 }
 
 // roundLowp rounds f to the low-precision float d (one rounding, package

@@ -1,11 +1,11 @@
 package array
 
 import (
-	"fmt"
-	"github.com/gocu-dev/gocu/array/internal/gpu"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gocu-dev/gocu/array/internal/gpu"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 	"github.com/gocu-dev/gocu/array/internal/cpu"
@@ -464,8 +464,6 @@ func checkHost(t testing.TB, what string, got host, wantShape []int, want []floa
 	}
 }
 
-func shapeName(s []int) string { return fmt.Sprint(s) }
-
 // newDevice returns a Maker over a backend of the test's choice, on no
 // gocu device.
 func newDevice(be backend.Backend, g *gpu.Backend) *Maker {
@@ -473,4 +471,29 @@ func newDevice(be backend.Backend, g *gpu.Backend) *Maker {
 	m.prep, _ = be.(backend.Preparer)
 	m.precision.Store(-1)
 	return m
+}
+
+// saturate is the reference cast of a float to integer dtype d: toward
+// zero, clamped to d's range, NaN to 0.
+func saturate(f float64, d DType) int64 {
+	if math.IsNaN(f) {
+		return 0
+	}
+	mn, mx := int64(math.MinInt64), int64(math.MaxInt64)
+	switch d {
+	case Uint8:
+		mn, mx = 0, math.MaxUint8
+	case Int8:
+		mn, mx = math.MinInt8, math.MaxInt8
+	case Int32:
+		mn, mx = math.MinInt32, math.MaxInt32
+	}
+	switch t := math.Trunc(f); {
+	case t <= float64(mn):
+		return mn
+	case t >= float64(mx):
+		return mx
+	default:
+		return int64(t)
+	}
 }

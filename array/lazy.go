@@ -601,13 +601,3 @@ var (
 	unitStride = []int{1}
 	zeroStride = []int{0}
 )
-
-// readProgram returns a program that reads array a (its pending expression
-// or its storage), with every leaf broadcast to a's shape.
-func (a *Array) readProgram(op string, pn *pins) (*backend.Program, *expr, error) {
-	e, err := a.exprOf(op, pn)
-	if err != nil {
-		return nil, nil, err
-	}
-	return program(e, a.shape), e, nil
-}

@@ -40,9 +40,8 @@ var (
 
 // matmulKind is the operand types and layout of a product workload.
 type matmulKind struct {
-	in    array.DType
-	tn    bool // b is a transposed view of a contiguous N×K matrix
-	label string
+	in array.DType
+	tn bool // b is a transposed view of a contiguous N×K matrix
 }
 
 func init() {

@@ -6,19 +6,19 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 func libcSym(t testing.TB, lib, name string) uintptr {
 	if runtime.GOOS != "linux" {
 		t.Skip("the stand-in driver functions come from glibc")
 	}
-	h, err := purego.Dlopen(lib, purego.RTLD_NOW)
+	l, err := dynlib.OpenFile(lib)
 	if err != nil {
 		t.Skipf("no %s: %v", lib, err)
 	}
-	p, err := purego.Dlsym(h, name)
-	if err != nil || p == 0 {
+	p, err := l.Sym(name)
+	if err != nil {
 		t.Skipf("no %s in %s", name, lib)
 	}
 	return p

@@ -3,7 +3,7 @@ package cuda
 import (
 	"testing"
 
-	"github.com/ebitengine/purego"
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 // fakeAPI is fakeDriverAPI for tests, which skip without glibc.
@@ -21,8 +21,11 @@ func FakeFunction(t testing.TB, name string, failWith Result) *Function {
 	a := fakeAPI(t)
 	handle := uintptr(0xf00)
 	if failWith != 0 {
-		h, _ := purego.Dlopen("libc.so.6", purego.RTLD_NOW)
-		a.cuLaunchKernel, _ = purego.Dlsym(h, "labs")
+		libc, err := dynlib.OpenFile("libc.so.6")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.cuLaunchKernel, _ = libc.Sym("labs")
 		handle = uintptr(failWith) // labs(f.handle) is the result
 	}
 	d := &Device{api: a, ordinal: 7, ctx: 0xc0c0, props: fakeProps}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"runtime"
 
-	"github.com/ebitengine/purego"
+	"github.com/gocu-dev/gocu/internal/dynlib"
 )
 
 // fakeDriverAPI returns driver entry points that are libc and libm
@@ -17,16 +17,16 @@ func fakeDriverAPI() (*api, error) {
 	if runtime.GOOS != "linux" {
 		return nil, errors.New("the fake driver uses glibc")
 	}
-	h, err := purego.Dlopen("libc.so.6", purego.RTLD_NOW)
+	libc, err := dynlib.OpenFile("libc.so.6")
 	if err != nil {
 		return nil, errors.New("no libc to stand in for the driver: " + err.Error())
 	}
-	echo, _ := purego.Dlsym(h, "labs")
-	hm, err := purego.Dlopen("libm.so.6", purego.RTLD_NOW)
+	echo, _ := libc.Sym("labs")
+	libm, err := dynlib.OpenFile("libm.so.6")
 	if err != nil {
 		return nil, errors.New("no libm to stand in for the driver: " + err.Error())
 	}
-	ok, _ := purego.Dlsym(hm, "fegetround") // returns FE_TONEAREST, 0, without a system call
+	ok, _ := libm.Sym("fegetround") // returns FE_TONEAREST, 0, without a system call
 	if ok == 0 || echo == 0 {
 		return nil, errors.New("libc lacks labs or libm lacks fegetround")
 	}

@@ -134,6 +134,3 @@ func (f *frame) bind(a *api, ctx uintptr) Result {
 	f.args[0] = ctx
 	return f.call(a.cuCtxSetCurrent, 1)
 }
-
-// outPtr is the address of out-parameter word i, to pass to the driver.
-func (f *frame) outPtr(i int) uintptr { return uintptr(unsafe.Pointer(&f.out[i])) }

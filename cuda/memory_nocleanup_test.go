@@ -53,7 +53,6 @@ func TestAllocOnNoCleanup(t *testing.T) {
 func TestAllocInto(t *testing.T) {
 	d := FakeFunction(t, "k", 0).dev
 	type owner struct {
-		n   int
 		blk MemoryBlock
 	}
 	o := new(owner)

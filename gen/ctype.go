@@ -30,7 +30,6 @@ type cstruct struct {
 	named  *types.Named
 	name   string
 	fields []string // C member names, one per Go field
-	deps   []*cstruct
 	done   bool
 }
 

@@ -24,17 +24,10 @@ var libcFflush = sync.OnceValue(func() uintptr {
 	return 0
 })
 
-// captureStdout runs f with file descriptor 1 redirected to a file and
-// returns what was written to it, the C library's buffered stdout
-// included, and what had reached the file before it was flushed.
-func captureStdout(f func() error) (string, error) {
-	out, _, err := captureStdoutUnflushed(f)
-	return out, err
-}
-
-// captureStdoutUnflushed is captureStdout that also returns what the file
-// held before the C library's buffers were flushed: whether the CUDA
-// driver flushes its printf output itself.
+// captureStdoutUnflushed runs f with file descriptor 1 redirected to a
+// file. It returns what was written, the C library's buffered stdout
+// included, and what the file held before those buffers were flushed:
+// whether the CUDA driver flushes its printf output itself.
 func captureStdoutUnflushed(f func() error) (string, string, error) {
 	flush := func() {
 		if p := libcFflush(); p != 0 {

@@ -107,15 +107,6 @@ func (n *names) take(want string) string {
 	return s
 }
 
-// takeExact marks s used and reports whether it was free.
-func (n *names) takeExact(s string) bool {
-	if n.taken(s) {
-		return false
-	}
-	n.used[s] = true
-	return true
-}
-
 // takeInternal hands out a name in the reserved gocu_ namespace, for
 // temporaries and labels the translator introduces: unique against every
 // name in scope, but not rejected for its prefix.

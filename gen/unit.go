@@ -682,8 +682,6 @@ func (u *unit) checkTypeErrors() {
 	}
 }
 
-func (u *unit) unusedFuncDirectives() {}
-
 // unusedLoopDirectives reports //gocu: comments inside translated functions
 // that no statement consumed.
 func (u *unit) unusedLoopDirectives() {

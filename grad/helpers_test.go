@@ -34,10 +34,3 @@ func devices(t *testing.T) map[string]*array.Maker {
 	}
 	return ds
 }
-
-func testGPU(t *testing.T) *array.Maker {
-	t.Helper()
-	g, err := gpuOnce()
-	gputest.Need(t, err)
-	return g
-}

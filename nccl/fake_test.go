@@ -53,19 +53,19 @@ func openFake(t *testing.T, flags ...string) (*fakeLib, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := purego.Dlopen(so, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	h, err := dynlib.OpenFile(so)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fakeLib{lib: l}
-	if f.last, err = purego.Dlsym(h, "fakeLast"); err != nil {
+	if f.last, err = h.Sym("fakeLast"); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []struct {
 		name string
 		p    *uintptr
 	}{{"fakeFailNext", &f.failNext}, {"fakeWarn", &f.warn}, {"fakeFailGroupEnd", &f.failEnd}, {"fakeLog", &f.callLog}} {
-		if *s.p, err = purego.Dlsym(h, s.name); err != nil {
+		if *s.p, err = h.Sym(s.name); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -41,11 +41,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func firstLine(err error) string {
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	return s
-}
-
 // gpus returns every device, or skips without a GPU or without NCCL.
 func gpus(t testing.TB) []*cuda.Device {
 	t.Helper()

@@ -117,7 +117,6 @@ type call struct {
 	comm *Comm
 	sym  uintptr // 0: ncclCommInitRank
 	args []uintptr
-	id   UniqueID // InitRank's
 }
 
 // issue makes the recorded calls between ncclGroupStart and ncclGroupEnd.

@@ -27,7 +27,7 @@ func TestCapturedStepMatchesEager(t *testing.T) {
 					rng := d.NewRNG(3)
 					m := nn.NewSequential(nn.NewLinear(rng, 20, 16), nn.GELU{}, nn.NewLinear(rng, 16, 5))
 					var o nn.Optimizer
-					setLR := func(float64) error { return nil }
+					var setLR func(float64) error
 					switch name {
 					case "Adam":
 						a := nn.NewAdam(nn.Params(m), 1e-2)

@@ -382,13 +382,6 @@ func compare[T number](op backend.Op, d []bool, a, b []T) {
 	}
 }
 
-func b2i(v bool) int {
-	if v {
-		return 1
-	}
-	return 0
-}
-
 // boolOp covers every node operation on bool arguments.
 func boolOp(op backend.Op, d, a, b []bool) {
 	switch op {

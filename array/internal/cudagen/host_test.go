@@ -356,7 +356,7 @@ func hostArg(c *hostCase, p Param) string {
 	case RoleScalar:
 		s := c.p.Scalars[p.Index]
 		if s.DType.IsFloating() {
-			return fmt.Sprintf("%s", strconvHex(s.F))
+			return strconvHex(s.F)
 		}
 		return fmt.Sprintf("%dll", s.I)
 	case RoleCount:

@@ -370,7 +370,6 @@ func PlanReduce(r *backend.Reduction, o Options) (*Plan, error) {
 		case RoleOut:
 			a = ptr(outIdx, r.Out.Layout.Offset)
 		case RoleIn:
-			a = ptr(prm.Index, 0)
 			if spec.In[prm.Index] == Const {
 				a = ptr(prm.Index, p.Inputs[prm.Index].Layout.Offset)
 			} else {

@@ -2,8 +2,6 @@ package cudagen
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
@@ -81,33 +79,6 @@ func scalarParamType(d backend.DType) Type {
 		return F64
 	}
 	return I64
-}
-
-// floatLit writes a float64 constant exactly (hex float for non-integers
-// would also do; the shortest decimal that round-trips is exact too).
-func floatLit(v float64, d backend.DType) string {
-	switch {
-	case math.IsNaN(v):
-		if d == backend.Float32 {
-			return "__int_as_float(0x7fc00000)"
-		}
-		return "__longlong_as_double(0x7ff8000000000000ll)"
-	case math.IsInf(v, 1):
-		if d == backend.Float32 {
-			return "__int_as_float(0x7f800000)"
-		}
-		return "__longlong_as_double(0x7ff0000000000000ll)"
-	case math.IsInf(v, -1):
-		if d == backend.Float32 {
-			return "__int_as_float(0xff800000)"
-		}
-		return "__longlong_as_double(0xfff0000000000000ll)"
-	}
-	s := strconv.FormatFloat(v, 'e', -1, 64)
-	if d == backend.Float32 {
-		s = strconv.FormatFloat(v, 'e', -1, 32) + "f"
-	}
-	return s
 }
 
 // zero and one literals of a dtype.

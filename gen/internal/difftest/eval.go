@@ -50,9 +50,7 @@ func (g *generator) inputs(k Kind, n int) []Value {
 			if w == 64 {
 				maxV = math.MaxUint64
 			}
-			for _, v := range []uint64{0, 1, maxV, maxV - 1, 7, 2, 31, 32, 63, 64, maxV / 2, maxV/2 + 1} {
-				specials = append(specials, v)
-			}
+			specials = append(specials, 0, 1, maxV, maxV-1, 7, 2, 31, 32, 63, 64, maxV/2, maxV/2+1)
 		}
 	}
 	vals := make([]Value, n)

@@ -90,14 +90,14 @@ func TestDebugOffByOne(t *testing.T) {
 	ah, bh := randFloats(r, n), randFloats(r, n)
 	line := wantLines(t, "broken.go", "out of range")[0]
 	cfg := gocu.Grid1D(n, 256)
-	launch := func(d *gocu.Device, cfg gocu.Config) (error, []float32) {
+	launch := func(d *gocu.Device, cfg gocu.Config) ([]float32, error) {
 		c := poisoned(t, d, n, float32(math.NaN()))
 		err := bugs.LaunchAddOffByOne(d, cfg, upload(t, d, ah), upload(t, d, bh), c, n)
-		return err, download(t, c)
+		return download(t, c), err
 	}
 	s := simDev(t)
 	// The simulator's default mode: the Go runtime's bounds check.
-	err, _ := launch(s, cfg)
+	_, err := launch(s, cfg)
 	e := asSimError(t, err)
 	if e.Kind != sim.KindOutOfRange || e.Index != n || e.Length != n || e.Pos.Line != line || e.Thread.X != n%256 {
 		t.Fatalf("simulator: %v", err)
@@ -105,7 +105,7 @@ func TestDebugOffByOne(t *testing.T) {
 	// Checked mode names the access and its memory.
 	checked := cfg
 	checked.Checked = true
-	err, _ = launch(s, checked)
+	_, err = launch(s, checked)
 	simMsg := err.Error()
 	want := fmt.Sprintf("sim: kernel AddOffByOne: block (3,0,0) thread (232,0,0): index 1000 out of range [0:1000] of global memory (argument 1) at broken.go:%d:", line)
 	if !strings.HasPrefix(simMsg, want) || !strings.Contains(simMsg, "(a[i]) [seed ") {
@@ -115,7 +115,7 @@ func TestDebugOffByOne(t *testing.T) {
 	g := needGPU(t)
 	dbg := cfg
 	dbg.Debug = true
-	err, c := launch(g, dbg)
+	c, err := launch(g, dbg)
 	e = asSimError(t, err)
 	if !errors.Is(err, sim.ErrOutOfRange) || e.Kernel != "AddOffByOne" || e.Index != n || e.Length != n || e.Seed != 0 {
 		t.Fatalf("GPU debug: %v", err)
@@ -130,7 +130,7 @@ func TestDebugOffByOne(t *testing.T) {
 	}
 	// Without debug mode the GPU reads and writes one element past the
 	// ends (inside the allocator's rounding) and reports nothing.
-	if err, _ := launch(g, cfg); err != nil {
+	if _, err := launch(g, cfg); err != nil {
 		t.Errorf("release build: %v", err)
 	}
 }
