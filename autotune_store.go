@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gocu-dev/gocu/internal/owner"
 	"github.com/gocu-dev/gocu/nvrtc"
 )
 
@@ -83,7 +84,7 @@ func privateDir(dir string) error {
 	if !st.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	if uid, me, ok := fileOwner(st); ok && uid != me {
+	if uid, me, ok := owner.Of(st); ok && uid != me {
 		return fmt.Errorf("%s belongs to uid %d, not to you (uid %d)", dir, uid, me)
 	}
 	if st.Mode().Perm()&0o077 != 0 {

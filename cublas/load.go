@@ -2,7 +2,6 @@ package cublas
 
 import (
 	"fmt"
-	"sync"
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/internal/dynlib"
@@ -44,37 +43,21 @@ type lib struct {
 	getrfBatched, getrsBatched, getriBatched [2]uintptr // S, D
 }
 
-var (
-	loadOnce sync.Once
-	loaded   *lib
-	loadErr  error
-)
+var libOnce = dynlib.NewOnce(open, func(l *lib) string { return l.path })
 
 // Load loads libcublas if it is not loaded yet; Create calls it. The error
 // wraps ErrNotFound and lists every place tried. GOCU_CUBLAS_LIB names a
 // file to use instead of searching.
-func Load() error {
-	_, err := load()
-	return err
-}
+func Load() error { return libOnce.Err() }
 
 // Available reports whether libcublas can be loaded.
 func Available() bool { return Load() == nil }
 
 // LibraryPath returns the name or file libcublas was loaded from, or
 // Load's error (cuda.LibraryPath and nvrtc.LibraryPath are alike).
-func LibraryPath() (string, error) {
-	l, err := load()
-	if err != nil {
-		return "", err
-	}
-	return l.path, nil
-}
+func LibraryPath() (string, error) { return libOnce.Path() }
 
-func load() (*lib, error) {
-	loadOnce.Do(func() { loaded, loadErr = open() })
-	return loaded, loadErr
-}
+func load() (*lib, error) { return libOnce.Lib() }
 
 func open() (*lib, error) {
 	dl, err := dynlib.Open(spec)

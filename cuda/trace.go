@@ -2,7 +2,8 @@ package cuda
 
 import (
 	"strconv"
-	"sync/atomic"
+
+	"github.com/gocu-dev/gocu/internal/hook"
 )
 
 // Tracing: a Tracer installed with SetTracer sees every kernel launch, graph
@@ -81,28 +82,17 @@ type Tracer interface {
 	End(op *TraceOp)
 }
 
-type tracerRef struct{ t Tracer }
-
-var tracer atomic.Pointer[tracerRef]
+var tracer hook.Slot[Tracer]
 
 // SetTracer installs t as the process's tracer (nil removes it) and returns
 // the one it replaces. Operations already between Begin and End finish with
 // the tracer they began with.
-func SetTracer(t Tracer) Tracer {
-	var ref *tracerRef
-	if t != nil {
-		ref = &tracerRef{t}
-	}
-	if old := tracer.Swap(ref); old != nil {
-		return old.t
-	}
-	return nil
-}
+func SetTracer(t Tracer) Tracer { return tracer.Set(t) }
 
 // traceKernel begins tracing a launch; it returns nil, at the cost of one
 // atomic load, when no tracer is installed.
 func traceKernel(f *Function, grid, block Dim3, shared int, s *Stream) *TraceOp {
-	if tracer.Load() == nil {
+	if !tracer.Active() {
 		return nil
 	}
 	return beginKernel(f, grid, block, shared, s)
@@ -116,7 +106,7 @@ func beginKernel(f *Function, grid, block Dim3, shared int, s *Stream) *TraceOp 
 // traceOp begins tracing a graph launch, copy or memset of n bytes on s
 // (nil for the device's default stream, synchronously).
 func traceOp(kind OpKind, d *Device, s *Stream, n int) *TraceOp {
-	if tracer.Load() == nil {
+	if !tracer.Active() {
 		return nil
 	}
 	return beginOp(kind, d, s, n)
@@ -132,11 +122,11 @@ func beginOp(kind OpKind, d *Device, s *Stream, n int) *TraceOp {
 }
 
 func begin(op *TraceOp) *TraceOp {
-	ref := tracer.Load()
-	if ref == nil {
+	t, ok := tracer.Get()
+	if !ok {
 		return nil
 	}
-	op.t = ref.t
+	op.t = t
 	op.t.Begin(op)
 	return op
 }

@@ -60,33 +60,20 @@ type lib struct {
 // cUniqueID is ncclUniqueId: struct { char internal[128]; }.
 type cUniqueID struct{ internal [idBytes]byte }
 
-var (
-	loadOnce sync.Once
-	loaded   *lib
-	loadErr  error
-)
+var libOnce = dynlib.NewOnce(func() (*lib, error) { return open(spec) }, func(l *lib) string { return l.path })
 
 // Load loads libnccl if it is not loaded yet; every other function calls
 // it. The error matches ErrNoLibrary and lists every place tried, or names
 // the symbol or version that makes the file found unusable. GOCU_NCCL_LIB
 // names a file to use instead of searching. Loading needs no GPU.
-func Load() error {
-	_, err := load()
-	return err
-}
+func Load() error { return libOnce.Err() }
 
 // Available reports whether a usable libnccl can be loaded.
 func Available() bool { return Load() == nil }
 
 // LibraryPath returns the name or file libnccl was loaded from, or Load's
 // error (as cuda.LibraryPath, nvrtc.LibraryPath and cublas.LibraryPath do).
-func LibraryPath() (string, error) {
-	l, err := load()
-	if err != nil {
-		return "", err
-	}
-	return l.path, nil
-}
+func LibraryPath() (string, error) { return libOnce.Path() }
 
 // Version returns the version of the loaded NCCL, such as 2, 26, 5.
 func Version() (major, minor, patch int, err error) {
@@ -97,10 +84,7 @@ func Version() (major, minor, patch int, err error) {
 	return l.major, l.minor, l.patch, nil
 }
 
-func load() (*lib, error) {
-	loadOnce.Do(func() { loaded, loadErr = open(spec) })
-	return loaded, loadErr
-}
+func load() (*lib, error) { return libOnce.Lib() }
 
 func open(s dynlib.Spec) (*lib, error) {
 	dl, err := dynlib.Open(s)

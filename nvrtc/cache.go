@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gocu-dev/gocu/internal/owner"
 )
 
 // Compiler is what a Cache calls on a miss. NVRTC is the real one; tests
@@ -155,7 +157,7 @@ func UsableDir(dir string) string {
 	if err != nil || !st.IsDir() {
 		return dir
 	}
-	uid, me, ok := owner(st)
+	uid, me, ok := owner.Of(st)
 	if st.Mode().Perm()&0o022 == 0 && (!ok || uid == me) {
 		return dir // only the user writes it; entries are 0600
 	}
@@ -182,7 +184,7 @@ func prepareDir(dir string) (string, error) {
 	if !st.IsDir() {
 		return "", fmt.Errorf("nvrtc: cache directory %s is not a directory", dir)
 	}
-	if uid, me, ok := owner(st); ok && uid != me {
+	if uid, me, ok := owner.Of(st); ok && uid != me {
 		return "", fmt.Errorf("%w: %s belongs to uid %d, not to you (uid %d); set GOCU_CACHE_DIR to a directory of your own", ErrInsecureDir, dir, uid, me)
 	}
 	if st.Mode().Perm()&0o022 != 0 {

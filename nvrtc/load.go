@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/internal/dynlib"
@@ -53,38 +52,22 @@ type lib struct {
 	getLoweredName       uintptr
 }
 
-var (
-	loadOnce sync.Once
-	loaded   *lib
-	loadErr  error
-)
+var libOnce = dynlib.NewOnce(open, func(l *lib) string { return l.path })
 
 // Load loads libnvrtc if it is not loaded yet. Every other function calls it;
 // call it directly to learn early whether NVRTC is there. The error wraps
 // ErrNotFound and lists every place tried. NVRTC needs no GPU, only the
 // library.
-func Load() error {
-	_, err := load()
-	return err
-}
+func Load() error { return libOnce.Err() }
 
 // Available reports whether libnvrtc can be loaded.
 func Available() bool { return Load() == nil }
 
 // LibraryPath returns the name or file libnvrtc was loaded from, or Load's
 // error (cuda.LibraryPath and cublas.LibraryPath are alike).
-func LibraryPath() (string, error) {
-	l, err := load()
-	if err != nil {
-		return "", err
-	}
-	return l.path, nil
-}
+func LibraryPath() (string, error) { return libOnce.Path() }
 
-func load() (*lib, error) {
-	loadOnce.Do(func() { loaded, loadErr = open() })
-	return loaded, loadErr
-}
+func load() (*lib, error) { return libOnce.Lib() }
 
 func open() (*lib, error) {
 	dl, err := dynlib.Open(spec)

@@ -48,8 +48,8 @@ func Launch(cfg Config, k Kernel) error {
 // launch ends, it returns a KindTimeout error that wraps ctx.Err() and
 // names the threads still running, as when the time budget runs out.
 func LaunchContext(ctx context.Context, cfg Config, k Kernel) error {
-	if tr := tracer.Load(); tr != nil {
-		return tr.launch(ctx, cfg, k)
+	if t, ok := tracer.Get(); ok {
+		return tracedLaunch(ctx, t, cfg, k)
 	}
 	return launchNow(ctx, cfg, k)
 }

@@ -2,7 +2,8 @@ package sim
 
 import (
 	"context"
-	"sync/atomic"
+
+	"github.com/gocu-dev/gocu/internal/hook"
 )
 
 // Tracer observes every Launch: package prof installs one that records
@@ -17,26 +18,15 @@ type Tracer interface {
 	End(token any, err error)
 }
 
-type tracerRef struct{ t Tracer }
-
-var tracer atomic.Pointer[tracerRef]
+var tracer hook.Slot[Tracer]
 
 // SetTracer installs t as the process's launch tracer (nil removes it) and
 // returns the one it replaces.
-func SetTracer(t Tracer) Tracer {
-	var ref *tracerRef
-	if t != nil {
-		ref = &tracerRef{t}
-	}
-	if old := tracer.Swap(ref); old != nil {
-		return old.t
-	}
-	return nil
-}
+func SetTracer(t Tracer) Tracer { return tracer.Set(t) }
 
-func (r *tracerRef) launch(ctx context.Context, cfg Config, k Kernel) error {
-	tok := r.t.Begin(&cfg, &k)
+func tracedLaunch(ctx context.Context, t Tracer, cfg Config, k Kernel) error {
+	tok := t.Begin(&cfg, &k)
 	err := launchNow(ctx, cfg, k)
-	r.t.End(tok, err)
+	t.End(tok, err)
 	return err
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 )
@@ -248,5 +250,36 @@ func TestCall(t *testing.T) {
 	args := []uintptr{uintptr(neg)}
 	if n := testing.AllocsPerRun(100, func() { _ = Call(labs, args...) }); n != 0 {
 		t.Errorf("Call with an existing slice allocates %v times", n)
+	}
+}
+
+// Once opens once, however many goroutines ask, and keeps the error too.
+func TestOnce(t *testing.T) {
+	var calls atomic.Int32
+	o := NewOnce(func() (*Lib, error) {
+		calls.Add(1)
+		return &Lib{Path: "libfake.so.1"}, nil
+	}, func(l *Lib) string { return l.Path })
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p, err := o.Path(); p != "libfake.so.1" || err != nil {
+				t.Errorf("Path = %q, %v", p, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := calls.Load(); n != 1 {
+		t.Errorf("open called %d times, want 1", n)
+	}
+	bad := errors.New("no such library")
+	f := NewOnce(func() (*Lib, error) { return nil, bad }, func(l *Lib) string { return l.Path })
+	if p, err := f.Path(); p != "" || err != bad || f.Err() != bad {
+		t.Errorf("failed Once: Path = %q, %v; Err = %v", p, err, f.Err())
+	}
+	if l, err := f.Lib(); l != nil || err != bad {
+		t.Errorf("failed Once: Lib = %v, %v", l, err)
 	}
 }

@@ -100,8 +100,8 @@ func (b *Backend) Write(dst backend.Buffer, off int, src any) error {
 	default:
 		return fmt.Errorf("cpu: write of %T", src)
 	}
-	if n != sliceLen(src) {
-		return fmt.Errorf("cpu: write of %d elements of %v at %d into %d", sliceLen(src), d.dt, off, d.n)
+	if n != backend.SliceLen(src) {
+		return fmt.Errorf("cpu: write of %d elements of %v at %d into %d", backend.SliceLen(src), d.dt, off, d.n)
 	}
 	return nil
 }
@@ -136,38 +136,10 @@ func (b *Backend) Read(dst any, src backend.Buffer, off int) error {
 	default:
 		return fmt.Errorf("cpu: read into %T", dst)
 	}
-	if n != sliceLen(dst) {
-		return fmt.Errorf("cpu: read of %d elements of %v at %d from %d", sliceLen(dst), s.dt, off, s.n)
+	if n != backend.SliceLen(dst) {
+		return fmt.Errorf("cpu: read of %d elements of %v at %d from %d", backend.SliceLen(dst), s.dt, off, s.n)
 	}
 	return nil
-}
-
-func sliceLen(s any) int {
-	switch s := s.(type) {
-	case []float32:
-		return len(s)
-	case []float64:
-		return len(s)
-	case []int32:
-		return len(s)
-	case []int64:
-		return len(s)
-	case []uint8:
-		return len(s)
-	case []bool:
-		return len(s)
-	case []int8:
-		return len(s)
-	case []lowp.Float16:
-		return len(s)
-	case []lowp.BFloat16:
-		return len(s)
-	case []lowp.Float8E4M3:
-		return len(s)
-	case []lowp.Float8E5M2:
-		return len(s)
-	}
-	return -1
 }
 
 // Sync implements backend.Backend: CPU work is done when a call returns.

@@ -172,7 +172,7 @@ func (b *Backend) Write(dst backend.Buffer, off int, src any) error {
 	if err != nil {
 		return err
 	}
-	n := hostLen(src)
+	n := backend.SliceLen(src)
 	if n < 0 || hostDType(src) != g.dt {
 		return fmt.Errorf("gpu: Write of %T into a %v buffer", src, g.dt)
 	}
@@ -222,7 +222,7 @@ func (b *Backend) Read(dst any, src backend.Buffer, off int) error {
 	if err != nil {
 		return err
 	}
-	n := hostLen(dst)
+	n := backend.SliceLen(dst)
 	if n < 0 || hostDType(dst) != g.dt {
 		return fmt.Errorf("gpu: Read of a %v buffer into %T", g.dt, dst)
 	}
@@ -271,34 +271,6 @@ func (b *Backend) Read(dst any, src backend.Buffer, off int) error {
 		err = b.ixCheck() // an index out of range found by a kernel
 	}
 	return err
-}
-
-func hostLen(s any) int {
-	switch s := s.(type) {
-	case []float32:
-		return len(s)
-	case []float64:
-		return len(s)
-	case []int32:
-		return len(s)
-	case []int64:
-		return len(s)
-	case []uint8:
-		return len(s)
-	case []bool:
-		return len(s)
-	case []int8:
-		return len(s)
-	case []lowp.Float16:
-		return len(s)
-	case []lowp.BFloat16:
-		return len(s)
-	case []lowp.Float8E4M3:
-		return len(s)
-	case []lowp.Float8E5M2:
-		return len(s)
-	}
-	return -1
 }
 
 func hostDType(s any) backend.DType {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package gocu
+package owner
 
 import (
 	"io/fs"
@@ -8,8 +8,7 @@ import (
 	"syscall"
 )
 
-// fileOwner returns the uid owning a file and the current uid.
-func fileOwner(st fs.FileInfo) (uid, me uint32, ok bool) {
+func of(st fs.FileInfo) (uid, me uint32, ok bool) {
 	s, ok := st.Sys().(*syscall.Stat_t)
 	if !ok {
 		return 0, 0, false
