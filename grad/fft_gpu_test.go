@@ -6,15 +6,14 @@ import (
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/array/fft"
 	"github.com/gocu-dev/gocu/grad"
+	"github.com/gocu-dev/gocu/internal/gputest"
 )
 
 // TestGPUFFTGradients computes float32 FFT gradients through cuFFT and on
 // the CPU from the same inputs and compares them.
 func TestGPUFFTGradients(t *testing.T) {
 	g, err := gpuOnce()
-	if err != nil {
-		t.Skipf("no usable GPU (%s): cuFFT gradients are not tested", firstLine(err))
-	}
+	gputest.Need(t, err)
 	var got [2][][]float64
 	for k, d := range []*array.Maker{array.CPU(), g} {
 		r := d.NewRNG(7)
