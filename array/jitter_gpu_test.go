@@ -1,7 +1,6 @@
 package array
 
 import (
-	"fmt"
 	"runtime/metrics"
 	"slices"
 	"testing"
@@ -99,5 +98,5 @@ func jitter(b *testing.B, g *Maker, f func() *Array) {
 	b.ReportMetric(float64(misses), "reps-with-miss")
 	b.ReportMetric(q(evGC, 0.5), "gc-med-us")
 	b.ReportMetric(q(evNoGC, 0.5), "nogc-med-us")
-	b.Log(fmt.Sprintf("pacer cycles %d; allocator %v", g.gpu.GCCycles(), al.Stats()))
+	b.Logf("pacer cycles %d; allocator %v", g.gpu.GCCycles(), al.Stats())
 }

@@ -49,9 +49,6 @@ func (t Type) String() string {
 	return fmt.Sprintf("Type(%#x)", int32(t))
 }
 
-// complexIn reports whether the transform reads complex values.
-func (t Type) complexIn() bool { return t == C2C || t == C2R || t == Z2Z || t == Z2D }
-
 // Direction is the sign of the exponent of a complex transform.
 type Direction int32
 

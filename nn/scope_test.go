@@ -1,7 +1,6 @@
 package nn_test
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -158,7 +157,7 @@ func BenchmarkScopedStepGPU(b *testing.B) {
 			if base > 0 {
 				b.ReportMetric(float64(peak)/base, "x-close-mem")
 			}
-			b.Log(fmt.Sprintf("%s: peak in use between steps %d bytes", mode, peak))
+			b.Logf("%s: peak in use between steps %d bytes", mode, peak)
 		})
 	}
 }
