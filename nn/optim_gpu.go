@@ -28,7 +28,7 @@ type tensorList struct {
 	First      [maxTensors]int32 // SGD: the momentum buffer is set, not blended
 }
 
-const optimSource = `
+const optimTemplate = `
 typedef %[1]s T;
 #define MAXT %[2]d
 #define TINY %[3]s // the smallest normal number: moments below it are flushed to zero
@@ -88,14 +88,14 @@ extern "C" __global__ void gocu_sgd(List l, const double* lrp, double momentum, 
 }
 `
 
-// OptimSource returns the CUDA C of the fused optimiser kernels for
+// optimSource returns the CUDA C of the fused optimiser kernels for
 // float32 or float64 parameters (for inspection and compile checks).
-func OptimSource(dt array.DType) string {
+func optimSource(dt array.DType) string {
 	t, tiny := "float", "1.17549435e-38f"
 	if dt == array.Float64 {
 		t, tiny = "double", "2.2250738585072014e-308"
 	}
-	return strings.TrimSpace(fmt.Sprintf(optimSource, t, maxTensors, tiny)) + "\n"
+	return strings.TrimSpace(fmt.Sprintf(optimTemplate, t, maxTensors, tiny)) + "\n"
 }
 
 type optimKernels struct {
@@ -114,7 +114,7 @@ func kernels(dev *gocu.Device, dt array.DType) (*optimKernels, error) {
 	if ks, ok := kernelCache.Load(k); ok {
 		return ks.(*optimKernels), nil
 	}
-	mod, err := dev.Compile(OptimSource(dt), gocu.Flags("--fmad=false"), gocu.Name("gocu_optim.cu"))
+	mod, err := dev.Compile(optimSource(dt), gocu.Flags("--fmad=false"), gocu.Name("gocu_optim.cu"))
 	if err != nil {
 		return nil, fmt.Errorf("nn: compiling the fused optimiser: %w", err)
 	}

@@ -1,0 +1,4 @@
+package nn
+
+// OptimSource is the fused optimiser's CUDA C, for the clang-16 test.
+var OptimSource = optimSource
