@@ -10,7 +10,9 @@ import (
 )
 
 // Dim3 is a grid or block size, like CUDA's dim3. A Y or Z of 0 means 1,
-// so Dim3{X: 256} is a one-dimensional size; an X of 0 is an error.
+// so Dim3{X: 256} is a one-dimensional size; an X of 0 is an error. Its
+// fields are uint32, as the driver takes them. gocu.Dim3, which users
+// write, is kernel.Dim3 with int32 fields, as kernel code reads them.
 type Dim3 struct{ X, Y, Z uint32 }
 
 func (d Dim3) String() string { return fmt.Sprintf("(%d,%d,%d)", d.X, d.Y, d.Z) }

@@ -15,7 +15,9 @@ import (
 	"github.com/gocu-dev/gocu/kernel"
 )
 
-// Module is everything gocu gen wrote for one Go package.
+// Module is everything gocu gen wrote for one Go package: its kernels'
+// CUDA source and their launch metadata. It is not a loaded module (that
+// is gocu.Module, or cuda.Module below it).
 type Module struct {
 	Package string // import path of the Go package
 	Source  string // CUDA C++ source of all the package's kernels, for NVRTC
