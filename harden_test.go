@@ -59,7 +59,7 @@ func TestGrid1DBadBlock(t *testing.T) {
 func TestLauncherTimeout(t *testing.T) {
 	t.Setenv("GOCU_SIM_TIMEOUT", "1ms")
 	d := gocu.MustOpen("sim")
-	const n = 1 << 22
+	const n = 1 << 25 // 16 cores ran 2^22 pixels within 1 ms
 	rgb, err := gocu.Alloc[uint8](d, 3*n)
 	if err != nil {
 		t.Fatal(err)

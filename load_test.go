@@ -157,7 +157,7 @@ func TestLoadCheckedInCubinGPU(t *testing.T) {
 	}
 	x, _ := gocu.FromSlice(d, xs)
 	defer x.Free()
-	if err := k.Launch(gocu.Grid1D(n, 64), float32(2), x, int32(n)); err != nil {
+	if err := k.Launch(gocu.Grid1D(n, 64), x, float32(2), int32(n)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := x.ToSlice()
