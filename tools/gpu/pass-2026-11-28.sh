@@ -11,15 +11,15 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 part=${1:-bench}
 if [ "$part" = bench ]; then
 OUT=$L timeout 120 python3 .gpu/anchors/baseline.py > "$L/anchors.txt" 2>&1
-OUT=$L timeout 170 python3 .gpu/anchors/baseline_numpy.py > "$L/numpy.txt" 2>&1
+OUT=$L timeout 110 python3 .gpu/anchors/baseline_numpy.py > "$L/numpy.txt" 2>&1
 timeout 60 python3 tools/gpu/quant_peer.py > "$L/quant.txt" 2>&1
 nvcc -O2 -arch=sm_90 -o /tmp/lf .gpu/anchors/launch_floor.cu -lcuda && for i in 1 2 3; do /tmp/lf; done > "$L/floor.txt" 2>&1
 python3 -c "import json,sys; d={}; [d.update(json.load(open(f))) for f in sys.argv[1:]]; json.dump(d, open('$L/peers.json','w'))" "$L/baseline.json" "$L/baseline_numpy.json"
 B() { timeout "$1" .gpu/gocu bench --compare "$L/peers.json" "${@:2}" 2>&1 | grep -v '^\s*[0-9]*/[0-9]* '; }
-B 100 --json "$L/b-arrays.json" --only copy,add,sum,chain_fused,chain_unfused,array_op_overhead,launch > "$L/b-arrays.txt"
-B 150 -n 10 --suite numpy --json "$L/b-numpy.json" > "$L/b-numpy.txt"
-B 150 -n 10 --suite linalg --json "$L/b-linalg.json" > "$L/b-linalg.txt"
-(cd array && timeout 60 "$R/.gpu/array.test" -test.run '^$' -test.bench 'OverheadGPU|QuantizeRowsGPU|SoftmaxRowsGPU' -test.benchtime 20x -test.benchmem) > "$L/go-bench.txt" 2>&1
+B 60 --json "$L/b-arrays.json" --only copy,add,sum,chain_fused,chain_unfused,array_op_overhead,launch > "$L/b-arrays.txt"
+B 90 -n 10 --suite numpy --json "$L/b-numpy.json" > "$L/b-numpy.txt"
+B 80 -n 10 --suite linalg --json "$L/b-linalg.json" > "$L/b-linalg.txt"
+(cd array && timeout 60 "$R/.gpu/array.test" -test.run '^$' -test.bench 'OverheadGPU' -test.benchtime 10x -test.benchmem) > "$L/go-bench.txt" 2>&1
 (cd nn && timeout 40 "$R/.gpu/nn.test" -test.run '^$' -test.bench 'ScopedStepGPU' -test.benchtime 2x) >> "$L/go-bench.txt" 2>&1
 echo "== benches done at ${SECONDS}s"
 cd "$L" && tail -n +1 b-arrays.txt b-numpy.txt b-linalg.txt | grep -v '^$' | head -90
