@@ -46,9 +46,9 @@ func node(op backend.Op, dt DType, shape []int, args ...*expr) *expr {
 	return e
 }
 
-// init makes e, which is zero, the node of op over args (field by field:
-// a struct assignment would copy, and while the collector marks, pass
-// through write barriers, all of e).
+// init makes the zero e the node of op over args. It sets field by field:
+// a struct assignment would copy all of e, through write barriers while
+// the collector marks.
 func (e *expr) init(op backend.Op, dt DType, shape []int, args []*expr) {
 	if len(args) > len(e.argv) {
 		panic("array: internal error: an expression node with more than 3 operands")
@@ -93,15 +93,15 @@ func convertScalar(s backend.Scalar, dt DType) backend.Scalar {
 
 // exprOf returns the expression for array a: its pending expression or a
 // leaf reading its storage. A pending expression is inlined into the first
-// operation that uses it; a second use evaluates it (once) and reads the
-// result, so an expression shared by several consumers is not recomputed
-// by each. The caller keeps a alive until the result is owned by a new
-// array (lazy takes the references).
+// operation that uses it. A second use evaluates it once and reads the
+// result, so consumers that share an expression do not each recompute it.
+// The caller keeps a alive until a new array owns the result; lazy takes
+// the references.
 //
-// A pending expression's storages are pinned in pn (the caller releases
-// them once it holds references of its own, or its backend call was made):
-// another goroutine reading a may evaluate it meanwhile and release a's
-// references, which may be their last.
+// A pending expression's storages are pinned in pn. Another goroutine
+// reading a may evaluate it meanwhile and drop a's references, perhaps
+// the last ones. The caller releases the pins once it holds references of
+// its own, or once its backend call was made.
 func (a *Array) exprOf(op string, pn *pins) (*expr, error) {
 	if a == nil || a.dev == nil && a.err == nil {
 		return nil, nilArray(op, a)
@@ -170,9 +170,9 @@ func (p *pins) release() {
 	*p = pins{}
 }
 
-// leafLocked returns the leaf expression reading a's storage, made once
-// (expressions are immutable, so every consumer can share it) and
-// published for lock-free reads. a.mu is held and a is materialised, open
+// leafLocked returns the leaf expression reading a's storage. It is made
+// once and published for lock-free reads; expressions are immutable, so
+// every consumer can share it. a.mu is held, and a is materialised, open
 // and not failed.
 func (a *Array) leafLocked() *expr {
 	e := a.leaf.Load()
@@ -297,15 +297,16 @@ func (d *Maker) pend(a *Array) *Array {
 }
 
 // A pending array must be found by in-place writes to the storages it
-// reads (Assign evaluates it first), so it is listed with them. Most
+// reads, so it is listed with them; Assign evaluates it first. Most
 // pending arrays are evaluated, or used by the next operation, before any
-// other pending array is made (x.Add(y).Eval(), or a chain): listing them
-// is work an in-place write will rarely need. So the array made last, the
-// Maker's young array, is not listed; it is when the next pending array
-// replaces it, if it is still pending then, and a flush looks at the young
-// array besides the storage's list. The young slot holds its array: a
-// pending array dropped while young is collected (and its storages' memory
-// freed by the backstop) once a later operation replaces it.
+// other pending array is made, as in x.Add(y).Eval() or a chain. Listing
+// them is work that an in-place write rarely needs.
+//
+// So the array made last, the Maker's young array, is not listed. It is
+// listed when the next pending array replaces it, if still pending then.
+// A flush looks at the young array besides the storage's list. The young
+// slot holds its array. A pending array dropped while young is collected
+// once a later operation replaces it; the backstop frees its memory.
 
 // makeYoung makes the new pending array a the young one, listing the one
 // it replaces.
@@ -363,9 +364,10 @@ func (d *Maker) youngReader(s *storage) *Array {
 }
 
 // operandExprs returns the expressions of array operands for a new node of
-// the given shape, evaluating operands first where the DAG would grow past
-// maxExprNodes, or where an operand's values depend on its own shape (it
-// reads OpIota) and it would be broadcast. es receives them (len(arrs)).
+// the given shape; es receives them, len(arrs) of them. It evaluates an
+// operand first where the DAG would grow past maxExprNodes. It does so
+// too where the operand reads OpIota and would be broadcast: its values
+// depend on its own shape.
 func operandExprs(es []*expr, pn *pins, op string, shape []int, arrs []*Array) error {
 	total := 1
 	for i, a := range arrs {
@@ -518,11 +520,11 @@ func (d *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
 	return err
 }
 
-// collapse lowers the rank of a program and its output together. The
-// common case, every operand C-contiguous or constant, becomes rank 1
-// with shared shape and stride slices (layouts are never modified in
-// place) without going through backend.Collapse; one, if it has room, is
-// used for the rank-1 shape.
+// collapse lowers the rank of a program and its output together. In the
+// common case every operand is C-contiguous or constant. That case becomes
+// rank 1 without backend.Collapse, with shared shape and stride slices;
+// layouts are never modified in place. one, if it has room, holds the
+// rank-1 shape.
 func collapse(p *backend.Program, out *backend.Operand, one []int) {
 	if backend.Size(p.Shape) == 1 && len(p.Shape) == 0 {
 		return

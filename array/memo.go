@@ -8,22 +8,24 @@ import (
 	"github.com/gocu-dev/gocu/array/internal/gpu"
 )
 
-// Evaluation memos. A repeated operation on same-shaped operands
-// (x.Add(y).Eval() in a loop) builds the same program every time with
-// other buffers and scalar values; a backend that plans programs (the
-// GPU's: a request key, a plan cache lookup, then the launch) can keep
-// what it planned (backend.Preparer). A Maker keeps the last programs it
-// evaluated through such a backend in a small direct-mapped table: the
-// program's structure, without buffers or values, and the backend's
-// handle. Evaluating an expression first walks it as program's builder
-// would, comparing instead of building; a match passes the inputs and
-// scalars straight to the handle (no program, no key, no lookup). The
-// walk follows progBuild.visit step for step (nodes merged by identity,
-// leaves by storage and layout), so a match means that the program the
-// slow path would build equals the memo's in everything its plan depends
-// on: shape, nodes, scalar dtypes, input layouts and the output layout.
-// Buffers' dtypes, alignment and aliasing, which plans depend on too, are
-// the backend's to check.
+// Evaluation memos. A repeated operation on same-shaped operands builds
+// the same program every time, with other buffers and scalar values; think
+// of x.Add(y).Eval() in a loop. A backend that plans programs can keep
+// what it planned (backend.Preparer). The GPU's does: a request key, a
+// plan cache lookup, then the launch.
+//
+// A Maker keeps the last programs it evaluated through such a backend in a
+// small direct-mapped table. An entry is the program's structure, without
+// buffers or values, and the backend's handle. Evaluation first walks the
+// expression as the program's builder would, comparing instead of
+// building. A match passes the inputs and scalars straight to the handle,
+// with no program, key or lookup.
+//
+// The walk follows progBuild.visit step for step. Nodes merge by identity,
+// leaves by storage and layout. So a match means the slow path's program
+// equals the memo's in all that its plan depends on: shape, nodes, scalar
+// dtypes, input layouts and the output layout. Plans depend on buffers'
+// dtypes, alignment and aliasing too; the backend checks those.
 
 // Bounds of the programs memoised (larger ones are planned as before),
 // and of the table: memoSets sets of memoWays entries.
@@ -66,12 +68,12 @@ func memoSet(e *expr, shape []int) int {
 	return int(h % memoSets)
 }
 
-// admit returns the way of set a new memo may take, or -1: an empty way,
-// or one whose entry was not used since admit last looked at it. Used
-// entries get a second chance (their mark is cleared) and the new program
-// is not memoised: it is once it is seen again while the entries it would
-// replace are idle, so that more structures than the table holds, cycling,
-// do not make a memo on every miss.
+// admit returns the way of set a new memo may take, or -1. A way is free
+// when empty, or when its entry was not used since admit last looked.
+// Used entries get a second chance: their mark is cleared, and the new
+// program is not memoised. It is memoised when seen again while the
+// entries it would replace are idle. So more structures than the table
+// holds, in a cycle, do not make a memo on every miss.
 func (t *memoTable) admit(set int) int {
 	ways := &t[set]
 	for w := range ways {
@@ -211,10 +213,11 @@ func (d *Maker) evalMemoised(e *expr, shape []int, out backend.Operand) (bool, e
 	return false, nil
 }
 
-// memoFor returns a memo (without its handle) of program p, as built from
-// e before collapsing, evaluated into out, and the table slot it is to
-// take, or nil if the backend keeps no handles, p cannot be memoised (too
-// large, or a plain read: no plan) or the table does not admit it now.
+// memoFor returns a memo of program p, without its handle, and the table
+// slot it is to take. p is as built from e before collapsing, evaluated
+// into out. It returns nil if the backend keeps no handles, or if the
+// table does not admit p now. It does too if p cannot be memoised: too
+// large, or a plain read with no plan.
 func (d *Maker) memoFor(e *expr, p *backend.Program, leaves []*expr, out backend.Operand) (*evalMemo, *atomic.Pointer[evalMemo]) {
 	if d.prep == nil || e.op == backend.OpInput || len(p.Nodes) > memoNodes || len(leaves) > memoInputs || len(p.Scalars) > memoScalars {
 		return nil, nil
