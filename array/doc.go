@@ -172,7 +172,7 @@
 // scales, symmetrically (scale = max|x| / 127, 448 or 57344 per tensor, per
 // row, per column or any group of axes; q = x / scale rounded to nearest
 // even and saturated); Dequantize multiplies back (one fused pass). On a
-// GPU, quantising along one axis is one kernel. QuantizedLinear is a
+// GPU, quantising along one axis is one kernel. nn.QuantizedLinear is a
 // linear layer with int8 weights (per output channel) whose input is
 // quantised per row on the fly, multiplied in int8 and dequantised with
 // the bias in one fused epilogue.

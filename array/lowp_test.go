@@ -949,49 +949,6 @@ func TestQuantize(t *testing.T) {
 	})
 }
 
-// The quantised linear layer: int8 weights per output channel, input per
-// row, int8 product, fused epilogue; close to the float32 layer.
-func TestQuantizedLinear(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, d *Maker) {
-		for _, c := range []struct{ m, in, out int }{{16, 784, 512}, {5, 30, 10}, {1, 7, 3}} {
-			x := d.NewRNG(1).Normal(Float32, 0, 1, c.m, c.in)
-			w := d.NewRNG(2).Normal(Float32, 0, 1/math.Sqrt(float64(c.in)), c.in, c.out)
-			b := d.NewRNG(3).Normal(Float32, 0, 0.1, c.out)
-			l, err := NewQuantizedLinear(w, b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			y := l.Forward(x)
-			ref := x.MatMul(w).Add(b)
-			yv, err := y.Float32s()
-			if err != nil {
-				t.Fatal(err)
-			}
-			rv, _ := ref.Float32s()
-			xmax, _ := x.Abs().Max().Item()
-			wmax, _ := w.Abs().Max().Item()
-			// Worst case: half a step of x times |w| summed, plus |x| times
-			// half a step of w, over the inputs.
-			bound := float64(c.in) * (xmax/127/2*wmax + xmax*wmax/127/2) * 1.01
-			worst := 0.0
-			for i := range yv {
-				worst = math.Max(worst, math.Abs(float64(yv[i]-rv[i])))
-			}
-			if worst > bound || worst == 0 {
-				t.Errorf("%v: largest difference from float32 %v, bound %v", c, worst, bound)
-			}
-			if !sameShape(y.Shape(), []int{c.m, c.out}) {
-				t.Errorf("shape %v", y.Shape())
-			}
-			y3 := l.Forward(x.Reshape(1, c.m, c.in))
-			if !sameShape(y3.Shape(), []int{1, c.m, c.out}) || y3.Err() != nil {
-				t.Errorf("batched: %v %v", y3.Shape(), y3.Err())
-			}
-			l.Close()
-		}
-	})
-}
-
 // float16 and int8 files round-trip with NumPy (when python3-numpy is
 // installed): NumPy reads ours bit for bit, and we read NumPy's.
 func TestNumPyFloat16RoundTrip(t *testing.T) {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/gocu-dev/gocu/array"
+	"github.com/gocu-dev/gocu/nn"
 )
 
 var sizes = []int{784, 512, 512, 10}
@@ -79,9 +80,9 @@ func main() {
 	}
 
 	// int8: each layer quantised once.
-	var ql []*array.QuantizedLinear
+	var ql []*nn.QuantizedLinear
 	for _, l := range layers {
-		q, err := array.NewQuantizedLinear(l.w, l.b)
+		q, err := nn.NewQuantizedLinear(l.w, l.b)
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -1,6 +1,10 @@
-package array
+package nn
 
-import "github.com/gocu-dev/gocu/array/internal/backend"
+import (
+	"fmt"
+
+	"github.com/gocu-dev/gocu/array"
+)
 
 // QuantizedLinear is a linear layer y = x·w + b whose weights are int8,
 // quantised per output channel, and whose input is quantised per row on
@@ -21,36 +25,35 @@ type QuantizedLinear struct {
 	// nn.Linear stores them), padded with zero rows and columns to
 	// multiples of 4, the layout int8 tensor cores take without a copy
 	// (W.T() is the column-major right operand).
-	W *Array
+	W *array.Array
 	// WScale is the float32 scale of each output channel, shape (1, Out).
-	WScale *Array
+	WScale *array.Array
 	// Bias is float32 of shape (Out), or nil.
-	Bias *Array
+	Bias *array.Array
 }
 
 // NewQuantizedLinear quantises w, of shape (in, out) as x.MatMul(w) takes
 // it, symmetrically to int8 per output channel (per column of w), and
 // keeps bias (shape (out), or nil) in float32.
-func NewQuantizedLinear(w, bias *Array) (*QuantizedLinear, error) {
-	const op = "NewQuantizedLinear"
-	if _, err := w.use(op); err != nil {
+func NewQuantizedLinear(w, bias *array.Array) (*QuantizedLinear, error) {
+	if err := w.Err(); err != nil {
 		return nil, err
 	}
-	if len(w.shape) != 2 {
-		return nil, errorf(op, ErrShape, "weights of shape %s: want (in, out)", shapeString(w.shape))
+	if w.Ndim() != 2 {
+		return nil, fmt.Errorf("nn: NewQuantizedLinear: weights of shape %v: want (in, out): %w", w.Shape(), array.ErrShape)
 	}
-	in, out := w.shape[0], w.shape[1]
+	in, out := w.Shape()[0], w.Shape()[1]
 	l := &QuantizedLinear{In: in, Out: out}
 	wt := w.T()
-	q, s := wt.Quantize(Int8, 1) // (out, in) and (out, 1)
+	q, s := wt.Quantize(array.Int8, 1) // (out, in) and (out, 1)
 	wt.Close()
 	if err := q.Err(); err != nil {
 		return nil, err
 	}
 	in4, out4 := (in+3)/4*4, (out+3)/4*4
 	if in4 != in || out4 != out {
-		p := w.dev.Zeros(Int8, out4, in4).Eval()
-		v := p.Slice(S(0, out), S(0, in))
+		p := array.On(w.Device()).Zeros(array.Int8, out4, in4).Eval()
+		v := p.Slice(array.S(0, out), array.S(0, in))
 		err := v.Assign(q)
 		v.Close()
 		q.Close()
@@ -65,15 +68,15 @@ func NewQuantizedLinear(w, bias *Array) (*QuantizedLinear, error) {
 	l.WScale = s.Reshape(1, out)
 	s.Close()
 	if bias != nil {
-		if _, err := bias.use(op); err != nil {
+		if err := bias.Err(); err != nil {
 			l.Close()
 			return nil, err
 		}
-		if !sameShape(bias.shape, []int{out}) {
+		if bias.Ndim() != 1 || bias.Shape()[0] != out {
 			l.Close()
-			return nil, errorf(op, ErrShape, "bias of shape %s for %d outputs", shapeString(bias.shape), out)
+			return nil, fmt.Errorf("nn: NewQuantizedLinear: bias of shape %v for %d outputs: %w", bias.Shape(), out, array.ErrShape)
 		}
-		l.Bias = bias.AsType(Float32).Eval()
+		l.Bias = bias.AsType(array.Float32).Eval()
 	}
 	if err := l.WScale.Err(); err != nil {
 		l.Close()
@@ -85,33 +88,36 @@ func NewQuantizedLinear(w, bias *Array) (*QuantizedLinear, error) {
 // Forward returns x·w + b in float32 for x of shape (..., in), with the
 // input quantised per row. The result is a pending expression (the
 // epilogue), evaluated where it is used.
-func (l *QuantizedLinear) Forward(x *Array) *Array {
-	const op = "QuantizedLinear"
-	if _, err := x.use(op); err != nil {
-		return failed(err)
+func (l *QuantizedLinear) Forward(x *array.Array) *array.Array {
+	if err := x.Err(); err != nil {
+		return x
 	}
-	if len(x.shape) == 0 || x.shape[len(x.shape)-1] != l.In {
-		return failed(errorf(op, ErrShape, "input of shape %s for a layer of %d inputs", shapeString(x.shape), l.In))
+	shape := x.Shape()
+	if len(shape) == 0 || shape[len(shape)-1] != l.In {
+		return array.Failed(fmt.Errorf("nn: QuantizedLinear: input of shape %v for a layer of %d inputs: %w", shape, l.In, array.ErrShape))
 	}
-	lead := x.shape[:len(x.shape)-1]
-	m := backend.Size(lead)
+	lead := shape[:len(shape)-1]
+	m := 1
+	for _, n := range lead {
+		m *= n
+	}
 	x2 := x
-	if len(x.shape) != 2 {
+	if len(shape) != 2 {
 		x2 = x.Reshape(m, l.In)
 		defer x2.Close()
 	}
-	xq, xs := x2.Quantize(Int8, 1)
+	xq, xs := x2.Quantize(array.Int8, 1)
 	defer xq.Close()
 	defer xs.Close()
-	in4, out4 := l.W.shape[1], l.W.shape[0]
+	in4, out4 := l.W.Shape()[1], l.W.Shape()[0]
 	if in4 != l.In {
-		p := x.dev.Zeros(Int8, m, in4).Eval()
-		v := p.Slice(All, S(0, l.In))
+		p := array.On(x.Device()).Zeros(array.Int8, m, in4).Eval()
+		v := p.Slice(array.All, array.S(0, l.In))
 		err := v.Assign(xq)
 		v.Close()
 		if err != nil {
 			p.Close()
-			return failed(err)
+			return array.Failed(err)
 		}
 		xq.Close()
 		xq = p
@@ -122,14 +128,14 @@ func (l *QuantizedLinear) Forward(x *Array) *Array {
 	defer acc.Close()
 	accv := acc
 	if out4 != l.Out {
-		accv = acc.Slice(All, S(0, l.Out))
+		accv = acc.Slice(array.All, array.S(0, l.Out))
 		defer accv.Close()
 	}
-	y := accv.AsType(Float32).Mul(xs).Mul(l.WScale)
+	y := accv.AsType(array.Float32).Mul(xs).Mul(l.WScale)
 	if l.Bias != nil {
 		y = y.Add(l.Bias)
 	}
-	if len(x.shape) == 2 {
+	if len(shape) == 2 {
 		return y // still pending: what uses it fuses with the epilogue
 	}
 	return y.Reshape(append(append([]int{}, lead...), l.Out)...)
@@ -137,7 +143,7 @@ func (l *QuantizedLinear) Forward(x *Array) *Array {
 
 // Close releases the layer's arrays.
 func (l *QuantizedLinear) Close() {
-	for _, a := range []*Array{l.W, l.WScale, l.Bias} {
+	for _, a := range []*array.Array{l.W, l.WScale, l.Bias} {
 		if a != nil {
 			a.Close()
 		}
