@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gocu-dev/gocu/bench"
+	"github.com/gocu-dev/gocu/internal/bench"
 	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/kernel"

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/bench"
+	"github.com/gocu-dev/gocu/internal/bench"
 	"github.com/gocu-dev/gocu/internal/units"
 )
 

@@ -5,7 +5,7 @@ import (
 	"log"
 	"os"
 
-	"github.com/gocu-dev/gocu/bench"
+	"github.com/gocu-dev/gocu/internal/bench"
 )
 
 // Benchmark the lecture's Go kernels on the simulator at small sizes and
