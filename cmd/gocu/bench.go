@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gocu-dev/gocu/internal/bench"
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/bench"
 	"github.com/gocu-dev/gocu/internal/units"
 )
 

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gocu-dev/gocu/internal/bench"
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/internal/bench"
 	"github.com/gocu-dev/gocu/internal/gputest"
 	"github.com/gocu-dev/gocu/kernel"
 	"github.com/gocu-dev/gocu/nvrtc"
