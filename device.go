@@ -149,7 +149,7 @@ func Open(name string) (*Device, error) {
 		if ordinal >= n {
 			return nil, fmt.Errorf("%w: cuda:%d asked for, but the driver sees %d GPU(s)", ErrNoGPU, ordinal, n)
 		}
-		if d.gpu, err = cuda.GetDevice(ordinal); err != nil {
+		if d.gpu, err = cuda.DeviceAt(ordinal); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrNoGPU, err)
 		}
 		// The default stream is a stream of its own, not the legacy NULL

@@ -106,8 +106,8 @@ func (d dep) pending() *Array {
 }
 
 // newToken gives pending array a a token and returns its entry.
-func (d *Maker) newToken(a *Array) dep {
-	t, _ := d.tokens.Get().(*lazyToken)
+func (m *Maker) newToken(a *Array) dep {
+	t, _ := m.tokens.Get().(*lazyToken)
 	if t == nil {
 		t = new(lazyToken)
 		t.self = weak.Make(t)
@@ -146,10 +146,10 @@ func (c *storageCore) reclaim() {
 
 // newStorage returns a storage holding buf with one reference: a pooled
 // one, or a new one with its backstop cleanup.
-func (d *Maker) newStorage(buf backend.Buffer, keep any) *storage {
-	s, _ := d.storages.Get().(*storage)
+func (m *Maker) newStorage(buf backend.Buffer, keep any) *storage {
+	s, _ := m.storages.Get().(*storage)
 	if s == nil {
-		s = &storage{dev: d, core: &storageCore{be: d.be}}
+		s = &storage{dev: m, core: &storageCore{be: m.be}}
 		runtime.AddCleanup(s, (*storageCore).reclaim, s.core)
 	}
 	s.buf, s.keep = buf, keep
@@ -222,24 +222,24 @@ func (s *storage) flushDeps() {
 // overflows is ErrValue; a request the device cannot give (a GPU's memory,
 // the machine's memory for the CPU) is ErrOutOfMemory and ErrDevice, and
 // names the shape and the bytes.
-func (d *Maker) alloc(op string, dt DType, shape []int) (*storage, error) {
+func (m *Maker) alloc(op string, dt DType, shape []int) (*storage, error) {
 	nb, ok := byteSize(dt, shape)
 	if !ok {
 		return nil, tooBig(op, dt, shape)
 	}
-	return d.allocN(op, dt, shape, nb/max(dt.Size(), 1))
+	return m.allocN(op, dt, shape, nb/max(dt.Size(), 1))
 }
 
 // allocN is alloc of the n elements of shape, which fit.
-func (d *Maker) allocN(op string, dt DType, shape []int, n int) (*storage, error) {
-	buf, err := d.be.Alloc(dt.be(), n)
+func (m *Maker) allocN(op string, dt DType, shape []int, n int) (*storage, error) {
+	buf, err := m.be.Alloc(dt.be(), n)
 	if err != nil {
 		if errors.Is(err, ErrOutOfMemory) {
-			return nil, outOfMemory(op, dt, shape, d.String(), err)
+			return nil, outOfMemory(op, dt, shape, m.String(), err)
 		}
 		return nil, deviceErr(op, err)
 	}
-	return d.newStorage(buf, nil), nil
+	return m.newStorage(buf, nil), nil
 }
 
 // outOfMemory is the error of an allocation of the shape that where (a
@@ -271,17 +271,17 @@ func releaseAll(sts []*storage) {
 }
 
 // wrap makes an array owning the (already counted) reference to st.
-func (d *Maker) wrap(st *storage, lay backend.Layout, dt DType) *Array {
-	a := &Array{dev: d, dt: dt, shape: lay.Shape, st: st, lay: lay}
+func (m *Maker) wrap(st *storage, lay backend.Layout, dt DType) *Array {
+	a := &Array{dev: m, dt: dt, shape: lay.Shape, st: st, lay: lay}
 	a.held0[0] = st
 	a.held = a.held0[:1]
-	return d.enter(a)
+	return m.enter(a)
 }
 
 // view makes an array sharing st (taking a new reference).
-func (d *Maker) view(st *storage, lay backend.Layout, dt DType) *Array {
+func (m *Maker) view(st *storage, lay backend.Layout, dt DType) *Array {
 	st.retain()
-	return d.wrap(st, lay, dt)
+	return m.wrap(st, lay, dt)
 }
 
 // contiguousLayout is backend.Contiguous(shape) sharing shape (shapes are never

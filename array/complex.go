@@ -149,9 +149,9 @@ func (a *Array) Complex64s() ([]complex64, error) { return ToComplex[complex64](
 func (a *Array) Complex128s() ([]complex128, error) { return ToComplex[complex128](a) }
 
 // reinterpret views a buffer as another dtype (see cpu.Reinterpret).
-func (d *Maker) reinterpret(buf backend.Buffer, dt DType) (backend.Buffer, error) {
-	if d.gpu != nil {
-		g, err := d.gpu.Reinterpret(buf, dt.be())
+func (m *Maker) reinterpret(buf backend.Buffer, dt DType) (backend.Buffer, error) {
+	if m.gpu != nil {
+		g, err := m.gpu.Reinterpret(buf, dt.be())
 		if err != nil {
 			return nil, err
 		}
@@ -265,7 +265,7 @@ func (a *Array) lazyCopy(op string) *Array {
 
 // fromParts writes re + i·im (broadcast together, converted to dt's
 // parts) into a new complex array of dtype dt.
-func (d *Maker) fromParts(op string, dt DType, re, im *Array) *Array {
+func (m *Maker) fromParts(op string, dt DType, re, im *Array) *Array {
 	if err := re.Err(); err != nil {
 		return failed(err)
 	}
@@ -276,11 +276,11 @@ func (d *Maker) fromParts(op string, dt DType, re, im *Array) *Array {
 	if err != nil {
 		return failed(err)
 	}
-	st, err := d.alloc(op, dt, shape)
+	st, err := m.alloc(op, dt, shape)
 	if err != nil {
 		return failed(err)
 	}
-	out := d.wrap(st, backend.Contiguous(shape), dt)
+	out := m.wrap(st, backend.Contiguous(shape), dt)
 	pr, pi, err := out.parts(op)
 	if err != nil {
 		out.Close()
@@ -321,13 +321,13 @@ func Complex(re, im *Array) *Array {
 
 // complexParts returns the parts of operand v in float dtype rdt on d: a
 // complex array's views, a real array and zero, a Go number's parts.
-func (d *Maker) complexParts(op string, v any, rdt DType) (re, im *Array, err error) {
-	return d.complexPartsOf(op, v, rdt, false)
+func (m *Maker) complexParts(op string, v any, rdt DType) (re, im *Array, err error) {
+	return m.complexPartsOf(op, v, rdt, false)
 }
 
 // complexPartsOf is complexParts, with a unit last axis on array parts
 // where unit is set (see unitParts).
-func (d *Maker) complexPartsOf(op string, v any, rdt DType, unit bool) (re, im *Array, err error) {
+func (m *Maker) complexPartsOf(op string, v any, rdt DType, unit bool) (re, im *Array, err error) {
 	switch x := v.(type) {
 	case *Array:
 		if x.dt.IsComplex() {
@@ -347,15 +347,15 @@ func (d *Maker) complexPartsOf(op string, v any, rdt DType, unit bool) (re, im *
 			return re, im, nil
 		}
 		if unit {
-			u := x.Unsqueeze(-1)
+			u := x.ExpandDims(-1)
 			defer u.Close()
-			return u.AsType(rdt), d.Zeros(rdt), nil
+			return u.AsType(rdt), m.Zeros(rdt), nil
 		}
-		return x.AsType(rdt), d.Zeros(rdt), nil
+		return x.AsType(rdt), m.Zeros(rdt), nil
 	case complex128:
-		return d.Full(rdt, real(x)), d.Full(rdt, imag(x)), nil
+		return m.Full(rdt, real(x)), m.Full(rdt, imag(x)), nil
 	case complex64:
-		return d.Full(rdt, float64(real(x))), d.Full(rdt, float64(imag(x))), nil
+		return m.Full(rdt, float64(real(x))), m.Full(rdt, float64(imag(x))), nil
 	}
 	s, ok, err := scalarOf(v)
 	if err != nil || !ok {
@@ -372,7 +372,7 @@ func (d *Maker) complexPartsOf(op string, v any, rdt DType, unit bool) (re, im *
 	case weakInt:
 		f = float64(s.i)
 	}
-	return d.Full(rdt, f), d.Zeros(rdt), nil
+	return m.Full(rdt, f), m.Zeros(rdt), nil
 }
 
 // isComplexOperand reports whether v is a complex array or Go number.
@@ -672,13 +672,13 @@ func (a *Array) complexCopy() *Array {
 }
 
 // fullComplex is Full for a complex dtype.
-func (d *Maker) fullComplex(dt DType, value any, shape []int) *Array {
-	re, im, err := d.complexParts("Full", value, dt.component())
+func (m *Maker) fullComplex(dt DType, value any, shape []int) *Array {
+	re, im, err := m.complexParts("Full", value, dt.component())
 	if err != nil {
 		return failed(err)
 	}
 	defer closeAll(re, im)
-	return d.fromParts("Full", dt, re.BroadcastTo(shape...), im)
+	return m.fromParts("Full", dt, re.BroadcastTo(shape...), im)
 }
 
 // complexNormal draws standard complex normal values scaled by std around
@@ -997,11 +997,11 @@ func (a *Array) unitParts(op string) (re, im *Array, err error) {
 // fromUnitParts is fromParts of parts with a unit last axis (unitParts,
 // or rank 0): both are written in one fused pass, as
 // where([true, false], re, im) over the float view of the result.
-func (d *Maker) fromUnitParts(op string, dt DType, re, im *Array) *Array {
+func (m *Maker) fromUnitParts(op string, dt DType, re, im *Array) *Array {
 	if err := firstErr(re.Err(), im.Err()); err != nil {
 		return failed(err)
 	}
-	idx := d.Arange(Int64, 2)
+	idx := m.Arange(Int64, 2)
 	mask := idx.Eq(0)
 	pairs := Where(mask, re, im)
 	closeAll(idx, mask)

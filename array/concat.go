@@ -91,7 +91,7 @@ func Stack(axis int, arrs ...*Array) *Array {
 		if len(a.shape) != len(arrs[0].shape) || !sameShape(a.shape, arrs[0].shape) {
 			return failed(errorf(op, ErrShape, "all input arrays must have the same shape: %s and %s", shapeString(arrs[0].shape), shapeString(a.shape)))
 		}
-		ex[i] = a.Unsqueeze(axis)
+		ex[i] = a.ExpandDims(axis)
 		if err := ex[i].Err(); err != nil {
 			return failed(err)
 		}

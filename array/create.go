@@ -26,9 +26,9 @@ func checkDType(op string, dt DType) error {
 
 // Full returns an array of the shape filled with value (a Go bool or
 // number, converted to dt; an integer that does not fit dt is an error).
-func (d *Maker) Full(dt DType, value any, shape ...int) *Array {
+func (m *Maker) Full(dt DType, value any, shape ...int) *Array {
 	const op = "Full"
-	if err := d.check(op); err != nil {
+	if err := m.check(op); err != nil {
 		return failed(err)
 	}
 	if err := checkDType(op, dt); err != nil {
@@ -38,7 +38,7 @@ func (d *Maker) Full(dt DType, value any, shape ...int) *Array {
 		return failed(err)
 	}
 	if dt.IsComplex() {
-		return d.fullComplex(dt, value, shape)
+		return m.fullComplex(dt, value, shape)
 	}
 	s, ok, err := scalarOf(value)
 	switch {
@@ -49,20 +49,20 @@ func (d *Maker) Full(dt DType, value any, shape ...int) *Array {
 	case !s.fits(dt):
 		return failed(errorf(op, ErrValue, "Go integer %d is out of range for %v", s.i, dt))
 	}
-	return d.lazy(fullExpr(s.as(dt), append([]int(nil), shape...)))
+	return m.lazy(fullExpr(s.as(dt), append([]int(nil), shape...)))
 }
 
 // Zeros returns an array of zeros.
-func (d *Maker) Zeros(dt DType, shape ...int) *Array { return d.Full(dt, 0, shape...) }
+func (m *Maker) Zeros(dt DType, shape ...int) *Array { return m.Full(dt, 0, shape...) }
 
 // Ones returns an array of ones.
-func (d *Maker) Ones(dt DType, shape ...int) *Array { return d.Full(dt, 1, shape...) }
+func (m *Maker) Ones(dt DType, shape ...int) *Array { return m.Full(dt, 1, shape...) }
 
 // Empty returns an array whose contents are unspecified (allocated at once,
 // not initialised).
-func (d *Maker) Empty(dt DType, shape ...int) *Array {
+func (m *Maker) Empty(dt DType, shape ...int) *Array {
 	const op = "Empty"
-	if err := d.check(op); err != nil {
+	if err := m.check(op); err != nil {
 		return failed(err)
 	}
 	if err := checkDType(op, dt); err != nil {
@@ -71,28 +71,28 @@ func (d *Maker) Empty(dt DType, shape ...int) *Array {
 	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
-	st, err := d.alloc(op, dt, shape)
+	st, err := m.alloc(op, dt, shape)
 	if err != nil {
 		return failed(err)
 	}
-	if d.poison {
+	if m.poison {
 		// The simulator's memory starts as 0xFF bytes, as its buffers do,
 		// so that a kernel that leaves elements unwritten shows it (NaN).
 		if cb, ok := st.buf.(*cpu.Buffer); ok {
 			cb.Poison()
 		}
 	}
-	return d.wrap(st, backend.Contiguous(shape), dt)
+	return m.wrap(st, backend.Contiguous(shape), dt)
 }
 
 // Scalar returns a 0-d array holding v in its natural dtype (bool, int64
 // for Go integers, float64 for Go floats).
-func (d *Maker) Scalar(v any) *Array {
+func (m *Maker) Scalar(v any) *Array {
 	switch v.(type) {
 	case complex64:
-		return d.Full(Complex64, v)
+		return m.Full(Complex64, v)
 	case complex128:
-		return d.Full(Complex128, v)
+		return m.Full(Complex128, v)
 	}
 	s, ok, err := scalarOf(v)
 	switch {
@@ -101,7 +101,7 @@ func (d *Maker) Scalar(v any) *Array {
 	case !ok:
 		return failed(errorf("Scalar", ErrDType, "unsupported value type %T", v))
 	}
-	return d.Full(s.natural(), v)
+	return m.Full(s.natural(), v)
 }
 
 // iotaExpr is the flat index as int64, over shape.
@@ -114,16 +114,16 @@ func iotaExpr(shape []int) *expr {
 // Values are start + i*step computed in float64, then converted to dt; for
 // an integer dtype with a whole start and step, in int64 and converted
 // (wrapping as NumPy does: Arange(Int8, 125, 130) ends 127, -128, -127).
-func (d *Maker) Arange(dt DType, args ...float64) *Array {
+func (m *Maker) Arange(dt DType, args ...float64) *Array {
 	const op = "Arange"
-	if err := d.check(op); err != nil {
+	if err := m.check(op); err != nil {
 		return failed(err)
 	}
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
 	}
 	if dt.IsComplex() {
-		return d.Arange(dt.component(), args...).AsType(dt) // real values, as NumPy
+		return m.Arange(dt.component(), args...).AsType(dt) // real values, as NumPy
 	}
 	start, stop, step := 0.0, 0.0, 1.0
 	switch len(args) {
@@ -153,12 +153,12 @@ func (d *Maker) Arange(dt DType, args ...float64) *Array {
 		// and wrapping where the values leave a narrow dtype.
 		e := node(backend.OpMul, Int64, shape, iotaExpr(shape), scalarExpr(backend.Scalar{DType: Int64.be(), I: int64(step)}))
 		e = node(backend.OpAdd, Int64, shape, e, scalarExpr(backend.Scalar{DType: Int64.be(), I: int64(start)}))
-		return d.lazy(castExpr(e, dt))
+		return m.lazy(castExpr(e, dt))
 	}
 	e := node(backend.OpCast, Float64, shape, iotaExpr(shape))
 	e = node(backend.OpMul, Float64, shape, e, scalarExpr(backend.Scalar{DType: Float64.be(), F: step}))
 	e = node(backend.OpAdd, Float64, shape, e, scalarExpr(backend.Scalar{DType: Float64.be(), F: start}))
-	return d.lazy(castExpr(e, dt))
+	return m.lazy(castExpr(e, dt))
 }
 
 // integral reports whether v is a whole number that int64 holds.
@@ -168,16 +168,16 @@ func integral(v float64) bool {
 
 // Linspace returns num evenly spaced values from start to stop inclusive,
 // as np.linspace (the last value is exactly stop).
-func (d *Maker) Linspace(dt DType, start, stop float64, num int) *Array {
+func (m *Maker) Linspace(dt DType, start, stop float64, num int) *Array {
 	const op = "Linspace"
-	if err := d.check(op); err != nil {
+	if err := m.check(op); err != nil {
 		return failed(err)
 	}
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
 	}
 	if dt.IsComplex() {
-		return d.Linspace(dt.component(), start, stop, num).AsType(dt) // real values, as NumPy
+		return m.Linspace(dt.component(), start, stop, num).AsType(dt) // real values, as NumPy
 	}
 	if num < 0 {
 		return failed(errorf(op, ErrValue, "number of samples %d is negative", num))
@@ -198,7 +198,7 @@ func (d *Maker) Linspace(dt DType, start, stop float64, num int) *Array {
 		last := node(backend.OpEq, Bool, shape, i, scalarExpr(backend.Scalar{DType: Int64.be(), I: int64(num - 1)}))
 		e = node(backend.OpWhere, Float64, shape, last, f(stop), e)
 	}
-	return d.lazy(castExpr(e, dt))
+	return m.lazy(castExpr(e, dt))
 }
 
 // Eye returns the n×n identity matrix.

@@ -177,62 +177,62 @@ func GPU(ordinal int) (*Maker, error) {
 
 // Device returns the gocu device the Maker creates arrays on (nil for a
 // Maker that could not be set up).
-func (d *Maker) Device() *gocu.Device {
-	if d == nil {
+func (m *Maker) Device() *gocu.Device {
+	if m == nil {
 		return nil
 	}
-	return d.dev
+	return m.dev
 }
 
 // String names the device ("cpu", "sim", "cuda:0").
-func (d *Maker) String() string {
+func (m *Maker) String() string {
 	switch {
-	case d == nil:
+	case m == nil:
 		return "<nil device>"
-	case d.err != nil:
+	case m.err != nil:
 		return "<failed device>"
 	}
-	return d.be.Name()
+	return m.be.Name()
 }
 
 // IsGPU reports whether the device is a GPU.
-func (d *Maker) IsGPU() bool { return d != nil && d.gpu != nil }
+func (m *Maker) IsGPU() bool { return m != nil && m.gpu != nil }
 
 // Err reports why arrays cannot be created on the device (see On and
 // Default), or nil.
-func (d *Maker) Err() error {
-	if d == nil {
+func (m *Maker) Err() error {
+	if m == nil {
 		return errorf("Device", ErrDevice, "nil device")
 	}
-	return d.err
+	return m.err
 }
 
 // check reports a nil or failed device, which user code can pass by mistake.
-func (d *Maker) check(op string) error {
-	if d == nil || (d.be == nil && d.err == nil) {
+func (m *Maker) check(op string) error {
+	if m == nil || (m.be == nil && m.err == nil) {
 		return errorf(op, ErrDevice, "nil device")
 	}
-	return d.err
+	return m.err
 }
 
 // Sync waits for every array operation queued on the device and returns
 // the first asynchronous error. Reading an array to the host syncs by
 // itself.
-func (d *Maker) Sync() error {
-	if err := d.check("Sync"); err != nil {
+func (m *Maker) Sync() error {
+	if err := m.check("Sync"); err != nil {
 		return err
 	}
-	return deviceErr("Sync", d.be.Sync())
+	return deviceErr("Sync", m.be.Sync())
 }
 
 // SetMatMulPrecision sets the float32 matrix product precision of the
 // device, overriding the package-wide one.
-func (d *Maker) SetMatMulPrecision(p Precision) { d.precision.Store(int32(p)) }
+func (m *Maker) SetMatMulPrecision(p Precision) { m.precision.Store(int32(p)) }
 
 // MatMulPrecision reports the float32 matrix product precision of the
 // device: its own if set, else the package-wide one.
-func (d *Maker) MatMulPrecision() Precision {
-	if p := d.precision.Load(); p >= 0 {
+func (m *Maker) MatMulPrecision() Precision {
+	if p := m.precision.Load(); p >= 0 {
 		return Precision(p)
 	}
 	return Precision(precision.Load())
@@ -250,11 +250,11 @@ func MatMulPrecision() Precision { return Precision(precision.Load()) }
 // TrimCache releases the memory the device keeps for reuse (the CPU
 // backend's pool of freed buffers, a GPU's caching allocator; on a GPU it
 // waits for the device).
-func (d *Maker) TrimCache() {
-	if d == nil || d.be == nil {
+func (m *Maker) TrimCache() {
+	if m == nil || m.be == nil {
 		return
 	}
-	if c, ok := d.be.(interface{ Trim() }); ok {
+	if c, ok := m.be.(interface{ Trim() }); ok {
 		c.Trim()
 	}
 }
@@ -264,9 +264,9 @@ func (d *Maker) TrimCache() {
 // gocu device's default stream. Work recorded on it is ordered with the
 // arrays' operations: gocu bench times array operations with CUDA events
 // recorded on it. The stream belongs to the device: do not close it.
-func (d *Maker) CUDAStream() *cuda.Stream {
-	if d == nil || d.gpu == nil {
+func (m *Maker) CUDAStream() *cuda.Stream {
+	if m == nil || m.gpu == nil {
 		return nil
 	}
-	return d.gpu.Stream()
+	return m.gpu.Stream()
 }

@@ -23,6 +23,18 @@
 // of different devices do not mix (an error names both); x.To(dev) copies
 // between devices.
 //
+// # Names
+//
+// Names follow NumPy: ExpandDims, not Unsqueeze; Transpose with axes, not
+// Permute. Where NumPy has two names with two meanings, so does array:
+// Ravel returns a view when it can, Flatten always copies.
+//
+// Each constructor exists twice, on purpose. The package function uses the
+// default device, as np.zeros does; the Maker method takes the device from
+// its Maker, as torch.zeros(device=...) does. Go has no generic methods,
+// so the generic constructors take the device as their first argument
+// instead: FromSliceOn and FromImageOn.
+//
 // # Arrays and kernels
 //
 // An array goes into a kernel without a copy. AsBuffer[T](x) views a
@@ -215,9 +227,9 @@
 // each dimension must be equal or 1. An array has a shape, strides and an
 // offset (in elements) into a storage it may share with other arrays.
 // Reshape (a view when the strides allow it, else a copy, by NumPy's rule),
-// Transpose/Permute/T/SwapAxes/MoveAxis, Slice (NumPy basic indexing: Idx,
+// Transpose/T/SwapAxes/MoveAxis, Slice (NumPy basic indexing: Idx,
 // S with negative steps, All, NewAxis, Ellipsis), BroadcastTo, Squeeze,
-// Unsqueeze, At and Ravel return views; Copy, Flatten and AsType return new
+// ExpandDims, At and Ravel return views; Copy, Flatten and AsType return new
 // arrays; Contiguous returns a view when the array already is contiguous.
 // Assign writes into an array's memory (dst[...] = src), seen by all views.
 // Split, ArraySplit, Chunk, Flip and Diagonal return views; Tile, Repeat,

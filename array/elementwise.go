@@ -275,10 +275,10 @@ func binaryScalar(op backend.Op, x *Array, s scalar) *Array {
 
 // scalarExpr is scalarExpr(v), from a small cache of the Maker's recent
 // scalar nodes (by dtype and bits).
-func (d *Maker) scalarExpr(v backend.Scalar) *expr {
+func (m *Maker) scalarExpr(v backend.Scalar) *expr {
 	fb := math.Float64bits(v.F)
 	h := (fb ^ uint64(v.I)*0x9e3779b97f4a7c15 ^ uint64(v.DType)) * 0xff51afd7ed558ccd
-	slot := &d.scalars[h>>(64-scalarCacheBits)]
+	slot := &m.scalars[h>>(64-scalarCacheBits)]
 	if e := slot.Load(); e != nil && e.sc.DType == v.DType && e.sc.I == v.I && math.Float64bits(e.sc.F) == fb {
 		return e
 	}

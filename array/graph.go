@@ -59,37 +59,37 @@ type Graph struct {
 //     pending expression it needs evaluated inside the graph: a lazy
 //     result read later is computed then, outside it (Eval what fn must
 //     compute).
-func (d *Maker) Capture(fn func() error) (*Graph, error) {
-	if err := d.check("Capture"); err != nil {
+func (m *Maker) Capture(fn func() error) (*Graph, error) {
+	if err := m.check("Capture"); err != nil {
 		return nil, err
 	}
 	if fn == nil {
 		return nil, errorf("Capture", ErrValue, "nil function")
 	}
-	if d.gpu == nil {
+	if m.gpu == nil {
 		if err := fn(); err != nil {
 			return nil, err
 		}
-		return &Graph{dev: d, fn: fn}, nil
+		return &Graph{dev: m, fn: fn}, nil
 	}
 	if err := fn(); err != nil {
 		return nil, fmt.Errorf("array: Capture: the warm-up run failed: %w", err)
 	}
-	if err := d.Sync(); err != nil {
+	if err := m.Sync(); err != nil {
 		return nil, err
 	}
-	if err := d.gpu.BeginCapture(); err != nil {
+	if err := m.gpu.BeginCapture(); err != nil {
 		return nil, deviceErr("Capture", err)
 	}
 	ferr := fn()
-	g, err := d.gpu.EndCapture(ferr != nil)
+	g, err := m.gpu.EndCapture(ferr != nil)
 	if ferr != nil {
 		return nil, fmt.Errorf("array: Capture: %w", ferr)
 	}
 	if err != nil {
 		return nil, deviceErr("Capture", err)
 	}
-	return &Graph{dev: d, g: g}, nil
+	return &Graph{dev: m, g: g}, nil
 }
 
 // Replay runs the captured operations again (on a GPU: one graph launch,

@@ -14,10 +14,10 @@ import (
 // (Host, a read, Sync), like PyTorch's device-side asserts.
 
 // indexer returns the device's gather/scatter backend.
-func (d *Maker) indexer(op string) (backend.Indexer, error) {
-	ix, ok := d.be.(backend.Indexer)
+func (m *Maker) indexer(op string) (backend.Indexer, error) {
+	ix, ok := m.be.(backend.Indexer)
 	if !ok {
-		return nil, errorf(op, ErrDevice, "%v cannot index by arrays", d)
+		return nil, errorf(op, ErrDevice, "%v cannot index by arrays", m)
 	}
 	return ix, nil
 }

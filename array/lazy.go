@@ -238,37 +238,37 @@ func (e *expr) leaves() []*storage { return e.appendLeaves(nil) }
 // reads and registering it with them for in-place writes.
 // A result whose bytes would overflow an int (a cast to a wider dtype of
 // a huge array) is refused here, whichever operation built it.
-func (d *Maker) lazy(e *expr) *Array {
+func (m *Maker) lazy(e *expr) *Array {
 	if _, ok := byteSize(e.dt, e.shape); !ok {
 		return failed(tooBigExpr(e.op, e.dt, e.shape))
 	}
-	return d.pend(&Array{dev: d, dt: e.dt, shape: e.shape, ex: e})
+	return m.pend(&Array{dev: m, dt: e.dt, shape: e.shape, ex: e})
 }
 
 // lazyNode is lazy(node(op, dt, shape, args...)) with the node held in
 // the array (one allocation).
-func (d *Maker) lazyNode(op backend.Op, dt DType, shape []int, args ...*expr) *Array {
+func (m *Maker) lazyNode(op backend.Op, dt DType, shape []int, args ...*expr) *Array {
 	if _, ok := byteSize(dt, shape); !ok {
 		return failed(tooBigExpr(op, dt, shape))
 	}
-	return d.pendNode(op, dt, shape, args...)
+	return m.pendNode(op, dt, shape, args...)
 }
 
 // pendNode is lazyNode for a result whose size is known to fit (the
 // shape and dtype of an existing array).
-func (d *Maker) pendNode(op backend.Op, dt DType, shape []int, args ...*expr) *Array {
-	a := &Array{dev: d, dt: dt, shape: shape}
+func (m *Maker) pendNode(op backend.Op, dt DType, shape []int, args ...*expr) *Array {
+	a := &Array{dev: m, dt: dt, shape: shape}
 	a.node.init(op, dt, shape, args)
 	a.ex = &a.node
-	return d.pend(a)
+	return m.pend(a)
 }
 
 // lazyCompute is lazy(computeNode(op, dt, res, shape, args...)).
-func (d *Maker) lazyCompute(op backend.Op, dt, res DType, shape []int, args ...*expr) *Array {
+func (m *Maker) lazyCompute(op backend.Op, dt, res DType, shape []int, args ...*expr) *Array {
 	if dt.IsStorage() {
-		return d.lazy(computeNode(op, dt, res, shape, args...))
+		return m.lazy(computeNode(op, dt, res, shape, args...))
 	}
-	return d.lazyNode(op, res, shape, args...)
+	return m.lazyNode(op, res, shape, args...)
 }
 
 // tooBigExpr is the error of a result of op too large for an int.
@@ -282,8 +282,8 @@ func tooBigExpr(op backend.Op, dt DType, shape []int) error {
 
 // pend makes a, whose expression is set, pending: it takes references to
 // every storage the expression reads, to be found by writes to them.
-func (d *Maker) pend(a *Array) *Array {
-	d.enter(a)
+func (m *Maker) pend(a *Array) *Array {
+	m.enter(a)
 	e := a.ex
 	a.held = e.appendLeaves(a.held0[:0])
 	if len(a.held) == 0 {
@@ -292,7 +292,7 @@ func (d *Maker) pend(a *Array) *Array {
 	for _, s := range a.held {
 		s.retain()
 	}
-	d.makeYoung(a)
+	m.makeYoung(a)
 	return a
 }
 
@@ -310,16 +310,16 @@ func (d *Maker) pend(a *Array) *Array {
 
 // makeYoung makes the new pending array a the young one, listing the one
 // it replaces.
-func (d *Maker) makeYoung(a *Array) {
-	if d.young.CompareAndSwap(nil, a) {
+func (m *Maker) makeYoung(a *Array) {
+	if m.young.CompareAndSwap(nil, a) {
 		return
 	}
-	d.youngMu.Lock()
-	old := d.young.Swap(a)
+	m.youngMu.Lock()
+	old := m.young.Swap(a)
 	if old != nil {
 		old.list()
 	}
-	d.youngMu.Unlock()
+	m.youngMu.Unlock()
 }
 
 // list puts a, if still pending, in the dependency lists of the storages
@@ -346,11 +346,11 @@ func (a *Array) notPending() {
 }
 
 // youngReader returns the young array if it is a pending reader of s.
-func (d *Maker) youngReader(s *storage) *Array {
+func (m *Maker) youngReader(s *storage) *Array {
 	// Under the lock: a young array being replaced is listed by then.
-	d.youngMu.Lock()
-	y := d.young.Load()
-	d.youngMu.Unlock()
+	m.youngMu.Lock()
+	y := m.young.Load()
+	m.youngMu.Unlock()
 	if y == nil {
 		return nil
 	}

@@ -122,8 +122,8 @@ func (a *Array) SaveNPY(path string) error {
 // strings.Reader, bytes.Buffer), and otherwise by reading in bounded chunks
 // that fail at the end of the stream, so a forged header cannot exhaust
 // memory.
-func (d *Maker) ReadNPY(r io.Reader) (*Array, error) {
-	return d.readNPY("ReadNPY", r, remaining(r))
+func (m *Maker) ReadNPY(r io.Reader) (*Array, error) {
+	return m.readNPY("ReadNPY", r, remaining(r))
 }
 
 // npyChunk is the most bytes of data read (and allocated) at a time.
@@ -156,11 +156,11 @@ func remaining(r io.Reader) int64 {
 }
 
 // readNPY reads a .npy stream of which avail bytes remain (-1: unknown).
-func (d *Maker) readNPY(op string, r io.Reader, avail int64) (*Array, error) {
+func (m *Maker) readNPY(op string, r io.Reader, avail int64) (*Array, error) {
 	bad := func(format string, args ...any) (*Array, error) {
 		return nil, errorf(op, ErrValue, format, args...)
 	}
-	if err := d.check(op); err != nil {
+	if err := m.check(op); err != nil {
 		return nil, err
 	}
 	if r == nil {
@@ -264,7 +264,7 @@ func (d *Maker) readNPY(op string, r io.Reader, avail int64) (*Array, error) {
 	// has arrived, so memory grows only with data that really exists.
 	var st *storage
 	if avail >= 0 {
-		if st, err = d.alloc(op, dt, shape); err != nil {
+		if st, err = m.alloc(op, dt, shape); err != nil {
 			return nil, err
 		}
 	} else if err := checkHostAlloc(op, dt, shape); err != nil {
@@ -299,23 +299,23 @@ func (d *Maker) readNPY(op string, r io.Reader, avail int64) (*Array, error) {
 			chunks = append(chunks, h)
 			continue
 		}
-		if err := d.be.Write(st.buf, off, h); err != nil {
+		if err := m.be.Write(st.buf, off, h); err != nil {
 			st.release()
 			return nil, deviceErr(op, err)
 		}
 	}
 	if st == nil {
-		if st, err = d.alloc(op, dt, shape); err != nil {
+		if st, err = m.alloc(op, dt, shape); err != nil {
 			return nil, err
 		}
 		for i, h := range chunks {
-			if err := d.be.Write(st.buf, i*per, h); err != nil {
+			if err := m.be.Write(st.buf, i*per, h); err != nil {
 				st.release()
 				return nil, deviceErr(op, err)
 			}
 		}
 	}
-	a := d.wrap(st, backend.Contiguous(shape), dt)
+	a := m.wrap(st, backend.Contiguous(shape), dt)
 	if cdt.Valid() {
 		c := a.ViewAsComplex()
 		a.Close()

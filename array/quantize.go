@@ -81,7 +81,7 @@ func (a *Array) Quantize(dt DType, axes ...int) (q, scale *Array) {
 }
 
 // quantizeAxis is Quantize along one axis: one AxisOp.
-func (d *Maker) quantizeAxis(op string, x *Array, dt DType, axis int, sshape []int, qmax float64) (*Array, *Array) {
+func (m *Maker) quantizeAxis(op string, x *Array, dt DType, axis int, sshape []int, qmax float64) (*Array, *Array) {
 	fail := func(err error) (*Array, *Array) { return failed(err), failed(err) }
 	var pn pins
 	defer pn.release()
@@ -89,17 +89,17 @@ func (d *Maker) quantizeAxis(op string, x *Array, dt DType, axis int, sshape []i
 	if err != nil {
 		return fail(err)
 	}
-	qst, err := d.alloc(op, dt, x.shape)
+	qst, err := m.alloc(op, dt, x.shape)
 	if err != nil {
 		return fail(err)
 	}
-	sst, err := d.alloc(op, Float32, sshape)
+	sst, err := m.alloc(op, Float32, sshape)
 	if err != nil {
 		qst.release()
 		return fail(err)
 	}
 	rows := append(append([]int{}, x.shape[:axis]...), x.shape[axis+1:]...)
-	err = d.be.AxisOp(&backend.AxisOp{Kind: backend.Quantize, In: program(e, x.shape), Axis: axis,
+	err = m.be.AxisOp(&backend.AxisOp{Kind: backend.Quantize, In: program(e, x.shape), Axis: axis,
 		Out:   backend.Operand{Buf: qst.buf, Layout: backend.Contiguous(x.shape)},
 		Scale: backend.Operand{Buf: sst.buf, Layout: backend.Contiguous(rows)}, QMax: qmax})
 	runtime.KeepAlive(e)
@@ -108,7 +108,7 @@ func (d *Maker) quantizeAxis(op string, x *Array, dt DType, axis int, sshape []i
 		sst.release()
 		return fail(deviceErr(op, err))
 	}
-	return d.wrap(qst, backend.Contiguous(x.shape), dt), d.wrap(sst, backend.Contiguous(sshape), Float32)
+	return m.wrap(qst, backend.Contiguous(x.shape), dt), m.wrap(sst, backend.Contiguous(sshape), Float32)
 }
 
 // Dequantize returns q·scale in float32 (scale broadcasts, as Quantize

@@ -23,7 +23,7 @@ type RNG struct {
 func NewRNG(seed uint64) *RNG { return Default().NewRNG(seed) }
 
 // NewRNG returns a generator whose arrays live on d.
-func (d *Maker) NewRNG(seed uint64) *RNG { return &RNG{dev: d, seed: seed} }
+func (m *Maker) NewRNG(seed uint64) *RNG { return &RNG{dev: m, seed: seed} }
 
 // Seed returns the generator's seed.
 func (r *RNG) Seed() uint64 { return r.seed }

@@ -31,23 +31,23 @@ type Scope struct {
 }
 
 // NewScope opens a scope on the device. Close it (defer s.Close()).
-func (d *Maker) NewScope() *Scope {
-	s := &Scope{d: d}
-	if d == nil {
+func (m *Maker) NewScope() *Scope {
+	s := &Scope{d: m}
+	if m == nil {
 		s.closed = true
 		return s
 	}
-	d.scopeMu.Lock()
-	s.parent = d.scope.Load()
-	d.scope.Store(s)
-	d.scopeMu.Unlock()
+	m.scopeMu.Lock()
+	s.parent = m.scope.Load()
+	m.scope.Store(s)
+	m.scopeMu.Unlock()
 	return s
 }
 
 // WithScope runs f in a new scope, closed when f returns. The arrays f
 // returns are kept, and belong to the scope around.
-func (d *Maker) WithScope(f func() ([]*Array, error)) ([]*Array, error) {
-	s := d.NewScope()
+func (m *Maker) WithScope(f func() ([]*Array, error)) ([]*Array, error) {
+	s := m.NewScope()
 	defer s.Close()
 	arrs, err := f()
 	s.Keep(arrs...)
@@ -143,8 +143,8 @@ func (s *Scope) Close() error {
 }
 
 // enter makes a new array belong to the device's open scope, if any.
-func (d *Maker) enter(a *Array) *Array {
-	if s := d.scope.Load(); s != nil {
+func (m *Maker) enter(a *Array) *Array {
+	if s := m.scope.Load(); s != nil {
 		s.add(a)
 	}
 	return a

@@ -547,10 +547,10 @@ func FullLike(a *Array, value any) *Array {
 
 // Logspace returns num values base**x for x evenly spaced from start to
 // stop inclusive (np.logspace), computed in float64.
-func (d *Maker) Logspace(dt DType, start, stop float64, num int, base float64) *Array {
-	lin := d.Linspace(Float64, start, stop, num)
+func (m *Maker) Logspace(dt DType, start, stop float64, num int, base float64) *Array {
+	lin := m.Linspace(Float64, start, stop, num)
 	defer lin.Close()
-	b := d.Full(Float64, base)
+	b := m.Full(Float64, base)
 	defer b.Close()
 	p := b.Pow(lin)
 	if dt == Float64 {

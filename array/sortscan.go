@@ -50,13 +50,13 @@ func ssContig(op string, a *Array, dt DType) (*Array, backend.Operand, error) {
 }
 
 // ssOut allocates a contiguous result and its operand.
-func (d *Maker) ssOut(op string, dt DType, shape []int) (*Array, backend.Operand, error) {
-	st, err := d.alloc(op, dt, shape)
+func (m *Maker) ssOut(op string, dt DType, shape []int) (*Array, backend.Operand, error) {
+	st, err := m.alloc(op, dt, shape)
 	if err != nil {
 		return nil, backend.Operand{}, err
 	}
 	lay := backend.Contiguous(shape)
-	return d.wrap(st, lay, dt), backend.Operand{Buf: st.buf, Layout: lay}, nil
+	return m.wrap(st, lay, dt), backend.Operand{Buf: st.buf, Layout: lay}, nil
 }
 
 // sortRows sorts a along axis: keys and/or int64 positions, ascending or
@@ -1138,11 +1138,11 @@ func (a *Array) NanQuantile(q float64, axes ...int) *Array {
 	c := s.IsNaN().LogicalNot().Sum(-1).AsType(Float64)
 	v := c.Sub(1).Maximum(0.0).Mul(q)
 	lo := v.Floor()
-	t := v.Sub(lo).AsType(x.dt).Unsqueeze(-1)
+	t := v.Sub(lo).AsType(x.dt).ExpandDims(-1)
 	hi := lo.Add(1).Minimum(c.Sub(1).Maximum(0.0))
 	pos := a.dev.Arange(Float64, float64(L))
 	pick := func(r *Array) *Array {
-		return Where(pos.Eq(r.Unsqueeze(-1)), s, 0.0).Sum(-1).AsType(x.dt).Unsqueeze(-1)
+		return Where(pos.Eq(r.ExpandDims(-1)), s, 0.0).Sum(-1).AsType(x.dt).ExpandDims(-1)
 	}
 	x0, x1 := pick(lo), pick(hi)
 	diff := x1.Sub(x0)

@@ -156,14 +156,6 @@ func (a *Array) Transpose(axes ...int) *Array {
 	})
 }
 
-// Permute is Transpose with explicit axes (as torch.permute).
-func (a *Array) Permute(axes ...int) *Array {
-	if len(axes) == 0 && a != nil && len(a.shape) > 0 {
-		return failed(errorf("Permute", ErrAxis, "no axes given for an array of dimension %d", len(a.shape)))
-	}
-	return a.Transpose(axes...)
-}
-
 // T reverses the axes (the matrix transpose).
 func (a *Array) T() *Array { return a.Transpose() }
 
@@ -399,10 +391,11 @@ func (a *Array) Squeeze(axes ...int) *Array {
 	})
 }
 
-// Unsqueeze inserts an axis of length 1 at position axis (negative counts
-// from the end of the result), as np.expand_dims.
-func (a *Array) Unsqueeze(axis int) *Array {
-	const op = "Unsqueeze"
+// ExpandDims inserts an axis of length 1 at position axis, as
+// np.expand_dims and torch.unsqueeze. A negative axis counts from the end
+// of the result.
+func (a *Array) ExpandDims(axis int) *Array {
+	const op = "ExpandDims"
 	return a.layoutOp(op, func(l backend.Layout) (backend.Layout, error) {
 		ax, err := normAxis(op, axis, len(l.Shape)+1)
 		if err != nil {
@@ -414,9 +407,6 @@ func (a *Array) Unsqueeze(axis int) *Array {
 		return out, nil
 	})
 }
-
-// ExpandDims is Unsqueeze.
-func (a *Array) ExpandDims(axis int) *Array { return a.Unsqueeze(axis) }
 
 // Ravel returns the array as 1-D: a view when contiguous, else a copy.
 func (a *Array) Ravel() *Array { return a.Reshape(-1) }

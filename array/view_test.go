@@ -114,11 +114,11 @@ func TestShapeOps(t *testing.T) {
 		x := d.Arange(Int32, 6).Reshape(1, 2, 1, 3)
 		checkHost(t, "squeeze", readHost(t, x.Squeeze()), []int{2, 3}, seq(0, 6), 0)
 		checkHost(t, "squeeze axis", readHost(t, x.Squeeze(-2)), []int{1, 2, 3}, seq(0, 6), 0)
-		checkHost(t, "unsqueeze", readHost(t, x.Squeeze().Unsqueeze(-1)), []int{2, 3, 1}, seq(0, 6), 0)
+		checkHost(t, "unsqueeze", readHost(t, x.Squeeze().ExpandDims(-1)), []int{2, 3, 1}, seq(0, 6), 0)
 		checkHost(t, "expand 0", readHost(t, x.Squeeze().ExpandDims(0)), []int{1, 2, 3}, seq(0, 6), 0)
 		checkHost(t, "swap", readHost(t, x.Squeeze().SwapAxes(0, 1)), []int{3, 2}, []float64{0, 3, 1, 4, 2, 5}, 0)
 		checkHost(t, "moveaxis", readHost(t, x.MoveAxis(3, 0)), []int{3, 1, 2, 1}, []float64{0, 3, 1, 4, 2, 5}, 0)
-		checkHost(t, "permute", readHost(t, x.Permute(3, 1, 0, 2)), []int{3, 2, 1, 1}, []float64{0, 3, 1, 4, 2, 5}, 0)
+		checkHost(t, "permute", readHost(t, x.Transpose(3, 1, 0, 2)), []int{3, 2, 1, 1}, []float64{0, 3, 1, 4, 2, 5}, 0)
 		b := x.Squeeze().Slice(Idx(1)).BroadcastTo(2, 3)
 		checkHost(t, "broadcastTo", readHost(t, b), []int{2, 3}, []float64{3, 4, 5, 3, 4, 5}, 0)
 		if st := b.Strides(); st[0] != 0 {

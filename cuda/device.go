@@ -76,9 +76,9 @@ var (
 	devices = map[int]*Device{}
 )
 
-// GetDevice returns device ordinal (0 is the first GPU the driver lists,
+// DeviceAt returns device ordinal (0 is the first GPU the driver lists,
 // after CUDA_VISIBLE_DEVICES). The same *Device is returned on every call.
-func GetDevice(ordinal int) (*Device, error) {
+func DeviceAt(ordinal int) (*Device, error) {
 	if err := Init(); err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func Devices() ([]*Device, error) {
 	}
 	ds := make([]*Device, numDevices)
 	for i := range ds {
-		d, err := GetDevice(i)
+		d, err := DeviceAt(i)
 		if err != nil {
 			return nil, err
 		}

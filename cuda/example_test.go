@@ -16,7 +16,7 @@ func Example() {
 		fmt.Println("no GPU:", cuda.Init())
 		return
 	}
-	d, err := cuda.GetDevice(0)
+	d, err := cuda.DeviceAt(0)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func Example() {
 // Function.Call copies host slices around a synchronous launch, like
 // PyCUDA's In, Out and InOut.
 func ExampleFunction_Call() {
-	d, err := cuda.GetDevice(0)
+	d, err := cuda.DeviceAt(0)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -79,7 +79,7 @@ func ExampleFunction_Call() {
 
 // Streams and events: queue work on a stream and time it on the GPU.
 func ExampleElapsed() {
-	d, err := cuda.GetDevice(0)
+	d, err := cuda.DeviceAt(0)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -100,7 +100,7 @@ func ExampleElapsed() {
 
 // Capture a stream into a graph once, replay it many times.
 func ExampleStream_Capture() {
-	d, err := cuda.GetDevice(0)
+	d, err := cuda.DeviceAt(0)
 	if err != nil {
 		fmt.Println(err)
 		return

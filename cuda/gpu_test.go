@@ -36,7 +36,7 @@ var (
 func device(t testing.TB) *cuda.Device {
 	t.Helper()
 	gputest.Need(t, cuda.Init())
-	d, err := cuda.GetDevice(0)
+	d, err := cuda.DeviceAt(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +116,8 @@ func TestDeviceProps(t *testing.T) {
 	if len(ds) != n || ds[0] != d {
 		t.Errorf("Devices: %d of %d", len(ds), n)
 	}
-	if _, err := cuda.GetDevice(n); !errors.Is(err, cuda.ErrInvalidDevice) {
-		t.Errorf("GetDevice(%d): %v", n, err)
+	if _, err := cuda.DeviceAt(n); !errors.Is(err, cuda.ErrInvalidDevice) {
+		t.Errorf("DeviceAt(%d): %v", n, err)
 	}
 	if d.Arch() != fmt.Sprintf("sm_%d%d", p.Major, p.Minor) {
 		t.Errorf("Arch %s", d.Arch())

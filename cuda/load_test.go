@@ -101,7 +101,7 @@ func TestEnvLibraryOverride(t *testing.T) {
 		fmt.Printf("AVAILABLE=%v\n", Available())
 		err := Init()
 		fmt.Printf("NODRIVER=%v\nERR=%v\n", errors.Is(err, ErrNoDriver), err)
-		_, derr := GetDevice(0)
+		_, derr := DeviceAt(0)
 		fmt.Printf("DEVICEERR=%v\n", derr != nil)
 		return
 	}

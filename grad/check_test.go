@@ -188,11 +188,11 @@ func TestGradViews(t *testing.T) {
 		{"Flatten", u((*grad.Var).Flatten), []input{in(2, 3)}},
 		{"Transpose", u(func(v *grad.Var) *grad.Var { return v.Transpose(1, 2, 0) }), []input{in(2, 3, 4)}},
 		{"T", func(x ...*grad.Var) *grad.Var { return x[0].T().Mul(x[1]) }, []input{in(2, 3, 4), in(4, 3, 2)}},
-		{"Permute", func(x ...*grad.Var) *grad.Var { return x[0].Permute(2, 0, 1).Mul(x[1]) }, []input{in(2, 3, 4), in(4, 2, 3)}},
+		{"Permute", func(x ...*grad.Var) *grad.Var { return x[0].Transpose(2, 0, 1).Mul(x[1]) }, []input{in(2, 3, 4), in(4, 2, 3)}},
 		{"SwapAxes", func(x ...*grad.Var) *grad.Var { return x[0].SwapAxes(0, 2).Mul(x[1]) }, []input{in(2, 3, 4), in(4, 3, 2)}},
 		{"MoveAxis", func(x ...*grad.Var) *grad.Var { return x[0].MoveAxis(0, 2).Mul(x[1]) }, []input{in(2, 3, 4), in(3, 4, 2)}},
 		{"Squeeze", u(func(v *grad.Var) *grad.Var { return v.Squeeze(1) }), []input{in(3, 1, 2)}},
-		{"Unsqueeze", func(x ...*grad.Var) *grad.Var { return x[0].Unsqueeze(1).Mul(x[1]) }, []input{in(3, 2), in(3, 4, 2)}},
+		{"ExpandDims", func(x ...*grad.Var) *grad.Var { return x[0].ExpandDims(1).Mul(x[1]) }, []input{in(3, 2), in(3, 4, 2)}},
 		{"BroadcastTo", func(x ...*grad.Var) *grad.Var { return x[0].BroadcastTo(2, 3, 4).Mul(x[1]) }, []input{in(3, 1), in(2, 3, 4)}},
 		{"Contiguous", u(func(v *grad.Var) *grad.Var { return v.T().Contiguous() }), []input{in(3, 4)}},
 		{"Copy", u((*grad.Var).Copy), []input{in(3, 4)}},
@@ -200,7 +200,7 @@ func TestGradViews(t *testing.T) {
 			return x[0].Slice(array.S(0, 5, 2), array.S(array.None, array.None, -1)).Mul(x[1])
 		}, []input{in(5, 4), in(3, 4)}},
 		{"Slice/Idx NewAxis Ellipsis", func(x ...*grad.Var) *grad.Var {
-			return x[0].Slice(array.Ellipsis, array.Idx(1), array.NewAxis).Mul(x[0].Slice(array.Idx(-1)).Unsqueeze(0))
+			return x[0].Slice(array.Ellipsis, array.Idx(1), array.NewAxis).Mul(x[0].Slice(array.Idx(-1)).ExpandDims(0))
 		}, []input{in(3, 4)}},
 		{"Slice/twice", func(x ...*grad.Var) *grad.Var {
 			return x[0].Slice(array.S(1, 3)).Add(x[0].Slice(array.S(0, 2))).Square()

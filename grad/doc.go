@@ -66,7 +66,7 @@
 // (matrices, batches with broadcast batch axes, vectors, transposed
 // views: the gradients are products with transposed views, which the
 // matrix engine takes as transpose flags, not copies), and views (Reshape,
-// Transpose, Permute, SwapAxes, MoveAxis, Squeeze, Unsqueeze,
+// Transpose, SwapAxes, MoveAxis, Squeeze, ExpandDims,
 // BroadcastTo, Slice with steps, At, Concat, Stack). At points where a
 // function is not differentiable the gradient is: 0 for ReLU and Abs at 0;
 // for Max and Min, the element ArgMax/ArgMin chooses (the first extreme in

@@ -80,7 +80,7 @@ func einsumGrad(g *array.Array, outL string, ins []string, vals []*array.Array, 
 	full := make([]int, 0, len(distinct))
 	for k, l := range distinct {
 		if !slices.Contains(target, l) {
-			gr = gr.Unsqueeze(k)
+			gr = gr.ExpandDims(k)
 		}
 		full = append(full, size(l))
 	}
@@ -96,7 +96,7 @@ func einsumGrad(g *array.Array, outL string, ins []string, vals []*array.Array, 
 		if q == p {
 			continue
 		}
-		gr = gr.Unsqueeze(p)
+		gr = gr.ExpandDims(p)
 		s := make([]int, p+1)
 		for k := range s {
 			s[k] = 1
@@ -125,7 +125,7 @@ func Solve(a *Var, b any) *Var {
 	return record("Solve", x, []*Var{a, o.v}, func(g *array.Array) []*array.Array {
 		gc, xc := g, x
 		if vec {
-			gc, xc = g.Unsqueeze(-1), x.Unsqueeze(-1)
+			gc, xc = g.ExpandDims(-1), x.ExpandDims(-1)
 		}
 		gb := linalg.Solve(av.SwapAxes(-1, -2), gc)
 		var ga *array.Array
@@ -156,7 +156,7 @@ func Inv(a *Var) *Var {
 func Slogdet(a *Var) (sign *array.Array, logabsdet *Var) {
 	s, l := linalg.Slogdet(a.arr())
 	return s, record("Slogdet", l, []*Var{a}, func(g *array.Array) []*array.Array {
-		return []*array.Array{linalg.Inv(a.arr()).SwapAxes(-1, -2).Mul(g.Unsqueeze(-1).Unsqueeze(-1))}
+		return []*array.Array{linalg.Inv(a.arr()).SwapAxes(-1, -2).Mul(g.ExpandDims(-1).ExpandDims(-1))}
 	})
 }
 
@@ -171,7 +171,7 @@ func Cholesky(a *Var) *Var {
 		mk := array.On(l.Device())
 		p := l.SwapAxes(-1, -2).MatMul(g)
 		i := mk.Arange(array.Int32, float64(n))
-		below, diag := i.Unsqueeze(1).Gt(i.Unsqueeze(0)), i.Unsqueeze(1).Eq(i.Unsqueeze(0))
+		below, diag := i.ExpandDims(1).Gt(i.ExpandDims(0)), i.ExpandDims(1).Eq(i.ExpandDims(0))
 		phi := array.Where(below, p, array.Where(diag, p.Mul(0.5), 0))
 		li := linalg.Inv(l)
 		s := li.SwapAxes(-1, -2).MatMul(phi).MatMul(li)
@@ -183,7 +183,7 @@ func Cholesky(a *Var) *Var {
 // lower triangle: G+Gᵀ below the diagonal, G on it, 0 above.
 func lowerGrad(mk *array.Maker, s *array.Array, n int) *array.Array {
 	i := mk.Arange(array.Int32, float64(n))
-	below, diag := i.Unsqueeze(1).Gt(i.Unsqueeze(0)), i.Unsqueeze(1).Eq(i.Unsqueeze(0))
+	below, diag := i.ExpandDims(1).Gt(i.ExpandDims(0)), i.ExpandDims(1).Eq(i.ExpandDims(0))
 	return array.Where(below, s.Add(s.SwapAxes(-1, -2)), array.Where(diag, s, 0))
 }
 
@@ -207,14 +207,14 @@ func Eigh(a *Var) (w, v *Var) {
 	}
 	w = record("Eigh", wa, []*Var{a}, func(g *array.Array) []*array.Array {
 		mk := array.On(va.Device())
-		s := va.Mul(g.Unsqueeze(-2)).MatMul(va.SwapAxes(-1, -2))
+		s := va.Mul(g.ExpandDims(-2)).MatMul(va.SwapAxes(-1, -2))
 		return []*array.Array{lowerGrad(mk, s, n)}
 	})
 	v = record("Eigh", va, []*Var{a}, func(g *array.Array) []*array.Array {
 		mk := array.On(va.Device())
-		d := wa.Unsqueeze(-2).Sub(wa.Unsqueeze(-1)) // λj - λi
+		d := wa.ExpandDims(-2).Sub(wa.ExpandDims(-1)) // λj - λi
 		i := mk.Arange(array.Int32, float64(n))
-		f := array.Where(i.Unsqueeze(1).Eq(i.Unsqueeze(0)), 0, d.Reciprocal())
+		f := array.Where(i.ExpandDims(1).Eq(i.ExpandDims(0)), 0, d.Reciprocal())
 		inner := va.SwapAxes(-1, -2).MatMul(g).Mul(f)
 		s := va.MatMul(inner).MatMul(va.SwapAxes(-1, -2))
 		return []*array.Array{lowerGrad(mk, s, n)}
@@ -321,7 +321,7 @@ func matrixNorm(x *Var, ord linalg.Ord, keep bool, r, c int, val *array.Array) *
 		if keep {
 			g = g.Squeeze(r, c)
 		}
-		d = d.Mul(g.Unsqueeze(-1).Unsqueeze(-1))
+		d = d.Mul(g.ExpandDims(-1).ExpandDims(-1))
 		// Undo the axis moves (m's rows are the smaller axis).
 		d = d.MoveAxis(-2, min(r, c)).MoveAxis(-1, max(r, c))
 		return []*array.Array{d}

@@ -85,7 +85,7 @@ func TestGradLinalg(t *testing.T) {
 			}, []*array.Array{d.NewRNG(11).Normal(array.Float64, 0, 1, 5, 5)}},
 			"Eigh both": {func(x ...*grad.Var) *grad.Var {
 				w, v := grad.Eigh(x[0])
-				return v.Mul(w.Unsqueeze(-2)).MatMul(v.SwapAxes(-1, -2)).Sum().Add(w.Square().Sum())
+				return v.Mul(w.ExpandDims(-2)).MatMul(v.SwapAxes(-1, -2)).Sum().Add(w.Square().Sum())
 			}, []*array.Array{d.NewRNG(12).Normal(array.Float64, 0, 1, 4, 4)}},
 		} {
 			if err := grad.Check(c.f, c.xs, 1e-6); err != nil {

@@ -22,10 +22,10 @@ func (v *Var) MatMul(b any) *Var {
 		// and g gets back the axes the product removed.
 		a2, b2 := a, bv
 		if a.Ndim() == 1 {
-			a2 = a.Unsqueeze(0)
+			a2 = a.ExpandDims(0)
 		}
 		if bv.Ndim() == 1 {
-			b2 = bv.Unsqueeze(-1)
+			b2 = bv.ExpandDims(-1)
 		}
 		g2 := g
 		if a.Ndim() == 1 || bv.Ndim() == 1 {

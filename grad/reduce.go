@@ -142,7 +142,7 @@ func choice(x *array.Array, op array.ReduceOp, red []int) *array.Array {
 		idx = flat.ArgMin(-1)
 	}
 	pos := array.On(x.Device()).Arange(array.Int64, float64(n))
-	mask := idx.Unsqueeze(-1).Eq(pos) // (kept..., n)
+	mask := idx.ExpandDims(-1).Eq(pos) // (kept..., n)
 	pshape := make([]int, 0, len(shape))
 	for _, a := range perm {
 		pshape = append(pshape, shape[a])
@@ -182,6 +182,6 @@ func (v *Var) LogSumExp(axis int) *Var {
 		if ax < 0 {
 			ax += v.arr().Ndim()
 		}
-		return g.Unsqueeze(ax).Mul(v.arr().Sub(out.Unsqueeze(ax)).Exp())
+		return g.ExpandDims(ax).Mul(v.arr().Sub(out.ExpandDims(ax)).Exp())
 	})
 }

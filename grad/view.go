@@ -46,14 +46,6 @@ func (v *Var) Transpose(axes ...int) *Var {
 	return v.unary("Transpose", v.arr().Transpose(axes...), func(g *array.Array) *array.Array { return g.Transpose(inv...) })
 }
 
-// Permute is Transpose with explicit axes.
-func (v *Var) Permute(axes ...int) *Var {
-	if len(axes) == 0 && v.arr().Ndim() > 0 {
-		return record("Permute", v.arr().Permute(), nil, nil)
-	}
-	return v.Transpose(axes...)
-}
-
 // T reverses the axes (the matrix transpose).
 func (v *Var) T() *Var { return v.Transpose() }
 
@@ -73,10 +65,10 @@ func (v *Var) Squeeze(axes ...int) *Var {
 	return v.unary("Squeeze", v.arr().Squeeze(axes...), func(g *array.Array) *array.Array { return g.Reshape(old...) })
 }
 
-// Unsqueeze inserts an axis of length 1.
-func (v *Var) Unsqueeze(axis int) *Var {
+// ExpandDims inserts an axis of length 1.
+func (v *Var) ExpandDims(axis int) *Var {
 	old := v.arr().Shape()
-	return v.unary("Unsqueeze", v.arr().Unsqueeze(axis), func(g *array.Array) *array.Array { return g.Reshape(old...) })
+	return v.unary("ExpandDims", v.arr().ExpandDims(axis), func(g *array.Array) *array.Array { return g.Reshape(old...) })
 }
 
 // BroadcastTo broadcasts to shape; the gradient is summed back.

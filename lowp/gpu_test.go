@@ -216,7 +216,7 @@ func newGPU(t *testing.T) *gpu {
 	t.Helper()
 	gputest.Need(t, cuda.Init())
 	gputest.Need(t, nvrtc.Load())
-	d, err := cuda.GetDevice(0)
+	d, err := cuda.DeviceAt(0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func ExampleInitRank() {
 	rank, _ := strconv.Atoi(os.Getenv("RANK"))
 	world, _ := strconv.Atoi(os.Getenv("WORLD_SIZE"))
 	local, _ := strconv.Atoi(os.Getenv("LOCAL_RANK"))
-	dev, err := cuda.GetDevice(local)
+	dev, err := cuda.DeviceAt(local)
 	if err != nil {
 		log.Fatal(err)
 	}

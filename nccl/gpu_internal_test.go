@@ -17,7 +17,7 @@ import (
 func TestGPUErrorFromNCCL(t *testing.T) {
 	gputest.Need(t, cuda.Init())
 	gputest.Need(t, Load())
-	dev, err := cuda.GetDevice(0)
+	dev, err := cuda.DeviceAt(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestGPUStaleWarningIsNotAttached(t *testing.T) {
 	gputest.Need(t, cuda.Init())
 	l, err := load()
 	gputest.Need(t, err)
-	dev, err := cuda.GetDevice(0)
+	dev, err := cuda.DeviceAt(0)
 	if err != nil {
 		t.Fatal(err)
 	}

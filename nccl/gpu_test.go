@@ -920,7 +920,7 @@ func childMain() int {
 	rank, _ := strconv.Atoi(os.Getenv(envRank))
 	nranks, _ := strconv.Atoi(os.Getenv(envNRanks))
 	ord, _ := strconv.Atoi(os.Getenv(envDevice))
-	dev, err := cuda.GetDevice(ord)
+	dev, err := cuda.DeviceAt(ord)
 	if err != nil {
 		return fail(1, "child: %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 // a Chrome trace (GOCU_MEMORY_HISTORY=mem.json does it for a whole
 // program).
 func ExampleRecordMemoryHistory() {
-	dev, err := cuda.GetDevice(0)
+	dev, err := cuda.DeviceAt(0)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func gpuKernel(t *testing.T) (*cuda.Device, *cuda.Function) {
 	t.Helper()
 	gputest.Need(t, cuda.Init())
 	gputest.Need(t, nvrtc.Load())
-	d, err := cuda.GetDevice(0)
+	d, err := cuda.DeviceAt(0)
 	if err != nil {
 		t.Fatal(err)
 	}

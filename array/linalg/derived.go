@@ -37,7 +37,7 @@ func Pinv(a *array.Array, rcond float64) *array.Array {
 	u, s, vh := SVD(x, false)
 	cut := s.Reduce(array.OpMax, true, -1).Mul(rcond)
 	inv := array.Where(s.Gt(cut), s.Reciprocal(), 0)
-	return vh.SwapAxes(-1, -2).Mul(inv.Unsqueeze(-2)).MatMul(u.SwapAxes(-1, -2))
+	return vh.SwapAxes(-1, -2).Mul(inv.ExpandDims(-2)).MatMul(u.SwapAxes(-1, -2))
 }
 
 // MatrixRank returns the rank of each matrix of a (..., m, n) as int64
@@ -96,7 +96,7 @@ func Lstsq(a, b *array.Array, rcond float64) (x, residuals *array.Array, rank in
 	a, b = promote(a, dt), promote(b, dt)
 	vec := b.Ndim() == 1
 	if vec {
-		b = b.Unsqueeze(-1)
+		b = b.ExpandDims(-1)
 	}
 	if b.Ndim() != 2 || b.Shape()[0] != m {
 		return failAll(shapeErr(op, "a is %v and b is %v: b must be (%d,) or (%d, k)", a.Shape(), b.Shape(), m, m))
@@ -124,7 +124,7 @@ func Lstsq(a, b *array.Array, rcond float64) (x, residuals *array.Array, rank in
 		}
 		rank = int(r)
 		inv := array.Where(keep, s.Reciprocal(), 0)
-		x = vh.T().MatMul(u.T().MatMul(b).Mul(inv.Unsqueeze(-1)))
+		x = vh.T().MatMul(u.T().MatMul(b).Mul(inv.ExpandDims(-1)))
 		if rank == n && m > n {
 			residuals = b.Sub(a.MatMul(x)).Square().Sum(0)
 		} else {
@@ -298,7 +298,7 @@ func matrixNorm(op string, x *array.Array, ord Ord, keep bool, r, c int) *array.
 		if !keep {
 			return y
 		}
-		return y.Unsqueeze(min(r, c)).Unsqueeze(max(r, c))
+		return y.ExpandDims(min(r, c)).ExpandDims(max(r, c))
 	}
 	switch ord.kind {
 	case ordDefault, ordFro:

@@ -422,7 +422,7 @@ func Outer(a, b *array.Array) *array.Array {
 	if a == nil || b == nil {
 		return array.Failed(valueErr("Outer", "nil array"))
 	}
-	return a.Ravel().Unsqueeze(1).Mul(b.Ravel().Unsqueeze(0))
+	return a.Ravel().ExpandDims(1).Mul(b.Ravel().ExpandDims(0))
 }
 
 // Inner returns the sums of products over the last axes of a and b, as

@@ -472,7 +472,7 @@ func gpuCholesky(op string, a *array.Array, batch []int, n int) *array.Array {
 // lowerMask is true on and below the diagonal of an n×n matrix.
 func lowerMask(mk *array.Maker, n int) *array.Array {
 	i := mk.Arange(array.Int32, float64(n))
-	return i.Unsqueeze(1).Ge(i.Unsqueeze(0))
+	return i.ExpandDims(1).Ge(i.ExpandDims(0))
 }
 
 // gpuQR: geqrf needs A column-major, a transposed copy; R is read back
@@ -520,7 +520,7 @@ func gpuQR(op string, a *array.Array, batch []int, m, n int, mode QRMode) (q, r 
 	}
 	// (..., m, n), R in its upper triangle; rr ≤ m rows.
 	f := at.SwapAxes(-1, -2).Slice(array.Ellipsis, array.S(0, rr), array.All)
-	upper := mk.Arange(array.Int32, float64(rr)).Unsqueeze(1).Le(mk.Arange(array.Int32, float64(n)).Unsqueeze(0))
+	upper := mk.Arange(array.Int32, float64(rr)).ExpandDims(1).Le(mk.Arange(array.Int32, float64(n)).ExpandDims(0))
 	r = array.Where(upper, f, 0)
 	if mode == ROnly {
 		return nil, r

@@ -131,7 +131,7 @@ func TestGPUCholeskyEigh(t *testing.T) {
 			w, v := Eigh(ga)
 			w, v = back(t, w), back(t, v)
 			a64, v64, w64 := a.AsType(array.Float64), v.AsType(array.Float64), w.AsType(array.Float64)
-			if d := maxDiff(vals(t, a64.MatMul(v64)), vals(t, v64.Mul(w64.Unsqueeze(-2)))); d > 20*tol(dt) {
+			if d := maxDiff(vals(t, a64.MatMul(v64)), vals(t, v64.Mul(w64.ExpandDims(-2)))); d > 20*tol(dt) {
 				t.Errorf("%v %v: A·V - V·Λ = %.3g", dt, shape, d)
 			}
 			if d := maxDiff(vals(t, w), vals(t, Eigvalsh(a))); d > 20*tol(dt) {
@@ -177,7 +177,7 @@ func TestGPUQRSVD(t *testing.T) {
 					uk = uk.Slice(array.Ellipsis, array.S(0, k))
 					vk = vk.Slice(array.Ellipsis, array.S(0, k), array.All)
 				}
-				rec := uk.Mul(s.AsType(array.Float64).Unsqueeze(-2)).MatMul(vk)
+				rec := uk.Mul(s.AsType(array.Float64).ExpandDims(-2)).MatMul(vk)
 				if d := maxDiff(vals(t, rec), vals(t, a.AsType(array.Float64))); d > 10*tol(dt) {
 					t.Errorf("%v %v full %v: U·S·Vᵀ - A = %.3g", dt, shape, full, d)
 				}
@@ -245,12 +245,12 @@ func TestGPUIllConditioned(t *testing.T) {
 	}
 	u, s, vh := SVD(a, false)
 	u, s, vh = back(t, u), back(t, s), back(t, vh)
-	if d := maxDiff(vals(t, u.Mul(s.Unsqueeze(0)).MatMul(vh)), h); d > 1e-14 {
+	if d := maxDiff(vals(t, u.Mul(s.ExpandDims(0)).MatMul(vh)), h); d > 1e-14 {
 		t.Errorf("U·S·Vᵀ - H = %.3g", d)
 	}
 	w, v := Eigh(a)
 	w, v = back(t, w), back(t, v)
-	if d := maxDiff(vals(t, v.Mul(w.Unsqueeze(0)).MatMul(v.T())), h); d > 1e-14 {
+	if d := maxDiff(vals(t, v.Mul(w.ExpandDims(0)).MatMul(v.T())), h); d > 1e-14 {
 		t.Errorf("V·Λ·Vᵀ - H = %.3g", d)
 	}
 }
@@ -296,7 +296,7 @@ func TestGPUSVDDrivers(t *testing.T) {
 					}
 					uk := u.AsType(array.Float64).Slice(array.Ellipsis, array.S(0, k))
 					vk := vh.AsType(array.Float64).Slice(array.Ellipsis, array.S(0, k), array.All)
-					rec := uk.Mul(s.AsType(array.Float64).Unsqueeze(-2)).MatMul(vk)
+					rec := uk.Mul(s.AsType(array.Float64).ExpandDims(-2)).MatMul(vk)
 					if d := maxDiff(vals(t, rec), vals(t, a.AsType(array.Float64))); d > 10*tol(dt) {
 						t.Errorf("driver %d %v %v full %v: U·S·Vᵀ - A = %.3g", drv, dt, shape, full, d)
 					}

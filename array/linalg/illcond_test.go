@@ -36,7 +36,7 @@ func TestIllConditioned(t *testing.T) {
 		t.Errorf("QR - H = %.3g", d)
 	}
 	w, v := Eigh(a)
-	if d := maxDiff(vals(t, v.Mul(w.Unsqueeze(0)).MatMul(v.T())), h); d > 1e-14 {
+	if d := maxDiff(vals(t, v.Mul(w.ExpandDims(0)).MatMul(v.T())), h); d > 1e-14 {
 		t.Errorf("V·Λ·Vᵀ - H = %.3g", d)
 	}
 	// The smallest eigenvalue is about 1.1e-13 and must come out positive

@@ -22,7 +22,7 @@ func Solve(a, b *array.Array) *array.Array {
 	a, b = promote(a, dt), promote(b, dt)
 	vec := b.Ndim() == 1
 	if vec {
-		b = b.Unsqueeze(-1)
+		b = b.ExpandDims(-1)
 	}
 	bs := b.Shape()
 	if b.Ndim() < 2 || bs[len(bs)-2] != n {

@@ -43,7 +43,7 @@ func TestSolve(t *testing.T) {
 			bm := b
 			xm := x
 			if vec {
-				bm, xm = b.Unsqueeze(-1), x.Unsqueeze(-1)
+				bm, xm = b.ExpandDims(-1), x.ExpandDims(-1)
 			}
 			ax := a.AsType(array.Float64).MatMul(xm.AsType(array.Float64))
 			want := bm.AsType(array.Float64).BroadcastTo(ax.Shape()...)
@@ -304,7 +304,7 @@ func checkSVD(t *testing.T, name string, dt array.DType, a *array.Array, full bo
 		uk = u64.Slice(array.Ellipsis, array.All, array.S(0, k))
 		vk = vh64.Slice(array.Ellipsis, array.S(0, k), array.All)
 	}
-	rec := uk.Mul(s.AsType(array.Float64).Unsqueeze(-2)).MatMul(vk)
+	rec := uk.Mul(s.AsType(array.Float64).ExpandDims(-2)).MatMul(vk)
 	if d := maxDiff(vals(t, rec), vals(t, a.AsType(array.Float64))); d > tol(dt) {
 		t.Errorf("%s: U·S·Vᵀ - A = %.3g", name, d)
 	}
@@ -353,7 +353,7 @@ func TestEigh(t *testing.T) {
 			}
 		}
 		a64, v64, w64 := a.AsType(array.Float64), v.AsType(array.Float64), w.AsType(array.Float64)
-		if d := maxDiff(vals(t, a64.MatMul(v64)), vals(t, v64.Mul(w64.Unsqueeze(-2)))); d > 10*tol(dt) {
+		if d := maxDiff(vals(t, a64.MatMul(v64)), vals(t, v64.Mul(w64.ExpandDims(-2)))); d > 10*tol(dt) {
 			t.Errorf("%v: A·V - V·Λ = %.3g", dt, d)
 		}
 		if d := maxDiff(vals(t, v64.SwapAxes(-1, -2).MatMul(v64)), vals(t, array.FromSliceOn(cpu.Device(), eyeF(n), n, n).BroadcastTo(nb, n, n))); d > tol(dt) {
@@ -364,7 +364,7 @@ func TestEigh(t *testing.T) {
 		}
 		// Only the lower triangle counts: garbage above it changes nothing.
 		upper := mk(t, array.Float64, randn(9, n*n), n, n).Mul(100)
-		mask := cpu.Arange(array.Int64, n).Unsqueeze(1).Lt(cpu.Arange(array.Int64, n).Unsqueeze(0))
+		mask := cpu.Arange(array.Int64, n).ExpandDims(1).Lt(cpu.Arange(array.Int64, n).ExpandDims(0))
 		dirty := array.Where(mask, upper.AsType(dt), a)
 		if d := maxDiff(vals(t, Eigvalsh(dirty)), wv); d > tol(dt) {
 			t.Errorf("%v: the upper triangle changed the eigenvalues by %.3g", dt, d)

@@ -101,7 +101,7 @@ func runCompile(cmd *cobra.Command, path string, f *compileFlags) error {
 	}
 	var gpu *cuda.Device
 	if cuda.Available() {
-		if gpu, err = cuda.GetDevice(f.device); err != nil {
+		if gpu, err = cuda.DeviceAt(f.device); err != nil {
 			return err
 		}
 	}
