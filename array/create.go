@@ -202,16 +202,16 @@ func (m *Maker) Linspace(dt DType, start, stop float64, num int) *Array {
 }
 
 // Eye returns the n×n identity matrix.
-func (d *Maker) Eye(dt DType, n int) *Array {
+func (m *Maker) Eye(dt DType, n int) *Array {
 	const op = "Eye"
-	if err := d.check(op); err != nil {
+	if err := m.check(op); err != nil {
 		return failed(err)
 	}
 	if err := checkDType(op, dt); err != nil {
 		return failed(err)
 	}
 	if dt.IsComplex() {
-		return d.Eye(dt.component(), n).AsType(dt) // real values, as NumPy
+		return m.Eye(dt.component(), n).AsType(dt) // real values, as NumPy
 	}
 	if n < 0 {
 		return failed(errorf(op, ErrValue, "negative size %d", n))
@@ -220,9 +220,9 @@ func (d *Maker) Eye(dt DType, n int) *Array {
 	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
 	}
-	m := node(backend.OpMod, Int64, shape, iotaExpr(shape), scalarExpr(backend.Scalar{DType: Int64.be(), I: int64(n + 1)}))
-	e := node(backend.OpEq, Bool, shape, m, scalarExpr(backend.Scalar{DType: Int64.be()}))
-	return d.lazy(castExpr(e, dt))
+	mo := node(backend.OpMod, Int64, shape, iotaExpr(shape), scalarExpr(backend.Scalar{DType: Int64.be(), I: int64(n + 1)}))
+	e := node(backend.OpEq, Bool, shape, mo, scalarExpr(backend.Scalar{DType: Int64.be()}))
+	return m.lazy(castExpr(e, dt))
 }
 
 // FromSliceOn copies data into a new array on dev. With no shape the array

@@ -481,14 +481,14 @@ var evalScratches = sync.Pool{New: func() any { return new(evalScratch) }}
 
 // evalInto evaluates e (of the given shape) into out, after collapsing
 // the dimensions that are contiguous in every operand.
-func (d *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
+func (m *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
 	if e.dt.IsComplex() {
 		// Complex operations work on the parts (complex.go); this is a path
 		// that does not route them yet.
 		return errorf("eval", ErrDType, "not supported for %v", e.dt)
 	}
-	if d.prep != nil && e.op != backend.OpInput {
-		done, err := d.evalMemoised(e, shape, out)
+	if m.prep != nil && e.op != backend.OpInput {
+		done, err := m.evalMemoised(e, shape, out)
 		if done {
 			runtime.KeepAlive(e)
 			return err
@@ -500,15 +500,15 @@ func (d *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
 	sc.b = progBuild{p: p, shape: shape, done: sc.b.done[:0], leaves: sc.b.leaves[:0]}
 	sc.b.visit(e)
 	var err error
-	if m, slot := d.memoFor(e, p, sc.b.leaves, out); m != nil {
+	if mo, slot := m.memoFor(e, p, sc.b.leaves, out); mo != nil {
 		collapse(p, &out, sc.one[:])
-		m.h, err = d.prep.EvalPrepare(p, out)
-		if m.h != nil {
-			slot.Store(m)
+		mo.h, err = m.prep.EvalPrepare(p, out)
+		if mo.h != nil {
+			slot.Store(mo)
 		}
 	} else {
 		collapse(p, &out, sc.one[:])
-		err = d.be.Eval(p, out)
+		err = m.be.Eval(p, out)
 	}
 	runtime.KeepAlive(e)
 	// Drop what the lists point to: buffers, expressions.

@@ -180,33 +180,33 @@ func sameInts(a, b []int) bool {
 
 // evalMemoised evaluates e into out through a memo, and reports whether it
 // did (false: no memo matches, or the backend could not use it).
-func (d *Maker) evalMemoised(e *expr, shape []int, out backend.Operand) (bool, error) {
-	ways := &d.memo[memoSet(e, shape)]
+func (m *Maker) evalMemoised(e *expr, shape []int, out backend.Operand) (bool, error) {
+	ways := &m.memo[memoSet(e, shape)]
 	for w := range ways {
-		m := ways[w].Load()
-		if m == nil || !sameInts(m.shape, shape) || !sameLayout(&m.out, &out.Layout) {
+		mo := ways[w].Load()
+		if mo == nil || !sameInts(mo.shape, shape) || !sameLayout(&mo.out, &out.Layout) {
 			continue
 		}
-		mw := memoWalk{m: m}
-		if _, ok := mw.visit(e); !ok || mw.nd != m.nn || mw.nl != m.ni || mw.ns != m.ns {
+		mw := memoWalk{m: mo}
+		if _, ok := mw.visit(e); !ok || mw.nd != mo.nn || mw.nl != mo.ni || mw.ns != mo.ns {
 			continue
 		}
 		var done bool
 		var err error
-		if g, ok := d.prep.(*gpu.Backend); ok {
+		if g, ok := m.prep.(*gpu.Backend); ok {
 			// The concrete call keeps mw on the stack.
-			done, err = g.EvalPrepared(m.h, mw.ins[:mw.nl], mw.scs[:mw.ns], out.Buf)
+			done, err = g.EvalPrepared(mo.h, mw.ins[:mw.nl], mw.scs[:mw.ns], out.Buf)
 		} else {
-			done, err = d.prep.EvalPrepared(m.h, slices.Clone(mw.ins[:mw.nl]), slices.Clone(mw.scs[:mw.ns]), out.Buf)
+			done, err = m.prep.EvalPrepared(mo.h, slices.Clone(mw.ins[:mw.nl]), slices.Clone(mw.scs[:mw.ns]), out.Buf)
 		}
 		if !done {
 			// The handle cannot serve these buffers (or went stale): the
 			// slow path plans them, and a new memo may take the way.
-			ways[w].CompareAndSwap(m, nil)
+			ways[w].CompareAndSwap(mo, nil)
 			return false, nil
 		}
-		if !m.used.Load() {
-			m.used.Store(true)
+		if !mo.used.Load() {
+			mo.used.Store(true)
 		}
 		return true, err
 	}
@@ -218,22 +218,22 @@ func (d *Maker) evalMemoised(e *expr, shape []int, out backend.Operand) (bool, e
 // into out. It returns nil if the backend keeps no handles, or if the
 // table does not admit p now. It does too if p cannot be memoised: too
 // large, or a plain read with no plan.
-func (d *Maker) memoFor(e *expr, p *backend.Program, leaves []*expr, out backend.Operand) (*evalMemo, *atomic.Pointer[evalMemo]) {
-	if d.prep == nil || e.op == backend.OpInput || len(p.Nodes) > memoNodes || len(leaves) > memoInputs || len(p.Scalars) > memoScalars {
+func (m *Maker) memoFor(e *expr, p *backend.Program, leaves []*expr, out backend.Operand) (*evalMemo, *atomic.Pointer[evalMemo]) {
+	if m.prep == nil || e.op == backend.OpInput || len(p.Nodes) > memoNodes || len(leaves) > memoInputs || len(p.Scalars) > memoScalars {
 		return nil, nil
 	}
 	set := memoSet(e, p.Shape)
-	w := d.memo.admit(set)
+	w := m.memo.admit(set)
 	if w < 0 {
 		return nil, nil
 	}
-	m := &evalMemo{shape: p.Shape, out: out.Layout, nn: len(p.Nodes), ni: len(leaves), ns: len(p.Scalars)}
-	copy(m.nodes[:], p.Nodes)
+	mo := &evalMemo{shape: p.Shape, out: out.Layout, nn: len(p.Nodes), ni: len(leaves), ns: len(p.Scalars)}
+	copy(mo.nodes[:], p.Nodes)
 	for i, l := range leaves {
-		m.ins[i] = l.lay
+		mo.ins[i] = l.lay
 	}
 	for i, s := range p.Scalars {
-		m.scalars[i] = DType(s.DType)
+		mo.scalars[i] = DType(s.DType)
 	}
-	return m, &d.memo[set][w]
+	return mo, &m.memo[set][w]
 }
