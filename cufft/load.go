@@ -2,7 +2,6 @@ package cufft
 
 import (
 	"fmt"
-	"sync"
 	"unsafe"
 
 	"github.com/gocu-dev/gocu/internal/dynlib"
@@ -36,37 +35,21 @@ type lib struct {
 	exec                                [6]uintptr // by Type index
 }
 
-var (
-	loadOnce sync.Once
-	loaded   *lib
-	loadErr  error
-)
+var libOnce = dynlib.NewOnce(open, func(l *lib) string { return l.path })
 
 // Load loads libcufft if it is not loaded yet; NewPlan calls it. The error
 // wraps ErrNotFound and lists every place tried. GOCU_CUFFT_LIB names a
 // file to use instead of searching.
-func Load() error {
-	_, err := load()
-	return err
-}
+func Load() error { return libOnce.Err() }
 
 // Available reports whether libcufft can be loaded.
 func Available() bool { return Load() == nil }
 
 // LibraryPath returns the name or file libcufft was loaded from, or
 // Load's error.
-func LibraryPath() (string, error) {
-	l, err := load()
-	if err != nil {
-		return "", err
-	}
-	return l.path, nil
-}
+func LibraryPath() (string, error) { return libOnce.Path() }
 
-func load() (*lib, error) {
-	loadOnce.Do(func() { loaded, loadErr = open() })
-	return loaded, loadErr
-}
+func load() (*lib, error) { return libOnce.Lib() }
 
 type symbol struct {
 	name string
