@@ -42,3 +42,18 @@ func ExampleScaledDotProductAttention() {
 	//  [4. 4.]
 	//  [6. 6.]]
 }
+
+// AdamW that decays the matrices and leaves biases and norms alone, as
+// GPT training does.
+func ExampleDecayGroups() {
+	rng := array.CPU().NewRNG(1)
+	model := nn.NewSequential(nn.NewLinear(rng, 8, 8), nn.NewLayerNorm(array.CPU(), 8), nn.NewLinear(rng, 8, 2))
+	opt := nn.NewAdamW(nn.Params(model), 6e-4, 0.1)
+	decay, noDecay := nn.DecayGroups(model)
+	if err := opt.SetWeightDecay(noDecay, 0); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(len(decay), "decayed,", len(noDecay), "not")
+	// Output: 2 decayed, 4 not
+}

@@ -210,8 +210,11 @@ func (o *opt) updateGPU(items []item, h hyper) error {
 		if countPtr, err = o.pinned(c); err != nil {
 			return err
 		}
-		if err := ks.count.Launch(gocu.Config{Grid: gocu.Dim3{X: 1, Y: 1, Z: 1}, Block: gocu.Dim3{X: 1, Y: 1, Z: 1}}, countPtr); err != nil {
-			return fmt.Errorf("nn: optimiser step count: %w", err)
+		if o.counted[dev] != h.step {
+			if err := ks.count.Launch(gocu.Config{Grid: gocu.Dim3{X: 1, Y: 1, Z: 1}, Block: gocu.Dim3{X: 1, Y: 1, Z: 1}}, countPtr); err != nil {
+				return fmt.Errorf("nn: optimiser step count: %w", err)
+			}
+			o.counted[dev] = h.step
 		}
 	}
 	for start := 0; start < len(items); start += maxTensors {
