@@ -68,6 +68,13 @@
 // many times slower. Optimizer.ZeroGrad closes the gradients it clears, so
 // their memory returns at once.
 //
+// SetWeightDecay gives some parameters their own weight decay, as
+// torch.optim's parameter groups; DecayGroups splits a model as GPT
+// training does (matrices decayed, biases and norms not). SaveState and
+// LoadState write and read an optimiser's moments, step count and
+// hyperparameters (safetensors, torch's state_dict names), so that with
+// Save, Load and Scheduler.SetSteps a resumed run continues bit for bit.
+//
 // A Scheduler sets an optimiser's learning rate step by step from a
 // Schedule (StepLR, CosineAnnealingLR, LinearLR, LambdaLR, WarmupCosine,
 // torch's closed forms). ClipGradNorm clips gradients by their total norm

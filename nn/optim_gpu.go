@@ -201,7 +201,9 @@ func (o *opt) updateGPU(items []item, h hyper) error {
 	if h.kind == kindAdam {
 		c := o.counts[dev]
 		if c == nil {
-			c = array.On(dev).Zeros(array.Float64).Copy().Persist()
+			// The steps before this one: a state loaded or a first GPU
+			// update after CPU steps continue the count.
+			c = array.On(dev).Full(array.Float64, float64(h.step-1)).Copy().Persist()
 			if err := c.Err(); err != nil {
 				return err
 			}
