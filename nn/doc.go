@@ -68,6 +68,10 @@
 // many times slower. Optimizer.ZeroGrad closes the gradients it clears, so
 // their memory returns at once.
 //
+// Gradients accumulate: Backward adds into the gradients already there,
+// so k micro-batches whose losses are scaled by 1/k, each followed by
+// Backward, then one Step and ZeroGrad, train as one batch k times larger.
+//
 // SetWeightDecay gives some parameters their own weight decay, as
 // torch.optim's parameter groups; DecayGroups splits a model as GPT
 // training does (matrices decayed, biases and norms not). SaveState and
