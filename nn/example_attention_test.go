@@ -1,0 +1,59 @@
+package nn_test
+
+import (
+	"fmt"
+
+	"github.com/gocu-dev/gocu/array"
+	"github.com/gocu-dev/gocu/grad"
+	"github.com/gocu-dev/gocu/nn"
+)
+
+// Embed byte tokens and attend to them causally, as a GPT block does.
+func ExampleMultiheadAttention() {
+	rng := array.CPU().NewRNG(1)
+	emb := nn.NewEmbedding(rng, 256, 32)
+	attn := nn.NewMultiheadAttention(rng, 32, 4)
+	attn.Causal = true
+	tokens := array.FromSlice([]byte("package main"), 1, 12) // (B, S)
+	x := emb.Forward(grad.Const(tokens))                     // (B, S, 32)
+	y := attn.Forward(x)
+	fmt.Println(y.Shape(), y.Err())
+	for _, n := range attn.Named() {
+		fmt.Println(n.Name, n.Var.Shape())
+	}
+	// Output:
+	// [1 12 32] <nil>
+	// in_proj_weight [96 32]
+	// in_proj_bias [96]
+	// out_proj.weight [32 32]
+	// out_proj.bias [32]
+}
+
+// Each query attends to the keys before it; with all keys equal, each
+// output is the mean of the values it sees.
+func ExampleScaledDotProductAttention() {
+	q := grad.Const(array.Zeros(array.Float32, 4, 2))
+	v := grad.Const(array.FromSlice([]float32{0, 0, 4, 4, 8, 8, 12, 12}, 4, 2))
+	y := nn.ScaledDotProductAttention(q, q, v, &nn.AttentionOptions{Causal: true})
+	fmt.Println(y.Value())
+	// Output:
+	// [[0. 0.]
+	//  [2. 2.]
+	//  [4. 4.]
+	//  [6. 6.]]
+}
+
+// AdamW that decays the matrices and leaves biases and norms alone, as
+// GPT training does.
+func ExampleDecayGroups() {
+	rng := array.CPU().NewRNG(1)
+	model := nn.NewSequential(nn.NewLinear(rng, 8, 8), nn.NewLayerNorm(array.CPU(), 8), nn.NewLinear(rng, 8, 2))
+	opt := nn.NewAdamW(nn.Params(model), 6e-4, 0.1)
+	decay, noDecay := nn.DecayGroups(model)
+	if err := opt.SetWeightDecay(noDecay, 0); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(len(decay), "decayed,", len(noDecay), "not")
+	// Output: 2 decayed, 4 not
+}
