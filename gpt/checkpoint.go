@@ -57,7 +57,7 @@ func Load(path string, dev *gocu.Device) (*Model, map[string]string, error) {
 // loads into float32 weights) and written into its memory. It returns
 // the file's metadata.
 func (m *Model) LoadFile(path string) (map[string]string, error) {
-	f, err := safetensors.ReadFile(path, m.WTE.Value().Device())
+	f, err := safetensors.ReadFile(path, m.WTE.Weight.Value().Device())
 	if err != nil {
 		return nil, err
 	}

@@ -108,8 +108,11 @@ func (m *Model) lastLogits(ids []int, c *cache) ([]float64, error) {
 	pos := 0
 	if c != nil {
 		pos = c.len
+		if pos > 0 && len(ids) != 1 {
+			return nil, fmt.Errorf("gpt: %d tokens after %d cached: the cache takes one at a time", len(ids), pos)
+		}
 	}
-	x, err := m.embed(array.FromSliceOn(m.WTE.Value().Device(), toInt64(ids), 1, len(ids)), pos)
+	x, err := m.embed(array.FromSliceOn(m.WTE.Weight.Value().Device(), toInt64(ids), 1, len(ids)), pos)
 	if err != nil {
 		return nil, err
 	}
@@ -156,11 +159,11 @@ type layerCache struct {
 }
 
 // attend appends k and v to the cache and returns the attention of q
-// (1, Heads, T, Dim/Heads) over all cached positions, (1, T, Dim).
+// (1, Heads, T, Dim/Heads) over all cached positions, (1, T, Dim): T
+// tokens into an empty cache (causal), or one token after others (which
+// sees them all).
 func (c *layerCache) attend(m *Model, q, k, v *grad.Var) *grad.Var {
-	off := 0
 	if c.k != nil {
-		off = c.k.Shape()[2]
 		nk := array.Concat(2, c.k, k.Value()).Eval()
 		nv := array.Concat(2, c.v, v.Value()).Eval()
 		c.k.Close()
@@ -169,9 +172,7 @@ func (c *layerCache) attend(m *Model, q, k, v *grad.Var) *grad.Var {
 	} else {
 		c.k, c.v = k.Value().Copy(), v.Value().Copy()
 	}
-	y := attend(m, q, grad.Const(c.k), grad.Const(c.v), off)
-	s := y.Shape()
-	return y.SwapAxes(1, 2).Reshape(s[0], s[2], s[1]*s[3])
+	return m.attention(q, grad.Const(c.k), grad.Const(c.v), c.k.Shape()[2] == q.Shape()[2])
 }
 
 // sample draws a token from logits: the most likely at temperature 0,

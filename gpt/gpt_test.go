@@ -23,7 +23,7 @@ var small = Config{Layers: 2, Heads: 2, Dim: 8, Context: 6, Vocab: 11, Bias: tru
 // zeros and ones).
 func randomize(t testing.TB, m *Model, seed uint64, sd float64) {
 	t.Helper()
-	rng := array.On(m.WTE.Value().Device()).NewRNG(seed)
+	rng := array.On(m.WTE.Weight.Value().Device()).NewRNG(seed)
 	for _, n := range m.Named() {
 		if err := n.Var.Value().Assign(rng.Normal(n.Var.DType(), 0, sd, n.Var.Shape()...)); err != nil {
 			t.Fatal(err)

@@ -20,8 +20,8 @@ import (
 type Model struct {
 	Config Config
 
-	WTE *grad.Var // token embedding (Vocab, Dim), also the output head
-	WPE *grad.Var // position embedding (Context, Dim)
+	WTE *nn.Embedding // token embedding (Vocab, Dim), also the output head
+	WPE *nn.Embedding // position embedding (Context, Dim)
 
 	Blocks []*Block
 	LNF    *nn.LayerNorm
@@ -34,6 +34,7 @@ type Model struct {
 	Compute array.DType
 
 	drop     *nn.Dropout
+	attnRNG  *array.RNG // attention's dropout masks
 	training bool
 }
 
@@ -62,12 +63,12 @@ func New(rng *array.RNG, cfg Config) (*Model, error) {
 	d := cfg.Dim
 	normal := func(s float64, shape ...int) *grad.Var { return grad.Param(rng.Normal(array.Float32, 0, s, shape...)) }
 	m := &Model{Config: cfg, training: true}
-	m.WTE = normal(std, cfg.Vocab, d)
-	if err := m.WTE.Err(); err != nil {
+	m.WTE = &nn.Embedding{Weight: normal(std, cfg.Vocab, d), PaddingIdx: -1}
+	if err := m.WTE.Weight.Err(); err != nil {
 		return nil, fmt.Errorf("gpt: New: %w", err)
 	}
-	dev := array.On(m.WTE.Value().Device())
-	m.WPE = normal(std, cfg.Context, d)
+	dev := array.On(m.WTE.Weight.Value().Device())
+	m.WPE = &nn.Embedding{Weight: normal(std, cfg.Context, d), PaddingIdx: -1}
 	zeros := func(n int) *grad.Var { return grad.Param(dev.Zeros(array.Float32, n).Copy()) }
 	linear := func(in, out int, s float64) *nn.Linear {
 		l := &nn.Linear{In: in, Out: out, Weight: normal(s, out, in)}
@@ -98,6 +99,7 @@ func New(rng *array.RNG, cfg Config) (*Model, error) {
 	m.LNF = norm()
 	if cfg.Dropout > 0 {
 		m.drop = nn.NewDropout(dev.NewRNG(rng.Seed()^0x64726f70), cfg.Dropout)
+		m.attnRNG = dev.NewRNG(rng.Seed() ^ 0x6174746e)
 	}
 	for _, n := range m.Named() {
 		if err := n.Var.Err(); err != nil {
@@ -111,7 +113,7 @@ func New(rng *array.RNG, cfg Config) (*Model, error) {
 // names of train_gpt.py's state_dict, without the tied "head.weight" (it
 // is "wte.weight").
 func (m *Model) Named() []nn.Named {
-	ns := []nn.Named{{Name: "wte.weight", Var: m.WTE}, {Name: "wpe.weight", Var: m.WPE}}
+	ns := []nn.Named{{Name: "wte.weight", Var: m.WTE.Weight}, {Name: "wpe.weight", Var: m.WPE.Weight}}
 	for i, b := range m.Blocks {
 		p := fmt.Sprintf("blocks.%d.", i)
 		for _, sub := range []struct {
@@ -193,7 +195,11 @@ func (m *Model) embed(ids *array.Array, pos int) (*grad.Var, error) {
 	if pos+s[1] > m.Config.Context {
 		return nil, fmt.Errorf("gpt: %d tokens from position %d: the context holds %d: %w", s[1], pos, m.Config.Context, array.ErrShape)
 	}
-	x := m.WTE.Take(ids, 0).Add(m.WPE.Slice(array.S(pos, pos+s[1])))
+	x := m.WTE.Forward(grad.Const(ids))
+	if !x.DType().Valid() {
+		return x, nil // failed: its error carries on
+	}
+	x = x.Add(m.WPE.Weight.Slice(array.S(pos, pos+s[1])))
 	return m.dropout(x), nil
 }
 
@@ -207,7 +213,7 @@ func (m *Model) dropout(x *grad.Var) *grad.Var {
 // head returns the logits of the final LayerNorm of x, by the tied
 // embedding.
 func (m *Model) head(x *grad.Var) *grad.Var {
-	return m.linear(m.LNF.Forward(x), m.WTE, nil)
+	return m.linear(m.LNF.Forward(x), m.WTE.Weight, nil)
 }
 
 // linear is x·wᵀ + b in the compute precision.
@@ -229,7 +235,7 @@ func (b *Block) forward(m *Model, x *grad.Var, c *layerCache) *grad.Var {
 	if c != nil {
 		y = c.attend(m, q, k, v)
 	} else {
-		y = attention(m, q, k, v)
+		y = m.attention(q, k, v, true)
 	}
 	x = x.Add(m.dropout(m.linear(y, b.Proj.Weight, b.Proj.Bias)))
 	h := m.linear(b.LN2.Forward(x), b.FC.Weight, b.FC.Bias)
