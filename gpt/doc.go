@@ -21,8 +21,8 @@
 // embedding's weights give the logits. Weights start as GPT-2's: normal
 // with deviation 0.02, the residual projections scaled by 1/√(2·Layers).
 //
-// Parameters are named as the state_dict of the PyTorch model in
-// ../shared/anchors/train_gpt.py ("wte.weight", "blocks.3.fc.bias"), so that
+// Parameters are named as the state_dict of train_gpt.py's PyTorch model,
+// the peer of the benchmarks ("wte.weight", "blocks.3.fc.bias"), so that
 // checkpoints (safetensors) move between the two; the configuration
 // travels in the checkpoint's metadata.
 //

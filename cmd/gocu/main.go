@@ -39,7 +39,7 @@ func newRoot() *cobra.Command {
 		Long: `gocu runs CUDA work from Go without cgo. With no GPU it runs kernels on an
 exact CPU simulator that reports out-of-range indices, divergent barriers
 and data races.`,
-		Example:       "  gocu devices\n  gocu demo\n  gocu cache info\n  gocu bench\n  gocu compile kernel.cu\n  gocu train",
+		Example:       "  gocu devices\n  gocu demo\n  gocu cache info\n  gocu bench\n  gocu compile kernel.cu\n  gocu train\n  gocu gpt train",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -47,7 +47,7 @@ and data races.`,
 	root.AddCommand(newBenchCmd(), newCompileCmd(), newProfCmd())
 	root.AddCommand(newDemoCmd(), newGrayCmd())
 	root.AddCommand(newGenCmd())
-	root.AddCommand(newTrainCmd())
+	root.AddCommand(newTrainCmd(), newGPTCmd())
 	root.InitDefaultCompletionCmd()
 	refuseUnknown(root)
 	return root
