@@ -169,19 +169,21 @@ func mhaAgainstFloat64(t *testing.T, d *array.Maker, dim, heads, seq int) {
 // CPU's, and checks that a bad id, negative or too large, is reported.
 func TestGPUEmbedding(t *testing.T) {
 	gpu := testGPU(t)
-	var got [2][][]float64
-	for k, d := range []*array.Maker{array.CPU(), gpu} {
-		e := nn.NewEmbeddingPadding(d.NewRNG(43), 300, 64, 0)
-		ids := d.NewRNG(44).Integers(array.Int64, 0, 300, 8, 128)
-		y := e.Forward(grad.Const(ids))
-		c := d.NewRNG(45).Normal(array.Float32, 0, 1, 8, 128, 64)
-		if err := y.Mul(c).Sum().Backward(); err != nil {
-			t.Fatal(err)
+	for _, dt := range []array.DType{array.Int64, array.Int32, array.Uint8} {
+		var got [2][][]float64
+		for k, d := range []*array.Maker{array.CPU(), gpu} {
+			e := nn.NewEmbeddingPadding(d.NewRNG(43), 300, 64, 0)
+			ids := d.NewRNG(44).Integers(array.Int64, 0, 256, 8, 128).AsType(dt)
+			y := e.Forward(grad.Const(ids))
+			c := d.NewRNG(45).Normal(array.Float32, 0, 1, 8, 128, 64)
+			if err := y.Mul(c).Sum().Backward(); err != nil {
+				t.Fatal(err)
+			}
+			got[k] = [][]float64{f64(t, y.Value()), f64(t, e.Weight.Grad())}
 		}
-		got[k] = [][]float64{f64(t, y.Value()), f64(t, e.Weight.Grad())}
+		near(t, fmt.Sprintf("embedding of %v ids", dt), got[1][0], got[0][0], 0)
+		near(t, fmt.Sprintf("embedding gradient of %v ids", dt), got[1][1], got[0][1], 1e-5)
 	}
-	near(t, "embedding", got[1][0], got[0][0], 0)
-	near(t, "embedding gradient", got[1][1], got[0][1], 1e-5)
 
 	e := nn.NewEmbedding(gpu.NewRNG(46), 10, 4)
 	for _, ids := range [][]int64{{1, 10}, {-1, 2}} {

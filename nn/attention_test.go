@@ -305,6 +305,15 @@ func TestEmbeddingErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want %v", c.name, err, c.sentinel)
 		}
 	}
+	var nilEmb *nn.Embedding
+	for name, e := range map[string]*nn.Embedding{"nil Embedding": nilEmb, "nil weight": {}} {
+		if err := e.Forward(grad.Const(array.FromSlice([]int64{1}))).Err(); !errors.Is(err, nn.ErrHyper) {
+			t.Errorf("%s: error %v, want ErrHyper", name, err)
+		}
+	}
+	if err := e.Forward(nil).Err(); !errors.Is(err, grad.ErrNilVar) {
+		t.Errorf("nil ids: error %v, want ErrNilVar", err)
+	}
 	e.PaddingIdx = 7
 	if err := e.Forward(grad.Const(array.FromSlice([]int64{1}))).Err(); !errors.Is(err, array.ErrValue) {
 		t.Errorf("padding index 7 of 5: error %v, want ErrValue", err)
@@ -437,6 +446,15 @@ func TestMultiheadAttentionErrors(t *testing.T) {
 		if err := m.Forward(x).Err(); !errors.Is(err, nn.ErrHyper) {
 			t.Errorf("dropout %v: error %v, want ErrHyper", p, err)
 		}
+	}
+	bad := nn.NewMultiheadAttention(rng, 6, 3)
+	bad.InProjWeight = grad.Param(array.Zeros(array.Float32, 6, 6))
+	if err := bad.Forward(x).Err(); !errors.Is(err, array.ErrShape) {
+		t.Errorf("in_proj_weight (6, 6): error %v, want ErrShape", err)
+	}
+	var nilMHA *nn.MultiheadAttention
+	if err := nilMHA.Forward(x).Err(); !errors.Is(err, nn.ErrHyper) {
+		t.Errorf("nil layer: error %v, want ErrHyper", err)
 	}
 	m.Dropout = 0.2
 	nn.Train(m, false)
