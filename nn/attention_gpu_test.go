@@ -195,3 +195,46 @@ func TestGPUEmbedding(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGPUAttention times ScaledDotProductAttention forward and
+// backward in bfloat16, causal, in the shape of the reference table
+// (B4 H16 S4096 D128 is too large for the composed operations' S×S
+// scores at batch 4: this is S1024) and GPT-2's (B16 H12 S1024 D64).
+// It reports TFLOP/s counting the causal half, as FlashAttention does.
+func BenchmarkGPUAttention(b *testing.B) {
+	gpu := testGPU(b)
+	for _, c := range []struct{ b, h, s, d int }{{4, 16, 1024, 128}, {16, 12, 1024, 64}} {
+		b.Run(fmt.Sprintf("B%d-H%d-S%d-D%d", c.b, c.h, c.s, c.d), func(b *testing.B) {
+			rng := gpu.NewRNG(47)
+			var qkv []*grad.Var
+			for range 3 {
+				qkv = append(qkv, grad.Param(rng.Normal(array.BFloat16, 0, 1, c.b, c.h, c.s, c.d).Copy()))
+			}
+			g := rng.Normal(array.BFloat16, 0, 1, c.b, c.h, c.s, c.d).Copy()
+			step := func() {
+				y := nn.ScaledDotProductAttention(qkv[0], qkv[1], qkv[2], &nn.AttentionOptions{Causal: true})
+				if err := y.BackwardWith(g); err != nil {
+					b.Fatal(err)
+				}
+				for _, v := range qkv {
+					v.Grad().Close()
+					v.ZeroGrad()
+				}
+			}
+			step()
+			if err := gpu.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				step()
+			}
+			if err := gpu.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			// Forward 2 products, backward 5, each 2·B·H·S²·D, halved by the mask.
+			flops := 7 * 2 * float64(c.b*c.h*c.s*c.s*c.d) / 2
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
+		})
+	}
+}
