@@ -31,6 +31,7 @@ type AttentionOptions struct {
 // returns softmax(scale·q·kᵀ (causal))·v for q, k and v without padding
 // or dropout, or nil when it does not apply (a device, dtype or head
 // dimension it has no kernel for), and the composed operations run.
+// useFlash sets it from a kernel's forward and backward functions.
 var fusedAttention = func(q, k, v *grad.Var, causal bool, scale float64) *grad.Var { return nil }
 
 // ScaledDotProductAttention returns softmax(Scale·q·kᵀ + mask)·v with
