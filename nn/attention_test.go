@@ -212,6 +212,7 @@ func TestSDPAErrors(t *testing.T) {
 		{"float padding", sdpa(x, x, x, &nn.AttentionOptions{KeyPadding: array.Zeros(array.Float32, 2, 3)}), array.ErrDType},
 		{"padding shape", sdpa(x, x, x, &nn.AttentionOptions{KeyPadding: array.Zeros(array.Bool, 3, 3)}), array.ErrShape},
 		{"nil query", sdpa(nil, x, x, nil), grad.ErrNilVar},
+		{"batch axes that do not broadcast", sdpa(x, grad.Const(rng.Normal(array.Float32, 0, 1, 3, 3, 4)), x, nil), array.ErrShape},
 	} {
 		if err := c.y.Err(); !errors.Is(err, c.sentinel) {
 			t.Errorf("%s: error %v, want %v", c.name, err, c.sentinel)
@@ -451,6 +452,11 @@ func TestMultiheadAttentionErrors(t *testing.T) {
 	bad.InProjWeight = grad.Param(array.Zeros(array.Float32, 6, 6))
 	if err := bad.Forward(x).Err(); !errors.Is(err, array.ErrShape) {
 		t.Errorf("in_proj_weight (6, 6): error %v, want ErrShape", err)
+	}
+	bad = nn.NewMultiheadAttention(rng, 6, 3)
+	bad.InProjBias = grad.Param(array.Zeros(array.Float32, 6))
+	if err := bad.Forward(x).Err(); !errors.Is(err, array.ErrShape) {
+		t.Errorf("in_proj_bias (6): error %v, want ErrShape", err)
 	}
 	var nilMHA *nn.MultiheadAttention
 	if err := nilMHA.Forward(x).Err(); !errors.Is(err, nn.ErrHyper) {
