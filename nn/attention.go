@@ -31,6 +31,7 @@ type AttentionOptions struct {
 // returns softmax(scale·q·kᵀ (causal))·v for q, k and v without padding
 // or dropout, or nil when it does not apply (a device, dtype or head
 // dimension it has no kernel for), and the composed operations run.
+// useFlash sets it from a kernel's forward and backward functions.
 var fusedAttention = func(q, k, v *grad.Var, causal bool, scale float64) *grad.Var { return nil }
 
 // ScaledDotProductAttention returns softmax(Scale·q·kᵀ + mask)·v with
@@ -84,6 +85,9 @@ func ScaledDotProductAttention(q, k, v *grad.Var, opts *AttentionOptions) *grad.
 	}
 
 	s := q.MatMul(k.SwapAxes(-1, -2)) // (..., S_q, S_k)
+	if !s.DType().Valid() {
+		return s // batch axes that do not broadcast: MatMul's error
+	}
 	dt := s.DType()
 	if dt == array.BFloat16 || dt == array.Float16 {
 		s = s.AsType(array.Float32)
@@ -250,6 +254,9 @@ func (m *MultiheadAttention) Attend(q, k, v *grad.Var, opts *AttentionOptions) *
 			y = LinearFunc(x, w, b)
 		}
 		s := y.Shape()
+		if len(s) != 3 {
+			return y // failed: a bias of the wrong shape
+		}
 		return y.Reshape(s[0], s[1], h, dim/h).Transpose(0, 2, 1, 3) // (B, H, S, D)
 	}
 	a := ScaledDotProductAttention(heads(q, 0), heads(k, 1), heads(v, 2), &o) // (B, H, S_q, D)

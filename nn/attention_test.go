@@ -212,6 +212,7 @@ func TestSDPAErrors(t *testing.T) {
 		{"float padding", sdpa(x, x, x, &nn.AttentionOptions{KeyPadding: array.Zeros(array.Float32, 2, 3)}), array.ErrDType},
 		{"padding shape", sdpa(x, x, x, &nn.AttentionOptions{KeyPadding: array.Zeros(array.Bool, 3, 3)}), array.ErrShape},
 		{"nil query", sdpa(nil, x, x, nil), grad.ErrNilVar},
+		{"batch axes that do not broadcast", sdpa(x, grad.Const(rng.Normal(array.Float32, 0, 1, 3, 3, 4)), x, nil), array.ErrShape},
 	} {
 		if err := c.y.Err(); !errors.Is(err, c.sentinel) {
 			t.Errorf("%s: error %v, want %v", c.name, err, c.sentinel)
@@ -304,6 +305,15 @@ func TestEmbeddingErrors(t *testing.T) {
 		if err := e.Forward(grad.Const(c.ids)).Err(); !errors.Is(err, c.sentinel) {
 			t.Errorf("%s: error %v, want %v", c.name, err, c.sentinel)
 		}
+	}
+	var nilEmb *nn.Embedding
+	for name, e := range map[string]*nn.Embedding{"nil Embedding": nilEmb, "nil weight": {}} {
+		if err := e.Forward(grad.Const(array.FromSlice([]int64{1}))).Err(); !errors.Is(err, nn.ErrHyper) {
+			t.Errorf("%s: error %v, want ErrHyper", name, err)
+		}
+	}
+	if err := e.Forward(nil).Err(); !errors.Is(err, grad.ErrNilVar) {
+		t.Errorf("nil ids: error %v, want ErrNilVar", err)
 	}
 	e.PaddingIdx = 7
 	if err := e.Forward(grad.Const(array.FromSlice([]int64{1}))).Err(); !errors.Is(err, array.ErrValue) {
@@ -437,6 +447,20 @@ func TestMultiheadAttentionErrors(t *testing.T) {
 		if err := m.Forward(x).Err(); !errors.Is(err, nn.ErrHyper) {
 			t.Errorf("dropout %v: error %v, want ErrHyper", p, err)
 		}
+	}
+	bad := nn.NewMultiheadAttention(rng, 6, 3)
+	bad.InProjWeight = grad.Param(array.Zeros(array.Float32, 6, 6))
+	if err := bad.Forward(x).Err(); !errors.Is(err, array.ErrShape) {
+		t.Errorf("in_proj_weight (6, 6): error %v, want ErrShape", err)
+	}
+	bad = nn.NewMultiheadAttention(rng, 6, 3)
+	bad.InProjBias = grad.Param(array.Zeros(array.Float32, 6))
+	if err := bad.Forward(x).Err(); !errors.Is(err, array.ErrShape) {
+		t.Errorf("in_proj_bias (6): error %v, want ErrShape", err)
+	}
+	var nilMHA *nn.MultiheadAttention
+	if err := nilMHA.Forward(x).Err(); !errors.Is(err, nn.ErrHyper) {
+		t.Errorf("nil layer: error %v, want ErrHyper", err)
 	}
 	m.Dropout = 0.2
 	nn.Train(m, false)

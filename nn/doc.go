@@ -84,6 +84,15 @@
 // torch's closed forms). ClipGradNorm clips gradients by their total norm
 // as torch's clip_grad_norm_, without reading the norm back.
 //
+// # Mixed precision
+//
+// Autocast runs a model's products (Linear, MultiheadAttention) in
+// bfloat16 or float16 with float32 master weights, float32 results and
+// gradients, and so float32 norms, softmax and losses: torch.autocast's
+// policy. A GradScaler scales the loss for float16, unscales the
+// gradients, skips steps that overflowed and adapts the scale, as
+// torch.amp.GradScaler.
+//
 // # CUDA graphs
 //
 // A training step (forward, backward, Step) captured with array's

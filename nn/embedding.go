@@ -44,7 +44,8 @@ func NewEmbeddingPadding(rng *array.RNG, num, dim, pad int) *Embedding {
 // is read; no gradient flows to it) and the result has x's shape
 // followed by Dim. An id outside [0, Num) is an error wrapping
 // array.ErrIndex. On the CPU the error names the first bad id; on a GPU
-// it surfaces, without a wait, where the result is read.
+// it surfaces, without a wait, where the result is read (a negative id is
+// reported as index Num there).
 func (e *Embedding) Forward(x *grad.Var) *grad.Var {
 	if e == nil || e.Weight == nil {
 		return badHyper("Embedding", "nil Embedding or weight")
@@ -72,9 +73,12 @@ func (e *Embedding) Forward(x *grad.Var) *grad.Var {
 		return failedVar(array.ErrValue, "Embedding", "padding index %d for %d rows: want -1 or 0 <= index < %d", pad, num, num)
 	}
 	if ids.Device().IsGPU() {
-		// Take counts negative indices from the end: move them out of
-		// range so that the gather reports them, without reading them back.
-		ids = array.Where(ids.Lt(0), num, ids)
+		if ids.DType().IsSigned() {
+			// Take counts negative indices from the end: move them out of
+			// range so that the gather reports them, without a read back.
+			i64 := ids.AsType(array.Int64)
+			ids = array.Where(i64.Lt(0), int64(num), i64)
+		}
 	} else if err := checkIDs(ids, num); err != nil {
 		return grad.Const(array.Failed(err))
 	}

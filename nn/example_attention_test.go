@@ -57,3 +57,40 @@ func ExampleDecayGroups() {
 	fmt.Println(len(decay), "decayed,", len(noDecay), "not")
 	// Output: 2 decayed, 4 not
 }
+
+// Train with float16 products and a loss scale, as torch.autocast with a
+// GradScaler: the weights, the norms and the loss stay float32.
+func ExampleGradScaler() {
+	rng := array.CPU().NewRNG(1)
+	model := nn.NewSequential(nn.NewLinear(rng, 4, 16), nn.NewLayerNorm(array.CPU(), 16), nn.GELU{}, nn.NewLinear(rng, 16, 2))
+	if err := nn.Autocast(model, array.Float16); err != nil {
+		fmt.Println(err)
+		return
+	}
+	opt := nn.NewAdam(nn.Params(model), 1e-2)
+	scaler := nn.NewGradScaler()
+	x := grad.Const(rng.Normal(array.Float32, 0, 1, 8, 4))
+	y := array.FromSlice([]int64{0, 1, 1, 0, 1, 0, 0, 1})
+	for range 3 {
+		loss := scaler.Scale(nn.CrossEntropy(model.Forward(x), y))
+		if err := loss.Backward(); err != nil {
+			fmt.Println(err)
+			return
+		}
+		stepped, err := scaler.Step(opt)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if err := scaler.Update(); err != nil {
+			fmt.Println(err)
+			return
+		}
+		opt.ZeroGrad()
+		fmt.Println(stepped, scaler.ScaleFactor)
+	}
+	// Output:
+	// true 65536
+	// true 65536
+	// true 65536
+}

@@ -214,7 +214,10 @@ func TestLoadStateErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want ErrState", name, err)
 		}
 	}
-	// A failed load changes nothing: the optimiser still loads a good one.
+	if err := sc.SetSteps(-1); !errors.Is(err, nn.ErrHyper) {
+		t.Errorf("SetSteps(-1): error %v, want ErrHyper", err)
+	}
+	// After a failed load the optimiser still loads a good state.
 	o2 := fresh()
 	_ = loadOpt(o2, edit("state.3.exp_avg_sq", nil, "", ""))
 	if err := loadOpt(o2, adam); err != nil {
