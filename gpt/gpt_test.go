@@ -479,3 +479,28 @@ func TestInputErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestByteIDs checks that uint8 ids and targets, as the corpus holds them,
+// give what int64 ones give.
+func TestByteIDs(t *testing.T) {
+	dev := array.CPU()
+	cfg := small
+	cfg.Vocab = 256
+	m := randomModel(t, cfg)
+	all := tokens(dev, 8, 256, 2, cfg.Context+1)
+	x, y := all.Slice(array.All, array.S(0, cfg.Context)), all.Slice(array.All, array.S(1, cfg.Context+1))
+	var a, b float64
+	var err error
+	grad.NoGrad(func() {
+		a, err = m.Loss(x, y).Item()
+		if err == nil {
+			b, err = m.Loss(x.AsType(array.Uint8), y.AsType(array.Uint8)).Item()
+		}
+	})
+	if err != nil || a != b {
+		t.Errorf("loss %v with int64 tokens, %v with uint8 (%v)", a, b, err)
+	}
+	if err := m.Loss(x, y.AsType(array.Float32)).Err(); err == nil {
+		t.Error("float targets: no error")
+	}
+}

@@ -179,6 +179,9 @@ func (m *Model) Loss(ids, targets *array.Array) *grad.Var {
 		return grad.Const(array.Failed(fmt.Errorf("gpt: Loss: targets of shape %v for ids of shape %v: %w", targets.Shape(), ids.Shape(), array.ErrShape)))
 	}
 	v := m.Config.Vocab
+	if dt := targets.DType(); dt.IsInt() && dt != array.Int32 && dt != array.Int64 {
+		targets = targets.AsType(array.Int64)
+	}
 	return nn.CrossEntropy(logits.Reshape(-1, v), targets.Reshape(-1))
 }
 
@@ -194,6 +197,10 @@ func (m *Model) embed(ids *array.Array, pos int) (*grad.Var, error) {
 	}
 	if pos+s[1] > m.Config.Context {
 		return nil, fmt.Errorf("gpt: %d tokens from position %d: the context holds %d: %w", s[1], pos, m.Config.Context, array.ErrShape)
+	}
+	if dt := ids.DType(); dt != array.Int32 && dt != array.Int64 {
+		// Narrow ids (bytes) widen once: indices are int32 or int64.
+		ids = ids.AsType(array.Int64)
 	}
 	x := m.WTE.Forward(grad.Const(ids))
 	if !x.DType().Valid() {
