@@ -504,3 +504,57 @@ func TestByteIDs(t *testing.T) {
 		t.Error("float targets: no error")
 	}
 }
+
+// TestDropout checks that dropout acts while training only, and that the
+// gradients flow through it.
+func TestDropout(t *testing.T) {
+	dev := array.CPU()
+	cfg := small
+	cfg.Dropout = 0.5
+	m := randomModel(t, cfg)
+	plain := small
+	ref := randomModel(t, plain) // the same weights: one seed, one randomize
+	ids := tokens(dev, 3, cfg.Vocab, 2, cfg.Context)
+	a, b := logits(t, m, ids), logits(t, m, ids)
+	if slices.Equal(a, b) {
+		t.Error("two training forwards with dropout 0.5 agree")
+	}
+	m.SetTraining(false)
+	c, d := logits(t, m, ids), logits(t, ref, ids)
+	if !slices.Equal(c, d) {
+		t.Error("in evaluation, dropout changed the logits")
+	}
+	m.SetTraining(true)
+	all := tokens(dev, 4, cfg.Vocab, 2, cfg.Context+1)
+	if err := m.Loss(all.Slice(array.All, array.S(0, cfg.Context)), all.Slice(array.All, array.S(1, cfg.Context+1))).Backward(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range m.Named() {
+		if n.Var.Grad() == nil {
+			t.Errorf("%s: no gradient through dropout", n.Name)
+		}
+	}
+}
+
+func FuzzConfigFrom(f *testing.F) {
+	f.Add("2", "2", "8", "6", "11", "true", "0.1")
+	f.Add("12", "12", "768", "1024", "50304", "false", "0")
+	f.Add("-1", "x", "", "6", "11", "maybe", "NaN")
+	f.Fuzz(func(t *testing.T, l, h, d, c, v, bias, drop string) {
+		meta := map[string]string{"gpt.layers": l, "gpt.heads": h, "gpt.dim": d, "gpt.context": c, "gpt.vocab": v, "gpt.bias": bias, "gpt.dropout": drop}
+		cfg, err := configFrom(meta)
+		if err != nil {
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("error without ErrConfig: %v", err)
+			}
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("configFrom accepted %+v: %v", cfg, err)
+		}
+		back, err := configFrom(cfg.metadata())
+		if err != nil || back != cfg {
+			t.Fatalf("round trip of %+v: %+v, %v", cfg, back, err)
+		}
+	})
+}
