@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/gocu-dev/gocu/array"
@@ -93,4 +94,45 @@ func ExampleGradScaler() {
 	// true 65536
 	// true 65536
 	// true 65536
+}
+
+// Save the optimiser with the model, and resume both later exactly.
+func ExampleAdam_SaveState() {
+	rng := array.CPU().NewRNG(1)
+	model := nn.NewLinear(rng, 3, 2)
+	opt := nn.NewAdamW(nn.Params(model), 1e-3, 0.1)
+	x := grad.Const(rng.Normal(array.Float32, 0, 1, 4, 3))
+	for range 5 {
+		if err := model.Forward(x).Square().Mean().Backward(); err != nil {
+			fmt.Println(err)
+			return
+		}
+		if err := opt.Step(); err != nil {
+			fmt.Println(err)
+			return
+		}
+		opt.ZeroGrad()
+	}
+	var weights, state bytes.Buffer // files, in a real run
+	if err := nn.Save(&weights, model, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := opt.SaveState(&state); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	resumed := nn.NewLinear(array.CPU().NewRNG(2), 3, 2)
+	ropt := nn.NewAdamW(nn.Params(resumed), 0, 0)
+	if _, err := nn.Load(&weights, resumed); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := ropt.LoadState(&state); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(ropt.Steps(), ropt.LR, ropt.WeightDecay)
+	// Output: 5 0.001 0.1
 }
