@@ -256,6 +256,9 @@ func (b *Block) forward(m *Model, x *grad.Var, c *layerCache) *grad.Var {
 func (b *Block) qkv(m *Model, h *grad.Var) (q, k, v *grad.Var) {
 	d := b.QKV.In
 	s := h.Shape()
+	if c := m.Compute; c != 0 {
+		h = h.AsType(c) // once for the three products
+	}
 	part := func(i int) *grad.Var {
 		r := array.S(i*d, (i+1)*d)
 		var bias *grad.Var
