@@ -42,8 +42,10 @@ func newGPTPrepareCmd() *cobra.Command {
 		Long: `Pack every .go file under the Go source tree ($(go env GOROOT)/src, or
 --src) into one file: the training and validation bytes, split by a hash of
 each file's path, behind a 64-byte header (see package datasets/gosrc),
-readable without Go. The same tree gives the same file everywhere.`,
-		Example: "  gocu gpt prepare\n  gocu gpt prepare --src ~/go/src --out go.tok --val 0.1",
+readable without Go. The same tree gives the same file everywhere. A name
+ending in .gz writes it gzip-compressed (about 5x smaller), which gocu gpt
+train reads as well.`,
+		Example: "  gocu gpt prepare\n  gocu gpt prepare --out gosrc.tok.gz\n  gocu gpt prepare --src ~/go/src --out go.tok --val 0.1",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !(val > 0 && val < 1) {
@@ -202,7 +204,7 @@ layers, 64 wide, context 64); --layers, --heads, --dim, --context and
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&data, "data", "gosrc.tok", "the corpus of gocu gpt prepare")
+	f.StringVar(&data, "data", "gosrc.tok", "the corpus of gocu gpt prepare (gzip-compressed or not)")
 	f.StringVar(&preset, "model", "bytes", "preset: bytes, gpt2 or tiny")
 	f.IntVar(&layers, "layers", 0, "transformer blocks (default: the preset's)")
 	f.IntVar(&heads, "heads", 0, "attention heads (default: the preset's)")

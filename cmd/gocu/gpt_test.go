@@ -20,7 +20,7 @@ func TestGPT(t *testing.T) {
 	}
 	src := filepath.Join(strings.TrimSpace(string(goroot)), "src", "go", "ast")
 	dir := t.TempDir()
-	data, ckpt, plot := filepath.Join(dir, "go.tok"), filepath.Join(dir, "m.safetensors"), filepath.Join(dir, "loss.png")
+	data, ckpt, plot := filepath.Join(dir, "go.tok.gz"), filepath.Join(dir, "m.safetensors"), filepath.Join(dir, "loss.png")
 	out, err := run(t, "gpt", "prepare", "--src", src, "--out", data, "--val", "0.3")
 	if err != nil || !strings.Contains(out, "-> "+data) {
 		t.Fatalf("gocu gpt prepare: %v\n%s", err, out)

@@ -37,8 +37,11 @@
 //	data = np.memmap(path, np.uint8, "r", offset=64)
 //	train, val = data[:n_train], data[n_train:n_train + n_val]
 //
-// Parse and ReadFile check every field, the size and the checksum, and say
-// what is wrong with a truncated or corrupt file; Parse is fuzzed.
+// The file may be gzip-compressed as a whole (WriteFile to a name ending
+// in ".gz": 18 MB for Go 1.26's 90 MB), which ReadFile and Read tell by
+// its first bytes; gunzip gives the file above. Parse, Read and ReadFile
+// check every field, the size and the checksum, and say what is wrong
+// with a truncated or corrupt file; Parse and Read are fuzzed.
 //
 // # Batches
 //

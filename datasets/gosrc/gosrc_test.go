@@ -2,6 +2,7 @@ package gosrc
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -255,6 +256,78 @@ func FuzzParse(f *testing.F) {
 		c.WriteTo(&out)
 		if !bytes.Equal(out.Bytes(), b) {
 			t.Fatalf("parsed and written again: %d bytes differ from the %d read", out.Len(), len(b))
+		}
+	})
+}
+
+func TestGzip(t *testing.T) {
+	b := packed(t)
+	c, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gz := filepath.Join(dir, "go.tok.gz")
+	if err := c.WriteFile(gz); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(gz)
+	if err != nil || !isGzip(raw) {
+		t.Fatalf("%s is not gzip-compressed (%v)", gz, err)
+	}
+	d, err := ReadFile(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(d.Train, c.Train) || !bytes.Equal(d.Val, c.Val) || d.TrainFiles != c.TrainFiles {
+		t.Fatal("the gzip round trip changed the corpus")
+	}
+	// Read of the plain stream agrees with Parse.
+	e, err := Read(bytes.NewReader(b))
+	if err != nil || !bytes.Equal(e.Train, c.Train) || !bytes.Equal(e.Val, c.Val) {
+		t.Fatalf("Read of the plain file: %v", err)
+	}
+	for _, f := range []struct {
+		name, want string
+		b          []byte
+	}{
+		{"truncated gzip", "truncated or corrupt", raw[:len(raw)-10]},
+		{"gzip header only", "truncated or corrupt", raw[:10]},
+		{"corrupt gzip", "", append(append(append([]byte(nil), raw[:30]...), 0xff, 0xff, 0xff), raw[33:]...)},
+		{"bad gzip header", "bad gzip stream", []byte{0x1f, 0x8b, 0, 0}},
+	} {
+		p := filepath.Join(dir, "bad.gz")
+		os.WriteFile(p, f.b, 0o644)
+		_, err := ReadFile(p)
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), f.want) {
+			t.Errorf("%s: %v, want ErrFormat saying %q", f.name, err, f.want)
+		}
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	good := packed(f)
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write(good)
+	w.Close()
+	f.Add(good)
+	f.Add(z.Bytes())
+	f.Add(z.Bytes()[:20])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Read(bytes.NewReader(b))
+		if err != nil {
+			if !errors.Is(err, ErrFormat) {
+				t.Fatalf("error without ErrFormat: %v", err)
+			}
+			return
+		}
+		if !isGzip(b) {
+			// A plain stream reads as Parse parses it.
+			d, err := Parse(b)
+			if err != nil || !bytes.Equal(c.Train, d.Train) || !bytes.Equal(c.Val, d.Val) {
+				t.Fatalf("Read and Parse disagree: %v", err)
+			}
 		}
 	})
 }
