@@ -35,5 +35,6 @@
 //
 // Generate continues a prompt with a cache of keys and values, so each new
 // token costs one position per layer; temperature and top-k shape the
-// distribution, and a seed fixes the draws.
+// distribution, and a seed fixes the draws. A byte model may emit bytes
+// that are not UTF-8: Text and TextWriter turn its tokens into valid text.
 package gpt
