@@ -48,11 +48,17 @@ func windows(text []byte, b, t int, seed uint64) []byte {
 	return rows
 }
 
-// step is one training step as gocu gpt train takes it.
-func step(dev *array.Maker, m *Model, opt *nn.Adam, rows []byte, b, t int) (*array.Array, error) {
+// step is one training step as gocu gpt train takes it, on rows of b
+// windows of t+1 tokens, or on x and y (B, T) when rows is nil.
+func step(dev *array.Maker, m *Model, opt *nn.Adam, rows []byte, b, t int, xy ...*array.Array) (*array.Array, error) {
 	s := dev.NewScope()
 	defer s.Close()
-	x, y := batch(dev, rows, b, t)
+	var x, y *array.Array
+	if rows != nil {
+		x, y = batch(dev, rows, b, t)
+	} else {
+		x, y = xy[0], xy[1]
+	}
 	loss := m.Loss(x, y)
 	if err := loss.Backward(); err != nil {
 		return nil, err
@@ -226,6 +232,68 @@ func TestGPUGenerate(t *testing.T) {
 	}
 }
 
+// TestGPUGraphStep captures a bfloat16 training step as a CUDA graph and
+// checks that replays, fed new batches through static inputs, give the
+// losses of direct steps.
+func TestGPUGraphStep(t *testing.T) {
+	g := gpu(t)
+	cfg := Config{Layers: 2, Heads: 2, Dim: 128, Context: 64, Vocab: 256, Bias: true}
+	text := goText(50000)
+	const B, n = 8, 4
+	var losses [2][]float64
+	for k, graph := range []bool{false, true} {
+		m, err := New(g.NewRNG(1), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Compute = array.BFloat16
+		opt := nn.NewAdamW(m.Params(), 1e-3, 0.1)
+		xs, ys := g.Zeros(array.Int64, B, cfg.Context).Copy(), g.Zeros(array.Int64, B, cfg.Context).Copy()
+		loss := g.Zeros(array.Float32).Copy()
+		run := func() error {
+			l, err := step(g, m, opt, nil, 0, 0, xs, ys)
+			if err != nil {
+				return err
+			}
+			return loss.Assign(l)
+		}
+		var gr *array.Graph
+		for i := range n {
+			x, y := batch(g, windows(text, B, cfg.Context, uint64(i)), B, cfg.Context)
+			if err := xs.Assign(x); err != nil {
+				t.Fatal(err)
+			}
+			if err := ys.Assign(y); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case !graph:
+				err = run()
+			case gr == nil:
+				gr, err = g.Capture(run)
+			default:
+				err = gr.Replay()
+			}
+			if err != nil {
+				t.Fatalf("graph %v, step %d: %v", graph, i, err)
+			}
+			l, err := loss.Item()
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses[k] = append(losses[k], l)
+		}
+		if gr != nil {
+			gr.Close()
+		}
+	}
+	for i := range losses[0] {
+		if math.Abs(losses[0][i]-losses[1][i]) > 1e-3*losses[0][i] {
+			t.Errorf("step %d: loss %.6f direct, %.6f replayed", i, losses[0][i], losses[1][i])
+		}
+	}
+}
+
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
@@ -236,31 +304,34 @@ func must[T any](v T, err error) T {
 // BenchmarkGPTStepGPU is one training step (forward, backward, clipping,
 // AdamW, as gocu gpt train) on random tokens, as train_gpt.py measures:
 // the byte model at batch 64, context 256, and GPT-2 124M at batch 16,
-// context 1024. It reports ms/step, tokens/s and the model TFLOP/s
-// counted as train_gpt.py counts them.
+// context 1024, each also replayed as a CUDA graph (gocu gpt train
+// --graph). It reports ms/step, tokens/s and the model TFLOP/s counted as
+// train_gpt.py counts them.
 func BenchmarkGPTStepGPU(b *testing.B) {
 	for _, c := range []struct {
-		name  string
-		cfg   Config
-		batch int
-		bf16  bool
+		name        string
+		cfg         Config
+		batch       int
+		bf16, graph bool
 	}{
-		{"bytes/b64/f32", Bytes(), 64, false},
-		{"bytes/b64/bf16", Bytes(), 64, true},
-		{"gpt2/b16/bf16", GPT2(), 16, true},
+		{"bytes/b64/f32", Bytes(), 64, false, false},
+		{"bytes/b64/bf16", Bytes(), 64, true, false},
+		{"bytes/b64/bf16-graph", Bytes(), 64, true, true},
+		{"gpt2/b16/bf16", GPT2(), 16, true, false},
+		{"gpt2/b16/bf16-graph", GPT2(), 16, true, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			benchStep(b, gpu(b), c.cfg, c.batch, c.bf16)
+			benchStep(b, gpu(b), c.cfg, c.batch, c.bf16, c.graph)
 		})
 	}
 }
 
 // BenchmarkGPTStepCPU is the tiny model's step on the CPU.
 func BenchmarkGPTStepCPU(b *testing.B) {
-	benchStep(b, array.CPU(), Tiny(), 8, false)
+	benchStep(b, array.CPU(), Tiny(), 8, false, false)
 }
 
-func benchStep(b *testing.B, dev *array.Maker, cfg Config, B int, bf16 bool) {
+func benchStep(b *testing.B, dev *array.Maker, cfg Config, B int, bf16, graph bool) {
 	m, err := New(dev.NewRNG(0), cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -292,6 +363,14 @@ func benchStep(b *testing.B, dev *array.Maker, cfg Config, B int, bf16 bool) {
 		if err := run(); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if graph {
+		g, err := dev.Capture(run)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer g.Close()
+		run = g.Replay
 	}
 	if err := dev.Sync(); err != nil {
 		b.Fatal(err)

@@ -223,6 +223,7 @@ layers, 64 wide, context 64); --layers, --heads, --dim, --context and
 	f.Float64Var(&cfg.Clip, "clip", 1, "clip the gradients' total norm to this (0: off)")
 	f.BoolVar(&cfg.BF16, "bf16", false, "mixed precision: products in bfloat16 on the tensor cores, float32 master weights")
 	f.BoolVar(&tf32, "tf32", false, "float32 products on the TF32 tensor cores")
+	f.BoolVar(&cfg.Graph, "graph", false, "capture one training step as a CUDA graph and replay it (GPU; dropout masks repeat)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the initial weights and of the batches")
 	f.IntVar(&cfg.Report, "report", 10, "steps between progress lines")
 	f.IntVar(&cfg.Eval, "eval", 250, "steps between validation losses and checkpoints (0: at the end)")

@@ -33,6 +33,7 @@ type Config struct {
 	Beta2  float64       // AdamW's β₂ (β₁ is 0.9)
 	Clip   float64       // clip the gradients' total norm to this (0: no clipping)
 	BF16   bool          // products in bfloat16, float32 master weights
+	Graph  bool          // capture the step as a CUDA graph and replay it
 	Seed   uint64        // initial weights, batches
 	Report int           // steps between progress lines
 	Eval   int           // steps between validation losses (0: at the end only)
@@ -209,6 +210,9 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.BF16 {
 		prec = "bfloat16 products, float32 weights"
 	}
+	if cfg.Graph {
+		prec += ", the step replayed as a CUDA graph"
+	}
 	length := fmt.Sprintf("%d steps", cfg.Steps)
 	if cfg.Steps == 0 {
 		length = cfg.Time.String()
@@ -229,6 +233,14 @@ func Run(cfg Config) (*Result, error) {
 		return nn.WarmupCosine{Warmup: cfg.Warmup, Decay: max(decay, cfg.Warmup+1), Min: cfg.MinLR}.LR(cfg.LR, step)
 	}
 	acc := dev.Zeros(array.Float64).Copy() // the losses since the last report, on the device
+	st := &stepper{m: m, opt: opt, clip: cfg.Clip, acc: acc}
+	if cfg.Graph {
+		st.x, st.y = dev.Zeros(array.Int64, cfg.Batch, T).Copy(), dev.Zeros(array.Int64, cfg.Batch, T).Copy()
+		defer st.close()
+		if cfg.Model.Dropout > 0 {
+			fmt.Fprintf(out, "note: a CUDA graph replays the dropout masks of its capture\n")
+		}
+	}
 	rows := make([]byte, cfg.Batch*(T+1))
 	evalLoss := func() (float64, error) {
 		m.SetTraining(false)
@@ -273,21 +285,19 @@ func Run(cfg Config) (*Result, error) {
 		if err := train.Fill(rows); err != nil {
 			return nil, err
 		}
-		s := dev.NewScope()
 		x, y := Batch(dev, rows, cfg.Batch, T)
-		loss := m.Loss(x, y)
-		err = loss.Backward()
-		if err == nil && cfg.Clip > 0 {
-			_, err = nn.ClipGradNorm(m.Params(), cfg.Clip, nil)
+		switch {
+		case !cfg.Graph:
+			err = st.run(x, y)
+		case st.graph == nil:
+			if err = st.assign(x, y); err == nil {
+				st.graph, err = dev.Capture(func() error { return st.run(st.x, st.y) })
+			}
+		default:
+			if err = st.assign(x, y); err == nil {
+				err = st.graph.Replay()
+			}
 		}
-		if err == nil {
-			err = opt.Step()
-		}
-		opt.ZeroGrad()
-		if err == nil {
-			err = acc.Assign(acc.Add(loss.Value()))
-		}
-		s.Close()
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", step+1, err)
 		}
@@ -384,6 +394,50 @@ func Run(cfg Config) (*Result, error) {
 		fmt.Fprintf(out, "sample (temperature 0.8, top-k 40):\n%s\n", res.Sample)
 	}
 	return res, nil
+}
+
+// stepper takes training steps, directly or as a replayed CUDA graph.
+type stepper struct {
+	m     *gpt.Model
+	opt   *nn.Adam
+	clip  float64
+	acc   *array.Array // adds each step's loss
+	x, y  *array.Array // the graph's inputs
+	graph *array.Graph
+}
+
+// run takes one step on inputs x and targets y (B, T): forward,
+// backward, clipping, AdamW; the memory it made returns when it ends.
+func (s *stepper) run(x, y *array.Array) error {
+	sc := array.On(x.Device()).NewScope()
+	defer sc.Close()
+	loss := s.m.Loss(x, y)
+	err := loss.Backward()
+	if err == nil && s.clip > 0 {
+		_, err = nn.ClipGradNorm(s.m.Params(), s.clip, nil)
+	}
+	if err == nil {
+		err = s.opt.Step()
+	}
+	s.opt.ZeroGrad()
+	if err == nil {
+		err = s.acc.Assign(s.acc.Add(loss.Value()))
+	}
+	return err
+}
+
+// assign writes a batch into the graph's inputs.
+func (s *stepper) assign(x, y *array.Array) error {
+	if err := s.x.Assign(x); err != nil {
+		return err
+	}
+	return s.y.Assign(y)
+}
+
+func (s *stepper) close() {
+	if s.graph != nil {
+		s.graph.Close()
+	}
 }
 
 // mfu is the model FLOP utilisation of tps tokens per second.

@@ -166,3 +166,28 @@ func TestPeakFLOPS(t *testing.T) {
 		}
 	}
 }
+
+// TestRunGraph checks that the graph path (on the CPU, Capture runs the
+// step and Replay runs it again) trains as the direct one.
+func TestRunGraph(t *testing.T) {
+	c := corpus(t)
+	cfg := base(c)
+	cfg.Eval = 0
+	a, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Graph = true
+	b, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Train) != len(b.Train) || len(a.Val) != 1 || a.Val[0] != b.Val[0] {
+		t.Fatalf("direct %v %v, graph %v %v", a.Train, a.Val, b.Train, b.Val)
+	}
+	for i := range a.Train {
+		if a.Train[i] != b.Train[i] {
+			t.Fatalf("direct %v, graph %v", a.Train, b.Train)
+		}
+	}
+}
