@@ -171,6 +171,9 @@ func topo(root *Var) ([]*Var, error) {
 // fit brings a gradient to its Var's shape (summing over broadcast axes)
 // and dtype.
 func (e *engine) fit(op string, o *array.Array, in *Var) (*array.Array, error) {
+	if !o.DType().Valid() { // a failed gradient: its error, not a shape mismatch
+		return nil, fmt.Errorf("grad: gradient of %s: %w", op, o.Err())
+	}
 	want := in.val.Shape()
 	if got := o.Shape(); !slices.Equal(got, want) {
 		s, err := sumTo(o, want)

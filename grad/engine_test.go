@@ -249,6 +249,18 @@ func TestFunc(t *testing.T) {
 	}
 }
 
+// A Func whose gradient fails reports that failure from Backward.
+func TestFuncFailedGradient(t *testing.T) {
+	boom := errors.New("boom")
+	x := grad.Param(array.FromSlice([]float64{1, 2}))
+	y := grad.Func("Fails", x.Value().Mul(2), []*grad.Var{x}, func(g *array.Array) []*array.Array {
+		return []*array.Array{array.Failed(boom)}
+	})
+	if err := y.Sum().Backward(); !errors.Is(err, boom) || !strings.Contains(err.Error(), "Fails") {
+		t.Fatalf("Backward: %v, want the gradient's error naming Fails", err)
+	}
+}
+
 func TestCheckRejects(t *testing.T) {
 	if err := grad.Check(func(x ...*grad.Var) *grad.Var { return x[0] }, nil, 1e-6); err == nil {
 		t.Fatal("Check without inputs succeeded")

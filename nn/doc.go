@@ -20,16 +20,22 @@
 // A Module maps a Var to a Var and names its parameters as PyTorch's
 // state_dict does ("0.weight", "2.bias"), so that checkpoints move between
 // the two (SaveFile, LoadFile: the safetensors format). The layers are
-// Linear (weight (out, in), as PyTorch's), ReLU, GELU (exact and tanh),
-// SiLU, Tanh, Sigmoid, Softmax, Dropout, LayerNorm, RMSNorm, BatchNorm
-// (NewBatchNorm1d, NewBatchNorm2d), Conv2d, MaxPool2d and Sequential;
-// Train switches Dropout and BatchNorm between training and evaluation.
+// Linear (weight (out, in), as PyTorch's), Embedding (padding_idx),
+// MultiheadAttention (torch's fused in_proj_weight, batch first), ReLU,
+// GELU (exact and tanh), SiLU, Tanh, Sigmoid, Softmax, Dropout, LayerNorm,
+// RMSNorm, BatchNorm (NewBatchNorm1d, NewBatchNorm2d), Conv2d, MaxPool2d
+// and Sequential; Train switches Dropout, BatchNorm and
+// MultiheadAttention between training and evaluation.
+// ScaledDotProductAttention is torch's F.scaled_dot_product_attention
+// (causal and key-padding masks, dropout, scale), with the softmax in
+// float32 for half-precision inputs.
 // BatchNorm's running statistics are buffers: Vars without a gradient,
 // named as in torch's state_dict so that checkpoints carry them. Layers are
-// compositions of grad's operations, except Linear and CrossEntropy, which
-// are recorded as one operation each with a hand-written gradient: the
-// weight's gradient comes out in the weight's own layout from one product,
-// and cross-entropy's gradient is one fused elementwise pass.
+// compositions of grad's operations, except Linear, Embedding and
+// CrossEntropy, which are recorded as one operation each with a
+// hand-written gradient: the weight's gradient comes out in the weight's
+// own layout from one product (Embedding's from one scatter-add), and
+// cross-entropy's gradient is one fused elementwise pass.
 //
 // Initialisation follows PyTorch's defaults (Linear and Conv2d: uniform in
 // ±1/√fan_in for weights and biases; LayerNorm: ones and zeros) with the
@@ -62,10 +68,30 @@
 // many times slower. Optimizer.ZeroGrad closes the gradients it clears, so
 // their memory returns at once.
 //
+// Gradients accumulate: Backward adds into the gradients already there,
+// so k micro-batches whose losses are scaled by 1/k, each followed by
+// Backward, then one Step and ZeroGrad, train as one batch k times larger.
+//
+// SetWeightDecay gives some parameters their own weight decay, as
+// torch.optim's parameter groups; DecayGroups splits a model as GPT
+// training does (matrices decayed, biases and norms not). SaveState and
+// LoadState write and read an optimiser's moments, step count and
+// hyperparameters (safetensors, torch's state_dict names), so that with
+// Save, Load and Scheduler.SetSteps a resumed run continues bit for bit.
+//
 // A Scheduler sets an optimiser's learning rate step by step from a
 // Schedule (StepLR, CosineAnnealingLR, LinearLR, LambdaLR, WarmupCosine,
 // torch's closed forms). ClipGradNorm clips gradients by their total norm
 // as torch's clip_grad_norm_, without reading the norm back.
+//
+// # Mixed precision
+//
+// Autocast runs a model's products (Linear, MultiheadAttention) in
+// bfloat16 or float16 with float32 master weights, float32 results and
+// gradients, and so float32 norms, softmax and losses: torch.autocast's
+// policy. A GradScaler scales the loss for float16, unscales the
+// gradients, skips steps that overflowed and adapts the scale, as
+// torch.amp.GradScaler.
 //
 // # CUDA graphs
 //

@@ -54,7 +54,7 @@ func Cast(m Module, dt array.DType) error {
 	if dt != array.Float32 && dt != array.Float64 {
 		hint := ""
 		if dt == array.Float16 || dt == array.BFloat16 {
-			hint = fmt.Sprintf("; keep float32 master weights and compute in %v (Linear.Compute, or Var.AsType in Forward), through which gradients flow", dt)
+			hint = fmt.Sprintf("; keep float32 master weights and compute in %v (Autocast, Linear.Compute, or Var.AsType in Forward), through which gradients flow", dt)
 		}
 		return fmt.Errorf("nn: Cast to %v: parameters are float32 or float64 (optimisers update only those)%s", dt, hint)
 	}

@@ -56,9 +56,10 @@ func NewSGD(params []*grad.Var, lr float64) *SGD {
 //	v = Beta2·v + (1-Beta2)·g²
 //	p = p - LR/(1-Beta1ᵗ) · m / (√v/√(1-Beta2ᵗ) + Eps)
 //
-// with t the step count. On a GPU one step is two kernel launches for all
-// parameters of a dtype (up to 32 per launch): one advances the step
-// count, kept on the device so that a captured CUDA graph replays the
+// with t the step count. SetWeightDecay gives some parameters another
+// weight decay (DecayGroups: none for biases and norms). On a GPU one step
+// is two kernel launches for all parameters of a dtype and weight decay
+// (up to 32 per launch): one advances the step count, kept on the device so that a captured CUDA graph replays the
 // bias correction right, and one updates every parameter and both moments
 // in one pass over memory. On the CPU and the simulator it is one pass per
 // parameter on all cores. The hyperparameters are read at each Step; a
@@ -100,6 +101,11 @@ type opt struct {
 	lrVal  map[*gocu.Device]float64      // what each holds
 	ptrs   map[*array.Array]cuda.DevicePtr
 	keep   []interface{ Free() error } // buffers behind ptrs
+	// counted is the step at which each GPU's step count was last
+	// advanced: once per step, however many groups update there.
+	counted map[*gocu.Device]int
+	// wd holds the weight decays set by SetWeightDecay.
+	wd map[*grad.Var]float64
 	// checked is the number of parameters checkParams last found distinct.
 	checked int
 }
@@ -113,7 +119,8 @@ type pstate struct {
 
 func newOpt(params []*grad.Var) opt {
 	return opt{params: params, state: map[*grad.Var]*pstate{}, counts: map[*gocu.Device]*array.Array{},
-		lrs: map[*gocu.Device]*array.Array{}, lrVal: map[*gocu.Device]float64{}, ptrs: map[*array.Array]cuda.DevicePtr{}}
+		lrs: map[*gocu.Device]*array.Array{}, lrVal: map[*gocu.Device]float64{}, ptrs: map[*array.Array]cuda.DevicePtr{},
+		counted: map[*gocu.Device]int{}}
 }
 
 // Params implements Optimizer.
@@ -143,13 +150,21 @@ type item struct {
 	flat bool // contiguous value and gradient: the fused paths apply
 }
 
+// group is parameters of one device, dtype and weight decay, updated
+// together.
+type group struct {
+	items []item
+	wd    float64
+}
+
 // gather lists the parameters that have gradients, creating their state
 // (moments as zeros; two for Adam, one for SGD with momentum), grouped by
-// device and dtype.
-func (o *opt) gather(moments int) ([][]item, error) {
+// device, dtype and weight decay (wd unless SetWeightDecay set another).
+func (o *opt) gather(moments int, wd float64) ([]group, error) {
 	type key struct {
 		dev *gocu.Device
 		dt  array.DType
+		wd  float64
 	}
 	var order []key
 	groups := map[key][]item{}
@@ -186,15 +201,18 @@ func (o *opt) gather(moments int) ([][]item, error) {
 		}
 		it := item{p: p, val: val, g: g, st: st}
 		it.flat = val.IsContiguous() && g.IsContiguous()
-		k := key{val.Device(), val.DType()}
+		k := key{val.Device(), val.DType(), wd}
+		if d, ok := o.wd[p]; ok {
+			k.wd = d
+		}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
 		groups[k] = append(groups[k], it)
 	}
-	out := make([][]item, len(order))
+	out := make([]group, len(order))
 	for i, k := range order {
-		out[i] = groups[k]
+		out[i] = group{groups[k], k.wd}
 	}
 	return out, nil
 }
@@ -330,19 +348,20 @@ func (s *SGD) Step() error {
 	if s.Momentum != 0 {
 		moments = 1
 	}
-	groups, err := s.gather(moments)
+	groups, err := s.gather(moments, s.WeightDecay)
 	if err != nil {
 		return err
 	}
 	s.steps++
-	h := hyper{kind: kindSGD, lr: s.LR, momentum: s.Momentum, dampening: s.Dampening, wd: s.WeightDecay, nesterov: s.Nesterov}
-	for _, items := range groups {
-		if err := s.update(items, h, s.Unfused); err != nil {
+	h := hyper{kind: kindSGD, lr: s.LR, momentum: s.Momentum, dampening: s.Dampening, nesterov: s.Nesterov, step: s.steps}
+	for _, g := range groups {
+		h.wd = g.wd
+		if err := s.update(g.items, h, s.Unfused); err != nil {
 			return err
 		}
 	}
-	for _, items := range groups {
-		for _, it := range items {
+	for _, g := range groups {
+		for _, it := range g.items {
 			it.st.fresh = false
 		}
 	}
@@ -354,14 +373,15 @@ func (a *Adam) Step() error {
 	if err := a.check(); err != nil {
 		return err
 	}
-	groups, err := a.gather(2)
+	groups, err := a.gather(2, a.WeightDecay)
 	if err != nil {
 		return err
 	}
 	a.steps++
-	h := hyper{kind: kindAdam, lr: a.LR, beta1: a.Beta1, beta2: a.Beta2, eps: a.Eps, wd: a.WeightDecay, decoupled: a.Decoupled, step: a.steps}
-	for _, items := range groups {
-		if err := a.update(items, h, a.Unfused); err != nil {
+	h := hyper{kind: kindAdam, lr: a.LR, beta1: a.Beta1, beta2: a.Beta2, eps: a.Eps, decoupled: a.Decoupled, step: a.steps}
+	for _, g := range groups {
+		h.wd = g.wd
+		if err := a.update(g.items, h, a.Unfused); err != nil {
 			return err
 		}
 	}
@@ -381,7 +401,7 @@ type hyper struct {
 	lr, momentum, dampening, wd float64
 	nesterov, decoupled         bool
 	beta1, beta2, eps           float64
-	step                        int // Adam's t on the host
+	step                        int // the step count on the host (Adam's t)
 }
 
 // biasCorrections returns Adam's step size LR/(1-β1ᵗ) and √(1-β2ᵗ).

@@ -201,7 +201,9 @@ func (o *opt) updateGPU(items []item, h hyper) error {
 	if h.kind == kindAdam {
 		c := o.counts[dev]
 		if c == nil {
-			c = array.On(dev).Zeros(array.Float64).Copy().Persist()
+			// The steps before this one: a state loaded or a first GPU
+			// update after CPU steps continue the count.
+			c = array.On(dev).Full(array.Float64, float64(h.step-1)).Copy().Persist()
 			if err := c.Err(); err != nil {
 				return err
 			}
@@ -210,8 +212,11 @@ func (o *opt) updateGPU(items []item, h hyper) error {
 		if countPtr, err = o.pinned(c); err != nil {
 			return err
 		}
-		if err := ks.count.Launch(gocu.Config{Grid: gocu.Dim3{X: 1, Y: 1, Z: 1}, Block: gocu.Dim3{X: 1, Y: 1, Z: 1}}, countPtr); err != nil {
-			return fmt.Errorf("nn: optimiser step count: %w", err)
+		if o.counted[dev] != h.step {
+			if err := ks.count.Launch(gocu.Config{Grid: gocu.Dim3{X: 1, Y: 1, Z: 1}, Block: gocu.Dim3{X: 1, Y: 1, Z: 1}}, countPtr); err != nil {
+				return fmt.Errorf("nn: optimiser step count: %w", err)
+			}
+			o.counted[dev] = h.step
 		}
 	}
 	for start := 0; start < len(items); start += maxTensors {

@@ -177,3 +177,14 @@ func (sc *Scheduler) LR() float64 { return sc.rate }
 
 // Steps returns how many times Step was called.
 func (sc *Scheduler) Steps() int { return sc.step }
+
+// SetSteps moves the schedule to step n, as if Step had been called n
+// times, and sets its rate: to resume a run whose optimiser state was
+// loaded (LoadState), pass the Steps of the run saved.
+func (sc *Scheduler) SetSteps(n int) error {
+	if n < 0 {
+		return hyperErr("Scheduler.SetSteps", "step %d: want >= 0", n)
+	}
+	sc.step = n
+	return sc.set()
+}

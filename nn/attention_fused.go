@@ -1,0 +1,59 @@
+package nn
+
+import (
+	"slices"
+
+	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/array"
+	"github.com/gocu-dev/gocu/grad"
+)
+
+// flashKernels are a fused attention's entry points, in the shape of
+// FlashAttention's: forward returns the output and each row's logsumexp,
+// backward the gradients of q, k and v from them. They take contiguous
+// arrays (batch, heads, seq, dim) of dtype dt, one shape for q, k and v.
+type flashKernels struct {
+	forward  func(q, k, v *array.Array, scale float64, causal bool) (o, lse *array.Array, err error)
+	backward func(q, k, v, o, lse, do *array.Array, scale float64, causal bool) (dq, dk, dv *array.Array, err error)
+	dt       array.DType
+	dims     []int                   // the head dimensions with a kernel
+	device   func(*gocu.Device) bool // where the kernels run
+}
+
+// useFlash makes ScaledDotProductAttention run on k where they apply:
+// inputs of k's dtype and head dimensions, one shape (B, H, S, D) for q, k
+// and v, a positive scale, on a device k runs on; otherwise the composed
+// operations run.
+func useFlash(k flashKernels) {
+	fusedAttention = func(q, kk, v *grad.Var, causal bool, scale float64) *grad.Var {
+		return flash(k, q, kk, v, causal, scale)
+	}
+}
+
+func flash(k flashKernels, q, kk, v *grad.Var, causal bool, scale float64) *grad.Var {
+	qa, ka, va := q.Value(), kk.Value(), v.Value()
+	s := qa.Shape()
+	if !(scale > 0) || len(s) != 4 || !slices.Contains(k.dims, s[3]) || !k.device(qa.Device()) {
+		return nil
+	}
+	for _, a := range []*array.Array{qa, ka, va} {
+		if a.DType() != k.dt || !slices.Equal(a.Shape(), s) || a.Device() != qa.Device() {
+			return nil
+		}
+	}
+	// The heads of MultiheadAttention are transposed views.
+	qc, kc, vc := qa.Contiguous(), ka.Contiguous(), va.Contiguous()
+	o, lse, err := k.forward(qc, kc, vc, scale, causal)
+	if err != nil {
+		return grad.Const(array.Failed(err))
+	}
+	return grad.Func("FlashAttention", o, []*grad.Var{q, kk, v}, func(g *array.Array) []*array.Array {
+		do := g.AsType(k.dt).Contiguous()
+		dq, dk, dv, err := k.backward(qc, kc, vc, o, lse, do, scale, causal)
+		if err != nil {
+			f := array.Failed(err)
+			return []*array.Array{f, f, f}
+		}
+		return []*array.Array{dq, dk, dv}
+	})
+}
