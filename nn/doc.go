@@ -43,7 +43,13 @@
 // CrossEntropy takes logits and integer labels and computes the mean
 // cross-entropy from the log-softmax (stable for any logits) and refuses
 // a label out of range (on a GPU, without a wait, as a NaN loss); MSE is
-// the mean squared error.
+// the mean squared error. CrossEntropyWith adds torch's options (class
+// weights, an ignored label, label smoothing, the reduction: mean, sum or
+// none) and (N, C, d1, ...) logits; NLLLoss takes log-probabilities with
+// the same options. BCE (probabilities, logs clamped at -100 as torch's)
+// and BCEWithLogits (stable for any logits, with PosWeight) are the
+// binary cross-entropies. Each is one recorded operation whose gradient
+// is one fused elementwise pass.
 //
 // # Optimisers
 //
