@@ -31,6 +31,14 @@
 // weight's gradient comes out in the weight's own layout from one product,
 // and cross-entropy's gradient is one fused elementwise pass.
 //
+// The convolutions, Conv1d and Conv2d (rectangular kernels, stride,
+// padding, dilation, groups; torch's weight layout), gather every window
+// of the input into columns with one indexed gather (im2col) and multiply
+// them with the weight in one batched product, on every device; the
+// gradient is a product and a scatter-add. MaxPool2d and AvgPool2d reduce
+// the same windows; AdaptiveAvgPool2d is two products with averaging
+// matrices.
+//
 // Initialisation follows PyTorch's defaults (Linear and Conv2d: uniform in
 // ±1/√fan_in for weights and biases; LayerNorm: ones and zeros) with the
 // generator explicit: layers draw from the *array.RNG they are given, whose

@@ -204,7 +204,7 @@ func classLoss(name string, x *grad.Var, labels *array.Array, o *CrossEntropyOpt
 	var loss *array.Array
 	switch o.Reduction {
 	case ReduceNone:
-		loss = f.terms(ls).Sum(1).Neg().Reshape(want...)
+		loss = f.terms(ls).Sum(1).Neg().Add(0.0).Reshape(want...) // +0, not -0, in ignored rows
 	case ReduceSum:
 		loss = f.terms(ls).Sum().Neg()
 	default:

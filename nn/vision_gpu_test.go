@@ -2,6 +2,7 @@ package nn_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/gocu-dev/gocu/array"
@@ -94,5 +95,54 @@ func TestGPULossesMatchCPU(t *testing.T) {
 		gpuVersusCPU(t, fmt.Sprintf("BCEWithLogits %v", red), []*array.Array{x.Slice(array.S(0, 32), array.S(0, 6))}, func(m *array.Maker, v []*grad.Var) *grad.Var {
 			return nn.BCEWithLogits(v[0], on(t, m, y).AsType(v[0].DType()), &nn.BCEOptions{Weight: on(t, m, w), PosWeight: on(t, m, pw), Reduction: red})
 		}, 1e-5)
+	}
+}
+
+// TestGPUConvPoolMatchCPU compares Conv2d, Conv1d and the pools on the
+// GPU, in float32, with the CPU in float64: outputs and the gradients of
+// the input, the weight and the bias.
+func TestGPUConvPoolMatchCPU(t *testing.T) {
+	testGPU(t)
+	rng := array.CPU().NewRNG(51)
+	cases := append([]convCase{
+		{8, 16, 32, 32, 32, 3, 3, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, 1, true},
+		{4, 32, 17, 15, 32, 3, 3, [2]int{2, 2}, [2]int{1, 1}, [2]int{1, 1}, 32, true},
+		{2, 8, 20, 24, 16, 5, 3, [2]int{1, 2}, [2]int{2, 1}, [2]int{2, 1}, 4, false},
+	}, convCases...)
+	for _, cc := range cases {
+		// The weight's gradient sums N·Ho·Wo float32 products.
+		tol := 1e-5 * max(1, math.Sqrt(float64(cc.n*cc.h*cc.w)/100))
+		x := rng.Normal(array.Float64, 0, 1, cc.n, cc.c, cc.h, cc.w)
+		w := rng.Normal(array.Float64, 0, 0.3, cc.o, cc.c/cc.g, cc.kh, cc.kw)
+		in := []*array.Array{x, w}
+		if cc.bias {
+			in = append(in, rng.Normal(array.Float64, 0, 1, cc.o))
+		}
+		gpuVersusCPU(t, "Conv2d "+cc.String(), in, func(m *array.Maker, v []*grad.Var) *grad.Var {
+			c := &nn.Conv2d{In: cc.c, Out: cc.o, Kernel: [2]int{cc.kh, cc.kw}, Stride: cc.s, Padding: cc.p, Dilation: cc.d, Groups: cc.g, Weight: v[1]}
+			if cc.bias {
+				c.Bias = v[2]
+			}
+			return c.Forward(v[0])
+		}, tol)
+	}
+	x1 := rng.Normal(array.Float64, 0, 1, 4, 6, 50)
+	w1 := rng.Normal(array.Float64, 0, 0.3, 9, 2, 5)
+	b1 := rng.Normal(array.Float64, 0, 1, 9)
+	gpuVersusCPU(t, "Conv1d", []*array.Array{x1, w1, b1}, func(m *array.Maker, v []*grad.Var) *grad.Var {
+		c := &nn.Conv1d{In: 6, Out: 9, Kernel: 5, Stride: 2, Padding: 3, Dilation: 2, Groups: 3, Weight: v[1], Bias: v[2]}
+		return c.Forward(v[0])
+	}, 1e-5)
+	x := rng.Normal(array.Float64, 0, 1, 4, 8, 19, 21)
+	for name, p := range map[string]nn.Module{
+		"MaxPool2d":                 nn.NewMaxPool2d(2),
+		"MaxPool2d padded dilated":  &nn.MaxPool2d{K: 3, Stride: 2, Padding: 1, Dilation: 2},
+		"AvgPool2d":                 &nn.AvgPool2d{K: 3, Stride: 2, Padding: 1},
+		"AvgPool2d exclude pad":     &nn.AvgPool2d{K: 3, Stride: 2, Padding: 1, ExcludePad: true},
+		"AdaptiveAvgPool2d 5x7":     nn.NewAdaptiveAvgPool2d(5, 7),
+		"AdaptiveAvgPool2d global":  nn.NewAdaptiveAvgPool2d(1, 1),
+		"AdaptiveAvgPool2d upscale": nn.NewAdaptiveAvgPool2d(25, 0),
+	} {
+		gpuVersusCPU(t, name, []*array.Array{x}, func(m *array.Maker, v []*grad.Var) *grad.Var { return p.Forward(v[0]) }, 1e-5)
 	}
 }
