@@ -20,9 +20,9 @@ import (
 // It is computed as MiniTorch's module 4 does, from operations that
 // already have gradients: one gather (im2col) takes every window of the
 // input into columns (N, In·KH·KW, Ho·Wo), and one batched product with
-// the weight as an (Out, In·KH·KW) matrix (a batch of Groups products
-// with groups) gives the output. Backward follows the same operations
-// in reverse: a product and a scatter-add.
+// the weight as an (Out, In·KH·KW) matrix (one product per group, with
+// groups) gives the output. Backward follows the same operations in
+// reverse: products and a scatter-add.
 type Conv2d struct {
 	In, Out  int
 	Kernel   [2]int

@@ -22,6 +22,7 @@ const (
 	ReduceNone                  // the terms themselves, in the labels' shape
 )
 
+// String returns torch's name of the reduction.
 func (r Reduction) String() string {
 	switch r {
 	case ReduceMean:
@@ -63,7 +64,8 @@ type CrossEntropyOptions struct {
 // the log-softmax (which subtracts each row's maximum, so it neither
 // overflows nor underflows), as one recorded operation whose gradient is
 // (softmax(logits) - onehot(labels))/N, one fused elementwise pass.
-// CrossEntropyWith takes torch's options.
+// Logits (N, C, d1, ...) take labels (N, d1, ...): the classes are axis
+// 1, as in torch. CrossEntropyWith takes torch's options.
 //
 // A label outside [0, C) is an error. On the CPU and the simulator the
 // loss fails at once with an error that wraps array.ErrIndex and names
@@ -76,8 +78,7 @@ func CrossEntropy(logits *grad.Var, labels *array.Array) *grad.Var {
 
 // CrossEntropyWith is CrossEntropy with PyTorch's options (nil: the
 // defaults): class weights, an ignored label, label smoothing and the
-// reduction. Logits may also be (N, C, d1, ...), with labels (N, d1, ...),
-// as torch's: the classes are axis 1. The gradient stays one fused pass:
+// reduction. The gradient stays one fused pass:
 // (softmax·Σq - q)·scale for the smoothed, weighted target q. A row whose
 // label is neither in [0, C) nor ignored is an error, reported as
 // CrossEntropy reports it (NaN on a GPU).

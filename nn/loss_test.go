@@ -163,6 +163,8 @@ func TestCrossEntropyKDim(t *testing.T) {
 			}
 		}
 	}
+	plain := nn.CrossEntropy(grad.Const(x), labels)
+	near(t, "CrossEntropy", f64(t, plain.Value()), ceRef(rows, c, ys, nil, nil, 0, nn.ReduceMean, true), 1e-13)
 	w := []float64{0.5, 1, 2, 1.5}
 	for _, red := range []nn.Reduction{nn.ReduceMean, nn.ReduceNone} {
 		o := &nn.CrossEntropyOptions{Weight: array.FromSlice(w), LabelSmoothing: 0.3, Reduction: red}
