@@ -250,6 +250,9 @@ func windowIndex(dev *gocu.Device, h, w, ho, wo int, g window) unfoldIdx {
 		}
 	}
 	u := unfoldIdx{array.FromSliceOn(dev, idx, g.k[0]*g.k[1], ho*wo).Persist(), pad}
+	if u.a.Err() != nil {
+		return u // not cached: a later call tries again
+	}
 	got, _ := unfoldIndex.LoadOrStore(key, u)
 	return got.(unfoldIdx)
 }

@@ -114,6 +114,9 @@ func windowCounts(dev *gocu.Device, dt array.DType, h, w int, g window) *array.A
 		}
 	}
 	a := array.FromSliceOn(dev, n, ho*wo).AsType(dt).Copy().Persist()
+	if a.Err() != nil {
+		return a // not cached: a later call tries again
+	}
 	got, _ := poolCache.LoadOrStore(key, a)
 	return got.(*array.Array)
 }
@@ -202,6 +205,9 @@ func adaptiveMatrix(x *grad.Var, n, out int) *array.Array {
 		}
 	}
 	a := array.FromSliceOn(dev, p, out, n).AsType(dt).Copy().Persist()
+	if a.Err() != nil {
+		return a
+	}
 	got, _ := poolCache.LoadOrStore(key, a)
 	return got.(*array.Array)
 }
