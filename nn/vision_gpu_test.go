@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/grad"
 	"github.com/gocu-dev/gocu/nn"
@@ -144,5 +145,45 @@ func TestGPUConvPoolMatchCPU(t *testing.T) {
 		"AdaptiveAvgPool2d upscale": nn.NewAdaptiveAvgPool2d(25, 0),
 	} {
 		gpuVersusCPU(t, name, []*array.Array{x}, func(m *array.Maker, v []*grad.Var) *grad.Var { return p.Forward(v[0]) }, 1e-5)
+	}
+}
+
+// TestGPUVisionNoHiddenSync runs the losses with options, a convolution
+// and the pools forward and backward on the GPU with SyncDebugError,
+// which refuses any wait for the device: none checks its input on the
+// host. The first run fills the caches (window indices, constants).
+func TestGPUVisionNoHiddenSync(t *testing.T) {
+	gpu := testGPU(t)
+	rng := gpu.NewRNG(61)
+	x := grad.Param(rng.Normal(array.Float32, 0, 1, 4, 6, 9, 8))
+	labels := rng.Uniform(array.Float32, 0, 5, 4, 9, 8).AsType(array.Int64)
+	conv := nn.NewConv2dWith(rng, 6, 5, [2]int{3, 2}, &nn.Conv2dOptions{Padding: [2]int{1, 1}, Groups: 1})
+	pools := []nn.Module{&nn.MaxPool2d{K: 3, Stride: 2, Padding: 1}, &nn.AvgPool2d{K: 2, Padding: 1, ExcludePad: true}, nn.NewAdaptiveAvgPool2d(3, 2)}
+	o := &nn.CrossEntropyOptions{Weight: rng.Uniform(array.Float32, 0.5, 2, 5), Ignore: true, IgnoreIndex: 2, LabelSmoothing: 0.1}
+	step := func() error {
+		y := conv.Forward(x)
+		l := nn.CrossEntropyWith(y.Slice(array.All, array.All, array.S(0, 9), array.S(0, 8)), labels, o)
+		for _, p := range pools {
+			l = l.Add(p.Forward(x).Square().Mean())
+		}
+		s := y.Sigmoid()
+		l = l.Add(nn.BCE(s, s.Value().Gt(0.5).AsType(array.Float32), nil))
+		l = l.Add(nn.BCEWithLogits(y, y.Value().Gt(0).AsType(array.Float32), &nn.BCEOptions{PosWeight: gpu.Full(array.Float32, 2, 1, 1)}))
+		return l.Backward()
+	}
+	if err := step(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gpu.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	old := gocu.SetSyncDebugMode(gocu.SyncDebugError)
+	err := step()
+	gocu.SetSyncDebugMode(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Grad().Err(); err != nil {
+		t.Fatal(err)
 	}
 }
