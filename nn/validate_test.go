@@ -121,7 +121,7 @@ func TestLayerValidation(t *testing.T) {
 	}
 	for _, c := range [][2]int{{-1, 0}, {1, -2}} {
 		err := nn.NewConv2d(rng, 3, 4, 3, c[0], c[1]).Forward(x).Err()
-		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("stride %d, padding %d", c[0], c[1])) {
+		if !errors.Is(err, nn.ErrHyper) || !strings.Contains(err.Error(), fmt.Sprintf("stride (%d, %d), padding (%d, %d)", c[0], c[0], c[1], c[1])) {
 			t.Errorf("Conv2d stride %d padding %d: %v", c[0], c[1], err)
 		}
 	}
