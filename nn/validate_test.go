@@ -114,8 +114,8 @@ func TestOptimizerDuplicateParams(t *testing.T) {
 func TestLayerValidation(t *testing.T) {
 	rng := array.CPU().NewRNG(6)
 	x := grad.Const(rng.Normal(array.Float32, 0, 1, 2, 3, 8, 8))
-	for _, p := range []float64{-0.5, 1.5, math.NaN()} {
-		if err := nn.NewDropout(rng, p).Forward(x).Err(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("Dropout: probability %v", p)) {
+	for _, p := range []float64{-0.5, 1, 1.5, math.NaN()} {
+		if err := nn.NewDropout(rng, p).Forward(x).Err(); !errors.Is(err, nn.ErrHyper) || !strings.Contains(err.Error(), fmt.Sprintf("Dropout: probability %v", p)) {
 			t.Errorf("Dropout(%v): %v", p, err)
 		}
 	}
