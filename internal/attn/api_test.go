@@ -16,7 +16,7 @@ import (
 // the reference.
 func TestArrays(t *testing.T) {
 	d := simDev(t)
-	s := Shape{2, 1, 80, 64}
+	s := shape{2, 1, 80, 64}
 	p := newProblem(t, d, newRand(t), s, true, allHeads(s.bh()))
 	arr := func(x []kernel.BFloat16) *array.Array { return array.FromSliceOn(d, x, s.dims()...) }
 	q, k, v, do := arr(p.q), arr(p.k), arr(p.v), arr(p.do)

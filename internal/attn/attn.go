@@ -9,22 +9,22 @@ import (
 	"github.com/gocu-dev/gocu/kernel"
 )
 
-// Shape is the shape of attention's operands: q, k, v, o and their
+// shape is the shape of attention's operands: q, k, v, o and their
 // gradients are (Batch, Heads, Seq, Dim), the logsumexp (Batch, Heads,
 // Seq).
-type Shape struct {
+type shape struct {
 	Batch, Heads, Seq, Dim int
 }
 
-func (s Shape) bh() int     { return s.Batch * s.Heads }
-func (s Shape) size() int   { return s.bh() * s.Seq * s.Dim }
-func (s Shape) dims() []int { return []int{s.Batch, s.Heads, s.Seq, s.Dim} }
+func (s shape) bh() int     { return s.Batch * s.Heads }
+func (s shape) size() int   { return s.bh() * s.Seq * s.Dim }
+func (s shape) dims() []int { return []int{s.Batch, s.Heads, s.Seq, s.Dim} }
 
 // MaxHeads is the most Batch·Heads the kernels take (a grid dimension).
 const MaxHeads = 65535
 
 // check reports whether the kernels take s, and scale.
-func (s Shape) check(op string, scale float64) error {
+func (s shape) check(op string, scale float64) error {
 	switch {
 	case s.Dim != 64 && s.Dim != 128:
 		return fmt.Errorf("attn: %s: head dimension %d: the kernels take 64 or 128: %w", op, s.Dim, array.ErrShape)
@@ -43,8 +43,8 @@ func (s Shape) check(op string, scale float64) error {
 // operands checks arrays against the shape of the first (want holds the
 // dtype and rank of each: (B, H, S, D) for rank 4, (B, H, S) for rank 3)
 // and returns the shape and their device.
-func operands(op string, names []string, xs []*array.Array, dts []array.DType) (Shape, *gocu.Device, error) {
-	var s Shape
+func operands(op string, names []string, xs []*array.Array, dts []array.DType) (shape, *gocu.Device, error) {
+	var s shape
 	var dev *gocu.Device
 	for i, x := range xs {
 		name := names[i]
@@ -62,7 +62,7 @@ func operands(op string, names []string, xs []*array.Array, dts []array.DType) (
 			if len(sh) != 4 {
 				return s, nil, fmt.Errorf("attn: %s: %s has shape %v, want (batch, heads, seq, dim): %w", op, name, sh, array.ErrShape)
 			}
-			s = Shape{sh[0], sh[1], sh[2], sh[3]}
+			s = shape{sh[0], sh[1], sh[2], sh[3]}
 			dev = x.Device()
 		}
 		want := s.dims()
@@ -159,13 +159,13 @@ type f32s = gocu.Slice[float32]
 
 // tiles is the launch of the forward and backward kernels: a block per 64
 // rows of each head.
-func tiles(s Shape, mem int, checked bool) gocu.Config {
+func tiles(s shape, mem int, checked bool) gocu.Config {
 	return gocu.Config{Grid: gocu.Dim3{X: int32((s.Seq + tileQ - 1) / tileQ), Y: int32(s.bh())}, Block: gocu.Dim3{X: threads},
 		Shared: mem, Checked: checked}
 }
 
 // forward launches the forward kernel for s (checked already).
-func forward(d *gocu.Device, q, k, v, o bf16s, lse f32s, s Shape, scale float32, causal, checked bool) error {
+func forward(d *gocu.Device, q, k, v, o bf16s, lse f32s, s shape, scale float32, causal, checked bool) error {
 	seq := int32(s.Seq)
 	if s.Dim == 64 {
 		return launchFwd64(d, tiles(s, fwd64Mem, checked), q, k, v, o, lse, seq, scale, causal)
@@ -175,7 +175,7 @@ func forward(d *gocu.Device, q, k, v, o bf16s, lse f32s, s Shape, scale float32,
 
 // backward launches the three backward kernels for s (checked already),
 // with dvec, float32 of (batch, heads, seq), as workspace.
-func backward(d *gocu.Device, q, k, v, o bf16s, lse f32s, do bf16s, dvec f32s, dq, dk, dv bf16s, s Shape, scale float32, causal, checked bool) error {
+func backward(d *gocu.Device, q, k, v, o bf16s, lse f32s, do bf16s, dvec f32s, dq, dk, dv bf16s, s shape, scale float32, causal, checked bool) error {
 	rows := s.bh() * s.Seq
 	prep := gocu.Config{Grid: gocu.Dim3{X: int32((rows + warps - 1) / warps)}, Block: gocu.Dim3{X: threads}, Checked: checked}
 	if err := launchBwdPrep(d, prep, o, do, dvec, int32(rows), int32(s.Dim)); err != nil {

@@ -106,7 +106,7 @@ var (
 // problem is one attention problem: its shape, inputs and the heads the
 // reference checks.
 type problem struct {
-	s             Shape
+	s             shape
 	causal        bool
 	scale         float64
 	q, k, v, do   []kernel.BFloat16
@@ -115,7 +115,7 @@ type problem struct {
 	qb, kb, vb, g *gocu.Buffer[kernel.BFloat16]
 }
 
-func newProblem(t testing.TB, d *gocu.Device, r *rand.Rand, s Shape, causal bool, heads []int) *problem {
+func newProblem(t testing.TB, d *gocu.Device, r *rand.Rand, s shape, causal bool, heads []int) *problem {
 	n := s.size()
 	p := &problem{s: s, causal: causal, scale: 1 / math.Sqrt(float64(s.Dim)),
 		q: randBF16s(r, n), k: randBF16s(r, n), v: randBF16s(r, n), do: randBF16s(r, n), heads: heads}
@@ -218,7 +218,7 @@ func (p *problem) run(t *testing.T, d *gocu.Device, checked bool) {
 	compare(t, "dv", p, download(t, dv), func(g Grads) []float64 { return g.DV }, gRtol, gAtol, gFrob)
 }
 
-func name(s Shape, causal bool) string {
+func name(s shape, causal bool) string {
 	return fmt.Sprintf("b%dh%ds%dd%d_causal=%v", s.Batch, s.Heads, s.Seq, s.Dim, causal)
 }
 
@@ -229,7 +229,7 @@ func TestSim(t *testing.T) {
 	for _, seq := range []int{64, 80, 17, 128} {
 		for _, dim := range []int{64, 128} {
 			for _, causal := range []bool{false, true} {
-				s := Shape{1, 2, seq, dim}
+				s := shape{1, 2, seq, dim}
 				t.Run(name(s, causal), func(t *testing.T) {
 					p := newProblem(t, d, newRand(t), s, causal, allHeads(s.bh()))
 					p.run(t, d, false)
@@ -245,7 +245,7 @@ func TestSim(t *testing.T) {
 func TestSimRaceFree(t *testing.T) {
 	d := simDev(t)
 	for _, dim := range []int{64, 128} {
-		s := Shape{1, 1, 144, dim}
+		s := shape{1, 1, 144, dim}
 		t.Run(name(s, true), func(t *testing.T) {
 			p := newProblem(t, d, newRand(t), s, true, []int{0})
 			p.run(t, d, true)
@@ -259,13 +259,13 @@ func TestSimRaceFree(t *testing.T) {
 func TestGPU(t *testing.T) {
 	d := needGPU(t)
 	for _, c := range []struct {
-		s      Shape
+		s      shape
 		causal bool
 	}{
-		{Shape{1, 2, 80, 64}, true}, {Shape{1, 2, 80, 128}, false},
-		{Shape{2, 3, 1000, 64}, false}, {Shape{2, 3, 1000, 128}, true},
-		{Shape{1, 4, 2048, 64}, true}, {Shape{1, 4, 2048, 128}, false},
-		{Shape{4, 16, 4096, 64}, true}, {Shape{4, 16, 4096, 128}, false}, {Shape{4, 16, 4096, 128}, true},
+		{shape{1, 2, 80, 64}, true}, {shape{1, 2, 80, 128}, false},
+		{shape{2, 3, 1000, 64}, false}, {shape{2, 3, 1000, 128}, true},
+		{shape{1, 4, 2048, 64}, true}, {shape{1, 4, 2048, 128}, false},
+		{shape{4, 16, 4096, 64}, true}, {shape{4, 16, 4096, 128}, false}, {shape{4, 16, 4096, 128}, true},
 	} {
 		t.Run(name(c.s, c.causal), func(t *testing.T) {
 			heads := allHeads(c.s.bh())

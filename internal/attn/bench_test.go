@@ -28,14 +28,14 @@ func BenchmarkGPU(b *testing.B) {
 			}
 			for _, pass := range []string{"fwd", "bwd", "fwdbwd"} {
 				b.Run(fmt.Sprintf("d%d/%s/%s", dim, mask, pass), func(b *testing.B) {
-					benchAttn(b, Shape{4, 16, 4096, dim}, causal, pass)
+					benchAttn(b, shape{4, 16, 4096, dim}, causal, pass)
 				})
 			}
 		}
 	}
 }
 
-func benchAttn(b *testing.B, s Shape, causal bool, pass string) {
+func benchAttn(b *testing.B, s shape, causal bool, pass string) {
 	d := needGPU(b)
 	r := newRand(b)
 	n, rows := s.size(), s.bh()*s.Seq
