@@ -75,6 +75,7 @@ func TestErrors(t *testing.T) {
 		{"nil k", q, nil, v, 1, array.ErrValue, "k is nil"},
 		{"v on another device", q, k, array.On(cpu).Zeros(array.BFloat16, 1, 2, 64, 64), 1, array.ErrDevice, "v is on"},
 		{"failed v", q, k, failed, 1, array.ErrShape, "attn: Forward: v: "},
+		{"misaligned q", bf(8193).Slice(array.S(1, 8193)).Reshape(1, 2, 64, 64), k, v, 1, array.ErrValue, "q: its data starts at an address that is not 16-byte aligned"},
 	} {
 		_, _, err := Forward(c.q, c.k, c.v, c.scale, false)
 		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
@@ -101,5 +102,20 @@ func TestErrors(t *testing.T) {
 	}
 	if _, _, _, err := Backward(q, k, v, o, lse, bf(1, 2, 64, 64), -1, true); !errors.Is(err, array.ErrValue) {
 		t.Errorf("Backward with scale -1: %v, want ErrValue", err)
+	}
+}
+
+// TestGPUMisaligned passes a view whose data is not 16-byte aligned on
+// the GPU: an error, not a misaligned-address fault that would end the
+// context.
+func TestGPUMisaligned(t *testing.T) {
+	d := needGPU(t)
+	x := array.On(d).NewRNG(1).Normal(array.BFloat16, 0, 1, 8193)
+	q := x.Slice(array.S(1, 8193)).Reshape(1, 2, 64, 64)
+	if _, _, err := Forward(q, q, q, 0.125, false); !errors.Is(err, array.ErrValue) || !strings.Contains(err.Error(), "16-byte aligned") {
+		t.Errorf("Forward of a misaligned view: %v, want ErrValue saying 16-byte aligned", err)
+	}
+	if err := x.Err(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,6 +3,7 @@ package attn
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
@@ -78,8 +79,38 @@ func operands(op string, names []string, xs []*array.Array, dts []array.DType) (
 		if !x.IsContiguous() {
 			return s, nil, fmt.Errorf("attn: %s: %s is a strided view: pass %s.Contiguous(): %w", op, name, name, array.ErrValue)
 		}
+		if dts[i] == array.BFloat16 {
+			if err := aligned(x); err != nil {
+				return s, nil, fmt.Errorf("attn: %s: %s: %w", op, name, err)
+			}
+		}
 	}
 	return s, dev, nil
+}
+
+// aligned checks that x's data starts 16 bytes aligned, as the kernels'
+// 16-byte copies need: a view that starts at an element offset not a
+// multiple of 8 does not.
+func aligned(x *array.Array) error {
+	b := array.AsBuffer[kernel.BFloat16](x)
+	defer b.Free()
+	if err := b.Err(); err != nil {
+		return err
+	}
+	var p uintptr
+	if h := b.Host(); h != nil {
+		p = uintptr(unsafe.Pointer(unsafe.SliceData(h)))
+	} else {
+		dp, err := b.DevicePointer()
+		if err != nil {
+			return err
+		}
+		p = uintptr(dp)
+	}
+	if p%16 != 0 {
+		return fmt.Errorf("its data starts at an address that is not 16-byte aligned (a view at an offset not a multiple of 8 elements): pass a copy: %w", array.ErrValue)
+	}
+	return nil
 }
 
 func equal(a, b []int) bool {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/cuda"
+	"github.com/gocu-dev/gocu/kernel"
 )
 
 // BenchmarkGPU times the kernels at the peers' shape, B=4 H=16 S=4096,
@@ -37,9 +38,9 @@ func BenchmarkGPU(b *testing.B) {
 
 func benchAttn(b *testing.B, s shape, causal bool, pass string) {
 	d := needGPU(b)
-	r := newRand(b)
 	n, rows := s.size(), s.bh()*s.Seq
-	q, k, v, do := upload(b, d, randBF16s(r, n)), upload(b, d, randBF16s(r, n)), upload(b, d, randBF16s(r, n)), upload(b, d, randBF16s(r, n))
+	in := benchInputs(b, n)
+	q, k, v, do := upload(b, d, in[0]), upload(b, d, in[1]), upload(b, d, in[2]), upload(b, d, in[3])
 	o, lse := poisoned(b, d, n, nanBF16), poisoned(b, d, rows, nanF32)
 	dq, dk, dv := poisoned(b, d, n, nanBF16), poisoned(b, d, n, nanBF16), poisoned(b, d, n, nanBF16)
 	dvec := poisoned(b, d, rows, nanF32)
@@ -71,6 +72,20 @@ func benchAttn(b *testing.B, s shape, causal bool, pass string) {
 	if x := download(b, dq)[n-1]; x == nanBF16 {
 		b.Fatal("dq was not written")
 	}
+}
+
+var inputs = map[int][4][]kernel.BFloat16{}
+
+// benchInputs returns four random inputs of n elements, made once per n:
+// the testing package calls a benchmark several times.
+func benchInputs(b *testing.B, n int) [4][]kernel.BFloat16 {
+	in, ok := inputs[n]
+	if !ok {
+		r := newRand(b)
+		in = [4][]kernel.BFloat16{randBF16s(r, n), randBF16s(r, n), randBF16s(r, n), randBF16s(r, n)}
+		inputs[n] = in
+	}
+	return in
 }
 
 // gpuTimer times GPU work with a pair of events on the device's default
