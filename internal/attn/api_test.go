@@ -38,11 +38,11 @@ func TestArrays(t *testing.T) {
 	}
 	l, err := array.ToSlice[float32](lse)
 	must(t, err)
-	compare(t, "o", p, bf(o), func(g Grads) []float64 { return g.O }, oRtol, oAtol, oFrob)
-	compare(t, "lse", p, l, func(g Grads) []float64 { return g.LSE }, 1e-5, 1e-5, 1e-5)
-	compare(t, "dq", p, bf(dq), func(g Grads) []float64 { return g.DQ }, gRtol, gAtol, gFrob)
-	compare(t, "dk", p, bf(dk), func(g Grads) []float64 { return g.DK }, gRtol, gAtol, gFrob)
-	compare(t, "dv", p, bf(dv), func(g Grads) []float64 { return g.DV }, gRtol, gAtol, gFrob)
+	compare(t, "o", p, bf(o), func(g Result) []float64 { return g.O }, oRtol, oAtol, oFrob)
+	compare(t, "lse", p, l, func(g Result) []float64 { return g.LSE }, 1e-5, 1e-5, 1e-5)
+	compare(t, "dq", p, bf(dq), func(g Result) []float64 { return g.DQ }, gRtol, gAtol, gFrob)
+	compare(t, "dk", p, bf(dk), func(g Result) []float64 { return g.DK }, gRtol, gAtol, gFrob)
+	compare(t, "dv", p, bf(dv), func(g Result) []float64 { return g.DV }, gRtol, gAtol, gFrob)
 }
 
 // TestErrors provokes each argument error of Forward and Backward.

@@ -111,7 +111,7 @@ type problem struct {
 	scale         float64
 	q, k, v, do   []kernel.BFloat16
 	heads         []int
-	refs          map[int]Grads
+	refs          map[int]Result
 	qb, kb, vb, g *gocu.Buffer[kernel.BFloat16]
 }
 
@@ -125,7 +125,7 @@ func newProblem(t testing.TB, d *gocu.Device, r *rand.Rand, s shape, causal bool
 
 // reference computes Reference on the problem's heads.
 func (p *problem) reference() {
-	p.refs = map[int]Grads{}
+	p.refs = map[int]Result{}
 	hd := p.s.Seq * p.s.Dim
 	f := func(x []kernel.BFloat16, h int) []float64 {
 		y := make([]float64, hd)
@@ -152,7 +152,7 @@ func allHeads(n int) []int {
 // want on the problem's heads: every element within rtol·|want| + atol·rms
 // (rms over the checked heads), and the relative Frobenius error under
 // frob.
-func compare[T kernel.BFloat16 | float32](t *testing.T, what string, p *problem, got []T, want func(Grads) []float64, rtol, atol, frob float64) {
+func compare[T kernel.BFloat16 | float32](t *testing.T, what string, p *problem, got []T, want func(Result) []float64, rtol, atol, frob float64) {
 	t.Helper()
 	var num, den float64
 	cnt := 0
@@ -211,11 +211,11 @@ func (p *problem) run(t *testing.T, d *gocu.Device, checked bool) {
 	dvec := poisoned(t, d, rows, nanF32)
 	must(t, backward(d, p.qb, p.kb, p.vb, o, lse, p.g, dvec, dq, dk, dv, p.s, float32(p.scale), p.causal, checked))
 	p.reference()
-	compare(t, "o", p, download(t, o), func(g Grads) []float64 { return g.O }, oRtol, oAtol, oFrob)
-	compare(t, "lse", p, download(t, lse), func(g Grads) []float64 { return g.LSE }, 1e-5, 1e-5, 1e-5)
-	compare(t, "dq", p, download(t, dq), func(g Grads) []float64 { return g.DQ }, gRtol, gAtol, gFrob)
-	compare(t, "dk", p, download(t, dk), func(g Grads) []float64 { return g.DK }, gRtol, gAtol, gFrob)
-	compare(t, "dv", p, download(t, dv), func(g Grads) []float64 { return g.DV }, gRtol, gAtol, gFrob)
+	compare(t, "o", p, download(t, o), func(g Result) []float64 { return g.O }, oRtol, oAtol, oFrob)
+	compare(t, "lse", p, download(t, lse), func(g Result) []float64 { return g.LSE }, 1e-5, 1e-5, 1e-5)
+	compare(t, "dq", p, download(t, dq), func(g Result) []float64 { return g.DQ }, gRtol, gAtol, gFrob)
+	compare(t, "dk", p, download(t, dk), func(g Result) []float64 { return g.DK }, gRtol, gAtol, gFrob)
+	compare(t, "dv", p, download(t, dv), func(g Result) []float64 { return g.DV }, gRtol, gAtol, gFrob)
 }
 
 func name(s shape, causal bool) string {

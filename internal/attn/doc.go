@@ -11,8 +11,8 @@
 // and dq in another (a block per 64 queries), so that no float32 atomics
 // are needed and the result is deterministic.
 //
-// Reference and ReferenceBackward are the same maths in float64 on the
-// CPU, naive and exact, for tests.
+// Reference is the same maths in float64 on the CPU, naive and exact,
+// with its exact gradients, for tests.
 //
 // The files for head dimension 64 are made from those for 128 by
 // gen64.sh; edit the 128 files and run go generate.

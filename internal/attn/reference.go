@@ -6,9 +6,9 @@ import (
 	"sync"
 )
 
-// Grads holds attention's results for one head in float64, each row-major:
-// O and the gradients (Seq x Dim) and LSE (Seq).
-type Grads struct {
+// Result holds what Reference computes for one head, each row-major: O
+// and the gradients (seq x dim) and LSE (seq).
+type Result struct {
 	O, LSE, DQ, DK, DV []float64
 }
 
@@ -18,8 +18,8 @@ type Grads struct {
 // denominator, and, when do is not nil, the gradients DQ, DK and DV of
 // Σ o∘do. q, k, v and do are seq x dim, row-major. It takes O(seq²·dim)
 // time on all cores and O(seq·dim) memory per core.
-func Reference(q, k, v, do []float64, seq, dim int, scale float64, causal bool) Grads {
-	g := Grads{O: make([]float64, seq*dim), LSE: make([]float64, seq)}
+func Reference(q, k, v, do []float64, seq, dim int, scale float64, causal bool) Result {
+	g := Result{O: make([]float64, seq*dim), LSE: make([]float64, seq)}
 	grad := do != nil
 	if grad {
 		g.DQ = make([]float64, seq*dim)
@@ -58,7 +58,7 @@ func Reference(q, k, v, do []float64, seq, dim int, scale float64, causal bool) 
 
 // refRow computes row i of Reference, adding its contributions to dk and
 // dv; s is scratch of seq elements.
-func refRow(q, k, v, do []float64, seq, dim int, scale float64, causal bool, i int, s []float64, g Grads, dk, dv []float64) {
+func refRow(q, k, v, do []float64, seq, dim int, scale float64, causal bool, i int, s []float64, g Result, dk, dv []float64) {
 	n := seq
 	if causal {
 		n = i + 1
