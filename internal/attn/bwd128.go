@@ -207,16 +207,12 @@ func bwdKV128(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float
 	kOff, vOff := laneOffsets128(lane)
 	var dka, dva [d128 / 8]kernel.FragC
 	keyA := k0 + warp*16 + g // the lane's two keys: keyA and keyA+8
-	i := i0
-	if causal {
-		dka, dva = bwdKV128Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
-		i++
-	}
-	for ; i < nfull; i++ {
-		dka, dva = bwdKV128Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false)
-	}
-	for ; i < nq; i++ {
-		dka, dva = bwdKV128Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
+	for i := i0; i < nq; i++ {
+		if causal && i == i0 || i >= nfull { // the diagonal, a partial last tile
+			dka, dva = bwdKV128Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
+		} else {
+			dka, dva = bwdKV128Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false)
+		}
 	}
 
 	dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)

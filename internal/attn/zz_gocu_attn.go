@@ -550,7 +550,7 @@ static __device__ __forceinline__ float attn_rowStat(gocu_slice<float> lse, gocu
   return GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 60);
 }
 
-// attn.bwdKV128Tile (bwd128.go:241)
+// attn.bwdKV128Tile (bwd128.go:237)
 static __device__ __forceinline__ gocu_tuple1 attn_bwdKV128Tile(gocu_slice<unsigned short> sm, gocu_slice<float> fl, gocu_slice<unsigned short> q, gocu_slice<unsigned short> do_1, gocu_slice<float> lse, gocu_slice<float> dvec, long long bh, long long head, int soff, int cr, int cc, int seq, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 16> dka, gocu_array<gocu_array<float, 4>, 16> dva, int i, int nq, int keyA, float sl2, bool causal, bool masked) {
   gocu_cp_async_wait<0>();
   __syncthreads();
@@ -720,7 +720,7 @@ static __device__ __forceinline__ gocu_array<gocu_array<float, 4>, 8> attn_bwdQ6
   return attn_mmaCB64(sm, ks0, vOff, s, acc);
 }
 
-// attn.bwdKV64Tile (bwd64.go:243)
+// attn.bwdKV64Tile (bwd64.go:239)
 static __device__ __forceinline__ gocu_tuple2 attn_bwdKV64Tile(gocu_slice<unsigned short> sm, gocu_slice<float> fl, gocu_slice<unsigned short> q, gocu_slice<unsigned short> do_1, gocu_slice<float> lse, gocu_slice<float> dvec, long long bh, long long head, int soff, int cr, int cc, int seq, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 8> dka, gocu_array<gocu_array<float, 4>, 8> dva, int i, int nq, int keyA, float sl2, bool causal, bool masked) {
   gocu_cp_async_wait<0>();
   __syncthreads();
@@ -1031,22 +1031,16 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
   gocu_array<gocu_array<float, 4>, 16> dka = {};
   gocu_array<gocu_array<float, 4>, 16> dva = {};
   int keyA = (int)((unsigned int)k0 + (unsigned int)warp * 16u + (unsigned int)g);
-  int i = i0;
-  if (causal) {
-    gocu_tuple1 gocu_r_1 = attn_bwdKV128Tile(sm, fl, q, do_1, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true);
-    dka = gocu_r_1.r0;
-    dva = gocu_r_1.r1;
-    i = (int)((unsigned int)i + 1u);
-  }
-  for (; i < nfull; i++) {
-    gocu_tuple1 gocu_r_1 = attn_bwdKV128Tile(sm, fl, q, do_1, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false);
-    dka = gocu_r_1.r0;
-    dva = gocu_r_1.r1;
-  }
-  for (; i < nq; i++) {
-    gocu_tuple1 gocu_r_1 = attn_bwdKV128Tile(sm, fl, q, do_1, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true);
-    dka = gocu_r_1.r0;
-    dva = gocu_r_1.r1;
+  for (int i = i0; i < nq; i++) {
+    if (causal && i == i0 || i >= nfull) {
+      gocu_tuple1 gocu_r_1 = attn_bwdKV128Tile(sm, fl, q, do_1, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true);
+      dka = gocu_r_1.r0;
+      dva = gocu_r_1.r1;
+    } else {
+      gocu_tuple1 gocu_r_1 = attn_bwdKV128Tile(sm, fl, q, do_1, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false);
+      dka = gocu_r_1.r0;
+      dva = gocu_r_1.r1;
+    }
   }
   gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 212);
   gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 213);
@@ -1192,22 +1186,16 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
   gocu_array<gocu_array<float, 4>, 8> dka = {};
   gocu_array<gocu_array<float, 4>, 8> dva = {};
   int keyA = (int)((unsigned int)k0 + (unsigned int)warp * 16u + (unsigned int)g);
-  int i = i0;
-  if (causal) {
-    gocu_tuple2 gocu_r_1 = attn_bwdKV64Tile(sm, fl, q, do_1, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true);
-    dka = gocu_r_1.r0;
-    dva = gocu_r_1.r1;
-    i = (int)((unsigned int)i + 1u);
-  }
-  for (; i < nfull; i++) {
-    gocu_tuple2 gocu_r_1 = attn_bwdKV64Tile(sm, fl, q, do_1, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false);
-    dka = gocu_r_1.r0;
-    dva = gocu_r_1.r1;
-  }
-  for (; i < nq; i++) {
-    gocu_tuple2 gocu_r_1 = attn_bwdKV64Tile(sm, fl, q, do_1, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true);
-    dka = gocu_r_1.r0;
-    dva = gocu_r_1.r1;
+  for (int i = i0; i < nq; i++) {
+    if (causal && i == i0 || i >= nfull) {
+      gocu_tuple2 gocu_r_1 = attn_bwdKV64Tile(sm, fl, q, do_1, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true);
+      dka = gocu_r_1.r0;
+      dva = gocu_r_1.r1;
+    } else {
+      gocu_tuple2 gocu_r_1 = attn_bwdKV64Tile(sm, fl, q, do_1, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false);
+      dka = gocu_r_1.r0;
+      dva = gocu_r_1.r1;
+    }
   }
   gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 242);
   gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 243);
@@ -1439,7 +1427,7 @@ extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "2070b46d96868536f28739c71c69da78781f9b1410e91843b95a7241c0e1f6e0"
+const gocuSourceSHA256 = "1bf98f2f33ccb732cdb4c7db630e246f583dd747526087d72d75d484e0329d26"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -1652,16 +1640,15 @@ var gocuModule = &meta.Module{
 		&gocuSite344, &gocuSite345, &gocuSite346, &gocuSite347, &gocuSite348, &gocuSite349, &gocuSite350, &gocuSite351,
 		&gocuSite352, &gocuSite353, &gocuSite354, &gocuSite355, &gocuSite356, &gocuSite357, &gocuSite358, &gocuSite359,
 		&gocuSite360, &gocuSite361, &gocuSite362, &gocuSite363, &gocuSite364, &gocuSite365, &gocuSite366, &gocuSite367,
-		&gocuSite368, &gocuSite369, &gocuSite370, &gocuSite371, &gocuSite372, &gocuSite373, &gocuSite374, &gocuSite375,
-		&gocuSite376,
+		&gocuSite368, &gocuSite369, &gocuSite370, &gocuSite371, &gocuSite372, &gocuSite373, &gocuSite374,
 	},
 	GoSources: []meta.GoSource{
-		{File: "bwd128.go", Func: "bwdKV128", SHA256: "f92de0d3ebd33523e3d3d6d1e4f007a9285c7a156949a30fc774a1a6801deb95"},
+		{File: "bwd128.go", Func: "bwdKV128", SHA256: "69acbee1fae740b99f6bdffbd61fed74d9d89955acccd80c2657d1b255b859c7"},
 		{File: "bwd128.go", Func: "bwdKV128Tile", SHA256: "b54de22cd1867b0c664ba91bad554de1438f545b9e196ebe152ff1fe94a0fe6a"},
 		{File: "bwd128.go", Func: "bwdQ128", SHA256: "1daaa74e6ddc53be54e99b4debeccae6f25081a639846e164cb310fd7fbc2c23"},
 		{File: "bwd128.go", Func: "bwdQ128Tile", SHA256: "d88eab845f756e85862c6eba8414c06a5e5d4862b1c6eb91cdd6e7aacd5e91c3"},
 		{File: "bwd128.go", Func: "mmaSABt128", SHA256: "52b5968da7711bb2adc851bdbde4bc6418488aab0dbaf3edb75bd312af7a8e1d"},
-		{File: "bwd64.go", Func: "bwdKV64", SHA256: "b7015acbd25b481239f264fabe44a085316b064d353c74d033e09fca62823fc8"},
+		{File: "bwd64.go", Func: "bwdKV64", SHA256: "2d8b3ab8a4a99e21fdb56f5d99291822917e5337a77c06efa077899cc2bf32cf"},
 		{File: "bwd64.go", Func: "bwdKV64Tile", SHA256: "d9eaf445de6b4bb5ce3330d6416e080cfea672d2c805519bc160de2a8319d98f"},
 		{File: "bwd64.go", Func: "bwdQ64", SHA256: "98ca1280b8df9f3b3d5eb841b67e1e77a1b0592dc2e8c68e3b9f8b795606e2b8"},
 		{File: "bwd64.go", Func: "bwdQ64Tile", SHA256: "20a3313d8a5dd154bf1dbd9da07899877b5458f9d23186ae79e61be8795279a6"},
@@ -1984,13 +1971,13 @@ var (
 	gocuSite58  = kernel.Site{File: "bwd128.go", Line: 135, Col: 4, Expr: "s[nt][e]"}
 	gocuSite59  = kernel.Site{File: "prep.go", Line: 43, Col: 10, Expr: "lse[bh*int(seq)+int(r)]"}
 	gocuSite60  = kernel.Site{File: "prep.go", Line: 45, Col: 9, Expr: "dvec[bh*int(seq)+int(r)]"}
-	gocuSite61  = kernel.Site{File: "bwd128.go", Line: 271, Col: 36, Expr: "s[nt][e]"}
-	gocuSite62  = kernel.Site{File: "bwd128.go", Line: 271, Col: 52, Expr: "fl[st+c]"}
-	gocuSite63  = kernel.Site{File: "bwd128.go", Line: 277, Col: 4, Expr: "s[nt][e]"}
-	gocuSite64  = kernel.Site{File: "bwd128.go", Line: 278, Col: 21, Expr: "dp[nt][e]"}
-	gocuSite65  = kernel.Site{File: "bwd128.go", Line: 278, Col: 33, Expr: "fl[st+64+c]"}
-	gocuSite66  = kernel.Site{File: "bwd128.go", Line: 278, Col: 4, Expr: "dp[nt][e]"}
-	gocuSite67  = kernel.Site{File: "bwd128.go", Line: 286, Col: 3, Expr: "fl[((i+1)%2)*stats+tid]"}
+	gocuSite61  = kernel.Site{File: "bwd128.go", Line: 267, Col: 36, Expr: "s[nt][e]"}
+	gocuSite62  = kernel.Site{File: "bwd128.go", Line: 267, Col: 52, Expr: "fl[st+c]"}
+	gocuSite63  = kernel.Site{File: "bwd128.go", Line: 273, Col: 4, Expr: "s[nt][e]"}
+	gocuSite64  = kernel.Site{File: "bwd128.go", Line: 274, Col: 21, Expr: "dp[nt][e]"}
+	gocuSite65  = kernel.Site{File: "bwd128.go", Line: 274, Col: 33, Expr: "fl[st+64+c]"}
+	gocuSite66  = kernel.Site{File: "bwd128.go", Line: 274, Col: 4, Expr: "dp[nt][e]"}
+	gocuSite67  = kernel.Site{File: "bwd128.go", Line: 282, Col: 3, Expr: "fl[((i+1)%2)*stats+tid]"}
 	gocuSite68  = kernel.Site{File: "fwd64.go", Line: 291, Col: 26, Expr: "sm[dst+soff+i*d64Rows*d64:]"}
 	gocuSite69  = kernel.Site{File: "fwd64.go", Line: 291, Col: 55, Expr: "x[head+int(r)*d64+int(cc)*8:]"}
 	gocuSite70  = kernel.Site{File: "fwd64.go", Line: 142, Col: 3, Expr: "kOff[j]"}
@@ -2050,13 +2037,13 @@ var (
 	gocuSite124 = kernel.Site{File: "bwd64.go", Line: 137, Col: 20, Expr: "dp[nt][e]"}
 	gocuSite125 = kernel.Site{File: "bwd64.go", Line: 137, Col: 32, Expr: "dr[e/2]"}
 	gocuSite126 = kernel.Site{File: "bwd64.go", Line: 137, Col: 4, Expr: "s[nt][e]"}
-	gocuSite127 = kernel.Site{File: "bwd64.go", Line: 273, Col: 36, Expr: "s[nt][e]"}
-	gocuSite128 = kernel.Site{File: "bwd64.go", Line: 273, Col: 52, Expr: "fl[st+c]"}
-	gocuSite129 = kernel.Site{File: "bwd64.go", Line: 279, Col: 4, Expr: "s[nt][e]"}
-	gocuSite130 = kernel.Site{File: "bwd64.go", Line: 280, Col: 21, Expr: "dp[nt][e]"}
-	gocuSite131 = kernel.Site{File: "bwd64.go", Line: 280, Col: 33, Expr: "fl[st+64+c]"}
-	gocuSite132 = kernel.Site{File: "bwd64.go", Line: 280, Col: 4, Expr: "dp[nt][e]"}
-	gocuSite133 = kernel.Site{File: "bwd64.go", Line: 288, Col: 3, Expr: "fl[((i+1)%2)*stats+tid]"}
+	gocuSite127 = kernel.Site{File: "bwd64.go", Line: 269, Col: 36, Expr: "s[nt][e]"}
+	gocuSite128 = kernel.Site{File: "bwd64.go", Line: 269, Col: 52, Expr: "fl[st+c]"}
+	gocuSite129 = kernel.Site{File: "bwd64.go", Line: 275, Col: 4, Expr: "s[nt][e]"}
+	gocuSite130 = kernel.Site{File: "bwd64.go", Line: 276, Col: 21, Expr: "dp[nt][e]"}
+	gocuSite131 = kernel.Site{File: "bwd64.go", Line: 276, Col: 33, Expr: "fl[st+64+c]"}
+	gocuSite132 = kernel.Site{File: "bwd64.go", Line: 276, Col: 4, Expr: "dp[nt][e]"}
+	gocuSite133 = kernel.Site{File: "bwd64.go", Line: 284, Col: 3, Expr: "fl[((i+1)%2)*stats+tid]"}
 	gocuSite134 = kernel.Site{File: "fwd128.go", Line: 178, Col: 9, Expr: "s[nt][e]"}
 	gocuSite135 = kernel.Site{File: "fwd128.go", Line: 179, Col: 42, Expr: "lim[e/2]"}
 	gocuSite136 = kernel.Site{File: "fwd128.go", Line: 181, Col: 5, Expr: "s[nt][e]"}
@@ -2135,20 +2122,20 @@ var (
 	gocuSite209 = kernel.Site{File: "bwd128.go", Line: 97, Col: 4, Expr: "dq2[(head+int(rowA+8)*d128+col)/2]"}
 	gocuSite210 = kernel.Site{File: "bwd128.go", Line: 181, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d128Tile:]"}
 	gocuSite211 = kernel.Site{File: "bwd128.go", Line: 205, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
-	gocuSite212 = kernel.Site{File: "bwd128.go", Line: 222, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
-	gocuSite213 = kernel.Site{File: "bwd128.go", Line: 223, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
-	gocuSite214 = kernel.Site{File: "bwd128.go", Line: 228, Col: 59, Expr: "dka[dt][0]"}
-	gocuSite215 = kernel.Site{File: "bwd128.go", Line: 228, Col: 77, Expr: "dka[dt][1]"}
-	gocuSite216 = kernel.Site{File: "bwd128.go", Line: 228, Col: 4, Expr: "dk2[(head+int(keyA)*d128+col)/2]"}
-	gocuSite217 = kernel.Site{File: "bwd128.go", Line: 229, Col: 59, Expr: "dva[dt][0]"}
-	gocuSite218 = kernel.Site{File: "bwd128.go", Line: 229, Col: 71, Expr: "dva[dt][1]"}
-	gocuSite219 = kernel.Site{File: "bwd128.go", Line: 229, Col: 4, Expr: "dv2[(head+int(keyA)*d128+col)/2]"}
-	gocuSite220 = kernel.Site{File: "bwd128.go", Line: 232, Col: 61, Expr: "dka[dt][2]"}
-	gocuSite221 = kernel.Site{File: "bwd128.go", Line: 232, Col: 79, Expr: "dka[dt][3]"}
-	gocuSite222 = kernel.Site{File: "bwd128.go", Line: 232, Col: 4, Expr: "dk2[(head+int(keyA+8)*d128+col)/2]"}
-	gocuSite223 = kernel.Site{File: "bwd128.go", Line: 233, Col: 61, Expr: "dva[dt][2]"}
-	gocuSite224 = kernel.Site{File: "bwd128.go", Line: 233, Col: 73, Expr: "dva[dt][3]"}
-	gocuSite225 = kernel.Site{File: "bwd128.go", Line: 233, Col: 4, Expr: "dv2[(head+int(keyA+8)*d128+col)/2]"}
+	gocuSite212 = kernel.Site{File: "bwd128.go", Line: 218, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite213 = kernel.Site{File: "bwd128.go", Line: 219, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite214 = kernel.Site{File: "bwd128.go", Line: 224, Col: 59, Expr: "dka[dt][0]"}
+	gocuSite215 = kernel.Site{File: "bwd128.go", Line: 224, Col: 77, Expr: "dka[dt][1]"}
+	gocuSite216 = kernel.Site{File: "bwd128.go", Line: 224, Col: 4, Expr: "dk2[(head+int(keyA)*d128+col)/2]"}
+	gocuSite217 = kernel.Site{File: "bwd128.go", Line: 225, Col: 59, Expr: "dva[dt][0]"}
+	gocuSite218 = kernel.Site{File: "bwd128.go", Line: 225, Col: 71, Expr: "dva[dt][1]"}
+	gocuSite219 = kernel.Site{File: "bwd128.go", Line: 225, Col: 4, Expr: "dv2[(head+int(keyA)*d128+col)/2]"}
+	gocuSite220 = kernel.Site{File: "bwd128.go", Line: 228, Col: 61, Expr: "dka[dt][2]"}
+	gocuSite221 = kernel.Site{File: "bwd128.go", Line: 228, Col: 79, Expr: "dka[dt][3]"}
+	gocuSite222 = kernel.Site{File: "bwd128.go", Line: 228, Col: 4, Expr: "dk2[(head+int(keyA+8)*d128+col)/2]"}
+	gocuSite223 = kernel.Site{File: "bwd128.go", Line: 229, Col: 61, Expr: "dva[dt][2]"}
+	gocuSite224 = kernel.Site{File: "bwd128.go", Line: 229, Col: 73, Expr: "dva[dt][3]"}
+	gocuSite225 = kernel.Site{File: "bwd128.go", Line: 229, Col: 4, Expr: "dv2[(head+int(keyA+8)*d128+col)/2]"}
 	gocuSite226 = kernel.Site{File: "bwd64.go", Line: 63, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
 	gocuSite227 = kernel.Site{File: "bwd64.go", Line: 63, Col: 4, Expr: "l2[hh]"}
 	gocuSite228 = kernel.Site{File: "bwd64.go", Line: 64, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
@@ -2165,20 +2152,20 @@ var (
 	gocuSite239 = kernel.Site{File: "bwd64.go", Line: 99, Col: 4, Expr: "dq2[(head+int(rowA+8)*d64+col)/2]"}
 	gocuSite240 = kernel.Site{File: "bwd64.go", Line: 183, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d64Tile:]"}
 	gocuSite241 = kernel.Site{File: "bwd64.go", Line: 207, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
-	gocuSite242 = kernel.Site{File: "bwd64.go", Line: 224, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
-	gocuSite243 = kernel.Site{File: "bwd64.go", Line: 225, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
-	gocuSite244 = kernel.Site{File: "bwd64.go", Line: 230, Col: 58, Expr: "dka[dt][0]"}
-	gocuSite245 = kernel.Site{File: "bwd64.go", Line: 230, Col: 76, Expr: "dka[dt][1]"}
-	gocuSite246 = kernel.Site{File: "bwd64.go", Line: 230, Col: 4, Expr: "dk2[(head+int(keyA)*d64+col)/2]"}
-	gocuSite247 = kernel.Site{File: "bwd64.go", Line: 231, Col: 58, Expr: "dva[dt][0]"}
-	gocuSite248 = kernel.Site{File: "bwd64.go", Line: 231, Col: 70, Expr: "dva[dt][1]"}
-	gocuSite249 = kernel.Site{File: "bwd64.go", Line: 231, Col: 4, Expr: "dv2[(head+int(keyA)*d64+col)/2]"}
-	gocuSite250 = kernel.Site{File: "bwd64.go", Line: 234, Col: 60, Expr: "dka[dt][2]"}
-	gocuSite251 = kernel.Site{File: "bwd64.go", Line: 234, Col: 78, Expr: "dka[dt][3]"}
-	gocuSite252 = kernel.Site{File: "bwd64.go", Line: 234, Col: 4, Expr: "dk2[(head+int(keyA+8)*d64+col)/2]"}
-	gocuSite253 = kernel.Site{File: "bwd64.go", Line: 235, Col: 60, Expr: "dva[dt][2]"}
-	gocuSite254 = kernel.Site{File: "bwd64.go", Line: 235, Col: 72, Expr: "dva[dt][3]"}
-	gocuSite255 = kernel.Site{File: "bwd64.go", Line: 235, Col: 4, Expr: "dv2[(head+int(keyA+8)*d64+col)/2]"}
+	gocuSite242 = kernel.Site{File: "bwd64.go", Line: 220, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite243 = kernel.Site{File: "bwd64.go", Line: 221, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite244 = kernel.Site{File: "bwd64.go", Line: 226, Col: 58, Expr: "dka[dt][0]"}
+	gocuSite245 = kernel.Site{File: "bwd64.go", Line: 226, Col: 76, Expr: "dka[dt][1]"}
+	gocuSite246 = kernel.Site{File: "bwd64.go", Line: 226, Col: 4, Expr: "dk2[(head+int(keyA)*d64+col)/2]"}
+	gocuSite247 = kernel.Site{File: "bwd64.go", Line: 227, Col: 58, Expr: "dva[dt][0]"}
+	gocuSite248 = kernel.Site{File: "bwd64.go", Line: 227, Col: 70, Expr: "dva[dt][1]"}
+	gocuSite249 = kernel.Site{File: "bwd64.go", Line: 227, Col: 4, Expr: "dv2[(head+int(keyA)*d64+col)/2]"}
+	gocuSite250 = kernel.Site{File: "bwd64.go", Line: 230, Col: 60, Expr: "dka[dt][2]"}
+	gocuSite251 = kernel.Site{File: "bwd64.go", Line: 230, Col: 78, Expr: "dka[dt][3]"}
+	gocuSite252 = kernel.Site{File: "bwd64.go", Line: 230, Col: 4, Expr: "dk2[(head+int(keyA+8)*d64+col)/2]"}
+	gocuSite253 = kernel.Site{File: "bwd64.go", Line: 231, Col: 60, Expr: "dva[dt][2]"}
+	gocuSite254 = kernel.Site{File: "bwd64.go", Line: 231, Col: 72, Expr: "dva[dt][3]"}
+	gocuSite255 = kernel.Site{File: "bwd64.go", Line: 231, Col: 4, Expr: "dv2[(head+int(keyA+8)*d64+col)/2]"}
 	gocuSite256 = kernel.Site{File: "fwd128.go", Line: 80, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
 	gocuSite257 = kernel.Site{File: "fwd128.go", Line: 80, Col: 3, Expr: "qf[ks]"}
 	gocuSite258 = kernel.Site{File: "fwd128.go", Line: 105, Col: 49, Expr: "sum[hh]"}
@@ -2242,8 +2229,8 @@ var (
 	gocuSite316 = kernel.Site{File: "fwd128.go", Line: 268, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
 	gocuSite317 = kernel.Site{File: "bwd128.go", Line: 128, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
 	gocuSite318 = kernel.Site{File: "bwd128.go", Line: 130, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite319 = kernel.Site{File: "bwd128.go", Line: 267, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
-	gocuSite320 = kernel.Site{File: "bwd128.go", Line: 269, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite319 = kernel.Site{File: "bwd128.go", Line: 263, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
+	gocuSite320 = kernel.Site{File: "bwd128.go", Line: 265, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
 	gocuSite321 = kernel.Site{File: "fwd64.go", Line: 285, Col: 2, Expr: "for i := int32(0); i < 64/d64Rows; i++"}
 	gocuSite322 = kernel.Site{File: "fwd64.go", Line: 141, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
 	gocuSite323 = kernel.Site{File: "fwd64.go", Line: 235, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
@@ -2258,8 +2245,8 @@ var (
 	gocuSite332 = kernel.Site{File: "fwd64.go", Line: 270, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
 	gocuSite333 = kernel.Site{File: "bwd64.go", Line: 130, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
 	gocuSite334 = kernel.Site{File: "bwd64.go", Line: 132, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite335 = kernel.Site{File: "bwd64.go", Line: 269, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
-	gocuSite336 = kernel.Site{File: "bwd64.go", Line: 271, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite335 = kernel.Site{File: "bwd64.go", Line: 265, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
+	gocuSite336 = kernel.Site{File: "bwd64.go", Line: 267, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
 	gocuSite337 = kernel.Site{File: "fwd128.go", Line: 175, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
 	gocuSite338 = kernel.Site{File: "fwd128.go", Line: 177, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
 	gocuSite339 = kernel.Site{File: "fwd128.go", Line: 190, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
@@ -2277,29 +2264,27 @@ var (
 	gocuSite351 = kernel.Site{File: "bwd128.go", Line: 82, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
 	gocuSite352 = kernel.Site{File: "bwd128.go", Line: 85, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
 	gocuSite353 = kernel.Site{File: "bwd128.go", Line: 91, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite354 = kernel.Site{File: "bwd128.go", Line: 215, Col: 2, Expr: "for ; i < nfull; i++"}
-	gocuSite355 = kernel.Site{File: "bwd128.go", Line: 218, Col: 2, Expr: "for ; i < nq; i++"}
-	gocuSite356 = kernel.Site{File: "bwd128.go", Line: 225, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite357 = kernel.Site{File: "bwd64.go", Line: 61, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
-	gocuSite358 = kernel.Site{File: "bwd64.go", Line: 76, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
-	gocuSite359 = kernel.Site{File: "bwd64.go", Line: 84, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite360 = kernel.Site{File: "bwd64.go", Line: 87, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite361 = kernel.Site{File: "bwd64.go", Line: 93, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite362 = kernel.Site{File: "bwd64.go", Line: 217, Col: 2, Expr: "for ; i < nfull; i++"}
-	gocuSite363 = kernel.Site{File: "bwd64.go", Line: 220, Col: 2, Expr: "for ; i < nq; i++"}
-	gocuSite364 = kernel.Site{File: "bwd64.go", Line: 227, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite365 = kernel.Site{File: "fwd128.go", Line: 77, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite366 = kernel.Site{File: "fwd128.go", Line: 93, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite367 = kernel.Site{File: "fwd128.go", Line: 96, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite368 = kernel.Site{File: "fwd128.go", Line: 104, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite369 = kernel.Site{File: "fwd128.go", Line: 114, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite370 = kernel.Site{File: "fwd64.go", Line: 79, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
-	gocuSite371 = kernel.Site{File: "fwd64.go", Line: 95, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite372 = kernel.Site{File: "fwd64.go", Line: 98, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite373 = kernel.Site{File: "fwd64.go", Line: 106, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite374 = kernel.Site{File: "fwd64.go", Line: 116, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite375 = kernel.Site{File: "prep.go", Line: 21, Col: 2, Expr: "for c := lane; c < dim/2; c += 32"}
-	gocuSite376 = kernel.Site{File: "prep.go", Line: 26, Col: 2, Expr: "for m := int32(16); m > 0; m /= 2"}
+	gocuSite354 = kernel.Site{File: "bwd128.go", Line: 210, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite355 = kernel.Site{File: "bwd128.go", Line: 221, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite356 = kernel.Site{File: "bwd64.go", Line: 61, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
+	gocuSite357 = kernel.Site{File: "bwd64.go", Line: 76, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
+	gocuSite358 = kernel.Site{File: "bwd64.go", Line: 84, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite359 = kernel.Site{File: "bwd64.go", Line: 87, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite360 = kernel.Site{File: "bwd64.go", Line: 93, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite361 = kernel.Site{File: "bwd64.go", Line: 212, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite362 = kernel.Site{File: "bwd64.go", Line: 223, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite363 = kernel.Site{File: "fwd128.go", Line: 77, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite364 = kernel.Site{File: "fwd128.go", Line: 93, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite365 = kernel.Site{File: "fwd128.go", Line: 96, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite366 = kernel.Site{File: "fwd128.go", Line: 104, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite367 = kernel.Site{File: "fwd128.go", Line: 114, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite368 = kernel.Site{File: "fwd64.go", Line: 79, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
+	gocuSite369 = kernel.Site{File: "fwd64.go", Line: 95, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite370 = kernel.Site{File: "fwd64.go", Line: 98, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite371 = kernel.Site{File: "fwd64.go", Line: 106, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite372 = kernel.Site{File: "fwd64.go", Line: 116, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite373 = kernel.Site{File: "prep.go", Line: 21, Col: 2, Expr: "for c := lane; c < dim/2; c += 32"}
+	gocuSite374 = kernel.Site{File: "prep.go", Line: 26, Col: 2, Expr: "for m := int32(16); m > 0; m /= 2"}
 )
 
 // gocuChecked_load128 is the checked copy of attn.load128 (fwd128.go:281).
@@ -2460,51 +2445,51 @@ func gocuChecked_rowStat(gocuT *kernel.Thread, lse []float32, dvec []float32, bh
 	/*line prep.go:45*/ return *kernel.At(gocuT, dvec, int(bh*int(seq)+int(r)), &gocuSite60, kernel.Read)
 }
 
-// gocuChecked_bwdKV128Tile is the checked copy of attn.bwdKV128Tile (bwd128.go:241).
+// gocuChecked_bwdKV128Tile is the checked copy of attn.bwdKV128Tile (bwd128.go:237).
 func gocuChecked_bwdKV128Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float32, q []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, bh int, head int, soff int32, cr int32, cc int32, seq int32, kOff [4]int32, vOff [4]int32, dka [16]kernel.FragC, dva [16]kernel.FragC, i int32, nq int32, keyA int32, sl2 float32, causal bool, masked bool) ([16]kernel.FragC, [16]kernel.FragC) {
-	/*line bwd128.go:243*/ kernel.CpAsyncWait(t, 0)
-	/*line bwd128.go:244*/ t.SyncThreads()
-	/*line bwd128.go:245*/ tid := t.ThreadIdx.X
-	/*line bwd128.go:246*/ var next float32
-	/*line bwd128.go:247*/ if i+1 < nq {
-		/*line bwd128.go:248*/ nb := 2*d128Tile + ((i+1)%2)*2*d128Tile
-		/*line bwd128.go:249*/ gocuChecked_load128(t, sm, nb, q, head, (i+1)*tileQ, seq, soff, cr, cc)
-		/*line bwd128.go:250*/ gocuChecked_load128(t, sm, nb+d128Tile, do, head, (i+1)*tileQ, seq, soff, cr, cc)
-		/*line bwd128.go:251*/ next = gocuChecked_rowStat(t, lse, dvec, bh, seq, (i+1)*tileQ, tid)
+	/*line bwd128.go:239*/ kernel.CpAsyncWait(t, 0)
+	/*line bwd128.go:240*/ t.SyncThreads()
+	/*line bwd128.go:241*/ tid := t.ThreadIdx.X
+	/*line bwd128.go:242*/ var next float32
+	/*line bwd128.go:243*/ if i+1 < nq {
+		/*line bwd128.go:244*/ nb := 2*d128Tile + ((i+1)%2)*2*d128Tile
+		/*line bwd128.go:245*/ gocuChecked_load128(t, sm, nb, q, head, (i+1)*tileQ, seq, soff, cr, cc)
+		/*line bwd128.go:246*/ gocuChecked_load128(t, sm, nb+d128Tile, do, head, (i+1)*tileQ, seq, soff, cr, cc)
+		/*line bwd128.go:247*/ next = gocuChecked_rowStat(t, lse, dvec, bh, seq, (i+1)*tileQ, tid)
 	}
-	/*line bwd128.go:253*/ kernel.CpAsyncCommit(t)
-	/*line bwd128.go:254*/ qs0 := 2*d128Tile + (i%2)*2*d128Tile
-	/*line bwd128.go:255*/ ds0 := qs0 + d128Tile
-	/*line bwd128.go:256*/ st := (i % 2) * stats
-	/*line bwd128.go:257*/ warp := tid / 32
-	/*line bwd128.go:260*/ var s, dp [8]kernel.FragC
-	/*line bwd128.go:261*/ s = gocuChecked_mmaSABt128(t, sm, warp*16*d128, vOff, qs0, kOff, s)
-	/*line bwd128.go:262*/ dp = gocuChecked_mmaSABt128(t, sm, d128Tile+warp*16*d128, vOff, ds0, kOff, dp)
-	/*line bwd128.go:265*/ qd := tid % 4
-	/*line bwd128.go:267*/ for nt := int32(0); nt < tileQ/8; nt++ {
-		/*line bwd128.go:267*/ kernel.Loop(t, &gocuSite319)
-		/*line bwd128.go:269*/ for e := int32(0); e < 4; e++ {
-			/*line bwd128.go:269*/ kernel.Loop(t, &gocuSite320)
-			/*line bwd128.go:270*/ c := nt*8 + 2*qd + e%2
-			/*line bwd128.go:271*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite61)][:], int(e), &gocuSite61, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite62, kernel.Read))))
-			/*line bwd128.go:272*/ if masked {
-				/*line bwd128.go:273*/ if r := i*tileQ + c; r >= seq || causal && r < keyA+8*(e/2) {
-					/*line bwd128.go:274*/ p = 0
+	/*line bwd128.go:249*/ kernel.CpAsyncCommit(t)
+	/*line bwd128.go:250*/ qs0 := 2*d128Tile + (i%2)*2*d128Tile
+	/*line bwd128.go:251*/ ds0 := qs0 + d128Tile
+	/*line bwd128.go:252*/ st := (i % 2) * stats
+	/*line bwd128.go:253*/ warp := tid / 32
+	/*line bwd128.go:256*/ var s, dp [8]kernel.FragC
+	/*line bwd128.go:257*/ s = gocuChecked_mmaSABt128(t, sm, warp*16*d128, vOff, qs0, kOff, s)
+	/*line bwd128.go:258*/ dp = gocuChecked_mmaSABt128(t, sm, d128Tile+warp*16*d128, vOff, ds0, kOff, dp)
+	/*line bwd128.go:261*/ qd := tid % 4
+	/*line bwd128.go:263*/ for nt := int32(0); nt < tileQ/8; nt++ {
+		/*line bwd128.go:263*/ kernel.Loop(t, &gocuSite319)
+		/*line bwd128.go:265*/ for e := int32(0); e < 4; e++ {
+			/*line bwd128.go:265*/ kernel.Loop(t, &gocuSite320)
+			/*line bwd128.go:266*/ c := nt*8 + 2*qd + e%2
+			/*line bwd128.go:267*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite61)][:], int(e), &gocuSite61, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite62, kernel.Read))))
+			/*line bwd128.go:268*/ if masked {
+				/*line bwd128.go:269*/ if r := i*tileQ + c; r >= seq || causal && r < keyA+8*(e/2) {
+					/*line bwd128.go:270*/ p = 0
 				}
 			}
-			/*line bwd128.go:277*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite63)][:], int(e), &gocuSite63, kernel.Write) = p
-			/*line bwd128.go:278*/ {
-				/*line bwd128.go:278*/ var gocuV1 float32 = p * (*kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite64)][:], int(e), &gocuSite64, kernel.Read) - *kernel.At(t, fl, int(st+64+c), &gocuSite65, kernel.Read))
-				/*line bwd128.go:278*/ *kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite66)][:], int(e), &gocuSite66, kernel.Write) = gocuV1
+			/*line bwd128.go:273*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite63)][:], int(e), &gocuSite63, kernel.Write) = p
+			/*line bwd128.go:274*/ {
+				/*line bwd128.go:274*/ var gocuV1 float32 = p * (*kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite64)][:], int(e), &gocuSite64, kernel.Read) - *kernel.At(t, fl, int(st+64+c), &gocuSite65, kernel.Read))
+				/*line bwd128.go:274*/ *kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite66)][:], int(e), &gocuSite66, kernel.Write) = gocuV1
 			}
 		}
 	}
-	/*line bwd128.go:283*/ dva = gocuChecked_mmaCB128(t, sm, ds0, vOff, s, dva)
-	/*line bwd128.go:284*/ dka = gocuChecked_mmaCB128(t, sm, qs0, vOff, dp, dka)
-	/*line bwd128.go:285*/ if i+1 < nq {
-		/*line bwd128.go:286*/ *kernel.At(t, fl, int(((i+1)%2)*stats+tid), &gocuSite67, kernel.Write) = next
+	/*line bwd128.go:279*/ dva = gocuChecked_mmaCB128(t, sm, ds0, vOff, s, dva)
+	/*line bwd128.go:280*/ dka = gocuChecked_mmaCB128(t, sm, qs0, vOff, dp, dka)
+	/*line bwd128.go:281*/ if i+1 < nq {
+		/*line bwd128.go:282*/ *kernel.At(t, fl, int(((i+1)%2)*stats+tid), &gocuSite67, kernel.Write) = next
 	}
-	/*line bwd128.go:288*/ return dka, dva
+	/*line bwd128.go:284*/ return dka, dva
 }
 
 // gocuChecked_load64 is the checked copy of attn.load64 (fwd64.go:283).
@@ -2653,51 +2638,51 @@ func gocuChecked_bwdQ64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	/*line bwd64.go:142*/ return gocuChecked_mmaCB64(t, sm, ks0, vOff, s, acc)
 }
 
-// gocuChecked_bwdKV64Tile is the checked copy of attn.bwdKV64Tile (bwd64.go:243).
+// gocuChecked_bwdKV64Tile is the checked copy of attn.bwdKV64Tile (bwd64.go:239).
 func gocuChecked_bwdKV64Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float32, q []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, bh int, head int, soff int32, cr int32, cc int32, seq int32, kOff [4]int32, vOff [4]int32, dka [8]kernel.FragC, dva [8]kernel.FragC, i int32, nq int32, keyA int32, sl2 float32, causal bool, masked bool) ([8]kernel.FragC, [8]kernel.FragC) {
-	/*line bwd64.go:245*/ kernel.CpAsyncWait(t, 0)
-	/*line bwd64.go:246*/ t.SyncThreads()
-	/*line bwd64.go:247*/ tid := t.ThreadIdx.X
-	/*line bwd64.go:248*/ var next float32
-	/*line bwd64.go:249*/ if i+1 < nq {
-		/*line bwd64.go:250*/ nb := 2*d64Tile + ((i+1)%2)*2*d64Tile
-		/*line bwd64.go:251*/ gocuChecked_load64(t, sm, nb, q, head, (i+1)*tileQ, seq, soff, cr, cc)
-		/*line bwd64.go:252*/ gocuChecked_load64(t, sm, nb+d64Tile, do, head, (i+1)*tileQ, seq, soff, cr, cc)
-		/*line bwd64.go:253*/ next = gocuChecked_rowStat(t, lse, dvec, bh, seq, (i+1)*tileQ, tid)
+	/*line bwd64.go:241*/ kernel.CpAsyncWait(t, 0)
+	/*line bwd64.go:242*/ t.SyncThreads()
+	/*line bwd64.go:243*/ tid := t.ThreadIdx.X
+	/*line bwd64.go:244*/ var next float32
+	/*line bwd64.go:245*/ if i+1 < nq {
+		/*line bwd64.go:246*/ nb := 2*d64Tile + ((i+1)%2)*2*d64Tile
+		/*line bwd64.go:247*/ gocuChecked_load64(t, sm, nb, q, head, (i+1)*tileQ, seq, soff, cr, cc)
+		/*line bwd64.go:248*/ gocuChecked_load64(t, sm, nb+d64Tile, do, head, (i+1)*tileQ, seq, soff, cr, cc)
+		/*line bwd64.go:249*/ next = gocuChecked_rowStat(t, lse, dvec, bh, seq, (i+1)*tileQ, tid)
 	}
-	/*line bwd64.go:255*/ kernel.CpAsyncCommit(t)
-	/*line bwd64.go:256*/ qs0 := 2*d64Tile + (i%2)*2*d64Tile
-	/*line bwd64.go:257*/ ds0 := qs0 + d64Tile
-	/*line bwd64.go:258*/ st := (i % 2) * stats
-	/*line bwd64.go:259*/ warp := tid / 32
-	/*line bwd64.go:262*/ var s, dp [8]kernel.FragC
-	/*line bwd64.go:263*/ s = gocuChecked_mmaSABt64(t, sm, warp*16*d64, vOff, qs0, kOff, s)
-	/*line bwd64.go:264*/ dp = gocuChecked_mmaSABt64(t, sm, d64Tile+warp*16*d64, vOff, ds0, kOff, dp)
-	/*line bwd64.go:267*/ qd := tid % 4
-	/*line bwd64.go:269*/ for nt := int32(0); nt < tileQ/8; nt++ {
-		/*line bwd64.go:269*/ kernel.Loop(t, &gocuSite335)
-		/*line bwd64.go:271*/ for e := int32(0); e < 4; e++ {
-			/*line bwd64.go:271*/ kernel.Loop(t, &gocuSite336)
-			/*line bwd64.go:272*/ c := nt*8 + 2*qd + e%2
-			/*line bwd64.go:273*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite127)][:], int(e), &gocuSite127, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite128, kernel.Read))))
-			/*line bwd64.go:274*/ if masked {
-				/*line bwd64.go:275*/ if r := i*tileQ + c; r >= seq || causal && r < keyA+8*(e/2) {
-					/*line bwd64.go:276*/ p = 0
+	/*line bwd64.go:251*/ kernel.CpAsyncCommit(t)
+	/*line bwd64.go:252*/ qs0 := 2*d64Tile + (i%2)*2*d64Tile
+	/*line bwd64.go:253*/ ds0 := qs0 + d64Tile
+	/*line bwd64.go:254*/ st := (i % 2) * stats
+	/*line bwd64.go:255*/ warp := tid / 32
+	/*line bwd64.go:258*/ var s, dp [8]kernel.FragC
+	/*line bwd64.go:259*/ s = gocuChecked_mmaSABt64(t, sm, warp*16*d64, vOff, qs0, kOff, s)
+	/*line bwd64.go:260*/ dp = gocuChecked_mmaSABt64(t, sm, d64Tile+warp*16*d64, vOff, ds0, kOff, dp)
+	/*line bwd64.go:263*/ qd := tid % 4
+	/*line bwd64.go:265*/ for nt := int32(0); nt < tileQ/8; nt++ {
+		/*line bwd64.go:265*/ kernel.Loop(t, &gocuSite335)
+		/*line bwd64.go:267*/ for e := int32(0); e < 4; e++ {
+			/*line bwd64.go:267*/ kernel.Loop(t, &gocuSite336)
+			/*line bwd64.go:268*/ c := nt*8 + 2*qd + e%2
+			/*line bwd64.go:269*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite127)][:], int(e), &gocuSite127, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite128, kernel.Read))))
+			/*line bwd64.go:270*/ if masked {
+				/*line bwd64.go:271*/ if r := i*tileQ + c; r >= seq || causal && r < keyA+8*(e/2) {
+					/*line bwd64.go:272*/ p = 0
 				}
 			}
-			/*line bwd64.go:279*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite129)][:], int(e), &gocuSite129, kernel.Write) = p
-			/*line bwd64.go:280*/ {
-				/*line bwd64.go:280*/ var gocuV1 float32 = p * (*kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite130)][:], int(e), &gocuSite130, kernel.Read) - *kernel.At(t, fl, int(st+64+c), &gocuSite131, kernel.Read))
-				/*line bwd64.go:280*/ *kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite132)][:], int(e), &gocuSite132, kernel.Write) = gocuV1
+			/*line bwd64.go:275*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite129)][:], int(e), &gocuSite129, kernel.Write) = p
+			/*line bwd64.go:276*/ {
+				/*line bwd64.go:276*/ var gocuV1 float32 = p * (*kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite130)][:], int(e), &gocuSite130, kernel.Read) - *kernel.At(t, fl, int(st+64+c), &gocuSite131, kernel.Read))
+				/*line bwd64.go:276*/ *kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite132)][:], int(e), &gocuSite132, kernel.Write) = gocuV1
 			}
 		}
 	}
-	/*line bwd64.go:285*/ dva = gocuChecked_mmaCB64(t, sm, ds0, vOff, s, dva)
-	/*line bwd64.go:286*/ dka = gocuChecked_mmaCB64(t, sm, qs0, vOff, dp, dka)
-	/*line bwd64.go:287*/ if i+1 < nq {
-		/*line bwd64.go:288*/ *kernel.At(t, fl, int(((i+1)%2)*stats+tid), &gocuSite133, kernel.Write) = next
+	/*line bwd64.go:281*/ dva = gocuChecked_mmaCB64(t, sm, ds0, vOff, s, dva)
+	/*line bwd64.go:282*/ dka = gocuChecked_mmaCB64(t, sm, qs0, vOff, dp, dka)
+	/*line bwd64.go:283*/ if i+1 < nq {
+		/*line bwd64.go:284*/ *kernel.At(t, fl, int(((i+1)%2)*stats+tid), &gocuSite133, kernel.Write) = next
 	}
-	/*line bwd64.go:290*/ return dka, dva
+	/*line bwd64.go:286*/ return dka, dva
 }
 
 // gocuChecked_fwd128Tile is the checked copy of attn.fwd128Tile (fwd128.go:150).
@@ -2992,42 +2977,37 @@ func gocuChecked_bwdKV128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line bwd128.go:207*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
 	/*line bwd128.go:208*/ var dka, dva [16]kernel.FragC
 	/*line bwd128.go:209*/ keyA := k0 + warp*16 + g
-	/*line bwd128.go:210*/ i := i0
-	/*line bwd128.go:211*/ if causal {
-		/*line bwd128.go:212*/ dka, dva = gocuChecked_bwdKV128Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
-		/*line bwd128.go:213*/ i++
+	/*line bwd128.go:210*/ for i := i0; i < nq; i++ {
+		/*line bwd128.go:210*/ kernel.Loop(t, &gocuSite354)
+		/*line bwd128.go:211*/ if causal && i == i0 || i >= nfull {
+			/*line bwd128.go:212*/ dka, dva = gocuChecked_bwdKV128Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
+		} else {
+			/*line bwd128.go:214*/ dka, dva = gocuChecked_bwdKV128Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false)
+		}
 	}
-	/*line bwd128.go:215*/ for ; i < nfull; i++ {
-		/*line bwd128.go:215*/ kernel.Loop(t, &gocuSite354)
-		/*line bwd128.go:216*/ dka, dva = gocuChecked_bwdKV128Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false)
-	}
-	/*line bwd128.go:218*/ for ; i < nq; i++ {
-		/*line bwd128.go:218*/ kernel.Loop(t, &gocuSite355)
-		/*line bwd128.go:219*/ dka, dva = gocuChecked_bwdKV128Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
-	}
-	/*line bwd128.go:222*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
-	/*line bwd128.go:223*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
-	/*line bwd128.go:225*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwd128.go:225*/ kernel.Loop(t, &gocuSite356)
-		/*line bwd128.go:226*/ col := int(dt*8 + 2*qd)
-		/*line bwd128.go:227*/ if keyA < seq {
-			/*line bwd128.go:228*/ {
-				/*line bwd128.go:228*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite214)][:], int(0), &gocuSite214, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite215)][:], int(1), &gocuSite215, kernel.Read)*scale)
-				/*line bwd128.go:228*/ *kernel.At(t, dk2, int((head+int(keyA)*d128+col)/2), &gocuSite216, kernel.Write) = gocuV2
+	/*line bwd128.go:218*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
+	/*line bwd128.go:219*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
+	/*line bwd128.go:221*/ for dt := int32(0); dt < d128/8; dt++ {
+		/*line bwd128.go:221*/ kernel.Loop(t, &gocuSite355)
+		/*line bwd128.go:222*/ col := int(dt*8 + 2*qd)
+		/*line bwd128.go:223*/ if keyA < seq {
+			/*line bwd128.go:224*/ {
+				/*line bwd128.go:224*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite214)][:], int(0), &gocuSite214, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite215)][:], int(1), &gocuSite215, kernel.Read)*scale)
+				/*line bwd128.go:224*/ *kernel.At(t, dk2, int((head+int(keyA)*d128+col)/2), &gocuSite216, kernel.Write) = gocuV2
 			}
-			/*line bwd128.go:229*/ {
-				/*line bwd128.go:229*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite217)][:], int(0), &gocuSite217, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite218)][:], int(1), &gocuSite218, kernel.Read))
-				/*line bwd128.go:229*/ *kernel.At(t, dv2, int((head+int(keyA)*d128+col)/2), &gocuSite219, kernel.Write) = gocuV3
+			/*line bwd128.go:225*/ {
+				/*line bwd128.go:225*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite217)][:], int(0), &gocuSite217, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite218)][:], int(1), &gocuSite218, kernel.Read))
+				/*line bwd128.go:225*/ *kernel.At(t, dv2, int((head+int(keyA)*d128+col)/2), &gocuSite219, kernel.Write) = gocuV3
 			}
 		}
-		/*line bwd128.go:231*/ if keyA+8 < seq {
-			/*line bwd128.go:232*/ {
-				/*line bwd128.go:232*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite220)][:], int(2), &gocuSite220, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite221)][:], int(3), &gocuSite221, kernel.Read)*scale)
-				/*line bwd128.go:232*/ *kernel.At(t, dk2, int((head+int(keyA+8)*d128+col)/2), &gocuSite222, kernel.Write) = gocuV4
+		/*line bwd128.go:227*/ if keyA+8 < seq {
+			/*line bwd128.go:228*/ {
+				/*line bwd128.go:228*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite220)][:], int(2), &gocuSite220, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite221)][:], int(3), &gocuSite221, kernel.Read)*scale)
+				/*line bwd128.go:228*/ *kernel.At(t, dk2, int((head+int(keyA+8)*d128+col)/2), &gocuSite222, kernel.Write) = gocuV4
 			}
-			/*line bwd128.go:233*/ {
-				/*line bwd128.go:233*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite223)][:], int(2), &gocuSite223, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite224)][:], int(3), &gocuSite224, kernel.Read))
-				/*line bwd128.go:233*/ *kernel.At(t, dv2, int((head+int(keyA+8)*d128+col)/2), &gocuSite225, kernel.Write) = gocuV5
+			/*line bwd128.go:229*/ {
+				/*line bwd128.go:229*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite223)][:], int(2), &gocuSite223, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite224)][:], int(3), &gocuSite224, kernel.Read))
+				/*line bwd128.go:229*/ *kernel.At(t, dv2, int((head+int(keyA+8)*d128+col)/2), &gocuSite225, kernel.Write) = gocuV5
 			}
 		}
 	}
@@ -3063,7 +3043,7 @@ func gocuChecked_bwdQ64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwd64.go:58*/ var l2, dr [2]float32
 	/*line bwd64.go:59*/ lim := [2]int32{seq, seq}
 	/*line bwd64.go:61*/ for hh := int32(0); hh < 2; hh++ {
-		/*line bwd64.go:61*/ kernel.Loop(t, &gocuSite357)
+		/*line bwd64.go:61*/ kernel.Loop(t, &gocuSite356)
 		/*line bwd64.go:62*/ if r := rowA + 8*hh; r < seq {
 			/*line bwd64.go:63*/ {
 				/*line bwd64.go:63*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite226, kernel.Read) * log2e
@@ -3083,7 +3063,7 @@ func gocuChecked_bwdQ64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwd64.go:73*/ var qf [4]kernel.FragA
 	/*line bwd64.go:74*/ lr, lc := lane%16, lane/16
 	/*line bwd64.go:76*/ for ks := int32(0); ks < d64/16; ks++ {
-		/*line bwd64.go:76*/ kernel.Loop(t, &gocuSite358)
+		/*line bwd64.go:76*/ kernel.Loop(t, &gocuSite357)
 		/*line bwd64.go:77*/ r := warp*16 + lr
 		/*line bwd64.go:78*/ ch := ks*2 + lc
 		/*line bwd64.go:79*/ {
@@ -3094,16 +3074,16 @@ func gocuChecked_bwdQ64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwd64.go:81*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
 	/*line bwd64.go:83*/ var acc [8]kernel.FragC
 	/*line bwd64.go:84*/ for j := int32(0); j < nfull; j++ {
-		/*line bwd64.go:84*/ kernel.Loop(t, &gocuSite359)
+		/*line bwd64.go:84*/ kernel.Loop(t, &gocuSite358)
 		/*line bwd64.go:85*/ acc = gocuChecked_bwdQ64Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
 	}
 	/*line bwd64.go:87*/ for j := nfull; j < ntiles; j++ {
-		/*line bwd64.go:87*/ kernel.Loop(t, &gocuSite360)
+		/*line bwd64.go:87*/ kernel.Loop(t, &gocuSite359)
 		/*line bwd64.go:88*/ acc = gocuChecked_bwdQ64Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
 	}
 	/*line bwd64.go:91*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
 	/*line bwd64.go:93*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line bwd64.go:93*/ kernel.Loop(t, &gocuSite361)
+		/*line bwd64.go:93*/ kernel.Loop(t, &gocuSite360)
 		/*line bwd64.go:94*/ col := int(dt*8 + 2*qd)
 		/*line bwd64.go:95*/ if rowA < seq {
 			/*line bwd64.go:96*/ {
@@ -3151,42 +3131,37 @@ func gocuChecked_bwdKV64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd64.go:209*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
 	/*line bwd64.go:210*/ var dka, dva [8]kernel.FragC
 	/*line bwd64.go:211*/ keyA := k0 + warp*16 + g
-	/*line bwd64.go:212*/ i := i0
-	/*line bwd64.go:213*/ if causal {
-		/*line bwd64.go:214*/ dka, dva = gocuChecked_bwdKV64Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
-		/*line bwd64.go:215*/ i++
+	/*line bwd64.go:212*/ for i := i0; i < nq; i++ {
+		/*line bwd64.go:212*/ kernel.Loop(t, &gocuSite361)
+		/*line bwd64.go:213*/ if causal && i == i0 || i >= nfull {
+			/*line bwd64.go:214*/ dka, dva = gocuChecked_bwdKV64Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
+		} else {
+			/*line bwd64.go:216*/ dka, dva = gocuChecked_bwdKV64Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false)
+		}
 	}
-	/*line bwd64.go:217*/ for ; i < nfull; i++ {
-		/*line bwd64.go:217*/ kernel.Loop(t, &gocuSite362)
-		/*line bwd64.go:218*/ dka, dva = gocuChecked_bwdKV64Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false)
-	}
-	/*line bwd64.go:220*/ for ; i < nq; i++ {
-		/*line bwd64.go:220*/ kernel.Loop(t, &gocuSite363)
-		/*line bwd64.go:221*/ dka, dva = gocuChecked_bwdKV64Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
-	}
-	/*line bwd64.go:224*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
-	/*line bwd64.go:225*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
-	/*line bwd64.go:227*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line bwd64.go:227*/ kernel.Loop(t, &gocuSite364)
-		/*line bwd64.go:228*/ col := int(dt*8 + 2*qd)
-		/*line bwd64.go:229*/ if keyA < seq {
-			/*line bwd64.go:230*/ {
-				/*line bwd64.go:230*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite244)][:], int(0), &gocuSite244, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite245)][:], int(1), &gocuSite245, kernel.Read)*scale)
-				/*line bwd64.go:230*/ *kernel.At(t, dk2, int((head+int(keyA)*d64+col)/2), &gocuSite246, kernel.Write) = gocuV2
+	/*line bwd64.go:220*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
+	/*line bwd64.go:221*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
+	/*line bwd64.go:223*/ for dt := int32(0); dt < d64/8; dt++ {
+		/*line bwd64.go:223*/ kernel.Loop(t, &gocuSite362)
+		/*line bwd64.go:224*/ col := int(dt*8 + 2*qd)
+		/*line bwd64.go:225*/ if keyA < seq {
+			/*line bwd64.go:226*/ {
+				/*line bwd64.go:226*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite244)][:], int(0), &gocuSite244, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite245)][:], int(1), &gocuSite245, kernel.Read)*scale)
+				/*line bwd64.go:226*/ *kernel.At(t, dk2, int((head+int(keyA)*d64+col)/2), &gocuSite246, kernel.Write) = gocuV2
 			}
-			/*line bwd64.go:231*/ {
-				/*line bwd64.go:231*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite247)][:], int(0), &gocuSite247, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite248)][:], int(1), &gocuSite248, kernel.Read))
-				/*line bwd64.go:231*/ *kernel.At(t, dv2, int((head+int(keyA)*d64+col)/2), &gocuSite249, kernel.Write) = gocuV3
+			/*line bwd64.go:227*/ {
+				/*line bwd64.go:227*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite247)][:], int(0), &gocuSite247, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite248)][:], int(1), &gocuSite248, kernel.Read))
+				/*line bwd64.go:227*/ *kernel.At(t, dv2, int((head+int(keyA)*d64+col)/2), &gocuSite249, kernel.Write) = gocuV3
 			}
 		}
-		/*line bwd64.go:233*/ if keyA+8 < seq {
-			/*line bwd64.go:234*/ {
-				/*line bwd64.go:234*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite250)][:], int(2), &gocuSite250, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite251)][:], int(3), &gocuSite251, kernel.Read)*scale)
-				/*line bwd64.go:234*/ *kernel.At(t, dk2, int((head+int(keyA+8)*d64+col)/2), &gocuSite252, kernel.Write) = gocuV4
+		/*line bwd64.go:229*/ if keyA+8 < seq {
+			/*line bwd64.go:230*/ {
+				/*line bwd64.go:230*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite250)][:], int(2), &gocuSite250, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite251)][:], int(3), &gocuSite251, kernel.Read)*scale)
+				/*line bwd64.go:230*/ *kernel.At(t, dk2, int((head+int(keyA+8)*d64+col)/2), &gocuSite252, kernel.Write) = gocuV4
 			}
-			/*line bwd64.go:235*/ {
-				/*line bwd64.go:235*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite253)][:], int(2), &gocuSite253, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite254)][:], int(3), &gocuSite254, kernel.Read))
-				/*line bwd64.go:235*/ *kernel.At(t, dv2, int((head+int(keyA+8)*d64+col)/2), &gocuSite255, kernel.Write) = gocuV5
+			/*line bwd64.go:231*/ {
+				/*line bwd64.go:231*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite253)][:], int(2), &gocuSite253, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite254)][:], int(3), &gocuSite254, kernel.Read))
+				/*line bwd64.go:231*/ *kernel.At(t, dv2, int((head+int(keyA+8)*d64+col)/2), &gocuSite255, kernel.Write) = gocuV5
 			}
 		}
 	}
@@ -3222,7 +3197,7 @@ func gocuChecked_fwd128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line fwd128.go:74*/ var qf [8]kernel.FragA
 	/*line fwd128.go:75*/ lr, lc := lane%16, lane/16
 	/*line fwd128.go:77*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line fwd128.go:77*/ kernel.Loop(t, &gocuSite365)
+		/*line fwd128.go:77*/ kernel.Loop(t, &gocuSite363)
 		/*line fwd128.go:78*/ r := warp*16 + lr
 		/*line fwd128.go:79*/ ch := ks*2 + lc
 		/*line fwd128.go:80*/ {
@@ -3241,16 +3216,16 @@ func gocuChecked_fwd128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 		/*line fwd128.go:91*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
 	}
 	/*line fwd128.go:93*/ for j := int32(0); j < nfull; j++ {
-		/*line fwd128.go:93*/ kernel.Loop(t, &gocuSite366)
+		/*line fwd128.go:93*/ kernel.Loop(t, &gocuSite364)
 		/*line fwd128.go:94*/ acc, mx, sum = gocuChecked_fwd128Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
 	}
 	/*line fwd128.go:96*/ for j := nfull; j < ntiles; j++ {
-		/*line fwd128.go:96*/ kernel.Loop(t, &gocuSite367)
+		/*line fwd128.go:96*/ kernel.Loop(t, &gocuSite365)
 		/*line fwd128.go:97*/ acc, mx, sum = gocuChecked_fwd128Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
 	}
 	/*line fwd128.go:102*/ var inv [2]float32
 	/*line fwd128.go:104*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd128.go:104*/ kernel.Loop(t, &gocuSite368)
+		/*line fwd128.go:104*/ kernel.Loop(t, &gocuSite366)
 		/*line fwd128.go:105*/ {
 			/*line fwd128.go:105*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite258, kernel.Read), 1)
 			/*line fwd128.go:105*/ *kernel.At(t, sum[:], int(hh), &gocuSite259, kernel.ReadWrite) += gocuV2
@@ -3272,7 +3247,7 @@ func gocuChecked_fwd128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	}
 	/*line fwd128.go:112*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	/*line fwd128.go:114*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line fwd128.go:114*/ kernel.Loop(t, &gocuSite369)
+		/*line fwd128.go:114*/ kernel.Loop(t, &gocuSite367)
 		/*line fwd128.go:115*/ col := int(dt*8 + 2*qd)
 		/*line fwd128.go:116*/ if rowA < seq {
 			/*line fwd128.go:117*/ {
@@ -3319,7 +3294,7 @@ func gocuChecked_fwd64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat1
 	/*line fwd64.go:76*/ var qf [4]kernel.FragA
 	/*line fwd64.go:77*/ lr, lc := lane%16, lane/16
 	/*line fwd64.go:79*/ for ks := int32(0); ks < d64/16; ks++ {
-		/*line fwd64.go:79*/ kernel.Loop(t, &gocuSite370)
+		/*line fwd64.go:79*/ kernel.Loop(t, &gocuSite368)
 		/*line fwd64.go:80*/ r := warp*16 + lr
 		/*line fwd64.go:81*/ ch := ks*2 + lc
 		/*line fwd64.go:82*/ {
@@ -3338,16 +3313,16 @@ func gocuChecked_fwd64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat1
 		/*line fwd64.go:93*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
 	}
 	/*line fwd64.go:95*/ for j := int32(0); j < nfull; j++ {
-		/*line fwd64.go:95*/ kernel.Loop(t, &gocuSite371)
+		/*line fwd64.go:95*/ kernel.Loop(t, &gocuSite369)
 		/*line fwd64.go:96*/ acc, mx, sum = gocuChecked_fwd64Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
 	}
 	/*line fwd64.go:98*/ for j := nfull; j < ntiles; j++ {
-		/*line fwd64.go:98*/ kernel.Loop(t, &gocuSite372)
+		/*line fwd64.go:98*/ kernel.Loop(t, &gocuSite370)
 		/*line fwd64.go:99*/ acc, mx, sum = gocuChecked_fwd64Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
 	}
 	/*line fwd64.go:104*/ var inv [2]float32
 	/*line fwd64.go:106*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd64.go:106*/ kernel.Loop(t, &gocuSite373)
+		/*line fwd64.go:106*/ kernel.Loop(t, &gocuSite371)
 		/*line fwd64.go:107*/ {
 			/*line fwd64.go:107*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite280, kernel.Read), 1)
 			/*line fwd64.go:107*/ *kernel.At(t, sum[:], int(hh), &gocuSite281, kernel.ReadWrite) += gocuV2
@@ -3369,7 +3344,7 @@ func gocuChecked_fwd64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat1
 	}
 	/*line fwd64.go:114*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	/*line fwd64.go:116*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line fwd64.go:116*/ kernel.Loop(t, &gocuSite374)
+		/*line fwd64.go:116*/ kernel.Loop(t, &gocuSite372)
 		/*line fwd64.go:117*/ col := int(dt*8 + 2*qd)
 		/*line fwd64.go:118*/ if rowA < seq {
 			/*line fwd64.go:119*/ {
@@ -3398,12 +3373,12 @@ func gocuChecked_bwdPrep(t *kernel.Thread, o []kernel.BFloat16, do []kernel.BFlo
 	/*line prep.go:19*/ base := int(row) * int(dim/2)
 	/*line prep.go:20*/ var s float32
 	/*line prep.go:21*/ for c := lane; c < dim/2; c += 32 {
-		/*line prep.go:21*/ kernel.Loop(t, &gocuSite375)
+		/*line prep.go:21*/ kernel.Loop(t, &gocuSite373)
 		/*line prep.go:22*/ a, b := *kernel.At(t, o2, int(base+int(c)), &gocuSite302, kernel.Read), *kernel.At(t, do2, int(base+int(c)), &gocuSite303, kernel.Read)
 		/*line prep.go:23*/ s += a.X.Float32()*b.X.Float32() + a.Y.Float32()*b.Y.Float32()
 	}
 	/*line prep.go:26*/ for m := int32(16); m > 0; m /= 2 {
-		/*line prep.go:26*/ kernel.Loop(t, &gocuSite376)
+		/*line prep.go:26*/ kernel.Loop(t, &gocuSite374)
 		/*line prep.go:27*/ s += kernel.ShflXor(t, kernel.FullMask, s, m)
 	}
 	/*line prep.go:29*/ if lane == 0 {
