@@ -18,7 +18,7 @@ const bwd128Mem = 6*d128Tile*2 + 2*stats*4
 // diagonal and a partial last tile masked. dO's fragments are read from
 // shared memory at each tile, to leave registers for dq.
 //
-// Launch fwdConfig with bwd128Mem bytes of dynamic shared memory.
+// Launch tiles with bwd128Mem bytes of dynamic shared memory.
 //
 //gocu:kernel
 //gocu:noalias
@@ -171,7 +171,7 @@ func mmaSABt128(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOff [4]int32,
 // into A fragments in place. q and dO are double buffered, with the
 // query tile's logsumexps and D staged in shared memory beside them.
 //
-// Launch kvConfig with bwd128Mem bytes of dynamic shared memory.
+// Launch tiles with bwd128Mem bytes of dynamic shared memory.
 //
 //gocu:kernel
 //gocu:noalias

@@ -20,7 +20,7 @@ const bwd64Mem = 6*d64Tile*2 + 2*stats*4
 // diagonal and a partial last tile masked. dO's fragments are read from
 // shared memory at each tile, to leave registers for dq.
 //
-// Launch fwdConfig with bwd64Mem bytes of dynamic shared memory.
+// Launch tiles with bwd64Mem bytes of dynamic shared memory.
 //
 //gocu:kernel
 //gocu:noalias
@@ -173,7 +173,7 @@ func mmaSABt64(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOff [4]int32, 
 // into A fragments in place. q and dO are double buffered, with the
 // query tile's logsumexps and D staged in shared memory beside them.
 //
-// Launch kvConfig with bwd64Mem bytes of dynamic shared memory.
+// Launch tiles with bwd64Mem bytes of dynamic shared memory.
 //
 //gocu:kernel
 //gocu:noalias

@@ -34,7 +34,7 @@ const (
 //     masked, by a body specialised with a constant argument.
 //
 // scale must be positive (the row maximum is taken on the raw scores).
-// Launch fwdConfig: (⌈seq/64⌉, bh) blocks of 128 threads with fwd128Mem
+// Launch tiles: (⌈seq/64⌉, bh) blocks of 128 threads with fwd128Mem
 // bytes of dynamic shared memory.
 //
 //gocu:kernel

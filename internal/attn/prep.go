@@ -4,7 +4,7 @@ import "github.com/gocu-dev/gocu/kernel"
 
 // bwdPrep computes D = rowsum(dO∘o) in float32 for rows rows of dim
 // columns (even): the first step of the backward pass. A warp takes a row.
-// Launch prepConfig.
+// Launch a block of 128 threads per 4 rows.
 //
 //gocu:kernel
 //gocu:noalias
