@@ -41,10 +41,10 @@ func (s shape) check(op string, scale float64) error {
 	return nil
 }
 
-// operands checks arrays against the shape of the first (want holds the
-// dtype and rank of each: (B, H, S, D) for rank 4, (B, H, S) for rank 3)
-// and returns the shape and their device.
-func operands(op string, names []string, xs []*array.Array, dts []array.DType) (shape, *gocu.Device, error) {
+// operands checks the arrays xs, their dtypes dts (float32 ones are
+// (B, H, S), the others (B, H, S, D) as the first) and scale, and returns
+// the shape and their device.
+func operands(op string, names []string, xs []*array.Array, dts []array.DType, scale float64) (shape, *gocu.Device, error) {
 	var s shape
 	var dev *gocu.Device
 	for i, x := range xs {
@@ -79,9 +79,14 @@ func operands(op string, names []string, xs []*array.Array, dts []array.DType) (
 		if !x.IsContiguous() {
 			return s, nil, fmt.Errorf("attn: %s: %s is a strided view: pass %s.Contiguous(): %w", op, name, name, array.ErrValue)
 		}
+	}
+	if err := s.check(op, scale); err != nil {
+		return s, nil, err
+	}
+	for i, x := range xs {
 		if dts[i] == array.BFloat16 {
 			if err := aligned(x); err != nil {
-				return s, nil, fmt.Errorf("attn: %s: %s: %w", op, name, err)
+				return s, nil, fmt.Errorf("attn: %s: %s: %w", op, names[i], err)
 			}
 		}
 	}
@@ -136,11 +141,8 @@ func equal(a, b []int) bool {
 func Forward(q, k, v *array.Array, scale float64, causal bool) (o, lse *array.Array, err error) {
 	const op = "Forward"
 	bf := array.BFloat16
-	s, dev, err := operands(op, []string{"q", "k", "v"}, []*array.Array{q, k, v}, []array.DType{bf, bf, bf})
+	s, dev, err := operands(op, []string{"q", "k", "v"}, []*array.Array{q, k, v}, []array.DType{bf, bf, bf}, scale)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := s.check(op, scale); err != nil {
 		return nil, nil, err
 	}
 	m := array.On(dev)
@@ -164,11 +166,8 @@ func Backward(q, k, v, o, lse, do *array.Array, scale float64, causal bool) (dq,
 	const op = "Backward"
 	bf := array.BFloat16
 	s, dev, err := operands(op, []string{"q", "k", "v", "o", "lse", "do"}, []*array.Array{q, k, v, o, lse, do},
-		[]array.DType{bf, bf, bf, bf, array.Float32, bf})
+		[]array.DType{bf, bf, bf, bf, array.Float32, bf}, scale)
 	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := s.check(op, scale); err != nil {
 		return nil, nil, nil, err
 	}
 	m := array.On(dev)
