@@ -17,6 +17,9 @@ if has tests; then
   (cd internal/attn && timeout 900 "$t" -test.run 'TestGPU|TestSim$|TestArrays|TestErrors|TestReference' -test.v 2>&1) > "$out/tests-full.txt"
   grep -E '^(---|ok|FAIL|PASS|panic)|^\s+--- (FAIL|SKIP)|relative Frobenius|want|rror' "$out/tests-full.txt" |
     grep -v -- '--- PASS: TestSim/' | head -150 | tee "$out/tests.txt"
+  echo "##### the small GPU cases again with Go's bounds checks on the GPU (GOCU_DEBUG=1)"
+  (cd internal/attn && GOCU_DEBUG=1 timeout 600 "$t" -test.run 'TestGPU$/b1h2s80|TestGPU$/b2h3s1000' -test.v 2>&1) > "$out/tests-debug.txt"
+  grep -E '^(---|ok|FAIL|PASS|panic)|^\s+--- (FAIL|SKIP|PASS)|rror' "$out/tests-debug.txt" | head -40 | tee -a "$out/tests.txt"
 fi
 
 if has resources; then
