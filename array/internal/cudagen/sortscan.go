@@ -41,8 +41,6 @@ const (
 	SortIPT   = 16
 	SortTile  = SortBlock * SortIPT
 	ScanBlock = 256
-	ScanIPT   = 8
-	ScanTile  = ScanBlock * ScanIPT
 	// HistShared is the most bins counted in shared memory.
 	HistShared = 4096
 )
@@ -301,6 +299,20 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_finish(const UK* __rest
 // ScanSet is the kernels of one scan specialisation.
 type ScanSet struct {
 	Rows, Cols *Kernel
+	// Tile is the number of elements a block of Rows scans.
+	Tile int
+	// Packed is set when a tile's status is one 64-bit word (flag and
+	// value); otherwise the values sit in an auxiliary array of 2 per tile.
+	Packed bool
+}
+
+// scanIPT is the items a thread of the row scan holds: 64 bytes of 4-byte
+// types, 16 of bytes, 8 of 8-byte types.
+func scanIPT(d backend.DType) int {
+	if d.Size() == 8 {
+		return 8
+	}
+	return 16
 }
 
 // scanOps defines SS_OP and SS_ID (the identity) for a scan.
@@ -310,12 +322,17 @@ func scanOps(d backend.DType, k backend.ScanKind) string {
 		backend.Float32: "__int_as_float(0xff800000)", backend.Float64: "__longlong_as_double(0xfff0000000000000ll)"}[d]
 	hi := map[backend.DType]string{backend.Uint8: "255", backend.Int32: "2147483647", backend.Int64: "9223372036854775807ll",
 		backend.Float32: "__int_as_float(0x7f800000)", backend.Float64: "__longlong_as_double(0x7ff0000000000000ll)"}[d]
+	// -0 is the exact identity of a float sum: -0 + x is x for every x.
+	zero := map[backend.DType]string{backend.Float32: "__int_as_float(0x80000000)", backend.Float64: "__longlong_as_double((long long)0x8000000000000000ull)"}[d]
+	if zero == "" {
+		zero = "0"
+	}
 	switch k {
 	case backend.CumSum:
 		if ut != "" {
 			return fmt.Sprintf("static __device__ __forceinline__ T ss_op(T a, T b) { return (T)((%[1]s)a + (%[1]s)b); }\n#define SS_ID ((T)0)\n", ut)
 		}
-		return "static __device__ __forceinline__ T ss_op(T a, T b) { return a + b; }\n#define SS_ID ((T)0)\n"
+		return "static __device__ __forceinline__ T ss_op(T a, T b) { return a + b; }\n#define SS_ID (" + zero + ")\n"
 	case backend.CumProd:
 		if ut != "" {
 			return fmt.Sprintf("static __device__ __forceinline__ T ss_op(T a, T b) { return (T)((%[1]s)a * (%[1]s)b); }\n#define SS_ID ((T)1)\n", ut)
@@ -333,41 +350,122 @@ func scanOps(d backend.DType, k backend.ScanKind) string {
 	return "static __device__ __forceinline__ T ss_op(T a, T b) { return (a != a || a <= b) ? a : b; }\n#define SS_ID (" + hi + ")\n"
 }
 
-// shflUp is a warp shuffle of T (bytes travel as int).
-func shflUp(d backend.DType) string {
+// shflFuncs are the warp shuffles of T (bytes travel as int).
+func shflFuncs(d backend.DType) string {
 	if d == backend.Uint8 {
-		return "static __device__ __forceinline__ T ss_shfl_up(T v, int o) { return (T)__shfl_up_sync(0xffffffffu, (int)v, o); }\n"
+		return `static __device__ __forceinline__ T ss_shfl_up(T v, int o) { return (T)__shfl_up_sync(0xffffffffu, (int)v, o); }
+static __device__ __forceinline__ T ss_shfl_down(T v, int o) { return (T)__shfl_down_sync(0xffffffffu, (int)v, o); }
+static __device__ __forceinline__ T ss_shfl(T v, int l) { return (T)__shfl_sync(0xffffffffu, (int)v, l); }
+`
 	}
-	return "static __device__ __forceinline__ T ss_shfl_up(T v, int o) { return __shfl_up_sync(0xffffffffu, v, o); }\n"
+	return `static __device__ __forceinline__ T ss_shfl_up(T v, int o) { return __shfl_up_sync(0xffffffffu, v, o); }
+static __device__ __forceinline__ T ss_shfl_down(T v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }
+static __device__ __forceinline__ T ss_shfl(T v, int l) { return __shfl_sync(0xffffffffu, v, l); }
+`
 }
 
 // ScanKernels returns the scan kernels of kind k over dtype d.
 func ScanKernels(d backend.DType, k backend.ScanKind) ScanSet {
-	spec := fmt.Sprintf("scan|%v|%v", d, k)
+	spec := fmt.Sprintf("scan2|%v|%v", d, k)
 	return ssMemo(spec, func() ScanSet {
 		name := kernelName("scan", spec)
+		ipt := scanIPT(d)
+		vec := 1
+		if d.Size() >= 4 {
+			vec = 16 / d.Size()
+		}
+		packed := d.Size() <= 4
 		var b strings.Builder
-		fmt.Fprintf(&b, "typedef %s T;\n#define BLOCK %d\n#define IPT %d\n#define TILE %d\n", ctype(d), ScanBlock, ScanIPT, ScanTile)
+		fmt.Fprintf(&b, "typedef %s T;\n#define BLOCK %d\n#define IPT %d\n#define TILE %d\n#define VEC %d\n#define PACKED %d\n",
+			ctype(d), ScanBlock, ipt, ScanBlock*ipt, vec, flag01(packed))
 		b.WriteString(scanOps(d, k))
-		b.WriteString(shflUp(d))
+		b.WriteString(shflFuncs(d))
+		b.WriteString(lookbackHooks)
 		b.WriteString(strings.ReplaceAll(scanBody, "NAME", name))
 		src := b.String()
-		return ScanSet{Rows: ssKernel(src, name+"_rows", ScanBlock), Cols: ssKernel(src, name+"_cols", ScanBlock)}
+		return ScanSet{Rows: ssKernel(src, name+"_rows", ScanBlock), Cols: ssKernel(src, name+"_cols", ScanBlock),
+			Tile: ScanBlock * ipt, Packed: packed}
 	})
 }
 
+func flag01(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// lookbackHooks are the status store and the spin of the look-back; the
+// host tests replace them to delay stores and so exercise every state.
+const lookbackHooks = `#ifndef SS_STORE_STATUS
+#define SS_STORE_STATUS(p, v) (*(volatile unsigned long long*)(p) = (v))
+#endif
+#ifndef SS_SPIN
+#define SS_SPIN()
+#endif
+`
+
 const scanBody = `
 #define PAD(q) ((q) + ((q) >> 5))
-// flags[t]: 0 nothing yet, 1 the tile's aggregate in aggs[t], 2 its
-// inclusive prefix in incls[t]; flags[tiles] is the tile ticket. All zero
-// at the start.
+typedef unsigned long long ST;
+
+static __device__ __forceinline__ unsigned int ss_bits(T v) {
+	union { T t; unsigned int u; } x;
+	x.u = 0u;
+	x.t = v;
+	return x.u;
+}
+static __device__ __forceinline__ T ss_from(unsigned int u) {
+	union { T t; unsigned int u; } x;
+	x.u = u;
+	return x.t;
+}
+
+// A tile's status: flag 0 nothing yet, 1 its aggregate, 2 its inclusive
+// prefix. Types of at most 4 bytes pack flag and value in one word that
+// is stored and loaded whole; wider ones keep the aggregate in aux[2t] and
+// the inclusive prefix in aux[2t+1], written before the flag.
+static __device__ __forceinline__ void ss_put(ST* st, T* aux, long long t, unsigned int f, T v) {
+#if PACKED
+	SS_STORE_STATUS(&st[t], ((ST)f << 32) | (ST)ss_bits(v));
+#else
+	aux[2 * t + (f - 1u)] = v;
+	__threadfence();
+	SS_STORE_STATUS(&st[t], (ST)f);
+#endif
+}
+
+static __device__ __forceinline__ unsigned int ss_get(const ST* st, const T* aux, long long t, T* v) {
+	const ST s = ((volatile const ST*)st)[t];
+#if PACKED
+	*v = ss_from((unsigned int)s);
+	return (unsigned int)(s >> 32);
+#else
+	const unsigned int f = (unsigned int)s;
+	if (f) {
+		__threadfence();
+		*v = ((volatile const T*)aux)[2 * t + (f - 1u)];
+	}
+	return f;
+#endif
+}
+
+union ss_vec {
+	int4 v;
+	T e[VEC];
+};
+
+// The row scan: single pass with decoupled look-back (Merrill and
+// Garland). Tiles take ids in launch order from the ticket st[tiles]; warp
+// 0 reads the status of 32 predecessors at once and stops at the nearest
+// inclusive prefix. All of st is zero at the start.
 extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restrict__ in, T* __restrict__ out, long long len, long long tilesPerRow, long long rev,
-		long long tiles, int* flags, T* aggs, T* incls) {
+		long long tiles, ST* st, T* aux) {
 	__shared__ T sh[TILE + TILE / 32]; // padded: PAD(q) avoids bank conflicts of the blocked reads
 	__shared__ T warpAgg[BLOCK / 32];
 	__shared__ T prefix;
-	__shared__ int ticket;
-	if (threadIdx.x == 0) ticket = atomicAdd(&flags[tiles], 1);
+	__shared__ long long ticket;
+	if (threadIdx.x == 0) ticket = (long long)atomicAdd(&st[tiles], 1ull);
 	__syncthreads();
 	const long long t = ticket;
 	const long long row = t / tilesPerRow, tr = t % tilesPerRow;
@@ -375,9 +473,20 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 	const long long cnt = len - start < TILE ? len - start : TILE;
 	const T* ip = in + row * len;
 	T* op = out + row * len;
-	for (int j = 0; j < IPT; j++) {
-		const long long q = j * BLOCK + threadIdx.x;
-		if (q < cnt) sh[PAD(q)] = ip[rev ? len - 1 - (start + q) : start + q];
+	const bool vec = VEC > 1 && !rev && cnt == TILE && ((((unsigned long long)(ip + start)) | ((unsigned long long)(op + start))) & 15ull) == 0ull;
+	if (vec) {
+		const int4* src = (const int4*)(ip + start);
+		for (int j = 0; j < IPT / VEC; j++) {
+			const int q = j * BLOCK + threadIdx.x;
+			ss_vec x;
+			x.v = src[q];
+			for (int c = 0; c < VEC; c++) sh[PAD(q * VEC + c)] = x.e[c];
+		}
+	} else {
+		for (int j = 0; j < IPT; j++) {
+			const long long q = j * BLOCK + threadIdx.x;
+			if (q < cnt) sh[PAD(q)] = ip[rev ? len - 1 - (start + q) : start + q];
+		}
 	}
 	__syncthreads();
 	// Each thread scans IPT consecutive elements.
@@ -385,15 +494,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 	T acc = SS_ID;
 	for (int j = 0; j < IPT; j++) {
 		const long long q = (long long)threadIdx.x * IPT + j;
-		T x = q < cnt ? sh[PAD(q)] : SS_ID;
-		acc = j == 0 ? x : ss_op(acc, x);
+		const T x = q < cnt ? sh[PAD(q)] : SS_ID;
+		acc = ss_op(acc, x);
 		v[j] = acc;
 	}
 	// Warp and block inclusive scans of the thread aggregates.
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	T inc = acc;
 	for (int o = 1; o < 32; o <<= 1) {
-		T y = ss_shfl_up(inc, o);
+		const T y = ss_shfl_up(inc, o);
 		if (lane >= o) inc = ss_op(y, inc);
 	}
 	if (lane == 31) warpAgg[warp] = inc;
@@ -407,35 +516,36 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 	T excl = ss_shfl_up(inc, 1);
 	if (lane == 0) excl = SS_ID;
 	excl = ss_op(wpre, excl);
-	if (threadIdx.x == 0) {
+	if (warp == 0) {
 		T pre = SS_ID;
 		if (tr == 0) {
-			incls[t] = total;
-			__threadfence();
-			atomicExch(&flags[t], 2);
+			if (lane == 0) ss_put(st, aux, t, 2u, total);
 		} else {
-			aggs[t] = total;
-			__threadfence();
-			atomicExch(&flags[t], 1);
-			T run = SS_ID;
-			long long j = t - 1;
-			for (;;) {
-				int f;
-				do {
-					f = ((volatile int*)flags)[j];
-				} while (f == 0);
-				__threadfence();
-				const T y = f == 2 ? ((volatile T*)incls)[j] : ((volatile T*)aggs)[j];
-				run = ss_op(y, run);
-				if (f == 2) break;
-				j--;
+			if (lane == 0) ss_put(st, aux, t, 1u, total);
+			const long long first = t - tr; // the row's first tile, always inclusive
+			for (long long j = t - 1;; j -= 32) {
+				const long long at = j - lane;
+				T x = SS_ID;
+				unsigned int f = 2u;
+				for (;;) {
+					if (at >= first) f = ss_get(st, aux, at, &x);
+					if (__all_sync(0xffffffffu, f != 0u)) break;
+					SS_SPIN();
+				}
+				const unsigned int incl = __ballot_sync(0xffffffffu, f == 2u);
+				const int stop = incl ? __ffs(incl) - 1 : 31;
+				if (lane > stop) x = SS_ID;
+				// Lane l holds tile j-l: older tiles combine on the left.
+				for (int o = 1; o < 32; o <<= 1) {
+					const T y = ss_shfl_down(x, o);
+					if (lane + o < 32) x = ss_op(y, x);
+				}
+				pre = ss_op(ss_shfl(x, 0), pre);
+				if (incl) break;
 			}
-			pre = run;
-			incls[t] = ss_op(pre, total);
-			__threadfence();
-			atomicExch(&flags[t], 2);
+			if (lane == 0) ss_put(st, aux, t, 2u, ss_op(pre, total));
 		}
-		prefix = pre;
+		if (lane == 0) prefix = pre;
 	}
 	__syncthreads();
 	const T base = ss_op(prefix, excl);
@@ -444,9 +554,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 		if (q < cnt) sh[PAD(q)] = ss_op(base, v[j]);
 	}
 	__syncthreads();
-	for (int j = 0; j < IPT; j++) {
-		const long long q = j * BLOCK + threadIdx.x;
-		if (q < cnt) op[rev ? len - 1 - (start + q) : start + q] = sh[PAD(q)];
+	if (vec) {
+		int4* dst = (int4*)(op + start);
+		for (int j = 0; j < IPT / VEC; j++) {
+			const int q = j * BLOCK + threadIdx.x;
+			ss_vec x;
+			for (int c = 0; c < VEC; c++) x.e[c] = sh[PAD(q * VEC + c)];
+			dst[q] = x.v;
+		}
+	} else {
+		for (int j = 0; j < IPT; j++) {
+			const long long q = j * BLOCK + threadIdx.x;
+			if (q < cnt) op[rev ? len - 1 - (start + q) : start + q] = sh[PAD(q)];
+		}
 	}
 }
 

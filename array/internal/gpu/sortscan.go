@@ -256,30 +256,28 @@ func (b *Backend) Scan(s *backend.Scan) error {
 // scanRaw scans rows of len elements at device address in into out with
 // the single-pass look-back kernel.
 func (b *Backend) scanRaw(dt backend.DType, kind backend.ScanKind, in, out uint64, rows, len int, rev bool) error {
-	per := (len + cudagen.ScanTile - 1) / cudagen.ScanTile
+	ks := cudagen.ScanKernels(dt, kind)
+	per := (len + ks.Tile - 1) / ks.Tile
 	tiles := rows * per
 	if tiles > ssLimit {
 		return fmt.Errorf("gpu: scan of %d tiles: %w", tiles, backend.ErrUnsupported)
 	}
 	var tmp []backend.Buffer
 	defer func() { b.freeAll(tmp) }()
-	flags, err := b.temp(backend.Int32, tiles+1, &tmp)
+	st, err := b.temp(backend.Int64, tiles+1, &tmp) // the statuses and the ticket
 	if err != nil {
 		return err
 	}
-	aggs, err := b.temp(dt, tiles, &tmp)
-	if err != nil {
+	var aux uint64
+	if !ks.Packed {
+		if aux, err = b.temp(dt, 2*tiles, &tmp); err != nil {
+			return err
+		}
+	}
+	if err := b.zero4(st, 2*(tiles+1)); err != nil {
 		return err
 	}
-	incls, err := b.temp(dt, tiles, &tmp)
-	if err != nil {
-		return err
-	}
-	if err := b.zero4(flags, tiles+1); err != nil {
-		return err
-	}
-	k := cudagen.ScanKernels(dt, kind).Rows
-	return b.ssLaunch(k, tiles, in, out, ll(len), ll(per), flag(rev), ll(tiles), flags, aggs, incls)
+	return b.ssLaunch(ks.Rows, tiles, in, out, ll(len), ll(per), flag(rev), ll(tiles), st, aux)
 }
 
 // Search implements backend.SortScan.
