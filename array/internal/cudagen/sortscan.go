@@ -61,7 +61,7 @@ func ssKernel(src, name string, block int) *Kernel {
 
 // SortSet is the kernels of one radix sort specialisation.
 type SortSet struct {
-	Prep, GHist, Plan, Hist, Scatter, Finish *Kernel
+	Prep, GHist, Plan, Pass, Finish *Kernel
 }
 
 // keyUnsigned is the unsigned type a sort key maps to.
@@ -128,27 +128,32 @@ static __device__ __forceinline__ KT ss_unkey(UK u) { return (KT)u; }
 }
 
 // SortKernels returns the radix sort kernels for keys of dtype key and a
-// payload of valSize bytes (1, 2, 4 or 8).
-func SortKernels(key backend.DType, valSize int) SortSet {
-	spec := fmt.Sprintf("sort|%v|%d", key, valSize)
+// payload of valSize bytes (1, 2, 4 or 8). Wide sorts (of 2^30 elements
+// or more) keep 64-bit look-back statuses, the others 32-bit ones.
+func SortKernels(key backend.DType, valSize int, wide bool) SortSet {
+	spec := fmt.Sprintf("sort2|%v|%d|%v", key, valSize, wide)
 	return ssMemo(spec, func() SortSet {
 		name := kernelName("sort", spec)
 		var b strings.Builder
 		fmt.Fprintf(&b, "typedef %s KT;\ntypedef %s UK;\ntypedef %s VT;\ntypedef unsigned int POS;\n", ctype(key), keyUnsigned(key), payloadType(valSize))
-		fmt.Fprintf(&b, "#define BLOCK %d\n#define IPT %d\n#define TILE %d\n", SortBlock, SortIPT, SortTile)
+		fmt.Fprintf(&b, "#define BLOCK %d\n#define IPT %d\n#define TILE %d\n#define WIDE %d\n#define NKEY %d\n", SortBlock, SortIPT, SortTile, flag01(wide), key.Size())
 		b.WriteString(keyFuncs(key))
+		b.WriteString(lookbackHooks)
 		b.WriteString(strings.ReplaceAll(sortBody, "NAME", name))
 		src := b.String()
 		return SortSet{
-			Prep:    ssKernel(src, name+"_prep", SortBlock),
-			GHist:   ssKernel(src, name+"_ghist", SortBlock),
-			Plan:    ssKernel(src, name+"_plan", 32),
-			Hist:    ssKernel(src, name+"_hist", SortBlock),
-			Scatter: ssKernel(src, name+"_scatter", SortBlock),
-			Finish:  ssKernel(src, name+"_finish", SortBlock),
+			Prep:   ssKernel(src, name+"_prep", SortBlock),
+			GHist:  ssKernel(src, name+"_ghist", SortBlock),
+			Plan:   ssKernel(src, name+"_plan", 256),
+			Pass:   ssKernel(src, name+"_pass", SortBlock),
+			Finish: ssKernel(src, name+"_finish", SortBlock),
 		}
 	})
 }
+
+// SortPasses is the most radix passes of a sort: 8 key bytes and 4 bytes
+// of the row.
+const SortPasses = 12
 
 const sortBody = `
 static __device__ __forceinline__ unsigned int ss_digit(UK k, POS p, long long shift, long long byRow, long long len) {
@@ -164,76 +169,118 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_prep(const KT* __restri
 	}
 }
 
-// ctl[pass] is 1 for a pass to skip (every key has the same byte there:
+// ctl[pass] is 1 for a pass to skip (every key has the same digit there:
 // the pass would not move anything), ctl[SORT_SRC + pass] which buffer
 // (0 or 1) the pass reads; plan writes them.
 #define SORT_SRC 16
+#define NPASS 12
 
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const UK* __restrict__ keys, long long n, unsigned int* __restrict__ ghist, long long nbytes) {
-	__shared__ unsigned int h[8][256];
-	for (int d = threadIdx.x; d < 8 * 256; d += BLOCK) (&h[0][0])[d] = 0u;
+// ghist counts the digits of every pass at once: the key bytes, then the
+// bytes of the row of each position (rpass of them).
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const UK* __restrict__ keys, long long n, unsigned int* __restrict__ ghist, long long len, long long rpass) {
+	__shared__ unsigned int h[NPASS][256];
+	for (int d = threadIdx.x; d < NPASS * 256; d += BLOCK) (&h[0][0])[d] = 0u;
 	__syncthreads();
 	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
 		const UK k = keys[i];
-		for (int b = 0; b < nbytes; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
+		for (int b = 0; b < NKEY; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
+		if (rpass) {
+			const unsigned long long r = (unsigned long long)i / (unsigned long long)len;
+			for (int b = 0; b < rpass; b++) atomicAdd(&h[NKEY + b][(unsigned int)(r >> (8 * b)) & 255u], 1u);
+		}
 	}
 	__syncthreads();
-	for (int d = threadIdx.x; d < 8 * 256; d += BLOCK) {
+	for (int d = threadIdx.x; d < (NKEY + rpass) * 256; d += BLOCK) {
 		const unsigned int c = (&h[0][0])[d];
 		if (c) atomicAdd(&ghist[d], c);
 	}
 }
 
-extern "C" __global__ void NAME_plan(const unsigned int* __restrict__ ghist, long long n, long long nkey, long long npass, int* __restrict__ ctl) {
-	if (threadIdx.x != 0 || blockIdx.x != 0) return;
+// plan (one block of 256 threads) marks the passes to skip, chooses the
+// buffers and turns each pass's digit counts into the digits' first
+// positions, goff.
+extern "C" __global__ void __launch_bounds__(256) NAME_plan(const unsigned int* __restrict__ ghist, long long n, long long npass, int* __restrict__ ctl, unsigned int* __restrict__ goff) {
+	__shared__ unsigned int wsum[8];
+	__shared__ int skip;
+	const int d = threadIdx.x, lane = d & 31, warp = d >> 5;
 	int cur = 0;
 	for (long long p = 0; p < npass; p++) {
-		int skip = 0;
-		if (ghist && p < nkey) {
-			for (int d = 0; d < 256; d++) {
-				if ((long long)ghist[p * 256 + d] == n) skip = 1;
-			}
+		if (d == 0) skip = 0;
+		__syncthreads();
+		const unsigned int c = ghist[p * 256 + d];
+		if ((long long)c == n) skip = 1;
+		unsigned int inc = c;
+		for (int o = 1; o < 32; o <<= 1) {
+			const unsigned int y = __shfl_up_sync(0xffffffffu, inc, o);
+			if (lane >= o) inc += y;
 		}
-		ctl[p] = skip;
-		ctl[SORT_SRC + p] = cur;
+		if (lane == 31) wsum[warp] = inc;
+		__syncthreads();
+		unsigned int pre = 0u;
+		for (int w = 0; w < warp; w++) pre += wsum[w];
+		goff[p * 256 + d] = pre + inc - c;
+		if (d == 0) {
+			ctl[p] = skip;
+			ctl[SORT_SRC + p] = cur;
+		}
 		if (!skip) cur ^= 1;
+		__syncthreads();
 	}
-	ctl[SORT_SRC + npass] = cur;
+	if (d == 0) ctl[SORT_SRC + npass] = cur;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_hist(const UK* __restrict__ k0, const UK* __restrict__ k1, const POS* __restrict__ p0, const POS* __restrict__ p1,
-		unsigned int* __restrict__ counts, long long n, long long shift, long long byRow, long long len, const int* __restrict__ ctl, long long pass) {
-	if (ctl[pass]) return;
-	const int src = ctl[SORT_SRC + pass];
-	const UK* __restrict__ keys = src ? k1 : k0;
-	const POS* __restrict__ pos = src ? p1 : p0;
-	__shared__ unsigned int h[256];
-	h[threadIdx.x] = 0u;
-	__syncthreads();
-	const long long base = (long long)blockIdx.x * TILE;
-	for (int j = 0; j < IPT; j++) {
-		const long long i = base + j * BLOCK + threadIdx.x;
-		if (i < n) atomicAdd(&h[ss_digit(keys[i], byRow ? pos[i] : 0u, shift, byRow, len)], 1u);
-	}
-	__syncthreads();
-	counts[(long long)threadIdx.x * gridDim.x + blockIdx.x] = h[threadIdx.x];
-}
+#if WIDE
+typedef unsigned long long ST;
+#define ST_SHIFT 62
+static __device__ __forceinline__ void ss_store_st(ST* p, ST v) { SS_STORE_STATUS(p, v); }
+#else
+typedef unsigned int ST;
+#define ST_SHIFT 30
+static __device__ __forceinline__ void ss_store_st(ST* p, ST v) { SS_STORE_STATUS32(p, v); }
+#endif
+#define ST_A ((ST)1 << ST_SHIFT)
+#define ST_P ((ST)2 << ST_SHIFT)
+#define ST_MASK (ST_A - 1)
 
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_scatter(UK* k0, UK* k1, POS* p0, POS* p1,
-		const unsigned int* __restrict__ counts, const unsigned int* __restrict__ incl, long long n, long long shift, long long byRow, long long len,
-		const int* __restrict__ ctl, long long pass) {
+union ss_stage {
+	UK k[TILE];
+	POS p[TILE];
+};
+
+// pass is one onesweep radix pass: a tile (its id from a ticket) ranks its
+// keys by digit, stably (warps rank with __match_any_sync, in key order),
+// publishes its digit counts and looks back, digit by digit, over the
+// tiles before it (decoupled look-back), then writes its keys grouped by
+// digit through shared memory, so that runs of a digit go out together.
+// Statuses alternate between st0 and st1 with the source buffer; a pass
+// clears the other one for the next pass (st0 is clear at the start, and
+// the ticket sits after the statuses).
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, POS* p0, POS* p1, const unsigned int* __restrict__ goff, ST* st0, ST* st1,
+		long long n, long long shift, long long byRow, long long len, const int* __restrict__ ctl, long long pass, long long nb) {
 	if (ctl[pass]) return;
 	const int src = ctl[SORT_SRC + pass];
 	const UK* __restrict__ keys = src ? k1 : k0;
 	const POS* __restrict__ pos = src ? p1 : p0;
 	UK* __restrict__ okeys = src ? k0 : k1;
 	POS* __restrict__ opos = src ? p0 : p1;
+	ST* st = src ? st1 : st0;
+	ST* other = src ? st0 : st1;
 	__shared__ unsigned int wh[BLOCK / 32][256];
-	__shared__ unsigned int boff[256];
-	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-	for (int d = threadIdx.x; d < 256 * (BLOCK / 32); d += BLOCK) (&wh[0][0])[d] = 0u;
+	__shared__ unsigned int dbase[256]; // global position of the tile's first key of each digit, less its rank
+	__shared__ unsigned int wsum[BLOCK / 32];
+	__shared__ union ss_stage stage;
+	__shared__ unsigned char sdig[TILE];
+	__shared__ long long ticket;
+	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+	if (tid == 0) ticket = (long long)atomicAdd((unsigned int*)&st[nb * 256], 1u);
+	for (int d = tid; d < 256 * (BLOCK / 32); d += BLOCK) (&wh[0][0])[d] = 0u;
 	__syncthreads();
-	const long long base = (long long)blockIdx.x * TILE + (long long)warp * (32 * IPT);
+	const long long t = ticket;
+	for (int d = tid; d < 256; d += BLOCK) other[t * 256 + d] = (ST)0;
+	if (t == 0 && tid == 0) other[nb * 256] = (ST)0;
+	const long long tbase = t * TILE;
+	const long long cnt = n - tbase < TILE ? n - tbase : TILE;
+	const long long base = tbase + (long long)warp * (32 * IPT);
 	const unsigned int lt = (1u << lane) - 1u;
 	UK k[IPT];
 	POS p[IPT];
@@ -249,32 +296,79 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_scatter(UK* k0, UK* k1,
 			if (pos) p[j] = pos[i];
 			dg[j] = ss_digit(k[j], p[j], shift, byRow, len);
 		}
+	}
+	for (int j = 0; j < IPT; j++) {
 		const unsigned int peers = __match_any_sync(0xffffffffu, dg[j]);
-		const unsigned int c = ok ? wh[warp][dg[j]] : 0u;
+		const unsigned int c = dg[j] < 256u ? wh[warp][dg[j]] : 0u;
 		r[j] = c + __popc(peers & lt);
 		__syncwarp();
-		if (ok && (peers & lt) == 0u) wh[warp][dg[j]] = c + __popc(peers);
+		if (dg[j] < 256u && (peers & lt) == 0u) wh[warp][dg[j]] = c + __popc(peers);
 		__syncwarp();
 	}
 	__syncthreads();
-	{
-		const int d = threadIdx.x;
-		unsigned int run = 0u;
+	// Thread d: the digit's count in the tile, the warps' offsets within
+	// it, and its exclusive prefix over the digits (a block scan).
+	const int d = tid;
+	unsigned int cd = 0u;
+	if (d < 256) {
 		for (int w = 0; w < BLOCK / 32; w++) {
-			const unsigned int t = wh[w][d];
-			wh[w][d] = run;
-			run += t;
+			const unsigned int x = wh[w][d];
+			wh[w][d] = cd;
+			cd += x;
 		}
-		const long long at = (long long)d * gridDim.x + blockIdx.x;
-		boff[d] = incl[at] - counts[at];
+		ss_store_st(&st[t * 256 + d], (t == 0 ? ST_P : ST_A) | (ST)cd);
+	}
+	unsigned int inc = cd;
+	for (int o = 1; o < 32; o <<= 1) {
+		const unsigned int y = __shfl_up_sync(0xffffffffu, inc, o);
+		if (lane >= o) inc += y;
+	}
+	if (lane == 31) wsum[warp] = inc;
+	__syncthreads();
+	unsigned int dpre = inc - cd;
+	for (int w = 0; w < warp; w++) dpre += wsum[w];
+	if (d < 256) {
+		// The keys of digit d in the tiles before this one.
+		ST run = 0;
+		if (t > 0) {
+			for (long long j = t - 1;; j--) {
+				ST s;
+				for (;;) {
+					s = ((volatile ST*)st)[j * 256 + d];
+					if (s & (ST_A | ST_P)) break;
+					SS_SPIN();
+				}
+				run += s & ST_MASK;
+				if (s & ST_P) break;
+			}
+			ss_store_st(&st[t * 256 + d], ST_P | (run + (ST)cd));
+		}
+		dbase[d] = goff[pass * 256 + d] + (unsigned int)run - dpre;
+		for (int w = 0; w < BLOCK / 32; w++) wh[w][d] += dpre;
+	}
+	__syncthreads();
+	// Keys (and digits) to their rank in the tile, then out in rank order.
+	for (int j = 0; j < IPT; j++) {
+		if (dg[j] < 256u) {
+			const unsigned int q = wh[warp][dg[j]] + r[j];
+			stage.k[q] = k[j];
+			sdig[q] = (unsigned char)dg[j];
+		}
 	}
 	__syncthreads();
 	for (int j = 0; j < IPT; j++) {
-		if (dg[j] < 256u) {
-			const unsigned int dst = boff[dg[j]] + wh[warp][dg[j]] + r[j];
-			okeys[dst] = k[j];
-			if (opos) opos[dst] = p[j];
-		}
+		const int q = j * BLOCK + tid;
+		if (q < cnt) okeys[dbase[sdig[q]] + q] = stage.k[q];
+	}
+	if (!opos) return;
+	__syncthreads();
+	for (int j = 0; j < IPT; j++) {
+		if (dg[j] < 256u) stage.p[wh[warp][dg[j]] + r[j]] = p[j];
+	}
+	__syncthreads();
+	for (int j = 0; j < IPT; j++) {
+		const int q = j * BLOCK + tid;
+		if (q < cnt) opos[dbase[sdig[q]] + q] = stage.p[q];
 	}
 }
 
@@ -399,6 +493,9 @@ func flag01(v bool) int {
 // host tests replace them to delay stores and so exercise every state.
 const lookbackHooks = `#ifndef SS_STORE_STATUS
 #define SS_STORE_STATUS(p, v) (*(volatile unsigned long long*)(p) = (v))
+#endif
+#ifndef SS_STORE_STATUS32
+#define SS_STORE_STATUS32(p, v) (*(volatile unsigned int*)(p) = (v))
 #endif
 #ifndef SS_SPIN
 #define SS_SPIN()

@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -106,33 +108,27 @@ struct alignas(16) int4 { int x, y, z, w; };
 // Delayed status stores.
 static unsigned long long gocu_rng = 88172645463325252ull;
 static unsigned long long gocu_rand() { gocu_rng ^= gocu_rng << 13; gocu_rng ^= gocu_rng >> 7; gocu_rng ^= gocu_rng << 17; return gocu_rng; }
-struct gocu_store { unsigned long long *p; unsigned long long v; };
+struct gocu_store { void *p; unsigned long long v; int w; };
 static std::vector<gocu_store> gocu_pending;
 static unsigned long long gocu_spins, gocu_deferred;
 static void gocu_flush_one() {
 	if (gocu_pending.empty()) return;
 	size_t i = gocu_rand() % gocu_pending.size();
-	*gocu_pending[i].p = gocu_pending[i].v;
+	if (gocu_pending[i].w == 8) *(unsigned long long *)gocu_pending[i].p = gocu_pending[i].v;
+	else *(unsigned int *)gocu_pending[i].p = (unsigned int)gocu_pending[i].v;
 	gocu_pending[i] = gocu_pending.back();
 	gocu_pending.pop_back();
 }
-static void gocu_status(void *q, unsigned long long v) {
-	unsigned long long *p = (unsigned long long *)q;
+static void gocu_store_w(void *p, unsigned long long v, int w) {
 	for (auto &s : gocu_pending) {
 		if (s.p == p) { s.v = v; return; } // stores to one word stay in order
 	}
-	if (gocu_rand() % 4 != 0) { gocu_pending.push_back({p, v}); gocu_deferred++; return; }
-	*p = v;
+	if (gocu_rand() % 4 != 0) { gocu_pending.push_back({p, v, w}); gocu_deferred++; return; }
+	if (w == 8) *(unsigned long long *)p = v;
+	else *(unsigned int *)p = (unsigned int)v;
 }
-static void gocu_status32(void *q, unsigned int v) {
-	// 32-bit statuses: defer as a 64-bit store of the aligned pair.
-	unsigned int *p = (unsigned int *)q;
-	for (auto &s : gocu_pending) {
-		if ((unsigned int *)s.p == p) { s.v = v; return; }
-	}
-	if (gocu_rand() % 4 != 0) { gocu_pending.push_back({(unsigned long long *)p, v}); gocu_deferred++; return; }
-	*p = v;
-}
+static void gocu_status(void *p, unsigned long long v) { gocu_store_w(p, v, 8); }
+static void gocu_status32(void *p, unsigned int v) { gocu_store_w(p, v, 4); }
 #define SS_STORE_STATUS(p, v) gocu_status((p), (v))
 #define SS_STORE_STATUS32(p, v) gocu_status32((p), (v))
 #define SS_SPIN() (gocu_spins++, gocu_flush_one())
@@ -448,6 +444,263 @@ func TestScanHost(t *testing.T) {
 	}
 	t.Logf("harness: %s", strings.TrimSpace(msg))
 	if !strings.Contains(msg, "spins") || strings.Contains(msg, "spins 0\n") {
+		t.Errorf("the look-back never waited: %s", msg)
+	}
+}
+
+// sortOrder is the unsigned key of element i of raw (dtype dt) whose order
+// is the sort's, as ss_key maps it.
+func sortOrder(dt backend.DType, raw []byte, i int) uint64 {
+	sz := dt.Size()
+	var u uint64
+	for b := sz - 1; b >= 0; b-- {
+		u = u<<8 | uint64(raw[i*sz+b])
+	}
+	switch dt {
+	case backend.Float32:
+		f := math.Float32frombits(uint32(u))
+		if f != f {
+			return math.MaxUint32
+		}
+		if u>>31 != 0 {
+			return ^u & math.MaxUint32
+		}
+		return u | 1<<31
+	case backend.Float64:
+		f := math.Float64frombits(u)
+		if f != f {
+			return math.MaxUint64
+		}
+		if u>>63 != 0 {
+			return ^u
+		}
+		return u | 1<<63
+	case backend.Int32:
+		return u ^ 1<<31
+	case backend.Int64:
+		return u ^ 1<<63
+	case backend.Bool:
+		if u != 0 {
+			return 1
+		}
+	}
+	return u
+}
+
+// sortRef returns, for each row, the stable sorting permutation (by
+// positions in the row) and the sorted keys' bytes, NaN as the quiet NaN.
+func sortRef(dt backend.DType, raw []byte, rows, length int, desc bool) (keys []byte, pos []int64) {
+	sz := dt.Size()
+	for row := range rows {
+		idx := make([]int, length)
+		for i := range idx {
+			idx[i] = row*length + i
+		}
+		sort.SliceStable(idx, func(a, b int) bool {
+			ka, kb := sortOrder(dt, raw, idx[a]), sortOrder(dt, raw, idx[b])
+			if desc {
+				return ka > kb
+			}
+			return ka < kb
+		})
+		for _, i := range idx {
+			e := raw[i*sz : (i+1)*sz]
+			switch {
+			case dt == backend.Float32 && sortOrder(dt, raw, i) == math.MaxUint32:
+				e = rawLE(uint32(0x7fc00000))
+			case dt == backend.Float64 && sortOrder(dt, raw, i) == math.MaxUint64:
+				e = rawLE(uint64(0x7ff8000000000000))
+			case dt == backend.Bool && e[0] != 0:
+				e = []byte{1}
+			}
+			keys = append(keys, e...)
+			pos = append(pos, int64(i-row*length))
+		}
+	}
+	return keys, pos
+}
+
+// TestSortHost runs the onesweep radix sort on the host, launch for launch
+// as the GPU backend does, with delayed look-back stores: keys only, with
+// positions, rows, descending, a payload, every key dtype, lengths around
+// the tile, ties, NaN and -0, and the 64-bit statuses of wide sorts.
+func TestSortHost(t *testing.T) {
+	h := newSSHost(t)
+	r := rand.New(rand.NewPCG(3, 5))
+	type sortCase struct {
+		name       string
+		dt         backend.DType
+		rows, len  int
+		desc, pos  bool
+		vals, wide bool
+	}
+	var checks []func(outs [][]byte) error
+	var names []string
+	var nOut int
+	gen := func(dt backend.DType, n int) []byte {
+		var b []byte
+		for range n {
+			switch dt {
+			case backend.Float32:
+				v := float32(r.IntN(50)-25) / 4
+				switch r.IntN(40) {
+				case 0:
+					v = float32(math.NaN())
+				case 1:
+					v = float32(math.Copysign(0, -1))
+				case 2:
+					v = float32(math.Inf(-1))
+				case 3:
+					v = float32(-math.NaN()) // the sign bit set
+				case 4:
+					v = r.Float32() * 1e30
+				}
+				b = append(b, rawLE(math.Float32bits(v))...)
+			case backend.Float64:
+				v := r.NormFloat64()
+				switch r.IntN(20) {
+				case 0:
+					v = math.NaN()
+				case 1:
+					v = math.Copysign(0, -1)
+				case 2:
+					v = 0
+				}
+				b = append(b, rawLE(math.Float64bits(v))...)
+			case backend.Int32:
+				b = append(b, rawLE(int32(r.IntN(70000)-300))...)
+			case backend.Int64:
+				b = append(b, rawLE(int64(r.Uint64()))...)
+			case backend.Uint8:
+				b = append(b, byte(r.Uint32()))
+			default:
+				b = append(b, byte(r.IntN(2))) // a bool is 0 or 1
+			}
+		}
+		return b
+	}
+	add := func(c sortCase) {
+		n := c.rows * c.len
+		raw := gen(c.dt, n)
+		vsize := 8
+		var vraw []byte
+		if c.vals {
+			vsize = 2
+			for i := range n {
+				vraw = append(vraw, rawLE(uint16(i*7+1))...)
+			}
+		}
+		ks := SortKernels(c.dt, vsize, c.wide)
+		var passes [][2]int
+		for by := 0; by < c.dt.Size(); by++ {
+			passes = append(passes, [2]int{8 * by, 0})
+		}
+		rpass := 0
+		for sh := 0; sh < bits.Len(uint(c.rows-1)); sh += 8 {
+			passes = append(passes, [2]int{sh, 1})
+			rpass++
+		}
+		kt := keyUnsigned(c.dt)
+		in := h.input(ctype(c.dt), raw)
+		keysOnly := c.rows == 1 && !c.pos && !c.vals
+		k0, k1 := h.scratch(kt, n*max(c.dt.Size(), 4), false), h.scratch(kt, n*max(c.dt.Size(), 4), false)
+		p0, p1 := "nullptr", "nullptr"
+		if !keysOnly {
+			p0, p1 = h.scratch("unsigned int", 4*n, false), h.scratch("unsigned int", 4*n, false)
+		}
+		nb := (n + SortTile - 1) / SortTile
+		stw := 4
+		if c.wide {
+			stw = 8
+		}
+		st0, st1 := h.scratch("void", stw*(nb*256+1), true), h.scratch("void", stw*(nb*256+1), false)
+		ctl := h.scratch("int", 4*32, false)
+		ghist := h.scratch("unsigned int", 4*256*len(passes), true)
+		goff := h.scratch("unsigned int", 4*256*len(passes), false)
+		st := "unsigned int"
+		if c.wide {
+			st = "unsigned long long"
+		}
+		h.launch(ks.Prep, 3, in, k0, p0, fmt.Sprint(n), fmt.Sprint(flag01(c.desc)))
+		h.launch(ks.GHist, 2, k0, fmt.Sprint(n), ghist, fmt.Sprint(c.len), fmt.Sprint(rpass))
+		h.launch(ks.Plan, 1, ghist, fmt.Sprint(n), fmt.Sprint(len(passes)), ctl, goff)
+		for pi, ps := range passes {
+			h.launch(ks.Pass, nb, k0, k1, p0, p1, goff, fmt.Sprintf("(%s*)%s", st, st0), fmt.Sprintf("(%s*)%s", st, st1),
+				fmt.Sprint(n), fmt.Sprint(ps[0]), fmt.Sprint(ps[1]), fmt.Sprint(c.len), ctl, fmt.Sprint(pi), fmt.Sprint(nb))
+		}
+		outk := h.scratch(ctype(c.dt), n*c.dt.Size(), false)
+		outp, vals, outv := "nullptr", "nullptr", "nullptr"
+		if c.pos && !c.vals {
+			outp = h.scratch("long long", 8*n, false)
+		}
+		if c.vals {
+			vals = h.input("unsigned short", vraw)
+			outv = h.scratch("unsigned short", 2*n, false)
+		}
+		h.launch(ks.Finish, 2, k0, k1, p0, p1, outk, outp, vals, outv, fmt.Sprint(n), fmt.Sprint(c.len), fmt.Sprint(flag01(c.desc)), ctl, fmt.Sprint(len(passes)))
+		h.output(outk, n*c.dt.Size())
+		wantK, wantP := sortRef(c.dt, raw, c.rows, c.len, c.desc)
+		ik, ip := nOut, nOut+1
+		nOut++
+		switch {
+		case c.vals:
+			h.output(outv, 2*n)
+			nOut++
+		case c.pos:
+			h.output(outp, 8*n)
+			nOut++
+		}
+		names = append(names, fmt.Sprintf("%+v", c))
+		checks = append(checks, func(outs [][]byte) error {
+			sz := c.dt.Size()
+			for i := 0; i < n; i++ {
+				if !bytes.Equal(outs[ik][i*sz:(i+1)*sz], wantK[i*sz:(i+1)*sz]) {
+					return fmt.Errorf("key %d: % x, want % x", i, outs[ik][i*sz:(i+1)*sz], wantK[i*sz:(i+1)*sz])
+				}
+			}
+			for i := 0; i < n && (c.pos || c.vals); i++ {
+				row := i / c.len
+				var got, want int64
+				if c.vals {
+					got = int64(binary.LittleEndian.Uint16(outs[ip][2*i:]))
+					want = int64(uint16((int64(row*c.len)+wantP[i])*7 + 1))
+				} else {
+					got, want = int64(binary.LittleEndian.Uint64(outs[ip][8*i:])), wantP[i]
+				}
+				if got != want {
+					return fmt.Errorf("position %d: %d, want %d", i, got, want)
+				}
+			}
+			return nil
+		})
+	}
+	for _, c := range []sortCase{
+		{dt: backend.Float32, rows: 1, len: 1},
+		{dt: backend.Float32, rows: 1, len: SortTile - 1},
+		{dt: backend.Float32, rows: 1, len: SortTile + 1, pos: true},
+		{dt: backend.Float32, rows: 1, len: 6*SortTile + 333},
+		{dt: backend.Float32, rows: 1, len: 5*SortTile + 7, pos: true, desc: true},
+		{dt: backend.Float32, rows: 300, len: 70, pos: true},
+		{dt: backend.Float32, rows: 3, len: 2*SortTile + 9, vals: true},
+		{dt: backend.Float64, rows: 1, len: 3*SortTile + 5, pos: true},
+		{dt: backend.Float64, rows: 2, len: SortTile, desc: true},
+		{dt: backend.Int32, rows: 1, len: 7*SortTile + 1},
+		{dt: backend.Int32, rows: 1, len: 4*SortTile + 1, pos: true, wide: true},
+		{dt: backend.Int64, rows: 1, len: 2*SortTile + 100, pos: true},
+		{dt: backend.Uint8, rows: 5, len: 999, pos: true},
+		{dt: backend.Bool, rows: 1, len: 3*SortTile - 1, pos: true, desc: true},
+		{dt: backend.Bool, rows: 1, len: 77},
+	} {
+		add(c)
+	}
+	outs, msg := h.run()
+	for i, c := range checks {
+		if err := c(outs); err != nil {
+			t.Errorf("%s: %v", names[i], err)
+		}
+	}
+	t.Logf("harness: %s", strings.TrimSpace(msg))
+	if strings.Contains(msg, "spins 0\n") {
 		t.Errorf("the look-back never waited: %s", msg)
 	}
 }
