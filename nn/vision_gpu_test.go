@@ -111,8 +111,10 @@ func TestGPUConvPoolMatchCPU(t *testing.T) {
 		{2, 8, 20, 24, 16, 5, 3, [2]int{1, 2}, [2]int{2, 1}, [2]int{2, 1}, 4, false},
 	}, convCases...)
 	for _, cc := range cases {
-		// The weight's gradient sums N·Ho·Wo float32 products.
-		tol := 1e-5 * max(1, math.Sqrt(float64(cc.n*cc.h*cc.w)/100))
+		// The weight's gradient sums N·Ho·Wo float32 products, in an order
+		// that differs between cuBLAS and the CPU: on an H200 the largest
+		// case differed by 1.1e-4 at 8,192 products.
+		tol := 3e-5 * max(1, math.Sqrt(float64(cc.n*cc.h*cc.w)/100))
 		x := rng.Normal(array.Float64, 0, 1, cc.n, cc.c, cc.h, cc.w)
 		w := rng.Normal(array.Float64, 0, 0.3, cc.o, cc.c/cc.g, cc.kh, cc.kw)
 		in := []*array.Array{x, w}

@@ -192,12 +192,16 @@ func compare[T kernel.BFloat16 | float32](t *testing.T, what string, p *problem,
 }
 
 // The tolerances: o and the gradients are rounded to bf16 (2⁻⁹), and the
-// kernels round P and dS to bf16 for the tensor cores; lse is float32. A
-// gradient element sums up to seq such products, so its error scales with
-// the gradient's typical size (rms) more than with its own.
+// kernels round P and dS to bf16 for the tensor cores; lse is float32.
+// The relative Frobenius error is the real check: a causal mask off by
+// one gives 0.3. Elements are checked only against gross errors, because
+// the first rows of a causal head attend to a few keys with large
+// weights: there, one rounding of P or of the stored o (which the
+// gradients' rowsum(dO∘o) reads) moves an element by up to 11% of the
+// tensor's rms (seen on an H200 at S 2048 and 4096).
 const (
-	oRtol, oAtol, oFrob = 1.0 / 64, 1.0 / 64, 1e-2
-	gRtol, gAtol, gFrob = 1.0 / 32, 1.0 / 16, 1e-2
+	oRtol, oAtol, oFrob = 1.0 / 32, 1.0 / 8, 1e-2
+	gRtol, gAtol, gFrob = 1.0 / 32, 1.0 / 4, 1e-2
 )
 
 // run runs forward and backward on the problem, poisoning every output

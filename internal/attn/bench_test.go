@@ -68,9 +68,14 @@ func benchAttn(b *testing.B, s shape, causal bool, pass string) {
 	t := newGPUTimer(b, d).median(b, f)
 	b.ReportMetric(float64(t.Nanoseconds())/1e3, "us-median")
 	b.ReportMetric(flop/t.Seconds()/1e12, "TFLOP/s")
-	// A result the kernels did not finish would show as poison.
-	if x := download(b, dq)[n-1]; x == nanBF16 {
-		b.Fatal("dq was not written")
+	// A result the kernels did not finish would show as poison; the
+	// forward pass alone writes o but not dq.
+	last, what := dq, "dq"
+	if pass == "fwd" {
+		last, what = o, "o"
+	}
+	if x := download(b, last)[n-1]; x == nanBF16 {
+		b.Fatalf("%s was not written", what)
 	}
 }
 
