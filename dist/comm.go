@@ -36,12 +36,12 @@ var (
 	// ErrClosed: the communicator was closed.
 	ErrClosed = errors.New("dist: communicator closed")
 	// ErrPeer: another rank failed, left, or called a different
-	// collective (the host backend across processes reports it; NCCL
-	// hangs instead, see Comm.Abort).
+	// collective (the host backend reports it; on GPUs the watchdog
+	// reports NCCL's asynchronous error, see Comm.Err).
 	ErrPeer = errors.New("dist: another rank failed or disagreed")
-	// ErrTimeout: a rank did not join, or call a collective, within the
-	// host backend's limit (GOCU_DIST_TIMEOUT) of the others; ErrPeer
-	// matches too.
+	// ErrTimeout: a rank did not join, or call a collective, within
+	// GOCU_DIST_TIMEOUT of the others (on GPUs: a collective did not
+	// complete in that time); ErrPeer matches too.
 	ErrTimeout error = timeoutError{}
 )
 
@@ -73,6 +73,9 @@ type backend interface {
 	group(fn func() error) error
 	close() error
 	abort() error
+	// failure is the error that ended the communicator: a rank that
+	// failed, left or timed out.
+	failure() error
 }
 
 // New returns a communicator of len(devs) ranks driven by this process,
@@ -136,11 +139,11 @@ func Join(id ID, nranks, rank int, dev *gocu.Device) (*Comm, error) {
 		if !dev.IsGPU() {
 			return nil, fmt.Errorf("dist: Join: the id is NCCL's (GPUs) and the device is %v: make the id for the devices' kind (NewID(gocu.%v))", dev, dev.Kind())
 		}
-		comm, err := nccl.InitRank(*id.ncclID, nranks, rank, dev.CUDA())
+		be, err := newNCCLRank(*id.ncclID, nranks, rank, dev)
 		if err != nil {
-			return nil, fmt.Errorf("dist: Join: %w", err)
+			return nil, err
 		}
-		c.be = &ncclBackend{devs: c.devs, comms: []*nccl.Comm{comm}}
+		c.be = be
 	case id.addr != "":
 		if dev.IsGPU() {
 			return nil, fmt.Errorf("dist: Join: the id is the host backend's and the device is %v: make the id with NewID(gocu.CUDA)", dev)
@@ -277,9 +280,26 @@ func (c *Comm) Abort() error {
 	return c.be.abort()
 }
 
+// Err returns the error that ended the communicator, or nil: on GPUs, a
+// collective that did not complete within GOCU_DIST_TIMEOUT or an error
+// NCCL found while one ran (a rank crashed), after which the watchdog
+// aborted the communicator; on the host backend, a rank that failed, left
+// or did not call in time. Every later call returns it too. A loop that
+// reads results from the device (which return once the communicator is
+// aborted) checks Err to tell them from garbage.
+func (c *Comm) Err() error {
+	if c == nil {
+		return errors.New("dist: Err: nil *Comm")
+	}
+	return c.be.failure()
+}
+
 func (c *Comm) live(fn string) error {
 	if c == nil {
 		return fmt.Errorf("dist: %s: nil *Comm", fn)
+	}
+	if err := c.be.failure(); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -39,11 +39,24 @@
 // to the hub, which reduces in rank order and sends the result back. It is
 // not fast; it exists so that data-parallel code, the launcher of one
 // process per rank included, runs and is tested on machines without GPUs,
-// with the same results as on GPUs up to float rounding. Unlike NCCL, a
-// rank that fails or calls another collective is reported to the others
-// (ErrPeer) instead of hanging them, and so is a rank that does not join,
-// or call the collective the others called, within GOCU_DIST_TIMEOUT
+// with the same results as on GPUs up to float rounding. A rank that
+// fails or calls another collective is reported to the others (ErrPeer)
+// instead of hanging them, and so is a rank that does not join, or call
+// the collective the others called, within GOCU_DIST_TIMEOUT
 // (DefaultTimeout, ten minutes, as torch's; ErrTimeout names the rank).
+//
+// # A failed rank does not hang the others
+//
+// NCCL waits forever for a rank that stopped. On GPUs a watchdog, as
+// torch's, follows every collective with an event, polls the events and
+// NCCL's asynchronous error (ncclCommGetAsyncError), and when a collective
+// has not completed within GOCU_DIST_TIMEOUT, or NCCL reports a rank that
+// crashed, aborts the communicator (ncclCommAbort): the kernels that wait
+// end, a host waiting on the device returns, and Comm.Err and every later
+// call return the error (ErrTimeout or ErrPeer). GOCU_DIST_TIMEOUT=off
+// turns the watchdog off. NCCL cannot say which rank is missing; Launch
+// (and `gocu train --ranks`) can: it names the rank that exited, or the
+// one still running when the others timed out.
 //
 // # Results
 //

@@ -7,10 +7,13 @@ package dist_test
 //	go test ./dist -run '^$' -bench GPU          (2 GPUs or more)
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
@@ -155,6 +158,42 @@ func TestGPUProcesses(t *testing.T) {
 		if errs[r] != nil {
 			t.Errorf("rank %d: %v", r, errs[r])
 		}
+	}
+}
+
+// One rank stops calling collectives after the first: the other's
+// all-reduce, or the read after it, returns once the watchdog aborted the
+// communicator, and the Comm reports ErrTimeout (hangMain checks it).
+func TestGPUHungRank(t *testing.T) {
+	devs := gpus(t)
+	if len(devs) < 2 {
+		t.Skipf("%d GPU: needs 2 or more", len(devs))
+	}
+	runHung(t, gocu.CUDA, []string{devs[0].ID(), devs[1].ID()}, 1)
+}
+
+// A rank killed (SIGKILL) after joining, through NCCL: the launcher names
+// it and ends the other, which would otherwise wait for it.
+func TestGPULaunchKilledRank(t *testing.T) {
+	devs := gpus(t)
+	if len(devs) < 2 {
+		t.Skipf("%d GPU: needs 2 or more", len(devs))
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(envChild, "1")
+	t.Setenv(envDevice, "")
+	t.Setenv(envKillRank, "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err = dist.Launch(ctx, exe, []string{"-test.run=^$"}, 2, gocu.CUDA, nil)
+	if ctx.Err() != nil {
+		t.Fatalf("the launcher waited: %v", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "(rank 1 first)") || !strings.Contains(err.Error(), "--- rank 1: signal: killed") {
+		t.Fatalf("a killed rank: %v", err)
 	}
 }
 

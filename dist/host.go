@@ -44,6 +44,7 @@ func (h *hostLocal) broadcast(xs []*array.Array, root int) error {
 func (h *hostLocal) group(fn func() error) error { return fn() }
 func (h *hostLocal) close() error                { return nil }
 func (h *hostLocal) abort() error                { return nil }
+func (h *hostLocal) failure() error              { return nil }
 
 // reduce combines xs (host arrays of one dtype and shape) with op in rank
 // order, as nranks ranks would, into a new array on xs[0]'s device. Float

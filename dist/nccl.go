@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
@@ -18,12 +19,21 @@ type ncclBackend struct {
 	devs  []*gocu.Device
 	comms []*nccl.Comm
 
-	mu    sync.Mutex
-	depth int            // Group calls in progress
-	keep  []*array.Array // arrays of collectives recorded in the Group, kept until it is issued
+	mu      sync.Mutex
+	depth   int            // Group calls in progress
+	keep    []*array.Array // arrays of collectives recorded in the Group, kept until it is issued
+	grouped []string       // what the open Group issues, for the watchdog
+
+	wd     *watchdog // nil when GOCU_DIST_TIMEOUT is off
+	evMu   sync.Mutex
+	events [][]*cuda.Event // free events, per local rank
 }
 
 func newNCCLAll(devs []*gocu.Device) (*ncclBackend, error) {
+	timeout, err := envTimeout()
+	if err != nil {
+		return nil, err
+	}
 	cds := make([]*cuda.Device, len(devs))
 	for i, d := range devs {
 		cds[i] = d.CUDA()
@@ -32,7 +42,100 @@ func newNCCLAll(devs []*gocu.Device) (*ncclBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dist: New: %w", err)
 	}
-	return &ncclBackend{devs: devs, comms: comms}, nil
+	b := &ncclBackend{devs: devs, comms: comms}
+	b.watch(timeout, fmt.Sprintf("ranks 0 to %d", len(devs)-1))
+	return b, nil
+}
+
+func newNCCLRank(id nccl.UniqueID, nranks, rank int, dev *gocu.Device) (*ncclBackend, error) {
+	timeout, err := envTimeout()
+	if err != nil {
+		return nil, err
+	}
+	comm, err := nccl.InitRank(id, nranks, rank, dev.CUDA())
+	if err != nil {
+		return nil, fmt.Errorf("dist: Join: %w", err)
+	}
+	b := &ncclBackend{devs: []*gocu.Device{dev}, comms: []*nccl.Comm{comm}}
+	b.watch(timeout, fmt.Sprintf("rank %d of %d", rank, nranks))
+	return b, nil
+}
+
+// watch starts the watchdog, unless timeout is 0 (off).
+func (b *ncclBackend) watch(timeout time.Duration, desc string) {
+	b.events = make([][]*cuda.Event, len(b.comms))
+	if timeout <= 0 {
+		return
+	}
+	b.wd = newWatchdog(timeout, desc, b.asyncErr, func() { _ = b.abortComms() })
+}
+
+// asyncErr returns NCCL's asynchronous error of the first local rank that
+// has one.
+func (b *ncclBackend) asyncErr() error {
+	for _, c := range b.comms {
+		if err := c.AsyncError(); err != nil && !errors.Is(err, nccl.ErrDestroyed) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *ncclBackend) failure() error { return b.wd.failure() }
+
+// track has the watchdog wait for what was just queued on the local
+// ranks' streams (nil: the default streams).
+func (b *ncclBackend) track(what string, streams []*cuda.Stream) error {
+	if b.wd == nil {
+		return nil
+	}
+	evs := make([]*cuda.Event, 0, len(b.comms))
+	for i, d := range b.devs {
+		e, err := b.event(i)
+		if err == nil {
+			s := d.Stream().CUDA()
+			if streams != nil {
+				s = streams[i]
+			}
+			err = e.Record(s)
+		}
+		if err != nil {
+			b.putEvents(evs)
+			return fmt.Errorf("dist: %s: the watchdog's event: %w", what, err)
+		}
+		evs = append(evs, e)
+	}
+	b.wd.add(what, func() (bool, error) {
+		for _, e := range evs {
+			if ok, err := e.Query(); err != nil || !ok {
+				return false, err
+			}
+		}
+		return true, nil
+	}, func() { b.putEvents(evs) })
+	return nil
+}
+
+// event returns a free event of local rank i.
+func (b *ncclBackend) event(i int) (*cuda.Event, error) {
+	b.evMu.Lock()
+	if n := len(b.events[i]); n > 0 {
+		e := b.events[i][n-1]
+		b.events[i] = b.events[i][:n-1]
+		b.evMu.Unlock()
+		return e, nil
+	}
+	b.evMu.Unlock()
+	return b.devs[i].CUDA().NewEvent(cuda.EventDisableTiming)
+}
+
+// putEvents returns events, one per local rank in order, to the pool.
+func (b *ncclBackend) putEvents(evs []*cuda.Event) {
+	b.evMu.Lock()
+	defer b.evMu.Unlock()
+	for i, e := range evs {
+		b.events[i] = append(b.events[i], e)
+	}
 }
 
 func (b *ncclBackend) name() string { return "nccl" }
@@ -95,7 +198,7 @@ func (b *ncclBackend) allReduce(xs []*array.Array, op Op) error {
 		return err
 	}
 	n := xs[0].Size()
-	return b.issue(xs, func() error {
+	return b.issue(xs, describe("AllReduce", op, xs[0]), nil, func() error {
 		for i, c := range b.comms {
 			if err := c.AllReduce(ms[i], ms[i], n, dt, nccl.RedOp(op), b.devs[i].Stream().CUDA()); err != nil {
 				return fmt.Errorf("dist: AllReduce: %w", err)
@@ -115,7 +218,7 @@ func (b *ncclBackend) broadcast(xs []*array.Array, root int) error {
 		return err
 	}
 	n := xs[0].Size()
-	return b.issue(xs, func() error {
+	return b.issue(xs, fmt.Sprintf("Broadcast from %d of %v %v", root, xs[0].DType(), xs[0].Shape()), nil, func() error {
 		for i, c := range b.comms {
 			if err := c.Broadcast(ms[i], ms[i], n, dt, root, b.devs[i].Stream().CUDA()); err != nil {
 				return fmt.Errorf("dist: Broadcast: %w", err)
@@ -125,18 +228,28 @@ func (b *ncclBackend) broadcast(xs []*array.Array, root int) error {
 	})
 }
 
+// describe names a reduction for errors: "AllReduce sum of float32 [1024]".
+func describe(fn string, op Op, x *array.Array) string {
+	return fmt.Sprintf("%s %v of %v %v", fn, op, x.DType(), x.Shape())
+}
+
 // issue runs the calls of one collective in an NCCL group (the ranks of
-// this process together). Inside Comm.Group the group joins the outer one,
-// issued later: the arrays are kept alive until then.
-func (b *ncclBackend) issue(xs []*array.Array, calls func() error) error {
+// this process together), on streams (nil: the default streams). Inside
+// Comm.Group the group joins the outer one, issued later: the arrays are
+// kept alive until then.
+func (b *ncclBackend) issue(xs []*array.Array, what string, streams []*cuda.Stream, calls func() error) error {
 	b.mu.Lock()
 	inGroup := b.depth > 0
 	if inGroup {
 		b.keep = append(b.keep, xs...)
+		b.grouped = append(b.grouped, what)
 	}
 	b.mu.Unlock()
 	err := nccl.Group(calls)
 	runtime.KeepAlive(xs)
+	if err == nil && !inGroup {
+		err = b.track(what, streams)
+	}
 	return err
 }
 
@@ -148,25 +261,58 @@ func (b *ncclBackend) group(fn func() error) error {
 	b.mu.Lock()
 	b.depth--
 	var keep []*array.Array
+	var grouped []string
 	if b.depth == 0 {
 		keep, b.keep = b.keep, nil
+		grouped, b.grouped = b.grouped, nil
 	}
 	b.mu.Unlock()
 	runtime.KeepAlive(keep)
+	if err == nil && len(grouped) > 0 {
+		what := grouped[0]
+		if len(grouped) > 1 {
+			what = fmt.Sprintf("a Group of %d collectives, the first %s", len(grouped), grouped[0])
+		}
+		err = b.track(what, nil)
+	}
 	return err
 }
 
+// close waits for the collectives issued (or for the watchdog to abort
+// them: Destroy would wait forever for a rank that is gone), then frees
+// the communicators.
 func (b *ncclBackend) close() error {
+	b.wd.drain()
+	b.wd.close()
 	var errs []error
 	for _, c := range b.comms {
 		if err := c.Destroy(); err != nil && !errors.Is(err, nccl.ErrDestroyed) {
 			errs = append(errs, err)
 		}
 	}
+	b.freeEvents()
 	return errors.Join(errs...)
 }
 
+func (b *ncclBackend) freeEvents() {
+	b.evMu.Lock()
+	defer b.evMu.Unlock()
+	for i, evs := range b.events {
+		for _, e := range evs {
+			_ = e.Close()
+		}
+		b.events[i] = nil
+	}
+}
+
 func (b *ncclBackend) abort() error {
+	err := b.abortComms()
+	b.wd.close()
+	b.freeEvents()
+	return err
+}
+
+func (b *ncclBackend) abortComms() error {
 	var errs []error
 	for _, c := range b.comms {
 		if err := c.Abort(); err != nil && !errors.Is(err, nccl.ErrDestroyed) {
