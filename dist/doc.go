@@ -21,6 +21,14 @@
 // Group issues several collectives as one NCCL group: a model's gradients
 // reduce at about the cost of one.
 //
+// # Data-parallel training
+//
+// DDP overlaps the reduction of gradients with the backward pass, as
+// PyTorch's DistributedDataParallel: buckets of gradients are all-reduced
+// as soon as the pass has made them (grad.Var.OnGradReady), on GPUs on a
+// communication stream ordered by events; Wait before the optimiser's
+// step.
+//
 // # Why a package of its own
 //
 // Package nccl is a binding: it moves device memory and knows nothing of

@@ -197,6 +197,47 @@ func TestGPULaunchKilledRank(t *testing.T) {
 	}
 }
 
+// DDP on every GPU from one process (the buckets reduced on communication
+// streams, launched from the hook of the last replica's pass), then one
+// process per GPU: gradients equal an all-reduce after the backward pass
+// within float rounding (NCCL may add in another order for other sizes).
+func TestGPUDDP(t *testing.T) {
+	devs := gpus(t)
+	if len(devs) < 2 {
+		t.Skipf("%d GPU: needs 2 or more", len(devs))
+	}
+	for _, n := range []int{2, 4} {
+		if n > len(devs) {
+			t.Logf("%d GPUs: skipping %d ranks", len(devs), n)
+			continue
+		}
+		c, err := dist.New(devs[:n]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bucket := range []int{0, 100} {
+			if err := checkDDP(c, bucket, false, 1e-5); err != nil {
+				t.Errorf("%d ranks, BucketBytes %d: %v", n, bucket, err)
+			}
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := make([]string, len(devs))
+	for i, d := range devs {
+		names[i] = d.ID()
+	}
+	t.Setenv(envCheck, "ddp")
+	errs, outs := runRanks(t, gocu.CUDA, names)
+	for r := range errs {
+		t.Logf("rank %d: %s", r, strings.TrimSpace(outs[r]))
+		if errs[r] != nil {
+			t.Errorf("rank %d: %v", r, errs[r])
+		}
+	}
+}
+
 // BenchmarkGPUAllReduce is the all-reduce of float32 arrays across every
 // GPU from one process, through dist (the array layer over nccl), from 8
 // bytes to 1 GiB, timed with CUDA events on each device's stream: the

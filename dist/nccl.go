@@ -189,6 +189,12 @@ func memories(xs []*array.Array) ([]*cuda.Memory, error) {
 }
 
 func (b *ncclBackend) allReduce(xs []*array.Array, op Op) error {
+	return b.allReduceOn(xs, op, nil, describe("AllReduce", op, xs[0]))
+}
+
+// allReduceOn is allReduce on the given streams, one per local rank (nil:
+// the default streams).
+func (b *ncclBackend) allReduceOn(xs []*array.Array, op Op, streams []*cuda.Stream, what string) error {
 	dt, err := ncclType(xs[0].DType())
 	if err != nil {
 		return err
@@ -198,9 +204,13 @@ func (b *ncclBackend) allReduce(xs []*array.Array, op Op) error {
 		return err
 	}
 	n := xs[0].Size()
-	return b.issue(xs, describe("AllReduce", op, xs[0]), nil, func() error {
+	return b.issue(xs, what, streams, func() error {
 		for i, c := range b.comms {
-			if err := c.AllReduce(ms[i], ms[i], n, dt, nccl.RedOp(op), b.devs[i].Stream().CUDA()); err != nil {
+			s := b.devs[i].Stream().CUDA()
+			if streams != nil {
+				s = streams[i]
+			}
+			if err := c.AllReduce(ms[i], ms[i], n, dt, nccl.RedOp(op), s); err != nil {
 				return fmt.Errorf("dist: AllReduce: %w", err)
 			}
 		}

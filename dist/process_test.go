@@ -32,6 +32,7 @@ const (
 	envStopRank = "GOCU_DIST_TEST_STOP_RANK" // this rank stops itself (SIGSTOP) after joining
 	envKillRank = "GOCU_DIST_TEST_KILL_RANK" // this rank kills itself (SIGKILL) after joining
 	envHangRank = "GOCU_DIST_TEST_HANG_RANK" // this rank stops calling collectives after one (hangMain)
+	envCheck    = "GOCU_DIST_TEST_CHECK"     // ddp or zero: run that check instead of the collectives
 )
 
 // runRanks starts one child per device name (rank r on devices[r]) and
@@ -220,6 +221,9 @@ func childMain() int {
 	}
 	if os.Getenv(envHangRank) != "" {
 		return hangMain(e, c, dev)
+	}
+	if what := os.Getenv(envCheck); what != "" {
+		return checkMain(what, e, c)
 	}
 	rank, nranks := e.Rank, e.NRanks
 	const n = 1 << 16
@@ -414,5 +418,31 @@ func hangMain(e dist.Env, c *dist.Comm, dev *gocu.Device) int {
 		return 1
 	}
 	fmt.Printf("rank %d: ErrTimeout after %v: %v\n", e.Rank, took.Round(time.Millisecond), err)
+	return 0
+}
+
+// checkMain runs one of the checks that tests run in one process, as one
+// rank of a job.
+func checkMain(what string, e dist.Env, c *dist.Comm) int {
+	tol := 0.0
+	if c.Backend() == "nccl" {
+		tol = 1e-5
+	}
+	var err error
+	switch what {
+	case "ddp":
+		err = checkDDP(c, 100, false, tol)
+	default:
+		err = fmt.Errorf("unknown check %q", what)
+	}
+	if err != nil {
+		fmt.Printf("rank %d: %s: %v\n", e.Rank, what, err)
+		return 1
+	}
+	if err := c.Close(); err != nil {
+		fmt.Printf("rank %d: Close: %v\n", e.Rank, err)
+		return 1
+	}
+	fmt.Printf("rank %d of %d (%s): %s right\n", e.Rank, e.NRanks, c.Backend(), what)
 	return 0
 }
