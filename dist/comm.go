@@ -69,6 +69,10 @@ type backend interface {
 	// contiguous, of one dtype and shape.
 	allReduce(xs []*array.Array, op Op) error
 	broadcast(xs []*array.Array, root int) error
+	// reduceScatter and allGather get checked arrays: sends of one dtype
+	// and shape, recvs too, with the sizes the collective needs.
+	reduceScatter(sends, recvs []*array.Array, op Op) error
+	allGather(sends, recvs []*array.Array) error
 	// group runs fn so that the collectives it calls are issued together.
 	group(fn func() error) error
 	close() error
@@ -238,6 +242,66 @@ func (c *Comm) Broadcast(root int, xs ...*array.Array) error {
 		return err
 	}
 	return c.be.broadcast(xs, root)
+}
+
+// ReduceScatter reduces the sends across all ranks with op and leaves
+// part r of the result in rank r's recv: the elements r*k to (r+1)*k-1
+// of the reduction in row-major order, with k the recv's size, shaped as
+// the recv (torch's reduce_scatter_tensor, NCCL's ncclReduceScatter).
+// sends[i] and recvs[i] are local rank i's; every send has Size() times
+// as many elements as a recv, of the same dtype. Sharded optimisers
+// reduce gradients this way: each rank gets the sum of its shard.
+func (c *Comm) ReduceScatter(op Op, sends, recvs []*array.Array) error {
+	const fn = "ReduceScatter"
+	if !op.valid() {
+		return fmt.Errorf("dist: %s: unknown reduction %d", fn, int(op))
+	}
+	if err := c.checkPair(fn, sends, recvs, false); err != nil {
+		return err
+	}
+	return c.be.reduceScatter(sends, recvs, op)
+}
+
+// AllGather concatenates every rank's send, in rank order, into every
+// rank's recv (row-major, shaped as the recv: torch's
+// all_gather_into_tensor, NCCL's ncclAllGather). sends[i] and recvs[i]
+// are local rank i's; every recv has Size() times as many elements as a
+// send, of the same dtype.
+func (c *Comm) AllGather(sends, recvs []*array.Array) error {
+	const fn = "AllGather"
+	if err := c.checkPair(fn, sends, recvs, true); err != nil {
+		return err
+	}
+	return c.be.allGather(sends, recvs)
+}
+
+// checkPair checks the arrays of ReduceScatter (gather false) and
+// AllGather: each list as check wants, one dtype, and the larger list's
+// size Size() times the smaller's.
+func (c *Comm) checkPair(fn string, sends, recvs []*array.Array, gather bool) error {
+	if err := c.check(fn+" (send)", sends); err != nil {
+		return err
+	}
+	if err := c.check(fn+" (recv)", recvs); err != nil {
+		return err
+	}
+	s, r := sends[0], recvs[0]
+	if s.DType() != r.DType() {
+		return fmt.Errorf("dist: %s: send is %v, recv %v: %w", fn, s.DType(), r.DType(), array.ErrDType)
+	}
+	small, large, ls, ll := r, s, "recv", "send"
+	if gather {
+		small, large, ls, ll = s, r, "send", "recv"
+	}
+	if small.Size()*c.size != large.Size() {
+		return fmt.Errorf("dist: %s: %s has %d elements, %s %d: want %d ranks × %d: %w", fn, ll, large.Size(), ls, small.Size(), c.size, small.Size(), array.ErrShape)
+	}
+	for i := range sends {
+		if sends[i] == recvs[i] {
+			return fmt.Errorf("dist: %s: array %d is both send and recv: they differ in size: %w", fn, i, array.ErrValue)
+		}
+	}
+	return nil
 }
 
 // Group runs fn so that the collectives it calls on c are issued together:

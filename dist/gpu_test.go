@@ -145,6 +145,26 @@ func TestGPUAllDevices(t *testing.T) {
 	}
 }
 
+// ReduceScatter and AllGather on every GPU from one process.
+func TestGPUReduceScatterAllGather(t *testing.T) {
+	devs := gpus(t)
+	if len(devs) < 2 {
+		t.Skipf("%d GPU: needs 2 or more", len(devs))
+	}
+	c, err := dist.New(devs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, dt := range []array.DType{array.Float32, array.Float64, array.BFloat16, array.Int32} {
+		for _, op := range []dist.Op{dist.Sum, dist.Avg, dist.Max} {
+			if err := checkScatterGather(c, dt, op, 1001); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
 // One process per GPU (all of them; one with one GPU), through NCCL.
 func TestGPUProcesses(t *testing.T) {
 	devs := gpus(t)

@@ -35,7 +35,7 @@ type hello struct {
 }
 
 type request struct {
-	Kind  string // "allreduce", "broadcast", "close"
+	Kind  string // "allreduce", "broadcast", "reducescatter", "allgather", "close"
 	Op    Op
 	Root  int
 	DType array.DType
@@ -329,7 +329,7 @@ func round(reqs []request) reply {
 		return reply{}
 	case "broadcast":
 		return reply{Data: reqs[q.Root].Data}
-	case "allreduce":
+	case "allreduce", "reducescatter", "allgather":
 		cpu := array.CPU()
 		xs := make([]*array.Array, len(reqs))
 		for r, o := range reqs {
@@ -340,7 +340,13 @@ func round(reqs []request) reply {
 			defer x.Close()
 			xs[r] = x
 		}
-		res, err := reduce(xs, q.Op, len(xs))
+		var res *array.Array
+		var err error
+		if q.Kind == "allgather" {
+			res, err = gather(xs) // every rank's, in rank order
+		} else {
+			res, err = reduce(xs, q.Op, len(xs)) // ranks take their parts
+		}
 		if err != nil {
 			return reply{Err: err.Error()}
 		}
@@ -360,6 +366,10 @@ func (q request) describe() string {
 		return "Close"
 	case "broadcast":
 		return fmt.Sprintf("Broadcast from %d of %v %v", q.Root, q.DType, q.Shape)
+	case "reducescatter":
+		return fmt.Sprintf("ReduceScatter %v of %v %v", q.Op, q.DType, q.Shape)
+	case "allgather":
+		return fmt.Sprintf("AllGather of %v %v", q.DType, q.Shape)
 	}
 	return fmt.Sprintf("AllReduce %v of %v %v", q.Op, q.DType, q.Shape)
 }
@@ -483,6 +493,43 @@ func (h *hostRemote) broadcast(xs []*array.Array, root int) error {
 		return err
 	}
 	return assignNPY(x, out)
+}
+
+func (h *hostRemote) reduceScatter(sends, recvs []*array.Array, op Op) error {
+	x := sends[0]
+	data, err := encodeNPY(x)
+	if err != nil {
+		return err
+	}
+	out, err := h.roundtrip(request{Kind: "reducescatter", Op: op, DType: x.DType(), Shape: x.Shape(), Data: data})
+	if err != nil {
+		return err
+	}
+	r, err := decodeNPY(array.On(x.Device()), out, x.DType())
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return scatterParts(recvs, r.Reshape(-1), func(int) int { return h.rank })
+}
+
+func (h *hostRemote) allGather(sends, recvs []*array.Array) error {
+	x := sends[0]
+	data, err := encodeNPY(x)
+	if err != nil {
+		return err
+	}
+	out, err := h.roundtrip(request{Kind: "allgather", DType: x.DType(), Shape: x.Shape(), Data: data})
+	if err != nil {
+		return err
+	}
+	y := recvs[0]
+	r, err := decodeNPY(array.On(y.Device()), out, y.DType())
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return y.Assign(r.Reshape(y.Shape()...))
 }
 
 func assignNPY(x *array.Array, data []byte) error {

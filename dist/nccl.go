@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -232,6 +233,54 @@ func (b *ncclBackend) broadcast(xs []*array.Array, root int) error {
 		for i, c := range b.comms {
 			if err := c.Broadcast(ms[i], ms[i], n, dt, root, b.devs[i].Stream().CUDA()); err != nil {
 				return fmt.Errorf("dist: Broadcast: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+func (b *ncclBackend) reduceScatter(sends, recvs []*array.Array, op Op) error {
+	dt, err := ncclType(sends[0].DType())
+	if err != nil {
+		return err
+	}
+	ss, err := memories(sends)
+	if err != nil {
+		return err
+	}
+	rs, err := memories(recvs)
+	if err != nil {
+		return err
+	}
+	n := recvs[0].Size()
+	return b.issue(append(slices.Clone(sends), recvs...), describe("ReduceScatter", op, sends[0]), nil, func() error {
+		for i, c := range b.comms {
+			if err := c.ReduceScatter(ss[i], rs[i], n, dt, nccl.RedOp(op), b.devs[i].Stream().CUDA()); err != nil {
+				return fmt.Errorf("dist: ReduceScatter: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+func (b *ncclBackend) allGather(sends, recvs []*array.Array) error {
+	dt, err := ncclType(sends[0].DType())
+	if err != nil {
+		return err
+	}
+	ss, err := memories(sends)
+	if err != nil {
+		return err
+	}
+	rs, err := memories(recvs)
+	if err != nil {
+		return err
+	}
+	n := sends[0].Size()
+	return b.issue(append(slices.Clone(sends), recvs...), fmt.Sprintf("AllGather of %v %v", sends[0].DType(), sends[0].Shape()), nil, func() error {
+		for i, c := range b.comms {
+			if err := c.AllGather(ss[i], rs[i], n, dt, b.devs[i].Stream().CUDA()); err != nil {
+				return fmt.Errorf("dist: AllGather: %w", err)
 			}
 		}
 		return nil

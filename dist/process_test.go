@@ -248,10 +248,15 @@ func childMain() int {
 	if b, err := y.AsType(array.Float64).Float64s(); err != nil || !slices.Equal(b, rankData(nranks-1, 10)) {
 		return fail("rank %d: broadcast %v %v", rank, b, err)
 	}
+	for _, op := range []dist.Op{dist.Sum, dist.Avg} {
+		if err := checkScatterGather(c, array.Float32, op, 1000); err != nil {
+			return fail("rank %d: %v", rank, err)
+		}
+	}
 	if err := c.Close(); err != nil {
 		return fail("rank %d: Close: %v", rank, err)
 	}
-	fmt.Printf("rank %d of %d on %v (%s): joined in %v, all-reduce and broadcast right; NCCL_NVLS_ENABLE=%s\n", rank, nranks, dev, c.Backend(), joined.Round(time.Millisecond), os.Getenv("NCCL_NVLS_ENABLE"))
+	fmt.Printf("rank %d of %d on %v (%s): joined in %v, all-reduce, broadcast, reduce-scatter and all-gather right; NCCL_NVLS_ENABLE=%s\n", rank, nranks, dev, c.Backend(), joined.Round(time.Millisecond), os.Getenv("NCCL_NVLS_ENABLE"))
 	return 0
 }
 
