@@ -127,8 +127,12 @@ func TestReduceScatterAllGatherErrors(t *testing.T) {
 	}
 	defer c.Close()
 	m := array.On(cpu)
-	f := func(n int) []*array.Array { return []*array.Array{m.Zeros(array.Float32, n).Copy(), m.Zeros(array.Float32, n).Copy()} }
-	d := func(n int) []*array.Array { return []*array.Array{m.Zeros(array.Float64, n).Copy(), m.Zeros(array.Float64, n).Copy()} }
+	f := func(n int) []*array.Array {
+		return []*array.Array{m.Zeros(array.Float32, n).Copy(), m.Zeros(array.Float32, n).Copy()}
+	}
+	d := func(n int) []*array.Array {
+		return []*array.Array{m.Zeros(array.Float64, n).Copy(), m.Zeros(array.Float64, n).Copy()}
+	}
 	same := f(4)
 	for _, tc := range []struct {
 		name string
