@@ -1,6 +1,7 @@
 // Package dist spreads array work over several devices: the collectives of
-// data-parallel training on arrays (all-reduce, broadcast), on GPUs through
-// NCCL and on the CPU through a host backend that stands in for it.
+// data-parallel training on arrays (all-reduce, broadcast, reduce-scatter,
+// all-gather), on GPUs through NCCL and on the CPU through a host backend
+// that stands in for it.
 //
 // A Comm connects ranks, one per device. One process drives several GPUs
 // with New (nccl.InitAll underneath); one process per GPU, on one host or
@@ -27,7 +28,9 @@
 // PyTorch's DistributedDataParallel: buckets of gradients are all-reduced
 // as soon as the pass has made them (grad.Var.OnGradReady), on GPUs on a
 // communication stream ordered by events; Wait before the optimiser's
-// step.
+// step. ZeRO1 shards the optimiser's state across the ranks (ZeRO stage
+// 1): ReduceScatter of the gradients, the update of each rank's shard,
+// AllGather of the parameters.
 //
 // # Why a package of its own
 //

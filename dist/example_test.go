@@ -7,6 +7,7 @@ import (
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/dist"
 	"github.com/gocu-dev/gocu/grad"
+	"github.com/gocu-dev/gocu/nn"
 )
 
 // Two ranks on the CPU: each holds its own gradient, and AllReduce with
@@ -65,4 +66,41 @@ func ExampleDDP() {
 	g1, _ := w[1].Grad().Float32s()
 	fmt.Println(g0, g1)
 	// Output: [0.5 1.5] [0.5 1.5]
+}
+
+// ZeRO-1 keeps half the optimiser state on each of two ranks: the shard of
+// the five parameters' elements that the rank updates is three long.
+func ExampleZeRO1() {
+	cpu := gocu.MustOpen("cpu")
+	c, err := dist.New(cpu, cpu)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	var reps [][]*grad.Var
+	for range 2 {
+		reps = append(reps, []*grad.Var{
+			grad.Param(array.FromSliceOn(cpu, []float32{1, 2, 3})),
+			grad.Param(array.FromSliceOn(cpu, []float32{4, 5})),
+		})
+	}
+	z, err := dist.NewZeRO1(c, func(p []*grad.Var) nn.Optimizer { return nn.NewSGD(p, 0.5) }, reps...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for r, rep := range reps {
+		g := float32(r + 1) // rank 0's gradients are 1, rank 1's 2: the average 1.5
+		rep[0].SetGrad(array.FromSliceOn(cpu, []float32{g, g, g}))
+		rep[1].SetGrad(array.FromSliceOn(cpu, []float32{g, g}))
+	}
+	if err := z.Step(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	z.ZeroGrad()
+	w, _ := reps[1][1].Value().Float32s()
+	fmt.Println(z.ShardSize(), w)
+	// Output: 3 [3.25 4.25]
 }

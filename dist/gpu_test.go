@@ -258,6 +258,43 @@ func TestGPUDDP(t *testing.T) {
 	}
 }
 
+// ZeRO-1 AdamW on 2 and 4 GPUs from one process, then one process per
+// GPU: the parameters of ordinary data-parallel AdamW within rounding.
+func TestGPUZeRO1(t *testing.T) {
+	devs := gpus(t)
+	if len(devs) < 2 {
+		t.Skipf("%d GPU: needs 2 or more", len(devs))
+	}
+	for _, n := range []int{2, 4} {
+		if n > len(devs) {
+			t.Logf("%d GPUs: skipping %d ranks", len(devs), n)
+			continue
+		}
+		c, err := dist.New(devs[:n]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkZeRO(c, 4, 1e-5); err != nil {
+			t.Errorf("%d ranks: %v", n, err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := make([]string, len(devs))
+	for i, d := range devs {
+		names[i] = d.ID()
+	}
+	t.Setenv(envCheck, "zero")
+	errs, outs := runRanks(t, gocu.CUDA, names)
+	for r := range errs {
+		t.Logf("rank %d: %s", r, strings.TrimSpace(outs[r]))
+		if errs[r] != nil {
+			t.Errorf("rank %d: %v", r, errs[r])
+		}
+	}
+}
+
 // BenchmarkGPUAllReduce is the all-reduce of float32 arrays across every
 // GPU from one process, through dist (the array layer over nccl), from 8
 // bytes to 1 GiB, timed with CUDA events on each device's stream: the

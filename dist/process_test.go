@@ -437,6 +437,8 @@ func checkMain(what string, e dist.Env, c *dist.Comm) int {
 	switch what {
 	case "ddp":
 		err = checkDDP(c, 100, false, tol)
+	case "zero":
+		err = checkZeRO(c, 3, tol)
 	default:
 		err = fmt.Errorf("unknown check %q", what)
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/dist"
+	"github.com/gocu-dev/gocu/grad"
+	"github.com/gocu-dev/gocu/nn"
 )
 
 // checkScatterGather runs ReduceScatter and AllGather on c's local ranks
@@ -148,6 +150,146 @@ func TestReduceScatterAllGatherErrors(t *testing.T) {
 	} {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, tc.err, tc.want)
+		}
+	}
+}
+
+// checkZeRO runs steps of ZeRO-1 AdamW and of data-parallel AdamW (an
+// all-reduce, then the optimiser on every replica) on c's local ranks and
+// compares the parameters after every step: bitwise when tol is 0, else
+// within tol of the parameter's largest magnitude. Each rank keeps
+// moments of ShardSize elements, 1/Size() of the parameters.
+func checkZeRO(c *dist.Comm, steps int, tol float64) error {
+	devs := c.Devices()
+	n := len(devs)
+	uses := func(i int) bool { return c.Rank(i) != 0 }
+	ref := make([]*replica, n)
+	got := make([]*replica, n)
+	refOpt := make([]nn.Optimizer, n)
+	reps := make([][]*grad.Var, n)
+	for i, dev := range devs {
+		ref[i] = newReplica(dev, array.Float32, c.Rank(i))
+		got[i] = newReplica(dev, array.Float32, c.Rank(i))
+		reps[i] = got[i].params
+		refOpt[i] = nn.NewAdamW(ref[i].params, 1e-2, 0.1)
+	}
+	z, err := dist.NewZeRO1(c, func(p []*grad.Var) nn.Optimizer { return nn.NewAdamW(p, 1e-2, 0.1) }, reps...)
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, p := range reps[0] {
+		total += p.Size()
+	}
+	if k := z.ShardSize(); k != (total+c.Size()-1)/c.Size() {
+		return fmt.Errorf("shard of %d elements for %d parameters on %d ranks", k, total, c.Size())
+	}
+	for i, o := range z.Optimizers() {
+		if ps := o.Params(); len(ps) != 1 || ps[0].Size() != z.ShardSize() {
+			return fmt.Errorf("local rank %d's optimiser holds %d parameters, want one shard of %d elements", i, len(ps), z.ShardSize())
+		}
+	}
+	for step := range steps {
+		for i := range n {
+			if err := errors.Join(ref[i].loss(uses(i)).Backward(), got[i].loss(uses(i)).Backward()); err != nil {
+				return err
+			}
+		}
+		for j := range ref[0].params {
+			gs := make([]*array.Array, n)
+			for i := range n {
+				p := ref[i].params[j]
+				if p.Grad() == nil {
+					p.SetGrad(array.On(devs[i]).Zeros(p.DType(), p.Shape()...).Copy())
+				}
+				gs[i] = p.Grad()
+			}
+			if err := c.AllReduce(dist.Avg, gs...); err != nil {
+				return err
+			}
+		}
+		for i := range n {
+			if err := refOpt[i].Step(); err != nil {
+				return err
+			}
+			refOpt[i].ZeroGrad()
+		}
+		if err := z.Step(); err != nil {
+			return err
+		}
+		z.ZeroGrad()
+		for i := range n {
+			for j := range ref[i].params {
+				want, err1 := ref[i].params[j].Value().AsType(array.Float64).Float64s()
+				have, err2 := got[i].params[j].Value().AsType(array.Float64).Float64s()
+				if err := errors.Join(err1, err2); err != nil {
+					return err
+				}
+				if !closeRel(have, want, tol) {
+					return fmt.Errorf("step %d, rank %d, parameter %d: ZeRO-1 %v, data-parallel Adam %v", step, c.Rank(i), j, have, want)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func TestZeRO1MatchesAdam(t *testing.T) {
+	for _, n := range []int{1, 2, 4} {
+		devs := make([]*gocu.Device, n)
+		for i := range devs {
+			devs[i] = cpu
+		}
+		c, err := dist.New(devs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkZeRO(c, 4, 0); err != nil {
+			t.Errorf("%d ranks: %v", n, err)
+		}
+		c.Close()
+	}
+}
+
+// ZeRO-1 across processes, one rank each, through the hub.
+func TestZeRO1Processes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	t.Setenv(envCheck, "zero")
+	errs, outs := runRanks(t, gocu.CPU, []string{"cpu", "cpu", "cpu", "cpu"})
+	for r := range errs {
+		t.Logf("rank %d: %s", r, strings.TrimSpace(outs[r]))
+		if errs[r] != nil {
+			t.Errorf("rank %d: %v", r, errs[r])
+		}
+	}
+}
+
+func TestZeRO1Errors(t *testing.T) {
+	c, err := dist.New(cpu, cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	adam := func(p []*grad.Var) nn.Optimizer { return nn.NewAdam(p, 1e-3) }
+	a, b := newReplica(cpu, array.Float32, 0), newReplica(cpu, array.Float32, 1)
+	f64 := grad.Param(array.On(cpu).Zeros(array.Float64, 3))
+	for _, tc := range []struct {
+		name string
+		opt  func([]*grad.Var) nn.Optimizer
+		reps [][]*grad.Var
+		want string
+	}{
+		{"nil", nil, [][]*grad.Var{a.params, b.params}, "nil optimiser"},
+		{"one replica", adam, [][]*grad.Var{a.params}, "1 replicas for 2 local ranks"},
+		{"empty", adam, [][]*grad.Var{nil, nil}, "no parameters"},
+		{"dtypes", adam, [][]*grad.Var{a.params, append(slices.Clone(b.params[:7]), f64)}, "parameter 7 is float64"},
+		{"shapes", adam, [][]*grad.Var{a.params, append([]*grad.Var{b.params[1]}, b.params[1:]...)}, "replica 1, parameter 0 has shape [16]"},
+		{"const", adam, [][]*grad.Var{a.params, append([]*grad.Var{a.x}, b.params[1:]...)}, "not a parameter"},
+	} {
+		if _, err := dist.NewZeRO1(c, tc.opt, tc.reps...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
 }
