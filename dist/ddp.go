@@ -226,6 +226,9 @@ func (d *DDP) launch(b *bucket) error {
 			}
 		}
 		flat := array.Concat(0, parts...) // new memory, even for one part
+		for _, p := range parts {
+			p.Close() // views and zeros: frees in stream order, after the copy
+		}
 		if err := flat.Err(); err != nil {
 			return fmt.Errorf("dist: DDP: local rank %d: %w", i, err)
 		}

@@ -113,6 +113,9 @@ func (z *ZeRO1) flatten(i int, at func(j int) *array.Array) (*array.Array, error
 		parts = append(parts, m.Zeros(z.dt, pad))
 	}
 	flat := array.Concat(0, parts...)
+	for _, p := range parts {
+		p.Close() // views and zeros: frees in stream order, after the copy
+	}
 	if err := flat.Err(); err != nil {
 		return nil, fmt.Errorf("dist: ZeRO1: local rank %d: %w", i, err)
 	}
