@@ -293,3 +293,35 @@ func TestZeRO1Errors(t *testing.T) {
 		}
 	}
 }
+
+// DDP and ZeRO1 on a closed communicator say so.
+func TestDDPZeRO1Closed(t *testing.T) {
+	c, err := dist.New(cpu, cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := newReplica(cpu, array.Float32, 0), newReplica(cpu, array.Float32, 1)
+	d, err := dist.NewDDP(c, dist.DDPOptions{BucketBytes: 1}, a.params, b.params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	x, y := newReplica(cpu, array.Float32, 0), newReplica(cpu, array.Float32, 1)
+	z, err := dist.NewZeRO1(c, func(p []*grad.Var) nn.Optimizer { return nn.NewAdam(p, 1e-3) }, x.params, y.params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if err := errors.Join(a.loss(true).Backward(), b.loss(true).Backward()); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Wait(); !errors.Is(err, dist.ErrClosed) {
+		t.Errorf("DDP.Wait: %v", err)
+	}
+	if err := errors.Join(x.loss(true).Backward(), y.loss(true).Backward()); err != nil {
+		t.Fatal(err)
+	}
+	if err := z.Step(); !errors.Is(err, dist.ErrClosed) {
+		t.Errorf("ZeRO1.Step: %v", err)
+	}
+}
