@@ -270,7 +270,7 @@ func (d *DDP) launch(b *bucket) error {
 			return err
 		}
 	}
-	if err := nb.allReduceOn(b.flats, d.op, d.streams, what); err != nil {
+	if err := nb.allReduceOn(b.flats, d.op, d.streams, func() string { return what }); err != nil {
 		return err
 	}
 	for i := range d.c.devs {

@@ -21,9 +21,9 @@ type ncclBackend struct {
 	comms []*nccl.Comm
 
 	mu      sync.Mutex
-	depth   int            // Group calls in progress
-	keep    []*array.Array // arrays of collectives recorded in the Group, kept until it is issued
-	grouped []string       // what the open Group issues, for the watchdog
+	depth   int             // Group calls in progress
+	keep    []*array.Array  // arrays of collectives recorded in the Group, kept until it is issued
+	grouped []func() string // what the open Group issues, for the watchdog
 
 	wd     *watchdog // nil when GOCU_DIST_TIMEOUT is off
 	evMu   sync.Mutex
@@ -86,7 +86,7 @@ func (b *ncclBackend) failure() error { return b.wd.failure() }
 
 // track has the watchdog wait for what was just queued on the local
 // ranks' streams (nil: the default streams).
-func (b *ncclBackend) track(what string, streams []*cuda.Stream) error {
+func (b *ncclBackend) track(what func() string, streams []*cuda.Stream) error {
 	if b.wd == nil {
 		return nil
 	}
@@ -102,7 +102,7 @@ func (b *ncclBackend) track(what string, streams []*cuda.Stream) error {
 		}
 		if err != nil {
 			b.putEvents(evs)
-			return fmt.Errorf("dist: %s: the watchdog's event: %w", what, err)
+			return fmt.Errorf("dist: %s: the watchdog's event: %w", what(), err)
 		}
 		evs = append(evs, e)
 	}
@@ -190,12 +190,13 @@ func memories(xs []*array.Array) ([]*cuda.Memory, error) {
 }
 
 func (b *ncclBackend) allReduce(xs []*array.Array, op Op) error {
-	return b.allReduceOn(xs, op, nil, describe("AllReduce", op, xs[0]))
+	x := xs[0]
+	return b.allReduceOn(xs, op, nil, func() string { return describe("AllReduce", op, x) })
 }
 
 // allReduceOn is allReduce on the given streams, one per local rank (nil:
 // the default streams).
-func (b *ncclBackend) allReduceOn(xs []*array.Array, op Op, streams []*cuda.Stream, what string) error {
+func (b *ncclBackend) allReduceOn(xs []*array.Array, op Op, streams []*cuda.Stream, what func() string) error {
 	dt, err := ncclType(xs[0].DType())
 	if err != nil {
 		return err
@@ -229,7 +230,9 @@ func (b *ncclBackend) broadcast(xs []*array.Array, root int) error {
 		return err
 	}
 	n := xs[0].Size()
-	return b.issue(xs, fmt.Sprintf("Broadcast from %d of %v %v", root, xs[0].DType(), xs[0].Shape()), nil, func() error {
+	x := xs[0]
+	what := func() string { return fmt.Sprintf("Broadcast from %d of %v %v", root, x.DType(), x.Shape()) }
+	return b.issue(xs, what, nil, func() error {
 		for i, c := range b.comms {
 			if err := c.Broadcast(ms[i], ms[i], n, dt, root, b.devs[i].Stream().CUDA()); err != nil {
 				return fmt.Errorf("dist: Broadcast: %w", err)
@@ -253,7 +256,9 @@ func (b *ncclBackend) reduceScatter(sends, recvs []*array.Array, op Op) error {
 		return err
 	}
 	n := recvs[0].Size()
-	return b.issue(append(slices.Clone(sends), recvs...), describe("ReduceScatter", op, sends[0]), nil, func() error {
+	x := sends[0]
+	what := func() string { return describe("ReduceScatter", op, x) }
+	return b.issue(append(slices.Clone(sends), recvs...), what, nil, func() error {
 		for i, c := range b.comms {
 			if err := c.ReduceScatter(ss[i], rs[i], n, dt, nccl.RedOp(op), b.devs[i].Stream().CUDA()); err != nil {
 				return fmt.Errorf("dist: ReduceScatter: %w", err)
@@ -277,7 +282,9 @@ func (b *ncclBackend) allGather(sends, recvs []*array.Array) error {
 		return err
 	}
 	n := sends[0].Size()
-	return b.issue(append(slices.Clone(sends), recvs...), fmt.Sprintf("AllGather of %v %v", sends[0].DType(), sends[0].Shape()), nil, func() error {
+	x := sends[0]
+	what := func() string { return fmt.Sprintf("AllGather of %v %v", x.DType(), x.Shape()) }
+	return b.issue(append(slices.Clone(sends), recvs...), what, nil, func() error {
 		for i, c := range b.comms {
 			if err := c.AllGather(ss[i], rs[i], n, dt, b.devs[i].Stream().CUDA()); err != nil {
 				return fmt.Errorf("dist: AllGather: %w", err)
@@ -295,8 +302,9 @@ func describe(fn string, op Op, x *array.Array) string {
 // issue runs the calls of one collective in an NCCL group (the ranks of
 // this process together), on streams (nil: the default streams). Inside
 // Comm.Group the group joins the outer one, issued later: the arrays are
-// kept alive until then.
-func (b *ncclBackend) issue(xs []*array.Array, what string, streams []*cuda.Stream, calls func() error) error {
+// kept alive until then. what names the collective in the watchdog's
+// errors; it runs only then, keeping Sprintf off the path of every call.
+func (b *ncclBackend) issue(xs []*array.Array, what func() string, streams []*cuda.Stream, calls func() error) error {
 	b.mu.Lock()
 	inGroup := b.depth > 0
 	if inGroup {
@@ -320,7 +328,7 @@ func (b *ncclBackend) group(fn func() error) error {
 	b.mu.Lock()
 	b.depth--
 	var keep []*array.Array
-	var grouped []string
+	var grouped []func() string
 	if b.depth == 0 {
 		keep, b.keep = b.keep, nil
 		grouped, b.grouped = b.grouped, nil
@@ -330,7 +338,9 @@ func (b *ncclBackend) group(fn func() error) error {
 	if err == nil && len(grouped) > 0 {
 		what := grouped[0]
 		if len(grouped) > 1 {
-			what = fmt.Sprintf("a Group of %d collectives, the first %s", len(grouped), grouped[0])
+			what = func() string {
+				return fmt.Sprintf("a Group of %d collectives, the first %s", len(grouped), grouped[0]())
+			}
 		}
 		err = b.track(what, nil)
 	}

@@ -19,7 +19,7 @@ import (
 // work is one collective the watchdog waits for.
 type work struct {
 	seq   int
-	what  string
+	what  func() string
 	start time.Time
 	done  func() (bool, error) // whether it has completed on every local rank
 	free  func()               // returns its events
@@ -65,7 +65,7 @@ func (w *watchdog) failure() error {
 }
 
 // add registers a collective that was just issued.
-func (w *watchdog) add(what string, done func() (bool, error), free func()) {
+func (w *watchdog) add(what func() string, done func() (bool, error), free func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.seq++
@@ -151,12 +151,12 @@ func (w *watchdog) check(now time.Time) error {
 		p := w.pending[0]
 		ok, err := p.done()
 		if err != nil {
-			return fmt.Errorf("dist: %s: collective #%d (%s): %w: %w", w.desc, p.seq, p.what, err, ErrPeer)
+			return fmt.Errorf("dist: %s: collective #%d (%s): %w: %w", w.desc, p.seq, p.what(), err, ErrPeer)
 		}
 		if !ok {
 			if took := now.Sub(p.start); took > w.timeout {
 				return fmt.Errorf("dist: %s: collective #%d (%s) did not complete within %v: another rank stopped, crashed, or did not call it (%s sets the limit); the communicator was aborted: %w",
-					w.desc, p.seq, p.what, w.timeout, EnvTimeout, ErrTimeout)
+					w.desc, p.seq, p.what(), w.timeout, EnvTimeout, ErrTimeout)
 			}
 			return nil
 		}

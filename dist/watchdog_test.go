@@ -15,7 +15,7 @@ func TestWatchdogCompletes(t *testing.T) {
 	var aborted, freed atomic.Int32
 	w := newWatchdog(time.Second, "rank 0 of 2", func() error { return nil }, func() { aborted.Add(1) })
 	var done atomic.Bool
-	w.add("AllReduce sum of float32 [8]", func() (bool, error) { return done.Load(), nil }, func() { freed.Add(1) })
+	w.add(label("AllReduce sum of float32 [8]"), func() (bool, error) { return done.Load(), nil }, func() { freed.Add(1) })
 	time.Sleep(50 * time.Millisecond)
 	done.Store(true)
 	w.drain()
@@ -29,8 +29,8 @@ func TestWatchdogTimeout(t *testing.T) {
 	var aborted, freed atomic.Int32
 	w := newWatchdog(100*time.Millisecond, "rank 0 of 2", func() error { return nil }, func() { aborted.Add(1) })
 	defer w.close()
-	w.add("Broadcast from 1 of int64 [3]", func() (bool, error) { return true, nil }, func() { freed.Add(1) })
-	w.add("AllReduce sum of float32 [8]", func() (bool, error) { return false, nil }, func() { freed.Add(1) })
+	w.add(label("Broadcast from 1 of int64 [3]"), func() (bool, error) { return true, nil }, func() { freed.Add(1) })
+	w.add(label("AllReduce sum of float32 [8]"), func() (bool, error) { return false, nil }, func() { freed.Add(1) })
 	start := time.Now()
 	w.drain()
 	took := time.Since(start)
@@ -58,7 +58,7 @@ func TestWatchdogAsyncError(t *testing.T) {
 		return nil
 	}, func() { aborted.Add(1) })
 	defer w.close()
-	w.add("AllReduce avg of float32 [8]", func() (bool, error) { return false, nil }, func() {})
+	w.add(label("AllReduce avg of float32 [8]"), func() (bool, error) { return false, nil }, func() {})
 	failed.Store(true)
 	w.drain()
 	<-w.stopped
@@ -72,7 +72,7 @@ func TestWatchdogQueryError(t *testing.T) {
 	w := newWatchdog(time.Hour, "rank 0 of 2", func() error { return nil }, func() {})
 	defer w.close()
 	bad := errors.New("cuda: illegal address")
-	w.add("AllReduce sum of float32 [8]", func() (bool, error) { return false, bad }, func() {})
+	w.add(label("AllReduce sum of float32 [8]"), func() (bool, error) { return false, bad }, func() {})
 	w.drain()
 	if err := w.failure(); !errors.Is(err, bad) || !strings.Contains(err.Error(), "collective #1") {
 		t.Fatal(err)
@@ -91,3 +91,5 @@ func TestEnvTimeout(t *testing.T) {
 		t.Errorf("a bad timeout: %v", err)
 	}
 }
+
+func label(s string) func() string { return func() string { return s } }
