@@ -36,12 +36,12 @@ var (
 	// ErrClosed: the communicator was closed.
 	ErrClosed = errors.New("dist: communicator closed")
 	// ErrPeer: another rank failed, left, or called a different
-	// collective (the host backend across processes reports it; NCCL
-	// hangs instead, see Comm.Abort).
+	// collective (the host backend reports it; on GPUs the watchdog
+	// reports NCCL's asynchronous error, see Comm.Err).
 	ErrPeer = errors.New("dist: another rank failed or disagreed")
-	// ErrTimeout: a rank did not join, or call a collective, within the
-	// host backend's limit (GOCU_DIST_TIMEOUT) of the others; ErrPeer
-	// matches too.
+	// ErrTimeout: a rank did not join, or call a collective, within
+	// GOCU_DIST_TIMEOUT of the others (on GPUs: a collective did not
+	// complete in that time); ErrPeer matches too.
 	ErrTimeout error = timeoutError{}
 )
 
@@ -69,10 +69,17 @@ type backend interface {
 	// contiguous, of one dtype and shape.
 	allReduce(xs []*array.Array, op Op) error
 	broadcast(xs []*array.Array, root int) error
+	// reduceScatter and allGather get checked arrays: sends of one dtype
+	// and shape, recvs too, with the sizes the collective needs.
+	reduceScatter(sends, recvs []*array.Array, op Op) error
+	allGather(sends, recvs []*array.Array) error
 	// group runs fn so that the collectives it calls are issued together.
 	group(fn func() error) error
 	close() error
 	abort() error
+	// failure is the error that ended the communicator: a rank that
+	// failed, left or timed out.
+	failure() error
 }
 
 // New returns a communicator of len(devs) ranks driven by this process,
@@ -136,11 +143,11 @@ func Join(id ID, nranks, rank int, dev *gocu.Device) (*Comm, error) {
 		if !dev.IsGPU() {
 			return nil, fmt.Errorf("dist: Join: the id is NCCL's (GPUs) and the device is %v: make the id for the devices' kind (NewID(gocu.%v))", dev, dev.Kind())
 		}
-		comm, err := nccl.InitRank(*id.ncclID, nranks, rank, dev.CUDA())
+		be, err := newNCCLRank(*id.ncclID, nranks, rank, dev)
 		if err != nil {
-			return nil, fmt.Errorf("dist: Join: %w", err)
+			return nil, err
 		}
-		c.be = &ncclBackend{devs: c.devs, comms: []*nccl.Comm{comm}}
+		c.be = be
 	case id.addr != "":
 		if dev.IsGPU() {
 			return nil, fmt.Errorf("dist: Join: the id is the host backend's and the device is %v: make the id with NewID(gocu.CUDA)", dev)
@@ -237,6 +244,66 @@ func (c *Comm) Broadcast(root int, xs ...*array.Array) error {
 	return c.be.broadcast(xs, root)
 }
 
+// ReduceScatter reduces the sends across all ranks with op and leaves
+// part r of the result in rank r's recv: the elements r*k to (r+1)*k-1
+// of the reduction in row-major order, with k the recv's size, shaped as
+// the recv (torch's reduce_scatter_tensor, NCCL's ncclReduceScatter).
+// sends[i] and recvs[i] are local rank i's; every send has Size() times
+// as many elements as a recv, of the same dtype. Sharded optimisers
+// reduce gradients this way: each rank gets the sum of its shard.
+func (c *Comm) ReduceScatter(op Op, sends, recvs []*array.Array) error {
+	const fn = "ReduceScatter"
+	if !op.valid() {
+		return fmt.Errorf("dist: %s: unknown reduction %d", fn, int(op))
+	}
+	if err := c.checkPair(fn, sends, recvs, false); err != nil {
+		return err
+	}
+	return c.be.reduceScatter(sends, recvs, op)
+}
+
+// AllGather concatenates every rank's send, in rank order, into every
+// rank's recv (row-major, shaped as the recv: torch's
+// all_gather_into_tensor, NCCL's ncclAllGather). sends[i] and recvs[i]
+// are local rank i's; every recv has Size() times as many elements as a
+// send, of the same dtype.
+func (c *Comm) AllGather(sends, recvs []*array.Array) error {
+	const fn = "AllGather"
+	if err := c.checkPair(fn, sends, recvs, true); err != nil {
+		return err
+	}
+	return c.be.allGather(sends, recvs)
+}
+
+// checkPair checks the arrays of ReduceScatter (gather false) and
+// AllGather: each list as check wants, one dtype, and the larger list's
+// size Size() times the smaller's.
+func (c *Comm) checkPair(fn string, sends, recvs []*array.Array, gather bool) error {
+	if err := c.check(fn+" (send)", sends); err != nil {
+		return err
+	}
+	if err := c.check(fn+" (recv)", recvs); err != nil {
+		return err
+	}
+	s, r := sends[0], recvs[0]
+	if s.DType() != r.DType() {
+		return fmt.Errorf("dist: %s: send is %v, recv %v: %w", fn, s.DType(), r.DType(), array.ErrDType)
+	}
+	small, large, ls, ll := r, s, "recv", "send"
+	if gather {
+		small, large, ls, ll = s, r, "send", "recv"
+	}
+	if small.Size()*c.size != large.Size() {
+		return fmt.Errorf("dist: %s: %s has %d elements, %s %d: want %d ranks × %d: %w", fn, ll, large.Size(), ls, small.Size(), c.size, small.Size(), array.ErrShape)
+	}
+	for i := range sends {
+		if sends[i] == recvs[i] {
+			return fmt.Errorf("dist: %s: array %d is both send and recv: they differ in size: %w", fn, i, array.ErrValue)
+		}
+	}
+	return nil
+}
+
 // Group runs fn so that the collectives it calls on c are issued together:
 // on GPUs one NCCL group (nccl.Group), which launches them at once and,
 // if fn fails, drops them all. Reducing every gradient of a model in one
@@ -277,9 +344,26 @@ func (c *Comm) Abort() error {
 	return c.be.abort()
 }
 
+// Err returns the error that ended the communicator, or nil: on GPUs, a
+// collective that did not complete within GOCU_DIST_TIMEOUT or an error
+// NCCL found while one ran (a rank crashed), after which the watchdog
+// aborted the communicator; on the host backend, a rank that failed, left
+// or did not call in time. Every later call returns it too. A loop that
+// reads results from the device (which return once the communicator is
+// aborted) checks Err to tell them from garbage.
+func (c *Comm) Err() error {
+	if c == nil {
+		return errors.New("dist: Err: nil *Comm")
+	}
+	return c.be.failure()
+}
+
 func (c *Comm) live(fn string) error {
 	if c == nil {
 		return fmt.Errorf("dist: %s: nil *Comm", fn)
+	}
+	if err := c.be.failure(); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

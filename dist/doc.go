@@ -1,6 +1,7 @@
 // Package dist spreads array work over several devices: the collectives of
-// data-parallel training on arrays (all-reduce, broadcast), on GPUs through
-// NCCL and on the CPU through a host backend that stands in for it.
+// data-parallel training on arrays (all-reduce, broadcast, reduce-scatter,
+// all-gather), on GPUs through NCCL and on the CPU through a host backend
+// that stands in for it.
 //
 // A Comm connects ranks, one per device. One process drives several GPUs
 // with New (nccl.InitAll underneath); one process per GPU, on one host or
@@ -21,6 +22,16 @@
 // Group issues several collectives as one NCCL group: a model's gradients
 // reduce at about the cost of one.
 //
+// # Data-parallel training
+//
+// DDP overlaps the reduction of gradients with the backward pass, as
+// PyTorch's DistributedDataParallel: buckets of gradients are all-reduced
+// as soon as the pass has made them (grad.Var.OnGradReady), on GPUs on a
+// communication stream ordered by events; Wait before the optimiser's
+// step. ZeRO1 shards the optimiser's state across the ranks (ZeRO stage
+// 1): ReduceScatter of the gradients, the update of each rank's shard,
+// AllGather of the parameters.
+//
 // # Why a package of its own
 //
 // Package nccl is a binding: it moves device memory and knows nothing of
@@ -39,11 +50,24 @@
 // to the hub, which reduces in rank order and sends the result back. It is
 // not fast; it exists so that data-parallel code, the launcher of one
 // process per rank included, runs and is tested on machines without GPUs,
-// with the same results as on GPUs up to float rounding. Unlike NCCL, a
-// rank that fails or calls another collective is reported to the others
-// (ErrPeer) instead of hanging them, and so is a rank that does not join,
-// or call the collective the others called, within GOCU_DIST_TIMEOUT
+// with the same results as on GPUs up to float rounding. A rank that
+// fails or calls another collective is reported to the others (ErrPeer)
+// instead of hanging them, and so is a rank that does not join, or call
+// the collective the others called, within GOCU_DIST_TIMEOUT
 // (DefaultTimeout, ten minutes, as torch's; ErrTimeout names the rank).
+//
+// # A failed rank does not hang the others
+//
+// NCCL waits forever for a rank that stopped. On GPUs a watchdog, as
+// torch's, follows every collective with an event, polls the events and
+// NCCL's asynchronous error (ncclCommGetAsyncError), and when a collective
+// has not completed within GOCU_DIST_TIMEOUT, or NCCL reports a rank that
+// crashed, aborts the communicator (ncclCommAbort): the kernels that wait
+// end, a host waiting on the device returns, and Comm.Err and every later
+// call return the error (ErrTimeout or ErrPeer). GOCU_DIST_TIMEOUT=off
+// turns the watchdog off. NCCL cannot say which rank is missing; Launch
+// (and `gocu train --ranks`) can: it names the rank that exited, or the
+// one still running when the others timed out.
 //
 // # Results
 //

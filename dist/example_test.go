@@ -6,6 +6,8 @@ import (
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/dist"
+	"github.com/gocu-dev/gocu/grad"
+	"github.com/gocu-dev/gocu/nn"
 )
 
 // Two ranks on the CPU: each holds its own gradient, and AllReduce with
@@ -29,4 +31,76 @@ func ExampleComm_AllReduce() {
 	v1, _ := g1.Float32s()
 	fmt.Println(v0, v1)
 	// Output: [2 3 4] [2 3 4]
+}
+
+// DDP all-reduces gradients in buckets as the backward pass makes them;
+// Wait before the optimiser's step. Two replicas on the CPU here, each on
+// its own data; on GPUs the reductions run on communication streams.
+func ExampleDDP() {
+	cpu := gocu.MustOpen("cpu")
+	c, err := dist.New(cpu, cpu)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	w := []*grad.Var{grad.Param(array.FromSliceOn(cpu, []float32{1, 2})), grad.Param(array.FromSliceOn(cpu, []float32{1, 2}))}
+	d, err := dist.NewDDP(c, dist.DDPOptions{}, w[:1], w[1:])
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer d.Close()
+	for r, x := range [][]float32{{1, 0}, {0, 3}} {
+		loss := w[r].Mul(array.FromSliceOn(cpu, x)).Sum()
+		if err := loss.Backward(); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	if err := d.Wait(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	g0, _ := w[0].Grad().Float32s()
+	g1, _ := w[1].Grad().Float32s()
+	fmt.Println(g0, g1)
+	// Output: [0.5 1.5] [0.5 1.5]
+}
+
+// ZeRO-1 keeps half the optimiser state on each of two ranks: the shard of
+// the five parameters' elements that the rank updates is three long.
+func ExampleZeRO1() {
+	cpu := gocu.MustOpen("cpu")
+	c, err := dist.New(cpu, cpu)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	var reps [][]*grad.Var
+	for range 2 {
+		reps = append(reps, []*grad.Var{
+			grad.Param(array.FromSliceOn(cpu, []float32{1, 2, 3})),
+			grad.Param(array.FromSliceOn(cpu, []float32{4, 5})),
+		})
+	}
+	z, err := dist.NewZeRO1(c, func(p []*grad.Var) nn.Optimizer { return nn.NewSGD(p, 0.5) }, reps...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for r, rep := range reps {
+		g := float32(r + 1) // rank 0's gradients are 1, rank 1's 2: the average 1.5
+		rep[0].SetGrad(array.FromSliceOn(cpu, []float32{g, g, g}))
+		rep[1].SetGrad(array.FromSliceOn(cpu, []float32{g, g}))
+	}
+	if err := z.Step(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	z.ZeroGrad()
+	w, _ := reps[1][1].Value().Float32s()
+	fmt.Println(z.ShardSize(), w)
+	// Output: 3 [3.25 4.25]
 }

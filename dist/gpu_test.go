@@ -7,10 +7,13 @@ package dist_test
 //	go test ./dist -run '^$' -bench GPU          (2 GPUs or more)
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
@@ -142,6 +145,26 @@ func TestGPUAllDevices(t *testing.T) {
 	}
 }
 
+// ReduceScatter and AllGather on every GPU from one process.
+func TestGPUReduceScatterAllGather(t *testing.T) {
+	devs := gpus(t)
+	if len(devs) < 2 {
+		t.Skipf("%d GPU: needs 2 or more", len(devs))
+	}
+	c, err := dist.New(devs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, dt := range []array.DType{array.Float32, array.Float64, array.BFloat16, array.Int32} {
+		for _, op := range []dist.Op{dist.Sum, dist.Avg, dist.Max} {
+			if err := checkScatterGather(c, dt, op, 1001); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
 // One process per GPU (all of them; one with one GPU), through NCCL.
 func TestGPUProcesses(t *testing.T) {
 	devs := gpus(t)
@@ -149,6 +172,120 @@ func TestGPUProcesses(t *testing.T) {
 	for i, d := range devs {
 		names[i] = d.ID()
 	}
+	errs, outs := runRanks(t, gocu.CUDA, names)
+	for r := range errs {
+		t.Logf("rank %d: %s", r, strings.TrimSpace(outs[r]))
+		if errs[r] != nil {
+			t.Errorf("rank %d: %v", r, errs[r])
+		}
+	}
+}
+
+// One rank stops calling collectives after the first: the other's
+// all-reduce, or the read after it, returns once the watchdog aborted the
+// communicator, and the Comm reports ErrTimeout (hangMain checks it).
+func TestGPUHungRank(t *testing.T) {
+	devs := gpus(t)
+	if len(devs) < 2 {
+		t.Skipf("%d GPU: needs 2 or more", len(devs))
+	}
+	runHung(t, gocu.CUDA, []string{devs[0].ID(), devs[1].ID()}, 1)
+}
+
+// A rank killed (SIGKILL) after joining, through NCCL: the launcher names
+// it and ends the other, which would otherwise wait for it.
+func TestGPULaunchKilledRank(t *testing.T) {
+	devs := gpus(t)
+	if len(devs) < 2 {
+		t.Skipf("%d GPU: needs 2 or more", len(devs))
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(envChild, "1")
+	t.Setenv(envDevice, "")
+	t.Setenv(envKillRank, "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err = dist.Launch(ctx, exe, []string{"-test.run=^$"}, 2, gocu.CUDA, nil)
+	if ctx.Err() != nil {
+		t.Fatalf("the launcher waited: %v", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "(rank 1 first)") || !strings.Contains(err.Error(), "--- rank 1: signal: killed") {
+		t.Fatalf("a killed rank: %v", err)
+	}
+}
+
+// DDP on every GPU from one process (the buckets reduced on communication
+// streams, launched from the hook of the last replica's pass), then one
+// process per GPU: gradients equal an all-reduce after the backward pass
+// within float rounding (NCCL may add in another order for other sizes).
+func TestGPUDDP(t *testing.T) {
+	devs := gpus(t)
+	if len(devs) < 2 {
+		t.Skipf("%d GPU: needs 2 or more", len(devs))
+	}
+	for _, n := range []int{2, 4} {
+		if n > len(devs) {
+			t.Logf("%d GPUs: skipping %d ranks", len(devs), n)
+			continue
+		}
+		c, err := dist.New(devs[:n]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bucket := range []int{0, 100} {
+			if err := checkDDP(c, bucket, false, 1e-5); err != nil {
+				t.Errorf("%d ranks, BucketBytes %d: %v", n, bucket, err)
+			}
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := make([]string, len(devs))
+	for i, d := range devs {
+		names[i] = d.ID()
+	}
+	t.Setenv(envCheck, "ddp")
+	errs, outs := runRanks(t, gocu.CUDA, names)
+	for r := range errs {
+		t.Logf("rank %d: %s", r, strings.TrimSpace(outs[r]))
+		if errs[r] != nil {
+			t.Errorf("rank %d: %v", r, errs[r])
+		}
+	}
+}
+
+// ZeRO-1 AdamW on 2 and 4 GPUs from one process, then one process per
+// GPU: the parameters of ordinary data-parallel AdamW within rounding.
+func TestGPUZeRO1(t *testing.T) {
+	devs := gpus(t)
+	if len(devs) < 2 {
+		t.Skipf("%d GPU: needs 2 or more", len(devs))
+	}
+	for _, n := range []int{2, 4} {
+		if n > len(devs) {
+			t.Logf("%d GPUs: skipping %d ranks", len(devs), n)
+			continue
+		}
+		c, err := dist.New(devs[:n]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkZeRO(c, 4, 1e-5); err != nil {
+			t.Errorf("%d ranks: %v", n, err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := make([]string, len(devs))
+	for i, d := range devs {
+		names[i] = d.ID()
+	}
+	t.Setenv(envCheck, "zero")
 	errs, outs := runRanks(t, gocu.CUDA, names)
 	for r := range errs {
 		t.Logf("rank %d: %s", r, strings.TrimSpace(outs[r]))

@@ -41,9 +41,65 @@ func (h *hostLocal) broadcast(xs []*array.Array, root int) error {
 	return nil
 }
 
+func (h *hostLocal) reduceScatter(sends, recvs []*array.Array, op Op) error {
+	flat := make([]*array.Array, len(sends))
+	for i, x := range sends {
+		flat[i] = x.Reshape(-1)
+	}
+	r, err := reduce(flat, op, len(sends))
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return scatterParts(recvs, r, func(i int) int { return i })
+}
+
+func (h *hostLocal) allGather(sends, recvs []*array.Array) error {
+	all, err := gather(sends)
+	if err != nil {
+		return err
+	}
+	defer all.Close()
+	for _, x := range recvs {
+		if err := assignFrom(x, all.Reshape(x.Shape()...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gather concatenates xs raveled, on xs[0]'s device.
+func gather(xs []*array.Array) (*array.Array, error) {
+	dev := xs[0].Device()
+	flat := make([]*array.Array, len(xs))
+	for i, x := range xs {
+		if x.Device() != dev {
+			x = x.To(dev)
+		}
+		flat[i] = x.Reshape(-1)
+	}
+	all := array.Concat(0, flat...)
+	return all, all.Err()
+}
+
+// scatterParts writes part rank(i) of the flat array r into recvs[i].
+func scatterParts(recvs []*array.Array, r *array.Array, rank func(int) int) error {
+	for i, x := range recvs {
+		k := x.Size()
+		part := r.Slice(array.S(rank(i)*k, (rank(i)+1)*k)).Reshape(x.Shape()...)
+		err := assignFrom(x, part)
+		part.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (h *hostLocal) group(fn func() error) error { return fn() }
 func (h *hostLocal) close() error                { return nil }
 func (h *hostLocal) abort() error                { return nil }
+func (h *hostLocal) failure() error              { return nil }
 
 // reduce combines xs (host arrays of one dtype and shape) with op in rank
 // order, as nranks ranks would, into a new array on xs[0]'s device. Float

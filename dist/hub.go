@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocu-dev/gocu"
@@ -34,7 +35,7 @@ type hello struct {
 }
 
 type request struct {
-	Kind  string // "allreduce", "broadcast", "close"
+	Kind  string // "allreduce", "broadcast", "reducescatter", "allgather", "close"
 	Op    Op
 	Root  int
 	DType array.DType
@@ -58,15 +59,16 @@ type hub struct {
 const maxRanks = 1 << 16
 
 // EnvTimeout names the variable that sets how long the host backend's hub
-// waits, once a rank has joined or called a collective, for the others.
+// waits, once a rank has joined or called a collective, for the others,
+// and how long a collective may run on GPUs before the watchdog aborts it.
 const EnvTimeout = "GOCU_DIST_TIMEOUT"
 
 // DefaultTimeout is the hub's wait without GOCU_DIST_TIMEOUT, as torch's
 // default process-group timeout.
 const DefaultTimeout = 10 * time.Minute
 
-// hubTimeout reads GOCU_DIST_TIMEOUT: a Go duration, or "off".
-func hubTimeout() (time.Duration, error) {
+// envTimeout reads GOCU_DIST_TIMEOUT: a Go duration, or "off".
+func envTimeout() (time.Duration, error) {
 	v := strings.TrimSpace(os.Getenv(EnvTimeout))
 	switch v {
 	case "":
@@ -84,7 +86,7 @@ func hubTimeout() (time.Duration, error) {
 // startHub listens on GOCU_DIST_HUB (default 127.0.0.1, any free port) and
 // serves one job in the background.
 func startHub() (ID, error) {
-	timeout, err := hubTimeout()
+	timeout, err := envTimeout()
 	if err != nil {
 		return ID{}, err
 	}
@@ -327,7 +329,7 @@ func round(reqs []request) reply {
 		return reply{}
 	case "broadcast":
 		return reply{Data: reqs[q.Root].Data}
-	case "allreduce":
+	case "allreduce", "reducescatter", "allgather":
 		cpu := array.CPU()
 		xs := make([]*array.Array, len(reqs))
 		for r, o := range reqs {
@@ -338,7 +340,13 @@ func round(reqs []request) reply {
 			defer x.Close()
 			xs[r] = x
 		}
-		res, err := reduce(xs, q.Op, len(xs))
+		var res *array.Array
+		var err error
+		if q.Kind == "allgather" {
+			res, err = gather(xs) // every rank's, in rank order
+		} else {
+			res, err = reduce(xs, q.Op, len(xs)) // ranks take their parts
+		}
 		if err != nil {
 			return reply{Err: err.Error()}
 		}
@@ -358,6 +366,10 @@ func (q request) describe() string {
 		return "Close"
 	case "broadcast":
 		return fmt.Sprintf("Broadcast from %d of %v %v", q.Root, q.DType, q.Shape)
+	case "reducescatter":
+		return fmt.Sprintf("ReduceScatter %v of %v %v", q.Op, q.DType, q.Shape)
+	case "allgather":
+		return fmt.Sprintf("AllGather of %v %v", q.DType, q.Shape)
 	}
 	return fmt.Sprintf("AllReduce %v of %v %v", q.Op, q.DType, q.Shape)
 }
@@ -398,6 +410,8 @@ type hostRemote struct {
 	dev  *gocu.Device
 	rank int
 	err  error // sticky: the hub failed or the comm was closed
+
+	failed atomic.Pointer[error] // err, unless the comm was closed
 }
 
 func joinHub(id ID, nranks, rank int, dev *gocu.Device) (*hostRemote, error) {
@@ -439,13 +453,12 @@ func (h *hostRemote) roundtrip(q request) ([]byte, error) {
 		err = h.p.dec.Decode(&rep)
 	}
 	if err != nil {
-		h.err = fmt.Errorf("dist: %s: rank %d: the connection to the hub failed (%v): %w", q.describe(), h.rank, err, ErrPeer)
-		h.p.conn.Close()
-		return nil, h.err
+		return nil, h.fail(fmt.Errorf("dist: %s: rank %d: the connection to the hub failed (%v): %w", q.describe(), h.rank, err, ErrPeer))
 	}
 	if rep.Err != "" {
 		if rep.Timeout {
-			return nil, fmt.Errorf("dist: %s: rank %d: %s: %w", q.describe(), h.rank, rep.Err, ErrTimeout)
+			// The hub ended the job: later calls fail the same way.
+			return nil, h.fail(fmt.Errorf("dist: %s: rank %d: %s: %w", q.describe(), h.rank, rep.Err, ErrTimeout))
 		}
 		return nil, fmt.Errorf("dist: %s: rank %d: %s: %w", q.describe(), h.rank, rep.Err, ErrPeer)
 	}
@@ -482,6 +495,43 @@ func (h *hostRemote) broadcast(xs []*array.Array, root int) error {
 	return assignNPY(x, out)
 }
 
+func (h *hostRemote) reduceScatter(sends, recvs []*array.Array, op Op) error {
+	x := sends[0]
+	data, err := encodeNPY(x)
+	if err != nil {
+		return err
+	}
+	out, err := h.roundtrip(request{Kind: "reducescatter", Op: op, DType: x.DType(), Shape: x.Shape(), Data: data})
+	if err != nil {
+		return err
+	}
+	r, err := decodeNPY(array.On(x.Device()), out, x.DType())
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return scatterParts(recvs, r.Reshape(-1), func(int) int { return h.rank })
+}
+
+func (h *hostRemote) allGather(sends, recvs []*array.Array) error {
+	x := sends[0]
+	data, err := encodeNPY(x)
+	if err != nil {
+		return err
+	}
+	out, err := h.roundtrip(request{Kind: "allgather", DType: x.DType(), Shape: x.Shape(), Data: data})
+	if err != nil {
+		return err
+	}
+	y := recvs[0]
+	r, err := decodeNPY(array.On(y.Device()), out, y.DType())
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return y.Assign(r.Reshape(y.Shape()...))
+}
+
 func assignNPY(x *array.Array, data []byte) error {
 	r, err := decodeNPY(array.On(x.Device()), data, x.DType())
 	if err != nil {
@@ -492,6 +542,21 @@ func assignNPY(x *array.Array, data []byte) error {
 }
 
 func (h *hostRemote) group(fn func() error) error { return fn() }
+
+func (h *hostRemote) failure() error {
+	if p := h.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// fail makes err sticky; h.mu is held.
+func (h *hostRemote) fail(err error) error {
+	h.err = err
+	h.failed.Store(&err)
+	h.p.conn.Close()
+	return err
+}
 
 func (h *hostRemote) close() error {
 	_, err := h.roundtrip(request{Kind: "close"})

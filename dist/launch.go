@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -157,11 +158,18 @@ func Rendezvous(addr string, rank, nranks int, kind gocu.Kind, timeout time.Dura
 // Launch runs a job of nranks processes on this host, as torchrun does:
 // it makes the id for devices of kind (NewID: for GPUs this process asks
 // NCCL, it opens no GPU), starts exe with args nranks times, each with its
-// Env in the environment (rank r is LocalRank r: cuda:r), copies rank 0's
+// Env in the environment (rank r is LocalRank r: cuda:r) and NVLink
+// multicast off (NCCL_NVLS_ENABLE=0, unless set: the lent H200 machines
+// need it, see nvls below), copies rank 0's
 // output to out, and waits for all. When one fails the others are
 // stopped, and the error names the rank and ends with its last lines of
 // output (of every rank that failed: one that fails makes the others fail
-// too, when they find it gone). ctx stops the job.
+// too, when they find it gone). A rank that stops answering (stopped or
+// hung, not exited) makes the others time out (GOCU_DIST_TIMEOUT): Launch
+// then waits a few seconds for every rank to end, names those that have
+// not, and ends them; the error matches ErrTimeout. It recognises a rank
+// that timed out by ErrTimeout's text in its output: print errors.
+// ctx stops the job.
 func Launch(ctx context.Context, exe string, args []string, nranks int, kind gocu.Kind, out io.Writer) error {
 	if nranks < 1 || nranks > maxRanks {
 		return fmt.Errorf("dist: Launch: %d ranks: want 1 to %d", nranks, maxRanks)
@@ -181,6 +189,9 @@ func Launch(ctx context.Context, exe string, args []string, nranks int, kind goc
 	for r := range nranks {
 		cmd := exec.CommandContext(ctx, exe, args...)
 		cmd.Env = append(os.Environ(), Env{ID: id, Rank: r, NRanks: nranks, LocalRank: r}.Vars()...)
+		if _, set := os.LookupEnv("NCCL_NVLS_ENABLE"); !set {
+			cmd.Env = append(cmd.Env, "NCCL_NVLS_ENABLE=0")
+		}
 		tails[r] = &tail{}
 		if r == 0 && out != nil {
 			cmd.Stdout = io.MultiWriter(out, tails[r])
@@ -195,19 +206,45 @@ func Launch(ctx context.Context, exe string, args []string, nranks int, kind goc
 		go func() { done <- result{r, cmd.Wait()} }()
 	}
 	var failed []result
+	exited := make([]bool, nranks)
+	var grace <-chan time.Time
+	var suspects []int
 	cancelled := false
-	for range nranks {
-		res := <-done
-		if res.err == nil {
-			continue
+	stop := func() {
+		if !cancelled {
+			cancel() // a job with a failed rank cannot go on
+			cancelled = true
 		}
-		var ee *exec.ExitError
-		if cancelled && errors.As(res.err, &ee) && !ee.Exited() {
-			continue // stopped by us after another rank failed
+	}
+	for running := nranks; running > 0; {
+		select {
+		case res := <-done:
+			running--
+			exited[res.rank] = true
+			if res.err == nil {
+				continue
+			}
+			var ee *exec.ExitError
+			if cancelled && errors.As(res.err, &ee) && !ee.Exited() {
+				continue // stopped by us after another rank failed
+			}
+			failed = append(failed, res)
+			if !strings.Contains(tails[res.rank].String(), timeoutText) {
+				stop()
+			} else if grace == nil && !cancelled {
+				// The rank timed out waiting for another: give the others
+				// time to time out too, and name those that do not.
+				grace = time.After(launchGrace)
+			}
+		case <-grace:
+			grace = nil
+			for r, x := range exited {
+				if !x {
+					suspects = append(suspects, r)
+				}
+			}
+			stop()
 		}
-		failed = append(failed, res)
-		cancel() // a job with a failed rank cannot go on
-		cancelled = true
 	}
 	if len(failed) == 0 {
 		return nil
@@ -216,8 +253,31 @@ func Launch(ctx context.Context, exe string, args []string, nranks int, kind goc
 	for _, f := range failed {
 		fmt.Fprintf(&b, "\n--- rank %d: %v\n%s", f.rank, f.err, tails[f.rank].String())
 	}
+	if len(suspects) > 0 {
+		ok := func(r int) bool { return !slices.Contains(suspects, r) }
+		who := "it was"
+		if len(suspects) > 1 {
+			who = "they were"
+		}
+		return fmt.Errorf("dist: %s of %d stopped answering: %d ranks timed out waiting for a collective (%s), and %s still running %v later, neither failed nor done: stopped or hung; the job was ended: %w%s",
+			missing(nranks, ok), nranks, len(failed), EnvTimeout, who, launchGrace, ErrTimeout, b.String())
+	}
 	return fmt.Errorf("dist: %d of %d ranks failed (rank %d first): %w%s", len(failed), nranks, failed[0].rank, failed[0].err, b.String())
 }
+
+// nvls: NCCL's NVLink SHARP (multicast) needs the fabric manager's
+// multicast support, which the lent multi-GPU machines lack: NCCL then
+// fails to create communicators. Launch turns it off in the ranks it
+// starts; a process driving several GPUs itself must be started with
+// NCCL_NVLS_ENABLE=0 (NCCL reads the C environment, which os.Setenv does
+// not change without cgo).
+
+// timeoutText is in the output of a rank that reported ErrTimeout.
+var timeoutText = ErrTimeout.Error()
+
+// launchGrace is how long Launch waits, after a rank timed out, for the
+// others to end before it names those still running.
+const launchGrace = 5 * time.Second
 
 // tail keeps the last lines written to it.
 type tail struct {

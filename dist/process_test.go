@@ -30,6 +30,9 @@ const (
 	envDevice   = "GOCU_DIST_TEST_DEVICE"    // cpu or sim; unset: cuda:LOCAL_RANK
 	envFailRank = "GOCU_DIST_TEST_FAIL_RANK" // this rank fails after joining
 	envStopRank = "GOCU_DIST_TEST_STOP_RANK" // this rank stops itself (SIGSTOP) after joining
+	envKillRank = "GOCU_DIST_TEST_KILL_RANK" // this rank kills itself (SIGKILL) after joining
+	envHangRank = "GOCU_DIST_TEST_HANG_RANK" // this rank stops calling collectives after one (hangMain)
+	envCheck    = "GOCU_DIST_TEST_CHECK"     // ddp or zero: run that check instead of the collectives
 )
 
 // runRanks starts one child per device name (rank r on devices[r]) and
@@ -92,7 +95,8 @@ func TestLaunch(t *testing.T) {
 	if err := dist.Launch(context.Background(), exe, []string{"-test.run=^$"}, 3, gocu.CPU, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "rank 0 of 3 on cpu (host)") || strings.Contains(out.String(), "rank 1") {
+	if !strings.Contains(out.String(), "rank 0 of 3 on cpu (host)") || strings.Contains(out.String(), "rank 1") ||
+		(os.Getenv("NCCL_NVLS_ENABLE") == "" && !strings.Contains(out.String(), "NCCL_NVLS_ENABLE=0")) {
 		t.Errorf("rank 0's output: %q", out.String())
 	}
 	t.Setenv(envFailRank, "1")
@@ -212,6 +216,15 @@ func childMain() int {
 	if os.Getenv(envStopRank) == strconv.Itoa(e.Rank) {
 		stopSelf()
 	}
+	if os.Getenv(envKillRank) == strconv.Itoa(e.Rank) {
+		killSelf()
+	}
+	if os.Getenv(envHangRank) != "" {
+		return hangMain(e, c, dev)
+	}
+	if what := os.Getenv(envCheck); what != "" {
+		return checkMain(what, e, c)
+	}
 	rank, nranks := e.Rank, e.NRanks
 	const n = 1 << 16
 	x := array.FromSliceOn(dev, rankData(rank, n)).AsType(array.Float32).Copy()
@@ -235,10 +248,15 @@ func childMain() int {
 	if b, err := y.AsType(array.Float64).Float64s(); err != nil || !slices.Equal(b, rankData(nranks-1, 10)) {
 		return fail("rank %d: broadcast %v %v", rank, b, err)
 	}
+	for _, op := range []dist.Op{dist.Sum, dist.Avg} {
+		if err := checkScatterGather(c, array.Float32, op, 1000); err != nil {
+			return fail("rank %d: %v", rank, err)
+		}
+	}
 	if err := c.Close(); err != nil {
 		return fail("rank %d: Close: %v", rank, err)
 	}
-	fmt.Printf("rank %d of %d on %v (%s): joined in %v, all-reduce and broadcast right\n", rank, nranks, dev, c.Backend(), joined.Round(time.Millisecond))
+	fmt.Printf("rank %d of %d on %v (%s): joined in %v, all-reduce, broadcast, reduce-scatter and all-gather right; NCCL_NVLS_ENABLE=%s\n", rank, nranks, dev, c.Backend(), joined.Round(time.Millisecond), os.Getenv("NCCL_NVLS_ENABLE"))
 	return 0
 }
 
@@ -268,4 +286,170 @@ func TestLaunchStoppedRank(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "rank 2 of 3 did not call a collective within 1s") {
 		t.Fatalf("a stopped rank: %v", err)
 	}
+	if !errors.Is(err, dist.ErrTimeout) || !strings.HasPrefix(err.Error(), "dist: rank 2 of 3 stopped answering") {
+		t.Fatalf("the launcher does not name the stopped rank first: %v", err)
+	}
+}
+
+// A rank killed (SIGKILL) after joining: the others get ErrPeer from the
+// host backend at once, and the launcher names the killed rank.
+func TestLaunchKilledRank(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(envChild, "1")
+	t.Setenv(envDevice, "cpu")
+	t.Setenv(envKillRank, "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err = dist.Launch(ctx, exe, []string{"-test.run=^$"}, 3, gocu.CPU, nil)
+	if ctx.Err() != nil {
+		t.Fatalf("the launcher waited: %v", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "(rank 1 first)") || !strings.Contains(err.Error(), "--- rank 1: signal: killed") {
+		t.Fatalf("a killed rank: %v", err)
+	}
+}
+
+// runHung runs a job in which rank hang stops calling collectives after
+// the first: every other rank must get ErrTimeout within a bounded time
+// (hangMain checks it); the hung rank is killed once they are done.
+func runHung(t *testing.T, kind gocu.Kind, devices []string, hang int) {
+	t.Helper()
+	t.Setenv(dist.EnvTimeout, "2s")
+	t.Setenv(envHangRank, strconv.Itoa(hang))
+	id, err := dist.NewID(kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	hctx, hcancel := context.WithCancel(ctx)
+	defer hcancel()
+	errs := make([]error, len(devices))
+	outs := make([]string, len(devices))
+	var wg, others sync.WaitGroup
+	for r, d := range devices {
+		c := ctx
+		if r == hang {
+			c = hctx
+		} else {
+			others.Add(1)
+		}
+		cmd := exec.CommandContext(c, exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), envChild+"=1", envDevice+"="+d)
+		cmd.Env = append(cmd.Env, dist.Env{ID: id, Rank: r, NRanks: len(devices), LocalRank: r}.Vars()...)
+		wg.Go(func() {
+			out, err := cmd.CombinedOutput()
+			errs[r], outs[r] = err, string(out)
+			if r != hang {
+				others.Done()
+			}
+		})
+	}
+	others.Wait()
+	hcancel()
+	wg.Wait()
+	if ctx.Err() != nil {
+		t.Fatal("the ranks hung")
+	}
+	for r := range devices {
+		t.Logf("rank %d: %s", r, strings.TrimSpace(outs[r]))
+		if r != hang && errs[r] != nil {
+			t.Errorf("rank %d: %v", r, errs[r])
+		}
+	}
+}
+
+// A rank that stops calling collectives (alive, not exited) on the host
+// backend: the others get ErrTimeout naming it within the timeout.
+func TestHungRank(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	runHung(t, gocu.CPU, []string{"cpu", "cpu", "cpu"}, 1)
+}
+
+// hangMain is a rank of runHung's job. After one all-reduce, the hung rank
+// sleeps; the others all-reduce again, read the result (which returns once
+// the watchdog aborted the communicator, on GPUs) and must find
+// ErrTimeout, in the call or in Comm.Err, within a bound.
+func hangMain(e dist.Env, c *dist.Comm, dev *gocu.Device) int {
+	x := array.FromSliceOn(dev, rankData(e.Rank, 1<<10)).AsType(array.Float32).Copy()
+	if err := c.AllReduce(dist.Sum, x); err != nil {
+		fmt.Printf("rank %d: the first all-reduce: %v\n", e.Rank, err)
+		return 1
+	}
+	if _, err := x.Float32s(); err != nil {
+		fmt.Printf("rank %d: %v\n", e.Rank, err)
+		return 1
+	}
+	if os.Getenv(envHangRank) == strconv.Itoa(e.Rank) {
+		fmt.Printf("rank %d stops calling collectives\n", e.Rank)
+		time.Sleep(time.Hour)
+		return 1
+	}
+	start := time.Now()
+	err := c.AllReduce(dist.Sum, x)
+	if err == nil {
+		_, rerr := x.Float32s()
+		if err = c.Err(); err == nil {
+			err = rerr
+		}
+	}
+	took := time.Since(start)
+	if !errors.Is(err, dist.ErrTimeout) || !errors.Is(err, dist.ErrPeer) {
+		fmt.Printf("rank %d: after %v: %v, want ErrTimeout\n", e.Rank, took, err)
+		return 1
+	}
+	if c.Backend() == "host" && !strings.Contains(err.Error(), "rank "+os.Getenv(envHangRank)) {
+		fmt.Printf("rank %d: the error does not name the hung rank: %v\n", e.Rank, err)
+		return 1
+	}
+	if took > 20*time.Second {
+		fmt.Printf("rank %d: ErrTimeout after %v, more than the 2s timeout allows\n", e.Rank, took)
+		return 1
+	}
+	if err := c.AllReduce(dist.Sum, x); !errors.Is(err, dist.ErrTimeout) {
+		fmt.Printf("rank %d: a collective after the timeout: %v, want the same error\n", e.Rank, err)
+		return 1
+	}
+	fmt.Printf("rank %d: ErrTimeout after %v: %v\n", e.Rank, took.Round(time.Millisecond), err)
+	return 0
+}
+
+// checkMain runs one of the checks that tests run in one process, as one
+// rank of a job.
+func checkMain(what string, e dist.Env, c *dist.Comm) int {
+	tol := 0.0
+	if c.Backend() == "nccl" {
+		tol = 1e-5
+	}
+	var err error
+	switch what {
+	case "ddp":
+		err = checkDDP(c, 100, false, tol)
+	case "zero":
+		err = checkZeRO(c, 3, tol)
+	default:
+		err = fmt.Errorf("unknown check %q", what)
+	}
+	if err != nil {
+		fmt.Printf("rank %d: %s: %v\n", e.Rank, what, err)
+		return 1
+	}
+	if err := c.Close(); err != nil {
+		fmt.Printf("rank %d: Close: %v\n", e.Rank, err)
+		return 1
+	}
+	fmt.Printf("rank %d of %d (%s): %s right\n", e.Rank, e.NRanks, c.Backend(), what)
+	return 0
 }

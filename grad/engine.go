@@ -99,6 +99,7 @@ func run(root *Var, seed *array.Array, targets []*Var, acc bool) ([]*array.Array
 		if v.n == nil {
 			if acc && v.req {
 				v.accumulate(e.take(g))
+				v.ready()
 			}
 			e.drop(v)
 			continue
@@ -263,6 +264,46 @@ func (v *Var) accumulate(g *array.Array) {
 		return
 	}
 	v.grad = v.grad.Add(g).Persist()
+}
+
+// OnGradReady registers fn to run each time Backward has finished
+// accumulating this leaf's gradient, as PyTorch's
+// register_post_accumulate_grad_hook: the leaf's Grad is then final for
+// that pass (every operation that used the leaf has passed its gradient
+// on), while the rest of the pass has yet to run. Data-parallel training
+// uses it to start reducing gradients while the backward pass goes on.
+// fn runs on the goroutine that called Backward, in the order the hooks
+// were registered; it must not call Backward. A Var that is not a leaf
+// requiring a gradient, or that a pass does not reach, never calls fn;
+// Of does not either. remove unregisters fn.
+func (v *Var) OnGradReady(fn func(*Var)) (remove func()) {
+	if v == nil || fn == nil {
+		return func() {}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.hookN++
+	id := v.hookN
+	v.hooks = append(v.hooks, gradHook{id, fn})
+	return func() {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		v.hooks = slices.DeleteFunc(v.hooks, func(h gradHook) bool { return h.id == id })
+	}
+}
+
+// ready calls the OnGradReady hooks.
+func (v *Var) ready() {
+	v.mu.Lock()
+	if len(v.hooks) == 0 {
+		v.mu.Unlock()
+		return
+	}
+	hs := slices.Clone(v.hooks)
+	v.mu.Unlock()
+	for _, h := range hs {
+		h.fn(v)
+	}
 }
 
 // sumTo sums g over the axes along which shape was broadcast to g's shape.

@@ -23,8 +23,15 @@ type Var struct {
 	n    *node // the operation that made the Var; nil for leaves
 	leaf bool  // made by Param/Const/Detach, not by an operation
 
-	mu   sync.Mutex
-	grad *array.Array // accumulated gradient of a leaf
+	mu    sync.Mutex
+	grad  *array.Array // accumulated gradient of a leaf
+	hooks []gradHook   // OnGradReady's, in order
+	hookN int          // hooks registered so far, for their ids
+}
+
+type gradHook struct {
+	id int
+	fn func(*Var)
 }
 
 // node is one recorded operation: its inputs (nil for constant operands)

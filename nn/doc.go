@@ -37,6 +37,14 @@
 // own layout from one product (Embedding's from one scatter-add), and
 // cross-entropy's gradient is one fused elementwise pass.
 //
+// The convolutions, Conv1d and Conv2d (rectangular kernels, stride,
+// padding, dilation, groups; torch's weight layout), gather every window
+// of the input into columns with one indexed gather (im2col) and multiply
+// them with the weight in one batched product, on every device; the
+// gradient is a product and a scatter-add. MaxPool2d and AvgPool2d reduce
+// the same windows; AdaptiveAvgPool2d is two products with averaging
+// matrices.
+//
 // Initialisation follows PyTorch's defaults (Linear and Conv2d: uniform in
 // ±1/√fan_in for weights and biases; LayerNorm: ones and zeros) with the
 // generator explicit: layers draw from the *array.RNG they are given, whose
@@ -49,7 +57,13 @@
 // CrossEntropy takes logits and integer labels and computes the mean
 // cross-entropy from the log-softmax (stable for any logits) and refuses
 // a label out of range (on a GPU, without a wait, as a NaN loss); MSE is
-// the mean squared error.
+// the mean squared error. CrossEntropyWith adds torch's options (class
+// weights, an ignored label, label smoothing, the reduction: mean, sum or
+// none) and (N, C, d1, ...) logits; NLLLoss takes log-probabilities with
+// the same options. BCE (probabilities, logs clamped at -100 as torch's)
+// and BCEWithLogits (stable for any logits, with PosWeight) are the
+// binary cross-entropies. Each is one recorded operation whose gradient
+// is one fused elementwise pass.
 //
 // # Optimisers
 //

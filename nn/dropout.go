@@ -1,8 +1,6 @@
 package nn
 
 import (
-	"fmt"
-
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/grad"
 )
@@ -25,14 +23,13 @@ func NewDropout(rng *array.RNG, p float64) *Dropout {
 
 // Forward implements Module.
 func (d *Dropout) Forward(x *grad.Var) *grad.Var {
-	if !(d.P >= 0 && d.P <= 1) {
-		return badInput("Dropout", fmt.Sprintf("probability %v: want 0 <= p <= 1", d.P))
+	// p = 1 would scale the kept values by 1/0: the issue and the
+	// attention layers refuse it, so the layer does too.
+	if !(d.P >= 0 && d.P < 1) {
+		return badHyper("Dropout", "probability %v: want 0 <= p < 1", d.P)
 	}
 	if !d.Training || d.P == 0 {
 		return x
-	}
-	if d.P >= 1 {
-		return x.Mul(0)
 	}
 	keep := d.rng.Uniform(x.DType(), 0, 1, x.Shape()...).Ge(d.P)
 	return grad.Where(keep, x.Mul(1/(1-d.P)), 0)

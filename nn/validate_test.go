@@ -114,14 +114,14 @@ func TestOptimizerDuplicateParams(t *testing.T) {
 func TestLayerValidation(t *testing.T) {
 	rng := array.CPU().NewRNG(6)
 	x := grad.Const(rng.Normal(array.Float32, 0, 1, 2, 3, 8, 8))
-	for _, p := range []float64{-0.5, 1.5, math.NaN()} {
-		if err := nn.NewDropout(rng, p).Forward(x).Err(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("Dropout: probability %v", p)) {
+	for _, p := range []float64{-0.5, 1, 1.5, math.NaN()} {
+		if err := nn.NewDropout(rng, p).Forward(x).Err(); !errors.Is(err, nn.ErrHyper) || !strings.Contains(err.Error(), fmt.Sprintf("Dropout: probability %v", p)) {
 			t.Errorf("Dropout(%v): %v", p, err)
 		}
 	}
 	for _, c := range [][2]int{{-1, 0}, {1, -2}} {
 		err := nn.NewConv2d(rng, 3, 4, 3, c[0], c[1]).Forward(x).Err()
-		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("stride %d, padding %d", c[0], c[1])) {
+		if !errors.Is(err, nn.ErrHyper) || !strings.Contains(err.Error(), fmt.Sprintf("stride (%d, %d), padding (%d, %d)", c[0], c[0], c[1], c[1])) {
 			t.Errorf("Conv2d stride %d padding %d: %v", c[0], c[1], err)
 		}
 	}

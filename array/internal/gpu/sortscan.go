@@ -127,7 +127,18 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	if s.Vals.Buf != nil {
 		vsize = s.Vals.Buf.DType().Size()
 	}
-	ks := cudagen.SortKernels(dt, vsize)
+	type pass struct{ shift, byRow int }
+	var passes []pass
+	for by := 0; by < dt.Size(); by++ {
+		passes = append(passes, pass{8 * by, 0})
+	}
+	rpass := 0
+	for sh := 0; sh < bits.Len(uint(s.Rows-1)); sh += 8 {
+		passes = append(passes, pass{sh, 1})
+		rpass++
+	}
+	wide := n >= 1<<30 // 32-bit statuses hold counts below 2^30
+	ks := cudagen.SortKernels(dt, vsize, wide)
 	keys, err := b.addr(s.Keys)
 	if err != nil {
 		return err
@@ -151,56 +162,52 @@ func (b *Backend) Sort(s *backend.Sort) error {
 			}
 		}
 	}
-	counts, err := b.temp(backend.Int32, 256*nb, &tmp)
+	// The look-back statuses of the passes (two sets, used in turn) and
+	// after them each set's tile ticket.
+	stWords := nb*256 + 1
+	sdt := backend.Int32
+	if wide {
+		sdt = backend.Int64
+		stWords *= 2
+	}
+	var st [2]uint64
+	for i := range st {
+		if st[i], err = b.temp(sdt, nb*256+1, &tmp); err != nil {
+			return err
+		}
+	}
+	ctl, err := b.temp(backend.Int32, 32, &tmp)
 	if err != nil {
 		return err
 	}
-	incl, err := b.temp(backend.Int32, 256*nb, &tmp)
+	ghist, err := b.temp(backend.Int32, len(passes)*256, &tmp)
 	if err != nil {
+		return err
+	}
+	goff, err := b.temp(backend.Int32, len(passes)*256, &tmp)
+	if err != nil {
+		return err
+	}
+	if err := b.zero4(ghist, len(passes)*256); err != nil {
+		return err
+	}
+	if err := b.zero4(st[0], stWords); err != nil {
 		return err
 	}
 	if err := b.ssLaunch(ks.Prep, b.strideGrid(n), keys, k[0], p[0], ll(n), flag(s.Descending)); err != nil {
 		return err
 	}
-	type pass struct{ shift, byRow int }
-	var passes []pass
-	for by := 0; by < dt.Size(); by++ {
-		passes = append(passes, pass{8 * by, 0})
-	}
-	for sh := 0; sh < bits.Len(uint(s.Rows-1)); sh += 8 {
-		passes = append(passes, pass{sh, 1})
-	}
-	// The plan: which passes to skip and which buffer each reads. Integer
-	// keys often span few bytes (Unique's), so their bytes are counted
-	// first; float keys rarely do, and skip nothing.
-	ctl, err := b.temp(backend.Int32, 32, &tmp)
-	if err != nil {
+	// One pass counts the digits of every pass; plan turns the counts into
+	// offsets and skips the passes whose digit is the same in every key.
+	grid := max(1, min((n+255)/256/16, 8*max(b.sms, 1)))
+	if err := b.ssLaunch(ks.GHist, grid, k[0], ll(n), ghist, ll(s.Len), ll(rpass)); err != nil {
 		return err
 	}
-	var ghist uint64
-	if dt == backend.Int32 || dt == backend.Int64 {
-		if ghist, err = b.temp(backend.Int32, 8*256, &tmp); err != nil {
-			return err
-		}
-		if err := b.zero4(ghist, 8*256); err != nil {
-			return err
-		}
-		grid := max(1, min((n+255)/256/16, 2*max(b.sms, 1)))
-		if err := b.ssLaunch(ks.GHist, grid, k[0], ll(n), ghist, ll(dt.Size())); err != nil {
-			return err
-		}
-	}
-	if err := b.ssLaunch(ks.Plan, 1, ghist, ll(n), ll(dt.Size()), ll(len(passes)), ctl); err != nil {
+	if err := b.ssLaunch(ks.Plan, 1, ghist, ll(n), ll(len(passes)), ctl, goff); err != nil {
 		return err
 	}
 	for pi, ps := range passes {
-		if err := b.ssLaunch(ks.Hist, nb, k[0], k[1], p[0], p[1], counts, ll(n), ll(ps.shift), ll(ps.byRow), ll(s.Len), ctl, ll(pi)); err != nil {
-			return err
-		}
-		if err := b.scanRaw(backend.Int32, backend.CumSum, counts, incl, 1, 256*nb, false); err != nil {
-			return err
-		}
-		if err := b.ssLaunch(ks.Scatter, nb, k[0], k[1], p[0], p[1], counts, incl, ll(n), ll(ps.shift), ll(ps.byRow), ll(s.Len), ctl, ll(pi)); err != nil {
+		if err := b.ssLaunch(ks.Pass, nb, k[0], k[1], p[0], p[1], goff, st[0], st[1], ll(n), ll(ps.shift), ll(ps.byRow), ll(s.Len), ctl, ll(pi), ll(nb)); err != nil {
 			return err
 		}
 	}
@@ -256,30 +263,28 @@ func (b *Backend) Scan(s *backend.Scan) error {
 // scanRaw scans rows of len elements at device address in into out with
 // the single-pass look-back kernel.
 func (b *Backend) scanRaw(dt backend.DType, kind backend.ScanKind, in, out uint64, rows, len int, rev bool) error {
-	per := (len + cudagen.ScanTile - 1) / cudagen.ScanTile
+	ks := cudagen.ScanKernels(dt, kind)
+	per := (len + ks.Tile - 1) / ks.Tile
 	tiles := rows * per
 	if tiles > ssLimit {
 		return fmt.Errorf("gpu: scan of %d tiles: %w", tiles, backend.ErrUnsupported)
 	}
 	var tmp []backend.Buffer
 	defer func() { b.freeAll(tmp) }()
-	flags, err := b.temp(backend.Int32, tiles+1, &tmp)
+	st, err := b.temp(backend.Int64, tiles+1, &tmp) // the statuses and the ticket
 	if err != nil {
 		return err
 	}
-	aggs, err := b.temp(dt, tiles, &tmp)
-	if err != nil {
+	var aux uint64
+	if !ks.Packed {
+		if aux, err = b.temp(dt, 2*tiles, &tmp); err != nil {
+			return err
+		}
+	}
+	if err := b.zero4(st, 2*(tiles+1)); err != nil {
 		return err
 	}
-	incls, err := b.temp(dt, tiles, &tmp)
-	if err != nil {
-		return err
-	}
-	if err := b.zero4(flags, tiles+1); err != nil {
-		return err
-	}
-	k := cudagen.ScanKernels(dt, kind).Rows
-	return b.ssLaunch(k, tiles, in, out, ll(len), ll(per), flag(rev), ll(tiles), flags, aggs, incls)
+	return b.ssLaunch(ks.Rows, tiles, in, out, ll(len), ll(per), flag(rev), ll(tiles), st, aux)
 }
 
 // Search implements backend.SortScan.
