@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Device side of the GPU pass of package gpt, after tools/gpu/gpt-bundle.sh
+# built .gpu/ here:   PARTS=tests bash tools/gpu/gpt.sh   (parts: tests,
+# bench, bytes, gpt2; run one or two per call: a call has 10 minutes).
+# BYTES_TIME and GPT2_TIME set the training durations (8m, 4m); GRAPH=1
+# replays the training step as a CUDA graph. Results go to $OUT (or
+# /tmp/gpu-gpt): logs, loss curves, samples.
+set -u
+export GOCU_REQUIRE_GPU=1 GOCU_CACHE_DIR=/tmp/gocu-cache
+root=$(cd "$(dirname "$0")/../.." && pwd); cd "$root"
+out=${OUT:-/tmp/gpu-gpt}; mkdir -p "$out"
+parts=${PARTS:-tests}
+has() { case ",$parts," in *",$1,"*) return 0;; esac; return 1; }
+for f in .gpu/gpt.test.gz .gpu/gocu.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$out/gpu.txt"
+graph=""; [ "${GRAPH:-0}" = 1 ] && graph=--graph
+
+if has tests; then
+  echo "##### the gpt tests: GPU against CPU, bf16 training, generation, graph replay, torch checkpoints"
+  (cd gpt && timeout 500 ../.gpu/gpt.test -test.v 2>&1) > "$out/tests-full.txt"
+  grep -E '^(---|ok|FAIL|PASS|panic)|^\s+--- (FAIL|SKIP)|rror' "$out/tests-full.txt" | grep -v -- '--- PASS' | head -80 | tee "$out/tests.txt"
+  grep -E -- '--- (PASS|FAIL|SKIP): Test(GPU|Torch)' "$out/tests-full.txt" | tee -a "$out/tests.txt"
+fi
+
+if has bench; then
+  echo "##### one training step: gocu (BenchmarkGPTStepGPU) and torch (train_gpt.py) in the same call"
+  (cd gpt && timeout 400 ../.gpu/gpt.test -test.run '^$' -test.bench GPTStepGPU -test.benchtime 20x 2>&1) | tee "$out/bench.txt" | grep -E 'Benchmark|FAIL|panic|skip'
+  [ -f .gpu/train_gpt.py ] && timeout 400 python3 .gpu/train_gpt.py "$out/train_gpt.json" 2>&1 | tee "$out/train_gpt.txt"
+fi
+
+if has bytes; then
+  echo "##### the byte model (6 layers, 384 wide, context 256) on the Go corpus, ${BYTES_TIME:-8m}"
+  timeout 580 .gpu/gocu gpt train --data .gpu/gosrc.tok.gz --model bytes --bf16 $graph --time "${BYTES_TIME:-8m}" \
+    --report 100 --eval 500 --plot "$out/bytes-loss.png" --save /tmp/bytes.safetensors --sample 600 2>&1 | tee "$out/bytes.txt"
+  .gpu/gocu gpt sample --ckpt /tmp/bytes.safetensors --prompt 'func main() {' --tokens 400 --seed 2 2>&1 | tee "$out/bytes-sample.txt"
+fi
+
+if has gpt2; then
+  echo "##### GPT-2 124M (12 layers, 768 wide, context 1024, vocabulary 50304) on the Go corpus, ${GPT2_TIME:-4m}"
+  timeout 580 .gpu/gocu gpt train --data .gpu/gosrc.tok.gz --model gpt2 --bf16 $graph --time "${GPT2_TIME:-4m}" \
+    --report 20 --eval 200 --eval-batches 4 --plot "$out/gpt2-loss.png" --save "" --sample 300 2>&1 | tee "$out/gpt2.txt"
+fi
