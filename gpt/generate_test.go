@@ -181,6 +181,10 @@ func TestTextIsValidUTF8(t *testing.T) {
 	if s := Text([]int{'a', 0xe4, 0xb8, 'b', 0xff, 300}); s != "a\uFFFD\uFFFDb\uFFFD\uFFFD" {
 		t.Errorf("Text of broken UTF-8: %q", s)
 	}
+	// Escape sequences do not reach the terminal; tabs and newlines do.
+	if s := Text([]int{0x1b, '[', '2', 'J', '\t', '\r', '\n', 0x7f, 0xc2, 0x9b, 0}); s != "\uFFFD[2J\t\r\n\uFFFD\uFFFD\uFFFD" {
+		t.Errorf("Text of control characters: %q", s)
+	}
 	// A character split across tokens is written once complete.
 	var b strings.Builder
 	w := NewTextWriter(&b)

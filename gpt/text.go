@@ -3,13 +3,16 @@ package gpt
 import (
 	"io"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
 // TextWriter writes byte tokens (a vocabulary of 256) to an io.Writer as
 // valid UTF-8: a character whose bytes arrive in several tokens is written
 // once complete, and a byte that starts no valid character becomes
-// U+FFFD. A byte model may emit any bytes; a terminal gets text.
+// U+FFFD, as does a control character other than tab, newline and
+// carriage return (escape sequences would drive a terminal). A byte model
+// may emit any bytes; a terminal gets text.
 type TextWriter struct {
 	w       io.Writer
 	pending []byte
@@ -45,10 +48,13 @@ func (t *TextWriter) drain(all bool) error {
 			break // wait for the character's next bytes
 		}
 		r, n := utf8.DecodeRune(p)
-		if r == utf8.RuneError && n <= 1 {
+		switch {
+		case r == utf8.RuneError && n <= 1:
 			out = append(out, replacement...)
 			n = 1
-		} else {
+		case unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r':
+			out = append(out, replacement...)
+		default:
 			out = append(out, p[:n]...)
 		}
 		p = p[n:]

@@ -248,8 +248,9 @@ func newGPTSampleCmd() *cobra.Command {
 		Short: "Continue a prompt with a GPT checkpoint",
 		Long: `Continue --prompt with the model of a checkpoint of gocu gpt train, byte by
 byte, with a cache of keys and values: temperature and top-k shape the
-choice, --seed fixes it. The output is printed as it comes, as valid UTF-8
-(a byte that starts no character is printed as U+FFFD).`,
+choice, --seed fixes it. The output is printed as it comes, as valid UTF-8:
+a byte that starts no character, and a control character other than tab
+and newline, is printed as U+FFFD.`,
 		Example: "  gocu gpt sample --prompt 'func main() {'\n  gocu gpt sample --ckpt bytes.safetensors --tokens 1000 --temperature 0.7 --top-k 20 --seed 3",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
