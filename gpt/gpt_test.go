@@ -593,6 +593,19 @@ func TestBF16Compute(t *testing.T) {
 			grads[k] = append(grads[k], v)
 		}
 	}
+	// Generation in bfloat16: the cache gives the tokens of recomputing.
+	m := randomModel(t, cfg)
+	m.Compute = array.BFloat16
+	o := GenerateOptions{Tokens: 24, Temperature: 1, Seed: 2}
+	a, err := m.Generate([]int{1, 2, 3}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.NoCache = true
+	b, err := m.Generate([]int{1, 2, 3}, o)
+	if err != nil || !slices.Equal(a, b) {
+		t.Errorf("bfloat16 generation: with the cache %v, recomputed %v (%v)", a, b, err)
+	}
 	if math.Abs(loss[0]-loss[1]) > 0.02*loss[0] {
 		t.Errorf("loss %.5f in float32, %.5f with bfloat16 products", loss[0], loss[1])
 	}
