@@ -108,8 +108,10 @@ prints the mean loss, tokens per second and the model FLOP utilisation
 (6 FLOPs per parameter and token, plus attention's 6·layers·context·width,
 against the GPU's dense peak; --peak sets it for other devices); every
 --eval steps the loss on fixed validation windows, and writes the
-checkpoint (--save). --time fits the number of steps, and the schedule, to
-a duration.
+checkpoint (--save), with the optimiser state beside it (.opt.safetensors).
+--time fits the number of steps, and the schedule, to a duration; --stop
+ends a run early and --resume continues it exactly, as if it had not
+stopped.
 
 Presets: bytes (6 layers, 6 heads, 384 wide, context 256: nanoGPT's
 shakespeare_char shape), gpt2 (GPT-2 small, 124M, with its vocabulary of
@@ -117,6 +119,7 @@ shakespeare_char shape), gpt2 (GPT-2 small, 124M, with its vocabulary of
 layers, 64 wide, context 64); --layers, --heads, --dim, --context and
 --vocab change a preset's shape.`,
 		Example: "  gocu gpt train --steps 2000 --plot loss.png\n  gocu gpt train --time 10m --bf16 --save bytes.safetensors\n" +
+			"  gocu gpt train --time 10m --bf16 --stop 5m && gocu gpt train --resume gpt.safetensors\n" +
 			"  gocu gpt train --model tiny --device cpu --steps 300\n  gocu gpt train --model gpt2 --bf16 --time 5m",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -157,8 +160,11 @@ layers, 64 wide, context 64); --layers, --heads, --dim, --context and
 			if !fl.Changed("beta2") {
 				cfg.Beta2 = d.beta2
 			}
-			if fl.Changed("time") && !fl.Changed("steps") {
+			if (fl.Changed("time") || cfg.Resume != "") && !fl.Changed("steps") {
 				cfg.Steps = 0
+			}
+			if cfg.Resume != "" && initCk != "" {
+				return fmt.Errorf("--resume and --init: give one (--resume continues a run, --init starts one from a model's weights)")
 			}
 			if !(peak >= 0) || math.IsInf(peak, 0) {
 				return fmt.Errorf("--peak %v: want TFLOP/s >= 0", peak)
@@ -233,7 +239,9 @@ layers, 64 wide, context 64); --layers, --heads, --dim, --context and
 	f.Float64Var(&peak, "peak", 0, "the device's peak in TFLOP/s for the utilisation (default: H100, H200 and A100 datasheet figures)")
 	f.IntVar(&cfg.Sample, "sample", 300, "bytes to sample from the trained model at the end (0: none)")
 	f.StringVar(&device, "device", "", "cpu, sim, cuda or cuda:N (default: GOCU_DEVICE, else the GPU, else the CPU)")
-	f.StringVar(&initCk, "init", "", "start from this checkpoint (its shape replaces --model)")
+	f.StringVar(&initCk, "init", "", "start a new run from this checkpoint's weights (its shape replaces --model)")
+	f.StringVar(&cfg.Resume, "resume", "", "continue the run of this checkpoint where it stopped: weights, optimiser state, batches, settings (--steps moves the end)")
+	f.DurationVar(&cfg.Stop, "stop", 0, "end after this long with a checkpoint that --resume continues (a run longer than one sitting)")
 	return cmd
 }
 

@@ -55,6 +55,15 @@ func TestGPT(t *testing.T) {
 	if a, b, c := sample("1"), sample("1"), sample("2"); a != b || a == c {
 		t.Errorf("seeds 1, 1 and 2 give %q, %q and %q", a, b, c)
 	}
+	// Stopping and resuming.
+	stopAt := filepath.Join(dir, "stop.safetensors")
+	if out, err := run(t, "gpt", "train", "--data", data, "--model", "tiny", "--dim", "16", "--heads", "2", "--layers", "1", "--context", "16",
+		"--device", "cpu", "--steps", "6", "--batch", "2", "--stop", "1ns", "--save", stopAt, "--sample", "0"); err != nil || !strings.Contains(out, "continue with --resume "+stopAt) {
+		t.Fatalf("--stop: %v\n%s", err, out)
+	}
+	if out, err := run(t, "gpt", "train", "--data", data, "--resume", stopAt, "--device", "cpu", "--sample", "0"); err != nil || !strings.Contains(out, "resuming at step 1 of 6") || !strings.Contains(out, "step      6/6") {
+		t.Errorf("--resume: %v\n%s", err, out)
+	}
 	// Continuing from the checkpoint.
 	if out, err := run(t, "gpt", "train", "--data", data, "--init", ckpt, "--device", "cpu", "--steps", "2", "--batch", "2", "--save", "", "--sample", "0"); err != nil || !strings.Contains(out, "16 wide") {
 		t.Errorf("--init: %v\n%s", err, out)
@@ -71,6 +80,8 @@ func TestGPT(t *testing.T) {
 		{[]string{"gpt", "train", "--data", data, "--model", "tiny", "--lr", "-1"}, "learning rate -1"},
 		{[]string{"gpt", "train", "--data", data, "--model", "tiny", "--peak", "-1"}, "--peak -1"},
 		{[]string{"gpt", "train", "--data", data, "--device", "nope"}, "nope"},
+		{[]string{"gpt", "train", "--data", data, "--resume", ckpt, "--init", ckpt}, "--resume and --init"},
+		{[]string{"gpt", "train", "--data", data, "--model", "tiny", "--stop", "1m", "--save", ""}, "checkpoint file to resume from"},
 		{[]string{"gpt", "sample", "--ckpt", data}, "safetensors"},
 		{[]string{"gpt", "sample", "--ckpt", ckpt, "--device", "cpu", "--temperature", "-1"}, "temperature -1"},
 		{[]string{"gpt", "sample", "--ckpt", ckpt, "--device", "cpu", "--prompt", ""}, "empty prompt"},

@@ -353,6 +353,7 @@ func (c *Corpus) Tokens(s Split) []byte {
 type Sampler struct {
 	data         []byte
 	batch, width int
+	src          *rand.PCG
 	rng          *rand.Rand
 }
 
@@ -366,7 +367,20 @@ func (c *Corpus) Sampler(s Split, batch, context int, seed uint64) (*Sampler, er
 	if len(d) < context+1 {
 		return nil, fmt.Errorf("gosrc: the %s split has %d tokens, fewer than a window of %d", s, len(d), context+1)
 	}
-	return &Sampler{data: d, batch: batch, width: context + 1, rng: rand.New(rand.NewPCG(seed, 0x676f737263))}, nil
+	src := rand.NewPCG(seed, 0x676f737263)
+	return &Sampler{data: d, batch: batch, width: context + 1, src: src, rng: rand.New(src)}, nil
+}
+
+// State returns the generator's state, from which SetState continues the
+// same sequence of batches (a resumed training run).
+func (s *Sampler) State() ([]byte, error) { return s.src.MarshalBinary() }
+
+// SetState restores a state that State returned.
+func (s *Sampler) SetState(b []byte) error {
+	if err := s.src.UnmarshalBinary(b); err != nil {
+		return fmt.Errorf("gosrc: sampler state: %w", err)
+	}
+	return nil
 }
 
 // Next returns the next batch: batch rows of context+1 tokens, row-major.

@@ -226,6 +226,21 @@ func TestSampler(t *testing.T) {
 	if len(seen) != 16 {
 		t.Errorf("%d window starts drawn, want 16", len(seen))
 	}
+	// A saved state continues the same batches.
+	st, err := s.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := s.Next()
+	if err := s3.SetState(st); err != nil {
+		t.Fatal(err)
+	}
+	if got := s3.Next(); !bytes.Equal(got, want) {
+		t.Errorf("after SetState: %q, want %q", got, want)
+	}
+	if err := s3.SetState([]byte("junk")); err == nil || !strings.Contains(err.Error(), "sampler state") {
+		t.Errorf("SetState of junk: %v", err)
+	}
 	if err := s.Fill(make([]byte, 14)); err == nil {
 		t.Error("Fill of a short buffer: no error")
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -44,7 +43,14 @@ type Config struct {
 	Sample int           // bytes to sample from the trained model (0: none)
 	Out    io.Writer     // progress (nil: discarded)
 	Init   *gpt.Model    // start from this model instead of a new one
-	Now    func() time.Time
+	// Resume continues the run whose checkpoint (Save) this is: its
+	// weights, optimiser state, step, batches and settings (shape,
+	// batch, schedule, clipping, seed). Steps, when set, moves the end.
+	Resume string
+	// Stop ends the run after this long, with a checkpoint that Resume
+	// continues from (0: never).
+	Stop time.Duration
+	Now  func() time.Time
 }
 
 // Point is a loss at a step.
@@ -89,7 +95,7 @@ func (c *Config) check() error {
 	switch {
 	case c.Batch < 1:
 		return bad("batch %d: want >= 1", c.Batch)
-	case c.Steps < 0 || (c.Steps == 0 && c.Time <= 0):
+	case c.Steps < 0 || (c.Steps == 0 && c.Time <= 0 && c.Resume == ""):
 		return bad("%d steps and a duration of %v: give steps or a duration > 0", c.Steps, c.Time)
 	case !(c.LR > 0) || math.IsInf(c.LR, 0):
 		return bad("learning rate %v: want a finite number > 0", c.LR)
@@ -107,6 +113,8 @@ func (c *Config) check() error {
 		return bad("negative report, evaluation or sample count")
 	case !(c.Peak >= 0):
 		return bad("peak %v: want a number >= 0", c.Peak)
+	case c.Stop < 0 || (c.Stop > 0 && c.Save == ""):
+		return bad("stop after %v: want a duration >= 0, and a checkpoint file to resume from", c.Stop)
 	}
 	if c.Plot != "" {
 		if err := checkPlotPath(c.Plot); err != nil {
@@ -148,6 +156,13 @@ func PeakFLOPS(name string, bf16, tf32 bool) float64 {
 
 // Run trains as cfg says and reports progress to cfg.Out.
 func Run(cfg Config) (*Result, error) {
+	var resumed *progress
+	if cfg.Resume != "" {
+		var err error
+		if resumed, err = cfg.resume(); err != nil {
+			return nil, err
+		}
+	}
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -201,7 +216,20 @@ func Run(cfg Config) (*Result, error) {
 			return nil, err
 		}
 	}
+	first := 0 // the step to start from
+	if resumed != nil {
+		first = resumed.step
+		if err := train.SetState(resumed.sampler); err != nil {
+			return nil, fmt.Errorf("resume from %s: %w", cfg.Resume, err)
+		}
+		if err := loadState(opt, statePath(cfg.Resume)); err != nil {
+			return nil, fmt.Errorf("resume from %s: %w", cfg.Resume, err)
+		}
+	}
 	res := &Result{Model: m, Device: dev.String(), Params: cfg.Model.Params(), FLOPsTok: cfg.Model.FLOPsPerToken()}
+	if resumed != nil {
+		res.Train, res.Val = resumed.train, resumed.vals // the curves go on
+	}
 	res.PeakFLOPS = cfg.Peak
 	if res.PeakFLOPS == 0 && dev.IsGPU() {
 		res.PeakFLOPS = PeakFLOPS(dev.Device().Name(), cfg.BF16, dev.MatMulPrecision() == array.TF32)
@@ -224,8 +252,17 @@ func Run(cfg Config) (*Result, error) {
 		cfg.Batch, T, length, cfg.LR, cfg.Warmup, cfg.MinLR, cfg.Decay, cfg.Clip)
 
 	total := cfg.Steps
+	if total == 0 && resumed != nil {
+		total = resumed.total
+	}
 	if total == 0 {
 		total = math.MaxInt // until the duration is fitted
+	}
+	if first >= total {
+		return nil, fmt.Errorf("resume from %s: it is at step %d of %d; give --steps beyond it: %w", cfg.Resume, first, total, ErrConfig)
+	}
+	if first > 0 {
+		fmt.Fprintf(out, "resuming at step %d of %d\n", first, total)
 	}
 	// Until the duration is fitted, the decay is as good as not begun.
 	sched := func(step int) (float64, error) {
@@ -266,15 +303,15 @@ func Run(cfg Config) (*Result, error) {
 		start     = now()
 		evalTime  time.Duration
 		lastT     = start
-		lastStep  = 0
+		lastStep  = first
 		fitAt     = 0
 		firstStep time.Duration
 	)
-	if cfg.Steps == 0 {
+	if total == math.MaxInt {
 		fitAt = max(10, min(cfg.Warmup, 50))
 	}
 	bar := newBar(out)
-	for step := 0; step < total; step++ {
+	for step := first; step < total; step++ {
 		lr, err := sched(step)
 		if err != nil {
 			return nil, err
@@ -303,7 +340,7 @@ func Run(cfg Config) (*Result, error) {
 		}
 		res.Steps = step + 1
 		res.Tokens += int64(cfg.Batch * T)
-		if step == 0 {
+		if step == first {
 			// The first step compiles the kernels: keep it out of the
 			// fitted step time.
 			if err := dev.Sync(); err != nil {
@@ -311,7 +348,7 @@ func Run(cfg Config) (*Result, error) {
 			}
 			firstStep = now().Sub(start)
 		}
-		if res.Steps == fitAt && total == math.MaxInt {
+		if res.Steps-first == fitAt && total == math.MaxInt {
 			if err := dev.Sync(); err != nil {
 				return nil, err
 			}
@@ -322,7 +359,8 @@ func Run(cfg Config) (*Result, error) {
 			total = max(total, fitAt+1)
 			fmt.Fprintf(out, "%.1f ms per step: %d steps fit in %v\n", per.Seconds()*1e3, total, cfg.Time)
 		}
-		last := res.Steps == total
+		stop := cfg.Stop > 0 && now().Sub(start) >= cfg.Stop
+		last := res.Steps == total || stop
 		if res.Steps%cfg.Report == 0 || last {
 			sum, err := acc.Item() // waits for the device
 			if err != nil {
@@ -355,8 +393,11 @@ func Run(cfg Config) (*Result, error) {
 			res.Val = append(res.Val, Point{res.Steps, vl})
 			msg := fmt.Sprintf("validation loss %.4f", vl)
 			if cfg.Save != "" {
-				meta := map[string]string{"step": strconv.Itoa(res.Steps), "val_loss": fmt.Sprintf("%.4f", vl)}
-				if err := m.Save(cfg.Save, meta); err != nil {
+				p := progress{step: res.Steps, total: total, val: vl, train: res.Train, vals: res.Val}
+				if p.sampler, err = train.State(); err != nil {
+					return nil, err
+				}
+				if err := cfg.save(m, opt, p); err != nil {
 					return nil, err
 				}
 				msg += ", checkpoint " + cfg.Save
@@ -365,6 +406,10 @@ func Run(cfg Config) (*Result, error) {
 			dt := now().Sub(t0)
 			evalTime += dt
 			lastT = lastT.Add(dt) // the next rate counts training only
+		}
+		if stop && res.Steps < total {
+			fmt.Fprintf(out, "stopped after %v at step %d of %d: continue with --resume %s\n", cfg.Stop, res.Steps, total, cfg.Save)
+			break
 		}
 	}
 	res.Elapsed = now().Sub(start) - evalTime

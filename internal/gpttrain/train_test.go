@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/datasets/gosrc"
 	"github.com/gocu-dev/gocu/gpt"
 )
@@ -189,5 +190,88 @@ func TestRunGraph(t *testing.T) {
 		if a.Train[i] != b.Train[i] {
 			t.Fatalf("direct %v, graph %v", a.Train, b.Train)
 		}
+	}
+}
+
+// TestResume checks that a run stopped and resumed from its checkpoint
+// continues exactly: the same losses as the run that went straight on.
+func TestResume(t *testing.T) {
+	c := corpus(t)
+	dir := t.TempDir()
+	cfg := base(c)
+	cfg.MinLR = cfg.LR // a schedule that does not depend on the end
+	cfg.Warmup = 0
+	cfg.Report, cfg.Eval = 5, 15
+	straight, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := cfg
+	first.Steps = 15
+	first.Save = filepath.Join(dir, "run.safetensors")
+	if _, err := Run(first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run.opt.safetensors")); err != nil {
+		t.Fatalf("no optimiser state beside the checkpoint: %v", err)
+	}
+	var out bytes.Buffer
+	second := Config{Device: cfg.Device, Corpus: c, Resume: first.Save, Steps: 30, Beta2: 0.99, Decay: 0.1, Report: 5, Eval: 15, EvalN: 2, Out: &out}
+	resumed, err := Run(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "resuming at step 15 of 30") {
+		t.Errorf("output:\n%s", out.String())
+	}
+	// The resumed run's curves start with the first run's points.
+	want := straight.Train
+	if len(resumed.Train) != len(want) || len(resumed.Val) != len(straight.Val) {
+		t.Fatalf("resumed %v %v, straight %v %v", resumed.Train, resumed.Val, straight.Train, straight.Val)
+	}
+	for i := range want {
+		if resumed.Train[i] != want[i] {
+			t.Errorf("step %d: loss %v resumed, %v straight on", want[i].Step, resumed.Train[i].Loss, want[i].Loss)
+		}
+	}
+	for i := range straight.Val {
+		if resumed.Val[i] != straight.Val[i] {
+			t.Errorf("validation: %v resumed, %v straight on", resumed.Val, straight.Val)
+		}
+	}
+	// Stop: end after the first step, then resume to the end.
+	stop := base(c)
+	stop.Save = filepath.Join(dir, "stop.safetensors")
+	stop.Stop = time.Nanosecond
+	out.Reset()
+	stop.Out = &out
+	r, err := Run(stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Steps != 1 || !strings.Contains(out.String(), "stopped after 1ns at step 1 of 30: continue with --resume "+stop.Save) {
+		t.Errorf("%d steps; output:\n%s", r.Steps, out.String())
+	}
+	r, err = Run(Config{Device: cfg.Device, Corpus: c, Resume: stop.Save, Beta2: 0.99, EvalN: 1})
+	if err != nil || r.Steps != 30 {
+		t.Errorf("resumed after the stop: %v steps, %v", r, err)
+	}
+	// A checkpoint of the last step: nothing to do without more steps.
+	if _, err := Run(Config{Device: cfg.Device, Corpus: c, Resume: filepath.Join(dir, "run.safetensors"), Steps: 15, Beta2: 0.99}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "give --steps beyond it") {
+		t.Errorf("resume at the end: %v", err)
+	}
+	// A model saved by package gpt alone has no run to resume.
+	m, _ := gpt.New(array.CPU().NewRNG(1), micro)
+	plain := filepath.Join(dir, "plain.safetensors")
+	if err := m.Save(plain, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(Config{Device: cfg.Device, Corpus: c, Resume: plain, Beta2: 0.99}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "not a checkpoint of gocu gpt train") {
+		t.Errorf("resume from a plain model: %v", err)
+	}
+	bad := base(c)
+	bad.Stop = time.Minute
+	if _, err := Run(bad); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "checkpoint file to resume from") {
+		t.Errorf("Stop without Save: %v", err)
 	}
 }
