@@ -15,4 +15,4 @@ go build -trimpath -ldflags='-s -w' -o .gpu/gocu ./cmd/gocu
 peer=$root/../shared/anchors/train_gpt.py
 [ -f "$peer" ] && cp "$peer" .gpu/
 gzip -1 .gpu/gpt.test .gpu/gocu
-echo "built .gpu/ ($(du -sm .gpu | cut -f1) MiB): run 'bash tools/gpu/gpt.sh' on the device with carry [\".gpu\"] (PARTS=tests,bench,bytes,gpt2; one part per call fits 10 minutes)"
+echo "built .gpu/ ($(du -sm .gpu | cut -f1) MiB): run 'bash tools/gpu/gpt.sh' on the device with carry [\".gpu\"] (PARTS=tests, bench, bytes then bytes2, gpt2: one or two per call)"

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Device side of the GPU pass of package gpt, after tools/gpu/gpt-bundle.sh
 # built .gpu/ here:   PARTS=tests bash tools/gpu/gpt.sh   (parts: tests,
-# bench, bytes, gpt2; run one or two per call: a call has 10 minutes).
-# BYTES_TIME and GPT2_TIME set the training durations (8m, 4m); GRAPH=1
-# replays the training step as a CUDA graph. Results go to $OUT (or
-# /tmp/gpu-gpt): logs, loss curves, samples.
+# bench, bytes, bytes2, gpt2; one or two per call: a call has 10 minutes).
+# bytes trains the byte model for the first BYTES_STOP (5m) of a
+# BYTES_TIME (10m) run and bytes2, in the next call, resumes it to the end.
+# GPT2_TIME sets GPT-2's duration (4m); GRAPH=1 replays the training step
+# as a CUDA graph. Results go to $OUT (or /tmp/gpu-gpt): logs, loss
+# curves, samples.
 set -u
 export GOCU_REQUIRE_GPU=1 GOCU_CACHE_DIR=/tmp/gocu-cache
 root=$(cd "$(dirname "$0")/../.." && pwd); cd "$root"
@@ -29,10 +31,16 @@ if has bench; then
 fi
 
 if has bytes; then
-  echo "##### the byte model (6 layers, 384 wide, context 256) on the Go corpus, ${BYTES_TIME:-8m}"
-  timeout 580 .gpu/gocu gpt train --data .gpu/gosrc.tok.gz --model bytes --bf16 $graph --time "${BYTES_TIME:-8m}" \
-    --report 100 --eval 500 --plot "$out/bytes-loss.png" --save /tmp/bytes.safetensors --sample 600 2>&1 | tee "$out/bytes.txt"
-  .gpu/gocu gpt sample --ckpt /tmp/bytes.safetensors --prompt 'func main() {' --tokens 400 --seed 2 2>&1 | tee "$out/bytes-sample.txt"
+  echo "##### the byte model (6 layers, 384 wide, context 256) on the Go corpus: ${BYTES_TIME:-10m}, the first ${BYTES_STOP:-5m} now"
+  timeout 580 .gpu/gocu gpt train --data .gpu/gosrc.tok.gz --model bytes --bf16 $graph --time "${BYTES_TIME:-10m}" --stop "${BYTES_STOP:-5m}" \
+    --report 100 --eval 500 --plot "$out/bytes-loss-1.png" --save .gpu/bytes.safetensors --sample 0 2>&1 | tee "$out/bytes-1.txt"
+fi
+
+if has bytes2; then
+  echo "##### the byte model, resumed to the end (the next call, while the machine is warm)"
+  timeout 580 .gpu/gocu gpt train --data .gpu/gosrc.tok.gz --resume .gpu/bytes.safetensors $graph \
+    --report 100 --eval 500 --plot "$out/bytes-loss.png" --sample 600 2>&1 | tee "$out/bytes-2.txt"
+  .gpu/gocu gpt sample --ckpt .gpu/bytes.safetensors --prompt 'func main() {' --tokens 400 --seed 2 2>&1 | tee "$out/bytes-sample.txt"
 fi
 
 if has gpt2; then
