@@ -163,6 +163,9 @@ layers, 64 wide, context 64); --layers, --heads, --dim, --context and
 			if (fl.Changed("time") || cfg.Resume != "") && !fl.Changed("steps") {
 				cfg.Steps = 0
 			}
+			if cfg.Resume != "" && !fl.Changed("save") {
+				cfg.Save = cfg.Resume // the run goes on in its checkpoint
+			}
 			if cfg.Resume != "" && initCk != "" {
 				return fmt.Errorf("--resume and --init: give one (--resume continues a run, --init starts one from a model's weights)")
 			}
@@ -234,7 +237,7 @@ layers, 64 wide, context 64); --layers, --heads, --dim, --context and
 	f.IntVar(&cfg.Report, "report", 10, "steps between progress lines")
 	f.IntVar(&cfg.Eval, "eval", 250, "steps between validation losses and checkpoints (0: at the end)")
 	f.IntVar(&cfg.EvalN, "eval-batches", 10, "validation batches per evaluation")
-	f.StringVar(&cfg.Save, "save", "gpt.safetensors", "checkpoint file (empty: none)")
+	f.StringVar(&cfg.Save, "save", "gpt.safetensors", "checkpoint file (empty: none; with --resume, the resumed one)")
 	f.StringVar(&cfg.Plot, "plot", "", "write the loss curve to this PNG `FILE`")
 	f.Float64Var(&peak, "peak", 0, "the device's peak in TFLOP/s for the utilisation (default: H100, H200 and A100 datasheet figures)")
 	f.IntVar(&cfg.Sample, "sample", 300, "bytes to sample from the trained model at the end (0: none)")

@@ -61,7 +61,7 @@ func TestGPT(t *testing.T) {
 		"--device", "cpu", "--steps", "6", "--batch", "2", "--stop", "1ns", "--save", stopAt, "--sample", "0"); err != nil || !strings.Contains(out, "continue with --resume "+stopAt) {
 		t.Fatalf("--stop: %v\n%s", err, out)
 	}
-	if out, err := run(t, "gpt", "train", "--data", data, "--resume", stopAt, "--device", "cpu", "--sample", "0"); err != nil || !strings.Contains(out, "resuming at step 1 of 6") || !strings.Contains(out, "step      6/6") {
+	if out, err := run(t, "gpt", "train", "--data", data, "--resume", stopAt, "--device", "cpu", "--sample", "0"); err != nil || !strings.Contains(out, "resuming at step 1 of 6") || !strings.Contains(out, "step      6/6") || !strings.Contains(out, "checkpoint "+stopAt) {
 		t.Errorf("--resume: %v\n%s", err, out)
 	}
 	// Continuing from the checkpoint.
