@@ -252,6 +252,10 @@ func TestPlansRunOnHost(t *testing.T) {
 		{[]int{1100, 3}, [][]int{{0}, {1}}},
 		{[]int{4, 0, 3}, [][]int{{1}, {0, 2}}},
 		{[]int{5000}, [][]int{{0}}},
+		// Column reductions: split into chunks of rows (300), and not (3).
+		{[]int{300, 1030}, [][]int{{0}}},
+		{[]int{3, 1030}, [][]int{{0}}},
+		{[]int{2, 150, 1030}, [][]int{{0, 1}}},
 	}
 	for _, sh := range shapes {
 		for _, axes := range sh.axes {

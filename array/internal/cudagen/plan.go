@@ -354,8 +354,22 @@ func PlanReduce(r *backend.Reduction, o Options) (*Plan, error) {
 	}
 	k := rd.Kernels[0]
 	l := Launch{Kernel: k, Block: k.Block, Scalars: p.Scalars}
+	plan := &Plan{}
 	if spec.Mode == ReduceCols {
 		l.Grid = [3]int{o.blocks(nK, k.Block), 1, 1}
+		cols, chunks := colsSplit(nK, nR, k.Block, o)
+		pvLen, piLen := 1, 1
+		if chunks > 1 {
+			l.Grid = [3]int{cols, chunks, 1}
+			pvLen = chunks * nK
+			if rd.Indexed {
+				piLen = pvLen
+			}
+		}
+		plan.Scratch = []Scratch{{DType: rd.AccType, Len: pvLen}, {DType: backend.Int64, Len: piLen}, {DType: backend.Int32, Len: max(cols, 1), Zero: true}}
+		if chunks <= 1 {
+			plan.Scratch[2].Len = 1
+		}
 	} else {
 		// The kernel loops over outputs, so the grid can stop at a few
 		// waves of blocks.
@@ -389,12 +403,33 @@ func PlanReduce(r *backend.Reduction, o Options) (*Plan, error) {
 			a = i64(kl[prm.Index].Strides[prm.Dim])
 		case RoleRedStride:
 			a = i64(rl[prm.Index].Strides[prm.Dim])
+		case RolePartial:
+			a = ptr(-1-prm.Index, 0)
 		default:
 			return nil, fmt.Errorf("cudagen: reduction parameter role %d", prm.Role)
 		}
 		l.Args = append(l.Args, a)
 	}
-	return &Plan{Launches: []Launch{l}}, nil
+	plan.Launches = []Launch{l}
+	return plan, nil
+}
+
+// colsTickets is the most column blocks a split column reduction takes:
+// each needs one of the backend's zeroed ticket words.
+const colsTickets = 512
+
+// colsSplit sizes the grid of a column reduction of nK outputs over nR
+// elements each: cols blocks across the outputs and chunks of the reduced
+// elements, enough for about eight resident blocks an SM, each chunk at
+// least 64 elements. One chunk means the unsplit kernel.
+func colsSplit(nK, nR, block int, o Options) (cols, chunks int) {
+	cols = (nK + block - 1) / block
+	if cols > colsTickets || o.SMs <= 0 {
+		return cols, 1
+	}
+	want := 8 * o.SMs
+	chunks = min((want+cols-1)/cols, nR/64, 65535)
+	return cols, max(chunks, 1)
 }
 
 func planReduceAll(r *backend.Reduction, q *backend.Program, outDT backend.DType, o Options) (*Plan, error) {

@@ -32,6 +32,10 @@ const (
 	ReduceRows
 	// ReduceCols gives each output one thread that walks the reduced
 	// elements: coalesced when the kept dimensions are the fast ones.
+	// With a grid of several rows of blocks (gridDim.y), each row of
+	// blocks walks one chunk of the reduced elements into partials, and
+	// the last block of each column of blocks (an atomic ticket) combines
+	// them in chunk order: a tall, narrow input still fills the GPU.
 	ReduceCols
 )
 
@@ -316,7 +320,7 @@ func Reduce(op backend.ReduceOp, p *backend.Program, out backend.DType, spec Red
 	case ReduceAll:
 		red.Kernels = []*Kernel{reduceAll(name, out, red.AccType, red.Indexed, p, spec, it, common)}
 	case ReduceRows, ReduceCols:
-		red.Kernels = []*Kernel{reduceKeep(name, p, out, spec, it, common)}
+		red.Kernels = []*Kernel{reduceKeep(name, p, out, red.AccType, red.Indexed, spec, it, common)}
 	default:
 		return nil, fmt.Errorf("cudagen: reduce mode %d", spec.Mode)
 	}
@@ -421,7 +425,7 @@ func reduceAll(name string, out, acc backend.DType, indexed bool, p *backend.Pro
 // reduceKeep writes the Rows or Cols kernel: outputs k over the kept
 // dimensions (kd<d>, input strides ks<i>_<d>), reduced positions r over
 // the reduced ones (rd<d>, rs<i>_<d>); the output is contiguous.
-func reduceKeep(name string, p *backend.Program, out backend.DType, spec ReduceSpec, it, common string) *Kernel {
+func reduceKeep(name string, p *backend.Program, out, acc backend.DType, indexed bool, spec ReduceSpec, it, common string) *Kernel {
 	suffix := "_rows"
 	grid := GridRows
 	if spec.Mode == ReduceCols {
@@ -448,6 +452,13 @@ func reduceKeep(name string, p *backend.Program, out backend.DType, spec ReduceS
 		for d := 0; d < spec.Red; d++ {
 			g.add(fmt.Sprintf("long long rs%d_%d", i, d), Param{Name: fmt.Sprintf("rs%d_%d", i, d), Type: I64, Role: RoleRedStride, Index: i, Dim: d})
 		}
+	}
+	if spec.Mode == ReduceCols {
+		// Partials of the split grid: written by every block, read by the
+		// last one of its column, so not __restrict__.
+		g.add(fmt.Sprintf("%s* pv", ctype(acc)), Param{Name: "pv", Type: Ptr, Role: RolePartial, Index: 0})
+		g.add("long long* pi", Param{Name: "pi", Type: Ptr, Role: RolePartial, Index: 1})
+		g.add("int* ticket", Param{Name: "ticket", Type: Ptr, Role: RolePartial, Index: 2})
 	}
 	var b strings.Builder
 	b.WriteString(common)
@@ -478,12 +489,44 @@ func reduceKeep(name string, p *backend.Program, out backend.DType, spec ReduceS
 		fmt.Fprintf(&b, "%s%s_fold(a, %s, (long long)%s);\n", indent, name, callF(name+"_f", p, load, "0"), r)
 	}
 	if spec.Mode == ReduceCols {
+		fmt.Fprintf(&b, "\tif (gridDim.y == 1) {\n")
 		fmt.Fprintf(&b, "\tfor (%[1]s k = (%[1]s)blockIdx.x * (%[1]s)blockDim.x + (%[1]s)threadIdx.x; k < nk; k += (%[1]s)gridDim.x * (%[1]s)blockDim.x) {\n", it)
 		baseOffsets("\t\t")
 		fmt.Fprintf(&b, "\t\t%[1]s_acc a = %[1]s_ident();\n", name)
 		fmt.Fprintf(&b, "\t\tfor (%s r = 0; r < nr; r++) {\n", it)
 		inner("\t\t\t", "r")
-		fmt.Fprintf(&b, "\t\t}\n\t\tout[k] = %s_fin(a, (long long)nr);\n\t}\n}\n", name)
+		fmt.Fprintf(&b, "\t\t}\n\t\tout[k] = %s_fin(a, (long long)nr);\n\t}\n\treturn;\n\t}\n", name)
+		// Split: block (x, y) walks chunk y of the reduced elements for
+		// the columns of block x; the grid covers every column once.
+		fmt.Fprintf(&b, "\tconst %[1]s k = (%[1]s)blockIdx.x * (%[1]s)blockDim.x + (%[1]s)threadIdx.x;\n", it)
+		fmt.Fprintf(&b, "\tconst %[1]s per = (nr + (%[1]s)gridDim.y - 1) / (%[1]s)gridDim.y;\n", it)
+		fmt.Fprintf(&b, "\tconst %[1]s r0 = (%[1]s)blockIdx.y * per, r1 = r0 + per < nr ? r0 + per : nr;\n", it)
+		fmt.Fprintf(&b, "\t%[1]s_acc a = %[1]s_ident();\n\tif (k < nk) {\n", name)
+		baseOffsets("\t\t")
+		fmt.Fprintf(&b, "\t\tfor (%s r = r0; r < r1; r++) {\n", it)
+		inner("\t\t\t", "r")
+		b.WriteString("\t\t}\n")
+		fmt.Fprintf(&b, "\t\tpv[(long long)blockIdx.y * nk + k] = a.v;\n")
+		if indexed {
+			fmt.Fprintf(&b, "\t\tpi[(long long)blockIdx.y * nk + k] = a.i;\n")
+		}
+		b.WriteString("\t}\n")
+		// Each thread fences its partial before thread 0 takes the
+		// ticket; the last block reads every chunk's partial from L2.
+		b.WriteString("\t__threadfence();\n\t__syncthreads();\n\t__shared__ bool last;\n")
+		b.WriteString("\tif (threadIdx.x == 0) last = atomicAdd(&ticket[blockIdx.x], 1) == (int)gridDim.y - 1;\n")
+		b.WriteString("\t__syncthreads();\n\tif (!last) return;\n\t__threadfence();\n\tif (k < nk) {\n")
+		fmt.Fprintf(&b, "\t\ta = %s_ident();\n", name)
+		b.WriteString("\t\tfor (unsigned int c = 0; c < gridDim.y; c++) {\n")
+		fmt.Fprintf(&b, "\t\t\t%[1]s_acc e;\n\t\t\te.v = ((volatile %[2]s*)pv)[(long long)c * nk + k];\n", name, ctype(acc))
+		if indexed {
+			b.WriteString("\t\t\te.i = ((volatile long long*)pi)[(long long)c * nk + k];\n")
+		} else {
+			b.WriteString("\t\t\te.i = -1;\n")
+		}
+		fmt.Fprintf(&b, "\t\t\t%s_comb(a, e);\n\t\t}\n", name)
+		fmt.Fprintf(&b, "\t\tout[k] = %s_fin(a, (long long)nr);\n\t}\n", name)
+		b.WriteString("\tif (threadIdx.x == 0) ticket[blockIdx.x] = 0;\n}\n")
 		g.k.Source = b.String()
 		return g.k
 	}

@@ -19,7 +19,7 @@ import (
 const planLimit = 4096
 
 // ticketWords is the number of zeroed int32 words plans may use as tickets.
-const ticketWords = 64
+const ticketWords = 1024
 
 // plan is a request's launches with every argument either fixed or bound
 // per call.
