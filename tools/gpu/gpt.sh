@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Device side of the GPU pass of package gpt, after tools/gpu/gpt-bundle.sh
 # built .gpu/ here:   PARTS=tests bash tools/gpu/gpt.sh   (parts: tests,
-# bench, bytes, bytes2, gpt2; one or two per call: a call has 10 minutes).
+# bench, prof, bytes, bytes2, gpt2; one or two per call: a call has 10
+# minutes).
 # bytes trains the byte model for the first BYTES_STOP (5m) of a
 # BYTES_TIME (10m) run and bytes2, in the next call, resumes it to the end.
 # GPT2_TIME sets GPT-2's duration (4m); GRAPH=1 replays the training step
@@ -28,6 +29,13 @@ if has bench; then
   echo "##### one training step: gocu (BenchmarkGPTStepGPU) and torch (train_gpt.py) in the same call"
   (cd gpt && timeout 400 ../.gpu/gpt.test -test.run '^$' -test.bench GPTStepGPU -test.benchtime 20x 2>&1) | tee "$out/bench.txt" | grep -E 'Benchmark|FAIL|panic|skip'
   [ -f .gpu/train_gpt.py ] && timeout 400 python3 .gpu/train_gpt.py "$out/train_gpt.json" 2>&1 | tee "$out/train_gpt.txt"
+fi
+
+if has prof; then
+  echo "##### where a step's time goes: 30 byte-model steps under the profiler, then its table"
+  GOCU_PROFILE="$out/gpt-trace.json" timeout 300 .gpu/gocu gpt train --data .gpu/gosrc.tok.gz --model bytes --bf16 $graph \
+    --steps 30 --report 10 --eval 0 --eval-batches 1 --save "" --sample 0 2>&1 | tail -5
+  .gpu/gocu prof "$out/gpt-trace.json" 2>&1 | head -60 | tee "$out/gpt-prof.txt"
 fi
 
 if has bytes; then
