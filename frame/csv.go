@@ -1,0 +1,289 @@
+package frame
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/gocu-dev/gocu"
+)
+
+// CSVOptions configure ReadCSV. The zero value reads comma-separated
+// values with a header row and infers every column's type.
+type CSVOptions struct {
+	// Comma separates fields (',' when zero).
+	Comma rune
+	// Types fixes the type of named columns: "int64", "int32", "float64",
+	// "float32", "bool", "string" or "category". A value that does not
+	// parse as its column's type is an ErrFormat error naming the row and
+	// the column.
+	Types map[string]string
+}
+
+// naValues are the fields read as null, pandas' default na_values.
+var naValues = map[string]bool{
+	"": true, "#N/A": true, "#N/A N/A": true, "#NA": true, "-1.#IND": true, "-1.#QNAN": true, "-NaN": true,
+	"-nan": true, "1.#IND": true, "1.#QNAN": true, "<NA>": true, "N/A": true, "NA": true, "NULL": true,
+	"NaN": true, "None": true, "n/a": true, "nan": true, "null": true,
+}
+
+// column kinds while inferring, widening in this order.
+const (
+	csvNull = iota // only nulls so far
+	csvBool
+	csvInt
+	csvFloat
+	csvString
+)
+
+type csvCol struct {
+	name   string
+	kind   int
+	fixed  string // the type from CSVOptions.Types, or ""
+	ints   []int64
+	floats []float64
+	bools  []bool
+	strs   []string
+	valid  []bool
+	nulls  int
+}
+
+// ReadCSV reads CSV with a header row into a frame on dev. Like pandas'
+// read_csv it infers each column's type from all its values (bool, then
+// int64, float64 and string, widening as values require; a column read as
+// numbers and widened to strings holds the numbers' shortest text) and
+// reads empty fields and pandas' other na_values as null. A malformed
+// row is an ErrFormat error naming the row (1 is the first after the
+// header), its line and the column.
+func ReadCSV(dev *gocu.Device, r io.Reader, opt *CSVOptions) (*Frame, error) {
+	const op = "ReadCSV"
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	if opt != nil && opt.Comma != 0 {
+		cr.Comma = opt.Comma
+	}
+	head, err := cr.Read()
+	if err != nil {
+		if err == io.EOF {
+			return nil, errorf(op, ErrFormat, "no header row")
+		}
+		return nil, wrapErr(op, ErrFormat, err, "header")
+	}
+	cols := make([]*csvCol, len(head))
+	seen := map[string]bool{}
+	for i, h := range head {
+		if seen[h] {
+			return nil, errorf(op, ErrColumn, "column %q appears twice in the header", h)
+		}
+		seen[h] = true
+		cols[i] = &csvCol{name: h}
+	}
+	if opt != nil {
+		for name, typ := range opt.Types {
+			if !seen[name] {
+				return nil, unknownColumn(op, name, head)
+			}
+			switch typ {
+			case "int64", "int32", "float64", "float32", "bool", "string", "category":
+			default:
+				return nil, errorf(op, ErrValue, "column %q: unknown type %q", name, typ)
+			}
+			for _, c := range cols {
+				if c.name == name {
+					c.fixed = typ
+				}
+			}
+		}
+	}
+	for row := 1; ; row++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				if errors.Is(pe.Err, csv.ErrFieldCount) {
+					return nil, errorf(op, ErrFormat, "row %d (line %d): %d fields, the header has %d", row, pe.Line, len(rec), len(head))
+				}
+				return nil, wrapErr(op, ErrFormat, pe.Err, "row %d (line %d, byte %d)", row, pe.Line, pe.Column)
+			}
+			return nil, wrapErr(op, ErrFormat, err, "row %d", row)
+		}
+		for i, s := range rec {
+			if err := cols[i].add(s); err != nil {
+				line, _ := cr.FieldPos(i)
+				return nil, errorf(op, ErrFormat, "row %d (line %d), column %q: %v", row, line, cols[i].name, err)
+			}
+		}
+	}
+	series := make([]*Series, len(cols))
+	for i, c := range cols {
+		s, err := c.series(dev)
+		if err != nil {
+			return nil, retag(op, err)
+		}
+		series[i] = s
+	}
+	return New(dev, series...)
+}
+
+func (c *csvCol) add(s string) error {
+	if naValues[s] {
+		c.nulls++
+		c.valid = append(c.valid, false)
+		switch c.kind {
+		case csvBool:
+			c.bools = append(c.bools, false)
+		case csvInt:
+			c.ints = append(c.ints, 0)
+		case csvFloat:
+			c.floats = append(c.floats, 0)
+		case csvString:
+			c.strs = append(c.strs, "")
+		}
+		return nil
+	}
+	c.valid = append(c.valid, true)
+	for {
+		switch c.kind {
+		case csvNull:
+			c.kind = c.first(s)
+			n := len(c.valid) - 1
+			switch c.kind {
+			case csvBool:
+				c.bools = make([]bool, n, max(n, 1024))
+			case csvInt:
+				c.ints = make([]int64, n, max(n, 1024))
+			case csvFloat:
+				c.floats = make([]float64, n, max(n, 1024))
+			case csvString:
+				c.strs = make([]string, n, max(n, 1024))
+			}
+			continue
+		case csvBool:
+			switch s {
+			case "True", "true", "TRUE":
+				c.bools = append(c.bools, true)
+				return nil
+			case "False", "false", "FALSE":
+				c.bools = append(c.bools, false)
+				return nil
+			}
+		case csvInt:
+			if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+				c.ints = append(c.ints, v)
+				return nil
+			}
+		case csvFloat:
+			if v, err := strconv.ParseFloat(s, 64); err == nil {
+				c.floats = append(c.floats, v)
+				return nil
+			}
+		case csvString:
+			c.strs = append(c.strs, strings.Clone(s))
+			return nil
+		}
+		if c.fixed != "" && c.fixed != "string" && c.fixed != "category" &&
+			!(c.kind == csvInt && (c.fixed == "float64" || c.fixed == "float32")) {
+			return fmt.Errorf("cannot parse %q as %s", s, c.fixed)
+		}
+		c.widen()
+	}
+}
+
+// first is the kind a column starts as from its first value.
+func (c *csvCol) first(s string) int {
+	switch c.fixed {
+	case "bool":
+		return csvBool
+	case "int64", "int32":
+		return csvInt
+	case "float64", "float32":
+		return csvFloat
+	case "string", "category":
+		return csvString
+	}
+	switch s {
+	case "True", "true", "TRUE", "False", "false", "FALSE":
+		return csvBool
+	}
+	if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return csvInt
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return csvFloat
+	}
+	return csvString
+}
+
+// widen moves the column to the next kind that can hold more values.
+func (c *csvCol) widen() {
+	switch c.kind {
+	case csvBool:
+		c.strs = make([]string, len(c.bools), cap(c.bools))
+		for i, b := range c.bools {
+			if c.valid[i] {
+				c.strs[i] = strconv.FormatBool(b)
+				c.strs[i] = strings.ToUpper(c.strs[i][:1]) + c.strs[i][1:]
+			}
+		}
+		c.bools, c.kind = nil, csvString
+	case csvInt:
+		c.floats = make([]float64, len(c.ints), cap(c.ints))
+		for i, v := range c.ints {
+			c.floats[i] = float64(v)
+		}
+		c.ints, c.kind = nil, csvFloat
+	case csvFloat:
+		c.strs = make([]string, len(c.floats), cap(c.floats))
+		for i, v := range c.floats {
+			if c.valid[i] {
+				c.strs[i] = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+		}
+		c.floats, c.kind = nil, csvString
+	}
+}
+
+func (c *csvCol) series(dev *gocu.Device) (*Series, error) {
+	valid := c.valid
+	if c.nulls == 0 {
+		valid = nil
+	}
+	switch c.kind {
+	case csvNull:
+		return NewSeriesValid(dev, c.name, make([]float64, len(c.valid)), c.valid)
+	case csvBool:
+		return NewSeriesValid(dev, c.name, c.bools, valid)
+	case csvInt:
+		if c.fixed == "int32" {
+			v := make([]int32, len(c.ints))
+			for i, x := range c.ints {
+				v[i] = int32(x)
+			}
+			return NewSeriesValid(dev, c.name, v, valid)
+		}
+		if c.fixed == "float64" || c.fixed == "float32" {
+			c.widen()
+			return c.series(dev)
+		}
+		return NewSeriesValid(dev, c.name, c.ints, valid)
+	case csvFloat:
+		if c.fixed == "float32" {
+			v := make([]float32, len(c.floats))
+			for i, x := range c.floats {
+				v[i] = float32(x)
+			}
+			return NewSeriesValid(dev, c.name, v, valid)
+		}
+		return NewSeriesValid(dev, c.name, c.floats, valid)
+	}
+	if c.fixed == "category" {
+		return NewCategorical(dev, c.name, c.strs, valid)
+	}
+	return NewSeriesValid(dev, c.name, c.strs, valid)
+}

@@ -1,0 +1,165 @@
+package frame
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	aarray "github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/gocu-dev/gocu"
+)
+
+// ReadParquet reads a Parquet file into a frame on dev, decoding the
+// columns in parallel on the host (see FromRecord for the types). A file
+// that is not valid Parquet is an ErrFormat error.
+func ReadParquet(dev *gocu.Device, r parquet.ReaderAtSeeker) (f *Frame, err error) {
+	const op = "ReadParquet"
+	defer recovered(op, &err)
+	tbl, err := pqarrow.ReadTable(context.Background(), r, parquet.NewReaderProperties(memory.DefaultAllocator),
+		pqarrow.ArrowReadProperties{Parallel: true, BatchSize: 1 << 20}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, wrapErr(op, ErrFormat, err, "reading the file")
+	}
+	defer tbl.Release()
+	f, err = FromTable(dev, tbl)
+	if err != nil {
+		return nil, retag(op, err)
+	}
+	return f, nil
+}
+
+// WriteParquet writes the frame as a Parquet file, Snappy-compressed.
+func (f *Frame) WriteParquet(w io.Writer) error {
+	const op = "WriteParquet"
+	rec, err := f.Record()
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	tbl := aarray.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
+	defer tbl.Release()
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(true))
+	if err := pqarrow.WriteTable(tbl, w, 1<<20, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())); err != nil {
+		return wrapErr(op, ErrValue, err, "writing")
+	}
+	return nil
+}
+
+// ipcMagic starts an Arrow IPC file (as opposed to a stream).
+var ipcMagic = []byte("ARROW1")
+
+// ReadIPC reads Arrow IPC data, the stream or the file format, into a frame
+// on dev. Malformed data is an ErrFormat error.
+func ReadIPC(dev *gocu.Device, r io.Reader) (f *Frame, err error) {
+	const op = "ReadIPC"
+	defer recovered(op, &err)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, wrapErr(op, ErrFormat, err, "reading")
+	}
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	var schema *arrow.Schema
+	if bytes.HasPrefix(data, ipcMagic) {
+		fr, err := ipc.NewFileReader(bytes.NewReader(data), ipc.WithAllocator(memory.DefaultAllocator))
+		if err != nil {
+			return nil, wrapErr(op, ErrFormat, err, "reading the file footer")
+		}
+		defer fr.Close()
+		schema = fr.Schema()
+		for i := 0; i < fr.NumRecords(); i++ {
+			rec, err := fr.RecordBatch(i)
+			if err != nil {
+				return nil, wrapErr(op, ErrFormat, err, "record batch %d", i)
+			}
+			rec.Retain()
+			recs = append(recs, rec)
+		}
+	} else {
+		sr, err := ipc.NewReader(bytes.NewReader(data), ipc.WithAllocator(memory.DefaultAllocator))
+		if err != nil {
+			return nil, wrapErr(op, ErrFormat, err, "reading the schema")
+		}
+		defer sr.Release()
+		schema = sr.Schema()
+		for sr.Next() {
+			rec := sr.RecordBatch()
+			rec.Retain()
+			recs = append(recs, rec)
+		}
+		if err := sr.Err(); err != nil {
+			return nil, wrapErr(op, ErrFormat, err, "record batch %d", len(recs))
+		}
+	}
+	for i, rec := range recs {
+		if err := validate(rec); err != nil {
+			return nil, wrapErr(op, ErrFormat, err, "record batch %d", i)
+		}
+	}
+	tbl := aarray.NewTableFromRecords(schema, recs)
+	defer tbl.Release()
+	f, err = FromTable(dev, tbl)
+	if err != nil {
+		return nil, retag(op, err)
+	}
+	return f, nil
+}
+
+// validate checks a record's arrays fully: offsets and lengths inside
+// their buffers, so that reading values cannot go out of range.
+func validate(rec arrow.RecordBatch) error {
+	for i := 0; i < int(rec.NumCols()); i++ {
+		c := rec.Column(i)
+		if int64(c.Len()) != rec.NumRows() {
+			return errors.New("column length differs from the record's")
+		}
+		if v, ok := c.(interface{ ValidateFull() error }); ok {
+			if err := v.ValidateFull(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// WriteIPC writes the frame in Arrow's IPC stream format.
+func (f *Frame) WriteIPC(w io.Writer) error {
+	const op = "WriteIPC"
+	rec, err := f.Record()
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	iw := ipc.NewWriter(w, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(memory.DefaultAllocator))
+	if err := iw.Write(rec); err != nil {
+		iw.Close()
+		return wrapErr(op, ErrValue, err, "writing")
+	}
+	if err := iw.Close(); err != nil {
+		return wrapErr(op, ErrValue, err, "closing")
+	}
+	return nil
+}
+
+// retag renames the operation of a frame error to op.
+func retag(op string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		c := *e
+		c.Op = op
+		return &c
+	}
+	return err
+}

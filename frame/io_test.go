@@ -1,0 +1,202 @@
+package frame
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sample returns a frame with every column kind and nulls.
+func sample(t testing.TB) *Frame {
+	t.Helper()
+	ts := []time.Time{time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC), time.Unix(0, 5).UTC(), time.Unix(1e9, 0).UTC()}
+	cat, err := NewCategorical(cpu, "c", []string{"x", "y", "x"}, []bool{true, false, true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mustFrame(t,
+		mustSeries(t, "i64", []int64{-1, 1 << 40, 3}, []bool{true, true, false}),
+		mustSeries(t, "i32", []int32{7, 8, 9}, nil),
+		mustSeries(t, "f64", []float64{0.25, math.NaN(), -2}, nil),
+		mustSeries(t, "f32", []float32{1.5, 2, 3}, []bool{false, true, true}),
+		mustSeries(t, "b", []bool{true, false, true}, nil),
+		mustSeries(t, "s", []string{"héllo", "", "z"}, []bool{true, true, false}),
+		mustSeries(t, "ts", ts, nil),
+		cat,
+	)
+}
+
+func sameFrame(t *testing.T, got, want *Frame) {
+	t.Helper()
+	if g, w := got.String(), want.String(); g != w {
+		t.Errorf("got\n%s\nwant\n%s", g, w)
+	}
+	for i, c := range want.cols {
+		if got.cols[i].kind != c.kind || got.cols[i].DType() != c.DType() {
+			t.Errorf("column %q: got %v %v, want %v %v", c.name, got.cols[i].kind, got.cols[i].DType(), c.kind, c.DType())
+		}
+	}
+}
+
+func TestParquetRoundTrip(t *testing.T) {
+	f := sample(t)
+	var buf bytes.Buffer
+	if err := f.WriteParquet(&buf); err != nil {
+		t.Fatal(err)
+	}
+	g, err := ReadParquet(cpu, bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFrame(t, g, f)
+}
+
+func TestIPCRoundTrip(t *testing.T) {
+	f := sample(t)
+	var buf bytes.Buffer
+	if err := f.WriteIPC(&buf); err != nil {
+		t.Fatal(err)
+	}
+	g, err := ReadIPC(cpu, bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFrame(t, g, f)
+}
+
+func TestCorruptFiles(t *testing.T) {
+	f := sample(t)
+	var pq, ipc bytes.Buffer
+	if err := f.WriteParquet(&pq); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.WriteIPC(&ipc); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 4, 20, pq.Len() / 2, pq.Len() - 3} {
+		if _, err := ReadParquet(cpu, bytes.NewReader(pq.Bytes()[:n])); !errors.Is(err, ErrFormat) {
+			t.Errorf("Parquet cut at %d: %v", n, err)
+		}
+	}
+	for _, n := range []int{0, 4, ipc.Len() / 2} {
+		if _, err := ReadIPC(cpu, bytes.NewReader(ipc.Bytes()[:n])); !errors.Is(err, ErrFormat) {
+			t.Errorf("IPC cut at %d: %v", n, err)
+		}
+	}
+}
+
+func TestReadCSV(t *testing.T) {
+	in := "a,b,c,d,e\n1,2.5,x,True,\n2,,y,False,\n,3,,true,\n4,1e3,7,,\n"
+	f, err := ReadCSV(cpu, strings.NewReader(in), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "" +
+		"      a       b     c      d    e\n" +
+		"0     1     2.5     x   True  NaN\n" +
+		"1     2     NaN     y  False  NaN\n" +
+		"2  <NA>     3.0  <NA>   True  NaN\n" +
+		"3     4  1000.0     7   <NA>  NaN"
+	if got := f.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	kinds := []Kind{Number, Number, String, Number, Number}
+	for i, c := range f.cols {
+		if c.kind != kinds[i] {
+			t.Errorf("column %q: %v", c.name, c.kind)
+		}
+	}
+	// Widening from numbers to strings keeps the numbers' text.
+	f, err = ReadCSV(cpu, strings.NewReader("x\n1\n2.5\nz\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, _ := f.cols[0].Strings()
+	if strings.Join(s, ",") != "1,2.5,z" {
+		t.Errorf("widened: %v", s)
+	}
+}
+
+func TestReadCSVErrors(t *testing.T) {
+	cases := []struct {
+		in, want string
+		opt      *CSVOptions
+	}{
+		{"a,b\n1,2\n3\n", "row 2 (line 3): 1 fields, the header has 2", nil},
+		{"a,b\n1,2\n3,\"x\"y\n", "row 2 (line 3, byte 5)", nil},
+		{"a,b\n1,2\n3,x\n", `row 2 (line 3), column "b": cannot parse "x" as int64`, &CSVOptions{Types: map[string]string{"b": "int64"}}},
+		{"a,b\n1,x\n", `no column "c"`, &CSVOptions{Types: map[string]string{"c": "int64"}}},
+		{"", "no header row", nil},
+		{"a,a\n1,2\n", "appears twice", nil},
+	}
+	for _, c := range cases {
+		_, err := ReadCSV(cpu, strings.NewReader(c.in), c.opt)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestReadCSVTypes(t *testing.T) {
+	f, err := ReadCSV(cpu, strings.NewReader("k;v;w\nb;1;2\na;2;3\nb;3;\n"), &CSVOptions{Comma: ';', Types: map[string]string{"k": "category", "v": "float32", "w": "int32"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := f.Column("k")
+	v, _ := f.Column("v")
+	w, _ := f.Column("w")
+	if k.Kind() != Categorical || strings.Join(k.Dictionary(), ",") != "a,b" || v.DType().String() != "float32" || w.DType().String() != "int32" {
+		t.Errorf("got %v %v %v %v", k.Kind(), k.Dictionary(), v.DType(), w.DType())
+	}
+	if n, _ := w.NullCount(); n != 1 {
+		t.Errorf("nulls %d", n)
+	}
+}
+
+func FuzzReadParquet(f *testing.F) {
+	var buf bytes.Buffer
+	if err := sample(f).WriteParquet(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte("PAR1PAR1"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fr, err := ReadParquet(cpu, bytes.NewReader(data))
+		if err == nil {
+			_ = fr.String()
+		} else if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrType) {
+			t.Fatalf("error of an unexpected kind: %v", err)
+		}
+	})
+}
+
+func FuzzReadIPC(f *testing.F) {
+	var buf bytes.Buffer
+	if err := sample(f).WriteIPC(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte("ARROW1\x00\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fr, err := ReadIPC(cpu, bytes.NewReader(data))
+		if err == nil {
+			_ = fr.String()
+		} else if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrType) {
+			t.Fatalf("error of an unexpected kind: %v", err)
+		}
+	})
+}
+
+func FuzzReadCSV(f *testing.F) {
+	f.Add("a,b\n1,2\n,x\n")
+	f.Add("a\n\"\n")
+	f.Fuzz(func(t *testing.T, data string) {
+		fr, err := ReadCSV(cpu, strings.NewReader(data), nil)
+		if err == nil {
+			_ = fr.String()
+		}
+	})
+}
