@@ -71,37 +71,27 @@ func ReadIPC(dev *gocu.Device, r io.Reader) (f *Frame, err error) {
 			r.Release()
 		}
 	}()
-	var schema *arrow.Schema
+	// An IPC file holds a stream after its 8-byte magic; reading that
+	// stream avoids trusting the footer.
 	if bytes.HasPrefix(data, ipcMagic) {
-		fr, err := ipc.NewFileReader(bytes.NewReader(data), ipc.WithAllocator(memory.DefaultAllocator))
-		if err != nil {
-			return nil, wrapErr(op, ErrFormat, err, "reading the file footer")
-		}
-		defer fr.Close()
-		schema = fr.Schema()
-		for i := 0; i < fr.NumRecords(); i++ {
-			rec, err := fr.RecordBatch(i)
-			if err != nil {
-				return nil, wrapErr(op, ErrFormat, err, "record batch %d", i)
-			}
-			rec.Retain()
-			recs = append(recs, rec)
-		}
-	} else {
-		sr, err := ipc.NewReader(bytes.NewReader(data), ipc.WithAllocator(memory.DefaultAllocator))
-		if err != nil {
-			return nil, wrapErr(op, ErrFormat, err, "reading the schema")
-		}
-		defer sr.Release()
-		schema = sr.Schema()
-		for sr.Next() {
-			rec := sr.RecordBatch()
-			rec.Retain()
-			recs = append(recs, rec)
-		}
-		if err := sr.Err(); err != nil {
-			return nil, wrapErr(op, ErrFormat, err, "record batch %d", len(recs))
-		}
+		data = data[min(8, len(data)):]
+	}
+	if err := checkIPCStream(data); err != nil {
+		return nil, wrapErr(op, ErrFormat, err, "checking the stream")
+	}
+	sr, err := ipc.NewReader(bytes.NewReader(data), ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		return nil, wrapErr(op, ErrFormat, err, "reading the schema")
+	}
+	defer sr.Release()
+	schema := sr.Schema()
+	for sr.Next() {
+		rec := sr.RecordBatch()
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	if err := sr.Err(); err != nil {
+		return nil, wrapErr(op, ErrFormat, err, "record batch %d", len(recs))
 	}
 	for i, rec := range recs {
 		if err := validate(rec); err != nil {

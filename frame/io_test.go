@@ -3,6 +3,7 @@ package frame
 import (
 	"bytes"
 	"errors"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"math"
 	"strings"
 	"testing"
@@ -199,4 +200,63 @@ func FuzzReadCSV(f *testing.F) {
 			_ = fr.String()
 		}
 	})
+}
+
+// TestCorruptSweep flips every byte of small Parquet and IPC files in
+// turn: each read returns a frame or an error, never a crash.
+func TestCorruptSweep(t *testing.T) {
+	f := sample(t).Select
+	g, _ := f("i64", "f64", "s", "c")
+	var pq, ipc bytes.Buffer
+	if err := g.WriteParquet(&pq); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.WriteIPC(&ipc); err != nil {
+		t.Fatal(err)
+	}
+	sweep := func(name string, data []byte, read func([]byte) (*Frame, error)) {
+		bad := 0
+		for k := range 2 * len(data) {
+			i := k % len(data)
+			d := bytes.Clone(data)
+			d[i] ^= []byte{0x5a, 0xff}[k/len(data)]
+			fr, err := read(d)
+			if err != nil {
+				bad++
+				if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrType) {
+					t.Errorf("%s byte %d: error of an unexpected kind: %v", name, i, err)
+				}
+				continue
+			}
+			_ = fr.String()
+		}
+		t.Logf("%s: %d of %d corruptions detected", name, bad, 2*len(data))
+	}
+	sweep("parquet", pq.Bytes(), func(d []byte) (*Frame, error) { return ReadParquet(cpu, bytes.NewReader(d)) })
+	sweep("ipc", ipc.Bytes(), func(d []byte) (*Frame, error) { return ReadIPC(cpu, bytes.NewReader(d)) })
+}
+
+func TestReadIPCFile(t *testing.T) {
+	f := sample(t)
+	rec, err := f.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(rec.Schema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := ReadIPC(cpu, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFrame(t, g, f)
 }
