@@ -153,13 +153,13 @@ func fromArrowArray(dev *gocu.Device, op, name string, c arrow.Array) (*Series, 
 		v := convert(a.Date64Values(), func(x arrow.Date64) int64 { return int64(x) * 1e6 })
 		return timestamps(dev, name, v, valid)
 	case *aarray.String:
-		s := &Series{name: name, kind: String, n: a.Len(), dev: dev}
+		s := &Series{name: name, kind: String, n: a.Len(), dev: dev, codes: &codesCache{}}
 		offs := a.ValueOffsets()
 		s.offs = convert(offs, func(x int32) int64 { return int64(x - offs[0]) })
 		s.bytes = slices.Clone(a.ValueBytes()[offs[0]:offs[len(offs)-1]])
 		return withValid(s, valid)
 	case *aarray.LargeString:
-		s := &Series{name: name, kind: String, n: a.Len(), dev: dev}
+		s := &Series{name: name, kind: String, n: a.Len(), dev: dev, codes: &codesCache{}}
 		offs := a.ValueOffsets()
 		s.offs = convert(offs, func(x int64) int64 { return x - offs[0] })
 		s.bytes = slices.Clone(a.ValueBytes()[offs[0]:offs[len(offs)-1]])

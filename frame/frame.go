@@ -138,6 +138,22 @@ func (f *Frame) WithColumn(s *Series) (*Frame, error) {
 	return New(f.dev, cols...)
 }
 
+// Eval computes every pending (lazy) column and returns the first error.
+// On a GPU it queues the work and does not wait for it.
+func (f *Frame) Eval() error {
+	for _, c := range f.cols {
+		for _, a := range []*array.Array{c.data, c.valid} {
+			if a == nil {
+				continue
+			}
+			if err := a.Eval().Err(); err != nil {
+				return wrapErr("Eval", ErrValue, err, "column %q", c.name)
+			}
+		}
+	}
+	return nil
+}
+
 // Head returns the first n rows (all when there are fewer).
 func (f *Frame) Head(n int) *Frame { return f.Slice(0, min(max(n, 0), f.n)) }
 

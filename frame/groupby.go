@@ -112,24 +112,31 @@ func group(op string, f *Frame, keys []string) (*groups, error) {
 		}
 	}
 	g := &groups{f: f}
-	var id *array.Array
-	for i, a := range arrs {
-		vals, first, inv, _ := a.UniqueAll()
-		if err := inv.Err(); err != nil {
-			return nil, wrapErr(op, ErrValue, err, "key %q", keys[i])
-		}
-		if i == 0 {
-			id, g.first, g.n = inv, first, vals.Size()
-			continue
-		}
-		combined := id.Mul(int64(vals.Size())).Add(inv)
-		vals, first, inv, _ = combined.UniqueAll()
-		if err := inv.Err(); err != nil {
-			return nil, wrapErr(op, ErrValue, err, "keys")
-		}
-		id, g.first, g.n = inv, first, vals.Size()
+	n := f.n
+	id, size, err := combineCodes(arrs, n)
+	if err != nil {
+		return nil, wrapErr(op, ErrValue, err, "keys")
 	}
-	g.id = id
+	m := array.On(f.dev)
+	if size == 0 {
+		g.id, g.first = m.Zeros(array.Int64, 0), m.Zeros(array.Int64, 0)
+		return g, nil
+	}
+	// Compact the code space to the codes present.
+	present := m.Zeros(array.Int64, size).IndexAdd(0, id, int64(1)).Gt(0)
+	rank := present.AsType(array.Int64).Cumsum(0)
+	groups, err := array.ItemOf[int64](rank.Slice(array.Idx(size - 1)))
+	if err != nil {
+		return nil, wrapErr(op, ErrValue, err, "keys")
+	}
+	pos := m.Arange(array.Int64, 0, float64(n))
+	first := m.Full(array.Int64, -int64(n)-1, size).ScatterMax(0, id, pos.Neg()).Neg()
+	g.first = first.Mask(present)
+	g.id = rank.Sub(1).Take(id, 0)
+	g.n = int(groups)
+	if err := g.id.Err(); err != nil {
+		return nil, wrapErr(op, ErrValue, err, "keys")
+	}
 	return g, nil
 }
 

@@ -205,7 +205,6 @@ func joinColumns(op string, left, right *Frame, on []string) (*Frame, error) {
 // joinCodes ranks both sides' keys together: equal keys get equal codes
 // in [0, n); left rows with a null key get n, right rows n+1.
 func joinCodes(op string, f, r *Frame, on []string) (lc, rc *array.Array, n int, err error) {
-	var id *array.Array
 	var lnull, rnull *array.Array
 	or := func(a, b *array.Array) *array.Array {
 		if a == nil {
@@ -216,7 +215,8 @@ func joinCodes(op string, f, r *Frame, on []string) (lc, rc *array.Array, n int,
 		}
 		return a.LogicalOr(b)
 	}
-	for _, k := range on {
+	keys := make([]*array.Array, len(on))
+	for i, k := range on {
 		ls, err := f.col(op, k)
 		if err != nil {
 			return nil, nil, 0, err
@@ -238,19 +238,11 @@ func joinCodes(op string, f, r *Frame, on []string) (lc, rc *array.Array, n int,
 			return nil, nil, 0, err
 		}
 		lnull, rnull = or(lnull, ln), or(rnull, rn)
-		vals, _, inv, _ := array.Concat(0, la, ra).UniqueAll()
-		if err := inv.Err(); err != nil {
-			return nil, nil, 0, wrapErr(op, ErrValue, err, "key %q", k)
-		}
-		if id == nil {
-			id, n = inv, vals.Size()
-			continue
-		}
-		vals, _, id, _ = id.Mul(int64(vals.Size())).Add(inv).UniqueAll()
-		n = vals.Size()
-		if err := id.Err(); err != nil {
-			return nil, nil, 0, wrapErr(op, ErrValue, err, "keys")
-		}
+		keys[i] = array.Concat(0, la, ra)
+	}
+	id, n, err := combineCodes(keys, f.n+r.n)
+	if err != nil {
+		return nil, nil, 0, wrapErr(op, ErrValue, err, "keys")
 	}
 	lc = id.Slice(array.S(0, f.n))
 	rc = id.Slice(array.S(f.n, f.n+r.n))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/gocu-dev/gocu"
@@ -52,6 +53,16 @@ type Series struct {
 	offs  []int64      // String: n+1 offsets into bytes
 	bytes []byte
 	dict  []string // Categorical
+
+	// codes caches the encoding in a sorted dictionary of a string or
+	// categorical column; views that share the values share it.
+	codes *codesCache
+}
+
+type codesCache struct {
+	once sync.Once
+	s    *Series
+	err  error
 }
 
 // Name returns the column's name.
@@ -143,7 +154,7 @@ func NewSeriesValid(dev *gocu.Device, name string, data any, valid []bool) (*Ser
 		s.kind, s.n = Timestamp, len(d)
 		s.data = array.FromSliceOn(dev, ns)
 	case []string:
-		s.kind, s.n = String, len(d)
+		s.kind, s.n, s.codes = String, len(d), &codesCache{}
 		s.offs = make([]int64, len(d)+1)
 		for i, x := range d {
 			s.bytes = append(s.bytes, x...)
@@ -307,13 +318,17 @@ func (s *Series) dictEncode() (*Series, error) {
 	return c, c.data.Err()
 }
 
-// codes returns the int32 codes of a string or categorical column in a
-// sorted dictionary (encoding it when needed).
+// sortedCodes returns a string or categorical column encoded in a sorted
+// dictionary, encoding it once.
 func (s *Series) sortedCodes() (*Series, error) {
 	if s.kind == Categorical && slices.IsSorted(s.dict) && !hasDup(s.dict) {
 		return s, nil
 	}
-	return s.dictEncode()
+	if s.codes == nil {
+		return s.dictEncode()
+	}
+	s.codes.once.Do(func() { s.codes.s, s.codes.err = s.dictEncode() })
+	return s.codes.s, s.codes.err
 }
 
 func hasDup(d []string) bool {
@@ -331,6 +346,7 @@ func (s *Series) take(idx, null *array.Array) (*Series, error) {
 	const op = "take"
 	c := *s
 	c.n = idx.Size()
+	c.codes = &codesCache{}
 	var valid *array.Array
 	if s.valid != nil {
 		valid = s.valid.Take(idx, 0)
@@ -375,6 +391,7 @@ func (s *Series) take(idx, null *array.Array) (*Series, error) {
 func (s *Series) slice(i, j int) *Series {
 	c := *s
 	c.n = j - i
+	c.codes = &codesCache{}
 	if s.data != nil {
 		c.data = s.data.Slice(array.S(i, j))
 	}
