@@ -40,6 +40,8 @@ func keyArray(op string, s *Series) (*array.Array, *array.Array, error) {
 		null = s.valid.LogicalNot()
 	}
 	if k.DType().IsFloating() {
+		// -0 + 0 is +0: equal zeros keep their order, as in pandas.
+		k = k.Add(0.0)
 		nan := k.IsNaN()
 		if null != nil {
 			null = null.LogicalOr(nan)
