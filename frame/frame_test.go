@@ -10,9 +10,9 @@ import (
 	"github.com/gocu-dev/gocu/array"
 )
 
-// cpu is the device the tests run on; GOCU_DEVICE chooses another (the
+// testDev is the device the tests run on; GOCU_DEVICE chooses another (the
 // GPU runs of the same tests).
-var cpu *gocu.Device
+var testDev *gocu.Device
 
 func TestMain(m *testing.M) {
 	name := os.Getenv("GOCU_DEVICE")
@@ -24,14 +24,14 @@ func TestMain(m *testing.M) {
 		os.Stderr.WriteString("frame tests: " + err.Error() + "\n")
 		os.Exit(1)
 	}
-	cpu = d
+	testDev = d
 	array.SetDefault(d)
 	os.Exit(m.Run())
 }
 
 func mustSeries(t testing.TB, name string, data any, valid []bool) *Series {
 	t.Helper()
-	s, err := NewSeriesValid(cpu, name, data, valid)
+	s, err := NewSeriesValid(testDev, name, data, valid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func mustSeries(t testing.TB, name string, data any, valid []bool) *Series {
 
 func mustFrame(t testing.TB, cols ...*Series) *Frame {
 	t.Helper()
-	f, err := New(cpu, cols...)
+	f, err := New(testDev, cols...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,22 +99,22 @@ func TestUnknownColumn(t *testing.T) {
 func TestNewErrors(t *testing.T) {
 	a := mustSeries(t, "a", []int64{1, 2}, nil)
 	b := mustSeries(t, "b", []int64{1}, nil)
-	if _, err := New(cpu, a, b); !errors.Is(err, ErrLength) {
+	if _, err := New(testDev, a, b); !errors.Is(err, ErrLength) {
 		t.Errorf("lengths: %v", err)
 	}
-	if _, err := New(cpu, a, a); !errors.Is(err, ErrColumn) {
+	if _, err := New(testDev, a, a); !errors.Is(err, ErrColumn) {
 		t.Errorf("twice: %v", err)
 	}
-	if _, err := NewSeries(cpu, "u", []uint16{1}); !errors.Is(err, ErrType) {
+	if _, err := NewSeries(testDev, "u", []uint16{1}); !errors.Is(err, ErrType) {
 		t.Errorf("uint16: %v", err)
 	}
-	if _, err := NewSeriesValid(cpu, "v", []int64{1, 2}, []bool{true}); !errors.Is(err, ErrLength) {
+	if _, err := NewSeriesValid(testDev, "v", []int64{1, 2}, []bool{true}); !errors.Is(err, ErrLength) {
 		t.Errorf("validity: %v", err)
 	}
 }
 
 func TestCategorical(t *testing.T) {
-	s, err := NewCategorical(cpu, "c", []string{"b", "a", "b", "c", "x"}, []bool{true, true, true, true, false})
+	s, err := NewCategorical(testDev, "c", []string{"b", "a", "b", "c", "x"}, []bool{true, true, true, true, false})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ func readGolden(t *testing.T, name string) *Frame {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	f, err := ReadCSV(cpu, fh, nil)
+	f, err := ReadCSV(testDev, fh, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 func sample(t testing.TB) *Frame {
 	t.Helper()
 	ts := []time.Time{time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC), time.Unix(0, 5).UTC(), time.Unix(1e9, 0).UTC()}
-	cat, err := NewCategorical(cpu, "c", []string{"x", "y", "x"}, []bool{true, false, true})
+	cat, err := NewCategorical(testDev, "c", []string{"x", "y", "x"}, []bool{true, false, true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestParquetRoundTrip(t *testing.T) {
 	if err := f.WriteParquet(&buf); err != nil {
 		t.Fatal(err)
 	}
-	g, err := ReadParquet(cpu, bytes.NewReader(buf.Bytes()))
+	g, err := ReadParquet(testDev, bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestIPCRoundTrip(t *testing.T) {
 	if err := f.WriteIPC(&buf); err != nil {
 		t.Fatal(err)
 	}
-	g, err := ReadIPC(cpu, bytes.NewReader(buf.Bytes()))
+	g, err := ReadIPC(testDev, bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,12 +78,12 @@ func TestCorruptFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []int{0, 4, 20, pq.Len() / 2, pq.Len() - 3} {
-		if _, err := ReadParquet(cpu, bytes.NewReader(pq.Bytes()[:n])); !errors.Is(err, ErrFormat) {
+		if _, err := ReadParquet(testDev, bytes.NewReader(pq.Bytes()[:n])); !errors.Is(err, ErrFormat) {
 			t.Errorf("Parquet cut at %d: %v", n, err)
 		}
 	}
 	for _, n := range []int{0, 4, ipc.Len() / 2} {
-		if _, err := ReadIPC(cpu, bytes.NewReader(ipc.Bytes()[:n])); !errors.Is(err, ErrFormat) {
+		if _, err := ReadIPC(testDev, bytes.NewReader(ipc.Bytes()[:n])); !errors.Is(err, ErrFormat) {
 			t.Errorf("IPC cut at %d: %v", n, err)
 		}
 	}
@@ -91,7 +91,7 @@ func TestCorruptFiles(t *testing.T) {
 
 func TestReadCSV(t *testing.T) {
 	in := "a,b,c,d,e\n1,2.5,x,True,\n2,,y,False,\n,3,,true,\n4,1e3,7,,\n"
-	f, err := ReadCSV(cpu, strings.NewReader(in), nil)
+	f, err := ReadCSV(testDev, strings.NewReader(in), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestReadCSV(t *testing.T) {
 		}
 	}
 	// Widening from numbers to strings keeps the numbers' text.
-	f, err = ReadCSV(cpu, strings.NewReader("x\n1\n2.5\nz\n"), nil)
+	f, err = ReadCSV(testDev, strings.NewReader("x\n1\n2.5\nz\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestReadCSVErrors(t *testing.T) {
 		{"a,a\n1,2\n", "appears twice", nil},
 	}
 	for _, c := range cases {
-		_, err := ReadCSV(cpu, strings.NewReader(c.in), c.opt)
+		_, err := ReadCSV(testDev, strings.NewReader(c.in), c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %q", c.in, err, c.want)
 		}
@@ -142,7 +142,7 @@ func TestReadCSVErrors(t *testing.T) {
 }
 
 func TestReadCSVTypes(t *testing.T) {
-	f, err := ReadCSV(cpu, strings.NewReader("k;v;w\nb;1;2\na;2;3\nb;3;\n"), &CSVOptions{Comma: ';', Types: map[string]string{"k": "category", "v": "float32", "w": "int32"}})
+	f, err := ReadCSV(testDev, strings.NewReader("k;v;w\nb;1;2\na;2;3\nb;3;\n"), &CSVOptions{Comma: ';', Types: map[string]string{"k": "category", "v": "float32", "w": "int32"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func FuzzReadParquet(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte("PAR1PAR1"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fr, err := ReadParquet(cpu, bytes.NewReader(data))
+		fr, err := ReadParquet(testDev, bytes.NewReader(data))
 		if err == nil {
 			_ = fr.String()
 		} else if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrType) {
@@ -182,7 +182,7 @@ func FuzzReadIPC(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte("ARROW1\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fr, err := ReadIPC(cpu, bytes.NewReader(data))
+		fr, err := ReadIPC(testDev, bytes.NewReader(data))
 		if err == nil {
 			_ = fr.String()
 		} else if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrType) {
@@ -195,7 +195,7 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add("a,b\n1,2\n,x\n")
 	f.Add("a\n\"\n")
 	f.Fuzz(func(t *testing.T, data string) {
-		fr, err := ReadCSV(cpu, strings.NewReader(data), nil)
+		fr, err := ReadCSV(testDev, strings.NewReader(data), nil)
 		if err == nil {
 			_ = fr.String()
 		}
@@ -232,8 +232,8 @@ func TestCorruptSweep(t *testing.T) {
 		}
 		t.Logf("%s: %d of %d corruptions detected", name, bad, 2*len(data))
 	}
-	sweep("parquet", pq.Bytes(), func(d []byte) (*Frame, error) { return ReadParquet(cpu, bytes.NewReader(d)) })
-	sweep("ipc", ipc.Bytes(), func(d []byte) (*Frame, error) { return ReadIPC(cpu, bytes.NewReader(d)) })
+	sweep("parquet", pq.Bytes(), func(d []byte) (*Frame, error) { return ReadParquet(testDev, bytes.NewReader(d)) })
+	sweep("ipc", ipc.Bytes(), func(d []byte) (*Frame, error) { return ReadIPC(testDev, bytes.NewReader(d)) })
 }
 
 func TestReadIPCFile(t *testing.T) {
@@ -254,7 +254,7 @@ func TestReadIPCFile(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	g, err := ReadIPC(cpu, &buf)
+	g, err := ReadIPC(testDev, &buf)
 	if err != nil {
 		t.Fatal(err)
 	}
