@@ -3,6 +3,7 @@ package frame
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gocu-dev/gocu/array"
@@ -106,6 +107,29 @@ func (e *Expr) NotNull() *Expr { return e.un("IsNull").un("Not") }
 // FillNull replaces nulls (and NaN) with v.
 func (e *Expr) FillNull(v any) *Expr { return e.bin("FillNull", v) }
 
+// StrLen is the length of each string in bytes (pandas counts
+// characters; the two agree on ASCII), as int64.
+func (e *Expr) StrLen() *Expr { return e.un("StrLen") }
+
+// StrContains is true where the string contains sub.
+func (e *Expr) StrContains(sub string) *Expr { return &Expr{op: "StrContains", args: []*Expr{e}, lit: sub} }
+
+// StrStartsWith is true where the string starts with prefix.
+func (e *Expr) StrStartsWith(prefix string) *Expr {
+	return &Expr{op: "StrStartsWith", args: []*Expr{e}, lit: prefix}
+}
+
+// StrEndsWith is true where the string ends with suffix.
+func (e *Expr) StrEndsWith(suffix string) *Expr {
+	return &Expr{op: "StrEndsWith", args: []*Expr{e}, lit: suffix}
+}
+
+// StrUpper maps the strings to upper case (a categorical column).
+func (e *Expr) StrUpper() *Expr { return e.un("StrUpper") }
+
+// StrLower maps the strings to lower case (a categorical column).
+func (e *Expr) StrLower() *Expr { return e.un("StrLower") }
+
 // AsType converts e's values to dt.
 func (e *Expr) AsType(dt array.DType) *Expr { return &Expr{op: "astype", args: []*Expr{e}, dt: dt} }
 
@@ -120,6 +144,9 @@ func (e *Expr) String() string {
 		return fmt.Sprintf("%v.AsType(%v)", e.args[0], e.dt)
 	}
 	if len(e.args) == 1 {
+		if e.lit != nil {
+			return fmt.Sprintf("%v.%s(%q)", e.args[0], e.op, e.lit)
+		}
 		return fmt.Sprintf("%v.%s()", e.args[0], e.op)
 	}
 	return fmt.Sprintf("%v.%s(%v)", e.args[0], e.op, e.args[1])
@@ -207,6 +234,9 @@ func (f *Frame) unary(op string, e *Expr, x value) (value, error) {
 			return value{}, err
 		}
 		x = value{s: s}
+	}
+	if strings.HasPrefix(e.op, "Str") {
+		return f.strUnary(op, e, x)
 	}
 	out := &Series{kind: Number, n: x.s.n, dev: f.dev, valid: x.s.valid}
 	if e.op == "IsNull" {
@@ -510,4 +540,47 @@ func (f *Frame) Filter(cond *Expr) (*Frame, error) {
 		return nil, wrapErr(op, ErrValue, err, "%v", cond)
 	}
 	return f.Take(idx)
+}
+
+// strUnary applies a string function to each dictionary entry on the host
+// and gathers the results by the codes on the device.
+func (f *Frame) strUnary(op string, e *Expr, x value) (value, error) {
+	if x.s.kind != String && x.s.kind != Categorical {
+		return value{}, errorf(op, ErrType, "%v: column %q is a %v column", e, x.s.name, x.s.kind)
+	}
+	c, err := x.s.sortedCodes()
+	if err != nil {
+		return value{}, err
+	}
+	dict := c.dict
+	if len(dict) == 0 {
+		dict = []string{""} // every row is null (code 0)
+	}
+	out := &Series{kind: Number, n: x.s.n, dev: f.dev, valid: x.s.valid}
+	arg, _ := e.lit.(string)
+	var per *array.Array
+	switch e.op {
+	case "StrLen":
+		per = array.FromSliceOn(f.dev, convert(dict, func(s string) int64 { return int64(len(s)) }))
+	case "StrContains":
+		per = array.FromSliceOn(f.dev, convert(dict, func(s string) bool { return strings.Contains(s, arg) }))
+	case "StrStartsWith":
+		per = array.FromSliceOn(f.dev, convert(dict, func(s string) bool { return strings.HasPrefix(s, arg) }))
+	case "StrEndsWith":
+		per = array.FromSliceOn(f.dev, convert(dict, func(s string) bool { return strings.HasSuffix(s, arg) }))
+	case "StrUpper", "StrLower":
+		m := strings.ToUpper
+		if e.op == "StrLower" {
+			m = strings.ToLower
+		}
+		out.kind, out.dict, out.data = Categorical, convert(dict, m), c.data
+		return value{s: out}, nil
+	default:
+		return value{}, errorf(op, ErrValue, "unknown operation %s", e.op)
+	}
+	out.data = per.Take(c.data, 0)
+	if err := out.data.Err(); err != nil {
+		return value{}, wrapErr(op, ErrValue, err, "%v", e)
+	}
+	return value{s: out}, nil
 }

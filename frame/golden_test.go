@@ -1,6 +1,7 @@
 package frame
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -200,4 +201,62 @@ func tuples(t *testing.T, f *Frame) [][3]float64 {
 		return 0
 	})
 	return out
+}
+
+func TestGoldenTools(t *testing.T) {
+	in := readGolden(t, "input.csv")
+	vc, err := in.ValueCounts("id4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameValues(t, vc, readGolden(t, "value_counts_id4.csv"))
+
+	dd, err := in.DropDuplicates("id2", "id4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameValues(t, dd, readGolden(t, "drop_duplicates_id2_id4.csv"))
+
+	sel, err := in.Select("id1", "v1", "v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := sel.Describe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameValues(t, desc, readGolden(t, "describe.csv"))
+}
+
+func TestGoldenStrings(t *testing.T) {
+	in := readGolden(t, "input.csv")
+	var err error
+	for _, c := range []struct {
+		name string
+		e    *Expr
+	}{
+		{"len", Col("id4").StrLen()},
+		{"has3", Col("id4").StrContains("d3")},
+		{"up", Col("id4").StrUpper()},
+		{"ends", Col("id4").StrEndsWith("5")},
+	} {
+		if in, err = in.With(c.name, c.e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameValues(t, in, readGolden(t, "strings.csv"))
+	low, err := in.With("low", Col("up").StrLower().Eq(Col("id4")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := low.Filter(Col("low").Not())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Len() != 0 {
+		t.Errorf("lower(upper(s)) != s in %d rows", g.Len())
+	}
+	if _, err := in.With("z", Col("v1").StrLen()); !errors.Is(err, ErrType) {
+		t.Errorf("StrLen of numbers: %v", err)
+	}
 }

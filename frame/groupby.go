@@ -54,8 +54,17 @@ func Median(col string) Agg { return Agg{Col: col, Op: "median"} }
 
 // Grouped is a frame grouped by key columns, ready for Agg.
 type Grouped struct {
-	f    *Frame
-	keys []string
+	f         *Frame
+	keys      []string
+	keepNulls bool
+}
+
+// KeepNulls makes null keys a group of their own, sorted last (pandas'
+// dropna=False), instead of dropping their rows.
+func (g *Grouped) KeepNulls() *Grouped {
+	c := *g
+	c.keepNulls = true
+	return &c
 }
 
 // GroupBy groups the rows by the named key columns (numbers, booleans,
@@ -73,7 +82,7 @@ type groups struct {
 
 // group gives each row of f its group: the keys' values are ranked by
 // UniqueAll, key by key, the ranks combined and ranked again.
-func group(op string, f *Frame, keys []string) (*groups, error) {
+func group(op string, f *Frame, keys []string, keepNulls bool) (*groups, error) {
 	if len(keys) == 0 {
 		return nil, errorf(op, ErrValue, "no keys")
 	}
@@ -86,13 +95,17 @@ func group(op string, f *Frame, keys []string) (*groups, error) {
 		}
 		cols[i] = s
 	}
-	arrs := make([]*array.Array, len(cols))
-	for i, s := range cols {
+	var arrs []*array.Array
+	for _, s := range cols {
 		a, null, err := keyArray(op, s)
 		if err != nil {
 			return nil, err
 		}
-		arrs[i] = a
+		if keepNulls && null != nil {
+			arrs = append(arrs, null) // nulls after the values
+			null = nil
+		}
+		arrs = append(arrs, a)
 		if null != nil {
 			if drop == nil {
 				drop = null
@@ -144,7 +157,7 @@ func group(op string, f *Frame, keys []string) (*groups, error) {
 // columns, then one column per aggregation.
 func (g *Grouped) Agg(aggs ...Agg) (*Frame, error) {
 	const op = "Agg"
-	gr, err := group(op, g.f, g.keys)
+	gr, err := group(op, g.f, g.keys, g.keepNulls)
 	if err != nil {
 		return nil, err
 	}

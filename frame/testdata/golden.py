@@ -40,3 +40,11 @@ for how in ["inner", "left", "outer"]:
 right2 = pd.DataFrame({"id1": [1, 1, 2, 3, 3, 4], "id4": ["id1", "id2", "id1", "id3", "id3", "id9"], "rrow": np.arange(6)})
 dfk = df[df.id4.notna()][["row", "id1", "id4"]]
 dfk.merge(right2, on=["id1", "id4"], how="inner")[["row", "rrow"]].to_csv("join2_inner.csv", index=False)
+
+vc = df.id4.value_counts().rename_axis("id4").reset_index(name="count")
+vc.to_csv("value_counts_id4.csv", index=False)
+df.drop_duplicates(["id2", "id4"])[["row"]].to_csv("drop_duplicates_id2_id4.csv", index=False)
+df[["id1", "v1", "v3"]].describe().to_csv("describe.csv", float_format="%.12g", index_label="stat")
+s = pd.DataFrame({"row": df.row, "len": df.id4.str.len(), "has3": df.id4.str.contains("d3"),
+                  "up": df.id4.str.upper(), "ends": df.id4.str.endswith("5")})
+s.to_csv("strings.csv", index=False)
