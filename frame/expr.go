@@ -112,7 +112,9 @@ func (e *Expr) FillNull(v any) *Expr { return e.bin("FillNull", v) }
 func (e *Expr) StrLen() *Expr { return e.un("StrLen") }
 
 // StrContains is true where the string contains sub.
-func (e *Expr) StrContains(sub string) *Expr { return &Expr{op: "StrContains", args: []*Expr{e}, lit: sub} }
+func (e *Expr) StrContains(sub string) *Expr {
+	return &Expr{op: "StrContains", args: []*Expr{e}, lit: sub}
+}
 
 // StrStartsWith is true where the string starts with prefix.
 func (e *Expr) StrStartsWith(prefix string) *Expr {
