@@ -1,7 +1,6 @@
 package frame
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -337,5 +336,3 @@ func recovered(op string, err *error) {
 		*err = errorf(op, ErrFormat, "malformed input: %v", r)
 	}
 }
-
-var _ = fmt.Sprint

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -230,6 +231,41 @@ func BenchmarkFilter(b *testing.B) {
 		for b.Loop() {
 			f, err := d.x.Filter(Col("v3").Gt(50))
 			finish(b, dev, f, err)
+		}
+	})
+}
+
+// BenchmarkParquetGroupBy reads the frame from a Parquet file (written
+// once, Snappy) and runs q1 on it: from the disk to a group-by result.
+func BenchmarkParquetGroupBy(b *testing.B) {
+	onDevices(b, func(b *testing.B, dev *gocu.Device, d *benchData) {
+		path := filepath.Join(b.TempDir(), "x.parquet")
+		fh, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.x.WriteParquet(fh); err != nil {
+			b.Fatal(err)
+		}
+		if err := fh.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if st, err := os.Stat(path); err == nil {
+			b.ReportMetric(float64(st.Size())/1e6, "file-MB")
+		}
+		b.ResetTimer()
+		for b.Loop() {
+			fh, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			x, err := ReadParquet(dev, fh)
+			fh.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			g, err := x.GroupBy("id1").Agg(Sum("v1"))
+			finish(b, dev, g, err)
 		}
 	})
 }

@@ -36,7 +36,8 @@ func ReadParquet(dev *gocu.Device, r parquet.ReaderAtSeeker) (f *Frame, err erro
 	return f, nil
 }
 
-// WriteParquet writes the frame as a Parquet file, Snappy-compressed.
+// WriteParquet writes the frame as a Parquet file, Snappy-compressed, in
+// row groups of 2^20 rows. It does not close w.
 func (f *Frame) WriteParquet(w io.Writer) error {
 	const op = "WriteParquet"
 	rec, err := f.Record()
@@ -47,7 +48,8 @@ func (f *Frame) WriteParquet(w io.Writer) error {
 	tbl := aarray.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
 	defer tbl.Release()
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(true))
-	if err := pqarrow.WriteTable(tbl, w, 1<<20, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())); err != nil {
+	// pqarrow closes a writer that is an io.Closer: hide Close from it.
+	if err := pqarrow.WriteTable(tbl, struct{ io.Writer }{w}, 1<<20, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())); err != nil {
 		return wrapErr(op, ErrValue, err, "writing")
 	}
 	return nil

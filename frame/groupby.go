@@ -1,7 +1,6 @@
 package frame
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/gocu-dev/gocu/array"
@@ -406,5 +405,3 @@ func zeroOf(dt array.DType) any {
 	}
 	return 0
 }
-
-var _ = fmt.Sprint

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -259,4 +261,17 @@ func TestReadIPCFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFrame(t, g, f)
+}
+
+func TestWriteParquetLeavesFileOpen(t *testing.T) {
+	fh, err := os.Create(filepath.Join(t.TempDir(), "x.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sample(t).WriteParquet(fh); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Close(); err != nil {
+		t.Errorf("the file was closed: %v", err)
+	}
 }

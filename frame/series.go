@@ -129,7 +129,6 @@ func NewSeriesValid(dev *gocu.Device, name string, data any, valid []bool) (*Ser
 	if dev == nil {
 		return nil, errorf(op, ErrValue, "nil device")
 	}
-	m := array.On(dev)
 	s := &Series{name: name, dev: dev}
 	switch d := data.(type) {
 	case []float64:
@@ -163,7 +162,6 @@ func NewSeriesValid(dev *gocu.Device, name string, data any, valid []bool) (*Ser
 	default:
 		return nil, errorf(op, ErrType, "column %q: cannot hold %T", name, data)
 	}
-	_ = m
 	if s.data != nil {
 		if err := s.data.Err(); err != nil {
 			return nil, wrapErr(op, ErrValue, err, "column %q", name)
