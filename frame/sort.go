@@ -50,6 +50,14 @@ func keyArray(op string, s *Series) (*array.Array, *array.Array, error) {
 		}
 	}
 	if null != nil {
+		// A column without a null or NaN spares a pass of every sort.
+		anyNull, err := array.ItemOf[bool](null.Any())
+		if err != nil {
+			return nil, nil, wrapErr(op, ErrValue, err, "column %q", s.name)
+		}
+		if !anyNull {
+			return k, nil, k.Err()
+		}
 		k = array.Where(null, 0, k) // nulls equal, so they keep their order
 	}
 	return k, null, k.Err()
