@@ -76,6 +76,7 @@ type groups struct {
 	f     *Frame       // the frame without rows of null keys
 	id    *array.Array // int64 group of each row of f
 	first *array.Array // int64 first row of each group
+	sizes *array.Array // int64 rows of each group
 	n     int          // number of groups
 }
 
@@ -131,11 +132,12 @@ func group(op string, f *Frame, keys []string, keepNulls bool) (*groups, error) 
 	}
 	m := array.On(f.dev)
 	if size == 0 {
-		g.id, g.first = m.Zeros(array.Int64, 0), m.Zeros(array.Int64, 0)
+		g.id, g.first, g.sizes = m.Zeros(array.Int64, 0), m.Zeros(array.Int64, 0), m.Zeros(array.Int64, 0)
 		return g, nil
 	}
 	// Compact the code space to the codes present.
-	present := m.Zeros(array.Int64, size).IndexAdd(0, id, int64(1)).Gt(0)
+	counts := m.Zeros(array.Int64, size).IndexAdd(0, id, int64(1))
+	present := counts.Gt(0)
 	rank := present.AsType(array.Int64).Cumsum(0)
 	groups, err := array.ItemOf[int64](rank.Slice(array.Idx(size - 1)))
 	if err != nil {
@@ -144,6 +146,7 @@ func group(op string, f *Frame, keys []string, keepNulls bool) (*groups, error) 
 	pos := m.Arange(array.Int64, 0, float64(n))
 	first := m.Full(array.Int64, -int64(n)-1, size).ScatterMax(0, id, pos.Neg()).Neg()
 	g.first = first.Mask(present)
+	g.sizes = counts.Mask(present)
 	g.id = rank.Sub(1).Take(id, 0)
 	g.n = int(groups)
 	if err := g.id.Err(); err != nil {
@@ -216,7 +219,7 @@ func (gr *groups) zeros(dt array.DType) *array.Array {
 // count returns the number of present values per group.
 func (gr *groups) count(ok *array.Array) *array.Array {
 	if ok == nil {
-		return gr.zeros(array.Int64).IndexAdd(0, gr.id, int64(1))
+		return gr.sizes
 	}
 	return gr.zeros(array.Int64).IndexAdd(0, gr.id, ok.AsType(array.Int64))
 }
@@ -288,17 +291,29 @@ func (gr *groups) agg(op string, a Agg, s *Series) (*Series, error) {
 			}
 			k = c.data.AsType(array.Int64)
 			res.kind, res.dict = Categorical, c.dict
+		case x.DType() == array.Float32 || x.DType() == array.Float64 || x.DType() == array.Int64:
+			k = x
+		case x.DType() == array.Int32:
+			k = x.AsType(array.Int64) // -MinInt32 does not fit an int32
+			if a.Op == "max" {
+				k = x
+			}
 		case x.DType().IsFloating():
-			k = x.AsType(array.Float64)
+			k = x.AsType(array.Float32)
 		default:
 			k = x.AsType(array.Int64)
 		}
 		if a.Op == "min" {
 			k = k.Neg()
 		}
-		low := any(math.Inf(-1))
-		if k.DType() == array.Int64 {
+		var low any
+		switch k.DType() {
+		case array.Int64:
 			low = int64(math.MinInt64)
+		case array.Int32:
+			low = int32(math.MinInt32)
+		default:
+			low = math.Inf(-1)
 		}
 		init := array.On(gr.f.dev).Full(k.DType(), low, gr.n)
 		m := init.ScatterMax(0, gr.id, masked(k, ok, low))

@@ -366,3 +366,33 @@ func TestJoinRandom(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupByMinMaxDTypes(t *testing.T) {
+	k := []int64{1, 2, 1, 2, 3, 1}
+	valid := []bool{true, true, false, true, false, true}
+	f := mustFrame(t, mustSeries(t, "k", k, nil),
+		mustSeries(t, "i32", []int32{math.MinInt32, 5, -7, math.MaxInt32, 1, 3}, valid),
+		mustSeries(t, "f32", []float32{1.5, -2, 7, 0.25, 3, -1}, valid),
+		mustSeries(t, "u8", []uint8{200, 3, 9, 250, 1, 100}, valid),
+		mustSeries(t, "b", []bool{false, true, true, false, true, false}, valid))
+	g, err := f.GroupBy("k").Agg(Min("i32").Named("i32min"), Max("i32").Named("i32max"), Min("f32").Named("f32min"),
+		Max("f32").Named("f32max"), Min("u8").Named("u8min"), Max("u8").Named("u8max"), Max("b").Named("bmax"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "" +
+		"   k       i32min      i32max  f32min  f32max  u8min  u8max   bmax\n" +
+		"0  1  -2147483648           3    -1.0    1.50    100    200  False\n" +
+		"1  2            5  2147483647    -2.0    0.25      3    250   True\n" +
+		"2  3         <NA>        <NA>     NaN     NaN   <NA>   <NA>   <NA>"
+	if got := g.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// Min and max keep the column's dtype.
+	for i, c := range g.cols[1:] {
+		src := f.cols[1+min(i/2, 3)]
+		if c.DType() != src.DType() {
+			t.Errorf("%s: dtype %v, want %v", c.name, c.DType(), src.DType())
+		}
+	}
+}
