@@ -55,26 +55,51 @@ func (f *Frame) Join(r *Frame, how How, on ...string) (*Frame, error) {
 		}
 		return f.Take(keep.FlatNonzero())
 	}
-	mm := matches
-	if how != Inner {
-		mm = matches.Maximum(int64(1))
-	}
-	cum := mm.Cumsum(0)
-	total := 0
+	// When no left row has two matches (a foreign key: the right keys are
+	// distinct) each output row is one left row: no expansion.
+	most := int64(0)
 	if nl > 0 {
+		if most, err = array.ItemOf[int64](matches.Max()); err != nil {
+			return nil, wrapErr(op, ErrValue, err, "counting matches")
+		}
+	}
+	var li, offset *array.Array // nil li: every left row once, in order
+	total := nl
+	switch {
+	case most <= 1 && how == Inner:
+		li = matches.Gt(0).FlatNonzero()
+		total = li.Size()
+		if total == nl {
+			li = nil // every left row matched
+		}
+		offset = m.Zeros(array.Int64, total)
+	case most <= 1:
+		offset = m.Zeros(array.Int64, nl)
+	default:
+		mm := matches
+		if how != Inner {
+			mm = matches.Maximum(int64(1))
+		}
+		cum := mm.Cumsum(0)
 		t, err := array.ItemOf[int64](cum.Slice(array.Idx(nl - 1)))
 		if err != nil {
 			return nil, wrapErr(op, ErrValue, err, "counting matches")
 		}
 		total = int(t)
+		j := m.Arange(array.Int64, 0, float64(total))
+		li = array.SearchSorted(cum, j, true)
+		offset = j.Sub(cum.Take(li, 0).Sub(mm.Take(li, 0)))
 	}
-	j := m.Arange(array.Int64, 0, float64(total))
-	li := array.SearchSorted(cum, j, true)
-	offset := j.Sub(cum.Take(li, 0).Sub(mm.Take(li, 0)))
+	at := func(a *array.Array) *array.Array { // a's value at each output row
+		if li == nil {
+			return a
+		}
+		return a.Take(li, 0)
+	}
 	rorder := rc.Argsort(0)
 	rstart := rcount.Cumsum(0).Sub(rcount)
-	code := lc.Take(li, 0)
-	matched := matches.Take(li, 0).Gt(0)
+	code := at(lc)
+	matched := at(matches).Gt(0)
 	ri := array.Where(matched, rstart.Take(code, 0).Add(offset), 0)
 	var noMatch *array.Array
 	if how != Inner {
@@ -86,9 +111,11 @@ func (f *Frame) Join(r *Frame, how How, on ...string) (*Frame, error) {
 	if err := ri.Err(); err != nil {
 		return nil, wrapErr(op, ErrValue, err, "matching")
 	}
-	left, err := f.Take(li)
-	if err != nil {
-		return nil, err
+	left := f
+	if li != nil {
+		if left, err = f.Take(li); err != nil {
+			return nil, err
+		}
 	}
 	var right *Frame
 	if nr > 0 {

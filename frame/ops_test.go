@@ -396,3 +396,95 @@ func TestGroupByMinMaxDTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinUniqueRight checks the joins whose right keys are distinct
+// (each left row matches at most once) against nested loops.
+func TestJoinUniqueRight(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	nl := 500
+	lk, lok := make([]int64, nl), make([]bool, nl)
+	for i := range lk {
+		lk[i], lok[i] = r.Int64N(40), r.IntN(10) != 0
+	}
+	rk := []int64{}
+	for k := int64(0); k < 50; k += 3 {
+		rk = append(rk, k)
+	}
+	r.Shuffle(len(rk), func(i, j int) { rk[i], rk[j] = rk[j], rk[i] })
+	rok := make([]bool, len(rk))
+	for i := range rok {
+		rok[i] = i != 4
+	}
+	left := mustFrame(t, mustSeries(t, "k", lk, lok), mustSeries(t, "row", rowNumbers(nl), nil))
+	right := mustFrame(t, mustSeries(t, "k", rk, rok), mustSeries(t, "rrow", rowNumbers(len(rk)), nil))
+	for _, how := range []How{Inner, Left, Outer} {
+		var want [][2]int64
+		for i := range lk {
+			m := int64(-1)
+			for j := range rk {
+				if lok[i] && rok[j] && lk[i] == rk[j] {
+					m = int64(j)
+				}
+			}
+			if m >= 0 || how != Inner {
+				want = append(want, [2]int64{int64(i), m})
+			}
+		}
+		if how == Outer {
+			for j := range rk {
+				hit := false
+				for i := range lk {
+					hit = hit || (lok[i] && rok[j] && lk[i] == rk[j])
+				}
+				if !hit {
+					want = append(want, [2]int64{-1, int64(j)})
+				}
+			}
+		}
+		j, err := left.Join(right, how, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lr, lv, _ := must(j.Column("row")).Int64s()
+		rr, rv, _ := must(j.Column("rrow")).Int64s()
+		var got [][2]int64
+		for i := range lr {
+			a, b := lr[i], rr[i]
+			if !lv[i] {
+				a = -1
+			}
+			if !rv[i] {
+				b = -1
+			}
+			got = append(got, [2]int64{a, b})
+		}
+		if how == Outer {
+			cmp2 := func(a, b [2]int64) int {
+				if c := cmp.Compare(a[0], b[0]); c != 0 {
+					return c
+				}
+				return cmp.Compare(a[1], b[1])
+			}
+			slices.SortFunc(got, cmp2)
+			slices.SortFunc(want, cmp2)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s join: got %d rows, want %d, or rows differ", how, len(got), len(want))
+		}
+	}
+}
+
+func TestJoinAllMatch(t *testing.T) {
+	l := mustFrame(t, mustSeries(t, "k", []int32{3, 1, 3, 2}, nil), mustSeries(t, "v", []float64{0.5, 1.5, 2.5, 3.5}, nil))
+	r := mustFrame(t, mustSeries(t, "k", []int32{2, 3, 1}, nil), mustSeries(t, "w", []string{"two", "three", "one"}, nil))
+	want := "   k    v      w\n0  3  0.5  three\n1  1  1.5    one\n2  3  2.5  three\n3  2  3.5    two"
+	for _, how := range []How{Inner, Left} {
+		j, err := l.Join(r, how, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := j.String(); got != want {
+			t.Errorf("%s: got\n%s\nwant\n%s", how, got, want)
+		}
+	}
+}
