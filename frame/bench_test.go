@@ -1,6 +1,7 @@
 package frame
 
 import (
+	"bufio"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -266,6 +267,41 @@ func BenchmarkParquetGroupBy(b *testing.B) {
 			}
 			g, err := x.GroupBy("id1").Agg(Sum("v1"))
 			finish(b, dev, g, err)
+		}
+	})
+}
+
+// BenchmarkReadCSV reads the frame without id4 from a CSV file (written
+// once), as baseline_frame.py's read_csv figures.
+func BenchmarkReadCSV(b *testing.B) {
+	onDevices(b, func(b *testing.B, dev *gocu.Device, d *benchData) {
+		x, err := d.x.Drop("id4")
+		if err != nil {
+			b.Fatal(err)
+		}
+		path := filepath.Join(b.TempDir(), "x.csv")
+		fh, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := x.WriteCSV(fh); err != nil {
+			b.Fatal(err)
+		}
+		if err := fh.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if st, err := os.Stat(path); err == nil {
+			b.ReportMetric(float64(st.Size())/1e6, "file-MB")
+		}
+		b.ResetTimer()
+		for b.Loop() {
+			fh, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			y, err := ReadCSV(dev, bufio.NewReaderSize(fh, 1<<20), nil)
+			fh.Close()
+			finish(b, dev, y, err)
 		}
 	})
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/array"
 )
 
 // CSVOptions configure ReadCSV. The zero value reads comma-separated
@@ -286,4 +289,109 @@ func (c *csvCol) series(dev *gocu.Device) (*Series, error) {
 		return NewCategorical(dev, c.name, c.strs, valid)
 	}
 	return NewSeriesValid(dev, c.name, c.strs, valid)
+}
+
+// WriteCSV writes the frame as CSV with a header row, as pandas' to_csv
+// without the index: nulls as empty fields, floats in their shortest
+// exact form, booleans as True and False, timestamps as
+// 2006-01-02 15:04:05.999999999 in UTC.
+func (f *Frame) WriteCSV(w io.Writer) error {
+	const op = "WriteCSV"
+	cw := csv.NewWriter(w)
+	if err := cw.Write(f.Names()); err != nil {
+		return wrapErr(op, ErrValue, err, "header")
+	}
+	const chunk = 1 << 16
+	rec := make([]string, len(f.cols))
+	for lo := 0; lo < f.n; lo += chunk {
+		hi := min(lo+chunk, f.n)
+		part := f.Slice(lo, hi)
+		cells := make([][]string, len(f.cols))
+		for k, c := range part.cols {
+			s, err := c.csvCells()
+			if err != nil {
+				return wrapErr(op, ErrValue, err, "column %q", c.name)
+			}
+			cells[k] = s
+		}
+		for i := 0; i < hi-lo; i++ {
+			for k := range rec {
+				rec[k] = cells[k][i]
+			}
+			if err := cw.Write(rec); err != nil {
+				return wrapErr(op, ErrValue, err, "row %d", lo+i)
+			}
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return wrapErr(op, ErrValue, err, "writing")
+	}
+	return nil
+}
+
+func (s *Series) csvCells() ([]string, error) {
+	out := make([]string, s.n)
+	valid, err := s.validHost()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case s.kind == String || s.kind == Categorical:
+		strs, _, err := s.Strings()
+		if err != nil {
+			return nil, err
+		}
+		copy(out, strs)
+	case s.kind == Timestamp:
+		v, err := s.data.Int64s()
+		if err != nil {
+			return nil, err
+		}
+		for i, x := range v {
+			out[i] = time.Unix(0, x).UTC().Format("2006-01-02 15:04:05.999999999")
+		}
+	case s.data.DType() == array.Bool:
+		v, err := s.data.Bools()
+		if err != nil {
+			return nil, err
+		}
+		for i, x := range v {
+			out[i] = "False"
+			if x {
+				out[i] = "True"
+			}
+		}
+	case s.data.DType().IsFloating():
+		v, err := s.data.Float64s()
+		if err != nil {
+			return nil, err
+		}
+		bits := 64
+		if s.data.DType() != array.Float64 {
+			bits = 32
+		}
+		for i, x := range v {
+			if !math.IsNaN(x) {
+				out[i] = strconv.FormatFloat(x, 'g', -1, bits)
+				if !strings.ContainsAny(out[i], ".eIN") {
+					out[i] += ".0"
+				}
+			}
+		}
+	default:
+		v, err := s.data.Int64s()
+		if err != nil {
+			return nil, err
+		}
+		for i, x := range v {
+			out[i] = strconv.FormatInt(x, 10)
+		}
+	}
+	for i, ok := range valid {
+		if !ok {
+			out[i] = ""
+		}
+	}
+	return out, nil
 }

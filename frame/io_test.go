@@ -275,3 +275,31 @@ func TestWriteParquetLeavesFileOpen(t *testing.T) {
 		t.Errorf("the file was closed: %v", err)
 	}
 }
+
+func TestCSVRoundTrip(t *testing.T) {
+	f, err := sample(t).Drop("ts", "f32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := f.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	want := "i64,i32,f64,b,s,c\n-1,7,0.25,True,héllo,x\n1099511627776,8,,False,,\n,9,-2.0,True,,x\n"
+	if buf.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
+	}
+	g, err := ReadCSV(testDev, &buf, &CSVOptions{Types: map[string]string{"s": "string", "c": "category"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// CSV cannot tell an empty string from a null, nor NaN from null.
+	want = "" +
+		"             i64  i32    f64      b      s     c\n" +
+		"0             -1    7   0.25   True  héllo     x\n" +
+		"1  1099511627776    8    NaN  False   <NA>  <NA>\n" +
+		"2           <NA>    9  -2.00   True   <NA>     x"
+	if got := g.String(); got != want {
+		t.Errorf("read back:\n%s", got)
+	}
+}
