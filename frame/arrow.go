@@ -164,13 +164,20 @@ func fromArrowArray(dev *gocu.Device, op, name string, c arrow.Array) (*Series, 
 		s.bytes = slices.Clone(a.ValueBytes()[offs[0]:offs[len(offs)-1]])
 		return withValid(s, valid)
 	case *aarray.Dictionary:
-		dict, ok := a.Dictionary().(*aarray.String)
-		if !ok {
+		var words []string
+		switch dict := a.Dictionary().(type) {
+		case *aarray.String:
+			words = make([]string, dict.Len())
+			for i := range words {
+				words[i] = dict.Value(i)
+			}
+		case *aarray.LargeString:
+			words = make([]string, dict.Len())
+			for i := range words {
+				words[i] = dict.Value(i)
+			}
+		default:
 			return nil, errorf(op, ErrType, "column %q: dictionary of %v; only string dictionaries are supported", name, a.Dictionary().DataType())
-		}
-		words := make([]string, dict.Len())
-		for i := range words {
-			words[i] = dict.Value(i)
 		}
 		codes := make([]int32, a.Len())
 		for i := range codes {

@@ -12,19 +12,40 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/gocu-dev/gocu"
 )
 
 // ReadParquet reads a Parquet file into a frame on dev, decoding the
-// columns in parallel on the host (see FromRecord for the types). A file
-// that is not valid Parquet is an ErrFormat error.
+// columns in parallel on the host (see FromRecord for the types). String
+// columns are read as dictionaries, so they arrive as Categorical
+// columns, encoded once. A file that is not valid Parquet is an ErrFormat
+// error.
 func ReadParquet(dev *gocu.Device, r parquet.ReaderAtSeeker) (f *Frame, err error) {
 	const op = "ReadParquet"
 	defer recovered(op, &err)
-	tbl, err := pqarrow.ReadTable(context.Background(), r, parquet.NewReaderProperties(memory.DefaultAllocator),
-		pqarrow.ArrowReadProperties{Parallel: true, BatchSize: 1 << 20}, memory.DefaultAllocator)
+	mem := memory.DefaultAllocator
+	rdr, err := file.NewParquetReader(r, file.WithReadProps(parquet.NewReaderProperties(mem)))
+	if err != nil {
+		return nil, wrapErr(op, ErrFormat, err, "reading the footer")
+	}
+	defer rdr.Close()
+	props := pqarrow.ArrowReadProperties{Parallel: true, BatchSize: 1 << 20}
+	sch := rdr.MetaData().Schema
+	for i := 0; i < sch.NumColumns(); i++ {
+		c := sch.Column(i)
+		if c.PhysicalType() == parquet.Types.ByteArray && c.LogicalType() != nil && c.LogicalType().Equals(schema.StringLogicalType{}) {
+			props.SetReadDict(i, true)
+		}
+	}
+	fr, err := pqarrow.NewFileReader(rdr, props, mem)
+	if err != nil {
+		return nil, wrapErr(op, ErrFormat, err, "reading the schema")
+	}
+	tbl, err := fr.ReadTable(context.Background())
 	if err != nil {
 		return nil, wrapErr(op, ErrFormat, err, "reading the file")
 	}

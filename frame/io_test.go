@@ -3,7 +3,10 @@ package frame
 import (
 	"bytes"
 	"errors"
+	"github.com/apache/arrow-go/v18/arrow"
+	aarray "github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"math"
 	"os"
 	"path/filepath"
@@ -301,5 +304,34 @@ func TestCSVRoundTrip(t *testing.T) {
 		"2           <NA>    9  -2.00   True   <NA>     x"
 	if got := g.String(); got != want {
 		t.Errorf("read back:\n%s", got)
+	}
+}
+
+// TestParquetStringsAsDictionary reads a file without a stored Arrow
+// schema, as other writers make: its strings become categoricals.
+func TestParquetStringsAsDictionary(t *testing.T) {
+	f := mustFrame(t, mustSeries(t, "s", []string{"b", "a", "b", "c"}, []bool{true, true, false, true}),
+		mustSeries(t, "v", []int64{1, 2, 3, 4}, nil))
+	rec, err := f.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	tbl := aarray.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
+	defer tbl.Release()
+	var buf bytes.Buffer
+	if err := pqarrow.WriteTable(tbl, &buf, 2, nil, pqarrow.DefaultWriterProps()); err != nil {
+		t.Fatal(err)
+	}
+	g, err := ReadParquet(testDev, bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := must(g.Column("s"))
+	if s.Kind() != Categorical {
+		t.Errorf("kind %v", s.Kind())
+	}
+	if got := g.String(); got != f.String() {
+		t.Errorf("got\n%s\nwant\n%s", got, f)
 	}
 }

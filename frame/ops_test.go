@@ -488,3 +488,23 @@ func TestJoinAllMatch(t *testing.T) {
 		}
 	}
 }
+
+func TestUnsortedDictionary(t *testing.T) {
+	codes := mustSeries(t, "k", []int32{0, 1, 2, 1, 0}, []bool{true, true, true, true, false})
+	codes.kind, codes.dict = Categorical, []string{"b", "a", "b"}
+	f := mustFrame(t, codes, mustSeries(t, "v", []int64{1, 2, 4, 8, 16}, nil))
+	g, err := f.GroupBy("k").Agg(Sum("v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := g.String(), "   k   v\n0  a  10\n1  b   5"; got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	s, err := f.Sort(Desc("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.String(), "      k   v\n0     b   1\n1     b   4\n2     a   2\n3     a   8\n4  <NA>  16"; got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

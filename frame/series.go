@@ -287,6 +287,9 @@ func (s *Series) validHost() ([]bool, error) {
 // dictEncode turns a string column into a categorical one with a sorted
 // dictionary; a categorical column gets its dictionary sorted.
 func (s *Series) dictEncode() (*Series, error) {
+	if s.kind == Categorical {
+		return s.sortDict()
+	}
 	strs, valid, err := s.Strings()
 	if err != nil {
 		return nil, err
@@ -400,4 +403,23 @@ func (s *Series) slice(i, j int) *Series {
 		c.offs = s.offs[i : j+1]
 	}
 	return &c
+}
+
+// sortDict re-encodes a categorical column in its dictionary sorted and
+// without duplicates: the dictionary is sorted on the host, the codes
+// mapped on the device.
+func (s *Series) sortDict() (*Series, error) {
+	dict := slices.Clone(s.dict)
+	sort.Strings(dict)
+	dict = slices.Compact(dict)
+	c := &Series{name: s.name, kind: Categorical, n: s.n, dev: s.dev, valid: s.valid, dict: dict, data: s.data}
+	if len(s.dict) > 0 {
+		remap := make([]int32, len(s.dict))
+		for i, w := range s.dict {
+			k, _ := slices.BinarySearch(dict, w)
+			remap[i] = int32(k)
+		}
+		c.data = array.FromSliceOn(s.dev, remap).Take(s.data, 0)
+	}
+	return c, c.data.Err()
 }
