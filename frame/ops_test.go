@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -506,5 +507,34 @@ func TestUnsortedDictionary(t *testing.T) {
 	}
 	if got, want := s.String(), "      k   v\n0     b   1\n1     b   4\n2     a   2\n3     a   8\n4  <NA>  16"; got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestConcurrentReaders groups one frame from several goroutines: the
+// string column's encoding is made once and shared (run with -race).
+func TestConcurrentReaders(t *testing.T) {
+	d := newOpsData(t, 2000, 6)
+	want, err := d.f.GroupBy("s").Agg(Sum("y"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := d.f.Take(d.f.cols[0].data.Argsort(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	outs := make([]*Frame, 4)
+	for i := range 4 {
+		wg.Go(func() { outs[i], errs[i] = fresh.GroupBy("s").Agg(Sum("y")) })
+	}
+	wg.Wait()
+	for i := range outs {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if outs[i].String() != want.String() {
+			t.Errorf("goroutine %d: got\n%v\nwant\n%v", i, outs[i], want)
+		}
 	}
 }
