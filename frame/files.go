@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	aarray "github.com/apache/arrow-go/v18/arrow/array"
@@ -41,11 +45,15 @@ func ReadParquet(dev *gocu.Device, r parquet.ReaderAtSeeker) (f *Frame, err erro
 			props.SetReadDict(i, true)
 		}
 	}
-	fr, err := pqarrow.NewFileReader(rdr, props, mem)
-	if err != nil {
-		return nil, wrapErr(op, ErrFormat, err, "reading the schema")
+	var tbl arrow.Table
+	if n := rdr.NumRowGroups(); n > 1 && runtime.GOMAXPROCS(0) > 1 {
+		tbl, err = readRowGroups(r, rdr, props, n)
+	} else {
+		var fr *pqarrow.FileReader
+		if fr, err = pqarrow.NewFileReader(rdr, props, mem); err == nil {
+			tbl, err = fr.ReadTable(context.Background())
+		}
 	}
-	tbl, err := fr.ReadTable(context.Background())
 	if err != nil {
 		return nil, wrapErr(op, ErrFormat, err, "reading the file")
 	}
@@ -55,6 +63,81 @@ func ReadParquet(dev *gocu.Device, r parquet.ReaderAtSeeker) (f *Frame, err erro
 		return nil, retag(op, err)
 	}
 	return f, nil
+}
+
+// readRowGroups decodes a file's row groups on all cores, each core
+// reading whole row groups with its columns in turn.
+func readRowGroups(r parquet.ReaderAtSeeker, rdr *file.Reader, props pqarrow.ArrowReadProperties, n int) (arrow.Table, error) {
+	mem := memory.DefaultAllocator
+	props.Parallel = false
+	tables := make([]arrow.Table, n)
+	errs := make([]error, n)
+	leaves := make([]int, rdr.MetaData().Schema.NumColumns())
+	for i := range leaves {
+		leaves[i] = i
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			var i int
+			defer func() {
+				if p := recover(); p != nil && i < n {
+					errs[i] = fmt.Errorf("row group %d: %v", i, p)
+				}
+			}()
+			fr, err := file.NewParquetReader(r, file.WithReadProps(parquet.NewReaderProperties(mem)), file.WithMetadata(rdr.MetaData()))
+			var ar *pqarrow.FileReader
+			if err == nil {
+				ar, err = pqarrow.NewFileReader(fr, props, mem)
+			}
+			for i = int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				tables[i], errs[i] = ar.ReadRowGroups(context.Background(), leaves, []int{i})
+			}
+		})
+	}
+	wg.Wait()
+	release := func() {
+		for _, t := range tables {
+			if t != nil {
+				t.Release()
+			}
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			release()
+			return nil, fmt.Errorf("row group %d: %w", i, err)
+		}
+	}
+	defer release()
+	schema := tables[0].Schema()
+	cols := make([]arrow.Column, schema.NumFields())
+	rows := int64(0)
+	for _, t := range tables {
+		if !t.Schema().Equal(schema) {
+			return nil, errors.New("row groups of different schemas")
+		}
+		rows += t.NumRows()
+	}
+	for c := range cols {
+		var chunks []arrow.Array
+		for _, t := range tables {
+			chunks = append(chunks, t.Column(c).Data().Chunks()...)
+		}
+		ch := arrow.NewChunked(schema.Field(c).Type, chunks)
+		cols[c] = *arrow.NewColumn(schema.Field(c), ch)
+		ch.Release()
+	}
+	tbl := aarray.NewTable(schema, cols, rows)
+	for i := range cols {
+		cols[i].Release()
+	}
+	return tbl, nil
 }
 
 // WriteParquet writes the frame as a Parquet file, Snappy-compressed, in

@@ -213,7 +213,15 @@ func TestCorruptSweep(t *testing.T) {
 	f := sample(t).Select
 	g, _ := f("i64", "f64", "s", "c")
 	var pq, ipc bytes.Buffer
-	if err := g.WriteParquet(&pq); err != nil {
+	rec, err := g.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	tbl := aarray.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
+	defer tbl.Release()
+	// Row groups of 2 rows: the groups decode in parallel.
+	if err := pqarrow.WriteTable(tbl, &pq, 2, nil, pqarrow.DefaultWriterProps()); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.WriteIPC(&ipc); err != nil {
