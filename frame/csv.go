@@ -1,13 +1,17 @@
 package frame
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gocu-dev/gocu"
@@ -32,6 +36,10 @@ var naValues = map[string]bool{
 	"-nan": true, "1.#IND": true, "1.#QNAN": true, "<NA>": true, "N/A": true, "NA": true, "NULL": true,
 	"NaN": true, "None": true, "n/a": true, "nan": true, "null": true,
 }
+
+// csvSplitMin is the input size from which ReadCSV parses pieces in
+// parallel.
+var csvSplitMin = 1 << 22
 
 // column kinds while inferring, widening in this order.
 const (
@@ -63,11 +71,22 @@ type csvCol struct {
 // header), its line and the column.
 func ReadCSV(dev *gocu.Device, r io.Reader, opt *CSVOptions) (*Frame, error) {
 	const op = "ReadCSV"
-	cr := csv.NewReader(r)
-	cr.ReuseRecord = true
-	if opt != nil && opt.Comma != 0 {
-		cr.Comma = opt.Comma
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, wrapErr(op, ErrFormat, err, "reading")
 	}
+	comma := ','
+	if opt != nil && opt.Comma != 0 {
+		comma = opt.Comma
+	}
+	reader := func(b []byte) *csv.Reader {
+		cr := csv.NewReader(bytes.NewReader(b))
+		cr.ReuseRecord = true
+		cr.Comma = comma
+		cr.FieldsPerRecord = -1 // parseCSV checks against the header
+		return cr
+	}
+	cr := reader(data)
 	head, err := cr.Read()
 	if err != nil {
 		if err == io.EOF {
@@ -75,15 +94,15 @@ func ReadCSV(dev *gocu.Device, r io.Reader, opt *CSVOptions) (*Frame, error) {
 		}
 		return nil, wrapErr(op, ErrFormat, err, "header")
 	}
-	cols := make([]*csvCol, len(head))
+	head = slices.Clone(head)
 	seen := map[string]bool{}
-	for i, h := range head {
+	for _, h := range head {
 		if seen[h] {
 			return nil, errorf(op, ErrColumn, "column %q appears twice in the header", h)
 		}
 		seen[h] = true
-		cols[i] = &csvCol{name: h}
 	}
+	fixed := map[string]string{}
 	if opt != nil {
 		for name, typ := range opt.Types {
 			if !seen[name] {
@@ -94,34 +113,65 @@ func ReadCSV(dev *gocu.Device, r io.Reader, opt *CSVOptions) (*Frame, error) {
 			default:
 				return nil, errorf(op, ErrValue, "column %q: unknown type %q", name, typ)
 			}
-			for _, c := range cols {
-				if c.name == name {
-					c.fixed = typ
-				}
-			}
+			fixed[name] = typ
 		}
 	}
-	for row := 1; ; row++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
+	newCols := func() []*csvCol {
+		cols := make([]*csvCol, len(head))
+		for i, h := range head {
+			cols[i] = &csvCol{name: h, fixed: fixed[h]}
 		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				if errors.Is(pe.Err, csv.ErrFieldCount) {
-					return nil, errorf(op, ErrFormat, "row %d (line %d): %d fields, the header has %d", row, pe.Line, len(rec), len(head))
+		return cols
+	}
+	var cols []*csvCol
+	body := bytes.IndexByte(data, '\n') + 1
+	workers := runtime.GOMAXPROCS(0)
+	if len(data) < csvSplitMin || workers < 2 || bytes.IndexByte(data, '"') >= 0 || body == 0 {
+		// Quoted fields may hold newlines: read in one piece.
+		cols = newCols()
+		if _, err := parseCSV(cr, cols, len(head), 0, 0); err != nil {
+			return nil, err
+		}
+	} else {
+		// Without quotes every line is a record: parse pieces on all cores.
+		var starts []int
+		for k := range workers {
+			at := body + (len(data)-body)*k/workers
+			if k > 0 {
+				nl := bytes.IndexByte(data[at:], '\n')
+				if nl < 0 {
+					break
 				}
-				return nil, wrapErr(op, ErrFormat, pe.Err, "row %d (line %d, byte %d)", row, pe.Line, pe.Column)
+				at += nl + 1
 			}
-			return nil, wrapErr(op, ErrFormat, err, "row %d", row)
-		}
-		for i, s := range rec {
-			if err := cols[i].add(s); err != nil {
-				line, _ := cr.FieldPos(i)
-				return nil, errorf(op, ErrFormat, "row %d (line %d), column %q: %v", row, line, cols[i].name, err)
+			if len(starts) == 0 || at > starts[len(starts)-1] {
+				starts = append(starts, at)
 			}
 		}
+		starts = append(starts, len(data))
+		parts := make([][]*csvCol, len(starts)-1)
+		rows := make([]int, len(parts))
+		errs := make([]error, len(parts))
+		lines := make([]int, len(parts))
+		var wg sync.WaitGroup
+		for k := range parts {
+			lines[k] = bytes.Count(data[:starts[k]], []byte{'\n'})
+			wg.Go(func() {
+				parts[k] = newCols()
+				rows[k], errs[k] = parseCSV(reader(data[starts[k]:starts[k+1]]), parts[k], len(head), 0, lines[k])
+			})
+		}
+		wg.Wait()
+		base := 0
+		for k, err := range errs {
+			if err != nil {
+				// Number the row from the file's start.
+				_, err = parseCSV(reader(data[starts[k]:starts[k+1]]), newCols(), len(head), base, lines[k])
+				return nil, err
+			}
+			base += rows[k]
+		}
+		cols = mergeCSV(parts)
 	}
 	series := make([]*Series, len(cols))
 	for i, c := range cols {
@@ -132,6 +182,84 @@ func ReadCSV(dev *gocu.Device, r io.Reader, opt *CSVOptions) (*Frame, error) {
 		series[i] = s
 	}
 	return New(dev, series...)
+}
+
+// parseCSV reads cr's records into cols; rows and lines count from
+// rowBase and lineBase. It returns the number of records.
+func parseCSV(cr *csv.Reader, cols []*csvCol, width, rowBase, lineBase int) (int, error) {
+	const op = "ReadCSV"
+	n := 0
+	for ; ; n++ {
+		row := rowBase + n + 1
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				if errors.Is(pe.Err, csv.ErrFieldCount) {
+					return n, errorf(op, ErrFormat, "row %d (line %d): %d fields, the header has %d", row, lineBase+pe.Line, len(rec), width)
+				}
+				return n, wrapErr(op, ErrFormat, pe.Err, "row %d (line %d, byte %d)", row, lineBase+pe.Line, pe.Column)
+			}
+			return n, wrapErr(op, ErrFormat, err, "row %d", row)
+		}
+		if len(rec) != width {
+			line, _ := cr.FieldPos(0)
+			return n, errorf(op, ErrFormat, "row %d (line %d): %d fields, the header has %d", row, lineBase+line, len(rec), width)
+		}
+		for i, s := range rec {
+			if err := cols[i].add(s); err != nil {
+				line, _ := cr.FieldPos(i)
+				return n, errorf(op, ErrFormat, "row %d (line %d), column %q: %v", row, lineBase+line, cols[i].name, err)
+			}
+		}
+	}
+}
+
+// mergeCSV joins the columns parsed from consecutive pieces, widening
+// each to the widest kind of its pieces.
+func mergeCSV(parts [][]*csvCol) []*csvCol {
+	out := parts[0]
+	for i, c := range out {
+		target := csvNull
+		hasBool, hasNum := false, false
+		for _, p := range parts {
+			target = max(target, p[i].kind)
+			hasBool = hasBool || p[i].kind == csvBool
+			hasNum = hasNum || p[i].kind == csvInt || p[i].kind == csvFloat
+		}
+		if hasBool && hasNum {
+			target = csvString
+		}
+		m := &csvCol{name: c.name, kind: target, fixed: c.fixed}
+		for _, p := range parts {
+			pc := p[i]
+			if pc.kind == csvNull {
+				pc.kind = target
+				n := len(pc.valid)
+				pc.bools, pc.ints, pc.floats, pc.strs = make([]bool, n), make([]int64, n), make([]float64, n), make([]string, n)
+			}
+			for pc.kind != target {
+				pc.widen()
+			}
+			m.valid = append(m.valid, pc.valid...)
+			m.nulls += pc.nulls
+			switch target {
+			case csvBool:
+				m.bools = append(m.bools, pc.bools...)
+			case csvInt:
+				m.ints = append(m.ints, pc.ints...)
+			case csvFloat:
+				m.floats = append(m.floats, pc.floats...)
+			case csvString:
+				m.strs = append(m.strs, pc.strs...)
+			}
+		}
+		out[i] = m
+	}
+	return out
 }
 
 func (c *csvCol) add(s string) error {

@@ -3,6 +3,7 @@ package frame
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"github.com/apache/arrow-go/v18/arrow"
 	aarray "github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -10,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -341,5 +343,56 @@ func TestParquetStringsAsDictionary(t *testing.T) {
 	}
 	if got := g.String(); got != f.String() {
 		t.Errorf("got\n%s\nwant\n%s", got, f)
+	}
+}
+
+// TestReadCSVPieces reads CSV in parallel pieces and in one piece: the
+// types widen across pieces and errors name the row of the whole file.
+func TestReadCSVPieces(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("i,f,bs,nulls,s\n")
+	n := 4000
+	for i := range n {
+		f := strconv.Itoa(i) // ints in the first half, floats after
+		if i >= n/2 {
+			f += ".5"
+		}
+		bs := "True" // booleans, then a number: strings
+		if i == n-1 {
+			bs = "7"
+		}
+		nulls := "" // null, then numbers in the last rows only
+		if i > n-10 {
+			nulls = "1.25"
+		}
+		fmt.Fprintf(&b, "%d,%s,%s,%s,w%d\n", i, f, bs, nulls, i%7)
+	}
+	in := b.String()
+	defer func(v int) { csvSplitMin = v }(csvSplitMin)
+	csvSplitMin = 1 << 40
+	one, err := ReadCSV(testDev, strings.NewReader(in), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csvSplitMin = 0
+	pieces, err := ReadCSV(testDev, strings.NewReader(in), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameValues(t, pieces, one)
+	for i, c := range one.cols {
+		if pieces.cols[i].kind != c.kind || pieces.cols[i].DType() != c.DType() {
+			t.Errorf("column %q: %v %v in pieces, %v %v in one", c.name, pieces.cols[i].kind, pieces.cols[i].DType(), c.kind, c.DType())
+		}
+	}
+	bad := strings.Replace(in, "3500,3500.5,", "3500,3500.5,x,", 1)
+	_, err = ReadCSV(testDev, strings.NewReader(bad), nil)
+	if err == nil || !strings.Contains(err.Error(), "row 3501 (line 3502): 6 fields, the header has 5") {
+		t.Errorf("got %v", err)
+	}
+	bad = strings.Replace(in, "3600,3600.5,", "3600,abc,", 1)
+	_, err = ReadCSV(testDev, strings.NewReader(bad), &CSVOptions{Types: map[string]string{"f": "float64"}})
+	if err == nil || !strings.Contains(err.Error(), `row 3601 (line 3602), column "f": cannot parse "abc" as float64`) {
+		t.Errorf("got %v", err)
 	}
 }
