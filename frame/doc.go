@@ -78,10 +78,14 @@
 // ReadParquet, ReadIPC, FromRecord and FromTable decode through
 // github.com/apache/arrow-go/v18 on the host (its pure-Go packages; never
 // cdata, which needs cgo) and upload each column; on the CPU a numeric
-// column without nulls is used in place, without a copy. WriteParquet,
-// WriteIPC and Record convert back, copying. ReadCSV parses with
-// encoding/csv and infers types as pandas does; its errors name the row,
-// line and column. Corrupt files are errors (ErrFormat), never crashes:
-// IPC messages are checked before arrow-go reads them (it would allocate
-// what a corrupt length says) and a panic inside arrow-go is recovered.
+// column without nulls is used in place, without a copy. ReadParquet
+// decodes row groups on all cores and reads string columns as
+// dictionaries (Categorical columns) unless the file's stored Arrow schema
+// says otherwise. WriteParquet, WriteIPC, WriteCSV and Record convert
+// back, copying. ReadCSV parses with encoding/csv, in pieces on all cores
+// when the input has no quotes, and infers types as pandas does; its
+// errors name the row, line and column. Corrupt files are errors
+// (ErrFormat), never crashes: IPC messages are checked before arrow-go
+// reads them (it would allocate what a corrupt length says) and a panic
+// inside arrow-go is recovered. Decoding on the GPU is future work.
 package frame
