@@ -538,3 +538,58 @@ func TestConcurrentReaders(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyFrame runs every operation on a frame of no rows.
+func TestEmptyFrame(t *testing.T) {
+	f := mustFrame(t, mustSeries(t, "k", []int64{}, nil), mustSeries(t, "s", []string{}, nil), mustSeries(t, "x", []float64{}, nil))
+	check := func(name string, g *Frame, err error) {
+		t.Helper()
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			return
+		}
+		if g.Len() != 0 {
+			t.Errorf("%s: %d rows", name, g.Len())
+		}
+		_ = g.String()
+	}
+	g, err := f.GroupBy("k").Agg(Sum("x"), Mean("x").Named("m"), Median("x").Named("md"), First("s"), NUnique("x").Named("nu"), Min("x").Named("mn"))
+	check("GroupBy", g, err)
+	g, err = f.GroupBy("s").Agg(Count("x"))
+	check("GroupBy strings", g, err)
+	g, err = f.Sort(Asc("s"), Desc("x"))
+	check("Sort", g, err)
+	g, err = f.Filter(Col("x").Gt(0))
+	check("Filter", g, err)
+	for _, how := range []How{Inner, Left, Outer, Semi, Anti} {
+		g, err = f.Join(f, how, "k")
+		check("Join "+string(how), g, err)
+	}
+	g, err = f.ValueCounts("k")
+	check("ValueCounts", g, err)
+	g, err = f.DropDuplicates()
+	check("DropDuplicates", g, err)
+	if d, err := f.Describe(); err != nil || d.Len() != 8 {
+		t.Errorf("Describe: %v", err)
+	}
+}
+
+func TestJoinOneSideEmpty(t *testing.T) {
+	full := mustFrame(t, mustSeries(t, "k", []int64{2, 1, 2}, nil), mustSeries(t, "a", []string{"x", "y", "z"}, nil))
+	empty := mustFrame(t, mustSeries(t, "k", []int64{}, nil), mustSeries(t, "b", []float64{}, nil))
+	rows := map[How][2]int{Inner: {0, 0}, Left: {3, 0}, Outer: {3, 3}, Semi: {0, 0}, Anti: {3, 0}}
+	for how, want := range rows {
+		g, err := full.Join(empty, how, "k")
+		if err != nil || g.Len() != want[0] {
+			t.Errorf("full %s empty: %v rows, err %v", how, g, err)
+			continue
+		}
+		_ = g.String()
+		g, err = empty.Join(full, how, "k")
+		if err != nil || g.Len() != want[1] {
+			t.Errorf("empty %s full: %v, err %v", how, g, err)
+			continue
+		}
+		_ = g.String()
+	}
+}
