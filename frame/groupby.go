@@ -145,10 +145,14 @@ func group(op string, f *Frame, keys []string, keepNulls bool) (*groups, error) 
 	}
 	pos := m.Arange(array.Int64, 0, float64(n))
 	first := m.Full(array.Int64, -int64(n)-1, size).ScatterMax(0, id, pos.Neg()).Neg()
+	g.n = int(groups)
+	if g.n == size { // every code present: the codes are the groups
+		g.id, g.first, g.sizes = id, first, counts
+		return g, id.Err()
+	}
 	g.first = first.Mask(present)
 	g.sizes = counts.Mask(present)
 	g.id = rank.Sub(1).Take(id, 0)
-	g.n = int(groups)
 	if err := g.id.Err(); err != nil {
 		return nil, wrapErr(op, ErrValue, err, "keys")
 	}
