@@ -1,0 +1,71 @@
+package frame
+
+import (
+	"math"
+
+	"github.com/gocu-dev/gocu/array"
+)
+
+// Keys become int64 codes that order as the keys do. An integer key whose
+// range is small (the db-benchmark's keys, dictionary codes, booleans) is
+// its own code less its minimum: a direct index, no sort, which on a GPU
+// reduces with atomics. Other keys are ranked by a sort (UniqueAll).
+
+// codeLimit is the largest code space indexed directly for n rows.
+func codeLimit(n int) int { return max(2*n, 1<<16) }
+
+// keyCodes returns a's codes and the size of their space.
+func keyCodes(a *array.Array, limit int) (*array.Array, int, error) {
+	dt := a.DType()
+	if a.Size() > 0 && (dt.IsInt() || dt == array.Bool) {
+		lo, err := array.ItemOf[int64](a.Min())
+		if err != nil {
+			return nil, 0, err
+		}
+		hi, err := array.ItemOf[int64](a.Max())
+		if err != nil {
+			return nil, 0, err
+		}
+		if r := uint64(hi - lo); r < uint64(limit) {
+			c := a.AsType(array.Int64)
+			if lo != 0 {
+				c = c.Sub(lo)
+			}
+			return c, int(r) + 1, c.Err()
+		}
+	}
+	vals, _, inv, _ := a.UniqueAll()
+	return inv, vals.Size(), inv.Err()
+}
+
+// combineCodes gives rows equal on every key one code, ordered as the
+// keys lexicographically, and the size of the code space.
+func combineCodes(keys []*array.Array, n int) (*array.Array, int, error) {
+	limit := codeLimit(n)
+	var id *array.Array
+	size := 0
+	for _, k := range keys {
+		code, r, err := keyCodes(k, limit)
+		if err != nil {
+			return nil, 0, err
+		}
+		if id == nil {
+			id, size = code, r
+			continue
+		}
+		if size > 0 && r > math.MaxInt64/4/size {
+			vals, _, inv, _ := id.UniqueAll()
+			id, size = inv, vals.Size()
+		}
+		id = id.Mul(int64(r)).Add(code)
+		size *= r
+		if size > limit {
+			vals, _, inv, _ := id.UniqueAll()
+			id, size = inv, vals.Size()
+		}
+		if err := id.Err(); err != nil {
+			return nil, 0, err
+		}
+	}
+	return id, size, nil
+}
