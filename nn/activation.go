@@ -90,7 +90,7 @@ func (m GELU) fused(x *grad.Var) *grad.Var {
 	}
 	return grad.Func("GELU", y, []*grad.Var{x}, func(g *array.Array) []*array.Array {
 		dx := mk.Empty(in, xv.Shape()...)
-		if err := ks.geluBwd.Launch(elementwise(n), xc, g.AsType(out).Contiguous(), dx, int64(n), form); err != nil {
+		if err := ks.geluBwd.Launch(elementwise(n), xc, cast(g, out).Contiguous(), dx, int64(n), form); err != nil {
 			dx.Close()
 			return []*array.Array{array.Failed(err)}
 		}

@@ -306,7 +306,7 @@ func fusedXent(x *grad.Var, labels *array.Array, n, c int) *grad.Var {
 		return grad.Const(array.Failed(err))
 	}
 	m := array.On(dev)
-	xc, lab := xv.Contiguous(), labels.Reshape(n).AsType(array.Int64).Contiguous()
+	xc, lab := xv.Contiguous(), cast(labels.Reshape(n), array.Int64).Contiguous()
 	rows, lse := m.Empty(array.Float32, n), m.Empty(array.Float32, n)
 	block := 256
 	if c > 4096 {
@@ -318,7 +318,7 @@ func fusedXent(x *grad.Var, labels *array.Array, n, c int) *grad.Var {
 	}
 	return grad.Func("CrossEntropy", rows.Mean(), []*grad.Var{x}, func(g *array.Array) []*array.Array {
 		dx := m.Empty(dt, n, c)
-		if err := ks.xentBwd.Launch(cfg, xc, lab, lse, g.AsType(array.Float32).Contiguous(), float32(1/float64(n)), dx, int32(c)); err != nil {
+		if err := ks.xentBwd.Launch(cfg, xc, lab, lse, cast(g, array.Float32).Contiguous(), float32(1/float64(n)), dx, int32(c)); err != nil {
 			dx.Close()
 			return []*array.Array{array.Failed(err)}
 		}

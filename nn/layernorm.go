@@ -103,7 +103,7 @@ func (l *LayerNorm) fused(x *grad.Var) *grad.Var {
 		return grad.Const(array.Failed(err))
 	}
 	return grad.Func("LayerNorm", y, []*grad.Var{x, l.Weight, l.Bias}, func(g *array.Array) []*array.Array {
-		gc := g.AsType(out).Contiguous()
+		gc := cast(g, out).Contiguous()
 		dx := m.Empty(xv.DType(), xs...)
 		blocks := min((n+warps-1)/warps, 256)
 		part := m.Empty(array.Float32, blocks, 2*c)
