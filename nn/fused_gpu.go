@@ -110,13 +110,20 @@ extern "C" __global__ void gocu_ln_bwd(const TO* __restrict__ dy, const TI* __re
     for (int i = threadIdx.x; i < 2 * c; i += blockDim.x) p[i] = acc[i];
 }
 
-// The column sums of the backward pass's per-block partials.
+// The column sums of the backward pass's per-block partials: a block of
+// 32 columns by 8 row groups, the groups added in shared memory.
 extern "C" __global__ void gocu_ln_wsum(const float* __restrict__ part, float* __restrict__ dw, float* __restrict__ db,
                                         int blocks, int c) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= 2 * c) return;
+    __shared__ float sum[8][33];
+    int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    int i = blockIdx.x * 32 + tx;
     float s = 0.0f;
-    for (int k = 0; k < blocks; k++) s += part[(long long)k * 2 * c + i];
+    if (i < 2 * c)
+        for (int k = ty; k < blocks; k += 8) s += part[(long long)k * 2 * c + i];
+    sum[ty][tx] = s;
+    __syncthreads();
+    if (ty != 0 || i >= 2 * c) return;
+    for (int k = 1; k < 8; k++) s += sum[k][tx];
     if (i < c) dw[i] = s;
     else db[i - c] = s;
 }

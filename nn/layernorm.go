@@ -111,7 +111,7 @@ func (l *LayerNorm) fused(x *grad.Var) *grad.Var {
 		cfg := gocu.Config{Grid: grid1(blocks), Block: grid1(32 * warps), Shared: 2 * c * 4}
 		err := ks.lnBwd.Launch(cfg, gc, xc, wc, mean, rstd, dx, part, int64(n), int32(c))
 		if err == nil {
-			cfg = gocu.Config{Grid: grid1((2*c + 255) / 256), Block: grid1(256)}
+			cfg = gocu.Config{Grid: grid1((2*c + 31) / 32), Block: grid1(256)}
 			err = ks.lnWsum.Launch(cfg, part, dw, db, int32(blocks), int32(c))
 		}
 		part.Close() // freed in stream order, after the kernels
