@@ -74,41 +74,12 @@ func TestGPUFusedLayerNorm(t *testing.T) {
 				if err := y.AsType(array.Float32).Mul(ga).Sum().Backward(); err != nil {
 					t.Fatal(err)
 				}
-				// The float64 reference.
-				wy, wdx := make([]float64, n*c), make([]float64, n*c)
-				wdw, wdb := make([]float64, c), make([]float64, c)
 				gy := g
 				if out == array.BFloat16 {
 					// The gradient reaches the kernel through the bf16 result.
 					_, gy = held(t, gpu, g, array.BFloat16, n*c)
 				}
-				for r := range n {
-					xr, gr := x[r*c:(r+1)*c], gy[r*c:(r+1)*c]
-					var mean, v float64
-					for _, e := range xr {
-						mean += e
-					}
-					mean /= float64(c)
-					for _, e := range xr {
-						v += (e - mean) * (e - mean)
-					}
-					rstd := 1 / math.Sqrt(v/float64(c)+1e-5)
-					var a, bx float64
-					for i, e := range xr {
-						xh := (e - mean) * rstd
-						wy[r*c+i] = xh*w[i] + b[i]
-						a += gr[i] * w[i]
-						bx += gr[i] * w[i] * xh
-						wdw[i] += gr[i] * xh
-						wdb[i] += gr[i]
-					}
-					a /= float64(c)
-					bx /= float64(c)
-					for i, e := range xr {
-						xh := (e - mean) * rstd
-						wdx[r*c+i] = (gr[i]*w[i] - a - xh*bx) * rstd
-					}
-				}
+				wy, wdx, wdw, wdb := lnRef(x, w, b, gy, n, c)
 				tol := tolFor(in, out)
 				near(t, "y", f64(t, y.Value()), wy, tol)
 				near(t, "dx", f64(t, xv.Grad()), wdx, tol)
@@ -151,18 +122,7 @@ func TestGPUFusedGELU(t *testing.T) {
 				if wantDT == array.BFloat16 {
 					_, gy = held(t, gpu, g, array.BFloat16, n)
 				}
-				wy, wdx := make([]float64, n), make([]float64, n)
-				for i, v := range x {
-					if tanh {
-						k := math.Sqrt(2 / math.Pi)
-						th := math.Tanh(k * (v + 0.044715*v*v*v))
-						wy[i] = 0.5 * v * (1 + th)
-						wdx[i] = gy[i] * (0.5*(1+th) + 0.5*v*(1-th*th)*k*(1+3*0.044715*v*v))
-					} else {
-						wy[i] = 0.5 * v * (1 + math.Erf(v/math.Sqrt2))
-						wdx[i] = gy[i] * (0.5*(1+math.Erf(v/math.Sqrt2)) + v*math.Exp(-v*v/2)/math.Sqrt(2*math.Pi))
-					}
-				}
+				wy, wdx := geluRef(x, gy, tanh)
 				tol := tolFor(in, out)
 				near(t, "y", f64(t, y.Value()), wy, tol)
 				near(t, "dx", f64(t, xv.Grad()), wdx, tol)
@@ -202,28 +162,7 @@ func TestGPUFusedCrossEntropy(t *testing.T) {
 			if err := l.Mul(2.5).Backward(); err != nil {
 				t.Fatal(err)
 			}
-			var want float64
-			wdx := make([]float64, n*c)
-			for r := range n {
-				xr := x[r*c : (r+1)*c]
-				mx := math.Inf(-1)
-				for _, v := range xr {
-					mx = max(mx, v)
-				}
-				var s float64
-				for _, v := range xr {
-					s += math.Exp(v - mx)
-				}
-				lse := mx + math.Log(s)
-				want += (lse - xr[lab[r]]) / float64(n)
-				for i, v := range xr {
-					p := math.Exp(v - lse)
-					if int64(i) == lab[r] {
-						p--
-					}
-					wdx[r*c+i] = 2.5 * p / float64(n)
-				}
-			}
+			want, wdx := xentRef(x, lab, n, c, 2.5)
 			near(t, "loss", f64(t, l.Value()), []float64{want}, 1e-5)
 			// Gradients are about 1/N: compare them scaled by N.
 			got := f64(t, xv.Grad())
