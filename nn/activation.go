@@ -43,6 +43,9 @@ type GELU struct {
 
 // Forward implements Module.
 func (m GELU) Forward(x *grad.Var) *grad.Var {
+	if m.Out != 0 && !m.Out.IsFloating() {
+		return badHyper("GELU", "Out %v: want a float dtype, or 0", m.Out)
+	}
 	if y := m.fused(x); y != nil {
 		return y
 	}

@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/gocu-dev/gocu/array"
@@ -65,6 +66,21 @@ func TestOutDTypes(t *testing.T) {
 		}
 		for i := range got {
 			near(t, c.name, got[i], want[i], 1e-6)
+		}
+	}
+}
+
+// TestOutDTypeErrors: an Out that is not a float dtype is ErrHyper.
+func TestOutDTypeErrors(t *testing.T) {
+	x := grad.Param(array.CPU().NewRNG(1).Normal(array.Float32, 0, 1, 2, 4))
+	ln := nn.NewLayerNorm(array.CPU(), 4)
+	ln.Out = array.Int32
+	for name, y := range map[string]*grad.Var{
+		"LayerNorm": ln.Forward(x),
+		"GELU":      nn.GELU{Out: array.Bool}.Forward(x),
+	} {
+		if err := y.Err(); !errors.Is(err, nn.ErrHyper) {
+			t.Errorf("%s: %v, want ErrHyper", name, err)
 		}
 	}
 }

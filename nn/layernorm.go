@@ -39,6 +39,9 @@ func NewLayerNorm(m *array.Maker, shape ...int) *LayerNorm {
 
 // Forward implements Module.
 func (l *LayerNorm) Forward(x *grad.Var) *grad.Var {
+	if l.Out != 0 && !l.Out.IsFloating() {
+		return badHyper("LayerNorm", "Out %v: want a float dtype, or 0", l.Out)
+	}
 	if y := l.fused(x); y != nil {
 		return y
 	}
