@@ -279,8 +279,15 @@ func (b *Block) forward(m *Model, x *grad.Var, c *layerCache) *grad.Var {
 		y = m.attention(q, k, v, true)
 	}
 	x = x.Add(m.dropout(m.linear(y, b.Proj.Weight, b.Proj.Bias)))
-	h := m.linearHalf(m.norm(b.LN2, x), b.FC.Weight, b.FC.Bias)
-	h = nn.GELU{Tanh: true}.Forward(h)
+	var h *grad.Var
+	if m.fused() {
+		// The bias joins GELU's fused kernel, which sums its gradient.
+		h = nn.LinearHalf(m.norm(b.LN2, x), b.FC.Weight, nil, m.Compute)
+		h = nn.BiasGELU(h, b.FC.Bias, true, m.Compute)
+	} else {
+		h = m.linear(m.norm(b.LN2, x), b.FC.Weight, b.FC.Bias)
+		h = nn.GELU{Tanh: true}.Forward(h)
+	}
 	return x.Add(m.dropout(m.linear(h, b.Out.Weight, b.Out.Bias)))
 }
 

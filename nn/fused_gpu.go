@@ -158,6 +158,48 @@ extern "C" __global__ void gocu_gelu_bwd(const TI* __restrict__ x, const TO* __r
         st(dx, i, ld(dy[i]) * geluGrad(ld(x[i]), tanhForm));
 }
 
+// Bias and GELU forward: y = gelu(x + b), b broadcast along rows of c.
+extern "C" __global__ void gocu_bias_gelu_fwd(const TI* __restrict__ x, const float* __restrict__ b, TO* __restrict__ y,
+                                              long long n, int c, int tanhForm) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        st(y, i, gelu(ld(x[i]) + b[i %% c], tanhForm));
+}
+
+// Bias and GELU backward: dx = dy·gelu'(x + b) over rows r0..r1 of block
+// rows each, and the block's column sums of dx (float32, before rounding)
+// in part, which gocu_colsum adds up for db.
+extern "C" __global__ void gocu_bias_gelu_bwd(const TI* __restrict__ x, const float* __restrict__ b,
+                                              const TO* __restrict__ dy, TI* __restrict__ dx, float* __restrict__ part,
+                                              long long rows, int c, int per, int tanhForm) {
+    long long r0 = (long long)blockIdx.x * per, r1 = r0 + per < rows ? r0 + per : rows;
+    for (int j = threadIdx.x; j < c; j += blockDim.x) {
+        float bj = b[j], acc = 0.0f;
+        for (long long r = r0; r < r1; r++) {
+            long long i = r * c + j;
+            float d = ld(dy[i]) * geluGrad(ld(x[i]) + bj, tanhForm);
+            st(dx, i, d);
+            acc += d;
+        }
+        part[(long long)blockIdx.x * c + j] = acc;
+    }
+}
+
+// The column sums of blocks rows of c partial sums: a block of 32 columns
+// by 8 row groups, the groups added in shared memory.
+extern "C" __global__ void gocu_colsum(const float* __restrict__ part, float* __restrict__ out, int blocks, int c) {
+    __shared__ float sum[8][33];
+    int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    int i = blockIdx.x * 32 + tx;
+    float s = 0.0f;
+    if (i < c)
+        for (int k = ty; k < blocks; k += 8) s += part[(long long)k * c + i];
+    sum[ty][tx] = s;
+    __syncthreads();
+    if (ty != 0 || i >= c) return;
+    for (int k = 1; k < 8; k++) s += sum[k][tx];
+    out[i] = s;
+}
+
 // blockMaxSum combines each thread's running maximum m and sum s of
 // exp(x-m) over the block (blockDim.x a multiple of 32, at most 1024).
 __device__ __forceinline__ void blockMaxSum(float& m, float& s) {
@@ -240,6 +282,7 @@ func cType(dt array.DType) string {
 
 type fusedKernels struct {
 	lnFwd, lnBwd, lnWsum, geluFwd, geluBwd, xentFwd, xentBwd *gocu.Kernel
+	biasGeluFwd, biasGeluBwd, colsum                         *gocu.Kernel
 }
 
 var fusedCache sync.Map // fusedKey -> *fusedKernels
@@ -277,6 +320,7 @@ func fused(dev *gocu.Device, in, out array.DType) (*fusedKernels, error) {
 		"gocu_ln_fwd": &ks.lnFwd, "gocu_ln_bwd": &ks.lnBwd, "gocu_ln_wsum": &ks.lnWsum,
 		"gocu_gelu_fwd": &ks.geluFwd, "gocu_gelu_bwd": &ks.geluBwd,
 		"gocu_xent_fwd": &ks.xentFwd, "gocu_xent_bwd": &ks.xentBwd,
+		"gocu_bias_gelu_fwd": &ks.biasGeluFwd, "gocu_bias_gelu_bwd": &ks.biasGeluBwd, "gocu_colsum": &ks.colsum,
 	} {
 		if *dst, err = mod.Kernel(name); err != nil {
 			return nil, err

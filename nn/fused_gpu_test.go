@@ -174,3 +174,48 @@ func TestGPUFusedCrossEntropy(t *testing.T) {
 		}
 	}
 }
+
+func TestGPUFusedBiasGELU(t *testing.T) {
+	gpu := testGPU(t)
+	if !nn.Fused(gpu.Device()) {
+		t.Skip("GOCU_NOFUSE is set")
+	}
+	const rows, c = 1000, 3072 // GPT-2's MLP width; 4 blocks of rows
+	for _, in := range []array.DType{array.Float32, array.BFloat16} {
+		for _, out := range []array.DType{0, array.BFloat16} {
+			poisonPool(t, gpu)
+			xa, x := held(t, gpu, randn(21, rows*c), in, 10, rows/10, c)
+			ba, b := held(t, gpu, randn(22, c), array.Float32, c)
+			ga, g := held(t, gpu, randn(23, rows*c), array.Float32, 10, rows/10, c)
+			xv, bv := grad.Param(xa), grad.Param(ba)
+			y := nn.BiasGELU(xv, bv, true, out)
+			wantDT := out
+			if out == 0 {
+				wantDT = in
+			}
+			if y.DType() != wantDT {
+				t.Fatalf("%v→%v: result %v", in, out, y.DType())
+			}
+			if err := y.AsType(array.Float32).Mul(ga).Sum().Backward(); err != nil {
+				t.Fatal(err)
+			}
+			gy := g
+			if wantDT == array.BFloat16 {
+				_, gy = held(t, gpu, g, array.BFloat16, rows*c)
+			}
+			xb := make([]float64, rows*c)
+			for i := range xb {
+				xb[i] = x[i] + b[i%c]
+			}
+			wy, wdx := geluRef(xb, gy, true)
+			wdb := make([]float64, c)
+			for i, v := range wdx {
+				wdb[i%c] += v
+			}
+			tol := tolFor(in, out)
+			near(t, "y", f64(t, y.Value()), wy, tol)
+			near(t, "dx", f64(t, xv.Grad()), wdx, tol)
+			near(t, "dbias", f64(t, bv.Grad()), wdb, 1e-3)
+		}
+	}
+}

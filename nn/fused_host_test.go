@@ -116,6 +116,14 @@ int main(int argc, char** argv) {
         launch(3, 256, 0, [&] { gocu_gelu_fwd(x.data(), y.data(), n, form); });
         launch(3, 256, 0, [&] { gocu_gelu_bwd(x.data(), dy.data(), dx.data(), n, form); });
         out(y); out(dx);
+    } else if (op == "bgelu") {
+        int form = atoi(argv[4]), per = 4, blocks = (n + per - 1) / per;
+        auto x = in<TI>(n * c); auto b = in<float>(c); auto dy = in<TO>(n * c);
+        auto y = toNaN(n * c); auto dx = tiNaN(n * c); auto part = fNaN(blocks * c); auto db = fNaN(c);
+        launch(3, 256, 0, [&] { gocu_bias_gelu_fwd(x.data(), b.data(), y.data(), n * c, c, form); });
+        launch(blocks, 64, 0, [&] { gocu_bias_gelu_bwd(x.data(), b.data(), dy.data(), dx.data(), part.data(), n, c, per, form); });
+        launch((c + 31) / 32, 256, 0, [&] { gocu_colsum(part.data(), db.data(), blocks, c); });
+        out(y); out(dx); out(db);
     } else if (op == "xent") {
         int block = atoi(argv[4]);
         auto x = in<TI>(n * c); auto lab = in<long long>(n); auto g = in<float>(1);
@@ -248,6 +256,29 @@ func hostRun(t *testing.T, clang string, in, out array.DType) {
 		what := fmt.Sprintf("gelu %v→%v tanh=%d", in, out, form)
 		near(t, what+" y", dec(t, r, n, out), wy, tol)
 		near(t, what+" dx", dec(t, r, n, in), wdx, tol)
+	}
+	// Bias and GELU: 37 rows of 100 in 10 blocks of 4 rows, a block of
+	// 64 threads looping over the columns.
+	for _, form := range []int{0, 1} {
+		const n, c = 37, 100
+		var w bytes.Buffer
+		x := enc(t, &w, scaled(randn(uint64(form)+15, n*c), 3, 0), in)
+		b := enc(t, &w, randn(uint64(form)+16, c), array.Float32)
+		gy := enc(t, &w, randn(uint64(form)+17, n*c), out)
+		r := runHost(t, bin, w.Bytes(), "bgelu", n, c, form)
+		xb := make([]float64, n*c)
+		for i := range xb {
+			xb[i] = x[i] + b[i%c]
+		}
+		wy, wdx := geluRef(xb, gy, form == 1)
+		wdb := make([]float64, c)
+		for i, v := range wdx {
+			wdb[i%c] += v
+		}
+		what := fmt.Sprintf("bias gelu %v→%v tanh=%d", in, out, form)
+		near(t, what+" y", dec(t, r, n*c, out), wy, tol)
+		near(t, what+" dx", dec(t, r, n*c, in), wdx, tol)
+		near(t, what+" dbias", dec(t, r, c, array.Float32), wdb, 1e-4)
 	}
 	if out != array.Float32 {
 		return // the classifier's module has float32 outputs

@@ -84,3 +84,39 @@ func TestOutDTypeErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestBiasGELU checks BiasGELU's composed path against GELU of x + b, and
+// its error for a bias of the wrong shape.
+func TestBiasGELU(t *testing.T) {
+	rng := array.CPU().NewRNG(3)
+	x := grad.Param(rng.Normal(array.Float32, 0, 1, 3, 5, 7))
+	b := grad.Param(rng.Normal(array.Float32, 0, 1, 7))
+	r := rng.Normal(array.Float32, 0, 1, 3, 5, 7)
+	var got, want [][]float64
+	for k, f := range []func() *grad.Var{
+		func() *grad.Var { return nn.BiasGELU(x, b, true, 0) },
+		func() *grad.Var { return nn.GELU{Tanh: true}.Forward(x.Add(b)) },
+	} {
+		x.ZeroGrad()
+		b.ZeroGrad()
+		y := f()
+		if err := y.Mul(r).Sum().Backward(); err != nil {
+			t.Fatal(err)
+		}
+		v := [][]float64{f64(t, y.Value()), f64(t, x.Grad()), f64(t, b.Grad())}
+		if k == 0 {
+			got = v
+		} else {
+			want = v
+		}
+	}
+	for i := range got {
+		near(t, "BiasGELU", got[i], want[i], 1e-6)
+	}
+	if y := nn.BiasGELU(x, grad.Param(rng.Normal(array.Float32, 0, 1, 5)), false, 0); y.Err() == nil {
+		t.Error("a bias of 5 for rows of 7: no error")
+	}
+	if y := nn.BiasGELU(x, b, false, array.BFloat16); y.DType() != array.BFloat16 {
+		t.Errorf("out bfloat16: result %v", y.DType())
+	}
+}
