@@ -192,7 +192,7 @@ func (m GELU) fusedBias(x, b *grad.Var) *grad.Var {
 	return grad.Func("BiasGELU", y, []*grad.Var{x, b}, func(g *array.Array) []*array.Array {
 		rows := n / c
 		const block = 256
-		per := max((rows+block-1)/block, 8) // about 256 blocks of rows
+		per := max((rows+1023)/1024, 4) // about 1024 blocks of rows, to fill the GPU
 		blocks := (rows + per - 1) / per
 		dx := mk.Empty(in, xv.Shape()...)
 		part := mk.Empty(array.Float32, blocks, c)
