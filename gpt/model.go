@@ -31,6 +31,9 @@ type Model struct {
 	// torch.autocast does: the parameters stay float32 (master weights),
 	// and the residual stream, the layer norms, the softmax and the loss
 	// are float32. The zero value computes in the parameters' dtype.
+	// With bfloat16 on a GPU, nn's fused kernels run the layer norms, GELU
+	// and the loss (float32 inside), and the activations between them and
+	// the products stay bfloat16, as under torch.autocast.
 	Compute array.DType
 
 	drop     *nn.Dropout
