@@ -108,7 +108,7 @@ func (l *LayerNorm) fused(x *grad.Var) *grad.Var {
 	return grad.Func("LayerNorm", y, []*grad.Var{x, l.Weight, l.Bias}, func(g *array.Array) []*array.Array {
 		gc := cast(g, out).Contiguous()
 		dx := m.Empty(xv.DType(), xs...)
-		blocks := min((n+warps-1)/warps, 256)
+		blocks := min((n+warps-1)/warps, 1024) // enough warps in flight to fill the GPU
 		part := m.Empty(array.Float32, blocks, 2*c)
 		dw, db := m.Empty(array.Float32, l.Shape...), m.Empty(array.Float32, l.Shape...)
 		cfg := gocu.Config{Grid: grid1(blocks), Block: grid1(32 * warps), Shared: 2 * c * 4}
