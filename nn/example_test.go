@@ -106,3 +106,19 @@ func ExampleLinearHalf() {
 	// bfloat16 [4 32]
 	// float32 float32 float32
 }
+
+// BiasGELU adds a bias along the last axis and applies GELU: on a GPU one
+// fused kernel each way (Fused says whether they run on a device).
+func ExampleBiasGELU() {
+	dev := array.CPU()
+	x := grad.Param(array.FromSlice([]float32{-1, 0, 1, 2}, 2, 2))
+	b := grad.Param(array.FromSlice([]float32{0.5, -0.5}, 2))
+	y := nn.BiasGELU(x, b, false, 0)
+	v, err := y.Value().Float64s()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%.4f %v\n", v, nn.Fused(dev.Device()))
+	// Output: [-0.1543 -0.1543 1.3998 1.3998] false
+}
