@@ -10,7 +10,7 @@ import (
 // causal or not, in the compute precision; it returns (B, T, Dim) with the
 // heads side by side.
 func (m *Model) attention(q, k, v *grad.Var, causal bool) *grad.Var {
-	if c := m.Compute; c != 0 {
+	if c := m.Compute; c != 0 && q.DType() != c {
 		q, k, v = q.AsType(c), k.AsType(c), v.AsType(c)
 	}
 	o := &nn.AttentionOptions{Causal: causal}

@@ -390,3 +390,51 @@ func benchStep(b *testing.B, dev *array.Maker, cfg Config, B int, bf16, graph bo
 	b.ReportMetric(tps, "tokens/s")
 	b.ReportMetric(tps*cfg.FLOPsPerToken()/1e12, "TFLOP/s")
 }
+
+// TestGPUFusedMatchesComposed trains one bfloat16 model 20 steps with nn's
+// fused kernels (LayerNorm, GELU, the classifier, half activations) and
+// once with the composed operations (GOCU_NOFUSE): the losses agree
+// within bfloat16's tolerance.
+func TestGPUFusedMatchesComposed(t *testing.T) {
+	g := gpu(t)
+	if !nn.Fused(g.Device()) {
+		t.Skip("GOCU_NOFUSE is set")
+	}
+	cfg := Config{Layers: 2, Heads: 4, Dim: 128, Context: 64, Vocab: 256, Bias: true}
+	text := goText(100000)
+	const B, steps = 16, 20
+	var losses [2][]float64
+	for k, off := range []string{"", "1"} {
+		t.Setenv("GOCU_NOFUSE", off)
+		m, err := New(g.NewRNG(1), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Compute = array.BFloat16
+		if m.fused() != (off == "") {
+			t.Fatalf("GOCU_NOFUSE=%q: fused %v", off, m.fused())
+		}
+		opt := nn.NewAdamW(m.Params(), 3e-3, 0.1)
+		for i := range steps {
+			l, err := step(g, m, opt, windows(text, B, cfg.Context, uint64(i+2)), B, cfg.Context)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := l.Item()
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses[k] = append(losses[k], v)
+		}
+	}
+	for i := range losses[0] {
+		f, c := losses[0][i], losses[1][i]
+		if math.IsNaN(f) || math.Abs(f-c) > 0.02*math.Max(1, math.Abs(c)) {
+			t.Errorf("step %d: loss %.5f fused, %.5f composed", i, f, c)
+		}
+	}
+	if !(losses[0][steps-1] < losses[0][0]-0.3) {
+		t.Errorf("fused: loss %.4f after %d steps, from %.4f: want a fall of 0.3", losses[0][steps-1], steps, losses[0][0])
+	}
+	t.Logf("fused %.4f, composed %.4f", losses[0], losses[1])
+}

@@ -31,6 +31,9 @@ type Model struct {
 	// torch.autocast does: the parameters stay float32 (master weights),
 	// and the residual stream, the layer norms, the softmax and the loss
 	// are float32. The zero value computes in the parameters' dtype.
+	// With bfloat16 on a GPU, nn's fused kernels run the layer norms, GELU
+	// and the loss (float32 inside), and the activations between them and
+	// the products stay bfloat16, as under torch.autocast.
 	Compute array.DType
 
 	drop     *nn.Dropout
@@ -154,7 +157,11 @@ func (m *Model) SetTraining(on bool) {
 // Forward implements nn.Module: ids (B, T) integer tokens in [0, Vocab),
 // T ≤ Context, give the logits (B, T, Vocab) of the next token at every
 // position (float32, or the parameters' dtype).
-func (m *Model) Forward(ids *grad.Var) *grad.Var {
+func (m *Model) Forward(ids *grad.Var) *grad.Var { return m.forward(ids, false) }
+
+// forward is Forward; for the loss (half), the logits stay in the compute
+// precision where the fused classifier takes them.
+func (m *Model) forward(ids *grad.Var, half bool) *grad.Var {
 	if ids == nil {
 		return grad.Const(array.Failed(fmt.Errorf("gpt: Forward: %w", grad.ErrNilVar)))
 	}
@@ -165,13 +172,43 @@ func (m *Model) Forward(ids *grad.Var) *grad.Var {
 	for _, b := range m.Blocks {
 		x = b.forward(m, x, nil)
 	}
+	if half && m.fused() {
+		return nn.LinearHalf(m.norm(m.LNF, x), m.WTE.Weight, nil, m.Compute)
+	}
 	return m.head(x)
+}
+
+// fused reports whether the step runs nn's fused GPU kernels in the
+// compute precision: then layer norms and GELU write it, and the products
+// feeding attention and GELU keep it, as torch.autocast's do.
+func (m *Model) fused() bool {
+	c := m.Compute
+	return c == array.BFloat16 && c != m.WTE.Weight.DType() && nn.Fused(m.WTE.Weight.Value().Device())
+}
+
+// norm is l.Forward(x), in the compute precision when fused.
+func (m *Model) norm(l *nn.LayerNorm, x *grad.Var) *grad.Var {
+	if !m.fused() {
+		return l.Forward(x)
+	}
+	h := *l
+	h.Out = m.Compute
+	return h.Forward(x)
+}
+
+// linearHalf is m.linear with the result in the compute precision when
+// fused.
+func (m *Model) linearHalf(x, w, b *grad.Var) *grad.Var {
+	if !m.fused() {
+		return m.linear(x, w, b)
+	}
+	return nn.LinearHalf(x, w, b, m.Compute)
 }
 
 // Loss returns the mean cross-entropy of the model's predictions for ids
 // (B, T) against targets (B, T), the tokens that follow each position.
 func (m *Model) Loss(ids, targets *array.Array) *grad.Var {
-	logits := m.Forward(grad.Const(ids))
+	logits := m.forward(grad.Const(ids), true)
 	if !logits.DType().Valid() {
 		return logits
 	}
@@ -237,7 +274,7 @@ func (b *Block) forward(m *Model, x *grad.Var, c *layerCache) *grad.Var {
 	if !x.DType().Valid() { // failed: its error carries on
 		return x
 	}
-	q, k, v := b.qkv(m, b.LN1.Forward(x))
+	q, k, v := b.qkv(m, m.norm(b.LN1, x))
 	var y *grad.Var
 	if c != nil {
 		y = c.attend(m, q, k, v)
@@ -245,8 +282,15 @@ func (b *Block) forward(m *Model, x *grad.Var, c *layerCache) *grad.Var {
 		y = m.attention(q, k, v, true)
 	}
 	x = x.Add(m.dropout(m.linear(y, b.Proj.Weight, b.Proj.Bias)))
-	h := m.linear(b.LN2.Forward(x), b.FC.Weight, b.FC.Bias)
-	h = nn.GELU{Tanh: true}.Forward(h)
+	var h *grad.Var
+	if m.fused() {
+		// The bias joins GELU's fused kernel, which sums its gradient.
+		h = nn.LinearHalf(m.norm(b.LN2, x), b.FC.Weight, nil, m.Compute)
+		h = nn.BiasGELU(h, b.FC.Bias, true, m.Compute)
+	} else {
+		h = m.linear(m.norm(b.LN2, x), b.FC.Weight, b.FC.Bias)
+		h = nn.GELU{Tanh: true}.Forward(h)
+	}
 	return x.Add(m.dropout(m.linear(h, b.Out.Weight, b.Out.Bias)))
 }
 
@@ -256,7 +300,7 @@ func (b *Block) forward(m *Model, x *grad.Var, c *layerCache) *grad.Var {
 func (b *Block) qkv(m *Model, h *grad.Var) (q, k, v *grad.Var) {
 	d := b.QKV.In
 	s := h.Shape()
-	if c := m.Compute; c != 0 {
+	if c := m.Compute; c != 0 && h.DType() != c {
 		h = h.AsType(c) // once for the three products
 	}
 	part := func(i int) *grad.Var {
@@ -265,7 +309,7 @@ func (b *Block) qkv(m *Model, h *grad.Var) (q, k, v *grad.Var) {
 		if b.QKV.Bias != nil {
 			bias = b.QKV.Bias.Slice(r)
 		}
-		y := m.linear(h, b.QKV.Weight.Slice(r), bias)
+		y := m.linearHalf(h, b.QKV.Weight.Slice(r), bias)
 		return y.Reshape(s[0], s[1], b.heads, d/b.heads).SwapAxes(1, 2)
 	}
 	return part(0), part(1), part(2)

@@ -1,8 +1,11 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 
+	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/grad"
 )
 
@@ -29,19 +32,75 @@ func (Sigmoid) Forward(x *grad.Var) *grad.Var { return x.Sigmoid() }
 // from Abramowitz and Stegun 7.1.26 (absolute error under 1.5e-7, below
 // float32's resolution of Φ); with Tanh true, PyTorch's approximate="tanh"
 // form 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). Both are elementwise
-// chains: forward and backward each fuse into one pass.
+// chains: forward and backward each fuse into one pass. On a GPU, float32
+// or bfloat16 x runs one fused kernel each way, with the exact erf.
 type GELU struct {
 	stateless
 	Tanh bool
+
+	// Out, when set, is the result's dtype (array.BFloat16 feeds a
+	// bfloat16 product without a cast); zero keeps x's.
+	Out array.DType
 }
 
 // Forward implements Module.
 func (m GELU) Forward(x *grad.Var) *grad.Var {
+	if m.Out != 0 && !m.Out.IsFloating() {
+		return badHyper("GELU", "Out %v: want a float dtype, or 0", m.Out)
+	}
+	if y := m.fused(x); y != nil {
+		return y
+	}
+	var y *grad.Var
 	if m.Tanh {
 		inner := x.Add(x.Mul(x).Mul(x).Mul(0.044715)).Mul(math.Sqrt(2 / math.Pi))
-		return x.Mul(inner.Tanh().Add(1)).Mul(0.5)
+		y = x.Mul(inner.Tanh().Add(1)).Mul(0.5)
+	} else {
+		y = x.Mul(Erf(x.Mul(1 / math.Sqrt2)).Add(1)).Mul(0.5)
 	}
-	return x.Mul(Erf(x.Mul(1 / math.Sqrt2)).Add(1)).Mul(0.5)
+	if m.Out != 0 {
+		y = y.AsType(m.Out)
+	}
+	return y
+}
+
+// fused runs the fused kernels where they apply, and returns nil where
+// they do not.
+func (m GELU) fused(x *grad.Var) *grad.Var {
+	if x == nil || !x.DType().Valid() {
+		return nil
+	}
+	xv := x.Value()
+	dev, in, out := xv.Device(), xv.DType(), m.Out
+	if out == 0 {
+		out = in
+	}
+	n := xv.Size()
+	if !fusedOK(dev, in, out) || n == 0 {
+		return nil
+	}
+	ks, err := fused(dev, in, out)
+	if err != nil {
+		return grad.Const(array.Failed(err))
+	}
+	form := int32(0)
+	if m.Tanh {
+		form = 1
+	}
+	mk := array.On(dev)
+	xc := xv.Contiguous()
+	y := mk.Empty(out, xv.Shape()...)
+	if err := ks.geluFwd.Launch(elementwise(n), xc, y, int64(n), form); err != nil {
+		return grad.Const(array.Failed(err))
+	}
+	return grad.Func("GELU", y, []*grad.Var{x}, func(g *array.Array) []*array.Array {
+		dx := mk.Empty(in, xv.Shape()...)
+		if err := ks.geluBwd.Launch(elementwise(n), xc, cast(g, out).Contiguous(), dx, int64(n), form); err != nil {
+			dx.Close()
+			return []*array.Array{array.Failed(err)}
+		}
+		return []*array.Array{dx}
+	})
 }
 
 // Erf is the error function, from Abramowitz and Stegun 7.1.26 (absolute
@@ -77,3 +136,77 @@ type Softmax struct {
 
 // Forward implements Module.
 func (m Softmax) Forward(x *grad.Var) *grad.Var { return x.Softmax(m.Axis) }
+
+// BiasGELU is GELU{Tanh: tanh, Out: out}.Forward(x + b), b (C) added
+// along x's last axis, with out 0 meaning x's dtype: a Linear layer's
+// bias and its activation, as LinearHalf without bias feeds it. On a GPU,
+// float32 or bfloat16 x runs one fused kernel forward and one backward
+// that also sums the bias's gradient (in float32) per block.
+func BiasGELU(x, b *grad.Var, tanh bool, out array.DType) *grad.Var {
+	if !x.DType().Valid() {
+		return x
+	}
+	if out == 0 {
+		out = x.DType()
+	}
+	m := GELU{Tanh: tanh, Out: out}
+	if b == nil {
+		return m.Forward(x)
+	}
+	xs, bs := x.Shape(), b.Shape()
+	if len(xs) == 0 || len(bs) != 1 || bs[0] != xs[len(xs)-1] {
+		return badInput("BiasGELU", fmt.Sprintf("bias of shape %v for input of shape %v: want one value per element of the last axis", bs, xs))
+	}
+	if y := m.fusedBias(x, b); y != nil {
+		return y
+	}
+	return m.Forward(x.Add(b))
+}
+
+// fusedBias is BiasGELU's fused path, nil where it does not apply.
+func (m GELU) fusedBias(x, b *grad.Var) *grad.Var {
+	if m.Out != 0 && !m.Out.IsFloating() {
+		return nil
+	}
+	xv, bv := x.Value(), b.Value()
+	dev, in, out := xv.Device(), xv.DType(), m.Out
+	n := xv.Size()
+	c := bv.Size()
+	if !fusedOK(dev, in, out) || bv.DType() != array.Float32 || bv.Device() != dev || n == 0 {
+		return nil
+	}
+	ks, err := fused(dev, in, out)
+	if err != nil {
+		return grad.Const(array.Failed(err))
+	}
+	form := int32(0)
+	if m.Tanh {
+		form = 1
+	}
+	mk := array.On(dev)
+	xc, bc := xv.Contiguous(), bv.Contiguous()
+	y := mk.Empty(out, xv.Shape()...)
+	if err := ks.biasGeluFwd.Launch(elementwise(n), xc, bc, y, int64(n), int32(c), form); err != nil {
+		return grad.Const(array.Failed(err))
+	}
+	return grad.Func("BiasGELU", y, []*grad.Var{x, b}, func(g *array.Array) []*array.Array {
+		rows := n / c
+		const block = 256
+		per := max((rows+1023)/1024, 4) // about 1024 blocks of rows, to fill the GPU
+		blocks := (rows + per - 1) / per
+		dx := mk.Empty(in, xv.Shape()...)
+		part := mk.Empty(array.Float32, blocks, c)
+		db := mk.Empty(array.Float32, c)
+		cfg := gocu.Config{Grid: grid1(blocks), Block: grid1(block)}
+		err := ks.biasGeluBwd.Launch(cfg, xc, bc, cast(g, out).Contiguous(), dx, part, int64(rows), int32(c), int32(per), form)
+		if err == nil {
+			err = ks.colsum.Launch(gocu.Config{Grid: grid1((c + 31) / 32), Block: grid1(256)}, part, db, int32(blocks), int32(c))
+		}
+		part.Close() // freed in stream order, after the kernels
+		if err != nil {
+			f := array.Failed(err)
+			return []*array.Array{f, f}
+		}
+		return []*array.Array{dx, db}
+	})
+}

@@ -105,7 +105,20 @@
 // gradients, and so float32 norms, softmax and losses: torch.autocast's
 // policy. A GradScaler scales the loss for float16, unscales the
 // gradients, skips steps that overflowed and adapts the scale, as
-// torch.amp.GradScaler.
+// torch.amp.GradScaler. LinearHalf keeps a product's result in the half
+// type, and LayerNorm.Out and GELU.Out set their results' dtype, so that
+// a transformer's activations stay bfloat16 between products, as under
+// torch.autocast.
+//
+// # Fused kernels
+//
+// On a GPU, LayerNorm, GELU and CrossEntropy (default options) run fused
+// kernels for float32 and bfloat16 operands, with float32 arithmetic: one
+// pass forward and one or two backward, CUDA C compiled at run time, where
+// the composed operations take ten or more. The classifier computes the
+// logsumexp, the loss and later the gradient from the logits alone, never
+// storing the probabilities. The environment variable GOCU_NOFUSE selects
+// the composed operations (Fused reports which run), to compare the two.
 //
 // # CUDA graphs
 //

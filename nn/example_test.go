@@ -83,3 +83,42 @@ func ExampleClipGradNorm() {
 	fmt.Println(norm, w.Grad()) // scaled by 1/(5+1e-6), as torch
 	// Output: 5. [0.5999999  0.79999983]
 }
+
+// A bfloat16 MLP block as torch.autocast runs it: the layer norm and the
+// first product write bfloat16, GELU reads and writes it, and the
+// gradients reach float32 master weights.
+func ExampleLinearHalf() {
+	dev := array.CPU()
+	rng := dev.NewRNG(1)
+	x := grad.Param(rng.Normal(array.Float32, 0, 1, 4, 8))
+	ln := nn.NewLayerNorm(dev, 8)
+	ln.Out = array.BFloat16
+	fc := nn.NewLinear(rng, 8, 32)
+	h := nn.LinearHalf(ln.Forward(x), fc.Weight, fc.Bias, array.BFloat16)
+	h = nn.GELU{Tanh: true}.Forward(h)
+	fmt.Println(h.DType(), h.Shape())
+	if err := h.AsType(array.Float32).Sum().Backward(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(fc.Weight.Grad().DType(), ln.Weight.Grad().DType(), x.Grad().DType())
+	// Output:
+	// bfloat16 [4 32]
+	// float32 float32 float32
+}
+
+// BiasGELU adds a bias along the last axis and applies GELU: on a GPU one
+// fused kernel each way (Fused says whether they run on a device).
+func ExampleBiasGELU() {
+	dev := array.CPU()
+	x := grad.Param(array.FromSlice([]float32{-1, 0, 1, 2}, 2, 2))
+	b := grad.Param(array.FromSlice([]float32{0.5, -0.5}, 2))
+	y := nn.BiasGELU(x, b, false, 0)
+	v, err := y.Value().Float64s()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%.4f %v\n", v, nn.Fused(dev.Device()))
+	// Output: [-0.1543 -0.1543 1.3998 1.3998] false
+}

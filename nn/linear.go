@@ -104,19 +104,32 @@ func LinearFunc(x, w, b *grad.Var) *grad.Var {
 // dw = gᵀ·x in c as well, and returns them in x's and w's own dtypes, so
 // that the optimiser updates float32 master weights.
 func LinearMixed(x, w, b *grad.Var, c array.DType) *grad.Var {
+	return linearMixed("LinearMixed", x, w, b, c, w.DType())
+}
+
+// LinearHalf is LinearMixed with the result in c, as torch.autocast's
+// linear: x·wᵀ + b rounded to c once, for a consumer that takes c (a
+// product, attention, a fused activation) without a float32 copy between.
+// The gradients are LinearMixed's; the bias's sums in float32.
+func LinearHalf(x, w, b *grad.Var, c array.DType) *grad.Var {
+	return linearMixed("LinearHalf", x, w, b, c, c)
+}
+
+func linearMixed(name string, x, w, b *grad.Var, c, dt array.DType) *grad.Var {
 	xv, wv := x.Value(), w.Value()
-	xc, wc := xv.AsType(c), wv.AsType(c)
-	y := xc.MatMul(wc.T()).AsType(wv.DType())
+	xc, wc := cast(xv, c), cast(wv, c)
+	y := xc.MatMul(wc.T())
 	if b != nil {
-		y = y.Add(b.Value())
+		y = cast(y, wv.DType()).Add(b.Value())
 	}
+	y = cast(y, dt)
 	in := []*grad.Var{x, w, b}
-	return grad.Func("LinearMixed", y, in, func(g *array.Array) []*array.Array {
+	return grad.Func(name, y, in, func(g *array.Array) []*array.Array {
 		out := wv.Shape()[0]
-		gc := g.AsType(c)
+		gc := cast(g, c)
 		var dx, dw, db *array.Array
 		if x.RequiresGrad() {
-			dx = gc.MatMul(wc).AsType(xv.DType())
+			dx = cast(gc.MatMul(wc), xv.DType())
 		}
 		g2, x2 := gc, xc
 		if g.Ndim() != 2 {
@@ -124,11 +137,20 @@ func LinearMixed(x, w, b *grad.Var, c array.DType) *grad.Var {
 			x2 = xc.Reshape(-1, wv.Shape()[1])
 		}
 		if w.RequiresGrad() {
-			dw = g2.T().MatMul(x2).AsType(wv.DType())
+			dw = cast(g2.T().MatMul(x2), wv.DType())
 		}
 		if b != nil && b.RequiresGrad() {
-			db = g.Reshape(-1, out).Sum(0)
+			db = cast(g.Reshape(-1, out), b.DType()).Sum(0)
 		}
 		return []*array.Array{dx, dw, db}
 	})
+}
+
+// cast is a.AsType(dt), or a itself when it has dtype dt already: AsType
+// to the same dtype is a lazy copy.
+func cast(a *array.Array, dt array.DType) *array.Array {
+	if a.DType() == dt {
+		return a
+	}
+	return a.AsType(dt)
 }

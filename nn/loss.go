@@ -72,6 +72,11 @@ type CrossEntropyOptions struct {
 // the row. On a GPU, checking would make the host wait for the labels, so
 // the check runs in the loss's own fused pass instead: such a row makes
 // the loss and its gradient NaN, which the next read of the loss shows.
+//
+// On a GPU (see Fused), float32 or bfloat16 logits with the default
+// options run one fused pass forward and one backward, without storing
+// the probabilities; the loss is then float32 for either, as under
+// torch.autocast.
 func CrossEntropy(logits *grad.Var, labels *array.Array) *grad.Var {
 	return crossEntropy(logits, labels, labels.Device().Kind() != gocu.CUDA)
 }
@@ -159,6 +164,11 @@ func classLoss(name string, x *grad.Var, labels *array.Array, o *CrossEntropyOpt
 			if (l < 0 || l >= int64(c)) && !(o.Ignore && l == int64(o.IgnoreIndex)) {
 				return grad.Const(array.Failed(fmt.Errorf("nn: %s: label %d of row %d is outside [0, %d): %w", name, l, i, c, array.ErrIndex)))
 			}
+		}
+	}
+	if soft && !check && w == nil && !o.Ignore && eps == 0 && o.Reduction == ReduceMean {
+		if l := fusedXent(x, labels, n, c); l != nil {
+			return l
 		}
 	}
 	xv := x.Value()

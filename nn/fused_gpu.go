@@ -1,0 +1,378 @@
+package nn
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/array"
+	"github.com/gocu-dev/gocu/grad"
+)
+
+// Fused kernels for the non-matrix work of a transformer step on a GPU:
+// LayerNorm forward and backward, GELU forward and backward, and the
+// classifier (softmax, cross-entropy and its gradient). CUDA C compiled at
+// run time (gocu.Compile), one module per device and pair of dtypes (the
+// input's, the output's): float32 or bfloat16 in memory, float32 inside.
+// The composed array operations compute the same on the CPU and the
+// simulator, and on a GPU when GOCU_NOFUSE is set (to compare the two).
+
+const fusedTemplate = `
+typedef unsigned short bf16;
+#define NEG_INF (-__int_as_float(0x7f800000)) // NVRTC has no math.h for INFINITY
+typedef %[1]s TI; // the input's dtype
+typedef %[2]s TO; // the output's dtype
+
+__device__ __forceinline__ float ld(float v) { return v; }
+__device__ __forceinline__ float ld(bf16 v) { return __uint_as_float(((unsigned)v) << 16); }
+__device__ __forceinline__ void st(float* p, long long i, float v) { p[i] = v; }
+// Round to nearest even, as array's conversion; NaN stays NaN.
+__device__ __forceinline__ void st(bf16* p, long long i, float v) {
+    unsigned u = __float_as_uint(v);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+        p[i] = (bf16)((u >> 16) | 0x40u);
+        return;
+    }
+    u += 0x7fffu + ((u >> 16) & 1u);
+    p[i] = (bf16)(u >> 16);
+}
+
+__device__ __forceinline__ float warpSum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o, 32);
+    return v;
+}
+
+__device__ __forceinline__ float warpMax(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o, 32));
+    return v;
+}
+
+// LayerNorm forward: a warp per row of c values; y = (x-mean)·rstd·w + b.
+extern "C" __global__ void gocu_ln_fwd(const TI* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b,
+                                       TO* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd,
+                                       long long n, int c, float eps) {
+    int lane = threadIdx.x & 31;
+    long long row = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (row >= n) return;
+    const TI* xr = x + row * c;
+    float s = 0.0f;
+    for (int i = lane; i < c; i += 32) s += ld(xr[i]);
+    float m = warpSum(s) / (float)c;
+    float v = 0.0f;
+    for (int i = lane; i < c; i += 32) {
+        float d = ld(xr[i]) - m;
+        v += d * d;
+    }
+    float r = 1.0f / sqrtf(warpSum(v) / (float)c + eps);
+    TO* yr = y + row * c;
+    for (int i = lane; i < c; i += 32) st(yr, i, (ld(xr[i]) - m) * r * w[i] + b[i]);
+    if (lane == 0) {
+        mean[row] = m;
+        rstd[row] = r;
+    }
+}
+
+// LayerNorm backward: a warp per row for dx; each block sums dy·x̂ and dy
+// over its rows in shared memory and writes them to part (2c per block),
+// which gocu_ln_wsum adds up.
+extern "C" __global__ void gocu_ln_bwd(const TO* __restrict__ dy, const TI* __restrict__ x, const float* __restrict__ w,
+                                       const float* __restrict__ mean, const float* __restrict__ rstd,
+                                       TI* __restrict__ dx, float* __restrict__ part, long long n, int c) {
+    extern __shared__ float acc[]; // dw[c], db[c]
+    for (int i = threadIdx.x; i < 2 * c; i += blockDim.x) acc[i] = 0.0f;
+    __syncthreads();
+    int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    for (long long row = (long long)blockIdx.x * warps + (threadIdx.x >> 5); row < n; row += (long long)gridDim.x * warps) {
+        const TI* xr = x + row * c;
+        const TO* gr = dy + row * c;
+        float m = mean[row], r = rstd[row];
+        float a = 0.0f, bx = 0.0f;
+        for (int i = lane; i < c; i += 32) {
+            float dn = ld(gr[i]) * w[i];
+            a += dn;
+            bx += dn * ((ld(xr[i]) - m) * r);
+        }
+        a = warpSum(a) / (float)c;
+        bx = warpSum(bx) / (float)c;
+        TI* dr = dx + row * c;
+        for (int i = lane; i < c; i += 32) {
+            float g = ld(gr[i]), xh = (ld(xr[i]) - m) * r;
+            st(dr, i, (g * w[i] - a - xh * bx) * r);
+            atomicAdd(&acc[i], g * xh);
+            atomicAdd(&acc[c + i], g);
+        }
+    }
+    __syncthreads();
+    float* p = part + (long long)blockIdx.x * 2 * c;
+    for (int i = threadIdx.x; i < 2 * c; i += blockDim.x) p[i] = acc[i];
+}
+
+// The column sums of the backward pass's per-block partials: a block of
+// 32 columns by 8 row groups, the groups added in shared memory.
+extern "C" __global__ void gocu_ln_wsum(const float* __restrict__ part, float* __restrict__ dw, float* __restrict__ db,
+                                        int blocks, int c) {
+    __shared__ float sum[8][33];
+    int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    int i = blockIdx.x * 32 + tx;
+    float s = 0.0f;
+    if (i < 2 * c)
+        for (int k = ty; k < blocks; k += 8) s += part[(long long)k * 2 * c + i];
+    sum[ty][tx] = s;
+    __syncthreads();
+    if (ty != 0 || i >= 2 * c) return;
+    for (int k = 1; k < 8; k++) s += sum[k][tx];
+    if (i < c) dw[i] = s;
+    else db[i - c] = s;
+}
+
+#define SQRT_2_PI 0.7978845608028654f
+#define GELU_K 0.044715f
+
+__device__ __forceinline__ float gelu(float x, int tanhForm) {
+    if (tanhForm) return 0.5f * x * (1.0f + tanhf(SQRT_2_PI * (x + GELU_K * x * x * x)));
+    return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
+}
+
+__device__ __forceinline__ float geluGrad(float x, int tanhForm) {
+    if (tanhForm) {
+        float u = SQRT_2_PI * (x + GELU_K * x * x * x);
+        float t = tanhf(u);
+        return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * SQRT_2_PI * (1.0f + 3.0f * GELU_K * x * x);
+    }
+    return 0.5f * (1.0f + erff(x * 0.7071067811865476f)) + x * 0.3989422804014327f * expf(-0.5f * x * x);
+}
+
+// GELU forward: y = gelu(x) elementwise, TI in, TO out.
+extern "C" __global__ void gocu_gelu_fwd(const TI* __restrict__ x, TO* __restrict__ y, long long n, int tanhForm) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        st(y, i, gelu(ld(x[i]), tanhForm));
+}
+
+// GELU backward: dx = dy·gelu'(x), dy of the output's dtype, dx the input's.
+extern "C" __global__ void gocu_gelu_bwd(const TI* __restrict__ x, const TO* __restrict__ dy, TI* __restrict__ dx,
+                                         long long n, int tanhForm) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        st(dx, i, ld(dy[i]) * geluGrad(ld(x[i]), tanhForm));
+}
+
+// Bias and GELU forward: y = gelu(x + b), b broadcast along rows of c.
+extern "C" __global__ void gocu_bias_gelu_fwd(const TI* __restrict__ x, const float* __restrict__ b, TO* __restrict__ y,
+                                              long long n, int c, int tanhForm) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        st(y, i, gelu(ld(x[i]) + b[i %% c], tanhForm));
+}
+
+// Bias and GELU backward: dx = dy·gelu'(x + b) over rows r0..r1 of block
+// rows each, and the block's column sums of dx (float32, before rounding)
+// in part, which gocu_colsum adds up for db.
+extern "C" __global__ void gocu_bias_gelu_bwd(const TI* __restrict__ x, const float* __restrict__ b,
+                                              const TO* __restrict__ dy, TI* __restrict__ dx, float* __restrict__ part,
+                                              long long rows, int c, int per, int tanhForm) {
+    long long r0 = (long long)blockIdx.x * per, r1 = r0 + per < rows ? r0 + per : rows;
+    for (int j = threadIdx.x; j < c; j += blockDim.x) {
+        float bj = b[j], acc = 0.0f;
+        for (long long r = r0; r < r1; r++) {
+            long long i = r * c + j;
+            float d = ld(dy[i]) * geluGrad(ld(x[i]) + bj, tanhForm);
+            st(dx, i, d);
+            acc += d;
+        }
+        part[(long long)blockIdx.x * c + j] = acc;
+    }
+}
+
+// The column sums of blocks rows of c partial sums: a block of 32 columns
+// by 8 row groups, the groups added in shared memory.
+extern "C" __global__ void gocu_colsum(const float* __restrict__ part, float* __restrict__ out, int blocks, int c) {
+    __shared__ float sum[8][33];
+    int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    int i = blockIdx.x * 32 + tx;
+    float s = 0.0f;
+    if (i < c)
+        for (int k = ty; k < blocks; k += 8) s += part[(long long)k * c + i];
+    sum[ty][tx] = s;
+    __syncthreads();
+    if (ty != 0 || i >= c) return;
+    for (int k = 1; k < 8; k++) s += sum[k][tx];
+    out[i] = s;
+}
+
+// blockMaxSum combines each thread's running maximum m and sum s of
+// exp(x-m) over the block (blockDim.x a multiple of 32, at most 1024).
+__device__ __forceinline__ void blockMaxSum(float& m, float& s) {
+    __shared__ float sm[32], ss[32];
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    float wm = warpMax(m);
+    s = warpSum(m == NEG_INF ? s : s * expf(m - wm)); // s is 0 where m is -inf
+    m = wm;
+    if (lane == 0) {
+        sm[warp] = m;
+        ss[warp] = s;
+    }
+    __syncthreads();
+    float bm = NEG_INF;
+    for (int k = 0; k < warps; k++) bm = fmaxf(bm, sm[k]);
+    float bs = 0.0f;
+    for (int k = 0; k < warps; k++) bs += sm[k] == NEG_INF ? ss[k] : ss[k] * expf(sm[k] - bm);
+    m = bm;
+    s = bs;
+}
+
+// The classifier's forward pass: a block per row of c logits; lse[row] is
+// the row's logsumexp and loss[row] = lse - x[label], NaN for a label
+// outside [0, c).
+extern "C" __global__ void gocu_xent_fwd(const TI* __restrict__ x, const long long* __restrict__ labels,
+                                         float* __restrict__ loss, float* __restrict__ lse, int c) {
+    long long row = blockIdx.x;
+    const TI* xr = x + row * c;
+    float m = NEG_INF, s = 0.0f;
+    for (int i = threadIdx.x; i < c; i += blockDim.x) {
+        float v = ld(xr[i]);
+        if (v > m) {
+            s = s * expf(m - v) + 1.0f;
+            m = v;
+        } else if (v > NEG_INF) {
+            s += expf(v - m);
+        } else if (v != v) {
+            s = v; // NaN
+        }
+    }
+    blockMaxSum(m, s);
+    if (threadIdx.x == 0) {
+        float l = m + logf(s);
+        long long y = labels[row];
+        lse[row] = l;
+        loss[row] = (y >= 0 && y < c) ? l - ld(xr[y]) : __int_as_float(0x7fc00000);
+    }
+}
+
+// The classifier's backward pass: dx = (softmax(x) - onehot(label))·g·inv,
+// g the loss's gradient (a device scalar), NaN rows for bad labels.
+extern "C" __global__ void gocu_xent_bwd(const TI* __restrict__ x, const long long* __restrict__ labels,
+                                         const float* __restrict__ lse, const float* __restrict__ g, float inv,
+                                         TI* __restrict__ dx, int c) {
+    long long row = blockIdx.x;
+    const TI* xr = x + row * c;
+    TI* dr = dx + row * c;
+    float l = lse[row], k = *g * inv;
+    long long y = labels[row];
+    float bad = (y >= 0 && y < c) ? 0.0f : __int_as_float(0x7fc00000);
+    for (int i = threadIdx.x; i < c; i += blockDim.x) {
+        float p = expf(ld(xr[i]) - l) - (i == y ? 1.0f : 0.0f);
+        st(dr, i, p * k + bad);
+    }
+}
+`
+
+// fusedSource returns the CUDA C of the fused kernels for inputs of dtype
+// in and outputs of dtype out (float32 or bfloat16).
+func fusedSource(in, out array.DType) string {
+	return strings.TrimSpace(fmt.Sprintf(fusedTemplate, cType(in), cType(out))) + "\n"
+}
+
+func cType(dt array.DType) string {
+	if dt == array.BFloat16 {
+		return "bf16"
+	}
+	return "float"
+}
+
+type fusedKernels struct {
+	lnFwd, lnBwd, lnWsum, geluFwd, geluBwd, xentFwd, xentBwd *gocu.Kernel
+	biasGeluFwd, biasGeluBwd, colsum                         *gocu.Kernel
+}
+
+var fusedCache sync.Map // fusedKey -> *fusedKernels
+
+type fusedKey struct {
+	dev     *gocu.Device
+	in, out array.DType
+}
+
+// fusedOK reports whether the fused kernels take arrays of dtypes in and
+// out on dev: float32 or bfloat16 on a GPU, unless GOCU_NOFUSE is set.
+func fusedOK(dev *gocu.Device, dts ...array.DType) bool {
+	if !dev.IsGPU() || os.Getenv("GOCU_NOFUSE") != "" {
+		return false
+	}
+	for _, dt := range dts {
+		if dt != array.Float32 && dt != array.BFloat16 {
+			return false
+		}
+	}
+	return true
+}
+
+func fused(dev *gocu.Device, in, out array.DType) (*fusedKernels, error) {
+	k := fusedKey{dev, in, out}
+	if ks, ok := fusedCache.Load(k); ok {
+		return ks.(*fusedKernels), nil
+	}
+	mod, err := dev.Compile(fusedSource(in, out), gocu.Name("gocu_fused.cu"))
+	if err != nil {
+		return nil, fmt.Errorf("nn: compiling the fused kernels: %w", err)
+	}
+	ks := &fusedKernels{}
+	for name, dst := range map[string]**gocu.Kernel{
+		"gocu_ln_fwd": &ks.lnFwd, "gocu_ln_bwd": &ks.lnBwd, "gocu_ln_wsum": &ks.lnWsum,
+		"gocu_gelu_fwd": &ks.geluFwd, "gocu_gelu_bwd": &ks.geluBwd,
+		"gocu_xent_fwd": &ks.xentFwd, "gocu_xent_bwd": &ks.xentBwd,
+		"gocu_bias_gelu_fwd": &ks.biasGeluFwd, "gocu_bias_gelu_bwd": &ks.biasGeluBwd, "gocu_colsum": &ks.colsum,
+	} {
+		if *dst, err = mod.Kernel(name); err != nil {
+			return nil, err
+		}
+	}
+	got, _ := fusedCache.LoadOrStore(k, ks)
+	return got.(*fusedKernels), nil
+}
+
+func grid1(x int) gocu.Dim3 { return gocu.Dim3{X: int32(x), Y: 1, Z: 1} }
+
+// elementwise is the launch of a grid-stride kernel over n elements.
+func elementwise(n int) gocu.Config {
+	const block = 256
+	return gocu.Config{Grid: grid1(min(max((n+block-1)/block, 1), 65535*8)), Block: grid1(block)}
+}
+
+// Fused reports whether the fused kernels of LayerNorm, GELU and
+// CrossEntropy run on dev: on a GPU, unless the environment sets
+// GOCU_NOFUSE (to compare them with the composed operations).
+func Fused(dev *gocu.Device) bool { return fusedOK(dev) }
+
+// fusedXent is CrossEntropy's mean over the rows of x (N, C), float32 or
+// bfloat16, against labels (N) in one pass forward and one backward; it
+// returns nil where the kernels do not apply. The loss is float32.
+func fusedXent(x *grad.Var, labels *array.Array, n, c int) *grad.Var {
+	xv := x.Value()
+	dev, dt := xv.Device(), xv.DType()
+	if !fusedOK(dev, dt) || labels.Device() != dev || n == 0 || c == 0 || !slices.Equal(xv.Shape(), []int{n, c}) {
+		return nil
+	}
+	ks, err := fused(dev, dt, array.Float32)
+	if err != nil {
+		return grad.Const(array.Failed(err))
+	}
+	m := array.On(dev)
+	xc, lab := xv.Contiguous(), cast(labels.Reshape(n), array.Int64).Contiguous()
+	rows, lse := m.Empty(array.Float32, n), m.Empty(array.Float32, n)
+	block := 256
+	if c > 4096 {
+		block = 1024
+	}
+	cfg := gocu.Config{Grid: grid1(n), Block: grid1(block)}
+	if err := ks.xentFwd.Launch(cfg, xc, lab, rows, lse, int32(c)); err != nil {
+		return grad.Const(array.Failed(err))
+	}
+	return grad.Func("CrossEntropy", rows.Mean(), []*grad.Var{x}, func(g *array.Array) []*array.Array {
+		dx := m.Empty(dt, n, c)
+		if err := ks.xentBwd.Launch(cfg, xc, lab, lse, cast(g, array.Float32).Contiguous(), float32(1/float64(n)), dx, int32(c)); err != nil {
+			dx.Close()
+			return []*array.Array{array.Failed(err)}
+		}
+		return []*array.Array{dx}
+	})
+}
