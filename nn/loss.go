@@ -131,7 +131,7 @@ func classLoss(name string, x *grad.Var, labels *array.Array, o *CrossEntropyOpt
 		return badHyper(name, "label smoothing %v: NLLLoss takes none (CrossEntropy does)", eps)
 	}
 	xs := x.Shape()
-	if len(xs) < 2 || !x.DType().IsFloat() {
+	if len(xs) < 2 || !x.DType().IsFloating() || x.DType().IsFloat8() {
 		return badInput(name, fmt.Sprintf("input of shape %v and dtype %v, want floats of shape (N, C) or (N, C, d1, ...)", xs, x.DType()))
 	}
 	c := xs[1]
@@ -148,7 +148,11 @@ func classLoss(name string, x *grad.Var, labels *array.Array, o *CrossEntropyOpt
 		if w.Ndim() != 1 || w.Shape()[0] != c || !w.DType().IsFloat() {
 			return badInput(name, fmt.Sprintf("weight of shape %v and dtype %v: want %d floats, one per class", w.Shape(), w.DType(), c))
 		}
-		w = w.AsType(x.DType())
+		wdt := x.DType()
+		if wdt.IsLowp() {
+			wdt = array.Float32
+		}
+		w = w.AsType(wdt)
 	}
 	if len(xs) > 2 { // the classes last, then one row per element
 		x = x.MoveAxis(1, -1).Reshape(-1, c)
@@ -170,6 +174,11 @@ func classLoss(name string, x *grad.Var, labels *array.Array, o *CrossEntropyOpt
 		if l := fusedXent(x, labels, n, c); l != nil {
 			return l
 		}
+	}
+	if x.DType().IsLowp() {
+		// Half logits: the loss in float32, as under torch's autocast and
+		// in the fused GPU pass.
+		x = x.AsType(array.Float32)
 	}
 	xv := x.Value()
 	ls := xv

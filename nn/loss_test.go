@@ -146,6 +146,36 @@ func TestCrossEntropyFloat32(t *testing.T) {
 	near(t, "gradient", grads[0], grads[1], 1e-6)
 }
 
+// TestCrossEntropyHalf checks bfloat16 and float16 logits: the loss is
+// float32, as under torch's autocast, and equals the float64 loss of the
+// same (rounded) logits; the gradient comes back in the logits' dtype.
+func TestCrossEntropyHalf(t *testing.T) {
+	rng := array.CPU().NewRNG(24)
+	labels := rng.Uniform(array.Float32, 0, 10, 33).AsType(array.Int32)
+	o := &nn.CrossEntropyOptions{Weight: rng.Uniform(array.Float32, 0.5, 1.5, 10), LabelSmoothing: 0.1}
+	for _, dt := range []array.DType{array.BFloat16, array.Float16} {
+		x := rng.Normal(array.Float32, 0, 4, 33, 10).AsType(dt)
+		p := grad.Param(x.Copy())
+		l := nn.CrossEntropyWith(p, labels, o)
+		if l.DType() != array.Float32 {
+			t.Fatalf("%v logits: loss of dtype %v, want float32", dt, l.DType())
+		}
+		if err := l.Backward(); err != nil {
+			t.Fatal(err)
+		}
+		if p.Grad().DType() != dt {
+			t.Fatalf("%v logits: gradient of dtype %v", dt, p.Grad().DType())
+		}
+		ref := grad.Param(x.AsType(array.Float64).Copy())
+		lr := nn.CrossEntropyWith(ref, labels, o)
+		if err := lr.Backward(); err != nil {
+			t.Fatal(err)
+		}
+		near(t, dt.String()+" loss", f64(t, l.Value()), f64(t, lr.Value()), 1e-6)
+		near(t, dt.String()+" gradient", f64(t, p.Grad()), f64(t, ref.Grad()), 1e-3)
+	}
+}
+
 // TestCrossEntropyKDim checks logits (N, C, d1, d2) against the reference
 // applied to each element's row of classes.
 func TestCrossEntropyKDim(t *testing.T) {
