@@ -186,7 +186,7 @@ func (m GELU) fusedBias(x, b *grad.Var) *grad.Var {
 	mk := array.On(dev)
 	xc, bc := xv.Contiguous(), bv.Contiguous()
 	y := mk.Empty(out, xv.Shape()...)
-	if err := ks.biasGeluFwd.Launch(elementwise(n), xc, bc, y, int64(n), int32(c), form); err != nil {
+	if err := ks.biasGeluFwd.Launch(gocu.Config{Grid: grid1(min(max(n/c, 1), 65535*8)), Block: grid1(256)}, xc, bc, y, int64(n), int32(c), form); err != nil {
 		return grad.Const(array.Failed(err))
 	}
 	return grad.Func("BiasGELU", y, []*grad.Var{x, b}, func(g *array.Array) []*array.Array {

@@ -161,8 +161,14 @@ extern "C" __global__ void gocu_gelu_bwd(const TI* __restrict__ x, const TO* __r
 // Bias and GELU forward: y = gelu(x + b), b broadcast along rows of c.
 extern "C" __global__ void gocu_bias_gelu_fwd(const TI* __restrict__ x, const float* __restrict__ b, TO* __restrict__ y,
                                               long long n, int c, int tanhForm) {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-        st(y, i, gelu(ld(x[i]) + b[i %% c], tanhForm));
+    // A block per row, threads along it: no 64-bit i %% c per element,
+    // which cost more than the memory traffic (258 us at 16384x3072 on an H200).
+    long long rows = n / c;
+    for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+        const TI* __restrict__ xr = x + r * c;
+        TO* __restrict__ yr = y + r * c;
+        for (int j = threadIdx.x; j < c; j += blockDim.x) st(yr, j, gelu(ld(xr[j]) + b[j], tanhForm));
+    }
 }
 
 // Bias and GELU backward: dx = dy·gelu'(x + b) over rows r0..r1 of block
