@@ -44,6 +44,9 @@ extern "C" __global__ void gocu_adam(List l, const double* count, const double* 
     const T* __restrict__ g = l.g[k];
     T* __restrict__ m = l.m[k];
     T* __restrict__ v = l.v[k];
+    // The grid is sized by the largest tensor: blocks past a small one
+    // leave before the powers, which cost more than its update.
+    if ((long long)blockIdx.x * blockDim.x >= n) return;
     double t = *count, lr = *lrp;
     T stepSize = (T)(lr / (1.0 - pow(beta1, t)));
     T bc2s = (T)sqrt(1.0 - pow(beta2, t));
@@ -240,8 +243,11 @@ func (o *opt) updateGPU(items []item, h hyper) error {
 				l.First[i] = 1
 			}
 		}
+		// The kernels stride over each tensor: 1024 blocks a tensor fill
+		// the GPU, and more would mostly start only to leave (a chunk
+		// mixes a 38.6M-element embedding with biases of 768).
 		const block = 256
-		cfg := gocu.Config{Grid: gocu.Dim3{X: int32(min(max((maxN+block-1)/block, 1), 65535)), Y: int32(len(chunk)), Z: 1},
+		cfg := gocu.Config{Grid: gocu.Dim3{X: int32(min(max((maxN+block-1)/block, 1), 1024)), Y: int32(len(chunk)), Z: 1},
 			Block: gocu.Dim3{X: block, Y: 1, Z: 1}}
 		if h.kind == kindAdam {
 			dec := int32(0)
