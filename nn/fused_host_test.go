@@ -283,7 +283,7 @@ func hostRun(t *testing.T, clang string, in, out array.DType) {
 	if out != array.Float32 {
 		return // the classifier's module has float32 outputs
 	}
-	for _, cb := range [][2]int{{50, 64}, {1000, 256}, {5000, 1024}} {
+	for _, cb := range [][2]int{{50, 64}, {300, 32}, {1000, 256}, {5000, 1024}} {
 		c, block := cb[0], cb[1]
 		const n = 5
 		var w bytes.Buffer
