@@ -11,23 +11,24 @@ import (
 // Sorting, scans, searching and counting. These kernels are written by
 // hand for the hardware and specialised only by dtype (and operation):
 //
-//   - Sort is a stable LSD radix sort, 8 bits a pass. A pass counts the
-//     digits of each tile of SortTile keys (hist), scans the counts in
-//     digit-major order with the scan kernel, and moves each tile's keys to
-//     their place (scatter); inside a tile, warps rank equal digits with
-//     __match_any_sync, so the pass is stable. Keys are first mapped to
-//     unsigned integers whose order is the sort's (prep), and rows are
-//     sorted together with the row as the most significant digits, which
-//     the position each key carries gives. For integer keys, one pass
-//     first counts every byte of the keys (ghist) and plan marks the
-//     passes whose byte is the same in every key, which the other kernels
-//     then skip, reading which buffer is current from plan's table.
-//     finish writes keys, positions
-//     or the payload gathered by position. A sort of one row that wants
-//     only the keys carries no positions (null pointers).
+//   - Sort is a stable LSD radix sort, 8 bits a pass, in the manner of
+//     Adinets and Merrill's onesweep. One kernel (ghist) maps the keys to
+//     unsigned integers whose order is the sort's and counts the digits of
+//     every pass; plan turns the counts into each digit's first position
+//     and marks the passes whose digit is the same in every key, to skip.
+//     Each pass is then one kernel: a tile ranks its keys stably (warps
+//     with __match_any_sync), publishes its digit counts, looks back over
+//     the tiles before it for each digit's offset (decoupled look-back)
+//     and writes its keys grouped by digit through shared memory. Rows
+//     are sorted together, the row as the most significant digits, which
+//     the position each key carries gives. The last pass writes the keys,
+//     positions or payload gathered by position (finish does when every
+//     pass is skipped). A sort of one row that wants only the keys
+//     carries no positions (null pointers).
 //   - The scan is single-pass with decoupled look-back (Merrill and
 //     Garland): tiles take ids in launch order, publish their aggregate,
-//     and add the prefixes of their predecessors in the same row. Along an
+//     and add the prefixes of their predecessors in the same row, which
+//     one warp reads 32 at a time. Along an
 //     inner axis, a thread scans each column (coalesced across columns).
 //   - Search is a binary search per value; Histogram counts in shared
 //     memory per block when the bins fit; Unique flags the first of each
@@ -61,7 +62,7 @@ func ssKernel(src, name string, block int) *Kernel {
 
 // SortSet is the kernels of one radix sort specialisation.
 type SortSet struct {
-	Prep, GHist, Plan, Pass, Finish *Kernel
+	GHist, Plan, Pass, Finish *Kernel
 }
 
 // keyUnsigned is the unsigned type a sort key maps to.
@@ -131,7 +132,7 @@ static __device__ __forceinline__ KT ss_unkey(UK u) { return (KT)u; }
 // payload of valSize bytes (1, 2, 4 or 8). Wide sorts (of 2^30 elements
 // or more) keep 64-bit look-back statuses, the others 32-bit ones.
 func SortKernels(key backend.DType, valSize int, wide bool) SortSet {
-	spec := fmt.Sprintf("sort2|%v|%d|%v", key, valSize, wide)
+	spec := fmt.Sprintf("sort3|%v|%d|%v", key, valSize, wide)
 	return ssMemo(spec, func() SortSet {
 		name := kernelName("sort", spec)
 		var b strings.Builder
@@ -142,7 +143,6 @@ func SortKernels(key backend.DType, valSize int, wide bool) SortSet {
 		b.WriteString(strings.ReplaceAll(sortBody, "NAME", name))
 		src := b.String()
 		return SortSet{
-			Prep:   ssKernel(src, name+"_prep", SortBlock),
 			GHist:  ssKernel(src, name+"_ghist", SortBlock),
 			Plan:   ssKernel(src, name+"_plan", 256),
 			Pass:   ssKernel(src, name+"_pass", SortBlock),
@@ -161,28 +161,28 @@ static __device__ __forceinline__ unsigned int ss_digit(UK k, POS p, long long s
 	return (unsigned int)(k >> shift) & 255u;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_prep(const KT* __restrict__ in, UK* __restrict__ keys, POS* __restrict__ pos, long long n, long long desc) {
-	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
-		UK k = ss_key(in[i]);
-		keys[i] = desc ? (UK)~k : k;
-		if (pos) pos[i] = (POS)i;
-	}
-}
-
 // ctl[pass] is 1 for a pass to skip (every key has the same digit there:
 // the pass would not move anything), ctl[SORT_SRC + pass] which buffer
-// (0 or 1) the pass reads; plan writes them.
+// (0 or 1) the pass reads, ctl[SORT_LAST] the last pass that runs (-1 for
+// none), which writes the results; plan writes them.
 #define SORT_SRC 16
+#define SORT_LAST 31
 #define NPASS 12
 
-// ghist counts the digits of every pass at once: the key bytes, then the
-// bytes of the row of each position (rpass of them).
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const UK* __restrict__ keys, long long n, unsigned int* __restrict__ ghist, long long len, long long rpass) {
+// ghist maps the keys to unsigned integers whose order is the sort's
+// (and records their positions), and counts the digits of every pass at
+// once: the key bytes, then the bytes of the row of each position (rpass
+// of them).
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const KT* __restrict__ in, UK* __restrict__ keys, POS* __restrict__ pos, long long n, long long desc,
+		unsigned int* __restrict__ ghist, long long len, long long rpass) {
 	__shared__ unsigned int h[NPASS][256];
 	for (int d = threadIdx.x; d < NPASS * 256; d += BLOCK) (&h[0][0])[d] = 0u;
 	__syncthreads();
 	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
-		const UK k = keys[i];
+		UK k = ss_key(in[i]);
+		if (desc) k = (UK)~k;
+		keys[i] = k;
+		if (pos) pos[i] = (POS)i;
 		for (int b = 0; b < NKEY; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
 		if (rpass) {
 			const unsigned long long r = (unsigned long long)i / (unsigned long long)len;
@@ -203,7 +203,7 @@ extern "C" __global__ void __launch_bounds__(256) NAME_plan(const unsigned int* 
 	__shared__ unsigned int wsum[8];
 	__shared__ int skip;
 	const int d = threadIdx.x, lane = d & 31, warp = d >> 5;
-	int cur = 0;
+	int cur = 0, last = -1;
 	for (long long p = 0; p < npass; p++) {
 		if (d == 0) skip = 0;
 		__syncthreads();
@@ -223,10 +223,16 @@ extern "C" __global__ void __launch_bounds__(256) NAME_plan(const unsigned int* 
 			ctl[p] = skip;
 			ctl[SORT_SRC + p] = cur;
 		}
-		if (!skip) cur ^= 1;
+		if (!skip) {
+			cur ^= 1;
+			last = (int)p;
+		}
 		__syncthreads();
 	}
-	if (d == 0) ctl[SORT_SRC + npass] = cur;
+	if (d == 0) {
+		ctl[SORT_SRC + npass] = cur;
+		ctl[SORT_LAST] = last;
+	}
 }
 
 #if WIDE
@@ -254,10 +260,13 @@ union ss_stage {
 // digit through shared memory, so that runs of a digit go out together.
 // Statuses alternate between st0 and st1 with the source buffer; a pass
 // clears the other one for the next pass (st0 is clear at the start, and
-// the ticket sits after the statuses).
+// the ticket sits after the statuses). The last pass writes the results
+// as finish would.
 extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, POS* p0, POS* p1, const unsigned int* __restrict__ goff, ST* st0, ST* st1,
-		long long n, long long shift, long long byRow, long long len, const int* __restrict__ ctl, long long pass, long long nb) {
+		long long n, long long shift, long long byRow, long long len, const int* __restrict__ ctl, long long pass, long long nb,
+		KT* __restrict__ outk, long long* __restrict__ outp, const VT* __restrict__ vals, VT* __restrict__ outv, long long desc) {
 	if (ctl[pass]) return;
+	const bool fin = ctl[SORT_LAST] == (int)pass;
 	const int src = ctl[SORT_SRC + pass];
 	const UK* __restrict__ keys = src ? k1 : k0;
 	const POS* __restrict__ pos = src ? p1 : p0;
@@ -356,11 +365,21 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 		}
 	}
 	__syncthreads();
-	for (int j = 0; j < IPT; j++) {
-		const int q = j * BLOCK + tid;
-		if (q < cnt) okeys[dbase[sdig[q]] + q] = stage.k[q];
+	if (!fin) {
+		for (int j = 0; j < IPT; j++) {
+			const int q = j * BLOCK + tid;
+			if (q < cnt) okeys[dbase[sdig[q]] + q] = stage.k[q];
+		}
+	} else if (outk) {
+		for (int j = 0; j < IPT; j++) {
+			const int q = j * BLOCK + tid;
+			if (q < cnt) {
+				const UK key = stage.k[q];
+				outk[dbase[sdig[q]] + q] = ss_unkey(desc ? (UK)~key : key);
+			}
+		}
 	}
-	if (!opos) return;
+	if (fin ? !(pos && (outp || outv)) : !opos) return;
 	__syncthreads();
 	for (int j = 0; j < IPT; j++) {
 		if (dg[j] < 256u) stage.p[wh[warp][dg[j]] + r[j]] = p[j];
@@ -368,13 +387,22 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 	__syncthreads();
 	for (int j = 0; j < IPT; j++) {
 		const int q = j * BLOCK + tid;
-		if (q < cnt) opos[dbase[sdig[q]] + q] = stage.p[q];
+		if (q >= cnt) continue;
+		const unsigned int dst = dbase[sdig[q]] + q;
+		const POS pq = stage.p[q];
+		if (!fin) {
+			opos[dst] = pq;
+			continue;
+		}
+		if (outp) outp[dst] = (long long)((unsigned long long)pq % (unsigned long long)len);
+		if (outv) outv[dst] = vals[pq];
 	}
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK) NAME_finish(const UK* __restrict__ k0, const UK* __restrict__ k1, const POS* __restrict__ p0, const POS* __restrict__ p1,
 		KT* __restrict__ outk, long long* __restrict__ outp, const VT* __restrict__ vals, VT* __restrict__ outv, long long n, long long len, long long desc,
 		const int* __restrict__ ctl, long long npass) {
+	if (ctl[SORT_LAST] >= 0) return; // the last pass wrote the results
 	const int src = ctl[SORT_SRC + npass];
 	const UK* __restrict__ keys = src ? k1 : k0;
 	const POS* __restrict__ pos = src ? p1 : p0;

@@ -533,6 +533,7 @@ func TestSortHost(t *testing.T) {
 		rows, len  int
 		desc, pos  bool
 		vals, wide bool
+		same       bool // every key equal: passes skipped
 	}
 	var checks []func(outs [][]byte) error
 	var names []string
@@ -582,6 +583,11 @@ func TestSortHost(t *testing.T) {
 	add := func(c sortCase) {
 		n := c.rows * c.len
 		raw := gen(c.dt, n)
+		if c.same {
+			for i := range raw {
+				raw[i] = raw[i%c.dt.Size()]
+			}
+		}
 		vsize := 8
 		var vraw []byte
 		if c.vals {
@@ -621,13 +627,6 @@ func TestSortHost(t *testing.T) {
 		if c.wide {
 			st = "unsigned long long"
 		}
-		h.launch(ks.Prep, 3, in, k0, p0, fmt.Sprint(n), fmt.Sprint(flag01(c.desc)))
-		h.launch(ks.GHist, 2, k0, fmt.Sprint(n), ghist, fmt.Sprint(c.len), fmt.Sprint(rpass))
-		h.launch(ks.Plan, 1, ghist, fmt.Sprint(n), fmt.Sprint(len(passes)), ctl, goff)
-		for pi, ps := range passes {
-			h.launch(ks.Pass, nb, k0, k1, p0, p1, goff, fmt.Sprintf("(%s*)%s", st, st0), fmt.Sprintf("(%s*)%s", st, st1),
-				fmt.Sprint(n), fmt.Sprint(ps[0]), fmt.Sprint(ps[1]), fmt.Sprint(c.len), ctl, fmt.Sprint(pi), fmt.Sprint(nb))
-		}
 		outk := h.scratch(ctype(c.dt), n*c.dt.Size(), false)
 		outp, vals, outv := "nullptr", "nullptr", "nullptr"
 		if c.pos && !c.vals {
@@ -636,6 +635,13 @@ func TestSortHost(t *testing.T) {
 		if c.vals {
 			vals = h.input("unsigned short", vraw)
 			outv = h.scratch("unsigned short", 2*n, false)
+		}
+		h.launch(ks.GHist, 2, in, k0, p0, fmt.Sprint(n), fmt.Sprint(flag01(c.desc)), ghist, fmt.Sprint(c.len), fmt.Sprint(rpass))
+		h.launch(ks.Plan, 1, ghist, fmt.Sprint(n), fmt.Sprint(len(passes)), ctl, goff)
+		for pi, ps := range passes {
+			h.launch(ks.Pass, nb, k0, k1, p0, p1, goff, fmt.Sprintf("(%s*)%s", st, st0), fmt.Sprintf("(%s*)%s", st, st1),
+				fmt.Sprint(n), fmt.Sprint(ps[0]), fmt.Sprint(ps[1]), fmt.Sprint(c.len), ctl, fmt.Sprint(pi), fmt.Sprint(nb),
+				outk, outp, vals, outv, fmt.Sprint(flag01(c.desc)))
 		}
 		h.launch(ks.Finish, 2, k0, k1, p0, p1, outk, outp, vals, outv, fmt.Sprint(n), fmt.Sprint(c.len), fmt.Sprint(flag01(c.desc)), ctl, fmt.Sprint(len(passes)))
 		h.output(outk, n*c.dt.Size())
@@ -690,6 +696,9 @@ func TestSortHost(t *testing.T) {
 		{dt: backend.Uint8, rows: 5, len: 999, pos: true},
 		{dt: backend.Bool, rows: 1, len: 3*SortTile - 1, pos: true, desc: true},
 		{dt: backend.Bool, rows: 1, len: 77},
+		{dt: backend.Int32, rows: 1, len: 2*SortTile + 1, pos: true, same: true},
+		{dt: backend.Float32, rows: 1, len: 3, same: true},
+		{dt: backend.Int64, rows: 2, len: SortTile + 3, vals: true, same: true},
 	} {
 		add(c)
 	}

@@ -194,22 +194,15 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	if err := b.zero4(st[0], stWords); err != nil {
 		return err
 	}
-	if err := b.ssLaunch(ks.Prep, b.strideGrid(n), keys, k[0], p[0], ll(n), flag(s.Descending)); err != nil {
-		return err
-	}
-	// One pass counts the digits of every pass; plan turns the counts into
-	// offsets and skips the passes whose digit is the same in every key.
+	// One pass maps the keys and counts the digits of every pass; plan
+	// turns the counts into offsets and skips the passes whose digit is the
+	// same in every key.
 	grid := max(1, min((n+255)/256/16, 8*max(b.sms, 1)))
-	if err := b.ssLaunch(ks.GHist, grid, k[0], ll(n), ghist, ll(s.Len), ll(rpass)); err != nil {
+	if err := b.ssLaunch(ks.GHist, grid, keys, k[0], p[0], ll(n), flag(s.Descending), ghist, ll(s.Len), ll(rpass)); err != nil {
 		return err
 	}
 	if err := b.ssLaunch(ks.Plan, 1, ghist, ll(n), ll(len(passes)), ctl, goff); err != nil {
 		return err
-	}
-	for pi, ps := range passes {
-		if err := b.ssLaunch(ks.Pass, nb, k[0], k[1], p[0], p[1], goff, st[0], st[1], ll(n), ll(ps.shift), ll(ps.byRow), ll(s.Len), ctl, ll(pi), ll(nb)); err != nil {
-			return err
-		}
 	}
 	outk, err := b.addr(s.OutKeys)
 	if err != nil {
@@ -227,7 +220,15 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	if s.Vals.Buf == nil {
 		outp, outv = outv, 0
 	}
-	return b.ssLaunch(ks.Finish, b.strideGrid(n), k[0], k[1], p[0], p[1], outk, outp, vals, outv, ll(n), ll(s.Len), flag(s.Descending), ctl, ll(len(passes)))
+	desc := flag(s.Descending)
+	for pi, ps := range passes {
+		if err := b.ssLaunch(ks.Pass, nb, k[0], k[1], p[0], p[1], goff, st[0], st[1], ll(n), ll(ps.shift), ll(ps.byRow), ll(s.Len), ctl, ll(pi), ll(nb),
+			outk, outp, vals, outv, desc); err != nil {
+			return err
+		}
+	}
+	// The last pass that runs writes the results; finish does when none runs.
+	return b.ssLaunch(ks.Finish, b.strideGrid(n), k[0], k[1], p[0], p[1], outk, outp, vals, outv, ll(n), ll(s.Len), desc, ctl, ll(len(passes)))
 }
 
 // Scan implements backend.SortScan.
