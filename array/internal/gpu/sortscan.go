@@ -459,7 +459,10 @@ func (b *Backend) TopK(t *backend.TopK) error {
 	}
 	k := cudagen.TopKKernel(dt)
 	largest := flag(t.Largest)
-	segLen := max(16384, 4*t.K)
+	// Segments enough for two blocks an SM: fewer, longer segments leave
+	// fewer candidates to the single block a row of the second launch.
+	per := max(1, 2*max(b.sms, 1)/max(t.Rows, 1))
+	segLen := max(16384, 4*t.K, (t.Len+per-1)/per)
 	if t.Len <= 2*segLen || t.Rows >= 2*max(b.sms, 1) {
 		return b.ssLaunch(k, t.Rows, in, 0, 0, ll(t.Len), ll(t.Len), 1, ll(t.K), largest, 0, 0, outk, outi)
 	}
