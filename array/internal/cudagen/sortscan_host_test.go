@@ -215,11 +215,6 @@ func (h *ssHost) scratch(ctype string, size int, zero bool) string {
 	return name
 }
 
-// stmt adds a statement to main.
-func (h *ssHost) stmt(format string, args ...any) {
-	fmt.Fprintf(&h.body, "\t"+format+"\n", args...)
-}
-
 // launch queues k on grid blocks with the C++ argument expressions.
 func (h *ssHost) launch(k *Kernel, grid int, args ...string) {
 	ns, ok := h.srcs[k.Source]
@@ -528,7 +523,6 @@ func TestSortHost(t *testing.T) {
 	h := newSSHost(t)
 	r := rand.New(rand.NewPCG(3, 5))
 	type sortCase struct {
-		name       string
 		dt         backend.DType
 		rows, len  int
 		desc, pos  bool
