@@ -63,6 +63,9 @@ func ssKernel(src, name string, block int) *Kernel {
 // SortSet is the kernels of one radix sort specialisation.
 type SortSet struct {
 	GHist, Plan, Pass, Finish *Kernel
+	// RHist and RPlan replace GHist and Plan in a segmented sort, which
+	// sorts each row alone (tiles do not cross rows).
+	RHist, RPlan *Kernel
 }
 
 // keyUnsigned is the unsigned type a sort key maps to.
@@ -132,7 +135,7 @@ static __device__ __forceinline__ KT ss_unkey(UK u) { return (KT)u; }
 // payload of valSize bytes (1, 2, 4 or 8). Wide sorts (of 2^30 elements
 // or more) keep 64-bit look-back statuses, the others 32-bit ones.
 func SortKernels(key backend.DType, valSize int, wide bool) SortSet {
-	spec := fmt.Sprintf("sort3|%v|%d|%v", key, valSize, wide)
+	spec := fmt.Sprintf("sort4|%v|%d|%v", key, valSize, wide)
 	return ssMemo(spec, func() SortSet {
 		name := kernelName("sort", spec)
 		var b strings.Builder
@@ -147,6 +150,8 @@ func SortKernels(key backend.DType, valSize int, wide bool) SortSet {
 			Plan:   ssKernel(src, name+"_plan", 256),
 			Pass:   ssKernel(src, name+"_pass", SortBlock),
 			Finish: ssKernel(src, name+"_finish", SortBlock),
+			RHist:  ssKernel(src, name+"_rhist", SortBlock),
+			RPlan:  ssKernel(src, name+"_rplan", 256),
 		}
 	})
 }
@@ -264,7 +269,8 @@ union ss_stage {
 // as finish would.
 extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, POS* p0, POS* p1, const unsigned int* __restrict__ goff, ST* st0, ST* st1,
 		long long n, long long shift, long long byRow, long long len, const int* __restrict__ ctl, long long pass, long long nb,
-		KT* __restrict__ outk, long long* __restrict__ outp, const VT* __restrict__ vals, VT* __restrict__ outv, long long desc) {
+		KT* __restrict__ outk, long long* __restrict__ outp, const VT* __restrict__ vals, VT* __restrict__ outv, long long desc,
+		long long tpr, long long gstride) {
 	if (ctl[pass]) return;
 	const bool fin = ctl[SORT_LAST] == (int)pass;
 	const int src = ctl[SORT_SRC + pass];
@@ -287,8 +293,18 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 	const long long t = ticket;
 	for (int d = tid; d < 256; d += BLOCK) other[t * 256 + d] = (ST)0;
 	if (t == 0 && tid == 0) other[nb * 256] = (ST)0;
-	const long long tbase = t * TILE;
-	const long long cnt = n - tbase < TILE ? n - tbase : TILE;
+	// Segmented (tpr > 0): each row is sorted alone, in tpr tiles, and goff
+	// holds the first positions of each row's digits, gstride apart.
+	long long tr = t, tbase = t * TILE, cnt = n - tbase < TILE ? n - tbase : TILE;
+	const unsigned int* __restrict__ go = goff + pass * 256;
+	if (tpr) {
+		const long long row = t / tpr;
+		tr = t % tpr;
+		tbase = row * len + tr * TILE;
+		cnt = len - tr * TILE < TILE ? len - tr * TILE : TILE;
+		go += row * gstride;
+	}
+	const long long end = tbase + cnt;
 	const long long base = tbase + (long long)warp * (32 * IPT);
 	const unsigned int lt = (1u << lane) - 1u;
 	UK k[IPT];
@@ -296,7 +312,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 	unsigned int r[IPT], dg[IPT];
 	for (int j = 0; j < IPT; j++) {
 		const long long i = base + j * 32 + lane;
-		const bool ok = i < n;
+		const bool ok = i < end;
 		k[j] = 0;
 		p[j] = 0;
 		dg[j] = 256u;
@@ -325,7 +341,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 			wh[w][d] = cd;
 			cd += x;
 		}
-		ss_store_st(&st[t * 256 + d], (t == 0 ? ST_P : ST_A) | (ST)cd);
+		ss_store_st(&st[t * 256 + d], (tr == 0 ? ST_P : ST_A) | (ST)cd);
 	}
 	unsigned int inc = cd;
 	for (int o = 1; o < 32; o <<= 1) {
@@ -339,7 +355,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 	if (d < 256) {
 		// The keys of digit d in the tiles before this one.
 		ST run = 0;
-		if (t > 0) {
+		if (tr > 0) { // the row's first tile is always complete
 			for (long long j = t - 1;; j--) {
 				ST s;
 				for (;;) {
@@ -352,7 +368,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 			}
 			ss_store_st(&st[t * 256 + d], ST_P | (run + (ST)cd));
 		}
-		dbase[d] = goff[pass * 256 + d] + (unsigned int)run - dpre;
+		dbase[d] = go[d] + (unsigned int)run - dpre;
 		for (int w = 0; w < BLOCK / 32; w++) wh[w][d] += dpre;
 	}
 	__syncthreads();
@@ -396,6 +412,63 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 		}
 		if (outp) outp[dst] = (long long)((unsigned long long)pq % (unsigned long long)len);
 		if (outv) outv[dst] = vals[pq];
+	}
+}
+
+// rhist is ghist for a segmented sort: block b maps and counts chunk
+// b % cpr of row b / cpr (chunks of clen keys) into rhist[row][byte][digit].
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rhist(const KT* __restrict__ in, UK* __restrict__ keys, POS* __restrict__ pos, long long len, long long desc,
+		unsigned int* __restrict__ rhist, long long cpr, long long clen) {
+	__shared__ unsigned int h[NKEY][256];
+	for (int d = threadIdx.x; d < NKEY * 256; d += BLOCK) (&h[0][0])[d] = 0u;
+	__syncthreads();
+	const long long row = blockIdx.x / cpr, c = blockIdx.x % cpr;
+	const long long lo = row * len + c * clen;
+	const long long hi = lo + (len - c * clen < clen ? len - c * clen : clen);
+	for (long long i = lo + threadIdx.x; i < hi; i += BLOCK) {
+		UK k = ss_key(in[i]);
+		if (desc) k = (UK)~k;
+		keys[i] = k;
+		if (pos) pos[i] = (POS)i;
+		for (int b = 0; b < NKEY; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
+	}
+	__syncthreads();
+	for (int d = threadIdx.x; d < NKEY * 256; d += BLOCK) {
+		const unsigned int x = (&h[0][0])[d];
+		if (x) atomicAdd(&rhist[row * NKEY * 256 + d], x);
+	}
+}
+
+// rplan (a block of 256 threads a row) turns each row's digit counts into
+// the digits' first positions (in place); block 0 writes the plan: every
+// pass runs.
+extern "C" __global__ void __launch_bounds__(256) NAME_rplan(unsigned int* __restrict__ rhist, long long len, int* __restrict__ ctl) {
+	__shared__ unsigned int wsum[NKEY][8];
+	const int d = threadIdx.x, lane = d & 31, warp = d >> 5;
+	const long long row = blockIdx.x;
+	unsigned int c[NKEY], inc[NKEY];
+	for (int b = 0; b < NKEY; b++) {
+		c[b] = rhist[(row * NKEY + b) * 256 + d];
+		inc[b] = c[b];
+		for (int o = 1; o < 32; o <<= 1) {
+			const unsigned int y = __shfl_up_sync(0xffffffffu, inc[b], o);
+			if (lane >= o) inc[b] += y;
+		}
+		if (lane == 31) wsum[b][warp] = inc[b];
+	}
+	__syncthreads();
+	for (int b = 0; b < NKEY; b++) {
+		unsigned int pre = (unsigned int)(row * len);
+		for (int w = 0; w < warp; w++) pre += wsum[b][w];
+		rhist[(row * NKEY + b) * 256 + d] = pre + inc[b] - c[b];
+	}
+	if (row == 0 && d == 0) {
+		for (int p = 0; p < NKEY; p++) {
+			ctl[p] = 0;
+			ctl[SORT_SRC + p] = p & 1;
+		}
+		ctl[SORT_SRC + NKEY] = NKEY & 1;
+		ctl[SORT_LAST] = NKEY - 1;
 	}
 }
 

@@ -591,32 +591,36 @@ func TestSortHost(t *testing.T) {
 			}
 		}
 		ks := SortKernels(c.dt, vsize, c.wide)
+		seg := c.rows > 1 && c.len >= SortTile/2 // as the GPU backend chooses
 		var passes [][2]int
 		for by := 0; by < c.dt.Size(); by++ {
 			passes = append(passes, [2]int{8 * by, 0})
 		}
 		rpass := 0
-		for sh := 0; sh < bits.Len(uint(c.rows-1)); sh += 8 {
+		for sh := 0; !seg && sh < bits.Len(uint(c.rows-1)); sh += 8 {
 			passes = append(passes, [2]int{sh, 1})
 			rpass++
 		}
 		kt := keyUnsigned(c.dt)
 		in := h.input(ctype(c.dt), raw)
-		keysOnly := c.rows == 1 && !c.pos && !c.vals
+		keysOnly := (c.rows == 1 || seg) && !c.pos && !c.vals
 		k0, k1 := h.scratch(kt, n*max(c.dt.Size(), 4), false), h.scratch(kt, n*max(c.dt.Size(), 4), false)
 		p0, p1 := "nullptr", "nullptr"
 		if !keysOnly {
 			p0, p1 = h.scratch("unsigned int", 4*n, false), h.scratch("unsigned int", 4*n, false)
 		}
-		nb := (n + SortTile - 1) / SortTile
+		nb, tpr, gstride := (n+SortTile-1)/SortTile, 0, 0
+		if seg {
+			tpr = (c.len + SortTile - 1) / SortTile
+			nb = c.rows * tpr
+			gstride = c.dt.Size() * 256
+		}
 		stw := 4
 		if c.wide {
 			stw = 8
 		}
 		st0, st1 := h.scratch("void", stw*(nb*256+1), true), h.scratch("void", stw*(nb*256+1), false)
 		ctl := h.scratch("int", 4*32, false)
-		ghist := h.scratch("unsigned int", 4*256*len(passes), true)
-		goff := h.scratch("unsigned int", 4*256*len(passes), false)
 		st := "unsigned int"
 		if c.wide {
 			st = "unsigned long long"
@@ -630,12 +634,23 @@ func TestSortHost(t *testing.T) {
 			vals = h.input("unsigned short", vraw)
 			outv = h.scratch("unsigned short", 2*n, false)
 		}
-		h.launch(ks.GHist, 2, in, k0, p0, fmt.Sprint(n), fmt.Sprint(flag01(c.desc)), ghist, fmt.Sprint(c.len), fmt.Sprint(rpass))
-		h.launch(ks.Plan, 1, ghist, fmt.Sprint(n), fmt.Sprint(len(passes)), ctl, goff)
+		var goff string
+		if seg {
+			goff = h.scratch("unsigned int", 4*c.rows*gstride, true)
+			clen := 3000 // several chunks a row
+			cpr := (c.len + clen - 1) / clen
+			h.launch(ks.RHist, c.rows*cpr, in, k0, p0, fmt.Sprint(c.len), fmt.Sprint(flag01(c.desc)), goff, fmt.Sprint(cpr), fmt.Sprint(clen))
+			h.launch(ks.RPlan, c.rows, goff, fmt.Sprint(c.len), ctl)
+		} else {
+			ghist := h.scratch("unsigned int", 4*256*len(passes), true)
+			goff = h.scratch("unsigned int", 4*256*len(passes), false)
+			h.launch(ks.GHist, 2, in, k0, p0, fmt.Sprint(n), fmt.Sprint(flag01(c.desc)), ghist, fmt.Sprint(c.len), fmt.Sprint(rpass))
+			h.launch(ks.Plan, 1, ghist, fmt.Sprint(n), fmt.Sprint(len(passes)), ctl, goff)
+		}
 		for pi, ps := range passes {
 			h.launch(ks.Pass, nb, k0, k1, p0, p1, goff, fmt.Sprintf("(%s*)%s", st, st0), fmt.Sprintf("(%s*)%s", st, st1),
 				fmt.Sprint(n), fmt.Sprint(ps[0]), fmt.Sprint(ps[1]), fmt.Sprint(c.len), ctl, fmt.Sprint(pi), fmt.Sprint(nb),
-				outk, outp, vals, outv, fmt.Sprint(flag01(c.desc)))
+				outk, outp, vals, outv, fmt.Sprint(flag01(c.desc)), fmt.Sprint(tpr), fmt.Sprint(gstride))
 		}
 		h.launch(ks.Finish, 2, k0, k1, p0, p1, outk, outp, vals, outv, fmt.Sprint(n), fmt.Sprint(c.len), fmt.Sprint(flag01(c.desc)), ctl, fmt.Sprint(len(passes)))
 		h.output(outk, n*c.dt.Size())
@@ -693,6 +708,10 @@ func TestSortHost(t *testing.T) {
 		{dt: backend.Int32, rows: 1, len: 2*SortTile + 1, pos: true, same: true},
 		{dt: backend.Float32, rows: 1, len: 3, same: true},
 		{dt: backend.Int64, rows: 2, len: SortTile + 3, vals: true, same: true},
+		{dt: backend.Float32, rows: 4, len: SortTile / 2},
+		{dt: backend.Float32, rows: 3, len: 3*SortTile + 1, desc: true},
+		{dt: backend.Int32, rows: 5, len: 3000, pos: true},
+		{dt: backend.Float32, rows: 2, len: 7000, pos: true, wide: true},
 	} {
 		add(c)
 	}

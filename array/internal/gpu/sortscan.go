@@ -127,13 +127,17 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	if s.Vals.Buf != nil {
 		vsize = s.Vals.Buf.DType().Size()
 	}
+	// Rows of at least half a tile are sorted apart (segmented): their
+	// tiles do not cross rows. Shorter ones are sorted together, the row
+	// as the most significant digits.
+	seg := s.Rows > 1 && s.Len >= cudagen.SortTile/2
 	type pass struct{ shift, byRow int }
 	var passes []pass
 	for by := 0; by < dt.Size(); by++ {
 		passes = append(passes, pass{8 * by, 0})
 	}
 	rpass := 0
-	for sh := 0; sh < bits.Len(uint(s.Rows-1)); sh += 8 {
+	for sh := 0; !seg && sh < bits.Len(uint(s.Rows-1)); sh += 8 {
 		passes = append(passes, pass{sh, 1})
 		rpass++
 	}
@@ -149,9 +153,13 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	if dt.Size() == 8 {
 		kdt = backend.Int64
 	}
-	nb := (n + cudagen.SortTile - 1) / cudagen.SortTile
+	nb, tpr := (n+cudagen.SortTile-1)/cudagen.SortTile, 0
+	if seg {
+		tpr = (s.Len + cudagen.SortTile - 1) / cudagen.SortTile
+		nb = s.Rows * tpr
+	}
 	var k, p [2]uint64
-	keysOnly := s.Rows == 1 && s.OutVals.Buf == nil // no positions to carry
+	keysOnly := (s.Rows == 1 || seg) && s.OutVals.Buf == nil // no positions to carry
 	for i := range 2 {
 		if k[i], err = b.temp(kdt, n, &tmp); err != nil {
 			return err
@@ -180,29 +188,48 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	if err != nil {
 		return err
 	}
-	ghist, err := b.temp(backend.Int32, len(passes)*256, &tmp)
-	if err != nil {
-		return err
-	}
-	goff, err := b.temp(backend.Int32, len(passes)*256, &tmp)
-	if err != nil {
-		return err
-	}
-	if err := b.zero4(ghist, len(passes)*256); err != nil {
-		return err
-	}
 	if err := b.zero4(st[0], stWords); err != nil {
 		return err
 	}
 	// One pass maps the keys and counts the digits of every pass; plan
 	// turns the counts into offsets and skips the passes whose digit is the
-	// same in every key.
-	grid := max(1, min((n+255)/256/16, 8*max(b.sms, 1)))
-	if err := b.ssLaunch(ks.GHist, grid, keys, k[0], p[0], ll(n), flag(s.Descending), ghist, ll(s.Len), ll(rpass)); err != nil {
-		return err
-	}
-	if err := b.ssLaunch(ks.Plan, 1, ghist, ll(n), ll(len(passes)), ctl, goff); err != nil {
-		return err
+	// same in every key. A segmented sort counts and plans by row.
+	var goff uint64
+	gstride := 0
+	if seg {
+		gstride = dt.Size() * 256
+		if goff, err = b.temp(backend.Int32, s.Rows*gstride, &tmp); err != nil {
+			return err
+		}
+		if err := b.zero4(goff, s.Rows*gstride); err != nil {
+			return err
+		}
+		const clen = 32768
+		cpr := (s.Len + clen - 1) / clen
+		if err := b.ssLaunch(ks.RHist, s.Rows*cpr, keys, k[0], p[0], ll(s.Len), flag(s.Descending), goff, ll(cpr), clen); err != nil {
+			return err
+		}
+		if err := b.ssLaunch(ks.RPlan, s.Rows, goff, ll(s.Len), ctl); err != nil {
+			return err
+		}
+	} else {
+		ghist, err := b.temp(backend.Int32, len(passes)*256, &tmp)
+		if err != nil {
+			return err
+		}
+		if goff, err = b.temp(backend.Int32, len(passes)*256, &tmp); err != nil {
+			return err
+		}
+		if err := b.zero4(ghist, len(passes)*256); err != nil {
+			return err
+		}
+		grid := max(1, min((n+255)/256/16, 8*max(b.sms, 1)))
+		if err := b.ssLaunch(ks.GHist, grid, keys, k[0], p[0], ll(n), flag(s.Descending), ghist, ll(s.Len), ll(rpass)); err != nil {
+			return err
+		}
+		if err := b.ssLaunch(ks.Plan, 1, ghist, ll(n), ll(len(passes)), ctl, goff); err != nil {
+			return err
+		}
 	}
 	outk, err := b.addr(s.OutKeys)
 	if err != nil {
@@ -223,7 +250,7 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	desc := flag(s.Descending)
 	for pi, ps := range passes {
 		if err := b.ssLaunch(ks.Pass, nb, k[0], k[1], p[0], p[1], goff, st[0], st[1], ll(n), ll(ps.shift), ll(ps.byRow), ll(s.Len), ctl, ll(pi), ll(nb),
-			outk, outp, vals, outv, desc); err != nil {
+			outk, outp, vals, outv, desc, ll(tpr), ll(gstride)); err != nil {
 			return err
 		}
 	}
