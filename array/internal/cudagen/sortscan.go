@@ -964,10 +964,12 @@ const TopKBlock = 256
 // block selects the K largest (order) keys of a segment of a row, from the
 // raw values or from candidates an earlier launch wrote, by finding the
 // K-th key a byte at a time (a histogram of the keys that match the
-// prefix found so far), gathering the keys above it and, in index order,
-// enough equal to it, and ranking those by (key, index).
+// prefix found so far, its byte chosen by a block-wide suffix scan),
+// gathering the keys above it and enough equal to it (in index order
+// only when some equal ones must be left out), and ranking those by
+// (key, index).
 func TopKKernel(d backend.DType) *Kernel {
-	spec := fmt.Sprintf("topk|%v", d)
+	spec := fmt.Sprintf("topk2|%v", d)
 	return ssMemo(spec, func() *Kernel {
 		name := kernelName("topk", spec)
 		var b strings.Builder
@@ -987,7 +989,7 @@ extern "C" __global__ void __launch_bounds__(TB) NAME(const KT* __restrict__ in,
 	__shared__ UK ck[KMAX];
 	__shared__ long long ci[KMAX];
 	__shared__ unsigned int wg[TB / 32], we[TB / 32];
-	__shared__ long long sg, se, sneed;
+	__shared__ long long sg, se, sneed, seq;
 	__shared__ int ssel;
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 	const long long row = blockIdx.x / segs, seg = blockIdx.x % segs;
@@ -997,25 +999,42 @@ extern "C" __global__ void __launch_bounds__(TB) NAME(const KT* __restrict__ in,
 	const long long base = row * len + start;
 #define KEY(i) (in ? (largest ? ss_key(in[base + (i)]) : (UK)~ss_key(in[base + (i)])) : ckeys[base + (i)])
 #define IDX(i) (in ? start + (i) : cidx[base + (i)])
+	const unsigned int lt = (1u << lane) - 1u;
 	UK prefix = 0, mask = 0;
 	long long need = kk;
+	// Find the kk-th largest key a byte at a time: count the bytes of the
+	// keys that match the prefix found so far, then pick the byte whose
+	// keys, with the larger ones, reach need. Warps add equal bytes once.
 	for (int shift = KBITS - 8; shift >= 0; shift -= 8) {
 		for (int d = tid; d < 256; d += TB) hist[d] = 0u;
 		__syncthreads();
-		for (long long i = tid; i < m; i += TB) {
-			const UK key = KEY(i);
-			if ((key & mask) == prefix) atomicAdd(&hist[(unsigned int)(key >> shift) & 255u], 1u);
+		for (long long c0 = 0; c0 < m; c0 += TB) {
+			const long long i = c0 + tid;
+			unsigned int bin = 256u;
+			if (i < m) {
+				const UK key = KEY(i);
+				if ((key & mask) == prefix) bin = (unsigned int)(key >> shift) & 255u;
+			}
+			const unsigned int peers = __match_any_sync(0xffffffffu, bin);
+			if (bin < 256u && (peers & lt) == 0u) atomicAdd(&hist[bin], (unsigned int)__popc(peers));
 		}
 		__syncthreads();
-		if (tid == 0) {
-			long long cum = 0;
-			int d = 255;
-			for (; d > 0; d--) {
-				if (cum + (long long)hist[d] >= need) break;
-				cum += hist[d];
-			}
-			ssel = d;
-			sneed = need - cum;
+		// Thread d: the keys with a byte of d or more (a suffix scan).
+		const int d = tid;
+		const unsigned int h = hist[255 - d];
+		unsigned int inc = h;
+		for (int o = 1; o < 32; o <<= 1) {
+			const unsigned int y = __shfl_up_sync(0xffffffffu, inc, o);
+			if (lane >= o) inc += y;
+		}
+		if (lane == 31) wg[warp] = inc;
+		__syncthreads();
+		for (int w = 0; w < warp; w++) inc += wg[w];
+		// Byte 255-d: inc keys from it up, inc-h above it.
+		if ((long long)inc >= need && (long long)(inc - h) < need) {
+			ssel = 255 - d;
+			sneed = need - (long long)(inc - h);
+			seq = h;
 		}
 		__syncthreads();
 		prefix |= (UK)ssel << shift;
@@ -1030,43 +1049,60 @@ extern "C" __global__ void __launch_bounds__(TB) NAME(const KT* __restrict__ in,
 		se = 0;
 	}
 	__syncthreads();
-	const unsigned int lt = (1u << lane) - 1u;
-	for (long long c0 = 0; c0 < m; c0 += TB) {
-		const long long i = c0 + tid;
-		const bool v = i < m;
-		const UK key = v ? KEY(i) : (UK)0;
-		const bool gt = v && key > thr, eq = v && key == thr;
-		const unsigned int bg = __ballot_sync(0xffffffffu, gt), be = __ballot_sync(0xffffffffu, eq);
-		if (lane == 0) {
-			wg[warp] = __popc(bg);
-			we[warp] = __popc(be);
-		}
-		__syncthreads();
-		long long pg = sg, pe = se, tg = 0, te = 0;
-		for (int w = 0; w < TB / 32; w++) {
-			if (w < warp) {
-				pg += wg[w];
-				pe += we[w];
+	if (seq == need) {
+		// Every key equal to the threshold is taken: no order to keep.
+		for (long long i = tid; i < m; i += TB) {
+			const UK key = KEY(i);
+			if (key > thr) {
+				const long long q = atomicAdd((unsigned long long*)&sg, 1ull);
+				ck[q] = key;
+				ci[q] = IDX(i);
+			} else if (key == thr) {
+				const long long q = above + atomicAdd((unsigned long long*)&se, 1ull);
+				ck[q] = key;
+				ci[q] = IDX(i);
 			}
-			tg += wg[w];
-			te += we[w];
 		}
-		pg += __popc(bg & lt);
-		pe += __popc(be & lt);
-		if (gt) {
-			ck[pg] = key;
-			ci[pg] = IDX(i);
-		} else if (eq && pe < need) {
-			ck[above + pe] = key;
-			ci[above + pe] = IDX(i);
+	} else {
+		// Ties at the threshold: the first need of them in index order.
+		for (long long c0 = 0; c0 < m; c0 += TB) {
+			const long long i = c0 + tid;
+			const bool v = i < m;
+			const UK key = v ? KEY(i) : (UK)0;
+			const bool gt = v && key > thr, eq = v && key == thr;
+			const unsigned int bg = __ballot_sync(0xffffffffu, gt), be = __ballot_sync(0xffffffffu, eq);
+			if (lane == 0) {
+				wg[warp] = __popc(bg);
+				we[warp] = __popc(be);
+			}
+			__syncthreads();
+			long long pg = sg, pe = se, tg = 0, te = 0;
+			for (int w = 0; w < TB / 32; w++) {
+				if (w < warp) {
+					pg += wg[w];
+					pe += we[w];
+				}
+				tg += wg[w];
+				te += we[w];
+			}
+			pg += __popc(bg & lt);
+			pe += __popc(be & lt);
+			if (gt) {
+				ck[pg] = key;
+				ci[pg] = IDX(i);
+			} else if (eq && pe < need) {
+				ck[above + pe] = key;
+				ci[above + pe] = IDX(i);
+			}
+			__syncthreads();
+			if (tid == 0) {
+				sg += tg;
+				se += te;
+			}
+			__syncthreads();
 		}
-		__syncthreads();
-		if (tid == 0) {
-			sg += tg;
-			se += te;
-		}
-		__syncthreads();
 	}
+	__syncthreads();
 	const long long out = blockIdx.x * k;
 	for (long long c = tid; c < k; c += TB) {
 		if (c >= kk) {

@@ -726,3 +726,108 @@ func TestSortHost(t *testing.T) {
 		t.Errorf("the look-back never waited: %s", msg)
 	}
 }
+
+// TestTopKHost runs the radix-select top-k on the host: one block a row,
+// and segments then candidates as the GPU backend launches them for long
+// rows; largest and smallest, ties (the earlier first), NaN (the largest
+// value), every key dtype, into poisoned outputs.
+func TestTopKHost(t *testing.T) {
+	h := newSSHost(t)
+	r := rand.New(rand.NewPCG(11, 13))
+	var checks []func(outs [][]byte) error
+	var names []string
+	nOut := 0
+	type topkCase struct {
+		dt            backend.DType
+		rows, len, k  int
+		segLen        int // 0: one block a row
+		largest, ties bool
+	}
+	for _, c := range []topkCase{
+		{dt: backend.Float32, rows: 3, len: 1000, k: 37, largest: true},
+		{dt: backend.Float32, rows: 2, len: 999, k: 50, ties: true},
+		{dt: backend.Float32, rows: 1, len: 20000, k: 100, segLen: 4096, largest: true},
+		{dt: backend.Float32, rows: 2, len: 9000, k: 64, segLen: 4096, ties: true, largest: true},
+		{dt: backend.Float32, rows: 1, len: 9000, k: 300, segLen: 4096, ties: true},
+		{dt: backend.Float64, rows: 2, len: 700, k: 700, largest: true},
+		{dt: backend.Int32, rows: 1, len: 5000, k: 9, segLen: 2048, ties: true},
+		{dt: backend.Int64, rows: 4, len: 300, k: 1, largest: true},
+		{dt: backend.Uint8, rows: 2, len: 3000, k: 20, ties: true, largest: true},
+		{dt: backend.Bool, rows: 1, len: 500, k: 10, ties: true},
+		{dt: backend.Float32, rows: 1, len: 5, k: 5, largest: true},
+	} {
+		n := c.rows * c.len
+		var raw []byte
+		for range n {
+			switch c.dt {
+			case backend.Float32:
+				v := r.Float32()
+				if c.ties {
+					v = float32(r.IntN(40))
+				}
+				if r.IntN(300) == 0 {
+					v = float32(math.NaN())
+				}
+				raw = append(raw, rawLE(math.Float32bits(v))...)
+			case backend.Float64:
+				raw = append(raw, rawLE(math.Float64bits(r.NormFloat64()))...)
+			case backend.Int32:
+				raw = append(raw, rawLE(int32(r.IntN(100)-50))...)
+			case backend.Int64:
+				raw = append(raw, rawLE(int64(r.Uint64()))...)
+			case backend.Uint8:
+				raw = append(raw, byte(r.IntN(256)))
+			default:
+				raw = append(raw, byte(r.IntN(2)))
+			}
+		}
+		k := TopKKernel(c.dt)
+		ct, kt := ctype(c.dt), keyUnsigned(c.dt)
+		in := h.input(ct, raw)
+		outk := h.scratch(ct, c.rows*c.k*c.dt.Size(), false)
+		outi := h.scratch("long long", c.rows*c.k*8, false)
+		lg := fmt.Sprint(flag01(c.largest))
+		if c.segLen == 0 {
+			h.launch(k, c.rows, in, "nullptr", "nullptr", fmt.Sprint(c.len), fmt.Sprint(c.len), "1", fmt.Sprint(c.k), lg, "nullptr", "nullptr", outk, outi)
+		} else {
+			segs := (c.len + c.segLen - 1) / c.segLen
+			nc := c.rows * segs * c.k
+			ck := h.scratch(kt, nc*max(c.dt.Size(), 4), false)
+			ci := h.scratch("long long", nc*8, false)
+			h.launch(k, c.rows*segs, in, "nullptr", "nullptr", fmt.Sprint(c.len), fmt.Sprint(c.segLen), fmt.Sprint(segs), fmt.Sprint(c.k), lg, ck, ci, "nullptr", "nullptr")
+			len2 := segs * c.k
+			h.launch(k, c.rows, "nullptr", ck, ci, fmt.Sprint(len2), fmt.Sprint(len2), "1", fmt.Sprint(c.k), lg, "nullptr", "nullptr", outk, outi)
+		}
+		h.output(outk, c.rows*c.k*c.dt.Size())
+		h.output(outi, c.rows*c.k*8)
+		ik, ii := nOut, nOut+1
+		nOut += 2
+		// The reference: the stable sort of each row, descending for the
+		// largest, NaN as the largest value; its first k.
+		wantK, wantP := sortRef(c.dt, raw, c.rows, c.len, c.largest)
+		names = append(names, fmt.Sprintf("%+v", c))
+		checks = append(checks, func(outs [][]byte) error {
+			sz := c.dt.Size()
+			for row := range c.rows {
+				for j := range c.k {
+					g := (row*c.k + j) * sz
+					w := (row*c.len + j) * sz
+					if !bytes.Equal(outs[ik][g:g+sz], wantK[w:w+sz]) {
+						return fmt.Errorf("row %d value %d: % x, want % x", row, j, outs[ik][g:g+sz], wantK[w:w+sz])
+					}
+					gi := int64(binary.LittleEndian.Uint64(outs[ii][8*(row*c.k+j):]))
+					if wi := wantP[row*c.len+j]; gi != wi {
+						return fmt.Errorf("row %d index %d: %d, want %d", row, j, gi, wi)
+					}
+				}
+			}
+			return nil
+		})
+	}
+	outs, _ := h.run()
+	for i, c := range checks {
+		if err := c(outs); err != nil {
+			t.Errorf("%s: %v", names[i], err)
+		}
+	}
+}
