@@ -960,21 +960,31 @@ func ZeroKernel() *Kernel {
 // TopKBlock is the block size of the top-k kernel.
 const TopKBlock = 256
 
+// TopKSeg is the longest segment a block of the top-k kernel takes for
+// keys of dtype d: the segment sits in shared memory.
+func TopKSeg(d backend.DType) int {
+	if d.Size() == 8 {
+		return 3072
+	}
+	return 8192
+}
+
 // TopKKernel returns the radix-select top-k kernel for keys of dtype d: a
-// block selects the K largest (order) keys of a segment of a row, from the
-// raw values or from candidates an earlier launch wrote, by finding the
+// block selects the K largest (order) keys of a segment of a row (at most
+// TopKSeg keys, which it loads into shared memory once), from the raw
+// values or from candidates an earlier launch wrote, by finding the
 // K-th key a byte at a time (a histogram of the keys that match the
 // prefix found so far, its byte chosen by a block-wide suffix scan),
 // gathering the keys above it and enough equal to it (in index order
 // only when some equal ones must be left out), and ranking those by
 // (key, index).
 func TopKKernel(d backend.DType) *Kernel {
-	spec := fmt.Sprintf("topk2|%v", d)
+	spec := fmt.Sprintf("topk3|%v", d)
 	return ssMemo(spec, func() *Kernel {
 		name := kernelName("topk", spec)
 		var b strings.Builder
-		fmt.Fprintf(&b, "typedef %s KT;\ntypedef %s UK;\n#define TB %d\n#define KMAX %d\n#define KBITS %d\n",
-			ctype(d), keyUnsigned(d), TopKBlock, backend.TopKMax, 8*max(d.Size(), 4))
+		fmt.Fprintf(&b, "typedef %s KT;\ntypedef %s UK;\n#define TB %d\n#define KMAX %d\n#define KBITS %d\n#define SEG %d\n",
+			ctype(d), keyUnsigned(d), TopKBlock, backend.TopKMax, 8*max(d.Size(), 4), TopKSeg(d))
 		b.WriteString(keyFuncs(d))
 		b.WriteString(strings.ReplaceAll(topkBody, "NAME", name))
 		return ssKernel(b.String(), name, TopKBlock)
@@ -986,6 +996,7 @@ extern "C" __global__ void __launch_bounds__(TB) NAME(const KT* __restrict__ in,
 		long long len, long long segLen, long long segs, long long k, long long largest,
 		UK* __restrict__ okeys, long long* __restrict__ oidx, KT* __restrict__ outk, long long* __restrict__ outi) {
 	__shared__ unsigned int hist[256];
+	__shared__ UK skey[SEG];
 	__shared__ UK ck[KMAX];
 	__shared__ long long ci[KMAX];
 	__shared__ unsigned int wg[TB / 32], we[TB / 32];
@@ -997,8 +1008,10 @@ extern "C" __global__ void __launch_bounds__(TB) NAME(const KT* __restrict__ in,
 	const long long m = len - start < segLen ? len - start : segLen;
 	const long long kk = k < m ? k : m;
 	const long long base = row * len + start;
-#define KEY(i) (in ? (largest ? ss_key(in[base + (i)]) : (UK)~ss_key(in[base + (i)])) : ckeys[base + (i)])
 #define IDX(i) (in ? start + (i) : cidx[base + (i)])
+	for (long long i = tid; i < m; i += TB) skey[i] = in ? (largest ? ss_key(in[base + i]) : (UK)~ss_key(in[base + i])) : ckeys[base + i];
+	__syncthreads();
+#define KEY(i) skey[i]
 	const unsigned int lt = (1u << lane) - 1u;
 	UK prefix = 0, mask = 0;
 	long long need = kk;

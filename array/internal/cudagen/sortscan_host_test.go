@@ -740,21 +740,25 @@ func TestTopKHost(t *testing.T) {
 	type topkCase struct {
 		dt            backend.DType
 		rows, len, k  int
-		segLen        int // 0: one block a row
+		seg           int // the longest segment; 0: TopKSeg
 		largest, ties bool
 	}
 	for _, c := range []topkCase{
 		{dt: backend.Float32, rows: 3, len: 1000, k: 37, largest: true},
 		{dt: backend.Float32, rows: 2, len: 999, k: 50, ties: true},
-		{dt: backend.Float32, rows: 1, len: 20000, k: 100, segLen: 4096, largest: true},
-		{dt: backend.Float32, rows: 2, len: 9000, k: 64, segLen: 4096, ties: true, largest: true},
-		{dt: backend.Float32, rows: 1, len: 9000, k: 300, segLen: 4096, ties: true},
+		{dt: backend.Float32, rows: 1, len: 20000, k: 100, seg: 4096, largest: true},
+		{dt: backend.Float32, rows: 2, len: 9000, k: 64, seg: 4096, ties: true, largest: true},
+		{dt: backend.Float32, rows: 1, len: 9000, k: 300, seg: 4096, ties: true},
 		{dt: backend.Float64, rows: 2, len: 700, k: 700, largest: true},
-		{dt: backend.Int32, rows: 1, len: 5000, k: 9, segLen: 2048, ties: true},
+		{dt: backend.Int32, rows: 1, len: 5000, k: 9, seg: 2048, ties: true},
 		{dt: backend.Int64, rows: 4, len: 300, k: 1, largest: true},
 		{dt: backend.Uint8, rows: 2, len: 3000, k: 20, ties: true, largest: true},
 		{dt: backend.Bool, rows: 1, len: 500, k: 10, ties: true},
 		{dt: backend.Float32, rows: 1, len: 5, k: 5, largest: true},
+		{dt: backend.Float32, rows: 1, len: 20000, k: 100, seg: 1024, ties: true}, // three rounds
+		{dt: backend.Float32, rows: 2, len: 30000, k: 30, largest: true},          // TopKSeg
+		{dt: backend.Float64, rows: 1, len: 7000, k: 1024, largest: true},
+		{dt: backend.Int32, rows: 1, len: 9000, k: 1024, ties: true},
 	} {
 		n := c.rows * c.len
 		var raw []byte
@@ -787,16 +791,23 @@ func TestTopKHost(t *testing.T) {
 		outk := h.scratch(ct, c.rows*c.k*c.dt.Size(), false)
 		outi := h.scratch("long long", c.rows*c.k*8, false)
 		lg := fmt.Sprint(flag01(c.largest))
-		if c.segLen == 0 {
-			h.launch(k, c.rows, in, "nullptr", "nullptr", fmt.Sprint(c.len), fmt.Sprint(c.len), "1", fmt.Sprint(c.k), lg, "nullptr", "nullptr", outk, outi)
-		} else {
-			segs := (c.len + c.segLen - 1) / c.segLen
+		// Rounds of segments until a row fits one, as the GPU backend runs.
+		seg := c.seg
+		if seg == 0 {
+			seg = TopKSeg(c.dt)
+		}
+		src, ck, ci := in, "nullptr", "nullptr"
+		for n := c.len; ; {
+			if n <= seg {
+				h.launch(k, c.rows, src, ck, ci, fmt.Sprint(n), fmt.Sprint(n), "1", fmt.Sprint(c.k), lg, "nullptr", "nullptr", outk, outi)
+				break
+			}
+			segs := (n + seg - 1) / seg
 			nc := c.rows * segs * c.k
-			ck := h.scratch(kt, nc*max(c.dt.Size(), 4), false)
-			ci := h.scratch("long long", nc*8, false)
-			h.launch(k, c.rows*segs, in, "nullptr", "nullptr", fmt.Sprint(c.len), fmt.Sprint(c.segLen), fmt.Sprint(segs), fmt.Sprint(c.k), lg, ck, ci, "nullptr", "nullptr")
-			len2 := segs * c.k
-			h.launch(k, c.rows, "nullptr", ck, ci, fmt.Sprint(len2), fmt.Sprint(len2), "1", fmt.Sprint(c.k), lg, "nullptr", "nullptr", outk, outi)
+			ck2 := h.scratch(kt, nc*max(c.dt.Size(), 4), false)
+			ci2 := h.scratch("long long", nc*8, false)
+			h.launch(k, c.rows*segs, src, ck, ci, fmt.Sprint(n), fmt.Sprint(seg), fmt.Sprint(segs), fmt.Sprint(c.k), lg, ck2, ci2, "nullptr", "nullptr")
+			src, ck, ci, n = "nullptr", ck2, ci2, segs*c.k
 		}
 		h.output(outk, c.rows*c.k*c.dt.Size())
 		h.output(outi, c.rows*c.k*8)

@@ -459,8 +459,8 @@ func fillInt(s backend.Scalar) int64 {
 }
 
 // TopK implements backend.SortScan: the radix-select kernel, one block a
-// row, or for a few long rows one block a segment and then one a row over
-// the segments' candidates.
+// row when the rows fit a block's segment; otherwise rounds of one block a
+// segment, each leaving K candidates a segment, until they do.
 func (b *Backend) TopK(t *backend.TopK) error {
 	if err := b.failed(); err != nil {
 		return err
@@ -486,32 +486,31 @@ func (b *Backend) TopK(t *backend.TopK) error {
 	}
 	k := cudagen.TopKKernel(dt)
 	largest := flag(t.Largest)
-	// Segments enough for two blocks an SM: fewer, longer segments leave
-	// fewer candidates to the single block a row of the second launch.
-	per := max(1, 2*max(b.sms, 1)/max(t.Rows, 1))
-	segLen := max(16384, 4*t.K, (t.Len+per-1)/per)
-	if t.Len <= 2*segLen || t.Rows >= 2*max(b.sms, 1) {
-		return b.ssLaunch(k, t.Rows, in, 0, 0, ll(t.Len), ll(t.Len), 1, ll(t.K), largest, 0, 0, outk, outi)
-	}
-	segs := (t.Len + segLen - 1) / segLen
+	seg := cudagen.TopKSeg(dt) // at least 2K: each round shrinks the rows
 	var tmp []backend.Buffer
 	defer func() { b.freeAll(tmp) }()
 	kdt := backend.Int32
 	if dt.Size() == 8 {
 		kdt = backend.Int64
 	}
-	nc := t.Rows * segs * t.K
-	ck, err := b.temp(kdt, nc, &tmp)
-	if err != nil {
-		return err
+	var ck, ci uint64
+	for n := t.Len; ; {
+		if n <= seg {
+			return b.ssLaunch(k, t.Rows, in, ck, ci, ll(n), ll(n), 1, ll(t.K), largest, 0, 0, outk, outi)
+		}
+		segs := (n + seg - 1) / seg
+		nc := t.Rows * segs * t.K
+		ck2, err := b.temp(kdt, nc, &tmp)
+		if err != nil {
+			return err
+		}
+		ci2, err := b.temp(backend.Int64, nc, &tmp)
+		if err != nil {
+			return err
+		}
+		if err := b.ssLaunch(k, t.Rows*segs, in, ck, ci, ll(n), ll(seg), ll(segs), ll(t.K), largest, ck2, ci2, 0, 0); err != nil {
+			return err
+		}
+		in, ck, ci, n = 0, ck2, ci2, segs*t.K
 	}
-	ci, err := b.temp(backend.Int64, nc, &tmp)
-	if err != nil {
-		return err
-	}
-	if err := b.ssLaunch(k, t.Rows*segs, in, 0, 0, ll(t.Len), ll(segLen), ll(segs), ll(t.K), largest, ck, ci, 0, 0); err != nil {
-		return err
-	}
-	len2 := segs * t.K
-	return b.ssLaunch(k, t.Rows, 0, ck, ci, ll(len2), ll(len2), 1, ll(t.K), largest, 0, 0, outk, outi)
 }
