@@ -173,6 +173,7 @@ static __device__ __forceinline__ unsigned int ss_digit(UK k, POS p, long long s
 #define SORT_SRC 16
 #define SORT_LAST 31
 #define NPASS 12
+#define UNROLL 4
 
 // ghist maps the keys to unsigned integers whose order is the sort's
 // (and records their positions), and counts the digits of every pass at
@@ -183,15 +184,26 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const KT* __restr
 	__shared__ unsigned int h[NPASS][256];
 	for (int d = threadIdx.x; d < NPASS * 256; d += BLOCK) (&h[0][0])[d] = 0u;
 	__syncthreads();
-	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
-		UK k = ss_key(in[i]);
-		if (desc) k = (UK)~k;
-		keys[i] = k;
-		if (pos) pos[i] = (POS)i;
-		for (int b = 0; b < NKEY; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
-		if (rpass) {
-			const unsigned long long r = (unsigned long long)i / (unsigned long long)len;
-			for (int b = 0; b < rpass; b++) atomicAdd(&h[NKEY + b][(unsigned int)(r >> (8 * b)) & 255u], 1u);
+	// UNROLL loads in flight a thread: the loop is bound by memory latency.
+	const long long stride = (long long)gridDim.x * BLOCK;
+	for (long long i0 = (long long)blockIdx.x * BLOCK + threadIdx.x; i0 < n; i0 += UNROLL * stride) {
+		KT v[UNROLL];
+		for (int u = 0; u < UNROLL; u++) {
+			const long long i = i0 + u * stride;
+			if (i < n) v[u] = in[i];
+		}
+		for (int u = 0; u < UNROLL; u++) {
+			const long long i = i0 + u * stride;
+			if (i >= n) break;
+			UK k = ss_key(v[u]);
+			if (desc) k = (UK)~k;
+			keys[i] = k;
+			if (pos) pos[i] = (POS)i;
+			for (int b = 0; b < NKEY; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
+			if (rpass) {
+				const unsigned long long r = (unsigned long long)i / (unsigned long long)len;
+				for (int b = 0; b < rpass; b++) atomicAdd(&h[NKEY + b][(unsigned int)(r >> (8 * b)) & 255u], 1u);
+			}
 		}
 	}
 	__syncthreads();
@@ -425,12 +437,21 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rhist(const KT* __restr
 	const long long row = blockIdx.x / cpr, c = blockIdx.x % cpr;
 	const long long lo = row * len + c * clen;
 	const long long hi = lo + (len - c * clen < clen ? len - c * clen : clen);
-	for (long long i = lo + threadIdx.x; i < hi; i += BLOCK) {
-		UK k = ss_key(in[i]);
-		if (desc) k = (UK)~k;
-		keys[i] = k;
-		if (pos) pos[i] = (POS)i;
-		for (int b = 0; b < NKEY; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
+	for (long long i0 = lo + threadIdx.x; i0 < hi; i0 += UNROLL * BLOCK) {
+		KT v[UNROLL];
+		for (int u = 0; u < UNROLL; u++) {
+			const long long i = i0 + u * BLOCK;
+			if (i < hi) v[u] = in[i];
+		}
+		for (int u = 0; u < UNROLL; u++) {
+			const long long i = i0 + u * BLOCK;
+			if (i >= hi) break;
+			UK k = ss_key(v[u]);
+			if (desc) k = (UK)~k;
+			keys[i] = k;
+			if (pos) pos[i] = (POS)i;
+			for (int b = 0; b < NKEY; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
+		}
 	}
 	__syncthreads();
 	for (int d = threadIdx.x; d < NKEY * 256; d += BLOCK) {
@@ -1009,7 +1030,17 @@ extern "C" __global__ void __launch_bounds__(TB) NAME(const KT* __restrict__ in,
 	const long long kk = k < m ? k : m;
 	const long long base = row * len + start;
 #define IDX(i) (in ? start + (i) : cidx[base + (i)])
-	for (long long i = tid; i < m; i += TB) skey[i] = in ? (largest ? ss_key(in[base + i]) : (UK)~ss_key(in[base + i])) : ckeys[base + i];
+	// Four loads in flight a thread.
+	for (long long i0 = tid; i0 < m; i0 += 4 * TB) {
+		UK v[4];
+		for (int u = 0; u < 4; u++) {
+			const long long i = i0 + u * TB;
+			if (i < m) v[u] = in ? (largest ? ss_key(in[base + i]) : (UK)~ss_key(in[base + i])) : ckeys[base + i];
+		}
+		for (int u = 0; u < 4; u++) {
+			if (i0 + u * TB < m) skey[i0 + u * TB] = v[u];
+		}
+	}
 	__syncthreads();
 #define KEY(i) skey[i]
 	const unsigned int lt = (1u << lane) - 1u;
