@@ -179,6 +179,12 @@ static __device__ __forceinline__ unsigned int ss_digit(UK k, POS p, long long s
 // (and records their positions), and counts the digits of every pass at
 // once: the key bytes, then the bytes of the row of each position (rpass
 // of them).
+// ss_inrow is the position in its row of position p: no division in the
+// first row (a sort of one row).
+static __device__ __forceinline__ unsigned long long ss_inrow(POS p, long long len) {
+	return (long long)p < len ? (unsigned long long)p : (unsigned long long)p % (unsigned long long)len;
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const KT* __restrict__ in, UK* __restrict__ keys, POS* __restrict__ pos, long long n, long long desc,
 		unsigned int* __restrict__ ghist, long long len, long long rpass) {
 	__shared__ unsigned int h[NPASS][256];
@@ -422,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 			opos[dst] = pq;
 			continue;
 		}
-		if (outp) outp[dst] = (long long)((unsigned long long)pq % (unsigned long long)len);
+		if (outp) outp[dst] = (long long)ss_inrow(pq, len);
 		if (outv) outv[dst] = vals[pq];
 	}
 }
@@ -506,7 +512,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_finish(const UK* __rest
 			UK k = keys[i];
 			outk[i] = ss_unkey(desc ? (UK)~k : k);
 		}
-		if (outp) outp[i] = (long long)((unsigned long long)p % (unsigned long long)len);
+		if (outp) outp[i] = (long long)ss_inrow(p, len);
 		if (outv) outv[i] = vals[p];
 	}
 }
