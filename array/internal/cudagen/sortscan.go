@@ -589,25 +589,30 @@ static __device__ __forceinline__ T ss_shfl(T v, int l) { return __shfl_sync(0xf
 // ScanKernels returns the scan kernels of kind k over dtype d.
 func ScanKernels(d backend.DType, k backend.ScanKind) ScanSet {
 	spec := fmt.Sprintf("scan2|%v|%v", d, k)
-	return ssMemo(spec, func() ScanSet {
-		name := kernelName("scan", spec)
-		ipt := scanIPT(d)
-		vec := 1
-		if d.Size() >= 4 {
-			vec = 16 / d.Size()
-		}
-		packed := d.Size() <= 4
-		var b strings.Builder
-		fmt.Fprintf(&b, "typedef %s T;\n#define BLOCK %d\n#define IPT %d\n#define TILE %d\n#define VEC %d\n#define PACKED %d\n",
-			ctype(d), ScanBlock, ipt, ScanBlock*ipt, vec, flag01(packed))
-		b.WriteString(scanOps(d, k))
-		b.WriteString(shflFuncs(d))
-		b.WriteString(lookbackHooks)
-		b.WriteString(strings.ReplaceAll(scanBody, "NAME", name))
-		src := b.String()
-		return ScanSet{Rows: ssKernel(src, name+"_rows", ScanBlock), Cols: ssKernel(src, name+"_cols", ScanBlock),
-			Tile: ScanBlock * ipt, Packed: packed}
-	})
+	plain := "typedef T IT;\n#define SS_IN(ip, i) ((ip)[i])\n#define VECIN 1\n"
+	return ssMemo(spec, func() ScanSet { return scanSet(d, k, kernelName("scan", spec), plain) })
+}
+
+// scanSet builds the scan kernels of kind k over dtype d named name; pre
+// (C code before the kernels) defines IT, SS_IN and VECIN, what it scans.
+func scanSet(d backend.DType, k backend.ScanKind, name, pre string) ScanSet {
+	ipt := scanIPT(d)
+	vec := 1
+	if d.Size() >= 4 {
+		vec = 16 / d.Size()
+	}
+	packed := d.Size() <= 4
+	var b strings.Builder
+	fmt.Fprintf(&b, "typedef %s T;\n#define BLOCK %d\n#define IPT %d\n#define TILE %d\n#define VEC %d\n#define PACKED %d\n",
+		ctype(d), ScanBlock, ipt, ScanBlock*ipt, vec, flag01(packed))
+	b.WriteString(scanOps(d, k))
+	b.WriteString(shflFuncs(d))
+	b.WriteString(lookbackHooks)
+	b.WriteString(pre)
+	b.WriteString(strings.ReplaceAll(scanBody, "NAME", name))
+	src := b.String()
+	return ScanSet{Rows: ssKernel(src, name+"_rows", ScanBlock), Cols: ssKernel(src, name+"_cols", ScanBlock),
+		Tile: ScanBlock * ipt, Packed: packed}
 }
 
 func flag01(v bool) int {
@@ -684,7 +689,9 @@ union ss_vec {
 // Garland). Tiles take ids in launch order from the ticket st[tiles]; warp
 // 0 reads the status of 32 predecessors at once and stops at the nearest
 // inclusive prefix. All of st is zero at the start.
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restrict__ in, T* __restrict__ out, long long len, long long tilesPerRow, long long rev,
+// SS_IN(ip, i) is the element to scan at position i of a row of IT: the
+// input itself (IT is T and VECIN 1), or for Unique the flag of a new value.
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const IT* __restrict__ in, T* __restrict__ out, long long len, long long tilesPerRow, long long rev,
 		long long tiles, ST* st, T* aux) {
 	__shared__ T sh[TILE + TILE / 32]; // padded: PAD(q) avoids bank conflicts of the blocked reads
 	__shared__ T warpAgg[BLOCK / 32];
@@ -696,11 +703,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 	const long long row = t / tilesPerRow, tr = t % tilesPerRow;
 	const long long start = tr * TILE;
 	const long long cnt = len - start < TILE ? len - start : TILE;
-	const T* ip = in + row * len;
+	const IT* ip = in + row * len;
 	T* op = out + row * len;
-	const bool vec = VEC > 1 && !rev && cnt == TILE && ((((unsigned long long)(ip + start)) | ((unsigned long long)(op + start))) & 15ull) == 0ull;
+	const bool vec = VEC > 1 && VECIN && !rev && cnt == TILE && ((((unsigned long long)(ip + start)) | ((unsigned long long)(op + start))) & 15ull) == 0ull;
 	if (vec) {
-		const int4* src = (const int4*)(ip + start);
+		const int4* src = (const int4*)((const T*)ip + start); // VECIN: IT is T
 		for (int j = 0; j < IPT / VEC; j++) {
 			const int q = j * BLOCK + threadIdx.x;
 			ss_vec x;
@@ -710,7 +717,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 	} else {
 		for (int j = 0; j < IPT; j++) {
 			const long long q = j * BLOCK + threadIdx.x;
-			if (q < cnt) sh[PAD(q)] = ip[rev ? len - 1 - (start + q) : start + q];
+			if (q < cnt) sh[PAD(q)] = SS_IN(ip, rev ? len - 1 - (start + q) : start + q);
 		}
 	}
 	__syncthreads();
@@ -907,7 +914,10 @@ extern "C" __global__ void __launch_bounds__(256) NAME(const T* __restrict__ in,
 
 // UniqueSet is the kernels of Unique over one dtype.
 type UniqueSet struct {
-	Flags, Scatter, Finish *Kernel
+	Scatter, Finish *Kernel
+	// Groups scans the flags of the first element of each run of equal
+	// values (computed as it loads) into int32 group numbers, from 1.
+	Groups ScanSet
 }
 
 // UniqueKernels returns the Unique kernels over dtype d.
@@ -932,15 +942,22 @@ func UniqueKernels(d backend.DType) UniqueSet {
 		}
 		b.WriteString(strings.ReplaceAll(uniqueBody, "NAME", name))
 		src := b.String()
-		return UniqueSet{Flags: ssKernel(src, name+"_flags", 256), Scatter: ssKernel(src, name+"_scatter", 256), Finish: ssKernel(src, name+"_finish", 256)}
+		same := "a == b"
+		if d.IsFloat() {
+			same = "a == b || (a != a && b != b)"
+		}
+		pre := fmt.Sprintf(`typedef %s IT;
+static __device__ __forceinline__ bool ss_same(IT a, IT b) { return %s; }
+#define SS_IN(ip, i) (((i) == 0 || !ss_same((ip)[i], (ip)[(i) - 1])) ? 1 : 0)
+#define VECIN 0
+`, ctype(d), same)
+		groups := scanSet(backend.Int32, backend.CumSum, kernelName("unique_groups", spec), pre)
+		return UniqueSet{Scatter: ssKernel(src, name+"_scatter", 256), Finish: ssKernel(src, name+"_finish", 256), Groups: groups}
 	})
 }
 
 const uniqueBody = `
 #define LOOP(i, n) for (long long i = (long long)blockIdx.x * 256 + threadIdx.x; i < (n); i += (long long)gridDim.x * 256)
-extern "C" __global__ void __launch_bounds__(256) NAME_flags(const T* __restrict__ s, long long n, int* __restrict__ flag) {
-	LOOP(i, n) flag[i] = (i == 0 || !ss_same(s[i], s[i - 1])) ? 1 : 0;
-}
 // g holds the inclusive scan of the flags: the group of i is g[i] - 1.
 extern "C" __global__ void __launch_bounds__(256) NAME_scatter(const T* __restrict__ s, const long long* __restrict__ perm, const int* __restrict__ g, long long n, long long cap,
 		T* __restrict__ vals, long long* __restrict__ starts, long long* __restrict__ inv, long long* __restrict__ count) {

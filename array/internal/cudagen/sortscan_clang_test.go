@@ -52,7 +52,7 @@ func TestSortScanClang(t *testing.T) {
 		}
 		es = append(es, entry{TopKKernel(d), 12})
 		u := UniqueKernels(d)
-		es = append(es, entry{u.Flags, 3}, entry{u.Scatter, 9}, entry{u.Finish, 11})
+		es = append(es, entry{u.Groups.Rows, 8}, entry{u.Scatter, 9}, entry{u.Finish, 11})
 		if d == backend.Bool {
 			continue
 		}

@@ -842,3 +842,86 @@ func TestTopKHost(t *testing.T) {
 		}
 	}
 }
+
+// TestUniqueGroupsHost runs Unique's group scan on the host: sorted runs
+// of every dtype (NaN equal to NaN at the end of floats), lengths around
+// the tile, delayed look-back stores.
+func TestUniqueGroupsHost(t *testing.T) {
+	h := newSSHost(t)
+	r := rand.New(rand.NewPCG(5, 8))
+	var checks []func(outs [][]byte) error
+	var names []string
+	for ci, c := range []struct {
+		dt backend.DType
+		n  int
+	}{
+		{backend.Float32, 1}, {backend.Float32, 9*4096 + 5}, {backend.Float64, 3*4096 - 1}, {backend.Int32, 4096},
+		{backend.Int64, 2*4096 + 3}, {backend.Uint8, 5000}, {backend.Bool, 4097},
+	} {
+		// Sorted values with runs: a walk that repeats or steps up, NaN
+		// (all one run) at the end of floats.
+		var raw []byte
+		v := 0
+		for i := range c.n {
+			if r.IntN(3) == 0 {
+				v++
+			}
+			nan := c.dt.IsFloat() && i >= c.n-c.n/8
+			switch c.dt {
+			case backend.Float32:
+				f := float32(v) / 4
+				if nan {
+					f = float32(math.NaN())
+				}
+				raw = append(raw, rawLE(math.Float32bits(f))...)
+			case backend.Float64:
+				f := float64(v) - 1e3
+				if nan {
+					f = math.NaN()
+				}
+				raw = append(raw, rawLE(math.Float64bits(f))...)
+			case backend.Int32:
+				raw = append(raw, rawLE(int32(v-2000))...)
+			case backend.Int64:
+				raw = append(raw, rawLE(int64(v)<<40)...)
+			case backend.Uint8:
+				raw = append(raw, byte(v*255/c.n))
+			default:
+				raw = append(raw, byte(min(v, 1)))
+			}
+		}
+		// Equal values (NaN equal to NaN) have equal sort keys here.
+		want := make([]int32, c.n)
+		for i := range c.n {
+			want[i] = 1
+			if i > 0 {
+				want[i] = want[i-1]
+				if sortOrder(c.dt, raw, i) != sortOrder(c.dt, raw, i-1) {
+					want[i]++
+				}
+			}
+		}
+		ks := UniqueKernels(c.dt).Groups
+		tiles := (c.n + ks.Tile - 1) / ks.Tile
+		in := h.input(ctype(c.dt), raw)
+		out := h.scratch("int", 4*c.n, false)
+		st := h.scratch("unsigned long long", 8*(tiles+1), true)
+		h.launch(ks.Rows, tiles, in, out, fmt.Sprint(c.n), fmt.Sprint(tiles), "0", fmt.Sprint(tiles), st, "nullptr")
+		h.output(out, 4*c.n)
+		names = append(names, fmt.Sprintf("%v[%d]", c.dt, c.n))
+		checks = append(checks, func(outs [][]byte) error {
+			for i, w := range want {
+				if got := int32(binary.LittleEndian.Uint32(outs[ci][4*i:])); got != w {
+					return fmt.Errorf("element %d: group %d, want %d", i, got, w)
+				}
+			}
+			return nil
+		})
+	}
+	outs, _ := h.run()
+	for i, c := range checks {
+		if err := c(outs); err != nil {
+			t.Errorf("%s: %v", names[i], err)
+		}
+	}
+}

@@ -291,7 +291,11 @@ func (b *Backend) Scan(s *backend.Scan) error {
 // scanRaw scans rows of len elements at device address in into out with
 // the single-pass look-back kernel.
 func (b *Backend) scanRaw(dt backend.DType, kind backend.ScanKind, in, out uint64, rows, len int, rev bool) error {
-	ks := cudagen.ScanKernels(dt, kind)
+	return b.scanWith(cudagen.ScanKernels(dt, kind), dt, in, out, rows, len, rev)
+}
+
+// scanWith is scanRaw with the kernels ks, whose results have dtype dt.
+func (b *Backend) scanWith(ks cudagen.ScanSet, dt backend.DType, in, out uint64, rows, len int, rev bool) error {
 	per := (len + ks.Tile - 1) / ks.Tile
 	tiles := rows * per
 	if tiles > ssLimit {
@@ -415,10 +419,6 @@ func (b *Backend) Unique(u *backend.Unique) error {
 			return err
 		}
 	} else {
-		flags, err := b.temp(backend.Int32, n, &tmp)
-		if err != nil {
-			return err
-		}
 		g, err := b.temp(backend.Int32, n, &tmp)
 		if err != nil {
 			return err
@@ -428,10 +428,8 @@ func (b *Backend) Unique(u *backend.Unique) error {
 			return err
 		}
 		grid := b.strideGrid(n)
-		if err := b.ssLaunch(ks.Flags, grid, sorted, ll(n), flags); err != nil {
-			return err
-		}
-		if err := b.scanRaw(backend.Int32, backend.CumSum, flags, g, 1, n, false); err != nil {
+		// g[i]: the group of element i, from 1 (a scan of first-of-run flags).
+		if err := b.scanWith(ks.Groups, backend.Int32, sorted, g, 1, n, false); err != nil {
 			return err
 		}
 		if err := b.ssLaunch(ks.Scatter, grid, sorted, perm, g, ll(n), ll(u.Cap), vals, starts, inv, count); err != nil {
