@@ -135,7 +135,7 @@ static __device__ __forceinline__ KT ss_unkey(UK u) { return (KT)u; }
 // payload of valSize bytes (1, 2, 4 or 8). Wide sorts (of 2^30 elements
 // or more) keep 64-bit look-back statuses, the others 32-bit ones.
 func SortKernels(key backend.DType, valSize int, wide bool) SortSet {
-	spec := fmt.Sprintf("sort4|%v|%d|%v", key, valSize, wide)
+	spec := fmt.Sprintf("sort5|%v|%d|%v", key, valSize, wide)
 	return ssMemo(spec, func() SortSet {
 		name := kernelName("sort", spec)
 		var b strings.Builder
@@ -168,24 +168,25 @@ static __device__ __forceinline__ unsigned int ss_digit(UK k, POS p, long long s
 
 // ctl[pass] is 1 for a pass to skip (every key has the same digit there:
 // the pass would not move anything), ctl[SORT_SRC + pass] which buffer
-// (0 or 1) the pass reads, ctl[SORT_LAST] the last pass that runs (-1 for
-// none), which writes the results; plan writes them.
+// (0 or 1) the pass reads, ctl[SORT_FIRST] the first pass that runs, which
+// reads the input keys, and ctl[SORT_LAST] the last, which writes the
+// results (-1 for none); plan writes them.
 #define SORT_SRC 16
+#define SORT_FIRST 30
 #define SORT_LAST 31
 #define NPASS 12
 #define UNROLL 4
 
-// ghist maps the keys to unsigned integers whose order is the sort's
-// (and records their positions), and counts the digits of every pass at
-// once: the key bytes, then the bytes of the row of each position (rpass
-// of them).
 // ss_inrow is the position in its row of position p: no division in the
 // first row (a sort of one row).
 static __device__ __forceinline__ unsigned long long ss_inrow(POS p, long long len) {
 	return (long long)p < len ? (unsigned long long)p : (unsigned long long)p % (unsigned long long)len;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const KT* __restrict__ in, UK* __restrict__ keys, POS* __restrict__ pos, long long n, long long desc,
+// ghist counts the digits of every pass at once, of the keys mapped to
+// unsigned integers whose order is the sort's: the key bytes, then the
+// bytes of the row of each position (rpass of them).
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const KT* __restrict__ in, long long n, long long desc,
 		unsigned int* __restrict__ ghist, long long len, long long rpass) {
 	__shared__ unsigned int h[NPASS][256];
 	for (int d = threadIdx.x; d < NPASS * 256; d += BLOCK) (&h[0][0])[d] = 0u;
@@ -203,8 +204,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const KT* __restr
 			if (i >= n) break;
 			UK k = ss_key(v[u]);
 			if (desc) k = (UK)~k;
-			keys[i] = k;
-			if (pos) pos[i] = (POS)i;
 			for (int b = 0; b < NKEY; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
 			if (rpass) {
 				const unsigned long long r = (unsigned long long)i / (unsigned long long)len;
@@ -226,7 +225,7 @@ extern "C" __global__ void __launch_bounds__(256) NAME_plan(const unsigned int* 
 	__shared__ unsigned int wsum[8];
 	__shared__ int skip;
 	const int d = threadIdx.x, lane = d & 31, warp = d >> 5;
-	int cur = 0, last = -1;
+	int cur = 0, first = -1, last = -1;
 	for (long long p = 0; p < npass; p++) {
 		if (d == 0) skip = 0;
 		__syncthreads();
@@ -248,12 +247,14 @@ extern "C" __global__ void __launch_bounds__(256) NAME_plan(const unsigned int* 
 		}
 		if (!skip) {
 			cur ^= 1;
+			if (first < 0) first = (int)p;
 			last = (int)p;
 		}
 		__syncthreads();
 	}
 	if (d == 0) {
 		ctl[SORT_SRC + npass] = cur;
+		ctl[SORT_FIRST] = first;
 		ctl[SORT_LAST] = last;
 	}
 }
@@ -283,14 +284,15 @@ union ss_stage {
 // digit through shared memory, so that runs of a digit go out together.
 // Statuses alternate between st0 and st1 with the source buffer; a pass
 // clears the other one for the next pass (st0 is clear at the start, and
-// the ticket sits after the statuses). The last pass writes the results
-// as finish would.
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, POS* p0, POS* p1, const unsigned int* __restrict__ goff, ST* st0, ST* st1,
+// the ticket sits after the statuses). The first pass maps the input keys
+// as it loads them (their positions are their indices); the last writes
+// the results as finish would.
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(const KT* __restrict__ in, UK* k0, UK* k1, POS* p0, POS* p1, const unsigned int* __restrict__ goff, ST* st0, ST* st1,
 		long long n, long long shift, long long byRow, long long len, const int* __restrict__ ctl, long long pass, long long nb,
 		KT* __restrict__ outk, long long* __restrict__ outp, const VT* __restrict__ vals, VT* __restrict__ outv, long long desc,
 		long long tpr, long long gstride) {
 	if (ctl[pass]) return;
-	const bool fin = ctl[SORT_LAST] == (int)pass;
+	const bool fin = ctl[SORT_LAST] == (int)pass, raw = ctl[SORT_FIRST] == (int)pass;
 	const int src = ctl[SORT_SRC + pass];
 	const UK* __restrict__ keys = src ? k1 : k0;
 	const POS* __restrict__ pos = src ? p1 : p0;
@@ -335,8 +337,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 		p[j] = 0;
 		dg[j] = 256u;
 		if (ok) {
-			k[j] = keys[i];
-			if (pos) p[j] = pos[i];
+			if (raw) {
+				k[j] = ss_key(in[i]);
+				if (desc) k[j] = (UK)~k[j];
+				p[j] = (POS)i;
+			} else {
+				k[j] = keys[i];
+				if (pos) p[j] = pos[i];
+			}
 			dg[j] = ss_digit(k[j], p[j], shift, byRow, len);
 		}
 	}
@@ -413,7 +421,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 			}
 		}
 	}
-	if (fin ? !(pos && (outp || outv)) : !opos) return;
+	if (fin ? !(outp || outv) : !opos) return;
 	__syncthreads();
 	for (int j = 0; j < IPT; j++) {
 		if (dg[j] < 256u) stage.p[wh[warp][dg[j]] + r[j]] = p[j];
@@ -433,9 +441,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 	}
 }
 
-// rhist is ghist for a segmented sort: block b maps and counts chunk
+// rhist is ghist for a segmented sort: block b counts chunk
 // b % cpr of row b / cpr (chunks of clen keys) into rhist[row][byte][digit].
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rhist(const KT* __restrict__ in, UK* __restrict__ keys, POS* __restrict__ pos, long long len, long long desc,
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rhist(const KT* __restrict__ in, long long len, long long desc,
 		unsigned int* __restrict__ rhist, long long cpr, long long clen) {
 	__shared__ unsigned int h[NKEY][256];
 	for (int d = threadIdx.x; d < NKEY * 256; d += BLOCK) (&h[0][0])[d] = 0u;
@@ -454,8 +462,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rhist(const KT* __restr
 			if (i >= hi) break;
 			UK k = ss_key(v[u]);
 			if (desc) k = (UK)~k;
-			keys[i] = k;
-			if (pos) pos[i] = (POS)i;
 			for (int b = 0; b < NKEY; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
 		}
 	}
@@ -495,25 +501,20 @@ extern "C" __global__ void __launch_bounds__(256) NAME_rplan(unsigned int* __res
 			ctl[SORT_SRC + p] = p & 1;
 		}
 		ctl[SORT_SRC + NKEY] = NKEY & 1;
+		ctl[SORT_FIRST] = 0;
 		ctl[SORT_LAST] = NKEY - 1;
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_finish(const UK* __restrict__ k0, const UK* __restrict__ k1, const POS* __restrict__ p0, const POS* __restrict__ p1,
-		KT* __restrict__ outk, long long* __restrict__ outp, const VT* __restrict__ vals, VT* __restrict__ outv, long long n, long long len, long long desc,
-		const int* __restrict__ ctl, long long npass) {
+// finish writes the results when no pass runs: every key is the same in
+// every digit, so the input is in order.
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_finish(const KT* __restrict__ in, KT* __restrict__ outk, long long* __restrict__ outp,
+		const VT* __restrict__ vals, VT* __restrict__ outv, long long n, long long len, const int* __restrict__ ctl) {
 	if (ctl[SORT_LAST] >= 0) return; // the last pass wrote the results
-	const int src = ctl[SORT_SRC + npass];
-	const UK* __restrict__ keys = src ? k1 : k0;
-	const POS* __restrict__ pos = src ? p1 : p0;
 	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
-		const POS p = pos ? pos[i] : 0u;
-		if (outk) {
-			UK k = keys[i];
-			outk[i] = ss_unkey(desc ? (UK)~k : k);
-		}
-		if (outp) outp[i] = (long long)ss_inrow(p, len);
-		if (outv) outv[i] = vals[p];
+		if (outk) outk[i] = ss_unkey(ss_key(in[i])); // NaN as the quiet NaN
+		if (outp) outp[i] = (long long)ss_inrow((POS)i, len);
+		if (outv) outv[i] = vals[i];
 	}
 }
 `

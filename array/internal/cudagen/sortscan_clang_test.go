@@ -47,7 +47,7 @@ func TestSortScanClang(t *testing.T) {
 		for _, v := range []int{1, 2, 4, 8} {
 			for _, wide := range []bool{false, true} {
 				s := SortKernels(d, v, wide)
-				es = append(es, entry{s.GHist, 8}, entry{s.Plan, 5}, entry{s.Pass, 21}, entry{s.Finish, 13}, entry{s.RHist, 8}, entry{s.RPlan, 3})
+				es = append(es, entry{s.GHist, 6}, entry{s.Plan, 5}, entry{s.Pass, 22}, entry{s.Finish, 8}, entry{s.RHist, 6}, entry{s.RPlan, 3})
 			}
 		}
 		es = append(es, entry{TopKKernel(d), 12})

@@ -528,6 +528,7 @@ func TestSortHost(t *testing.T) {
 		desc, pos  bool
 		vals, wide bool
 		same       bool // every key equal: passes skipped
+		high       bool // int64 keys with low bytes 0: the first passes skipped
 	}
 	var checks []func(outs [][]byte) error
 	var names []string
@@ -577,6 +578,12 @@ func TestSortHost(t *testing.T) {
 	add := func(c sortCase) {
 		n := c.rows * c.len
 		raw := gen(c.dt, n)
+		if c.high {
+			raw = nil
+			for range n {
+				raw = append(raw, rawLE(int64(r.IntN(2000)-1000)<<20)...)
+			}
+		}
 		if c.same {
 			for i := range raw {
 				raw[i] = raw[i%c.dt.Size()]
@@ -639,20 +646,20 @@ func TestSortHost(t *testing.T) {
 			goff = h.scratch("unsigned int", 4*c.rows*gstride, true)
 			clen := 3000 // several chunks a row
 			cpr := (c.len + clen - 1) / clen
-			h.launch(ks.RHist, c.rows*cpr, in, k0, p0, fmt.Sprint(c.len), fmt.Sprint(flag01(c.desc)), goff, fmt.Sprint(cpr), fmt.Sprint(clen))
+			h.launch(ks.RHist, c.rows*cpr, in, fmt.Sprint(c.len), fmt.Sprint(flag01(c.desc)), goff, fmt.Sprint(cpr), fmt.Sprint(clen))
 			h.launch(ks.RPlan, c.rows, goff, fmt.Sprint(c.len), ctl)
 		} else {
 			ghist := h.scratch("unsigned int", 4*256*len(passes), true)
 			goff = h.scratch("unsigned int", 4*256*len(passes), false)
-			h.launch(ks.GHist, 2, in, k0, p0, fmt.Sprint(n), fmt.Sprint(flag01(c.desc)), ghist, fmt.Sprint(c.len), fmt.Sprint(rpass))
+			h.launch(ks.GHist, 2, in, fmt.Sprint(n), fmt.Sprint(flag01(c.desc)), ghist, fmt.Sprint(c.len), fmt.Sprint(rpass))
 			h.launch(ks.Plan, 1, ghist, fmt.Sprint(n), fmt.Sprint(len(passes)), ctl, goff)
 		}
 		for pi, ps := range passes {
-			h.launch(ks.Pass, nb, k0, k1, p0, p1, goff, fmt.Sprintf("(%s*)%s", st, st0), fmt.Sprintf("(%s*)%s", st, st1),
+			h.launch(ks.Pass, nb, in, k0, k1, p0, p1, goff, fmt.Sprintf("(%s*)%s", st, st0), fmt.Sprintf("(%s*)%s", st, st1),
 				fmt.Sprint(n), fmt.Sprint(ps[0]), fmt.Sprint(ps[1]), fmt.Sprint(c.len), ctl, fmt.Sprint(pi), fmt.Sprint(nb),
 				outk, outp, vals, outv, fmt.Sprint(flag01(c.desc)), fmt.Sprint(tpr), fmt.Sprint(gstride))
 		}
-		h.launch(ks.Finish, 2, k0, k1, p0, p1, outk, outp, vals, outv, fmt.Sprint(n), fmt.Sprint(c.len), fmt.Sprint(flag01(c.desc)), ctl, fmt.Sprint(len(passes)))
+		h.launch(ks.Finish, 2, in, outk, outp, vals, outv, fmt.Sprint(n), fmt.Sprint(c.len), ctl)
 		h.output(outk, n*c.dt.Size())
 		wantK, wantP := sortRef(c.dt, raw, c.rows, c.len, c.desc)
 		ik, ip := nOut, nOut+1
@@ -709,6 +716,8 @@ func TestSortHost(t *testing.T) {
 		{dt: backend.Float32, rows: 1, len: 3, same: true},
 		{dt: backend.Int64, rows: 2, len: SortTile + 3, vals: true, same: true},
 		{dt: backend.Float32, rows: 4, len: SortTile / 2},
+		{dt: backend.Int64, rows: 1, len: 3*SortTile + 2, pos: true, desc: true, high: true},
+		{dt: backend.Int64, rows: 1, len: 2*SortTile + 5, high: true},
 		{dt: backend.Float32, rows: 3, len: 3*SortTile + 1, desc: true},
 		{dt: backend.Int32, rows: 5, len: 3000, pos: true},
 		{dt: backend.Float32, rows: 2, len: 7000, pos: true, wide: true},

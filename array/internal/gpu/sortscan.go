@@ -191,9 +191,10 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	if err := b.zero4(st[0], stWords); err != nil {
 		return err
 	}
-	// One pass maps the keys and counts the digits of every pass; plan
-	// turns the counts into offsets and skips the passes whose digit is the
-	// same in every key. A segmented sort counts and plans by row.
+	// One pass counts the digits of every pass; plan turns the counts into
+	// offsets and skips the passes whose digit is the same in every key. A
+	// segmented sort counts and plans by row. The first pass that runs
+	// reads the input keys.
 	var goff uint64
 	gstride := 0
 	if seg {
@@ -206,7 +207,7 @@ func (b *Backend) Sort(s *backend.Sort) error {
 		}
 		const clen = 32768
 		cpr := (s.Len + clen - 1) / clen
-		if err := b.ssLaunch(ks.RHist, s.Rows*cpr, keys, k[0], p[0], ll(s.Len), flag(s.Descending), goff, ll(cpr), clen); err != nil {
+		if err := b.ssLaunch(ks.RHist, s.Rows*cpr, keys, ll(s.Len), flag(s.Descending), goff, ll(cpr), clen); err != nil {
 			return err
 		}
 		if err := b.ssLaunch(ks.RPlan, s.Rows, goff, ll(s.Len), ctl); err != nil {
@@ -224,7 +225,7 @@ func (b *Backend) Sort(s *backend.Sort) error {
 			return err
 		}
 		grid := max(1, min((n+255)/256/16, 8*max(b.sms, 1)))
-		if err := b.ssLaunch(ks.GHist, grid, keys, k[0], p[0], ll(n), flag(s.Descending), ghist, ll(s.Len), ll(rpass)); err != nil {
+		if err := b.ssLaunch(ks.GHist, grid, keys, ll(n), flag(s.Descending), ghist, ll(s.Len), ll(rpass)); err != nil {
 			return err
 		}
 		if err := b.ssLaunch(ks.Plan, 1, ghist, ll(n), ll(len(passes)), ctl, goff); err != nil {
@@ -249,13 +250,13 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	}
 	desc := flag(s.Descending)
 	for pi, ps := range passes {
-		if err := b.ssLaunch(ks.Pass, nb, k[0], k[1], p[0], p[1], goff, st[0], st[1], ll(n), ll(ps.shift), ll(ps.byRow), ll(s.Len), ctl, ll(pi), ll(nb),
+		if err := b.ssLaunch(ks.Pass, nb, keys, k[0], k[1], p[0], p[1], goff, st[0], st[1], ll(n), ll(ps.shift), ll(ps.byRow), ll(s.Len), ctl, ll(pi), ll(nb),
 			outk, outp, vals, outv, desc, ll(tpr), ll(gstride)); err != nil {
 			return err
 		}
 	}
 	// The last pass that runs writes the results; finish does when none runs.
-	return b.ssLaunch(ks.Finish, b.strideGrid(n), k[0], k[1], p[0], p[1], outk, outp, vals, outv, ll(n), ll(s.Len), desc, ctl, ll(len(passes)))
+	return b.ssLaunch(ks.Finish, b.strideGrid(n), keys, outk, outp, vals, outv, ll(n), ll(s.Len), ctl)
 }
 
 // Scan implements backend.SortScan.
