@@ -183,6 +183,20 @@ static __device__ __forceinline__ unsigned long long ss_inrow(POS p, long long l
 	return (long long)p < len ? (unsigned long long)p : (unsigned long long)p % (unsigned long long)len;
 }
 
+// ss_count adds 1 to h[v] for each lane where ok, with one atomic when
+// every such lane has the same v: keys often share their high bytes, and
+// 32 atomics on one word would run one after another. Every lane calls it.
+static __device__ __forceinline__ void ss_count(unsigned int* h, unsigned int v, bool ok) {
+	const unsigned int any = __ballot_sync(0xffffffffu, ok);
+	const int leader = any ? __ffs((int)any) - 1 : 0;
+	const unsigned int v0 = __shfl_sync(0xffffffffu, v, leader);
+	if (__all_sync(0xffffffffu, !ok || v == v0)) {
+		if (any && (int)(threadIdx.x & 31) == leader) atomicAdd(&h[v0], (unsigned int)__popc(any));
+	} else if (ok) {
+		atomicAdd(&h[v], 1u);
+	}
+}
+
 // ghist counts the digits of every pass at once, of the keys mapped to
 // unsigned integers whose order is the sort's: the key bytes, then the
 // bytes of the row of each position (rpass of them).
@@ -192,8 +206,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const KT* __restr
 	for (int d = threadIdx.x; d < NPASS * 256; d += BLOCK) (&h[0][0])[d] = 0u;
 	__syncthreads();
 	// UNROLL loads in flight a thread: the loop is bound by memory latency.
+	// The loops run while the warp's first lane has work (ss_count).
 	const long long stride = (long long)gridDim.x * BLOCK;
-	for (long long i0 = (long long)blockIdx.x * BLOCK + threadIdx.x; i0 < n; i0 += UNROLL * stride) {
+	const int lane = threadIdx.x & 31;
+	for (long long i0 = (long long)blockIdx.x * BLOCK + threadIdx.x; i0 - lane < n; i0 += UNROLL * stride) {
 		KT v[UNROLL];
 		for (int u = 0; u < UNROLL; u++) {
 			const long long i = i0 + u * stride;
@@ -201,13 +217,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const KT* __restr
 		}
 		for (int u = 0; u < UNROLL; u++) {
 			const long long i = i0 + u * stride;
-			if (i >= n) break;
-			UK k = ss_key(v[u]);
+			if (i - lane >= n) break;
+			const bool ok = i < n;
+			UK k = ok ? ss_key(v[u]) : (UK)0;
 			if (desc) k = (UK)~k;
-			for (int b = 0; b < NKEY; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
+			for (int b = 0; b < NKEY; b++) ss_count(h[b], (unsigned int)(k >> (8 * b)) & 255u, ok);
 			if (rpass) {
-				const unsigned long long r = (unsigned long long)i / (unsigned long long)len;
-				for (int b = 0; b < rpass; b++) atomicAdd(&h[NKEY + b][(unsigned int)(r >> (8 * b)) & 255u], 1u);
+				const unsigned long long r = ok ? (unsigned long long)i / (unsigned long long)len : 0ull;
+				for (int b = 0; b < rpass; b++) ss_count(h[NKEY + b], (unsigned int)(r >> (8 * b)) & 255u, ok);
 			}
 		}
 	}
@@ -451,7 +468,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rhist(const KT* __restr
 	const long long row = blockIdx.x / cpr, c = blockIdx.x % cpr;
 	const long long lo = row * len + c * clen;
 	const long long hi = lo + (len - c * clen < clen ? len - c * clen : clen);
-	for (long long i0 = lo + threadIdx.x; i0 < hi; i0 += UNROLL * BLOCK) {
+	const int lane = threadIdx.x & 31;
+	for (long long i0 = lo + threadIdx.x; i0 - lane < hi; i0 += UNROLL * BLOCK) {
 		KT v[UNROLL];
 		for (int u = 0; u < UNROLL; u++) {
 			const long long i = i0 + u * BLOCK;
@@ -459,10 +477,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rhist(const KT* __restr
 		}
 		for (int u = 0; u < UNROLL; u++) {
 			const long long i = i0 + u * BLOCK;
-			if (i >= hi) break;
-			UK k = ss_key(v[u]);
+			if (i - lane >= hi) break;
+			const bool ok = i < hi;
+			UK k = ok ? ss_key(v[u]) : (UK)0;
 			if (desc) k = (UK)~k;
-			for (int b = 0; b < NKEY; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
+			for (int b = 0; b < NKEY; b++) ss_count(h[b], (unsigned int)(k >> (8 * b)) & 255u, ok);
 		}
 	}
 	__syncthreads();
