@@ -26,8 +26,9 @@ func BenchmarkSortScan(b *testing.B) {
 			x := r.Normal(Float32, 0, 1, n).Eval()
 			xi := r.Uniform(Float32, 0, 65536, n).AsType(Int32).Eval()
 			m := r.Normal(Float32, 0, 1, 1<<12, n>>12).Eval()
+			logits := r.Normal(Float32, 0, 1, 64, 50304).Eval()
 			sorted := x.Sort(0).Eval()
-			defer closeAll(x, xi, m, sorted)
+			defer closeAll(x, xi, m, logits, sorted)
 			for _, c := range []struct {
 				name string
 				op   func() []*Array
@@ -37,6 +38,7 @@ func BenchmarkSortScan(b *testing.B) {
 				{"sort_i32", func() []*Array { return []*Array{xi.Sort(0)} }},
 				{"sort_rows", func() []*Array { return []*Array{m.Sort(1)} }},
 				{"topk_k100", func() []*Array { v, i := x.Slice(S(n/4)).TopK(100, true); return []*Array{v, i} }},
+				{"topk_rows_k50", func() []*Array { v, i := logits.TopK(50, true); return []*Array{v, i} }},
 				{"unique_i32", func() []*Array { return []*Array{xi.Unique()} }},
 				{"searchsorted", func() []*Array { return []*Array{SearchSorted(sorted, x, false)} }},
 				{"bincount", func() []*Array { return []*Array{xi.BincountN(nil, 1<<16)} }},

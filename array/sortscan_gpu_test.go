@@ -46,6 +46,9 @@ func ssCompareBackends(t *testing.T, gd, cd *Maker, n int) {
 			{"Sort", func(x, _ *Array) []*Array { return []*Array{x.Sort(0)} }},
 			{"Argsort", func(x, _ *Array) []*Array { return []*Array{x.Argsort(0)} }},
 			{"SortRows", func(_, m *Array) []*Array { v, i := m.SortWithIndices(1); return []*Array{v, i} }},
+			{"SortRowsKeys", func(_, m *Array) []*Array { return []*Array{m.Sort(1), m.Slice(S(0, 7)).Sort(-1)} }},
+			{"SortRowsDescending", func(_, m *Array) []*Array { v, i := m.SortDescending(1); return []*Array{v, i} }},
+			{"TopKRows", func(_, m *Array) []*Array { v, i := m.TopK(min(1000, m.Shape()[1]), false); return []*Array{v, i} }},
 			{"SortCols", func(_, m *Array) []*Array { return []*Array{m.Argsort(0)} }},
 			{"SortDescending", func(x, _ *Array) []*Array { v, i := x.SortDescending(0); return []*Array{v, i} }},
 			{"TopK", func(_, m *Array) []*Array { v, i := m.TopK(37, true); return []*Array{v, i} }},
@@ -110,5 +113,43 @@ func ssCompareBackends(t *testing.T, gd, cd *Maker, n int) {
 			closeAll(want...)
 		}
 		closeAll(xg, xc, mg, mc)
+	}
+}
+
+// TestSortWideGPU sorts 2^30+3 float32 on the GPU, the size from which
+// the sort's look-back statuses are 64-bit, and checks the order and that
+// the values are the input's (an order-independent hash). It takes about
+// 20 GB of device memory and is skipped with -short.
+func TestSortWideGPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sorts 2^30 keys: skipped with -short")
+	}
+	d := testGPU(t)
+	n := 1<<30 + 3
+	x := d.NewRNG(3).Normal(Float32, 0, 1, n).Eval()
+	s := x.Sort(0)
+	defer closeAll(x, s)
+	xs, err := ToSlice[float32](x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := ToSlice[float32](s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := func(v []float32) (h uint64) {
+		for _, f := range v {
+			b := uint64(math.Float32bits(f))
+			h += b*b*0x9e3779b97f4a7c15 + b
+		}
+		return h
+	}
+	for i := 1; i < n; i++ {
+		if !(ss[i-1] <= ss[i]) {
+			t.Fatalf("element %d = %v after %v", i, ss[i], ss[i-1])
+		}
+	}
+	if hash(xs) != hash(ss) {
+		t.Fatal("the sorted values are not the input's")
 	}
 }

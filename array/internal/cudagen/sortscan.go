@@ -11,23 +11,24 @@ import (
 // Sorting, scans, searching and counting. These kernels are written by
 // hand for the hardware and specialised only by dtype (and operation):
 //
-//   - Sort is a stable LSD radix sort, 8 bits a pass. A pass counts the
-//     digits of each tile of SortTile keys (hist), scans the counts in
-//     digit-major order with the scan kernel, and moves each tile's keys to
-//     their place (scatter); inside a tile, warps rank equal digits with
-//     __match_any_sync, so the pass is stable. Keys are first mapped to
-//     unsigned integers whose order is the sort's (prep), and rows are
-//     sorted together with the row as the most significant digits, which
-//     the position each key carries gives. For integer keys, one pass
-//     first counts every byte of the keys (ghist) and plan marks the
-//     passes whose byte is the same in every key, which the other kernels
-//     then skip, reading which buffer is current from plan's table.
-//     finish writes keys, positions
-//     or the payload gathered by position. A sort of one row that wants
-//     only the keys carries no positions (null pointers).
+//   - Sort is a stable LSD radix sort, 8 bits a pass, in the manner of
+//     Adinets and Merrill's onesweep. One kernel (ghist) maps the keys to
+//     unsigned integers whose order is the sort's and counts the digits of
+//     every pass; plan turns the counts into each digit's first position
+//     and marks the passes whose digit is the same in every key, to skip.
+//     Each pass is then one kernel: a tile ranks its keys stably (warps
+//     with __match_any_sync), publishes its digit counts, looks back over
+//     the tiles before it for each digit's offset (decoupled look-back)
+//     and writes its keys grouped by digit through shared memory. Rows
+//     are sorted together, the row as the most significant digits, which
+//     the position each key carries gives. The last pass writes the keys,
+//     positions or payload gathered by position (finish does when every
+//     pass is skipped). A sort of one row that wants only the keys
+//     carries no positions (null pointers).
 //   - The scan is single-pass with decoupled look-back (Merrill and
 //     Garland): tiles take ids in launch order, publish their aggregate,
-//     and add the prefixes of their predecessors in the same row. Along an
+//     and add the prefixes of their predecessors in the same row, which
+//     one warp reads 32 at a time. Along an
 //     inner axis, a thread scans each column (coalesced across columns).
 //   - Search is a binary search per value; Histogram counts in shared
 //     memory per block when the bins fit; Unique flags the first of each
@@ -61,7 +62,10 @@ func ssKernel(src, name string, block int) *Kernel {
 
 // SortSet is the kernels of one radix sort specialisation.
 type SortSet struct {
-	Prep, GHist, Plan, Pass, Finish *Kernel
+	GHist, Plan, Pass, Finish *Kernel
+	// RHist and RPlan replace GHist and Plan in a segmented sort, which
+	// sorts each row alone (tiles do not cross rows).
+	RHist, RPlan *Kernel
 }
 
 // keyUnsigned is the unsigned type a sort key maps to.
@@ -131,7 +135,7 @@ static __device__ __forceinline__ KT ss_unkey(UK u) { return (KT)u; }
 // payload of valSize bytes (1, 2, 4 or 8). Wide sorts (of 2^30 elements
 // or more) keep 64-bit look-back statuses, the others 32-bit ones.
 func SortKernels(key backend.DType, valSize int, wide bool) SortSet {
-	spec := fmt.Sprintf("sort2|%v|%d|%v", key, valSize, wide)
+	spec := fmt.Sprintf("sort5|%v|%d|%v", key, valSize, wide)
 	return ssMemo(spec, func() SortSet {
 		name := kernelName("sort", spec)
 		var b strings.Builder
@@ -142,11 +146,12 @@ func SortKernels(key backend.DType, valSize int, wide bool) SortSet {
 		b.WriteString(strings.ReplaceAll(sortBody, "NAME", name))
 		src := b.String()
 		return SortSet{
-			Prep:   ssKernel(src, name+"_prep", SortBlock),
 			GHist:  ssKernel(src, name+"_ghist", SortBlock),
 			Plan:   ssKernel(src, name+"_plan", 256),
 			Pass:   ssKernel(src, name+"_pass", SortBlock),
 			Finish: ssKernel(src, name+"_finish", SortBlock),
+			RHist:  ssKernel(src, name+"_rhist", SortBlock),
+			RPlan:  ssKernel(src, name+"_rplan", 256),
 		}
 	})
 }
@@ -161,32 +166,66 @@ static __device__ __forceinline__ unsigned int ss_digit(UK k, POS p, long long s
 	return (unsigned int)(k >> shift) & 255u;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_prep(const KT* __restrict__ in, UK* __restrict__ keys, POS* __restrict__ pos, long long n, long long desc) {
-	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
-		UK k = ss_key(in[i]);
-		keys[i] = desc ? (UK)~k : k;
-		if (pos) pos[i] = (POS)i;
+// ctl[pass] is 1 for a pass to skip (every key has the same digit there:
+// the pass would not move anything), ctl[SORT_SRC + pass] which buffer
+// (0 or 1) the pass reads, ctl[SORT_FIRST] the first pass that runs, which
+// reads the input keys, and ctl[SORT_LAST] the last, which writes the
+// results (-1 for none); plan writes them.
+#define SORT_SRC 16
+#define SORT_FIRST 30
+#define SORT_LAST 31
+#define NPASS 12
+#define UNROLL 4
+
+// ss_inrow is the position in its row of position p: no division in the
+// first row (a sort of one row).
+static __device__ __forceinline__ unsigned long long ss_inrow(POS p, long long len) {
+	return (long long)p < len ? (unsigned long long)p : (unsigned long long)p % (unsigned long long)len;
+}
+
+// ss_count adds 1 to h[v] for each lane where ok, with one atomic when
+// every such lane has the same v: keys often share their high bytes, and
+// 32 atomics on one word would run one after another. Every lane calls it.
+static __device__ __forceinline__ void ss_count(unsigned int* h, unsigned int v, bool ok) {
+	const unsigned int any = __ballot_sync(0xffffffffu, ok);
+	const int leader = any ? __ffs((int)any) - 1 : 0;
+	const unsigned int v0 = __shfl_sync(0xffffffffu, v, leader);
+	if (__all_sync(0xffffffffu, !ok || v == v0)) {
+		if (any && (int)(threadIdx.x & 31) == leader) atomicAdd(&h[v0], (unsigned int)__popc(any));
+	} else if (ok) {
+		atomicAdd(&h[v], 1u);
 	}
 }
 
-// ctl[pass] is 1 for a pass to skip (every key has the same digit there:
-// the pass would not move anything), ctl[SORT_SRC + pass] which buffer
-// (0 or 1) the pass reads; plan writes them.
-#define SORT_SRC 16
-#define NPASS 12
-
-// ghist counts the digits of every pass at once: the key bytes, then the
+// ghist counts the digits of every pass at once, of the keys mapped to
+// unsigned integers whose order is the sort's: the key bytes, then the
 // bytes of the row of each position (rpass of them).
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const UK* __restrict__ keys, long long n, unsigned int* __restrict__ ghist, long long len, long long rpass) {
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_ghist(const KT* __restrict__ in, long long n, long long desc,
+		unsigned int* __restrict__ ghist, long long len, long long rpass) {
 	__shared__ unsigned int h[NPASS][256];
 	for (int d = threadIdx.x; d < NPASS * 256; d += BLOCK) (&h[0][0])[d] = 0u;
 	__syncthreads();
-	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
-		const UK k = keys[i];
-		for (int b = 0; b < NKEY; b++) atomicAdd(&h[b][(unsigned int)(k >> (8 * b)) & 255u], 1u);
-		if (rpass) {
-			const unsigned long long r = (unsigned long long)i / (unsigned long long)len;
-			for (int b = 0; b < rpass; b++) atomicAdd(&h[NKEY + b][(unsigned int)(r >> (8 * b)) & 255u], 1u);
+	// UNROLL loads in flight a thread: the loop is bound by memory latency.
+	// The loops run while the warp's first lane has work (ss_count).
+	const long long stride = (long long)gridDim.x * BLOCK;
+	const int lane = threadIdx.x & 31;
+	for (long long i0 = (long long)blockIdx.x * BLOCK + threadIdx.x; i0 - lane < n; i0 += UNROLL * stride) {
+		KT v[UNROLL];
+		for (int u = 0; u < UNROLL; u++) {
+			const long long i = i0 + u * stride;
+			if (i < n) v[u] = in[i];
+		}
+		for (int u = 0; u < UNROLL; u++) {
+			const long long i = i0 + u * stride;
+			if (i - lane >= n) break;
+			const bool ok = i < n;
+			UK k = ok ? ss_key(v[u]) : (UK)0;
+			if (desc) k = (UK)~k;
+			for (int b = 0; b < NKEY; b++) ss_count(h[b], (unsigned int)(k >> (8 * b)) & 255u, ok);
+			if (rpass) {
+				const unsigned long long r = ok ? (unsigned long long)i / (unsigned long long)len : 0ull;
+				for (int b = 0; b < rpass; b++) ss_count(h[NKEY + b], (unsigned int)(r >> (8 * b)) & 255u, ok);
+			}
 		}
 	}
 	__syncthreads();
@@ -203,7 +242,7 @@ extern "C" __global__ void __launch_bounds__(256) NAME_plan(const unsigned int* 
 	__shared__ unsigned int wsum[8];
 	__shared__ int skip;
 	const int d = threadIdx.x, lane = d & 31, warp = d >> 5;
-	int cur = 0;
+	int cur = 0, first = -1, last = -1;
 	for (long long p = 0; p < npass; p++) {
 		if (d == 0) skip = 0;
 		__syncthreads();
@@ -223,10 +262,18 @@ extern "C" __global__ void __launch_bounds__(256) NAME_plan(const unsigned int* 
 			ctl[p] = skip;
 			ctl[SORT_SRC + p] = cur;
 		}
-		if (!skip) cur ^= 1;
+		if (!skip) {
+			cur ^= 1;
+			if (first < 0) first = (int)p;
+			last = (int)p;
+		}
 		__syncthreads();
 	}
-	if (d == 0) ctl[SORT_SRC + npass] = cur;
+	if (d == 0) {
+		ctl[SORT_SRC + npass] = cur;
+		ctl[SORT_FIRST] = first;
+		ctl[SORT_LAST] = last;
+	}
 }
 
 #if WIDE
@@ -254,10 +301,15 @@ union ss_stage {
 // digit through shared memory, so that runs of a digit go out together.
 // Statuses alternate between st0 and st1 with the source buffer; a pass
 // clears the other one for the next pass (st0 is clear at the start, and
-// the ticket sits after the statuses).
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, POS* p0, POS* p1, const unsigned int* __restrict__ goff, ST* st0, ST* st1,
-		long long n, long long shift, long long byRow, long long len, const int* __restrict__ ctl, long long pass, long long nb) {
+// the ticket sits after the statuses). The first pass maps the input keys
+// as it loads them (their positions are their indices); the last writes
+// the results as finish would.
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(const KT* __restrict__ in, UK* k0, UK* k1, POS* p0, POS* p1, const unsigned int* __restrict__ goff, ST* st0, ST* st1,
+		long long n, long long shift, long long byRow, long long len, const int* __restrict__ ctl, long long pass, long long nb,
+		KT* __restrict__ outk, long long* __restrict__ outp, const VT* __restrict__ vals, VT* __restrict__ outv, long long desc,
+		long long tpr, long long gstride) {
 	if (ctl[pass]) return;
+	const bool fin = ctl[SORT_LAST] == (int)pass, raw = ctl[SORT_FIRST] == (int)pass;
 	const int src = ctl[SORT_SRC + pass];
 	const UK* __restrict__ keys = src ? k1 : k0;
 	const POS* __restrict__ pos = src ? p1 : p0;
@@ -278,8 +330,18 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 	const long long t = ticket;
 	for (int d = tid; d < 256; d += BLOCK) other[t * 256 + d] = (ST)0;
 	if (t == 0 && tid == 0) other[nb * 256] = (ST)0;
-	const long long tbase = t * TILE;
-	const long long cnt = n - tbase < TILE ? n - tbase : TILE;
+	// Segmented (tpr > 0): each row is sorted alone, in tpr tiles, and goff
+	// holds the first positions of each row's digits, gstride apart.
+	long long tr = t, tbase = t * TILE, cnt = n - tbase < TILE ? n - tbase : TILE;
+	const unsigned int* __restrict__ go = goff + pass * 256;
+	if (tpr) {
+		const long long row = t / tpr;
+		tr = t % tpr;
+		tbase = row * len + tr * TILE;
+		cnt = len - tr * TILE < TILE ? len - tr * TILE : TILE;
+		go += row * gstride;
+	}
+	const long long end = tbase + cnt;
 	const long long base = tbase + (long long)warp * (32 * IPT);
 	const unsigned int lt = (1u << lane) - 1u;
 	UK k[IPT];
@@ -287,13 +349,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 	unsigned int r[IPT], dg[IPT];
 	for (int j = 0; j < IPT; j++) {
 		const long long i = base + j * 32 + lane;
-		const bool ok = i < n;
+		const bool ok = i < end;
 		k[j] = 0;
 		p[j] = 0;
 		dg[j] = 256u;
 		if (ok) {
-			k[j] = keys[i];
-			if (pos) p[j] = pos[i];
+			if (raw) {
+				k[j] = ss_key(in[i]);
+				if (desc) k[j] = (UK)~k[j];
+				p[j] = (POS)i;
+			} else {
+				k[j] = keys[i];
+				if (pos) p[j] = pos[i];
+			}
 			dg[j] = ss_digit(k[j], p[j], shift, byRow, len);
 		}
 	}
@@ -316,7 +384,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 			wh[w][d] = cd;
 			cd += x;
 		}
-		ss_store_st(&st[t * 256 + d], (t == 0 ? ST_P : ST_A) | (ST)cd);
+		ss_store_st(&st[t * 256 + d], (tr == 0 ? ST_P : ST_A) | (ST)cd);
 	}
 	unsigned int inc = cd;
 	for (int o = 1; o < 32; o <<= 1) {
@@ -330,7 +398,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 	if (d < 256) {
 		// The keys of digit d in the tiles before this one.
 		ST run = 0;
-		if (t > 0) {
+		if (tr > 0) { // the row's first tile is always complete
 			for (long long j = t - 1;; j--) {
 				ST s;
 				for (;;) {
@@ -343,7 +411,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 			}
 			ss_store_st(&st[t * 256 + d], ST_P | (run + (ST)cd));
 		}
-		dbase[d] = goff[pass * 256 + d] + (unsigned int)run - dpre;
+		dbase[d] = go[d] + (unsigned int)run - dpre;
 		for (int w = 0; w < BLOCK / 32; w++) wh[w][d] += dpre;
 	}
 	__syncthreads();
@@ -356,11 +424,21 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 		}
 	}
 	__syncthreads();
-	for (int j = 0; j < IPT; j++) {
-		const int q = j * BLOCK + tid;
-		if (q < cnt) okeys[dbase[sdig[q]] + q] = stage.k[q];
+	if (!fin) {
+		for (int j = 0; j < IPT; j++) {
+			const int q = j * BLOCK + tid;
+			if (q < cnt) okeys[dbase[sdig[q]] + q] = stage.k[q];
+		}
+	} else if (outk) {
+		for (int j = 0; j < IPT; j++) {
+			const int q = j * BLOCK + tid;
+			if (q < cnt) {
+				const UK key = stage.k[q];
+				outk[dbase[sdig[q]] + q] = ss_unkey(desc ? (UK)~key : key);
+			}
+		}
 	}
-	if (!opos) return;
+	if (fin ? !(outp || outv) : !opos) return;
 	__syncthreads();
 	for (int j = 0; j < IPT; j++) {
 		if (dg[j] < 256u) stage.p[wh[warp][dg[j]] + r[j]] = p[j];
@@ -368,24 +446,94 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(UK* k0, UK* k1, PO
 	__syncthreads();
 	for (int j = 0; j < IPT; j++) {
 		const int q = j * BLOCK + tid;
-		if (q < cnt) opos[dbase[sdig[q]] + q] = stage.p[q];
+		if (q >= cnt) continue;
+		const unsigned int dst = dbase[sdig[q]] + q;
+		const POS pq = stage.p[q];
+		if (!fin) {
+			opos[dst] = pq;
+			continue;
+		}
+		if (outp) outp[dst] = (long long)ss_inrow(pq, len);
+		if (outv) outv[dst] = vals[pq];
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_finish(const UK* __restrict__ k0, const UK* __restrict__ k1, const POS* __restrict__ p0, const POS* __restrict__ p1,
-		KT* __restrict__ outk, long long* __restrict__ outp, const VT* __restrict__ vals, VT* __restrict__ outv, long long n, long long len, long long desc,
-		const int* __restrict__ ctl, long long npass) {
-	const int src = ctl[SORT_SRC + npass];
-	const UK* __restrict__ keys = src ? k1 : k0;
-	const POS* __restrict__ pos = src ? p1 : p0;
-	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
-		const POS p = pos ? pos[i] : 0u;
-		if (outk) {
-			UK k = keys[i];
-			outk[i] = ss_unkey(desc ? (UK)~k : k);
+// rhist is ghist for a segmented sort: block b counts chunk
+// b % cpr of row b / cpr (chunks of clen keys) into rhist[row][byte][digit].
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rhist(const KT* __restrict__ in, long long len, long long desc,
+		unsigned int* __restrict__ rhist, long long cpr, long long clen) {
+	__shared__ unsigned int h[NKEY][256];
+	for (int d = threadIdx.x; d < NKEY * 256; d += BLOCK) (&h[0][0])[d] = 0u;
+	__syncthreads();
+	const long long row = blockIdx.x / cpr, c = blockIdx.x % cpr;
+	const long long lo = row * len + c * clen;
+	const long long hi = lo + (len - c * clen < clen ? len - c * clen : clen);
+	const int lane = threadIdx.x & 31;
+	for (long long i0 = lo + threadIdx.x; i0 - lane < hi; i0 += UNROLL * BLOCK) {
+		KT v[UNROLL];
+		for (int u = 0; u < UNROLL; u++) {
+			const long long i = i0 + u * BLOCK;
+			if (i < hi) v[u] = in[i];
 		}
-		if (outp) outp[i] = (long long)((unsigned long long)p % (unsigned long long)len);
-		if (outv) outv[i] = vals[p];
+		for (int u = 0; u < UNROLL; u++) {
+			const long long i = i0 + u * BLOCK;
+			if (i - lane >= hi) break;
+			const bool ok = i < hi;
+			UK k = ok ? ss_key(v[u]) : (UK)0;
+			if (desc) k = (UK)~k;
+			for (int b = 0; b < NKEY; b++) ss_count(h[b], (unsigned int)(k >> (8 * b)) & 255u, ok);
+		}
+	}
+	__syncthreads();
+	for (int d = threadIdx.x; d < NKEY * 256; d += BLOCK) {
+		const unsigned int x = (&h[0][0])[d];
+		if (x) atomicAdd(&rhist[row * NKEY * 256 + d], x);
+	}
+}
+
+// rplan (a block of 256 threads a row) turns each row's digit counts into
+// the digits' first positions (in place); block 0 writes the plan: every
+// pass runs.
+extern "C" __global__ void __launch_bounds__(256) NAME_rplan(unsigned int* __restrict__ rhist, long long len, int* __restrict__ ctl) {
+	__shared__ unsigned int wsum[NKEY][8];
+	const int d = threadIdx.x, lane = d & 31, warp = d >> 5;
+	const long long row = blockIdx.x;
+	unsigned int c[NKEY], inc[NKEY];
+	for (int b = 0; b < NKEY; b++) {
+		c[b] = rhist[(row * NKEY + b) * 256 + d];
+		inc[b] = c[b];
+		for (int o = 1; o < 32; o <<= 1) {
+			const unsigned int y = __shfl_up_sync(0xffffffffu, inc[b], o);
+			if (lane >= o) inc[b] += y;
+		}
+		if (lane == 31) wsum[b][warp] = inc[b];
+	}
+	__syncthreads();
+	for (int b = 0; b < NKEY; b++) {
+		unsigned int pre = (unsigned int)(row * len);
+		for (int w = 0; w < warp; w++) pre += wsum[b][w];
+		rhist[(row * NKEY + b) * 256 + d] = pre + inc[b] - c[b];
+	}
+	if (row == 0 && d == 0) {
+		for (int p = 0; p < NKEY; p++) {
+			ctl[p] = 0;
+			ctl[SORT_SRC + p] = p & 1;
+		}
+		ctl[SORT_SRC + NKEY] = NKEY & 1;
+		ctl[SORT_FIRST] = 0;
+		ctl[SORT_LAST] = NKEY - 1;
+	}
+}
+
+// finish writes the results when no pass runs: every key is the same in
+// every digit, so the input is in order.
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_finish(const KT* __restrict__ in, KT* __restrict__ outk, long long* __restrict__ outp,
+		const VT* __restrict__ vals, VT* __restrict__ outv, long long n, long long len, const int* __restrict__ ctl) {
+	if (ctl[SORT_LAST] >= 0) return; // the last pass wrote the results
+	for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
+		if (outk) outk[i] = ss_unkey(ss_key(in[i])); // NaN as the quiet NaN
+		if (outp) outp[i] = (long long)ss_inrow((POS)i, len);
+		if (outv) outv[i] = vals[i];
 	}
 }
 `
@@ -461,25 +609,30 @@ static __device__ __forceinline__ T ss_shfl(T v, int l) { return __shfl_sync(0xf
 // ScanKernels returns the scan kernels of kind k over dtype d.
 func ScanKernels(d backend.DType, k backend.ScanKind) ScanSet {
 	spec := fmt.Sprintf("scan2|%v|%v", d, k)
-	return ssMemo(spec, func() ScanSet {
-		name := kernelName("scan", spec)
-		ipt := scanIPT(d)
-		vec := 1
-		if d.Size() >= 4 {
-			vec = 16 / d.Size()
-		}
-		packed := d.Size() <= 4
-		var b strings.Builder
-		fmt.Fprintf(&b, "typedef %s T;\n#define BLOCK %d\n#define IPT %d\n#define TILE %d\n#define VEC %d\n#define PACKED %d\n",
-			ctype(d), ScanBlock, ipt, ScanBlock*ipt, vec, flag01(packed))
-		b.WriteString(scanOps(d, k))
-		b.WriteString(shflFuncs(d))
-		b.WriteString(lookbackHooks)
-		b.WriteString(strings.ReplaceAll(scanBody, "NAME", name))
-		src := b.String()
-		return ScanSet{Rows: ssKernel(src, name+"_rows", ScanBlock), Cols: ssKernel(src, name+"_cols", ScanBlock),
-			Tile: ScanBlock * ipt, Packed: packed}
-	})
+	plain := "typedef T IT;\n#define SS_IN(ip, i) ((ip)[i])\n#define VECIN 1\n"
+	return ssMemo(spec, func() ScanSet { return scanSet(d, k, kernelName("scan", spec), plain) })
+}
+
+// scanSet builds the scan kernels of kind k over dtype d named name; pre
+// (C code before the kernels) defines IT, SS_IN and VECIN, what it scans.
+func scanSet(d backend.DType, k backend.ScanKind, name, pre string) ScanSet {
+	ipt := scanIPT(d)
+	vec := 1
+	if d.Size() >= 4 {
+		vec = 16 / d.Size()
+	}
+	packed := d.Size() <= 4
+	var b strings.Builder
+	fmt.Fprintf(&b, "typedef %s T;\n#define BLOCK %d\n#define IPT %d\n#define TILE %d\n#define VEC %d\n#define PACKED %d\n",
+		ctype(d), ScanBlock, ipt, ScanBlock*ipt, vec, flag01(packed))
+	b.WriteString(scanOps(d, k))
+	b.WriteString(shflFuncs(d))
+	b.WriteString(lookbackHooks)
+	b.WriteString(pre)
+	b.WriteString(strings.ReplaceAll(scanBody, "NAME", name))
+	src := b.String()
+	return ScanSet{Rows: ssKernel(src, name+"_rows", ScanBlock), Cols: ssKernel(src, name+"_cols", ScanBlock),
+		Tile: ScanBlock * ipt, Packed: packed}
 }
 
 func flag01(v bool) int {
@@ -556,7 +709,9 @@ union ss_vec {
 // Garland). Tiles take ids in launch order from the ticket st[tiles]; warp
 // 0 reads the status of 32 predecessors at once and stops at the nearest
 // inclusive prefix. All of st is zero at the start.
-extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restrict__ in, T* __restrict__ out, long long len, long long tilesPerRow, long long rev,
+// SS_IN(ip, i) is the element to scan at position i of a row of IT: the
+// input itself (IT is T and VECIN 1), or for Unique the flag of a new value.
+extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const IT* __restrict__ in, T* __restrict__ out, long long len, long long tilesPerRow, long long rev,
 		long long tiles, ST* st, T* aux) {
 	__shared__ T sh[TILE + TILE / 32]; // padded: PAD(q) avoids bank conflicts of the blocked reads
 	__shared__ T warpAgg[BLOCK / 32];
@@ -568,11 +723,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 	const long long row = t / tilesPerRow, tr = t % tilesPerRow;
 	const long long start = tr * TILE;
 	const long long cnt = len - start < TILE ? len - start : TILE;
-	const T* ip = in + row * len;
+	const IT* ip = in + row * len;
 	T* op = out + row * len;
-	const bool vec = VEC > 1 && !rev && cnt == TILE && ((((unsigned long long)(ip + start)) | ((unsigned long long)(op + start))) & 15ull) == 0ull;
+	const bool vec = VEC > 1 && VECIN && !rev && cnt == TILE && ((((unsigned long long)(ip + start)) | ((unsigned long long)(op + start))) & 15ull) == 0ull;
 	if (vec) {
-		const int4* src = (const int4*)(ip + start);
+		const int4* src = (const int4*)((const T*)ip + start); // VECIN: IT is T
 		for (int j = 0; j < IPT / VEC; j++) {
 			const int q = j * BLOCK + threadIdx.x;
 			ss_vec x;
@@ -582,7 +737,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const T* __restric
 	} else {
 		for (int j = 0; j < IPT; j++) {
 			const long long q = j * BLOCK + threadIdx.x;
-			if (q < cnt) sh[PAD(q)] = ip[rev ? len - 1 - (start + q) : start + q];
+			if (q < cnt) sh[PAD(q)] = SS_IN(ip, rev ? len - 1 - (start + q) : start + q);
 		}
 	}
 	__syncthreads();
@@ -779,7 +934,10 @@ extern "C" __global__ void __launch_bounds__(256) NAME(const T* __restrict__ in,
 
 // UniqueSet is the kernels of Unique over one dtype.
 type UniqueSet struct {
-	Flags, Scatter, Finish *Kernel
+	Scatter, Finish *Kernel
+	// Groups scans the flags of the first element of each run of equal
+	// values (computed as it loads) into int32 group numbers, from 1.
+	Groups ScanSet
 }
 
 // UniqueKernels returns the Unique kernels over dtype d.
@@ -804,15 +962,22 @@ func UniqueKernels(d backend.DType) UniqueSet {
 		}
 		b.WriteString(strings.ReplaceAll(uniqueBody, "NAME", name))
 		src := b.String()
-		return UniqueSet{Flags: ssKernel(src, name+"_flags", 256), Scatter: ssKernel(src, name+"_scatter", 256), Finish: ssKernel(src, name+"_finish", 256)}
+		same := "a == b"
+		if d.IsFloat() {
+			same = "a == b || (a != a && b != b)"
+		}
+		pre := fmt.Sprintf(`typedef %s IT;
+static __device__ __forceinline__ bool ss_same(IT a, IT b) { return %s; }
+#define SS_IN(ip, i) (((i) == 0 || !ss_same((ip)[i], (ip)[(i) - 1])) ? 1 : 0)
+#define VECIN 0
+`, ctype(d), same)
+		groups := scanSet(backend.Int32, backend.CumSum, kernelName("unique_groups", spec), pre)
+		return UniqueSet{Scatter: ssKernel(src, name+"_scatter", 256), Finish: ssKernel(src, name+"_finish", 256), Groups: groups}
 	})
 }
 
 const uniqueBody = `
 #define LOOP(i, n) for (long long i = (long long)blockIdx.x * 256 + threadIdx.x; i < (n); i += (long long)gridDim.x * 256)
-extern "C" __global__ void __launch_bounds__(256) NAME_flags(const T* __restrict__ s, long long n, int* __restrict__ flag) {
-	LOOP(i, n) flag[i] = (i == 0 || !ss_same(s[i], s[i - 1])) ? 1 : 0;
-}
 // g holds the inclusive scan of the flags: the group of i is g[i] - 1.
 extern "C" __global__ void __launch_bounds__(256) NAME_scatter(const T* __restrict__ s, const long long* __restrict__ perm, const int* __restrict__ g, long long n, long long cap,
 		T* __restrict__ vals, long long* __restrict__ starts, long long* __restrict__ inv, long long* __restrict__ count) {
@@ -859,19 +1024,31 @@ func ZeroKernel() *Kernel {
 // TopKBlock is the block size of the top-k kernel.
 const TopKBlock = 256
 
+// TopKSeg is the longest segment a block of the top-k kernel takes for
+// keys of dtype d: the segment sits in shared memory.
+func TopKSeg(d backend.DType) int {
+	if d.Size() == 8 {
+		return 3072
+	}
+	return 8192
+}
+
 // TopKKernel returns the radix-select top-k kernel for keys of dtype d: a
-// block selects the K largest (order) keys of a segment of a row, from the
-// raw values or from candidates an earlier launch wrote, by finding the
+// block selects the K largest (order) keys of a segment of a row (at most
+// TopKSeg keys, which it loads into shared memory once), from the raw
+// values or from candidates an earlier launch wrote, by finding the
 // K-th key a byte at a time (a histogram of the keys that match the
-// prefix found so far), gathering the keys above it and, in index order,
-// enough equal to it, and ranking those by (key, index).
+// prefix found so far, its byte chosen by a block-wide suffix scan),
+// gathering the keys above it and enough equal to it (in index order
+// only when some equal ones must be left out), and ranking those by
+// (key, index).
 func TopKKernel(d backend.DType) *Kernel {
-	spec := fmt.Sprintf("topk|%v", d)
+	spec := fmt.Sprintf("topk3|%v", d)
 	return ssMemo(spec, func() *Kernel {
 		name := kernelName("topk", spec)
 		var b strings.Builder
-		fmt.Fprintf(&b, "typedef %s KT;\ntypedef %s UK;\n#define TB %d\n#define KMAX %d\n#define KBITS %d\n",
-			ctype(d), keyUnsigned(d), TopKBlock, backend.TopKMax, 8*max(d.Size(), 4))
+		fmt.Fprintf(&b, "typedef %s KT;\ntypedef %s UK;\n#define TB %d\n#define KMAX %d\n#define KBITS %d\n#define SEG %d\n",
+			ctype(d), keyUnsigned(d), TopKBlock, backend.TopKMax, 8*max(d.Size(), 4), TopKSeg(d))
 		b.WriteString(keyFuncs(d))
 		b.WriteString(strings.ReplaceAll(topkBody, "NAME", name))
 		return ssKernel(b.String(), name, TopKBlock)
@@ -883,10 +1060,11 @@ extern "C" __global__ void __launch_bounds__(TB) NAME(const KT* __restrict__ in,
 		long long len, long long segLen, long long segs, long long k, long long largest,
 		UK* __restrict__ okeys, long long* __restrict__ oidx, KT* __restrict__ outk, long long* __restrict__ outi) {
 	__shared__ unsigned int hist[256];
+	__shared__ UK skey[SEG];
 	__shared__ UK ck[KMAX];
 	__shared__ long long ci[KMAX];
 	__shared__ unsigned int wg[TB / 32], we[TB / 32];
-	__shared__ long long sg, se, sneed;
+	__shared__ long long sg, se, sneed, seq;
 	__shared__ int ssel;
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 	const long long row = blockIdx.x / segs, seg = blockIdx.x % segs;
@@ -894,27 +1072,56 @@ extern "C" __global__ void __launch_bounds__(TB) NAME(const KT* __restrict__ in,
 	const long long m = len - start < segLen ? len - start : segLen;
 	const long long kk = k < m ? k : m;
 	const long long base = row * len + start;
-#define KEY(i) (in ? (largest ? ss_key(in[base + (i)]) : (UK)~ss_key(in[base + (i)])) : ckeys[base + (i)])
 #define IDX(i) (in ? start + (i) : cidx[base + (i)])
+	// Four loads in flight a thread.
+	for (long long i0 = tid; i0 < m; i0 += 4 * TB) {
+		UK v[4];
+		for (int u = 0; u < 4; u++) {
+			const long long i = i0 + u * TB;
+			if (i < m) v[u] = in ? (largest ? ss_key(in[base + i]) : (UK)~ss_key(in[base + i])) : ckeys[base + i];
+		}
+		for (int u = 0; u < 4; u++) {
+			if (i0 + u * TB < m) skey[i0 + u * TB] = v[u];
+		}
+	}
+	__syncthreads();
+#define KEY(i) skey[i]
+	const unsigned int lt = (1u << lane) - 1u;
 	UK prefix = 0, mask = 0;
 	long long need = kk;
+	// Find the kk-th largest key a byte at a time: count the bytes of the
+	// keys that match the prefix found so far, then pick the byte whose
+	// keys, with the larger ones, reach need. Warps add equal bytes once.
 	for (int shift = KBITS - 8; shift >= 0; shift -= 8) {
 		for (int d = tid; d < 256; d += TB) hist[d] = 0u;
 		__syncthreads();
-		for (long long i = tid; i < m; i += TB) {
-			const UK key = KEY(i);
-			if ((key & mask) == prefix) atomicAdd(&hist[(unsigned int)(key >> shift) & 255u], 1u);
+		for (long long c0 = 0; c0 < m; c0 += TB) {
+			const long long i = c0 + tid;
+			unsigned int bin = 256u;
+			if (i < m) {
+				const UK key = KEY(i);
+				if ((key & mask) == prefix) bin = (unsigned int)(key >> shift) & 255u;
+			}
+			const unsigned int peers = __match_any_sync(0xffffffffu, bin);
+			if (bin < 256u && (peers & lt) == 0u) atomicAdd(&hist[bin], (unsigned int)__popc(peers));
 		}
 		__syncthreads();
-		if (tid == 0) {
-			long long cum = 0;
-			int d = 255;
-			for (; d > 0; d--) {
-				if (cum + (long long)hist[d] >= need) break;
-				cum += hist[d];
-			}
-			ssel = d;
-			sneed = need - cum;
+		// Thread d: the keys with a byte of d or more (a suffix scan).
+		const int d = tid;
+		const unsigned int h = hist[255 - d];
+		unsigned int inc = h;
+		for (int o = 1; o < 32; o <<= 1) {
+			const unsigned int y = __shfl_up_sync(0xffffffffu, inc, o);
+			if (lane >= o) inc += y;
+		}
+		if (lane == 31) wg[warp] = inc;
+		__syncthreads();
+		for (int w = 0; w < warp; w++) inc += wg[w];
+		// Byte 255-d: inc keys from it up, inc-h above it.
+		if ((long long)inc >= need && (long long)(inc - h) < need) {
+			ssel = 255 - d;
+			sneed = need - (long long)(inc - h);
+			seq = h;
 		}
 		__syncthreads();
 		prefix |= (UK)ssel << shift;
@@ -929,43 +1136,60 @@ extern "C" __global__ void __launch_bounds__(TB) NAME(const KT* __restrict__ in,
 		se = 0;
 	}
 	__syncthreads();
-	const unsigned int lt = (1u << lane) - 1u;
-	for (long long c0 = 0; c0 < m; c0 += TB) {
-		const long long i = c0 + tid;
-		const bool v = i < m;
-		const UK key = v ? KEY(i) : (UK)0;
-		const bool gt = v && key > thr, eq = v && key == thr;
-		const unsigned int bg = __ballot_sync(0xffffffffu, gt), be = __ballot_sync(0xffffffffu, eq);
-		if (lane == 0) {
-			wg[warp] = __popc(bg);
-			we[warp] = __popc(be);
-		}
-		__syncthreads();
-		long long pg = sg, pe = se, tg = 0, te = 0;
-		for (int w = 0; w < TB / 32; w++) {
-			if (w < warp) {
-				pg += wg[w];
-				pe += we[w];
+	if (seq == need) {
+		// Every key equal to the threshold is taken: no order to keep.
+		for (long long i = tid; i < m; i += TB) {
+			const UK key = KEY(i);
+			if (key > thr) {
+				const long long q = atomicAdd((unsigned long long*)&sg, 1ull);
+				ck[q] = key;
+				ci[q] = IDX(i);
+			} else if (key == thr) {
+				const long long q = above + atomicAdd((unsigned long long*)&se, 1ull);
+				ck[q] = key;
+				ci[q] = IDX(i);
 			}
-			tg += wg[w];
-			te += we[w];
 		}
-		pg += __popc(bg & lt);
-		pe += __popc(be & lt);
-		if (gt) {
-			ck[pg] = key;
-			ci[pg] = IDX(i);
-		} else if (eq && pe < need) {
-			ck[above + pe] = key;
-			ci[above + pe] = IDX(i);
+	} else {
+		// Ties at the threshold: the first need of them in index order.
+		for (long long c0 = 0; c0 < m; c0 += TB) {
+			const long long i = c0 + tid;
+			const bool v = i < m;
+			const UK key = v ? KEY(i) : (UK)0;
+			const bool gt = v && key > thr, eq = v && key == thr;
+			const unsigned int bg = __ballot_sync(0xffffffffu, gt), be = __ballot_sync(0xffffffffu, eq);
+			if (lane == 0) {
+				wg[warp] = __popc(bg);
+				we[warp] = __popc(be);
+			}
+			__syncthreads();
+			long long pg = sg, pe = se, tg = 0, te = 0;
+			for (int w = 0; w < TB / 32; w++) {
+				if (w < warp) {
+					pg += wg[w];
+					pe += we[w];
+				}
+				tg += wg[w];
+				te += we[w];
+			}
+			pg += __popc(bg & lt);
+			pe += __popc(be & lt);
+			if (gt) {
+				ck[pg] = key;
+				ci[pg] = IDX(i);
+			} else if (eq && pe < need) {
+				ck[above + pe] = key;
+				ci[above + pe] = IDX(i);
+			}
+			__syncthreads();
+			if (tid == 0) {
+				sg += tg;
+				se += te;
+			}
+			__syncthreads();
 		}
-		__syncthreads();
-		if (tid == 0) {
-			sg += tg;
-			se += te;
-		}
-		__syncthreads();
 	}
+	__syncthreads();
 	const long long out = blockIdx.x * k;
 	for (long long c = tid; c < k; c += TB) {
 		if (c >= kk) {

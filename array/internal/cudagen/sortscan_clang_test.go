@@ -47,12 +47,12 @@ func TestSortScanClang(t *testing.T) {
 		for _, v := range []int{1, 2, 4, 8} {
 			for _, wide := range []bool{false, true} {
 				s := SortKernels(d, v, wide)
-				es = append(es, entry{s.Prep, 5}, entry{s.GHist, 5}, entry{s.Plan, 5}, entry{s.Pass, 14}, entry{s.Finish, 13})
+				es = append(es, entry{s.GHist, 6}, entry{s.Plan, 5}, entry{s.Pass, 22}, entry{s.Finish, 8}, entry{s.RHist, 6}, entry{s.RPlan, 3})
 			}
 		}
 		es = append(es, entry{TopKKernel(d), 12})
 		u := UniqueKernels(d)
-		es = append(es, entry{u.Flags, 3}, entry{u.Scatter, 9}, entry{u.Finish, 11})
+		es = append(es, entry{u.Groups.Rows, 8}, entry{u.Scatter, 9}, entry{u.Finish, 11})
 		if d == backend.Bool {
 			continue
 		}

@@ -215,11 +215,6 @@ func (h *ssHost) scratch(ctype string, size int, zero bool) string {
 	return name
 }
 
-// stmt adds a statement to main.
-func (h *ssHost) stmt(format string, args ...any) {
-	fmt.Fprintf(&h.body, "\t"+format+"\n", args...)
-}
-
 // launch queues k on grid blocks with the C++ argument expressions.
 func (h *ssHost) launch(k *Kernel, grid int, args ...string) {
 	ns, ok := h.srcs[k.Source]
@@ -528,11 +523,12 @@ func TestSortHost(t *testing.T) {
 	h := newSSHost(t)
 	r := rand.New(rand.NewPCG(3, 5))
 	type sortCase struct {
-		name       string
 		dt         backend.DType
 		rows, len  int
 		desc, pos  bool
 		vals, wide bool
+		same       bool // every key equal: passes skipped
+		high       bool // int64 keys with low bytes 0: the first passes skipped
 	}
 	var checks []func(outs [][]byte) error
 	var names []string
@@ -582,6 +578,17 @@ func TestSortHost(t *testing.T) {
 	add := func(c sortCase) {
 		n := c.rows * c.len
 		raw := gen(c.dt, n)
+		if c.high {
+			raw = nil
+			for range n {
+				raw = append(raw, rawLE(int64(r.IntN(2000)-1000)<<20)...)
+			}
+		}
+		if c.same {
+			for i := range raw {
+				raw[i] = raw[i%c.dt.Size()]
+			}
+		}
 		vsize := 8
 		var vraw []byte
 		if c.vals {
@@ -591,42 +598,39 @@ func TestSortHost(t *testing.T) {
 			}
 		}
 		ks := SortKernels(c.dt, vsize, c.wide)
+		seg := c.rows > 1 && c.len >= SortTile/2 // as the GPU backend chooses
 		var passes [][2]int
 		for by := 0; by < c.dt.Size(); by++ {
 			passes = append(passes, [2]int{8 * by, 0})
 		}
 		rpass := 0
-		for sh := 0; sh < bits.Len(uint(c.rows-1)); sh += 8 {
+		for sh := 0; !seg && sh < bits.Len(uint(c.rows-1)); sh += 8 {
 			passes = append(passes, [2]int{sh, 1})
 			rpass++
 		}
 		kt := keyUnsigned(c.dt)
 		in := h.input(ctype(c.dt), raw)
-		keysOnly := c.rows == 1 && !c.pos && !c.vals
+		keysOnly := (c.rows == 1 || seg) && !c.pos && !c.vals
 		k0, k1 := h.scratch(kt, n*max(c.dt.Size(), 4), false), h.scratch(kt, n*max(c.dt.Size(), 4), false)
 		p0, p1 := "nullptr", "nullptr"
 		if !keysOnly {
 			p0, p1 = h.scratch("unsigned int", 4*n, false), h.scratch("unsigned int", 4*n, false)
 		}
-		nb := (n + SortTile - 1) / SortTile
+		nb, tpr, gstride := (n+SortTile-1)/SortTile, 0, 0
+		if seg {
+			tpr = (c.len + SortTile - 1) / SortTile
+			nb = c.rows * tpr
+			gstride = c.dt.Size() * 256
+		}
 		stw := 4
 		if c.wide {
 			stw = 8
 		}
 		st0, st1 := h.scratch("void", stw*(nb*256+1), true), h.scratch("void", stw*(nb*256+1), false)
 		ctl := h.scratch("int", 4*32, false)
-		ghist := h.scratch("unsigned int", 4*256*len(passes), true)
-		goff := h.scratch("unsigned int", 4*256*len(passes), false)
 		st := "unsigned int"
 		if c.wide {
 			st = "unsigned long long"
-		}
-		h.launch(ks.Prep, 3, in, k0, p0, fmt.Sprint(n), fmt.Sprint(flag01(c.desc)))
-		h.launch(ks.GHist, 2, k0, fmt.Sprint(n), ghist, fmt.Sprint(c.len), fmt.Sprint(rpass))
-		h.launch(ks.Plan, 1, ghist, fmt.Sprint(n), fmt.Sprint(len(passes)), ctl, goff)
-		for pi, ps := range passes {
-			h.launch(ks.Pass, nb, k0, k1, p0, p1, goff, fmt.Sprintf("(%s*)%s", st, st0), fmt.Sprintf("(%s*)%s", st, st1),
-				fmt.Sprint(n), fmt.Sprint(ps[0]), fmt.Sprint(ps[1]), fmt.Sprint(c.len), ctl, fmt.Sprint(pi), fmt.Sprint(nb))
 		}
 		outk := h.scratch(ctype(c.dt), n*c.dt.Size(), false)
 		outp, vals, outv := "nullptr", "nullptr", "nullptr"
@@ -637,7 +641,25 @@ func TestSortHost(t *testing.T) {
 			vals = h.input("unsigned short", vraw)
 			outv = h.scratch("unsigned short", 2*n, false)
 		}
-		h.launch(ks.Finish, 2, k0, k1, p0, p1, outk, outp, vals, outv, fmt.Sprint(n), fmt.Sprint(c.len), fmt.Sprint(flag01(c.desc)), ctl, fmt.Sprint(len(passes)))
+		var goff string
+		if seg {
+			goff = h.scratch("unsigned int", 4*c.rows*gstride, true)
+			clen := 3000 // several chunks a row
+			cpr := (c.len + clen - 1) / clen
+			h.launch(ks.RHist, c.rows*cpr, in, fmt.Sprint(c.len), fmt.Sprint(flag01(c.desc)), goff, fmt.Sprint(cpr), fmt.Sprint(clen))
+			h.launch(ks.RPlan, c.rows, goff, fmt.Sprint(c.len), ctl)
+		} else {
+			ghist := h.scratch("unsigned int", 4*256*len(passes), true)
+			goff = h.scratch("unsigned int", 4*256*len(passes), false)
+			h.launch(ks.GHist, 2, in, fmt.Sprint(n), fmt.Sprint(flag01(c.desc)), ghist, fmt.Sprint(c.len), fmt.Sprint(rpass))
+			h.launch(ks.Plan, 1, ghist, fmt.Sprint(n), fmt.Sprint(len(passes)), ctl, goff)
+		}
+		for pi, ps := range passes {
+			h.launch(ks.Pass, nb, in, k0, k1, p0, p1, goff, fmt.Sprintf("(%s*)%s", st, st0), fmt.Sprintf("(%s*)%s", st, st1),
+				fmt.Sprint(n), fmt.Sprint(ps[0]), fmt.Sprint(ps[1]), fmt.Sprint(c.len), ctl, fmt.Sprint(pi), fmt.Sprint(nb),
+				outk, outp, vals, outv, fmt.Sprint(flag01(c.desc)), fmt.Sprint(tpr), fmt.Sprint(gstride))
+		}
+		h.launch(ks.Finish, 2, in, outk, outp, vals, outv, fmt.Sprint(n), fmt.Sprint(c.len), ctl)
 		h.output(outk, n*c.dt.Size())
 		wantK, wantP := sortRef(c.dt, raw, c.rows, c.len, c.desc)
 		ik, ip := nOut, nOut+1
@@ -690,6 +712,15 @@ func TestSortHost(t *testing.T) {
 		{dt: backend.Uint8, rows: 5, len: 999, pos: true},
 		{dt: backend.Bool, rows: 1, len: 3*SortTile - 1, pos: true, desc: true},
 		{dt: backend.Bool, rows: 1, len: 77},
+		{dt: backend.Int32, rows: 1, len: 2*SortTile + 1, pos: true, same: true},
+		{dt: backend.Float32, rows: 1, len: 3, same: true},
+		{dt: backend.Int64, rows: 2, len: SortTile + 3, vals: true, same: true},
+		{dt: backend.Float32, rows: 4, len: SortTile / 2},
+		{dt: backend.Int64, rows: 1, len: 3*SortTile + 2, pos: true, desc: true, high: true},
+		{dt: backend.Int64, rows: 1, len: 2*SortTile + 5, high: true},
+		{dt: backend.Float32, rows: 3, len: 3*SortTile + 1, desc: true},
+		{dt: backend.Int32, rows: 5, len: 3000, pos: true},
+		{dt: backend.Float32, rows: 2, len: 7000, pos: true, wide: true},
 	} {
 		add(c)
 	}
@@ -702,5 +733,204 @@ func TestSortHost(t *testing.T) {
 	t.Logf("harness: %s", strings.TrimSpace(msg))
 	if strings.Contains(msg, "spins 0\n") {
 		t.Errorf("the look-back never waited: %s", msg)
+	}
+}
+
+// TestTopKHost runs the radix-select top-k on the host: one block a row,
+// and segments then candidates as the GPU backend launches them for long
+// rows; largest and smallest, ties (the earlier first), NaN (the largest
+// value), every key dtype, into poisoned outputs.
+func TestTopKHost(t *testing.T) {
+	h := newSSHost(t)
+	r := rand.New(rand.NewPCG(11, 13))
+	var checks []func(outs [][]byte) error
+	var names []string
+	nOut := 0
+	type topkCase struct {
+		dt            backend.DType
+		rows, len, k  int
+		seg           int // the longest segment; 0: TopKSeg
+		largest, ties bool
+	}
+	for _, c := range []topkCase{
+		{dt: backend.Float32, rows: 3, len: 1000, k: 37, largest: true},
+		{dt: backend.Float32, rows: 2, len: 999, k: 50, ties: true},
+		{dt: backend.Float32, rows: 1, len: 20000, k: 100, seg: 4096, largest: true},
+		{dt: backend.Float32, rows: 2, len: 9000, k: 64, seg: 4096, ties: true, largest: true},
+		{dt: backend.Float32, rows: 1, len: 9000, k: 300, seg: 4096, ties: true},
+		{dt: backend.Float64, rows: 2, len: 700, k: 700, largest: true},
+		{dt: backend.Int32, rows: 1, len: 5000, k: 9, seg: 2048, ties: true},
+		{dt: backend.Int64, rows: 4, len: 300, k: 1, largest: true},
+		{dt: backend.Uint8, rows: 2, len: 3000, k: 20, ties: true, largest: true},
+		{dt: backend.Bool, rows: 1, len: 500, k: 10, ties: true},
+		{dt: backend.Float32, rows: 1, len: 5, k: 5, largest: true},
+		{dt: backend.Float32, rows: 1, len: 20000, k: 100, seg: 1024, ties: true}, // three rounds
+		{dt: backend.Float32, rows: 2, len: 30000, k: 30, largest: true},          // TopKSeg
+		{dt: backend.Float64, rows: 1, len: 7000, k: 1024, largest: true},
+		{dt: backend.Int32, rows: 1, len: 9000, k: 1024, ties: true},
+	} {
+		n := c.rows * c.len
+		var raw []byte
+		for range n {
+			switch c.dt {
+			case backend.Float32:
+				v := r.Float32()
+				if c.ties {
+					v = float32(r.IntN(40))
+				}
+				if r.IntN(300) == 0 {
+					v = float32(math.NaN())
+				}
+				raw = append(raw, rawLE(math.Float32bits(v))...)
+			case backend.Float64:
+				raw = append(raw, rawLE(math.Float64bits(r.NormFloat64()))...)
+			case backend.Int32:
+				raw = append(raw, rawLE(int32(r.IntN(100)-50))...)
+			case backend.Int64:
+				raw = append(raw, rawLE(int64(r.Uint64()))...)
+			case backend.Uint8:
+				raw = append(raw, byte(r.IntN(256)))
+			default:
+				raw = append(raw, byte(r.IntN(2)))
+			}
+		}
+		k := TopKKernel(c.dt)
+		ct, kt := ctype(c.dt), keyUnsigned(c.dt)
+		in := h.input(ct, raw)
+		outk := h.scratch(ct, c.rows*c.k*c.dt.Size(), false)
+		outi := h.scratch("long long", c.rows*c.k*8, false)
+		lg := fmt.Sprint(flag01(c.largest))
+		// Rounds of segments until a row fits one, as the GPU backend runs.
+		seg := c.seg
+		if seg == 0 {
+			seg = TopKSeg(c.dt)
+		}
+		src, ck, ci := in, "nullptr", "nullptr"
+		for n := c.len; ; {
+			if n <= seg {
+				h.launch(k, c.rows, src, ck, ci, fmt.Sprint(n), fmt.Sprint(n), "1", fmt.Sprint(c.k), lg, "nullptr", "nullptr", outk, outi)
+				break
+			}
+			segs := (n + seg - 1) / seg
+			nc := c.rows * segs * c.k
+			ck2 := h.scratch(kt, nc*max(c.dt.Size(), 4), false)
+			ci2 := h.scratch("long long", nc*8, false)
+			h.launch(k, c.rows*segs, src, ck, ci, fmt.Sprint(n), fmt.Sprint(seg), fmt.Sprint(segs), fmt.Sprint(c.k), lg, ck2, ci2, "nullptr", "nullptr")
+			src, ck, ci, n = "nullptr", ck2, ci2, segs*c.k
+		}
+		h.output(outk, c.rows*c.k*c.dt.Size())
+		h.output(outi, c.rows*c.k*8)
+		ik, ii := nOut, nOut+1
+		nOut += 2
+		// The reference: the stable sort of each row, descending for the
+		// largest, NaN as the largest value; its first k.
+		wantK, wantP := sortRef(c.dt, raw, c.rows, c.len, c.largest)
+		names = append(names, fmt.Sprintf("%+v", c))
+		checks = append(checks, func(outs [][]byte) error {
+			sz := c.dt.Size()
+			for row := range c.rows {
+				for j := range c.k {
+					g := (row*c.k + j) * sz
+					w := (row*c.len + j) * sz
+					if !bytes.Equal(outs[ik][g:g+sz], wantK[w:w+sz]) {
+						return fmt.Errorf("row %d value %d: % x, want % x", row, j, outs[ik][g:g+sz], wantK[w:w+sz])
+					}
+					gi := int64(binary.LittleEndian.Uint64(outs[ii][8*(row*c.k+j):]))
+					if wi := wantP[row*c.len+j]; gi != wi {
+						return fmt.Errorf("row %d index %d: %d, want %d", row, j, gi, wi)
+					}
+				}
+			}
+			return nil
+		})
+	}
+	outs, _ := h.run()
+	for i, c := range checks {
+		if err := c(outs); err != nil {
+			t.Errorf("%s: %v", names[i], err)
+		}
+	}
+}
+
+// TestUniqueGroupsHost runs Unique's group scan on the host: sorted runs
+// of every dtype (NaN equal to NaN at the end of floats), lengths around
+// the tile, delayed look-back stores.
+func TestUniqueGroupsHost(t *testing.T) {
+	h := newSSHost(t)
+	r := rand.New(rand.NewPCG(5, 8))
+	var checks []func(outs [][]byte) error
+	var names []string
+	for ci, c := range []struct {
+		dt backend.DType
+		n  int
+	}{
+		{backend.Float32, 1}, {backend.Float32, 9*4096 + 5}, {backend.Float64, 3*4096 - 1}, {backend.Int32, 4096},
+		{backend.Int64, 2*4096 + 3}, {backend.Uint8, 5000}, {backend.Bool, 4097},
+	} {
+		// Sorted values with runs: a walk that repeats or steps up, NaN
+		// (all one run) at the end of floats.
+		var raw []byte
+		v := 0
+		for i := range c.n {
+			if r.IntN(3) == 0 {
+				v++
+			}
+			nan := c.dt.IsFloat() && i >= c.n-c.n/8
+			switch c.dt {
+			case backend.Float32:
+				f := float32(v) / 4
+				if nan {
+					f = float32(math.NaN())
+				}
+				raw = append(raw, rawLE(math.Float32bits(f))...)
+			case backend.Float64:
+				f := float64(v) - 1e3
+				if nan {
+					f = math.NaN()
+				}
+				raw = append(raw, rawLE(math.Float64bits(f))...)
+			case backend.Int32:
+				raw = append(raw, rawLE(int32(v-2000))...)
+			case backend.Int64:
+				raw = append(raw, rawLE(int64(v)<<40)...)
+			case backend.Uint8:
+				raw = append(raw, byte(v*255/c.n))
+			default:
+				raw = append(raw, byte(min(v, 1)))
+			}
+		}
+		// Equal values (NaN equal to NaN) have equal sort keys here.
+		want := make([]int32, c.n)
+		for i := range c.n {
+			want[i] = 1
+			if i > 0 {
+				want[i] = want[i-1]
+				if sortOrder(c.dt, raw, i) != sortOrder(c.dt, raw, i-1) {
+					want[i]++
+				}
+			}
+		}
+		ks := UniqueKernels(c.dt).Groups
+		tiles := (c.n + ks.Tile - 1) / ks.Tile
+		in := h.input(ctype(c.dt), raw)
+		out := h.scratch("int", 4*c.n, false)
+		st := h.scratch("unsigned long long", 8*(tiles+1), true)
+		h.launch(ks.Rows, tiles, in, out, fmt.Sprint(c.n), fmt.Sprint(tiles), "0", fmt.Sprint(tiles), st, "nullptr")
+		h.output(out, 4*c.n)
+		names = append(names, fmt.Sprintf("%v[%d]", c.dt, c.n))
+		checks = append(checks, func(outs [][]byte) error {
+			for i, w := range want {
+				if got := int32(binary.LittleEndian.Uint32(outs[ci][4*i:])); got != w {
+					return fmt.Errorf("element %d: group %d, want %d", i, got, w)
+				}
+			}
+			return nil
+		})
+	}
+	outs, _ := h.run()
+	for i, c := range checks {
+		if err := c(outs); err != nil {
+			t.Errorf("%s: %v", names[i], err)
+		}
 	}
 }

@@ -127,13 +127,17 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	if s.Vals.Buf != nil {
 		vsize = s.Vals.Buf.DType().Size()
 	}
+	// Rows of at least half a tile are sorted apart (segmented): their
+	// tiles do not cross rows. Shorter ones are sorted together, the row
+	// as the most significant digits.
+	seg := s.Rows > 1 && s.Len >= cudagen.SortTile/2
 	type pass struct{ shift, byRow int }
 	var passes []pass
 	for by := 0; by < dt.Size(); by++ {
 		passes = append(passes, pass{8 * by, 0})
 	}
 	rpass := 0
-	for sh := 0; sh < bits.Len(uint(s.Rows-1)); sh += 8 {
+	for sh := 0; !seg && sh < bits.Len(uint(s.Rows-1)); sh += 8 {
 		passes = append(passes, pass{sh, 1})
 		rpass++
 	}
@@ -149,9 +153,13 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	if dt.Size() == 8 {
 		kdt = backend.Int64
 	}
-	nb := (n + cudagen.SortTile - 1) / cudagen.SortTile
+	nb, tpr := (n+cudagen.SortTile-1)/cudagen.SortTile, 0
+	if seg {
+		tpr = (s.Len + cudagen.SortTile - 1) / cudagen.SortTile
+		nb = s.Rows * tpr
+	}
 	var k, p [2]uint64
-	keysOnly := s.Rows == 1 && s.OutVals.Buf == nil // no positions to carry
+	keysOnly := (s.Rows == 1 || seg) && s.OutVals.Buf == nil // no positions to carry
 	for i := range 2 {
 		if k[i], err = b.temp(kdt, n, &tmp); err != nil {
 			return err
@@ -180,34 +188,47 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	if err != nil {
 		return err
 	}
-	ghist, err := b.temp(backend.Int32, len(passes)*256, &tmp)
-	if err != nil {
-		return err
-	}
-	goff, err := b.temp(backend.Int32, len(passes)*256, &tmp)
-	if err != nil {
-		return err
-	}
-	if err := b.zero4(ghist, len(passes)*256); err != nil {
-		return err
-	}
 	if err := b.zero4(st[0], stWords); err != nil {
 		return err
 	}
-	if err := b.ssLaunch(ks.Prep, b.strideGrid(n), keys, k[0], p[0], ll(n), flag(s.Descending)); err != nil {
-		return err
-	}
 	// One pass counts the digits of every pass; plan turns the counts into
-	// offsets and skips the passes whose digit is the same in every key.
-	grid := max(1, min((n+255)/256/16, 8*max(b.sms, 1)))
-	if err := b.ssLaunch(ks.GHist, grid, k[0], ll(n), ghist, ll(s.Len), ll(rpass)); err != nil {
-		return err
-	}
-	if err := b.ssLaunch(ks.Plan, 1, ghist, ll(n), ll(len(passes)), ctl, goff); err != nil {
-		return err
-	}
-	for pi, ps := range passes {
-		if err := b.ssLaunch(ks.Pass, nb, k[0], k[1], p[0], p[1], goff, st[0], st[1], ll(n), ll(ps.shift), ll(ps.byRow), ll(s.Len), ctl, ll(pi), ll(nb)); err != nil {
+	// offsets and skips the passes whose digit is the same in every key. A
+	// segmented sort counts and plans by row. The first pass that runs
+	// reads the input keys.
+	var goff uint64
+	gstride := 0
+	if seg {
+		gstride = dt.Size() * 256
+		if goff, err = b.temp(backend.Int32, s.Rows*gstride, &tmp); err != nil {
+			return err
+		}
+		if err := b.zero4(goff, s.Rows*gstride); err != nil {
+			return err
+		}
+		const clen = 32768
+		cpr := (s.Len + clen - 1) / clen
+		if err := b.ssLaunch(ks.RHist, s.Rows*cpr, keys, ll(s.Len), flag(s.Descending), goff, ll(cpr), clen); err != nil {
+			return err
+		}
+		if err := b.ssLaunch(ks.RPlan, s.Rows, goff, ll(s.Len), ctl); err != nil {
+			return err
+		}
+	} else {
+		ghist, err := b.temp(backend.Int32, len(passes)*256, &tmp)
+		if err != nil {
+			return err
+		}
+		if goff, err = b.temp(backend.Int32, len(passes)*256, &tmp); err != nil {
+			return err
+		}
+		if err := b.zero4(ghist, len(passes)*256); err != nil {
+			return err
+		}
+		grid := max(1, min((n+255)/256/16, 8*max(b.sms, 1)))
+		if err := b.ssLaunch(ks.GHist, grid, keys, ll(n), flag(s.Descending), ghist, ll(s.Len), ll(rpass)); err != nil {
+			return err
+		}
+		if err := b.ssLaunch(ks.Plan, 1, ghist, ll(n), ll(len(passes)), ctl, goff); err != nil {
 			return err
 		}
 	}
@@ -227,7 +248,15 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	if s.Vals.Buf == nil {
 		outp, outv = outv, 0
 	}
-	return b.ssLaunch(ks.Finish, b.strideGrid(n), k[0], k[1], p[0], p[1], outk, outp, vals, outv, ll(n), ll(s.Len), flag(s.Descending), ctl, ll(len(passes)))
+	desc := flag(s.Descending)
+	for pi, ps := range passes {
+		if err := b.ssLaunch(ks.Pass, nb, keys, k[0], k[1], p[0], p[1], goff, st[0], st[1], ll(n), ll(ps.shift), ll(ps.byRow), ll(s.Len), ctl, ll(pi), ll(nb),
+			outk, outp, vals, outv, desc, ll(tpr), ll(gstride)); err != nil {
+			return err
+		}
+	}
+	// The last pass that runs writes the results; finish does when none runs.
+	return b.ssLaunch(ks.Finish, b.strideGrid(n), keys, outk, outp, vals, outv, ll(n), ll(s.Len), ctl)
 }
 
 // Scan implements backend.SortScan.
@@ -263,7 +292,11 @@ func (b *Backend) Scan(s *backend.Scan) error {
 // scanRaw scans rows of len elements at device address in into out with
 // the single-pass look-back kernel.
 func (b *Backend) scanRaw(dt backend.DType, kind backend.ScanKind, in, out uint64, rows, len int, rev bool) error {
-	ks := cudagen.ScanKernels(dt, kind)
+	return b.scanWith(cudagen.ScanKernels(dt, kind), dt, in, out, rows, len, rev)
+}
+
+// scanWith is scanRaw with the kernels ks, whose results have dtype dt.
+func (b *Backend) scanWith(ks cudagen.ScanSet, dt backend.DType, in, out uint64, rows, len int, rev bool) error {
 	per := (len + ks.Tile - 1) / ks.Tile
 	tiles := rows * per
 	if tiles > ssLimit {
@@ -387,10 +420,6 @@ func (b *Backend) Unique(u *backend.Unique) error {
 			return err
 		}
 	} else {
-		flags, err := b.temp(backend.Int32, n, &tmp)
-		if err != nil {
-			return err
-		}
 		g, err := b.temp(backend.Int32, n, &tmp)
 		if err != nil {
 			return err
@@ -400,10 +429,8 @@ func (b *Backend) Unique(u *backend.Unique) error {
 			return err
 		}
 		grid := b.strideGrid(n)
-		if err := b.ssLaunch(ks.Flags, grid, sorted, ll(n), flags); err != nil {
-			return err
-		}
-		if err := b.scanRaw(backend.Int32, backend.CumSum, flags, g, 1, n, false); err != nil {
+		// g[i]: the group of element i, from 1 (a scan of first-of-run flags).
+		if err := b.scanWith(ks.Groups, backend.Int32, sorted, g, 1, n, false); err != nil {
 			return err
 		}
 		if err := b.ssLaunch(ks.Scatter, grid, sorted, perm, g, ll(n), ll(u.Cap), vals, starts, inv, count); err != nil {
@@ -431,8 +458,8 @@ func fillInt(s backend.Scalar) int64 {
 }
 
 // TopK implements backend.SortScan: the radix-select kernel, one block a
-// row, or for a few long rows one block a segment and then one a row over
-// the segments' candidates.
+// row when the rows fit a block's segment; otherwise rounds of one block a
+// segment, each leaving K candidates a segment, until they do.
 func (b *Backend) TopK(t *backend.TopK) error {
 	if err := b.failed(); err != nil {
 		return err
@@ -458,29 +485,31 @@ func (b *Backend) TopK(t *backend.TopK) error {
 	}
 	k := cudagen.TopKKernel(dt)
 	largest := flag(t.Largest)
-	segLen := max(16384, 4*t.K)
-	if t.Len <= 2*segLen || t.Rows >= 2*max(b.sms, 1) {
-		return b.ssLaunch(k, t.Rows, in, 0, 0, ll(t.Len), ll(t.Len), 1, ll(t.K), largest, 0, 0, outk, outi)
-	}
-	segs := (t.Len + segLen - 1) / segLen
+	seg := cudagen.TopKSeg(dt) // at least 2K: each round shrinks the rows
 	var tmp []backend.Buffer
 	defer func() { b.freeAll(tmp) }()
 	kdt := backend.Int32
 	if dt.Size() == 8 {
 		kdt = backend.Int64
 	}
-	nc := t.Rows * segs * t.K
-	ck, err := b.temp(kdt, nc, &tmp)
-	if err != nil {
-		return err
+	var ck, ci uint64
+	for n := t.Len; ; {
+		if n <= seg {
+			return b.ssLaunch(k, t.Rows, in, ck, ci, ll(n), ll(n), 1, ll(t.K), largest, 0, 0, outk, outi)
+		}
+		segs := (n + seg - 1) / seg
+		nc := t.Rows * segs * t.K
+		ck2, err := b.temp(kdt, nc, &tmp)
+		if err != nil {
+			return err
+		}
+		ci2, err := b.temp(backend.Int64, nc, &tmp)
+		if err != nil {
+			return err
+		}
+		if err := b.ssLaunch(k, t.Rows*segs, in, ck, ci, ll(n), ll(seg), ll(segs), ll(t.K), largest, ck2, ci2, 0, 0); err != nil {
+			return err
+		}
+		in, ck, ci, n = 0, ck2, ci2, segs*t.K
 	}
-	ci, err := b.temp(backend.Int64, nc, &tmp)
-	if err != nil {
-		return err
-	}
-	if err := b.ssLaunch(k, t.Rows*segs, in, 0, 0, ll(t.Len), ll(segLen), ll(segs), ll(t.K), largest, ck, ci, 0, 0); err != nil {
-		return err
-	}
-	len2 := segs * t.K
-	return b.ssLaunch(k, t.Rows, 0, ck, ci, ll(len2), ll(len2), 1, ll(t.K), largest, 0, 0, outk, outi)
 }
