@@ -52,7 +52,7 @@ func TestFusedSourceCompiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			for name, params := range map[string]int{
-				"gocu_ln_fwd": 9, "gocu_ln_bwd": 9, "gocu_ln_wsum": 5,
+				"gocu_ln_fwd": 9, "gocu_ln_bwd": 8, "gocu_ln_dwdb": 8, "gocu_ln_wsum": 5,
 				"gocu_gelu_fwd": 4, "gocu_gelu_bwd": 5, "gocu_xent_fwd": 5, "gocu_xent_bwd": 7,
 				"gocu_bias_gelu_fwd": 6, "gocu_bias_gelu_bwd": 9, "gocu_colsum": 4,
 			} {

@@ -100,14 +100,11 @@ int main(int argc, char** argv) {
         auto x = in<TI>(n * c); auto w = in<float>(c); auto b = in<float>(c); auto dy = in<TO>(n * c);
         auto y = toNaN(n * c); auto mean = fNaN(n), rstd = fNaN(n);
         launch((n + 7) / 8, 256, 0, [&] { gocu_ln_fwd(x.data(), w.data(), b.data(), y.data(), mean.data(), rstd.data(), n, c, 1e-5f); });
-        int blocks = std::min<long long>((n + 7) / 8, 3);
-        auto dx = tiNaN(n * c); auto part = fNaN(blocks * 2 * c); auto dw = fNaN(c), db = fNaN(c);
-        launch(blocks, 256, 2 * c * 4, [&] {
-            float* acc = gocu_smem.data();
-            (void)acc;
-            gocu_ln_bwd(dy.data(), x.data(), w.data(), mean.data(), rstd.data(), dx.data(), part.data(), n, c);
-        });
-        launch((2 * c + 31) / 32, 256, 0, [&] { gocu_ln_wsum(part.data(), dw.data(), db.data(), blocks, c); });
+        int blocks = std::min<long long>((n + 7) / 8, 3), chunks = 2, tiles = (c + 31) / 32;
+        auto dx = tiNaN(n * c); auto part = fNaN(chunks * 2 * c); auto dw = fNaN(c), db = fNaN(c);
+        launch(blocks, 256, 0, [&] { gocu_ln_bwd(dy.data(), x.data(), w.data(), mean.data(), rstd.data(), dx.data(), n, c); });
+        launch(tiles * chunks, 256, 0, [&] { gocu_ln_dwdb(dy.data(), x.data(), mean.data(), rstd.data(), part.data(), n, c, chunks); });
+        launch((2 * c + 31) / 32, 256, 0, [&] { gocu_ln_wsum(part.data(), dw.data(), db.data(), chunks, c); });
         out(y); out(dx); out(dw); out(db);
     } else if (op == "gelu") {
         int form = c;

@@ -108,14 +108,21 @@ func (l *LayerNorm) fused(x *grad.Var) *grad.Var {
 	return grad.Func("LayerNorm", y, []*grad.Var{x, l.Weight, l.Bias}, func(g *array.Array) []*array.Array {
 		gc := cast(g, out).Contiguous()
 		dx := m.Empty(xv.DType(), xs...)
-		blocks := min((n+warps-1)/warps, 1024) // enough warps in flight to fill the GPU
-		part := m.Empty(array.Float32, blocks, 2*c)
 		dw, db := m.Empty(array.Float32, l.Shape...), m.Empty(array.Float32, l.Shape...)
-		cfg := gocu.Config{Grid: grid1(blocks), Block: grid1(32 * warps), Shared: 2 * c * 4}
-		err := ks.lnBwd.Launch(cfg, gc, xc, wc, mean, rstd, dx, part, int64(n), int32(c))
+		cfg := gocu.Config{Grid: grid1(min((n+warps-1)/warps, 1024)), Block: grid1(32 * warps)}
+		err := ks.lnBwd.Launch(cfg, gc, xc, wc, mean, rstd, dx, int64(n), int32(c))
+		// About 1024 blocks of 32 columns by chunks of rows, each chunk
+		// at least 64 rows.
+		tiles := (c + 31) / 32
+		chunks := max(1, min((1024+tiles-1)/tiles, n/64))
+		part := m.Empty(array.Float32, chunks, 2*c)
+		if err == nil {
+			cfg = gocu.Config{Grid: grid1(tiles * chunks), Block: grid1(256)}
+			err = ks.lnDwdb.Launch(cfg, gc, xc, mean, rstd, part, int64(n), int32(c), int32(chunks))
+		}
 		if err == nil {
 			cfg = gocu.Config{Grid: grid1((2*c + 31) / 32), Block: grid1(256)}
-			err = ks.lnWsum.Launch(cfg, part, dw, db, int32(blocks), int32(c))
+			err = ks.lnWsum.Launch(cfg, part, dw, db, int32(chunks), int32(c))
 		}
 		part.Close() // freed in stream order, after the kernels
 		if err != nil {
