@@ -180,3 +180,60 @@ func TestFlashDispatch(t *testing.T) {
 		t.Fatalf("Backward: %v, want the kernel's error", err)
 	}
 }
+
+// TestFlashInPlace checks that the kernels get the transposed heads of
+// MultiheadAttention, and the gradient of its output, as the views they
+// are when they take them in place, and contiguous copies otherwise.
+func TestFlashInPlace(t *testing.T) {
+	old := fusedAttention
+	defer func() { fusedAttention = old }()
+	rng := array.CPU().NewRNG(91)
+	in := grad.Param(rng.Normal(array.Float32, 0, 1, 2, 16, 32))
+	m := NewMultiheadAttention(rng, 32, 2)
+	m.Causal, m.Compute = true, array.BFloat16
+	yc := m.Forward(in)
+	if err := yc.Square().Mean().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	want := in.Grad().Copy()
+	for _, take := range []bool{true, false} {
+		calls := 0
+		var views []bool // whether each operand the kernels got was strided
+		k := fakeFlash(&calls, nil)
+		fwd, bwd := k.forward, k.backward
+		k.forward = func(q, kk, v *array.Array, scale float64, causal bool) (*array.Array, *array.Array, error) {
+			views = append(views, !q.IsContiguous(), !kk.IsContiguous(), !v.IsContiguous())
+			return fwd(q, kk, v, scale, causal)
+		}
+		k.backward = func(q, kk, v, o, lse, do *array.Array, scale float64, causal bool) (*array.Array, *array.Array, *array.Array, error) {
+			views = append(views, !do.IsContiguous())
+			return bwd(q, kk, v, o, lse, do, scale, causal)
+		}
+		k.inPlace = func(a *array.Array) error {
+			if st := a.Strides(); take && st[len(st)-1] == 1 {
+				return nil
+			}
+			return errors.New("not in place")
+		}
+		useFlash(k)
+		in.ZeroGrad()
+		y := m.Forward(in)
+		if err := y.Square().Mean().Backward(); err != nil {
+			t.Fatal(err)
+		}
+		if calls != 2 || len(views) != 4 {
+			t.Fatalf("in place %v: %d kernel calls, %d operands recorded; want 2 and 4", take, calls, len(views))
+		}
+		for i, what := range []string{"q", "k", "v", "dO"} {
+			if views[i] != take {
+				t.Errorf("in place %v: %s strided %v, want %v", take, what, views[i], take)
+			}
+		}
+		if e := relDiff(t, y.Value(), yc.Value()); !(e <= 1e-2) {
+			t.Errorf("in place %v: output: relative difference %.3g", take, e)
+		}
+		if e := relDiff(t, in.Grad(), want); !(e <= 2e-2) {
+			t.Errorf("in place %v: input gradient: relative difference %.3g", take, e)
+		}
+	}
+}

@@ -186,7 +186,9 @@ func disjoint(s shape, l layout) bool {
 // stride), a contiguous array otherwise.
 func like(m *array.Maker, s shape, x operand) *array.Array {
 	if x.lay.S > x.lay.H && s.Heads > 1 {
-		return m.Empty(array.BFloat16, s.Batch, s.Seq, s.Heads, s.Dim).SwapAxes(1, 2)
+		e := m.Empty(array.BFloat16, s.Batch, s.Seq, s.Heads, s.Dim)
+		defer e.Close() // the view holds the memory
+		return e.SwapAxes(1, 2)
 	}
 	return m.Empty(array.BFloat16, s.dims()...)
 }

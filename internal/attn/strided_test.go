@@ -128,6 +128,10 @@ func TestStridedErrors(t *testing.T) {
 	if err := CheckView(q); err != nil {
 		t.Errorf("CheckView of a contiguous array: %v", err)
 	}
+	// The heads of a (batch, seq, heads·dim) projection, as GPT splits them.
+	if err := CheckView(bf(2, 64, 3*64).Reshape(2, 64, 3, 64).SwapAxes(1, 2)); err != nil {
+		t.Errorf("CheckView of a projection's heads: %v", err)
+	}
 	if err := CheckView(bf(2, 64, 64)); !errors.Is(err, array.ErrValue) {
 		t.Errorf("CheckView of a 3-d array: %v, want ErrValue", err)
 	}
