@@ -137,8 +137,14 @@ func view(x *array.Array) (operand, error) {
 		b.Free()
 		return operand{}, fmt.Errorf(format+": pass a copy: %w", append(args, array.ErrValue)...)
 	}
-	if st[3] != 1 && x.Shape()[3] > 1 {
+	sh := x.Shape()
+	if st[3] != 1 && sh[3] > 1 {
 		return bad("a view with strides %v: the last axis is not contiguous", st)
+	}
+	for i := range 3 {
+		if sh[i] == 1 {
+			st[i] = 0 // never stepped over
+		}
 	}
 	for _, v := range st[:3] {
 		if v%8 != 0 || v > math.MaxInt32 {
