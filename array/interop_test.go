@@ -344,3 +344,32 @@ func TestAsStridedBufferHost(t *testing.T) {
 		})
 	}
 }
+
+// TestAsStridedBufferGPU is TestAsStridedBufferHost's view on the GPU:
+// the buffer, read back, holds the view's elements at its strides.
+func TestAsStridedBufferGPU(t *testing.T) {
+	g := testGPU(t)
+	x := g.Arange(Float32, 24).Reshape(2, 3, 4)
+	v := x.Slice(S(0, 2), S(1, 3), S(1, 4)).Transpose(2, 0, 1)
+	b, st, err := AsStridedBuffer[float32](v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	h, err := b.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 19 || st[0] != 1 || st[1] != 12 || st[2] != 4 {
+		t.Fatalf("buffer of %d elements, strides %v; want 19 and [1 12 4]", len(h), st)
+	}
+	for i := range 3 {
+		for j := range 2 {
+			for k := range 2 {
+				if got, want := h[i+12*j+4*k], float32(12*j+4*(1+k)+1+i); got != want {
+					t.Errorf("element (%d,%d,%d) = %v, want %v", i, j, k, got, want)
+				}
+			}
+		}
+	}
+}
