@@ -54,11 +54,16 @@ func asBuffer[T Elem](a *Array, keep bool) (*gocu.Buffer[T], error) {
 	if !s.lay.IsContiguous() {
 		return nil, errorf(op, ErrValue, "the view of shape %s and strides %s is not contiguous: a kernel indexes its memory densely; pass x.Contiguous(), a copy when needed", shapeString(s.lay.Shape), shapeString(s.lay.Strides))
 	}
+	return wrapSpan[T](op, a, s, s.lay.Offset, s.lay.Size(), keep)
+}
+
+// wrapSpan makes a buffer of elements [off, off+n) of the storage of a
+// (snapshot s); keep takes a reference on it for the buffer's lifetime.
+func wrapSpan[T Elem](op string, a *Array, s snap, off, n int, keep bool) (*gocu.Buffer[T], error) {
 	dev := a.dev.dev
 	if dev == nil {
 		return nil, errorf(op, ErrDevice, "the array is on no gocu device")
 	}
-	n := s.lay.Size()
 	release := func() {}
 	if keep {
 		s.st.retain()
@@ -67,6 +72,7 @@ func asBuffer[T Elem](a *Array, keep bool) (*gocu.Buffer[T], error) {
 		release = func() { once.Do(st.release) }
 	}
 	var buf *gocu.Buffer[T]
+	var err error
 	if g := a.dev.gpu; g != nil {
 		gb, err := g.Buffer(s.st.buf)
 		if err != nil {
@@ -78,7 +84,7 @@ func asBuffer[T Elem](a *Array, keep bool) (*gocu.Buffer[T], error) {
 			return gocu.Alloc[T](dev, 0)
 		}
 		es := a.dt.Size()
-		m, err := gb.Memory().View(s.lay.Offset*es, n*es)
+		m, err := gb.Memory().View(off*es, n*es)
 		if err == nil {
 			buf, err = gocu.Wrap[T](dev, m, n, release)
 		}
@@ -92,7 +98,7 @@ func asBuffer[T Elem](a *Array, keep bool) (*gocu.Buffer[T], error) {
 			release()
 			return nil, errorf(op, ErrDevice, "the array's memory is not host memory")
 		}
-		host := hostSlice[T](cb.Slice(), s.lay.Offset, n)
+		host := hostSlice[T](cb.Slice(), off, n)
 		buf, err = gocu.WrapSlice(dev, host, release)
 		if err != nil {
 			release()

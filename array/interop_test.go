@@ -304,3 +304,72 @@ func userFaultChild(t *testing.T) {
 		t.Errorf("reading after the fault: %v", err)
 	}
 }
+
+// AsStridedBuffer gives a strided view's span with its strides, on the
+// CPU and the simulator; negative strides and the wrong type are refused.
+func TestAsStridedBufferHost(t *testing.T) {
+	for _, dev := range hostDevices() {
+		t.Run(dev.ID(), func(t *testing.T) {
+			m := On(dev)
+			x := m.Arange(Float32, 24).Reshape(2, 3, 4)
+			v := x.Slice(S(0, 2), S(1, 3), S(1, 4)).Transpose(2, 0, 1) // (3, 2, 2)
+			b, st, err := AsStridedBuffer[float32](v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Free()
+			if b.Len() != 19 || len(st) != 3 || st[0] != 1 || st[1] != 12 || st[2] != 4 {
+				t.Fatalf("buffer of %d elements, strides %v; want 19 and [1 12 4]", b.Len(), st)
+			}
+			h := b.Host()
+			for i := range 3 {
+				for j := range 2 {
+					for k := range 2 {
+						want := float32(12*j + 4*(1+k) + 1 + i)
+						if got := h[i*st[0]+j*st[1]+k*st[2]]; got != want {
+							t.Errorf("element (%d,%d,%d) = %v, want %v", i, j, k, got, want)
+						}
+					}
+				}
+			}
+			if _, _, err := AsStridedBuffer[float32](x.Flip(1)); !errors.Is(err, ErrValue) || !strings.Contains(err.Error(), "negative stride") {
+				t.Errorf("a flipped view: %v, want ErrValue naming the negative stride", err)
+			}
+			if _, _, err := AsStridedBuffer[int32](v); !errors.Is(err, ErrDType) {
+				t.Errorf("the wrong element type: %v, want ErrDType", err)
+			}
+			if _, _, err := AsStridedBuffer[float32](nil); err == nil {
+				t.Error("a nil array: no error")
+			}
+		})
+	}
+}
+
+// TestAsStridedBufferGPU is TestAsStridedBufferHost's view on the GPU:
+// the buffer, read back, holds the view's elements at its strides.
+func TestAsStridedBufferGPU(t *testing.T) {
+	g := testGPU(t)
+	x := g.Arange(Float32, 24).Reshape(2, 3, 4)
+	v := x.Slice(S(0, 2), S(1, 3), S(1, 4)).Transpose(2, 0, 1)
+	b, st, err := AsStridedBuffer[float32](v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	h, err := b.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 19 || st[0] != 1 || st[1] != 12 || st[2] != 4 {
+		t.Fatalf("buffer of %d elements, strides %v; want 19 and [1 12 4]", len(h), st)
+	}
+	for i := range 3 {
+		for j := range 2 {
+			for k := range 2 {
+				if got, want := h[i+12*j+4*k], float32(12*j+4*(1+k)+1+i); got != want {
+					t.Errorf("element (%d,%d,%d) = %v, want %v", i, j, k, got, want)
+				}
+			}
+		}
+	}
+}

@@ -16,5 +16,6 @@ func init() {
 		dt:       array.BFloat16,
 		dims:     []int{64, 128},
 		device:   (*gocu.Device).IsGPU,
+		inPlace:  attn.CheckView,
 	})
 }

@@ -10,14 +10,25 @@ import (
 
 // flashKernels are a fused attention's entry points, in the shape of
 // FlashAttention's: forward returns the output and each row's logsumexp,
-// backward the gradients of q, k and v from them. They take contiguous
-// arrays (batch, heads, seq, dim) of dtype dt, one shape for q, k and v.
+// backward the gradients of q, k and v from them. They take arrays
+// (batch, heads, seq, dim) of dtype dt, one shape for q, k and v: views
+// that inPlace accepts (nil: none), or contiguous ones.
 type flashKernels struct {
 	forward  func(q, k, v *array.Array, scale float64, causal bool) (o, lse *array.Array, err error)
 	backward func(q, k, v, o, lse, do *array.Array, scale float64, causal bool) (dq, dk, dv *array.Array, err error)
 	dt       array.DType
 	dims     []int                   // the head dimensions with a kernel
 	device   func(*gocu.Device) bool // where the kernels run
+	inPlace  func(*array.Array) error
+}
+
+// operand returns a as the kernels take it: itself when contiguous or a
+// view they read in place, a contiguous copy otherwise.
+func (k flashKernels) operand(a *array.Array) *array.Array {
+	if a.IsContiguous() || k.inPlace != nil && k.inPlace(a) == nil {
+		return a
+	}
+	return a.Contiguous()
 }
 
 // useFlash makes ScaledDotProductAttention run on k where they apply:
@@ -41,14 +52,19 @@ func flash(k flashKernels, q, kk, v *grad.Var, causal bool, scale float64) *grad
 			return nil
 		}
 	}
-	// The heads of MultiheadAttention are transposed views.
-	qc, kc, vc := qa.Contiguous(), ka.Contiguous(), va.Contiguous()
+	// The heads of MultiheadAttention are transposed views, which the
+	// kernels may read in place.
+	qc, kc, vc := k.operand(qa), k.operand(ka), k.operand(va)
 	o, lse, err := k.forward(qc, kc, vc, scale, causal)
 	if err != nil {
 		return grad.Const(array.Failed(err))
 	}
 	return grad.Func("FlashAttention", o, []*grad.Var{q, kk, v}, func(g *array.Array) []*array.Array {
-		do := g.AsType(k.dt).Contiguous()
+		do := g
+		if g.DType() != k.dt {
+			do = g.AsType(k.dt)
+		}
+		do = k.operand(do)
 		dq, dk, dv, err := k.backward(qc, kc, vc, o, lse, do, scale, causal)
 		if err != nil {
 			f := array.Failed(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/grad"
+	"github.com/gocu-dev/gocu/internal/attn"
 )
 
 // fakeFlash is FlashAttention's maths with array operations in float32,
@@ -178,5 +179,133 @@ func TestFlashDispatch(t *testing.T) {
 	y := ScaledDotProductAttention(q, grad.Const(xs[1]), grad.Const(xs[2]), nil)
 	if err := y.AsType(array.Float32).Sum().Backward(); !errors.Is(err, boom) {
 		t.Fatalf("Backward: %v, want the kernel's error", err)
+	}
+}
+
+// TestFlashInPlace checks that the kernels get the transposed heads of
+// MultiheadAttention, and the gradient of its output, as the views they
+// are when they take them in place, and contiguous copies otherwise.
+func TestFlashInPlace(t *testing.T) {
+	old := fusedAttention
+	defer func() { fusedAttention = old }()
+	rng := array.CPU().NewRNG(91)
+	in := grad.Param(rng.Normal(array.Float32, 0, 1, 2, 16, 32))
+	m := NewMultiheadAttention(rng, 32, 2)
+	m.Causal, m.Compute = true, array.BFloat16
+	yc := m.Forward(in)
+	if err := yc.Square().Mean().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	want := in.Grad().Copy()
+	for _, take := range []bool{true, false} {
+		calls := 0
+		var views []bool // whether each operand the kernels got was strided
+		k := fakeFlash(&calls, nil)
+		fwd, bwd := k.forward, k.backward
+		k.forward = func(q, kk, v *array.Array, scale float64, causal bool) (*array.Array, *array.Array, error) {
+			views = append(views, !q.IsContiguous(), !kk.IsContiguous(), !v.IsContiguous())
+			return fwd(q, kk, v, scale, causal)
+		}
+		k.backward = func(q, kk, v, o, lse, do *array.Array, scale float64, causal bool) (*array.Array, *array.Array, *array.Array, error) {
+			views = append(views, !do.IsContiguous())
+			return bwd(q, kk, v, o, lse, do, scale, causal)
+		}
+		k.inPlace = func(a *array.Array) error {
+			if st := a.Strides(); take && st[len(st)-1] == 1 {
+				return nil
+			}
+			return errors.New("not in place")
+		}
+		useFlash(k)
+		in.ZeroGrad()
+		y := m.Forward(in)
+		if err := y.Square().Mean().Backward(); err != nil {
+			t.Fatal(err)
+		}
+		if calls != 2 || len(views) != 4 {
+			t.Fatalf("in place %v: %d kernel calls, %d operands recorded; want 2 and 4", take, calls, len(views))
+		}
+		for i, what := range []string{"q", "k", "v", "dO"} {
+			if views[i] != take {
+				t.Errorf("in place %v: %s strided %v, want %v", take, what, views[i], take)
+			}
+		}
+		if e := relDiff(t, y.Value(), yc.Value()); !(e <= 1e-2) {
+			t.Errorf("in place %v: output: relative difference %.3g", take, e)
+		}
+		if e := relDiff(t, in.Grad(), want); !(e <= 2e-2) {
+			t.Errorf("in place %v: input gradient: relative difference %.3g", take, e)
+		}
+	}
+}
+
+// TestFlashSimInPlace runs the real kernels on the simulator under
+// ScaledDotProductAttention, with GPT's layout: heads split from a
+// (B, T, C) projection and merged back. The kernels must get the views
+// (no copies), give an output whose merge is free, and match the
+// composed operations, gradients included.
+func TestFlashSimInPlace(t *testing.T) {
+	sim, err := gocu.Open("sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := fusedAttention
+	defer func() { fusedAttention = old }()
+	const b, tt, h, d = 1, 80, 2, 64
+	m := array.On(sim)
+	rng := m.NewRNG(92)
+	xs := []*array.Array{}
+	for range 3 {
+		xs = append(xs, rng.Normal(array.Float32, 0, 1, b, tt, h*d).AsType(array.BFloat16).Copy())
+	}
+	c := rng.Normal(array.Float32, 0, 1, b, tt, h*d)
+	var strided []bool
+	merged := false
+	k := flashKernels{
+		dt: array.BFloat16, dims: []int{64}, device: func(*gocu.Device) bool { return true }, inPlace: attn.CheckView,
+		forward: func(q, kk, v *array.Array, scale float64, causal bool) (*array.Array, *array.Array, error) {
+			strided = append(strided, !q.IsContiguous(), !kk.IsContiguous(), !v.IsContiguous())
+			return attn.Forward(q, kk, v, scale, causal)
+		},
+		backward: func(q, kk, v, o, lse, do *array.Array, scale float64, causal bool) (*array.Array, *array.Array, *array.Array, error) {
+			strided = append(strided, !do.IsContiguous())
+			return attn.Backward(q, kk, v, o, lse, do, scale, causal)
+		},
+	}
+	run := func() []*array.Array {
+		var vs []*grad.Var
+		for _, x := range xs {
+			vs = append(vs, grad.Param(x.Copy()))
+		}
+		split := func(v *grad.Var) *grad.Var { return v.Reshape(b, tt, h, d).SwapAxes(1, 2) }
+		y := ScaledDotProductAttention(split(vs[0]), split(vs[1]), split(vs[2]), &AttentionOptions{Causal: true})
+		yt := y.SwapAxes(1, 2)
+		merged = yt.Value().IsContiguous()
+		out := yt.Reshape(b, tt, h*d)
+		if err := out.AsType(array.Float32).Mul(c).Sum().Backward(); err != nil {
+			t.Fatal(err)
+		}
+		return []*array.Array{out.Value(), vs[0].Grad(), vs[1].Grad(), vs[2].Grad()}
+	}
+	want := run()
+	useFlash(k)
+	got := run()
+	if len(strided) != 4 {
+		t.Fatalf("%d operands reached the kernels, want 4 (the kernels did not run?)", len(strided))
+	}
+	for i, what := range []string{"q", "k", "v", "dO"} {
+		if !strided[i] {
+			t.Errorf("%s reached the kernels contiguous: a copy was made", what)
+		}
+	}
+	if !merged {
+		t.Error("the output's heads do not merge without a copy")
+	}
+	for i, what := range []string{"output", "dq", "dk", "dv"} {
+		e := relDiff(t, got[i], want[i])
+		t.Logf("%s: relative difference %.3g", what, e)
+		if !(e <= 2e-2) {
+			t.Errorf("%s: relative difference %.3g from the composed operations", what, e)
+		}
 	}
 }

@@ -29,14 +29,30 @@ func BenchmarkGPU(b *testing.B) {
 			}
 			for _, pass := range []string{"fwd", "bwd", "fwdbwd"} {
 				b.Run(fmt.Sprintf("d%d/%s/%s", dim, mask, pass), func(b *testing.B) {
-					benchAttn(b, shape{4, 16, 4096, dim}, causal, pass)
+					benchAttn(b, shape{4, 16, 4096, dim}, causal, pass, false)
 				})
 			}
 		}
 	}
 }
 
-func benchAttn(b *testing.B, s shape, causal bool, pass string) {
+// BenchmarkGPUStrided times the kernels at GPT-2's shape, B=8 H=12
+// S=1024 D=64 causal, on contiguous (B, H, S, D) operands and on
+// (B, S, H, D) ones read through strides, as GPT's heads are:
+//
+//	./attn.test -test.run '^$' -test.bench GPUStrided
+func BenchmarkGPUStrided(b *testing.B) {
+	for _, bshd := range []bool{false, true} {
+		for _, pass := range []string{"fwd", "bwd"} {
+			b.Run(fmt.Sprintf("bshd=%v/%s", bshd, pass), func(b *testing.B) {
+				benchAttn(b, shape{8, 12, 1024, 64}, true, pass, bshd)
+			})
+		}
+	}
+}
+
+// benchAttn times pass on s; bshd lays every operand out as (B, S, H, D).
+func benchAttn(b *testing.B, s shape, causal bool, pass string, bshd bool) {
 	d := needGPU(b)
 	n, rows := s.size(), s.bh()*s.Seq
 	in := benchInputs(b, n)
@@ -45,8 +61,16 @@ func benchAttn(b *testing.B, s shape, causal bool, pass string) {
 	dq, dk, dv := poisoned(b, d, n, nanBF16), poisoned(b, d, n, nanBF16), poisoned(b, d, n, nanBF16)
 	dvec := poisoned(b, d, rows, nanF32)
 	scale := float32(1 / math.Sqrt(float64(s.Dim)))
-	fwd := func() error { return forward(d, q, k, v, o, lse, s, scale, causal, false) }
-	bwd := func() error { return backward(d, q, k, v, o, lse, do, dvec, dq, dk, dv, s, scale, causal, false) }
+	l := s.contiguous()
+	if bshd {
+		l = layout{int32(s.Seq * s.Heads * s.Dim), int32(s.Dim), int32(s.Heads * s.Dim)}
+	}
+	fwd := func() error {
+		return forwardStrided(d, q, k, v, o, lse, [4]layout{l, l, l, l}, s, scale, causal, false)
+	}
+	bwd := func() error {
+		return backwardStrided(d, q, k, v, o, lse, do, dvec, dq, dk, dv, [8]layout{l, l, l, l, l, l, l, l}, s, scale, causal, false)
+	}
 	must(b, fwd())
 	flop := 4 * float64(s.bh()) * float64(s.Seq) * float64(s.Seq) * float64(s.Dim)
 	if causal {

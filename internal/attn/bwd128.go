@@ -16,14 +16,15 @@ const bwd128Mem = 6*d128Tile*2 + 2*stats*4
 // rowsum(dO∘o) from bwdPrep. The layout is fwd128's: q fragments in
 // registers, k and v double buffered, causal tiles skipped and only the
 // diagonal and a partial last tile masked. dO's fragments are read from
-// shared memory at each tile, to leave registers for dq.
+// shared memory at each tile, to leave registers for dq. Each operand
+// but lse and dvec is laid out by its layout, as in fwd128.
 //
 // Launch tiles with bwd128Mem bytes of dynamic shared memory.
 //
 //gocu:kernel
 //gocu:noalias
 //gocu:launch_bounds 128 2
-func bwdQ128(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float32, dq []kernel.BFloat16, seq int32, scale float32, causal bool) {
+func bwdQ128(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float32, dq []kernel.BFloat16, ql, kl, vl, dol, dql layout, heads, seq int32, scale float32, causal bool) {
 	sm := kernel.DynamicShared[kernel.BFloat16](t)
 	tid := t.ThreadIdx.X
 	warp, lane := tid/32, tid%32
@@ -34,21 +35,22 @@ func bwdQ128(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float3
 	}
 	q0 := qtile * tileQ
 	bh := int(t.BlockIdx.Y)
-	head := bh * int(seq) * d128
+	b32 := int32(bh)
+	qh, kh, vh, doh := q[ql.head(b32, heads):], k[kl.head(b32, heads):], v[vl.head(b32, heads):], do[dol.head(b32, heads):]
 	sl2 := scale * log2e
 
 	// Shared memory: q, dO, then k and v twice.
 	cr, cc := tid/d128Chunk, tid%d128Chunk
 	soff := cr*d128 + (cc^(cr&7))*8
-	load128(t, sm, 0, q, head, q0, seq, soff, cr, cc)
-	load128(t, sm, d128Tile, do, head, q0, seq, soff, cr, cc)
+	load128(t, sm, 0, qh, ql.S, q0, seq, soff, cr, cc)
+	load128(t, sm, d128Tile, doh, dol.S, q0, seq, soff, cr, cc)
 	ntiles, nfull := (seq+tileK-1)/tileK, seq/tileK
 	if causal {
 		ntiles = (q0 + tileQ) / tileK
 		nfull = q0 / tileK
 	}
-	load128(t, sm, 2*d128Tile, k, head, 0, seq, soff, cr, cc)
-	load128(t, sm, 3*d128Tile, v, head, 0, seq, soff, cr, cc)
+	load128(t, sm, 2*d128Tile, kh, kl.S, 0, seq, soff, cr, cc)
+	load128(t, sm, 3*d128Tile, vh, vl.S, 0, seq, soff, cr, cc)
 	kernel.CpAsyncCommit(t)
 
 	// The lane's two rows, their logsumexps (log2 domain) and D.
@@ -80,28 +82,29 @@ func bwdQ128(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float3
 
 	var acc [d128 / 8]kernel.FragC
 	for j := int32(0); j < nfull; j++ {
-		acc = bwdQ128Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
+		acc = bwdQ128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
 	}
 	for j := nfull; j < ntiles; j++ {
-		acc = bwdQ128Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
+		acc = bwdQ128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
 	}
 
 	dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
+	head := dql.head(b32, heads)
 	//gocu:unroll
 	for dt := int32(0); dt < d128/8; dt++ {
 		col := int(dt*8 + 2*qd)
 		if rowA < seq {
-			dq2[(head+int(rowA)*d128+col)/2] = kernel.ToBFloat16x2(acc[dt][0]*scale, acc[dt][1]*scale)
+			dq2[(head+int(rowA)*int(dql.S)+col)/2] = kernel.ToBFloat16x2(acc[dt][0]*scale, acc[dt][1]*scale)
 		}
 		if rowA+8 < seq {
-			dq2[(head+int(rowA+8)*d128+col)/2] = kernel.ToBFloat16x2(acc[dt][2]*scale, acc[dt][3]*scale)
+			dq2[(head+int(rowA+8)*int(dql.S)+col)/2] = kernel.ToBFloat16x2(acc[dt][2]*scale, acc[dt][3]*scale)
 		}
 	}
 }
 
 // bwdQ128Tile runs key tile j of bwdQ128 for one warp and returns dq/scale
 // so far. masked masks the keys at or past lim (a constant at each call).
-func bwdQ128Tile(t *kernel.Thread, sm, k, v []kernel.BFloat16, head int, soff, cr, cc, seq int32, qf [d128 / 16]kernel.FragA, kOff, vOff [4]int32,
+func bwdQ128Tile(t *kernel.Thread, sm, k, v []kernel.BFloat16, ks, vs int32, soff, cr, cc, seq int32, qf [d128 / 16]kernel.FragA, kOff, vOff [4]int32,
 	acc [d128 / 8]kernel.FragC, l2, dr [2]float32, j, ntiles int32, lim [2]int32, sl2 float32, masked bool) [d128 / 8]kernel.FragC {
 	if j > 0 {
 		kernel.CpAsyncWait(t, 0)
@@ -109,8 +112,8 @@ func bwdQ128Tile(t *kernel.Thread, sm, k, v []kernel.BFloat16, head int, soff, c
 	}
 	if j+1 < ntiles {
 		nb := 2*d128Tile + ((j+1)%2)*2*d128Tile
-		load128(t, sm, nb, k, head, (j+1)*tileK, seq, soff, cr, cc)
-		load128(t, sm, nb+d128Tile, v, head, (j+1)*tileK, seq, soff, cr, cc)
+		load128(t, sm, nb, k, ks, (j+1)*tileK, seq, soff, cr, cc)
+		load128(t, sm, nb+d128Tile, v, vs, (j+1)*tileK, seq, soff, cr, cc)
 	}
 	kernel.CpAsyncCommit(t)
 	ks0 := 2*d128Tile + (j%2)*2*d128Tile
@@ -170,13 +173,14 @@ func mmaSABt128(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOff [4]int32,
 // with dk and dv in registers for the whole kernel and Pᵀ and dSᵀ repacked
 // into A fragments in place. q and dO are double buffered, with the
 // query tile's logsumexps and D staged in shared memory beside them.
+// The operands are laid out as bwdQ128's.
 //
 // Launch tiles with bwd128Mem bytes of dynamic shared memory.
 //
 //gocu:kernel
 //gocu:noalias
 //gocu:launch_bounds 128 2
-func bwdKV128(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float32, dk, dv []kernel.BFloat16, seq int32, scale float32, causal bool) {
+func bwdKV128(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float32, dk, dv []kernel.BFloat16, ql, kl, vl, dol, dkl, dvl layout, heads, seq int32, scale float32, causal bool) {
 	sm := kernel.DynamicShared[kernel.BFloat16](t)
 	fl := kernel.DynamicShared[float32](t)[3*d128Tile:] // after the six tiles
 	tid := t.ThreadIdx.X
@@ -184,23 +188,24 @@ func bwdKV128(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float
 	g, qd := lane/4, lane%4
 	k0 := t.BlockIdx.X * tileK
 	bh := int(t.BlockIdx.Y)
-	head := bh * int(seq) * d128
+	b32 := int32(bh)
+	qh, kh, vh, doh := q[ql.head(b32, heads):], k[kl.head(b32, heads):], v[vl.head(b32, heads):], do[dol.head(b32, heads):]
 	sl2 := scale * log2e
 
 	// Shared memory: k, v, then q and dO twice; the staged logsumexps
 	// and D (two query tiles of 64 each) after them.
 	cr, cc := tid/d128Chunk, tid%d128Chunk
 	soff := cr*d128 + (cc^(cr&7))*8
-	load128(t, sm, 0, k, head, k0, seq, soff, cr, cc)
-	load128(t, sm, d128Tile, v, head, k0, seq, soff, cr, cc)
+	load128(t, sm, 0, kh, kl.S, k0, seq, soff, cr, cc)
+	load128(t, sm, d128Tile, vh, vl.S, k0, seq, soff, cr, cc)
 	nq, nfull := (seq+tileQ-1)/tileQ, seq/tileQ
 	i0 := int32(0)
 	if causal {
 		i0 = k0 / tileQ // the diagonal tile
 	}
 	qb := 2*d128Tile + (i0%2)*2*d128Tile
-	load128(t, sm, qb, q, head, i0*tileQ, seq, soff, cr, cc)
-	load128(t, sm, qb+d128Tile, do, head, i0*tileQ, seq, soff, cr, cc)
+	load128(t, sm, qb, qh, ql.S, i0*tileQ, seq, soff, cr, cc)
+	load128(t, sm, qb+d128Tile, doh, dol.S, i0*tileQ, seq, soff, cr, cc)
 	kernel.CpAsyncCommit(t)
 	fl[(i0%2)*stats+tid] = rowStat(lse, dvec, bh, seq, i0*tileQ, tid)
 
@@ -209,24 +214,25 @@ func bwdKV128(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float
 	keyA := k0 + warp*16 + g // the lane's two keys: keyA and keyA+8
 	for i := i0; i < nq; i++ {
 		if causal && i == i0 || i >= nfull { // the diagonal, a partial last tile
-			dka, dva = bwdKV128Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
+			dka, dva = bwdKV128Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
 		} else {
-			dka, dva = bwdKV128Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false)
+			dka, dva = bwdKV128Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false)
 		}
 	}
 
 	dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
 	dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
+	hk, hv := dkl.head(b32, heads), dvl.head(b32, heads)
 	//gocu:unroll
 	for dt := int32(0); dt < d128/8; dt++ {
 		col := int(dt*8 + 2*qd)
 		if keyA < seq {
-			dk2[(head+int(keyA)*d128+col)/2] = kernel.ToBFloat16x2(dka[dt][0]*scale, dka[dt][1]*scale)
-			dv2[(head+int(keyA)*d128+col)/2] = kernel.ToBFloat16x2(dva[dt][0], dva[dt][1])
+			dk2[(hk+int(keyA)*int(dkl.S)+col)/2] = kernel.ToBFloat16x2(dka[dt][0]*scale, dka[dt][1]*scale)
+			dv2[(hv+int(keyA)*int(dvl.S)+col)/2] = kernel.ToBFloat16x2(dva[dt][0], dva[dt][1])
 		}
 		if keyA+8 < seq {
-			dk2[(head+int(keyA+8)*d128+col)/2] = kernel.ToBFloat16x2(dka[dt][2]*scale, dka[dt][3]*scale)
-			dv2[(head+int(keyA+8)*d128+col)/2] = kernel.ToBFloat16x2(dva[dt][2], dva[dt][3])
+			dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2] = kernel.ToBFloat16x2(dka[dt][2]*scale, dka[dt][3]*scale)
+			dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2] = kernel.ToBFloat16x2(dva[dt][2], dva[dt][3])
 		}
 	}
 }
@@ -234,7 +240,7 @@ func bwdKV128(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float
 // bwdKV128Tile runs query tile i of bwdKV128 for one warp and returns
 // dk/scale and dv so far. masked masks the queries before the lane's keys
 // (when causal) and those at or past seq (a constant at each call).
-func bwdKV128Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float32, q, do []kernel.BFloat16, lse, dvec []float32, bh, head int, soff, cr, cc, seq int32,
+func bwdKV128Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float32, q, do []kernel.BFloat16, lse, dvec []float32, bh int, qs, dos, soff, cr, cc, seq int32,
 	kOff, vOff [4]int32, dka, dva [d128 / 8]kernel.FragC, i, nq, keyA int32, sl2 float32, causal, masked bool) ([d128 / 8]kernel.FragC, [d128 / 8]kernel.FragC) {
 	kernel.CpAsyncWait(t, 0)
 	t.SyncThreads() // tile i is in; everyone is done with tile i-1
@@ -242,8 +248,8 @@ func bwdKV128Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float32, q, do []
 	var next float32
 	if i+1 < nq {
 		nb := 2*d128Tile + ((i+1)%2)*2*d128Tile
-		load128(t, sm, nb, q, head, (i+1)*tileQ, seq, soff, cr, cc)
-		load128(t, sm, nb+d128Tile, do, head, (i+1)*tileQ, seq, soff, cr, cc)
+		load128(t, sm, nb, q, qs, (i+1)*tileQ, seq, soff, cr, cc)
+		load128(t, sm, nb+d128Tile, do, dos, (i+1)*tileQ, seq, soff, cr, cc)
 		next = rowStat(lse, dvec, bh, seq, (i+1)*tileQ, tid)
 	}
 	kernel.CpAsyncCommit(t)

@@ -18,14 +18,15 @@ const bwd64Mem = 6*d64Tile*2 + 2*stats*4
 // rowsum(dO∘o) from bwdPrep. The layout is fwd64's: q fragments in
 // registers, k and v double buffered, causal tiles skipped and only the
 // diagonal and a partial last tile masked. dO's fragments are read from
-// shared memory at each tile, to leave registers for dq.
+// shared memory at each tile, to leave registers for dq. Each operand
+// but lse and dvec is laid out by its layout, as in fwd64.
 //
 // Launch tiles with bwd64Mem bytes of dynamic shared memory.
 //
 //gocu:kernel
 //gocu:noalias
 //gocu:launch_bounds 128 2
-func bwdQ64(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float32, dq []kernel.BFloat16, seq int32, scale float32, causal bool) {
+func bwdQ64(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float32, dq []kernel.BFloat16, ql, kl, vl, dol, dql layout, heads, seq int32, scale float32, causal bool) {
 	sm := kernel.DynamicShared[kernel.BFloat16](t)
 	tid := t.ThreadIdx.X
 	warp, lane := tid/32, tid%32
@@ -36,21 +37,22 @@ func bwdQ64(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float32
 	}
 	q0 := qtile * tileQ
 	bh := int(t.BlockIdx.Y)
-	head := bh * int(seq) * d64
+	b32 := int32(bh)
+	qh, kh, vh, doh := q[ql.head(b32, heads):], k[kl.head(b32, heads):], v[vl.head(b32, heads):], do[dol.head(b32, heads):]
 	sl2 := scale * log2e
 
 	// Shared memory: q, dO, then k and v twice.
 	cr, cc := tid/d64Chunk, tid%d64Chunk
 	soff := cr*d64 + (cc^(cr&7))*8
-	load64(t, sm, 0, q, head, q0, seq, soff, cr, cc)
-	load64(t, sm, d64Tile, do, head, q0, seq, soff, cr, cc)
+	load64(t, sm, 0, qh, ql.S, q0, seq, soff, cr, cc)
+	load64(t, sm, d64Tile, doh, dol.S, q0, seq, soff, cr, cc)
 	ntiles, nfull := (seq+tileK-1)/tileK, seq/tileK
 	if causal {
 		ntiles = (q0 + tileQ) / tileK
 		nfull = q0 / tileK
 	}
-	load64(t, sm, 2*d64Tile, k, head, 0, seq, soff, cr, cc)
-	load64(t, sm, 3*d64Tile, v, head, 0, seq, soff, cr, cc)
+	load64(t, sm, 2*d64Tile, kh, kl.S, 0, seq, soff, cr, cc)
+	load64(t, sm, 3*d64Tile, vh, vl.S, 0, seq, soff, cr, cc)
 	kernel.CpAsyncCommit(t)
 
 	// The lane's two rows, their logsumexps (log2 domain) and D.
@@ -82,28 +84,29 @@ func bwdQ64(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float32
 
 	var acc [d64 / 8]kernel.FragC
 	for j := int32(0); j < nfull; j++ {
-		acc = bwdQ64Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
+		acc = bwdQ64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
 	}
 	for j := nfull; j < ntiles; j++ {
-		acc = bwdQ64Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
+		acc = bwdQ64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
 	}
 
 	dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
+	head := dql.head(b32, heads)
 	//gocu:unroll
 	for dt := int32(0); dt < d64/8; dt++ {
 		col := int(dt*8 + 2*qd)
 		if rowA < seq {
-			dq2[(head+int(rowA)*d64+col)/2] = kernel.ToBFloat16x2(acc[dt][0]*scale, acc[dt][1]*scale)
+			dq2[(head+int(rowA)*int(dql.S)+col)/2] = kernel.ToBFloat16x2(acc[dt][0]*scale, acc[dt][1]*scale)
 		}
 		if rowA+8 < seq {
-			dq2[(head+int(rowA+8)*d64+col)/2] = kernel.ToBFloat16x2(acc[dt][2]*scale, acc[dt][3]*scale)
+			dq2[(head+int(rowA+8)*int(dql.S)+col)/2] = kernel.ToBFloat16x2(acc[dt][2]*scale, acc[dt][3]*scale)
 		}
 	}
 }
 
 // bwdQ64Tile runs key tile j of bwdQ64 for one warp and returns dq/scale
 // so far. masked masks the keys at or past lim (a constant at each call).
-func bwdQ64Tile(t *kernel.Thread, sm, k, v []kernel.BFloat16, head int, soff, cr, cc, seq int32, qf [d64 / 16]kernel.FragA, kOff, vOff [4]int32,
+func bwdQ64Tile(t *kernel.Thread, sm, k, v []kernel.BFloat16, ks, vs int32, soff, cr, cc, seq int32, qf [d64 / 16]kernel.FragA, kOff, vOff [4]int32,
 	acc [d64 / 8]kernel.FragC, l2, dr [2]float32, j, ntiles int32, lim [2]int32, sl2 float32, masked bool) [d64 / 8]kernel.FragC {
 	if j > 0 {
 		kernel.CpAsyncWait(t, 0)
@@ -111,8 +114,8 @@ func bwdQ64Tile(t *kernel.Thread, sm, k, v []kernel.BFloat16, head int, soff, cr
 	}
 	if j+1 < ntiles {
 		nb := 2*d64Tile + ((j+1)%2)*2*d64Tile
-		load64(t, sm, nb, k, head, (j+1)*tileK, seq, soff, cr, cc)
-		load64(t, sm, nb+d64Tile, v, head, (j+1)*tileK, seq, soff, cr, cc)
+		load64(t, sm, nb, k, ks, (j+1)*tileK, seq, soff, cr, cc)
+		load64(t, sm, nb+d64Tile, v, vs, (j+1)*tileK, seq, soff, cr, cc)
 	}
 	kernel.CpAsyncCommit(t)
 	ks0 := 2*d64Tile + (j%2)*2*d64Tile
@@ -172,13 +175,14 @@ func mmaSABt64(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOff [4]int32, 
 // with dk and dv in registers for the whole kernel and Pᵀ and dSᵀ repacked
 // into A fragments in place. q and dO are double buffered, with the
 // query tile's logsumexps and D staged in shared memory beside them.
+// The operands are laid out as bwdQ64's.
 //
 // Launch tiles with bwd64Mem bytes of dynamic shared memory.
 //
 //gocu:kernel
 //gocu:noalias
 //gocu:launch_bounds 128 2
-func bwdKV64(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float32, dk, dv []kernel.BFloat16, seq int32, scale float32, causal bool) {
+func bwdKV64(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float32, dk, dv []kernel.BFloat16, ql, kl, vl, dol, dkl, dvl layout, heads, seq int32, scale float32, causal bool) {
 	sm := kernel.DynamicShared[kernel.BFloat16](t)
 	fl := kernel.DynamicShared[float32](t)[3*d64Tile:] // after the six tiles
 	tid := t.ThreadIdx.X
@@ -186,23 +190,24 @@ func bwdKV64(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float3
 	g, qd := lane/4, lane%4
 	k0 := t.BlockIdx.X * tileK
 	bh := int(t.BlockIdx.Y)
-	head := bh * int(seq) * d64
+	b32 := int32(bh)
+	qh, kh, vh, doh := q[ql.head(b32, heads):], k[kl.head(b32, heads):], v[vl.head(b32, heads):], do[dol.head(b32, heads):]
 	sl2 := scale * log2e
 
 	// Shared memory: k, v, then q and dO twice; the staged logsumexps
 	// and D (two query tiles of 64 each) after them.
 	cr, cc := tid/d64Chunk, tid%d64Chunk
 	soff := cr*d64 + (cc^(cr&7))*8
-	load64(t, sm, 0, k, head, k0, seq, soff, cr, cc)
-	load64(t, sm, d64Tile, v, head, k0, seq, soff, cr, cc)
+	load64(t, sm, 0, kh, kl.S, k0, seq, soff, cr, cc)
+	load64(t, sm, d64Tile, vh, vl.S, k0, seq, soff, cr, cc)
 	nq, nfull := (seq+tileQ-1)/tileQ, seq/tileQ
 	i0 := int32(0)
 	if causal {
 		i0 = k0 / tileQ // the diagonal tile
 	}
 	qb := 2*d64Tile + (i0%2)*2*d64Tile
-	load64(t, sm, qb, q, head, i0*tileQ, seq, soff, cr, cc)
-	load64(t, sm, qb+d64Tile, do, head, i0*tileQ, seq, soff, cr, cc)
+	load64(t, sm, qb, qh, ql.S, i0*tileQ, seq, soff, cr, cc)
+	load64(t, sm, qb+d64Tile, doh, dol.S, i0*tileQ, seq, soff, cr, cc)
 	kernel.CpAsyncCommit(t)
 	fl[(i0%2)*stats+tid] = rowStat(lse, dvec, bh, seq, i0*tileQ, tid)
 
@@ -211,24 +216,25 @@ func bwdKV64(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float3
 	keyA := k0 + warp*16 + g // the lane's two keys: keyA and keyA+8
 	for i := i0; i < nq; i++ {
 		if causal && i == i0 || i >= nfull { // the diagonal, a partial last tile
-			dka, dva = bwdKV64Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
+			dka, dva = bwdKV64Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
 		} else {
-			dka, dva = bwdKV64Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false)
+			dka, dva = bwdKV64Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false)
 		}
 	}
 
 	dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
 	dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
+	hk, hv := dkl.head(b32, heads), dvl.head(b32, heads)
 	//gocu:unroll
 	for dt := int32(0); dt < d64/8; dt++ {
 		col := int(dt*8 + 2*qd)
 		if keyA < seq {
-			dk2[(head+int(keyA)*d64+col)/2] = kernel.ToBFloat16x2(dka[dt][0]*scale, dka[dt][1]*scale)
-			dv2[(head+int(keyA)*d64+col)/2] = kernel.ToBFloat16x2(dva[dt][0], dva[dt][1])
+			dk2[(hk+int(keyA)*int(dkl.S)+col)/2] = kernel.ToBFloat16x2(dka[dt][0]*scale, dka[dt][1]*scale)
+			dv2[(hv+int(keyA)*int(dvl.S)+col)/2] = kernel.ToBFloat16x2(dva[dt][0], dva[dt][1])
 		}
 		if keyA+8 < seq {
-			dk2[(head+int(keyA+8)*d64+col)/2] = kernel.ToBFloat16x2(dka[dt][2]*scale, dka[dt][3]*scale)
-			dv2[(head+int(keyA+8)*d64+col)/2] = kernel.ToBFloat16x2(dva[dt][2], dva[dt][3])
+			dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2] = kernel.ToBFloat16x2(dka[dt][2]*scale, dka[dt][3]*scale)
+			dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2] = kernel.ToBFloat16x2(dva[dt][2], dva[dt][3])
 		}
 	}
 }
@@ -236,7 +242,7 @@ func bwdKV64(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float3
 // bwdKV64Tile runs query tile i of bwdKV64 for one warp and returns
 // dk/scale and dv so far. masked masks the queries before the lane's keys
 // (when causal) and those at or past seq (a constant at each call).
-func bwdKV64Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float32, q, do []kernel.BFloat16, lse, dvec []float32, bh, head int, soff, cr, cc, seq int32,
+func bwdKV64Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float32, q, do []kernel.BFloat16, lse, dvec []float32, bh int, qs, dos, soff, cr, cc, seq int32,
 	kOff, vOff [4]int32, dka, dva [d64 / 8]kernel.FragC, i, nq, keyA int32, sl2 float32, causal, masked bool) ([d64 / 8]kernel.FragC, [d64 / 8]kernel.FragC) {
 	kernel.CpAsyncWait(t, 0)
 	t.SyncThreads() // tile i is in; everyone is done with tile i-1
@@ -244,8 +250,8 @@ func bwdKV64Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float32, q, do []k
 	var next float32
 	if i+1 < nq {
 		nb := 2*d64Tile + ((i+1)%2)*2*d64Tile
-		load64(t, sm, nb, q, head, (i+1)*tileQ, seq, soff, cr, cc)
-		load64(t, sm, nb+d64Tile, do, head, (i+1)*tileQ, seq, soff, cr, cc)
+		load64(t, sm, nb, q, qs, (i+1)*tileQ, seq, soff, cr, cc)
+		load64(t, sm, nb+d64Tile, do, dos, (i+1)*tileQ, seq, soff, cr, cc)
 		next = rowStat(lse, dvec, bh, seq, (i+1)*tileQ, tid)
 	}
 	kernel.CpAsyncCommit(t)

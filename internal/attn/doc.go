@@ -3,6 +3,11 @@
 // causal or not, any S. Forward returns o and the per-row logsumexp that
 // Backward needs; Backward returns dq, dk and dv.
 //
+// The operands may be strided views (CheckView says which): the kernels
+// take batch, head and row strides for each, so the heads of a (B, S,
+// H·D) projection are read in place, and the outputs come back as views
+// of (B, S, H, D) arrays, which merge back to (B, S, H·D) without a copy.
+//
 // The kernels are FlashAttention-2's algorithm on the tensor cores
 // (mma.sync), written in Go with package kernel and translated by gocu gen:
 // they run on a GPU and, from the same source, on the simulator. The

@@ -17,8 +17,9 @@ const (
 
 // fwd128 is the forward pass of attention for head dimension 128: o =
 // softmax(q kᵀ · scale) v and lse, the natural logarithm of each row's
-// softmax denominator, for q, k, v and o of shape [bh][seq][128] and lse
-// of shape [bh][seq]. It is internal/lecture's FlashAttention128 with the
+// softmax denominator, for q, k, v and o of bh heads of seq rows of 128
+// columns, laid out by ql, kl, vl and ol (heads per batch), and lse of
+// shape [bh][seq]. It is internal/lecture's FlashAttention128 with the
 // logsumexp written out and any seq: rows past seq load as zeros, keys
 // past it are masked, and nothing past it is written.
 //
@@ -40,7 +41,7 @@ const (
 //gocu:kernel
 //gocu:noalias
 //gocu:launch_bounds 128 2
-func fwd128(t *kernel.Thread, q, k, v, o []kernel.BFloat16, lse []float32, seq int32, scale float32, causal bool) {
+func fwd128(t *kernel.Thread, q, k, v, o []kernel.BFloat16, lse []float32, ql, kl, vl, ol layout, heads, seq int32, scale float32, causal bool) {
 	sm := kernel.DynamicShared[kernel.BFloat16](t)
 	tid := t.ThreadIdx.X
 	warp, lane := tid/32, tid%32
@@ -51,21 +52,21 @@ func fwd128(t *kernel.Thread, q, k, v, o []kernel.BFloat16, lse []float32, seq i
 	}
 	q0 := qtile * tileQ
 	bh := int(t.BlockIdx.Y)
-	head := bh * int(seq) * d128
+	qh, kh, vh := q[ql.head(int32(bh), heads):], k[kl.head(int32(bh), heads):], v[vl.head(int32(bh), heads):]
 	sl2 := scale * log2e
 
 	// Each thread copies chunk cc of rows cr, cr+d128Rows, ...: the same
 	// swizzled column in every row it copies.
 	cr, cc := tid/d128Chunk, tid%d128Chunk
 	soff := cr*d128 + (cc^(cr&7))*8
-	load128(t, sm, 0, q, head, q0, seq, soff, cr, cc)
+	load128(t, sm, 0, qh, ql.S, q0, seq, soff, cr, cc)
 	ntiles, nfull := (seq+tileK-1)/tileK, seq/tileK
 	if causal {
 		ntiles = (q0 + tileQ) / tileK // through the diagonal
 		nfull = q0 / tileK            // wholly below it
 	}
-	load128(t, sm, d128Tile, k, head, 0, seq, soff, cr, cc)
-	load128(t, sm, 2*d128Tile, v, head, 0, seq, soff, cr, cc)
+	load128(t, sm, d128Tile, kh, kl.S, 0, seq, soff, cr, cc)
+	load128(t, sm, 2*d128Tile, vh, vl.S, 0, seq, soff, cr, cc)
 	kernel.CpAsyncCommit(t)
 	kernel.CpAsyncWait(t, 0)
 	t.SyncThreads()
@@ -91,10 +92,10 @@ func fwd128(t *kernel.Thread, q, k, v, o []kernel.BFloat16, lse []float32, seq i
 		lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
 	}
 	for j := int32(0); j < nfull; j++ {
-		acc, mx, sum = fwd128Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
+		acc, mx, sum = fwd128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
 	}
 	for j := nfull; j < ntiles; j++ {
-		acc, mx, sum = fwd128Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
+		acc, mx, sum = fwd128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
 	}
 
 	// The row sums over the four lanes of each row, the logsumexp, then
@@ -110,14 +111,15 @@ func fwd128(t *kernel.Thread, q, k, v, o []kernel.BFloat16, lse []float32, seq i
 		}
 	}
 	o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
+	head := ol.head(int32(bh), heads)
 	//gocu:unroll
 	for dt := int32(0); dt < d128/8; dt++ {
 		col := int(dt*8 + 2*qd)
 		if rowA < seq {
-			o2[(head+int(rowA)*d128+col)/2] = kernel.ToBFloat16x2(acc[dt][0]*inv[0], acc[dt][1]*inv[0])
+			o2[(head+int(rowA)*int(ol.S)+col)/2] = kernel.ToBFloat16x2(acc[dt][0]*inv[0], acc[dt][1]*inv[0])
 		}
 		if rowA+8 < seq {
-			o2[(head+int(rowA+8)*d128+col)/2] = kernel.ToBFloat16x2(acc[dt][2]*inv[1], acc[dt][3]*inv[1])
+			o2[(head+int(rowA+8)*int(ol.S)+col)/2] = kernel.ToBFloat16x2(acc[dt][2]*inv[1], acc[dt][3]*inv[1])
 		}
 	}
 }
@@ -147,7 +149,7 @@ func laneOffsets128(lane int32) (kOff, vOff [4]int32) {
 // v, starts the copies of tile j+1, and updates the running output,
 // maxima and sums. masked masks the keys at or past lim (a constant at
 // each call, so each call site compiles to its own body).
-func fwd128Tile(t *kernel.Thread, sm, k, v []kernel.BFloat16, head int, soff, cr, cc, seq int32, qf [d128 / 16]kernel.FragA, kOff, vOff [4]int32,
+func fwd128Tile(t *kernel.Thread, sm, k, v []kernel.BFloat16, ks, vs int32, soff, cr, cc, seq int32, qf [d128 / 16]kernel.FragA, kOff, vOff [4]int32,
 	acc [d128 / 8]kernel.FragC, mx, sum [2]float32, j, ntiles int32, lim [2]int32, sl2 float32, masked bool) ([d128 / 8]kernel.FragC, [2]float32, [2]float32) {
 	if j > 0 {
 		kernel.CpAsyncWait(t, 0)
@@ -155,8 +157,8 @@ func fwd128Tile(t *kernel.Thread, sm, k, v []kernel.BFloat16, head int, soff, cr
 	}
 	if j+1 < ntiles {
 		nb := d128Tile + ((j+1)%2)*2*d128Tile
-		load128(t, sm, nb, k, head, (j+1)*tileK, seq, soff, cr, cc)
-		load128(t, sm, nb+d128Tile, v, head, (j+1)*tileK, seq, soff, cr, cc)
+		load128(t, sm, nb, k, ks, (j+1)*tileK, seq, soff, cr, cc)
+		load128(t, sm, nb+d128Tile, v, vs, (j+1)*tileK, seq, soff, cr, cc)
 	}
 	kernel.CpAsyncCommit(t)
 	ks0 := d128Tile + (j%2)*2*d128Tile // this tile's k; v follows it
@@ -275,10 +277,10 @@ func mmaCB128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, vOff [4]int32, p
 	return acc
 }
 
-// load128 starts the copies of rows r0..r0+63 of one head of x (at
-// element head) into the tile at sm[dst:]: the thread's chunk of every
+// load128 starts the copies of rows r0..r0+63 of one head x (rows rs
+// elements apart) into the tile at sm[dst:]: the thread's chunk of every
 // d128Rows-th row. Rows at or past seq are filled with zeros.
-func load128(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, head int, r0, seq, soff, cr, cc int32) {
+func load128(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs, r0, seq, soff, cr, cc int32) {
 	//gocu:unroll
 	for i := int32(0); i < 64/d128Rows; i++ {
 		r := r0 + cr + i*d128Rows
@@ -286,6 +288,6 @@ func load128(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloa
 		if !ok {
 			r = seq - 1 // a valid address that is not read
 		}
-		kernel.CpAsyncZfill(t, sm[dst+soff+i*d128Rows*d128:], x[head+int(r)*d128+int(cc)*8:], ok)
+		kernel.CpAsyncZfill(t, sm[dst+soff+i*d128Rows*d128:], x[int(r)*int(rs)+int(cc)*8:], ok)
 	}
 }

@@ -3,12 +3,13 @@ package attn
 import "github.com/gocu-dev/gocu/kernel"
 
 // bwdPrep computes D = rowsum(dO∘o) in float32 for rows rows of dim
-// columns (even): the first step of the backward pass. A warp takes a row.
+// columns (even), seq rows a head, o and dO laid out by ol and dol (heads
+// per batch): the first step of the backward pass. A warp takes a row.
 // Launch a block of 128 threads per 4 rows.
 //
 //gocu:kernel
 //gocu:noalias
-func bwdPrep(t *kernel.Thread, o, do []kernel.BFloat16, dvec []float32, rows, dim int32) {
+func bwdPrep(t *kernel.Thread, o, do []kernel.BFloat16, dvec []float32, ol, dol layout, heads, seq, rows, dim int32) {
 	row := t.BlockIdx.X*warps + t.ThreadIdx.X/32
 	lane := t.ThreadIdx.X % 32
 	if row >= rows {
@@ -16,10 +17,12 @@ func bwdPrep(t *kernel.Thread, o, do []kernel.BFloat16, dvec []float32, rows, di
 	}
 	o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	do2 := kernel.Reinterpret[kernel.BFloat16x2](do)
-	base := int(row) * int(dim/2)
+	bh, r := row/seq, row%seq
+	ob := (ol.head(bh, heads) + int(r)*int(ol.S)) / 2
+	db := (dol.head(bh, heads) + int(r)*int(dol.S)) / 2
 	var s float32
 	for c := lane; c < dim/2; c += 32 {
-		a, b := o2[base+int(c)], do2[base+int(c)]
+		a, b := o2[ob+int(c)], do2[db+int(c)]
 		s += a.X.Float32()*b.X.Float32() + a.Y.Float32()*b.Y.Float32()
 	}
 	//gocu:unroll

@@ -19,3 +19,14 @@ const (
 // stats is the length of the per-query-tile statistics that bwdKV stages
 // in shared memory: 64 logsumexps, then 64 values of D.
 const stats = 2 * tileQ
+
+// layout is where an operand's rows lie in its buffer: row r of head h of
+// batch b starts at element b·B + h·H + r·S, its columns follow it. The
+// strides are multiples of 8, so that rows start 16-byte aligned.
+type layout struct{ B, H, S int32 }
+
+// head returns the element where the rows of head bh (batch·heads + head)
+// start.
+func (l layout) head(bh, heads int32) int {
+	return int(bh/heads)*int(l.B) + int(bh%heads)*int(l.H)
+}

@@ -403,6 +403,17 @@ template <int N> __device__ __forceinline__ void gocu_cp_async_wait() { asm vola
 
 extern __shared__ __align__(16) unsigned char gocu_dynsmem[];
 
+struct layout {
+  int B;
+  int H;
+  int S;
+};
+static_assert(sizeof(layout) == 12 && alignof(layout) == 4, "gocu: layout of layout differs from Go");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(layout, H) == 4, "gocu: offset of layout.H differs from Go");
+static_assert(__builtin_offsetof(layout, S) == 8, "gocu: offset of layout.S differs from Go");
+#endif
+
 struct gocu_tuple0 { gocu_array<int, 4> r0; gocu_array<int, 4> r1; };
 
 struct gocu_tuple1 { gocu_array<gocu_array<float, 4>, 16> r0; gocu_array<gocu_array<float, 4>, 16> r1; };
@@ -413,8 +424,13 @@ struct gocu_tuple3 { gocu_array<gocu_array<float, 4>, 16> r0; gocu_array<float, 
 
 struct gocu_tuple4 { gocu_array<gocu_array<float, 4>, 8> r0; gocu_array<float, 2> r1; gocu_array<float, 2> r2; };
 
-// attn.load128 (fwd128.go:281)
-static __device__ __forceinline__ void attn_load128(gocu_slice<unsigned short> sm, int dst, gocu_slice<unsigned short> x, long long head, int r0, int seq, int soff, int cr, int cc) {
+// attn.layout.head (tile.go:30)
+static __device__ __forceinline__ long long attn_layout_head(layout l, int bh, int heads) {
+  return (long long)((unsigned long long)(long long)gocu_div<int>(bh, heads, 0) * (unsigned long long)(long long)l.B + (unsigned long long)(long long)gocu_rem<int>(bh, heads, 1) * (unsigned long long)(long long)l.H);
+}
+
+// attn.load128 (fwd128.go:283)
+static __device__ __forceinline__ void attn_load128(gocu_slice<unsigned short> sm, int dst, gocu_slice<unsigned short> x, int rs, int r0, int seq, int soff, int cr, int cc) {
 #pragma unroll
   for (int i = 0; i < 8; i++) {
     int r = (int)((unsigned int)r0 + (unsigned int)cr + (unsigned int)i * 8u);
@@ -422,11 +438,11 @@ static __device__ __forceinline__ void attn_load128(gocu_slice<unsigned short> s
     if (!ok) {
       r = (int)((unsigned int)seq - 1u);
     }
-    gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)dst + (unsigned int)soff + (unsigned int)i * 8u * 128u), sm.n, 0), gocu_reslice(x, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)r * 128ull + (unsigned long long)(long long)cc * 8ull), x.n, 1), ok);
+    gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)dst + (unsigned int)soff + (unsigned int)i * 8u * 128u), sm.n, 2), gocu_reslice(x, (long long)(long long)((unsigned long long)(long long)r * (unsigned long long)(long long)rs + (unsigned long long)(long long)cc * 8ull), x.n, 3), ok);
   }
 }
 
-// attn.laneOffsets128 (fwd128.go:133)
+// attn.laneOffsets128 (fwd128.go:135)
 static __device__ __forceinline__ gocu_tuple0 attn_laneOffsets128(int lane) {
   gocu_array<int, 4> kOff = gocu_array<int, 4>{};
   gocu_array<int, 4> vOff = gocu_array<int, 4>{};
@@ -436,84 +452,84 @@ static __device__ __forceinline__ gocu_tuple0 attn_laneOffsets128(int lane) {
   int rowV = (int)((unsigned int)(lane % 16) * 128u + 8u * (unsigned int)((lane / 16 ^ l7) & 1));
 #pragma unroll
   for (int j = 0; j < 4; j++) {
-    kOff.v[GOCU_AI(j, 4, 2)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
-    vOff.v[GOCU_AI(j, 4, 3)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
+    kOff.v[GOCU_AI(j, 4, 4)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
+    vOff.v[GOCU_AI(j, 4, 5)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
   }
   return gocu_tuple0{kOff, vOff};
 }
 
-// attn.mmaABt128 (fwd128.go:229)
+// attn.mmaABt128 (fwd128.go:231)
 static __device__ __forceinline__ gocu_array<gocu_array<float, 4>, 8> attn_mmaABt128(gocu_slice<unsigned short> sm, int b0, gocu_array<int, 4> kOff, gocu_array<gocu_array<unsigned int, 4>, 8> a, gocu_array<gocu_array<float, 4>, 8> c) {
 #pragma unroll
   for (int j4 = 0; j4 < 4; j4++) {
-    gocu_slice<unsigned short> kb = gocu_reslice(sm, (long long)(int)((unsigned int)b0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 5)]), sm.n, 4);
+    gocu_slice<unsigned short> kb = gocu_reslice(sm, (long long)(int)((unsigned int)b0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 7)]), sm.n, 6);
 #pragma unroll
     for (int jj = 0; jj < 2; jj++) {
 #pragma unroll
       for (int nj = 0; nj < 4; nj++) {
-        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(kb, (long long)(int)((unsigned int)nj * 16u * 128u + (unsigned int)jj * 64u), kb.n, 6));
-        c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 11)] = gocu_mma_bf16(a.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 8, 7)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 10)]);
-        c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 16)] = gocu_mma_bf16(a.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 8, 12)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 15)]);
+        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(kb, (long long)(int)((unsigned int)nj * 16u * 128u + (unsigned int)jj * 64u), kb.n, 8));
+        c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 13)] = gocu_mma_bf16(a.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 8, 9)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 12)]);
+        c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 18)] = gocu_mma_bf16(a.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 8, 14)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 17)]);
       }
     }
   }
   return c;
 }
 
-// attn.mmaSABt128 (bwd128.go:146)
+// attn.mmaSABt128 (bwd128.go:149)
 static __device__ __forceinline__ gocu_array<gocu_array<float, 4>, 8> attn_mmaSABt128(gocu_slice<unsigned short> sm, int a0, gocu_array<int, 4> vOff, int b0, gocu_array<int, 4> kOff, gocu_array<gocu_array<float, 4>, 8> c) {
 #pragma unroll
   for (int j4 = 0; j4 < 4; j4++) {
-    gocu_slice<unsigned short> ab = gocu_reslice(sm, (long long)(int)((unsigned int)a0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 18)]), sm.n, 17);
-    gocu_slice<unsigned short> bb = gocu_reslice(sm, (long long)(int)((unsigned int)b0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 20)]), sm.n, 19);
+    gocu_slice<unsigned short> ab = gocu_reslice(sm, (long long)(int)((unsigned int)a0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 20)]), sm.n, 19);
+    gocu_slice<unsigned short> bb = gocu_reslice(sm, (long long)(int)((unsigned int)b0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 22)]), sm.n, 21);
 #pragma unroll
     for (int jj = 0; jj < 2; jj++) {
-      gocu_array<unsigned int, 4> af = gocu_ldsm_x4(gocu_reslice(ab, (long long)(int)((unsigned int)jj * 64u), ab.n, 21));
+      gocu_array<unsigned int, 4> af = gocu_ldsm_x4(gocu_reslice(ab, (long long)(int)((unsigned int)jj * 64u), ab.n, 23));
 #pragma unroll
       for (int nj = 0; nj < 4; nj++) {
-        gocu_array<unsigned int, 4> bf = gocu_ldsm_x4(gocu_reslice(bb, (long long)(int)((unsigned int)nj * 16u * 128u + (unsigned int)jj * 64u), bb.n, 22));
-        c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 26)] = gocu_mma_bf16(af, gocu_array<unsigned int, 2>{{bf.v[0LL], bf.v[1LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 25)]);
-        c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 30)] = gocu_mma_bf16(af, gocu_array<unsigned int, 2>{{bf.v[2LL], bf.v[3LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 29)]);
+        gocu_array<unsigned int, 4> bf = gocu_ldsm_x4(gocu_reslice(bb, (long long)(int)((unsigned int)nj * 16u * 128u + (unsigned int)jj * 64u), bb.n, 24));
+        c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 28)] = gocu_mma_bf16(af, gocu_array<unsigned int, 2>{{bf.v[0LL], bf.v[1LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 27)]);
+        c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 32)] = gocu_mma_bf16(af, gocu_array<unsigned int, 2>{{bf.v[2LL], bf.v[3LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 31)]);
       }
     }
   }
   return c;
 }
 
-// attn.mmaCB128 (fwd128.go:252)
+// attn.mmaCB128 (fwd128.go:254)
 static __device__ __forceinline__ gocu_array<gocu_array<float, 4>, 16> attn_mmaCB128(gocu_slice<unsigned short> sm, int b0, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 8> p, gocu_array<gocu_array<float, 4>, 16> acc) {
   gocu_array<gocu_array<unsigned int, 4>, 4> pa = {};
 #pragma unroll
   for (int kk = 0; kk < 4; kk++) {
-    pa.v[GOCU_AI(kk, 4, 39)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 31)].v[0LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 32)].v[1LL]), gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 33)].v[2LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 34)].v[3LL]), gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 35)].v[0LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 36)].v[1LL]), gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 37)].v[2LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 38)].v[3LL])}};
+    pa.v[GOCU_AI(kk, 4, 41)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 33)].v[0LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 34)].v[1LL]), gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 35)].v[2LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 36)].v[3LL]), gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 37)].v[0LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 38)].v[1LL]), gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 39)].v[2LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 40)].v[3LL])}};
   }
 #pragma unroll
   for (int j4 = 0; j4 < 4; j4++) {
-    gocu_slice<unsigned short> vb = gocu_reslice(sm, (long long)(int)((unsigned int)b0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 41)]), sm.n, 40);
+    gocu_slice<unsigned short> vb = gocu_reslice(sm, (long long)(int)((unsigned int)b0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 43)]), sm.n, 42);
 #pragma unroll
     for (int jj = 0; jj < 2; jj++) {
       int nd = (int)(4u * (unsigned int)jj + (unsigned int)j4);
 #pragma unroll
       for (int kk = 0; kk < 4; kk++) {
-        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(vb, (long long)(int)((unsigned int)kk * 16u * 128u + (unsigned int)jj * 64u), vb.n, 42));
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 47)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 43)], gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 46)]);
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 52)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 48)], gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 51)]);
+        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(vb, (long long)(int)((unsigned int)kk * 16u * 128u + (unsigned int)jj * 64u), vb.n, 44));
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 49)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 45)], gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 16, 48)]);
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 54)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 50)], gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 16, 53)]);
       }
     }
   }
   return acc;
 }
 
-// attn.bwdQ128Tile (bwd128.go:104)
-static __device__ __forceinline__ gocu_array<gocu_array<float, 4>, 16> attn_bwdQ128Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long head, int soff, int cr, int cc, int seq, gocu_array<gocu_array<unsigned int, 4>, 8> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 16> acc, gocu_array<float, 2> l2, gocu_array<float, 2> dr, int j, int ntiles, gocu_array<int, 2> lim, float sl2, bool masked) {
+// attn.bwdQ128Tile (bwd128.go:107)
+static __device__ __forceinline__ gocu_array<gocu_array<float, 4>, 16> attn_bwdQ128Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, int ks, int vs, int soff, int cr, int cc, int seq, gocu_array<gocu_array<unsigned int, 4>, 8> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 16> acc, gocu_array<float, 2> l2, gocu_array<float, 2> dr, int j, int ntiles, gocu_array<int, 2> lim, float sl2, bool masked) {
   if (j > 0) {
     gocu_cp_async_wait<0>();
     __syncthreads();
   }
   if ((int)((unsigned int)j + 1u) < ntiles) {
     int nb = (int)(16384u + (unsigned int)((int)((unsigned int)j + 1u) % 2) * 2u * 8192u);
-    attn_load128(sm, nb, k, head, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
-    attn_load128(sm, (int)((unsigned int)nb + 8192u), v, head, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
+    attn_load128(sm, nb, k, ks, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
+    attn_load128(sm, (int)((unsigned int)nb + 8192u), v, vs, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
   }
   gocu_cp_async_commit();
   int ks0 = (int)(16384u + (unsigned int)(j % 2) * 2u * 8192u);
@@ -528,38 +544,38 @@ static __device__ __forceinline__ gocu_array<gocu_array<float, 4>, 16> attn_bwdQ
   for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 53)].v[GOCU_AI(e, 4, 53)], sl2, -l2.v[GOCU_AI(e / 2, 2, 54)]));
-      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) >= lim.v[GOCU_AI(e / 2, 2, 55)]) {
+      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 55)].v[GOCU_AI(e, 4, 55)], sl2, -l2.v[GOCU_AI(e / 2, 2, 56)]));
+      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) >= lim.v[GOCU_AI(e / 2, 2, 57)]) {
         p = 0.0f;
       }
-      s.v[GOCU_AI(nt, 8, 58)].v[GOCU_AI(e, 4, 58)] = p * (dp.v[GOCU_AI(nt, 8, 56)].v[GOCU_AI(e, 4, 56)] - dr.v[GOCU_AI(e / 2, 2, 57)]);
+      s.v[GOCU_AI(nt, 8, 60)].v[GOCU_AI(e, 4, 60)] = p * (dp.v[GOCU_AI(nt, 8, 58)].v[GOCU_AI(e, 4, 58)] - dr.v[GOCU_AI(e / 2, 2, 59)]);
     }
   }
   return attn_mmaCB128(sm, ks0, vOff, s, acc);
 }
 
-// attn.rowStat (prep.go:37)
+// attn.rowStat (prep.go:40)
 static __device__ __forceinline__ float attn_rowStat(gocu_slice<float> lse, gocu_slice<float> dvec, long long bh, int seq, int r0, int tid) {
   int r = (int)((unsigned int)r0 + (unsigned int)(tid % 64));
   if (r >= seq) {
     return 0.0f;
   }
   if (tid < 64) {
-    return GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 59) * 1.442695f;
+    return GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 61) * 1.442695f;
   }
-  return GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 60);
+  return GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 62);
 }
 
-// attn.bwdKV128Tile (bwd128.go:237)
-static __device__ __forceinline__ gocu_tuple1 attn_bwdKV128Tile(gocu_slice<unsigned short> sm, gocu_slice<float> fl, gocu_slice<unsigned short> q, gocu_slice<unsigned short> do_1, gocu_slice<float> lse, gocu_slice<float> dvec, long long bh, long long head, int soff, int cr, int cc, int seq, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 16> dka, gocu_array<gocu_array<float, 4>, 16> dva, int i, int nq, int keyA, float sl2, bool causal, bool masked) {
+// attn.bwdKV128Tile (bwd128.go:243)
+static __device__ __forceinline__ gocu_tuple1 attn_bwdKV128Tile(gocu_slice<unsigned short> sm, gocu_slice<float> fl, gocu_slice<unsigned short> q, gocu_slice<unsigned short> do_1, gocu_slice<float> lse, gocu_slice<float> dvec, long long bh, int qs, int dos, int soff, int cr, int cc, int seq, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 16> dka, gocu_array<gocu_array<float, 4>, 16> dva, int i, int nq, int keyA, float sl2, bool causal, bool masked) {
   gocu_cp_async_wait<0>();
   __syncthreads();
   int tid = (int)threadIdx.x;
   float next = 0.0f;
   if ((int)((unsigned int)i + 1u) < nq) {
     int nb = (int)(16384u + (unsigned int)((int)((unsigned int)i + 1u) % 2) * 2u * 8192u);
-    attn_load128(sm, nb, q, head, (int)(((unsigned int)i + 1u) * 64u), seq, soff, cr, cc);
-    attn_load128(sm, (int)((unsigned int)nb + 8192u), do_1, head, (int)(((unsigned int)i + 1u) * 64u), seq, soff, cr, cc);
+    attn_load128(sm, nb, q, qs, (int)(((unsigned int)i + 1u) * 64u), seq, soff, cr, cc);
+    attn_load128(sm, (int)((unsigned int)nb + 8192u), do_1, dos, (int)(((unsigned int)i + 1u) * 64u), seq, soff, cr, cc);
     next = attn_rowStat(lse, dvec, bh, seq, (int)(((unsigned int)i + 1u) * 64u), tid);
   }
   gocu_cp_async_commit();
@@ -577,26 +593,26 @@ static __device__ __forceinline__ gocu_tuple1 attn_bwdKV128Tile(gocu_slice<unsig
 #pragma unroll
     for (int e = 0; e < 4; e++) {
       int c = (int)((unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2));
-      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 61)].v[GOCU_AI(e, 4, 61)], sl2, -GOCU_AT(fl, (int)((unsigned int)st + (unsigned int)c), 62)));
+      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 63)].v[GOCU_AI(e, 4, 63)], sl2, -GOCU_AT(fl, (int)((unsigned int)st + (unsigned int)c), 64)));
       if (masked) {
         if (int r = (int)((unsigned int)i * 64u + (unsigned int)c); r >= seq || causal && r < (int)((unsigned int)keyA + 8u * (unsigned int)(e / 2))) {
           p = 0.0f;
         }
       }
-      s.v[GOCU_AI(nt, 8, 63)].v[GOCU_AI(e, 4, 63)] = p;
-      dp.v[GOCU_AI(nt, 8, 66)].v[GOCU_AI(e, 4, 66)] = p * (dp.v[GOCU_AI(nt, 8, 64)].v[GOCU_AI(e, 4, 64)] - GOCU_AT(fl, (int)((unsigned int)st + 64u + (unsigned int)c), 65));
+      s.v[GOCU_AI(nt, 8, 65)].v[GOCU_AI(e, 4, 65)] = p;
+      dp.v[GOCU_AI(nt, 8, 68)].v[GOCU_AI(e, 4, 68)] = p * (dp.v[GOCU_AI(nt, 8, 66)].v[GOCU_AI(e, 4, 66)] - GOCU_AT(fl, (int)((unsigned int)st + 64u + (unsigned int)c), 67));
     }
   }
   dva = attn_mmaCB128(sm, ds0, vOff, s, dva);
   dka = attn_mmaCB128(sm, qs0, vOff, dp, dka);
   if ((int)((unsigned int)i + 1u) < nq) {
-    GOCU_AT(fl, (int)((unsigned int)((int)((unsigned int)i + 1u) % 2) * 128u + (unsigned int)tid), 67) = next;
+    GOCU_AT(fl, (int)((unsigned int)((int)((unsigned int)i + 1u) % 2) * 128u + (unsigned int)tid), 69) = next;
   }
   return gocu_tuple1{dka, dva};
 }
 
-// attn.load64 (fwd64.go:283)
-static __device__ __forceinline__ void attn_load64(gocu_slice<unsigned short> sm, int dst, gocu_slice<unsigned short> x, long long head, int r0, int seq, int soff, int cr, int cc) {
+// attn.load64 (fwd64.go:285)
+static __device__ __forceinline__ void attn_load64(gocu_slice<unsigned short> sm, int dst, gocu_slice<unsigned short> x, int rs, int r0, int seq, int soff, int cr, int cc) {
 #pragma unroll
   for (int i = 0; i < 4; i++) {
     int r = (int)((unsigned int)r0 + (unsigned int)cr + (unsigned int)i * 16u);
@@ -604,11 +620,11 @@ static __device__ __forceinline__ void attn_load64(gocu_slice<unsigned short> sm
     if (!ok) {
       r = (int)((unsigned int)seq - 1u);
     }
-    gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)dst + (unsigned int)soff + (unsigned int)i * 16u * 64u), sm.n, 68), gocu_reslice(x, (long long)(long long)((unsigned long long)head + (unsigned long long)(long long)r * 64ull + (unsigned long long)(long long)cc * 8ull), x.n, 69), ok);
+    gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)dst + (unsigned int)soff + (unsigned int)i * 16u * 64u), sm.n, 70), gocu_reslice(x, (long long)(long long)((unsigned long long)(long long)r * (unsigned long long)(long long)rs + (unsigned long long)(long long)cc * 8ull), x.n, 71), ok);
   }
 }
 
-// attn.laneOffsets64 (fwd64.go:135)
+// attn.laneOffsets64 (fwd64.go:137)
 static __device__ __forceinline__ gocu_tuple0 attn_laneOffsets64(int lane) {
   gocu_array<int, 4> kOff = gocu_array<int, 4>{};
   gocu_array<int, 4> vOff = gocu_array<int, 4>{};
@@ -618,84 +634,84 @@ static __device__ __forceinline__ gocu_tuple0 attn_laneOffsets64(int lane) {
   int rowV = (int)((unsigned int)(lane % 16) * 64u + 8u * (unsigned int)((lane / 16 ^ l7) & 1));
 #pragma unroll
   for (int j = 0; j < 4; j++) {
-    kOff.v[GOCU_AI(j, 4, 70)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
-    vOff.v[GOCU_AI(j, 4, 71)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
+    kOff.v[GOCU_AI(j, 4, 72)] = (int)((unsigned int)rowK + 16u * (unsigned int)(j ^ h));
+    vOff.v[GOCU_AI(j, 4, 73)] = (int)((unsigned int)rowV + 16u * (unsigned int)(j ^ h));
   }
   return gocu_tuple0{kOff, vOff};
 }
 
-// attn.mmaABt64 (fwd64.go:231)
+// attn.mmaABt64 (fwd64.go:233)
 static __device__ __forceinline__ gocu_array<gocu_array<float, 4>, 8> attn_mmaABt64(gocu_slice<unsigned short> sm, int b0, gocu_array<int, 4> kOff, gocu_array<gocu_array<unsigned int, 4>, 4> a, gocu_array<gocu_array<float, 4>, 8> c) {
 #pragma unroll
   for (int j4 = 0; j4 < 4; j4++) {
-    gocu_slice<unsigned short> kb = gocu_reslice(sm, (long long)(int)((unsigned int)b0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 73)]), sm.n, 72);
+    gocu_slice<unsigned short> kb = gocu_reslice(sm, (long long)(int)((unsigned int)b0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 75)]), sm.n, 74);
 #pragma unroll
     for (int jj = 0; jj < 1; jj++) {
 #pragma unroll
       for (int nj = 0; nj < 4; nj++) {
-        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(kb, (long long)(int)((unsigned int)nj * 16u * 64u + (unsigned int)jj * 64u), kb.n, 74));
-        c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 79)] = gocu_mma_bf16(a.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 4, 75)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 78)]);
-        c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 84)] = gocu_mma_bf16(a.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 4, 80)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 83)]);
+        gocu_array<unsigned int, 4> kf = gocu_ldsm_x4(gocu_reslice(kb, (long long)(int)((unsigned int)nj * 16u * 64u + (unsigned int)jj * 64u), kb.n, 76));
+        c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 81)] = gocu_mma_bf16(a.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 4, 77)], gocu_array<unsigned int, 2>{{kf.v[0LL], kf.v[1LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 80)]);
+        c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 86)] = gocu_mma_bf16(a.v[GOCU_AI((int)(4u * (unsigned int)jj + (unsigned int)j4), 4, 82)], gocu_array<unsigned int, 2>{{kf.v[2LL], kf.v[3LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 85)]);
       }
     }
   }
   return c;
 }
 
-// attn.mmaSABt64 (bwd64.go:148)
+// attn.mmaSABt64 (bwd64.go:151)
 static __device__ __forceinline__ gocu_array<gocu_array<float, 4>, 8> attn_mmaSABt64(gocu_slice<unsigned short> sm, int a0, gocu_array<int, 4> vOff, int b0, gocu_array<int, 4> kOff, gocu_array<gocu_array<float, 4>, 8> c) {
 #pragma unroll
   for (int j4 = 0; j4 < 4; j4++) {
-    gocu_slice<unsigned short> ab = gocu_reslice(sm, (long long)(int)((unsigned int)a0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 86)]), sm.n, 85);
-    gocu_slice<unsigned short> bb = gocu_reslice(sm, (long long)(int)((unsigned int)b0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 88)]), sm.n, 87);
+    gocu_slice<unsigned short> ab = gocu_reslice(sm, (long long)(int)((unsigned int)a0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 88)]), sm.n, 87);
+    gocu_slice<unsigned short> bb = gocu_reslice(sm, (long long)(int)((unsigned int)b0 + (unsigned int)kOff.v[GOCU_AI(j4, 4, 90)]), sm.n, 89);
 #pragma unroll
     for (int jj = 0; jj < 1; jj++) {
-      gocu_array<unsigned int, 4> af = gocu_ldsm_x4(gocu_reslice(ab, (long long)(int)((unsigned int)jj * 64u), ab.n, 89));
+      gocu_array<unsigned int, 4> af = gocu_ldsm_x4(gocu_reslice(ab, (long long)(int)((unsigned int)jj * 64u), ab.n, 91));
 #pragma unroll
       for (int nj = 0; nj < 4; nj++) {
-        gocu_array<unsigned int, 4> bf = gocu_ldsm_x4(gocu_reslice(bb, (long long)(int)((unsigned int)nj * 16u * 64u + (unsigned int)jj * 64u), bb.n, 90));
-        c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 94)] = gocu_mma_bf16(af, gocu_array<unsigned int, 2>{{bf.v[0LL], bf.v[1LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 93)]);
-        c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 98)] = gocu_mma_bf16(af, gocu_array<unsigned int, 2>{{bf.v[2LL], bf.v[3LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 97)]);
+        gocu_array<unsigned int, 4> bf = gocu_ldsm_x4(gocu_reslice(bb, (long long)(int)((unsigned int)nj * 16u * 64u + (unsigned int)jj * 64u), bb.n, 92));
+        c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 96)] = gocu_mma_bf16(af, gocu_array<unsigned int, 2>{{bf.v[0LL], bf.v[1LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj), 8, 95)]);
+        c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 100)] = gocu_mma_bf16(af, gocu_array<unsigned int, 2>{{bf.v[2LL], bf.v[3LL]}}, c.v[GOCU_AI((int)(2u * (unsigned int)nj + 1u), 8, 99)]);
       }
     }
   }
   return c;
 }
 
-// attn.mmaCB64 (fwd64.go:254)
+// attn.mmaCB64 (fwd64.go:256)
 static __device__ __forceinline__ gocu_array<gocu_array<float, 4>, 8> attn_mmaCB64(gocu_slice<unsigned short> sm, int b0, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 8> p, gocu_array<gocu_array<float, 4>, 8> acc) {
   gocu_array<gocu_array<unsigned int, 4>, 4> pa = {};
 #pragma unroll
   for (int kk = 0; kk < 4; kk++) {
-    pa.v[GOCU_AI(kk, 4, 107)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 99)].v[0LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 100)].v[1LL]), gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 101)].v[2LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 102)].v[3LL]), gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 103)].v[0LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 104)].v[1LL]), gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 105)].v[2LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 106)].v[3LL])}};
+    pa.v[GOCU_AI(kk, 4, 109)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 101)].v[0LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 102)].v[1LL]), gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 103)].v[2LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk), 8, 104)].v[3LL]), gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 105)].v[0LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 106)].v[1LL]), gocu_pack_bf16x2(p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 107)].v[2LL], p.v[GOCU_AI((int)(2u * (unsigned int)kk + 1u), 8, 108)].v[3LL])}};
   }
 #pragma unroll
   for (int j4 = 0; j4 < 4; j4++) {
-    gocu_slice<unsigned short> vb = gocu_reslice(sm, (long long)(int)((unsigned int)b0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 109)]), sm.n, 108);
+    gocu_slice<unsigned short> vb = gocu_reslice(sm, (long long)(int)((unsigned int)b0 + (unsigned int)vOff.v[GOCU_AI(j4, 4, 111)]), sm.n, 110);
 #pragma unroll
     for (int jj = 0; jj < 1; jj++) {
       int nd = (int)(4u * (unsigned int)jj + (unsigned int)j4);
 #pragma unroll
       for (int kk = 0; kk < 4; kk++) {
-        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(vb, (long long)(int)((unsigned int)kk * 16u * 64u + (unsigned int)jj * 64u), vb.n, 110));
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 115)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 111)], gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 114)]);
-        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 120)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 116)], gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 119)]);
+        gocu_array<unsigned int, 4> vf = gocu_ldsm_x4_trans(gocu_reslice(vb, (long long)(int)((unsigned int)kk * 16u * 64u + (unsigned int)jj * 64u), vb.n, 112));
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 117)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 113)], gocu_array<unsigned int, 2>{{vf.v[0LL], vf.v[1LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd), 8, 116)]);
+        acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 122)] = gocu_mma_bf16(pa.v[GOCU_AI(kk, 4, 118)], gocu_array<unsigned int, 2>{{vf.v[2LL], vf.v[3LL]}}, acc.v[GOCU_AI((int)(2u * (unsigned int)nd + 1u), 8, 121)]);
       }
     }
   }
   return acc;
 }
 
-// attn.bwdQ64Tile (bwd64.go:106)
-static __device__ __forceinline__ gocu_array<gocu_array<float, 4>, 8> attn_bwdQ64Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long head, int soff, int cr, int cc, int seq, gocu_array<gocu_array<unsigned int, 4>, 4> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 8> acc, gocu_array<float, 2> l2, gocu_array<float, 2> dr, int j, int ntiles, gocu_array<int, 2> lim, float sl2, bool masked) {
+// attn.bwdQ64Tile (bwd64.go:109)
+static __device__ __forceinline__ gocu_array<gocu_array<float, 4>, 8> attn_bwdQ64Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, int ks, int vs, int soff, int cr, int cc, int seq, gocu_array<gocu_array<unsigned int, 4>, 4> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 8> acc, gocu_array<float, 2> l2, gocu_array<float, 2> dr, int j, int ntiles, gocu_array<int, 2> lim, float sl2, bool masked) {
   if (j > 0) {
     gocu_cp_async_wait<0>();
     __syncthreads();
   }
   if ((int)((unsigned int)j + 1u) < ntiles) {
     int nb = (int)(8192u + (unsigned int)((int)((unsigned int)j + 1u) % 2) * 2u * 4096u);
-    attn_load64(sm, nb, k, head, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
-    attn_load64(sm, (int)((unsigned int)nb + 4096u), v, head, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
+    attn_load64(sm, nb, k, ks, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
+    attn_load64(sm, (int)((unsigned int)nb + 4096u), v, vs, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
   }
   gocu_cp_async_commit();
   int ks0 = (int)(8192u + (unsigned int)(j % 2) * 2u * 4096u);
@@ -710,26 +726,26 @@ static __device__ __forceinline__ gocu_array<gocu_array<float, 4>, 8> attn_bwdQ6
   for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 121)].v[GOCU_AI(e, 4, 121)], sl2, -l2.v[GOCU_AI(e / 2, 2, 122)]));
-      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) >= lim.v[GOCU_AI(e / 2, 2, 123)]) {
+      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 123)].v[GOCU_AI(e, 4, 123)], sl2, -l2.v[GOCU_AI(e / 2, 2, 124)]));
+      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) >= lim.v[GOCU_AI(e / 2, 2, 125)]) {
         p = 0.0f;
       }
-      s.v[GOCU_AI(nt, 8, 126)].v[GOCU_AI(e, 4, 126)] = p * (dp.v[GOCU_AI(nt, 8, 124)].v[GOCU_AI(e, 4, 124)] - dr.v[GOCU_AI(e / 2, 2, 125)]);
+      s.v[GOCU_AI(nt, 8, 128)].v[GOCU_AI(e, 4, 128)] = p * (dp.v[GOCU_AI(nt, 8, 126)].v[GOCU_AI(e, 4, 126)] - dr.v[GOCU_AI(e / 2, 2, 127)]);
     }
   }
   return attn_mmaCB64(sm, ks0, vOff, s, acc);
 }
 
-// attn.bwdKV64Tile (bwd64.go:239)
-static __device__ __forceinline__ gocu_tuple2 attn_bwdKV64Tile(gocu_slice<unsigned short> sm, gocu_slice<float> fl, gocu_slice<unsigned short> q, gocu_slice<unsigned short> do_1, gocu_slice<float> lse, gocu_slice<float> dvec, long long bh, long long head, int soff, int cr, int cc, int seq, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 8> dka, gocu_array<gocu_array<float, 4>, 8> dva, int i, int nq, int keyA, float sl2, bool causal, bool masked) {
+// attn.bwdKV64Tile (bwd64.go:245)
+static __device__ __forceinline__ gocu_tuple2 attn_bwdKV64Tile(gocu_slice<unsigned short> sm, gocu_slice<float> fl, gocu_slice<unsigned short> q, gocu_slice<unsigned short> do_1, gocu_slice<float> lse, gocu_slice<float> dvec, long long bh, int qs, int dos, int soff, int cr, int cc, int seq, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 8> dka, gocu_array<gocu_array<float, 4>, 8> dva, int i, int nq, int keyA, float sl2, bool causal, bool masked) {
   gocu_cp_async_wait<0>();
   __syncthreads();
   int tid = (int)threadIdx.x;
   float next = 0.0f;
   if ((int)((unsigned int)i + 1u) < nq) {
     int nb = (int)(8192u + (unsigned int)((int)((unsigned int)i + 1u) % 2) * 2u * 4096u);
-    attn_load64(sm, nb, q, head, (int)(((unsigned int)i + 1u) * 64u), seq, soff, cr, cc);
-    attn_load64(sm, (int)((unsigned int)nb + 4096u), do_1, head, (int)(((unsigned int)i + 1u) * 64u), seq, soff, cr, cc);
+    attn_load64(sm, nb, q, qs, (int)(((unsigned int)i + 1u) * 64u), seq, soff, cr, cc);
+    attn_load64(sm, (int)((unsigned int)nb + 4096u), do_1, dos, (int)(((unsigned int)i + 1u) * 64u), seq, soff, cr, cc);
     next = attn_rowStat(lse, dvec, bh, seq, (int)(((unsigned int)i + 1u) * 64u), tid);
   }
   gocu_cp_async_commit();
@@ -747,34 +763,34 @@ static __device__ __forceinline__ gocu_tuple2 attn_bwdKV64Tile(gocu_slice<unsign
 #pragma unroll
     for (int e = 0; e < 4; e++) {
       int c = (int)((unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2));
-      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 127)].v[GOCU_AI(e, 4, 127)], sl2, -GOCU_AT(fl, (int)((unsigned int)st + (unsigned int)c), 128)));
+      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 129)].v[GOCU_AI(e, 4, 129)], sl2, -GOCU_AT(fl, (int)((unsigned int)st + (unsigned int)c), 130)));
       if (masked) {
         if (int r = (int)((unsigned int)i * 64u + (unsigned int)c); r >= seq || causal && r < (int)((unsigned int)keyA + 8u * (unsigned int)(e / 2))) {
           p = 0.0f;
         }
       }
-      s.v[GOCU_AI(nt, 8, 129)].v[GOCU_AI(e, 4, 129)] = p;
-      dp.v[GOCU_AI(nt, 8, 132)].v[GOCU_AI(e, 4, 132)] = p * (dp.v[GOCU_AI(nt, 8, 130)].v[GOCU_AI(e, 4, 130)] - GOCU_AT(fl, (int)((unsigned int)st + 64u + (unsigned int)c), 131));
+      s.v[GOCU_AI(nt, 8, 131)].v[GOCU_AI(e, 4, 131)] = p;
+      dp.v[GOCU_AI(nt, 8, 134)].v[GOCU_AI(e, 4, 134)] = p * (dp.v[GOCU_AI(nt, 8, 132)].v[GOCU_AI(e, 4, 132)] - GOCU_AT(fl, (int)((unsigned int)st + 64u + (unsigned int)c), 133));
     }
   }
   dva = attn_mmaCB64(sm, ds0, vOff, s, dva);
   dka = attn_mmaCB64(sm, qs0, vOff, dp, dka);
   if ((int)((unsigned int)i + 1u) < nq) {
-    GOCU_AT(fl, (int)((unsigned int)((int)((unsigned int)i + 1u) % 2) * 128u + (unsigned int)tid), 133) = next;
+    GOCU_AT(fl, (int)((unsigned int)((int)((unsigned int)i + 1u) % 2) * 128u + (unsigned int)tid), 135) = next;
   }
   return gocu_tuple2{dka, dva};
 }
 
-// attn.fwd128Tile (fwd128.go:150)
-static __device__ __forceinline__ gocu_tuple3 attn_fwd128Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long head, int soff, int cr, int cc, int seq, gocu_array<gocu_array<unsigned int, 4>, 8> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 16> acc, gocu_array<float, 2> mx, gocu_array<float, 2> sum, int j, int ntiles, gocu_array<int, 2> lim, float sl2, bool masked) {
+// attn.fwd128Tile (fwd128.go:152)
+static __device__ __forceinline__ gocu_tuple3 attn_fwd128Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, int ks, int vs, int soff, int cr, int cc, int seq, gocu_array<gocu_array<unsigned int, 4>, 8> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 16> acc, gocu_array<float, 2> mx, gocu_array<float, 2> sum, int j, int ntiles, gocu_array<int, 2> lim, float sl2, bool masked) {
   if (j > 0) {
     gocu_cp_async_wait<0>();
     __syncthreads();
   }
   if ((int)((unsigned int)j + 1u) < ntiles) {
     int nb = (int)(8192u + (unsigned int)((int)((unsigned int)j + 1u) % 2) * 2u * 8192u);
-    attn_load128(sm, nb, k, head, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
-    attn_load128(sm, (int)((unsigned int)nb + 8192u), v, head, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
+    attn_load128(sm, nb, k, ks, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
+    attn_load128(sm, (int)((unsigned int)nb + 8192u), v, vs, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
   }
   gocu_cp_async_commit();
   int ks0 = (int)(8192u + (unsigned int)(j % 2) * 2u * 8192u);
@@ -788,62 +804,62 @@ static __device__ __forceinline__ gocu_tuple3 attn_fwd128Tile(gocu_slice<unsigne
   for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-      float x = s.v[GOCU_AI(nt, 8, 134)].v[GOCU_AI(e, 4, 134)];
-      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) >= lim.v[GOCU_AI(e / 2, 2, 135)]) {
+      float x = s.v[GOCU_AI(nt, 8, 136)].v[GOCU_AI(e, 4, 136)];
+      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) >= lim.v[GOCU_AI(e / 2, 2, 137)]) {
         x = negInf;
-        s.v[GOCU_AI(nt, 8, 136)].v[GOCU_AI(e, 4, 136)] = x;
+        s.v[GOCU_AI(nt, 8, 138)].v[GOCU_AI(e, 4, 138)] = x;
       }
-      if (x > m.v[GOCU_AI(e / 2, 2, 137)]) {
-        m.v[GOCU_AI(e / 2, 2, 138)] = x;
+      if (x > m.v[GOCU_AI(e / 2, 2, 139)]) {
+        m.v[GOCU_AI(e / 2, 2, 140)] = x;
       }
     }
   }
   gocu_array<float, 2> corr = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 139)], 1); o > m.v[GOCU_AI(hh, 2, 140)]) {
-      m.v[GOCU_AI(hh, 2, 141)] = o;
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 141)], 1); o > m.v[GOCU_AI(hh, 2, 142)]) {
+      m.v[GOCU_AI(hh, 2, 143)] = o;
     }
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 142)], 2); o > m.v[GOCU_AI(hh, 2, 143)]) {
-      m.v[GOCU_AI(hh, 2, 144)] = o;
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 144)], 2); o > m.v[GOCU_AI(hh, 2, 145)]) {
+      m.v[GOCU_AI(hh, 2, 146)] = o;
     }
-    float mn = m.v[GOCU_AI(hh, 2, 145)] * sl2;
-    if (mx.v[GOCU_AI(hh, 2, 146)] > mn) {
-      mn = mx.v[GOCU_AI(hh, 2, 147)];
+    float mn = m.v[GOCU_AI(hh, 2, 147)] * sl2;
+    if (mx.v[GOCU_AI(hh, 2, 148)] > mn) {
+      mn = mx.v[GOCU_AI(hh, 2, 149)];
     }
-    corr.v[GOCU_AI(hh, 2, 149)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 148)] - mn);
-    mx.v[GOCU_AI(hh, 2, 150)] = mn;
-    sum.v[GOCU_AI(hh, 2, 152)] *= corr.v[GOCU_AI(hh, 2, 151)];
+    corr.v[GOCU_AI(hh, 2, 151)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 150)] - mn);
+    mx.v[GOCU_AI(hh, 2, 152)] = mn;
+    sum.v[GOCU_AI(hh, 2, 154)] *= corr.v[GOCU_AI(hh, 2, 153)];
   }
 #pragma unroll
   for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 153)].v[GOCU_AI(e, 4, 153)], sl2, -mx.v[GOCU_AI(e / 2, 2, 154)]));
-      s.v[GOCU_AI(nt, 8, 155)].v[GOCU_AI(e, 4, 155)] = p;
-      sum.v[GOCU_AI(e / 2, 2, 156)] += p;
+      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 155)].v[GOCU_AI(e, 4, 155)], sl2, -mx.v[GOCU_AI(e / 2, 2, 156)]));
+      s.v[GOCU_AI(nt, 8, 157)].v[GOCU_AI(e, 4, 157)] = p;
+      sum.v[GOCU_AI(e / 2, 2, 158)] += p;
     }
   }
 #pragma unroll
   for (long long dt = 0LL; dt < 16LL; dt++) {
-    acc.v[GOCU_AI(dt, 16, 158)].v[0LL] *= corr.v[0LL];
-    acc.v[GOCU_AI(dt, 16, 160)].v[1LL] *= corr.v[0LL];
-    acc.v[GOCU_AI(dt, 16, 162)].v[2LL] *= corr.v[1LL];
-    acc.v[GOCU_AI(dt, 16, 164)].v[3LL] *= corr.v[1LL];
+    acc.v[GOCU_AI(dt, 16, 160)].v[0LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 16, 162)].v[1LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 16, 164)].v[2LL] *= corr.v[1LL];
+    acc.v[GOCU_AI(dt, 16, 166)].v[3LL] *= corr.v[1LL];
   }
   return gocu_tuple3{attn_mmaCB128(sm, vs0, vOff, s, acc), mx, sum};
 }
 
-// attn.fwd64Tile (fwd64.go:152)
-static __device__ __forceinline__ gocu_tuple4 attn_fwd64Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, long long head, int soff, int cr, int cc, int seq, gocu_array<gocu_array<unsigned int, 4>, 4> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 8> acc, gocu_array<float, 2> mx, gocu_array<float, 2> sum, int j, int ntiles, gocu_array<int, 2> lim, float sl2, bool masked) {
+// attn.fwd64Tile (fwd64.go:154)
+static __device__ __forceinline__ gocu_tuple4 attn_fwd64Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, int ks, int vs, int soff, int cr, int cc, int seq, gocu_array<gocu_array<unsigned int, 4>, 4> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 8> acc, gocu_array<float, 2> mx, gocu_array<float, 2> sum, int j, int ntiles, gocu_array<int, 2> lim, float sl2, bool masked) {
   if (j > 0) {
     gocu_cp_async_wait<0>();
     __syncthreads();
   }
   if ((int)((unsigned int)j + 1u) < ntiles) {
     int nb = (int)(4096u + (unsigned int)((int)((unsigned int)j + 1u) % 2) * 2u * 4096u);
-    attn_load64(sm, nb, k, head, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
-    attn_load64(sm, (int)((unsigned int)nb + 4096u), v, head, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
+    attn_load64(sm, nb, k, ks, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
+    attn_load64(sm, (int)((unsigned int)nb + 4096u), v, vs, (int)(((unsigned int)j + 1u) * 64u), seq, soff, cr, cc);
   }
   gocu_cp_async_commit();
   int ks0 = (int)(4096u + (unsigned int)(j % 2) * 2u * 4096u);
@@ -857,54 +873,54 @@ static __device__ __forceinline__ gocu_tuple4 attn_fwd64Tile(gocu_slice<unsigned
   for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-      float x = s.v[GOCU_AI(nt, 8, 165)].v[GOCU_AI(e, 4, 165)];
-      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) >= lim.v[GOCU_AI(e / 2, 2, 166)]) {
+      float x = s.v[GOCU_AI(nt, 8, 167)].v[GOCU_AI(e, 4, 167)];
+      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) >= lim.v[GOCU_AI(e / 2, 2, 168)]) {
         x = negInf;
-        s.v[GOCU_AI(nt, 8, 167)].v[GOCU_AI(e, 4, 167)] = x;
+        s.v[GOCU_AI(nt, 8, 169)].v[GOCU_AI(e, 4, 169)] = x;
       }
-      if (x > m.v[GOCU_AI(e / 2, 2, 168)]) {
-        m.v[GOCU_AI(e / 2, 2, 169)] = x;
+      if (x > m.v[GOCU_AI(e / 2, 2, 170)]) {
+        m.v[GOCU_AI(e / 2, 2, 171)] = x;
       }
     }
   }
   gocu_array<float, 2> corr = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 170)], 1); o > m.v[GOCU_AI(hh, 2, 171)]) {
-      m.v[GOCU_AI(hh, 2, 172)] = o;
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 172)], 1); o > m.v[GOCU_AI(hh, 2, 173)]) {
+      m.v[GOCU_AI(hh, 2, 174)] = o;
     }
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 173)], 2); o > m.v[GOCU_AI(hh, 2, 174)]) {
-      m.v[GOCU_AI(hh, 2, 175)] = o;
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 175)], 2); o > m.v[GOCU_AI(hh, 2, 176)]) {
+      m.v[GOCU_AI(hh, 2, 177)] = o;
     }
-    float mn = m.v[GOCU_AI(hh, 2, 176)] * sl2;
-    if (mx.v[GOCU_AI(hh, 2, 177)] > mn) {
-      mn = mx.v[GOCU_AI(hh, 2, 178)];
+    float mn = m.v[GOCU_AI(hh, 2, 178)] * sl2;
+    if (mx.v[GOCU_AI(hh, 2, 179)] > mn) {
+      mn = mx.v[GOCU_AI(hh, 2, 180)];
     }
-    corr.v[GOCU_AI(hh, 2, 180)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 179)] - mn);
-    mx.v[GOCU_AI(hh, 2, 181)] = mn;
-    sum.v[GOCU_AI(hh, 2, 183)] *= corr.v[GOCU_AI(hh, 2, 182)];
+    corr.v[GOCU_AI(hh, 2, 182)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 181)] - mn);
+    mx.v[GOCU_AI(hh, 2, 183)] = mn;
+    sum.v[GOCU_AI(hh, 2, 185)] *= corr.v[GOCU_AI(hh, 2, 184)];
   }
 #pragma unroll
   for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 184)].v[GOCU_AI(e, 4, 184)], sl2, -mx.v[GOCU_AI(e / 2, 2, 185)]));
-      s.v[GOCU_AI(nt, 8, 186)].v[GOCU_AI(e, 4, 186)] = p;
-      sum.v[GOCU_AI(e / 2, 2, 187)] += p;
+      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 186)].v[GOCU_AI(e, 4, 186)], sl2, -mx.v[GOCU_AI(e / 2, 2, 187)]));
+      s.v[GOCU_AI(nt, 8, 188)].v[GOCU_AI(e, 4, 188)] = p;
+      sum.v[GOCU_AI(e / 2, 2, 189)] += p;
     }
   }
 #pragma unroll
   for (long long dt = 0LL; dt < 8LL; dt++) {
-    acc.v[GOCU_AI(dt, 8, 189)].v[0LL] *= corr.v[0LL];
-    acc.v[GOCU_AI(dt, 8, 191)].v[1LL] *= corr.v[0LL];
-    acc.v[GOCU_AI(dt, 8, 193)].v[2LL] *= corr.v[1LL];
-    acc.v[GOCU_AI(dt, 8, 195)].v[3LL] *= corr.v[1LL];
+    acc.v[GOCU_AI(dt, 8, 191)].v[0LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 8, 193)].v[1LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 8, 195)].v[2LL] *= corr.v[1LL];
+    acc.v[GOCU_AI(dt, 8, 197)].v[3LL] *= corr.v[1LL];
   }
   return gocu_tuple4{attn_mmaCB64(sm, vs0, vOff, s, acc), mx, sum};
 }
 
-// attn.bwdQ128 (bwd128.go:26)
-extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dq_p, long long dq_n, int seq, float scale, bool causal) {
+// attn.bwdQ128 (bwd128.go:27)
+extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dq_p, long long dq_n, layout ql, layout kl, layout vl, layout dol, layout dql, int heads, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
   gocu_slice<unsigned short> k = {k_p, k_n};
   gocu_slice<unsigned short> v = {v_p, v_n};
@@ -924,21 +940,25 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
   }
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
-  long long head = (long long)((unsigned long long)bh * (unsigned long long)(long long)seq * 128ull);
+  int b32 = (int)bh;
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 198);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 199);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 200);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 201);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
   int soff = (int)((unsigned int)cr * 128u + (unsigned int)(cc ^ cr & 7) * 8u);
-  attn_load128(sm, 0, q, head, q0, seq, soff, cr, cc);
-  attn_load128(sm, 8192, do_1, head, q0, seq, soff, cr, cc);
+  attn_load128(sm, 0, qh, ql.S, q0, seq, soff, cr, cc);
+  attn_load128(sm, 8192, doh, dol.S, q0, seq, soff, cr, cc);
   int ntiles = (int)((unsigned int)seq + 64u - 1u) / 64;
   int nfull = seq / 64;
   if (causal) {
     ntiles = (int)((unsigned int)q0 + 64u) / 64;
     nfull = q0 / 64;
   }
-  attn_load128(sm, 16384, k, head, 0, seq, soff, cr, cc);
-  attn_load128(sm, 24576, v, head, 0, seq, soff, cr, cc);
+  attn_load128(sm, 16384, kh, kl.S, 0, seq, soff, cr, cc);
+  attn_load128(sm, 24576, vh, vl.S, 0, seq, soff, cr, cc);
   gocu_cp_async_commit();
   int rowA = (int)((unsigned int)q0 + (unsigned int)warp * 16u + (unsigned int)g);
   gocu_array<float, 2> l2 = {};
@@ -947,10 +967,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
 #pragma unroll
   for (int hh = 0; hh < 2; hh++) {
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); r < seq) {
-      l2.v[GOCU_AI(hh, 2, 197)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 196) * 1.442695f;
-      dr.v[GOCU_AI(hh, 2, 199)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 198);
+      l2.v[GOCU_AI(hh, 2, 203)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 202) * 1.442695f;
+      dr.v[GOCU_AI(hh, 2, 205)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 204);
       if (causal) {
-        lim.v[GOCU_AI(hh, 2, 200)] = (int)((unsigned int)r + 1u);
+        lim.v[GOCU_AI(hh, 2, 206)] = (int)((unsigned int)r + 1u);
       }
     }
   }
@@ -963,33 +983,34 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
   for (int ks = 0; ks < 8; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 202)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 201));
+    qf.v[GOCU_AI(ks, 8, 208)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 207));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets128(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
   gocu_array<int, 4> vOff = gocu_r.r1;
   gocu_array<gocu_array<float, 4>, 16> acc = {};
   for (int j = 0; j < nfull; j++) {
-    acc = attn_bwdQ128Tile(sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false);
+    acc = attn_bwdQ128Tile(sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false);
   }
   for (int j = nfull; j < ntiles; j++) {
-    acc = attn_bwdQ128Tile(sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true);
+    acc = attn_bwdQ128Tile(sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true);
   }
-  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 203);
+  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 209);
+  long long head = attn_layout_head(dql, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 206) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 204)].v[0LL] * scale, acc.v[GOCU_AI(dt, 16, 205)].v[1LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 212) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 210)].v[0LL] * scale, acc.v[GOCU_AI(dt, 16, 211)].v[1LL] * scale);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 209) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 207)].v[2LL] * scale, acc.v[GOCU_AI(dt, 16, 208)].v[3LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 215) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 213)].v[2LL] * scale, acc.v[GOCU_AI(dt, 16, 214)].v[3LL] * scale);
     }
   }
 }
 
-// attn.bwdKV128 (bwd128.go:179)
-extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dk_p, long long dk_n, unsigned short* __restrict__ dv_p, long long dv_n, int seq, float scale, bool causal) {
+// attn.bwdKV128 (bwd128.go:183)
+extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dk_p, long long dk_n, unsigned short* __restrict__ dv_p, long long dv_n, layout ql, layout kl, layout vl, layout dol, layout dkl, layout dvl, int heads, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
   gocu_slice<unsigned short> k = {k_p, k_n};
   gocu_slice<unsigned short> v = {v_p, v_n};
@@ -999,7 +1020,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
   gocu_slice<unsigned short> dk = {dk_p, dk_n};
   gocu_slice<unsigned short> dv = {dv_p, dv_n};
   gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)24576LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 210);
+  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)24576LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 216);
   int tid = (int)threadIdx.x;
   int warp = tid / 32;
   int lane = tid % 32;
@@ -1007,13 +1028,17 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
   int qd = lane % 4;
   int k0 = (int)(blockIdx.x * 64u);
   long long bh = (long long)(int)blockIdx.y;
-  long long head = (long long)((unsigned long long)bh * (unsigned long long)(long long)seq * 128ull);
+  int b32 = (int)bh;
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 217);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 218);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 219);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 220);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
   int soff = (int)((unsigned int)cr * 128u + (unsigned int)(cc ^ cr & 7) * 8u);
-  attn_load128(sm, 0, k, head, k0, seq, soff, cr, cc);
-  attn_load128(sm, 8192, v, head, k0, seq, soff, cr, cc);
+  attn_load128(sm, 0, kh, kl.S, k0, seq, soff, cr, cc);
+  attn_load128(sm, 8192, vh, vl.S, k0, seq, soff, cr, cc);
   int nq = (int)((unsigned int)seq + 64u - 1u) / 64;
   int nfull = seq / 64;
   int i0 = 0;
@@ -1021,10 +1046,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
     i0 = k0 / 64;
   }
   int qb = (int)(16384u + (unsigned int)(i0 % 2) * 2u * 8192u);
-  attn_load128(sm, qb, q, head, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
-  attn_load128(sm, (int)((unsigned int)qb + 8192u), do_1, head, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
+  attn_load128(sm, qb, qh, ql.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
+  attn_load128(sm, (int)((unsigned int)qb + 8192u), doh, dol.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
   gocu_cp_async_commit();
-  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 211) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
+  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 221) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
   gocu_tuple0 gocu_r = attn_laneOffsets128(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
   gocu_array<int, 4> vOff = gocu_r.r1;
@@ -1033,33 +1058,35 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
   int keyA = (int)((unsigned int)k0 + (unsigned int)warp * 16u + (unsigned int)g);
   for (int i = i0; i < nq; i++) {
     if (causal && i == i0 || i >= nfull) {
-      gocu_tuple1 gocu_r_1 = attn_bwdKV128Tile(sm, fl, q, do_1, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true);
+      gocu_tuple1 gocu_r_1 = attn_bwdKV128Tile(sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true);
       dka = gocu_r_1.r0;
       dva = gocu_r_1.r1;
     } else {
-      gocu_tuple1 gocu_r_1 = attn_bwdKV128Tile(sm, fl, q, do_1, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false);
+      gocu_tuple1 gocu_r_1 = attn_bwdKV128Tile(sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false);
       dka = gocu_r_1.r0;
       dva = gocu_r_1.r1;
     }
   }
-  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 212);
-  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 213);
+  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 222);
+  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 223);
+  long long hk = attn_layout_head(dkl, b32, heads);
+  long long hv = attn_layout_head(dvl, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (keyA < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)head + (unsigned long long)(long long)keyA * 128ull + (unsigned long long)col) / 2LL, 216) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 214)].v[0LL] * scale, dka.v[GOCU_AI(dt, 16, 215)].v[1LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)head + (unsigned long long)(long long)keyA * 128ull + (unsigned long long)col) / 2LL, 219) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 217)].v[0LL], dva.v[GOCU_AI(dt, 16, 218)].v[1LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 226) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 224)].v[0LL] * scale, dka.v[GOCU_AI(dt, 16, 225)].v[1LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 229) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 227)].v[0LL], dva.v[GOCU_AI(dt, 16, 228)].v[1LL]);
     }
     if ((int)((unsigned int)keyA + 8u) < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * 128ull + (unsigned long long)col) / 2LL, 222) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 220)].v[2LL] * scale, dka.v[GOCU_AI(dt, 16, 221)].v[3LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * 128ull + (unsigned long long)col) / 2LL, 225) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 223)].v[2LL], dva.v[GOCU_AI(dt, 16, 224)].v[3LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 232) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 230)].v[2LL] * scale, dka.v[GOCU_AI(dt, 16, 231)].v[3LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 235) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 233)].v[2LL], dva.v[GOCU_AI(dt, 16, 234)].v[3LL]);
     }
   }
 }
 
-// attn.bwdQ64 (bwd64.go:28)
-extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dq_p, long long dq_n, int seq, float scale, bool causal) {
+// attn.bwdQ64 (bwd64.go:29)
+extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dq_p, long long dq_n, layout ql, layout kl, layout vl, layout dol, layout dql, int heads, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
   gocu_slice<unsigned short> k = {k_p, k_n};
   gocu_slice<unsigned short> v = {v_p, v_n};
@@ -1079,21 +1106,25 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
   }
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
-  long long head = (long long)((unsigned long long)bh * (unsigned long long)(long long)seq * 64ull);
+  int b32 = (int)bh;
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 236);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 237);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 238);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 239);
   float sl2 = scale * 1.442695f;
   int cr = tid / 8;
   int cc = tid % 8;
   int soff = (int)((unsigned int)cr * 64u + (unsigned int)(cc ^ cr & 7) * 8u);
-  attn_load64(sm, 0, q, head, q0, seq, soff, cr, cc);
-  attn_load64(sm, 4096, do_1, head, q0, seq, soff, cr, cc);
+  attn_load64(sm, 0, qh, ql.S, q0, seq, soff, cr, cc);
+  attn_load64(sm, 4096, doh, dol.S, q0, seq, soff, cr, cc);
   int ntiles = (int)((unsigned int)seq + 64u - 1u) / 64;
   int nfull = seq / 64;
   if (causal) {
     ntiles = (int)((unsigned int)q0 + 64u) / 64;
     nfull = q0 / 64;
   }
-  attn_load64(sm, 8192, k, head, 0, seq, soff, cr, cc);
-  attn_load64(sm, 12288, v, head, 0, seq, soff, cr, cc);
+  attn_load64(sm, 8192, kh, kl.S, 0, seq, soff, cr, cc);
+  attn_load64(sm, 12288, vh, vl.S, 0, seq, soff, cr, cc);
   gocu_cp_async_commit();
   int rowA = (int)((unsigned int)q0 + (unsigned int)warp * 16u + (unsigned int)g);
   gocu_array<float, 2> l2 = {};
@@ -1102,10 +1133,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
 #pragma unroll
   for (int hh = 0; hh < 2; hh++) {
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); r < seq) {
-      l2.v[GOCU_AI(hh, 2, 227)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 226) * 1.442695f;
-      dr.v[GOCU_AI(hh, 2, 229)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 228);
+      l2.v[GOCU_AI(hh, 2, 241)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 240) * 1.442695f;
+      dr.v[GOCU_AI(hh, 2, 243)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 242);
       if (causal) {
-        lim.v[GOCU_AI(hh, 2, 230)] = (int)((unsigned int)r + 1u);
+        lim.v[GOCU_AI(hh, 2, 244)] = (int)((unsigned int)r + 1u);
       }
     }
   }
@@ -1118,33 +1149,34 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
   for (int ks = 0; ks < 4; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 4, 232)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 231));
+    qf.v[GOCU_AI(ks, 4, 246)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 245));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets64(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
   gocu_array<int, 4> vOff = gocu_r.r1;
   gocu_array<gocu_array<float, 4>, 8> acc = {};
   for (int j = 0; j < nfull; j++) {
-    acc = attn_bwdQ64Tile(sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false);
+    acc = attn_bwdQ64Tile(sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false);
   }
   for (int j = nfull; j < ntiles; j++) {
-    acc = attn_bwdQ64Tile(sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true);
+    acc = attn_bwdQ64Tile(sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true);
   }
-  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 233);
+  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 247);
+  long long head = attn_layout_head(dql, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 64ull + (unsigned long long)col) / 2LL, 236) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 234)].v[0LL] * scale, acc.v[GOCU_AI(dt, 8, 235)].v[1LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 250) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 248)].v[0LL] * scale, acc.v[GOCU_AI(dt, 8, 249)].v[1LL] * scale);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 64ull + (unsigned long long)col) / 2LL, 239) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 237)].v[2LL] * scale, acc.v[GOCU_AI(dt, 8, 238)].v[3LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 253) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 251)].v[2LL] * scale, acc.v[GOCU_AI(dt, 8, 252)].v[3LL] * scale);
     }
   }
 }
 
-// attn.bwdKV64 (bwd64.go:181)
-extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dk_p, long long dk_n, unsigned short* __restrict__ dv_p, long long dv_n, int seq, float scale, bool causal) {
+// attn.bwdKV64 (bwd64.go:185)
+extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dk_p, long long dk_n, unsigned short* __restrict__ dv_p, long long dv_n, layout ql, layout kl, layout vl, layout dol, layout dkl, layout dvl, int heads, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
   gocu_slice<unsigned short> k = {k_p, k_n};
   gocu_slice<unsigned short> v = {v_p, v_n};
@@ -1154,7 +1186,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
   gocu_slice<unsigned short> dk = {dk_p, dk_n};
   gocu_slice<unsigned short> dv = {dv_p, dv_n};
   gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)12288LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 240);
+  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)12288LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 254);
   int tid = (int)threadIdx.x;
   int warp = tid / 32;
   int lane = tid % 32;
@@ -1162,13 +1194,17 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
   int qd = lane % 4;
   int k0 = (int)(blockIdx.x * 64u);
   long long bh = (long long)(int)blockIdx.y;
-  long long head = (long long)((unsigned long long)bh * (unsigned long long)(long long)seq * 64ull);
+  int b32 = (int)bh;
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 255);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 256);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 257);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 258);
   float sl2 = scale * 1.442695f;
   int cr = tid / 8;
   int cc = tid % 8;
   int soff = (int)((unsigned int)cr * 64u + (unsigned int)(cc ^ cr & 7) * 8u);
-  attn_load64(sm, 0, k, head, k0, seq, soff, cr, cc);
-  attn_load64(sm, 4096, v, head, k0, seq, soff, cr, cc);
+  attn_load64(sm, 0, kh, kl.S, k0, seq, soff, cr, cc);
+  attn_load64(sm, 4096, vh, vl.S, k0, seq, soff, cr, cc);
   int nq = (int)((unsigned int)seq + 64u - 1u) / 64;
   int nfull = seq / 64;
   int i0 = 0;
@@ -1176,10 +1212,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
     i0 = k0 / 64;
   }
   int qb = (int)(8192u + (unsigned int)(i0 % 2) * 2u * 4096u);
-  attn_load64(sm, qb, q, head, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
-  attn_load64(sm, (int)((unsigned int)qb + 4096u), do_1, head, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
+  attn_load64(sm, qb, qh, ql.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
+  attn_load64(sm, (int)((unsigned int)qb + 4096u), doh, dol.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
   gocu_cp_async_commit();
-  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 241) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
+  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 259) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
   gocu_tuple0 gocu_r = attn_laneOffsets64(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
   gocu_array<int, 4> vOff = gocu_r.r1;
@@ -1188,33 +1224,35 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
   int keyA = (int)((unsigned int)k0 + (unsigned int)warp * 16u + (unsigned int)g);
   for (int i = i0; i < nq; i++) {
     if (causal && i == i0 || i >= nfull) {
-      gocu_tuple2 gocu_r_1 = attn_bwdKV64Tile(sm, fl, q, do_1, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true);
+      gocu_tuple2 gocu_r_1 = attn_bwdKV64Tile(sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true);
       dka = gocu_r_1.r0;
       dva = gocu_r_1.r1;
     } else {
-      gocu_tuple2 gocu_r_1 = attn_bwdKV64Tile(sm, fl, q, do_1, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false);
+      gocu_tuple2 gocu_r_1 = attn_bwdKV64Tile(sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false);
       dka = gocu_r_1.r0;
       dva = gocu_r_1.r1;
     }
   }
-  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 242);
-  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 243);
+  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 260);
+  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 261);
+  long long hk = attn_layout_head(dkl, b32, heads);
+  long long hv = attn_layout_head(dvl, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (keyA < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)head + (unsigned long long)(long long)keyA * 64ull + (unsigned long long)col) / 2LL, 246) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 244)].v[0LL] * scale, dka.v[GOCU_AI(dt, 8, 245)].v[1LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)head + (unsigned long long)(long long)keyA * 64ull + (unsigned long long)col) / 2LL, 249) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 247)].v[0LL], dva.v[GOCU_AI(dt, 8, 248)].v[1LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 264) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 262)].v[0LL] * scale, dka.v[GOCU_AI(dt, 8, 263)].v[1LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 267) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 265)].v[0LL], dva.v[GOCU_AI(dt, 8, 266)].v[1LL]);
     }
     if ((int)((unsigned int)keyA + 8u) < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * 64ull + (unsigned long long)col) / 2LL, 252) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 250)].v[2LL] * scale, dka.v[GOCU_AI(dt, 8, 251)].v[3LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * 64ull + (unsigned long long)col) / 2LL, 255) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 253)].v[2LL], dva.v[GOCU_AI(dt, 8, 254)].v[3LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 270) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 268)].v[2LL] * scale, dka.v[GOCU_AI(dt, 8, 269)].v[3LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 273) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 271)].v[2LL], dva.v[GOCU_AI(dt, 8, 272)].v[3LL]);
     }
   }
 }
 
-// attn.fwd128 (fwd128.go:43)
-extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, float* __restrict__ lse_p, long long lse_n, int seq, float scale, bool causal) {
+// attn.fwd128 (fwd128.go:44)
+extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, float* __restrict__ lse_p, long long lse_n, layout ql, layout kl, layout vl, layout ol, int heads, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
   gocu_slice<unsigned short> k = {k_p, k_n};
   gocu_slice<unsigned short> v = {v_p, v_n};
@@ -1232,20 +1270,22 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   }
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
-  long long head = (long long)((unsigned long long)bh * (unsigned long long)(long long)seq * 128ull);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 274);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 275);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 276);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
   int soff = (int)((unsigned int)cr * 128u + (unsigned int)(cc ^ cr & 7) * 8u);
-  attn_load128(sm, 0, q, head, q0, seq, soff, cr, cc);
+  attn_load128(sm, 0, qh, ql.S, q0, seq, soff, cr, cc);
   int ntiles = (int)((unsigned int)seq + 64u - 1u) / 64;
   int nfull = seq / 64;
   if (causal) {
     ntiles = (int)((unsigned int)q0 + 64u) / 64;
     nfull = q0 / 64;
   }
-  attn_load128(sm, 8192, k, head, 0, seq, soff, cr, cc);
-  attn_load128(sm, 16384, v, head, 0, seq, soff, cr, cc);
+  attn_load128(sm, 8192, kh, kl.S, 0, seq, soff, cr, cc);
+  attn_load128(sm, 16384, vh, vl.S, 0, seq, soff, cr, cc);
   gocu_cp_async_commit();
   gocu_cp_async_wait<0>();
   __syncthreads();
@@ -1256,7 +1296,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   for (int ks = 0; ks < 8; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 257)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 256));
+    qf.v[GOCU_AI(ks, 8, 278)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 277));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets128(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1271,13 +1311,13 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
     lim = gocu_array<int, 2>{{gocu_min<int>((int)((unsigned int)rowA + 1u), seq), gocu_min<int>((int)((unsigned int)rowA + 9u), seq)}};
   }
   for (int j = 0; j < nfull; j++) {
-    gocu_tuple3 gocu_r_1 = attn_fwd128Tile(sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false);
+    gocu_tuple3 gocu_r_1 = attn_fwd128Tile(sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false);
     acc = gocu_r_1.r0;
     mx = gocu_r_1.r1;
     sum = gocu_r_1.r2;
   }
   for (int j = nfull; j < ntiles; j++) {
-    gocu_tuple3 gocu_r_1 = attn_fwd128Tile(sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true);
+    gocu_tuple3 gocu_r_1 = attn_fwd128Tile(sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true);
     acc = gocu_r_1.r0;
     mx = gocu_r_1.r1;
     sum = gocu_r_1.r2;
@@ -1285,28 +1325,29 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   gocu_array<float, 2> inv = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 259)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 258)], 1);
-    sum.v[GOCU_AI(hh, 2, 261)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 260)], 2);
-    inv.v[GOCU_AI(hh, 2, 263)] = 1.0f / sum.v[GOCU_AI(hh, 2, 262)];
+    sum.v[GOCU_AI(hh, 2, 280)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 279)], 1);
+    sum.v[GOCU_AI(hh, 2, 282)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 281)], 2);
+    inv.v[GOCU_AI(hh, 2, 284)] = 1.0f / sum.v[GOCU_AI(hh, 2, 283)];
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
-      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 266) = (mx.v[GOCU_AI(hh, 2, 264)] + log2f(sum.v[GOCU_AI(hh, 2, 265)])) * 0.6931472f;
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 287) = (mx.v[GOCU_AI(hh, 2, 285)] + log2f(sum.v[GOCU_AI(hh, 2, 286)])) * 0.6931472f;
     }
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 267);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 288);
+  long long head = attn_layout_head(ol, (int)bh, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 128ull + (unsigned long long)col) / 2LL, 272) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 268)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 16, 270)].v[1LL] * inv.v[0LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 293) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 289)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 16, 291)].v[1LL] * inv.v[0LL]);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 128ull + (unsigned long long)col) / 2LL, 277) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 273)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 16, 275)].v[3LL] * inv.v[1LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 298) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 294)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 16, 296)].v[3LL] * inv.v[1LL]);
     }
   }
 }
 
-// attn.fwd64 (fwd64.go:45)
-extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, float* __restrict__ lse_p, long long lse_n, int seq, float scale, bool causal) {
+// attn.fwd64 (fwd64.go:46)
+extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, float* __restrict__ lse_p, long long lse_n, layout ql, layout kl, layout vl, layout ol, int heads, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
   gocu_slice<unsigned short> k = {k_p, k_n};
   gocu_slice<unsigned short> v = {v_p, v_n};
@@ -1324,20 +1365,22 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   }
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
-  long long head = (long long)((unsigned long long)bh * (unsigned long long)(long long)seq * 64ull);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 299);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 300);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 301);
   float sl2 = scale * 1.442695f;
   int cr = tid / 8;
   int cc = tid % 8;
   int soff = (int)((unsigned int)cr * 64u + (unsigned int)(cc ^ cr & 7) * 8u);
-  attn_load64(sm, 0, q, head, q0, seq, soff, cr, cc);
+  attn_load64(sm, 0, qh, ql.S, q0, seq, soff, cr, cc);
   int ntiles = (int)((unsigned int)seq + 64u - 1u) / 64;
   int nfull = seq / 64;
   if (causal) {
     ntiles = (int)((unsigned int)q0 + 64u) / 64;
     nfull = q0 / 64;
   }
-  attn_load64(sm, 4096, k, head, 0, seq, soff, cr, cc);
-  attn_load64(sm, 8192, v, head, 0, seq, soff, cr, cc);
+  attn_load64(sm, 4096, kh, kl.S, 0, seq, soff, cr, cc);
+  attn_load64(sm, 8192, vh, vl.S, 0, seq, soff, cr, cc);
   gocu_cp_async_commit();
   gocu_cp_async_wait<0>();
   __syncthreads();
@@ -1348,7 +1391,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   for (int ks = 0; ks < 4; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 4, 279)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 278));
+    qf.v[GOCU_AI(ks, 4, 303)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 302));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets64(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1363,13 +1406,13 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
     lim = gocu_array<int, 2>{{gocu_min<int>((int)((unsigned int)rowA + 1u), seq), gocu_min<int>((int)((unsigned int)rowA + 9u), seq)}};
   }
   for (int j = 0; j < nfull; j++) {
-    gocu_tuple4 gocu_r_1 = attn_fwd64Tile(sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false);
+    gocu_tuple4 gocu_r_1 = attn_fwd64Tile(sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false);
     acc = gocu_r_1.r0;
     mx = gocu_r_1.r1;
     sum = gocu_r_1.r2;
   }
   for (int j = nfull; j < ntiles; j++) {
-    gocu_tuple4 gocu_r_1 = attn_fwd64Tile(sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true);
+    gocu_tuple4 gocu_r_1 = attn_fwd64Tile(sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true);
     acc = gocu_r_1.r0;
     mx = gocu_r_1.r1;
     sum = gocu_r_1.r2;
@@ -1377,28 +1420,29 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   gocu_array<float, 2> inv = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 281)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 280)], 1);
-    sum.v[GOCU_AI(hh, 2, 283)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 282)], 2);
-    inv.v[GOCU_AI(hh, 2, 285)] = 1.0f / sum.v[GOCU_AI(hh, 2, 284)];
+    sum.v[GOCU_AI(hh, 2, 305)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 304)], 1);
+    sum.v[GOCU_AI(hh, 2, 307)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 306)], 2);
+    inv.v[GOCU_AI(hh, 2, 309)] = 1.0f / sum.v[GOCU_AI(hh, 2, 308)];
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
-      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 288) = (mx.v[GOCU_AI(hh, 2, 286)] + log2f(sum.v[GOCU_AI(hh, 2, 287)])) * 0.6931472f;
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 312) = (mx.v[GOCU_AI(hh, 2, 310)] + log2f(sum.v[GOCU_AI(hh, 2, 311)])) * 0.6931472f;
     }
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 289);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 313);
+  long long head = attn_layout_head(ol, (int)bh, heads);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * 64ull + (unsigned long long)col) / 2LL, 294) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 290)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 8, 292)].v[1LL] * inv.v[0LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 318) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 314)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 8, 316)].v[1LL] * inv.v[0LL]);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * 64ull + (unsigned long long)col) / 2LL, 299) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 295)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 8, 297)].v[3LL] * inv.v[1LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 323) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 319)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 8, 321)].v[3LL] * inv.v[1LL]);
     }
   }
 }
 
-// attn.bwdPrep (prep.go:11)
-extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ dvec_p, long long dvec_n, int rows, int dim) {
+// attn.bwdPrep (prep.go:12)
+extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ dvec_p, long long dvec_n, layout ol, layout dol, int heads, int seq, int rows, int dim) {
   gocu_slice<unsigned short> o = {o_p, o_n};
   gocu_slice<unsigned short> do_1 = {do_1_p, do_1_n};
   gocu_slice<float> dvec = {dvec_p, dvec_n};
@@ -1407,13 +1451,16 @@ extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o
   if (row >= rows) {
     return;
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 300);
-  gocu_slice<gocu_bf16x2> do2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(do_1, 301);
-  long long base = (long long)((unsigned long long)(long long)row * (unsigned long long)(long long)(dim / 2));
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 324);
+  gocu_slice<gocu_bf16x2> do2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(do_1, 325);
+  int bh = gocu_div<int>(row, seq, 326);
+  int r = gocu_rem<int>(row, seq, 327);
+  long long ob = (long long)((unsigned long long)attn_layout_head(ol, bh, heads) + (unsigned long long)(long long)r * (unsigned long long)(long long)ol.S) / 2LL;
+  long long db = (long long)((unsigned long long)attn_layout_head(dol, bh, heads) + (unsigned long long)(long long)r * (unsigned long long)(long long)dol.S) / 2LL;
   float s = 0.0f;
   for (int c = lane; c < dim / 2; c = (int)((unsigned int)c + 32u)) {
-    gocu_bf16x2 a = GOCU_AT(o2, (long long)((unsigned long long)base + (unsigned long long)(long long)c), 302);
-    gocu_bf16x2 b = GOCU_AT(do2, (long long)((unsigned long long)base + (unsigned long long)(long long)c), 303);
+    gocu_bf16x2 a = GOCU_AT(o2, (long long)((unsigned long long)ob + (unsigned long long)(long long)c), 328);
+    gocu_bf16x2 b = GOCU_AT(do2, (long long)((unsigned long long)db + (unsigned long long)(long long)c), 329);
     s += gocu_bf16_to_f32(a.x) * gocu_bf16_to_f32(b.x) + gocu_bf16_to_f32(a.y) * gocu_bf16_to_f32(b.y);
   }
 #pragma unroll
@@ -1421,13 +1468,13 @@ extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o
     s += __shfl_xor_sync(0xffffffffu, s, m);
   }
   if (lane == 0) {
-    GOCU_AT(dvec, row, 304) = s;
+    GOCU_AT(dvec, row, 330) = s;
   }
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "1bf98f2f33ccb732cdb4c7db630e246f583dd747526087d72d75d484e0329d26"
+const gocuSourceSHA256 = "2689127755934c42dfacb037c6c5e28c0f8bf5e05248b1d2d7a0acaeb9ede396"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -1446,6 +1493,12 @@ var gocuModule = &meta.Module{
 				{Name: "lse", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
 				{Name: "dvec", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
 				{Name: "dq", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "ql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "kl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "vl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dol", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
 				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
@@ -1471,6 +1524,13 @@ var gocuModule = &meta.Module{
 				{Name: "dvec", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
 				{Name: "dk", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
 				{Name: "dv", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "ql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "kl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "vl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dol", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dkl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dvl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
 				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
@@ -1495,6 +1555,12 @@ var gocuModule = &meta.Module{
 				{Name: "lse", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
 				{Name: "dvec", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
 				{Name: "dq", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "ql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "kl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "vl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dol", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
 				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
@@ -1520,6 +1586,13 @@ var gocuModule = &meta.Module{
 				{Name: "dvec", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
 				{Name: "dk", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
 				{Name: "dv", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "ql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "kl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "vl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dol", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dkl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dvl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
 				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
@@ -1542,6 +1615,11 @@ var gocuModule = &meta.Module{
 				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
 				{Name: "o", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
 				{Name: "lse", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "ql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "kl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "vl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "ol", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
 				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
@@ -1564,6 +1642,11 @@ var gocuModule = &meta.Module{
 				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
 				{Name: "o", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
 				{Name: "lse", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "ql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "kl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "vl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "ol", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
 				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
@@ -1584,6 +1667,10 @@ var gocuModule = &meta.Module{
 				{Name: "o", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
 				{Name: "do", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
 				{Name: "dvec", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "ol", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dol", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 				{Name: "rows", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 				{Name: "dim", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
 			},
@@ -1640,33 +1727,38 @@ var gocuModule = &meta.Module{
 		&gocuSite344, &gocuSite345, &gocuSite346, &gocuSite347, &gocuSite348, &gocuSite349, &gocuSite350, &gocuSite351,
 		&gocuSite352, &gocuSite353, &gocuSite354, &gocuSite355, &gocuSite356, &gocuSite357, &gocuSite358, &gocuSite359,
 		&gocuSite360, &gocuSite361, &gocuSite362, &gocuSite363, &gocuSite364, &gocuSite365, &gocuSite366, &gocuSite367,
-		&gocuSite368, &gocuSite369, &gocuSite370, &gocuSite371, &gocuSite372, &gocuSite373, &gocuSite374,
+		&gocuSite368, &gocuSite369, &gocuSite370, &gocuSite371, &gocuSite372, &gocuSite373, &gocuSite374, &gocuSite375,
+		&gocuSite376, &gocuSite377, &gocuSite378, &gocuSite379, &gocuSite380, &gocuSite381, &gocuSite382, &gocuSite383,
+		&gocuSite384, &gocuSite385, &gocuSite386, &gocuSite387, &gocuSite388, &gocuSite389, &gocuSite390, &gocuSite391,
+		&gocuSite392, &gocuSite393, &gocuSite394, &gocuSite395, &gocuSite396, &gocuSite397, &gocuSite398, &gocuSite399,
+		&gocuSite400,
 	},
 	GoSources: []meta.GoSource{
-		{File: "bwd128.go", Func: "bwdKV128", SHA256: "69acbee1fae740b99f6bdffbd61fed74d9d89955acccd80c2657d1b255b859c7"},
-		{File: "bwd128.go", Func: "bwdKV128Tile", SHA256: "b54de22cd1867b0c664ba91bad554de1438f545b9e196ebe152ff1fe94a0fe6a"},
-		{File: "bwd128.go", Func: "bwdQ128", SHA256: "1daaa74e6ddc53be54e99b4debeccae6f25081a639846e164cb310fd7fbc2c23"},
-		{File: "bwd128.go", Func: "bwdQ128Tile", SHA256: "d88eab845f756e85862c6eba8414c06a5e5d4862b1c6eb91cdd6e7aacd5e91c3"},
+		{File: "bwd128.go", Func: "bwdKV128", SHA256: "10f8da8818b3579e72b3bf14cf3255689a4844ea287d5e8928e2b36be9b36d30"},
+		{File: "bwd128.go", Func: "bwdKV128Tile", SHA256: "8865783a5e310ddaa86a77f0c3acb1dba98048cb1bef6bb19e54357d755adede"},
+		{File: "bwd128.go", Func: "bwdQ128", SHA256: "9fa6c7e9627962f114be501d2a206dcca72427c05a50d0323dea75f4562d4edc"},
+		{File: "bwd128.go", Func: "bwdQ128Tile", SHA256: "096c2b017738bf8aff7f549924792354cf6b25a5fd58d8febb0e5eaf5cf41852"},
 		{File: "bwd128.go", Func: "mmaSABt128", SHA256: "52b5968da7711bb2adc851bdbde4bc6418488aab0dbaf3edb75bd312af7a8e1d"},
-		{File: "bwd64.go", Func: "bwdKV64", SHA256: "2d8b3ab8a4a99e21fdb56f5d99291822917e5337a77c06efa077899cc2bf32cf"},
-		{File: "bwd64.go", Func: "bwdKV64Tile", SHA256: "d9eaf445de6b4bb5ce3330d6416e080cfea672d2c805519bc160de2a8319d98f"},
-		{File: "bwd64.go", Func: "bwdQ64", SHA256: "98ca1280b8df9f3b3d5eb841b67e1e77a1b0592dc2e8c68e3b9f8b795606e2b8"},
-		{File: "bwd64.go", Func: "bwdQ64Tile", SHA256: "20a3313d8a5dd154bf1dbd9da07899877b5458f9d23186ae79e61be8795279a6"},
+		{File: "bwd64.go", Func: "bwdKV64", SHA256: "40152f72e6a4dd3b63ddfd422e1d7ac6e7e308077ad0f20c54248f17fc79a5f6"},
+		{File: "bwd64.go", Func: "bwdKV64Tile", SHA256: "0f2bd8b9778decfad33c01f750a7b9c487e121a6759dedafb75d7513478f09df"},
+		{File: "bwd64.go", Func: "bwdQ64", SHA256: "d42b6202d34798f243ca9e5cbef4a6ec52ad3cfca0e1ffe8bf6976c800f70167"},
+		{File: "bwd64.go", Func: "bwdQ64Tile", SHA256: "4cc910cd266cec4dc271588bedca057ae8512d59350a07006e1e0adddda20ad8"},
 		{File: "bwd64.go", Func: "mmaSABt64", SHA256: "1561de44076205ef9fd40ba243abecba30e90bc3685108bfd1063c5473c2139e"},
-		{File: "fwd128.go", Func: "fwd128", SHA256: "b474c18a97fc37c3525b687bded63bc303ef2121326f056505e38b373b621022"},
-		{File: "fwd128.go", Func: "fwd128Tile", SHA256: "2ff05aa902b800784942b8231c27c041eaa0b8e44c939aceac2246db46d6c376"},
+		{File: "fwd128.go", Func: "fwd128", SHA256: "fa8e1b327cd07863d99b80fa196aed06e0b30ab63ea8635bfefc566a1885c368"},
+		{File: "fwd128.go", Func: "fwd128Tile", SHA256: "4babea5602be748b96311ae92390618a305afcefb35f9854045d474b199e6011"},
 		{File: "fwd128.go", Func: "laneOffsets128", SHA256: "e3e93e9065595d3bb8e1fb7009ed4a0ed9e46b214a9f8503c594b2f1d0550d85"},
-		{File: "fwd128.go", Func: "load128", SHA256: "fbb52c8c1c25f12110d4e93bed6195f3e07086cb99be266d824ea1143f9b6969"},
+		{File: "fwd128.go", Func: "load128", SHA256: "add485a8082e0b107753eaf2c355e5b5c953bbcc342c4492fc970565f14d0197"},
 		{File: "fwd128.go", Func: "mmaABt128", SHA256: "69c81d9a98e35c56093a779566f4faad9370d070473287ac9cb67e92a74876cc"},
 		{File: "fwd128.go", Func: "mmaCB128", SHA256: "caca6eea71b16b2bf7aa42ef654214fe99dfc95e7cf8c0e528005b76153afc14"},
-		{File: "fwd64.go", Func: "fwd64", SHA256: "7af025f9c3d61af2f962151375427109d383402ed3d36786277bf18f2aa9260f"},
-		{File: "fwd64.go", Func: "fwd64Tile", SHA256: "cc826d67d5efb2f0bf20c04f192d8447efcb851fdebd3b9009d2df52ecc549af"},
+		{File: "fwd64.go", Func: "fwd64", SHA256: "6a767b44e1aca333196b9f35312603c059602f8915474e05502dd4aa59eeff22"},
+		{File: "fwd64.go", Func: "fwd64Tile", SHA256: "d8aee360645b98f2d0ffcc34daebb6915dea87a6833ff9b698dd45ab4142a714"},
 		{File: "fwd64.go", Func: "laneOffsets64", SHA256: "c055db97c5a13b7acf6dce099523c7866b758c61cb55824b3fed7ccee348a626"},
-		{File: "fwd64.go", Func: "load64", SHA256: "5433e814e613b01773bf7eae49eb2abb9b813b306c9d1f3c17b12051b5a9ee2c"},
+		{File: "fwd64.go", Func: "load64", SHA256: "0459641089285b1adeefc0825f079dc88e8f9f800cdf7ba0aaff03b604ea6b3c"},
 		{File: "fwd64.go", Func: "mmaABt64", SHA256: "b94e38b58ecba23b09e1d552ac0367763e6e6f684a5414ecdcd448e61b9657f7"},
 		{File: "fwd64.go", Func: "mmaCB64", SHA256: "ac50b7eb14f5eeb29135ada1d100a72cd5695c1e080459199572cd822d6383bf"},
-		{File: "prep.go", Func: "bwdPrep", SHA256: "13cbcc2b66c41b445be9b1d31ca4d2244f8716708e3d75c7747d131a56a72824"},
+		{File: "prep.go", Func: "bwdPrep", SHA256: "4d7223f76e86351bd06e11ca5a90b5aa4a8388ab383d932c8a2501db24d41ba2"},
 		{File: "prep.go", Func: "rowStat", SHA256: "d09e7f06fb14034f605d86a339d505a1b0089fe7ee1a8bfd5b40c75eabfe87cf"},
+		{File: "tile.go", Func: "layout.head", SHA256: "e90a18e06b664fdb3631fc716a8d0037aaaadf42fac38e991f611c522c2c4cc8"},
 	},
 }
 
@@ -1682,7 +1774,7 @@ var gocuProgram = launch.NewProgram(gocuModule)
 // as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func launchBwdQ128(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel.BFloat16], lse, dvec gocu.Slice[float32], dq gocu.Slice[kernel.BFloat16], seq int32, scale float32, causal bool) error {
+func launchBwdQ128(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel.BFloat16], lse, dvec gocu.Slice[float32], dq gocu.Slice[kernel.BFloat16], ql, kl, vl, dol, dql layout, heads, seq int32, scale float32, causal bool) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 0, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
@@ -1692,7 +1784,12 @@ func launchBwdQ128(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kerne
 		gocuM4, gocuN4 := launch.DeviceArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
 		gocuM5, gocuN5 := launch.DeviceArg(&l, 5, launch.Buffer[float32](&l, 5, dvec))
 		gocuM6, gocuN6 := launch.DeviceArg(&l, 6, launch.Buffer[kernel.BFloat16](&l, 6, dq))
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, gocuM5, gocuN5, gocuM6, gocuN6, seq, scale, causal)
+		gocuV7 := ql
+		gocuV8 := kl
+		gocuV9 := vl
+		gocuV10 := dol
+		gocuV11 := dql
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, gocuM5, gocuN5, gocuM6, gocuN6, launch.ValueArg(&gocuV7, 4), launch.ValueArg(&gocuV8, 4), launch.ValueArg(&gocuV9, 4), launch.ValueArg(&gocuV10, 4), launch.ValueArg(&gocuV11, 4), heads, seq, scale, causal)
 	}
 	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
 	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
@@ -1703,12 +1800,12 @@ func launchBwdQ128(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kerne
 	gocuS6 := launch.SimArg(&l, 6, launch.Buffer[kernel.BFloat16](&l, 6, dq))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) {
-			bwdQ128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, seq, scale, causal)
+			bwdQ128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, ql, kl, vl, dol, dql, heads, seq, scale, causal)
 		},
 		func(gocuT *kernel.Thread) {
-			gocuChecked_bwdQ128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, seq, scale, causal)
+			gocuChecked_bwdQ128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, ql, kl, vl, dol, dql, heads, seq, scale, causal)
 		},
-		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, seq, scale, causal,
+		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, ql, kl, vl, dol, dql, heads, seq, scale, causal,
 	)
 }
 
@@ -1718,7 +1815,7 @@ func launchBwdQ128(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kerne
 // as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func launchBwdKV128(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel.BFloat16], lse, dvec gocu.Slice[float32], dk, dv gocu.Slice[kernel.BFloat16], seq int32, scale float32, causal bool) error {
+func launchBwdKV128(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel.BFloat16], lse, dvec gocu.Slice[float32], dk, dv gocu.Slice[kernel.BFloat16], ql, kl, vl, dol, dkl, dvl layout, heads, seq int32, scale float32, causal bool) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 1, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
@@ -1729,7 +1826,13 @@ func launchBwdKV128(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kern
 		gocuM5, gocuN5 := launch.DeviceArg(&l, 5, launch.Buffer[float32](&l, 5, dvec))
 		gocuM6, gocuN6 := launch.DeviceArg(&l, 6, launch.Buffer[kernel.BFloat16](&l, 6, dk))
 		gocuM7, gocuN7 := launch.DeviceArg(&l, 7, launch.Buffer[kernel.BFloat16](&l, 7, dv))
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, gocuM5, gocuN5, gocuM6, gocuN6, gocuM7, gocuN7, seq, scale, causal)
+		gocuV8 := ql
+		gocuV9 := kl
+		gocuV10 := vl
+		gocuV11 := dol
+		gocuV12 := dkl
+		gocuV13 := dvl
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, gocuM5, gocuN5, gocuM6, gocuN6, gocuM7, gocuN7, launch.ValueArg(&gocuV8, 4), launch.ValueArg(&gocuV9, 4), launch.ValueArg(&gocuV10, 4), launch.ValueArg(&gocuV11, 4), launch.ValueArg(&gocuV12, 4), launch.ValueArg(&gocuV13, 4), heads, seq, scale, causal)
 	}
 	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
 	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
@@ -1741,12 +1844,12 @@ func launchBwdKV128(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kern
 	gocuS7 := launch.SimArg(&l, 7, launch.Buffer[kernel.BFloat16](&l, 7, dv))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) {
-			bwdKV128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, seq, scale, causal)
+			bwdKV128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal)
 		},
 		func(gocuT *kernel.Thread) {
-			gocuChecked_bwdKV128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, seq, scale, causal)
+			gocuChecked_bwdKV128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal)
 		},
-		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, seq, scale, causal,
+		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal,
 	)
 }
 
@@ -1756,7 +1859,7 @@ func launchBwdKV128(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kern
 // as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func launchBwdQ64(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel.BFloat16], lse, dvec gocu.Slice[float32], dq gocu.Slice[kernel.BFloat16], seq int32, scale float32, causal bool) error {
+func launchBwdQ64(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel.BFloat16], lse, dvec gocu.Slice[float32], dq gocu.Slice[kernel.BFloat16], ql, kl, vl, dol, dql layout, heads, seq int32, scale float32, causal bool) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 2, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
@@ -1766,7 +1869,12 @@ func launchBwdQ64(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel
 		gocuM4, gocuN4 := launch.DeviceArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
 		gocuM5, gocuN5 := launch.DeviceArg(&l, 5, launch.Buffer[float32](&l, 5, dvec))
 		gocuM6, gocuN6 := launch.DeviceArg(&l, 6, launch.Buffer[kernel.BFloat16](&l, 6, dq))
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, gocuM5, gocuN5, gocuM6, gocuN6, seq, scale, causal)
+		gocuV7 := ql
+		gocuV8 := kl
+		gocuV9 := vl
+		gocuV10 := dol
+		gocuV11 := dql
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, gocuM5, gocuN5, gocuM6, gocuN6, launch.ValueArg(&gocuV7, 4), launch.ValueArg(&gocuV8, 4), launch.ValueArg(&gocuV9, 4), launch.ValueArg(&gocuV10, 4), launch.ValueArg(&gocuV11, 4), heads, seq, scale, causal)
 	}
 	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
 	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
@@ -1777,12 +1885,12 @@ func launchBwdQ64(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel
 	gocuS6 := launch.SimArg(&l, 6, launch.Buffer[kernel.BFloat16](&l, 6, dq))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) {
-			bwdQ64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, seq, scale, causal)
+			bwdQ64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, ql, kl, vl, dol, dql, heads, seq, scale, causal)
 		},
 		func(gocuT *kernel.Thread) {
-			gocuChecked_bwdQ64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, seq, scale, causal)
+			gocuChecked_bwdQ64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, ql, kl, vl, dol, dql, heads, seq, scale, causal)
 		},
-		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, seq, scale, causal,
+		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, ql, kl, vl, dol, dql, heads, seq, scale, causal,
 	)
 }
 
@@ -1792,7 +1900,7 @@ func launchBwdQ64(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel
 // as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func launchBwdKV64(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel.BFloat16], lse, dvec gocu.Slice[float32], dk, dv gocu.Slice[kernel.BFloat16], seq int32, scale float32, causal bool) error {
+func launchBwdKV64(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel.BFloat16], lse, dvec gocu.Slice[float32], dk, dv gocu.Slice[kernel.BFloat16], ql, kl, vl, dol, dkl, dvl layout, heads, seq int32, scale float32, causal bool) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 3, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
@@ -1803,7 +1911,13 @@ func launchBwdKV64(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kerne
 		gocuM5, gocuN5 := launch.DeviceArg(&l, 5, launch.Buffer[float32](&l, 5, dvec))
 		gocuM6, gocuN6 := launch.DeviceArg(&l, 6, launch.Buffer[kernel.BFloat16](&l, 6, dk))
 		gocuM7, gocuN7 := launch.DeviceArg(&l, 7, launch.Buffer[kernel.BFloat16](&l, 7, dv))
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, gocuM5, gocuN5, gocuM6, gocuN6, gocuM7, gocuN7, seq, scale, causal)
+		gocuV8 := ql
+		gocuV9 := kl
+		gocuV10 := vl
+		gocuV11 := dol
+		gocuV12 := dkl
+		gocuV13 := dvl
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, gocuM5, gocuN5, gocuM6, gocuN6, gocuM7, gocuN7, launch.ValueArg(&gocuV8, 4), launch.ValueArg(&gocuV9, 4), launch.ValueArg(&gocuV10, 4), launch.ValueArg(&gocuV11, 4), launch.ValueArg(&gocuV12, 4), launch.ValueArg(&gocuV13, 4), heads, seq, scale, causal)
 	}
 	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
 	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
@@ -1815,12 +1929,12 @@ func launchBwdKV64(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kerne
 	gocuS7 := launch.SimArg(&l, 7, launch.Buffer[kernel.BFloat16](&l, 7, dv))
 	return l.Simulate(
 		func(gocuT *kernel.Thread) {
-			bwdKV64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, seq, scale, causal)
+			bwdKV64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal)
 		},
 		func(gocuT *kernel.Thread) {
-			gocuChecked_bwdKV64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, seq, scale, causal)
+			gocuChecked_bwdKV64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal)
 		},
-		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, seq, scale, causal,
+		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal,
 	)
 }
 
@@ -1830,7 +1944,7 @@ func launchBwdKV64(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kerne
 // as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func launchFwd128(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], lse gocu.Slice[float32], seq int32, scale float32, causal bool) error {
+func launchFwd128(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], lse gocu.Slice[float32], ql, kl, vl, ol layout, heads, seq int32, scale float32, causal bool) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 4, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
@@ -1838,7 +1952,11 @@ func launchFwd128(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
 		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, o))
 		gocuM4, gocuN4 := launch.DeviceArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, seq, scale, causal)
+		gocuV5 := ql
+		gocuV6 := kl
+		gocuV7 := vl
+		gocuV8 := ol
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, launch.ValueArg(&gocuV5, 4), launch.ValueArg(&gocuV6, 4), launch.ValueArg(&gocuV7, 4), launch.ValueArg(&gocuV8, 4), heads, seq, scale, causal)
 	}
 	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
 	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
@@ -1846,11 +1964,13 @@ func launchFwd128(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.
 	gocuS3 := launch.SimArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, o))
 	gocuS4 := launch.SimArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
 	return l.Simulate(
-		func(gocuT *kernel.Thread) { fwd128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, seq, scale, causal) },
 		func(gocuT *kernel.Thread) {
-			gocuChecked_fwd128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, seq, scale, causal)
+			fwd128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, ql, kl, vl, ol, heads, seq, scale, causal)
 		},
-		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, seq, scale, causal,
+		func(gocuT *kernel.Thread) {
+			gocuChecked_fwd128(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, ql, kl, vl, ol, heads, seq, scale, causal)
+		},
+		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, ql, kl, vl, ol, heads, seq, scale, causal,
 	)
 }
 
@@ -1860,7 +1980,7 @@ func launchFwd128(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.
 // as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func launchFwd64(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], lse gocu.Slice[float32], seq int32, scale float32, causal bool) error {
+func launchFwd64(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], lse gocu.Slice[float32], ql, kl, vl, ol layout, heads, seq int32, scale float32, causal bool) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 5, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
@@ -1868,7 +1988,11 @@ func launchFwd64(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.B
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
 		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, o))
 		gocuM4, gocuN4 := launch.DeviceArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, seq, scale, causal)
+		gocuV5 := ql
+		gocuV6 := kl
+		gocuV7 := vl
+		gocuV8 := ol
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, launch.ValueArg(&gocuV5, 4), launch.ValueArg(&gocuV6, 4), launch.ValueArg(&gocuV7, 4), launch.ValueArg(&gocuV8, 4), heads, seq, scale, causal)
 	}
 	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
 	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
@@ -1876,11 +2000,13 @@ func launchFwd64(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.B
 	gocuS3 := launch.SimArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, o))
 	gocuS4 := launch.SimArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
 	return l.Simulate(
-		func(gocuT *kernel.Thread) { fwd64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, seq, scale, causal) },
 		func(gocuT *kernel.Thread) {
-			gocuChecked_fwd64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, seq, scale, causal)
+			fwd64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, ql, kl, vl, ol, heads, seq, scale, causal)
 		},
-		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, seq, scale, causal,
+		func(gocuT *kernel.Thread) {
+			gocuChecked_fwd64(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, ql, kl, vl, ol, heads, seq, scale, causal)
+		},
+		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, ql, kl, vl, ol, heads, seq, scale, causal,
 	)
 }
 
@@ -1890,1498 +2016,1545 @@ func launchFwd64(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.B
 // as arrays of package array (see gocu.Slice). It
 // returns without waiting for the GPU, except in debug mode and with In,
 // Out or InOut buffers. Written by gocu gen.
-func launchBwdPrep(d *gocu.Device, cfg gocu.Config, o, do gocu.Slice[kernel.BFloat16], dvec gocu.Slice[float32], rows, dim int32) error {
+func launchBwdPrep(d *gocu.Device, cfg gocu.Config, o, do gocu.Slice[kernel.BFloat16], dvec gocu.Slice[float32], ol, dol layout, heads, seq, rows, dim int32) error {
 	var l launch.Call
 	if l.Start(gocuProgram, 6, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, o))
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, do))
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, dvec))
-		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, rows, dim)
+		gocuV3 := ol
+		gocuV4 := dol
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, launch.ValueArg(&gocuV3, 4), launch.ValueArg(&gocuV4, 4), heads, seq, rows, dim)
 	}
 	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, o))
 	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, do))
 	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[float32](&l, 2, dvec))
 	return l.Simulate(
-		func(gocuT *kernel.Thread) { bwdPrep(gocuT, gocuS0, gocuS1, gocuS2, rows, dim) },
-		func(gocuT *kernel.Thread) { gocuChecked_bwdPrep(gocuT, gocuS0, gocuS1, gocuS2, rows, dim) },
-		gocuS0, gocuS1, gocuS2, rows, dim,
+		func(gocuT *kernel.Thread) { bwdPrep(gocuT, gocuS0, gocuS1, gocuS2, ol, dol, heads, seq, rows, dim) },
+		func(gocuT *kernel.Thread) {
+			gocuChecked_bwdPrep(gocuT, gocuS0, gocuS1, gocuS2, ol, dol, heads, seq, rows, dim)
+		},
+		gocuS0, gocuS1, gocuS2, ol, dol, heads, seq, rows, dim,
 	)
 }
 
 // Source sites of the checked accesses and debug-mode checks.
 var (
-	gocuSite0   = kernel.Site{File: "fwd128.go", Line: 289, Col: 26, Expr: "sm[dst+soff+i*d128Rows*d128:]"}
-	gocuSite1   = kernel.Site{File: "fwd128.go", Line: 289, Col: 57, Expr: "x[head+int(r)*d128+int(cc)*8:]"}
-	gocuSite2   = kernel.Site{File: "fwd128.go", Line: 140, Col: 3, Expr: "kOff[j]"}
-	gocuSite3   = kernel.Site{File: "fwd128.go", Line: 141, Col: 3, Expr: "vOff[j]"}
-	gocuSite4   = kernel.Site{File: "fwd128.go", Line: 234, Col: 9, Expr: "sm[b0+kOff[j4]:]"}
-	gocuSite5   = kernel.Site{File: "fwd128.go", Line: 234, Col: 15, Expr: "kOff[j4]"}
-	gocuSite6   = kernel.Site{File: "fwd128.go", Line: 239, Col: 32, Expr: "kb[nj*16*d128+jj*64:]"}
-	gocuSite7   = kernel.Site{File: "fwd128.go", Line: 240, Col: 33, Expr: "a[4*jj+j4]"}
-	gocuSite8   = kernel.Site{File: "fwd128.go", Line: 240, Col: 58, Expr: "kf[0]"}
-	gocuSite9   = kernel.Site{File: "fwd128.go", Line: 240, Col: 65, Expr: "kf[1]"}
-	gocuSite10  = kernel.Site{File: "fwd128.go", Line: 240, Col: 73, Expr: "c[2*nj]"}
-	gocuSite11  = kernel.Site{File: "fwd128.go", Line: 240, Col: 5, Expr: "c[2*nj]"}
-	gocuSite12  = kernel.Site{File: "fwd128.go", Line: 241, Col: 35, Expr: "a[4*jj+j4]"}
-	gocuSite13  = kernel.Site{File: "fwd128.go", Line: 241, Col: 60, Expr: "kf[2]"}
-	gocuSite14  = kernel.Site{File: "fwd128.go", Line: 241, Col: 67, Expr: "kf[3]"}
-	gocuSite15  = kernel.Site{File: "fwd128.go", Line: 241, Col: 75, Expr: "c[2*nj+1]"}
-	gocuSite16  = kernel.Site{File: "fwd128.go", Line: 241, Col: 5, Expr: "c[2*nj+1]"}
-	gocuSite17  = kernel.Site{File: "bwd128.go", Line: 149, Col: 9, Expr: "sm[a0+vOff[j4]:]"}
-	gocuSite18  = kernel.Site{File: "bwd128.go", Line: 149, Col: 15, Expr: "vOff[j4]"}
-	gocuSite19  = kernel.Site{File: "bwd128.go", Line: 150, Col: 9, Expr: "sm[b0+kOff[j4]:]"}
-	gocuSite20  = kernel.Site{File: "bwd128.go", Line: 150, Col: 15, Expr: "kOff[j4]"}
-	gocuSite21  = kernel.Site{File: "bwd128.go", Line: 153, Col: 31, Expr: "ab[jj*64:]"}
-	gocuSite22  = kernel.Site{File: "bwd128.go", Line: 156, Col: 32, Expr: "bb[nj*16*d128+jj*64:]"}
-	gocuSite23  = kernel.Site{File: "bwd128.go", Line: 157, Col: 50, Expr: "bf[0]"}
-	gocuSite24  = kernel.Site{File: "bwd128.go", Line: 157, Col: 57, Expr: "bf[1]"}
-	gocuSite25  = kernel.Site{File: "bwd128.go", Line: 157, Col: 65, Expr: "c[2*nj]"}
-	gocuSite26  = kernel.Site{File: "bwd128.go", Line: 157, Col: 5, Expr: "c[2*nj]"}
-	gocuSite27  = kernel.Site{File: "bwd128.go", Line: 158, Col: 52, Expr: "bf[2]"}
-	gocuSite28  = kernel.Site{File: "bwd128.go", Line: 158, Col: 59, Expr: "bf[3]"}
-	gocuSite29  = kernel.Site{File: "bwd128.go", Line: 158, Col: 67, Expr: "c[2*nj+1]"}
-	gocuSite30  = kernel.Site{File: "bwd128.go", Line: 158, Col: 5, Expr: "c[2*nj+1]"}
-	gocuSite31  = kernel.Site{File: "fwd128.go", Line: 257, Col: 26, Expr: "p[2*kk][0]"}
-	gocuSite32  = kernel.Site{File: "fwd128.go", Line: 257, Col: 38, Expr: "p[2*kk][1]"}
-	gocuSite33  = kernel.Site{File: "fwd128.go", Line: 257, Col: 73, Expr: "p[2*kk][2]"}
-	gocuSite34  = kernel.Site{File: "fwd128.go", Line: 257, Col: 85, Expr: "p[2*kk][3]"}
-	gocuSite35  = kernel.Site{File: "fwd128.go", Line: 258, Col: 26, Expr: "p[2*kk+1][0]"}
-	gocuSite36  = kernel.Site{File: "fwd128.go", Line: 258, Col: 40, Expr: "p[2*kk+1][1]"}
-	gocuSite37  = kernel.Site{File: "fwd128.go", Line: 258, Col: 77, Expr: "p[2*kk+1][2]"}
-	gocuSite38  = kernel.Site{File: "fwd128.go", Line: 258, Col: 91, Expr: "p[2*kk+1][3]"}
-	gocuSite39  = kernel.Site{File: "fwd128.go", Line: 256, Col: 3, Expr: "pa[kk]"}
-	gocuSite40  = kernel.Site{File: "fwd128.go", Line: 263, Col: 9, Expr: "sm[b0+vOff[j4]:]"}
-	gocuSite41  = kernel.Site{File: "fwd128.go", Line: 263, Col: 15, Expr: "vOff[j4]"}
-	gocuSite42  = kernel.Site{File: "fwd128.go", Line: 269, Col: 37, Expr: "vb[kk*16*d128+jj*64:]"}
-	gocuSite43  = kernel.Site{File: "fwd128.go", Line: 270, Col: 35, Expr: "pa[kk]"}
-	gocuSite44  = kernel.Site{File: "fwd128.go", Line: 270, Col: 56, Expr: "vf[0]"}
-	gocuSite45  = kernel.Site{File: "fwd128.go", Line: 270, Col: 63, Expr: "vf[1]"}
-	gocuSite46  = kernel.Site{File: "fwd128.go", Line: 270, Col: 71, Expr: "acc[2*nd]"}
-	gocuSite47  = kernel.Site{File: "fwd128.go", Line: 270, Col: 5, Expr: "acc[2*nd]"}
-	gocuSite48  = kernel.Site{File: "fwd128.go", Line: 271, Col: 37, Expr: "pa[kk]"}
-	gocuSite49  = kernel.Site{File: "fwd128.go", Line: 271, Col: 58, Expr: "vf[2]"}
-	gocuSite50  = kernel.Site{File: "fwd128.go", Line: 271, Col: 65, Expr: "vf[3]"}
-	gocuSite51  = kernel.Site{File: "fwd128.go", Line: 271, Col: 73, Expr: "acc[2*nd+1]"}
-	gocuSite52  = kernel.Site{File: "fwd128.go", Line: 271, Col: 5, Expr: "acc[2*nd+1]"}
-	gocuSite53  = kernel.Site{File: "bwd128.go", Line: 131, Col: 36, Expr: "s[nt][e]"}
-	gocuSite54  = kernel.Site{File: "bwd128.go", Line: 131, Col: 52, Expr: "l2[e/2]"}
-	gocuSite55  = kernel.Site{File: "bwd128.go", Line: 132, Col: 42, Expr: "lim[e/2]"}
-	gocuSite56  = kernel.Site{File: "bwd128.go", Line: 135, Col: 20, Expr: "dp[nt][e]"}
-	gocuSite57  = kernel.Site{File: "bwd128.go", Line: 135, Col: 32, Expr: "dr[e/2]"}
-	gocuSite58  = kernel.Site{File: "bwd128.go", Line: 135, Col: 4, Expr: "s[nt][e]"}
-	gocuSite59  = kernel.Site{File: "prep.go", Line: 43, Col: 10, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite60  = kernel.Site{File: "prep.go", Line: 45, Col: 9, Expr: "dvec[bh*int(seq)+int(r)]"}
-	gocuSite61  = kernel.Site{File: "bwd128.go", Line: 267, Col: 36, Expr: "s[nt][e]"}
-	gocuSite62  = kernel.Site{File: "bwd128.go", Line: 267, Col: 52, Expr: "fl[st+c]"}
-	gocuSite63  = kernel.Site{File: "bwd128.go", Line: 273, Col: 4, Expr: "s[nt][e]"}
-	gocuSite64  = kernel.Site{File: "bwd128.go", Line: 274, Col: 21, Expr: "dp[nt][e]"}
-	gocuSite65  = kernel.Site{File: "bwd128.go", Line: 274, Col: 33, Expr: "fl[st+64+c]"}
-	gocuSite66  = kernel.Site{File: "bwd128.go", Line: 274, Col: 4, Expr: "dp[nt][e]"}
-	gocuSite67  = kernel.Site{File: "bwd128.go", Line: 282, Col: 3, Expr: "fl[((i+1)%2)*stats+tid]"}
-	gocuSite68  = kernel.Site{File: "fwd64.go", Line: 291, Col: 26, Expr: "sm[dst+soff+i*d64Rows*d64:]"}
-	gocuSite69  = kernel.Site{File: "fwd64.go", Line: 291, Col: 55, Expr: "x[head+int(r)*d64+int(cc)*8:]"}
-	gocuSite70  = kernel.Site{File: "fwd64.go", Line: 142, Col: 3, Expr: "kOff[j]"}
-	gocuSite71  = kernel.Site{File: "fwd64.go", Line: 143, Col: 3, Expr: "vOff[j]"}
-	gocuSite72  = kernel.Site{File: "fwd64.go", Line: 236, Col: 9, Expr: "sm[b0+kOff[j4]:]"}
-	gocuSite73  = kernel.Site{File: "fwd64.go", Line: 236, Col: 15, Expr: "kOff[j4]"}
-	gocuSite74  = kernel.Site{File: "fwd64.go", Line: 241, Col: 32, Expr: "kb[nj*16*d64+jj*64:]"}
-	gocuSite75  = kernel.Site{File: "fwd64.go", Line: 242, Col: 33, Expr: "a[4*jj+j4]"}
-	gocuSite76  = kernel.Site{File: "fwd64.go", Line: 242, Col: 58, Expr: "kf[0]"}
-	gocuSite77  = kernel.Site{File: "fwd64.go", Line: 242, Col: 65, Expr: "kf[1]"}
-	gocuSite78  = kernel.Site{File: "fwd64.go", Line: 242, Col: 73, Expr: "c[2*nj]"}
-	gocuSite79  = kernel.Site{File: "fwd64.go", Line: 242, Col: 5, Expr: "c[2*nj]"}
-	gocuSite80  = kernel.Site{File: "fwd64.go", Line: 243, Col: 35, Expr: "a[4*jj+j4]"}
-	gocuSite81  = kernel.Site{File: "fwd64.go", Line: 243, Col: 60, Expr: "kf[2]"}
-	gocuSite82  = kernel.Site{File: "fwd64.go", Line: 243, Col: 67, Expr: "kf[3]"}
-	gocuSite83  = kernel.Site{File: "fwd64.go", Line: 243, Col: 75, Expr: "c[2*nj+1]"}
-	gocuSite84  = kernel.Site{File: "fwd64.go", Line: 243, Col: 5, Expr: "c[2*nj+1]"}
-	gocuSite85  = kernel.Site{File: "bwd64.go", Line: 151, Col: 9, Expr: "sm[a0+vOff[j4]:]"}
-	gocuSite86  = kernel.Site{File: "bwd64.go", Line: 151, Col: 15, Expr: "vOff[j4]"}
-	gocuSite87  = kernel.Site{File: "bwd64.go", Line: 152, Col: 9, Expr: "sm[b0+kOff[j4]:]"}
-	gocuSite88  = kernel.Site{File: "bwd64.go", Line: 152, Col: 15, Expr: "kOff[j4]"}
-	gocuSite89  = kernel.Site{File: "bwd64.go", Line: 155, Col: 31, Expr: "ab[jj*64:]"}
-	gocuSite90  = kernel.Site{File: "bwd64.go", Line: 158, Col: 32, Expr: "bb[nj*16*d64+jj*64:]"}
-	gocuSite91  = kernel.Site{File: "bwd64.go", Line: 159, Col: 50, Expr: "bf[0]"}
-	gocuSite92  = kernel.Site{File: "bwd64.go", Line: 159, Col: 57, Expr: "bf[1]"}
-	gocuSite93  = kernel.Site{File: "bwd64.go", Line: 159, Col: 65, Expr: "c[2*nj]"}
-	gocuSite94  = kernel.Site{File: "bwd64.go", Line: 159, Col: 5, Expr: "c[2*nj]"}
-	gocuSite95  = kernel.Site{File: "bwd64.go", Line: 160, Col: 52, Expr: "bf[2]"}
-	gocuSite96  = kernel.Site{File: "bwd64.go", Line: 160, Col: 59, Expr: "bf[3]"}
-	gocuSite97  = kernel.Site{File: "bwd64.go", Line: 160, Col: 67, Expr: "c[2*nj+1]"}
-	gocuSite98  = kernel.Site{File: "bwd64.go", Line: 160, Col: 5, Expr: "c[2*nj+1]"}
-	gocuSite99  = kernel.Site{File: "fwd64.go", Line: 259, Col: 26, Expr: "p[2*kk][0]"}
-	gocuSite100 = kernel.Site{File: "fwd64.go", Line: 259, Col: 38, Expr: "p[2*kk][1]"}
-	gocuSite101 = kernel.Site{File: "fwd64.go", Line: 259, Col: 73, Expr: "p[2*kk][2]"}
-	gocuSite102 = kernel.Site{File: "fwd64.go", Line: 259, Col: 85, Expr: "p[2*kk][3]"}
-	gocuSite103 = kernel.Site{File: "fwd64.go", Line: 260, Col: 26, Expr: "p[2*kk+1][0]"}
-	gocuSite104 = kernel.Site{File: "fwd64.go", Line: 260, Col: 40, Expr: "p[2*kk+1][1]"}
-	gocuSite105 = kernel.Site{File: "fwd64.go", Line: 260, Col: 77, Expr: "p[2*kk+1][2]"}
-	gocuSite106 = kernel.Site{File: "fwd64.go", Line: 260, Col: 91, Expr: "p[2*kk+1][3]"}
-	gocuSite107 = kernel.Site{File: "fwd64.go", Line: 258, Col: 3, Expr: "pa[kk]"}
-	gocuSite108 = kernel.Site{File: "fwd64.go", Line: 265, Col: 9, Expr: "sm[b0+vOff[j4]:]"}
-	gocuSite109 = kernel.Site{File: "fwd64.go", Line: 265, Col: 15, Expr: "vOff[j4]"}
-	gocuSite110 = kernel.Site{File: "fwd64.go", Line: 271, Col: 37, Expr: "vb[kk*16*d64+jj*64:]"}
-	gocuSite111 = kernel.Site{File: "fwd64.go", Line: 272, Col: 35, Expr: "pa[kk]"}
-	gocuSite112 = kernel.Site{File: "fwd64.go", Line: 272, Col: 56, Expr: "vf[0]"}
-	gocuSite113 = kernel.Site{File: "fwd64.go", Line: 272, Col: 63, Expr: "vf[1]"}
-	gocuSite114 = kernel.Site{File: "fwd64.go", Line: 272, Col: 71, Expr: "acc[2*nd]"}
-	gocuSite115 = kernel.Site{File: "fwd64.go", Line: 272, Col: 5, Expr: "acc[2*nd]"}
-	gocuSite116 = kernel.Site{File: "fwd64.go", Line: 273, Col: 37, Expr: "pa[kk]"}
-	gocuSite117 = kernel.Site{File: "fwd64.go", Line: 273, Col: 58, Expr: "vf[2]"}
-	gocuSite118 = kernel.Site{File: "fwd64.go", Line: 273, Col: 65, Expr: "vf[3]"}
-	gocuSite119 = kernel.Site{File: "fwd64.go", Line: 273, Col: 73, Expr: "acc[2*nd+1]"}
-	gocuSite120 = kernel.Site{File: "fwd64.go", Line: 273, Col: 5, Expr: "acc[2*nd+1]"}
-	gocuSite121 = kernel.Site{File: "bwd64.go", Line: 133, Col: 36, Expr: "s[nt][e]"}
-	gocuSite122 = kernel.Site{File: "bwd64.go", Line: 133, Col: 52, Expr: "l2[e/2]"}
-	gocuSite123 = kernel.Site{File: "bwd64.go", Line: 134, Col: 42, Expr: "lim[e/2]"}
-	gocuSite124 = kernel.Site{File: "bwd64.go", Line: 137, Col: 20, Expr: "dp[nt][e]"}
-	gocuSite125 = kernel.Site{File: "bwd64.go", Line: 137, Col: 32, Expr: "dr[e/2]"}
-	gocuSite126 = kernel.Site{File: "bwd64.go", Line: 137, Col: 4, Expr: "s[nt][e]"}
-	gocuSite127 = kernel.Site{File: "bwd64.go", Line: 269, Col: 36, Expr: "s[nt][e]"}
-	gocuSite128 = kernel.Site{File: "bwd64.go", Line: 269, Col: 52, Expr: "fl[st+c]"}
-	gocuSite129 = kernel.Site{File: "bwd64.go", Line: 275, Col: 4, Expr: "s[nt][e]"}
-	gocuSite130 = kernel.Site{File: "bwd64.go", Line: 276, Col: 21, Expr: "dp[nt][e]"}
-	gocuSite131 = kernel.Site{File: "bwd64.go", Line: 276, Col: 33, Expr: "fl[st+64+c]"}
-	gocuSite132 = kernel.Site{File: "bwd64.go", Line: 276, Col: 4, Expr: "dp[nt][e]"}
-	gocuSite133 = kernel.Site{File: "bwd64.go", Line: 284, Col: 3, Expr: "fl[((i+1)%2)*stats+tid]"}
-	gocuSite134 = kernel.Site{File: "fwd128.go", Line: 178, Col: 9, Expr: "s[nt][e]"}
-	gocuSite135 = kernel.Site{File: "fwd128.go", Line: 179, Col: 42, Expr: "lim[e/2]"}
-	gocuSite136 = kernel.Site{File: "fwd128.go", Line: 181, Col: 5, Expr: "s[nt][e]"}
-	gocuSite137 = kernel.Site{File: "fwd128.go", Line: 183, Col: 11, Expr: "m[e/2]"}
-	gocuSite138 = kernel.Site{File: "fwd128.go", Line: 184, Col: 5, Expr: "m[e/2]"}
-	gocuSite139 = kernel.Site{File: "fwd128.go", Line: 191, Col: 46, Expr: "m[hh]"}
-	gocuSite140 = kernel.Site{File: "fwd128.go", Line: 191, Col: 61, Expr: "m[hh]"}
-	gocuSite141 = kernel.Site{File: "fwd128.go", Line: 192, Col: 4, Expr: "m[hh]"}
-	gocuSite142 = kernel.Site{File: "fwd128.go", Line: 194, Col: 46, Expr: "m[hh]"}
-	gocuSite143 = kernel.Site{File: "fwd128.go", Line: 194, Col: 61, Expr: "m[hh]"}
-	gocuSite144 = kernel.Site{File: "fwd128.go", Line: 195, Col: 4, Expr: "m[hh]"}
-	gocuSite145 = kernel.Site{File: "fwd128.go", Line: 197, Col: 9, Expr: "m[hh]"}
-	gocuSite146 = kernel.Site{File: "fwd128.go", Line: 198, Col: 6, Expr: "mx[hh]"}
-	gocuSite147 = kernel.Site{File: "fwd128.go", Line: 199, Col: 9, Expr: "mx[hh]"}
-	gocuSite148 = kernel.Site{File: "fwd128.go", Line: 201, Col: 30, Expr: "mx[hh]"}
-	gocuSite149 = kernel.Site{File: "fwd128.go", Line: 201, Col: 3, Expr: "corr[hh]"}
-	gocuSite150 = kernel.Site{File: "fwd128.go", Line: 202, Col: 3, Expr: "mx[hh]"}
-	gocuSite151 = kernel.Site{File: "fwd128.go", Line: 203, Col: 14, Expr: "corr[hh]"}
-	gocuSite152 = kernel.Site{File: "fwd128.go", Line: 203, Col: 3, Expr: "sum[hh]"}
-	gocuSite153 = kernel.Site{File: "fwd128.go", Line: 209, Col: 36, Expr: "s[nt][e]"}
-	gocuSite154 = kernel.Site{File: "fwd128.go", Line: 209, Col: 52, Expr: "mx[e/2]"}
-	gocuSite155 = kernel.Site{File: "fwd128.go", Line: 210, Col: 4, Expr: "s[nt][e]"}
-	gocuSite156 = kernel.Site{File: "fwd128.go", Line: 211, Col: 4, Expr: "sum[e/2]"}
-	gocuSite157 = kernel.Site{File: "fwd128.go", Line: 216, Col: 17, Expr: "corr[0]"}
-	gocuSite158 = kernel.Site{File: "fwd128.go", Line: 216, Col: 3, Expr: "acc[dt][0]"}
-	gocuSite159 = kernel.Site{File: "fwd128.go", Line: 217, Col: 17, Expr: "corr[0]"}
-	gocuSite160 = kernel.Site{File: "fwd128.go", Line: 217, Col: 3, Expr: "acc[dt][1]"}
-	gocuSite161 = kernel.Site{File: "fwd128.go", Line: 218, Col: 17, Expr: "corr[1]"}
-	gocuSite162 = kernel.Site{File: "fwd128.go", Line: 218, Col: 3, Expr: "acc[dt][2]"}
-	gocuSite163 = kernel.Site{File: "fwd128.go", Line: 219, Col: 17, Expr: "corr[1]"}
-	gocuSite164 = kernel.Site{File: "fwd128.go", Line: 219, Col: 3, Expr: "acc[dt][3]"}
-	gocuSite165 = kernel.Site{File: "fwd64.go", Line: 180, Col: 9, Expr: "s[nt][e]"}
-	gocuSite166 = kernel.Site{File: "fwd64.go", Line: 181, Col: 42, Expr: "lim[e/2]"}
-	gocuSite167 = kernel.Site{File: "fwd64.go", Line: 183, Col: 5, Expr: "s[nt][e]"}
-	gocuSite168 = kernel.Site{File: "fwd64.go", Line: 185, Col: 11, Expr: "m[e/2]"}
-	gocuSite169 = kernel.Site{File: "fwd64.go", Line: 186, Col: 5, Expr: "m[e/2]"}
-	gocuSite170 = kernel.Site{File: "fwd64.go", Line: 193, Col: 46, Expr: "m[hh]"}
-	gocuSite171 = kernel.Site{File: "fwd64.go", Line: 193, Col: 61, Expr: "m[hh]"}
-	gocuSite172 = kernel.Site{File: "fwd64.go", Line: 194, Col: 4, Expr: "m[hh]"}
-	gocuSite173 = kernel.Site{File: "fwd64.go", Line: 196, Col: 46, Expr: "m[hh]"}
-	gocuSite174 = kernel.Site{File: "fwd64.go", Line: 196, Col: 61, Expr: "m[hh]"}
-	gocuSite175 = kernel.Site{File: "fwd64.go", Line: 197, Col: 4, Expr: "m[hh]"}
-	gocuSite176 = kernel.Site{File: "fwd64.go", Line: 199, Col: 9, Expr: "m[hh]"}
-	gocuSite177 = kernel.Site{File: "fwd64.go", Line: 200, Col: 6, Expr: "mx[hh]"}
-	gocuSite178 = kernel.Site{File: "fwd64.go", Line: 201, Col: 9, Expr: "mx[hh]"}
-	gocuSite179 = kernel.Site{File: "fwd64.go", Line: 203, Col: 30, Expr: "mx[hh]"}
-	gocuSite180 = kernel.Site{File: "fwd64.go", Line: 203, Col: 3, Expr: "corr[hh]"}
-	gocuSite181 = kernel.Site{File: "fwd64.go", Line: 204, Col: 3, Expr: "mx[hh]"}
-	gocuSite182 = kernel.Site{File: "fwd64.go", Line: 205, Col: 14, Expr: "corr[hh]"}
-	gocuSite183 = kernel.Site{File: "fwd64.go", Line: 205, Col: 3, Expr: "sum[hh]"}
-	gocuSite184 = kernel.Site{File: "fwd64.go", Line: 211, Col: 36, Expr: "s[nt][e]"}
-	gocuSite185 = kernel.Site{File: "fwd64.go", Line: 211, Col: 52, Expr: "mx[e/2]"}
-	gocuSite186 = kernel.Site{File: "fwd64.go", Line: 212, Col: 4, Expr: "s[nt][e]"}
-	gocuSite187 = kernel.Site{File: "fwd64.go", Line: 213, Col: 4, Expr: "sum[e/2]"}
-	gocuSite188 = kernel.Site{File: "fwd64.go", Line: 218, Col: 17, Expr: "corr[0]"}
-	gocuSite189 = kernel.Site{File: "fwd64.go", Line: 218, Col: 3, Expr: "acc[dt][0]"}
-	gocuSite190 = kernel.Site{File: "fwd64.go", Line: 219, Col: 17, Expr: "corr[0]"}
-	gocuSite191 = kernel.Site{File: "fwd64.go", Line: 219, Col: 3, Expr: "acc[dt][1]"}
-	gocuSite192 = kernel.Site{File: "fwd64.go", Line: 220, Col: 17, Expr: "corr[1]"}
-	gocuSite193 = kernel.Site{File: "fwd64.go", Line: 220, Col: 3, Expr: "acc[dt][2]"}
-	gocuSite194 = kernel.Site{File: "fwd64.go", Line: 221, Col: 17, Expr: "corr[1]"}
-	gocuSite195 = kernel.Site{File: "fwd64.go", Line: 221, Col: 3, Expr: "acc[dt][3]"}
-	gocuSite196 = kernel.Site{File: "bwd128.go", Line: 61, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite197 = kernel.Site{File: "bwd128.go", Line: 61, Col: 4, Expr: "l2[hh]"}
-	gocuSite198 = kernel.Site{File: "bwd128.go", Line: 62, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
-	gocuSite199 = kernel.Site{File: "bwd128.go", Line: 62, Col: 4, Expr: "dr[hh]"}
-	gocuSite200 = kernel.Site{File: "bwd128.go", Line: 64, Col: 5, Expr: "lim[hh]"}
-	gocuSite201 = kernel.Site{File: "bwd128.go", Line: 77, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
-	gocuSite202 = kernel.Site{File: "bwd128.go", Line: 77, Col: 3, Expr: "qf[ks]"}
-	gocuSite203 = kernel.Site{File: "bwd128.go", Line: 89, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
-	gocuSite204 = kernel.Site{File: "bwd128.go", Line: 94, Col: 59, Expr: "acc[dt][0]"}
-	gocuSite205 = kernel.Site{File: "bwd128.go", Line: 94, Col: 77, Expr: "acc[dt][1]"}
-	gocuSite206 = kernel.Site{File: "bwd128.go", Line: 94, Col: 4, Expr: "dq2[(head+int(rowA)*d128+col)/2]"}
-	gocuSite207 = kernel.Site{File: "bwd128.go", Line: 97, Col: 61, Expr: "acc[dt][2]"}
-	gocuSite208 = kernel.Site{File: "bwd128.go", Line: 97, Col: 79, Expr: "acc[dt][3]"}
-	gocuSite209 = kernel.Site{File: "bwd128.go", Line: 97, Col: 4, Expr: "dq2[(head+int(rowA+8)*d128+col)/2]"}
-	gocuSite210 = kernel.Site{File: "bwd128.go", Line: 181, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d128Tile:]"}
-	gocuSite211 = kernel.Site{File: "bwd128.go", Line: 205, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
-	gocuSite212 = kernel.Site{File: "bwd128.go", Line: 218, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
-	gocuSite213 = kernel.Site{File: "bwd128.go", Line: 219, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
-	gocuSite214 = kernel.Site{File: "bwd128.go", Line: 224, Col: 59, Expr: "dka[dt][0]"}
-	gocuSite215 = kernel.Site{File: "bwd128.go", Line: 224, Col: 77, Expr: "dka[dt][1]"}
-	gocuSite216 = kernel.Site{File: "bwd128.go", Line: 224, Col: 4, Expr: "dk2[(head+int(keyA)*d128+col)/2]"}
-	gocuSite217 = kernel.Site{File: "bwd128.go", Line: 225, Col: 59, Expr: "dva[dt][0]"}
-	gocuSite218 = kernel.Site{File: "bwd128.go", Line: 225, Col: 71, Expr: "dva[dt][1]"}
-	gocuSite219 = kernel.Site{File: "bwd128.go", Line: 225, Col: 4, Expr: "dv2[(head+int(keyA)*d128+col)/2]"}
-	gocuSite220 = kernel.Site{File: "bwd128.go", Line: 228, Col: 61, Expr: "dka[dt][2]"}
-	gocuSite221 = kernel.Site{File: "bwd128.go", Line: 228, Col: 79, Expr: "dka[dt][3]"}
-	gocuSite222 = kernel.Site{File: "bwd128.go", Line: 228, Col: 4, Expr: "dk2[(head+int(keyA+8)*d128+col)/2]"}
-	gocuSite223 = kernel.Site{File: "bwd128.go", Line: 229, Col: 61, Expr: "dva[dt][2]"}
-	gocuSite224 = kernel.Site{File: "bwd128.go", Line: 229, Col: 73, Expr: "dva[dt][3]"}
-	gocuSite225 = kernel.Site{File: "bwd128.go", Line: 229, Col: 4, Expr: "dv2[(head+int(keyA+8)*d128+col)/2]"}
-	gocuSite226 = kernel.Site{File: "bwd64.go", Line: 63, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite227 = kernel.Site{File: "bwd64.go", Line: 63, Col: 4, Expr: "l2[hh]"}
-	gocuSite228 = kernel.Site{File: "bwd64.go", Line: 64, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
-	gocuSite229 = kernel.Site{File: "bwd64.go", Line: 64, Col: 4, Expr: "dr[hh]"}
-	gocuSite230 = kernel.Site{File: "bwd64.go", Line: 66, Col: 5, Expr: "lim[hh]"}
-	gocuSite231 = kernel.Site{File: "bwd64.go", Line: 79, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
-	gocuSite232 = kernel.Site{File: "bwd64.go", Line: 79, Col: 3, Expr: "qf[ks]"}
-	gocuSite233 = kernel.Site{File: "bwd64.go", Line: 91, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
-	gocuSite234 = kernel.Site{File: "bwd64.go", Line: 96, Col: 58, Expr: "acc[dt][0]"}
-	gocuSite235 = kernel.Site{File: "bwd64.go", Line: 96, Col: 76, Expr: "acc[dt][1]"}
-	gocuSite236 = kernel.Site{File: "bwd64.go", Line: 96, Col: 4, Expr: "dq2[(head+int(rowA)*d64+col)/2]"}
-	gocuSite237 = kernel.Site{File: "bwd64.go", Line: 99, Col: 60, Expr: "acc[dt][2]"}
-	gocuSite238 = kernel.Site{File: "bwd64.go", Line: 99, Col: 78, Expr: "acc[dt][3]"}
-	gocuSite239 = kernel.Site{File: "bwd64.go", Line: 99, Col: 4, Expr: "dq2[(head+int(rowA+8)*d64+col)/2]"}
-	gocuSite240 = kernel.Site{File: "bwd64.go", Line: 183, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d64Tile:]"}
-	gocuSite241 = kernel.Site{File: "bwd64.go", Line: 207, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
-	gocuSite242 = kernel.Site{File: "bwd64.go", Line: 220, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
-	gocuSite243 = kernel.Site{File: "bwd64.go", Line: 221, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
-	gocuSite244 = kernel.Site{File: "bwd64.go", Line: 226, Col: 58, Expr: "dka[dt][0]"}
-	gocuSite245 = kernel.Site{File: "bwd64.go", Line: 226, Col: 76, Expr: "dka[dt][1]"}
-	gocuSite246 = kernel.Site{File: "bwd64.go", Line: 226, Col: 4, Expr: "dk2[(head+int(keyA)*d64+col)/2]"}
-	gocuSite247 = kernel.Site{File: "bwd64.go", Line: 227, Col: 58, Expr: "dva[dt][0]"}
-	gocuSite248 = kernel.Site{File: "bwd64.go", Line: 227, Col: 70, Expr: "dva[dt][1]"}
-	gocuSite249 = kernel.Site{File: "bwd64.go", Line: 227, Col: 4, Expr: "dv2[(head+int(keyA)*d64+col)/2]"}
-	gocuSite250 = kernel.Site{File: "bwd64.go", Line: 230, Col: 60, Expr: "dka[dt][2]"}
-	gocuSite251 = kernel.Site{File: "bwd64.go", Line: 230, Col: 78, Expr: "dka[dt][3]"}
-	gocuSite252 = kernel.Site{File: "bwd64.go", Line: 230, Col: 4, Expr: "dk2[(head+int(keyA+8)*d64+col)/2]"}
-	gocuSite253 = kernel.Site{File: "bwd64.go", Line: 231, Col: 60, Expr: "dva[dt][2]"}
-	gocuSite254 = kernel.Site{File: "bwd64.go", Line: 231, Col: 72, Expr: "dva[dt][3]"}
-	gocuSite255 = kernel.Site{File: "bwd64.go", Line: 231, Col: 4, Expr: "dv2[(head+int(keyA+8)*d64+col)/2]"}
-	gocuSite256 = kernel.Site{File: "fwd128.go", Line: 80, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
-	gocuSite257 = kernel.Site{File: "fwd128.go", Line: 80, Col: 3, Expr: "qf[ks]"}
-	gocuSite258 = kernel.Site{File: "fwd128.go", Line: 105, Col: 49, Expr: "sum[hh]"}
-	gocuSite259 = kernel.Site{File: "fwd128.go", Line: 105, Col: 3, Expr: "sum[hh]"}
-	gocuSite260 = kernel.Site{File: "fwd128.go", Line: 106, Col: 49, Expr: "sum[hh]"}
-	gocuSite261 = kernel.Site{File: "fwd128.go", Line: 106, Col: 3, Expr: "sum[hh]"}
-	gocuSite262 = kernel.Site{File: "fwd128.go", Line: 107, Col: 17, Expr: "sum[hh]"}
-	gocuSite263 = kernel.Site{File: "fwd128.go", Line: 107, Col: 3, Expr: "inv[hh]"}
-	gocuSite264 = kernel.Site{File: "fwd128.go", Line: 109, Col: 31, Expr: "mx[hh]"}
-	gocuSite265 = kernel.Site{File: "fwd128.go", Line: 109, Col: 52, Expr: "sum[hh]"}
-	gocuSite266 = kernel.Site{File: "fwd128.go", Line: 109, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite267 = kernel.Site{File: "fwd128.go", Line: 112, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite268 = kernel.Site{File: "fwd128.go", Line: 117, Col: 58, Expr: "acc[dt][0]"}
-	gocuSite269 = kernel.Site{File: "fwd128.go", Line: 117, Col: 69, Expr: "inv[0]"}
-	gocuSite270 = kernel.Site{File: "fwd128.go", Line: 117, Col: 77, Expr: "acc[dt][1]"}
-	gocuSite271 = kernel.Site{File: "fwd128.go", Line: 117, Col: 88, Expr: "inv[0]"}
-	gocuSite272 = kernel.Site{File: "fwd128.go", Line: 117, Col: 4, Expr: "o2[(head+int(rowA)*d128+col)/2]"}
-	gocuSite273 = kernel.Site{File: "fwd128.go", Line: 120, Col: 60, Expr: "acc[dt][2]"}
-	gocuSite274 = kernel.Site{File: "fwd128.go", Line: 120, Col: 71, Expr: "inv[1]"}
-	gocuSite275 = kernel.Site{File: "fwd128.go", Line: 120, Col: 79, Expr: "acc[dt][3]"}
-	gocuSite276 = kernel.Site{File: "fwd128.go", Line: 120, Col: 90, Expr: "inv[1]"}
-	gocuSite277 = kernel.Site{File: "fwd128.go", Line: 120, Col: 4, Expr: "o2[(head+int(rowA+8)*d128+col)/2]"}
-	gocuSite278 = kernel.Site{File: "fwd64.go", Line: 82, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
-	gocuSite279 = kernel.Site{File: "fwd64.go", Line: 82, Col: 3, Expr: "qf[ks]"}
-	gocuSite280 = kernel.Site{File: "fwd64.go", Line: 107, Col: 49, Expr: "sum[hh]"}
-	gocuSite281 = kernel.Site{File: "fwd64.go", Line: 107, Col: 3, Expr: "sum[hh]"}
-	gocuSite282 = kernel.Site{File: "fwd64.go", Line: 108, Col: 49, Expr: "sum[hh]"}
-	gocuSite283 = kernel.Site{File: "fwd64.go", Line: 108, Col: 3, Expr: "sum[hh]"}
-	gocuSite284 = kernel.Site{File: "fwd64.go", Line: 109, Col: 17, Expr: "sum[hh]"}
-	gocuSite285 = kernel.Site{File: "fwd64.go", Line: 109, Col: 3, Expr: "inv[hh]"}
-	gocuSite286 = kernel.Site{File: "fwd64.go", Line: 111, Col: 31, Expr: "mx[hh]"}
-	gocuSite287 = kernel.Site{File: "fwd64.go", Line: 111, Col: 52, Expr: "sum[hh]"}
-	gocuSite288 = kernel.Site{File: "fwd64.go", Line: 111, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite289 = kernel.Site{File: "fwd64.go", Line: 114, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite290 = kernel.Site{File: "fwd64.go", Line: 119, Col: 57, Expr: "acc[dt][0]"}
-	gocuSite291 = kernel.Site{File: "fwd64.go", Line: 119, Col: 68, Expr: "inv[0]"}
-	gocuSite292 = kernel.Site{File: "fwd64.go", Line: 119, Col: 76, Expr: "acc[dt][1]"}
-	gocuSite293 = kernel.Site{File: "fwd64.go", Line: 119, Col: 87, Expr: "inv[0]"}
-	gocuSite294 = kernel.Site{File: "fwd64.go", Line: 119, Col: 4, Expr: "o2[(head+int(rowA)*d64+col)/2]"}
-	gocuSite295 = kernel.Site{File: "fwd64.go", Line: 122, Col: 59, Expr: "acc[dt][2]"}
-	gocuSite296 = kernel.Site{File: "fwd64.go", Line: 122, Col: 70, Expr: "inv[1]"}
-	gocuSite297 = kernel.Site{File: "fwd64.go", Line: 122, Col: 78, Expr: "acc[dt][3]"}
-	gocuSite298 = kernel.Site{File: "fwd64.go", Line: 122, Col: 89, Expr: "inv[1]"}
-	gocuSite299 = kernel.Site{File: "fwd64.go", Line: 122, Col: 4, Expr: "o2[(head+int(rowA+8)*d64+col)/2]"}
-	gocuSite300 = kernel.Site{File: "prep.go", Line: 17, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite301 = kernel.Site{File: "prep.go", Line: 18, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](do)"}
-	gocuSite302 = kernel.Site{File: "prep.go", Line: 22, Col: 11, Expr: "o2[base+int(c)]"}
-	gocuSite303 = kernel.Site{File: "prep.go", Line: 22, Col: 28, Expr: "do2[base+int(c)]"}
-	gocuSite304 = kernel.Site{File: "prep.go", Line: 30, Col: 3, Expr: "dvec[row]"}
-	gocuSite305 = kernel.Site{File: "fwd128.go", Line: 283, Col: 2, Expr: "for i := int32(0); i < 64/d128Rows; i++"}
-	gocuSite306 = kernel.Site{File: "fwd128.go", Line: 139, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite307 = kernel.Site{File: "fwd128.go", Line: 233, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite308 = kernel.Site{File: "fwd128.go", Line: 236, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite309 = kernel.Site{File: "fwd128.go", Line: 238, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite310 = kernel.Site{File: "bwd128.go", Line: 148, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite311 = kernel.Site{File: "bwd128.go", Line: 152, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite312 = kernel.Site{File: "bwd128.go", Line: 155, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite313 = kernel.Site{File: "fwd128.go", Line: 255, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite314 = kernel.Site{File: "fwd128.go", Line: 262, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite315 = kernel.Site{File: "fwd128.go", Line: 265, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite316 = kernel.Site{File: "fwd128.go", Line: 268, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite317 = kernel.Site{File: "bwd128.go", Line: 128, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite318 = kernel.Site{File: "bwd128.go", Line: 130, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite319 = kernel.Site{File: "bwd128.go", Line: 263, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
-	gocuSite320 = kernel.Site{File: "bwd128.go", Line: 265, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite321 = kernel.Site{File: "fwd64.go", Line: 285, Col: 2, Expr: "for i := int32(0); i < 64/d64Rows; i++"}
-	gocuSite322 = kernel.Site{File: "fwd64.go", Line: 141, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite323 = kernel.Site{File: "fwd64.go", Line: 235, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite324 = kernel.Site{File: "fwd64.go", Line: 238, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite325 = kernel.Site{File: "fwd64.go", Line: 240, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite326 = kernel.Site{File: "bwd64.go", Line: 150, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite327 = kernel.Site{File: "bwd64.go", Line: 154, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite328 = kernel.Site{File: "bwd64.go", Line: 157, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite329 = kernel.Site{File: "fwd64.go", Line: 257, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite330 = kernel.Site{File: "fwd64.go", Line: 264, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite331 = kernel.Site{File: "fwd64.go", Line: 267, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite332 = kernel.Site{File: "fwd64.go", Line: 270, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite333 = kernel.Site{File: "bwd64.go", Line: 130, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite334 = kernel.Site{File: "bwd64.go", Line: 132, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite335 = kernel.Site{File: "bwd64.go", Line: 265, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
-	gocuSite336 = kernel.Site{File: "bwd64.go", Line: 267, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite337 = kernel.Site{File: "fwd128.go", Line: 175, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite338 = kernel.Site{File: "fwd128.go", Line: 177, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite339 = kernel.Site{File: "fwd128.go", Line: 190, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite340 = kernel.Site{File: "fwd128.go", Line: 206, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite341 = kernel.Site{File: "fwd128.go", Line: 208, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite342 = kernel.Site{File: "fwd128.go", Line: 215, Col: 2, Expr: "for dt := 0; dt < d128/8; dt++"}
-	gocuSite343 = kernel.Site{File: "fwd64.go", Line: 177, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite344 = kernel.Site{File: "fwd64.go", Line: 179, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite345 = kernel.Site{File: "fwd64.go", Line: 192, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite346 = kernel.Site{File: "fwd64.go", Line: 208, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite347 = kernel.Site{File: "fwd64.go", Line: 210, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite348 = kernel.Site{File: "fwd64.go", Line: 217, Col: 2, Expr: "for dt := 0; dt < d64/8; dt++"}
-	gocuSite349 = kernel.Site{File: "bwd128.go", Line: 59, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
-	gocuSite350 = kernel.Site{File: "bwd128.go", Line: 74, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite351 = kernel.Site{File: "bwd128.go", Line: 82, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite352 = kernel.Site{File: "bwd128.go", Line: 85, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite353 = kernel.Site{File: "bwd128.go", Line: 91, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite354 = kernel.Site{File: "bwd128.go", Line: 210, Col: 2, Expr: "for i := i0; i < nq; i++"}
-	gocuSite355 = kernel.Site{File: "bwd128.go", Line: 221, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite356 = kernel.Site{File: "bwd64.go", Line: 61, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
-	gocuSite357 = kernel.Site{File: "bwd64.go", Line: 76, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
-	gocuSite358 = kernel.Site{File: "bwd64.go", Line: 84, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite359 = kernel.Site{File: "bwd64.go", Line: 87, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite360 = kernel.Site{File: "bwd64.go", Line: 93, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite361 = kernel.Site{File: "bwd64.go", Line: 212, Col: 2, Expr: "for i := i0; i < nq; i++"}
-	gocuSite362 = kernel.Site{File: "bwd64.go", Line: 223, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite363 = kernel.Site{File: "fwd128.go", Line: 77, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite364 = kernel.Site{File: "fwd128.go", Line: 93, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite365 = kernel.Site{File: "fwd128.go", Line: 96, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite366 = kernel.Site{File: "fwd128.go", Line: 104, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite367 = kernel.Site{File: "fwd128.go", Line: 114, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite368 = kernel.Site{File: "fwd64.go", Line: 79, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
-	gocuSite369 = kernel.Site{File: "fwd64.go", Line: 95, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite370 = kernel.Site{File: "fwd64.go", Line: 98, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite371 = kernel.Site{File: "fwd64.go", Line: 106, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite372 = kernel.Site{File: "fwd64.go", Line: 116, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite373 = kernel.Site{File: "prep.go", Line: 21, Col: 2, Expr: "for c := lane; c < dim/2; c += 32"}
-	gocuSite374 = kernel.Site{File: "prep.go", Line: 26, Col: 2, Expr: "for m := int32(16); m > 0; m /= 2"}
+	gocuSite0   = kernel.Site{File: "tile.go", Line: 31, Col: 13, Expr: "bh / heads"}
+	gocuSite1   = kernel.Site{File: "tile.go", Line: 31, Col: 38, Expr: "bh % heads"}
+	gocuSite2   = kernel.Site{File: "fwd128.go", Line: 291, Col: 26, Expr: "sm[dst+soff+i*d128Rows*d128:]"}
+	gocuSite3   = kernel.Site{File: "fwd128.go", Line: 291, Col: 57, Expr: "x[int(r)*int(rs)+int(cc)*8:]"}
+	gocuSite4   = kernel.Site{File: "fwd128.go", Line: 142, Col: 3, Expr: "kOff[j]"}
+	gocuSite5   = kernel.Site{File: "fwd128.go", Line: 143, Col: 3, Expr: "vOff[j]"}
+	gocuSite6   = kernel.Site{File: "fwd128.go", Line: 236, Col: 9, Expr: "sm[b0+kOff[j4]:]"}
+	gocuSite7   = kernel.Site{File: "fwd128.go", Line: 236, Col: 15, Expr: "kOff[j4]"}
+	gocuSite8   = kernel.Site{File: "fwd128.go", Line: 241, Col: 32, Expr: "kb[nj*16*d128+jj*64:]"}
+	gocuSite9   = kernel.Site{File: "fwd128.go", Line: 242, Col: 33, Expr: "a[4*jj+j4]"}
+	gocuSite10  = kernel.Site{File: "fwd128.go", Line: 242, Col: 58, Expr: "kf[0]"}
+	gocuSite11  = kernel.Site{File: "fwd128.go", Line: 242, Col: 65, Expr: "kf[1]"}
+	gocuSite12  = kernel.Site{File: "fwd128.go", Line: 242, Col: 73, Expr: "c[2*nj]"}
+	gocuSite13  = kernel.Site{File: "fwd128.go", Line: 242, Col: 5, Expr: "c[2*nj]"}
+	gocuSite14  = kernel.Site{File: "fwd128.go", Line: 243, Col: 35, Expr: "a[4*jj+j4]"}
+	gocuSite15  = kernel.Site{File: "fwd128.go", Line: 243, Col: 60, Expr: "kf[2]"}
+	gocuSite16  = kernel.Site{File: "fwd128.go", Line: 243, Col: 67, Expr: "kf[3]"}
+	gocuSite17  = kernel.Site{File: "fwd128.go", Line: 243, Col: 75, Expr: "c[2*nj+1]"}
+	gocuSite18  = kernel.Site{File: "fwd128.go", Line: 243, Col: 5, Expr: "c[2*nj+1]"}
+	gocuSite19  = kernel.Site{File: "bwd128.go", Line: 152, Col: 9, Expr: "sm[a0+vOff[j4]:]"}
+	gocuSite20  = kernel.Site{File: "bwd128.go", Line: 152, Col: 15, Expr: "vOff[j4]"}
+	gocuSite21  = kernel.Site{File: "bwd128.go", Line: 153, Col: 9, Expr: "sm[b0+kOff[j4]:]"}
+	gocuSite22  = kernel.Site{File: "bwd128.go", Line: 153, Col: 15, Expr: "kOff[j4]"}
+	gocuSite23  = kernel.Site{File: "bwd128.go", Line: 156, Col: 31, Expr: "ab[jj*64:]"}
+	gocuSite24  = kernel.Site{File: "bwd128.go", Line: 159, Col: 32, Expr: "bb[nj*16*d128+jj*64:]"}
+	gocuSite25  = kernel.Site{File: "bwd128.go", Line: 160, Col: 50, Expr: "bf[0]"}
+	gocuSite26  = kernel.Site{File: "bwd128.go", Line: 160, Col: 57, Expr: "bf[1]"}
+	gocuSite27  = kernel.Site{File: "bwd128.go", Line: 160, Col: 65, Expr: "c[2*nj]"}
+	gocuSite28  = kernel.Site{File: "bwd128.go", Line: 160, Col: 5, Expr: "c[2*nj]"}
+	gocuSite29  = kernel.Site{File: "bwd128.go", Line: 161, Col: 52, Expr: "bf[2]"}
+	gocuSite30  = kernel.Site{File: "bwd128.go", Line: 161, Col: 59, Expr: "bf[3]"}
+	gocuSite31  = kernel.Site{File: "bwd128.go", Line: 161, Col: 67, Expr: "c[2*nj+1]"}
+	gocuSite32  = kernel.Site{File: "bwd128.go", Line: 161, Col: 5, Expr: "c[2*nj+1]"}
+	gocuSite33  = kernel.Site{File: "fwd128.go", Line: 259, Col: 26, Expr: "p[2*kk][0]"}
+	gocuSite34  = kernel.Site{File: "fwd128.go", Line: 259, Col: 38, Expr: "p[2*kk][1]"}
+	gocuSite35  = kernel.Site{File: "fwd128.go", Line: 259, Col: 73, Expr: "p[2*kk][2]"}
+	gocuSite36  = kernel.Site{File: "fwd128.go", Line: 259, Col: 85, Expr: "p[2*kk][3]"}
+	gocuSite37  = kernel.Site{File: "fwd128.go", Line: 260, Col: 26, Expr: "p[2*kk+1][0]"}
+	gocuSite38  = kernel.Site{File: "fwd128.go", Line: 260, Col: 40, Expr: "p[2*kk+1][1]"}
+	gocuSite39  = kernel.Site{File: "fwd128.go", Line: 260, Col: 77, Expr: "p[2*kk+1][2]"}
+	gocuSite40  = kernel.Site{File: "fwd128.go", Line: 260, Col: 91, Expr: "p[2*kk+1][3]"}
+	gocuSite41  = kernel.Site{File: "fwd128.go", Line: 258, Col: 3, Expr: "pa[kk]"}
+	gocuSite42  = kernel.Site{File: "fwd128.go", Line: 265, Col: 9, Expr: "sm[b0+vOff[j4]:]"}
+	gocuSite43  = kernel.Site{File: "fwd128.go", Line: 265, Col: 15, Expr: "vOff[j4]"}
+	gocuSite44  = kernel.Site{File: "fwd128.go", Line: 271, Col: 37, Expr: "vb[kk*16*d128+jj*64:]"}
+	gocuSite45  = kernel.Site{File: "fwd128.go", Line: 272, Col: 35, Expr: "pa[kk]"}
+	gocuSite46  = kernel.Site{File: "fwd128.go", Line: 272, Col: 56, Expr: "vf[0]"}
+	gocuSite47  = kernel.Site{File: "fwd128.go", Line: 272, Col: 63, Expr: "vf[1]"}
+	gocuSite48  = kernel.Site{File: "fwd128.go", Line: 272, Col: 71, Expr: "acc[2*nd]"}
+	gocuSite49  = kernel.Site{File: "fwd128.go", Line: 272, Col: 5, Expr: "acc[2*nd]"}
+	gocuSite50  = kernel.Site{File: "fwd128.go", Line: 273, Col: 37, Expr: "pa[kk]"}
+	gocuSite51  = kernel.Site{File: "fwd128.go", Line: 273, Col: 58, Expr: "vf[2]"}
+	gocuSite52  = kernel.Site{File: "fwd128.go", Line: 273, Col: 65, Expr: "vf[3]"}
+	gocuSite53  = kernel.Site{File: "fwd128.go", Line: 273, Col: 73, Expr: "acc[2*nd+1]"}
+	gocuSite54  = kernel.Site{File: "fwd128.go", Line: 273, Col: 5, Expr: "acc[2*nd+1]"}
+	gocuSite55  = kernel.Site{File: "bwd128.go", Line: 134, Col: 36, Expr: "s[nt][e]"}
+	gocuSite56  = kernel.Site{File: "bwd128.go", Line: 134, Col: 52, Expr: "l2[e/2]"}
+	gocuSite57  = kernel.Site{File: "bwd128.go", Line: 135, Col: 42, Expr: "lim[e/2]"}
+	gocuSite58  = kernel.Site{File: "bwd128.go", Line: 138, Col: 20, Expr: "dp[nt][e]"}
+	gocuSite59  = kernel.Site{File: "bwd128.go", Line: 138, Col: 32, Expr: "dr[e/2]"}
+	gocuSite60  = kernel.Site{File: "bwd128.go", Line: 138, Col: 4, Expr: "s[nt][e]"}
+	gocuSite61  = kernel.Site{File: "prep.go", Line: 46, Col: 10, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite62  = kernel.Site{File: "prep.go", Line: 48, Col: 9, Expr: "dvec[bh*int(seq)+int(r)]"}
+	gocuSite63  = kernel.Site{File: "bwd128.go", Line: 273, Col: 36, Expr: "s[nt][e]"}
+	gocuSite64  = kernel.Site{File: "bwd128.go", Line: 273, Col: 52, Expr: "fl[st+c]"}
+	gocuSite65  = kernel.Site{File: "bwd128.go", Line: 279, Col: 4, Expr: "s[nt][e]"}
+	gocuSite66  = kernel.Site{File: "bwd128.go", Line: 280, Col: 21, Expr: "dp[nt][e]"}
+	gocuSite67  = kernel.Site{File: "bwd128.go", Line: 280, Col: 33, Expr: "fl[st+64+c]"}
+	gocuSite68  = kernel.Site{File: "bwd128.go", Line: 280, Col: 4, Expr: "dp[nt][e]"}
+	gocuSite69  = kernel.Site{File: "bwd128.go", Line: 288, Col: 3, Expr: "fl[((i+1)%2)*stats+tid]"}
+	gocuSite70  = kernel.Site{File: "fwd64.go", Line: 293, Col: 26, Expr: "sm[dst+soff+i*d64Rows*d64:]"}
+	gocuSite71  = kernel.Site{File: "fwd64.go", Line: 293, Col: 55, Expr: "x[int(r)*int(rs)+int(cc)*8:]"}
+	gocuSite72  = kernel.Site{File: "fwd64.go", Line: 144, Col: 3, Expr: "kOff[j]"}
+	gocuSite73  = kernel.Site{File: "fwd64.go", Line: 145, Col: 3, Expr: "vOff[j]"}
+	gocuSite74  = kernel.Site{File: "fwd64.go", Line: 238, Col: 9, Expr: "sm[b0+kOff[j4]:]"}
+	gocuSite75  = kernel.Site{File: "fwd64.go", Line: 238, Col: 15, Expr: "kOff[j4]"}
+	gocuSite76  = kernel.Site{File: "fwd64.go", Line: 243, Col: 32, Expr: "kb[nj*16*d64+jj*64:]"}
+	gocuSite77  = kernel.Site{File: "fwd64.go", Line: 244, Col: 33, Expr: "a[4*jj+j4]"}
+	gocuSite78  = kernel.Site{File: "fwd64.go", Line: 244, Col: 58, Expr: "kf[0]"}
+	gocuSite79  = kernel.Site{File: "fwd64.go", Line: 244, Col: 65, Expr: "kf[1]"}
+	gocuSite80  = kernel.Site{File: "fwd64.go", Line: 244, Col: 73, Expr: "c[2*nj]"}
+	gocuSite81  = kernel.Site{File: "fwd64.go", Line: 244, Col: 5, Expr: "c[2*nj]"}
+	gocuSite82  = kernel.Site{File: "fwd64.go", Line: 245, Col: 35, Expr: "a[4*jj+j4]"}
+	gocuSite83  = kernel.Site{File: "fwd64.go", Line: 245, Col: 60, Expr: "kf[2]"}
+	gocuSite84  = kernel.Site{File: "fwd64.go", Line: 245, Col: 67, Expr: "kf[3]"}
+	gocuSite85  = kernel.Site{File: "fwd64.go", Line: 245, Col: 75, Expr: "c[2*nj+1]"}
+	gocuSite86  = kernel.Site{File: "fwd64.go", Line: 245, Col: 5, Expr: "c[2*nj+1]"}
+	gocuSite87  = kernel.Site{File: "bwd64.go", Line: 154, Col: 9, Expr: "sm[a0+vOff[j4]:]"}
+	gocuSite88  = kernel.Site{File: "bwd64.go", Line: 154, Col: 15, Expr: "vOff[j4]"}
+	gocuSite89  = kernel.Site{File: "bwd64.go", Line: 155, Col: 9, Expr: "sm[b0+kOff[j4]:]"}
+	gocuSite90  = kernel.Site{File: "bwd64.go", Line: 155, Col: 15, Expr: "kOff[j4]"}
+	gocuSite91  = kernel.Site{File: "bwd64.go", Line: 158, Col: 31, Expr: "ab[jj*64:]"}
+	gocuSite92  = kernel.Site{File: "bwd64.go", Line: 161, Col: 32, Expr: "bb[nj*16*d64+jj*64:]"}
+	gocuSite93  = kernel.Site{File: "bwd64.go", Line: 162, Col: 50, Expr: "bf[0]"}
+	gocuSite94  = kernel.Site{File: "bwd64.go", Line: 162, Col: 57, Expr: "bf[1]"}
+	gocuSite95  = kernel.Site{File: "bwd64.go", Line: 162, Col: 65, Expr: "c[2*nj]"}
+	gocuSite96  = kernel.Site{File: "bwd64.go", Line: 162, Col: 5, Expr: "c[2*nj]"}
+	gocuSite97  = kernel.Site{File: "bwd64.go", Line: 163, Col: 52, Expr: "bf[2]"}
+	gocuSite98  = kernel.Site{File: "bwd64.go", Line: 163, Col: 59, Expr: "bf[3]"}
+	gocuSite99  = kernel.Site{File: "bwd64.go", Line: 163, Col: 67, Expr: "c[2*nj+1]"}
+	gocuSite100 = kernel.Site{File: "bwd64.go", Line: 163, Col: 5, Expr: "c[2*nj+1]"}
+	gocuSite101 = kernel.Site{File: "fwd64.go", Line: 261, Col: 26, Expr: "p[2*kk][0]"}
+	gocuSite102 = kernel.Site{File: "fwd64.go", Line: 261, Col: 38, Expr: "p[2*kk][1]"}
+	gocuSite103 = kernel.Site{File: "fwd64.go", Line: 261, Col: 73, Expr: "p[2*kk][2]"}
+	gocuSite104 = kernel.Site{File: "fwd64.go", Line: 261, Col: 85, Expr: "p[2*kk][3]"}
+	gocuSite105 = kernel.Site{File: "fwd64.go", Line: 262, Col: 26, Expr: "p[2*kk+1][0]"}
+	gocuSite106 = kernel.Site{File: "fwd64.go", Line: 262, Col: 40, Expr: "p[2*kk+1][1]"}
+	gocuSite107 = kernel.Site{File: "fwd64.go", Line: 262, Col: 77, Expr: "p[2*kk+1][2]"}
+	gocuSite108 = kernel.Site{File: "fwd64.go", Line: 262, Col: 91, Expr: "p[2*kk+1][3]"}
+	gocuSite109 = kernel.Site{File: "fwd64.go", Line: 260, Col: 3, Expr: "pa[kk]"}
+	gocuSite110 = kernel.Site{File: "fwd64.go", Line: 267, Col: 9, Expr: "sm[b0+vOff[j4]:]"}
+	gocuSite111 = kernel.Site{File: "fwd64.go", Line: 267, Col: 15, Expr: "vOff[j4]"}
+	gocuSite112 = kernel.Site{File: "fwd64.go", Line: 273, Col: 37, Expr: "vb[kk*16*d64+jj*64:]"}
+	gocuSite113 = kernel.Site{File: "fwd64.go", Line: 274, Col: 35, Expr: "pa[kk]"}
+	gocuSite114 = kernel.Site{File: "fwd64.go", Line: 274, Col: 56, Expr: "vf[0]"}
+	gocuSite115 = kernel.Site{File: "fwd64.go", Line: 274, Col: 63, Expr: "vf[1]"}
+	gocuSite116 = kernel.Site{File: "fwd64.go", Line: 274, Col: 71, Expr: "acc[2*nd]"}
+	gocuSite117 = kernel.Site{File: "fwd64.go", Line: 274, Col: 5, Expr: "acc[2*nd]"}
+	gocuSite118 = kernel.Site{File: "fwd64.go", Line: 275, Col: 37, Expr: "pa[kk]"}
+	gocuSite119 = kernel.Site{File: "fwd64.go", Line: 275, Col: 58, Expr: "vf[2]"}
+	gocuSite120 = kernel.Site{File: "fwd64.go", Line: 275, Col: 65, Expr: "vf[3]"}
+	gocuSite121 = kernel.Site{File: "fwd64.go", Line: 275, Col: 73, Expr: "acc[2*nd+1]"}
+	gocuSite122 = kernel.Site{File: "fwd64.go", Line: 275, Col: 5, Expr: "acc[2*nd+1]"}
+	gocuSite123 = kernel.Site{File: "bwd64.go", Line: 136, Col: 36, Expr: "s[nt][e]"}
+	gocuSite124 = kernel.Site{File: "bwd64.go", Line: 136, Col: 52, Expr: "l2[e/2]"}
+	gocuSite125 = kernel.Site{File: "bwd64.go", Line: 137, Col: 42, Expr: "lim[e/2]"}
+	gocuSite126 = kernel.Site{File: "bwd64.go", Line: 140, Col: 20, Expr: "dp[nt][e]"}
+	gocuSite127 = kernel.Site{File: "bwd64.go", Line: 140, Col: 32, Expr: "dr[e/2]"}
+	gocuSite128 = kernel.Site{File: "bwd64.go", Line: 140, Col: 4, Expr: "s[nt][e]"}
+	gocuSite129 = kernel.Site{File: "bwd64.go", Line: 275, Col: 36, Expr: "s[nt][e]"}
+	gocuSite130 = kernel.Site{File: "bwd64.go", Line: 275, Col: 52, Expr: "fl[st+c]"}
+	gocuSite131 = kernel.Site{File: "bwd64.go", Line: 281, Col: 4, Expr: "s[nt][e]"}
+	gocuSite132 = kernel.Site{File: "bwd64.go", Line: 282, Col: 21, Expr: "dp[nt][e]"}
+	gocuSite133 = kernel.Site{File: "bwd64.go", Line: 282, Col: 33, Expr: "fl[st+64+c]"}
+	gocuSite134 = kernel.Site{File: "bwd64.go", Line: 282, Col: 4, Expr: "dp[nt][e]"}
+	gocuSite135 = kernel.Site{File: "bwd64.go", Line: 290, Col: 3, Expr: "fl[((i+1)%2)*stats+tid]"}
+	gocuSite136 = kernel.Site{File: "fwd128.go", Line: 180, Col: 9, Expr: "s[nt][e]"}
+	gocuSite137 = kernel.Site{File: "fwd128.go", Line: 181, Col: 42, Expr: "lim[e/2]"}
+	gocuSite138 = kernel.Site{File: "fwd128.go", Line: 183, Col: 5, Expr: "s[nt][e]"}
+	gocuSite139 = kernel.Site{File: "fwd128.go", Line: 185, Col: 11, Expr: "m[e/2]"}
+	gocuSite140 = kernel.Site{File: "fwd128.go", Line: 186, Col: 5, Expr: "m[e/2]"}
+	gocuSite141 = kernel.Site{File: "fwd128.go", Line: 193, Col: 46, Expr: "m[hh]"}
+	gocuSite142 = kernel.Site{File: "fwd128.go", Line: 193, Col: 61, Expr: "m[hh]"}
+	gocuSite143 = kernel.Site{File: "fwd128.go", Line: 194, Col: 4, Expr: "m[hh]"}
+	gocuSite144 = kernel.Site{File: "fwd128.go", Line: 196, Col: 46, Expr: "m[hh]"}
+	gocuSite145 = kernel.Site{File: "fwd128.go", Line: 196, Col: 61, Expr: "m[hh]"}
+	gocuSite146 = kernel.Site{File: "fwd128.go", Line: 197, Col: 4, Expr: "m[hh]"}
+	gocuSite147 = kernel.Site{File: "fwd128.go", Line: 199, Col: 9, Expr: "m[hh]"}
+	gocuSite148 = kernel.Site{File: "fwd128.go", Line: 200, Col: 6, Expr: "mx[hh]"}
+	gocuSite149 = kernel.Site{File: "fwd128.go", Line: 201, Col: 9, Expr: "mx[hh]"}
+	gocuSite150 = kernel.Site{File: "fwd128.go", Line: 203, Col: 30, Expr: "mx[hh]"}
+	gocuSite151 = kernel.Site{File: "fwd128.go", Line: 203, Col: 3, Expr: "corr[hh]"}
+	gocuSite152 = kernel.Site{File: "fwd128.go", Line: 204, Col: 3, Expr: "mx[hh]"}
+	gocuSite153 = kernel.Site{File: "fwd128.go", Line: 205, Col: 14, Expr: "corr[hh]"}
+	gocuSite154 = kernel.Site{File: "fwd128.go", Line: 205, Col: 3, Expr: "sum[hh]"}
+	gocuSite155 = kernel.Site{File: "fwd128.go", Line: 211, Col: 36, Expr: "s[nt][e]"}
+	gocuSite156 = kernel.Site{File: "fwd128.go", Line: 211, Col: 52, Expr: "mx[e/2]"}
+	gocuSite157 = kernel.Site{File: "fwd128.go", Line: 212, Col: 4, Expr: "s[nt][e]"}
+	gocuSite158 = kernel.Site{File: "fwd128.go", Line: 213, Col: 4, Expr: "sum[e/2]"}
+	gocuSite159 = kernel.Site{File: "fwd128.go", Line: 218, Col: 17, Expr: "corr[0]"}
+	gocuSite160 = kernel.Site{File: "fwd128.go", Line: 218, Col: 3, Expr: "acc[dt][0]"}
+	gocuSite161 = kernel.Site{File: "fwd128.go", Line: 219, Col: 17, Expr: "corr[0]"}
+	gocuSite162 = kernel.Site{File: "fwd128.go", Line: 219, Col: 3, Expr: "acc[dt][1]"}
+	gocuSite163 = kernel.Site{File: "fwd128.go", Line: 220, Col: 17, Expr: "corr[1]"}
+	gocuSite164 = kernel.Site{File: "fwd128.go", Line: 220, Col: 3, Expr: "acc[dt][2]"}
+	gocuSite165 = kernel.Site{File: "fwd128.go", Line: 221, Col: 17, Expr: "corr[1]"}
+	gocuSite166 = kernel.Site{File: "fwd128.go", Line: 221, Col: 3, Expr: "acc[dt][3]"}
+	gocuSite167 = kernel.Site{File: "fwd64.go", Line: 182, Col: 9, Expr: "s[nt][e]"}
+	gocuSite168 = kernel.Site{File: "fwd64.go", Line: 183, Col: 42, Expr: "lim[e/2]"}
+	gocuSite169 = kernel.Site{File: "fwd64.go", Line: 185, Col: 5, Expr: "s[nt][e]"}
+	gocuSite170 = kernel.Site{File: "fwd64.go", Line: 187, Col: 11, Expr: "m[e/2]"}
+	gocuSite171 = kernel.Site{File: "fwd64.go", Line: 188, Col: 5, Expr: "m[e/2]"}
+	gocuSite172 = kernel.Site{File: "fwd64.go", Line: 195, Col: 46, Expr: "m[hh]"}
+	gocuSite173 = kernel.Site{File: "fwd64.go", Line: 195, Col: 61, Expr: "m[hh]"}
+	gocuSite174 = kernel.Site{File: "fwd64.go", Line: 196, Col: 4, Expr: "m[hh]"}
+	gocuSite175 = kernel.Site{File: "fwd64.go", Line: 198, Col: 46, Expr: "m[hh]"}
+	gocuSite176 = kernel.Site{File: "fwd64.go", Line: 198, Col: 61, Expr: "m[hh]"}
+	gocuSite177 = kernel.Site{File: "fwd64.go", Line: 199, Col: 4, Expr: "m[hh]"}
+	gocuSite178 = kernel.Site{File: "fwd64.go", Line: 201, Col: 9, Expr: "m[hh]"}
+	gocuSite179 = kernel.Site{File: "fwd64.go", Line: 202, Col: 6, Expr: "mx[hh]"}
+	gocuSite180 = kernel.Site{File: "fwd64.go", Line: 203, Col: 9, Expr: "mx[hh]"}
+	gocuSite181 = kernel.Site{File: "fwd64.go", Line: 205, Col: 30, Expr: "mx[hh]"}
+	gocuSite182 = kernel.Site{File: "fwd64.go", Line: 205, Col: 3, Expr: "corr[hh]"}
+	gocuSite183 = kernel.Site{File: "fwd64.go", Line: 206, Col: 3, Expr: "mx[hh]"}
+	gocuSite184 = kernel.Site{File: "fwd64.go", Line: 207, Col: 14, Expr: "corr[hh]"}
+	gocuSite185 = kernel.Site{File: "fwd64.go", Line: 207, Col: 3, Expr: "sum[hh]"}
+	gocuSite186 = kernel.Site{File: "fwd64.go", Line: 213, Col: 36, Expr: "s[nt][e]"}
+	gocuSite187 = kernel.Site{File: "fwd64.go", Line: 213, Col: 52, Expr: "mx[e/2]"}
+	gocuSite188 = kernel.Site{File: "fwd64.go", Line: 214, Col: 4, Expr: "s[nt][e]"}
+	gocuSite189 = kernel.Site{File: "fwd64.go", Line: 215, Col: 4, Expr: "sum[e/2]"}
+	gocuSite190 = kernel.Site{File: "fwd64.go", Line: 220, Col: 17, Expr: "corr[0]"}
+	gocuSite191 = kernel.Site{File: "fwd64.go", Line: 220, Col: 3, Expr: "acc[dt][0]"}
+	gocuSite192 = kernel.Site{File: "fwd64.go", Line: 221, Col: 17, Expr: "corr[0]"}
+	gocuSite193 = kernel.Site{File: "fwd64.go", Line: 221, Col: 3, Expr: "acc[dt][1]"}
+	gocuSite194 = kernel.Site{File: "fwd64.go", Line: 222, Col: 17, Expr: "corr[1]"}
+	gocuSite195 = kernel.Site{File: "fwd64.go", Line: 222, Col: 3, Expr: "acc[dt][2]"}
+	gocuSite196 = kernel.Site{File: "fwd64.go", Line: 223, Col: 17, Expr: "corr[1]"}
+	gocuSite197 = kernel.Site{File: "fwd64.go", Line: 223, Col: 3, Expr: "acc[dt][3]"}
+	gocuSite198 = kernel.Site{File: "bwd128.go", Line: 39, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite199 = kernel.Site{File: "bwd128.go", Line: 39, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite200 = kernel.Site{File: "bwd128.go", Line: 39, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite201 = kernel.Site{File: "bwd128.go", Line: 39, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite202 = kernel.Site{File: "bwd128.go", Line: 63, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite203 = kernel.Site{File: "bwd128.go", Line: 63, Col: 4, Expr: "l2[hh]"}
+	gocuSite204 = kernel.Site{File: "bwd128.go", Line: 64, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
+	gocuSite205 = kernel.Site{File: "bwd128.go", Line: 64, Col: 4, Expr: "dr[hh]"}
+	gocuSite206 = kernel.Site{File: "bwd128.go", Line: 66, Col: 5, Expr: "lim[hh]"}
+	gocuSite207 = kernel.Site{File: "bwd128.go", Line: 79, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
+	gocuSite208 = kernel.Site{File: "bwd128.go", Line: 79, Col: 3, Expr: "qf[ks]"}
+	gocuSite209 = kernel.Site{File: "bwd128.go", Line: 91, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
+	gocuSite210 = kernel.Site{File: "bwd128.go", Line: 97, Col: 65, Expr: "acc[dt][0]"}
+	gocuSite211 = kernel.Site{File: "bwd128.go", Line: 97, Col: 83, Expr: "acc[dt][1]"}
+	gocuSite212 = kernel.Site{File: "bwd128.go", Line: 97, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
+	gocuSite213 = kernel.Site{File: "bwd128.go", Line: 100, Col: 67, Expr: "acc[dt][2]"}
+	gocuSite214 = kernel.Site{File: "bwd128.go", Line: 100, Col: 85, Expr: "acc[dt][3]"}
+	gocuSite215 = kernel.Site{File: "bwd128.go", Line: 100, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
+	gocuSite216 = kernel.Site{File: "bwd128.go", Line: 185, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d128Tile:]"}
+	gocuSite217 = kernel.Site{File: "bwd128.go", Line: 192, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite218 = kernel.Site{File: "bwd128.go", Line: 192, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite219 = kernel.Site{File: "bwd128.go", Line: 192, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite220 = kernel.Site{File: "bwd128.go", Line: 192, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite221 = kernel.Site{File: "bwd128.go", Line: 210, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
+	gocuSite222 = kernel.Site{File: "bwd128.go", Line: 223, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite223 = kernel.Site{File: "bwd128.go", Line: 224, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite224 = kernel.Site{File: "bwd128.go", Line: 230, Col: 63, Expr: "dka[dt][0]"}
+	gocuSite225 = kernel.Site{File: "bwd128.go", Line: 230, Col: 81, Expr: "dka[dt][1]"}
+	gocuSite226 = kernel.Site{File: "bwd128.go", Line: 230, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
+	gocuSite227 = kernel.Site{File: "bwd128.go", Line: 231, Col: 63, Expr: "dva[dt][0]"}
+	gocuSite228 = kernel.Site{File: "bwd128.go", Line: 231, Col: 75, Expr: "dva[dt][1]"}
+	gocuSite229 = kernel.Site{File: "bwd128.go", Line: 231, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
+	gocuSite230 = kernel.Site{File: "bwd128.go", Line: 234, Col: 65, Expr: "dka[dt][2]"}
+	gocuSite231 = kernel.Site{File: "bwd128.go", Line: 234, Col: 83, Expr: "dka[dt][3]"}
+	gocuSite232 = kernel.Site{File: "bwd128.go", Line: 234, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
+	gocuSite233 = kernel.Site{File: "bwd128.go", Line: 235, Col: 65, Expr: "dva[dt][2]"}
+	gocuSite234 = kernel.Site{File: "bwd128.go", Line: 235, Col: 77, Expr: "dva[dt][3]"}
+	gocuSite235 = kernel.Site{File: "bwd128.go", Line: 235, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
+	gocuSite236 = kernel.Site{File: "bwd64.go", Line: 41, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite237 = kernel.Site{File: "bwd64.go", Line: 41, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite238 = kernel.Site{File: "bwd64.go", Line: 41, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite239 = kernel.Site{File: "bwd64.go", Line: 41, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite240 = kernel.Site{File: "bwd64.go", Line: 65, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite241 = kernel.Site{File: "bwd64.go", Line: 65, Col: 4, Expr: "l2[hh]"}
+	gocuSite242 = kernel.Site{File: "bwd64.go", Line: 66, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
+	gocuSite243 = kernel.Site{File: "bwd64.go", Line: 66, Col: 4, Expr: "dr[hh]"}
+	gocuSite244 = kernel.Site{File: "bwd64.go", Line: 68, Col: 5, Expr: "lim[hh]"}
+	gocuSite245 = kernel.Site{File: "bwd64.go", Line: 81, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
+	gocuSite246 = kernel.Site{File: "bwd64.go", Line: 81, Col: 3, Expr: "qf[ks]"}
+	gocuSite247 = kernel.Site{File: "bwd64.go", Line: 93, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
+	gocuSite248 = kernel.Site{File: "bwd64.go", Line: 99, Col: 65, Expr: "acc[dt][0]"}
+	gocuSite249 = kernel.Site{File: "bwd64.go", Line: 99, Col: 83, Expr: "acc[dt][1]"}
+	gocuSite250 = kernel.Site{File: "bwd64.go", Line: 99, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
+	gocuSite251 = kernel.Site{File: "bwd64.go", Line: 102, Col: 67, Expr: "acc[dt][2]"}
+	gocuSite252 = kernel.Site{File: "bwd64.go", Line: 102, Col: 85, Expr: "acc[dt][3]"}
+	gocuSite253 = kernel.Site{File: "bwd64.go", Line: 102, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
+	gocuSite254 = kernel.Site{File: "bwd64.go", Line: 187, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d64Tile:]"}
+	gocuSite255 = kernel.Site{File: "bwd64.go", Line: 194, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite256 = kernel.Site{File: "bwd64.go", Line: 194, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite257 = kernel.Site{File: "bwd64.go", Line: 194, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite258 = kernel.Site{File: "bwd64.go", Line: 194, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite259 = kernel.Site{File: "bwd64.go", Line: 212, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
+	gocuSite260 = kernel.Site{File: "bwd64.go", Line: 225, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite261 = kernel.Site{File: "bwd64.go", Line: 226, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite262 = kernel.Site{File: "bwd64.go", Line: 232, Col: 63, Expr: "dka[dt][0]"}
+	gocuSite263 = kernel.Site{File: "bwd64.go", Line: 232, Col: 81, Expr: "dka[dt][1]"}
+	gocuSite264 = kernel.Site{File: "bwd64.go", Line: 232, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
+	gocuSite265 = kernel.Site{File: "bwd64.go", Line: 233, Col: 63, Expr: "dva[dt][0]"}
+	gocuSite266 = kernel.Site{File: "bwd64.go", Line: 233, Col: 75, Expr: "dva[dt][1]"}
+	gocuSite267 = kernel.Site{File: "bwd64.go", Line: 233, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
+	gocuSite268 = kernel.Site{File: "bwd64.go", Line: 236, Col: 65, Expr: "dka[dt][2]"}
+	gocuSite269 = kernel.Site{File: "bwd64.go", Line: 236, Col: 83, Expr: "dka[dt][3]"}
+	gocuSite270 = kernel.Site{File: "bwd64.go", Line: 236, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
+	gocuSite271 = kernel.Site{File: "bwd64.go", Line: 237, Col: 65, Expr: "dva[dt][2]"}
+	gocuSite272 = kernel.Site{File: "bwd64.go", Line: 237, Col: 77, Expr: "dva[dt][3]"}
+	gocuSite273 = kernel.Site{File: "bwd64.go", Line: 237, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
+	gocuSite274 = kernel.Site{File: "fwd128.go", Line: 55, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite275 = kernel.Site{File: "fwd128.go", Line: 55, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite276 = kernel.Site{File: "fwd128.go", Line: 55, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite277 = kernel.Site{File: "fwd128.go", Line: 81, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
+	gocuSite278 = kernel.Site{File: "fwd128.go", Line: 81, Col: 3, Expr: "qf[ks]"}
+	gocuSite279 = kernel.Site{File: "fwd128.go", Line: 106, Col: 49, Expr: "sum[hh]"}
+	gocuSite280 = kernel.Site{File: "fwd128.go", Line: 106, Col: 3, Expr: "sum[hh]"}
+	gocuSite281 = kernel.Site{File: "fwd128.go", Line: 107, Col: 49, Expr: "sum[hh]"}
+	gocuSite282 = kernel.Site{File: "fwd128.go", Line: 107, Col: 3, Expr: "sum[hh]"}
+	gocuSite283 = kernel.Site{File: "fwd128.go", Line: 108, Col: 17, Expr: "sum[hh]"}
+	gocuSite284 = kernel.Site{File: "fwd128.go", Line: 108, Col: 3, Expr: "inv[hh]"}
+	gocuSite285 = kernel.Site{File: "fwd128.go", Line: 110, Col: 31, Expr: "mx[hh]"}
+	gocuSite286 = kernel.Site{File: "fwd128.go", Line: 110, Col: 52, Expr: "sum[hh]"}
+	gocuSite287 = kernel.Site{File: "fwd128.go", Line: 110, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite288 = kernel.Site{File: "fwd128.go", Line: 113, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite289 = kernel.Site{File: "fwd128.go", Line: 119, Col: 63, Expr: "acc[dt][0]"}
+	gocuSite290 = kernel.Site{File: "fwd128.go", Line: 119, Col: 74, Expr: "inv[0]"}
+	gocuSite291 = kernel.Site{File: "fwd128.go", Line: 119, Col: 82, Expr: "acc[dt][1]"}
+	gocuSite292 = kernel.Site{File: "fwd128.go", Line: 119, Col: 93, Expr: "inv[0]"}
+	gocuSite293 = kernel.Site{File: "fwd128.go", Line: 119, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite294 = kernel.Site{File: "fwd128.go", Line: 122, Col: 65, Expr: "acc[dt][2]"}
+	gocuSite295 = kernel.Site{File: "fwd128.go", Line: 122, Col: 76, Expr: "inv[1]"}
+	gocuSite296 = kernel.Site{File: "fwd128.go", Line: 122, Col: 84, Expr: "acc[dt][3]"}
+	gocuSite297 = kernel.Site{File: "fwd128.go", Line: 122, Col: 95, Expr: "inv[1]"}
+	gocuSite298 = kernel.Site{File: "fwd128.go", Line: 122, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite299 = kernel.Site{File: "fwd64.go", Line: 57, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite300 = kernel.Site{File: "fwd64.go", Line: 57, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite301 = kernel.Site{File: "fwd64.go", Line: 57, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite302 = kernel.Site{File: "fwd64.go", Line: 83, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
+	gocuSite303 = kernel.Site{File: "fwd64.go", Line: 83, Col: 3, Expr: "qf[ks]"}
+	gocuSite304 = kernel.Site{File: "fwd64.go", Line: 108, Col: 49, Expr: "sum[hh]"}
+	gocuSite305 = kernel.Site{File: "fwd64.go", Line: 108, Col: 3, Expr: "sum[hh]"}
+	gocuSite306 = kernel.Site{File: "fwd64.go", Line: 109, Col: 49, Expr: "sum[hh]"}
+	gocuSite307 = kernel.Site{File: "fwd64.go", Line: 109, Col: 3, Expr: "sum[hh]"}
+	gocuSite308 = kernel.Site{File: "fwd64.go", Line: 110, Col: 17, Expr: "sum[hh]"}
+	gocuSite309 = kernel.Site{File: "fwd64.go", Line: 110, Col: 3, Expr: "inv[hh]"}
+	gocuSite310 = kernel.Site{File: "fwd64.go", Line: 112, Col: 31, Expr: "mx[hh]"}
+	gocuSite311 = kernel.Site{File: "fwd64.go", Line: 112, Col: 52, Expr: "sum[hh]"}
+	gocuSite312 = kernel.Site{File: "fwd64.go", Line: 112, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite313 = kernel.Site{File: "fwd64.go", Line: 115, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite314 = kernel.Site{File: "fwd64.go", Line: 121, Col: 63, Expr: "acc[dt][0]"}
+	gocuSite315 = kernel.Site{File: "fwd64.go", Line: 121, Col: 74, Expr: "inv[0]"}
+	gocuSite316 = kernel.Site{File: "fwd64.go", Line: 121, Col: 82, Expr: "acc[dt][1]"}
+	gocuSite317 = kernel.Site{File: "fwd64.go", Line: 121, Col: 93, Expr: "inv[0]"}
+	gocuSite318 = kernel.Site{File: "fwd64.go", Line: 121, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite319 = kernel.Site{File: "fwd64.go", Line: 124, Col: 65, Expr: "acc[dt][2]"}
+	gocuSite320 = kernel.Site{File: "fwd64.go", Line: 124, Col: 76, Expr: "inv[1]"}
+	gocuSite321 = kernel.Site{File: "fwd64.go", Line: 124, Col: 84, Expr: "acc[dt][3]"}
+	gocuSite322 = kernel.Site{File: "fwd64.go", Line: 124, Col: 95, Expr: "inv[1]"}
+	gocuSite323 = kernel.Site{File: "fwd64.go", Line: 124, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite324 = kernel.Site{File: "prep.go", Line: 18, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite325 = kernel.Site{File: "prep.go", Line: 19, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](do)"}
+	gocuSite326 = kernel.Site{File: "prep.go", Line: 20, Col: 11, Expr: "row / seq"}
+	gocuSite327 = kernel.Site{File: "prep.go", Line: 20, Col: 20, Expr: "row % seq"}
+	gocuSite328 = kernel.Site{File: "prep.go", Line: 25, Col: 11, Expr: "o2[ob+int(c)]"}
+	gocuSite329 = kernel.Site{File: "prep.go", Line: 25, Col: 26, Expr: "do2[db+int(c)]"}
+	gocuSite330 = kernel.Site{File: "prep.go", Line: 33, Col: 3, Expr: "dvec[row]"}
+	gocuSite331 = kernel.Site{File: "fwd128.go", Line: 285, Col: 2, Expr: "for i := int32(0); i < 64/d128Rows; i++"}
+	gocuSite332 = kernel.Site{File: "fwd128.go", Line: 141, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite333 = kernel.Site{File: "fwd128.go", Line: 235, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite334 = kernel.Site{File: "fwd128.go", Line: 238, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite335 = kernel.Site{File: "fwd128.go", Line: 240, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite336 = kernel.Site{File: "bwd128.go", Line: 151, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite337 = kernel.Site{File: "bwd128.go", Line: 155, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite338 = kernel.Site{File: "bwd128.go", Line: 158, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite339 = kernel.Site{File: "fwd128.go", Line: 257, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite340 = kernel.Site{File: "fwd128.go", Line: 264, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite341 = kernel.Site{File: "fwd128.go", Line: 267, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite342 = kernel.Site{File: "fwd128.go", Line: 270, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite343 = kernel.Site{File: "bwd128.go", Line: 131, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite344 = kernel.Site{File: "bwd128.go", Line: 133, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite345 = kernel.Site{File: "bwd128.go", Line: 269, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
+	gocuSite346 = kernel.Site{File: "bwd128.go", Line: 271, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite347 = kernel.Site{File: "fwd64.go", Line: 287, Col: 2, Expr: "for i := int32(0); i < 64/d64Rows; i++"}
+	gocuSite348 = kernel.Site{File: "fwd64.go", Line: 143, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite349 = kernel.Site{File: "fwd64.go", Line: 237, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite350 = kernel.Site{File: "fwd64.go", Line: 240, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite351 = kernel.Site{File: "fwd64.go", Line: 242, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite352 = kernel.Site{File: "bwd64.go", Line: 153, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite353 = kernel.Site{File: "bwd64.go", Line: 157, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite354 = kernel.Site{File: "bwd64.go", Line: 160, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite355 = kernel.Site{File: "fwd64.go", Line: 259, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite356 = kernel.Site{File: "fwd64.go", Line: 266, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite357 = kernel.Site{File: "fwd64.go", Line: 269, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite358 = kernel.Site{File: "fwd64.go", Line: 272, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite359 = kernel.Site{File: "bwd64.go", Line: 133, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite360 = kernel.Site{File: "bwd64.go", Line: 135, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite361 = kernel.Site{File: "bwd64.go", Line: 271, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
+	gocuSite362 = kernel.Site{File: "bwd64.go", Line: 273, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite363 = kernel.Site{File: "fwd128.go", Line: 177, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite364 = kernel.Site{File: "fwd128.go", Line: 179, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite365 = kernel.Site{File: "fwd128.go", Line: 192, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite366 = kernel.Site{File: "fwd128.go", Line: 208, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite367 = kernel.Site{File: "fwd128.go", Line: 210, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite368 = kernel.Site{File: "fwd128.go", Line: 217, Col: 2, Expr: "for dt := 0; dt < d128/8; dt++"}
+	gocuSite369 = kernel.Site{File: "fwd64.go", Line: 179, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite370 = kernel.Site{File: "fwd64.go", Line: 181, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite371 = kernel.Site{File: "fwd64.go", Line: 194, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite372 = kernel.Site{File: "fwd64.go", Line: 210, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite373 = kernel.Site{File: "fwd64.go", Line: 212, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite374 = kernel.Site{File: "fwd64.go", Line: 219, Col: 2, Expr: "for dt := 0; dt < d64/8; dt++"}
+	gocuSite375 = kernel.Site{File: "bwd128.go", Line: 61, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
+	gocuSite376 = kernel.Site{File: "bwd128.go", Line: 76, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite377 = kernel.Site{File: "bwd128.go", Line: 84, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite378 = kernel.Site{File: "bwd128.go", Line: 87, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite379 = kernel.Site{File: "bwd128.go", Line: 94, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite380 = kernel.Site{File: "bwd128.go", Line: 215, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite381 = kernel.Site{File: "bwd128.go", Line: 227, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite382 = kernel.Site{File: "bwd64.go", Line: 63, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
+	gocuSite383 = kernel.Site{File: "bwd64.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
+	gocuSite384 = kernel.Site{File: "bwd64.go", Line: 86, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite385 = kernel.Site{File: "bwd64.go", Line: 89, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite386 = kernel.Site{File: "bwd64.go", Line: 96, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite387 = kernel.Site{File: "bwd64.go", Line: 217, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite388 = kernel.Site{File: "bwd64.go", Line: 229, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite389 = kernel.Site{File: "fwd128.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite390 = kernel.Site{File: "fwd128.go", Line: 94, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite391 = kernel.Site{File: "fwd128.go", Line: 97, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite392 = kernel.Site{File: "fwd128.go", Line: 105, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite393 = kernel.Site{File: "fwd128.go", Line: 116, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite394 = kernel.Site{File: "fwd64.go", Line: 80, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
+	gocuSite395 = kernel.Site{File: "fwd64.go", Line: 96, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite396 = kernel.Site{File: "fwd64.go", Line: 99, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite397 = kernel.Site{File: "fwd64.go", Line: 107, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite398 = kernel.Site{File: "fwd64.go", Line: 118, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite399 = kernel.Site{File: "prep.go", Line: 24, Col: 2, Expr: "for c := lane; c < dim/2; c += 32"}
+	gocuSite400 = kernel.Site{File: "prep.go", Line: 29, Col: 2, Expr: "for m := int32(16); m > 0; m /= 2"}
 )
 
-// gocuChecked_load128 is the checked copy of attn.load128 (fwd128.go:281).
-func gocuChecked_load128(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, head int, r0 int32, seq int32, soff int32, cr int32, cc int32) {
-	/*line fwd128.go:283*/ for i := int32(0); i < 64/d128Rows; i++ {
-		/*line fwd128.go:283*/ kernel.Loop(t, &gocuSite305)
-		/*line fwd128.go:284*/ r := r0 + cr + i*d128Rows
-		/*line fwd128.go:285*/ ok := r < seq
-		/*line fwd128.go:286*/ if !ok {
-			/*line fwd128.go:287*/ r = seq - 1
+// gocuChecked_layout_head is the checked copy of attn.layout.head (tile.go:30).
+func gocuChecked_layout_head(gocuT *kernel.Thread, l layout, bh int32, heads int32) int {
+	/*line tile.go:31*/ return int(bh/heads)*int(l.B) + int(bh%heads)*int(l.H)
+}
+
+// gocuChecked_load128 is the checked copy of attn.load128 (fwd128.go:283).
+func gocuChecked_load128(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
+	/*line fwd128.go:285*/ for i := int32(0); i < 64/d128Rows; i++ {
+		/*line fwd128.go:285*/ kernel.Loop(t, &gocuSite331)
+		/*line fwd128.go:286*/ r := r0 + cr + i*d128Rows
+		/*line fwd128.go:287*/ ok := r < seq
+		/*line fwd128.go:288*/ if !ok {
+			/*line fwd128.go:289*/ r = seq - 1
 		}
-		/*line fwd128.go:289*/ kernel.CpAsyncZfill(t, sm[dst+soff+i*d128Rows*d128:], x[head+int(r)*d128+int(cc)*8:], ok)
+		/*line fwd128.go:291*/ kernel.CpAsyncZfill(t, sm[dst+soff+i*d128Rows*d128:], x[int(r)*int(rs)+int(cc)*8:], ok)
 	}
 }
 
-// gocuChecked_laneOffsets128 is the checked copy of attn.laneOffsets128 (fwd128.go:133).
+// gocuChecked_laneOffsets128 is the checked copy of attn.laneOffsets128 (fwd128.go:135).
 func gocuChecked_laneOffsets128(gocuT *kernel.Thread, lane int32) (kOff [4]int32, vOff [4]int32) {
-	/*line fwd128.go:134*/ l7 := lane % 8
-	/*line fwd128.go:135*/ h := l7 / 2
-	/*line fwd128.go:136*/ rowK := (l7+8*(lane/16))*d128 + 8*(((lane/8)^l7)&1)
-	/*line fwd128.go:137*/ rowV := (lane%16)*d128 + 8*(((lane/16)^l7)&1)
-	/*line fwd128.go:139*/ for j := int32(0); j < 4; j++ {
-		/*line fwd128.go:139*/ kernel.Loop(gocuT, &gocuSite306)
-		/*line fwd128.go:140*/ *kernel.At(gocuT, kOff[:], int(j), &gocuSite2, kernel.Write) = rowK + 16*(j^h)
-		/*line fwd128.go:141*/ *kernel.At(gocuT, vOff[:], int(j), &gocuSite3, kernel.Write) = rowV + 16*(j^h)
+	/*line fwd128.go:136*/ l7 := lane % 8
+	/*line fwd128.go:137*/ h := l7 / 2
+	/*line fwd128.go:138*/ rowK := (l7+8*(lane/16))*d128 + 8*(((lane/8)^l7)&1)
+	/*line fwd128.go:139*/ rowV := (lane%16)*d128 + 8*(((lane/16)^l7)&1)
+	/*line fwd128.go:141*/ for j := int32(0); j < 4; j++ {
+		/*line fwd128.go:141*/ kernel.Loop(gocuT, &gocuSite332)
+		/*line fwd128.go:142*/ *kernel.At(gocuT, kOff[:], int(j), &gocuSite4, kernel.Write) = rowK + 16*(j^h)
+		/*line fwd128.go:143*/ *kernel.At(gocuT, vOff[:], int(j), &gocuSite5, kernel.Write) = rowV + 16*(j^h)
 	}
-	/*line fwd128.go:143*/ return kOff, vOff
+	/*line fwd128.go:145*/ return kOff, vOff
 }
 
-// gocuChecked_mmaABt128 is the checked copy of attn.mmaABt128 (fwd128.go:229).
+// gocuChecked_mmaABt128 is the checked copy of attn.mmaABt128 (fwd128.go:231).
 func gocuChecked_mmaABt128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOff [4]int32, a [8]kernel.FragA, c [8]kernel.FragC) [8]kernel.FragC {
-	/*line fwd128.go:233*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd128.go:233*/ kernel.Loop(t, &gocuSite307)
-		/*line fwd128.go:234*/ kb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite5, kernel.Read):]
-		/*line fwd128.go:236*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line fwd128.go:236*/ kernel.Loop(t, &gocuSite308)
-			/*line fwd128.go:238*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line fwd128.go:238*/ kernel.Loop(t, &gocuSite309)
-				/*line fwd128.go:239*/ kf := kernel.LdMatrixX4(t, kb[nj*16*d128+jj*64:])
-				/*line fwd128.go:240*/ {
-					/*line fwd128.go:240*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite7, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite8, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite9, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite10, kernel.Read))
-					/*line fwd128.go:240*/ *kernel.At(t, c[:], int(2*nj), &gocuSite11, kernel.Write) = gocuV1
+	/*line fwd128.go:235*/ for j4 := int32(0); j4 < 4; j4++ {
+		/*line fwd128.go:235*/ kernel.Loop(t, &gocuSite333)
+		/*line fwd128.go:236*/ kb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite7, kernel.Read):]
+		/*line fwd128.go:238*/ for jj := int32(0); jj < d128/64; jj++ {
+			/*line fwd128.go:238*/ kernel.Loop(t, &gocuSite334)
+			/*line fwd128.go:240*/ for nj := int32(0); nj < tileK/16; nj++ {
+				/*line fwd128.go:240*/ kernel.Loop(t, &gocuSite335)
+				/*line fwd128.go:241*/ kf := kernel.LdMatrixX4(t, kb[nj*16*d128+jj*64:])
+				/*line fwd128.go:242*/ {
+					/*line fwd128.go:242*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite9, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite10, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite11, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite12, kernel.Read))
+					/*line fwd128.go:242*/ *kernel.At(t, c[:], int(2*nj), &gocuSite13, kernel.Write) = gocuV1
 				}
-				/*line fwd128.go:241*/ {
-					/*line fwd128.go:241*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite12, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite13, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite14, kernel.Read)}, *kernel.At(t, c[:], int(2*nj+1), &gocuSite15, kernel.Read))
-					/*line fwd128.go:241*/ *kernel.At(t, c[:], int(2*nj+1), &gocuSite16, kernel.Write) = gocuV2
+				/*line fwd128.go:243*/ {
+					/*line fwd128.go:243*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite14, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite15, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite16, kernel.Read)}, *kernel.At(t, c[:], int(2*nj+1), &gocuSite17, kernel.Read))
+					/*line fwd128.go:243*/ *kernel.At(t, c[:], int(2*nj+1), &gocuSite18, kernel.Write) = gocuV2
 				}
 			}
 		}
 	}
-	/*line fwd128.go:245*/ return c
+	/*line fwd128.go:247*/ return c
 }
 
-// gocuChecked_mmaSABt128 is the checked copy of attn.mmaSABt128 (bwd128.go:146).
+// gocuChecked_mmaSABt128 is the checked copy of attn.mmaSABt128 (bwd128.go:149).
 func gocuChecked_mmaSABt128(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOff [4]int32, b0 int32, kOff [4]int32, c [8]kernel.FragC) [8]kernel.FragC {
-	/*line bwd128.go:148*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line bwd128.go:148*/ kernel.Loop(t, &gocuSite310)
-		/*line bwd128.go:149*/ ab := sm[a0+*kernel.At(t, vOff[:], int(j4), &gocuSite18, kernel.Read):]
-		/*line bwd128.go:150*/ bb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite20, kernel.Read):]
-		/*line bwd128.go:152*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line bwd128.go:152*/ kernel.Loop(t, &gocuSite311)
-			/*line bwd128.go:153*/ af := kernel.LdMatrixX4(t, ab[jj*64:])
-			/*line bwd128.go:155*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line bwd128.go:155*/ kernel.Loop(t, &gocuSite312)
-				/*line bwd128.go:156*/ bf := kernel.LdMatrixX4(t, bb[nj*16*d128+jj*64:])
-				/*line bwd128.go:157*/ {
-					/*line bwd128.go:157*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(0), &gocuSite23, kernel.Read), *kernel.At(t, bf[:], int(1), &gocuSite24, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite25, kernel.Read))
-					/*line bwd128.go:157*/ *kernel.At(t, c[:], int(2*nj), &gocuSite26, kernel.Write) = gocuV1
+	/*line bwd128.go:151*/ for j4 := int32(0); j4 < 4; j4++ {
+		/*line bwd128.go:151*/ kernel.Loop(t, &gocuSite336)
+		/*line bwd128.go:152*/ ab := sm[a0+*kernel.At(t, vOff[:], int(j4), &gocuSite20, kernel.Read):]
+		/*line bwd128.go:153*/ bb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite22, kernel.Read):]
+		/*line bwd128.go:155*/ for jj := int32(0); jj < d128/64; jj++ {
+			/*line bwd128.go:155*/ kernel.Loop(t, &gocuSite337)
+			/*line bwd128.go:156*/ af := kernel.LdMatrixX4(t, ab[jj*64:])
+			/*line bwd128.go:158*/ for nj := int32(0); nj < tileK/16; nj++ {
+				/*line bwd128.go:158*/ kernel.Loop(t, &gocuSite338)
+				/*line bwd128.go:159*/ bf := kernel.LdMatrixX4(t, bb[nj*16*d128+jj*64:])
+				/*line bwd128.go:160*/ {
+					/*line bwd128.go:160*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(0), &gocuSite25, kernel.Read), *kernel.At(t, bf[:], int(1), &gocuSite26, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite27, kernel.Read))
+					/*line bwd128.go:160*/ *kernel.At(t, c[:], int(2*nj), &gocuSite28, kernel.Write) = gocuV1
 				}
-				/*line bwd128.go:158*/ {
-					/*line bwd128.go:158*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(2), &gocuSite27, kernel.Read), *kernel.At(t, bf[:], int(3), &gocuSite28, kernel.Read)}, *kernel.At(t, c[:], int(2*nj+1), &gocuSite29, kernel.Read))
-					/*line bwd128.go:158*/ *kernel.At(t, c[:], int(2*nj+1), &gocuSite30, kernel.Write) = gocuV2
+				/*line bwd128.go:161*/ {
+					/*line bwd128.go:161*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(2), &gocuSite29, kernel.Read), *kernel.At(t, bf[:], int(3), &gocuSite30, kernel.Read)}, *kernel.At(t, c[:], int(2*nj+1), &gocuSite31, kernel.Read))
+					/*line bwd128.go:161*/ *kernel.At(t, c[:], int(2*nj+1), &gocuSite32, kernel.Write) = gocuV2
 				}
 			}
 		}
 	}
-	/*line bwd128.go:162*/ return c
+	/*line bwd128.go:165*/ return c
 }
 
-// gocuChecked_mmaCB128 is the checked copy of attn.mmaCB128 (fwd128.go:252).
+// gocuChecked_mmaCB128 is the checked copy of attn.mmaCB128 (fwd128.go:254).
 func gocuChecked_mmaCB128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, vOff [4]int32, p [8]kernel.FragC, acc [16]kernel.FragC) [16]kernel.FragC {
-	/*line fwd128.go:253*/ var pa [4]kernel.FragA
-	/*line fwd128.go:255*/ for kk := int32(0); kk < tileK/16; kk++ {
-		/*line fwd128.go:255*/ kernel.Loop(t, &gocuSite313)
-		/*line fwd128.go:256*/ {
-			/*line fwd128.go:256*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite31)][:], int(0), &gocuSite31, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite32)][:], int(1), &gocuSite32, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite33)][:], int(2), &gocuSite33, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite34)][:], int(3), &gocuSite34, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite35)][:], int(0), &gocuSite35, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite36)][:], int(1), &gocuSite36, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite37)][:], int(2), &gocuSite37, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite38)][:], int(3), &gocuSite38, kernel.Read))}
-			/*line fwd128.go:256*/ *kernel.At(t, pa[:], int(kk), &gocuSite39, kernel.Write) = gocuV1
+	/*line fwd128.go:255*/ var pa [4]kernel.FragA
+	/*line fwd128.go:257*/ for kk := int32(0); kk < tileK/16; kk++ {
+		/*line fwd128.go:257*/ kernel.Loop(t, &gocuSite339)
+		/*line fwd128.go:258*/ {
+			/*line fwd128.go:258*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite33)][:], int(0), &gocuSite33, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite34)][:], int(1), &gocuSite34, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite35)][:], int(2), &gocuSite35, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite36)][:], int(3), &gocuSite36, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite37)][:], int(0), &gocuSite37, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite38)][:], int(1), &gocuSite38, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite39)][:], int(2), &gocuSite39, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite40)][:], int(3), &gocuSite40, kernel.Read))}
+			/*line fwd128.go:258*/ *kernel.At(t, pa[:], int(kk), &gocuSite41, kernel.Write) = gocuV1
 		}
 	}
-	/*line fwd128.go:262*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd128.go:262*/ kernel.Loop(t, &gocuSite314)
-		/*line fwd128.go:263*/ vb := sm[b0+*kernel.At(t, vOff[:], int(j4), &gocuSite41, kernel.Read):]
-		/*line fwd128.go:265*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line fwd128.go:265*/ kernel.Loop(t, &gocuSite315)
-			/*line fwd128.go:266*/ nd := 4*jj + j4
-			/*line fwd128.go:268*/ for kk := int32(0); kk < tileK/16; kk++ {
-				/*line fwd128.go:268*/ kernel.Loop(t, &gocuSite316)
-				/*line fwd128.go:269*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*d128+jj*64:])
-				/*line fwd128.go:270*/ {
-					/*line fwd128.go:270*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite43, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite44, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite45, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite46, kernel.Read))
-					/*line fwd128.go:270*/ *kernel.At(t, acc[:], int(2*nd), &gocuSite47, kernel.Write) = gocuV2
+	/*line fwd128.go:264*/ for j4 := int32(0); j4 < 4; j4++ {
+		/*line fwd128.go:264*/ kernel.Loop(t, &gocuSite340)
+		/*line fwd128.go:265*/ vb := sm[b0+*kernel.At(t, vOff[:], int(j4), &gocuSite43, kernel.Read):]
+		/*line fwd128.go:267*/ for jj := int32(0); jj < d128/64; jj++ {
+			/*line fwd128.go:267*/ kernel.Loop(t, &gocuSite341)
+			/*line fwd128.go:268*/ nd := 4*jj + j4
+			/*line fwd128.go:270*/ for kk := int32(0); kk < tileK/16; kk++ {
+				/*line fwd128.go:270*/ kernel.Loop(t, &gocuSite342)
+				/*line fwd128.go:271*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*d128+jj*64:])
+				/*line fwd128.go:272*/ {
+					/*line fwd128.go:272*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite45, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite46, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite47, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite48, kernel.Read))
+					/*line fwd128.go:272*/ *kernel.At(t, acc[:], int(2*nd), &gocuSite49, kernel.Write) = gocuV2
 				}
-				/*line fwd128.go:271*/ {
-					/*line fwd128.go:271*/ var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite48, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite49, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite50, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite51, kernel.Read))
-					/*line fwd128.go:271*/ *kernel.At(t, acc[:], int(2*nd+1), &gocuSite52, kernel.Write) = gocuV3
+				/*line fwd128.go:273*/ {
+					/*line fwd128.go:273*/ var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite50, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite51, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite52, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite53, kernel.Read))
+					/*line fwd128.go:273*/ *kernel.At(t, acc[:], int(2*nd+1), &gocuSite54, kernel.Write) = gocuV3
 				}
 			}
 		}
 	}
-	/*line fwd128.go:275*/ return acc
+	/*line fwd128.go:277*/ return acc
 }
 
-// gocuChecked_bwdQ128Tile is the checked copy of attn.bwdQ128Tile (bwd128.go:104).
-func gocuChecked_bwdQ128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, head int, soff int32, cr int32, cc int32, seq int32, qf [8]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [16]kernel.FragC, l2 [2]float32, dr [2]float32, j int32, ntiles int32, lim [2]int32, sl2 float32, masked bool) [16]kernel.FragC {
-	/*line bwd128.go:106*/ if j > 0 {
-		/*line bwd128.go:107*/ kernel.CpAsyncWait(t, 0)
-		/*line bwd128.go:108*/ t.SyncThreads()
+// gocuChecked_bwdQ128Tile is the checked copy of attn.bwdQ128Tile (bwd128.go:107).
+func gocuChecked_bwdQ128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, ks int32, vs int32, soff int32, cr int32, cc int32, seq int32, qf [8]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [16]kernel.FragC, l2 [2]float32, dr [2]float32, j int32, ntiles int32, lim [2]int32, sl2 float32, masked bool) [16]kernel.FragC {
+	/*line bwd128.go:109*/ if j > 0 {
+		/*line bwd128.go:110*/ kernel.CpAsyncWait(t, 0)
+		/*line bwd128.go:111*/ t.SyncThreads()
 	}
-	/*line bwd128.go:110*/ if j+1 < ntiles {
-		/*line bwd128.go:111*/ nb := 2*d128Tile + ((j+1)%2)*2*d128Tile
-		/*line bwd128.go:112*/ gocuChecked_load128(t, sm, nb, k, head, (j+1)*tileK, seq, soff, cr, cc)
-		/*line bwd128.go:113*/ gocuChecked_load128(t, sm, nb+d128Tile, v, head, (j+1)*tileK, seq, soff, cr, cc)
+	/*line bwd128.go:113*/ if j+1 < ntiles {
+		/*line bwd128.go:114*/ nb := 2*d128Tile + ((j+1)%2)*2*d128Tile
+		/*line bwd128.go:115*/ gocuChecked_load128(t, sm, nb, k, ks, (j+1)*tileK, seq, soff, cr, cc)
+		/*line bwd128.go:116*/ gocuChecked_load128(t, sm, nb+d128Tile, v, vs, (j+1)*tileK, seq, soff, cr, cc)
 	}
-	/*line bwd128.go:115*/ kernel.CpAsyncCommit(t)
-	/*line bwd128.go:116*/ ks0 := 2*d128Tile + (j%2)*2*d128Tile
-	/*line bwd128.go:117*/ vs0 := ks0 + d128Tile
-	/*line bwd128.go:118*/ warp := t.ThreadIdx.X / 32
-	/*line bwd128.go:121*/ var s, dp [8]kernel.FragC
-	/*line bwd128.go:122*/ s = gocuChecked_mmaABt128(t, sm, ks0, kOff, qf, s)
-	/*line bwd128.go:123*/ dp = gocuChecked_mmaSABt128(t, sm, d128Tile+warp*16*d128, vOff, vs0, kOff, dp)
-	/*line bwd128.go:126*/ qd := t.ThreadIdx.X % 4
-	/*line bwd128.go:128*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line bwd128.go:128*/ kernel.Loop(t, &gocuSite317)
-		/*line bwd128.go:130*/ for e := int32(0); e < 4; e++ {
-			/*line bwd128.go:130*/ kernel.Loop(t, &gocuSite318)
-			/*line bwd128.go:131*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite53)][:], int(e), &gocuSite53, kernel.Read), sl2, -(*kernel.At(t, l2[:], int(e/2), &gocuSite54, kernel.Read))))
-			/*line bwd128.go:132*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite55, kernel.Read) {
-				/*line bwd128.go:133*/ p = 0
+	/*line bwd128.go:118*/ kernel.CpAsyncCommit(t)
+	/*line bwd128.go:119*/ ks0 := 2*d128Tile + (j%2)*2*d128Tile
+	/*line bwd128.go:120*/ vs0 := ks0 + d128Tile
+	/*line bwd128.go:121*/ warp := t.ThreadIdx.X / 32
+	/*line bwd128.go:124*/ var s, dp [8]kernel.FragC
+	/*line bwd128.go:125*/ s = gocuChecked_mmaABt128(t, sm, ks0, kOff, qf, s)
+	/*line bwd128.go:126*/ dp = gocuChecked_mmaSABt128(t, sm, d128Tile+warp*16*d128, vOff, vs0, kOff, dp)
+	/*line bwd128.go:129*/ qd := t.ThreadIdx.X % 4
+	/*line bwd128.go:131*/ for nt := int32(0); nt < tileK/8; nt++ {
+		/*line bwd128.go:131*/ kernel.Loop(t, &gocuSite343)
+		/*line bwd128.go:133*/ for e := int32(0); e < 4; e++ {
+			/*line bwd128.go:133*/ kernel.Loop(t, &gocuSite344)
+			/*line bwd128.go:134*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite55)][:], int(e), &gocuSite55, kernel.Read), sl2, -(*kernel.At(t, l2[:], int(e/2), &gocuSite56, kernel.Read))))
+			/*line bwd128.go:135*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite57, kernel.Read) {
+				/*line bwd128.go:136*/ p = 0
 			}
-			/*line bwd128.go:135*/ {
-				/*line bwd128.go:135*/ var gocuV1 float32 = p * (*kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite56)][:], int(e), &gocuSite56, kernel.Read) - *kernel.At(t, dr[:], int(e/2), &gocuSite57, kernel.Read))
-				/*line bwd128.go:135*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite58)][:], int(e), &gocuSite58, kernel.Write) = gocuV1
+			/*line bwd128.go:138*/ {
+				/*line bwd128.go:138*/ var gocuV1 float32 = p * (*kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite58)][:], int(e), &gocuSite58, kernel.Read) - *kernel.At(t, dr[:], int(e/2), &gocuSite59, kernel.Read))
+				/*line bwd128.go:138*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite60)][:], int(e), &gocuSite60, kernel.Write) = gocuV1
 			}
 		}
 	}
-	/*line bwd128.go:140*/ return gocuChecked_mmaCB128(t, sm, ks0, vOff, s, acc)
+	/*line bwd128.go:143*/ return gocuChecked_mmaCB128(t, sm, ks0, vOff, s, acc)
 }
 
-// gocuChecked_rowStat is the checked copy of attn.rowStat (prep.go:37).
+// gocuChecked_rowStat is the checked copy of attn.rowStat (prep.go:40).
 func gocuChecked_rowStat(gocuT *kernel.Thread, lse []float32, dvec []float32, bh int, seq int32, r0 int32, tid int32) float32 {
-	/*line prep.go:38*/ r := r0 + tid%64
-	/*line prep.go:39*/ if r >= seq {
-		/*line prep.go:40*/ return 0
+	/*line prep.go:41*/ r := r0 + tid%64
+	/*line prep.go:42*/ if r >= seq {
+		/*line prep.go:43*/ return 0
 	}
-	/*line prep.go:42*/ if tid < 64 {
-		/*line prep.go:43*/ return *kernel.At(gocuT, lse, int(bh*int(seq)+int(r)), &gocuSite59, kernel.Read) * log2e
+	/*line prep.go:45*/ if tid < 64 {
+		/*line prep.go:46*/ return *kernel.At(gocuT, lse, int(bh*int(seq)+int(r)), &gocuSite61, kernel.Read) * log2e
 	}
-	/*line prep.go:45*/ return *kernel.At(gocuT, dvec, int(bh*int(seq)+int(r)), &gocuSite60, kernel.Read)
+	/*line prep.go:48*/ return *kernel.At(gocuT, dvec, int(bh*int(seq)+int(r)), &gocuSite62, kernel.Read)
 }
 
-// gocuChecked_bwdKV128Tile is the checked copy of attn.bwdKV128Tile (bwd128.go:237).
-func gocuChecked_bwdKV128Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float32, q []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, bh int, head int, soff int32, cr int32, cc int32, seq int32, kOff [4]int32, vOff [4]int32, dka [16]kernel.FragC, dva [16]kernel.FragC, i int32, nq int32, keyA int32, sl2 float32, causal bool, masked bool) ([16]kernel.FragC, [16]kernel.FragC) {
-	/*line bwd128.go:239*/ kernel.CpAsyncWait(t, 0)
-	/*line bwd128.go:240*/ t.SyncThreads()
-	/*line bwd128.go:241*/ tid := t.ThreadIdx.X
-	/*line bwd128.go:242*/ var next float32
-	/*line bwd128.go:243*/ if i+1 < nq {
-		/*line bwd128.go:244*/ nb := 2*d128Tile + ((i+1)%2)*2*d128Tile
-		/*line bwd128.go:245*/ gocuChecked_load128(t, sm, nb, q, head, (i+1)*tileQ, seq, soff, cr, cc)
-		/*line bwd128.go:246*/ gocuChecked_load128(t, sm, nb+d128Tile, do, head, (i+1)*tileQ, seq, soff, cr, cc)
-		/*line bwd128.go:247*/ next = gocuChecked_rowStat(t, lse, dvec, bh, seq, (i+1)*tileQ, tid)
+// gocuChecked_bwdKV128Tile is the checked copy of attn.bwdKV128Tile (bwd128.go:243).
+func gocuChecked_bwdKV128Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float32, q []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, bh int, qs int32, dos int32, soff int32, cr int32, cc int32, seq int32, kOff [4]int32, vOff [4]int32, dka [16]kernel.FragC, dva [16]kernel.FragC, i int32, nq int32, keyA int32, sl2 float32, causal bool, masked bool) ([16]kernel.FragC, [16]kernel.FragC) {
+	/*line bwd128.go:245*/ kernel.CpAsyncWait(t, 0)
+	/*line bwd128.go:246*/ t.SyncThreads()
+	/*line bwd128.go:247*/ tid := t.ThreadIdx.X
+	/*line bwd128.go:248*/ var next float32
+	/*line bwd128.go:249*/ if i+1 < nq {
+		/*line bwd128.go:250*/ nb := 2*d128Tile + ((i+1)%2)*2*d128Tile
+		/*line bwd128.go:251*/ gocuChecked_load128(t, sm, nb, q, qs, (i+1)*tileQ, seq, soff, cr, cc)
+		/*line bwd128.go:252*/ gocuChecked_load128(t, sm, nb+d128Tile, do, dos, (i+1)*tileQ, seq, soff, cr, cc)
+		/*line bwd128.go:253*/ next = gocuChecked_rowStat(t, lse, dvec, bh, seq, (i+1)*tileQ, tid)
 	}
-	/*line bwd128.go:249*/ kernel.CpAsyncCommit(t)
-	/*line bwd128.go:250*/ qs0 := 2*d128Tile + (i%2)*2*d128Tile
-	/*line bwd128.go:251*/ ds0 := qs0 + d128Tile
-	/*line bwd128.go:252*/ st := (i % 2) * stats
-	/*line bwd128.go:253*/ warp := tid / 32
-	/*line bwd128.go:256*/ var s, dp [8]kernel.FragC
-	/*line bwd128.go:257*/ s = gocuChecked_mmaSABt128(t, sm, warp*16*d128, vOff, qs0, kOff, s)
-	/*line bwd128.go:258*/ dp = gocuChecked_mmaSABt128(t, sm, d128Tile+warp*16*d128, vOff, ds0, kOff, dp)
-	/*line bwd128.go:261*/ qd := tid % 4
-	/*line bwd128.go:263*/ for nt := int32(0); nt < tileQ/8; nt++ {
-		/*line bwd128.go:263*/ kernel.Loop(t, &gocuSite319)
-		/*line bwd128.go:265*/ for e := int32(0); e < 4; e++ {
-			/*line bwd128.go:265*/ kernel.Loop(t, &gocuSite320)
-			/*line bwd128.go:266*/ c := nt*8 + 2*qd + e%2
-			/*line bwd128.go:267*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite61)][:], int(e), &gocuSite61, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite62, kernel.Read))))
-			/*line bwd128.go:268*/ if masked {
-				/*line bwd128.go:269*/ if r := i*tileQ + c; r >= seq || causal && r < keyA+8*(e/2) {
-					/*line bwd128.go:270*/ p = 0
+	/*line bwd128.go:255*/ kernel.CpAsyncCommit(t)
+	/*line bwd128.go:256*/ qs0 := 2*d128Tile + (i%2)*2*d128Tile
+	/*line bwd128.go:257*/ ds0 := qs0 + d128Tile
+	/*line bwd128.go:258*/ st := (i % 2) * stats
+	/*line bwd128.go:259*/ warp := tid / 32
+	/*line bwd128.go:262*/ var s, dp [8]kernel.FragC
+	/*line bwd128.go:263*/ s = gocuChecked_mmaSABt128(t, sm, warp*16*d128, vOff, qs0, kOff, s)
+	/*line bwd128.go:264*/ dp = gocuChecked_mmaSABt128(t, sm, d128Tile+warp*16*d128, vOff, ds0, kOff, dp)
+	/*line bwd128.go:267*/ qd := tid % 4
+	/*line bwd128.go:269*/ for nt := int32(0); nt < tileQ/8; nt++ {
+		/*line bwd128.go:269*/ kernel.Loop(t, &gocuSite345)
+		/*line bwd128.go:271*/ for e := int32(0); e < 4; e++ {
+			/*line bwd128.go:271*/ kernel.Loop(t, &gocuSite346)
+			/*line bwd128.go:272*/ c := nt*8 + 2*qd + e%2
+			/*line bwd128.go:273*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite63)][:], int(e), &gocuSite63, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite64, kernel.Read))))
+			/*line bwd128.go:274*/ if masked {
+				/*line bwd128.go:275*/ if r := i*tileQ + c; r >= seq || causal && r < keyA+8*(e/2) {
+					/*line bwd128.go:276*/ p = 0
 				}
 			}
-			/*line bwd128.go:273*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite63)][:], int(e), &gocuSite63, kernel.Write) = p
-			/*line bwd128.go:274*/ {
-				/*line bwd128.go:274*/ var gocuV1 float32 = p * (*kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite64)][:], int(e), &gocuSite64, kernel.Read) - *kernel.At(t, fl, int(st+64+c), &gocuSite65, kernel.Read))
-				/*line bwd128.go:274*/ *kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite66)][:], int(e), &gocuSite66, kernel.Write) = gocuV1
+			/*line bwd128.go:279*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite65)][:], int(e), &gocuSite65, kernel.Write) = p
+			/*line bwd128.go:280*/ {
+				/*line bwd128.go:280*/ var gocuV1 float32 = p * (*kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite66)][:], int(e), &gocuSite66, kernel.Read) - *kernel.At(t, fl, int(st+64+c), &gocuSite67, kernel.Read))
+				/*line bwd128.go:280*/ *kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite68)][:], int(e), &gocuSite68, kernel.Write) = gocuV1
 			}
 		}
 	}
-	/*line bwd128.go:279*/ dva = gocuChecked_mmaCB128(t, sm, ds0, vOff, s, dva)
-	/*line bwd128.go:280*/ dka = gocuChecked_mmaCB128(t, sm, qs0, vOff, dp, dka)
-	/*line bwd128.go:281*/ if i+1 < nq {
-		/*line bwd128.go:282*/ *kernel.At(t, fl, int(((i+1)%2)*stats+tid), &gocuSite67, kernel.Write) = next
+	/*line bwd128.go:285*/ dva = gocuChecked_mmaCB128(t, sm, ds0, vOff, s, dva)
+	/*line bwd128.go:286*/ dka = gocuChecked_mmaCB128(t, sm, qs0, vOff, dp, dka)
+	/*line bwd128.go:287*/ if i+1 < nq {
+		/*line bwd128.go:288*/ *kernel.At(t, fl, int(((i+1)%2)*stats+tid), &gocuSite69, kernel.Write) = next
 	}
-	/*line bwd128.go:284*/ return dka, dva
+	/*line bwd128.go:290*/ return dka, dva
 }
 
-// gocuChecked_load64 is the checked copy of attn.load64 (fwd64.go:283).
-func gocuChecked_load64(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, head int, r0 int32, seq int32, soff int32, cr int32, cc int32) {
-	/*line fwd64.go:285*/ for i := int32(0); i < 64/d64Rows; i++ {
-		/*line fwd64.go:285*/ kernel.Loop(t, &gocuSite321)
-		/*line fwd64.go:286*/ r := r0 + cr + i*d64Rows
-		/*line fwd64.go:287*/ ok := r < seq
-		/*line fwd64.go:288*/ if !ok {
-			/*line fwd64.go:289*/ r = seq - 1
+// gocuChecked_load64 is the checked copy of attn.load64 (fwd64.go:285).
+func gocuChecked_load64(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
+	/*line fwd64.go:287*/ for i := int32(0); i < 64/d64Rows; i++ {
+		/*line fwd64.go:287*/ kernel.Loop(t, &gocuSite347)
+		/*line fwd64.go:288*/ r := r0 + cr + i*d64Rows
+		/*line fwd64.go:289*/ ok := r < seq
+		/*line fwd64.go:290*/ if !ok {
+			/*line fwd64.go:291*/ r = seq - 1
 		}
-		/*line fwd64.go:291*/ kernel.CpAsyncZfill(t, sm[dst+soff+i*d64Rows*d64:], x[head+int(r)*d64+int(cc)*8:], ok)
+		/*line fwd64.go:293*/ kernel.CpAsyncZfill(t, sm[dst+soff+i*d64Rows*d64:], x[int(r)*int(rs)+int(cc)*8:], ok)
 	}
 }
 
-// gocuChecked_laneOffsets64 is the checked copy of attn.laneOffsets64 (fwd64.go:135).
+// gocuChecked_laneOffsets64 is the checked copy of attn.laneOffsets64 (fwd64.go:137).
 func gocuChecked_laneOffsets64(gocuT *kernel.Thread, lane int32) (kOff [4]int32, vOff [4]int32) {
-	/*line fwd64.go:136*/ l7 := lane % 8
-	/*line fwd64.go:137*/ h := l7 / 2
-	/*line fwd64.go:138*/ rowK := (l7+8*(lane/16))*d64 + 8*(((lane/8)^l7)&1)
-	/*line fwd64.go:139*/ rowV := (lane%16)*d64 + 8*(((lane/16)^l7)&1)
-	/*line fwd64.go:141*/ for j := int32(0); j < 4; j++ {
-		/*line fwd64.go:141*/ kernel.Loop(gocuT, &gocuSite322)
-		/*line fwd64.go:142*/ *kernel.At(gocuT, kOff[:], int(j), &gocuSite70, kernel.Write) = rowK + 16*(j^h)
-		/*line fwd64.go:143*/ *kernel.At(gocuT, vOff[:], int(j), &gocuSite71, kernel.Write) = rowV + 16*(j^h)
+	/*line fwd64.go:138*/ l7 := lane % 8
+	/*line fwd64.go:139*/ h := l7 / 2
+	/*line fwd64.go:140*/ rowK := (l7+8*(lane/16))*d64 + 8*(((lane/8)^l7)&1)
+	/*line fwd64.go:141*/ rowV := (lane%16)*d64 + 8*(((lane/16)^l7)&1)
+	/*line fwd64.go:143*/ for j := int32(0); j < 4; j++ {
+		/*line fwd64.go:143*/ kernel.Loop(gocuT, &gocuSite348)
+		/*line fwd64.go:144*/ *kernel.At(gocuT, kOff[:], int(j), &gocuSite72, kernel.Write) = rowK + 16*(j^h)
+		/*line fwd64.go:145*/ *kernel.At(gocuT, vOff[:], int(j), &gocuSite73, kernel.Write) = rowV + 16*(j^h)
 	}
-	/*line fwd64.go:145*/ return kOff, vOff
+	/*line fwd64.go:147*/ return kOff, vOff
 }
 
-// gocuChecked_mmaABt64 is the checked copy of attn.mmaABt64 (fwd64.go:231).
+// gocuChecked_mmaABt64 is the checked copy of attn.mmaABt64 (fwd64.go:233).
 func gocuChecked_mmaABt64(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOff [4]int32, a [4]kernel.FragA, c [8]kernel.FragC) [8]kernel.FragC {
-	/*line fwd64.go:235*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd64.go:235*/ kernel.Loop(t, &gocuSite323)
-		/*line fwd64.go:236*/ kb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite73, kernel.Read):]
-		/*line fwd64.go:238*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line fwd64.go:238*/ kernel.Loop(t, &gocuSite324)
-			/*line fwd64.go:240*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line fwd64.go:240*/ kernel.Loop(t, &gocuSite325)
-				/*line fwd64.go:241*/ kf := kernel.LdMatrixX4(t, kb[nj*16*d64+jj*64:])
-				/*line fwd64.go:242*/ {
-					/*line fwd64.go:242*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite75, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite76, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite77, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite78, kernel.Read))
-					/*line fwd64.go:242*/ *kernel.At(t, c[:], int(2*nj), &gocuSite79, kernel.Write) = gocuV1
+	/*line fwd64.go:237*/ for j4 := int32(0); j4 < 4; j4++ {
+		/*line fwd64.go:237*/ kernel.Loop(t, &gocuSite349)
+		/*line fwd64.go:238*/ kb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite75, kernel.Read):]
+		/*line fwd64.go:240*/ for jj := int32(0); jj < d64/64; jj++ {
+			/*line fwd64.go:240*/ kernel.Loop(t, &gocuSite350)
+			/*line fwd64.go:242*/ for nj := int32(0); nj < tileK/16; nj++ {
+				/*line fwd64.go:242*/ kernel.Loop(t, &gocuSite351)
+				/*line fwd64.go:243*/ kf := kernel.LdMatrixX4(t, kb[nj*16*d64+jj*64:])
+				/*line fwd64.go:244*/ {
+					/*line fwd64.go:244*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite77, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite78, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite79, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite80, kernel.Read))
+					/*line fwd64.go:244*/ *kernel.At(t, c[:], int(2*nj), &gocuSite81, kernel.Write) = gocuV1
 				}
-				/*line fwd64.go:243*/ {
-					/*line fwd64.go:243*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite80, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite81, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite82, kernel.Read)}, *kernel.At(t, c[:], int(2*nj+1), &gocuSite83, kernel.Read))
-					/*line fwd64.go:243*/ *kernel.At(t, c[:], int(2*nj+1), &gocuSite84, kernel.Write) = gocuV2
+				/*line fwd64.go:245*/ {
+					/*line fwd64.go:245*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite82, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(2), &gocuSite83, kernel.Read), *kernel.At(t, kf[:], int(3), &gocuSite84, kernel.Read)}, *kernel.At(t, c[:], int(2*nj+1), &gocuSite85, kernel.Read))
+					/*line fwd64.go:245*/ *kernel.At(t, c[:], int(2*nj+1), &gocuSite86, kernel.Write) = gocuV2
 				}
 			}
 		}
 	}
-	/*line fwd64.go:247*/ return c
+	/*line fwd64.go:249*/ return c
 }
 
-// gocuChecked_mmaSABt64 is the checked copy of attn.mmaSABt64 (bwd64.go:148).
+// gocuChecked_mmaSABt64 is the checked copy of attn.mmaSABt64 (bwd64.go:151).
 func gocuChecked_mmaSABt64(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOff [4]int32, b0 int32, kOff [4]int32, c [8]kernel.FragC) [8]kernel.FragC {
-	/*line bwd64.go:150*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line bwd64.go:150*/ kernel.Loop(t, &gocuSite326)
-		/*line bwd64.go:151*/ ab := sm[a0+*kernel.At(t, vOff[:], int(j4), &gocuSite86, kernel.Read):]
-		/*line bwd64.go:152*/ bb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite88, kernel.Read):]
-		/*line bwd64.go:154*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line bwd64.go:154*/ kernel.Loop(t, &gocuSite327)
-			/*line bwd64.go:155*/ af := kernel.LdMatrixX4(t, ab[jj*64:])
-			/*line bwd64.go:157*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line bwd64.go:157*/ kernel.Loop(t, &gocuSite328)
-				/*line bwd64.go:158*/ bf := kernel.LdMatrixX4(t, bb[nj*16*d64+jj*64:])
-				/*line bwd64.go:159*/ {
-					/*line bwd64.go:159*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(0), &gocuSite91, kernel.Read), *kernel.At(t, bf[:], int(1), &gocuSite92, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite93, kernel.Read))
-					/*line bwd64.go:159*/ *kernel.At(t, c[:], int(2*nj), &gocuSite94, kernel.Write) = gocuV1
+	/*line bwd64.go:153*/ for j4 := int32(0); j4 < 4; j4++ {
+		/*line bwd64.go:153*/ kernel.Loop(t, &gocuSite352)
+		/*line bwd64.go:154*/ ab := sm[a0+*kernel.At(t, vOff[:], int(j4), &gocuSite88, kernel.Read):]
+		/*line bwd64.go:155*/ bb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite90, kernel.Read):]
+		/*line bwd64.go:157*/ for jj := int32(0); jj < d64/64; jj++ {
+			/*line bwd64.go:157*/ kernel.Loop(t, &gocuSite353)
+			/*line bwd64.go:158*/ af := kernel.LdMatrixX4(t, ab[jj*64:])
+			/*line bwd64.go:160*/ for nj := int32(0); nj < tileK/16; nj++ {
+				/*line bwd64.go:160*/ kernel.Loop(t, &gocuSite354)
+				/*line bwd64.go:161*/ bf := kernel.LdMatrixX4(t, bb[nj*16*d64+jj*64:])
+				/*line bwd64.go:162*/ {
+					/*line bwd64.go:162*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(0), &gocuSite93, kernel.Read), *kernel.At(t, bf[:], int(1), &gocuSite94, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite95, kernel.Read))
+					/*line bwd64.go:162*/ *kernel.At(t, c[:], int(2*nj), &gocuSite96, kernel.Write) = gocuV1
 				}
-				/*line bwd64.go:160*/ {
-					/*line bwd64.go:160*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(2), &gocuSite95, kernel.Read), *kernel.At(t, bf[:], int(3), &gocuSite96, kernel.Read)}, *kernel.At(t, c[:], int(2*nj+1), &gocuSite97, kernel.Read))
-					/*line bwd64.go:160*/ *kernel.At(t, c[:], int(2*nj+1), &gocuSite98, kernel.Write) = gocuV2
+				/*line bwd64.go:163*/ {
+					/*line bwd64.go:163*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(2), &gocuSite97, kernel.Read), *kernel.At(t, bf[:], int(3), &gocuSite98, kernel.Read)}, *kernel.At(t, c[:], int(2*nj+1), &gocuSite99, kernel.Read))
+					/*line bwd64.go:163*/ *kernel.At(t, c[:], int(2*nj+1), &gocuSite100, kernel.Write) = gocuV2
 				}
 			}
 		}
 	}
-	/*line bwd64.go:164*/ return c
+	/*line bwd64.go:167*/ return c
 }
 
-// gocuChecked_mmaCB64 is the checked copy of attn.mmaCB64 (fwd64.go:254).
+// gocuChecked_mmaCB64 is the checked copy of attn.mmaCB64 (fwd64.go:256).
 func gocuChecked_mmaCB64(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, vOff [4]int32, p [8]kernel.FragC, acc [8]kernel.FragC) [8]kernel.FragC {
-	/*line fwd64.go:255*/ var pa [4]kernel.FragA
-	/*line fwd64.go:257*/ for kk := int32(0); kk < tileK/16; kk++ {
-		/*line fwd64.go:257*/ kernel.Loop(t, &gocuSite329)
-		/*line fwd64.go:258*/ {
-			/*line fwd64.go:258*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite99)][:], int(0), &gocuSite99, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite100)][:], int(1), &gocuSite100, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite101)][:], int(2), &gocuSite101, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite102)][:], int(3), &gocuSite102, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite103)][:], int(0), &gocuSite103, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite104)][:], int(1), &gocuSite104, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite105)][:], int(2), &gocuSite105, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite106)][:], int(3), &gocuSite106, kernel.Read))}
-			/*line fwd64.go:258*/ *kernel.At(t, pa[:], int(kk), &gocuSite107, kernel.Write) = gocuV1
+	/*line fwd64.go:257*/ var pa [4]kernel.FragA
+	/*line fwd64.go:259*/ for kk := int32(0); kk < tileK/16; kk++ {
+		/*line fwd64.go:259*/ kernel.Loop(t, &gocuSite355)
+		/*line fwd64.go:260*/ {
+			/*line fwd64.go:260*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite101)][:], int(0), &gocuSite101, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite102)][:], int(1), &gocuSite102, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite103)][:], int(2), &gocuSite103, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite104)][:], int(3), &gocuSite104, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite105)][:], int(0), &gocuSite105, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite106)][:], int(1), &gocuSite106, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite107)][:], int(2), &gocuSite107, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite108)][:], int(3), &gocuSite108, kernel.Read))}
+			/*line fwd64.go:260*/ *kernel.At(t, pa[:], int(kk), &gocuSite109, kernel.Write) = gocuV1
 		}
 	}
-	/*line fwd64.go:264*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd64.go:264*/ kernel.Loop(t, &gocuSite330)
-		/*line fwd64.go:265*/ vb := sm[b0+*kernel.At(t, vOff[:], int(j4), &gocuSite109, kernel.Read):]
-		/*line fwd64.go:267*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line fwd64.go:267*/ kernel.Loop(t, &gocuSite331)
-			/*line fwd64.go:268*/ nd := 4*jj + j4
-			/*line fwd64.go:270*/ for kk := int32(0); kk < tileK/16; kk++ {
-				/*line fwd64.go:270*/ kernel.Loop(t, &gocuSite332)
-				/*line fwd64.go:271*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*d64+jj*64:])
-				/*line fwd64.go:272*/ {
-					/*line fwd64.go:272*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite111, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite112, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite113, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite114, kernel.Read))
-					/*line fwd64.go:272*/ *kernel.At(t, acc[:], int(2*nd), &gocuSite115, kernel.Write) = gocuV2
+	/*line fwd64.go:266*/ for j4 := int32(0); j4 < 4; j4++ {
+		/*line fwd64.go:266*/ kernel.Loop(t, &gocuSite356)
+		/*line fwd64.go:267*/ vb := sm[b0+*kernel.At(t, vOff[:], int(j4), &gocuSite111, kernel.Read):]
+		/*line fwd64.go:269*/ for jj := int32(0); jj < d64/64; jj++ {
+			/*line fwd64.go:269*/ kernel.Loop(t, &gocuSite357)
+			/*line fwd64.go:270*/ nd := 4*jj + j4
+			/*line fwd64.go:272*/ for kk := int32(0); kk < tileK/16; kk++ {
+				/*line fwd64.go:272*/ kernel.Loop(t, &gocuSite358)
+				/*line fwd64.go:273*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*d64+jj*64:])
+				/*line fwd64.go:274*/ {
+					/*line fwd64.go:274*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite113, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite114, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite115, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite116, kernel.Read))
+					/*line fwd64.go:274*/ *kernel.At(t, acc[:], int(2*nd), &gocuSite117, kernel.Write) = gocuV2
 				}
-				/*line fwd64.go:273*/ {
-					/*line fwd64.go:273*/ var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite116, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite117, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite118, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite119, kernel.Read))
-					/*line fwd64.go:273*/ *kernel.At(t, acc[:], int(2*nd+1), &gocuSite120, kernel.Write) = gocuV3
-				}
-			}
-		}
-	}
-	/*line fwd64.go:277*/ return acc
-}
-
-// gocuChecked_bwdQ64Tile is the checked copy of attn.bwdQ64Tile (bwd64.go:106).
-func gocuChecked_bwdQ64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, head int, soff int32, cr int32, cc int32, seq int32, qf [4]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [8]kernel.FragC, l2 [2]float32, dr [2]float32, j int32, ntiles int32, lim [2]int32, sl2 float32, masked bool) [8]kernel.FragC {
-	/*line bwd64.go:108*/ if j > 0 {
-		/*line bwd64.go:109*/ kernel.CpAsyncWait(t, 0)
-		/*line bwd64.go:110*/ t.SyncThreads()
-	}
-	/*line bwd64.go:112*/ if j+1 < ntiles {
-		/*line bwd64.go:113*/ nb := 2*d64Tile + ((j+1)%2)*2*d64Tile
-		/*line bwd64.go:114*/ gocuChecked_load64(t, sm, nb, k, head, (j+1)*tileK, seq, soff, cr, cc)
-		/*line bwd64.go:115*/ gocuChecked_load64(t, sm, nb+d64Tile, v, head, (j+1)*tileK, seq, soff, cr, cc)
-	}
-	/*line bwd64.go:117*/ kernel.CpAsyncCommit(t)
-	/*line bwd64.go:118*/ ks0 := 2*d64Tile + (j%2)*2*d64Tile
-	/*line bwd64.go:119*/ vs0 := ks0 + d64Tile
-	/*line bwd64.go:120*/ warp := t.ThreadIdx.X / 32
-	/*line bwd64.go:123*/ var s, dp [8]kernel.FragC
-	/*line bwd64.go:124*/ s = gocuChecked_mmaABt64(t, sm, ks0, kOff, qf, s)
-	/*line bwd64.go:125*/ dp = gocuChecked_mmaSABt64(t, sm, d64Tile+warp*16*d64, vOff, vs0, kOff, dp)
-	/*line bwd64.go:128*/ qd := t.ThreadIdx.X % 4
-	/*line bwd64.go:130*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line bwd64.go:130*/ kernel.Loop(t, &gocuSite333)
-		/*line bwd64.go:132*/ for e := int32(0); e < 4; e++ {
-			/*line bwd64.go:132*/ kernel.Loop(t, &gocuSite334)
-			/*line bwd64.go:133*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite121)][:], int(e), &gocuSite121, kernel.Read), sl2, -(*kernel.At(t, l2[:], int(e/2), &gocuSite122, kernel.Read))))
-			/*line bwd64.go:134*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite123, kernel.Read) {
-				/*line bwd64.go:135*/ p = 0
-			}
-			/*line bwd64.go:137*/ {
-				/*line bwd64.go:137*/ var gocuV1 float32 = p * (*kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite124)][:], int(e), &gocuSite124, kernel.Read) - *kernel.At(t, dr[:], int(e/2), &gocuSite125, kernel.Read))
-				/*line bwd64.go:137*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite126)][:], int(e), &gocuSite126, kernel.Write) = gocuV1
-			}
-		}
-	}
-	/*line bwd64.go:142*/ return gocuChecked_mmaCB64(t, sm, ks0, vOff, s, acc)
-}
-
-// gocuChecked_bwdKV64Tile is the checked copy of attn.bwdKV64Tile (bwd64.go:239).
-func gocuChecked_bwdKV64Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float32, q []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, bh int, head int, soff int32, cr int32, cc int32, seq int32, kOff [4]int32, vOff [4]int32, dka [8]kernel.FragC, dva [8]kernel.FragC, i int32, nq int32, keyA int32, sl2 float32, causal bool, masked bool) ([8]kernel.FragC, [8]kernel.FragC) {
-	/*line bwd64.go:241*/ kernel.CpAsyncWait(t, 0)
-	/*line bwd64.go:242*/ t.SyncThreads()
-	/*line bwd64.go:243*/ tid := t.ThreadIdx.X
-	/*line bwd64.go:244*/ var next float32
-	/*line bwd64.go:245*/ if i+1 < nq {
-		/*line bwd64.go:246*/ nb := 2*d64Tile + ((i+1)%2)*2*d64Tile
-		/*line bwd64.go:247*/ gocuChecked_load64(t, sm, nb, q, head, (i+1)*tileQ, seq, soff, cr, cc)
-		/*line bwd64.go:248*/ gocuChecked_load64(t, sm, nb+d64Tile, do, head, (i+1)*tileQ, seq, soff, cr, cc)
-		/*line bwd64.go:249*/ next = gocuChecked_rowStat(t, lse, dvec, bh, seq, (i+1)*tileQ, tid)
-	}
-	/*line bwd64.go:251*/ kernel.CpAsyncCommit(t)
-	/*line bwd64.go:252*/ qs0 := 2*d64Tile + (i%2)*2*d64Tile
-	/*line bwd64.go:253*/ ds0 := qs0 + d64Tile
-	/*line bwd64.go:254*/ st := (i % 2) * stats
-	/*line bwd64.go:255*/ warp := tid / 32
-	/*line bwd64.go:258*/ var s, dp [8]kernel.FragC
-	/*line bwd64.go:259*/ s = gocuChecked_mmaSABt64(t, sm, warp*16*d64, vOff, qs0, kOff, s)
-	/*line bwd64.go:260*/ dp = gocuChecked_mmaSABt64(t, sm, d64Tile+warp*16*d64, vOff, ds0, kOff, dp)
-	/*line bwd64.go:263*/ qd := tid % 4
-	/*line bwd64.go:265*/ for nt := int32(0); nt < tileQ/8; nt++ {
-		/*line bwd64.go:265*/ kernel.Loop(t, &gocuSite335)
-		/*line bwd64.go:267*/ for e := int32(0); e < 4; e++ {
-			/*line bwd64.go:267*/ kernel.Loop(t, &gocuSite336)
-			/*line bwd64.go:268*/ c := nt*8 + 2*qd + e%2
-			/*line bwd64.go:269*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite127)][:], int(e), &gocuSite127, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite128, kernel.Read))))
-			/*line bwd64.go:270*/ if masked {
-				/*line bwd64.go:271*/ if r := i*tileQ + c; r >= seq || causal && r < keyA+8*(e/2) {
-					/*line bwd64.go:272*/ p = 0
+				/*line fwd64.go:275*/ {
+					/*line fwd64.go:275*/ var gocuV3 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite118, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(2), &gocuSite119, kernel.Read), *kernel.At(t, vf[:], int(3), &gocuSite120, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd+1), &gocuSite121, kernel.Read))
+					/*line fwd64.go:275*/ *kernel.At(t, acc[:], int(2*nd+1), &gocuSite122, kernel.Write) = gocuV3
 				}
 			}
-			/*line bwd64.go:275*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite129)][:], int(e), &gocuSite129, kernel.Write) = p
-			/*line bwd64.go:276*/ {
-				/*line bwd64.go:276*/ var gocuV1 float32 = p * (*kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite130)][:], int(e), &gocuSite130, kernel.Read) - *kernel.At(t, fl, int(st+64+c), &gocuSite131, kernel.Read))
-				/*line bwd64.go:276*/ *kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite132)][:], int(e), &gocuSite132, kernel.Write) = gocuV1
-			}
 		}
 	}
-	/*line bwd64.go:281*/ dva = gocuChecked_mmaCB64(t, sm, ds0, vOff, s, dva)
-	/*line bwd64.go:282*/ dka = gocuChecked_mmaCB64(t, sm, qs0, vOff, dp, dka)
-	/*line bwd64.go:283*/ if i+1 < nq {
-		/*line bwd64.go:284*/ *kernel.At(t, fl, int(((i+1)%2)*stats+tid), &gocuSite133, kernel.Write) = next
-	}
-	/*line bwd64.go:286*/ return dka, dva
+	/*line fwd64.go:279*/ return acc
 }
 
-// gocuChecked_fwd128Tile is the checked copy of attn.fwd128Tile (fwd128.go:150).
-func gocuChecked_fwd128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, head int, soff int32, cr int32, cc int32, seq int32, qf [8]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [16]kernel.FragC, mx [2]float32, sum [2]float32, j int32, ntiles int32, lim [2]int32, sl2 float32, masked bool) ([16]kernel.FragC, [2]float32, [2]float32) {
-	/*line fwd128.go:152*/ if j > 0 {
-		/*line fwd128.go:153*/ kernel.CpAsyncWait(t, 0)
-		/*line fwd128.go:154*/ t.SyncThreads()
+// gocuChecked_bwdQ64Tile is the checked copy of attn.bwdQ64Tile (bwd64.go:109).
+func gocuChecked_bwdQ64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, ks int32, vs int32, soff int32, cr int32, cc int32, seq int32, qf [4]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [8]kernel.FragC, l2 [2]float32, dr [2]float32, j int32, ntiles int32, lim [2]int32, sl2 float32, masked bool) [8]kernel.FragC {
+	/*line bwd64.go:111*/ if j > 0 {
+		/*line bwd64.go:112*/ kernel.CpAsyncWait(t, 0)
+		/*line bwd64.go:113*/ t.SyncThreads()
 	}
-	/*line fwd128.go:156*/ if j+1 < ntiles {
-		/*line fwd128.go:157*/ nb := d128Tile + ((j+1)%2)*2*d128Tile
-		/*line fwd128.go:158*/ gocuChecked_load128(t, sm, nb, k, head, (j+1)*tileK, seq, soff, cr, cc)
-		/*line fwd128.go:159*/ gocuChecked_load128(t, sm, nb+d128Tile, v, head, (j+1)*tileK, seq, soff, cr, cc)
+	/*line bwd64.go:115*/ if j+1 < ntiles {
+		/*line bwd64.go:116*/ nb := 2*d64Tile + ((j+1)%2)*2*d64Tile
+		/*line bwd64.go:117*/ gocuChecked_load64(t, sm, nb, k, ks, (j+1)*tileK, seq, soff, cr, cc)
+		/*line bwd64.go:118*/ gocuChecked_load64(t, sm, nb+d64Tile, v, vs, (j+1)*tileK, seq, soff, cr, cc)
 	}
-	/*line fwd128.go:161*/ kernel.CpAsyncCommit(t)
-	/*line fwd128.go:162*/ ks0 := d128Tile + (j%2)*2*d128Tile
-	/*line fwd128.go:163*/ vs0 := ks0 + d128Tile
-	/*line fwd128.go:166*/ var s [8]kernel.FragC
-	/*line fwd128.go:167*/ s = gocuChecked_mmaABt128(t, sm, ks0, kOff, qf, s)
-	/*line fwd128.go:171*/ negInf := float32(math.Inf(-1))
-	/*line fwd128.go:172*/ qd := t.ThreadIdx.X % 4
-	/*line fwd128.go:173*/ m := [2]float32{negInf, negInf}
-	/*line fwd128.go:175*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd128.go:175*/ kernel.Loop(t, &gocuSite337)
-		/*line fwd128.go:177*/ for e := int32(0); e < 4; e++ {
-			/*line fwd128.go:177*/ kernel.Loop(t, &gocuSite338)
-			/*line fwd128.go:178*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite134)][:], int(e), &gocuSite134, kernel.Read)
-			/*line fwd128.go:179*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite135, kernel.Read) {
-				/*line fwd128.go:180*/ x = negInf
-				/*line fwd128.go:181*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite136)][:], int(e), &gocuSite136, kernel.Write) = x
+	/*line bwd64.go:120*/ kernel.CpAsyncCommit(t)
+	/*line bwd64.go:121*/ ks0 := 2*d64Tile + (j%2)*2*d64Tile
+	/*line bwd64.go:122*/ vs0 := ks0 + d64Tile
+	/*line bwd64.go:123*/ warp := t.ThreadIdx.X / 32
+	/*line bwd64.go:126*/ var s, dp [8]kernel.FragC
+	/*line bwd64.go:127*/ s = gocuChecked_mmaABt64(t, sm, ks0, kOff, qf, s)
+	/*line bwd64.go:128*/ dp = gocuChecked_mmaSABt64(t, sm, d64Tile+warp*16*d64, vOff, vs0, kOff, dp)
+	/*line bwd64.go:131*/ qd := t.ThreadIdx.X % 4
+	/*line bwd64.go:133*/ for nt := int32(0); nt < tileK/8; nt++ {
+		/*line bwd64.go:133*/ kernel.Loop(t, &gocuSite359)
+		/*line bwd64.go:135*/ for e := int32(0); e < 4; e++ {
+			/*line bwd64.go:135*/ kernel.Loop(t, &gocuSite360)
+			/*line bwd64.go:136*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite123)][:], int(e), &gocuSite123, kernel.Read), sl2, -(*kernel.At(t, l2[:], int(e/2), &gocuSite124, kernel.Read))))
+			/*line bwd64.go:137*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite125, kernel.Read) {
+				/*line bwd64.go:138*/ p = 0
 			}
-			/*line fwd128.go:183*/ if x > *kernel.At(t, m[:], int(e/2), &gocuSite137, kernel.Read) {
-				/*line fwd128.go:184*/ *kernel.At(t, m[:], int(e/2), &gocuSite138, kernel.Write) = x
+			/*line bwd64.go:140*/ {
+				/*line bwd64.go:140*/ var gocuV1 float32 = p * (*kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite126)][:], int(e), &gocuSite126, kernel.Read) - *kernel.At(t, dr[:], int(e/2), &gocuSite127, kernel.Read))
+				/*line bwd64.go:140*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite128)][:], int(e), &gocuSite128, kernel.Write) = gocuV1
 			}
 		}
 	}
-	/*line fwd128.go:188*/ var corr [2]float32
-	/*line fwd128.go:190*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd128.go:190*/ kernel.Loop(t, &gocuSite339)
-		/*line fwd128.go:191*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite139, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite140, kernel.Read) {
-			/*line fwd128.go:192*/ *kernel.At(t, m[:], int(hh), &gocuSite141, kernel.Write) = o
+	/*line bwd64.go:145*/ return gocuChecked_mmaCB64(t, sm, ks0, vOff, s, acc)
+}
+
+// gocuChecked_bwdKV64Tile is the checked copy of attn.bwdKV64Tile (bwd64.go:245).
+func gocuChecked_bwdKV64Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float32, q []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, bh int, qs int32, dos int32, soff int32, cr int32, cc int32, seq int32, kOff [4]int32, vOff [4]int32, dka [8]kernel.FragC, dva [8]kernel.FragC, i int32, nq int32, keyA int32, sl2 float32, causal bool, masked bool) ([8]kernel.FragC, [8]kernel.FragC) {
+	/*line bwd64.go:247*/ kernel.CpAsyncWait(t, 0)
+	/*line bwd64.go:248*/ t.SyncThreads()
+	/*line bwd64.go:249*/ tid := t.ThreadIdx.X
+	/*line bwd64.go:250*/ var next float32
+	/*line bwd64.go:251*/ if i+1 < nq {
+		/*line bwd64.go:252*/ nb := 2*d64Tile + ((i+1)%2)*2*d64Tile
+		/*line bwd64.go:253*/ gocuChecked_load64(t, sm, nb, q, qs, (i+1)*tileQ, seq, soff, cr, cc)
+		/*line bwd64.go:254*/ gocuChecked_load64(t, sm, nb+d64Tile, do, dos, (i+1)*tileQ, seq, soff, cr, cc)
+		/*line bwd64.go:255*/ next = gocuChecked_rowStat(t, lse, dvec, bh, seq, (i+1)*tileQ, tid)
+	}
+	/*line bwd64.go:257*/ kernel.CpAsyncCommit(t)
+	/*line bwd64.go:258*/ qs0 := 2*d64Tile + (i%2)*2*d64Tile
+	/*line bwd64.go:259*/ ds0 := qs0 + d64Tile
+	/*line bwd64.go:260*/ st := (i % 2) * stats
+	/*line bwd64.go:261*/ warp := tid / 32
+	/*line bwd64.go:264*/ var s, dp [8]kernel.FragC
+	/*line bwd64.go:265*/ s = gocuChecked_mmaSABt64(t, sm, warp*16*d64, vOff, qs0, kOff, s)
+	/*line bwd64.go:266*/ dp = gocuChecked_mmaSABt64(t, sm, d64Tile+warp*16*d64, vOff, ds0, kOff, dp)
+	/*line bwd64.go:269*/ qd := tid % 4
+	/*line bwd64.go:271*/ for nt := int32(0); nt < tileQ/8; nt++ {
+		/*line bwd64.go:271*/ kernel.Loop(t, &gocuSite361)
+		/*line bwd64.go:273*/ for e := int32(0); e < 4; e++ {
+			/*line bwd64.go:273*/ kernel.Loop(t, &gocuSite362)
+			/*line bwd64.go:274*/ c := nt*8 + 2*qd + e%2
+			/*line bwd64.go:275*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite129)][:], int(e), &gocuSite129, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite130, kernel.Read))))
+			/*line bwd64.go:276*/ if masked {
+				/*line bwd64.go:277*/ if r := i*tileQ + c; r >= seq || causal && r < keyA+8*(e/2) {
+					/*line bwd64.go:278*/ p = 0
+				}
+			}
+			/*line bwd64.go:281*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite131)][:], int(e), &gocuSite131, kernel.Write) = p
+			/*line bwd64.go:282*/ {
+				/*line bwd64.go:282*/ var gocuV1 float32 = p * (*kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite132)][:], int(e), &gocuSite132, kernel.Read) - *kernel.At(t, fl, int(st+64+c), &gocuSite133, kernel.Read))
+				/*line bwd64.go:282*/ *kernel.At(t, dp[kernel.Index(t, int(nt), 8, &gocuSite134)][:], int(e), &gocuSite134, kernel.Write) = gocuV1
+			}
 		}
-		/*line fwd128.go:194*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite142, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite143, kernel.Read) {
-			/*line fwd128.go:195*/ *kernel.At(t, m[:], int(hh), &gocuSite144, kernel.Write) = o
+	}
+	/*line bwd64.go:287*/ dva = gocuChecked_mmaCB64(t, sm, ds0, vOff, s, dva)
+	/*line bwd64.go:288*/ dka = gocuChecked_mmaCB64(t, sm, qs0, vOff, dp, dka)
+	/*line bwd64.go:289*/ if i+1 < nq {
+		/*line bwd64.go:290*/ *kernel.At(t, fl, int(((i+1)%2)*stats+tid), &gocuSite135, kernel.Write) = next
+	}
+	/*line bwd64.go:292*/ return dka, dva
+}
+
+// gocuChecked_fwd128Tile is the checked copy of attn.fwd128Tile (fwd128.go:152).
+func gocuChecked_fwd128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, ks int32, vs int32, soff int32, cr int32, cc int32, seq int32, qf [8]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [16]kernel.FragC, mx [2]float32, sum [2]float32, j int32, ntiles int32, lim [2]int32, sl2 float32, masked bool) ([16]kernel.FragC, [2]float32, [2]float32) {
+	/*line fwd128.go:154*/ if j > 0 {
+		/*line fwd128.go:155*/ kernel.CpAsyncWait(t, 0)
+		/*line fwd128.go:156*/ t.SyncThreads()
+	}
+	/*line fwd128.go:158*/ if j+1 < ntiles {
+		/*line fwd128.go:159*/ nb := d128Tile + ((j+1)%2)*2*d128Tile
+		/*line fwd128.go:160*/ gocuChecked_load128(t, sm, nb, k, ks, (j+1)*tileK, seq, soff, cr, cc)
+		/*line fwd128.go:161*/ gocuChecked_load128(t, sm, nb+d128Tile, v, vs, (j+1)*tileK, seq, soff, cr, cc)
+	}
+	/*line fwd128.go:163*/ kernel.CpAsyncCommit(t)
+	/*line fwd128.go:164*/ ks0 := d128Tile + (j%2)*2*d128Tile
+	/*line fwd128.go:165*/ vs0 := ks0 + d128Tile
+	/*line fwd128.go:168*/ var s [8]kernel.FragC
+	/*line fwd128.go:169*/ s = gocuChecked_mmaABt128(t, sm, ks0, kOff, qf, s)
+	/*line fwd128.go:173*/ negInf := float32(math.Inf(-1))
+	/*line fwd128.go:174*/ qd := t.ThreadIdx.X % 4
+	/*line fwd128.go:175*/ m := [2]float32{negInf, negInf}
+	/*line fwd128.go:177*/ for nt := int32(0); nt < tileK/8; nt++ {
+		/*line fwd128.go:177*/ kernel.Loop(t, &gocuSite363)
+		/*line fwd128.go:179*/ for e := int32(0); e < 4; e++ {
+			/*line fwd128.go:179*/ kernel.Loop(t, &gocuSite364)
+			/*line fwd128.go:180*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite136)][:], int(e), &gocuSite136, kernel.Read)
+			/*line fwd128.go:181*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite137, kernel.Read) {
+				/*line fwd128.go:182*/ x = negInf
+				/*line fwd128.go:183*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite138)][:], int(e), &gocuSite138, kernel.Write) = x
+			}
+			/*line fwd128.go:185*/ if x > *kernel.At(t, m[:], int(e/2), &gocuSite139, kernel.Read) {
+				/*line fwd128.go:186*/ *kernel.At(t, m[:], int(e/2), &gocuSite140, kernel.Write) = x
+			}
 		}
-		/*line fwd128.go:197*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite145, kernel.Read) * sl2
-		/*line fwd128.go:198*/ if *kernel.At(t, mx[:], int(hh), &gocuSite146, kernel.Read) > mn {
-			/*line fwd128.go:199*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite147, kernel.Read)
+	}
+	/*line fwd128.go:190*/ var corr [2]float32
+	/*line fwd128.go:192*/ for hh := 0; hh < 2; hh++ {
+		/*line fwd128.go:192*/ kernel.Loop(t, &gocuSite365)
+		/*line fwd128.go:193*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite141, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite142, kernel.Read) {
+			/*line fwd128.go:194*/ *kernel.At(t, m[:], int(hh), &gocuSite143, kernel.Write) = o
 		}
-		/*line fwd128.go:201*/ {
-			/*line fwd128.go:201*/ var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite148, kernel.Read) - mn)
-			/*line fwd128.go:201*/ *kernel.At(t, corr[:], int(hh), &gocuSite149, kernel.Write) = gocuV1
+		/*line fwd128.go:196*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite144, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite145, kernel.Read) {
+			/*line fwd128.go:197*/ *kernel.At(t, m[:], int(hh), &gocuSite146, kernel.Write) = o
 		}
-		/*line fwd128.go:202*/ *kernel.At(t, mx[:], int(hh), &gocuSite150, kernel.Write) = mn
+		/*line fwd128.go:199*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite147, kernel.Read) * sl2
+		/*line fwd128.go:200*/ if *kernel.At(t, mx[:], int(hh), &gocuSite148, kernel.Read) > mn {
+			/*line fwd128.go:201*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite149, kernel.Read)
+		}
 		/*line fwd128.go:203*/ {
-			/*line fwd128.go:203*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite151, kernel.Read)
-			/*line fwd128.go:203*/ *kernel.At(t, sum[:], int(hh), &gocuSite152, kernel.ReadWrite) *= gocuV2
+			/*line fwd128.go:203*/ var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite150, kernel.Read) - mn)
+			/*line fwd128.go:203*/ *kernel.At(t, corr[:], int(hh), &gocuSite151, kernel.Write) = gocuV1
+		}
+		/*line fwd128.go:204*/ *kernel.At(t, mx[:], int(hh), &gocuSite152, kernel.Write) = mn
+		/*line fwd128.go:205*/ {
+			/*line fwd128.go:205*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite153, kernel.Read)
+			/*line fwd128.go:205*/ *kernel.At(t, sum[:], int(hh), &gocuSite154, kernel.ReadWrite) *= gocuV2
 		}
 	}
-	/*line fwd128.go:206*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd128.go:206*/ kernel.Loop(t, &gocuSite340)
-		/*line fwd128.go:208*/ for e := int32(0); e < 4; e++ {
-			/*line fwd128.go:208*/ kernel.Loop(t, &gocuSite341)
-			/*line fwd128.go:209*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite153)][:], int(e), &gocuSite153, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite154, kernel.Read))))
-			/*line fwd128.go:210*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite155)][:], int(e), &gocuSite155, kernel.Write) = p
-			/*line fwd128.go:211*/ *kernel.At(t, sum[:], int(e/2), &gocuSite156, kernel.ReadWrite) += p
+	/*line fwd128.go:208*/ for nt := int32(0); nt < tileK/8; nt++ {
+		/*line fwd128.go:208*/ kernel.Loop(t, &gocuSite366)
+		/*line fwd128.go:210*/ for e := int32(0); e < 4; e++ {
+			/*line fwd128.go:210*/ kernel.Loop(t, &gocuSite367)
+			/*line fwd128.go:211*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite155)][:], int(e), &gocuSite155, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite156, kernel.Read))))
+			/*line fwd128.go:212*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite157)][:], int(e), &gocuSite157, kernel.Write) = p
+			/*line fwd128.go:213*/ *kernel.At(t, sum[:], int(e/2), &gocuSite158, kernel.ReadWrite) += p
 		}
 	}
-	/*line fwd128.go:215*/ for dt := 0; dt < d128/8; dt++ {
-		/*line fwd128.go:215*/ kernel.Loop(t, &gocuSite342)
-		/*line fwd128.go:216*/ {
-			/*line fwd128.go:216*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(0), &gocuSite157, kernel.Read)
-			/*line fwd128.go:216*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite158)][:], int(0), &gocuSite158, kernel.ReadWrite) *= gocuV3
-		}
-		/*line fwd128.go:217*/ {
-			/*line fwd128.go:217*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(0), &gocuSite159, kernel.Read)
-			/*line fwd128.go:217*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite160)][:], int(1), &gocuSite160, kernel.ReadWrite) *= gocuV4
-		}
+	/*line fwd128.go:217*/ for dt := 0; dt < d128/8; dt++ {
+		/*line fwd128.go:217*/ kernel.Loop(t, &gocuSite368)
 		/*line fwd128.go:218*/ {
-			/*line fwd128.go:218*/ var gocuV5 float32 = *kernel.At(t, corr[:], int(1), &gocuSite161, kernel.Read)
-			/*line fwd128.go:218*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite162)][:], int(2), &gocuSite162, kernel.ReadWrite) *= gocuV5
+			/*line fwd128.go:218*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(0), &gocuSite159, kernel.Read)
+			/*line fwd128.go:218*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite160)][:], int(0), &gocuSite160, kernel.ReadWrite) *= gocuV3
 		}
 		/*line fwd128.go:219*/ {
-			/*line fwd128.go:219*/ var gocuV6 float32 = *kernel.At(t, corr[:], int(1), &gocuSite163, kernel.Read)
-			/*line fwd128.go:219*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite164)][:], int(3), &gocuSite164, kernel.ReadWrite) *= gocuV6
+			/*line fwd128.go:219*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(0), &gocuSite161, kernel.Read)
+			/*line fwd128.go:219*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite162)][:], int(1), &gocuSite162, kernel.ReadWrite) *= gocuV4
+		}
+		/*line fwd128.go:220*/ {
+			/*line fwd128.go:220*/ var gocuV5 float32 = *kernel.At(t, corr[:], int(1), &gocuSite163, kernel.Read)
+			/*line fwd128.go:220*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite164)][:], int(2), &gocuSite164, kernel.ReadWrite) *= gocuV5
+		}
+		/*line fwd128.go:221*/ {
+			/*line fwd128.go:221*/ var gocuV6 float32 = *kernel.At(t, corr[:], int(1), &gocuSite165, kernel.Read)
+			/*line fwd128.go:221*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite166)][:], int(3), &gocuSite166, kernel.ReadWrite) *= gocuV6
 		}
 	}
-	/*line fwd128.go:223*/ return gocuChecked_mmaCB128(t, sm, vs0, vOff, s, acc), mx, sum
+	/*line fwd128.go:225*/ return gocuChecked_mmaCB128(t, sm, vs0, vOff, s, acc), mx, sum
 }
 
-// gocuChecked_fwd64Tile is the checked copy of attn.fwd64Tile (fwd64.go:152).
-func gocuChecked_fwd64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, head int, soff int32, cr int32, cc int32, seq int32, qf [4]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [8]kernel.FragC, mx [2]float32, sum [2]float32, j int32, ntiles int32, lim [2]int32, sl2 float32, masked bool) ([8]kernel.FragC, [2]float32, [2]float32) {
-	/*line fwd64.go:154*/ if j > 0 {
-		/*line fwd64.go:155*/ kernel.CpAsyncWait(t, 0)
-		/*line fwd64.go:156*/ t.SyncThreads()
+// gocuChecked_fwd64Tile is the checked copy of attn.fwd64Tile (fwd64.go:154).
+func gocuChecked_fwd64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, ks int32, vs int32, soff int32, cr int32, cc int32, seq int32, qf [4]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [8]kernel.FragC, mx [2]float32, sum [2]float32, j int32, ntiles int32, lim [2]int32, sl2 float32, masked bool) ([8]kernel.FragC, [2]float32, [2]float32) {
+	/*line fwd64.go:156*/ if j > 0 {
+		/*line fwd64.go:157*/ kernel.CpAsyncWait(t, 0)
+		/*line fwd64.go:158*/ t.SyncThreads()
 	}
-	/*line fwd64.go:158*/ if j+1 < ntiles {
-		/*line fwd64.go:159*/ nb := d64Tile + ((j+1)%2)*2*d64Tile
-		/*line fwd64.go:160*/ gocuChecked_load64(t, sm, nb, k, head, (j+1)*tileK, seq, soff, cr, cc)
-		/*line fwd64.go:161*/ gocuChecked_load64(t, sm, nb+d64Tile, v, head, (j+1)*tileK, seq, soff, cr, cc)
+	/*line fwd64.go:160*/ if j+1 < ntiles {
+		/*line fwd64.go:161*/ nb := d64Tile + ((j+1)%2)*2*d64Tile
+		/*line fwd64.go:162*/ gocuChecked_load64(t, sm, nb, k, ks, (j+1)*tileK, seq, soff, cr, cc)
+		/*line fwd64.go:163*/ gocuChecked_load64(t, sm, nb+d64Tile, v, vs, (j+1)*tileK, seq, soff, cr, cc)
 	}
-	/*line fwd64.go:163*/ kernel.CpAsyncCommit(t)
-	/*line fwd64.go:164*/ ks0 := d64Tile + (j%2)*2*d64Tile
-	/*line fwd64.go:165*/ vs0 := ks0 + d64Tile
-	/*line fwd64.go:168*/ var s [8]kernel.FragC
-	/*line fwd64.go:169*/ s = gocuChecked_mmaABt64(t, sm, ks0, kOff, qf, s)
-	/*line fwd64.go:173*/ negInf := float32(math.Inf(-1))
-	/*line fwd64.go:174*/ qd := t.ThreadIdx.X % 4
-	/*line fwd64.go:175*/ m := [2]float32{negInf, negInf}
-	/*line fwd64.go:177*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd64.go:177*/ kernel.Loop(t, &gocuSite343)
-		/*line fwd64.go:179*/ for e := int32(0); e < 4; e++ {
-			/*line fwd64.go:179*/ kernel.Loop(t, &gocuSite344)
-			/*line fwd64.go:180*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite165)][:], int(e), &gocuSite165, kernel.Read)
-			/*line fwd64.go:181*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite166, kernel.Read) {
-				/*line fwd64.go:182*/ x = negInf
-				/*line fwd64.go:183*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite167)][:], int(e), &gocuSite167, kernel.Write) = x
+	/*line fwd64.go:165*/ kernel.CpAsyncCommit(t)
+	/*line fwd64.go:166*/ ks0 := d64Tile + (j%2)*2*d64Tile
+	/*line fwd64.go:167*/ vs0 := ks0 + d64Tile
+	/*line fwd64.go:170*/ var s [8]kernel.FragC
+	/*line fwd64.go:171*/ s = gocuChecked_mmaABt64(t, sm, ks0, kOff, qf, s)
+	/*line fwd64.go:175*/ negInf := float32(math.Inf(-1))
+	/*line fwd64.go:176*/ qd := t.ThreadIdx.X % 4
+	/*line fwd64.go:177*/ m := [2]float32{negInf, negInf}
+	/*line fwd64.go:179*/ for nt := int32(0); nt < tileK/8; nt++ {
+		/*line fwd64.go:179*/ kernel.Loop(t, &gocuSite369)
+		/*line fwd64.go:181*/ for e := int32(0); e < 4; e++ {
+			/*line fwd64.go:181*/ kernel.Loop(t, &gocuSite370)
+			/*line fwd64.go:182*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite167)][:], int(e), &gocuSite167, kernel.Read)
+			/*line fwd64.go:183*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite168, kernel.Read) {
+				/*line fwd64.go:184*/ x = negInf
+				/*line fwd64.go:185*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite169)][:], int(e), &gocuSite169, kernel.Write) = x
 			}
-			/*line fwd64.go:185*/ if x > *kernel.At(t, m[:], int(e/2), &gocuSite168, kernel.Read) {
-				/*line fwd64.go:186*/ *kernel.At(t, m[:], int(e/2), &gocuSite169, kernel.Write) = x
+			/*line fwd64.go:187*/ if x > *kernel.At(t, m[:], int(e/2), &gocuSite170, kernel.Read) {
+				/*line fwd64.go:188*/ *kernel.At(t, m[:], int(e/2), &gocuSite171, kernel.Write) = x
 			}
 		}
 	}
-	/*line fwd64.go:190*/ var corr [2]float32
-	/*line fwd64.go:192*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd64.go:192*/ kernel.Loop(t, &gocuSite345)
-		/*line fwd64.go:193*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite170, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite171, kernel.Read) {
-			/*line fwd64.go:194*/ *kernel.At(t, m[:], int(hh), &gocuSite172, kernel.Write) = o
+	/*line fwd64.go:192*/ var corr [2]float32
+	/*line fwd64.go:194*/ for hh := 0; hh < 2; hh++ {
+		/*line fwd64.go:194*/ kernel.Loop(t, &gocuSite371)
+		/*line fwd64.go:195*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite172, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite173, kernel.Read) {
+			/*line fwd64.go:196*/ *kernel.At(t, m[:], int(hh), &gocuSite174, kernel.Write) = o
 		}
-		/*line fwd64.go:196*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite173, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite174, kernel.Read) {
-			/*line fwd64.go:197*/ *kernel.At(t, m[:], int(hh), &gocuSite175, kernel.Write) = o
+		/*line fwd64.go:198*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite175, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite176, kernel.Read) {
+			/*line fwd64.go:199*/ *kernel.At(t, m[:], int(hh), &gocuSite177, kernel.Write) = o
 		}
-		/*line fwd64.go:199*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite176, kernel.Read) * sl2
-		/*line fwd64.go:200*/ if *kernel.At(t, mx[:], int(hh), &gocuSite177, kernel.Read) > mn {
-			/*line fwd64.go:201*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite178, kernel.Read)
+		/*line fwd64.go:201*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite178, kernel.Read) * sl2
+		/*line fwd64.go:202*/ if *kernel.At(t, mx[:], int(hh), &gocuSite179, kernel.Read) > mn {
+			/*line fwd64.go:203*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite180, kernel.Read)
 		}
-		/*line fwd64.go:203*/ {
-			/*line fwd64.go:203*/ var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite179, kernel.Read) - mn)
-			/*line fwd64.go:203*/ *kernel.At(t, corr[:], int(hh), &gocuSite180, kernel.Write) = gocuV1
-		}
-		/*line fwd64.go:204*/ *kernel.At(t, mx[:], int(hh), &gocuSite181, kernel.Write) = mn
 		/*line fwd64.go:205*/ {
-			/*line fwd64.go:205*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite182, kernel.Read)
-			/*line fwd64.go:205*/ *kernel.At(t, sum[:], int(hh), &gocuSite183, kernel.ReadWrite) *= gocuV2
+			/*line fwd64.go:205*/ var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite181, kernel.Read) - mn)
+			/*line fwd64.go:205*/ *kernel.At(t, corr[:], int(hh), &gocuSite182, kernel.Write) = gocuV1
+		}
+		/*line fwd64.go:206*/ *kernel.At(t, mx[:], int(hh), &gocuSite183, kernel.Write) = mn
+		/*line fwd64.go:207*/ {
+			/*line fwd64.go:207*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite184, kernel.Read)
+			/*line fwd64.go:207*/ *kernel.At(t, sum[:], int(hh), &gocuSite185, kernel.ReadWrite) *= gocuV2
 		}
 	}
-	/*line fwd64.go:208*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd64.go:208*/ kernel.Loop(t, &gocuSite346)
-		/*line fwd64.go:210*/ for e := int32(0); e < 4; e++ {
-			/*line fwd64.go:210*/ kernel.Loop(t, &gocuSite347)
-			/*line fwd64.go:211*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite184)][:], int(e), &gocuSite184, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite185, kernel.Read))))
-			/*line fwd64.go:212*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite186)][:], int(e), &gocuSite186, kernel.Write) = p
-			/*line fwd64.go:213*/ *kernel.At(t, sum[:], int(e/2), &gocuSite187, kernel.ReadWrite) += p
+	/*line fwd64.go:210*/ for nt := int32(0); nt < tileK/8; nt++ {
+		/*line fwd64.go:210*/ kernel.Loop(t, &gocuSite372)
+		/*line fwd64.go:212*/ for e := int32(0); e < 4; e++ {
+			/*line fwd64.go:212*/ kernel.Loop(t, &gocuSite373)
+			/*line fwd64.go:213*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite186)][:], int(e), &gocuSite186, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite187, kernel.Read))))
+			/*line fwd64.go:214*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite188)][:], int(e), &gocuSite188, kernel.Write) = p
+			/*line fwd64.go:215*/ *kernel.At(t, sum[:], int(e/2), &gocuSite189, kernel.ReadWrite) += p
 		}
 	}
-	/*line fwd64.go:217*/ for dt := 0; dt < d64/8; dt++ {
-		/*line fwd64.go:217*/ kernel.Loop(t, &gocuSite348)
-		/*line fwd64.go:218*/ {
-			/*line fwd64.go:218*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(0), &gocuSite188, kernel.Read)
-			/*line fwd64.go:218*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite189)][:], int(0), &gocuSite189, kernel.ReadWrite) *= gocuV3
-		}
-		/*line fwd64.go:219*/ {
-			/*line fwd64.go:219*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(0), &gocuSite190, kernel.Read)
-			/*line fwd64.go:219*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite191)][:], int(1), &gocuSite191, kernel.ReadWrite) *= gocuV4
-		}
+	/*line fwd64.go:219*/ for dt := 0; dt < d64/8; dt++ {
+		/*line fwd64.go:219*/ kernel.Loop(t, &gocuSite374)
 		/*line fwd64.go:220*/ {
-			/*line fwd64.go:220*/ var gocuV5 float32 = *kernel.At(t, corr[:], int(1), &gocuSite192, kernel.Read)
-			/*line fwd64.go:220*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite193)][:], int(2), &gocuSite193, kernel.ReadWrite) *= gocuV5
+			/*line fwd64.go:220*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(0), &gocuSite190, kernel.Read)
+			/*line fwd64.go:220*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite191)][:], int(0), &gocuSite191, kernel.ReadWrite) *= gocuV3
 		}
 		/*line fwd64.go:221*/ {
-			/*line fwd64.go:221*/ var gocuV6 float32 = *kernel.At(t, corr[:], int(1), &gocuSite194, kernel.Read)
-			/*line fwd64.go:221*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite195)][:], int(3), &gocuSite195, kernel.ReadWrite) *= gocuV6
+			/*line fwd64.go:221*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(0), &gocuSite192, kernel.Read)
+			/*line fwd64.go:221*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite193)][:], int(1), &gocuSite193, kernel.ReadWrite) *= gocuV4
+		}
+		/*line fwd64.go:222*/ {
+			/*line fwd64.go:222*/ var gocuV5 float32 = *kernel.At(t, corr[:], int(1), &gocuSite194, kernel.Read)
+			/*line fwd64.go:222*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite195)][:], int(2), &gocuSite195, kernel.ReadWrite) *= gocuV5
+		}
+		/*line fwd64.go:223*/ {
+			/*line fwd64.go:223*/ var gocuV6 float32 = *kernel.At(t, corr[:], int(1), &gocuSite196, kernel.Read)
+			/*line fwd64.go:223*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite197)][:], int(3), &gocuSite197, kernel.ReadWrite) *= gocuV6
 		}
 	}
-	/*line fwd64.go:225*/ return gocuChecked_mmaCB64(t, sm, vs0, vOff, s, acc), mx, sum
+	/*line fwd64.go:227*/ return gocuChecked_mmaCB64(t, sm, vs0, vOff, s, acc), mx, sum
 }
 
-// gocuChecked_bwdQ128 is the checked copy of attn.bwdQ128 (bwd128.go:26).
-func gocuChecked_bwdQ128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, dq []kernel.BFloat16, seq int32, scale float32, causal bool) {
-	/*line bwd128.go:27*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line bwd128.go:28*/ tid := t.ThreadIdx.X
-	/*line bwd128.go:29*/ warp, lane := tid/32, tid%32
-	/*line bwd128.go:30*/ g, qd := lane/4, lane%4
-	/*line bwd128.go:31*/ qtile := t.BlockIdx.X
-	/*line bwd128.go:32*/ if causal {
-		/*line bwd128.go:33*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
+// gocuChecked_bwdQ128 is the checked copy of attn.bwdQ128 (bwd128.go:27).
+func gocuChecked_bwdQ128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, dq []kernel.BFloat16, ql layout, kl layout, vl layout, dol layout, dql layout, heads int32, seq int32, scale float32, causal bool) {
+	/*line bwd128.go:28*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line bwd128.go:29*/ tid := t.ThreadIdx.X
+	/*line bwd128.go:30*/ warp, lane := tid/32, tid%32
+	/*line bwd128.go:31*/ g, qd := lane/4, lane%4
+	/*line bwd128.go:32*/ qtile := t.BlockIdx.X
+	/*line bwd128.go:33*/ if causal {
+		/*line bwd128.go:34*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
 	}
-	/*line bwd128.go:35*/ q0 := qtile * tileQ
-	/*line bwd128.go:36*/ bh := int(t.BlockIdx.Y)
-	/*line bwd128.go:37*/ head := bh * int(seq) * d128
-	/*line bwd128.go:38*/ sl2 := scale * log2e
-	/*line bwd128.go:41*/ cr, cc := tid/d128Chunk, tid%d128Chunk
-	/*line bwd128.go:42*/ soff := cr*d128 + (cc^(cr&7))*8
-	/*line bwd128.go:43*/ gocuChecked_load128(t, sm, 0, q, head, q0, seq, soff, cr, cc)
-	/*line bwd128.go:44*/ gocuChecked_load128(t, sm, d128Tile, do, head, q0, seq, soff, cr, cc)
-	/*line bwd128.go:45*/ ntiles, nfull := (seq+tileK-1)/tileK, seq/tileK
-	/*line bwd128.go:46*/ if causal {
-		/*line bwd128.go:47*/ ntiles = (q0 + tileQ) / tileK
-		/*line bwd128.go:48*/ nfull = q0 / tileK
+	/*line bwd128.go:36*/ q0 := qtile * tileQ
+	/*line bwd128.go:37*/ bh := int(t.BlockIdx.Y)
+	/*line bwd128.go:38*/ b32 := int32(bh)
+	/*line bwd128.go:39*/ qh, kh, vh, doh := q[gocuChecked_layout_head(t, ql, b32, heads):], k[gocuChecked_layout_head(t, kl, b32, heads):], v[gocuChecked_layout_head(t, vl, b32, heads):], do[gocuChecked_layout_head(t, dol, b32, heads):]
+	/*line bwd128.go:40*/ sl2 := scale * log2e
+	/*line bwd128.go:43*/ cr, cc := tid/d128Chunk, tid%d128Chunk
+	/*line bwd128.go:44*/ soff := cr*d128 + (cc^(cr&7))*8
+	/*line bwd128.go:45*/ gocuChecked_load128(t, sm, 0, qh, ql.S, q0, seq, soff, cr, cc)
+	/*line bwd128.go:46*/ gocuChecked_load128(t, sm, d128Tile, doh, dol.S, q0, seq, soff, cr, cc)
+	/*line bwd128.go:47*/ ntiles, nfull := (seq+tileK-1)/tileK, seq/tileK
+	/*line bwd128.go:48*/ if causal {
+		/*line bwd128.go:49*/ ntiles = (q0 + tileQ) / tileK
+		/*line bwd128.go:50*/ nfull = q0 / tileK
 	}
-	/*line bwd128.go:50*/ gocuChecked_load128(t, sm, 2*d128Tile, k, head, 0, seq, soff, cr, cc)
-	/*line bwd128.go:51*/ gocuChecked_load128(t, sm, 3*d128Tile, v, head, 0, seq, soff, cr, cc)
-	/*line bwd128.go:52*/ kernel.CpAsyncCommit(t)
-	/*line bwd128.go:55*/ rowA := q0 + warp*16 + g
-	/*line bwd128.go:56*/ var l2, dr [2]float32
-	/*line bwd128.go:57*/ lim := [2]int32{seq, seq}
-	/*line bwd128.go:59*/ for hh := int32(0); hh < 2; hh++ {
-		/*line bwd128.go:59*/ kernel.Loop(t, &gocuSite349)
-		/*line bwd128.go:60*/ if r := rowA + 8*hh; r < seq {
-			/*line bwd128.go:61*/ {
-				/*line bwd128.go:61*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite196, kernel.Read) * log2e
-				/*line bwd128.go:61*/ *kernel.At(t, l2[:], int(hh), &gocuSite197, kernel.Write) = gocuV1
+	/*line bwd128.go:52*/ gocuChecked_load128(t, sm, 2*d128Tile, kh, kl.S, 0, seq, soff, cr, cc)
+	/*line bwd128.go:53*/ gocuChecked_load128(t, sm, 3*d128Tile, vh, vl.S, 0, seq, soff, cr, cc)
+	/*line bwd128.go:54*/ kernel.CpAsyncCommit(t)
+	/*line bwd128.go:57*/ rowA := q0 + warp*16 + g
+	/*line bwd128.go:58*/ var l2, dr [2]float32
+	/*line bwd128.go:59*/ lim := [2]int32{seq, seq}
+	/*line bwd128.go:61*/ for hh := int32(0); hh < 2; hh++ {
+		/*line bwd128.go:61*/ kernel.Loop(t, &gocuSite375)
+		/*line bwd128.go:62*/ if r := rowA + 8*hh; r < seq {
+			/*line bwd128.go:63*/ {
+				/*line bwd128.go:63*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite202, kernel.Read) * log2e
+				/*line bwd128.go:63*/ *kernel.At(t, l2[:], int(hh), &gocuSite203, kernel.Write) = gocuV1
 			}
-			/*line bwd128.go:62*/ {
-				/*line bwd128.go:62*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite198, kernel.Read)
-				/*line bwd128.go:62*/ *kernel.At(t, dr[:], int(hh), &gocuSite199, kernel.Write) = gocuV2
+			/*line bwd128.go:64*/ {
+				/*line bwd128.go:64*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite204, kernel.Read)
+				/*line bwd128.go:64*/ *kernel.At(t, dr[:], int(hh), &gocuSite205, kernel.Write) = gocuV2
 			}
-			/*line bwd128.go:63*/ if causal {
-				/*line bwd128.go:64*/ *kernel.At(t, lim[:], int(hh), &gocuSite200, kernel.Write) = r + 1
-			}
-		}
-	}
-	/*line bwd128.go:68*/ kernel.CpAsyncWait(t, 0)
-	/*line bwd128.go:69*/ t.SyncThreads()
-	/*line bwd128.go:71*/ var qf [8]kernel.FragA
-	/*line bwd128.go:72*/ lr, lc := lane%16, lane/16
-	/*line bwd128.go:74*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line bwd128.go:74*/ kernel.Loop(t, &gocuSite350)
-		/*line bwd128.go:75*/ r := warp*16 + lr
-		/*line bwd128.go:76*/ ch := ks*2 + lc
-		/*line bwd128.go:77*/ {
-			/*line bwd128.go:77*/ var gocuV3 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d128+(ch^(r&7))*8:])
-			/*line bwd128.go:77*/ *kernel.At(t, qf[:], int(ks), &gocuSite202, kernel.Write) = gocuV3
-		}
-	}
-	/*line bwd128.go:79*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
-	/*line bwd128.go:81*/ var acc [16]kernel.FragC
-	/*line bwd128.go:82*/ for j := int32(0); j < nfull; j++ {
-		/*line bwd128.go:82*/ kernel.Loop(t, &gocuSite351)
-		/*line bwd128.go:83*/ acc = gocuChecked_bwdQ128Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
-	}
-	/*line bwd128.go:85*/ for j := nfull; j < ntiles; j++ {
-		/*line bwd128.go:85*/ kernel.Loop(t, &gocuSite352)
-		/*line bwd128.go:86*/ acc = gocuChecked_bwdQ128Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
-	}
-	/*line bwd128.go:89*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
-	/*line bwd128.go:91*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwd128.go:91*/ kernel.Loop(t, &gocuSite353)
-		/*line bwd128.go:92*/ col := int(dt*8 + 2*qd)
-		/*line bwd128.go:93*/ if rowA < seq {
-			/*line bwd128.go:94*/ {
-				/*line bwd128.go:94*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite204)][:], int(0), &gocuSite204, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite205)][:], int(1), &gocuSite205, kernel.Read)*scale)
-				/*line bwd128.go:94*/ *kernel.At(t, dq2, int((head+int(rowA)*d128+col)/2), &gocuSite206, kernel.Write) = gocuV4
+			/*line bwd128.go:65*/ if causal {
+				/*line bwd128.go:66*/ *kernel.At(t, lim[:], int(hh), &gocuSite206, kernel.Write) = r + 1
 			}
 		}
-		/*line bwd128.go:96*/ if rowA+8 < seq {
+	}
+	/*line bwd128.go:70*/ kernel.CpAsyncWait(t, 0)
+	/*line bwd128.go:71*/ t.SyncThreads()
+	/*line bwd128.go:73*/ var qf [8]kernel.FragA
+	/*line bwd128.go:74*/ lr, lc := lane%16, lane/16
+	/*line bwd128.go:76*/ for ks := int32(0); ks < d128/16; ks++ {
+		/*line bwd128.go:76*/ kernel.Loop(t, &gocuSite376)
+		/*line bwd128.go:77*/ r := warp*16 + lr
+		/*line bwd128.go:78*/ ch := ks*2 + lc
+		/*line bwd128.go:79*/ {
+			/*line bwd128.go:79*/ var gocuV3 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d128+(ch^(r&7))*8:])
+			/*line bwd128.go:79*/ *kernel.At(t, qf[:], int(ks), &gocuSite208, kernel.Write) = gocuV3
+		}
+	}
+	/*line bwd128.go:81*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
+	/*line bwd128.go:83*/ var acc [16]kernel.FragC
+	/*line bwd128.go:84*/ for j := int32(0); j < nfull; j++ {
+		/*line bwd128.go:84*/ kernel.Loop(t, &gocuSite377)
+		/*line bwd128.go:85*/ acc = gocuChecked_bwdQ128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
+	}
+	/*line bwd128.go:87*/ for j := nfull; j < ntiles; j++ {
+		/*line bwd128.go:87*/ kernel.Loop(t, &gocuSite378)
+		/*line bwd128.go:88*/ acc = gocuChecked_bwdQ128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
+	}
+	/*line bwd128.go:91*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
+	/*line bwd128.go:92*/ head := gocuChecked_layout_head(t, dql, b32, heads)
+	/*line bwd128.go:94*/ for dt := int32(0); dt < d128/8; dt++ {
+		/*line bwd128.go:94*/ kernel.Loop(t, &gocuSite379)
+		/*line bwd128.go:95*/ col := int(dt*8 + 2*qd)
+		/*line bwd128.go:96*/ if rowA < seq {
 			/*line bwd128.go:97*/ {
-				/*line bwd128.go:97*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite207)][:], int(2), &gocuSite207, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite208)][:], int(3), &gocuSite208, kernel.Read)*scale)
-				/*line bwd128.go:97*/ *kernel.At(t, dq2, int((head+int(rowA+8)*d128+col)/2), &gocuSite209, kernel.Write) = gocuV5
+				/*line bwd128.go:97*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite210)][:], int(0), &gocuSite210, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite211)][:], int(1), &gocuSite211, kernel.Read)*scale)
+				/*line bwd128.go:97*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite212, kernel.Write) = gocuV4
+			}
+		}
+		/*line bwd128.go:99*/ if rowA+8 < seq {
+			/*line bwd128.go:100*/ {
+				/*line bwd128.go:100*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite213)][:], int(2), &gocuSite213, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite214)][:], int(3), &gocuSite214, kernel.Read)*scale)
+				/*line bwd128.go:100*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite215, kernel.Write) = gocuV5
 			}
 		}
 	}
 }
 
-// gocuChecked_bwdKV128 is the checked copy of attn.bwdKV128 (bwd128.go:179).
-func gocuChecked_bwdKV128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, dk []kernel.BFloat16, dv []kernel.BFloat16, seq int32, scale float32, causal bool) {
-	/*line bwd128.go:180*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line bwd128.go:181*/ fl := kernel.DynamicShared[float32](t)[3*d128Tile:]
-	/*line bwd128.go:182*/ tid := t.ThreadIdx.X
-	/*line bwd128.go:183*/ warp, lane := tid/32, tid%32
-	/*line bwd128.go:184*/ g, qd := lane/4, lane%4
-	/*line bwd128.go:185*/ k0 := t.BlockIdx.X * tileK
-	/*line bwd128.go:186*/ bh := int(t.BlockIdx.Y)
-	/*line bwd128.go:187*/ head := bh * int(seq) * d128
-	/*line bwd128.go:188*/ sl2 := scale * log2e
-	/*line bwd128.go:192*/ cr, cc := tid/d128Chunk, tid%d128Chunk
-	/*line bwd128.go:193*/ soff := cr*d128 + (cc^(cr&7))*8
-	/*line bwd128.go:194*/ gocuChecked_load128(t, sm, 0, k, head, k0, seq, soff, cr, cc)
-	/*line bwd128.go:195*/ gocuChecked_load128(t, sm, d128Tile, v, head, k0, seq, soff, cr, cc)
-	/*line bwd128.go:196*/ nq, nfull := (seq+tileQ-1)/tileQ, seq/tileQ
-	/*line bwd128.go:197*/ i0 := int32(0)
-	/*line bwd128.go:198*/ if causal {
-		/*line bwd128.go:199*/ i0 = k0 / tileQ
+// gocuChecked_bwdKV128 is the checked copy of attn.bwdKV128 (bwd128.go:183).
+func gocuChecked_bwdKV128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, dk []kernel.BFloat16, dv []kernel.BFloat16, ql layout, kl layout, vl layout, dol layout, dkl layout, dvl layout, heads int32, seq int32, scale float32, causal bool) {
+	/*line bwd128.go:184*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line bwd128.go:185*/ fl := kernel.DynamicShared[float32](t)[3*d128Tile:]
+	/*line bwd128.go:186*/ tid := t.ThreadIdx.X
+	/*line bwd128.go:187*/ warp, lane := tid/32, tid%32
+	/*line bwd128.go:188*/ g, qd := lane/4, lane%4
+	/*line bwd128.go:189*/ k0 := t.BlockIdx.X * tileK
+	/*line bwd128.go:190*/ bh := int(t.BlockIdx.Y)
+	/*line bwd128.go:191*/ b32 := int32(bh)
+	/*line bwd128.go:192*/ qh, kh, vh, doh := q[gocuChecked_layout_head(t, ql, b32, heads):], k[gocuChecked_layout_head(t, kl, b32, heads):], v[gocuChecked_layout_head(t, vl, b32, heads):], do[gocuChecked_layout_head(t, dol, b32, heads):]
+	/*line bwd128.go:193*/ sl2 := scale * log2e
+	/*line bwd128.go:197*/ cr, cc := tid/d128Chunk, tid%d128Chunk
+	/*line bwd128.go:198*/ soff := cr*d128 + (cc^(cr&7))*8
+	/*line bwd128.go:199*/ gocuChecked_load128(t, sm, 0, kh, kl.S, k0, seq, soff, cr, cc)
+	/*line bwd128.go:200*/ gocuChecked_load128(t, sm, d128Tile, vh, vl.S, k0, seq, soff, cr, cc)
+	/*line bwd128.go:201*/ nq, nfull := (seq+tileQ-1)/tileQ, seq/tileQ
+	/*line bwd128.go:202*/ i0 := int32(0)
+	/*line bwd128.go:203*/ if causal {
+		/*line bwd128.go:204*/ i0 = k0 / tileQ
 	}
-	/*line bwd128.go:201*/ qb := 2*d128Tile + (i0%2)*2*d128Tile
-	/*line bwd128.go:202*/ gocuChecked_load128(t, sm, qb, q, head, i0*tileQ, seq, soff, cr, cc)
-	/*line bwd128.go:203*/ gocuChecked_load128(t, sm, qb+d128Tile, do, head, i0*tileQ, seq, soff, cr, cc)
-	/*line bwd128.go:204*/ kernel.CpAsyncCommit(t)
-	/*line bwd128.go:205*/ {
-		/*line bwd128.go:205*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*tileQ, tid)
-		/*line bwd128.go:205*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite211, kernel.Write) = gocuV1
+	/*line bwd128.go:206*/ qb := 2*d128Tile + (i0%2)*2*d128Tile
+	/*line bwd128.go:207*/ gocuChecked_load128(t, sm, qb, qh, ql.S, i0*tileQ, seq, soff, cr, cc)
+	/*line bwd128.go:208*/ gocuChecked_load128(t, sm, qb+d128Tile, doh, dol.S, i0*tileQ, seq, soff, cr, cc)
+	/*line bwd128.go:209*/ kernel.CpAsyncCommit(t)
+	/*line bwd128.go:210*/ {
+		/*line bwd128.go:210*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*tileQ, tid)
+		/*line bwd128.go:210*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite221, kernel.Write) = gocuV1
 	}
-	/*line bwd128.go:207*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
-	/*line bwd128.go:208*/ var dka, dva [16]kernel.FragC
-	/*line bwd128.go:209*/ keyA := k0 + warp*16 + g
-	/*line bwd128.go:210*/ for i := i0; i < nq; i++ {
-		/*line bwd128.go:210*/ kernel.Loop(t, &gocuSite354)
-		/*line bwd128.go:211*/ if causal && i == i0 || i >= nfull {
-			/*line bwd128.go:212*/ dka, dva = gocuChecked_bwdKV128Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
+	/*line bwd128.go:212*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
+	/*line bwd128.go:213*/ var dka, dva [16]kernel.FragC
+	/*line bwd128.go:214*/ keyA := k0 + warp*16 + g
+	/*line bwd128.go:215*/ for i := i0; i < nq; i++ {
+		/*line bwd128.go:215*/ kernel.Loop(t, &gocuSite380)
+		/*line bwd128.go:216*/ if causal && i == i0 || i >= nfull {
+			/*line bwd128.go:217*/ dka, dva = gocuChecked_bwdKV128Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
 		} else {
-			/*line bwd128.go:214*/ dka, dva = gocuChecked_bwdKV128Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false)
+			/*line bwd128.go:219*/ dka, dva = gocuChecked_bwdKV128Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false)
 		}
 	}
-	/*line bwd128.go:218*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
-	/*line bwd128.go:219*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
-	/*line bwd128.go:221*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwd128.go:221*/ kernel.Loop(t, &gocuSite355)
-		/*line bwd128.go:222*/ col := int(dt*8 + 2*qd)
-		/*line bwd128.go:223*/ if keyA < seq {
-			/*line bwd128.go:224*/ {
-				/*line bwd128.go:224*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite214)][:], int(0), &gocuSite214, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite215)][:], int(1), &gocuSite215, kernel.Read)*scale)
-				/*line bwd128.go:224*/ *kernel.At(t, dk2, int((head+int(keyA)*d128+col)/2), &gocuSite216, kernel.Write) = gocuV2
+	/*line bwd128.go:223*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
+	/*line bwd128.go:224*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
+	/*line bwd128.go:225*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
+	/*line bwd128.go:227*/ for dt := int32(0); dt < d128/8; dt++ {
+		/*line bwd128.go:227*/ kernel.Loop(t, &gocuSite381)
+		/*line bwd128.go:228*/ col := int(dt*8 + 2*qd)
+		/*line bwd128.go:229*/ if keyA < seq {
+			/*line bwd128.go:230*/ {
+				/*line bwd128.go:230*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite224)][:], int(0), &gocuSite224, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite225)][:], int(1), &gocuSite225, kernel.Read)*scale)
+				/*line bwd128.go:230*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite226, kernel.Write) = gocuV2
 			}
-			/*line bwd128.go:225*/ {
-				/*line bwd128.go:225*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite217)][:], int(0), &gocuSite217, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite218)][:], int(1), &gocuSite218, kernel.Read))
-				/*line bwd128.go:225*/ *kernel.At(t, dv2, int((head+int(keyA)*d128+col)/2), &gocuSite219, kernel.Write) = gocuV3
+			/*line bwd128.go:231*/ {
+				/*line bwd128.go:231*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite227)][:], int(0), &gocuSite227, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite228)][:], int(1), &gocuSite228, kernel.Read))
+				/*line bwd128.go:231*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite229, kernel.Write) = gocuV3
 			}
 		}
-		/*line bwd128.go:227*/ if keyA+8 < seq {
-			/*line bwd128.go:228*/ {
-				/*line bwd128.go:228*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite220)][:], int(2), &gocuSite220, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite221)][:], int(3), &gocuSite221, kernel.Read)*scale)
-				/*line bwd128.go:228*/ *kernel.At(t, dk2, int((head+int(keyA+8)*d128+col)/2), &gocuSite222, kernel.Write) = gocuV4
+		/*line bwd128.go:233*/ if keyA+8 < seq {
+			/*line bwd128.go:234*/ {
+				/*line bwd128.go:234*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite230)][:], int(2), &gocuSite230, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite231)][:], int(3), &gocuSite231, kernel.Read)*scale)
+				/*line bwd128.go:234*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite232, kernel.Write) = gocuV4
 			}
-			/*line bwd128.go:229*/ {
-				/*line bwd128.go:229*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite223)][:], int(2), &gocuSite223, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite224)][:], int(3), &gocuSite224, kernel.Read))
-				/*line bwd128.go:229*/ *kernel.At(t, dv2, int((head+int(keyA+8)*d128+col)/2), &gocuSite225, kernel.Write) = gocuV5
+			/*line bwd128.go:235*/ {
+				/*line bwd128.go:235*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite233)][:], int(2), &gocuSite233, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite234)][:], int(3), &gocuSite234, kernel.Read))
+				/*line bwd128.go:235*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite235, kernel.Write) = gocuV5
 			}
 		}
 	}
 }
 
-// gocuChecked_bwdQ64 is the checked copy of attn.bwdQ64 (bwd64.go:28).
-func gocuChecked_bwdQ64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, dq []kernel.BFloat16, seq int32, scale float32, causal bool) {
-	/*line bwd64.go:29*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line bwd64.go:30*/ tid := t.ThreadIdx.X
-	/*line bwd64.go:31*/ warp, lane := tid/32, tid%32
-	/*line bwd64.go:32*/ g, qd := lane/4, lane%4
-	/*line bwd64.go:33*/ qtile := t.BlockIdx.X
-	/*line bwd64.go:34*/ if causal {
-		/*line bwd64.go:35*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
+// gocuChecked_bwdQ64 is the checked copy of attn.bwdQ64 (bwd64.go:29).
+func gocuChecked_bwdQ64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, dq []kernel.BFloat16, ql layout, kl layout, vl layout, dol layout, dql layout, heads int32, seq int32, scale float32, causal bool) {
+	/*line bwd64.go:30*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line bwd64.go:31*/ tid := t.ThreadIdx.X
+	/*line bwd64.go:32*/ warp, lane := tid/32, tid%32
+	/*line bwd64.go:33*/ g, qd := lane/4, lane%4
+	/*line bwd64.go:34*/ qtile := t.BlockIdx.X
+	/*line bwd64.go:35*/ if causal {
+		/*line bwd64.go:36*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
 	}
-	/*line bwd64.go:37*/ q0 := qtile * tileQ
-	/*line bwd64.go:38*/ bh := int(t.BlockIdx.Y)
-	/*line bwd64.go:39*/ head := bh * int(seq) * d64
-	/*line bwd64.go:40*/ sl2 := scale * log2e
-	/*line bwd64.go:43*/ cr, cc := tid/d64Chunk, tid%d64Chunk
-	/*line bwd64.go:44*/ soff := cr*d64 + (cc^(cr&7))*8
-	/*line bwd64.go:45*/ gocuChecked_load64(t, sm, 0, q, head, q0, seq, soff, cr, cc)
-	/*line bwd64.go:46*/ gocuChecked_load64(t, sm, d64Tile, do, head, q0, seq, soff, cr, cc)
-	/*line bwd64.go:47*/ ntiles, nfull := (seq+tileK-1)/tileK, seq/tileK
-	/*line bwd64.go:48*/ if causal {
-		/*line bwd64.go:49*/ ntiles = (q0 + tileQ) / tileK
-		/*line bwd64.go:50*/ nfull = q0 / tileK
+	/*line bwd64.go:38*/ q0 := qtile * tileQ
+	/*line bwd64.go:39*/ bh := int(t.BlockIdx.Y)
+	/*line bwd64.go:40*/ b32 := int32(bh)
+	/*line bwd64.go:41*/ qh, kh, vh, doh := q[gocuChecked_layout_head(t, ql, b32, heads):], k[gocuChecked_layout_head(t, kl, b32, heads):], v[gocuChecked_layout_head(t, vl, b32, heads):], do[gocuChecked_layout_head(t, dol, b32, heads):]
+	/*line bwd64.go:42*/ sl2 := scale * log2e
+	/*line bwd64.go:45*/ cr, cc := tid/d64Chunk, tid%d64Chunk
+	/*line bwd64.go:46*/ soff := cr*d64 + (cc^(cr&7))*8
+	/*line bwd64.go:47*/ gocuChecked_load64(t, sm, 0, qh, ql.S, q0, seq, soff, cr, cc)
+	/*line bwd64.go:48*/ gocuChecked_load64(t, sm, d64Tile, doh, dol.S, q0, seq, soff, cr, cc)
+	/*line bwd64.go:49*/ ntiles, nfull := (seq+tileK-1)/tileK, seq/tileK
+	/*line bwd64.go:50*/ if causal {
+		/*line bwd64.go:51*/ ntiles = (q0 + tileQ) / tileK
+		/*line bwd64.go:52*/ nfull = q0 / tileK
 	}
-	/*line bwd64.go:52*/ gocuChecked_load64(t, sm, 2*d64Tile, k, head, 0, seq, soff, cr, cc)
-	/*line bwd64.go:53*/ gocuChecked_load64(t, sm, 3*d64Tile, v, head, 0, seq, soff, cr, cc)
-	/*line bwd64.go:54*/ kernel.CpAsyncCommit(t)
-	/*line bwd64.go:57*/ rowA := q0 + warp*16 + g
-	/*line bwd64.go:58*/ var l2, dr [2]float32
-	/*line bwd64.go:59*/ lim := [2]int32{seq, seq}
-	/*line bwd64.go:61*/ for hh := int32(0); hh < 2; hh++ {
-		/*line bwd64.go:61*/ kernel.Loop(t, &gocuSite356)
-		/*line bwd64.go:62*/ if r := rowA + 8*hh; r < seq {
-			/*line bwd64.go:63*/ {
-				/*line bwd64.go:63*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite226, kernel.Read) * log2e
-				/*line bwd64.go:63*/ *kernel.At(t, l2[:], int(hh), &gocuSite227, kernel.Write) = gocuV1
+	/*line bwd64.go:54*/ gocuChecked_load64(t, sm, 2*d64Tile, kh, kl.S, 0, seq, soff, cr, cc)
+	/*line bwd64.go:55*/ gocuChecked_load64(t, sm, 3*d64Tile, vh, vl.S, 0, seq, soff, cr, cc)
+	/*line bwd64.go:56*/ kernel.CpAsyncCommit(t)
+	/*line bwd64.go:59*/ rowA := q0 + warp*16 + g
+	/*line bwd64.go:60*/ var l2, dr [2]float32
+	/*line bwd64.go:61*/ lim := [2]int32{seq, seq}
+	/*line bwd64.go:63*/ for hh := int32(0); hh < 2; hh++ {
+		/*line bwd64.go:63*/ kernel.Loop(t, &gocuSite382)
+		/*line bwd64.go:64*/ if r := rowA + 8*hh; r < seq {
+			/*line bwd64.go:65*/ {
+				/*line bwd64.go:65*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite240, kernel.Read) * log2e
+				/*line bwd64.go:65*/ *kernel.At(t, l2[:], int(hh), &gocuSite241, kernel.Write) = gocuV1
 			}
-			/*line bwd64.go:64*/ {
-				/*line bwd64.go:64*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite228, kernel.Read)
-				/*line bwd64.go:64*/ *kernel.At(t, dr[:], int(hh), &gocuSite229, kernel.Write) = gocuV2
+			/*line bwd64.go:66*/ {
+				/*line bwd64.go:66*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite242, kernel.Read)
+				/*line bwd64.go:66*/ *kernel.At(t, dr[:], int(hh), &gocuSite243, kernel.Write) = gocuV2
 			}
-			/*line bwd64.go:65*/ if causal {
-				/*line bwd64.go:66*/ *kernel.At(t, lim[:], int(hh), &gocuSite230, kernel.Write) = r + 1
-			}
-		}
-	}
-	/*line bwd64.go:70*/ kernel.CpAsyncWait(t, 0)
-	/*line bwd64.go:71*/ t.SyncThreads()
-	/*line bwd64.go:73*/ var qf [4]kernel.FragA
-	/*line bwd64.go:74*/ lr, lc := lane%16, lane/16
-	/*line bwd64.go:76*/ for ks := int32(0); ks < d64/16; ks++ {
-		/*line bwd64.go:76*/ kernel.Loop(t, &gocuSite357)
-		/*line bwd64.go:77*/ r := warp*16 + lr
-		/*line bwd64.go:78*/ ch := ks*2 + lc
-		/*line bwd64.go:79*/ {
-			/*line bwd64.go:79*/ var gocuV3 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d64+(ch^(r&7))*8:])
-			/*line bwd64.go:79*/ *kernel.At(t, qf[:], int(ks), &gocuSite232, kernel.Write) = gocuV3
-		}
-	}
-	/*line bwd64.go:81*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
-	/*line bwd64.go:83*/ var acc [8]kernel.FragC
-	/*line bwd64.go:84*/ for j := int32(0); j < nfull; j++ {
-		/*line bwd64.go:84*/ kernel.Loop(t, &gocuSite358)
-		/*line bwd64.go:85*/ acc = gocuChecked_bwdQ64Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
-	}
-	/*line bwd64.go:87*/ for j := nfull; j < ntiles; j++ {
-		/*line bwd64.go:87*/ kernel.Loop(t, &gocuSite359)
-		/*line bwd64.go:88*/ acc = gocuChecked_bwdQ64Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
-	}
-	/*line bwd64.go:91*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
-	/*line bwd64.go:93*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line bwd64.go:93*/ kernel.Loop(t, &gocuSite360)
-		/*line bwd64.go:94*/ col := int(dt*8 + 2*qd)
-		/*line bwd64.go:95*/ if rowA < seq {
-			/*line bwd64.go:96*/ {
-				/*line bwd64.go:96*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite234)][:], int(0), &gocuSite234, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite235)][:], int(1), &gocuSite235, kernel.Read)*scale)
-				/*line bwd64.go:96*/ *kernel.At(t, dq2, int((head+int(rowA)*d64+col)/2), &gocuSite236, kernel.Write) = gocuV4
+			/*line bwd64.go:67*/ if causal {
+				/*line bwd64.go:68*/ *kernel.At(t, lim[:], int(hh), &gocuSite244, kernel.Write) = r + 1
 			}
 		}
-		/*line bwd64.go:98*/ if rowA+8 < seq {
+	}
+	/*line bwd64.go:72*/ kernel.CpAsyncWait(t, 0)
+	/*line bwd64.go:73*/ t.SyncThreads()
+	/*line bwd64.go:75*/ var qf [4]kernel.FragA
+	/*line bwd64.go:76*/ lr, lc := lane%16, lane/16
+	/*line bwd64.go:78*/ for ks := int32(0); ks < d64/16; ks++ {
+		/*line bwd64.go:78*/ kernel.Loop(t, &gocuSite383)
+		/*line bwd64.go:79*/ r := warp*16 + lr
+		/*line bwd64.go:80*/ ch := ks*2 + lc
+		/*line bwd64.go:81*/ {
+			/*line bwd64.go:81*/ var gocuV3 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d64+(ch^(r&7))*8:])
+			/*line bwd64.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite246, kernel.Write) = gocuV3
+		}
+	}
+	/*line bwd64.go:83*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
+	/*line bwd64.go:85*/ var acc [8]kernel.FragC
+	/*line bwd64.go:86*/ for j := int32(0); j < nfull; j++ {
+		/*line bwd64.go:86*/ kernel.Loop(t, &gocuSite384)
+		/*line bwd64.go:87*/ acc = gocuChecked_bwdQ64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
+	}
+	/*line bwd64.go:89*/ for j := nfull; j < ntiles; j++ {
+		/*line bwd64.go:89*/ kernel.Loop(t, &gocuSite385)
+		/*line bwd64.go:90*/ acc = gocuChecked_bwdQ64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
+	}
+	/*line bwd64.go:93*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
+	/*line bwd64.go:94*/ head := gocuChecked_layout_head(t, dql, b32, heads)
+	/*line bwd64.go:96*/ for dt := int32(0); dt < d64/8; dt++ {
+		/*line bwd64.go:96*/ kernel.Loop(t, &gocuSite386)
+		/*line bwd64.go:97*/ col := int(dt*8 + 2*qd)
+		/*line bwd64.go:98*/ if rowA < seq {
 			/*line bwd64.go:99*/ {
-				/*line bwd64.go:99*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite237)][:], int(2), &gocuSite237, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite238)][:], int(3), &gocuSite238, kernel.Read)*scale)
-				/*line bwd64.go:99*/ *kernel.At(t, dq2, int((head+int(rowA+8)*d64+col)/2), &gocuSite239, kernel.Write) = gocuV5
+				/*line bwd64.go:99*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite248)][:], int(0), &gocuSite248, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite249)][:], int(1), &gocuSite249, kernel.Read)*scale)
+				/*line bwd64.go:99*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite250, kernel.Write) = gocuV4
+			}
+		}
+		/*line bwd64.go:101*/ if rowA+8 < seq {
+			/*line bwd64.go:102*/ {
+				/*line bwd64.go:102*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite251)][:], int(2), &gocuSite251, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite252)][:], int(3), &gocuSite252, kernel.Read)*scale)
+				/*line bwd64.go:102*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite253, kernel.Write) = gocuV5
 			}
 		}
 	}
 }
 
-// gocuChecked_bwdKV64 is the checked copy of attn.bwdKV64 (bwd64.go:181).
-func gocuChecked_bwdKV64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, dk []kernel.BFloat16, dv []kernel.BFloat16, seq int32, scale float32, causal bool) {
-	/*line bwd64.go:182*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line bwd64.go:183*/ fl := kernel.DynamicShared[float32](t)[3*d64Tile:]
-	/*line bwd64.go:184*/ tid := t.ThreadIdx.X
-	/*line bwd64.go:185*/ warp, lane := tid/32, tid%32
-	/*line bwd64.go:186*/ g, qd := lane/4, lane%4
-	/*line bwd64.go:187*/ k0 := t.BlockIdx.X * tileK
-	/*line bwd64.go:188*/ bh := int(t.BlockIdx.Y)
-	/*line bwd64.go:189*/ head := bh * int(seq) * d64
-	/*line bwd64.go:190*/ sl2 := scale * log2e
-	/*line bwd64.go:194*/ cr, cc := tid/d64Chunk, tid%d64Chunk
-	/*line bwd64.go:195*/ soff := cr*d64 + (cc^(cr&7))*8
-	/*line bwd64.go:196*/ gocuChecked_load64(t, sm, 0, k, head, k0, seq, soff, cr, cc)
-	/*line bwd64.go:197*/ gocuChecked_load64(t, sm, d64Tile, v, head, k0, seq, soff, cr, cc)
-	/*line bwd64.go:198*/ nq, nfull := (seq+tileQ-1)/tileQ, seq/tileQ
-	/*line bwd64.go:199*/ i0 := int32(0)
-	/*line bwd64.go:200*/ if causal {
-		/*line bwd64.go:201*/ i0 = k0 / tileQ
+// gocuChecked_bwdKV64 is the checked copy of attn.bwdKV64 (bwd64.go:185).
+func gocuChecked_bwdKV64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, dk []kernel.BFloat16, dv []kernel.BFloat16, ql layout, kl layout, vl layout, dol layout, dkl layout, dvl layout, heads int32, seq int32, scale float32, causal bool) {
+	/*line bwd64.go:186*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line bwd64.go:187*/ fl := kernel.DynamicShared[float32](t)[3*d64Tile:]
+	/*line bwd64.go:188*/ tid := t.ThreadIdx.X
+	/*line bwd64.go:189*/ warp, lane := tid/32, tid%32
+	/*line bwd64.go:190*/ g, qd := lane/4, lane%4
+	/*line bwd64.go:191*/ k0 := t.BlockIdx.X * tileK
+	/*line bwd64.go:192*/ bh := int(t.BlockIdx.Y)
+	/*line bwd64.go:193*/ b32 := int32(bh)
+	/*line bwd64.go:194*/ qh, kh, vh, doh := q[gocuChecked_layout_head(t, ql, b32, heads):], k[gocuChecked_layout_head(t, kl, b32, heads):], v[gocuChecked_layout_head(t, vl, b32, heads):], do[gocuChecked_layout_head(t, dol, b32, heads):]
+	/*line bwd64.go:195*/ sl2 := scale * log2e
+	/*line bwd64.go:199*/ cr, cc := tid/d64Chunk, tid%d64Chunk
+	/*line bwd64.go:200*/ soff := cr*d64 + (cc^(cr&7))*8
+	/*line bwd64.go:201*/ gocuChecked_load64(t, sm, 0, kh, kl.S, k0, seq, soff, cr, cc)
+	/*line bwd64.go:202*/ gocuChecked_load64(t, sm, d64Tile, vh, vl.S, k0, seq, soff, cr, cc)
+	/*line bwd64.go:203*/ nq, nfull := (seq+tileQ-1)/tileQ, seq/tileQ
+	/*line bwd64.go:204*/ i0 := int32(0)
+	/*line bwd64.go:205*/ if causal {
+		/*line bwd64.go:206*/ i0 = k0 / tileQ
 	}
-	/*line bwd64.go:203*/ qb := 2*d64Tile + (i0%2)*2*d64Tile
-	/*line bwd64.go:204*/ gocuChecked_load64(t, sm, qb, q, head, i0*tileQ, seq, soff, cr, cc)
-	/*line bwd64.go:205*/ gocuChecked_load64(t, sm, qb+d64Tile, do, head, i0*tileQ, seq, soff, cr, cc)
-	/*line bwd64.go:206*/ kernel.CpAsyncCommit(t)
-	/*line bwd64.go:207*/ {
-		/*line bwd64.go:207*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*tileQ, tid)
-		/*line bwd64.go:207*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite241, kernel.Write) = gocuV1
+	/*line bwd64.go:208*/ qb := 2*d64Tile + (i0%2)*2*d64Tile
+	/*line bwd64.go:209*/ gocuChecked_load64(t, sm, qb, qh, ql.S, i0*tileQ, seq, soff, cr, cc)
+	/*line bwd64.go:210*/ gocuChecked_load64(t, sm, qb+d64Tile, doh, dol.S, i0*tileQ, seq, soff, cr, cc)
+	/*line bwd64.go:211*/ kernel.CpAsyncCommit(t)
+	/*line bwd64.go:212*/ {
+		/*line bwd64.go:212*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*tileQ, tid)
+		/*line bwd64.go:212*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite259, kernel.Write) = gocuV1
 	}
-	/*line bwd64.go:209*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
-	/*line bwd64.go:210*/ var dka, dva [8]kernel.FragC
-	/*line bwd64.go:211*/ keyA := k0 + warp*16 + g
-	/*line bwd64.go:212*/ for i := i0; i < nq; i++ {
-		/*line bwd64.go:212*/ kernel.Loop(t, &gocuSite361)
-		/*line bwd64.go:213*/ if causal && i == i0 || i >= nfull {
-			/*line bwd64.go:214*/ dka, dva = gocuChecked_bwdKV64Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
+	/*line bwd64.go:214*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
+	/*line bwd64.go:215*/ var dka, dva [8]kernel.FragC
+	/*line bwd64.go:216*/ keyA := k0 + warp*16 + g
+	/*line bwd64.go:217*/ for i := i0; i < nq; i++ {
+		/*line bwd64.go:217*/ kernel.Loop(t, &gocuSite387)
+		/*line bwd64.go:218*/ if causal && i == i0 || i >= nfull {
+			/*line bwd64.go:219*/ dka, dva = gocuChecked_bwdKV64Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
 		} else {
-			/*line bwd64.go:216*/ dka, dva = gocuChecked_bwdKV64Tile(t, sm, fl, q, do, lse, dvec, bh, head, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false)
+			/*line bwd64.go:221*/ dka, dva = gocuChecked_bwdKV64Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, false)
 		}
 	}
-	/*line bwd64.go:220*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
-	/*line bwd64.go:221*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
-	/*line bwd64.go:223*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line bwd64.go:223*/ kernel.Loop(t, &gocuSite362)
-		/*line bwd64.go:224*/ col := int(dt*8 + 2*qd)
-		/*line bwd64.go:225*/ if keyA < seq {
-			/*line bwd64.go:226*/ {
-				/*line bwd64.go:226*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite244)][:], int(0), &gocuSite244, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite245)][:], int(1), &gocuSite245, kernel.Read)*scale)
-				/*line bwd64.go:226*/ *kernel.At(t, dk2, int((head+int(keyA)*d64+col)/2), &gocuSite246, kernel.Write) = gocuV2
+	/*line bwd64.go:225*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
+	/*line bwd64.go:226*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
+	/*line bwd64.go:227*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
+	/*line bwd64.go:229*/ for dt := int32(0); dt < d64/8; dt++ {
+		/*line bwd64.go:229*/ kernel.Loop(t, &gocuSite388)
+		/*line bwd64.go:230*/ col := int(dt*8 + 2*qd)
+		/*line bwd64.go:231*/ if keyA < seq {
+			/*line bwd64.go:232*/ {
+				/*line bwd64.go:232*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite262)][:], int(0), &gocuSite262, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite263)][:], int(1), &gocuSite263, kernel.Read)*scale)
+				/*line bwd64.go:232*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite264, kernel.Write) = gocuV2
 			}
-			/*line bwd64.go:227*/ {
-				/*line bwd64.go:227*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite247)][:], int(0), &gocuSite247, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite248)][:], int(1), &gocuSite248, kernel.Read))
-				/*line bwd64.go:227*/ *kernel.At(t, dv2, int((head+int(keyA)*d64+col)/2), &gocuSite249, kernel.Write) = gocuV3
+			/*line bwd64.go:233*/ {
+				/*line bwd64.go:233*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite265)][:], int(0), &gocuSite265, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite266)][:], int(1), &gocuSite266, kernel.Read))
+				/*line bwd64.go:233*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite267, kernel.Write) = gocuV3
 			}
 		}
-		/*line bwd64.go:229*/ if keyA+8 < seq {
-			/*line bwd64.go:230*/ {
-				/*line bwd64.go:230*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite250)][:], int(2), &gocuSite250, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite251)][:], int(3), &gocuSite251, kernel.Read)*scale)
-				/*line bwd64.go:230*/ *kernel.At(t, dk2, int((head+int(keyA+8)*d64+col)/2), &gocuSite252, kernel.Write) = gocuV4
+		/*line bwd64.go:235*/ if keyA+8 < seq {
+			/*line bwd64.go:236*/ {
+				/*line bwd64.go:236*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite268)][:], int(2), &gocuSite268, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite269)][:], int(3), &gocuSite269, kernel.Read)*scale)
+				/*line bwd64.go:236*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite270, kernel.Write) = gocuV4
 			}
-			/*line bwd64.go:231*/ {
-				/*line bwd64.go:231*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite253)][:], int(2), &gocuSite253, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite254)][:], int(3), &gocuSite254, kernel.Read))
-				/*line bwd64.go:231*/ *kernel.At(t, dv2, int((head+int(keyA+8)*d64+col)/2), &gocuSite255, kernel.Write) = gocuV5
+			/*line bwd64.go:237*/ {
+				/*line bwd64.go:237*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite271)][:], int(2), &gocuSite271, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite272)][:], int(3), &gocuSite272, kernel.Read))
+				/*line bwd64.go:237*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite273, kernel.Write) = gocuV5
 			}
 		}
 	}
 }
 
-// gocuChecked_fwd128 is the checked copy of attn.fwd128 (fwd128.go:43).
-func gocuChecked_fwd128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, lse []float32, seq int32, scale float32, causal bool) {
-	/*line fwd128.go:44*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line fwd128.go:45*/ tid := t.ThreadIdx.X
-	/*line fwd128.go:46*/ warp, lane := tid/32, tid%32
-	/*line fwd128.go:47*/ g, qd := lane/4, lane%4
-	/*line fwd128.go:48*/ qtile := t.BlockIdx.X
-	/*line fwd128.go:49*/ if causal {
-		/*line fwd128.go:50*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
+// gocuChecked_fwd128 is the checked copy of attn.fwd128 (fwd128.go:44).
+func gocuChecked_fwd128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, lse []float32, ql layout, kl layout, vl layout, ol layout, heads int32, seq int32, scale float32, causal bool) {
+	/*line fwd128.go:45*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line fwd128.go:46*/ tid := t.ThreadIdx.X
+	/*line fwd128.go:47*/ warp, lane := tid/32, tid%32
+	/*line fwd128.go:48*/ g, qd := lane/4, lane%4
+	/*line fwd128.go:49*/ qtile := t.BlockIdx.X
+	/*line fwd128.go:50*/ if causal {
+		/*line fwd128.go:51*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
 	}
-	/*line fwd128.go:52*/ q0 := qtile * tileQ
-	/*line fwd128.go:53*/ bh := int(t.BlockIdx.Y)
-	/*line fwd128.go:54*/ head := bh * int(seq) * d128
-	/*line fwd128.go:55*/ sl2 := scale * log2e
-	/*line fwd128.go:59*/ cr, cc := tid/d128Chunk, tid%d128Chunk
-	/*line fwd128.go:60*/ soff := cr*d128 + (cc^(cr&7))*8
-	/*line fwd128.go:61*/ gocuChecked_load128(t, sm, 0, q, head, q0, seq, soff, cr, cc)
-	/*line fwd128.go:62*/ ntiles, nfull := (seq+tileK-1)/tileK, seq/tileK
-	/*line fwd128.go:63*/ if causal {
-		/*line fwd128.go:64*/ ntiles = (q0 + tileQ) / tileK
-		/*line fwd128.go:65*/ nfull = q0 / tileK
+	/*line fwd128.go:53*/ q0 := qtile * tileQ
+	/*line fwd128.go:54*/ bh := int(t.BlockIdx.Y)
+	/*line fwd128.go:55*/ qh, kh, vh := q[gocuChecked_layout_head(t, ql, int32(bh), heads):], k[gocuChecked_layout_head(t, kl, int32(bh), heads):], v[gocuChecked_layout_head(t, vl, int32(bh), heads):]
+	/*line fwd128.go:56*/ sl2 := scale * log2e
+	/*line fwd128.go:60*/ cr, cc := tid/d128Chunk, tid%d128Chunk
+	/*line fwd128.go:61*/ soff := cr*d128 + (cc^(cr&7))*8
+	/*line fwd128.go:62*/ gocuChecked_load128(t, sm, 0, qh, ql.S, q0, seq, soff, cr, cc)
+	/*line fwd128.go:63*/ ntiles, nfull := (seq+tileK-1)/tileK, seq/tileK
+	/*line fwd128.go:64*/ if causal {
+		/*line fwd128.go:65*/ ntiles = (q0 + tileQ) / tileK
+		/*line fwd128.go:66*/ nfull = q0 / tileK
 	}
-	/*line fwd128.go:67*/ gocuChecked_load128(t, sm, d128Tile, k, head, 0, seq, soff, cr, cc)
-	/*line fwd128.go:68*/ gocuChecked_load128(t, sm, 2*d128Tile, v, head, 0, seq, soff, cr, cc)
-	/*line fwd128.go:69*/ kernel.CpAsyncCommit(t)
-	/*line fwd128.go:70*/ kernel.CpAsyncWait(t, 0)
-	/*line fwd128.go:71*/ t.SyncThreads()
-	/*line fwd128.go:74*/ var qf [8]kernel.FragA
-	/*line fwd128.go:75*/ lr, lc := lane%16, lane/16
-	/*line fwd128.go:77*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line fwd128.go:77*/ kernel.Loop(t, &gocuSite363)
-		/*line fwd128.go:78*/ r := warp*16 + lr
-		/*line fwd128.go:79*/ ch := ks*2 + lc
-		/*line fwd128.go:80*/ {
-			/*line fwd128.go:80*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d128+(ch^(r&7))*8:])
-			/*line fwd128.go:80*/ *kernel.At(t, qf[:], int(ks), &gocuSite257, kernel.Write) = gocuV1
+	/*line fwd128.go:68*/ gocuChecked_load128(t, sm, d128Tile, kh, kl.S, 0, seq, soff, cr, cc)
+	/*line fwd128.go:69*/ gocuChecked_load128(t, sm, 2*d128Tile, vh, vl.S, 0, seq, soff, cr, cc)
+	/*line fwd128.go:70*/ kernel.CpAsyncCommit(t)
+	/*line fwd128.go:71*/ kernel.CpAsyncWait(t, 0)
+	/*line fwd128.go:72*/ t.SyncThreads()
+	/*line fwd128.go:75*/ var qf [8]kernel.FragA
+	/*line fwd128.go:76*/ lr, lc := lane%16, lane/16
+	/*line fwd128.go:78*/ for ks := int32(0); ks < d128/16; ks++ {
+		/*line fwd128.go:78*/ kernel.Loop(t, &gocuSite389)
+		/*line fwd128.go:79*/ r := warp*16 + lr
+		/*line fwd128.go:80*/ ch := ks*2 + lc
+		/*line fwd128.go:81*/ {
+			/*line fwd128.go:81*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d128+(ch^(r&7))*8:])
+			/*line fwd128.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite278, kernel.Write) = gocuV1
 		}
 	}
-	/*line fwd128.go:82*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
-	/*line fwd128.go:84*/ var acc [16]kernel.FragC
-	/*line fwd128.go:85*/ negInf := float32(math.Inf(-1))
-	/*line fwd128.go:86*/ mx := [2]float32{negInf, negInf}
-	/*line fwd128.go:87*/ sum := [2]float32{0, 0}
-	/*line fwd128.go:88*/ rowA := q0 + warp*16 + g
-	/*line fwd128.go:89*/ lim := [2]int32{seq, seq}
-	/*line fwd128.go:90*/ if causal {
-		/*line fwd128.go:91*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
+	/*line fwd128.go:83*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
+	/*line fwd128.go:85*/ var acc [16]kernel.FragC
+	/*line fwd128.go:86*/ negInf := float32(math.Inf(-1))
+	/*line fwd128.go:87*/ mx := [2]float32{negInf, negInf}
+	/*line fwd128.go:88*/ sum := [2]float32{0, 0}
+	/*line fwd128.go:89*/ rowA := q0 + warp*16 + g
+	/*line fwd128.go:90*/ lim := [2]int32{seq, seq}
+	/*line fwd128.go:91*/ if causal {
+		/*line fwd128.go:92*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
 	}
-	/*line fwd128.go:93*/ for j := int32(0); j < nfull; j++ {
-		/*line fwd128.go:93*/ kernel.Loop(t, &gocuSite364)
-		/*line fwd128.go:94*/ acc, mx, sum = gocuChecked_fwd128Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
+	/*line fwd128.go:94*/ for j := int32(0); j < nfull; j++ {
+		/*line fwd128.go:94*/ kernel.Loop(t, &gocuSite390)
+		/*line fwd128.go:95*/ acc, mx, sum = gocuChecked_fwd128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
 	}
-	/*line fwd128.go:96*/ for j := nfull; j < ntiles; j++ {
-		/*line fwd128.go:96*/ kernel.Loop(t, &gocuSite365)
-		/*line fwd128.go:97*/ acc, mx, sum = gocuChecked_fwd128Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
+	/*line fwd128.go:97*/ for j := nfull; j < ntiles; j++ {
+		/*line fwd128.go:97*/ kernel.Loop(t, &gocuSite391)
+		/*line fwd128.go:98*/ acc, mx, sum = gocuChecked_fwd128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
 	}
-	/*line fwd128.go:102*/ var inv [2]float32
-	/*line fwd128.go:104*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd128.go:104*/ kernel.Loop(t, &gocuSite366)
-		/*line fwd128.go:105*/ {
-			/*line fwd128.go:105*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite258, kernel.Read), 1)
-			/*line fwd128.go:105*/ *kernel.At(t, sum[:], int(hh), &gocuSite259, kernel.ReadWrite) += gocuV2
-		}
+	/*line fwd128.go:103*/ var inv [2]float32
+	/*line fwd128.go:105*/ for hh := 0; hh < 2; hh++ {
+		/*line fwd128.go:105*/ kernel.Loop(t, &gocuSite392)
 		/*line fwd128.go:106*/ {
-			/*line fwd128.go:106*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite260, kernel.Read), 2)
-			/*line fwd128.go:106*/ *kernel.At(t, sum[:], int(hh), &gocuSite261, kernel.ReadWrite) += gocuV3
+			/*line fwd128.go:106*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite279, kernel.Read), 1)
+			/*line fwd128.go:106*/ *kernel.At(t, sum[:], int(hh), &gocuSite280, kernel.ReadWrite) += gocuV2
 		}
 		/*line fwd128.go:107*/ {
-			/*line fwd128.go:107*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite262, kernel.Read)
-			/*line fwd128.go:107*/ *kernel.At(t, inv[:], int(hh), &gocuSite263, kernel.Write) = gocuV4
+			/*line fwd128.go:107*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite281, kernel.Read), 2)
+			/*line fwd128.go:107*/ *kernel.At(t, sum[:], int(hh), &gocuSite282, kernel.ReadWrite) += gocuV3
 		}
-		/*line fwd128.go:108*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
-			/*line fwd128.go:109*/ {
-				/*line fwd128.go:109*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite264, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite265, kernel.Read))) * ln2
-				/*line fwd128.go:109*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite266, kernel.Write) = gocuV5
+		/*line fwd128.go:108*/ {
+			/*line fwd128.go:108*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite283, kernel.Read)
+			/*line fwd128.go:108*/ *kernel.At(t, inv[:], int(hh), &gocuSite284, kernel.Write) = gocuV4
+		}
+		/*line fwd128.go:109*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
+			/*line fwd128.go:110*/ {
+				/*line fwd128.go:110*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite285, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite286, kernel.Read))) * ln2
+				/*line fwd128.go:110*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite287, kernel.Write) = gocuV5
 			}
 		}
 	}
-	/*line fwd128.go:112*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
-	/*line fwd128.go:114*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line fwd128.go:114*/ kernel.Loop(t, &gocuSite367)
-		/*line fwd128.go:115*/ col := int(dt*8 + 2*qd)
-		/*line fwd128.go:116*/ if rowA < seq {
-			/*line fwd128.go:117*/ {
-				/*line fwd128.go:117*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite268)][:], int(0), &gocuSite268, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite269, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite270)][:], int(1), &gocuSite270, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite271, kernel.Read))
-				/*line fwd128.go:117*/ *kernel.At(t, o2, int((head+int(rowA)*d128+col)/2), &gocuSite272, kernel.Write) = gocuV6
+	/*line fwd128.go:113*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
+	/*line fwd128.go:114*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
+	/*line fwd128.go:116*/ for dt := int32(0); dt < d128/8; dt++ {
+		/*line fwd128.go:116*/ kernel.Loop(t, &gocuSite393)
+		/*line fwd128.go:117*/ col := int(dt*8 + 2*qd)
+		/*line fwd128.go:118*/ if rowA < seq {
+			/*line fwd128.go:119*/ {
+				/*line fwd128.go:119*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite289)][:], int(0), &gocuSite289, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite290, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite291)][:], int(1), &gocuSite291, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite292, kernel.Read))
+				/*line fwd128.go:119*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite293, kernel.Write) = gocuV6
 			}
 		}
-		/*line fwd128.go:119*/ if rowA+8 < seq {
-			/*line fwd128.go:120*/ {
-				/*line fwd128.go:120*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite273)][:], int(2), &gocuSite273, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite274, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite275)][:], int(3), &gocuSite275, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite276, kernel.Read))
-				/*line fwd128.go:120*/ *kernel.At(t, o2, int((head+int(rowA+8)*d128+col)/2), &gocuSite277, kernel.Write) = gocuV7
+		/*line fwd128.go:121*/ if rowA+8 < seq {
+			/*line fwd128.go:122*/ {
+				/*line fwd128.go:122*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite294)][:], int(2), &gocuSite294, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite295, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite296)][:], int(3), &gocuSite296, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite297, kernel.Read))
+				/*line fwd128.go:122*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite298, kernel.Write) = gocuV7
 			}
 		}
 	}
 }
 
-// gocuChecked_fwd64 is the checked copy of attn.fwd64 (fwd64.go:45).
-func gocuChecked_fwd64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, lse []float32, seq int32, scale float32, causal bool) {
-	/*line fwd64.go:46*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line fwd64.go:47*/ tid := t.ThreadIdx.X
-	/*line fwd64.go:48*/ warp, lane := tid/32, tid%32
-	/*line fwd64.go:49*/ g, qd := lane/4, lane%4
-	/*line fwd64.go:50*/ qtile := t.BlockIdx.X
-	/*line fwd64.go:51*/ if causal {
-		/*line fwd64.go:52*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
+// gocuChecked_fwd64 is the checked copy of attn.fwd64 (fwd64.go:46).
+func gocuChecked_fwd64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, lse []float32, ql layout, kl layout, vl layout, ol layout, heads int32, seq int32, scale float32, causal bool) {
+	/*line fwd64.go:47*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line fwd64.go:48*/ tid := t.ThreadIdx.X
+	/*line fwd64.go:49*/ warp, lane := tid/32, tid%32
+	/*line fwd64.go:50*/ g, qd := lane/4, lane%4
+	/*line fwd64.go:51*/ qtile := t.BlockIdx.X
+	/*line fwd64.go:52*/ if causal {
+		/*line fwd64.go:53*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
 	}
-	/*line fwd64.go:54*/ q0 := qtile * tileQ
-	/*line fwd64.go:55*/ bh := int(t.BlockIdx.Y)
-	/*line fwd64.go:56*/ head := bh * int(seq) * d64
-	/*line fwd64.go:57*/ sl2 := scale * log2e
-	/*line fwd64.go:61*/ cr, cc := tid/d64Chunk, tid%d64Chunk
-	/*line fwd64.go:62*/ soff := cr*d64 + (cc^(cr&7))*8
-	/*line fwd64.go:63*/ gocuChecked_load64(t, sm, 0, q, head, q0, seq, soff, cr, cc)
-	/*line fwd64.go:64*/ ntiles, nfull := (seq+tileK-1)/tileK, seq/tileK
-	/*line fwd64.go:65*/ if causal {
-		/*line fwd64.go:66*/ ntiles = (q0 + tileQ) / tileK
-		/*line fwd64.go:67*/ nfull = q0 / tileK
+	/*line fwd64.go:55*/ q0 := qtile * tileQ
+	/*line fwd64.go:56*/ bh := int(t.BlockIdx.Y)
+	/*line fwd64.go:57*/ qh, kh, vh := q[gocuChecked_layout_head(t, ql, int32(bh), heads):], k[gocuChecked_layout_head(t, kl, int32(bh), heads):], v[gocuChecked_layout_head(t, vl, int32(bh), heads):]
+	/*line fwd64.go:58*/ sl2 := scale * log2e
+	/*line fwd64.go:62*/ cr, cc := tid/d64Chunk, tid%d64Chunk
+	/*line fwd64.go:63*/ soff := cr*d64 + (cc^(cr&7))*8
+	/*line fwd64.go:64*/ gocuChecked_load64(t, sm, 0, qh, ql.S, q0, seq, soff, cr, cc)
+	/*line fwd64.go:65*/ ntiles, nfull := (seq+tileK-1)/tileK, seq/tileK
+	/*line fwd64.go:66*/ if causal {
+		/*line fwd64.go:67*/ ntiles = (q0 + tileQ) / tileK
+		/*line fwd64.go:68*/ nfull = q0 / tileK
 	}
-	/*line fwd64.go:69*/ gocuChecked_load64(t, sm, d64Tile, k, head, 0, seq, soff, cr, cc)
-	/*line fwd64.go:70*/ gocuChecked_load64(t, sm, 2*d64Tile, v, head, 0, seq, soff, cr, cc)
-	/*line fwd64.go:71*/ kernel.CpAsyncCommit(t)
-	/*line fwd64.go:72*/ kernel.CpAsyncWait(t, 0)
-	/*line fwd64.go:73*/ t.SyncThreads()
-	/*line fwd64.go:76*/ var qf [4]kernel.FragA
-	/*line fwd64.go:77*/ lr, lc := lane%16, lane/16
-	/*line fwd64.go:79*/ for ks := int32(0); ks < d64/16; ks++ {
-		/*line fwd64.go:79*/ kernel.Loop(t, &gocuSite368)
-		/*line fwd64.go:80*/ r := warp*16 + lr
-		/*line fwd64.go:81*/ ch := ks*2 + lc
-		/*line fwd64.go:82*/ {
-			/*line fwd64.go:82*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d64+(ch^(r&7))*8:])
-			/*line fwd64.go:82*/ *kernel.At(t, qf[:], int(ks), &gocuSite279, kernel.Write) = gocuV1
+	/*line fwd64.go:70*/ gocuChecked_load64(t, sm, d64Tile, kh, kl.S, 0, seq, soff, cr, cc)
+	/*line fwd64.go:71*/ gocuChecked_load64(t, sm, 2*d64Tile, vh, vl.S, 0, seq, soff, cr, cc)
+	/*line fwd64.go:72*/ kernel.CpAsyncCommit(t)
+	/*line fwd64.go:73*/ kernel.CpAsyncWait(t, 0)
+	/*line fwd64.go:74*/ t.SyncThreads()
+	/*line fwd64.go:77*/ var qf [4]kernel.FragA
+	/*line fwd64.go:78*/ lr, lc := lane%16, lane/16
+	/*line fwd64.go:80*/ for ks := int32(0); ks < d64/16; ks++ {
+		/*line fwd64.go:80*/ kernel.Loop(t, &gocuSite394)
+		/*line fwd64.go:81*/ r := warp*16 + lr
+		/*line fwd64.go:82*/ ch := ks*2 + lc
+		/*line fwd64.go:83*/ {
+			/*line fwd64.go:83*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d64+(ch^(r&7))*8:])
+			/*line fwd64.go:83*/ *kernel.At(t, qf[:], int(ks), &gocuSite303, kernel.Write) = gocuV1
 		}
 	}
-	/*line fwd64.go:84*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
-	/*line fwd64.go:86*/ var acc [8]kernel.FragC
-	/*line fwd64.go:87*/ negInf := float32(math.Inf(-1))
-	/*line fwd64.go:88*/ mx := [2]float32{negInf, negInf}
-	/*line fwd64.go:89*/ sum := [2]float32{0, 0}
-	/*line fwd64.go:90*/ rowA := q0 + warp*16 + g
-	/*line fwd64.go:91*/ lim := [2]int32{seq, seq}
-	/*line fwd64.go:92*/ if causal {
-		/*line fwd64.go:93*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
+	/*line fwd64.go:85*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
+	/*line fwd64.go:87*/ var acc [8]kernel.FragC
+	/*line fwd64.go:88*/ negInf := float32(math.Inf(-1))
+	/*line fwd64.go:89*/ mx := [2]float32{negInf, negInf}
+	/*line fwd64.go:90*/ sum := [2]float32{0, 0}
+	/*line fwd64.go:91*/ rowA := q0 + warp*16 + g
+	/*line fwd64.go:92*/ lim := [2]int32{seq, seq}
+	/*line fwd64.go:93*/ if causal {
+		/*line fwd64.go:94*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
 	}
-	/*line fwd64.go:95*/ for j := int32(0); j < nfull; j++ {
-		/*line fwd64.go:95*/ kernel.Loop(t, &gocuSite369)
-		/*line fwd64.go:96*/ acc, mx, sum = gocuChecked_fwd64Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
+	/*line fwd64.go:96*/ for j := int32(0); j < nfull; j++ {
+		/*line fwd64.go:96*/ kernel.Loop(t, &gocuSite395)
+		/*line fwd64.go:97*/ acc, mx, sum = gocuChecked_fwd64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
 	}
-	/*line fwd64.go:98*/ for j := nfull; j < ntiles; j++ {
-		/*line fwd64.go:98*/ kernel.Loop(t, &gocuSite370)
-		/*line fwd64.go:99*/ acc, mx, sum = gocuChecked_fwd64Tile(t, sm, k, v, head, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
+	/*line fwd64.go:99*/ for j := nfull; j < ntiles; j++ {
+		/*line fwd64.go:99*/ kernel.Loop(t, &gocuSite396)
+		/*line fwd64.go:100*/ acc, mx, sum = gocuChecked_fwd64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
 	}
-	/*line fwd64.go:104*/ var inv [2]float32
-	/*line fwd64.go:106*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd64.go:106*/ kernel.Loop(t, &gocuSite371)
-		/*line fwd64.go:107*/ {
-			/*line fwd64.go:107*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite280, kernel.Read), 1)
-			/*line fwd64.go:107*/ *kernel.At(t, sum[:], int(hh), &gocuSite281, kernel.ReadWrite) += gocuV2
-		}
+	/*line fwd64.go:105*/ var inv [2]float32
+	/*line fwd64.go:107*/ for hh := 0; hh < 2; hh++ {
+		/*line fwd64.go:107*/ kernel.Loop(t, &gocuSite397)
 		/*line fwd64.go:108*/ {
-			/*line fwd64.go:108*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite282, kernel.Read), 2)
-			/*line fwd64.go:108*/ *kernel.At(t, sum[:], int(hh), &gocuSite283, kernel.ReadWrite) += gocuV3
+			/*line fwd64.go:108*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite304, kernel.Read), 1)
+			/*line fwd64.go:108*/ *kernel.At(t, sum[:], int(hh), &gocuSite305, kernel.ReadWrite) += gocuV2
 		}
 		/*line fwd64.go:109*/ {
-			/*line fwd64.go:109*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite284, kernel.Read)
-			/*line fwd64.go:109*/ *kernel.At(t, inv[:], int(hh), &gocuSite285, kernel.Write) = gocuV4
+			/*line fwd64.go:109*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite306, kernel.Read), 2)
+			/*line fwd64.go:109*/ *kernel.At(t, sum[:], int(hh), &gocuSite307, kernel.ReadWrite) += gocuV3
 		}
-		/*line fwd64.go:110*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
-			/*line fwd64.go:111*/ {
-				/*line fwd64.go:111*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite286, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite287, kernel.Read))) * ln2
-				/*line fwd64.go:111*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite288, kernel.Write) = gocuV5
+		/*line fwd64.go:110*/ {
+			/*line fwd64.go:110*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite308, kernel.Read)
+			/*line fwd64.go:110*/ *kernel.At(t, inv[:], int(hh), &gocuSite309, kernel.Write) = gocuV4
+		}
+		/*line fwd64.go:111*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
+			/*line fwd64.go:112*/ {
+				/*line fwd64.go:112*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite310, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite311, kernel.Read))) * ln2
+				/*line fwd64.go:112*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite312, kernel.Write) = gocuV5
 			}
 		}
 	}
-	/*line fwd64.go:114*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
-	/*line fwd64.go:116*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line fwd64.go:116*/ kernel.Loop(t, &gocuSite372)
-		/*line fwd64.go:117*/ col := int(dt*8 + 2*qd)
-		/*line fwd64.go:118*/ if rowA < seq {
-			/*line fwd64.go:119*/ {
-				/*line fwd64.go:119*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite290)][:], int(0), &gocuSite290, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite291, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite292)][:], int(1), &gocuSite292, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite293, kernel.Read))
-				/*line fwd64.go:119*/ *kernel.At(t, o2, int((head+int(rowA)*d64+col)/2), &gocuSite294, kernel.Write) = gocuV6
+	/*line fwd64.go:115*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
+	/*line fwd64.go:116*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
+	/*line fwd64.go:118*/ for dt := int32(0); dt < d64/8; dt++ {
+		/*line fwd64.go:118*/ kernel.Loop(t, &gocuSite398)
+		/*line fwd64.go:119*/ col := int(dt*8 + 2*qd)
+		/*line fwd64.go:120*/ if rowA < seq {
+			/*line fwd64.go:121*/ {
+				/*line fwd64.go:121*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite314)][:], int(0), &gocuSite314, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite315, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite316)][:], int(1), &gocuSite316, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite317, kernel.Read))
+				/*line fwd64.go:121*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite318, kernel.Write) = gocuV6
 			}
 		}
-		/*line fwd64.go:121*/ if rowA+8 < seq {
-			/*line fwd64.go:122*/ {
-				/*line fwd64.go:122*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite295)][:], int(2), &gocuSite295, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite296, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite297)][:], int(3), &gocuSite297, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite298, kernel.Read))
-				/*line fwd64.go:122*/ *kernel.At(t, o2, int((head+int(rowA+8)*d64+col)/2), &gocuSite299, kernel.Write) = gocuV7
+		/*line fwd64.go:123*/ if rowA+8 < seq {
+			/*line fwd64.go:124*/ {
+				/*line fwd64.go:124*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite319)][:], int(2), &gocuSite319, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite320, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite321)][:], int(3), &gocuSite321, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite322, kernel.Read))
+				/*line fwd64.go:124*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite323, kernel.Write) = gocuV7
 			}
 		}
 	}
 }
 
-// gocuChecked_bwdPrep is the checked copy of attn.bwdPrep (prep.go:11).
-func gocuChecked_bwdPrep(t *kernel.Thread, o []kernel.BFloat16, do []kernel.BFloat16, dvec []float32, rows int32, dim int32) {
-	/*line prep.go:12*/ row := t.BlockIdx.X*warps + t.ThreadIdx.X/32
-	/*line prep.go:13*/ lane := t.ThreadIdx.X % 32
-	/*line prep.go:14*/ if row >= rows {
-		/*line prep.go:15*/ return
+// gocuChecked_bwdPrep is the checked copy of attn.bwdPrep (prep.go:12).
+func gocuChecked_bwdPrep(t *kernel.Thread, o []kernel.BFloat16, do []kernel.BFloat16, dvec []float32, ol layout, dol layout, heads int32, seq int32, rows int32, dim int32) {
+	/*line prep.go:13*/ row := t.BlockIdx.X*warps + t.ThreadIdx.X/32
+	/*line prep.go:14*/ lane := t.ThreadIdx.X % 32
+	/*line prep.go:15*/ if row >= rows {
+		/*line prep.go:16*/ return
 	}
-	/*line prep.go:17*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
-	/*line prep.go:18*/ do2 := kernel.Reinterpret[kernel.BFloat16x2](do)
-	/*line prep.go:19*/ base := int(row) * int(dim/2)
-	/*line prep.go:20*/ var s float32
-	/*line prep.go:21*/ for c := lane; c < dim/2; c += 32 {
-		/*line prep.go:21*/ kernel.Loop(t, &gocuSite373)
-		/*line prep.go:22*/ a, b := *kernel.At(t, o2, int(base+int(c)), &gocuSite302, kernel.Read), *kernel.At(t, do2, int(base+int(c)), &gocuSite303, kernel.Read)
-		/*line prep.go:23*/ s += a.X.Float32()*b.X.Float32() + a.Y.Float32()*b.Y.Float32()
+	/*line prep.go:18*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
+	/*line prep.go:19*/ do2 := kernel.Reinterpret[kernel.BFloat16x2](do)
+	/*line prep.go:20*/ bh, r := row/seq, row%seq
+	/*line prep.go:21*/ ob := (gocuChecked_layout_head(t, ol, bh, heads) + int(r)*int(ol.S)) / 2
+	/*line prep.go:22*/ db := (gocuChecked_layout_head(t, dol, bh, heads) + int(r)*int(dol.S)) / 2
+	/*line prep.go:23*/ var s float32
+	/*line prep.go:24*/ for c := lane; c < dim/2; c += 32 {
+		/*line prep.go:24*/ kernel.Loop(t, &gocuSite399)
+		/*line prep.go:25*/ a, b := *kernel.At(t, o2, int(ob+int(c)), &gocuSite328, kernel.Read), *kernel.At(t, do2, int(db+int(c)), &gocuSite329, kernel.Read)
+		/*line prep.go:26*/ s += a.X.Float32()*b.X.Float32() + a.Y.Float32()*b.Y.Float32()
 	}
-	/*line prep.go:26*/ for m := int32(16); m > 0; m /= 2 {
-		/*line prep.go:26*/ kernel.Loop(t, &gocuSite374)
-		/*line prep.go:27*/ s += kernel.ShflXor(t, kernel.FullMask, s, m)
+	/*line prep.go:29*/ for m := int32(16); m > 0; m /= 2 {
+		/*line prep.go:29*/ kernel.Loop(t, &gocuSite400)
+		/*line prep.go:30*/ s += kernel.ShflXor(t, kernel.FullMask, s, m)
 	}
-	/*line prep.go:29*/ if lane == 0 {
-		/*line prep.go:30*/ *kernel.At(t, dvec, int(row), &gocuSite304, kernel.Write) = s
+	/*line prep.go:32*/ if lane == 0 {
+		/*line prep.go:33*/ *kernel.At(t, dvec, int(row), &gocuSite330, kernel.Write) = s
 	}
 }
