@@ -288,6 +288,7 @@ static __device__ __forceinline__ void ss_store_st(ST* p, ST v) { SS_STORE_STATU
 #define ST_A ((ST)1 << ST_SHIFT)
 #define ST_P ((ST)2 << ST_SHIFT)
 #define ST_MASK (ST_A - 1)
+#define LBW 8
 
 union ss_stage {
 	UK k[TILE];
@@ -396,18 +397,24 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_pass(const KT* __restri
 	unsigned int dpre = inc - cd;
 	for (int w = 0; w < warp; w++) dpre += wsum[w];
 	if (d < 256) {
-		// The keys of digit d in the tiles before this one.
+		// The keys of digit d in the tiles before this one, LBW statuses
+		// read at once: a walk of one load at a time is bound by latency.
 		ST run = 0;
 		if (tr > 0) { // the row's first tile is always complete
-			for (long long j = t - 1;; j--) {
-				ST s;
-				for (;;) {
-					s = ((volatile ST*)st)[j * 256 + d];
-					if (s & (ST_A | ST_P)) break;
-					SS_SPIN();
+			const long long first = t - tr;
+			for (long long j = t - 1;; j -= LBW) {
+				ST s[LBW];
+				for (int w = 0; w < LBW; w++) s[w] = j - w >= first ? ((volatile ST*)st)[(j - w) * 256 + d] : ST_P;
+				bool done = false;
+				for (int w = 0; w < LBW && !done; w++) {
+					while (!(s[w] & (ST_A | ST_P))) {
+						SS_SPIN(&st[(j - w) * 256 + d]);
+						s[w] = ((volatile ST*)st)[(j - w) * 256 + d];
+					}
+					run += s[w] & ST_MASK;
+					done = (s[w] & ST_P) != 0;
 				}
-				run += s & ST_MASK;
-				if (s & ST_P) break;
+				if (done) break;
 			}
 			ss_store_st(&st[t * 256 + d], ST_P | (run + (ST)cd));
 		}
@@ -642,8 +649,9 @@ func flag01(v bool) int {
 	return 0
 }
 
-// lookbackHooks are the status store and the spin of the look-back; the
-// host tests replace them to delay stores and so exercise every state.
+// lookbackHooks are the status store and the spin of the look-back (on
+// the word p it waits for); the host tests replace them to delay stores
+// and so exercise every state.
 const lookbackHooks = `#ifndef SS_STORE_STATUS
 #define SS_STORE_STATUS(p, v) (*(volatile unsigned long long*)(p) = (v))
 #endif
@@ -651,7 +659,7 @@ const lookbackHooks = `#ifndef SS_STORE_STATUS
 #define SS_STORE_STATUS32(p, v) (*(volatile unsigned int*)(p) = (v))
 #endif
 #ifndef SS_SPIN
-#define SS_SPIN()
+#define SS_SPIN(p)
 #endif
 `
 
@@ -782,7 +790,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) NAME_rows(const IT* __restri
 				for (;;) {
 					if (at >= first) f = ss_get(st, aux, at, &x);
 					if (__all_sync(0xffffffffu, f != 0u)) break;
-					SS_SPIN();
+					SS_SPIN(at >= first ? (void*)&st[at] : (void*)0);
 				}
 				const unsigned int incl = __ballot_sync(0xffffffffu, f == 2u);
 				const int stop = incl ? __ffs(incl) - 1 : 31;

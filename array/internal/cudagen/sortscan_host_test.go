@@ -109,29 +109,50 @@ struct alignas(16) int4 { int x, y, z, w; };
 static unsigned long long gocu_rng = 88172645463325252ull;
 static unsigned long long gocu_rand() { gocu_rng ^= gocu_rng << 13; gocu_rng ^= gocu_rng >> 7; gocu_rng ^= gocu_rng << 17; return gocu_rng; }
 struct gocu_store { void *p; unsigned long long v; int w; };
-static std::vector<gocu_store> gocu_pending;
+static std::vector<gocu_store> gocu_pending; // in store order
 static unsigned long long gocu_spins, gocu_deferred;
-static void gocu_flush_one() {
-	if (gocu_pending.empty()) return;
-	size_t i = gocu_rand() % gocu_pending.size();
-	if (gocu_pending[i].w == 8) *(unsigned long long *)gocu_pending[i].p = gocu_pending[i].v;
-	else *(unsigned int *)gocu_pending[i].p = (unsigned int)gocu_pending[i].v;
-	gocu_pending[i] = gocu_pending.back();
-	gocu_pending.pop_back();
+static void gocu_write(const gocu_store &s) {
+	if (s.w == 8) *(unsigned long long *)s.p = s.v;
+	else *(unsigned int *)s.p = (unsigned int)s.v;
 }
-static void gocu_store_w(void *p, unsigned long long v, int w) {
-	for (auto &s : gocu_pending) {
-		if (s.p == p) { s.v = v; return; } // stores to one word stay in order
+// gocu_flush makes the oldest held store to p visible.
+static bool gocu_flush(void *p) {
+	for (size_t i = 0; i < gocu_pending.size(); i++) {
+		if (gocu_pending[i].p == p) {
+			gocu_write(gocu_pending[i]);
+			gocu_pending.erase(gocu_pending.begin() + i);
+			return true;
+		}
 	}
-	if (gocu_rand() % 4 != 0) { gocu_pending.push_back({p, v, w}); gocu_deferred++; return; }
-	if (w == 8) *(unsigned long long *)p = v;
-	else *(unsigned int *)p = (unsigned int)v;
+	return false;
+}
+static void gocu_flush_one() {
+	if (!gocu_pending.empty()) gocu_flush(gocu_pending[gocu_rand() % gocu_pending.size()].p);
+}
+// A first store (the aggregate) mostly goes through; a later one (the
+// prefix) is mostly held back; stores to one word stay in order. A
+// look-back waiting on a word sees its next store: walks go far over
+// aggregates, as when many tiles are in flight.
+static void gocu_store_w(void *p, unsigned long long v, int w) {
+	bool held = false;
+	for (auto &s : gocu_pending) held = held || s.p == p;
+	const unsigned long long cur = w == 8 ? *(unsigned long long *)p : *(unsigned int *)p;
+	if (held || (cur == 0 ? gocu_rand() % 8 == 0 : gocu_rand() % 8 != 0)) {
+		gocu_pending.push_back({p, v, w});
+		gocu_deferred++;
+		return;
+	}
+	gocu_write({p, v, w});
+}
+static void gocu_spin(void *p) {
+	gocu_spins++;
+	if (!p || !gocu_flush(p)) gocu_flush_one();
 }
 static void gocu_status(void *p, unsigned long long v) { gocu_store_w(p, v, 8); }
 static void gocu_status32(void *p, unsigned int v) { gocu_store_w(p, v, 4); }
 #define SS_STORE_STATUS(p, v) gocu_status((p), (v))
 #define SS_STORE_STATUS32(p, v) gocu_status32((p), (v))
-#define SS_SPIN() (gocu_spins++, gocu_flush_one())
+#define SS_SPIN(p) gocu_spin(p)
 static void gocu_entry() { gocu_fn(); gocu_done[gocu_cur] = true; swapcontext(&gocu_ctx[gocu_cur], &gocu_sched); }
 static void gocu_init() {
 	for (int t = 0; t < MAXT; t++) gocu_stack[t] = (char *)malloc(1 << 16);
@@ -165,7 +186,8 @@ template <typename F> static void gocu_launch(unsigned int grid, unsigned int bl
 		}
 	}
 	// The launch is over: every store is visible to the next one.
-	while (!gocu_pending.empty()) gocu_flush_one();
+	for (auto &s : gocu_pending) gocu_write(s);
+	gocu_pending.clear();
 }
 `
 
@@ -716,6 +738,7 @@ func TestSortHost(t *testing.T) {
 		{dt: backend.Float32, rows: 1, len: 3, same: true},
 		{dt: backend.Int64, rows: 2, len: SortTile + 3, vals: true, same: true},
 		{dt: backend.Float32, rows: 4, len: SortTile / 2},
+		{dt: backend.Uint8, rows: 1, len: 37*SortTile + 5, pos: true}, // long look-backs
 		{dt: backend.Int64, rows: 1, len: 3*SortTile + 2, pos: true, desc: true, high: true},
 		{dt: backend.Int64, rows: 1, len: 2*SortTile + 5, high: true},
 		{dt: backend.Float32, rows: 3, len: 3*SortTile + 1, desc: true},
