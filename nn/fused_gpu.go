@@ -338,7 +338,7 @@ func cType(dt array.DType) string {
 
 type fusedKernels struct {
 	lnFwd, lnBwd, lnDwdb, lnWsum, geluFwd, geluBwd, xentFwd, xentBwd *gocu.Kernel
-	biasGeluFwd, biasGeluBwd, colsum                         *gocu.Kernel
+	biasGeluFwd, biasGeluBwd, colsum                                 *gocu.Kernel
 }
 
 var fusedCache sync.Map // fusedKey -> *fusedKernels
