@@ -287,7 +287,9 @@ func BenchmarkStridedCopyGPU(b *testing.B) {
 				}
 				u := g.NewRNG(1).Uniform(Float32, -1, 1, n)
 				defer u.Close()
-				x := u.AsType(dt).Reshape(c.shape...).Eval()
+				t := u.AsType(dt)
+				defer t.Close()
+				x := t.Reshape(c.shape...).Eval()
 				defer x.Close()
 				v := x.Transpose(c.perm...)
 				defer v.Close()
