@@ -24,7 +24,7 @@ type ElemSpec struct {
 	In        []Class // per input
 	OutContig bool
 	Index64   bool // 64-bit index arithmetic (more than 2^31-1 elements or offsets)
-	Vec       int  // 1, 2, 4 or 8 elements per vector load/store (contiguous operands only; 8 for types of at most 2 bytes)
+	Vec       int  // 1, 2, 4 or 8 elements per vector load/store (8 for types of at most 2 bytes; see vecLayout for strided operands)
 }
 
 func (s ElemSpec) key() string {
