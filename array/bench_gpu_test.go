@@ -263,3 +263,47 @@ func BenchmarkOverheadGPU(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStridedCopyGPU: Copy of a transposed view of 2^24 elements
+// (bf16 and float32): (16,1024,12,64) to (16,12,1024,64), the attention
+// head split, and a 4096x4096 matrix transpose. GB/s counts the bytes read
+// and written; %copy compares with a contiguous copy of the same array.
+func BenchmarkStridedCopyGPU(b *testing.B) {
+	cases := []struct {
+		name  string
+		shape []int
+		perm  []int
+	}{
+		{"BTHD", []int{16, 1024, 12, 64}, []int{0, 2, 1, 3}},
+		{"2D", []int{4096, 4096}, []int{1, 0}},
+	}
+	for _, dt := range []DType{BFloat16, Float32} {
+		for _, c := range cases {
+			b.Run(dt.String()+"/"+c.name, func(b *testing.B) {
+				g := testGPU(b)
+				n := 1
+				for _, k := range c.shape {
+					n *= k
+				}
+				u := g.NewRNG(1).Uniform(Float32, -1, 1, n)
+				defer u.Close()
+				t := u.AsType(dt)
+				defer t.Close()
+				x := t.Reshape(c.shape...).Eval()
+				defer x.Close()
+				v := x.Transpose(c.perm...)
+				defer v.Close()
+				if err := v.Err(); err != nil {
+					b.Fatal(err)
+				}
+				m := medians(b, g, func() { closing(v.Copy()) }, func() { closing(x.Copy()) })
+				bytes := float64(2 * n * dt.Size())
+				tr, cp := gbps(bytes, m[0]), gbps(bytes, m[1])
+				b.ReportMetric(float64(m[0].Nanoseconds())/1e3, "us")
+				b.ReportMetric(tr, "GB/s")
+				b.ReportMetric(cp, "copy-GB/s")
+				b.ReportMetric(100*tr/cp, "%copy")
+			})
+		}
+	}
+}

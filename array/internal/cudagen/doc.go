@@ -15,7 +15,10 @@
 // each thread load Unroll vectors of up to 16 bytes per operand before it
 // computes, with no index arithmetic, one tile per block; strided programs
 // unravel indices in a grid-stride loop sized to one wave of resident
-// blocks (Options.BlocksPerSM). A full reduction is one launch of at most
+// blocks (Options.BlocksPerSM), dividing by each dimension with a
+// precomputed multiply-high (DivMagic) rather than a hardware-less integer
+// division, and move vectors when every operand's innermost dimension is
+// contiguous and aligned. A full reduction is one launch of at most
 // one wave in which every block gets the same number of tiles (Unroll
 // vectors per thread, loaded before use, combined as a tree, addresses by
 // pointer increments); its last block, found with an atomic ticket,

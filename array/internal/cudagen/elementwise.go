@@ -24,7 +24,7 @@ type ElemSpec struct {
 	In        []Class // per input
 	OutContig bool
 	Index64   bool // 64-bit index arithmetic (more than 2^31-1 elements or offsets)
-	Vec       int  // 1, 2, 4 or 8 elements per vector load/store (contiguous operands only; 8 for types of at most 2 bytes)
+	Vec       int  // 1, 2, 4 or 8 elements per vector load/store (8 for types of at most 2 bytes; see vecLayout for strided operands)
 }
 
 func (s ElemSpec) key() string {
@@ -87,15 +87,13 @@ func SpecFor(p *backend.Program, out backend.Operand, aligned func(o backend.Ope
 			s.Index64 = true
 		}
 	}
-	if !s.OutContig || n < 2*blockSize {
+	if n < 2*blockSize {
 		return s
 	}
+	tiled := s.Tiled()
 	maxSize := out.Buf.DType().Size()
 	for i, in := range p.Inputs {
-		if s.In[i] == Strided {
-			return s
-		}
-		if s.In[i] == Contig {
+		if s.In[i] != Const {
 			maxSize = max(maxSize, in.DType().Size())
 		}
 	}
@@ -103,10 +101,10 @@ func SpecFor(p *backend.Program, out backend.Operand, aligned func(o backend.Ope
 		if (w == 8 && maxSize > 2) || (w == 4 && maxSize > 4) {
 			continue
 		}
-		ok := aligned(out, w*out.Buf.DType().Size())
+		ok := aligned(out, w*out.Buf.DType().Size()) && (tiled || vecLayout(out.Layout, w))
 		for i, in := range p.Inputs {
-			if s.In[i] == Contig {
-				ok = ok && aligned(in, w*in.DType().Size())
+			if s.In[i] != Const {
+				ok = ok && aligned(in, w*in.DType().Size()) && (tiled || vecLayout(in.Layout, w))
 			}
 		}
 		if ok {
@@ -115,6 +113,44 @@ func SpecFor(p *backend.Program, out backend.Operand, aligned func(o backend.Ope
 		}
 	}
 	return s
+}
+
+// vecLayout reports whether the strided path can move l's elements in
+// vectors of w: its innermost dimension is contiguous and a multiple of w
+// long, and every other stride is a multiple of w (with an aligned first
+// element, every vector is then aligned).
+func vecLayout(l backend.Layout, w int) bool {
+	r := len(l.Shape)
+	if r == 0 || l.Shape[r-1]%w != 0 || l.Strides[r-1] != 1 {
+		return false
+	}
+	for _, st := range l.Strides[:r-1] {
+		if st%w != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// stridedDim is the value of RoleDim parameter d: in a vectorised strided
+// kernel, the innermost dimension counts vectors.
+func (s ElemSpec) stridedDim(shape []int, d int) int {
+	if d == len(shape)-1 && !s.Tiled() {
+		return shape[d] / s.Vec
+	}
+	return shape[d]
+}
+
+// stridedStride is the value of a RoleStride parameter: strides count
+// vectors in a vectorised strided kernel.
+func (s ElemSpec) stridedStride(l backend.Layout, d int) int {
+	if s.Tiled() || s.Vec == 1 {
+		return l.Strides[d]
+	}
+	if d == len(l.Shape)-1 {
+		return 1
+	}
+	return l.Strides[d] / s.Vec
 }
 
 // Elementwise generates the kernel computing program p (its structure and
@@ -155,6 +191,9 @@ func Elementwise(p *backend.Program, spec ElemSpec) (*Kernel, error) {
 	if strided {
 		for d := 0; d < spec.Rank; d++ {
 			add(fmt.Sprintf("long long d%d", d), Param{Name: fmt.Sprintf("d%d", d), Type: I64, Role: RoleDim, Dim: d})
+		}
+		if !spec.Index64 {
+			addDivs(add, "d", spec.Rank, RoleDimDiv)
 		}
 		for i, c := range spec.In {
 			if c != Strided {
@@ -313,10 +352,27 @@ func writeTiled(b *strings.Builder, p *backend.Program, spec ElemSpec, it string
 }
 
 // writeStrided writes the general path: a grid-stride loop over the
-// elements that unravels each flat index into per-operand offsets.
+// elements that unravels each flat index into per-operand offsets. With
+// spec.Vec > 1 it loops over vectors instead: the planner passes the
+// innermost dimension and every stride in vectors (see vecLayout).
 func writeStrided(b *strings.Builder, p *backend.Program, spec ElemSpec, it string, call func(func(int) string, string) string) {
+	w := spec.Vec
+	outDT := p.Result()
 	fmt.Fprintf(b, "\tconst %[1]s step = (%[1]s)gridDim.x * (%[1]s)blockDim.x;\n", it)
-	fmt.Fprintf(b, "\tfor (%[1]s i = (%[1]s)blockIdx.x * (%[1]s)blockDim.x + (%[1]s)threadIdx.x; i < n; i += step) {\n", it)
+	nv := "n"
+	if w > 1 {
+		nv = "nv"
+		fmt.Fprintf(b, "\tconst %s nv = n / %d;\n", it, w)
+		ovt := vtype(outDT, w)
+		fmt.Fprintf(b, "\t%s* __restrict__ outv = reinterpret_cast<%s*>(out);\n", ovt, ovt)
+		for i, in := range p.Inputs {
+			if spec.In[i] != Const {
+				vt := vtype(in.DType(), w)
+				fmt.Fprintf(b, "\tconst %s* __restrict__ inv%d = reinterpret_cast<const %s*>(in%d);\n", vt, i, vt, i)
+			}
+		}
+	}
+	fmt.Fprintf(b, "\tfor (%[1]s i = (%[1]s)blockIdx.x * (%[1]s)blockDim.x + (%[1]s)threadIdx.x; i < %[2]s; i += step) {\n", it, nv)
 	fmt.Fprintf(b, "\t\t%s rem = i;\n", it)
 	var offs []string
 	for i, c := range spec.In {
@@ -331,10 +387,8 @@ func writeStrided(b *strings.Builder, p *backend.Program, spec ElemSpec, it stri
 		fmt.Fprintf(b, "\t\t%s %s = 0;\n", it, o)
 	}
 	for d := spec.Rank - 1; d >= 0; d-- {
-		fmt.Fprintf(b, "\t\t{\n\t\t\tconst %s c = rem %% (%s)d%d;\n", it, it, d)
-		if d > 0 {
-			fmt.Fprintf(b, "\t\t\trem /= (%s)d%d;\n", it, d)
-		}
+		b.WriteString("\t\t{\n")
+		divStep(b, "\t\t\t", it, "c", "d", d, !spec.Index64)
 		for i, c := range spec.In {
 			if c == Strided {
 				fmt.Fprintf(b, "\t\t\to%d += c * (%s)st%d_%d;\n", i, it, i, d)
@@ -345,18 +399,47 @@ func writeStrided(b *strings.Builder, p *backend.Program, spec ElemSpec, it stri
 		}
 		b.WriteString("\t\t}\n")
 	}
-	load := func(i int) string {
-		switch spec.In[i] {
-		case Const:
-			return fmt.Sprintf("c%d", i)
-		case Strided:
-			return fmt.Sprintf("in%d[o%d]", i, i)
+	at := func(i int) string {
+		if spec.In[i] == Strided {
+			return fmt.Sprintf("o%d", i)
 		}
-		return fmt.Sprintf("in%d[i]", i)
+		return "i"
 	}
-	dst := "out[i]"
+	dst := "i"
 	if !spec.OutContig {
-		dst = "out[oo]"
+		dst = "oo"
 	}
-	fmt.Fprintf(b, "\t\t%s = %s;\n\t}\n", dst, call(load, "i"))
+	if w == 1 {
+		load := func(i int) string {
+			if spec.In[i] == Const {
+				return fmt.Sprintf("c%d", i)
+			}
+			return fmt.Sprintf("in%d[%s]", i, at(i))
+		}
+		fmt.Fprintf(b, "\t\tout[%s] = %s;\n\t}\n", dst, call(load, "i"))
+		return
+	}
+	for i, in := range p.Inputs {
+		if spec.In[i] != Const {
+			fmt.Fprintf(b, "\t\tconst %s a%d = inv%d[%s];\n", vtype(in.DType(), w), i, i, at(i))
+		}
+	}
+	fmt.Fprintf(b, "\t\t%s r;\n", vtype(outDT, w))
+	for j, comp := range vecComps[:w] {
+		load := func(i int) string {
+			if spec.In[i] == Const {
+				return fmt.Sprintf("c%d", i)
+			}
+			if p.Inputs[i].DType() == backend.Bool {
+				return fmt.Sprintf("(a%d.%s != 0)", i, comp)
+			}
+			return fmt.Sprintf("a%d.%s", i, comp)
+		}
+		val := call(load, fmt.Sprintf("i * %d + %d", w, j))
+		if outDT == backend.Bool {
+			val = "(unsigned char)" + val
+		}
+		fmt.Fprintf(b, "\t\tr.%s = %s;\n", comp, val)
+	}
+	fmt.Fprintf(b, "\t\toutv[%s] = r;\n\t}\n", dst)
 }

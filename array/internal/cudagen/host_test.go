@@ -363,6 +363,8 @@ func hostArg(c *hostCase, p Param) string {
 		return fmt.Sprintf("%dll", c.p.Size())
 	case RoleDim:
 		return fmt.Sprintf("%dll", c.p.Shape[p.Dim])
+	case RoleDimDiv:
+		return fmt.Sprintf("%dull", DivArg(c.p.Shape[p.Dim]).Bits)
 	case RoleStride:
 		o := ops[len(ops)-1]
 		if p.Index >= 0 {

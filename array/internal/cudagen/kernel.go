@@ -74,6 +74,8 @@ const (
 	RoleBatchDim    // matmul batch dimension Dim
 	RoleBatchStride // matmul batch stride of matrix Index (0 A, 1 B, 2 C) along Dim
 	RoleScale       // quantisation: the per-row scales written (float32, contiguous over rows)
+	RoleDimDiv      // DivMagic of RoleDim Dim's size, packed by DivArg
+	RoleRedDimDiv   // DivMagic of RoleRedDim Dim's size, packed by DivArg
 )
 
 // Param is one kernel parameter.
@@ -94,4 +96,26 @@ func kernelName(prefix, key string) string {
 	h := fnv.New64a()
 	h.Write([]byte(key))
 	return fmt.Sprintf("gocu_%s_%016x", prefix, h.Sum64())
+}
+
+// DivMagic returns the multiplier m and shift s that divide by d with a
+// multiply-high, an add and a shift (Granlund and Montgomery, as in
+// PyTorch's IntDivider): n/d == (umulhi(n, m) + n) >> s for all
+// 0 <= n < 2^31, for 1 <= d <= 2^31. It returns zeros for other d.
+func DivMagic(d int64) (m, s uint32) {
+	if d < 1 || d > 1<<31 {
+		return 0, 0
+	}
+	for uint64(1)<<s < uint64(d) {
+		s++
+	}
+	return uint32((uint64(1)<<32)*(uint64(1)<<s-uint64(d))/uint64(d) + 1), s
+}
+
+// DivArg is the argument of a RoleDimDiv or RoleRedDimDiv parameter for a
+// dimension of size d: DivMagic's multiplier in the low 32 bits and its
+// shift in the high ones.
+func DivArg(d int) Arg {
+	m, s := DivMagic(int64(d))
+	return u64(uint64(s)<<32 | uint64(m))
 }

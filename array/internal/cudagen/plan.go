@@ -173,7 +173,8 @@ func PlanEval(p *backend.Program, out backend.Operand, o Options) (*Plan, error)
 	if spec.Tiled() {
 		l.Grid = [3]int{o.tiles(n/spec.Vec, k.Block), 1, 1}
 	} else {
-		l.Grid = [3]int{o.capped((n+k.Block-1)/k.Block, o.perSM(k)), 1, 1}
+		nv := n / spec.Vec
+		l.Grid = [3]int{o.capped((nv+k.Block-1)/k.Block, o.perSM(k)), 1, 1}
 	}
 	l.Operands = append(append(l.Operands, p.Inputs...), out)
 	outIdx := len(p.Inputs)
@@ -189,12 +190,14 @@ func PlanEval(p *backend.Program, out backend.Operand, o Options) (*Plan, error)
 		case RoleCount:
 			a = i64(n)
 		case RoleDim:
-			a = i64(p.Shape[prm.Dim])
+			a = i64(spec.stridedDim(p.Shape, prm.Dim))
+		case RoleDimDiv:
+			a = DivArg(spec.stridedDim(p.Shape, prm.Dim))
 		case RoleStride:
 			if prm.Index < 0 {
-				a = i64(out.Layout.Strides[prm.Dim])
+				a = i64(spec.stridedStride(out.Layout, prm.Dim))
 			} else {
-				a = i64(p.Inputs[prm.Index].Layout.Strides[prm.Dim])
+				a = i64(spec.stridedStride(p.Inputs[prm.Index].Layout, prm.Dim))
 			}
 		default:
 			return nil, fmt.Errorf("cudagen: elementwise parameter role %d", prm.Role)
@@ -399,6 +402,10 @@ func PlanReduce(r *backend.Reduction, o Options) (*Plan, error) {
 			a = i64(kl[len(kl)-1].Shape[prm.Dim])
 		case RoleRedDim:
 			a = i64(rl[0].Shape[prm.Dim])
+		case RoleDimDiv:
+			a = DivArg(kl[len(kl)-1].Shape[prm.Dim])
+		case RoleRedDimDiv:
+			a = DivArg(rl[0].Shape[prm.Dim])
 		case RoleStride:
 			a = i64(kl[prm.Index].Strides[prm.Dim])
 		case RoleRedStride:
@@ -495,6 +502,8 @@ func planReduceAll(r *backend.Reduction, q *backend.Program, outDT backend.DType
 			a = i64(n)
 		case RoleDim:
 			a = i64(q.Shape[prm.Dim])
+		case RoleDimDiv:
+			a = DivArg(q.Shape[prm.Dim])
 		case RoleStride:
 			a = i64(q.Inputs[prm.Index].Layout.Strides[prm.Dim])
 		default:

@@ -258,8 +258,10 @@ func scalarDecls(b *strings.Builder, p *backend.Program, classes []Class) {
 
 // unravel writes code adding, for position variable pos over dims named
 // dim<d> (rank r), pos's offset along each strided input's strides named
-// st<i>_<d> into offset variables off<i>.
-func unravel(b *strings.Builder, indent, it, pos, dim, st, off string, r int, classes []Class, extra []string) {
+// st<i>_<d> into offset variables off<i>. pos must be below the product of
+// the dims. With fast, 32-bit kernels divide through the DivArg parameters
+// named dim<"m"><d> (see addDivs).
+func unravel(b *strings.Builder, indent, it, pos, dim, st, off string, r int, classes []Class, extra []string, fast bool) {
 	any := len(extra) > 0
 	for _, c := range classes {
 		any = any || c == Strided
@@ -269,10 +271,7 @@ func unravel(b *strings.Builder, indent, it, pos, dim, st, off string, r int, cl
 	}
 	fmt.Fprintf(b, "%s{\n%s\t%s rem = %s;\n", indent, indent, it, pos)
 	for d := r - 1; d >= 0; d-- {
-		fmt.Fprintf(b, "%s\tconst %s q%d = rem %% (%s)%s%d;\n", indent, it, d, it, dim, d)
-		if d > 0 {
-			fmt.Fprintf(b, "%s\trem /= (%s)%s%d;\n", indent, it, dim, d)
-		}
+		divStep(b, indent+"\t", it, fmt.Sprintf("q%d", d), dim, d, fast)
 		for i, c := range classes {
 			if c == Strided {
 				fmt.Fprintf(b, "%s\t%s%d += q%d * (%s)%s%d_%d;\n", indent, off, i, d, it, st, i, d)
@@ -283,6 +282,34 @@ func unravel(b *strings.Builder, indent, it, pos, dim, st, off string, r int, cl
 		}
 	}
 	fmt.Fprintf(b, "%s}\n", indent)
+}
+
+// divStep writes code declaring c, the coordinate of rem along dimension
+// dim<d>, and leaving the quotient in rem. The outermost dimension (d 0)
+// needs no division: rem is already below its size. With fast and a
+// 32-bit index, one multiply-high by the magic dim<"m"><d> gives the
+// quotient and the remainder follows from it; else % and / do.
+func divStep(b *strings.Builder, indent, it, c, dim string, d int, fast bool) {
+	switch {
+	case d == 0:
+		fmt.Fprintf(b, "%sconst %s %s = rem;\n", indent, it, c)
+	case fast && it == "int":
+		mg := fmt.Sprintf("%sm%d", dim, d)
+		fmt.Fprintf(b, "%sconst int %s_q = (int)((__umulhi((unsigned int)rem, (unsigned int)%s) + (unsigned int)rem) >> (unsigned int)(%s >> 32));\n", indent, c, mg, mg)
+		fmt.Fprintf(b, "%sconst int %s = rem - %s_q * (int)%s%d;\n%srem = %s_q;\n", indent, c, c, dim, d, indent, c)
+	default:
+		fmt.Fprintf(b, "%sconst %s %s = rem %% (%s)%s%d;\n", indent, it, c, it, dim, d)
+		fmt.Fprintf(b, "%srem /= (%s)%s%d;\n", indent, it, dim, d)
+	}
+}
+
+// addDivs adds the DivArg parameters dim<"m"><d> of dimensions 1 to r-1
+// (the outermost one is never divided by), filled by role.
+func addDivs(add func(string, Param), dim string, r int, role Role) {
+	for d := 1; d < r; d++ {
+		n := fmt.Sprintf("%sm%d", dim, d)
+		add("unsigned long long "+n, Param{Name: n, Type: U64, Role: role, Dim: d})
+	}
 }
 
 func callF(name string, p *backend.Program, load func(i int) string, idx string) string {
@@ -350,6 +377,9 @@ func reduceAll(name string, out, acc backend.DType, indexed bool, p *backend.Pro
 		for d := 0; d < spec.Red; d++ {
 			g.add(fmt.Sprintf("long long d%d", d), Param{Name: fmt.Sprintf("d%d", d), Type: I64, Role: RoleDim, Dim: d})
 		}
+		if !spec.Index64 {
+			addDivs(g.add, "d", spec.Red, RoleDimDiv)
+		}
 		for i, c := range spec.In {
 			if c == Strided {
 				for d := 0; d < spec.Red; d++ {
@@ -375,7 +405,7 @@ func reduceAll(name string, out, acc backend.DType, indexed bool, p *backend.Pro
 				fmt.Fprintf(&b, "\t\t%s o%d = 0;\n", it, i)
 			}
 		}
-		unravel(&b, "\t\t", it, "i", "d", "st", "o", spec.Red, spec.In, nil)
+		unravel(&b, "\t\t", it, "i", "d", "st", "o", spec.Red, spec.In, nil, !spec.Index64)
 		load := func(i int) string {
 			switch spec.In[i] {
 			case Const:
@@ -442,6 +472,14 @@ func reduceKeep(name string, p *backend.Program, out, acc backend.DType, indexed
 	for d := 0; d < spec.Red; d++ {
 		g.add(fmt.Sprintf("long long rd%d", d), Param{Name: fmt.Sprintf("rd%d", d), Type: I64, Role: RoleRedDim, Dim: d})
 	}
+	fast := false
+	for _, c := range spec.In {
+		fast = fast || (c == Strided && !spec.Index64)
+	}
+	if fast {
+		addDivs(g.add, "kd", spec.Kept, RoleDimDiv)
+		addDivs(g.add, "rd", spec.Red, RoleRedDimDiv)
+	}
 	for i, c := range spec.In {
 		if c != Strided {
 			continue
@@ -477,7 +515,7 @@ func reduceKeep(name string, p *backend.Program, out, acc backend.DType, indexed
 				fmt.Fprintf(&b, "%s%s b%d = 0;\n", indent, it, i)
 			}
 		}
-		unravel(&b, indent, it, "k", "kd", "ks", "b", spec.Kept, spec.In, nil)
+		unravel(&b, indent, it, "k", "kd", "ks", "b", spec.Kept, spec.In, nil, fast)
 	}
 	inner := func(indent, r string) {
 		for i, c := range spec.In {
@@ -485,7 +523,7 @@ func reduceKeep(name string, p *backend.Program, out, acc backend.DType, indexed
 				fmt.Fprintf(&b, "%s%s o%d = 0;\n", indent, it, i)
 			}
 		}
-		unravel(&b, indent, it, r, "rd", "rs", "o", spec.Red, spec.In, nil)
+		unravel(&b, indent, it, r, "rd", "rs", "o", spec.Red, spec.In, nil, fast)
 		fmt.Fprintf(&b, "%s%s_fold(a, %s, (long long)%s);\n", indent, name, callF(name+"_f", p, load, "0"), r)
 	}
 	if spec.Mode == ReduceCols {
