@@ -1,6 +1,7 @@
 package array
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -78,5 +79,30 @@ func BenchmarkIndexingCPU(b *testing.B) {
 			}
 			b.ReportMetric(op.bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 		})
+	}
+}
+
+// BenchmarkCPUIndexAdd is the reduction of frame's group-by: 1e7 values
+// added into 100 or 1e5 rows. Integer sums may group their additions;
+// float sums keep the serial order.
+func BenchmarkCPUIndexAdd(b *testing.B) {
+	const n = 10_000_000
+	d := CPU()
+	r := d.NewRNG(5)
+	for _, dt := range []DType{Float64, Int64} {
+		v := r.Normal(Float64, 0, 100, n).AsType(dt).Eval()
+		for _, rows := range []int{100, 100_000} {
+			idx := r.Integers(Int64, 0, int64(rows), n).Eval()
+			z := d.Zeros(dt, rows).Eval()
+			b.Run(fmt.Sprintf("%v/rows=%d", dt, rows), func(b *testing.B) {
+				for range b.N {
+					closing(z.IndexAdd(0, idx, v))
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mindex/s")
+			})
+			idx.Close()
+			z.Close()
+		}
+		v.Close()
 	}
 }

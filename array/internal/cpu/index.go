@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"unsafe"
 
@@ -240,6 +241,11 @@ func (b *Backend) Scatter(s *backend.Scatter) error {
 	if dst.dt != val.dt {
 		return fmt.Errorf("cpu: scatter of %v into %v", val.dt, dst.dt)
 	}
+	if len(r.idx) == 1 && r.innerFree() {
+		if err, ok := scatter1(b, r, s, dst, val); ok {
+			return err
+		}
+	}
 	if s.Op == backend.ScatterSet {
 		switch dst.dt.Size() {
 		case 1:
@@ -325,6 +331,339 @@ func ixScatter[W any](b *Backend, r *ixReader, s *backend.Scatter, dst, val []W,
 		}
 	})
 	return fe.err
+}
+
+// scatterParts is how many ranges of destination rows a scatter by one
+// index array into n rows splits into: 1 when it is small or has an o for
+// every worker.
+func (b *Backend) scatterParts(s *backend.Scatter, n int) int {
+	w := b.workers
+	if w < 2 || s.O >= w || s.M > math.MaxInt32 {
+		return 1
+	}
+	return max(1, min(w, n, s.M*s.I/serialBelow))
+}
+
+// word is an element type scatter1 combines.
+type word interface {
+	uint8 | uint16 | uint32 | uint64 | int32 | int64 | float32 | float64
+}
+
+// scatter1 runs a scatter by one index array constant along I with the
+// operation inlined. It reports false for a dtype it does not handle.
+func scatter1(b *Backend, r *ixReader, s *backend.Scatter, dst, val *Buffer) (error, bool) {
+	if s.Op == backend.ScatterSet {
+		switch dst.dt.Size() {
+		case 1:
+			return scatter1T(b, r, s, words[uint8](dst), words[uint8](val)), true
+		case 2:
+			return scatter1T(b, r, s, words[uint16](dst), words[uint16](val)), true
+		case 4:
+			return scatter1T(b, r, s, words[uint32](dst), words[uint32](val)), true
+		case 8:
+			return scatter1T(b, r, s, words[uint64](dst), words[uint64](val)), true
+		}
+		return nil, false
+	}
+	switch dst.dt {
+	case backend.Float32:
+		return scatter1T(b, r, s, dst.f32, val.f32), true
+	case backend.Float64:
+		return scatter1T(b, r, s, dst.f64, val.f64), true
+	case backend.Int32:
+		return scatter1T(b, r, s, dst.i32, val.i32), true
+	case backend.Int64:
+		return scatter1T(b, r, s, dst.i64, val.i64), true
+	}
+	return nil, false
+}
+
+func scatter1T[W word](b *Backend, r *ixReader, s *backend.Scatter, dst, val []W) error {
+	if r.i64[0] != nil {
+		return scatter1I(b, r.i64[0], &r.idx[0], s, dst, val)
+	}
+	return scatter1I(b, r.i32[0], &r.idx[0], s, dst, val)
+}
+
+// scatter1I runs the o in parallel or, with fewer o than workers, splits
+// each o's destination rows into parts: a counting pass buckets the
+// update positions by part, keeping their order, then each part applies
+// its bucket. Every element so sees its updates in serial order, and
+// results match a serial run bit for bit.
+func scatter1I[T int32 | int64, W word](b *Backend, idx []T, x *backend.Index, s *backend.Scatter, dst, val []W) error {
+	if p := b.scatterParts(s, x.Len); p > 1 {
+		if e, ok := identity[W](s.Op); ok && x.Len*p <= s.M {
+			for o := range s.O {
+				if err := private(b, p, idx, x, o, s, dst, val, e); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if p >= minBucketParts {
+			bk := newBuckets(p, s.M, x.Len)
+			defer bk.free()
+			for o := range s.O {
+				if err := bucketed(b, bk, idx, x, o, s, dst, val); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	var fe firstErr
+	b.parallel(s.O, max(1, serialBelow/max(s.M*s.I, 1)), 1, func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			if m, bad := scatterRows(s.Op, idx, x, o, s, dst, val); bad {
+				fe.set(o*s.M+m, indexErr(idx, x, o, m))
+				return
+			}
+		}
+	})
+	return fe.err
+}
+
+// minBucketParts is the fewest parts of a bucketed scatter: its three
+// passes cost about three serial runs, so it pays from four cores on.
+const minBucketParts = 4
+
+func indexErr[T int32 | int64](idx []T, x *backend.Index, o, m int) error {
+	v := int64(idx[x.Offset+o*x.Strides[0]+m*x.Strides[1]])
+	return &backend.IndexError{Index: v, Axis: x.Axis, Len: x.Len}
+}
+
+// buckets is the scratch of a bucketed scatter: p parts of the rows, as
+// many chunks of the updates, and the update positions grouped by part.
+type buckets struct {
+	p, chunk int
+	mul      uint64   // part of row r: r*mul>>32
+	off      []int    // [chunk*p+part]: where the chunk's updates of part go
+	start    []int    // [part]: where its bucket begins; start[p] is M
+	ups      []update // updates by part, each in increasing position
+}
+
+// update is a bucketed update: destination row r of the value at m.
+type update struct{ r, m int32 }
+
+// updPool keeps the bucket memory of the last scatters.
+var updPool sync.Pool
+
+func newBuckets(p, M, n int) *buckets {
+	bk := &buckets{
+		p: p, chunk: (M + p - 1) / p,
+		mul:   uint64(p) << 32 / uint64(n),
+		off:   make([]int, p*p),
+		start: make([]int, p+1),
+	}
+	if u, ok := updPool.Get().(*[]update); ok && cap(*u) >= M {
+		bk.ups = (*u)[:M]
+	} else {
+		bk.ups = make([]update, M)
+	}
+	return bk
+}
+
+func (bk *buckets) free() {
+	u := bk.ups[:0]
+	updPool.Put(&u)
+}
+
+// row returns the destination row of update m, or false for a bad index.
+func row[T int32 | int64](idx []T, xp int, n int64) (int, bool) {
+	v := int64(idx[xp])
+	if v < -n || v >= n {
+		return 0, false
+	}
+	return int(v + n&(v>>63)), true
+}
+
+// bucketed applies the updates of o with bk's parts in parallel. It
+// checks every index before it writes.
+func bucketed[T int32 | int64, W word](b *Backend, bk *buckets, idx []T, x *backend.Index, o int, s *backend.Scatter, dst, val []W) error {
+	var fe firstErr
+	p, n := bk.p, int64(x.Len)
+	xp, xs := x.Offset+o*x.Strides[0], x.Strides[1]
+	b.parallel(p, 1, 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			cnt := make([]int, p)
+			for m := c * bk.chunk; m < min((c+1)*bk.chunk, s.M); m++ {
+				r, ok := row(idx, xp+m*xs, n)
+				if !ok {
+					fe.set(o*s.M+m, indexErr(idx, x, o, m))
+					return
+				}
+				cnt[uint64(r)*bk.mul>>32]++
+			}
+			copy(bk.off[c*p:], cnt)
+		}
+	})
+	if fe.err != nil {
+		return fe.err
+	}
+	k := 0
+	for q := range p {
+		bk.start[q] = k
+		for c := range p {
+			cnt := bk.off[c*p+q]
+			bk.off[c*p+q] = k
+			k += cnt
+		}
+	}
+	bk.start[p] = k
+	b.parallel(p, 1, 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			off := append([]int(nil), bk.off[c*p:(c+1)*p]...)
+			for m := c * bk.chunk; m < min((c+1)*bk.chunk, s.M); m++ {
+				r, _ := row(idx, xp+m*xs, n)
+				q := uint64(r) * bk.mul >> 32
+				bk.ups[off[q]] = update{int32(r), int32(m)}
+				off[q]++
+			}
+		}
+	})
+	b.parallel(p, 1, 1, func(lo, hi int) {
+		for q := lo; q < hi; q++ {
+			applyUpdates(s.Op, bk.ups[bk.start[q]:bk.start[q+1]], o, x.Len, s, dst, val)
+		}
+	})
+	return nil
+}
+
+// scatterRows applies the updates of o to dst. It returns the position of
+// the first bad index, if any.
+func scatterRows[T int32 | int64, W word](op backend.ScatterOp, idx []T, x *backend.Index, o int, s *backend.Scatter, dst, val []W) (int, bool) {
+	base := s.DstOffset + o*x.Len*s.I
+	return scatterRange(op, idx, x, o, s, dst[base:base+x.Len*s.I], val, 0, s.M)
+}
+
+// scatterRange applies the updates m in [lo, hi) of o to d, o's block of
+// the destination. It returns the position of the first bad index, if any.
+func scatterRange[T int32 | int64, W word](op backend.ScatterOp, idx []T, x *backend.Index, o int, s *backend.Scatter, d, val []W, lo, hi int) (int, bool) {
+	n, I := int64(x.Len), s.I
+	xp, xs := x.Offset+o*x.Strides[0], x.Strides[1]
+	vp, vs := s.ValOffset+o*s.ValStrides[0], s.ValStrides[1]
+	for m := lo; m < hi; m++ {
+		r, ok := row(idx, xp+m*xs, n)
+		if !ok {
+			return m, true
+		}
+		apply(op, d[r*I:r*I+I], val, vp+m*vs, s.ValStrides[2])
+	}
+	return 0, false
+}
+
+// private applies the updates of o in p chunks, each into its own copy
+// of the destination starting at the identity e, then combines the copies
+// in chunk order. This is exact for operations whose grouping does not
+// change the result: integer addition, and the maximum (its ties and NaN
+// resolve the same way). It checks every index before it writes.
+func private[T int32 | int64, W word](b *Backend, p int, idx []T, x *backend.Index, o int, s *backend.Scatter, dst, val []W, e W) error {
+	var fe firstErr
+	size := x.Len * s.I
+	chunk := (s.M + p - 1) / p
+	accs := make([][]W, p)
+	b.parallel(p, 1, 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			acc := make([]W, size)
+			if e != 0 {
+				for i := range acc {
+					acc[i] = e
+				}
+			}
+			if m, bad := scatterRange(s.Op, idx, x, o, s, acc, val, c*chunk, min((c+1)*chunk, s.M)); bad {
+				fe.set(o*s.M+m, indexErr(idx, x, o, m))
+				return
+			}
+			accs[c] = acc
+		}
+	})
+	if fe.err != nil {
+		return fe.err
+	}
+	base := s.DstOffset + o*size
+	b.parallel(size, serialBelow/4, 8, func(lo, hi int) {
+		d := dst[base+lo : base+hi]
+		for _, acc := range accs {
+			if s.Op == backend.ScatterAdd {
+				for i, a := range acc[lo:hi] {
+					d[i] += a
+				}
+				continue
+			}
+			for i, a := range acc[lo:hi] {
+				if a > d[i] || a != a {
+					d[i] = a
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// identity returns the start of a private copy for op, and whether op
+// on W allows private copies.
+func identity[W word](op backend.ScatterOp) (W, bool) {
+	var e W
+	switch op {
+	case backend.ScatterAdd:
+		switch any(e).(type) {
+		case int32, int64:
+			return e, true
+		}
+	case backend.ScatterMax:
+		switch p := any(&e).(type) {
+		case *int32:
+			*p = math.MinInt32
+		case *int64:
+			*p = math.MinInt64
+		case *float32:
+			*p = float32(math.Inf(-1))
+		case *float64:
+			*p = math.Inf(-1)
+		default:
+			return e, false
+		}
+		return e, true
+	}
+	return e, false
+}
+
+// applyUpdates applies bucketed updates of o to dst.
+func applyUpdates[W word](op backend.ScatterOp, ups []update, o, n int, s *backend.Scatter, dst, val []W) {
+	I := s.I
+	vp, vs := s.ValOffset+o*s.ValStrides[0], s.ValStrides[1]
+	base := s.DstOffset + o*n*I
+	if I == 1 && op == backend.ScatterAdd {
+		d := dst[base : base+n]
+		for _, u := range ups {
+			d[u.r] += val[vp+int(u.m)*vs]
+		}
+		return
+	}
+	for _, u := range ups {
+		r := int(u.r)
+		apply(op, dst[base+r*I:base+r*I+I], val, vp+int(u.m)*vs, s.ValStrides[2])
+	}
+}
+
+// apply combines the values at v, v+vi, ... into d.
+func apply[W word](op backend.ScatterOp, d, val []W, v, vi int) {
+	switch op {
+	case backend.ScatterAdd:
+		for i := range d {
+			d[i] += val[v+i*vi]
+		}
+	case backend.ScatterMax:
+		for i := range d {
+			if y := val[v+i*vi]; y > d[i] || y != y {
+				d[i] = y
+			}
+		}
+	default:
+		for i := range d {
+			d[i] = val[v+i*vi]
+		}
+	}
 }
 
 // Nonzero implements backend.Indexer: a count per chunk, then each chunk
