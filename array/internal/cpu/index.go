@@ -241,8 +241,8 @@ func (b *Backend) Scatter(s *backend.Scatter) error {
 	if dst.dt != val.dt {
 		return fmt.Errorf("cpu: scatter of %v into %v", val.dt, dst.dt)
 	}
-	if len(r.idx) == 1 && r.innerFree() {
-		if err, ok := scatter1(b, r, s, dst, val); ok {
+	if len(r.idx) == 1 && (s.I == 1 || r.innerFree()) {
+		if ok, err := scatter1(b, r, s, dst, val); ok {
 			return err
 		}
 	}
@@ -349,33 +349,34 @@ type word interface {
 	uint8 | uint16 | uint32 | uint64 | int32 | int64 | float32 | float64
 }
 
-// scatter1 runs a scatter by one index array constant along I with the
-// operation inlined. It reports false for a dtype it does not handle.
-func scatter1(b *Backend, r *ixReader, s *backend.Scatter, dst, val *Buffer) (error, bool) {
+// scatter1 runs a scatter by one index array, constant along I or with I
+// 1, with the operation inlined. It reports false for a dtype it does not
+// handle.
+func scatter1(b *Backend, r *ixReader, s *backend.Scatter, dst, val *Buffer) (bool, error) {
 	if s.Op == backend.ScatterSet {
 		switch dst.dt.Size() {
 		case 1:
-			return scatter1T(b, r, s, words[uint8](dst), words[uint8](val)), true
+			return true, scatter1T(b, r, s, words[uint8](dst), words[uint8](val))
 		case 2:
-			return scatter1T(b, r, s, words[uint16](dst), words[uint16](val)), true
+			return true, scatter1T(b, r, s, words[uint16](dst), words[uint16](val))
 		case 4:
-			return scatter1T(b, r, s, words[uint32](dst), words[uint32](val)), true
+			return true, scatter1T(b, r, s, words[uint32](dst), words[uint32](val))
 		case 8:
-			return scatter1T(b, r, s, words[uint64](dst), words[uint64](val)), true
+			return true, scatter1T(b, r, s, words[uint64](dst), words[uint64](val))
 		}
-		return nil, false
+		return false, nil
 	}
 	switch dst.dt {
 	case backend.Float32:
-		return scatter1T(b, r, s, dst.f32, val.f32), true
+		return true, scatter1T(b, r, s, dst.f32, val.f32)
 	case backend.Float64:
-		return scatter1T(b, r, s, dst.f64, val.f64), true
+		return true, scatter1T(b, r, s, dst.f64, val.f64)
 	case backend.Int32:
-		return scatter1T(b, r, s, dst.i32, val.i32), true
+		return true, scatter1T(b, r, s, dst.i32, val.i32)
 	case backend.Int64:
-		return scatter1T(b, r, s, dst.i64, val.i64), true
+		return true, scatter1T(b, r, s, dst.i64, val.i64)
 	}
-	return nil, false
+	return false, nil
 }
 
 func scatter1T[W word](b *Backend, r *ixReader, s *backend.Scatter, dst, val []W) error {
