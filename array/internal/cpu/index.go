@@ -334,11 +334,11 @@ func ixScatter[W any](b *Backend, r *ixReader, s *backend.Scatter, dst, val []W,
 }
 
 // scatterParts is how many ranges of destination rows a scatter by one
-// index array into n rows splits into: 1 when it is small or has an o for
-// every worker.
+// index array into n rows splits into: 1 when it is small, has an o for
+// every worker, or is too large for int32 positions.
 func (b *Backend) scatterParts(s *backend.Scatter, n int) int {
 	w := b.workers
-	if w < 2 || s.O >= w || s.M > math.MaxInt32 {
+	if w < 2 || s.O >= w || s.M > math.MaxInt32 || n > math.MaxInt32 {
 		return 1
 	}
 	return max(1, min(w, n, s.M*s.I/serialBelow))
