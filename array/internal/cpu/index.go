@@ -386,11 +386,12 @@ func scatter1T[W word](b *Backend, r *ixReader, s *backend.Scatter, dst, val []W
 	return scatter1I(b, r.i32[0], &r.idx[0], s, dst, val)
 }
 
-// scatter1I runs the o in parallel or, with fewer o than workers, splits
-// each o's destination rows into parts: a counting pass buckets the
-// update positions by part, keeping their order, then each part applies
-// its bucket. Every element so sees its updates in serial order, and
-// results match a serial run bit for bit.
+// scatter1I runs a scatter with fewer o than workers in one of two ways
+// that match a serial run bit for bit. Integer sums and maxima accumulate
+// chunks of the updates into private copies, combined in chunk order.
+// Others bucket the updates by part of the destination rows, keeping
+// their order, and each part applies its bucket, so every element sees
+// its updates in serial order.
 func scatter1I[T int32 | int64, W word](b *Backend, idx []T, x *backend.Index, s *backend.Scatter, dst, val []W) error {
 	if p := b.scatterParts(s, x.Len); p > 1 {
 		if e, ok := identity[W](s.Op); ok && x.Len*p <= s.M {
@@ -412,10 +413,15 @@ func scatter1I[T int32 | int64, W word](b *Backend, idx []T, x *backend.Index, s
 			return nil
 		}
 	}
+	// Otherwise tasks of (o, a range of i) never write one element.
 	var fe firstErr
-	b.parallel(s.O, max(1, serialBelow/max(s.M*s.I, 1)), 1, func(lo, hi int) {
-		for o := lo; o < hi; o++ {
-			if m, bad := scatterRows(s.Op, idx, x, o, s, dst, val); bad {
+	chunk := max(16, (s.I+b.workers-1)/b.workers)
+	nc := (s.I + chunk - 1) / chunk
+	b.parallel(s.O*nc, max(1, serialBelow/max(s.M*min(chunk, s.I), 1)), 1, func(lo, hi int) {
+		for task := lo; task < hi; task++ {
+			o, c := task/nc, task%nc
+			base := s.DstOffset + o*x.Len*s.I
+			if m, bad := scatterRange(s.Op, idx, x, o, s, dst[base:base+x.Len*s.I], val, 0, s.M, c*chunk, min((c+1)*chunk, s.I)); bad {
 				fe.set(o*s.M+m, indexErr(idx, x, o, m))
 				return
 			}
@@ -530,25 +536,19 @@ func bucketed[T int32 | int64, W word](b *Backend, bk *buckets, idx []T, x *back
 	return nil
 }
 
-// scatterRows applies the updates of o to dst. It returns the position of
-// the first bad index, if any.
-func scatterRows[T int32 | int64, W word](op backend.ScatterOp, idx []T, x *backend.Index, o int, s *backend.Scatter, dst, val []W) (int, bool) {
-	base := s.DstOffset + o*x.Len*s.I
-	return scatterRange(op, idx, x, o, s, dst[base:base+x.Len*s.I], val, 0, s.M)
-}
-
-// scatterRange applies the updates m in [lo, hi) of o to d, o's block of
-// the destination. It returns the position of the first bad index, if any.
-func scatterRange[T int32 | int64, W word](op backend.ScatterOp, idx []T, x *backend.Index, o int, s *backend.Scatter, d, val []W, lo, hi int) (int, bool) {
-	n, I := int64(x.Len), s.I
+// scatterRange applies the updates m in [lo, hi) of o to the elements
+// [ilo, ihi) of rows of d, o's block of the destination. It returns the
+// position of the first bad index, if any.
+func scatterRange[T int32 | int64, W word](op backend.ScatterOp, idx []T, x *backend.Index, o int, s *backend.Scatter, d, val []W, lo, hi, ilo, ihi int) (int, bool) {
+	n, I, vi := int64(x.Len), s.I, s.ValStrides[2]
 	xp, xs := x.Offset+o*x.Strides[0], x.Strides[1]
-	vp, vs := s.ValOffset+o*s.ValStrides[0], s.ValStrides[1]
+	vp, vs := s.ValOffset+o*s.ValStrides[0]+ilo*vi, s.ValStrides[1]
 	for m := lo; m < hi; m++ {
 		r, ok := row(idx, xp+m*xs, n)
 		if !ok {
 			return m, true
 		}
-		apply(op, d[r*I:r*I+I], val, vp+m*vs, s.ValStrides[2])
+		apply(op, d[r*I+ilo:r*I+ihi], val, vp+m*vs, vi)
 	}
 	return 0, false
 }
@@ -571,7 +571,7 @@ func private[T int32 | int64, W word](b *Backend, p int, idx []T, x *backend.Ind
 					acc[i] = e
 				}
 			}
-			if m, bad := scatterRange(s.Op, idx, x, o, s, acc, val, c*chunk, min((c+1)*chunk, s.M)); bad {
+			if m, bad := scatterRange(s.Op, idx, x, o, s, acc, val, c*chunk, min((c+1)*chunk, s.M), 0, s.I); bad {
 				fe.set(o*s.M+m, indexErr(idx, x, o, m))
 				return
 			}

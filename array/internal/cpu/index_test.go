@@ -172,6 +172,7 @@ func TestScatterParallel(t *testing.T) {
 		{O: 2, M: 60_000, I: 3, n: 500},
 		{O: 3, M: 50_000, I: 2, n: 70_000, i32: true},
 		{O: 5, M: 20_000, I: 1, n: 40},
+		{O: 1, M: 3000, I: 100, n: 5000},
 	}
 	for _, workers := range []int{1, 2, 3, 4, 8} {
 		be := New(0)
