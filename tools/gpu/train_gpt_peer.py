@@ -5,7 +5,7 @@
 import json, os, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
-for d in [os.environ.get("ANCHORS", ""), here, os.path.join(here, "..", "..", "..", "shared", "anchors"), ".gpu", ".gpu/anchors"]:
+for d in [os.environ.get("ANCHORS", ""), here, os.path.join(here, "..", "..", "bench", "anchors"), os.path.join(here, "..", "..", "..", "shared", "anchors"), ".gpu", ".gpu/anchors"]:
     if d and os.path.exists(os.path.join(d, "train_gpt.py")):
         sys.path.insert(0, d)
         break
