@@ -83,10 +83,7 @@ func (m GELU) fused(x *grad.Var) *grad.Var {
 	if err != nil {
 		return grad.Const(array.Failed(err))
 	}
-	form := int32(0)
-	if m.Tanh {
-		form = 1
-	}
+	form := m.form()
 	mk := array.On(dev)
 	xc := xv.Contiguous()
 	y := mk.Empty(out, xv.Shape()...)
@@ -163,6 +160,14 @@ func BiasGELU(x, b *grad.Var, tanh bool, out array.DType) *grad.Var {
 	return m.Forward(x.Add(b))
 }
 
+// form is the fused kernels' flag for the tanh approximation.
+func (m GELU) form() int32 {
+	if m.Tanh {
+		return 1
+	}
+	return 0
+}
+
 // fusedBias is BiasGELU's fused path, nil where it does not apply.
 func (m GELU) fusedBias(x, b *grad.Var) *grad.Var {
 	if m.Out != 0 && !m.Out.IsFloating() {
@@ -179,10 +184,7 @@ func (m GELU) fusedBias(x, b *grad.Var) *grad.Var {
 	if err != nil {
 		return grad.Const(array.Failed(err))
 	}
-	form := int32(0)
-	if m.Tanh {
-		form = 1
-	}
+	form := m.form()
 	mk := array.On(dev)
 	xc, bc := xv.Contiguous(), bv.Contiguous()
 	y := mk.Empty(out, xv.Shape()...)

@@ -135,20 +135,30 @@ extern "C" __global__ void gocu_ln_dwdb(const TO* __restrict__ dy, const TI* __r
     }
 }
 
-// The column sums of the backward pass's per-block partials: a block of
-// 32 columns by 8 row groups, the groups added in shared memory.
-extern "C" __global__ void gocu_ln_wsum(const float* __restrict__ part, float* __restrict__ dw, float* __restrict__ db,
-                                        int blocks, int c) {
+// colSum is the sum of column blockIdx.x*32 + lane over blocks rows of w
+// partial sums, in a block of 32 columns by 8 row groups whose groups are
+// added in shared memory in a fixed order: the result, in the first warp.
+__device__ __forceinline__ float colSum(const float* __restrict__ part, int blocks, int w) {
     __shared__ float sum[8][33];
     int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
     int i = blockIdx.x * 32 + tx;
     float s = 0.0f;
-    if (i < 2 * c)
-        for (int k = ty; k < blocks; k += 8) s += part[(long long)k * 2 * c + i];
+    if (i < w)
+        for (int k = ty; k < blocks; k += 8) s += part[(long long)k * w + i];
     sum[ty][tx] = s;
     __syncthreads();
-    if (ty != 0 || i >= 2 * c) return;
-    for (int k = 1; k < 8; k++) s += sum[k][tx];
+    if (ty == 0)
+        for (int k = 1; k < 8; k++) s += sum[k][tx];
+    return s;
+}
+
+// LayerNorm's weight and bias gradients: the column sums of the 2c
+// partials per chunk of gocu_ln_dwdb.
+extern "C" __global__ void gocu_ln_wsum(const float* __restrict__ part, float* __restrict__ dw, float* __restrict__ db,
+                                        int blocks, int c) {
+    int i = blockIdx.x * 32 + (threadIdx.x & 31);
+    float s = colSum(part, blocks, 2 * c);
+    if (threadIdx.x >= 32 || i >= 2 * c) return;
     if (i < c) dw[i] = s;
     else db[i - c] = s;
 }
@@ -215,20 +225,11 @@ extern "C" __global__ void gocu_bias_gelu_bwd(const TI* __restrict__ x, const fl
     }
 }
 
-// The column sums of blocks rows of c partial sums: a block of 32 columns
-// by 8 row groups, the groups added in shared memory.
+// The column sums of blocks rows of c partial sums.
 extern "C" __global__ void gocu_colsum(const float* __restrict__ part, float* __restrict__ out, int blocks, int c) {
-    __shared__ float sum[8][33];
-    int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
-    int i = blockIdx.x * 32 + tx;
-    float s = 0.0f;
-    if (i < c)
-        for (int k = ty; k < blocks; k += 8) s += part[(long long)k * c + i];
-    sum[ty][tx] = s;
-    __syncthreads();
-    if (ty != 0 || i >= c) return;
-    for (int k = 1; k < 8; k++) s += sum[k][tx];
-    out[i] = s;
+    int i = blockIdx.x * 32 + (threadIdx.x & 31);
+    float s = colSum(part, blocks, c);
+    if (threadIdx.x < 32 && i < c) out[i] = s;
 }
 
 // blockMaxSum combines each thread's running maximum m and sum s of
