@@ -17,6 +17,8 @@ has() { case ",$parts," in *",$1,"*) return 0;; esac; return 1; }
 for f in .gpu/gpt.test.gz .gpu/gocu.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$out/gpu.txt"
 graph=""; [ "${GRAPH:-0}" = 1 ] && graph=--graph
+# The checkpoint lives outside .gpu: a call carrying .gpu replaces it whole.
+ckpt=${CKPT:-/tmp/gocu-gpt-ckpt/bytes.safetensors}; mkdir -p "$(dirname "$ckpt")"
 
 if has tests; then
   echo "##### the gpt tests: GPU against CPU, bf16 training, generation, graph replay, torch checkpoints"
@@ -44,14 +46,14 @@ if has bytes; then
   [ "$stop" = 0 ] && sample=600 && plot=$out/bytes-loss.png
   echo "##### the byte model (6 layers, 384 wide, context 256) on the Go corpus: ${BYTES_TIME:-10m}, stopping after $stop"
   timeout 580 .gpu/gocu gpt train --data .gpu/gosrc.tok.gz --model bytes --bf16 $graph --time "${BYTES_TIME:-10m}" --stop "$stop" \
-    --report 100 --eval 500 --plot "$plot" --save .gpu/bytes.safetensors --sample $sample 2>&1 | tee "$out/bytes-1.txt"
+    --report 100 --eval 500 --plot "$plot" --save "$ckpt" --sample $sample 2>&1 | tee "$out/bytes-1.txt"
 fi
 
 if has bytes2; then
   echo "##### the byte model, resumed to the end (the next call, while the machine is warm)"
-  timeout 580 .gpu/gocu gpt train --data .gpu/gosrc.tok.gz --resume .gpu/bytes.safetensors $graph \
+  timeout 580 .gpu/gocu gpt train --data .gpu/gosrc.tok.gz --resume "$ckpt" $graph \
     --report 100 --eval 500 --plot "$out/bytes-loss.png" --sample 600 2>&1 | tee "$out/bytes-2.txt"
-  .gpu/gocu gpt sample --ckpt .gpu/bytes.safetensors --prompt 'func main() {' --tokens 400 --seed 2 2>&1 | tee "$out/bytes-sample.txt"
+  .gpu/gocu gpt sample --ckpt "$ckpt" --prompt 'func main() {' --tokens 400 --seed 2 2>&1 | tee "$out/bytes-sample.txt"
 fi
 
 if has gpt2; then
