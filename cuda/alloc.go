@@ -206,6 +206,14 @@ func (a *Allocator) Stats() AllocStats {
 	return s
 }
 
+// ResetPeak starts the peaks over from what is in use and reserved now, as
+// torch.cuda.reset_peak_memory_stats does, so that a phase's peak can be read.
+func (a *Allocator) ResetPeak() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.st.PeakInUse, a.st.PeakReserved = a.st.InUse, a.st.Reserved
+}
+
 // SetLimit caps the memory the allocator obtains from the driver (in use
 // plus cached) at bytes; 0 removes the cap. An allocation that would exceed
 // it first empties the cache and then fails with ErrOutOfMemory. The initial

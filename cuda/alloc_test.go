@@ -449,6 +449,16 @@ func TestStats(t *testing.T) {
 	if s := st.String(); !strings.Contains(s, "in use 512 B") {
 		t.Fatalf("String() = %q", s)
 	}
+	a.ResetPeak()
+	st = a.Stats()
+	if st.PeakInUse != 512 || st.PeakReserved != st.Reserved {
+		t.Fatalf("after ResetPeak: %+v", st)
+	}
+	z := mustAlloc(t, a, s1, 1<<20)
+	mustFree(t, a, z, s1)
+	if st = a.Stats(); st.PeakInUse != 512+1<<20 {
+		t.Fatalf("peak after a 1 MiB allocation since the reset: %+v", st)
+	}
 }
 
 func TestLimit(t *testing.T) {

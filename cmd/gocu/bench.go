@@ -79,6 +79,11 @@ Workloads on the GPU, by suite (--suite):
             (1024^2, Jacobi) and linalg_svd_gesvd_f32 (QR iteration,
             CuPy's), linalg_eigh_f32 (2048^2), linalg_solve_batched
             (4096 of 32^2), linalg_einsum_attn (bhqd,bhkd->bhqk, 4x16x1024x64)
+  gpt       training steps of package gpt (bf16 products, AdamW, clip 1;
+            compare with tools/gpu/train_gpt_peer.py's train_gpt.json):
+            gpt_bytes_step_eager/graph (6 layers, 384 wide, batch 64,
+            context 256), gpt2_step_eager/graph (GPT-2 124M, batch 16,
+            context 1024), with the peak of device memory in use
 On the CPU (--device cpu): the arrays on their CPU backend (2^24 float32,
 1024^3), and the lowp suite at 1024^3, 2048^2 and 2^24. On the simulator:
 the lecture's Go kernels. --list shows them all.`,
@@ -98,7 +103,7 @@ the lecture's Go kernels. --list shows them all.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.device, "device", "", "cuda, cpu or sim (default: cuda when a GPU is present, else cpu; on cpu the arrays run on the CPU backend, on sim the lecture's Go kernels on the simulator)")
 	fl.StringSliceVar(&f.only, "only", nil, "run only these workloads (comma-separated)")
-	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (launches, graph replay, host copies, NVRTC), lecture, go (kernels written in Go), arrays, lowp (low precision), numpy (sorting, scans, statistics, indexing), training, linalg")
+	fl.StringVar(&f.suite, "suite", "all", "run one suite: all, runtime (launches, graph replay, host copies, NVRTC), lecture, go (kernels written in Go), arrays, lowp (low precision), numpy (sorting, scans, statistics, indexing), training, linalg, gpt")
 	fl.IntVarP(&f.reps, "reps", "n", 0, "timed repetitions per workload (default: each workload's own, 20 for most)")
 	fl.StringVar(&f.json, "json", "", "write the results as JSON to `FILE`")
 	fl.StringVar(&f.plot, "plot", "", "draw the roofline into `FILE`.png or FILE.svg")

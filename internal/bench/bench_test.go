@@ -954,3 +954,27 @@ func TestLowpCeilings(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGPTSuite checks the GPT steps' registration, their comparison with
+// train_gpt.json's milliseconds per step, and the note with the peak.
+func TestGPTSuite(t *testing.T) {
+	ws, err := selectWorkloads(CUDA, nil, "gpt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(ws); !slices.Equal(got, []string{"gpt_bytes_step_eager", "gpt_bytes_step_graph", "gpt2_step_eager", "gpt2_step_graph"}) {
+		t.Fatalf("suite gpt: %v", got)
+	}
+	x := &Result{Name: "gpt2_step_eager", Seconds: 0.2, Ops: 5, Note: "peak 13000 MiB in use"}
+	if s := speed(x, MillisPerOp, 47.1); math.Abs(s-47.1/40) > 1e-12 {
+		t.Errorf("47.1 ms a step against 40: speed %v", s)
+	}
+	r := &Report{Results: []Result{*x}}
+	var b strings.Builder
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "gpt2_step_eager: peak 13000 MiB in use") {
+		t.Errorf("the table lacks the note:\n%s", b.String())
+	}
+}

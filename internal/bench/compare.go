@@ -49,6 +49,8 @@ func speed(x *Result, m Metric, v float64) float64 {
 		return v / 1e3 / x.Seconds
 	case MicrosPerOp:
 		return v / 1e6 / x.secondsPerOp()
+	case MillisPerOp:
+		return v / 1e3 / x.secondsPerOp()
 	case GBps:
 		return x.GBps / v
 	case TFLOPs:

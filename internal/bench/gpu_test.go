@@ -52,6 +52,11 @@ func TestCUDASuite(t *testing.T) {
 	if w := rep.Result("nvrtc_warm"); w.PerOp <= 0 || w.PerOp > rep.Result("nvrtc_cold").PerOp {
 		t.Errorf("warm load %v ms, cold compile %v ms", w.PerOp, rep.Result("nvrtc_cold").PerOp)
 	}
+	for _, name := range []string{"gpt_bytes_step_eager", "gpt_bytes_step_graph", "gpt2_step_eager", "gpt2_step_graph"} {
+		if x := rep.Result(name); x == nil || x.PerOp <= 0 || x.Unit != "ms" || !strings.Contains(x.Note, "MiB in use") {
+			t.Errorf("%s: %+v", name, x)
+		}
+	}
 	checkPlots(t, rep, []string{"gray", "matmul_tiled", "gray_fast", "sgemm_go", "add", "chain_fused", "matmul_array_tf32"})
 }
 

@@ -101,6 +101,7 @@ type Result struct {
 	Versus  float64 `json:"versus,omitempty"`
 	Skipped string  `json:"skipped,omitempty"`
 	Error   string  `json:"error,omitempty"`
+	Note    string  `json:"note,omitempty"` // from Case.Note
 }
 
 // PeerResult compares a result with a peer's figure in baseline.json.
@@ -309,6 +310,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			}
 		}
 		t = append(t, row)
+		if x.Note != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", x.Name, x.Note))
+		}
 	}
 	textable.Write(&b, t, 1)
 	if peerCol || versusCol {

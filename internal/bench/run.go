@@ -289,6 +289,9 @@ func runOne(e *Env, w *Workload, reps int, timer *eventTimer, prog *Progress) (r
 	res.Reps = reps
 	res.Seconds, res.Min, res.Max = times[len(times)/2], times[0], times[len(times)-1]
 	res.Bytes, res.Flops, res.Ops = c.Bytes, c.Flops, c.Ops
+	if c.Note != nil {
+		res.Note = c.Note()
+	}
 	return res
 }
 

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/internal/mnisttrain"
@@ -76,18 +75,7 @@ func errs2(a, b error) error {
 }
 
 // finiteLoss checks that training left finite parameters.
-func finiteLoss(t *mnisttrain.Trainer) error {
-	for i, p := range t.Opt.Params() {
-		s, err := p.Value().Sum().Item()
-		if err != nil {
-			return err
-		}
-		if math.IsNaN(s) || math.IsInf(s, 0) {
-			return fmt.Errorf("parameter %d is not finite after training", i)
-		}
-	}
-	return nil
-}
+func finiteLoss(t *mnisttrain.Trainer) error { return finiteParams(t.Opt.Params()) }
 
 func setupTrainStep(batch int, graph bool) func(e *Env) (*Case, error) {
 	return func(e *Env) (*Case, error) {

@@ -150,6 +150,7 @@ const (
 	GBps                          // GB/s
 	TFLOPs                        // TFLOP/s
 	Seconds                       // seconds per repetition
+	MillisPerOp                   // milliseconds per operation (a training step)
 )
 
 // Peer names the figure of another library for the same workload in the
@@ -208,6 +209,9 @@ type Case struct {
 	// stream the workload's GPU work goes to when it is not Env.CUStream
 	// (the array package queues everything on a stream of its own).
 	Stream *cuda.Stream
+	// Note, when not nil, says something about the timed runs (a peak of
+	// memory); the table prints it under the results.
+	Note func() string
 }
 
 // ErrSkip marks a workload that cannot run on this device.

@@ -451,22 +451,29 @@ type stepper struct {
 	graph *array.Graph
 }
 
-// run takes one step on inputs x and targets y (B, T): forward,
-// backward, clipping, AdamW; the memory it made returns when it ends.
+// run takes one step on inputs x and targets y and adds its loss to acc.
 func (s *stepper) run(x, y *array.Array) error {
+	return Step(s.m, s.opt, s.clip, x, y, s.acc)
+}
+
+// Step takes one training step of m on inputs x and targets y (B, T):
+// forward, backward, clipping to clip (none when 0), AdamW. When acc is
+// not nil the step's loss is added to it. The memory the step made
+// returns when it ends.
+func Step(m *gpt.Model, opt *nn.Adam, clip float64, x, y, acc *array.Array) error {
 	sc := array.On(x.Device()).NewScope()
 	defer sc.Close()
-	loss := s.m.Loss(x, y)
+	loss := m.Loss(x, y)
 	err := loss.Backward()
-	if err == nil && s.clip > 0 {
-		_, err = nn.ClipGradNorm(s.m.Params(), s.clip, nil)
+	if err == nil && clip > 0 {
+		_, err = nn.ClipGradNorm(m.Params(), clip, nil)
 	}
 	if err == nil {
-		err = s.opt.Step()
+		err = opt.Step()
 	}
-	s.opt.ZeroGrad()
-	if err == nil {
-		err = s.acc.Assign(s.acc.Add(loss.Value()))
+	opt.ZeroGrad()
+	if err == nil && acc != nil {
+		err = acc.Assign(acc.Add(loss.Value()))
 	}
 	return err
 }
