@@ -228,14 +228,14 @@ func TestCPUArrays(t *testing.T) {
 }
 
 // Every peer key of a workload is a key baseline.py, baseline_lowp.py,
-// train_mlp.py or ../shared/anchors/baseline_numpy.py writes (the samples
+// train_mlp.py, train_gpt.py or ../shared/anchors/baseline_numpy.py writes (the samples
 // in testdata have all of them but the error entries; baseline_lowp.json
 // and baseline_numpy_linalg.json hold the reference figures of the design
 // brief and the issue).
 func TestPeerKeysExist(t *testing.T) {
 	b := &Baseline{Values: map[string]float64{}, Text: map[string]string{}}
 	names, _ := filepath.Glob("testdata/baseline*.json")
-	for _, name := range append(names, "testdata/train_mlp.json") {
+	for _, name := range append(names, "testdata/train_mlp.json", "testdata/train_gpt.json") {
 		f, err := os.Open(name)
 		if err != nil {
 			t.Fatal(err)

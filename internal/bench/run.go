@@ -6,12 +6,13 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gocu-dev/gocu/internal/cli"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/cuda"
@@ -450,14 +451,7 @@ func NewProgress(w io.Writer) *Progress {
 
 // IsTerminal reports whether w is a terminal (a character device), so
 // that a progress bar does not end up in a file or a pipe.
-func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok || f == nil {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+func IsTerminal(w io.Writer) bool { return cli.IsTerminal(w) }
 
 func (p *Progress) start(total int) {
 	if p != nil {

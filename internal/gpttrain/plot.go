@@ -4,28 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
-	"os"
-	"path/filepath"
-	"strings"
+
+	"github.com/gocu-dev/gocu/internal/cli"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
 
-// checkPlotPath reports whether PlotLoss can write path: a name ending in
-// an image format it writes, in a folder that exists.
+// checkPlotPath reports whether PlotLoss can write path.
 func checkPlotPath(path string) error {
-	switch strings.ToLower(strings.TrimPrefix(filepath.Ext(path), ".")) {
-	case "png", "svg", "pdf", "jpg", "jpeg", "eps", "tif", "tiff":
-	default:
-		return fmt.Errorf("gpttrain: plot file %s: want a name ending in .png or .svg (or .pdf, .jpg, .eps, .tif): %w", path, ErrConfig)
-	}
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("gpttrain: plot file %s: %w", path, err)
-	} else if !st.IsDir() {
-		return fmt.Errorf("gpttrain: plot file %s: %s is not a folder: %w", path, dir, ErrConfig)
+	if err := cli.CheckPlotPath(path); err != nil {
+		if errors.Is(err, cli.ErrPlotName) {
+			return fmt.Errorf("gpttrain: %w: %w", err, ErrConfig)
+		}
+		return fmt.Errorf("gpttrain: %w", err)
 	}
 	return nil
 }

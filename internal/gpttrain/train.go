@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/gocu-dev/gocu/internal/cli"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
@@ -523,15 +524,7 @@ type bar struct {
 	tty bool
 }
 
-func newBar(w io.Writer) *bar {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil {
-			tty = st.Mode()&os.ModeCharDevice != 0
-		}
-	}
-	return &bar{w: w, tty: tty}
-}
+func newBar(w io.Writer) *bar { return &bar{w: w, tty: cli.IsTerminal(w)} }
 
 func (b *bar) show(step, total int, frac, loss, lr, tps, mfu float64, per time.Duration) {
 	const width = 20

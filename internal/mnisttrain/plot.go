@@ -4,9 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
-	"os"
-	"path/filepath"
-	"strings"
+
+	"github.com/gocu-dev/gocu/internal/cli"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -16,16 +15,8 @@ import (
 // CheckPlotPath reports whether PlotLoss can write path: a name ending in
 // an image format it writes, in a folder that exists.
 func CheckPlotPath(path string) error {
-	switch strings.ToLower(strings.TrimPrefix(filepath.Ext(path), ".")) {
-	case "png", "svg", "pdf", "jpg", "jpeg", "eps", "tif", "tiff":
-	default:
-		return fmt.Errorf("mnisttrain: plot file %s: want a name ending in .png or .svg (or .pdf, .jpg, .eps, .tif)", path)
-	}
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("mnisttrain: plot file %s: %w", path, err)
-	} else if !st.IsDir() {
-		return fmt.Errorf("mnisttrain: plot file %s: %s is not a folder", path, dir)
+	if err := cli.CheckPlotPath(path); err != nil {
+		return fmt.Errorf("mnisttrain: %w", err)
 	}
 	return nil
 }

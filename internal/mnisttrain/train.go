@@ -5,9 +5,10 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/gocu-dev/gocu/internal/cli"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
@@ -504,15 +505,7 @@ type bar struct {
 	line string
 }
 
-func newBar(w io.Writer) *bar {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil {
-			tty = st.Mode()&os.ModeCharDevice != 0
-		}
-	}
-	return &bar{w: w, tty: tty}
-}
+func newBar(w io.Writer) *bar { return &bar{w: w, tty: cli.IsTerminal(w)} }
 
 func (b *bar) show(epoch, epochs int, frac, loss, rate float64) {
 	const width = 30
