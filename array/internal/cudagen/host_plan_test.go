@@ -256,6 +256,9 @@ func TestPlansRunOnHost(t *testing.T) {
 		{[]int{300, 1030}, [][]int{{0}}},
 		{[]int{3, 1030}, [][]int{{0}}},
 		{[]int{2, 150, 1030}, [][]int{{0, 1}}},
+		// Few columns over many rows (a bias's gradient): split as well.
+		{[]int{1000, 40}, [][]int{{0}}},
+		{[]int{3, 130, 33}, [][]int{{0, 1}}},
 	}
 	for _, sh := range shapes {
 		for _, axes := range sh.axes {
