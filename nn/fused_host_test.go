@@ -240,10 +240,11 @@ func hostRun(t *testing.T, clang string, in, out array.DType) {
 	bin := hostBinary(t, clang, in, out)
 	tol := tolFor(in, out)
 	// LayerNorm and RMSNorm: rows of 100 (not a multiple of the warp,
-	// nor of 8: scalar accesses) and 64 (16-byte ones); 37 rows over 5
+	// nor of 8: scalar accesses), 64 (16-byte ones, kept in registers
+	// backward) and 1040 (16-byte ones, read twice); 37 rows over 5
 	// forward blocks and 3 backward ones.
 	for _, op := range []string{"ln", "rms"} {
-		for _, c := range []int{100, 64} {
+		for _, c := range []int{100, 64, 1040} {
 			const n = 37
 			var w bytes.Buffer
 			x := enc(t, &w, scaled(randn(uint64(c), n*c), 2, 0.5), in)
