@@ -54,7 +54,7 @@ func TestGPUFusedLayerNorm(t *testing.T) {
 	if !nn.Fused(gpu.Device()) {
 		t.Skip("GOCU_NOFUSE is set")
 	}
-	for _, c := range []int{384, 100, 768} {
+	for _, c := range []int{384, 100, 768, 2048} {
 		for _, in := range []array.DType{array.Float32, array.BFloat16} {
 			for _, out := range []array.DType{0, array.BFloat16} {
 				n := 3 * 37
