@@ -606,7 +606,25 @@ func cType(dt array.DType) string {
 	return "float"
 }
 
+// xentShared reports whether gocu_xent_fused may take bytes of dynamic
+// shared memory, raising its limit (48 KiB without it) once as needed.
+func (ks *fusedKernels) xentShared(bytes int) bool {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if bytes <= ks.xentDyn {
+		return true
+	}
+	if err := ks.xentFused.CUDA().SetMaxDynamicSharedMemory(bytes); err != nil {
+		return false
+	}
+	ks.xentDyn = bytes
+	return true
+}
+
 type fusedKernels struct {
+	mu      sync.Mutex
+	xentDyn int // gocu_xent_fused's dynamic shared memory limit, once raised
+
 	lnFwd, lnBwd, lnDwdb, lnWsum, geluFwd, geluBwd        *gocu.Kernel
 	xentFwd, xentFused, xentBwd, biasGeluFwd, biasGeluBwd *gocu.Kernel
 	colsum                                                *gocu.Kernel
@@ -702,7 +720,7 @@ func fusedXent(x *grad.Var, labels *array.Array, n, c int) *grad.Var {
 		// The row waits in shared memory where two blocks of it fit an SM
 		// (a bfloat16 row of 50304 is 98 KiB), else in L2.
 		fcfg, cache := cfg, int32(0)
-		if row := c * dt.Size(); c%(16/dt.Size()) == 0 && row+2048 <= dev.CUDA().Props().SharedMemPerBlockOptin/2 {
+		if row := c * dt.Size(); c%(16/dt.Size()) == 0 && row+2048 <= dev.CUDA().Props().SharedMemPerBlockOptin/2 && ks.xentShared(row) {
 			fcfg.Shared, cache = row, 1
 		}
 		if err := ks.xentFused.Launch(fcfg, xc, lab, rows, lse, inv, done, int32(c), cache); err != nil {
