@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,6 +35,7 @@ const hostPrelude = `#include <barrier>
 #define __forceinline__ inline
 #define __restrict__ __restrict
 #define __shared__ static
+#define __launch_bounds__(...)
 struct gocu_dim3 { unsigned x = 0, y = 1, z = 1; };
 static thread_local gocu_dim3 threadIdx;
 static gocu_dim3 blockIdx, blockDim, gridDim;
@@ -96,13 +98,14 @@ int main(int argc, char** argv) {
     std::string op = argv[1];
     long long n = atoll(argv[2]);
     int c = atoi(argv[3]);
-    if (op == "ln") {
+    if (op == "ln" || op == "rms") {
+        int rms = op == "rms";
         auto x = in<TI>(n * c); auto w = in<float>(c); auto b = in<float>(c); auto dy = in<TO>(n * c);
         auto y = toNaN(n * c); auto mean = fNaN(n), rstd = fNaN(n);
-        launch((n + 7) / 8, 256, 0, [&] { gocu_ln_fwd(x.data(), w.data(), b.data(), y.data(), mean.data(), rstd.data(), n, c, 1e-5f); });
+        launch((n + 7) / 8, 256, 0, [&] { gocu_ln_fwd(x.data(), w.data(), b.data(), y.data(), mean.data(), rstd.data(), n, c, 1e-5f, rms); });
         int blocks = std::min<long long>((n + 7) / 8, 3), chunks = 2, tiles = (c + 31) / 32;
         auto dx = tiNaN(n * c); auto part = fNaN(chunks * 2 * c); auto dw = fNaN(c), db = fNaN(c);
-        launch(blocks, 256, 0, [&] { gocu_ln_bwd(dy.data(), x.data(), w.data(), mean.data(), rstd.data(), dx.data(), n, c); });
+        launch(blocks, 256, 0, [&] { gocu_ln_bwd(dy.data(), x.data(), w.data(), mean.data(), rstd.data(), dx.data(), n, c, rms); });
         launch(tiles * chunks, 256, 0, [&] { gocu_ln_dwdb(dy.data(), x.data(), mean.data(), rstd.data(), part.data(), n, c, chunks); });
         launch((2 * c + 31) / 32, 256, 0, [&] { gocu_ln_wsum(part.data(), dw.data(), db.data(), chunks, c); });
         out(y); out(dx); out(dw); out(db);
@@ -126,7 +129,17 @@ int main(int argc, char** argv) {
         auto x = in<TI>(n * c); auto lab = in<long long>(n); auto g = in<float>(1);
         auto loss = fNaN(n), lse = fNaN(n); auto dx = tiNaN(n * c);
         launch(n, block, 0, [&] { gocu_xent_fwd(x.data(), lab.data(), loss.data(), lse.data(), c); });
-        launch(n, block, 0, [&] { gocu_xent_bwd(x.data(), lab.data(), lse.data(), g.data(), 1.0f / n, dx.data(), c); });
+        launch(2, block, 0, [&] { gocu_xent_bwd(x.data(), lab.data(), lse.data(), g.data(), 1.0f / n, dx.data(), c, n, 0); });
+        out(loss); out(dx);
+    } else if (op == "xentfused") {
+        // The fused pass, then the backward pass with keep1: it leaves dx
+        // alone for g = 1 and recomputes it for any other g.
+        // With cache, the row waits in the (poisoned) shared memory.
+        int block = atoi(argv[4]), cache = atoi(argv[5]);
+        auto x = in<TI>(n * c); auto lab = in<long long>(n); auto g = in<float>(1);
+        auto loss = fNaN(n), lse = fNaN(n); auto dx = tiNaN(n * c);
+        launch(n, block, cache ? c * sizeof(TI) : 0, [&] { gocu_xent_fused(x.data(), lab.data(), loss.data(), lse.data(), 1.0f / n, dx.data(), c, cache); });
+        launch(2, block, 0, [&] { gocu_xent_bwd(x.data(), lab.data(), lse.data(), g.data(), 1.0f / n, dx.data(), c, n, 1); });
         out(loss); out(dx);
     }
     return 0;
@@ -139,7 +152,7 @@ func hostBinary(t *testing.T, clang string, in, out array.DType) string {
 	t.Helper()
 	src := nn.FusedSource(in, out)
 	// The dynamic shared memory is the launch's buffer.
-	src = strings.Replace(src, "extern __shared__ float acc[];", "float* acc = gocu_smem.data();", 1)
+	src = strings.Replace(src, "extern __shared__ Vec xentRow[];", "Vec* xentRow = (Vec*)gocu_smem.data();", 1)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "fused.cc")
 	if err := os.WriteFile(path, []byte(hostPrelude+src+hostMain), 0o600); err != nil {
@@ -226,22 +239,30 @@ func TestFusedKernelsRunOnHost(t *testing.T) {
 func hostRun(t *testing.T, clang string, in, out array.DType) {
 	bin := hostBinary(t, clang, in, out)
 	tol := tolFor(in, out)
-	// LayerNorm: rows of 100 (not a multiple of the warp) and 64;
-	// 37 rows over 5 forward blocks and 3 backward ones.
-	for _, c := range []int{100, 64} {
-		const n = 37
-		var w bytes.Buffer
-		x := enc(t, &w, scaled(randn(uint64(c), n*c), 2, 0.5), in)
-		wt := enc(t, &w, scaled(randn(uint64(c)+1, c), 1, 1), array.Float32)
-		b := enc(t, &w, randn(uint64(c)+2, c), array.Float32)
-		gy := enc(t, &w, randn(uint64(c)+3, n*c), out)
-		r := runHost(t, bin, w.Bytes(), "ln", n, c)
-		wy, wdx, wdw, wdb := lnRef(x, wt, b, gy, n, c)
-		what := fmt.Sprintf("ln %v→%v c=%d", in, out, c)
-		near(t, what+" y", dec(t, r, n*c, out), wy, tol)
-		near(t, what+" dx", dec(t, r, n*c, in), wdx, tol)
-		near(t, what+" dweight", dec(t, r, c, array.Float32), wdw, 1e-4)
-		near(t, what+" dbias", dec(t, r, c, array.Float32), wdb, 1e-4)
+	// LayerNorm and RMSNorm: rows of 100 (not a multiple of the warp,
+	// nor of 8: scalar accesses), 64 (16-byte ones, kept in registers
+	// backward) and 1040 (16-byte ones, read twice); 37 rows over 5
+	// forward blocks and 3 backward ones.
+	for _, op := range []string{"ln", "rms"} {
+		for _, c := range []int{100, 64, 1040} {
+			const n = 37
+			var w bytes.Buffer
+			x := enc(t, &w, scaled(randn(uint64(c), n*c), 2, 0.5), in)
+			wt := enc(t, &w, scaled(randn(uint64(c)+1, c), 1, 1), array.Float32)
+			bv := randn(uint64(c)+2, c)
+			if op == "rms" {
+				clear(bv)
+			}
+			b := enc(t, &w, bv, array.Float32)
+			gy := enc(t, &w, randn(uint64(c)+3, n*c), out)
+			r := runHost(t, bin, w.Bytes(), op, n, c)
+			wy, wdx, wdw, wdb := normRef(x, wt, b, gy, n, c, op == "rms", 1e-5)
+			what := fmt.Sprintf("%s %v→%v c=%d", op, in, out, c)
+			near(t, what+" y", dec(t, r, n*c, out), wy, tol)
+			near(t, what+" dx", dec(t, r, n*c, in), wdx, tol)
+			near(t, what+" dweight", dec(t, r, c, array.Float32), wdw, 1e-4)
+			near(t, what+" dbias", dec(t, r, c, array.Float32), wdb, 1e-4)
+		}
 	}
 	for _, form := range []int{0, 1} {
 		const n = 1000 // 3 blocks of 256 stride over it
@@ -254,10 +275,12 @@ func hostRun(t *testing.T, clang string, in, out array.DType) {
 		near(t, what+" y", dec(t, r, n, out), wy, tol)
 		near(t, what+" dx", dec(t, r, n, in), wdx, tol)
 	}
-	// Bias and GELU: 37 rows of 100 in 10 blocks of 4 rows, a block of
-	// 64 threads looping over the columns.
-	for _, form := range []int{0, 1} {
-		const n, c = 37, 100
+	// Bias and GELU: 37 rows of 100 (scalar accesses) or 1024 (8 columns
+	// a thread) in 10 blocks of 4 rows, a block of 64 threads looping over
+	// the columns.
+	for _, fc := range [][2]int{{0, 100}, {1, 100}, {0, 1024}, {1, 1024}} {
+		form, c := fc[0], fc[1]
+		const n = 37
 		var w bytes.Buffer
 		x := enc(t, &w, scaled(randn(uint64(form)+15, n*c), 3, 0), in)
 		b := enc(t, &w, randn(uint64(form)+16, c), array.Float32)
@@ -272,7 +295,7 @@ func hostRun(t *testing.T, clang string, in, out array.DType) {
 		for i, v := range wdx {
 			wdb[i%c] += v
 		}
-		what := fmt.Sprintf("bias gelu %v→%v tanh=%d", in, out, form)
+		what := fmt.Sprintf("bias gelu %v→%v tanh=%d c=%d", in, out, form, c)
 		near(t, what+" y", dec(t, r, n*c, out), wy, tol)
 		near(t, what+" dx", dec(t, r, n*c, in), wdx, tol)
 		near(t, what+" dbias", dec(t, r, c, array.Float32), wdb, 1e-4)
@@ -280,29 +303,53 @@ func hostRun(t *testing.T, clang string, in, out array.DType) {
 	if out != array.Float32 {
 		return // the classifier's module has float32 outputs
 	}
+	// The classifier: rows of 50 and 300 (scalar loads for bfloat16),
+	// 1000 and 5000 (16-byte vectors); the two-pass form and the fused
+	// one, with the row waiting in shared memory or not, whose gradient
+	// for g = 1 is kept and for g = 2.5 recomputed.
 	for _, cb := range [][2]int{{50, 64}, {300, 32}, {1000, 256}, {5000, 1024}} {
 		c, block := cb[0], cb[1]
 		const n = 5
-		var w bytes.Buffer
-		x := enc(t, &w, scaled(randn(uint64(c)+7, n*c), 4, 0), in)
+		x := scaled(randn(uint64(c)+7, n*c), 4, 0)
 		lab := []int64{0, int64(c - 1), 3, int64(c / 2), 7}
-		binary.Write(&w, binary.LittleEndian, lab)
-		binary.Write(&w, binary.LittleEndian, float32(2.5))
-		r := runHost(t, bin, w.Bytes(), "xent", n, c, block)
-		wl, wdx := xentRef(x, lab, n, c, 2.5)
-		rows := dec(t, r, n, array.Float32)
-		mean := 0.0
-		for _, v := range rows {
-			mean += v / n
+		grads := map[string][]float64{}
+		for _, op := range []string{"xent", "xentfused 0", "xentfused 1"} {
+			for _, g := range []float64{1, 2.5} {
+				var w bytes.Buffer
+				x := enc(t, &w, x, in)
+				binary.Write(&w, binary.LittleEndian, lab)
+				binary.Write(&w, binary.LittleEndian, float32(g))
+				name, cache, _ := strings.Cut(op, " ")
+				r := runHost(t, bin, w.Bytes(), name, n, c, block, cache)
+				wl, wdx := xentRef(x, lab, n, c, g)
+				rows := dec(t, r, n, array.Float32)
+				mean := 0.0
+				for _, v := range rows {
+					mean += v / n
+				}
+				what := fmt.Sprintf("%s %v c=%d g=%v", op, in, c, g)
+				near(t, what+" loss", []float64{mean}, []float64{wl}, 1e-5)
+				got := dec(t, r, n*c, in)
+				grads[fmt.Sprint(op, g)] = slices.Clone(got)
+				for i := range got {
+					got[i] *= n
+					wdx[i] *= n
+				}
+				near(t, what+" dx", got, wdx, tol/4)
+			}
 		}
-		what := fmt.Sprintf("xent %v c=%d", in, c)
-		near(t, what+" loss", []float64{mean}, []float64{wl}, 1e-5)
-		got := dec(t, r, n*c, in)
-		for i := range got {
-			got[i] *= n
-			wdx[i] *= n
+		// The same bits whichever pass wrote the gradient.
+		for _, g := range []float64{1, 2.5} {
+			a := grads[fmt.Sprint("xent", g)]
+			for _, op := range []string{"xentfused 0", "xentfused 1"} {
+				b := grads[fmt.Sprint(op, g)]
+				for i := range a {
+					if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+						t.Fatalf("%s %v c=%d g=%v: dx[%d] is %v from the fused pass, %v from the backward pass", op, in, c, g, i, b[i], a[i])
+					}
+				}
+			}
 		}
-		near(t, what+" dx", got, wdx, tol/4)
 	}
 	// Labels outside [0, c) make their rows NaN, and only those.
 	const n, c = 3, 40
@@ -310,17 +357,19 @@ func hostRun(t *testing.T, clang string, in, out array.DType) {
 	enc(t, &w, randn(9, n*c), in)
 	binary.Write(&w, binary.LittleEndian, []int64{-1, 5, c})
 	binary.Write(&w, binary.LittleEndian, float32(1))
-	r := runHost(t, bin, w.Bytes(), "xent", n, c, 64)
-	rows := dec(t, r, n, array.Float32)
-	dx := dec(t, r, n*c, in)
-	for i := range n {
-		for j := range c {
-			if math.IsNaN(dx[i*c+j]) != (i != 1) {
-				t.Fatalf("bad labels: dx[%d, %d] = %v", i, j, dx[i*c+j])
+	for _, op := range []string{"xent", "xentfused"} {
+		r := runHost(t, bin, w.Bytes(), op, n, c, 64, 1)
+		rows := dec(t, r, n, array.Float32)
+		dx := dec(t, r, n*c, in)
+		for i := range n {
+			for j := range c {
+				if math.IsNaN(dx[i*c+j]) != (i != 1) {
+					t.Fatalf("%s bad labels: dx[%d, %d] = %v", op, i, j, dx[i*c+j])
+				}
 			}
-		}
-		if math.IsNaN(rows[i]) != (i != 1) {
-			t.Fatalf("bad labels: loss of row %d = %v", i, rows[i])
+			if math.IsNaN(rows[i]) != (i != 1) {
+				t.Fatalf("%s bad labels: loss of row %d = %v", op, i, rows[i])
+			}
 		}
 	}
 }

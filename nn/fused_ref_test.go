@@ -8,6 +8,12 @@ import "math"
 // lnRef is LayerNorm over rows of c (eps 1e-5) and its gradients for the
 // upstream gradient gy.
 func lnRef(x, w, b, gy []float64, n, c int) (y, dx, dw, db []float64) {
+	return normRef(x, w, b, gy, n, c, false, 1e-5)
+}
+
+// normRef is lnRef, or with rms RMSNorm's (the mean taken as 0), with
+// the given eps.
+func normRef(x, w, b, gy []float64, n, c int, rms bool, eps float64) (y, dx, dw, db []float64) {
 	y, dx = make([]float64, n*c), make([]float64, n*c)
 	dw, db = make([]float64, c), make([]float64, c)
 	for r := range n {
@@ -17,10 +23,13 @@ func lnRef(x, w, b, gy []float64, n, c int) (y, dx, dw, db []float64) {
 			mean += e
 		}
 		mean /= float64(c)
+		if rms {
+			mean = 0
+		}
 		for _, e := range xr {
 			v += (e - mean) * (e - mean)
 		}
-		rstd := 1 / math.Sqrt(v/float64(c)+1e-5)
+		rstd := 1 / math.Sqrt(v/float64(c)+eps)
 		var a, bx float64
 		for i, e := range xr {
 			xh := (e - mean) * rstd
@@ -31,6 +40,9 @@ func lnRef(x, w, b, gy []float64, n, c int) (y, dx, dw, db []float64) {
 			db[i] += gr[i]
 		}
 		a /= float64(c)
+		if rms {
+			a = 0
+		}
 		bx /= float64(c)
 		for i, e := range xr {
 			xh := (e - mean) * rstd

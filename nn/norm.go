@@ -13,6 +13,10 @@ import (
 // len(Shape) axes, as PyTorch's nn.RMSNorm: x/√(mean(x²) + Eps)·Weight.
 // Eps 0 means the machine epsilon of x's dtype, as torch's eps=None.
 // Weight starts at ones; a nil Weight is torch's elementwise_affine=False.
+//
+// On a GPU, float32 or bfloat16 x with a float32 or nil Weight runs
+// LayerNorm's fused kernels with the mean taken as zero: one forward, two
+// backward, float32 inside.
 type RMSNorm struct {
 	Shape  []int
 	Eps    float64
@@ -37,6 +41,9 @@ func (l *RMSNorm) Forward(x *grad.Var) *grad.Var {
 	eps := l.Eps
 	if eps == 0 {
 		eps = machineEps(x.DType())
+	}
+	if y := l.fused(x, eps); y != nil {
+		return y
 	}
 	axes := make([]int, len(l.Shape))
 	for i := range axes {

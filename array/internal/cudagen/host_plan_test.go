@@ -256,6 +256,9 @@ func TestPlansRunOnHost(t *testing.T) {
 		{[]int{300, 1030}, [][]int{{0}}},
 		{[]int{3, 1030}, [][]int{{0}}},
 		{[]int{2, 150, 1030}, [][]int{{0, 1}}},
+		// Few columns over many rows (a bias's gradient): split as well.
+		{[]int{1000, 40}, [][]int{{0}}},
+		{[]int{3, 130, 33}, [][]int{{0, 1}}},
 	}
 	for _, sh := range shapes {
 		for _, axes := range sh.axes {
@@ -427,5 +430,31 @@ func TestPlanAsksToMaterializeIota(t *testing.T) {
 	all := backend.Operand{Buf: fakeBuf{backend.Int64}, Layout: backend.Contiguous(nil)}
 	if _, err := PlanReduce(&backend.Reduction{Op: backend.Sum, In: p, Axes: []int{0, 1}, Out: all}, hostOpts); err != nil {
 		t.Errorf("iota full reduction: %v", err)
+	}
+}
+
+// TestPlanBiasGradientSplits checks that a bias's gradient, a column sum
+// of a tall gradient with few columns, takes the split Cols kernel on a
+// GPU's plan rather than a block per strided column.
+func TestPlanBiasGradientSplits(t *testing.T) {
+	be := cpu.New(0)
+	for _, c := range []int{768, 64} {
+		buf, err := be.Alloc(backend.Float32, 16384*c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := be.Alloc(backend.Float32, c)
+		p := &backend.Program{Shape: []int{16384, c},
+			Inputs: []backend.Operand{{Buf: buf, Layout: backend.Contiguous([]int{16384, c})}},
+			Nodes:  []backend.Node{{Op: backend.OpInput, DType: backend.Float32}}}
+		req := &backend.Reduction{Op: backend.Sum, In: p, Axes: []int{0}, Out: backend.Operand{Buf: out, Layout: backend.Contiguous([]int{c})}}
+		pl, err := PlanReduce(req, gpuOpts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := pl.Launches[0]
+		if !strings.HasSuffix(l.Kernel.Name, "_cols") || l.Grid[1] < 2 {
+			t.Errorf("16384x%d summed over rows: kernel %s, grid %v; want the Cols kernel split over rows", c, l.Kernel.Name, l.Grid)
+		}
 	}
 }
