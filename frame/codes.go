@@ -9,7 +9,8 @@ import (
 // Keys become int64 codes that order as the keys do. An integer key whose
 // range is small (the db-benchmark's keys, dictionary codes, booleans) is
 // its own code less its minimum: a direct index, no sort, which on a GPU
-// reduces with atomics. Other keys are ranked by a sort (UniqueAll).
+// reduces with atomics. Other integer keys go through a hash table on a
+// GPU (hash.go); the rest are ranked by a sort (UniqueAll).
 
 // codeLimit is the largest code space indexed directly for n rows.
 func codeLimit(n int) int { return max(2*n, 1<<16) }
@@ -33,8 +34,24 @@ func keyCodes(a *array.Array, limit int) (*array.Array, int, error) {
 			}
 			return c, int(r) + 1, c.Err()
 		}
+		if useHash(a.Device()) {
+			if c, d, ok, err := hashCodes(a.AsType(array.Int64), lo, hi); ok {
+				return c, d, err
+			}
+		}
 	}
 	vals, _, inv, _ := a.UniqueAll()
+	return inv, vals.Size(), inv.Err()
+}
+
+// recode ranks the codes id in [0, size) among those present.
+func recode(id *array.Array, size int) (*array.Array, int, error) {
+	if useHash(id.Device()) {
+		if c, d, ok, err := hashCodes(id, 0, int64(size)-1); ok {
+			return c, d, err
+		}
+	}
+	vals, _, inv, _ := id.UniqueAll()
 	return inv, vals.Size(), inv.Err()
 }
 
@@ -54,14 +71,16 @@ func combineCodes(keys []*array.Array, n int) (*array.Array, int, error) {
 			continue
 		}
 		if size > 0 && r > math.MaxInt64/4/size {
-			vals, _, inv, _ := id.UniqueAll()
-			id, size = inv, vals.Size()
+			if id, size, err = recode(id, size); err != nil {
+				return nil, 0, err
+			}
 		}
 		id = id.Mul(int64(r)).Add(code)
 		size *= r
 		if size > limit {
-			vals, _, inv, _ := id.UniqueAll()
-			id, size = inv, vals.Size()
+			if id, size, err = recode(id, size); err != nil {
+				return nil, 0, err
+			}
 		}
 		if err := id.Err(); err != nil {
 			return nil, 0, err

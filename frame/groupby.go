@@ -136,15 +136,14 @@ func group(op string, f *Frame, keys []string, keepNulls bool) (*groups, error) 
 		return g, nil
 	}
 	// Compact the code space to the codes present.
-	counts := m.Zeros(array.Int64, size).IndexAdd(0, id, int64(1))
+	counts := countGroups(id, nil, size)
 	present := counts.Gt(0)
 	rank := present.AsType(array.Int64).Cumsum(0)
 	groups, err := array.ItemOf[int64](rank.Slice(array.Idx(size - 1)))
 	if err != nil {
 		return nil, wrapErr(op, ErrValue, err, "keys")
 	}
-	pos := m.Arange(array.Int64, 0, float64(n))
-	first := m.Full(array.Int64, -int64(n)-1, size).ScatterMax(0, id, pos.Neg()).Neg()
+	first := firstRows(id, size)
 	g.n = int(groups)
 	if g.n == size { // every code present: the codes are the groups
 		g.id, g.first, g.sizes = id, first, counts
@@ -225,7 +224,7 @@ func (gr *groups) count(ok *array.Array) *array.Array {
 	if ok == nil {
 		return gr.sizes
 	}
-	return gr.zeros(array.Int64).IndexAdd(0, gr.id, ok.AsType(array.Int64))
+	return countGroups(gr.id, ok, gr.n)
 }
 
 // masked replaces absent values with fill.
@@ -262,7 +261,7 @@ func (gr *groups) agg(op string, a Agg, s *Series) (*Series, error) {
 		if !x.DType().IsFloating() {
 			acc = array.Int64
 		}
-		sum := gr.zeros(acc).IndexAdd(0, gr.id, masked(x.AsType(acc), ok, 0))
+		sum := gr.sum(x, ok, acc)
 		if a.Op == "sum" {
 			res.data = sum
 			if x.DType() == array.Float32 {
@@ -278,7 +277,7 @@ func (gr *groups) agg(op string, a Agg, s *Series) (*Series, error) {
 			break
 		}
 		d := x.AsType(array.Float64).Sub(mean.Take(gr.id, 0))
-		ss := gr.zeros(array.Float64).IndexAdd(0, gr.id, masked(d.Mul(d), ok, 0.0))
+		ss := gr.sum(d.Mul(d), ok, array.Float64)
 		v := ss.Div(c.Sub(1))
 		res.valid = c.Gt(1)
 		if a.Op == "std" {
@@ -286,6 +285,16 @@ func (gr *groups) agg(op string, a Agg, s *Series) (*Series, error) {
 		}
 		res.data = array.Where(res.valid, v, math.NaN())
 	case "min", "max":
+		if numeric {
+			if e := gr.extreme(x, ok, a.Op == "max"); e != nil {
+				res.data, res.kind = e, s.kind
+				emptyNull(cnt())
+				if res.valid != nil {
+					res.data = array.Where(res.valid, res.data, zeroOf(res.data.DType()))
+				}
+				break
+			}
+		}
 		var k *array.Array
 		switch {
 		case str:

@@ -1,0 +1,325 @@
+package frame
+
+import (
+	"math"
+	"math/bits"
+	"os"
+
+	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/array"
+)
+
+// Hash-based grouping and joining on the GPU, as libcudf does: integer
+// keys too wide to index directly go into an open-addressing table in
+// device memory instead of being ranked by a sort; the table's distinct
+// keys, few beside the rows, are then sorted so that codes order as the
+// keys. Groups of a small code space reduce in shared memory (see
+// hash_cuda.go). GOCU_FRAME_HASH=0 turns both off (the sort-based paths
+// and array's global atomics); GOCU_FRAME_HASH=1 turns the table on for
+// the CPU too, through the same algorithm in Go (for tests).
+
+// hashMode returns GOCU_FRAME_HASH: 0 off, 1 forced, -1 the default.
+func hashMode() int {
+	switch os.Getenv("GOCU_FRAME_HASH") {
+	case "0":
+		return 0
+	case "1":
+		return 1
+	}
+	return -1
+}
+
+// useHash reports whether grouping and joining on dev use hash tables.
+func useHash(dev *gocu.Device) bool {
+	switch hashMode() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	return dev.IsGPU()
+}
+
+// useGroupKernels reports whether the shared-memory group reductions run
+// on dev: on a GPU, unless GOCU_FRAME_HASH=0.
+func useGroupKernels(dev *gocu.Device) bool { return dev.IsGPU() && hashMode() != 0 }
+
+// maxSmallGroups is the most groups reduced in shared memory: 32 KiB of
+// int64 or float64 accumulators per block.
+const maxSmallGroups = 4096
+
+// tableSize is the slots of a table for n keys: a power of two at least
+// twice n, so that probes stay short.
+func tableSize(n int) int {
+	return 1 << bits.Len(uint(max(2*n, 1024)-1))
+}
+
+// emptyKey returns a key outside [lo, hi] to mark empty slots, or false
+// when the keys span every int64.
+func emptyKey(lo, hi int64) (int64, bool) {
+	switch {
+	case lo > math.MinInt64:
+		return lo - 1, true
+	case hi < math.MaxInt64:
+		return hi + 1, true
+	}
+	return 0, false
+}
+
+// table is a hash table of int64 keys on a device.
+type table struct {
+	dev   *gocu.Device
+	slots *array.Array // int64 keys, empty where unused
+	empty int64
+}
+
+// newTable puts keys (int64, none equal to empty) in a table of
+// tableSize(size) slots and returns it with the slot of every key.
+func newTable(keys *array.Array, size int, empty int64) (*table, *array.Array, error) {
+	dev := keys.Device()
+	m := array.On(dev)
+	n := keys.Size()
+	cap := tableSize(size)
+	t := &table{dev: dev, empty: empty}
+	if !dev.IsGPU() {
+		k, err := keys.Int64s()
+		if err != nil {
+			return nil, nil, err
+		}
+		slots, slot := hostInsert(k, cap, empty)
+		t.slots = array.FromSliceOn(dev, slots)
+		return t, array.FromSliceOn(dev, slot), nil
+	}
+	ks, err := hashModule(dev, array.Int64)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.slots = m.Full(array.Int64, empty, cap)
+	slot := m.Empty(array.Int64, n)
+	if n > 0 {
+		if err := ks.insert.Launch(gridStride(n), keys.Contiguous(), int64(n), t.slots, int64(cap-1), empty, slot); err != nil {
+			return nil, nil, err
+		}
+	}
+	return t, slot, nil
+}
+
+// find returns the slot of each of keys (int64), -1 where the table lacks
+// the key.
+func (t *table) find(keys *array.Array) (*array.Array, error) {
+	n := keys.Size()
+	cap := t.slots.Size()
+	if !t.dev.IsGPU() {
+		k, err := keys.Int64s()
+		if err != nil {
+			return nil, err
+		}
+		s, err := t.slots.Int64s()
+		if err != nil {
+			return nil, err
+		}
+		return array.FromSliceOn(t.dev, hostFind(k, s, t.empty)), nil
+	}
+	ks, err := hashModule(t.dev, array.Int64)
+	if err != nil {
+		return nil, err
+	}
+	slot := array.On(t.dev).Empty(array.Int64, n)
+	if n > 0 {
+		if err := ks.find.Launch(gridStride(n), keys.Contiguous(), int64(n), t.slots, int64(cap-1), t.empty, slot); err != nil {
+			return nil, err
+		}
+	}
+	return slot, nil
+}
+
+// ranks returns, for each slot, the rank of its key among the table's
+// distinct keys (0 for empty slots), and the number of distinct keys. It
+// sorts only the distinct keys.
+func (t *table) ranks() (*array.Array, int, error) {
+	m := array.On(t.dev)
+	used := t.slots.Ne(t.empty).FlatNonzero()
+	d := used.Size()
+	order := t.slots.Take(used, 0).Argsort(0)
+	rank := m.Zeros(array.Int64, t.slots.Size())
+	if d > 0 {
+		rank = rank.IndexAdd(0, used.Take(order, 0), m.Arange(array.Int64, 0, float64(d)))
+	}
+	return rank, d, rank.Err()
+}
+
+// hashCodes returns codes in [0, d) of the int64 keys k whose values lie
+// in [lo, hi], ordered as the keys, and d, the number of distinct keys;
+// ok is false when no key can mark empty slots.
+func hashCodes(k *array.Array, lo, hi int64) (codes *array.Array, d int, ok bool, err error) {
+	empty, ok := emptyKey(lo, hi)
+	if !ok {
+		return nil, 0, false, nil
+	}
+	t, slot, err := newTable(k, k.Size(), empty)
+	if err != nil {
+		return nil, 0, true, err
+	}
+	rank, d, err := t.ranks()
+	if err != nil {
+		return nil, 0, true, err
+	}
+	codes = rank.Take(slot, 0)
+	return codes, d, true, codes.Err()
+}
+
+func hostHash(k int64, mask int) int {
+	u := uint64(k)
+	u ^= u >> 33
+	u *= 0xff51afd7ed558ccd
+	u ^= u >> 33
+	u *= 0xc4ceb9fe1a85ec53
+	u ^= u >> 33
+	return int(u & uint64(mask))
+}
+
+// hostInsert is gocu_hash_insert on the host.
+func hostInsert(keys []int64, cap int, empty int64) (slots, slot []int64) {
+	slots = make([]int64, cap)
+	for i := range slots {
+		slots[i] = empty
+	}
+	slot = make([]int64, len(keys))
+	mask := cap - 1
+	for i, k := range keys {
+		h := hostHash(k, mask)
+		for slots[h] != k && slots[h] != empty {
+			h = (h + 1) & mask
+		}
+		slots[h] = k
+		slot[i] = int64(h)
+	}
+	return slots, slot
+}
+
+// hostFind is gocu_hash_find on the host.
+func hostFind(keys, slots []int64, empty int64) []int64 {
+	slot := make([]int64, len(keys))
+	mask := len(slots) - 1
+	for i, k := range keys {
+		slot[i] = -1
+		if k == empty {
+			continue
+		}
+		for h := hostHash(k, mask); slots[h] != empty; h = (h + 1) & mask {
+			if slots[h] == k {
+				slot[i] = int64(h)
+				break
+			}
+		}
+	}
+	return slot
+}
+
+// groupKernels returns the group kernels for values of dt when g groups
+// reduce in shared memory on dev, or nil.
+func groupKernels(dev *gocu.Device, g int, dt array.DType) *hashKernels {
+	if g == 0 || g > maxSmallGroups || !kernelDType(dt) || !useGroupKernels(dev) {
+		return nil
+	}
+	ks, err := hashModule(dev, dt)
+	if err != nil {
+		return nil // the composed operations report nothing and work
+	}
+	return ks
+}
+
+// okArg is the Bool mask ok as a kernel argument, and whether there is
+// one.
+func okArg(dev *gocu.Device, ok *array.Array) (*array.Array, int32) {
+	if ok == nil {
+		return array.On(dev).Full(array.Bool, true, 1), 0
+	}
+	return ok.Contiguous(), 1
+}
+
+// countGroups counts the rows of each of g groups (where ok, unless nil).
+func countGroups(id, ok *array.Array, g int) *array.Array {
+	dev, n := id.Device(), id.Size()
+	m := array.On(dev)
+	if ks := groupKernels(dev, g, array.Int64); ks != nil {
+		out := m.Zeros(array.Int64, g)
+		o, has := okArg(dev, ok)
+		if err := ks.count.Launch(groupLaunch(n, g, 8), id.Contiguous(), o, has, int64(n), out, int32(g)); err != nil {
+			return array.Failed(err)
+		}
+		return out
+	}
+	var src any = int64(1)
+	if ok != nil {
+		src = ok.AsType(array.Int64)
+	}
+	return m.Zeros(array.Int64, g).IndexAdd(0, id, src)
+}
+
+// firstRows returns the first row of each of g groups, n for a group
+// without rows.
+func firstRows(id *array.Array, g int) *array.Array {
+	dev, n := id.Device(), id.Size()
+	m := array.On(dev)
+	if ks := groupKernels(dev, g, array.Int64); ks != nil {
+		out := m.Full(array.Int64, int64(n), g)
+		if err := ks.first.Launch(groupLaunch(n, g, 8), id.Contiguous(), int64(n), out, int32(g)); err != nil {
+			return array.Failed(err)
+		}
+		return out
+	}
+	pos := m.Arange(array.Int64, 0, float64(n))
+	return m.Full(array.Int64, -int64(n), g).ScatterMax(0, id, pos.Neg()).Neg()
+}
+
+// sumGroups adds x (where ok, unless nil) per group, in acc (Int64 or
+// Float64).
+func (gr *groups) sum(x, ok *array.Array, acc array.DType) *array.Array {
+	if ks := groupKernels(gr.f.dev, gr.n, x.DType()); ks != nil && accType(x.DType()) == acc {
+		out := gr.zeros(acc)
+		o, has := okArg(gr.f.dev, ok)
+		n := x.Size()
+		if err := ks.sum.Launch(groupLaunch(n, gr.n, 8), gr.id.Contiguous(), x.Contiguous(), o, has, int64(n), out, int32(gr.n)); err != nil {
+			return array.Failed(err)
+		}
+		return out
+	}
+	return gr.zeros(acc).IndexAdd(0, gr.id, masked(x.AsType(acc), ok, 0))
+}
+
+// extreme returns the largest (most) or smallest x (where ok, unless nil)
+// per group, the dtype's lowest or highest value for a group without
+// values; nil when the group kernels do not apply.
+func (gr *groups) extreme(x, ok *array.Array, most bool) *array.Array {
+	dt := x.DType()
+	ks := groupKernels(gr.f.dev, gr.n, dt)
+	if ks == nil {
+		return nil
+	}
+	var init any
+	switch {
+	case dt.IsFloating() && most:
+		init = math.Inf(-1)
+	case dt.IsFloating():
+		init = math.Inf(1)
+	case dt == array.Int32 && most:
+		init = int32(math.MinInt32)
+	case dt == array.Int32:
+		init = int32(math.MaxInt32)
+	case most:
+		init = int64(math.MinInt64)
+	default:
+		init = int64(math.MaxInt64)
+	}
+	out := array.On(gr.f.dev).Full(dt, init, gr.n)
+	o, has := okArg(gr.f.dev, ok)
+	n, flag := x.Size(), int32(0)
+	if most {
+		flag = 1
+	}
+	if err := ks.extreme.Launch(groupLaunch(n, gr.n, 8), gr.id.Contiguous(), x.Contiguous(), o, has, int64(n), out, int32(gr.n), flag); err != nil {
+		return array.Failed(err)
+	}
+	return out
+}
