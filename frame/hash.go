@@ -73,16 +73,25 @@ type table struct {
 	empty int64
 }
 
-// newTable puts keys (int64, none equal to empty) in a table of
+// intKeys returns keys as int32 or int64, which the table kernels read.
+func intKeys(keys *array.Array) *array.Array {
+	if dt := keys.DType(); dt != array.Int32 && dt != array.Int64 {
+		return keys.AsType(array.Int64)
+	}
+	return keys
+}
+
+// newTable puts keys (integers, none equal to empty) in a table of
 // tableSize(size) slots and returns it with the slot of every key.
 func newTable(keys *array.Array, size int, empty int64) (*table, *array.Array, error) {
+	keys = intKeys(keys)
 	dev := keys.Device()
 	m := array.On(dev)
 	n := keys.Size()
 	cap := tableSize(size)
 	t := &table{dev: dev, empty: empty}
 	if !dev.IsGPU() {
-		k, err := keys.Int64s()
+		k, err := keys.AsType(array.Int64).Int64s()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -90,7 +99,7 @@ func newTable(keys *array.Array, size int, empty int64) (*table, *array.Array, e
 		t.slots = array.FromSliceOn(dev, slots)
 		return t, array.FromSliceOn(dev, slot), nil
 	}
-	ks, err := hashModule(dev, array.Int64)
+	ks, err := hashModule(dev, keys.DType())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -107,10 +116,11 @@ func newTable(keys *array.Array, size int, empty int64) (*table, *array.Array, e
 // find returns the slot of each of keys (int64), -1 where the table lacks
 // the key.
 func (t *table) find(keys *array.Array) (*array.Array, error) {
+	keys = intKeys(keys)
 	n := keys.Size()
 	cap := t.slots.Size()
 	if !t.dev.IsGPU() {
-		k, err := keys.Int64s()
+		k, err := keys.AsType(array.Int64).Int64s()
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +130,7 @@ func (t *table) find(keys *array.Array) (*array.Array, error) {
 		}
 		return array.FromSliceOn(t.dev, hostFind(k, s, t.empty)), nil
 	}
-	ks, err := hashModule(t.dev, array.Int64)
+	ks, err := hashModule(t.dev, keys.DType())
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +156,17 @@ func (t *table) ranks() (*array.Array, int, error) {
 		rank = rank.IndexAdd(0, used.Take(order, 0), m.Arange(array.Int64, 0, float64(d)))
 	}
 	return rank, d, rank.Err()
+}
+
+// denseRanks returns, for each slot, its rank among the used slots (in
+// slot order, not key order: no sort), and the number of keys.
+func (t *table) denseRanks() (*array.Array, int, error) {
+	cum := t.slots.Ne(t.empty).AsType(array.Int64).Cumsum(0)
+	d, err := array.ItemOf[int64](cum.Slice(array.Idx(cum.Size() - 1)))
+	if err != nil {
+		return nil, 0, err
+	}
+	return cum.Sub(1), int(d), nil
 }
 
 // hashCodes returns codes in [0, d) of the int64 keys k whose values lie
@@ -322,4 +343,117 @@ func (gr *groups) extreme(x, ok *array.Array, most bool) *array.Array {
 		return array.Failed(err)
 	}
 	return out
+}
+
+// hashJoinCodes is joinCodes by a hash table for joins other than outer
+// on integer keys (numbers, timestamps, booleans, or strings through their
+// codes): the table holds the right rows' keys (several keys combined into
+// one int64 by the right side's ranges) and the left rows probe it. Codes
+// number the distinct right keys in the table's order, not the keys';
+// left rows without a match get n, right rows with a null key n+1. ok is
+// false where it does not apply (float keys, combined keys past int64).
+func hashJoinCodes(op string, f, r *Frame, on []string) (lc, rc *array.Array, n int, ok bool, err error) {
+	var lk, rk, lout, lnull, rnull *array.Array
+	or := func(a, b *array.Array) *array.Array {
+		switch {
+		case a == nil:
+			return b
+		case b == nil:
+			return a
+		}
+		return a.LogicalOr(b)
+	}
+	span := uint64(1) // the combined keys' range so far
+	for _, k := range on {
+		ls, err := f.col(op, k)
+		if err != nil {
+			return nil, nil, 0, false, err
+		}
+		rs, err := r.col(op+" (right frame)", k)
+		if err != nil {
+			return nil, nil, 0, false, err
+		}
+		la, ra, err := keyPair(op, ls, rs)
+		if err != nil {
+			return nil, nil, 0, false, err
+		}
+		if la.DType().IsFloating() {
+			return nil, nil, 0, false, nil
+		}
+		if len(on) == 1 && ls.kind != String && ls.kind != Categorical && ls.valid == nil && rs.valid == nil {
+			la, ra = ls.data, rs.data // int32 keys stay int32: the kernels read them
+			if la.DType() == array.Bool {
+				la, ra = la.AsType(array.Int32), ra.AsType(array.Int32)
+			}
+		}
+		if ls.valid != nil {
+			lnull = or(lnull, ls.valid.LogicalNot())
+		}
+		if rs.valid != nil {
+			rnull = or(rnull, rs.valid.LogicalNot())
+		}
+		if len(on) == 1 {
+			lk, rk = la, ra
+			break
+		}
+		lo, hi := int64(0), int64(0)
+		if r.n > 0 {
+			if lo, err = array.ItemOf[int64](ra.Min()); err == nil {
+				hi, err = array.ItemOf[int64](ra.Max())
+			}
+			if err != nil {
+				return nil, nil, 0, false, wrapErr(op, ErrValue, err, "key %q", k)
+			}
+		}
+		w := uint64(hi-lo) + 1
+		if w == 0 || span > math.MaxInt64/w {
+			return nil, nil, 0, false, nil
+		}
+		span *= w
+		lout = or(lout, la.Lt(lo).LogicalOr(la.Gt(hi)))
+		lc, rc := la.Sub(lo), ra.Sub(lo)
+		if lk == nil {
+			lk, rk = lc, rc
+		} else {
+			lk, rk = lk.Mul(int64(w)).Add(lc), rk.Mul(int64(w)).Add(rc)
+		}
+	}
+	// The empty slots' key: one outside the right keys' range.
+	empty := int64(-1)
+	if len(on) == 1 && r.n > 0 {
+		lo, err := array.ItemOf[int64](rk.Min())
+		if err != nil {
+			return nil, nil, 0, false, wrapErr(op, ErrValue, err, "key %q", on[0])
+		}
+		hi, err := array.ItemOf[int64](rk.Max())
+		if err != nil {
+			return nil, nil, 0, false, wrapErr(op, ErrValue, err, "key %q", on[0])
+		}
+		var fits bool
+		if empty, fits = emptyKey(lo, hi); !fits {
+			return nil, nil, 0, false, nil
+		}
+	}
+	t, rslot, err := newTable(rk, r.n, empty)
+	if err != nil {
+		return nil, nil, 0, false, wrapErr(op, ErrValue, err, "building the table")
+	}
+	rank, d, err := t.denseRanks()
+	if err != nil {
+		return nil, nil, 0, false, wrapErr(op, ErrValue, err, "building the table")
+	}
+	lslot, err := t.find(lk)
+	if err != nil {
+		return nil, nil, 0, false, wrapErr(op, ErrValue, err, "probing the table")
+	}
+	rc = rank.Take(rslot, 0)
+	miss := or(lslot.Lt(0), or(lnull, lout))
+	lc = array.Where(miss, int64(d), rank.Take(lslot.Maximum(int64(0)), 0))
+	if rnull != nil {
+		rc = array.Where(rnull, int64(d+1), rc)
+	}
+	if err := lc.Err(); err != nil {
+		return nil, nil, 0, false, wrapErr(op, ErrValue, err, "probing the table")
+	}
+	return lc, rc, d, true, rc.Err()
 }

@@ -40,12 +40,12 @@ __device__ __forceinline__ u64 gocu_mix(u64 k) {
 
 #define GRID_STRIDE(i, n) for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)
 
-// Puts each of the n keys in the table of mask+1 slots (all empty at
+// Puts each of the n keys (T an integer type) in the table of mask+1 slots (all empty at
 // first) and writes the slot that holds it to slot.
-extern "C" __global__ void gocu_hash_insert(const i64* __restrict__ key, i64 n, i64* slots, i64 mask, i64 empty,
+extern "C" __global__ void gocu_hash_insert(const T* __restrict__ key, i64 n, i64* slots, i64 mask, i64 empty,
                                             i64* __restrict__ slot) {
     GRID_STRIDE(i, n) {
-        u64 k = (u64)key[i];
+        u64 k = (u64)(i64)key[i];
         u64 h = gocu_mix(k) & (u64)mask;
         for (;;) {
             u64 cur = ((volatile u64*)slots)[h];
@@ -62,10 +62,10 @@ extern "C" __global__ void gocu_hash_insert(const i64* __restrict__ key, i64 n, 
 
 // Looks each of the n keys up in the table: slot is the slot holding it,
 // or -1 where the table lacks it.
-extern "C" __global__ void gocu_hash_find(const i64* __restrict__ key, i64 n, const i64* __restrict__ slots, i64 mask,
+extern "C" __global__ void gocu_hash_find(const T* __restrict__ key, i64 n, const i64* __restrict__ slots, i64 mask,
                                           i64 empty, i64* __restrict__ slot) {
     GRID_STRIDE(i, n) {
-        i64 k = key[i];
+        i64 k = (i64)key[i];
         i64 s = -1;
         if (k != empty) {
             u64 h = gocu_mix((u64)k) & (u64)mask;

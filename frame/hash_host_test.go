@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     unsigned grid = atoi(argv[4]), block = atoi(argv[5]);
     if (op == "hash") {
         long long cap = atoll(argv[3]);
-        auto key = in<i64>(n); auto probe = in<i64>(n); auto empty = in<i64>(1);
+        auto key = in<T>(n); auto probe = in<T>(n); auto empty = in<i64>(1);
         std::vector<i64> slots(cap, empty[0]), slot(n, -7), found(n, -7);
         launch(grid, block, 0, [&] { gocu_hash_insert(key.data(), n, slots.data(), cap - 1, empty[0], slot.data()); });
         launch(grid, block, 0, [&] { gocu_hash_find(probe.data(), n, slots.data(), cap - 1, empty[0], found.data()); });
@@ -166,7 +166,13 @@ func readN[T any](t *testing.T, r *bytes.Reader, n int) []T {
 // into the table from several threads at once, then checks that every
 // distinct key has one slot and that lookups find exactly the keys in.
 func TestHashKernelsHost(t *testing.T) {
-	bin := hashHostBinary(t, array.Int64)
+	for _, dt := range []array.DType{array.Int64, array.Int32} {
+		t.Run(dt.String(), func(t *testing.T) { testHashKernels(t, dt) })
+	}
+}
+
+func testHashKernels(t *testing.T, dt array.DType) {
+	bin := hashHostBinary(t, dt)
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct {
 		n, distinct, cap int
@@ -177,6 +183,9 @@ func TestHashKernelsHost(t *testing.T) {
 		for i := range pool {
 			for {
 				pool[i] = int64(r.Uint64())
+				if dt == array.Int32 {
+					pool[i] = int64(int32(pool[i]))
+				}
 				if i%5 == 1 {
 					pool[i] = int64(r.IntN(1000)) - 500 // small keys collide in the low bits
 				}
@@ -185,7 +194,7 @@ func TestHashKernelsHost(t *testing.T) {
 				}
 			}
 		}
-		if tc.distinct > 2 {
+		if tc.distinct > 2 && dt == array.Int64 {
 			pool[2] = math.MinInt64 + 1
 		}
 		for i := range keys {
@@ -202,13 +211,25 @@ func TestHashKernelsHost(t *testing.T) {
 				probe[i] = keys[r.IntN(tc.n)]
 			case 1:
 				probe[i] = int64(r.Uint64())
+				if dt == array.Int32 {
+					probe[i] = int64(int32(probe[i]))
+				}
 			default:
 				probe[i] = tc.empty
+				if dt == array.Int32 && int64(int32(tc.empty)) != tc.empty {
+					probe[i] = -12345
+				}
 			}
 		}
 		var buf bytes.Buffer
-		binary.Write(&buf, binary.LittleEndian, keys)
-		binary.Write(&buf, binary.LittleEndian, probe)
+		if dt == array.Int32 {
+			for _, v := range append(append([]int64{}, keys...), probe...) {
+				binary.Write(&buf, binary.LittleEndian, int32(v))
+			}
+		} else {
+			binary.Write(&buf, binary.LittleEndian, keys)
+			binary.Write(&buf, binary.LittleEndian, probe)
+		}
 		binary.Write(&buf, binary.LittleEndian, tc.empty)
 		out := runHashHost(t, bin, buf.Bytes(), "hash", tc.n, tc.cap, 3, 64)
 		slots := readN[int64](t, out, tc.cap)

@@ -40,9 +40,19 @@ func (f *Frame) Join(r *Frame, how How, on ...string) (*Frame, error) {
 		return nil, errorf(op, ErrValue, "frames on %v and %v", f.dev, r.dev)
 	}
 	nl, nr := f.n, r.n
-	lc, rc, ncodes, err := joinCodes(op, f, r, on)
-	if err != nil {
-		return nil, err
+	var lc, rc *array.Array
+	var ncodes int
+	var err error
+	hashed := false
+	if how != Outer && useHash(f.dev) {
+		if lc, rc, ncodes, hashed, err = hashJoinCodes(op, f, r, on); err != nil {
+			return nil, err
+		}
+	}
+	if !hashed {
+		if lc, rc, ncodes, err = joinCodes(op, f, r, on); err != nil {
+			return nil, err
+		}
 	}
 	m := array.On(f.dev)
 	size := ncodes + 2
