@@ -23,9 +23,10 @@ const (
 // pandas matches NaN with NaN). The result has the keys once, then the
 // other left columns, then the other right columns; names both sides use
 // get pandas' suffixes _x and _y. Matches of one left row come in the
-// right frame's order. The join sorts and merges: both sides' keys are
-// ranked together, counted per rank and expanded (a hash join is future
-// work).
+// right frame's order. On a GPU, joins other than outer on integer keys
+// hash the right rows' keys and probe with the left rows'; otherwise both
+// sides' keys are ranked together (a sort). Either way matches are
+// counted per left row and expanded by a scan of the counts.
 func (f *Frame) Join(r *Frame, how How, on ...string) (*Frame, error) {
 	const op = "Join"
 	switch how {
