@@ -58,13 +58,13 @@
 //
 // Keys become int64 codes ordered as the keys: an integer key of small
 // range (at most twice the rows, or 2^16), a dictionary code or a boolean
-// is its own code less its minimum, a direct index with no sort. On a GPU
-// a wider integer key goes into a hash table in device memory (open
-// addressing, linear probing, atomicCAS on 64-bit keys, twice the rows'
-// slots) and only its distinct keys are sorted, to number the groups in
-// key order, as libcudf does; on the CPU, and for floats, keys are
-// ranked by array's UniqueAll, a sort. Several keys combine their codes
-// into one.
+// is its own code less its minimum, a direct index with no sort. A wider
+// integer key goes into a hash table (open addressing, linear probing,
+// compare-and-swap on 64-bit keys, twice the rows' slots; in device
+// memory on a GPU, as libcudf does, and in Go on all cores on the CPU)
+// and only its distinct keys are sorted, to number the groups in key
+// order. Float keys are ranked by array's UniqueAll, a sort. Several keys
+// combine their codes into one.
 //
 // Sort applies array's stable Argsort (SortDescending for descending keys)
 // key by key from the last key to the first, then gathers every column by
@@ -79,19 +79,19 @@
 //
 // Joins count the right rows of each code, expand each left row by its
 // count (Cumsum and SearchSorted) and gather from the right rows in code
-// order. On a GPU, inner, left, semi and anti joins on integer keys
-// build a hash table of the right rows' keys and probe it with the left
-// rows' (a hash join); outer joins and float keys rank both sides' keys
-// together (a sort-merge join in effect). Either way the rows come in
-// the order documented under Nulls.
+// order. Inner, left, semi and anti joins on integer keys build a hash
+// table of the right rows' keys and probe it with the left rows' (a hash
+// join): on a GPU always, on the CPU for keys too wide to index directly.
+// Outer joins and float keys rank both sides' keys together (a
+// sort-merge join in effect). Either way the rows come in the order
+// documented under Nulls.
 //
 // Float sums through atomics are not bit-reproducible on a GPU: the order
 // of additions varies from run to run, so results may differ in the last
 // bits (integers are exact); array's IndexAdd on a GPU is no different.
 // GOCU_FRAME_HASH=0 turns the hash tables and shared-memory reductions
-// off, for the sort-based paths and global atomics; =1 forces the tables
-// on the CPU too (a serial Go table, for tests). The CPU's results are
-// reproducible.
+// off, for the sort-based paths and global atomics; =1 makes the CPU's
+// joins hash narrow keys too. The CPU's results are reproducible.
 //
 // # Input and output
 //

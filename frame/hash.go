@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
@@ -14,9 +17,11 @@ import (
 // device memory instead of being ranked by a sort; the table's distinct
 // keys, few beside the rows, are then sorted so that codes order as the
 // keys. Groups of a small code space reduce in shared memory (see
-// hash_cuda.go). GOCU_FRAME_HASH=0 turns both off (the sort-based paths
-// and array's global atomics); GOCU_FRAME_HASH=1 turns the table on for
-// the CPU too, through the same algorithm in Go (for tests).
+// hash_cuda.go). The CPU runs the same table in Go, on all cores.
+// GOCU_FRAME_HASH=0 turns the tables and the shared-memory reductions off
+// (the sort-based paths and array's global atomics); GOCU_FRAME_HASH=1
+// makes the CPU's joins use the table for narrow keys too, as the GPU's
+// do.
 
 // hashMode returns GOCU_FRAME_HASH: 0 off, 1 forced, -1 the default.
 func hashMode() int {
@@ -29,15 +34,16 @@ func hashMode() int {
 	return -1
 }
 
-// useHash reports whether grouping and joining on dev use hash tables.
-func useHash(dev *gocu.Device) bool {
-	switch hashMode() {
-	case 0:
-		return false
-	case 1:
-		return true
-	}
-	return dev.IsGPU()
+// useHash reports whether grouping and joining on dev use hash tables
+// for keys too wide to index directly (where the alternative is a sort):
+// yes, unless GOCU_FRAME_HASH=0.
+func useHash(dev *gocu.Device) bool { return hashMode() != 0 }
+
+// hashNarrow reports whether joins on dev use a hash table also for keys
+// narrow enough to index directly: on a GPU, or when forced.
+func hashNarrow(dev *gocu.Device) bool {
+	m := hashMode()
+	return m == 1 || m == -1 && dev.IsGPU()
 }
 
 // useGroupKernels reports whether the shared-memory group reductions run
@@ -199,41 +205,70 @@ func hostHash(k int64, mask int) int {
 	return int(u & uint64(mask))
 }
 
-// hostInsert is gocu_hash_insert on the host.
+// hostChunks runs fn over [0, n) in pieces on all cores.
+func hostChunks(n int, fn func(lo, hi int)) {
+	const least = 1 << 14
+	w := min(runtime.GOMAXPROCS(0), (n+least-1)/least)
+	if w <= 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := range w {
+		wg.Go(func() { fn(p*n/w, (p+1)*n/w) })
+	}
+	wg.Wait()
+}
+
+// hostInsert is gocu_hash_insert on the host, on all cores.
 func hostInsert(keys []int64, cap int, empty int64) (slots, slot []int64) {
 	slots = make([]int64, cap)
-	for i := range slots {
-		slots[i] = empty
-	}
+	hostChunks(cap, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			slots[i] = empty
+		}
+	})
 	slot = make([]int64, len(keys))
 	mask := cap - 1
-	for i, k := range keys {
-		h := hostHash(k, mask)
-		for slots[h] != k && slots[h] != empty {
-			h = (h + 1) & mask
+	hostChunks(len(keys), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			k := keys[i]
+			h := hostHash(k, mask)
+			for {
+				cur := atomic.LoadInt64(&slots[h])
+				if cur == k {
+					break
+				}
+				if cur == empty && (atomic.CompareAndSwapInt64(&slots[h], empty, k) || atomic.LoadInt64(&slots[h]) == k) {
+					break
+				}
+				h = (h + 1) & mask
+			}
+			slot[i] = int64(h)
 		}
-		slots[h] = k
-		slot[i] = int64(h)
-	}
+	})
 	return slots, slot
 }
 
-// hostFind is gocu_hash_find on the host.
+// hostFind is gocu_hash_find on the host, on all cores.
 func hostFind(keys, slots []int64, empty int64) []int64 {
 	slot := make([]int64, len(keys))
 	mask := len(slots) - 1
-	for i, k := range keys {
-		slot[i] = -1
-		if k == empty {
-			continue
-		}
-		for h := hostHash(k, mask); slots[h] != empty; h = (h + 1) & mask {
-			if slots[h] == k {
-				slot[i] = int64(h)
-				break
+	hostChunks(len(keys), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			k := keys[i]
+			slot[i] = -1
+			if k == empty {
+				continue
+			}
+			for h := hostHash(k, mask); slots[h] != empty; h = (h + 1) & mask {
+				if slots[h] == k {
+					slot[i] = int64(h)
+					break
+				}
 			}
 		}
-	}
+	})
 	return slot
 }
 
@@ -351,8 +386,9 @@ func (gr *groups) extreme(x, ok *array.Array, most bool) *array.Array {
 // one int64 by the right side's ranges) and the left rows probe it. Codes
 // number the distinct right keys in the table's order, not the keys';
 // left rows without a match get n, right rows with a null key n+1. ok is
-// false where it does not apply (float keys, combined keys past int64).
-func hashJoinCodes(op string, f, r *Frame, on []string) (lc, rc *array.Array, n int, ok bool, err error) {
+// false where it does not apply (float keys, combined keys past int64, or
+// keys narrow enough to index directly unless narrow is set).
+func hashJoinCodes(op string, f, r *Frame, on []string, narrow bool) (lc, rc *array.Array, n int, ok bool, err error) {
 	var lk, rk, lout, lnull, rnull *array.Array
 	or := func(a, b *array.Array) *array.Array {
 		switch {
@@ -394,6 +430,7 @@ func hashJoinCodes(op string, f, r *Frame, on []string) (lc, rc *array.Array, n 
 		}
 		if len(on) == 1 {
 			lk, rk = la, ra
+			span = 0
 			break
 		}
 		lo, hi := int64(0), int64(0)
@@ -433,6 +470,12 @@ func hashJoinCodes(op string, f, r *Frame, on []string) (lc, rc *array.Array, n 
 		if empty, fits = emptyKey(lo, hi); !fits {
 			return nil, nil, 0, false, nil
 		}
+		if uint64(hi-lo) < math.MaxInt64 {
+			span = uint64(hi-lo) + 1
+		}
+	}
+	if !narrow && span != 0 && span < uint64(codeLimit(f.n+r.n)) {
+		return nil, nil, 0, false, nil
 	}
 	t, rslot, err := newTable(rk, r.n, empty)
 	if err != nil {

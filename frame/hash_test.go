@@ -44,7 +44,7 @@ func hashData(t *testing.T, n, distinct int, seed uint64, extremes bool) *Frame 
 }
 
 // inModes runs fn with the hash paths off (GOCU_FRAME_HASH=0), forced
-// (1, which also runs the table on the CPU) and as the device chooses.
+// (1: narrow join keys too) and as the device chooses.
 func inModes(t *testing.T, fn func() (*Frame, error)) (off, forced, auto *Frame) {
 	t.Helper()
 	run := func(mode string) *Frame {

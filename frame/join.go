@@ -23,10 +23,11 @@ const (
 // pandas matches NaN with NaN). The result has the keys once, then the
 // other left columns, then the other right columns; names both sides use
 // get pandas' suffixes _x and _y. Matches of one left row come in the
-// right frame's order. On a GPU, joins other than outer on integer keys
-// hash the right rows' keys and probe with the left rows'; otherwise both
-// sides' keys are ranked together (a sort). Either way matches are
-// counted per left row and expanded by a scan of the counts.
+// right frame's order. Joins other than outer on integer keys hash the
+// right rows' keys and probe with the left rows' (on the CPU only keys
+// too wide to index directly); otherwise both sides' keys are ranked
+// together. Either way matches are counted per left row and expanded by a
+// scan of the counts.
 func (f *Frame) Join(r *Frame, how How, on ...string) (*Frame, error) {
 	const op = "Join"
 	switch how {
@@ -46,7 +47,7 @@ func (f *Frame) Join(r *Frame, how How, on ...string) (*Frame, error) {
 	var err error
 	hashed := false
 	if how != Outer && useHash(f.dev) {
-		if lc, rc, ncodes, hashed, err = hashJoinCodes(op, f, r, on); err != nil {
+		if lc, rc, ncodes, hashed, err = hashJoinCodes(op, f, r, on, hashNarrow(f.dev)); err != nil {
 			return nil, err
 		}
 	}
