@@ -19,11 +19,7 @@ func codeLimit(n int) int { return max(2*n, 1<<16) }
 func keyCodes(a *array.Array, limit int) (*array.Array, int, error) {
 	dt := a.DType()
 	if a.Size() > 0 && (dt.IsInt() || dt == array.Bool) {
-		lo, err := array.ItemOf[int64](a.Min())
-		if err != nil {
-			return nil, 0, err
-		}
-		hi, err := array.ItemOf[int64](a.Max())
+		lo, hi, err := minMax(a)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -87,4 +83,14 @@ func combineCodes(keys []*array.Array, n int) (*array.Array, int, error) {
 		}
 	}
 	return id, size, nil
+}
+
+// minMax returns the smallest and largest of the integers a (not empty),
+// read from the device together.
+func minMax(a *array.Array) (lo, hi int64, err error) {
+	v, err := array.Stack(0, a.Min().AsType(array.Int64), a.Max().AsType(array.Int64)).Int64s()
+	if err != nil {
+		return 0, 0, err
+	}
+	return v[0], v[1], nil
 }

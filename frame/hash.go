@@ -380,15 +380,16 @@ func (gr *groups) extreme(x, ok *array.Array, most bool) *array.Array {
 	return out
 }
 
-// hashJoinCodes is joinCodes by a hash table for joins other than outer
+// hashJoin is joinCodes by a hash table for joins other than outer
 // on integer keys (numbers, timestamps, booleans, or strings through their
 // codes): the table holds the right rows' keys (several keys combined into
 // one int64 by the right side's ranges) and the left rows probe it. Codes
 // number the distinct right keys in the table's order, not the keys';
 // left rows without a match get n, right rows with a null key n+1. ok is
 // false where it does not apply (float keys, combined keys past int64, or
-// keys narrow enough to index directly unless narrow is set).
-func hashJoinCodes(op string, f, r *Frame, on []string, narrow bool) (lc, rc *array.Array, n int, ok bool, err error) {
+// keys narrow enough to index directly unless narrow is set). unique
+// reports whether the right rows' codes are distinct.
+func hashJoin(op string, f, r *Frame, on []string, narrow bool) (lc, rc *array.Array, n int, unique, ok bool, err error) {
 	var lk, rk, lout, lnull, rnull *array.Array
 	or := func(a, b *array.Array) *array.Array {
 		switch {
@@ -403,18 +404,18 @@ func hashJoinCodes(op string, f, r *Frame, on []string, narrow bool) (lc, rc *ar
 	for _, k := range on {
 		ls, err := f.col(op, k)
 		if err != nil {
-			return nil, nil, 0, false, err
+			return nil, nil, 0, false, false, err
 		}
 		rs, err := r.col(op+" (right frame)", k)
 		if err != nil {
-			return nil, nil, 0, false, err
+			return nil, nil, 0, false, false, err
 		}
 		la, ra, err := keyPair(op, ls, rs)
 		if err != nil {
-			return nil, nil, 0, false, err
+			return nil, nil, 0, false, false, err
 		}
 		if la.DType().IsFloating() {
-			return nil, nil, 0, false, nil
+			return nil, nil, 0, false, false, nil
 		}
 		if len(on) == 1 && ls.kind != String && ls.kind != Categorical && ls.valid == nil && rs.valid == nil {
 			la, ra = ls.data, rs.data // int32 keys stay int32: the kernels read them
@@ -435,16 +436,13 @@ func hashJoinCodes(op string, f, r *Frame, on []string, narrow bool) (lc, rc *ar
 		}
 		lo, hi := int64(0), int64(0)
 		if r.n > 0 {
-			if lo, err = array.ItemOf[int64](ra.Min()); err == nil {
-				hi, err = array.ItemOf[int64](ra.Max())
-			}
-			if err != nil {
-				return nil, nil, 0, false, wrapErr(op, ErrValue, err, "key %q", k)
+			if lo, hi, err = minMax(ra); err != nil {
+				return nil, nil, 0, false, false, wrapErr(op, ErrValue, err, "key %q", k)
 			}
 		}
 		w := uint64(hi-lo) + 1
 		if w == 0 || span > math.MaxInt64/w {
-			return nil, nil, 0, false, nil
+			return nil, nil, 0, false, false, nil
 		}
 		span *= w
 		lout = or(lout, la.Lt(lo).LogicalOr(la.Gt(hi)))
@@ -458,36 +456,32 @@ func hashJoinCodes(op string, f, r *Frame, on []string, narrow bool) (lc, rc *ar
 	// The empty slots' key: one outside the right keys' range.
 	empty := int64(-1)
 	if len(on) == 1 && r.n > 0 {
-		lo, err := array.ItemOf[int64](rk.Min())
+		lo, hi, err := minMax(rk)
 		if err != nil {
-			return nil, nil, 0, false, wrapErr(op, ErrValue, err, "key %q", on[0])
-		}
-		hi, err := array.ItemOf[int64](rk.Max())
-		if err != nil {
-			return nil, nil, 0, false, wrapErr(op, ErrValue, err, "key %q", on[0])
+			return nil, nil, 0, false, false, wrapErr(op, ErrValue, err, "key %q", on[0])
 		}
 		var fits bool
 		if empty, fits = emptyKey(lo, hi); !fits {
-			return nil, nil, 0, false, nil
+			return nil, nil, 0, false, false, nil
 		}
 		if uint64(hi-lo) < math.MaxInt64 {
 			span = uint64(hi-lo) + 1
 		}
 	}
 	if !narrow && span != 0 && span < uint64(codeLimit(f.n+r.n)) {
-		return nil, nil, 0, false, nil
+		return nil, nil, 0, false, false, nil
 	}
 	t, rslot, err := newTable(rk, r.n, empty)
 	if err != nil {
-		return nil, nil, 0, false, wrapErr(op, ErrValue, err, "building the table")
+		return nil, nil, 0, false, false, wrapErr(op, ErrValue, err, "building the table")
 	}
 	rank, d, err := t.denseRanks()
 	if err != nil {
-		return nil, nil, 0, false, wrapErr(op, ErrValue, err, "building the table")
+		return nil, nil, 0, false, false, wrapErr(op, ErrValue, err, "building the table")
 	}
 	lslot, err := t.find(lk)
 	if err != nil {
-		return nil, nil, 0, false, wrapErr(op, ErrValue, err, "probing the table")
+		return nil, nil, 0, false, false, wrapErr(op, ErrValue, err, "probing the table")
 	}
 	rc = rank.Take(rslot, 0)
 	miss := or(lslot.Lt(0), or(lnull, lout))
@@ -496,7 +490,7 @@ func hashJoinCodes(op string, f, r *Frame, on []string, narrow bool) (lc, rc *ar
 		rc = array.Where(rnull, int64(d+1), rc)
 	}
 	if err := lc.Err(); err != nil {
-		return nil, nil, 0, false, wrapErr(op, ErrValue, err, "probing the table")
+		return nil, nil, 0, false, false, wrapErr(op, ErrValue, err, "probing the table")
 	}
-	return lc, rc, d, true, rc.Err()
+	return lc, rc, d, d == r.n && rnull == nil, true, rc.Err()
 }

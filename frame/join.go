@@ -45,9 +45,9 @@ func (f *Frame) Join(r *Frame, how How, on ...string) (*Frame, error) {
 	var lc, rc *array.Array
 	var ncodes int
 	var err error
-	hashed := false
+	hashed, unique := false, false
 	if how != Outer && useHash(f.dev) {
-		if lc, rc, ncodes, hashed, err = hashJoinCodes(op, f, r, on, hashNarrow(f.dev)); err != nil {
+		if lc, rc, ncodes, unique, hashed, err = hashJoin(op, f, r, on, hashNarrow(f.dev)); err != nil {
 			return nil, err
 		}
 	}
@@ -108,17 +108,24 @@ func (f *Frame) Join(r *Frame, how How, on ...string) (*Frame, error) {
 		}
 		return a.Take(li, 0)
 	}
-	rorder := rc.Argsort(0)
-	rstart := rcount.Cumsum(0).Sub(rcount)
 	code := at(lc)
 	matched := at(matches).Gt(0)
-	ri := array.Where(matched, rstart.Take(code, 0).Add(offset), 0)
+	var ri *array.Array
+	if unique {
+		// Each code has at most one right row: look it up, no sort.
+		rowOf := m.Zeros(array.Int64, size).IndexAdd(0, rc, m.Arange(array.Int64, 0, float64(nr)))
+		ri = array.Where(matched, rowOf.Take(code, 0), 0)
+	} else {
+		rorder := rc.Argsort(0)
+		rstart := rcount.Cumsum(0).Sub(rcount)
+		ri = array.Where(matched, rstart.Take(code, 0).Add(offset), 0)
+		if nr > 0 {
+			ri = rorder.Take(ri, 0)
+		}
+	}
 	var noMatch *array.Array
 	if how != Inner {
 		noMatch = matched.LogicalNot()
-	}
-	if nr > 0 {
-		ri = rorder.Take(ri, 0)
 	}
 	if err := ri.Err(); err != nil {
 		return nil, wrapErr(op, ErrValue, err, "matching")
