@@ -285,6 +285,14 @@ func groupKernels(dev *gocu.Device, g int, dt array.DType) *hashKernels {
 	return ks
 }
 
+// idArg is the group numbers id as the kernels read them: int64.
+func idArg(id *array.Array) *array.Array {
+	if id.DType() != array.Int64 {
+		id = id.AsType(array.Int64)
+	}
+	return id.Contiguous()
+}
+
 // okArg is the Bool mask ok as a kernel argument, and whether there is
 // one.
 func okArg(dev *gocu.Device, ok *array.Array) (*array.Array, int32) {
@@ -301,7 +309,7 @@ func countGroups(id, ok *array.Array, g int) *array.Array {
 	if ks := groupKernels(dev, g, array.Int64); ks != nil {
 		out := m.Zeros(array.Int64, g)
 		o, has := okArg(dev, ok)
-		if err := ks.count.Launch(groupLaunch(n, g, 8), id.Contiguous(), o, has, int64(n), out, int32(g)); err != nil {
+		if err := ks.count.Launch(groupLaunch(n, g, 8), idArg(id), o, has, int64(n), out, int32(g)); err != nil {
 			return array.Failed(err)
 		}
 		return out
@@ -320,7 +328,7 @@ func firstRows(id *array.Array, g int) *array.Array {
 	m := array.On(dev)
 	if ks := groupKernels(dev, g, array.Int64); ks != nil {
 		out := m.Full(array.Int64, int64(n), g)
-		if err := ks.first.Launch(groupLaunch(n, g, 8), id.Contiguous(), int64(n), out, int32(g)); err != nil {
+		if err := ks.first.Launch(groupLaunch(n, g, 8), idArg(id), int64(n), out, int32(g)); err != nil {
 			return array.Failed(err)
 		}
 		return out
@@ -336,7 +344,7 @@ func (gr *groups) sum(x, ok *array.Array, acc array.DType) *array.Array {
 		out := gr.zeros(acc)
 		o, has := okArg(gr.f.dev, ok)
 		n := x.Size()
-		if err := ks.sum.Launch(groupLaunch(n, gr.n, 8), gr.id.Contiguous(), x.Contiguous(), o, has, int64(n), out, int32(gr.n)); err != nil {
+		if err := ks.sum.Launch(groupLaunch(n, gr.n, 8), idArg(gr.id), x.Contiguous(), o, has, int64(n), out, int32(gr.n)); err != nil {
 			return array.Failed(err)
 		}
 		return out
@@ -374,7 +382,7 @@ func (gr *groups) extreme(x, ok *array.Array, most bool) *array.Array {
 	if most {
 		flag = 1
 	}
-	if err := ks.extreme.Launch(groupLaunch(n, gr.n, 8), gr.id.Contiguous(), x.Contiguous(), o, has, int64(n), out, int32(gr.n), flag); err != nil {
+	if err := ks.extreme.Launch(groupLaunch(n, gr.n, 8), idArg(gr.id), x.Contiguous(), o, has, int64(n), out, int32(gr.n), flag); err != nil {
 		return array.Failed(err)
 	}
 	return out

@@ -1,12 +1,14 @@
 package frame
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/gocu-dev/gocu"
+	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/internal/gputest"
 )
 
@@ -65,6 +67,19 @@ func TestGPUHashMatchesCPU(t *testing.T) {
 	hashQueries(t, gpu, 600_000, "", "0")
 }
 
+// TestGPUHashKernelsCompile compiles the hash and group kernels with NVRTC
+// for every value dtype (the group reductions fall back to global atomics
+// quietly when they do not compile).
+func TestGPUHashKernelsCompile(t *testing.T) {
+	gpu, err := gpuDev()
+	gputest.Need(t, err)
+	for _, dt := range []array.DType{array.Int32, array.Int64, array.Float32, array.Float64} {
+		if _, err := hashModule(gpu, dt); err != nil {
+			t.Errorf("%v: %v", dt, err)
+		}
+	}
+}
+
 // TestHashQueriesCPU is TestGPUHashMatchesCPU on the CPU, with the Go
 // table as the CPU uses it and forced, against the sort-based paths.
 func TestHashQueriesCPU(t *testing.T) {
@@ -113,6 +128,88 @@ func hashQueries(t *testing.T, dev *gocu.Device, n int, modes ...string) {
 				}
 				sameValues(t, got, want)
 			})
+		}
+	}
+}
+
+// TestGPUHashTable fills a table on GPU 0 with int64 and int32 keys of
+// many repeats and looks up present and absent ones (and the empty key).
+func TestGPUHashTable(t *testing.T) {
+	gpu, err := gpuDev()
+	gputest.Need(t, err)
+	testTable(t, gpu)
+}
+
+// TestHashTableCPU is TestGPUHashTable with the CPU's Go table.
+func TestHashTableCPU(t *testing.T) { testTable(t, gocu.MustOpen("cpu")) }
+
+func testTable(t *testing.T, gpu *gocu.Device) {
+	r := rand.New(rand.NewPCG(12, 13))
+	const n, distinct = 200_000, 5_000
+	pool := make([]int64, distinct)
+	for i := range pool {
+		pool[i] = int64(int32(r.Uint32())/3) * 3
+	}
+	keys, probe := make([]int64, n), make([]int64, n)
+	in := map[int64]bool{}
+	for i := range keys {
+		keys[i] = pool[r.IntN(distinct)]
+		in[keys[i]] = true
+		probe[i] = int64(int32(r.Uint32()))
+		if i%2 == 0 {
+			probe[i] = keys[r.IntN(i+1)]
+		}
+	}
+	empty := int64(1) // not a multiple of 3
+	probe[7] = empty
+	for _, dt := range []array.DType{array.Int64, array.Int32} {
+		ka := array.FromSliceOn(gpu, keys).AsType(dt)
+		tb, slot, err := newTable(ka, n, empty)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found, err := tb.find(array.FromSliceOn(gpu, probe).AsType(dt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots, err1 := tb.slots.Int64s()
+		sl, err2 := slot.Int64s()
+		fd, err3 := found.Int64s()
+		if err := errors.Join(err1, err2, err3); err != nil {
+			t.Fatal(err)
+		}
+		used := 0
+		for _, s := range slots {
+			if s != empty {
+				used++
+			}
+		}
+		if used != len(in) {
+			t.Errorf("%v: %d slots used for %d keys", dt, used, len(in))
+		}
+		for i, k := range keys {
+			if slots[sl[i]] != k {
+				t.Fatalf("%v: key %d at slot %d, which holds %d", dt, k, sl[i], slots[sl[i]])
+			}
+		}
+		for i, k := range probe {
+			if in[k] != (fd[i] >= 0) || (fd[i] >= 0 && slots[fd[i]] != k) {
+				t.Fatalf("%v: find(%d) = %d (present %v)", dt, k, fd[i], in[k])
+			}
+		}
+		rank, d, err := tb.ranks()
+		if err != nil || d != len(in) {
+			t.Fatalf("%v: ranks: %d keys, %v", dt, d, err)
+		}
+		rk, err := rank.Int64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range keys {
+			j := r.IntN(n)
+			if (keys[i] < keys[j]) != (rk[sl[i]] < rk[sl[j]]) {
+				t.Fatalf("%v: ranks of %d and %d are %d and %d", dt, keys[i], keys[j], rk[sl[i]], rk[sl[j]])
+			}
 		}
 	}
 }
