@@ -390,10 +390,10 @@ func (gr *groups) extreme(x, ok *array.Array, most bool) *array.Array {
 
 // hashJoin is joinCodes by a hash table for joins other than outer
 // on integer keys (numbers, timestamps, booleans, or strings through their
-// codes): the table holds the right rows' keys (several keys combined into
-// one int64 by the right side's ranges) and the left rows probe it. Codes
-// number the distinct right keys in the table's order, not the keys';
-// left rows without a match get n, right rows with a null key n+1. ok is
+// codes): the table holds the smaller side's keys (several keys combined
+// into one int64 by the right side's ranges) and the other side's rows
+// probe it. Codes number the table's distinct keys in its order, not the
+// keys'; left rows that cannot match get n, right rows n+1. ok is
 // false where it does not apply (float keys, combined keys past int64, or
 // keys narrow enough to index directly unless narrow is set). unique
 // reports whether the right rows' codes are distinct.
@@ -461,10 +461,19 @@ func hashJoin(op string, f, r *Frame, on []string, narrow bool) (lc, rc *array.A
 			lk, rk = lk.Mul(int64(w)).Add(lc), rk.Mul(int64(w)).Add(rc)
 		}
 	}
-	// The empty slots' key: one outside the right keys' range.
+	// The table holds the smaller side's keys; the other side probes it.
+	left := f.n < r.n
+	bk, pk, nb := rk, lk, r.n
+	if left {
+		bk, pk, nb = lk, rk, f.n
+		if lout != nil {
+			bk = array.Where(lout, int64(-2), bk) // no right key is out of range
+		}
+	}
+	// The empty slots' key: one outside the built side's range.
 	empty := int64(-1)
-	if len(on) == 1 && r.n > 0 {
-		lo, hi, err := minMax(rk)
+	if len(on) == 1 && nb > 0 {
+		lo, hi, err := minMax(bk)
 		if err != nil {
 			return nil, nil, 0, false, false, wrapErr(op, ErrValue, err, "key %q", on[0])
 		}
@@ -479,7 +488,7 @@ func hashJoin(op string, f, r *Frame, on []string, narrow bool) (lc, rc *array.A
 	if !narrow && span != 0 && span < uint64(codeLimit(f.n+r.n)) {
 		return nil, nil, 0, false, false, nil
 	}
-	t, rslot, err := newTable(rk, r.n, empty)
+	t, bslot, err := newTable(bk, nb, empty)
 	if err != nil {
 		return nil, nil, 0, false, false, wrapErr(op, ErrValue, err, "building the table")
 	}
@@ -487,18 +496,28 @@ func hashJoin(op string, f, r *Frame, on []string, narrow bool) (lc, rc *array.A
 	if err != nil {
 		return nil, nil, 0, false, false, wrapErr(op, ErrValue, err, "building the table")
 	}
-	lslot, err := t.find(lk)
+	pslot, err := t.find(pk)
 	if err != nil {
 		return nil, nil, 0, false, false, wrapErr(op, ErrValue, err, "probing the table")
 	}
-	rc = rank.Take(rslot, 0)
-	miss := or(lslot.Lt(0), or(lnull, lout))
-	lc = array.Where(miss, int64(d), rank.Take(lslot.Maximum(int64(0)), 0))
-	if rnull != nil {
-		rc = array.Where(rnull, int64(d+1), rc)
+	// Left rows that cannot match get d, right ones d+1: codes the other
+	// side lacks.
+	found := rank.Take(pslot.Maximum(int64(0)), 0)
+	if left {
+		lc = rank.Take(bslot, 0)
+		if miss := or(lnull, lout); miss != nil {
+			lc = array.Where(miss, int64(d), lc)
+		}
+		rc = array.Where(or(pslot.Lt(0), rnull), int64(d+1), found)
+	} else {
+		rc = rank.Take(bslot, 0)
+		if rnull != nil {
+			rc = array.Where(rnull, int64(d+1), rc)
+		}
+		lc = array.Where(or(pslot.Lt(0), or(lnull, lout)), int64(d), found)
 	}
 	if err := lc.Err(); err != nil {
 		return nil, nil, 0, false, false, wrapErr(op, ErrValue, err, "probing the table")
 	}
-	return lc, rc, d, d == r.n && rnull == nil, true, rc.Err()
+	return lc, rc, d, !left && d == r.n && rnull == nil, true, rc.Err()
 }

@@ -142,15 +142,18 @@ func checkGroupSums(t *testing.T, x, g *Frame) {
 // null keys, through the hash table and through the sort, and checks the
 // pairs of rows, in order, against a nested loop.
 func TestHashJoin(t *testing.T) {
-	for _, extremes := range []bool{false, true} {
-		l := hashData(t, 1200, 200, 21, extremes)
-		r0 := hashData(t, 300, 200, 21, extremes) // the same key pool
+	for _, c := range []struct {
+		nl, nr   int
+		extremes bool
+	}{{1200, 300, false}, {1200, 300, true}, {250, 900, false}} {
+		l := hashData(t, c.nl, 200, 21, c.extremes)
+		r0 := hashData(t, c.nr, 200, 21, c.extremes) // the same key pool
 		cols := r0.Columns()
 		cols[len(cols)-1] = cols[len(cols)-1].Rename("rrow")
 		r := mustFrame(t, cols...)
 		for _, on := range [][]string{{"w"}, {"s"}, {"w", "k2"}, {"s", "k2"}} {
 			for _, how := range []How{Inner, Left, Semi, Anti} {
-				t.Run(fmt.Sprintf("%s/%v/extremes%v", how, on, extremes), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%v/%d-%d/extremes%v", how, on, c.nl, c.nr, c.extremes), func(t *testing.T) {
 					off, forced, auto := inModes(t, func() (*Frame, error) { return l.Join(r, how, on...) })
 					sameValues(t, forced, off)
 					sameValues(t, auto, off)
