@@ -31,7 +31,7 @@ func keyCodes(a *array.Array, limit int) (*array.Array, int, error) {
 			return c, int(r) + 1, c.Err()
 		}
 		if useHash(a.Device()) {
-			if c, d, ok, err := hashCodes(a.AsType(array.Int64), lo, hi); ok {
+			if c, d, ok, err := hashCodes(a, lo, hi); ok { // int32 keys stay int32
 				return c, d, err
 			}
 		}

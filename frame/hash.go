@@ -175,7 +175,7 @@ func (t *table) denseRanks() (*array.Array, int, error) {
 	return cum.Sub(1), int(d), nil
 }
 
-// hashCodes returns codes in [0, d) of the int64 keys k whose values lie
+// hashCodes returns codes in [0, d) of the integer keys k whose values lie
 // in [lo, hi], ordered as the keys, and d, the number of distinct keys;
 // ok is false when no key can mark empty slots.
 func hashCodes(k *array.Array, lo, hi int64) (codes *array.Array, d int, ok bool, err error) {
