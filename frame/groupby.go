@@ -78,6 +78,7 @@ type groups struct {
 	first *array.Array // int64 first row of each group
 	sizes *array.Array // int64 rows of each group
 	n     int          // number of groups
+	key   gkey         // id as the group kernels read it
 }
 
 // group gives each row of f its group: the keys' values are ranked by
@@ -126,7 +127,7 @@ func group(op string, f *Frame, keys []string, keepNulls bool) (*groups, error) 
 	}
 	g := &groups{f: f}
 	n := f.n
-	id, size, err := combineCodes(arrs, n)
+	id, size, gk, err := combineKeys(arrs, n)
 	if err != nil {
 		return nil, wrapErr(op, ErrValue, err, "keys")
 	}
@@ -136,22 +137,23 @@ func group(op string, f *Frame, keys []string, keepNulls bool) (*groups, error) 
 		return g, nil
 	}
 	// Compact the code space to the codes present.
-	counts := countGroups(id, nil, size)
+	counts := countGroups(id, gk, nil, size)
 	present := counts.Gt(0)
 	rank := present.AsType(array.Int64).Cumsum(0)
 	groups, err := array.ItemOf[int64](rank.Slice(array.Idx(size - 1)))
 	if err != nil {
 		return nil, wrapErr(op, ErrValue, err, "keys")
 	}
-	first := firstRows(id, size)
+	first := firstRows(id, gk, size)
 	g.n = int(groups)
 	if g.n == size { // every code present: the codes are the groups
-		g.id, g.first, g.sizes = id, first, counts
+		g.id, g.first, g.sizes, g.key = id, first, counts, gk
 		return g, id.Err()
 	}
 	g.first = first.Mask(present)
 	g.sizes = counts.Mask(present)
 	g.id = rank.Sub(1).Take(id, 0)
+	g.key = codeKey(g.id)
 	if err := g.id.Err(); err != nil {
 		return nil, wrapErr(op, ErrValue, err, "keys")
 	}
@@ -224,7 +226,7 @@ func (gr *groups) count(ok *array.Array) *array.Array {
 	if ok == nil {
 		return gr.sizes
 	}
-	return countGroups(gr.id, ok, gr.n)
+	return countGroups(gr.id, gr.key, ok, gr.n)
 }
 
 // masked replaces absent values with fill.

@@ -105,7 +105,7 @@ func newTable(keys *array.Array, size int, empty int64) (*table, *array.Array, e
 		t.slots = array.FromSliceOn(dev, slots)
 		return t, array.FromSliceOn(dev, slot), nil
 	}
-	ks, err := hashModule(dev, keys.DType())
+	ks, err := hashModule(dev, array.Int64, keys.DType())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -136,7 +136,7 @@ func (t *table) find(keys *array.Array) (*array.Array, error) {
 		}
 		return array.FromSliceOn(t.dev, hostFind(k, s, t.empty)), nil
 	}
-	ks, err := hashModule(t.dev, keys.DType())
+	ks, err := hashModule(t.dev, array.Int64, keys.DType())
 	if err != nil {
 		return nil, err
 	}
@@ -272,25 +272,42 @@ func hostFind(keys, slots []int64, empty int64) []int64 {
 	return slot
 }
 
-// groupKernels returns the group kernels for values of dt when g groups
-// reduce in shared memory on dev, or nil.
-func groupKernels(dev *gocu.Device, g int, dt array.DType) *hashKernels {
+// groupKernels returns the group kernels for values of dt and keys of
+// dtype key when g groups reduce in shared memory on dev, or nil.
+func groupKernels(dev *gocu.Device, g int, dt, key array.DType) *hashKernels {
 	if g == 0 || g > maxSmallGroups || !kernelDType(dt) || !useGroupKernels(dev) {
 		return nil
 	}
-	ks, err := hashModule(dev, dt)
+	ks, err := hashModule(dev, dt, key)
 	if err != nil {
 		return nil // the composed operations report nothing and work
 	}
 	return ks
 }
 
-// idArg is the group numbers id as the kernels read them: int64.
-func idArg(id *array.Array) *array.Array {
-	if id.DType() != array.Int64 {
-		id = id.AsType(array.Int64)
+// gkey is the group of each row as the kernels read it: a-lo, a of
+// dtype int32 or int64. A key column of small range is read in place.
+type gkey struct {
+	a  *array.Array
+	lo int64
+}
+
+// codeKey is the gkey of int64 group numbers.
+func codeKey(id *array.Array) gkey { return gkey{a: id} }
+
+func (k gkey) dtype() array.DType {
+	if k.a != nil && k.a.DType() == array.Int32 {
+		return array.Int32
 	}
-	return id.Contiguous()
+	return array.Int64
+}
+
+// arg is a as a kernel argument.
+func (k gkey) arg() *array.Array {
+	if k.a.DType() != k.dtype() {
+		return k.a.AsType(array.Int64).Contiguous()
+	}
+	return k.a.Contiguous()
 }
 
 // okArg is the Bool mask ok as a kernel argument, and whether there is
@@ -302,14 +319,15 @@ func okArg(dev *gocu.Device, ok *array.Array) (*array.Array, int32) {
 	return ok.Contiguous(), 1
 }
 
-// countGroups counts the rows of each of g groups (where ok, unless nil).
-func countGroups(id, ok *array.Array, g int) *array.Array {
+// countGroups counts the rows of each of g groups (where ok, unless nil);
+// id is the int64 group of each row, k the same for the kernels.
+func countGroups(id *array.Array, k gkey, ok *array.Array, g int) *array.Array {
 	dev, n := id.Device(), id.Size()
 	m := array.On(dev)
-	if ks := groupKernels(dev, g, array.Int64); ks != nil {
+	if ks := groupKernels(dev, g, array.Int64, k.dtype()); ks != nil {
 		out := m.Zeros(array.Int64, g)
 		o, has := okArg(dev, ok)
-		if err := ks.count.Launch(groupLaunch(n, g, 8), idArg(id), o, has, int64(n), out, int32(g)); err != nil {
+		if err := ks.count.Launch(groupLaunch(n, g, 8), k.arg(), k.lo, o, has, int64(n), out, int32(g)); err != nil {
 			return array.Failed(err)
 		}
 		return out
@@ -323,12 +341,12 @@ func countGroups(id, ok *array.Array, g int) *array.Array {
 
 // firstRows returns the first row of each of g groups, n for a group
 // without rows.
-func firstRows(id *array.Array, g int) *array.Array {
+func firstRows(id *array.Array, k gkey, g int) *array.Array {
 	dev, n := id.Device(), id.Size()
 	m := array.On(dev)
-	if ks := groupKernels(dev, g, array.Int64); ks != nil {
+	if ks := groupKernels(dev, g, array.Int64, k.dtype()); ks != nil {
 		out := m.Full(array.Int64, int64(n), g)
-		if err := ks.first.Launch(groupLaunch(n, g, 8), idArg(id), int64(n), out, int32(g)); err != nil {
+		if err := ks.first.Launch(groupLaunch(n, g, 8), k.arg(), k.lo, int64(n), out, int32(g)); err != nil {
 			return array.Failed(err)
 		}
 		return out
@@ -337,14 +355,13 @@ func firstRows(id *array.Array, g int) *array.Array {
 	return m.Full(array.Int64, -int64(n), g).ScatterMax(0, id, pos.Neg()).Neg()
 }
 
-// sumGroups adds x (where ok, unless nil) per group, in acc (Int64 or
-// Float64).
+// sum adds x (where ok, unless nil) per group, in acc (Int64 or Float64).
 func (gr *groups) sum(x, ok *array.Array, acc array.DType) *array.Array {
-	if ks := groupKernels(gr.f.dev, gr.n, x.DType()); ks != nil && accType(x.DType()) == acc {
+	if ks := groupKernels(gr.f.dev, gr.n, x.DType(), gr.key.dtype()); ks != nil && accType(x.DType()) == acc {
 		out := gr.zeros(acc)
 		o, has := okArg(gr.f.dev, ok)
 		n := x.Size()
-		if err := ks.sum.Launch(groupLaunch(n, gr.n, 8), idArg(gr.id), x.Contiguous(), o, has, int64(n), out, int32(gr.n)); err != nil {
+		if err := ks.sum.Launch(groupLaunch(n, gr.n, 8), gr.key.arg(), gr.key.lo, x.Contiguous(), o, has, int64(n), out, int32(gr.n)); err != nil {
 			return array.Failed(err)
 		}
 		return out
@@ -357,7 +374,7 @@ func (gr *groups) sum(x, ok *array.Array, acc array.DType) *array.Array {
 // values; nil when the group kernels do not apply.
 func (gr *groups) extreme(x, ok *array.Array, most bool) *array.Array {
 	dt := x.DType()
-	ks := groupKernels(gr.f.dev, gr.n, dt)
+	ks := groupKernels(gr.f.dev, gr.n, dt, gr.key.dtype())
 	if ks == nil {
 		return nil
 	}
@@ -382,7 +399,7 @@ func (gr *groups) extreme(x, ok *array.Array, most bool) *array.Array {
 	if most {
 		flag = 1
 	}
-	if err := ks.extreme.Launch(groupLaunch(n, gr.n, 8), idArg(gr.id), x.Contiguous(), o, has, int64(n), out, int32(gr.n), flag); err != nil {
+	if err := ks.extreme.Launch(groupLaunch(n, gr.n, 8), gr.key.arg(), gr.key.lo, x.Contiguous(), o, has, int64(n), out, int32(gr.n), flag); err != nil {
 		return array.Failed(err)
 	}
 	return out

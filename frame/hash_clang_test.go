@@ -46,14 +46,15 @@ __device__ long long __double_as_longlong(double);
 `
 
 // TestHashSourceCompiles compiles the hash and group kernels' CUDA C for
-// sm_90 with clang, for every value dtype, and checks that each kernel is
+// sm_90 with clang, for every value and key dtype, and checks that each kernel is
 // an entry with the parameters the launches pass.
 func TestHashSourceCompiles(t *testing.T) {
 	clang := clangtest.Need(t, "clang-16")
-	for _, dt := range []array.DType{array.Int32, array.Int64, array.Float32, array.Float64} {
+	for i, dt := range []array.DType{array.Int32, array.Int64, array.Float32, array.Float64} {
+		key := []array.DType{array.Int32, array.Int64}[i%2]
 		dir := t.TempDir()
 		src := filepath.Join(dir, "hash.cu")
-		if err := os.WriteFile(src, []byte(hashClangPrelude+"#line 1 \"hash\"\n"+hashSource(dt)), 0o600); err != nil {
+		if err := os.WriteFile(src, []byte(hashClangPrelude+"#line 1 \"hash\"\n"+hashSource(dt, key)), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		out := filepath.Join(dir, "hash.ptx")
@@ -66,8 +67,8 @@ func TestHashSourceCompiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for name, params := range map[string]int{"gocu_hash_insert": 6, "gocu_hash_find": 6, "gocu_group_sum": 7,
-			"gocu_group_count": 6, "gocu_group_first": 4, "gocu_group_extreme": 8} {
+		for name, params := range map[string]int{"gocu_hash_insert": 6, "gocu_hash_find": 6, "gocu_group_sum": 8,
+			"gocu_group_count": 7, "gocu_group_first": 5, "gocu_group_extreme": 9} {
 			i := strings.Index(string(ptx), ".entry "+name+"(")
 			if i < 0 {
 				t.Fatalf("%v: no entry %s", dt, name)

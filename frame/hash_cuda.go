@@ -23,6 +23,7 @@ typedef long long i64;
 typedef unsigned long long u64;
 typedef %[1]s T; // the values' type
 typedef %[2]s A; // the sums' type: long long or double
+typedef %[3]s K; // the keys' type: int or long long
 
 #ifndef GOCU_HOST
 #define GOCU_SHARED(type, name) extern __shared__ __align__(8) unsigned char gocu_smem[]; type* name = (type*)gocu_smem
@@ -40,9 +41,9 @@ __device__ __forceinline__ u64 gocu_mix(u64 k) {
 
 #define GRID_STRIDE(i, n) for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)
 
-// Puts each of the n keys (T an integer type) in the table of mask+1 slots (all empty at
+// Puts each of the n keys in the table of mask+1 slots (all empty at
 // first) and writes the slot that holds it to slot.
-extern "C" __global__ void gocu_hash_insert(const T* __restrict__ key, i64 n, i64* slots, i64 mask, i64 empty,
+extern "C" __global__ void gocu_hash_insert(const K* __restrict__ key, i64 n, i64* slots, i64 mask, i64 empty,
                                             i64* __restrict__ slot) {
     GRID_STRIDE(i, n) {
         u64 k = (u64)(i64)key[i];
@@ -62,7 +63,7 @@ extern "C" __global__ void gocu_hash_insert(const T* __restrict__ key, i64 n, i6
 
 // Looks each of the n keys up in the table: slot is the slot holding it,
 // or -1 where the table lacks it.
-extern "C" __global__ void gocu_hash_find(const T* __restrict__ key, i64 n, const i64* __restrict__ slots, i64 mask,
+extern "C" __global__ void gocu_hash_find(const K* __restrict__ key, i64 n, const i64* __restrict__ slots, i64 mask,
                                           i64 empty, i64* __restrict__ slot) {
     GRID_STRIDE(i, n) {
         i64 k = (i64)key[i];
@@ -128,15 +129,16 @@ __device__ __forceinline__ void gocu_min(double* p, double v) {
     }
 }
 
-// Adds x (where ok, when hasOK) into out[id] for n rows of g groups.
-extern "C" __global__ void gocu_group_sum(const i64* __restrict__ id, const T* __restrict__ x,
+// Adds x (where ok, when hasOK) into out[key-lo] for n rows of g groups
+// (key-lo is the group of a row).
+extern "C" __global__ void gocu_group_sum(const K* __restrict__ key, i64 lo, const T* __restrict__ x,
                                           const unsigned char* __restrict__ ok, int hasOK, i64 n, A* out, int g) {
     GOCU_SHARED(A, acc);
     for (int j = threadIdx.x; j < g; j += blockDim.x) acc[j] = 0;
     __syncthreads();
     GRID_STRIDE(i, n) {
         if (hasOK && !ok[i]) continue;
-        gocu_add(&acc[id[i]], (A)x[i]);
+        gocu_add(&acc[key[i] - lo], (A)x[i]);
     }
     __syncthreads();
     for (int j = threadIdx.x; j < g; j += blockDim.x)
@@ -144,14 +146,14 @@ extern "C" __global__ void gocu_group_sum(const i64* __restrict__ id, const T* _
 }
 
 // Counts the rows (where ok, when hasOK) of each of g groups into out.
-extern "C" __global__ void gocu_group_count(const i64* __restrict__ id, const unsigned char* __restrict__ ok, int hasOK,
+extern "C" __global__ void gocu_group_count(const K* __restrict__ key, i64 lo, const unsigned char* __restrict__ ok, int hasOK,
                                             i64 n, i64* out, int g) {
     GOCU_SHARED(i64, acc);
     for (int j = threadIdx.x; j < g; j += blockDim.x) acc[j] = 0;
     __syncthreads();
     GRID_STRIDE(i, n) {
         if (hasOK && !ok[i]) continue;
-        gocu_add(&acc[id[i]], (i64)1);
+        gocu_add(&acc[key[i] - lo], (i64)1);
     }
     __syncthreads();
     for (int j = threadIdx.x; j < g; j += blockDim.x)
@@ -160,11 +162,11 @@ extern "C" __global__ void gocu_group_count(const i64* __restrict__ id, const un
 
 // The first row of each of g groups into out, which holds n (no row) or
 // less on entry.
-extern "C" __global__ void gocu_group_first(const i64* __restrict__ id, i64 n, i64* out, int g) {
+extern "C" __global__ void gocu_group_first(const K* __restrict__ key, i64 lo, i64 n, i64* out, int g) {
     GOCU_SHARED(i64, acc);
     for (int j = threadIdx.x; j < g; j += blockDim.x) acc[j] = n;
     __syncthreads();
-    GRID_STRIDE(i, n) { gocu_min(&acc[id[i]], i); }
+    GRID_STRIDE(i, n) { gocu_min(&acc[key[i] - lo], i); }
     __syncthreads();
     for (int j = threadIdx.x; j < g; j += blockDim.x)
         if (acc[j] != n) gocu_min(&out[j], acc[j]);
@@ -172,7 +174,7 @@ extern "C" __global__ void gocu_group_first(const i64* __restrict__ id, i64 n, i
 
 // The largest (most > 0) or smallest x (where ok, when hasOK) of each of
 // g groups into out, which holds the identity (or a bound) on entry.
-extern "C" __global__ void gocu_group_extreme(const i64* __restrict__ id, const T* __restrict__ x,
+extern "C" __global__ void gocu_group_extreme(const K* __restrict__ key, i64 lo, const T* __restrict__ x,
                                               const unsigned char* __restrict__ ok, int hasOK, i64 n, T* out, int g,
                                               int most) {
     GOCU_SHARED(T, acc);
@@ -180,8 +182,8 @@ extern "C" __global__ void gocu_group_extreme(const i64* __restrict__ id, const 
     __syncthreads();
     GRID_STRIDE(i, n) {
         if (hasOK && !ok[i]) continue;
-        if (most) gocu_max(&acc[id[i]], x[i]);
-        else gocu_min(&acc[id[i]], x[i]);
+        if (most) gocu_max(&acc[key[i] - lo], x[i]);
+        else gocu_min(&acc[key[i] - lo], x[i]);
     }
     __syncthreads();
     for (int j = threadIdx.x; j < g; j += blockDim.x) {
@@ -192,9 +194,10 @@ extern "C" __global__ void gocu_group_extreme(const i64* __restrict__ id, const 
 `
 
 // hashSource returns the CUDA C of the table and group kernels for values
-// of dtype val (int32, int64, float32 or float64).
-func hashSource(val array.DType) string {
-	return strings.TrimSpace(fmt.Sprintf(hashTemplate, hashCType(val), hashCType(accType(val)))) + "\n"
+// of dtype val (int32, int64, float32 or float64) and keys of dtype key
+// (int32 or int64).
+func hashSource(val, key array.DType) string {
+	return strings.TrimSpace(fmt.Sprintf(hashTemplate, hashCType(val), hashCType(accType(val)), hashCType(key))) + "\n"
 }
 
 func hashCType(dt array.DType) string {
@@ -227,18 +230,18 @@ type hashKernels struct {
 }
 
 type hashKey struct {
-	dev *gocu.Device
-	val array.DType
+	dev      *gocu.Device
+	val, key array.DType
 }
 
 var hashCache sync.Map // hashKey -> *hashKernels
 
-func hashModule(dev *gocu.Device, val array.DType) (*hashKernels, error) {
-	k := hashKey{dev, val}
+func hashModule(dev *gocu.Device, val, key array.DType) (*hashKernels, error) {
+	k := hashKey{dev, val, key}
 	if ks, ok := hashCache.Load(k); ok {
 		return ks.(*hashKernels), nil
 	}
-	mod, err := dev.Compile(hashSource(val), gocu.Name("gocu_frame_hash.cu"))
+	mod, err := dev.Compile(hashSource(val, key), gocu.Name("gocu_frame_hash.cu"))
 	if err != nil {
 		return nil, fmt.Errorf("compiling the hash kernels: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 // wideData is db-benchmark-like data on dev: id1 of 100 keys, id3 of n/100,
 // id3w the same groups as id3 spread over a wide range (the hash path),
+// id1l id1 as int64 from 2^33,
 // v1, v2 ints and v3 floats with some nulls; and a right frame of the
 // distinct id3w keys (a foreign key) for joins.
 func wideData(t *testing.T, dev *gocu.Device, n int) (x, right *Frame) {
@@ -21,13 +22,14 @@ func wideData(t *testing.T, dev *gocu.Device, n int) (x, right *Frame) {
 	r := rand.New(rand.NewPCG(9, 10))
 	g := max(n/100, 1)
 	id1, id3, v1, v2 := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
-	id3w, v3 := make([]int64, n), make([]float64, n)
+	id3w, id1l, v3 := make([]int64, n), make([]int64, n), make([]float64, n)
 	valid := make([]bool, n)
 	wide := func(k int32) int64 { return int64(k)*1_000_000_007 - 1<<40 }
 	for i := range n {
 		id1[i] = int32(1 + r.IntN(100))
 		id3[i] = int32(1 + r.IntN(g))
 		id3w[i] = wide(id3[i])
+		id1l[i] = int64(id1[i]) + 1<<33 // int64 keys of small range, read in place
 		v1[i], v2[i] = int32(1+r.IntN(5)), int32(1+r.IntN(15))
 		v3[i] = math.Round(r.Float64()*100*1e6) / 1e6
 		valid[i] = r.IntN(50) != 0
@@ -39,7 +41,7 @@ func wideData(t *testing.T, dev *gocu.Device, n int) (x, right *Frame) {
 		}
 		return s
 	}
-	x, err := New(dev, col("id1", id1, nil), col("id3", id3, nil), col("id3w", id3w, nil), col("v1", v1, nil),
+	x, err := New(dev, col("id1", id1, nil), col("id3", id3, nil), col("id3w", id3w, nil), col("id1l", id1l, nil), col("v1", v1, nil),
 		col("v2", v2, nil), col("v3", v3, valid))
 	if err != nil {
 		t.Fatal(err)
@@ -68,14 +70,16 @@ func TestGPUHashMatchesCPU(t *testing.T) {
 }
 
 // TestGPUHashKernelsCompile compiles the hash and group kernels with NVRTC
-// for every value dtype (the group reductions fall back to global atomics
+// for every value and key dtype (the group reductions fall back to global atomics
 // quietly when they do not compile).
 func TestGPUHashKernelsCompile(t *testing.T) {
 	gpu, err := gpuDev()
 	gputest.Need(t, err)
 	for _, dt := range []array.DType{array.Int32, array.Int64, array.Float32, array.Float64} {
-		if _, err := hashModule(gpu, dt); err != nil {
-			t.Errorf("%v: %v", dt, err)
+		for _, key := range []array.DType{array.Int32, array.Int64} {
+			if _, err := hashModule(gpu, dt, key); err != nil {
+				t.Errorf("values %v, keys %v: %v", dt, key, err)
+			}
 		}
 	}
 }
@@ -93,7 +97,10 @@ func hashQueries(t *testing.T, dev *gocu.Device, n int, modes ...string) {
 	xc, rc := wideData(t, cpu, n)
 	xg, rg := wideData(t, dev, n)
 	queries := map[string]func(x, r *Frame) (*Frame, error){
-		"q1":  func(x, _ *Frame) (*Frame, error) { return x.GroupBy("id1").Agg(Sum("v1")) },
+		"q1": func(x, _ *Frame) (*Frame, error) { return x.GroupBy("id1").Agg(Sum("v1")) },
+		"q1l": func(x, _ *Frame) (*Frame, error) {
+			return x.GroupBy("id1l").Agg(Sum("v3"), Min("v1").Named("a"), Max("v3").Named("b"), Mean("v2").Named("c"))
+		},
 		"q2":  func(x, _ *Frame) (*Frame, error) { return x.GroupBy("id1", "id3").Agg(Sum("v1")) },
 		"q3":  func(x, _ *Frame) (*Frame, error) { return x.GroupBy("id3").Agg(Sum("v1"), Mean("v3")) },
 		"q3w": func(x, _ *Frame) (*Frame, error) { return x.GroupBy("id3w").Agg(Sum("v1"), Mean("v3")) },

@@ -96,37 +96,38 @@ int main(int argc, char** argv) {
     unsigned grid = atoi(argv[4]), block = atoi(argv[5]);
     if (op == "hash") {
         long long cap = atoll(argv[3]);
-        auto key = in<T>(n); auto probe = in<T>(n); auto empty = in<i64>(1);
+        auto key = in<K>(n); auto probe = in<K>(n); auto empty = in<i64>(1);
         std::vector<i64> slots(cap, empty[0]), slot(n, -7), found(n, -7);
         launch(grid, block, 0, [&] { gocu_hash_insert(key.data(), n, slots.data(), cap - 1, empty[0], slot.data()); });
         launch(grid, block, 0, [&] { gocu_hash_find(probe.data(), n, slots.data(), cap - 1, empty[0], found.data()); });
         out(slots); out(slot); out(found);
     } else if (op == "group") {
         int g = atoi(argv[3]);
-        auto id = in<i64>(n); auto x = in<T>(n); auto ok = in<unsigned char>(n); auto has = in<int>(1);
+        i64 off = atoll(argv[6]);
+        auto id = in<K>(n); auto x = in<T>(n); auto ok = in<unsigned char>(n); auto has = in<int>(1);
         auto lo = in<T>(1); auto hi = in<T>(1);
         std::vector<A> sum(g, 0); std::vector<i64> cnt(g, 0), first(g, n);
         std::vector<T> mx(g, lo[0]), mn(g, hi[0]);
         size_t sm = g * 8;
-        launch(grid, block, sm, [&] { gocu_group_sum(id.data(), x.data(), ok.data(), has[0], n, sum.data(), g); });
-        launch(grid, block, sm, [&] { gocu_group_count(id.data(), ok.data(), has[0], n, cnt.data(), g); });
-        launch(grid, block, sm, [&] { gocu_group_first(id.data(), n, first.data(), g); });
-        launch(grid, block, sm, [&] { gocu_group_extreme(id.data(), x.data(), ok.data(), has[0], n, mx.data(), g, 1); });
-        launch(grid, block, sm, [&] { gocu_group_extreme(id.data(), x.data(), ok.data(), has[0], n, mn.data(), g, 0); });
+        launch(grid, block, sm, [&] { gocu_group_sum(id.data(), off, x.data(), ok.data(), has[0], n, sum.data(), g); });
+        launch(grid, block, sm, [&] { gocu_group_count(id.data(), off, ok.data(), has[0], n, cnt.data(), g); });
+        launch(grid, block, sm, [&] { gocu_group_first(id.data(), off, n, first.data(), g); });
+        launch(grid, block, sm, [&] { gocu_group_extreme(id.data(), off, x.data(), ok.data(), has[0], n, mx.data(), g, 1); });
+        launch(grid, block, sm, [&] { gocu_group_extreme(id.data(), off, x.data(), ok.data(), has[0], n, mn.data(), g, 0); });
         out(sum); out(cnt); out(first); out(mx); out(mn);
     }
     return 0;
 }
 `
 
-// hashHostBinary compiles the hash kernels for values of dt as a host
-// program.
-func hashHostBinary(t *testing.T, dt array.DType) string {
+// hashHostBinary compiles the hash kernels for values of dt and keys of
+// dtype key as a host program.
+func hashHostBinary(t *testing.T, dt, key array.DType) string {
 	t.Helper()
 	clang := clangtest.Need(t, "clang++-16")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hash.cc")
-	if err := os.WriteFile(path, []byte(hashHostPrelude+hashSource(dt)+hashHostMain), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(hashHostPrelude+hashSource(dt, key)+hashHostMain), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "hash")
@@ -172,7 +173,7 @@ func TestHashKernelsHost(t *testing.T) {
 }
 
 func testHashKernels(t *testing.T, dt array.DType) {
-	bin := hashHostBinary(t, dt)
+	bin := hashHostBinary(t, array.Float64, dt)
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct {
 		n, distinct, cap int
@@ -286,8 +287,13 @@ func testHashKernels(t *testing.T, dt array.DType) {
 // with and without a mask of present rows.
 func TestGroupKernelsHost(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, dt := range []array.DType{array.Int32, array.Int64, array.Float32, array.Float64} {
-		bin := hashHostBinary(t, dt)
+	for i, dt := range []array.DType{array.Int32, array.Int64, array.Float32, array.Float64} {
+		// Group keys of int32 from lo, or int64 group numbers.
+		key, lo := array.Int64, int64(0)
+		if i%2 == 0 {
+			key, lo = array.Int32, -1_000_000
+		}
+		bin := hashHostBinary(t, dt, key)
 		for _, tc := range []struct{ n, g, grid, block int }{{1000, 7, 3, 64}, {777, 100, 2, 96}, {50, 300, 1, 32}} {
 			for _, masked := range []bool{false, true} {
 				name := fmt.Sprintf("%v/n%d/g%d/mask%v", dt, tc.n, tc.g, masked)
@@ -316,13 +322,19 @@ func TestGroupKernelsHost(t *testing.T) {
 					}
 				}
 				var buf bytes.Buffer
-				binary.Write(&buf, binary.LittleEndian, id)
-				lo, hi := writeVals(&buf, dt, x)
+				for _, j := range id {
+					if key == array.Int32 {
+						binary.Write(&buf, binary.LittleEndian, int32(j+lo))
+					} else {
+						binary.Write(&buf, binary.LittleEndian, j+lo)
+					}
+				}
+				low, high := writeVals(&buf, dt, x)
 				binary.Write(&buf, binary.LittleEndian, ok)
 				binary.Write(&buf, binary.LittleEndian, int32(b2i(masked)))
-				buf.Write(lo)
-				buf.Write(hi)
-				out := runHashHost(t, bin, buf.Bytes(), "group", tc.n, tc.g, tc.grid, tc.block)
+				buf.Write(low)
+				buf.Write(high)
+				out := runHashHost(t, bin, buf.Bytes(), "group", tc.n, tc.g, tc.grid, tc.block, lo)
 				var sum []float64
 				if dt.IsFloating() {
 					sum = readN[float64](t, out, tc.g)
