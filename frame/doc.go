@@ -58,20 +58,40 @@
 //
 // Keys become int64 codes ordered as the keys: an integer key of small
 // range (at most twice the rows, or 2^16), a dictionary code or a boolean
-// is its own code less its minimum, a direct index with no sort; other
-// keys (floats, wide integers) are ranked by array's UniqueAll, a sort.
-// Several keys combine their codes into one.
+// is its own code less its minimum, a direct index with no sort. A wider
+// integer key goes into a hash table (open addressing, linear probing,
+// compare-and-swap on 64-bit keys, twice the rows' slots; in device
+// memory on a GPU, as libcudf does, and in Go on all cores on the CPU)
+// and only its distinct keys are sorted, to number the groups in key
+// order. Float keys are ranked by array's UniqueAll, a sort. Several keys
+// combine their codes into one.
 //
 // Sort applies array's stable Argsort (SortDescending for descending keys)
 // key by key from the last key to the first, then gathers every column by
 // the permutation. GroupBy counts the codes present, numbers the groups
 // by a Cumsum of that, and reduces per group with IndexAdd (sum, count,
 // mean, var, std), ScatterMax (min, max, first, last) and, for the median,
-// a sort within groups; on a GPU IndexAdd and ScatterMax are atomics.
+// a sort within groups. On a GPU sums, counts, minima, maxima and first
+// rows of at most 4096 groups reduce in each block's shared memory, then
+// with one global atomic per group and block; more groups use global
+// atomics. Var and Std add squared deviations from the mean (two passes,
+// not sums of squares, which cancel).
+//
 // Joins count the right rows of each code, expand each left row by its
 // count (Cumsum and SearchSorted) and gather from the right rows in code
-// order: a sort-merge join in effect. Hash-based group-by for wide keys
-// and hash joins on the GPU, as libcudf has, are future work.
+// order. Inner, left, semi and anti joins on integer keys build a hash
+// table of the right rows' keys and probe it with the left rows' (a hash
+// join): on a GPU always, on the CPU for keys too wide to index directly.
+// Outer joins and float keys rank both sides' keys together (a
+// sort-merge join in effect). Either way the rows come in the order
+// documented under Nulls.
+//
+// Float sums through atomics are not bit-reproducible on a GPU: the order
+// of additions varies from run to run, so results may differ in the last
+// bits (integers are exact); array's IndexAdd on a GPU is no different.
+// GOCU_FRAME_HASH=0 turns the hash tables and shared-memory reductions
+// off, for the sort-based paths and global atomics; =1 makes the CPU's
+// joins hash narrow keys too. The CPU's results are reproducible.
 //
 // # Input and output
 //

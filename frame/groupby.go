@@ -78,6 +78,7 @@ type groups struct {
 	first *array.Array // int64 first row of each group
 	sizes *array.Array // int64 rows of each group
 	n     int          // number of groups
+	key   gkey         // id as the group kernels read it
 }
 
 // group gives each row of f its group: the keys' values are ranked by
@@ -126,7 +127,7 @@ func group(op string, f *Frame, keys []string, keepNulls bool) (*groups, error) 
 	}
 	g := &groups{f: f}
 	n := f.n
-	id, size, err := combineCodes(arrs, n)
+	id, size, gk, err := combineKeys(arrs, n)
 	if err != nil {
 		return nil, wrapErr(op, ErrValue, err, "keys")
 	}
@@ -136,23 +137,23 @@ func group(op string, f *Frame, keys []string, keepNulls bool) (*groups, error) 
 		return g, nil
 	}
 	// Compact the code space to the codes present.
-	counts := m.Zeros(array.Int64, size).IndexAdd(0, id, int64(1))
+	counts := countGroups(id, gk, nil, size)
 	present := counts.Gt(0)
 	rank := present.AsType(array.Int64).Cumsum(0)
 	groups, err := array.ItemOf[int64](rank.Slice(array.Idx(size - 1)))
 	if err != nil {
 		return nil, wrapErr(op, ErrValue, err, "keys")
 	}
-	pos := m.Arange(array.Int64, 0, float64(n))
-	first := m.Full(array.Int64, -int64(n)-1, size).ScatterMax(0, id, pos.Neg()).Neg()
+	first := firstRows(id, gk, size)
 	g.n = int(groups)
 	if g.n == size { // every code present: the codes are the groups
-		g.id, g.first, g.sizes = id, first, counts
+		g.id, g.first, g.sizes, g.key = id, first, counts, gk
 		return g, id.Err()
 	}
 	g.first = first.Mask(present)
 	g.sizes = counts.Mask(present)
 	g.id = rank.Sub(1).Take(id, 0)
+	g.key = codeKey(g.id)
 	if err := g.id.Err(); err != nil {
 		return nil, wrapErr(op, ErrValue, err, "keys")
 	}
@@ -225,7 +226,7 @@ func (gr *groups) count(ok *array.Array) *array.Array {
 	if ok == nil {
 		return gr.sizes
 	}
-	return gr.zeros(array.Int64).IndexAdd(0, gr.id, ok.AsType(array.Int64))
+	return countGroups(gr.id, gr.key, ok, gr.n)
 }
 
 // masked replaces absent values with fill.
@@ -262,7 +263,7 @@ func (gr *groups) agg(op string, a Agg, s *Series) (*Series, error) {
 		if !x.DType().IsFloating() {
 			acc = array.Int64
 		}
-		sum := gr.zeros(acc).IndexAdd(0, gr.id, masked(x.AsType(acc), ok, 0))
+		sum := gr.sum(x, ok, acc)
 		if a.Op == "sum" {
 			res.data = sum
 			if x.DType() == array.Float32 {
@@ -278,7 +279,7 @@ func (gr *groups) agg(op string, a Agg, s *Series) (*Series, error) {
 			break
 		}
 		d := x.AsType(array.Float64).Sub(mean.Take(gr.id, 0))
-		ss := gr.zeros(array.Float64).IndexAdd(0, gr.id, masked(d.Mul(d), ok, 0.0))
+		ss := gr.sum(d.Mul(d), ok, array.Float64)
 		v := ss.Div(c.Sub(1))
 		res.valid = c.Gt(1)
 		if a.Op == "std" {
@@ -286,6 +287,16 @@ func (gr *groups) agg(op string, a Agg, s *Series) (*Series, error) {
 		}
 		res.data = array.Where(res.valid, v, math.NaN())
 	case "min", "max":
+		if numeric {
+			if e := gr.extreme(x, ok, a.Op == "max"); e != nil {
+				res.data, res.kind = e, s.kind
+				emptyNull(cnt())
+				if res.valid != nil {
+					res.data = array.Where(res.valid, res.data, zeroOf(res.data.DType()))
+				}
+				break
+			}
+		}
 		var k *array.Array
 		switch {
 		case str:

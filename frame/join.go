@@ -23,9 +23,11 @@ const (
 // pandas matches NaN with NaN). The result has the keys once, then the
 // other left columns, then the other right columns; names both sides use
 // get pandas' suffixes _x and _y. Matches of one left row come in the
-// right frame's order. The join sorts and merges: both sides' keys are
-// ranked together, counted per rank and expanded (a hash join is future
-// work).
+// right frame's order. Joins other than outer on integer keys hash the
+// right rows' keys and probe with the left rows' (on the CPU only keys
+// too wide to index directly); otherwise both sides' keys are ranked
+// together. Either way matches are counted per left row and expanded by a
+// scan of the counts.
 func (f *Frame) Join(r *Frame, how How, on ...string) (*Frame, error) {
 	const op = "Join"
 	switch how {
@@ -40,9 +42,19 @@ func (f *Frame) Join(r *Frame, how How, on ...string) (*Frame, error) {
 		return nil, errorf(op, ErrValue, "frames on %v and %v", f.dev, r.dev)
 	}
 	nl, nr := f.n, r.n
-	lc, rc, ncodes, err := joinCodes(op, f, r, on)
-	if err != nil {
-		return nil, err
+	var lc, rc *array.Array
+	var ncodes int
+	var err error
+	hashed, unique := false, false
+	if how != Outer && useHash(f.dev) {
+		if lc, rc, ncodes, unique, hashed, err = hashJoin(op, f, r, on, hashNarrow(f.dev)); err != nil {
+			return nil, err
+		}
+	}
+	if !hashed {
+		if lc, rc, ncodes, err = joinCodes(op, f, r, on); err != nil {
+			return nil, err
+		}
 	}
 	m := array.On(f.dev)
 	size := ncodes + 2
@@ -96,17 +108,24 @@ func (f *Frame) Join(r *Frame, how How, on ...string) (*Frame, error) {
 		}
 		return a.Take(li, 0)
 	}
-	rorder := rc.Argsort(0)
-	rstart := rcount.Cumsum(0).Sub(rcount)
 	code := at(lc)
 	matched := at(matches).Gt(0)
-	ri := array.Where(matched, rstart.Take(code, 0).Add(offset), 0)
+	var ri *array.Array
+	if unique {
+		// Each code has at most one right row: look it up, no sort.
+		rowOf := m.Zeros(array.Int64, size).IndexAdd(0, rc, m.Arange(array.Int64, 0, float64(nr)))
+		ri = array.Where(matched, rowOf.Take(code, 0), 0)
+	} else {
+		rorder := rc.Argsort(0)
+		rstart := rcount.Cumsum(0).Sub(rcount)
+		ri = array.Where(matched, rstart.Take(code, 0).Add(offset), 0)
+		if nr > 0 {
+			ri = rorder.Take(ri, 0)
+		}
+	}
 	var noMatch *array.Array
 	if how != Inner {
 		noMatch = matched.LogicalNot()
-	}
-	if nr > 0 {
-		ri = rorder.Take(ri, 0)
 	}
 	if err := ri.Err(); err != nil {
 		return nil, wrapErr(op, ErrValue, err, "matching")
