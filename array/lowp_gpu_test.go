@@ -197,7 +197,7 @@ func TestGPUQuantizeEdgeRowsMatchCPU(t *testing.T) {
 		return float32(r.NormFloat64())
 	})
 	row(func(int) float32 { return 0 })
-	row(func(j int) float32 { return math.Float32frombits(uint32(1 + r.IntN(1<<20))) * float32(1-2*(j%2)) })
+	row(func(j int) float32 { return math.Float32frombits(uint32(1+r.IntN(1<<20))) * float32(1-2*(j%2)) })
 	row(func(j int) float32 { return float32(r.NormFloat64() * 1e30) })
 	row(func(j int) float32 { return float32(j%255-127) * 1.0000001 })
 	x := fromSliceOn(g, xs, len(xs)/L, L)
