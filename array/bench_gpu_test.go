@@ -220,24 +220,30 @@ func BenchmarkMatMulGPU(b *testing.B) {
 // BenchmarkOverheadGPU times (torch's anchor times 10,000 in a row).
 const overheadOps = 10000
 
+// overheadCases are the operations BenchmarkOverheadGPU times: on
+// 16-element arrays x and y, a result evaluated and closed, or written
+// into z.
+var overheadCases = []struct {
+	name string
+	op   func(x, y, z *Array)
+}{
+	{"add-array", func(x, y, _ *Array) { x.Add(y).Eval().Close() }},
+	{"add-scalar", func(x, _, _ *Array) { x.Add(1).Eval().Close() }},
+	{"add-into", func(x, y, z *Array) { _ = x.Add(y).Into(z) }},
+}
+
 // BenchmarkOverheadGPU: the per-operation cost on tiny arrays, host side
 // (torch's small.add_(1) loop: 5.96 µs per op on the H100): an iteration
 // is 10,000 whole operations in a row, the lazy expression included, each
-// evaluated and its result freed, then one wait for the GPU; us/op and
-// allocs/op are per operation.
+// evaluated and its result freed (or written into an array), then one
+// wait for the GPU; us/op and allocs/op are per operation.
 func BenchmarkOverheadGPU(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		op   func(x, y *Array) *Array
-	}{
-		{"add-array", func(x, y *Array) *Array { return x.Add(y) }},
-		{"add-scalar", func(x, _ *Array) *Array { return x.Add(1) }},
-	} {
+	for _, c := range overheadCases {
 		b.Run(c.name, func(b *testing.B) {
 			g := testGPU(b)
-			x, y := g.Ones(Float32, 16).Eval(), g.Ones(Float32, 16).Eval()
+			x, y, z := g.Ones(Float32, 16).Eval(), g.Ones(Float32, 16).Eval(), g.Zeros(Float32, 16).Eval()
 			for i := 0; i < 100; i++ {
-				closing(c.op(x, y).Eval())
+				c.op(x, y, z)
 			}
 			if err := g.Sync(); err != nil {
 				b.Fatal(err)
@@ -247,8 +253,7 @@ func BenchmarkOverheadGPU(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				for j := 0; j < overheadOps; j++ {
-					z := c.op(x, y).Eval()
-					z.Close()
+					c.op(x, y, z)
 				}
 				if err := g.Sync(); err != nil { // the GPU's share is in the time too
 					b.Fatal(err)

@@ -33,25 +33,19 @@ func TestScopeFreesFakeGPU(t *testing.T) { checkScopeFrees(t, fakeGPU(t)) }
 
 func TestOverheadAllocsFakeGPU(t *testing.T) { checkOverheadAllocsGPU(t, fakeGPU(t)) }
 
-// BenchmarkOverheadFakeGPU: BenchmarkOverheadGPU's operations (x.Add(y) and
-// x.Add(1) on 16 float32, evaluated and closed) on the fake driver: the Go
-// side of a tiny operation on a GPU, without the driver's work.
+// BenchmarkOverheadFakeGPU: BenchmarkOverheadGPU's operations (x.Add(y)
+// and x.Add(1) on 16 float32, evaluated and closed; x.Add(y).Into(z)) on
+// the fake driver: the Go side of a tiny operation on a GPU, without the
+// driver's work.
 func BenchmarkOverheadFakeGPU(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		op   func(x, y *Array) *Array
-	}{
-		{"add-array", func(x, y *Array) *Array { return x.Add(y) }},
-		{"add-scalar", func(x, _ *Array) *Array { return x.Add(1) }},
-	} {
+	for _, c := range overheadCases {
 		b.Run(c.name, func(b *testing.B) {
 			d := fakeGPU(b)
-			x, y := d.Ones(Float32, 16).Eval(), d.Ones(Float32, 16).Eval()
-			closing(c.op(x, y).Eval())
+			x, y, z := d.Ones(Float32, 16).Eval(), d.Ones(Float32, 16).Eval(), d.Zeros(Float32, 16).Eval()
+			c.op(x, y, z)
 			b.ReportAllocs()
 			for b.Loop() {
-				z := c.op(x, y).Eval()
-				z.Close()
+				c.op(x, y, z)
 			}
 		})
 	}

@@ -42,7 +42,7 @@ func (a *Array) Into(dst *Array) error {
 		return errorf(op, ErrShape, "could not broadcast a result of shape %s into shape %s", shapeString(a.shape), shapeString(dst.shape))
 	}
 	var es [1]*expr
-	var pn pins
+	pn := pins{scratch: true} // e does not outlive the call
 	defer pn.release()
 	if err := exprs(es[:], &pn, op, dst.shape, dst.dt, []operand{{arr: a}}); err != nil {
 		return err

@@ -122,8 +122,7 @@ func (a *Array) exprOf(op string, pn *pins) (*expr, error) {
 		if a.uses.Add(1) == 1 || ex.op == backend.OpScalar {
 			pn.add(a.held)
 			if ex == &a.node {
-				c := *ex // not a pointer into a (copied under a.mu)
-				ex = &c
+				ex = pn.copyNode(ex) // not a pointer into a (copied under a.mu)
 			}
 			a.mu.Unlock()
 			return ex, nil
@@ -150,6 +149,26 @@ type pins struct {
 	sts  [4]*storage
 	n    int
 	more []*storage
+	// scratch says the caller uses the expressions only during its call
+	// (Into): the copy of an array's node is then node, a pooled object
+	// that release returns.
+	scratch bool
+	node    *expr
+}
+
+// nodePool holds the node copies of pins.scratch.
+var nodePool = sync.Pool{New: func() any { return new(expr) }}
+
+// copyNode returns a copy of e, an array's node.
+func (p *pins) copyNode(e *expr) *expr {
+	if p.scratch && p.node == nil {
+		c := nodePool.Get().(*expr)
+		*c = *e
+		p.node = c
+		return c
+	}
+	c := *e
+	return &c
 }
 
 func (p *pins) add(sts []*storage) {
@@ -167,6 +186,10 @@ func (p *pins) add(sts []*storage) {
 func (p *pins) release() {
 	releaseAll(p.sts[:p.n])
 	releaseAll(p.more)
+	if c := p.node; c != nil {
+		*c = expr{}
+		nodePool.Put(c)
+	}
 	*p = pins{}
 }
 

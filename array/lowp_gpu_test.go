@@ -162,6 +162,71 @@ func TestFP8NeedsAda(t *testing.T) {
 	}
 }
 
+// Row quantisation of rows that reach the conversion's edges, on the row
+// kernel (8192 wide) and the general one (axis 0), matches the CPU bit
+// for bit: ties to even, values that round to ±127, a NaN in a row, ±Inf
+// (Inf/Inf is NaN, which quantises to 0), a zero row and subnormals.
+func TestGPUQuantizeEdgeRowsMatchCPU(t *testing.T) {
+	g := testGPU(t)
+	const L = 8192
+	r := newRand(t)
+	var xs []float32
+	row := func(f func(j int) float32) {
+		for j := range L {
+			xs = append(xs, f(j))
+		}
+	}
+	// With 127 in the row the scale is 1: the values quantise as they are.
+	row(func(j int) float32 { return []float32{127, 0.5, 1.5, 2.5, -0.5, -1.5, -126.5, 126.5, 3.5}[j%9] })
+	row(func(j int) float32 {
+		if j == 77 {
+			return float32(math.NaN())
+		}
+		return float32(r.NormFloat64())
+	})
+	row(func(j int) float32 {
+		if j == 5 {
+			return float32(math.Inf(1))
+		}
+		return float32(r.NormFloat64())
+	})
+	row(func(j int) float32 {
+		if j == 6 {
+			return float32(math.Inf(-1))
+		}
+		return float32(r.NormFloat64())
+	})
+	row(func(int) float32 { return 0 })
+	row(func(j int) float32 { return math.Float32frombits(uint32(1+r.IntN(1<<20))) * float32(1-2*(j%2)) })
+	row(func(j int) float32 { return float32(r.NormFloat64() * 1e30) })
+	row(func(j int) float32 { return float32(j%255-127) * 1.0000001 })
+	x := fromSliceOn(g, xs, len(xs)/L, L)
+	xc := cpuTwin(t, x)
+	for _, dt := range []DType{Int8, Float8E4M3, Float8E5M2} {
+		for _, axis := range []int{1, 0} {
+			q, s := x.Quantize(dt, axis)
+			qc, sc := xc.Quantize(dt, axis)
+			qg, err := ToSlice[float32](q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			qw, _ := ToSlice[float32](qc)
+			sg, _ := s.Float32s()
+			sw, _ := sc.Float32s()
+			for i := range sw {
+				if math.Float32bits(sg[i]) != math.Float32bits(sw[i]) {
+					t.Fatalf("%v axis %d: scale %d = %v, CPU %v", dt, axis, i, sg[i], sw[i])
+				}
+			}
+			for i := range qw {
+				if qg[i] != qw[i] && !(math.IsNaN(float64(qg[i])) && math.IsNaN(float64(qw[i]))) {
+					t.Fatalf("%v axis %d: q %d (%v) = %v, CPU %v", dt, axis, i, xs[i], qg[i], qw[i])
+				}
+			}
+		}
+	}
+}
+
 // Row quantisation and softmax of wide rows (the register-resident row
 // kernel) and of columns (the general kernel) match the CPU bit for bit
 // (quantisation) or to 1e-6 (softmax).

@@ -96,10 +96,12 @@ type MemoryBlock struct {
 	al allocation
 }
 
-// AllocInto is AllocOnNoCleanup with the Memory held in blk, which must be
-// zero: the Memory returned is blk's, so an owner that embeds the block in
-// an object of its own allocates one object for both. blk must not be
-// copied or reused afterwards.
+// AllocInto is AllocOnNoCleanup with the Memory held in blk: the Memory
+// returned is blk's, so an owner that embeds the block in an object of its
+// own allocates one object for both. blk must be zero, or hold memory that
+// was freed and that nobody uses any more, not even through a view: the
+// owner may then recycle its object, and the Memory becomes the new
+// allocation's. blk must not be copied.
 func (d *Device) AllocInto(blk *MemoryBlock, s *Stream, n int) (*Memory, error) {
 	s, err := d.streamOrDefault(s)
 	if err != nil {
@@ -111,7 +113,7 @@ func (d *Device) AllocInto(blk *MemoryBlock, s *Stream, n int) (*Memory, error) 
 	if n < 0 {
 		return nil, fmt.Errorf("cuda: Alloc: negative size %d: %w", n, ErrInvalidValue)
 	}
-	if blk.m.a != nil {
+	if blk.m.a != nil && !blk.al.freed.Load() {
 		return nil, fmt.Errorf("cuda: AllocInto: the block holds memory already: %w", ErrInvalidValue)
 	}
 	blk.al = allocation{dev: d, stream: s}

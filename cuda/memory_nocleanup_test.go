@@ -48,8 +48,9 @@ func TestAllocOnNoCleanup(t *testing.T) {
 }
 
 // AllocInto holds the Memory in the caller's block: the Memory is the
-// block's, a block holding memory is refused, and a failed allocation
-// leaves the block usable.
+// block's, a block holding memory is refused, a block whose memory was
+// freed takes a new allocation, and a failed allocation leaves the block
+// usable.
 func TestAllocInto(t *testing.T) {
 	d := FakeFunction(t, "k", 0).dev
 	type owner struct {
@@ -71,6 +72,20 @@ func TestAllocInto(t *testing.T) {
 	}
 	if err := m.Free(); !errors.Is(err, ErrFreed) {
 		t.Fatalf("double free: %v", err)
+	}
+	// Freed, the block may hold a new allocation: the same Memory, live.
+	m2, err := d.AllocInto(&o.blk, nil, 128)
+	if err != nil {
+		t.Fatalf("an allocation into a freed block: %v", err)
+	}
+	if m2 != m || m2.Size() != 128 || m2.Ptr() == 0 || m2.Freed() {
+		t.Fatalf("reused block: memory %v, size %d, freed %v", m2, m2.Size(), m2.Freed())
+	}
+	if err := m2.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if st := d.alloc.Stats(); st.InUse != 0 || st.Frees != 2 {
+		t.Fatalf("stats after the frees: %+v", st)
 	}
 	var blk MemoryBlock
 	if _, err := d.AllocInto(&blk, nil, -1); !errors.Is(err, ErrInvalidValue) {

@@ -15,7 +15,7 @@ func (b *Backend) Reinterpret(x backend.Buffer, dt backend.DType) (*Buffer, erro
 	if err != nil {
 		return nil, err
 	}
-	r := &Buffer{mem: g.mem, ptr: g.ptr, dt: dt, be: b, external: true}
+	r := &Buffer{mem: g.Memory(), ptr: g.ptr, dt: dt, be: b, external: true}
 	switch {
 	case g.dt.IsComplex() && dt == g.dt.Component():
 		r.n = 2 * g.n

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
@@ -22,7 +24,18 @@ type Buffer struct {
 	external bool // Wrap: memory owned by someone else, never freed here
 
 	blk cuda.MemoryBlock // mem, for a buffer Alloc made (one allocation)
+
+	// shared is set once mem was handed out (Memory, Reinterpret): the
+	// object is then never recycled, so that a Memory kept past the free
+	// keeps reporting ErrFreed.
+	shared atomic.Bool
 }
+
+// bufPool holds the objects of freed buffers that nothing else refers
+// to, for Alloc to reuse: an operation on a GPU then allocates no buffer
+// object. A stale *Buffer, which the array layer's reference counts rule
+// out, would see the new allocation.
+var bufPool sync.Pool
 
 // Wrap returns a buffer of n elements of dt over device memory that
 // someone else owns (a gocu.Buffer), without a copy; Free leaves it alone.
@@ -46,7 +59,12 @@ func (b *Buffer) Len() int { return b.n }
 func (b *Buffer) Ptr() cuda.DevicePtr { return cuda.DevicePtr(b.ptr) }
 
 // Memory returns the device memory.
-func (b *Buffer) Memory() *cuda.Memory { return b.mem }
+func (b *Buffer) Memory() *cuda.Memory {
+	if !b.shared.Load() {
+		b.shared.Store(true)
+	}
+	return b.mem
+}
 
 // Buffer returns x as a buffer of this backend, or why it is not one.
 func (b *Backend) Buffer(x backend.Buffer) (*Buffer, error) { return b.buf(x) }
@@ -81,7 +99,11 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 		return nil, fmt.Errorf("gpu: allocation of %d %v elements", n, dt)
 	}
 	bytes := n * dt.Size()
-	g := &Buffer{dt: dt, n: n, be: b}
+	g, _ := bufPool.Get().(*Buffer)
+	if g == nil {
+		g = new(Buffer)
+	}
+	g.dt, g.n, g.be = dt, n, b
 	mem, err := b.dev.AllocInto(&g.blk, b.stream, bytes)
 	if err != nil && errors.Is(err, cuda.ErrOutOfMemory) && !b.capturing() { // the retry waits for the device
 		collectGarbage()
@@ -144,7 +166,11 @@ func (b *Backend) Free(x backend.Buffer) {
 	if b.deferFree(g) { // a graph still uses it
 		return
 	}
-	_ = g.mem.Free()
+	if g.mem.Free() == nil && !g.shared.Load() && !b.graphsLive() {
+		// Alloc made it (not external), nothing else refers to it: its
+		// memory reads as freed until Alloc reuses the object.
+		bufPool.Put(g)
+	}
 }
 
 // view returns the bytes [off, off+n) of g (in elements) as a cuda.Memory.
