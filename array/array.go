@@ -27,6 +27,10 @@ type Array struct {
 	dt     DType
 	closed bool
 	uses   atomic.Int32 // how many operations took the pending expression
+	// shared makes every use inline the pending expression: the part
+	// expressions of complex operations, whose uses meet in one program
+	// (where equal nodes are computed once).
+	shared bool
 	shape  []int
 	err    error
 	st     *storage       // materialised data, or nil while lazy

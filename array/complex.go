@@ -14,12 +14,18 @@ import (
 // Complex arrays hold (real, imaginary) pairs of float32 (Complex64) or
 // float64 (Complex128), interleaved as Go, NumPy and CUDA lay them out.
 // The backends only hold complex buffers: every complex operation works on
-// the two float parts, which are strided views of the same memory
-// (ViewAsReal), through the real kernels of both backends. An operation
-// with a complex result is one fused pass that writes both parts
-// (fromUnitParts) into a new complex array: it is evaluated when called,
-// not fused into a later expression. Real results (Abs, Angle, Eq, ...)
-// stay lazy.
+// the two float parts through the real kernels of both backends. A
+// materialised array's parts are strided views of its memory
+// (ViewAsReal). An operation with a complex result is pending, as real
+// ones are: a pack node over the real expressions of its two parts (see
+// pack). A later complex operation builds on those expressions, so a
+// chain such as a.Mul(b).Abs() is one fused pass that reads a and b once;
+// evaluating a pack writes both parts in one pass (evalPackInto).
+
+// opPack is the root of a pending complex array: Args[0] and Args[1] are
+// the real expressions of the parts, of the array's shape. It never
+// reaches a backend: evalPackInto lowers it to a real program.
+const opPack = backend.OpInvalid
 
 // The complex element types.
 const (
@@ -235,8 +241,20 @@ func (a *Array) ViewAsComplex() *Array {
 	return a.dev.wrap(st, lay, cdt)
 }
 
-// parts returns views of a complex array's real and imaginary parts.
+// parts returns a complex array's real and imaginary parts: views of its
+// memory, or a pending array's part expressions (its first use).
 func (a *Array) parts(op string) (re, im *Array, err error) {
+	if a != nil && a.dt.IsComplex() && a.isPending() {
+		var pn pins
+		defer pn.release()
+		e, err := a.exprOf(op, &pn)
+		if err != nil {
+			return nil, nil, err
+		}
+		if e.op == opPack {
+			return a.dev.partOf(e.argv[0]), a.dev.partOf(e.argv[1]), nil
+		}
+	}
 	v := a.ViewAsReal()
 	defer v.Close()
 	vs, err := v.use(op)
@@ -251,6 +269,47 @@ func (a *Array) parts(op string) (re, im *Array, err error) {
 	return re, im, nil
 }
 
+// errOf is a's error, without evaluating a pending array as Err does.
+func errOf(op string, a *Array) error {
+	_, err := a.use(op)
+	return err
+}
+
+// isPending reports whether a has a pending expression.
+func (a *Array) isPending() bool {
+	if a.dev == nil {
+		return false
+	}
+	return a.isLazy()
+}
+
+// partOf is a pending part expression as an array: a view for a leaf
+// (several uses read the memory), else a pending array.
+func (m *Maker) partOf(e *expr) *Array {
+	if e.op == backend.OpInput {
+		return m.view(e.st, e.lay, e.dt)
+	}
+	return shared(m.lazy(e))
+}
+
+// shared marks a pending temporary of a complex operation to be inlined
+// at every use: its uses are nodes of one program, which computes it once.
+func shared(a *Array) *Array {
+	a.mu.Lock()
+	if a.ex != nil {
+		a.shared = true
+		if a.ex == &a.node {
+			// exprOf copies a node held in the array: hold it apart, so
+			// that every use gets the same node.
+			c := a.node
+			a.ex = &c
+			a.dropNode()
+		}
+	}
+	a.mu.Unlock()
+	return a
+}
+
 // lazyCopy is a pending copy of a (it fuses into what reads it).
 func (a *Array) lazyCopy(op string) *Array {
 	defer runtime.KeepAlive(a)
@@ -263,50 +322,116 @@ func (a *Array) lazyCopy(op string) *Array {
 	return a.dev.lazy(node(backend.OpCast, a.dt, a.shape, e))
 }
 
-// fromParts writes re + i·im (broadcast together, converted to dt's
-// parts) into a new complex array of dtype dt.
+// fromParts is the pending complex array re + i·im of dtype dt (its
+// parts broadcast together and converted to dt's component type).
 func (m *Maker) fromParts(op string, dt DType, re, im *Array) *Array {
-	if err := re.Err(); err != nil {
-		return failed(err)
-	}
-	if err := im.Err(); err != nil {
+	if err := firstErr(errOf(op, re), errOf(op, im)); err != nil {
 		return failed(err)
 	}
 	shape, err := broadcastShapes(op, re.shape, im.shape)
 	if err != nil {
 		return failed(err)
 	}
-	st, err := m.alloc(op, dt, shape)
-	if err != nil {
+	if _, ok := byteSize(dt, shape); !ok {
+		return failed(tooBig(op, dt, shape))
+	}
+	// Both parts take the full shape, so that parts gives them back as
+	// they are. A broadcast operand becomes a view (evaluated first).
+	for _, p := range []**Array{&re, &im} {
+		if !sameShape((*p).shape, shape) {
+			b := (*p).BroadcastTo(shape...)
+			defer b.Close()
+			*p = b
+		}
+	}
+	var es [2]*expr
+	var pn pins
+	defer pn.release()
+	if err := operandExprs(es[:], &pn, op, shape, []*Array{re, im}); err != nil {
 		return failed(err)
 	}
-	out := m.wrap(st, backend.Contiguous(shape), dt)
-	pr, pi, err := out.parts(op)
+	rdt := dt.component()
+	return m.lazy(node(opPack, dt, shape, castExpr(es[0], rdt), castExpr(es[1], rdt)))
+}
+
+// evalPackInto evaluates pack node e into the complex operand out: one
+// real program over out's float view, whose element (i, k) is part k of
+// element i (chosen by the parity of its flat index).
+func (m *Maker) evalPackInto(e *expr, shape []int, out backend.Operand) error {
+	rdt := e.dt.component()
+	buf, err := m.reinterpret(out.Buf, rdt)
 	if err != nil {
-		out.Close()
-		return failed(err)
+		return err
 	}
-	defer pr.Close()
-	defer pi.Close()
-	if err := pr.Assign(re); err != nil {
-		out.Close()
-		return failed(renameOp(err, op))
+	re, im := e.argv[0], e.argv[1]
+	r := len(shape)
+	if re.iota || im.iota {
+		// Iota counts the complex elements: write each part through a
+		// strided view of its own.
+		lay := backend.Layout{Shape: shape, Strides: make([]int, r), Offset: 2 * out.Layout.Offset}
+		for i, st := range out.Layout.Strides {
+			lay.Strides[i] = 2 * st
+		}
+		if err := m.evalInto(re, shape, backend.Operand{Buf: buf, Layout: lay}); err != nil {
+			return err
+		}
+		lay.Offset++
+		return m.evalInto(im, shape, backend.Operand{Buf: buf, Layout: lay})
 	}
-	if err := pi.Assign(im); err != nil {
-		out.Close()
-		return failed(renameOp(err, op))
+	fshape := append(append(make([]int, 0, r+1), shape...), 2)
+	lay := backend.Layout{Shape: fshape, Strides: make([]int, r+1), Offset: 2 * out.Layout.Offset}
+	for i, st := range out.Layout.Strides {
+		lay.Strides[i] = 2 * st
 	}
-	return out
+	lay.Strides[r] = 1
+	seen := map[*expr]*expr{}
+	ur, ui := unitExpr(re, seen), unitExpr(im, seen)
+	iota := &expr{op: backend.OpIota, dt: Int64, shape: fshape, nodes: 1, iota: true}
+	one := scalarExpr(scalar{kind: weakInt, i: 1}.as(Int64))
+	zero := scalarExpr(scalar{kind: weakInt, i: 0}.as(Int64))
+	isRe := node(backend.OpEq, Bool, fshape, node(backend.OpBitAnd, Int64, fshape, iota, one), zero)
+	return m.evalInto(node(backend.OpWhere, rdt, fshape, isRe, ur, ui), fshape, backend.Operand{Buf: buf, Layout: lay})
+}
+
+// unitExpr is e with a trailing axis of length 1 (stride 0) on every
+// node and leaf, which broadcasts along the (real, imaginary) axis of a
+// float view. seen maps the nodes done to their copies, so that shared
+// nodes stay shared. e does not read OpIota.
+func unitExpr(e *expr, seen map[*expr]*expr) *expr {
+	if c, ok := seen[e]; ok {
+		return c
+	}
+	var c *expr
+	switch e.op {
+	case backend.OpScalar:
+		c = e
+	case backend.OpInput:
+		n := len(e.lay.Shape)
+		lay := backend.Layout{Shape: make([]int, n+1), Strides: make([]int, n+1), Offset: e.lay.Offset}
+		copy(lay.Shape, e.lay.Shape)
+		copy(lay.Strides, e.lay.Strides)
+		lay.Shape[n] = 1
+		c = &expr{op: backend.OpInput, dt: e.dt, shape: lay.Shape, st: e.st, lay: lay, nodes: 1}
+	default:
+		var args [3]*expr
+		for i, a := range e.args() {
+			args[i] = unitExpr(a, seen)
+		}
+		shape := append(append(make([]int, 0, len(e.shape)+1), e.shape...), 1)
+		c = node(e.op, e.dt, shape, args[:e.nargs]...)
+	}
+	seen[e] = c
+	return c
 }
 
 // Complex returns re + i·im (broadcast together) as a complex array:
 // complex64 where both parts fit float32 (see Promote), else complex128.
 func Complex(re, im *Array) *Array {
 	const op = "Complex"
-	if err := re.Err(); err != nil {
+	if err := errOf(op, re); err != nil {
 		return failed(err)
 	}
-	if err := im.Err(); err != nil {
+	if err := errOf(op, im); err != nil {
 		return failed(err)
 	}
 	if re.dt.IsComplex() || im.dt.IsComplex() {
@@ -322,20 +447,10 @@ func Complex(re, im *Array) *Array {
 // complexParts returns the parts of operand v in float dtype rdt on d: a
 // complex array's views, a real array and zero, a Go number's parts.
 func (m *Maker) complexParts(op string, v any, rdt DType) (re, im *Array, err error) {
-	return m.complexPartsOf(op, v, rdt, false)
-}
-
-// complexPartsOf is complexParts, with a unit last axis on array parts
-// where unit is set (see unitParts).
-func (m *Maker) complexPartsOf(op string, v any, rdt DType, unit bool) (re, im *Array, err error) {
 	switch x := v.(type) {
 	case *Array:
 		if x.dt.IsComplex() {
-			parts := x.parts
-			if unit {
-				parts = x.unitParts
-			}
-			re, im, err := parts(op)
+			re, im, err := x.parts(op)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -345,11 +460,6 @@ func (m *Maker) complexPartsOf(op string, v any, rdt DType, unit bool) (re, im *
 				return cr, ci, nil
 			}
 			return re, im, nil
-		}
-		if unit {
-			u := x.ExpandDims(-1)
-			defer u.Close()
-			return u.AsType(rdt), m.Zeros(rdt), nil
 		}
 		return x.AsType(rdt), m.Zeros(rdt), nil
 	case complex128:
@@ -397,7 +507,7 @@ func complexResult(op string, x, y any) (DType, *Maker, error) {
 	for _, v := range []any{x, y} {
 		switch a := v.(type) {
 		case *Array:
-			if err := a.Err(); err != nil {
+			if err := errOf(op, a); err != nil {
 				return 0, nil, err
 			}
 			if d == nil {
@@ -451,17 +561,20 @@ func complexBinary(name string, op backend.Op, x, y any) (z *Array, ok bool) {
 		return failed(errorf(name, ErrDType, "not supported for %v", dt)), true
 	}
 	rdt := dt.component()
-	unit := op != backend.OpEq && op != backend.OpNe
-	ar, ai, err := d.complexPartsOf(name, x, rdt, unit)
+	ar, ai, err := d.complexParts(name, x, rdt)
 	if err != nil {
 		return failed(err), true
 	}
 	defer closeAll(ar, ai)
-	br, bi, err := d.complexPartsOf(name, y, rdt, unit)
-	if err != nil {
-		return failed(err), true
+	br, bi := ar, ai
+	if xa, ok := x.(*Array); !ok || x != y || !xa.dt.IsComplex() {
+		// The same complex array twice reads its parts once.
+		br, bi, err = d.complexParts(name, y, rdt)
+		if err != nil {
+			return failed(err), true
+		}
+		defer closeAll(br, bi)
 	}
-	defer closeAll(br, bi)
 	var re, im *Array
 	switch op {
 	case backend.OpEq:
@@ -479,22 +592,23 @@ func complexBinary(name string, op backend.Op, x, y any) (z *Array, ok bool) {
 	case backend.OpPow:
 		re, im = complexPow(ar, ai, br, bi)
 	}
-	return d.fromUnitParts(name, dt, re, im), true
+	defer closeAll(re, im)
+	return d.fromParts(name, dt, re, im), true
 }
 
 // complexDiv is (ar + i·ai) / (br + i·bi) by Smith's algorithm, as NumPy:
 // it scales by the larger part of the divisor, so that squaring it cannot
 // overflow.
 func complexDiv(ar, ai, br, bi *Array) (re, im *Array) {
-	big := br.Abs().Ge(bi.Abs())
+	big := shared(br.Abs().Ge(bi.Abs()))
 	// |br| >= |bi|: r = bi/br, den = br + bi·r.
-	r1 := bi.Div(br)
-	d1 := br.Add(bi.Mul(r1))
+	r1 := shared(bi.Div(br))
+	d1 := shared(br.Add(bi.Mul(r1)))
 	re1 := ar.Add(ai.Mul(r1)).Div(d1)
 	im1 := ai.Sub(ar.Mul(r1)).Div(d1)
 	// |bi| > |br|: r = br/bi, den = br·r + bi.
-	r2 := br.Div(bi)
-	d2 := br.Mul(r2).Add(bi)
+	r2 := shared(br.Div(bi))
+	d2 := shared(br.Mul(r2).Add(bi))
 	re2 := ar.Mul(r2).Add(ai).Div(d2)
 	im2 := ai.Mul(r2).Sub(ar).Div(d2)
 	return Where(big, re1, re2), Where(big, im1, im2)
@@ -502,26 +616,16 @@ func complexDiv(ar, ai, br, bi *Array) (re, im *Array) {
 
 // complexUnary computes unary operation op of a complex array.
 func (a *Array) complexUnary(name string, op backend.Op) *Array {
-	// Complex results are computed over parts with a unit last axis, in
-	// one pass (fromUnitParts); real ones over plain parts, lazily.
-	unit := false
-	switch op {
-	case backend.OpNeg, backend.OpSquare, backend.OpReciprocal, backend.OpExp, backend.OpLog, backend.OpSqrt:
-		unit = true
-	}
-	var re, im *Array
-	var err error
-	if unit {
-		re, im, err = a.unitParts(name)
-	} else {
-		re, im, err = a.parts(name)
-	}
+	re, im, err := a.parts(name)
 	if err != nil {
 		return failed(err)
 	}
 	defer closeAll(re, im)
 	d, dt := a.dev, a.dt
-	fromParts := d.fromUnitParts
+	fromParts := func(name string, dt DType, r, i *Array) *Array {
+		defer closeAll(r, i)
+		return d.fromParts(name, dt, r, i)
+	}
 	switch op {
 	case backend.OpNeg:
 		return fromParts(name, dt, re.Neg(), im.Neg())
@@ -531,10 +635,12 @@ func (a *Array) complexUnary(name string, op backend.Op) *Array {
 		return fromParts(name, dt, re.Mul(re).Sub(im.Mul(im)), re.Mul(im).Mul(2))
 	case backend.OpReciprocal:
 		one, zero := d.Ones(re.dt), d.Zeros(re.dt)
+		defer closeAll(one, zero)
 		r, i := complexDiv(one, zero, re, im)
 		return fromParts(name, dt, r, i)
 	case backend.OpExp:
-		e := re.Exp()
+		e := shared(re.Exp())
+		defer e.Close()
 		return fromParts(name, dt, e.Mul(im.Cos()), e.Mul(im.Sin()))
 	case backend.OpLog:
 		return fromParts(name, dt, re.Hypot(im).Log(), im.Arctan2(re))
@@ -568,7 +674,7 @@ func complexSqrt(re, im *Array) (r, i *Array) {
 // Real returns the real part of a complex array (a new array; NumPy's
 // real is a view: use ViewAsReal for one) and a itself for a real one.
 func (a *Array) Real() *Array {
-	if err := a.Err(); err != nil {
+	if err := errOf("Real", a); err != nil {
 		return failed(err)
 	}
 	if !a.dt.IsComplex() {
@@ -586,7 +692,7 @@ func (a *Array) Real() *Array {
 // Imag returns the imaginary part of a complex array (a new array), and
 // zeros of a's dtype for a real one.
 func (a *Array) Imag() *Array {
-	if err := a.Err(); err != nil {
+	if err := errOf("Imag", a); err != nil {
 		return failed(err)
 	}
 	if !a.dt.IsComplex() {
@@ -603,7 +709,7 @@ func (a *Array) Imag() *Array {
 
 // Conj returns the complex conjugate (a copy of a real array).
 func (a *Array) Conj() *Array {
-	if err := a.Err(); err != nil {
+	if err := errOf("Conj", a); err != nil {
 		return failed(err)
 	}
 	if !a.dt.IsComplex() {
@@ -621,7 +727,7 @@ func (a *Array) Conj() *Array {
 // (-π, π] (NumPy's angle): float32 for complex64, float64 for complex128.
 // A real array gives 0 or π (float64 for integers, as NumPy).
 func (a *Array) Angle() *Array {
-	if err := a.Err(); err != nil {
+	if err := errOf("Angle", a); err != nil {
 		return failed(err)
 	}
 	if !a.dt.IsComplex() {
@@ -641,7 +747,7 @@ func (a *Array) Angle() *Array {
 // part with a ComplexWarning; gocu asks for Real, Imag or Abs instead.
 func (a *Array) complexAsType(dt DType) *Array {
 	const op = "AsType"
-	if err := a.Err(); err != nil {
+	if err := errOf(op, a); err != nil {
 		return failed(err)
 	}
 	switch {
@@ -973,51 +1079,4 @@ func closeAll(arrs ...*Array) {
 			a.Close()
 		}
 	}
-}
-
-// unitParts is parts with a last axis of length 1: views that broadcast
-// against the (real, imaginary) axis of a float view of the result.
-func (a *Array) unitParts(op string) (re, im *Array, err error) {
-	v := a.ViewAsReal()
-	defer v.Close()
-	vs, err := v.use(op)
-	if err != nil {
-		return nil, nil, err
-	}
-	r := len(vs.lay.Shape)
-	shape := append([]int(nil), vs.lay.Shape...)
-	shape[r-1] = 1
-	lay := backend.Layout{Shape: shape, Strides: vs.lay.Strides, Offset: vs.lay.Offset}
-	re = a.dev.view(vs.st, lay, v.dt)
-	lay.Offset++
-	im = a.dev.view(vs.st, lay, v.dt)
-	return re, im, nil
-}
-
-// fromUnitParts is fromParts of parts with a unit last axis (unitParts,
-// or rank 0): both are written in one fused pass, as
-// where([true, false], re, im) over the float view of the result.
-func (m *Maker) fromUnitParts(op string, dt DType, re, im *Array) *Array {
-	if err := firstErr(re.Err(), im.Err()); err != nil {
-		return failed(err)
-	}
-	idx := m.Arange(Int64, 2)
-	mask := idx.Eq(0)
-	pairs := Where(mask, re, im)
-	closeAll(idx, mask)
-	if err := pairs.Err(); err != nil {
-		return failed(renameOp(err, op))
-	}
-	if pairs.dt != dt.component() {
-		p := pairs.AsType(dt.component())
-		pairs.Close()
-		pairs = p
-	}
-	c := pairs.Copy()
-	pairs.Close()
-	defer c.Close()
-	if err := c.Err(); err != nil {
-		return failed(renameOp(err, op))
-	}
-	return c.ViewAsComplex()
 }

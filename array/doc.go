@@ -214,10 +214,10 @@
 //
 // The backends only hold complex buffers. Package array computes each
 // complex operation on the float parts, strided views of the same memory,
-// with the real kernels of both backends: an operation with a complex
-// result is one fused pass writing both parts into a new complex array,
-// evaluated when called (not fused into a later expression); real results
-// (Abs, Angle, Real, Eq, ...) stay lazy. MatMul is
+// with the real kernels of both backends. Complex results are lazy and fuse
+// like real ones: a.Mul(b).Abs().Eval() is one pass that reads a and b
+// once, and evaluating a complex result writes both parts in one pass.
+// Abs is hypot of the parts, as NumPy's: no overflow from squaring. MatMul is
 // cuBLAS's complex GEMM on a GPU and four real GEMMs of the parts on the
 // CPU. Package fft transforms complex arrays.
 //

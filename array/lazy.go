@@ -119,7 +119,7 @@ func (a *Array) exprOf(op string, pn *pins) (*expr, error) {
 		return nil, errorf(op, ErrClosed, "use of closed array")
 	}
 	if ex := a.ex; ex != nil {
-		if a.uses.Add(1) == 1 || ex.op == backend.OpScalar {
+		if a.uses.Add(1) == 1 || ex.op == backend.OpScalar || a.shared {
 			pn.add(a.held)
 			if ex == &a.node {
 				ex = pn.copyNode(ex) // not a pointer into a (copied under a.mu)
@@ -506,8 +506,11 @@ var evalScratches = sync.Pool{New: func() any { return new(evalScratch) }}
 // the dimensions that are contiguous in every operand.
 func (m *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
 	if e.dt.IsComplex() {
-		// Complex operations work on the parts (complex.go); this is a path
-		// that does not route them yet.
+		// Complex operations work on the parts (complex.go): a pending
+		// complex array is a pack of two real expressions.
+		if e.op == opPack {
+			return m.evalPackInto(e, shape, out)
+		}
 		return errorf("eval", ErrDType, "not supported for %v", e.dt)
 	}
 	if m.prep != nil && e.op != backend.OpInput {

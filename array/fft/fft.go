@@ -162,8 +162,9 @@ func transform1(op string, x *array.Array, k kind, n, ax int, inverse bool, norm
 	}
 	one := single(dt)
 	moved := x.MoveAxis(ax, -1)
+	defer moved.Close()
 	if isGPU(x) {
-		return gpuTransform(op, moved, k, []int{n}, inverse, f, one).MoveAxis(-1, ax)
+		return lastTo(gpuTransform(op, moved, k, []int{n}, inverse, f, one), ax)
 	}
 	rows := 1
 	for i, d := range shape {
@@ -181,7 +182,7 @@ func transform1(op string, x *array.Array, k kind, n, ax int, inverse bool, norm
 	}
 	var out any
 	if k == r2c {
-		in, err := moved.AsType(array.Float64).Contiguous().Float64s()
+		in, err := hostValues(moved.AsType(array.Float64), (*array.Array).Float64s)
 		if err != nil {
 			return array.Failed(err)
 		}
@@ -199,11 +200,16 @@ func transform1(op string, x *array.Array, k kind, n, ax int, inverse bool, norm
 		})
 		out = res
 	} else {
-		c := moved
-		if !dt.IsComplex() {
-			c = array.Complex(moved.AsType(array.Float64), array.Zeros(array.Float64))
+		var c *array.Array
+		if dt.IsComplex() {
+			c = moved.AsType(array.Complex128)
+		} else {
+			re, im := moved.AsType(array.Float64), array.Zeros(array.Float64)
+			c = array.Complex(re, im)
+			re.Close()
+			im.Close()
 		}
-		in, err := c.AsType(array.Complex128).Contiguous().Complex128s()
+		in, err := hostValues(c, (*array.Array).Complex128s)
 		if err != nil {
 			return array.Failed(err)
 		}
@@ -256,15 +262,38 @@ func transform1(op string, x *array.Array, k kind, n, ax int, inverse bool, norm
 	case []complex128:
 		y = array.FromComplexOn(x.Device(), v, oshape...)
 		if one {
-			y = y.AsType(array.Complex64)
+			y = convert(y, array.Complex64)
 		}
 	case []float64:
 		y = array.FromSliceOn(x.Device(), v, oshape...)
 		if one {
-			y = y.AsType(array.Float32)
+			y = convert(y, array.Float32)
 		}
 	}
-	return y.MoveAxis(-1, ax)
+	return lastTo(y, ax)
+}
+
+// lastTo moves y's last axis to ax, closing y when that makes a view.
+func lastTo(y *array.Array, ax int) *array.Array {
+	if ax == len(y.Shape())-1 || y.Err() != nil {
+		return y
+	}
+	v := y.MoveAxis(-1, ax)
+	y.Close()
+	return v
+}
+
+// convert is y.AsType(dt), closing y.
+func convert(y *array.Array, dt array.DType) *array.Array {
+	c := y.AsType(dt)
+	y.Close()
+	return c
+}
+
+// hostValues reads the values of x (then closed) in row-major order.
+func hostValues[T any](x *array.Array, read func(*array.Array) ([]T, error)) ([]T, error) {
+	defer x.Close()
+	return read(x)
 }
 
 func scaleC(v []complex128, f float64) {
@@ -361,21 +390,29 @@ func transformN(op string, x *array.Array, k kind, inverse bool, last int, opts 
 		return y
 	}
 	y := x
+	// step applies one 1-D transform, closing the previous intermediate.
+	step := func(k kind, i int, inv bool) {
+		z := transform1(op, y, k, s[i], axes[i], inv, c.norm)
+		if y != x {
+			y.Close()
+		}
+		y = z
+	}
 	l := len(axes) - 1
 	switch k {
 	case r2c:
-		y = transform1(op, y, r2c, s[l], axes[l], false, c.norm)
+		step(r2c, l, false)
 		for i := l - 1; i >= 0; i-- {
-			y = transform1(op, y, c2c, s[i], axes[i], false, c.norm)
+			step(c2c, i, false)
 		}
 	case c2r:
 		for i := 0; i < l; i++ {
-			y = transform1(op, y, c2c, s[i], axes[i], true, c.norm)
+			step(c2c, i, true)
 		}
-		y = transform1(op, y, c2r, s[l], axes[l], true, c.norm)
+		step(c2r, l, true)
 	default:
 		for i := l; i >= 0; i-- {
-			y = transform1(op, y, c2c, s[i], axes[i], inverse, c.norm)
+			step(c2c, i, inverse)
 		}
 	}
 	return y

@@ -148,7 +148,9 @@ func resize(x *array.Array, n int) *array.Array {
 	}
 	ps := append([]int(nil), shape...)
 	ps[len(ps)-1] = n - m
-	return array.Concat(-1, x, array.On(x.Device()).Zeros(x.DType(), ps...))
+	z := array.On(x.Device()).Zeros(x.DType(), ps...)
+	defer z.Close()
+	return array.Concat(-1, x, z)
 }
 
 // gpuTransform runs a transform over the trailing dims of x (moved there
@@ -161,14 +163,26 @@ func gpuTransform(op string, x *array.Array, k kind, dims []int, inverse bool, f
 	if one {
 		cdt, rdt = array.Complex64, array.Float32
 	}
-	in := x
+	// Every intermediate is closed as soon as the next one holds its
+	// data: one left to the collector keeps its device memory, so that
+	// the next call allocates afresh from the driver.
+	in, owned := x, false
+	step := func(next *array.Array) {
+		if owned {
+			in.Close()
+		}
+		in, owned = next, true
+	}
 	for i := 0; i < q; i++ {
 		want := dims[i]
 		if i == q-1 && k == c2r {
 			want = dims[i]/2 + 1
 		}
 		if shape[r-q+i] != want {
-			in = resize(in.MoveAxis(r-q+i, -1), want).MoveAxis(-1, r-q+i)
+			m := in.MoveAxis(r-q+i, -1)
+			z := resize(m, want)
+			step(z.MoveAxis(-1, r-q+i))
+			closeAll(m, z)
 		}
 	}
 	inDT, outDT := cdt, cdt
@@ -179,13 +193,14 @@ func gpuTransform(op string, x *array.Array, k kind, dims []int, inverse bool, f
 		outDT = rdt
 	}
 	if in.DType() != inDT {
-		in = in.AsType(inDT)
+		step(in.AsType(inDT))
 	}
 	if k == c2r {
-		in = in.Copy() // cuFFT's C2R overwrites its input
+		step(in.Copy()) // cuFFT's C2R overwrites its input
 	} else {
-		in = in.Contiguous()
+		step(in.Contiguous()) // C2C and R2C out of place leave it intact
 	}
+	defer in.Close()
 	if err := in.Err(); err != nil {
 		return array.Failed(err)
 	}
@@ -214,13 +229,25 @@ func gpuTransform(op string, x *array.Array, k kind, dims []int, inverse bool, f
 		out.Close()
 		return array.Failed(&Error{Op: op, Msg: err.Error()})
 	}
-	in.Close()
 	if f != 1 {
+		// Lazy: the scale fuses into whatever reads the result next.
 		y := out.Mul(f)
 		out.Close()
 		return y
 	}
 	return out
+}
+
+// closeAll closes intermediate arrays; x itself may be among them, as
+// resize returns its argument when no change is needed.
+func closeAll(arrs ...*array.Array) {
+	seen := map[*array.Array]bool{}
+	for _, a := range arrs {
+		if a != nil && !seen[a] {
+			seen[a] = true
+			a.Close()
+		}
+	}
 }
 
 // trailingGPU runs an N-D transform over the last one to three axes of a
