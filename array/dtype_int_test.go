@@ -1,11 +1,13 @@
 package array
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -496,5 +498,39 @@ func TestWideIntReduceSort(t *testing.T) {
 		t.Run("uint16", func(t *testing.T) { testWideReduceSort[uint16](t, d) })
 		t.Run("uint32", func(t *testing.T) { testWideReduceSort[uint32](t, d) })
 		t.Run("uint64", func(t *testing.T) { testWideReduceSort[uint64](t, d) })
+	})
+}
+
+// The new dtypes round-trip through .npy with every bit, written with
+// NumPy's descr ('<i2', '<u2', '<u4', '<u8').
+func TestWideIntNPY(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		r := newRand(t)
+		check := func(dt DType, descr string, a *Array, want func(b *Array)) {
+			var buf bytes.Buffer
+			if err := a.WriteNPY(&buf); err != nil {
+				t.Fatalf("%v: %v", dt, err)
+			}
+			if !strings.Contains(buf.String(), "'descr': '"+descr+"'") {
+				t.Fatalf("%v: header %q lacks descr %s", dt, buf.String()[:64], descr)
+			}
+			b, err := d.ReadNPY(&buf)
+			if err != nil {
+				t.Fatalf("%v: %v", dt, err)
+			}
+			want(b)
+		}
+		x16 := randInts[int16](r, 60)
+		check(Int16, "<i2", fromSliceOn(d, x16, 3, 20).Transpose(), func(b *Array) {
+			checkEq(t, "int16", readAs[int16](t, "int16", b.Transpose().Reshape(-1), Int16), x16)
+		})
+		u16 := randInts[uint16](r, 60)
+		check(Uint16, "<u2", fromSliceOn(d, u16, 60), func(b *Array) { checkEq(t, "uint16", readAs[uint16](t, "uint16", b, Uint16), u16) })
+		u32 := randInts[uint32](r, 60)
+		check(Uint32, "<u4", fromSliceOn(d, u32, 60), func(b *Array) { checkEq(t, "uint32", readAs[uint32](t, "uint32", b, Uint32), u32) })
+		u64 := randInts[uint64](r, 60)
+		check(Uint64, "<u8", fromSliceOn(d, u64, 6, 10), func(b *Array) {
+			checkEq(t, "uint64", readAs[uint64](t, "uint64", b.Reshape(-1), Uint64), u64)
+		})
 	})
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func dtypeByName(t testing.TB, s string) DType {
-	for _, d := range []DType{Bool, Uint8, Int32, Int64, Float32, Float64} {
+	for _, d := range []DType{Bool, Uint8, Int32, Int64, Float32, Float64, Int8, Int16, Uint16, Uint32, Uint64} {
 		if d.String() == s {
 			return d
 		}
@@ -42,7 +42,7 @@ func loadPromotion(t *testing.T) promotionFixture {
 // through Promote and through the dtype of an actual Add.
 func TestPromotionMatchesNumPy(t *testing.T) {
 	f := loadPromotion(t)
-	if len(f.Promote) != 36 {
+	if len(f.Promote) != 121 {
 		t.Fatalf("fixture has %d pairs", len(f.Promote))
 	}
 	d := CPU()
