@@ -534,3 +534,61 @@ func TestWideIntNPY(t *testing.T) {
 		})
 	})
 }
+
+// ScatterAdd, ScatterMax and IndexAdd into the new dtypes run in int32 or
+// int64 and wrap back, duplicates included; MatMul wraps likewise.
+func testWideScatterMatMul[T wideInt](t *testing.T, d *Maker) {
+	dt := DTypeOf[T]()
+	r := newRand(t)
+	const rows, cols, m = 5, 9, 40
+	x, src := randInts[T](r, rows*cols), randInts[T](r, rows*m)
+	idx := make([]int64, rows*m)
+	for i := range idx {
+		idx[i] = int64(r.IntN(cols)) // many duplicates
+	}
+	a, s, ix := fromSliceOn(d, x, rows, cols), fromSliceOn(d, src, rows, m), fromSliceOn(d, idx, rows, m)
+	defer closeAll(a, s, ix)
+	add, mx := slices.Clone(x), slices.Clone(x)
+	for i := range rows {
+		for j := range m {
+			k := i*cols + int(idx[i*m+j])
+			add[k] += src[i*m+j]
+			mx[k] = max(mx[k], src[i*m+j])
+		}
+	}
+	checkEq(t, "ScatterAdd", readAs[T](t, "ScatterAdd", a.ScatterAdd(1, ix, s), dt), add)
+	if dt != Uint64 {
+		checkEq(t, "ScatterMax", readAs[T](t, "ScatterMax", a.ScatterMax(1, ix, s), dt), mx)
+	}
+	ia := slices.Clone(x)
+	sel := idx[:m]
+	for i := range rows {
+		for j, k := range sel {
+			ia[i*cols+int(k)] += src[i*m+j]
+		}
+	}
+	checkEq(t, "IndexAdd", readAs[T](t, "IndexAdd", a.IndexAdd(1, fromSliceOn(d, sel, m), s), dt), ia)
+	// (rows, cols) @ (cols, rows), wrapping in T.
+	b := a.T()
+	mm := readAs[T](t, "MatMul", a.MatMul(b), dt)
+	for i := range rows {
+		for j := range rows {
+			var acc T
+			for k := range cols {
+				acc += x[i*cols+k] * x[j*cols+k]
+			}
+			if mm[i*rows+j] != acc {
+				t.Fatalf("MatMul [%d,%d] = %v, want %v", i, j, mm[i*rows+j], acc)
+			}
+		}
+	}
+}
+
+func TestWideIntScatterMatMul(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		t.Run("int16", func(t *testing.T) { testWideScatterMatMul[int16](t, d) })
+		t.Run("uint16", func(t *testing.T) { testWideScatterMatMul[uint16](t, d) })
+		t.Run("uint32", func(t *testing.T) { testWideScatterMatMul[uint32](t, d) })
+		t.Run("uint64", func(t *testing.T) { testWideScatterMatMul[uint64](t, d) })
+	})
+}
