@@ -684,9 +684,9 @@ func (a *Array) scan(op string, kind backend.ScanKind, axis int) *Array {
 	return out
 }
 
-// Cumsum returns the running sums along axis. Bool and integers sum in
-// int64 (wrapping on overflow, as NumPy's fixed-width integers); floats
-// in their own dtype.
+// Cumsum returns the running sums along axis. Bool and signed integers
+// sum in int64, unsigned integers in uint64 (wrapping on overflow, as
+// NumPy's fixed-width integers); floats in their own dtype.
 func (a *Array) Cumsum(axis int) *Array { return a.scan("Cumsum", backend.CumSum, axis) }
 
 // Cumprod returns the running products along axis (dtypes as Cumsum).
