@@ -176,7 +176,7 @@ func TestStorageElementwiseOnHost(t *testing.T) {
 	const n = 5003
 	for _, dt := range []backend.DType{backend.Float16, backend.BFloat16, backend.Float8E4M3, backend.Float8E5M2, backend.Int8,
 		backend.Int16, backend.Uint16, backend.Uint32, backend.Uint64} {
-		for _, prog := range []string{"add", "narrow", "widen", "narrow64"} {
+		for _, prog := range []string{"add", "narrow", "widen", "narrow64", "fill"} {
 			var p *backend.Program
 			outDT := dt
 			switch prog {
@@ -188,6 +188,12 @@ func TestStorageElementwiseOnHost(t *testing.T) {
 					Nodes: []backend.Node{{Op: backend.OpInput, DType: dt}, {Op: backend.OpCast, DType: c, Args: [3]int32{0}},
 						{Op: backend.OpInput, DType: dt, Args: [3]int32{1}}, {Op: backend.OpCast, DType: c, Args: [3]int32{2}},
 						{Op: backend.OpAdd, DType: c, Args: [3]int32{1, 3}}, {Op: backend.OpCast, DType: dt, Args: [3]int32{4}}}}
+			case "fill": // a scalar parameter of dt (Full), its top bit set
+				if !dt.IsStorageInt() {
+					continue
+				}
+				p = &backend.Program{Shape: []int{n}, Scalars: []backend.Scalar{{DType: dt, I: -0x5a5a5a5a5a5a5a5b}},
+					Nodes: []backend.Node{{Op: backend.OpScalar, DType: dt}}}
 			case "narrow64": // float64 of every magnitude (NaN, Inf, beyond 2^63) to dt
 				if !dt.IsStorageInt() {
 					continue
