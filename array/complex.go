@@ -42,13 +42,13 @@ func (d DType) IsComplex() bool { return d.be().IsComplex() }
 func (d DType) component() DType { return DType(d.be().Component()) }
 
 // complexFor is the complex dtype whose parts can hold values of d exactly
-// where NumPy says so: complex64 for bool, uint8, int8, float16, bfloat16
-// and float32, complex128 for int32, int64 and float64.
+// where NumPy says so: complex64 for bool, integers of 8 and 16 bits,
+// float16, bfloat16 and float32, complex128 for wider integers and float64.
 func complexFor(d DType) DType {
 	switch {
 	case d.IsComplex():
 		return d
-	case d == Int32 || d == Int64 || d == Float64:
+	case d.be().Bits() >= 32 || d == Float64:
 		return Complex128
 	}
 	return Complex64

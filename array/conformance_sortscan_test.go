@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -75,16 +76,37 @@ func ssInt64s(t *testing.T, a ssArr) []int64 {
 	return out
 }
 
-var ssDTypeNames = map[string]DType{"bool": Bool, "uint8": Uint8, "int32": Int32, "int64": Int64, "float32": Float32, "float64": Float64}
+var ssDTypeNames = map[string]DType{"bool": Bool, "uint8": Uint8, "int32": Int32, "int64": Int64, "float32": Float32, "float64": Float64,
+	"int16": Int16, "uint16": Uint16, "uint32": Uint32, "uint64": Uint64}
+
+// ssBits decodes integer data exactly, as the bits of uint64 values.
+func ssBits(t *testing.T, a ssArr) []uint64 {
+	out := make([]uint64, len(a.Data))
+	for i, n := range a.Data {
+		s := n.(json.Number).String()
+		x, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			y, err2 := strconv.ParseInt(s, 10, 64)
+			if err2 != nil {
+				t.Fatalf("integer %v: %v", n, err)
+			}
+			x = uint64(y)
+		}
+		out[i] = x
+	}
+	return out
+}
 
 func ssArray(t *testing.T, d *Maker, a ssArr) *Array {
 	dt := ssDTypeNames[a.DType]
-	if dt == Int64 {
-		v := ssInt64s(t, a)
+	if dt.IsInt() && dt != Uint8 && dt != Int32 {
+		// Exactly, through the bits: int64 and uint64 values need all 64.
+		x := fromSliceOn(d, ssBits(t, a), len(a.Data))
+		defer x.Close()
 		if len(a.Shape) == 0 {
-			return fromSliceOn(d, v, 1).Reshape()
+			return x.AsType(dt).Reshape()
 		}
-		return fromSliceOn(d, v, a.Shape...)
+		return x.AsType(dt).Reshape(a.Shape...)
 	}
 	return fromTyped(d, typed(dt, ssValues(a)), a.Shape)
 }
@@ -230,12 +252,21 @@ func TestConformanceSortScan(t *testing.T) {
 					t.Errorf("%s: shape %v, want %v", what, g.Shape(), w.Shape)
 					continue
 				}
-				if wdt == Int64 {
-					gv, err := ToSlice[int64](g)
+				if wdt.IsInt() {
+					gv, err := ToSlice[uint64](g) // exact: the bits, wrapped
 					if err != nil {
 						t.Fatalf("%s: %v", what, err)
 					}
-					wv := ssInt64s(t, w)
+					wv := ssBits(t, w)
+					if wdt.IsSigned() {
+						for i, v := range ssInt64s(t, w) {
+							wv[i] = uint64(v)
+						}
+						ga, _ := ToSlice[int64](g)
+						for i, v := range ga {
+							gv[i] = uint64(v)
+						}
+					}
 					for i := range wv {
 						if gv[i] != wv[i] {
 							t.Errorf("%s: element %d = %d, want %d", what, i, gv[i], wv[i])

@@ -244,7 +244,7 @@ func fromSliceOn[T Elem](d *Maker, data []T, shape ...int) *Array {
 	dt := DTypeOf[T]()
 	if !dt.Valid() {
 		var z T
-		return failed(errorf(op, ErrDType, "%T is not an array element type (a uint16 holds no dtype: use lowp.Float16 or lowp.BFloat16)", z))
+		return failed(errorf(op, ErrDType, "%T is not an array element type", z))
 	}
 	if err := checkShape(op, dt, shape); err != nil {
 		return failed(err)
@@ -284,6 +284,14 @@ func baseSlice[T Elem](dt DType, data []T) any {
 		return unsafe.Slice((*float32)(p), n)
 	case Int8:
 		return unsafe.Slice((*int8)(p), n)
+	case Int16:
+		return unsafe.Slice((*int16)(p), n)
+	case Uint16:
+		return unsafe.Slice((*uint16)(p), n)
+	case Uint32:
+		return unsafe.Slice((*uint32)(p), n)
+	case Uint64:
+		return unsafe.Slice((*uint64)(p), n)
 	case Float16:
 		return unsafe.Slice((*lowp.Float16)(p), n)
 	case BFloat16:

@@ -76,29 +76,36 @@
 //
 // # Element types and promotion
 //
-// The dtypes are Bool, Uint8, Int8, Int32, Int64, Float16, BFloat16,
-// Float32, Float64, Float8E4M3 and Float8E5M2 (the last two are the OCP
-// 8-bit floats, "float8_e4m3fn" and "float8_e5m2"; Go holds the
-// low-precision floats as package lowp's types), and Complex64 and
-// Complex128 (see Complex numbers). Two arrays combine to
-// Promote(a, b): NumPy's promote_types where NumPy has both types (checked
-// against NumPy in the tests), PyTorch's promote_types for bfloat16 and
-// the 8-bit floats:
+// The dtypes are Bool, the integers Uint8, Int8, Int16, Uint16, Int32,
+// Uint32, Int64 and Uint64, Float16, BFloat16, Float32, Float64,
+// Float8E4M3 and Float8E5M2 (the last two are the OCP 8-bit floats,
+// "float8_e4m3fn" and "float8_e5m2"; Go holds the low-precision floats as
+// package lowp's types), and Complex64 and Complex128 (see Complex
+// numbers). Two arrays combine to Promote(a, b): NumPy's promote_types
+// where NumPy has both types (checked against NumPy in the tests),
+// PyTorch's promote_types for bfloat16 and the 8-bit floats:
 //
-//	          bool  uint8 int8  int32 int64 f16   bf16  f32   f64   e4m3  e5m2
-//	bool      bool  uint8 int8  int32 int64 f16   bf16  f32   f64   -     -
-//	uint8     uint8 uint8 int32 int32 int64 f16   bf16  f32   f64   -     -
-//	int8      int8  int32 int8  int32 int64 f16   bf16  f32   f64   -     -
-//	int32     int32 int32 int32 int32 int64 f64   bf16  f64   f64   -     -
-//	int64     int64 int64 int64 int64 int64 f64   bf16  f64   f64   -     -
-//	float16   f16   f16   f16   f64   f64   f16   f32   f32   f64   -     -
-//	bfloat16  bf16  bf16  bf16  bf16  bf16  f32   bf16  f32   f64   -     -
-//	float32   f32   f32   f32   f64   f64   f32   f32   f32   f64   -     -
-//	float64   f64   f64   f64   f64   f64   f64   f64   f64   f64   -     -
-//	e4m3      -     -     -     -     -     -     -     -     -     e4m3  -
-//	e5m2      -     -     -     -     -     -     -     -     -     -     e5m2
+//	       bool u8   i8   i16  u16  i32  u32  i64  u64  f16  bf16 f32  f64  e4m3 e5m2
+//	bool   bool u8   i8   i16  u16  i32  u32  i64  u64  f16  bf16 f32  f64  -    -
+//	u8     u8   u8   i16  i16  u16  i32  u32  i64  u64  f16  bf16 f32  f64  -    -
+//	i8     i8   i16  i8   i16  i32  i32  i64  i64  f64  f16  bf16 f32  f64  -    -
+//	i16    i16  i16  i16  i16  i32  i32  i64  i64  f64  f32  bf16 f32  f64  -    -
+//	u16    u16  u16  i32  i32  u16  i32  u32  i64  u64  f32  bf16 f32  f64  -    -
+//	i32    i32  i32  i32  i32  i32  i32  i64  i64  f64  f64  bf16 f64  f64  -    -
+//	u32    u32  u32  i64  i64  u32  i64  u32  i64  u64  f64  bf16 f64  f64  -    -
+//	i64    i64  i64  i64  i64  i64  i64  i64  i64  f64  f64  bf16 f64  f64  -    -
+//	u64    u64  u64  f64  f64  u64  f64  u64  f64  u64  f64  bf16 f64  f64  -    -
+//	f16    f16  f16  f16  f32  f32  f64  f64  f64  f64  f16  f32  f32  f64  -    -
+//	bf16   bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16 f32  bf16 f32  f64  -    -
+//	f32    f32  f32  f32  f32  f32  f64  f64  f64  f64  f32  f32  f32  f64  -    -
+//	f64    f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  -    -
+//	e4m3   -    -    -    -    -    -    -    -    -    -    -    -    -    e4m3 -
+//	e5m2   -    -    -    -    -    -    -    -    -    -    -    -    -    -    e5m2
 //
-// int8 with uint8 gives int32 where NumPy gives int16, which gocu lacks.
+// A signed and an unsigned integer give a signed integer wide enough for
+// both (int8 with uint8 is int16), and uint64 with a signed integer gives
+// float64, as in NumPy.
+//
 // "-" is no rule (Promote returns Invalid): as in PyTorch, an 8-bit float
 // combines only with itself, and an operation on such a pair, MatMul
 // included, fails with ErrDType; convert one operand with AsType.
@@ -117,8 +124,8 @@
 //   - Div is true division: integer and bool operands divide in float64.
 //   - Functions defined on floats (Sqrt, Exp, Log, Sin, Tanh, Sigmoid,
 //     Arcsin, Erf, Arctan2, Hypot, Copysign, Reciprocal, Softmax, ...) keep
-//     float dtypes and compute int32/int64 in
-//     float64 and uint8/int8/bool in float32. (NumPy uses float16 for those,
+//     float dtypes and compute integers of 32 and 64 bits in float64 and
+//     bool and narrower integers in float32. (NumPy uses float16 for 8 bits,
 //     which gocu keeps for arrays that are float16 already; NumPy's integer
 //     Reciprocal is integer division, gocu's is float.)
 //   - Floor, Ceil, Round and Trunc are the identity on integers and bool
@@ -127,9 +134,10 @@
 //   - The Bitwise* operations and shifts take integers and keep their
 //     dtype; on bool the Bitwise* ones are the Logical* ones (NumPy's & and
 //     ~), shifts of bool and all of them on floats are errors.
-//   - Sum and Prod give int64 for bool and integers (NumPy gives uint64 for
-//     uint8) and keep float types; Mean gives float64 for integers; Max and
-//     Min keep the dtype; ArgMax and ArgMin give int64; Any and All bool.
+//   - Sum, Prod, Cumsum and Cumprod give int64 for bool and signed
+//     integers and uint64 for unsigned ones (NumPy's accumulators) and keep
+//     float types; Mean gives float64 for integers; Max and Min keep the
+//     dtype; ArgMax and ArgMin give int64; Any and All bool.
 //   - Bool arithmetic: Add and Maximum are or, Mul and Minimum are and; Sub,
 //     Neg, Sign, ReLU, FloorDiv, Mod and Pow are errors (as NumPy's Sub/Neg).
 //
@@ -150,6 +158,10 @@
 //
 // Int8 and the low-precision floats are storage types: they are held in
 // memory in their own format and computed in a wider one, as PyTorch does.
+// So are Int16 and Uint16 (computed in int32) and Uint32 and Uint64 (in
+// int64), whose results wrap back exactly as their own arithmetic would;
+// uint64's comparisons, extremes, sorts, division, remainder and right
+// shifts are rewritten so that they read the bits as unsigned.
 // Elementwise arithmetic and functions on float16, bfloat16 and the 8-bit
 // floats compute in float32 and round each operation's result back to the
 // format (to nearest even), so a fused chain rounds after every operation,

@@ -38,13 +38,26 @@ const (
 	Float8E5M2
 )
 
-// Elem is the set of Go types that arrays hold: bool, uint8, int8, int32,
-// int64, float32, float64, the formats of package lowp (lowp.Float16,
-// lowp.BFloat16, lowp.Float8E4M3, lowp.Float8E5M2) and types defined on
-// them. A uint16 that is not a lowp format has no dtype (DTypeOf gives
-// Invalid).
+// The 16-bit and wide unsigned integer types, after the complex ones in
+// the backends' order.
+const (
+	// Int16 is a signed 16-bit integer (Go's int16).
+	Int16 = DType(backend.Int16)
+	// Uint16 is an unsigned 16-bit integer (Go's uint16).
+	Uint16 = DType(backend.Uint16)
+	// Uint32 is an unsigned 32-bit integer (Go's uint32).
+	Uint32 = DType(backend.Uint32)
+	// Uint64 is an unsigned 64-bit integer (Go's uint64).
+	Uint64 = DType(backend.Uint64)
+)
+
+// Elem is the set of Go types that arrays hold: bool, uint8, int8, int16,
+// uint16, int32, uint32, int64, uint64, float32, float64, the formats of
+// package lowp (lowp.Float16, lowp.BFloat16, lowp.Float8E4M3,
+// lowp.Float8E5M2) and types defined on them. A uint16 type is Uint16
+// unless it is lowp.Float16 or lowp.BFloat16.
 type Elem interface {
-	~bool | ~uint8 | ~int8 | ~uint16 | ~int32 | ~int64 | ~float32 | ~float64
+	~bool | ~uint8 | ~int8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~float32 | ~float64
 }
 
 var (
@@ -54,8 +67,7 @@ var (
 	e5m2Type     = reflect.TypeFor[lowp.Float8E5M2]()
 )
 
-// DTypeOf returns the dtype of the Go element type T (Invalid for a uint16
-// type other than lowp.Float16 and lowp.BFloat16).
+// DTypeOf returns the dtype of the Go element type T.
 func DTypeOf[T Elem]() DType {
 	t := reflect.TypeFor[T]()
 	switch t {
@@ -75,10 +87,18 @@ func DTypeOf[T Elem]() DType {
 		return Uint8
 	case reflect.Int8:
 		return Int8
+	case reflect.Int16:
+		return Int16
+	case reflect.Uint16:
+		return Uint16
 	case reflect.Int32:
 		return Int32
+	case reflect.Uint32:
+		return Uint32
 	case reflect.Int64:
 		return Int64
+	case reflect.Uint64:
+		return Uint64
 	case reflect.Float32:
 		return Float32
 	case reflect.Float64:
@@ -88,12 +108,14 @@ func DTypeOf[T Elem]() DType {
 }
 
 // Promote returns the dtype two arrays of dtypes a and b combine to, as
-// NumPy's promote_types where NumPy has both types: bool < uint8 < int32 <
-// int64 within integers, uint8 with float32 gives float32, int32 or int64
-// with float32 gives float64 (float32 cannot hold every int32), float32
-// with float64 gives float64; int8 with uint8 gives int32 (NumPy's int16,
-// which gocu lacks), float16 with bool, uint8 or int8 gives float16 and
-// with int32 or int64 float64. BFloat16 and the 8-bit floats follow
+// NumPy's promote_types where NumPy has both types. Two integers of one
+// signedness give the wider; a signed and an unsigned integer give the
+// signed one if it is wider, else the signed integer of twice the
+// unsigned width (int8 with uint8 gives int16, int64 with uint32 int64)
+// and float64 for uint64 with any signed integer. An integer with a float
+// gives the narrowest float at least as wide as the float that holds the
+// integer exactly: float16 for 8 bits, float32 for 16, float64 for more
+// (int32 with float32 gives float64). BFloat16 and the 8-bit floats follow
 // PyTorch: bfloat16 with any integer or bool gives bfloat16, with float16
 // float32; an 8-bit float combines only with itself. Promote returns
 // Invalid where there is no rule (an 8-bit float with any other dtype, or
@@ -109,63 +131,87 @@ func Promote(a, b DType) DType {
 	if a.IsComplex() || b.IsComplex() {
 		return promoteComplex(a, b)
 	}
-	if a.IsStorage() || b.IsStorage() {
-		return promoteStorage(a, b)
+	if a.IsFloat8() || b.IsFloat8() {
+		return Invalid // PyTorch: no promotion for float8 types
 	}
-	if a > b {
-		a, b = b, a
-	}
-	switch {
-	case a == Bool:
+	if a == Bool {
 		return b
-	case b.IsInt():
-		return b
-	case b == Float64:
-		return Float64
 	}
-	// b == Float32, a is an integer.
-	if a == Uint8 {
+	if b == Bool {
+		return a
+	}
+	if a.IsInt() && b.IsInt() {
+		return promoteInts(a, b)
+	}
+	if a.IsInt() {
+		a, b = b, a // a is the float
+	}
+	if a == BFloat16 || b == BFloat16 {
+		switch {
+		case b.IsInt():
+			return BFloat16
+		case a == Float16 || b == Float16:
+			return Float32
+		}
+		if a == BFloat16 {
+			a = b
+		}
+		return widerFloat(a, Float32) // bfloat16 with float32 or float64
+	}
+	need := holdsInt(b)
+	if b.IsFloating() {
+		need = b
+	}
+	return widerFloat(a, need)
+}
+
+// floatRank orders Float16 < Float32 < Float64.
+var floatRank = map[DType]int{Float16: 0, Float32: 1, Float64: 2}
+
+// widerFloat is the wider of two of float16, float32 and float64.
+func widerFloat(a, b DType) DType {
+	if floatRank[a] >= floatRank[b] {
+		return a
+	}
+	return b
+}
+
+// holdsInt is NumPy's narrowest float that holds every value of integer d.
+func holdsInt(d DType) DType {
+	switch d.be().Bits() {
+	case 8:
+		return Float16
+	case 16:
 		return Float32
 	}
 	return Float64
 }
 
-// promoteStorage is Promote where a or b (not both the same) is int8 or a
-// low-precision float.
-func promoteStorage(a, b DType) DType {
-	if a.IsFloat8() || b.IsFloat8() {
-		return Invalid // PyTorch: no promotion for float8 types
+// intOf is the integer dtype of a signedness and width in bits.
+func intOf(signed bool, bits int) DType {
+	if signed {
+		return map[int]DType{8: Int8, 16: Int16, 32: Int32, 64: Int64}[bits]
 	}
-	if b.IsStorage() && !a.IsStorage() || (a == Int8 && b.IsLowp()) {
-		a, b = b, a // a is the storage type (the float one of two)
+	return map[int]DType{8: Uint8, 16: Uint16, 32: Uint32, 64: Uint64}[bits]
+}
+
+// promoteInts is Promote of two different integer dtypes.
+func promoteInts(a, b DType) DType {
+	sa, sb := a.IsSigned(), b.IsSigned()
+	na, nb := a.be().Bits(), b.be().Bits()
+	if sa == sb {
+		return intOf(sa, max(na, nb))
 	}
-	switch a {
-	case Int8:
-		switch b {
-		case Bool:
-			return Int8
-		case Uint8, Int32:
-			return Int32 // int8 with uint8: NumPy's int16
-		}
-		return b // int64, float32, float64
-	case Float16:
-		switch b {
-		case Bool, Uint8, Int8:
-			return Float16
-		case Int32, Int64, Float64:
-			return Float64
-		}
-		return Float32 // float32, bfloat16 (PyTorch)
-	case BFloat16:
-		switch b {
-		case Float64:
-			return Float64
-		case Float32, Float16:
-			return Float32
-		}
-		return BFloat16 // bool and every integer
+	if sb {
+		na, nb = nb, na // na is the signed width, nb the unsigned
 	}
-	return Invalid
+	switch {
+	case na > nb:
+		return intOf(true, na)
+	case nb < 64:
+		return intOf(true, 2*nb)
+	}
+	return Float64
 }
 
 // noPromotion is the error of combining two dtypes that have no rule.
@@ -175,13 +221,14 @@ func noPromotion(op string, a, b DType) error {
 
 // floatFor is the float type an integer argument of a float-only function
 // (sqrt, exp, true division's operands stay separate) is computed in:
-// float32 for bool, uint8 and int8 (NumPy picks float16), float64 for int32
-// and int64, the type itself for floats of every width.
+// float32 for bool and integers of 8 and 16 bits (NumPy picks float16 for
+// 8 bits), float64 for wider integers, the type itself for floats of every
+// width.
 func floatFor(d DType) DType {
 	switch {
 	case d.IsFloating():
 		return d
-	case d == Bool || d == Uint8 || d == Int8:
+	case d == Bool || d.be().Bits() <= 16:
 		return Float32
 	}
 	return Float64
@@ -296,8 +343,16 @@ func (s scalar) fits(d DType) bool {
 		return s.i >= 0 && s.i <= math.MaxUint8
 	case Int8:
 		return s.i >= math.MinInt8 && s.i <= math.MaxInt8
+	case Int16:
+		return s.i >= math.MinInt16 && s.i <= math.MaxInt16
+	case Uint16:
+		return s.i >= 0 && s.i <= math.MaxUint16
 	case Int32:
 		return s.i >= math.MinInt32 && s.i <= math.MaxInt32
+	case Uint32:
+		return s.i >= 0 && s.i <= math.MaxUint32
+	case Uint64:
+		return s.i >= 0
 	}
 	return true
 }
@@ -337,6 +392,12 @@ func (s scalar) as(d DType) backend.Scalar {
 		out.I = int64(uint8(i))
 	case d == Int8:
 		out.I = int64(int8(i))
+	case d == Int16:
+		out.I = int64(int16(i))
+	case d == Uint16:
+		out.I = int64(uint16(i))
+	case d == Uint32:
+		out.I = int64(uint32(i))
 	case d == Int32:
 		out.I = int64(int32(i))
 	default:
@@ -394,10 +455,19 @@ func (d DType) IsInt() bool { return d.be().IsInt() }
 // IsSigned reports whether d is a signed integer or a float.
 func (d DType) IsSigned() bool { return d.be().IsSigned() }
 
-// IsStorage reports whether d is a storage type: int8 or a low-precision
-// float, whose arithmetic is computed in its Compute type.
+// IsStorage reports whether d is a storage type: an integer storage type
+// (see IsStorageInt) or a low-precision float, whose arithmetic is
+// computed in its Compute type.
 func (d DType) IsStorage() bool { return d.be().IsStorage() }
 
-// Compute is the dtype d computes in: int32 for int8, float32 for the
-// low-precision floats, d itself otherwise.
+// IsStorageInt reports whether d is int8, int16, uint16, uint32 or uint64:
+// integers computed in int32 or int64.
+func (d DType) IsStorageInt() bool { return d.be().IsStorageInt() }
+
+// IsUnsigned reports whether d is an unsigned integer type.
+func (d DType) IsUnsigned() bool { return d.be().IsUnsigned() }
+
+// Compute is the dtype d computes in: int32 for int8, int16 and uint16,
+// int64 for uint32 and uint64, float32 for the low-precision floats, d
+// itself otherwise.
 func (d DType) Compute() DType { return DType(d.be().Compute()) }

@@ -10,7 +10,7 @@ import (
 )
 
 func dtypeByName(t testing.TB, s string) DType {
-	for _, d := range []DType{Bool, Uint8, Int32, Int64, Float32, Float64} {
+	for _, d := range []DType{Bool, Uint8, Int32, Int64, Float32, Float64, Int8, Int16, Uint16, Uint32, Uint64} {
 		if d.String() == s {
 			return d
 		}
@@ -42,7 +42,7 @@ func loadPromotion(t *testing.T) promotionFixture {
 // through Promote and through the dtype of an actual Add.
 func TestPromotionMatchesNumPy(t *testing.T) {
 	f := loadPromotion(t)
-	if len(f.Promote) != 36 {
+	if len(f.Promote) != 121 {
 		t.Fatalf("fixture has %d pairs", len(f.Promote))
 	}
 	d := CPU()
@@ -152,7 +152,8 @@ func TestWeakIntegerOutOfRange(t *testing.T) {
 // defined here so that go doc shows them, convert to the backend's
 // unchanged: same values, same names, same answers.
 func TestTypesMatchBackend(t *testing.T) {
-	all := []DType{Invalid, Bool, Uint8, Int32, Int64, Float32, Float64, Int8, Float16, BFloat16, Float8E4M3, Float8E5M2}
+	all := []DType{Invalid, Bool, Uint8, Int32, Int64, Float32, Float64, Int8, Float16, BFloat16, Float8E4M3, Float8E5M2,
+		Int16, Uint16, Uint32, Uint64}
 	if len(all) != len(backend.DTypes)+1 {
 		t.Fatalf("array has %d dtypes, the backend %d", len(all)-1, len(backend.DTypes))
 	}
@@ -161,7 +162,8 @@ func TestTypesMatchBackend(t *testing.T) {
 		if d.be() != b || d.String() != b.String() || d.Size() != b.Size() || d.Valid() != b.Valid() ||
 			d.IsFloat() != b.IsFloat() || d.IsLowp() != b.IsLowp() || d.IsFloating() != b.IsFloating() ||
 			d.IsFloat8() != b.IsFloat8() || d.IsInt() != b.IsInt() || d.IsSigned() != b.IsSigned() ||
-			d.IsStorage() != b.IsStorage() || d.Compute().be() != b.Compute() {
+			d.IsStorage() != b.IsStorage() || d.Compute().be() != b.Compute() ||
+			d.IsStorageInt() != b.IsStorageInt() || d.IsUnsigned() != b.IsUnsigned() {
 			t.Errorf("%v differs from the backend's %v", d, b)
 		}
 	}

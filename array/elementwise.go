@@ -172,7 +172,7 @@ func (a *Array) unary(name string, op backend.Op) *Array {
 	case backend.OpFloor, backend.OpCeil, backend.OpRound, backend.OpTrunc:
 		identity = !dt.IsFloating()
 	case backend.OpAbs, backend.OpReLU:
-		identity = dt == Uint8 || dt == Bool
+		identity = dt.IsUnsigned() || dt == Bool
 	case backend.OpSquare:
 		identity = dt == Bool
 	}

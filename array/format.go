@@ -221,26 +221,39 @@ func newElemFormatter(h any, shown []int, o PrintOptions) func(i int) string {
 	get := intGetter(h)
 	w := 0
 	for _, i := range shown {
-		w = max(w, len(strconv.FormatInt(get(i), 10)))
+		w = max(w, len(get(i)))
 	}
 	return func(i int) string {
-		s := strconv.FormatInt(get(i), 10)
+		s := get(i)
 		return strings.Repeat(" ", w-len(s)) + s
 	}
 }
 
-func intGetter(h any) func(int) int64 {
+// intGetter formats element i of an integer slice in decimal.
+func intGetter(h any) func(int) string {
 	switch d := h.(type) {
 	case []uint8:
-		return func(i int) int64 { return int64(d[i]) }
-	case []int32:
-		return func(i int) int64 { return int64(d[i]) }
-	case []int64:
-		return func(i int) int64 { return d[i] }
+		return intString(d)
 	case []int8:
-		return func(i int) int64 { return int64(d[i]) }
+		return intString(d)
+	case []int16:
+		return intString(d)
+	case []uint16:
+		return intString(d)
+	case []int32:
+		return intString(d)
+	case []uint32:
+		return intString(d)
+	case []int64:
+		return intString(d)
+	case []uint64:
+		return func(i int) string { return strconv.FormatUint(d[i], 10) }
 	}
-	return func(int) int64 { return 0 }
+	return func(int) string { return "0" }
+}
+
+func intString[T ~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64](d []T) func(int) string {
+	return func(i int) string { return strconv.FormatInt(int64(d[i]), 10) }
 }
 
 // uniqueDigits formats v with the fewest digits that identify it, at most

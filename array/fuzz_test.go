@@ -15,7 +15,8 @@ import (
 // The corpus is testdata/fuzz/FuzzReadNPY.
 func FuzzReadNPY(f *testing.F) {
 	for _, name := range []string{"float32_2x3x4_f.npy", "bool_3x4_c.npy", "int64_3x4_v2.npy", "float64_scalar_c.npy", "uint8_0_c.npy",
-		"complex64_2x3.npy", "complex128_fortran_3x2.npy"} {
+		"complex64_2x3.npy", "complex128_fortran_3x2.npy", "int16_3x4_be.npy", "uint16_2x3x4_f.npy", "uint32_3x4_v2.npy",
+		"uint64_3x4_c.npy"} {
 		if b, err := os.ReadFile(filepath.Join("testdata/npy", name)); err == nil {
 			f.Add(b)
 		}

@@ -69,6 +69,14 @@ func (p poisonBackend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 			s[i] = -0x5b
 		}
 		src = s
+	case backend.Int16:
+		src = fillSlice(n, int16(-0x5a5b))
+	case backend.Uint16:
+		src = fillSlice(n, uint16(0xa5a5))
+	case backend.Uint32:
+		src = fillSlice(n, uint32(0xa5a5a5a5))
+	case backend.Uint64:
+		src = fillSlice(n, uint64(0xa5a5a5a5a5a5a5a5))
 	case backend.Float16:
 		src = fillSlice(n, lowp.Float16FromBits(0x7e01)) // a NaN no conversion makes
 	case backend.BFloat16:

@@ -69,6 +69,14 @@ func makeHost(dt DType, n int) any {
 		return make([]float32, n)
 	case Int8:
 		return make([]int8, n)
+	case Int16:
+		return make([]int16, n)
+	case Uint16:
+		return make([]uint16, n)
+	case Uint32:
+		return make([]uint32, n)
+	case Uint64:
+		return make([]uint64, n)
 	case Float16:
 		return make([]lowp.Float16, n)
 	case BFloat16:
@@ -120,6 +128,14 @@ func copyBase[T Elem](dt DType, dst []T, src any) {
 		copy(baseSlice(dt, dst).([]float32), src.([]float32))
 	case Int8:
 		copy(baseSlice(dt, dst).([]int8), src.([]int8))
+	case Int16:
+		copy(baseSlice(dt, dst).([]int16), src.([]int16))
+	case Uint16:
+		copy(baseSlice(dt, dst).([]uint16), src.([]uint16))
+	case Uint32:
+		copy(baseSlice(dt, dst).([]uint32), src.([]uint32))
+	case Uint64:
+		copy(baseSlice(dt, dst).([]uint64), src.([]uint64))
 	case Float16:
 		copy(baseSlice(dt, dst).([]lowp.Float16), src.([]lowp.Float16))
 	case BFloat16:

@@ -138,7 +138,7 @@ func ixScatter(op string, sop backend.ScatterOp, dst *Array, ax int, idx []*Arra
 		switch dst.dt {
 		case Float32, Float64, Int32, Int64:
 		default:
-			return errorf(op, ErrDType, "scatter-%v is not defined for %v (float32, float64, int32, int64 are)", sop, dst.dt)
+			return errorf(op, ErrDType, "scatter-%v is not defined for %v (float32, float64 and the integers but uint64's maximum are)", sop, dst.dt)
 		}
 	}
 	k := len(idx)
@@ -362,13 +362,49 @@ func (a *Array) scatterAlong(op string, sop backend.ScatterOp, axis int, index *
 		return failed(err)
 	}
 	defer idx.Close()
-	out := a.Copy()
+	out, err := a.scatterCopy(op, sop, src)
+	if err != nil {
+		return failed(err)
+	}
 	M, I := index.shape[ax], prod(index.shape[ax+1:])
 	if err := ixScatter(op, sop, out, ax, []*Array{idx}, [][3]int{{M * I, I, 1}}, M, index.shape, src); err != nil {
 		out.Close()
 		return failed(err)
 	}
-	return out
+	return out.narrowTo(a.dt)
+}
+
+// scatterCopy returns a copy of a for a scatter of sop: in int32 or int64
+// where a's integer dtype has no atomic update of its own (the wrapped
+// sums and the maxima keep their low bits and order), except uint64's
+// maximum, whose order int64 does not keep.
+func (a *Array) scatterCopy(op string, sop backend.ScatterOp, src any) (*Array, error) {
+	dt := a.dt
+	if sop != backend.ScatterSet {
+		switch {
+		case dt == Uint8 || dt == Int8 || dt == Int16 || dt == Uint16:
+			dt = Int32
+		case dt == Uint32 || dt == Uint64 && sop == backend.ScatterAdd:
+			dt = Int64
+		}
+	}
+	if s, ok, _ := scalarOf(src); ok && !s.fits(a.dt) {
+		return nil, errorf(op, ErrValue, "Go integer %d is out of range for %v", s.i, a.dt)
+	}
+	if dt == a.dt {
+		return a.Copy(), nil
+	}
+	w := a.AsType(dt)
+	defer w.Close()
+	return w.Copy(), nil
+}
+
+// narrowTo converts a scatter's result back to dtype dt (see scatterCopy).
+func (a *Array) narrowTo(dt DType) *Array {
+	if a.dt == dt {
+		return a
+	}
+	return narrowResult(a, dt)
 }
 
 // ScatterAdd returns a copy of a with src added at index along axis
@@ -411,12 +447,15 @@ func (a *Array) IndexAdd(axis int, indices *Array, src any) *Array {
 	}
 	defer idx.Close()
 	upd := append(append(append([]int{}, a.shape[:ax]...), idx.shape...), a.shape[ax+1:]...)
-	out := a.Copy()
+	out, err := a.scatterCopy(op, backend.ScatterAdd, src)
+	if err != nil {
+		return failed(err)
+	}
 	if err := ixScatter(op, backend.ScatterAdd, out, ax, []*Array{idx}, [][3]int{{0, 1, 0}}, idx.Size(), upd, src); err != nil {
 		out.Close()
 		return failed(err)
 	}
-	return out
+	return out.narrowTo(a.dt)
 }
 
 // IndexPut writes values into a, in place, at the indices along axis

@@ -66,8 +66,10 @@ func TestIndexingErrors(t *testing.T) {
 		if err := a.Copy().SetMask(fromSliceOn(d, []bool{true, false}, 2), fromSliceOn(d, []float32{1, 2, 3}, 3)); !errors.Is(err, ErrShape) {
 			t.Errorf("SetMask of wrong values: %v", err)
 		}
-		u8 := fromSliceOn(d, []uint8{1, 2}, 2)
-		ixWantErr(t, "ScatterAdd uint8", u8.ScatterAdd(0, fromSliceOn(d, []int64{0}, 1), u8), ErrDType, "scatter-add is not defined for uint8")
+		u64 := fromSliceOn(d, []uint64{1, 2}, 2)
+		ixWantErr(t, "ScatterMax uint64", u64.ScatterMax(0, fromSliceOn(d, []int64{0}, 1), u64), ErrDType, "scatter-max is not defined for uint64")
+		ixWantErr(t, "ScatterAdd uint16 scalar", fromSliceOn(d, []uint16{1, 2}, 2).ScatterAdd(0, fromSliceOn(d, []int64{0}, 1), -1), ErrValue,
+			"-1 is out of range for uint16")
 		ixWantErr(t, "TakeAlongAxis rank", a.TakeAlongAxis(ok, 1), ErrShape, "same number of dimensions")
 		ixWantErr(t, "Take axis", a.Take(ok, 2), ErrAxis, "axis 2 is out of bounds")
 		ixWantErr(t, "IndexSelect 2-D", a.IndexSelect(0, fromSliceOn(d, []int64{0, 1}, 1, 2)), ErrShape, "indices must be 1-D")

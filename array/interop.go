@@ -130,6 +130,14 @@ func hostSlice[T Elem](base any, off, n int) []T {
 		p = unsafe.Pointer(unsafe.SliceData(v[off : off+n]))
 	case []int8:
 		p = unsafe.Pointer(unsafe.SliceData(v[off : off+n]))
+	case []int16:
+		p = unsafe.Pointer(unsafe.SliceData(v[off : off+n]))
+	case []uint16:
+		p = unsafe.Pointer(unsafe.SliceData(v[off : off+n]))
+	case []uint32:
+		p = unsafe.Pointer(unsafe.SliceData(v[off : off+n]))
+	case []uint64:
+		p = unsafe.Pointer(unsafe.SliceData(v[off : off+n]))
 	case []lowp.Float16:
 		p = unsafe.Pointer(unsafe.SliceData(v[off : off+n]))
 	case []lowp.BFloat16:
@@ -159,6 +167,14 @@ func goName(dt DType) string {
 		return "float64"
 	case Int8:
 		return "int8"
+	case Int16:
+		return "int16"
+	case Uint16:
+		return "uint16"
+	case Uint32:
+		return "uint32"
+	case Uint64:
+		return "uint64"
 	case Float16:
 		return "lowp.Float16"
 	case BFloat16:
@@ -203,6 +219,14 @@ func (a *Array) KernelArg(d *gocu.Device) (any, error) {
 		return asBuffer[float64](a, false)
 	case Int8:
 		return asBuffer[int8](a, false)
+	case Int16:
+		return asBuffer[int16](a, false)
+	case Uint16:
+		return asBuffer[uint16](a, false)
+	case Uint32:
+		return asBuffer[uint32](a, false)
+	case Uint64:
+		return asBuffer[uint64](a, false)
 	case Float16:
 		return asBuffer[lowp.Float16](a, false)
 	case BFloat16:

@@ -26,6 +26,16 @@ func npyValues(dt DType, n int) []float64 {
 			v[i] = float64(i*7919 - 5000)
 		case Int64:
 			v[i] = float64((i*7919 - 5000) * 1000003)
+		case Int8:
+			v[i] = float64(int8(i*7919 - 5000))
+		case Int16:
+			v[i] = float64(int16(i*7919 - 5000))
+		case Uint16:
+			v[i] = float64((i*40503 + 11) % 65536)
+		case Uint32:
+			v[i] = float64((i*2654435761 + 7) % (1 << 32))
+		case Uint64:
+			v[i] = float64(npyUint64(i))
 		case Float32:
 			v[i] = roundTo(Float32, (float64(i)-3.25)/7)
 		default:
@@ -34,6 +44,9 @@ func npyValues(dt DType, n int) []float64 {
 	}
 	return v
 }
+
+// npyUint64 is gen_fixtures.py's uint64 value i, exactly.
+func npyUint64(i int) uint64 { return uint64(i)*0x9E3779B97F4A7C15 + 3 }
 
 // Files written by NumPy load: every dtype, 0-d and empty, C and Fortran
 // order, big-endian, format 2.0.
@@ -65,6 +78,14 @@ func TestLoadNumPyFiles(t *testing.T) {
 		}
 		want := npyValues(dt, backendSize(c.Shape))
 		checkHost(t, c.File, readHost(t, a), c.Shape, want, 0)
+		if dt == Uint64 { // every bit, beyond float64's 53
+			got, err := ToSlice[uint64](a)
+			for i := range got {
+				if err != nil || got[i] != npyUint64(i) {
+					t.Fatalf("%s: element %d = %d (%v), want %d", c.File, i, got[i], err, npyUint64(i))
+				}
+			}
+		}
 		if strings.HasSuffix(c.File, "_f.npy") && a.IsContiguous() {
 			t.Errorf("%s: a Fortran-order file should load as a transposed view", c.File)
 		}
@@ -208,6 +229,10 @@ func TestPrintMatchesNumPy(t *testing.T) {
 		"tiny":          FromSlice([]float64{1e-10, 1}),
 		"f32neg":        FromSlice([]float32{-0.5, 0, 0.5}),
 		"cube":          d.Arange(Float32, 1200).Reshape(10, 10, 12).Div(float32(3)),
+		"i16":           FromSlice([]int16{-32768, 5, 32767, 0}, 2, 2),
+		"u16":           FromSlice([]uint16{0, 65535, 7}),
+		"u32":           FromSlice([]uint32{4294967295, 1, 0}),
+		"u64":           FromSlice([]uint64{18446744073709551615, 9223372036854775808, 3}),
 	}
 	for _, c := range cases {
 		a, ok := build[c.Key]

@@ -85,6 +85,9 @@ func convertScalar(s backend.Scalar, dt DType) backend.Scalar {
 	if s.DType.IsFloating() {
 		return scalar{kind: weakFloat, f: s.F}.as(dt)
 	}
+	if s.DType == backend.Uint64 && s.I < 0 && !dt.IsInt() && dt != Bool {
+		return scalar{kind: weakFloat, f: float64(uint64(s.I))}.as(dt) // above MaxInt64
+	}
 	if s.DType == backend.Bool {
 		return scalar{kind: weakBool, b: s.I != 0}.as(dt)
 	}

@@ -17,21 +17,24 @@ import "github.com/gocu-dev/gocu/array/internal/backend"
 // on its first step except from int32 or int64 to a low-precision float
 // (through float64: exact for int32, one rounding for int64 up to 2^53) and
 // from int64 to int8 (through int32: both wrap, so the result is the low
-// byte, as a direct conversion gives).
+// byte, as a direct conversion gives) and from uint64 to a low-precision
+// float (through float64, as int64).
 func castVia(from, to DType) DType {
 	if backend.CastDefined(from.be(), to.be()) {
 		return Invalid
 	}
 	switch {
 	case to.IsLowp():
-		if from == Int32 || from == Int64 {
+		if from.be().Bits() >= 32 {
 			return Float64
 		}
-		return Float32 // bool, uint8, int8, another low-precision float: exact
+		return Float32 // bool, 8- and 16-bit integers, another low-precision float: exact
 	case from.IsLowp():
 		return Float32 // exact widening
+	case from.IsStorageInt():
+		return from.Compute() // exact widening, then C's conversion from there
 	}
-	return Int32 // int8 with bool, uint8 or int64
+	return to.Compute() // to an integer storage type from bool or another integer: wraps as C
 }
 
 // computeNode builds the node op of result dtype res over args, whose
@@ -48,6 +51,11 @@ func computeNode(op backend.Op, dt, res DType, shape []int, args ...*expr) *expr
 		wide[i] = a
 		if a.dt == dt {
 			wide[i] = castExpr(a, c)
+		}
+	}
+	if dt == Uint64 {
+		if e := u64Node(op, res, shape, wide); e != nil {
+			return e
 		}
 	}
 	if res == dt {

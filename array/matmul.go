@@ -41,6 +41,12 @@ func (a *Array) MatMul(b *Array) *Array {
 		return failed(errorf(op, ErrDType, "%v operands multiply through ScaledMatMul, with per-tensor scales and an output dtype (as torch._scaled_mm)", dt))
 	case dt == Int8:
 		return lowpMatMul(op, a, b, Int8, Int8, Int32, nil, nil)
+	case dt.IsStorageInt():
+		// In the compute type, whose wrapped sums keep the low bits.
+		c := dt.Compute()
+		x, y := a.AsType(c), b.AsType(c)
+		defer closeAll(x, y)
+		return narrowResult(matmul(op, x, y, c, c, c, nil, nil), dt)
 	}
 	return matmul(op, a, b, dt, dt, dt, nil, nil)
 }

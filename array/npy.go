@@ -32,7 +32,7 @@ var npyMagic = []byte("\x93NUMPY")
 // would be 'V1'): writing one is an error that says to write
 // x.AsType(Float16), which holds every 8-bit float exactly.
 var npyDescr = map[DType]string{Bool: "|b1", Uint8: "|u1", Int32: "<i4", Int64: "<i8", Float32: "<f4", Float64: "<f8",
-	Int8: "|i1", Float16: "<f2", BFloat16: "<V2", Complex64: "<c8", Complex128: "<c16"}
+	Int8: "|i1", Int16: "<i2", Uint16: "<u2", Uint32: "<u4", Uint64: "<u8", Float16: "<f2", BFloat16: "<V2", Complex64: "<c8", Complex128: "<c16"}
 
 // WriteNPY writes the array in .npy format (an 8-bit float array is an
 // ErrDType error: NumPy has no such type; write x.AsType(Float16)).
@@ -233,7 +233,7 @@ func (m *Maker) readNPY(op string, r io.Reader, avail int64) (*Array, error) {
 		if len(descr) == 3 && descr[1:] == "V1" {
 			return bad("dtype %q is one byte of unknown type (an 8-bit float saved through ml_dtypes?): gocu cannot tell float8 e4m3 from e5m2; save it as float16", descr)
 		}
-		return bad("unsupported dtype %q (gocu reads bool, uint8, int8, int32, int64, float16, float32, float64, complex64, complex128, and '<V2' as bfloat16)", descr)
+		return bad("unsupported dtype %q (gocu reads bool, uint8, int8, int16, uint16, int32, uint32, int64, uint64, float16, float32, float64, complex64, complex128, and '<V2' as bfloat16)", descr)
 	}
 	if fortran {
 		rev := make([]int, len(shape))
@@ -353,7 +353,7 @@ func LoadNPY(path string) (*Array, error) {
 type npyDTypeError struct{ descr string }
 
 func (e *npyDTypeError) Error() string {
-	return fmt.Sprintf("unsupported dtype %s: structured and sub-array dtypes are not supported (gocu reads bool, uint8, int8, int32, int64, float16, float32, float64, and '<V2' as bfloat16)", e.descr)
+	return fmt.Sprintf("unsupported dtype %s: structured and sub-array dtypes are not supported (gocu reads bool, uint8, int8, int16, uint16, int32, uint32, int64, uint64, float16, float32, float64, and '<V2' as bfloat16)", e.descr)
 }
 
 // closingBracket returns the index in s of the bracket that closes s[0] ('(' or
@@ -495,6 +495,14 @@ func rawBytes(h any) []byte {
 		p, n = unsafe.Pointer(unsafe.SliceData(d)), 8*len(d)
 	case []int8:
 		p, n = unsafe.Pointer(unsafe.SliceData(d)), len(d)
+	case []int16:
+		p, n = unsafe.Pointer(unsafe.SliceData(d)), 2*len(d)
+	case []uint16:
+		p, n = unsafe.Pointer(unsafe.SliceData(d)), 2*len(d)
+	case []uint32:
+		p, n = unsafe.Pointer(unsafe.SliceData(d)), 4*len(d)
+	case []uint64:
+		p, n = unsafe.Pointer(unsafe.SliceData(d)), 8*len(d)
 	case []lowp.Float16:
 		p, n = unsafe.Pointer(unsafe.SliceData(d)), 2*len(d)
 	case []lowp.BFloat16:

@@ -34,8 +34,11 @@ var reduceNames = map[ReduceOp]string{OpSum: "Sum", OpProd: "Prod", OpMax: "Max"
 func reduceTypes(op ReduceOp, dt DType) (in, out DType) {
 	switch op {
 	case OpSum, OpProd:
-		if dt.IsFloating() {
+		switch {
+		case dt.IsFloating():
 			return dt, dt
+		case dt.IsUnsigned():
+			return Int64, Uint64 // NumPy's default unsigned accumulator
 		}
 		return Int64, Int64
 	case OpMean:
@@ -54,8 +57,8 @@ func reduceTypes(op ReduceOp, dt DType) (in, out DType) {
 
 // Reduce applies a reduction over the given axes (all axes if none; negative
 // axes count from the end). With keepDims the reduced axes stay as length 1.
-// Result dtypes: Sum and Prod give int64 for bool and integers (NumPy gives
-// uint64 for uint8) and keep float types; Mean gives float64 for integers;
+// Result dtypes: Sum and Prod give int64 for bool and signed integers,
+// uint64 for unsigned ones (both wrap on overflow) and keep float types; Mean gives float64 for integers;
 // Max and Min keep the dtype; ArgMax and ArgMin give int64, the row-major
 // flat index over the reduced axes (none: the index into the flattened
 // array); Any and All give bool.
@@ -70,6 +73,17 @@ func (a *Array) Reduce(op ReduceOp, keepDims bool, axes ...int) *Array {
 	}
 	if a.dt.IsComplex() {
 		return a.complexReduce(name, op, keepDims, axes)
+	}
+	if a.dt == Uint64 && (op == OpMax || op == OpMin || op == OpArgMax || op == OpArgMin) {
+		// Extremes of the flipped int64 keys, as sorts (see flipU64).
+		k := flipU64(a, Int64)
+		defer k.Close()
+		r := k.Reduce(op, keepDims, axes...)
+		if op == OpArgMax || op == OpArgMin {
+			return r
+		}
+		defer r.Close()
+		return flipU64(r, Uint64)
 	}
 	r := len(a.shape)
 	norm, err := normAxes(name, axes, r)

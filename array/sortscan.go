@@ -74,6 +74,16 @@ func (a *Array) sortRows(op string, axis int, desc, wantKeys, wantIdx bool) (key
 	if err != nil {
 		return failed(err), failed(err)
 	}
+	if a.dt == Uint64 {
+		f := flipU64(a, Int64)
+		defer f.Close()
+		keys, idx = f.sortRows(op, axis, desc, wantKeys, wantIdx)
+		if keys != nil {
+			defer keys.Close()
+			keys = flipU64(keys, Uint64)
+		}
+		return keys, idx
+	}
 	cdt := ssCompute(a.dt)
 	if !backend.Sortable(cdt.be()) {
 		err := errorf(op, ErrDType, "cannot sort %v", a.dt)
@@ -163,6 +173,13 @@ func (a *Array) TopK(k int, largest bool) (values, indices *Array) {
 	if n := a.shape[len(a.shape)-1]; k < 0 || k > n {
 		err := errorf(op, ErrValue, "k = %d out of range for a last axis of %d", k, n)
 		return failed(err), failed(err)
+	}
+	if a.dt == Uint64 {
+		f := flipU64(a, Int64)
+		defer f.Close()
+		v, i := f.TopK(k, largest)
+		defer v.Close()
+		return flipU64(v, Uint64), i
 	}
 	if k > backend.TopKMax {
 		v, i := a.sortRows(op, -1, largest, true, true)
@@ -315,8 +332,15 @@ func (a *Array) unique(op string, size int, fill any, all bool) (u uniqueOut) {
 	defer flat.Close()
 	cdt := ssCompute(a.dt)
 	x := flat
-	if cdt.IsFloat() {
+	switch {
+	case cdt.IsFloat():
 		x = flat.AsType(cdt).Add(0.0) // -0 + 0 is +0: one value with +0
+		defer x.Close()
+	case a.dt == Uint64:
+		x = flipU64(flat, Int64) // unsigned order (see flipU64)
+		defer x.Close()
+	case cdt != a.dt:
+		x = flat.AsType(cdt)
 		defer x.Close()
 	}
 	keys, perm := x.sortRows(op, 0, false, true, all) // positions only when wanted
@@ -343,6 +367,10 @@ func (a *Array) unique(op string, size int, fill any, all bool) (u uniqueOut) {
 			return uniqueOut{err: errorf(op, ErrValue, "fill: %v", err)}
 		}
 		req.Fill = s.as(cdt)
+		if a.dt == Uint64 {
+			req.Fill = s.as(Uint64)
+			req.Fill.DType, req.Fill.I = backend.Int64, req.Fill.I^math.MinInt64
+		}
 	}
 	d := a.dev
 	var outs [5]*Array
@@ -367,7 +395,11 @@ func (a *Array) unique(op string, size int, fill any, all bool) (u uniqueOut) {
 		return uniqueOut{err: deviceErr(op, err)}
 	}
 	u = uniqueOut{values: outs[0], index: outs[1], inverse: outs[2], counts: outs[3], count: outs[4]}
-	if cdt != a.dt {
+	if a.dt == Uint64 {
+		v := flipU64(u.values, Uint64)
+		u.values.Close()
+		u.values = v
+	} else if cdt != a.dt {
 		v := u.values.AsType(a.dt)
 		u.values.Close()
 		u.values = v
@@ -399,6 +431,12 @@ func SearchSorted(sorted, values *Array, right bool) *Array {
 	}
 	if sorted.dev != values.dev {
 		return failed(errorf(op, ErrDevice, "arrays on %v and %v", sorted.dev, values.dev))
+	}
+	if Promote(sorted.dt, values.dt) == Uint64 {
+		// Both unsigned: search the flipped keys (see flipU64).
+		ks, kv := flipU64(sorted, Int64), flipU64(values, Int64)
+		defer closeAll(ks, kv)
+		return SearchSorted(ks, kv, right)
 	}
 	dt := ssCompute(Promote(sorted.dt, values.dt))
 	if dt == Bool {
@@ -601,6 +639,13 @@ func (a *Array) scan(op string, kind backend.ScanKind, axis int) *Array {
 	if err != nil {
 		return failed(err)
 	}
+	if a.dt == Uint64 && (kind == backend.CumMax || kind == backend.CumMin) {
+		f := flipU64(a, Int64)
+		defer f.Close()
+		r := f.scan(op, kind, axis)
+		defer r.Close()
+		return flipU64(r, Uint64)
+	}
 	final := a.dt
 	if kind == backend.CumSum || kind == backend.CumProd {
 		_, final = reduceTypes(OpSum, a.dt)
@@ -639,9 +684,9 @@ func (a *Array) scan(op string, kind backend.ScanKind, axis int) *Array {
 	return out
 }
 
-// Cumsum returns the running sums along axis. Bool and integers sum in
-// int64 (wrapping on overflow, as NumPy's fixed-width integers); floats
-// in their own dtype.
+// Cumsum returns the running sums along axis. Bool and signed integers
+// sum in int64, unsigned integers in uint64 (wrapping on overflow, as
+// NumPy's fixed-width integers); floats in their own dtype.
 func (a *Array) Cumsum(axis int) *Array { return a.scan("Cumsum", backend.CumSum, axis) }
 
 // Cumprod returns the running products along axis (dtypes as Cumsum).
@@ -1063,6 +1108,11 @@ func SortBy(keys, values *Array, axis int) *Array {
 	}
 	if len(keys.shape) == 0 {
 		return failed(errorf(op, ErrAxis, "needs an array of at least one dimension"))
+	}
+	if keys.dt == Uint64 {
+		f := flipU64(keys, Int64)
+		defer f.Close()
+		return SortBy(f, values, axis)
 	}
 	ax, err := normAxis(op, axis, len(keys.shape))
 	if err != nil {

@@ -152,6 +152,10 @@ func ncclType(dt array.DType) (nccl.DataType, error) {
 		return nccl.Int32, nil
 	case array.Int64:
 		return nccl.Int64, nil
+	case array.Uint32:
+		return nccl.Uint32, nil
+	case array.Uint64:
+		return nccl.Uint64, nil
 	case array.Float16:
 		return nccl.Float16, nil
 	case array.BFloat16:

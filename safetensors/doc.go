@@ -12,8 +12,8 @@
 // leave holes or run past the data, trailing bytes, repeated names. It
 // never allocates what a header claims, only what the file holds, and it
 // is fuzzed (FuzzRead, seed corpus in testdata/fuzz). The dtypes array has
-// (BOOL, U8, I8, I32, I64, F16, BF16, F32, F64, F8_E4M3, F8_E5M2) load as
-// arrays, bit for bit; files with others (U16, C64, F4, ...) are valid but
+// (BOOL, U8, I8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64, F8_E4M3,
+// F8_E5M2) load as arrays, bit for bit; files with others (C64, F4, ...) are valid but
 // give an error naming the tensor. Write writes
 // any arrays (strided views row-major) with the header padded to 8 bytes.
 // Package nn saves and loads models with it.

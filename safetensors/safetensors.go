@@ -51,18 +51,17 @@ func (f *File) Get(name string) *array.Array {
 	return nil
 }
 
-// dtypes maps the format's dtype names to array's; the others (I16, U16,
-// U32, U64, F8_E8M0, F6_*, F4, C64) are valid in a file but have no array
-// dtype. The format's F8_E4M3 is the "e4m3fn" variant, as array's.
+// dtypes maps the format's dtype names to array's; the others (F8_E8M0,
+// F6_*, F4, C64) are valid in a file but have no array dtype. The format's F8_E4M3 is the "e4m3fn" variant, as array's.
 var dtypes = map[string]array.DType{
-	"BOOL": array.Bool, "U8": array.Uint8, "I8": array.Int8, "I32": array.Int32,
+	"BOOL": array.Bool, "U8": array.Uint8, "I8": array.Int8, "I16": array.Int16, "U16": array.Uint16,
+	"I32": array.Int32, "U32": array.Uint32, "U64": array.Uint64,
 	"I64": array.Int64, "F16": array.Float16, "BF16": array.BFloat16,
 	"F32": array.Float32, "F64": array.Float64,
 	"F8_E4M3": array.Float8E4M3, "F8_E5M2": array.Float8E5M2,
 }
 
-var otherSizes = map[string]int{"I16": 2, "U16": 2, "U32": 4, "U64": 8,
-	"F8_E8M0": 1, "F6_E2M3": 1, "F6_E3M2": 1, "F4": 1, "C64": 8}
+var otherSizes = map[string]int{"F8_E8M0": 1, "F6_E2M3": 1, "F6_E3M2": 1, "F4": 1, "C64": 8}
 
 func dtypeName(dt array.DType) string {
 	for n, d := range dtypes {
@@ -212,7 +211,7 @@ func dirOf(path string) string {
 // MaxHeader, a header that is not a JSON object of tensor records, unknown
 // dtypes, negative dimensions, offsets that do not match the shape's size,
 // overlap, leave holes or run past the data, a truncated file. Tensors
-// whose dtype array lacks (I16, U16, U32, U64, C64, F8_E8M0, F6, F4) are
+// whose dtype array lacks (C64, F8_E8M0, F6, F4) are
 // an error that names them.
 func Read(r io.Reader, dev *gocu.Device) (*File, error) {
 	var n [8]byte
@@ -273,7 +272,7 @@ func Read(r io.Reader, dev *gocu.Device) (*File, error) {
 	for _, e := range order {
 		dt, ok := dtypes[e.DType]
 		if !ok {
-			return nil, fmt.Errorf("safetensors: tensor %q has dtype %s, which package array does not have (it has BOOL, U8, I8, I32, I64, F16, BF16, F32, F64, F8_E4M3, F8_E5M2)", e.name, e.DType)
+			return nil, fmt.Errorf("safetensors: tensor %q has dtype %s, which package array does not have (it has BOOL, U8, I8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64, F8_E4M3, F8_E5M2)", e.name, e.DType)
 		}
 		shape := make([]int, len(e.Shape))
 		for i, d := range e.Shape {
@@ -429,6 +428,14 @@ func hostBytes(a *array.Array) ([]byte, error) {
 		return le[uint8](a)
 	case array.Int8:
 		return le[int8](a)
+	case array.Int16:
+		return le[int16](a)
+	case array.Uint16:
+		return le[uint16](a)
+	case array.Uint32:
+		return le[uint32](a)
+	case array.Uint64:
+		return le[uint64](a)
 	case array.Int32:
 		return le[int32](a)
 	case array.Int64:
@@ -487,6 +494,14 @@ func fromBytes(dev *gocu.Device, dt array.DType, data []byte, shape []int) *arra
 		return array.FromSliceOn(dev, slices.Clone(data), shape...)
 	case array.Int8:
 		return array.FromSliceOn(dev, decode[int8](data), shape...)
+	case array.Int16:
+		return array.FromSliceOn(dev, decode[int16](data), shape...)
+	case array.Uint16:
+		return array.FromSliceOn(dev, decode[uint16](data), shape...)
+	case array.Uint32:
+		return array.FromSliceOn(dev, decode[uint32](data), shape...)
+	case array.Uint64:
+		return array.FromSliceOn(dev, decode[uint64](data), shape...)
 	case array.Int32:
 		return array.FromSliceOn(dev, decode[int32](data), shape...)
 	case array.Int64:

@@ -191,7 +191,7 @@ func TestCorrupt(t *testing.T) {
 		"garbage after":   {file(`{} x`, nil), "after the header"},
 		"tensor not obj":  {file(`{"x":5}`, nil), "not a JSON object"},
 		"float offsets":   {file(`{"x":{"dtype":"U8","shape":[1],"data_offsets":[0.5,1]}}`, make([]byte, 1)), "bad \"data_offsets\""},
-		"unsupported U16": {file(`{"h":{"dtype":"U16","shape":[2],"data_offsets":[0,4]}}`, make([]byte, 4)), "does not have"},
+		"unsupported C64": {file(`{"h":{"dtype":"C64","shape":[2],"data_offsets":[0,16]}}`, make([]byte, 16)), "does not have"},
 		"invalid UTF-8 name": {file("{\"x\xff\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", make([]byte, 1)),
 			"the header is not valid UTF-8 (at byte 3)"},
 		"invalid UTF-8 metadata": {file("{\"__metadata__\":{\"a\":\"\xc3(\"}}", nil), "the header is not valid UTF-8 (at byte 22)"},
@@ -202,7 +202,7 @@ func TestCorrupt(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want one containing %q", err, c.want)
 			}
-			if name != "unsupported U16" && !errors.Is(err, safetensors.ErrFormat) {
+			if name != "unsupported C64" && !errors.Is(err, safetensors.ErrFormat) {
 				t.Fatalf("%v does not wrap ErrFormat", err)
 			}
 		})

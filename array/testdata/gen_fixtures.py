@@ -7,7 +7,7 @@ import json, os
 import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
-names = ["bool", "uint8", "int32", "int64", "float32", "float64"]
+names = ["bool", "uint8", "int32", "int64", "float32", "float64", "int8", "int16", "uint16", "uint32", "uint64"]
 dt = {n: np.dtype(n) for n in names}
 
 prom = {}
@@ -41,6 +41,14 @@ def values(name, shape):
         v = i * 7919 - 5000
     elif name == "int64":
         v = (i * 7919 - 5000) * 1000003
+    elif name in ("int8", "int16"):
+        v = i * 7919 - 5000  # wraps in astype, as C
+    elif name == "uint16":
+        v = (i * 40503 + 11) % 65536
+    elif name == "uint32":
+        v = (i * 2654435761 + 7) % 2**32
+    elif name == "uint64":
+        v = np.array([(int(k) * 0x9E3779B97F4A7C15 + 3) % 2**64 for k in i.ravel()], dtype=np.uint64)
     else:
         v = (i - 3.25) / 7.0
     return v.astype(dt[name]).reshape(shape)
@@ -62,7 +70,7 @@ for name in names:
         save("%s_%s_c.npy" % (name, "x".join(map(str, shape)) or "scalar"), values(name, shape), name, shape)
     save("%s_3x4_f.npy" % name, np.asfortranarray(values(name, (3, 4))), name, (3, 4))
     save("%s_2x3x4_f.npy" % name, np.asfortranarray(values(name, (2, 3, 4))), name, (2, 3, 4))
-    if name not in ("bool", "uint8"):
+    if name not in ("bool", "uint8", "int8"):
         save("%s_3x4_be.npy" % name, values(name, (3, 4)).astype(dt[name].newbyteorder(">")), name, (3, 4))
     save("%s_3x4_v2.npy" % name, values(name, (3, 4)), name, (3, 4), version=(2, 0))
 with open(os.path.join(npydir, "cases.json"), "w") as f:
@@ -92,6 +100,10 @@ prints = [
     p("tiny", np.array([1e-10, 1.0])),
     p("f32neg", np.array([-0.5, 0, 0.5], np.float32)),
     p("cube", np.arange(1200, dtype=np.float32).reshape(10, 10, 12) / np.float32(3)),
+    p("i16", np.array([[-32768, 5], [32767, 0]], np.int16)),
+    p("u16", np.array([0, 65535, 7], np.uint16)),
+    p("u32", np.array([4294967295, 1, 0], np.uint32)),
+    p("u64", np.array([18446744073709551615, 9223372036854775808, 3], np.uint64)),
 ]
 with open(os.path.join(here, "print.json"), "w") as f:
     json.dump(prints, f, indent=1)

@@ -30,14 +30,24 @@ const (
 	// pairs through real views (see Component).
 	Complex64
 	Complex128
+	// Int16, Uint16, Uint32 and Uint64 are integer storage types computed
+	// in int32 (int16, uint16) and int64 (uint32, uint64). Package array
+	// keeps the unsigned meaning of uint64 where int64 arithmetic would
+	// lose it (comparisons, division, right shifts, conversions).
+	Int16
+	Uint16
+	Uint32
+	Uint64
 )
 
 // DTypes lists every valid element type: the compute types in promotion
 // order, then the storage types.
-var DTypes = []DType{Bool, Uint8, Int32, Int64, Float32, Float64, Int8, Float16, BFloat16, Float8E4M3, Float8E5M2}
+var DTypes = []DType{Bool, Uint8, Int32, Int64, Float32, Float64, Int8, Float16, BFloat16, Float8E4M3, Float8E5M2,
+	Int16, Uint16, Uint32, Uint64}
 
 var dtypeNames = [...]string{"invalid", "bool", "uint8", "int32", "int64", "float32", "float64",
-	"int8", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "complex64", "complex128"}
+	"int8", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "complex64", "complex128",
+	"int16", "uint16", "uint32", "uint64"}
 
 func (d DType) String() string {
 	if int(d) < len(dtypeNames) {
@@ -51,11 +61,11 @@ func (d DType) Size() int {
 	switch d {
 	case Bool, Uint8, Int8, Float8E4M3, Float8E5M2:
 		return 1
-	case Float16, BFloat16:
+	case Float16, BFloat16, Int16, Uint16:
 		return 2
-	case Int32, Float32:
+	case Int32, Float32, Uint32:
 		return 4
-	case Int64, Float64, Complex64:
+	case Int64, Float64, Complex64, Uint64:
 		return 8
 	case Complex128:
 		return 16
@@ -64,7 +74,7 @@ func (d DType) Size() int {
 }
 
 // Valid reports whether d is one of the defined element types.
-func (d DType) Valid() bool { return d >= Bool && d <= Complex128 }
+func (d DType) Valid() bool { return d >= Bool && d <= Uint64 }
 
 // IsComplex reports whether d is complex64 or complex128.
 func (d DType) IsComplex() bool { return d == Complex64 || d == Complex128 }
@@ -97,23 +107,44 @@ func (d DType) IsFloating() bool { return d.IsFloat() || d.IsLowp() }
 // IsFloat8 reports whether d is one of the 8-bit float types.
 func (d DType) IsFloat8() bool { return d == Float8E4M3 || d == Float8E5M2 }
 
-// IsInt reports whether d is an integer type (uint8, int8, int32, int64);
-// bool is not.
-func (d DType) IsInt() bool { return d == Uint8 || d == Int8 || d == Int32 || d == Int64 }
+// IsInt reports whether d is an integer type (uint8, int8, int16, uint16,
+// int32, uint32, int64, uint64); bool is not.
+func (d DType) IsInt() bool { return d == Uint8 || d == Int32 || d == Int64 || d.IsStorageInt() }
 
 // IsSigned reports whether d is a signed integer or a float.
-func (d DType) IsSigned() bool { return d == Int8 || d == Int32 || d == Int64 || d.IsFloating() }
+func (d DType) IsSigned() bool {
+	return d == Int8 || d == Int16 || d == Int32 || d == Int64 || d.IsFloating()
+}
 
-// IsStorage reports whether d is a storage type: int8 or a low-precision
-// float, which backends only hold and convert (see CastDefined).
-func (d DType) IsStorage() bool { return d == Int8 || d.IsLowp() }
+// IsUnsigned reports whether d is an unsigned integer type.
+func (d DType) IsUnsigned() bool { return d == Uint8 || d == Uint16 || d == Uint32 || d == Uint64 }
 
-// Compute is the dtype d computes in: int32 for int8, float32 for the
-// low-precision floats, d itself otherwise.
+// IsStorageInt reports whether d is an integer storage type: int8, int16,
+// uint16, uint32 or uint64.
+func (d DType) IsStorageInt() bool { return d == Int8 || d >= Int16 && d <= Uint64 }
+
+// IsStorage reports whether d is a storage type: an integer storage type
+// or a low-precision float, which backends only hold and convert (see
+// CastDefined).
+func (d DType) IsStorage() bool { return d.IsStorageInt() || d.IsLowp() }
+
+// Bits is the width of an integer dtype in bits (0 for other dtypes).
+func (d DType) Bits() int {
+	if !d.IsInt() {
+		return 0
+	}
+	return 8 * d.Size()
+}
+
+// Compute is the dtype d computes in: int32 for int8, int16 and uint16,
+// int64 for uint32 and uint64, float32 for the low-precision floats, d
+// itself otherwise.
 func (d DType) Compute() DType {
 	switch {
-	case d == Int8:
+	case d == Int8 || d == Int16 || d == Uint16:
 		return Int32
+	case d == Uint32 || d == Uint64:
+		return Int64
 	case d.IsLowp():
 		return Float32
 	}
@@ -122,9 +153,11 @@ func (d DType) Compute() DType {
 
 // CastDefined reports whether a backend converts from one dtype to another
 // directly (OpCast). Between compute types every conversion is defined.
-// A storage type converts only to and from: int8 with int32 (wrapping),
-// float32 and float64 (float to int8 truncates toward zero, saturates at
-// -128 and 127 and maps NaN to 0); a low-precision float with float32 and
+// A storage type converts only to and from: an integer storage type with
+// its compute type (wrapping; uint64 with int64 keeps the bits), float32
+// and float64 (float to integer truncates toward zero, saturates at the
+// type's limits and maps NaN to 0; uint64 to float is the unsigned
+// conversion, rounding once); a low-precision float with float32 and
 // float64 (exact widening; narrowing rounds once to nearest even, with the
 // overflow, saturation and NaN rules of package lowp). Package array
 // routes every other conversion through these.
@@ -142,8 +175,8 @@ func CastDefined(from, to DType) bool {
 	if o.IsStorage() {
 		return false
 	}
-	if s == Int8 {
-		return o == Int32 || o == Float32 || o == Float64
+	if s.IsStorageInt() {
+		return o == s.Compute() || o == Float32 || o == Float64
 	}
 	return o == Float32 || o == Float64
 }

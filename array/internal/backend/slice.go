@@ -20,6 +20,14 @@ func SliceLen(s any) int {
 		return len(s)
 	case []int8:
 		return len(s)
+	case []int16:
+		return len(s)
+	case []uint16:
+		return len(s)
+	case []uint32:
+		return len(s)
+	case []uint64:
+		return len(s)
 	case []lowp.Float16:
 		return len(s)
 	case []lowp.BFloat16:

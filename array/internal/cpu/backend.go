@@ -89,6 +89,14 @@ func (b *Backend) Write(dst backend.Buffer, off int, src any) error {
 		n = copy(d.b[off:], s)
 	case []int8:
 		n = copy(d.i8[off:], s)
+	case []int16:
+		n = copy(d.i16[off:], s)
+	case []uint16:
+		n = copy(d.u16[off:], s)
+	case []uint32:
+		n = copy(d.u32[off:], s)
+	case []uint64:
+		n = copy(d.u64[off:], s)
 	case []lowp.Float16:
 		n = copy(d.f16[off:], s)
 	case []lowp.BFloat16:
@@ -125,6 +133,14 @@ func (b *Backend) Read(dst any, src backend.Buffer, off int) error {
 		n = copy(d, s.b[off:])
 	case []int8:
 		n = copy(d, s.i8[off:])
+	case []int16:
+		n = copy(d, s.i16[off:])
+	case []uint16:
+		n = copy(d, s.u16[off:])
+	case []uint32:
+		n = copy(d, s.u32[off:])
+	case []uint64:
+		n = copy(d, s.u64[off:])
 	case []lowp.Float16:
 		n = copy(d, s.f16[off:])
 	case []lowp.BFloat16:

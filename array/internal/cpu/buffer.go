@@ -21,6 +21,10 @@ type Buffer struct {
 	b   []bool
 	// Storage types.
 	i8   []int8
+	i16  []int16
+	u16  []uint16
+	u32  []uint32
+	u64  []uint64
 	f16  []lowp.Float16
 	bf16 []lowp.BFloat16
 	e4m3 []lowp.Float8E4M3
@@ -48,6 +52,14 @@ func Wrap(s any) (*Buffer, error) {
 		b.dt, b.n, b.b = backend.Bool, len(v), v
 	case []int8:
 		b.dt, b.n, b.i8 = backend.Int8, len(v), v
+	case []int16:
+		b.dt, b.n, b.i16 = backend.Int16, len(v), v
+	case []uint16:
+		b.dt, b.n, b.u16 = backend.Uint16, len(v), v
+	case []uint32:
+		b.dt, b.n, b.u32 = backend.Uint32, len(v), v
+	case []uint64:
+		b.dt, b.n, b.u64 = backend.Uint64, len(v), v
 	case []lowp.Float16:
 		b.dt, b.n, b.f16 = backend.Float16, len(v), v
 	case []lowp.BFloat16:
@@ -85,6 +97,14 @@ func newBuffer(dt backend.DType, n int) *Buffer {
 		b.b = make([]bool, n)
 	case backend.Int8:
 		b.i8 = make([]int8, n)
+	case backend.Int16:
+		b.i16 = make([]int16, n)
+	case backend.Uint16:
+		b.u16 = make([]uint16, n)
+	case backend.Uint32:
+		b.u32 = make([]uint32, n)
+	case backend.Uint64:
+		b.u64 = make([]uint64, n)
 	case backend.Float16:
 		b.f16 = make([]lowp.Float16, n)
 	case backend.BFloat16:
@@ -108,6 +128,14 @@ func (b *Buffer) Poison() {
 	switch b.dt {
 	case backend.Int8:
 		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i8))), len(b.i8))
+	case backend.Int16:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i16))), 2*len(b.i16))
+	case backend.Uint16:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.u16))), 2*len(b.u16))
+	case backend.Uint32:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.u32))), 4*len(b.u32))
+	case backend.Uint64:
+		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.u64))), 8*len(b.u64))
 	case backend.Float16:
 		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f16))), 2*len(b.f16))
 	case backend.BFloat16:
@@ -136,11 +164,20 @@ func (b *Buffer) Poison() {
 }
 
 // Slice returns the buffer's typed slice ([]float32, ..., []bool; []int8,
+// []int16, []uint16, []uint32, []uint64,
 // []lowp.Float16, []lowp.BFloat16, []lowp.Float8E4M3, []lowp.Float8E5M2).
 func (b *Buffer) Slice() any {
 	switch b.dt {
 	case backend.Int8:
 		return b.i8
+	case backend.Int16:
+		return b.i16
+	case backend.Uint16:
+		return b.u16
+	case backend.Uint32:
+		return b.u32
+	case backend.Uint64:
+		return b.u64
 	case backend.Float16:
 		return b.f16
 	case backend.BFloat16:

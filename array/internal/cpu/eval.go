@@ -123,6 +123,14 @@ func broadcastVec(dt backend.DType, d, one vec) {
 		fill(d.b, one.b[0])
 	case backend.Int8:
 		fill(d.i8, one.i8[0])
+	case backend.Int16:
+		fill(d.i16, one.i16[0])
+	case backend.Uint16:
+		fill(d.u16, one.u16[0])
+	case backend.Uint32:
+		fill(d.u32, one.u32[0])
+	case backend.Uint64:
+		fill(d.u64, one.u64[0])
 	case backend.Float16:
 		fill(d.f16, one.f16[0])
 	case backend.BFloat16:
@@ -193,6 +201,14 @@ func (v vec) isNil(dt backend.DType) bool {
 		return v.u8 == nil
 	case backend.Int8:
 		return v.i8 == nil
+	case backend.Int16:
+		return v.i16 == nil
+	case backend.Uint16:
+		return v.u16 == nil
+	case backend.Uint32:
+		return v.u32 == nil
+	case backend.Uint64:
+		return v.u64 == nil
 	case backend.Float16:
 		return v.f16 == nil
 	case backend.BFloat16:

@@ -159,28 +159,38 @@ func castFloatTo[D integer](from backend.DType, d []D, s vec, lo, hi float64, mn
 }
 
 // castStorage converts to or from a storage type, for the pairs
-// backend.CastDefined allows: int8 with int32 (wrapping), float32 and
-// float64 (saturating, as the casts to other integers); a low-precision
-// float with float32 and float64, through package lowp.
+// backend.CastDefined allows: an integer storage type with its compute
+// type (wrapping), float32 and float64 (saturating, as the casts to other
+// integers); a low-precision float with float32 and float64, through
+// package lowp.
 func castStorage(from, to backend.DType, d, s vec) {
 	switch {
-	case from == backend.Int8:
-		switch to {
-		case backend.Int32:
-			castNum(d.i32, s.i8)
-		case backend.Float32:
-			castNum(d.f32, s.i8)
-		case backend.Float64:
-			castNum(d.f64, s.i8)
-		}
-	case to == backend.Int8:
+	case from.IsStorageInt():
 		switch from {
-		case backend.Int32:
-			castNum(d.i8, s.i32)
-		case backend.Float32:
-			castFloatInt(d.i8, s.f32, -128, 127, -128, 127)
-		case backend.Float64:
-			castFloatInt(d.i8, s.f64, -128, 127, -128, 127)
+		case backend.Int8:
+			widenInt(to, d, s.i8)
+		case backend.Int16:
+			widenInt(to, d, s.i16)
+		case backend.Uint16:
+			widenInt(to, d, s.u16)
+		case backend.Uint32:
+			widenInt(to, d, s.u32)
+		case backend.Uint64:
+			widenInt(to, d, s.u64)
+		}
+	case to.IsStorageInt():
+		lo, hi, mn, mx := intRange(to)
+		switch to {
+		case backend.Int8:
+			narrowInt(from, d.i8, s, lo, hi, int8(mn), int8(mx))
+		case backend.Int16:
+			narrowInt(from, d.i16, s, lo, hi, int16(mn), int16(mx))
+		case backend.Uint16:
+			narrowInt(from, d.u16, s, lo, hi, uint16(mn), uint16(mx))
+		case backend.Uint32:
+			narrowInt(from, d.u32, s, lo, hi, uint32(mn), uint32(mx))
+		case backend.Uint64:
+			narrowInt(from, d.u64, s, lo, hi, uint64(mn), uint64(mx))
 		}
 	case from.IsLowp() && to == backend.Float32:
 		switch from {
@@ -228,5 +238,35 @@ func castStorage(from, to backend.DType, d, s vec) {
 		}
 	default:
 		panic("cpu: cast from " + from.String() + " to " + to.String())
+	}
+}
+
+// widenInt converts integer storage values to their compute type or a
+// float (uint64 to float is Go's, and C's, unsigned conversion).
+func widenInt[S integer](to backend.DType, d vec, s []S) {
+	switch to {
+	case backend.Int32:
+		castNum(d.i32, s)
+	case backend.Int64:
+		castNum(d.i64, s)
+	case backend.Float32:
+		castNum(d.f32, s)
+	case backend.Float64:
+		castNum(d.f64, s)
+	}
+}
+
+// narrowInt converts a compute type (wrapping) or a float (saturating at
+// lo and hi, NaN to 0) to an integer storage type.
+func narrowInt[D integer](from backend.DType, d []D, s vec, lo, hi float64, mn, mx D) {
+	switch from {
+	case backend.Int32:
+		castNum(d, s.i32)
+	case backend.Int64:
+		castNum(d, s.i64)
+	case backend.Float32:
+		castFloatInt(d, s.f32, lo, hi, mn, mx)
+	case backend.Float64:
+		castFloatInt(d, s.f64, lo, hi, mn, mx)
 	}
 }

@@ -16,6 +16,14 @@ func (b *Buffer) rawBytes() []byte {
 	switch b.dt {
 	case backend.Int8:
 		p = unsafe.Pointer(unsafe.SliceData(b.i8))
+	case backend.Int16:
+		p = unsafe.Pointer(unsafe.SliceData(b.i16))
+	case backend.Uint16:
+		p = unsafe.Pointer(unsafe.SliceData(b.u16))
+	case backend.Uint32:
+		p = unsafe.Pointer(unsafe.SliceData(b.u32))
+	case backend.Uint64:
+		p = unsafe.Pointer(unsafe.SliceData(b.u64))
 	case backend.Float16:
 		p = unsafe.Pointer(unsafe.SliceData(b.f16))
 	case backend.BFloat16:

@@ -9,11 +9,11 @@ import (
 // Typed loops over one block. Arguments never alias the destination.
 
 type number interface {
-	~uint8 | ~int8 | ~int32 | ~int64 | ~float32 | ~float64
+	integer | ~float32 | ~float64
 }
 
 type integer interface {
-	~uint8 | ~int8 | ~int32 | ~int64
+	~uint8 | ~int8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64 | ~uint64
 }
 
 type float interface {
@@ -461,6 +461,8 @@ func castFloatInt[S float, D integer](d []D, s []S, lo, hi float64, minV, maxV D
 			d[i] = minV
 		case f >= hi:
 			d[i] = maxV
+		case f >= 1<<63:
+			d[i] = D(uint64(f)) // only uint64 has room above int64
 		default:
 			d[i] = D(int64(f))
 		}
@@ -496,12 +498,22 @@ func SaturateFloat(f float64, dt backend.DType) int64 {
 		return mn
 	case f >= hi:
 		return mx
+	case f >= 1<<63:
+		return int64(uint64(f)) // uint64's bits
 	}
 	return int64(f)
 }
 
 func intRange(dt backend.DType) (lo, hi float64, mn, mx int64) {
 	switch dt {
+	case backend.Int16:
+		return math.MinInt16, math.MaxInt16, math.MinInt16, math.MaxInt16
+	case backend.Uint16:
+		return 0, math.MaxUint16, 0, math.MaxUint16
+	case backend.Uint32:
+		return 0, math.MaxUint32, 0, math.MaxUint32
+	case backend.Uint64:
+		return 0, 18446744073709551616.0, 0, -1 // -1: the bits of MaxUint64
 	case backend.Uint8:
 		return 0, 255, 0, 255
 	case backend.Int8:

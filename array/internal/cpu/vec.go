@@ -16,6 +16,10 @@ type vec struct {
 	b   []bool
 	// Storage types.
 	i8   []int8
+	i16  []int16
+	u16  []uint16
+	u32  []uint32
+	u64  []uint64
 	f16  []lowp.Float16
 	bf16 []lowp.BFloat16
 	e4m3 []lowp.Float8E4M3
@@ -39,6 +43,14 @@ func makeVec(dt backend.DType, n int) vec {
 		v.b = make([]bool, n)
 	case backend.Int8:
 		v.i8 = make([]int8, n)
+	case backend.Int16:
+		v.i16 = make([]int16, n)
+	case backend.Uint16:
+		v.u16 = make([]uint16, n)
+	case backend.Uint32:
+		v.u32 = make([]uint32, n)
+	case backend.Uint64:
+		v.u64 = make([]uint64, n)
 	case backend.Float16:
 		v.f16 = make([]lowp.Float16, n)
 	case backend.BFloat16:
@@ -68,6 +80,14 @@ func (v vec) sub(dt backend.DType, lo, hi int) vec {
 		r.b = v.b[lo:hi]
 	case backend.Int8:
 		r.i8 = v.i8[lo:hi]
+	case backend.Int16:
+		r.i16 = v.i16[lo:hi]
+	case backend.Uint16:
+		r.u16 = v.u16[lo:hi]
+	case backend.Uint32:
+		r.u32 = v.u32[lo:hi]
+	case backend.Uint64:
+		r.u64 = v.u64[lo:hi]
 	case backend.Float16:
 		r.f16 = v.f16[lo:hi]
 	case backend.BFloat16:
@@ -82,7 +102,7 @@ func (v vec) sub(dt backend.DType, lo, hi int) vec {
 
 func bufVec(b *Buffer) vec {
 	return vec{f32: b.f32, f64: b.f64, i32: b.i32, i64: b.i64, u8: b.u8, b: b.b,
-		i8: b.i8, f16: b.f16, bf16: b.bf16, e4m3: b.e4m3, e5m2: b.e5m2}
+		i8: b.i8, i16: b.i16, u16: b.u16, u32: b.u32, u64: b.u64, f16: b.f16, bf16: b.bf16, e4m3: b.e4m3, e5m2: b.e5m2}
 }
 
 func copyVec(dt backend.DType, d, s vec) {
@@ -101,6 +121,14 @@ func copyVec(dt backend.DType, d, s vec) {
 		copy(d.b, s.b)
 	case backend.Int8:
 		copy(d.i8, s.i8)
+	case backend.Int16:
+		copy(d.i16, s.i16)
+	case backend.Uint16:
+		copy(d.u16, s.u16)
+	case backend.Uint32:
+		copy(d.u32, s.u32)
+	case backend.Uint64:
+		copy(d.u64, s.u64)
 	case backend.Float16:
 		copy(d.f16, s.f16)
 	case backend.BFloat16:
@@ -129,6 +157,14 @@ func fillScalar(v vec, s backend.Scalar) {
 		fill(v.b, s.I != 0)
 	case backend.Int8:
 		fill(v.i8, int8(s.I))
+	case backend.Int16:
+		fill(v.i16, int16(s.I))
+	case backend.Uint16:
+		fill(v.u16, uint16(s.I))
+	case backend.Uint32:
+		fill(v.u32, uint32(s.I))
+	case backend.Uint64:
+		fill(v.u64, uint64(s.I))
 	case backend.Float16:
 		fill(v.f16, lowp.Float16FromFloat64(s.F))
 	case backend.BFloat16:
@@ -243,6 +279,14 @@ func gatherVec(dt backend.DType, dst vec, src *Buffer, l *strided, f0 int) {
 		gather(dst.b, src.b, l, f0)
 	case backend.Int8:
 		gather(dst.i8, src.i8, l, f0)
+	case backend.Int16:
+		gather(dst.i16, src.i16, l, f0)
+	case backend.Uint16:
+		gather(dst.u16, src.u16, l, f0)
+	case backend.Uint32:
+		gather(dst.u32, src.u32, l, f0)
+	case backend.Uint64:
+		gather(dst.u64, src.u64, l, f0)
 	case backend.Float16:
 		gather(dst.f16, src.f16, l, f0)
 	case backend.BFloat16:
@@ -270,6 +314,14 @@ func scatterVec(dt backend.DType, dst *Buffer, src vec, l *strided, f0 int) {
 		scatter(dst.b, src.b, l, f0)
 	case backend.Int8:
 		scatter(dst.i8, src.i8, l, f0)
+	case backend.Int16:
+		scatter(dst.i16, src.i16, l, f0)
+	case backend.Uint16:
+		scatter(dst.u16, src.u16, l, f0)
+	case backend.Uint32:
+		scatter(dst.u32, src.u32, l, f0)
+	case backend.Uint64:
+		scatter(dst.u64, src.u64, l, f0)
 	case backend.Float16:
 		scatter(dst.f16, src.f16, l, f0)
 	case backend.BFloat16:

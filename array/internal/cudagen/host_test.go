@@ -117,6 +117,22 @@ func randBuffer(be *cpu.Backend, r *rand.Rand, dt backend.DType, n int) *cpu.Buf
 		for i := range s {
 			s[i] = int8(r.IntN(256) - 128)
 		}
+	case []int16: // every bit pattern, as the unsigned types below
+		for i := range s {
+			s[i] = int16(r.Uint64())
+		}
+	case []uint16:
+		for i := range s {
+			s[i] = uint16(r.Uint64())
+		}
+	case []uint32:
+		for i := range s {
+			s[i] = uint32(r.Uint64())
+		}
+	case []uint64:
+		for i := range s {
+			s[i] = r.Uint64()
+		}
 	case []lowp.Float16: // every bit pattern: NaNs, infinities, subnormals
 		for i := range s {
 			s[i] = lowp.Float16FromBits(uint16(r.Uint32()))

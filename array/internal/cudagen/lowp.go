@@ -121,7 +121,24 @@ static __device__ __forceinline__ signed char gocu_rint8(float f) {
 #endif
 	return (signed char)(i < -128 ? -128 : i > 127 ? 127 : i);
 }
+static __device__ __forceinline__ short gocu_f2i16(double x) {
+	return x != x ? (short)0 : x <= -32768.0 ? (short)-32768 : x >= 32767.0 ? (short)32767 : (short)(int)x;
+}
+static __device__ __forceinline__ unsigned short gocu_f2u16(double x) {
+	return x != x || x <= 0.0 ? (unsigned short)0 : x >= 65535.0 ? (unsigned short)65535 : (unsigned short)(int)x;
+}
+static __device__ __forceinline__ unsigned int gocu_f2u32(double x) {
+	return x != x || x <= 0.0 ? 0u : x >= 4294967295.0 ? 4294967295u : (unsigned int)x;
+}
+static __device__ __forceinline__ unsigned long long gocu_f2u64(double x) {
+	return x != x || x <= 0.0 ? 0ull : x >= 18446744073709551616.0 ? 18446744073709551615ull : (unsigned long long)x;
+}
 `
+
+// floatToInt names the saturating float conversions of the integer
+// storage types other than int8.
+var floatToInt = map[backend.DType]string{backend.Int16: "gocu_f2i16", backend.Uint16: "gocu_f2u16",
+	backend.Uint32: "gocu_f2u32", backend.Uint64: "gocu_f2u64"}
 
 // lowpNarrow and lowpWiden name the float32 conversions of each
 // low-precision float.
@@ -136,12 +153,15 @@ var (
 // backend.CastDefined allows; ok is false for any other pair.
 func castStorageC(from, to backend.DType, a string) (string, bool) {
 	switch {
-	case from == backend.Int8 && (to == backend.Int32 || to.IsFloat()):
+	case from.IsStorageInt() && (to == from.Compute() || to.IsFloat()):
+		// C's conversions: sign or zero extension, uint64 to float unsigned.
 		return fmt.Sprintf("((%s)%s)", ctype(to), a), true
-	case to == backend.Int8 && from == backend.Int32:
-		return fmt.Sprintf("((signed char)%s)", a), true
+	case to.IsStorageInt() && from == to.Compute():
+		return fmt.Sprintf("((%s)%s)", ctype(to), a), true // wraps, as on the CPU
 	case to == backend.Int8 && from.IsFloat():
 		return fmt.Sprintf("gocu_f2i8((double)%s)", a), true
+	case to.IsStorageInt() && from.IsFloat():
+		return fmt.Sprintf("%s((double)%s)", floatToInt[to], a), true
 	case from.IsLowp() && to == backend.Float32:
 		return fmt.Sprintf("%s(%s)", lowpWiden[from], a), true
 	case from.IsLowp() && to == backend.Float64:

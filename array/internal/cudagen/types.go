@@ -22,6 +22,14 @@ func ctype(d backend.DType) string {
 		return "float"
 	case backend.Int8:
 		return "signed char"
+	case backend.Int16:
+		return "short"
+	case backend.Uint16:
+		return "unsigned short"
+	case backend.Uint32:
+		return "unsigned int"
+	case backend.Uint64:
+		return "unsigned long long"
 	case backend.Float16, backend.BFloat16:
 		return "unsigned short"
 	case backend.Float8E4M3, backend.Float8E5M2:
@@ -45,7 +53,8 @@ func utype(d backend.DType) string {
 func vtype(d backend.DType, w int) string {
 	base := map[backend.DType]string{backend.Bool: "u8", backend.Uint8: "u8", backend.Int32: "i32",
 		backend.Int64: "i64", backend.Float32: "f32", backend.Float64: "f64", backend.Int8: "i8",
-		backend.Float16: "u16", backend.BFloat16: "u16", backend.Float8E4M3: "u8", backend.Float8E5M2: "u8"}[d]
+		backend.Float16: "u16", backend.BFloat16: "u16", backend.Float8E4M3: "u8", backend.Float8E5M2: "u8",
+		backend.Int16: "i16", backend.Uint16: "u16", backend.Uint32: "u32", backend.Uint64: "u64"}[d]
 	return fmt.Sprintf("gocu_%sx%d", base, w)
 }
 
@@ -60,7 +69,8 @@ var vectorTypes = func() string {
 	for _, v := range []struct {
 		name, t string
 		size    int
-	}{{"u8", "unsigned char", 1}, {"i8", "signed char", 1}, {"u16", "unsigned short", 2}, {"i32", "int", 4}, {"f32", "float", 4}, {"i64", "long long", 8}, {"f64", "double", 8}} {
+	}{{"u8", "unsigned char", 1}, {"i8", "signed char", 1}, {"u16", "unsigned short", 2}, {"i16", "short", 2}, {"i32", "int", 4}, {"u32", "unsigned int", 4}, {"f32", "float", 4},
+		{"i64", "long long", 8}, {"u64", "unsigned long long", 8}, {"f64", "double", 8}} {
 		for _, w := range []int{2, 4, 8} {
 			if w == 8 && v.size > 2 {
 				continue

@@ -224,6 +224,14 @@ func (b *Backend) Write(dst backend.Buffer, off int, src any) error {
 		err = cuda.CopyHtoDAsync(m, s, b.stream)
 	case []int8:
 		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	case []int16:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	case []uint16:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	case []uint32:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
+	case []uint64:
+		err = cuda.CopyHtoDAsync(m, s, b.stream)
 	case []lowp.Float16:
 		err = cuda.CopyHtoDAsync(m, s, b.stream)
 	case []lowp.BFloat16:
@@ -278,6 +286,14 @@ func (b *Backend) Read(dst any, src backend.Buffer, off int) error {
 		err = cuda.CopyDtoHAsync(d, m, b.stream)
 	case []int8:
 		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	case []int16:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	case []uint16:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	case []uint32:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
+	case []uint64:
+		err = cuda.CopyDtoHAsync(d, m, b.stream)
 	case []lowp.Float16:
 		err = cuda.CopyDtoHAsync(d, m, b.stream)
 	case []lowp.BFloat16:
@@ -315,6 +331,14 @@ func hostDType(s any) backend.DType {
 		return backend.Bool
 	case []int8:
 		return backend.Int8
+	case []int16:
+		return backend.Int16
+	case []uint16:
+		return backend.Uint16
+	case []uint32:
+		return backend.Uint32
+	case []uint64:
+		return backend.Uint64
 	case []lowp.Float16:
 		return backend.Float16
 	case []lowp.BFloat16:

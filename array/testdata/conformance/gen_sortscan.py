@@ -22,10 +22,9 @@ cases = []
 
 def enc(a):
     a = np.asarray(a)
-    if a.dtype == np.uint64:
-        a = a.astype(np.int64)  # gocu's integer sums are int64 (NumPy: uint64 for uint8)
     dt = {"bool": "bool", "uint8": "uint8", "int32": "int32", "int64": "int64",
-          "float32": "float32", "float64": "float64"}[a.dtype.name]
+          "float32": "float32", "float64": "float64", "int16": "int16", "uint16": "uint16",
+          "uint32": "uint32", "uint64": "uint64"}[a.dtype.name]
     out = []
     for v in a.ravel().tolist():
         if isinstance(v, float):
@@ -189,6 +188,53 @@ for eq in (False, True):
         [np.isclose(a, b, equal_nan=eq)])
     add(f"isclose_rtol_equalnan{eq}", "isclose", {"rtol": 0.05, "atol": 0.0, "equal_nan": eq}, [a, b],
         [np.isclose(a, b, rtol=0.05, atol=0.0, equal_nan=eq)])
+
+# The 16-bit and wide unsigned integers, with values at the edges of their
+# range (the high bit of uint32 and uint64), from a stream of their own so
+# that the cases above keep their data.
+rng = np.random.default_rng(20261129)
+
+
+def wide(dt, shape):
+    info = np.iinfo(dt)
+    edges = np.array([info.min, info.min + 1, 0, 1, 2, info.max // 2, info.max // 2 + 1, info.max - 1, info.max],
+                     dtype=object)
+    n = int(np.prod(shape))
+    v = rng.integers(info.min, int(info.max) + 1, n, dtype=dt)
+    pick = rng.random(n) < 0.4
+    v[pick] = np.array([int(e) for e in edges[rng.integers(0, len(edges), int(pick.sum()))]], dtype=dt)
+    return v.reshape(shape)
+
+
+with np.errstate(over="ignore"):
+    for dt in ["int16", "uint16", "uint32", "uint64"]:
+        for shape, axes in [((0,), [0]), ((17,), [0]), ((4, 9), [0, -1]), ((2, 3, 5), [1])]:
+            x = wide(dt, shape)
+            for ax in axes:
+                tag = f"{dt}{list(shape)}_ax{ax}"
+                add("sort_" + tag, "sort", {"axis": ax}, [x], [np.sort(x, axis=ax, kind="stable")])
+                add("argsort_" + tag, "argsort", {"axis": ax}, [x], [np.argsort(x, axis=ax, kind="stable").astype(np.int64)])
+                if x.shape[ax] > 0:
+                    k = int(rng.integers(0, x.shape[ax]))
+                    add("partition_" + tag, "partition", {"axis": ax, "kth": k}, [x],
+                        [np.take(np.partition(x, k, axis=ax), k, axis=ax)])
+                    p = {"axes": [ax]}
+                    add("argmax_" + tag, "argmax", p, [x], [np.asarray(np.argmax(x, axis=ax)).astype(np.int64)])
+                    add("argmin_" + tag, "argmin", p, [x], [np.asarray(np.argmin(x, axis=ax)).astype(np.int64)])
+                add("cumsum_" + tag, "cumsum", {"axis": ax}, [x], [np.cumsum(x, axis=ax)])
+                add("cummax_" + tag, "cummax", {"axis": ax}, [x], [np.maximum.accumulate(x, axis=ax)])
+                add("cummin_" + tag, "cummin", {"axis": ax}, [x], [np.minimum.accumulate(x, axis=ax)])
+                add("diff1_" + tag, "diff", {"axis": ax, "n": 1}, [x], [np.diff(x, n=1, axis=ax)])
+        for shape in [(0,), (40,), (5, 8)]:
+            x = wide(dt, shape)
+            v, i, inv, c = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+            add(f"unique_{dt}{list(shape)}", "unique", {}, [x],
+                [v, i.astype(np.int64), inv.astype(np.int64).reshape(-1), c.astype(np.int64)])
+        a = np.sort(wide(dt, (30,)), kind="stable")
+        v = np.concatenate([wide(dt, (20,)), a[:5]])
+        for side in ["left", "right"]:
+            add(f"searchsorted_{dt}_{side}", "searchsorted", {"right": side == "right"}, [a, v],
+                [np.searchsorted(a, v, side=side).astype(np.int64)])
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sortscan.json")
 with open(out, "w") as f:
