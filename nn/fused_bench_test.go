@@ -66,3 +66,32 @@ func BenchmarkFusedGPU(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBiasGradGPU is a bias's gradient in a GPT-2 step: the column
+// sums of a 16384x768 gradient, bfloat16 widened to float32 (the q, k and
+// v biases) and float32 (the projections'), three each per layer:
+//
+//	go test -run X -bench BiasGradGPU ./nn
+func BenchmarkBiasGradGPU(b *testing.B) {
+	gpu := testGPU(b)
+	for _, dt := range []array.DType{array.BFloat16, array.Float32} {
+		b.Run(dt.String(), func(b *testing.B) {
+			g := gpu.NewRNG(2).Normal(array.Float32, 0, 1, 16384, 768).AsType(dt).Copy()
+			run := func() {
+				db := g.AsType(array.Float32).Sum(0).Copy()
+				db.Close()
+			}
+			run()
+			if err := gpu.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				run()
+			}
+			if err := gpu.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

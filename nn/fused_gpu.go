@@ -122,14 +122,28 @@ extern "C" __global__ void gocu_ln_fwd(const TI* __restrict__ x, const float* __
     }
 }
 
-// LayerNorm backward: a warp per row for dx. The weight and bias
-// gradients come from gocu_ln_dwdb, without atomics. With rms set it is
-// RMSNorm's, whose dx lacks the mean's term.
+// lnAccAt is column j's place (j < 1024) among a warp's column sums in
+// gocu_ln_bwd: in the vector path the lanes touch distinct banks.
+__device__ __forceinline__ int lnAccAt(int j) { return ((j >> 8) * 8 + (j & 7)) * 32 + ((j >> 3) & 31); }
+
+// LayerNorm backward: a warp per row for dx. With rms set it is RMSNorm's,
+// whose dx lacks the mean's term. With part (rows of at most 1024), each
+// warp also sums dy·x̂ and dy of its rows per column in shared memory
+// (2048 floats a warp), and the block writes their sums, warp by warp,
+// into part (2c per block) for gocu_ln_wsum: the weight and bias
+// gradients without a second read of dy and x, nor atomics. Without
+// part, gocu_ln_dwdb computes them.
 extern "C" __global__ void gocu_ln_bwd(const TO* __restrict__ dy, const TI* __restrict__ x, const float* __restrict__ w,
                                        const float* __restrict__ mean, const float* __restrict__ rstd,
-                                       TI* __restrict__ dx, long long n, int c, int rms) {
+                                       TI* __restrict__ dx, float* __restrict__ part, long long n, int c, int rms) {
+    extern __shared__ float lnAcc[];
     int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
     bool vec = c %% 8 == 0 && al16(dy) && al16(x) && al16(w) && al16(dx);
+    float* acc = part ? lnAcc + (threadIdx.x >> 5) * 2048 : nullptr;
+    if (acc) {
+        for (int i = lane; i < 2048; i += 32) acc[i] = 0.0f;
+        __syncwarp();
+    }
     for (long long row = (long long)blockIdx.x * warps + (threadIdx.x >> 5); row < n; row += (long long)gridDim.x * warps) {
         const TI* xr = x + row * c;
         const TO* gr = dy + row * c;
@@ -170,8 +184,13 @@ extern "C" __global__ void gocu_ln_bwd(const TO* __restrict__ dy, const TI* __re
                     V8<TI> o;
 #pragma unroll
                     for (int k = 0; k < 8; k++) {
-                        float xh = (ld(xa[q].v[k]) - m) * r;
-                        st(o.v, k, (ld(ga[q].v[k]) * w[j + k] - a - xh * bx) * r);
+                        float g = ld(ga[q].v[k]), xh = (ld(xa[q].v[k]) - m) * r;
+                        st(o.v, k, (g * w[j + k] - a - xh * bx) * r);
+                        if (acc) {
+                            int p = lnAccAt(j + k);
+                            acc[p] += g * xh;
+                            acc[p + 1024] += g;
+                        }
                     }
                     st8(dr, j, o);
                 }
@@ -214,6 +233,20 @@ extern "C" __global__ void gocu_ln_bwd(const TO* __restrict__ dy, const TI* __re
         for (int i = lane; i < c; i += 32) {
             float g = ld(gr[i]), xh = (ld(xr[i]) - m) * r;
             st(dr, i, (g * w[i] - a - xh * bx) * r);
+            if (acc) {
+                int p = lnAccAt(i);
+                acc[p] += g * xh;
+                acc[p + 1024] += g;
+            }
+        }
+    }
+    if (part) {
+        __syncthreads();
+        for (int col = threadIdx.x; col < 2 * c; col += blockDim.x) {
+            int p = col < c ? lnAccAt(col) : lnAccAt(col - c) + 1024;
+            float s = 0.0f;
+            for (int k = 0; k < warps; k++) s += lnAcc[k * 2048 + p];
+            part[(long long)blockIdx.x * 2 * c + col] = s;
         }
     }
 }

@@ -45,6 +45,7 @@ static float gocu_shfl[32][32];
 static std::mutex gocu_atomic;
 static std::vector<float> gocu_smem;
 static void __syncthreads() { gocu_block->arrive_and_wait(); }
+static void __syncwarp(unsigned = 0xffffffffu) { gocu_warp[threadIdx.x >> 5]->arrive_and_wait(); }
 static float __shfl_xor_sync(unsigned, float v, int o, int) {
     int l = threadIdx.x & 31, w = threadIdx.x >> 5;
     gocu_shfl[w][l] = v;
@@ -103,11 +104,21 @@ int main(int argc, char** argv) {
         auto x = in<TI>(n * c); auto w = in<float>(c); auto b = in<float>(c); auto dy = in<TO>(n * c);
         auto y = toNaN(n * c); auto mean = fNaN(n), rstd = fNaN(n);
         launch((n + 7) / 8, 256, 0, [&] { gocu_ln_fwd(x.data(), w.data(), b.data(), y.data(), mean.data(), rstd.data(), n, c, 1e-5f, rms); });
+        // With sums, the backward kernel's 3 blocks of 4 warps sum the
+        // weight's and bias's gradients themselves; else gocu_ln_dwdb does.
+        int sums = atoi(argv[4]);
         int blocks = std::min<long long>((n + 7) / 8, 3), chunks = 2, tiles = (c + 31) / 32;
-        auto dx = tiNaN(n * c); auto part = fNaN(chunks * 2 * c); auto dw = fNaN(c), db = fNaN(c);
-        launch(blocks, 256, 0, [&] { gocu_ln_bwd(dy.data(), x.data(), w.data(), mean.data(), rstd.data(), dx.data(), n, c, rms); });
-        launch(tiles * chunks, 256, 0, [&] { gocu_ln_dwdb(dy.data(), x.data(), mean.data(), rstd.data(), part.data(), n, c, chunks); });
-        launch((2 * c + 31) / 32, 256, 0, [&] { gocu_ln_wsum(part.data(), dw.data(), db.data(), chunks, c); });
+        auto dx = tiNaN(n * c); auto dw = fNaN(c), db = fNaN(c);
+        if (sums) {
+            auto part = fNaN(3 * 2 * c);
+            launch(3, 128, 4 * 2048 * 4, [&] { gocu_ln_bwd(dy.data(), x.data(), w.data(), mean.data(), rstd.data(), dx.data(), part.data(), n, c, rms); });
+            launch((2 * c + 31) / 32, 256, 0, [&] { gocu_ln_wsum(part.data(), dw.data(), db.data(), 3, c); });
+        } else {
+            auto part = fNaN(chunks * 2 * c);
+            launch(blocks, 256, 0, [&] { gocu_ln_bwd(dy.data(), x.data(), w.data(), mean.data(), rstd.data(), dx.data(), nullptr, n, c, rms); });
+            launch(tiles * chunks, 256, 0, [&] { gocu_ln_dwdb(dy.data(), x.data(), mean.data(), rstd.data(), part.data(), n, c, chunks); });
+            launch((2 * c + 31) / 32, 256, 0, [&] { gocu_ln_wsum(part.data(), dw.data(), db.data(), chunks, c); });
+        }
         out(y); out(dx); out(dw); out(db);
     } else if (op == "gelu") {
         int form = c;
@@ -153,6 +164,7 @@ func hostBinary(t *testing.T, clang string, in, out array.DType) string {
 	src := nn.FusedSource(in, out)
 	// The dynamic shared memory is the launch's buffer.
 	src = strings.Replace(src, "extern __shared__ Vec xentRow[];", "Vec* xentRow = (Vec*)gocu_smem.data();", 1)
+	src = strings.Replace(src, "extern __shared__ float lnAcc[];", "float* lnAcc = gocu_smem.data();", 1)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "fused.cc")
 	if err := os.WriteFile(path, []byte(hostPrelude+src+hostMain), 0o600); err != nil {
@@ -243,20 +255,24 @@ func hostRun(t *testing.T, clang string, in, out array.DType) {
 	// nor of 8: scalar accesses), 64 (16-byte ones, kept in registers
 	// backward) and 1040 (16-byte ones, read twice); 37 rows over 5
 	// forward blocks and 3 backward ones.
-	for _, op := range []string{"ln", "rms"} {
+	for _, op := range []string{"ln 0", "rms 0", "ln 1", "rms 1"} {
 		for _, c := range []int{100, 64, 1040} {
+			name, sums, _ := strings.Cut(op, " ")
+			if sums == "1" && c > 1024 {
+				continue // the kernel sums rows of at most 1024
+			}
 			const n = 37
 			var w bytes.Buffer
 			x := enc(t, &w, scaled(randn(uint64(c), n*c), 2, 0.5), in)
 			wt := enc(t, &w, scaled(randn(uint64(c)+1, c), 1, 1), array.Float32)
 			bv := randn(uint64(c)+2, c)
-			if op == "rms" {
+			if name == "rms" {
 				clear(bv)
 			}
 			b := enc(t, &w, bv, array.Float32)
 			gy := enc(t, &w, randn(uint64(c)+3, n*c), out)
-			r := runHost(t, bin, w.Bytes(), op, n, c)
-			wy, wdx, wdw, wdb := normRef(x, wt, b, gy, n, c, op == "rms", 1e-5)
+			r := runHost(t, bin, w.Bytes(), name, n, c, sums)
+			wy, wdx, wdw, wdb := normRef(x, wt, b, gy, n, c, name == "rms", 1e-5)
 			what := fmt.Sprintf("%s %v→%v c=%d", op, in, out, c)
 			near(t, what+" y", dec(t, r, n*c, out), wy, tol)
 			near(t, what+" dx", dec(t, r, n*c, in), wdx, tol)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
+	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/grad"
 )
 
@@ -106,31 +107,65 @@ func (l *LayerNorm) fused(x *grad.Var) *grad.Var {
 		return grad.Const(array.Failed(err))
 	}
 	return grad.Func("LayerNorm", y, []*grad.Var{x, l.Weight, l.Bias}, func(g *array.Array) []*array.Array {
-		gc := cast(g, out).Contiguous()
-		dx := m.Empty(xv.DType(), xs...)
-		dw, db := m.Empty(array.Float32, l.Shape...), m.Empty(array.Float32, l.Shape...)
-		cfg := gocu.Config{Grid: grid1(min((n+warps-1)/warps, 1024)), Block: grid1(32 * warps)}
-		err := ks.lnBwd.Launch(cfg, gc, xc, wc, mean, rstd, dx, int64(n), int32(c), int32(0))
-		// About 1024 blocks of 32 columns by chunks of rows, each chunk
-		// at least 64 rows.
-		tiles := (c + 31) / 32
-		chunks := max(1, min((1024+tiles-1)/tiles, n/64))
-		part := m.Empty(array.Float32, chunks, 2*c)
-		if err == nil {
-			cfg = gocu.Config{Grid: grid1(tiles * chunks), Block: grid1(256)}
-			err = ks.lnDwdb.Launch(cfg, gc, xc, mean, rstd, part, int64(n), int32(c), int32(chunks))
-		}
-		if err == nil {
-			cfg = gocu.Config{Grid: grid1((2*c + 31) / 32), Block: grid1(256)}
-			err = ks.lnWsum.Launch(cfg, part, dw, db, int32(chunks), int32(c))
-		}
-		part.Close() // freed in stream order, after the kernels
+		dx, dw, db, err := normBackward(ks, m, cast(g, out).Contiguous(), xc, wc, mean, rstd, xv.DType(), l.Shape, n, c, false)
 		if err != nil {
 			f := array.Failed(err)
 			return []*array.Array{f, f, f}
 		}
 		return []*array.Array{dx, dw, db}
 	})
+}
+
+// lnAccRow is the longest row whose weight and bias gradients gocu_ln_bwd
+// sums itself (2048 floats of shared memory a warp).
+const lnAccRow = 1024
+
+// normBackward launches the backward kernels of LayerNorm (rms: RMSNorm's,
+// the mean 0) for the gradient gc of the result: dx in dtype dt, and the
+// float32 sums dw of dy·x̂ and db of dy, of the normalised shape.
+func normBackward(ks *fusedKernels, m *array.Maker, gc, xc, wc, mean, rstd *array.Array, dt array.DType, shape []int, n, c int, rms bool) (dx, dw, db *array.Array, err error) {
+	flag := int32(0)
+	if rms {
+		flag = 1
+	}
+	dx = m.Empty(dt, xc.Shape()...)
+	dw, db = m.Empty(array.Float32, shape...), m.Empty(array.Float32, shape...)
+	var part *array.Array
+	blocks := 0
+	if c <= lnAccRow {
+		// dx and each block's column sums in one pass over dy and x: four
+		// warps, 32 KiB of shared memory, at most 512 blocks of partials.
+		const warps = 4
+		blocks = min((n+warps-1)/warps, 512)
+		part = m.Empty(array.Float32, blocks, 2*c)
+		cfg := gocu.Config{Grid: grid1(blocks), Block: grid1(32 * warps), Shared: warps * 2048 * 4}
+		err = ks.lnBwd.Launch(cfg, gc, xc, wc, mean, rstd, dx, part, int64(n), int32(c), flag)
+	} else {
+		const warps = 8
+		cfg := gocu.Config{Grid: grid1(min((n+warps-1)/warps, 1024)), Block: grid1(32 * warps)}
+		err = ks.lnBwd.Launch(cfg, gc, xc, wc, mean, rstd, dx, cuda.DevicePtr(0), int64(n), int32(c), flag)
+		// About 1024 blocks of 32 columns by chunks of rows, each chunk
+		// at least 64 rows.
+		tiles := (c + 31) / 32
+		blocks = max(1, min((1024+tiles-1)/tiles, n/64))
+		part = m.Empty(array.Float32, blocks, 2*c)
+		if err == nil {
+			cfg = gocu.Config{Grid: grid1(tiles * blocks), Block: grid1(256)}
+			err = ks.lnDwdb.Launch(cfg, gc, xc, mean, rstd, part, int64(n), int32(c), int32(blocks))
+		}
+	}
+	if err == nil {
+		cfg := gocu.Config{Grid: grid1((2*c + 31) / 32), Block: grid1(256)}
+		err = ks.lnWsum.Launch(cfg, part, dw, db, int32(blocks), int32(c))
+	}
+	part.Close() // freed in stream order, after the kernels
+	if err != nil {
+		dx.Close()
+		dw.Close()
+		db.Close()
+		return nil, nil, nil, err
+	}
+	return dx, dw, db, nil
 }
 
 // Named implements Module: "weight" and "bias".
@@ -185,34 +220,15 @@ func (l *RMSNorm) fused(x *grad.Var, eps float64) *grad.Var {
 		in1 = append(in1, l.Weight)
 	}
 	return grad.Func("RMSNorm", y, in1, func(g *array.Array) []*array.Array {
-		gc := cast(g, out).Contiguous()
-		var dx, dw *array.Array
-		cfg := gocu.Config{Grid: grid1(min((n+warps-1)/warps, 1024)), Block: grid1(32 * warps)}
-		var err error
-		if x.RequiresGrad() {
-			dx = m.Empty(in, xs...)
-			err = ks.lnBwd.Launch(cfg, gc, xc, wc, mean, rstd, dx, int64(n), int32(c), int32(1))
-		}
-		if err == nil && l.Weight != nil && l.Weight.RequiresGrad() {
-			// The mean written forward is 0: the sums of dy·x̂ are the
-			// weight's gradient; the bias's sums go unused.
-			tiles := (c + 31) / 32
-			chunks := max(1, min((1024+tiles-1)/tiles, n/64))
-			part := m.Empty(array.Float32, chunks, 2*c)
-			db := m.Empty(array.Float32, c)
-			dw = m.Empty(array.Float32, l.Shape...)
-			cfg = gocu.Config{Grid: grid1(tiles * chunks), Block: grid1(256)}
-			err = ks.lnDwdb.Launch(cfg, gc, xc, mean, rstd, part, int64(n), int32(c), int32(chunks))
-			if err == nil {
-				cfg = gocu.Config{Grid: grid1((2*c + 31) / 32), Block: grid1(256)}
-				err = ks.lnWsum.Launch(cfg, part, dw, db, int32(chunks), int32(c))
-			}
-			part.Close() // freed in stream order, after the kernels
-			db.Close()
-		}
+		dx, dw, db, err := normBackward(ks, m, cast(g, out).Contiguous(), xc, wc, mean, rstd, in, l.Shape, n, c, true)
 		if err != nil {
 			f := array.Failed(err)
 			return []*array.Array{f, f}
+		}
+		db.Close() // the sums of dy: RMSNorm has no bias
+		if l.Weight == nil {
+			dw.Close()
+			return []*array.Array{dx}
 		}
 		return []*array.Array{dx, dw}
 	})
