@@ -9,8 +9,8 @@ import (
 // Keys become int64 codes that order as the keys do. An integer key whose
 // range is small (the db-benchmark's keys, dictionary codes, booleans) is
 // its own code less its minimum: a direct index, no sort, which on a GPU
-// reduces with atomics. Other integer keys go through a hash table on a
-// GPU (hash.go); the rest are ranked by a sort (UniqueAll).
+// reduces with atomics. Other integer keys go through a hash table
+// (hash.go); the rest are ranked by a sort (UniqueAll).
 
 // codeLimit is the largest code space indexed directly for n rows.
 func codeLimit(n int) int { return max(2*n, 1<<16) }

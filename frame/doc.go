@@ -80,9 +80,9 @@
 // Joins count the right rows of each code, expand each left row by its
 // count (Cumsum and SearchSorted) and gather from the right rows in code
 // order. Inner, left, semi and anti joins on integer keys build a hash
-// table of the right rows' keys and probe it with the left rows' (a hash
-// join): on a GPU always, on the CPU for keys too wide to index directly.
-// Outer joins and float keys rank both sides' keys together (a
+// table of the smaller side's keys and probe it with the other side's (a
+// hash join): on a GPU always, on the CPU for keys too wide to index
+// directly. Outer joins and float keys rank both sides' keys together (a
 // sort-merge join in effect). Either way the rows come in the order
 // documented under Nulls.
 //

@@ -12,12 +12,13 @@ import (
 	"github.com/gocu-dev/gocu/array"
 )
 
-// Hash-based grouping and joining on the GPU, as libcudf does: integer
-// keys too wide to index directly go into an open-addressing table in
-// device memory instead of being ranked by a sort; the table's distinct
-// keys, few beside the rows, are then sorted so that codes order as the
-// keys. Groups of a small code space reduce in shared memory (see
-// hash_cuda.go). The CPU runs the same table in Go, on all cores.
+// Hash-based grouping and joining, as libcudf does: integer keys too
+// wide to index directly go into an open-addressing table (in device
+// memory on a GPU, in Go on all cores on the CPU) instead of being ranked
+// by a sort; the table's distinct keys, few beside the rows, are then
+// sorted so that codes order as the keys. Joins hash on a GPU whatever
+// the keys' range. On a GPU, groups of a small code space reduce in
+// shared memory (see hash_cuda.go).
 // GOCU_FRAME_HASH=0 turns the tables and the shared-memory reductions off
 // (the sort-based paths and array's global atomics); GOCU_FRAME_HASH=1
 // makes the CPU's joins use the table for narrow keys too, as the GPU's

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gocu-dev/gocu/array"
@@ -89,8 +90,12 @@ template <class V> static std::vector<V> in(size_t n) {
 }
 
 template <class V> static void out(const std::vector<V>& v) { fwrite(v.data(), sizeof(V), v.size(), stdout); }
+`
 
-int main(int argc, char** argv) {
+// hashHostRun runs a table or group operation of one variant of the
+// kernels: argv[1] names it.
+const hashHostRun = `
+int run(int argc, char** argv) {
     std::string op = argv[1];
     long long n = atoll(argv[2]);
     unsigned grid = atoi(argv[4]), block = atoi(argv[5]);
@@ -120,20 +125,40 @@ int main(int argc, char** argv) {
 }
 `
 
-// hashHostBinary compiles the hash kernels for values of dt and keys of
-// dtype key as a host program.
-func hashHostBinary(t *testing.T, dt, key array.DType) string {
+// hostVariant is one compilation of the kernels: values of dt, keys of
+// dtype key.
+type hostVariant struct{ dt, key array.DType }
+
+func (v hostVariant) name() string { return "v_" + v.dt.String() + "_" + v.key.String() }
+
+// hostVariants are the variants the host tests run.
+var hostVariants = []hostVariant{{array.Float64, array.Int64}, {array.Float64, array.Int32}, {array.Int32, array.Int32},
+	{array.Int64, array.Int64}, {array.Float32, array.Int32}}
+
+// hashHostBinary compiles every variant of the hash kernels into one host
+// program, each in a namespace of its name (once: the compile is slow).
+func hashHostBinary(t *testing.T) string {
 	t.Helper()
 	clang := clangtest.Need(t, "clang++-16")
+	var src strings.Builder
+	src.WriteString(hashHostPrelude + hashHostMain)
+	dispatch := "int main(int argc, char** argv) {\n    std::string v = argv[1];\n"
+	for _, v := range hostVariants {
+		// The kernels' C names would clash across namespaces.
+		k := strings.ReplaceAll(hashSource(v.dt, v.key), `extern "C" `, "")
+		fmt.Fprintf(&src, "namespace %s {\n%s%s}\n", v.name(), k, hashHostRun)
+		dispatch += fmt.Sprintf("    if (v == %q) return %s::run(argc - 1, argv + 1);\n", v.name(), v.name())
+	}
+	src.WriteString(dispatch + "    return 2;\n}\n")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hash.cc")
-	if err := os.WriteFile(path, []byte(hashHostPrelude+hashSource(dt, key)+hashHostMain), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(src.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "hash")
-	msg, err := exec.Command(clang, "-std=c++20", "-O1", "-pthread", "-w", "-o", bin, path).CombinedOutput()
+	msg, err := exec.Command(clang, "-std=c++20", "-O0", "-pthread", "-w", "-o", bin, path).CombinedOutput()
 	if err != nil {
-		t.Fatalf("%v: clang++: %v\n%s", dt, err, msg)
+		t.Fatalf("clang++: %v\n%s", err, msg)
 	}
 	return bin
 }
@@ -166,14 +191,17 @@ func readN[T any](t *testing.T, r *bytes.Reader, n int) []T {
 // TestHashKernelsHost inserts keys with many repeats (and extreme values)
 // into the table from several threads at once, then checks that every
 // distinct key has one slot and that lookups find exactly the keys in.
+// The same program then checks the group kernels (testGroupKernels).
 func TestHashKernelsHost(t *testing.T) {
+	bin := hashHostBinary(t)
 	for _, dt := range []array.DType{array.Int64, array.Int32} {
-		t.Run(dt.String(), func(t *testing.T) { testHashKernels(t, dt) })
+		t.Run("table/"+dt.String(), func(t *testing.T) { testHashKernels(t, bin, dt) })
 	}
+	t.Run("groups", func(t *testing.T) { testGroupKernels(t, bin) })
 }
 
-func testHashKernels(t *testing.T, dt array.DType) {
-	bin := hashHostBinary(t, array.Float64, dt)
+func testHashKernels(t *testing.T, bin string, dt array.DType) {
+	variant := hostVariant{array.Float64, dt}.name()
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct {
 		n, distinct, cap int
@@ -232,7 +260,7 @@ func testHashKernels(t *testing.T, dt array.DType) {
 			binary.Write(&buf, binary.LittleEndian, probe)
 		}
 		binary.Write(&buf, binary.LittleEndian, tc.empty)
-		out := runHashHost(t, bin, buf.Bytes(), "hash", tc.n, tc.cap, 3, 64)
+		out := runHashHost(t, bin, buf.Bytes(), variant, "hash", tc.n, tc.cap, 3, 64)
 		slots := readN[int64](t, out, tc.cap)
 		slot := readN[int64](t, out, tc.n)
 		found := readN[int64](t, out, tc.n)
@@ -282,10 +310,10 @@ func testHashKernels(t *testing.T, dt array.DType) {
 	}
 }
 
-// TestGroupKernelsHost checks the shared-memory sums, counts, first rows,
+// testGroupKernels checks the shared-memory sums, counts, first rows,
 // maxima and minima per group against float64 and integer references,
 // with and without a mask of present rows.
-func TestGroupKernelsHost(t *testing.T) {
+func testGroupKernels(t *testing.T, bin string) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for i, dt := range []array.DType{array.Int32, array.Int64, array.Float32, array.Float64} {
 		// Group keys of int32 from lo, or int64 group numbers.
@@ -293,7 +321,7 @@ func TestGroupKernelsHost(t *testing.T) {
 		if i%2 == 0 {
 			key, lo = array.Int32, -1_000_000
 		}
-		bin := hashHostBinary(t, dt, key)
+		variant := hostVariant{dt, key}.name()
 		for _, tc := range []struct{ n, g, grid, block int }{{1000, 7, 3, 64}, {777, 100, 2, 96}, {50, 300, 1, 32}} {
 			for _, masked := range []bool{false, true} {
 				name := fmt.Sprintf("%v/n%d/g%d/mask%v", dt, tc.n, tc.g, masked)
@@ -334,7 +362,7 @@ func TestGroupKernelsHost(t *testing.T) {
 				binary.Write(&buf, binary.LittleEndian, int32(b2i(masked)))
 				buf.Write(low)
 				buf.Write(high)
-				out := runHashHost(t, bin, buf.Bytes(), "group", tc.n, tc.g, tc.grid, tc.block, lo)
+				out := runHashHost(t, bin, buf.Bytes(), variant, "group", tc.n, tc.g, tc.grid, tc.block, lo)
 				var sum []float64
 				if dt.IsFloating() {
 					sum = readN[float64](t, out, tc.g)

@@ -5,7 +5,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/gocu-dev/gocu/array"
 )
 
 // hashData is a frame with wide integer keys (too wide to index
@@ -237,6 +240,40 @@ func checkJoinRows(t *testing.T, l, r, j *Frame, how How, on []string) {
 		}
 		if got != wantR[i] {
 			t.Fatalf("row %d: right row %d, want %d", i, got, wantR[i])
+		}
+	}
+}
+
+// TestTakeStringsParallel gathers a string column of more rows than one
+// core's share, with repeats, nulls and empty strings, and checks every
+// row.
+func TestTakeStringsParallel(t *testing.T) {
+	const n = 70_000
+	r := rand.New(rand.NewPCG(31, 32))
+	words, valid := make([]string, n), make([]bool, n)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%d-%s", i, strings.Repeat("x", r.IntN(4)))
+		if i%9 == 0 {
+			words[i] = ""
+		}
+		valid[i] = i%13 != 0
+	}
+	f := mustFrame(t, mustSeries(t, "s", words, valid))
+	idx := make([]int64, 3*n)
+	for i := range idx {
+		idx[i] = int64(r.IntN(n))
+	}
+	g, err := f.Take(array.FromSliceOn(testDev, idx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gv, err := must(g.Column("s")).Strings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, i := range idx {
+		if gv[k] != valid[i] || (valid[i] && got[k] != words[i]) {
+			t.Fatalf("row %d: %q (%v), want %q (%v)", k, got[k], gv[k], words[i], valid[i])
 		}
 	}
 }

@@ -24,8 +24,8 @@ const (
 // other left columns, then the other right columns; names both sides use
 // get pandas' suffixes _x and _y. Matches of one left row come in the
 // right frame's order. Joins other than outer on integer keys hash the
-// right rows' keys and probe with the left rows' (on the CPU only keys
-// too wide to index directly); otherwise both sides' keys are ranked
+// smaller side's keys and probe with the other side's (on the CPU only
+// keys too wide to index directly); otherwise both sides' keys are ranked
 // together. Either way matches are counted per left row and expanded by a
 // scan of the counts.
 func (f *Frame) Join(r *Frame, how How, on ...string) (*Frame, error) {

@@ -366,17 +366,26 @@ func (s *Series) take(idx, null *array.Array) (*Series, error) {
 		if err != nil {
 			return nil, wrapErr(op, ErrValue, err, "column %q", s.name)
 		}
-		c.offs = make([]int64, len(ix)+1)
-		c.bytes = nil
-		total := 0
-		for _, i := range ix {
-			total += int(s.offs[i+1] - s.offs[i])
+		// Lengths, their running sum, then the bytes: the first and last
+		// passes on all cores.
+		offs := make([]int64, len(ix)+1)
+		hostChunks(len(ix), func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				i := ix[k]
+				offs[k+1] = s.offs[i+1] - s.offs[i]
+			}
+		})
+		for k := range ix {
+			offs[k+1] += offs[k]
 		}
-		c.bytes = make([]byte, 0, total)
-		for k, i := range ix {
-			c.bytes = append(c.bytes, s.bytes[s.offs[i]:s.offs[i+1]]...)
-			c.offs[k+1] = int64(len(c.bytes))
-		}
+		b := make([]byte, offs[len(ix)])
+		hostChunks(len(ix), func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				i := ix[k]
+				copy(b[offs[k]:offs[k+1]], s.bytes[s.offs[i]:s.offs[i+1]])
+			}
+		})
+		c.offs, c.bytes = offs, b
 	} else {
 		c.data = s.data.Take(idx, 0)
 	}
