@@ -576,41 +576,59 @@ func complexBinary(name string, op backend.Op, x, y any) (z *Array, ok bool) {
 		defer closeAll(br, bi)
 	}
 	var re, im *Array
+	var tmp temps
+	defer tmp.close()
+	t := tmp.add
 	switch op {
 	case backend.OpEq:
-		return ar.Eq(br).LogicalAnd(ai.Eq(bi)), true
+		return t(ar.Eq(br)).LogicalAnd(t(ai.Eq(bi))), true
 	case backend.OpNe:
-		return ar.Ne(br).LogicalOr(ai.Ne(bi)), true
+		return t(ar.Ne(br)).LogicalOr(t(ai.Ne(bi))), true
 	case backend.OpAdd:
 		re, im = ar.Add(br), ai.Add(bi)
 	case backend.OpSub:
 		re, im = ar.Sub(br), ai.Sub(bi)
 	case backend.OpMul:
-		re, im = ar.Mul(br).Sub(ai.Mul(bi)), ar.Mul(bi).Add(ai.Mul(br))
+		re, im = t(ar.Mul(br)).Sub(t(ai.Mul(bi))), t(ar.Mul(bi)).Add(t(ai.Mul(br)))
 	case backend.OpDiv:
-		re, im = complexDiv(ar, ai, br, bi)
+		re, im = complexDiv(t, ar, ai, br, bi)
 	case backend.OpPow:
 		re, im = complexPow(ar, ai, br, bi)
 	}
-	defer closeAll(re, im)
+	t(re)
+	t(im)
 	return d.fromParts(name, dt, re, im), true
 }
+
+// temps are the temporary arrays of a complex operation, closed when it
+// returns: a pending one left to the collector would keep its inputs'
+// memory until a collection.
+type temps []*Array
+
+// add adds a to the temporaries and returns it.
+func (t *temps) add(a *Array) *Array {
+	*t = append(*t, a)
+	return a
+}
+
+func (t *temps) close() { closeAll(*t...) }
 
 // complexDiv is (ar + i·ai) / (br + i·bi) by Smith's algorithm, as NumPy:
 // it scales by the larger part of the divisor, so that squaring it cannot
 // overflow.
-func complexDiv(ar, ai, br, bi *Array) (re, im *Array) {
-	big := shared(br.Abs().Ge(bi.Abs()))
+// t keeps the temporaries for closing.
+func complexDiv(t func(*Array) *Array, ar, ai, br, bi *Array) (re, im *Array) {
+	big := t(shared(t(br.Abs()).Ge(t(bi.Abs()))))
 	// |br| >= |bi|: r = bi/br, den = br + bi·r.
-	r1 := shared(bi.Div(br))
-	d1 := shared(br.Add(bi.Mul(r1)))
-	re1 := ar.Add(ai.Mul(r1)).Div(d1)
-	im1 := ai.Sub(ar.Mul(r1)).Div(d1)
+	r1 := t(shared(bi.Div(br)))
+	d1 := t(shared(br.Add(t(bi.Mul(r1)))))
+	re1 := t(t(ar.Add(t(ai.Mul(r1)))).Div(d1))
+	im1 := t(t(ai.Sub(t(ar.Mul(r1)))).Div(d1))
 	// |bi| > |br|: r = br/bi, den = br·r + bi.
-	r2 := shared(br.Div(bi))
-	d2 := shared(br.Mul(r2).Add(bi))
-	re2 := ar.Mul(r2).Add(ai).Div(d2)
-	im2 := ai.Mul(r2).Sub(ar).Div(d2)
+	r2 := t(shared(br.Div(bi)))
+	d2 := t(shared(t(br.Mul(r2)).Add(bi)))
+	re2 := t(t(t(ar.Mul(r2)).Add(ai)).Div(d2))
+	im2 := t(t(t(ai.Mul(r2)).Sub(ar)).Div(d2))
 	return Where(big, re1, re2), Where(big, im1, im2)
 }
 
@@ -622,9 +640,11 @@ func (a *Array) complexUnary(name string, op backend.Op) *Array {
 	}
 	defer closeAll(re, im)
 	d, dt := a.dev, a.dt
+	var tmp temps
+	defer tmp.close()
+	t := tmp.add
 	fromParts := func(name string, dt DType, r, i *Array) *Array {
-		defer closeAll(r, i)
-		return d.fromParts(name, dt, r, i)
+		return d.fromParts(name, dt, t(r), t(i))
 	}
 	switch op {
 	case backend.OpNeg:
@@ -632,18 +652,16 @@ func (a *Array) complexUnary(name string, op backend.Op) *Array {
 	case backend.OpAbs:
 		return re.Hypot(im)
 	case backend.OpSquare:
-		return fromParts(name, dt, re.Mul(re).Sub(im.Mul(im)), re.Mul(im).Mul(2))
+		return fromParts(name, dt, t(re.Mul(re)).Sub(t(im.Mul(im))), t(re.Mul(im)).Mul(2))
 	case backend.OpReciprocal:
-		one, zero := d.Ones(re.dt), d.Zeros(re.dt)
-		defer closeAll(one, zero)
-		r, i := complexDiv(one, zero, re, im)
+		one, zero := t(d.Ones(re.dt)), t(d.Zeros(re.dt))
+		r, i := complexDiv(t, one, zero, re, im)
 		return fromParts(name, dt, r, i)
 	case backend.OpExp:
-		e := shared(re.Exp())
-		defer e.Close()
-		return fromParts(name, dt, e.Mul(im.Cos()), e.Mul(im.Sin()))
+		e := t(shared(re.Exp()))
+		return fromParts(name, dt, e.Mul(t(im.Cos())), e.Mul(t(im.Sin())))
 	case backend.OpLog:
-		return fromParts(name, dt, re.Hypot(im).Log(), im.Arctan2(re))
+		return fromParts(name, dt, t(re.Hypot(im)).Log(), im.Arctan2(re))
 	case backend.OpSqrt:
 		r, i := complexSqrt(re, im)
 		return fromParts(name, dt, r, i)
@@ -719,8 +737,9 @@ func (a *Array) Conj() *Array {
 	if err != nil {
 		return failed(err)
 	}
-	defer closeAll(re, im)
-	return a.dev.fromParts("Conj", a.dt, re, im.Neg())
+	neg := im.Neg()
+	defer closeAll(re, im, neg)
+	return a.dev.fromParts("Conj", a.dt, re, neg)
 }
 
 // Angle returns the argument of each complex value in radians, in
