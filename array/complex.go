@@ -785,8 +785,17 @@ func (a *Array) complexAsType(dt DType) *Array {
 	return a.dev.fromParts(op, dt, re, im)
 }
 
-// complexCopy is Copy of a complex array.
+// complexCopy is Copy of a complex array: a materialised one is copied
+// through its float view (the contiguous kernels move vectors), a pending
+// one evaluated into the copy.
 func (a *Array) complexCopy() *Array {
+	if a != nil && a.dev != nil && !a.isPending() {
+		v := a.ViewAsReal()
+		defer v.Close()
+		c := v.Copy()
+		defer c.Close()
+		return c.ViewAsComplex()
+	}
 	re, im, err := a.parts("Copy")
 	if err != nil {
 		return failed(err)
