@@ -354,6 +354,44 @@ func (m *Maker) fromParts(op string, dt DType, re, im *Array) *Array {
 	return m.lazy(node(opPack, dt, shape, castExpr(es[0], rdt), castExpr(es[1], rdt)))
 }
 
+// packOf returns complex expression e as a pack node: e itself, a
+// complex leaf read through a float view of its storage, or a conversion
+// to complex applied to the parts. done releases the views it made.
+func (m *Maker) packOf(e *expr) (pk *expr, done func(), err error) {
+	done = func() {}
+	rdt := e.dt.component()
+	switch {
+	case e.op == opPack:
+		return e, done, nil
+	case e.op == backend.OpInput:
+		buf, err := m.reinterpret(e.st.buf, rdt)
+		if err != nil {
+			return nil, nil, err
+		}
+		e.st.retain() // released with the view (storage.release)
+		st := m.newStorage(buf, e.st)
+		r := len(e.lay.Shape)
+		lay := backend.Layout{Shape: e.lay.Shape, Strides: make([]int, r), Offset: 2 * e.lay.Offset}
+		for i, x := range e.lay.Strides {
+			lay.Strides[i] = 2 * x
+		}
+		re := leafExpr(snap{st: st, lay: lay}, rdt)
+		lay.Offset++
+		im := leafExpr(snap{st: st, lay: lay}, rdt)
+		return node(opPack, e.dt, e.shape, re, im), st.release, nil
+	case e.op == backend.OpCast && e.argv[0].dt.IsComplex():
+		in, done, err := m.packOf(e.argv[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		return node(opPack, e.dt, e.shape, castExpr(in.argv[0], rdt), castExpr(in.argv[1], rdt)), done, nil
+	case e.op == backend.OpCast:
+		zero := scalarExpr(scalar{kind: weakFloat}.as(rdt))
+		return node(opPack, e.dt, e.shape, castExpr(e.argv[0], rdt), zero), done, nil
+	}
+	return nil, nil, errorf("eval", ErrDType, "not supported for %v", e.dt)
+}
+
 // evalPackInto evaluates pack node e into the complex operand out: one
 // real program over out's float view, whose element (i, k) is part k of
 // element i (chosen by the parity of its flat index).
@@ -783,6 +821,30 @@ func (a *Array) complexAsType(dt DType) *Array {
 	}
 	defer closeAll(re, im)
 	return a.dev.fromParts(op, dt, re, im)
+}
+
+// complexAssign is Assign where a or src is complex: src, converted to
+// a's complex dtype, is written as a pending complex array. A complex
+// source for a real destination is an ErrDType error, as in AsType.
+func (a *Array) complexAssign(src any) error {
+	const op = "Assign"
+	if !a.dt.IsComplex() {
+		return errorf(op, ErrDType, "assigning complex values to %v would discard the imaginary part: assign Real, Imag or Abs", a.dt)
+	}
+	if s, ok := src.(*Array); ok && s != nil && s.dt.IsFloat8() {
+		return noPromotion(op, s.dt, a.dt)
+	}
+	re, im, err := a.dev.complexParts(op, src, a.dt.component())
+	if err != nil {
+		return err
+	}
+	defer closeAll(re, im)
+	c := a.dev.fromParts(op, a.dt, re, im)
+	defer c.Close()
+	if err := errOf(op, c); err != nil {
+		return err
+	}
+	return a.Assign(c)
 }
 
 // complexCopy is Copy of a complex array: a materialised one is copied

@@ -1,6 +1,7 @@
 package array
 
 import (
+	"errors"
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
@@ -309,4 +310,64 @@ func (l *liveBackend) live() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.bufs)
+}
+
+// TestComplexAssign writes complex values into complex arrays and views:
+// arrays of the same and of another dtype, real arrays and Go numbers, the
+// array itself (conjugated in place) and an overlapping view of it; a
+// complex source for a real destination is an ErrDType error.
+func TestComplexAssign(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		r := newRand(t)
+		const n = 7
+		xv := randComplexValues(r, Complex64, n)
+		x := complexOn(t, d, Complex64, xv, n)
+		c64 := func(v complex128) complex128 { return complex128(complex64(v)) }
+		dst := d.Zeros(Complex64, 2*n).Eval()
+		if err := dst.Slice(S(1, 2*n, 2)).Assign(x); err != nil {
+			t.Fatal(err)
+		}
+		checkComplexValues(t, "into a strided view", dst, func(i int) complex128 {
+			if i%2 == 0 {
+				return 0
+			}
+			return xv[i/2]
+		})
+		if err := dst.Slice(S(0, 2*n, 2)).Assign(complex(1, -2)); err != nil {
+			t.Fatal(err)
+		}
+		if err := dst.Slice(S(1, 2*n, 2)).Assign(x.Mul(x)); err != nil {
+			t.Fatal(err)
+		}
+		checkComplexValues(t, "a Go number and a pending product", dst, func(i int) complex128 {
+			if i%2 == 0 {
+				return complex(1, -2)
+			}
+			return c64(xv[i/2] * xv[i/2])
+		})
+		wide := d.Zeros(Complex128, n).Eval()
+		if err := wide.Assign(x); err != nil {
+			t.Fatal(err)
+		}
+		checkComplexValues(t, "complex64 into complex128", wide, func(i int) complex128 { return xv[i] })
+		re := d.Arange(Float32, n).Eval()
+		if err := wide.Assign(re); err != nil {
+			t.Fatal(err)
+		}
+		checkComplexValues(t, "a real array", wide, func(i int) complex128 { return complex(float64(i), 0) })
+		y := complexOn(t, d, Complex64, xv, n)
+		if err := y.Assign(y.Conj()); err != nil {
+			t.Fatal(err)
+		}
+		checkComplexValues(t, "conjugated in place", y, func(i int) complex128 { return cmplx.Conj(xv[i]) })
+		z := complexOn(t, d, Complex64, xv, n)
+		if err := z.Slice(S(1, n)).Assign(z.Slice(S(0, n-1))); err != nil {
+			t.Fatal(err)
+		}
+		checkComplexValues(t, "an overlapping view", z, func(i int) complex128 { return xv[max(i-1, 0)] })
+		f := d.Zeros(Float32, n).Eval()
+		if err := f.Assign(x); !errors.Is(err, ErrDType) {
+			t.Errorf("complex into float32: %v, want ErrDType", err)
+		}
+	})
 }

@@ -485,10 +485,12 @@ func (m *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
 	if e.dt.IsComplex() {
 		// Complex operations work on the parts (complex.go): a pending
 		// complex array is a pack of two real expressions.
-		if e.op == opPack {
-			return m.evalPackInto(e, shape, out)
+		pk, done, err := m.packOf(e)
+		if err != nil {
+			return err
 		}
-		return errorf("eval", ErrDType, "not supported for %v", e.dt)
+		defer done()
+		return m.evalPackInto(pk, shape, out)
 	}
 	if m.prep != nil && e.op != backend.OpInput {
 		done, err := m.evalMemoised(e, shape, out)
