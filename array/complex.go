@@ -347,7 +347,9 @@ func (m *Maker) fromParts(op string, dt DType, re, im *Array) *Array {
 	var es [2]*expr
 	var pn pins
 	defer pn.release()
-	if err := operandExprs(es[:], &pn, op, shape, []*Array{re, im}); err != nil {
+	// The two parts are two expressions computed side by side: each
+	// may have a program's worth of nodes.
+	if err := operandExprsUpTo(es[:], &pn, op, shape, []*Array{re, im}, 2*maxExprNodes); err != nil {
 		return failed(err)
 	}
 	rdt := dt.component()

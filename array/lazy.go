@@ -369,6 +369,11 @@ func (m *Maker) youngReader(s *storage) *Array {
 // too where the operand reads OpIota and would be broadcast: its values
 // depend on its own shape.
 func operandExprs(es []*expr, pn *pins, op string, shape []int, arrs []*Array) error {
+	return operandExprsUpTo(es, pn, op, shape, arrs, maxExprNodes)
+}
+
+// operandExprsUpTo is operandExprs with a bound of limit nodes.
+func operandExprsUpTo(es []*expr, pn *pins, op string, shape []int, arrs []*Array, limit int) error {
 	total := 1
 	for i, a := range arrs {
 		if j := slices.Index(arrs[:i], a); j >= 0 {
@@ -388,7 +393,7 @@ func operandExprs(es []*expr, pn *pins, op string, shape []int, arrs []*Array) e
 			es[i] = es[j]
 			continue
 		}
-		if e.op == backend.OpInput || (total <= maxExprNodes && !(e.iota && !sameShape(e.shape, shape))) {
+		if e.op == backend.OpInput || (total <= limit && !(e.iota && !sameShape(e.shape, shape))) {
 			continue
 		}
 		s, err := a.force(op)
