@@ -164,6 +164,18 @@ func (m *Maker) newStorage(buf backend.Buffer, keep any) *storage {
 
 func (s *storage) retain() { s.refs.Add(1) }
 
+// root is the storage that owns s's memory: s, or the storage it views
+// (ViewAsReal and ViewAsComplex make views of another storage's memory).
+func (s *storage) root() *storage {
+	for {
+		p, ok := s.keep.(*storage)
+		if !ok {
+			return s
+		}
+		s = p
+	}
+}
+
 // release drops a reference; the last one frees the buffer and recycles
 // the storage. Every pointer to s is gone by then: arrays drop theirs when
 // they release, and a pending expression that reads s holds a reference.

@@ -347,11 +347,51 @@ func (m *Maker) fromParts(op string, dt DType, re, im *Array) *Array {
 	var es [2]*expr
 	var pn pins
 	defer pn.release()
-	if err := operandExprs(es[:], &pn, op, shape, []*Array{re, im}); err != nil {
+	// The two parts are two expressions computed side by side: each
+	// may have a program's worth of nodes.
+	if err := operandExprsUpTo(es[:], &pn, op, shape, []*Array{re, im}, 2*maxExprNodes); err != nil {
 		return failed(err)
 	}
 	rdt := dt.component()
 	return m.lazy(node(opPack, dt, shape, castExpr(es[0], rdt), castExpr(es[1], rdt)))
+}
+
+// packOf returns complex expression e as a pack node: e itself, a
+// complex leaf read through a float view of its storage, or a conversion
+// to complex applied to the parts. done releases the views it made.
+func (m *Maker) packOf(e *expr) (pk *expr, done func(), err error) {
+	done = func() {}
+	rdt := e.dt.component()
+	switch {
+	case e.op == opPack:
+		return e, done, nil
+	case e.op == backend.OpInput:
+		buf, err := m.reinterpret(e.st.buf, rdt)
+		if err != nil {
+			return nil, nil, err
+		}
+		e.st.retain() // released with the view (storage.release)
+		st := m.newStorage(buf, e.st)
+		r := len(e.lay.Shape)
+		lay := backend.Layout{Shape: e.lay.Shape, Strides: make([]int, r), Offset: 2 * e.lay.Offset}
+		for i, x := range e.lay.Strides {
+			lay.Strides[i] = 2 * x
+		}
+		re := leafExpr(snap{st: st, lay: lay}, rdt)
+		lay.Offset++
+		im := leafExpr(snap{st: st, lay: lay}, rdt)
+		return node(opPack, e.dt, e.shape, re, im), st.release, nil
+	case e.op == backend.OpCast && e.argv[0].dt.IsComplex():
+		in, done, err := m.packOf(e.argv[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		return node(opPack, e.dt, e.shape, castExpr(in.argv[0], rdt), castExpr(in.argv[1], rdt)), done, nil
+	case e.op == backend.OpCast:
+		zero := scalarExpr(scalar{kind: weakFloat}.as(rdt))
+		return node(opPack, e.dt, e.shape, castExpr(e.argv[0], rdt), zero), done, nil
+	}
+	return nil, nil, errorf("eval", ErrDType, "not supported for %v", e.dt)
 }
 
 // evalPackInto evaluates pack node e into the complex operand out: one
@@ -576,41 +616,59 @@ func complexBinary(name string, op backend.Op, x, y any) (z *Array, ok bool) {
 		defer closeAll(br, bi)
 	}
 	var re, im *Array
+	var tmp temps
+	defer tmp.close()
+	t := tmp.add
 	switch op {
 	case backend.OpEq:
-		return ar.Eq(br).LogicalAnd(ai.Eq(bi)), true
+		return t(ar.Eq(br)).LogicalAnd(t(ai.Eq(bi))), true
 	case backend.OpNe:
-		return ar.Ne(br).LogicalOr(ai.Ne(bi)), true
+		return t(ar.Ne(br)).LogicalOr(t(ai.Ne(bi))), true
 	case backend.OpAdd:
 		re, im = ar.Add(br), ai.Add(bi)
 	case backend.OpSub:
 		re, im = ar.Sub(br), ai.Sub(bi)
 	case backend.OpMul:
-		re, im = ar.Mul(br).Sub(ai.Mul(bi)), ar.Mul(bi).Add(ai.Mul(br))
+		re, im = t(ar.Mul(br)).Sub(t(ai.Mul(bi))), t(ar.Mul(bi)).Add(t(ai.Mul(br)))
 	case backend.OpDiv:
-		re, im = complexDiv(ar, ai, br, bi)
+		re, im = complexDiv(t, ar, ai, br, bi)
 	case backend.OpPow:
 		re, im = complexPow(ar, ai, br, bi)
 	}
-	defer closeAll(re, im)
+	t(re)
+	t(im)
 	return d.fromParts(name, dt, re, im), true
 }
+
+// temps are the temporary arrays of a complex operation, closed when it
+// returns: a pending one left to the collector would keep its inputs'
+// memory until a collection.
+type temps []*Array
+
+// add adds a to the temporaries and returns it.
+func (t *temps) add(a *Array) *Array {
+	*t = append(*t, a)
+	return a
+}
+
+func (t *temps) close() { closeAll(*t...) }
 
 // complexDiv is (ar + i·ai) / (br + i·bi) by Smith's algorithm, as NumPy:
 // it scales by the larger part of the divisor, so that squaring it cannot
 // overflow.
-func complexDiv(ar, ai, br, bi *Array) (re, im *Array) {
-	big := shared(br.Abs().Ge(bi.Abs()))
+// t keeps the temporaries for closing.
+func complexDiv(t func(*Array) *Array, ar, ai, br, bi *Array) (re, im *Array) {
+	big := t(shared(t(br.Abs()).Ge(t(bi.Abs()))))
 	// |br| >= |bi|: r = bi/br, den = br + bi·r.
-	r1 := shared(bi.Div(br))
-	d1 := shared(br.Add(bi.Mul(r1)))
-	re1 := ar.Add(ai.Mul(r1)).Div(d1)
-	im1 := ai.Sub(ar.Mul(r1)).Div(d1)
+	r1 := t(shared(bi.Div(br)))
+	d1 := t(shared(br.Add(t(bi.Mul(r1)))))
+	re1 := t(t(ar.Add(t(ai.Mul(r1)))).Div(d1))
+	im1 := t(t(ai.Sub(t(ar.Mul(r1)))).Div(d1))
 	// |bi| > |br|: r = br/bi, den = br·r + bi.
-	r2 := shared(br.Div(bi))
-	d2 := shared(br.Mul(r2).Add(bi))
-	re2 := ar.Mul(r2).Add(ai).Div(d2)
-	im2 := ai.Mul(r2).Sub(ar).Div(d2)
+	r2 := t(shared(br.Div(bi)))
+	d2 := t(shared(t(br.Mul(r2)).Add(bi)))
+	re2 := t(t(t(ar.Mul(r2)).Add(ai)).Div(d2))
+	im2 := t(t(t(ai.Mul(r2)).Sub(ar)).Div(d2))
 	return Where(big, re1, re2), Where(big, im1, im2)
 }
 
@@ -622,9 +680,11 @@ func (a *Array) complexUnary(name string, op backend.Op) *Array {
 	}
 	defer closeAll(re, im)
 	d, dt := a.dev, a.dt
+	var tmp temps
+	defer tmp.close()
+	t := tmp.add
 	fromParts := func(name string, dt DType, r, i *Array) *Array {
-		defer closeAll(r, i)
-		return d.fromParts(name, dt, r, i)
+		return d.fromParts(name, dt, t(r), t(i))
 	}
 	switch op {
 	case backend.OpNeg:
@@ -632,18 +692,16 @@ func (a *Array) complexUnary(name string, op backend.Op) *Array {
 	case backend.OpAbs:
 		return re.Hypot(im)
 	case backend.OpSquare:
-		return fromParts(name, dt, re.Mul(re).Sub(im.Mul(im)), re.Mul(im).Mul(2))
+		return fromParts(name, dt, t(re.Mul(re)).Sub(t(im.Mul(im))), t(re.Mul(im)).Mul(2))
 	case backend.OpReciprocal:
-		one, zero := d.Ones(re.dt), d.Zeros(re.dt)
-		defer closeAll(one, zero)
-		r, i := complexDiv(one, zero, re, im)
+		one, zero := t(d.Ones(re.dt)), t(d.Zeros(re.dt))
+		r, i := complexDiv(t, one, zero, re, im)
 		return fromParts(name, dt, r, i)
 	case backend.OpExp:
-		e := shared(re.Exp())
-		defer e.Close()
-		return fromParts(name, dt, e.Mul(im.Cos()), e.Mul(im.Sin()))
+		e := t(shared(re.Exp()))
+		return fromParts(name, dt, e.Mul(t(im.Cos())), e.Mul(t(im.Sin())))
 	case backend.OpLog:
-		return fromParts(name, dt, re.Hypot(im).Log(), im.Arctan2(re))
+		return fromParts(name, dt, t(re.Hypot(im)).Log(), im.Arctan2(re))
 	case backend.OpSqrt:
 		r, i := complexSqrt(re, im)
 		return fromParts(name, dt, r, i)
@@ -719,8 +777,9 @@ func (a *Array) Conj() *Array {
 	if err != nil {
 		return failed(err)
 	}
-	defer closeAll(re, im)
-	return a.dev.fromParts("Conj", a.dt, re, im.Neg())
+	neg := im.Neg()
+	defer closeAll(re, im, neg)
+	return a.dev.fromParts("Conj", a.dt, re, neg)
 }
 
 // Angle returns the argument of each complex value in radians, in
@@ -766,8 +825,41 @@ func (a *Array) complexAsType(dt DType) *Array {
 	return a.dev.fromParts(op, dt, re, im)
 }
 
-// complexCopy is Copy of a complex array.
+// complexAssign is Assign where a or src is complex: src, converted to
+// a's complex dtype, is written as a pending complex array. A complex
+// source for a real destination is an ErrDType error, as in AsType.
+func (a *Array) complexAssign(src any) error {
+	const op = "Assign"
+	if !a.dt.IsComplex() {
+		return errorf(op, ErrDType, "assigning complex values to %v would discard the imaginary part: assign Real, Imag or Abs", a.dt)
+	}
+	if s, ok := src.(*Array); ok && s != nil && s.dt.IsFloat8() {
+		return noPromotion(op, s.dt, a.dt)
+	}
+	re, im, err := a.dev.complexParts(op, src, a.dt.component())
+	if err != nil {
+		return err
+	}
+	defer closeAll(re, im)
+	c := a.dev.fromParts(op, a.dt, re, im)
+	defer c.Close()
+	if err := errOf(op, c); err != nil {
+		return err
+	}
+	return a.Assign(c)
+}
+
+// complexCopy is Copy of a complex array: a materialised one is copied
+// through its float view (the contiguous kernels move vectors), a pending
+// one evaluated into the copy.
 func (a *Array) complexCopy() *Array {
+	if a != nil && a.dev != nil && !a.isPending() {
+		v := a.ViewAsReal()
+		defer v.Close()
+		c := v.Copy()
+		defer c.Close()
+		return c.ViewAsComplex()
+	}
 	re, im, err := a.parts("Copy")
 	if err != nil {
 		return failed(err)

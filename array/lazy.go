@@ -395,6 +395,11 @@ func (m *Maker) youngReader(s *storage) *Array {
 // too where the operand reads OpIota and would be broadcast: its values
 // depend on its own shape.
 func operandExprs(es []*expr, pn *pins, op string, shape []int, arrs []*Array) error {
+	return operandExprsUpTo(es, pn, op, shape, arrs, maxExprNodes)
+}
+
+// operandExprsUpTo is operandExprs with a bound of limit nodes.
+func operandExprsUpTo(es []*expr, pn *pins, op string, shape []int, arrs []*Array, limit int) error {
 	total := 1
 	for i, a := range arrs {
 		if j := slices.Index(arrs[:i], a); j >= 0 {
@@ -414,7 +419,7 @@ func operandExprs(es []*expr, pn *pins, op string, shape []int, arrs []*Array) e
 			es[i] = es[j]
 			continue
 		}
-		if e.op == backend.OpInput || (total <= maxExprNodes && !(e.iota && !sameShape(e.shape, shape))) {
+		if e.op == backend.OpInput || (total <= limit && !(e.iota && !sameShape(e.shape, shape))) {
 			continue
 		}
 		s, err := a.force(op)
@@ -511,10 +516,12 @@ func (m *Maker) evalInto(e *expr, shape []int, out backend.Operand) error {
 	if e.dt.IsComplex() {
 		// Complex operations work on the parts (complex.go): a pending
 		// complex array is a pack of two real expressions.
-		if e.op == opPack {
-			return m.evalPackInto(e, shape, out)
+		pk, done, err := m.packOf(e)
+		if err != nil {
+			return err
 		}
-		return errorf("eval", ErrDType, "not supported for %v", e.dt)
+		defer done()
+		return m.evalPackInto(pk, shape, out)
 	}
 	if m.prep != nil && e.op != backend.OpInput {
 		done, err := m.evalMemoised(e, shape, out)

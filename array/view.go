@@ -474,6 +474,11 @@ func (a *Array) Assign(src any) error {
 			return errorf(op, ErrValue, "destination is a broadcast view; assignment would write one element several times")
 		}
 	}
+	if a.dt.IsComplex() || isComplexOperand(src) {
+		if c, ok := src.(*Array); !ok || c == nil || c.dt != a.dt {
+			return a.complexAssign(src)
+		}
+	}
 	o, err := toOperand(op, src)
 	if err != nil {
 		return err
@@ -496,13 +501,13 @@ func (a *Array) Assign(src any) error {
 	}
 	e := es[0]
 	for _, st := range e.leaves() {
-		if st == s.st {
+		if st.root() == s.st.root() {
 			// Source and destination share memory: evaluate the source first.
 			l := a.dev.lazy(e)
 			tmp := l.Copy()
 			l.Close()
 			defer tmp.Close()
-			ts, err := tmp.use(op)
+			ts, err := tmp.force(op)
 			if err != nil {
 				return err
 			}

@@ -3,7 +3,6 @@ package cufft
 import (
 	"container/list"
 	"errors"
-	"fmt"
 	"sync"
 )
 
@@ -25,13 +24,13 @@ type Cache struct {
 	max   int
 	alloc Alloc
 	lru   *list.List // of *cacheEntry, most recent first
-	byKey map[string]*list.Element
+	byKey map[planKey]*list.Element
 	areas map[uintptr]*area
 	newP  func(Layout, Type) (*Plan, error) // NewPlan; tests replace it
 }
 
 type cacheEntry struct {
-	key    string
+	key    planKey
 	stream uintptr
 	plan   *Plan
 }
@@ -46,13 +45,29 @@ type area struct {
 // NewCache makes a cache of at most size plans (at least 1) whose work
 // areas come from alloc.
 func NewCache(size int, alloc Alloc) *Cache {
-	return &Cache{max: max(size, 1), alloc: alloc, lru: list.New(), byKey: map[string]*list.Element{},
+	return &Cache{max: max(size, 1), alloc: alloc, lru: list.New(), byKey: map[planKey]*list.Element{},
 		areas: map[uintptr]*area{}, newP: NewPlan}
 }
 
-func cacheKey(l Layout, t Type, stream uintptr) string {
-	return fmt.Sprintf("%v|%d|%v|%d,%d|%v|%d,%d|%v|%#x", l.N, l.Batch, l.InEmbed, l.IStride, l.IDist,
-		l.OutEmbed, l.OStride, l.ODist, t, stream)
+// planKey identifies a plan: a comparable copy of a checked layout (rank
+// at most 3), its type and stream, built without allocating.
+type planKey struct {
+	rank, batch          int
+	n, inEmbed, outEmbed [3]int
+	embed                bool
+	iStride, iDist       int
+	oStride, oDist       int
+	typ                  Type
+	stream               uintptr
+}
+
+func cacheKey(l Layout, t Type, stream uintptr) planKey {
+	k := planKey{rank: len(l.N), batch: l.Batch, embed: l.InEmbed != nil, typ: t, stream: stream,
+		iStride: l.IStride, iDist: l.IDist, oStride: l.OStride, oDist: l.ODist}
+	copy(k.n[:], l.N)
+	copy(k.inEmbed[:], l.InEmbed)
+	copy(k.outEmbed[:], l.OutEmbed)
+	return k
 }
 
 // Get returns the plan for the layout, type and stream, made (with its

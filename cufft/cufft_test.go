@@ -218,3 +218,45 @@ func TestCache(t *testing.T) {
 		t.Error("Get after Close: no error")
 	}
 }
+
+// TestCacheKeys checks that plan keys tell layouts, types and streams
+// apart, match equal layouts held in other slices, and cost no allocation
+// (Get runs once per transform).
+func TestCacheKeys(t *testing.T) {
+	base := Layout{N: []int{64, 32}, Batch: 4}
+	emb := Layout{N: []int{64, 32}, Batch: 4, InEmbed: []int{64, 40}, IStride: 1, IDist: 2560,
+		OutEmbed: []int{64, 32}, OStride: 1, ODist: 2048}
+	others := []struct {
+		name string
+		l    Layout
+		t    Type
+		s    uintptr
+	}{
+		{"shape", Layout{N: []int{32, 64}, Batch: 4}, C2C, 1},
+		{"rank", Layout{N: []int{64, 32, 1}, Batch: 4}, C2C, 1},
+		{"batch", Layout{N: []int{64, 32}, Batch: 5}, C2C, 1},
+		{"type", base, Z2Z, 1},
+		{"stream", base, C2C, 2},
+		{"embedding", emb, C2C, 1},
+	}
+	k := cacheKey(base, C2C, 1)
+	if cacheKey(Layout{N: []int{64, 32}, Batch: 4}, C2C, 1) != k {
+		t.Error("equal layouts in other slices give other keys")
+	}
+	seen := map[planKey]string{k: "base"}
+	for _, o := range others {
+		ok := cacheKey(o.l, o.t, o.s)
+		if prev, dup := seen[ok]; dup {
+			t.Errorf("%s: the key of %s", o.name, prev)
+		}
+		seen[ok] = o.name
+	}
+	e2 := emb
+	e2.IDist = 2600
+	if cacheKey(e2, C2C, 1) == cacheKey(emb, C2C, 1) {
+		t.Error("another input distance: the same key")
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = cacheKey(emb, C2C, 1) }); n != 0 {
+		t.Errorf("cacheKey allocates %v times", n)
+	}
+}

@@ -78,7 +78,10 @@ Workloads on the GPU, by suite (--suite):
             linalg_inv/cholesky/qr/det_f32 (4096^2), linalg_svd_f32
             (1024^2, Jacobi) and linalg_svd_gesvd_f32 (QR iteration,
             CuPy's), linalg_eigh_f32 (2048^2), linalg_solve_batched
-            (4096 of 32^2), linalg_einsum_attn (bhqd,bhkd->bhqk, 4x16x1024x64)
+            (4096 of 32^2), linalg_einsum_attn (bhqd,bhkd->bhqk, 4x16x1024x64);
+            package array/fft on cuFFT and complex arrays: fft_c64, rfft_f32
+            (2^24), fft2_c64, fft_batched_c64 (4096^2), complex_mul_abs_c64
+            (2^24, one fused kernel), matmul_c64 (4096^3)
   gpt       training steps of package gpt (bf16 products, AdamW, clip 1;
             compare with tools/gpu/train_gpt_peer.py's train_gpt.json):
             gpt_bytes_step_eager/graph (6 layers, 384 wide, batch 64,
