@@ -191,8 +191,12 @@ func fullExpr(v backend.Scalar, shape []int) *expr {
 
 // binaryOp builds an elementwise node of two operands.
 func binaryOp(name string, op backend.Op, x, y any) *Array {
-	if z, ok := complexBinary(name, op, x, y); ok {
-		return z
+	// The test first: complexBinary's deferred calls are not free even
+	// when it returns early.
+	if isComplexOperand(x) || isComplexOperand(y) {
+		if z, ok := complexBinary(name, op, x, y); ok {
+			return z
+		}
 	}
 	if xa, ok := x.(*Array); ok {
 		var z *Array

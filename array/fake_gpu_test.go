@@ -61,9 +61,14 @@ func TestConcurrentOpsFakeGPU(t *testing.T) {
 	for g := range 4 {
 		go func() {
 			var err error
+			own := d.Zeros(Float32, 16).Eval()
+			defer own.Close()
 			for i := range 500 {
 				z := x.Add(y).Eval()
 				w := p.Add(float32(g)).Eval()
+				if err == nil {
+					err = x.Mul(y).Into(own) // Into's node copy is pooled
+				}
 				if i%50 == 0 {
 					v := d.Zeros(Float32, 16).Eval()
 					err = v.Assign(x)

@@ -153,8 +153,8 @@ type pins struct {
 	n    int
 	more []*storage
 	// scratch says the caller uses the expressions only during its call
-	// (Into): the copy of an array's node is then node, a pooled object
-	// that release returns.
+	// (Into): the copy of an array's node is then node, an object from
+	// nodePool that release returns.
 	scratch bool
 	node    *expr
 }

@@ -86,6 +86,11 @@ type Allocator struct {
 	// a tiny allocation that splits a cached block then allocates nothing.
 	spare []*block
 
+	// parked is the small block freed last, not yet merged and indexed
+	// (see park): the next allocation of its size on its stream takes it
+	// as it is.
+	parked *block
+
 	ordinal int       // the device's, for memory events
 	stack   []uintptr // the stack of the call under way, for its memory events
 }
@@ -106,6 +111,7 @@ type block struct {
 	prev, next *block // neighbours in the segment, in address order
 
 	free   bool
+	parked bool    // freed, and the allocator's parked block (neither live nor free)
 	req    int64   // bytes requested, while live
 	stream uintptr // the stream it is ordered on: allocated on while live, freed on while free
 	ready  bool    // free and idle: any stream may take it
@@ -264,6 +270,14 @@ func (a *Allocator) alloc(stream uintptr, req int64) (*block, error) {
 		return a.allocPlain(stream, req)
 	}
 	size, small := sizeClass(req)
+	if p := a.parked; p != nil && p.stream == stream && p.size == size {
+		// The block freed last on this stream, of this size: stream
+		// order makes it safe, as a cached block freed on stream is.
+		a.parked, p.parked = nil, false
+		a.st.Hits++
+		return a.handOut(p, req, stream, stack), nil
+	}
+	a.unpark()
 	idx := a.index(small)
 	b := idx.bestFit(size, stream)
 	if b == nil {
@@ -296,6 +310,11 @@ func (a *Allocator) alloc(stream uintptr, req int64) (*block, error) {
 		a.st.Hits++
 	}
 	a.split(b, size)
+	return a.handOut(b, req, stream, stack), nil
+}
+
+// handOut makes b, a block of the size class of req, live on stream.
+func (a *Allocator) handOut(b *block, req int64, stream uintptr, stack []uintptr) *block {
 	b.free, b.ready, b.epoch = false, false, nil
 	b.req, b.stream = req, stream
 	a.st.Allocs++
@@ -305,7 +324,35 @@ func (a *Allocator) alloc(stream uintptr, req int64) (*block, error) {
 	if stack != nil {
 		a.record(MemAlloc, b.ptr, b.size, req, stream, stack)
 	}
-	return b, nil
+	return b
+}
+
+// A loop that allocates and frees a small block of one size on one stream
+// (an array operation's result, evaluated and closed) would merge the
+// block with its neighbours at each free and split it off again at the
+// next allocation. So free parks the small block it frees, ordered on its
+// stream, and the next allocation takes it if it asks for its size on its
+// stream. Anything else first merges and indexes it (unpark), as free
+// would have, and so does every operation that looks at free blocks.
+
+// park makes b, a small block being freed on stream, the parked one.
+func (a *Allocator) park(b *block, stream uintptr) {
+	a.unpark()
+	b.parked, b.req, b.stream = true, 0, stream
+	a.parked = b
+}
+
+// unpark frees the parked block, if any, into the index.
+func (a *Allocator) unpark() {
+	b := a.parked
+	if b == nil {
+		return
+	}
+	a.parked, b.parked = nil, false
+	b.free, b.ready, b.epoch = true, false, nil
+	a.streamFrees(b.stream).add(b, &a.marks)
+	b = a.coalesce(b)
+	a.index(b.seg.small).insert(b)
 }
 
 func (a *Allocator) allocPlain(stream uintptr, req int64) (*block, error) {
@@ -338,7 +385,7 @@ func (a *Allocator) free(b *block, stream uintptr, idle bool) error {
 	stack := memoryStack()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if b.free || b.dead {
+	if b.free || b.dead || b.parked {
 		return fmt.Errorf("cuda: Free: %w (double free)", ErrFreed)
 	}
 	a.st.Frees++
@@ -355,6 +402,10 @@ func (a *Allocator) free(b *block, stream uintptr, idle bool) error {
 	}
 	if stack != nil {
 		a.record(MemFree, b.ptr, b.size, 0, stream, stack)
+	}
+	if !idle && b.seg.small {
+		a.park(b, stream)
+		return nil
 	}
 	b.free, b.req, b.stream, b.epoch = true, 0, stream, nil
 	b.ready = idle
@@ -565,6 +616,7 @@ func (a *Allocator) flush() (int64, error) {
 		return 0, nil
 	}
 	a.st.Flushes++
+	a.unpark()
 	err := a.be.sync()
 	if err == nil {
 		for s, sf := range a.streams {
@@ -615,6 +667,7 @@ func (a *Allocator) flush() (int64, error) {
 func (a *Allocator) streamClosed(stream uintptr) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.unpark()
 	sf := a.streams[stream]
 	if sf == nil {
 		return

@@ -144,7 +144,8 @@ func mustFree(t *testing.T, a *Allocator, b *block, s uintptr) {
 
 // checkInvariants verifies the allocator's structure: segments are tiled by
 // their blocks, the indexes hold exactly the free blocks, neighbours that
-// could merge have merged, and the stats add up.
+// could merge have merged, the parked block is the one, and the stats add
+// up.
 func checkInvariants(t *testing.T, a *Allocator) {
 	t.Helper()
 	a.mu.Lock()
@@ -173,7 +174,10 @@ func checkInvariants(t *testing.T, a *Allocator) {
 			if b.free != indexed[b] {
 				t.Fatalf("block %#x free=%v but indexed=%v", b.ptr, b.free, indexed[b])
 			}
-			if !b.free {
+			if b.parked != (b == a.parked) || b.parked && (b.free || !seg.small) {
+				t.Fatalf("block %#x parked=%v, free=%v; the allocator's parked block is %p", b.ptr, b.parked, b.free, a.parked)
+			}
+			if !b.free && !b.parked {
 				inUse += b.size
 			}
 			if prev != nil && prev.free && b.free && compatible(prev, b) {
@@ -688,14 +692,55 @@ func TestParseBytes(t *testing.T) {
 // A stream that frees and reuses the same block forever (an array loop:
 // allocate, compute, free) keeps a short list of uncovered blocks: the
 // entries of one block are compacted to one.
+// Two sizes in turn, so that the parked block is merged and indexed at
+// every allocation.
 func TestUncoveredListStaysShort(t *testing.T) {
 	a := newAllocator(newFake(1<<30), true, 0)
 	for range 100_000 {
 		b := mustAlloc(t, a, s1, 64)
+		c := mustAlloc(t, a, s1, 1000)
 		mustFree(t, a, b, s1)
+		mustFree(t, a, c, s1)
 	}
 	if n := len(a.streams[s1].uncovered); n > 64 {
 		t.Fatalf("%d entries in the uncovered list of a stream that frees one block", n)
+	}
+	checkInvariants(t, a)
+}
+
+// The block freed last on a stream is parked: the next allocation of its
+// size on that stream gets it back without a search, another size or
+// stream merges it first, and it counts as cached, not in use.
+func TestParkedBlockReused(t *testing.T) {
+	a := newAllocator(newFake(1<<30), true, 0)
+	b := mustAlloc(t, a, s1, 100)
+	keep := mustAlloc(t, a, s1, 100)
+	mustFree(t, a, b, s1)
+	if a.parked != b || a.Stats().InUse != keep.size {
+		t.Fatalf("parked %p, want %p; in use %d", a.parked, b, a.Stats().InUse)
+	}
+	checkInvariants(t, a)
+	if err := a.free(b, s1, false); !errors.Is(err, ErrFreed) {
+		t.Fatalf("double free of the parked block: %v", err)
+	}
+	if c := mustAlloc(t, a, s1, 200); c != b || a.parked != nil {
+		t.Fatalf("same size class, same stream: block %#x, want the parked %#x", c.ptr, b.ptr)
+	}
+	checkInvariants(t, a)
+	mustFree(t, a, b, s1)
+	if c := mustAlloc(t, a, s2, 100); c == b {
+		t.Fatal("another stream took the parked block before its stream passed the free")
+	}
+	if a.parked != nil || !b.free || !b.idx && !b.dead {
+		t.Fatalf("the parked block was not merged and indexed for another stream's allocation")
+	}
+	checkInvariants(t, a)
+	mustFree(t, a, keep, s1)
+	if _, err := a.Trim(); err != nil {
+		t.Fatal(err)
+	}
+	if a.parked != nil {
+		t.Fatal("Trim left a block parked")
 	}
 	checkInvariants(t, a)
 }

@@ -116,19 +116,36 @@ func (d *Device) AllocInto(blk *MemoryBlock, s *Stream, n int) (*Memory, error) 
 	if blk.m.a != nil && !blk.al.freed.Load() {
 		return nil, fmt.Errorf("cuda: AllocInto: the block holds memory already: %w", ErrInvalidValue)
 	}
-	blk.al = allocation{dev: d, stream: s}
-	blk.m = Memory{dev: d, size: n, a: &blk.al}
+	// Field by field, pointers only where they change: a recycled block
+	// keeps its device and stream (and often its block), and while the
+	// collector marks, a struct assignment is a bulk write barrier.
+	al, m := &blk.al, &blk.m
+	setPtr(&al.dev, d)
+	setPtr(&al.stream, s)
+	al.freed.Store(false)
+	setPtr(&m.dev, d)
+	setPtr(&m.root, nil)
+	m.size, m.ptr, m.cleanup = n, 0, runtime.Cleanup{}
+	setPtr(&m.a, al)
 	if n == 0 {
-		return &blk.m, nil
+		setPtr(&al.blk, nil)
+		return m, nil
 	}
 	b, err := d.alloc.alloc(s.handle, int64(n))
 	if err != nil {
-		blk.m.a = nil
+		m.a = nil
 		return nil, err
 	}
-	blk.al.blk = b
-	blk.m.ptr = DevicePtr(b.ptr)
-	return &blk.m, nil
+	setPtr(&al.blk, b)
+	m.ptr = DevicePtr(b.ptr)
+	return m, nil
+}
+
+// setPtr sets *p to v unless it holds v already.
+func setPtr[T any](p **T, v *T) {
+	if *p != v {
+		*p = v
+	}
 }
 
 // AllocSlice allocates device memory for n elements of type T on the

@@ -103,7 +103,10 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 	if g == nil {
 		g = new(Buffer)
 	}
-	g.dt, g.n, g.be = dt, n, b
+	g.dt, g.n = dt, n
+	if g.be != b { // a recycled object is usually this backend's
+		g.be = b
+	}
 	mem, err := b.dev.AllocInto(&g.blk, b.stream, bytes)
 	if err != nil && errors.Is(err, cuda.ErrOutOfMemory) && !b.capturing() { // the retry waits for the device
 		collectGarbage()
@@ -118,7 +121,10 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 		}
 		return nil, b.note(err)
 	}
-	g.mem, g.ptr = mem, uint64(mem.Ptr())
+	if g.mem != mem {
+		g.mem = mem
+	}
+	g.ptr = uint64(mem.Ptr())
 	b.touch(g)
 	b.pace.alloc(int64(bytes))
 	return g, nil
