@@ -3,6 +3,7 @@ package array
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -591,4 +592,30 @@ func TestWideIntScatterMatMul(t *testing.T) {
 		t.Run("uint32", func(t *testing.T) { testWideScatterMatMul[uint32](t, d) })
 		t.Run("uint64", func(t *testing.T) { testWideScatterMatMul[uint64](t, d) })
 	})
+}
+
+// A Go integer outside the array's dtype compares exactly (NumPy 2),
+// uint64's high values included.
+func TestWideIntCompareOutOfRange(t *testing.T) {
+	d := CPU()
+	u := fromSliceOn(d, []uint64{0, 1 << 63, math.MaxUint64}, 3)
+	for _, c := range []struct {
+		name string
+		got  *Array
+		want []bool
+	}{
+		{"uint64 > -1", u.Gt(-1), []bool{true, true, true}},
+		{"uint64 == -1", u.Eq(-1), []bool{false, false, false}},
+		{"uint16 < 70000", fromSliceOn(d, []uint16{0, 65535}, 2).Lt(70000), []bool{true, true}},
+		{"int16 > -40000", fromSliceOn(d, []int16{-32768, 5}, 2).Gt(-40000), []bool{true, true}},
+		{"uint32 >= 1<<40", fromSliceOn(d, []uint32{math.MaxUint32}, 1).Ge(1 << 40), []bool{false}},
+	} {
+		checkEq(t, c.name, readAs[bool](t, c.name, c.got, Bool), c.want)
+	}
+	if err := u.Add(-1).Err(); !errors.Is(err, ErrValue) {
+		t.Errorf("uint64 + -1: %v, want ErrValue", err)
+	}
+	if err := fromSliceOn(d, []int16{1}, 1).Mul(40000).Err(); !errors.Is(err, ErrValue) {
+		t.Errorf("int16 * 40000: %v, want ErrValue", err)
+	}
 }
