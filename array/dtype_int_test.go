@@ -81,6 +81,31 @@ func modRef[T wideInt](a, b T) T {
 	return r
 }
 
+// powRef is x**y wrapping in T; a negative exponent (int16 only) gives
+// 1/x^-y truncated, as the package documents.
+func powRef[T wideInt](x, y T) T {
+	if y < 0 {
+		switch {
+		case x == 1:
+			return 1
+		case x == ^T(0): // -1
+			if y%2 == 0 {
+				return 1
+			}
+			return x
+		}
+		return 0
+	}
+	r := T(1)
+	for e := uint64(y); e > 0; e >>= 1 {
+		if e&1 != 0 {
+			r *= x
+		}
+		x *= x
+	}
+	return r
+}
+
 func readAs[T Elem](t *testing.T, what string, a *Array, dt DType) []T {
 	t.Helper()
 	if a.DType() != dt {
@@ -170,6 +195,7 @@ func testWideElementwise[T wideInt](t *testing.T, d *Maker) {
 		{"BitwiseXor", func(a, b *Array) *Array { return a.BitwiseXor(b) }, func(x, y T) T { return x ^ y }, y},
 		{"LeftShift", func(a, b *Array) *Array { return a.LeftShift(b) }, func(x, c T) T { return x << uint64(c) }, sh},
 		{"RightShift", func(a, b *Array) *Array { return a.RightShift(b) }, func(x, c T) T { return x >> uint64(c) }, sh},
+		{"Pow", func(a, b *Array) *Array { return a.Pow(b) }, powRef[T], y},
 	}
 	for _, op := range binary {
 		rhs := b
