@@ -12,12 +12,13 @@ import (
 // ones: an order comparison flips both sign bits first (x ^ MinInt64
 // orders as x does unsigned), division and remainder follow Hacker's
 // Delight (9-3), a right shift clears the bits an arithmetic shift copies
-// in, and a power splits an exponent of 2^63 or more. Every rewrite is an expression of existing operations, so it
-// fuses and runs on every backend.
+// in, and a power splits an exponent of 2^63 or more. Every rewrite is an
+// expression of existing operations, so it fuses and runs on every
+// backend.
 
 // u64Node is computeNode's node for uint64 operands widened to int64
 // (args), or nil where int64 arithmetic already gives uint64's bits.
-func u64Node(op backend.Op, res DType, shape []int, args []*expr) *expr {
+func u64Node(op backend.Op, shape []int, args []*expr) *expr {
 	i64 := func(v int64) *expr { return scalarExpr(backend.Scalar{DType: backend.Int64, I: v}) }
 	bin := func(op backend.Op, a, b *expr) *expr { return node(op, Int64, shape, a, b) }
 	flip := func(a *expr) *expr { return bin(backend.OpBitXor, a, i64(math.MinInt64)) }
@@ -63,7 +64,6 @@ func u64Node(op backend.Op, res DType, shape []int, args []*expr) *expr {
 		}
 		return narrow(where(zero, i64(0), bin(backend.OpSub, a, bin(backend.OpMul, q, b))))
 	}
-	_ = res
 	return nil
 }
 
