@@ -3,6 +3,7 @@ package array
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -76,6 +77,31 @@ func modRef[T wideInt](a, b T) T {
 	r := a % b
 	if r != 0 && (r < 0) != (b < 0) {
 		r += b
+	}
+	return r
+}
+
+// powRef is x**y wrapping in T; a negative exponent (int16 only) gives
+// 1/x^-y truncated, as the package documents.
+func powRef[T wideInt](x, y T) T {
+	if y < 0 {
+		switch {
+		case x == 1:
+			return 1
+		case x == ^T(0): // -1
+			if y%2 == 0 {
+				return 1
+			}
+			return x
+		}
+		return 0
+	}
+	r := T(1)
+	for e := uint64(y); e > 0; e >>= 1 {
+		if e&1 != 0 {
+			r *= x
+		}
+		x *= x
 	}
 	return r
 }
@@ -169,6 +195,7 @@ func testWideElementwise[T wideInt](t *testing.T, d *Maker) {
 		{"BitwiseXor", func(a, b *Array) *Array { return a.BitwiseXor(b) }, func(x, y T) T { return x ^ y }, y},
 		{"LeftShift", func(a, b *Array) *Array { return a.LeftShift(b) }, func(x, c T) T { return x << uint64(c) }, sh},
 		{"RightShift", func(a, b *Array) *Array { return a.RightShift(b) }, func(x, c T) T { return x >> uint64(c) }, sh},
+		{"Pow", func(a, b *Array) *Array { return a.Pow(b) }, powRef[T], y},
 	}
 	for _, op := range binary {
 		rhs := b
@@ -591,4 +618,30 @@ func TestWideIntScatterMatMul(t *testing.T) {
 		t.Run("uint32", func(t *testing.T) { testWideScatterMatMul[uint32](t, d) })
 		t.Run("uint64", func(t *testing.T) { testWideScatterMatMul[uint64](t, d) })
 	})
+}
+
+// A Go integer outside the array's dtype compares exactly (NumPy 2),
+// uint64's high values included.
+func TestWideIntCompareOutOfRange(t *testing.T) {
+	d := CPU()
+	u := fromSliceOn(d, []uint64{0, 1 << 63, math.MaxUint64}, 3)
+	for _, c := range []struct {
+		name string
+		got  *Array
+		want []bool
+	}{
+		{"uint64 > -1", u.Gt(-1), []bool{true, true, true}},
+		{"uint64 == -1", u.Eq(-1), []bool{false, false, false}},
+		{"uint16 < 70000", fromSliceOn(d, []uint16{0, 65535}, 2).Lt(70000), []bool{true, true}},
+		{"int16 > -40000", fromSliceOn(d, []int16{-32768, 5}, 2).Gt(-40000), []bool{true, true}},
+		{"uint32 >= 1<<40", fromSliceOn(d, []uint32{math.MaxUint32}, 1).Ge(1 << 40), []bool{false}},
+	} {
+		checkEq(t, c.name, readAs[bool](t, c.name, c.got, Bool), c.want)
+	}
+	if err := u.Add(-1).Err(); !errors.Is(err, ErrValue) {
+		t.Errorf("uint64 + -1: %v, want ErrValue", err)
+	}
+	if err := fromSliceOn(d, []int16{1}, 1).Mul(40000).Err(); !errors.Is(err, ErrValue) {
+		t.Errorf("int16 * 40000: %v, want ErrValue", err)
+	}
 }

@@ -313,8 +313,14 @@ func binaryOperands(name string, op backend.Op, ox, oy operand) *Array {
 	switch {
 	case op.IsCompare():
 		if !fit {
-			// NumPy 2 compares out-of-range Python ints exactly.
-			dt = Int64
+			// NumPy 2 compares out-of-range Python ints exactly: in int64,
+			// or for uint64 (whose out-of-range ints are negative) in
+			// float64, which keeps the order of uint64 and negative values.
+			if dt == Uint64 {
+				dt = Float64
+			} else {
+				dt = Int64
+			}
 		}
 		res = Bool
 	case op.IsLogical():

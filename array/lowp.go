@@ -54,7 +54,7 @@ func computeNode(op backend.Op, dt, res DType, shape []int, args ...*expr) *expr
 		}
 	}
 	if dt == Uint64 {
-		if e := u64Node(op, res, shape, wide); e != nil {
+		if e := u64Node(op, shape, wide); e != nil {
 			return e
 		}
 	}

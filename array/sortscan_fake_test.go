@@ -10,7 +10,7 @@ import "testing"
 // and launch sequences.
 func TestSortScanFakeGPU(t *testing.T) {
 	d := fakeGPU(t)
-	for _, dt := range []DType{Bool, Uint8, Int32, Int64, Float32, Float64} {
+	for _, dt := range []DType{Bool, Uint8, Int32, Int64, Float32, Float64, Int8, Int16, Uint16, Uint32, Uint64} {
 		x := d.Ones(dt, 300, 70).Eval()
 		for _, a := range []*Array{x.Sort(-1), x.Argsort(0), x.Cumsum(0), x.Cumsum(1), x.Cummax(1), x.Cumprod(0),
 			x.Median(), x.Var(1, 0), ssBincountIfInt(x.Reshape(-1)), SearchSorted(x.Reshape(-1), x, true),
@@ -44,4 +44,25 @@ func ssBincountIfInt(a *Array) *Array {
 		return a.BincountN(nil, 8)
 	}
 	return a.Copy()
+}
+
+// TestWideIntFakeGPU runs the new integer dtypes' elementwise operations,
+// casts, reductions, matmul and scatters through the GPU backend's host side.
+func TestWideIntFakeGPU(t *testing.T) {
+	d := fakeGPU(t)
+	for _, dt := range []DType{Int16, Uint16, Uint32, Uint64} {
+		x := d.Ones(dt, 30, 7).Eval()
+		y := d.Full(dt, 3, 30, 7).Eval()
+		ix := d.Zeros(Int64, 30, 2)
+		for _, a := range []*Array{x.Add(y), x.FloorDiv(y), x.Mod(y), x.RightShift(y), x.LeftShift(1), x.Maximum(y), x.Lt(y),
+			x.Gt(-1), x.Sign(), x.Abs(), x.BitwiseNot(), x.Div(y), x.Sqrt(), x.AsType(Float32), x.AsType(Float64), x.AsType(Int8),
+			d.Full(Float64, 1e30, 3).AsType(dt), x.Sum(), x.Max(1), x.ArgMin(0), x.Mean(), x.Prod(0), x.MatMul(y.T()),
+			x.ScatterAdd(1, ix, y), x.IndexAdd(0, d.Zeros(Int64, 2), y.Slice(S(0, 2))), x.Take(ix, 1), Where(x.Gt(0), x, y)} {
+			if err := a.Err(); err != nil {
+				t.Fatalf("%v: %v", dt, err)
+			}
+			a.Close()
+		}
+		closeAll(x, y, ix)
+	}
 }

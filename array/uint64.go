@@ -11,13 +11,14 @@ import (
 // operations that read the bits as a number are rewritten here into int64
 // ones: an order comparison flips both sign bits first (x ^ MinInt64
 // orders as x does unsigned), division and remainder follow Hacker's
-// Delight (9-3), and a right shift clears the bits an arithmetic shift
-// copies in. Every rewrite is an expression of existing operations, so it
-// fuses and runs on every backend.
+// Delight (9-3), a right shift clears the bits an arithmetic shift copies
+// in, and a power splits an exponent of 2^63 or more. Every rewrite is an
+// expression of existing operations, so it fuses and runs on every
+// backend.
 
 // u64Node is computeNode's node for uint64 operands widened to int64
 // (args), or nil where int64 arithmetic already gives uint64's bits.
-func u64Node(op backend.Op, res DType, shape []int, args []*expr) *expr {
+func u64Node(op backend.Op, shape []int, args []*expr) *expr {
 	i64 := func(v int64) *expr { return scalarExpr(backend.Scalar{DType: backend.Int64, I: v}) }
 	bin := func(op backend.Op, a, b *expr) *expr { return node(op, Int64, shape, a, b) }
 	flip := func(a *expr) *expr { return bin(backend.OpBitXor, a, i64(math.MinInt64)) }
@@ -33,6 +34,13 @@ func u64Node(op backend.Op, res DType, shape []int, args []*expr) *expr {
 		return narrow(castExpr(cmp(backend.OpNe, args[0], i64(0)), Int64))
 	case backend.OpAbs, backend.OpReLU:
 		return narrow(args[0])
+	case backend.OpPow:
+		// An exponent of 2^63 or more reads as negative: a^b is
+		// a^(b-2^63) * (a^(2^62))^2, all wrapping.
+		a, b := args[0], args[1]
+		low := bin(backend.OpPow, a, bin(backend.OpBitAnd, b, i64(math.MaxInt64)))
+		top := bin(backend.OpPow, bin(backend.OpPow, a, i64(1<<62)), i64(2))
+		return narrow(where(cmp(backend.OpLt, b, i64(0)), bin(backend.OpMul, low, top), bin(backend.OpPow, a, b)))
 	case backend.OpRightShift:
 		a, s := args[0], args[1]
 		// For 1 <= s <= 63, MaxInt64 >> (s-1) keeps the low 64-s bits.
@@ -56,7 +64,6 @@ func u64Node(op backend.Op, res DType, shape []int, args []*expr) *expr {
 		}
 		return narrow(where(zero, i64(0), bin(backend.OpSub, a, bin(backend.OpMul, q, b))))
 	}
-	_ = res
 	return nil
 }
 

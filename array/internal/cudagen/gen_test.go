@@ -193,6 +193,12 @@ var allReduceOps = []backend.ReduceOp{backend.Sum, backend.Prod, backend.Max, ba
 
 // validReduce mirrors package array: which (op, dtype) reach a backend.
 func validReduce(op backend.ReduceOp, dt backend.DType) (backend.DType, bool) {
+	if dt.IsStorageInt() && dt != backend.Int8 {
+		// Package array reduces int16, uint16, uint32 and uint64 in their
+		// compute type (its program casts first); raw, they have no
+		// accumulator of their own.
+		return dt, false
+	}
 	switch op {
 	case backend.Sum, backend.Prod:
 		return dt, dt.IsFloat() || dt == backend.Int64
