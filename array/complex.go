@@ -875,8 +875,11 @@ func (m *Maker) fullComplex(dt DType, value any, shape []int) *Array {
 	if err != nil {
 		return failed(err)
 	}
-	defer closeAll(re, im)
-	return m.fromParts("Full", dt, re.BroadcastTo(shape...), im)
+	// The broadcast view is closed too: left to the collector, it kept a
+	// small device buffer per call.
+	rb := re.BroadcastTo(shape...)
+	defer closeAll(re, im, rb)
+	return m.fromParts("Full", dt, rb, im)
 }
 
 // complexNormal draws standard complex normal values scaled by std around

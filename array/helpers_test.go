@@ -145,6 +145,14 @@ func forEachBackend(t *testing.T, f func(t *testing.T, d *Maker)) {
 	if gpuErr() == nil {
 		t.Parallel()
 	}
+	forEachBackendAlone(t, f)
+}
+
+// forEachBackendAlone is forEachBackend for a test that provokes index
+// errors on the GPU: the device's error flag is reported at the next
+// synchronisation of any array on it, so no other test may run meanwhile.
+// A top-level test that is not parallel runs before the parallel ones.
+func forEachBackendAlone(t *testing.T, f func(t *testing.T, d *Maker)) {
 	for _, bc := range backendCases {
 		t.Run(bc.name, func(t *testing.T) { f(t, bc.dev(t)) })
 	}

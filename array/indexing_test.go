@@ -28,7 +28,7 @@ func ixWantErr(t *testing.T, what string, a *Array, kind error, want string) {
 }
 
 func TestIndexingErrors(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, d *Maker) {
+	forEachBackendAlone(t, func(t *testing.T, d *Maker) {
 		a := fromSliceOn(d, []float32{1, 2, 3, 4, 5, 6, 7, 8}, 2, 4)
 		bad := fromSliceOn(d, []int64{1, 9, 0}, 3)
 		ixWantErr(t, "Take", a.Take(bad, 1), ErrIndex, "index 9 is out of bounds for axis 1 with size 4")
