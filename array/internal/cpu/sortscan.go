@@ -128,7 +128,8 @@ func (b *Backend) Sort(s *backend.Sort) error {
 	return nil
 }
 
-// TopK implements backend.SortScan: the first K of each row's sort.
+// TopK implements backend.SortScan: the first K of each row's sort, by
+// selection (see topK).
 func (b *Backend) TopK(t *backend.TopK) error {
 	dt := t.Keys.Buf.DType()
 	if !backend.Sortable(dt) {
@@ -141,16 +142,7 @@ func (b *Backend) TopK(t *backend.TopK) error {
 	keys := part(t.Keys, n)
 	outK := part(t.OutKeys, t.Rows*t.K)
 	outI := i64s(t.OutIdx, t.Rows*t.K)
-	b.parallel(t.Rows, 1, 1, func(lo, hi int) {
-		rs := newRadixBufs(t.Len)
-		for r := lo; r < hi; r++ {
-			p := rs.sortRow(keys, r*t.Len, t.Len, dt.Size(), t.Largest)
-			for j := 0; j < t.K; j++ {
-				copyElem(outK, r*t.K+j, keys, r*t.Len+p[j])
-				outI[r*t.K+j] = int64(p[j])
-			}
-		}
-	})
+	b.topK(keys, outK, outI, t.Rows, t.Len, t.K, t.Largest)
 	return nil
 }
 
