@@ -120,6 +120,9 @@ func (a *Array) nonzero(op string, static bool, size int, fill int64) []*Array {
 		return failAll(len(a.shape), err)
 	}
 	cnt.Close()
+	if !static && len(a.shape) == 1 {
+		return []*Array{flat} // the flat positions are the coordinates
+	}
 	defer flat.Close()
 	if static {
 		// Fill positions stay fill on every axis, as JAX.

@@ -687,37 +687,24 @@ func (b *Backend) Nonzero(z *backend.Nonzero) error {
 	chunk := max((z.N+w-1)/w, serialBelow)
 	nc := (z.N + chunk - 1) / chunk
 	counts := make([]int, nc+1)
+	mb := boolBytes(m)
 	b.parallel(nc, 1, 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
-			k := 0
-			for _, v := range m[c*chunk : min((c+1)*chunk, z.N)] {
-				if v {
-					k++
-				}
-			}
-			counts[c+1] = k
+			counts[c+1] = countNonzero(mb[c*chunk : min((c+1)*chunk, z.N)])
 		}
 	})
 	for c := 1; c <= nc; c++ {
 		counts[c] += counts[c-1]
 	}
 	cnt.i64[z.CountOffset] = int64(counts[nc])
+	if z.Cap <= 0 {
+		return nil
+	}
 	o := out.i64[z.OutOffset:]
 	b.parallel(nc, 1, 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
-			p := counts[c]
-			if p >= z.Cap {
-				continue
-			}
-			base := c * chunk
-			for j, v := range m[base:min((c+1)*chunk, z.N)] {
-				if v {
-					o[p] = int64(base + j)
-					p++
-					if p >= z.Cap {
-						break
-					}
-				}
+			if p := counts[c]; p < z.Cap {
+				writeNonzero(o[p:min(counts[c+1], z.Cap)], mb[c*chunk:min((c+1)*chunk, z.N)], c*chunk)
 			}
 		}
 	})
