@@ -1,6 +1,7 @@
 package array
 
 import (
+	"errors"
 	"math"
 	"runtime"
 
@@ -763,6 +764,9 @@ func (a *Array) Var(ddof int, axes ...int) *Array {
 	if err != nil {
 		return failed(err)
 	}
+	if r, ok := a.varRows(op, ddof, axes); ok {
+		return r
+	}
 	fdt := ssFloat(a.dt)
 	x := a.AsType(fdt)
 	m := x.Reduce(OpMean, true, axes...)
@@ -773,6 +777,58 @@ func (a *Array) Var(ddof int, axes ...int) *Array {
 		return r.AsType(a.dt)
 	}
 	return r
+}
+
+// rowVarer is a backend with a variance over contiguous rows; one that
+// wraps another returns errors.ErrUnsupported where that one has none.
+type rowVarer interface {
+	VarRows(x, out backend.Operand, rows, n, ddof int) error
+}
+
+// varRows is Var by the backend's VarRows, when it has one, a has dtype
+// Float32 or Float64 and the axes are trailing ones over at least two
+// rows of at least one element; ok is false otherwise.
+func (a *Array) varRows(op string, ddof int, axes []int) (r *Array, ok bool) {
+	vr, can := a.dev.be.(rowVarer)
+	if !can || (a.dt != Float32 && a.dt != Float64) {
+		return nil, false
+	}
+	norm, err := normAxes(op, axes, len(a.shape))
+	if err != nil {
+		return nil, false
+	}
+	k := len(a.shape) - len(norm)
+	rows, n := 1, 1
+	for d, ax := range norm {
+		if ax != k+d {
+			return nil, false
+		}
+		n *= a.shape[ax]
+	}
+	for _, s := range a.shape[:k] {
+		rows *= s
+	}
+	if rows < 2 || n < 1 {
+		return nil, false
+	}
+	defer runtime.KeepAlive(a)
+	x, in, err := ssContig(op, a, a.dt)
+	if err != nil {
+		return failed(err), true
+	}
+	defer x.Close()
+	out, o, err := a.dev.ssOut(op, a.dt, append([]int{}, a.shape[:k]...))
+	if err != nil {
+		return failed(err), true
+	}
+	if err := vr.VarRows(in, o, rows, n, ddof); err != nil {
+		out.Close()
+		if errors.Is(err, errors.ErrUnsupported) {
+			return nil, false
+		}
+		return failed(deviceErr(op, err)), true
+	}
+	return out, true
 }
 
 // Std is the square root of Var.

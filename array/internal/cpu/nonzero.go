@@ -23,7 +23,7 @@ func countNonzero(m []byte) int {
 	for ; i+8 <= len(m); i += 8 {
 		w := binary.LittleEndian.Uint64(m[i:])
 		// The high bit of each byte of t is set where that byte is nonzero.
-		t := ((w&lo7)+lo7 | w) & hi
+		t := ((w & lo7) + lo7 | w) & hi
 		k += int((t >> 7) * 0x0101010101010101 >> 56)
 	}
 	for _, v := range m[i:] {
