@@ -96,7 +96,7 @@ func (b *Backend) Sort(s *backend.Sort) error {
 		return fmt.Errorf("cpu: sort of %v", dt)
 	}
 	n := s.Rows * s.Len
-	if n == 0 {
+	if n == 0 || b.sortValues32(s) {
 		return nil
 	}
 	keys := part(s.Keys, n)
@@ -582,8 +582,8 @@ func (b *Backend) Unique(u *backend.Unique) error {
 	index := i64s(u.Index, u.Cap)
 	counts := i64s(u.Counts, u.Cap)
 	inv := i64s(u.Inverse, n)
-	g := -1
-	for i := 0; i < n; i++ {
+	g, done := uniqueValues(sorted, vals, n, u.Cap, index == nil && counts == nil && inv == nil)
+	for i := 0; i < n && !done; i++ {
 		if i == 0 || !sameValue(sorted, i, i-1) {
 			g++
 			if g < u.Cap {
