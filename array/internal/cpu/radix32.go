@@ -55,19 +55,19 @@ func unkey32(k uint32) float32 {
 // toKeys32 writes the order keys of in[lo:hi] (complemented when
 // descending) to k[at:].
 func toKeys32(in any, k []uint32, lo, hi int, desc bool, at int) {
-	k = k[at-lo:]
 	var flip uint32
 	if desc {
 		flip = math.MaxUint32
 	}
+	k = k[at : at+hi-lo]
 	switch s := in.(type) {
 	case []float32:
-		for i := lo; i < hi; i++ {
-			k[i] = key32(s[i]) ^ flip
+		for i, v := range s[lo:hi] {
+			k[i] = key32(v) ^ flip
 		}
 	case []int32:
-		for i := lo; i < hi; i++ {
-			k[i] = uint32(s[i]) ^ 1<<31 ^ flip
+		for i, v := range s[lo:hi] {
+			k[i] = uint32(v) ^ 1<<31 ^ flip
 		}
 	}
 }
