@@ -18,16 +18,32 @@ const (
 	parRow32   = 1 << 16 // longer rows sort by all workers together
 )
 
-var keys32Pool sync.Pool
+// scratch32 keeps the two largest buffers of the long-row sort: fresh ones
+// cost page faults that take about as long as the sort itself.
+var scratch32 struct {
+	sync.Mutex
+	s [][]uint32
+}
 
 func getKeys32(n int) []uint32 {
-	if p, ok := keys32Pool.Get().(*[]uint32); ok && cap(*p) >= n {
-		return (*p)[:n]
+	scratch32.Lock()
+	defer scratch32.Unlock()
+	for i, s := range scratch32.s {
+		if cap(s) >= n {
+			scratch32.s = slices.Delete(scratch32.s, i, i+1)
+			return s[:n]
+		}
 	}
 	return make([]uint32, n)
 }
 
-func putKeys32(s []uint32) { keys32Pool.Put(&s) }
+func putKeys32(s []uint32) {
+	scratch32.Lock()
+	defer scratch32.Unlock()
+	scratch32.s = append(scratch32.s, s)
+	slices.SortFunc(scratch32.s, func(a, b []uint32) int { return cap(b) - cap(a) })
+	scratch32.s = scratch32.s[:min(len(scratch32.s), 2)]
+}
 
 // key32 returns the order key of a float32 (-0 before +0, NaN last).
 func key32(v float32) uint32 {
@@ -101,21 +117,21 @@ func (b *Backend) sortValues32(s *backend.Sort) bool {
 	}
 	n := s.Rows * s.Len
 	in, out := part(s.Keys, n), part(s.OutKeys, n)
-	k, tmp := getKeys32(n), getKeys32(n)
-	defer putKeys32(k)
-	defer putKeys32(tmp)
 	if s.Len >= parRow32 && s.Rows < b.workers {
+		k, tmp := getKeys32(s.Len), getKeys32(s.Len)
+		defer putKeys32(k)
+		defer putKeys32(tmp)
 		for r := 0; r < s.Rows; r++ {
-			lo, hi := r*s.Len, (r+1)*s.Len
-			b.radix32(in, out, lo, k[lo:hi], tmp[lo:hi], s.Descending)
+			b.radix32(in, out, r*s.Len, k, tmp, s.Descending)
 		}
 		return true
 	}
 	b.parallel(s.Rows, 1, 1, func(r0, r1 int) {
+		k, tmp := make([]uint32, s.Len), make([]uint32, s.Len)
 		for r := r0; r < r1; r++ {
 			lo, hi := r*s.Len, (r+1)*s.Len
-			toKeys32(in, k, lo, hi, s.Descending, lo)
-			fromKeys32(sortRow32(k[lo:hi], tmp[lo:hi]), out, lo, s.Descending)
+			toKeys32(in, k, lo, hi, s.Descending, 0)
+			fromKeys32(sortRow32(k, tmp), out, lo, s.Descending)
 		}
 	})
 	return true
