@@ -90,6 +90,7 @@ func cmpPair(a, b sortPair) int {
 
 // Sort implements backend.SortScan: rows in parallel, each by a stable
 // LSD radix sort of its order keys (a comparison sort for short rows).
+// The values alone of 32-bit types take sortValues32's faster path.
 func (b *Backend) Sort(s *backend.Sort) error {
 	dt := s.Keys.Buf.DType()
 	if !backend.Sortable(dt) {
