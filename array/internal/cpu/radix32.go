@@ -18,8 +18,9 @@ const (
 	parRow32   = 1 << 16 // longer rows sort by all workers together
 )
 
-// scratch32 keeps the two largest buffers of the long-row sort: fresh ones
-// cost page faults that take about as long as the sort itself.
+// scratch32 keeps the two largest buffers of the long-row sort, of up to
+// maxScratch32 keys: fresh ones cost page faults that take about as long
+// as the sort itself.
 var scratch32 struct {
 	sync.Mutex
 	s [][]uint32
@@ -37,7 +38,12 @@ func getKeys32(n int) []uint32 {
 	return make([]uint32, n)
 }
 
+const maxScratch32 = 1 << 24
+
 func putKeys32(s []uint32) {
+	if cap(s) > maxScratch32 {
+		return // rare enough not to keep the memory
+	}
 	scratch32.Lock()
 	defer scratch32.Unlock()
 	scratch32.s = append(scratch32.s, s)
