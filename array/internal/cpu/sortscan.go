@@ -90,13 +90,14 @@ func cmpPair(a, b sortPair) int {
 
 // Sort implements backend.SortScan: rows in parallel, each by a stable
 // LSD radix sort of its order keys (a comparison sort for short rows).
+// The values alone of 32-bit types take sortValues32's faster path.
 func (b *Backend) Sort(s *backend.Sort) error {
 	dt := s.Keys.Buf.DType()
 	if !backend.Sortable(dt) {
 		return fmt.Errorf("cpu: sort of %v", dt)
 	}
 	n := s.Rows * s.Len
-	if n == 0 {
+	if n == 0 || b.sortValues32(s) {
 		return nil
 	}
 	keys := part(s.Keys, n)
@@ -574,8 +575,8 @@ func (b *Backend) Unique(u *backend.Unique) error {
 	index := i64s(u.Index, u.Cap)
 	counts := i64s(u.Counts, u.Cap)
 	inv := i64s(u.Inverse, n)
-	g := -1
-	for i := 0; i < n; i++ {
+	g, done := uniqueValues(sorted, vals, n, u.Cap, index == nil && counts == nil && inv == nil)
+	for i := 0; i < n && !done; i++ {
 		if i == 0 || !sameValue(sorted, i, i-1) {
 			g++
 			if g < u.Cap {
