@@ -85,12 +85,8 @@ func (l *LayerNorm) fused(x *grad.Var) *grad.Var {
 	if len(xs) < k || !slices.Equal(xs[len(xs)-k:], l.Shape) {
 		return nil
 	}
-	c := 1
-	for _, d := range l.Shape {
-		c *= d
-	}
-	n := xv.Size() / max(c, 1)
-	if c == 0 || c > lnMaxRow || n == 0 {
+	c, n, ok := fusedRows(l.Shape, xv.Size())
+	if !ok {
 		return nil
 	}
 	ks, err := fused(dev, xv.DType(), out)
@@ -171,6 +167,18 @@ func normBackward(ks *fusedKernels, m *array.Maker, gc, xc, wc, mean, rstd *arra
 // Named implements Module: "weight" and "bias".
 func (l *LayerNorm) Named() []Named { return []Named{{"weight", l.Weight}, {"bias", l.Bias}} }
 
+// fusedRows returns the row length c (the normalised shape's size) and
+// the row count n of an input of size elements; ok is false where the
+// fused kernels do not apply (an empty row or input, a row too long).
+func fusedRows(shape []int, size int) (c, n int, ok bool) {
+	c = 1
+	for _, d := range shape {
+		c *= d
+	}
+	n = size / max(c, 1)
+	return c, n, c > 0 && c <= lnMaxRow && n > 0
+}
+
 // fused runs LayerNorm's fused kernels for RMSNorm (rms set: the mean is
 // 0, the bias zeros) where they apply, and returns nil where they do not.
 // The result has the composed form's dtype: x's, promoted with Weight's.
@@ -189,12 +197,8 @@ func (l *RMSNorm) fused(x *grad.Var, eps float64) *grad.Var {
 	if !fusedOK(dev, in, out) {
 		return nil
 	}
-	c := 1
-	for _, d := range l.Shape {
-		c *= d
-	}
-	n := xv.Size() / max(c, 1)
-	if c == 0 || c > lnMaxRow || n == 0 {
+	c, n, ok := fusedRows(l.Shape, xv.Size())
+	if !ok {
 		return nil
 	}
 	ks, err := fused(dev, in, out)
