@@ -6,29 +6,13 @@ import (
 	"testing"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
-	"github.com/gocu-dev/gocu/cuda"
 )
 
 // The indexing requests plan and launch on the fake driver: every
 // kernel's arguments match its parameters, and a plan is reused for a
 // request of the same structure.
 func TestIndexingPlansFake(t *testing.T) {
-	dev, err := cuda.FakeDevice()
-	if err != nil {
-		t.Skip(err)
-	}
-	b, err := NewFake(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alloc := func(dt backend.DType, n int) backend.Buffer {
-		t.Helper()
-		g, err := b.Alloc(dt, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
+	b, alloc := fakeBackend(t)
 	src, out := alloc(backend.Float32, 50*768), alloc(backend.Float32, 4096*768)
 	idx, idx32 := alloc(backend.Int64, 4096), alloc(backend.Int32, 4096)
 	for _, x := range []backend.Buffer{idx, idx32} {

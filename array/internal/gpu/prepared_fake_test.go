@@ -15,22 +15,7 @@ import (
 // classes and aliasing; anything else is left to Eval (ok false, nothing
 // launched). A freed buffer is an error, as for Eval.
 func TestEvalPreparedChecksBuffers(t *testing.T) {
-	dev, err := cuda.FakeDevice()
-	if err != nil {
-		t.Skip(err)
-	}
-	b, err := NewFake(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alloc := func(dt backend.DType, n int) *Buffer {
-		t.Helper()
-		g, err := b.Alloc(dt, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g.(*Buffer)
-	}
+	b, alloc := fakeBackend(t)
 	x, y, z := alloc(backend.Float32, 16), alloc(backend.Float32, 16), alloc(backend.Float32, 16)
 	p := &backend.Program{Shape: []int{16},
 		Inputs: []backend.Operand{contiguousOperand(x, 16), contiguousOperand(y, 16)},
@@ -45,7 +30,7 @@ func TestEvalPreparedChecksBuffers(t *testing.T) {
 		t.Errorf("a second EvalPrepare of the key made another handle")
 	}
 	u, v, w := alloc(backend.Float32, 16), alloc(backend.Float32, 16), alloc(backend.Float32, 16)
-	mem, err := dev.AllocOn(b.stream, 1024)
+	mem, err := b.dev.AllocOn(b.stream, 1024)
 	if err != nil {
 		t.Fatal(err)
 	}

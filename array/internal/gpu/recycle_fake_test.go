@@ -15,22 +15,7 @@ import (
 // many buffers are allocated and freed after it. A reused object holds
 // its new allocation's size, dtype and address.
 func TestFreedBuffersRecycled(t *testing.T) {
-	dev, err := cuda.FakeDevice()
-	if err != nil {
-		t.Skip(err)
-	}
-	b, err := NewFake(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alloc := func(dt backend.DType, n int) *Buffer {
-		t.Helper()
-		g, err := b.Alloc(dt, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g.(*Buffer)
-	}
+	b, alloc := fakeBackend(t)
 	shared := alloc(backend.Float32, 16)
 	m := shared.Memory()
 	b.Free(shared)
