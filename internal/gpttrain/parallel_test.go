@@ -21,9 +21,10 @@ func dpBase(t *testing.T) Config {
 	return cfg
 }
 
-// sameCurve reports whether two runs' training losses, validation losses
-// and final weights agree within tol (relative to the largest weight).
-func sameCurve(a, b *Result, tol float64) error {
+// sameCurve reports whether two runs' training and validation losses
+// agree within tol, and their final weights within wtol of each
+// parameter's largest magnitude.
+func sameCurve(a, b *Result, tol, wtol float64) error {
 	if len(a.Train) != len(b.Train) || len(a.Val) != len(b.Val) {
 		return fmt.Errorf("%d and %d training points, %d and %d validation points", len(a.Train), len(b.Train), len(a.Val), len(b.Val))
 	}
@@ -49,7 +50,7 @@ func sameCurve(a, b *Result, tol float64) error {
 			scale = max(scale, math.Abs(float64(v)))
 		}
 		for k := range x {
-			if d := math.Abs(float64(x[k] - y[k])); d > 10*tol*scale {
+			if d := math.Abs(float64(x[k] - y[k])); d > wtol*scale {
 				return fmt.Errorf("parameter %d, element %d: %v, want %v", j, k, y[k], x[k])
 			}
 		}
@@ -89,7 +90,7 @@ func TestDataParallel(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%d ranks, ZeRO %v: %v", c.ranks, c.zero, err)
 		}
-		if err := sameCurve(one, r, 2e-5); err != nil {
+		if err := sameCurve(one, r, 2e-5, 2e-4); err != nil {
 			t.Errorf("%d ranks, ZeRO %v: %v", c.ranks, c.zero, err)
 		}
 		want := fmt.Sprintf("on %d ranks, data-parallel (host; this process: ranks 0-%d on cpu", c.ranks, c.ranks-1)
@@ -114,7 +115,7 @@ func TestDataParallelOneRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sameCurve(one, r, 0); err != nil {
+	if err := sameCurve(one, r, 0, 0); err != nil {
 		t.Error(err)
 	}
 }
@@ -155,7 +156,7 @@ func TestDataParallelProcesses(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	if err := sameCurve(one, res[0], 2e-5); err != nil {
+	if err := sameCurve(one, res[0], 2e-5, 2e-4); err != nil {
 		t.Error(err)
 	}
 	if len(res[1].Val) != 0 || len(res[1].Train) != len(one.Train) {
@@ -197,7 +198,7 @@ func TestDataParallelResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sameCurve(straight, resumed, 0); err != nil {
+	if err := sameCurve(straight, resumed, 0, 0); err != nil {
 		t.Error(err)
 	}
 }
