@@ -204,8 +204,20 @@ func (r *replicas) setLR(lr float64) error {
 
 // step trains on a global batch: rows holds its windows of ctx+1 tokens.
 func (r *replicas) step(rows []byte) error {
-	// One scope per device, opened and closed here: replicas on one
-	// device (cpu,cpu) share its scopes.
+	scopes := r.scopes()
+	defer closeAll(scopes)
+	T := r.ctx
+	xs := make([]*array.Array, len(r.models))
+	ys := make([]*array.Array, len(r.models))
+	for i := range r.models {
+		xs[i], ys[i] = Batch(r.makers[i], rows[r.lo[i]*(T+1):r.hi[i]*(T+1)], r.hi[i]-r.lo[i], T)
+	}
+	return r.stepOn(xs, ys)
+}
+
+// scopes opens a scope on each device, here: replicas on one device
+// (cpu,cpu) share its scopes.
+func (r *replicas) scopes() []*array.Scope {
 	var scopes []*array.Scope
 	seen := map[*array.Maker]bool{}
 	for _, mk := range r.makers {
@@ -214,17 +226,21 @@ func (r *replicas) step(rows []byte) error {
 			scopes = append(scopes, mk.NewScope())
 		}
 	}
-	defer func() {
-		for k := len(scopes) - 1; k >= 0; k-- {
-			scopes[k].Close()
-		}
-	}()
-	T := r.ctx
+	return scopes
+}
+
+func closeAll(scopes []*array.Scope) {
+	for k := len(scopes) - 1; k >= 0; k-- {
+		scopes[k].Close()
+	}
+}
+
+// stepOn trains on the local ranks' rows of a global batch: inputs xs[i]
+// and targets ys[i] on local rank i's device.
+func (r *replicas) stepOn(xs, ys []*array.Array) error {
 	errs := make([]error, len(r.models))
 	pass := func(i int) {
-		n := r.hi[i] - r.lo[i]
-		x, y := Batch(r.makers[i], rows[r.lo[i]*(T+1):r.hi[i]*(T+1)], n, T)
-		loss := r.models[i].Loss(x, y)
+		loss := r.models[i].Loss(xs[i], ys[i])
 		r.losses[i] = loss
 		if r.weight[i] != 1 {
 			loss = loss.Mul(r.weight[i])
