@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/dist"
@@ -233,5 +236,39 @@ func TestDataParallelErrors(t *testing.T) {
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), e.want) {
 			t.Errorf("%s: %v", e.want, err)
 		}
+	}
+}
+
+// TestDataParallelClock fits the steps to a duration and stops early on
+// two ranks: rank 0's clock decides, and a stop comes at a report.
+func TestDataParallelClock(t *testing.T) {
+	cfg := base(corpus(t))
+	cfg.Device, cfg.Devices = nil, cpus(2)
+	cfg.Steps, cfg.Time, cfg.Eval = 0, 300*time.Millisecond, 0
+	var clock time.Time
+	cfg.Now = func() time.Time { clock = clock.Add(10 * time.Millisecond); return clock }
+	var out strings.Builder
+	cfg.Out = &out
+	r, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`ms per step: (\d+) steps fit in 300ms`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no fitted steps in:\n%s", out.String())
+	}
+	if n, _ := strconv.Atoi(m[1]); r.Steps != n || n <= 10 {
+		t.Errorf("fitted %s steps, ran %d", m[1], r.Steps)
+	}
+	stop := base(cfg.Corpus)
+	stop.Device, stop.Devices = nil, cpus(2)
+	stop.Save, stop.Stop, stop.Report = filepath.Join(t.TempDir(), "s.safetensors"), time.Nanosecond, 3
+	out.Reset()
+	stop.Out = &out
+	if r, err = Run(stop); err != nil {
+		t.Fatal(err)
+	}
+	if r.Steps != 3 || !strings.Contains(out.String(), "stopped after 1ns at step 3 of 30") {
+		t.Errorf("%d steps; output:\n%s", r.Steps, out.String())
 	}
 }
