@@ -150,12 +150,8 @@ func (c *Config) check() error {
 // checkParallel refuses what data-parallel training of size ranks cannot
 // do.
 func (c *Config) checkParallel(size int) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrConfig)
-	}
-	switch {
-	case c.Batch < size:
-		return bad("batch %d across %d ranks: want at least one window per rank", c.Batch, size)
+	if c.Batch < size {
+		return fmt.Errorf("batch %d across %d ranks: want at least one window per rank: %w", c.Batch, size, ErrConfig)
 	}
 	return nil
 }
