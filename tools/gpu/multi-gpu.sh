@@ -41,7 +41,8 @@
 #          DDP peer (train_gpt_ddp.py under torchrun) on 1, 2 and 4 GPUs, and
 #          torch without DDP on one (train_gpt_peer.py)
 #   gpt-train  gocu gpt train --model gpt2 --bf16 on a corpus of this
-#          checkout: one GPU, then --ranks on all (end to end, data included)
+#          checkout, end to end: the loss curve of a batch of 32 on one GPU
+#          and on 2 ranks, and the speed at 16 per GPU on 1 and on all
 #
 # With fewer than 2 GPUs the multi-GPU benchmarks skip; the rest runs with one
 # rank (NCCL allows it), which checks the one-rank paths and the group fix.
@@ -194,16 +195,21 @@ if has gpt || has gpt-bench; then
 fi
 if has gpt || has gpt-train; then
   if [ "$ngpu" -ge 2 ]; then
-    echo "##### gpt: gocu gpt train --model gpt2 --bf16 --ranks $ngpu, end to end on this checkout's Go files"
+    echo "##### gpt: gocu gpt train --model gpt2 --bf16, end to end on this checkout's Go files"
     ./.gpu/gocu gpt prepare --src "$root" --out /tmp/gocu-src.tok > /dev/null 2>&1 || echo "gocu gpt prepare failed"
-    for k in 1 "$ngpu"; do
-      where="--ranks $k"; [ "$k" = 1 ] && where="--device cuda:0"
-      echo "## $where, batch $((16 * k))"
-      # shellcheck disable=SC2086
-      timeout 240 ./.gpu/gocu gpt train --data /tmp/gocu-src.tok --model gpt2 --bf16 $where --batch $((16 * k)) --steps 40 \
-        --warmup 10 --eval 0 --eval-batches 1 --sample 0 --save "" --report 10 2>&1 | tr '\r' '\n' | tee "$out/gpt-train-$k.txt" |
-        grep -E 'training a GPT|step +40/|tokens/s|error|gocu:' | tail -4
-    done
+    gtrain() { # label, args...
+      local label=$1; shift
+      echo "## $label: $*"
+      timeout 240 ./.gpu/gocu gpt train --data /tmp/gocu-src.tok --model gpt2 --bf16 --steps 40 --warmup 10 --eval 0 \
+        --eval-batches 1 --sample 0 --save "" --report 10 "$@" 2>&1 | tr '\r' '\n' | tee "$out/gpt-train-$label.txt" |
+        grep -E 'training a GPT|^step|tokens/s|error|gocu:' | tail -7
+    }
+    # The loss curve of one global batch of 32 windows: one GPU, then 2 ranks.
+    gtrain curve-1gpu --device cuda:0 --batch 32
+    gtrain curve-2ranks --ranks 2 --batch 32
+    # Speed at 16 windows per GPU.
+    gtrain speed-1gpu --device cuda:0 --batch 16
+    [ "$ngpu" -gt 2 ] && gtrain "speed-${ngpu}ranks" --ranks "$ngpu" --batch $((16 * ngpu))
   fi
 fi
 
