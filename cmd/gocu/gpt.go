@@ -137,9 +137,10 @@ without GPUs). Rank 0 evaluates, writes the checkpoint and samples:
                             (ZeRO-1); its checkpoints hold no optimiser state
                             (no --resume or --stop)
 
-A process that drives several GPUs itself (--devices) on a machine without
-NVLink SHARP needs NCCL_NVLS_ENABLE=0 in its environment when started. A
-rank of a job started by other means is this command with GOCU_DIST_RANK,
+A process that drives several GPUs itself (--devices) reads
+NCCL_NVLS_ENABLE from the environment it was started with: set it to 0
+where NCCL's NVLink multicast fails (the lent H200 machines). A rank of a
+job started by other means is this command with GOCU_DIST_RANK,
 GOCU_DIST_NRANKS, GOCU_DIST_LOCAL_RANK and GOCU_DIST_ADDR set; see package
 dist.`,
 		Example: "  gocu gpt train --steps 2000 --plot loss.png\n  gocu gpt train --time 10m --bf16 --save bytes.safetensors\n" +
