@@ -104,3 +104,41 @@ func ExampleZeRO1() {
 	fmt.Println(z.ShardSize(), w)
 	// Output: 3 [3.25 4.25]
 }
+
+// MaxNorm clips the averaged gradients by their total norm over all the
+// shards, as nn.ClipGradNorm would over all the parameters: here the
+// average 1.5 of four elements has the norm 3, scaled down to 1.
+func ExampleZeRO1_maxNorm() {
+	cpu := gocu.MustOpen("cpu")
+	c, err := dist.New(cpu, cpu)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	var reps [][]*grad.Var
+	for range 2 {
+		reps = append(reps, []*grad.Var{
+			grad.Param(array.FromSliceOn(cpu, []float32{1, 2, 3})),
+			grad.Param(array.FromSliceOn(cpu, []float32{4})),
+		})
+	}
+	z, err := dist.NewZeRO1(c, func(p []*grad.Var) nn.Optimizer { return nn.NewSGD(p, 1) }, reps...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	z.MaxNorm = 1
+	for r, rep := range reps {
+		g := float32(r + 1)
+		rep[0].SetGrad(array.FromSliceOn(cpu, []float32{g, g, g}))
+		rep[1].SetGrad(array.FromSliceOn(cpu, []float32{g}))
+	}
+	if err := z.Step(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	w, _ := reps[0][0].Value().Float32s()
+	fmt.Printf("%.4f\n", w) // each weight less 1.5/3
+	// Output: [0.5000 1.5000 2.5000]
+}

@@ -277,6 +277,9 @@ func TestGPUZeRO1(t *testing.T) {
 		if err := checkZeRO(c, 4, 1e-5); err != nil {
 			t.Errorf("%d ranks: %v", n, err)
 		}
+		if err := checkZeROClip(c, 4, 1e-5, 0.5); err != nil {
+			t.Errorf("%d ranks, clipped: %v", n, err)
+		}
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}

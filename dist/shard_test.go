@@ -159,7 +159,12 @@ func TestReduceScatterAllGatherErrors(t *testing.T) {
 // compares the parameters after every step: bitwise when tol is 0, else
 // within tol of the parameter's largest magnitude. Each rank keeps
 // moments of ShardSize elements, 1/Size() of the parameters.
-func checkZeRO(c *dist.Comm, steps int, tol float64) error {
+func checkZeRO(c *dist.Comm, steps int, tol float64) error { return checkZeROClip(c, steps, tol, 0) }
+
+// checkZeROClip is checkZeRO with the gradients clipped to a total norm
+// of clip (none when 0): MaxNorm against nn.ClipGradNorm after the
+// all-reduce.
+func checkZeROClip(c *dist.Comm, steps int, tol, clip float64) error {
 	devs := c.Devices()
 	n := len(devs)
 	uses := func(i int) bool { return c.Rank(i) != 0 }
@@ -177,6 +182,7 @@ func checkZeRO(c *dist.Comm, steps int, tol float64) error {
 	if err != nil {
 		return err
 	}
+	z.MaxNorm = clip
 	total := 0
 	for _, p := range reps[0] {
 		total += p.Size()
@@ -209,6 +215,11 @@ func checkZeRO(c *dist.Comm, steps int, tol float64) error {
 			}
 		}
 		for i := range n {
+			if clip > 0 {
+				if _, err := nn.ClipGradNorm(ref[i].params, clip, nil); err != nil {
+					return err
+				}
+			}
 			if err := refOpt[i].Step(); err != nil {
 				return err
 			}
@@ -245,6 +256,25 @@ func TestZeRO1MatchesAdam(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := checkZeRO(c, 4, 0); err != nil {
+			t.Errorf("%d ranks: %v", n, err)
+		}
+		c.Close()
+	}
+}
+
+// TestZeRO1Clip checks MaxNorm against nn.ClipGradNorm of the averaged
+// gradients, which the loss (a sum of squares) makes far larger than 0.5.
+func TestZeRO1Clip(t *testing.T) {
+	for _, n := range []int{1, 3} {
+		devs := make([]*gocu.Device, n)
+		for i := range devs {
+			devs[i] = gocu.MustOpen("cpu")
+		}
+		c, err := dist.New(devs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkZeROClip(c, 4, 1e-5, 0.5); err != nil {
 			t.Errorf("%d ranks: %v", n, err)
 		}
 		c.Close()

@@ -3,6 +3,7 @@ package dist
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/gocu-dev/gocu/array"
@@ -24,6 +25,12 @@ import (
 // It implements nn.Optimizer: after the replicas' Backward, Step; then
 // ZeroGrad. A parameter without a gradient counts as zeros.
 type ZeRO1 struct {
+	// MaxNorm, when > 0, clips the averaged gradients to this total
+	// 2-norm before the update, as nn.ClipGradNorm over all parameters
+	// would: each rank sums the squares of its shard and one all-reduce
+	// of a scalar makes the total.
+	MaxNorm float64
+
 	c        *Comm
 	replicas [][]*grad.Var
 	dt       array.DType
@@ -122,6 +129,30 @@ func (z *ZeRO1) flatten(i int, at func(j int) *array.Array) (*array.Array, error
 	return flat, nil
 }
 
+// clip scales the shards of the averaged gradients, gs, by
+// min(MaxNorm/(norm+1e-6), 1), the factor of nn.ClipGradNorm.
+func (z *ZeRO1) clip(gs []*array.Array) error {
+	if math.IsNaN(z.MaxNorm) || math.IsInf(z.MaxNorm, 0) {
+		return fmt.Errorf("dist: ZeRO1: MaxNorm %v: want a finite number (0: no clipping)", z.MaxNorm)
+	}
+	sums := make([]*array.Array, len(gs))
+	for i, g := range gs {
+		sums[i] = g.AsType(array.Float32).Square().Sum().Copy() // padding adds zeros
+		defer sums[i].Close()
+	}
+	if err := z.c.AllReduce(Sum, sums...); err != nil {
+		return fmt.Errorf("dist: ZeRO1: the gradients' norm: %w", err)
+	}
+	for i, g := range gs {
+		norm := sums[i].Sqrt()
+		coef := array.On(z.c.devs[i]).Full(array.Float32, z.MaxNorm).Div(norm.Add(1e-6)).Minimum(1)
+		if err := g.Assign(g.Mul(coef.AsType(g.DType()))); err != nil {
+			return fmt.Errorf("dist: ZeRO1: clipping local rank %d's gradients: %w", i, err)
+		}
+	}
+	return nil
+}
+
 // ShardSize returns the elements of the parameters (and of each moment)
 // that one rank updates: the total divided by Size(), rounded up.
 func (z *ZeRO1) ShardSize() int { return z.k }
@@ -173,6 +204,11 @@ func (z *ZeRO1) Step() error {
 	}
 	if err := z.c.ReduceScatter(Avg, flats, gs); err != nil {
 		return fmt.Errorf("dist: ZeRO1: the gradients: %w", err)
+	}
+	if z.MaxNorm > 0 {
+		if err := z.clip(gs); err != nil {
+			return err
+		}
 	}
 	for i, o := range z.opts {
 		flats[i].Close()

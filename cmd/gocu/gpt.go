@@ -91,12 +91,13 @@ var presetDefaults = map[string]struct {
 
 func newGPTTrainCmd() *cobra.Command {
 	var (
-		cfg                          gpttrain.Config
-		data, preset, device, initCk string
-		layers, heads, dim, context  int
-		vocab                        int
-		tf32                         bool
-		peak                         float64
+		cfg                         gpttrain.Config
+		data, preset, initCk        string
+		layers, heads, dim, context int
+		vocab                       int
+		tf32                        bool
+		peak                        float64
+		place                       placeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "train",
@@ -117,10 +118,36 @@ Presets: bytes (6 layers, 6 heads, 384 wide, context 256: nanoGPT's
 shakespeare_char shape), gpt2 (GPT-2 small, 124M, with its vocabulary of
 50304, of which bytes use 256: --vocab 256 drops the rest) and tiny (2
 layers, 64 wide, context 64); --layers, --heads, --dim, --context and
---vocab change a preset's shape.`,
+--vocab change a preset's shape.
+
+Data-parallel training splits every batch of --batch windows across ranks,
+one model replica per rank; the gradients are averaged in buckets while the
+backward pass runs, as PyTorch's DistributedDataParallel, and clipped by
+their global norm (NCCL on GPUs; on the CPU a host stand-in, for trying it
+without GPUs). Rank 0 evaluates, writes the checkpoint and samples:
+
+  --devices cuda:0,cuda:1   one process drives the GPUs listed (cpu,cpu: two
+                            ranks on the CPU)
+  --ranks N                 N processes, one rank each: this command starts
+                            itself N times, rank r on cuda:r (or all on the
+                            CPU with --device cpu), with NVLink multicast off
+                            (NCCL_NVLS_ENABLE=0 unless set), and shows rank
+                            0's output
+  --zero                    shard the optimiser state across the ranks
+                            (ZeRO-1); its checkpoints hold no optimiser state
+                            (no --resume or --stop)
+
+A process that drives several GPUs itself (--devices) reads
+NCCL_NVLS_ENABLE from the environment it was started with: set it to 0
+where NCCL's NVLink multicast fails (the lent H200 machines). A rank of a
+job started by other means is this command with GOCU_DIST_RANK,
+GOCU_DIST_NRANKS, GOCU_DIST_LOCAL_RANK and GOCU_DIST_ADDR set; see package
+dist.`,
 		Example: "  gocu gpt train --steps 2000 --plot loss.png\n  gocu gpt train --time 10m --bf16 --save bytes.safetensors\n" +
 			"  gocu gpt train --time 10m --bf16 --stop 5m && gocu gpt train --resume gpt.safetensors\n" +
-			"  gocu gpt train --model tiny --device cpu --steps 300\n  gocu gpt train --model gpt2 --bf16 --time 5m",
+			"  gocu gpt train --model tiny --device cpu --steps 300\n  gocu gpt train --model gpt2 --bf16 --time 5m\n" +
+			"  gocu gpt train --model gpt2 --bf16 --devices cuda:0,cuda:1 --batch 32\n  gocu gpt train --model gpt2 --bf16 --ranks 4 --batch 64\n" +
+			"  gocu gpt train --model tiny --devices cpu,cpu --steps 300",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			mc, err := gpt.Preset(preset)
@@ -173,19 +200,25 @@ layers, 64 wide, context 64); --layers, --heads, --dim, --context and
 				return fmt.Errorf("--peak %v: want TFLOP/s >= 0", peak)
 			}
 			cfg.Peak = peak * 1e12
-			if device != "" {
-				dv, err := gocu.Open(device)
-				if err != nil {
-					return err
-				}
-				cfg.Device = dv
+			pl, err := place.place()
+			if err != nil {
+				return err
 			}
+			if pl.launch {
+				return place.launch(cmd)
+			}
+			if pl.comm != nil {
+				defer pl.comm.Close()
+			}
+			cfg.Comm, cfg.Devices, cfg.Device = pl.comm, pl.devices, pl.device
 			if tf32 {
-				dev := array.Default()
-				if cfg.Device != nil {
-					dev = array.On(cfg.Device)
+				for _, d := range pl.all() {
+					dev := array.Default()
+					if d != nil {
+						dev = array.On(d)
+					}
+					dev.SetMatMulPrecision(array.TF32)
 				}
-				dev.SetMatMulPrecision(array.TF32)
 			}
 			c, err := gosrc.ReadFile(data)
 			if err != nil {
@@ -196,7 +229,7 @@ layers, 64 wide, context 64); --layers, --heads, --dim, --context and
 			}
 			cfg.Corpus = c
 			if initCk != "" {
-				dev := cfg.Device
+				dev := pl.first()
 				if dev == nil {
 					dev = array.Default().Device()
 				}
@@ -207,7 +240,7 @@ layers, 64 wide, context 64); --layers, --heads, --dim, --context and
 				cfg.Model = m.Config
 				cfg.Init = m
 			}
-			cfg.Out = cmd.OutOrStdout()
+			cfg.Out = pl.out(cmd.OutOrStdout())
 			_, err = gpttrain.Run(cfg)
 			return err
 		},
@@ -221,7 +254,7 @@ layers, 64 wide, context 64); --layers, --heads, --dim, --context and
 	f.IntVar(&context, "context", 0, "context in bytes (default: the preset's)")
 	f.IntVar(&vocab, "vocab", 0, "vocabulary, >= 256 (default: the preset's)")
 	f.Float64Var(&cfg.Model.Dropout, "dropout", 0, "dropout probability")
-	f.IntVar(&cfg.Batch, "batch", 0, "windows per step (default: the preset's; bytes 64, gpt2 16, tiny 32)")
+	f.IntVar(&cfg.Batch, "batch", 0, "windows per step, in all (data-parallel ranks split it; default: the preset's; bytes 64, gpt2 16, tiny 32)")
 	f.IntVar(&cfg.Steps, "steps", 2000, "steps to train")
 	f.DurationVar(&cfg.Time, "time", 0, "train for this long instead of --steps (10m, 1h)")
 	f.Float64Var(&cfg.LR, "lr", 0, "peak learning rate (default: the preset's; bytes 1e-3, gpt2 6e-4, tiny 3e-3)")
@@ -241,7 +274,8 @@ layers, 64 wide, context 64); --layers, --heads, --dim, --context and
 	f.StringVar(&cfg.Plot, "plot", "", "write the loss curve to this PNG `FILE`")
 	f.Float64Var(&peak, "peak", 0, "the device's peak in TFLOP/s for the utilisation (default: H100, H200 and A100 datasheet figures)")
 	f.IntVar(&cfg.Sample, "sample", 300, "bytes to sample from the trained model at the end (0: none)")
-	f.StringVar(&device, "device", "", "cpu, sim, cuda or cuda:N (default: GOCU_DEVICE, else the GPU, else the CPU)")
+	place.add(f)
+	f.BoolVar(&cfg.ZeRO, "zero", false, "with --devices or --ranks: shard the optimiser state across the ranks (ZeRO-1)")
 	f.StringVar(&initCk, "init", "", "start a new run from this checkpoint's weights (its shape replaces --model)")
 	f.StringVar(&cfg.Resume, "resume", "", "continue the run of this checkpoint where it stopped: weights, optimiser state, batches, settings (--steps moves the end)")
 	f.DurationVar(&cfg.Stop, "stop", 0, "end after this long with a checkpoint that --resume continues (a run longer than one sitting)")

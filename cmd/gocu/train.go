@@ -1,25 +1,17 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/cuda"
-	"github.com/gocu-dev/gocu/dist"
 	"github.com/gocu-dev/gocu/internal/mnisttrain"
 )
 
 func newTrainCmd() *cobra.Command {
 	var cfg mnisttrain.Config
-	var device, devices string
-	var ranks int
+	var place placeFlags
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Train a 784-512-512-10 perceptron on MNIST (GPU, or all CPU cores; data-parallel on several)",
@@ -49,57 +41,21 @@ in its environment; see package dist.`,
 			"  gocu train --devices cuda:0,cuda:1 --batch 2048\n  gocu train --ranks 2 --batch 2048\n  gocu train --ranks 2 --device cpu --epochs 1",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkTrainFlags(&cfg, ranks); err != nil {
+			if err := checkTrainFlags(&cfg); err != nil {
 				return err
 			}
-			cfg.Out = cmd.OutOrStdout()
-			job, isRank, err := dist.FromEnv()
+			pl, err := place.place()
 			if err != nil {
 				return err
 			}
-			switch {
-			case isRank:
-				// A rank of a job: join it, train, and only rank 0 talks.
-				name := device
-				if name == "" {
-					name = "cpu"
-					if gocu.GPUUsable() == nil {
-						name = fmt.Sprintf("cuda:%d", job.LocalRank)
-					}
-				}
-				d, err := gocu.Open(name)
-				if err != nil {
-					return fmt.Errorf("rank %d: %w", job.Rank, err)
-				}
-				comm, err := job.Join(d)
-				if err != nil {
-					return fmt.Errorf("rank %d: %w", job.Rank, err)
-				}
-				defer comm.Close()
-				cfg.Comm = comm
-				if job.Rank != 0 {
-					cfg.Out = io.Discard
-				}
-			case ranks > 0:
-				return launchRanks(cmd, ranks, device, devices)
-			case devices != "":
-				if device != "" {
-					return errors.New("--device and --devices: give one")
-				}
-				for _, name := range strings.Split(devices, ",") {
-					d, err := gocu.Open(name)
-					if err != nil {
-						return err
-					}
-					cfg.Devices = append(cfg.Devices, d)
-				}
-			case device != "":
-				d, err := gocu.Open(device)
-				if err != nil {
-					return err
-				}
-				cfg.Device = d
+			if pl.launch {
+				return place.launch(cmd)
 			}
+			if pl.comm != nil {
+				defer pl.comm.Close()
+			}
+			cfg.Comm, cfg.Devices, cfg.Device = pl.comm, pl.devices, pl.device
+			cfg.Out = pl.out(cmd.OutOrStdout())
 			_, err = mnisttrain.Run(cfg)
 			return err
 		},
@@ -117,15 +73,13 @@ in its environment; see package dist.`,
 	f.StringVar(&cfg.DataDir, "data", "", "folder with the four MNIST files (default: the GoMNIST module's)")
 	f.IntVar(&cfg.Hidden, "hidden", 512, "units of each hidden layer")
 	f.IntVar(&cfg.MaxSteps, "max-steps", 0, "stop after this many steps (0: all epochs)")
-	f.StringVar(&device, "device", "", "cpu, sim, cuda or cuda:N (default: GOCU_DIST_LOCAL_RANK's GPU in a job, else GOCU_DEVICE, else the GPU, else the CPU)")
-	f.StringVar(&devices, "devices", "", "data-parallel in this process: the devices, comma-separated (cuda:0,cuda:1 or cpu,cpu)")
-	f.IntVar(&ranks, "ranks", 0, "data-parallel in N processes started by this command, one rank each (rank r on cuda:r, or all on --device cpu or sim)")
+	place.add(f)
 	return cmd
 }
 
 // checkTrainFlags refuses values that would train nothing or nonsense, or
 // fail only after training (--plot), naming the flag.
-func checkTrainFlags(cfg *mnisttrain.Config, ranks int) error {
+func checkTrainFlags(cfg *mnisttrain.Config) error {
 	if !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) {
 		return fmt.Errorf("--lr %v: want a finite learning rate > 0", cfg.LR)
 	}
@@ -140,58 +94,10 @@ func checkTrainFlags(cfg *mnisttrain.Config, ranks int) error {
 	if cfg.MaxSteps < 0 {
 		return fmt.Errorf("--max-steps %d: want a number >= 0 (0: all epochs)", cfg.MaxSteps)
 	}
-	if ranks < 0 {
-		return fmt.Errorf("--ranks %d: want a number of processes >= 1", ranks)
-	}
 	if cfg.Plot != "" {
 		if err := mnisttrain.CheckPlotPath(cfg.Plot); err != nil {
 			return fmt.Errorf("--plot: %w", err)
 		}
 	}
 	return nil
-}
-
-// trainFlags are the flags a rank started by --ranks gets as given.
-var trainFlags = []string{"epochs", "batch", "lr", "constant-lr", "seed", "graph", "plot", "save", "data", "hidden", "max-steps", "device"}
-
-// launchRanks starts the job of --ranks: this program once per rank, with
-// the same flags but --ranks, and the job's environment (dist.Launch).
-func launchRanks(cmd *cobra.Command, ranks int, device, devices string) error {
-	if devices != "" {
-		return errors.New("--ranks and --devices: give one (--ranks starts one process per rank, --devices drives several devices from one)")
-	}
-	var kind gocu.Kind
-	switch strings.ToLower(device) {
-	case "cpu":
-		kind = gocu.CPU
-	case "sim":
-		kind = gocu.Sim
-	case "":
-		kind = gocu.CPU
-		if gocu.GPUUsable() == nil {
-			kind = gocu.CUDA
-		}
-	default:
-		return fmt.Errorf("--device %s with --ranks: rank r runs on cuda:r; --device takes cpu or sim (all ranks there)", device)
-	}
-	if kind == gocu.CUDA {
-		n, err := cuda.DeviceCount()
-		if err != nil {
-			return err
-		}
-		if ranks > n {
-			return fmt.Errorf("--ranks %d needs %d GPUs, this machine has %d (NCCL 2.5 to 2.29 refuse two ranks on one GPU); --device cpu runs the ranks on the CPU", ranks, ranks, n)
-		}
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	args := []string{"train"}
-	for _, name := range trainFlags {
-		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
-			args = append(args, "--"+name+"="+f.Value.String())
-		}
-	}
-	return dist.Launch(cmd.Context(), exe, args, ranks, kind, cmd.OutOrStdout())
 }

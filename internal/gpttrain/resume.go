@@ -55,7 +55,8 @@ func statePath(path string) string {
 }
 
 // save writes the checkpoint (the model, with the run's progress and
-// settings in its metadata) and the optimiser state beside it.
+// settings in its metadata) and the optimiser state beside it; with no
+// opt (ZeRO-1: the state is sharded) none, and an old one is removed.
 func (c *Config) save(m *gpt.Model, opt *nn.Adam, p progress) error {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	meta := map[string]string{
@@ -75,6 +76,12 @@ func (c *Config) save(m *gpt.Model, opt *nn.Adam, p progress) error {
 	}
 	if err := m.Save(c.Save, meta); err != nil {
 		return err
+	}
+	if opt == nil {
+		if err := os.Remove(statePath(c.Save)); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(c.Save), ".opt-*")
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/datasets/gosrc"
+	"github.com/gocu-dev/gocu/dist"
 	"github.com/gocu-dev/gocu/gpt"
 	"github.com/gocu-dev/gocu/grad"
 	"github.com/gocu-dev/gocu/nn"
@@ -52,6 +53,23 @@ type Config struct {
 	// continues from (0: never).
 	Stop time.Duration
 	Now  func() time.Time
+
+	// Devices trains data-parallel in this process, one model replica per
+	// device: every batch of Batch windows is split across them
+	// (dist.Split), and the gradients are averaged while the backward
+	// pass runs (dist.DDP; NCCL on GPUs, the host backend on cpu and sim,
+	// where a device may repeat). It replaces Device.
+	Devices []*gocu.Device
+	// Comm trains as this process's ranks of a data-parallel job of
+	// several processes (from dist.Join); it replaces Device and Devices.
+	// Every process runs Run with the same Config and its own Comm; the
+	// process of global rank 0 evaluates and writes Save, Plot and Sample.
+	Comm *dist.Comm
+	// ZeRO shards the optimiser state across the data-parallel ranks
+	// (dist.ZeRO1) instead of reducing the gradients during the backward
+	// pass. Its checkpoints hold no optimiser state: Resume and Stop
+	// are refused.
+	ZeRO bool
 }
 
 // Point is a loss at a step.
@@ -74,7 +92,8 @@ type Result struct {
 	Sample    string
 	Params    int
 	FLOPsTok  float64
-	PeakFLOPS float64
+	PeakFLOPS float64 // of all the ranks' devices
+	Ranks     int     // data-parallel ranks (1: none)
 }
 
 // ErrConfig is wrapped by the errors of a Config that trains nothing.
@@ -128,6 +147,44 @@ func (c *Config) check() error {
 	return nil
 }
 
+// checkParallel refuses what data-parallel training of size ranks cannot
+// do.
+func (c *Config) checkParallel(size int) error {
+	if c.Batch < size {
+		return fmt.Errorf("batch %d across %d ranks: want at least one window per rank: %w", c.Batch, size, ErrConfig)
+	}
+	return nil
+}
+
+// comm returns the communicator of data-parallel training, nil for one
+// device, and whether Run made it (and closes it).
+func (c *Config) comm() (*dist.Comm, bool, error) {
+	bad := func(format string, args ...any) (*dist.Comm, bool, error) {
+		return nil, false, fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrConfig)
+	}
+	switch {
+	case c.Comm != nil && (c.Device != nil || len(c.Devices) > 0):
+		return bad("Comm with Device or Devices: give one")
+	case c.Device != nil && len(c.Devices) > 0:
+		return bad("Device and Devices: give one")
+	case c.ZeRO && c.Resume != "":
+		return bad("resume with ZeRO-1: checkpoints hold no sharded optimiser state; resume without it")
+	case c.ZeRO && c.Stop > 0:
+		return bad("stop with ZeRO-1: its checkpoints cannot be resumed")
+	case c.Comm != nil:
+		return c.Comm, false, nil
+	case len(c.Devices) > 0:
+		if err := sameKind(c.Devices); err != nil {
+			return nil, false, err
+		}
+		comm, err := dist.New(c.Devices...)
+		return comm, err == nil, err
+	case c.ZeRO:
+		return bad("ZeRO-1 shards the optimiser state across data-parallel ranks: give Devices or Comm")
+	}
+	return nil, false, nil
+}
+
 // PeakFLOPS returns the dense peak of a GPU by its name, in FLOP/s, for
 // bfloat16 products (bf16) or float32 (TF32 tensor cores with tf32): the
 // datasheet figures of the NVIDIA H100/H200 (SXM), H100 PCIe and A100,
@@ -157,6 +214,16 @@ func PeakFLOPS(name string, bf16, tf32 bool) float64 {
 
 // Run trains as cfg says and reports progress to cfg.Out.
 func Run(cfg Config) (*Result, error) {
+	comm, own, err := cfg.comm()
+	if err != nil {
+		return nil, err
+	}
+	if own {
+		defer comm.Close()
+	}
+	if comm != nil {
+		cfg.Device = comm.Devices()[0] // where a checkpoint loads
+	}
 	var resumed *progress
 	if cfg.Resume != "" {
 		var err error
@@ -166,6 +233,11 @@ func Run(cfg Config) (*Result, error) {
 	}
 	if err := cfg.check(); err != nil {
 		return nil, err
+	}
+	if comm != nil {
+		if err := cfg.checkParallel(comm.Size()); err != nil {
+			return nil, err
+		}
 	}
 	out := cfg.Out
 	if out == nil {
@@ -201,20 +273,32 @@ func Run(cfg Config) (*Result, error) {
 	for i := range valRows {
 		valRows[i] = valS.Next()
 	}
-	m := cfg.Init
-	if m == nil {
-		if m, err = gpt.New(dev.NewRNG(cfg.Seed), cfg.Model); err != nil {
+	var (
+		m   *gpt.Model
+		opt *nn.Adam  // nil with ZeRO-1
+		par *replicas // data-parallel: replicas on the local ranks
+		r0  = true    // this process evaluates and writes the files
+	)
+	if comm == nil {
+		if m = cfg.Init; m == nil {
+			if m, err = gpt.New(dev.NewRNG(cfg.Seed), cfg.Model); err != nil {
+				return nil, err
+			}
+		}
+		if cfg.BF16 {
+			m.Compute = array.BFloat16
+		}
+		if opt, err = newAdamW(&cfg, m); err != nil {
 			return nil, err
 		}
-	}
-	if cfg.BF16 {
-		m.Compute = array.BFloat16
-	}
-	opt := nn.NewAdamW(m.Params(), cfg.LR, cfg.Decay)
-	opt.Beta2 = cfg.Beta2
-	if _, noDecay := nn.DecayGroups(m); len(noDecay) > 0 {
-		if err := opt.SetWeightDecay(noDecay, 0); err != nil {
+	} else {
+		if par, err = newReplicas(&cfg, comm, cfg.Init); err != nil {
 			return nil, err
+		}
+		defer par.close()
+		m, opt, r0 = par.models[0], nil, comm.Rank(0) == 0
+		if !cfg.ZeRO {
+			opt = par.opts[0]
 		}
 	}
 	first := 0 // the step to start from
@@ -223,17 +307,34 @@ func Run(cfg Config) (*Result, error) {
 		if err := train.SetState(resumed.sampler); err != nil {
 			return nil, fmt.Errorf("resume from %s: %w", cfg.Resume, err)
 		}
-		if err := loadState(opt, statePath(cfg.Resume)); err != nil {
-			return nil, fmt.Errorf("resume from %s: %w", cfg.Resume, err)
+		opts := []*nn.Adam{opt}
+		if par != nil {
+			opts = par.opts
+		}
+		for _, o := range opts {
+			if err := loadState(o, statePath(cfg.Resume)); err != nil {
+				return nil, fmt.Errorf("resume from %s: %w", cfg.Resume, err)
+			}
 		}
 	}
-	res := &Result{Model: m, Device: dev.String(), Params: cfg.Model.Params(), FLOPsTok: cfg.Model.FLOPsPerToken()}
+	res := &Result{Model: m, Device: dev.String(), Params: cfg.Model.Params(), FLOPsTok: cfg.Model.FLOPsPerToken(), Ranks: 1}
 	if resumed != nil {
 		res.Train, res.Val = resumed.train, resumed.vals // the curves go on
 	}
 	res.PeakFLOPS = cfg.Peak
 	if res.PeakFLOPS == 0 && dev.IsGPU() {
 		res.PeakFLOPS = PeakFLOPS(dev.Device().Name(), cfg.BF16, dev.MatMulPrecision() == array.TF32)
+	}
+	on := dev.String()
+	if comm != nil {
+		res.Ranks = comm.Size()
+		res.PeakFLOPS *= float64(comm.Size())
+		on = where(comm)
+		res.Device = fmt.Sprintf("%d ranks of %s", comm.Size(), dev)
+		if cfg.Graph {
+			fmt.Fprintf(out, "data-parallel training runs each step directly: --graph is not used\n")
+			cfg.Graph = false
+		}
 	}
 	prec := "float32"
 	if cfg.BF16 {
@@ -242,12 +343,15 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.Graph {
 		prec += ", the step replayed as a CUDA graph"
 	}
+	if cfg.ZeRO {
+		prec += ", optimiser state sharded (ZeRO-1)"
+	}
 	length := fmt.Sprintf("%d steps", cfg.Steps)
 	if cfg.Steps == 0 {
 		length = cfg.Time.String()
 	}
 	fmt.Fprintf(out, "training a GPT of %d layers, %d heads, %d wide, context %d (%.2fM parameters) on %s, %s\n",
-		cfg.Model.Layers, cfg.Model.Heads, cfg.Model.Dim, T, float64(res.Params)/1e6, dev, prec)
+		cfg.Model.Layers, cfg.Model.Heads, cfg.Model.Dim, T, float64(res.Params)/1e6, on, prec)
 	fmt.Fprintf(out, "data: %.1f MB of Go for training (%d files), %.1f MB for validation (%d files); batch %d x %d tokens; %s; AdamW lr %.3g (warm-up %d, cosine to %.3g), weight decay %g, clip %g\n",
 		float64(len(cfg.Corpus.Train))/1e6, cfg.Corpus.TrainFiles, float64(len(cfg.Corpus.Val))/1e6, cfg.Corpus.ValFiles,
 		cfg.Batch, T, length, cfg.LR, cfg.Warmup, cfg.MinLR, cfg.Decay, cfg.Clip)
@@ -311,29 +415,48 @@ func Run(cfg Config) (*Result, error) {
 	if total == math.MaxInt {
 		fitAt = max(10, min(cfg.Warmup, 50))
 	}
+	syncAll, readLoss := dev.Sync, func() (float64, error) {
+		sum, err := acc.Item()
+		if err != nil {
+			return 0, err
+		}
+		return sum, acc.Assign(0)
+	}
+	if par != nil {
+		syncAll, readLoss = par.sync, par.lossSum
+	}
 	bar := newBar(out)
 	for step := first; step < total; step++ {
 		lr, err := sched(step)
 		if err != nil {
 			return nil, err
 		}
-		if err := opt.SetLR(lr); err != nil {
+		if par != nil {
+			err = par.setLR(lr)
+		} else {
+			err = opt.SetLR(lr)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if err := train.Fill(rows); err != nil {
 			return nil, err
 		}
-		x, y := Batch(dev, rows, cfg.Batch, T)
-		switch {
-		case !cfg.Graph:
-			err = st.run(x, y)
-		case st.graph == nil:
-			if err = st.assign(x, y); err == nil {
-				st.graph, err = dev.Capture(func() error { return st.run(st.x, st.y) })
-			}
-		default:
-			if err = st.assign(x, y); err == nil {
-				err = st.graph.Replay()
+		if par != nil {
+			err = par.step(rows)
+		} else {
+			x, y := Batch(dev, rows, cfg.Batch, T)
+			switch {
+			case !cfg.Graph:
+				err = st.run(x, y)
+			case st.graph == nil:
+				if err = st.assign(x, y); err == nil {
+					st.graph, err = dev.Capture(func() error { return st.run(st.x, st.y) })
+				}
+			default:
+				if err = st.assign(x, y); err == nil {
+					err = st.graph.Replay()
+				}
 			}
 		}
 		if err != nil {
@@ -344,13 +467,13 @@ func Run(cfg Config) (*Result, error) {
 		if step == first {
 			// The first step compiles the kernels: keep it out of the
 			// fitted step time.
-			if err := dev.Sync(); err != nil {
+			if err := syncAll(); err != nil {
 				return nil, err
 			}
 			firstStep = now().Sub(start)
 		}
 		if res.Steps-first == fitAt && total == math.MaxInt {
-			if err := dev.Sync(); err != nil {
+			if err := syncAll(); err != nil {
 				return nil, err
 			}
 			el := now().Sub(start) - firstStep
@@ -358,16 +481,33 @@ func Run(cfg Config) (*Result, error) {
 			left := cfg.Time - now().Sub(start)
 			total = fitAt + int(left/max(per, time.Nanosecond))
 			total = max(total, fitAt+1)
+			if par != nil {
+				// Rank 0's clock decides for all.
+				t, err := par.agree(float64(total))
+				if err != nil {
+					return nil, err
+				}
+				total = int(t)
+			}
 			fmt.Fprintf(out, "%.1f ms per step: %d steps fit in %v\n", per.Seconds()*1e3, total, cfg.Time)
 		}
 		stop := cfg.Stop > 0 && now().Sub(start) >= cfg.Stop
+		if par != nil && cfg.Stop > 0 {
+			// Rank 0's clock decides for all, at the reports only: the
+			// agreement waits for the devices.
+			stop = false
+			if res.Steps%cfg.Report == 0 {
+				v, err := par.agree(map[bool]float64{true: 1}[now().Sub(start) >= cfg.Stop])
+				if err != nil {
+					return nil, err
+				}
+				stop = v != 0
+			}
+		}
 		last := res.Steps == total || stop
 		if res.Steps%cfg.Report == 0 || last {
-			sum, err := acc.Item() // waits for the device
+			sum, err := readLoss() // waits for the device
 			if err != nil {
-				return nil, err
-			}
-			if err := acc.Assign(0); err != nil {
 				return nil, err
 			}
 			t := now()
@@ -385,7 +525,7 @@ func Run(cfg Config) (*Result, error) {
 				return res, fmt.Errorf("step %d: the training loss is %v (lower the learning rate)", res.Steps, l)
 			}
 		}
-		if (cfg.Eval > 0 && res.Steps%cfg.Eval == 0) || last {
+		if ((cfg.Eval > 0 && res.Steps%cfg.Eval == 0) || last) && r0 {
 			t0 := now()
 			vl, err := evalLoss()
 			if err != nil {
@@ -424,6 +564,9 @@ func Run(cfg Config) (*Result, error) {
 		line += fmt.Sprintf("; validation loss %.4f", res.Val[n-1].Loss)
 	}
 	fmt.Fprintln(out, line)
+	if !r0 {
+		return res, nil // global rank 0 writes the files and samples
+	}
 	if cfg.Plot != "" {
 		if err := PlotLoss(cfg.Plot, res); err != nil {
 			return res, err

@@ -32,6 +32,17 @@
 #          or more, the same again on GPUs 0 and 1 (files *-2gpu*).
 #   train  gocu train, 2 epochs: 1 GPU at batch 1024, every GPU at 1024 each
 #          from one process (--devices) and one process per GPU (--ranks)
+#   gpt    (not in the default; issue 23) GPT-2 124M data-parallel: the three
+#          words below, which also run alone (one or two per device call):
+#   gpt-tests  the GPU tests of internal/gpttrain (1 GPU vs 2, 3, 4 GPUs, DDP
+#          and ZeRO-1) and gocu gpt train (--devices, --ranks vs one GPU)
+#   gpt-bench  in the same call: BenchmarkGPUDataParallel (tokens/s on 1, 2
+#          and 4 GPUs, DDP and ZeRO-1, 16 windows of 1024 per GPU), torch's
+#          DDP peer (train_gpt_ddp.py under torchrun) on 1, 2 and 4 GPUs, and
+#          torch without DDP on one (train_gpt_peer.py)
+#   gpt-train  gocu gpt train --model gpt2 --bf16 on a corpus of this
+#          checkout, end to end: the loss curve of a batch of 32 on one GPU
+#          and on 2 ranks, and the speed at 16 per GPU on 1 and on all
 #
 # With fewer than 2 GPUs the multi-GPU benchmarks skip; the rest runs with one
 # rank (NCCL allows it), which checks the one-rank paths and the group fix.
@@ -158,6 +169,50 @@ if has colls; then
   [ "$ngpu" -ge 4 ] && colls 2 "-2gpu"
 fi
 
+if has gpt || has gpt-tests; then
+  if [ "$ngpu" -ge 2 ]; then
+    t internal/gpttrain internal_gpttrain 'GPUDataParallel' 400
+    t cmd/gocu cmd_gocu 'GPUGPTDataParallel' 300
+  else
+    echo "(gpt: $ngpu GPU, the data-parallel tests need 2)"
+  fi
+fi
+if has gpt || has gpt-bench; then
+  echo "##### gpt: gocu BenchmarkGPUDataParallel, GPT-2 124M, 16x1024 tokens per GPU"
+  b internal/gpttrain internal_gpttrain '^BenchmarkGPUDataParallel$' bench-gpt-dp.txt 20x
+  if [ -n "$py" ] && "$py" -c 'import torch.distributed' 2>/dev/null && [ -f .gpu/train_gpt.py ]; then
+    echo "##### gpt: torch, one GPU without DDP (train_gpt_peer.py, eager)"
+    PARTS=gpt2 OUT=$out timeout 300 "$py" .gpu/train_gpt_peer.py 2>&1 | tee "$out/gpt-torch-1.txt" | grep -E 'gpt2|Error'
+    for k in 1 2 4; do
+      [ "$k" -gt "$ngpu" ] && continue
+      echo "##### gpt: torch DDP, $k GPU(s) (torchrun, train_gpt_ddp.py)"
+      CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((k - 1))) timeout 300 "$py" -m torch.distributed.run --standalone --nproc_per_node="$k" \
+        .gpu/train_gpt_ddp.py "$out/train_gpt_ddp.json" 2>&1 | tee "$out/gpt-torch-ddp$k.txt" | grep -vE '^(W|I)[0-9]{4}'
+    done
+  else
+    echo "no torch or no .gpu/train_gpt.py here: no torch DDP figures" | tee "$out/gpt-torch-ddp.txt"
+  fi
+fi
+if has gpt || has gpt-train; then
+  if [ "$ngpu" -ge 2 ]; then
+    echo "##### gpt: gocu gpt train --model gpt2 --bf16, end to end on this checkout's Go files"
+    ./.gpu/gocu gpt prepare --src "$root" --out /tmp/gocu-src.tok > /dev/null 2>&1 || echo "gocu gpt prepare failed"
+    gtrain() { # label, args...
+      local label=$1; shift
+      echo "## $label: $*"
+      timeout 240 ./.gpu/gocu gpt train --data /tmp/gocu-src.tok --model gpt2 --bf16 --steps 40 --warmup 10 --eval 0 \
+        --eval-batches 1 --sample 0 --save "" --report 10 "$@" 2>&1 | tr '\r' '\n' | tee "$out/gpt-train-$label.txt" |
+        grep -E 'training a GPT|^step|tokens/s|error|gocu:' | tail -7
+    }
+    # The loss curve of one global batch of 32 windows: one GPU, then 2 ranks.
+    gtrain curve-1gpu --device cuda:0 --batch 32
+    gtrain curve-2ranks --ranks 2 --batch 32
+    # Speed at 16 windows per GPU.
+    gtrain speed-1gpu --device cuda:0 --batch 16
+    [ "$ngpu" -gt 2 ] && gtrain "speed-${ngpu}ranks" --ranks "$ngpu" --batch $((16 * ngpu))
+  fi
+fi
+
 if has train; then
   all=$(seq -s, -f 'cuda:%g' 0 $((ngpu - 1)))
   train_run() { # label, args...
@@ -179,9 +234,11 @@ fi
 echo "##### summary"
 [ -e "$out/bench-nccl.txt" ] && python3 .gpu/multi_gpu_report.py "$out/bench-nccl.txt" "$out/bench-dist.txt" "$out/allreduce_torch.json" \
   "$out/peer-nccl-tests.txt" "$out/bench-epoch.txt" 2>&1 | tee "$out/summary.txt"
+[ -e "$out/bench-gpt-dp.txt" ] && { echo "gpt data-parallel, tokens/s:"; grep -E '^BenchmarkGPUDataParallel' "$out/bench-gpt-dp.txt";
+  [ -e "$out/train_gpt_ddp.json" ] && cat "$out/train_gpt_ddp.json"; [ -e "$out/train_gpt.json" ] && grep -E 'gpt2_124m_eager_(tokens|ms)' "$out/train_gpt.json"; } 2>&1 | tee "$out/summary-gpt.txt"
 for l in "$out"/test-*.log; do
   [ -e "$l" ] && echo "$(basename "$l"): pass=$(grep -c -- '--- PASS' "$l") skip=$(grep -c -- '--- SKIP' "$l") fail=$(grep -c -- '--- FAIL' "$l")"
 done | tee "$out/counts.txt"
 # at most 8 files come back: everything in one archive, the summary beside it
 (cd "$out" && shopt -s nullglob && files=(*.log *.txt *.json) && tar czf logs.tgz -- "${files[@]}" &&
-  for f in "${files[@]}"; do case "$f" in summary.txt|counts.txt) ;; *) rm -f -- "$f" ;; esac; done)
+  for f in "${files[@]}"; do case "$f" in summary.txt|summary-gpt.txt|counts.txt) ;; *) rm -f -- "$f" ;; esac; done)
