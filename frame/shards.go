@@ -336,13 +336,21 @@ func (s *Shards) exchange(op string, dest []*array.Array) ([]*Frame, error) {
 			sorted[r], counts[r] = f, make([]int64, size)
 			continue
 		}
-		order := d.Argsort(0) // stable: each destination's rows keep their order
+		// Each destination's rows in order, one compaction per rank:
+		// cheaper than sorting by destination for a handful of ranks.
+		idx := make([]*array.Array, size)
+		counts[r] = make([]int64, size)
+		for j := range size {
+			idx[j] = d.Eq(int64(j)).FlatNonzero()
+			counts[r][j] = int64(idx[j].Size())
+		}
+		order := idx[0]
+		if size > 1 {
+			order = array.Concat(0, idx...)
+		}
 		var err error
 		if sorted[r], err = f.Take(order); err != nil {
 			return nil, err
-		}
-		if counts[r], err = d.BincountN(nil, size).Int64s(); err != nil {
-			return nil, wrapErr(op, ErrValue, err, "rows per rank")
 		}
 	}
 	if size == 1 {
@@ -517,4 +525,3 @@ func (s *Shards) exchangeColumn(op string, cols []*Series, piece func(r, j int) 
 	}
 	return out, nil
 }
-

@@ -253,10 +253,12 @@ func TestShardsGroupBy(t *testing.T) {
 	}
 }
 
-// Joins on 2 and 3 ranks give the one-device rows.
-func TestShardsJoin(t *testing.T) {
-	l := distData(t, hostCPU, 4, 1200)
-	r := distData(t, hostCPU, 5, 300)
+// joinInputs returns two tables of nl and nr rows with ids lid and rid;
+// the right one has float v4 keys against the left's int32.
+func joinInputs(t *testing.T, seed uint64, nl, nr int) (l, r *Frame) {
+	t.Helper()
+	l = distData(t, hostCPU, seed, nl)
+	r = distData(t, hostCPU, seed+1, nr)
 	lid := make([]int64, l.Len())
 	rid := make([]int64, r.Len())
 	for i := range lid {
@@ -275,7 +277,6 @@ func TestShardsJoin(t *testing.T) {
 	if r, err = r.WithColumn(mustSeries(t, "rid", rid, nil).on(hostCPU)); err != nil {
 		t.Fatal(err)
 	}
-	// Float keys on the right against int keys on the left.
 	v4f, _, err := mustCol(t, r, "v4").Float64s()
 	if err != nil {
 		t.Fatal(err)
@@ -283,6 +284,12 @@ func TestShardsJoin(t *testing.T) {
 	if r, err = r.WithColumn(mustSeries(t, "v4", v4f, nil).on(hostCPU)); err != nil {
 		t.Fatal(err)
 	}
+	return l, r
+}
+
+// Joins on 2 and 3 ranks give the one-device rows.
+func TestShardsJoin(t *testing.T) {
+	l, r := joinInputs(t, 4, 1200, 300)
 	for _, ranks := range []int{2, 3} {
 		c := cpuComm(t, ranks)
 		ls, err := Scatter(c, l)
