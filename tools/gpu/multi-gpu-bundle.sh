@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Local side of the multi-GPU pass (NCCL, package dist, data-parallel
-# training): builds .gpu/ with the test binaries of nccl, dist,
+# training): builds .gpu/ with the test binaries of nccl, dist, frame,
 # internal/mnisttrain and cmd/gocu, the gocu command, MNIST's four files
 # (the GPU machine has no Go module cache) and the peer scripts, gzipped.
 # NCCL_TESTS_SRC=<nccl-tests checkout or git directory> adds nccl-tests'
@@ -10,13 +10,14 @@
 # there is one. Then, on the device, carrying [".gpu"]:
 #   bash tools/gpu/multi-gpu.sh
 #   bash tools/gpu/multi-gpu.sh nccl-tests dist colls     (issue 23's pass)
+#   bash tools/gpu/multi-gpu.sh frame                     (issue 26's frames on several GPUs)
 set -euo pipefail
 root=$(git rev-parse --show-toplevel); cd "$root"
 mkdir -p "$(git rev-parse --git-path info)"; touch "$(git rev-parse --git-path info/exclude)"
 grep -qx '/.gpu/' "$(git rev-parse --git-path info/exclude)" || echo '/.gpu/' >> "$(git rev-parse --git-path info/exclude)"
 rm -rf .gpu && mkdir -p .gpu/mnist
 export GOOS=linux GOARCH=amd64 CGO_ENABLED=0
-for rel in nccl dist internal/mnisttrain cmd/gocu; do
+for rel in nccl dist frame internal/mnisttrain cmd/gocu; do
   go test -c -trimpath -ldflags='-s -w' -o ".gpu/$(echo "$rel" | tr '/' '_').test" "./$rel"
 done
 go build -trimpath -ldflags='-s -w' -o .gpu/gocu ./cmd/gocu
