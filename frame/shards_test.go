@@ -254,7 +254,8 @@ func TestShardsGroupBy(t *testing.T) {
 }
 
 // joinInputs returns two tables of nl and nr rows with ids lid and rid;
-// the right one has float v4 keys against the left's int32.
+// the right one has float v4 keys against the left's int32, and
+// categorical id1 keys against the left's strings.
 func joinInputs(t *testing.T, seed uint64, nl, nr int) (l, r *Frame) {
 	t.Helper()
 	l = distData(t, hostCPU, seed, nl)
@@ -282,6 +283,18 @@ func joinInputs(t *testing.T, seed uint64, nl, nr int) (l, r *Frame) {
 		t.Fatal(err)
 	}
 	if r, err = r.WithColumn(mustSeries(t, "v4", v4f, nil).on(hostCPU)); err != nil {
+		t.Fatal(err)
+	}
+	// A categorical id1 on the right against the left's strings.
+	ids, ok, err := mustCol(t, r, "id1").Strings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := NewCategorical(hostCPU, "id1", ids, ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = r.WithColumn(cat); err != nil {
 		t.Fatal(err)
 	}
 	return l, r
