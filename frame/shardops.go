@@ -235,12 +235,13 @@ func combineVar(gr *groups, n, m, v *Series, std bool) *Series {
 // each runs fn on every rank's frame and returns the results as Shards.
 func (s *Shards) each(op string, fn func(*Frame) (*Frame, error)) (*Shards, error) {
 	out := &Shards{comm: s.comm, parts: make([]*Frame, len(s.parts))}
-	for r, f := range s.parts {
-		g, err := fn(f)
-		if err != nil {
-			return nil, retag(op, err)
-		}
-		out.parts[r] = g
+	err := ranks(len(s.parts), func(r int) error {
+		var err error
+		out.parts[r], err = fn(s.parts[r])
+		return err
+	})
+	if err != nil {
+		return nil, retag(op, err)
 	}
 	return out, nil
 }
@@ -288,12 +289,13 @@ func (s *Shards) Join(r *Shards, how How, on ...string) (*Shards, error) {
 		return nil, err
 	}
 	out := &Shards{comm: s.comm, parts: make([]*Frame, len(s.parts))}
-	for i, f := range left.parts {
-		j, err := f.Join(right.parts[i], how, on...)
-		if err != nil {
-			return nil, err
-		}
-		out.parts[i] = j
+	err = ranks(len(out.parts), func(i int) error {
+		var err error
+		out.parts[i], err = left.parts[i].Join(right.parts[i], how, on...)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package frame
 import (
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
@@ -50,6 +51,27 @@ func NewShards(c *dist.Comm, parts ...*Frame) (*Shards, error) {
 	return &Shards{comm: c, parts: slices.Clone(parts)}, nil
 }
 
+// ranks runs fn for every rank at once, each in its goroutine: a rank's
+// device works while another's goroutine waits on its own. It returns
+// the error of the first rank that failed.
+func ranks(n int, fn func(r int) error) error {
+	if n == 1 {
+		return fn(0)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Go(func() { errs[r] = fn(r) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkComm refuses a nil Comm and one with ranks in other processes.
 func checkComm(op string, c *dist.Comm) error {
 	if c == nil {
@@ -90,13 +112,14 @@ func Scatter(c *dist.Comm, f *Frame) (*Shards, error) {
 	}
 	devs := c.Devices()
 	parts := make([]*Frame, len(devs))
-	for r, d := range devs {
+	err := ranks(len(devs), func(r int) error {
 		lo, hi := dist.Split(f.n, len(devs), r)
-		p, err := frameTo(op, f.Slice(lo, hi), d)
-		if err != nil {
-			return nil, err
-		}
-		parts[r] = p
+		var err error
+		parts[r], err = frameTo(op, f.Slice(lo, hi), devs[r])
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &Shards{comm: c, parts: parts}, nil
 }
@@ -148,12 +171,13 @@ func (s *Shards) Gather() (*Frame, error) {
 	const op = "Gather"
 	dev := s.parts[0].dev
 	fs := make([]*Frame, len(s.parts))
-	for r, f := range s.parts {
-		g, err := frameTo(op, f, dev)
-		if err != nil {
-			return nil, err
-		}
-		fs[r] = g
+	err := ranks(len(fs), func(r int) error {
+		var err error
+		fs[r], err = frameTo(op, s.parts[r], dev)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(fs) == 1 {
 		return fs[0], nil
@@ -205,12 +229,16 @@ func floatKeys(op string, f, other *Frame, keys []string) ([]bool, error) {
 func (s *Shards) partition(op string, keys []string, float []bool) (*Shards, error) {
 	size := s.comm.Size()
 	dest := make([]*array.Array, len(s.parts))
-	for r, f := range s.parts {
-		h, err := hashRows(op, f, keys, float)
+	err := ranks(size, func(r int) error {
+		h, err := hashRows(op, s.parts[r], keys, float)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		dest[r] = h.Mod(uint64(size)).AsType(array.Int64)
+		return dest[r].Err()
+	})
+	if err != nil {
+		return nil, err
 	}
 	parts, err := s.exchange(op, dest)
 	if err != nil {
@@ -330,11 +358,11 @@ func (s *Shards) exchange(op string, dest []*array.Array) ([]*Frame, error) {
 	size := len(s.parts)
 	sorted := make([]*Frame, size)
 	counts := make([][]int64, size)
-	for r, f := range s.parts {
-		d := dest[r]
+	err := ranks(size, func(r int) error {
+		f, d := s.parts[r], dest[r]
 		if f.n == 0 {
 			sorted[r], counts[r] = f, make([]int64, size)
-			continue
+			return nil
 		}
 		// Each destination's rows in order, one compaction per rank:
 		// cheaper than sorting by destination for a handful of ranks.
@@ -349,9 +377,11 @@ func (s *Shards) exchange(op string, dest []*array.Array) ([]*Frame, error) {
 			order = array.Concat(0, idx...)
 		}
 		var err error
-		if sorted[r], err = f.Take(order); err != nil {
-			return nil, err
-		}
+		sorted[r], err = f.Take(order)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if size == 1 {
 		return sorted, nil
