@@ -57,6 +57,9 @@ func (c *Comm) AllToAll(sends [][]*array.Array) (recvs [][]*array.Array, err err
 			if p.Ndim() == 0 {
 				return nil, fmt.Errorf("dist: %s: piece %d of local rank %d is a scalar: pieces have a first axis to split: %w", fn, j, i, array.ErrShape)
 			}
+			if p.Ndim() > maxRest+1 {
+				return nil, fmt.Errorf("dist: %s: piece %d of local rank %d has %d axes: at most %d: %w", fn, j, i, p.Ndim(), maxRest+1, array.ErrShape)
+			}
 			if i == 0 && j == 0 {
 				dt, rest = p.DType(), p.Shape()[1:]
 				continue
@@ -84,12 +87,17 @@ type header struct {
 	lens  []int // the first-axis length of the piece for each rank
 }
 
-// encode packs h into size+2+len(rest) int64s: dtype, len(rest), rest,
-// then the lengths.
+// maxRest bounds the axes of a piece beyond the first, so that every
+// rank's header has one width whatever its pieces.
+const maxRest = 15
+
+// encode packs h into 2+maxRest+size int64s: dtype, len(rest), rest
+// padded with zeros, then the lengths.
 func (h header) encode() []int64 {
-	out := []int64{int64(h.dtype), int64(len(h.rest))}
-	for _, d := range h.rest {
-		out = append(out, int64(d))
+	out := make([]int64, 2+maxRest, 2+maxRest+len(h.lens))
+	out[0], out[1] = int64(h.dtype), int64(len(h.rest))
+	for i, d := range h.rest {
+		out[2+i] = int64(d)
 	}
 	for _, n := range h.lens {
 		out = append(out, int64(n))
@@ -127,11 +135,20 @@ func agree(all []int64, size int) (lens [][]int, err error) {
 }
 
 func describeHeader(h []int64, size int) string {
-	rest := make([]int, 0, len(h)-size-2)
-	for _, d := range h[2 : len(h)-size] {
+	rest := make([]int, 0, h[1])
+	for _, d := range h[2 : 2+min(max(h[1], 0), maxRest)] {
 		rest = append(rest, int(d))
 	}
-	return fmt.Sprintf("%v pieces of shape [n %v]", array.DType(h[0]), rest)
+	return fmt.Sprintf("%v pieces of shape %s", array.DType(h[0]), pieceShape(rest))
+}
+
+// pieceShape writes the shape of pieces as "[n 3 4]".
+func pieceShape(rest []int) string {
+	s := "[n"
+	for _, d := range rest {
+		s += fmt.Sprintf(" %d", d)
+	}
+	return s + "]"
 }
 
 // hostLocal: every rank is here, so a piece is copied to its receiver.
@@ -233,7 +250,7 @@ func (b *ncclBackend) allToAll(sends [][]*array.Array) ([][]*array.Array, error)
 	if err != nil {
 		return nil, fmt.Errorf("dist: AllToAll: %w", err)
 	}
-	what := func() string { return fmt.Sprintf("AllToAll of %v [n %v]", dt, rest) }
+	what := func() string { return fmt.Sprintf("AllToAll of %v %s", dt, pieceShape(rest)) }
 	err = b.issue(keep, what, nil, func() error {
 		for k, t := range xs {
 			s := b.devs[t.i].Stream().CUDA()

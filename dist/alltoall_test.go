@@ -166,6 +166,7 @@ func TestAllToAllErrors(t *testing.T) {
 	}
 	m := array.On(cpu)
 	x := m.Zeros(array.Float32, 3)
+	deep := m.Zeros(array.Float32, slices.Repeat([]int{1}, 17)...)
 	cases := []struct {
 		name  string
 		sends [][]*array.Array
@@ -177,6 +178,7 @@ func TestAllToAllErrors(t *testing.T) {
 		{"nil", [][]*array.Array{{x, nil}, {x, x}}, array.ErrValue, "nil"},
 		{"dtype", [][]*array.Array{{x, x}, {x, m.Zeros(array.Int64, 3)}}, array.ErrDType, "is int64"},
 		{"shape", [][]*array.Array{{x, m.Zeros(array.Float32, 3, 2)}, {x, x}}, array.ErrShape, "beyond the first axis"},
+		{"axes", [][]*array.Array{{deep, deep}, {deep, deep}}, array.ErrShape, "17 axes: at most 16"},
 		{"scalar", [][]*array.Array{{m.Scalar(float32(1)), x}, {x, x}}, array.ErrShape, "scalar"},
 		{"complex", [][]*array.Array{{m.Zeros(array.Complex64, 2), m.Zeros(array.Complex64, 2)}, {m.Zeros(array.Complex64, 2), m.Zeros(array.Complex64, 2)}}, array.ErrDType, "ViewAsReal"},
 	}

@@ -391,7 +391,7 @@ func (q request) describe() string {
 	case "allgather":
 		return fmt.Sprintf("AllGather of %v %v", q.DType, q.Shape)
 	case "alltoall":
-		return fmt.Sprintf("AllToAll of %v [n %v]", q.DType, q.Shape)
+		return fmt.Sprintf("AllToAll of %v %s", q.DType, pieceShape(q.Shape))
 	}
 	return fmt.Sprintf("AllReduce %v of %v %v", q.Op, q.DType, q.Shape)
 }
