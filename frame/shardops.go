@@ -87,6 +87,12 @@ func (g *ShardGrouped) Agg(aggs ...Agg) (*Shards, error) {
 		if err != nil {
 			return nil, err
 		}
+		switch a.Op {
+		case "sum", "mean", "var", "std":
+			if s.kind != Number && s.kind != Timestamp {
+				return nil, errorf(op, ErrType, "%s of %v column %q", a.Op, s.kind, s.name)
+			}
+		}
 		dts[i] = s.DType()
 		name := func(what string) string { return fmt.Sprintf("\x00%d%s", i, what) }
 		wide := a.Col

@@ -186,11 +186,10 @@ func (s *Shards) Gather() (*Frame, error) {
 }
 
 // Partition returns the rows moved so that rows with equal keys are on
-// one rank: rank hash(keys) mod Size(). Every rank computes the same hash
-// of a key, whatever its dtype: numbers by value (a float that equals an
-// integer hashes as that integer would as a float key; -0 as +0), strings
-// and categoricals by their bytes. Null and NaN keys hash alike. A rank's
-// rows come from rank 0 first, then rank 1, each in their order.
+// one rank: rank hash(keys) mod Size(). Every rank hashes a key alike:
+// numbers by value (-0 as +0), strings and categoricals by their bytes;
+// null and NaN keys hash alike. A rank's rows come from rank 0 first, then
+// rank 1, each in their order.
 func (s *Shards) Partition(keys ...string) (*Shards, error) {
 	const op = "Partition"
 	if len(keys) == 0 {
@@ -204,7 +203,7 @@ func (s *Shards) Partition(keys ...string) (*Shards, error) {
 }
 
 // floatKeys says which keys hash as float64: float keys, and numbers
-// joined with floats (other nil: no join).
+// joined with floats, so that 3 meets 3.0 (other nil: no join).
 func floatKeys(op string, f, other *Frame, keys []string) ([]bool, error) {
 	out := make([]bool, len(keys))
 	for i, k := range keys {

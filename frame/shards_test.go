@@ -386,6 +386,8 @@ func TestShardsErrors(t *testing.T) {
 	check("unknown value", err, ErrColumn, `"v1"`)
 	_, err = s.GroupBy("id1").Agg(Sum("s"))
 	check("sum of strings", err, ErrType, "sum of string")
+	_, err = s.GroupBy("id1").Agg(Mean("s"))
+	check("mean of strings", err, ErrType, `mean of string column "s"`)
 	_, err = s.GroupBy("id1").Agg(Sum("v1"), Mean("v1"))
 	check("two names", err, ErrColumn, "two result columns")
 	_, err = s.GroupBy().Agg(Sum("v1"))
