@@ -1,6 +1,7 @@
 package frame
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -233,7 +234,7 @@ func (s *Shards) partition(op string, keys []string, float []bool) (*Shards, err
 		if err != nil {
 			return err
 		}
-		dest[r] = h.Mod(uint64(size)).AsType(array.Int64)
+		dest[r] = h.BitwiseAnd(int64(math.MaxInt64)).Mod(int64(size))
 		return dest[r].Err()
 	})
 	if err != nil {
@@ -247,17 +248,18 @@ func (s *Shards) partition(op string, keys []string, float []bool) (*Shards, err
 }
 
 // The mixing constants of splitmix64's finaliser, top bits cleared:
-// array takes integer scalars in int64's range.
+// array takes integer scalars in int64's range. The hashes are int64
+// (array computes uint64 in int64 too), shifted arithmetically.
 const (
 	mix1 = 0x3f58476d1ce4e5b9
 	mix2 = 0x14d049bb133111eb
 )
 
-// mix scrambles the bits of a uint64 array (splitmix64's finaliser).
+// mix scrambles the bits of an int64 array (splitmix64's finaliser).
 func mix(z *array.Array) *array.Array {
-	z = z.BitwiseXor(z.RightShift(uint64(30))).Mul(uint64(mix1))
-	z = z.BitwiseXor(z.RightShift(uint64(27))).Mul(uint64(mix2))
-	return z.BitwiseXor(z.RightShift(uint64(31)))
+	z = z.BitwiseXor(z.RightShift(int64(30))).Mul(int64(mix1))
+	z = z.BitwiseXor(z.RightShift(int64(27))).Mul(int64(mix2))
+	return z.BitwiseXor(z.RightShift(int64(31)))
 }
 
 // fnv1a is the 64-bit FNV-1a hash of b: the same on every rank and in
@@ -271,7 +273,7 @@ func fnv1a(b []byte) uint64 {
 	return h
 }
 
-// hashRows returns a uint64 hash of each row's keys, on f's device.
+// hashRows returns an int64 hash of each row's keys, on f's device.
 func hashRows(op string, f *Frame, keys []string, float []bool) (*array.Array, error) {
 	var acc *array.Array
 	for i, k := range keys {
@@ -286,13 +288,13 @@ func hashRows(op string, f *Frame, keys []string, float []bool) (*array.Array, e
 		if acc == nil {
 			acc = h
 		} else {
-			acc = mix(acc.Mul(uint64(mix1)).BitwiseXor(h))
+			acc = mix(acc.Mul(int64(mix1)).BitwiseXor(h))
 		}
 	}
 	return acc, acc.Err()
 }
 
-// hashColumn returns a uint64 hash of each value, 0 for nulls and NaN.
+// hashColumn returns an int64 hash of each value, 0 for nulls and NaN.
 func hashColumn(op string, s *Series, float bool) (*array.Array, error) {
 	var h, null *array.Array
 	if s.valid != nil {
@@ -306,7 +308,7 @@ func hashColumn(op string, s *Series, float bool) (*array.Array, error) {
 				hs[i] = int64(fnv1a(s.bytes[s.offs[i]:s.offs[i+1]]))
 			}
 		})
-		h = array.FromSliceOn(s.dev, hs).AsType(array.Uint64)
+		h = array.FromSliceOn(s.dev, hs)
 	case Categorical:
 		hs := make([]int64, max(len(s.dict), 1))
 		for i, w := range s.dict {
@@ -316,7 +318,7 @@ func hashColumn(op string, s *Series, float bool) (*array.Array, error) {
 		if null != nil {
 			codes = array.Where(null, 0, codes) // a null's code is unspecified
 		}
-		h = array.FromSliceOn(s.dev, hs).AsType(array.Uint64).Take(codes, 0)
+		h = array.FromSliceOn(s.dev, hs).Take(codes, 0)
 	default:
 		x := s.data
 		if x.DType() == array.Bool {
@@ -335,14 +337,14 @@ func hashColumn(op string, s *Series, float bool) (*array.Array, error) {
 			y = array.Where(nan, 0.0, y).Clip(-9e18, 9e18)
 			whole := y.Floor()
 			frac := y.Sub(whole).Mul(float64(1 << 52))
-			h = mix(whole.AsType(array.Int64).AsType(array.Uint64)).BitwiseXor(frac.AsType(array.Int64).AsType(array.Uint64))
+			h = mix(whole.AsType(array.Int64)).BitwiseXor(frac.AsType(array.Int64))
 		} else {
-			h = x.AsType(array.Int64).AsType(array.Uint64)
+			h = x.AsType(array.Int64)
 		}
 	}
 	h = mix(h)
 	if null != nil {
-		h = array.Where(null, uint64(0), h)
+		h = array.Where(null, int64(0), h)
 	}
 	if err := h.Err(); err != nil {
 		return nil, wrapErr(op, ErrValue, err, "hashing column %q", s.name)
