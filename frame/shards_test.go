@@ -379,6 +379,16 @@ func TestShardsErrors(t *testing.T) {
 	check("nil comm", err, ErrValue, "nil *dist.Comm")
 	_, err = NewShards(c, a, nil)
 	check("nil frame", err, ErrValue, "frame 1 is nil")
+	if sim, err := gocu.Open("sim"); err == nil {
+		onSim, err := frameTo("test", b, sim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = NewShards(c, a, onSim)
+		check("other device", err, ErrValue, "frame 1 is on sim")
+	} else {
+		t.Logf("no simulator (%v): the device check is not provoked", err)
+	}
 
 	s, err := NewShards(c, a, b)
 	if err != nil {
