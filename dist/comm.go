@@ -58,8 +58,9 @@ type Comm struct {
 	size  int
 	be    backend
 
-	mu     sync.Mutex
-	closed bool
+	mu       sync.Mutex
+	closed   bool
+	grouping int // Group calls in progress
 }
 
 // backend is what moves the data: NCCL on GPUs, the host otherwise.
@@ -73,6 +74,9 @@ type backend interface {
 	// and shape, recvs too, with the sizes the collective needs.
 	reduceScatter(sends, recvs []*array.Array, op Op) error
 	allGather(sends, recvs []*array.Array) error
+	// allToAll gets checked pieces, sends[i][j] from local rank i to
+	// rank j, and returns the received ones alike.
+	allToAll(sends [][]*array.Array) ([][]*array.Array, error)
 	// group runs fn so that the collectives it calls are issued together.
 	group(fn func() error) error
 	close() error
@@ -317,6 +321,14 @@ func (c *Comm) Group(fn func() error) error {
 	if err := c.live("Group"); err != nil {
 		return err
 	}
+	c.mu.Lock()
+	c.grouping++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.grouping--
+		c.mu.Unlock()
+	}()
 	return c.be.group(fn)
 }
 

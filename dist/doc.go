@@ -1,7 +1,8 @@
 // Package dist spreads array work over several devices: the collectives of
 // data-parallel training on arrays (all-reduce, broadcast, reduce-scatter,
-// all-gather), on GPUs through NCCL and on the CPU through a host backend
-// that stands in for it.
+// all-gather) and the all-to-all exchange of pieces of any length that
+// moves rows between ranks (AllToAll), on GPUs through NCCL and on the CPU
+// through a host backend that stands in for it.
 //
 // A Comm connects ranks, one per device. One process drives several GPUs
 // with New (nccl.InitAll underneath); one process per GPU, on one host or
@@ -31,6 +32,15 @@
 // step. ZeRO1 shards the optimiser's state across the ranks (ZeRO stage
 // 1): ReduceScatter of the gradients, the update of each rank's shard,
 // AllGather of the parameters.
+//
+// # All-to-all
+//
+// AllToAll sends each rank's piece for every other rank, as a shuffle of
+// a distributed group-by or join needs (package frame's Shards). The
+// pieces' lengths go first (an AllGather read back to the host, so that
+// receivers allocate), then on GPUs every piece through NCCL's send and
+// receive, issued in one NCCL group. The host backend copies within a
+// process; across processes its hub routes the pieces, unread.
 //
 // # Why a package of its own
 //

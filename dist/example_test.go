@@ -142,3 +142,37 @@ func ExampleZeRO1_maxNorm() {
 	fmt.Printf("%.4f\n", w) // each weight less 1.5/3
 	// Output: [0.5000 1.5000 2.5000]
 }
+
+// Two ranks on the CPU swap pieces of different lengths: rank 0 keeps
+// [1] and sends [2 3] to rank 1; rank 1 sends [4] to rank 0 and keeps
+// nothing. On GPUs the pieces travel through NCCL's send and receive.
+func ExampleComm_AllToAll() {
+	cpu := gocu.MustOpen("cpu")
+	c, err := dist.New(cpu, cpu)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	m := array.On(cpu)
+	sends := [][]*array.Array{
+		{array.FromSliceOn(cpu, []int64{1}), array.FromSliceOn(cpu, []int64{2, 3})},
+		{array.FromSliceOn(cpu, []int64{4}), m.Zeros(array.Int64, 0)},
+	}
+	recvs, err := c.AllToAll(sends)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for r, pieces := range recvs {
+		for j, p := range pieces {
+			v, _ := p.Int64s()
+			fmt.Printf("rank %d from rank %d: %v\n", r, j, v)
+		}
+	}
+	// Output:
+	// rank 0 from rank 0: [1]
+	// rank 0 from rank 1: [4]
+	// rank 1 from rank 0: [2 3]
+	// rank 1 from rank 1: []
+}

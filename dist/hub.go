@@ -35,18 +35,22 @@ type hello struct {
 }
 
 type request struct {
-	Kind  string // "allreduce", "broadcast", "reducescatter", "allgather", "close"
+	Kind  string // "allreduce", "broadcast", "reducescatter", "allgather", "alltoall", "close"
 	Op    Op
 	Root  int
 	DType array.DType
 	Shape []int
 	Data  []byte // .npy; FP8 travels as float16, which holds it exactly
+	// Parts are an all-to-all's pieces, one .npy per rank; Shape is
+	// then the pieces' shape beyond the first axis.
+	Parts [][]byte
 }
 
 type reply struct {
 	Err     string
 	Timeout bool // Err is a rank that did not join or call in time
 	Data    []byte
+	Parts   [][]byte // an all-to-all's pieces for this rank, one per sender
 }
 
 type hub struct {
@@ -298,7 +302,16 @@ func serve(peers []*peer, timeout time.Duration) {
 			}
 		}
 		rep := round(reqs)
-		for _, p := range peers {
+		for r, p := range peers {
+			if rep.Err == "" && reqs[0].Kind == "alltoall" {
+				// Each rank gets its own pieces, as the hub only routes them.
+				parts := make([][]byte, n)
+				for j, q := range reqs {
+					parts[j] = q.Parts[r]
+				}
+				_ = p.enc.Encode(reply{Parts: parts})
+				continue
+			}
 			_ = p.enc.Encode(rep)
 		}
 		if reqs[0].Kind == "close" && rep.Err == "" {
@@ -326,6 +339,13 @@ func round(reqs []request) reply {
 	}
 	switch q.Kind {
 	case "close":
+		return reply{}
+	case "alltoall":
+		for r, o := range reqs {
+			if len(o.Parts) != len(reqs) {
+				return reply{Err: fmt.Sprintf("rank %d sent %d pieces for %d ranks", r, len(o.Parts), len(reqs))}
+			}
+		}
 		return reply{}
 	case "broadcast":
 		return reply{Data: reqs[q.Root].Data}
@@ -370,6 +390,8 @@ func (q request) describe() string {
 		return fmt.Sprintf("ReduceScatter %v of %v %v", q.Op, q.DType, q.Shape)
 	case "allgather":
 		return fmt.Sprintf("AllGather of %v %v", q.DType, q.Shape)
+	case "alltoall":
+		return fmt.Sprintf("AllToAll of %v %s", q.DType, pieceShape(q.Shape))
 	}
 	return fmt.Sprintf("AllReduce %v of %v %v", q.Op, q.DType, q.Shape)
 }
@@ -442,10 +464,16 @@ func joinHub(id ID, nranks, rank int, dev *gocu.Device) (*hostRemote, error) {
 func (h *hostRemote) name() string { return "host" }
 
 func (h *hostRemote) roundtrip(q request) ([]byte, error) {
+	rep, err := h.call(q)
+	return rep.Data, err
+}
+
+// call sends q to the hub and returns its reply.
+func (h *hostRemote) call(q request) (reply, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.err != nil {
-		return nil, h.err
+		return reply{}, h.err
 	}
 	var rep reply
 	err := h.p.enc.Encode(q)
@@ -453,16 +481,16 @@ func (h *hostRemote) roundtrip(q request) ([]byte, error) {
 		err = h.p.dec.Decode(&rep)
 	}
 	if err != nil {
-		return nil, h.fail(fmt.Errorf("dist: %s: rank %d: the connection to the hub failed (%v): %w", q.describe(), h.rank, err, ErrPeer))
+		return reply{}, h.fail(fmt.Errorf("dist: %s: rank %d: the connection to the hub failed (%v): %w", q.describe(), h.rank, err, ErrPeer))
 	}
 	if rep.Err != "" {
 		if rep.Timeout {
 			// The hub ended the job: later calls fail the same way.
-			return nil, h.fail(fmt.Errorf("dist: %s: rank %d: %s: %w", q.describe(), h.rank, rep.Err, ErrTimeout))
+			return reply{}, h.fail(fmt.Errorf("dist: %s: rank %d: %s: %w", q.describe(), h.rank, rep.Err, ErrTimeout))
 		}
-		return nil, fmt.Errorf("dist: %s: rank %d: %s: %w", q.describe(), h.rank, rep.Err, ErrPeer)
+		return reply{}, fmt.Errorf("dist: %s: rank %d: %s: %w", q.describe(), h.rank, rep.Err, ErrPeer)
 	}
-	return rep.Data, nil
+	return rep, nil
 }
 
 func (h *hostRemote) allReduce(xs []*array.Array, op Op) error {
@@ -530,6 +558,35 @@ func (h *hostRemote) allGather(sends, recvs []*array.Array) error {
 	}
 	defer r.Close()
 	return y.Assign(r.Reshape(y.Shape()...))
+}
+
+// allToAll sends the pieces through the hub, which routes them unread.
+func (h *hostRemote) allToAll(sends [][]*array.Array) ([][]*array.Array, error) {
+	ps := sends[0]
+	q := request{Kind: "alltoall", DType: ps[0].DType(), Shape: ps[0].Shape()[1:], Parts: make([][]byte, len(ps))}
+	for j, p := range ps {
+		data, err := encodeNPY(p)
+		if err != nil {
+			return nil, err
+		}
+		q.Parts[j] = data
+	}
+	rep, err := h.call(q)
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Parts) != len(ps) {
+		return nil, fmt.Errorf("dist: %s: rank %d: the hub sent %d pieces for %d ranks: %w", q.describe(), h.rank, len(rep.Parts), len(ps), ErrPeer)
+	}
+	out := make([]*array.Array, len(ps))
+	for j, data := range rep.Parts {
+		x, err := decodeNPY(array.On(h.dev), data, q.DType)
+		if err != nil {
+			return nil, fmt.Errorf("dist: %s: rank %d: the piece from rank %d: %w", q.describe(), h.rank, j, err)
+		}
+		out[j] = x
+	}
+	return [][]*array.Array{out}, nil
 }
 
 func assignNPY(x *array.Array, data []byte) error {

@@ -93,6 +93,21 @@
 // off, for the sort-based paths and global atomics; =1 makes the CPU's
 // joins hash narrow keys too. The CPU's results are reproducible.
 //
+// # Across devices
+//
+// Shards splits a frame by rows across the ranks of a dist.Comm, one
+// Frame per device (Scatter; Gather brings the rows back to one frame).
+// Partition moves the rows so that equal keys meet on one rank: each rank
+// hashes the keys alike (numbers by value, strings by their bytes) and
+// Comm.AllToAll exchanges the pieces, through NCCL's send and receive in
+// one group on GPUs and host copies on the CPU stand-in. GroupBy reduces
+// each rank's rows first and moves only the partial results (sums, counts,
+// minima and maxima, first and last in rank order; for var and std the
+// count, mean and squared deviations, merged as Chan et al. do); nunique
+// and median move the rows. Joins partition both sides, then join rank by
+// rank. The results are the one-device frame's rows, grouped by rank:
+// sort them to order them. Every rank must be in this process.
+//
 // # Input and output
 //
 // ReadParquet, ReadIPC, FromRecord and FromTable decode through

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Local side of the multi-GPU pass (NCCL, package dist, data-parallel
-# training): builds .gpu/ with the test binaries of nccl, dist,
+# training): builds .gpu/ with the test binaries of nccl, dist, frame,
 # internal/mnisttrain, internal/gpttrain and cmd/gocu, the gocu command,
 # MNIST's four files (the GPU machine has no Go module cache), the peer
 # scripts and train_gpt.py (../shared/anchors, for the gpt part's torch
@@ -13,13 +13,14 @@
 #   bash tools/gpu/multi-gpu.sh
 #   bash tools/gpu/multi-gpu.sh nccl-tests dist colls     (issue 23's pass)
 #   bash tools/gpu/multi-gpu.sh gpt                       (GPT-2 data-parallel)
+#   bash tools/gpu/multi-gpu.sh frame                     (issue 26's frames on several GPUs)
 set -euo pipefail
 root=$(git rev-parse --show-toplevel); cd "$root"
 mkdir -p "$(git rev-parse --git-path info)"; touch "$(git rev-parse --git-path info/exclude)"
 grep -qx '/.gpu/' "$(git rev-parse --git-path info/exclude)" || echo '/.gpu/' >> "$(git rev-parse --git-path info/exclude)"
 rm -rf .gpu && mkdir -p .gpu/mnist
 export GOOS=linux GOARCH=amd64 CGO_ENABLED=0
-for rel in nccl dist internal/mnisttrain internal/gpttrain cmd/gocu; do
+for rel in nccl dist frame internal/mnisttrain internal/gpttrain cmd/gocu; do
   go test -c -trimpath -ldflags='-s -w' -o ".gpu/$(echo "$rel" | tr '/' '_').test" "./$rel"
 done
 go build -trimpath -ldflags='-s -w' -o .gpu/gocu ./cmd/gocu

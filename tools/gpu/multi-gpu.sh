@@ -43,6 +43,10 @@
 #   gpt-train  gocu gpt train --model gpt2 --bf16 on a corpus of this
 #          checkout, end to end: the loss curve of a batch of 32 on one GPU
 #          and on 2 ranks, and the speed at 16 per GPU on 1 and on all
+#   frame  (not in the default; issue 26) frames split across the GPUs: package
+#          dist's AllToAll and frame's Shards tests on every GPU, then group-by
+#          (q1, q3) and the big inner join on 1 GPU and on 2 to all, of
+#          GOCU_FRAME_DIST_ROWS rows (default 2e8; target: 2 GPUs >= 1.6x one)
 #
 # With fewer than 2 GPUs the multi-GPU benchmarks skip; the rest runs with one
 # rank (NCCL allows it), which checks the one-rank paths and the group fix.
@@ -85,6 +89,11 @@ if has tests || has nccl; then t nccl nccl 'TestGPU' 400; fi
 if has tests || has dist; then t dist dist 'GPU|Processes|Launch|DDP|ZeRO|Hung|Watchdog|ReduceScatter' 420; fi
 if has tests || has mnist; then t internal/mnisttrain internal_mnisttrain 'Parallel' 400; fi
 if has tests || has cli; then t cmd/gocu cmd_gocu 'TrainDataParallel' 400; fi
+if has frame; then
+  t dist dist 'AllToAll' 200
+  mv "$out/test-dist.log" "$out/test-dist-alltoall.log"
+  t frame frame 'TestGPUShards' 300
+fi
 
 b() { # package dir, test binary, -test.bench pattern, output file[, benchtime]
   echo "##### bench $1: $3"
@@ -94,6 +103,11 @@ if has bench; then
   b nccl nccl '^BenchmarkAllReduce$' bench-nccl.txt
   b dist dist '^BenchmarkGPUAllReduce$' bench-dist.txt
   b internal/mnisttrain internal_mnisttrain '^BenchmarkGPUParallelEpoch$' bench-epoch.txt
+fi
+
+if has frame; then
+  b dist dist '^BenchmarkGPUAllToAll$' bench-alltoall.txt
+  GOCU_FRAME_DIST_ROWS=${GOCU_FRAME_DIST_ROWS:-2e8} b frame frame 'Shards/./cuda' bench-frame-dist.txt 3x
 fi
 
 if has nccl-tests && [ -e .gpu/nccl-tests.tgz ] && [ -z "${NCCL_TESTS:-}" ]; then
