@@ -99,3 +99,73 @@ func TestLiveSetTorch(t *testing.T) {
 		}
 	}
 }
+
+// A step that frees the forward pass during the backward pass (Step)
+// leaves the same parameters, bit for bit, as one with grad's Backward,
+// on the CPU and, with the fused kernels, on a GPU.
+func TestStepFreeMatchesBackward(t *testing.T) {
+	cfg := gpt.Config{Layers: 2, Heads: 2, Dim: 64, Context: 32, Vocab: 256, Bias: true}
+	devs := map[string]*array.Maker{"cpu": array.CPU()}
+	if gputest.Usable(t, gocu.GPUUsable()) {
+		g, err := array.GPU(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		devs["gpu"] = g
+	}
+	for name, dev := range devs {
+		t.Run(name, func(t *testing.T) {
+			var params [2][][]float32
+			for i, free := range []bool{false, true} {
+				m, err := gpt.New(dev.NewRNG(5), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m.Compute = array.BFloat16
+				opt := nn.NewAdamW(m.Params(), 1e-3, 0.1)
+				r := dev.NewRNG(6)
+				for range 2 {
+					x := r.Uniform(array.Float32, 0, float64(cfg.Vocab), 4, cfg.Context).AsType(array.Int64).Copy()
+					y := r.Uniform(array.Float32, 0, float64(cfg.Vocab), 4, cfg.Context).AsType(array.Int64).Copy()
+					if free {
+						err = Step(m, opt, 1, x, y, nil)
+					} else {
+						err = backwardStep(m, opt, x, y)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, p := range m.Params() {
+					v, err := p.Value().Float32s()
+					if err != nil {
+						t.Fatal(err)
+					}
+					params[i] = append(params[i], v)
+				}
+			}
+			for k := range params[0] {
+				for j, v := range params[0][k] {
+					if w := params[1][k][j]; w != v {
+						t.Fatalf("parameter %d [%d]: %v after Step, %v with Backward", k, j, w, v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// backwardStep is Step with grad's Backward.
+func backwardStep(m *gpt.Model, opt *nn.Adam, x, y *array.Array) error {
+	sc := array.On(x.Device()).NewScope()
+	defer sc.Close()
+	if err := m.Loss(x, y).Backward(); err != nil {
+		return err
+	}
+	if _, err := nn.ClipGradNorm(m.Params(), 1, nil); err != nil {
+		return err
+	}
+	err := opt.Step()
+	opt.ZeroGrad()
+	return err
+}
