@@ -9,10 +9,14 @@ import (
 func ExampleMaker_Memory() {
 	dev := array.CPU()
 	dev.ResetPeakMemory()
-	before := dev.Memory()
-	x := dev.Zeros(array.Float32, 1<<20).Copy() // 4 MiB
+	start := dev.Memory().InUse
+	mib := func(n int64) int64 { return (n + 1<<19) >> 20 } // to the nearest MiB
+	x := dev.Zeros(array.Float32, 1<<20).Copy()             // 4 MiB
+	fmt.Println("MiB in use while x is open:", mib(dev.Memory().InUse-start))
 	x.Close()
 	m := dev.Memory()
-	fmt.Printf("in use: %d more bytes; peak: %d MiB more\n", m.InUse-before.InUse, (m.Peak-before.InUse)>>20)
-	// Output: in use: 0 more bytes; peak: 4 MiB more
+	fmt.Println("after Close:", mib(m.InUse-start), "MiB; the peak:", mib(m.Peak-start), "MiB")
+	// Output:
+	// MiB in use while x is open: 4
+	// after Close: 0 MiB; the peak: 4 MiB
 }

@@ -116,13 +116,11 @@ func TestBackwardFreeMemory(t *testing.T) {
 		sc.Close()
 	}
 	t.Logf("bytes in use after Backward: %d; after BackwardFree: %d", after[false], after[true])
-	// The forward pass holds at least the 8 products, of act bytes each;
-	// the gradient of w is one more.
+	// The forward pass holds at least the 8 products, of act bytes each:
+	// Backward leaves them to the scope, BackwardFree frees them as it
+	// passes (6 of them at least, whatever the collector does meanwhile).
 	act := int64(n * n * 4)
-	if after[false] < act {
-		t.Errorf("Backward: %d bytes more in use, want the activations still held and the gradient (%d)", after[false], act)
-	}
-	if after[true] > -6*act {
-		t.Errorf("BackwardFree: %d bytes more in use, want at least 7 products freed and the gradient made (%d bytes)", after[true], -6*act)
+	if after[false]-after[true] < 6*act {
+		t.Errorf("BackwardFree freed %d bytes more than Backward, want at least %d (6 activations)", after[false]-after[true], 6*act)
 	}
 }
