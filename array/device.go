@@ -270,3 +270,43 @@ func (m *Maker) CUDAStream() *cuda.Stream {
 	}
 	return m.gpu.Stream()
 }
+
+// MemoryStats is the device memory a Maker's arrays hold.
+type MemoryStats struct {
+	InUse int64 // bytes allocated and not yet freed
+	Peak  int64 // the most InUse since the last ResetPeakMemory
+}
+
+// Memory reports the bytes in use on the device and their peak: on a GPU
+// the caching allocator's (its PeakInUse, all the device's allocations),
+// on the CPU those of the arrays' buffers, pooled ones not counted. An
+// array's bytes count until it is closed, or until the collector frees an
+// unreachable one.
+func (m *Maker) Memory() MemoryStats {
+	if m == nil || m.be == nil {
+		return MemoryStats{}
+	}
+	if m.gpu != nil {
+		st := m.gpu.Device().Allocator().Stats()
+		return MemoryStats{InUse: st.InUse, Peak: st.PeakInUse}
+	}
+	if c, ok := m.be.(interface{ Memory() (int64, int64) }); ok {
+		in, peak := c.Memory()
+		return MemoryStats{InUse: in, Peak: peak}
+	}
+	return MemoryStats{}
+}
+
+// ResetPeakMemory starts Memory's peak over from the bytes in use now.
+func (m *Maker) ResetPeakMemory() {
+	if m == nil || m.be == nil {
+		return
+	}
+	if m.gpu != nil {
+		m.gpu.Device().Allocator().ResetPeak()
+		return
+	}
+	if c, ok := m.be.(interface{ ResetPeak() }); ok {
+		c.ResetPeak()
+	}
+}

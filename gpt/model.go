@@ -281,7 +281,7 @@ func (b *Block) forward(m *Model, x *grad.Var, c *layerCache) *grad.Var {
 	} else {
 		y = m.attention(q, k, v, true)
 	}
-	x = x.Add(m.dropout(m.linear(y, b.Proj.Weight, b.Proj.Bias)))
+	x = residual(x, m.dropout(m.linear(y, b.Proj.Weight, b.Proj.Bias)))
 	var h *grad.Var
 	if m.fused() {
 		// The bias joins GELU's fused kernel, which sums its gradient.
@@ -291,7 +291,20 @@ func (b *Block) forward(m *Model, x *grad.Var, c *layerCache) *grad.Var {
 		h = m.linear(m.norm(b.LN2, x), b.FC.Weight, b.FC.Bias)
 		h = nn.GELU{Tanh: true}.Forward(h)
 	}
-	return x.Add(m.dropout(m.linear(h, b.Out.Weight, b.Out.Bias)))
+	return residual(x, m.dropout(m.linear(h, b.Out.Weight, b.Out.Bias)))
+}
+
+// residual returns x + a, a a projection that only this sum reads, and
+// closes a's value: the sum's pending expression holds what it reads, and
+// neither gradient reads a. Left open, a's own pending bias sum would
+// keep the projection's product (B·T·Dim in the compute precision)
+// allocated until the backward pass.
+func residual(x, a *grad.Var) *grad.Var {
+	y := x.Add(a)
+	if y.DType().Valid() {
+		a.Value().Close()
+	}
+	return y
 }
 
 // qkv returns the queries, keys and values of h (B, T, Dim), each

@@ -100,6 +100,10 @@
 // Backward closes the gradient arrays it makes as soon as no Var's
 // gradient holds them, so their memory returns to the device at once;
 // the values the forward pass saved for it are released with the graph.
+// Inside an array scope they stay allocated until the scope closes;
+// BackwardFree closes each intermediate value, and what each gradient
+// function made for itself, as soon as the pass is done with it, so that
+// a training step's peak memory is the forward pass's, as in PyTorch.
 // An operation on a failed Var returns a failed Var (array's sticky
 // errors); Backward reports a failed loss, and an error of the backward
 // operations themselves surfaces where the gradient is read (Grad().Err(),

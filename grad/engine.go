@@ -19,7 +19,26 @@ func (v *Var) Backward() error { return v.BackwardWith(nil) }
 // and dtype): the parameters receive the vector-Jacobian product gᵀ·∂v/∂p.
 // g nil means ones, which requires v to have one element.
 func (v *Var) BackwardWith(g *array.Array) error {
-	_, err := run(v, g, nil, true)
+	_, err := run(v, g, nil, true, false)
+	return err
+}
+
+// BackwardFree is Backward that frees the forward pass's memory as it
+// goes, as PyTorch frees the tensors an operation saved once its gradient
+// has run. Where Backward leaves every intermediate value to its scope or
+// the collector, BackwardFree closes:
+//
+//   - the value of each intermediate Var once the gradients of the
+//     operations that read it and made it have run (v's own value, leaves
+//     and constants stay open);
+//   - the arrays an operation's gradient made and did not return, when it
+//     returns (a scope around each gradient function).
+//
+// Reading an intermediate Var's value afterwards is an error. A step that
+// needs one reads it before. No other goroutine may create arrays on the
+// device meanwhile: they would join that scope and be closed with it.
+func (v *Var) BackwardFree() error {
+	_, err := run(v, nil, nil, true, true)
 	return err
 }
 
@@ -27,7 +46,7 @@ func (v *Var) BackwardWith(g *array.Array) error {
 // respect to xs, which may be parameters or intermediate Vars, without
 // touching any Grad: the functional form, as torch.autograd.grad. A Var
 // that y does not depend on gets zeros. The graph behind y is released.
-func Of(y *Var, xs ...*Var) ([]*array.Array, error) { return run(y, nil, xs, false) }
+func Of(y *Var, xs ...*Var) ([]*array.Array, error) { return run(y, nil, xs, false, false) }
 
 // engine is one backward pass: gradients of the Vars reached so far, and
 // reference counts of the gradient arrays it made, so that each is closed
@@ -38,7 +57,7 @@ type engine struct {
 	owned map[*array.Array]bool // made by the engine: close when unused
 }
 
-func run(root *Var, seed *array.Array, targets []*Var, acc bool) ([]*array.Array, error) {
+func run(root *Var, seed *array.Array, targets []*Var, acc, free bool) ([]*array.Array, error) {
 	const op = "Backward"
 	if root == nil {
 		return nil, fmt.Errorf("grad: Backward of a nil *Var: %w", ErrNilVar)
@@ -85,6 +104,10 @@ func run(root *Var, seed *array.Array, targets []*Var, acc bool) ([]*array.Array
 		want[x] = i
 	}
 	res := make([]*array.Array, len(targets))
+	var vals map[*array.Array]int // with free: Vars yet to pass that hold each value
+	if free {
+		vals = values(root, order)
+	}
 	e.put(root, seed)
 	for i := len(order) - 1; i >= 0; i-- {
 		v := order[i]
@@ -105,7 +128,15 @@ func run(root *Var, seed *array.Array, targets []*Var, acc bool) ([]*array.Array
 			continue
 		}
 		n := v.n
+		var sc *array.Scope
+		if free {
+			sc = array.On(v.val.Device()).NewScope()
+		}
 		outs, err := n.back(g)
+		if sc != nil {
+			sc.Keep(outs...)
+			sc.Close()
+		}
 		if err != nil {
 			e.free()
 			return nil, fmt.Errorf("grad: gradient of %s: %w", n.op, err)
@@ -128,6 +159,11 @@ func run(root *Var, seed *array.Array, targets []*Var, acc bool) ([]*array.Array
 		e.drop(v)
 		n.back, n.in = nil, nil
 		n.freed.Store(true)
+		if free {
+			if vals[v.val]--; vals[v.val] == 0 {
+				v.val.Close()
+			}
+		}
 	}
 	for i, x := range targets {
 		if res[i] == nil {
@@ -136,6 +172,22 @@ func run(root *Var, seed *array.Array, targets []*Var, acc bool) ([]*array.Array
 	}
 	e.free()
 	return res, nil
+}
+
+// values counts the Vars of order that hold each value, for BackwardFree
+// to close a value when the last of them has passed. The values of leaves
+// and of the root are never closed: they count once more.
+func values(root *Var, order []*Var) map[*array.Array]int {
+	vals := make(map[*array.Array]int, len(order))
+	for _, v := range order {
+		vals[v.val]++
+	}
+	for _, v := range order {
+		if v.n == nil || v == root {
+			vals[v.val] = 1 << 30
+		}
+	}
+	return vals
 }
 
 // topo lists the Vars that lead to root and need a gradient, each after

@@ -209,11 +209,16 @@ func (m GELU) fusedBias(x, b *grad.Var) *grad.Var {
 		part := mk.Empty(array.Float32, blocks, c)
 		db := mk.Empty(array.Float32, c)
 		cfg := gocu.Config{Grid: grid1(blocks), Block: grid1(block)}
-		err := ks.biasGeluBwd.Launch(cfg, xc, bc, cast(g, out).Contiguous(), dx, part, int64(rows), int32(c), int32(per), form)
+		gc := cast(g, out)
+		gk := gc.Contiguous()
+		err := ks.biasGeluBwd.Launch(cfg, xc, bc, gk, dx, part, int64(rows), int32(c), int32(per), form)
 		if err == nil {
 			err = ks.colsum.Launch(gocu.Config{Grid: grid1((c + 31) / 32), Block: grid1(256)}, part, db, int32(blocks), int32(c))
 		}
-		part.Close() // freed in stream order, after the kernels
+		// Freed in stream order, after the kernels; the backward pass runs
+		// once, so what the forward pass kept for it goes too.
+		closeAll(part, gk, xc, bc)
+		drop(gc, g)
 		if err != nil {
 			f := array.Failed(err)
 			return []*array.Array{f, f}

@@ -60,12 +60,21 @@ func flash(k flashKernels, q, kk, v *grad.Var, causal bool, scale float64) *grad
 		return grad.Const(array.Failed(err))
 	}
 	return grad.Func("FlashAttention", o, []*grad.Var{q, kk, v}, func(g *array.Array) []*array.Array {
-		do := g
+		dc := g
 		if g.DType() != k.dt {
-			do = g.AsType(k.dt)
+			dc = g.AsType(k.dt)
 		}
-		do = k.operand(do)
+		do := k.operand(dc)
 		dq, dk, dv, err := k.backward(qc, kc, vc, o, lse, do, scale, causal)
+		// The backward pass runs once: its inputs' copies and the
+		// logsumexp are freed in stream order, after its kernels.
+		for _, a := range []*array.Array{do, dc} {
+			drop(a, g)
+		}
+		for i, a := range []*array.Array{qc, kc, vc} {
+			drop(a, []*array.Array{qa, ka, va}[i])
+		}
+		lse.Close()
 		if err != nil {
 			f := array.Failed(err)
 			return []*array.Array{f, f, f}

@@ -31,6 +31,8 @@ type ClipOptions struct {
 // so that no read of the norm is needed. It returns the total norm, a 0-d
 // array (float32, or float64 if a gradient is), without waiting for it.
 // Parameters without a gradient are skipped; with none, the norm is 0.
+// The old gradient arrays are closed (freed in stream order); parameters
+// that shared one share its scaled copy.
 // A NaN or infinite total makes the gradients NaN (or 0 for an infinite
 // one), as in torch, unless opts.ErrorIfNonfinite.
 func ClipGradNorm(params []*grad.Var, maxNorm float64, opts *ClipOptions) (*array.Array, error) {
@@ -76,24 +78,35 @@ func ClipGradNorm(params []*grad.Var, maxNorm float64, opts *ClipOptions) (*arra
 	}
 	dev := gs[0].Device()
 	var total *array.Array
+	// The pending terms read the gradients' memory: closed once the norm
+	// is evaluated, they leave it to the gradients alone.
+	var terms []*array.Array
 	for _, g := range gs {
-		a := g.AsType(dt).Abs()
+		c := g.AsType(dt)
+		a := c.Abs()
 		var t *array.Array
 		switch {
 		case math.IsInf(p, 1):
 			t = a.Max()
 		case p == 2:
-			t = a.Square().Sum()
+			s := a.Square()
+			t = s.Sum()
+			terms = append(terms, s)
 		default:
-			t = a.Pow(p).Sum()
+			s := a.Pow(p)
+			t = s.Sum()
+			terms = append(terms, s)
 		}
-		if total == nil {
+		terms = append(terms, c, a)
+		switch {
+		case total == nil:
 			total = t
-		} else if math.IsInf(p, 1) {
+		case math.IsInf(p, 1):
 			total = total.Maximum(t)
-		} else {
+		default:
 			total = total.Add(t)
 		}
+		terms = append(terms, t, total)
 	}
 	switch {
 	case p == 2:
@@ -101,7 +114,11 @@ func ClipGradNorm(params []*grad.Var, maxNorm float64, opts *ClipOptions) (*arra
 	case !math.IsInf(p, 1):
 		total = total.Pow(1 / p)
 	}
+	terms = append(terms, total)
 	total = total.Copy() // evaluated once, read by every scaling
+	for _, a := range terms {
+		a.Close()
+	}
 	if err := total.Err(); err != nil {
 		return nil, fmt.Errorf("nn: ClipGradNorm: %w", err)
 	}
@@ -115,8 +132,21 @@ func ClipGradNorm(params []*grad.Var, maxNorm float64, opts *ClipOptions) (*arra
 		}
 	}
 	coef := array.On(dev).Full(dt, maxNorm).Div(total.Add(1e-6)).Minimum(1)
+	// Each gradient is replaced by its scaled copy and closed, so that the
+	// gradients' memory does not double until the collector runs.
+	scaled := map[*array.Array]*array.Array{}
 	for i, g := range gs {
-		vs[i].SetGrad(g.Mul(coef.AsType(g.DType())).Copy())
+		c := scaled[g]
+		if c == nil {
+			k := coef.AsType(g.DType())
+			m := g.Mul(k)
+			c = m.Copy().Persist()
+			scaled[g] = c
+			// The copy is evaluated: g, and the expressions that read it,
+			// are needed no more.
+			closeAll(m, k, g)
+		}
+		vs[i].SetGrad(c)
 	}
 	return total, nil
 }

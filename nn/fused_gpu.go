@@ -773,7 +773,14 @@ func fusedXent(x *grad.Var, labels *array.Array, n, c int) *grad.Var {
 		if dx == nil {
 			dx, keep1 = m.Empty(dt, n, c), 0
 		}
-		if err := ks.xentBwd.Launch(bcfg, xc, lab, lse, cast(g, array.Float32).Contiguous(), inv, dx, int32(c), int64(n), keep1); err != nil {
+		gc := cast(g, array.Float32)
+		gk := gc.Contiguous()
+		err := ks.xentBwd.Launch(bcfg, xc, lab, lse, gk, inv, dx, int32(c), int64(n), keep1)
+		// The backward pass runs once: what it read is freed in stream
+		// order, after its kernel (the loss reads rows, not these).
+		closeAll(gk, xc, lab, lse)
+		drop(gc, g)
+		if err != nil {
 			dx.Close()
 			return []*array.Array{array.Failed(err)}
 		}

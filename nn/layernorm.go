@@ -103,7 +103,13 @@ func (l *LayerNorm) fused(x *grad.Var) *grad.Var {
 		return grad.Const(array.Failed(err))
 	}
 	return grad.Func("LayerNorm", y, []*grad.Var{x, l.Weight, l.Bias}, func(g *array.Array) []*array.Array {
-		dx, dw, db, err := normBackward(ks, m, cast(g, out).Contiguous(), xc, wc, mean, rstd, xv.DType(), l.Shape, n, c, false)
+		gc := cast(g, out)
+		gk := gc.Contiguous()
+		dx, dw, db, err := normBackward(ks, m, gk, xc, wc, mean, rstd, xv.DType(), l.Shape, n, c, false)
+		// The backward pass runs once: what it read is freed in stream
+		// order, after its kernels.
+		closeAll(gk, xc, wc, bc, mean, rstd)
+		drop(gc, g)
 		if err != nil {
 			f := array.Failed(err)
 			return []*array.Array{f, f, f}

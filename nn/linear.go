@@ -118,18 +118,30 @@ func LinearHalf(x, w, b *grad.Var, c array.DType) *grad.Var {
 func linearMixed(name string, x, w, b *grad.Var, c, dt array.DType) *grad.Var {
 	xv, wv := x.Value(), w.Value()
 	xc, wc := cast(xv, c), cast(wv, c)
-	y := xc.MatMul(wc.T())
+	wt := wc.T()
+	p := xc.MatMul(wt)
+	wt.Close()
+	y := p
 	if b != nil {
-		y = cast(y, wv.DType()).Add(b.Value())
+		p32 := cast(p, wv.DType())
+		y = p32.Add(b.Value())
+		drop(p32, p)
 	}
-	y = cast(y, dt)
+	if z := cast(y, dt); z != y {
+		drop(y, p)
+		y = z
+	}
+	// The product's memory stays while y's pending expression reads it.
+	drop(p, y)
 	in := []*grad.Var{x, w, b}
 	return grad.Func(name, y, in, func(g *array.Array) []*array.Array {
 		out := wv.Shape()[0]
 		gc := cast(g, c)
 		var dx, dw, db *array.Array
 		if x.RequiresGrad() {
-			dx = cast(gc.MatMul(wc), xv.DType())
+			p := gc.MatMul(wc)
+			dx = cast(p, xv.DType())
+			drop(p, dx)
 		}
 		g2, x2 := gc, xc
 		if g.Ndim() != 2 {
@@ -137,13 +149,44 @@ func linearMixed(name string, x, w, b *grad.Var, c, dt array.DType) *grad.Var {
 			x2 = xc.Reshape(-1, wv.Shape()[1])
 		}
 		if w.RequiresGrad() {
-			dw = cast(g2.T().MatMul(x2), wv.DType())
+			g2t := g2.T()
+			p := g2t.MatMul(x2)
+			dw = cast(p, wv.DType())
+			drop(p, dw)
+			g2t.Close()
 		}
 		if b != nil && b.RequiresGrad() {
-			db = cast(g.Reshape(-1, out), b.DType()).Sum(0)
+			gr := g.Reshape(-1, out)
+			db = cast(gr, b.DType()).Sum(0)
+			gr.Close()
 		}
+		// The backward pass runs once: the casts this product made for it
+		// are no longer needed.
+		if g2 != gc {
+			g2.Close()
+			x2.Close()
+		}
+		drop(gc, g)
+		drop(xc, xv)
+		drop(wc, wv)
 		return []*array.Array{dx, dw, db}
 	})
+}
+
+// closeAll closes arrays an operation made for its own use: copies, views,
+// saved statistics.
+func closeAll(arrs ...*array.Array) {
+	for _, a := range arrs {
+		a.Close()
+	}
+}
+
+// drop closes a, an array an operation made for its own use, unless it is
+// keep (a cast to the dtype a has already returns it unchanged).
+func drop(a, keep *array.Array) {
+	if a != keep {
+		a.Close()
+	}
 }
 
 // cast is a.AsType(dt), or a itself when it has dtype dt already: AsType

@@ -19,7 +19,8 @@ import (
 // $OUT/train_gpt.json. Each repetition is several steps in a row, timed on
 // the wall clock up to the device's last kernel as the anchor does; the
 // note gives the peak of device memory in use over the timed steps, which
-// the anchor reports as torch.cuda.max_memory_allocated.
+// the anchor reports as torch.cuda.max_memory_allocated, and its ratio to
+// the live set the step must hold (gpttrain.Live).
 
 func init() {
 	for _, c := range []struct {
@@ -106,7 +107,9 @@ func setupGPTStep(cfg gpt.Config, batch, steps int, graph bool) func(e *Env) (*C
 			Ops: steps, Stream: a.stream,
 			Note: func() string {
 				st := gpu.Stats()
-				return fmt.Sprintf("peak %.0f MiB in use (%.0f MiB reserved) after the first run", float64(st.PeakInUse)/(1<<20), float64(st.PeakReserved)/(1<<20))
+				live := gpttrain.Live(cfg, batch, true, true)
+				return fmt.Sprintf("peak %.0f MiB in use (%.0f MiB reserved) after the first run, %.2fx the live set of %v",
+					float64(st.PeakInUse)/(1<<20), float64(st.PeakReserved)/(1<<20), float64(st.PeakInUse)/float64(live.Total()), live)
 			},
 		}
 		return c, nil

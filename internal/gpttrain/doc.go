@@ -5,6 +5,11 @@
 // FLOP utilisation), evaluates on fixed validation windows, writes
 // checkpoints and the loss curve.
 //
+// A step's peak of device memory is about its live set (Live): the
+// parameters, gradients and optimiser moments, the activations the
+// backward pass needs and the classifier's logits. The backward pass frees
+// the forward pass as it goes, and nothing a step made outlives it.
+//
 // # Data-parallel training
 //
 // With Config.Devices (one process driving several devices) or

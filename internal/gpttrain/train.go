@@ -602,13 +602,15 @@ func (s *stepper) run(x, y *array.Array) error {
 
 // Step takes one training step of m on inputs x and targets y (B, T):
 // forward, backward, clipping to clip (none when 0), AdamW. When acc is
-// not nil the step's loss is added to it. The memory the step made
-// returns when it ends.
+// not nil the step's loss is added to it. The backward pass frees the
+// forward pass's memory as it goes (grad.Var.BackwardFree), and the rest
+// of what the step made returns when it ends: the peak is about the live
+// set (Live), as PyTorch's.
 func Step(m *gpt.Model, opt *nn.Adam, clip float64, x, y, acc *array.Array) error {
 	sc := array.On(x.Device()).NewScope()
 	defer sc.Close()
 	loss := m.Loss(x, y)
-	err := loss.Backward()
+	err := loss.BackwardFree()
 	if err == nil && clip > 0 {
 		_, err = nn.ClipGradNorm(m.Params(), clip, nil)
 	}

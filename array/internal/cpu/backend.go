@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 	"github.com/gocu-dev/gocu/lowp"
@@ -15,6 +16,10 @@ type Backend struct {
 	workers int
 	pool    pool
 	name    string
+
+	// Bytes of the buffers Alloc returned and Free has not taken back,
+	// and their peak: what a GPU's allocator reports as in use.
+	inUse, peak atomic.Int64
 }
 
 // New returns a CPU backend using GOMAXPROCS workers and a buffer pool of
@@ -57,18 +62,39 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 	if err := CheckAlloc(dt, n); err != nil {
 		return nil, err
 	}
-	if buf := b.pool.get(dt, n); buf != nil {
-		return buf, nil
+	buf := b.pool.get(dt, n)
+	if buf == nil {
+		buf = newBuffer(dt, n)
 	}
-	return newBuffer(dt, n), nil
+	buf.counted = true
+	in := b.inUse.Add(int64(n) * int64(dt.Size()))
+	for p := b.peak.Load(); in > p; p = b.peak.Load() {
+		if b.peak.CompareAndSwap(p, in) {
+			break
+		}
+	}
+	return buf, nil
 }
 
 // Free implements backend.Backend.
 func (b *Backend) Free(buf backend.Buffer) {
-	if buf != nil {
-		b.pool.put(asBuffer(buf))
+	if buf == nil {
+		return
 	}
+	c := asBuffer(buf)
+	if c.counted {
+		c.counted = false
+		b.inUse.Add(-int64(c.n) * int64(c.dt.Size()))
+	}
+	b.pool.put(c)
 }
+
+// Memory reports the bytes of the buffers allocated and not yet freed,
+// and their peak since the last ResetPeak.
+func (b *Backend) Memory() (inUse, peak int64) { return b.inUse.Load(), b.peak.Load() }
+
+// ResetPeak starts the peak over from the bytes in use now.
+func (b *Backend) ResetPeak() { b.peak.Store(b.inUse.Load()) }
 
 // Write implements backend.Backend.
 func (b *Backend) Write(dst backend.Buffer, off int, src any) error {

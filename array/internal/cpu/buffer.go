@@ -31,6 +31,7 @@ type Buffer struct {
 	e5m2 []lowp.Float8E5M2
 
 	external bool // Wrap: memory owned by someone else, never pooled
+	counted  bool // handed out by Alloc and not yet freed
 }
 
 // Wrap returns a buffer over the typed slice s ([]float32, ..., []bool),
