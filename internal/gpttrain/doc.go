@@ -7,8 +7,10 @@
 //
 // A step's peak of device memory is about its live set (Live): the
 // parameters, gradients and optimiser moments, the activations the
-// backward pass needs and the classifier's logits. The backward pass frees
-// the forward pass as it goes, and nothing a step made outlives it.
+// backward pass needs and the classifier's logits. On one device the
+// backward pass frees the forward pass as it goes (grad.Var.BackwardFree),
+// and nothing a step made outlives it. Data-parallel steps use Backward:
+// DDP's hooks make arrays during the pass, which BackwardFree would free.
 //
 // # Data-parallel training
 //
