@@ -303,16 +303,7 @@ func serve(peers []*peer, timeout time.Duration) {
 		}
 		rep := round(reqs)
 		for r, p := range peers {
-			if rep.Err == "" && reqs[0].Kind == "alltoall" {
-				// Each rank gets its own pieces, as the hub only routes them.
-				parts := make([][]byte, n)
-				for j, q := range reqs {
-					parts[j] = q.Parts[r]
-				}
-				_ = p.enc.Encode(reply{Parts: parts})
-				continue
-			}
-			_ = p.enc.Encode(rep)
+			_ = p.enc.Encode(replyFor(reqs, rep, r))
 		}
 		if reqs[0].Kind == "close" && rep.Err == "" {
 			for _, p := range peers {
@@ -323,8 +314,22 @@ func serve(peers []*peer, timeout time.Duration) {
 	}
 }
 
+// replyFor is rank r's reply to a round: rep, or for an all-to-all the
+// pieces the others sent it, as the hub only routes them.
+func replyFor(reqs []request, rep reply, r int) reply {
+	if rep.Err != "" || reqs[0].Kind != "alltoall" {
+		return rep
+	}
+	parts := make([][]byte, len(reqs))
+	for j, q := range reqs {
+		parts[j] = q.Parts[r]
+	}
+	return reply{Parts: parts}
+}
+
 // round checks that the ranks called the same collective on the same
-// shape and dtype, and computes it.
+// shape and dtype, and computes it. The requests come from other
+// processes: nothing in them is trusted (FuzzHubRound).
 func round(reqs []request) reply {
 	q := reqs[0]
 	for r, o := range reqs[1:] {
@@ -348,6 +353,9 @@ func round(reqs []request) reply {
 		}
 		return reply{}
 	case "broadcast":
+		if q.Root < 0 || q.Root >= len(reqs) {
+			return reply{Err: fmt.Sprintf("broadcast from rank %d of %d", q.Root, len(reqs))}
+		}
 		return reply{Data: reqs[q.Root].Data}
 	case "allreduce", "reducescatter", "allgather":
 		cpu := array.CPU()
