@@ -225,7 +225,7 @@ type wgLane struct {
 	a, b       WGDesc
 	transB     bool
 	accumulate bool
-	rs         bool      // A in registers: fa
+	rs         bool // A in registers: fa
 	fa         FragA
 	val        func(uint16) float64
 	n          int       // columns
