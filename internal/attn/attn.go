@@ -326,6 +326,9 @@ func forwardStrided(d *gocu.Device, q, k, v, o bf16s, lse f32s, ls [4]layout, s 
 	if !disjoint(s, ls[3]) {
 		return fmt.Errorf("attn: o's layout %v writes elements over each other: %w", ls[3], array.ErrValue)
 	}
+	if useWGMMA(d, s) {
+		return forwardWG(d, q, k, v, o, lse, ls, s, scale, causal, checked)
+	}
 	seq, heads := int32(s.Seq), int32(s.Heads)
 	if s.Dim == 64 {
 		return launchFwd64(d, tiles(s, fwd64Mem, checked), q, k, v, o, lse, ls[0], ls[1], ls[2], ls[3], heads, seq, scale, causal)
