@@ -1,6 +1,7 @@
 package attn
 
 import (
+	"math"
 	"testing"
 
 	"github.com/gocu-dev/gocu"
@@ -72,5 +73,66 @@ func TestWGMMASelect(t *testing.T) {
 	}
 	if useWGMMA(d, shape{1, 1, 64, 64}) {
 		t.Errorf("%s=1 selects fwd128WG for D=64", WGMMAEnv)
+	}
+}
+
+// TestGPUWG runs fwd128WG on the GPU (sm_90a) from small shapes to the
+// peers' B4 H16 S4096, against Reference on the first and last heads (all
+// of them for small shapes) and against fwd128 on every element: the
+// relative Frobenius difference of o, and lse within 1e-5.
+func TestGPUWG(t *testing.T) {
+	d := needGPU(t)
+	if !hasWGMMA(d) {
+		major, minor := d.CUDA().ComputeCapability()
+		t.Skipf("fwd128WG needs compute capability 9.0 (sm_90a); this GPU has %d.%d", major, minor)
+	}
+	for _, c := range []struct {
+		s      shape
+		causal bool
+	}{
+		{shape{1, 2, 80, 128}, true}, {shape{1, 2, 80, 128}, false},
+		{shape{2, 3, 1000, 128}, true}, {shape{2, 3, 1000, 128}, false},
+		{shape{1, 4, 2048, 128}, true},
+		{shape{4, 16, 4096, 128}, false}, {shape{4, 16, 4096, 128}, true},
+	} {
+		t.Run(name(c.s, c.causal), func(t *testing.T) {
+			heads := allHeads(c.s.bh())
+			if len(heads) > 8 {
+				heads = []int{0, c.s.bh() - 1}
+			}
+			p := newProblem(t, d, newRand(t), c.s, c.causal, heads)
+			p.runForwardWG(t, d, false, c.s.Seq == 1000)
+
+			// Against fwd128 on every head.
+			n, rows := c.s.size(), c.s.bh()*c.s.Seq
+			o1, l1 := poisoned(t, d, n, nanBF16), poisoned(t, d, rows, nanF32)
+			o2, l2 := poisoned(t, d, n, nanBF16), poisoned(t, d, rows, nanF32)
+			cl := c.s.contiguous()
+			ls := [4]layout{cl, cl, cl, cl}
+			seq, hs := int32(c.s.Seq), int32(c.s.Heads)
+			must(t, launchFwd128(d, tiles(c.s, fwd128Mem, false), p.qb, p.kb, p.vb, o1, l1, cl, cl, cl, cl, hs, seq, float32(p.scale), c.causal))
+			must(t, forwardWG(d, p.qb, p.kb, p.vb, o2, l2, ls, c.s, float32(p.scale), c.causal, false))
+			a, b := download(t, o1), download(t, o2)
+			var num, den float64
+			for i := range a {
+				x, y := float64(a[i].Float32()), float64(b[i].Float32())
+				num += (x - y) * (x - y)
+				den += x * x
+			}
+			if rel := math.Sqrt(num / den); !(rel <= 1e-2) {
+				t.Errorf("o differs from fwd128's by %.3g (relative Frobenius)", rel)
+			} else {
+				t.Logf("o: relative Frobenius difference from fwd128 %.3g", rel)
+			}
+			la, lb := download(t, l1), download(t, l2)
+			bad := 0
+			for i := range la {
+				if !(math.Abs(float64(la[i]-lb[i])) <= 1e-5*(1+math.Abs(float64(la[i])))) {
+					if bad++; bad <= 8 {
+						t.Errorf("lse[%d] = %v, fwd128 gives %v", i, lb[i], la[i])
+					}
+				}
+			}
+		})
 	}
 }
