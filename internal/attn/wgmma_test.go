@@ -45,6 +45,23 @@ func TestSimWG(t *testing.T) {
 	}
 }
 
+// TestSimWGBackward runs forward and backward with WGMMAEnv set: the
+// gradients from fwd128WG's o and lse.
+func TestSimWGBackward(t *testing.T) {
+	d := simDev(t)
+	t.Setenv(WGMMAEnv, "1")
+	s := shape{1, 2, 150, 128}
+	if !useWGMMA(d, s) {
+		t.Fatalf("%s=1 does not select fwd128WG", WGMMAEnv)
+	}
+	for _, causal := range []bool{false, true} {
+		t.Run(name(s, causal), func(t *testing.T) {
+			p := newProblem(t, d, newRand(t), s, causal, allHeads(s.bh()))
+			p.run(t, d, false)
+		})
+	}
+}
+
 // TestSimWGRaceFree runs fwd128WG in the simulator's checked mode, causal
 // over four tiles with a partial last one: a stage is refilled only after
 // every warpgroup waited for the MMAs that read it, and the copies are
@@ -102,6 +119,10 @@ func TestGPUWG(t *testing.T) {
 			}
 			p := newProblem(t, d, newRand(t), c.s, c.causal, heads)
 			p.runForwardWG(t, d, false, c.s.Seq == 1000)
+			if c.s.Seq == 1000 { // and the backward pass from its o and lse
+				t.Setenv(WGMMAEnv, "1")
+				p.run(t, d, false)
+			}
 
 			// Against fwd128 on every head.
 			n, rows := c.s.size(), c.s.bh()*c.s.Seq
