@@ -260,7 +260,7 @@ func (fc *fnCtx) tensorCall(c *ast.CallExpr, name string, args func(from int) []
 		fc.u.tensor, fc.u.wgmma = true, true
 		fc.eff.shared = true
 		return callx("gocu_wg_desc", args(1)...), true
-	case "WGMMABF16", "WGMMAF16":
+	case "WGMMABF16", "WGMMAF16", "WGMMABF16RS", "WGMMAF16RS":
 		return fc.wgmmaCall(c, name), true
 	case "WGFence", "WGCommit", "FenceProxyAsync":
 		fc.u.tensor, fc.u.wgmma = true, true
@@ -342,9 +342,15 @@ func (fc *fnCtx) wgmmaCall(c *ast.CallExpr, name string) cx {
 		trans = 1
 	}
 	desc := types.Typ[types.Uint64]
-	a, b := fc.valAs(c.Args[2], desc), fc.valAs(c.Args[3], desc)
+	var a cx
+	if strings.HasSuffix(name, "RS") {
+		a = fc.val(c.Args[2]) // a FragA: gocu_array<unsigned int, 4>
+	} else {
+		a = fc.valAs(c.Args[2], desc)
+	}
+	b := fc.valAs(c.Args[3], desc)
 	accum := fc.valAs(c.Args[5], types.Typ[types.Bool])
-	kind := map[string]string{"WGMMABF16": "bf16", "WGMMAF16": "f16"}[name]
+	kind := map[string]string{"WGMMABF16": "bf16", "WGMMAF16": "f16", "WGMMABF16RS": "bf16_rs", "WGMMAF16RS": "f16_rs"}[name]
 	return prim(fmt.Sprintf("gocu_wgmma_%s_n%d<%d>(%s, %s, %s, %s)", kind, 2*regs, trans, acc.s, a.s, b.s, accum.s))
 }
 
@@ -406,6 +412,30 @@ template <int N, int R> __device__ __forceinline__ void gocu_wgmma_wait(gocu_arr
 				fmt.Fprintf(&b, "\"+f\"(d.v[%d])", i)
 			}
 			b.WriteString("\n      : \"l\"(a), \"l\"(b), \"r\"((int)acc), \"n\"(TB));\n#else\n  __trap();\n#endif\n}\n")
+		}
+	}
+	// A in registers (FragA, four .b32 of two elements): no transpose of
+	// A, so one immediate fewer.
+	for _, kind := range []string{"bf16", "f16"} {
+		for _, n := range []int{64, 128, 256} {
+			r := n / 2
+			fmt.Fprintf(&b, "template <int TB> __device__ __forceinline__ void gocu_wgmma_%s_rs_n%d(gocu_array<float, %d>& d, gocu_array<unsigned int, 4> a, unsigned long long b, bool acc) {\n", kind, n, r)
+			b.WriteString("#ifdef GOCU_WGMMA\n")
+			fmt.Fprintf(&b, "  asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", r+5, n, kind, kind)
+			for i := range r {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%%%d", i)
+			}
+			fmt.Fprintf(&b, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1, %%%d; }\"\n      : ", r, r+1, r+2, r+3, r+4, r+6)
+			for i := range r {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "\"+f\"(d.v[%d])", i)
+			}
+			b.WriteString("\n      : \"r\"(a.v[0]), \"r\"(a.v[1]), \"r\"(a.v[2]), \"r\"(a.v[3]), \"l\"(b), \"r\"((int)acc), \"n\"(TB));\n#else\n  __trap();\n#endif\n}\n")
 		}
 	}
 	b.WriteString("// ---- end of the warpgroup MMA prelude ----\n")

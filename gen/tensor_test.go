@@ -37,6 +37,8 @@ func TestClangTensorPTX(t *testing.T) {
 			`wgmma\.fence\.sync\.aligned;`,
 			`wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16 \{(%f\d+, ){63}%f\d+\}, %rd\d+, %rd\d+, p, 1, 1, 0, 1;`,
 			`wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.f16\.f16 \{(%f\d+, ){31}%f\d+\}, %rd\d+, %rd\d+, p, 1, 1, 0, 0;`,
+			`wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16 \{(%f\d+, ){63}%f\d+\}, ` + r4 + `, %rd\d+, p, 1, 1, 1;`,
+			`wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.f16\.f16 \{(%f\d+, ){31}%f\d+\}, ` + r4 + `, %rd\d+, p, 1, 1, 0;`,
 			`wgmma\.commit_group\.sync\.aligned;`,
 			`wgmma\.wait_group\.sync\.aligned 1;`,
 			`wgmma\.wait_group\.sync\.aligned 0;`,

@@ -40,7 +40,8 @@
 // memory into shared memory asynchronously (CpAsyncCommit, CpAsyncWait);
 // mma.go documents which lane holds which element. On Hopper (sm_90a) a
 // warpgroup of four warps multiplies operands read straight from shared
-// memory through descriptors: WGMMABF16 and WGMMAF16 with WGDescriptor,
+// memory through descriptors: WGMMABF16 and WGMMAF16 with WGDescriptor
+// (and WGMMABF16RS, WGMMAF16RS with A in registers),
 // WGFence, WGCommit, WGWait and FenceProxyAsync (wgmma.go).
 //
 // Package kernel imports nothing else of gocu but lowp, a leaf package, so

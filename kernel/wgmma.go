@@ -136,12 +136,30 @@ func WGDescriptor[T Bits16](t *Thread, tile []T, swizzle WGSwizzle, lbo, sbo int
 // and summed in float64, rounded once to float32, as MMABF16 does; the
 // tensor cores can differ in the last bits.
 func WGMMABF16[A WGAcc](t *Thread, acc *A, a, b WGDesc, transB, accumulate bool) {
-	wgmma(t, "WGMMABF16", unsafe.Pointer(acc), len(*acc), a, b, transB, accumulate, bf16Value)
+	wgmma(t, "WGMMABF16", unsafe.Pointer(acc), len(*acc), a, b, nil, transB, accumulate, bf16Value)
 }
 
 // WGMMAF16 is WGMMABF16 for fp16 operands (PTX ...f32.f16.f16).
 func WGMMAF16[A WGAcc](t *Thread, acc *A, a, b WGDesc, transB, accumulate bool) {
-	wgmma(t, "WGMMAF16", unsafe.Pointer(acc), len(*acc), a, b, transB, accumulate, f16Value)
+	wgmma(t, "WGMMAF16", unsafe.Pointer(acc), len(*acc), a, b, nil, transB, accumulate, f16Value)
+}
+
+// WGMMABF16RS is WGMMABF16 with A in registers rather than shared memory
+// (PTX wgmma.mma_async with a register operand A): each warp of the
+// warpgroup passes its 16 rows of A as the threads' FragA, laid out as for
+// MMABF16 (warp w holds rows 16w to 16w+15 of the 64). This is how
+// FlashAttention-3 feeds the softmax P, which an accumulator already holds
+// in that layout: accumulator elements 8j to 8j+7 packed in pairs make
+// the A fragment of k-slice j. The simulator reads a at issue; on the
+// GPU a's registers must not be written until the WGWait that completes
+// the group.
+func WGMMABF16RS[A WGAcc](t *Thread, acc *A, a FragA, b WGDesc, transB, accumulate bool) {
+	wgmma(t, "WGMMABF16RS", unsafe.Pointer(acc), len(*acc), 0, b, &a, transB, accumulate, bf16Value)
+}
+
+// WGMMAF16RS is WGMMABF16RS for fp16 operands.
+func WGMMAF16RS[A WGAcc](t *Thread, acc *A, a FragA, b WGDesc, transB, accumulate bool) {
+	wgmma(t, "WGMMAF16RS", unsafe.Pointer(acc), len(*acc), 0, b, &a, transB, accumulate, f16Value)
 }
 
 // WGFence orders the warpgroup's earlier register accesses before the
@@ -207,6 +225,9 @@ type wgLane struct {
 	a, b       WGDesc
 	transB     bool
 	accumulate bool
+	rs         bool // A in registers: fa
+	fa         FragA
+	val        func(uint16) float64
 	n          int       // columns
 	am         []float64 // lane 0: the warp's 16 rows of A, 16 x 16
 	bm         []float64 // lane 0: B, 16 x n
@@ -214,13 +235,16 @@ type wgLane struct {
 	err        string
 }
 
-func wgmma(t *Thread, op string, acc unsafe.Pointer, regs int, a, b WGDesc, transB, accumulate bool, val func(uint16) float64) {
+func wgmma(t *Thread, op string, acc unsafe.Pointer, regs int, a, b WGDesc, fa *FragA, transB, accumulate bool, val func(uint16) float64) {
 	ex := t.warpgroup(op)
-	l := &wgLane{a: a, b: b, transB: transB, accumulate: accumulate, n: 2 * regs}
+	l := &wgLane{a: a, b: b, transB: transB, accumulate: accumulate, n: 2 * regs, rs: fa != nil, val: val}
+	if fa != nil {
+		l.fa = *fa
+	}
 	if t.LaneID() == 0 {
 		w := int(t.WarpID() % 4)
-		l.am = make([]float64, 16*16)
-		for r := range 16 {
+		l.am = make([]float64, 16*16) // from the lanes' fragments in wgmmaDo when fa is set
+		for r := range 16 * b2i(fa == nil) {
 			for kc := range 2 {
 				p := ex.ReadAsync(t, op, wgChunk(a, false, 16*w+r, 8*kc))
 				for e := range 8 {
@@ -313,6 +337,19 @@ func wgmmaDo(args *[WarpSize]any) {
 				args[i].(*wgLane).err = msg
 			}
 			return
+		}
+	}
+	if l0.rs {
+		// The fragments of MMABF16's A: register r of lane (g, q) holds
+		// row g+8(r&1), columns 2q+8(r>>1) and the next.
+		for lane := range WarpSize {
+			l := args[lane].(*wgLane)
+			g, q := lane/4, lane%4
+			for r := range 4 {
+				row, col := g+8*(r&1), 2*q+8*(r>>1)
+				l0.am[row*16+col] = l0.val(uint16(l.fa[r]))
+				l0.am[row*16+col+1] = l0.val(uint16(l.fa[r] >> 16))
+			}
 		}
 	}
 	n := l0.n

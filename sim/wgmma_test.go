@@ -220,3 +220,66 @@ func TestWGMMAErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestWGMMARS checks WGMMABF16RS, A in registers: the 64 x 64 x 32 product
+// of TestWGMMALayouts with each warp's rows of a as MMABF16's A fragments
+// (register r of lane (g, q): row g+8(r&1), columns 2q+8(r>>1), +1) and b
+// MN-major with the 128-byte swizzle.
+func TestWGMMARS(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	a, b := randBF16(r, 64*32), randBF16(r, 32*64)
+	want := make([]float32, 64*64)
+	for i := range 64 {
+		for j := range 64 {
+			var acc float32
+			for ks := range 2 {
+				s := float64(acc)
+				for k := 16 * ks; k < 16*ks+16; k++ {
+					s += float64(a[i*32+k].Float32()) * float64(b[k*64+j].Float32())
+				}
+				acc = float32(s)
+			}
+			want[i*64+j] = acc
+		}
+	}
+	lb := wgLayout{sw: kernel.WGSwizzle128, mnMajor: true, lbo: 8192, sbo: 1024, kstep: 2048}
+	d := make([]float32, 64*64)
+	err := sim.Launch(sim.Config{Grid: d1(1), Block: d1(128), DynamicSharedBytes: 8192},
+		sim.Kernel{Name: "wgrs", Func: func(th *kernel.Thread) {
+			sm := kernel.DynamicShared[kernel.BFloat16](th)
+			for i := th.ThreadIdx.X; i < 32*64; i += 128 {
+				k, n := int(i/64), int(i%64)
+				sm[lb.swizzled(lb.offset(n, k))/2] = b[i]
+			}
+			kernel.FenceProxyAsync(th)
+			th.SyncThreads()
+			w, l := th.ThreadIdx.X/32, th.ThreadIdx.X%32
+			g, q := l/4, l%4
+			db := kernel.WGDescriptor(th, sm, lb.sw, lb.lbo, lb.sbo)
+			var acc kernel.WGAcc64
+			kernel.WGFence(th)
+			for ks := range int32(2) {
+				var fa kernel.FragA
+				for reg := range int32(4) {
+					row, col := 16*w+g+8*(reg&1), 16*ks+2*q+8*(reg>>1)
+					fa[reg] = uint32(a[row*32+col]) | uint32(a[row*32+col+1])<<16
+				}
+				kernel.WGMMABF16RS(th, &acc, fa, db+kernel.WGDesc(ks*lb.kstep/16), true, ks > 0)
+			}
+			kernel.WGCommit(th)
+			kernel.WGWait(th, 0, &acc)
+			for j := range int32(8) {
+				for reg := range int32(4) {
+					d[(16*w+g+8*(reg/2))*64+8*j+2*q+reg%2] = acc[4*j+reg]
+				}
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range d {
+		if v != want[i] {
+			t.Fatalf("d[%d][%d] = %v, want %v", i/64, i%64, v, want[i])
+		}
+	}
+}

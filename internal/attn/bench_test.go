@@ -36,6 +36,25 @@ func BenchmarkGPU(b *testing.B) {
 	}
 }
 
+// BenchmarkGPUWG times fwd128WG, the forward pass on the warpgroup MMA,
+// beside fwd128 at the peers' shape, B=4 H=16 S=4096 D=128, causal and
+// full, in TFLOP/s as BenchmarkGPU counts them (it needs sm_90a):
+//
+//	go test -c ./internal/attn && ./attn.test -test.run '^$' -test.bench GPUWG
+func BenchmarkGPUWG(b *testing.B) {
+	for _, causal := range []bool{true, false} {
+		mask := "full"
+		if causal {
+			mask = "causal"
+		}
+		for _, pass := range []string{"fwd", "fwdwg"} {
+			b.Run(fmt.Sprintf("d128/%s/%s", mask, pass), func(b *testing.B) {
+				benchAttn(b, shape{4, 16, 4096, 128}, causal, pass, false)
+			})
+		}
+	}
+}
+
 // BenchmarkGPUStrided times the kernels at GPT-2's shape, B=8 H=12
 // S=1024 D=64 causal, on contiguous (B, H, S, D) operands and on
 // (B, S, H, D) ones read through strides, as GPT's heads are:
@@ -71,13 +90,22 @@ func benchAttn(b *testing.B, s shape, causal bool, pass string, bshd bool) {
 	bwd := func() error {
 		return backwardStrided(d, q, k, v, o, lse, do, dvec, dq, dk, dv, [8]layout{l, l, l, l, l, l, l, l}, s, scale, causal, false)
 	}
-	must(b, fwd())
+	if pass != "fwdwg" { // o stays poisoned until the timed kernel writes it
+		must(b, fwd())
+	}
 	flop := 4 * float64(s.bh()) * float64(s.Seq) * float64(s.Seq) * float64(s.Dim)
 	if causal {
 		flop /= 2
 	}
 	f := fwd
 	switch pass {
+	case "fwdwg":
+		if !hasWGMMA(d) {
+			b.Skip("fwd128WG needs sm_90a (compute capability 9.0)")
+		}
+		f = func() error {
+			return forwardWG(d, q, k, v, o, lse, [4]layout{l, l, l, l}, s, scale, causal, false)
+		}
 	case "bwd":
 		f, flop = bwd, 2.5*flop
 	case "fwdbwd":
@@ -95,7 +123,7 @@ func benchAttn(b *testing.B, s shape, causal bool, pass string, bshd bool) {
 	// A result the kernels did not finish would show as poison; the
 	// forward pass alone writes o but not dq.
 	last, what := dq, "dq"
-	if pass == "fwd" {
+	if pass == "fwd" || pass == "fwdwg" {
 		last, what = o, "o"
 	}
 	if x := download(b, last)[n-1]; x == nanBF16 {

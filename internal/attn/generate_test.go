@@ -58,7 +58,7 @@ func TestGeneratedUpToDate(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "zz_gocu_attn.go"), p.Go, 0o644)
 		t.Fatalf("zz_gocu_attn.go is stale: run go generate in internal/attn (the fresh translation is in %s)", dir)
 	}
-	want := []string{"bwdPrep", "fwd128", "bwdQ128", "bwdKV128", "fwd64", "bwdQ64", "bwdKV64"}
+	want := []string{"bwdPrep", "fwd128", "bwdQ128", "bwdKV128", "fwd64", "bwdQ64", "bwdKV64", "fwd128WG"}
 	if len(p.Kernels) != len(want) {
 		t.Errorf("kernels %v, want %v", p.Kernels, want)
 	}
@@ -116,8 +116,35 @@ func TestClang(t *testing.T) {
 				}
 			}
 		}
+		// fwd128WG: S from shared memory, P v from registers, both as
+		// m64n128k16 with the operand kinds the PTX ISA gives them.
+		body := ptxEntry(t, string(b), "fwd128WG")
+		for _, re := range []string{
+			`wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16 \{(%f\d+, ){63}%f\d+\}, %rd\d+, %rd\d+, p, 1, 1, 0, 0;`,
+			`wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16 \{(%f\d+, ){63}%f\d+\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, p, 1, 1, 1;`,
+			`wgmma\.wait_group\.sync\.aligned 1;`, `wgmma\.wait_group\.sync\.aligned 0;`,
+			`fence\.proxy\.async\.shared::cta;`, `cp\.async\.cg\.shared\.global`, `ex2\.approx`,
+		} {
+			if !regexp.MustCompile(re).MatchString(body) {
+				t.Errorf("fwd128WG: no %s in its PTX", re)
+			}
+		}
 		if !strings.Contains(string(b), ".entry bwdPrep(") {
 			t.Error("no entry bwdPrep in the PTX")
 		}
 	}
+}
+
+// ptxEntry returns the PTX of the entry point name.
+func ptxEntry(t *testing.T, ptx, name string) string {
+	t.Helper()
+	i := strings.Index(ptx, ".entry "+name+"(")
+	if i < 0 {
+		t.Fatalf("no entry %s in the PTX", name)
+	}
+	body := ptx[i:]
+	if j := strings.Index(body[1:], ".entry "); j >= 0 {
+		body = body[:j+1]
+	}
+	return body
 }

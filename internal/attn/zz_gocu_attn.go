@@ -401,7 +401,149 @@ __device__ __forceinline__ void gocu_cp_async_commit() { asm volatile("cp.async.
 template <int N> __device__ __forceinline__ void gocu_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 // ---- end of the tensor prelude ----
 
-extern __shared__ __align__(16) unsigned char gocu_dynsmem[];
+// ---- gocu: warpgroup MMA (sm_90a; see kernel.WGMMABF16) ----
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GOCU_WGMMA 1
+#endif
+template <typename T> __device__ __forceinline__ unsigned long long gocu_wg_desc(gocu_slice<T> s, unsigned char sw, int lbo, int sbo) {
+  return (unsigned long long)(gocu_smem(s.p) >> 4 & 0x3fffu) | (unsigned long long)((unsigned int)lbo >> 4 & 0x3fffu) << 16 |
+         (unsigned long long)((unsigned int)sbo >> 4 & 0x3fffu) << 32 | (unsigned long long)(sw & 3u) << 62;
+}
+// The async proxy (wgmma, TMA) is sm_90's: ptxas rejects the fence below
+// that, where nothing reads through the async proxy and it has nothing
+// to order, so it compiles to nothing there (and the module still builds
+// for the GPUs that run its other kernels).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void gocu_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+#else
+__device__ __forceinline__ void gocu_fence_proxy_async() {}
+#endif
+#ifdef GOCU_WGMMA
+__device__ __forceinline__ void gocu_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void gocu_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+// The wait also fences the accumulator's registers, so that the compiler
+// does not move their reads above it.
+template <int N, int R> __device__ __forceinline__ void gocu_wgmma_wait(gocu_array<float, R>& d) {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+#pragma unroll
+  for (int i = 0; i < R; i++) asm volatile("" : "+f"(d.v[i]) :: "memory");
+}
+#else
+__device__ __forceinline__ void gocu_wgmma_fence() { __trap(); }
+__device__ __forceinline__ void gocu_wgmma_commit() { __trap(); }
+template <int N, int R> __device__ __forceinline__ void gocu_wgmma_wait(gocu_array<float, R>&) { __trap(); }
+#endif
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_n64(gocu_array<float, 32>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, %35; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_n128(gocu_array<float, 64>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0; wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_n256(gocu_array<float, 128>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %130, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, %131; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]), "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]), "+f"(d.v[103]), "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]), "+f"(d.v[127])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_n64(gocu_array<float, 32>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, %35; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_n128(gocu_array<float, 64>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0; wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_n256(gocu_array<float, 128>& d, unsigned long long a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %130, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, %131; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]), "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]), "+f"(d.v[103]), "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]), "+f"(d.v[127])
+      : "l"(a), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_rs_n64(gocu_array<float, 32>& d, gocu_array<unsigned int, 4> a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %37, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, %38; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_rs_n128(gocu_array<float, 64>& d, gocu_array<unsigned int, 4> a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %69, 0; wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, %70; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_rs_n256(gocu_array<float, 128>& d, gocu_array<unsigned int, 4> a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %133, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, %134; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]), "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]), "+f"(d.v[103]), "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]), "+f"(d.v[127])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_rs_n64(gocu_array<float, 32>& d, gocu_array<unsigned int, 4> a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %37, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, %38; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_rs_n128(gocu_array<float, 64>& d, gocu_array<unsigned int, 4> a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %69, 0; wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, %70; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_rs_n256(gocu_array<float, 128>& d, gocu_array<unsigned int, 4> a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %133, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, %134; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]), "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]), "+f"(d.v[103]), "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]), "+f"(d.v[127])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+// ---- end of the warpgroup MMA prelude ----
+
+extern __shared__ __align__(1024) unsigned char gocu_dynsmem[];
 
 struct layout {
   int B;
@@ -423,6 +565,8 @@ struct gocu_tuple2 { gocu_array<gocu_array<float, 4>, 8> r0; gocu_array<gocu_arr
 struct gocu_tuple3 { gocu_array<gocu_array<float, 4>, 16> r0; gocu_array<float, 2> r1; gocu_array<float, 2> r2; };
 
 struct gocu_tuple4 { gocu_array<gocu_array<float, 4>, 8> r0; gocu_array<float, 2> r1; gocu_array<float, 2> r2; };
+
+struct gocu_tuple5 { gocu_array<float, 64> r0; gocu_array<float, 2> r1; gocu_array<float, 2> r2; gocu_array<float, 2> r3; };
 
 // attn.layout.head (tile.go:30)
 static __device__ __forceinline__ long long attn_layout_head(layout l, int bh, int heads) {
@@ -919,6 +1063,76 @@ static __device__ __forceinline__ gocu_tuple4 attn_fwd64Tile(gocu_slice<unsigned
   return gocu_tuple4{attn_mmaCB64(sm, vs0, vOff, s, acc), mx, sum};
 }
 
+// attn.loadWG (fwdwg.go:270)
+static __device__ __forceinline__ void attn_loadWG(gocu_slice<unsigned short> sm, int dst, gocu_slice<unsigned short> x, int rs, int r0, int seq, int soff, int cr, int cc) {
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    int r = (int)((unsigned int)r0 + (unsigned int)cr + (unsigned int)i * 16u);
+    bool ok = r < seq;
+    if (!ok) {
+      r = (int)((unsigned int)seq - 1u);
+    }
+    gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)dst + (unsigned int)soff + (unsigned int)i * 16u * 64u), sm.n, 198), gocu_reslice(x, (long long)(long long)((unsigned long long)(long long)r * (unsigned long long)(long long)rs + (unsigned long long)(long long)cc * 8ull), x.n, 199), ok);
+  }
+}
+
+// attn.wgStep (fwdwg.go:203)
+static __device__ __forceinline__ unsigned long long attn_wgStep(int ks) {
+  return (unsigned long long)(int)((unsigned int)(ks / 4) * 1024u + (unsigned int)(ks % 4) * 2u);
+}
+
+// attn.softmaxWG (fwdwg.go:226)
+static __device__ __forceinline__ gocu_tuple5 attn_softmaxWG(gocu_array<float, 64> s, gocu_array<float, 2> mx, gocu_array<float, 2> sum, int j, gocu_array<int, 2> lim, float sl2, bool masked) {
+  float negInf = (float)gocu_math_inf((long long)-1LL);
+  int qd = (int)threadIdx.x % 4;
+  gocu_array<float, 2> m = gocu_array<float, 2>{{negInf, negInf}};
+#pragma unroll
+  for (int i = 0; i < 64; i++) {
+    float x = s.v[GOCU_AI(i, 64, 200)];
+    if (masked && (int)((unsigned int)j * 128u + (unsigned int)(i / 4) * 8u + 2u * (unsigned int)qd + (unsigned int)(i % 2)) >= lim.v[GOCU_AI(i % 4 / 2, 2, 201)]) {
+      x = negInf;
+      s.v[GOCU_AI(i, 64, 202)] = x;
+    }
+    if (x > m.v[GOCU_AI(i % 4 / 2, 2, 203)]) {
+      m.v[GOCU_AI(i % 4 / 2, 2, 204)] = x;
+    }
+  }
+  gocu_array<float, 2> corr = {};
+#pragma unroll
+  for (long long hh = 0LL; hh < 2LL; hh++) {
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 205)], 1); o > m.v[GOCU_AI(hh, 2, 206)]) {
+      m.v[GOCU_AI(hh, 2, 207)] = o;
+    }
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 208)], 2); o > m.v[GOCU_AI(hh, 2, 209)]) {
+      m.v[GOCU_AI(hh, 2, 210)] = o;
+    }
+    float mn = m.v[GOCU_AI(hh, 2, 211)] * sl2;
+    if (mx.v[GOCU_AI(hh, 2, 212)] > mn) {
+      mn = mx.v[GOCU_AI(hh, 2, 213)];
+    }
+    corr.v[GOCU_AI(hh, 2, 215)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 214)] - mn);
+    mx.v[GOCU_AI(hh, 2, 216)] = mn;
+    sum.v[GOCU_AI(hh, 2, 218)] *= corr.v[GOCU_AI(hh, 2, 217)];
+  }
+#pragma unroll
+  for (int i = 0; i < 64; i++) {
+    float pr = gocu_fast_exp2(fmaf(s.v[GOCU_AI(i, 64, 219)], sl2, -mx.v[GOCU_AI(i % 4 / 2, 2, 220)]));
+    s.v[GOCU_AI(i, 64, 221)] = pr;
+    sum.v[GOCU_AI(i % 4 / 2, 2, 222)] += pr;
+  }
+  return gocu_tuple5{s, mx, sum, corr};
+}
+
+// attn.packP (fwdwg.go:209)
+static __device__ __forceinline__ gocu_array<gocu_array<unsigned int, 4>, 8> attn_packP(gocu_array<float, 64> s) {
+  gocu_array<gocu_array<unsigned int, 4>, 8> p = {};
+#pragma unroll
+  for (long long j = 0LL; j < 8LL; j++) {
+    p.v[GOCU_AI(j, 8, 231)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j), 64, 223)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 1ull), 64, 224)]), gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 2ull), 64, 225)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 3ull), 64, 226)]), gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 4ull), 64, 227)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 5ull), 64, 228)]), gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 6ull), 64, 229)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 7ull), 64, 230)])}};
+  }
+  return p;
+}
+
 // attn.bwdQ128 (bwd128.go:27)
 extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dq_p, long long dq_n, layout ql, layout kl, layout vl, layout dol, layout dql, int heads, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
@@ -941,10 +1155,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
   int b32 = (int)bh;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 198);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 199);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 200);
-  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 201);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 232);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 233);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 234);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 235);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
@@ -967,10 +1181,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
 #pragma unroll
   for (int hh = 0; hh < 2; hh++) {
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); r < seq) {
-      l2.v[GOCU_AI(hh, 2, 203)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 202) * 1.442695f;
-      dr.v[GOCU_AI(hh, 2, 205)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 204);
+      l2.v[GOCU_AI(hh, 2, 237)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 236) * 1.442695f;
+      dr.v[GOCU_AI(hh, 2, 239)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 238);
       if (causal) {
-        lim.v[GOCU_AI(hh, 2, 206)] = (int)((unsigned int)r + 1u);
+        lim.v[GOCU_AI(hh, 2, 240)] = (int)((unsigned int)r + 1u);
       }
     }
   }
@@ -983,7 +1197,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
   for (int ks = 0; ks < 8; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 208)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 207));
+    qf.v[GOCU_AI(ks, 8, 242)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 241));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets128(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -995,16 +1209,16 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
   for (int j = nfull; j < ntiles; j++) {
     acc = attn_bwdQ128Tile(sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true);
   }
-  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 209);
+  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 243);
   long long head = attn_layout_head(dql, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 212) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 210)].v[0LL] * scale, acc.v[GOCU_AI(dt, 16, 211)].v[1LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 246) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 244)].v[0LL] * scale, acc.v[GOCU_AI(dt, 16, 245)].v[1LL] * scale);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 215) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 213)].v[2LL] * scale, acc.v[GOCU_AI(dt, 16, 214)].v[3LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 249) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 247)].v[2LL] * scale, acc.v[GOCU_AI(dt, 16, 248)].v[3LL] * scale);
     }
   }
 }
@@ -1020,7 +1234,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
   gocu_slice<unsigned short> dk = {dk_p, dk_n};
   gocu_slice<unsigned short> dv = {dv_p, dv_n};
   gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)24576LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 216);
+  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)24576LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 250);
   int tid = (int)threadIdx.x;
   int warp = tid / 32;
   int lane = tid % 32;
@@ -1029,10 +1243,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
   int k0 = (int)(blockIdx.x * 64u);
   long long bh = (long long)(int)blockIdx.y;
   int b32 = (int)bh;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 217);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 218);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 219);
-  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 220);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 251);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 252);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 253);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 254);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
@@ -1049,7 +1263,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
   attn_load128(sm, qb, qh, ql.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
   attn_load128(sm, (int)((unsigned int)qb + 8192u), doh, dol.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
   gocu_cp_async_commit();
-  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 221) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
+  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 255) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
   gocu_tuple0 gocu_r = attn_laneOffsets128(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
   gocu_array<int, 4> vOff = gocu_r.r1;
@@ -1067,20 +1281,20 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
       dva = gocu_r_1.r1;
     }
   }
-  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 222);
-  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 223);
+  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 256);
+  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 257);
   long long hk = attn_layout_head(dkl, b32, heads);
   long long hv = attn_layout_head(dvl, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (keyA < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 226) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 224)].v[0LL] * scale, dka.v[GOCU_AI(dt, 16, 225)].v[1LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 229) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 227)].v[0LL], dva.v[GOCU_AI(dt, 16, 228)].v[1LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 260) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 258)].v[0LL] * scale, dka.v[GOCU_AI(dt, 16, 259)].v[1LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 263) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 261)].v[0LL], dva.v[GOCU_AI(dt, 16, 262)].v[1LL]);
     }
     if ((int)((unsigned int)keyA + 8u) < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 232) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 230)].v[2LL] * scale, dka.v[GOCU_AI(dt, 16, 231)].v[3LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 235) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 233)].v[2LL], dva.v[GOCU_AI(dt, 16, 234)].v[3LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 266) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 264)].v[2LL] * scale, dka.v[GOCU_AI(dt, 16, 265)].v[3LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 269) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 267)].v[2LL], dva.v[GOCU_AI(dt, 16, 268)].v[3LL]);
     }
   }
 }
@@ -1107,10 +1321,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
   int b32 = (int)bh;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 236);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 237);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 238);
-  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 239);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 270);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 271);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 272);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 273);
   float sl2 = scale * 1.442695f;
   int cr = tid / 8;
   int cc = tid % 8;
@@ -1133,10 +1347,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
 #pragma unroll
   for (int hh = 0; hh < 2; hh++) {
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); r < seq) {
-      l2.v[GOCU_AI(hh, 2, 241)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 240) * 1.442695f;
-      dr.v[GOCU_AI(hh, 2, 243)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 242);
+      l2.v[GOCU_AI(hh, 2, 275)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 274) * 1.442695f;
+      dr.v[GOCU_AI(hh, 2, 277)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 276);
       if (causal) {
-        lim.v[GOCU_AI(hh, 2, 244)] = (int)((unsigned int)r + 1u);
+        lim.v[GOCU_AI(hh, 2, 278)] = (int)((unsigned int)r + 1u);
       }
     }
   }
@@ -1149,7 +1363,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
   for (int ks = 0; ks < 4; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 4, 246)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 245));
+    qf.v[GOCU_AI(ks, 4, 280)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 279));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets64(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1161,16 +1375,16 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
   for (int j = nfull; j < ntiles; j++) {
     acc = attn_bwdQ64Tile(sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true);
   }
-  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 247);
+  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 281);
   long long head = attn_layout_head(dql, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 250) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 248)].v[0LL] * scale, acc.v[GOCU_AI(dt, 8, 249)].v[1LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 284) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 282)].v[0LL] * scale, acc.v[GOCU_AI(dt, 8, 283)].v[1LL] * scale);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 253) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 251)].v[2LL] * scale, acc.v[GOCU_AI(dt, 8, 252)].v[3LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 287) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 285)].v[2LL] * scale, acc.v[GOCU_AI(dt, 8, 286)].v[3LL] * scale);
     }
   }
 }
@@ -1186,7 +1400,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
   gocu_slice<unsigned short> dk = {dk_p, dk_n};
   gocu_slice<unsigned short> dv = {dv_p, dv_n};
   gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)12288LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 254);
+  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)12288LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 288);
   int tid = (int)threadIdx.x;
   int warp = tid / 32;
   int lane = tid % 32;
@@ -1195,10 +1409,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
   int k0 = (int)(blockIdx.x * 64u);
   long long bh = (long long)(int)blockIdx.y;
   int b32 = (int)bh;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 255);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 256);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 257);
-  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 258);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 289);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 290);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 291);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 292);
   float sl2 = scale * 1.442695f;
   int cr = tid / 8;
   int cc = tid % 8;
@@ -1215,7 +1429,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
   attn_load64(sm, qb, qh, ql.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
   attn_load64(sm, (int)((unsigned int)qb + 4096u), doh, dol.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
   gocu_cp_async_commit();
-  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 259) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
+  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 293) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
   gocu_tuple0 gocu_r = attn_laneOffsets64(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
   gocu_array<int, 4> vOff = gocu_r.r1;
@@ -1233,20 +1447,20 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
       dva = gocu_r_1.r1;
     }
   }
-  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 260);
-  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 261);
+  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 294);
+  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 295);
   long long hk = attn_layout_head(dkl, b32, heads);
   long long hv = attn_layout_head(dvl, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (keyA < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 264) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 262)].v[0LL] * scale, dka.v[GOCU_AI(dt, 8, 263)].v[1LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 267) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 265)].v[0LL], dva.v[GOCU_AI(dt, 8, 266)].v[1LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 298) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 296)].v[0LL] * scale, dka.v[GOCU_AI(dt, 8, 297)].v[1LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 301) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 299)].v[0LL], dva.v[GOCU_AI(dt, 8, 300)].v[1LL]);
     }
     if ((int)((unsigned int)keyA + 8u) < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 270) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 268)].v[2LL] * scale, dka.v[GOCU_AI(dt, 8, 269)].v[3LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 273) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 271)].v[2LL], dva.v[GOCU_AI(dt, 8, 272)].v[3LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 304) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 302)].v[2LL] * scale, dka.v[GOCU_AI(dt, 8, 303)].v[3LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 307) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 305)].v[2LL], dva.v[GOCU_AI(dt, 8, 306)].v[3LL]);
     }
   }
 }
@@ -1270,9 +1484,9 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   }
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 274);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 275);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 276);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 308);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 309);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 310);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
@@ -1296,7 +1510,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   for (int ks = 0; ks < 8; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 278)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 277));
+    qf.v[GOCU_AI(ks, 8, 312)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 311));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets128(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1325,23 +1539,23 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   gocu_array<float, 2> inv = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 280)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 279)], 1);
-    sum.v[GOCU_AI(hh, 2, 282)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 281)], 2);
-    inv.v[GOCU_AI(hh, 2, 284)] = 1.0f / sum.v[GOCU_AI(hh, 2, 283)];
+    sum.v[GOCU_AI(hh, 2, 314)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 313)], 1);
+    sum.v[GOCU_AI(hh, 2, 316)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 315)], 2);
+    inv.v[GOCU_AI(hh, 2, 318)] = 1.0f / sum.v[GOCU_AI(hh, 2, 317)];
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
-      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 287) = (mx.v[GOCU_AI(hh, 2, 285)] + log2f(sum.v[GOCU_AI(hh, 2, 286)])) * 0.6931472f;
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 321) = (mx.v[GOCU_AI(hh, 2, 319)] + log2f(sum.v[GOCU_AI(hh, 2, 320)])) * 0.6931472f;
     }
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 288);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 322);
   long long head = attn_layout_head(ol, (int)bh, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 293) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 289)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 16, 291)].v[1LL] * inv.v[0LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 327) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 323)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 16, 325)].v[1LL] * inv.v[0LL]);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 298) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 294)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 16, 296)].v[3LL] * inv.v[1LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 332) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 328)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 16, 330)].v[3LL] * inv.v[1LL]);
     }
   }
 }
@@ -1365,9 +1579,9 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   }
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 299);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 300);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 301);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 333);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 334);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 335);
   float sl2 = scale * 1.442695f;
   int cr = tid / 8;
   int cc = tid % 8;
@@ -1391,7 +1605,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   for (int ks = 0; ks < 4; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 4, 303)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 302));
+    qf.v[GOCU_AI(ks, 4, 337)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 336));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets64(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1420,23 +1634,181 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   gocu_array<float, 2> inv = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 305)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 304)], 1);
-    sum.v[GOCU_AI(hh, 2, 307)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 306)], 2);
-    inv.v[GOCU_AI(hh, 2, 309)] = 1.0f / sum.v[GOCU_AI(hh, 2, 308)];
+    sum.v[GOCU_AI(hh, 2, 339)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 338)], 1);
+    sum.v[GOCU_AI(hh, 2, 341)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 340)], 2);
+    inv.v[GOCU_AI(hh, 2, 343)] = 1.0f / sum.v[GOCU_AI(hh, 2, 342)];
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
-      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 312) = (mx.v[GOCU_AI(hh, 2, 310)] + log2f(sum.v[GOCU_AI(hh, 2, 311)])) * 0.6931472f;
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 346) = (mx.v[GOCU_AI(hh, 2, 344)] + log2f(sum.v[GOCU_AI(hh, 2, 345)])) * 0.6931472f;
     }
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 313);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 347);
   long long head = attn_layout_head(ol, (int)bh, heads);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 318) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 314)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 8, 316)].v[1LL] * inv.v[0LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 352) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 348)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 8, 350)].v[1LL] * inv.v[0LL]);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 323) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 319)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 8, 321)].v[3LL] * inv.v[1LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 357) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 353)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 8, 355)].v[3LL] * inv.v[1LL]);
+    }
+  }
+}
+
+// attn.fwd128WG (fwdwg.go:51)
+extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, float* __restrict__ lse_p, long long lse_n, layout ql, layout kl, layout vl, layout ol, int heads, int seq, float scale, bool causal) {
+  gocu_slice<unsigned short> q = {q_p, q_n};
+  gocu_slice<unsigned short> k = {k_p, k_n};
+  gocu_slice<unsigned short> v = {v_p, v_n};
+  gocu_slice<unsigned short> o = {o_p, o_n};
+  gocu_slice<float> lse = {lse_p, lse_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int wg = tid / 128;
+  int lane = tid % 32;
+  int g = lane / 4;
+  int qtile = (int)blockIdx.x;
+  if (causal) {
+    qtile = (int)(gridDim.x - 1u - blockIdx.x);
+  }
+  int q0 = (int)((unsigned int)qtile * 128u);
+  long long bh = (long long)(int)blockIdx.y;
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 358);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 359);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 360);
+  float sl2 = scale * 1.442695f;
+  int cr = tid / 16;
+  int cc = tid % 16;
+  int soff = (int)((unsigned int)(cc / 8) * 8192u + (unsigned int)cr * 64u + (unsigned int)(cc % 8 ^ cr & 7) * 8u);
+  int ntiles = (int)((unsigned int)seq + 128u - 1u) / 128;
+  int nfull = seq / 128;
+  if (causal) {
+    ntiles = gocu_min<int>(ntiles, (int)((unsigned int)q0 + 128u + 128u - 1u) / 128);
+    nfull = gocu_min<int>(nfull, q0 / 128);
+  }
+  attn_loadWG(sm, 0, qh, ql.S, q0, seq, soff, cr, cc);
+  attn_loadWG(sm, 16384, kh, kl.S, 0, seq, soff, cr, cc);
+  attn_loadWG(sm, 32768, vh, vl.S, 0, seq, soff, cr, cc);
+  gocu_cp_async_commit();
+  unsigned long long dq = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 64u), sm.n, 361), 1, 16, 1024);
+  unsigned long long dk = gocu_wg_desc(gocu_reslice(sm, (long long)16384LL, sm.n, 362), 1, 16, 1024);
+  unsigned long long dv = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 363), 1, 16384, 1024);
+  float negInf = (float)gocu_math_inf((long long)-1LL);
+  gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
+  gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
+  int rowA = (int)((unsigned int)q0 + (unsigned int)wg * 64u + (unsigned int)(tid / 32 % 4) * 16u + (unsigned int)g);
+  gocu_array<int, 2> lim = gocu_array<int, 2>{{seq, seq}};
+  if (causal) {
+    lim = gocu_array<int, 2>{{gocu_min<int>((int)((unsigned int)rowA + 1u), seq), gocu_min<int>((int)((unsigned int)rowA + 9u), seq)}};
+  }
+  gocu_cp_async_wait<0>();
+  gocu_fence_proxy_async();
+  __syncthreads();
+  if (ntiles > 1) {
+    attn_loadWG(sm, 49152, kh, kl.S, 128, seq, soff, cr, cc);
+    attn_loadWG(sm, 65536, vh, vl.S, 128, seq, soff, cr, cc);
+  }
+  gocu_cp_async_commit();
+  gocu_array<float, 64> s = {};
+  gocu_array<float, 64> acc = {};
+  gocu_wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < 8; ks++) {
+    gocu_wgmma_bf16_n128<0>(s, dq + attn_wgStep(ks), dk + attn_wgStep(ks), ks > 0);
+  }
+  gocu_wgmma_commit();
+  gocu_wgmma_wait<0>(s);
+  gocu_array<float, 2> corr = {};
+  if (nfull > 0) {
+    gocu_tuple5 gocu_r = attn_softmaxWG(s, mx, sum, 0, lim, sl2, false);
+    s = gocu_r.r0;
+    mx = gocu_r.r1;
+    sum = gocu_r.r2;
+    corr = gocu_r.r3;
+  } else {
+    gocu_tuple5 gocu_r = attn_softmaxWG(s, mx, sum, 0, lim, sl2, true);
+    s = gocu_r.r0;
+    mx = gocu_r.r1;
+    sum = gocu_r.r2;
+    corr = gocu_r.r3;
+  }
+  gocu_array<gocu_array<unsigned int, 4>, 8> p = attn_packP(s);
+  for (int j = 1; j < ntiles; j++) {
+    gocu_cp_async_wait<0>();
+    gocu_fence_proxy_async();
+    __syncthreads();
+    if ((int)((unsigned int)j + 1u) < ntiles) {
+      int nb = (int)(16384u + (unsigned int)((int)((unsigned int)j + 1u) % 3) * 2u * 16384u);
+      attn_loadWG(sm, nb, kh, kl.S, (int)(((unsigned int)j + 1u) * 128u), seq, soff, cr, cc);
+      attn_loadWG(sm, (int)((unsigned int)nb + 16384u), vh, vl.S, (int)(((unsigned int)j + 1u) * 128u), seq, soff, cr, cc);
+    }
+    gocu_cp_async_commit();
+    unsigned long long st = (unsigned long long)(j % 3) * 4096ull;
+    unsigned long long pst = (unsigned long long)((int)((unsigned int)j - 1u) % 3) * 4096ull;
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+      gocu_wgmma_bf16_n128<0>(s, dq + attn_wgStep(ks), dk + st + attn_wgStep(ks), ks > 0);
+    }
+    gocu_wgmma_commit();
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+      gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 364)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+    }
+    gocu_wgmma_commit();
+    gocu_wgmma_wait<1>(s);
+    if (j < nfull) {
+      gocu_tuple5 gocu_r = attn_softmaxWG(s, mx, sum, j, lim, sl2, false);
+      s = gocu_r.r0;
+      mx = gocu_r.r1;
+      sum = gocu_r.r2;
+      corr = gocu_r.r3;
+    } else {
+      gocu_tuple5 gocu_r = attn_softmaxWG(s, mx, sum, j, lim, sl2, true);
+      s = gocu_r.r0;
+      mx = gocu_r.r1;
+      sum = gocu_r.r2;
+      corr = gocu_r.r3;
+    }
+    gocu_wgmma_wait<0>(acc);
+#pragma unroll
+    for (long long i = 0LL; i < 64LL; i = (long long)((unsigned long long)i + 4ull)) {
+      acc.v[GOCU_AI(i, 64, 366)] *= corr.v[0LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 1ull), 64, 368)] *= corr.v[0LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 2ull), 64, 370)] *= corr.v[1LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 3ull), 64, 372)] *= corr.v[1LL];
+    }
+    p = attn_packP(s);
+  }
+  gocu_wgmma_fence();
+  unsigned long long pst = (unsigned long long)((int)((unsigned int)ntiles - 1u) % 3) * 4096ull;
+#pragma unroll
+  for (int ks = 0; ks < 8; ks++) {
+    gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 373)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+  }
+  gocu_wgmma_commit();
+  gocu_wgmma_wait<0>(acc);
+  int qd = lane % 4;
+  gocu_array<float, 2> inv = {};
+#pragma unroll
+  for (long long hh = 0LL; hh < 2LL; hh++) {
+    sum.v[GOCU_AI(hh, 2, 375)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 374)], 1);
+    sum.v[GOCU_AI(hh, 2, 377)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 376)], 2);
+    inv.v[GOCU_AI(hh, 2, 379)] = 1.0f / sum.v[GOCU_AI(hh, 2, 378)];
+    if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 382) = (mx.v[GOCU_AI(hh, 2, 380)] + log2f(sum.v[GOCU_AI(hh, 2, 381)])) * 0.6931472f;
+    }
+  }
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 383);
+  long long head = attn_layout_head(ol, (int)bh, heads);
+#pragma unroll
+  for (int dt = 0; dt < 16; dt++) {
+    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
+    if (rowA < seq) {
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 388) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 384)] * inv.v[0LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 386)] * inv.v[0LL]);
+    }
+    if ((int)((unsigned int)rowA + 8u) < seq) {
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 393) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 389)] * inv.v[1LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 391)] * inv.v[1LL]);
     }
   }
 }
@@ -1451,16 +1823,16 @@ extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o
   if (row >= rows) {
     return;
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 324);
-  gocu_slice<gocu_bf16x2> do2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(do_1, 325);
-  int bh = gocu_div<int>(row, seq, 326);
-  int r = gocu_rem<int>(row, seq, 327);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 394);
+  gocu_slice<gocu_bf16x2> do2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(do_1, 395);
+  int bh = gocu_div<int>(row, seq, 396);
+  int r = gocu_rem<int>(row, seq, 397);
   long long ob = (long long)((unsigned long long)attn_layout_head(ol, bh, heads) + (unsigned long long)(long long)r * (unsigned long long)(long long)ol.S) / 2LL;
   long long db = (long long)((unsigned long long)attn_layout_head(dol, bh, heads) + (unsigned long long)(long long)r * (unsigned long long)(long long)dol.S) / 2LL;
   float s = 0.0f;
   for (int c = lane; c < dim / 2; c = (int)((unsigned int)c + 32u)) {
-    gocu_bf16x2 a = GOCU_AT(o2, (long long)((unsigned long long)ob + (unsigned long long)(long long)c), 328);
-    gocu_bf16x2 b = GOCU_AT(do2, (long long)((unsigned long long)db + (unsigned long long)(long long)c), 329);
+    gocu_bf16x2 a = GOCU_AT(o2, (long long)((unsigned long long)ob + (unsigned long long)(long long)c), 398);
+    gocu_bf16x2 b = GOCU_AT(do2, (long long)((unsigned long long)db + (unsigned long long)(long long)c), 399);
     s += gocu_bf16_to_f32(a.x) * gocu_bf16_to_f32(b.x) + gocu_bf16_to_f32(a.y) * gocu_bf16_to_f32(b.y);
   }
 #pragma unroll
@@ -1468,19 +1840,20 @@ extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o
     s += __shfl_xor_sync(0xffffffffu, s, m);
   }
   if (lane == 0) {
-    GOCU_AT(dvec, row, 330) = s;
+    GOCU_AT(dvec, row, 400) = s;
   }
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "2689127755934c42dfacb037c6c5e28c0f8bf5e05248b1d2d7a0acaeb9ede396"
+const gocuSourceSHA256 = "cca27d850ede966051abbc3d09193dba084a75fcf8990310c21e226a1e048b3b"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
-	Package: "github.com/gocu-dev/gocu/internal/attn",
-	Source:  gocuSource,
-	SHA256:  gocuSourceSHA256,
+	Package:      "github.com/gocu-dev/gocu/internal/attn",
+	Source:       gocuSource,
+	SHA256:       gocuSourceSHA256,
+	ArchSpecific: true,
 	Kernels: []meta.Kernel{
 		{
 			Name:  "bwdQ128",
@@ -1661,6 +2034,34 @@ var gocuModule = &meta.Module{
 			Checked:       gocuChecked_fwd64,
 		},
 		{
+			Name:  "fwd128WG",
+			Entry: "fwd128WG",
+			Params: []meta.Param{
+				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "o", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "lse", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "ql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "kl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "vl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "ol", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
+				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			ArchSpecific:  true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          fwd128WG,
+			Checked:       gocuChecked_fwd128WG,
+		},
+		{
 			Name:  "bwdPrep",
 			Entry: "bwdPrep",
 			Params: []meta.Param{
@@ -1731,7 +2132,17 @@ var gocuModule = &meta.Module{
 		&gocuSite376, &gocuSite377, &gocuSite378, &gocuSite379, &gocuSite380, &gocuSite381, &gocuSite382, &gocuSite383,
 		&gocuSite384, &gocuSite385, &gocuSite386, &gocuSite387, &gocuSite388, &gocuSite389, &gocuSite390, &gocuSite391,
 		&gocuSite392, &gocuSite393, &gocuSite394, &gocuSite395, &gocuSite396, &gocuSite397, &gocuSite398, &gocuSite399,
-		&gocuSite400,
+		&gocuSite400, &gocuSite401, &gocuSite402, &gocuSite403, &gocuSite404, &gocuSite405, &gocuSite406, &gocuSite407,
+		&gocuSite408, &gocuSite409, &gocuSite410, &gocuSite411, &gocuSite412, &gocuSite413, &gocuSite414, &gocuSite415,
+		&gocuSite416, &gocuSite417, &gocuSite418, &gocuSite419, &gocuSite420, &gocuSite421, &gocuSite422, &gocuSite423,
+		&gocuSite424, &gocuSite425, &gocuSite426, &gocuSite427, &gocuSite428, &gocuSite429, &gocuSite430, &gocuSite431,
+		&gocuSite432, &gocuSite433, &gocuSite434, &gocuSite435, &gocuSite436, &gocuSite437, &gocuSite438, &gocuSite439,
+		&gocuSite440, &gocuSite441, &gocuSite442, &gocuSite443, &gocuSite444, &gocuSite445, &gocuSite446, &gocuSite447,
+		&gocuSite448, &gocuSite449, &gocuSite450, &gocuSite451, &gocuSite452, &gocuSite453, &gocuSite454, &gocuSite455,
+		&gocuSite456, &gocuSite457, &gocuSite458, &gocuSite459, &gocuSite460, &gocuSite461, &gocuSite462, &gocuSite463,
+		&gocuSite464, &gocuSite465, &gocuSite466, &gocuSite467, &gocuSite468, &gocuSite469, &gocuSite470, &gocuSite471,
+		&gocuSite472, &gocuSite473, &gocuSite474, &gocuSite475, &gocuSite476, &gocuSite477, &gocuSite478, &gocuSite479,
+		&gocuSite480, &gocuSite481, &gocuSite482, &gocuSite483,
 	},
 	GoSources: []meta.GoSource{
 		{File: "bwd128.go", Func: "bwdKV128", SHA256: "10f8da8818b3579e72b3bf14cf3255689a4844ea287d5e8928e2b36be9b36d30"},
@@ -1756,6 +2167,11 @@ var gocuModule = &meta.Module{
 		{File: "fwd64.go", Func: "load64", SHA256: "0459641089285b1adeefc0825f079dc88e8f9f800cdf7ba0aaff03b604ea6b3c"},
 		{File: "fwd64.go", Func: "mmaABt64", SHA256: "b94e38b58ecba23b09e1d552ac0367763e6e6f684a5414ecdcd448e61b9657f7"},
 		{File: "fwd64.go", Func: "mmaCB64", SHA256: "ac50b7eb14f5eeb29135ada1d100a72cd5695c1e080459199572cd822d6383bf"},
+		{File: "fwdwg.go", Func: "fwd128WG", SHA256: "8d1d4388c22cd2ca1d3ce538eee08871f7f9d68a7240e0e62ed2db7f90e41a08"},
+		{File: "fwdwg.go", Func: "loadWG", SHA256: "9bd3583d10767f35e60d5762474c230e23d0d9c79a516239017d6387b978f099"},
+		{File: "fwdwg.go", Func: "packP", SHA256: "c5014d2076e9edf5797ac22c5d1cd14d38d1763674b3569078a1273b4b4523ae"},
+		{File: "fwdwg.go", Func: "softmaxWG", SHA256: "e9ed14c1ea25b71ea8206135c20ae8cd0afa459c16d7174bb2e93024942e7b6b"},
+		{File: "fwdwg.go", Func: "wgStep", SHA256: "8e16ed8a6123188a5a7bb082626dcf5562301bfbbfa3b17458d989db011e4d1c"},
 		{File: "prep.go", Func: "bwdPrep", SHA256: "4d7223f76e86351bd06e11ca5a90b5aa4a8388ab383d932c8a2501db24d41ba2"},
 		{File: "prep.go", Func: "rowStat", SHA256: "d09e7f06fb14034f605d86a339d505a1b0089fe7ee1a8bfd5b40c75eabfe87cf"},
 		{File: "tile.go", Func: "layout.head", SHA256: "e90a18e06b664fdb3631fc716a8d0037aaaadf42fac38e991f611c522c2c4cc8"},
@@ -2010,6 +2426,42 @@ func launchFwd64(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.B
 	)
 }
 
+// launchFwd128WG runs the kernel fwd128WG on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func launchFwd128WG(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], lse gocu.Slice[float32], ql, kl, vl, ol layout, heads, seq int32, scale float32, causal bool) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 6, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, o))
+		gocuM4, gocuN4 := launch.DeviceArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
+		gocuV5 := ql
+		gocuV6 := kl
+		gocuV7 := vl
+		gocuV8 := ol
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, launch.ValueArg(&gocuV5, 4), launch.ValueArg(&gocuV6, 4), launch.ValueArg(&gocuV7, 4), launch.ValueArg(&gocuV8, 4), heads, seq, scale, causal)
+	}
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+	gocuS3 := launch.SimArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, o))
+	gocuS4 := launch.SimArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
+	return l.Simulate(
+		func(gocuT *kernel.Thread) {
+			fwd128WG(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, ql, kl, vl, ol, heads, seq, scale, causal)
+		},
+		func(gocuT *kernel.Thread) {
+			gocuChecked_fwd128WG(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, ql, kl, vl, ol, heads, seq, scale, causal)
+		},
+		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, ql, kl, vl, ol, heads, seq, scale, causal,
+	)
+}
+
 // launchBwdPrep runs the kernel bwdPrep on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
 // simulator as Go. Slices travel as gocu.Buffer values of the device, or
@@ -2018,7 +2470,7 @@ func launchFwd64(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.B
 // Out or InOut buffers. Written by gocu gen.
 func launchBwdPrep(d *gocu.Device, cfg gocu.Config, o, do gocu.Slice[kernel.BFloat16], dvec gocu.Slice[float32], ol, dol layout, heads, seq, rows, dim int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 6, d, cfg) {
+	if l.Start(gocuProgram, 7, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, o))
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, do))
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, dvec))
@@ -2238,209 +2690,292 @@ var (
 	gocuSite195 = kernel.Site{File: "fwd64.go", Line: 222, Col: 3, Expr: "acc[dt][2]"}
 	gocuSite196 = kernel.Site{File: "fwd64.go", Line: 223, Col: 17, Expr: "corr[1]"}
 	gocuSite197 = kernel.Site{File: "fwd64.go", Line: 223, Col: 3, Expr: "acc[dt][3]"}
-	gocuSite198 = kernel.Site{File: "bwd128.go", Line: 39, Col: 21, Expr: "q[ql.head(b32, heads):]"}
-	gocuSite199 = kernel.Site{File: "bwd128.go", Line: 39, Col: 46, Expr: "k[kl.head(b32, heads):]"}
-	gocuSite200 = kernel.Site{File: "bwd128.go", Line: 39, Col: 71, Expr: "v[vl.head(b32, heads):]"}
-	gocuSite201 = kernel.Site{File: "bwd128.go", Line: 39, Col: 96, Expr: "do[dol.head(b32, heads):]"}
-	gocuSite202 = kernel.Site{File: "bwd128.go", Line: 63, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite203 = kernel.Site{File: "bwd128.go", Line: 63, Col: 4, Expr: "l2[hh]"}
-	gocuSite204 = kernel.Site{File: "bwd128.go", Line: 64, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
-	gocuSite205 = kernel.Site{File: "bwd128.go", Line: 64, Col: 4, Expr: "dr[hh]"}
-	gocuSite206 = kernel.Site{File: "bwd128.go", Line: 66, Col: 5, Expr: "lim[hh]"}
-	gocuSite207 = kernel.Site{File: "bwd128.go", Line: 79, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
-	gocuSite208 = kernel.Site{File: "bwd128.go", Line: 79, Col: 3, Expr: "qf[ks]"}
-	gocuSite209 = kernel.Site{File: "bwd128.go", Line: 91, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
-	gocuSite210 = kernel.Site{File: "bwd128.go", Line: 97, Col: 65, Expr: "acc[dt][0]"}
-	gocuSite211 = kernel.Site{File: "bwd128.go", Line: 97, Col: 83, Expr: "acc[dt][1]"}
-	gocuSite212 = kernel.Site{File: "bwd128.go", Line: 97, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
-	gocuSite213 = kernel.Site{File: "bwd128.go", Line: 100, Col: 67, Expr: "acc[dt][2]"}
-	gocuSite214 = kernel.Site{File: "bwd128.go", Line: 100, Col: 85, Expr: "acc[dt][3]"}
-	gocuSite215 = kernel.Site{File: "bwd128.go", Line: 100, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
-	gocuSite216 = kernel.Site{File: "bwd128.go", Line: 185, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d128Tile:]"}
-	gocuSite217 = kernel.Site{File: "bwd128.go", Line: 192, Col: 21, Expr: "q[ql.head(b32, heads):]"}
-	gocuSite218 = kernel.Site{File: "bwd128.go", Line: 192, Col: 46, Expr: "k[kl.head(b32, heads):]"}
-	gocuSite219 = kernel.Site{File: "bwd128.go", Line: 192, Col: 71, Expr: "v[vl.head(b32, heads):]"}
-	gocuSite220 = kernel.Site{File: "bwd128.go", Line: 192, Col: 96, Expr: "do[dol.head(b32, heads):]"}
-	gocuSite221 = kernel.Site{File: "bwd128.go", Line: 210, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
-	gocuSite222 = kernel.Site{File: "bwd128.go", Line: 223, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
-	gocuSite223 = kernel.Site{File: "bwd128.go", Line: 224, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
-	gocuSite224 = kernel.Site{File: "bwd128.go", Line: 230, Col: 63, Expr: "dka[dt][0]"}
-	gocuSite225 = kernel.Site{File: "bwd128.go", Line: 230, Col: 81, Expr: "dka[dt][1]"}
-	gocuSite226 = kernel.Site{File: "bwd128.go", Line: 230, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
-	gocuSite227 = kernel.Site{File: "bwd128.go", Line: 231, Col: 63, Expr: "dva[dt][0]"}
-	gocuSite228 = kernel.Site{File: "bwd128.go", Line: 231, Col: 75, Expr: "dva[dt][1]"}
-	gocuSite229 = kernel.Site{File: "bwd128.go", Line: 231, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
-	gocuSite230 = kernel.Site{File: "bwd128.go", Line: 234, Col: 65, Expr: "dka[dt][2]"}
-	gocuSite231 = kernel.Site{File: "bwd128.go", Line: 234, Col: 83, Expr: "dka[dt][3]"}
-	gocuSite232 = kernel.Site{File: "bwd128.go", Line: 234, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
-	gocuSite233 = kernel.Site{File: "bwd128.go", Line: 235, Col: 65, Expr: "dva[dt][2]"}
-	gocuSite234 = kernel.Site{File: "bwd128.go", Line: 235, Col: 77, Expr: "dva[dt][3]"}
-	gocuSite235 = kernel.Site{File: "bwd128.go", Line: 235, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
-	gocuSite236 = kernel.Site{File: "bwd64.go", Line: 41, Col: 21, Expr: "q[ql.head(b32, heads):]"}
-	gocuSite237 = kernel.Site{File: "bwd64.go", Line: 41, Col: 46, Expr: "k[kl.head(b32, heads):]"}
-	gocuSite238 = kernel.Site{File: "bwd64.go", Line: 41, Col: 71, Expr: "v[vl.head(b32, heads):]"}
-	gocuSite239 = kernel.Site{File: "bwd64.go", Line: 41, Col: 96, Expr: "do[dol.head(b32, heads):]"}
-	gocuSite240 = kernel.Site{File: "bwd64.go", Line: 65, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite241 = kernel.Site{File: "bwd64.go", Line: 65, Col: 4, Expr: "l2[hh]"}
-	gocuSite242 = kernel.Site{File: "bwd64.go", Line: 66, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
-	gocuSite243 = kernel.Site{File: "bwd64.go", Line: 66, Col: 4, Expr: "dr[hh]"}
-	gocuSite244 = kernel.Site{File: "bwd64.go", Line: 68, Col: 5, Expr: "lim[hh]"}
-	gocuSite245 = kernel.Site{File: "bwd64.go", Line: 81, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
-	gocuSite246 = kernel.Site{File: "bwd64.go", Line: 81, Col: 3, Expr: "qf[ks]"}
-	gocuSite247 = kernel.Site{File: "bwd64.go", Line: 93, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
-	gocuSite248 = kernel.Site{File: "bwd64.go", Line: 99, Col: 65, Expr: "acc[dt][0]"}
-	gocuSite249 = kernel.Site{File: "bwd64.go", Line: 99, Col: 83, Expr: "acc[dt][1]"}
-	gocuSite250 = kernel.Site{File: "bwd64.go", Line: 99, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
-	gocuSite251 = kernel.Site{File: "bwd64.go", Line: 102, Col: 67, Expr: "acc[dt][2]"}
-	gocuSite252 = kernel.Site{File: "bwd64.go", Line: 102, Col: 85, Expr: "acc[dt][3]"}
-	gocuSite253 = kernel.Site{File: "bwd64.go", Line: 102, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
-	gocuSite254 = kernel.Site{File: "bwd64.go", Line: 187, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d64Tile:]"}
-	gocuSite255 = kernel.Site{File: "bwd64.go", Line: 194, Col: 21, Expr: "q[ql.head(b32, heads):]"}
-	gocuSite256 = kernel.Site{File: "bwd64.go", Line: 194, Col: 46, Expr: "k[kl.head(b32, heads):]"}
-	gocuSite257 = kernel.Site{File: "bwd64.go", Line: 194, Col: 71, Expr: "v[vl.head(b32, heads):]"}
-	gocuSite258 = kernel.Site{File: "bwd64.go", Line: 194, Col: 96, Expr: "do[dol.head(b32, heads):]"}
-	gocuSite259 = kernel.Site{File: "bwd64.go", Line: 212, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
-	gocuSite260 = kernel.Site{File: "bwd64.go", Line: 225, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
-	gocuSite261 = kernel.Site{File: "bwd64.go", Line: 226, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
-	gocuSite262 = kernel.Site{File: "bwd64.go", Line: 232, Col: 63, Expr: "dka[dt][0]"}
-	gocuSite263 = kernel.Site{File: "bwd64.go", Line: 232, Col: 81, Expr: "dka[dt][1]"}
-	gocuSite264 = kernel.Site{File: "bwd64.go", Line: 232, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
-	gocuSite265 = kernel.Site{File: "bwd64.go", Line: 233, Col: 63, Expr: "dva[dt][0]"}
-	gocuSite266 = kernel.Site{File: "bwd64.go", Line: 233, Col: 75, Expr: "dva[dt][1]"}
-	gocuSite267 = kernel.Site{File: "bwd64.go", Line: 233, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
-	gocuSite268 = kernel.Site{File: "bwd64.go", Line: 236, Col: 65, Expr: "dka[dt][2]"}
-	gocuSite269 = kernel.Site{File: "bwd64.go", Line: 236, Col: 83, Expr: "dka[dt][3]"}
-	gocuSite270 = kernel.Site{File: "bwd64.go", Line: 236, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
-	gocuSite271 = kernel.Site{File: "bwd64.go", Line: 237, Col: 65, Expr: "dva[dt][2]"}
-	gocuSite272 = kernel.Site{File: "bwd64.go", Line: 237, Col: 77, Expr: "dva[dt][3]"}
-	gocuSite273 = kernel.Site{File: "bwd64.go", Line: 237, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
-	gocuSite274 = kernel.Site{File: "fwd128.go", Line: 55, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
-	gocuSite275 = kernel.Site{File: "fwd128.go", Line: 55, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
-	gocuSite276 = kernel.Site{File: "fwd128.go", Line: 55, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
-	gocuSite277 = kernel.Site{File: "fwd128.go", Line: 81, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
-	gocuSite278 = kernel.Site{File: "fwd128.go", Line: 81, Col: 3, Expr: "qf[ks]"}
-	gocuSite279 = kernel.Site{File: "fwd128.go", Line: 106, Col: 49, Expr: "sum[hh]"}
-	gocuSite280 = kernel.Site{File: "fwd128.go", Line: 106, Col: 3, Expr: "sum[hh]"}
-	gocuSite281 = kernel.Site{File: "fwd128.go", Line: 107, Col: 49, Expr: "sum[hh]"}
-	gocuSite282 = kernel.Site{File: "fwd128.go", Line: 107, Col: 3, Expr: "sum[hh]"}
-	gocuSite283 = kernel.Site{File: "fwd128.go", Line: 108, Col: 17, Expr: "sum[hh]"}
-	gocuSite284 = kernel.Site{File: "fwd128.go", Line: 108, Col: 3, Expr: "inv[hh]"}
-	gocuSite285 = kernel.Site{File: "fwd128.go", Line: 110, Col: 31, Expr: "mx[hh]"}
-	gocuSite286 = kernel.Site{File: "fwd128.go", Line: 110, Col: 52, Expr: "sum[hh]"}
-	gocuSite287 = kernel.Site{File: "fwd128.go", Line: 110, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite288 = kernel.Site{File: "fwd128.go", Line: 113, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite289 = kernel.Site{File: "fwd128.go", Line: 119, Col: 63, Expr: "acc[dt][0]"}
-	gocuSite290 = kernel.Site{File: "fwd128.go", Line: 119, Col: 74, Expr: "inv[0]"}
-	gocuSite291 = kernel.Site{File: "fwd128.go", Line: 119, Col: 82, Expr: "acc[dt][1]"}
-	gocuSite292 = kernel.Site{File: "fwd128.go", Line: 119, Col: 93, Expr: "inv[0]"}
-	gocuSite293 = kernel.Site{File: "fwd128.go", Line: 119, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
-	gocuSite294 = kernel.Site{File: "fwd128.go", Line: 122, Col: 65, Expr: "acc[dt][2]"}
-	gocuSite295 = kernel.Site{File: "fwd128.go", Line: 122, Col: 76, Expr: "inv[1]"}
-	gocuSite296 = kernel.Site{File: "fwd128.go", Line: 122, Col: 84, Expr: "acc[dt][3]"}
-	gocuSite297 = kernel.Site{File: "fwd128.go", Line: 122, Col: 95, Expr: "inv[1]"}
-	gocuSite298 = kernel.Site{File: "fwd128.go", Line: 122, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
-	gocuSite299 = kernel.Site{File: "fwd64.go", Line: 57, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
-	gocuSite300 = kernel.Site{File: "fwd64.go", Line: 57, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
-	gocuSite301 = kernel.Site{File: "fwd64.go", Line: 57, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
-	gocuSite302 = kernel.Site{File: "fwd64.go", Line: 83, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
-	gocuSite303 = kernel.Site{File: "fwd64.go", Line: 83, Col: 3, Expr: "qf[ks]"}
-	gocuSite304 = kernel.Site{File: "fwd64.go", Line: 108, Col: 49, Expr: "sum[hh]"}
-	gocuSite305 = kernel.Site{File: "fwd64.go", Line: 108, Col: 3, Expr: "sum[hh]"}
-	gocuSite306 = kernel.Site{File: "fwd64.go", Line: 109, Col: 49, Expr: "sum[hh]"}
-	gocuSite307 = kernel.Site{File: "fwd64.go", Line: 109, Col: 3, Expr: "sum[hh]"}
-	gocuSite308 = kernel.Site{File: "fwd64.go", Line: 110, Col: 17, Expr: "sum[hh]"}
-	gocuSite309 = kernel.Site{File: "fwd64.go", Line: 110, Col: 3, Expr: "inv[hh]"}
-	gocuSite310 = kernel.Site{File: "fwd64.go", Line: 112, Col: 31, Expr: "mx[hh]"}
-	gocuSite311 = kernel.Site{File: "fwd64.go", Line: 112, Col: 52, Expr: "sum[hh]"}
-	gocuSite312 = kernel.Site{File: "fwd64.go", Line: 112, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite313 = kernel.Site{File: "fwd64.go", Line: 115, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite314 = kernel.Site{File: "fwd64.go", Line: 121, Col: 63, Expr: "acc[dt][0]"}
-	gocuSite315 = kernel.Site{File: "fwd64.go", Line: 121, Col: 74, Expr: "inv[0]"}
-	gocuSite316 = kernel.Site{File: "fwd64.go", Line: 121, Col: 82, Expr: "acc[dt][1]"}
-	gocuSite317 = kernel.Site{File: "fwd64.go", Line: 121, Col: 93, Expr: "inv[0]"}
-	gocuSite318 = kernel.Site{File: "fwd64.go", Line: 121, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
-	gocuSite319 = kernel.Site{File: "fwd64.go", Line: 124, Col: 65, Expr: "acc[dt][2]"}
-	gocuSite320 = kernel.Site{File: "fwd64.go", Line: 124, Col: 76, Expr: "inv[1]"}
-	gocuSite321 = kernel.Site{File: "fwd64.go", Line: 124, Col: 84, Expr: "acc[dt][3]"}
-	gocuSite322 = kernel.Site{File: "fwd64.go", Line: 124, Col: 95, Expr: "inv[1]"}
-	gocuSite323 = kernel.Site{File: "fwd64.go", Line: 124, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
-	gocuSite324 = kernel.Site{File: "prep.go", Line: 18, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite325 = kernel.Site{File: "prep.go", Line: 19, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](do)"}
-	gocuSite326 = kernel.Site{File: "prep.go", Line: 20, Col: 11, Expr: "row / seq"}
-	gocuSite327 = kernel.Site{File: "prep.go", Line: 20, Col: 20, Expr: "row % seq"}
-	gocuSite328 = kernel.Site{File: "prep.go", Line: 25, Col: 11, Expr: "o2[ob+int(c)]"}
-	gocuSite329 = kernel.Site{File: "prep.go", Line: 25, Col: 26, Expr: "do2[db+int(c)]"}
-	gocuSite330 = kernel.Site{File: "prep.go", Line: 33, Col: 3, Expr: "dvec[row]"}
-	gocuSite331 = kernel.Site{File: "fwd128.go", Line: 285, Col: 2, Expr: "for i := int32(0); i < 64/d128Rows; i++"}
-	gocuSite332 = kernel.Site{File: "fwd128.go", Line: 141, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite333 = kernel.Site{File: "fwd128.go", Line: 235, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite334 = kernel.Site{File: "fwd128.go", Line: 238, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite335 = kernel.Site{File: "fwd128.go", Line: 240, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite336 = kernel.Site{File: "bwd128.go", Line: 151, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite337 = kernel.Site{File: "bwd128.go", Line: 155, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite338 = kernel.Site{File: "bwd128.go", Line: 158, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite339 = kernel.Site{File: "fwd128.go", Line: 257, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite340 = kernel.Site{File: "fwd128.go", Line: 264, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite341 = kernel.Site{File: "fwd128.go", Line: 267, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite342 = kernel.Site{File: "fwd128.go", Line: 270, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite343 = kernel.Site{File: "bwd128.go", Line: 131, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite344 = kernel.Site{File: "bwd128.go", Line: 133, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite345 = kernel.Site{File: "bwd128.go", Line: 269, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
-	gocuSite346 = kernel.Site{File: "bwd128.go", Line: 271, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite347 = kernel.Site{File: "fwd64.go", Line: 287, Col: 2, Expr: "for i := int32(0); i < 64/d64Rows; i++"}
-	gocuSite348 = kernel.Site{File: "fwd64.go", Line: 143, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite349 = kernel.Site{File: "fwd64.go", Line: 237, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite350 = kernel.Site{File: "fwd64.go", Line: 240, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite351 = kernel.Site{File: "fwd64.go", Line: 242, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite352 = kernel.Site{File: "bwd64.go", Line: 153, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite353 = kernel.Site{File: "bwd64.go", Line: 157, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite354 = kernel.Site{File: "bwd64.go", Line: 160, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite355 = kernel.Site{File: "fwd64.go", Line: 259, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite356 = kernel.Site{File: "fwd64.go", Line: 266, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite357 = kernel.Site{File: "fwd64.go", Line: 269, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite358 = kernel.Site{File: "fwd64.go", Line: 272, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite359 = kernel.Site{File: "bwd64.go", Line: 133, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite360 = kernel.Site{File: "bwd64.go", Line: 135, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite361 = kernel.Site{File: "bwd64.go", Line: 271, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
-	gocuSite362 = kernel.Site{File: "bwd64.go", Line: 273, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite363 = kernel.Site{File: "fwd128.go", Line: 177, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite364 = kernel.Site{File: "fwd128.go", Line: 179, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite365 = kernel.Site{File: "fwd128.go", Line: 192, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite366 = kernel.Site{File: "fwd128.go", Line: 208, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite367 = kernel.Site{File: "fwd128.go", Line: 210, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite368 = kernel.Site{File: "fwd128.go", Line: 217, Col: 2, Expr: "for dt := 0; dt < d128/8; dt++"}
-	gocuSite369 = kernel.Site{File: "fwd64.go", Line: 179, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite370 = kernel.Site{File: "fwd64.go", Line: 181, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite371 = kernel.Site{File: "fwd64.go", Line: 194, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite372 = kernel.Site{File: "fwd64.go", Line: 210, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite373 = kernel.Site{File: "fwd64.go", Line: 212, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite374 = kernel.Site{File: "fwd64.go", Line: 219, Col: 2, Expr: "for dt := 0; dt < d64/8; dt++"}
-	gocuSite375 = kernel.Site{File: "bwd128.go", Line: 61, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
-	gocuSite376 = kernel.Site{File: "bwd128.go", Line: 76, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite377 = kernel.Site{File: "bwd128.go", Line: 84, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite378 = kernel.Site{File: "bwd128.go", Line: 87, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite379 = kernel.Site{File: "bwd128.go", Line: 94, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite380 = kernel.Site{File: "bwd128.go", Line: 215, Col: 2, Expr: "for i := i0; i < nq; i++"}
-	gocuSite381 = kernel.Site{File: "bwd128.go", Line: 227, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite382 = kernel.Site{File: "bwd64.go", Line: 63, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
-	gocuSite383 = kernel.Site{File: "bwd64.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
-	gocuSite384 = kernel.Site{File: "bwd64.go", Line: 86, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite385 = kernel.Site{File: "bwd64.go", Line: 89, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite386 = kernel.Site{File: "bwd64.go", Line: 96, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite387 = kernel.Site{File: "bwd64.go", Line: 217, Col: 2, Expr: "for i := i0; i < nq; i++"}
-	gocuSite388 = kernel.Site{File: "bwd64.go", Line: 229, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite389 = kernel.Site{File: "fwd128.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite390 = kernel.Site{File: "fwd128.go", Line: 94, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite391 = kernel.Site{File: "fwd128.go", Line: 97, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite392 = kernel.Site{File: "fwd128.go", Line: 105, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite393 = kernel.Site{File: "fwd128.go", Line: 116, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite394 = kernel.Site{File: "fwd64.go", Line: 80, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
-	gocuSite395 = kernel.Site{File: "fwd64.go", Line: 96, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite396 = kernel.Site{File: "fwd64.go", Line: 99, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite397 = kernel.Site{File: "fwd64.go", Line: 107, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite398 = kernel.Site{File: "fwd64.go", Line: 118, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite399 = kernel.Site{File: "prep.go", Line: 24, Col: 2, Expr: "for c := lane; c < dim/2; c += 32"}
-	gocuSite400 = kernel.Site{File: "prep.go", Line: 29, Col: 2, Expr: "for m := int32(16); m > 0; m /= 2"}
+	gocuSite198 = kernel.Site{File: "fwdwg.go", Line: 278, Col: 26, Expr: "sm[dst+soff+i*wgLoadRows*64:]"}
+	gocuSite199 = kernel.Site{File: "fwdwg.go", Line: 278, Col: 57, Expr: "x[int(r)*int(rs)+int(cc)*8:]"}
+	gocuSite200 = kernel.Site{File: "fwdwg.go", Line: 232, Col: 8, Expr: "s[i]"}
+	gocuSite201 = kernel.Site{File: "fwdwg.go", Line: 233, Col: 45, Expr: "lim[(i%4)/2]"}
+	gocuSite202 = kernel.Site{File: "fwdwg.go", Line: 235, Col: 4, Expr: "s[i]"}
+	gocuSite203 = kernel.Site{File: "fwdwg.go", Line: 237, Col: 10, Expr: "m[(i%4)/2]"}
+	gocuSite204 = kernel.Site{File: "fwdwg.go", Line: 238, Col: 4, Expr: "m[(i%4)/2]"}
+	gocuSite205 = kernel.Site{File: "fwdwg.go", Line: 244, Col: 46, Expr: "m[hh]"}
+	gocuSite206 = kernel.Site{File: "fwdwg.go", Line: 244, Col: 61, Expr: "m[hh]"}
+	gocuSite207 = kernel.Site{File: "fwdwg.go", Line: 245, Col: 4, Expr: "m[hh]"}
+	gocuSite208 = kernel.Site{File: "fwdwg.go", Line: 247, Col: 46, Expr: "m[hh]"}
+	gocuSite209 = kernel.Site{File: "fwdwg.go", Line: 247, Col: 61, Expr: "m[hh]"}
+	gocuSite210 = kernel.Site{File: "fwdwg.go", Line: 248, Col: 4, Expr: "m[hh]"}
+	gocuSite211 = kernel.Site{File: "fwdwg.go", Line: 250, Col: 9, Expr: "m[hh]"}
+	gocuSite212 = kernel.Site{File: "fwdwg.go", Line: 251, Col: 6, Expr: "mx[hh]"}
+	gocuSite213 = kernel.Site{File: "fwdwg.go", Line: 252, Col: 9, Expr: "mx[hh]"}
+	gocuSite214 = kernel.Site{File: "fwdwg.go", Line: 254, Col: 30, Expr: "mx[hh]"}
+	gocuSite215 = kernel.Site{File: "fwdwg.go", Line: 254, Col: 3, Expr: "corr[hh]"}
+	gocuSite216 = kernel.Site{File: "fwdwg.go", Line: 255, Col: 3, Expr: "mx[hh]"}
+	gocuSite217 = kernel.Site{File: "fwdwg.go", Line: 256, Col: 14, Expr: "corr[hh]"}
+	gocuSite218 = kernel.Site{File: "fwdwg.go", Line: 256, Col: 3, Expr: "sum[hh]"}
+	gocuSite219 = kernel.Site{File: "fwdwg.go", Line: 260, Col: 36, Expr: "s[i]"}
+	gocuSite220 = kernel.Site{File: "fwdwg.go", Line: 260, Col: 48, Expr: "mx[(i%4)/2]"}
+	gocuSite221 = kernel.Site{File: "fwdwg.go", Line: 261, Col: 3, Expr: "s[i]"}
+	gocuSite222 = kernel.Site{File: "fwdwg.go", Line: 262, Col: 3, Expr: "sum[(i%4)/2]"}
+	gocuSite223 = kernel.Site{File: "fwdwg.go", Line: 214, Col: 26, Expr: "s[8*j]"}
+	gocuSite224 = kernel.Site{File: "fwdwg.go", Line: 214, Col: 34, Expr: "s[8*j+1]"}
+	gocuSite225 = kernel.Site{File: "fwdwg.go", Line: 214, Col: 67, Expr: "s[8*j+2]"}
+	gocuSite226 = kernel.Site{File: "fwdwg.go", Line: 214, Col: 77, Expr: "s[8*j+3]"}
+	gocuSite227 = kernel.Site{File: "fwdwg.go", Line: 215, Col: 26, Expr: "s[8*j+4]"}
+	gocuSite228 = kernel.Site{File: "fwdwg.go", Line: 215, Col: 36, Expr: "s[8*j+5]"}
+	gocuSite229 = kernel.Site{File: "fwdwg.go", Line: 215, Col: 69, Expr: "s[8*j+6]"}
+	gocuSite230 = kernel.Site{File: "fwdwg.go", Line: 215, Col: 79, Expr: "s[8*j+7]"}
+	gocuSite231 = kernel.Site{File: "fwdwg.go", Line: 213, Col: 3, Expr: "p[j]"}
+	gocuSite232 = kernel.Site{File: "bwd128.go", Line: 39, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite233 = kernel.Site{File: "bwd128.go", Line: 39, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite234 = kernel.Site{File: "bwd128.go", Line: 39, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite235 = kernel.Site{File: "bwd128.go", Line: 39, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite236 = kernel.Site{File: "bwd128.go", Line: 63, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite237 = kernel.Site{File: "bwd128.go", Line: 63, Col: 4, Expr: "l2[hh]"}
+	gocuSite238 = kernel.Site{File: "bwd128.go", Line: 64, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
+	gocuSite239 = kernel.Site{File: "bwd128.go", Line: 64, Col: 4, Expr: "dr[hh]"}
+	gocuSite240 = kernel.Site{File: "bwd128.go", Line: 66, Col: 5, Expr: "lim[hh]"}
+	gocuSite241 = kernel.Site{File: "bwd128.go", Line: 79, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
+	gocuSite242 = kernel.Site{File: "bwd128.go", Line: 79, Col: 3, Expr: "qf[ks]"}
+	gocuSite243 = kernel.Site{File: "bwd128.go", Line: 91, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
+	gocuSite244 = kernel.Site{File: "bwd128.go", Line: 97, Col: 65, Expr: "acc[dt][0]"}
+	gocuSite245 = kernel.Site{File: "bwd128.go", Line: 97, Col: 83, Expr: "acc[dt][1]"}
+	gocuSite246 = kernel.Site{File: "bwd128.go", Line: 97, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
+	gocuSite247 = kernel.Site{File: "bwd128.go", Line: 100, Col: 67, Expr: "acc[dt][2]"}
+	gocuSite248 = kernel.Site{File: "bwd128.go", Line: 100, Col: 85, Expr: "acc[dt][3]"}
+	gocuSite249 = kernel.Site{File: "bwd128.go", Line: 100, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
+	gocuSite250 = kernel.Site{File: "bwd128.go", Line: 185, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d128Tile:]"}
+	gocuSite251 = kernel.Site{File: "bwd128.go", Line: 192, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite252 = kernel.Site{File: "bwd128.go", Line: 192, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite253 = kernel.Site{File: "bwd128.go", Line: 192, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite254 = kernel.Site{File: "bwd128.go", Line: 192, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite255 = kernel.Site{File: "bwd128.go", Line: 210, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
+	gocuSite256 = kernel.Site{File: "bwd128.go", Line: 223, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite257 = kernel.Site{File: "bwd128.go", Line: 224, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite258 = kernel.Site{File: "bwd128.go", Line: 230, Col: 63, Expr: "dka[dt][0]"}
+	gocuSite259 = kernel.Site{File: "bwd128.go", Line: 230, Col: 81, Expr: "dka[dt][1]"}
+	gocuSite260 = kernel.Site{File: "bwd128.go", Line: 230, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
+	gocuSite261 = kernel.Site{File: "bwd128.go", Line: 231, Col: 63, Expr: "dva[dt][0]"}
+	gocuSite262 = kernel.Site{File: "bwd128.go", Line: 231, Col: 75, Expr: "dva[dt][1]"}
+	gocuSite263 = kernel.Site{File: "bwd128.go", Line: 231, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
+	gocuSite264 = kernel.Site{File: "bwd128.go", Line: 234, Col: 65, Expr: "dka[dt][2]"}
+	gocuSite265 = kernel.Site{File: "bwd128.go", Line: 234, Col: 83, Expr: "dka[dt][3]"}
+	gocuSite266 = kernel.Site{File: "bwd128.go", Line: 234, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
+	gocuSite267 = kernel.Site{File: "bwd128.go", Line: 235, Col: 65, Expr: "dva[dt][2]"}
+	gocuSite268 = kernel.Site{File: "bwd128.go", Line: 235, Col: 77, Expr: "dva[dt][3]"}
+	gocuSite269 = kernel.Site{File: "bwd128.go", Line: 235, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
+	gocuSite270 = kernel.Site{File: "bwd64.go", Line: 41, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite271 = kernel.Site{File: "bwd64.go", Line: 41, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite272 = kernel.Site{File: "bwd64.go", Line: 41, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite273 = kernel.Site{File: "bwd64.go", Line: 41, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite274 = kernel.Site{File: "bwd64.go", Line: 65, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite275 = kernel.Site{File: "bwd64.go", Line: 65, Col: 4, Expr: "l2[hh]"}
+	gocuSite276 = kernel.Site{File: "bwd64.go", Line: 66, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
+	gocuSite277 = kernel.Site{File: "bwd64.go", Line: 66, Col: 4, Expr: "dr[hh]"}
+	gocuSite278 = kernel.Site{File: "bwd64.go", Line: 68, Col: 5, Expr: "lim[hh]"}
+	gocuSite279 = kernel.Site{File: "bwd64.go", Line: 81, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
+	gocuSite280 = kernel.Site{File: "bwd64.go", Line: 81, Col: 3, Expr: "qf[ks]"}
+	gocuSite281 = kernel.Site{File: "bwd64.go", Line: 93, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
+	gocuSite282 = kernel.Site{File: "bwd64.go", Line: 99, Col: 65, Expr: "acc[dt][0]"}
+	gocuSite283 = kernel.Site{File: "bwd64.go", Line: 99, Col: 83, Expr: "acc[dt][1]"}
+	gocuSite284 = kernel.Site{File: "bwd64.go", Line: 99, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
+	gocuSite285 = kernel.Site{File: "bwd64.go", Line: 102, Col: 67, Expr: "acc[dt][2]"}
+	gocuSite286 = kernel.Site{File: "bwd64.go", Line: 102, Col: 85, Expr: "acc[dt][3]"}
+	gocuSite287 = kernel.Site{File: "bwd64.go", Line: 102, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
+	gocuSite288 = kernel.Site{File: "bwd64.go", Line: 187, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d64Tile:]"}
+	gocuSite289 = kernel.Site{File: "bwd64.go", Line: 194, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite290 = kernel.Site{File: "bwd64.go", Line: 194, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite291 = kernel.Site{File: "bwd64.go", Line: 194, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite292 = kernel.Site{File: "bwd64.go", Line: 194, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite293 = kernel.Site{File: "bwd64.go", Line: 212, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
+	gocuSite294 = kernel.Site{File: "bwd64.go", Line: 225, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite295 = kernel.Site{File: "bwd64.go", Line: 226, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite296 = kernel.Site{File: "bwd64.go", Line: 232, Col: 63, Expr: "dka[dt][0]"}
+	gocuSite297 = kernel.Site{File: "bwd64.go", Line: 232, Col: 81, Expr: "dka[dt][1]"}
+	gocuSite298 = kernel.Site{File: "bwd64.go", Line: 232, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
+	gocuSite299 = kernel.Site{File: "bwd64.go", Line: 233, Col: 63, Expr: "dva[dt][0]"}
+	gocuSite300 = kernel.Site{File: "bwd64.go", Line: 233, Col: 75, Expr: "dva[dt][1]"}
+	gocuSite301 = kernel.Site{File: "bwd64.go", Line: 233, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
+	gocuSite302 = kernel.Site{File: "bwd64.go", Line: 236, Col: 65, Expr: "dka[dt][2]"}
+	gocuSite303 = kernel.Site{File: "bwd64.go", Line: 236, Col: 83, Expr: "dka[dt][3]"}
+	gocuSite304 = kernel.Site{File: "bwd64.go", Line: 236, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
+	gocuSite305 = kernel.Site{File: "bwd64.go", Line: 237, Col: 65, Expr: "dva[dt][2]"}
+	gocuSite306 = kernel.Site{File: "bwd64.go", Line: 237, Col: 77, Expr: "dva[dt][3]"}
+	gocuSite307 = kernel.Site{File: "bwd64.go", Line: 237, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
+	gocuSite308 = kernel.Site{File: "fwd128.go", Line: 55, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite309 = kernel.Site{File: "fwd128.go", Line: 55, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite310 = kernel.Site{File: "fwd128.go", Line: 55, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite311 = kernel.Site{File: "fwd128.go", Line: 81, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
+	gocuSite312 = kernel.Site{File: "fwd128.go", Line: 81, Col: 3, Expr: "qf[ks]"}
+	gocuSite313 = kernel.Site{File: "fwd128.go", Line: 106, Col: 49, Expr: "sum[hh]"}
+	gocuSite314 = kernel.Site{File: "fwd128.go", Line: 106, Col: 3, Expr: "sum[hh]"}
+	gocuSite315 = kernel.Site{File: "fwd128.go", Line: 107, Col: 49, Expr: "sum[hh]"}
+	gocuSite316 = kernel.Site{File: "fwd128.go", Line: 107, Col: 3, Expr: "sum[hh]"}
+	gocuSite317 = kernel.Site{File: "fwd128.go", Line: 108, Col: 17, Expr: "sum[hh]"}
+	gocuSite318 = kernel.Site{File: "fwd128.go", Line: 108, Col: 3, Expr: "inv[hh]"}
+	gocuSite319 = kernel.Site{File: "fwd128.go", Line: 110, Col: 31, Expr: "mx[hh]"}
+	gocuSite320 = kernel.Site{File: "fwd128.go", Line: 110, Col: 52, Expr: "sum[hh]"}
+	gocuSite321 = kernel.Site{File: "fwd128.go", Line: 110, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite322 = kernel.Site{File: "fwd128.go", Line: 113, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite323 = kernel.Site{File: "fwd128.go", Line: 119, Col: 63, Expr: "acc[dt][0]"}
+	gocuSite324 = kernel.Site{File: "fwd128.go", Line: 119, Col: 74, Expr: "inv[0]"}
+	gocuSite325 = kernel.Site{File: "fwd128.go", Line: 119, Col: 82, Expr: "acc[dt][1]"}
+	gocuSite326 = kernel.Site{File: "fwd128.go", Line: 119, Col: 93, Expr: "inv[0]"}
+	gocuSite327 = kernel.Site{File: "fwd128.go", Line: 119, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite328 = kernel.Site{File: "fwd128.go", Line: 122, Col: 65, Expr: "acc[dt][2]"}
+	gocuSite329 = kernel.Site{File: "fwd128.go", Line: 122, Col: 76, Expr: "inv[1]"}
+	gocuSite330 = kernel.Site{File: "fwd128.go", Line: 122, Col: 84, Expr: "acc[dt][3]"}
+	gocuSite331 = kernel.Site{File: "fwd128.go", Line: 122, Col: 95, Expr: "inv[1]"}
+	gocuSite332 = kernel.Site{File: "fwd128.go", Line: 122, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite333 = kernel.Site{File: "fwd64.go", Line: 57, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite334 = kernel.Site{File: "fwd64.go", Line: 57, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite335 = kernel.Site{File: "fwd64.go", Line: 57, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite336 = kernel.Site{File: "fwd64.go", Line: 83, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
+	gocuSite337 = kernel.Site{File: "fwd64.go", Line: 83, Col: 3, Expr: "qf[ks]"}
+	gocuSite338 = kernel.Site{File: "fwd64.go", Line: 108, Col: 49, Expr: "sum[hh]"}
+	gocuSite339 = kernel.Site{File: "fwd64.go", Line: 108, Col: 3, Expr: "sum[hh]"}
+	gocuSite340 = kernel.Site{File: "fwd64.go", Line: 109, Col: 49, Expr: "sum[hh]"}
+	gocuSite341 = kernel.Site{File: "fwd64.go", Line: 109, Col: 3, Expr: "sum[hh]"}
+	gocuSite342 = kernel.Site{File: "fwd64.go", Line: 110, Col: 17, Expr: "sum[hh]"}
+	gocuSite343 = kernel.Site{File: "fwd64.go", Line: 110, Col: 3, Expr: "inv[hh]"}
+	gocuSite344 = kernel.Site{File: "fwd64.go", Line: 112, Col: 31, Expr: "mx[hh]"}
+	gocuSite345 = kernel.Site{File: "fwd64.go", Line: 112, Col: 52, Expr: "sum[hh]"}
+	gocuSite346 = kernel.Site{File: "fwd64.go", Line: 112, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite347 = kernel.Site{File: "fwd64.go", Line: 115, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite348 = kernel.Site{File: "fwd64.go", Line: 121, Col: 63, Expr: "acc[dt][0]"}
+	gocuSite349 = kernel.Site{File: "fwd64.go", Line: 121, Col: 74, Expr: "inv[0]"}
+	gocuSite350 = kernel.Site{File: "fwd64.go", Line: 121, Col: 82, Expr: "acc[dt][1]"}
+	gocuSite351 = kernel.Site{File: "fwd64.go", Line: 121, Col: 93, Expr: "inv[0]"}
+	gocuSite352 = kernel.Site{File: "fwd64.go", Line: 121, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite353 = kernel.Site{File: "fwd64.go", Line: 124, Col: 65, Expr: "acc[dt][2]"}
+	gocuSite354 = kernel.Site{File: "fwd64.go", Line: 124, Col: 76, Expr: "inv[1]"}
+	gocuSite355 = kernel.Site{File: "fwd64.go", Line: 124, Col: 84, Expr: "acc[dt][3]"}
+	gocuSite356 = kernel.Site{File: "fwd64.go", Line: 124, Col: 95, Expr: "inv[1]"}
+	gocuSite357 = kernel.Site{File: "fwd64.go", Line: 124, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite358 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite359 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite360 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite361 = kernel.Site{File: "fwdwg.go", Line: 85, Col: 31, Expr: "sm[wg*64*64:]"}
+	gocuSite362 = kernel.Site{File: "fwdwg.go", Line: 86, Col: 31, Expr: "sm[wgKV:]"}
+	gocuSite363 = kernel.Site{File: "fwdwg.go", Line: 87, Col: 31, Expr: "sm[wgKV+wgTile:]"}
+	gocuSite364 = kernel.Site{File: "fwdwg.go", Line: 146, Col: 32, Expr: "p[ks]"}
+	gocuSite365 = kernel.Site{File: "fwdwg.go", Line: 158, Col: 14, Expr: "corr[0]"}
+	gocuSite366 = kernel.Site{File: "fwdwg.go", Line: 158, Col: 4, Expr: "acc[i]"}
+	gocuSite367 = kernel.Site{File: "fwdwg.go", Line: 159, Col: 16, Expr: "corr[0]"}
+	gocuSite368 = kernel.Site{File: "fwdwg.go", Line: 159, Col: 4, Expr: "acc[i+1]"}
+	gocuSite369 = kernel.Site{File: "fwdwg.go", Line: 160, Col: 16, Expr: "corr[1]"}
+	gocuSite370 = kernel.Site{File: "fwdwg.go", Line: 160, Col: 4, Expr: "acc[i+2]"}
+	gocuSite371 = kernel.Site{File: "fwdwg.go", Line: 161, Col: 16, Expr: "corr[1]"}
+	gocuSite372 = kernel.Site{File: "fwdwg.go", Line: 161, Col: 4, Expr: "acc[i+3]"}
+	gocuSite373 = kernel.Site{File: "fwdwg.go", Line: 169, Col: 31, Expr: "p[ks]"}
+	gocuSite374 = kernel.Site{File: "fwdwg.go", Line: 180, Col: 49, Expr: "sum[hh]"}
+	gocuSite375 = kernel.Site{File: "fwdwg.go", Line: 180, Col: 3, Expr: "sum[hh]"}
+	gocuSite376 = kernel.Site{File: "fwdwg.go", Line: 181, Col: 49, Expr: "sum[hh]"}
+	gocuSite377 = kernel.Site{File: "fwdwg.go", Line: 181, Col: 3, Expr: "sum[hh]"}
+	gocuSite378 = kernel.Site{File: "fwdwg.go", Line: 182, Col: 17, Expr: "sum[hh]"}
+	gocuSite379 = kernel.Site{File: "fwdwg.go", Line: 182, Col: 3, Expr: "inv[hh]"}
+	gocuSite380 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 31, Expr: "mx[hh]"}
+	gocuSite381 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 52, Expr: "sum[hh]"}
+	gocuSite382 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite383 = kernel.Site{File: "fwdwg.go", Line: 187, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite384 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 63, Expr: "acc[4*dt]"}
+	gocuSite385 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 73, Expr: "inv[0]"}
+	gocuSite386 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 81, Expr: "acc[4*dt+1]"}
+	gocuSite387 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 93, Expr: "inv[0]"}
+	gocuSite388 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite389 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 65, Expr: "acc[4*dt+2]"}
+	gocuSite390 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 77, Expr: "inv[1]"}
+	gocuSite391 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 85, Expr: "acc[4*dt+3]"}
+	gocuSite392 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 97, Expr: "inv[1]"}
+	gocuSite393 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite394 = kernel.Site{File: "prep.go", Line: 18, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite395 = kernel.Site{File: "prep.go", Line: 19, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](do)"}
+	gocuSite396 = kernel.Site{File: "prep.go", Line: 20, Col: 11, Expr: "row / seq"}
+	gocuSite397 = kernel.Site{File: "prep.go", Line: 20, Col: 20, Expr: "row % seq"}
+	gocuSite398 = kernel.Site{File: "prep.go", Line: 25, Col: 11, Expr: "o2[ob+int(c)]"}
+	gocuSite399 = kernel.Site{File: "prep.go", Line: 25, Col: 26, Expr: "do2[db+int(c)]"}
+	gocuSite400 = kernel.Site{File: "prep.go", Line: 33, Col: 3, Expr: "dvec[row]"}
+	gocuSite401 = kernel.Site{File: "fwd128.go", Line: 285, Col: 2, Expr: "for i := int32(0); i < 64/d128Rows; i++"}
+	gocuSite402 = kernel.Site{File: "fwd128.go", Line: 141, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite403 = kernel.Site{File: "fwd128.go", Line: 235, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite404 = kernel.Site{File: "fwd128.go", Line: 238, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite405 = kernel.Site{File: "fwd128.go", Line: 240, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite406 = kernel.Site{File: "bwd128.go", Line: 151, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite407 = kernel.Site{File: "bwd128.go", Line: 155, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite408 = kernel.Site{File: "bwd128.go", Line: 158, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite409 = kernel.Site{File: "fwd128.go", Line: 257, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite410 = kernel.Site{File: "fwd128.go", Line: 264, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite411 = kernel.Site{File: "fwd128.go", Line: 267, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite412 = kernel.Site{File: "fwd128.go", Line: 270, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite413 = kernel.Site{File: "bwd128.go", Line: 131, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite414 = kernel.Site{File: "bwd128.go", Line: 133, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite415 = kernel.Site{File: "bwd128.go", Line: 269, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
+	gocuSite416 = kernel.Site{File: "bwd128.go", Line: 271, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite417 = kernel.Site{File: "fwd64.go", Line: 287, Col: 2, Expr: "for i := int32(0); i < 64/d64Rows; i++"}
+	gocuSite418 = kernel.Site{File: "fwd64.go", Line: 143, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite419 = kernel.Site{File: "fwd64.go", Line: 237, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite420 = kernel.Site{File: "fwd64.go", Line: 240, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite421 = kernel.Site{File: "fwd64.go", Line: 242, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite422 = kernel.Site{File: "bwd64.go", Line: 153, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite423 = kernel.Site{File: "bwd64.go", Line: 157, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite424 = kernel.Site{File: "bwd64.go", Line: 160, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite425 = kernel.Site{File: "fwd64.go", Line: 259, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite426 = kernel.Site{File: "fwd64.go", Line: 266, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite427 = kernel.Site{File: "fwd64.go", Line: 269, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite428 = kernel.Site{File: "fwd64.go", Line: 272, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite429 = kernel.Site{File: "bwd64.go", Line: 133, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite430 = kernel.Site{File: "bwd64.go", Line: 135, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite431 = kernel.Site{File: "bwd64.go", Line: 271, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
+	gocuSite432 = kernel.Site{File: "bwd64.go", Line: 273, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite433 = kernel.Site{File: "fwd128.go", Line: 177, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite434 = kernel.Site{File: "fwd128.go", Line: 179, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite435 = kernel.Site{File: "fwd128.go", Line: 192, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite436 = kernel.Site{File: "fwd128.go", Line: 208, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite437 = kernel.Site{File: "fwd128.go", Line: 210, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite438 = kernel.Site{File: "fwd128.go", Line: 217, Col: 2, Expr: "for dt := 0; dt < d128/8; dt++"}
+	gocuSite439 = kernel.Site{File: "fwd64.go", Line: 179, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite440 = kernel.Site{File: "fwd64.go", Line: 181, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite441 = kernel.Site{File: "fwd64.go", Line: 194, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite442 = kernel.Site{File: "fwd64.go", Line: 210, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite443 = kernel.Site{File: "fwd64.go", Line: 212, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite444 = kernel.Site{File: "fwd64.go", Line: 219, Col: 2, Expr: "for dt := 0; dt < d64/8; dt++"}
+	gocuSite445 = kernel.Site{File: "fwdwg.go", Line: 272, Col: 2, Expr: "for i := int32(0); i < 128/wgLoadRows; i++"}
+	gocuSite446 = kernel.Site{File: "fwdwg.go", Line: 231, Col: 2, Expr: "for i := int32(0); i < 64; i++"}
+	gocuSite447 = kernel.Site{File: "fwdwg.go", Line: 243, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite448 = kernel.Site{File: "fwdwg.go", Line: 259, Col: 2, Expr: "for i := int32(0); i < 64; i++"}
+	gocuSite449 = kernel.Site{File: "fwdwg.go", Line: 212, Col: 2, Expr: "for j := 0; j < wgKeys/16; j++"}
+	gocuSite450 = kernel.Site{File: "bwd128.go", Line: 61, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
+	gocuSite451 = kernel.Site{File: "bwd128.go", Line: 76, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite452 = kernel.Site{File: "bwd128.go", Line: 84, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite453 = kernel.Site{File: "bwd128.go", Line: 87, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite454 = kernel.Site{File: "bwd128.go", Line: 94, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite455 = kernel.Site{File: "bwd128.go", Line: 215, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite456 = kernel.Site{File: "bwd128.go", Line: 227, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite457 = kernel.Site{File: "bwd64.go", Line: 63, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
+	gocuSite458 = kernel.Site{File: "bwd64.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
+	gocuSite459 = kernel.Site{File: "bwd64.go", Line: 86, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite460 = kernel.Site{File: "bwd64.go", Line: 89, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite461 = kernel.Site{File: "bwd64.go", Line: 96, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite462 = kernel.Site{File: "bwd64.go", Line: 217, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite463 = kernel.Site{File: "bwd64.go", Line: 229, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite464 = kernel.Site{File: "fwd128.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite465 = kernel.Site{File: "fwd128.go", Line: 94, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite466 = kernel.Site{File: "fwd128.go", Line: 97, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite467 = kernel.Site{File: "fwd128.go", Line: 105, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite468 = kernel.Site{File: "fwd128.go", Line: 116, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite469 = kernel.Site{File: "fwd64.go", Line: 80, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
+	gocuSite470 = kernel.Site{File: "fwd64.go", Line: 96, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite471 = kernel.Site{File: "fwd64.go", Line: 99, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite472 = kernel.Site{File: "fwd64.go", Line: 107, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite473 = kernel.Site{File: "fwd64.go", Line: 118, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite474 = kernel.Site{File: "fwdwg.go", Line: 110, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite475 = kernel.Site{File: "fwdwg.go", Line: 123, Col: 2, Expr: "for j := int32(1); j < ntiles; j++"}
+	gocuSite476 = kernel.Site{File: "fwdwg.go", Line: 140, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite477 = kernel.Site{File: "fwdwg.go", Line: 145, Col: 3, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
+	gocuSite478 = kernel.Site{File: "fwdwg.go", Line: 157, Col: 3, Expr: "for i := 0; i < 64; i += 4"}
+	gocuSite479 = kernel.Site{File: "fwdwg.go", Line: 168, Col: 2, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
+	gocuSite480 = kernel.Site{File: "fwdwg.go", Line: 179, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite481 = kernel.Site{File: "fwdwg.go", Line: 190, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite482 = kernel.Site{File: "prep.go", Line: 24, Col: 2, Expr: "for c := lane; c < dim/2; c += 32"}
+	gocuSite483 = kernel.Site{File: "prep.go", Line: 29, Col: 2, Expr: "for m := int32(16); m > 0; m /= 2"}
 )
 
 // gocuChecked_layout_head is the checked copy of attn.layout.head (tile.go:30).
@@ -2451,7 +2986,7 @@ func gocuChecked_layout_head(gocuT *kernel.Thread, l layout, bh int32, heads int
 // gocuChecked_load128 is the checked copy of attn.load128 (fwd128.go:283).
 func gocuChecked_load128(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
 	/*line fwd128.go:285*/ for i := int32(0); i < 64/d128Rows; i++ {
-		/*line fwd128.go:285*/ kernel.Loop(t, &gocuSite331)
+		/*line fwd128.go:285*/ kernel.Loop(t, &gocuSite401)
 		/*line fwd128.go:286*/ r := r0 + cr + i*d128Rows
 		/*line fwd128.go:287*/ ok := r < seq
 		/*line fwd128.go:288*/ if !ok {
@@ -2468,7 +3003,7 @@ func gocuChecked_laneOffsets128(gocuT *kernel.Thread, lane int32) (kOff [4]int32
 	/*line fwd128.go:138*/ rowK := (l7+8*(lane/16))*d128 + 8*(((lane/8)^l7)&1)
 	/*line fwd128.go:139*/ rowV := (lane%16)*d128 + 8*(((lane/16)^l7)&1)
 	/*line fwd128.go:141*/ for j := int32(0); j < 4; j++ {
-		/*line fwd128.go:141*/ kernel.Loop(gocuT, &gocuSite332)
+		/*line fwd128.go:141*/ kernel.Loop(gocuT, &gocuSite402)
 		/*line fwd128.go:142*/ *kernel.At(gocuT, kOff[:], int(j), &gocuSite4, kernel.Write) = rowK + 16*(j^h)
 		/*line fwd128.go:143*/ *kernel.At(gocuT, vOff[:], int(j), &gocuSite5, kernel.Write) = rowV + 16*(j^h)
 	}
@@ -2478,12 +3013,12 @@ func gocuChecked_laneOffsets128(gocuT *kernel.Thread, lane int32) (kOff [4]int32
 // gocuChecked_mmaABt128 is the checked copy of attn.mmaABt128 (fwd128.go:231).
 func gocuChecked_mmaABt128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOff [4]int32, a [8]kernel.FragA, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line fwd128.go:235*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd128.go:235*/ kernel.Loop(t, &gocuSite333)
+		/*line fwd128.go:235*/ kernel.Loop(t, &gocuSite403)
 		/*line fwd128.go:236*/ kb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite7, kernel.Read):]
 		/*line fwd128.go:238*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line fwd128.go:238*/ kernel.Loop(t, &gocuSite334)
+			/*line fwd128.go:238*/ kernel.Loop(t, &gocuSite404)
 			/*line fwd128.go:240*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line fwd128.go:240*/ kernel.Loop(t, &gocuSite335)
+				/*line fwd128.go:240*/ kernel.Loop(t, &gocuSite405)
 				/*line fwd128.go:241*/ kf := kernel.LdMatrixX4(t, kb[nj*16*d128+jj*64:])
 				/*line fwd128.go:242*/ {
 					/*line fwd128.go:242*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite9, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite10, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite11, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite12, kernel.Read))
@@ -2502,14 +3037,14 @@ func gocuChecked_mmaABt128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOf
 // gocuChecked_mmaSABt128 is the checked copy of attn.mmaSABt128 (bwd128.go:149).
 func gocuChecked_mmaSABt128(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOff [4]int32, b0 int32, kOff [4]int32, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line bwd128.go:151*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line bwd128.go:151*/ kernel.Loop(t, &gocuSite336)
+		/*line bwd128.go:151*/ kernel.Loop(t, &gocuSite406)
 		/*line bwd128.go:152*/ ab := sm[a0+*kernel.At(t, vOff[:], int(j4), &gocuSite20, kernel.Read):]
 		/*line bwd128.go:153*/ bb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite22, kernel.Read):]
 		/*line bwd128.go:155*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line bwd128.go:155*/ kernel.Loop(t, &gocuSite337)
+			/*line bwd128.go:155*/ kernel.Loop(t, &gocuSite407)
 			/*line bwd128.go:156*/ af := kernel.LdMatrixX4(t, ab[jj*64:])
 			/*line bwd128.go:158*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line bwd128.go:158*/ kernel.Loop(t, &gocuSite338)
+				/*line bwd128.go:158*/ kernel.Loop(t, &gocuSite408)
 				/*line bwd128.go:159*/ bf := kernel.LdMatrixX4(t, bb[nj*16*d128+jj*64:])
 				/*line bwd128.go:160*/ {
 					/*line bwd128.go:160*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(0), &gocuSite25, kernel.Read), *kernel.At(t, bf[:], int(1), &gocuSite26, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite27, kernel.Read))
@@ -2529,20 +3064,20 @@ func gocuChecked_mmaSABt128(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vO
 func gocuChecked_mmaCB128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, vOff [4]int32, p [8]kernel.FragC, acc [16]kernel.FragC) [16]kernel.FragC {
 	/*line fwd128.go:255*/ var pa [4]kernel.FragA
 	/*line fwd128.go:257*/ for kk := int32(0); kk < tileK/16; kk++ {
-		/*line fwd128.go:257*/ kernel.Loop(t, &gocuSite339)
+		/*line fwd128.go:257*/ kernel.Loop(t, &gocuSite409)
 		/*line fwd128.go:258*/ {
 			/*line fwd128.go:258*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite33)][:], int(0), &gocuSite33, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite34)][:], int(1), &gocuSite34, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite35)][:], int(2), &gocuSite35, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite36)][:], int(3), &gocuSite36, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite37)][:], int(0), &gocuSite37, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite38)][:], int(1), &gocuSite38, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite39)][:], int(2), &gocuSite39, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite40)][:], int(3), &gocuSite40, kernel.Read))}
 			/*line fwd128.go:258*/ *kernel.At(t, pa[:], int(kk), &gocuSite41, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd128.go:264*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd128.go:264*/ kernel.Loop(t, &gocuSite340)
+		/*line fwd128.go:264*/ kernel.Loop(t, &gocuSite410)
 		/*line fwd128.go:265*/ vb := sm[b0+*kernel.At(t, vOff[:], int(j4), &gocuSite43, kernel.Read):]
 		/*line fwd128.go:267*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line fwd128.go:267*/ kernel.Loop(t, &gocuSite341)
+			/*line fwd128.go:267*/ kernel.Loop(t, &gocuSite411)
 			/*line fwd128.go:268*/ nd := 4*jj + j4
 			/*line fwd128.go:270*/ for kk := int32(0); kk < tileK/16; kk++ {
-				/*line fwd128.go:270*/ kernel.Loop(t, &gocuSite342)
+				/*line fwd128.go:270*/ kernel.Loop(t, &gocuSite412)
 				/*line fwd128.go:271*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*d128+jj*64:])
 				/*line fwd128.go:272*/ {
 					/*line fwd128.go:272*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite45, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite46, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite47, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite48, kernel.Read))
@@ -2578,9 +3113,9 @@ func gocuChecked_bwdQ128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.
 	/*line bwd128.go:126*/ dp = gocuChecked_mmaSABt128(t, sm, d128Tile+warp*16*d128, vOff, vs0, kOff, dp)
 	/*line bwd128.go:129*/ qd := t.ThreadIdx.X % 4
 	/*line bwd128.go:131*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line bwd128.go:131*/ kernel.Loop(t, &gocuSite343)
+		/*line bwd128.go:131*/ kernel.Loop(t, &gocuSite413)
 		/*line bwd128.go:133*/ for e := int32(0); e < 4; e++ {
-			/*line bwd128.go:133*/ kernel.Loop(t, &gocuSite344)
+			/*line bwd128.go:133*/ kernel.Loop(t, &gocuSite414)
 			/*line bwd128.go:134*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite55)][:], int(e), &gocuSite55, kernel.Read), sl2, -(*kernel.At(t, l2[:], int(e/2), &gocuSite56, kernel.Read))))
 			/*line bwd128.go:135*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite57, kernel.Read) {
 				/*line bwd128.go:136*/ p = 0
@@ -2628,9 +3163,9 @@ func gocuChecked_bwdKV128Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float
 	/*line bwd128.go:264*/ dp = gocuChecked_mmaSABt128(t, sm, d128Tile+warp*16*d128, vOff, ds0, kOff, dp)
 	/*line bwd128.go:267*/ qd := tid % 4
 	/*line bwd128.go:269*/ for nt := int32(0); nt < tileQ/8; nt++ {
-		/*line bwd128.go:269*/ kernel.Loop(t, &gocuSite345)
+		/*line bwd128.go:269*/ kernel.Loop(t, &gocuSite415)
 		/*line bwd128.go:271*/ for e := int32(0); e < 4; e++ {
-			/*line bwd128.go:271*/ kernel.Loop(t, &gocuSite346)
+			/*line bwd128.go:271*/ kernel.Loop(t, &gocuSite416)
 			/*line bwd128.go:272*/ c := nt*8 + 2*qd + e%2
 			/*line bwd128.go:273*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite63)][:], int(e), &gocuSite63, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite64, kernel.Read))))
 			/*line bwd128.go:274*/ if masked {
@@ -2656,7 +3191,7 @@ func gocuChecked_bwdKV128Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float
 // gocuChecked_load64 is the checked copy of attn.load64 (fwd64.go:285).
 func gocuChecked_load64(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
 	/*line fwd64.go:287*/ for i := int32(0); i < 64/d64Rows; i++ {
-		/*line fwd64.go:287*/ kernel.Loop(t, &gocuSite347)
+		/*line fwd64.go:287*/ kernel.Loop(t, &gocuSite417)
 		/*line fwd64.go:288*/ r := r0 + cr + i*d64Rows
 		/*line fwd64.go:289*/ ok := r < seq
 		/*line fwd64.go:290*/ if !ok {
@@ -2673,7 +3208,7 @@ func gocuChecked_laneOffsets64(gocuT *kernel.Thread, lane int32) (kOff [4]int32,
 	/*line fwd64.go:140*/ rowK := (l7+8*(lane/16))*d64 + 8*(((lane/8)^l7)&1)
 	/*line fwd64.go:141*/ rowV := (lane%16)*d64 + 8*(((lane/16)^l7)&1)
 	/*line fwd64.go:143*/ for j := int32(0); j < 4; j++ {
-		/*line fwd64.go:143*/ kernel.Loop(gocuT, &gocuSite348)
+		/*line fwd64.go:143*/ kernel.Loop(gocuT, &gocuSite418)
 		/*line fwd64.go:144*/ *kernel.At(gocuT, kOff[:], int(j), &gocuSite72, kernel.Write) = rowK + 16*(j^h)
 		/*line fwd64.go:145*/ *kernel.At(gocuT, vOff[:], int(j), &gocuSite73, kernel.Write) = rowV + 16*(j^h)
 	}
@@ -2683,12 +3218,12 @@ func gocuChecked_laneOffsets64(gocuT *kernel.Thread, lane int32) (kOff [4]int32,
 // gocuChecked_mmaABt64 is the checked copy of attn.mmaABt64 (fwd64.go:233).
 func gocuChecked_mmaABt64(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOff [4]int32, a [4]kernel.FragA, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line fwd64.go:237*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd64.go:237*/ kernel.Loop(t, &gocuSite349)
+		/*line fwd64.go:237*/ kernel.Loop(t, &gocuSite419)
 		/*line fwd64.go:238*/ kb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite75, kernel.Read):]
 		/*line fwd64.go:240*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line fwd64.go:240*/ kernel.Loop(t, &gocuSite350)
+			/*line fwd64.go:240*/ kernel.Loop(t, &gocuSite420)
 			/*line fwd64.go:242*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line fwd64.go:242*/ kernel.Loop(t, &gocuSite351)
+				/*line fwd64.go:242*/ kernel.Loop(t, &gocuSite421)
 				/*line fwd64.go:243*/ kf := kernel.LdMatrixX4(t, kb[nj*16*d64+jj*64:])
 				/*line fwd64.go:244*/ {
 					/*line fwd64.go:244*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite77, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite78, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite79, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite80, kernel.Read))
@@ -2707,14 +3242,14 @@ func gocuChecked_mmaABt64(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOff
 // gocuChecked_mmaSABt64 is the checked copy of attn.mmaSABt64 (bwd64.go:151).
 func gocuChecked_mmaSABt64(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOff [4]int32, b0 int32, kOff [4]int32, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line bwd64.go:153*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line bwd64.go:153*/ kernel.Loop(t, &gocuSite352)
+		/*line bwd64.go:153*/ kernel.Loop(t, &gocuSite422)
 		/*line bwd64.go:154*/ ab := sm[a0+*kernel.At(t, vOff[:], int(j4), &gocuSite88, kernel.Read):]
 		/*line bwd64.go:155*/ bb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite90, kernel.Read):]
 		/*line bwd64.go:157*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line bwd64.go:157*/ kernel.Loop(t, &gocuSite353)
+			/*line bwd64.go:157*/ kernel.Loop(t, &gocuSite423)
 			/*line bwd64.go:158*/ af := kernel.LdMatrixX4(t, ab[jj*64:])
 			/*line bwd64.go:160*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line bwd64.go:160*/ kernel.Loop(t, &gocuSite354)
+				/*line bwd64.go:160*/ kernel.Loop(t, &gocuSite424)
 				/*line bwd64.go:161*/ bf := kernel.LdMatrixX4(t, bb[nj*16*d64+jj*64:])
 				/*line bwd64.go:162*/ {
 					/*line bwd64.go:162*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(0), &gocuSite93, kernel.Read), *kernel.At(t, bf[:], int(1), &gocuSite94, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite95, kernel.Read))
@@ -2734,20 +3269,20 @@ func gocuChecked_mmaSABt64(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOf
 func gocuChecked_mmaCB64(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, vOff [4]int32, p [8]kernel.FragC, acc [8]kernel.FragC) [8]kernel.FragC {
 	/*line fwd64.go:257*/ var pa [4]kernel.FragA
 	/*line fwd64.go:259*/ for kk := int32(0); kk < tileK/16; kk++ {
-		/*line fwd64.go:259*/ kernel.Loop(t, &gocuSite355)
+		/*line fwd64.go:259*/ kernel.Loop(t, &gocuSite425)
 		/*line fwd64.go:260*/ {
 			/*line fwd64.go:260*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite101)][:], int(0), &gocuSite101, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite102)][:], int(1), &gocuSite102, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite103)][:], int(2), &gocuSite103, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite104)][:], int(3), &gocuSite104, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite105)][:], int(0), &gocuSite105, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite106)][:], int(1), &gocuSite106, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite107)][:], int(2), &gocuSite107, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite108)][:], int(3), &gocuSite108, kernel.Read))}
 			/*line fwd64.go:260*/ *kernel.At(t, pa[:], int(kk), &gocuSite109, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd64.go:266*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd64.go:266*/ kernel.Loop(t, &gocuSite356)
+		/*line fwd64.go:266*/ kernel.Loop(t, &gocuSite426)
 		/*line fwd64.go:267*/ vb := sm[b0+*kernel.At(t, vOff[:], int(j4), &gocuSite111, kernel.Read):]
 		/*line fwd64.go:269*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line fwd64.go:269*/ kernel.Loop(t, &gocuSite357)
+			/*line fwd64.go:269*/ kernel.Loop(t, &gocuSite427)
 			/*line fwd64.go:270*/ nd := 4*jj + j4
 			/*line fwd64.go:272*/ for kk := int32(0); kk < tileK/16; kk++ {
-				/*line fwd64.go:272*/ kernel.Loop(t, &gocuSite358)
+				/*line fwd64.go:272*/ kernel.Loop(t, &gocuSite428)
 				/*line fwd64.go:273*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*d64+jj*64:])
 				/*line fwd64.go:274*/ {
 					/*line fwd64.go:274*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite113, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite114, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite115, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite116, kernel.Read))
@@ -2783,9 +3318,9 @@ func gocuChecked_bwdQ64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	/*line bwd64.go:128*/ dp = gocuChecked_mmaSABt64(t, sm, d64Tile+warp*16*d64, vOff, vs0, kOff, dp)
 	/*line bwd64.go:131*/ qd := t.ThreadIdx.X % 4
 	/*line bwd64.go:133*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line bwd64.go:133*/ kernel.Loop(t, &gocuSite359)
+		/*line bwd64.go:133*/ kernel.Loop(t, &gocuSite429)
 		/*line bwd64.go:135*/ for e := int32(0); e < 4; e++ {
-			/*line bwd64.go:135*/ kernel.Loop(t, &gocuSite360)
+			/*line bwd64.go:135*/ kernel.Loop(t, &gocuSite430)
 			/*line bwd64.go:136*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite123)][:], int(e), &gocuSite123, kernel.Read), sl2, -(*kernel.At(t, l2[:], int(e/2), &gocuSite124, kernel.Read))))
 			/*line bwd64.go:137*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite125, kernel.Read) {
 				/*line bwd64.go:138*/ p = 0
@@ -2821,9 +3356,9 @@ func gocuChecked_bwdKV64Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float3
 	/*line bwd64.go:266*/ dp = gocuChecked_mmaSABt64(t, sm, d64Tile+warp*16*d64, vOff, ds0, kOff, dp)
 	/*line bwd64.go:269*/ qd := tid % 4
 	/*line bwd64.go:271*/ for nt := int32(0); nt < tileQ/8; nt++ {
-		/*line bwd64.go:271*/ kernel.Loop(t, &gocuSite361)
+		/*line bwd64.go:271*/ kernel.Loop(t, &gocuSite431)
 		/*line bwd64.go:273*/ for e := int32(0); e < 4; e++ {
-			/*line bwd64.go:273*/ kernel.Loop(t, &gocuSite362)
+			/*line bwd64.go:273*/ kernel.Loop(t, &gocuSite432)
 			/*line bwd64.go:274*/ c := nt*8 + 2*qd + e%2
 			/*line bwd64.go:275*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite129)][:], int(e), &gocuSite129, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite130, kernel.Read))))
 			/*line bwd64.go:276*/ if masked {
@@ -2866,9 +3401,9 @@ func gocuChecked_fwd128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	/*line fwd128.go:174*/ qd := t.ThreadIdx.X % 4
 	/*line fwd128.go:175*/ m := [2]float32{negInf, negInf}
 	/*line fwd128.go:177*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd128.go:177*/ kernel.Loop(t, &gocuSite363)
+		/*line fwd128.go:177*/ kernel.Loop(t, &gocuSite433)
 		/*line fwd128.go:179*/ for e := int32(0); e < 4; e++ {
-			/*line fwd128.go:179*/ kernel.Loop(t, &gocuSite364)
+			/*line fwd128.go:179*/ kernel.Loop(t, &gocuSite434)
 			/*line fwd128.go:180*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite136)][:], int(e), &gocuSite136, kernel.Read)
 			/*line fwd128.go:181*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite137, kernel.Read) {
 				/*line fwd128.go:182*/ x = negInf
@@ -2881,7 +3416,7 @@ func gocuChecked_fwd128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	}
 	/*line fwd128.go:190*/ var corr [2]float32
 	/*line fwd128.go:192*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd128.go:192*/ kernel.Loop(t, &gocuSite365)
+		/*line fwd128.go:192*/ kernel.Loop(t, &gocuSite435)
 		/*line fwd128.go:193*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite141, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite142, kernel.Read) {
 			/*line fwd128.go:194*/ *kernel.At(t, m[:], int(hh), &gocuSite143, kernel.Write) = o
 		}
@@ -2903,16 +3438,16 @@ func gocuChecked_fwd128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 		}
 	}
 	/*line fwd128.go:208*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd128.go:208*/ kernel.Loop(t, &gocuSite366)
+		/*line fwd128.go:208*/ kernel.Loop(t, &gocuSite436)
 		/*line fwd128.go:210*/ for e := int32(0); e < 4; e++ {
-			/*line fwd128.go:210*/ kernel.Loop(t, &gocuSite367)
+			/*line fwd128.go:210*/ kernel.Loop(t, &gocuSite437)
 			/*line fwd128.go:211*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite155)][:], int(e), &gocuSite155, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite156, kernel.Read))))
 			/*line fwd128.go:212*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite157)][:], int(e), &gocuSite157, kernel.Write) = p
 			/*line fwd128.go:213*/ *kernel.At(t, sum[:], int(e/2), &gocuSite158, kernel.ReadWrite) += p
 		}
 	}
 	/*line fwd128.go:217*/ for dt := 0; dt < d128/8; dt++ {
-		/*line fwd128.go:217*/ kernel.Loop(t, &gocuSite368)
+		/*line fwd128.go:217*/ kernel.Loop(t, &gocuSite438)
 		/*line fwd128.go:218*/ {
 			/*line fwd128.go:218*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(0), &gocuSite159, kernel.Read)
 			/*line fwd128.go:218*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite160)][:], int(0), &gocuSite160, kernel.ReadWrite) *= gocuV3
@@ -2953,9 +3488,9 @@ func gocuChecked_fwd64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 	/*line fwd64.go:176*/ qd := t.ThreadIdx.X % 4
 	/*line fwd64.go:177*/ m := [2]float32{negInf, negInf}
 	/*line fwd64.go:179*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd64.go:179*/ kernel.Loop(t, &gocuSite369)
+		/*line fwd64.go:179*/ kernel.Loop(t, &gocuSite439)
 		/*line fwd64.go:181*/ for e := int32(0); e < 4; e++ {
-			/*line fwd64.go:181*/ kernel.Loop(t, &gocuSite370)
+			/*line fwd64.go:181*/ kernel.Loop(t, &gocuSite440)
 			/*line fwd64.go:182*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite167)][:], int(e), &gocuSite167, kernel.Read)
 			/*line fwd64.go:183*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite168, kernel.Read) {
 				/*line fwd64.go:184*/ x = negInf
@@ -2968,7 +3503,7 @@ func gocuChecked_fwd64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 	}
 	/*line fwd64.go:192*/ var corr [2]float32
 	/*line fwd64.go:194*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd64.go:194*/ kernel.Loop(t, &gocuSite371)
+		/*line fwd64.go:194*/ kernel.Loop(t, &gocuSite441)
 		/*line fwd64.go:195*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite172, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite173, kernel.Read) {
 			/*line fwd64.go:196*/ *kernel.At(t, m[:], int(hh), &gocuSite174, kernel.Write) = o
 		}
@@ -2990,16 +3525,16 @@ func gocuChecked_fwd64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 		}
 	}
 	/*line fwd64.go:210*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd64.go:210*/ kernel.Loop(t, &gocuSite372)
+		/*line fwd64.go:210*/ kernel.Loop(t, &gocuSite442)
 		/*line fwd64.go:212*/ for e := int32(0); e < 4; e++ {
-			/*line fwd64.go:212*/ kernel.Loop(t, &gocuSite373)
+			/*line fwd64.go:212*/ kernel.Loop(t, &gocuSite443)
 			/*line fwd64.go:213*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite186)][:], int(e), &gocuSite186, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite187, kernel.Read))))
 			/*line fwd64.go:214*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite188)][:], int(e), &gocuSite188, kernel.Write) = p
 			/*line fwd64.go:215*/ *kernel.At(t, sum[:], int(e/2), &gocuSite189, kernel.ReadWrite) += p
 		}
 	}
 	/*line fwd64.go:219*/ for dt := 0; dt < d64/8; dt++ {
-		/*line fwd64.go:219*/ kernel.Loop(t, &gocuSite374)
+		/*line fwd64.go:219*/ kernel.Loop(t, &gocuSite444)
 		/*line fwd64.go:220*/ {
 			/*line fwd64.go:220*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(0), &gocuSite190, kernel.Read)
 			/*line fwd64.go:220*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite191)][:], int(0), &gocuSite191, kernel.ReadWrite) *= gocuV3
@@ -3018,6 +3553,85 @@ func gocuChecked_fwd64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 		}
 	}
 	/*line fwd64.go:227*/ return gocuChecked_mmaCB64(t, sm, vs0, vOff, s, acc), mx, sum
+}
+
+// gocuChecked_loadWG is the checked copy of attn.loadWG (fwdwg.go:270).
+func gocuChecked_loadWG(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
+	/*line fwdwg.go:272*/ for i := int32(0); i < 128/wgLoadRows; i++ {
+		/*line fwdwg.go:272*/ kernel.Loop(t, &gocuSite445)
+		/*line fwdwg.go:273*/ r := r0 + cr + i*wgLoadRows
+		/*line fwdwg.go:274*/ ok := r < seq
+		/*line fwdwg.go:275*/ if !ok {
+			/*line fwdwg.go:276*/ r = seq - 1
+		}
+		/*line fwdwg.go:278*/ kernel.CpAsyncZfill(t, sm[dst+soff+i*wgLoadRows*64:], x[int(r)*int(rs)+int(cc)*8:], ok)
+	}
+}
+
+// gocuChecked_wgStep is the checked copy of attn.wgStep (fwdwg.go:203).
+func gocuChecked_wgStep(gocuT *kernel.Thread, ks int32) kernel.WGDesc {
+	/*line fwdwg.go:204*/ return kernel.WGDesc((ks/4)*(wgHalf*2/16) + (ks%4)*2)
+}
+
+// gocuChecked_softmaxWG is the checked copy of attn.softmaxWG (fwdwg.go:226).
+func gocuChecked_softmaxWG(t *kernel.Thread, s kernel.WGAcc128, mx [2]float32, sum [2]float32, j int32, lim [2]int32, sl2 float32, masked bool) (kernel.WGAcc128, [2]float32, [2]float32, [2]float32) {
+	/*line fwdwg.go:227*/ negInf := float32(math.Inf(-1))
+	/*line fwdwg.go:228*/ qd := t.ThreadIdx.X % 4
+	/*line fwdwg.go:229*/ m := [2]float32{negInf, negInf}
+	/*line fwdwg.go:231*/ for i := int32(0); i < 64; i++ {
+		/*line fwdwg.go:231*/ kernel.Loop(t, &gocuSite446)
+		/*line fwdwg.go:232*/ x := *kernel.At(t, s[:], int(i), &gocuSite200, kernel.Read)
+		/*line fwdwg.go:233*/ if masked && j*wgKeys+(i/4)*8+2*qd+i%2 >= *kernel.At(t, lim[:], int((i%4)/2), &gocuSite201, kernel.Read) {
+			/*line fwdwg.go:234*/ x = negInf
+			/*line fwdwg.go:235*/ *kernel.At(t, s[:], int(i), &gocuSite202, kernel.Write) = x
+		}
+		/*line fwdwg.go:237*/ if x > *kernel.At(t, m[:], int((i%4)/2), &gocuSite203, kernel.Read) {
+			/*line fwdwg.go:238*/ *kernel.At(t, m[:], int((i%4)/2), &gocuSite204, kernel.Write) = x
+		}
+	}
+	/*line fwdwg.go:241*/ var corr [2]float32
+	/*line fwdwg.go:243*/ for hh := 0; hh < 2; hh++ {
+		/*line fwdwg.go:243*/ kernel.Loop(t, &gocuSite447)
+		/*line fwdwg.go:244*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite205, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite206, kernel.Read) {
+			/*line fwdwg.go:245*/ *kernel.At(t, m[:], int(hh), &gocuSite207, kernel.Write) = o
+		}
+		/*line fwdwg.go:247*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite208, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite209, kernel.Read) {
+			/*line fwdwg.go:248*/ *kernel.At(t, m[:], int(hh), &gocuSite210, kernel.Write) = o
+		}
+		/*line fwdwg.go:250*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite211, kernel.Read) * sl2
+		/*line fwdwg.go:251*/ if *kernel.At(t, mx[:], int(hh), &gocuSite212, kernel.Read) > mn {
+			/*line fwdwg.go:252*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite213, kernel.Read)
+		}
+		/*line fwdwg.go:254*/ {
+			/*line fwdwg.go:254*/ var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite214, kernel.Read) - mn)
+			/*line fwdwg.go:254*/ *kernel.At(t, corr[:], int(hh), &gocuSite215, kernel.Write) = gocuV1
+		}
+		/*line fwdwg.go:255*/ *kernel.At(t, mx[:], int(hh), &gocuSite216, kernel.Write) = mn
+		/*line fwdwg.go:256*/ {
+			/*line fwdwg.go:256*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite217, kernel.Read)
+			/*line fwdwg.go:256*/ *kernel.At(t, sum[:], int(hh), &gocuSite218, kernel.ReadWrite) *= gocuV2
+		}
+	}
+	/*line fwdwg.go:259*/ for i := int32(0); i < 64; i++ {
+		/*line fwdwg.go:259*/ kernel.Loop(t, &gocuSite448)
+		/*line fwdwg.go:260*/ pr := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[:], int(i), &gocuSite219, kernel.Read), sl2, -(*kernel.At(t, mx[:], int((i%4)/2), &gocuSite220, kernel.Read))))
+		/*line fwdwg.go:261*/ *kernel.At(t, s[:], int(i), &gocuSite221, kernel.Write) = pr
+		/*line fwdwg.go:262*/ *kernel.At(t, sum[:], int((i%4)/2), &gocuSite222, kernel.ReadWrite) += pr
+	}
+	/*line fwdwg.go:264*/ return s, mx, sum, corr
+}
+
+// gocuChecked_packP is the checked copy of attn.packP (fwdwg.go:209).
+func gocuChecked_packP(gocuT *kernel.Thread, s kernel.WGAcc128) [8]kernel.FragA {
+	/*line fwdwg.go:210*/ var p [8]kernel.FragA
+	/*line fwdwg.go:212*/ for j := 0; j < wgKeys/16; j++ {
+		/*line fwdwg.go:212*/ kernel.Loop(gocuT, &gocuSite449)
+		/*line fwdwg.go:213*/ {
+			/*line fwdwg.go:213*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j), &gocuSite223, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+1), &gocuSite224, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+2), &gocuSite225, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+3), &gocuSite226, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+4), &gocuSite227, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+5), &gocuSite228, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+6), &gocuSite229, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+7), &gocuSite230, kernel.Read))}
+			/*line fwdwg.go:213*/ *kernel.At(gocuT, p[:], int(j), &gocuSite231, kernel.Write) = gocuV1
+		}
+	}
+	/*line fwdwg.go:218*/ return p
 }
 
 // gocuChecked_bwdQ128 is the checked copy of attn.bwdQ128 (bwd128.go:27).
@@ -3051,18 +3665,18 @@ func gocuChecked_bwdQ128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd128.go:58*/ var l2, dr [2]float32
 	/*line bwd128.go:59*/ lim := [2]int32{seq, seq}
 	/*line bwd128.go:61*/ for hh := int32(0); hh < 2; hh++ {
-		/*line bwd128.go:61*/ kernel.Loop(t, &gocuSite375)
+		/*line bwd128.go:61*/ kernel.Loop(t, &gocuSite450)
 		/*line bwd128.go:62*/ if r := rowA + 8*hh; r < seq {
 			/*line bwd128.go:63*/ {
-				/*line bwd128.go:63*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite202, kernel.Read) * log2e
-				/*line bwd128.go:63*/ *kernel.At(t, l2[:], int(hh), &gocuSite203, kernel.Write) = gocuV1
+				/*line bwd128.go:63*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite236, kernel.Read) * log2e
+				/*line bwd128.go:63*/ *kernel.At(t, l2[:], int(hh), &gocuSite237, kernel.Write) = gocuV1
 			}
 			/*line bwd128.go:64*/ {
-				/*line bwd128.go:64*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite204, kernel.Read)
-				/*line bwd128.go:64*/ *kernel.At(t, dr[:], int(hh), &gocuSite205, kernel.Write) = gocuV2
+				/*line bwd128.go:64*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite238, kernel.Read)
+				/*line bwd128.go:64*/ *kernel.At(t, dr[:], int(hh), &gocuSite239, kernel.Write) = gocuV2
 			}
 			/*line bwd128.go:65*/ if causal {
-				/*line bwd128.go:66*/ *kernel.At(t, lim[:], int(hh), &gocuSite206, kernel.Write) = r + 1
+				/*line bwd128.go:66*/ *kernel.At(t, lim[:], int(hh), &gocuSite240, kernel.Write) = r + 1
 			}
 		}
 	}
@@ -3071,39 +3685,39 @@ func gocuChecked_bwdQ128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd128.go:73*/ var qf [8]kernel.FragA
 	/*line bwd128.go:74*/ lr, lc := lane%16, lane/16
 	/*line bwd128.go:76*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line bwd128.go:76*/ kernel.Loop(t, &gocuSite376)
+		/*line bwd128.go:76*/ kernel.Loop(t, &gocuSite451)
 		/*line bwd128.go:77*/ r := warp*16 + lr
 		/*line bwd128.go:78*/ ch := ks*2 + lc
 		/*line bwd128.go:79*/ {
 			/*line bwd128.go:79*/ var gocuV3 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d128+(ch^(r&7))*8:])
-			/*line bwd128.go:79*/ *kernel.At(t, qf[:], int(ks), &gocuSite208, kernel.Write) = gocuV3
+			/*line bwd128.go:79*/ *kernel.At(t, qf[:], int(ks), &gocuSite242, kernel.Write) = gocuV3
 		}
 	}
 	/*line bwd128.go:81*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
 	/*line bwd128.go:83*/ var acc [16]kernel.FragC
 	/*line bwd128.go:84*/ for j := int32(0); j < nfull; j++ {
-		/*line bwd128.go:84*/ kernel.Loop(t, &gocuSite377)
+		/*line bwd128.go:84*/ kernel.Loop(t, &gocuSite452)
 		/*line bwd128.go:85*/ acc = gocuChecked_bwdQ128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
 	}
 	/*line bwd128.go:87*/ for j := nfull; j < ntiles; j++ {
-		/*line bwd128.go:87*/ kernel.Loop(t, &gocuSite378)
+		/*line bwd128.go:87*/ kernel.Loop(t, &gocuSite453)
 		/*line bwd128.go:88*/ acc = gocuChecked_bwdQ128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
 	}
 	/*line bwd128.go:91*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
 	/*line bwd128.go:92*/ head := gocuChecked_layout_head(t, dql, b32, heads)
 	/*line bwd128.go:94*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwd128.go:94*/ kernel.Loop(t, &gocuSite379)
+		/*line bwd128.go:94*/ kernel.Loop(t, &gocuSite454)
 		/*line bwd128.go:95*/ col := int(dt*8 + 2*qd)
 		/*line bwd128.go:96*/ if rowA < seq {
 			/*line bwd128.go:97*/ {
-				/*line bwd128.go:97*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite210)][:], int(0), &gocuSite210, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite211)][:], int(1), &gocuSite211, kernel.Read)*scale)
-				/*line bwd128.go:97*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite212, kernel.Write) = gocuV4
+				/*line bwd128.go:97*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite244)][:], int(0), &gocuSite244, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite245)][:], int(1), &gocuSite245, kernel.Read)*scale)
+				/*line bwd128.go:97*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite246, kernel.Write) = gocuV4
 			}
 		}
 		/*line bwd128.go:99*/ if rowA+8 < seq {
 			/*line bwd128.go:100*/ {
-				/*line bwd128.go:100*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite213)][:], int(2), &gocuSite213, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite214)][:], int(3), &gocuSite214, kernel.Read)*scale)
-				/*line bwd128.go:100*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite215, kernel.Write) = gocuV5
+				/*line bwd128.go:100*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite247)][:], int(2), &gocuSite247, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite248)][:], int(3), &gocuSite248, kernel.Read)*scale)
+				/*line bwd128.go:100*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite249, kernel.Write) = gocuV5
 			}
 		}
 	}
@@ -3136,13 +3750,13 @@ func gocuChecked_bwdKV128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line bwd128.go:209*/ kernel.CpAsyncCommit(t)
 	/*line bwd128.go:210*/ {
 		/*line bwd128.go:210*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*tileQ, tid)
-		/*line bwd128.go:210*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite221, kernel.Write) = gocuV1
+		/*line bwd128.go:210*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite255, kernel.Write) = gocuV1
 	}
 	/*line bwd128.go:212*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
 	/*line bwd128.go:213*/ var dka, dva [16]kernel.FragC
 	/*line bwd128.go:214*/ keyA := k0 + warp*16 + g
 	/*line bwd128.go:215*/ for i := i0; i < nq; i++ {
-		/*line bwd128.go:215*/ kernel.Loop(t, &gocuSite380)
+		/*line bwd128.go:215*/ kernel.Loop(t, &gocuSite455)
 		/*line bwd128.go:216*/ if causal && i == i0 || i >= nfull {
 			/*line bwd128.go:217*/ dka, dva = gocuChecked_bwdKV128Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
 		} else {
@@ -3153,26 +3767,26 @@ func gocuChecked_bwdKV128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line bwd128.go:224*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
 	/*line bwd128.go:225*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
 	/*line bwd128.go:227*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwd128.go:227*/ kernel.Loop(t, &gocuSite381)
+		/*line bwd128.go:227*/ kernel.Loop(t, &gocuSite456)
 		/*line bwd128.go:228*/ col := int(dt*8 + 2*qd)
 		/*line bwd128.go:229*/ if keyA < seq {
 			/*line bwd128.go:230*/ {
-				/*line bwd128.go:230*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite224)][:], int(0), &gocuSite224, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite225)][:], int(1), &gocuSite225, kernel.Read)*scale)
-				/*line bwd128.go:230*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite226, kernel.Write) = gocuV2
+				/*line bwd128.go:230*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite258)][:], int(0), &gocuSite258, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite259)][:], int(1), &gocuSite259, kernel.Read)*scale)
+				/*line bwd128.go:230*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite260, kernel.Write) = gocuV2
 			}
 			/*line bwd128.go:231*/ {
-				/*line bwd128.go:231*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite227)][:], int(0), &gocuSite227, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite228)][:], int(1), &gocuSite228, kernel.Read))
-				/*line bwd128.go:231*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite229, kernel.Write) = gocuV3
+				/*line bwd128.go:231*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite261)][:], int(0), &gocuSite261, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite262)][:], int(1), &gocuSite262, kernel.Read))
+				/*line bwd128.go:231*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite263, kernel.Write) = gocuV3
 			}
 		}
 		/*line bwd128.go:233*/ if keyA+8 < seq {
 			/*line bwd128.go:234*/ {
-				/*line bwd128.go:234*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite230)][:], int(2), &gocuSite230, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite231)][:], int(3), &gocuSite231, kernel.Read)*scale)
-				/*line bwd128.go:234*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite232, kernel.Write) = gocuV4
+				/*line bwd128.go:234*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite264)][:], int(2), &gocuSite264, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite265)][:], int(3), &gocuSite265, kernel.Read)*scale)
+				/*line bwd128.go:234*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite266, kernel.Write) = gocuV4
 			}
 			/*line bwd128.go:235*/ {
-				/*line bwd128.go:235*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite233)][:], int(2), &gocuSite233, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite234)][:], int(3), &gocuSite234, kernel.Read))
-				/*line bwd128.go:235*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite235, kernel.Write) = gocuV5
+				/*line bwd128.go:235*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite267)][:], int(2), &gocuSite267, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite268)][:], int(3), &gocuSite268, kernel.Read))
+				/*line bwd128.go:235*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite269, kernel.Write) = gocuV5
 			}
 		}
 	}
@@ -3209,18 +3823,18 @@ func gocuChecked_bwdQ64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwd64.go:60*/ var l2, dr [2]float32
 	/*line bwd64.go:61*/ lim := [2]int32{seq, seq}
 	/*line bwd64.go:63*/ for hh := int32(0); hh < 2; hh++ {
-		/*line bwd64.go:63*/ kernel.Loop(t, &gocuSite382)
+		/*line bwd64.go:63*/ kernel.Loop(t, &gocuSite457)
 		/*line bwd64.go:64*/ if r := rowA + 8*hh; r < seq {
 			/*line bwd64.go:65*/ {
-				/*line bwd64.go:65*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite240, kernel.Read) * log2e
-				/*line bwd64.go:65*/ *kernel.At(t, l2[:], int(hh), &gocuSite241, kernel.Write) = gocuV1
+				/*line bwd64.go:65*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite274, kernel.Read) * log2e
+				/*line bwd64.go:65*/ *kernel.At(t, l2[:], int(hh), &gocuSite275, kernel.Write) = gocuV1
 			}
 			/*line bwd64.go:66*/ {
-				/*line bwd64.go:66*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite242, kernel.Read)
-				/*line bwd64.go:66*/ *kernel.At(t, dr[:], int(hh), &gocuSite243, kernel.Write) = gocuV2
+				/*line bwd64.go:66*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite276, kernel.Read)
+				/*line bwd64.go:66*/ *kernel.At(t, dr[:], int(hh), &gocuSite277, kernel.Write) = gocuV2
 			}
 			/*line bwd64.go:67*/ if causal {
-				/*line bwd64.go:68*/ *kernel.At(t, lim[:], int(hh), &gocuSite244, kernel.Write) = r + 1
+				/*line bwd64.go:68*/ *kernel.At(t, lim[:], int(hh), &gocuSite278, kernel.Write) = r + 1
 			}
 		}
 	}
@@ -3229,39 +3843,39 @@ func gocuChecked_bwdQ64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwd64.go:75*/ var qf [4]kernel.FragA
 	/*line bwd64.go:76*/ lr, lc := lane%16, lane/16
 	/*line bwd64.go:78*/ for ks := int32(0); ks < d64/16; ks++ {
-		/*line bwd64.go:78*/ kernel.Loop(t, &gocuSite383)
+		/*line bwd64.go:78*/ kernel.Loop(t, &gocuSite458)
 		/*line bwd64.go:79*/ r := warp*16 + lr
 		/*line bwd64.go:80*/ ch := ks*2 + lc
 		/*line bwd64.go:81*/ {
 			/*line bwd64.go:81*/ var gocuV3 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d64+(ch^(r&7))*8:])
-			/*line bwd64.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite246, kernel.Write) = gocuV3
+			/*line bwd64.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite280, kernel.Write) = gocuV3
 		}
 	}
 	/*line bwd64.go:83*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
 	/*line bwd64.go:85*/ var acc [8]kernel.FragC
 	/*line bwd64.go:86*/ for j := int32(0); j < nfull; j++ {
-		/*line bwd64.go:86*/ kernel.Loop(t, &gocuSite384)
+		/*line bwd64.go:86*/ kernel.Loop(t, &gocuSite459)
 		/*line bwd64.go:87*/ acc = gocuChecked_bwdQ64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
 	}
 	/*line bwd64.go:89*/ for j := nfull; j < ntiles; j++ {
-		/*line bwd64.go:89*/ kernel.Loop(t, &gocuSite385)
+		/*line bwd64.go:89*/ kernel.Loop(t, &gocuSite460)
 		/*line bwd64.go:90*/ acc = gocuChecked_bwdQ64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
 	}
 	/*line bwd64.go:93*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
 	/*line bwd64.go:94*/ head := gocuChecked_layout_head(t, dql, b32, heads)
 	/*line bwd64.go:96*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line bwd64.go:96*/ kernel.Loop(t, &gocuSite386)
+		/*line bwd64.go:96*/ kernel.Loop(t, &gocuSite461)
 		/*line bwd64.go:97*/ col := int(dt*8 + 2*qd)
 		/*line bwd64.go:98*/ if rowA < seq {
 			/*line bwd64.go:99*/ {
-				/*line bwd64.go:99*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite248)][:], int(0), &gocuSite248, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite249)][:], int(1), &gocuSite249, kernel.Read)*scale)
-				/*line bwd64.go:99*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite250, kernel.Write) = gocuV4
+				/*line bwd64.go:99*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite282)][:], int(0), &gocuSite282, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite283)][:], int(1), &gocuSite283, kernel.Read)*scale)
+				/*line bwd64.go:99*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite284, kernel.Write) = gocuV4
 			}
 		}
 		/*line bwd64.go:101*/ if rowA+8 < seq {
 			/*line bwd64.go:102*/ {
-				/*line bwd64.go:102*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite251)][:], int(2), &gocuSite251, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite252)][:], int(3), &gocuSite252, kernel.Read)*scale)
-				/*line bwd64.go:102*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite253, kernel.Write) = gocuV5
+				/*line bwd64.go:102*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite285)][:], int(2), &gocuSite285, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite286)][:], int(3), &gocuSite286, kernel.Read)*scale)
+				/*line bwd64.go:102*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite287, kernel.Write) = gocuV5
 			}
 		}
 	}
@@ -3294,13 +3908,13 @@ func gocuChecked_bwdKV64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd64.go:211*/ kernel.CpAsyncCommit(t)
 	/*line bwd64.go:212*/ {
 		/*line bwd64.go:212*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*tileQ, tid)
-		/*line bwd64.go:212*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite259, kernel.Write) = gocuV1
+		/*line bwd64.go:212*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite293, kernel.Write) = gocuV1
 	}
 	/*line bwd64.go:214*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
 	/*line bwd64.go:215*/ var dka, dva [8]kernel.FragC
 	/*line bwd64.go:216*/ keyA := k0 + warp*16 + g
 	/*line bwd64.go:217*/ for i := i0; i < nq; i++ {
-		/*line bwd64.go:217*/ kernel.Loop(t, &gocuSite387)
+		/*line bwd64.go:217*/ kernel.Loop(t, &gocuSite462)
 		/*line bwd64.go:218*/ if causal && i == i0 || i >= nfull {
 			/*line bwd64.go:219*/ dka, dva = gocuChecked_bwdKV64Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
 		} else {
@@ -3311,26 +3925,26 @@ func gocuChecked_bwdKV64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd64.go:226*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
 	/*line bwd64.go:227*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
 	/*line bwd64.go:229*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line bwd64.go:229*/ kernel.Loop(t, &gocuSite388)
+		/*line bwd64.go:229*/ kernel.Loop(t, &gocuSite463)
 		/*line bwd64.go:230*/ col := int(dt*8 + 2*qd)
 		/*line bwd64.go:231*/ if keyA < seq {
 			/*line bwd64.go:232*/ {
-				/*line bwd64.go:232*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite262)][:], int(0), &gocuSite262, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite263)][:], int(1), &gocuSite263, kernel.Read)*scale)
-				/*line bwd64.go:232*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite264, kernel.Write) = gocuV2
+				/*line bwd64.go:232*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite296)][:], int(0), &gocuSite296, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite297)][:], int(1), &gocuSite297, kernel.Read)*scale)
+				/*line bwd64.go:232*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite298, kernel.Write) = gocuV2
 			}
 			/*line bwd64.go:233*/ {
-				/*line bwd64.go:233*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite265)][:], int(0), &gocuSite265, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite266)][:], int(1), &gocuSite266, kernel.Read))
-				/*line bwd64.go:233*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite267, kernel.Write) = gocuV3
+				/*line bwd64.go:233*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite299)][:], int(0), &gocuSite299, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite300)][:], int(1), &gocuSite300, kernel.Read))
+				/*line bwd64.go:233*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite301, kernel.Write) = gocuV3
 			}
 		}
 		/*line bwd64.go:235*/ if keyA+8 < seq {
 			/*line bwd64.go:236*/ {
-				/*line bwd64.go:236*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite268)][:], int(2), &gocuSite268, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite269)][:], int(3), &gocuSite269, kernel.Read)*scale)
-				/*line bwd64.go:236*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite270, kernel.Write) = gocuV4
+				/*line bwd64.go:236*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite302)][:], int(2), &gocuSite302, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite303)][:], int(3), &gocuSite303, kernel.Read)*scale)
+				/*line bwd64.go:236*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite304, kernel.Write) = gocuV4
 			}
 			/*line bwd64.go:237*/ {
-				/*line bwd64.go:237*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite271)][:], int(2), &gocuSite271, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite272)][:], int(3), &gocuSite272, kernel.Read))
-				/*line bwd64.go:237*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite273, kernel.Write) = gocuV5
+				/*line bwd64.go:237*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite305)][:], int(2), &gocuSite305, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite306)][:], int(3), &gocuSite306, kernel.Read))
+				/*line bwd64.go:237*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite307, kernel.Write) = gocuV5
 			}
 		}
 	}
@@ -3366,12 +3980,12 @@ func gocuChecked_fwd128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line fwd128.go:75*/ var qf [8]kernel.FragA
 	/*line fwd128.go:76*/ lr, lc := lane%16, lane/16
 	/*line fwd128.go:78*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line fwd128.go:78*/ kernel.Loop(t, &gocuSite389)
+		/*line fwd128.go:78*/ kernel.Loop(t, &gocuSite464)
 		/*line fwd128.go:79*/ r := warp*16 + lr
 		/*line fwd128.go:80*/ ch := ks*2 + lc
 		/*line fwd128.go:81*/ {
 			/*line fwd128.go:81*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d128+(ch^(r&7))*8:])
-			/*line fwd128.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite278, kernel.Write) = gocuV1
+			/*line fwd128.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite312, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd128.go:83*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
@@ -3385,50 +3999,50 @@ func gocuChecked_fwd128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 		/*line fwd128.go:92*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
 	}
 	/*line fwd128.go:94*/ for j := int32(0); j < nfull; j++ {
-		/*line fwd128.go:94*/ kernel.Loop(t, &gocuSite390)
+		/*line fwd128.go:94*/ kernel.Loop(t, &gocuSite465)
 		/*line fwd128.go:95*/ acc, mx, sum = gocuChecked_fwd128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
 	}
 	/*line fwd128.go:97*/ for j := nfull; j < ntiles; j++ {
-		/*line fwd128.go:97*/ kernel.Loop(t, &gocuSite391)
+		/*line fwd128.go:97*/ kernel.Loop(t, &gocuSite466)
 		/*line fwd128.go:98*/ acc, mx, sum = gocuChecked_fwd128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
 	}
 	/*line fwd128.go:103*/ var inv [2]float32
 	/*line fwd128.go:105*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd128.go:105*/ kernel.Loop(t, &gocuSite392)
+		/*line fwd128.go:105*/ kernel.Loop(t, &gocuSite467)
 		/*line fwd128.go:106*/ {
-			/*line fwd128.go:106*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite279, kernel.Read), 1)
-			/*line fwd128.go:106*/ *kernel.At(t, sum[:], int(hh), &gocuSite280, kernel.ReadWrite) += gocuV2
+			/*line fwd128.go:106*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite313, kernel.Read), 1)
+			/*line fwd128.go:106*/ *kernel.At(t, sum[:], int(hh), &gocuSite314, kernel.ReadWrite) += gocuV2
 		}
 		/*line fwd128.go:107*/ {
-			/*line fwd128.go:107*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite281, kernel.Read), 2)
-			/*line fwd128.go:107*/ *kernel.At(t, sum[:], int(hh), &gocuSite282, kernel.ReadWrite) += gocuV3
+			/*line fwd128.go:107*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite315, kernel.Read), 2)
+			/*line fwd128.go:107*/ *kernel.At(t, sum[:], int(hh), &gocuSite316, kernel.ReadWrite) += gocuV3
 		}
 		/*line fwd128.go:108*/ {
-			/*line fwd128.go:108*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite283, kernel.Read)
-			/*line fwd128.go:108*/ *kernel.At(t, inv[:], int(hh), &gocuSite284, kernel.Write) = gocuV4
+			/*line fwd128.go:108*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite317, kernel.Read)
+			/*line fwd128.go:108*/ *kernel.At(t, inv[:], int(hh), &gocuSite318, kernel.Write) = gocuV4
 		}
 		/*line fwd128.go:109*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
 			/*line fwd128.go:110*/ {
-				/*line fwd128.go:110*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite285, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite286, kernel.Read))) * ln2
-				/*line fwd128.go:110*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite287, kernel.Write) = gocuV5
+				/*line fwd128.go:110*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite319, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite320, kernel.Read))) * ln2
+				/*line fwd128.go:110*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite321, kernel.Write) = gocuV5
 			}
 		}
 	}
 	/*line fwd128.go:113*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	/*line fwd128.go:114*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
 	/*line fwd128.go:116*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line fwd128.go:116*/ kernel.Loop(t, &gocuSite393)
+		/*line fwd128.go:116*/ kernel.Loop(t, &gocuSite468)
 		/*line fwd128.go:117*/ col := int(dt*8 + 2*qd)
 		/*line fwd128.go:118*/ if rowA < seq {
 			/*line fwd128.go:119*/ {
-				/*line fwd128.go:119*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite289)][:], int(0), &gocuSite289, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite290, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite291)][:], int(1), &gocuSite291, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite292, kernel.Read))
-				/*line fwd128.go:119*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite293, kernel.Write) = gocuV6
+				/*line fwd128.go:119*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite323)][:], int(0), &gocuSite323, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite324, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite325)][:], int(1), &gocuSite325, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite326, kernel.Read))
+				/*line fwd128.go:119*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite327, kernel.Write) = gocuV6
 			}
 		}
 		/*line fwd128.go:121*/ if rowA+8 < seq {
 			/*line fwd128.go:122*/ {
-				/*line fwd128.go:122*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite294)][:], int(2), &gocuSite294, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite295, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite296)][:], int(3), &gocuSite296, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite297, kernel.Read))
-				/*line fwd128.go:122*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite298, kernel.Write) = gocuV7
+				/*line fwd128.go:122*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite328)][:], int(2), &gocuSite328, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite329, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite330)][:], int(3), &gocuSite330, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite331, kernel.Read))
+				/*line fwd128.go:122*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite332, kernel.Write) = gocuV7
 			}
 		}
 	}
@@ -3464,12 +4078,12 @@ func gocuChecked_fwd64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat1
 	/*line fwd64.go:77*/ var qf [4]kernel.FragA
 	/*line fwd64.go:78*/ lr, lc := lane%16, lane/16
 	/*line fwd64.go:80*/ for ks := int32(0); ks < d64/16; ks++ {
-		/*line fwd64.go:80*/ kernel.Loop(t, &gocuSite394)
+		/*line fwd64.go:80*/ kernel.Loop(t, &gocuSite469)
 		/*line fwd64.go:81*/ r := warp*16 + lr
 		/*line fwd64.go:82*/ ch := ks*2 + lc
 		/*line fwd64.go:83*/ {
 			/*line fwd64.go:83*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d64+(ch^(r&7))*8:])
-			/*line fwd64.go:83*/ *kernel.At(t, qf[:], int(ks), &gocuSite303, kernel.Write) = gocuV1
+			/*line fwd64.go:83*/ *kernel.At(t, qf[:], int(ks), &gocuSite337, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd64.go:85*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
@@ -3483,50 +4097,213 @@ func gocuChecked_fwd64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat1
 		/*line fwd64.go:94*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
 	}
 	/*line fwd64.go:96*/ for j := int32(0); j < nfull; j++ {
-		/*line fwd64.go:96*/ kernel.Loop(t, &gocuSite395)
+		/*line fwd64.go:96*/ kernel.Loop(t, &gocuSite470)
 		/*line fwd64.go:97*/ acc, mx, sum = gocuChecked_fwd64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
 	}
 	/*line fwd64.go:99*/ for j := nfull; j < ntiles; j++ {
-		/*line fwd64.go:99*/ kernel.Loop(t, &gocuSite396)
+		/*line fwd64.go:99*/ kernel.Loop(t, &gocuSite471)
 		/*line fwd64.go:100*/ acc, mx, sum = gocuChecked_fwd64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
 	}
 	/*line fwd64.go:105*/ var inv [2]float32
 	/*line fwd64.go:107*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd64.go:107*/ kernel.Loop(t, &gocuSite397)
+		/*line fwd64.go:107*/ kernel.Loop(t, &gocuSite472)
 		/*line fwd64.go:108*/ {
-			/*line fwd64.go:108*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite304, kernel.Read), 1)
-			/*line fwd64.go:108*/ *kernel.At(t, sum[:], int(hh), &gocuSite305, kernel.ReadWrite) += gocuV2
+			/*line fwd64.go:108*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite338, kernel.Read), 1)
+			/*line fwd64.go:108*/ *kernel.At(t, sum[:], int(hh), &gocuSite339, kernel.ReadWrite) += gocuV2
 		}
 		/*line fwd64.go:109*/ {
-			/*line fwd64.go:109*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite306, kernel.Read), 2)
-			/*line fwd64.go:109*/ *kernel.At(t, sum[:], int(hh), &gocuSite307, kernel.ReadWrite) += gocuV3
+			/*line fwd64.go:109*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite340, kernel.Read), 2)
+			/*line fwd64.go:109*/ *kernel.At(t, sum[:], int(hh), &gocuSite341, kernel.ReadWrite) += gocuV3
 		}
 		/*line fwd64.go:110*/ {
-			/*line fwd64.go:110*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite308, kernel.Read)
-			/*line fwd64.go:110*/ *kernel.At(t, inv[:], int(hh), &gocuSite309, kernel.Write) = gocuV4
+			/*line fwd64.go:110*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite342, kernel.Read)
+			/*line fwd64.go:110*/ *kernel.At(t, inv[:], int(hh), &gocuSite343, kernel.Write) = gocuV4
 		}
 		/*line fwd64.go:111*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
 			/*line fwd64.go:112*/ {
-				/*line fwd64.go:112*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite310, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite311, kernel.Read))) * ln2
-				/*line fwd64.go:112*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite312, kernel.Write) = gocuV5
+				/*line fwd64.go:112*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite344, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite345, kernel.Read))) * ln2
+				/*line fwd64.go:112*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite346, kernel.Write) = gocuV5
 			}
 		}
 	}
 	/*line fwd64.go:115*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	/*line fwd64.go:116*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
 	/*line fwd64.go:118*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line fwd64.go:118*/ kernel.Loop(t, &gocuSite398)
+		/*line fwd64.go:118*/ kernel.Loop(t, &gocuSite473)
 		/*line fwd64.go:119*/ col := int(dt*8 + 2*qd)
 		/*line fwd64.go:120*/ if rowA < seq {
 			/*line fwd64.go:121*/ {
-				/*line fwd64.go:121*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite314)][:], int(0), &gocuSite314, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite315, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite316)][:], int(1), &gocuSite316, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite317, kernel.Read))
-				/*line fwd64.go:121*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite318, kernel.Write) = gocuV6
+				/*line fwd64.go:121*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite348)][:], int(0), &gocuSite348, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite349, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite350)][:], int(1), &gocuSite350, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite351, kernel.Read))
+				/*line fwd64.go:121*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite352, kernel.Write) = gocuV6
 			}
 		}
 		/*line fwd64.go:123*/ if rowA+8 < seq {
 			/*line fwd64.go:124*/ {
-				/*line fwd64.go:124*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite319)][:], int(2), &gocuSite319, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite320, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite321)][:], int(3), &gocuSite321, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite322, kernel.Read))
-				/*line fwd64.go:124*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite323, kernel.Write) = gocuV7
+				/*line fwd64.go:124*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite353)][:], int(2), &gocuSite353, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite354, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite355)][:], int(3), &gocuSite355, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite356, kernel.Read))
+				/*line fwd64.go:124*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite357, kernel.Write) = gocuV7
+			}
+		}
+	}
+}
+
+// gocuChecked_fwd128WG is the checked copy of attn.fwd128WG (fwdwg.go:51).
+func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, lse []float32, ql layout, kl layout, vl layout, ol layout, heads int32, seq int32, scale float32, causal bool) {
+	/*line fwdwg.go:52*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line fwdwg.go:53*/ tid := t.ThreadIdx.X
+	/*line fwdwg.go:54*/ wg := tid / 128
+	/*line fwdwg.go:55*/ lane := tid % 32
+	/*line fwdwg.go:56*/ g := lane / 4
+	/*line fwdwg.go:57*/ qtile := t.BlockIdx.X
+	/*line fwdwg.go:58*/ if causal {
+		/*line fwdwg.go:59*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
+	}
+	/*line fwdwg.go:61*/ q0 := qtile * wgRows
+	/*line fwdwg.go:62*/ bh := int(t.BlockIdx.Y)
+	/*line fwdwg.go:63*/ qh, kh, vh := q[gocuChecked_layout_head(t, ql, int32(bh), heads):], k[gocuChecked_layout_head(t, kl, int32(bh), heads):], v[gocuChecked_layout_head(t, vl, int32(bh), heads):]
+	/*line fwdwg.go:64*/ sl2 := scale * log2e
+	/*line fwdwg.go:69*/ cr, cc := tid/16, tid%16
+	/*line fwdwg.go:70*/ soff := (cc/8)*wgHalf + cr*64 + ((cc%8)^(cr&7))*8
+	/*line fwdwg.go:71*/ ntiles, nfull := (seq+wgKeys-1)/wgKeys, seq/wgKeys
+	/*line fwdwg.go:72*/ if causal {
+		/*line fwdwg.go:73*/ ntiles = min(ntiles, (q0+wgRows+wgKeys-1)/wgKeys)
+		/*line fwdwg.go:74*/ nfull = min(nfull, q0/wgKeys)
+	}
+	/*line fwdwg.go:76*/ gocuChecked_loadWG(t, sm, 0, qh, ql.S, q0, seq, soff, cr, cc)
+	/*line fwdwg.go:77*/ gocuChecked_loadWG(t, sm, wgKV, kh, kl.S, 0, seq, soff, cr, cc)
+	/*line fwdwg.go:78*/ gocuChecked_loadWG(t, sm, wgKV+wgTile, vh, vl.S, 0, seq, soff, cr, cc)
+	/*line fwdwg.go:79*/ kernel.CpAsyncCommit(t)
+	/*line fwdwg.go:85*/ dq := kernel.WGDescriptor(t, sm[wg*64*64:], kernel.WGSwizzle128, 16, 1024)
+	/*line fwdwg.go:86*/ dk := kernel.WGDescriptor(t, sm[wgKV:], kernel.WGSwizzle128, 16, 1024)
+	/*line fwdwg.go:87*/ dv := kernel.WGDescriptor(t, sm[wgKV+wgTile:], kernel.WGSwizzle128, wgHalf*2, 1024)
+	/*line fwdwg.go:89*/ negInf := float32(math.Inf(-1))
+	/*line fwdwg.go:90*/ mx := [2]float32{negInf, negInf}
+	/*line fwdwg.go:91*/ sum := [2]float32{0, 0}
+	/*line fwdwg.go:92*/ rowA := q0 + wg*64 + (tid/32)%4*16 + g
+	/*line fwdwg.go:93*/ lim := [2]int32{seq, seq}
+	/*line fwdwg.go:94*/ if causal {
+		/*line fwdwg.go:95*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
+	}
+	/*line fwdwg.go:99*/ kernel.CpAsyncWait(t, 0)
+	/*line fwdwg.go:100*/ kernel.FenceProxyAsync(t)
+	/*line fwdwg.go:101*/ t.SyncThreads()
+	/*line fwdwg.go:102*/ if ntiles > 1 {
+		/*line fwdwg.go:103*/ gocuChecked_loadWG(t, sm, wgKV+2*wgTile, kh, kl.S, wgKeys, seq, soff, cr, cc)
+		/*line fwdwg.go:104*/ gocuChecked_loadWG(t, sm, wgKV+3*wgTile, vh, vl.S, wgKeys, seq, soff, cr, cc)
+	}
+	/*line fwdwg.go:106*/ kernel.CpAsyncCommit(t)
+	/*line fwdwg.go:107*/ var s, acc kernel.WGAcc128
+	/*line fwdwg.go:108*/ kernel.WGFence(t)
+	/*line fwdwg.go:110*/ for ks := int32(0); ks < d128/16; ks++ {
+		/*line fwdwg.go:110*/ kernel.Loop(t, &gocuSite474)
+		/*line fwdwg.go:111*/ kernel.WGMMABF16(t, &s, dq+gocuChecked_wgStep(t, ks), dk+gocuChecked_wgStep(t, ks), false, ks > 0)
+	}
+	/*line fwdwg.go:113*/ kernel.WGCommit(t)
+	/*line fwdwg.go:114*/ kernel.WGWait(t, 0, &s)
+	/*line fwdwg.go:115*/ var corr [2]float32
+	/*line fwdwg.go:116*/ if nfull > 0 {
+		/*line fwdwg.go:117*/ s, mx, sum, corr = gocuChecked_softmaxWG(t, s, mx, sum, 0, lim, sl2, false)
+	} else {
+		/*line fwdwg.go:119*/ s, mx, sum, corr = gocuChecked_softmaxWG(t, s, mx, sum, 0, lim, sl2, true)
+	}
+	/*line fwdwg.go:121*/ p := gocuChecked_packP(t, s)
+	/*line fwdwg.go:123*/ for j := int32(1); j < ntiles; j++ {
+		/*line fwdwg.go:123*/ kernel.Loop(t, &gocuSite475)
+		/*line fwdwg.go:124*/ kernel.CpAsyncWait(t, 0)
+		/*line fwdwg.go:125*/ kernel.FenceProxyAsync(t)
+		/*line fwdwg.go:126*/ t.SyncThreads()
+		/*line fwdwg.go:127*/ if j+1 < ntiles {
+			/*line fwdwg.go:128*/ nb := wgKV + ((j+1)%wgStages)*2*wgTile
+			/*line fwdwg.go:129*/ gocuChecked_loadWG(t, sm, nb, kh, kl.S, (j+1)*wgKeys, seq, soff, cr, cc)
+			/*line fwdwg.go:130*/ gocuChecked_loadWG(t, sm, nb+wgTile, vh, vl.S, (j+1)*wgKeys, seq, soff, cr, cc)
+		}
+		/*line fwdwg.go:132*/ kernel.CpAsyncCommit(t)
+		/*line fwdwg.go:136*/ st := kernel.WGDesc(j%wgStages) * (2 * wgTile * 2 / 16)
+		/*line fwdwg.go:137*/ pst := kernel.WGDesc((j-1)%wgStages) * (2 * wgTile * 2 / 16)
+		/*line fwdwg.go:138*/ kernel.WGFence(t)
+		/*line fwdwg.go:140*/ for ks := int32(0); ks < d128/16; ks++ {
+			/*line fwdwg.go:140*/ kernel.Loop(t, &gocuSite476)
+			/*line fwdwg.go:141*/ kernel.WGMMABF16(t, &s, dq+gocuChecked_wgStep(t, ks), dk+st+gocuChecked_wgStep(t, ks), false, ks > 0)
+		}
+		/*line fwdwg.go:143*/ kernel.WGCommit(t)
+		/*line fwdwg.go:145*/ for ks := int32(0); ks < wgKeys/16; ks++ {
+			/*line fwdwg.go:145*/ kernel.Loop(t, &gocuSite477)
+			/*line fwdwg.go:146*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite364, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
+		}
+		/*line fwdwg.go:148*/ kernel.WGCommit(t)
+		/*line fwdwg.go:149*/ kernel.WGWait(t, 1, &s)
+		/*line fwdwg.go:150*/ if j < nfull {
+			/*line fwdwg.go:151*/ s, mx, sum, corr = gocuChecked_softmaxWG(t, s, mx, sum, j, lim, sl2, false)
+		} else {
+			/*line fwdwg.go:153*/ s, mx, sum, corr = gocuChecked_softmaxWG(t, s, mx, sum, j, lim, sl2, true)
+		}
+		/*line fwdwg.go:155*/ kernel.WGWait(t, 0, &acc)
+		/*line fwdwg.go:157*/ for i := 0; i < 64; i += 4 {
+			/*line fwdwg.go:157*/ kernel.Loop(t, &gocuSite478)
+			/*line fwdwg.go:158*/ {
+				/*line fwdwg.go:158*/ var gocuV1 float32 = *kernel.At(t, corr[:], int(0), &gocuSite365, kernel.Read)
+				/*line fwdwg.go:158*/ *kernel.At(t, acc[:], int(i), &gocuSite366, kernel.ReadWrite) *= gocuV1
+			}
+			/*line fwdwg.go:159*/ {
+				/*line fwdwg.go:159*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(0), &gocuSite367, kernel.Read)
+				/*line fwdwg.go:159*/ *kernel.At(t, acc[:], int(i+1), &gocuSite368, kernel.ReadWrite) *= gocuV2
+			}
+			/*line fwdwg.go:160*/ {
+				/*line fwdwg.go:160*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(1), &gocuSite369, kernel.Read)
+				/*line fwdwg.go:160*/ *kernel.At(t, acc[:], int(i+2), &gocuSite370, kernel.ReadWrite) *= gocuV3
+			}
+			/*line fwdwg.go:161*/ {
+				/*line fwdwg.go:161*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(1), &gocuSite371, kernel.Read)
+				/*line fwdwg.go:161*/ *kernel.At(t, acc[:], int(i+3), &gocuSite372, kernel.ReadWrite) *= gocuV4
+			}
+		}
+		/*line fwdwg.go:163*/ p = gocuChecked_packP(t, s)
+	}
+	/*line fwdwg.go:165*/ kernel.WGFence(t)
+	/*line fwdwg.go:166*/ pst := kernel.WGDesc((ntiles-1)%wgStages) * (2 * wgTile * 2 / 16)
+	/*line fwdwg.go:168*/ for ks := int32(0); ks < wgKeys/16; ks++ {
+		/*line fwdwg.go:168*/ kernel.Loop(t, &gocuSite479)
+		/*line fwdwg.go:169*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite373, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
+	}
+	/*line fwdwg.go:171*/ kernel.WGCommit(t)
+	/*line fwdwg.go:172*/ kernel.WGWait(t, 0, &acc)
+	/*line fwdwg.go:176*/ qd := lane % 4
+	/*line fwdwg.go:177*/ var inv [2]float32
+	/*line fwdwg.go:179*/ for hh := 0; hh < 2; hh++ {
+		/*line fwdwg.go:179*/ kernel.Loop(t, &gocuSite480)
+		/*line fwdwg.go:180*/ {
+			/*line fwdwg.go:180*/ var gocuV5 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite374, kernel.Read), 1)
+			/*line fwdwg.go:180*/ *kernel.At(t, sum[:], int(hh), &gocuSite375, kernel.ReadWrite) += gocuV5
+		}
+		/*line fwdwg.go:181*/ {
+			/*line fwdwg.go:181*/ var gocuV6 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite376, kernel.Read), 2)
+			/*line fwdwg.go:181*/ *kernel.At(t, sum[:], int(hh), &gocuSite377, kernel.ReadWrite) += gocuV6
+		}
+		/*line fwdwg.go:182*/ {
+			/*line fwdwg.go:182*/ var gocuV7 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite378, kernel.Read)
+			/*line fwdwg.go:182*/ *kernel.At(t, inv[:], int(hh), &gocuSite379, kernel.Write) = gocuV7
+		}
+		/*line fwdwg.go:183*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
+			/*line fwdwg.go:184*/ {
+				/*line fwdwg.go:184*/ var gocuV8 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite380, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite381, kernel.Read))) * ln2
+				/*line fwdwg.go:184*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite382, kernel.Write) = gocuV8
+			}
+		}
+	}
+	/*line fwdwg.go:187*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
+	/*line fwdwg.go:188*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
+	/*line fwdwg.go:190*/ for dt := int32(0); dt < d128/8; dt++ {
+		/*line fwdwg.go:190*/ kernel.Loop(t, &gocuSite481)
+		/*line fwdwg.go:191*/ col := int(dt*8 + 2*qd)
+		/*line fwdwg.go:192*/ if rowA < seq {
+			/*line fwdwg.go:193*/ {
+				/*line fwdwg.go:193*/ var gocuV9 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt), &gocuSite384, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite385, kernel.Read), *kernel.At(t, acc[:], int(4*dt+1), &gocuSite386, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite387, kernel.Read))
+				/*line fwdwg.go:193*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite388, kernel.Write) = gocuV9
+			}
+		}
+		/*line fwdwg.go:195*/ if rowA+8 < seq {
+			/*line fwdwg.go:196*/ {
+				/*line fwdwg.go:196*/ var gocuV10 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt+2), &gocuSite389, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite390, kernel.Read), *kernel.At(t, acc[:], int(4*dt+3), &gocuSite391, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite392, kernel.Read))
+				/*line fwdwg.go:196*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite393, kernel.Write) = gocuV10
 			}
 		}
 	}
@@ -3546,15 +4323,15 @@ func gocuChecked_bwdPrep(t *kernel.Thread, o []kernel.BFloat16, do []kernel.BFlo
 	/*line prep.go:22*/ db := (gocuChecked_layout_head(t, dol, bh, heads) + int(r)*int(dol.S)) / 2
 	/*line prep.go:23*/ var s float32
 	/*line prep.go:24*/ for c := lane; c < dim/2; c += 32 {
-		/*line prep.go:24*/ kernel.Loop(t, &gocuSite399)
-		/*line prep.go:25*/ a, b := *kernel.At(t, o2, int(ob+int(c)), &gocuSite328, kernel.Read), *kernel.At(t, do2, int(db+int(c)), &gocuSite329, kernel.Read)
+		/*line prep.go:24*/ kernel.Loop(t, &gocuSite482)
+		/*line prep.go:25*/ a, b := *kernel.At(t, o2, int(ob+int(c)), &gocuSite398, kernel.Read), *kernel.At(t, do2, int(db+int(c)), &gocuSite399, kernel.Read)
 		/*line prep.go:26*/ s += a.X.Float32()*b.X.Float32() + a.Y.Float32()*b.Y.Float32()
 	}
 	/*line prep.go:29*/ for m := int32(16); m > 0; m /= 2 {
-		/*line prep.go:29*/ kernel.Loop(t, &gocuSite400)
+		/*line prep.go:29*/ kernel.Loop(t, &gocuSite483)
 		/*line prep.go:30*/ s += kernel.ShflXor(t, kernel.FullMask, s, m)
 	}
 	/*line prep.go:32*/ if lane == 0 {
-		/*line prep.go:33*/ *kernel.At(t, dvec, int(row), &gocuSite330, kernel.Write) = s
+		/*line prep.go:33*/ *kernel.At(t, dvec, int(row), &gocuSite400, kernel.Write) = s
 	}
 }

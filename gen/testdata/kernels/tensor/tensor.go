@@ -131,7 +131,8 @@ func FastExp2(t *kernel.Thread, x, y []float32) {
 }
 
 // WGTile is one warpgroup's 64 x 128 x 16 product through shared memory
-// with the warpgroup MMA (compiled, not run: the PTX check).
+// with the warpgroup MMA, and A from registers (compiled, not run: the
+// PTX check).
 //
 //gocu:kernel
 func WGTile(t *kernel.Thread, a, b []kernel.BFloat16, c []float32) {
@@ -149,6 +150,9 @@ func WGTile(t *kernel.Thread, a, b []kernel.BFloat16, c []float32) {
 	kernel.WGFence(t)
 	kernel.WGMMABF16(t, &acc, da, db, true, false)
 	kernel.WGMMAF16(t, &acc2, da+2, db, false, true)
+	fa := kernel.FragA{uint32(i), uint32(i) << 16, 1, 2}
+	kernel.WGMMABF16RS(t, &acc, fa, db+4, true, true)
+	kernel.WGMMAF16RS(t, &acc2, fa, db, false, true)
 	kernel.WGCommit(t)
 	kernel.WGWait(t, 1, &acc)
 	kernel.WGWait(t, 0, &acc2)

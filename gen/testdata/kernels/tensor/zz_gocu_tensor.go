@@ -487,6 +487,60 @@ template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_n256(gocu_array
   __trap();
 #endif
 }
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_rs_n64(gocu_array<float, 32>& d, gocu_array<unsigned int, 4> a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %37, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, %38; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_rs_n128(gocu_array<float, 64>& d, gocu_array<unsigned int, 4> a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %69, 0; wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, %70; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_bf16_rs_n256(gocu_array<float, 128>& d, gocu_array<unsigned int, 4> a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %133, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, %134; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]), "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]), "+f"(d.v[103]), "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]), "+f"(d.v[127])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_rs_n64(gocu_array<float, 32>& d, gocu_array<unsigned int, 4> a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %37, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, %38; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_rs_n128(gocu_array<float, 64>& d, gocu_array<unsigned int, 4> a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %69, 0; wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, %70; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
+template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_rs_n256(gocu_array<float, 128>& d, gocu_array<unsigned int, 4> a, unsigned long long b, bool acc) {
+#ifdef GOCU_WGMMA
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %133, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, %134; }"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]), "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]), "+f"(d.v[103]), "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]), "+f"(d.v[127])
+      : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "l"(b), "r"((int)acc), "n"(TB));
+#else
+  __trap();
+#endif
+}
 // ---- end of the warpgroup MMA prelude ----
 
 extern __shared__ __align__(1024) unsigned char gocu_dynsmem[];
@@ -627,7 +681,7 @@ extern "C" __global__ void FastExp2(float* x_p, long long x_n, float* y_p, long 
   }
 }
 
-// tensor.WGTile (tensor.go:137)
+// tensor.WGTile (tensor.go:138)
 extern "C" __global__ void WGTile(unsigned short* a_p, long long a_n, unsigned short* b_p, long long b_n, float* c_p, long long c_n) {
   gocu_slice<unsigned short> a = {a_p, a_n};
   gocu_slice<unsigned short> b = {b_p, b_n};
@@ -646,6 +700,9 @@ extern "C" __global__ void WGTile(unsigned short* a_p, long long a_n, unsigned s
   gocu_wgmma_fence();
   gocu_wgmma_bf16_n128<1>(acc, da, db, false);
   gocu_wgmma_f16_n64<0>(acc2, da + 2ull, db, true);
+  gocu_array<unsigned int, 4> fa = gocu_array<unsigned int, 4>{{(unsigned int)i, (unsigned int)i << 16, 1u, 2u}};
+  gocu_wgmma_bf16_rs_n128<1>(acc, fa, db + 4ull, true);
+  gocu_wgmma_f16_rs_n64<0>(acc2, fa, db, true);
   gocu_wgmma_commit();
   gocu_wgmma_wait<1>(acc);
   gocu_wgmma_wait<0>(acc2);
@@ -654,7 +711,7 @@ extern "C" __global__ void WGTile(unsigned short* a_p, long long a_n, unsigned s
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "93c0753ad1c7af64d1ff034b169d4649801d7d7a48c9b363bab319f7618bd706"
+const gocuSourceSHA256 = "0e2a7509673b729ada0637a2c1625ee6833334b16b91e2318e32d3e88b078452"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -751,7 +808,7 @@ var gocuModule = &meta.Module{
 		{File: "tensor.go", Func: "Convert", SHA256: "dcea020d1dc7a12a9d8e40cd19d50dddc5d485a69d6916d036939420c1436cb0"},
 		{File: "tensor.go", Func: "FastExp2", SHA256: "2a888a3db0c9cf10cb56e164ee4fde56a06dd2bbc816c16277902101c6a83570"},
 		{File: "tensor.go", Func: "Tile", SHA256: "697684cb99f90ccecc11f58eec1a2ca8d9ab99d61a1296b8ed1f6b97cefcc2d9"},
-		{File: "tensor.go", Func: "WGTile", SHA256: "990de3c93e71d9b9dfbc47a7a41ec2b704880d8dc8f97603d2377de9247f7751"},
+		{File: "tensor.go", Func: "WGTile", SHA256: "954a1c1c9d5b2769fa6270872b83177fd3371a4d27ed38840bac4b7e901ecb44"},
 		{File: "tensor.go", Func: "Wide", SHA256: "5c6d0fff4684c3688746c36b69a92c9c7584ac87a219710361beec65faeb5455"},
 	},
 }
@@ -980,12 +1037,12 @@ var (
 	gocuSite73 = kernel.Site{File: "tensor.go", Line: 120, Col: 3, Expr: "c[0]"}
 	gocuSite74 = kernel.Site{File: "tensor.go", Line: 129, Col: 26, Expr: "x[i]"}
 	gocuSite75 = kernel.Site{File: "tensor.go", Line: 129, Col: 3, Expr: "y[i]"}
-	gocuSite76 = kernel.Site{File: "tensor.go", Line: 140, Col: 20, Expr: "sm[i*8:]"}
-	gocuSite77 = kernel.Site{File: "tensor.go", Line: 140, Col: 30, Expr: "a[i*8:]"}
-	gocuSite78 = kernel.Site{File: "tensor.go", Line: 146, Col: 31, Expr: "sm[4096:]"}
-	gocuSite79 = kernel.Site{File: "tensor.go", Line: 155, Col: 9, Expr: "acc[0]"}
-	gocuSite80 = kernel.Site{File: "tensor.go", Line: 155, Col: 18, Expr: "acc2[31]"}
-	gocuSite81 = kernel.Site{File: "tensor.go", Line: 155, Col: 2, Expr: "c[i]"}
+	gocuSite76 = kernel.Site{File: "tensor.go", Line: 141, Col: 20, Expr: "sm[i*8:]"}
+	gocuSite77 = kernel.Site{File: "tensor.go", Line: 141, Col: 30, Expr: "a[i*8:]"}
+	gocuSite78 = kernel.Site{File: "tensor.go", Line: 147, Col: 31, Expr: "sm[4096:]"}
+	gocuSite79 = kernel.Site{File: "tensor.go", Line: 159, Col: 9, Expr: "acc[0]"}
+	gocuSite80 = kernel.Site{File: "tensor.go", Line: 159, Col: 18, Expr: "acc2[31]"}
+	gocuSite81 = kernel.Site{File: "tensor.go", Line: 159, Col: 2, Expr: "c[i]"}
 	gocuSite82 = kernel.Site{File: "tensor.go", Line: 93, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
 	gocuSite83 = kernel.Site{File: "tensor.go", Line: 102, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
 	gocuSite84 = kernel.Site{File: "tensor.go", Line: 111, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
@@ -1156,27 +1213,30 @@ func gocuChecked_FastExp2(t *kernel.Thread, x []float32, y []float32) {
 	}
 }
 
-// gocuChecked_WGTile is the checked copy of tensor.WGTile (tensor.go:137).
+// gocuChecked_WGTile is the checked copy of tensor.WGTile (tensor.go:138).
 func gocuChecked_WGTile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16, c []float32) {
-	/*line tensor.go:138*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line tensor.go:139*/ i := t.ThreadIdx.X
-	/*line tensor.go:140*/ kernel.CpAsync(t, sm[i*8:], a[i*8:])
-	/*line tensor.go:141*/ kernel.CpAsyncCommit(t)
-	/*line tensor.go:142*/ kernel.CpAsyncWait(t, 0)
-	/*line tensor.go:143*/ kernel.FenceProxyAsync(t)
-	/*line tensor.go:144*/ t.SyncThreads()
-	/*line tensor.go:145*/ da := kernel.WGDescriptor(t, sm, kernel.WGSwizzle128, 16, 1024)
-	/*line tensor.go:146*/ db := kernel.WGDescriptor(t, sm[4096:], kernel.WGSwizzle64, 2048, 512)
-	/*line tensor.go:147*/ var acc kernel.WGAcc128
-	/*line tensor.go:148*/ var acc2 kernel.WGAcc64
-	/*line tensor.go:149*/ kernel.WGFence(t)
-	/*line tensor.go:150*/ kernel.WGMMABF16(t, &acc, da, db, true, false)
-	/*line tensor.go:151*/ kernel.WGMMAF16(t, &acc2, da+2, db, false, true)
-	/*line tensor.go:152*/ kernel.WGCommit(t)
-	/*line tensor.go:153*/ kernel.WGWait(t, 1, &acc)
-	/*line tensor.go:154*/ kernel.WGWait(t, 0, &acc2)
-	/*line tensor.go:155*/ {
-		/*line tensor.go:155*/ var gocuV1 float32 = *kernel.At(t, acc[:], int(0), &gocuSite79, kernel.Read) + *kernel.At(t, acc2[:], int(31), &gocuSite80, kernel.Read)
-		/*line tensor.go:155*/ *kernel.At(t, c, int(i), &gocuSite81, kernel.Write) = gocuV1
+	/*line tensor.go:139*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line tensor.go:140*/ i := t.ThreadIdx.X
+	/*line tensor.go:141*/ kernel.CpAsync(t, sm[i*8:], a[i*8:])
+	/*line tensor.go:142*/ kernel.CpAsyncCommit(t)
+	/*line tensor.go:143*/ kernel.CpAsyncWait(t, 0)
+	/*line tensor.go:144*/ kernel.FenceProxyAsync(t)
+	/*line tensor.go:145*/ t.SyncThreads()
+	/*line tensor.go:146*/ da := kernel.WGDescriptor(t, sm, kernel.WGSwizzle128, 16, 1024)
+	/*line tensor.go:147*/ db := kernel.WGDescriptor(t, sm[4096:], kernel.WGSwizzle64, 2048, 512)
+	/*line tensor.go:148*/ var acc kernel.WGAcc128
+	/*line tensor.go:149*/ var acc2 kernel.WGAcc64
+	/*line tensor.go:150*/ kernel.WGFence(t)
+	/*line tensor.go:151*/ kernel.WGMMABF16(t, &acc, da, db, true, false)
+	/*line tensor.go:152*/ kernel.WGMMAF16(t, &acc2, da+2, db, false, true)
+	/*line tensor.go:153*/ fa := kernel.FragA{uint32(i), uint32(i) << 16, 1, 2}
+	/*line tensor.go:154*/ kernel.WGMMABF16RS(t, &acc, fa, db+4, true, true)
+	/*line tensor.go:155*/ kernel.WGMMAF16RS(t, &acc2, fa, db, false, true)
+	/*line tensor.go:156*/ kernel.WGCommit(t)
+	/*line tensor.go:157*/ kernel.WGWait(t, 1, &acc)
+	/*line tensor.go:158*/ kernel.WGWait(t, 0, &acc2)
+	/*line tensor.go:159*/ {
+		/*line tensor.go:159*/ var gocuV1 float32 = *kernel.At(t, acc[:], int(0), &gocuSite79, kernel.Read) + *kernel.At(t, acc2[:], int(31), &gocuSite80, kernel.Read)
+		/*line tensor.go:159*/ *kernel.At(t, c, int(i), &gocuSite81, kernel.Write) = gocuV1
 	}
 }
