@@ -65,6 +65,11 @@ type block struct {
 	// the thread (rank+1) that wrote them through the generic proxy
 	// without FenceProxyAsync since, or 0.
 	wgRead, unfenced []int32
+
+	named     [16]namedBarrier // named barriers; 0 is unused
+	nNamed    int32            // threads waiting at named barriers
+	nregCount []int32          // per thread: SetMaxNReg calls; nil if none
+	nregCalls [][]nregCall     // per warpgroup: the calls of its first thread to make them
 }
 
 // run executes block idx (at position pos of the launch order) and returns
@@ -88,6 +93,11 @@ func (b *block) run(idx, pos uint64) *Error {
 	clear(b.pend)
 	clear(b.wgRead)
 	clear(b.unfenced)
+	for i := range b.named {
+		nb := &b.named[i]
+		nb.threads, nb.ranks, nb.waiting = 0, nb.ranks[:0], nb.waiting[:0]
+	}
+	b.nNamed, b.nregCount, b.nregCalls = 0, nil, nil
 
 	r := b.w.runner
 	b.w.running.Store(r.th)
@@ -95,6 +105,9 @@ func (b *block) run(idx, pos uint64) *Error {
 	r.seq = true
 	if r.resume() == evSync && b.err == nil {
 		b.barrierMode()
+	}
+	if b.err == nil && b.nregCount != nil {
+		b.checkNReg()
 	}
 	if b.err != nil {
 		b.abort()
@@ -208,6 +221,11 @@ func (b *block) arrive(th *thread) {
 		}
 		return
 	}
+	if th.wait == stNamed {
+		b.state[th.rank] = stNamed
+		b.nNamed++
+		return
+	}
 	b.state[th.rank] = stWarp
 	b.nWarp++
 	b.warpArrive(th)
@@ -280,6 +298,9 @@ func (b *block) stuck() {
 			}
 		}
 	}
+	if b.nNamed > 0 && b.namedStuck() {
+		return
+	}
 	b.divergent()
 }
 
@@ -321,7 +342,7 @@ func (b *block) party(r int32) *Party {
 	p := &Party{Block: b.coord, Thread: b.threadCoord(r)}
 	th := b.threads[r]
 	switch b.state[r] {
-	case stBarrier, stWarp:
+	case stBarrier, stWarp, stNamed:
 		p.Pos, p.Op = posOf(th.pcs[:]), th.waitName()
 	default:
 		p.Op = "returned"

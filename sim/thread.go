@@ -29,7 +29,8 @@ type thread struct {
 	abort   bool  // unwind: the block failed
 
 	// The operation the thread waits at, while it waits.
-	wait   uint8 // stBarrier or stWarp
+	wait   uint8 // stBarrier, stWarp or stNamed
+	nid    int32 // the named barrier, with stNamed
 	kind   kernel.SyncKind
 	wop    kernel.WarpOp
 	pred   bool
@@ -214,8 +215,11 @@ func warpName(op kernel.WarpOp) string {
 
 // waitName names the operation th waits at.
 func (th *thread) waitName() string {
-	if th.wait == stBarrier {
+	switch th.wait {
+	case stBarrier:
 		return syncName(th.kind)
+	case stNamed:
+		return fmt.Sprintf("BarSync(barrier %d)", th.nid)
 	}
 	return th.opName()
 }

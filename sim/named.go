@@ -1,0 +1,209 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/gocu-dev/gocu/kernel"
+)
+
+// Named barriers (kernel.BarSync, kernel.BarArrive) and register
+// reallocation (kernel.SetMaxNReg).
+//
+// A named barrier counts arrivals per phase. BarArrive adds one and goes
+// on; BarSync adds one and, unless that completes the phase, waits. The
+// arrival that completes a phase releases its waiters; the barrier then
+// starts its next phase. Arrivals and releases happen on the block's one
+// scheduler thread, so they need no locks.
+//
+// For race detection the completion of a phase counts as a barrier of the
+// whole block (it advances the block's epoch): accesses it orders are
+// never reported, while a race between threads that do not take part in
+// it may be missed.
+
+var _ kernel.BarrierExecutor = (*thread)(nil)
+
+// stNamed is the state of a thread waiting at a named barrier.
+const stNamed = stExited + 1
+
+// namedBarrier is the current phase of one named barrier.
+type namedBarrier struct {
+	threads int32   // the count its arrivals passed; 0 before the first
+	ranks   []int32 // the threads that arrived, in order
+	waiting []int32 // those waiting at BarSync
+}
+
+// The registers per thread a warpgroup asked for, call by call.
+type nregCall struct {
+	n   int32
+	inc bool
+	pcs site
+}
+
+// NamedBarrier implements kernel.BarrierExecutor.
+func (th *thread) NamedBarrier(_ *kernel.Thread, id, threads int32, wait bool) {
+	op := "BarArrive"
+	if wait {
+		op = "BarSync"
+	}
+	if useFP {
+		fpCallers(&th.pcs)
+	} else {
+		slowCallers(&th.pcs)
+	}
+	trim(&th.pcs)
+	b := th.b
+	if b.l.expired.Load() {
+		th.fail(&Error{Kind: KindTimeout, Pos: posOf(th.pcs[:]), Op: op})
+	}
+	usage := func(format string, a ...any) {
+		th.fail(&Error{Kind: KindUsage, Pos: posOf(th.pcs[:]), Op: op, Msg: fmt.Sprintf(format, a...)})
+	}
+	warps := (b.n + 31) / 32 * 32
+	switch {
+	case id < 1 || id > 15:
+		usage("%s on barrier %d: named barriers are 1 to 15 (SyncThreads uses barrier 0)", op, id)
+	case threads <= 0 || threads%32 != 0:
+		usage("%s on barrier %d with a count of %d threads: the count must be a positive multiple of 32, since whole warps arrive", op, id, threads)
+	case threads > warps:
+		usage("%s on barrier %d with a count of %d threads, more than the block's %d: it could never complete", op, id, threads, b.n)
+	}
+	nb := &b.named[id]
+	if nb.threads != 0 && nb.threads != threads {
+		o := nb.ranks[0]
+		th.fail(&Error{Kind: KindUsage, Pos: posOf(th.pcs[:]), Op: op, Other: &Party{Block: b.coord, Thread: b.threadCoord(o), Op: "arrive"},
+			Msg: fmt.Sprintf("%s on barrier %d with a count of %d threads, but thread %v arrived at it with a count of %d in the same phase: every arrival must pass the same count",
+				op, id, threads, b.threadCoord(o), nb.threads)})
+	}
+	nb.threads = threads
+	nb.ranks = append(nb.ranks, th.rank)
+	if int32(len(nb.ranks)) == threads {
+		th.completeNamed(id, op)
+		return
+	}
+	if !wait {
+		return
+	}
+	nb.waiting = append(nb.waiting, th.rank)
+	th.wait, th.nid = stNamed, id
+	if !th.co.yield(evSync) || th.abort { // stopped or aborted: unwind
+		panic(abortSignal{})
+	}
+}
+
+// completeNamed ends the current phase of barrier id, which th's arrival
+// completed: it checks that whole warps arrived and releases the waiters.
+func (th *thread) completeNamed(id int32, op string) {
+	b := th.b
+	nb := &b.named[id]
+	counts := make(map[int32]int32, len(nb.ranks)/32+1)
+	for _, r := range nb.ranks {
+		counts[r/32]++
+	}
+	for _, r := range nb.ranks {
+		w := r / 32
+		if lanes := min(b.n-32*w, 32); counts[w] != lanes {
+			th.fail(&Error{Kind: KindUsage, Pos: posOf(th.pcs[:]), Op: op, Other: &Party{Block: b.coord, Thread: b.threadCoord(r), Op: "arrive"},
+				Msg: fmt.Sprintf("barrier %d completed its count of %d threads with %d of the %d lanes of warp %d (thread %v among them): every lane of a warp must arrive together, and no more warps than the count in one phase",
+					id, nb.threads, counts[w], lanes, w, b.threadCoord(r))})
+		}
+	}
+	for _, r := range nb.waiting {
+		o := b.threads[r]
+		o.synced = o.pcs
+		b.state[r] = stReady
+		b.queue = append(b.queue, r)
+	}
+	b.nNamed -= int32(len(nb.waiting))
+	nb.threads, nb.ranks, nb.waiting = 0, nb.ranks[:0], nb.waiting[:0]
+	th.synced = th.pcs
+	b.epoch++
+}
+
+// namedStuck reports the lowest-ranked thread waiting at a named barrier
+// that nothing can complete, and the lowest-ranked thread not waiting
+// there; it reports false when no thread waits at a named barrier.
+func (b *block) namedStuck() bool {
+	var a *thread
+	for r := range b.n {
+		if b.state[r] == stNamed {
+			a = b.threads[r]
+			break
+		}
+	}
+	if a == nil {
+		return false
+	}
+	nb := &b.named[a.nid]
+	e := &Error{Kind: KindDivergentBarrier, Block: b.coord, Thread: a.ThreadIdx, Pos: posOf(a.pcs[:]), Op: "BarSync",
+		Msg: fmt.Sprintf("BarSync on barrier %d waits forever: %d of its %d threads arrived, and no thread that can still run is left to arrive",
+			a.nid, len(nb.ranks), nb.threads)}
+	for r := range b.n {
+		if b.state[r] == stNamed && b.threads[r].nid == a.nid {
+			continue
+		}
+		e.Other = b.party(r)
+		break
+	}
+	b.err = e
+	return true
+}
+
+// SetMaxNReg implements kernel.BarrierExecutor.
+func (th *thread) SetMaxNReg(_ *kernel.Thread, n int32, inc bool) {
+	const op = "SetMaxNReg"
+	var pcs site
+	if useFP {
+		fpCallers(&pcs)
+	} else {
+		slowCallers(&pcs)
+	}
+	trim(&pcs)
+	b := th.b
+	usage := func(other *Party, format string, a ...any) {
+		th.fail(&Error{Kind: KindUsage, Pos: posOf(pcs[:]), Op: op, Other: other, Msg: fmt.Sprintf(format, a...)})
+	}
+	if n < 24 || n > 256 || n%8 != 0 {
+		usage(nil, "SetMaxNReg(%d): the count of registers must be a multiple of 8 from 24 to 256", n)
+	}
+	wg := th.rank / 128
+	if b.n < 128*(wg+1) {
+		usage(nil, "SetMaxNReg in warpgroup %d, which has only %d of its 128 threads: make the block size a multiple of 128", wg, b.n-128*wg)
+	}
+	if b.nregCount == nil {
+		b.nregCount = make([]int32, b.n)
+		b.nregCalls = make([][]nregCall, (b.n+127)/128)
+	}
+	calls := b.nregCalls[wg]
+	k := b.nregCount[th.rank]
+	b.nregCount[th.rank]++
+	if int(k) < len(calls) {
+		if c := calls[k]; c.n != n || c.inc != inc {
+			usage(&Party{Block: b.coord, Pos: posOf(c.pcs[:]), Op: op}, "SetMaxNReg(%d, inc %v) differs from call %d of another thread of warpgroup %d, SetMaxNReg(%d, inc %v): the whole warpgroup makes the same calls",
+				n, inc, k+1, wg, c.n, c.inc)
+		}
+		return
+	}
+	if k > 0 {
+		p := calls[k-1]
+		if inc && n < p.n || !inc && n > p.n {
+			usage(nil, "SetMaxNReg(%d, inc %v) after SetMaxNReg(%d): an increase cannot lower the count, nor a decrease raise it", n, inc, p.n)
+		}
+	}
+	b.nregCalls[wg] = append(calls, nregCall{n: n, inc: inc, pcs: pcs})
+}
+
+// checkNReg reports, when the block has ended, a thread that made fewer
+// SetMaxNReg calls than another thread of its warpgroup.
+func (b *block) checkNReg() {
+	for r := range b.n {
+		wg := r / 128
+		if int(b.nregCount[r]) != len(b.nregCalls[wg]) {
+			c := b.nregCalls[wg][b.nregCount[r]]
+			b.err = &Error{Kind: KindUsage, Block: b.coord, Thread: b.threadCoord(r), Op: "SetMaxNReg",
+				Other: &Party{Block: b.coord, Pos: posOf(c.pcs[:]), Op: "SetMaxNReg"},
+				Msg: fmt.Sprintf("thread %v made %d SetMaxNReg calls, but another thread of warpgroup %d made %d: the whole warpgroup makes the same calls",
+					b.threadCoord(r), b.nregCount[r], wg, len(b.nregCalls[wg]))}
+			return
+		}
+	}
+}
