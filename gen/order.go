@@ -63,7 +63,8 @@ func (fc *fnCtx) callEffect(c *ast.CallExpr) int {
 		case "AtomicAdd", "AtomicSub", "AtomicMax", "AtomicMin", "AtomicExch", "AtomicCAS",
 			"SyncThreads", "SyncThreadsCount", "SyncThreadsAnd", "SyncThreadsOr", "ThreadFence",
 			"CpAsync", "CpAsyncZfill", "CpAsyncCommit", "CpAsyncWait", "MMABF16", "MMAF16", "MMATF32",
-			"LdMatrixX1", "LdMatrixX2", "LdMatrixX4", "LdMatrixX1Trans", "LdMatrixX2Trans", "LdMatrixX4Trans":
+			"LdMatrixX1", "LdMatrixX2", "LdMatrixX4", "LdMatrixX1Trans", "LdMatrixX2Trans", "LdMatrixX4Trans",
+			"BarSync", "BarArrive", "SetMaxNReg":
 			return 2
 		}
 		return 0

@@ -25,6 +25,10 @@ func (u *unit) cudaSource() string {
 		b.WriteString(wgmmaHeader())
 		b.WriteString("\n")
 	}
+	if u.named {
+		b.WriteString(namedHeader)
+		b.WriteString("\n")
+	}
 	switch {
 	case u.dynShared && u.wgmma: // swizzled wgmma operands need 1024-byte alignment
 		b.WriteString("extern __shared__ __align__(1024) unsigned char gocu_dynsmem[];\n\n")

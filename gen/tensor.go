@@ -276,6 +276,27 @@ func (fc *fnCtx) tensorCall(c *ast.CallExpr, name string, args func(from int) []
 			return prim("0"), true
 		}
 		return prim(fmt.Sprintf("gocu_wgmma_wait<%d>(%s)", n, acc.s)), true
+	case "BarSync", "BarArrive":
+		fc.u.named = true
+		fc.eff.barrier = true
+		return callx(map[string]string{"BarSync": "gocu_bar_sync", "BarArrive": "gocu_bar_arrive"}[name], args(1)...), true
+	case "SetMaxNReg":
+		fc.u.named, fc.u.tensor, fc.u.wgmma = true, true, true // sm_90a
+		fc.eff.sm90a = true
+		n, ok := fc.constArg(c.Args[1], 24, 256, "a SetMaxNReg count", "PTX setmaxnreg takes an immediate multiple of 8 from 24 to 256: write a constant")
+		inc := fc.info.Types[c.Args[2]]
+		if inc.Value == nil || inc.Value.Kind() != constant.Bool {
+			fc.unsupported(c.Args[2].Pos(), "a SetMaxNReg inc that is not a constant", "PTX has setmaxnreg.inc and setmaxnreg.dec: write true or false")
+			ok = false
+		}
+		if ok && n%8 != 0 {
+			fc.unsupported(c.Args[1].Pos(), fmt.Sprintf("a SetMaxNReg count of %d, not a multiple of 8", n), "round the count to a multiple of 8")
+			ok = false
+		}
+		if !ok {
+			return prim("0"), true
+		}
+		return prim(fmt.Sprintf("gocu_setmaxnreg<%d, %v>()", n, constant.BoolVal(inc.Value))), true
 	case "CpAsyncWait":
 		fc.u.tensor = true
 		fc.eff.writes = true
@@ -353,6 +374,25 @@ func (fc *fnCtx) wgmmaCall(c *ast.CallExpr, name string) cx {
 	kind := map[string]string{"WGMMABF16": "bf16", "WGMMAF16": "f16", "WGMMABF16RS": "bf16_rs", "WGMMAF16RS": "f16_rs"}[name]
 	return prim(fmt.Sprintf("gocu_wgmma_%s_n%d<%d>(%s, %s, %s, %s)", kind, 2*regs, trans, acc.s, a.s, b.s, accum.s))
 }
+
+// namedHeader is the prelude of units that use named barriers or
+// register reallocation. bar.sync and bar.arrive are bar{.cta}.sync.aligned
+// and .arrive.aligned: every lane of a warp executes them together.
+const namedHeader = `// ---- gocu: named barriers and register reallocation (see kernel.BarSync) ----
+__device__ __forceinline__ void gocu_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(n) : "memory"); }
+__device__ __forceinline__ void gocu_bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(n) : "memory"); }
+template <int N, bool INC> __device__ __forceinline__ void gocu_setmaxnreg() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if (INC) {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(N));
+  } else {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(N));
+  }
+#else
+  __trap();
+#endif
+}
+`
 
 // wgmmaHeader is the prelude of units that use warpgroup MMAs, after the
 // tensor prelude. wgmma needs the arch-specific target sm_90a (the module

@@ -43,6 +43,12 @@ func TestClangTensorPTX(t *testing.T) {
 			`wgmma\.wait_group\.sync\.aligned 1;`,
 			`wgmma\.wait_group\.sync\.aligned 0;`,
 		}, "\n"),
+		"NamedBar": strings.Join([]string{
+			`setmaxnreg\.dec\.sync\.aligned\.u32 24;`,
+			`setmaxnreg\.inc\.sync\.aligned\.u32 240;`,
+			`bar\.arrive %r\d+, %r\d+;`,
+			`bar\.sync %r\d+, %r\d+;`,
+		}, "\n"),
 		"Convert": strings.Join([]string{
 			`cvt\.rn\.f16\.f32 %rs\d+, %f\d+;`,
 			`cvt\.f32\.f16 %f\d+, %rs\d+;`,

@@ -45,6 +45,7 @@ type unit struct {
 	dynShared bool
 	tensor    bool // uses low-precision types or tensor cores: emit tensorHeader
 	wgmma     bool // uses warpgroup MMAs: emit wgmmaHeader, align dynamic shared memory to 1024, ask for sm_90a
+	named     bool // uses named barriers or SetMaxNReg: emit namedHeader
 	sinkBytes int
 	imp       *imports
 	used      map[token.Pos]bool // directives consumed

@@ -158,3 +158,21 @@ func WGTile(t *kernel.Thread, a, b []kernel.BFloat16, c []float32) {
 	kernel.WGWait(t, 0, &acc2)
 	c[i] = acc[0] + acc2[31]
 }
+
+// NamedBar hands x over from a producer warpgroup, which gives up
+// registers, to two consumer warpgroups, which take them.
+//
+//gocu:kernel
+//gocu:launch_bounds 384 1
+func NamedBar(t *kernel.Thread, x []float32) {
+	i := t.ThreadIdx.X
+	if i < 128 {
+		kernel.SetMaxNReg(t, 24, false)
+		x[i] = float32(i)
+		kernel.BarArrive(t, 1, 384)
+	} else {
+		kernel.SetMaxNReg(t, 240, true)
+		kernel.BarSync(t, 1, 384)
+		x[i] = 2 * x[i%128]
+	}
+}

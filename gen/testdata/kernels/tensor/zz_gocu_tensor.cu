@@ -527,6 +527,21 @@ template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_rs_n256(gocu_ar
 }
 // ---- end of the warpgroup MMA prelude ----
 
+// ---- gocu: named barriers and register reallocation (see kernel.BarSync) ----
+__device__ __forceinline__ void gocu_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(n) : "memory"); }
+__device__ __forceinline__ void gocu_bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(n) : "memory"); }
+template <int N, bool INC> __device__ __forceinline__ void gocu_setmaxnreg() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if (INC) {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(N));
+  } else {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(N));
+  }
+#else
+  __trap();
+#endif
+}
+
 extern __shared__ __align__(1024) unsigned char gocu_dynsmem[];
 
 // tensor.Convert (tensor.go:15)
@@ -691,4 +706,19 @@ extern "C" __global__ void WGTile(unsigned short* a_p, long long a_n, unsigned s
   gocu_wgmma_wait<1>(acc);
   gocu_wgmma_wait<0>(acc2);
   GOCU_AT(c, i, 81) = acc.v[0LL] + acc2.v[31LL];
+}
+
+// tensor.NamedBar (tensor.go:167)
+extern "C" __global__ void __launch_bounds__(384, 1) NamedBar(float* x_p, long long x_n) {
+  gocu_slice<float> x = {x_p, x_n};
+  int i = (int)threadIdx.x;
+  if (i < 128) {
+    gocu_setmaxnreg<24, false>();
+    GOCU_AT(x, i, 82) = (float)i;
+    gocu_bar_arrive(1, 384);
+  } else {
+    gocu_setmaxnreg<240, true>();
+    gocu_bar_sync(1, 384);
+    GOCU_AT(x, i, 84) = 2.0f * GOCU_AT(x, i % 128, 83);
+  }
 }

@@ -543,6 +543,21 @@ template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_rs_n256(gocu_ar
 }
 // ---- end of the warpgroup MMA prelude ----
 
+// ---- gocu: named barriers and register reallocation (see kernel.BarSync) ----
+__device__ __forceinline__ void gocu_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(n) : "memory"); }
+__device__ __forceinline__ void gocu_bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(n) : "memory"); }
+template <int N, bool INC> __device__ __forceinline__ void gocu_setmaxnreg() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if (INC) {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(N));
+  } else {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(N));
+  }
+#else
+  __trap();
+#endif
+}
+
 extern __shared__ __align__(1024) unsigned char gocu_dynsmem[];
 
 // tensor.Convert (tensor.go:15)
@@ -708,10 +723,25 @@ extern "C" __global__ void WGTile(unsigned short* a_p, long long a_n, unsigned s
   gocu_wgmma_wait<0>(acc2);
   GOCU_AT(c, i, 81) = acc.v[0LL] + acc2.v[31LL];
 }
+
+// tensor.NamedBar (tensor.go:167)
+extern "C" __global__ void __launch_bounds__(384, 1) NamedBar(float* x_p, long long x_n) {
+  gocu_slice<float> x = {x_p, x_n};
+  int i = (int)threadIdx.x;
+  if (i < 128) {
+    gocu_setmaxnreg<24, false>();
+    GOCU_AT(x, i, 82) = (float)i;
+    gocu_bar_arrive(1, 384);
+  } else {
+    gocu_setmaxnreg<240, true>();
+    gocu_bar_sync(1, 384);
+    GOCU_AT(x, i, 84) = 2.0f * GOCU_AT(x, i % 128, 83);
+  }
+}
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "0e2a7509673b729ada0637a2c1625ee6833334b16b91e2318e32d3e88b078452"
+const gocuSourceSHA256 = "b83bbec9ca6e4d9b68fac69e2e4c51948a9af52deeac1085cf04f44501bec6f4"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -790,6 +820,19 @@ var gocuModule = &meta.Module{
 			Func:          WGTile,
 			Checked:       gocuChecked_WGTile,
 		},
+		{
+			Name:  "NamedBar",
+			Entry: "NamedBar",
+			Params: []meta.Param{
+				{Name: "x", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+			},
+			Barriers:     true,
+			ArchSpecific: true,
+			MaxThreads:   384,
+			MinBlocks:    1,
+			Func:         NamedBar,
+			Checked:      gocuChecked_NamedBar,
+		},
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
@@ -802,11 +845,12 @@ var gocuModule = &meta.Module{
 		&gocuSite56, &gocuSite57, &gocuSite58, &gocuSite59, &gocuSite60, &gocuSite61, &gocuSite62, &gocuSite63,
 		&gocuSite64, &gocuSite65, &gocuSite66, &gocuSite67, &gocuSite68, &gocuSite69, &gocuSite70, &gocuSite71,
 		&gocuSite72, &gocuSite73, &gocuSite74, &gocuSite75, &gocuSite76, &gocuSite77, &gocuSite78, &gocuSite79,
-		&gocuSite80, &gocuSite81, &gocuSite82, &gocuSite83, &gocuSite84,
+		&gocuSite80, &gocuSite81, &gocuSite82, &gocuSite83, &gocuSite84, &gocuSite85, &gocuSite86, &gocuSite87,
 	},
 	GoSources: []meta.GoSource{
 		{File: "tensor.go", Func: "Convert", SHA256: "dcea020d1dc7a12a9d8e40cd19d50dddc5d485a69d6916d036939420c1436cb0"},
 		{File: "tensor.go", Func: "FastExp2", SHA256: "2a888a3db0c9cf10cb56e164ee4fde56a06dd2bbc816c16277902101c6a83570"},
+		{File: "tensor.go", Func: "NamedBar", SHA256: "95af67b2ee9cd1de65783f46fd0230e3925915e992d1aa73b404ec5ab0c562ac"},
 		{File: "tensor.go", Func: "Tile", SHA256: "697684cb99f90ccecc11f58eec1a2ca8d9ab99d61a1296b8ed1f6b97cefcc2d9"},
 		{File: "tensor.go", Func: "WGTile", SHA256: "954a1c1c9d5b2769fa6270872b83177fd3371a4d27ed38840bac4b7e901ecb44"},
 		{File: "tensor.go", Func: "Wide", SHA256: "5c6d0fff4684c3688746c36b69a92c9c7584ac87a219710361beec65faeb5455"},
@@ -959,6 +1003,26 @@ func LaunchWGTile(d *gocu.Device, cfg gocu.Config, a, b gocu.Slice[kernel.BFloat
 	)
 }
 
+// LaunchNamedBar runs the kernel NamedBar on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchNamedBar(d *gocu.Device, cfg gocu.Config, x gocu.Slice[float32]) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 5, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		return l.Run(gocuM0, gocuN0)
+	}
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { NamedBar(gocuT, gocuS0) },
+		func(gocuT *kernel.Thread) { gocuChecked_NamedBar(gocuT, gocuS0) },
+		gocuS0,
+	)
+}
+
 // Source sites of the checked accesses and debug-mode checks.
 var (
 	gocuSite0  = kernel.Site{File: "tensor.go", Line: 20, Col: 7, Expr: "x[i]"}
@@ -1043,9 +1107,12 @@ var (
 	gocuSite79 = kernel.Site{File: "tensor.go", Line: 159, Col: 9, Expr: "acc[0]"}
 	gocuSite80 = kernel.Site{File: "tensor.go", Line: 159, Col: 18, Expr: "acc2[31]"}
 	gocuSite81 = kernel.Site{File: "tensor.go", Line: 159, Col: 2, Expr: "c[i]"}
-	gocuSite82 = kernel.Site{File: "tensor.go", Line: 93, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
-	gocuSite83 = kernel.Site{File: "tensor.go", Line: 102, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
-	gocuSite84 = kernel.Site{File: "tensor.go", Line: 111, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite82 = kernel.Site{File: "tensor.go", Line: 171, Col: 3, Expr: "x[i]"}
+	gocuSite83 = kernel.Site{File: "tensor.go", Line: 176, Col: 14, Expr: "x[i%128]"}
+	gocuSite84 = kernel.Site{File: "tensor.go", Line: 176, Col: 3, Expr: "x[i]"}
+	gocuSite85 = kernel.Site{File: "tensor.go", Line: 93, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite86 = kernel.Site{File: "tensor.go", Line: 102, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite87 = kernel.Site{File: "tensor.go", Line: 111, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
 )
 
 // gocuChecked_Convert is the checked copy of tensor.Convert (tensor.go:15).
@@ -1165,7 +1232,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	/*line tensor.go:91*/ acc = kernel.MMABF16(t, fa, fb, acc)
 	/*line tensor.go:92*/ g, q := l/4, l%4
 	/*line tensor.go:93*/ for r := int32(0); r < 4; r++ {
-		/*line tensor.go:93*/ kernel.Loop(t, &gocuSite82)
+		/*line tensor.go:93*/ kernel.Loop(t, &gocuSite85)
 		/*line tensor.go:94*/ {
 			/*line tensor.go:94*/ var gocuV1 float32 = *kernel.At(t, acc[:], int(r), &gocuSite51, kernel.Read)
 			/*line tensor.go:94*/ *kernel.At(t, c, int((g+8*(r/2))*8+2*q+r%2), &gocuSite52, kernel.Write) = gocuV1
@@ -1177,7 +1244,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	/*line tensor.go:100*/ var hc kernel.FragC
 	/*line tensor.go:101*/ hc = kernel.MMAF16(t, ha, kernel.FragB{hb0, hb1}, hc)
 	/*line tensor.go:102*/ for r := int32(0); r < 4; r++ {
-		/*line tensor.go:102*/ kernel.Loop(t, &gocuSite83)
+		/*line tensor.go:102*/ kernel.Loop(t, &gocuSite86)
 		/*line tensor.go:103*/ {
 			/*line tensor.go:103*/ var gocuV2 float32 = *kernel.At(t, hc[:], int(r), &gocuSite56, kernel.Read)
 			/*line tensor.go:103*/ *kernel.At(t, ch, int((g+8*(r/2))*8+2*q+r%2), &gocuSite57, kernel.Write) = gocuV2
@@ -1188,7 +1255,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	/*line tensor.go:109*/ var tc kernel.FragC
 	/*line tensor.go:110*/ tc = kernel.MMATF32(t, fa32, fb32, tc)
 	/*line tensor.go:111*/ for r := int32(0); r < 4; r++ {
-		/*line tensor.go:111*/ kernel.Loop(t, &gocuSite84)
+		/*line tensor.go:111*/ kernel.Loop(t, &gocuSite87)
 		/*line tensor.go:112*/ {
 			/*line tensor.go:112*/ var gocuV3 float32 = *kernel.At(t, tc[:], int(r), &gocuSite64, kernel.Read)
 			/*line tensor.go:112*/ *kernel.At(t, ct, int((g+8*(r/2))*8+2*q+r%2), &gocuSite65, kernel.Write) = gocuV3
@@ -1238,5 +1305,25 @@ func gocuChecked_WGTile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat
 	/*line tensor.go:159*/ {
 		/*line tensor.go:159*/ var gocuV1 float32 = *kernel.At(t, acc[:], int(0), &gocuSite79, kernel.Read) + *kernel.At(t, acc2[:], int(31), &gocuSite80, kernel.Read)
 		/*line tensor.go:159*/ *kernel.At(t, c, int(i), &gocuSite81, kernel.Write) = gocuV1
+	}
+}
+
+// gocuChecked_NamedBar is the checked copy of tensor.NamedBar (tensor.go:167).
+func gocuChecked_NamedBar(t *kernel.Thread, x []float32) {
+	/*line tensor.go:168*/ i := t.ThreadIdx.X
+	/*line tensor.go:169*/ if i < 128 {
+		/*line tensor.go:170*/ kernel.SetMaxNReg(t, 24, false)
+		/*line tensor.go:171*/ {
+			/*line tensor.go:171*/ var gocuV1 float32 = float32(i)
+			/*line tensor.go:171*/ *kernel.At(t, x, int(i), &gocuSite82, kernel.Write) = gocuV1
+		}
+		/*line tensor.go:172*/ kernel.BarArrive(t, 1, 384)
+	} else {
+		/*line tensor.go:174*/ kernel.SetMaxNReg(t, 240, true)
+		/*line tensor.go:175*/ kernel.BarSync(t, 1, 384)
+		/*line tensor.go:176*/ {
+			/*line tensor.go:176*/ var gocuV2 float32 = 2 * *kernel.At(t, x, int(i%128), &gocuSite83, kernel.Read)
+			/*line tensor.go:176*/ *kernel.At(t, x, int(i), &gocuSite84, kernel.Write) = gocuV2
+		}
 	}
 }
