@@ -16,7 +16,8 @@ package kernel
 // an id outside 1 to 15, a count that is not a multiple of 32 or exceeds
 // the block, arrivals with different counts, a barrier completed by part
 // of a warp, and threads waiting at a barrier that no remaining thread can
-// complete (a deadlock).
+// complete (a deadlock). It also reports a warp that arrives twice in one
+// phase, which the GPU allows but which is almost always a missing wait.
 
 // BarSync arrives at named barrier id and waits until threads threads have
 // arrived at it, this one included (PTX bar.sync id, threads).

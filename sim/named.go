@@ -101,11 +101,17 @@ func (th *thread) completeNamed(id int32, op string) {
 	}
 	for _, r := range nb.ranks {
 		w := r / 32
-		if lanes := min(b.n-32*w, 32); counts[w] != lanes {
-			th.fail(&Error{Kind: KindUsage, Pos: posOf(th.pcs[:]), Op: op, Other: &Party{Block: b.coord, Thread: b.threadCoord(r), Op: "arrive"},
-				Msg: fmt.Sprintf("barrier %d completed its count of %d threads with %d of the %d lanes of warp %d (thread %v among them): every lane of a warp must arrive together, and no more warps than the count in one phase",
-					id, nb.threads, counts[w], lanes, w, b.threadCoord(r))})
+		lanes := min(b.n-32*w, 32)
+		if counts[w] == lanes {
+			continue
 		}
+		msg := fmt.Sprintf("barrier %d completed its count of %d threads with %d of the %d lanes of warp %d (thread %v among them): every lane of a warp arrives together",
+			id, nb.threads, counts[w], lanes, w, b.threadCoord(r))
+		if counts[w] > lanes {
+			msg = fmt.Sprintf("barrier %d completed its count of %d threads with %d arrivals from the %d lanes of warp %d (thread %v among them): a warp arrived twice in one phase, so more threads arrive than the count before the barrier completes",
+				id, nb.threads, counts[w], lanes, w, b.threadCoord(r))
+		}
+		th.fail(&Error{Kind: KindUsage, Pos: posOf(th.pcs[:]), Op: op, Msg: msg})
 	}
 	for _, r := range nb.waiting {
 		o := b.threads[r]

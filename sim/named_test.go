@@ -148,7 +148,13 @@ func TestNamedBarrierErrors(t *testing.T) {
 				t.SyncThreads()
 			}
 		}},
-		{"partial warp", sim.KindUsage, "every lane of a warp must arrive together", func(t *kernel.Thread) {
+		{"twice", sim.KindUsage, "a warp arrived twice in one phase", func(t *kernel.Thread) {
+			if t.WarpID() == 0 {
+				kernel.BarArrive(t, 4, 64)
+				kernel.BarArrive(t, 4, 64)
+			}
+		}},
+		{"partial warp", sim.KindUsage, "every lane of a warp arrives together", func(t *kernel.Thread) {
 			if t.LaneID() < 16 {
 				kernel.BarArrive(t, 4, 32)
 			}
