@@ -228,7 +228,7 @@ func equal(a, b []int) bool {
 // arrays must be on one device: a GPU, or the simulator (slowly); scale
 // must be positive. The work is queued on the device's default stream;
 // errors in the arguments are returned at once, with array's sentinels
-// (ErrShape, ErrDType, ErrValue, ErrDevice). With GOCU_ATTN_WGMMA=1
+// (ErrShape, ErrDType, ErrValue, ErrDevice). With GOCU_ATTN_WGMMA=1 or 2
 // (WGMMAEnv), head dimension 128 runs on the warpgroup-MMA kernel on GPUs
 // of compute capability 9.0 and on the simulator.
 func Forward(q, k, v *array.Array, scale float64, causal bool) (o, lse *array.Array, err error) {
@@ -329,7 +329,7 @@ func forwardStrided(d *gocu.Device, q, k, v, o bf16s, lse f32s, ls [4]layout, s 
 		return fmt.Errorf("attn: o's layout %v writes elements over each other: %w", ls[3], array.ErrValue)
 	}
 	if useWGMMA(d, s) {
-		return forwardWG(d, q, k, v, o, lse, ls, s, scale, causal, checked)
+		return forwardWGMMA(d, q, k, v, o, lse, ls, s, scale, causal, checked)
 	}
 	seq, heads := int32(s.Seq), int32(s.Heads)
 	if s.Dim == 64 {

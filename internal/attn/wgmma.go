@@ -6,10 +6,11 @@ import (
 	"github.com/gocu-dev/gocu"
 )
 
-// WGMMAEnv is the environment variable that selects fwd128WG, the
-// forward kernel on Hopper's warpgroup MMA, for head dimension 128 on
-// GPUs of compute capability 9.0: set it to 1. The default stays fwd128
-// until fwd128WG is measured faster.
+// WGMMAEnv is the environment variable that selects a forward kernel on
+// Hopper's warpgroup MMA for head dimension 128 on GPUs of compute
+// capability 9.0: 1 selects fwd128WG, 2 fwd128WS (warp-specialised, with
+// ping-pong scheduling). The default stays fwd128 until one of them is
+// measured faster.
 const WGMMAEnv = "GOCU_ATTN_WGMMA"
 
 // hasWGMMA reports whether d runs warpgroup MMAs: a GPU of compute
@@ -25,7 +26,25 @@ func hasWGMMA(d *gocu.Device) bool {
 
 // useWGMMA reports whether the forward pass of s on d takes fwd128WG.
 func useWGMMA(d *gocu.Device, s shape) bool {
-	return s.Dim == 128 && os.Getenv(WGMMAEnv) == "1" && hasWGMMA(d)
+	e := os.Getenv(WGMMAEnv)
+	return s.Dim == 128 && (e == "1" || e == "2") && hasWGMMA(d)
+}
+
+// forwardWGMMA launches the warpgroup-MMA forward kernel WGMMAEnv
+// selects.
+func forwardWGMMA(d *gocu.Device, q, k, v, o bf16s, lse f32s, ls [4]layout, s shape, scale float32, causal, checked bool) error {
+	if os.Getenv(WGMMAEnv) == "2" {
+		return forwardWS(d, q, k, v, o, lse, ls, s, scale, causal, checked)
+	}
+	return forwardWG(d, q, k, v, o, lse, ls, s, scale, causal, checked)
+}
+
+// forwardWS launches fwd128WS for s (checked already, head dimension
+// 128) on q, k, v and o laid out by ls.
+func forwardWS(d *gocu.Device, q, k, v, o bf16s, lse f32s, ls [4]layout, s shape, scale float32, causal, checked bool) error {
+	c := wgTiles(s, checked)
+	c.Block.X = wsThreads
+	return launchFwd128WS(d, c, q, k, v, o, lse, ls[0], ls[1], ls[2], ls[3], int32(s.Heads), int32(s.Seq), scale, causal)
 }
 
 // wgTiles is the launch of fwd128WG: a block per 128 rows of each head.

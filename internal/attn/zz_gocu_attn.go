@@ -543,6 +543,21 @@ template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_rs_n256(gocu_ar
 }
 // ---- end of the warpgroup MMA prelude ----
 
+// ---- gocu: named barriers and register reallocation (see kernel.BarSync) ----
+__device__ __forceinline__ void gocu_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(n) : "memory"); }
+__device__ __forceinline__ void gocu_bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(n) : "memory"); }
+template <int N, bool INC> __device__ __forceinline__ void gocu_setmaxnreg() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if (INC) {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(N));
+  } else {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(N));
+  }
+#else
+  __trap();
+#endif
+}
+
 extern __shared__ __align__(1024) unsigned char gocu_dynsmem[];
 
 struct layout {
@@ -1133,6 +1148,47 @@ static __device__ __forceinline__ gocu_array<gocu_array<unsigned int, 4>, 8> att
   return p;
 }
 
+// attn.loadWS (fwdws.go:217)
+static __device__ __forceinline__ void attn_loadWS(gocu_slice<unsigned short> sm, int dst, gocu_slice<unsigned short> x, int rs, int r0, int seq, int soff, int cr, int cc) {
+#pragma unroll
+  for (int i = 0; i < 16; i++) {
+    int r = (int)((unsigned int)r0 + (unsigned int)cr + (unsigned int)i * 8u);
+    bool ok = r < seq;
+    if (!ok) {
+      r = (int)((unsigned int)seq - 1u);
+    }
+    gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)dst + (unsigned int)soff + (unsigned int)i * 8u * 64u), sm.n, 232), gocu_reslice(x, (long long)(long long)((unsigned long long)(long long)r * (unsigned long long)(long long)rs + (unsigned long long)(long long)cc * 8ull), x.n, 233), ok);
+  }
+}
+
+// attn.produceWS (fwdws.go:187)
+static __device__ __forceinline__ void attn_produceWS(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> qh, gocu_slice<unsigned short> kh, gocu_slice<unsigned short> vh, int qs, int ks, int vs, int q0, int seq, int ntiles) {
+  int tid = (int)threadIdx.x;
+  int cr = tid / 16;
+  int cc = tid % 16;
+  int soff = (int)((unsigned int)(cc / 8) * 8192u + (unsigned int)cr * 64u + (unsigned int)(cc % 8 ^ cr & 7) * 8u);
+  attn_loadWS(sm, 0, qh, qs, q0, seq, soff, cr, cc);
+  attn_loadWS(sm, 16384, kh, ks, 0, seq, soff, cr, cc);
+  attn_loadWS(sm, 32768, vh, vs, 0, seq, soff, cr, cc);
+  gocu_cp_async_commit();
+  for (int j = 0; j < ntiles; j++) {
+    gocu_cp_async_wait<0>();
+    gocu_fence_proxy_async();
+    gocu_bar_arrive((int)(1u + (unsigned int)(j % 3)), 256);
+    gocu_bar_arrive((int)(4u + (unsigned int)(j % 3)), 256);
+    if (int n = (int)((unsigned int)j + 1u); n < ntiles) {
+      int sg = n % 3;
+      if (n >= 3) {
+        gocu_bar_sync((int)(7u + (unsigned int)sg), 384);
+      }
+      int nb = (int)(16384u + (unsigned int)sg * 2u * 16384u);
+      attn_loadWS(sm, nb, kh, ks, (int)((unsigned int)n * 128u), seq, soff, cr, cc);
+      attn_loadWS(sm, (int)((unsigned int)nb + 16384u), vh, vs, (int)((unsigned int)n * 128u), seq, soff, cr, cc);
+      gocu_cp_async_commit();
+    }
+  }
+}
+
 // attn.bwdQ128 (bwd128.go:27)
 extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dq_p, long long dq_n, layout ql, layout kl, layout vl, layout dol, layout dql, int heads, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
@@ -1155,10 +1211,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
   int b32 = (int)bh;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 232);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 233);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 234);
-  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 235);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 234);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 235);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 236);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 237);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
@@ -1181,10 +1237,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
 #pragma unroll
   for (int hh = 0; hh < 2; hh++) {
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); r < seq) {
-      l2.v[GOCU_AI(hh, 2, 237)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 236) * 1.442695f;
-      dr.v[GOCU_AI(hh, 2, 239)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 238);
+      l2.v[GOCU_AI(hh, 2, 239)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 238) * 1.442695f;
+      dr.v[GOCU_AI(hh, 2, 241)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 240);
       if (causal) {
-        lim.v[GOCU_AI(hh, 2, 240)] = (int)((unsigned int)r + 1u);
+        lim.v[GOCU_AI(hh, 2, 242)] = (int)((unsigned int)r + 1u);
       }
     }
   }
@@ -1197,7 +1253,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
   for (int ks = 0; ks < 8; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 242)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 241));
+    qf.v[GOCU_AI(ks, 8, 244)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 243));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets128(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1209,16 +1265,16 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
   for (int j = nfull; j < ntiles; j++) {
     acc = attn_bwdQ128Tile(sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true);
   }
-  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 243);
+  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 245);
   long long head = attn_layout_head(dql, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 246) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 244)].v[0LL] * scale, acc.v[GOCU_AI(dt, 16, 245)].v[1LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 248) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 246)].v[0LL] * scale, acc.v[GOCU_AI(dt, 16, 247)].v[1LL] * scale);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 249) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 247)].v[2LL] * scale, acc.v[GOCU_AI(dt, 16, 248)].v[3LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 251) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 249)].v[2LL] * scale, acc.v[GOCU_AI(dt, 16, 250)].v[3LL] * scale);
     }
   }
 }
@@ -1234,7 +1290,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
   gocu_slice<unsigned short> dk = {dk_p, dk_n};
   gocu_slice<unsigned short> dv = {dv_p, dv_n};
   gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)24576LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 250);
+  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)24576LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 252);
   int tid = (int)threadIdx.x;
   int warp = tid / 32;
   int lane = tid % 32;
@@ -1243,10 +1299,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
   int k0 = (int)(blockIdx.x * 64u);
   long long bh = (long long)(int)blockIdx.y;
   int b32 = (int)bh;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 251);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 252);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 253);
-  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 254);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 253);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 254);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 255);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 256);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
@@ -1263,7 +1319,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
   attn_load128(sm, qb, qh, ql.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
   attn_load128(sm, (int)((unsigned int)qb + 8192u), doh, dol.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
   gocu_cp_async_commit();
-  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 255) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
+  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 257) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
   gocu_tuple0 gocu_r = attn_laneOffsets128(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
   gocu_array<int, 4> vOff = gocu_r.r1;
@@ -1281,20 +1337,20 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
       dva = gocu_r_1.r1;
     }
   }
-  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 256);
-  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 257);
+  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 258);
+  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 259);
   long long hk = attn_layout_head(dkl, b32, heads);
   long long hv = attn_layout_head(dvl, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (keyA < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 260) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 258)].v[0LL] * scale, dka.v[GOCU_AI(dt, 16, 259)].v[1LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 263) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 261)].v[0LL], dva.v[GOCU_AI(dt, 16, 262)].v[1LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 262) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 260)].v[0LL] * scale, dka.v[GOCU_AI(dt, 16, 261)].v[1LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 265) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 263)].v[0LL], dva.v[GOCU_AI(dt, 16, 264)].v[1LL]);
     }
     if ((int)((unsigned int)keyA + 8u) < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 266) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 264)].v[2LL] * scale, dka.v[GOCU_AI(dt, 16, 265)].v[3LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 269) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 267)].v[2LL], dva.v[GOCU_AI(dt, 16, 268)].v[3LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 268) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 266)].v[2LL] * scale, dka.v[GOCU_AI(dt, 16, 267)].v[3LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 271) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 269)].v[2LL], dva.v[GOCU_AI(dt, 16, 270)].v[3LL]);
     }
   }
 }
@@ -1321,10 +1377,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
   int b32 = (int)bh;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 270);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 271);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 272);
-  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 273);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 272);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 273);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 274);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 275);
   float sl2 = scale * 1.442695f;
   int cr = tid / 8;
   int cc = tid % 8;
@@ -1347,10 +1403,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
 #pragma unroll
   for (int hh = 0; hh < 2; hh++) {
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); r < seq) {
-      l2.v[GOCU_AI(hh, 2, 275)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 274) * 1.442695f;
-      dr.v[GOCU_AI(hh, 2, 277)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 276);
+      l2.v[GOCU_AI(hh, 2, 277)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 276) * 1.442695f;
+      dr.v[GOCU_AI(hh, 2, 279)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 278);
       if (causal) {
-        lim.v[GOCU_AI(hh, 2, 278)] = (int)((unsigned int)r + 1u);
+        lim.v[GOCU_AI(hh, 2, 280)] = (int)((unsigned int)r + 1u);
       }
     }
   }
@@ -1363,7 +1419,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
   for (int ks = 0; ks < 4; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 4, 280)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 279));
+    qf.v[GOCU_AI(ks, 4, 282)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 281));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets64(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1375,16 +1431,16 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
   for (int j = nfull; j < ntiles; j++) {
     acc = attn_bwdQ64Tile(sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true);
   }
-  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 281);
+  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 283);
   long long head = attn_layout_head(dql, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 284) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 282)].v[0LL] * scale, acc.v[GOCU_AI(dt, 8, 283)].v[1LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 286) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 284)].v[0LL] * scale, acc.v[GOCU_AI(dt, 8, 285)].v[1LL] * scale);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 287) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 285)].v[2LL] * scale, acc.v[GOCU_AI(dt, 8, 286)].v[3LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 289) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 287)].v[2LL] * scale, acc.v[GOCU_AI(dt, 8, 288)].v[3LL] * scale);
     }
   }
 }
@@ -1400,7 +1456,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
   gocu_slice<unsigned short> dk = {dk_p, dk_n};
   gocu_slice<unsigned short> dv = {dv_p, dv_n};
   gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)12288LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 288);
+  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)12288LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 290);
   int tid = (int)threadIdx.x;
   int warp = tid / 32;
   int lane = tid % 32;
@@ -1409,10 +1465,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
   int k0 = (int)(blockIdx.x * 64u);
   long long bh = (long long)(int)blockIdx.y;
   int b32 = (int)bh;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 289);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 290);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 291);
-  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 292);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 291);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 292);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 293);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 294);
   float sl2 = scale * 1.442695f;
   int cr = tid / 8;
   int cc = tid % 8;
@@ -1429,7 +1485,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
   attn_load64(sm, qb, qh, ql.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
   attn_load64(sm, (int)((unsigned int)qb + 4096u), doh, dol.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
   gocu_cp_async_commit();
-  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 293) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
+  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 295) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
   gocu_tuple0 gocu_r = attn_laneOffsets64(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
   gocu_array<int, 4> vOff = gocu_r.r1;
@@ -1447,20 +1503,20 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
       dva = gocu_r_1.r1;
     }
   }
-  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 294);
-  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 295);
+  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 296);
+  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 297);
   long long hk = attn_layout_head(dkl, b32, heads);
   long long hv = attn_layout_head(dvl, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (keyA < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 298) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 296)].v[0LL] * scale, dka.v[GOCU_AI(dt, 8, 297)].v[1LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 301) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 299)].v[0LL], dva.v[GOCU_AI(dt, 8, 300)].v[1LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 300) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 298)].v[0LL] * scale, dka.v[GOCU_AI(dt, 8, 299)].v[1LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 303) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 301)].v[0LL], dva.v[GOCU_AI(dt, 8, 302)].v[1LL]);
     }
     if ((int)((unsigned int)keyA + 8u) < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 304) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 302)].v[2LL] * scale, dka.v[GOCU_AI(dt, 8, 303)].v[3LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 307) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 305)].v[2LL], dva.v[GOCU_AI(dt, 8, 306)].v[3LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 306) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 304)].v[2LL] * scale, dka.v[GOCU_AI(dt, 8, 305)].v[3LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 309) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 307)].v[2LL], dva.v[GOCU_AI(dt, 8, 308)].v[3LL]);
     }
   }
 }
@@ -1484,9 +1540,9 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   }
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 308);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 309);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 310);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 310);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 311);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 312);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
@@ -1510,7 +1566,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   for (int ks = 0; ks < 8; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 312)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 311));
+    qf.v[GOCU_AI(ks, 8, 314)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 313));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets128(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1539,23 +1595,23 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   gocu_array<float, 2> inv = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 314)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 313)], 1);
-    sum.v[GOCU_AI(hh, 2, 316)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 315)], 2);
-    inv.v[GOCU_AI(hh, 2, 318)] = 1.0f / sum.v[GOCU_AI(hh, 2, 317)];
+    sum.v[GOCU_AI(hh, 2, 316)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 315)], 1);
+    sum.v[GOCU_AI(hh, 2, 318)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 317)], 2);
+    inv.v[GOCU_AI(hh, 2, 320)] = 1.0f / sum.v[GOCU_AI(hh, 2, 319)];
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
-      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 321) = (mx.v[GOCU_AI(hh, 2, 319)] + log2f(sum.v[GOCU_AI(hh, 2, 320)])) * 0.6931472f;
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 323) = (mx.v[GOCU_AI(hh, 2, 321)] + log2f(sum.v[GOCU_AI(hh, 2, 322)])) * 0.6931472f;
     }
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 322);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 324);
   long long head = attn_layout_head(ol, (int)bh, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 327) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 323)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 16, 325)].v[1LL] * inv.v[0LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 329) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 325)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 16, 327)].v[1LL] * inv.v[0LL]);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 332) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 328)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 16, 330)].v[3LL] * inv.v[1LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 334) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 330)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 16, 332)].v[3LL] * inv.v[1LL]);
     }
   }
 }
@@ -1579,9 +1635,9 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   }
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 333);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 334);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 335);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 335);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 336);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 337);
   float sl2 = scale * 1.442695f;
   int cr = tid / 8;
   int cc = tid % 8;
@@ -1605,7 +1661,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   for (int ks = 0; ks < 4; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 4, 337)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 336));
+    qf.v[GOCU_AI(ks, 4, 339)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 338));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets64(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1634,23 +1690,23 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   gocu_array<float, 2> inv = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 339)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 338)], 1);
-    sum.v[GOCU_AI(hh, 2, 341)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 340)], 2);
-    inv.v[GOCU_AI(hh, 2, 343)] = 1.0f / sum.v[GOCU_AI(hh, 2, 342)];
+    sum.v[GOCU_AI(hh, 2, 341)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 340)], 1);
+    sum.v[GOCU_AI(hh, 2, 343)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 342)], 2);
+    inv.v[GOCU_AI(hh, 2, 345)] = 1.0f / sum.v[GOCU_AI(hh, 2, 344)];
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
-      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 346) = (mx.v[GOCU_AI(hh, 2, 344)] + log2f(sum.v[GOCU_AI(hh, 2, 345)])) * 0.6931472f;
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 348) = (mx.v[GOCU_AI(hh, 2, 346)] + log2f(sum.v[GOCU_AI(hh, 2, 347)])) * 0.6931472f;
     }
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 347);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 349);
   long long head = attn_layout_head(ol, (int)bh, heads);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 352) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 348)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 8, 350)].v[1LL] * inv.v[0LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 354) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 350)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 8, 352)].v[1LL] * inv.v[0LL]);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 357) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 353)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 8, 355)].v[3LL] * inv.v[1LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 359) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 355)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 8, 357)].v[3LL] * inv.v[1LL]);
     }
   }
 }
@@ -1673,9 +1729,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
   }
   int q0 = (int)((unsigned int)qtile * 128u);
   long long bh = (long long)(int)blockIdx.y;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 358);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 359);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 360);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 360);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 361);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 362);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
@@ -1690,9 +1746,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
   attn_loadWG(sm, 16384, kh, kl.S, 0, seq, soff, cr, cc);
   attn_loadWG(sm, 32768, vh, vl.S, 0, seq, soff, cr, cc);
   gocu_cp_async_commit();
-  unsigned long long dq = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 64u), sm.n, 361), 1, 16, 1024);
-  unsigned long long dk = gocu_wg_desc(gocu_reslice(sm, (long long)16384LL, sm.n, 362), 1, 16, 1024);
-  unsigned long long dv = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 363), 1, 16384, 1024);
+  unsigned long long dq = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 64u), sm.n, 363), 1, 16, 1024);
+  unsigned long long dk = gocu_wg_desc(gocu_reslice(sm, (long long)16384LL, sm.n, 364), 1, 16, 1024);
+  unsigned long long dv = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 365), 1, 16384, 1024);
   float negInf = (float)gocu_math_inf((long long)-1LL);
   gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
   gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
@@ -1753,7 +1809,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
     gocu_wgmma_commit();
 #pragma unroll
     for (int ks = 0; ks < 8; ks++) {
-      gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 364)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+      gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 366)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
     }
     gocu_wgmma_commit();
     gocu_wgmma_wait<1>(s);
@@ -1773,10 +1829,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
     gocu_wgmma_wait<0>(acc);
 #pragma unroll
     for (long long i = 0LL; i < 64LL; i = (long long)((unsigned long long)i + 4ull)) {
-      acc.v[GOCU_AI(i, 64, 366)] *= corr.v[0LL];
-      acc.v[GOCU_AI((long long)((unsigned long long)i + 1ull), 64, 368)] *= corr.v[0LL];
-      acc.v[GOCU_AI((long long)((unsigned long long)i + 2ull), 64, 370)] *= corr.v[1LL];
-      acc.v[GOCU_AI((long long)((unsigned long long)i + 3ull), 64, 372)] *= corr.v[1LL];
+      acc.v[GOCU_AI(i, 64, 368)] *= corr.v[0LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 1ull), 64, 370)] *= corr.v[0LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 2ull), 64, 372)] *= corr.v[1LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 3ull), 64, 374)] *= corr.v[1LL];
     }
     p = attn_packP(s);
   }
@@ -1784,7 +1840,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
   unsigned long long pst = (unsigned long long)((int)((unsigned int)ntiles - 1u) % 3) * 4096ull;
 #pragma unroll
   for (int ks = 0; ks < 8; ks++) {
-    gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 373)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+    gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 375)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
   }
   gocu_wgmma_commit();
   gocu_wgmma_wait<0>(acc);
@@ -1792,23 +1848,179 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
   gocu_array<float, 2> inv = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 375)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 374)], 1);
-    sum.v[GOCU_AI(hh, 2, 377)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 376)], 2);
-    inv.v[GOCU_AI(hh, 2, 379)] = 1.0f / sum.v[GOCU_AI(hh, 2, 378)];
+    sum.v[GOCU_AI(hh, 2, 377)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 376)], 1);
+    sum.v[GOCU_AI(hh, 2, 379)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 378)], 2);
+    inv.v[GOCU_AI(hh, 2, 381)] = 1.0f / sum.v[GOCU_AI(hh, 2, 380)];
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
-      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 382) = (mx.v[GOCU_AI(hh, 2, 380)] + log2f(sum.v[GOCU_AI(hh, 2, 381)])) * 0.6931472f;
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 384) = (mx.v[GOCU_AI(hh, 2, 382)] + log2f(sum.v[GOCU_AI(hh, 2, 383)])) * 0.6931472f;
     }
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 383);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 385);
   long long head = attn_layout_head(ol, (int)bh, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 388) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 384)] * inv.v[0LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 386)] * inv.v[0LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 390) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 386)] * inv.v[0LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 388)] * inv.v[0LL]);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 393) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 389)] * inv.v[1LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 391)] * inv.v[1LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 395) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 391)] * inv.v[1LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 393)] * inv.v[1LL]);
+    }
+  }
+}
+
+// attn.fwd128WS (fwdws.go:42)
+extern "C" __global__ void __launch_bounds__(384, 1) fwd128WS(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, float* __restrict__ lse_p, long long lse_n, layout ql, layout kl, layout vl, layout ol, int heads, int seq, float scale, bool causal) {
+  gocu_slice<unsigned short> q = {q_p, q_n};
+  gocu_slice<unsigned short> k = {k_p, k_n};
+  gocu_slice<unsigned short> v = {v_p, v_n};
+  gocu_slice<unsigned short> o = {o_p, o_n};
+  gocu_slice<float> lse = {lse_p, lse_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int qtile = (int)blockIdx.x;
+  if (causal) {
+    qtile = (int)(gridDim.x - 1u - blockIdx.x);
+  }
+  int q0 = (int)((unsigned int)qtile * 128u);
+  long long bh = (long long)(int)blockIdx.y;
+  int ntiles = (int)((unsigned int)seq + 128u - 1u) / 128;
+  int nfull = seq / 128;
+  if (causal) {
+    ntiles = gocu_min<int>(ntiles, (int)((unsigned int)q0 + 128u + 128u - 1u) / 128);
+    nfull = gocu_min<int>(nfull, q0 / 128);
+  }
+  if (tid < 128) {
+    gocu_setmaxnreg<40, false>();
+    attn_produceWS(sm, gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 396), gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 397), gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 398), ql.S, kl.S, vl.S, q0, seq, ntiles);
+    return;
+  }
+  gocu_setmaxnreg<232, true>();
+  int cw = (int)((unsigned int)(tid / 128) - 1u);
+  int lane = tid % 32;
+  int g = lane / 4;
+  float sl2 = scale * 1.442695f;
+  int me = (int)(10u + (unsigned int)cw);
+  int other = (int)(11u - (unsigned int)cw);
+  int full = (int)(1u + 3u * (unsigned int)cw);
+  unsigned long long dq = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)cw * 64u * 64u), sm.n, 399), 1, 16, 1024);
+  unsigned long long dk = gocu_wg_desc(gocu_reslice(sm, (long long)16384LL, sm.n, 400), 1, 16, 1024);
+  unsigned long long dv = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 401), 1, 16384, 1024);
+  float negInf = (float)gocu_math_inf((long long)-1LL);
+  gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
+  gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
+  int rowA = (int)((unsigned int)q0 + (unsigned int)cw * 64u + (unsigned int)(tid / 32 % 4) * 16u + (unsigned int)g);
+  gocu_array<int, 2> lim = gocu_array<int, 2>{{seq, seq}};
+  if (causal) {
+    lim = gocu_array<int, 2>{{gocu_min<int>((int)((unsigned int)rowA + 1u), seq), gocu_min<int>((int)((unsigned int)rowA + 9u), seq)}};
+  }
+  if (cw == 1) {
+    gocu_bar_arrive(other, 256);
+  }
+  gocu_bar_sync(full, 256);
+  gocu_bar_sync(me, 256);
+  gocu_array<float, 64> s = {};
+  gocu_array<float, 64> acc = {};
+  gocu_wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < 8; ks++) {
+    gocu_wgmma_bf16_n128<0>(s, dq + attn_wgStep(ks), dk + attn_wgStep(ks), ks > 0);
+  }
+  gocu_wgmma_commit();
+  gocu_bar_arrive(other, 256);
+  gocu_wgmma_wait<0>(s);
+  gocu_array<float, 2> corr = {};
+  if (nfull > 0) {
+    gocu_tuple5 gocu_r = attn_softmaxWG(s, mx, sum, 0, lim, sl2, false);
+    s = gocu_r.r0;
+    mx = gocu_r.r1;
+    sum = gocu_r.r2;
+    corr = gocu_r.r3;
+  } else {
+    gocu_tuple5 gocu_r = attn_softmaxWG(s, mx, sum, 0, lim, sl2, true);
+    s = gocu_r.r0;
+    mx = gocu_r.r1;
+    sum = gocu_r.r2;
+    corr = gocu_r.r3;
+  }
+  gocu_array<gocu_array<unsigned int, 4>, 8> p = attn_packP(s);
+  for (int j = 1; j < ntiles; j++) {
+    gocu_bar_sync((int)((unsigned int)full + (unsigned int)(j % 3)), 256);
+    gocu_bar_sync(me, 256);
+    unsigned long long st = (unsigned long long)(j % 3) * 4096ull;
+    unsigned long long pst = (unsigned long long)((int)((unsigned int)j - 1u) % 3) * 4096ull;
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+      gocu_wgmma_bf16_n128<0>(s, dq + attn_wgStep(ks), dk + st + attn_wgStep(ks), ks > 0);
+    }
+    gocu_wgmma_commit();
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+      gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 402)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+    }
+    gocu_wgmma_commit();
+    gocu_bar_arrive(other, 256);
+    gocu_wgmma_wait<1>(s);
+    if (j < nfull) {
+      gocu_tuple5 gocu_r = attn_softmaxWG(s, mx, sum, j, lim, sl2, false);
+      s = gocu_r.r0;
+      mx = gocu_r.r1;
+      sum = gocu_r.r2;
+      corr = gocu_r.r3;
+    } else {
+      gocu_tuple5 gocu_r = attn_softmaxWG(s, mx, sum, j, lim, sl2, true);
+      s = gocu_r.r0;
+      mx = gocu_r.r1;
+      sum = gocu_r.r2;
+      corr = gocu_r.r3;
+    }
+    gocu_wgmma_wait<0>(acc);
+    if ((int)((unsigned int)j - 1u + 3u) < ntiles) {
+      gocu_bar_arrive((int)(7u + (unsigned int)((int)((unsigned int)j - 1u) % 3)), 384);
+    }
+#pragma unroll
+    for (long long i = 0LL; i < 64LL; i = (long long)((unsigned long long)i + 4ull)) {
+      acc.v[GOCU_AI(i, 64, 404)] *= corr.v[0LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 1ull), 64, 406)] *= corr.v[0LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 2ull), 64, 408)] *= corr.v[1LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 3ull), 64, 410)] *= corr.v[1LL];
+    }
+    p = attn_packP(s);
+  }
+  gocu_bar_sync(me, 256);
+  gocu_wgmma_fence();
+  unsigned long long pst = (unsigned long long)((int)((unsigned int)ntiles - 1u) % 3) * 4096ull;
+#pragma unroll
+  for (int ks = 0; ks < 8; ks++) {
+    gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 411)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+  }
+  gocu_wgmma_commit();
+  if (cw == 0) {
+    gocu_bar_arrive(other, 256);
+  }
+  gocu_wgmma_wait<0>(acc);
+  int qd = lane % 4;
+  gocu_array<float, 2> inv = {};
+#pragma unroll
+  for (long long hh = 0LL; hh < 2LL; hh++) {
+    sum.v[GOCU_AI(hh, 2, 413)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 412)], 1);
+    sum.v[GOCU_AI(hh, 2, 415)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 414)], 2);
+    inv.v[GOCU_AI(hh, 2, 417)] = 1.0f / sum.v[GOCU_AI(hh, 2, 416)];
+    if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 420) = (mx.v[GOCU_AI(hh, 2, 418)] + log2f(sum.v[GOCU_AI(hh, 2, 419)])) * 0.6931472f;
+    }
+  }
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 421);
+  long long head = attn_layout_head(ol, (int)bh, heads);
+#pragma unroll
+  for (int dt = 0; dt < 16; dt++) {
+    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
+    if (rowA < seq) {
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 426) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 422)] * inv.v[0LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 424)] * inv.v[0LL]);
+    }
+    if ((int)((unsigned int)rowA + 8u) < seq) {
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 431) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 427)] * inv.v[1LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 429)] * inv.v[1LL]);
     }
   }
 }
@@ -1823,16 +2035,16 @@ extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o
   if (row >= rows) {
     return;
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 394);
-  gocu_slice<gocu_bf16x2> do2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(do_1, 395);
-  int bh = gocu_div<int>(row, seq, 396);
-  int r = gocu_rem<int>(row, seq, 397);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 432);
+  gocu_slice<gocu_bf16x2> do2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(do_1, 433);
+  int bh = gocu_div<int>(row, seq, 434);
+  int r = gocu_rem<int>(row, seq, 435);
   long long ob = (long long)((unsigned long long)attn_layout_head(ol, bh, heads) + (unsigned long long)(long long)r * (unsigned long long)(long long)ol.S) / 2LL;
   long long db = (long long)((unsigned long long)attn_layout_head(dol, bh, heads) + (unsigned long long)(long long)r * (unsigned long long)(long long)dol.S) / 2LL;
   float s = 0.0f;
   for (int c = lane; c < dim / 2; c = (int)((unsigned int)c + 32u)) {
-    gocu_bf16x2 a = GOCU_AT(o2, (long long)((unsigned long long)ob + (unsigned long long)(long long)c), 398);
-    gocu_bf16x2 b = GOCU_AT(do2, (long long)((unsigned long long)db + (unsigned long long)(long long)c), 399);
+    gocu_bf16x2 a = GOCU_AT(o2, (long long)((unsigned long long)ob + (unsigned long long)(long long)c), 436);
+    gocu_bf16x2 b = GOCU_AT(do2, (long long)((unsigned long long)db + (unsigned long long)(long long)c), 437);
     s += gocu_bf16_to_f32(a.x) * gocu_bf16_to_f32(b.x) + gocu_bf16_to_f32(a.y) * gocu_bf16_to_f32(b.y);
   }
 #pragma unroll
@@ -1840,13 +2052,13 @@ extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o
     s += __shfl_xor_sync(0xffffffffu, s, m);
   }
   if (lane == 0) {
-    GOCU_AT(dvec, row, 400) = s;
+    GOCU_AT(dvec, row, 438) = s;
   }
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "cca27d850ede966051abbc3d09193dba084a75fcf8990310c21e226a1e048b3b"
+const gocuSourceSHA256 = "59095d9773424ac64b53a800f0ba412e7e35078abc13303f58f52b518ecb030e"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -2062,6 +2274,34 @@ var gocuModule = &meta.Module{
 			Checked:       gocuChecked_fwd128WG,
 		},
 		{
+			Name:  "fwd128WS",
+			Entry: "fwd128WS",
+			Params: []meta.Param{
+				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "o", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "lse", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "ql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "kl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "vl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "ol", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
+				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			ArchSpecific:  true,
+			MaxThreads:    384,
+			MinBlocks:     1,
+			Func:          fwd128WS,
+			Checked:       gocuChecked_fwd128WS,
+		},
+		{
 			Name:  "bwdPrep",
 			Entry: "bwdPrep",
 			Params: []meta.Param{
@@ -2142,7 +2382,13 @@ var gocuModule = &meta.Module{
 		&gocuSite456, &gocuSite457, &gocuSite458, &gocuSite459, &gocuSite460, &gocuSite461, &gocuSite462, &gocuSite463,
 		&gocuSite464, &gocuSite465, &gocuSite466, &gocuSite467, &gocuSite468, &gocuSite469, &gocuSite470, &gocuSite471,
 		&gocuSite472, &gocuSite473, &gocuSite474, &gocuSite475, &gocuSite476, &gocuSite477, &gocuSite478, &gocuSite479,
-		&gocuSite480, &gocuSite481, &gocuSite482, &gocuSite483,
+		&gocuSite480, &gocuSite481, &gocuSite482, &gocuSite483, &gocuSite484, &gocuSite485, &gocuSite486, &gocuSite487,
+		&gocuSite488, &gocuSite489, &gocuSite490, &gocuSite491, &gocuSite492, &gocuSite493, &gocuSite494, &gocuSite495,
+		&gocuSite496, &gocuSite497, &gocuSite498, &gocuSite499, &gocuSite500, &gocuSite501, &gocuSite502, &gocuSite503,
+		&gocuSite504, &gocuSite505, &gocuSite506, &gocuSite507, &gocuSite508, &gocuSite509, &gocuSite510, &gocuSite511,
+		&gocuSite512, &gocuSite513, &gocuSite514, &gocuSite515, &gocuSite516, &gocuSite517, &gocuSite518, &gocuSite519,
+		&gocuSite520, &gocuSite521, &gocuSite522, &gocuSite523, &gocuSite524, &gocuSite525, &gocuSite526, &gocuSite527,
+		&gocuSite528, &gocuSite529, &gocuSite530, &gocuSite531,
 	},
 	GoSources: []meta.GoSource{
 		{File: "bwd128.go", Func: "bwdKV128", SHA256: "10f8da8818b3579e72b3bf14cf3255689a4844ea287d5e8928e2b36be9b36d30"},
@@ -2172,6 +2418,9 @@ var gocuModule = &meta.Module{
 		{File: "fwdwg.go", Func: "packP", SHA256: "c5014d2076e9edf5797ac22c5d1cd14d38d1763674b3569078a1273b4b4523ae"},
 		{File: "fwdwg.go", Func: "softmaxWG", SHA256: "e9ed14c1ea25b71ea8206135c20ae8cd0afa459c16d7174bb2e93024942e7b6b"},
 		{File: "fwdwg.go", Func: "wgStep", SHA256: "8e16ed8a6123188a5a7bb082626dcf5562301bfbbfa3b17458d989db011e4d1c"},
+		{File: "fwdws.go", Func: "fwd128WS", SHA256: "860a82ca61365336531dd194c2e4d4b0649b5cc9a4534193fcadfc4579e0c9ce"},
+		{File: "fwdws.go", Func: "loadWS", SHA256: "0bb49ff63f518d39bb2427bbfb0dbfb026fceb3abbaf03b302bb7ee5be3b8cf6"},
+		{File: "fwdws.go", Func: "produceWS", SHA256: "0bb904e840f142129fc13a881efe01e5087d4a4b5221f64211eaf3cf45bb9c19"},
 		{File: "prep.go", Func: "bwdPrep", SHA256: "4d7223f76e86351bd06e11ca5a90b5aa4a8388ab383d932c8a2501db24d41ba2"},
 		{File: "prep.go", Func: "rowStat", SHA256: "d09e7f06fb14034f605d86a339d505a1b0089fe7ee1a8bfd5b40c75eabfe87cf"},
 		{File: "tile.go", Func: "layout.head", SHA256: "e90a18e06b664fdb3631fc716a8d0037aaaadf42fac38e991f611c522c2c4cc8"},
@@ -2462,6 +2711,42 @@ func launchFwd128WG(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kerne
 	)
 }
 
+// launchFwd128WS runs the kernel fwd128WS on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func launchFwd128WS(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], lse gocu.Slice[float32], ql, kl, vl, ol layout, heads, seq int32, scale float32, causal bool) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 7, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, o))
+		gocuM4, gocuN4 := launch.DeviceArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
+		gocuV5 := ql
+		gocuV6 := kl
+		gocuV7 := vl
+		gocuV8 := ol
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, launch.ValueArg(&gocuV5, 4), launch.ValueArg(&gocuV6, 4), launch.ValueArg(&gocuV7, 4), launch.ValueArg(&gocuV8, 4), heads, seq, scale, causal)
+	}
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+	gocuS3 := launch.SimArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, o))
+	gocuS4 := launch.SimArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
+	return l.Simulate(
+		func(gocuT *kernel.Thread) {
+			fwd128WS(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, ql, kl, vl, ol, heads, seq, scale, causal)
+		},
+		func(gocuT *kernel.Thread) {
+			gocuChecked_fwd128WS(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, ql, kl, vl, ol, heads, seq, scale, causal)
+		},
+		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, ql, kl, vl, ol, heads, seq, scale, causal,
+	)
+}
+
 // launchBwdPrep runs the kernel bwdPrep on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
 // simulator as Go. Slices travel as gocu.Buffer values of the device, or
@@ -2470,7 +2755,7 @@ func launchFwd128WG(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kerne
 // Out or InOut buffers. Written by gocu gen.
 func launchBwdPrep(d *gocu.Device, cfg gocu.Config, o, do gocu.Slice[kernel.BFloat16], dvec gocu.Slice[float32], ol, dol layout, heads, seq, rows, dim int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 7, d, cfg) {
+	if l.Start(gocuProgram, 8, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, o))
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, do))
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, dvec))
@@ -2724,258 +3009,306 @@ var (
 	gocuSite229 = kernel.Site{File: "fwdwg.go", Line: 215, Col: 69, Expr: "s[8*j+6]"}
 	gocuSite230 = kernel.Site{File: "fwdwg.go", Line: 215, Col: 79, Expr: "s[8*j+7]"}
 	gocuSite231 = kernel.Site{File: "fwdwg.go", Line: 213, Col: 3, Expr: "p[j]"}
-	gocuSite232 = kernel.Site{File: "bwd128.go", Line: 39, Col: 21, Expr: "q[ql.head(b32, heads):]"}
-	gocuSite233 = kernel.Site{File: "bwd128.go", Line: 39, Col: 46, Expr: "k[kl.head(b32, heads):]"}
-	gocuSite234 = kernel.Site{File: "bwd128.go", Line: 39, Col: 71, Expr: "v[vl.head(b32, heads):]"}
-	gocuSite235 = kernel.Site{File: "bwd128.go", Line: 39, Col: 96, Expr: "do[dol.head(b32, heads):]"}
-	gocuSite236 = kernel.Site{File: "bwd128.go", Line: 63, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite237 = kernel.Site{File: "bwd128.go", Line: 63, Col: 4, Expr: "l2[hh]"}
-	gocuSite238 = kernel.Site{File: "bwd128.go", Line: 64, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
-	gocuSite239 = kernel.Site{File: "bwd128.go", Line: 64, Col: 4, Expr: "dr[hh]"}
-	gocuSite240 = kernel.Site{File: "bwd128.go", Line: 66, Col: 5, Expr: "lim[hh]"}
-	gocuSite241 = kernel.Site{File: "bwd128.go", Line: 79, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
-	gocuSite242 = kernel.Site{File: "bwd128.go", Line: 79, Col: 3, Expr: "qf[ks]"}
-	gocuSite243 = kernel.Site{File: "bwd128.go", Line: 91, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
-	gocuSite244 = kernel.Site{File: "bwd128.go", Line: 97, Col: 65, Expr: "acc[dt][0]"}
-	gocuSite245 = kernel.Site{File: "bwd128.go", Line: 97, Col: 83, Expr: "acc[dt][1]"}
-	gocuSite246 = kernel.Site{File: "bwd128.go", Line: 97, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
-	gocuSite247 = kernel.Site{File: "bwd128.go", Line: 100, Col: 67, Expr: "acc[dt][2]"}
-	gocuSite248 = kernel.Site{File: "bwd128.go", Line: 100, Col: 85, Expr: "acc[dt][3]"}
-	gocuSite249 = kernel.Site{File: "bwd128.go", Line: 100, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
-	gocuSite250 = kernel.Site{File: "bwd128.go", Line: 185, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d128Tile:]"}
-	gocuSite251 = kernel.Site{File: "bwd128.go", Line: 192, Col: 21, Expr: "q[ql.head(b32, heads):]"}
-	gocuSite252 = kernel.Site{File: "bwd128.go", Line: 192, Col: 46, Expr: "k[kl.head(b32, heads):]"}
-	gocuSite253 = kernel.Site{File: "bwd128.go", Line: 192, Col: 71, Expr: "v[vl.head(b32, heads):]"}
-	gocuSite254 = kernel.Site{File: "bwd128.go", Line: 192, Col: 96, Expr: "do[dol.head(b32, heads):]"}
-	gocuSite255 = kernel.Site{File: "bwd128.go", Line: 210, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
-	gocuSite256 = kernel.Site{File: "bwd128.go", Line: 223, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
-	gocuSite257 = kernel.Site{File: "bwd128.go", Line: 224, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
-	gocuSite258 = kernel.Site{File: "bwd128.go", Line: 230, Col: 63, Expr: "dka[dt][0]"}
-	gocuSite259 = kernel.Site{File: "bwd128.go", Line: 230, Col: 81, Expr: "dka[dt][1]"}
-	gocuSite260 = kernel.Site{File: "bwd128.go", Line: 230, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
-	gocuSite261 = kernel.Site{File: "bwd128.go", Line: 231, Col: 63, Expr: "dva[dt][0]"}
-	gocuSite262 = kernel.Site{File: "bwd128.go", Line: 231, Col: 75, Expr: "dva[dt][1]"}
-	gocuSite263 = kernel.Site{File: "bwd128.go", Line: 231, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
-	gocuSite264 = kernel.Site{File: "bwd128.go", Line: 234, Col: 65, Expr: "dka[dt][2]"}
-	gocuSite265 = kernel.Site{File: "bwd128.go", Line: 234, Col: 83, Expr: "dka[dt][3]"}
-	gocuSite266 = kernel.Site{File: "bwd128.go", Line: 234, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
-	gocuSite267 = kernel.Site{File: "bwd128.go", Line: 235, Col: 65, Expr: "dva[dt][2]"}
-	gocuSite268 = kernel.Site{File: "bwd128.go", Line: 235, Col: 77, Expr: "dva[dt][3]"}
-	gocuSite269 = kernel.Site{File: "bwd128.go", Line: 235, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
-	gocuSite270 = kernel.Site{File: "bwd64.go", Line: 41, Col: 21, Expr: "q[ql.head(b32, heads):]"}
-	gocuSite271 = kernel.Site{File: "bwd64.go", Line: 41, Col: 46, Expr: "k[kl.head(b32, heads):]"}
-	gocuSite272 = kernel.Site{File: "bwd64.go", Line: 41, Col: 71, Expr: "v[vl.head(b32, heads):]"}
-	gocuSite273 = kernel.Site{File: "bwd64.go", Line: 41, Col: 96, Expr: "do[dol.head(b32, heads):]"}
-	gocuSite274 = kernel.Site{File: "bwd64.go", Line: 65, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite275 = kernel.Site{File: "bwd64.go", Line: 65, Col: 4, Expr: "l2[hh]"}
-	gocuSite276 = kernel.Site{File: "bwd64.go", Line: 66, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
-	gocuSite277 = kernel.Site{File: "bwd64.go", Line: 66, Col: 4, Expr: "dr[hh]"}
-	gocuSite278 = kernel.Site{File: "bwd64.go", Line: 68, Col: 5, Expr: "lim[hh]"}
-	gocuSite279 = kernel.Site{File: "bwd64.go", Line: 81, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
-	gocuSite280 = kernel.Site{File: "bwd64.go", Line: 81, Col: 3, Expr: "qf[ks]"}
-	gocuSite281 = kernel.Site{File: "bwd64.go", Line: 93, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
-	gocuSite282 = kernel.Site{File: "bwd64.go", Line: 99, Col: 65, Expr: "acc[dt][0]"}
-	gocuSite283 = kernel.Site{File: "bwd64.go", Line: 99, Col: 83, Expr: "acc[dt][1]"}
-	gocuSite284 = kernel.Site{File: "bwd64.go", Line: 99, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
-	gocuSite285 = kernel.Site{File: "bwd64.go", Line: 102, Col: 67, Expr: "acc[dt][2]"}
-	gocuSite286 = kernel.Site{File: "bwd64.go", Line: 102, Col: 85, Expr: "acc[dt][3]"}
-	gocuSite287 = kernel.Site{File: "bwd64.go", Line: 102, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
-	gocuSite288 = kernel.Site{File: "bwd64.go", Line: 187, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d64Tile:]"}
-	gocuSite289 = kernel.Site{File: "bwd64.go", Line: 194, Col: 21, Expr: "q[ql.head(b32, heads):]"}
-	gocuSite290 = kernel.Site{File: "bwd64.go", Line: 194, Col: 46, Expr: "k[kl.head(b32, heads):]"}
-	gocuSite291 = kernel.Site{File: "bwd64.go", Line: 194, Col: 71, Expr: "v[vl.head(b32, heads):]"}
-	gocuSite292 = kernel.Site{File: "bwd64.go", Line: 194, Col: 96, Expr: "do[dol.head(b32, heads):]"}
-	gocuSite293 = kernel.Site{File: "bwd64.go", Line: 212, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
-	gocuSite294 = kernel.Site{File: "bwd64.go", Line: 225, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
-	gocuSite295 = kernel.Site{File: "bwd64.go", Line: 226, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
-	gocuSite296 = kernel.Site{File: "bwd64.go", Line: 232, Col: 63, Expr: "dka[dt][0]"}
-	gocuSite297 = kernel.Site{File: "bwd64.go", Line: 232, Col: 81, Expr: "dka[dt][1]"}
-	gocuSite298 = kernel.Site{File: "bwd64.go", Line: 232, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
-	gocuSite299 = kernel.Site{File: "bwd64.go", Line: 233, Col: 63, Expr: "dva[dt][0]"}
-	gocuSite300 = kernel.Site{File: "bwd64.go", Line: 233, Col: 75, Expr: "dva[dt][1]"}
-	gocuSite301 = kernel.Site{File: "bwd64.go", Line: 233, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
-	gocuSite302 = kernel.Site{File: "bwd64.go", Line: 236, Col: 65, Expr: "dka[dt][2]"}
-	gocuSite303 = kernel.Site{File: "bwd64.go", Line: 236, Col: 83, Expr: "dka[dt][3]"}
-	gocuSite304 = kernel.Site{File: "bwd64.go", Line: 236, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
-	gocuSite305 = kernel.Site{File: "bwd64.go", Line: 237, Col: 65, Expr: "dva[dt][2]"}
-	gocuSite306 = kernel.Site{File: "bwd64.go", Line: 237, Col: 77, Expr: "dva[dt][3]"}
-	gocuSite307 = kernel.Site{File: "bwd64.go", Line: 237, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
-	gocuSite308 = kernel.Site{File: "fwd128.go", Line: 55, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
-	gocuSite309 = kernel.Site{File: "fwd128.go", Line: 55, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
-	gocuSite310 = kernel.Site{File: "fwd128.go", Line: 55, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
-	gocuSite311 = kernel.Site{File: "fwd128.go", Line: 81, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
-	gocuSite312 = kernel.Site{File: "fwd128.go", Line: 81, Col: 3, Expr: "qf[ks]"}
-	gocuSite313 = kernel.Site{File: "fwd128.go", Line: 106, Col: 49, Expr: "sum[hh]"}
-	gocuSite314 = kernel.Site{File: "fwd128.go", Line: 106, Col: 3, Expr: "sum[hh]"}
-	gocuSite315 = kernel.Site{File: "fwd128.go", Line: 107, Col: 49, Expr: "sum[hh]"}
-	gocuSite316 = kernel.Site{File: "fwd128.go", Line: 107, Col: 3, Expr: "sum[hh]"}
-	gocuSite317 = kernel.Site{File: "fwd128.go", Line: 108, Col: 17, Expr: "sum[hh]"}
-	gocuSite318 = kernel.Site{File: "fwd128.go", Line: 108, Col: 3, Expr: "inv[hh]"}
-	gocuSite319 = kernel.Site{File: "fwd128.go", Line: 110, Col: 31, Expr: "mx[hh]"}
-	gocuSite320 = kernel.Site{File: "fwd128.go", Line: 110, Col: 52, Expr: "sum[hh]"}
-	gocuSite321 = kernel.Site{File: "fwd128.go", Line: 110, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite322 = kernel.Site{File: "fwd128.go", Line: 113, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite323 = kernel.Site{File: "fwd128.go", Line: 119, Col: 63, Expr: "acc[dt][0]"}
-	gocuSite324 = kernel.Site{File: "fwd128.go", Line: 119, Col: 74, Expr: "inv[0]"}
-	gocuSite325 = kernel.Site{File: "fwd128.go", Line: 119, Col: 82, Expr: "acc[dt][1]"}
-	gocuSite326 = kernel.Site{File: "fwd128.go", Line: 119, Col: 93, Expr: "inv[0]"}
-	gocuSite327 = kernel.Site{File: "fwd128.go", Line: 119, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
-	gocuSite328 = kernel.Site{File: "fwd128.go", Line: 122, Col: 65, Expr: "acc[dt][2]"}
-	gocuSite329 = kernel.Site{File: "fwd128.go", Line: 122, Col: 76, Expr: "inv[1]"}
-	gocuSite330 = kernel.Site{File: "fwd128.go", Line: 122, Col: 84, Expr: "acc[dt][3]"}
-	gocuSite331 = kernel.Site{File: "fwd128.go", Line: 122, Col: 95, Expr: "inv[1]"}
-	gocuSite332 = kernel.Site{File: "fwd128.go", Line: 122, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
-	gocuSite333 = kernel.Site{File: "fwd64.go", Line: 57, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
-	gocuSite334 = kernel.Site{File: "fwd64.go", Line: 57, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
-	gocuSite335 = kernel.Site{File: "fwd64.go", Line: 57, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
-	gocuSite336 = kernel.Site{File: "fwd64.go", Line: 83, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
-	gocuSite337 = kernel.Site{File: "fwd64.go", Line: 83, Col: 3, Expr: "qf[ks]"}
-	gocuSite338 = kernel.Site{File: "fwd64.go", Line: 108, Col: 49, Expr: "sum[hh]"}
-	gocuSite339 = kernel.Site{File: "fwd64.go", Line: 108, Col: 3, Expr: "sum[hh]"}
-	gocuSite340 = kernel.Site{File: "fwd64.go", Line: 109, Col: 49, Expr: "sum[hh]"}
-	gocuSite341 = kernel.Site{File: "fwd64.go", Line: 109, Col: 3, Expr: "sum[hh]"}
-	gocuSite342 = kernel.Site{File: "fwd64.go", Line: 110, Col: 17, Expr: "sum[hh]"}
-	gocuSite343 = kernel.Site{File: "fwd64.go", Line: 110, Col: 3, Expr: "inv[hh]"}
-	gocuSite344 = kernel.Site{File: "fwd64.go", Line: 112, Col: 31, Expr: "mx[hh]"}
-	gocuSite345 = kernel.Site{File: "fwd64.go", Line: 112, Col: 52, Expr: "sum[hh]"}
-	gocuSite346 = kernel.Site{File: "fwd64.go", Line: 112, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite347 = kernel.Site{File: "fwd64.go", Line: 115, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite348 = kernel.Site{File: "fwd64.go", Line: 121, Col: 63, Expr: "acc[dt][0]"}
-	gocuSite349 = kernel.Site{File: "fwd64.go", Line: 121, Col: 74, Expr: "inv[0]"}
-	gocuSite350 = kernel.Site{File: "fwd64.go", Line: 121, Col: 82, Expr: "acc[dt][1]"}
-	gocuSite351 = kernel.Site{File: "fwd64.go", Line: 121, Col: 93, Expr: "inv[0]"}
-	gocuSite352 = kernel.Site{File: "fwd64.go", Line: 121, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
-	gocuSite353 = kernel.Site{File: "fwd64.go", Line: 124, Col: 65, Expr: "acc[dt][2]"}
-	gocuSite354 = kernel.Site{File: "fwd64.go", Line: 124, Col: 76, Expr: "inv[1]"}
-	gocuSite355 = kernel.Site{File: "fwd64.go", Line: 124, Col: 84, Expr: "acc[dt][3]"}
-	gocuSite356 = kernel.Site{File: "fwd64.go", Line: 124, Col: 95, Expr: "inv[1]"}
-	gocuSite357 = kernel.Site{File: "fwd64.go", Line: 124, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
-	gocuSite358 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
-	gocuSite359 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
-	gocuSite360 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
-	gocuSite361 = kernel.Site{File: "fwdwg.go", Line: 85, Col: 31, Expr: "sm[wg*64*64:]"}
-	gocuSite362 = kernel.Site{File: "fwdwg.go", Line: 86, Col: 31, Expr: "sm[wgKV:]"}
-	gocuSite363 = kernel.Site{File: "fwdwg.go", Line: 87, Col: 31, Expr: "sm[wgKV+wgTile:]"}
-	gocuSite364 = kernel.Site{File: "fwdwg.go", Line: 146, Col: 32, Expr: "p[ks]"}
-	gocuSite365 = kernel.Site{File: "fwdwg.go", Line: 158, Col: 14, Expr: "corr[0]"}
-	gocuSite366 = kernel.Site{File: "fwdwg.go", Line: 158, Col: 4, Expr: "acc[i]"}
-	gocuSite367 = kernel.Site{File: "fwdwg.go", Line: 159, Col: 16, Expr: "corr[0]"}
-	gocuSite368 = kernel.Site{File: "fwdwg.go", Line: 159, Col: 4, Expr: "acc[i+1]"}
-	gocuSite369 = kernel.Site{File: "fwdwg.go", Line: 160, Col: 16, Expr: "corr[1]"}
-	gocuSite370 = kernel.Site{File: "fwdwg.go", Line: 160, Col: 4, Expr: "acc[i+2]"}
-	gocuSite371 = kernel.Site{File: "fwdwg.go", Line: 161, Col: 16, Expr: "corr[1]"}
-	gocuSite372 = kernel.Site{File: "fwdwg.go", Line: 161, Col: 4, Expr: "acc[i+3]"}
-	gocuSite373 = kernel.Site{File: "fwdwg.go", Line: 169, Col: 31, Expr: "p[ks]"}
-	gocuSite374 = kernel.Site{File: "fwdwg.go", Line: 180, Col: 49, Expr: "sum[hh]"}
-	gocuSite375 = kernel.Site{File: "fwdwg.go", Line: 180, Col: 3, Expr: "sum[hh]"}
-	gocuSite376 = kernel.Site{File: "fwdwg.go", Line: 181, Col: 49, Expr: "sum[hh]"}
-	gocuSite377 = kernel.Site{File: "fwdwg.go", Line: 181, Col: 3, Expr: "sum[hh]"}
-	gocuSite378 = kernel.Site{File: "fwdwg.go", Line: 182, Col: 17, Expr: "sum[hh]"}
-	gocuSite379 = kernel.Site{File: "fwdwg.go", Line: 182, Col: 3, Expr: "inv[hh]"}
-	gocuSite380 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 31, Expr: "mx[hh]"}
-	gocuSite381 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 52, Expr: "sum[hh]"}
-	gocuSite382 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite383 = kernel.Site{File: "fwdwg.go", Line: 187, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite384 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 63, Expr: "acc[4*dt]"}
-	gocuSite385 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 73, Expr: "inv[0]"}
-	gocuSite386 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 81, Expr: "acc[4*dt+1]"}
-	gocuSite387 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 93, Expr: "inv[0]"}
-	gocuSite388 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
-	gocuSite389 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 65, Expr: "acc[4*dt+2]"}
-	gocuSite390 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 77, Expr: "inv[1]"}
-	gocuSite391 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 85, Expr: "acc[4*dt+3]"}
-	gocuSite392 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 97, Expr: "inv[1]"}
-	gocuSite393 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
-	gocuSite394 = kernel.Site{File: "prep.go", Line: 18, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite395 = kernel.Site{File: "prep.go", Line: 19, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](do)"}
-	gocuSite396 = kernel.Site{File: "prep.go", Line: 20, Col: 11, Expr: "row / seq"}
-	gocuSite397 = kernel.Site{File: "prep.go", Line: 20, Col: 20, Expr: "row % seq"}
-	gocuSite398 = kernel.Site{File: "prep.go", Line: 25, Col: 11, Expr: "o2[ob+int(c)]"}
-	gocuSite399 = kernel.Site{File: "prep.go", Line: 25, Col: 26, Expr: "do2[db+int(c)]"}
-	gocuSite400 = kernel.Site{File: "prep.go", Line: 33, Col: 3, Expr: "dvec[row]"}
-	gocuSite401 = kernel.Site{File: "fwd128.go", Line: 285, Col: 2, Expr: "for i := int32(0); i < 64/d128Rows; i++"}
-	gocuSite402 = kernel.Site{File: "fwd128.go", Line: 141, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite403 = kernel.Site{File: "fwd128.go", Line: 235, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite404 = kernel.Site{File: "fwd128.go", Line: 238, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite405 = kernel.Site{File: "fwd128.go", Line: 240, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite406 = kernel.Site{File: "bwd128.go", Line: 151, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite407 = kernel.Site{File: "bwd128.go", Line: 155, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite408 = kernel.Site{File: "bwd128.go", Line: 158, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite409 = kernel.Site{File: "fwd128.go", Line: 257, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite410 = kernel.Site{File: "fwd128.go", Line: 264, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite411 = kernel.Site{File: "fwd128.go", Line: 267, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite412 = kernel.Site{File: "fwd128.go", Line: 270, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite413 = kernel.Site{File: "bwd128.go", Line: 131, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite414 = kernel.Site{File: "bwd128.go", Line: 133, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite415 = kernel.Site{File: "bwd128.go", Line: 269, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
-	gocuSite416 = kernel.Site{File: "bwd128.go", Line: 271, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite417 = kernel.Site{File: "fwd64.go", Line: 287, Col: 2, Expr: "for i := int32(0); i < 64/d64Rows; i++"}
-	gocuSite418 = kernel.Site{File: "fwd64.go", Line: 143, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite419 = kernel.Site{File: "fwd64.go", Line: 237, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite420 = kernel.Site{File: "fwd64.go", Line: 240, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite421 = kernel.Site{File: "fwd64.go", Line: 242, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite422 = kernel.Site{File: "bwd64.go", Line: 153, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite423 = kernel.Site{File: "bwd64.go", Line: 157, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite424 = kernel.Site{File: "bwd64.go", Line: 160, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite425 = kernel.Site{File: "fwd64.go", Line: 259, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite426 = kernel.Site{File: "fwd64.go", Line: 266, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite427 = kernel.Site{File: "fwd64.go", Line: 269, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite428 = kernel.Site{File: "fwd64.go", Line: 272, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite429 = kernel.Site{File: "bwd64.go", Line: 133, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite430 = kernel.Site{File: "bwd64.go", Line: 135, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite431 = kernel.Site{File: "bwd64.go", Line: 271, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
-	gocuSite432 = kernel.Site{File: "bwd64.go", Line: 273, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite433 = kernel.Site{File: "fwd128.go", Line: 177, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite434 = kernel.Site{File: "fwd128.go", Line: 179, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite435 = kernel.Site{File: "fwd128.go", Line: 192, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite436 = kernel.Site{File: "fwd128.go", Line: 208, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite437 = kernel.Site{File: "fwd128.go", Line: 210, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite438 = kernel.Site{File: "fwd128.go", Line: 217, Col: 2, Expr: "for dt := 0; dt < d128/8; dt++"}
-	gocuSite439 = kernel.Site{File: "fwd64.go", Line: 179, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite440 = kernel.Site{File: "fwd64.go", Line: 181, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite441 = kernel.Site{File: "fwd64.go", Line: 194, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite442 = kernel.Site{File: "fwd64.go", Line: 210, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite443 = kernel.Site{File: "fwd64.go", Line: 212, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite444 = kernel.Site{File: "fwd64.go", Line: 219, Col: 2, Expr: "for dt := 0; dt < d64/8; dt++"}
-	gocuSite445 = kernel.Site{File: "fwdwg.go", Line: 272, Col: 2, Expr: "for i := int32(0); i < 128/wgLoadRows; i++"}
-	gocuSite446 = kernel.Site{File: "fwdwg.go", Line: 231, Col: 2, Expr: "for i := int32(0); i < 64; i++"}
-	gocuSite447 = kernel.Site{File: "fwdwg.go", Line: 243, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite448 = kernel.Site{File: "fwdwg.go", Line: 259, Col: 2, Expr: "for i := int32(0); i < 64; i++"}
-	gocuSite449 = kernel.Site{File: "fwdwg.go", Line: 212, Col: 2, Expr: "for j := 0; j < wgKeys/16; j++"}
-	gocuSite450 = kernel.Site{File: "bwd128.go", Line: 61, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
-	gocuSite451 = kernel.Site{File: "bwd128.go", Line: 76, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite452 = kernel.Site{File: "bwd128.go", Line: 84, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite453 = kernel.Site{File: "bwd128.go", Line: 87, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite454 = kernel.Site{File: "bwd128.go", Line: 94, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite455 = kernel.Site{File: "bwd128.go", Line: 215, Col: 2, Expr: "for i := i0; i < nq; i++"}
-	gocuSite456 = kernel.Site{File: "bwd128.go", Line: 227, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite457 = kernel.Site{File: "bwd64.go", Line: 63, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
-	gocuSite458 = kernel.Site{File: "bwd64.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
-	gocuSite459 = kernel.Site{File: "bwd64.go", Line: 86, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite460 = kernel.Site{File: "bwd64.go", Line: 89, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite461 = kernel.Site{File: "bwd64.go", Line: 96, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite462 = kernel.Site{File: "bwd64.go", Line: 217, Col: 2, Expr: "for i := i0; i < nq; i++"}
-	gocuSite463 = kernel.Site{File: "bwd64.go", Line: 229, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite464 = kernel.Site{File: "fwd128.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite465 = kernel.Site{File: "fwd128.go", Line: 94, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite466 = kernel.Site{File: "fwd128.go", Line: 97, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite467 = kernel.Site{File: "fwd128.go", Line: 105, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite468 = kernel.Site{File: "fwd128.go", Line: 116, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite469 = kernel.Site{File: "fwd64.go", Line: 80, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
-	gocuSite470 = kernel.Site{File: "fwd64.go", Line: 96, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite471 = kernel.Site{File: "fwd64.go", Line: 99, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite472 = kernel.Site{File: "fwd64.go", Line: 107, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite473 = kernel.Site{File: "fwd64.go", Line: 118, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite474 = kernel.Site{File: "fwdwg.go", Line: 110, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite475 = kernel.Site{File: "fwdwg.go", Line: 123, Col: 2, Expr: "for j := int32(1); j < ntiles; j++"}
-	gocuSite476 = kernel.Site{File: "fwdwg.go", Line: 140, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite477 = kernel.Site{File: "fwdwg.go", Line: 145, Col: 3, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
-	gocuSite478 = kernel.Site{File: "fwdwg.go", Line: 157, Col: 3, Expr: "for i := 0; i < 64; i += 4"}
-	gocuSite479 = kernel.Site{File: "fwdwg.go", Line: 168, Col: 2, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
-	gocuSite480 = kernel.Site{File: "fwdwg.go", Line: 179, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite481 = kernel.Site{File: "fwdwg.go", Line: 190, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite482 = kernel.Site{File: "prep.go", Line: 24, Col: 2, Expr: "for c := lane; c < dim/2; c += 32"}
-	gocuSite483 = kernel.Site{File: "prep.go", Line: 29, Col: 2, Expr: "for m := int32(16); m > 0; m /= 2"}
+	gocuSite232 = kernel.Site{File: "fwdws.go", Line: 225, Col: 26, Expr: "sm[dst+soff+i*wsLoadRows*64:]"}
+	gocuSite233 = kernel.Site{File: "fwdws.go", Line: 225, Col: 57, Expr: "x[int(r)*int(rs)+int(cc)*8:]"}
+	gocuSite234 = kernel.Site{File: "bwd128.go", Line: 39, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite235 = kernel.Site{File: "bwd128.go", Line: 39, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite236 = kernel.Site{File: "bwd128.go", Line: 39, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite237 = kernel.Site{File: "bwd128.go", Line: 39, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite238 = kernel.Site{File: "bwd128.go", Line: 63, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite239 = kernel.Site{File: "bwd128.go", Line: 63, Col: 4, Expr: "l2[hh]"}
+	gocuSite240 = kernel.Site{File: "bwd128.go", Line: 64, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
+	gocuSite241 = kernel.Site{File: "bwd128.go", Line: 64, Col: 4, Expr: "dr[hh]"}
+	gocuSite242 = kernel.Site{File: "bwd128.go", Line: 66, Col: 5, Expr: "lim[hh]"}
+	gocuSite243 = kernel.Site{File: "bwd128.go", Line: 79, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
+	gocuSite244 = kernel.Site{File: "bwd128.go", Line: 79, Col: 3, Expr: "qf[ks]"}
+	gocuSite245 = kernel.Site{File: "bwd128.go", Line: 91, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
+	gocuSite246 = kernel.Site{File: "bwd128.go", Line: 97, Col: 65, Expr: "acc[dt][0]"}
+	gocuSite247 = kernel.Site{File: "bwd128.go", Line: 97, Col: 83, Expr: "acc[dt][1]"}
+	gocuSite248 = kernel.Site{File: "bwd128.go", Line: 97, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
+	gocuSite249 = kernel.Site{File: "bwd128.go", Line: 100, Col: 67, Expr: "acc[dt][2]"}
+	gocuSite250 = kernel.Site{File: "bwd128.go", Line: 100, Col: 85, Expr: "acc[dt][3]"}
+	gocuSite251 = kernel.Site{File: "bwd128.go", Line: 100, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
+	gocuSite252 = kernel.Site{File: "bwd128.go", Line: 185, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d128Tile:]"}
+	gocuSite253 = kernel.Site{File: "bwd128.go", Line: 192, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite254 = kernel.Site{File: "bwd128.go", Line: 192, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite255 = kernel.Site{File: "bwd128.go", Line: 192, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite256 = kernel.Site{File: "bwd128.go", Line: 192, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite257 = kernel.Site{File: "bwd128.go", Line: 210, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
+	gocuSite258 = kernel.Site{File: "bwd128.go", Line: 223, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite259 = kernel.Site{File: "bwd128.go", Line: 224, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite260 = kernel.Site{File: "bwd128.go", Line: 230, Col: 63, Expr: "dka[dt][0]"}
+	gocuSite261 = kernel.Site{File: "bwd128.go", Line: 230, Col: 81, Expr: "dka[dt][1]"}
+	gocuSite262 = kernel.Site{File: "bwd128.go", Line: 230, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
+	gocuSite263 = kernel.Site{File: "bwd128.go", Line: 231, Col: 63, Expr: "dva[dt][0]"}
+	gocuSite264 = kernel.Site{File: "bwd128.go", Line: 231, Col: 75, Expr: "dva[dt][1]"}
+	gocuSite265 = kernel.Site{File: "bwd128.go", Line: 231, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
+	gocuSite266 = kernel.Site{File: "bwd128.go", Line: 234, Col: 65, Expr: "dka[dt][2]"}
+	gocuSite267 = kernel.Site{File: "bwd128.go", Line: 234, Col: 83, Expr: "dka[dt][3]"}
+	gocuSite268 = kernel.Site{File: "bwd128.go", Line: 234, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
+	gocuSite269 = kernel.Site{File: "bwd128.go", Line: 235, Col: 65, Expr: "dva[dt][2]"}
+	gocuSite270 = kernel.Site{File: "bwd128.go", Line: 235, Col: 77, Expr: "dva[dt][3]"}
+	gocuSite271 = kernel.Site{File: "bwd128.go", Line: 235, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
+	gocuSite272 = kernel.Site{File: "bwd64.go", Line: 41, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite273 = kernel.Site{File: "bwd64.go", Line: 41, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite274 = kernel.Site{File: "bwd64.go", Line: 41, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite275 = kernel.Site{File: "bwd64.go", Line: 41, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite276 = kernel.Site{File: "bwd64.go", Line: 65, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite277 = kernel.Site{File: "bwd64.go", Line: 65, Col: 4, Expr: "l2[hh]"}
+	gocuSite278 = kernel.Site{File: "bwd64.go", Line: 66, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
+	gocuSite279 = kernel.Site{File: "bwd64.go", Line: 66, Col: 4, Expr: "dr[hh]"}
+	gocuSite280 = kernel.Site{File: "bwd64.go", Line: 68, Col: 5, Expr: "lim[hh]"}
+	gocuSite281 = kernel.Site{File: "bwd64.go", Line: 81, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
+	gocuSite282 = kernel.Site{File: "bwd64.go", Line: 81, Col: 3, Expr: "qf[ks]"}
+	gocuSite283 = kernel.Site{File: "bwd64.go", Line: 93, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
+	gocuSite284 = kernel.Site{File: "bwd64.go", Line: 99, Col: 65, Expr: "acc[dt][0]"}
+	gocuSite285 = kernel.Site{File: "bwd64.go", Line: 99, Col: 83, Expr: "acc[dt][1]"}
+	gocuSite286 = kernel.Site{File: "bwd64.go", Line: 99, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
+	gocuSite287 = kernel.Site{File: "bwd64.go", Line: 102, Col: 67, Expr: "acc[dt][2]"}
+	gocuSite288 = kernel.Site{File: "bwd64.go", Line: 102, Col: 85, Expr: "acc[dt][3]"}
+	gocuSite289 = kernel.Site{File: "bwd64.go", Line: 102, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
+	gocuSite290 = kernel.Site{File: "bwd64.go", Line: 187, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d64Tile:]"}
+	gocuSite291 = kernel.Site{File: "bwd64.go", Line: 194, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite292 = kernel.Site{File: "bwd64.go", Line: 194, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite293 = kernel.Site{File: "bwd64.go", Line: 194, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite294 = kernel.Site{File: "bwd64.go", Line: 194, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite295 = kernel.Site{File: "bwd64.go", Line: 212, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
+	gocuSite296 = kernel.Site{File: "bwd64.go", Line: 225, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite297 = kernel.Site{File: "bwd64.go", Line: 226, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite298 = kernel.Site{File: "bwd64.go", Line: 232, Col: 63, Expr: "dka[dt][0]"}
+	gocuSite299 = kernel.Site{File: "bwd64.go", Line: 232, Col: 81, Expr: "dka[dt][1]"}
+	gocuSite300 = kernel.Site{File: "bwd64.go", Line: 232, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
+	gocuSite301 = kernel.Site{File: "bwd64.go", Line: 233, Col: 63, Expr: "dva[dt][0]"}
+	gocuSite302 = kernel.Site{File: "bwd64.go", Line: 233, Col: 75, Expr: "dva[dt][1]"}
+	gocuSite303 = kernel.Site{File: "bwd64.go", Line: 233, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
+	gocuSite304 = kernel.Site{File: "bwd64.go", Line: 236, Col: 65, Expr: "dka[dt][2]"}
+	gocuSite305 = kernel.Site{File: "bwd64.go", Line: 236, Col: 83, Expr: "dka[dt][3]"}
+	gocuSite306 = kernel.Site{File: "bwd64.go", Line: 236, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
+	gocuSite307 = kernel.Site{File: "bwd64.go", Line: 237, Col: 65, Expr: "dva[dt][2]"}
+	gocuSite308 = kernel.Site{File: "bwd64.go", Line: 237, Col: 77, Expr: "dva[dt][3]"}
+	gocuSite309 = kernel.Site{File: "bwd64.go", Line: 237, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
+	gocuSite310 = kernel.Site{File: "fwd128.go", Line: 55, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite311 = kernel.Site{File: "fwd128.go", Line: 55, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite312 = kernel.Site{File: "fwd128.go", Line: 55, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite313 = kernel.Site{File: "fwd128.go", Line: 81, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
+	gocuSite314 = kernel.Site{File: "fwd128.go", Line: 81, Col: 3, Expr: "qf[ks]"}
+	gocuSite315 = kernel.Site{File: "fwd128.go", Line: 106, Col: 49, Expr: "sum[hh]"}
+	gocuSite316 = kernel.Site{File: "fwd128.go", Line: 106, Col: 3, Expr: "sum[hh]"}
+	gocuSite317 = kernel.Site{File: "fwd128.go", Line: 107, Col: 49, Expr: "sum[hh]"}
+	gocuSite318 = kernel.Site{File: "fwd128.go", Line: 107, Col: 3, Expr: "sum[hh]"}
+	gocuSite319 = kernel.Site{File: "fwd128.go", Line: 108, Col: 17, Expr: "sum[hh]"}
+	gocuSite320 = kernel.Site{File: "fwd128.go", Line: 108, Col: 3, Expr: "inv[hh]"}
+	gocuSite321 = kernel.Site{File: "fwd128.go", Line: 110, Col: 31, Expr: "mx[hh]"}
+	gocuSite322 = kernel.Site{File: "fwd128.go", Line: 110, Col: 52, Expr: "sum[hh]"}
+	gocuSite323 = kernel.Site{File: "fwd128.go", Line: 110, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite324 = kernel.Site{File: "fwd128.go", Line: 113, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite325 = kernel.Site{File: "fwd128.go", Line: 119, Col: 63, Expr: "acc[dt][0]"}
+	gocuSite326 = kernel.Site{File: "fwd128.go", Line: 119, Col: 74, Expr: "inv[0]"}
+	gocuSite327 = kernel.Site{File: "fwd128.go", Line: 119, Col: 82, Expr: "acc[dt][1]"}
+	gocuSite328 = kernel.Site{File: "fwd128.go", Line: 119, Col: 93, Expr: "inv[0]"}
+	gocuSite329 = kernel.Site{File: "fwd128.go", Line: 119, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite330 = kernel.Site{File: "fwd128.go", Line: 122, Col: 65, Expr: "acc[dt][2]"}
+	gocuSite331 = kernel.Site{File: "fwd128.go", Line: 122, Col: 76, Expr: "inv[1]"}
+	gocuSite332 = kernel.Site{File: "fwd128.go", Line: 122, Col: 84, Expr: "acc[dt][3]"}
+	gocuSite333 = kernel.Site{File: "fwd128.go", Line: 122, Col: 95, Expr: "inv[1]"}
+	gocuSite334 = kernel.Site{File: "fwd128.go", Line: 122, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite335 = kernel.Site{File: "fwd64.go", Line: 57, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite336 = kernel.Site{File: "fwd64.go", Line: 57, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite337 = kernel.Site{File: "fwd64.go", Line: 57, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite338 = kernel.Site{File: "fwd64.go", Line: 83, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
+	gocuSite339 = kernel.Site{File: "fwd64.go", Line: 83, Col: 3, Expr: "qf[ks]"}
+	gocuSite340 = kernel.Site{File: "fwd64.go", Line: 108, Col: 49, Expr: "sum[hh]"}
+	gocuSite341 = kernel.Site{File: "fwd64.go", Line: 108, Col: 3, Expr: "sum[hh]"}
+	gocuSite342 = kernel.Site{File: "fwd64.go", Line: 109, Col: 49, Expr: "sum[hh]"}
+	gocuSite343 = kernel.Site{File: "fwd64.go", Line: 109, Col: 3, Expr: "sum[hh]"}
+	gocuSite344 = kernel.Site{File: "fwd64.go", Line: 110, Col: 17, Expr: "sum[hh]"}
+	gocuSite345 = kernel.Site{File: "fwd64.go", Line: 110, Col: 3, Expr: "inv[hh]"}
+	gocuSite346 = kernel.Site{File: "fwd64.go", Line: 112, Col: 31, Expr: "mx[hh]"}
+	gocuSite347 = kernel.Site{File: "fwd64.go", Line: 112, Col: 52, Expr: "sum[hh]"}
+	gocuSite348 = kernel.Site{File: "fwd64.go", Line: 112, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite349 = kernel.Site{File: "fwd64.go", Line: 115, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite350 = kernel.Site{File: "fwd64.go", Line: 121, Col: 63, Expr: "acc[dt][0]"}
+	gocuSite351 = kernel.Site{File: "fwd64.go", Line: 121, Col: 74, Expr: "inv[0]"}
+	gocuSite352 = kernel.Site{File: "fwd64.go", Line: 121, Col: 82, Expr: "acc[dt][1]"}
+	gocuSite353 = kernel.Site{File: "fwd64.go", Line: 121, Col: 93, Expr: "inv[0]"}
+	gocuSite354 = kernel.Site{File: "fwd64.go", Line: 121, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite355 = kernel.Site{File: "fwd64.go", Line: 124, Col: 65, Expr: "acc[dt][2]"}
+	gocuSite356 = kernel.Site{File: "fwd64.go", Line: 124, Col: 76, Expr: "inv[1]"}
+	gocuSite357 = kernel.Site{File: "fwd64.go", Line: 124, Col: 84, Expr: "acc[dt][3]"}
+	gocuSite358 = kernel.Site{File: "fwd64.go", Line: 124, Col: 95, Expr: "inv[1]"}
+	gocuSite359 = kernel.Site{File: "fwd64.go", Line: 124, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite360 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite361 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite362 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite363 = kernel.Site{File: "fwdwg.go", Line: 85, Col: 31, Expr: "sm[wg*64*64:]"}
+	gocuSite364 = kernel.Site{File: "fwdwg.go", Line: 86, Col: 31, Expr: "sm[wgKV:]"}
+	gocuSite365 = kernel.Site{File: "fwdwg.go", Line: 87, Col: 31, Expr: "sm[wgKV+wgTile:]"}
+	gocuSite366 = kernel.Site{File: "fwdwg.go", Line: 146, Col: 32, Expr: "p[ks]"}
+	gocuSite367 = kernel.Site{File: "fwdwg.go", Line: 158, Col: 14, Expr: "corr[0]"}
+	gocuSite368 = kernel.Site{File: "fwdwg.go", Line: 158, Col: 4, Expr: "acc[i]"}
+	gocuSite369 = kernel.Site{File: "fwdwg.go", Line: 159, Col: 16, Expr: "corr[0]"}
+	gocuSite370 = kernel.Site{File: "fwdwg.go", Line: 159, Col: 4, Expr: "acc[i+1]"}
+	gocuSite371 = kernel.Site{File: "fwdwg.go", Line: 160, Col: 16, Expr: "corr[1]"}
+	gocuSite372 = kernel.Site{File: "fwdwg.go", Line: 160, Col: 4, Expr: "acc[i+2]"}
+	gocuSite373 = kernel.Site{File: "fwdwg.go", Line: 161, Col: 16, Expr: "corr[1]"}
+	gocuSite374 = kernel.Site{File: "fwdwg.go", Line: 161, Col: 4, Expr: "acc[i+3]"}
+	gocuSite375 = kernel.Site{File: "fwdwg.go", Line: 169, Col: 31, Expr: "p[ks]"}
+	gocuSite376 = kernel.Site{File: "fwdwg.go", Line: 180, Col: 49, Expr: "sum[hh]"}
+	gocuSite377 = kernel.Site{File: "fwdwg.go", Line: 180, Col: 3, Expr: "sum[hh]"}
+	gocuSite378 = kernel.Site{File: "fwdwg.go", Line: 181, Col: 49, Expr: "sum[hh]"}
+	gocuSite379 = kernel.Site{File: "fwdwg.go", Line: 181, Col: 3, Expr: "sum[hh]"}
+	gocuSite380 = kernel.Site{File: "fwdwg.go", Line: 182, Col: 17, Expr: "sum[hh]"}
+	gocuSite381 = kernel.Site{File: "fwdwg.go", Line: 182, Col: 3, Expr: "inv[hh]"}
+	gocuSite382 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 31, Expr: "mx[hh]"}
+	gocuSite383 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 52, Expr: "sum[hh]"}
+	gocuSite384 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite385 = kernel.Site{File: "fwdwg.go", Line: 187, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite386 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 63, Expr: "acc[4*dt]"}
+	gocuSite387 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 73, Expr: "inv[0]"}
+	gocuSite388 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 81, Expr: "acc[4*dt+1]"}
+	gocuSite389 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 93, Expr: "inv[0]"}
+	gocuSite390 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite391 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 65, Expr: "acc[4*dt+2]"}
+	gocuSite392 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 77, Expr: "inv[1]"}
+	gocuSite393 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 85, Expr: "acc[4*dt+3]"}
+	gocuSite394 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 97, Expr: "inv[1]"}
+	gocuSite395 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite396 = kernel.Site{File: "fwdws.go", Line: 58, Col: 20, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite397 = kernel.Site{File: "fwdws.go", Line: 58, Col: 51, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite398 = kernel.Site{File: "fwdws.go", Line: 58, Col: 82, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite399 = kernel.Site{File: "fwdws.go", Line: 70, Col: 31, Expr: "sm[cw*64*64:]"}
+	gocuSite400 = kernel.Site{File: "fwdws.go", Line: 71, Col: 31, Expr: "sm[wgKV:]"}
+	gocuSite401 = kernel.Site{File: "fwdws.go", Line: 72, Col: 31, Expr: "sm[wgKV+wgTile:]"}
+	gocuSite402 = kernel.Site{File: "fwdws.go", Line: 121, Col: 32, Expr: "p[ks]"}
+	gocuSite403 = kernel.Site{File: "fwdws.go", Line: 137, Col: 14, Expr: "corr[0]"}
+	gocuSite404 = kernel.Site{File: "fwdws.go", Line: 137, Col: 4, Expr: "acc[i]"}
+	gocuSite405 = kernel.Site{File: "fwdws.go", Line: 138, Col: 16, Expr: "corr[0]"}
+	gocuSite406 = kernel.Site{File: "fwdws.go", Line: 138, Col: 4, Expr: "acc[i+1]"}
+	gocuSite407 = kernel.Site{File: "fwdws.go", Line: 139, Col: 16, Expr: "corr[1]"}
+	gocuSite408 = kernel.Site{File: "fwdws.go", Line: 139, Col: 4, Expr: "acc[i+2]"}
+	gocuSite409 = kernel.Site{File: "fwdws.go", Line: 140, Col: 16, Expr: "corr[1]"}
+	gocuSite410 = kernel.Site{File: "fwdws.go", Line: 140, Col: 4, Expr: "acc[i+3]"}
+	gocuSite411 = kernel.Site{File: "fwdws.go", Line: 149, Col: 31, Expr: "p[ks]"}
+	gocuSite412 = kernel.Site{File: "fwdws.go", Line: 163, Col: 49, Expr: "sum[hh]"}
+	gocuSite413 = kernel.Site{File: "fwdws.go", Line: 163, Col: 3, Expr: "sum[hh]"}
+	gocuSite414 = kernel.Site{File: "fwdws.go", Line: 164, Col: 49, Expr: "sum[hh]"}
+	gocuSite415 = kernel.Site{File: "fwdws.go", Line: 164, Col: 3, Expr: "sum[hh]"}
+	gocuSite416 = kernel.Site{File: "fwdws.go", Line: 165, Col: 17, Expr: "sum[hh]"}
+	gocuSite417 = kernel.Site{File: "fwdws.go", Line: 165, Col: 3, Expr: "inv[hh]"}
+	gocuSite418 = kernel.Site{File: "fwdws.go", Line: 167, Col: 31, Expr: "mx[hh]"}
+	gocuSite419 = kernel.Site{File: "fwdws.go", Line: 167, Col: 52, Expr: "sum[hh]"}
+	gocuSite420 = kernel.Site{File: "fwdws.go", Line: 167, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite421 = kernel.Site{File: "fwdws.go", Line: 170, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite422 = kernel.Site{File: "fwdws.go", Line: 176, Col: 63, Expr: "acc[4*dt]"}
+	gocuSite423 = kernel.Site{File: "fwdws.go", Line: 176, Col: 73, Expr: "inv[0]"}
+	gocuSite424 = kernel.Site{File: "fwdws.go", Line: 176, Col: 81, Expr: "acc[4*dt+1]"}
+	gocuSite425 = kernel.Site{File: "fwdws.go", Line: 176, Col: 93, Expr: "inv[0]"}
+	gocuSite426 = kernel.Site{File: "fwdws.go", Line: 176, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite427 = kernel.Site{File: "fwdws.go", Line: 179, Col: 65, Expr: "acc[4*dt+2]"}
+	gocuSite428 = kernel.Site{File: "fwdws.go", Line: 179, Col: 77, Expr: "inv[1]"}
+	gocuSite429 = kernel.Site{File: "fwdws.go", Line: 179, Col: 85, Expr: "acc[4*dt+3]"}
+	gocuSite430 = kernel.Site{File: "fwdws.go", Line: 179, Col: 97, Expr: "inv[1]"}
+	gocuSite431 = kernel.Site{File: "fwdws.go", Line: 179, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite432 = kernel.Site{File: "prep.go", Line: 18, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite433 = kernel.Site{File: "prep.go", Line: 19, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](do)"}
+	gocuSite434 = kernel.Site{File: "prep.go", Line: 20, Col: 11, Expr: "row / seq"}
+	gocuSite435 = kernel.Site{File: "prep.go", Line: 20, Col: 20, Expr: "row % seq"}
+	gocuSite436 = kernel.Site{File: "prep.go", Line: 25, Col: 11, Expr: "o2[ob+int(c)]"}
+	gocuSite437 = kernel.Site{File: "prep.go", Line: 25, Col: 26, Expr: "do2[db+int(c)]"}
+	gocuSite438 = kernel.Site{File: "prep.go", Line: 33, Col: 3, Expr: "dvec[row]"}
+	gocuSite439 = kernel.Site{File: "fwd128.go", Line: 285, Col: 2, Expr: "for i := int32(0); i < 64/d128Rows; i++"}
+	gocuSite440 = kernel.Site{File: "fwd128.go", Line: 141, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite441 = kernel.Site{File: "fwd128.go", Line: 235, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite442 = kernel.Site{File: "fwd128.go", Line: 238, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite443 = kernel.Site{File: "fwd128.go", Line: 240, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite444 = kernel.Site{File: "bwd128.go", Line: 151, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite445 = kernel.Site{File: "bwd128.go", Line: 155, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite446 = kernel.Site{File: "bwd128.go", Line: 158, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite447 = kernel.Site{File: "fwd128.go", Line: 257, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite448 = kernel.Site{File: "fwd128.go", Line: 264, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite449 = kernel.Site{File: "fwd128.go", Line: 267, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite450 = kernel.Site{File: "fwd128.go", Line: 270, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite451 = kernel.Site{File: "bwd128.go", Line: 131, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite452 = kernel.Site{File: "bwd128.go", Line: 133, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite453 = kernel.Site{File: "bwd128.go", Line: 269, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
+	gocuSite454 = kernel.Site{File: "bwd128.go", Line: 271, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite455 = kernel.Site{File: "fwd64.go", Line: 287, Col: 2, Expr: "for i := int32(0); i < 64/d64Rows; i++"}
+	gocuSite456 = kernel.Site{File: "fwd64.go", Line: 143, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite457 = kernel.Site{File: "fwd64.go", Line: 237, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite458 = kernel.Site{File: "fwd64.go", Line: 240, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite459 = kernel.Site{File: "fwd64.go", Line: 242, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite460 = kernel.Site{File: "bwd64.go", Line: 153, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite461 = kernel.Site{File: "bwd64.go", Line: 157, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite462 = kernel.Site{File: "bwd64.go", Line: 160, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite463 = kernel.Site{File: "fwd64.go", Line: 259, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite464 = kernel.Site{File: "fwd64.go", Line: 266, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite465 = kernel.Site{File: "fwd64.go", Line: 269, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite466 = kernel.Site{File: "fwd64.go", Line: 272, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite467 = kernel.Site{File: "bwd64.go", Line: 133, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite468 = kernel.Site{File: "bwd64.go", Line: 135, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite469 = kernel.Site{File: "bwd64.go", Line: 271, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
+	gocuSite470 = kernel.Site{File: "bwd64.go", Line: 273, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite471 = kernel.Site{File: "fwd128.go", Line: 177, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite472 = kernel.Site{File: "fwd128.go", Line: 179, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite473 = kernel.Site{File: "fwd128.go", Line: 192, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite474 = kernel.Site{File: "fwd128.go", Line: 208, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite475 = kernel.Site{File: "fwd128.go", Line: 210, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite476 = kernel.Site{File: "fwd128.go", Line: 217, Col: 2, Expr: "for dt := 0; dt < d128/8; dt++"}
+	gocuSite477 = kernel.Site{File: "fwd64.go", Line: 179, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite478 = kernel.Site{File: "fwd64.go", Line: 181, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite479 = kernel.Site{File: "fwd64.go", Line: 194, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite480 = kernel.Site{File: "fwd64.go", Line: 210, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite481 = kernel.Site{File: "fwd64.go", Line: 212, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite482 = kernel.Site{File: "fwd64.go", Line: 219, Col: 2, Expr: "for dt := 0; dt < d64/8; dt++"}
+	gocuSite483 = kernel.Site{File: "fwdwg.go", Line: 272, Col: 2, Expr: "for i := int32(0); i < 128/wgLoadRows; i++"}
+	gocuSite484 = kernel.Site{File: "fwdwg.go", Line: 231, Col: 2, Expr: "for i := int32(0); i < 64; i++"}
+	gocuSite485 = kernel.Site{File: "fwdwg.go", Line: 243, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite486 = kernel.Site{File: "fwdwg.go", Line: 259, Col: 2, Expr: "for i := int32(0); i < 64; i++"}
+	gocuSite487 = kernel.Site{File: "fwdwg.go", Line: 212, Col: 2, Expr: "for j := 0; j < wgKeys/16; j++"}
+	gocuSite488 = kernel.Site{File: "fwdws.go", Line: 219, Col: 2, Expr: "for i := int32(0); i < 128/wsLoadRows; i++"}
+	gocuSite489 = kernel.Site{File: "fwdws.go", Line: 197, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
+	gocuSite490 = kernel.Site{File: "bwd128.go", Line: 61, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
+	gocuSite491 = kernel.Site{File: "bwd128.go", Line: 76, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite492 = kernel.Site{File: "bwd128.go", Line: 84, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite493 = kernel.Site{File: "bwd128.go", Line: 87, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite494 = kernel.Site{File: "bwd128.go", Line: 94, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite495 = kernel.Site{File: "bwd128.go", Line: 215, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite496 = kernel.Site{File: "bwd128.go", Line: 227, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite497 = kernel.Site{File: "bwd64.go", Line: 63, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
+	gocuSite498 = kernel.Site{File: "bwd64.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
+	gocuSite499 = kernel.Site{File: "bwd64.go", Line: 86, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite500 = kernel.Site{File: "bwd64.go", Line: 89, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite501 = kernel.Site{File: "bwd64.go", Line: 96, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite502 = kernel.Site{File: "bwd64.go", Line: 217, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite503 = kernel.Site{File: "bwd64.go", Line: 229, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite504 = kernel.Site{File: "fwd128.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite505 = kernel.Site{File: "fwd128.go", Line: 94, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite506 = kernel.Site{File: "fwd128.go", Line: 97, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite507 = kernel.Site{File: "fwd128.go", Line: 105, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite508 = kernel.Site{File: "fwd128.go", Line: 116, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite509 = kernel.Site{File: "fwd64.go", Line: 80, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
+	gocuSite510 = kernel.Site{File: "fwd64.go", Line: 96, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite511 = kernel.Site{File: "fwd64.go", Line: 99, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite512 = kernel.Site{File: "fwd64.go", Line: 107, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite513 = kernel.Site{File: "fwd64.go", Line: 118, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite514 = kernel.Site{File: "fwdwg.go", Line: 110, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite515 = kernel.Site{File: "fwdwg.go", Line: 123, Col: 2, Expr: "for j := int32(1); j < ntiles; j++"}
+	gocuSite516 = kernel.Site{File: "fwdwg.go", Line: 140, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite517 = kernel.Site{File: "fwdwg.go", Line: 145, Col: 3, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
+	gocuSite518 = kernel.Site{File: "fwdwg.go", Line: 157, Col: 3, Expr: "for i := 0; i < 64; i += 4"}
+	gocuSite519 = kernel.Site{File: "fwdwg.go", Line: 168, Col: 2, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
+	gocuSite520 = kernel.Site{File: "fwdwg.go", Line: 179, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite521 = kernel.Site{File: "fwdwg.go", Line: 190, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite522 = kernel.Site{File: "fwdws.go", Line: 94, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite523 = kernel.Site{File: "fwdws.go", Line: 108, Col: 2, Expr: "for j := int32(1); j < ntiles; j++"}
+	gocuSite524 = kernel.Site{File: "fwdws.go", Line: 115, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite525 = kernel.Site{File: "fwdws.go", Line: 120, Col: 3, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
+	gocuSite526 = kernel.Site{File: "fwdws.go", Line: 136, Col: 3, Expr: "for i := 0; i < 64; i += 4"}
+	gocuSite527 = kernel.Site{File: "fwdws.go", Line: 148, Col: 2, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
+	gocuSite528 = kernel.Site{File: "fwdws.go", Line: 162, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite529 = kernel.Site{File: "fwdws.go", Line: 173, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite530 = kernel.Site{File: "prep.go", Line: 24, Col: 2, Expr: "for c := lane; c < dim/2; c += 32"}
+	gocuSite531 = kernel.Site{File: "prep.go", Line: 29, Col: 2, Expr: "for m := int32(16); m > 0; m /= 2"}
 )
 
 // gocuChecked_layout_head is the checked copy of attn.layout.head (tile.go:30).
@@ -2986,7 +3319,7 @@ func gocuChecked_layout_head(gocuT *kernel.Thread, l layout, bh int32, heads int
 // gocuChecked_load128 is the checked copy of attn.load128 (fwd128.go:283).
 func gocuChecked_load128(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
 	/*line fwd128.go:285*/ for i := int32(0); i < 64/d128Rows; i++ {
-		/*line fwd128.go:285*/ kernel.Loop(t, &gocuSite401)
+		/*line fwd128.go:285*/ kernel.Loop(t, &gocuSite439)
 		/*line fwd128.go:286*/ r := r0 + cr + i*d128Rows
 		/*line fwd128.go:287*/ ok := r < seq
 		/*line fwd128.go:288*/ if !ok {
@@ -3003,7 +3336,7 @@ func gocuChecked_laneOffsets128(gocuT *kernel.Thread, lane int32) (kOff [4]int32
 	/*line fwd128.go:138*/ rowK := (l7+8*(lane/16))*d128 + 8*(((lane/8)^l7)&1)
 	/*line fwd128.go:139*/ rowV := (lane%16)*d128 + 8*(((lane/16)^l7)&1)
 	/*line fwd128.go:141*/ for j := int32(0); j < 4; j++ {
-		/*line fwd128.go:141*/ kernel.Loop(gocuT, &gocuSite402)
+		/*line fwd128.go:141*/ kernel.Loop(gocuT, &gocuSite440)
 		/*line fwd128.go:142*/ *kernel.At(gocuT, kOff[:], int(j), &gocuSite4, kernel.Write) = rowK + 16*(j^h)
 		/*line fwd128.go:143*/ *kernel.At(gocuT, vOff[:], int(j), &gocuSite5, kernel.Write) = rowV + 16*(j^h)
 	}
@@ -3013,12 +3346,12 @@ func gocuChecked_laneOffsets128(gocuT *kernel.Thread, lane int32) (kOff [4]int32
 // gocuChecked_mmaABt128 is the checked copy of attn.mmaABt128 (fwd128.go:231).
 func gocuChecked_mmaABt128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOff [4]int32, a [8]kernel.FragA, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line fwd128.go:235*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd128.go:235*/ kernel.Loop(t, &gocuSite403)
+		/*line fwd128.go:235*/ kernel.Loop(t, &gocuSite441)
 		/*line fwd128.go:236*/ kb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite7, kernel.Read):]
 		/*line fwd128.go:238*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line fwd128.go:238*/ kernel.Loop(t, &gocuSite404)
+			/*line fwd128.go:238*/ kernel.Loop(t, &gocuSite442)
 			/*line fwd128.go:240*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line fwd128.go:240*/ kernel.Loop(t, &gocuSite405)
+				/*line fwd128.go:240*/ kernel.Loop(t, &gocuSite443)
 				/*line fwd128.go:241*/ kf := kernel.LdMatrixX4(t, kb[nj*16*d128+jj*64:])
 				/*line fwd128.go:242*/ {
 					/*line fwd128.go:242*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite9, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite10, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite11, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite12, kernel.Read))
@@ -3037,14 +3370,14 @@ func gocuChecked_mmaABt128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOf
 // gocuChecked_mmaSABt128 is the checked copy of attn.mmaSABt128 (bwd128.go:149).
 func gocuChecked_mmaSABt128(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOff [4]int32, b0 int32, kOff [4]int32, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line bwd128.go:151*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line bwd128.go:151*/ kernel.Loop(t, &gocuSite406)
+		/*line bwd128.go:151*/ kernel.Loop(t, &gocuSite444)
 		/*line bwd128.go:152*/ ab := sm[a0+*kernel.At(t, vOff[:], int(j4), &gocuSite20, kernel.Read):]
 		/*line bwd128.go:153*/ bb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite22, kernel.Read):]
 		/*line bwd128.go:155*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line bwd128.go:155*/ kernel.Loop(t, &gocuSite407)
+			/*line bwd128.go:155*/ kernel.Loop(t, &gocuSite445)
 			/*line bwd128.go:156*/ af := kernel.LdMatrixX4(t, ab[jj*64:])
 			/*line bwd128.go:158*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line bwd128.go:158*/ kernel.Loop(t, &gocuSite408)
+				/*line bwd128.go:158*/ kernel.Loop(t, &gocuSite446)
 				/*line bwd128.go:159*/ bf := kernel.LdMatrixX4(t, bb[nj*16*d128+jj*64:])
 				/*line bwd128.go:160*/ {
 					/*line bwd128.go:160*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(0), &gocuSite25, kernel.Read), *kernel.At(t, bf[:], int(1), &gocuSite26, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite27, kernel.Read))
@@ -3064,20 +3397,20 @@ func gocuChecked_mmaSABt128(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vO
 func gocuChecked_mmaCB128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, vOff [4]int32, p [8]kernel.FragC, acc [16]kernel.FragC) [16]kernel.FragC {
 	/*line fwd128.go:255*/ var pa [4]kernel.FragA
 	/*line fwd128.go:257*/ for kk := int32(0); kk < tileK/16; kk++ {
-		/*line fwd128.go:257*/ kernel.Loop(t, &gocuSite409)
+		/*line fwd128.go:257*/ kernel.Loop(t, &gocuSite447)
 		/*line fwd128.go:258*/ {
 			/*line fwd128.go:258*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite33)][:], int(0), &gocuSite33, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite34)][:], int(1), &gocuSite34, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite35)][:], int(2), &gocuSite35, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite36)][:], int(3), &gocuSite36, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite37)][:], int(0), &gocuSite37, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite38)][:], int(1), &gocuSite38, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite39)][:], int(2), &gocuSite39, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite40)][:], int(3), &gocuSite40, kernel.Read))}
 			/*line fwd128.go:258*/ *kernel.At(t, pa[:], int(kk), &gocuSite41, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd128.go:264*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd128.go:264*/ kernel.Loop(t, &gocuSite410)
+		/*line fwd128.go:264*/ kernel.Loop(t, &gocuSite448)
 		/*line fwd128.go:265*/ vb := sm[b0+*kernel.At(t, vOff[:], int(j4), &gocuSite43, kernel.Read):]
 		/*line fwd128.go:267*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line fwd128.go:267*/ kernel.Loop(t, &gocuSite411)
+			/*line fwd128.go:267*/ kernel.Loop(t, &gocuSite449)
 			/*line fwd128.go:268*/ nd := 4*jj + j4
 			/*line fwd128.go:270*/ for kk := int32(0); kk < tileK/16; kk++ {
-				/*line fwd128.go:270*/ kernel.Loop(t, &gocuSite412)
+				/*line fwd128.go:270*/ kernel.Loop(t, &gocuSite450)
 				/*line fwd128.go:271*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*d128+jj*64:])
 				/*line fwd128.go:272*/ {
 					/*line fwd128.go:272*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite45, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite46, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite47, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite48, kernel.Read))
@@ -3113,9 +3446,9 @@ func gocuChecked_bwdQ128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.
 	/*line bwd128.go:126*/ dp = gocuChecked_mmaSABt128(t, sm, d128Tile+warp*16*d128, vOff, vs0, kOff, dp)
 	/*line bwd128.go:129*/ qd := t.ThreadIdx.X % 4
 	/*line bwd128.go:131*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line bwd128.go:131*/ kernel.Loop(t, &gocuSite413)
+		/*line bwd128.go:131*/ kernel.Loop(t, &gocuSite451)
 		/*line bwd128.go:133*/ for e := int32(0); e < 4; e++ {
-			/*line bwd128.go:133*/ kernel.Loop(t, &gocuSite414)
+			/*line bwd128.go:133*/ kernel.Loop(t, &gocuSite452)
 			/*line bwd128.go:134*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite55)][:], int(e), &gocuSite55, kernel.Read), sl2, -(*kernel.At(t, l2[:], int(e/2), &gocuSite56, kernel.Read))))
 			/*line bwd128.go:135*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite57, kernel.Read) {
 				/*line bwd128.go:136*/ p = 0
@@ -3163,9 +3496,9 @@ func gocuChecked_bwdKV128Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float
 	/*line bwd128.go:264*/ dp = gocuChecked_mmaSABt128(t, sm, d128Tile+warp*16*d128, vOff, ds0, kOff, dp)
 	/*line bwd128.go:267*/ qd := tid % 4
 	/*line bwd128.go:269*/ for nt := int32(0); nt < tileQ/8; nt++ {
-		/*line bwd128.go:269*/ kernel.Loop(t, &gocuSite415)
+		/*line bwd128.go:269*/ kernel.Loop(t, &gocuSite453)
 		/*line bwd128.go:271*/ for e := int32(0); e < 4; e++ {
-			/*line bwd128.go:271*/ kernel.Loop(t, &gocuSite416)
+			/*line bwd128.go:271*/ kernel.Loop(t, &gocuSite454)
 			/*line bwd128.go:272*/ c := nt*8 + 2*qd + e%2
 			/*line bwd128.go:273*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite63)][:], int(e), &gocuSite63, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite64, kernel.Read))))
 			/*line bwd128.go:274*/ if masked {
@@ -3191,7 +3524,7 @@ func gocuChecked_bwdKV128Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float
 // gocuChecked_load64 is the checked copy of attn.load64 (fwd64.go:285).
 func gocuChecked_load64(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
 	/*line fwd64.go:287*/ for i := int32(0); i < 64/d64Rows; i++ {
-		/*line fwd64.go:287*/ kernel.Loop(t, &gocuSite417)
+		/*line fwd64.go:287*/ kernel.Loop(t, &gocuSite455)
 		/*line fwd64.go:288*/ r := r0 + cr + i*d64Rows
 		/*line fwd64.go:289*/ ok := r < seq
 		/*line fwd64.go:290*/ if !ok {
@@ -3208,7 +3541,7 @@ func gocuChecked_laneOffsets64(gocuT *kernel.Thread, lane int32) (kOff [4]int32,
 	/*line fwd64.go:140*/ rowK := (l7+8*(lane/16))*d64 + 8*(((lane/8)^l7)&1)
 	/*line fwd64.go:141*/ rowV := (lane%16)*d64 + 8*(((lane/16)^l7)&1)
 	/*line fwd64.go:143*/ for j := int32(0); j < 4; j++ {
-		/*line fwd64.go:143*/ kernel.Loop(gocuT, &gocuSite418)
+		/*line fwd64.go:143*/ kernel.Loop(gocuT, &gocuSite456)
 		/*line fwd64.go:144*/ *kernel.At(gocuT, kOff[:], int(j), &gocuSite72, kernel.Write) = rowK + 16*(j^h)
 		/*line fwd64.go:145*/ *kernel.At(gocuT, vOff[:], int(j), &gocuSite73, kernel.Write) = rowV + 16*(j^h)
 	}
@@ -3218,12 +3551,12 @@ func gocuChecked_laneOffsets64(gocuT *kernel.Thread, lane int32) (kOff [4]int32,
 // gocuChecked_mmaABt64 is the checked copy of attn.mmaABt64 (fwd64.go:233).
 func gocuChecked_mmaABt64(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOff [4]int32, a [4]kernel.FragA, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line fwd64.go:237*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd64.go:237*/ kernel.Loop(t, &gocuSite419)
+		/*line fwd64.go:237*/ kernel.Loop(t, &gocuSite457)
 		/*line fwd64.go:238*/ kb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite75, kernel.Read):]
 		/*line fwd64.go:240*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line fwd64.go:240*/ kernel.Loop(t, &gocuSite420)
+			/*line fwd64.go:240*/ kernel.Loop(t, &gocuSite458)
 			/*line fwd64.go:242*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line fwd64.go:242*/ kernel.Loop(t, &gocuSite421)
+				/*line fwd64.go:242*/ kernel.Loop(t, &gocuSite459)
 				/*line fwd64.go:243*/ kf := kernel.LdMatrixX4(t, kb[nj*16*d64+jj*64:])
 				/*line fwd64.go:244*/ {
 					/*line fwd64.go:244*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite77, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite78, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite79, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite80, kernel.Read))
@@ -3242,14 +3575,14 @@ func gocuChecked_mmaABt64(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOff
 // gocuChecked_mmaSABt64 is the checked copy of attn.mmaSABt64 (bwd64.go:151).
 func gocuChecked_mmaSABt64(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOff [4]int32, b0 int32, kOff [4]int32, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line bwd64.go:153*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line bwd64.go:153*/ kernel.Loop(t, &gocuSite422)
+		/*line bwd64.go:153*/ kernel.Loop(t, &gocuSite460)
 		/*line bwd64.go:154*/ ab := sm[a0+*kernel.At(t, vOff[:], int(j4), &gocuSite88, kernel.Read):]
 		/*line bwd64.go:155*/ bb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite90, kernel.Read):]
 		/*line bwd64.go:157*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line bwd64.go:157*/ kernel.Loop(t, &gocuSite423)
+			/*line bwd64.go:157*/ kernel.Loop(t, &gocuSite461)
 			/*line bwd64.go:158*/ af := kernel.LdMatrixX4(t, ab[jj*64:])
 			/*line bwd64.go:160*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line bwd64.go:160*/ kernel.Loop(t, &gocuSite424)
+				/*line bwd64.go:160*/ kernel.Loop(t, &gocuSite462)
 				/*line bwd64.go:161*/ bf := kernel.LdMatrixX4(t, bb[nj*16*d64+jj*64:])
 				/*line bwd64.go:162*/ {
 					/*line bwd64.go:162*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(0), &gocuSite93, kernel.Read), *kernel.At(t, bf[:], int(1), &gocuSite94, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite95, kernel.Read))
@@ -3269,20 +3602,20 @@ func gocuChecked_mmaSABt64(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOf
 func gocuChecked_mmaCB64(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, vOff [4]int32, p [8]kernel.FragC, acc [8]kernel.FragC) [8]kernel.FragC {
 	/*line fwd64.go:257*/ var pa [4]kernel.FragA
 	/*line fwd64.go:259*/ for kk := int32(0); kk < tileK/16; kk++ {
-		/*line fwd64.go:259*/ kernel.Loop(t, &gocuSite425)
+		/*line fwd64.go:259*/ kernel.Loop(t, &gocuSite463)
 		/*line fwd64.go:260*/ {
 			/*line fwd64.go:260*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite101)][:], int(0), &gocuSite101, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite102)][:], int(1), &gocuSite102, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite103)][:], int(2), &gocuSite103, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite104)][:], int(3), &gocuSite104, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite105)][:], int(0), &gocuSite105, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite106)][:], int(1), &gocuSite106, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite107)][:], int(2), &gocuSite107, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite108)][:], int(3), &gocuSite108, kernel.Read))}
 			/*line fwd64.go:260*/ *kernel.At(t, pa[:], int(kk), &gocuSite109, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd64.go:266*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd64.go:266*/ kernel.Loop(t, &gocuSite426)
+		/*line fwd64.go:266*/ kernel.Loop(t, &gocuSite464)
 		/*line fwd64.go:267*/ vb := sm[b0+*kernel.At(t, vOff[:], int(j4), &gocuSite111, kernel.Read):]
 		/*line fwd64.go:269*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line fwd64.go:269*/ kernel.Loop(t, &gocuSite427)
+			/*line fwd64.go:269*/ kernel.Loop(t, &gocuSite465)
 			/*line fwd64.go:270*/ nd := 4*jj + j4
 			/*line fwd64.go:272*/ for kk := int32(0); kk < tileK/16; kk++ {
-				/*line fwd64.go:272*/ kernel.Loop(t, &gocuSite428)
+				/*line fwd64.go:272*/ kernel.Loop(t, &gocuSite466)
 				/*line fwd64.go:273*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*d64+jj*64:])
 				/*line fwd64.go:274*/ {
 					/*line fwd64.go:274*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite113, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite114, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite115, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite116, kernel.Read))
@@ -3318,9 +3651,9 @@ func gocuChecked_bwdQ64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	/*line bwd64.go:128*/ dp = gocuChecked_mmaSABt64(t, sm, d64Tile+warp*16*d64, vOff, vs0, kOff, dp)
 	/*line bwd64.go:131*/ qd := t.ThreadIdx.X % 4
 	/*line bwd64.go:133*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line bwd64.go:133*/ kernel.Loop(t, &gocuSite429)
+		/*line bwd64.go:133*/ kernel.Loop(t, &gocuSite467)
 		/*line bwd64.go:135*/ for e := int32(0); e < 4; e++ {
-			/*line bwd64.go:135*/ kernel.Loop(t, &gocuSite430)
+			/*line bwd64.go:135*/ kernel.Loop(t, &gocuSite468)
 			/*line bwd64.go:136*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite123)][:], int(e), &gocuSite123, kernel.Read), sl2, -(*kernel.At(t, l2[:], int(e/2), &gocuSite124, kernel.Read))))
 			/*line bwd64.go:137*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite125, kernel.Read) {
 				/*line bwd64.go:138*/ p = 0
@@ -3356,9 +3689,9 @@ func gocuChecked_bwdKV64Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float3
 	/*line bwd64.go:266*/ dp = gocuChecked_mmaSABt64(t, sm, d64Tile+warp*16*d64, vOff, ds0, kOff, dp)
 	/*line bwd64.go:269*/ qd := tid % 4
 	/*line bwd64.go:271*/ for nt := int32(0); nt < tileQ/8; nt++ {
-		/*line bwd64.go:271*/ kernel.Loop(t, &gocuSite431)
+		/*line bwd64.go:271*/ kernel.Loop(t, &gocuSite469)
 		/*line bwd64.go:273*/ for e := int32(0); e < 4; e++ {
-			/*line bwd64.go:273*/ kernel.Loop(t, &gocuSite432)
+			/*line bwd64.go:273*/ kernel.Loop(t, &gocuSite470)
 			/*line bwd64.go:274*/ c := nt*8 + 2*qd + e%2
 			/*line bwd64.go:275*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite129)][:], int(e), &gocuSite129, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite130, kernel.Read))))
 			/*line bwd64.go:276*/ if masked {
@@ -3401,9 +3734,9 @@ func gocuChecked_fwd128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	/*line fwd128.go:174*/ qd := t.ThreadIdx.X % 4
 	/*line fwd128.go:175*/ m := [2]float32{negInf, negInf}
 	/*line fwd128.go:177*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd128.go:177*/ kernel.Loop(t, &gocuSite433)
+		/*line fwd128.go:177*/ kernel.Loop(t, &gocuSite471)
 		/*line fwd128.go:179*/ for e := int32(0); e < 4; e++ {
-			/*line fwd128.go:179*/ kernel.Loop(t, &gocuSite434)
+			/*line fwd128.go:179*/ kernel.Loop(t, &gocuSite472)
 			/*line fwd128.go:180*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite136)][:], int(e), &gocuSite136, kernel.Read)
 			/*line fwd128.go:181*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite137, kernel.Read) {
 				/*line fwd128.go:182*/ x = negInf
@@ -3416,7 +3749,7 @@ func gocuChecked_fwd128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	}
 	/*line fwd128.go:190*/ var corr [2]float32
 	/*line fwd128.go:192*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd128.go:192*/ kernel.Loop(t, &gocuSite435)
+		/*line fwd128.go:192*/ kernel.Loop(t, &gocuSite473)
 		/*line fwd128.go:193*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite141, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite142, kernel.Read) {
 			/*line fwd128.go:194*/ *kernel.At(t, m[:], int(hh), &gocuSite143, kernel.Write) = o
 		}
@@ -3438,16 +3771,16 @@ func gocuChecked_fwd128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 		}
 	}
 	/*line fwd128.go:208*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd128.go:208*/ kernel.Loop(t, &gocuSite436)
+		/*line fwd128.go:208*/ kernel.Loop(t, &gocuSite474)
 		/*line fwd128.go:210*/ for e := int32(0); e < 4; e++ {
-			/*line fwd128.go:210*/ kernel.Loop(t, &gocuSite437)
+			/*line fwd128.go:210*/ kernel.Loop(t, &gocuSite475)
 			/*line fwd128.go:211*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite155)][:], int(e), &gocuSite155, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite156, kernel.Read))))
 			/*line fwd128.go:212*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite157)][:], int(e), &gocuSite157, kernel.Write) = p
 			/*line fwd128.go:213*/ *kernel.At(t, sum[:], int(e/2), &gocuSite158, kernel.ReadWrite) += p
 		}
 	}
 	/*line fwd128.go:217*/ for dt := 0; dt < d128/8; dt++ {
-		/*line fwd128.go:217*/ kernel.Loop(t, &gocuSite438)
+		/*line fwd128.go:217*/ kernel.Loop(t, &gocuSite476)
 		/*line fwd128.go:218*/ {
 			/*line fwd128.go:218*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(0), &gocuSite159, kernel.Read)
 			/*line fwd128.go:218*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite160)][:], int(0), &gocuSite160, kernel.ReadWrite) *= gocuV3
@@ -3488,9 +3821,9 @@ func gocuChecked_fwd64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 	/*line fwd64.go:176*/ qd := t.ThreadIdx.X % 4
 	/*line fwd64.go:177*/ m := [2]float32{negInf, negInf}
 	/*line fwd64.go:179*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd64.go:179*/ kernel.Loop(t, &gocuSite439)
+		/*line fwd64.go:179*/ kernel.Loop(t, &gocuSite477)
 		/*line fwd64.go:181*/ for e := int32(0); e < 4; e++ {
-			/*line fwd64.go:181*/ kernel.Loop(t, &gocuSite440)
+			/*line fwd64.go:181*/ kernel.Loop(t, &gocuSite478)
 			/*line fwd64.go:182*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite167)][:], int(e), &gocuSite167, kernel.Read)
 			/*line fwd64.go:183*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite168, kernel.Read) {
 				/*line fwd64.go:184*/ x = negInf
@@ -3503,7 +3836,7 @@ func gocuChecked_fwd64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 	}
 	/*line fwd64.go:192*/ var corr [2]float32
 	/*line fwd64.go:194*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd64.go:194*/ kernel.Loop(t, &gocuSite441)
+		/*line fwd64.go:194*/ kernel.Loop(t, &gocuSite479)
 		/*line fwd64.go:195*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite172, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite173, kernel.Read) {
 			/*line fwd64.go:196*/ *kernel.At(t, m[:], int(hh), &gocuSite174, kernel.Write) = o
 		}
@@ -3525,16 +3858,16 @@ func gocuChecked_fwd64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 		}
 	}
 	/*line fwd64.go:210*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd64.go:210*/ kernel.Loop(t, &gocuSite442)
+		/*line fwd64.go:210*/ kernel.Loop(t, &gocuSite480)
 		/*line fwd64.go:212*/ for e := int32(0); e < 4; e++ {
-			/*line fwd64.go:212*/ kernel.Loop(t, &gocuSite443)
+			/*line fwd64.go:212*/ kernel.Loop(t, &gocuSite481)
 			/*line fwd64.go:213*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite186)][:], int(e), &gocuSite186, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite187, kernel.Read))))
 			/*line fwd64.go:214*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite188)][:], int(e), &gocuSite188, kernel.Write) = p
 			/*line fwd64.go:215*/ *kernel.At(t, sum[:], int(e/2), &gocuSite189, kernel.ReadWrite) += p
 		}
 	}
 	/*line fwd64.go:219*/ for dt := 0; dt < d64/8; dt++ {
-		/*line fwd64.go:219*/ kernel.Loop(t, &gocuSite444)
+		/*line fwd64.go:219*/ kernel.Loop(t, &gocuSite482)
 		/*line fwd64.go:220*/ {
 			/*line fwd64.go:220*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(0), &gocuSite190, kernel.Read)
 			/*line fwd64.go:220*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite191)][:], int(0), &gocuSite191, kernel.ReadWrite) *= gocuV3
@@ -3558,7 +3891,7 @@ func gocuChecked_fwd64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 // gocuChecked_loadWG is the checked copy of attn.loadWG (fwdwg.go:270).
 func gocuChecked_loadWG(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
 	/*line fwdwg.go:272*/ for i := int32(0); i < 128/wgLoadRows; i++ {
-		/*line fwdwg.go:272*/ kernel.Loop(t, &gocuSite445)
+		/*line fwdwg.go:272*/ kernel.Loop(t, &gocuSite483)
 		/*line fwdwg.go:273*/ r := r0 + cr + i*wgLoadRows
 		/*line fwdwg.go:274*/ ok := r < seq
 		/*line fwdwg.go:275*/ if !ok {
@@ -3579,7 +3912,7 @@ func gocuChecked_softmaxWG(t *kernel.Thread, s kernel.WGAcc128, mx [2]float32, s
 	/*line fwdwg.go:228*/ qd := t.ThreadIdx.X % 4
 	/*line fwdwg.go:229*/ m := [2]float32{negInf, negInf}
 	/*line fwdwg.go:231*/ for i := int32(0); i < 64; i++ {
-		/*line fwdwg.go:231*/ kernel.Loop(t, &gocuSite446)
+		/*line fwdwg.go:231*/ kernel.Loop(t, &gocuSite484)
 		/*line fwdwg.go:232*/ x := *kernel.At(t, s[:], int(i), &gocuSite200, kernel.Read)
 		/*line fwdwg.go:233*/ if masked && j*wgKeys+(i/4)*8+2*qd+i%2 >= *kernel.At(t, lim[:], int((i%4)/2), &gocuSite201, kernel.Read) {
 			/*line fwdwg.go:234*/ x = negInf
@@ -3591,7 +3924,7 @@ func gocuChecked_softmaxWG(t *kernel.Thread, s kernel.WGAcc128, mx [2]float32, s
 	}
 	/*line fwdwg.go:241*/ var corr [2]float32
 	/*line fwdwg.go:243*/ for hh := 0; hh < 2; hh++ {
-		/*line fwdwg.go:243*/ kernel.Loop(t, &gocuSite447)
+		/*line fwdwg.go:243*/ kernel.Loop(t, &gocuSite485)
 		/*line fwdwg.go:244*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite205, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite206, kernel.Read) {
 			/*line fwdwg.go:245*/ *kernel.At(t, m[:], int(hh), &gocuSite207, kernel.Write) = o
 		}
@@ -3613,7 +3946,7 @@ func gocuChecked_softmaxWG(t *kernel.Thread, s kernel.WGAcc128, mx [2]float32, s
 		}
 	}
 	/*line fwdwg.go:259*/ for i := int32(0); i < 64; i++ {
-		/*line fwdwg.go:259*/ kernel.Loop(t, &gocuSite448)
+		/*line fwdwg.go:259*/ kernel.Loop(t, &gocuSite486)
 		/*line fwdwg.go:260*/ pr := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[:], int(i), &gocuSite219, kernel.Read), sl2, -(*kernel.At(t, mx[:], int((i%4)/2), &gocuSite220, kernel.Read))))
 		/*line fwdwg.go:261*/ *kernel.At(t, s[:], int(i), &gocuSite221, kernel.Write) = pr
 		/*line fwdwg.go:262*/ *kernel.At(t, sum[:], int((i%4)/2), &gocuSite222, kernel.ReadWrite) += pr
@@ -3625,13 +3958,54 @@ func gocuChecked_softmaxWG(t *kernel.Thread, s kernel.WGAcc128, mx [2]float32, s
 func gocuChecked_packP(gocuT *kernel.Thread, s kernel.WGAcc128) [8]kernel.FragA {
 	/*line fwdwg.go:210*/ var p [8]kernel.FragA
 	/*line fwdwg.go:212*/ for j := 0; j < wgKeys/16; j++ {
-		/*line fwdwg.go:212*/ kernel.Loop(gocuT, &gocuSite449)
+		/*line fwdwg.go:212*/ kernel.Loop(gocuT, &gocuSite487)
 		/*line fwdwg.go:213*/ {
 			/*line fwdwg.go:213*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j), &gocuSite223, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+1), &gocuSite224, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+2), &gocuSite225, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+3), &gocuSite226, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+4), &gocuSite227, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+5), &gocuSite228, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+6), &gocuSite229, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+7), &gocuSite230, kernel.Read))}
 			/*line fwdwg.go:213*/ *kernel.At(gocuT, p[:], int(j), &gocuSite231, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwdwg.go:218*/ return p
+}
+
+// gocuChecked_loadWS is the checked copy of attn.loadWS (fwdws.go:217).
+func gocuChecked_loadWS(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
+	/*line fwdws.go:219*/ for i := int32(0); i < 128/wsLoadRows; i++ {
+		/*line fwdws.go:219*/ kernel.Loop(t, &gocuSite488)
+		/*line fwdws.go:220*/ r := r0 + cr + i*wsLoadRows
+		/*line fwdws.go:221*/ ok := r < seq
+		/*line fwdws.go:222*/ if !ok {
+			/*line fwdws.go:223*/ r = seq - 1
+		}
+		/*line fwdws.go:225*/ kernel.CpAsyncZfill(t, sm[dst+soff+i*wsLoadRows*64:], x[int(r)*int(rs)+int(cc)*8:], ok)
+	}
+}
+
+// gocuChecked_produceWS is the checked copy of attn.produceWS (fwdws.go:187).
+func gocuChecked_produceWS(t *kernel.Thread, sm []kernel.BFloat16, qh []kernel.BFloat16, kh []kernel.BFloat16, vh []kernel.BFloat16, qs int32, ks int32, vs int32, q0 int32, seq int32, ntiles int32) {
+	/*line fwdws.go:190*/ tid := t.ThreadIdx.X
+	/*line fwdws.go:191*/ cr, cc := tid/16, tid%16
+	/*line fwdws.go:192*/ soff := (cc/8)*wgHalf + cr*64 + ((cc%8)^(cr&7))*8
+	/*line fwdws.go:193*/ gocuChecked_loadWS(t, sm, 0, qh, qs, q0, seq, soff, cr, cc)
+	/*line fwdws.go:194*/ gocuChecked_loadWS(t, sm, wgKV, kh, ks, 0, seq, soff, cr, cc)
+	/*line fwdws.go:195*/ gocuChecked_loadWS(t, sm, wgKV+wgTile, vh, vs, 0, seq, soff, cr, cc)
+	/*line fwdws.go:196*/ kernel.CpAsyncCommit(t)
+	/*line fwdws.go:197*/ for j := int32(0); j < ntiles; j++ {
+		/*line fwdws.go:197*/ kernel.Loop(t, &gocuSite489)
+		/*line fwdws.go:198*/ kernel.CpAsyncWait(t, 0)
+		/*line fwdws.go:199*/ kernel.FenceProxyAsync(t)
+		/*line fwdws.go:200*/ kernel.BarArrive(t, wsFull+j%wgStages, wsPair)
+		/*line fwdws.go:201*/ kernel.BarArrive(t, wsFull+3+j%wgStages, wsPair)
+		/*line fwdws.go:202*/ if n := j + 1; n < ntiles {
+			/*line fwdws.go:203*/ sg := n % wgStages
+			/*line fwdws.go:204*/ if n >= wgStages {
+				/*line fwdws.go:205*/ kernel.BarSync(t, wsEmpty+sg, wsThreads)
+			}
+			/*line fwdws.go:207*/ nb := wgKV + sg*2*wgTile
+			/*line fwdws.go:208*/ gocuChecked_loadWS(t, sm, nb, kh, ks, n*wgKeys, seq, soff, cr, cc)
+			/*line fwdws.go:209*/ gocuChecked_loadWS(t, sm, nb+wgTile, vh, vs, n*wgKeys, seq, soff, cr, cc)
+			/*line fwdws.go:210*/ kernel.CpAsyncCommit(t)
+		}
+	}
 }
 
 // gocuChecked_bwdQ128 is the checked copy of attn.bwdQ128 (bwd128.go:27).
@@ -3665,18 +4039,18 @@ func gocuChecked_bwdQ128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd128.go:58*/ var l2, dr [2]float32
 	/*line bwd128.go:59*/ lim := [2]int32{seq, seq}
 	/*line bwd128.go:61*/ for hh := int32(0); hh < 2; hh++ {
-		/*line bwd128.go:61*/ kernel.Loop(t, &gocuSite450)
+		/*line bwd128.go:61*/ kernel.Loop(t, &gocuSite490)
 		/*line bwd128.go:62*/ if r := rowA + 8*hh; r < seq {
 			/*line bwd128.go:63*/ {
-				/*line bwd128.go:63*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite236, kernel.Read) * log2e
-				/*line bwd128.go:63*/ *kernel.At(t, l2[:], int(hh), &gocuSite237, kernel.Write) = gocuV1
+				/*line bwd128.go:63*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite238, kernel.Read) * log2e
+				/*line bwd128.go:63*/ *kernel.At(t, l2[:], int(hh), &gocuSite239, kernel.Write) = gocuV1
 			}
 			/*line bwd128.go:64*/ {
-				/*line bwd128.go:64*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite238, kernel.Read)
-				/*line bwd128.go:64*/ *kernel.At(t, dr[:], int(hh), &gocuSite239, kernel.Write) = gocuV2
+				/*line bwd128.go:64*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite240, kernel.Read)
+				/*line bwd128.go:64*/ *kernel.At(t, dr[:], int(hh), &gocuSite241, kernel.Write) = gocuV2
 			}
 			/*line bwd128.go:65*/ if causal {
-				/*line bwd128.go:66*/ *kernel.At(t, lim[:], int(hh), &gocuSite240, kernel.Write) = r + 1
+				/*line bwd128.go:66*/ *kernel.At(t, lim[:], int(hh), &gocuSite242, kernel.Write) = r + 1
 			}
 		}
 	}
@@ -3685,39 +4059,39 @@ func gocuChecked_bwdQ128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd128.go:73*/ var qf [8]kernel.FragA
 	/*line bwd128.go:74*/ lr, lc := lane%16, lane/16
 	/*line bwd128.go:76*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line bwd128.go:76*/ kernel.Loop(t, &gocuSite451)
+		/*line bwd128.go:76*/ kernel.Loop(t, &gocuSite491)
 		/*line bwd128.go:77*/ r := warp*16 + lr
 		/*line bwd128.go:78*/ ch := ks*2 + lc
 		/*line bwd128.go:79*/ {
 			/*line bwd128.go:79*/ var gocuV3 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d128+(ch^(r&7))*8:])
-			/*line bwd128.go:79*/ *kernel.At(t, qf[:], int(ks), &gocuSite242, kernel.Write) = gocuV3
+			/*line bwd128.go:79*/ *kernel.At(t, qf[:], int(ks), &gocuSite244, kernel.Write) = gocuV3
 		}
 	}
 	/*line bwd128.go:81*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
 	/*line bwd128.go:83*/ var acc [16]kernel.FragC
 	/*line bwd128.go:84*/ for j := int32(0); j < nfull; j++ {
-		/*line bwd128.go:84*/ kernel.Loop(t, &gocuSite452)
+		/*line bwd128.go:84*/ kernel.Loop(t, &gocuSite492)
 		/*line bwd128.go:85*/ acc = gocuChecked_bwdQ128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
 	}
 	/*line bwd128.go:87*/ for j := nfull; j < ntiles; j++ {
-		/*line bwd128.go:87*/ kernel.Loop(t, &gocuSite453)
+		/*line bwd128.go:87*/ kernel.Loop(t, &gocuSite493)
 		/*line bwd128.go:88*/ acc = gocuChecked_bwdQ128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
 	}
 	/*line bwd128.go:91*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
 	/*line bwd128.go:92*/ head := gocuChecked_layout_head(t, dql, b32, heads)
 	/*line bwd128.go:94*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwd128.go:94*/ kernel.Loop(t, &gocuSite454)
+		/*line bwd128.go:94*/ kernel.Loop(t, &gocuSite494)
 		/*line bwd128.go:95*/ col := int(dt*8 + 2*qd)
 		/*line bwd128.go:96*/ if rowA < seq {
 			/*line bwd128.go:97*/ {
-				/*line bwd128.go:97*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite244)][:], int(0), &gocuSite244, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite245)][:], int(1), &gocuSite245, kernel.Read)*scale)
-				/*line bwd128.go:97*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite246, kernel.Write) = gocuV4
+				/*line bwd128.go:97*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite246)][:], int(0), &gocuSite246, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite247)][:], int(1), &gocuSite247, kernel.Read)*scale)
+				/*line bwd128.go:97*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite248, kernel.Write) = gocuV4
 			}
 		}
 		/*line bwd128.go:99*/ if rowA+8 < seq {
 			/*line bwd128.go:100*/ {
-				/*line bwd128.go:100*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite247)][:], int(2), &gocuSite247, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite248)][:], int(3), &gocuSite248, kernel.Read)*scale)
-				/*line bwd128.go:100*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite249, kernel.Write) = gocuV5
+				/*line bwd128.go:100*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite249)][:], int(2), &gocuSite249, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite250)][:], int(3), &gocuSite250, kernel.Read)*scale)
+				/*line bwd128.go:100*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite251, kernel.Write) = gocuV5
 			}
 		}
 	}
@@ -3750,13 +4124,13 @@ func gocuChecked_bwdKV128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line bwd128.go:209*/ kernel.CpAsyncCommit(t)
 	/*line bwd128.go:210*/ {
 		/*line bwd128.go:210*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*tileQ, tid)
-		/*line bwd128.go:210*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite255, kernel.Write) = gocuV1
+		/*line bwd128.go:210*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite257, kernel.Write) = gocuV1
 	}
 	/*line bwd128.go:212*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
 	/*line bwd128.go:213*/ var dka, dva [16]kernel.FragC
 	/*line bwd128.go:214*/ keyA := k0 + warp*16 + g
 	/*line bwd128.go:215*/ for i := i0; i < nq; i++ {
-		/*line bwd128.go:215*/ kernel.Loop(t, &gocuSite455)
+		/*line bwd128.go:215*/ kernel.Loop(t, &gocuSite495)
 		/*line bwd128.go:216*/ if causal && i == i0 || i >= nfull {
 			/*line bwd128.go:217*/ dka, dva = gocuChecked_bwdKV128Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
 		} else {
@@ -3767,26 +4141,26 @@ func gocuChecked_bwdKV128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line bwd128.go:224*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
 	/*line bwd128.go:225*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
 	/*line bwd128.go:227*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwd128.go:227*/ kernel.Loop(t, &gocuSite456)
+		/*line bwd128.go:227*/ kernel.Loop(t, &gocuSite496)
 		/*line bwd128.go:228*/ col := int(dt*8 + 2*qd)
 		/*line bwd128.go:229*/ if keyA < seq {
 			/*line bwd128.go:230*/ {
-				/*line bwd128.go:230*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite258)][:], int(0), &gocuSite258, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite259)][:], int(1), &gocuSite259, kernel.Read)*scale)
-				/*line bwd128.go:230*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite260, kernel.Write) = gocuV2
+				/*line bwd128.go:230*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite260)][:], int(0), &gocuSite260, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite261)][:], int(1), &gocuSite261, kernel.Read)*scale)
+				/*line bwd128.go:230*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite262, kernel.Write) = gocuV2
 			}
 			/*line bwd128.go:231*/ {
-				/*line bwd128.go:231*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite261)][:], int(0), &gocuSite261, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite262)][:], int(1), &gocuSite262, kernel.Read))
-				/*line bwd128.go:231*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite263, kernel.Write) = gocuV3
+				/*line bwd128.go:231*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite263)][:], int(0), &gocuSite263, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite264)][:], int(1), &gocuSite264, kernel.Read))
+				/*line bwd128.go:231*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite265, kernel.Write) = gocuV3
 			}
 		}
 		/*line bwd128.go:233*/ if keyA+8 < seq {
 			/*line bwd128.go:234*/ {
-				/*line bwd128.go:234*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite264)][:], int(2), &gocuSite264, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite265)][:], int(3), &gocuSite265, kernel.Read)*scale)
-				/*line bwd128.go:234*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite266, kernel.Write) = gocuV4
+				/*line bwd128.go:234*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite266)][:], int(2), &gocuSite266, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite267)][:], int(3), &gocuSite267, kernel.Read)*scale)
+				/*line bwd128.go:234*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite268, kernel.Write) = gocuV4
 			}
 			/*line bwd128.go:235*/ {
-				/*line bwd128.go:235*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite267)][:], int(2), &gocuSite267, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite268)][:], int(3), &gocuSite268, kernel.Read))
-				/*line bwd128.go:235*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite269, kernel.Write) = gocuV5
+				/*line bwd128.go:235*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite269)][:], int(2), &gocuSite269, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite270)][:], int(3), &gocuSite270, kernel.Read))
+				/*line bwd128.go:235*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite271, kernel.Write) = gocuV5
 			}
 		}
 	}
@@ -3823,18 +4197,18 @@ func gocuChecked_bwdQ64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwd64.go:60*/ var l2, dr [2]float32
 	/*line bwd64.go:61*/ lim := [2]int32{seq, seq}
 	/*line bwd64.go:63*/ for hh := int32(0); hh < 2; hh++ {
-		/*line bwd64.go:63*/ kernel.Loop(t, &gocuSite457)
+		/*line bwd64.go:63*/ kernel.Loop(t, &gocuSite497)
 		/*line bwd64.go:64*/ if r := rowA + 8*hh; r < seq {
 			/*line bwd64.go:65*/ {
-				/*line bwd64.go:65*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite274, kernel.Read) * log2e
-				/*line bwd64.go:65*/ *kernel.At(t, l2[:], int(hh), &gocuSite275, kernel.Write) = gocuV1
+				/*line bwd64.go:65*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite276, kernel.Read) * log2e
+				/*line bwd64.go:65*/ *kernel.At(t, l2[:], int(hh), &gocuSite277, kernel.Write) = gocuV1
 			}
 			/*line bwd64.go:66*/ {
-				/*line bwd64.go:66*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite276, kernel.Read)
-				/*line bwd64.go:66*/ *kernel.At(t, dr[:], int(hh), &gocuSite277, kernel.Write) = gocuV2
+				/*line bwd64.go:66*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite278, kernel.Read)
+				/*line bwd64.go:66*/ *kernel.At(t, dr[:], int(hh), &gocuSite279, kernel.Write) = gocuV2
 			}
 			/*line bwd64.go:67*/ if causal {
-				/*line bwd64.go:68*/ *kernel.At(t, lim[:], int(hh), &gocuSite278, kernel.Write) = r + 1
+				/*line bwd64.go:68*/ *kernel.At(t, lim[:], int(hh), &gocuSite280, kernel.Write) = r + 1
 			}
 		}
 	}
@@ -3843,39 +4217,39 @@ func gocuChecked_bwdQ64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwd64.go:75*/ var qf [4]kernel.FragA
 	/*line bwd64.go:76*/ lr, lc := lane%16, lane/16
 	/*line bwd64.go:78*/ for ks := int32(0); ks < d64/16; ks++ {
-		/*line bwd64.go:78*/ kernel.Loop(t, &gocuSite458)
+		/*line bwd64.go:78*/ kernel.Loop(t, &gocuSite498)
 		/*line bwd64.go:79*/ r := warp*16 + lr
 		/*line bwd64.go:80*/ ch := ks*2 + lc
 		/*line bwd64.go:81*/ {
 			/*line bwd64.go:81*/ var gocuV3 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d64+(ch^(r&7))*8:])
-			/*line bwd64.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite280, kernel.Write) = gocuV3
+			/*line bwd64.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite282, kernel.Write) = gocuV3
 		}
 	}
 	/*line bwd64.go:83*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
 	/*line bwd64.go:85*/ var acc [8]kernel.FragC
 	/*line bwd64.go:86*/ for j := int32(0); j < nfull; j++ {
-		/*line bwd64.go:86*/ kernel.Loop(t, &gocuSite459)
+		/*line bwd64.go:86*/ kernel.Loop(t, &gocuSite499)
 		/*line bwd64.go:87*/ acc = gocuChecked_bwdQ64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
 	}
 	/*line bwd64.go:89*/ for j := nfull; j < ntiles; j++ {
-		/*line bwd64.go:89*/ kernel.Loop(t, &gocuSite460)
+		/*line bwd64.go:89*/ kernel.Loop(t, &gocuSite500)
 		/*line bwd64.go:90*/ acc = gocuChecked_bwdQ64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
 	}
 	/*line bwd64.go:93*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
 	/*line bwd64.go:94*/ head := gocuChecked_layout_head(t, dql, b32, heads)
 	/*line bwd64.go:96*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line bwd64.go:96*/ kernel.Loop(t, &gocuSite461)
+		/*line bwd64.go:96*/ kernel.Loop(t, &gocuSite501)
 		/*line bwd64.go:97*/ col := int(dt*8 + 2*qd)
 		/*line bwd64.go:98*/ if rowA < seq {
 			/*line bwd64.go:99*/ {
-				/*line bwd64.go:99*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite282)][:], int(0), &gocuSite282, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite283)][:], int(1), &gocuSite283, kernel.Read)*scale)
-				/*line bwd64.go:99*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite284, kernel.Write) = gocuV4
+				/*line bwd64.go:99*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite284)][:], int(0), &gocuSite284, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite285)][:], int(1), &gocuSite285, kernel.Read)*scale)
+				/*line bwd64.go:99*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite286, kernel.Write) = gocuV4
 			}
 		}
 		/*line bwd64.go:101*/ if rowA+8 < seq {
 			/*line bwd64.go:102*/ {
-				/*line bwd64.go:102*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite285)][:], int(2), &gocuSite285, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite286)][:], int(3), &gocuSite286, kernel.Read)*scale)
-				/*line bwd64.go:102*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite287, kernel.Write) = gocuV5
+				/*line bwd64.go:102*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite287)][:], int(2), &gocuSite287, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite288)][:], int(3), &gocuSite288, kernel.Read)*scale)
+				/*line bwd64.go:102*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite289, kernel.Write) = gocuV5
 			}
 		}
 	}
@@ -3908,13 +4282,13 @@ func gocuChecked_bwdKV64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd64.go:211*/ kernel.CpAsyncCommit(t)
 	/*line bwd64.go:212*/ {
 		/*line bwd64.go:212*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*tileQ, tid)
-		/*line bwd64.go:212*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite293, kernel.Write) = gocuV1
+		/*line bwd64.go:212*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite295, kernel.Write) = gocuV1
 	}
 	/*line bwd64.go:214*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
 	/*line bwd64.go:215*/ var dka, dva [8]kernel.FragC
 	/*line bwd64.go:216*/ keyA := k0 + warp*16 + g
 	/*line bwd64.go:217*/ for i := i0; i < nq; i++ {
-		/*line bwd64.go:217*/ kernel.Loop(t, &gocuSite462)
+		/*line bwd64.go:217*/ kernel.Loop(t, &gocuSite502)
 		/*line bwd64.go:218*/ if causal && i == i0 || i >= nfull {
 			/*line bwd64.go:219*/ dka, dva = gocuChecked_bwdKV64Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
 		} else {
@@ -3925,26 +4299,26 @@ func gocuChecked_bwdKV64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd64.go:226*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
 	/*line bwd64.go:227*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
 	/*line bwd64.go:229*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line bwd64.go:229*/ kernel.Loop(t, &gocuSite463)
+		/*line bwd64.go:229*/ kernel.Loop(t, &gocuSite503)
 		/*line bwd64.go:230*/ col := int(dt*8 + 2*qd)
 		/*line bwd64.go:231*/ if keyA < seq {
 			/*line bwd64.go:232*/ {
-				/*line bwd64.go:232*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite296)][:], int(0), &gocuSite296, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite297)][:], int(1), &gocuSite297, kernel.Read)*scale)
-				/*line bwd64.go:232*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite298, kernel.Write) = gocuV2
+				/*line bwd64.go:232*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite298)][:], int(0), &gocuSite298, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite299)][:], int(1), &gocuSite299, kernel.Read)*scale)
+				/*line bwd64.go:232*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite300, kernel.Write) = gocuV2
 			}
 			/*line bwd64.go:233*/ {
-				/*line bwd64.go:233*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite299)][:], int(0), &gocuSite299, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite300)][:], int(1), &gocuSite300, kernel.Read))
-				/*line bwd64.go:233*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite301, kernel.Write) = gocuV3
+				/*line bwd64.go:233*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite301)][:], int(0), &gocuSite301, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite302)][:], int(1), &gocuSite302, kernel.Read))
+				/*line bwd64.go:233*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite303, kernel.Write) = gocuV3
 			}
 		}
 		/*line bwd64.go:235*/ if keyA+8 < seq {
 			/*line bwd64.go:236*/ {
-				/*line bwd64.go:236*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite302)][:], int(2), &gocuSite302, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite303)][:], int(3), &gocuSite303, kernel.Read)*scale)
-				/*line bwd64.go:236*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite304, kernel.Write) = gocuV4
+				/*line bwd64.go:236*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite304)][:], int(2), &gocuSite304, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite305)][:], int(3), &gocuSite305, kernel.Read)*scale)
+				/*line bwd64.go:236*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite306, kernel.Write) = gocuV4
 			}
 			/*line bwd64.go:237*/ {
-				/*line bwd64.go:237*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite305)][:], int(2), &gocuSite305, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite306)][:], int(3), &gocuSite306, kernel.Read))
-				/*line bwd64.go:237*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite307, kernel.Write) = gocuV5
+				/*line bwd64.go:237*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite307)][:], int(2), &gocuSite307, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite308)][:], int(3), &gocuSite308, kernel.Read))
+				/*line bwd64.go:237*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite309, kernel.Write) = gocuV5
 			}
 		}
 	}
@@ -3980,12 +4354,12 @@ func gocuChecked_fwd128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line fwd128.go:75*/ var qf [8]kernel.FragA
 	/*line fwd128.go:76*/ lr, lc := lane%16, lane/16
 	/*line fwd128.go:78*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line fwd128.go:78*/ kernel.Loop(t, &gocuSite464)
+		/*line fwd128.go:78*/ kernel.Loop(t, &gocuSite504)
 		/*line fwd128.go:79*/ r := warp*16 + lr
 		/*line fwd128.go:80*/ ch := ks*2 + lc
 		/*line fwd128.go:81*/ {
 			/*line fwd128.go:81*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d128+(ch^(r&7))*8:])
-			/*line fwd128.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite312, kernel.Write) = gocuV1
+			/*line fwd128.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite314, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd128.go:83*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
@@ -3999,50 +4373,50 @@ func gocuChecked_fwd128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 		/*line fwd128.go:92*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
 	}
 	/*line fwd128.go:94*/ for j := int32(0); j < nfull; j++ {
-		/*line fwd128.go:94*/ kernel.Loop(t, &gocuSite465)
+		/*line fwd128.go:94*/ kernel.Loop(t, &gocuSite505)
 		/*line fwd128.go:95*/ acc, mx, sum = gocuChecked_fwd128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
 	}
 	/*line fwd128.go:97*/ for j := nfull; j < ntiles; j++ {
-		/*line fwd128.go:97*/ kernel.Loop(t, &gocuSite466)
+		/*line fwd128.go:97*/ kernel.Loop(t, &gocuSite506)
 		/*line fwd128.go:98*/ acc, mx, sum = gocuChecked_fwd128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
 	}
 	/*line fwd128.go:103*/ var inv [2]float32
 	/*line fwd128.go:105*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd128.go:105*/ kernel.Loop(t, &gocuSite467)
+		/*line fwd128.go:105*/ kernel.Loop(t, &gocuSite507)
 		/*line fwd128.go:106*/ {
-			/*line fwd128.go:106*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite313, kernel.Read), 1)
-			/*line fwd128.go:106*/ *kernel.At(t, sum[:], int(hh), &gocuSite314, kernel.ReadWrite) += gocuV2
+			/*line fwd128.go:106*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite315, kernel.Read), 1)
+			/*line fwd128.go:106*/ *kernel.At(t, sum[:], int(hh), &gocuSite316, kernel.ReadWrite) += gocuV2
 		}
 		/*line fwd128.go:107*/ {
-			/*line fwd128.go:107*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite315, kernel.Read), 2)
-			/*line fwd128.go:107*/ *kernel.At(t, sum[:], int(hh), &gocuSite316, kernel.ReadWrite) += gocuV3
+			/*line fwd128.go:107*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite317, kernel.Read), 2)
+			/*line fwd128.go:107*/ *kernel.At(t, sum[:], int(hh), &gocuSite318, kernel.ReadWrite) += gocuV3
 		}
 		/*line fwd128.go:108*/ {
-			/*line fwd128.go:108*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite317, kernel.Read)
-			/*line fwd128.go:108*/ *kernel.At(t, inv[:], int(hh), &gocuSite318, kernel.Write) = gocuV4
+			/*line fwd128.go:108*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite319, kernel.Read)
+			/*line fwd128.go:108*/ *kernel.At(t, inv[:], int(hh), &gocuSite320, kernel.Write) = gocuV4
 		}
 		/*line fwd128.go:109*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
 			/*line fwd128.go:110*/ {
-				/*line fwd128.go:110*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite319, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite320, kernel.Read))) * ln2
-				/*line fwd128.go:110*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite321, kernel.Write) = gocuV5
+				/*line fwd128.go:110*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite321, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite322, kernel.Read))) * ln2
+				/*line fwd128.go:110*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite323, kernel.Write) = gocuV5
 			}
 		}
 	}
 	/*line fwd128.go:113*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	/*line fwd128.go:114*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
 	/*line fwd128.go:116*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line fwd128.go:116*/ kernel.Loop(t, &gocuSite468)
+		/*line fwd128.go:116*/ kernel.Loop(t, &gocuSite508)
 		/*line fwd128.go:117*/ col := int(dt*8 + 2*qd)
 		/*line fwd128.go:118*/ if rowA < seq {
 			/*line fwd128.go:119*/ {
-				/*line fwd128.go:119*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite323)][:], int(0), &gocuSite323, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite324, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite325)][:], int(1), &gocuSite325, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite326, kernel.Read))
-				/*line fwd128.go:119*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite327, kernel.Write) = gocuV6
+				/*line fwd128.go:119*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite325)][:], int(0), &gocuSite325, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite326, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite327)][:], int(1), &gocuSite327, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite328, kernel.Read))
+				/*line fwd128.go:119*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite329, kernel.Write) = gocuV6
 			}
 		}
 		/*line fwd128.go:121*/ if rowA+8 < seq {
 			/*line fwd128.go:122*/ {
-				/*line fwd128.go:122*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite328)][:], int(2), &gocuSite328, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite329, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite330)][:], int(3), &gocuSite330, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite331, kernel.Read))
-				/*line fwd128.go:122*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite332, kernel.Write) = gocuV7
+				/*line fwd128.go:122*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite330)][:], int(2), &gocuSite330, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite331, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite332)][:], int(3), &gocuSite332, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite333, kernel.Read))
+				/*line fwd128.go:122*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite334, kernel.Write) = gocuV7
 			}
 		}
 	}
@@ -4078,12 +4452,12 @@ func gocuChecked_fwd64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat1
 	/*line fwd64.go:77*/ var qf [4]kernel.FragA
 	/*line fwd64.go:78*/ lr, lc := lane%16, lane/16
 	/*line fwd64.go:80*/ for ks := int32(0); ks < d64/16; ks++ {
-		/*line fwd64.go:80*/ kernel.Loop(t, &gocuSite469)
+		/*line fwd64.go:80*/ kernel.Loop(t, &gocuSite509)
 		/*line fwd64.go:81*/ r := warp*16 + lr
 		/*line fwd64.go:82*/ ch := ks*2 + lc
 		/*line fwd64.go:83*/ {
 			/*line fwd64.go:83*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d64+(ch^(r&7))*8:])
-			/*line fwd64.go:83*/ *kernel.At(t, qf[:], int(ks), &gocuSite337, kernel.Write) = gocuV1
+			/*line fwd64.go:83*/ *kernel.At(t, qf[:], int(ks), &gocuSite339, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd64.go:85*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
@@ -4097,50 +4471,50 @@ func gocuChecked_fwd64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat1
 		/*line fwd64.go:94*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
 	}
 	/*line fwd64.go:96*/ for j := int32(0); j < nfull; j++ {
-		/*line fwd64.go:96*/ kernel.Loop(t, &gocuSite470)
+		/*line fwd64.go:96*/ kernel.Loop(t, &gocuSite510)
 		/*line fwd64.go:97*/ acc, mx, sum = gocuChecked_fwd64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
 	}
 	/*line fwd64.go:99*/ for j := nfull; j < ntiles; j++ {
-		/*line fwd64.go:99*/ kernel.Loop(t, &gocuSite471)
+		/*line fwd64.go:99*/ kernel.Loop(t, &gocuSite511)
 		/*line fwd64.go:100*/ acc, mx, sum = gocuChecked_fwd64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
 	}
 	/*line fwd64.go:105*/ var inv [2]float32
 	/*line fwd64.go:107*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd64.go:107*/ kernel.Loop(t, &gocuSite472)
+		/*line fwd64.go:107*/ kernel.Loop(t, &gocuSite512)
 		/*line fwd64.go:108*/ {
-			/*line fwd64.go:108*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite338, kernel.Read), 1)
-			/*line fwd64.go:108*/ *kernel.At(t, sum[:], int(hh), &gocuSite339, kernel.ReadWrite) += gocuV2
+			/*line fwd64.go:108*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite340, kernel.Read), 1)
+			/*line fwd64.go:108*/ *kernel.At(t, sum[:], int(hh), &gocuSite341, kernel.ReadWrite) += gocuV2
 		}
 		/*line fwd64.go:109*/ {
-			/*line fwd64.go:109*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite340, kernel.Read), 2)
-			/*line fwd64.go:109*/ *kernel.At(t, sum[:], int(hh), &gocuSite341, kernel.ReadWrite) += gocuV3
+			/*line fwd64.go:109*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite342, kernel.Read), 2)
+			/*line fwd64.go:109*/ *kernel.At(t, sum[:], int(hh), &gocuSite343, kernel.ReadWrite) += gocuV3
 		}
 		/*line fwd64.go:110*/ {
-			/*line fwd64.go:110*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite342, kernel.Read)
-			/*line fwd64.go:110*/ *kernel.At(t, inv[:], int(hh), &gocuSite343, kernel.Write) = gocuV4
+			/*line fwd64.go:110*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite344, kernel.Read)
+			/*line fwd64.go:110*/ *kernel.At(t, inv[:], int(hh), &gocuSite345, kernel.Write) = gocuV4
 		}
 		/*line fwd64.go:111*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
 			/*line fwd64.go:112*/ {
-				/*line fwd64.go:112*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite344, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite345, kernel.Read))) * ln2
-				/*line fwd64.go:112*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite346, kernel.Write) = gocuV5
+				/*line fwd64.go:112*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite346, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite347, kernel.Read))) * ln2
+				/*line fwd64.go:112*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite348, kernel.Write) = gocuV5
 			}
 		}
 	}
 	/*line fwd64.go:115*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	/*line fwd64.go:116*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
 	/*line fwd64.go:118*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line fwd64.go:118*/ kernel.Loop(t, &gocuSite473)
+		/*line fwd64.go:118*/ kernel.Loop(t, &gocuSite513)
 		/*line fwd64.go:119*/ col := int(dt*8 + 2*qd)
 		/*line fwd64.go:120*/ if rowA < seq {
 			/*line fwd64.go:121*/ {
-				/*line fwd64.go:121*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite348)][:], int(0), &gocuSite348, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite349, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite350)][:], int(1), &gocuSite350, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite351, kernel.Read))
-				/*line fwd64.go:121*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite352, kernel.Write) = gocuV6
+				/*line fwd64.go:121*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite350)][:], int(0), &gocuSite350, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite351, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite352)][:], int(1), &gocuSite352, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite353, kernel.Read))
+				/*line fwd64.go:121*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite354, kernel.Write) = gocuV6
 			}
 		}
 		/*line fwd64.go:123*/ if rowA+8 < seq {
 			/*line fwd64.go:124*/ {
-				/*line fwd64.go:124*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite353)][:], int(2), &gocuSite353, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite354, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite355)][:], int(3), &gocuSite355, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite356, kernel.Read))
-				/*line fwd64.go:124*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite357, kernel.Write) = gocuV7
+				/*line fwd64.go:124*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite355)][:], int(2), &gocuSite355, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite356, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite357)][:], int(3), &gocuSite357, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite358, kernel.Read))
+				/*line fwd64.go:124*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite359, kernel.Write) = gocuV7
 			}
 		}
 	}
@@ -4194,7 +4568,7 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line fwdwg.go:107*/ var s, acc kernel.WGAcc128
 	/*line fwdwg.go:108*/ kernel.WGFence(t)
 	/*line fwdwg.go:110*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line fwdwg.go:110*/ kernel.Loop(t, &gocuSite474)
+		/*line fwdwg.go:110*/ kernel.Loop(t, &gocuSite514)
 		/*line fwdwg.go:111*/ kernel.WGMMABF16(t, &s, dq+gocuChecked_wgStep(t, ks), dk+gocuChecked_wgStep(t, ks), false, ks > 0)
 	}
 	/*line fwdwg.go:113*/ kernel.WGCommit(t)
@@ -4207,7 +4581,7 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	}
 	/*line fwdwg.go:121*/ p := gocuChecked_packP(t, s)
 	/*line fwdwg.go:123*/ for j := int32(1); j < ntiles; j++ {
-		/*line fwdwg.go:123*/ kernel.Loop(t, &gocuSite475)
+		/*line fwdwg.go:123*/ kernel.Loop(t, &gocuSite515)
 		/*line fwdwg.go:124*/ kernel.CpAsyncWait(t, 0)
 		/*line fwdwg.go:125*/ kernel.FenceProxyAsync(t)
 		/*line fwdwg.go:126*/ t.SyncThreads()
@@ -4221,13 +4595,13 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 		/*line fwdwg.go:137*/ pst := kernel.WGDesc((j-1)%wgStages) * (2 * wgTile * 2 / 16)
 		/*line fwdwg.go:138*/ kernel.WGFence(t)
 		/*line fwdwg.go:140*/ for ks := int32(0); ks < d128/16; ks++ {
-			/*line fwdwg.go:140*/ kernel.Loop(t, &gocuSite476)
+			/*line fwdwg.go:140*/ kernel.Loop(t, &gocuSite516)
 			/*line fwdwg.go:141*/ kernel.WGMMABF16(t, &s, dq+gocuChecked_wgStep(t, ks), dk+st+gocuChecked_wgStep(t, ks), false, ks > 0)
 		}
 		/*line fwdwg.go:143*/ kernel.WGCommit(t)
 		/*line fwdwg.go:145*/ for ks := int32(0); ks < wgKeys/16; ks++ {
-			/*line fwdwg.go:145*/ kernel.Loop(t, &gocuSite477)
-			/*line fwdwg.go:146*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite364, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
+			/*line fwdwg.go:145*/ kernel.Loop(t, &gocuSite517)
+			/*line fwdwg.go:146*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite366, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
 		}
 		/*line fwdwg.go:148*/ kernel.WGCommit(t)
 		/*line fwdwg.go:149*/ kernel.WGWait(t, 1, &s)
@@ -4238,22 +4612,22 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 		}
 		/*line fwdwg.go:155*/ kernel.WGWait(t, 0, &acc)
 		/*line fwdwg.go:157*/ for i := 0; i < 64; i += 4 {
-			/*line fwdwg.go:157*/ kernel.Loop(t, &gocuSite478)
+			/*line fwdwg.go:157*/ kernel.Loop(t, &gocuSite518)
 			/*line fwdwg.go:158*/ {
-				/*line fwdwg.go:158*/ var gocuV1 float32 = *kernel.At(t, corr[:], int(0), &gocuSite365, kernel.Read)
-				/*line fwdwg.go:158*/ *kernel.At(t, acc[:], int(i), &gocuSite366, kernel.ReadWrite) *= gocuV1
+				/*line fwdwg.go:158*/ var gocuV1 float32 = *kernel.At(t, corr[:], int(0), &gocuSite367, kernel.Read)
+				/*line fwdwg.go:158*/ *kernel.At(t, acc[:], int(i), &gocuSite368, kernel.ReadWrite) *= gocuV1
 			}
 			/*line fwdwg.go:159*/ {
-				/*line fwdwg.go:159*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(0), &gocuSite367, kernel.Read)
-				/*line fwdwg.go:159*/ *kernel.At(t, acc[:], int(i+1), &gocuSite368, kernel.ReadWrite) *= gocuV2
+				/*line fwdwg.go:159*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(0), &gocuSite369, kernel.Read)
+				/*line fwdwg.go:159*/ *kernel.At(t, acc[:], int(i+1), &gocuSite370, kernel.ReadWrite) *= gocuV2
 			}
 			/*line fwdwg.go:160*/ {
-				/*line fwdwg.go:160*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(1), &gocuSite369, kernel.Read)
-				/*line fwdwg.go:160*/ *kernel.At(t, acc[:], int(i+2), &gocuSite370, kernel.ReadWrite) *= gocuV3
+				/*line fwdwg.go:160*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(1), &gocuSite371, kernel.Read)
+				/*line fwdwg.go:160*/ *kernel.At(t, acc[:], int(i+2), &gocuSite372, kernel.ReadWrite) *= gocuV3
 			}
 			/*line fwdwg.go:161*/ {
-				/*line fwdwg.go:161*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(1), &gocuSite371, kernel.Read)
-				/*line fwdwg.go:161*/ *kernel.At(t, acc[:], int(i+3), &gocuSite372, kernel.ReadWrite) *= gocuV4
+				/*line fwdwg.go:161*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(1), &gocuSite373, kernel.Read)
+				/*line fwdwg.go:161*/ *kernel.At(t, acc[:], int(i+3), &gocuSite374, kernel.ReadWrite) *= gocuV4
 			}
 		}
 		/*line fwdwg.go:163*/ p = gocuChecked_packP(t, s)
@@ -4261,49 +4635,212 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line fwdwg.go:165*/ kernel.WGFence(t)
 	/*line fwdwg.go:166*/ pst := kernel.WGDesc((ntiles-1)%wgStages) * (2 * wgTile * 2 / 16)
 	/*line fwdwg.go:168*/ for ks := int32(0); ks < wgKeys/16; ks++ {
-		/*line fwdwg.go:168*/ kernel.Loop(t, &gocuSite479)
-		/*line fwdwg.go:169*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite373, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
+		/*line fwdwg.go:168*/ kernel.Loop(t, &gocuSite519)
+		/*line fwdwg.go:169*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite375, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
 	}
 	/*line fwdwg.go:171*/ kernel.WGCommit(t)
 	/*line fwdwg.go:172*/ kernel.WGWait(t, 0, &acc)
 	/*line fwdwg.go:176*/ qd := lane % 4
 	/*line fwdwg.go:177*/ var inv [2]float32
 	/*line fwdwg.go:179*/ for hh := 0; hh < 2; hh++ {
-		/*line fwdwg.go:179*/ kernel.Loop(t, &gocuSite480)
+		/*line fwdwg.go:179*/ kernel.Loop(t, &gocuSite520)
 		/*line fwdwg.go:180*/ {
-			/*line fwdwg.go:180*/ var gocuV5 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite374, kernel.Read), 1)
-			/*line fwdwg.go:180*/ *kernel.At(t, sum[:], int(hh), &gocuSite375, kernel.ReadWrite) += gocuV5
+			/*line fwdwg.go:180*/ var gocuV5 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite376, kernel.Read), 1)
+			/*line fwdwg.go:180*/ *kernel.At(t, sum[:], int(hh), &gocuSite377, kernel.ReadWrite) += gocuV5
 		}
 		/*line fwdwg.go:181*/ {
-			/*line fwdwg.go:181*/ var gocuV6 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite376, kernel.Read), 2)
-			/*line fwdwg.go:181*/ *kernel.At(t, sum[:], int(hh), &gocuSite377, kernel.ReadWrite) += gocuV6
+			/*line fwdwg.go:181*/ var gocuV6 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite378, kernel.Read), 2)
+			/*line fwdwg.go:181*/ *kernel.At(t, sum[:], int(hh), &gocuSite379, kernel.ReadWrite) += gocuV6
 		}
 		/*line fwdwg.go:182*/ {
-			/*line fwdwg.go:182*/ var gocuV7 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite378, kernel.Read)
-			/*line fwdwg.go:182*/ *kernel.At(t, inv[:], int(hh), &gocuSite379, kernel.Write) = gocuV7
+			/*line fwdwg.go:182*/ var gocuV7 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite380, kernel.Read)
+			/*line fwdwg.go:182*/ *kernel.At(t, inv[:], int(hh), &gocuSite381, kernel.Write) = gocuV7
 		}
 		/*line fwdwg.go:183*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
 			/*line fwdwg.go:184*/ {
-				/*line fwdwg.go:184*/ var gocuV8 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite380, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite381, kernel.Read))) * ln2
-				/*line fwdwg.go:184*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite382, kernel.Write) = gocuV8
+				/*line fwdwg.go:184*/ var gocuV8 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite382, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite383, kernel.Read))) * ln2
+				/*line fwdwg.go:184*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite384, kernel.Write) = gocuV8
 			}
 		}
 	}
 	/*line fwdwg.go:187*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	/*line fwdwg.go:188*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
 	/*line fwdwg.go:190*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line fwdwg.go:190*/ kernel.Loop(t, &gocuSite481)
+		/*line fwdwg.go:190*/ kernel.Loop(t, &gocuSite521)
 		/*line fwdwg.go:191*/ col := int(dt*8 + 2*qd)
 		/*line fwdwg.go:192*/ if rowA < seq {
 			/*line fwdwg.go:193*/ {
-				/*line fwdwg.go:193*/ var gocuV9 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt), &gocuSite384, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite385, kernel.Read), *kernel.At(t, acc[:], int(4*dt+1), &gocuSite386, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite387, kernel.Read))
-				/*line fwdwg.go:193*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite388, kernel.Write) = gocuV9
+				/*line fwdwg.go:193*/ var gocuV9 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt), &gocuSite386, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite387, kernel.Read), *kernel.At(t, acc[:], int(4*dt+1), &gocuSite388, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite389, kernel.Read))
+				/*line fwdwg.go:193*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite390, kernel.Write) = gocuV9
 			}
 		}
 		/*line fwdwg.go:195*/ if rowA+8 < seq {
 			/*line fwdwg.go:196*/ {
-				/*line fwdwg.go:196*/ var gocuV10 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt+2), &gocuSite389, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite390, kernel.Read), *kernel.At(t, acc[:], int(4*dt+3), &gocuSite391, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite392, kernel.Read))
-				/*line fwdwg.go:196*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite393, kernel.Write) = gocuV10
+				/*line fwdwg.go:196*/ var gocuV10 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt+2), &gocuSite391, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite392, kernel.Read), *kernel.At(t, acc[:], int(4*dt+3), &gocuSite393, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite394, kernel.Read))
+				/*line fwdwg.go:196*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite395, kernel.Write) = gocuV10
+			}
+		}
+	}
+}
+
+// gocuChecked_fwd128WS is the checked copy of attn.fwd128WS (fwdws.go:42).
+func gocuChecked_fwd128WS(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, o []kernel.BFloat16, lse []float32, ql layout, kl layout, vl layout, ol layout, heads int32, seq int32, scale float32, causal bool) {
+	/*line fwdws.go:43*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line fwdws.go:44*/ tid := t.ThreadIdx.X
+	/*line fwdws.go:45*/ qtile := t.BlockIdx.X
+	/*line fwdws.go:46*/ if causal {
+		/*line fwdws.go:47*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
+	}
+	/*line fwdws.go:49*/ q0 := qtile * wgRows
+	/*line fwdws.go:50*/ bh := int(t.BlockIdx.Y)
+	/*line fwdws.go:51*/ ntiles, nfull := (seq+wgKeys-1)/wgKeys, seq/wgKeys
+	/*line fwdws.go:52*/ if causal {
+		/*line fwdws.go:53*/ ntiles = min(ntiles, (q0+wgRows+wgKeys-1)/wgKeys)
+		/*line fwdws.go:54*/ nfull = min(nfull, q0/wgKeys)
+	}
+	/*line fwdws.go:56*/ if tid < 128 {
+		/*line fwdws.go:57*/ kernel.SetMaxNReg(t, wsProdRegs, false)
+		/*line fwdws.go:58*/ gocuChecked_produceWS(t, sm, q[gocuChecked_layout_head(t, ql, int32(bh), heads):], k[gocuChecked_layout_head(t, kl, int32(bh), heads):], v[gocuChecked_layout_head(t, vl, int32(bh), heads):], ql.S, kl.S, vl.S, q0, seq, ntiles)
+		/*line fwdws.go:59*/ return
+	}
+	/*line fwdws.go:61*/ kernel.SetMaxNReg(t, wsConsRegs, true)
+	/*line fwdws.go:62*/ cw := tid/128 - 1
+	/*line fwdws.go:63*/ lane := tid % 32
+	/*line fwdws.go:64*/ g := lane / 4
+	/*line fwdws.go:65*/ sl2 := scale * log2e
+	/*line fwdws.go:66*/ me, other := wsSched+cw, wsSched+1-cw
+	/*line fwdws.go:67*/ full := wsFull + 3*cw
+	/*line fwdws.go:70*/ dq := kernel.WGDescriptor(t, sm[cw*64*64:], kernel.WGSwizzle128, 16, 1024)
+	/*line fwdws.go:71*/ dk := kernel.WGDescriptor(t, sm[wgKV:], kernel.WGSwizzle128, 16, 1024)
+	/*line fwdws.go:72*/ dv := kernel.WGDescriptor(t, sm[wgKV+wgTile:], kernel.WGSwizzle128, wgHalf*2, 1024)
+	/*line fwdws.go:74*/ negInf := float32(math.Inf(-1))
+	/*line fwdws.go:75*/ mx := [2]float32{negInf, negInf}
+	/*line fwdws.go:76*/ sum := [2]float32{0, 0}
+	/*line fwdws.go:77*/ rowA := q0 + cw*64 + (tid/32)%4*16 + g
+	/*line fwdws.go:78*/ lim := [2]int32{seq, seq}
+	/*line fwdws.go:79*/ if causal {
+		/*line fwdws.go:80*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
+	}
+	/*line fwdws.go:86*/ if cw == 1 {
+		/*line fwdws.go:87*/ kernel.BarArrive(t, other, wsPair)
+	}
+	/*line fwdws.go:89*/ kernel.BarSync(t, full, wsPair)
+	/*line fwdws.go:90*/ kernel.BarSync(t, me, wsPair)
+	/*line fwdws.go:91*/ var s, acc kernel.WGAcc128
+	/*line fwdws.go:92*/ kernel.WGFence(t)
+	/*line fwdws.go:94*/ for ks := int32(0); ks < d128/16; ks++ {
+		/*line fwdws.go:94*/ kernel.Loop(t, &gocuSite522)
+		/*line fwdws.go:95*/ kernel.WGMMABF16(t, &s, dq+gocuChecked_wgStep(t, ks), dk+gocuChecked_wgStep(t, ks), false, ks > 0)
+	}
+	/*line fwdws.go:97*/ kernel.WGCommit(t)
+	/*line fwdws.go:98*/ kernel.BarArrive(t, other, wsPair)
+	/*line fwdws.go:99*/ kernel.WGWait(t, 0, &s)
+	/*line fwdws.go:100*/ var corr [2]float32
+	/*line fwdws.go:101*/ if nfull > 0 {
+		/*line fwdws.go:102*/ s, mx, sum, corr = gocuChecked_softmaxWG(t, s, mx, sum, 0, lim, sl2, false)
+	} else {
+		/*line fwdws.go:104*/ s, mx, sum, corr = gocuChecked_softmaxWG(t, s, mx, sum, 0, lim, sl2, true)
+	}
+	/*line fwdws.go:106*/ p := gocuChecked_packP(t, s)
+	/*line fwdws.go:108*/ for j := int32(1); j < ntiles; j++ {
+		/*line fwdws.go:108*/ kernel.Loop(t, &gocuSite523)
+		/*line fwdws.go:109*/ kernel.BarSync(t, full+j%wgStages, wsPair)
+		/*line fwdws.go:110*/ kernel.BarSync(t, me, wsPair)
+		/*line fwdws.go:111*/ st := kernel.WGDesc(j%wgStages) * (2 * wgTile * 2 / 16)
+		/*line fwdws.go:112*/ pst := kernel.WGDesc((j-1)%wgStages) * (2 * wgTile * 2 / 16)
+		/*line fwdws.go:113*/ kernel.WGFence(t)
+		/*line fwdws.go:115*/ for ks := int32(0); ks < d128/16; ks++ {
+			/*line fwdws.go:115*/ kernel.Loop(t, &gocuSite524)
+			/*line fwdws.go:116*/ kernel.WGMMABF16(t, &s, dq+gocuChecked_wgStep(t, ks), dk+st+gocuChecked_wgStep(t, ks), false, ks > 0)
+		}
+		/*line fwdws.go:118*/ kernel.WGCommit(t)
+		/*line fwdws.go:120*/ for ks := int32(0); ks < wgKeys/16; ks++ {
+			/*line fwdws.go:120*/ kernel.Loop(t, &gocuSite525)
+			/*line fwdws.go:121*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite402, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
+		}
+		/*line fwdws.go:123*/ kernel.WGCommit(t)
+		/*line fwdws.go:124*/ kernel.BarArrive(t, other, wsPair)
+		/*line fwdws.go:125*/ kernel.WGWait(t, 1, &s)
+		/*line fwdws.go:126*/ if j < nfull {
+			/*line fwdws.go:127*/ s, mx, sum, corr = gocuChecked_softmaxWG(t, s, mx, sum, j, lim, sl2, false)
+		} else {
+			/*line fwdws.go:129*/ s, mx, sum, corr = gocuChecked_softmaxWG(t, s, mx, sum, j, lim, sl2, true)
+		}
+		/*line fwdws.go:131*/ kernel.WGWait(t, 0, &acc)
+		/*line fwdws.go:132*/ if j-1+wgStages < ntiles {
+			/*line fwdws.go:133*/ kernel.BarArrive(t, wsEmpty+(j-1)%wgStages, wsThreads)
+		}
+		/*line fwdws.go:136*/ for i := 0; i < 64; i += 4 {
+			/*line fwdws.go:136*/ kernel.Loop(t, &gocuSite526)
+			/*line fwdws.go:137*/ {
+				/*line fwdws.go:137*/ var gocuV1 float32 = *kernel.At(t, corr[:], int(0), &gocuSite403, kernel.Read)
+				/*line fwdws.go:137*/ *kernel.At(t, acc[:], int(i), &gocuSite404, kernel.ReadWrite) *= gocuV1
+			}
+			/*line fwdws.go:138*/ {
+				/*line fwdws.go:138*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(0), &gocuSite405, kernel.Read)
+				/*line fwdws.go:138*/ *kernel.At(t, acc[:], int(i+1), &gocuSite406, kernel.ReadWrite) *= gocuV2
+			}
+			/*line fwdws.go:139*/ {
+				/*line fwdws.go:139*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(1), &gocuSite407, kernel.Read)
+				/*line fwdws.go:139*/ *kernel.At(t, acc[:], int(i+2), &gocuSite408, kernel.ReadWrite) *= gocuV3
+			}
+			/*line fwdws.go:140*/ {
+				/*line fwdws.go:140*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(1), &gocuSite409, kernel.Read)
+				/*line fwdws.go:140*/ *kernel.At(t, acc[:], int(i+3), &gocuSite410, kernel.ReadWrite) *= gocuV4
+			}
+		}
+		/*line fwdws.go:142*/ p = gocuChecked_packP(t, s)
+	}
+	/*line fwdws.go:144*/ kernel.BarSync(t, me, wsPair)
+	/*line fwdws.go:145*/ kernel.WGFence(t)
+	/*line fwdws.go:146*/ pst := kernel.WGDesc((ntiles-1)%wgStages) * (2 * wgTile * 2 / 16)
+	/*line fwdws.go:148*/ for ks := int32(0); ks < wgKeys/16; ks++ {
+		/*line fwdws.go:148*/ kernel.Loop(t, &gocuSite527)
+		/*line fwdws.go:149*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite411, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
+	}
+	/*line fwdws.go:151*/ kernel.WGCommit(t)
+	/*line fwdws.go:152*/ if cw == 0 {
+		/*line fwdws.go:153*/ kernel.BarArrive(t, other, wsPair)
+	}
+	/*line fwdws.go:155*/ kernel.WGWait(t, 0, &acc)
+	/*line fwdws.go:159*/ qd := lane % 4
+	/*line fwdws.go:160*/ var inv [2]float32
+	/*line fwdws.go:162*/ for hh := 0; hh < 2; hh++ {
+		/*line fwdws.go:162*/ kernel.Loop(t, &gocuSite528)
+		/*line fwdws.go:163*/ {
+			/*line fwdws.go:163*/ var gocuV5 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite412, kernel.Read), 1)
+			/*line fwdws.go:163*/ *kernel.At(t, sum[:], int(hh), &gocuSite413, kernel.ReadWrite) += gocuV5
+		}
+		/*line fwdws.go:164*/ {
+			/*line fwdws.go:164*/ var gocuV6 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite414, kernel.Read), 2)
+			/*line fwdws.go:164*/ *kernel.At(t, sum[:], int(hh), &gocuSite415, kernel.ReadWrite) += gocuV6
+		}
+		/*line fwdws.go:165*/ {
+			/*line fwdws.go:165*/ var gocuV7 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite416, kernel.Read)
+			/*line fwdws.go:165*/ *kernel.At(t, inv[:], int(hh), &gocuSite417, kernel.Write) = gocuV7
+		}
+		/*line fwdws.go:166*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
+			/*line fwdws.go:167*/ {
+				/*line fwdws.go:167*/ var gocuV8 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite418, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite419, kernel.Read))) * ln2
+				/*line fwdws.go:167*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite420, kernel.Write) = gocuV8
+			}
+		}
+	}
+	/*line fwdws.go:170*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
+	/*line fwdws.go:171*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
+	/*line fwdws.go:173*/ for dt := int32(0); dt < d128/8; dt++ {
+		/*line fwdws.go:173*/ kernel.Loop(t, &gocuSite529)
+		/*line fwdws.go:174*/ col := int(dt*8 + 2*qd)
+		/*line fwdws.go:175*/ if rowA < seq {
+			/*line fwdws.go:176*/ {
+				/*line fwdws.go:176*/ var gocuV9 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt), &gocuSite422, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite423, kernel.Read), *kernel.At(t, acc[:], int(4*dt+1), &gocuSite424, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite425, kernel.Read))
+				/*line fwdws.go:176*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite426, kernel.Write) = gocuV9
+			}
+		}
+		/*line fwdws.go:178*/ if rowA+8 < seq {
+			/*line fwdws.go:179*/ {
+				/*line fwdws.go:179*/ var gocuV10 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt+2), &gocuSite427, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite428, kernel.Read), *kernel.At(t, acc[:], int(4*dt+3), &gocuSite429, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite430, kernel.Read))
+				/*line fwdws.go:179*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite431, kernel.Write) = gocuV10
 			}
 		}
 	}
@@ -4323,15 +4860,15 @@ func gocuChecked_bwdPrep(t *kernel.Thread, o []kernel.BFloat16, do []kernel.BFlo
 	/*line prep.go:22*/ db := (gocuChecked_layout_head(t, dol, bh, heads) + int(r)*int(dol.S)) / 2
 	/*line prep.go:23*/ var s float32
 	/*line prep.go:24*/ for c := lane; c < dim/2; c += 32 {
-		/*line prep.go:24*/ kernel.Loop(t, &gocuSite482)
-		/*line prep.go:25*/ a, b := *kernel.At(t, o2, int(ob+int(c)), &gocuSite398, kernel.Read), *kernel.At(t, do2, int(db+int(c)), &gocuSite399, kernel.Read)
+		/*line prep.go:24*/ kernel.Loop(t, &gocuSite530)
+		/*line prep.go:25*/ a, b := *kernel.At(t, o2, int(ob+int(c)), &gocuSite436, kernel.Read), *kernel.At(t, do2, int(db+int(c)), &gocuSite437, kernel.Read)
 		/*line prep.go:26*/ s += a.X.Float32()*b.X.Float32() + a.Y.Float32()*b.Y.Float32()
 	}
 	/*line prep.go:29*/ for m := int32(16); m > 0; m /= 2 {
-		/*line prep.go:29*/ kernel.Loop(t, &gocuSite483)
+		/*line prep.go:29*/ kernel.Loop(t, &gocuSite531)
 		/*line prep.go:30*/ s += kernel.ShflXor(t, kernel.FullMask, s, m)
 	}
 	/*line prep.go:32*/ if lane == 0 {
-		/*line prep.go:33*/ *kernel.At(t, dvec, int(row), &gocuSite400, kernel.Write) = s
+		/*line prep.go:33*/ *kernel.At(t, dvec, int(row), &gocuSite438, kernel.Write) = s
 	}
 }
