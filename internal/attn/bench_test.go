@@ -36,9 +36,10 @@ func BenchmarkGPU(b *testing.B) {
 	}
 }
 
-// BenchmarkGPUWG times fwd128WG, the forward pass on the warpgroup MMA,
-// beside fwd128 at the peers' shape, B=4 H=16 S=4096 D=128, causal and
-// full, in TFLOP/s as BenchmarkGPU counts them (it needs sm_90a):
+// BenchmarkGPUWG times fwd128WG and fwd128WS, the forward passes on the
+// warpgroup MMA, beside fwd128 at the peers' shape, B=4 H=16 S=4096
+// D=128, causal and full, in TFLOP/s as BenchmarkGPU counts them (it
+// needs sm_90a):
 //
 //	go test -c ./internal/attn && ./attn.test -test.run '^$' -test.bench GPUWG
 func BenchmarkGPUWG(b *testing.B) {
@@ -47,7 +48,7 @@ func BenchmarkGPUWG(b *testing.B) {
 		if causal {
 			mask = "causal"
 		}
-		for _, pass := range []string{"fwd", "fwdwg"} {
+		for _, pass := range []string{"fwd", "fwdwg", "fwdws"} {
 			b.Run(fmt.Sprintf("d128/%s/%s", mask, pass), func(b *testing.B) {
 				benchAttn(b, shape{4, 16, 4096, 128}, causal, pass, false)
 			})
@@ -90,7 +91,7 @@ func benchAttn(b *testing.B, s shape, causal bool, pass string, bshd bool) {
 	bwd := func() error {
 		return backwardStrided(d, q, k, v, o, lse, do, dvec, dq, dk, dv, [8]layout{l, l, l, l, l, l, l, l}, s, scale, causal, false)
 	}
-	if pass != "fwdwg" { // o stays poisoned until the timed kernel writes it
+	if pass != "fwdwg" && pass != "fwdws" { // o stays poisoned until the timed kernel writes it
 		must(b, fwd())
 	}
 	flop := 4 * float64(s.bh()) * float64(s.Seq) * float64(s.Seq) * float64(s.Dim)
@@ -105,6 +106,13 @@ func benchAttn(b *testing.B, s shape, causal bool, pass string, bshd bool) {
 		}
 		f = func() error {
 			return forwardWG(d, q, k, v, o, lse, [4]layout{l, l, l, l}, s, scale, causal, false)
+		}
+	case "fwdws":
+		if !hasWGMMA(d) {
+			b.Skip("fwd128WS needs sm_90a (compute capability 9.0)")
+		}
+		f = func() error {
+			return forwardWS(d, q, k, v, o, lse, [4]layout{l, l, l, l}, s, scale, causal, false)
 		}
 	case "bwd":
 		f, flop = bwd, 2.5*flop
@@ -123,7 +131,7 @@ func benchAttn(b *testing.B, s shape, causal bool, pass string, bshd bool) {
 	// A result the kernels did not finish would show as poison; the
 	// forward pass alone writes o but not dq.
 	last, what := dq, "dq"
-	if pass == "fwd" || pass == "fwdwg" {
+	if pass == "fwd" || pass == "fwdwg" || pass == "fwdws" {
 		last, what = o, "o"
 	}
 	if x := download(b, last)[n-1]; x == nanBF16 {

@@ -1,6 +1,7 @@
 package attn
 
 import (
+	"math"
 	"testing"
 
 	"github.com/gocu-dev/gocu"
@@ -71,5 +72,69 @@ func TestWGMMASelectWS(t *testing.T) {
 	t.Setenv(WGMMAEnv, "3")
 	if useWGMMA(d, shape{1, 1, 64, 128}) {
 		t.Errorf("%s=3 selects a warpgroup kernel", WGMMAEnv)
+	}
+}
+
+// TestGPUWS runs fwd128WS on the GPU (sm_90a) from small shapes to the
+// peers' B4 H16 S4096, against Reference on the first and last heads (all
+// of them for small shapes) and against fwd128WG on every element: o
+// within 1e-2 relative Frobenius difference, as TestGPUWG allows against
+// fwd128, and lse within 1e-5.
+func TestGPUWS(t *testing.T) {
+	d := needGPU(t)
+	if !hasWGMMA(d) {
+		major, minor := d.CUDA().ComputeCapability()
+		t.Skipf("fwd128WS needs compute capability 9.0 (sm_90a); this GPU has %d.%d", major, minor)
+	}
+	for _, c := range []struct {
+		s      shape
+		causal bool
+	}{
+		{shape{1, 2, 80, 128}, true}, {shape{1, 2, 80, 128}, false},
+		{shape{2, 3, 1000, 128}, true}, {shape{2, 3, 1000, 128}, false},
+		{shape{1, 4, 2048, 128}, true},
+		{shape{4, 16, 4096, 128}, false}, {shape{4, 16, 4096, 128}, true},
+	} {
+		t.Run(name(c.s, c.causal), func(t *testing.T) {
+			heads := allHeads(c.s.bh())
+			if len(heads) > 8 {
+				heads = []int{0, c.s.bh() - 1}
+			}
+			p := newProblem(t, d, newRand(t), c.s, c.causal, heads)
+			p.runForwardWS(t, d, false, c.s.Seq == 1000)
+			if c.s.Seq == 1000 { // and the backward pass from its o and lse
+				t.Setenv(WGMMAEnv, "2")
+				p.run(t, d, false)
+			}
+
+			n, rows := c.s.size(), c.s.bh()*c.s.Seq
+			o1, l1 := poisoned(t, d, n, nanBF16), poisoned(t, d, rows, nanF32)
+			o2, l2 := poisoned(t, d, n, nanBF16), poisoned(t, d, rows, nanF32)
+			cl := c.s.contiguous()
+			ls := [4]layout{cl, cl, cl, cl}
+			must(t, forwardWG(d, p.qb, p.kb, p.vb, o1, l1, ls, c.s, float32(p.scale), c.causal, false))
+			must(t, forwardWS(d, p.qb, p.kb, p.vb, o2, l2, ls, c.s, float32(p.scale), c.causal, false))
+			a, b := download(t, o1), download(t, o2)
+			var num, den float64
+			for i := range a {
+				x, y := float64(a[i].Float32()), float64(b[i].Float32())
+				num += (x - y) * (x - y)
+				den += x * x
+			}
+			if rel := math.Sqrt(num / den); !(rel <= 1e-2) {
+				t.Errorf("o differs from fwd128WG's by %.3g (relative Frobenius)", rel)
+			} else {
+				t.Logf("o: relative Frobenius difference from fwd128WG %.3g", rel)
+			}
+			la, lb := download(t, l1), download(t, l2)
+			bad := 0
+			for i := range la {
+				if !(math.Abs(float64(la[i]-lb[i])) <= 1e-5*(1+math.Abs(float64(la[i])))) {
+					if bad++; bad <= 8 {
+						t.Errorf("lse[%d] = %v, fwd128WG gives %v", i, lb[i], la[i])
+					}
+				}
+			}
+		})
 	}
 }

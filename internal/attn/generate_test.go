@@ -58,7 +58,7 @@ func TestGeneratedUpToDate(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "zz_gocu_attn.go"), p.Go, 0o644)
 		t.Fatalf("zz_gocu_attn.go is stale: run go generate in internal/attn (the fresh translation is in %s)", dir)
 	}
-	want := []string{"bwdPrep", "fwd128", "bwdQ128", "bwdKV128", "fwd64", "bwdQ64", "bwdKV64", "fwd128WG"}
+	want := []string{"bwdPrep", "fwd128", "bwdQ128", "bwdKV128", "fwd64", "bwdQ64", "bwdKV64", "fwd128WG", "fwd128WS"}
 	if len(p.Kernels) != len(want) {
 		t.Errorf("kernels %v, want %v", p.Kernels, want)
 	}
@@ -127,6 +127,20 @@ func TestClang(t *testing.T) {
 		} {
 			if !regexp.MustCompile(re).MatchString(body) {
 				t.Errorf("fwd128WG: no %s in its PTX", re)
+			}
+		}
+		// fwd128WS: fwd128WG's instructions, the named barriers and the
+		// register reallocation.
+		body = ptxEntry(t, string(b), "fwd128WS")
+		for _, re := range []string{
+			`wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16 \{(%f\d+, ){63}%f\d+\}, %rd\d+, %rd\d+, p, 1, 1, 0, 0;`,
+			`wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16 \{(%f\d+, ){63}%f\d+\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, p, 1, 1, 1;`,
+			`fence\.proxy\.async\.shared::cta;`, `cp\.async\.cg\.shared\.global`,
+			`bar\.sync %r\d+, %r\d+;`, `bar\.arrive %r\d+, %r\d+;`,
+			`setmaxnreg\.dec\.sync\.aligned\.u32 40;`, `setmaxnreg\.inc\.sync\.aligned\.u32 232;`,
+		} {
+			if !regexp.MustCompile(re).MatchString(body) {
+				t.Errorf("fwd128WS: no %s in its PTX", re)
 			}
 		}
 		if !strings.Contains(string(b), ".entry bwdPrep(") {
