@@ -42,7 +42,10 @@
 // warpgroup of four warps multiplies operands read straight from shared
 // memory through descriptors: WGMMABF16 and WGMMAF16 with WGDescriptor
 // (and WGMMABF16RS, WGMMAF16RS with A in registers),
-// WGFence, WGCommit, WGWait and FenceProxyAsync (wgmma.go).
+// WGFence, WGCommit, WGWait and FenceProxyAsync (wgmma.go). Named
+// barriers (BarSync, BarArrive) synchronise parts of a block, such as a
+// producer warpgroup and its consumers, and SetMaxNReg moves registers
+// between warpgroups (barrier.go).
 //
 // Package kernel imports nothing else of gocu but lowp, a leaf package, so
 // kernel code carries no dependency on the driver or the simulator.
