@@ -67,6 +67,7 @@ type block struct {
 	wgRead, unfenced []int32
 
 	named     [16]namedBarrier // named barriers; 0 is unused
+	hb        happens          // vector clocks for race detection, once named barriers are used
 	nNamed    int32            // threads waiting at named barriers
 	nregCount []int32          // per thread: SetMaxNReg calls; nil if none
 	nregCalls [][]nregCall     // per warpgroup: the calls of its first thread to make them
@@ -98,6 +99,7 @@ func (b *block) run(idx, pos uint64) *Error {
 		nb.threads, nb.ranks, nb.waiting = 0, nb.ranks[:0], nb.waiting[:0]
 	}
 	b.nNamed, b.nregCount, b.nregCalls = 0, nil, nil
+	b.hb.on = false
 
 	r := b.w.runner
 	b.w.running.Store(r.th)
@@ -250,7 +252,11 @@ func (b *block) release() {
 	case kernel.SyncOr:
 		res = b2u(b.count > 0)
 	}
-	b.epoch++
+	if b.hb.on {
+		b.epoch = b.hb.full()
+	} else {
+		b.epoch++
+	}
 	for r := range b.n {
 		th := b.threads[r]
 		th.result = res

@@ -15,10 +15,15 @@ import (
 // starts its next phase. Arrivals and releases happen on the block's one
 // scheduler thread, so they need no locks.
 //
-// For race detection the completion of a phase counts as a barrier of the
-// whole block (it advances the block's epoch): accesses it orders are
-// never reported, while a race between threads that do not take part in
-// it may be missed.
+// For race detection (checked mode) a block that uses named barriers
+// switches from counting barriers to vector clocks (happens): each thread
+// has a clock, which its accesses record, and knows for every thread the
+// clock below which that thread's accesses are ordered before its own next
+// one. An arrival releases what the arriving thread knows, its own
+// accesses so far included, into the barrier's phase; the threads waiting
+// at BarSync acquire it all when the phase completes. SyncThreads and
+// SyncWarp join what their threads know. So exactly the accesses that a
+// chain of barriers orders count as ordered.
 
 var _ kernel.BarrierExecutor = (*thread)(nil)
 
@@ -76,8 +81,14 @@ func (th *thread) NamedBarrier(_ *kernel.Thread, id, threads int32, wait bool) {
 	}
 	nb.threads = threads
 	nb.ranks = append(nb.ranks, th.rank)
+	if b.l.checked {
+		if !b.hb.on {
+			b.hb.start(b)
+		}
+		b.hb.arrive(id, th.rank)
+	}
 	if int32(len(nb.ranks)) == threads {
-		th.completeNamed(id, op)
+		th.completeNamed(id, op, wait)
 		return
 	}
 	if !wait {
@@ -91,8 +102,9 @@ func (th *thread) NamedBarrier(_ *kernel.Thread, id, threads int32, wait bool) {
 }
 
 // completeNamed ends the current phase of barrier id, which th's arrival
-// completed: it checks that whole warps arrived and releases the waiters.
-func (th *thread) completeNamed(id int32, op string) {
+// completed: it checks that whole warps arrived and releases the waiters
+// (th among them when wait).
+func (th *thread) completeNamed(id int32, op string, wait bool) {
 	b := th.b
 	nb := &b.named[id]
 	counts := make(map[int32]int32, len(nb.ranks)/32+1)
@@ -113,16 +125,125 @@ func (th *thread) completeNamed(id int32, op string) {
 		}
 		th.fail(&Error{Kind: KindUsage, Pos: posOf(th.pcs[:]), Op: op, Msg: msg})
 	}
+	hb := &b.hb
 	for _, r := range nb.waiting {
 		o := b.threads[r]
 		o.synced = o.pcs
 		b.state[r] = stReady
 		b.queue = append(b.queue, r)
+		if hb.on {
+			hb.acquire(id, r)
+		}
+	}
+	if hb.on {
+		if wait {
+			hb.acquire(id, th.rank)
+		}
+		clear(hb.bk[id])
 	}
 	b.nNamed -= int32(len(nb.waiting))
 	nb.threads, nb.ranks, nb.waiting = 0, nb.ranks[:0], nb.waiting[:0]
 	th.synced = th.pcs
-	b.epoch++
+}
+
+// happens is a block's happens-before state for race detection once it
+// uses named barriers.
+type happens struct {
+	on    bool
+	n     int32
+	clk   []uint32     // per thread: its clock, which its accesses record
+	vc    []uint32     // vc[c·n+p]: accesses of p with a clock below it are ordered before c's next
+	bk    [16][]uint32 // per named barrier: what the arrivals of its phase released
+	floor uint32       // clocks below it are ordered before every thread: the last SyncThreads
+	max   uint32       // the largest clock
+}
+
+// start switches block b to vector clocks: every thread is at the
+// block's epoch, which every earlier barrier interval is below.
+func (h *happens) start(b *block) {
+	n := b.n
+	h.on, h.n, h.floor, h.max = true, n, b.epoch, b.epoch
+	h.clk = grow(h.clk, int(n))
+	for i := range h.clk {
+		h.clk[i] = b.epoch
+	}
+	h.vc = grow(h.vc, int(n*n))
+	clear(h.vc)
+	for i := range h.bk {
+		h.bk[i] = grow(h.bk[i], int(n))
+		clear(h.bk[i])
+	}
+}
+
+// grow returns s with length n, reusing its memory when it can.
+func grow(s []uint32, n int) []uint32 {
+	if cap(s) < n {
+		return make([]uint32, n)
+	}
+	return s[:n]
+}
+
+// tick advances thread r's clock, so that its next accesses are not
+// covered by what it released.
+func (h *happens) tick(r int32) {
+	h.clk[r]++
+	h.max = max(h.max, h.clk[r])
+}
+
+// arrive releases what thread r knows into barrier id's phase.
+func (h *happens) arrive(id, r int32) {
+	bk, row := h.bk[id], h.vc[r*h.n:(r+1)*h.n]
+	for i, v := range row {
+		bk[i] = max(bk[i], v)
+	}
+	bk[r] = max(bk[r], h.clk[r]+1)
+	h.tick(r)
+}
+
+// acquire gives thread r what barrier id's phase released.
+func (h *happens) acquire(id, r int32) {
+	bk, row := h.bk[id], h.vc[r*h.n:(r+1)*h.n]
+	for i, v := range bk {
+		row[i] = max(row[i], v)
+	}
+}
+
+// full orders every access before a SyncThreads of the whole block.
+func (h *happens) full() uint32 {
+	h.max++
+	h.floor = h.max
+	for i := range h.clk {
+		h.clk[i] = h.max
+	}
+	return h.max
+}
+
+// join makes the lanes of mask in the warp at rank base know what each
+// of them knows, at a SyncWarp.
+func (h *happens) join(base int32, mask uint32) {
+	var lanes []int32
+	for l := range int32(32) {
+		if mask&(1<<l) != 0 && base+l < h.n {
+			lanes = append(lanes, base+l)
+		}
+	}
+	k := make([]uint32, h.n)
+	for _, r := range lanes {
+		for i, v := range h.vc[r*h.n : (r+1)*h.n] {
+			k[i] = max(k[i], v)
+		}
+		k[r] = max(k[r], h.clk[r]+1)
+	}
+	for _, r := range lanes {
+		copy(h.vc[r*h.n:(r+1)*h.n], k)
+		h.tick(r)
+	}
+}
+
+// ordered reports whether the access of thread p at clock pc is ordered
+// before the next access of thread c.
+func (h *happens) ordered(pc uint32, p, c int32) bool {
+	return pc < max(h.floor, h.vc[c*h.n+p])
 }
 
 // namedStuck reports the lowest-ranked thread waiting at a named barrier

@@ -218,3 +218,80 @@ func TestSetMaxNReg(t *testing.T) {
 		}
 	}
 }
+
+// TestNamedBarrierOrders checks the race detector's vector clocks: a
+// chain of named barriers orders a write before a read three warps away,
+// so no race; a warp outside a barrier stays unordered with its
+// participants, so a race.
+func TestNamedBarrierOrders(t *testing.T) {
+	s5 := &kernel.Site{File: "r.go", Line: 5, Expr: "s[k]"}
+	for _, seed := range []uint64{1, 2, 3, 4} {
+		// Warp 0 writes, hands over to warp 1 (barrier 1), which hands
+		// over to warp 2 (barrier 2) through a SyncWarp, which reads.
+		f := func(t *kernel.Thread) {
+			s := kernel.Shared[[32]int32](t)
+			lane := int(t.LaneID())
+			switch t.WarpID() {
+			case 0:
+				*kernel.At(t, s[:], lane, s1, kernel.Write) = 1
+				kernel.BarArrive(t, 1, 64)
+			case 1:
+				kernel.BarSync(t, 1, 64)
+				t.SyncWarp(kernel.FullMask)
+				kernel.BarArrive(t, 2, 64)
+			case 2:
+				kernel.BarSync(t, 2, 64)
+				_ = *kernel.At(t, s[:], (lane+1)%32, s2, kernel.Read)
+			}
+		}
+		if err := sim.Launch(sim.Config{Grid: d1(2), Block: d1(96), Checked: true, Seed: seed}, sim.Kernel{Func: f, Checked: f}); err != nil {
+			t.Fatalf("seed %d: a chain of barriers: %v", seed, err)
+		}
+
+		// Warps 0 and 1 meet at barrier 1; warp 2 writes what warp 1
+		// reads after it, without taking part.
+		g := func(t *kernel.Thread) {
+			s := kernel.Shared[[32]int32](t)
+			lane := int(t.LaneID())
+			switch t.WarpID() {
+			case 0:
+				*kernel.At(t, s[:], lane, s1, kernel.Write) = 1
+				kernel.BarSync(t, 1, 64)
+			case 1:
+				kernel.BarSync(t, 1, 64)
+				_ = *kernel.At(t, s[:], lane, s2, kernel.Read)
+			case 2:
+				*kernel.At(t, s[:], (lane+5)%32, s5, kernel.Write) = 2
+			}
+		}
+		err := sim.Launch(sim.Config{Grid: d1(1), Block: d1(96), Checked: true, Seed: seed}, sim.Kernel{Func: g, Checked: g})
+		e := wantErr(t, err, sim.KindSharedRace)
+		if e.Pos.Line != 5 && (e.Other == nil || e.Other.Pos.Line != 5) {
+			t.Errorf("seed %d: the race does not involve warp 2's write: %v", seed, e)
+		}
+
+		// After a SyncThreads the vector clocks go on: a write before it
+		// and a read after it never race; a read before the next named
+		// barrier does.
+		h := func(t *kernel.Thread) {
+			s := kernel.Shared[[64]int32](t)
+			tid := int(t.ThreadIdx.X)
+			kernel.BarSync(t, 3, 64)
+			*kernel.At(t, s[:], tid, s1, kernel.Write) = 1
+			t.SyncThreads()
+			_ = *kernel.At(t, s[:], 63-tid, s2, kernel.Read)
+			t.SyncThreads()
+			if tid < 32 {
+				*kernel.At(t, s[:], tid, s3, kernel.Write) = 2
+				kernel.BarArrive(t, 4, 64)
+			} else {
+				_ = *kernel.At(t, s[:], tid-32, s4, kernel.Read)
+				kernel.BarSync(t, 4, 64)
+			}
+		}
+		err = sim.Launch(sim.Config{Grid: d1(1), Block: d1(64), Checked: true, Seed: seed}, sim.Kernel{Func: h, Checked: h})
+		if e := wantErr(t, err, sim.KindSharedRace); e.Pos.Line < 3 || e.Other == nil || e.Other.Pos.Line < 3 {
+			t.Errorf("seed %d: got %v, want the race between lines 3 and 4", seed, e)
+		}
+	}
+}

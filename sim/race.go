@@ -28,7 +28,8 @@ import (
 // reads by different threads. Two accesses conflict when they come from
 // different threads, at least one writes, they are not both atomic, and no
 // barrier orders them: same block, same barrier interval (and, within one
-// warp, no SyncWarp between). For global memory accesses from different
+// warp, no SyncWarp between); in a block that uses named barriers, no
+// chain of barriers between (vector clocks: see named.go). For global memory accesses from different
 // blocks always conflict: nothing orders blocks within a launch. A write
 // forgets the reads before it, which is sound because those reads were
 // ordered before the write (else it would have been reported). Keeping two
@@ -61,27 +62,35 @@ const (
 type access struct {
 	rec
 	site uint32
+	hb   *happens // the block's happens-before state once it uses named barriers, or nil
 }
 
 // rec returns the record of an access by th now.
 func (th *thread) access(s *kernel.Site) access {
 	b := th.b
-	return access{rec{tid: b.idx<<b.l.tidShift | uint64(th.rank), epoch: b.epoch, wep: b.wep[th.rank>>5]}, b.w.siteIndex(s)}
+	if hb := &b.hb; hb.on {
+		return access{rec{tid: b.idx<<b.l.tidShift | uint64(th.rank), epoch: hb.clk[th.rank], wep: b.wep[th.rank>>5]}, b.w.siteIndex(s), hb}
+	}
+	return access{rec{tid: b.idx<<b.l.tidShift | uint64(th.rank), epoch: b.epoch, wep: b.wep[th.rank>>5]}, b.w.siteIndex(s), nil}
 }
 
 // conflict reports whether p, recorded at site ps, and c, two accesses to
 // one element of which at least one writes, form a race.
-func (l *launch) conflict(p rec, ps uint32, c rec) bool {
+func (l *launch) conflict(p rec, ps uint32, c access) bool {
 	if ps == 0 || p.tid == c.tid {
 		return false
 	}
 	if p.tid>>l.tidShift != c.tid>>l.tidShift {
 		return true // different blocks
 	}
-	if p.epoch != c.epoch {
+	mask := uint64(1)<<l.tidShift - 1
+	if c.hb != nil {
+		if c.hb.ordered(p.epoch, int32(p.tid&mask), int32(c.tid&mask)) {
+			return false // barriers between
+		}
+	} else if p.epoch != c.epoch {
 		return false // a barrier between
 	}
-	mask := uint64(1)<<l.tidShift - 1
 	if (p.tid&mask)>>5 == (c.tid&mask)>>5 && p.wep != c.wep {
 		return false // same warp, a SyncWarp between
 	}
@@ -97,7 +106,7 @@ func (l *launch) check(e *entry, c access, acc kernel.Access) (prev rec, site ui
 	}
 	switch acc {
 	case kernel.Read:
-		if l.conflict(e.w, e.ws, c.rec) {
+		if l.conflict(e.w, e.ws, c) {
 			return e.w, e.ws, wop, true
 		}
 		if e.r1.tid != c.tid || e.r1s == 0 {
@@ -106,20 +115,20 @@ func (l *launch) check(e *entry, c access, acc kernel.Access) (prev rec, site ui
 		e.r1, e.r1s = c.rec, c.site
 		return
 	case kernel.Atomic:
-		if e.flags&wasAtomic == 0 && l.conflict(e.w, e.ws, c.rec) {
+		if e.flags&wasAtomic == 0 && l.conflict(e.w, e.ws, c) {
 			return e.w, e.ws, wop, true
 		}
 		e.flags |= wasAtomic
 	default: // Write, ReadWrite
-		if l.conflict(e.w, e.ws, c.rec) {
+		if l.conflict(e.w, e.ws, c) {
 			return e.w, e.ws, wop, true
 		}
 		e.flags &^= wasAtomic
 	}
 	switch {
-	case l.conflict(e.r1, e.r1s, c.rec):
+	case l.conflict(e.r1, e.r1s, c):
 		return e.r1, e.r1s, "read", true
-	case l.conflict(e.r2, e.r2s, c.rec):
+	case l.conflict(e.r2, e.r2s, c):
 		return e.r2, e.r2s, "read", true
 	}
 	e.w, e.ws = c.rec, c.site

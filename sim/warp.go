@@ -87,6 +87,9 @@ func (b *block) warpArrive(th *thread) {
 	b.nWarp -= int32(bits.OnesCount32(group))
 	if lead.wop == kernel.WarpSync {
 		b.wep[base>>5]++
+		if b.hb.on {
+			b.hb.join(base, group)
+		}
 	}
 }
 
