@@ -29,8 +29,8 @@ import (
 // different threads, at least one writes, they are not both atomic, and no
 // barrier orders them: same block, same barrier interval (and, within one
 // warp, no SyncWarp between); in a block that uses named barriers, no
-// chain of barriers between (vector clocks: see named.go). For global memory accesses from different
-// blocks always conflict: nothing orders blocks within a launch. A write
+// chain of barriers between (vector clocks: see named.go). For global
+// memory accesses from different blocks always conflict: nothing orders blocks within a launch. A write
 // forgets the reads before it, which is sound because those reads were
 // ordered before the write (else it would have been reported). Keeping two
 // reads means a race with an older third reader can be missed; a reported
