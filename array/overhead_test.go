@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 )
@@ -80,6 +81,15 @@ func intoCases(t *testing.T, x, y, z *Array) []struct {
 		}},
 		{"BinaryInto(x, OpMaximum, x, y), in place", func() { check(BinaryInto(x, OpMaximum, x, y)) }},
 		{"UnaryInto(z, OpExp, x)", func() { check(UnaryInto(z, OpExp, x)) }},
+	}
+}
+
+// TestArraySize pins the size of an Array, the one object an operation
+// allocates: at most 352 bytes, the size class below 384 (the collector's
+// work grows with the bytes allocated).
+func TestArraySize(t *testing.T) {
+	if n := unsafe.Sizeof(Array{}); n > 352 {
+		t.Errorf("an Array takes %d bytes, want at most 352", n)
 	}
 }
 
