@@ -199,6 +199,27 @@ func TestBinaryIntoInPlace(t *testing.T) {
 	})
 }
 
+// BinaryInto writes a strided view (a column of a matrix) and nothing
+// else, from operands that are views too (a transposed matrix's column).
+func TestBinaryIntoView(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, d *Maker) {
+		r := newRand(t)
+		mh, qh := randHost(r, Float32, []int{5, 3}, -2, 2), randHost(r, Float32, []int{3, 5}, -2, 2)
+		m, q := makeArray(t, d, Float32, mh, contiguous).Eval(), makeArray(t, d, Float32, qh, contiguous).Eval()
+		col, qcol := m.Slice(All, Idx(1)).Eval(), q.T().Slice(All, Idx(2)).Eval()
+		ox, _ := operandOf(qcol)
+		oy, _ := operandOf(1.5)
+		if done, err := binaryInto(binaryOps[OpMul], col, ox, oy); !done || err != nil {
+			t.Fatalf("the short path was not taken (%v)", err)
+		}
+		want := append([]float64{}, mh.v...)
+		for i := range 5 {
+			want[i*3+1] = float64(float32(qh.v[2*5+i]) * 1.5)
+		}
+		checkHost(t, "m[:, 1] = q.T[:, 2] * 1.5", readHost(t, m), []int{5, 3}, want, 0)
+	})
+}
+
 // Two Go scalars are computed on dst's device, as NumPy computes
 // np.add(1, 2.5, out=dst).
 func TestBinaryIntoScalars(t *testing.T) {
