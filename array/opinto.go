@@ -264,10 +264,10 @@ func shortOp(op backend.Op, dt DType) bool {
 		(op != backend.OpDiv || dt.IsFloating()) && backend.Supports(op, dt.be())
 }
 
-// intoScalars holds the scalar nodes of a binaryInto while it is built
-// (on the stack; intoNode copies them).
+// intoScalars holds the scalar operands of a binaryInto while it is
+// built (on the stack; intoNode makes their nodes).
 type intoScalars struct {
-	n  [2]expr
+	v  [2]backend.Scalar
 	is [2]bool
 }
 
@@ -282,9 +282,7 @@ func (s *intoScalars) expr(i int, o operand, dt DType) (*expr, bool) {
 	if withWeak(dt, o.sc) != dt || !o.sc.fits(dt) {
 		return nil, false
 	}
-	n := &s.n[i]
-	n.op, n.dt, n.sc, n.nodes = backend.OpScalar, dt, o.sc.as(dt), 1
-	s.is[i] = true
+	s.v[i], s.is[i] = o.sc.as(dt), true
 	return nil, true // intoNode links the slot
 }
 
@@ -382,15 +380,21 @@ func intoNode(dst *Array, op backend.Op, dt DType, sc *intoScalars, x, y *expr) 
 	}
 	for i := range nargs {
 		if sc.is[i] {
-			s.sc[i] = sc.n[i]
-			args[i] = &s.sc[i]
+			// Field by field: the scalar nodes hold no pointers, and
+			// copying a whole expr would be a bulk write barrier.
+			n := &s.sc[i]
+			n.op, n.dt, n.sc, n.nodes = backend.OpScalar, dt, sc.v[i], 1
+			args[i] = n
 		}
 	}
 	s.node.init(op, dt, dst.shape, args[:nargs])
 	d.st.flushDeps()
 	err = dst.dev.evalInto(&s.node, dst.shape, backend.Operand{Buf: d.st.buf, Layout: d.lay})
 	// Drop what the node points to before it is reused.
-	s.node.argv, s.node.shape, s.node.iota = [3]*expr{}, nil, false
+	for i := range nargs {
+		s.node.argv[i] = nil
+	}
+	s.node.shape, s.node.iota = nil, false
 	intoScratches.Put(s)
 	runtime.KeepAlive(dst)
 	return true, deviceErr("Into", err)
