@@ -9,8 +9,8 @@ import (
 	"github.com/gocu-dev/gocu/array/internal/cpu"
 )
 
-// sameValues reports the first element where a and b differ, NaNs equal.
-func sameValues(t *testing.T, what string, got, want *Array) {
+// intoSameValues reports the first element where a and b differ, NaNs equal.
+func intoSameValues(t *testing.T, what string, got, want *Array) {
 	t.Helper()
 	g, w := readCase(t, what, got), readCase(t, what, want)
 	if !sameShape(g.shape, w.shape) {
@@ -25,9 +25,9 @@ func sameValues(t *testing.T, what string, got, want *Array) {
 	}
 }
 
-// sameErr checks that BinaryInto or UnaryInto failed as the allocating
+// intoSameErr checks that BinaryInto or UnaryInto failed as the allocating
 // path did, or succeeded as it did.
-func sameErr(t *testing.T, what string, got, want error) bool {
+func intoSameErr(t *testing.T, what string, got, want error) bool {
 	t.Helper()
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("%s: error %v, want the allocating path's %v", what, got, want)
@@ -71,8 +71,8 @@ func TestBinaryIntoMatchesOps(t *testing.T) {
 					for _, ddt := range []DType{ref.DType(), Float64} {
 						what := fmt.Sprintf("%v %v (%s) into %v", op, dt, c.name, ddt)
 						dst, want := d.Empty(ddt, 3, 4).Eval(), d.Empty(ddt, 3, 4).Eval()
-						if sameErr(t, what, c.run(dst), ref.Into(want)) {
-							sameValues(t, what, dst, want)
+						if intoSameErr(t, what, c.run(dst), ref.Into(want)) {
+							intoSameValues(t, what, dst, want)
 						}
 						if c.fast && ddt == dt && shortOp(bop, dt) {
 							// The short path itself, not through BinaryInto.
@@ -80,7 +80,7 @@ func TestBinaryIntoMatchesOps(t *testing.T) {
 							if done, err := binaryInto(bop, short, c.ox, c.oy); !done || err != nil {
 								t.Errorf("%s: the short path was not taken (%v)", what, err)
 							} else {
-								sameValues(t, what+", short path", short, want)
+								intoSameValues(t, what+", short path", short, want)
 							}
 							short.Close()
 						}
@@ -128,8 +128,8 @@ func TestUnaryIntoMatchesOps(t *testing.T) {
 				for _, ddt := range []DType{ref.DType(), Float64} {
 					what := fmt.Sprintf("%v %v into %v", op, dt, ddt)
 					dst, want := d.Empty(ddt, 2, 5).Eval(), d.Empty(ddt, 2, 5).Eval()
-					if sameErr(t, what, UnaryInto(dst, op, x), ref.Into(want)) {
-						sameValues(t, what, dst, want)
+					if intoSameErr(t, what, UnaryInto(dst, op, x), ref.Into(want)) {
+						intoSameValues(t, what, dst, want)
 					}
 					dst.Close()
 					want.Close()
