@@ -361,6 +361,9 @@ func backwardStrided(d *gocu.Device, q, k, v, o bf16s, lse f32s, do bf16s, dvec 
 	if err := launchBwdPrep(d, prep, o, do, dvec, ol, dol, heads, seq, int32(rows), int32(s.Dim)); err != nil {
 		return err
 	}
+	if useWGMMA(d, s) {
+		return backwardWG(d, q, k, v, lse, do, dvec, dq, dk, dv, ls, s, scale, causal, checked)
+	}
 	if s.Dim == 64 {
 		if err := launchBwdKV64(d, tiles(s, bwd64Mem, checked), q, k, v, do, lse, dvec, dk, dv, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal); err != nil {
 			return err
