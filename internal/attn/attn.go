@@ -362,6 +362,9 @@ func backwardStrided(d *gocu.Device, q, k, v, o bf16s, lse f32s, do bf16s, dvec 
 		return err
 	}
 	if useWGMMA(d, s) {
+		if useAtomic() {
+			return backwardAllWG(d, q, k, v, lse, do, dvec, dq, dk, dv, ls, s, scale, causal, checked)
+		}
 		return backwardWG(d, q, k, v, lse, do, dvec, dq, dk, dv, ls, s, scale, causal, checked)
 	}
 	if s.Dim == 64 {

@@ -13,10 +13,10 @@ import (
 type grads struct{ dq, dk, dv *gocu.Buffer[kernel.BFloat16] }
 
 // runBackwardWG runs fwd128 (the default forward pass), then bwdPrep
-// and backwardWG on its o and lse with every output poisoned, and
-// returns the gradients; when refs it checks them against the
-// reference.
-func (p *problem) runBackwardWG(t *testing.T, d *gocu.Device, checked, refs bool) grads {
+// and backwardWG (backwardAllWG when atomic) on its o and lse with every
+// output poisoned, and returns the gradients; when refs it checks them
+// against the reference.
+func (p *problem) runBackwardWG(t *testing.T, d *gocu.Device, checked, refs, atomic bool) grads {
 	n, rows := p.s.size(), p.s.bh()*p.s.Seq
 	o := poisoned(t, d, n, nanBF16)
 	lse := poisoned(t, d, rows, nanF32)
@@ -28,9 +28,15 @@ func (p *problem) runBackwardWG(t *testing.T, d *gocu.Device, checked, refs bool
 	ls := [8]layout{c, c, c, c, c, c, c, c}
 	prep := gocu.Config{Grid: gocu.Dim3{X: int32((rows + warps - 1) / warps)}, Block: gocu.Dim3{X: threads}, Checked: checked}
 	must(t, launchBwdPrep(d, prep, o, p.g, dvec, c, c, int32(p.s.Heads), int32(p.s.Seq), int32(rows), int32(p.s.Dim)))
-	must(t, backwardWG(d, p.qb, p.kb, p.vb, lse, p.g, dvec, g.dq, g.dk, g.dv, ls, p.s, float32(p.scale), p.causal, checked))
+	bwd := backwardWG
+	if atomic {
+		bwd = backwardAllWG
+	}
+	must(t, bwd(d, p.qb, p.kb, p.vb, lse, p.g, dvec, g.dq, g.dk, g.dv, ls, p.s, float32(p.scale), p.causal, checked))
 	if refs {
-		p.reference()
+		if p.refs == nil {
+			p.reference()
+		}
 		compare(t, "dq", p, download(t, g.dq), func(g Result) []float64 { return g.DQ }, gRtol, gAtol, gFrob)
 		compare(t, "dk", p, download(t, g.dk), func(g Result) []float64 { return g.DK }, gRtol, gAtol, gFrob)
 		compare(t, "dv", p, download(t, g.dv), func(g Result) []float64 { return g.DV }, gRtol, gAtol, gFrob)
@@ -48,7 +54,7 @@ func TestSimWGBwd(t *testing.T) {
 		for _, causal := range []bool{false, true} {
 			t.Run(name(s, causal), func(t *testing.T) {
 				p := newProblem(t, d, newRand(t), s, causal, allHeads(s.bh()))
-				p.runBackwardWG(t, d, false, true)
+				p.runBackwardWG(t, d, false, true, false)
 			})
 		}
 	}
@@ -65,7 +71,7 @@ func TestSimWGBwdRaceFree(t *testing.T) {
 	for _, causal := range []bool{true, false} {
 		t.Run(name(s, causal), func(t *testing.T) {
 			p := newProblem(t, d, newRand(t), s, causal, []int{0})
-			p.runBackwardWG(t, d, true, true)
+			p.runBackwardWG(t, d, true, true, false)
 		})
 	}
 }
@@ -88,7 +94,8 @@ func TestSimWGStrided(t *testing.T) {
 // shapes to the peers' B4 H16 S4096: against Reference on the first and
 // last heads (all of them for small shapes), against bwdKV128 and
 // bwdQ128 on every element (relative Frobenius difference), and twice,
-// requiring the same bits: the pass is deterministic.
+// requiring the same bits: the pass is deterministic. bwdAllWG, whose dq
+// is not, is checked against the reference and bwdKV128 and bwdQ128.
 func TestGPUWGBwd(t *testing.T) {
 	d := needGPU(t)
 	if !hasWGMMA(d) {
@@ -110,8 +117,9 @@ func TestGPUWGBwd(t *testing.T) {
 				heads = []int{0, c.s.bh() - 1}
 			}
 			p := newProblem(t, d, newRand(t), c.s, c.causal, heads)
-			wg := p.runBackwardWG(t, d, false, true)
-			again := p.runBackwardWG(t, d, false, false)
+			wg := p.runBackwardWG(t, d, false, true, false)
+			again := p.runBackwardWG(t, d, false, false, false)
+			at := p.runBackwardWG(t, d, false, true, true)
 
 			// Against bwdKV128 and bwdQ128 from the same forward pass.
 			n, rows := c.s.size(), c.s.bh()*c.s.Seq
@@ -122,23 +130,65 @@ func TestGPUWGBwd(t *testing.T) {
 			for _, x := range []struct {
 				what           string
 				old, new, next *gocu.Buffer[kernel.BFloat16]
-			}{{"dq", dq, wg.dq, again.dq}, {"dk", dk, wg.dk, again.dk}, {"dv", dv, wg.dv, again.dv}} {
+				atomic         *gocu.Buffer[kernel.BFloat16]
+			}{{"dq", dq, wg.dq, again.dq, at.dq}, {"dk", dk, wg.dk, again.dk, at.dk}, {"dv", dv, wg.dv, again.dv, at.dv}} {
 				a, b := download(t, x.old), download(t, x.new)
 				if !slices.Equal(b, download(t, x.next)) {
 					t.Errorf("%s differs between two runs", x.what)
 				}
-				var num, den float64
-				for i := range a {
-					u, v := float64(a[i].Float32()), float64(b[i].Float32())
-					num += (u - v) * (u - v)
-					den += u * u
-				}
-				if rel := math.Sqrt(num / den); !(rel <= 2e-2) {
-					t.Errorf("%s differs from the mma.sync kernels' by %.3g (relative Frobenius)", x.what, rel)
-				} else {
-					t.Logf("%s: relative Frobenius difference from the mma.sync kernels %.3g", x.what, rel)
-				}
+				relDiff(t, x.what, "the mma.sync kernels'", a, b)
+				relDiff(t, x.what+" (atomic)", "the mma.sync kernels'", a, download(t, x.atomic))
 			}
+		})
+	}
+}
+
+// relDiff checks that b is within 2e-2 of a in relative Frobenius norm.
+func relDiff(t *testing.T, what, ref string, a, b []kernel.BFloat16) {
+	t.Helper()
+	var num, den float64
+	for i := range a {
+		u, v := float64(a[i].Float32()), float64(b[i].Float32())
+		num += (u - v) * (u - v)
+		den += u * u
+	}
+	if rel := math.Sqrt(num / den); !(rel <= 2e-2) {
+		t.Errorf("%s differs from %s by %.3g (relative Frobenius)", what, ref, rel)
+	} else {
+		t.Logf("%s: relative Frobenius difference from %s %.3g", what, ref, rel)
+	}
+}
+
+// TestSimWGAtomic runs bwdAllWG and bwdDQ, dq through atomics, on the
+// simulator, as TestSimWGBwd does bwdKVWG and bwdQWG, and in checked
+// mode over several tiles: dS is written to shared memory only after the
+// dq MMAs of the previous tile completed, and read only after the
+// barrier that follows both warpgroups' stores.
+func TestSimWGAtomic(t *testing.T) {
+	d := simDev(t)
+	for _, s := range []shape{{1, 2, 17, 128}, {2, 1, 128, 128}, {1, 2, 200, 128}, {1, 1, 300, 128}} {
+		for _, causal := range []bool{false, true} {
+			t.Run(name(s, causal), func(t *testing.T) {
+				p := newProblem(t, d, newRand(t), s, causal, allHeads(s.bh()))
+				p.runBackwardWG(t, d, s.Seq == 300, true, true)
+			})
+		}
+	}
+}
+
+// TestSimWGAtomicSelect: WGMMAAtomicEnv with WGMMAEnv selects bwdAllWG
+// through the API, on strided views.
+func TestSimWGAtomicSelect(t *testing.T) {
+	d := simDev(t)
+	t.Setenv(WGMMAEnv, "1")
+	t.Setenv(WGMMAAtomicEnv, "1")
+	if !useAtomic() {
+		t.Fatalf("%s=1 does not select bwdAllWG", WGMMAAtomicEnv)
+	}
+	s := shape{2, 2, 80, 128}
+	for _, causal := range []bool{false, true} {
+		t.Run(name(s, causal), func(t *testing.T) {
+			runStrided(t, d, newRand(t), s, causal, allHeads(s.bh()))
 		})
 	}
 }

@@ -1773,6 +1773,175 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdQWG(unsigned short* __re
   }
 }
 
+// attn.bwdAllWG (bwdwga.go:34)
+extern "C" __global__ void __launch_bounds__(256, 1) bwdAllWG(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dk_p, long long dk_n, unsigned short* __restrict__ dv_p, long long dv_n, float* __restrict__ dqacc_p, long long dqacc_n, layout ql, layout kl, layout vl, layout dol, layout dkl, layout dvl, int heads, int seq, float scale, bool causal) {
+  gocu_slice<unsigned short> q = {q_p, q_n};
+  gocu_slice<unsigned short> k = {k_p, k_n};
+  gocu_slice<unsigned short> v = {v_p, v_n};
+  gocu_slice<unsigned short> do_1 = {do_1_p, do_1_n};
+  gocu_slice<float> lse = {lse_p, lse_n};
+  gocu_slice<float> dvec = {dvec_p, dvec_n};
+  gocu_slice<unsigned short> dk = {dk_p, dk_n};
+  gocu_slice<unsigned short> dv = {dv_p, dv_n};
+  gocu_slice<float> dqacc = {dqacc_p, dqacc_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)32768LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 387);
+  int tid = (int)threadIdx.x;
+  int wg = tid / 128;
+  int lane = tid % 32;
+  int g = lane / 4;
+  int qd = lane % 4;
+  int k0 = (int)(blockIdx.x * 128u);
+  long long bh = (long long)(int)blockIdx.y;
+  int b32 = (int)bh;
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 388);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 389);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 390);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 391);
+  float sl2 = scale * 1.442695f;
+  int dsb = 66048;
+  int cr = tid / 16;
+  int cc = tid % 16;
+  int soff = (int)((unsigned int)(cc / 8) * 8192u + (unsigned int)cr * 64u + (unsigned int)(cc % 8 ^ cr & 7) * 8u);
+  int soff64 = (int)((unsigned int)(cc / 8) * 4096u + (unsigned int)cr * 64u + (unsigned int)(cc % 8 ^ cr & 7) * 8u);
+  attn_loadWG(sm, 0, kh, kl.S, k0, seq, soff, cr, cc);
+  attn_loadWG(sm, 16384, vh, vl.S, k0, seq, soff, cr, cc);
+  int nq = (int)((unsigned int)seq + 64u - 1u) / 64;
+  int nfull = seq / 64;
+  int i0 = 0;
+  if (causal) {
+    i0 = k0 / 64;
+  }
+  int qb = (int)(32768u + (unsigned int)(i0 % 2) * 2u * 8192u);
+  attn_loadBW(sm, qb, qh, ql.S, (int)((unsigned int)i0 * 64u), seq, soff64);
+  attn_loadBW(sm, (int)((unsigned int)qb + 8192u), doh, dol.S, (int)((unsigned int)i0 * 64u), seq, soff64);
+  gocu_cp_async_commit();
+  if (tid < 128) {
+    GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 392) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
+  }
+  unsigned long long dka = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 64u), sm.n, 393), 1, 16, 1024);
+  unsigned long long dva = gocu_wg_desc(gocu_reslice(sm, (long long)(int)(16384u + (unsigned int)wg * 64u * 64u), sm.n, 394), 1, 16, 1024);
+  unsigned long long dqk = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 395), 1, 16, 1024);
+  unsigned long long ddok = gocu_wg_desc(gocu_reslice(sm, (long long)40960LL, sm.n, 396), 1, 16, 1024);
+  unsigned long long dqm = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 397), 1, 8192, 1024);
+  unsigned long long ddom = gocu_wg_desc(gocu_reslice(sm, (long long)40960LL, sm.n, 398), 1, 8192, 1024);
+  unsigned long long dds = gocu_wg_desc(gocu_reslice(sm, (long long)dsb, sm.n, 399), 1, 16, 1024);
+  unsigned long long dkm = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 8192u), sm.n, 400), 1, 16384, 1024);
+  gocu_array<float, 64> dkacc = {};
+  gocu_array<float, 64> dvacc = {};
+  int wr = (int)((unsigned int)(tid / 32 % 4) * 16u + (unsigned int)g);
+  int keyA = (int)((unsigned int)k0 + (unsigned int)wg * 64u + (unsigned int)wr);
+  for (int i = i0; i < nq; i++) {
+    gocu_cp_async_wait<0>();
+    gocu_fence_proxy_async();
+    __syncthreads();
+    if ((int)((unsigned int)i + 1u) < nq) {
+      int nb = (int)(32768u + (unsigned int)((int)((unsigned int)i + 1u) % 2) * 2u * 8192u);
+      attn_loadBW(sm, nb, qh, ql.S, (int)(((unsigned int)i + 1u) * 64u), seq, soff64);
+      attn_loadBW(sm, (int)((unsigned int)nb + 8192u), doh, dol.S, (int)(((unsigned int)i + 1u) * 64u), seq, soff64);
+      if (tid < 128) {
+        GOCU_AT(fl, (int)((unsigned int)((int)((unsigned int)i + 1u) % 2) * 128u + (unsigned int)tid), 401) = attn_rowStat(lse, dvec, bh, seq, (int)(((unsigned int)i + 1u) * 64u), tid);
+      }
+    }
+    gocu_cp_async_commit();
+    unsigned long long st = (unsigned long long)(i % 2) * 2048ull;
+    gocu_array<float, 32> s = {};
+    gocu_array<float, 32> dp = {};
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+      gocu_wgmma_bf16_n64<0>(s, dka + attn_wgStep(ks), dqk + st + attn_bwStep(ks), ks > 0);
+    }
+    gocu_wgmma_commit();
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+      gocu_wgmma_bf16_n64<0>(dp, dva + attn_wgStep(ks), ddok + st + attn_bwStep(ks), ks > 0);
+    }
+    gocu_wgmma_commit();
+    gocu_wgmma_wait<1>(s);
+    int fs = (int)((unsigned int)(i % 2) * 128u);
+    if (causal && i < (int)((unsigned int)i0 + 2u) || i >= nfull) {
+      s = attn_probsT(s, gocu_reslice(fl, (long long)fs, fl.n, 402), i, keyA, seq, sl2, causal, true);
+    } else {
+      s = attn_probsT(s, gocu_reslice(fl, (long long)fs, fl.n, 403), i, keyA, seq, sl2, causal, false);
+    }
+    gocu_array<gocu_array<unsigned int, 4>, 4> p = attn_pack64(s);
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) {
+      gocu_wgmma_bf16_rs_n128<1>(dvacc, p.v[GOCU_AI(ks, 4, 404)], ddom + st + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+    }
+    gocu_wgmma_commit();
+    gocu_wgmma_wait<1>(dp);
+#pragma unroll
+    for (int e = 0; e < 32; e++) {
+      dp.v[GOCU_AI(e, 32, 408)] = s.v[GOCU_AI(e, 32, 405)] * (dp.v[GOCU_AI(e, 32, 406)] - GOCU_AT(fl, (int)((unsigned int)fs + 64u + (unsigned int)(e / 4) * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)), 407));
+    }
+    gocu_array<gocu_array<unsigned int, 4>, 4> ds = attn_pack64(dp);
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) {
+      gocu_wgmma_bf16_rs_n128<1>(dkacc, ds.v[GOCU_AI(ks, 4, 409)], dqm + st + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+    }
+    gocu_wgmma_commit();
+#pragma unroll
+    for (int e = 0; e < 32; e++) {
+      int c = (int)((unsigned int)(e / 4) * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2));
+      int key = (int)((unsigned int)wr + 8u * (unsigned int)(e % 4 / 2));
+      GOCU_AT(sm, (int)((unsigned int)dsb + (unsigned int)wg * 4096u + (unsigned int)c * 64u + (unsigned int)(key / 8 ^ c & 7) * 8u + (unsigned int)(key % 8)), 411) = gocu_f32_to_bf16(dp.v[GOCU_AI(e, 32, 410)]);
+    }
+    gocu_fence_proxy_async();
+    __syncthreads();
+    gocu_array<float, 32> dqp = {};
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+      gocu_wgmma_bf16_n64<1>(dqp, dds + attn_bwStep(ks), dkm + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), ks > 0);
+    }
+    gocu_wgmma_commit();
+    gocu_wgmma_wait<0>(dqp);
+    gocu_wgmma_wait<0>(dvacc);
+    gocu_wgmma_wait<0>(dkacc);
+#pragma unroll
+    for (int e = 0; e < 32; e++) {
+      if (int r = (int)((unsigned int)i * 64u + (unsigned int)wr + 8u * (unsigned int)(e % 4 / 2)); r < seq) {
+        atomicAdd(&GOCU_AT(dqacc, (long long)(((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r) * 128ull + (unsigned long long)(long long)(int)((unsigned int)wg * 64u + (unsigned int)(e / 4) * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2))), 412), dqp.v[GOCU_AI(e, 32, 413)]);
+      }
+    }
+  }
+  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 414);
+  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 415);
+  long long hk = attn_layout_head(dkl, b32, heads);
+  long long hv = attn_layout_head(dvl, b32, heads);
+#pragma unroll
+  for (int dt = 0; dt < 16; dt++) {
+    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
+    if (keyA < seq) {
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 418) = gocu_bf16x2_of(dkacc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 416)] * scale, dkacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 417)] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 421) = gocu_bf16x2_of(dvacc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 419)], dvacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 420)]);
+    }
+    if ((int)((unsigned int)keyA + 8u) < seq) {
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 424) = gocu_bf16x2_of(dkacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 422)] * scale, dkacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 423)] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 427) = gocu_bf16x2_of(dvacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 425)], dvacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 426)]);
+    }
+  }
+}
+
+// attn.bwdDQ (bwdwga.go:186)
+extern "C" __global__ void bwdDQ(float* __restrict__ dqacc_p, long long dqacc_n, unsigned short* __restrict__ dq_p, long long dq_n, layout dql, int heads, int seq, int rows, float scale) {
+  gocu_slice<float> dqacc = {dqacc_p, dqacc_n};
+  gocu_slice<unsigned short> dq = {dq_p, dq_n};
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  int row = i / 64;
+  int c = (int)(2u * (unsigned int)(i % 64));
+  if (row >= rows) {
+    return;
+  }
+  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 428);
+  long long a = (long long)((unsigned long long)(long long)row * 128ull + (unsigned long long)(long long)c);
+  GOCU_AT(dq2, (long long)((unsigned long long)attn_layout_head(dql, gocu_div<int>(row, seq, 432), heads) + (unsigned long long)(long long)gocu_rem<int>(row, seq, 433) * (unsigned long long)(long long)dql.S + (unsigned long long)(long long)c) / 2LL, 431) = gocu_bf16x2_of(GOCU_AT(dqacc, a, 429) * scale, GOCU_AT(dqacc, (long long)((unsigned long long)a + 1ull), 430) * scale);
+}
+
 // attn.fwd128 (fwd128.go:44)
 extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ o_p, long long o_n, float* __restrict__ lse_p, long long lse_n, layout ql, layout kl, layout vl, layout ol, int heads, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
@@ -1792,9 +1961,9 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   }
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 387);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 388);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 389);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 434);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 435);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 436);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
@@ -1818,7 +1987,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   for (int ks = 0; ks < 8; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 391)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 390));
+    qf.v[GOCU_AI(ks, 8, 438)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 437));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets128(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1847,23 +2016,23 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   gocu_array<float, 2> inv = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 393)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 392)], 1);
-    sum.v[GOCU_AI(hh, 2, 395)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 394)], 2);
-    inv.v[GOCU_AI(hh, 2, 397)] = 1.0f / sum.v[GOCU_AI(hh, 2, 396)];
+    sum.v[GOCU_AI(hh, 2, 440)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 439)], 1);
+    sum.v[GOCU_AI(hh, 2, 442)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 441)], 2);
+    inv.v[GOCU_AI(hh, 2, 444)] = 1.0f / sum.v[GOCU_AI(hh, 2, 443)];
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
-      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 400) = (mx.v[GOCU_AI(hh, 2, 398)] + log2f(sum.v[GOCU_AI(hh, 2, 399)])) * 0.6931472f;
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 447) = (mx.v[GOCU_AI(hh, 2, 445)] + log2f(sum.v[GOCU_AI(hh, 2, 446)])) * 0.6931472f;
     }
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 401);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 448);
   long long head = attn_layout_head(ol, (int)bh, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 406) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 402)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 16, 404)].v[1LL] * inv.v[0LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 453) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 449)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 16, 451)].v[1LL] * inv.v[0LL]);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 411) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 407)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 16, 409)].v[3LL] * inv.v[1LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 458) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 454)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 16, 456)].v[3LL] * inv.v[1LL]);
     }
   }
 }
@@ -1887,9 +2056,9 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   }
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 412);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 413);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 414);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 459);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 460);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 461);
   float sl2 = scale * 1.442695f;
   int cr = tid / 8;
   int cc = tid % 8;
@@ -1913,7 +2082,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   for (int ks = 0; ks < 4; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 4, 416)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 415));
+    qf.v[GOCU_AI(ks, 4, 463)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 462));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets64(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1942,23 +2111,23 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   gocu_array<float, 2> inv = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 418)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 417)], 1);
-    sum.v[GOCU_AI(hh, 2, 420)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 419)], 2);
-    inv.v[GOCU_AI(hh, 2, 422)] = 1.0f / sum.v[GOCU_AI(hh, 2, 421)];
+    sum.v[GOCU_AI(hh, 2, 465)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 464)], 1);
+    sum.v[GOCU_AI(hh, 2, 467)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 466)], 2);
+    inv.v[GOCU_AI(hh, 2, 469)] = 1.0f / sum.v[GOCU_AI(hh, 2, 468)];
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
-      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 425) = (mx.v[GOCU_AI(hh, 2, 423)] + log2f(sum.v[GOCU_AI(hh, 2, 424)])) * 0.6931472f;
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 472) = (mx.v[GOCU_AI(hh, 2, 470)] + log2f(sum.v[GOCU_AI(hh, 2, 471)])) * 0.6931472f;
     }
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 426);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 473);
   long long head = attn_layout_head(ol, (int)bh, heads);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 431) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 427)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 8, 429)].v[1LL] * inv.v[0LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 478) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 474)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 8, 476)].v[1LL] * inv.v[0LL]);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 436) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 432)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 8, 434)].v[3LL] * inv.v[1LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 483) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 479)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 8, 481)].v[3LL] * inv.v[1LL]);
     }
   }
 }
@@ -1981,9 +2150,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
   }
   int q0 = (int)((unsigned int)qtile * 128u);
   long long bh = (long long)(int)blockIdx.y;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 437);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 438);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 439);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 484);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 485);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 486);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
@@ -1998,9 +2167,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
   attn_loadWG(sm, 16384, kh, kl.S, 0, seq, soff, cr, cc);
   attn_loadWG(sm, 32768, vh, vl.S, 0, seq, soff, cr, cc);
   gocu_cp_async_commit();
-  unsigned long long dq = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 64u), sm.n, 440), 1, 16, 1024);
-  unsigned long long dk = gocu_wg_desc(gocu_reslice(sm, (long long)16384LL, sm.n, 441), 1, 16, 1024);
-  unsigned long long dv = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 442), 1, 16384, 1024);
+  unsigned long long dq = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 64u), sm.n, 487), 1, 16, 1024);
+  unsigned long long dk = gocu_wg_desc(gocu_reslice(sm, (long long)16384LL, sm.n, 488), 1, 16, 1024);
+  unsigned long long dv = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 489), 1, 16384, 1024);
   float negInf = (float)gocu_math_inf((long long)-1LL);
   gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
   gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
@@ -2061,7 +2230,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
     gocu_wgmma_commit();
 #pragma unroll
     for (int ks = 0; ks < 8; ks++) {
-      gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 443)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+      gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 490)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
     }
     gocu_wgmma_commit();
     gocu_wgmma_wait<1>(s);
@@ -2081,10 +2250,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
     gocu_wgmma_wait<0>(acc);
 #pragma unroll
     for (long long i = 0LL; i < 64LL; i = (long long)((unsigned long long)i + 4ull)) {
-      acc.v[GOCU_AI(i, 64, 445)] *= corr.v[0LL];
-      acc.v[GOCU_AI((long long)((unsigned long long)i + 1ull), 64, 447)] *= corr.v[0LL];
-      acc.v[GOCU_AI((long long)((unsigned long long)i + 2ull), 64, 449)] *= corr.v[1LL];
-      acc.v[GOCU_AI((long long)((unsigned long long)i + 3ull), 64, 451)] *= corr.v[1LL];
+      acc.v[GOCU_AI(i, 64, 492)] *= corr.v[0LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 1ull), 64, 494)] *= corr.v[0LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 2ull), 64, 496)] *= corr.v[1LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 3ull), 64, 498)] *= corr.v[1LL];
     }
     p = attn_packP(s);
   }
@@ -2092,7 +2261,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
   unsigned long long pst = (unsigned long long)((int)((unsigned int)ntiles - 1u) % 3) * 4096ull;
 #pragma unroll
   for (int ks = 0; ks < 8; ks++) {
-    gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 452)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+    gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 499)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
   }
   gocu_wgmma_commit();
   gocu_wgmma_wait<0>(acc);
@@ -2100,23 +2269,23 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
   gocu_array<float, 2> inv = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 454)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 453)], 1);
-    sum.v[GOCU_AI(hh, 2, 456)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 455)], 2);
-    inv.v[GOCU_AI(hh, 2, 458)] = 1.0f / sum.v[GOCU_AI(hh, 2, 457)];
+    sum.v[GOCU_AI(hh, 2, 501)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 500)], 1);
+    sum.v[GOCU_AI(hh, 2, 503)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 502)], 2);
+    inv.v[GOCU_AI(hh, 2, 505)] = 1.0f / sum.v[GOCU_AI(hh, 2, 504)];
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
-      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 461) = (mx.v[GOCU_AI(hh, 2, 459)] + log2f(sum.v[GOCU_AI(hh, 2, 460)])) * 0.6931472f;
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 508) = (mx.v[GOCU_AI(hh, 2, 506)] + log2f(sum.v[GOCU_AI(hh, 2, 507)])) * 0.6931472f;
     }
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 462);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 509);
   long long head = attn_layout_head(ol, (int)bh, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 467) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 463)] * inv.v[0LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 465)] * inv.v[0LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 514) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 510)] * inv.v[0LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 512)] * inv.v[0LL]);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 472) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 468)] * inv.v[1LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 470)] * inv.v[1LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 519) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 515)] * inv.v[1LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 517)] * inv.v[1LL]);
     }
   }
 }
@@ -2131,16 +2300,16 @@ extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o
   if (row >= rows) {
     return;
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 473);
-  gocu_slice<gocu_bf16x2> do2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(do_1, 474);
-  int bh = gocu_div<int>(row, seq, 475);
-  int r = gocu_rem<int>(row, seq, 476);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 520);
+  gocu_slice<gocu_bf16x2> do2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(do_1, 521);
+  int bh = gocu_div<int>(row, seq, 522);
+  int r = gocu_rem<int>(row, seq, 523);
   long long ob = (long long)((unsigned long long)attn_layout_head(ol, bh, heads) + (unsigned long long)(long long)r * (unsigned long long)(long long)ol.S) / 2LL;
   long long db = (long long)((unsigned long long)attn_layout_head(dol, bh, heads) + (unsigned long long)(long long)r * (unsigned long long)(long long)dol.S) / 2LL;
   float s = 0.0f;
   for (int c = lane; c < dim / 2; c = (int)((unsigned int)c + 32u)) {
-    gocu_bf16x2 a = GOCU_AT(o2, (long long)((unsigned long long)ob + (unsigned long long)(long long)c), 477);
-    gocu_bf16x2 b = GOCU_AT(do2, (long long)((unsigned long long)db + (unsigned long long)(long long)c), 478);
+    gocu_bf16x2 a = GOCU_AT(o2, (long long)((unsigned long long)ob + (unsigned long long)(long long)c), 524);
+    gocu_bf16x2 b = GOCU_AT(do2, (long long)((unsigned long long)db + (unsigned long long)(long long)c), 525);
     s += gocu_bf16_to_f32(a.x) * gocu_bf16_to_f32(b.x) + gocu_bf16_to_f32(a.y) * gocu_bf16_to_f32(b.y);
   }
 #pragma unroll
@@ -2148,13 +2317,13 @@ extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o
     s += __shfl_xor_sync(0xffffffffu, s, m);
   }
   if (lane == 0) {
-    GOCU_AT(dvec, row, 479) = s;
+    GOCU_AT(dvec, row, 526) = s;
   }
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "8d97720f52105f5586b35792951d3e7f820db8dc6e5eaec0f6462ba2fe9fc786"
+const gocuSourceSHA256 = "03eb22e53a8c85639fa2a6095d557527ef43d8ad65a71e17ef34a3b4cc0e0864"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -2352,6 +2521,57 @@ var gocuModule = &meta.Module{
 			Checked:       gocuChecked_bwdQWG,
 		},
 		{
+			Name:  "bwdAllWG",
+			Entry: "bwdAllWG",
+			Params: []meta.Param{
+				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "do", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "lse", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "dvec", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "dk", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "dv", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "dqacc", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "ql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "kl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "vl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dol", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dkl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dvl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
+				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
+			},
+			Barriers:      true,
+			Warp:          true,
+			Atomics:       true,
+			DynamicShared: true,
+			NoAlias:       true,
+			ArchSpecific:  true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          bwdAllWG,
+			Checked:       gocuChecked_bwdAllWG,
+		},
+		{
+			Name:  "bwdDQ",
+			Entry: "bwdDQ",
+			Params: []meta.Param{
+				{Name: "dqacc", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "dq", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "dql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "rows", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
+			},
+			NoAlias: true,
+			Func:    bwdDQ,
+			Checked: gocuChecked_bwdDQ,
+		},
+		{
 			Name:  "fwd128",
 			Entry: "fwd128",
 			Params: []meta.Param{
@@ -2526,7 +2746,14 @@ var gocuModule = &meta.Module{
 		&gocuSite552, &gocuSite553, &gocuSite554, &gocuSite555, &gocuSite556, &gocuSite557, &gocuSite558, &gocuSite559,
 		&gocuSite560, &gocuSite561, &gocuSite562, &gocuSite563, &gocuSite564, &gocuSite565, &gocuSite566, &gocuSite567,
 		&gocuSite568, &gocuSite569, &gocuSite570, &gocuSite571, &gocuSite572, &gocuSite573, &gocuSite574, &gocuSite575,
-		&gocuSite576, &gocuSite577, &gocuSite578, &gocuSite579, &gocuSite580,
+		&gocuSite576, &gocuSite577, &gocuSite578, &gocuSite579, &gocuSite580, &gocuSite581, &gocuSite582, &gocuSite583,
+		&gocuSite584, &gocuSite585, &gocuSite586, &gocuSite587, &gocuSite588, &gocuSite589, &gocuSite590, &gocuSite591,
+		&gocuSite592, &gocuSite593, &gocuSite594, &gocuSite595, &gocuSite596, &gocuSite597, &gocuSite598, &gocuSite599,
+		&gocuSite600, &gocuSite601, &gocuSite602, &gocuSite603, &gocuSite604, &gocuSite605, &gocuSite606, &gocuSite607,
+		&gocuSite608, &gocuSite609, &gocuSite610, &gocuSite611, &gocuSite612, &gocuSite613, &gocuSite614, &gocuSite615,
+		&gocuSite616, &gocuSite617, &gocuSite618, &gocuSite619, &gocuSite620, &gocuSite621, &gocuSite622, &gocuSite623,
+		&gocuSite624, &gocuSite625, &gocuSite626, &gocuSite627, &gocuSite628, &gocuSite629, &gocuSite630, &gocuSite631,
+		&gocuSite632, &gocuSite633, &gocuSite634, &gocuSite635, &gocuSite636, &gocuSite637,
 	},
 	GoSources: []meta.GoSource{
 		{File: "bwd128.go", Func: "bwdKV128", SHA256: "10f8da8818b3579e72b3bf14cf3255689a4844ea287d5e8928e2b36be9b36d30"},
@@ -2546,6 +2773,8 @@ var gocuModule = &meta.Module{
 		{File: "bwdwg.go", Func: "pack64", SHA256: "cfbe47c3533825b79558fea4a4c092a8823ed5984732e69052c3bf56b9b8e4d8"},
 		{File: "bwdwg.go", Func: "probs", SHA256: "c6238680ceee45f79af6c852f735ad0a5356fdbd24370ce58154108068288ec7"},
 		{File: "bwdwg.go", Func: "probsT", SHA256: "358d6042940a56e5b4aaae7831e6390fd86ead42358c2ab782a67dea904fe600"},
+		{File: "bwdwga.go", Func: "bwdAllWG", SHA256: "0b8228e2cf7b29c5011a7a5295145a1d074dd6575d013f57b56cd485005ee374"},
+		{File: "bwdwga.go", Func: "bwdDQ", SHA256: "c944935219704178fdbb5fb2b143b1ac4c03833d1ab06047e8e23b88161bbbeb"},
 		{File: "fwd128.go", Func: "fwd128", SHA256: "fa8e1b327cd07863d99b80fa196aed06e0b30ab63ea8635bfefc566a1885c368"},
 		{File: "fwd128.go", Func: "fwd128Tile", SHA256: "4babea5602be748b96311ae92390618a305afcefb35f9854045d474b199e6011"},
 		{File: "fwd128.go", Func: "laneOffsets128", SHA256: "e3e93e9065595d3bb8e1fb7009ed4a0ed9e46b214a9f8503c594b2f1d0550d85"},
@@ -2830,6 +3059,75 @@ func launchBwdQWG(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel
 	)
 }
 
+// launchBwdAllWG runs the kernel bwdAllWG on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func launchBwdAllWG(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel.BFloat16], lse, dvec gocu.Slice[float32], dk, dv gocu.Slice[kernel.BFloat16], dqacc gocu.Slice[float32], ql, kl, vl, dol, dkl, dvl layout, heads, seq int32, scale float32, causal bool) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 6, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, do))
+		gocuM4, gocuN4 := launch.DeviceArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
+		gocuM5, gocuN5 := launch.DeviceArg(&l, 5, launch.Buffer[float32](&l, 5, dvec))
+		gocuM6, gocuN6 := launch.DeviceArg(&l, 6, launch.Buffer[kernel.BFloat16](&l, 6, dk))
+		gocuM7, gocuN7 := launch.DeviceArg(&l, 7, launch.Buffer[kernel.BFloat16](&l, 7, dv))
+		gocuM8, gocuN8 := launch.DeviceArg(&l, 8, launch.Buffer[float32](&l, 8, dqacc))
+		gocuV9 := ql
+		gocuV10 := kl
+		gocuV11 := vl
+		gocuV12 := dol
+		gocuV13 := dkl
+		gocuV14 := dvl
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, gocuM5, gocuN5, gocuM6, gocuN6, gocuM7, gocuN7, gocuM8, gocuN8, launch.ValueArg(&gocuV9, 4), launch.ValueArg(&gocuV10, 4), launch.ValueArg(&gocuV11, 4), launch.ValueArg(&gocuV12, 4), launch.ValueArg(&gocuV13, 4), launch.ValueArg(&gocuV14, 4), heads, seq, scale, causal)
+	}
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+	gocuS3 := launch.SimArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, do))
+	gocuS4 := launch.SimArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
+	gocuS5 := launch.SimArg(&l, 5, launch.Buffer[float32](&l, 5, dvec))
+	gocuS6 := launch.SimArg(&l, 6, launch.Buffer[kernel.BFloat16](&l, 6, dk))
+	gocuS7 := launch.SimArg(&l, 7, launch.Buffer[kernel.BFloat16](&l, 7, dv))
+	gocuS8 := launch.SimArg(&l, 8, launch.Buffer[float32](&l, 8, dqacc))
+	return l.Simulate(
+		func(gocuT *kernel.Thread) {
+			bwdAllWG(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, gocuS8, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal)
+		},
+		func(gocuT *kernel.Thread) {
+			gocuChecked_bwdAllWG(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, gocuS8, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal)
+		},
+		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, gocuS8, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal,
+	)
+}
+
+// launchBwdDQ runs the kernel bwdDQ on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func launchBwdDQ(d *gocu.Device, cfg gocu.Config, dqacc gocu.Slice[float32], dq gocu.Slice[kernel.BFloat16], dql layout, heads, seq, rows int32, scale float32) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 7, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, dqacc))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, dq))
+		gocuV2 := dql
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, launch.ValueArg(&gocuV2, 4), heads, seq, rows, scale)
+	}
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, dqacc))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, dq))
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { bwdDQ(gocuT, gocuS0, gocuS1, dql, heads, seq, rows, scale) },
+		func(gocuT *kernel.Thread) { gocuChecked_bwdDQ(gocuT, gocuS0, gocuS1, dql, heads, seq, rows, scale) },
+		gocuS0, gocuS1, dql, heads, seq, rows, scale,
+	)
+}
+
 // launchFwd128 runs the kernel fwd128 on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
 // simulator as Go. Slices travel as gocu.Buffer values of the device, or
@@ -2838,7 +3136,7 @@ func launchBwdQWG(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel
 // Out or InOut buffers. Written by gocu gen.
 func launchFwd128(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], lse gocu.Slice[float32], ql, kl, vl, ol layout, heads, seq int32, scale float32, causal bool) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 6, d, cfg) {
+	if l.Start(gocuProgram, 8, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
@@ -2874,7 +3172,7 @@ func launchFwd128(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.
 // Out or InOut buffers. Written by gocu gen.
 func launchFwd64(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], lse gocu.Slice[float32], ql, kl, vl, ol layout, heads, seq int32, scale float32, causal bool) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 7, d, cfg) {
+	if l.Start(gocuProgram, 9, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
@@ -2910,7 +3208,7 @@ func launchFwd64(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.B
 // Out or InOut buffers. Written by gocu gen.
 func launchFwd128WG(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], lse gocu.Slice[float32], ql, kl, vl, ol layout, heads, seq int32, scale float32, causal bool) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 8, d, cfg) {
+	if l.Start(gocuProgram, 10, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
@@ -2946,7 +3244,7 @@ func launchFwd128WG(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kerne
 // Out or InOut buffers. Written by gocu gen.
 func launchBwdPrep(d *gocu.Device, cfg gocu.Config, o, do gocu.Slice[kernel.BFloat16], dvec gocu.Slice[float32], ol, dol layout, heads, seq, rows, dim int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 9, d, cfg) {
+	if l.Start(gocuProgram, 11, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, o))
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, do))
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, dvec))
@@ -3355,200 +3653,257 @@ var (
 	gocuSite384 = kernel.Site{File: "bwdwg.go", Line: 304, Col: 67, Expr: "acc[4*dt+2]"}
 	gocuSite385 = kernel.Site{File: "bwdwg.go", Line: 304, Col: 86, Expr: "acc[4*dt+3]"}
 	gocuSite386 = kernel.Site{File: "bwdwg.go", Line: 304, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
-	gocuSite387 = kernel.Site{File: "fwd128.go", Line: 55, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
-	gocuSite388 = kernel.Site{File: "fwd128.go", Line: 55, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
-	gocuSite389 = kernel.Site{File: "fwd128.go", Line: 55, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
-	gocuSite390 = kernel.Site{File: "fwd128.go", Line: 81, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
-	gocuSite391 = kernel.Site{File: "fwd128.go", Line: 81, Col: 3, Expr: "qf[ks]"}
-	gocuSite392 = kernel.Site{File: "fwd128.go", Line: 106, Col: 49, Expr: "sum[hh]"}
-	gocuSite393 = kernel.Site{File: "fwd128.go", Line: 106, Col: 3, Expr: "sum[hh]"}
-	gocuSite394 = kernel.Site{File: "fwd128.go", Line: 107, Col: 49, Expr: "sum[hh]"}
-	gocuSite395 = kernel.Site{File: "fwd128.go", Line: 107, Col: 3, Expr: "sum[hh]"}
-	gocuSite396 = kernel.Site{File: "fwd128.go", Line: 108, Col: 17, Expr: "sum[hh]"}
-	gocuSite397 = kernel.Site{File: "fwd128.go", Line: 108, Col: 3, Expr: "inv[hh]"}
-	gocuSite398 = kernel.Site{File: "fwd128.go", Line: 110, Col: 31, Expr: "mx[hh]"}
-	gocuSite399 = kernel.Site{File: "fwd128.go", Line: 110, Col: 52, Expr: "sum[hh]"}
-	gocuSite400 = kernel.Site{File: "fwd128.go", Line: 110, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite401 = kernel.Site{File: "fwd128.go", Line: 113, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite402 = kernel.Site{File: "fwd128.go", Line: 119, Col: 63, Expr: "acc[dt][0]"}
-	gocuSite403 = kernel.Site{File: "fwd128.go", Line: 119, Col: 74, Expr: "inv[0]"}
-	gocuSite404 = kernel.Site{File: "fwd128.go", Line: 119, Col: 82, Expr: "acc[dt][1]"}
-	gocuSite405 = kernel.Site{File: "fwd128.go", Line: 119, Col: 93, Expr: "inv[0]"}
-	gocuSite406 = kernel.Site{File: "fwd128.go", Line: 119, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
-	gocuSite407 = kernel.Site{File: "fwd128.go", Line: 122, Col: 65, Expr: "acc[dt][2]"}
-	gocuSite408 = kernel.Site{File: "fwd128.go", Line: 122, Col: 76, Expr: "inv[1]"}
-	gocuSite409 = kernel.Site{File: "fwd128.go", Line: 122, Col: 84, Expr: "acc[dt][3]"}
-	gocuSite410 = kernel.Site{File: "fwd128.go", Line: 122, Col: 95, Expr: "inv[1]"}
-	gocuSite411 = kernel.Site{File: "fwd128.go", Line: 122, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
-	gocuSite412 = kernel.Site{File: "fwd64.go", Line: 57, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
-	gocuSite413 = kernel.Site{File: "fwd64.go", Line: 57, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
-	gocuSite414 = kernel.Site{File: "fwd64.go", Line: 57, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
-	gocuSite415 = kernel.Site{File: "fwd64.go", Line: 83, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
-	gocuSite416 = kernel.Site{File: "fwd64.go", Line: 83, Col: 3, Expr: "qf[ks]"}
-	gocuSite417 = kernel.Site{File: "fwd64.go", Line: 108, Col: 49, Expr: "sum[hh]"}
-	gocuSite418 = kernel.Site{File: "fwd64.go", Line: 108, Col: 3, Expr: "sum[hh]"}
-	gocuSite419 = kernel.Site{File: "fwd64.go", Line: 109, Col: 49, Expr: "sum[hh]"}
-	gocuSite420 = kernel.Site{File: "fwd64.go", Line: 109, Col: 3, Expr: "sum[hh]"}
-	gocuSite421 = kernel.Site{File: "fwd64.go", Line: 110, Col: 17, Expr: "sum[hh]"}
-	gocuSite422 = kernel.Site{File: "fwd64.go", Line: 110, Col: 3, Expr: "inv[hh]"}
-	gocuSite423 = kernel.Site{File: "fwd64.go", Line: 112, Col: 31, Expr: "mx[hh]"}
-	gocuSite424 = kernel.Site{File: "fwd64.go", Line: 112, Col: 52, Expr: "sum[hh]"}
-	gocuSite425 = kernel.Site{File: "fwd64.go", Line: 112, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite426 = kernel.Site{File: "fwd64.go", Line: 115, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite427 = kernel.Site{File: "fwd64.go", Line: 121, Col: 63, Expr: "acc[dt][0]"}
-	gocuSite428 = kernel.Site{File: "fwd64.go", Line: 121, Col: 74, Expr: "inv[0]"}
-	gocuSite429 = kernel.Site{File: "fwd64.go", Line: 121, Col: 82, Expr: "acc[dt][1]"}
-	gocuSite430 = kernel.Site{File: "fwd64.go", Line: 121, Col: 93, Expr: "inv[0]"}
-	gocuSite431 = kernel.Site{File: "fwd64.go", Line: 121, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
-	gocuSite432 = kernel.Site{File: "fwd64.go", Line: 124, Col: 65, Expr: "acc[dt][2]"}
-	gocuSite433 = kernel.Site{File: "fwd64.go", Line: 124, Col: 76, Expr: "inv[1]"}
-	gocuSite434 = kernel.Site{File: "fwd64.go", Line: 124, Col: 84, Expr: "acc[dt][3]"}
-	gocuSite435 = kernel.Site{File: "fwd64.go", Line: 124, Col: 95, Expr: "inv[1]"}
-	gocuSite436 = kernel.Site{File: "fwd64.go", Line: 124, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
-	gocuSite437 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
-	gocuSite438 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
-	gocuSite439 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
-	gocuSite440 = kernel.Site{File: "fwdwg.go", Line: 85, Col: 31, Expr: "sm[wg*64*64:]"}
-	gocuSite441 = kernel.Site{File: "fwdwg.go", Line: 86, Col: 31, Expr: "sm[wgKV:]"}
-	gocuSite442 = kernel.Site{File: "fwdwg.go", Line: 87, Col: 31, Expr: "sm[wgKV+wgTile:]"}
-	gocuSite443 = kernel.Site{File: "fwdwg.go", Line: 146, Col: 32, Expr: "p[ks]"}
-	gocuSite444 = kernel.Site{File: "fwdwg.go", Line: 158, Col: 14, Expr: "corr[0]"}
-	gocuSite445 = kernel.Site{File: "fwdwg.go", Line: 158, Col: 4, Expr: "acc[i]"}
-	gocuSite446 = kernel.Site{File: "fwdwg.go", Line: 159, Col: 16, Expr: "corr[0]"}
-	gocuSite447 = kernel.Site{File: "fwdwg.go", Line: 159, Col: 4, Expr: "acc[i+1]"}
-	gocuSite448 = kernel.Site{File: "fwdwg.go", Line: 160, Col: 16, Expr: "corr[1]"}
-	gocuSite449 = kernel.Site{File: "fwdwg.go", Line: 160, Col: 4, Expr: "acc[i+2]"}
-	gocuSite450 = kernel.Site{File: "fwdwg.go", Line: 161, Col: 16, Expr: "corr[1]"}
-	gocuSite451 = kernel.Site{File: "fwdwg.go", Line: 161, Col: 4, Expr: "acc[i+3]"}
-	gocuSite452 = kernel.Site{File: "fwdwg.go", Line: 169, Col: 31, Expr: "p[ks]"}
-	gocuSite453 = kernel.Site{File: "fwdwg.go", Line: 180, Col: 49, Expr: "sum[hh]"}
-	gocuSite454 = kernel.Site{File: "fwdwg.go", Line: 180, Col: 3, Expr: "sum[hh]"}
-	gocuSite455 = kernel.Site{File: "fwdwg.go", Line: 181, Col: 49, Expr: "sum[hh]"}
-	gocuSite456 = kernel.Site{File: "fwdwg.go", Line: 181, Col: 3, Expr: "sum[hh]"}
-	gocuSite457 = kernel.Site{File: "fwdwg.go", Line: 182, Col: 17, Expr: "sum[hh]"}
-	gocuSite458 = kernel.Site{File: "fwdwg.go", Line: 182, Col: 3, Expr: "inv[hh]"}
-	gocuSite459 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 31, Expr: "mx[hh]"}
-	gocuSite460 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 52, Expr: "sum[hh]"}
-	gocuSite461 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite462 = kernel.Site{File: "fwdwg.go", Line: 187, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite463 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 63, Expr: "acc[4*dt]"}
-	gocuSite464 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 73, Expr: "inv[0]"}
-	gocuSite465 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 81, Expr: "acc[4*dt+1]"}
-	gocuSite466 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 93, Expr: "inv[0]"}
-	gocuSite467 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
-	gocuSite468 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 65, Expr: "acc[4*dt+2]"}
-	gocuSite469 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 77, Expr: "inv[1]"}
-	gocuSite470 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 85, Expr: "acc[4*dt+3]"}
-	gocuSite471 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 97, Expr: "inv[1]"}
-	gocuSite472 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
-	gocuSite473 = kernel.Site{File: "prep.go", Line: 18, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite474 = kernel.Site{File: "prep.go", Line: 19, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](do)"}
-	gocuSite475 = kernel.Site{File: "prep.go", Line: 20, Col: 11, Expr: "row / seq"}
-	gocuSite476 = kernel.Site{File: "prep.go", Line: 20, Col: 20, Expr: "row % seq"}
-	gocuSite477 = kernel.Site{File: "prep.go", Line: 25, Col: 11, Expr: "o2[ob+int(c)]"}
-	gocuSite478 = kernel.Site{File: "prep.go", Line: 25, Col: 26, Expr: "do2[db+int(c)]"}
-	gocuSite479 = kernel.Site{File: "prep.go", Line: 33, Col: 3, Expr: "dvec[row]"}
-	gocuSite480 = kernel.Site{File: "fwd128.go", Line: 285, Col: 2, Expr: "for i := int32(0); i < 64/d128Rows; i++"}
-	gocuSite481 = kernel.Site{File: "fwd128.go", Line: 141, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite482 = kernel.Site{File: "fwd128.go", Line: 235, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite483 = kernel.Site{File: "fwd128.go", Line: 238, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite484 = kernel.Site{File: "fwd128.go", Line: 240, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite485 = kernel.Site{File: "bwd128.go", Line: 151, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite486 = kernel.Site{File: "bwd128.go", Line: 155, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite487 = kernel.Site{File: "bwd128.go", Line: 158, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite488 = kernel.Site{File: "fwd128.go", Line: 257, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite489 = kernel.Site{File: "fwd128.go", Line: 264, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite490 = kernel.Site{File: "fwd128.go", Line: 267, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite491 = kernel.Site{File: "fwd128.go", Line: 270, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite492 = kernel.Site{File: "bwd128.go", Line: 131, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite493 = kernel.Site{File: "bwd128.go", Line: 133, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite494 = kernel.Site{File: "bwd128.go", Line: 269, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
-	gocuSite495 = kernel.Site{File: "bwd128.go", Line: 271, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite496 = kernel.Site{File: "fwd64.go", Line: 287, Col: 2, Expr: "for i := int32(0); i < 64/d64Rows; i++"}
-	gocuSite497 = kernel.Site{File: "fwd64.go", Line: 143, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite498 = kernel.Site{File: "fwd64.go", Line: 237, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite499 = kernel.Site{File: "fwd64.go", Line: 240, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite500 = kernel.Site{File: "fwd64.go", Line: 242, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite501 = kernel.Site{File: "bwd64.go", Line: 153, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite502 = kernel.Site{File: "bwd64.go", Line: 157, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite503 = kernel.Site{File: "bwd64.go", Line: 160, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite504 = kernel.Site{File: "fwd64.go", Line: 259, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite505 = kernel.Site{File: "fwd64.go", Line: 266, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite506 = kernel.Site{File: "fwd64.go", Line: 269, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite507 = kernel.Site{File: "fwd64.go", Line: 272, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite508 = kernel.Site{File: "bwd64.go", Line: 133, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite509 = kernel.Site{File: "bwd64.go", Line: 135, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite510 = kernel.Site{File: "bwd64.go", Line: 271, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
-	gocuSite511 = kernel.Site{File: "bwd64.go", Line: 273, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite512 = kernel.Site{File: "fwdwg.go", Line: 272, Col: 2, Expr: "for i := int32(0); i < 128/wgLoadRows; i++"}
-	gocuSite513 = kernel.Site{File: "bwdwg.go", Line: 349, Col: 2, Expr: "for i := int32(0); i < bwRows/wgLoadRows; i++"}
-	gocuSite514 = kernel.Site{File: "bwdwg.go", Line: 170, Col: 2, Expr: "for e := int32(0); e < 32; e++"}
-	gocuSite515 = kernel.Site{File: "bwdwg.go", Line: 335, Col: 2, Expr: "for j := 0; j < bwRows/16; j++"}
-	gocuSite516 = kernel.Site{File: "bwdwg.go", Line: 315, Col: 2, Expr: "for e := int32(0); e < 32; e++"}
-	gocuSite517 = kernel.Site{File: "fwd128.go", Line: 177, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite518 = kernel.Site{File: "fwd128.go", Line: 179, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite519 = kernel.Site{File: "fwd128.go", Line: 192, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite520 = kernel.Site{File: "fwd128.go", Line: 208, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite521 = kernel.Site{File: "fwd128.go", Line: 210, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite522 = kernel.Site{File: "fwd128.go", Line: 217, Col: 2, Expr: "for dt := 0; dt < d128/8; dt++"}
-	gocuSite523 = kernel.Site{File: "fwd64.go", Line: 179, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite524 = kernel.Site{File: "fwd64.go", Line: 181, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite525 = kernel.Site{File: "fwd64.go", Line: 194, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite526 = kernel.Site{File: "fwd64.go", Line: 210, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite527 = kernel.Site{File: "fwd64.go", Line: 212, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite528 = kernel.Site{File: "fwd64.go", Line: 219, Col: 2, Expr: "for dt := 0; dt < d64/8; dt++"}
-	gocuSite529 = kernel.Site{File: "fwdwg.go", Line: 231, Col: 2, Expr: "for i := int32(0); i < 64; i++"}
-	gocuSite530 = kernel.Site{File: "fwdwg.go", Line: 243, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite531 = kernel.Site{File: "fwdwg.go", Line: 259, Col: 2, Expr: "for i := int32(0); i < 64; i++"}
-	gocuSite532 = kernel.Site{File: "fwdwg.go", Line: 212, Col: 2, Expr: "for j := 0; j < wgKeys/16; j++"}
-	gocuSite533 = kernel.Site{File: "bwd128.go", Line: 61, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
-	gocuSite534 = kernel.Site{File: "bwd128.go", Line: 76, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite535 = kernel.Site{File: "bwd128.go", Line: 84, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite536 = kernel.Site{File: "bwd128.go", Line: 87, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite537 = kernel.Site{File: "bwd128.go", Line: 94, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite538 = kernel.Site{File: "bwd128.go", Line: 215, Col: 2, Expr: "for i := i0; i < nq; i++"}
-	gocuSite539 = kernel.Site{File: "bwd128.go", Line: 227, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite540 = kernel.Site{File: "bwd64.go", Line: 63, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
-	gocuSite541 = kernel.Site{File: "bwd64.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
-	gocuSite542 = kernel.Site{File: "bwd64.go", Line: 86, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite543 = kernel.Site{File: "bwd64.go", Line: 89, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite544 = kernel.Site{File: "bwd64.go", Line: 96, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite545 = kernel.Site{File: "bwd64.go", Line: 217, Col: 2, Expr: "for i := i0; i < nq; i++"}
-	gocuSite546 = kernel.Site{File: "bwd64.go", Line: 229, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite547 = kernel.Site{File: "bwdwg.go", Line: 89, Col: 2, Expr: "for i := i0; i < nq; i++"}
-	gocuSite548 = kernel.Site{File: "bwdwg.go", Line: 107, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite549 = kernel.Site{File: "bwdwg.go", Line: 112, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite550 = kernel.Site{File: "bwdwg.go", Line: 126, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
-	gocuSite551 = kernel.Site{File: "bwdwg.go", Line: 132, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
-	gocuSite552 = kernel.Site{File: "bwdwg.go", Line: 138, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
-	gocuSite553 = kernel.Site{File: "bwdwg.go", Line: 150, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite554 = kernel.Site{File: "bwdwg.go", Line: 231, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
-	gocuSite555 = kernel.Site{File: "bwdwg.go", Line: 250, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
-	gocuSite556 = kernel.Site{File: "bwdwg.go", Line: 265, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite557 = kernel.Site{File: "bwdwg.go", Line: 270, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite558 = kernel.Site{File: "bwdwg.go", Line: 282, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
-	gocuSite559 = kernel.Site{File: "bwdwg.go", Line: 288, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
-	gocuSite560 = kernel.Site{File: "bwdwg.go", Line: 298, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite561 = kernel.Site{File: "fwd128.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite562 = kernel.Site{File: "fwd128.go", Line: 94, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite563 = kernel.Site{File: "fwd128.go", Line: 97, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite564 = kernel.Site{File: "fwd128.go", Line: 105, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite565 = kernel.Site{File: "fwd128.go", Line: 116, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite566 = kernel.Site{File: "fwd64.go", Line: 80, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
-	gocuSite567 = kernel.Site{File: "fwd64.go", Line: 96, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite568 = kernel.Site{File: "fwd64.go", Line: 99, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite569 = kernel.Site{File: "fwd64.go", Line: 107, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite570 = kernel.Site{File: "fwd64.go", Line: 118, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite571 = kernel.Site{File: "fwdwg.go", Line: 110, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite572 = kernel.Site{File: "fwdwg.go", Line: 123, Col: 2, Expr: "for j := int32(1); j < ntiles; j++"}
-	gocuSite573 = kernel.Site{File: "fwdwg.go", Line: 140, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite574 = kernel.Site{File: "fwdwg.go", Line: 145, Col: 3, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
-	gocuSite575 = kernel.Site{File: "fwdwg.go", Line: 157, Col: 3, Expr: "for i := 0; i < 64; i += 4"}
-	gocuSite576 = kernel.Site{File: "fwdwg.go", Line: 168, Col: 2, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
-	gocuSite577 = kernel.Site{File: "fwdwg.go", Line: 179, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite578 = kernel.Site{File: "fwdwg.go", Line: 190, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite579 = kernel.Site{File: "prep.go", Line: 24, Col: 2, Expr: "for c := lane; c < dim/2; c += 32"}
-	gocuSite580 = kernel.Site{File: "prep.go", Line: 29, Col: 2, Expr: "for m := int32(16); m > 0; m /= 2"}
+	gocuSite387 = kernel.Site{File: "bwdwga.go", Line: 36, Col: 8, Expr: "kernel.DynamicShared[float32](t)[bwTiles/2:]"}
+	gocuSite388 = kernel.Site{File: "bwdwga.go", Line: 44, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite389 = kernel.Site{File: "bwdwga.go", Line: 44, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite390 = kernel.Site{File: "bwdwga.go", Line: 44, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite391 = kernel.Site{File: "bwdwga.go", Line: 44, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite392 = kernel.Site{File: "bwdwga.go", Line: 63, Col: 3, Expr: "fl[(i0%2)*stats+tid]"}
+	gocuSite393 = kernel.Site{File: "bwdwga.go", Line: 68, Col: 32, Expr: "sm[wg*64*64:]"}
+	gocuSite394 = kernel.Site{File: "bwdwga.go", Line: 69, Col: 32, Expr: "sm[wgTile+wg*64*64:]"}
+	gocuSite395 = kernel.Site{File: "bwdwga.go", Line: 70, Col: 32, Expr: "sm[2*wgTile:]"}
+	gocuSite396 = kernel.Site{File: "bwdwga.go", Line: 71, Col: 33, Expr: "sm[2*wgTile+bwTile:]"}
+	gocuSite397 = kernel.Site{File: "bwdwga.go", Line: 72, Col: 32, Expr: "sm[2*wgTile:]"}
+	gocuSite398 = kernel.Site{File: "bwdwga.go", Line: 73, Col: 33, Expr: "sm[2*wgTile+bwTile:]"}
+	gocuSite399 = kernel.Site{File: "bwdwga.go", Line: 74, Col: 32, Expr: "sm[dsb:]"}
+	gocuSite400 = kernel.Site{File: "bwdwga.go", Line: 75, Col: 32, Expr: "sm[wg*wgHalf:]"}
+	gocuSite401 = kernel.Site{File: "bwdwga.go", Line: 89, Col: 5, Expr: "fl[((i+1)%2)*stats+tid]"}
+	gocuSite402 = kernel.Site{File: "bwdwga.go", Line: 110, Col: 21, Expr: "fl[fs:]"}
+	gocuSite403 = kernel.Site{File: "bwdwga.go", Line: 112, Col: 21, Expr: "fl[fs:]"}
+	gocuSite404 = kernel.Site{File: "bwdwga.go", Line: 118, Col: 34, Expr: "p[ks]"}
+	gocuSite405 = kernel.Site{File: "bwdwga.go", Line: 124, Col: 12, Expr: "s[e]"}
+	gocuSite406 = kernel.Site{File: "bwdwga.go", Line: 124, Col: 20, Expr: "dp[e]"}
+	gocuSite407 = kernel.Site{File: "bwdwga.go", Line: 124, Col: 28, Expr: "fl[fs+64+(e/4)*8+2*qd+e%2]"}
+	gocuSite408 = kernel.Site{File: "bwdwga.go", Line: 124, Col: 4, Expr: "dp[e]"}
+	gocuSite409 = kernel.Site{File: "bwdwga.go", Line: 130, Col: 34, Expr: "ds[ks]"}
+	gocuSite410 = kernel.Site{File: "bwdwga.go", Line: 140, Col: 71, Expr: "dp[e]"}
+	gocuSite411 = kernel.Site{File: "bwdwga.go", Line: 140, Col: 4, Expr: "sm[dsb+wg*bwHalf+c*64+((key/8)^(c&7))*8+key%8]"}
+	gocuSite412 = kernel.Site{File: "bwdwga.go", Line: 158, Col: 23, Expr: "dqacc[(bh*int(seq)+int(r))*d128+int(wg*64+(e/4)*8+2*qd+e%2)]"}
+	gocuSite413 = kernel.Site{File: "bwdwga.go", Line: 158, Col: 85, Expr: "dqp[e]"}
+	gocuSite414 = kernel.Site{File: "bwdwga.go", Line: 163, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite415 = kernel.Site{File: "bwdwga.go", Line: 164, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite416 = kernel.Site{File: "bwdwga.go", Line: 170, Col: 63, Expr: "dkacc[4*dt]"}
+	gocuSite417 = kernel.Site{File: "bwdwga.go", Line: 170, Col: 82, Expr: "dkacc[4*dt+1]"}
+	gocuSite418 = kernel.Site{File: "bwdwga.go", Line: 170, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
+	gocuSite419 = kernel.Site{File: "bwdwga.go", Line: 171, Col: 63, Expr: "dvacc[4*dt]"}
+	gocuSite420 = kernel.Site{File: "bwdwga.go", Line: 171, Col: 76, Expr: "dvacc[4*dt+1]"}
+	gocuSite421 = kernel.Site{File: "bwdwga.go", Line: 171, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
+	gocuSite422 = kernel.Site{File: "bwdwga.go", Line: 174, Col: 65, Expr: "dkacc[4*dt+2]"}
+	gocuSite423 = kernel.Site{File: "bwdwga.go", Line: 174, Col: 86, Expr: "dkacc[4*dt+3]"}
+	gocuSite424 = kernel.Site{File: "bwdwga.go", Line: 174, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
+	gocuSite425 = kernel.Site{File: "bwdwga.go", Line: 175, Col: 65, Expr: "dvacc[4*dt+2]"}
+	gocuSite426 = kernel.Site{File: "bwdwga.go", Line: 175, Col: 80, Expr: "dvacc[4*dt+3]"}
+	gocuSite427 = kernel.Site{File: "bwdwga.go", Line: 175, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
+	gocuSite428 = kernel.Site{File: "bwdwga.go", Line: 192, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
+	gocuSite429 = kernel.Site{File: "bwdwga.go", Line: 194, Col: 89, Expr: "dqacc[a]"}
+	gocuSite430 = kernel.Site{File: "bwdwga.go", Line: 194, Col: 105, Expr: "dqacc[a+1]"}
+	gocuSite431 = kernel.Site{File: "bwdwga.go", Line: 194, Col: 2, Expr: "dq2[(dql.head(row/seq, heads)+int(row%seq)*int(dql.S)+int(c))/2]"}
+	gocuSite432 = kernel.Site{File: "bwdwga.go", Line: 194, Col: 16, Expr: "row / seq"}
+	gocuSite433 = kernel.Site{File: "bwdwga.go", Line: 194, Col: 36, Expr: "row % seq"}
+	gocuSite434 = kernel.Site{File: "fwd128.go", Line: 55, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite435 = kernel.Site{File: "fwd128.go", Line: 55, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite436 = kernel.Site{File: "fwd128.go", Line: 55, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite437 = kernel.Site{File: "fwd128.go", Line: 81, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
+	gocuSite438 = kernel.Site{File: "fwd128.go", Line: 81, Col: 3, Expr: "qf[ks]"}
+	gocuSite439 = kernel.Site{File: "fwd128.go", Line: 106, Col: 49, Expr: "sum[hh]"}
+	gocuSite440 = kernel.Site{File: "fwd128.go", Line: 106, Col: 3, Expr: "sum[hh]"}
+	gocuSite441 = kernel.Site{File: "fwd128.go", Line: 107, Col: 49, Expr: "sum[hh]"}
+	gocuSite442 = kernel.Site{File: "fwd128.go", Line: 107, Col: 3, Expr: "sum[hh]"}
+	gocuSite443 = kernel.Site{File: "fwd128.go", Line: 108, Col: 17, Expr: "sum[hh]"}
+	gocuSite444 = kernel.Site{File: "fwd128.go", Line: 108, Col: 3, Expr: "inv[hh]"}
+	gocuSite445 = kernel.Site{File: "fwd128.go", Line: 110, Col: 31, Expr: "mx[hh]"}
+	gocuSite446 = kernel.Site{File: "fwd128.go", Line: 110, Col: 52, Expr: "sum[hh]"}
+	gocuSite447 = kernel.Site{File: "fwd128.go", Line: 110, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite448 = kernel.Site{File: "fwd128.go", Line: 113, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite449 = kernel.Site{File: "fwd128.go", Line: 119, Col: 63, Expr: "acc[dt][0]"}
+	gocuSite450 = kernel.Site{File: "fwd128.go", Line: 119, Col: 74, Expr: "inv[0]"}
+	gocuSite451 = kernel.Site{File: "fwd128.go", Line: 119, Col: 82, Expr: "acc[dt][1]"}
+	gocuSite452 = kernel.Site{File: "fwd128.go", Line: 119, Col: 93, Expr: "inv[0]"}
+	gocuSite453 = kernel.Site{File: "fwd128.go", Line: 119, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite454 = kernel.Site{File: "fwd128.go", Line: 122, Col: 65, Expr: "acc[dt][2]"}
+	gocuSite455 = kernel.Site{File: "fwd128.go", Line: 122, Col: 76, Expr: "inv[1]"}
+	gocuSite456 = kernel.Site{File: "fwd128.go", Line: 122, Col: 84, Expr: "acc[dt][3]"}
+	gocuSite457 = kernel.Site{File: "fwd128.go", Line: 122, Col: 95, Expr: "inv[1]"}
+	gocuSite458 = kernel.Site{File: "fwd128.go", Line: 122, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite459 = kernel.Site{File: "fwd64.go", Line: 57, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite460 = kernel.Site{File: "fwd64.go", Line: 57, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite461 = kernel.Site{File: "fwd64.go", Line: 57, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite462 = kernel.Site{File: "fwd64.go", Line: 83, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
+	gocuSite463 = kernel.Site{File: "fwd64.go", Line: 83, Col: 3, Expr: "qf[ks]"}
+	gocuSite464 = kernel.Site{File: "fwd64.go", Line: 108, Col: 49, Expr: "sum[hh]"}
+	gocuSite465 = kernel.Site{File: "fwd64.go", Line: 108, Col: 3, Expr: "sum[hh]"}
+	gocuSite466 = kernel.Site{File: "fwd64.go", Line: 109, Col: 49, Expr: "sum[hh]"}
+	gocuSite467 = kernel.Site{File: "fwd64.go", Line: 109, Col: 3, Expr: "sum[hh]"}
+	gocuSite468 = kernel.Site{File: "fwd64.go", Line: 110, Col: 17, Expr: "sum[hh]"}
+	gocuSite469 = kernel.Site{File: "fwd64.go", Line: 110, Col: 3, Expr: "inv[hh]"}
+	gocuSite470 = kernel.Site{File: "fwd64.go", Line: 112, Col: 31, Expr: "mx[hh]"}
+	gocuSite471 = kernel.Site{File: "fwd64.go", Line: 112, Col: 52, Expr: "sum[hh]"}
+	gocuSite472 = kernel.Site{File: "fwd64.go", Line: 112, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite473 = kernel.Site{File: "fwd64.go", Line: 115, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite474 = kernel.Site{File: "fwd64.go", Line: 121, Col: 63, Expr: "acc[dt][0]"}
+	gocuSite475 = kernel.Site{File: "fwd64.go", Line: 121, Col: 74, Expr: "inv[0]"}
+	gocuSite476 = kernel.Site{File: "fwd64.go", Line: 121, Col: 82, Expr: "acc[dt][1]"}
+	gocuSite477 = kernel.Site{File: "fwd64.go", Line: 121, Col: 93, Expr: "inv[0]"}
+	gocuSite478 = kernel.Site{File: "fwd64.go", Line: 121, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite479 = kernel.Site{File: "fwd64.go", Line: 124, Col: 65, Expr: "acc[dt][2]"}
+	gocuSite480 = kernel.Site{File: "fwd64.go", Line: 124, Col: 76, Expr: "inv[1]"}
+	gocuSite481 = kernel.Site{File: "fwd64.go", Line: 124, Col: 84, Expr: "acc[dt][3]"}
+	gocuSite482 = kernel.Site{File: "fwd64.go", Line: 124, Col: 95, Expr: "inv[1]"}
+	gocuSite483 = kernel.Site{File: "fwd64.go", Line: 124, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite484 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite485 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite486 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite487 = kernel.Site{File: "fwdwg.go", Line: 85, Col: 31, Expr: "sm[wg*64*64:]"}
+	gocuSite488 = kernel.Site{File: "fwdwg.go", Line: 86, Col: 31, Expr: "sm[wgKV:]"}
+	gocuSite489 = kernel.Site{File: "fwdwg.go", Line: 87, Col: 31, Expr: "sm[wgKV+wgTile:]"}
+	gocuSite490 = kernel.Site{File: "fwdwg.go", Line: 146, Col: 32, Expr: "p[ks]"}
+	gocuSite491 = kernel.Site{File: "fwdwg.go", Line: 158, Col: 14, Expr: "corr[0]"}
+	gocuSite492 = kernel.Site{File: "fwdwg.go", Line: 158, Col: 4, Expr: "acc[i]"}
+	gocuSite493 = kernel.Site{File: "fwdwg.go", Line: 159, Col: 16, Expr: "corr[0]"}
+	gocuSite494 = kernel.Site{File: "fwdwg.go", Line: 159, Col: 4, Expr: "acc[i+1]"}
+	gocuSite495 = kernel.Site{File: "fwdwg.go", Line: 160, Col: 16, Expr: "corr[1]"}
+	gocuSite496 = kernel.Site{File: "fwdwg.go", Line: 160, Col: 4, Expr: "acc[i+2]"}
+	gocuSite497 = kernel.Site{File: "fwdwg.go", Line: 161, Col: 16, Expr: "corr[1]"}
+	gocuSite498 = kernel.Site{File: "fwdwg.go", Line: 161, Col: 4, Expr: "acc[i+3]"}
+	gocuSite499 = kernel.Site{File: "fwdwg.go", Line: 169, Col: 31, Expr: "p[ks]"}
+	gocuSite500 = kernel.Site{File: "fwdwg.go", Line: 180, Col: 49, Expr: "sum[hh]"}
+	gocuSite501 = kernel.Site{File: "fwdwg.go", Line: 180, Col: 3, Expr: "sum[hh]"}
+	gocuSite502 = kernel.Site{File: "fwdwg.go", Line: 181, Col: 49, Expr: "sum[hh]"}
+	gocuSite503 = kernel.Site{File: "fwdwg.go", Line: 181, Col: 3, Expr: "sum[hh]"}
+	gocuSite504 = kernel.Site{File: "fwdwg.go", Line: 182, Col: 17, Expr: "sum[hh]"}
+	gocuSite505 = kernel.Site{File: "fwdwg.go", Line: 182, Col: 3, Expr: "inv[hh]"}
+	gocuSite506 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 31, Expr: "mx[hh]"}
+	gocuSite507 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 52, Expr: "sum[hh]"}
+	gocuSite508 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite509 = kernel.Site{File: "fwdwg.go", Line: 187, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite510 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 63, Expr: "acc[4*dt]"}
+	gocuSite511 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 73, Expr: "inv[0]"}
+	gocuSite512 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 81, Expr: "acc[4*dt+1]"}
+	gocuSite513 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 93, Expr: "inv[0]"}
+	gocuSite514 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite515 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 65, Expr: "acc[4*dt+2]"}
+	gocuSite516 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 77, Expr: "inv[1]"}
+	gocuSite517 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 85, Expr: "acc[4*dt+3]"}
+	gocuSite518 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 97, Expr: "inv[1]"}
+	gocuSite519 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite520 = kernel.Site{File: "prep.go", Line: 18, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite521 = kernel.Site{File: "prep.go", Line: 19, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](do)"}
+	gocuSite522 = kernel.Site{File: "prep.go", Line: 20, Col: 11, Expr: "row / seq"}
+	gocuSite523 = kernel.Site{File: "prep.go", Line: 20, Col: 20, Expr: "row % seq"}
+	gocuSite524 = kernel.Site{File: "prep.go", Line: 25, Col: 11, Expr: "o2[ob+int(c)]"}
+	gocuSite525 = kernel.Site{File: "prep.go", Line: 25, Col: 26, Expr: "do2[db+int(c)]"}
+	gocuSite526 = kernel.Site{File: "prep.go", Line: 33, Col: 3, Expr: "dvec[row]"}
+	gocuSite527 = kernel.Site{File: "fwd128.go", Line: 285, Col: 2, Expr: "for i := int32(0); i < 64/d128Rows; i++"}
+	gocuSite528 = kernel.Site{File: "fwd128.go", Line: 141, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite529 = kernel.Site{File: "fwd128.go", Line: 235, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite530 = kernel.Site{File: "fwd128.go", Line: 238, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite531 = kernel.Site{File: "fwd128.go", Line: 240, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite532 = kernel.Site{File: "bwd128.go", Line: 151, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite533 = kernel.Site{File: "bwd128.go", Line: 155, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite534 = kernel.Site{File: "bwd128.go", Line: 158, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite535 = kernel.Site{File: "fwd128.go", Line: 257, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite536 = kernel.Site{File: "fwd128.go", Line: 264, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite537 = kernel.Site{File: "fwd128.go", Line: 267, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite538 = kernel.Site{File: "fwd128.go", Line: 270, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite539 = kernel.Site{File: "bwd128.go", Line: 131, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite540 = kernel.Site{File: "bwd128.go", Line: 133, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite541 = kernel.Site{File: "bwd128.go", Line: 269, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
+	gocuSite542 = kernel.Site{File: "bwd128.go", Line: 271, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite543 = kernel.Site{File: "fwd64.go", Line: 287, Col: 2, Expr: "for i := int32(0); i < 64/d64Rows; i++"}
+	gocuSite544 = kernel.Site{File: "fwd64.go", Line: 143, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite545 = kernel.Site{File: "fwd64.go", Line: 237, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite546 = kernel.Site{File: "fwd64.go", Line: 240, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite547 = kernel.Site{File: "fwd64.go", Line: 242, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite548 = kernel.Site{File: "bwd64.go", Line: 153, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite549 = kernel.Site{File: "bwd64.go", Line: 157, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite550 = kernel.Site{File: "bwd64.go", Line: 160, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite551 = kernel.Site{File: "fwd64.go", Line: 259, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite552 = kernel.Site{File: "fwd64.go", Line: 266, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite553 = kernel.Site{File: "fwd64.go", Line: 269, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite554 = kernel.Site{File: "fwd64.go", Line: 272, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite555 = kernel.Site{File: "bwd64.go", Line: 133, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite556 = kernel.Site{File: "bwd64.go", Line: 135, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite557 = kernel.Site{File: "bwd64.go", Line: 271, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
+	gocuSite558 = kernel.Site{File: "bwd64.go", Line: 273, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite559 = kernel.Site{File: "fwdwg.go", Line: 272, Col: 2, Expr: "for i := int32(0); i < 128/wgLoadRows; i++"}
+	gocuSite560 = kernel.Site{File: "bwdwg.go", Line: 349, Col: 2, Expr: "for i := int32(0); i < bwRows/wgLoadRows; i++"}
+	gocuSite561 = kernel.Site{File: "bwdwg.go", Line: 170, Col: 2, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite562 = kernel.Site{File: "bwdwg.go", Line: 335, Col: 2, Expr: "for j := 0; j < bwRows/16; j++"}
+	gocuSite563 = kernel.Site{File: "bwdwg.go", Line: 315, Col: 2, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite564 = kernel.Site{File: "fwd128.go", Line: 177, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite565 = kernel.Site{File: "fwd128.go", Line: 179, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite566 = kernel.Site{File: "fwd128.go", Line: 192, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite567 = kernel.Site{File: "fwd128.go", Line: 208, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite568 = kernel.Site{File: "fwd128.go", Line: 210, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite569 = kernel.Site{File: "fwd128.go", Line: 217, Col: 2, Expr: "for dt := 0; dt < d128/8; dt++"}
+	gocuSite570 = kernel.Site{File: "fwd64.go", Line: 179, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite571 = kernel.Site{File: "fwd64.go", Line: 181, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite572 = kernel.Site{File: "fwd64.go", Line: 194, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite573 = kernel.Site{File: "fwd64.go", Line: 210, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite574 = kernel.Site{File: "fwd64.go", Line: 212, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite575 = kernel.Site{File: "fwd64.go", Line: 219, Col: 2, Expr: "for dt := 0; dt < d64/8; dt++"}
+	gocuSite576 = kernel.Site{File: "fwdwg.go", Line: 231, Col: 2, Expr: "for i := int32(0); i < 64; i++"}
+	gocuSite577 = kernel.Site{File: "fwdwg.go", Line: 243, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite578 = kernel.Site{File: "fwdwg.go", Line: 259, Col: 2, Expr: "for i := int32(0); i < 64; i++"}
+	gocuSite579 = kernel.Site{File: "fwdwg.go", Line: 212, Col: 2, Expr: "for j := 0; j < wgKeys/16; j++"}
+	gocuSite580 = kernel.Site{File: "bwd128.go", Line: 61, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
+	gocuSite581 = kernel.Site{File: "bwd128.go", Line: 76, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite582 = kernel.Site{File: "bwd128.go", Line: 84, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite583 = kernel.Site{File: "bwd128.go", Line: 87, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite584 = kernel.Site{File: "bwd128.go", Line: 94, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite585 = kernel.Site{File: "bwd128.go", Line: 215, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite586 = kernel.Site{File: "bwd128.go", Line: 227, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite587 = kernel.Site{File: "bwd64.go", Line: 63, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
+	gocuSite588 = kernel.Site{File: "bwd64.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
+	gocuSite589 = kernel.Site{File: "bwd64.go", Line: 86, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite590 = kernel.Site{File: "bwd64.go", Line: 89, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite591 = kernel.Site{File: "bwd64.go", Line: 96, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite592 = kernel.Site{File: "bwd64.go", Line: 217, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite593 = kernel.Site{File: "bwd64.go", Line: 229, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite594 = kernel.Site{File: "bwdwg.go", Line: 89, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite595 = kernel.Site{File: "bwdwg.go", Line: 107, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite596 = kernel.Site{File: "bwdwg.go", Line: 112, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite597 = kernel.Site{File: "bwdwg.go", Line: 126, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
+	gocuSite598 = kernel.Site{File: "bwdwg.go", Line: 132, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite599 = kernel.Site{File: "bwdwg.go", Line: 138, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
+	gocuSite600 = kernel.Site{File: "bwdwg.go", Line: 150, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite601 = kernel.Site{File: "bwdwg.go", Line: 231, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
+	gocuSite602 = kernel.Site{File: "bwdwg.go", Line: 250, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
+	gocuSite603 = kernel.Site{File: "bwdwg.go", Line: 265, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite604 = kernel.Site{File: "bwdwg.go", Line: 270, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite605 = kernel.Site{File: "bwdwg.go", Line: 282, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite606 = kernel.Site{File: "bwdwg.go", Line: 288, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
+	gocuSite607 = kernel.Site{File: "bwdwg.go", Line: 298, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite608 = kernel.Site{File: "bwdwga.go", Line: 80, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite609 = kernel.Site{File: "bwdwga.go", Line: 98, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite610 = kernel.Site{File: "bwdwga.go", Line: 103, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite611 = kernel.Site{File: "bwdwga.go", Line: 117, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
+	gocuSite612 = kernel.Site{File: "bwdwga.go", Line: 123, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite613 = kernel.Site{File: "bwdwga.go", Line: 129, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
+	gocuSite614 = kernel.Site{File: "bwdwga.go", Line: 137, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite615 = kernel.Site{File: "bwdwga.go", Line: 148, Col: 3, Expr: "for ks := int32(0); ks < wgRows/16; ks++"}
+	gocuSite616 = kernel.Site{File: "bwdwga.go", Line: 156, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite617 = kernel.Site{File: "bwdwga.go", Line: 167, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite618 = kernel.Site{File: "fwd128.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite619 = kernel.Site{File: "fwd128.go", Line: 94, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite620 = kernel.Site{File: "fwd128.go", Line: 97, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite621 = kernel.Site{File: "fwd128.go", Line: 105, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite622 = kernel.Site{File: "fwd128.go", Line: 116, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite623 = kernel.Site{File: "fwd64.go", Line: 80, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
+	gocuSite624 = kernel.Site{File: "fwd64.go", Line: 96, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite625 = kernel.Site{File: "fwd64.go", Line: 99, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite626 = kernel.Site{File: "fwd64.go", Line: 107, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite627 = kernel.Site{File: "fwd64.go", Line: 118, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite628 = kernel.Site{File: "fwdwg.go", Line: 110, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite629 = kernel.Site{File: "fwdwg.go", Line: 123, Col: 2, Expr: "for j := int32(1); j < ntiles; j++"}
+	gocuSite630 = kernel.Site{File: "fwdwg.go", Line: 140, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite631 = kernel.Site{File: "fwdwg.go", Line: 145, Col: 3, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
+	gocuSite632 = kernel.Site{File: "fwdwg.go", Line: 157, Col: 3, Expr: "for i := 0; i < 64; i += 4"}
+	gocuSite633 = kernel.Site{File: "fwdwg.go", Line: 168, Col: 2, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
+	gocuSite634 = kernel.Site{File: "fwdwg.go", Line: 179, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite635 = kernel.Site{File: "fwdwg.go", Line: 190, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite636 = kernel.Site{File: "prep.go", Line: 24, Col: 2, Expr: "for c := lane; c < dim/2; c += 32"}
+	gocuSite637 = kernel.Site{File: "prep.go", Line: 29, Col: 2, Expr: "for m := int32(16); m > 0; m /= 2"}
 )
 
 // gocuChecked_layout_head is the checked copy of attn.layout.head (tile.go:30).
@@ -3559,7 +3914,7 @@ func gocuChecked_layout_head(gocuT *kernel.Thread, l layout, bh int32, heads int
 // gocuChecked_load128 is the checked copy of attn.load128 (fwd128.go:283).
 func gocuChecked_load128(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
 	/*line fwd128.go:285*/ for i := int32(0); i < 64/d128Rows; i++ {
-		/*line fwd128.go:285*/ kernel.Loop(t, &gocuSite480)
+		/*line fwd128.go:285*/ kernel.Loop(t, &gocuSite527)
 		/*line fwd128.go:286*/ r := r0 + cr + i*d128Rows
 		/*line fwd128.go:287*/ ok := r < seq
 		/*line fwd128.go:288*/ if !ok {
@@ -3576,7 +3931,7 @@ func gocuChecked_laneOffsets128(gocuT *kernel.Thread, lane int32) (kOff [4]int32
 	/*line fwd128.go:138*/ rowK := (l7+8*(lane/16))*d128 + 8*(((lane/8)^l7)&1)
 	/*line fwd128.go:139*/ rowV := (lane%16)*d128 + 8*(((lane/16)^l7)&1)
 	/*line fwd128.go:141*/ for j := int32(0); j < 4; j++ {
-		/*line fwd128.go:141*/ kernel.Loop(gocuT, &gocuSite481)
+		/*line fwd128.go:141*/ kernel.Loop(gocuT, &gocuSite528)
 		/*line fwd128.go:142*/ *kernel.At(gocuT, kOff[:], int(j), &gocuSite4, kernel.Write) = rowK + 16*(j^h)
 		/*line fwd128.go:143*/ *kernel.At(gocuT, vOff[:], int(j), &gocuSite5, kernel.Write) = rowV + 16*(j^h)
 	}
@@ -3586,12 +3941,12 @@ func gocuChecked_laneOffsets128(gocuT *kernel.Thread, lane int32) (kOff [4]int32
 // gocuChecked_mmaABt128 is the checked copy of attn.mmaABt128 (fwd128.go:231).
 func gocuChecked_mmaABt128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOff [4]int32, a [8]kernel.FragA, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line fwd128.go:235*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd128.go:235*/ kernel.Loop(t, &gocuSite482)
+		/*line fwd128.go:235*/ kernel.Loop(t, &gocuSite529)
 		/*line fwd128.go:236*/ kb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite7, kernel.Read):]
 		/*line fwd128.go:238*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line fwd128.go:238*/ kernel.Loop(t, &gocuSite483)
+			/*line fwd128.go:238*/ kernel.Loop(t, &gocuSite530)
 			/*line fwd128.go:240*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line fwd128.go:240*/ kernel.Loop(t, &gocuSite484)
+				/*line fwd128.go:240*/ kernel.Loop(t, &gocuSite531)
 				/*line fwd128.go:241*/ kf := kernel.LdMatrixX4(t, kb[nj*16*d128+jj*64:])
 				/*line fwd128.go:242*/ {
 					/*line fwd128.go:242*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite9, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite10, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite11, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite12, kernel.Read))
@@ -3610,14 +3965,14 @@ func gocuChecked_mmaABt128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOf
 // gocuChecked_mmaSABt128 is the checked copy of attn.mmaSABt128 (bwd128.go:149).
 func gocuChecked_mmaSABt128(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOff [4]int32, b0 int32, kOff [4]int32, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line bwd128.go:151*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line bwd128.go:151*/ kernel.Loop(t, &gocuSite485)
+		/*line bwd128.go:151*/ kernel.Loop(t, &gocuSite532)
 		/*line bwd128.go:152*/ ab := sm[a0+*kernel.At(t, vOff[:], int(j4), &gocuSite20, kernel.Read):]
 		/*line bwd128.go:153*/ bb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite22, kernel.Read):]
 		/*line bwd128.go:155*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line bwd128.go:155*/ kernel.Loop(t, &gocuSite486)
+			/*line bwd128.go:155*/ kernel.Loop(t, &gocuSite533)
 			/*line bwd128.go:156*/ af := kernel.LdMatrixX4(t, ab[jj*64:])
 			/*line bwd128.go:158*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line bwd128.go:158*/ kernel.Loop(t, &gocuSite487)
+				/*line bwd128.go:158*/ kernel.Loop(t, &gocuSite534)
 				/*line bwd128.go:159*/ bf := kernel.LdMatrixX4(t, bb[nj*16*d128+jj*64:])
 				/*line bwd128.go:160*/ {
 					/*line bwd128.go:160*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(0), &gocuSite25, kernel.Read), *kernel.At(t, bf[:], int(1), &gocuSite26, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite27, kernel.Read))
@@ -3637,20 +3992,20 @@ func gocuChecked_mmaSABt128(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vO
 func gocuChecked_mmaCB128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, vOff [4]int32, p [8]kernel.FragC, acc [16]kernel.FragC) [16]kernel.FragC {
 	/*line fwd128.go:255*/ var pa [4]kernel.FragA
 	/*line fwd128.go:257*/ for kk := int32(0); kk < tileK/16; kk++ {
-		/*line fwd128.go:257*/ kernel.Loop(t, &gocuSite488)
+		/*line fwd128.go:257*/ kernel.Loop(t, &gocuSite535)
 		/*line fwd128.go:258*/ {
 			/*line fwd128.go:258*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite33)][:], int(0), &gocuSite33, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite34)][:], int(1), &gocuSite34, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite35)][:], int(2), &gocuSite35, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite36)][:], int(3), &gocuSite36, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite37)][:], int(0), &gocuSite37, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite38)][:], int(1), &gocuSite38, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite39)][:], int(2), &gocuSite39, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite40)][:], int(3), &gocuSite40, kernel.Read))}
 			/*line fwd128.go:258*/ *kernel.At(t, pa[:], int(kk), &gocuSite41, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd128.go:264*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd128.go:264*/ kernel.Loop(t, &gocuSite489)
+		/*line fwd128.go:264*/ kernel.Loop(t, &gocuSite536)
 		/*line fwd128.go:265*/ vb := sm[b0+*kernel.At(t, vOff[:], int(j4), &gocuSite43, kernel.Read):]
 		/*line fwd128.go:267*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line fwd128.go:267*/ kernel.Loop(t, &gocuSite490)
+			/*line fwd128.go:267*/ kernel.Loop(t, &gocuSite537)
 			/*line fwd128.go:268*/ nd := 4*jj + j4
 			/*line fwd128.go:270*/ for kk := int32(0); kk < tileK/16; kk++ {
-				/*line fwd128.go:270*/ kernel.Loop(t, &gocuSite491)
+				/*line fwd128.go:270*/ kernel.Loop(t, &gocuSite538)
 				/*line fwd128.go:271*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*d128+jj*64:])
 				/*line fwd128.go:272*/ {
 					/*line fwd128.go:272*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite45, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite46, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite47, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite48, kernel.Read))
@@ -3686,9 +4041,9 @@ func gocuChecked_bwdQ128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.
 	/*line bwd128.go:126*/ dp = gocuChecked_mmaSABt128(t, sm, d128Tile+warp*16*d128, vOff, vs0, kOff, dp)
 	/*line bwd128.go:129*/ qd := t.ThreadIdx.X % 4
 	/*line bwd128.go:131*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line bwd128.go:131*/ kernel.Loop(t, &gocuSite492)
+		/*line bwd128.go:131*/ kernel.Loop(t, &gocuSite539)
 		/*line bwd128.go:133*/ for e := int32(0); e < 4; e++ {
-			/*line bwd128.go:133*/ kernel.Loop(t, &gocuSite493)
+			/*line bwd128.go:133*/ kernel.Loop(t, &gocuSite540)
 			/*line bwd128.go:134*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite55)][:], int(e), &gocuSite55, kernel.Read), sl2, -(*kernel.At(t, l2[:], int(e/2), &gocuSite56, kernel.Read))))
 			/*line bwd128.go:135*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite57, kernel.Read) {
 				/*line bwd128.go:136*/ p = 0
@@ -3736,9 +4091,9 @@ func gocuChecked_bwdKV128Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float
 	/*line bwd128.go:264*/ dp = gocuChecked_mmaSABt128(t, sm, d128Tile+warp*16*d128, vOff, ds0, kOff, dp)
 	/*line bwd128.go:267*/ qd := tid % 4
 	/*line bwd128.go:269*/ for nt := int32(0); nt < tileQ/8; nt++ {
-		/*line bwd128.go:269*/ kernel.Loop(t, &gocuSite494)
+		/*line bwd128.go:269*/ kernel.Loop(t, &gocuSite541)
 		/*line bwd128.go:271*/ for e := int32(0); e < 4; e++ {
-			/*line bwd128.go:271*/ kernel.Loop(t, &gocuSite495)
+			/*line bwd128.go:271*/ kernel.Loop(t, &gocuSite542)
 			/*line bwd128.go:272*/ c := nt*8 + 2*qd + e%2
 			/*line bwd128.go:273*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite63)][:], int(e), &gocuSite63, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite64, kernel.Read))))
 			/*line bwd128.go:274*/ if masked {
@@ -3764,7 +4119,7 @@ func gocuChecked_bwdKV128Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float
 // gocuChecked_load64 is the checked copy of attn.load64 (fwd64.go:285).
 func gocuChecked_load64(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
 	/*line fwd64.go:287*/ for i := int32(0); i < 64/d64Rows; i++ {
-		/*line fwd64.go:287*/ kernel.Loop(t, &gocuSite496)
+		/*line fwd64.go:287*/ kernel.Loop(t, &gocuSite543)
 		/*line fwd64.go:288*/ r := r0 + cr + i*d64Rows
 		/*line fwd64.go:289*/ ok := r < seq
 		/*line fwd64.go:290*/ if !ok {
@@ -3781,7 +4136,7 @@ func gocuChecked_laneOffsets64(gocuT *kernel.Thread, lane int32) (kOff [4]int32,
 	/*line fwd64.go:140*/ rowK := (l7+8*(lane/16))*d64 + 8*(((lane/8)^l7)&1)
 	/*line fwd64.go:141*/ rowV := (lane%16)*d64 + 8*(((lane/16)^l7)&1)
 	/*line fwd64.go:143*/ for j := int32(0); j < 4; j++ {
-		/*line fwd64.go:143*/ kernel.Loop(gocuT, &gocuSite497)
+		/*line fwd64.go:143*/ kernel.Loop(gocuT, &gocuSite544)
 		/*line fwd64.go:144*/ *kernel.At(gocuT, kOff[:], int(j), &gocuSite72, kernel.Write) = rowK + 16*(j^h)
 		/*line fwd64.go:145*/ *kernel.At(gocuT, vOff[:], int(j), &gocuSite73, kernel.Write) = rowV + 16*(j^h)
 	}
@@ -3791,12 +4146,12 @@ func gocuChecked_laneOffsets64(gocuT *kernel.Thread, lane int32) (kOff [4]int32,
 // gocuChecked_mmaABt64 is the checked copy of attn.mmaABt64 (fwd64.go:233).
 func gocuChecked_mmaABt64(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOff [4]int32, a [4]kernel.FragA, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line fwd64.go:237*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd64.go:237*/ kernel.Loop(t, &gocuSite498)
+		/*line fwd64.go:237*/ kernel.Loop(t, &gocuSite545)
 		/*line fwd64.go:238*/ kb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite75, kernel.Read):]
 		/*line fwd64.go:240*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line fwd64.go:240*/ kernel.Loop(t, &gocuSite499)
+			/*line fwd64.go:240*/ kernel.Loop(t, &gocuSite546)
 			/*line fwd64.go:242*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line fwd64.go:242*/ kernel.Loop(t, &gocuSite500)
+				/*line fwd64.go:242*/ kernel.Loop(t, &gocuSite547)
 				/*line fwd64.go:243*/ kf := kernel.LdMatrixX4(t, kb[nj*16*d64+jj*64:])
 				/*line fwd64.go:244*/ {
 					/*line fwd64.go:244*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite77, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite78, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite79, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite80, kernel.Read))
@@ -3815,14 +4170,14 @@ func gocuChecked_mmaABt64(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOff
 // gocuChecked_mmaSABt64 is the checked copy of attn.mmaSABt64 (bwd64.go:151).
 func gocuChecked_mmaSABt64(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOff [4]int32, b0 int32, kOff [4]int32, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line bwd64.go:153*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line bwd64.go:153*/ kernel.Loop(t, &gocuSite501)
+		/*line bwd64.go:153*/ kernel.Loop(t, &gocuSite548)
 		/*line bwd64.go:154*/ ab := sm[a0+*kernel.At(t, vOff[:], int(j4), &gocuSite88, kernel.Read):]
 		/*line bwd64.go:155*/ bb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite90, kernel.Read):]
 		/*line bwd64.go:157*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line bwd64.go:157*/ kernel.Loop(t, &gocuSite502)
+			/*line bwd64.go:157*/ kernel.Loop(t, &gocuSite549)
 			/*line bwd64.go:158*/ af := kernel.LdMatrixX4(t, ab[jj*64:])
 			/*line bwd64.go:160*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line bwd64.go:160*/ kernel.Loop(t, &gocuSite503)
+				/*line bwd64.go:160*/ kernel.Loop(t, &gocuSite550)
 				/*line bwd64.go:161*/ bf := kernel.LdMatrixX4(t, bb[nj*16*d64+jj*64:])
 				/*line bwd64.go:162*/ {
 					/*line bwd64.go:162*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(0), &gocuSite93, kernel.Read), *kernel.At(t, bf[:], int(1), &gocuSite94, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite95, kernel.Read))
@@ -3842,20 +4197,20 @@ func gocuChecked_mmaSABt64(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOf
 func gocuChecked_mmaCB64(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, vOff [4]int32, p [8]kernel.FragC, acc [8]kernel.FragC) [8]kernel.FragC {
 	/*line fwd64.go:257*/ var pa [4]kernel.FragA
 	/*line fwd64.go:259*/ for kk := int32(0); kk < tileK/16; kk++ {
-		/*line fwd64.go:259*/ kernel.Loop(t, &gocuSite504)
+		/*line fwd64.go:259*/ kernel.Loop(t, &gocuSite551)
 		/*line fwd64.go:260*/ {
 			/*line fwd64.go:260*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite101)][:], int(0), &gocuSite101, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite102)][:], int(1), &gocuSite102, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite103)][:], int(2), &gocuSite103, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite104)][:], int(3), &gocuSite104, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite105)][:], int(0), &gocuSite105, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite106)][:], int(1), &gocuSite106, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite107)][:], int(2), &gocuSite107, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite108)][:], int(3), &gocuSite108, kernel.Read))}
 			/*line fwd64.go:260*/ *kernel.At(t, pa[:], int(kk), &gocuSite109, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd64.go:266*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd64.go:266*/ kernel.Loop(t, &gocuSite505)
+		/*line fwd64.go:266*/ kernel.Loop(t, &gocuSite552)
 		/*line fwd64.go:267*/ vb := sm[b0+*kernel.At(t, vOff[:], int(j4), &gocuSite111, kernel.Read):]
 		/*line fwd64.go:269*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line fwd64.go:269*/ kernel.Loop(t, &gocuSite506)
+			/*line fwd64.go:269*/ kernel.Loop(t, &gocuSite553)
 			/*line fwd64.go:270*/ nd := 4*jj + j4
 			/*line fwd64.go:272*/ for kk := int32(0); kk < tileK/16; kk++ {
-				/*line fwd64.go:272*/ kernel.Loop(t, &gocuSite507)
+				/*line fwd64.go:272*/ kernel.Loop(t, &gocuSite554)
 				/*line fwd64.go:273*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*d64+jj*64:])
 				/*line fwd64.go:274*/ {
 					/*line fwd64.go:274*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite113, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite114, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite115, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite116, kernel.Read))
@@ -3891,9 +4246,9 @@ func gocuChecked_bwdQ64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	/*line bwd64.go:128*/ dp = gocuChecked_mmaSABt64(t, sm, d64Tile+warp*16*d64, vOff, vs0, kOff, dp)
 	/*line bwd64.go:131*/ qd := t.ThreadIdx.X % 4
 	/*line bwd64.go:133*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line bwd64.go:133*/ kernel.Loop(t, &gocuSite508)
+		/*line bwd64.go:133*/ kernel.Loop(t, &gocuSite555)
 		/*line bwd64.go:135*/ for e := int32(0); e < 4; e++ {
-			/*line bwd64.go:135*/ kernel.Loop(t, &gocuSite509)
+			/*line bwd64.go:135*/ kernel.Loop(t, &gocuSite556)
 			/*line bwd64.go:136*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite123)][:], int(e), &gocuSite123, kernel.Read), sl2, -(*kernel.At(t, l2[:], int(e/2), &gocuSite124, kernel.Read))))
 			/*line bwd64.go:137*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite125, kernel.Read) {
 				/*line bwd64.go:138*/ p = 0
@@ -3929,9 +4284,9 @@ func gocuChecked_bwdKV64Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float3
 	/*line bwd64.go:266*/ dp = gocuChecked_mmaSABt64(t, sm, d64Tile+warp*16*d64, vOff, ds0, kOff, dp)
 	/*line bwd64.go:269*/ qd := tid % 4
 	/*line bwd64.go:271*/ for nt := int32(0); nt < tileQ/8; nt++ {
-		/*line bwd64.go:271*/ kernel.Loop(t, &gocuSite510)
+		/*line bwd64.go:271*/ kernel.Loop(t, &gocuSite557)
 		/*line bwd64.go:273*/ for e := int32(0); e < 4; e++ {
-			/*line bwd64.go:273*/ kernel.Loop(t, &gocuSite511)
+			/*line bwd64.go:273*/ kernel.Loop(t, &gocuSite558)
 			/*line bwd64.go:274*/ c := nt*8 + 2*qd + e%2
 			/*line bwd64.go:275*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite129)][:], int(e), &gocuSite129, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite130, kernel.Read))))
 			/*line bwd64.go:276*/ if masked {
@@ -3957,7 +4312,7 @@ func gocuChecked_bwdKV64Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float3
 // gocuChecked_loadWG is the checked copy of attn.loadWG (fwdwg.go:270).
 func gocuChecked_loadWG(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
 	/*line fwdwg.go:272*/ for i := int32(0); i < 128/wgLoadRows; i++ {
-		/*line fwdwg.go:272*/ kernel.Loop(t, &gocuSite512)
+		/*line fwdwg.go:272*/ kernel.Loop(t, &gocuSite559)
 		/*line fwdwg.go:273*/ r := r0 + cr + i*wgLoadRows
 		/*line fwdwg.go:274*/ ok := r < seq
 		/*line fwdwg.go:275*/ if !ok {
@@ -3971,7 +4326,7 @@ func gocuChecked_loadWG(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []k
 func gocuChecked_loadBW(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32) {
 	/*line bwdwg.go:347*/ cr, cc := t.ThreadIdx.X/16, t.ThreadIdx.X%16
 	/*line bwdwg.go:349*/ for i := int32(0); i < bwRows/wgLoadRows; i++ {
-		/*line bwdwg.go:349*/ kernel.Loop(t, &gocuSite513)
+		/*line bwdwg.go:349*/ kernel.Loop(t, &gocuSite560)
 		/*line bwdwg.go:350*/ r := r0 + cr + i*wgLoadRows
 		/*line bwdwg.go:351*/ ok := r < seq
 		/*line bwdwg.go:352*/ if !ok {
@@ -3995,7 +4350,7 @@ func gocuChecked_bwStep(gocuT *kernel.Thread, ks int32) kernel.WGDesc {
 func gocuChecked_probsT(t *kernel.Thread, s kernel.WGAcc64, fl []float32, i int32, keyA int32, seq int32, sl2 float32, causal bool, masked bool) kernel.WGAcc64 {
 	/*line bwdwg.go:168*/ qd := t.ThreadIdx.X % 4
 	/*line bwdwg.go:170*/ for e := int32(0); e < 32; e++ {
-		/*line bwdwg.go:170*/ kernel.Loop(t, &gocuSite514)
+		/*line bwdwg.go:170*/ kernel.Loop(t, &gocuSite561)
 		/*line bwdwg.go:171*/ c := (e/4)*8 + 2*qd + e%2
 		/*line bwdwg.go:172*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[:], int(e), &gocuSite140, kernel.Read), sl2, -(*kernel.At(t, fl, int(c), &gocuSite141, kernel.Read))))
 		/*line bwdwg.go:173*/ if masked {
@@ -4012,7 +4367,7 @@ func gocuChecked_probsT(t *kernel.Thread, s kernel.WGAcc64, fl []float32, i int3
 func gocuChecked_pack64(gocuT *kernel.Thread, s kernel.WGAcc64) [4]kernel.FragA {
 	/*line bwdwg.go:333*/ var p [4]kernel.FragA
 	/*line bwdwg.go:335*/ for j := 0; j < bwRows/16; j++ {
-		/*line bwdwg.go:335*/ kernel.Loop(gocuT, &gocuSite515)
+		/*line bwdwg.go:335*/ kernel.Loop(gocuT, &gocuSite562)
 		/*line bwdwg.go:336*/ {
 			/*line bwdwg.go:336*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j), &gocuSite143, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+1), &gocuSite144, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+2), &gocuSite145, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+3), &gocuSite146, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+4), &gocuSite147, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+5), &gocuSite148, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+6), &gocuSite149, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+7), &gocuSite150, kernel.Read))}
 			/*line bwdwg.go:336*/ *kernel.At(gocuT, p[:], int(j), &gocuSite151, kernel.Write) = gocuV1
@@ -4025,7 +4380,7 @@ func gocuChecked_pack64(gocuT *kernel.Thread, s kernel.WGAcc64) [4]kernel.FragA 
 func gocuChecked_probs(t *kernel.Thread, s kernel.WGAcc64, j int32, l2 [2]float32, lim [2]int32, sl2 float32, masked bool) kernel.WGAcc64 {
 	/*line bwdwg.go:313*/ qd := t.ThreadIdx.X % 4
 	/*line bwdwg.go:315*/ for e := int32(0); e < 32; e++ {
-		/*line bwdwg.go:315*/ kernel.Loop(t, &gocuSite516)
+		/*line bwdwg.go:315*/ kernel.Loop(t, &gocuSite563)
 		/*line bwdwg.go:316*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[:], int(e), &gocuSite152, kernel.Read), sl2, -(*kernel.At(t, l2[:], int((e%4)/2), &gocuSite153, kernel.Read))))
 		/*line bwdwg.go:317*/ if masked && j*bwRows+(e/4)*8+2*qd+e%2 >= *kernel.At(t, lim[:], int((e%4)/2), &gocuSite154, kernel.Read) {
 			/*line bwdwg.go:318*/ p = 0
@@ -4055,9 +4410,9 @@ func gocuChecked_fwd128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	/*line fwd128.go:174*/ qd := t.ThreadIdx.X % 4
 	/*line fwd128.go:175*/ m := [2]float32{negInf, negInf}
 	/*line fwd128.go:177*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd128.go:177*/ kernel.Loop(t, &gocuSite517)
+		/*line fwd128.go:177*/ kernel.Loop(t, &gocuSite564)
 		/*line fwd128.go:179*/ for e := int32(0); e < 4; e++ {
-			/*line fwd128.go:179*/ kernel.Loop(t, &gocuSite518)
+			/*line fwd128.go:179*/ kernel.Loop(t, &gocuSite565)
 			/*line fwd128.go:180*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite156)][:], int(e), &gocuSite156, kernel.Read)
 			/*line fwd128.go:181*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite157, kernel.Read) {
 				/*line fwd128.go:182*/ x = negInf
@@ -4070,7 +4425,7 @@ func gocuChecked_fwd128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	}
 	/*line fwd128.go:190*/ var corr [2]float32
 	/*line fwd128.go:192*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd128.go:192*/ kernel.Loop(t, &gocuSite519)
+		/*line fwd128.go:192*/ kernel.Loop(t, &gocuSite566)
 		/*line fwd128.go:193*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite161, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite162, kernel.Read) {
 			/*line fwd128.go:194*/ *kernel.At(t, m[:], int(hh), &gocuSite163, kernel.Write) = o
 		}
@@ -4092,16 +4447,16 @@ func gocuChecked_fwd128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 		}
 	}
 	/*line fwd128.go:208*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd128.go:208*/ kernel.Loop(t, &gocuSite520)
+		/*line fwd128.go:208*/ kernel.Loop(t, &gocuSite567)
 		/*line fwd128.go:210*/ for e := int32(0); e < 4; e++ {
-			/*line fwd128.go:210*/ kernel.Loop(t, &gocuSite521)
+			/*line fwd128.go:210*/ kernel.Loop(t, &gocuSite568)
 			/*line fwd128.go:211*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite175)][:], int(e), &gocuSite175, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite176, kernel.Read))))
 			/*line fwd128.go:212*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite177)][:], int(e), &gocuSite177, kernel.Write) = p
 			/*line fwd128.go:213*/ *kernel.At(t, sum[:], int(e/2), &gocuSite178, kernel.ReadWrite) += p
 		}
 	}
 	/*line fwd128.go:217*/ for dt := 0; dt < d128/8; dt++ {
-		/*line fwd128.go:217*/ kernel.Loop(t, &gocuSite522)
+		/*line fwd128.go:217*/ kernel.Loop(t, &gocuSite569)
 		/*line fwd128.go:218*/ {
 			/*line fwd128.go:218*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(0), &gocuSite179, kernel.Read)
 			/*line fwd128.go:218*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite180)][:], int(0), &gocuSite180, kernel.ReadWrite) *= gocuV3
@@ -4142,9 +4497,9 @@ func gocuChecked_fwd64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 	/*line fwd64.go:176*/ qd := t.ThreadIdx.X % 4
 	/*line fwd64.go:177*/ m := [2]float32{negInf, negInf}
 	/*line fwd64.go:179*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd64.go:179*/ kernel.Loop(t, &gocuSite523)
+		/*line fwd64.go:179*/ kernel.Loop(t, &gocuSite570)
 		/*line fwd64.go:181*/ for e := int32(0); e < 4; e++ {
-			/*line fwd64.go:181*/ kernel.Loop(t, &gocuSite524)
+			/*line fwd64.go:181*/ kernel.Loop(t, &gocuSite571)
 			/*line fwd64.go:182*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite187)][:], int(e), &gocuSite187, kernel.Read)
 			/*line fwd64.go:183*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite188, kernel.Read) {
 				/*line fwd64.go:184*/ x = negInf
@@ -4157,7 +4512,7 @@ func gocuChecked_fwd64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 	}
 	/*line fwd64.go:192*/ var corr [2]float32
 	/*line fwd64.go:194*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd64.go:194*/ kernel.Loop(t, &gocuSite525)
+		/*line fwd64.go:194*/ kernel.Loop(t, &gocuSite572)
 		/*line fwd64.go:195*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite192, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite193, kernel.Read) {
 			/*line fwd64.go:196*/ *kernel.At(t, m[:], int(hh), &gocuSite194, kernel.Write) = o
 		}
@@ -4179,16 +4534,16 @@ func gocuChecked_fwd64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 		}
 	}
 	/*line fwd64.go:210*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd64.go:210*/ kernel.Loop(t, &gocuSite526)
+		/*line fwd64.go:210*/ kernel.Loop(t, &gocuSite573)
 		/*line fwd64.go:212*/ for e := int32(0); e < 4; e++ {
-			/*line fwd64.go:212*/ kernel.Loop(t, &gocuSite527)
+			/*line fwd64.go:212*/ kernel.Loop(t, &gocuSite574)
 			/*line fwd64.go:213*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite206)][:], int(e), &gocuSite206, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite207, kernel.Read))))
 			/*line fwd64.go:214*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite208)][:], int(e), &gocuSite208, kernel.Write) = p
 			/*line fwd64.go:215*/ *kernel.At(t, sum[:], int(e/2), &gocuSite209, kernel.ReadWrite) += p
 		}
 	}
 	/*line fwd64.go:219*/ for dt := 0; dt < d64/8; dt++ {
-		/*line fwd64.go:219*/ kernel.Loop(t, &gocuSite528)
+		/*line fwd64.go:219*/ kernel.Loop(t, &gocuSite575)
 		/*line fwd64.go:220*/ {
 			/*line fwd64.go:220*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(0), &gocuSite210, kernel.Read)
 			/*line fwd64.go:220*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite211)][:], int(0), &gocuSite211, kernel.ReadWrite) *= gocuV3
@@ -4215,7 +4570,7 @@ func gocuChecked_softmaxWG(t *kernel.Thread, s kernel.WGAcc128, mx [2]float32, s
 	/*line fwdwg.go:228*/ qd := t.ThreadIdx.X % 4
 	/*line fwdwg.go:229*/ m := [2]float32{negInf, negInf}
 	/*line fwdwg.go:231*/ for i := int32(0); i < 64; i++ {
-		/*line fwdwg.go:231*/ kernel.Loop(t, &gocuSite529)
+		/*line fwdwg.go:231*/ kernel.Loop(t, &gocuSite576)
 		/*line fwdwg.go:232*/ x := *kernel.At(t, s[:], int(i), &gocuSite218, kernel.Read)
 		/*line fwdwg.go:233*/ if masked && j*wgKeys+(i/4)*8+2*qd+i%2 >= *kernel.At(t, lim[:], int((i%4)/2), &gocuSite219, kernel.Read) {
 			/*line fwdwg.go:234*/ x = negInf
@@ -4227,7 +4582,7 @@ func gocuChecked_softmaxWG(t *kernel.Thread, s kernel.WGAcc128, mx [2]float32, s
 	}
 	/*line fwdwg.go:241*/ var corr [2]float32
 	/*line fwdwg.go:243*/ for hh := 0; hh < 2; hh++ {
-		/*line fwdwg.go:243*/ kernel.Loop(t, &gocuSite530)
+		/*line fwdwg.go:243*/ kernel.Loop(t, &gocuSite577)
 		/*line fwdwg.go:244*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite223, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite224, kernel.Read) {
 			/*line fwdwg.go:245*/ *kernel.At(t, m[:], int(hh), &gocuSite225, kernel.Write) = o
 		}
@@ -4249,7 +4604,7 @@ func gocuChecked_softmaxWG(t *kernel.Thread, s kernel.WGAcc128, mx [2]float32, s
 		}
 	}
 	/*line fwdwg.go:259*/ for i := int32(0); i < 64; i++ {
-		/*line fwdwg.go:259*/ kernel.Loop(t, &gocuSite531)
+		/*line fwdwg.go:259*/ kernel.Loop(t, &gocuSite578)
 		/*line fwdwg.go:260*/ pr := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[:], int(i), &gocuSite237, kernel.Read), sl2, -(*kernel.At(t, mx[:], int((i%4)/2), &gocuSite238, kernel.Read))))
 		/*line fwdwg.go:261*/ *kernel.At(t, s[:], int(i), &gocuSite239, kernel.Write) = pr
 		/*line fwdwg.go:262*/ *kernel.At(t, sum[:], int((i%4)/2), &gocuSite240, kernel.ReadWrite) += pr
@@ -4261,7 +4616,7 @@ func gocuChecked_softmaxWG(t *kernel.Thread, s kernel.WGAcc128, mx [2]float32, s
 func gocuChecked_packP(gocuT *kernel.Thread, s kernel.WGAcc128) [8]kernel.FragA {
 	/*line fwdwg.go:210*/ var p [8]kernel.FragA
 	/*line fwdwg.go:212*/ for j := 0; j < wgKeys/16; j++ {
-		/*line fwdwg.go:212*/ kernel.Loop(gocuT, &gocuSite532)
+		/*line fwdwg.go:212*/ kernel.Loop(gocuT, &gocuSite579)
 		/*line fwdwg.go:213*/ {
 			/*line fwdwg.go:213*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j), &gocuSite241, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+1), &gocuSite242, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+2), &gocuSite243, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+3), &gocuSite244, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+4), &gocuSite245, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+5), &gocuSite246, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+6), &gocuSite247, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+7), &gocuSite248, kernel.Read))}
 			/*line fwdwg.go:213*/ *kernel.At(gocuT, p[:], int(j), &gocuSite249, kernel.Write) = gocuV1
@@ -4301,7 +4656,7 @@ func gocuChecked_bwdQ128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd128.go:58*/ var l2, dr [2]float32
 	/*line bwd128.go:59*/ lim := [2]int32{seq, seq}
 	/*line bwd128.go:61*/ for hh := int32(0); hh < 2; hh++ {
-		/*line bwd128.go:61*/ kernel.Loop(t, &gocuSite533)
+		/*line bwd128.go:61*/ kernel.Loop(t, &gocuSite580)
 		/*line bwd128.go:62*/ if r := rowA + 8*hh; r < seq {
 			/*line bwd128.go:63*/ {
 				/*line bwd128.go:63*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite254, kernel.Read) * log2e
@@ -4321,7 +4676,7 @@ func gocuChecked_bwdQ128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd128.go:73*/ var qf [8]kernel.FragA
 	/*line bwd128.go:74*/ lr, lc := lane%16, lane/16
 	/*line bwd128.go:76*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line bwd128.go:76*/ kernel.Loop(t, &gocuSite534)
+		/*line bwd128.go:76*/ kernel.Loop(t, &gocuSite581)
 		/*line bwd128.go:77*/ r := warp*16 + lr
 		/*line bwd128.go:78*/ ch := ks*2 + lc
 		/*line bwd128.go:79*/ {
@@ -4332,17 +4687,17 @@ func gocuChecked_bwdQ128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd128.go:81*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
 	/*line bwd128.go:83*/ var acc [16]kernel.FragC
 	/*line bwd128.go:84*/ for j := int32(0); j < nfull; j++ {
-		/*line bwd128.go:84*/ kernel.Loop(t, &gocuSite535)
+		/*line bwd128.go:84*/ kernel.Loop(t, &gocuSite582)
 		/*line bwd128.go:85*/ acc = gocuChecked_bwdQ128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
 	}
 	/*line bwd128.go:87*/ for j := nfull; j < ntiles; j++ {
-		/*line bwd128.go:87*/ kernel.Loop(t, &gocuSite536)
+		/*line bwd128.go:87*/ kernel.Loop(t, &gocuSite583)
 		/*line bwd128.go:88*/ acc = gocuChecked_bwdQ128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
 	}
 	/*line bwd128.go:91*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
 	/*line bwd128.go:92*/ head := gocuChecked_layout_head(t, dql, b32, heads)
 	/*line bwd128.go:94*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwd128.go:94*/ kernel.Loop(t, &gocuSite537)
+		/*line bwd128.go:94*/ kernel.Loop(t, &gocuSite584)
 		/*line bwd128.go:95*/ col := int(dt*8 + 2*qd)
 		/*line bwd128.go:96*/ if rowA < seq {
 			/*line bwd128.go:97*/ {
@@ -4392,7 +4747,7 @@ func gocuChecked_bwdKV128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line bwd128.go:213*/ var dka, dva [16]kernel.FragC
 	/*line bwd128.go:214*/ keyA := k0 + warp*16 + g
 	/*line bwd128.go:215*/ for i := i0; i < nq; i++ {
-		/*line bwd128.go:215*/ kernel.Loop(t, &gocuSite538)
+		/*line bwd128.go:215*/ kernel.Loop(t, &gocuSite585)
 		/*line bwd128.go:216*/ if causal && i == i0 || i >= nfull {
 			/*line bwd128.go:217*/ dka, dva = gocuChecked_bwdKV128Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
 		} else {
@@ -4403,7 +4758,7 @@ func gocuChecked_bwdKV128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line bwd128.go:224*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
 	/*line bwd128.go:225*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
 	/*line bwd128.go:227*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwd128.go:227*/ kernel.Loop(t, &gocuSite539)
+		/*line bwd128.go:227*/ kernel.Loop(t, &gocuSite586)
 		/*line bwd128.go:228*/ col := int(dt*8 + 2*qd)
 		/*line bwd128.go:229*/ if keyA < seq {
 			/*line bwd128.go:230*/ {
@@ -4459,7 +4814,7 @@ func gocuChecked_bwdQ64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwd64.go:60*/ var l2, dr [2]float32
 	/*line bwd64.go:61*/ lim := [2]int32{seq, seq}
 	/*line bwd64.go:63*/ for hh := int32(0); hh < 2; hh++ {
-		/*line bwd64.go:63*/ kernel.Loop(t, &gocuSite540)
+		/*line bwd64.go:63*/ kernel.Loop(t, &gocuSite587)
 		/*line bwd64.go:64*/ if r := rowA + 8*hh; r < seq {
 			/*line bwd64.go:65*/ {
 				/*line bwd64.go:65*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite292, kernel.Read) * log2e
@@ -4479,7 +4834,7 @@ func gocuChecked_bwdQ64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwd64.go:75*/ var qf [4]kernel.FragA
 	/*line bwd64.go:76*/ lr, lc := lane%16, lane/16
 	/*line bwd64.go:78*/ for ks := int32(0); ks < d64/16; ks++ {
-		/*line bwd64.go:78*/ kernel.Loop(t, &gocuSite541)
+		/*line bwd64.go:78*/ kernel.Loop(t, &gocuSite588)
 		/*line bwd64.go:79*/ r := warp*16 + lr
 		/*line bwd64.go:80*/ ch := ks*2 + lc
 		/*line bwd64.go:81*/ {
@@ -4490,17 +4845,17 @@ func gocuChecked_bwdQ64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwd64.go:83*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
 	/*line bwd64.go:85*/ var acc [8]kernel.FragC
 	/*line bwd64.go:86*/ for j := int32(0); j < nfull; j++ {
-		/*line bwd64.go:86*/ kernel.Loop(t, &gocuSite542)
+		/*line bwd64.go:86*/ kernel.Loop(t, &gocuSite589)
 		/*line bwd64.go:87*/ acc = gocuChecked_bwdQ64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
 	}
 	/*line bwd64.go:89*/ for j := nfull; j < ntiles; j++ {
-		/*line bwd64.go:89*/ kernel.Loop(t, &gocuSite543)
+		/*line bwd64.go:89*/ kernel.Loop(t, &gocuSite590)
 		/*line bwd64.go:90*/ acc = gocuChecked_bwdQ64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
 	}
 	/*line bwd64.go:93*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
 	/*line bwd64.go:94*/ head := gocuChecked_layout_head(t, dql, b32, heads)
 	/*line bwd64.go:96*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line bwd64.go:96*/ kernel.Loop(t, &gocuSite544)
+		/*line bwd64.go:96*/ kernel.Loop(t, &gocuSite591)
 		/*line bwd64.go:97*/ col := int(dt*8 + 2*qd)
 		/*line bwd64.go:98*/ if rowA < seq {
 			/*line bwd64.go:99*/ {
@@ -4550,7 +4905,7 @@ func gocuChecked_bwdKV64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd64.go:215*/ var dka, dva [8]kernel.FragC
 	/*line bwd64.go:216*/ keyA := k0 + warp*16 + g
 	/*line bwd64.go:217*/ for i := i0; i < nq; i++ {
-		/*line bwd64.go:217*/ kernel.Loop(t, &gocuSite545)
+		/*line bwd64.go:217*/ kernel.Loop(t, &gocuSite592)
 		/*line bwd64.go:218*/ if causal && i == i0 || i >= nfull {
 			/*line bwd64.go:219*/ dka, dva = gocuChecked_bwdKV64Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
 		} else {
@@ -4561,7 +4916,7 @@ func gocuChecked_bwdKV64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd64.go:226*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
 	/*line bwd64.go:227*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
 	/*line bwd64.go:229*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line bwd64.go:229*/ kernel.Loop(t, &gocuSite546)
+		/*line bwd64.go:229*/ kernel.Loop(t, &gocuSite593)
 		/*line bwd64.go:230*/ col := int(dt*8 + 2*qd)
 		/*line bwd64.go:231*/ if keyA < seq {
 			/*line bwd64.go:232*/ {
@@ -4628,7 +4983,7 @@ func gocuChecked_bwdKVWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwdwg.go:87*/ var dkacc, dvacc kernel.WGAcc128
 	/*line bwdwg.go:88*/ keyA := k0 + wg*64 + (tid/32)%4*16 + g
 	/*line bwdwg.go:89*/ for i := i0; i < nq; i++ {
-		/*line bwdwg.go:89*/ kernel.Loop(t, &gocuSite547)
+		/*line bwdwg.go:89*/ kernel.Loop(t, &gocuSite594)
 		/*line bwdwg.go:90*/ kernel.CpAsyncWait(t, 0)
 		/*line bwdwg.go:91*/ kernel.FenceProxyAsync(t)
 		/*line bwdwg.go:92*/ t.SyncThreads()
@@ -4648,12 +5003,12 @@ func gocuChecked_bwdKVWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 		/*line bwdwg.go:104*/ var s, dp kernel.WGAcc64
 		/*line bwdwg.go:105*/ kernel.WGFence(t)
 		/*line bwdwg.go:107*/ for ks := int32(0); ks < d128/16; ks++ {
-			/*line bwdwg.go:107*/ kernel.Loop(t, &gocuSite548)
+			/*line bwdwg.go:107*/ kernel.Loop(t, &gocuSite595)
 			/*line bwdwg.go:108*/ kernel.WGMMABF16(t, &s, dka+gocuChecked_wgStep(t, ks), dqk+st+gocuChecked_bwStep(t, ks), false, ks > 0)
 		}
 		/*line bwdwg.go:110*/ kernel.WGCommit(t)
 		/*line bwdwg.go:112*/ for ks := int32(0); ks < d128/16; ks++ {
-			/*line bwdwg.go:112*/ kernel.Loop(t, &gocuSite549)
+			/*line bwdwg.go:112*/ kernel.Loop(t, &gocuSite596)
 			/*line bwdwg.go:113*/ kernel.WGMMABF16(t, &dp, dva+gocuChecked_wgStep(t, ks), ddok+st+gocuChecked_bwStep(t, ks), false, ks > 0)
 		}
 		/*line bwdwg.go:115*/ kernel.WGCommit(t)
@@ -4667,13 +5022,13 @@ func gocuChecked_bwdKVWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 		/*line bwdwg.go:123*/ p := gocuChecked_pack64(t, s)
 		/*line bwdwg.go:124*/ kernel.WGFence(t)
 		/*line bwdwg.go:126*/ for ks := int32(0); ks < bwRows/16; ks++ {
-			/*line bwdwg.go:126*/ kernel.Loop(t, &gocuSite550)
+			/*line bwdwg.go:126*/ kernel.Loop(t, &gocuSite597)
 			/*line bwdwg.go:127*/ kernel.WGMMABF16RS(t, &dvacc, *kernel.At(t, p[:], int(ks), &gocuSite341, kernel.Read), ddom+st+kernel.WGDesc(ks*16*128/16), true, true)
 		}
 		/*line bwdwg.go:129*/ kernel.WGCommit(t)
 		/*line bwdwg.go:130*/ kernel.WGWait(t, 1, &dp)
 		/*line bwdwg.go:132*/ for e := int32(0); e < 32; e++ {
-			/*line bwdwg.go:132*/ kernel.Loop(t, &gocuSite551)
+			/*line bwdwg.go:132*/ kernel.Loop(t, &gocuSite598)
 			/*line bwdwg.go:133*/ {
 				/*line bwdwg.go:133*/ var gocuV3 float32 = *kernel.At(t, s[:], int(e), &gocuSite342, kernel.Read) * (*kernel.At(t, dp[:], int(e), &gocuSite343, kernel.Read) - *kernel.At(t, fl, int(fs+64+(e/4)*8+2*qd+e%2), &gocuSite344, kernel.Read))
 				/*line bwdwg.go:133*/ *kernel.At(t, dp[:], int(e), &gocuSite345, kernel.Write) = gocuV3
@@ -4682,7 +5037,7 @@ func gocuChecked_bwdKVWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 		/*line bwdwg.go:135*/ ds := gocuChecked_pack64(t, dp)
 		/*line bwdwg.go:136*/ kernel.WGFence(t)
 		/*line bwdwg.go:138*/ for ks := int32(0); ks < bwRows/16; ks++ {
-			/*line bwdwg.go:138*/ kernel.Loop(t, &gocuSite552)
+			/*line bwdwg.go:138*/ kernel.Loop(t, &gocuSite599)
 			/*line bwdwg.go:139*/ kernel.WGMMABF16RS(t, &dkacc, *kernel.At(t, ds[:], int(ks), &gocuSite346, kernel.Read), dqm+st+kernel.WGDesc(ks*16*128/16), true, true)
 		}
 		/*line bwdwg.go:141*/ kernel.WGCommit(t)
@@ -4693,7 +5048,7 @@ func gocuChecked_bwdKVWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwdwg.go:147*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
 	/*line bwdwg.go:148*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
 	/*line bwdwg.go:150*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwdwg.go:150*/ kernel.Loop(t, &gocuSite553)
+		/*line bwdwg.go:150*/ kernel.Loop(t, &gocuSite600)
 		/*line bwdwg.go:151*/ col := int(dt*8 + 2*qd)
 		/*line bwdwg.go:152*/ if keyA < seq {
 			/*line bwdwg.go:153*/ {
@@ -4751,7 +5106,7 @@ func gocuChecked_bwdQWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwdwg.go:228*/ var l2, dr [2]float32
 	/*line bwdwg.go:229*/ lim := [2]int32{seq, seq}
 	/*line bwdwg.go:231*/ for hh := int32(0); hh < 2; hh++ {
-		/*line bwdwg.go:231*/ kernel.Loop(t, &gocuSite554)
+		/*line bwdwg.go:231*/ kernel.Loop(t, &gocuSite601)
 		/*line bwdwg.go:232*/ if r := rowA + 8*hh; r < seq {
 			/*line bwdwg.go:233*/ {
 				/*line bwdwg.go:233*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite365, kernel.Read) * log2e
@@ -4773,7 +5128,7 @@ func gocuChecked_bwdQWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwdwg.go:247*/ dkm := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, bwHalf*2, 1024)
 	/*line bwdwg.go:249*/ var acc kernel.WGAcc128
 	/*line bwdwg.go:250*/ for j := int32(0); j < ntiles; j++ {
-		/*line bwdwg.go:250*/ kernel.Loop(t, &gocuSite555)
+		/*line bwdwg.go:250*/ kernel.Loop(t, &gocuSite602)
 		/*line bwdwg.go:251*/ kernel.CpAsyncWait(t, 0)
 		/*line bwdwg.go:252*/ kernel.FenceProxyAsync(t)
 		/*line bwdwg.go:253*/ t.SyncThreads()
@@ -4787,12 +5142,12 @@ func gocuChecked_bwdQWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 		/*line bwdwg.go:262*/ var s, dp kernel.WGAcc64
 		/*line bwdwg.go:263*/ kernel.WGFence(t)
 		/*line bwdwg.go:265*/ for ks := int32(0); ks < d128/16; ks++ {
-			/*line bwdwg.go:265*/ kernel.Loop(t, &gocuSite556)
+			/*line bwdwg.go:265*/ kernel.Loop(t, &gocuSite603)
 			/*line bwdwg.go:266*/ kernel.WGMMABF16(t, &s, dqa+gocuChecked_wgStep(t, ks), dkk+st+gocuChecked_bwStep(t, ks), false, ks > 0)
 		}
 		/*line bwdwg.go:268*/ kernel.WGCommit(t)
 		/*line bwdwg.go:270*/ for ks := int32(0); ks < d128/16; ks++ {
-			/*line bwdwg.go:270*/ kernel.Loop(t, &gocuSite557)
+			/*line bwdwg.go:270*/ kernel.Loop(t, &gocuSite604)
 			/*line bwdwg.go:271*/ kernel.WGMMABF16(t, &dp, ddoa+gocuChecked_wgStep(t, ks), dvk+st+gocuChecked_bwStep(t, ks), false, ks > 0)
 		}
 		/*line bwdwg.go:273*/ kernel.WGCommit(t)
@@ -4804,7 +5159,7 @@ func gocuChecked_bwdQWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 		}
 		/*line bwdwg.go:280*/ kernel.WGWait(t, 0, &dp)
 		/*line bwdwg.go:282*/ for e := int32(0); e < 32; e++ {
-			/*line bwdwg.go:282*/ kernel.Loop(t, &gocuSite558)
+			/*line bwdwg.go:282*/ kernel.Loop(t, &gocuSite605)
 			/*line bwdwg.go:283*/ {
 				/*line bwdwg.go:283*/ var gocuV3 float32 = *kernel.At(t, s[:], int(e), &gocuSite375, kernel.Read) * (*kernel.At(t, dp[:], int(e), &gocuSite376, kernel.Read) - *kernel.At(t, dr[:], int((e%4)/2), &gocuSite377, kernel.Read))
 				/*line bwdwg.go:283*/ *kernel.At(t, dp[:], int(e), &gocuSite378, kernel.Write) = gocuV3
@@ -4813,7 +5168,7 @@ func gocuChecked_bwdQWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 		/*line bwdwg.go:285*/ ds := gocuChecked_pack64(t, dp)
 		/*line bwdwg.go:286*/ kernel.WGFence(t)
 		/*line bwdwg.go:288*/ for ks := int32(0); ks < bwRows/16; ks++ {
-			/*line bwdwg.go:288*/ kernel.Loop(t, &gocuSite559)
+			/*line bwdwg.go:288*/ kernel.Loop(t, &gocuSite606)
 			/*line bwdwg.go:289*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, ds[:], int(ks), &gocuSite379, kernel.Read), dkm+st+kernel.WGDesc(ks*16*128/16), true, true)
 		}
 		/*line bwdwg.go:291*/ kernel.WGCommit(t)
@@ -4822,7 +5177,7 @@ func gocuChecked_bwdQWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwdwg.go:295*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
 	/*line bwdwg.go:296*/ head := gocuChecked_layout_head(t, dql, b32, heads)
 	/*line bwdwg.go:298*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwdwg.go:298*/ kernel.Loop(t, &gocuSite560)
+		/*line bwdwg.go:298*/ kernel.Loop(t, &gocuSite607)
 		/*line bwdwg.go:299*/ col := int(dt*8 + 2*qd)
 		/*line bwdwg.go:300*/ if rowA < seq {
 			/*line bwdwg.go:301*/ {
@@ -4836,6 +5191,182 @@ func gocuChecked_bwdQWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 				/*line bwdwg.go:304*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite386, kernel.Write) = gocuV5
 			}
 		}
+	}
+}
+
+// gocuChecked_bwdAllWG is the checked copy of attn.bwdAllWG (bwdwga.go:34).
+func gocuChecked_bwdAllWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, dk []kernel.BFloat16, dv []kernel.BFloat16, dqacc []float32, ql layout, kl layout, vl layout, dol layout, dkl layout, dvl layout, heads int32, seq int32, scale float32, causal bool) {
+	/*line bwdwga.go:35*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line bwdwga.go:36*/ fl := kernel.DynamicShared[float32](t)[bwTiles/2:]
+	/*line bwdwga.go:37*/ tid := t.ThreadIdx.X
+	/*line bwdwga.go:38*/ wg := tid / 128
+	/*line bwdwga.go:39*/ lane := tid % 32
+	/*line bwdwga.go:40*/ g, qd := lane/4, lane%4
+	/*line bwdwga.go:41*/ k0 := t.BlockIdx.X * wgRows
+	/*line bwdwga.go:42*/ bh := int(t.BlockIdx.Y)
+	/*line bwdwga.go:43*/ b32 := int32(bh)
+	/*line bwdwga.go:44*/ qh, kh, vh, doh := q[gocuChecked_layout_head(t, ql, b32, heads):], k[gocuChecked_layout_head(t, kl, b32, heads):], v[gocuChecked_layout_head(t, vl, b32, heads):], do[gocuChecked_layout_head(t, dol, b32, heads):]
+	/*line bwdwga.go:45*/ sl2 := scale * log2e
+	/*line bwdwga.go:46*/ dsb := int32(bwdWGMem / 2)
+	/*line bwdwga.go:48*/ cr, cc := tid/16, tid%16
+	/*line bwdwga.go:49*/ soff := (cc/8)*wgHalf + cr*64 + ((cc%8)^(cr&7))*8
+	/*line bwdwga.go:50*/ soff64 := (cc/8)*bwHalf + cr*64 + ((cc%8)^(cr&7))*8
+	/*line bwdwga.go:51*/ gocuChecked_loadWG(t, sm, 0, kh, kl.S, k0, seq, soff, cr, cc)
+	/*line bwdwga.go:52*/ gocuChecked_loadWG(t, sm, wgTile, vh, vl.S, k0, seq, soff, cr, cc)
+	/*line bwdwga.go:53*/ nq, nfull := (seq+bwRows-1)/bwRows, seq/bwRows
+	/*line bwdwga.go:54*/ i0 := int32(0)
+	/*line bwdwga.go:55*/ if causal {
+		/*line bwdwga.go:56*/ i0 = k0 / bwRows
+	}
+	/*line bwdwga.go:58*/ qb := 2*wgTile + (i0%2)*2*bwTile
+	/*line bwdwga.go:59*/ gocuChecked_loadBW(t, sm, qb, qh, ql.S, i0*bwRows, seq, soff64)
+	/*line bwdwga.go:60*/ gocuChecked_loadBW(t, sm, qb+bwTile, doh, dol.S, i0*bwRows, seq, soff64)
+	/*line bwdwga.go:61*/ kernel.CpAsyncCommit(t)
+	/*line bwdwga.go:62*/ if tid < stats {
+		/*line bwdwga.go:63*/ {
+			/*line bwdwga.go:63*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*bwRows, tid)
+			/*line bwdwga.go:63*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite392, kernel.Write) = gocuV1
+		}
+	}
+	/*line bwdwga.go:68*/ dka := kernel.WGDescriptor(t, sm[wg*64*64:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwga.go:69*/ dva := kernel.WGDescriptor(t, sm[wgTile+wg*64*64:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwga.go:70*/ dqk := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwga.go:71*/ ddok := kernel.WGDescriptor(t, sm[2*wgTile+bwTile:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwga.go:72*/ dqm := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, bwHalf*2, 1024)
+	/*line bwdwga.go:73*/ ddom := kernel.WGDescriptor(t, sm[2*wgTile+bwTile:], kernel.WGSwizzle128, bwHalf*2, 1024)
+	/*line bwdwga.go:74*/ dds := kernel.WGDescriptor(t, sm[dsb:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwga.go:75*/ dkm := kernel.WGDescriptor(t, sm[wg*wgHalf:], kernel.WGSwizzle128, wgHalf*2, 1024)
+	/*line bwdwga.go:77*/ var dkacc, dvacc kernel.WGAcc128
+	/*line bwdwga.go:78*/ wr := (tid/32)%4*16 + g
+	/*line bwdwga.go:79*/ keyA := k0 + wg*64 + wr
+	/*line bwdwga.go:80*/ for i := i0; i < nq; i++ {
+		/*line bwdwga.go:80*/ kernel.Loop(t, &gocuSite608)
+		/*line bwdwga.go:81*/ kernel.CpAsyncWait(t, 0)
+		/*line bwdwga.go:82*/ kernel.FenceProxyAsync(t)
+		/*line bwdwga.go:83*/ t.SyncThreads()
+		/*line bwdwga.go:84*/ if i+1 < nq {
+			/*line bwdwga.go:85*/ nb := 2*wgTile + ((i+1)%2)*2*bwTile
+			/*line bwdwga.go:86*/ gocuChecked_loadBW(t, sm, nb, qh, ql.S, (i+1)*bwRows, seq, soff64)
+			/*line bwdwga.go:87*/ gocuChecked_loadBW(t, sm, nb+bwTile, doh, dol.S, (i+1)*bwRows, seq, soff64)
+			/*line bwdwga.go:88*/ if tid < stats {
+				/*line bwdwga.go:89*/ {
+					/*line bwdwga.go:89*/ var gocuV2 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, (i+1)*bwRows, tid)
+					/*line bwdwga.go:89*/ *kernel.At(t, fl, int(((i+1)%2)*stats+tid), &gocuSite401, kernel.Write) = gocuV2
+				}
+			}
+		}
+		/*line bwdwga.go:92*/ kernel.CpAsyncCommit(t)
+		/*line bwdwga.go:94*/ st := kernel.WGDesc(i%2) * (2 * bwTile * 2 / 16)
+		/*line bwdwga.go:95*/ var s, dp kernel.WGAcc64
+		/*line bwdwga.go:96*/ kernel.WGFence(t)
+		/*line bwdwga.go:98*/ for ks := int32(0); ks < d128/16; ks++ {
+			/*line bwdwga.go:98*/ kernel.Loop(t, &gocuSite609)
+			/*line bwdwga.go:99*/ kernel.WGMMABF16(t, &s, dka+gocuChecked_wgStep(t, ks), dqk+st+gocuChecked_bwStep(t, ks), false, ks > 0)
+		}
+		/*line bwdwga.go:101*/ kernel.WGCommit(t)
+		/*line bwdwga.go:103*/ for ks := int32(0); ks < d128/16; ks++ {
+			/*line bwdwga.go:103*/ kernel.Loop(t, &gocuSite610)
+			/*line bwdwga.go:104*/ kernel.WGMMABF16(t, &dp, dva+gocuChecked_wgStep(t, ks), ddok+st+gocuChecked_bwStep(t, ks), false, ks > 0)
+		}
+		/*line bwdwga.go:106*/ kernel.WGCommit(t)
+		/*line bwdwga.go:107*/ kernel.WGWait(t, 1, &s)
+		/*line bwdwga.go:108*/ fs := (i % 2) * stats
+		/*line bwdwga.go:109*/ if causal && i < i0+2 || i >= nfull {
+			/*line bwdwga.go:110*/ s = gocuChecked_probsT(t, s, fl[fs:], i, keyA, seq, sl2, causal, true)
+		} else {
+			/*line bwdwga.go:112*/ s = gocuChecked_probsT(t, s, fl[fs:], i, keyA, seq, sl2, causal, false)
+		}
+		/*line bwdwga.go:114*/ p := gocuChecked_pack64(t, s)
+		/*line bwdwga.go:115*/ kernel.WGFence(t)
+		/*line bwdwga.go:117*/ for ks := int32(0); ks < bwRows/16; ks++ {
+			/*line bwdwga.go:117*/ kernel.Loop(t, &gocuSite611)
+			/*line bwdwga.go:118*/ kernel.WGMMABF16RS(t, &dvacc, *kernel.At(t, p[:], int(ks), &gocuSite404, kernel.Read), ddom+st+kernel.WGDesc(ks*16*128/16), true, true)
+		}
+		/*line bwdwga.go:120*/ kernel.WGCommit(t)
+		/*line bwdwga.go:121*/ kernel.WGWait(t, 1, &dp)
+		/*line bwdwga.go:123*/ for e := int32(0); e < 32; e++ {
+			/*line bwdwga.go:123*/ kernel.Loop(t, &gocuSite612)
+			/*line bwdwga.go:124*/ {
+				/*line bwdwga.go:124*/ var gocuV3 float32 = *kernel.At(t, s[:], int(e), &gocuSite405, kernel.Read) * (*kernel.At(t, dp[:], int(e), &gocuSite406, kernel.Read) - *kernel.At(t, fl, int(fs+64+(e/4)*8+2*qd+e%2), &gocuSite407, kernel.Read))
+				/*line bwdwga.go:124*/ *kernel.At(t, dp[:], int(e), &gocuSite408, kernel.Write) = gocuV3
+			}
+		}
+		/*line bwdwga.go:126*/ ds := gocuChecked_pack64(t, dp)
+		/*line bwdwga.go:127*/ kernel.WGFence(t)
+		/*line bwdwga.go:129*/ for ks := int32(0); ks < bwRows/16; ks++ {
+			/*line bwdwga.go:129*/ kernel.Loop(t, &gocuSite613)
+			/*line bwdwga.go:130*/ kernel.WGMMABF16RS(t, &dkacc, *kernel.At(t, ds[:], int(ks), &gocuSite409, kernel.Read), dqm+st+kernel.WGDesc(ks*16*128/16), true, true)
+		}
+		/*line bwdwga.go:132*/ kernel.WGCommit(t)
+		/*line bwdwga.go:137*/ for e := int32(0); e < 32; e++ {
+			/*line bwdwga.go:137*/ kernel.Loop(t, &gocuSite614)
+			/*line bwdwga.go:138*/ c := (e/4)*8 + 2*qd + e%2
+			/*line bwdwga.go:139*/ key := wr + 8*((e%4)/2)
+			/*line bwdwga.go:140*/ {
+				/*line bwdwga.go:140*/ var gocuV4 kernel.BFloat16 = kernel.ToBFloat16(*kernel.At(t, dp[:], int(e), &gocuSite410, kernel.Read))
+				/*line bwdwga.go:140*/ *kernel.At(t, sm, int(dsb+wg*bwHalf+c*64+((key/8)^(c&7))*8+key%8), &gocuSite411, kernel.Write) = gocuV4
+			}
+		}
+		/*line bwdwga.go:142*/ kernel.FenceProxyAsync(t)
+		/*line bwdwga.go:143*/ t.SyncThreads()
+		/*line bwdwga.go:145*/ var dqp kernel.WGAcc64
+		/*line bwdwga.go:146*/ kernel.WGFence(t)
+		/*line bwdwga.go:148*/ for ks := int32(0); ks < wgRows/16; ks++ {
+			/*line bwdwga.go:148*/ kernel.Loop(t, &gocuSite615)
+			/*line bwdwga.go:149*/ kernel.WGMMABF16(t, &dqp, dds+gocuChecked_bwStep(t, ks), dkm+kernel.WGDesc(ks*16*128/16), true, ks > 0)
+		}
+		/*line bwdwga.go:151*/ kernel.WGCommit(t)
+		/*line bwdwga.go:152*/ kernel.WGWait(t, 0, &dqp)
+		/*line bwdwga.go:153*/ kernel.WGWait(t, 0, &dvacc)
+		/*line bwdwga.go:154*/ kernel.WGWait(t, 0, &dkacc)
+		/*line bwdwga.go:156*/ for e := int32(0); e < 32; e++ {
+			/*line bwdwga.go:156*/ kernel.Loop(t, &gocuSite616)
+			/*line bwdwga.go:157*/ if r := i*bwRows + wr + 8*((e%4)/2); r < seq {
+				/*line bwdwga.go:158*/ kernel.AtomicAdd(kernel.At(t, dqacc, int((bh*int(seq)+int(r))*d128+int(wg*64+(e/4)*8+2*qd+e%2)), &gocuSite412, kernel.Atomic), *kernel.At(t, dqp[:], int(e), &gocuSite413, kernel.Read))
+			}
+		}
+	}
+	/*line bwdwga.go:163*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
+	/*line bwdwga.go:164*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
+	/*line bwdwga.go:165*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
+	/*line bwdwga.go:167*/ for dt := int32(0); dt < d128/8; dt++ {
+		/*line bwdwga.go:167*/ kernel.Loop(t, &gocuSite617)
+		/*line bwdwga.go:168*/ col := int(dt*8 + 2*qd)
+		/*line bwdwga.go:169*/ if keyA < seq {
+			/*line bwdwga.go:170*/ {
+				/*line bwdwga.go:170*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dkacc[:], int(4*dt), &gocuSite416, kernel.Read)*scale, *kernel.At(t, dkacc[:], int(4*dt+1), &gocuSite417, kernel.Read)*scale)
+				/*line bwdwga.go:170*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite418, kernel.Write) = gocuV5
+			}
+			/*line bwdwga.go:171*/ {
+				/*line bwdwga.go:171*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dvacc[:], int(4*dt), &gocuSite419, kernel.Read), *kernel.At(t, dvacc[:], int(4*dt+1), &gocuSite420, kernel.Read))
+				/*line bwdwga.go:171*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite421, kernel.Write) = gocuV6
+			}
+		}
+		/*line bwdwga.go:173*/ if keyA+8 < seq {
+			/*line bwdwga.go:174*/ {
+				/*line bwdwga.go:174*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dkacc[:], int(4*dt+2), &gocuSite422, kernel.Read)*scale, *kernel.At(t, dkacc[:], int(4*dt+3), &gocuSite423, kernel.Read)*scale)
+				/*line bwdwga.go:174*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite424, kernel.Write) = gocuV7
+			}
+			/*line bwdwga.go:175*/ {
+				/*line bwdwga.go:175*/ var gocuV8 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dvacc[:], int(4*dt+2), &gocuSite425, kernel.Read), *kernel.At(t, dvacc[:], int(4*dt+3), &gocuSite426, kernel.Read))
+				/*line bwdwga.go:175*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite427, kernel.Write) = gocuV8
+			}
+		}
+	}
+}
+
+// gocuChecked_bwdDQ is the checked copy of attn.bwdDQ (bwdwga.go:186).
+func gocuChecked_bwdDQ(t *kernel.Thread, dqacc []float32, dq []kernel.BFloat16, dql layout, heads int32, seq int32, rows int32, scale float32) {
+	/*line bwdwga.go:187*/ i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
+	/*line bwdwga.go:188*/ row, c := i/(d128/2), 2*(i%(d128/2))
+	/*line bwdwga.go:189*/ if row >= rows {
+		/*line bwdwga.go:190*/ return
+	}
+	/*line bwdwga.go:192*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
+	/*line bwdwga.go:193*/ a := int(row)*d128 + int(c)
+	/*line bwdwga.go:194*/ {
+		/*line bwdwga.go:194*/ var gocuV1 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dqacc, int(a), &gocuSite429, kernel.Read)*scale, *kernel.At(t, dqacc, int(a+1), &gocuSite430, kernel.Read)*scale)
+		/*line bwdwga.go:194*/ *kernel.At(t, dq2, int((gocuChecked_layout_head(t, dql, row/seq, heads)+int(row%seq)*int(dql.S)+int(c))/2), &gocuSite431, kernel.Write) = gocuV1
 	}
 }
 
@@ -4869,12 +5400,12 @@ func gocuChecked_fwd128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line fwd128.go:75*/ var qf [8]kernel.FragA
 	/*line fwd128.go:76*/ lr, lc := lane%16, lane/16
 	/*line fwd128.go:78*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line fwd128.go:78*/ kernel.Loop(t, &gocuSite561)
+		/*line fwd128.go:78*/ kernel.Loop(t, &gocuSite618)
 		/*line fwd128.go:79*/ r := warp*16 + lr
 		/*line fwd128.go:80*/ ch := ks*2 + lc
 		/*line fwd128.go:81*/ {
 			/*line fwd128.go:81*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d128+(ch^(r&7))*8:])
-			/*line fwd128.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite391, kernel.Write) = gocuV1
+			/*line fwd128.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite438, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd128.go:83*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
@@ -4888,50 +5419,50 @@ func gocuChecked_fwd128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 		/*line fwd128.go:92*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
 	}
 	/*line fwd128.go:94*/ for j := int32(0); j < nfull; j++ {
-		/*line fwd128.go:94*/ kernel.Loop(t, &gocuSite562)
+		/*line fwd128.go:94*/ kernel.Loop(t, &gocuSite619)
 		/*line fwd128.go:95*/ acc, mx, sum = gocuChecked_fwd128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
 	}
 	/*line fwd128.go:97*/ for j := nfull; j < ntiles; j++ {
-		/*line fwd128.go:97*/ kernel.Loop(t, &gocuSite563)
+		/*line fwd128.go:97*/ kernel.Loop(t, &gocuSite620)
 		/*line fwd128.go:98*/ acc, mx, sum = gocuChecked_fwd128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
 	}
 	/*line fwd128.go:103*/ var inv [2]float32
 	/*line fwd128.go:105*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd128.go:105*/ kernel.Loop(t, &gocuSite564)
+		/*line fwd128.go:105*/ kernel.Loop(t, &gocuSite621)
 		/*line fwd128.go:106*/ {
-			/*line fwd128.go:106*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite392, kernel.Read), 1)
-			/*line fwd128.go:106*/ *kernel.At(t, sum[:], int(hh), &gocuSite393, kernel.ReadWrite) += gocuV2
+			/*line fwd128.go:106*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite439, kernel.Read), 1)
+			/*line fwd128.go:106*/ *kernel.At(t, sum[:], int(hh), &gocuSite440, kernel.ReadWrite) += gocuV2
 		}
 		/*line fwd128.go:107*/ {
-			/*line fwd128.go:107*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite394, kernel.Read), 2)
-			/*line fwd128.go:107*/ *kernel.At(t, sum[:], int(hh), &gocuSite395, kernel.ReadWrite) += gocuV3
+			/*line fwd128.go:107*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite441, kernel.Read), 2)
+			/*line fwd128.go:107*/ *kernel.At(t, sum[:], int(hh), &gocuSite442, kernel.ReadWrite) += gocuV3
 		}
 		/*line fwd128.go:108*/ {
-			/*line fwd128.go:108*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite396, kernel.Read)
-			/*line fwd128.go:108*/ *kernel.At(t, inv[:], int(hh), &gocuSite397, kernel.Write) = gocuV4
+			/*line fwd128.go:108*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite443, kernel.Read)
+			/*line fwd128.go:108*/ *kernel.At(t, inv[:], int(hh), &gocuSite444, kernel.Write) = gocuV4
 		}
 		/*line fwd128.go:109*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
 			/*line fwd128.go:110*/ {
-				/*line fwd128.go:110*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite398, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite399, kernel.Read))) * ln2
-				/*line fwd128.go:110*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite400, kernel.Write) = gocuV5
+				/*line fwd128.go:110*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite445, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite446, kernel.Read))) * ln2
+				/*line fwd128.go:110*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite447, kernel.Write) = gocuV5
 			}
 		}
 	}
 	/*line fwd128.go:113*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	/*line fwd128.go:114*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
 	/*line fwd128.go:116*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line fwd128.go:116*/ kernel.Loop(t, &gocuSite565)
+		/*line fwd128.go:116*/ kernel.Loop(t, &gocuSite622)
 		/*line fwd128.go:117*/ col := int(dt*8 + 2*qd)
 		/*line fwd128.go:118*/ if rowA < seq {
 			/*line fwd128.go:119*/ {
-				/*line fwd128.go:119*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite402)][:], int(0), &gocuSite402, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite403, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite404)][:], int(1), &gocuSite404, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite405, kernel.Read))
-				/*line fwd128.go:119*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite406, kernel.Write) = gocuV6
+				/*line fwd128.go:119*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite449)][:], int(0), &gocuSite449, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite450, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite451)][:], int(1), &gocuSite451, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite452, kernel.Read))
+				/*line fwd128.go:119*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite453, kernel.Write) = gocuV6
 			}
 		}
 		/*line fwd128.go:121*/ if rowA+8 < seq {
 			/*line fwd128.go:122*/ {
-				/*line fwd128.go:122*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite407)][:], int(2), &gocuSite407, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite408, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite409)][:], int(3), &gocuSite409, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite410, kernel.Read))
-				/*line fwd128.go:122*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite411, kernel.Write) = gocuV7
+				/*line fwd128.go:122*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite454)][:], int(2), &gocuSite454, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite455, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite456)][:], int(3), &gocuSite456, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite457, kernel.Read))
+				/*line fwd128.go:122*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite458, kernel.Write) = gocuV7
 			}
 		}
 	}
@@ -4967,12 +5498,12 @@ func gocuChecked_fwd64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat1
 	/*line fwd64.go:77*/ var qf [4]kernel.FragA
 	/*line fwd64.go:78*/ lr, lc := lane%16, lane/16
 	/*line fwd64.go:80*/ for ks := int32(0); ks < d64/16; ks++ {
-		/*line fwd64.go:80*/ kernel.Loop(t, &gocuSite566)
+		/*line fwd64.go:80*/ kernel.Loop(t, &gocuSite623)
 		/*line fwd64.go:81*/ r := warp*16 + lr
 		/*line fwd64.go:82*/ ch := ks*2 + lc
 		/*line fwd64.go:83*/ {
 			/*line fwd64.go:83*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d64+(ch^(r&7))*8:])
-			/*line fwd64.go:83*/ *kernel.At(t, qf[:], int(ks), &gocuSite416, kernel.Write) = gocuV1
+			/*line fwd64.go:83*/ *kernel.At(t, qf[:], int(ks), &gocuSite463, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd64.go:85*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
@@ -4986,50 +5517,50 @@ func gocuChecked_fwd64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat1
 		/*line fwd64.go:94*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
 	}
 	/*line fwd64.go:96*/ for j := int32(0); j < nfull; j++ {
-		/*line fwd64.go:96*/ kernel.Loop(t, &gocuSite567)
+		/*line fwd64.go:96*/ kernel.Loop(t, &gocuSite624)
 		/*line fwd64.go:97*/ acc, mx, sum = gocuChecked_fwd64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
 	}
 	/*line fwd64.go:99*/ for j := nfull; j < ntiles; j++ {
-		/*line fwd64.go:99*/ kernel.Loop(t, &gocuSite568)
+		/*line fwd64.go:99*/ kernel.Loop(t, &gocuSite625)
 		/*line fwd64.go:100*/ acc, mx, sum = gocuChecked_fwd64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
 	}
 	/*line fwd64.go:105*/ var inv [2]float32
 	/*line fwd64.go:107*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd64.go:107*/ kernel.Loop(t, &gocuSite569)
+		/*line fwd64.go:107*/ kernel.Loop(t, &gocuSite626)
 		/*line fwd64.go:108*/ {
-			/*line fwd64.go:108*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite417, kernel.Read), 1)
-			/*line fwd64.go:108*/ *kernel.At(t, sum[:], int(hh), &gocuSite418, kernel.ReadWrite) += gocuV2
+			/*line fwd64.go:108*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite464, kernel.Read), 1)
+			/*line fwd64.go:108*/ *kernel.At(t, sum[:], int(hh), &gocuSite465, kernel.ReadWrite) += gocuV2
 		}
 		/*line fwd64.go:109*/ {
-			/*line fwd64.go:109*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite419, kernel.Read), 2)
-			/*line fwd64.go:109*/ *kernel.At(t, sum[:], int(hh), &gocuSite420, kernel.ReadWrite) += gocuV3
+			/*line fwd64.go:109*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite466, kernel.Read), 2)
+			/*line fwd64.go:109*/ *kernel.At(t, sum[:], int(hh), &gocuSite467, kernel.ReadWrite) += gocuV3
 		}
 		/*line fwd64.go:110*/ {
-			/*line fwd64.go:110*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite421, kernel.Read)
-			/*line fwd64.go:110*/ *kernel.At(t, inv[:], int(hh), &gocuSite422, kernel.Write) = gocuV4
+			/*line fwd64.go:110*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite468, kernel.Read)
+			/*line fwd64.go:110*/ *kernel.At(t, inv[:], int(hh), &gocuSite469, kernel.Write) = gocuV4
 		}
 		/*line fwd64.go:111*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
 			/*line fwd64.go:112*/ {
-				/*line fwd64.go:112*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite423, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite424, kernel.Read))) * ln2
-				/*line fwd64.go:112*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite425, kernel.Write) = gocuV5
+				/*line fwd64.go:112*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite470, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite471, kernel.Read))) * ln2
+				/*line fwd64.go:112*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite472, kernel.Write) = gocuV5
 			}
 		}
 	}
 	/*line fwd64.go:115*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	/*line fwd64.go:116*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
 	/*line fwd64.go:118*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line fwd64.go:118*/ kernel.Loop(t, &gocuSite570)
+		/*line fwd64.go:118*/ kernel.Loop(t, &gocuSite627)
 		/*line fwd64.go:119*/ col := int(dt*8 + 2*qd)
 		/*line fwd64.go:120*/ if rowA < seq {
 			/*line fwd64.go:121*/ {
-				/*line fwd64.go:121*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite427)][:], int(0), &gocuSite427, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite428, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite429)][:], int(1), &gocuSite429, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite430, kernel.Read))
-				/*line fwd64.go:121*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite431, kernel.Write) = gocuV6
+				/*line fwd64.go:121*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite474)][:], int(0), &gocuSite474, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite475, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite476)][:], int(1), &gocuSite476, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite477, kernel.Read))
+				/*line fwd64.go:121*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite478, kernel.Write) = gocuV6
 			}
 		}
 		/*line fwd64.go:123*/ if rowA+8 < seq {
 			/*line fwd64.go:124*/ {
-				/*line fwd64.go:124*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite432)][:], int(2), &gocuSite432, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite433, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite434)][:], int(3), &gocuSite434, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite435, kernel.Read))
-				/*line fwd64.go:124*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite436, kernel.Write) = gocuV7
+				/*line fwd64.go:124*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite479)][:], int(2), &gocuSite479, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite480, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite481)][:], int(3), &gocuSite481, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite482, kernel.Read))
+				/*line fwd64.go:124*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite483, kernel.Write) = gocuV7
 			}
 		}
 	}
@@ -5083,7 +5614,7 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line fwdwg.go:107*/ var s, acc kernel.WGAcc128
 	/*line fwdwg.go:108*/ kernel.WGFence(t)
 	/*line fwdwg.go:110*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line fwdwg.go:110*/ kernel.Loop(t, &gocuSite571)
+		/*line fwdwg.go:110*/ kernel.Loop(t, &gocuSite628)
 		/*line fwdwg.go:111*/ kernel.WGMMABF16(t, &s, dq+gocuChecked_wgStep(t, ks), dk+gocuChecked_wgStep(t, ks), false, ks > 0)
 	}
 	/*line fwdwg.go:113*/ kernel.WGCommit(t)
@@ -5096,7 +5627,7 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	}
 	/*line fwdwg.go:121*/ p := gocuChecked_packP(t, s)
 	/*line fwdwg.go:123*/ for j := int32(1); j < ntiles; j++ {
-		/*line fwdwg.go:123*/ kernel.Loop(t, &gocuSite572)
+		/*line fwdwg.go:123*/ kernel.Loop(t, &gocuSite629)
 		/*line fwdwg.go:124*/ kernel.CpAsyncWait(t, 0)
 		/*line fwdwg.go:125*/ kernel.FenceProxyAsync(t)
 		/*line fwdwg.go:126*/ t.SyncThreads()
@@ -5110,13 +5641,13 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 		/*line fwdwg.go:137*/ pst := kernel.WGDesc((j-1)%wgStages) * (2 * wgTile * 2 / 16)
 		/*line fwdwg.go:138*/ kernel.WGFence(t)
 		/*line fwdwg.go:140*/ for ks := int32(0); ks < d128/16; ks++ {
-			/*line fwdwg.go:140*/ kernel.Loop(t, &gocuSite573)
+			/*line fwdwg.go:140*/ kernel.Loop(t, &gocuSite630)
 			/*line fwdwg.go:141*/ kernel.WGMMABF16(t, &s, dq+gocuChecked_wgStep(t, ks), dk+st+gocuChecked_wgStep(t, ks), false, ks > 0)
 		}
 		/*line fwdwg.go:143*/ kernel.WGCommit(t)
 		/*line fwdwg.go:145*/ for ks := int32(0); ks < wgKeys/16; ks++ {
-			/*line fwdwg.go:145*/ kernel.Loop(t, &gocuSite574)
-			/*line fwdwg.go:146*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite443, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
+			/*line fwdwg.go:145*/ kernel.Loop(t, &gocuSite631)
+			/*line fwdwg.go:146*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite490, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
 		}
 		/*line fwdwg.go:148*/ kernel.WGCommit(t)
 		/*line fwdwg.go:149*/ kernel.WGWait(t, 1, &s)
@@ -5127,22 +5658,22 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 		}
 		/*line fwdwg.go:155*/ kernel.WGWait(t, 0, &acc)
 		/*line fwdwg.go:157*/ for i := 0; i < 64; i += 4 {
-			/*line fwdwg.go:157*/ kernel.Loop(t, &gocuSite575)
+			/*line fwdwg.go:157*/ kernel.Loop(t, &gocuSite632)
 			/*line fwdwg.go:158*/ {
-				/*line fwdwg.go:158*/ var gocuV1 float32 = *kernel.At(t, corr[:], int(0), &gocuSite444, kernel.Read)
-				/*line fwdwg.go:158*/ *kernel.At(t, acc[:], int(i), &gocuSite445, kernel.ReadWrite) *= gocuV1
+				/*line fwdwg.go:158*/ var gocuV1 float32 = *kernel.At(t, corr[:], int(0), &gocuSite491, kernel.Read)
+				/*line fwdwg.go:158*/ *kernel.At(t, acc[:], int(i), &gocuSite492, kernel.ReadWrite) *= gocuV1
 			}
 			/*line fwdwg.go:159*/ {
-				/*line fwdwg.go:159*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(0), &gocuSite446, kernel.Read)
-				/*line fwdwg.go:159*/ *kernel.At(t, acc[:], int(i+1), &gocuSite447, kernel.ReadWrite) *= gocuV2
+				/*line fwdwg.go:159*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(0), &gocuSite493, kernel.Read)
+				/*line fwdwg.go:159*/ *kernel.At(t, acc[:], int(i+1), &gocuSite494, kernel.ReadWrite) *= gocuV2
 			}
 			/*line fwdwg.go:160*/ {
-				/*line fwdwg.go:160*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(1), &gocuSite448, kernel.Read)
-				/*line fwdwg.go:160*/ *kernel.At(t, acc[:], int(i+2), &gocuSite449, kernel.ReadWrite) *= gocuV3
+				/*line fwdwg.go:160*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(1), &gocuSite495, kernel.Read)
+				/*line fwdwg.go:160*/ *kernel.At(t, acc[:], int(i+2), &gocuSite496, kernel.ReadWrite) *= gocuV3
 			}
 			/*line fwdwg.go:161*/ {
-				/*line fwdwg.go:161*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(1), &gocuSite450, kernel.Read)
-				/*line fwdwg.go:161*/ *kernel.At(t, acc[:], int(i+3), &gocuSite451, kernel.ReadWrite) *= gocuV4
+				/*line fwdwg.go:161*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(1), &gocuSite497, kernel.Read)
+				/*line fwdwg.go:161*/ *kernel.At(t, acc[:], int(i+3), &gocuSite498, kernel.ReadWrite) *= gocuV4
 			}
 		}
 		/*line fwdwg.go:163*/ p = gocuChecked_packP(t, s)
@@ -5150,49 +5681,49 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line fwdwg.go:165*/ kernel.WGFence(t)
 	/*line fwdwg.go:166*/ pst := kernel.WGDesc((ntiles-1)%wgStages) * (2 * wgTile * 2 / 16)
 	/*line fwdwg.go:168*/ for ks := int32(0); ks < wgKeys/16; ks++ {
-		/*line fwdwg.go:168*/ kernel.Loop(t, &gocuSite576)
-		/*line fwdwg.go:169*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite452, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
+		/*line fwdwg.go:168*/ kernel.Loop(t, &gocuSite633)
+		/*line fwdwg.go:169*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite499, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
 	}
 	/*line fwdwg.go:171*/ kernel.WGCommit(t)
 	/*line fwdwg.go:172*/ kernel.WGWait(t, 0, &acc)
 	/*line fwdwg.go:176*/ qd := lane % 4
 	/*line fwdwg.go:177*/ var inv [2]float32
 	/*line fwdwg.go:179*/ for hh := 0; hh < 2; hh++ {
-		/*line fwdwg.go:179*/ kernel.Loop(t, &gocuSite577)
+		/*line fwdwg.go:179*/ kernel.Loop(t, &gocuSite634)
 		/*line fwdwg.go:180*/ {
-			/*line fwdwg.go:180*/ var gocuV5 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite453, kernel.Read), 1)
-			/*line fwdwg.go:180*/ *kernel.At(t, sum[:], int(hh), &gocuSite454, kernel.ReadWrite) += gocuV5
+			/*line fwdwg.go:180*/ var gocuV5 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite500, kernel.Read), 1)
+			/*line fwdwg.go:180*/ *kernel.At(t, sum[:], int(hh), &gocuSite501, kernel.ReadWrite) += gocuV5
 		}
 		/*line fwdwg.go:181*/ {
-			/*line fwdwg.go:181*/ var gocuV6 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite455, kernel.Read), 2)
-			/*line fwdwg.go:181*/ *kernel.At(t, sum[:], int(hh), &gocuSite456, kernel.ReadWrite) += gocuV6
+			/*line fwdwg.go:181*/ var gocuV6 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite502, kernel.Read), 2)
+			/*line fwdwg.go:181*/ *kernel.At(t, sum[:], int(hh), &gocuSite503, kernel.ReadWrite) += gocuV6
 		}
 		/*line fwdwg.go:182*/ {
-			/*line fwdwg.go:182*/ var gocuV7 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite457, kernel.Read)
-			/*line fwdwg.go:182*/ *kernel.At(t, inv[:], int(hh), &gocuSite458, kernel.Write) = gocuV7
+			/*line fwdwg.go:182*/ var gocuV7 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite504, kernel.Read)
+			/*line fwdwg.go:182*/ *kernel.At(t, inv[:], int(hh), &gocuSite505, kernel.Write) = gocuV7
 		}
 		/*line fwdwg.go:183*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
 			/*line fwdwg.go:184*/ {
-				/*line fwdwg.go:184*/ var gocuV8 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite459, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite460, kernel.Read))) * ln2
-				/*line fwdwg.go:184*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite461, kernel.Write) = gocuV8
+				/*line fwdwg.go:184*/ var gocuV8 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite506, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite507, kernel.Read))) * ln2
+				/*line fwdwg.go:184*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite508, kernel.Write) = gocuV8
 			}
 		}
 	}
 	/*line fwdwg.go:187*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	/*line fwdwg.go:188*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
 	/*line fwdwg.go:190*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line fwdwg.go:190*/ kernel.Loop(t, &gocuSite578)
+		/*line fwdwg.go:190*/ kernel.Loop(t, &gocuSite635)
 		/*line fwdwg.go:191*/ col := int(dt*8 + 2*qd)
 		/*line fwdwg.go:192*/ if rowA < seq {
 			/*line fwdwg.go:193*/ {
-				/*line fwdwg.go:193*/ var gocuV9 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt), &gocuSite463, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite464, kernel.Read), *kernel.At(t, acc[:], int(4*dt+1), &gocuSite465, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite466, kernel.Read))
-				/*line fwdwg.go:193*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite467, kernel.Write) = gocuV9
+				/*line fwdwg.go:193*/ var gocuV9 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt), &gocuSite510, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite511, kernel.Read), *kernel.At(t, acc[:], int(4*dt+1), &gocuSite512, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite513, kernel.Read))
+				/*line fwdwg.go:193*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite514, kernel.Write) = gocuV9
 			}
 		}
 		/*line fwdwg.go:195*/ if rowA+8 < seq {
 			/*line fwdwg.go:196*/ {
-				/*line fwdwg.go:196*/ var gocuV10 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt+2), &gocuSite468, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite469, kernel.Read), *kernel.At(t, acc[:], int(4*dt+3), &gocuSite470, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite471, kernel.Read))
-				/*line fwdwg.go:196*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite472, kernel.Write) = gocuV10
+				/*line fwdwg.go:196*/ var gocuV10 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt+2), &gocuSite515, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite516, kernel.Read), *kernel.At(t, acc[:], int(4*dt+3), &gocuSite517, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite518, kernel.Read))
+				/*line fwdwg.go:196*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite519, kernel.Write) = gocuV10
 			}
 		}
 	}
@@ -5212,15 +5743,15 @@ func gocuChecked_bwdPrep(t *kernel.Thread, o []kernel.BFloat16, do []kernel.BFlo
 	/*line prep.go:22*/ db := (gocuChecked_layout_head(t, dol, bh, heads) + int(r)*int(dol.S)) / 2
 	/*line prep.go:23*/ var s float32
 	/*line prep.go:24*/ for c := lane; c < dim/2; c += 32 {
-		/*line prep.go:24*/ kernel.Loop(t, &gocuSite579)
-		/*line prep.go:25*/ a, b := *kernel.At(t, o2, int(ob+int(c)), &gocuSite477, kernel.Read), *kernel.At(t, do2, int(db+int(c)), &gocuSite478, kernel.Read)
+		/*line prep.go:24*/ kernel.Loop(t, &gocuSite636)
+		/*line prep.go:25*/ a, b := *kernel.At(t, o2, int(ob+int(c)), &gocuSite524, kernel.Read), *kernel.At(t, do2, int(db+int(c)), &gocuSite525, kernel.Read)
 		/*line prep.go:26*/ s += a.X.Float32()*b.X.Float32() + a.Y.Float32()*b.Y.Float32()
 	}
 	/*line prep.go:29*/ for m := int32(16); m > 0; m /= 2 {
-		/*line prep.go:29*/ kernel.Loop(t, &gocuSite580)
+		/*line prep.go:29*/ kernel.Loop(t, &gocuSite637)
 		/*line prep.go:30*/ s += kernel.ShflXor(t, kernel.FullMask, s, m)
 	}
 	/*line prep.go:32*/ if lane == 0 {
-		/*line prep.go:33*/ *kernel.At(t, dvec, int(row), &gocuSite479, kernel.Write) = s
+		/*line prep.go:33*/ *kernel.At(t, dvec, int(row), &gocuSite526, kernel.Write) = s
 	}
 }
