@@ -263,7 +263,9 @@ func Forward(q, k, v *array.Array, scale float64, causal bool) (o, lse *array.Ar
 // gradients are bfloat16, accumulated in float32, each laid out like its
 // input as Forward lays out o. The bfloat16 arrays may be strided views
 // that CheckView accepts; lse must be contiguous. Its requirements and
-// errors are Forward's.
+// errors are Forward's. GOCU_ATTN_WGMMA=1 selects warpgroup-MMA kernels
+// as for Forward; they are deterministic unless GOCU_ATTN_WGMMA_ATOMIC=1
+// (WGMMAAtomicEnv) also adds dq's parts with float32 atomics.
 func Backward(q, k, v, o, lse, do *array.Array, scale float64, causal bool) (dq, dk, dv *array.Array, err error) {
 	const op = "Backward"
 	bf := array.BFloat16
