@@ -184,8 +184,7 @@ func bwdAllWG(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float
 //gocu:kernel
 //gocu:noalias
 func bwdDQ(t *kernel.Thread, dqacc []float32, dq []kernel.BFloat16, dql layout, heads, seq, rows int32, scale float32) {
-	i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
-	row, c := i/(d128/2), 2*(i%(d128/2))
+	row, c := t.BlockIdx.X*4+t.ThreadIdx.X/(d128/2), 2*(t.ThreadIdx.X%(d128/2))
 	if row >= rows {
 		return
 	}

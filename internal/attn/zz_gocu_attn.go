@@ -1931,9 +1931,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdAllWG(unsigned short* __
 extern "C" __global__ void bwdDQ(float* __restrict__ dqacc_p, long long dqacc_n, unsigned short* __restrict__ dq_p, long long dq_n, layout dql, int heads, int seq, int rows, float scale) {
   gocu_slice<float> dqacc = {dqacc_p, dqacc_n};
   gocu_slice<unsigned short> dq = {dq_p, dq_n};
-  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  int row = i / 64;
-  int c = (int)(2u * (unsigned int)(i % 64));
+  int row = (int)(blockIdx.x * 4u + (unsigned int)((int)threadIdx.x / 64));
+  int c = (int)(2u * (unsigned int)((int)threadIdx.x % 64));
   if (row >= rows) {
     return;
   }
@@ -2323,7 +2322,7 @@ extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "03eb22e53a8c85639fa2a6095d557527ef43d8ad65a71e17ef34a3b4cc0e0864"
+const gocuSourceSHA256 = "df0f88c67c63f96b5c616ce2e996c65d6506dce193fa3510fe7c11837802eb70"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -2774,7 +2773,7 @@ var gocuModule = &meta.Module{
 		{File: "bwdwg.go", Func: "probs", SHA256: "c6238680ceee45f79af6c852f735ad0a5356fdbd24370ce58154108068288ec7"},
 		{File: "bwdwg.go", Func: "probsT", SHA256: "358d6042940a56e5b4aaae7831e6390fd86ead42358c2ab782a67dea904fe600"},
 		{File: "bwdwga.go", Func: "bwdAllWG", SHA256: "0b8228e2cf7b29c5011a7a5295145a1d074dd6575d013f57b56cd485005ee374"},
-		{File: "bwdwga.go", Func: "bwdDQ", SHA256: "c944935219704178fdbb5fb2b143b1ac4c03833d1ab06047e8e23b88161bbbeb"},
+		{File: "bwdwga.go", Func: "bwdDQ", SHA256: "9520b0e50f4acca1e63a968ee2792fde7fef9bc277e6ae196b00647613bd44fa"},
 		{File: "fwd128.go", Func: "fwd128", SHA256: "fa8e1b327cd07863d99b80fa196aed06e0b30ab63ea8635bfefc566a1885c368"},
 		{File: "fwd128.go", Func: "fwd128Tile", SHA256: "4babea5602be748b96311ae92390618a305afcefb35f9854045d474b199e6011"},
 		{File: "fwd128.go", Func: "laneOffsets128", SHA256: "e3e93e9065595d3bb8e1fb7009ed4a0ed9e46b214a9f8503c594b2f1d0550d85"},
@@ -3694,12 +3693,12 @@ var (
 	gocuSite425 = kernel.Site{File: "bwdwga.go", Line: 175, Col: 65, Expr: "dvacc[4*dt+2]"}
 	gocuSite426 = kernel.Site{File: "bwdwga.go", Line: 175, Col: 80, Expr: "dvacc[4*dt+3]"}
 	gocuSite427 = kernel.Site{File: "bwdwga.go", Line: 175, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
-	gocuSite428 = kernel.Site{File: "bwdwga.go", Line: 192, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
-	gocuSite429 = kernel.Site{File: "bwdwga.go", Line: 194, Col: 89, Expr: "dqacc[a]"}
-	gocuSite430 = kernel.Site{File: "bwdwga.go", Line: 194, Col: 105, Expr: "dqacc[a+1]"}
-	gocuSite431 = kernel.Site{File: "bwdwga.go", Line: 194, Col: 2, Expr: "dq2[(dql.head(row/seq, heads)+int(row%seq)*int(dql.S)+int(c))/2]"}
-	gocuSite432 = kernel.Site{File: "bwdwga.go", Line: 194, Col: 16, Expr: "row / seq"}
-	gocuSite433 = kernel.Site{File: "bwdwga.go", Line: 194, Col: 36, Expr: "row % seq"}
+	gocuSite428 = kernel.Site{File: "bwdwga.go", Line: 191, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
+	gocuSite429 = kernel.Site{File: "bwdwga.go", Line: 193, Col: 89, Expr: "dqacc[a]"}
+	gocuSite430 = kernel.Site{File: "bwdwga.go", Line: 193, Col: 105, Expr: "dqacc[a+1]"}
+	gocuSite431 = kernel.Site{File: "bwdwga.go", Line: 193, Col: 2, Expr: "dq2[(dql.head(row/seq, heads)+int(row%seq)*int(dql.S)+int(c))/2]"}
+	gocuSite432 = kernel.Site{File: "bwdwga.go", Line: 193, Col: 16, Expr: "row / seq"}
+	gocuSite433 = kernel.Site{File: "bwdwga.go", Line: 193, Col: 36, Expr: "row % seq"}
 	gocuSite434 = kernel.Site{File: "fwd128.go", Line: 55, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
 	gocuSite435 = kernel.Site{File: "fwd128.go", Line: 55, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
 	gocuSite436 = kernel.Site{File: "fwd128.go", Line: 55, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
@@ -5357,16 +5356,15 @@ func gocuChecked_bwdAllWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 
 // gocuChecked_bwdDQ is the checked copy of attn.bwdDQ (bwdwga.go:186).
 func gocuChecked_bwdDQ(t *kernel.Thread, dqacc []float32, dq []kernel.BFloat16, dql layout, heads int32, seq int32, rows int32, scale float32) {
-	/*line bwdwga.go:187*/ i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
-	/*line bwdwga.go:188*/ row, c := i/(d128/2), 2*(i%(d128/2))
-	/*line bwdwga.go:189*/ if row >= rows {
-		/*line bwdwga.go:190*/ return
+	/*line bwdwga.go:187*/ row, c := t.BlockIdx.X*4+t.ThreadIdx.X/(d128/2), 2*(t.ThreadIdx.X%(d128/2))
+	/*line bwdwga.go:188*/ if row >= rows {
+		/*line bwdwga.go:189*/ return
 	}
-	/*line bwdwga.go:192*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
-	/*line bwdwga.go:193*/ a := int(row)*d128 + int(c)
-	/*line bwdwga.go:194*/ {
-		/*line bwdwga.go:194*/ var gocuV1 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dqacc, int(a), &gocuSite429, kernel.Read)*scale, *kernel.At(t, dqacc, int(a+1), &gocuSite430, kernel.Read)*scale)
-		/*line bwdwga.go:194*/ *kernel.At(t, dq2, int((gocuChecked_layout_head(t, dql, row/seq, heads)+int(row%seq)*int(dql.S)+int(c))/2), &gocuSite431, kernel.Write) = gocuV1
+	/*line bwdwga.go:191*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
+	/*line bwdwga.go:192*/ a := int(row)*d128 + int(c)
+	/*line bwdwga.go:193*/ {
+		/*line bwdwga.go:193*/ var gocuV1 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dqacc, int(a), &gocuSite429, kernel.Read)*scale, *kernel.At(t, dqacc, int(a+1), &gocuSite430, kernel.Read)*scale)
+		/*line bwdwga.go:193*/ *kernel.At(t, dq2, int((gocuChecked_layout_head(t, dql, row/seq, heads)+int(row%seq)*int(dql.S)+int(c))/2), &gocuSite431, kernel.Write) = gocuV1
 	}
 }
 
