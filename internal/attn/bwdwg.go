@@ -7,15 +7,17 @@ import (
 
 // The tiling of the backward pass on warpgroup MMA: blocks of two
 // warpgroups take 128 rows (keys for bwdKVWG, queries for bwdQWG), 64 per
-// warpgroup, and stream the other side in tiles of 64 rows through two
-// stages.
+// warpgroup, and stream the other side in tiles of 64 rows through
+// three stages.
 const (
-	bwRows  = 64                  // rows of a streamed tile
-	bwHalf  = bwRows * 64         // elements of one 64-column half of it
-	bwTile  = 2 * bwHalf          // elements of a 64 x 128 tile
-	bwTiles = 2*wgTile + 4*bwTile // the resident 128-row tiles, then two stages of two
+	bwRows   = 64                           // rows of a streamed tile
+	bwHalf   = bwRows * 64                  // elements of one 64-column half of it
+	bwTile   = 2 * bwHalf                   // elements of a 64 x 128 tile
+	bwStages = 3                            // stages of the streamed tiles
+	bwTiles  = 2*wgTile + bwStages*2*bwTile // the resident 128-row tiles, then the stages of two
 	// bwdWGMem is the dynamic shared memory of bwdKVWG and bwdQWG in
-	// bytes (129 KiB): the tiles, and bwdKVWG's statistics of two stages.
+	// bytes (161 KiB): the tiles, and bwdKVWG's statistics of two query
+	// tiles.
 	bwdWGMem = bwTiles*2 + 2*stats*4
 )
 
@@ -24,8 +26,8 @@ const (
 //
 //   - a block of two warpgroups takes 128 keys of one head, 64 per
 //     warpgroup, with k and v resident in shared memory, and runs
-//     through the query tiles of 64 rows that see them, q and dO double
-//     buffered;
+//     through the query tiles of 64 rows that see them, q and dO in
+//     three stages;
 //   - with the keys as rows, Sᵀ = k qᵀ and dPᵀ = v dOᵀ are m64n64k16
 //     chains with both operands in shared memory;
 //   - Pᵀ and dSᵀ = Pᵀ∘(dPᵀ − D) stay in registers, where the accumulator
@@ -33,9 +35,10 @@ const (
 //     take them through kernel.WGMMABF16RS, with q and dO read MN-major
 //     from the same swizzled tiles that fed Sᵀ and dPᵀ K-major.
 //
-// dv's MMAs run while dSᵀ is computed. Every warpgroup waits for all its
-// MMAs before the barrier that precedes the refill of the stage they
-// read. Launch (⌈seq/128⌉, bh) blocks of wgThreads threads with bwdWGMem
+// dv's MMAs run while dSᵀ is computed, and dk's while the next tile's
+// Sᵀ and dPᵀ are issued: the wait for Sᵀ completes them. A stage is
+// refilled two tiles after it was read, when every warpgroup has passed
+// that wait before the barrier that precedes the copies. Launch (⌈seq/128⌉, bh) blocks of wgThreads threads with bwdWGMem
 // bytes of dynamic shared memory, on sm_90a.
 //
 //gocu:kernel
@@ -66,7 +69,7 @@ func bwdKVWG(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float3
 	if causal {
 		i0 = k0 / bwRows // the first query tile that sees a key of the block
 	}
-	qb := 2*wgTile + (i0%2)*2*bwTile
+	qb := 2*wgTile + (i0%bwStages)*2*bwTile
 	loadBW(t, sm, qb, qh, ql.S, i0*bwRows, seq, soff64)
 	loadBW(t, sm, qb+bwTile, doh, dol.S, i0*bwRows, seq, soff64)
 	kernel.CpAsyncCommit(t)
@@ -89,9 +92,9 @@ func bwdKVWG(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float3
 	for i := i0; i < nq; i++ {
 		kernel.CpAsyncWait(t, 0)
 		kernel.FenceProxyAsync(t)
-		t.SyncThreads() // tile i is in; every warpgroup waited for the MMAs of tile i-1
+		t.SyncThreads() // tile i is in; every warpgroup waited for the MMAs of tile i-2
 		if i+1 < nq {
-			nb := 2*wgTile + ((i+1)%2)*2*bwTile
+			nb := 2*wgTile + ((i+1)%bwStages)*2*bwTile
 			loadBW(t, sm, nb, qh, ql.S, (i+1)*bwRows, seq, soff64)
 			loadBW(t, sm, nb+bwTile, doh, dol.S, (i+1)*bwRows, seq, soff64)
 			if tid < stats { // its stage was last read before the barrier
@@ -100,7 +103,7 @@ func bwdKVWG(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float3
 		}
 		kernel.CpAsyncCommit(t)
 
-		st := kernel.WGDesc(i%2) * (2 * bwTile * 2 / 16)
+		st := kernel.WGDesc(i%bwStages) * (2 * bwTile * 2 / 16)
 		var s, dp kernel.WGAcc64
 		kernel.WGFence(t)
 		//gocu:unroll
@@ -139,9 +142,9 @@ func bwdKVWG(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float3
 			kernel.WGMMABF16RS(t, &dkacc, ds[ks], dqm+st+kernel.WGDesc(ks*16*128/16), true, true)
 		}
 		kernel.WGCommit(t)
-		kernel.WGWait(t, 0, &dvacc)
-		kernel.WGWait(t, 0, &dkacc)
 	}
+	kernel.WGWait(t, 0, &dvacc)
+	kernel.WGWait(t, 0, &dkacc)
 
 	dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
 	dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
@@ -183,8 +186,8 @@ func probsT(t *kernel.Thread, s kernel.WGAcc64, fl []float32, i, keyA, seq int32
 // bwdQWG is bwdQ128 (the same arguments and results) on Hopper's
 // warpgroup MMA: a block of two warpgroups takes 128 query rows of one
 // head, 64 per warpgroup, with q and dO resident in shared memory, and
-// runs through the key tiles of 64 that they see, k and v double
-// buffered. S = q kᵀ and dP = dO vᵀ are m64n64k16 chains from shared
+// runs through the key tiles of 64 that they see, k and v in three
+// stages. S = q kᵀ and dP = dO vᵀ are m64n64k16 chains from shared
 // memory; dS = P∘(dP − D) stays in registers and dq += dS k takes it
 // through kernel.WGMMABF16RS, with k read MN-major from the tile that fed
 // S. Keeping dq apart from bwdKVWG keeps the pass deterministic: no
@@ -250,15 +253,15 @@ func bwdQWG(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float32
 	for j := int32(0); j < ntiles; j++ {
 		kernel.CpAsyncWait(t, 0)
 		kernel.FenceProxyAsync(t)
-		t.SyncThreads() // tile j is in; every warpgroup waited for the MMAs of tile j-1
+		t.SyncThreads() // tile j is in; every warpgroup waited for the MMAs of tile j-2
 		if j+1 < ntiles {
-			nb := 2*wgTile + ((j+1)%2)*2*bwTile
+			nb := 2*wgTile + ((j+1)%bwStages)*2*bwTile
 			loadBW(t, sm, nb, kh, kl.S, (j+1)*bwRows, seq, soff64)
 			loadBW(t, sm, nb+bwTile, vh, vl.S, (j+1)*bwRows, seq, soff64)
 		}
 		kernel.CpAsyncCommit(t)
 
-		st := kernel.WGDesc(j%2) * (2 * bwTile * 2 / 16)
+		st := kernel.WGDesc(j%bwStages) * (2 * bwTile * 2 / 16)
 		var s, dp kernel.WGAcc64
 		kernel.WGFence(t)
 		//gocu:unroll
@@ -288,9 +291,9 @@ func bwdQWG(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float32
 		for ks := int32(0); ks < bwRows/16; ks++ {
 			kernel.WGMMABF16RS(t, &acc, ds[ks], dkm+st+kernel.WGDesc(ks*16*128/16), true, true)
 		}
-		kernel.WGCommit(t)
-		kernel.WGWait(t, 0, &acc)
+		kernel.WGCommit(t) // completed by the next tile's wait for S
 	}
+	kernel.WGWait(t, 0, &acc)
 
 	dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
 	head := dql.head(b32, heads)

@@ -15,7 +15,7 @@ import (
 // is not deterministic; without it the backward pass is.
 const WGMMAAtomicEnv = "GOCU_ATTN_WGMMA_ATOMIC"
 
-// bwdAllMem is bwdAllWG's dynamic shared memory in bytes (145 KiB):
+// bwdAllMem is bwdAllWG's dynamic shared memory in bytes (177 KiB):
 // bwdKVWG's, then dS of a query tile.
 const bwdAllMem = bwdWGMem + bwTile*2
 
@@ -55,7 +55,7 @@ func bwdAllWG(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float
 	if causal {
 		i0 = k0 / bwRows
 	}
-	qb := 2*wgTile + (i0%2)*2*bwTile
+	qb := 2*wgTile + (i0%bwStages)*2*bwTile
 	loadBW(t, sm, qb, qh, ql.S, i0*bwRows, seq, soff64)
 	loadBW(t, sm, qb+bwTile, doh, dol.S, i0*bwRows, seq, soff64)
 	kernel.CpAsyncCommit(t)
@@ -80,9 +80,9 @@ func bwdAllWG(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float
 	for i := i0; i < nq; i++ {
 		kernel.CpAsyncWait(t, 0)
 		kernel.FenceProxyAsync(t)
-		t.SyncThreads() // tile i is in; every warpgroup waited for the MMAs of tile i-1
+		t.SyncThreads() // tile i is in; every warpgroup waited for the MMAs of tile i-2
 		if i+1 < nq {
-			nb := 2*wgTile + ((i+1)%2)*2*bwTile
+			nb := 2*wgTile + ((i+1)%bwStages)*2*bwTile
 			loadBW(t, sm, nb, qh, ql.S, (i+1)*bwRows, seq, soff64)
 			loadBW(t, sm, nb+bwTile, doh, dol.S, (i+1)*bwRows, seq, soff64)
 			if tid < stats {
@@ -91,7 +91,7 @@ func bwdAllWG(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float
 		}
 		kernel.CpAsyncCommit(t)
 
-		st := kernel.WGDesc(i%2) * (2 * bwTile * 2 / 16)
+		st := kernel.WGDesc(i%bwStages) * (2 * bwTile * 2 / 16)
 		var s, dp kernel.WGAcc64
 		kernel.WGFence(t)
 		//gocu:unroll
@@ -124,12 +124,6 @@ func bwdAllWG(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float
 			dp[e] = s[e] * (dp[e] - fl[fs+64+(e/4)*8+2*qd+e%2])
 		}
 		ds := pack64(dp)
-		kernel.WGFence(t)
-		//gocu:unroll
-		for ks := int32(0); ks < bwRows/16; ks++ {
-			kernel.WGMMABF16RS(t, &dkacc, ds[ks], dqm+st+kernel.WGDesc(ks*16*128/16), true, true)
-		}
-		kernel.WGCommit(t)
 
 		// dS: the lane's keys wg·64+wr (+8) are columns of half wg; its
 		// queries are rows, each 16-byte chunk at chunk^(row%8).
@@ -142,6 +136,8 @@ func bwdAllWG(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float
 		kernel.FenceProxyAsync(t)
 		t.SyncThreads() // dS of both warpgroups is in
 
+		// dq's part, then dk += dSᵀ q, which runs on under the atomics
+		// and completes at the next tile's wait for Sᵀ.
 		var dqp kernel.WGAcc64
 		kernel.WGFence(t)
 		//gocu:unroll
@@ -149,9 +145,12 @@ func bwdAllWG(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float
 			kernel.WGMMABF16(t, &dqp, dds+bwStep(ks), dkm+kernel.WGDesc(ks*16*128/16), true, ks > 0)
 		}
 		kernel.WGCommit(t)
-		kernel.WGWait(t, 0, &dqp)
-		kernel.WGWait(t, 0, &dvacc)
-		kernel.WGWait(t, 0, &dkacc)
+		//gocu:unroll
+		for ks := int32(0); ks < bwRows/16; ks++ {
+			kernel.WGMMABF16RS(t, &dkacc, ds[ks], dqm+st+kernel.WGDesc(ks*16*128/16), true, true)
+		}
+		kernel.WGCommit(t)
+		kernel.WGWait(t, 1, &dqp)
 		//gocu:unroll
 		for e := int32(0); e < 32; e++ {
 			if r := i*bwRows + wr + 8*((e%4)/2); r < seq {
@@ -159,6 +158,9 @@ func bwdAllWG(t *kernel.Thread, q, k, v, do []kernel.BFloat16, lse, dvec []float
 			}
 		}
 	}
+
+	kernel.WGWait(t, 0, &dvacc)
+	kernel.WGWait(t, 0, &dkacc)
 
 	dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
 	dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)

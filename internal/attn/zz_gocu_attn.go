@@ -938,7 +938,7 @@ static __device__ __forceinline__ void attn_loadWG(gocu_slice<unsigned short> sm
   }
 }
 
-// attn.loadBW (bwdwg.go:346)
+// attn.loadBW (bwdwg.go:349)
 static __device__ __forceinline__ void attn_loadBW(gocu_slice<unsigned short> sm, int dst, gocu_slice<unsigned short> x, int rs, int r0, int seq, int soff) {
   int cr = (int)threadIdx.x / 16;
   int cc = (int)threadIdx.x % 16;
@@ -958,12 +958,12 @@ static __device__ __forceinline__ unsigned long long attn_wgStep(int ks) {
   return (unsigned long long)(int)((unsigned int)(ks / 4) * 1024u + (unsigned int)(ks % 4) * 2u);
 }
 
-// attn.bwStep (bwdwg.go:327)
+// attn.bwStep (bwdwg.go:330)
 static __device__ __forceinline__ unsigned long long attn_bwStep(int ks) {
   return (unsigned long long)(int)((unsigned int)(ks / 4) * 512u + (unsigned int)(ks % 4) * 2u);
 }
 
-// attn.probsT (bwdwg.go:167)
+// attn.probsT (bwdwg.go:170)
 static __device__ __forceinline__ gocu_array<float, 32> attn_probsT(gocu_array<float, 32> s, gocu_slice<float> fl, int i, int keyA, int seq, float sl2, bool causal, bool masked) {
   int qd = (int)threadIdx.x % 4;
 #pragma unroll
@@ -980,7 +980,7 @@ static __device__ __forceinline__ gocu_array<float, 32> attn_probsT(gocu_array<f
   return s;
 }
 
-// attn.pack64 (bwdwg.go:332)
+// attn.pack64 (bwdwg.go:335)
 static __device__ __forceinline__ gocu_array<gocu_array<unsigned int, 4>, 4> attn_pack64(gocu_array<float, 32> s) {
   gocu_array<gocu_array<unsigned int, 4>, 4> p = {};
 #pragma unroll
@@ -990,7 +990,7 @@ static __device__ __forceinline__ gocu_array<gocu_array<unsigned int, 4>, 4> att
   return p;
 }
 
-// attn.probs (bwdwg.go:312)
+// attn.probs (bwdwg.go:315)
 static __device__ __forceinline__ gocu_array<float, 32> attn_probs(gocu_array<float, 32> s, int j, gocu_array<float, 2> l2, gocu_array<int, 2> lim, float sl2, bool masked) {
   int qd = (int)threadIdx.x % 4;
 #pragma unroll
@@ -1526,7 +1526,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
   }
 }
 
-// attn.bwdKVWG (bwdwg.go:44)
+// attn.bwdKVWG (bwdwg.go:47)
 extern "C" __global__ void __launch_bounds__(256, 1) bwdKVWG(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dk_p, long long dk_n, unsigned short* __restrict__ dv_p, long long dv_n, layout ql, layout kl, layout vl, layout dol, layout dkl, layout dvl, int heads, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
   gocu_slice<unsigned short> k = {k_p, k_n};
@@ -1537,7 +1537,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdKVWG(unsigned short* __r
   gocu_slice<unsigned short> dk = {dk_p, dk_n};
   gocu_slice<unsigned short> dv = {dv_p, dv_n};
   gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)32768LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 326);
+  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)40960LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 326);
   int tid = (int)threadIdx.x;
   int wg = tid / 128;
   int lane = tid % 32;
@@ -1563,7 +1563,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdKVWG(unsigned short* __r
   if (causal) {
     i0 = k0 / 64;
   }
-  int qb = (int)(32768u + (unsigned int)(i0 % 2) * 2u * 8192u);
+  int qb = (int)(32768u + (unsigned int)(i0 % 3) * 2u * 8192u);
   attn_loadBW(sm, qb, qh, ql.S, (int)((unsigned int)i0 * 64u), seq, soff64);
   attn_loadBW(sm, (int)((unsigned int)qb + 8192u), doh, dol.S, (int)((unsigned int)i0 * 64u), seq, soff64);
   gocu_cp_async_commit();
@@ -1584,7 +1584,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdKVWG(unsigned short* __r
     gocu_fence_proxy_async();
     __syncthreads();
     if ((int)((unsigned int)i + 1u) < nq) {
-      int nb = (int)(32768u + (unsigned int)((int)((unsigned int)i + 1u) % 2) * 2u * 8192u);
+      int nb = (int)(32768u + (unsigned int)((int)((unsigned int)i + 1u) % 3) * 2u * 8192u);
       attn_loadBW(sm, nb, qh, ql.S, (int)(((unsigned int)i + 1u) * 64u), seq, soff64);
       attn_loadBW(sm, (int)((unsigned int)nb + 8192u), doh, dol.S, (int)(((unsigned int)i + 1u) * 64u), seq, soff64);
       if (tid < 128) {
@@ -1592,7 +1592,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdKVWG(unsigned short* __r
       }
     }
     gocu_cp_async_commit();
-    unsigned long long st = (unsigned long long)(i % 2) * 2048ull;
+    unsigned long long st = (unsigned long long)(i % 3) * 2048ull;
     gocu_array<float, 32> s = {};
     gocu_array<float, 32> dp = {};
     gocu_wgmma_fence();
@@ -1632,9 +1632,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdKVWG(unsigned short* __r
       gocu_wgmma_bf16_rs_n128<1>(dkacc, ds.v[GOCU_AI(ks, 4, 346)], dqm + st + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
     }
     gocu_wgmma_commit();
-    gocu_wgmma_wait<0>(dvacc);
-    gocu_wgmma_wait<0>(dkacc);
   }
+  gocu_wgmma_wait<0>(dvacc);
+  gocu_wgmma_wait<0>(dkacc);
   gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 347);
   gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 348);
   long long hk = attn_layout_head(dkl, b32, heads);
@@ -1653,7 +1653,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdKVWG(unsigned short* __r
   }
 }
 
-// attn.bwdQWG (bwdwg.go:196)
+// attn.bwdQWG (bwdwg.go:199)
 extern "C" __global__ void __launch_bounds__(256, 1) bwdQWG(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dq_p, long long dq_n, layout ql, layout kl, layout vl, layout dol, layout dql, int heads, int seq, float scale, bool causal) {
   gocu_slice<unsigned short> q = {q_p, q_n};
   gocu_slice<unsigned short> k = {k_p, k_n};
@@ -1720,12 +1720,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdQWG(unsigned short* __re
     gocu_fence_proxy_async();
     __syncthreads();
     if ((int)((unsigned int)j + 1u) < ntiles) {
-      int nb = (int)(32768u + (unsigned int)((int)((unsigned int)j + 1u) % 2) * 2u * 8192u);
+      int nb = (int)(32768u + (unsigned int)((int)((unsigned int)j + 1u) % 3) * 2u * 8192u);
       attn_loadBW(sm, nb, kh, kl.S, (int)(((unsigned int)j + 1u) * 64u), seq, soff64);
       attn_loadBW(sm, (int)((unsigned int)nb + 8192u), vh, vl.S, (int)(((unsigned int)j + 1u) * 64u), seq, soff64);
     }
     gocu_cp_async_commit();
-    unsigned long long st = (unsigned long long)(j % 2) * 2048ull;
+    unsigned long long st = (unsigned long long)(j % 3) * 2048ull;
     gocu_array<float, 32> s = {};
     gocu_array<float, 32> dp = {};
     gocu_wgmma_fence();
@@ -1757,8 +1757,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdQWG(unsigned short* __re
       gocu_wgmma_bf16_rs_n128<1>(acc, ds.v[GOCU_AI(ks, 4, 379)], dkm + st + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
     }
     gocu_wgmma_commit();
-    gocu_wgmma_wait<0>(acc);
   }
+  gocu_wgmma_wait<0>(acc);
   gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 380);
   long long head = attn_layout_head(dql, b32, heads);
 #pragma unroll
@@ -1785,7 +1785,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdAllWG(unsigned short* __
   gocu_slice<unsigned short> dv = {dv_p, dv_n};
   gocu_slice<float> dqacc = {dqacc_p, dqacc_n};
   gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)32768LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 387);
+  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)40960LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 387);
   int tid = (int)threadIdx.x;
   int wg = tid / 128;
   int lane = tid % 32;
@@ -1799,7 +1799,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdAllWG(unsigned short* __
   gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 390);
   gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 391);
   float sl2 = scale * 1.442695f;
-  int dsb = 66048;
+  int dsb = 82432;
   int cr = tid / 16;
   int cc = tid % 16;
   int soff = (int)((unsigned int)(cc / 8) * 8192u + (unsigned int)cr * 64u + (unsigned int)(cc % 8 ^ cr & 7) * 8u);
@@ -1812,7 +1812,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdAllWG(unsigned short* __
   if (causal) {
     i0 = k0 / 64;
   }
-  int qb = (int)(32768u + (unsigned int)(i0 % 2) * 2u * 8192u);
+  int qb = (int)(32768u + (unsigned int)(i0 % 3) * 2u * 8192u);
   attn_loadBW(sm, qb, qh, ql.S, (int)((unsigned int)i0 * 64u), seq, soff64);
   attn_loadBW(sm, (int)((unsigned int)qb + 8192u), doh, dol.S, (int)((unsigned int)i0 * 64u), seq, soff64);
   gocu_cp_async_commit();
@@ -1836,7 +1836,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdAllWG(unsigned short* __
     gocu_fence_proxy_async();
     __syncthreads();
     if ((int)((unsigned int)i + 1u) < nq) {
-      int nb = (int)(32768u + (unsigned int)((int)((unsigned int)i + 1u) % 2) * 2u * 8192u);
+      int nb = (int)(32768u + (unsigned int)((int)((unsigned int)i + 1u) % 3) * 2u * 8192u);
       attn_loadBW(sm, nb, qh, ql.S, (int)(((unsigned int)i + 1u) * 64u), seq, soff64);
       attn_loadBW(sm, (int)((unsigned int)nb + 8192u), doh, dol.S, (int)(((unsigned int)i + 1u) * 64u), seq, soff64);
       if (tid < 128) {
@@ -1844,7 +1844,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdAllWG(unsigned short* __
       }
     }
     gocu_cp_async_commit();
-    unsigned long long st = (unsigned long long)(i % 2) * 2048ull;
+    unsigned long long st = (unsigned long long)(i % 3) * 2048ull;
     gocu_array<float, 32> s = {};
     gocu_array<float, 32> dp = {};
     gocu_wgmma_fence();
@@ -1878,17 +1878,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdAllWG(unsigned short* __
       dp.v[GOCU_AI(e, 32, 408)] = s.v[GOCU_AI(e, 32, 405)] * (dp.v[GOCU_AI(e, 32, 406)] - GOCU_AT(fl, (int)((unsigned int)fs + 64u + (unsigned int)(e / 4) * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)), 407));
     }
     gocu_array<gocu_array<unsigned int, 4>, 4> ds = attn_pack64(dp);
-    gocu_wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < 4; ks++) {
-      gocu_wgmma_bf16_rs_n128<1>(dkacc, ds.v[GOCU_AI(ks, 4, 409)], dqm + st + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
-    }
-    gocu_wgmma_commit();
 #pragma unroll
     for (int e = 0; e < 32; e++) {
       int c = (int)((unsigned int)(e / 4) * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2));
       int key = (int)((unsigned int)wr + 8u * (unsigned int)(e % 4 / 2));
-      GOCU_AT(sm, (int)((unsigned int)dsb + (unsigned int)wg * 4096u + (unsigned int)c * 64u + (unsigned int)(key / 8 ^ c & 7) * 8u + (unsigned int)(key % 8)), 411) = gocu_f32_to_bf16(dp.v[GOCU_AI(e, 32, 410)]);
+      GOCU_AT(sm, (int)((unsigned int)dsb + (unsigned int)wg * 4096u + (unsigned int)c * 64u + (unsigned int)(key / 8 ^ c & 7) * 8u + (unsigned int)(key % 8)), 410) = gocu_f32_to_bf16(dp.v[GOCU_AI(e, 32, 409)]);
     }
     gocu_fence_proxy_async();
     __syncthreads();
@@ -1899,9 +1893,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdAllWG(unsigned short* __
       gocu_wgmma_bf16_n64<1>(dqp, dds + attn_bwStep(ks), dkm + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), ks > 0);
     }
     gocu_wgmma_commit();
-    gocu_wgmma_wait<0>(dqp);
-    gocu_wgmma_wait<0>(dvacc);
-    gocu_wgmma_wait<0>(dkacc);
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) {
+      gocu_wgmma_bf16_rs_n128<1>(dkacc, ds.v[GOCU_AI(ks, 4, 411)], dqm + st + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+    }
+    gocu_wgmma_commit();
+    gocu_wgmma_wait<1>(dqp);
 #pragma unroll
     for (int e = 0; e < 32; e++) {
       if (int r = (int)((unsigned int)i * 64u + (unsigned int)wr + 8u * (unsigned int)(e % 4 / 2)); r < seq) {
@@ -1909,6 +1906,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdAllWG(unsigned short* __
       }
     }
   }
+  gocu_wgmma_wait<0>(dvacc);
+  gocu_wgmma_wait<0>(dkacc);
   gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 414);
   gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 415);
   long long hk = attn_layout_head(dkl, b32, heads);
@@ -1927,7 +1926,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) bwdAllWG(unsigned short* __
   }
 }
 
-// attn.bwdDQ (bwdwga.go:186)
+// attn.bwdDQ (bwdwga.go:188)
 extern "C" __global__ void bwdDQ(float* __restrict__ dqacc_p, long long dqacc_n, unsigned short* __restrict__ dq_p, long long dq_n, layout dql, int heads, int seq, int rows, float scale) {
   gocu_slice<float> dqacc = {dqacc_p, dqacc_n};
   gocu_slice<unsigned short> dq = {dq_p, dq_n};
@@ -2322,7 +2321,7 @@ extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "df0f88c67c63f96b5c616ce2e996c65d6506dce193fa3510fe7c11837802eb70"
+const gocuSourceSHA256 = "89cf37a9b5450078160c2b2f8a20bc3adcb4aaac42999dd5090ddc78de1d4069"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -2766,13 +2765,13 @@ var gocuModule = &meta.Module{
 		{File: "bwd64.go", Func: "bwdQ64Tile", SHA256: "4cc910cd266cec4dc271588bedca057ae8512d59350a07006e1e0adddda20ad8"},
 		{File: "bwd64.go", Func: "mmaSABt64", SHA256: "1561de44076205ef9fd40ba243abecba30e90bc3685108bfd1063c5473c2139e"},
 		{File: "bwdwg.go", Func: "bwStep", SHA256: "8fd8d30427d2fde2ec79a6311bd31f89fd06de370262d0a571efaab1e5a5242c"},
-		{File: "bwdwg.go", Func: "bwdKVWG", SHA256: "67b90430bcc18b4859275a12294968c8ed532b0c80b9f2a806df2f3e9ef1f84f"},
-		{File: "bwdwg.go", Func: "bwdQWG", SHA256: "6a3856b2e4baa7247c0c8eba3d689b50b8d4824b3594e26e6e2ea1caf3c3140a"},
+		{File: "bwdwg.go", Func: "bwdKVWG", SHA256: "87b81bf7a581e854339584e01888ddf7fb67871183f94a6ce7238633a6081217"},
+		{File: "bwdwg.go", Func: "bwdQWG", SHA256: "ca02fb2ca82fd6b4955ee3dc5b45f5c1a33e5c099c65fd84c6b8a2039682bade"},
 		{File: "bwdwg.go", Func: "loadBW", SHA256: "7e1d47a7eb988cb516fe76b22a03a1036a0e27a55f794cffdcc9a6498b87dd31"},
 		{File: "bwdwg.go", Func: "pack64", SHA256: "cfbe47c3533825b79558fea4a4c092a8823ed5984732e69052c3bf56b9b8e4d8"},
 		{File: "bwdwg.go", Func: "probs", SHA256: "c6238680ceee45f79af6c852f735ad0a5356fdbd24370ce58154108068288ec7"},
 		{File: "bwdwg.go", Func: "probsT", SHA256: "358d6042940a56e5b4aaae7831e6390fd86ead42358c2ab782a67dea904fe600"},
-		{File: "bwdwga.go", Func: "bwdAllWG", SHA256: "0b8228e2cf7b29c5011a7a5295145a1d074dd6575d013f57b56cd485005ee374"},
+		{File: "bwdwga.go", Func: "bwdAllWG", SHA256: "ea39b298d43e63982e647924917f255fe8fe2b12a3be13e0211efe6a1458d648"},
 		{File: "bwdwga.go", Func: "bwdDQ", SHA256: "9520b0e50f4acca1e63a968ee2792fde7fef9bc277e6ae196b00647613bd44fa"},
 		{File: "fwd128.go", Func: "fwd128", SHA256: "fa8e1b327cd07863d99b80fa196aed06e0b30ab63ea8635bfefc566a1885c368"},
 		{File: "fwd128.go", Func: "fwd128Tile", SHA256: "4babea5602be748b96311ae92390618a305afcefb35f9854045d474b199e6011"},
@@ -3403,24 +3402,24 @@ var (
 	gocuSite135 = kernel.Site{File: "bwd64.go", Line: 290, Col: 3, Expr: "fl[((i+1)%2)*stats+tid]"}
 	gocuSite136 = kernel.Site{File: "fwdwg.go", Line: 278, Col: 26, Expr: "sm[dst+soff+i*wgLoadRows*64:]"}
 	gocuSite137 = kernel.Site{File: "fwdwg.go", Line: 278, Col: 57, Expr: "x[int(r)*int(rs)+int(cc)*8:]"}
-	gocuSite138 = kernel.Site{File: "bwdwg.go", Line: 355, Col: 26, Expr: "sm[dst+soff+i*wgLoadRows*64:]"}
-	gocuSite139 = kernel.Site{File: "bwdwg.go", Line: 355, Col: 57, Expr: "x[int(r)*int(rs)+int(cc)*8:]"}
-	gocuSite140 = kernel.Site{File: "bwdwg.go", Line: 172, Col: 35, Expr: "s[e]"}
-	gocuSite141 = kernel.Site{File: "bwdwg.go", Line: 172, Col: 47, Expr: "fl[c]"}
-	gocuSite142 = kernel.Site{File: "bwdwg.go", Line: 178, Col: 3, Expr: "s[e]"}
-	gocuSite143 = kernel.Site{File: "bwdwg.go", Line: 337, Col: 26, Expr: "s[8*j]"}
-	gocuSite144 = kernel.Site{File: "bwdwg.go", Line: 337, Col: 34, Expr: "s[8*j+1]"}
-	gocuSite145 = kernel.Site{File: "bwdwg.go", Line: 337, Col: 67, Expr: "s[8*j+2]"}
-	gocuSite146 = kernel.Site{File: "bwdwg.go", Line: 337, Col: 77, Expr: "s[8*j+3]"}
-	gocuSite147 = kernel.Site{File: "bwdwg.go", Line: 338, Col: 26, Expr: "s[8*j+4]"}
-	gocuSite148 = kernel.Site{File: "bwdwg.go", Line: 338, Col: 36, Expr: "s[8*j+5]"}
-	gocuSite149 = kernel.Site{File: "bwdwg.go", Line: 338, Col: 69, Expr: "s[8*j+6]"}
-	gocuSite150 = kernel.Site{File: "bwdwg.go", Line: 338, Col: 79, Expr: "s[8*j+7]"}
-	gocuSite151 = kernel.Site{File: "bwdwg.go", Line: 336, Col: 3, Expr: "p[j]"}
-	gocuSite152 = kernel.Site{File: "bwdwg.go", Line: 316, Col: 35, Expr: "s[e]"}
-	gocuSite153 = kernel.Site{File: "bwdwg.go", Line: 316, Col: 47, Expr: "l2[(e%4)/2]"}
-	gocuSite154 = kernel.Site{File: "bwdwg.go", Line: 317, Col: 45, Expr: "lim[(e%4)/2]"}
-	gocuSite155 = kernel.Site{File: "bwdwg.go", Line: 320, Col: 3, Expr: "s[e]"}
+	gocuSite138 = kernel.Site{File: "bwdwg.go", Line: 358, Col: 26, Expr: "sm[dst+soff+i*wgLoadRows*64:]"}
+	gocuSite139 = kernel.Site{File: "bwdwg.go", Line: 358, Col: 57, Expr: "x[int(r)*int(rs)+int(cc)*8:]"}
+	gocuSite140 = kernel.Site{File: "bwdwg.go", Line: 175, Col: 35, Expr: "s[e]"}
+	gocuSite141 = kernel.Site{File: "bwdwg.go", Line: 175, Col: 47, Expr: "fl[c]"}
+	gocuSite142 = kernel.Site{File: "bwdwg.go", Line: 181, Col: 3, Expr: "s[e]"}
+	gocuSite143 = kernel.Site{File: "bwdwg.go", Line: 340, Col: 26, Expr: "s[8*j]"}
+	gocuSite144 = kernel.Site{File: "bwdwg.go", Line: 340, Col: 34, Expr: "s[8*j+1]"}
+	gocuSite145 = kernel.Site{File: "bwdwg.go", Line: 340, Col: 67, Expr: "s[8*j+2]"}
+	gocuSite146 = kernel.Site{File: "bwdwg.go", Line: 340, Col: 77, Expr: "s[8*j+3]"}
+	gocuSite147 = kernel.Site{File: "bwdwg.go", Line: 341, Col: 26, Expr: "s[8*j+4]"}
+	gocuSite148 = kernel.Site{File: "bwdwg.go", Line: 341, Col: 36, Expr: "s[8*j+5]"}
+	gocuSite149 = kernel.Site{File: "bwdwg.go", Line: 341, Col: 69, Expr: "s[8*j+6]"}
+	gocuSite150 = kernel.Site{File: "bwdwg.go", Line: 341, Col: 79, Expr: "s[8*j+7]"}
+	gocuSite151 = kernel.Site{File: "bwdwg.go", Line: 339, Col: 3, Expr: "p[j]"}
+	gocuSite152 = kernel.Site{File: "bwdwg.go", Line: 319, Col: 35, Expr: "s[e]"}
+	gocuSite153 = kernel.Site{File: "bwdwg.go", Line: 319, Col: 47, Expr: "l2[(e%4)/2]"}
+	gocuSite154 = kernel.Site{File: "bwdwg.go", Line: 320, Col: 45, Expr: "lim[(e%4)/2]"}
+	gocuSite155 = kernel.Site{File: "bwdwg.go", Line: 323, Col: 3, Expr: "s[e]"}
 	gocuSite156 = kernel.Site{File: "fwd128.go", Line: 180, Col: 9, Expr: "s[nt][e]"}
 	gocuSite157 = kernel.Site{File: "fwd128.go", Line: 181, Col: 42, Expr: "lim[e/2]"}
 	gocuSite158 = kernel.Site{File: "fwd128.go", Line: 183, Col: 5, Expr: "s[nt][e]"}
@@ -3591,67 +3590,67 @@ var (
 	gocuSite323 = kernel.Site{File: "bwd64.go", Line: 237, Col: 65, Expr: "dva[dt][2]"}
 	gocuSite324 = kernel.Site{File: "bwd64.go", Line: 237, Col: 77, Expr: "dva[dt][3]"}
 	gocuSite325 = kernel.Site{File: "bwd64.go", Line: 237, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
-	gocuSite326 = kernel.Site{File: "bwdwg.go", Line: 46, Col: 8, Expr: "kernel.DynamicShared[float32](t)[bwTiles/2:]"}
-	gocuSite327 = kernel.Site{File: "bwdwg.go", Line: 54, Col: 21, Expr: "q[ql.head(b32, heads):]"}
-	gocuSite328 = kernel.Site{File: "bwdwg.go", Line: 54, Col: 46, Expr: "k[kl.head(b32, heads):]"}
-	gocuSite329 = kernel.Site{File: "bwdwg.go", Line: 54, Col: 71, Expr: "v[vl.head(b32, heads):]"}
-	gocuSite330 = kernel.Site{File: "bwdwg.go", Line: 54, Col: 96, Expr: "do[dol.head(b32, heads):]"}
-	gocuSite331 = kernel.Site{File: "bwdwg.go", Line: 74, Col: 3, Expr: "fl[(i0%2)*stats+tid]"}
-	gocuSite332 = kernel.Site{File: "bwdwg.go", Line: 80, Col: 32, Expr: "sm[wg*64*64:]"}
-	gocuSite333 = kernel.Site{File: "bwdwg.go", Line: 81, Col: 32, Expr: "sm[wgTile+wg*64*64:]"}
-	gocuSite334 = kernel.Site{File: "bwdwg.go", Line: 82, Col: 32, Expr: "sm[2*wgTile:]"}
-	gocuSite335 = kernel.Site{File: "bwdwg.go", Line: 83, Col: 33, Expr: "sm[2*wgTile+bwTile:]"}
-	gocuSite336 = kernel.Site{File: "bwdwg.go", Line: 84, Col: 32, Expr: "sm[2*wgTile:]"}
-	gocuSite337 = kernel.Site{File: "bwdwg.go", Line: 85, Col: 33, Expr: "sm[2*wgTile+bwTile:]"}
-	gocuSite338 = kernel.Site{File: "bwdwg.go", Line: 98, Col: 5, Expr: "fl[((i+1)%2)*stats+tid]"}
-	gocuSite339 = kernel.Site{File: "bwdwg.go", Line: 119, Col: 21, Expr: "fl[fs:]"}
-	gocuSite340 = kernel.Site{File: "bwdwg.go", Line: 121, Col: 21, Expr: "fl[fs:]"}
-	gocuSite341 = kernel.Site{File: "bwdwg.go", Line: 127, Col: 34, Expr: "p[ks]"}
-	gocuSite342 = kernel.Site{File: "bwdwg.go", Line: 133, Col: 12, Expr: "s[e]"}
-	gocuSite343 = kernel.Site{File: "bwdwg.go", Line: 133, Col: 20, Expr: "dp[e]"}
-	gocuSite344 = kernel.Site{File: "bwdwg.go", Line: 133, Col: 28, Expr: "fl[fs+64+(e/4)*8+2*qd+e%2]"}
-	gocuSite345 = kernel.Site{File: "bwdwg.go", Line: 133, Col: 4, Expr: "dp[e]"}
-	gocuSite346 = kernel.Site{File: "bwdwg.go", Line: 139, Col: 34, Expr: "ds[ks]"}
-	gocuSite347 = kernel.Site{File: "bwdwg.go", Line: 146, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
-	gocuSite348 = kernel.Site{File: "bwdwg.go", Line: 147, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
-	gocuSite349 = kernel.Site{File: "bwdwg.go", Line: 153, Col: 63, Expr: "dkacc[4*dt]"}
-	gocuSite350 = kernel.Site{File: "bwdwg.go", Line: 153, Col: 82, Expr: "dkacc[4*dt+1]"}
-	gocuSite351 = kernel.Site{File: "bwdwg.go", Line: 153, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
-	gocuSite352 = kernel.Site{File: "bwdwg.go", Line: 154, Col: 63, Expr: "dvacc[4*dt]"}
-	gocuSite353 = kernel.Site{File: "bwdwg.go", Line: 154, Col: 76, Expr: "dvacc[4*dt+1]"}
-	gocuSite354 = kernel.Site{File: "bwdwg.go", Line: 154, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
-	gocuSite355 = kernel.Site{File: "bwdwg.go", Line: 157, Col: 65, Expr: "dkacc[4*dt+2]"}
-	gocuSite356 = kernel.Site{File: "bwdwg.go", Line: 157, Col: 86, Expr: "dkacc[4*dt+3]"}
-	gocuSite357 = kernel.Site{File: "bwdwg.go", Line: 157, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
-	gocuSite358 = kernel.Site{File: "bwdwg.go", Line: 158, Col: 65, Expr: "dvacc[4*dt+2]"}
-	gocuSite359 = kernel.Site{File: "bwdwg.go", Line: 158, Col: 80, Expr: "dvacc[4*dt+3]"}
-	gocuSite360 = kernel.Site{File: "bwdwg.go", Line: 158, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
-	gocuSite361 = kernel.Site{File: "bwdwg.go", Line: 209, Col: 21, Expr: "q[ql.head(b32, heads):]"}
-	gocuSite362 = kernel.Site{File: "bwdwg.go", Line: 209, Col: 46, Expr: "k[kl.head(b32, heads):]"}
-	gocuSite363 = kernel.Site{File: "bwdwg.go", Line: 209, Col: 71, Expr: "v[vl.head(b32, heads):]"}
-	gocuSite364 = kernel.Site{File: "bwdwg.go", Line: 209, Col: 96, Expr: "do[dol.head(b32, heads):]"}
-	gocuSite365 = kernel.Site{File: "bwdwg.go", Line: 233, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite366 = kernel.Site{File: "bwdwg.go", Line: 233, Col: 4, Expr: "l2[hh]"}
-	gocuSite367 = kernel.Site{File: "bwdwg.go", Line: 234, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
-	gocuSite368 = kernel.Site{File: "bwdwg.go", Line: 234, Col: 4, Expr: "dr[hh]"}
-	gocuSite369 = kernel.Site{File: "bwdwg.go", Line: 236, Col: 5, Expr: "lim[hh]"}
-	gocuSite370 = kernel.Site{File: "bwdwg.go", Line: 243, Col: 32, Expr: "sm[wg*64*64:]"}
-	gocuSite371 = kernel.Site{File: "bwdwg.go", Line: 244, Col: 33, Expr: "sm[wgTile+wg*64*64:]"}
-	gocuSite372 = kernel.Site{File: "bwdwg.go", Line: 245, Col: 32, Expr: "sm[2*wgTile:]"}
-	gocuSite373 = kernel.Site{File: "bwdwg.go", Line: 246, Col: 32, Expr: "sm[2*wgTile+bwTile:]"}
-	gocuSite374 = kernel.Site{File: "bwdwg.go", Line: 247, Col: 32, Expr: "sm[2*wgTile:]"}
-	gocuSite375 = kernel.Site{File: "bwdwg.go", Line: 283, Col: 12, Expr: "s[e]"}
-	gocuSite376 = kernel.Site{File: "bwdwg.go", Line: 283, Col: 20, Expr: "dp[e]"}
-	gocuSite377 = kernel.Site{File: "bwdwg.go", Line: 283, Col: 28, Expr: "dr[(e%4)/2]"}
-	gocuSite378 = kernel.Site{File: "bwdwg.go", Line: 283, Col: 4, Expr: "dp[e]"}
-	gocuSite379 = kernel.Site{File: "bwdwg.go", Line: 289, Col: 32, Expr: "ds[ks]"}
-	gocuSite380 = kernel.Site{File: "bwdwg.go", Line: 295, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
-	gocuSite381 = kernel.Site{File: "bwdwg.go", Line: 301, Col: 65, Expr: "acc[4*dt]"}
-	gocuSite382 = kernel.Site{File: "bwdwg.go", Line: 301, Col: 82, Expr: "acc[4*dt+1]"}
-	gocuSite383 = kernel.Site{File: "bwdwg.go", Line: 301, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
-	gocuSite384 = kernel.Site{File: "bwdwg.go", Line: 304, Col: 67, Expr: "acc[4*dt+2]"}
-	gocuSite385 = kernel.Site{File: "bwdwg.go", Line: 304, Col: 86, Expr: "acc[4*dt+3]"}
-	gocuSite386 = kernel.Site{File: "bwdwg.go", Line: 304, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
+	gocuSite326 = kernel.Site{File: "bwdwg.go", Line: 49, Col: 8, Expr: "kernel.DynamicShared[float32](t)[bwTiles/2:]"}
+	gocuSite327 = kernel.Site{File: "bwdwg.go", Line: 57, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite328 = kernel.Site{File: "bwdwg.go", Line: 57, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite329 = kernel.Site{File: "bwdwg.go", Line: 57, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite330 = kernel.Site{File: "bwdwg.go", Line: 57, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite331 = kernel.Site{File: "bwdwg.go", Line: 77, Col: 3, Expr: "fl[(i0%2)*stats+tid]"}
+	gocuSite332 = kernel.Site{File: "bwdwg.go", Line: 83, Col: 32, Expr: "sm[wg*64*64:]"}
+	gocuSite333 = kernel.Site{File: "bwdwg.go", Line: 84, Col: 32, Expr: "sm[wgTile+wg*64*64:]"}
+	gocuSite334 = kernel.Site{File: "bwdwg.go", Line: 85, Col: 32, Expr: "sm[2*wgTile:]"}
+	gocuSite335 = kernel.Site{File: "bwdwg.go", Line: 86, Col: 33, Expr: "sm[2*wgTile+bwTile:]"}
+	gocuSite336 = kernel.Site{File: "bwdwg.go", Line: 87, Col: 32, Expr: "sm[2*wgTile:]"}
+	gocuSite337 = kernel.Site{File: "bwdwg.go", Line: 88, Col: 33, Expr: "sm[2*wgTile+bwTile:]"}
+	gocuSite338 = kernel.Site{File: "bwdwg.go", Line: 101, Col: 5, Expr: "fl[((i+1)%2)*stats+tid]"}
+	gocuSite339 = kernel.Site{File: "bwdwg.go", Line: 122, Col: 21, Expr: "fl[fs:]"}
+	gocuSite340 = kernel.Site{File: "bwdwg.go", Line: 124, Col: 21, Expr: "fl[fs:]"}
+	gocuSite341 = kernel.Site{File: "bwdwg.go", Line: 130, Col: 34, Expr: "p[ks]"}
+	gocuSite342 = kernel.Site{File: "bwdwg.go", Line: 136, Col: 12, Expr: "s[e]"}
+	gocuSite343 = kernel.Site{File: "bwdwg.go", Line: 136, Col: 20, Expr: "dp[e]"}
+	gocuSite344 = kernel.Site{File: "bwdwg.go", Line: 136, Col: 28, Expr: "fl[fs+64+(e/4)*8+2*qd+e%2]"}
+	gocuSite345 = kernel.Site{File: "bwdwg.go", Line: 136, Col: 4, Expr: "dp[e]"}
+	gocuSite346 = kernel.Site{File: "bwdwg.go", Line: 142, Col: 34, Expr: "ds[ks]"}
+	gocuSite347 = kernel.Site{File: "bwdwg.go", Line: 149, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite348 = kernel.Site{File: "bwdwg.go", Line: 150, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite349 = kernel.Site{File: "bwdwg.go", Line: 156, Col: 63, Expr: "dkacc[4*dt]"}
+	gocuSite350 = kernel.Site{File: "bwdwg.go", Line: 156, Col: 82, Expr: "dkacc[4*dt+1]"}
+	gocuSite351 = kernel.Site{File: "bwdwg.go", Line: 156, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
+	gocuSite352 = kernel.Site{File: "bwdwg.go", Line: 157, Col: 63, Expr: "dvacc[4*dt]"}
+	gocuSite353 = kernel.Site{File: "bwdwg.go", Line: 157, Col: 76, Expr: "dvacc[4*dt+1]"}
+	gocuSite354 = kernel.Site{File: "bwdwg.go", Line: 157, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
+	gocuSite355 = kernel.Site{File: "bwdwg.go", Line: 160, Col: 65, Expr: "dkacc[4*dt+2]"}
+	gocuSite356 = kernel.Site{File: "bwdwg.go", Line: 160, Col: 86, Expr: "dkacc[4*dt+3]"}
+	gocuSite357 = kernel.Site{File: "bwdwg.go", Line: 160, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
+	gocuSite358 = kernel.Site{File: "bwdwg.go", Line: 161, Col: 65, Expr: "dvacc[4*dt+2]"}
+	gocuSite359 = kernel.Site{File: "bwdwg.go", Line: 161, Col: 80, Expr: "dvacc[4*dt+3]"}
+	gocuSite360 = kernel.Site{File: "bwdwg.go", Line: 161, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
+	gocuSite361 = kernel.Site{File: "bwdwg.go", Line: 212, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite362 = kernel.Site{File: "bwdwg.go", Line: 212, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite363 = kernel.Site{File: "bwdwg.go", Line: 212, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite364 = kernel.Site{File: "bwdwg.go", Line: 212, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite365 = kernel.Site{File: "bwdwg.go", Line: 236, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite366 = kernel.Site{File: "bwdwg.go", Line: 236, Col: 4, Expr: "l2[hh]"}
+	gocuSite367 = kernel.Site{File: "bwdwg.go", Line: 237, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
+	gocuSite368 = kernel.Site{File: "bwdwg.go", Line: 237, Col: 4, Expr: "dr[hh]"}
+	gocuSite369 = kernel.Site{File: "bwdwg.go", Line: 239, Col: 5, Expr: "lim[hh]"}
+	gocuSite370 = kernel.Site{File: "bwdwg.go", Line: 246, Col: 32, Expr: "sm[wg*64*64:]"}
+	gocuSite371 = kernel.Site{File: "bwdwg.go", Line: 247, Col: 33, Expr: "sm[wgTile+wg*64*64:]"}
+	gocuSite372 = kernel.Site{File: "bwdwg.go", Line: 248, Col: 32, Expr: "sm[2*wgTile:]"}
+	gocuSite373 = kernel.Site{File: "bwdwg.go", Line: 249, Col: 32, Expr: "sm[2*wgTile+bwTile:]"}
+	gocuSite374 = kernel.Site{File: "bwdwg.go", Line: 250, Col: 32, Expr: "sm[2*wgTile:]"}
+	gocuSite375 = kernel.Site{File: "bwdwg.go", Line: 286, Col: 12, Expr: "s[e]"}
+	gocuSite376 = kernel.Site{File: "bwdwg.go", Line: 286, Col: 20, Expr: "dp[e]"}
+	gocuSite377 = kernel.Site{File: "bwdwg.go", Line: 286, Col: 28, Expr: "dr[(e%4)/2]"}
+	gocuSite378 = kernel.Site{File: "bwdwg.go", Line: 286, Col: 4, Expr: "dp[e]"}
+	gocuSite379 = kernel.Site{File: "bwdwg.go", Line: 292, Col: 32, Expr: "ds[ks]"}
+	gocuSite380 = kernel.Site{File: "bwdwg.go", Line: 298, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
+	gocuSite381 = kernel.Site{File: "bwdwg.go", Line: 304, Col: 65, Expr: "acc[4*dt]"}
+	gocuSite382 = kernel.Site{File: "bwdwg.go", Line: 304, Col: 82, Expr: "acc[4*dt+1]"}
+	gocuSite383 = kernel.Site{File: "bwdwg.go", Line: 304, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
+	gocuSite384 = kernel.Site{File: "bwdwg.go", Line: 307, Col: 67, Expr: "acc[4*dt+2]"}
+	gocuSite385 = kernel.Site{File: "bwdwg.go", Line: 307, Col: 86, Expr: "acc[4*dt+3]"}
+	gocuSite386 = kernel.Site{File: "bwdwg.go", Line: 307, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
 	gocuSite387 = kernel.Site{File: "bwdwga.go", Line: 36, Col: 8, Expr: "kernel.DynamicShared[float32](t)[bwTiles/2:]"}
 	gocuSite388 = kernel.Site{File: "bwdwga.go", Line: 44, Col: 21, Expr: "q[ql.head(b32, heads):]"}
 	gocuSite389 = kernel.Site{File: "bwdwga.go", Line: 44, Col: 46, Expr: "k[kl.head(b32, heads):]"}
@@ -3674,31 +3673,31 @@ var (
 	gocuSite406 = kernel.Site{File: "bwdwga.go", Line: 124, Col: 20, Expr: "dp[e]"}
 	gocuSite407 = kernel.Site{File: "bwdwga.go", Line: 124, Col: 28, Expr: "fl[fs+64+(e/4)*8+2*qd+e%2]"}
 	gocuSite408 = kernel.Site{File: "bwdwga.go", Line: 124, Col: 4, Expr: "dp[e]"}
-	gocuSite409 = kernel.Site{File: "bwdwga.go", Line: 130, Col: 34, Expr: "ds[ks]"}
-	gocuSite410 = kernel.Site{File: "bwdwga.go", Line: 140, Col: 71, Expr: "dp[e]"}
-	gocuSite411 = kernel.Site{File: "bwdwga.go", Line: 140, Col: 4, Expr: "sm[dsb+wg*bwHalf+c*64+((key/8)^(c&7))*8+key%8]"}
-	gocuSite412 = kernel.Site{File: "bwdwga.go", Line: 158, Col: 23, Expr: "dqacc[(bh*int(seq)+int(r))*d128+int(wg*64+(e/4)*8+2*qd+e%2)]"}
-	gocuSite413 = kernel.Site{File: "bwdwga.go", Line: 158, Col: 85, Expr: "dqp[e]"}
-	gocuSite414 = kernel.Site{File: "bwdwga.go", Line: 163, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
-	gocuSite415 = kernel.Site{File: "bwdwga.go", Line: 164, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
-	gocuSite416 = kernel.Site{File: "bwdwga.go", Line: 170, Col: 63, Expr: "dkacc[4*dt]"}
-	gocuSite417 = kernel.Site{File: "bwdwga.go", Line: 170, Col: 82, Expr: "dkacc[4*dt+1]"}
-	gocuSite418 = kernel.Site{File: "bwdwga.go", Line: 170, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
-	gocuSite419 = kernel.Site{File: "bwdwga.go", Line: 171, Col: 63, Expr: "dvacc[4*dt]"}
-	gocuSite420 = kernel.Site{File: "bwdwga.go", Line: 171, Col: 76, Expr: "dvacc[4*dt+1]"}
-	gocuSite421 = kernel.Site{File: "bwdwga.go", Line: 171, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
-	gocuSite422 = kernel.Site{File: "bwdwga.go", Line: 174, Col: 65, Expr: "dkacc[4*dt+2]"}
-	gocuSite423 = kernel.Site{File: "bwdwga.go", Line: 174, Col: 86, Expr: "dkacc[4*dt+3]"}
-	gocuSite424 = kernel.Site{File: "bwdwga.go", Line: 174, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
-	gocuSite425 = kernel.Site{File: "bwdwga.go", Line: 175, Col: 65, Expr: "dvacc[4*dt+2]"}
-	gocuSite426 = kernel.Site{File: "bwdwga.go", Line: 175, Col: 80, Expr: "dvacc[4*dt+3]"}
-	gocuSite427 = kernel.Site{File: "bwdwga.go", Line: 175, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
-	gocuSite428 = kernel.Site{File: "bwdwga.go", Line: 191, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
-	gocuSite429 = kernel.Site{File: "bwdwga.go", Line: 193, Col: 89, Expr: "dqacc[a]"}
-	gocuSite430 = kernel.Site{File: "bwdwga.go", Line: 193, Col: 105, Expr: "dqacc[a+1]"}
-	gocuSite431 = kernel.Site{File: "bwdwga.go", Line: 193, Col: 2, Expr: "dq2[(dql.head(row/seq, heads)+int(row%seq)*int(dql.S)+int(c))/2]"}
-	gocuSite432 = kernel.Site{File: "bwdwga.go", Line: 193, Col: 16, Expr: "row / seq"}
-	gocuSite433 = kernel.Site{File: "bwdwga.go", Line: 193, Col: 36, Expr: "row % seq"}
+	gocuSite409 = kernel.Site{File: "bwdwga.go", Line: 134, Col: 71, Expr: "dp[e]"}
+	gocuSite410 = kernel.Site{File: "bwdwga.go", Line: 134, Col: 4, Expr: "sm[dsb+wg*bwHalf+c*64+((key/8)^(c&7))*8+key%8]"}
+	gocuSite411 = kernel.Site{File: "bwdwga.go", Line: 150, Col: 34, Expr: "ds[ks]"}
+	gocuSite412 = kernel.Site{File: "bwdwga.go", Line: 157, Col: 23, Expr: "dqacc[(bh*int(seq)+int(r))*d128+int(wg*64+(e/4)*8+2*qd+e%2)]"}
+	gocuSite413 = kernel.Site{File: "bwdwga.go", Line: 157, Col: 85, Expr: "dqp[e]"}
+	gocuSite414 = kernel.Site{File: "bwdwga.go", Line: 165, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite415 = kernel.Site{File: "bwdwga.go", Line: 166, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite416 = kernel.Site{File: "bwdwga.go", Line: 172, Col: 63, Expr: "dkacc[4*dt]"}
+	gocuSite417 = kernel.Site{File: "bwdwga.go", Line: 172, Col: 82, Expr: "dkacc[4*dt+1]"}
+	gocuSite418 = kernel.Site{File: "bwdwga.go", Line: 172, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
+	gocuSite419 = kernel.Site{File: "bwdwga.go", Line: 173, Col: 63, Expr: "dvacc[4*dt]"}
+	gocuSite420 = kernel.Site{File: "bwdwga.go", Line: 173, Col: 76, Expr: "dvacc[4*dt+1]"}
+	gocuSite421 = kernel.Site{File: "bwdwga.go", Line: 173, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
+	gocuSite422 = kernel.Site{File: "bwdwga.go", Line: 176, Col: 65, Expr: "dkacc[4*dt+2]"}
+	gocuSite423 = kernel.Site{File: "bwdwga.go", Line: 176, Col: 86, Expr: "dkacc[4*dt+3]"}
+	gocuSite424 = kernel.Site{File: "bwdwga.go", Line: 176, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
+	gocuSite425 = kernel.Site{File: "bwdwga.go", Line: 177, Col: 65, Expr: "dvacc[4*dt+2]"}
+	gocuSite426 = kernel.Site{File: "bwdwga.go", Line: 177, Col: 80, Expr: "dvacc[4*dt+3]"}
+	gocuSite427 = kernel.Site{File: "bwdwga.go", Line: 177, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
+	gocuSite428 = kernel.Site{File: "bwdwga.go", Line: 193, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
+	gocuSite429 = kernel.Site{File: "bwdwga.go", Line: 195, Col: 89, Expr: "dqacc[a]"}
+	gocuSite430 = kernel.Site{File: "bwdwga.go", Line: 195, Col: 105, Expr: "dqacc[a+1]"}
+	gocuSite431 = kernel.Site{File: "bwdwga.go", Line: 195, Col: 2, Expr: "dq2[(dql.head(row/seq, heads)+int(row%seq)*int(dql.S)+int(c))/2]"}
+	gocuSite432 = kernel.Site{File: "bwdwga.go", Line: 195, Col: 16, Expr: "row / seq"}
+	gocuSite433 = kernel.Site{File: "bwdwga.go", Line: 195, Col: 36, Expr: "row % seq"}
 	gocuSite434 = kernel.Site{File: "fwd128.go", Line: 55, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
 	gocuSite435 = kernel.Site{File: "fwd128.go", Line: 55, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
 	gocuSite436 = kernel.Site{File: "fwd128.go", Line: 55, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
@@ -3825,10 +3824,10 @@ var (
 	gocuSite557 = kernel.Site{File: "bwd64.go", Line: 271, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
 	gocuSite558 = kernel.Site{File: "bwd64.go", Line: 273, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
 	gocuSite559 = kernel.Site{File: "fwdwg.go", Line: 272, Col: 2, Expr: "for i := int32(0); i < 128/wgLoadRows; i++"}
-	gocuSite560 = kernel.Site{File: "bwdwg.go", Line: 349, Col: 2, Expr: "for i := int32(0); i < bwRows/wgLoadRows; i++"}
-	gocuSite561 = kernel.Site{File: "bwdwg.go", Line: 170, Col: 2, Expr: "for e := int32(0); e < 32; e++"}
-	gocuSite562 = kernel.Site{File: "bwdwg.go", Line: 335, Col: 2, Expr: "for j := 0; j < bwRows/16; j++"}
-	gocuSite563 = kernel.Site{File: "bwdwg.go", Line: 315, Col: 2, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite560 = kernel.Site{File: "bwdwg.go", Line: 352, Col: 2, Expr: "for i := int32(0); i < bwRows/wgLoadRows; i++"}
+	gocuSite561 = kernel.Site{File: "bwdwg.go", Line: 173, Col: 2, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite562 = kernel.Site{File: "bwdwg.go", Line: 338, Col: 2, Expr: "for j := 0; j < bwRows/16; j++"}
+	gocuSite563 = kernel.Site{File: "bwdwg.go", Line: 318, Col: 2, Expr: "for e := int32(0); e < 32; e++"}
 	gocuSite564 = kernel.Site{File: "fwd128.go", Line: 177, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
 	gocuSite565 = kernel.Site{File: "fwd128.go", Line: 179, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
 	gocuSite566 = kernel.Site{File: "fwd128.go", Line: 192, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
@@ -3859,30 +3858,30 @@ var (
 	gocuSite591 = kernel.Site{File: "bwd64.go", Line: 96, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
 	gocuSite592 = kernel.Site{File: "bwd64.go", Line: 217, Col: 2, Expr: "for i := i0; i < nq; i++"}
 	gocuSite593 = kernel.Site{File: "bwd64.go", Line: 229, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite594 = kernel.Site{File: "bwdwg.go", Line: 89, Col: 2, Expr: "for i := i0; i < nq; i++"}
-	gocuSite595 = kernel.Site{File: "bwdwg.go", Line: 107, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite596 = kernel.Site{File: "bwdwg.go", Line: 112, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite597 = kernel.Site{File: "bwdwg.go", Line: 126, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
-	gocuSite598 = kernel.Site{File: "bwdwg.go", Line: 132, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
-	gocuSite599 = kernel.Site{File: "bwdwg.go", Line: 138, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
-	gocuSite600 = kernel.Site{File: "bwdwg.go", Line: 150, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite601 = kernel.Site{File: "bwdwg.go", Line: 231, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
-	gocuSite602 = kernel.Site{File: "bwdwg.go", Line: 250, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
-	gocuSite603 = kernel.Site{File: "bwdwg.go", Line: 265, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite604 = kernel.Site{File: "bwdwg.go", Line: 270, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite605 = kernel.Site{File: "bwdwg.go", Line: 282, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
-	gocuSite606 = kernel.Site{File: "bwdwg.go", Line: 288, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
-	gocuSite607 = kernel.Site{File: "bwdwg.go", Line: 298, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite594 = kernel.Site{File: "bwdwg.go", Line: 92, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite595 = kernel.Site{File: "bwdwg.go", Line: 110, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite596 = kernel.Site{File: "bwdwg.go", Line: 115, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite597 = kernel.Site{File: "bwdwg.go", Line: 129, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
+	gocuSite598 = kernel.Site{File: "bwdwg.go", Line: 135, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite599 = kernel.Site{File: "bwdwg.go", Line: 141, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
+	gocuSite600 = kernel.Site{File: "bwdwg.go", Line: 153, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite601 = kernel.Site{File: "bwdwg.go", Line: 234, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
+	gocuSite602 = kernel.Site{File: "bwdwg.go", Line: 253, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
+	gocuSite603 = kernel.Site{File: "bwdwg.go", Line: 268, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite604 = kernel.Site{File: "bwdwg.go", Line: 273, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite605 = kernel.Site{File: "bwdwg.go", Line: 285, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite606 = kernel.Site{File: "bwdwg.go", Line: 291, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
+	gocuSite607 = kernel.Site{File: "bwdwg.go", Line: 301, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
 	gocuSite608 = kernel.Site{File: "bwdwga.go", Line: 80, Col: 2, Expr: "for i := i0; i < nq; i++"}
 	gocuSite609 = kernel.Site{File: "bwdwga.go", Line: 98, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
 	gocuSite610 = kernel.Site{File: "bwdwga.go", Line: 103, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
 	gocuSite611 = kernel.Site{File: "bwdwga.go", Line: 117, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
 	gocuSite612 = kernel.Site{File: "bwdwga.go", Line: 123, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
-	gocuSite613 = kernel.Site{File: "bwdwga.go", Line: 129, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
-	gocuSite614 = kernel.Site{File: "bwdwga.go", Line: 137, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
-	gocuSite615 = kernel.Site{File: "bwdwga.go", Line: 148, Col: 3, Expr: "for ks := int32(0); ks < wgRows/16; ks++"}
-	gocuSite616 = kernel.Site{File: "bwdwga.go", Line: 156, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
-	gocuSite617 = kernel.Site{File: "bwdwga.go", Line: 167, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite613 = kernel.Site{File: "bwdwga.go", Line: 131, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite614 = kernel.Site{File: "bwdwga.go", Line: 144, Col: 3, Expr: "for ks := int32(0); ks < wgRows/16; ks++"}
+	gocuSite615 = kernel.Site{File: "bwdwga.go", Line: 149, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
+	gocuSite616 = kernel.Site{File: "bwdwga.go", Line: 155, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite617 = kernel.Site{File: "bwdwga.go", Line: 169, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
 	gocuSite618 = kernel.Site{File: "fwd128.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
 	gocuSite619 = kernel.Site{File: "fwd128.go", Line: 94, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
 	gocuSite620 = kernel.Site{File: "fwd128.go", Line: 97, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
@@ -4321,17 +4320,17 @@ func gocuChecked_loadWG(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []k
 	}
 }
 
-// gocuChecked_loadBW is the checked copy of attn.loadBW (bwdwg.go:346).
+// gocuChecked_loadBW is the checked copy of attn.loadBW (bwdwg.go:349).
 func gocuChecked_loadBW(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32) {
-	/*line bwdwg.go:347*/ cr, cc := t.ThreadIdx.X/16, t.ThreadIdx.X%16
-	/*line bwdwg.go:349*/ for i := int32(0); i < bwRows/wgLoadRows; i++ {
-		/*line bwdwg.go:349*/ kernel.Loop(t, &gocuSite560)
-		/*line bwdwg.go:350*/ r := r0 + cr + i*wgLoadRows
-		/*line bwdwg.go:351*/ ok := r < seq
-		/*line bwdwg.go:352*/ if !ok {
-			/*line bwdwg.go:353*/ r = seq - 1
+	/*line bwdwg.go:350*/ cr, cc := t.ThreadIdx.X/16, t.ThreadIdx.X%16
+	/*line bwdwg.go:352*/ for i := int32(0); i < bwRows/wgLoadRows; i++ {
+		/*line bwdwg.go:352*/ kernel.Loop(t, &gocuSite560)
+		/*line bwdwg.go:353*/ r := r0 + cr + i*wgLoadRows
+		/*line bwdwg.go:354*/ ok := r < seq
+		/*line bwdwg.go:355*/ if !ok {
+			/*line bwdwg.go:356*/ r = seq - 1
 		}
-		/*line bwdwg.go:355*/ kernel.CpAsyncZfill(t, sm[dst+soff+i*wgLoadRows*64:], x[int(r)*int(rs)+int(cc)*8:], ok)
+		/*line bwdwg.go:358*/ kernel.CpAsyncZfill(t, sm[dst+soff+i*wgLoadRows*64:], x[int(r)*int(rs)+int(cc)*8:], ok)
 	}
 }
 
@@ -4340,53 +4339,53 @@ func gocuChecked_wgStep(gocuT *kernel.Thread, ks int32) kernel.WGDesc {
 	/*line fwdwg.go:204*/ return kernel.WGDesc((ks/4)*(wgHalf*2/16) + (ks%4)*2)
 }
 
-// gocuChecked_bwStep is the checked copy of attn.bwStep (bwdwg.go:327).
+// gocuChecked_bwStep is the checked copy of attn.bwStep (bwdwg.go:330).
 func gocuChecked_bwStep(gocuT *kernel.Thread, ks int32) kernel.WGDesc {
-	/*line bwdwg.go:328*/ return kernel.WGDesc((ks/4)*(bwHalf*2/16) + (ks%4)*2)
+	/*line bwdwg.go:331*/ return kernel.WGDesc((ks/4)*(bwHalf*2/16) + (ks%4)*2)
 }
 
-// gocuChecked_probsT is the checked copy of attn.probsT (bwdwg.go:167).
+// gocuChecked_probsT is the checked copy of attn.probsT (bwdwg.go:170).
 func gocuChecked_probsT(t *kernel.Thread, s kernel.WGAcc64, fl []float32, i int32, keyA int32, seq int32, sl2 float32, causal bool, masked bool) kernel.WGAcc64 {
-	/*line bwdwg.go:168*/ qd := t.ThreadIdx.X % 4
-	/*line bwdwg.go:170*/ for e := int32(0); e < 32; e++ {
-		/*line bwdwg.go:170*/ kernel.Loop(t, &gocuSite561)
-		/*line bwdwg.go:171*/ c := (e/4)*8 + 2*qd + e%2
-		/*line bwdwg.go:172*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[:], int(e), &gocuSite140, kernel.Read), sl2, -(*kernel.At(t, fl, int(c), &gocuSite141, kernel.Read))))
-		/*line bwdwg.go:173*/ if masked {
-			/*line bwdwg.go:174*/ if r := i*bwRows + c; r >= seq || causal && r < keyA+8*((e%4)/2) {
-				/*line bwdwg.go:175*/ p = 0
+	/*line bwdwg.go:171*/ qd := t.ThreadIdx.X % 4
+	/*line bwdwg.go:173*/ for e := int32(0); e < 32; e++ {
+		/*line bwdwg.go:173*/ kernel.Loop(t, &gocuSite561)
+		/*line bwdwg.go:174*/ c := (e/4)*8 + 2*qd + e%2
+		/*line bwdwg.go:175*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[:], int(e), &gocuSite140, kernel.Read), sl2, -(*kernel.At(t, fl, int(c), &gocuSite141, kernel.Read))))
+		/*line bwdwg.go:176*/ if masked {
+			/*line bwdwg.go:177*/ if r := i*bwRows + c; r >= seq || causal && r < keyA+8*((e%4)/2) {
+				/*line bwdwg.go:178*/ p = 0
 			}
 		}
-		/*line bwdwg.go:178*/ *kernel.At(t, s[:], int(e), &gocuSite142, kernel.Write) = p
+		/*line bwdwg.go:181*/ *kernel.At(t, s[:], int(e), &gocuSite142, kernel.Write) = p
 	}
-	/*line bwdwg.go:180*/ return s
+	/*line bwdwg.go:183*/ return s
 }
 
-// gocuChecked_pack64 is the checked copy of attn.pack64 (bwdwg.go:332).
+// gocuChecked_pack64 is the checked copy of attn.pack64 (bwdwg.go:335).
 func gocuChecked_pack64(gocuT *kernel.Thread, s kernel.WGAcc64) [4]kernel.FragA {
-	/*line bwdwg.go:333*/ var p [4]kernel.FragA
-	/*line bwdwg.go:335*/ for j := 0; j < bwRows/16; j++ {
-		/*line bwdwg.go:335*/ kernel.Loop(gocuT, &gocuSite562)
-		/*line bwdwg.go:336*/ {
-			/*line bwdwg.go:336*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j), &gocuSite143, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+1), &gocuSite144, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+2), &gocuSite145, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+3), &gocuSite146, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+4), &gocuSite147, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+5), &gocuSite148, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+6), &gocuSite149, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+7), &gocuSite150, kernel.Read))}
-			/*line bwdwg.go:336*/ *kernel.At(gocuT, p[:], int(j), &gocuSite151, kernel.Write) = gocuV1
+	/*line bwdwg.go:336*/ var p [4]kernel.FragA
+	/*line bwdwg.go:338*/ for j := 0; j < bwRows/16; j++ {
+		/*line bwdwg.go:338*/ kernel.Loop(gocuT, &gocuSite562)
+		/*line bwdwg.go:339*/ {
+			/*line bwdwg.go:339*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j), &gocuSite143, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+1), &gocuSite144, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+2), &gocuSite145, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+3), &gocuSite146, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+4), &gocuSite147, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+5), &gocuSite148, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+6), &gocuSite149, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+7), &gocuSite150, kernel.Read))}
+			/*line bwdwg.go:339*/ *kernel.At(gocuT, p[:], int(j), &gocuSite151, kernel.Write) = gocuV1
 		}
 	}
-	/*line bwdwg.go:341*/ return p
+	/*line bwdwg.go:344*/ return p
 }
 
-// gocuChecked_probs is the checked copy of attn.probs (bwdwg.go:312).
+// gocuChecked_probs is the checked copy of attn.probs (bwdwg.go:315).
 func gocuChecked_probs(t *kernel.Thread, s kernel.WGAcc64, j int32, l2 [2]float32, lim [2]int32, sl2 float32, masked bool) kernel.WGAcc64 {
-	/*line bwdwg.go:313*/ qd := t.ThreadIdx.X % 4
-	/*line bwdwg.go:315*/ for e := int32(0); e < 32; e++ {
-		/*line bwdwg.go:315*/ kernel.Loop(t, &gocuSite563)
-		/*line bwdwg.go:316*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[:], int(e), &gocuSite152, kernel.Read), sl2, -(*kernel.At(t, l2[:], int((e%4)/2), &gocuSite153, kernel.Read))))
-		/*line bwdwg.go:317*/ if masked && j*bwRows+(e/4)*8+2*qd+e%2 >= *kernel.At(t, lim[:], int((e%4)/2), &gocuSite154, kernel.Read) {
-			/*line bwdwg.go:318*/ p = 0
+	/*line bwdwg.go:316*/ qd := t.ThreadIdx.X % 4
+	/*line bwdwg.go:318*/ for e := int32(0); e < 32; e++ {
+		/*line bwdwg.go:318*/ kernel.Loop(t, &gocuSite563)
+		/*line bwdwg.go:319*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[:], int(e), &gocuSite152, kernel.Read), sl2, -(*kernel.At(t, l2[:], int((e%4)/2), &gocuSite153, kernel.Read))))
+		/*line bwdwg.go:320*/ if masked && j*bwRows+(e/4)*8+2*qd+e%2 >= *kernel.At(t, lim[:], int((e%4)/2), &gocuSite154, kernel.Read) {
+			/*line bwdwg.go:321*/ p = 0
 		}
-		/*line bwdwg.go:320*/ *kernel.At(t, s[:], int(e), &gocuSite155, kernel.Write) = p
+		/*line bwdwg.go:323*/ *kernel.At(t, s[:], int(e), &gocuSite155, kernel.Write) = p
 	}
-	/*line bwdwg.go:322*/ return s
+	/*line bwdwg.go:325*/ return s
 }
 
 // gocuChecked_fwd128Tile is the checked copy of attn.fwd128Tile (fwd128.go:152).
@@ -4940,254 +4939,254 @@ func gocuChecked_bwdKV64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	}
 }
 
-// gocuChecked_bwdKVWG is the checked copy of attn.bwdKVWG (bwdwg.go:44).
+// gocuChecked_bwdKVWG is the checked copy of attn.bwdKVWG (bwdwg.go:47).
 func gocuChecked_bwdKVWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, dk []kernel.BFloat16, dv []kernel.BFloat16, ql layout, kl layout, vl layout, dol layout, dkl layout, dvl layout, heads int32, seq int32, scale float32, causal bool) {
-	/*line bwdwg.go:45*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line bwdwg.go:46*/ fl := kernel.DynamicShared[float32](t)[bwTiles/2:]
-	/*line bwdwg.go:47*/ tid := t.ThreadIdx.X
-	/*line bwdwg.go:48*/ wg := tid / 128
-	/*line bwdwg.go:49*/ lane := tid % 32
-	/*line bwdwg.go:50*/ g, qd := lane/4, lane%4
-	/*line bwdwg.go:51*/ k0 := t.BlockIdx.X * wgRows
-	/*line bwdwg.go:52*/ bh := int(t.BlockIdx.Y)
-	/*line bwdwg.go:53*/ b32 := int32(bh)
-	/*line bwdwg.go:54*/ qh, kh, vh, doh := q[gocuChecked_layout_head(t, ql, b32, heads):], k[gocuChecked_layout_head(t, kl, b32, heads):], v[gocuChecked_layout_head(t, vl, b32, heads):], do[gocuChecked_layout_head(t, dol, b32, heads):]
-	/*line bwdwg.go:55*/ sl2 := scale * log2e
-	/*line bwdwg.go:59*/ cr, cc := tid/16, tid%16
-	/*line bwdwg.go:60*/ soff := (cc/8)*wgHalf + cr*64 + ((cc%8)^(cr&7))*8
-	/*line bwdwg.go:61*/ soff64 := (cc/8)*bwHalf + cr*64 + ((cc%8)^(cr&7))*8
-	/*line bwdwg.go:62*/ gocuChecked_loadWG(t, sm, 0, kh, kl.S, k0, seq, soff, cr, cc)
-	/*line bwdwg.go:63*/ gocuChecked_loadWG(t, sm, wgTile, vh, vl.S, k0, seq, soff, cr, cc)
-	/*line bwdwg.go:64*/ nq, nfull := (seq+bwRows-1)/bwRows, seq/bwRows
-	/*line bwdwg.go:65*/ i0 := int32(0)
-	/*line bwdwg.go:66*/ if causal {
-		/*line bwdwg.go:67*/ i0 = k0 / bwRows
+	/*line bwdwg.go:48*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line bwdwg.go:49*/ fl := kernel.DynamicShared[float32](t)[bwTiles/2:]
+	/*line bwdwg.go:50*/ tid := t.ThreadIdx.X
+	/*line bwdwg.go:51*/ wg := tid / 128
+	/*line bwdwg.go:52*/ lane := tid % 32
+	/*line bwdwg.go:53*/ g, qd := lane/4, lane%4
+	/*line bwdwg.go:54*/ k0 := t.BlockIdx.X * wgRows
+	/*line bwdwg.go:55*/ bh := int(t.BlockIdx.Y)
+	/*line bwdwg.go:56*/ b32 := int32(bh)
+	/*line bwdwg.go:57*/ qh, kh, vh, doh := q[gocuChecked_layout_head(t, ql, b32, heads):], k[gocuChecked_layout_head(t, kl, b32, heads):], v[gocuChecked_layout_head(t, vl, b32, heads):], do[gocuChecked_layout_head(t, dol, b32, heads):]
+	/*line bwdwg.go:58*/ sl2 := scale * log2e
+	/*line bwdwg.go:62*/ cr, cc := tid/16, tid%16
+	/*line bwdwg.go:63*/ soff := (cc/8)*wgHalf + cr*64 + ((cc%8)^(cr&7))*8
+	/*line bwdwg.go:64*/ soff64 := (cc/8)*bwHalf + cr*64 + ((cc%8)^(cr&7))*8
+	/*line bwdwg.go:65*/ gocuChecked_loadWG(t, sm, 0, kh, kl.S, k0, seq, soff, cr, cc)
+	/*line bwdwg.go:66*/ gocuChecked_loadWG(t, sm, wgTile, vh, vl.S, k0, seq, soff, cr, cc)
+	/*line bwdwg.go:67*/ nq, nfull := (seq+bwRows-1)/bwRows, seq/bwRows
+	/*line bwdwg.go:68*/ i0 := int32(0)
+	/*line bwdwg.go:69*/ if causal {
+		/*line bwdwg.go:70*/ i0 = k0 / bwRows
 	}
-	/*line bwdwg.go:69*/ qb := 2*wgTile + (i0%2)*2*bwTile
-	/*line bwdwg.go:70*/ gocuChecked_loadBW(t, sm, qb, qh, ql.S, i0*bwRows, seq, soff64)
-	/*line bwdwg.go:71*/ gocuChecked_loadBW(t, sm, qb+bwTile, doh, dol.S, i0*bwRows, seq, soff64)
-	/*line bwdwg.go:72*/ kernel.CpAsyncCommit(t)
-	/*line bwdwg.go:73*/ if tid < stats {
-		/*line bwdwg.go:74*/ {
-			/*line bwdwg.go:74*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*bwRows, tid)
-			/*line bwdwg.go:74*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite331, kernel.Write) = gocuV1
+	/*line bwdwg.go:72*/ qb := 2*wgTile + (i0%bwStages)*2*bwTile
+	/*line bwdwg.go:73*/ gocuChecked_loadBW(t, sm, qb, qh, ql.S, i0*bwRows, seq, soff64)
+	/*line bwdwg.go:74*/ gocuChecked_loadBW(t, sm, qb+bwTile, doh, dol.S, i0*bwRows, seq, soff64)
+	/*line bwdwg.go:75*/ kernel.CpAsyncCommit(t)
+	/*line bwdwg.go:76*/ if tid < stats {
+		/*line bwdwg.go:77*/ {
+			/*line bwdwg.go:77*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*bwRows, tid)
+			/*line bwdwg.go:77*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite331, kernel.Write) = gocuV1
 		}
 	}
-	/*line bwdwg.go:80*/ dka := kernel.WGDescriptor(t, sm[wg*64*64:], kernel.WGSwizzle128, 16, 1024)
-	/*line bwdwg.go:81*/ dva := kernel.WGDescriptor(t, sm[wgTile+wg*64*64:], kernel.WGSwizzle128, 16, 1024)
-	/*line bwdwg.go:82*/ dqk := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, 16, 1024)
-	/*line bwdwg.go:83*/ ddok := kernel.WGDescriptor(t, sm[2*wgTile+bwTile:], kernel.WGSwizzle128, 16, 1024)
-	/*line bwdwg.go:84*/ dqm := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, bwHalf*2, 1024)
-	/*line bwdwg.go:85*/ ddom := kernel.WGDescriptor(t, sm[2*wgTile+bwTile:], kernel.WGSwizzle128, bwHalf*2, 1024)
-	/*line bwdwg.go:87*/ var dkacc, dvacc kernel.WGAcc128
-	/*line bwdwg.go:88*/ keyA := k0 + wg*64 + (tid/32)%4*16 + g
-	/*line bwdwg.go:89*/ for i := i0; i < nq; i++ {
-		/*line bwdwg.go:89*/ kernel.Loop(t, &gocuSite594)
-		/*line bwdwg.go:90*/ kernel.CpAsyncWait(t, 0)
-		/*line bwdwg.go:91*/ kernel.FenceProxyAsync(t)
-		/*line bwdwg.go:92*/ t.SyncThreads()
-		/*line bwdwg.go:93*/ if i+1 < nq {
-			/*line bwdwg.go:94*/ nb := 2*wgTile + ((i+1)%2)*2*bwTile
-			/*line bwdwg.go:95*/ gocuChecked_loadBW(t, sm, nb, qh, ql.S, (i+1)*bwRows, seq, soff64)
-			/*line bwdwg.go:96*/ gocuChecked_loadBW(t, sm, nb+bwTile, doh, dol.S, (i+1)*bwRows, seq, soff64)
-			/*line bwdwg.go:97*/ if tid < stats {
-				/*line bwdwg.go:98*/ {
-					/*line bwdwg.go:98*/ var gocuV2 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, (i+1)*bwRows, tid)
-					/*line bwdwg.go:98*/ *kernel.At(t, fl, int(((i+1)%2)*stats+tid), &gocuSite338, kernel.Write) = gocuV2
+	/*line bwdwg.go:83*/ dka := kernel.WGDescriptor(t, sm[wg*64*64:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:84*/ dva := kernel.WGDescriptor(t, sm[wgTile+wg*64*64:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:85*/ dqk := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:86*/ ddok := kernel.WGDescriptor(t, sm[2*wgTile+bwTile:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:87*/ dqm := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, bwHalf*2, 1024)
+	/*line bwdwg.go:88*/ ddom := kernel.WGDescriptor(t, sm[2*wgTile+bwTile:], kernel.WGSwizzle128, bwHalf*2, 1024)
+	/*line bwdwg.go:90*/ var dkacc, dvacc kernel.WGAcc128
+	/*line bwdwg.go:91*/ keyA := k0 + wg*64 + (tid/32)%4*16 + g
+	/*line bwdwg.go:92*/ for i := i0; i < nq; i++ {
+		/*line bwdwg.go:92*/ kernel.Loop(t, &gocuSite594)
+		/*line bwdwg.go:93*/ kernel.CpAsyncWait(t, 0)
+		/*line bwdwg.go:94*/ kernel.FenceProxyAsync(t)
+		/*line bwdwg.go:95*/ t.SyncThreads()
+		/*line bwdwg.go:96*/ if i+1 < nq {
+			/*line bwdwg.go:97*/ nb := 2*wgTile + ((i+1)%bwStages)*2*bwTile
+			/*line bwdwg.go:98*/ gocuChecked_loadBW(t, sm, nb, qh, ql.S, (i+1)*bwRows, seq, soff64)
+			/*line bwdwg.go:99*/ gocuChecked_loadBW(t, sm, nb+bwTile, doh, dol.S, (i+1)*bwRows, seq, soff64)
+			/*line bwdwg.go:100*/ if tid < stats {
+				/*line bwdwg.go:101*/ {
+					/*line bwdwg.go:101*/ var gocuV2 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, (i+1)*bwRows, tid)
+					/*line bwdwg.go:101*/ *kernel.At(t, fl, int(((i+1)%2)*stats+tid), &gocuSite338, kernel.Write) = gocuV2
 				}
 			}
 		}
-		/*line bwdwg.go:101*/ kernel.CpAsyncCommit(t)
-		/*line bwdwg.go:103*/ st := kernel.WGDesc(i%2) * (2 * bwTile * 2 / 16)
-		/*line bwdwg.go:104*/ var s, dp kernel.WGAcc64
-		/*line bwdwg.go:105*/ kernel.WGFence(t)
-		/*line bwdwg.go:107*/ for ks := int32(0); ks < d128/16; ks++ {
-			/*line bwdwg.go:107*/ kernel.Loop(t, &gocuSite595)
-			/*line bwdwg.go:108*/ kernel.WGMMABF16(t, &s, dka+gocuChecked_wgStep(t, ks), dqk+st+gocuChecked_bwStep(t, ks), false, ks > 0)
+		/*line bwdwg.go:104*/ kernel.CpAsyncCommit(t)
+		/*line bwdwg.go:106*/ st := kernel.WGDesc(i%bwStages) * (2 * bwTile * 2 / 16)
+		/*line bwdwg.go:107*/ var s, dp kernel.WGAcc64
+		/*line bwdwg.go:108*/ kernel.WGFence(t)
+		/*line bwdwg.go:110*/ for ks := int32(0); ks < d128/16; ks++ {
+			/*line bwdwg.go:110*/ kernel.Loop(t, &gocuSite595)
+			/*line bwdwg.go:111*/ kernel.WGMMABF16(t, &s, dka+gocuChecked_wgStep(t, ks), dqk+st+gocuChecked_bwStep(t, ks), false, ks > 0)
 		}
-		/*line bwdwg.go:110*/ kernel.WGCommit(t)
-		/*line bwdwg.go:112*/ for ks := int32(0); ks < d128/16; ks++ {
-			/*line bwdwg.go:112*/ kernel.Loop(t, &gocuSite596)
-			/*line bwdwg.go:113*/ kernel.WGMMABF16(t, &dp, dva+gocuChecked_wgStep(t, ks), ddok+st+gocuChecked_bwStep(t, ks), false, ks > 0)
+		/*line bwdwg.go:113*/ kernel.WGCommit(t)
+		/*line bwdwg.go:115*/ for ks := int32(0); ks < d128/16; ks++ {
+			/*line bwdwg.go:115*/ kernel.Loop(t, &gocuSite596)
+			/*line bwdwg.go:116*/ kernel.WGMMABF16(t, &dp, dva+gocuChecked_wgStep(t, ks), ddok+st+gocuChecked_bwStep(t, ks), false, ks > 0)
 		}
-		/*line bwdwg.go:115*/ kernel.WGCommit(t)
-		/*line bwdwg.go:116*/ kernel.WGWait(t, 1, &s)
-		/*line bwdwg.go:117*/ fs := (i % 2) * stats
-		/*line bwdwg.go:118*/ if causal && i < i0+2 || i >= nfull {
-			/*line bwdwg.go:119*/ s = gocuChecked_probsT(t, s, fl[fs:], i, keyA, seq, sl2, causal, true)
+		/*line bwdwg.go:118*/ kernel.WGCommit(t)
+		/*line bwdwg.go:119*/ kernel.WGWait(t, 1, &s)
+		/*line bwdwg.go:120*/ fs := (i % 2) * stats
+		/*line bwdwg.go:121*/ if causal && i < i0+2 || i >= nfull {
+			/*line bwdwg.go:122*/ s = gocuChecked_probsT(t, s, fl[fs:], i, keyA, seq, sl2, causal, true)
 		} else {
-			/*line bwdwg.go:121*/ s = gocuChecked_probsT(t, s, fl[fs:], i, keyA, seq, sl2, causal, false)
+			/*line bwdwg.go:124*/ s = gocuChecked_probsT(t, s, fl[fs:], i, keyA, seq, sl2, causal, false)
 		}
-		/*line bwdwg.go:123*/ p := gocuChecked_pack64(t, s)
-		/*line bwdwg.go:124*/ kernel.WGFence(t)
-		/*line bwdwg.go:126*/ for ks := int32(0); ks < bwRows/16; ks++ {
-			/*line bwdwg.go:126*/ kernel.Loop(t, &gocuSite597)
-			/*line bwdwg.go:127*/ kernel.WGMMABF16RS(t, &dvacc, *kernel.At(t, p[:], int(ks), &gocuSite341, kernel.Read), ddom+st+kernel.WGDesc(ks*16*128/16), true, true)
+		/*line bwdwg.go:126*/ p := gocuChecked_pack64(t, s)
+		/*line bwdwg.go:127*/ kernel.WGFence(t)
+		/*line bwdwg.go:129*/ for ks := int32(0); ks < bwRows/16; ks++ {
+			/*line bwdwg.go:129*/ kernel.Loop(t, &gocuSite597)
+			/*line bwdwg.go:130*/ kernel.WGMMABF16RS(t, &dvacc, *kernel.At(t, p[:], int(ks), &gocuSite341, kernel.Read), ddom+st+kernel.WGDesc(ks*16*128/16), true, true)
 		}
-		/*line bwdwg.go:129*/ kernel.WGCommit(t)
-		/*line bwdwg.go:130*/ kernel.WGWait(t, 1, &dp)
-		/*line bwdwg.go:132*/ for e := int32(0); e < 32; e++ {
-			/*line bwdwg.go:132*/ kernel.Loop(t, &gocuSite598)
-			/*line bwdwg.go:133*/ {
-				/*line bwdwg.go:133*/ var gocuV3 float32 = *kernel.At(t, s[:], int(e), &gocuSite342, kernel.Read) * (*kernel.At(t, dp[:], int(e), &gocuSite343, kernel.Read) - *kernel.At(t, fl, int(fs+64+(e/4)*8+2*qd+e%2), &gocuSite344, kernel.Read))
-				/*line bwdwg.go:133*/ *kernel.At(t, dp[:], int(e), &gocuSite345, kernel.Write) = gocuV3
+		/*line bwdwg.go:132*/ kernel.WGCommit(t)
+		/*line bwdwg.go:133*/ kernel.WGWait(t, 1, &dp)
+		/*line bwdwg.go:135*/ for e := int32(0); e < 32; e++ {
+			/*line bwdwg.go:135*/ kernel.Loop(t, &gocuSite598)
+			/*line bwdwg.go:136*/ {
+				/*line bwdwg.go:136*/ var gocuV3 float32 = *kernel.At(t, s[:], int(e), &gocuSite342, kernel.Read) * (*kernel.At(t, dp[:], int(e), &gocuSite343, kernel.Read) - *kernel.At(t, fl, int(fs+64+(e/4)*8+2*qd+e%2), &gocuSite344, kernel.Read))
+				/*line bwdwg.go:136*/ *kernel.At(t, dp[:], int(e), &gocuSite345, kernel.Write) = gocuV3
 			}
 		}
-		/*line bwdwg.go:135*/ ds := gocuChecked_pack64(t, dp)
-		/*line bwdwg.go:136*/ kernel.WGFence(t)
-		/*line bwdwg.go:138*/ for ks := int32(0); ks < bwRows/16; ks++ {
-			/*line bwdwg.go:138*/ kernel.Loop(t, &gocuSite599)
-			/*line bwdwg.go:139*/ kernel.WGMMABF16RS(t, &dkacc, *kernel.At(t, ds[:], int(ks), &gocuSite346, kernel.Read), dqm+st+kernel.WGDesc(ks*16*128/16), true, true)
+		/*line bwdwg.go:138*/ ds := gocuChecked_pack64(t, dp)
+		/*line bwdwg.go:139*/ kernel.WGFence(t)
+		/*line bwdwg.go:141*/ for ks := int32(0); ks < bwRows/16; ks++ {
+			/*line bwdwg.go:141*/ kernel.Loop(t, &gocuSite599)
+			/*line bwdwg.go:142*/ kernel.WGMMABF16RS(t, &dkacc, *kernel.At(t, ds[:], int(ks), &gocuSite346, kernel.Read), dqm+st+kernel.WGDesc(ks*16*128/16), true, true)
 		}
-		/*line bwdwg.go:141*/ kernel.WGCommit(t)
-		/*line bwdwg.go:142*/ kernel.WGWait(t, 0, &dvacc)
-		/*line bwdwg.go:143*/ kernel.WGWait(t, 0, &dkacc)
+		/*line bwdwg.go:144*/ kernel.WGCommit(t)
 	}
-	/*line bwdwg.go:146*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
-	/*line bwdwg.go:147*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
-	/*line bwdwg.go:148*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
-	/*line bwdwg.go:150*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwdwg.go:150*/ kernel.Loop(t, &gocuSite600)
-		/*line bwdwg.go:151*/ col := int(dt*8 + 2*qd)
-		/*line bwdwg.go:152*/ if keyA < seq {
-			/*line bwdwg.go:153*/ {
-				/*line bwdwg.go:153*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dkacc[:], int(4*dt), &gocuSite349, kernel.Read)*scale, *kernel.At(t, dkacc[:], int(4*dt+1), &gocuSite350, kernel.Read)*scale)
-				/*line bwdwg.go:153*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite351, kernel.Write) = gocuV4
+	/*line bwdwg.go:146*/ kernel.WGWait(t, 0, &dvacc)
+	/*line bwdwg.go:147*/ kernel.WGWait(t, 0, &dkacc)
+	/*line bwdwg.go:149*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
+	/*line bwdwg.go:150*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
+	/*line bwdwg.go:151*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
+	/*line bwdwg.go:153*/ for dt := int32(0); dt < d128/8; dt++ {
+		/*line bwdwg.go:153*/ kernel.Loop(t, &gocuSite600)
+		/*line bwdwg.go:154*/ col := int(dt*8 + 2*qd)
+		/*line bwdwg.go:155*/ if keyA < seq {
+			/*line bwdwg.go:156*/ {
+				/*line bwdwg.go:156*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dkacc[:], int(4*dt), &gocuSite349, kernel.Read)*scale, *kernel.At(t, dkacc[:], int(4*dt+1), &gocuSite350, kernel.Read)*scale)
+				/*line bwdwg.go:156*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite351, kernel.Write) = gocuV4
 			}
-			/*line bwdwg.go:154*/ {
-				/*line bwdwg.go:154*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dvacc[:], int(4*dt), &gocuSite352, kernel.Read), *kernel.At(t, dvacc[:], int(4*dt+1), &gocuSite353, kernel.Read))
-				/*line bwdwg.go:154*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite354, kernel.Write) = gocuV5
+			/*line bwdwg.go:157*/ {
+				/*line bwdwg.go:157*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dvacc[:], int(4*dt), &gocuSite352, kernel.Read), *kernel.At(t, dvacc[:], int(4*dt+1), &gocuSite353, kernel.Read))
+				/*line bwdwg.go:157*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite354, kernel.Write) = gocuV5
 			}
 		}
-		/*line bwdwg.go:156*/ if keyA+8 < seq {
-			/*line bwdwg.go:157*/ {
-				/*line bwdwg.go:157*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dkacc[:], int(4*dt+2), &gocuSite355, kernel.Read)*scale, *kernel.At(t, dkacc[:], int(4*dt+3), &gocuSite356, kernel.Read)*scale)
-				/*line bwdwg.go:157*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite357, kernel.Write) = gocuV6
+		/*line bwdwg.go:159*/ if keyA+8 < seq {
+			/*line bwdwg.go:160*/ {
+				/*line bwdwg.go:160*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dkacc[:], int(4*dt+2), &gocuSite355, kernel.Read)*scale, *kernel.At(t, dkacc[:], int(4*dt+3), &gocuSite356, kernel.Read)*scale)
+				/*line bwdwg.go:160*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite357, kernel.Write) = gocuV6
 			}
-			/*line bwdwg.go:158*/ {
-				/*line bwdwg.go:158*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dvacc[:], int(4*dt+2), &gocuSite358, kernel.Read), *kernel.At(t, dvacc[:], int(4*dt+3), &gocuSite359, kernel.Read))
-				/*line bwdwg.go:158*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite360, kernel.Write) = gocuV7
+			/*line bwdwg.go:161*/ {
+				/*line bwdwg.go:161*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dvacc[:], int(4*dt+2), &gocuSite358, kernel.Read), *kernel.At(t, dvacc[:], int(4*dt+3), &gocuSite359, kernel.Read))
+				/*line bwdwg.go:161*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite360, kernel.Write) = gocuV7
 			}
 		}
 	}
 }
 
-// gocuChecked_bwdQWG is the checked copy of attn.bwdQWG (bwdwg.go:196).
+// gocuChecked_bwdQWG is the checked copy of attn.bwdQWG (bwdwg.go:199).
 func gocuChecked_bwdQWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, dq []kernel.BFloat16, ql layout, kl layout, vl layout, dol layout, dql layout, heads int32, seq int32, scale float32, causal bool) {
-	/*line bwdwg.go:197*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
-	/*line bwdwg.go:198*/ tid := t.ThreadIdx.X
-	/*line bwdwg.go:199*/ wg := tid / 128
-	/*line bwdwg.go:200*/ lane := tid % 32
-	/*line bwdwg.go:201*/ g, qd := lane/4, lane%4
-	/*line bwdwg.go:202*/ qtile := t.BlockIdx.X
-	/*line bwdwg.go:203*/ if causal {
-		/*line bwdwg.go:204*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
+	/*line bwdwg.go:200*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line bwdwg.go:201*/ tid := t.ThreadIdx.X
+	/*line bwdwg.go:202*/ wg := tid / 128
+	/*line bwdwg.go:203*/ lane := tid % 32
+	/*line bwdwg.go:204*/ g, qd := lane/4, lane%4
+	/*line bwdwg.go:205*/ qtile := t.BlockIdx.X
+	/*line bwdwg.go:206*/ if causal {
+		/*line bwdwg.go:207*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
 	}
-	/*line bwdwg.go:206*/ q0 := qtile * wgRows
-	/*line bwdwg.go:207*/ bh := int(t.BlockIdx.Y)
-	/*line bwdwg.go:208*/ b32 := int32(bh)
-	/*line bwdwg.go:209*/ qh, kh, vh, doh := q[gocuChecked_layout_head(t, ql, b32, heads):], k[gocuChecked_layout_head(t, kl, b32, heads):], v[gocuChecked_layout_head(t, vl, b32, heads):], do[gocuChecked_layout_head(t, dol, b32, heads):]
-	/*line bwdwg.go:210*/ sl2 := scale * log2e
-	/*line bwdwg.go:212*/ cr, cc := tid/16, tid%16
-	/*line bwdwg.go:213*/ soff := (cc/8)*wgHalf + cr*64 + ((cc%8)^(cr&7))*8
-	/*line bwdwg.go:214*/ soff64 := (cc/8)*bwHalf + cr*64 + ((cc%8)^(cr&7))*8
-	/*line bwdwg.go:215*/ gocuChecked_loadWG(t, sm, 0, qh, ql.S, q0, seq, soff, cr, cc)
-	/*line bwdwg.go:216*/ gocuChecked_loadWG(t, sm, wgTile, doh, dol.S, q0, seq, soff, cr, cc)
-	/*line bwdwg.go:217*/ ntiles, nfull := (seq+bwRows-1)/bwRows, seq/bwRows
-	/*line bwdwg.go:218*/ if causal {
-		/*line bwdwg.go:219*/ ntiles = min(ntiles, (q0+wgRows+bwRows-1)/bwRows)
-		/*line bwdwg.go:220*/ nfull = min(nfull, q0/bwRows)
+	/*line bwdwg.go:209*/ q0 := qtile * wgRows
+	/*line bwdwg.go:210*/ bh := int(t.BlockIdx.Y)
+	/*line bwdwg.go:211*/ b32 := int32(bh)
+	/*line bwdwg.go:212*/ qh, kh, vh, doh := q[gocuChecked_layout_head(t, ql, b32, heads):], k[gocuChecked_layout_head(t, kl, b32, heads):], v[gocuChecked_layout_head(t, vl, b32, heads):], do[gocuChecked_layout_head(t, dol, b32, heads):]
+	/*line bwdwg.go:213*/ sl2 := scale * log2e
+	/*line bwdwg.go:215*/ cr, cc := tid/16, tid%16
+	/*line bwdwg.go:216*/ soff := (cc/8)*wgHalf + cr*64 + ((cc%8)^(cr&7))*8
+	/*line bwdwg.go:217*/ soff64 := (cc/8)*bwHalf + cr*64 + ((cc%8)^(cr&7))*8
+	/*line bwdwg.go:218*/ gocuChecked_loadWG(t, sm, 0, qh, ql.S, q0, seq, soff, cr, cc)
+	/*line bwdwg.go:219*/ gocuChecked_loadWG(t, sm, wgTile, doh, dol.S, q0, seq, soff, cr, cc)
+	/*line bwdwg.go:220*/ ntiles, nfull := (seq+bwRows-1)/bwRows, seq/bwRows
+	/*line bwdwg.go:221*/ if causal {
+		/*line bwdwg.go:222*/ ntiles = min(ntiles, (q0+wgRows+bwRows-1)/bwRows)
+		/*line bwdwg.go:223*/ nfull = min(nfull, q0/bwRows)
 	}
-	/*line bwdwg.go:222*/ gocuChecked_loadBW(t, sm, 2*wgTile, kh, kl.S, 0, seq, soff64)
-	/*line bwdwg.go:223*/ gocuChecked_loadBW(t, sm, 2*wgTile+bwTile, vh, vl.S, 0, seq, soff64)
-	/*line bwdwg.go:224*/ kernel.CpAsyncCommit(t)
-	/*line bwdwg.go:227*/ rowA := q0 + wg*64 + (tid/32)%4*16 + g
-	/*line bwdwg.go:228*/ var l2, dr [2]float32
-	/*line bwdwg.go:229*/ lim := [2]int32{seq, seq}
-	/*line bwdwg.go:231*/ for hh := int32(0); hh < 2; hh++ {
-		/*line bwdwg.go:231*/ kernel.Loop(t, &gocuSite601)
-		/*line bwdwg.go:232*/ if r := rowA + 8*hh; r < seq {
-			/*line bwdwg.go:233*/ {
-				/*line bwdwg.go:233*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite365, kernel.Read) * log2e
-				/*line bwdwg.go:233*/ *kernel.At(t, l2[:], int(hh), &gocuSite366, kernel.Write) = gocuV1
+	/*line bwdwg.go:225*/ gocuChecked_loadBW(t, sm, 2*wgTile, kh, kl.S, 0, seq, soff64)
+	/*line bwdwg.go:226*/ gocuChecked_loadBW(t, sm, 2*wgTile+bwTile, vh, vl.S, 0, seq, soff64)
+	/*line bwdwg.go:227*/ kernel.CpAsyncCommit(t)
+	/*line bwdwg.go:230*/ rowA := q0 + wg*64 + (tid/32)%4*16 + g
+	/*line bwdwg.go:231*/ var l2, dr [2]float32
+	/*line bwdwg.go:232*/ lim := [2]int32{seq, seq}
+	/*line bwdwg.go:234*/ for hh := int32(0); hh < 2; hh++ {
+		/*line bwdwg.go:234*/ kernel.Loop(t, &gocuSite601)
+		/*line bwdwg.go:235*/ if r := rowA + 8*hh; r < seq {
+			/*line bwdwg.go:236*/ {
+				/*line bwdwg.go:236*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite365, kernel.Read) * log2e
+				/*line bwdwg.go:236*/ *kernel.At(t, l2[:], int(hh), &gocuSite366, kernel.Write) = gocuV1
 			}
-			/*line bwdwg.go:234*/ {
-				/*line bwdwg.go:234*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite367, kernel.Read)
-				/*line bwdwg.go:234*/ *kernel.At(t, dr[:], int(hh), &gocuSite368, kernel.Write) = gocuV2
+			/*line bwdwg.go:237*/ {
+				/*line bwdwg.go:237*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite367, kernel.Read)
+				/*line bwdwg.go:237*/ *kernel.At(t, dr[:], int(hh), &gocuSite368, kernel.Write) = gocuV2
 			}
-			/*line bwdwg.go:235*/ if causal {
-				/*line bwdwg.go:236*/ *kernel.At(t, lim[:], int(hh), &gocuSite369, kernel.Write) = r + 1
+			/*line bwdwg.go:238*/ if causal {
+				/*line bwdwg.go:239*/ *kernel.At(t, lim[:], int(hh), &gocuSite369, kernel.Write) = r + 1
 			}
 		}
 	}
-	/*line bwdwg.go:243*/ dqa := kernel.WGDescriptor(t, sm[wg*64*64:], kernel.WGSwizzle128, 16, 1024)
-	/*line bwdwg.go:244*/ ddoa := kernel.WGDescriptor(t, sm[wgTile+wg*64*64:], kernel.WGSwizzle128, 16, 1024)
-	/*line bwdwg.go:245*/ dkk := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, 16, 1024)
-	/*line bwdwg.go:246*/ dvk := kernel.WGDescriptor(t, sm[2*wgTile+bwTile:], kernel.WGSwizzle128, 16, 1024)
-	/*line bwdwg.go:247*/ dkm := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, bwHalf*2, 1024)
-	/*line bwdwg.go:249*/ var acc kernel.WGAcc128
-	/*line bwdwg.go:250*/ for j := int32(0); j < ntiles; j++ {
-		/*line bwdwg.go:250*/ kernel.Loop(t, &gocuSite602)
-		/*line bwdwg.go:251*/ kernel.CpAsyncWait(t, 0)
-		/*line bwdwg.go:252*/ kernel.FenceProxyAsync(t)
-		/*line bwdwg.go:253*/ t.SyncThreads()
-		/*line bwdwg.go:254*/ if j+1 < ntiles {
-			/*line bwdwg.go:255*/ nb := 2*wgTile + ((j+1)%2)*2*bwTile
-			/*line bwdwg.go:256*/ gocuChecked_loadBW(t, sm, nb, kh, kl.S, (j+1)*bwRows, seq, soff64)
-			/*line bwdwg.go:257*/ gocuChecked_loadBW(t, sm, nb+bwTile, vh, vl.S, (j+1)*bwRows, seq, soff64)
+	/*line bwdwg.go:246*/ dqa := kernel.WGDescriptor(t, sm[wg*64*64:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:247*/ ddoa := kernel.WGDescriptor(t, sm[wgTile+wg*64*64:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:248*/ dkk := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:249*/ dvk := kernel.WGDescriptor(t, sm[2*wgTile+bwTile:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:250*/ dkm := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, bwHalf*2, 1024)
+	/*line bwdwg.go:252*/ var acc kernel.WGAcc128
+	/*line bwdwg.go:253*/ for j := int32(0); j < ntiles; j++ {
+		/*line bwdwg.go:253*/ kernel.Loop(t, &gocuSite602)
+		/*line bwdwg.go:254*/ kernel.CpAsyncWait(t, 0)
+		/*line bwdwg.go:255*/ kernel.FenceProxyAsync(t)
+		/*line bwdwg.go:256*/ t.SyncThreads()
+		/*line bwdwg.go:257*/ if j+1 < ntiles {
+			/*line bwdwg.go:258*/ nb := 2*wgTile + ((j+1)%bwStages)*2*bwTile
+			/*line bwdwg.go:259*/ gocuChecked_loadBW(t, sm, nb, kh, kl.S, (j+1)*bwRows, seq, soff64)
+			/*line bwdwg.go:260*/ gocuChecked_loadBW(t, sm, nb+bwTile, vh, vl.S, (j+1)*bwRows, seq, soff64)
 		}
-		/*line bwdwg.go:259*/ kernel.CpAsyncCommit(t)
-		/*line bwdwg.go:261*/ st := kernel.WGDesc(j%2) * (2 * bwTile * 2 / 16)
-		/*line bwdwg.go:262*/ var s, dp kernel.WGAcc64
-		/*line bwdwg.go:263*/ kernel.WGFence(t)
-		/*line bwdwg.go:265*/ for ks := int32(0); ks < d128/16; ks++ {
-			/*line bwdwg.go:265*/ kernel.Loop(t, &gocuSite603)
-			/*line bwdwg.go:266*/ kernel.WGMMABF16(t, &s, dqa+gocuChecked_wgStep(t, ks), dkk+st+gocuChecked_bwStep(t, ks), false, ks > 0)
+		/*line bwdwg.go:262*/ kernel.CpAsyncCommit(t)
+		/*line bwdwg.go:264*/ st := kernel.WGDesc(j%bwStages) * (2 * bwTile * 2 / 16)
+		/*line bwdwg.go:265*/ var s, dp kernel.WGAcc64
+		/*line bwdwg.go:266*/ kernel.WGFence(t)
+		/*line bwdwg.go:268*/ for ks := int32(0); ks < d128/16; ks++ {
+			/*line bwdwg.go:268*/ kernel.Loop(t, &gocuSite603)
+			/*line bwdwg.go:269*/ kernel.WGMMABF16(t, &s, dqa+gocuChecked_wgStep(t, ks), dkk+st+gocuChecked_bwStep(t, ks), false, ks > 0)
 		}
-		/*line bwdwg.go:268*/ kernel.WGCommit(t)
-		/*line bwdwg.go:270*/ for ks := int32(0); ks < d128/16; ks++ {
-			/*line bwdwg.go:270*/ kernel.Loop(t, &gocuSite604)
-			/*line bwdwg.go:271*/ kernel.WGMMABF16(t, &dp, ddoa+gocuChecked_wgStep(t, ks), dvk+st+gocuChecked_bwStep(t, ks), false, ks > 0)
+		/*line bwdwg.go:271*/ kernel.WGCommit(t)
+		/*line bwdwg.go:273*/ for ks := int32(0); ks < d128/16; ks++ {
+			/*line bwdwg.go:273*/ kernel.Loop(t, &gocuSite604)
+			/*line bwdwg.go:274*/ kernel.WGMMABF16(t, &dp, ddoa+gocuChecked_wgStep(t, ks), dvk+st+gocuChecked_bwStep(t, ks), false, ks > 0)
 		}
-		/*line bwdwg.go:273*/ kernel.WGCommit(t)
-		/*line bwdwg.go:274*/ kernel.WGWait(t, 1, &s)
-		/*line bwdwg.go:275*/ if j < nfull {
-			/*line bwdwg.go:276*/ s = gocuChecked_probs(t, s, j, l2, lim, sl2, false)
+		/*line bwdwg.go:276*/ kernel.WGCommit(t)
+		/*line bwdwg.go:277*/ kernel.WGWait(t, 1, &s)
+		/*line bwdwg.go:278*/ if j < nfull {
+			/*line bwdwg.go:279*/ s = gocuChecked_probs(t, s, j, l2, lim, sl2, false)
 		} else {
-			/*line bwdwg.go:278*/ s = gocuChecked_probs(t, s, j, l2, lim, sl2, true)
+			/*line bwdwg.go:281*/ s = gocuChecked_probs(t, s, j, l2, lim, sl2, true)
 		}
-		/*line bwdwg.go:280*/ kernel.WGWait(t, 0, &dp)
-		/*line bwdwg.go:282*/ for e := int32(0); e < 32; e++ {
-			/*line bwdwg.go:282*/ kernel.Loop(t, &gocuSite605)
-			/*line bwdwg.go:283*/ {
-				/*line bwdwg.go:283*/ var gocuV3 float32 = *kernel.At(t, s[:], int(e), &gocuSite375, kernel.Read) * (*kernel.At(t, dp[:], int(e), &gocuSite376, kernel.Read) - *kernel.At(t, dr[:], int((e%4)/2), &gocuSite377, kernel.Read))
-				/*line bwdwg.go:283*/ *kernel.At(t, dp[:], int(e), &gocuSite378, kernel.Write) = gocuV3
+		/*line bwdwg.go:283*/ kernel.WGWait(t, 0, &dp)
+		/*line bwdwg.go:285*/ for e := int32(0); e < 32; e++ {
+			/*line bwdwg.go:285*/ kernel.Loop(t, &gocuSite605)
+			/*line bwdwg.go:286*/ {
+				/*line bwdwg.go:286*/ var gocuV3 float32 = *kernel.At(t, s[:], int(e), &gocuSite375, kernel.Read) * (*kernel.At(t, dp[:], int(e), &gocuSite376, kernel.Read) - *kernel.At(t, dr[:], int((e%4)/2), &gocuSite377, kernel.Read))
+				/*line bwdwg.go:286*/ *kernel.At(t, dp[:], int(e), &gocuSite378, kernel.Write) = gocuV3
 			}
 		}
-		/*line bwdwg.go:285*/ ds := gocuChecked_pack64(t, dp)
-		/*line bwdwg.go:286*/ kernel.WGFence(t)
-		/*line bwdwg.go:288*/ for ks := int32(0); ks < bwRows/16; ks++ {
-			/*line bwdwg.go:288*/ kernel.Loop(t, &gocuSite606)
-			/*line bwdwg.go:289*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, ds[:], int(ks), &gocuSite379, kernel.Read), dkm+st+kernel.WGDesc(ks*16*128/16), true, true)
+		/*line bwdwg.go:288*/ ds := gocuChecked_pack64(t, dp)
+		/*line bwdwg.go:289*/ kernel.WGFence(t)
+		/*line bwdwg.go:291*/ for ks := int32(0); ks < bwRows/16; ks++ {
+			/*line bwdwg.go:291*/ kernel.Loop(t, &gocuSite606)
+			/*line bwdwg.go:292*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, ds[:], int(ks), &gocuSite379, kernel.Read), dkm+st+kernel.WGDesc(ks*16*128/16), true, true)
 		}
-		/*line bwdwg.go:291*/ kernel.WGCommit(t)
-		/*line bwdwg.go:292*/ kernel.WGWait(t, 0, &acc)
+		/*line bwdwg.go:294*/ kernel.WGCommit(t)
 	}
-	/*line bwdwg.go:295*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
-	/*line bwdwg.go:296*/ head := gocuChecked_layout_head(t, dql, b32, heads)
-	/*line bwdwg.go:298*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwdwg.go:298*/ kernel.Loop(t, &gocuSite607)
-		/*line bwdwg.go:299*/ col := int(dt*8 + 2*qd)
-		/*line bwdwg.go:300*/ if rowA < seq {
-			/*line bwdwg.go:301*/ {
-				/*line bwdwg.go:301*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt), &gocuSite381, kernel.Read)*scale, *kernel.At(t, acc[:], int(4*dt+1), &gocuSite382, kernel.Read)*scale)
-				/*line bwdwg.go:301*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite383, kernel.Write) = gocuV4
+	/*line bwdwg.go:296*/ kernel.WGWait(t, 0, &acc)
+	/*line bwdwg.go:298*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
+	/*line bwdwg.go:299*/ head := gocuChecked_layout_head(t, dql, b32, heads)
+	/*line bwdwg.go:301*/ for dt := int32(0); dt < d128/8; dt++ {
+		/*line bwdwg.go:301*/ kernel.Loop(t, &gocuSite607)
+		/*line bwdwg.go:302*/ col := int(dt*8 + 2*qd)
+		/*line bwdwg.go:303*/ if rowA < seq {
+			/*line bwdwg.go:304*/ {
+				/*line bwdwg.go:304*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt), &gocuSite381, kernel.Read)*scale, *kernel.At(t, acc[:], int(4*dt+1), &gocuSite382, kernel.Read)*scale)
+				/*line bwdwg.go:304*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite383, kernel.Write) = gocuV4
 			}
 		}
-		/*line bwdwg.go:303*/ if rowA+8 < seq {
-			/*line bwdwg.go:304*/ {
-				/*line bwdwg.go:304*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt+2), &gocuSite384, kernel.Read)*scale, *kernel.At(t, acc[:], int(4*dt+3), &gocuSite385, kernel.Read)*scale)
-				/*line bwdwg.go:304*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite386, kernel.Write) = gocuV5
+		/*line bwdwg.go:306*/ if rowA+8 < seq {
+			/*line bwdwg.go:307*/ {
+				/*line bwdwg.go:307*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt+2), &gocuSite384, kernel.Read)*scale, *kernel.At(t, acc[:], int(4*dt+3), &gocuSite385, kernel.Read)*scale)
+				/*line bwdwg.go:307*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite386, kernel.Write) = gocuV5
 			}
 		}
 	}
@@ -5217,7 +5216,7 @@ func gocuChecked_bwdAllWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line bwdwga.go:55*/ if causal {
 		/*line bwdwga.go:56*/ i0 = k0 / bwRows
 	}
-	/*line bwdwga.go:58*/ qb := 2*wgTile + (i0%2)*2*bwTile
+	/*line bwdwga.go:58*/ qb := 2*wgTile + (i0%bwStages)*2*bwTile
 	/*line bwdwga.go:59*/ gocuChecked_loadBW(t, sm, qb, qh, ql.S, i0*bwRows, seq, soff64)
 	/*line bwdwga.go:60*/ gocuChecked_loadBW(t, sm, qb+bwTile, doh, dol.S, i0*bwRows, seq, soff64)
 	/*line bwdwga.go:61*/ kernel.CpAsyncCommit(t)
@@ -5244,7 +5243,7 @@ func gocuChecked_bwdAllWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 		/*line bwdwga.go:82*/ kernel.FenceProxyAsync(t)
 		/*line bwdwga.go:83*/ t.SyncThreads()
 		/*line bwdwga.go:84*/ if i+1 < nq {
-			/*line bwdwga.go:85*/ nb := 2*wgTile + ((i+1)%2)*2*bwTile
+			/*line bwdwga.go:85*/ nb := 2*wgTile + ((i+1)%bwStages)*2*bwTile
 			/*line bwdwga.go:86*/ gocuChecked_loadBW(t, sm, nb, qh, ql.S, (i+1)*bwRows, seq, soff64)
 			/*line bwdwga.go:87*/ gocuChecked_loadBW(t, sm, nb+bwTile, doh, dol.S, (i+1)*bwRows, seq, soff64)
 			/*line bwdwga.go:88*/ if tid < stats {
@@ -5255,7 +5254,7 @@ func gocuChecked_bwdAllWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 			}
 		}
 		/*line bwdwga.go:92*/ kernel.CpAsyncCommit(t)
-		/*line bwdwga.go:94*/ st := kernel.WGDesc(i%2) * (2 * bwTile * 2 / 16)
+		/*line bwdwga.go:94*/ st := kernel.WGDesc(i%bwStages) * (2 * bwTile * 2 / 16)
 		/*line bwdwga.go:95*/ var s, dp kernel.WGAcc64
 		/*line bwdwga.go:96*/ kernel.WGFence(t)
 		/*line bwdwga.go:98*/ for ks := int32(0); ks < d128/16; ks++ {
@@ -5291,80 +5290,79 @@ func gocuChecked_bwdAllWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 			}
 		}
 		/*line bwdwga.go:126*/ ds := gocuChecked_pack64(t, dp)
-		/*line bwdwga.go:127*/ kernel.WGFence(t)
-		/*line bwdwga.go:129*/ for ks := int32(0); ks < bwRows/16; ks++ {
-			/*line bwdwga.go:129*/ kernel.Loop(t, &gocuSite613)
-			/*line bwdwga.go:130*/ kernel.WGMMABF16RS(t, &dkacc, *kernel.At(t, ds[:], int(ks), &gocuSite409, kernel.Read), dqm+st+kernel.WGDesc(ks*16*128/16), true, true)
-		}
-		/*line bwdwga.go:132*/ kernel.WGCommit(t)
-		/*line bwdwga.go:137*/ for e := int32(0); e < 32; e++ {
-			/*line bwdwga.go:137*/ kernel.Loop(t, &gocuSite614)
-			/*line bwdwga.go:138*/ c := (e/4)*8 + 2*qd + e%2
-			/*line bwdwga.go:139*/ key := wr + 8*((e%4)/2)
-			/*line bwdwga.go:140*/ {
-				/*line bwdwga.go:140*/ var gocuV4 kernel.BFloat16 = kernel.ToBFloat16(*kernel.At(t, dp[:], int(e), &gocuSite410, kernel.Read))
-				/*line bwdwga.go:140*/ *kernel.At(t, sm, int(dsb+wg*bwHalf+c*64+((key/8)^(c&7))*8+key%8), &gocuSite411, kernel.Write) = gocuV4
+		/*line bwdwga.go:131*/ for e := int32(0); e < 32; e++ {
+			/*line bwdwga.go:131*/ kernel.Loop(t, &gocuSite613)
+			/*line bwdwga.go:132*/ c := (e/4)*8 + 2*qd + e%2
+			/*line bwdwga.go:133*/ key := wr + 8*((e%4)/2)
+			/*line bwdwga.go:134*/ {
+				/*line bwdwga.go:134*/ var gocuV4 kernel.BFloat16 = kernel.ToBFloat16(*kernel.At(t, dp[:], int(e), &gocuSite409, kernel.Read))
+				/*line bwdwga.go:134*/ *kernel.At(t, sm, int(dsb+wg*bwHalf+c*64+((key/8)^(c&7))*8+key%8), &gocuSite410, kernel.Write) = gocuV4
 			}
 		}
-		/*line bwdwga.go:142*/ kernel.FenceProxyAsync(t)
-		/*line bwdwga.go:143*/ t.SyncThreads()
-		/*line bwdwga.go:145*/ var dqp kernel.WGAcc64
-		/*line bwdwga.go:146*/ kernel.WGFence(t)
-		/*line bwdwga.go:148*/ for ks := int32(0); ks < wgRows/16; ks++ {
-			/*line bwdwga.go:148*/ kernel.Loop(t, &gocuSite615)
-			/*line bwdwga.go:149*/ kernel.WGMMABF16(t, &dqp, dds+gocuChecked_bwStep(t, ks), dkm+kernel.WGDesc(ks*16*128/16), true, ks > 0)
+		/*line bwdwga.go:136*/ kernel.FenceProxyAsync(t)
+		/*line bwdwga.go:137*/ t.SyncThreads()
+		/*line bwdwga.go:141*/ var dqp kernel.WGAcc64
+		/*line bwdwga.go:142*/ kernel.WGFence(t)
+		/*line bwdwga.go:144*/ for ks := int32(0); ks < wgRows/16; ks++ {
+			/*line bwdwga.go:144*/ kernel.Loop(t, &gocuSite614)
+			/*line bwdwga.go:145*/ kernel.WGMMABF16(t, &dqp, dds+gocuChecked_bwStep(t, ks), dkm+kernel.WGDesc(ks*16*128/16), true, ks > 0)
 		}
-		/*line bwdwga.go:151*/ kernel.WGCommit(t)
-		/*line bwdwga.go:152*/ kernel.WGWait(t, 0, &dqp)
-		/*line bwdwga.go:153*/ kernel.WGWait(t, 0, &dvacc)
-		/*line bwdwga.go:154*/ kernel.WGWait(t, 0, &dkacc)
-		/*line bwdwga.go:156*/ for e := int32(0); e < 32; e++ {
-			/*line bwdwga.go:156*/ kernel.Loop(t, &gocuSite616)
-			/*line bwdwga.go:157*/ if r := i*bwRows + wr + 8*((e%4)/2); r < seq {
-				/*line bwdwga.go:158*/ kernel.AtomicAdd(kernel.At(t, dqacc, int((bh*int(seq)+int(r))*d128+int(wg*64+(e/4)*8+2*qd+e%2)), &gocuSite412, kernel.Atomic), *kernel.At(t, dqp[:], int(e), &gocuSite413, kernel.Read))
+		/*line bwdwga.go:147*/ kernel.WGCommit(t)
+		/*line bwdwga.go:149*/ for ks := int32(0); ks < bwRows/16; ks++ {
+			/*line bwdwga.go:149*/ kernel.Loop(t, &gocuSite615)
+			/*line bwdwga.go:150*/ kernel.WGMMABF16RS(t, &dkacc, *kernel.At(t, ds[:], int(ks), &gocuSite411, kernel.Read), dqm+st+kernel.WGDesc(ks*16*128/16), true, true)
+		}
+		/*line bwdwga.go:152*/ kernel.WGCommit(t)
+		/*line bwdwga.go:153*/ kernel.WGWait(t, 1, &dqp)
+		/*line bwdwga.go:155*/ for e := int32(0); e < 32; e++ {
+			/*line bwdwga.go:155*/ kernel.Loop(t, &gocuSite616)
+			/*line bwdwga.go:156*/ if r := i*bwRows + wr + 8*((e%4)/2); r < seq {
+				/*line bwdwga.go:157*/ kernel.AtomicAdd(kernel.At(t, dqacc, int((bh*int(seq)+int(r))*d128+int(wg*64+(e/4)*8+2*qd+e%2)), &gocuSite412, kernel.Atomic), *kernel.At(t, dqp[:], int(e), &gocuSite413, kernel.Read))
 			}
 		}
 	}
-	/*line bwdwga.go:163*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
-	/*line bwdwga.go:164*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
-	/*line bwdwga.go:165*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
-	/*line bwdwga.go:167*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwdwga.go:167*/ kernel.Loop(t, &gocuSite617)
-		/*line bwdwga.go:168*/ col := int(dt*8 + 2*qd)
-		/*line bwdwga.go:169*/ if keyA < seq {
-			/*line bwdwga.go:170*/ {
-				/*line bwdwga.go:170*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dkacc[:], int(4*dt), &gocuSite416, kernel.Read)*scale, *kernel.At(t, dkacc[:], int(4*dt+1), &gocuSite417, kernel.Read)*scale)
-				/*line bwdwga.go:170*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite418, kernel.Write) = gocuV5
+	/*line bwdwga.go:162*/ kernel.WGWait(t, 0, &dvacc)
+	/*line bwdwga.go:163*/ kernel.WGWait(t, 0, &dkacc)
+	/*line bwdwga.go:165*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
+	/*line bwdwga.go:166*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
+	/*line bwdwga.go:167*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
+	/*line bwdwga.go:169*/ for dt := int32(0); dt < d128/8; dt++ {
+		/*line bwdwga.go:169*/ kernel.Loop(t, &gocuSite617)
+		/*line bwdwga.go:170*/ col := int(dt*8 + 2*qd)
+		/*line bwdwga.go:171*/ if keyA < seq {
+			/*line bwdwga.go:172*/ {
+				/*line bwdwga.go:172*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dkacc[:], int(4*dt), &gocuSite416, kernel.Read)*scale, *kernel.At(t, dkacc[:], int(4*dt+1), &gocuSite417, kernel.Read)*scale)
+				/*line bwdwga.go:172*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite418, kernel.Write) = gocuV5
 			}
-			/*line bwdwga.go:171*/ {
-				/*line bwdwga.go:171*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dvacc[:], int(4*dt), &gocuSite419, kernel.Read), *kernel.At(t, dvacc[:], int(4*dt+1), &gocuSite420, kernel.Read))
-				/*line bwdwga.go:171*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite421, kernel.Write) = gocuV6
+			/*line bwdwga.go:173*/ {
+				/*line bwdwga.go:173*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dvacc[:], int(4*dt), &gocuSite419, kernel.Read), *kernel.At(t, dvacc[:], int(4*dt+1), &gocuSite420, kernel.Read))
+				/*line bwdwga.go:173*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite421, kernel.Write) = gocuV6
 			}
 		}
-		/*line bwdwga.go:173*/ if keyA+8 < seq {
-			/*line bwdwga.go:174*/ {
-				/*line bwdwga.go:174*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dkacc[:], int(4*dt+2), &gocuSite422, kernel.Read)*scale, *kernel.At(t, dkacc[:], int(4*dt+3), &gocuSite423, kernel.Read)*scale)
-				/*line bwdwga.go:174*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite424, kernel.Write) = gocuV7
+		/*line bwdwga.go:175*/ if keyA+8 < seq {
+			/*line bwdwga.go:176*/ {
+				/*line bwdwga.go:176*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dkacc[:], int(4*dt+2), &gocuSite422, kernel.Read)*scale, *kernel.At(t, dkacc[:], int(4*dt+3), &gocuSite423, kernel.Read)*scale)
+				/*line bwdwga.go:176*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite424, kernel.Write) = gocuV7
 			}
-			/*line bwdwga.go:175*/ {
-				/*line bwdwga.go:175*/ var gocuV8 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dvacc[:], int(4*dt+2), &gocuSite425, kernel.Read), *kernel.At(t, dvacc[:], int(4*dt+3), &gocuSite426, kernel.Read))
-				/*line bwdwga.go:175*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite427, kernel.Write) = gocuV8
+			/*line bwdwga.go:177*/ {
+				/*line bwdwga.go:177*/ var gocuV8 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dvacc[:], int(4*dt+2), &gocuSite425, kernel.Read), *kernel.At(t, dvacc[:], int(4*dt+3), &gocuSite426, kernel.Read))
+				/*line bwdwga.go:177*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite427, kernel.Write) = gocuV8
 			}
 		}
 	}
 }
 
-// gocuChecked_bwdDQ is the checked copy of attn.bwdDQ (bwdwga.go:186).
+// gocuChecked_bwdDQ is the checked copy of attn.bwdDQ (bwdwga.go:188).
 func gocuChecked_bwdDQ(t *kernel.Thread, dqacc []float32, dq []kernel.BFloat16, dql layout, heads int32, seq int32, rows int32, scale float32) {
-	/*line bwdwga.go:187*/ row, c := t.BlockIdx.X*4+t.ThreadIdx.X/(d128/2), 2*(t.ThreadIdx.X%(d128/2))
-	/*line bwdwga.go:188*/ if row >= rows {
-		/*line bwdwga.go:189*/ return
+	/*line bwdwga.go:189*/ row, c := t.BlockIdx.X*4+t.ThreadIdx.X/(d128/2), 2*(t.ThreadIdx.X%(d128/2))
+	/*line bwdwga.go:190*/ if row >= rows {
+		/*line bwdwga.go:191*/ return
 	}
-	/*line bwdwga.go:191*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
-	/*line bwdwga.go:192*/ a := int(row)*d128 + int(c)
-	/*line bwdwga.go:193*/ {
-		/*line bwdwga.go:193*/ var gocuV1 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dqacc, int(a), &gocuSite429, kernel.Read)*scale, *kernel.At(t, dqacc, int(a+1), &gocuSite430, kernel.Read)*scale)
-		/*line bwdwga.go:193*/ *kernel.At(t, dq2, int((gocuChecked_layout_head(t, dql, row/seq, heads)+int(row%seq)*int(dql.S)+int(c))/2), &gocuSite431, kernel.Write) = gocuV1
+	/*line bwdwga.go:193*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
+	/*line bwdwga.go:194*/ a := int(row)*d128 + int(c)
+	/*line bwdwga.go:195*/ {
+		/*line bwdwga.go:195*/ var gocuV1 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dqacc, int(a), &gocuSite429, kernel.Read)*scale, *kernel.At(t, dqacc, int(a+1), &gocuSite430, kernel.Read)*scale)
+		/*line bwdwga.go:195*/ *kernel.At(t, dq2, int((gocuChecked_layout_head(t, dql, row/seq, heads)+int(row%seq)*int(dql.S)+int(c))/2), &gocuSite431, kernel.Write) = gocuV1
 	}
 }
 
