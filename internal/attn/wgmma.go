@@ -7,9 +7,10 @@ import (
 )
 
 // WGMMAEnv is the environment variable that selects fwd128WG, the
-// forward kernel on Hopper's warpgroup MMA, for head dimension 128 on
-// GPUs of compute capability 9.0: set it to 1. The default stays fwd128
-// until fwd128WG is measured faster.
+// forward kernel on Hopper's warpgroup MMA, and bwdKVWG and bwdQWG for
+// the backward pass, for head dimension 128 on GPUs of compute
+// capability 9.0: set it to 1. The default stays on mma.sync until the
+// warpgroup kernels are measured faster.
 const WGMMAEnv = "GOCU_ATTN_WGMMA"
 
 // hasWGMMA reports whether d runs warpgroup MMAs: a GPU of compute
