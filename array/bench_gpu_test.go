@@ -222,7 +222,7 @@ const overheadOps = 10000
 
 // overheadCases are the operations BenchmarkOverheadGPU times: on
 // 16-element arrays x and y, a result evaluated and closed, or written
-// into z.
+// into z (through a pending array, or by BinaryInto without one).
 var overheadCases = []struct {
 	name string
 	op   func(x, y, z *Array)
@@ -230,6 +230,8 @@ var overheadCases = []struct {
 	{"add-array", func(x, y, _ *Array) { x.Add(y).Eval().Close() }},
 	{"add-scalar", func(x, _, _ *Array) { x.Add(1).Eval().Close() }},
 	{"add-into", func(x, y, z *Array) { _ = x.Add(y).Into(z) }},
+	{"binaryinto-array", func(x, y, z *Array) { _ = BinaryInto(z, OpAdd, x, y) }},
+	{"binaryinto-scalar", func(x, _, z *Array) { _ = BinaryInto(z, OpAdd, x, 1) }},
 }
 
 // BenchmarkOverheadGPU: the per-operation cost on tiny arrays, host side

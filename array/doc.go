@@ -272,7 +272,11 @@
 //
 // Into evaluates an expression straight into an existing array, and
 // ReduceInto writes a reduction into one (NumPy's out=), so a loop need
-// not allocate: x.Mul(0.9).Add(g).Into(x) updates x in place.
+// not allocate device memory: x.Mul(0.9).Add(g).Into(x) updates x in
+// place. BinaryInto and UnaryInto write one operation into an array
+// without making even the pending array, as np.add(x, y, out=dst):
+// BinaryInto(x, OpMul, x, lr) allocates nothing, host or device, once
+// the operation's kernel is planned.
 //
 // # Laziness and fusion
 //

@@ -52,11 +52,13 @@ func BenchmarkOverheadFakeGPU(b *testing.B) {
 }
 
 // Operations from several goroutines on shared arrays, through the whole
-// GPU host path (run with -race).
+// GPU host path (run with -race). The fake kernels write nothing, so
+// goroutines writing one array exercise only the array layer's locking.
 func TestConcurrentOpsFakeGPU(t *testing.T) {
 	d := fakeGPU(t)
 	x, y := d.Ones(Float32, 16).Eval(), d.Ones(Float32, 16).Eval()
 	p := x.Mul(y) // pending, read by every goroutine
+	shared := d.Zeros(Float32, 16).Eval()
 	done := make(chan error)
 	for g := range 4 {
 		go func() {
@@ -69,6 +71,13 @@ func TestConcurrentOpsFakeGPU(t *testing.T) {
 				if err == nil {
 					err = x.Mul(y).Into(own) // Into's node copy is pooled
 				}
+				if err == nil {
+					err = BinaryInto(own, OpAdd, own, float32(i)) // its node too
+				}
+				if err == nil {
+					err = UnaryInto(shared, OpNeg, x) // flushes the readers of shared
+				}
+				r := shared.Add(1) // a pending reader of shared
 				if i%50 == 0 {
 					v := d.Zeros(Float32, 16).Eval()
 					err = v.Assign(x)
@@ -79,6 +88,7 @@ func TestConcurrentOpsFakeGPU(t *testing.T) {
 				}
 				z.Close()
 				w.Close()
+				r.Close()
 			}
 			done <- err
 		}()

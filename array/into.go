@@ -51,6 +51,10 @@ func (a *Array) into(dst *Array, pn *pins) error {
 	if !broadcastsTo(a.shape, dst.shape) {
 		return errorf(op, ErrShape, "could not broadcast a result of shape %s into shape %s", shapeString(a.shape), shapeString(dst.shape))
 	}
+	if a.dt.IsComplex() && !dst.dt.IsComplex() {
+		// Backends do not convert complex values to real ones.
+		return errorf(op, ErrDType, "cannot write %v values into a %v array (take Real or Abs first)", a.dt, dst.dt)
+	}
 	var es [1]*expr
 	if err := exprs(es[:], pn, op, dst.shape, dst.dt, []operand{{arr: a}}); err != nil {
 		return err

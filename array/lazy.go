@@ -21,12 +21,15 @@ type expr struct {
 	dt    DType
 	iota  bool  // reads OpIota, so its values depend on its shape
 	nargs uint8 // operands in argv (no operation has more than 3)
+	// nodes counts the tree's nodes, shared ones again. An int32 fills
+	// the padding: with it an Array takes the 352-byte size class, not
+	// 384. Expressions are bounded (maxExprNodes) far below its range.
+	nodes int32
 	shape []int
 	argv  [3]*expr
 	st    *storage       // OpInput
 	lay   backend.Layout // OpInput: the operand's own layout
 	sc    backend.Scalar // OpScalar
-	nodes int            // nodes in the tree, counting shared ones again
 }
 
 // args returns the operands.
@@ -411,7 +414,7 @@ func operandExprsUpTo(es []*expr, pn *pins, op string, shape []int, arrs []*Arra
 			return err
 		}
 		es[i] = e
-		total += e.nodes
+		total += int(e.nodes)
 	}
 	for i, a := range arrs {
 		e := es[i]
@@ -426,7 +429,7 @@ func operandExprsUpTo(es []*expr, pn *pins, op string, shape []int, arrs []*Arra
 		if err != nil {
 			return err
 		}
-		total -= e.nodes - 1
+		total -= int(e.nodes) - 1
 		es[i] = leafExpr(s, a.dt)
 	}
 	return nil
@@ -448,7 +451,7 @@ func sameShape(a, b []int) bool {
 // depth-first order (so equal structures give equal keys), identical
 // leaves merged, every input's layout broadcast to shape.
 func program(root *expr, shape []int) *backend.Program {
-	n := min(root.nodes, maxExprNodes+8)
+	n := min(int(root.nodes), maxExprNodes+8)
 	p := &backend.Program{Shape: shape, Nodes: make([]backend.Node, 0, n)}
 	b := progBuild{p: p, shape: shape, done: make([]*expr, 0, n)}
 	b.visit(root)

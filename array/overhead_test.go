@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 )
@@ -45,6 +46,50 @@ func TestOverheadAllocs(t *testing.T) {
 		if n > c.max {
 			t.Errorf("%s, evaluated and closed: %v allocations, want at most %v", c.name, n, c.max)
 		}
+	}
+	z := d.Zeros(Float32, 16).Eval()
+	for _, c := range intoCases(t, x, y, z) {
+		if n := testing.AllocsPerRun(2000, c.op); n != 0 {
+			t.Errorf("%s: %v allocations, want 0", c.name, n)
+		}
+	}
+}
+
+// intoCases are the operations into z that allocate nothing: BinaryInto
+// and UnaryInto of evaluated float32 arrays x and y of z's shape, and of
+// Go scalars, constant and not (a new value every call).
+func intoCases(t *testing.T, x, y, z *Array) []struct {
+	name string
+	op   func()
+} {
+	check := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	lr := float32(0.5)
+	return []struct {
+		name string
+		op   func()
+	}{
+		{"BinaryInto(z, OpAdd, x, y)", func() { check(BinaryInto(z, OpAdd, x, y)) }},
+		{"BinaryInto(z, OpMul, x, 2.5)", func() { check(BinaryInto(z, OpMul, x, 2.5)) }},
+		{"BinaryInto(z, OpSub, 1, x)", func() { check(BinaryInto(z, OpSub, 1, x)) }},
+		{"BinaryInto(z, OpMul, x, lr), lr changing", func() {
+			lr += 0.25
+			check(BinaryInto(z, OpMul, x, lr))
+		}},
+		{"BinaryInto(x, OpMaximum, x, y), in place", func() { check(BinaryInto(x, OpMaximum, x, y)) }},
+		{"UnaryInto(z, OpExp, x)", func() { check(UnaryInto(z, OpExp, x)) }},
+	}
+}
+
+// TestArraySize pins the size of an Array, the one object an operation
+// allocates: at most 352 bytes, the size class below 384 (the collector's
+// work grows with the bytes allocated).
+func TestArraySize(t *testing.T) {
+	if n := unsafe.Sizeof(Array{}); n > 352 {
+		t.Errorf("an Array takes %d bytes, want at most 352", n)
 	}
 }
 
@@ -86,6 +131,12 @@ func checkOverheadAllocsGPU(t *testing.T, g *Maker) {
 		c.op() // compiles and plans
 		if n := allocsPerOp(c.op); n != c.want {
 			t.Errorf("%s, closed, on %v: %v allocations, want %v", c.name, g, n, c.want)
+		}
+	}
+	for _, c := range intoCases(t, x, y, z) {
+		c.op()
+		if n := allocsPerOp(c.op); n != 0 {
+			t.Errorf("%s, on %v: %v allocations, want 0", c.name, g, n)
 		}
 	}
 	if err := g.Sync(); err != nil {

@@ -60,7 +60,8 @@ Workloads on the GPU, by suite (--suite):
             compare with its JSON
   arrays    package array on its GPU backend: add, sum, chain_fused,
             chain_unfused (2^26 float32), matmul_array_fp32/tf32 (4096^3),
-            array_op_overhead (us per tiny op)
+            array_op_overhead and array_op_overhead_into (us per tiny
+            op, a new result or one written by BinaryInto)
   training  the MLP 784-512-512-10 with Adam (packages grad and nn):
             mlp_step_b64/b1024 eager and replayed as a CUDA graph (us per
             step), mlp_epoch_b64 (60,000 samples); compare with

@@ -263,7 +263,9 @@ func Forward(q, k, v *array.Array, scale float64, causal bool) (o, lse *array.Ar
 // gradients are bfloat16, accumulated in float32, each laid out like its
 // input as Forward lays out o. The bfloat16 arrays may be strided views
 // that CheckView accepts; lse must be contiguous. Its requirements and
-// errors are Forward's.
+// errors are Forward's. GOCU_ATTN_WGMMA=1 or 2 selects warpgroup-MMA kernels
+// as for Forward; they are deterministic unless GOCU_ATTN_WGMMA_ATOMIC=1
+// (WGMMAAtomicEnv) also adds dq's parts with float32 atomics.
 func Backward(q, k, v, o, lse, do *array.Array, scale float64, causal bool) (dq, dk, dv *array.Array, err error) {
 	const op = "Backward"
 	bf := array.BFloat16
@@ -360,6 +362,12 @@ func backwardStrided(d *gocu.Device, q, k, v, o bf16s, lse f32s, do bf16s, dvec 
 	prep := gocu.Config{Grid: gocu.Dim3{X: int32((rows + warps - 1) / warps)}, Block: gocu.Dim3{X: threads}, Checked: checked}
 	if err := launchBwdPrep(d, prep, o, do, dvec, ol, dol, heads, seq, int32(rows), int32(s.Dim)); err != nil {
 		return err
+	}
+	if useWGMMA(d, s) {
+		if useAtomic() {
+			return backwardAllWG(d, q, k, v, lse, do, dvec, dq, dk, dv, ls, s, scale, causal, checked)
+		}
+		return backwardWG(d, q, k, v, lse, do, dvec, dq, dk, dv, ls, s, scale, causal, checked)
 	}
 	if s.Dim == 64 {
 		if err := launchBwdKV64(d, tiles(s, bwd64Mem, checked), q, k, v, do, lse, dvec, dk, dv, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal); err != nil {

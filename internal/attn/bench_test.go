@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,7 +40,9 @@ func BenchmarkGPU(b *testing.B) {
 // BenchmarkGPUWG times fwd128WG and fwd128WS, the forward passes on the
 // warpgroup MMA, beside fwd128 at the peers' shape, B=4 H=16 S=4096
 // D=128, causal and full, in TFLOP/s as BenchmarkGPU counts them (it
-// needs sm_90a):
+// needs sm_90a); then the backward pass and both, on mma.sync and on the
+// warpgroup MMA (suffix wg, WGMMAEnv set: bwdKVWG and bwdQWG after
+// fwd128WG; suffix wga, WGMMAAtomicEnv also set: bwdAllWG, dq by atomics):
 //
 //	go test -c ./internal/attn && ./attn.test -test.run '^$' -test.bench GPUWG
 func BenchmarkGPUWG(b *testing.B) {
@@ -48,7 +51,7 @@ func BenchmarkGPUWG(b *testing.B) {
 		if causal {
 			mask = "causal"
 		}
-		for _, pass := range []string{"fwd", "fwdwg", "fwdws"} {
+		for _, pass := range []string{"fwd", "fwdwg", "fwdws", "bwd", "bwdwg", "bwdwga", "fwdbwd", "fwdbwdwg", "fwdbwdwga"} {
 			b.Run(fmt.Sprintf("d128/%s/%s", mask, pass), func(b *testing.B) {
 				benchAttn(b, shape{4, 16, 4096, 128}, causal, pass, false)
 			})
@@ -90,6 +93,17 @@ func benchAttn(b *testing.B, s shape, causal bool, pass string, bshd bool) {
 	}
 	bwd := func() error {
 		return backwardStrided(d, q, k, v, o, lse, do, dvec, dq, dk, dv, [8]layout{l, l, l, l, l, l, l, l}, s, scale, causal, false)
+	}
+	switch pass { // both passes on the warpgroup MMA
+	case "bwdwg", "fwdbwdwg", "bwdwga", "fwdbwdwga":
+		if !hasWGMMA(d) {
+			b.Skip("bwdKVWG needs sm_90a (compute capability 9.0)")
+		}
+		b.Setenv(WGMMAEnv, "1")
+		if strings.HasSuffix(pass, "a") {
+			b.Setenv(WGMMAAtomicEnv, "1")
+		}
+		pass = strings.TrimSuffix(strings.TrimSuffix(pass, "a"), "wg")
 	}
 	if pass != "fwdwg" && pass != "fwdws" { // o stays poisoned until the timed kernel writes it
 		must(b, fwd())

@@ -16,6 +16,12 @@
 // and dq in another (a block per 64 queries), so that no float32 atomics
 // are needed and the result is deterministic.
 //
+// On Hopper (sm_90a), WGMMAEnv selects kernels for head dimension 128 on
+// the warpgroup MMA, after FlashAttention-3: fwd128WG, and bwdKVWG and
+// bwdQWG, the same deterministic split of the backward pass; with
+// WGMMAAtomicEnv too, bwdAllWG computes dk, dv and dq in one kernel,
+// adding dq's parts with float32 atomics as FlashAttention-3 does.
+//
 // Reference is the same maths in float64 on the CPU, naive and exact,
 // with its exact gradients, for tests.
 //

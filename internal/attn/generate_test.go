@@ -58,7 +58,7 @@ func TestGeneratedUpToDate(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "zz_gocu_attn.go"), p.Go, 0o644)
 		t.Fatalf("zz_gocu_attn.go is stale: run go generate in internal/attn (the fresh translation is in %s)", dir)
 	}
-	want := []string{"bwdPrep", "fwd128", "bwdQ128", "bwdKV128", "fwd64", "bwdQ64", "bwdKV64", "fwd128WG", "fwd128WS"}
+	want := []string{"bwdPrep", "fwd128", "bwdQ128", "bwdKV128", "fwd64", "bwdQ64", "bwdKV64", "fwd128WG", "fwd128WS", "bwdKVWG", "bwdQWG", "bwdAllWG", "bwdDQ"}
 	if len(p.Kernels) != len(want) {
 		t.Errorf("kernels %v, want %v", p.Kernels, want)
 	}
@@ -143,8 +143,38 @@ func TestClang(t *testing.T) {
 				t.Errorf("fwd128WS: no %s in its PTX", re)
 			}
 		}
-		if !strings.Contains(string(b), ".entry bwdPrep(") {
-			t.Error("no entry bwdPrep in the PTX")
+		// bwdKVWG and bwdQWG: Sᵀ and dPᵀ (S and dP) from shared memory
+		// as m64n64k16, the products with P and dS from registers as
+		// m64n128k16.
+		for _, k := range []string{"bwdKVWG", "bwdQWG"} {
+			body := ptxEntry(t, string(b), k)
+			for _, re := range []string{
+				`wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16 \{(%f\d+, ){31}%f\d+\}, %rd\d+, %rd\d+, p, 1, 1, 0, 0;`,
+				`wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16 \{(%f\d+, ){63}%f\d+\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, p, 1, 1, 1;`,
+				`wgmma\.wait_group\.sync\.aligned 1;`, `wgmma\.wait_group\.sync\.aligned 0;`,
+				`fence\.proxy\.async\.shared::cta;`, `cp\.async\.cg\.shared\.global`, `ex2\.approx`,
+			} {
+				if !regexp.MustCompile(re).MatchString(body) {
+					t.Errorf("%s: no %s in its PTX", k, re)
+				}
+			}
+		}
+		// bwdAllWG: dS k for dq from shared memory, added with float
+		// atomics (red or atom .add.f32).
+		body = ptxEntry(t, string(b), "bwdAllWG")
+		for _, re := range []string{
+			`wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16 \{(%f\d+, ){31}%f\d+\}, %rd\d+, %rd\d+, p, 1, 1, 0, 1;`,
+			`wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16 \{(%f\d+, ){63}%f\d+\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, p, 1, 1, 1;`,
+			`(red|atom)\.global\.add\.f32`,
+		} {
+			if !regexp.MustCompile(re).MatchString(body) {
+				t.Errorf("bwdAllWG: no %s in its PTX", re)
+			}
+		}
+		for _, k := range []string{"bwdPrep", "bwdDQ"} {
+			if !strings.Contains(string(b), ".entry "+k+"(") {
+				t.Errorf("no entry %s in the PTX", k)
+			}
 		}
 	}
 }

@@ -6,11 +6,12 @@ import (
 	"github.com/gocu-dev/gocu"
 )
 
-// WGMMAEnv is the environment variable that selects a forward kernel on
+// WGMMAEnv is the environment variable that selects the kernels on
 // Hopper's warpgroup MMA for head dimension 128 on GPUs of compute
-// capability 9.0: 1 selects fwd128WG, 2 fwd128WS (warp-specialised, with
-// ping-pong scheduling). The default stays fwd128 until one of them is
-// measured faster.
+// capability 9.0: 1 selects fwd128WG for the forward pass, 2 fwd128WS
+// (warp-specialised, with ping-pong scheduling); both select bwdKVWG and
+// bwdQWG for the backward pass. The default stays on mma.sync until the
+// warpgroup kernels are measured faster.
 const WGMMAEnv = "GOCU_ATTN_WGMMA"
 
 // hasWGMMA reports whether d runs warpgroup MMAs: a GPU of compute
@@ -24,7 +25,7 @@ func hasWGMMA(d *gocu.Device) bool {
 	return major == 9 && minor == 0
 }
 
-// useWGMMA reports whether the forward pass of s on d takes fwd128WG.
+// useWGMMA reports whether s on d takes the warpgroup-MMA kernels.
 func useWGMMA(d *gocu.Device, s shape) bool {
 	e := os.Getenv(WGMMAEnv)
 	return s.Dim == 128 && (e == "1" || e == "2") && hasWGMMA(d)

@@ -940,6 +940,85 @@ static __device__ __forceinline__ gocu_tuple2 attn_bwdKV64Tile(gocu_slice<unsign
   return gocu_tuple2{dka, dva};
 }
 
+// attn.loadWG (fwdwg.go:270)
+static __device__ __forceinline__ void attn_loadWG(gocu_slice<unsigned short> sm, int dst, gocu_slice<unsigned short> x, int rs, int r0, int seq, int soff, int cr, int cc) {
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    int r = (int)((unsigned int)r0 + (unsigned int)cr + (unsigned int)i * 16u);
+    bool ok = r < seq;
+    if (!ok) {
+      r = (int)((unsigned int)seq - 1u);
+    }
+    gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)dst + (unsigned int)soff + (unsigned int)i * 16u * 64u), sm.n, 136), gocu_reslice(x, (long long)(long long)((unsigned long long)(long long)r * (unsigned long long)(long long)rs + (unsigned long long)(long long)cc * 8ull), x.n, 137), ok);
+  }
+}
+
+// attn.loadBW (bwdwg.go:349)
+static __device__ __forceinline__ void attn_loadBW(gocu_slice<unsigned short> sm, int dst, gocu_slice<unsigned short> x, int rs, int r0, int seq, int soff) {
+  int cr = (int)threadIdx.x / 16;
+  int cc = (int)threadIdx.x % 16;
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    int r = (int)((unsigned int)r0 + (unsigned int)cr + (unsigned int)i * 16u);
+    bool ok = r < seq;
+    if (!ok) {
+      r = (int)((unsigned int)seq - 1u);
+    }
+    gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)dst + (unsigned int)soff + (unsigned int)i * 16u * 64u), sm.n, 138), gocu_reslice(x, (long long)(long long)((unsigned long long)(long long)r * (unsigned long long)(long long)rs + (unsigned long long)(long long)cc * 8ull), x.n, 139), ok);
+  }
+}
+
+// attn.wgStep (fwdwg.go:203)
+static __device__ __forceinline__ unsigned long long attn_wgStep(int ks) {
+  return (unsigned long long)(int)((unsigned int)(ks / 4) * 1024u + (unsigned int)(ks % 4) * 2u);
+}
+
+// attn.bwStep (bwdwg.go:330)
+static __device__ __forceinline__ unsigned long long attn_bwStep(int ks) {
+  return (unsigned long long)(int)((unsigned int)(ks / 4) * 512u + (unsigned int)(ks % 4) * 2u);
+}
+
+// attn.probsT (bwdwg.go:170)
+static __device__ __forceinline__ gocu_array<float, 32> attn_probsT(gocu_array<float, 32> s, gocu_slice<float> fl, int i, int keyA, int seq, float sl2, bool causal, bool masked) {
+  int qd = (int)threadIdx.x % 4;
+#pragma unroll
+  for (int e = 0; e < 32; e++) {
+    int c = (int)((unsigned int)(e / 4) * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2));
+    float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(e, 32, 140)], sl2, -GOCU_AT(fl, c, 141)));
+    if (masked) {
+      if (int r = (int)((unsigned int)i * 64u + (unsigned int)c); r >= seq || causal && r < (int)((unsigned int)keyA + 8u * (unsigned int)(e % 4 / 2))) {
+        p = 0.0f;
+      }
+    }
+    s.v[GOCU_AI(e, 32, 142)] = p;
+  }
+  return s;
+}
+
+// attn.pack64 (bwdwg.go:335)
+static __device__ __forceinline__ gocu_array<gocu_array<unsigned int, 4>, 4> attn_pack64(gocu_array<float, 32> s) {
+  gocu_array<gocu_array<unsigned int, 4>, 4> p = {};
+#pragma unroll
+  for (long long j = 0LL; j < 4LL; j++) {
+    p.v[GOCU_AI(j, 4, 151)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j), 32, 143)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 1ull), 32, 144)]), gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 2ull), 32, 145)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 3ull), 32, 146)]), gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 4ull), 32, 147)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 5ull), 32, 148)]), gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 6ull), 32, 149)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 7ull), 32, 150)])}};
+  }
+  return p;
+}
+
+// attn.probs (bwdwg.go:315)
+static __device__ __forceinline__ gocu_array<float, 32> attn_probs(gocu_array<float, 32> s, int j, gocu_array<float, 2> l2, gocu_array<int, 2> lim, float sl2, bool masked) {
+  int qd = (int)threadIdx.x % 4;
+#pragma unroll
+  for (int e = 0; e < 32; e++) {
+    float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(e, 32, 152)], sl2, -l2.v[GOCU_AI(e % 4 / 2, 2, 153)]));
+    if (masked && (int)((unsigned int)j * 64u + (unsigned int)(e / 4) * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) >= lim.v[GOCU_AI(e % 4 / 2, 2, 154)]) {
+      p = 0.0f;
+    }
+    s.v[GOCU_AI(e, 32, 155)] = p;
+  }
+  return s;
+}
+
 // attn.fwd128Tile (fwd128.go:152)
 static __device__ __forceinline__ gocu_tuple3 attn_fwd128Tile(gocu_slice<unsigned short> sm, gocu_slice<unsigned short> k, gocu_slice<unsigned short> v, int ks, int vs, int soff, int cr, int cc, int seq, gocu_array<gocu_array<unsigned int, 4>, 8> qf, gocu_array<int, 4> kOff, gocu_array<int, 4> vOff, gocu_array<gocu_array<float, 4>, 16> acc, gocu_array<float, 2> mx, gocu_array<float, 2> sum, int j, int ntiles, gocu_array<int, 2> lim, float sl2, bool masked) {
   if (j > 0) {
@@ -963,48 +1042,48 @@ static __device__ __forceinline__ gocu_tuple3 attn_fwd128Tile(gocu_slice<unsigne
   for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-      float x = s.v[GOCU_AI(nt, 8, 136)].v[GOCU_AI(e, 4, 136)];
-      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) >= lim.v[GOCU_AI(e / 2, 2, 137)]) {
+      float x = s.v[GOCU_AI(nt, 8, 156)].v[GOCU_AI(e, 4, 156)];
+      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) >= lim.v[GOCU_AI(e / 2, 2, 157)]) {
         x = negInf;
-        s.v[GOCU_AI(nt, 8, 138)].v[GOCU_AI(e, 4, 138)] = x;
+        s.v[GOCU_AI(nt, 8, 158)].v[GOCU_AI(e, 4, 158)] = x;
       }
-      if (x > m.v[GOCU_AI(e / 2, 2, 139)]) {
-        m.v[GOCU_AI(e / 2, 2, 140)] = x;
+      if (x > m.v[GOCU_AI(e / 2, 2, 159)]) {
+        m.v[GOCU_AI(e / 2, 2, 160)] = x;
       }
     }
   }
   gocu_array<float, 2> corr = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 141)], 1); o > m.v[GOCU_AI(hh, 2, 142)]) {
-      m.v[GOCU_AI(hh, 2, 143)] = o;
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 161)], 1); o > m.v[GOCU_AI(hh, 2, 162)]) {
+      m.v[GOCU_AI(hh, 2, 163)] = o;
     }
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 144)], 2); o > m.v[GOCU_AI(hh, 2, 145)]) {
-      m.v[GOCU_AI(hh, 2, 146)] = o;
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 164)], 2); o > m.v[GOCU_AI(hh, 2, 165)]) {
+      m.v[GOCU_AI(hh, 2, 166)] = o;
     }
-    float mn = m.v[GOCU_AI(hh, 2, 147)] * sl2;
-    if (mx.v[GOCU_AI(hh, 2, 148)] > mn) {
-      mn = mx.v[GOCU_AI(hh, 2, 149)];
+    float mn = m.v[GOCU_AI(hh, 2, 167)] * sl2;
+    if (mx.v[GOCU_AI(hh, 2, 168)] > mn) {
+      mn = mx.v[GOCU_AI(hh, 2, 169)];
     }
-    corr.v[GOCU_AI(hh, 2, 151)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 150)] - mn);
-    mx.v[GOCU_AI(hh, 2, 152)] = mn;
-    sum.v[GOCU_AI(hh, 2, 154)] *= corr.v[GOCU_AI(hh, 2, 153)];
+    corr.v[GOCU_AI(hh, 2, 171)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 170)] - mn);
+    mx.v[GOCU_AI(hh, 2, 172)] = mn;
+    sum.v[GOCU_AI(hh, 2, 174)] *= corr.v[GOCU_AI(hh, 2, 173)];
   }
 #pragma unroll
   for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 155)].v[GOCU_AI(e, 4, 155)], sl2, -mx.v[GOCU_AI(e / 2, 2, 156)]));
-      s.v[GOCU_AI(nt, 8, 157)].v[GOCU_AI(e, 4, 157)] = p;
-      sum.v[GOCU_AI(e / 2, 2, 158)] += p;
+      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 175)].v[GOCU_AI(e, 4, 175)], sl2, -mx.v[GOCU_AI(e / 2, 2, 176)]));
+      s.v[GOCU_AI(nt, 8, 177)].v[GOCU_AI(e, 4, 177)] = p;
+      sum.v[GOCU_AI(e / 2, 2, 178)] += p;
     }
   }
 #pragma unroll
   for (long long dt = 0LL; dt < 16LL; dt++) {
-    acc.v[GOCU_AI(dt, 16, 160)].v[0LL] *= corr.v[0LL];
-    acc.v[GOCU_AI(dt, 16, 162)].v[1LL] *= corr.v[0LL];
-    acc.v[GOCU_AI(dt, 16, 164)].v[2LL] *= corr.v[1LL];
-    acc.v[GOCU_AI(dt, 16, 166)].v[3LL] *= corr.v[1LL];
+    acc.v[GOCU_AI(dt, 16, 180)].v[0LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 16, 182)].v[1LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 16, 184)].v[2LL] *= corr.v[1LL];
+    acc.v[GOCU_AI(dt, 16, 186)].v[3LL] *= corr.v[1LL];
   }
   return gocu_tuple3{attn_mmaCB128(sm, vs0, vOff, s, acc), mx, sum};
 }
@@ -1032,68 +1111,50 @@ static __device__ __forceinline__ gocu_tuple4 attn_fwd64Tile(gocu_slice<unsigned
   for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-      float x = s.v[GOCU_AI(nt, 8, 167)].v[GOCU_AI(e, 4, 167)];
-      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) >= lim.v[GOCU_AI(e / 2, 2, 168)]) {
+      float x = s.v[GOCU_AI(nt, 8, 187)].v[GOCU_AI(e, 4, 187)];
+      if (masked && (int)((unsigned int)j * 64u + (unsigned int)nt * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)) >= lim.v[GOCU_AI(e / 2, 2, 188)]) {
         x = negInf;
-        s.v[GOCU_AI(nt, 8, 169)].v[GOCU_AI(e, 4, 169)] = x;
+        s.v[GOCU_AI(nt, 8, 189)].v[GOCU_AI(e, 4, 189)] = x;
       }
-      if (x > m.v[GOCU_AI(e / 2, 2, 170)]) {
-        m.v[GOCU_AI(e / 2, 2, 171)] = x;
+      if (x > m.v[GOCU_AI(e / 2, 2, 190)]) {
+        m.v[GOCU_AI(e / 2, 2, 191)] = x;
       }
     }
   }
   gocu_array<float, 2> corr = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 172)], 1); o > m.v[GOCU_AI(hh, 2, 173)]) {
-      m.v[GOCU_AI(hh, 2, 174)] = o;
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 192)], 1); o > m.v[GOCU_AI(hh, 2, 193)]) {
+      m.v[GOCU_AI(hh, 2, 194)] = o;
     }
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 175)], 2); o > m.v[GOCU_AI(hh, 2, 176)]) {
-      m.v[GOCU_AI(hh, 2, 177)] = o;
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 195)], 2); o > m.v[GOCU_AI(hh, 2, 196)]) {
+      m.v[GOCU_AI(hh, 2, 197)] = o;
     }
-    float mn = m.v[GOCU_AI(hh, 2, 178)] * sl2;
-    if (mx.v[GOCU_AI(hh, 2, 179)] > mn) {
-      mn = mx.v[GOCU_AI(hh, 2, 180)];
+    float mn = m.v[GOCU_AI(hh, 2, 198)] * sl2;
+    if (mx.v[GOCU_AI(hh, 2, 199)] > mn) {
+      mn = mx.v[GOCU_AI(hh, 2, 200)];
     }
-    corr.v[GOCU_AI(hh, 2, 182)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 181)] - mn);
-    mx.v[GOCU_AI(hh, 2, 183)] = mn;
-    sum.v[GOCU_AI(hh, 2, 185)] *= corr.v[GOCU_AI(hh, 2, 184)];
+    corr.v[GOCU_AI(hh, 2, 202)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 201)] - mn);
+    mx.v[GOCU_AI(hh, 2, 203)] = mn;
+    sum.v[GOCU_AI(hh, 2, 205)] *= corr.v[GOCU_AI(hh, 2, 204)];
   }
 #pragma unroll
   for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 186)].v[GOCU_AI(e, 4, 186)], sl2, -mx.v[GOCU_AI(e / 2, 2, 187)]));
-      s.v[GOCU_AI(nt, 8, 188)].v[GOCU_AI(e, 4, 188)] = p;
-      sum.v[GOCU_AI(e / 2, 2, 189)] += p;
+      float p = gocu_fast_exp2(fmaf(s.v[GOCU_AI(nt, 8, 206)].v[GOCU_AI(e, 4, 206)], sl2, -mx.v[GOCU_AI(e / 2, 2, 207)]));
+      s.v[GOCU_AI(nt, 8, 208)].v[GOCU_AI(e, 4, 208)] = p;
+      sum.v[GOCU_AI(e / 2, 2, 209)] += p;
     }
   }
 #pragma unroll
   for (long long dt = 0LL; dt < 8LL; dt++) {
-    acc.v[GOCU_AI(dt, 8, 191)].v[0LL] *= corr.v[0LL];
-    acc.v[GOCU_AI(dt, 8, 193)].v[1LL] *= corr.v[0LL];
-    acc.v[GOCU_AI(dt, 8, 195)].v[2LL] *= corr.v[1LL];
-    acc.v[GOCU_AI(dt, 8, 197)].v[3LL] *= corr.v[1LL];
+    acc.v[GOCU_AI(dt, 8, 211)].v[0LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 8, 213)].v[1LL] *= corr.v[0LL];
+    acc.v[GOCU_AI(dt, 8, 215)].v[2LL] *= corr.v[1LL];
+    acc.v[GOCU_AI(dt, 8, 217)].v[3LL] *= corr.v[1LL];
   }
   return gocu_tuple4{attn_mmaCB64(sm, vs0, vOff, s, acc), mx, sum};
-}
-
-// attn.loadWG (fwdwg.go:270)
-static __device__ __forceinline__ void attn_loadWG(gocu_slice<unsigned short> sm, int dst, gocu_slice<unsigned short> x, int rs, int r0, int seq, int soff, int cr, int cc) {
-#pragma unroll
-  for (int i = 0; i < 8; i++) {
-    int r = (int)((unsigned int)r0 + (unsigned int)cr + (unsigned int)i * 16u);
-    bool ok = r < seq;
-    if (!ok) {
-      r = (int)((unsigned int)seq - 1u);
-    }
-    gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)dst + (unsigned int)soff + (unsigned int)i * 16u * 64u), sm.n, 198), gocu_reslice(x, (long long)(long long)((unsigned long long)(long long)r * (unsigned long long)(long long)rs + (unsigned long long)(long long)cc * 8ull), x.n, 199), ok);
-  }
-}
-
-// attn.wgStep (fwdwg.go:203)
-static __device__ __forceinline__ unsigned long long attn_wgStep(int ks) {
-  return (unsigned long long)(int)((unsigned int)(ks / 4) * 1024u + (unsigned int)(ks % 4) * 2u);
 }
 
 // attn.softmaxWG (fwdwg.go:226)
@@ -1103,37 +1164,37 @@ static __device__ __forceinline__ gocu_tuple5 attn_softmaxWG(gocu_array<float, 6
   gocu_array<float, 2> m = gocu_array<float, 2>{{negInf, negInf}};
 #pragma unroll
   for (int i = 0; i < 64; i++) {
-    float x = s.v[GOCU_AI(i, 64, 200)];
-    if (masked && (int)((unsigned int)j * 128u + (unsigned int)(i / 4) * 8u + 2u * (unsigned int)qd + (unsigned int)(i % 2)) >= lim.v[GOCU_AI(i % 4 / 2, 2, 201)]) {
+    float x = s.v[GOCU_AI(i, 64, 218)];
+    if (masked && (int)((unsigned int)j * 128u + (unsigned int)(i / 4) * 8u + 2u * (unsigned int)qd + (unsigned int)(i % 2)) >= lim.v[GOCU_AI(i % 4 / 2, 2, 219)]) {
       x = negInf;
-      s.v[GOCU_AI(i, 64, 202)] = x;
+      s.v[GOCU_AI(i, 64, 220)] = x;
     }
-    if (x > m.v[GOCU_AI(i % 4 / 2, 2, 203)]) {
-      m.v[GOCU_AI(i % 4 / 2, 2, 204)] = x;
+    if (x > m.v[GOCU_AI(i % 4 / 2, 2, 221)]) {
+      m.v[GOCU_AI(i % 4 / 2, 2, 222)] = x;
     }
   }
   gocu_array<float, 2> corr = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 205)], 1); o > m.v[GOCU_AI(hh, 2, 206)]) {
-      m.v[GOCU_AI(hh, 2, 207)] = o;
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 223)], 1); o > m.v[GOCU_AI(hh, 2, 224)]) {
+      m.v[GOCU_AI(hh, 2, 225)] = o;
     }
-    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 208)], 2); o > m.v[GOCU_AI(hh, 2, 209)]) {
-      m.v[GOCU_AI(hh, 2, 210)] = o;
+    if (float o = __shfl_xor_sync(0xffffffffu, m.v[GOCU_AI(hh, 2, 226)], 2); o > m.v[GOCU_AI(hh, 2, 227)]) {
+      m.v[GOCU_AI(hh, 2, 228)] = o;
     }
-    float mn = m.v[GOCU_AI(hh, 2, 211)] * sl2;
-    if (mx.v[GOCU_AI(hh, 2, 212)] > mn) {
-      mn = mx.v[GOCU_AI(hh, 2, 213)];
+    float mn = m.v[GOCU_AI(hh, 2, 229)] * sl2;
+    if (mx.v[GOCU_AI(hh, 2, 230)] > mn) {
+      mn = mx.v[GOCU_AI(hh, 2, 231)];
     }
-    corr.v[GOCU_AI(hh, 2, 215)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 214)] - mn);
-    mx.v[GOCU_AI(hh, 2, 216)] = mn;
-    sum.v[GOCU_AI(hh, 2, 218)] *= corr.v[GOCU_AI(hh, 2, 217)];
+    corr.v[GOCU_AI(hh, 2, 233)] = gocu_fast_exp2(mx.v[GOCU_AI(hh, 2, 232)] - mn);
+    mx.v[GOCU_AI(hh, 2, 234)] = mn;
+    sum.v[GOCU_AI(hh, 2, 236)] *= corr.v[GOCU_AI(hh, 2, 235)];
   }
 #pragma unroll
   for (int i = 0; i < 64; i++) {
-    float pr = gocu_fast_exp2(fmaf(s.v[GOCU_AI(i, 64, 219)], sl2, -mx.v[GOCU_AI(i % 4 / 2, 2, 220)]));
-    s.v[GOCU_AI(i, 64, 221)] = pr;
-    sum.v[GOCU_AI(i % 4 / 2, 2, 222)] += pr;
+    float pr = gocu_fast_exp2(fmaf(s.v[GOCU_AI(i, 64, 237)], sl2, -mx.v[GOCU_AI(i % 4 / 2, 2, 238)]));
+    s.v[GOCU_AI(i, 64, 239)] = pr;
+    sum.v[GOCU_AI(i % 4 / 2, 2, 240)] += pr;
   }
   return gocu_tuple5{s, mx, sum, corr};
 }
@@ -1143,7 +1204,7 @@ static __device__ __forceinline__ gocu_array<gocu_array<unsigned int, 4>, 8> att
   gocu_array<gocu_array<unsigned int, 4>, 8> p = {};
 #pragma unroll
   for (long long j = 0LL; j < 8LL; j++) {
-    p.v[GOCU_AI(j, 8, 231)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j), 64, 223)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 1ull), 64, 224)]), gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 2ull), 64, 225)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 3ull), 64, 226)]), gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 4ull), 64, 227)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 5ull), 64, 228)]), gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 6ull), 64, 229)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 7ull), 64, 230)])}};
+    p.v[GOCU_AI(j, 8, 249)] = gocu_array<unsigned int, 4>{{gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j), 64, 241)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 1ull), 64, 242)]), gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 2ull), 64, 243)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 3ull), 64, 244)]), gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 4ull), 64, 245)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 5ull), 64, 246)]), gocu_pack_bf16x2(s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 6ull), 64, 247)], s.v[GOCU_AI((long long)(8ull * (unsigned long long)j + 7ull), 64, 248)])}};
   }
   return p;
 }
@@ -1157,7 +1218,7 @@ static __device__ __forceinline__ void attn_loadWS(gocu_slice<unsigned short> sm
     if (!ok) {
       r = (int)((unsigned int)seq - 1u);
     }
-    gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)dst + (unsigned int)soff + (unsigned int)i * 8u * 64u), sm.n, 232), gocu_reslice(x, (long long)(long long)((unsigned long long)(long long)r * (unsigned long long)(long long)rs + (unsigned long long)(long long)cc * 8ull), x.n, 233), ok);
+    gocu_cp_async_zfill(gocu_reslice(sm, (long long)(int)((unsigned int)dst + (unsigned int)soff + (unsigned int)i * 8u * 64u), sm.n, 250), gocu_reslice(x, (long long)(long long)((unsigned long long)(long long)r * (unsigned long long)(long long)rs + (unsigned long long)(long long)cc * 8ull), x.n, 251), ok);
   }
 }
 
@@ -1211,10 +1272,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
   int b32 = (int)bh;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 234);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 235);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 236);
-  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 237);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 252);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 253);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 254);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 255);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
@@ -1237,10 +1298,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
 #pragma unroll
   for (int hh = 0; hh < 2; hh++) {
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); r < seq) {
-      l2.v[GOCU_AI(hh, 2, 239)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 238) * 1.442695f;
-      dr.v[GOCU_AI(hh, 2, 241)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 240);
+      l2.v[GOCU_AI(hh, 2, 257)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 256) * 1.442695f;
+      dr.v[GOCU_AI(hh, 2, 259)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 258);
       if (causal) {
-        lim.v[GOCU_AI(hh, 2, 242)] = (int)((unsigned int)r + 1u);
+        lim.v[GOCU_AI(hh, 2, 260)] = (int)((unsigned int)r + 1u);
       }
     }
   }
@@ -1253,7 +1314,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
   for (int ks = 0; ks < 8; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 244)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 243));
+    qf.v[GOCU_AI(ks, 8, 262)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 261));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets128(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1265,16 +1326,16 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ128(unsigned short* __r
   for (int j = nfull; j < ntiles; j++) {
     acc = attn_bwdQ128Tile(sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true);
   }
-  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 245);
+  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 263);
   long long head = attn_layout_head(dql, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 248) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 246)].v[0LL] * scale, acc.v[GOCU_AI(dt, 16, 247)].v[1LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 266) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 264)].v[0LL] * scale, acc.v[GOCU_AI(dt, 16, 265)].v[1LL] * scale);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 251) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 249)].v[2LL] * scale, acc.v[GOCU_AI(dt, 16, 250)].v[3LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 269) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 267)].v[2LL] * scale, acc.v[GOCU_AI(dt, 16, 268)].v[3LL] * scale);
     }
   }
 }
@@ -1290,7 +1351,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
   gocu_slice<unsigned short> dk = {dk_p, dk_n};
   gocu_slice<unsigned short> dv = {dv_p, dv_n};
   gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)24576LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 252);
+  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)24576LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 270);
   int tid = (int)threadIdx.x;
   int warp = tid / 32;
   int lane = tid % 32;
@@ -1299,10 +1360,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
   int k0 = (int)(blockIdx.x * 64u);
   long long bh = (long long)(int)blockIdx.y;
   int b32 = (int)bh;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 253);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 254);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 255);
-  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 256);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 271);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 272);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 273);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 274);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
@@ -1319,7 +1380,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
   attn_load128(sm, qb, qh, ql.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
   attn_load128(sm, (int)((unsigned int)qb + 8192u), doh, dol.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
   gocu_cp_async_commit();
-  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 257) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
+  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 275) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
   gocu_tuple0 gocu_r = attn_laneOffsets128(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
   gocu_array<int, 4> vOff = gocu_r.r1;
@@ -1337,20 +1398,20 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV128(unsigned short* __
       dva = gocu_r_1.r1;
     }
   }
-  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 258);
-  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 259);
+  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 276);
+  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 277);
   long long hk = attn_layout_head(dkl, b32, heads);
   long long hv = attn_layout_head(dvl, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (keyA < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 262) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 260)].v[0LL] * scale, dka.v[GOCU_AI(dt, 16, 261)].v[1LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 265) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 263)].v[0LL], dva.v[GOCU_AI(dt, 16, 264)].v[1LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 280) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 278)].v[0LL] * scale, dka.v[GOCU_AI(dt, 16, 279)].v[1LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 283) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 281)].v[0LL], dva.v[GOCU_AI(dt, 16, 282)].v[1LL]);
     }
     if ((int)((unsigned int)keyA + 8u) < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 268) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 266)].v[2LL] * scale, dka.v[GOCU_AI(dt, 16, 267)].v[3LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 271) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 269)].v[2LL], dva.v[GOCU_AI(dt, 16, 270)].v[3LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 286) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 16, 284)].v[2LL] * scale, dka.v[GOCU_AI(dt, 16, 285)].v[3LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 289) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 16, 287)].v[2LL], dva.v[GOCU_AI(dt, 16, 288)].v[3LL]);
     }
   }
 }
@@ -1377,10 +1438,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
   int b32 = (int)bh;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 272);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 273);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 274);
-  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 275);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 290);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 291);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 292);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 293);
   float sl2 = scale * 1.442695f;
   int cr = tid / 8;
   int cc = tid % 8;
@@ -1403,10 +1464,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
 #pragma unroll
   for (int hh = 0; hh < 2; hh++) {
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); r < seq) {
-      l2.v[GOCU_AI(hh, 2, 277)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 276) * 1.442695f;
-      dr.v[GOCU_AI(hh, 2, 279)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 278);
+      l2.v[GOCU_AI(hh, 2, 295)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 294) * 1.442695f;
+      dr.v[GOCU_AI(hh, 2, 297)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 296);
       if (causal) {
-        lim.v[GOCU_AI(hh, 2, 280)] = (int)((unsigned int)r + 1u);
+        lim.v[GOCU_AI(hh, 2, 298)] = (int)((unsigned int)r + 1u);
       }
     }
   }
@@ -1419,7 +1480,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
   for (int ks = 0; ks < 4; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 4, 282)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 281));
+    qf.v[GOCU_AI(ks, 4, 300)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 299));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets64(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1431,16 +1492,16 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdQ64(unsigned short* __re
   for (int j = nfull; j < ntiles; j++) {
     acc = attn_bwdQ64Tile(sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true);
   }
-  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 283);
+  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 301);
   long long head = attn_layout_head(dql, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 286) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 284)].v[0LL] * scale, acc.v[GOCU_AI(dt, 8, 285)].v[1LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 304) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 302)].v[0LL] * scale, acc.v[GOCU_AI(dt, 8, 303)].v[1LL] * scale);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 289) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 287)].v[2LL] * scale, acc.v[GOCU_AI(dt, 8, 288)].v[3LL] * scale);
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 307) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 305)].v[2LL] * scale, acc.v[GOCU_AI(dt, 8, 306)].v[3LL] * scale);
     }
   }
 }
@@ -1456,7 +1517,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
   gocu_slice<unsigned short> dk = {dk_p, dk_n};
   gocu_slice<unsigned short> dv = {dv_p, dv_n};
   gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
-  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)12288LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 290);
+  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)12288LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 308);
   int tid = (int)threadIdx.x;
   int warp = tid / 32;
   int lane = tid % 32;
@@ -1465,10 +1526,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
   int k0 = (int)(blockIdx.x * 64u);
   long long bh = (long long)(int)blockIdx.y;
   int b32 = (int)bh;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 291);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 292);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 293);
-  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 294);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 309);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 310);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 311);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 312);
   float sl2 = scale * 1.442695f;
   int cr = tid / 8;
   int cc = tid % 8;
@@ -1485,7 +1546,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
   attn_load64(sm, qb, qh, ql.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
   attn_load64(sm, (int)((unsigned int)qb + 4096u), doh, dol.S, (int)((unsigned int)i0 * 64u), seq, soff, cr, cc);
   gocu_cp_async_commit();
-  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 295) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
+  GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 313) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
   gocu_tuple0 gocu_r = attn_laneOffsets64(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
   gocu_array<int, 4> vOff = gocu_r.r1;
@@ -1503,22 +1564,436 @@ extern "C" __global__ void __launch_bounds__(128, 2) bwdKV64(unsigned short* __r
       dva = gocu_r_1.r1;
     }
   }
-  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 296);
-  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 297);
+  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 314);
+  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 315);
   long long hk = attn_layout_head(dkl, b32, heads);
   long long hv = attn_layout_head(dvl, b32, heads);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (keyA < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 300) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 298)].v[0LL] * scale, dka.v[GOCU_AI(dt, 8, 299)].v[1LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 303) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 301)].v[0LL], dva.v[GOCU_AI(dt, 8, 302)].v[1LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 318) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 316)].v[0LL] * scale, dka.v[GOCU_AI(dt, 8, 317)].v[1LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 321) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 319)].v[0LL], dva.v[GOCU_AI(dt, 8, 320)].v[1LL]);
     }
     if ((int)((unsigned int)keyA + 8u) < seq) {
-      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 306) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 304)].v[2LL] * scale, dka.v[GOCU_AI(dt, 8, 305)].v[3LL] * scale);
-      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 309) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 307)].v[2LL], dva.v[GOCU_AI(dt, 8, 308)].v[3LL]);
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 324) = gocu_bf16x2_of(dka.v[GOCU_AI(dt, 8, 322)].v[2LL] * scale, dka.v[GOCU_AI(dt, 8, 323)].v[3LL] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 327) = gocu_bf16x2_of(dva.v[GOCU_AI(dt, 8, 325)].v[2LL], dva.v[GOCU_AI(dt, 8, 326)].v[3LL]);
     }
   }
+}
+
+// attn.bwdKVWG (bwdwg.go:47)
+extern "C" __global__ void __launch_bounds__(256, 1) bwdKVWG(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dk_p, long long dk_n, unsigned short* __restrict__ dv_p, long long dv_n, layout ql, layout kl, layout vl, layout dol, layout dkl, layout dvl, int heads, int seq, float scale, bool causal) {
+  gocu_slice<unsigned short> q = {q_p, q_n};
+  gocu_slice<unsigned short> k = {k_p, k_n};
+  gocu_slice<unsigned short> v = {v_p, v_n};
+  gocu_slice<unsigned short> do_1 = {do_1_p, do_1_n};
+  gocu_slice<float> lse = {lse_p, lse_n};
+  gocu_slice<float> dvec = {dvec_p, dvec_n};
+  gocu_slice<unsigned short> dk = {dk_p, dk_n};
+  gocu_slice<unsigned short> dv = {dv_p, dv_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)40960LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 328);
+  int tid = (int)threadIdx.x;
+  int wg = tid / 128;
+  int lane = tid % 32;
+  int g = lane / 4;
+  int qd = lane % 4;
+  int k0 = (int)(blockIdx.x * 128u);
+  long long bh = (long long)(int)blockIdx.y;
+  int b32 = (int)bh;
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 329);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 330);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 331);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 332);
+  float sl2 = scale * 1.442695f;
+  int cr = tid / 16;
+  int cc = tid % 16;
+  int soff = (int)((unsigned int)(cc / 8) * 8192u + (unsigned int)cr * 64u + (unsigned int)(cc % 8 ^ cr & 7) * 8u);
+  int soff64 = (int)((unsigned int)(cc / 8) * 4096u + (unsigned int)cr * 64u + (unsigned int)(cc % 8 ^ cr & 7) * 8u);
+  attn_loadWG(sm, 0, kh, kl.S, k0, seq, soff, cr, cc);
+  attn_loadWG(sm, 16384, vh, vl.S, k0, seq, soff, cr, cc);
+  int nq = (int)((unsigned int)seq + 64u - 1u) / 64;
+  int nfull = seq / 64;
+  int i0 = 0;
+  if (causal) {
+    i0 = k0 / 64;
+  }
+  int qb = (int)(32768u + (unsigned int)(i0 % 3) * 2u * 8192u);
+  attn_loadBW(sm, qb, qh, ql.S, (int)((unsigned int)i0 * 64u), seq, soff64);
+  attn_loadBW(sm, (int)((unsigned int)qb + 8192u), doh, dol.S, (int)((unsigned int)i0 * 64u), seq, soff64);
+  gocu_cp_async_commit();
+  if (tid < 128) {
+    GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 333) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
+  }
+  unsigned long long dka = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 64u), sm.n, 334), 1, 16, 1024);
+  unsigned long long dva = gocu_wg_desc(gocu_reslice(sm, (long long)(int)(16384u + (unsigned int)wg * 64u * 64u), sm.n, 335), 1, 16, 1024);
+  unsigned long long dqk = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 336), 1, 16, 1024);
+  unsigned long long ddok = gocu_wg_desc(gocu_reslice(sm, (long long)40960LL, sm.n, 337), 1, 16, 1024);
+  unsigned long long dqm = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 338), 1, 8192, 1024);
+  unsigned long long ddom = gocu_wg_desc(gocu_reslice(sm, (long long)40960LL, sm.n, 339), 1, 8192, 1024);
+  gocu_array<float, 64> dkacc = {};
+  gocu_array<float, 64> dvacc = {};
+  int keyA = (int)((unsigned int)k0 + (unsigned int)wg * 64u + (unsigned int)(tid / 32 % 4) * 16u + (unsigned int)g);
+  for (int i = i0; i < nq; i++) {
+    gocu_cp_async_wait<0>();
+    gocu_fence_proxy_async();
+    __syncthreads();
+    if ((int)((unsigned int)i + 1u) < nq) {
+      int nb = (int)(32768u + (unsigned int)((int)((unsigned int)i + 1u) % 3) * 2u * 8192u);
+      attn_loadBW(sm, nb, qh, ql.S, (int)(((unsigned int)i + 1u) * 64u), seq, soff64);
+      attn_loadBW(sm, (int)((unsigned int)nb + 8192u), doh, dol.S, (int)(((unsigned int)i + 1u) * 64u), seq, soff64);
+      if (tid < 128) {
+        GOCU_AT(fl, (int)((unsigned int)((int)((unsigned int)i + 1u) % 2) * 128u + (unsigned int)tid), 340) = attn_rowStat(lse, dvec, bh, seq, (int)(((unsigned int)i + 1u) * 64u), tid);
+      }
+    }
+    gocu_cp_async_commit();
+    unsigned long long st = (unsigned long long)(i % 3) * 2048ull;
+    gocu_array<float, 32> s = {};
+    gocu_array<float, 32> dp = {};
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+      gocu_wgmma_bf16_n64<0>(s, dka + attn_wgStep(ks), dqk + st + attn_bwStep(ks), ks > 0);
+    }
+    gocu_wgmma_commit();
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+      gocu_wgmma_bf16_n64<0>(dp, dva + attn_wgStep(ks), ddok + st + attn_bwStep(ks), ks > 0);
+    }
+    gocu_wgmma_commit();
+    gocu_wgmma_wait<1>(s);
+    int fs = (int)((unsigned int)(i % 2) * 128u);
+    if (causal && i < (int)((unsigned int)i0 + 2u) || i >= nfull) {
+      s = attn_probsT(s, gocu_reslice(fl, (long long)fs, fl.n, 341), i, keyA, seq, sl2, causal, true);
+    } else {
+      s = attn_probsT(s, gocu_reslice(fl, (long long)fs, fl.n, 342), i, keyA, seq, sl2, causal, false);
+    }
+    gocu_array<gocu_array<unsigned int, 4>, 4> p = attn_pack64(s);
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) {
+      gocu_wgmma_bf16_rs_n128<1>(dvacc, p.v[GOCU_AI(ks, 4, 343)], ddom + st + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+    }
+    gocu_wgmma_commit();
+    gocu_wgmma_wait<1>(dp);
+#pragma unroll
+    for (int e = 0; e < 32; e++) {
+      dp.v[GOCU_AI(e, 32, 347)] = s.v[GOCU_AI(e, 32, 344)] * (dp.v[GOCU_AI(e, 32, 345)] - GOCU_AT(fl, (int)((unsigned int)fs + 64u + (unsigned int)(e / 4) * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)), 346));
+    }
+    gocu_array<gocu_array<unsigned int, 4>, 4> ds = attn_pack64(dp);
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) {
+      gocu_wgmma_bf16_rs_n128<1>(dkacc, ds.v[GOCU_AI(ks, 4, 348)], dqm + st + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+    }
+    gocu_wgmma_commit();
+  }
+  gocu_wgmma_wait<0>(dvacc);
+  gocu_wgmma_wait<0>(dkacc);
+  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 349);
+  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 350);
+  long long hk = attn_layout_head(dkl, b32, heads);
+  long long hv = attn_layout_head(dvl, b32, heads);
+#pragma unroll
+  for (int dt = 0; dt < 16; dt++) {
+    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
+    if (keyA < seq) {
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 353) = gocu_bf16x2_of(dkacc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 351)] * scale, dkacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 352)] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 356) = gocu_bf16x2_of(dvacc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 354)], dvacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 355)]);
+    }
+    if ((int)((unsigned int)keyA + 8u) < seq) {
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 359) = gocu_bf16x2_of(dkacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 357)] * scale, dkacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 358)] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 362) = gocu_bf16x2_of(dvacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 360)], dvacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 361)]);
+    }
+  }
+}
+
+// attn.bwdQWG (bwdwg.go:199)
+extern "C" __global__ void __launch_bounds__(256, 1) bwdQWG(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dq_p, long long dq_n, layout ql, layout kl, layout vl, layout dol, layout dql, int heads, int seq, float scale, bool causal) {
+  gocu_slice<unsigned short> q = {q_p, q_n};
+  gocu_slice<unsigned short> k = {k_p, k_n};
+  gocu_slice<unsigned short> v = {v_p, v_n};
+  gocu_slice<unsigned short> do_1 = {do_1_p, do_1_n};
+  gocu_slice<float> lse = {lse_p, lse_n};
+  gocu_slice<float> dvec = {dvec_p, dvec_n};
+  gocu_slice<unsigned short> dq = {dq_p, dq_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  int tid = (int)threadIdx.x;
+  int wg = tid / 128;
+  int lane = tid % 32;
+  int g = lane / 4;
+  int qd = lane % 4;
+  int qtile = (int)blockIdx.x;
+  if (causal) {
+    qtile = (int)(gridDim.x - 1u - blockIdx.x);
+  }
+  int q0 = (int)((unsigned int)qtile * 128u);
+  long long bh = (long long)(int)blockIdx.y;
+  int b32 = (int)bh;
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 363);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 364);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 365);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 366);
+  float sl2 = scale * 1.442695f;
+  int cr = tid / 16;
+  int cc = tid % 16;
+  int soff = (int)((unsigned int)(cc / 8) * 8192u + (unsigned int)cr * 64u + (unsigned int)(cc % 8 ^ cr & 7) * 8u);
+  int soff64 = (int)((unsigned int)(cc / 8) * 4096u + (unsigned int)cr * 64u + (unsigned int)(cc % 8 ^ cr & 7) * 8u);
+  attn_loadWG(sm, 0, qh, ql.S, q0, seq, soff, cr, cc);
+  attn_loadWG(sm, 16384, doh, dol.S, q0, seq, soff, cr, cc);
+  int ntiles = (int)((unsigned int)seq + 64u - 1u) / 64;
+  int nfull = seq / 64;
+  if (causal) {
+    ntiles = gocu_min<int>(ntiles, (int)((unsigned int)q0 + 128u + 64u - 1u) / 64);
+    nfull = gocu_min<int>(nfull, q0 / 64);
+  }
+  attn_loadBW(sm, 32768, kh, kl.S, 0, seq, soff64);
+  attn_loadBW(sm, 40960, vh, vl.S, 0, seq, soff64);
+  gocu_cp_async_commit();
+  int rowA = (int)((unsigned int)q0 + (unsigned int)wg * 64u + (unsigned int)(tid / 32 % 4) * 16u + (unsigned int)g);
+  gocu_array<float, 2> l2 = {};
+  gocu_array<float, 2> dr = {};
+  gocu_array<int, 2> lim = gocu_array<int, 2>{{seq, seq}};
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); r < seq) {
+      l2.v[GOCU_AI(hh, 2, 368)] = GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 367) * 1.442695f;
+      dr.v[GOCU_AI(hh, 2, 370)] = GOCU_AT(dvec, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 369);
+      if (causal) {
+        lim.v[GOCU_AI(hh, 2, 371)] = (int)((unsigned int)r + 1u);
+      }
+    }
+  }
+  unsigned long long dqa = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 64u), sm.n, 372), 1, 16, 1024);
+  unsigned long long ddoa = gocu_wg_desc(gocu_reslice(sm, (long long)(int)(16384u + (unsigned int)wg * 64u * 64u), sm.n, 373), 1, 16, 1024);
+  unsigned long long dkk = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 374), 1, 16, 1024);
+  unsigned long long dvk = gocu_wg_desc(gocu_reslice(sm, (long long)40960LL, sm.n, 375), 1, 16, 1024);
+  unsigned long long dkm = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 376), 1, 8192, 1024);
+  gocu_array<float, 64> acc = {};
+  for (int j = 0; j < ntiles; j++) {
+    gocu_cp_async_wait<0>();
+    gocu_fence_proxy_async();
+    __syncthreads();
+    if ((int)((unsigned int)j + 1u) < ntiles) {
+      int nb = (int)(32768u + (unsigned int)((int)((unsigned int)j + 1u) % 3) * 2u * 8192u);
+      attn_loadBW(sm, nb, kh, kl.S, (int)(((unsigned int)j + 1u) * 64u), seq, soff64);
+      attn_loadBW(sm, (int)((unsigned int)nb + 8192u), vh, vl.S, (int)(((unsigned int)j + 1u) * 64u), seq, soff64);
+    }
+    gocu_cp_async_commit();
+    unsigned long long st = (unsigned long long)(j % 3) * 2048ull;
+    gocu_array<float, 32> s = {};
+    gocu_array<float, 32> dp = {};
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+      gocu_wgmma_bf16_n64<0>(s, dqa + attn_wgStep(ks), dkk + st + attn_bwStep(ks), ks > 0);
+    }
+    gocu_wgmma_commit();
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+      gocu_wgmma_bf16_n64<0>(dp, ddoa + attn_wgStep(ks), dvk + st + attn_bwStep(ks), ks > 0);
+    }
+    gocu_wgmma_commit();
+    gocu_wgmma_wait<1>(s);
+    if (j < nfull) {
+      s = attn_probs(s, j, l2, lim, sl2, false);
+    } else {
+      s = attn_probs(s, j, l2, lim, sl2, true);
+    }
+    gocu_wgmma_wait<0>(dp);
+#pragma unroll
+    for (int e = 0; e < 32; e++) {
+      dp.v[GOCU_AI(e, 32, 380)] = s.v[GOCU_AI(e, 32, 377)] * (dp.v[GOCU_AI(e, 32, 378)] - dr.v[GOCU_AI(e % 4 / 2, 2, 379)]);
+    }
+    gocu_array<gocu_array<unsigned int, 4>, 4> ds = attn_pack64(dp);
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) {
+      gocu_wgmma_bf16_rs_n128<1>(acc, ds.v[GOCU_AI(ks, 4, 381)], dkm + st + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+    }
+    gocu_wgmma_commit();
+  }
+  gocu_wgmma_wait<0>(acc);
+  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 382);
+  long long head = attn_layout_head(dql, b32, heads);
+#pragma unroll
+  for (int dt = 0; dt < 16; dt++) {
+    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
+    if (rowA < seq) {
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 385) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 383)] * scale, acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 384)] * scale);
+    }
+    if ((int)((unsigned int)rowA + 8u) < seq) {
+      GOCU_AT(dq2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)dql.S + (unsigned long long)col) / 2LL, 388) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 386)] * scale, acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 387)] * scale);
+    }
+  }
+}
+
+// attn.bwdAllWG (bwdwga.go:34)
+extern "C" __global__ void __launch_bounds__(256, 1) bwdAllWG(unsigned short* __restrict__ q_p, long long q_n, unsigned short* __restrict__ k_p, long long k_n, unsigned short* __restrict__ v_p, long long v_n, unsigned short* __restrict__ do_1_p, long long do_1_n, float* __restrict__ lse_p, long long lse_n, float* __restrict__ dvec_p, long long dvec_n, unsigned short* __restrict__ dk_p, long long dk_n, unsigned short* __restrict__ dv_p, long long dv_n, float* __restrict__ dqacc_p, long long dqacc_n, layout ql, layout kl, layout vl, layout dol, layout dkl, layout dvl, int heads, int seq, float scale, bool causal) {
+  gocu_slice<unsigned short> q = {q_p, q_n};
+  gocu_slice<unsigned short> k = {k_p, k_n};
+  gocu_slice<unsigned short> v = {v_p, v_n};
+  gocu_slice<unsigned short> do_1 = {do_1_p, do_1_n};
+  gocu_slice<float> lse = {lse_p, lse_n};
+  gocu_slice<float> dvec = {dvec_p, dvec_n};
+  gocu_slice<unsigned short> dk = {dk_p, dk_n};
+  gocu_slice<unsigned short> dv = {dv_p, dv_n};
+  gocu_slice<float> dqacc = {dqacc_p, dqacc_n};
+  gocu_slice<unsigned short> sm = gocu_slice<unsigned short>{(unsigned short*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(unsigned short))};
+  gocu_slice<float> fl = gocu_reslice(gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}, (long long)40960LL, gocu_slice<float>{(float*)gocu_dynsmem, (long long)(gocu_dynsmem_size() / sizeof(float))}.n, 389);
+  int tid = (int)threadIdx.x;
+  int wg = tid / 128;
+  int lane = tid % 32;
+  int g = lane / 4;
+  int qd = lane % 4;
+  int k0 = (int)(blockIdx.x * 128u);
+  long long bh = (long long)(int)blockIdx.y;
+  int b32 = (int)bh;
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, b32, heads), q.n, 390);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, b32, heads), k.n, 391);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, b32, heads), v.n, 392);
+  gocu_slice<unsigned short> doh = gocu_reslice(do_1, (long long)attn_layout_head(dol, b32, heads), do_1.n, 393);
+  float sl2 = scale * 1.442695f;
+  int dsb = 82432;
+  int cr = tid / 16;
+  int cc = tid % 16;
+  int soff = (int)((unsigned int)(cc / 8) * 8192u + (unsigned int)cr * 64u + (unsigned int)(cc % 8 ^ cr & 7) * 8u);
+  int soff64 = (int)((unsigned int)(cc / 8) * 4096u + (unsigned int)cr * 64u + (unsigned int)(cc % 8 ^ cr & 7) * 8u);
+  attn_loadWG(sm, 0, kh, kl.S, k0, seq, soff, cr, cc);
+  attn_loadWG(sm, 16384, vh, vl.S, k0, seq, soff, cr, cc);
+  int nq = (int)((unsigned int)seq + 64u - 1u) / 64;
+  int nfull = seq / 64;
+  int i0 = 0;
+  if (causal) {
+    i0 = k0 / 64;
+  }
+  int qb = (int)(32768u + (unsigned int)(i0 % 3) * 2u * 8192u);
+  attn_loadBW(sm, qb, qh, ql.S, (int)((unsigned int)i0 * 64u), seq, soff64);
+  attn_loadBW(sm, (int)((unsigned int)qb + 8192u), doh, dol.S, (int)((unsigned int)i0 * 64u), seq, soff64);
+  gocu_cp_async_commit();
+  if (tid < 128) {
+    GOCU_AT(fl, (int)((unsigned int)(i0 % 2) * 128u + (unsigned int)tid), 394) = attn_rowStat(lse, dvec, bh, seq, (int)((unsigned int)i0 * 64u), tid);
+  }
+  unsigned long long dka = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 64u), sm.n, 395), 1, 16, 1024);
+  unsigned long long dva = gocu_wg_desc(gocu_reslice(sm, (long long)(int)(16384u + (unsigned int)wg * 64u * 64u), sm.n, 396), 1, 16, 1024);
+  unsigned long long dqk = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 397), 1, 16, 1024);
+  unsigned long long ddok = gocu_wg_desc(gocu_reslice(sm, (long long)40960LL, sm.n, 398), 1, 16, 1024);
+  unsigned long long dqm = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 399), 1, 8192, 1024);
+  unsigned long long ddom = gocu_wg_desc(gocu_reslice(sm, (long long)40960LL, sm.n, 400), 1, 8192, 1024);
+  unsigned long long dds = gocu_wg_desc(gocu_reslice(sm, (long long)dsb, sm.n, 401), 1, 16, 1024);
+  unsigned long long dkm = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 8192u), sm.n, 402), 1, 16384, 1024);
+  gocu_array<float, 64> dkacc = {};
+  gocu_array<float, 64> dvacc = {};
+  int wr = (int)((unsigned int)(tid / 32 % 4) * 16u + (unsigned int)g);
+  int keyA = (int)((unsigned int)k0 + (unsigned int)wg * 64u + (unsigned int)wr);
+  for (int i = i0; i < nq; i++) {
+    gocu_cp_async_wait<0>();
+    gocu_fence_proxy_async();
+    __syncthreads();
+    if ((int)((unsigned int)i + 1u) < nq) {
+      int nb = (int)(32768u + (unsigned int)((int)((unsigned int)i + 1u) % 3) * 2u * 8192u);
+      attn_loadBW(sm, nb, qh, ql.S, (int)(((unsigned int)i + 1u) * 64u), seq, soff64);
+      attn_loadBW(sm, (int)((unsigned int)nb + 8192u), doh, dol.S, (int)(((unsigned int)i + 1u) * 64u), seq, soff64);
+      if (tid < 128) {
+        GOCU_AT(fl, (int)((unsigned int)((int)((unsigned int)i + 1u) % 2) * 128u + (unsigned int)tid), 403) = attn_rowStat(lse, dvec, bh, seq, (int)(((unsigned int)i + 1u) * 64u), tid);
+      }
+    }
+    gocu_cp_async_commit();
+    unsigned long long st = (unsigned long long)(i % 3) * 2048ull;
+    gocu_array<float, 32> s = {};
+    gocu_array<float, 32> dp = {};
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+      gocu_wgmma_bf16_n64<0>(s, dka + attn_wgStep(ks), dqk + st + attn_bwStep(ks), ks > 0);
+    }
+    gocu_wgmma_commit();
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+      gocu_wgmma_bf16_n64<0>(dp, dva + attn_wgStep(ks), ddok + st + attn_bwStep(ks), ks > 0);
+    }
+    gocu_wgmma_commit();
+    gocu_wgmma_wait<1>(s);
+    int fs = (int)((unsigned int)(i % 2) * 128u);
+    if (causal && i < (int)((unsigned int)i0 + 2u) || i >= nfull) {
+      s = attn_probsT(s, gocu_reslice(fl, (long long)fs, fl.n, 404), i, keyA, seq, sl2, causal, true);
+    } else {
+      s = attn_probsT(s, gocu_reslice(fl, (long long)fs, fl.n, 405), i, keyA, seq, sl2, causal, false);
+    }
+    gocu_array<gocu_array<unsigned int, 4>, 4> p = attn_pack64(s);
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) {
+      gocu_wgmma_bf16_rs_n128<1>(dvacc, p.v[GOCU_AI(ks, 4, 406)], ddom + st + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+    }
+    gocu_wgmma_commit();
+    gocu_wgmma_wait<1>(dp);
+#pragma unroll
+    for (int e = 0; e < 32; e++) {
+      dp.v[GOCU_AI(e, 32, 410)] = s.v[GOCU_AI(e, 32, 407)] * (dp.v[GOCU_AI(e, 32, 408)] - GOCU_AT(fl, (int)((unsigned int)fs + 64u + (unsigned int)(e / 4) * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2)), 409));
+    }
+    gocu_array<gocu_array<unsigned int, 4>, 4> ds = attn_pack64(dp);
+#pragma unroll
+    for (int e = 0; e < 32; e++) {
+      int c = (int)((unsigned int)(e / 4) * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2));
+      int key = (int)((unsigned int)wr + 8u * (unsigned int)(e % 4 / 2));
+      GOCU_AT(sm, (int)((unsigned int)dsb + (unsigned int)wg * 4096u + (unsigned int)c * 64u + (unsigned int)(key / 8 ^ c & 7) * 8u + (unsigned int)(key % 8)), 412) = gocu_f32_to_bf16(dp.v[GOCU_AI(e, 32, 411)]);
+    }
+    gocu_fence_proxy_async();
+    __syncthreads();
+    gocu_array<float, 32> dqp = {};
+    gocu_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+      gocu_wgmma_bf16_n64<1>(dqp, dds + attn_bwStep(ks), dkm + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), ks > 0);
+    }
+    gocu_wgmma_commit();
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) {
+      gocu_wgmma_bf16_rs_n128<1>(dkacc, ds.v[GOCU_AI(ks, 4, 413)], dqm + st + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+    }
+    gocu_wgmma_commit();
+    gocu_wgmma_wait<1>(dqp);
+#pragma unroll
+    for (int e = 0; e < 32; e++) {
+      if (int r = (int)((unsigned int)i * 64u + (unsigned int)wr + 8u * (unsigned int)(e % 4 / 2)); r < seq) {
+        atomicAdd(&GOCU_AT(dqacc, (long long)(((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r) * 128ull + (unsigned long long)(long long)(int)((unsigned int)wg * 64u + (unsigned int)(e / 4) * 8u + 2u * (unsigned int)qd + (unsigned int)(e % 2))), 414), dqp.v[GOCU_AI(e, 32, 415)]);
+      }
+    }
+  }
+  gocu_wgmma_wait<0>(dvacc);
+  gocu_wgmma_wait<0>(dkacc);
+  gocu_slice<gocu_bf16x2> dk2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dk, 416);
+  gocu_slice<gocu_bf16x2> dv2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dv, 417);
+  long long hk = attn_layout_head(dkl, b32, heads);
+  long long hv = attn_layout_head(dvl, b32, heads);
+#pragma unroll
+  for (int dt = 0; dt < 16; dt++) {
+    long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
+    if (keyA < seq) {
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 420) = gocu_bf16x2_of(dkacc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 418)] * scale, dkacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 419)] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)keyA * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 423) = gocu_bf16x2_of(dvacc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 421)], dvacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 422)]);
+    }
+    if ((int)((unsigned int)keyA + 8u) < seq) {
+      GOCU_AT(dk2, (long long)((unsigned long long)hk + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dkl.S + (unsigned long long)col) / 2LL, 426) = gocu_bf16x2_of(dkacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 424)] * scale, dkacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 425)] * scale);
+      GOCU_AT(dv2, (long long)((unsigned long long)hv + (unsigned long long)(long long)(int)((unsigned int)keyA + 8u) * (unsigned long long)(long long)dvl.S + (unsigned long long)col) / 2LL, 429) = gocu_bf16x2_of(dvacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 427)], dvacc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 428)]);
+    }
+  }
+}
+
+// attn.bwdDQ (bwdwga.go:188)
+extern "C" __global__ void bwdDQ(float* __restrict__ dqacc_p, long long dqacc_n, unsigned short* __restrict__ dq_p, long long dq_n, layout dql, int heads, int seq, int rows, float scale) {
+  gocu_slice<float> dqacc = {dqacc_p, dqacc_n};
+  gocu_slice<unsigned short> dq = {dq_p, dq_n};
+  int row = (int)(blockIdx.x * 4u + (unsigned int)((int)threadIdx.x / 64));
+  int c = (int)(2u * (unsigned int)((int)threadIdx.x % 64));
+  if (row >= rows) {
+    return;
+  }
+  gocu_slice<gocu_bf16x2> dq2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(dq, 430);
+  long long a = (long long)((unsigned long long)(long long)row * 128ull + (unsigned long long)(long long)c);
+  GOCU_AT(dq2, (long long)((unsigned long long)attn_layout_head(dql, gocu_div<int>(row, seq, 434), heads) + (unsigned long long)(long long)gocu_rem<int>(row, seq, 435) * (unsigned long long)(long long)dql.S + (unsigned long long)(long long)c) / 2LL, 433) = gocu_bf16x2_of(GOCU_AT(dqacc, a, 431) * scale, GOCU_AT(dqacc, (long long)((unsigned long long)a + 1ull), 432) * scale);
 }
 
 // attn.fwd128 (fwd128.go:44)
@@ -1540,9 +2015,9 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   }
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 310);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 311);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 312);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 436);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 437);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 438);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
@@ -1566,7 +2041,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   for (int ks = 0; ks < 8; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 8, 314)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 313));
+    qf.v[GOCU_AI(ks, 8, 440)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 128u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 439));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets128(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1595,23 +2070,23 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd128(unsigned short* __re
   gocu_array<float, 2> inv = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 316)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 315)], 1);
-    sum.v[GOCU_AI(hh, 2, 318)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 317)], 2);
-    inv.v[GOCU_AI(hh, 2, 320)] = 1.0f / sum.v[GOCU_AI(hh, 2, 319)];
+    sum.v[GOCU_AI(hh, 2, 442)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 441)], 1);
+    sum.v[GOCU_AI(hh, 2, 444)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 443)], 2);
+    inv.v[GOCU_AI(hh, 2, 446)] = 1.0f / sum.v[GOCU_AI(hh, 2, 445)];
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
-      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 323) = (mx.v[GOCU_AI(hh, 2, 321)] + log2f(sum.v[GOCU_AI(hh, 2, 322)])) * 0.6931472f;
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 449) = (mx.v[GOCU_AI(hh, 2, 447)] + log2f(sum.v[GOCU_AI(hh, 2, 448)])) * 0.6931472f;
     }
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 324);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 450);
   long long head = attn_layout_head(ol, (int)bh, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 329) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 325)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 16, 327)].v[1LL] * inv.v[0LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 455) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 451)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 16, 453)].v[1LL] * inv.v[0LL]);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 334) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 330)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 16, 332)].v[3LL] * inv.v[1LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 460) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 16, 456)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 16, 458)].v[3LL] * inv.v[1LL]);
     }
   }
 }
@@ -1635,9 +2110,9 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   }
   int q0 = (int)((unsigned int)qtile * 64u);
   long long bh = (long long)(int)blockIdx.y;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 335);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 336);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 337);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 461);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 462);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 463);
   float sl2 = scale * 1.442695f;
   int cr = tid / 8;
   int cc = tid % 8;
@@ -1661,7 +2136,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   for (int ks = 0; ks < 4; ks++) {
     int r = (int)((unsigned int)warp * 16u + (unsigned int)lr);
     int ch = (int)((unsigned int)ks * 2u + (unsigned int)lc);
-    qf.v[GOCU_AI(ks, 4, 339)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 338));
+    qf.v[GOCU_AI(ks, 4, 465)] = gocu_ldsm_x4(gocu_reslice(sm, (long long)(int)((unsigned int)r * 64u + (unsigned int)(ch ^ r & 7) * 8u), sm.n, 464));
   }
   gocu_tuple0 gocu_r = attn_laneOffsets64(lane);
   gocu_array<int, 4> kOff = gocu_r.r0;
@@ -1690,23 +2165,23 @@ extern "C" __global__ void __launch_bounds__(128, 2) fwd64(unsigned short* __res
   gocu_array<float, 2> inv = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 341)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 340)], 1);
-    sum.v[GOCU_AI(hh, 2, 343)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 342)], 2);
-    inv.v[GOCU_AI(hh, 2, 345)] = 1.0f / sum.v[GOCU_AI(hh, 2, 344)];
+    sum.v[GOCU_AI(hh, 2, 467)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 466)], 1);
+    sum.v[GOCU_AI(hh, 2, 469)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 468)], 2);
+    inv.v[GOCU_AI(hh, 2, 471)] = 1.0f / sum.v[GOCU_AI(hh, 2, 470)];
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
-      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 348) = (mx.v[GOCU_AI(hh, 2, 346)] + log2f(sum.v[GOCU_AI(hh, 2, 347)])) * 0.6931472f;
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 474) = (mx.v[GOCU_AI(hh, 2, 472)] + log2f(sum.v[GOCU_AI(hh, 2, 473)])) * 0.6931472f;
     }
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 349);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 475);
   long long head = attn_layout_head(ol, (int)bh, heads);
 #pragma unroll
   for (int dt = 0; dt < 8; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 354) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 350)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 8, 352)].v[1LL] * inv.v[0LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 480) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 476)].v[0LL] * inv.v[0LL], acc.v[GOCU_AI(dt, 8, 478)].v[1LL] * inv.v[0LL]);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 359) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 355)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 8, 357)].v[3LL] * inv.v[1LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 485) = gocu_bf16x2_of(acc.v[GOCU_AI(dt, 8, 481)].v[2LL] * inv.v[1LL], acc.v[GOCU_AI(dt, 8, 483)].v[3LL] * inv.v[1LL]);
     }
   }
 }
@@ -1729,9 +2204,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
   }
   int q0 = (int)((unsigned int)qtile * 128u);
   long long bh = (long long)(int)blockIdx.y;
-  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 360);
-  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 361);
-  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 362);
+  gocu_slice<unsigned short> qh = gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 486);
+  gocu_slice<unsigned short> kh = gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 487);
+  gocu_slice<unsigned short> vh = gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 488);
   float sl2 = scale * 1.442695f;
   int cr = tid / 16;
   int cc = tid % 16;
@@ -1746,9 +2221,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
   attn_loadWG(sm, 16384, kh, kl.S, 0, seq, soff, cr, cc);
   attn_loadWG(sm, 32768, vh, vl.S, 0, seq, soff, cr, cc);
   gocu_cp_async_commit();
-  unsigned long long dq = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 64u), sm.n, 363), 1, 16, 1024);
-  unsigned long long dk = gocu_wg_desc(gocu_reslice(sm, (long long)16384LL, sm.n, 364), 1, 16, 1024);
-  unsigned long long dv = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 365), 1, 16384, 1024);
+  unsigned long long dq = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)wg * 64u * 64u), sm.n, 489), 1, 16, 1024);
+  unsigned long long dk = gocu_wg_desc(gocu_reslice(sm, (long long)16384LL, sm.n, 490), 1, 16, 1024);
+  unsigned long long dv = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 491), 1, 16384, 1024);
   float negInf = (float)gocu_math_inf((long long)-1LL);
   gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
   gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
@@ -1809,7 +2284,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
     gocu_wgmma_commit();
 #pragma unroll
     for (int ks = 0; ks < 8; ks++) {
-      gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 366)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+      gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 492)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
     }
     gocu_wgmma_commit();
     gocu_wgmma_wait<1>(s);
@@ -1829,10 +2304,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
     gocu_wgmma_wait<0>(acc);
 #pragma unroll
     for (long long i = 0LL; i < 64LL; i = (long long)((unsigned long long)i + 4ull)) {
-      acc.v[GOCU_AI(i, 64, 368)] *= corr.v[0LL];
-      acc.v[GOCU_AI((long long)((unsigned long long)i + 1ull), 64, 370)] *= corr.v[0LL];
-      acc.v[GOCU_AI((long long)((unsigned long long)i + 2ull), 64, 372)] *= corr.v[1LL];
-      acc.v[GOCU_AI((long long)((unsigned long long)i + 3ull), 64, 374)] *= corr.v[1LL];
+      acc.v[GOCU_AI(i, 64, 494)] *= corr.v[0LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 1ull), 64, 496)] *= corr.v[0LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 2ull), 64, 498)] *= corr.v[1LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 3ull), 64, 500)] *= corr.v[1LL];
     }
     p = attn_packP(s);
   }
@@ -1840,7 +2315,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
   unsigned long long pst = (unsigned long long)((int)((unsigned int)ntiles - 1u) % 3) * 4096ull;
 #pragma unroll
   for (int ks = 0; ks < 8; ks++) {
-    gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 375)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+    gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 501)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
   }
   gocu_wgmma_commit();
   gocu_wgmma_wait<0>(acc);
@@ -1848,23 +2323,23 @@ extern "C" __global__ void __launch_bounds__(256, 1) fwd128WG(unsigned short* __
   gocu_array<float, 2> inv = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 377)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 376)], 1);
-    sum.v[GOCU_AI(hh, 2, 379)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 378)], 2);
-    inv.v[GOCU_AI(hh, 2, 381)] = 1.0f / sum.v[GOCU_AI(hh, 2, 380)];
+    sum.v[GOCU_AI(hh, 2, 503)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 502)], 1);
+    sum.v[GOCU_AI(hh, 2, 505)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 504)], 2);
+    inv.v[GOCU_AI(hh, 2, 507)] = 1.0f / sum.v[GOCU_AI(hh, 2, 506)];
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
-      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 384) = (mx.v[GOCU_AI(hh, 2, 382)] + log2f(sum.v[GOCU_AI(hh, 2, 383)])) * 0.6931472f;
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 510) = (mx.v[GOCU_AI(hh, 2, 508)] + log2f(sum.v[GOCU_AI(hh, 2, 509)])) * 0.6931472f;
     }
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 385);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 511);
   long long head = attn_layout_head(ol, (int)bh, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 390) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 386)] * inv.v[0LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 388)] * inv.v[0LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 516) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 512)] * inv.v[0LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 514)] * inv.v[0LL]);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 395) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 391)] * inv.v[1LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 393)] * inv.v[1LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 521) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 517)] * inv.v[1LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 519)] * inv.v[1LL]);
     }
   }
 }
@@ -1892,7 +2367,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fwd128WS(unsigned short* __
   }
   if (tid < 128) {
     gocu_setmaxnreg<40, false>();
-    attn_produceWS(sm, gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 396), gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 397), gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 398), ql.S, kl.S, vl.S, q0, seq, ntiles);
+    attn_produceWS(sm, gocu_reslice(q, (long long)attn_layout_head(ql, (int)bh, heads), q.n, 522), gocu_reslice(k, (long long)attn_layout_head(kl, (int)bh, heads), k.n, 523), gocu_reslice(v, (long long)attn_layout_head(vl, (int)bh, heads), v.n, 524), ql.S, kl.S, vl.S, q0, seq, ntiles);
     return;
   }
   gocu_setmaxnreg<232, true>();
@@ -1903,9 +2378,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) fwd128WS(unsigned short* __
   int me = (int)(10u + (unsigned int)cw);
   int other = (int)(11u - (unsigned int)cw);
   int full = (int)(1u + 3u * (unsigned int)cw);
-  unsigned long long dq = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)cw * 64u * 64u), sm.n, 399), 1, 16, 1024);
-  unsigned long long dk = gocu_wg_desc(gocu_reslice(sm, (long long)16384LL, sm.n, 400), 1, 16, 1024);
-  unsigned long long dv = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 401), 1, 16384, 1024);
+  unsigned long long dq = gocu_wg_desc(gocu_reslice(sm, (long long)(int)((unsigned int)cw * 64u * 64u), sm.n, 525), 1, 16, 1024);
+  unsigned long long dk = gocu_wg_desc(gocu_reslice(sm, (long long)16384LL, sm.n, 526), 1, 16, 1024);
+  unsigned long long dv = gocu_wg_desc(gocu_reslice(sm, (long long)32768LL, sm.n, 527), 1, 16384, 1024);
   float negInf = (float)gocu_math_inf((long long)-1LL);
   gocu_array<float, 2> mx = gocu_array<float, 2>{{negInf, negInf}};
   gocu_array<float, 2> sum = gocu_array<float, 2>{{0.0f, 0.0f}};
@@ -1957,7 +2432,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fwd128WS(unsigned short* __
     gocu_wgmma_commit();
 #pragma unroll
     for (int ks = 0; ks < 8; ks++) {
-      gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 402)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+      gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 528)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
     }
     gocu_wgmma_commit();
     gocu_bar_arrive(other, 256);
@@ -1981,10 +2456,10 @@ extern "C" __global__ void __launch_bounds__(384, 1) fwd128WS(unsigned short* __
     }
 #pragma unroll
     for (long long i = 0LL; i < 64LL; i = (long long)((unsigned long long)i + 4ull)) {
-      acc.v[GOCU_AI(i, 64, 404)] *= corr.v[0LL];
-      acc.v[GOCU_AI((long long)((unsigned long long)i + 1ull), 64, 406)] *= corr.v[0LL];
-      acc.v[GOCU_AI((long long)((unsigned long long)i + 2ull), 64, 408)] *= corr.v[1LL];
-      acc.v[GOCU_AI((long long)((unsigned long long)i + 3ull), 64, 410)] *= corr.v[1LL];
+      acc.v[GOCU_AI(i, 64, 530)] *= corr.v[0LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 1ull), 64, 532)] *= corr.v[0LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 2ull), 64, 534)] *= corr.v[1LL];
+      acc.v[GOCU_AI((long long)((unsigned long long)i + 3ull), 64, 536)] *= corr.v[1LL];
     }
     p = attn_packP(s);
   }
@@ -1993,7 +2468,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fwd128WS(unsigned short* __
   unsigned long long pst = (unsigned long long)((int)((unsigned int)ntiles - 1u) % 3) * 4096ull;
 #pragma unroll
   for (int ks = 0; ks < 8; ks++) {
-    gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 411)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
+    gocu_wgmma_bf16_rs_n128<1>(acc, p.v[GOCU_AI(ks, 8, 537)], dv + pst + (unsigned long long)((int)((unsigned int)ks * 16u * 128u) / 16), true);
   }
   gocu_wgmma_commit();
   if (cw == 0) {
@@ -2004,23 +2479,23 @@ extern "C" __global__ void __launch_bounds__(384, 1) fwd128WS(unsigned short* __
   gocu_array<float, 2> inv = {};
 #pragma unroll
   for (long long hh = 0LL; hh < 2LL; hh++) {
-    sum.v[GOCU_AI(hh, 2, 413)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 412)], 1);
-    sum.v[GOCU_AI(hh, 2, 415)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 414)], 2);
-    inv.v[GOCU_AI(hh, 2, 417)] = 1.0f / sum.v[GOCU_AI(hh, 2, 416)];
+    sum.v[GOCU_AI(hh, 2, 539)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 538)], 1);
+    sum.v[GOCU_AI(hh, 2, 541)] += __shfl_xor_sync(0xffffffffu, sum.v[GOCU_AI(hh, 2, 540)], 2);
+    inv.v[GOCU_AI(hh, 2, 543)] = 1.0f / sum.v[GOCU_AI(hh, 2, 542)];
     if (int r = (int)((unsigned int)rowA + 8u * (unsigned int)hh); qd == 0 && r < seq) {
-      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 420) = (mx.v[GOCU_AI(hh, 2, 418)] + log2f(sum.v[GOCU_AI(hh, 2, 419)])) * 0.6931472f;
+      GOCU_AT(lse, (long long)((unsigned long long)bh * (unsigned long long)(long long)seq + (unsigned long long)(long long)r), 546) = (mx.v[GOCU_AI(hh, 2, 544)] + log2f(sum.v[GOCU_AI(hh, 2, 545)])) * 0.6931472f;
     }
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 421);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 547);
   long long head = attn_layout_head(ol, (int)bh, heads);
 #pragma unroll
   for (int dt = 0; dt < 16; dt++) {
     long long col = (long long)(int)((unsigned int)dt * 8u + 2u * (unsigned int)qd);
     if (rowA < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 426) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 422)] * inv.v[0LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 424)] * inv.v[0LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)rowA * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 552) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt), 64, 548)] * inv.v[0LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 1u), 64, 550)] * inv.v[0LL]);
     }
     if ((int)((unsigned int)rowA + 8u) < seq) {
-      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 431) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 427)] * inv.v[1LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 429)] * inv.v[1LL]);
+      GOCU_AT(o2, (long long)((unsigned long long)head + (unsigned long long)(long long)(int)((unsigned int)rowA + 8u) * (unsigned long long)(long long)ol.S + (unsigned long long)col) / 2LL, 557) = gocu_bf16x2_of(acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 2u), 64, 553)] * inv.v[1LL], acc.v[GOCU_AI((int)(4u * (unsigned int)dt + 3u), 64, 555)] * inv.v[1LL]);
     }
   }
 }
@@ -2035,16 +2510,16 @@ extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o
   if (row >= rows) {
     return;
   }
-  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 432);
-  gocu_slice<gocu_bf16x2> do2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(do_1, 433);
-  int bh = gocu_div<int>(row, seq, 434);
-  int r = gocu_rem<int>(row, seq, 435);
+  gocu_slice<gocu_bf16x2> o2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(o, 558);
+  gocu_slice<gocu_bf16x2> do2 = gocu_reinterpret<gocu_bf16x2, unsigned short>(do_1, 559);
+  int bh = gocu_div<int>(row, seq, 560);
+  int r = gocu_rem<int>(row, seq, 561);
   long long ob = (long long)((unsigned long long)attn_layout_head(ol, bh, heads) + (unsigned long long)(long long)r * (unsigned long long)(long long)ol.S) / 2LL;
   long long db = (long long)((unsigned long long)attn_layout_head(dol, bh, heads) + (unsigned long long)(long long)r * (unsigned long long)(long long)dol.S) / 2LL;
   float s = 0.0f;
   for (int c = lane; c < dim / 2; c = (int)((unsigned int)c + 32u)) {
-    gocu_bf16x2 a = GOCU_AT(o2, (long long)((unsigned long long)ob + (unsigned long long)(long long)c), 436);
-    gocu_bf16x2 b = GOCU_AT(do2, (long long)((unsigned long long)db + (unsigned long long)(long long)c), 437);
+    gocu_bf16x2 a = GOCU_AT(o2, (long long)((unsigned long long)ob + (unsigned long long)(long long)c), 562);
+    gocu_bf16x2 b = GOCU_AT(do2, (long long)((unsigned long long)db + (unsigned long long)(long long)c), 563);
     s += gocu_bf16_to_f32(a.x) * gocu_bf16_to_f32(b.x) + gocu_bf16_to_f32(a.y) * gocu_bf16_to_f32(b.y);
   }
 #pragma unroll
@@ -2052,13 +2527,13 @@ extern "C" __global__ void bwdPrep(unsigned short* __restrict__ o_p, long long o
     s += __shfl_xor_sync(0xffffffffu, s, m);
   }
   if (lane == 0) {
-    GOCU_AT(dvec, row, 438) = s;
+    GOCU_AT(dvec, row, 564) = s;
   }
 }
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "59095d9773424ac64b53a800f0ba412e7e35078abc13303f58f52b518ecb030e"
+const gocuSourceSHA256 = "92dfe0d1b58e8b399d461ddfa919649f951914b969be11394be8528a74270327"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -2190,6 +2665,121 @@ var gocuModule = &meta.Module{
 			MinBlocks:     2,
 			Func:          bwdKV64,
 			Checked:       gocuChecked_bwdKV64,
+		},
+		{
+			Name:  "bwdKVWG",
+			Entry: "bwdKVWG",
+			Params: []meta.Param{
+				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "do", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "lse", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "dvec", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "dk", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "dv", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "ql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "kl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "vl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dol", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dkl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dvl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
+				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			ArchSpecific:  true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          bwdKVWG,
+			Checked:       gocuChecked_bwdKVWG,
+		},
+		{
+			Name:  "bwdQWG",
+			Entry: "bwdQWG",
+			Params: []meta.Param{
+				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "do", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "lse", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "dvec", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "dq", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "ql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "kl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "vl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dol", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
+				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
+			},
+			Barriers:      true,
+			Warp:          true,
+			DynamicShared: true,
+			NoAlias:       true,
+			ArchSpecific:  true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          bwdQWG,
+			Checked:       gocuChecked_bwdQWG,
+		},
+		{
+			Name:  "bwdAllWG",
+			Entry: "bwdAllWG",
+			Params: []meta.Param{
+				{Name: "q", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "k", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "v", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "do", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "lse", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "dvec", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "dk", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "dv", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "dqacc", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "ql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "kl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "vl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dol", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dkl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "dvl", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
+				{Name: "causal", GoType: "bool", Kind: meta.Scalar, CType: "bool", Size: 1, Align: 1},
+			},
+			Barriers:      true,
+			Warp:          true,
+			Atomics:       true,
+			DynamicShared: true,
+			NoAlias:       true,
+			ArchSpecific:  true,
+			MaxThreads:    256,
+			MinBlocks:     1,
+			Func:          bwdAllWG,
+			Checked:       gocuChecked_bwdAllWG,
+		},
+		{
+			Name:  "bwdDQ",
+			Entry: "bwdDQ",
+			Params: []meta.Param{
+				{Name: "dqacc", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "dq", GoType: "[]github.com/gocu-dev/gocu/kernel.BFloat16", Kind: meta.Slice, CType: "unsigned short*", Size: 8, Align: 8, ElemSize: 2},
+				{Name: "dql", GoType: "layout", Kind: meta.Struct, CType: "layout", Size: 12, Align: 4},
+				{Name: "heads", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "seq", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "rows", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+				{Name: "scale", GoType: "float32", Kind: meta.Scalar, CType: "float", Size: 4, Align: 4},
+			},
+			NoAlias: true,
+			Func:    bwdDQ,
+			Checked: gocuChecked_bwdDQ,
 		},
 		{
 			Name:  "fwd128",
@@ -2388,7 +2978,26 @@ var gocuModule = &meta.Module{
 		&gocuSite504, &gocuSite505, &gocuSite506, &gocuSite507, &gocuSite508, &gocuSite509, &gocuSite510, &gocuSite511,
 		&gocuSite512, &gocuSite513, &gocuSite514, &gocuSite515, &gocuSite516, &gocuSite517, &gocuSite518, &gocuSite519,
 		&gocuSite520, &gocuSite521, &gocuSite522, &gocuSite523, &gocuSite524, &gocuSite525, &gocuSite526, &gocuSite527,
-		&gocuSite528, &gocuSite529, &gocuSite530, &gocuSite531,
+		&gocuSite528, &gocuSite529, &gocuSite530, &gocuSite531, &gocuSite532, &gocuSite533, &gocuSite534, &gocuSite535,
+		&gocuSite536, &gocuSite537, &gocuSite538, &gocuSite539, &gocuSite540, &gocuSite541, &gocuSite542, &gocuSite543,
+		&gocuSite544, &gocuSite545, &gocuSite546, &gocuSite547, &gocuSite548, &gocuSite549, &gocuSite550, &gocuSite551,
+		&gocuSite552, &gocuSite553, &gocuSite554, &gocuSite555, &gocuSite556, &gocuSite557, &gocuSite558, &gocuSite559,
+		&gocuSite560, &gocuSite561, &gocuSite562, &gocuSite563, &gocuSite564, &gocuSite565, &gocuSite566, &gocuSite567,
+		&gocuSite568, &gocuSite569, &gocuSite570, &gocuSite571, &gocuSite572, &gocuSite573, &gocuSite574, &gocuSite575,
+		&gocuSite576, &gocuSite577, &gocuSite578, &gocuSite579, &gocuSite580, &gocuSite581, &gocuSite582, &gocuSite583,
+		&gocuSite584, &gocuSite585, &gocuSite586, &gocuSite587, &gocuSite588, &gocuSite589, &gocuSite590, &gocuSite591,
+		&gocuSite592, &gocuSite593, &gocuSite594, &gocuSite595, &gocuSite596, &gocuSite597, &gocuSite598, &gocuSite599,
+		&gocuSite600, &gocuSite601, &gocuSite602, &gocuSite603, &gocuSite604, &gocuSite605, &gocuSite606, &gocuSite607,
+		&gocuSite608, &gocuSite609, &gocuSite610, &gocuSite611, &gocuSite612, &gocuSite613, &gocuSite614, &gocuSite615,
+		&gocuSite616, &gocuSite617, &gocuSite618, &gocuSite619, &gocuSite620, &gocuSite621, &gocuSite622, &gocuSite623,
+		&gocuSite624, &gocuSite625, &gocuSite626, &gocuSite627, &gocuSite628, &gocuSite629, &gocuSite630, &gocuSite631,
+		&gocuSite632, &gocuSite633, &gocuSite634, &gocuSite635, &gocuSite636, &gocuSite637, &gocuSite638, &gocuSite639,
+		&gocuSite640, &gocuSite641, &gocuSite642, &gocuSite643, &gocuSite644, &gocuSite645, &gocuSite646, &gocuSite647,
+		&gocuSite648, &gocuSite649, &gocuSite650, &gocuSite651, &gocuSite652, &gocuSite653, &gocuSite654, &gocuSite655,
+		&gocuSite656, &gocuSite657, &gocuSite658, &gocuSite659, &gocuSite660, &gocuSite661, &gocuSite662, &gocuSite663,
+		&gocuSite664, &gocuSite665, &gocuSite666, &gocuSite667, &gocuSite668, &gocuSite669, &gocuSite670, &gocuSite671,
+		&gocuSite672, &gocuSite673, &gocuSite674, &gocuSite675, &gocuSite676, &gocuSite677, &gocuSite678, &gocuSite679,
+		&gocuSite680, &gocuSite681, &gocuSite682, &gocuSite683, &gocuSite684, &gocuSite685,
 	},
 	GoSources: []meta.GoSource{
 		{File: "bwd128.go", Func: "bwdKV128", SHA256: "10f8da8818b3579e72b3bf14cf3255689a4844ea287d5e8928e2b36be9b36d30"},
@@ -2401,6 +3010,15 @@ var gocuModule = &meta.Module{
 		{File: "bwd64.go", Func: "bwdQ64", SHA256: "d42b6202d34798f243ca9e5cbef4a6ec52ad3cfca0e1ffe8bf6976c800f70167"},
 		{File: "bwd64.go", Func: "bwdQ64Tile", SHA256: "4cc910cd266cec4dc271588bedca057ae8512d59350a07006e1e0adddda20ad8"},
 		{File: "bwd64.go", Func: "mmaSABt64", SHA256: "1561de44076205ef9fd40ba243abecba30e90bc3685108bfd1063c5473c2139e"},
+		{File: "bwdwg.go", Func: "bwStep", SHA256: "8fd8d30427d2fde2ec79a6311bd31f89fd06de370262d0a571efaab1e5a5242c"},
+		{File: "bwdwg.go", Func: "bwdKVWG", SHA256: "87b81bf7a581e854339584e01888ddf7fb67871183f94a6ce7238633a6081217"},
+		{File: "bwdwg.go", Func: "bwdQWG", SHA256: "ca02fb2ca82fd6b4955ee3dc5b45f5c1a33e5c099c65fd84c6b8a2039682bade"},
+		{File: "bwdwg.go", Func: "loadBW", SHA256: "7e1d47a7eb988cb516fe76b22a03a1036a0e27a55f794cffdcc9a6498b87dd31"},
+		{File: "bwdwg.go", Func: "pack64", SHA256: "cfbe47c3533825b79558fea4a4c092a8823ed5984732e69052c3bf56b9b8e4d8"},
+		{File: "bwdwg.go", Func: "probs", SHA256: "c6238680ceee45f79af6c852f735ad0a5356fdbd24370ce58154108068288ec7"},
+		{File: "bwdwg.go", Func: "probsT", SHA256: "358d6042940a56e5b4aaae7831e6390fd86ead42358c2ab782a67dea904fe600"},
+		{File: "bwdwga.go", Func: "bwdAllWG", SHA256: "ea39b298d43e63982e647924917f255fe8fe2b12a3be13e0211efe6a1458d648"},
+		{File: "bwdwga.go", Func: "bwdDQ", SHA256: "9520b0e50f4acca1e63a968ee2792fde7fef9bc277e6ae196b00647613bd44fa"},
 		{File: "fwd128.go", Func: "fwd128", SHA256: "fa8e1b327cd07863d99b80fa196aed06e0b30ab63ea8635bfefc566a1885c368"},
 		{File: "fwd128.go", Func: "fwd128Tile", SHA256: "4babea5602be748b96311ae92390618a305afcefb35f9854045d474b199e6011"},
 		{File: "fwd128.go", Func: "laneOffsets128", SHA256: "e3e93e9065595d3bb8e1fb7009ed4a0ed9e46b214a9f8503c594b2f1d0550d85"},
@@ -2603,6 +3221,160 @@ func launchBwdKV64(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kerne
 	)
 }
 
+// launchBwdKVWG runs the kernel bwdKVWG on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func launchBwdKVWG(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel.BFloat16], lse, dvec gocu.Slice[float32], dk, dv gocu.Slice[kernel.BFloat16], ql, kl, vl, dol, dkl, dvl layout, heads, seq int32, scale float32, causal bool) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 4, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, do))
+		gocuM4, gocuN4 := launch.DeviceArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
+		gocuM5, gocuN5 := launch.DeviceArg(&l, 5, launch.Buffer[float32](&l, 5, dvec))
+		gocuM6, gocuN6 := launch.DeviceArg(&l, 6, launch.Buffer[kernel.BFloat16](&l, 6, dk))
+		gocuM7, gocuN7 := launch.DeviceArg(&l, 7, launch.Buffer[kernel.BFloat16](&l, 7, dv))
+		gocuV8 := ql
+		gocuV9 := kl
+		gocuV10 := vl
+		gocuV11 := dol
+		gocuV12 := dkl
+		gocuV13 := dvl
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, gocuM5, gocuN5, gocuM6, gocuN6, gocuM7, gocuN7, launch.ValueArg(&gocuV8, 4), launch.ValueArg(&gocuV9, 4), launch.ValueArg(&gocuV10, 4), launch.ValueArg(&gocuV11, 4), launch.ValueArg(&gocuV12, 4), launch.ValueArg(&gocuV13, 4), heads, seq, scale, causal)
+	}
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+	gocuS3 := launch.SimArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, do))
+	gocuS4 := launch.SimArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
+	gocuS5 := launch.SimArg(&l, 5, launch.Buffer[float32](&l, 5, dvec))
+	gocuS6 := launch.SimArg(&l, 6, launch.Buffer[kernel.BFloat16](&l, 6, dk))
+	gocuS7 := launch.SimArg(&l, 7, launch.Buffer[kernel.BFloat16](&l, 7, dv))
+	return l.Simulate(
+		func(gocuT *kernel.Thread) {
+			bwdKVWG(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal)
+		},
+		func(gocuT *kernel.Thread) {
+			gocuChecked_bwdKVWG(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal)
+		},
+		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal,
+	)
+}
+
+// launchBwdQWG runs the kernel bwdQWG on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func launchBwdQWG(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel.BFloat16], lse, dvec gocu.Slice[float32], dq gocu.Slice[kernel.BFloat16], ql, kl, vl, dol, dql layout, heads, seq int32, scale float32, causal bool) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 5, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, do))
+		gocuM4, gocuN4 := launch.DeviceArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
+		gocuM5, gocuN5 := launch.DeviceArg(&l, 5, launch.Buffer[float32](&l, 5, dvec))
+		gocuM6, gocuN6 := launch.DeviceArg(&l, 6, launch.Buffer[kernel.BFloat16](&l, 6, dq))
+		gocuV7 := ql
+		gocuV8 := kl
+		gocuV9 := vl
+		gocuV10 := dol
+		gocuV11 := dql
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, gocuM5, gocuN5, gocuM6, gocuN6, launch.ValueArg(&gocuV7, 4), launch.ValueArg(&gocuV8, 4), launch.ValueArg(&gocuV9, 4), launch.ValueArg(&gocuV10, 4), launch.ValueArg(&gocuV11, 4), heads, seq, scale, causal)
+	}
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+	gocuS3 := launch.SimArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, do))
+	gocuS4 := launch.SimArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
+	gocuS5 := launch.SimArg(&l, 5, launch.Buffer[float32](&l, 5, dvec))
+	gocuS6 := launch.SimArg(&l, 6, launch.Buffer[kernel.BFloat16](&l, 6, dq))
+	return l.Simulate(
+		func(gocuT *kernel.Thread) {
+			bwdQWG(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, ql, kl, vl, dol, dql, heads, seq, scale, causal)
+		},
+		func(gocuT *kernel.Thread) {
+			gocuChecked_bwdQWG(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, ql, kl, vl, dol, dql, heads, seq, scale, causal)
+		},
+		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, ql, kl, vl, dol, dql, heads, seq, scale, causal,
+	)
+}
+
+// launchBwdAllWG runs the kernel bwdAllWG on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func launchBwdAllWG(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kernel.BFloat16], lse, dvec gocu.Slice[float32], dk, dv gocu.Slice[kernel.BFloat16], dqacc gocu.Slice[float32], ql, kl, vl, dol, dkl, dvl layout, heads, seq int32, scale float32, causal bool) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 6, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+		gocuM3, gocuN3 := launch.DeviceArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, do))
+		gocuM4, gocuN4 := launch.DeviceArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
+		gocuM5, gocuN5 := launch.DeviceArg(&l, 5, launch.Buffer[float32](&l, 5, dvec))
+		gocuM6, gocuN6 := launch.DeviceArg(&l, 6, launch.Buffer[kernel.BFloat16](&l, 6, dk))
+		gocuM7, gocuN7 := launch.DeviceArg(&l, 7, launch.Buffer[kernel.BFloat16](&l, 7, dv))
+		gocuM8, gocuN8 := launch.DeviceArg(&l, 8, launch.Buffer[float32](&l, 8, dqacc))
+		gocuV9 := ql
+		gocuV10 := kl
+		gocuV11 := vl
+		gocuV12 := dol
+		gocuV13 := dkl
+		gocuV14 := dvl
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, gocuM2, gocuN2, gocuM3, gocuN3, gocuM4, gocuN4, gocuM5, gocuN5, gocuM6, gocuN6, gocuM7, gocuN7, gocuM8, gocuN8, launch.ValueArg(&gocuV9, 4), launch.ValueArg(&gocuV10, 4), launch.ValueArg(&gocuV11, 4), launch.ValueArg(&gocuV12, 4), launch.ValueArg(&gocuV13, 4), launch.ValueArg(&gocuV14, 4), heads, seq, scale, causal)
+	}
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
+	gocuS2 := launch.SimArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
+	gocuS3 := launch.SimArg(&l, 3, launch.Buffer[kernel.BFloat16](&l, 3, do))
+	gocuS4 := launch.SimArg(&l, 4, launch.Buffer[float32](&l, 4, lse))
+	gocuS5 := launch.SimArg(&l, 5, launch.Buffer[float32](&l, 5, dvec))
+	gocuS6 := launch.SimArg(&l, 6, launch.Buffer[kernel.BFloat16](&l, 6, dk))
+	gocuS7 := launch.SimArg(&l, 7, launch.Buffer[kernel.BFloat16](&l, 7, dv))
+	gocuS8 := launch.SimArg(&l, 8, launch.Buffer[float32](&l, 8, dqacc))
+	return l.Simulate(
+		func(gocuT *kernel.Thread) {
+			bwdAllWG(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, gocuS8, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal)
+		},
+		func(gocuT *kernel.Thread) {
+			gocuChecked_bwdAllWG(gocuT, gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, gocuS8, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal)
+		},
+		gocuS0, gocuS1, gocuS2, gocuS3, gocuS4, gocuS5, gocuS6, gocuS7, gocuS8, ql, kl, vl, dol, dkl, dvl, heads, seq, scale, causal,
+	)
+}
+
+// launchBwdDQ runs the kernel bwdDQ on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func launchBwdDQ(d *gocu.Device, cfg gocu.Config, dqacc gocu.Slice[float32], dq gocu.Slice[kernel.BFloat16], dql layout, heads, seq, rows int32, scale float32) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 7, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, dqacc))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, dq))
+		gocuV2 := dql
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, launch.ValueArg(&gocuV2, 4), heads, seq, rows, scale)
+	}
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, dqacc))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, dq))
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { bwdDQ(gocuT, gocuS0, gocuS1, dql, heads, seq, rows, scale) },
+		func(gocuT *kernel.Thread) { gocuChecked_bwdDQ(gocuT, gocuS0, gocuS1, dql, heads, seq, rows, scale) },
+		gocuS0, gocuS1, dql, heads, seq, rows, scale,
+	)
+}
+
 // launchFwd128 runs the kernel fwd128 on d with the launch configuration cfg:
 // on a GPU compiled from the package's CUDA source on first use, on the
 // simulator as Go. Slices travel as gocu.Buffer values of the device, or
@@ -2611,7 +3383,7 @@ func launchBwdKV64(d *gocu.Device, cfg gocu.Config, q, k, v, do gocu.Slice[kerne
 // Out or InOut buffers. Written by gocu gen.
 func launchFwd128(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], lse gocu.Slice[float32], ql, kl, vl, ol layout, heads, seq int32, scale float32, causal bool) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 4, d, cfg) {
+	if l.Start(gocuProgram, 8, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
@@ -2647,7 +3419,7 @@ func launchFwd128(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.
 // Out or InOut buffers. Written by gocu gen.
 func launchFwd64(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], lse gocu.Slice[float32], ql, kl, vl, ol layout, heads, seq int32, scale float32, causal bool) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 5, d, cfg) {
+	if l.Start(gocuProgram, 9, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
@@ -2683,7 +3455,7 @@ func launchFwd64(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.B
 // Out or InOut buffers. Written by gocu gen.
 func launchFwd128WG(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], lse gocu.Slice[float32], ql, kl, vl, ol layout, heads, seq int32, scale float32, causal bool) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 6, d, cfg) {
+	if l.Start(gocuProgram, 10, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
@@ -2719,7 +3491,7 @@ func launchFwd128WG(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kerne
 // Out or InOut buffers. Written by gocu gen.
 func launchFwd128WS(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kernel.BFloat16], lse gocu.Slice[float32], ql, kl, vl, ol layout, heads, seq int32, scale float32, causal bool) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 7, d, cfg) {
+	if l.Start(gocuProgram, 11, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, q))
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, k))
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[kernel.BFloat16](&l, 2, v))
@@ -2755,7 +3527,7 @@ func launchFwd128WS(d *gocu.Device, cfg gocu.Config, q, k, v, o gocu.Slice[kerne
 // Out or InOut buffers. Written by gocu gen.
 func launchBwdPrep(d *gocu.Device, cfg gocu.Config, o, do gocu.Slice[kernel.BFloat16], dvec gocu.Slice[float32], ol, dol layout, heads, seq, rows, dim int32) error {
 	var l launch.Call
-	if l.Start(gocuProgram, 8, d, cfg) {
+	if l.Start(gocuProgram, 12, d, cfg) {
 		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[kernel.BFloat16](&l, 0, o))
 		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[kernel.BFloat16](&l, 1, do))
 		gocuM2, gocuN2 := launch.DeviceArg(&l, 2, launch.Buffer[float32](&l, 2, dvec))
@@ -2913,402 +3685,556 @@ var (
 	gocuSite133 = kernel.Site{File: "bwd64.go", Line: 282, Col: 33, Expr: "fl[st+64+c]"}
 	gocuSite134 = kernel.Site{File: "bwd64.go", Line: 282, Col: 4, Expr: "dp[nt][e]"}
 	gocuSite135 = kernel.Site{File: "bwd64.go", Line: 290, Col: 3, Expr: "fl[((i+1)%2)*stats+tid]"}
-	gocuSite136 = kernel.Site{File: "fwd128.go", Line: 180, Col: 9, Expr: "s[nt][e]"}
-	gocuSite137 = kernel.Site{File: "fwd128.go", Line: 181, Col: 42, Expr: "lim[e/2]"}
-	gocuSite138 = kernel.Site{File: "fwd128.go", Line: 183, Col: 5, Expr: "s[nt][e]"}
-	gocuSite139 = kernel.Site{File: "fwd128.go", Line: 185, Col: 11, Expr: "m[e/2]"}
-	gocuSite140 = kernel.Site{File: "fwd128.go", Line: 186, Col: 5, Expr: "m[e/2]"}
-	gocuSite141 = kernel.Site{File: "fwd128.go", Line: 193, Col: 46, Expr: "m[hh]"}
-	gocuSite142 = kernel.Site{File: "fwd128.go", Line: 193, Col: 61, Expr: "m[hh]"}
-	gocuSite143 = kernel.Site{File: "fwd128.go", Line: 194, Col: 4, Expr: "m[hh]"}
-	gocuSite144 = kernel.Site{File: "fwd128.go", Line: 196, Col: 46, Expr: "m[hh]"}
-	gocuSite145 = kernel.Site{File: "fwd128.go", Line: 196, Col: 61, Expr: "m[hh]"}
-	gocuSite146 = kernel.Site{File: "fwd128.go", Line: 197, Col: 4, Expr: "m[hh]"}
-	gocuSite147 = kernel.Site{File: "fwd128.go", Line: 199, Col: 9, Expr: "m[hh]"}
-	gocuSite148 = kernel.Site{File: "fwd128.go", Line: 200, Col: 6, Expr: "mx[hh]"}
-	gocuSite149 = kernel.Site{File: "fwd128.go", Line: 201, Col: 9, Expr: "mx[hh]"}
-	gocuSite150 = kernel.Site{File: "fwd128.go", Line: 203, Col: 30, Expr: "mx[hh]"}
-	gocuSite151 = kernel.Site{File: "fwd128.go", Line: 203, Col: 3, Expr: "corr[hh]"}
-	gocuSite152 = kernel.Site{File: "fwd128.go", Line: 204, Col: 3, Expr: "mx[hh]"}
-	gocuSite153 = kernel.Site{File: "fwd128.go", Line: 205, Col: 14, Expr: "corr[hh]"}
-	gocuSite154 = kernel.Site{File: "fwd128.go", Line: 205, Col: 3, Expr: "sum[hh]"}
-	gocuSite155 = kernel.Site{File: "fwd128.go", Line: 211, Col: 36, Expr: "s[nt][e]"}
-	gocuSite156 = kernel.Site{File: "fwd128.go", Line: 211, Col: 52, Expr: "mx[e/2]"}
-	gocuSite157 = kernel.Site{File: "fwd128.go", Line: 212, Col: 4, Expr: "s[nt][e]"}
-	gocuSite158 = kernel.Site{File: "fwd128.go", Line: 213, Col: 4, Expr: "sum[e/2]"}
-	gocuSite159 = kernel.Site{File: "fwd128.go", Line: 218, Col: 17, Expr: "corr[0]"}
-	gocuSite160 = kernel.Site{File: "fwd128.go", Line: 218, Col: 3, Expr: "acc[dt][0]"}
-	gocuSite161 = kernel.Site{File: "fwd128.go", Line: 219, Col: 17, Expr: "corr[0]"}
-	gocuSite162 = kernel.Site{File: "fwd128.go", Line: 219, Col: 3, Expr: "acc[dt][1]"}
-	gocuSite163 = kernel.Site{File: "fwd128.go", Line: 220, Col: 17, Expr: "corr[1]"}
-	gocuSite164 = kernel.Site{File: "fwd128.go", Line: 220, Col: 3, Expr: "acc[dt][2]"}
-	gocuSite165 = kernel.Site{File: "fwd128.go", Line: 221, Col: 17, Expr: "corr[1]"}
-	gocuSite166 = kernel.Site{File: "fwd128.go", Line: 221, Col: 3, Expr: "acc[dt][3]"}
-	gocuSite167 = kernel.Site{File: "fwd64.go", Line: 182, Col: 9, Expr: "s[nt][e]"}
-	gocuSite168 = kernel.Site{File: "fwd64.go", Line: 183, Col: 42, Expr: "lim[e/2]"}
-	gocuSite169 = kernel.Site{File: "fwd64.go", Line: 185, Col: 5, Expr: "s[nt][e]"}
-	gocuSite170 = kernel.Site{File: "fwd64.go", Line: 187, Col: 11, Expr: "m[e/2]"}
-	gocuSite171 = kernel.Site{File: "fwd64.go", Line: 188, Col: 5, Expr: "m[e/2]"}
-	gocuSite172 = kernel.Site{File: "fwd64.go", Line: 195, Col: 46, Expr: "m[hh]"}
-	gocuSite173 = kernel.Site{File: "fwd64.go", Line: 195, Col: 61, Expr: "m[hh]"}
-	gocuSite174 = kernel.Site{File: "fwd64.go", Line: 196, Col: 4, Expr: "m[hh]"}
-	gocuSite175 = kernel.Site{File: "fwd64.go", Line: 198, Col: 46, Expr: "m[hh]"}
-	gocuSite176 = kernel.Site{File: "fwd64.go", Line: 198, Col: 61, Expr: "m[hh]"}
-	gocuSite177 = kernel.Site{File: "fwd64.go", Line: 199, Col: 4, Expr: "m[hh]"}
-	gocuSite178 = kernel.Site{File: "fwd64.go", Line: 201, Col: 9, Expr: "m[hh]"}
-	gocuSite179 = kernel.Site{File: "fwd64.go", Line: 202, Col: 6, Expr: "mx[hh]"}
-	gocuSite180 = kernel.Site{File: "fwd64.go", Line: 203, Col: 9, Expr: "mx[hh]"}
-	gocuSite181 = kernel.Site{File: "fwd64.go", Line: 205, Col: 30, Expr: "mx[hh]"}
-	gocuSite182 = kernel.Site{File: "fwd64.go", Line: 205, Col: 3, Expr: "corr[hh]"}
-	gocuSite183 = kernel.Site{File: "fwd64.go", Line: 206, Col: 3, Expr: "mx[hh]"}
-	gocuSite184 = kernel.Site{File: "fwd64.go", Line: 207, Col: 14, Expr: "corr[hh]"}
-	gocuSite185 = kernel.Site{File: "fwd64.go", Line: 207, Col: 3, Expr: "sum[hh]"}
-	gocuSite186 = kernel.Site{File: "fwd64.go", Line: 213, Col: 36, Expr: "s[nt][e]"}
-	gocuSite187 = kernel.Site{File: "fwd64.go", Line: 213, Col: 52, Expr: "mx[e/2]"}
-	gocuSite188 = kernel.Site{File: "fwd64.go", Line: 214, Col: 4, Expr: "s[nt][e]"}
-	gocuSite189 = kernel.Site{File: "fwd64.go", Line: 215, Col: 4, Expr: "sum[e/2]"}
-	gocuSite190 = kernel.Site{File: "fwd64.go", Line: 220, Col: 17, Expr: "corr[0]"}
-	gocuSite191 = kernel.Site{File: "fwd64.go", Line: 220, Col: 3, Expr: "acc[dt][0]"}
-	gocuSite192 = kernel.Site{File: "fwd64.go", Line: 221, Col: 17, Expr: "corr[0]"}
-	gocuSite193 = kernel.Site{File: "fwd64.go", Line: 221, Col: 3, Expr: "acc[dt][1]"}
-	gocuSite194 = kernel.Site{File: "fwd64.go", Line: 222, Col: 17, Expr: "corr[1]"}
-	gocuSite195 = kernel.Site{File: "fwd64.go", Line: 222, Col: 3, Expr: "acc[dt][2]"}
-	gocuSite196 = kernel.Site{File: "fwd64.go", Line: 223, Col: 17, Expr: "corr[1]"}
-	gocuSite197 = kernel.Site{File: "fwd64.go", Line: 223, Col: 3, Expr: "acc[dt][3]"}
-	gocuSite198 = kernel.Site{File: "fwdwg.go", Line: 278, Col: 26, Expr: "sm[dst+soff+i*wgLoadRows*64:]"}
-	gocuSite199 = kernel.Site{File: "fwdwg.go", Line: 278, Col: 57, Expr: "x[int(r)*int(rs)+int(cc)*8:]"}
-	gocuSite200 = kernel.Site{File: "fwdwg.go", Line: 232, Col: 8, Expr: "s[i]"}
-	gocuSite201 = kernel.Site{File: "fwdwg.go", Line: 233, Col: 45, Expr: "lim[(i%4)/2]"}
-	gocuSite202 = kernel.Site{File: "fwdwg.go", Line: 235, Col: 4, Expr: "s[i]"}
-	gocuSite203 = kernel.Site{File: "fwdwg.go", Line: 237, Col: 10, Expr: "m[(i%4)/2]"}
-	gocuSite204 = kernel.Site{File: "fwdwg.go", Line: 238, Col: 4, Expr: "m[(i%4)/2]"}
-	gocuSite205 = kernel.Site{File: "fwdwg.go", Line: 244, Col: 46, Expr: "m[hh]"}
-	gocuSite206 = kernel.Site{File: "fwdwg.go", Line: 244, Col: 61, Expr: "m[hh]"}
-	gocuSite207 = kernel.Site{File: "fwdwg.go", Line: 245, Col: 4, Expr: "m[hh]"}
-	gocuSite208 = kernel.Site{File: "fwdwg.go", Line: 247, Col: 46, Expr: "m[hh]"}
-	gocuSite209 = kernel.Site{File: "fwdwg.go", Line: 247, Col: 61, Expr: "m[hh]"}
-	gocuSite210 = kernel.Site{File: "fwdwg.go", Line: 248, Col: 4, Expr: "m[hh]"}
-	gocuSite211 = kernel.Site{File: "fwdwg.go", Line: 250, Col: 9, Expr: "m[hh]"}
-	gocuSite212 = kernel.Site{File: "fwdwg.go", Line: 251, Col: 6, Expr: "mx[hh]"}
-	gocuSite213 = kernel.Site{File: "fwdwg.go", Line: 252, Col: 9, Expr: "mx[hh]"}
-	gocuSite214 = kernel.Site{File: "fwdwg.go", Line: 254, Col: 30, Expr: "mx[hh]"}
-	gocuSite215 = kernel.Site{File: "fwdwg.go", Line: 254, Col: 3, Expr: "corr[hh]"}
-	gocuSite216 = kernel.Site{File: "fwdwg.go", Line: 255, Col: 3, Expr: "mx[hh]"}
-	gocuSite217 = kernel.Site{File: "fwdwg.go", Line: 256, Col: 14, Expr: "corr[hh]"}
-	gocuSite218 = kernel.Site{File: "fwdwg.go", Line: 256, Col: 3, Expr: "sum[hh]"}
-	gocuSite219 = kernel.Site{File: "fwdwg.go", Line: 260, Col: 36, Expr: "s[i]"}
-	gocuSite220 = kernel.Site{File: "fwdwg.go", Line: 260, Col: 48, Expr: "mx[(i%4)/2]"}
-	gocuSite221 = kernel.Site{File: "fwdwg.go", Line: 261, Col: 3, Expr: "s[i]"}
-	gocuSite222 = kernel.Site{File: "fwdwg.go", Line: 262, Col: 3, Expr: "sum[(i%4)/2]"}
-	gocuSite223 = kernel.Site{File: "fwdwg.go", Line: 214, Col: 26, Expr: "s[8*j]"}
-	gocuSite224 = kernel.Site{File: "fwdwg.go", Line: 214, Col: 34, Expr: "s[8*j+1]"}
-	gocuSite225 = kernel.Site{File: "fwdwg.go", Line: 214, Col: 67, Expr: "s[8*j+2]"}
-	gocuSite226 = kernel.Site{File: "fwdwg.go", Line: 214, Col: 77, Expr: "s[8*j+3]"}
-	gocuSite227 = kernel.Site{File: "fwdwg.go", Line: 215, Col: 26, Expr: "s[8*j+4]"}
-	gocuSite228 = kernel.Site{File: "fwdwg.go", Line: 215, Col: 36, Expr: "s[8*j+5]"}
-	gocuSite229 = kernel.Site{File: "fwdwg.go", Line: 215, Col: 69, Expr: "s[8*j+6]"}
-	gocuSite230 = kernel.Site{File: "fwdwg.go", Line: 215, Col: 79, Expr: "s[8*j+7]"}
-	gocuSite231 = kernel.Site{File: "fwdwg.go", Line: 213, Col: 3, Expr: "p[j]"}
-	gocuSite232 = kernel.Site{File: "fwdws.go", Line: 225, Col: 26, Expr: "sm[dst+soff+i*wsLoadRows*64:]"}
-	gocuSite233 = kernel.Site{File: "fwdws.go", Line: 225, Col: 57, Expr: "x[int(r)*int(rs)+int(cc)*8:]"}
-	gocuSite234 = kernel.Site{File: "bwd128.go", Line: 39, Col: 21, Expr: "q[ql.head(b32, heads):]"}
-	gocuSite235 = kernel.Site{File: "bwd128.go", Line: 39, Col: 46, Expr: "k[kl.head(b32, heads):]"}
-	gocuSite236 = kernel.Site{File: "bwd128.go", Line: 39, Col: 71, Expr: "v[vl.head(b32, heads):]"}
-	gocuSite237 = kernel.Site{File: "bwd128.go", Line: 39, Col: 96, Expr: "do[dol.head(b32, heads):]"}
-	gocuSite238 = kernel.Site{File: "bwd128.go", Line: 63, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite239 = kernel.Site{File: "bwd128.go", Line: 63, Col: 4, Expr: "l2[hh]"}
-	gocuSite240 = kernel.Site{File: "bwd128.go", Line: 64, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
-	gocuSite241 = kernel.Site{File: "bwd128.go", Line: 64, Col: 4, Expr: "dr[hh]"}
-	gocuSite242 = kernel.Site{File: "bwd128.go", Line: 66, Col: 5, Expr: "lim[hh]"}
-	gocuSite243 = kernel.Site{File: "bwd128.go", Line: 79, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
-	gocuSite244 = kernel.Site{File: "bwd128.go", Line: 79, Col: 3, Expr: "qf[ks]"}
-	gocuSite245 = kernel.Site{File: "bwd128.go", Line: 91, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
-	gocuSite246 = kernel.Site{File: "bwd128.go", Line: 97, Col: 65, Expr: "acc[dt][0]"}
-	gocuSite247 = kernel.Site{File: "bwd128.go", Line: 97, Col: 83, Expr: "acc[dt][1]"}
-	gocuSite248 = kernel.Site{File: "bwd128.go", Line: 97, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
-	gocuSite249 = kernel.Site{File: "bwd128.go", Line: 100, Col: 67, Expr: "acc[dt][2]"}
-	gocuSite250 = kernel.Site{File: "bwd128.go", Line: 100, Col: 85, Expr: "acc[dt][3]"}
-	gocuSite251 = kernel.Site{File: "bwd128.go", Line: 100, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
-	gocuSite252 = kernel.Site{File: "bwd128.go", Line: 185, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d128Tile:]"}
-	gocuSite253 = kernel.Site{File: "bwd128.go", Line: 192, Col: 21, Expr: "q[ql.head(b32, heads):]"}
-	gocuSite254 = kernel.Site{File: "bwd128.go", Line: 192, Col: 46, Expr: "k[kl.head(b32, heads):]"}
-	gocuSite255 = kernel.Site{File: "bwd128.go", Line: 192, Col: 71, Expr: "v[vl.head(b32, heads):]"}
-	gocuSite256 = kernel.Site{File: "bwd128.go", Line: 192, Col: 96, Expr: "do[dol.head(b32, heads):]"}
-	gocuSite257 = kernel.Site{File: "bwd128.go", Line: 210, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
-	gocuSite258 = kernel.Site{File: "bwd128.go", Line: 223, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
-	gocuSite259 = kernel.Site{File: "bwd128.go", Line: 224, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
-	gocuSite260 = kernel.Site{File: "bwd128.go", Line: 230, Col: 63, Expr: "dka[dt][0]"}
-	gocuSite261 = kernel.Site{File: "bwd128.go", Line: 230, Col: 81, Expr: "dka[dt][1]"}
-	gocuSite262 = kernel.Site{File: "bwd128.go", Line: 230, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
-	gocuSite263 = kernel.Site{File: "bwd128.go", Line: 231, Col: 63, Expr: "dva[dt][0]"}
-	gocuSite264 = kernel.Site{File: "bwd128.go", Line: 231, Col: 75, Expr: "dva[dt][1]"}
-	gocuSite265 = kernel.Site{File: "bwd128.go", Line: 231, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
-	gocuSite266 = kernel.Site{File: "bwd128.go", Line: 234, Col: 65, Expr: "dka[dt][2]"}
-	gocuSite267 = kernel.Site{File: "bwd128.go", Line: 234, Col: 83, Expr: "dka[dt][3]"}
-	gocuSite268 = kernel.Site{File: "bwd128.go", Line: 234, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
-	gocuSite269 = kernel.Site{File: "bwd128.go", Line: 235, Col: 65, Expr: "dva[dt][2]"}
-	gocuSite270 = kernel.Site{File: "bwd128.go", Line: 235, Col: 77, Expr: "dva[dt][3]"}
-	gocuSite271 = kernel.Site{File: "bwd128.go", Line: 235, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
-	gocuSite272 = kernel.Site{File: "bwd64.go", Line: 41, Col: 21, Expr: "q[ql.head(b32, heads):]"}
-	gocuSite273 = kernel.Site{File: "bwd64.go", Line: 41, Col: 46, Expr: "k[kl.head(b32, heads):]"}
-	gocuSite274 = kernel.Site{File: "bwd64.go", Line: 41, Col: 71, Expr: "v[vl.head(b32, heads):]"}
-	gocuSite275 = kernel.Site{File: "bwd64.go", Line: 41, Col: 96, Expr: "do[dol.head(b32, heads):]"}
-	gocuSite276 = kernel.Site{File: "bwd64.go", Line: 65, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite277 = kernel.Site{File: "bwd64.go", Line: 65, Col: 4, Expr: "l2[hh]"}
-	gocuSite278 = kernel.Site{File: "bwd64.go", Line: 66, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
-	gocuSite279 = kernel.Site{File: "bwd64.go", Line: 66, Col: 4, Expr: "dr[hh]"}
-	gocuSite280 = kernel.Site{File: "bwd64.go", Line: 68, Col: 5, Expr: "lim[hh]"}
-	gocuSite281 = kernel.Site{File: "bwd64.go", Line: 81, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
-	gocuSite282 = kernel.Site{File: "bwd64.go", Line: 81, Col: 3, Expr: "qf[ks]"}
-	gocuSite283 = kernel.Site{File: "bwd64.go", Line: 93, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
-	gocuSite284 = kernel.Site{File: "bwd64.go", Line: 99, Col: 65, Expr: "acc[dt][0]"}
-	gocuSite285 = kernel.Site{File: "bwd64.go", Line: 99, Col: 83, Expr: "acc[dt][1]"}
-	gocuSite286 = kernel.Site{File: "bwd64.go", Line: 99, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
-	gocuSite287 = kernel.Site{File: "bwd64.go", Line: 102, Col: 67, Expr: "acc[dt][2]"}
-	gocuSite288 = kernel.Site{File: "bwd64.go", Line: 102, Col: 85, Expr: "acc[dt][3]"}
-	gocuSite289 = kernel.Site{File: "bwd64.go", Line: 102, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
-	gocuSite290 = kernel.Site{File: "bwd64.go", Line: 187, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d64Tile:]"}
-	gocuSite291 = kernel.Site{File: "bwd64.go", Line: 194, Col: 21, Expr: "q[ql.head(b32, heads):]"}
-	gocuSite292 = kernel.Site{File: "bwd64.go", Line: 194, Col: 46, Expr: "k[kl.head(b32, heads):]"}
-	gocuSite293 = kernel.Site{File: "bwd64.go", Line: 194, Col: 71, Expr: "v[vl.head(b32, heads):]"}
-	gocuSite294 = kernel.Site{File: "bwd64.go", Line: 194, Col: 96, Expr: "do[dol.head(b32, heads):]"}
-	gocuSite295 = kernel.Site{File: "bwd64.go", Line: 212, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
-	gocuSite296 = kernel.Site{File: "bwd64.go", Line: 225, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
-	gocuSite297 = kernel.Site{File: "bwd64.go", Line: 226, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
-	gocuSite298 = kernel.Site{File: "bwd64.go", Line: 232, Col: 63, Expr: "dka[dt][0]"}
-	gocuSite299 = kernel.Site{File: "bwd64.go", Line: 232, Col: 81, Expr: "dka[dt][1]"}
-	gocuSite300 = kernel.Site{File: "bwd64.go", Line: 232, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
-	gocuSite301 = kernel.Site{File: "bwd64.go", Line: 233, Col: 63, Expr: "dva[dt][0]"}
-	gocuSite302 = kernel.Site{File: "bwd64.go", Line: 233, Col: 75, Expr: "dva[dt][1]"}
-	gocuSite303 = kernel.Site{File: "bwd64.go", Line: 233, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
-	gocuSite304 = kernel.Site{File: "bwd64.go", Line: 236, Col: 65, Expr: "dka[dt][2]"}
-	gocuSite305 = kernel.Site{File: "bwd64.go", Line: 236, Col: 83, Expr: "dka[dt][3]"}
-	gocuSite306 = kernel.Site{File: "bwd64.go", Line: 236, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
-	gocuSite307 = kernel.Site{File: "bwd64.go", Line: 237, Col: 65, Expr: "dva[dt][2]"}
-	gocuSite308 = kernel.Site{File: "bwd64.go", Line: 237, Col: 77, Expr: "dva[dt][3]"}
-	gocuSite309 = kernel.Site{File: "bwd64.go", Line: 237, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
-	gocuSite310 = kernel.Site{File: "fwd128.go", Line: 55, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
-	gocuSite311 = kernel.Site{File: "fwd128.go", Line: 55, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
-	gocuSite312 = kernel.Site{File: "fwd128.go", Line: 55, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
-	gocuSite313 = kernel.Site{File: "fwd128.go", Line: 81, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
-	gocuSite314 = kernel.Site{File: "fwd128.go", Line: 81, Col: 3, Expr: "qf[ks]"}
-	gocuSite315 = kernel.Site{File: "fwd128.go", Line: 106, Col: 49, Expr: "sum[hh]"}
-	gocuSite316 = kernel.Site{File: "fwd128.go", Line: 106, Col: 3, Expr: "sum[hh]"}
-	gocuSite317 = kernel.Site{File: "fwd128.go", Line: 107, Col: 49, Expr: "sum[hh]"}
-	gocuSite318 = kernel.Site{File: "fwd128.go", Line: 107, Col: 3, Expr: "sum[hh]"}
-	gocuSite319 = kernel.Site{File: "fwd128.go", Line: 108, Col: 17, Expr: "sum[hh]"}
-	gocuSite320 = kernel.Site{File: "fwd128.go", Line: 108, Col: 3, Expr: "inv[hh]"}
-	gocuSite321 = kernel.Site{File: "fwd128.go", Line: 110, Col: 31, Expr: "mx[hh]"}
-	gocuSite322 = kernel.Site{File: "fwd128.go", Line: 110, Col: 52, Expr: "sum[hh]"}
-	gocuSite323 = kernel.Site{File: "fwd128.go", Line: 110, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite324 = kernel.Site{File: "fwd128.go", Line: 113, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite325 = kernel.Site{File: "fwd128.go", Line: 119, Col: 63, Expr: "acc[dt][0]"}
-	gocuSite326 = kernel.Site{File: "fwd128.go", Line: 119, Col: 74, Expr: "inv[0]"}
-	gocuSite327 = kernel.Site{File: "fwd128.go", Line: 119, Col: 82, Expr: "acc[dt][1]"}
-	gocuSite328 = kernel.Site{File: "fwd128.go", Line: 119, Col: 93, Expr: "inv[0]"}
-	gocuSite329 = kernel.Site{File: "fwd128.go", Line: 119, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
-	gocuSite330 = kernel.Site{File: "fwd128.go", Line: 122, Col: 65, Expr: "acc[dt][2]"}
-	gocuSite331 = kernel.Site{File: "fwd128.go", Line: 122, Col: 76, Expr: "inv[1]"}
-	gocuSite332 = kernel.Site{File: "fwd128.go", Line: 122, Col: 84, Expr: "acc[dt][3]"}
-	gocuSite333 = kernel.Site{File: "fwd128.go", Line: 122, Col: 95, Expr: "inv[1]"}
-	gocuSite334 = kernel.Site{File: "fwd128.go", Line: 122, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
-	gocuSite335 = kernel.Site{File: "fwd64.go", Line: 57, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
-	gocuSite336 = kernel.Site{File: "fwd64.go", Line: 57, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
-	gocuSite337 = kernel.Site{File: "fwd64.go", Line: 57, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
-	gocuSite338 = kernel.Site{File: "fwd64.go", Line: 83, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
-	gocuSite339 = kernel.Site{File: "fwd64.go", Line: 83, Col: 3, Expr: "qf[ks]"}
-	gocuSite340 = kernel.Site{File: "fwd64.go", Line: 108, Col: 49, Expr: "sum[hh]"}
-	gocuSite341 = kernel.Site{File: "fwd64.go", Line: 108, Col: 3, Expr: "sum[hh]"}
-	gocuSite342 = kernel.Site{File: "fwd64.go", Line: 109, Col: 49, Expr: "sum[hh]"}
-	gocuSite343 = kernel.Site{File: "fwd64.go", Line: 109, Col: 3, Expr: "sum[hh]"}
-	gocuSite344 = kernel.Site{File: "fwd64.go", Line: 110, Col: 17, Expr: "sum[hh]"}
-	gocuSite345 = kernel.Site{File: "fwd64.go", Line: 110, Col: 3, Expr: "inv[hh]"}
-	gocuSite346 = kernel.Site{File: "fwd64.go", Line: 112, Col: 31, Expr: "mx[hh]"}
-	gocuSite347 = kernel.Site{File: "fwd64.go", Line: 112, Col: 52, Expr: "sum[hh]"}
-	gocuSite348 = kernel.Site{File: "fwd64.go", Line: 112, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite349 = kernel.Site{File: "fwd64.go", Line: 115, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite350 = kernel.Site{File: "fwd64.go", Line: 121, Col: 63, Expr: "acc[dt][0]"}
-	gocuSite351 = kernel.Site{File: "fwd64.go", Line: 121, Col: 74, Expr: "inv[0]"}
-	gocuSite352 = kernel.Site{File: "fwd64.go", Line: 121, Col: 82, Expr: "acc[dt][1]"}
-	gocuSite353 = kernel.Site{File: "fwd64.go", Line: 121, Col: 93, Expr: "inv[0]"}
-	gocuSite354 = kernel.Site{File: "fwd64.go", Line: 121, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
-	gocuSite355 = kernel.Site{File: "fwd64.go", Line: 124, Col: 65, Expr: "acc[dt][2]"}
-	gocuSite356 = kernel.Site{File: "fwd64.go", Line: 124, Col: 76, Expr: "inv[1]"}
-	gocuSite357 = kernel.Site{File: "fwd64.go", Line: 124, Col: 84, Expr: "acc[dt][3]"}
-	gocuSite358 = kernel.Site{File: "fwd64.go", Line: 124, Col: 95, Expr: "inv[1]"}
-	gocuSite359 = kernel.Site{File: "fwd64.go", Line: 124, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
-	gocuSite360 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
-	gocuSite361 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
-	gocuSite362 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
-	gocuSite363 = kernel.Site{File: "fwdwg.go", Line: 85, Col: 31, Expr: "sm[wg*64*64:]"}
-	gocuSite364 = kernel.Site{File: "fwdwg.go", Line: 86, Col: 31, Expr: "sm[wgKV:]"}
-	gocuSite365 = kernel.Site{File: "fwdwg.go", Line: 87, Col: 31, Expr: "sm[wgKV+wgTile:]"}
-	gocuSite366 = kernel.Site{File: "fwdwg.go", Line: 146, Col: 32, Expr: "p[ks]"}
-	gocuSite367 = kernel.Site{File: "fwdwg.go", Line: 158, Col: 14, Expr: "corr[0]"}
-	gocuSite368 = kernel.Site{File: "fwdwg.go", Line: 158, Col: 4, Expr: "acc[i]"}
-	gocuSite369 = kernel.Site{File: "fwdwg.go", Line: 159, Col: 16, Expr: "corr[0]"}
-	gocuSite370 = kernel.Site{File: "fwdwg.go", Line: 159, Col: 4, Expr: "acc[i+1]"}
-	gocuSite371 = kernel.Site{File: "fwdwg.go", Line: 160, Col: 16, Expr: "corr[1]"}
-	gocuSite372 = kernel.Site{File: "fwdwg.go", Line: 160, Col: 4, Expr: "acc[i+2]"}
-	gocuSite373 = kernel.Site{File: "fwdwg.go", Line: 161, Col: 16, Expr: "corr[1]"}
-	gocuSite374 = kernel.Site{File: "fwdwg.go", Line: 161, Col: 4, Expr: "acc[i+3]"}
-	gocuSite375 = kernel.Site{File: "fwdwg.go", Line: 169, Col: 31, Expr: "p[ks]"}
-	gocuSite376 = kernel.Site{File: "fwdwg.go", Line: 180, Col: 49, Expr: "sum[hh]"}
-	gocuSite377 = kernel.Site{File: "fwdwg.go", Line: 180, Col: 3, Expr: "sum[hh]"}
-	gocuSite378 = kernel.Site{File: "fwdwg.go", Line: 181, Col: 49, Expr: "sum[hh]"}
-	gocuSite379 = kernel.Site{File: "fwdwg.go", Line: 181, Col: 3, Expr: "sum[hh]"}
-	gocuSite380 = kernel.Site{File: "fwdwg.go", Line: 182, Col: 17, Expr: "sum[hh]"}
-	gocuSite381 = kernel.Site{File: "fwdwg.go", Line: 182, Col: 3, Expr: "inv[hh]"}
-	gocuSite382 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 31, Expr: "mx[hh]"}
-	gocuSite383 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 52, Expr: "sum[hh]"}
-	gocuSite384 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite385 = kernel.Site{File: "fwdwg.go", Line: 187, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite386 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 63, Expr: "acc[4*dt]"}
-	gocuSite387 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 73, Expr: "inv[0]"}
-	gocuSite388 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 81, Expr: "acc[4*dt+1]"}
-	gocuSite389 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 93, Expr: "inv[0]"}
-	gocuSite390 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
-	gocuSite391 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 65, Expr: "acc[4*dt+2]"}
-	gocuSite392 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 77, Expr: "inv[1]"}
-	gocuSite393 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 85, Expr: "acc[4*dt+3]"}
-	gocuSite394 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 97, Expr: "inv[1]"}
-	gocuSite395 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
-	gocuSite396 = kernel.Site{File: "fwdws.go", Line: 58, Col: 20, Expr: "q[ql.head(int32(bh), heads):]"}
-	gocuSite397 = kernel.Site{File: "fwdws.go", Line: 58, Col: 51, Expr: "k[kl.head(int32(bh), heads):]"}
-	gocuSite398 = kernel.Site{File: "fwdws.go", Line: 58, Col: 82, Expr: "v[vl.head(int32(bh), heads):]"}
-	gocuSite399 = kernel.Site{File: "fwdws.go", Line: 70, Col: 31, Expr: "sm[cw*64*64:]"}
-	gocuSite400 = kernel.Site{File: "fwdws.go", Line: 71, Col: 31, Expr: "sm[wgKV:]"}
-	gocuSite401 = kernel.Site{File: "fwdws.go", Line: 72, Col: 31, Expr: "sm[wgKV+wgTile:]"}
-	gocuSite402 = kernel.Site{File: "fwdws.go", Line: 121, Col: 32, Expr: "p[ks]"}
-	gocuSite403 = kernel.Site{File: "fwdws.go", Line: 137, Col: 14, Expr: "corr[0]"}
-	gocuSite404 = kernel.Site{File: "fwdws.go", Line: 137, Col: 4, Expr: "acc[i]"}
-	gocuSite405 = kernel.Site{File: "fwdws.go", Line: 138, Col: 16, Expr: "corr[0]"}
-	gocuSite406 = kernel.Site{File: "fwdws.go", Line: 138, Col: 4, Expr: "acc[i+1]"}
-	gocuSite407 = kernel.Site{File: "fwdws.go", Line: 139, Col: 16, Expr: "corr[1]"}
-	gocuSite408 = kernel.Site{File: "fwdws.go", Line: 139, Col: 4, Expr: "acc[i+2]"}
-	gocuSite409 = kernel.Site{File: "fwdws.go", Line: 140, Col: 16, Expr: "corr[1]"}
-	gocuSite410 = kernel.Site{File: "fwdws.go", Line: 140, Col: 4, Expr: "acc[i+3]"}
-	gocuSite411 = kernel.Site{File: "fwdws.go", Line: 149, Col: 31, Expr: "p[ks]"}
-	gocuSite412 = kernel.Site{File: "fwdws.go", Line: 163, Col: 49, Expr: "sum[hh]"}
-	gocuSite413 = kernel.Site{File: "fwdws.go", Line: 163, Col: 3, Expr: "sum[hh]"}
-	gocuSite414 = kernel.Site{File: "fwdws.go", Line: 164, Col: 49, Expr: "sum[hh]"}
-	gocuSite415 = kernel.Site{File: "fwdws.go", Line: 164, Col: 3, Expr: "sum[hh]"}
-	gocuSite416 = kernel.Site{File: "fwdws.go", Line: 165, Col: 17, Expr: "sum[hh]"}
-	gocuSite417 = kernel.Site{File: "fwdws.go", Line: 165, Col: 3, Expr: "inv[hh]"}
-	gocuSite418 = kernel.Site{File: "fwdws.go", Line: 167, Col: 31, Expr: "mx[hh]"}
-	gocuSite419 = kernel.Site{File: "fwdws.go", Line: 167, Col: 52, Expr: "sum[hh]"}
-	gocuSite420 = kernel.Site{File: "fwdws.go", Line: 167, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
-	gocuSite421 = kernel.Site{File: "fwdws.go", Line: 170, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite422 = kernel.Site{File: "fwdws.go", Line: 176, Col: 63, Expr: "acc[4*dt]"}
-	gocuSite423 = kernel.Site{File: "fwdws.go", Line: 176, Col: 73, Expr: "inv[0]"}
-	gocuSite424 = kernel.Site{File: "fwdws.go", Line: 176, Col: 81, Expr: "acc[4*dt+1]"}
-	gocuSite425 = kernel.Site{File: "fwdws.go", Line: 176, Col: 93, Expr: "inv[0]"}
-	gocuSite426 = kernel.Site{File: "fwdws.go", Line: 176, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
-	gocuSite427 = kernel.Site{File: "fwdws.go", Line: 179, Col: 65, Expr: "acc[4*dt+2]"}
-	gocuSite428 = kernel.Site{File: "fwdws.go", Line: 179, Col: 77, Expr: "inv[1]"}
-	gocuSite429 = kernel.Site{File: "fwdws.go", Line: 179, Col: 85, Expr: "acc[4*dt+3]"}
-	gocuSite430 = kernel.Site{File: "fwdws.go", Line: 179, Col: 97, Expr: "inv[1]"}
-	gocuSite431 = kernel.Site{File: "fwdws.go", Line: 179, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
-	gocuSite432 = kernel.Site{File: "prep.go", Line: 18, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
-	gocuSite433 = kernel.Site{File: "prep.go", Line: 19, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](do)"}
-	gocuSite434 = kernel.Site{File: "prep.go", Line: 20, Col: 11, Expr: "row / seq"}
-	gocuSite435 = kernel.Site{File: "prep.go", Line: 20, Col: 20, Expr: "row % seq"}
-	gocuSite436 = kernel.Site{File: "prep.go", Line: 25, Col: 11, Expr: "o2[ob+int(c)]"}
-	gocuSite437 = kernel.Site{File: "prep.go", Line: 25, Col: 26, Expr: "do2[db+int(c)]"}
-	gocuSite438 = kernel.Site{File: "prep.go", Line: 33, Col: 3, Expr: "dvec[row]"}
-	gocuSite439 = kernel.Site{File: "fwd128.go", Line: 285, Col: 2, Expr: "for i := int32(0); i < 64/d128Rows; i++"}
-	gocuSite440 = kernel.Site{File: "fwd128.go", Line: 141, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite441 = kernel.Site{File: "fwd128.go", Line: 235, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite442 = kernel.Site{File: "fwd128.go", Line: 238, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite443 = kernel.Site{File: "fwd128.go", Line: 240, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite444 = kernel.Site{File: "bwd128.go", Line: 151, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite445 = kernel.Site{File: "bwd128.go", Line: 155, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite446 = kernel.Site{File: "bwd128.go", Line: 158, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite447 = kernel.Site{File: "fwd128.go", Line: 257, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite448 = kernel.Site{File: "fwd128.go", Line: 264, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite449 = kernel.Site{File: "fwd128.go", Line: 267, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
-	gocuSite450 = kernel.Site{File: "fwd128.go", Line: 270, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite451 = kernel.Site{File: "bwd128.go", Line: 131, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite452 = kernel.Site{File: "bwd128.go", Line: 133, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite453 = kernel.Site{File: "bwd128.go", Line: 269, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
-	gocuSite454 = kernel.Site{File: "bwd128.go", Line: 271, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite455 = kernel.Site{File: "fwd64.go", Line: 287, Col: 2, Expr: "for i := int32(0); i < 64/d64Rows; i++"}
-	gocuSite456 = kernel.Site{File: "fwd64.go", Line: 143, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
-	gocuSite457 = kernel.Site{File: "fwd64.go", Line: 237, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite458 = kernel.Site{File: "fwd64.go", Line: 240, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite459 = kernel.Site{File: "fwd64.go", Line: 242, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite460 = kernel.Site{File: "bwd64.go", Line: 153, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite461 = kernel.Site{File: "bwd64.go", Line: 157, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite462 = kernel.Site{File: "bwd64.go", Line: 160, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
-	gocuSite463 = kernel.Site{File: "fwd64.go", Line: 259, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite464 = kernel.Site{File: "fwd64.go", Line: 266, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
-	gocuSite465 = kernel.Site{File: "fwd64.go", Line: 269, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
-	gocuSite466 = kernel.Site{File: "fwd64.go", Line: 272, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
-	gocuSite467 = kernel.Site{File: "bwd64.go", Line: 133, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite468 = kernel.Site{File: "bwd64.go", Line: 135, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite469 = kernel.Site{File: "bwd64.go", Line: 271, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
-	gocuSite470 = kernel.Site{File: "bwd64.go", Line: 273, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite471 = kernel.Site{File: "fwd128.go", Line: 177, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite472 = kernel.Site{File: "fwd128.go", Line: 179, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite473 = kernel.Site{File: "fwd128.go", Line: 192, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite474 = kernel.Site{File: "fwd128.go", Line: 208, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite475 = kernel.Site{File: "fwd128.go", Line: 210, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite476 = kernel.Site{File: "fwd128.go", Line: 217, Col: 2, Expr: "for dt := 0; dt < d128/8; dt++"}
-	gocuSite477 = kernel.Site{File: "fwd64.go", Line: 179, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite478 = kernel.Site{File: "fwd64.go", Line: 181, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite479 = kernel.Site{File: "fwd64.go", Line: 194, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite480 = kernel.Site{File: "fwd64.go", Line: 210, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
-	gocuSite481 = kernel.Site{File: "fwd64.go", Line: 212, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
-	gocuSite482 = kernel.Site{File: "fwd64.go", Line: 219, Col: 2, Expr: "for dt := 0; dt < d64/8; dt++"}
-	gocuSite483 = kernel.Site{File: "fwdwg.go", Line: 272, Col: 2, Expr: "for i := int32(0); i < 128/wgLoadRows; i++"}
-	gocuSite484 = kernel.Site{File: "fwdwg.go", Line: 231, Col: 2, Expr: "for i := int32(0); i < 64; i++"}
-	gocuSite485 = kernel.Site{File: "fwdwg.go", Line: 243, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite486 = kernel.Site{File: "fwdwg.go", Line: 259, Col: 2, Expr: "for i := int32(0); i < 64; i++"}
-	gocuSite487 = kernel.Site{File: "fwdwg.go", Line: 212, Col: 2, Expr: "for j := 0; j < wgKeys/16; j++"}
-	gocuSite488 = kernel.Site{File: "fwdws.go", Line: 219, Col: 2, Expr: "for i := int32(0); i < 128/wsLoadRows; i++"}
-	gocuSite489 = kernel.Site{File: "fwdws.go", Line: 197, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
-	gocuSite490 = kernel.Site{File: "bwd128.go", Line: 61, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
-	gocuSite491 = kernel.Site{File: "bwd128.go", Line: 76, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite492 = kernel.Site{File: "bwd128.go", Line: 84, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite493 = kernel.Site{File: "bwd128.go", Line: 87, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite494 = kernel.Site{File: "bwd128.go", Line: 94, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite495 = kernel.Site{File: "bwd128.go", Line: 215, Col: 2, Expr: "for i := i0; i < nq; i++"}
-	gocuSite496 = kernel.Site{File: "bwd128.go", Line: 227, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite497 = kernel.Site{File: "bwd64.go", Line: 63, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
-	gocuSite498 = kernel.Site{File: "bwd64.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
-	gocuSite499 = kernel.Site{File: "bwd64.go", Line: 86, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite500 = kernel.Site{File: "bwd64.go", Line: 89, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite501 = kernel.Site{File: "bwd64.go", Line: 96, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite502 = kernel.Site{File: "bwd64.go", Line: 217, Col: 2, Expr: "for i := i0; i < nq; i++"}
-	gocuSite503 = kernel.Site{File: "bwd64.go", Line: 229, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite504 = kernel.Site{File: "fwd128.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite505 = kernel.Site{File: "fwd128.go", Line: 94, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite506 = kernel.Site{File: "fwd128.go", Line: 97, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite507 = kernel.Site{File: "fwd128.go", Line: 105, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite508 = kernel.Site{File: "fwd128.go", Line: 116, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite509 = kernel.Site{File: "fwd64.go", Line: 80, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
-	gocuSite510 = kernel.Site{File: "fwd64.go", Line: 96, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
-	gocuSite511 = kernel.Site{File: "fwd64.go", Line: 99, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
-	gocuSite512 = kernel.Site{File: "fwd64.go", Line: 107, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite513 = kernel.Site{File: "fwd64.go", Line: 118, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
-	gocuSite514 = kernel.Site{File: "fwdwg.go", Line: 110, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite515 = kernel.Site{File: "fwdwg.go", Line: 123, Col: 2, Expr: "for j := int32(1); j < ntiles; j++"}
-	gocuSite516 = kernel.Site{File: "fwdwg.go", Line: 140, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite517 = kernel.Site{File: "fwdwg.go", Line: 145, Col: 3, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
-	gocuSite518 = kernel.Site{File: "fwdwg.go", Line: 157, Col: 3, Expr: "for i := 0; i < 64; i += 4"}
-	gocuSite519 = kernel.Site{File: "fwdwg.go", Line: 168, Col: 2, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
-	gocuSite520 = kernel.Site{File: "fwdwg.go", Line: 179, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite521 = kernel.Site{File: "fwdwg.go", Line: 190, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite522 = kernel.Site{File: "fwdws.go", Line: 94, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite523 = kernel.Site{File: "fwdws.go", Line: 108, Col: 2, Expr: "for j := int32(1); j < ntiles; j++"}
-	gocuSite524 = kernel.Site{File: "fwdws.go", Line: 115, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
-	gocuSite525 = kernel.Site{File: "fwdws.go", Line: 120, Col: 3, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
-	gocuSite526 = kernel.Site{File: "fwdws.go", Line: 136, Col: 3, Expr: "for i := 0; i < 64; i += 4"}
-	gocuSite527 = kernel.Site{File: "fwdws.go", Line: 148, Col: 2, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
-	gocuSite528 = kernel.Site{File: "fwdws.go", Line: 162, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
-	gocuSite529 = kernel.Site{File: "fwdws.go", Line: 173, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
-	gocuSite530 = kernel.Site{File: "prep.go", Line: 24, Col: 2, Expr: "for c := lane; c < dim/2; c += 32"}
-	gocuSite531 = kernel.Site{File: "prep.go", Line: 29, Col: 2, Expr: "for m := int32(16); m > 0; m /= 2"}
+	gocuSite136 = kernel.Site{File: "fwdwg.go", Line: 278, Col: 26, Expr: "sm[dst+soff+i*wgLoadRows*64:]"}
+	gocuSite137 = kernel.Site{File: "fwdwg.go", Line: 278, Col: 57, Expr: "x[int(r)*int(rs)+int(cc)*8:]"}
+	gocuSite138 = kernel.Site{File: "bwdwg.go", Line: 358, Col: 26, Expr: "sm[dst+soff+i*wgLoadRows*64:]"}
+	gocuSite139 = kernel.Site{File: "bwdwg.go", Line: 358, Col: 57, Expr: "x[int(r)*int(rs)+int(cc)*8:]"}
+	gocuSite140 = kernel.Site{File: "bwdwg.go", Line: 175, Col: 35, Expr: "s[e]"}
+	gocuSite141 = kernel.Site{File: "bwdwg.go", Line: 175, Col: 47, Expr: "fl[c]"}
+	gocuSite142 = kernel.Site{File: "bwdwg.go", Line: 181, Col: 3, Expr: "s[e]"}
+	gocuSite143 = kernel.Site{File: "bwdwg.go", Line: 340, Col: 26, Expr: "s[8*j]"}
+	gocuSite144 = kernel.Site{File: "bwdwg.go", Line: 340, Col: 34, Expr: "s[8*j+1]"}
+	gocuSite145 = kernel.Site{File: "bwdwg.go", Line: 340, Col: 67, Expr: "s[8*j+2]"}
+	gocuSite146 = kernel.Site{File: "bwdwg.go", Line: 340, Col: 77, Expr: "s[8*j+3]"}
+	gocuSite147 = kernel.Site{File: "bwdwg.go", Line: 341, Col: 26, Expr: "s[8*j+4]"}
+	gocuSite148 = kernel.Site{File: "bwdwg.go", Line: 341, Col: 36, Expr: "s[8*j+5]"}
+	gocuSite149 = kernel.Site{File: "bwdwg.go", Line: 341, Col: 69, Expr: "s[8*j+6]"}
+	gocuSite150 = kernel.Site{File: "bwdwg.go", Line: 341, Col: 79, Expr: "s[8*j+7]"}
+	gocuSite151 = kernel.Site{File: "bwdwg.go", Line: 339, Col: 3, Expr: "p[j]"}
+	gocuSite152 = kernel.Site{File: "bwdwg.go", Line: 319, Col: 35, Expr: "s[e]"}
+	gocuSite153 = kernel.Site{File: "bwdwg.go", Line: 319, Col: 47, Expr: "l2[(e%4)/2]"}
+	gocuSite154 = kernel.Site{File: "bwdwg.go", Line: 320, Col: 45, Expr: "lim[(e%4)/2]"}
+	gocuSite155 = kernel.Site{File: "bwdwg.go", Line: 323, Col: 3, Expr: "s[e]"}
+	gocuSite156 = kernel.Site{File: "fwd128.go", Line: 180, Col: 9, Expr: "s[nt][e]"}
+	gocuSite157 = kernel.Site{File: "fwd128.go", Line: 181, Col: 42, Expr: "lim[e/2]"}
+	gocuSite158 = kernel.Site{File: "fwd128.go", Line: 183, Col: 5, Expr: "s[nt][e]"}
+	gocuSite159 = kernel.Site{File: "fwd128.go", Line: 185, Col: 11, Expr: "m[e/2]"}
+	gocuSite160 = kernel.Site{File: "fwd128.go", Line: 186, Col: 5, Expr: "m[e/2]"}
+	gocuSite161 = kernel.Site{File: "fwd128.go", Line: 193, Col: 46, Expr: "m[hh]"}
+	gocuSite162 = kernel.Site{File: "fwd128.go", Line: 193, Col: 61, Expr: "m[hh]"}
+	gocuSite163 = kernel.Site{File: "fwd128.go", Line: 194, Col: 4, Expr: "m[hh]"}
+	gocuSite164 = kernel.Site{File: "fwd128.go", Line: 196, Col: 46, Expr: "m[hh]"}
+	gocuSite165 = kernel.Site{File: "fwd128.go", Line: 196, Col: 61, Expr: "m[hh]"}
+	gocuSite166 = kernel.Site{File: "fwd128.go", Line: 197, Col: 4, Expr: "m[hh]"}
+	gocuSite167 = kernel.Site{File: "fwd128.go", Line: 199, Col: 9, Expr: "m[hh]"}
+	gocuSite168 = kernel.Site{File: "fwd128.go", Line: 200, Col: 6, Expr: "mx[hh]"}
+	gocuSite169 = kernel.Site{File: "fwd128.go", Line: 201, Col: 9, Expr: "mx[hh]"}
+	gocuSite170 = kernel.Site{File: "fwd128.go", Line: 203, Col: 30, Expr: "mx[hh]"}
+	gocuSite171 = kernel.Site{File: "fwd128.go", Line: 203, Col: 3, Expr: "corr[hh]"}
+	gocuSite172 = kernel.Site{File: "fwd128.go", Line: 204, Col: 3, Expr: "mx[hh]"}
+	gocuSite173 = kernel.Site{File: "fwd128.go", Line: 205, Col: 14, Expr: "corr[hh]"}
+	gocuSite174 = kernel.Site{File: "fwd128.go", Line: 205, Col: 3, Expr: "sum[hh]"}
+	gocuSite175 = kernel.Site{File: "fwd128.go", Line: 211, Col: 36, Expr: "s[nt][e]"}
+	gocuSite176 = kernel.Site{File: "fwd128.go", Line: 211, Col: 52, Expr: "mx[e/2]"}
+	gocuSite177 = kernel.Site{File: "fwd128.go", Line: 212, Col: 4, Expr: "s[nt][e]"}
+	gocuSite178 = kernel.Site{File: "fwd128.go", Line: 213, Col: 4, Expr: "sum[e/2]"}
+	gocuSite179 = kernel.Site{File: "fwd128.go", Line: 218, Col: 17, Expr: "corr[0]"}
+	gocuSite180 = kernel.Site{File: "fwd128.go", Line: 218, Col: 3, Expr: "acc[dt][0]"}
+	gocuSite181 = kernel.Site{File: "fwd128.go", Line: 219, Col: 17, Expr: "corr[0]"}
+	gocuSite182 = kernel.Site{File: "fwd128.go", Line: 219, Col: 3, Expr: "acc[dt][1]"}
+	gocuSite183 = kernel.Site{File: "fwd128.go", Line: 220, Col: 17, Expr: "corr[1]"}
+	gocuSite184 = kernel.Site{File: "fwd128.go", Line: 220, Col: 3, Expr: "acc[dt][2]"}
+	gocuSite185 = kernel.Site{File: "fwd128.go", Line: 221, Col: 17, Expr: "corr[1]"}
+	gocuSite186 = kernel.Site{File: "fwd128.go", Line: 221, Col: 3, Expr: "acc[dt][3]"}
+	gocuSite187 = kernel.Site{File: "fwd64.go", Line: 182, Col: 9, Expr: "s[nt][e]"}
+	gocuSite188 = kernel.Site{File: "fwd64.go", Line: 183, Col: 42, Expr: "lim[e/2]"}
+	gocuSite189 = kernel.Site{File: "fwd64.go", Line: 185, Col: 5, Expr: "s[nt][e]"}
+	gocuSite190 = kernel.Site{File: "fwd64.go", Line: 187, Col: 11, Expr: "m[e/2]"}
+	gocuSite191 = kernel.Site{File: "fwd64.go", Line: 188, Col: 5, Expr: "m[e/2]"}
+	gocuSite192 = kernel.Site{File: "fwd64.go", Line: 195, Col: 46, Expr: "m[hh]"}
+	gocuSite193 = kernel.Site{File: "fwd64.go", Line: 195, Col: 61, Expr: "m[hh]"}
+	gocuSite194 = kernel.Site{File: "fwd64.go", Line: 196, Col: 4, Expr: "m[hh]"}
+	gocuSite195 = kernel.Site{File: "fwd64.go", Line: 198, Col: 46, Expr: "m[hh]"}
+	gocuSite196 = kernel.Site{File: "fwd64.go", Line: 198, Col: 61, Expr: "m[hh]"}
+	gocuSite197 = kernel.Site{File: "fwd64.go", Line: 199, Col: 4, Expr: "m[hh]"}
+	gocuSite198 = kernel.Site{File: "fwd64.go", Line: 201, Col: 9, Expr: "m[hh]"}
+	gocuSite199 = kernel.Site{File: "fwd64.go", Line: 202, Col: 6, Expr: "mx[hh]"}
+	gocuSite200 = kernel.Site{File: "fwd64.go", Line: 203, Col: 9, Expr: "mx[hh]"}
+	gocuSite201 = kernel.Site{File: "fwd64.go", Line: 205, Col: 30, Expr: "mx[hh]"}
+	gocuSite202 = kernel.Site{File: "fwd64.go", Line: 205, Col: 3, Expr: "corr[hh]"}
+	gocuSite203 = kernel.Site{File: "fwd64.go", Line: 206, Col: 3, Expr: "mx[hh]"}
+	gocuSite204 = kernel.Site{File: "fwd64.go", Line: 207, Col: 14, Expr: "corr[hh]"}
+	gocuSite205 = kernel.Site{File: "fwd64.go", Line: 207, Col: 3, Expr: "sum[hh]"}
+	gocuSite206 = kernel.Site{File: "fwd64.go", Line: 213, Col: 36, Expr: "s[nt][e]"}
+	gocuSite207 = kernel.Site{File: "fwd64.go", Line: 213, Col: 52, Expr: "mx[e/2]"}
+	gocuSite208 = kernel.Site{File: "fwd64.go", Line: 214, Col: 4, Expr: "s[nt][e]"}
+	gocuSite209 = kernel.Site{File: "fwd64.go", Line: 215, Col: 4, Expr: "sum[e/2]"}
+	gocuSite210 = kernel.Site{File: "fwd64.go", Line: 220, Col: 17, Expr: "corr[0]"}
+	gocuSite211 = kernel.Site{File: "fwd64.go", Line: 220, Col: 3, Expr: "acc[dt][0]"}
+	gocuSite212 = kernel.Site{File: "fwd64.go", Line: 221, Col: 17, Expr: "corr[0]"}
+	gocuSite213 = kernel.Site{File: "fwd64.go", Line: 221, Col: 3, Expr: "acc[dt][1]"}
+	gocuSite214 = kernel.Site{File: "fwd64.go", Line: 222, Col: 17, Expr: "corr[1]"}
+	gocuSite215 = kernel.Site{File: "fwd64.go", Line: 222, Col: 3, Expr: "acc[dt][2]"}
+	gocuSite216 = kernel.Site{File: "fwd64.go", Line: 223, Col: 17, Expr: "corr[1]"}
+	gocuSite217 = kernel.Site{File: "fwd64.go", Line: 223, Col: 3, Expr: "acc[dt][3]"}
+	gocuSite218 = kernel.Site{File: "fwdwg.go", Line: 232, Col: 8, Expr: "s[i]"}
+	gocuSite219 = kernel.Site{File: "fwdwg.go", Line: 233, Col: 45, Expr: "lim[(i%4)/2]"}
+	gocuSite220 = kernel.Site{File: "fwdwg.go", Line: 235, Col: 4, Expr: "s[i]"}
+	gocuSite221 = kernel.Site{File: "fwdwg.go", Line: 237, Col: 10, Expr: "m[(i%4)/2]"}
+	gocuSite222 = kernel.Site{File: "fwdwg.go", Line: 238, Col: 4, Expr: "m[(i%4)/2]"}
+	gocuSite223 = kernel.Site{File: "fwdwg.go", Line: 244, Col: 46, Expr: "m[hh]"}
+	gocuSite224 = kernel.Site{File: "fwdwg.go", Line: 244, Col: 61, Expr: "m[hh]"}
+	gocuSite225 = kernel.Site{File: "fwdwg.go", Line: 245, Col: 4, Expr: "m[hh]"}
+	gocuSite226 = kernel.Site{File: "fwdwg.go", Line: 247, Col: 46, Expr: "m[hh]"}
+	gocuSite227 = kernel.Site{File: "fwdwg.go", Line: 247, Col: 61, Expr: "m[hh]"}
+	gocuSite228 = kernel.Site{File: "fwdwg.go", Line: 248, Col: 4, Expr: "m[hh]"}
+	gocuSite229 = kernel.Site{File: "fwdwg.go", Line: 250, Col: 9, Expr: "m[hh]"}
+	gocuSite230 = kernel.Site{File: "fwdwg.go", Line: 251, Col: 6, Expr: "mx[hh]"}
+	gocuSite231 = kernel.Site{File: "fwdwg.go", Line: 252, Col: 9, Expr: "mx[hh]"}
+	gocuSite232 = kernel.Site{File: "fwdwg.go", Line: 254, Col: 30, Expr: "mx[hh]"}
+	gocuSite233 = kernel.Site{File: "fwdwg.go", Line: 254, Col: 3, Expr: "corr[hh]"}
+	gocuSite234 = kernel.Site{File: "fwdwg.go", Line: 255, Col: 3, Expr: "mx[hh]"}
+	gocuSite235 = kernel.Site{File: "fwdwg.go", Line: 256, Col: 14, Expr: "corr[hh]"}
+	gocuSite236 = kernel.Site{File: "fwdwg.go", Line: 256, Col: 3, Expr: "sum[hh]"}
+	gocuSite237 = kernel.Site{File: "fwdwg.go", Line: 260, Col: 36, Expr: "s[i]"}
+	gocuSite238 = kernel.Site{File: "fwdwg.go", Line: 260, Col: 48, Expr: "mx[(i%4)/2]"}
+	gocuSite239 = kernel.Site{File: "fwdwg.go", Line: 261, Col: 3, Expr: "s[i]"}
+	gocuSite240 = kernel.Site{File: "fwdwg.go", Line: 262, Col: 3, Expr: "sum[(i%4)/2]"}
+	gocuSite241 = kernel.Site{File: "fwdwg.go", Line: 214, Col: 26, Expr: "s[8*j]"}
+	gocuSite242 = kernel.Site{File: "fwdwg.go", Line: 214, Col: 34, Expr: "s[8*j+1]"}
+	gocuSite243 = kernel.Site{File: "fwdwg.go", Line: 214, Col: 67, Expr: "s[8*j+2]"}
+	gocuSite244 = kernel.Site{File: "fwdwg.go", Line: 214, Col: 77, Expr: "s[8*j+3]"}
+	gocuSite245 = kernel.Site{File: "fwdwg.go", Line: 215, Col: 26, Expr: "s[8*j+4]"}
+	gocuSite246 = kernel.Site{File: "fwdwg.go", Line: 215, Col: 36, Expr: "s[8*j+5]"}
+	gocuSite247 = kernel.Site{File: "fwdwg.go", Line: 215, Col: 69, Expr: "s[8*j+6]"}
+	gocuSite248 = kernel.Site{File: "fwdwg.go", Line: 215, Col: 79, Expr: "s[8*j+7]"}
+	gocuSite249 = kernel.Site{File: "fwdwg.go", Line: 213, Col: 3, Expr: "p[j]"}
+	gocuSite250 = kernel.Site{File: "fwdws.go", Line: 225, Col: 26, Expr: "sm[dst+soff+i*wsLoadRows*64:]"}
+	gocuSite251 = kernel.Site{File: "fwdws.go", Line: 225, Col: 57, Expr: "x[int(r)*int(rs)+int(cc)*8:]"}
+	gocuSite252 = kernel.Site{File: "bwd128.go", Line: 39, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite253 = kernel.Site{File: "bwd128.go", Line: 39, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite254 = kernel.Site{File: "bwd128.go", Line: 39, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite255 = kernel.Site{File: "bwd128.go", Line: 39, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite256 = kernel.Site{File: "bwd128.go", Line: 63, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite257 = kernel.Site{File: "bwd128.go", Line: 63, Col: 4, Expr: "l2[hh]"}
+	gocuSite258 = kernel.Site{File: "bwd128.go", Line: 64, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
+	gocuSite259 = kernel.Site{File: "bwd128.go", Line: 64, Col: 4, Expr: "dr[hh]"}
+	gocuSite260 = kernel.Site{File: "bwd128.go", Line: 66, Col: 5, Expr: "lim[hh]"}
+	gocuSite261 = kernel.Site{File: "bwd128.go", Line: 79, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
+	gocuSite262 = kernel.Site{File: "bwd128.go", Line: 79, Col: 3, Expr: "qf[ks]"}
+	gocuSite263 = kernel.Site{File: "bwd128.go", Line: 91, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
+	gocuSite264 = kernel.Site{File: "bwd128.go", Line: 97, Col: 65, Expr: "acc[dt][0]"}
+	gocuSite265 = kernel.Site{File: "bwd128.go", Line: 97, Col: 83, Expr: "acc[dt][1]"}
+	gocuSite266 = kernel.Site{File: "bwd128.go", Line: 97, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
+	gocuSite267 = kernel.Site{File: "bwd128.go", Line: 100, Col: 67, Expr: "acc[dt][2]"}
+	gocuSite268 = kernel.Site{File: "bwd128.go", Line: 100, Col: 85, Expr: "acc[dt][3]"}
+	gocuSite269 = kernel.Site{File: "bwd128.go", Line: 100, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
+	gocuSite270 = kernel.Site{File: "bwd128.go", Line: 185, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d128Tile:]"}
+	gocuSite271 = kernel.Site{File: "bwd128.go", Line: 192, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite272 = kernel.Site{File: "bwd128.go", Line: 192, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite273 = kernel.Site{File: "bwd128.go", Line: 192, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite274 = kernel.Site{File: "bwd128.go", Line: 192, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite275 = kernel.Site{File: "bwd128.go", Line: 210, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
+	gocuSite276 = kernel.Site{File: "bwd128.go", Line: 223, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite277 = kernel.Site{File: "bwd128.go", Line: 224, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite278 = kernel.Site{File: "bwd128.go", Line: 230, Col: 63, Expr: "dka[dt][0]"}
+	gocuSite279 = kernel.Site{File: "bwd128.go", Line: 230, Col: 81, Expr: "dka[dt][1]"}
+	gocuSite280 = kernel.Site{File: "bwd128.go", Line: 230, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
+	gocuSite281 = kernel.Site{File: "bwd128.go", Line: 231, Col: 63, Expr: "dva[dt][0]"}
+	gocuSite282 = kernel.Site{File: "bwd128.go", Line: 231, Col: 75, Expr: "dva[dt][1]"}
+	gocuSite283 = kernel.Site{File: "bwd128.go", Line: 231, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
+	gocuSite284 = kernel.Site{File: "bwd128.go", Line: 234, Col: 65, Expr: "dka[dt][2]"}
+	gocuSite285 = kernel.Site{File: "bwd128.go", Line: 234, Col: 83, Expr: "dka[dt][3]"}
+	gocuSite286 = kernel.Site{File: "bwd128.go", Line: 234, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
+	gocuSite287 = kernel.Site{File: "bwd128.go", Line: 235, Col: 65, Expr: "dva[dt][2]"}
+	gocuSite288 = kernel.Site{File: "bwd128.go", Line: 235, Col: 77, Expr: "dva[dt][3]"}
+	gocuSite289 = kernel.Site{File: "bwd128.go", Line: 235, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
+	gocuSite290 = kernel.Site{File: "bwd64.go", Line: 41, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite291 = kernel.Site{File: "bwd64.go", Line: 41, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite292 = kernel.Site{File: "bwd64.go", Line: 41, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite293 = kernel.Site{File: "bwd64.go", Line: 41, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite294 = kernel.Site{File: "bwd64.go", Line: 65, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite295 = kernel.Site{File: "bwd64.go", Line: 65, Col: 4, Expr: "l2[hh]"}
+	gocuSite296 = kernel.Site{File: "bwd64.go", Line: 66, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
+	gocuSite297 = kernel.Site{File: "bwd64.go", Line: 66, Col: 4, Expr: "dr[hh]"}
+	gocuSite298 = kernel.Site{File: "bwd64.go", Line: 68, Col: 5, Expr: "lim[hh]"}
+	gocuSite299 = kernel.Site{File: "bwd64.go", Line: 81, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
+	gocuSite300 = kernel.Site{File: "bwd64.go", Line: 81, Col: 3, Expr: "qf[ks]"}
+	gocuSite301 = kernel.Site{File: "bwd64.go", Line: 93, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
+	gocuSite302 = kernel.Site{File: "bwd64.go", Line: 99, Col: 65, Expr: "acc[dt][0]"}
+	gocuSite303 = kernel.Site{File: "bwd64.go", Line: 99, Col: 83, Expr: "acc[dt][1]"}
+	gocuSite304 = kernel.Site{File: "bwd64.go", Line: 99, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
+	gocuSite305 = kernel.Site{File: "bwd64.go", Line: 102, Col: 67, Expr: "acc[dt][2]"}
+	gocuSite306 = kernel.Site{File: "bwd64.go", Line: 102, Col: 85, Expr: "acc[dt][3]"}
+	gocuSite307 = kernel.Site{File: "bwd64.go", Line: 102, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
+	gocuSite308 = kernel.Site{File: "bwd64.go", Line: 187, Col: 8, Expr: "kernel.DynamicShared[float32](t)[3*d64Tile:]"}
+	gocuSite309 = kernel.Site{File: "bwd64.go", Line: 194, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite310 = kernel.Site{File: "bwd64.go", Line: 194, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite311 = kernel.Site{File: "bwd64.go", Line: 194, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite312 = kernel.Site{File: "bwd64.go", Line: 194, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite313 = kernel.Site{File: "bwd64.go", Line: 212, Col: 2, Expr: "fl[(i0%2)*stats+tid]"}
+	gocuSite314 = kernel.Site{File: "bwd64.go", Line: 225, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite315 = kernel.Site{File: "bwd64.go", Line: 226, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite316 = kernel.Site{File: "bwd64.go", Line: 232, Col: 63, Expr: "dka[dt][0]"}
+	gocuSite317 = kernel.Site{File: "bwd64.go", Line: 232, Col: 81, Expr: "dka[dt][1]"}
+	gocuSite318 = kernel.Site{File: "bwd64.go", Line: 232, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
+	gocuSite319 = kernel.Site{File: "bwd64.go", Line: 233, Col: 63, Expr: "dva[dt][0]"}
+	gocuSite320 = kernel.Site{File: "bwd64.go", Line: 233, Col: 75, Expr: "dva[dt][1]"}
+	gocuSite321 = kernel.Site{File: "bwd64.go", Line: 233, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
+	gocuSite322 = kernel.Site{File: "bwd64.go", Line: 236, Col: 65, Expr: "dka[dt][2]"}
+	gocuSite323 = kernel.Site{File: "bwd64.go", Line: 236, Col: 83, Expr: "dka[dt][3]"}
+	gocuSite324 = kernel.Site{File: "bwd64.go", Line: 236, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
+	gocuSite325 = kernel.Site{File: "bwd64.go", Line: 237, Col: 65, Expr: "dva[dt][2]"}
+	gocuSite326 = kernel.Site{File: "bwd64.go", Line: 237, Col: 77, Expr: "dva[dt][3]"}
+	gocuSite327 = kernel.Site{File: "bwd64.go", Line: 237, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
+	gocuSite328 = kernel.Site{File: "bwdwg.go", Line: 49, Col: 8, Expr: "kernel.DynamicShared[float32](t)[bwTiles/2:]"}
+	gocuSite329 = kernel.Site{File: "bwdwg.go", Line: 57, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite330 = kernel.Site{File: "bwdwg.go", Line: 57, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite331 = kernel.Site{File: "bwdwg.go", Line: 57, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite332 = kernel.Site{File: "bwdwg.go", Line: 57, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite333 = kernel.Site{File: "bwdwg.go", Line: 77, Col: 3, Expr: "fl[(i0%2)*stats+tid]"}
+	gocuSite334 = kernel.Site{File: "bwdwg.go", Line: 83, Col: 32, Expr: "sm[wg*64*64:]"}
+	gocuSite335 = kernel.Site{File: "bwdwg.go", Line: 84, Col: 32, Expr: "sm[wgTile+wg*64*64:]"}
+	gocuSite336 = kernel.Site{File: "bwdwg.go", Line: 85, Col: 32, Expr: "sm[2*wgTile:]"}
+	gocuSite337 = kernel.Site{File: "bwdwg.go", Line: 86, Col: 33, Expr: "sm[2*wgTile+bwTile:]"}
+	gocuSite338 = kernel.Site{File: "bwdwg.go", Line: 87, Col: 32, Expr: "sm[2*wgTile:]"}
+	gocuSite339 = kernel.Site{File: "bwdwg.go", Line: 88, Col: 33, Expr: "sm[2*wgTile+bwTile:]"}
+	gocuSite340 = kernel.Site{File: "bwdwg.go", Line: 101, Col: 5, Expr: "fl[((i+1)%2)*stats+tid]"}
+	gocuSite341 = kernel.Site{File: "bwdwg.go", Line: 122, Col: 21, Expr: "fl[fs:]"}
+	gocuSite342 = kernel.Site{File: "bwdwg.go", Line: 124, Col: 21, Expr: "fl[fs:]"}
+	gocuSite343 = kernel.Site{File: "bwdwg.go", Line: 130, Col: 34, Expr: "p[ks]"}
+	gocuSite344 = kernel.Site{File: "bwdwg.go", Line: 136, Col: 12, Expr: "s[e]"}
+	gocuSite345 = kernel.Site{File: "bwdwg.go", Line: 136, Col: 20, Expr: "dp[e]"}
+	gocuSite346 = kernel.Site{File: "bwdwg.go", Line: 136, Col: 28, Expr: "fl[fs+64+(e/4)*8+2*qd+e%2]"}
+	gocuSite347 = kernel.Site{File: "bwdwg.go", Line: 136, Col: 4, Expr: "dp[e]"}
+	gocuSite348 = kernel.Site{File: "bwdwg.go", Line: 142, Col: 34, Expr: "ds[ks]"}
+	gocuSite349 = kernel.Site{File: "bwdwg.go", Line: 149, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite350 = kernel.Site{File: "bwdwg.go", Line: 150, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite351 = kernel.Site{File: "bwdwg.go", Line: 156, Col: 63, Expr: "dkacc[4*dt]"}
+	gocuSite352 = kernel.Site{File: "bwdwg.go", Line: 156, Col: 82, Expr: "dkacc[4*dt+1]"}
+	gocuSite353 = kernel.Site{File: "bwdwg.go", Line: 156, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
+	gocuSite354 = kernel.Site{File: "bwdwg.go", Line: 157, Col: 63, Expr: "dvacc[4*dt]"}
+	gocuSite355 = kernel.Site{File: "bwdwg.go", Line: 157, Col: 76, Expr: "dvacc[4*dt+1]"}
+	gocuSite356 = kernel.Site{File: "bwdwg.go", Line: 157, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
+	gocuSite357 = kernel.Site{File: "bwdwg.go", Line: 160, Col: 65, Expr: "dkacc[4*dt+2]"}
+	gocuSite358 = kernel.Site{File: "bwdwg.go", Line: 160, Col: 86, Expr: "dkacc[4*dt+3]"}
+	gocuSite359 = kernel.Site{File: "bwdwg.go", Line: 160, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
+	gocuSite360 = kernel.Site{File: "bwdwg.go", Line: 161, Col: 65, Expr: "dvacc[4*dt+2]"}
+	gocuSite361 = kernel.Site{File: "bwdwg.go", Line: 161, Col: 80, Expr: "dvacc[4*dt+3]"}
+	gocuSite362 = kernel.Site{File: "bwdwg.go", Line: 161, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
+	gocuSite363 = kernel.Site{File: "bwdwg.go", Line: 212, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite364 = kernel.Site{File: "bwdwg.go", Line: 212, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite365 = kernel.Site{File: "bwdwg.go", Line: 212, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite366 = kernel.Site{File: "bwdwg.go", Line: 212, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite367 = kernel.Site{File: "bwdwg.go", Line: 236, Col: 13, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite368 = kernel.Site{File: "bwdwg.go", Line: 236, Col: 4, Expr: "l2[hh]"}
+	gocuSite369 = kernel.Site{File: "bwdwg.go", Line: 237, Col: 13, Expr: "dvec[bh*int(seq)+int(r)]"}
+	gocuSite370 = kernel.Site{File: "bwdwg.go", Line: 237, Col: 4, Expr: "dr[hh]"}
+	gocuSite371 = kernel.Site{File: "bwdwg.go", Line: 239, Col: 5, Expr: "lim[hh]"}
+	gocuSite372 = kernel.Site{File: "bwdwg.go", Line: 246, Col: 32, Expr: "sm[wg*64*64:]"}
+	gocuSite373 = kernel.Site{File: "bwdwg.go", Line: 247, Col: 33, Expr: "sm[wgTile+wg*64*64:]"}
+	gocuSite374 = kernel.Site{File: "bwdwg.go", Line: 248, Col: 32, Expr: "sm[2*wgTile:]"}
+	gocuSite375 = kernel.Site{File: "bwdwg.go", Line: 249, Col: 32, Expr: "sm[2*wgTile+bwTile:]"}
+	gocuSite376 = kernel.Site{File: "bwdwg.go", Line: 250, Col: 32, Expr: "sm[2*wgTile:]"}
+	gocuSite377 = kernel.Site{File: "bwdwg.go", Line: 286, Col: 12, Expr: "s[e]"}
+	gocuSite378 = kernel.Site{File: "bwdwg.go", Line: 286, Col: 20, Expr: "dp[e]"}
+	gocuSite379 = kernel.Site{File: "bwdwg.go", Line: 286, Col: 28, Expr: "dr[(e%4)/2]"}
+	gocuSite380 = kernel.Site{File: "bwdwg.go", Line: 286, Col: 4, Expr: "dp[e]"}
+	gocuSite381 = kernel.Site{File: "bwdwg.go", Line: 292, Col: 32, Expr: "ds[ks]"}
+	gocuSite382 = kernel.Site{File: "bwdwg.go", Line: 298, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
+	gocuSite383 = kernel.Site{File: "bwdwg.go", Line: 304, Col: 65, Expr: "acc[4*dt]"}
+	gocuSite384 = kernel.Site{File: "bwdwg.go", Line: 304, Col: 82, Expr: "acc[4*dt+1]"}
+	gocuSite385 = kernel.Site{File: "bwdwg.go", Line: 304, Col: 4, Expr: "dq2[(head+int(rowA)*int(dql.S)+col)/2]"}
+	gocuSite386 = kernel.Site{File: "bwdwg.go", Line: 307, Col: 67, Expr: "acc[4*dt+2]"}
+	gocuSite387 = kernel.Site{File: "bwdwg.go", Line: 307, Col: 86, Expr: "acc[4*dt+3]"}
+	gocuSite388 = kernel.Site{File: "bwdwg.go", Line: 307, Col: 4, Expr: "dq2[(head+int(rowA+8)*int(dql.S)+col)/2]"}
+	gocuSite389 = kernel.Site{File: "bwdwga.go", Line: 36, Col: 8, Expr: "kernel.DynamicShared[float32](t)[bwTiles/2:]"}
+	gocuSite390 = kernel.Site{File: "bwdwga.go", Line: 44, Col: 21, Expr: "q[ql.head(b32, heads):]"}
+	gocuSite391 = kernel.Site{File: "bwdwga.go", Line: 44, Col: 46, Expr: "k[kl.head(b32, heads):]"}
+	gocuSite392 = kernel.Site{File: "bwdwga.go", Line: 44, Col: 71, Expr: "v[vl.head(b32, heads):]"}
+	gocuSite393 = kernel.Site{File: "bwdwga.go", Line: 44, Col: 96, Expr: "do[dol.head(b32, heads):]"}
+	gocuSite394 = kernel.Site{File: "bwdwga.go", Line: 63, Col: 3, Expr: "fl[(i0%2)*stats+tid]"}
+	gocuSite395 = kernel.Site{File: "bwdwga.go", Line: 68, Col: 32, Expr: "sm[wg*64*64:]"}
+	gocuSite396 = kernel.Site{File: "bwdwga.go", Line: 69, Col: 32, Expr: "sm[wgTile+wg*64*64:]"}
+	gocuSite397 = kernel.Site{File: "bwdwga.go", Line: 70, Col: 32, Expr: "sm[2*wgTile:]"}
+	gocuSite398 = kernel.Site{File: "bwdwga.go", Line: 71, Col: 33, Expr: "sm[2*wgTile+bwTile:]"}
+	gocuSite399 = kernel.Site{File: "bwdwga.go", Line: 72, Col: 32, Expr: "sm[2*wgTile:]"}
+	gocuSite400 = kernel.Site{File: "bwdwga.go", Line: 73, Col: 33, Expr: "sm[2*wgTile+bwTile:]"}
+	gocuSite401 = kernel.Site{File: "bwdwga.go", Line: 74, Col: 32, Expr: "sm[dsb:]"}
+	gocuSite402 = kernel.Site{File: "bwdwga.go", Line: 75, Col: 32, Expr: "sm[wg*wgHalf:]"}
+	gocuSite403 = kernel.Site{File: "bwdwga.go", Line: 89, Col: 5, Expr: "fl[((i+1)%2)*stats+tid]"}
+	gocuSite404 = kernel.Site{File: "bwdwga.go", Line: 110, Col: 21, Expr: "fl[fs:]"}
+	gocuSite405 = kernel.Site{File: "bwdwga.go", Line: 112, Col: 21, Expr: "fl[fs:]"}
+	gocuSite406 = kernel.Site{File: "bwdwga.go", Line: 118, Col: 34, Expr: "p[ks]"}
+	gocuSite407 = kernel.Site{File: "bwdwga.go", Line: 124, Col: 12, Expr: "s[e]"}
+	gocuSite408 = kernel.Site{File: "bwdwga.go", Line: 124, Col: 20, Expr: "dp[e]"}
+	gocuSite409 = kernel.Site{File: "bwdwga.go", Line: 124, Col: 28, Expr: "fl[fs+64+(e/4)*8+2*qd+e%2]"}
+	gocuSite410 = kernel.Site{File: "bwdwga.go", Line: 124, Col: 4, Expr: "dp[e]"}
+	gocuSite411 = kernel.Site{File: "bwdwga.go", Line: 134, Col: 71, Expr: "dp[e]"}
+	gocuSite412 = kernel.Site{File: "bwdwga.go", Line: 134, Col: 4, Expr: "sm[dsb+wg*bwHalf+c*64+((key/8)^(c&7))*8+key%8]"}
+	gocuSite413 = kernel.Site{File: "bwdwga.go", Line: 150, Col: 34, Expr: "ds[ks]"}
+	gocuSite414 = kernel.Site{File: "bwdwga.go", Line: 157, Col: 23, Expr: "dqacc[(bh*int(seq)+int(r))*d128+int(wg*64+(e/4)*8+2*qd+e%2)]"}
+	gocuSite415 = kernel.Site{File: "bwdwga.go", Line: 157, Col: 85, Expr: "dqp[e]"}
+	gocuSite416 = kernel.Site{File: "bwdwga.go", Line: 165, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dk)"}
+	gocuSite417 = kernel.Site{File: "bwdwga.go", Line: 166, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dv)"}
+	gocuSite418 = kernel.Site{File: "bwdwga.go", Line: 172, Col: 63, Expr: "dkacc[4*dt]"}
+	gocuSite419 = kernel.Site{File: "bwdwga.go", Line: 172, Col: 82, Expr: "dkacc[4*dt+1]"}
+	gocuSite420 = kernel.Site{File: "bwdwga.go", Line: 172, Col: 4, Expr: "dk2[(hk+int(keyA)*int(dkl.S)+col)/2]"}
+	gocuSite421 = kernel.Site{File: "bwdwga.go", Line: 173, Col: 63, Expr: "dvacc[4*dt]"}
+	gocuSite422 = kernel.Site{File: "bwdwga.go", Line: 173, Col: 76, Expr: "dvacc[4*dt+1]"}
+	gocuSite423 = kernel.Site{File: "bwdwga.go", Line: 173, Col: 4, Expr: "dv2[(hv+int(keyA)*int(dvl.S)+col)/2]"}
+	gocuSite424 = kernel.Site{File: "bwdwga.go", Line: 176, Col: 65, Expr: "dkacc[4*dt+2]"}
+	gocuSite425 = kernel.Site{File: "bwdwga.go", Line: 176, Col: 86, Expr: "dkacc[4*dt+3]"}
+	gocuSite426 = kernel.Site{File: "bwdwga.go", Line: 176, Col: 4, Expr: "dk2[(hk+int(keyA+8)*int(dkl.S)+col)/2]"}
+	gocuSite427 = kernel.Site{File: "bwdwga.go", Line: 177, Col: 65, Expr: "dvacc[4*dt+2]"}
+	gocuSite428 = kernel.Site{File: "bwdwga.go", Line: 177, Col: 80, Expr: "dvacc[4*dt+3]"}
+	gocuSite429 = kernel.Site{File: "bwdwga.go", Line: 177, Col: 4, Expr: "dv2[(hv+int(keyA+8)*int(dvl.S)+col)/2]"}
+	gocuSite430 = kernel.Site{File: "bwdwga.go", Line: 193, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](dq)"}
+	gocuSite431 = kernel.Site{File: "bwdwga.go", Line: 195, Col: 89, Expr: "dqacc[a]"}
+	gocuSite432 = kernel.Site{File: "bwdwga.go", Line: 195, Col: 105, Expr: "dqacc[a+1]"}
+	gocuSite433 = kernel.Site{File: "bwdwga.go", Line: 195, Col: 2, Expr: "dq2[(dql.head(row/seq, heads)+int(row%seq)*int(dql.S)+int(c))/2]"}
+	gocuSite434 = kernel.Site{File: "bwdwga.go", Line: 195, Col: 16, Expr: "row / seq"}
+	gocuSite435 = kernel.Site{File: "bwdwga.go", Line: 195, Col: 36, Expr: "row % seq"}
+	gocuSite436 = kernel.Site{File: "fwd128.go", Line: 55, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite437 = kernel.Site{File: "fwd128.go", Line: 55, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite438 = kernel.Site{File: "fwd128.go", Line: 55, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite439 = kernel.Site{File: "fwd128.go", Line: 81, Col: 33, Expr: "sm[r*d128+(ch^(r&7))*8:]"}
+	gocuSite440 = kernel.Site{File: "fwd128.go", Line: 81, Col: 3, Expr: "qf[ks]"}
+	gocuSite441 = kernel.Site{File: "fwd128.go", Line: 106, Col: 49, Expr: "sum[hh]"}
+	gocuSite442 = kernel.Site{File: "fwd128.go", Line: 106, Col: 3, Expr: "sum[hh]"}
+	gocuSite443 = kernel.Site{File: "fwd128.go", Line: 107, Col: 49, Expr: "sum[hh]"}
+	gocuSite444 = kernel.Site{File: "fwd128.go", Line: 107, Col: 3, Expr: "sum[hh]"}
+	gocuSite445 = kernel.Site{File: "fwd128.go", Line: 108, Col: 17, Expr: "sum[hh]"}
+	gocuSite446 = kernel.Site{File: "fwd128.go", Line: 108, Col: 3, Expr: "inv[hh]"}
+	gocuSite447 = kernel.Site{File: "fwd128.go", Line: 110, Col: 31, Expr: "mx[hh]"}
+	gocuSite448 = kernel.Site{File: "fwd128.go", Line: 110, Col: 52, Expr: "sum[hh]"}
+	gocuSite449 = kernel.Site{File: "fwd128.go", Line: 110, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite450 = kernel.Site{File: "fwd128.go", Line: 113, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite451 = kernel.Site{File: "fwd128.go", Line: 119, Col: 63, Expr: "acc[dt][0]"}
+	gocuSite452 = kernel.Site{File: "fwd128.go", Line: 119, Col: 74, Expr: "inv[0]"}
+	gocuSite453 = kernel.Site{File: "fwd128.go", Line: 119, Col: 82, Expr: "acc[dt][1]"}
+	gocuSite454 = kernel.Site{File: "fwd128.go", Line: 119, Col: 93, Expr: "inv[0]"}
+	gocuSite455 = kernel.Site{File: "fwd128.go", Line: 119, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite456 = kernel.Site{File: "fwd128.go", Line: 122, Col: 65, Expr: "acc[dt][2]"}
+	gocuSite457 = kernel.Site{File: "fwd128.go", Line: 122, Col: 76, Expr: "inv[1]"}
+	gocuSite458 = kernel.Site{File: "fwd128.go", Line: 122, Col: 84, Expr: "acc[dt][3]"}
+	gocuSite459 = kernel.Site{File: "fwd128.go", Line: 122, Col: 95, Expr: "inv[1]"}
+	gocuSite460 = kernel.Site{File: "fwd128.go", Line: 122, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite461 = kernel.Site{File: "fwd64.go", Line: 57, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite462 = kernel.Site{File: "fwd64.go", Line: 57, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite463 = kernel.Site{File: "fwd64.go", Line: 57, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite464 = kernel.Site{File: "fwd64.go", Line: 83, Col: 33, Expr: "sm[r*d64+(ch^(r&7))*8:]"}
+	gocuSite465 = kernel.Site{File: "fwd64.go", Line: 83, Col: 3, Expr: "qf[ks]"}
+	gocuSite466 = kernel.Site{File: "fwd64.go", Line: 108, Col: 49, Expr: "sum[hh]"}
+	gocuSite467 = kernel.Site{File: "fwd64.go", Line: 108, Col: 3, Expr: "sum[hh]"}
+	gocuSite468 = kernel.Site{File: "fwd64.go", Line: 109, Col: 49, Expr: "sum[hh]"}
+	gocuSite469 = kernel.Site{File: "fwd64.go", Line: 109, Col: 3, Expr: "sum[hh]"}
+	gocuSite470 = kernel.Site{File: "fwd64.go", Line: 110, Col: 17, Expr: "sum[hh]"}
+	gocuSite471 = kernel.Site{File: "fwd64.go", Line: 110, Col: 3, Expr: "inv[hh]"}
+	gocuSite472 = kernel.Site{File: "fwd64.go", Line: 112, Col: 31, Expr: "mx[hh]"}
+	gocuSite473 = kernel.Site{File: "fwd64.go", Line: 112, Col: 52, Expr: "sum[hh]"}
+	gocuSite474 = kernel.Site{File: "fwd64.go", Line: 112, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite475 = kernel.Site{File: "fwd64.go", Line: 115, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite476 = kernel.Site{File: "fwd64.go", Line: 121, Col: 63, Expr: "acc[dt][0]"}
+	gocuSite477 = kernel.Site{File: "fwd64.go", Line: 121, Col: 74, Expr: "inv[0]"}
+	gocuSite478 = kernel.Site{File: "fwd64.go", Line: 121, Col: 82, Expr: "acc[dt][1]"}
+	gocuSite479 = kernel.Site{File: "fwd64.go", Line: 121, Col: 93, Expr: "inv[0]"}
+	gocuSite480 = kernel.Site{File: "fwd64.go", Line: 121, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite481 = kernel.Site{File: "fwd64.go", Line: 124, Col: 65, Expr: "acc[dt][2]"}
+	gocuSite482 = kernel.Site{File: "fwd64.go", Line: 124, Col: 76, Expr: "inv[1]"}
+	gocuSite483 = kernel.Site{File: "fwd64.go", Line: 124, Col: 84, Expr: "acc[dt][3]"}
+	gocuSite484 = kernel.Site{File: "fwd64.go", Line: 124, Col: 95, Expr: "inv[1]"}
+	gocuSite485 = kernel.Site{File: "fwd64.go", Line: 124, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite486 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 16, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite487 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 47, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite488 = kernel.Site{File: "fwdwg.go", Line: 63, Col: 78, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite489 = kernel.Site{File: "fwdwg.go", Line: 85, Col: 31, Expr: "sm[wg*64*64:]"}
+	gocuSite490 = kernel.Site{File: "fwdwg.go", Line: 86, Col: 31, Expr: "sm[wgKV:]"}
+	gocuSite491 = kernel.Site{File: "fwdwg.go", Line: 87, Col: 31, Expr: "sm[wgKV+wgTile:]"}
+	gocuSite492 = kernel.Site{File: "fwdwg.go", Line: 146, Col: 32, Expr: "p[ks]"}
+	gocuSite493 = kernel.Site{File: "fwdwg.go", Line: 158, Col: 14, Expr: "corr[0]"}
+	gocuSite494 = kernel.Site{File: "fwdwg.go", Line: 158, Col: 4, Expr: "acc[i]"}
+	gocuSite495 = kernel.Site{File: "fwdwg.go", Line: 159, Col: 16, Expr: "corr[0]"}
+	gocuSite496 = kernel.Site{File: "fwdwg.go", Line: 159, Col: 4, Expr: "acc[i+1]"}
+	gocuSite497 = kernel.Site{File: "fwdwg.go", Line: 160, Col: 16, Expr: "corr[1]"}
+	gocuSite498 = kernel.Site{File: "fwdwg.go", Line: 160, Col: 4, Expr: "acc[i+2]"}
+	gocuSite499 = kernel.Site{File: "fwdwg.go", Line: 161, Col: 16, Expr: "corr[1]"}
+	gocuSite500 = kernel.Site{File: "fwdwg.go", Line: 161, Col: 4, Expr: "acc[i+3]"}
+	gocuSite501 = kernel.Site{File: "fwdwg.go", Line: 169, Col: 31, Expr: "p[ks]"}
+	gocuSite502 = kernel.Site{File: "fwdwg.go", Line: 180, Col: 49, Expr: "sum[hh]"}
+	gocuSite503 = kernel.Site{File: "fwdwg.go", Line: 180, Col: 3, Expr: "sum[hh]"}
+	gocuSite504 = kernel.Site{File: "fwdwg.go", Line: 181, Col: 49, Expr: "sum[hh]"}
+	gocuSite505 = kernel.Site{File: "fwdwg.go", Line: 181, Col: 3, Expr: "sum[hh]"}
+	gocuSite506 = kernel.Site{File: "fwdwg.go", Line: 182, Col: 17, Expr: "sum[hh]"}
+	gocuSite507 = kernel.Site{File: "fwdwg.go", Line: 182, Col: 3, Expr: "inv[hh]"}
+	gocuSite508 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 31, Expr: "mx[hh]"}
+	gocuSite509 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 52, Expr: "sum[hh]"}
+	gocuSite510 = kernel.Site{File: "fwdwg.go", Line: 184, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite511 = kernel.Site{File: "fwdwg.go", Line: 187, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite512 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 63, Expr: "acc[4*dt]"}
+	gocuSite513 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 73, Expr: "inv[0]"}
+	gocuSite514 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 81, Expr: "acc[4*dt+1]"}
+	gocuSite515 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 93, Expr: "inv[0]"}
+	gocuSite516 = kernel.Site{File: "fwdwg.go", Line: 193, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite517 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 65, Expr: "acc[4*dt+2]"}
+	gocuSite518 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 77, Expr: "inv[1]"}
+	gocuSite519 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 85, Expr: "acc[4*dt+3]"}
+	gocuSite520 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 97, Expr: "inv[1]"}
+	gocuSite521 = kernel.Site{File: "fwdwg.go", Line: 196, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite522 = kernel.Site{File: "fwdws.go", Line: 58, Col: 20, Expr: "q[ql.head(int32(bh), heads):]"}
+	gocuSite523 = kernel.Site{File: "fwdws.go", Line: 58, Col: 51, Expr: "k[kl.head(int32(bh), heads):]"}
+	gocuSite524 = kernel.Site{File: "fwdws.go", Line: 58, Col: 82, Expr: "v[vl.head(int32(bh), heads):]"}
+	gocuSite525 = kernel.Site{File: "fwdws.go", Line: 70, Col: 31, Expr: "sm[cw*64*64:]"}
+	gocuSite526 = kernel.Site{File: "fwdws.go", Line: 71, Col: 31, Expr: "sm[wgKV:]"}
+	gocuSite527 = kernel.Site{File: "fwdws.go", Line: 72, Col: 31, Expr: "sm[wgKV+wgTile:]"}
+	gocuSite528 = kernel.Site{File: "fwdws.go", Line: 121, Col: 32, Expr: "p[ks]"}
+	gocuSite529 = kernel.Site{File: "fwdws.go", Line: 137, Col: 14, Expr: "corr[0]"}
+	gocuSite530 = kernel.Site{File: "fwdws.go", Line: 137, Col: 4, Expr: "acc[i]"}
+	gocuSite531 = kernel.Site{File: "fwdws.go", Line: 138, Col: 16, Expr: "corr[0]"}
+	gocuSite532 = kernel.Site{File: "fwdws.go", Line: 138, Col: 4, Expr: "acc[i+1]"}
+	gocuSite533 = kernel.Site{File: "fwdws.go", Line: 139, Col: 16, Expr: "corr[1]"}
+	gocuSite534 = kernel.Site{File: "fwdws.go", Line: 139, Col: 4, Expr: "acc[i+2]"}
+	gocuSite535 = kernel.Site{File: "fwdws.go", Line: 140, Col: 16, Expr: "corr[1]"}
+	gocuSite536 = kernel.Site{File: "fwdws.go", Line: 140, Col: 4, Expr: "acc[i+3]"}
+	gocuSite537 = kernel.Site{File: "fwdws.go", Line: 149, Col: 31, Expr: "p[ks]"}
+	gocuSite538 = kernel.Site{File: "fwdws.go", Line: 163, Col: 49, Expr: "sum[hh]"}
+	gocuSite539 = kernel.Site{File: "fwdws.go", Line: 163, Col: 3, Expr: "sum[hh]"}
+	gocuSite540 = kernel.Site{File: "fwdws.go", Line: 164, Col: 49, Expr: "sum[hh]"}
+	gocuSite541 = kernel.Site{File: "fwdws.go", Line: 164, Col: 3, Expr: "sum[hh]"}
+	gocuSite542 = kernel.Site{File: "fwdws.go", Line: 165, Col: 17, Expr: "sum[hh]"}
+	gocuSite543 = kernel.Site{File: "fwdws.go", Line: 165, Col: 3, Expr: "inv[hh]"}
+	gocuSite544 = kernel.Site{File: "fwdws.go", Line: 167, Col: 31, Expr: "mx[hh]"}
+	gocuSite545 = kernel.Site{File: "fwdws.go", Line: 167, Col: 52, Expr: "sum[hh]"}
+	gocuSite546 = kernel.Site{File: "fwdws.go", Line: 167, Col: 4, Expr: "lse[bh*int(seq)+int(r)]"}
+	gocuSite547 = kernel.Site{File: "fwdws.go", Line: 170, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite548 = kernel.Site{File: "fwdws.go", Line: 176, Col: 63, Expr: "acc[4*dt]"}
+	gocuSite549 = kernel.Site{File: "fwdws.go", Line: 176, Col: 73, Expr: "inv[0]"}
+	gocuSite550 = kernel.Site{File: "fwdws.go", Line: 176, Col: 81, Expr: "acc[4*dt+1]"}
+	gocuSite551 = kernel.Site{File: "fwdws.go", Line: 176, Col: 93, Expr: "inv[0]"}
+	gocuSite552 = kernel.Site{File: "fwdws.go", Line: 176, Col: 4, Expr: "o2[(head+int(rowA)*int(ol.S)+col)/2]"}
+	gocuSite553 = kernel.Site{File: "fwdws.go", Line: 179, Col: 65, Expr: "acc[4*dt+2]"}
+	gocuSite554 = kernel.Site{File: "fwdws.go", Line: 179, Col: 77, Expr: "inv[1]"}
+	gocuSite555 = kernel.Site{File: "fwdws.go", Line: 179, Col: 85, Expr: "acc[4*dt+3]"}
+	gocuSite556 = kernel.Site{File: "fwdws.go", Line: 179, Col: 97, Expr: "inv[1]"}
+	gocuSite557 = kernel.Site{File: "fwdws.go", Line: 179, Col: 4, Expr: "o2[(head+int(rowA+8)*int(ol.S)+col)/2]"}
+	gocuSite558 = kernel.Site{File: "prep.go", Line: 18, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x2](o)"}
+	gocuSite559 = kernel.Site{File: "prep.go", Line: 19, Col: 9, Expr: "kernel.Reinterpret[kernel.BFloat16x2](do)"}
+	gocuSite560 = kernel.Site{File: "prep.go", Line: 20, Col: 11, Expr: "row / seq"}
+	gocuSite561 = kernel.Site{File: "prep.go", Line: 20, Col: 20, Expr: "row % seq"}
+	gocuSite562 = kernel.Site{File: "prep.go", Line: 25, Col: 11, Expr: "o2[ob+int(c)]"}
+	gocuSite563 = kernel.Site{File: "prep.go", Line: 25, Col: 26, Expr: "do2[db+int(c)]"}
+	gocuSite564 = kernel.Site{File: "prep.go", Line: 33, Col: 3, Expr: "dvec[row]"}
+	gocuSite565 = kernel.Site{File: "fwd128.go", Line: 285, Col: 2, Expr: "for i := int32(0); i < 64/d128Rows; i++"}
+	gocuSite566 = kernel.Site{File: "fwd128.go", Line: 141, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite567 = kernel.Site{File: "fwd128.go", Line: 235, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite568 = kernel.Site{File: "fwd128.go", Line: 238, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite569 = kernel.Site{File: "fwd128.go", Line: 240, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite570 = kernel.Site{File: "bwd128.go", Line: 151, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite571 = kernel.Site{File: "bwd128.go", Line: 155, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite572 = kernel.Site{File: "bwd128.go", Line: 158, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite573 = kernel.Site{File: "fwd128.go", Line: 257, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite574 = kernel.Site{File: "fwd128.go", Line: 264, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite575 = kernel.Site{File: "fwd128.go", Line: 267, Col: 3, Expr: "for jj := int32(0); jj < d128/64; jj++"}
+	gocuSite576 = kernel.Site{File: "fwd128.go", Line: 270, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite577 = kernel.Site{File: "bwd128.go", Line: 131, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite578 = kernel.Site{File: "bwd128.go", Line: 133, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite579 = kernel.Site{File: "bwd128.go", Line: 269, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
+	gocuSite580 = kernel.Site{File: "bwd128.go", Line: 271, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite581 = kernel.Site{File: "fwd64.go", Line: 287, Col: 2, Expr: "for i := int32(0); i < 64/d64Rows; i++"}
+	gocuSite582 = kernel.Site{File: "fwd64.go", Line: 143, Col: 2, Expr: "for j := int32(0); j < 4; j++"}
+	gocuSite583 = kernel.Site{File: "fwd64.go", Line: 237, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite584 = kernel.Site{File: "fwd64.go", Line: 240, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite585 = kernel.Site{File: "fwd64.go", Line: 242, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite586 = kernel.Site{File: "bwd64.go", Line: 153, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite587 = kernel.Site{File: "bwd64.go", Line: 157, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite588 = kernel.Site{File: "bwd64.go", Line: 160, Col: 4, Expr: "for nj := int32(0); nj < tileK/16; nj++"}
+	gocuSite589 = kernel.Site{File: "fwd64.go", Line: 259, Col: 2, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite590 = kernel.Site{File: "fwd64.go", Line: 266, Col: 2, Expr: "for j4 := int32(0); j4 < 4; j4++"}
+	gocuSite591 = kernel.Site{File: "fwd64.go", Line: 269, Col: 3, Expr: "for jj := int32(0); jj < d64/64; jj++"}
+	gocuSite592 = kernel.Site{File: "fwd64.go", Line: 272, Col: 4, Expr: "for kk := int32(0); kk < tileK/16; kk++"}
+	gocuSite593 = kernel.Site{File: "bwd64.go", Line: 133, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite594 = kernel.Site{File: "bwd64.go", Line: 135, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite595 = kernel.Site{File: "bwd64.go", Line: 271, Col: 2, Expr: "for nt := int32(0); nt < tileQ/8; nt++"}
+	gocuSite596 = kernel.Site{File: "bwd64.go", Line: 273, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite597 = kernel.Site{File: "fwdwg.go", Line: 272, Col: 2, Expr: "for i := int32(0); i < 128/wgLoadRows; i++"}
+	gocuSite598 = kernel.Site{File: "bwdwg.go", Line: 352, Col: 2, Expr: "for i := int32(0); i < bwRows/wgLoadRows; i++"}
+	gocuSite599 = kernel.Site{File: "bwdwg.go", Line: 173, Col: 2, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite600 = kernel.Site{File: "bwdwg.go", Line: 338, Col: 2, Expr: "for j := 0; j < bwRows/16; j++"}
+	gocuSite601 = kernel.Site{File: "bwdwg.go", Line: 318, Col: 2, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite602 = kernel.Site{File: "fwd128.go", Line: 177, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite603 = kernel.Site{File: "fwd128.go", Line: 179, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite604 = kernel.Site{File: "fwd128.go", Line: 192, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite605 = kernel.Site{File: "fwd128.go", Line: 208, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite606 = kernel.Site{File: "fwd128.go", Line: 210, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite607 = kernel.Site{File: "fwd128.go", Line: 217, Col: 2, Expr: "for dt := 0; dt < d128/8; dt++"}
+	gocuSite608 = kernel.Site{File: "fwd64.go", Line: 179, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite609 = kernel.Site{File: "fwd64.go", Line: 181, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite610 = kernel.Site{File: "fwd64.go", Line: 194, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite611 = kernel.Site{File: "fwd64.go", Line: 210, Col: 2, Expr: "for nt := int32(0); nt < tileK/8; nt++"}
+	gocuSite612 = kernel.Site{File: "fwd64.go", Line: 212, Col: 3, Expr: "for e := int32(0); e < 4; e++"}
+	gocuSite613 = kernel.Site{File: "fwd64.go", Line: 219, Col: 2, Expr: "for dt := 0; dt < d64/8; dt++"}
+	gocuSite614 = kernel.Site{File: "fwdwg.go", Line: 231, Col: 2, Expr: "for i := int32(0); i < 64; i++"}
+	gocuSite615 = kernel.Site{File: "fwdwg.go", Line: 243, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite616 = kernel.Site{File: "fwdwg.go", Line: 259, Col: 2, Expr: "for i := int32(0); i < 64; i++"}
+	gocuSite617 = kernel.Site{File: "fwdwg.go", Line: 212, Col: 2, Expr: "for j := 0; j < wgKeys/16; j++"}
+	gocuSite618 = kernel.Site{File: "fwdws.go", Line: 219, Col: 2, Expr: "for i := int32(0); i < 128/wsLoadRows; i++"}
+	gocuSite619 = kernel.Site{File: "fwdws.go", Line: 197, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
+	gocuSite620 = kernel.Site{File: "bwd128.go", Line: 61, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
+	gocuSite621 = kernel.Site{File: "bwd128.go", Line: 76, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite622 = kernel.Site{File: "bwd128.go", Line: 84, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite623 = kernel.Site{File: "bwd128.go", Line: 87, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite624 = kernel.Site{File: "bwd128.go", Line: 94, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite625 = kernel.Site{File: "bwd128.go", Line: 215, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite626 = kernel.Site{File: "bwd128.go", Line: 227, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite627 = kernel.Site{File: "bwd64.go", Line: 63, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
+	gocuSite628 = kernel.Site{File: "bwd64.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
+	gocuSite629 = kernel.Site{File: "bwd64.go", Line: 86, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite630 = kernel.Site{File: "bwd64.go", Line: 89, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite631 = kernel.Site{File: "bwd64.go", Line: 96, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite632 = kernel.Site{File: "bwd64.go", Line: 217, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite633 = kernel.Site{File: "bwd64.go", Line: 229, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite634 = kernel.Site{File: "bwdwg.go", Line: 92, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite635 = kernel.Site{File: "bwdwg.go", Line: 110, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite636 = kernel.Site{File: "bwdwg.go", Line: 115, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite637 = kernel.Site{File: "bwdwg.go", Line: 129, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
+	gocuSite638 = kernel.Site{File: "bwdwg.go", Line: 135, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite639 = kernel.Site{File: "bwdwg.go", Line: 141, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
+	gocuSite640 = kernel.Site{File: "bwdwg.go", Line: 153, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite641 = kernel.Site{File: "bwdwg.go", Line: 234, Col: 2, Expr: "for hh := int32(0); hh < 2; hh++"}
+	gocuSite642 = kernel.Site{File: "bwdwg.go", Line: 253, Col: 2, Expr: "for j := int32(0); j < ntiles; j++"}
+	gocuSite643 = kernel.Site{File: "bwdwg.go", Line: 268, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite644 = kernel.Site{File: "bwdwg.go", Line: 273, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite645 = kernel.Site{File: "bwdwg.go", Line: 285, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite646 = kernel.Site{File: "bwdwg.go", Line: 291, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
+	gocuSite647 = kernel.Site{File: "bwdwg.go", Line: 301, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite648 = kernel.Site{File: "bwdwga.go", Line: 80, Col: 2, Expr: "for i := i0; i < nq; i++"}
+	gocuSite649 = kernel.Site{File: "bwdwga.go", Line: 98, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite650 = kernel.Site{File: "bwdwga.go", Line: 103, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite651 = kernel.Site{File: "bwdwga.go", Line: 117, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
+	gocuSite652 = kernel.Site{File: "bwdwga.go", Line: 123, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite653 = kernel.Site{File: "bwdwga.go", Line: 131, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite654 = kernel.Site{File: "bwdwga.go", Line: 144, Col: 3, Expr: "for ks := int32(0); ks < wgRows/16; ks++"}
+	gocuSite655 = kernel.Site{File: "bwdwga.go", Line: 149, Col: 3, Expr: "for ks := int32(0); ks < bwRows/16; ks++"}
+	gocuSite656 = kernel.Site{File: "bwdwga.go", Line: 155, Col: 3, Expr: "for e := int32(0); e < 32; e++"}
+	gocuSite657 = kernel.Site{File: "bwdwga.go", Line: 169, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite658 = kernel.Site{File: "fwd128.go", Line: 78, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite659 = kernel.Site{File: "fwd128.go", Line: 94, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite660 = kernel.Site{File: "fwd128.go", Line: 97, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite661 = kernel.Site{File: "fwd128.go", Line: 105, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite662 = kernel.Site{File: "fwd128.go", Line: 116, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite663 = kernel.Site{File: "fwd64.go", Line: 80, Col: 2, Expr: "for ks := int32(0); ks < d64/16; ks++"}
+	gocuSite664 = kernel.Site{File: "fwd64.go", Line: 96, Col: 2, Expr: "for j := int32(0); j < nfull; j++"}
+	gocuSite665 = kernel.Site{File: "fwd64.go", Line: 99, Col: 2, Expr: "for j := nfull; j < ntiles; j++"}
+	gocuSite666 = kernel.Site{File: "fwd64.go", Line: 107, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite667 = kernel.Site{File: "fwd64.go", Line: 118, Col: 2, Expr: "for dt := int32(0); dt < d64/8; dt++"}
+	gocuSite668 = kernel.Site{File: "fwdwg.go", Line: 110, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite669 = kernel.Site{File: "fwdwg.go", Line: 123, Col: 2, Expr: "for j := int32(1); j < ntiles; j++"}
+	gocuSite670 = kernel.Site{File: "fwdwg.go", Line: 140, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite671 = kernel.Site{File: "fwdwg.go", Line: 145, Col: 3, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
+	gocuSite672 = kernel.Site{File: "fwdwg.go", Line: 157, Col: 3, Expr: "for i := 0; i < 64; i += 4"}
+	gocuSite673 = kernel.Site{File: "fwdwg.go", Line: 168, Col: 2, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
+	gocuSite674 = kernel.Site{File: "fwdwg.go", Line: 179, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite675 = kernel.Site{File: "fwdwg.go", Line: 190, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite676 = kernel.Site{File: "fwdws.go", Line: 94, Col: 2, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite677 = kernel.Site{File: "fwdws.go", Line: 108, Col: 2, Expr: "for j := int32(1); j < ntiles; j++"}
+	gocuSite678 = kernel.Site{File: "fwdws.go", Line: 115, Col: 3, Expr: "for ks := int32(0); ks < d128/16; ks++"}
+	gocuSite679 = kernel.Site{File: "fwdws.go", Line: 120, Col: 3, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
+	gocuSite680 = kernel.Site{File: "fwdws.go", Line: 136, Col: 3, Expr: "for i := 0; i < 64; i += 4"}
+	gocuSite681 = kernel.Site{File: "fwdws.go", Line: 148, Col: 2, Expr: "for ks := int32(0); ks < wgKeys/16; ks++"}
+	gocuSite682 = kernel.Site{File: "fwdws.go", Line: 162, Col: 2, Expr: "for hh := 0; hh < 2; hh++"}
+	gocuSite683 = kernel.Site{File: "fwdws.go", Line: 173, Col: 2, Expr: "for dt := int32(0); dt < d128/8; dt++"}
+	gocuSite684 = kernel.Site{File: "prep.go", Line: 24, Col: 2, Expr: "for c := lane; c < dim/2; c += 32"}
+	gocuSite685 = kernel.Site{File: "prep.go", Line: 29, Col: 2, Expr: "for m := int32(16); m > 0; m /= 2"}
 )
 
 // gocuChecked_layout_head is the checked copy of attn.layout.head (tile.go:30).
@@ -3319,7 +4245,7 @@ func gocuChecked_layout_head(gocuT *kernel.Thread, l layout, bh int32, heads int
 // gocuChecked_load128 is the checked copy of attn.load128 (fwd128.go:283).
 func gocuChecked_load128(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
 	/*line fwd128.go:285*/ for i := int32(0); i < 64/d128Rows; i++ {
-		/*line fwd128.go:285*/ kernel.Loop(t, &gocuSite439)
+		/*line fwd128.go:285*/ kernel.Loop(t, &gocuSite565)
 		/*line fwd128.go:286*/ r := r0 + cr + i*d128Rows
 		/*line fwd128.go:287*/ ok := r < seq
 		/*line fwd128.go:288*/ if !ok {
@@ -3336,7 +4262,7 @@ func gocuChecked_laneOffsets128(gocuT *kernel.Thread, lane int32) (kOff [4]int32
 	/*line fwd128.go:138*/ rowK := (l7+8*(lane/16))*d128 + 8*(((lane/8)^l7)&1)
 	/*line fwd128.go:139*/ rowV := (lane%16)*d128 + 8*(((lane/16)^l7)&1)
 	/*line fwd128.go:141*/ for j := int32(0); j < 4; j++ {
-		/*line fwd128.go:141*/ kernel.Loop(gocuT, &gocuSite440)
+		/*line fwd128.go:141*/ kernel.Loop(gocuT, &gocuSite566)
 		/*line fwd128.go:142*/ *kernel.At(gocuT, kOff[:], int(j), &gocuSite4, kernel.Write) = rowK + 16*(j^h)
 		/*line fwd128.go:143*/ *kernel.At(gocuT, vOff[:], int(j), &gocuSite5, kernel.Write) = rowV + 16*(j^h)
 	}
@@ -3346,12 +4272,12 @@ func gocuChecked_laneOffsets128(gocuT *kernel.Thread, lane int32) (kOff [4]int32
 // gocuChecked_mmaABt128 is the checked copy of attn.mmaABt128 (fwd128.go:231).
 func gocuChecked_mmaABt128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOff [4]int32, a [8]kernel.FragA, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line fwd128.go:235*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd128.go:235*/ kernel.Loop(t, &gocuSite441)
+		/*line fwd128.go:235*/ kernel.Loop(t, &gocuSite567)
 		/*line fwd128.go:236*/ kb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite7, kernel.Read):]
 		/*line fwd128.go:238*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line fwd128.go:238*/ kernel.Loop(t, &gocuSite442)
+			/*line fwd128.go:238*/ kernel.Loop(t, &gocuSite568)
 			/*line fwd128.go:240*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line fwd128.go:240*/ kernel.Loop(t, &gocuSite443)
+				/*line fwd128.go:240*/ kernel.Loop(t, &gocuSite569)
 				/*line fwd128.go:241*/ kf := kernel.LdMatrixX4(t, kb[nj*16*d128+jj*64:])
 				/*line fwd128.go:242*/ {
 					/*line fwd128.go:242*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite9, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite10, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite11, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite12, kernel.Read))
@@ -3370,14 +4296,14 @@ func gocuChecked_mmaABt128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOf
 // gocuChecked_mmaSABt128 is the checked copy of attn.mmaSABt128 (bwd128.go:149).
 func gocuChecked_mmaSABt128(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOff [4]int32, b0 int32, kOff [4]int32, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line bwd128.go:151*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line bwd128.go:151*/ kernel.Loop(t, &gocuSite444)
+		/*line bwd128.go:151*/ kernel.Loop(t, &gocuSite570)
 		/*line bwd128.go:152*/ ab := sm[a0+*kernel.At(t, vOff[:], int(j4), &gocuSite20, kernel.Read):]
 		/*line bwd128.go:153*/ bb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite22, kernel.Read):]
 		/*line bwd128.go:155*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line bwd128.go:155*/ kernel.Loop(t, &gocuSite445)
+			/*line bwd128.go:155*/ kernel.Loop(t, &gocuSite571)
 			/*line bwd128.go:156*/ af := kernel.LdMatrixX4(t, ab[jj*64:])
 			/*line bwd128.go:158*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line bwd128.go:158*/ kernel.Loop(t, &gocuSite446)
+				/*line bwd128.go:158*/ kernel.Loop(t, &gocuSite572)
 				/*line bwd128.go:159*/ bf := kernel.LdMatrixX4(t, bb[nj*16*d128+jj*64:])
 				/*line bwd128.go:160*/ {
 					/*line bwd128.go:160*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(0), &gocuSite25, kernel.Read), *kernel.At(t, bf[:], int(1), &gocuSite26, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite27, kernel.Read))
@@ -3397,20 +4323,20 @@ func gocuChecked_mmaSABt128(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vO
 func gocuChecked_mmaCB128(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, vOff [4]int32, p [8]kernel.FragC, acc [16]kernel.FragC) [16]kernel.FragC {
 	/*line fwd128.go:255*/ var pa [4]kernel.FragA
 	/*line fwd128.go:257*/ for kk := int32(0); kk < tileK/16; kk++ {
-		/*line fwd128.go:257*/ kernel.Loop(t, &gocuSite447)
+		/*line fwd128.go:257*/ kernel.Loop(t, &gocuSite573)
 		/*line fwd128.go:258*/ {
 			/*line fwd128.go:258*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite33)][:], int(0), &gocuSite33, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite34)][:], int(1), &gocuSite34, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite35)][:], int(2), &gocuSite35, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite36)][:], int(3), &gocuSite36, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite37)][:], int(0), &gocuSite37, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite38)][:], int(1), &gocuSite38, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite39)][:], int(2), &gocuSite39, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite40)][:], int(3), &gocuSite40, kernel.Read))}
 			/*line fwd128.go:258*/ *kernel.At(t, pa[:], int(kk), &gocuSite41, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd128.go:264*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd128.go:264*/ kernel.Loop(t, &gocuSite448)
+		/*line fwd128.go:264*/ kernel.Loop(t, &gocuSite574)
 		/*line fwd128.go:265*/ vb := sm[b0+*kernel.At(t, vOff[:], int(j4), &gocuSite43, kernel.Read):]
 		/*line fwd128.go:267*/ for jj := int32(0); jj < d128/64; jj++ {
-			/*line fwd128.go:267*/ kernel.Loop(t, &gocuSite449)
+			/*line fwd128.go:267*/ kernel.Loop(t, &gocuSite575)
 			/*line fwd128.go:268*/ nd := 4*jj + j4
 			/*line fwd128.go:270*/ for kk := int32(0); kk < tileK/16; kk++ {
-				/*line fwd128.go:270*/ kernel.Loop(t, &gocuSite450)
+				/*line fwd128.go:270*/ kernel.Loop(t, &gocuSite576)
 				/*line fwd128.go:271*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*d128+jj*64:])
 				/*line fwd128.go:272*/ {
 					/*line fwd128.go:272*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite45, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite46, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite47, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite48, kernel.Read))
@@ -3446,9 +4372,9 @@ func gocuChecked_bwdQ128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.
 	/*line bwd128.go:126*/ dp = gocuChecked_mmaSABt128(t, sm, d128Tile+warp*16*d128, vOff, vs0, kOff, dp)
 	/*line bwd128.go:129*/ qd := t.ThreadIdx.X % 4
 	/*line bwd128.go:131*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line bwd128.go:131*/ kernel.Loop(t, &gocuSite451)
+		/*line bwd128.go:131*/ kernel.Loop(t, &gocuSite577)
 		/*line bwd128.go:133*/ for e := int32(0); e < 4; e++ {
-			/*line bwd128.go:133*/ kernel.Loop(t, &gocuSite452)
+			/*line bwd128.go:133*/ kernel.Loop(t, &gocuSite578)
 			/*line bwd128.go:134*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite55)][:], int(e), &gocuSite55, kernel.Read), sl2, -(*kernel.At(t, l2[:], int(e/2), &gocuSite56, kernel.Read))))
 			/*line bwd128.go:135*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite57, kernel.Read) {
 				/*line bwd128.go:136*/ p = 0
@@ -3496,9 +4422,9 @@ func gocuChecked_bwdKV128Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float
 	/*line bwd128.go:264*/ dp = gocuChecked_mmaSABt128(t, sm, d128Tile+warp*16*d128, vOff, ds0, kOff, dp)
 	/*line bwd128.go:267*/ qd := tid % 4
 	/*line bwd128.go:269*/ for nt := int32(0); nt < tileQ/8; nt++ {
-		/*line bwd128.go:269*/ kernel.Loop(t, &gocuSite453)
+		/*line bwd128.go:269*/ kernel.Loop(t, &gocuSite579)
 		/*line bwd128.go:271*/ for e := int32(0); e < 4; e++ {
-			/*line bwd128.go:271*/ kernel.Loop(t, &gocuSite454)
+			/*line bwd128.go:271*/ kernel.Loop(t, &gocuSite580)
 			/*line bwd128.go:272*/ c := nt*8 + 2*qd + e%2
 			/*line bwd128.go:273*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite63)][:], int(e), &gocuSite63, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite64, kernel.Read))))
 			/*line bwd128.go:274*/ if masked {
@@ -3524,7 +4450,7 @@ func gocuChecked_bwdKV128Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float
 // gocuChecked_load64 is the checked copy of attn.load64 (fwd64.go:285).
 func gocuChecked_load64(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
 	/*line fwd64.go:287*/ for i := int32(0); i < 64/d64Rows; i++ {
-		/*line fwd64.go:287*/ kernel.Loop(t, &gocuSite455)
+		/*line fwd64.go:287*/ kernel.Loop(t, &gocuSite581)
 		/*line fwd64.go:288*/ r := r0 + cr + i*d64Rows
 		/*line fwd64.go:289*/ ok := r < seq
 		/*line fwd64.go:290*/ if !ok {
@@ -3541,7 +4467,7 @@ func gocuChecked_laneOffsets64(gocuT *kernel.Thread, lane int32) (kOff [4]int32,
 	/*line fwd64.go:140*/ rowK := (l7+8*(lane/16))*d64 + 8*(((lane/8)^l7)&1)
 	/*line fwd64.go:141*/ rowV := (lane%16)*d64 + 8*(((lane/16)^l7)&1)
 	/*line fwd64.go:143*/ for j := int32(0); j < 4; j++ {
-		/*line fwd64.go:143*/ kernel.Loop(gocuT, &gocuSite456)
+		/*line fwd64.go:143*/ kernel.Loop(gocuT, &gocuSite582)
 		/*line fwd64.go:144*/ *kernel.At(gocuT, kOff[:], int(j), &gocuSite72, kernel.Write) = rowK + 16*(j^h)
 		/*line fwd64.go:145*/ *kernel.At(gocuT, vOff[:], int(j), &gocuSite73, kernel.Write) = rowV + 16*(j^h)
 	}
@@ -3551,12 +4477,12 @@ func gocuChecked_laneOffsets64(gocuT *kernel.Thread, lane int32) (kOff [4]int32,
 // gocuChecked_mmaABt64 is the checked copy of attn.mmaABt64 (fwd64.go:233).
 func gocuChecked_mmaABt64(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOff [4]int32, a [4]kernel.FragA, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line fwd64.go:237*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd64.go:237*/ kernel.Loop(t, &gocuSite457)
+		/*line fwd64.go:237*/ kernel.Loop(t, &gocuSite583)
 		/*line fwd64.go:238*/ kb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite75, kernel.Read):]
 		/*line fwd64.go:240*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line fwd64.go:240*/ kernel.Loop(t, &gocuSite458)
+			/*line fwd64.go:240*/ kernel.Loop(t, &gocuSite584)
 			/*line fwd64.go:242*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line fwd64.go:242*/ kernel.Loop(t, &gocuSite459)
+				/*line fwd64.go:242*/ kernel.Loop(t, &gocuSite585)
 				/*line fwd64.go:243*/ kf := kernel.LdMatrixX4(t, kb[nj*16*d64+jj*64:])
 				/*line fwd64.go:244*/ {
 					/*line fwd64.go:244*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, a[:], int(4*jj+j4), &gocuSite77, kernel.Read), kernel.FragB{*kernel.At(t, kf[:], int(0), &gocuSite78, kernel.Read), *kernel.At(t, kf[:], int(1), &gocuSite79, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite80, kernel.Read))
@@ -3575,14 +4501,14 @@ func gocuChecked_mmaABt64(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, kOff
 // gocuChecked_mmaSABt64 is the checked copy of attn.mmaSABt64 (bwd64.go:151).
 func gocuChecked_mmaSABt64(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOff [4]int32, b0 int32, kOff [4]int32, c [8]kernel.FragC) [8]kernel.FragC {
 	/*line bwd64.go:153*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line bwd64.go:153*/ kernel.Loop(t, &gocuSite460)
+		/*line bwd64.go:153*/ kernel.Loop(t, &gocuSite586)
 		/*line bwd64.go:154*/ ab := sm[a0+*kernel.At(t, vOff[:], int(j4), &gocuSite88, kernel.Read):]
 		/*line bwd64.go:155*/ bb := sm[b0+*kernel.At(t, kOff[:], int(j4), &gocuSite90, kernel.Read):]
 		/*line bwd64.go:157*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line bwd64.go:157*/ kernel.Loop(t, &gocuSite461)
+			/*line bwd64.go:157*/ kernel.Loop(t, &gocuSite587)
 			/*line bwd64.go:158*/ af := kernel.LdMatrixX4(t, ab[jj*64:])
 			/*line bwd64.go:160*/ for nj := int32(0); nj < tileK/16; nj++ {
-				/*line bwd64.go:160*/ kernel.Loop(t, &gocuSite462)
+				/*line bwd64.go:160*/ kernel.Loop(t, &gocuSite588)
 				/*line bwd64.go:161*/ bf := kernel.LdMatrixX4(t, bb[nj*16*d64+jj*64:])
 				/*line bwd64.go:162*/ {
 					/*line bwd64.go:162*/ var gocuV1 kernel.FragC = kernel.MMABF16(t, af, kernel.FragB{*kernel.At(t, bf[:], int(0), &gocuSite93, kernel.Read), *kernel.At(t, bf[:], int(1), &gocuSite94, kernel.Read)}, *kernel.At(t, c[:], int(2*nj), &gocuSite95, kernel.Read))
@@ -3602,20 +4528,20 @@ func gocuChecked_mmaSABt64(t *kernel.Thread, sm []kernel.BFloat16, a0 int32, vOf
 func gocuChecked_mmaCB64(t *kernel.Thread, sm []kernel.BFloat16, b0 int32, vOff [4]int32, p [8]kernel.FragC, acc [8]kernel.FragC) [8]kernel.FragC {
 	/*line fwd64.go:257*/ var pa [4]kernel.FragA
 	/*line fwd64.go:259*/ for kk := int32(0); kk < tileK/16; kk++ {
-		/*line fwd64.go:259*/ kernel.Loop(t, &gocuSite463)
+		/*line fwd64.go:259*/ kernel.Loop(t, &gocuSite589)
 		/*line fwd64.go:260*/ {
 			/*line fwd64.go:260*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite101)][:], int(0), &gocuSite101, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite102)][:], int(1), &gocuSite102, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite103)][:], int(2), &gocuSite103, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk), 8, &gocuSite104)][:], int(3), &gocuSite104, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite105)][:], int(0), &gocuSite105, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite106)][:], int(1), &gocuSite106, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite107)][:], int(2), &gocuSite107, kernel.Read), *kernel.At(t, p[kernel.Index(t, int(2*kk+1), 8, &gocuSite108)][:], int(3), &gocuSite108, kernel.Read))}
 			/*line fwd64.go:260*/ *kernel.At(t, pa[:], int(kk), &gocuSite109, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd64.go:266*/ for j4 := int32(0); j4 < 4; j4++ {
-		/*line fwd64.go:266*/ kernel.Loop(t, &gocuSite464)
+		/*line fwd64.go:266*/ kernel.Loop(t, &gocuSite590)
 		/*line fwd64.go:267*/ vb := sm[b0+*kernel.At(t, vOff[:], int(j4), &gocuSite111, kernel.Read):]
 		/*line fwd64.go:269*/ for jj := int32(0); jj < d64/64; jj++ {
-			/*line fwd64.go:269*/ kernel.Loop(t, &gocuSite465)
+			/*line fwd64.go:269*/ kernel.Loop(t, &gocuSite591)
 			/*line fwd64.go:270*/ nd := 4*jj + j4
 			/*line fwd64.go:272*/ for kk := int32(0); kk < tileK/16; kk++ {
-				/*line fwd64.go:272*/ kernel.Loop(t, &gocuSite466)
+				/*line fwd64.go:272*/ kernel.Loop(t, &gocuSite592)
 				/*line fwd64.go:273*/ vf := kernel.LdMatrixX4Trans(t, vb[kk*16*d64+jj*64:])
 				/*line fwd64.go:274*/ {
 					/*line fwd64.go:274*/ var gocuV2 kernel.FragC = kernel.MMABF16(t, *kernel.At(t, pa[:], int(kk), &gocuSite113, kernel.Read), kernel.FragB{*kernel.At(t, vf[:], int(0), &gocuSite114, kernel.Read), *kernel.At(t, vf[:], int(1), &gocuSite115, kernel.Read)}, *kernel.At(t, acc[:], int(2*nd), &gocuSite116, kernel.Read))
@@ -3651,9 +4577,9 @@ func gocuChecked_bwdQ64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	/*line bwd64.go:128*/ dp = gocuChecked_mmaSABt64(t, sm, d64Tile+warp*16*d64, vOff, vs0, kOff, dp)
 	/*line bwd64.go:131*/ qd := t.ThreadIdx.X % 4
 	/*line bwd64.go:133*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line bwd64.go:133*/ kernel.Loop(t, &gocuSite467)
+		/*line bwd64.go:133*/ kernel.Loop(t, &gocuSite593)
 		/*line bwd64.go:135*/ for e := int32(0); e < 4; e++ {
-			/*line bwd64.go:135*/ kernel.Loop(t, &gocuSite468)
+			/*line bwd64.go:135*/ kernel.Loop(t, &gocuSite594)
 			/*line bwd64.go:136*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite123)][:], int(e), &gocuSite123, kernel.Read), sl2, -(*kernel.At(t, l2[:], int(e/2), &gocuSite124, kernel.Read))))
 			/*line bwd64.go:137*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite125, kernel.Read) {
 				/*line bwd64.go:138*/ p = 0
@@ -3689,9 +4615,9 @@ func gocuChecked_bwdKV64Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float3
 	/*line bwd64.go:266*/ dp = gocuChecked_mmaSABt64(t, sm, d64Tile+warp*16*d64, vOff, ds0, kOff, dp)
 	/*line bwd64.go:269*/ qd := tid % 4
 	/*line bwd64.go:271*/ for nt := int32(0); nt < tileQ/8; nt++ {
-		/*line bwd64.go:271*/ kernel.Loop(t, &gocuSite469)
+		/*line bwd64.go:271*/ kernel.Loop(t, &gocuSite595)
 		/*line bwd64.go:273*/ for e := int32(0); e < 4; e++ {
-			/*line bwd64.go:273*/ kernel.Loop(t, &gocuSite470)
+			/*line bwd64.go:273*/ kernel.Loop(t, &gocuSite596)
 			/*line bwd64.go:274*/ c := nt*8 + 2*qd + e%2
 			/*line bwd64.go:275*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite129)][:], int(e), &gocuSite129, kernel.Read), sl2, -(*kernel.At(t, fl, int(st+c), &gocuSite130, kernel.Read))))
 			/*line bwd64.go:276*/ if masked {
@@ -3714,6 +4640,87 @@ func gocuChecked_bwdKV64Tile(t *kernel.Thread, sm []kernel.BFloat16, fl []float3
 	/*line bwd64.go:292*/ return dka, dva
 }
 
+// gocuChecked_loadWG is the checked copy of attn.loadWG (fwdwg.go:270).
+func gocuChecked_loadWG(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
+	/*line fwdwg.go:272*/ for i := int32(0); i < 128/wgLoadRows; i++ {
+		/*line fwdwg.go:272*/ kernel.Loop(t, &gocuSite597)
+		/*line fwdwg.go:273*/ r := r0 + cr + i*wgLoadRows
+		/*line fwdwg.go:274*/ ok := r < seq
+		/*line fwdwg.go:275*/ if !ok {
+			/*line fwdwg.go:276*/ r = seq - 1
+		}
+		/*line fwdwg.go:278*/ kernel.CpAsyncZfill(t, sm[dst+soff+i*wgLoadRows*64:], x[int(r)*int(rs)+int(cc)*8:], ok)
+	}
+}
+
+// gocuChecked_loadBW is the checked copy of attn.loadBW (bwdwg.go:349).
+func gocuChecked_loadBW(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32) {
+	/*line bwdwg.go:350*/ cr, cc := t.ThreadIdx.X/16, t.ThreadIdx.X%16
+	/*line bwdwg.go:352*/ for i := int32(0); i < bwRows/wgLoadRows; i++ {
+		/*line bwdwg.go:352*/ kernel.Loop(t, &gocuSite598)
+		/*line bwdwg.go:353*/ r := r0 + cr + i*wgLoadRows
+		/*line bwdwg.go:354*/ ok := r < seq
+		/*line bwdwg.go:355*/ if !ok {
+			/*line bwdwg.go:356*/ r = seq - 1
+		}
+		/*line bwdwg.go:358*/ kernel.CpAsyncZfill(t, sm[dst+soff+i*wgLoadRows*64:], x[int(r)*int(rs)+int(cc)*8:], ok)
+	}
+}
+
+// gocuChecked_wgStep is the checked copy of attn.wgStep (fwdwg.go:203).
+func gocuChecked_wgStep(gocuT *kernel.Thread, ks int32) kernel.WGDesc {
+	/*line fwdwg.go:204*/ return kernel.WGDesc((ks/4)*(wgHalf*2/16) + (ks%4)*2)
+}
+
+// gocuChecked_bwStep is the checked copy of attn.bwStep (bwdwg.go:330).
+func gocuChecked_bwStep(gocuT *kernel.Thread, ks int32) kernel.WGDesc {
+	/*line bwdwg.go:331*/ return kernel.WGDesc((ks/4)*(bwHalf*2/16) + (ks%4)*2)
+}
+
+// gocuChecked_probsT is the checked copy of attn.probsT (bwdwg.go:170).
+func gocuChecked_probsT(t *kernel.Thread, s kernel.WGAcc64, fl []float32, i int32, keyA int32, seq int32, sl2 float32, causal bool, masked bool) kernel.WGAcc64 {
+	/*line bwdwg.go:171*/ qd := t.ThreadIdx.X % 4
+	/*line bwdwg.go:173*/ for e := int32(0); e < 32; e++ {
+		/*line bwdwg.go:173*/ kernel.Loop(t, &gocuSite599)
+		/*line bwdwg.go:174*/ c := (e/4)*8 + 2*qd + e%2
+		/*line bwdwg.go:175*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[:], int(e), &gocuSite140, kernel.Read), sl2, -(*kernel.At(t, fl, int(c), &gocuSite141, kernel.Read))))
+		/*line bwdwg.go:176*/ if masked {
+			/*line bwdwg.go:177*/ if r := i*bwRows + c; r >= seq || causal && r < keyA+8*((e%4)/2) {
+				/*line bwdwg.go:178*/ p = 0
+			}
+		}
+		/*line bwdwg.go:181*/ *kernel.At(t, s[:], int(e), &gocuSite142, kernel.Write) = p
+	}
+	/*line bwdwg.go:183*/ return s
+}
+
+// gocuChecked_pack64 is the checked copy of attn.pack64 (bwdwg.go:335).
+func gocuChecked_pack64(gocuT *kernel.Thread, s kernel.WGAcc64) [4]kernel.FragA {
+	/*line bwdwg.go:336*/ var p [4]kernel.FragA
+	/*line bwdwg.go:338*/ for j := 0; j < bwRows/16; j++ {
+		/*line bwdwg.go:338*/ kernel.Loop(gocuT, &gocuSite600)
+		/*line bwdwg.go:339*/ {
+			/*line bwdwg.go:339*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j), &gocuSite143, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+1), &gocuSite144, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+2), &gocuSite145, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+3), &gocuSite146, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+4), &gocuSite147, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+5), &gocuSite148, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+6), &gocuSite149, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+7), &gocuSite150, kernel.Read))}
+			/*line bwdwg.go:339*/ *kernel.At(gocuT, p[:], int(j), &gocuSite151, kernel.Write) = gocuV1
+		}
+	}
+	/*line bwdwg.go:344*/ return p
+}
+
+// gocuChecked_probs is the checked copy of attn.probs (bwdwg.go:315).
+func gocuChecked_probs(t *kernel.Thread, s kernel.WGAcc64, j int32, l2 [2]float32, lim [2]int32, sl2 float32, masked bool) kernel.WGAcc64 {
+	/*line bwdwg.go:316*/ qd := t.ThreadIdx.X % 4
+	/*line bwdwg.go:318*/ for e := int32(0); e < 32; e++ {
+		/*line bwdwg.go:318*/ kernel.Loop(t, &gocuSite601)
+		/*line bwdwg.go:319*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[:], int(e), &gocuSite152, kernel.Read), sl2, -(*kernel.At(t, l2[:], int((e%4)/2), &gocuSite153, kernel.Read))))
+		/*line bwdwg.go:320*/ if masked && j*bwRows+(e/4)*8+2*qd+e%2 >= *kernel.At(t, lim[:], int((e%4)/2), &gocuSite154, kernel.Read) {
+			/*line bwdwg.go:321*/ p = 0
+		}
+		/*line bwdwg.go:323*/ *kernel.At(t, s[:], int(e), &gocuSite155, kernel.Write) = p
+	}
+	/*line bwdwg.go:325*/ return s
+}
+
 // gocuChecked_fwd128Tile is the checked copy of attn.fwd128Tile (fwd128.go:152).
 func gocuChecked_fwd128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, ks int32, vs int32, soff int32, cr int32, cc int32, seq int32, qf [8]kernel.FragA, kOff [4]int32, vOff [4]int32, acc [16]kernel.FragC, mx [2]float32, sum [2]float32, j int32, ntiles int32, lim [2]int32, sl2 float32, masked bool) ([16]kernel.FragC, [2]float32, [2]float32) {
 	/*line fwd128.go:154*/ if j > 0 {
@@ -3734,68 +4741,68 @@ func gocuChecked_fwd128Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.B
 	/*line fwd128.go:174*/ qd := t.ThreadIdx.X % 4
 	/*line fwd128.go:175*/ m := [2]float32{negInf, negInf}
 	/*line fwd128.go:177*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd128.go:177*/ kernel.Loop(t, &gocuSite471)
+		/*line fwd128.go:177*/ kernel.Loop(t, &gocuSite602)
 		/*line fwd128.go:179*/ for e := int32(0); e < 4; e++ {
-			/*line fwd128.go:179*/ kernel.Loop(t, &gocuSite472)
-			/*line fwd128.go:180*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite136)][:], int(e), &gocuSite136, kernel.Read)
-			/*line fwd128.go:181*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite137, kernel.Read) {
+			/*line fwd128.go:179*/ kernel.Loop(t, &gocuSite603)
+			/*line fwd128.go:180*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite156)][:], int(e), &gocuSite156, kernel.Read)
+			/*line fwd128.go:181*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite157, kernel.Read) {
 				/*line fwd128.go:182*/ x = negInf
-				/*line fwd128.go:183*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite138)][:], int(e), &gocuSite138, kernel.Write) = x
+				/*line fwd128.go:183*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite158)][:], int(e), &gocuSite158, kernel.Write) = x
 			}
-			/*line fwd128.go:185*/ if x > *kernel.At(t, m[:], int(e/2), &gocuSite139, kernel.Read) {
-				/*line fwd128.go:186*/ *kernel.At(t, m[:], int(e/2), &gocuSite140, kernel.Write) = x
+			/*line fwd128.go:185*/ if x > *kernel.At(t, m[:], int(e/2), &gocuSite159, kernel.Read) {
+				/*line fwd128.go:186*/ *kernel.At(t, m[:], int(e/2), &gocuSite160, kernel.Write) = x
 			}
 		}
 	}
 	/*line fwd128.go:190*/ var corr [2]float32
 	/*line fwd128.go:192*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd128.go:192*/ kernel.Loop(t, &gocuSite473)
-		/*line fwd128.go:193*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite141, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite142, kernel.Read) {
-			/*line fwd128.go:194*/ *kernel.At(t, m[:], int(hh), &gocuSite143, kernel.Write) = o
+		/*line fwd128.go:192*/ kernel.Loop(t, &gocuSite604)
+		/*line fwd128.go:193*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite161, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite162, kernel.Read) {
+			/*line fwd128.go:194*/ *kernel.At(t, m[:], int(hh), &gocuSite163, kernel.Write) = o
 		}
-		/*line fwd128.go:196*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite144, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite145, kernel.Read) {
-			/*line fwd128.go:197*/ *kernel.At(t, m[:], int(hh), &gocuSite146, kernel.Write) = o
+		/*line fwd128.go:196*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite164, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite165, kernel.Read) {
+			/*line fwd128.go:197*/ *kernel.At(t, m[:], int(hh), &gocuSite166, kernel.Write) = o
 		}
-		/*line fwd128.go:199*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite147, kernel.Read) * sl2
-		/*line fwd128.go:200*/ if *kernel.At(t, mx[:], int(hh), &gocuSite148, kernel.Read) > mn {
-			/*line fwd128.go:201*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite149, kernel.Read)
+		/*line fwd128.go:199*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite167, kernel.Read) * sl2
+		/*line fwd128.go:200*/ if *kernel.At(t, mx[:], int(hh), &gocuSite168, kernel.Read) > mn {
+			/*line fwd128.go:201*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite169, kernel.Read)
 		}
 		/*line fwd128.go:203*/ {
-			/*line fwd128.go:203*/ var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite150, kernel.Read) - mn)
-			/*line fwd128.go:203*/ *kernel.At(t, corr[:], int(hh), &gocuSite151, kernel.Write) = gocuV1
+			/*line fwd128.go:203*/ var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite170, kernel.Read) - mn)
+			/*line fwd128.go:203*/ *kernel.At(t, corr[:], int(hh), &gocuSite171, kernel.Write) = gocuV1
 		}
-		/*line fwd128.go:204*/ *kernel.At(t, mx[:], int(hh), &gocuSite152, kernel.Write) = mn
+		/*line fwd128.go:204*/ *kernel.At(t, mx[:], int(hh), &gocuSite172, kernel.Write) = mn
 		/*line fwd128.go:205*/ {
-			/*line fwd128.go:205*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite153, kernel.Read)
-			/*line fwd128.go:205*/ *kernel.At(t, sum[:], int(hh), &gocuSite154, kernel.ReadWrite) *= gocuV2
+			/*line fwd128.go:205*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite173, kernel.Read)
+			/*line fwd128.go:205*/ *kernel.At(t, sum[:], int(hh), &gocuSite174, kernel.ReadWrite) *= gocuV2
 		}
 	}
 	/*line fwd128.go:208*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd128.go:208*/ kernel.Loop(t, &gocuSite474)
+		/*line fwd128.go:208*/ kernel.Loop(t, &gocuSite605)
 		/*line fwd128.go:210*/ for e := int32(0); e < 4; e++ {
-			/*line fwd128.go:210*/ kernel.Loop(t, &gocuSite475)
-			/*line fwd128.go:211*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite155)][:], int(e), &gocuSite155, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite156, kernel.Read))))
-			/*line fwd128.go:212*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite157)][:], int(e), &gocuSite157, kernel.Write) = p
-			/*line fwd128.go:213*/ *kernel.At(t, sum[:], int(e/2), &gocuSite158, kernel.ReadWrite) += p
+			/*line fwd128.go:210*/ kernel.Loop(t, &gocuSite606)
+			/*line fwd128.go:211*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite175)][:], int(e), &gocuSite175, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite176, kernel.Read))))
+			/*line fwd128.go:212*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite177)][:], int(e), &gocuSite177, kernel.Write) = p
+			/*line fwd128.go:213*/ *kernel.At(t, sum[:], int(e/2), &gocuSite178, kernel.ReadWrite) += p
 		}
 	}
 	/*line fwd128.go:217*/ for dt := 0; dt < d128/8; dt++ {
-		/*line fwd128.go:217*/ kernel.Loop(t, &gocuSite476)
+		/*line fwd128.go:217*/ kernel.Loop(t, &gocuSite607)
 		/*line fwd128.go:218*/ {
-			/*line fwd128.go:218*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(0), &gocuSite159, kernel.Read)
-			/*line fwd128.go:218*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite160)][:], int(0), &gocuSite160, kernel.ReadWrite) *= gocuV3
+			/*line fwd128.go:218*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(0), &gocuSite179, kernel.Read)
+			/*line fwd128.go:218*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite180)][:], int(0), &gocuSite180, kernel.ReadWrite) *= gocuV3
 		}
 		/*line fwd128.go:219*/ {
-			/*line fwd128.go:219*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(0), &gocuSite161, kernel.Read)
-			/*line fwd128.go:219*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite162)][:], int(1), &gocuSite162, kernel.ReadWrite) *= gocuV4
+			/*line fwd128.go:219*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(0), &gocuSite181, kernel.Read)
+			/*line fwd128.go:219*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite182)][:], int(1), &gocuSite182, kernel.ReadWrite) *= gocuV4
 		}
 		/*line fwd128.go:220*/ {
-			/*line fwd128.go:220*/ var gocuV5 float32 = *kernel.At(t, corr[:], int(1), &gocuSite163, kernel.Read)
-			/*line fwd128.go:220*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite164)][:], int(2), &gocuSite164, kernel.ReadWrite) *= gocuV5
+			/*line fwd128.go:220*/ var gocuV5 float32 = *kernel.At(t, corr[:], int(1), &gocuSite183, kernel.Read)
+			/*line fwd128.go:220*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite184)][:], int(2), &gocuSite184, kernel.ReadWrite) *= gocuV5
 		}
 		/*line fwd128.go:221*/ {
-			/*line fwd128.go:221*/ var gocuV6 float32 = *kernel.At(t, corr[:], int(1), &gocuSite165, kernel.Read)
-			/*line fwd128.go:221*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite166)][:], int(3), &gocuSite166, kernel.ReadWrite) *= gocuV6
+			/*line fwd128.go:221*/ var gocuV6 float32 = *kernel.At(t, corr[:], int(1), &gocuSite185, kernel.Read)
+			/*line fwd128.go:221*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite186)][:], int(3), &gocuSite186, kernel.ReadWrite) *= gocuV6
 		}
 	}
 	/*line fwd128.go:225*/ return gocuChecked_mmaCB128(t, sm, vs0, vOff, s, acc), mx, sum
@@ -3821,89 +4828,71 @@ func gocuChecked_fwd64Tile(t *kernel.Thread, sm []kernel.BFloat16, k []kernel.BF
 	/*line fwd64.go:176*/ qd := t.ThreadIdx.X % 4
 	/*line fwd64.go:177*/ m := [2]float32{negInf, negInf}
 	/*line fwd64.go:179*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd64.go:179*/ kernel.Loop(t, &gocuSite477)
+		/*line fwd64.go:179*/ kernel.Loop(t, &gocuSite608)
 		/*line fwd64.go:181*/ for e := int32(0); e < 4; e++ {
-			/*line fwd64.go:181*/ kernel.Loop(t, &gocuSite478)
-			/*line fwd64.go:182*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite167)][:], int(e), &gocuSite167, kernel.Read)
-			/*line fwd64.go:183*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite168, kernel.Read) {
+			/*line fwd64.go:181*/ kernel.Loop(t, &gocuSite609)
+			/*line fwd64.go:182*/ x := *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite187)][:], int(e), &gocuSite187, kernel.Read)
+			/*line fwd64.go:183*/ if masked && j*tileK+nt*8+2*qd+e%2 >= *kernel.At(t, lim[:], int(e/2), &gocuSite188, kernel.Read) {
 				/*line fwd64.go:184*/ x = negInf
-				/*line fwd64.go:185*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite169)][:], int(e), &gocuSite169, kernel.Write) = x
+				/*line fwd64.go:185*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite189)][:], int(e), &gocuSite189, kernel.Write) = x
 			}
-			/*line fwd64.go:187*/ if x > *kernel.At(t, m[:], int(e/2), &gocuSite170, kernel.Read) {
-				/*line fwd64.go:188*/ *kernel.At(t, m[:], int(e/2), &gocuSite171, kernel.Write) = x
+			/*line fwd64.go:187*/ if x > *kernel.At(t, m[:], int(e/2), &gocuSite190, kernel.Read) {
+				/*line fwd64.go:188*/ *kernel.At(t, m[:], int(e/2), &gocuSite191, kernel.Write) = x
 			}
 		}
 	}
 	/*line fwd64.go:192*/ var corr [2]float32
 	/*line fwd64.go:194*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd64.go:194*/ kernel.Loop(t, &gocuSite479)
-		/*line fwd64.go:195*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite172, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite173, kernel.Read) {
-			/*line fwd64.go:196*/ *kernel.At(t, m[:], int(hh), &gocuSite174, kernel.Write) = o
+		/*line fwd64.go:194*/ kernel.Loop(t, &gocuSite610)
+		/*line fwd64.go:195*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite192, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite193, kernel.Read) {
+			/*line fwd64.go:196*/ *kernel.At(t, m[:], int(hh), &gocuSite194, kernel.Write) = o
 		}
-		/*line fwd64.go:198*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite175, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite176, kernel.Read) {
-			/*line fwd64.go:199*/ *kernel.At(t, m[:], int(hh), &gocuSite177, kernel.Write) = o
+		/*line fwd64.go:198*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite195, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite196, kernel.Read) {
+			/*line fwd64.go:199*/ *kernel.At(t, m[:], int(hh), &gocuSite197, kernel.Write) = o
 		}
-		/*line fwd64.go:201*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite178, kernel.Read) * sl2
-		/*line fwd64.go:202*/ if *kernel.At(t, mx[:], int(hh), &gocuSite179, kernel.Read) > mn {
-			/*line fwd64.go:203*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite180, kernel.Read)
+		/*line fwd64.go:201*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite198, kernel.Read) * sl2
+		/*line fwd64.go:202*/ if *kernel.At(t, mx[:], int(hh), &gocuSite199, kernel.Read) > mn {
+			/*line fwd64.go:203*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite200, kernel.Read)
 		}
 		/*line fwd64.go:205*/ {
-			/*line fwd64.go:205*/ var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite181, kernel.Read) - mn)
-			/*line fwd64.go:205*/ *kernel.At(t, corr[:], int(hh), &gocuSite182, kernel.Write) = gocuV1
+			/*line fwd64.go:205*/ var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite201, kernel.Read) - mn)
+			/*line fwd64.go:205*/ *kernel.At(t, corr[:], int(hh), &gocuSite202, kernel.Write) = gocuV1
 		}
-		/*line fwd64.go:206*/ *kernel.At(t, mx[:], int(hh), &gocuSite183, kernel.Write) = mn
+		/*line fwd64.go:206*/ *kernel.At(t, mx[:], int(hh), &gocuSite203, kernel.Write) = mn
 		/*line fwd64.go:207*/ {
-			/*line fwd64.go:207*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite184, kernel.Read)
-			/*line fwd64.go:207*/ *kernel.At(t, sum[:], int(hh), &gocuSite185, kernel.ReadWrite) *= gocuV2
+			/*line fwd64.go:207*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite204, kernel.Read)
+			/*line fwd64.go:207*/ *kernel.At(t, sum[:], int(hh), &gocuSite205, kernel.ReadWrite) *= gocuV2
 		}
 	}
 	/*line fwd64.go:210*/ for nt := int32(0); nt < tileK/8; nt++ {
-		/*line fwd64.go:210*/ kernel.Loop(t, &gocuSite480)
+		/*line fwd64.go:210*/ kernel.Loop(t, &gocuSite611)
 		/*line fwd64.go:212*/ for e := int32(0); e < 4; e++ {
-			/*line fwd64.go:212*/ kernel.Loop(t, &gocuSite481)
-			/*line fwd64.go:213*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite186)][:], int(e), &gocuSite186, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite187, kernel.Read))))
-			/*line fwd64.go:214*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite188)][:], int(e), &gocuSite188, kernel.Write) = p
-			/*line fwd64.go:215*/ *kernel.At(t, sum[:], int(e/2), &gocuSite189, kernel.ReadWrite) += p
+			/*line fwd64.go:212*/ kernel.Loop(t, &gocuSite612)
+			/*line fwd64.go:213*/ p := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite206)][:], int(e), &gocuSite206, kernel.Read), sl2, -(*kernel.At(t, mx[:], int(e/2), &gocuSite207, kernel.Read))))
+			/*line fwd64.go:214*/ *kernel.At(t, s[kernel.Index(t, int(nt), 8, &gocuSite208)][:], int(e), &gocuSite208, kernel.Write) = p
+			/*line fwd64.go:215*/ *kernel.At(t, sum[:], int(e/2), &gocuSite209, kernel.ReadWrite) += p
 		}
 	}
 	/*line fwd64.go:219*/ for dt := 0; dt < d64/8; dt++ {
-		/*line fwd64.go:219*/ kernel.Loop(t, &gocuSite482)
+		/*line fwd64.go:219*/ kernel.Loop(t, &gocuSite613)
 		/*line fwd64.go:220*/ {
-			/*line fwd64.go:220*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(0), &gocuSite190, kernel.Read)
-			/*line fwd64.go:220*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite191)][:], int(0), &gocuSite191, kernel.ReadWrite) *= gocuV3
+			/*line fwd64.go:220*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(0), &gocuSite210, kernel.Read)
+			/*line fwd64.go:220*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite211)][:], int(0), &gocuSite211, kernel.ReadWrite) *= gocuV3
 		}
 		/*line fwd64.go:221*/ {
-			/*line fwd64.go:221*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(0), &gocuSite192, kernel.Read)
-			/*line fwd64.go:221*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite193)][:], int(1), &gocuSite193, kernel.ReadWrite) *= gocuV4
+			/*line fwd64.go:221*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(0), &gocuSite212, kernel.Read)
+			/*line fwd64.go:221*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite213)][:], int(1), &gocuSite213, kernel.ReadWrite) *= gocuV4
 		}
 		/*line fwd64.go:222*/ {
-			/*line fwd64.go:222*/ var gocuV5 float32 = *kernel.At(t, corr[:], int(1), &gocuSite194, kernel.Read)
-			/*line fwd64.go:222*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite195)][:], int(2), &gocuSite195, kernel.ReadWrite) *= gocuV5
+			/*line fwd64.go:222*/ var gocuV5 float32 = *kernel.At(t, corr[:], int(1), &gocuSite214, kernel.Read)
+			/*line fwd64.go:222*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite215)][:], int(2), &gocuSite215, kernel.ReadWrite) *= gocuV5
 		}
 		/*line fwd64.go:223*/ {
-			/*line fwd64.go:223*/ var gocuV6 float32 = *kernel.At(t, corr[:], int(1), &gocuSite196, kernel.Read)
-			/*line fwd64.go:223*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite197)][:], int(3), &gocuSite197, kernel.ReadWrite) *= gocuV6
+			/*line fwd64.go:223*/ var gocuV6 float32 = *kernel.At(t, corr[:], int(1), &gocuSite216, kernel.Read)
+			/*line fwd64.go:223*/ *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite217)][:], int(3), &gocuSite217, kernel.ReadWrite) *= gocuV6
 		}
 	}
 	/*line fwd64.go:227*/ return gocuChecked_mmaCB64(t, sm, vs0, vOff, s, acc), mx, sum
-}
-
-// gocuChecked_loadWG is the checked copy of attn.loadWG (fwdwg.go:270).
-func gocuChecked_loadWG(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
-	/*line fwdwg.go:272*/ for i := int32(0); i < 128/wgLoadRows; i++ {
-		/*line fwdwg.go:272*/ kernel.Loop(t, &gocuSite483)
-		/*line fwdwg.go:273*/ r := r0 + cr + i*wgLoadRows
-		/*line fwdwg.go:274*/ ok := r < seq
-		/*line fwdwg.go:275*/ if !ok {
-			/*line fwdwg.go:276*/ r = seq - 1
-		}
-		/*line fwdwg.go:278*/ kernel.CpAsyncZfill(t, sm[dst+soff+i*wgLoadRows*64:], x[int(r)*int(rs)+int(cc)*8:], ok)
-	}
-}
-
-// gocuChecked_wgStep is the checked copy of attn.wgStep (fwdwg.go:203).
-func gocuChecked_wgStep(gocuT *kernel.Thread, ks int32) kernel.WGDesc {
-	/*line fwdwg.go:204*/ return kernel.WGDesc((ks/4)*(wgHalf*2/16) + (ks%4)*2)
 }
 
 // gocuChecked_softmaxWG is the checked copy of attn.softmaxWG (fwdwg.go:226).
@@ -3912,44 +4901,44 @@ func gocuChecked_softmaxWG(t *kernel.Thread, s kernel.WGAcc128, mx [2]float32, s
 	/*line fwdwg.go:228*/ qd := t.ThreadIdx.X % 4
 	/*line fwdwg.go:229*/ m := [2]float32{negInf, negInf}
 	/*line fwdwg.go:231*/ for i := int32(0); i < 64; i++ {
-		/*line fwdwg.go:231*/ kernel.Loop(t, &gocuSite484)
-		/*line fwdwg.go:232*/ x := *kernel.At(t, s[:], int(i), &gocuSite200, kernel.Read)
-		/*line fwdwg.go:233*/ if masked && j*wgKeys+(i/4)*8+2*qd+i%2 >= *kernel.At(t, lim[:], int((i%4)/2), &gocuSite201, kernel.Read) {
+		/*line fwdwg.go:231*/ kernel.Loop(t, &gocuSite614)
+		/*line fwdwg.go:232*/ x := *kernel.At(t, s[:], int(i), &gocuSite218, kernel.Read)
+		/*line fwdwg.go:233*/ if masked && j*wgKeys+(i/4)*8+2*qd+i%2 >= *kernel.At(t, lim[:], int((i%4)/2), &gocuSite219, kernel.Read) {
 			/*line fwdwg.go:234*/ x = negInf
-			/*line fwdwg.go:235*/ *kernel.At(t, s[:], int(i), &gocuSite202, kernel.Write) = x
+			/*line fwdwg.go:235*/ *kernel.At(t, s[:], int(i), &gocuSite220, kernel.Write) = x
 		}
-		/*line fwdwg.go:237*/ if x > *kernel.At(t, m[:], int((i%4)/2), &gocuSite203, kernel.Read) {
-			/*line fwdwg.go:238*/ *kernel.At(t, m[:], int((i%4)/2), &gocuSite204, kernel.Write) = x
+		/*line fwdwg.go:237*/ if x > *kernel.At(t, m[:], int((i%4)/2), &gocuSite221, kernel.Read) {
+			/*line fwdwg.go:238*/ *kernel.At(t, m[:], int((i%4)/2), &gocuSite222, kernel.Write) = x
 		}
 	}
 	/*line fwdwg.go:241*/ var corr [2]float32
 	/*line fwdwg.go:243*/ for hh := 0; hh < 2; hh++ {
-		/*line fwdwg.go:243*/ kernel.Loop(t, &gocuSite485)
-		/*line fwdwg.go:244*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite205, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite206, kernel.Read) {
-			/*line fwdwg.go:245*/ *kernel.At(t, m[:], int(hh), &gocuSite207, kernel.Write) = o
+		/*line fwdwg.go:243*/ kernel.Loop(t, &gocuSite615)
+		/*line fwdwg.go:244*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite223, kernel.Read), 1); o > *kernel.At(t, m[:], int(hh), &gocuSite224, kernel.Read) {
+			/*line fwdwg.go:245*/ *kernel.At(t, m[:], int(hh), &gocuSite225, kernel.Write) = o
 		}
-		/*line fwdwg.go:247*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite208, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite209, kernel.Read) {
-			/*line fwdwg.go:248*/ *kernel.At(t, m[:], int(hh), &gocuSite210, kernel.Write) = o
+		/*line fwdwg.go:247*/ if o := kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, m[:], int(hh), &gocuSite226, kernel.Read), 2); o > *kernel.At(t, m[:], int(hh), &gocuSite227, kernel.Read) {
+			/*line fwdwg.go:248*/ *kernel.At(t, m[:], int(hh), &gocuSite228, kernel.Write) = o
 		}
-		/*line fwdwg.go:250*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite211, kernel.Read) * sl2
-		/*line fwdwg.go:251*/ if *kernel.At(t, mx[:], int(hh), &gocuSite212, kernel.Read) > mn {
-			/*line fwdwg.go:252*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite213, kernel.Read)
+		/*line fwdwg.go:250*/ mn := *kernel.At(t, m[:], int(hh), &gocuSite229, kernel.Read) * sl2
+		/*line fwdwg.go:251*/ if *kernel.At(t, mx[:], int(hh), &gocuSite230, kernel.Read) > mn {
+			/*line fwdwg.go:252*/ mn = *kernel.At(t, mx[:], int(hh), &gocuSite231, kernel.Read)
 		}
 		/*line fwdwg.go:254*/ {
-			/*line fwdwg.go:254*/ var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite214, kernel.Read) - mn)
-			/*line fwdwg.go:254*/ *kernel.At(t, corr[:], int(hh), &gocuSite215, kernel.Write) = gocuV1
+			/*line fwdwg.go:254*/ var gocuV1 float32 = kernel.FastExp2(*kernel.At(t, mx[:], int(hh), &gocuSite232, kernel.Read) - mn)
+			/*line fwdwg.go:254*/ *kernel.At(t, corr[:], int(hh), &gocuSite233, kernel.Write) = gocuV1
 		}
-		/*line fwdwg.go:255*/ *kernel.At(t, mx[:], int(hh), &gocuSite216, kernel.Write) = mn
+		/*line fwdwg.go:255*/ *kernel.At(t, mx[:], int(hh), &gocuSite234, kernel.Write) = mn
 		/*line fwdwg.go:256*/ {
-			/*line fwdwg.go:256*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite217, kernel.Read)
-			/*line fwdwg.go:256*/ *kernel.At(t, sum[:], int(hh), &gocuSite218, kernel.ReadWrite) *= gocuV2
+			/*line fwdwg.go:256*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(hh), &gocuSite235, kernel.Read)
+			/*line fwdwg.go:256*/ *kernel.At(t, sum[:], int(hh), &gocuSite236, kernel.ReadWrite) *= gocuV2
 		}
 	}
 	/*line fwdwg.go:259*/ for i := int32(0); i < 64; i++ {
-		/*line fwdwg.go:259*/ kernel.Loop(t, &gocuSite486)
-		/*line fwdwg.go:260*/ pr := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[:], int(i), &gocuSite219, kernel.Read), sl2, -(*kernel.At(t, mx[:], int((i%4)/2), &gocuSite220, kernel.Read))))
-		/*line fwdwg.go:261*/ *kernel.At(t, s[:], int(i), &gocuSite221, kernel.Write) = pr
-		/*line fwdwg.go:262*/ *kernel.At(t, sum[:], int((i%4)/2), &gocuSite222, kernel.ReadWrite) += pr
+		/*line fwdwg.go:259*/ kernel.Loop(t, &gocuSite616)
+		/*line fwdwg.go:260*/ pr := kernel.FastExp2(kernel.FMA(*kernel.At(t, s[:], int(i), &gocuSite237, kernel.Read), sl2, -(*kernel.At(t, mx[:], int((i%4)/2), &gocuSite238, kernel.Read))))
+		/*line fwdwg.go:261*/ *kernel.At(t, s[:], int(i), &gocuSite239, kernel.Write) = pr
+		/*line fwdwg.go:262*/ *kernel.At(t, sum[:], int((i%4)/2), &gocuSite240, kernel.ReadWrite) += pr
 	}
 	/*line fwdwg.go:264*/ return s, mx, sum, corr
 }
@@ -3958,10 +4947,10 @@ func gocuChecked_softmaxWG(t *kernel.Thread, s kernel.WGAcc128, mx [2]float32, s
 func gocuChecked_packP(gocuT *kernel.Thread, s kernel.WGAcc128) [8]kernel.FragA {
 	/*line fwdwg.go:210*/ var p [8]kernel.FragA
 	/*line fwdwg.go:212*/ for j := 0; j < wgKeys/16; j++ {
-		/*line fwdwg.go:212*/ kernel.Loop(gocuT, &gocuSite487)
+		/*line fwdwg.go:212*/ kernel.Loop(gocuT, &gocuSite617)
 		/*line fwdwg.go:213*/ {
-			/*line fwdwg.go:213*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j), &gocuSite223, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+1), &gocuSite224, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+2), &gocuSite225, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+3), &gocuSite226, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+4), &gocuSite227, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+5), &gocuSite228, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+6), &gocuSite229, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+7), &gocuSite230, kernel.Read))}
-			/*line fwdwg.go:213*/ *kernel.At(gocuT, p[:], int(j), &gocuSite231, kernel.Write) = gocuV1
+			/*line fwdwg.go:213*/ var gocuV1 kernel.FragA = kernel.FragA{kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j), &gocuSite241, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+1), &gocuSite242, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+2), &gocuSite243, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+3), &gocuSite244, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+4), &gocuSite245, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+5), &gocuSite246, kernel.Read)), kernel.PackBFloat16x2(*kernel.At(gocuT, s[:], int(8*j+6), &gocuSite247, kernel.Read), *kernel.At(gocuT, s[:], int(8*j+7), &gocuSite248, kernel.Read))}
+			/*line fwdwg.go:213*/ *kernel.At(gocuT, p[:], int(j), &gocuSite249, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwdwg.go:218*/ return p
@@ -3970,7 +4959,7 @@ func gocuChecked_packP(gocuT *kernel.Thread, s kernel.WGAcc128) [8]kernel.FragA 
 // gocuChecked_loadWS is the checked copy of attn.loadWS (fwdws.go:217).
 func gocuChecked_loadWS(t *kernel.Thread, sm []kernel.BFloat16, dst int32, x []kernel.BFloat16, rs int32, r0 int32, seq int32, soff int32, cr int32, cc int32) {
 	/*line fwdws.go:219*/ for i := int32(0); i < 128/wsLoadRows; i++ {
-		/*line fwdws.go:219*/ kernel.Loop(t, &gocuSite488)
+		/*line fwdws.go:219*/ kernel.Loop(t, &gocuSite618)
 		/*line fwdws.go:220*/ r := r0 + cr + i*wsLoadRows
 		/*line fwdws.go:221*/ ok := r < seq
 		/*line fwdws.go:222*/ if !ok {
@@ -3990,7 +4979,7 @@ func gocuChecked_produceWS(t *kernel.Thread, sm []kernel.BFloat16, qh []kernel.B
 	/*line fwdws.go:195*/ gocuChecked_loadWS(t, sm, wgKV+wgTile, vh, vs, 0, seq, soff, cr, cc)
 	/*line fwdws.go:196*/ kernel.CpAsyncCommit(t)
 	/*line fwdws.go:197*/ for j := int32(0); j < ntiles; j++ {
-		/*line fwdws.go:197*/ kernel.Loop(t, &gocuSite489)
+		/*line fwdws.go:197*/ kernel.Loop(t, &gocuSite619)
 		/*line fwdws.go:198*/ kernel.CpAsyncWait(t, 0)
 		/*line fwdws.go:199*/ kernel.FenceProxyAsync(t)
 		/*line fwdws.go:200*/ kernel.BarArrive(t, wsFull+j%wgStages, wsPair)
@@ -4039,18 +5028,18 @@ func gocuChecked_bwdQ128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd128.go:58*/ var l2, dr [2]float32
 	/*line bwd128.go:59*/ lim := [2]int32{seq, seq}
 	/*line bwd128.go:61*/ for hh := int32(0); hh < 2; hh++ {
-		/*line bwd128.go:61*/ kernel.Loop(t, &gocuSite490)
+		/*line bwd128.go:61*/ kernel.Loop(t, &gocuSite620)
 		/*line bwd128.go:62*/ if r := rowA + 8*hh; r < seq {
 			/*line bwd128.go:63*/ {
-				/*line bwd128.go:63*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite238, kernel.Read) * log2e
-				/*line bwd128.go:63*/ *kernel.At(t, l2[:], int(hh), &gocuSite239, kernel.Write) = gocuV1
+				/*line bwd128.go:63*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite256, kernel.Read) * log2e
+				/*line bwd128.go:63*/ *kernel.At(t, l2[:], int(hh), &gocuSite257, kernel.Write) = gocuV1
 			}
 			/*line bwd128.go:64*/ {
-				/*line bwd128.go:64*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite240, kernel.Read)
-				/*line bwd128.go:64*/ *kernel.At(t, dr[:], int(hh), &gocuSite241, kernel.Write) = gocuV2
+				/*line bwd128.go:64*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite258, kernel.Read)
+				/*line bwd128.go:64*/ *kernel.At(t, dr[:], int(hh), &gocuSite259, kernel.Write) = gocuV2
 			}
 			/*line bwd128.go:65*/ if causal {
-				/*line bwd128.go:66*/ *kernel.At(t, lim[:], int(hh), &gocuSite242, kernel.Write) = r + 1
+				/*line bwd128.go:66*/ *kernel.At(t, lim[:], int(hh), &gocuSite260, kernel.Write) = r + 1
 			}
 		}
 	}
@@ -4059,39 +5048,39 @@ func gocuChecked_bwdQ128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd128.go:73*/ var qf [8]kernel.FragA
 	/*line bwd128.go:74*/ lr, lc := lane%16, lane/16
 	/*line bwd128.go:76*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line bwd128.go:76*/ kernel.Loop(t, &gocuSite491)
+		/*line bwd128.go:76*/ kernel.Loop(t, &gocuSite621)
 		/*line bwd128.go:77*/ r := warp*16 + lr
 		/*line bwd128.go:78*/ ch := ks*2 + lc
 		/*line bwd128.go:79*/ {
 			/*line bwd128.go:79*/ var gocuV3 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d128+(ch^(r&7))*8:])
-			/*line bwd128.go:79*/ *kernel.At(t, qf[:], int(ks), &gocuSite244, kernel.Write) = gocuV3
+			/*line bwd128.go:79*/ *kernel.At(t, qf[:], int(ks), &gocuSite262, kernel.Write) = gocuV3
 		}
 	}
 	/*line bwd128.go:81*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
 	/*line bwd128.go:83*/ var acc [16]kernel.FragC
 	/*line bwd128.go:84*/ for j := int32(0); j < nfull; j++ {
-		/*line bwd128.go:84*/ kernel.Loop(t, &gocuSite492)
+		/*line bwd128.go:84*/ kernel.Loop(t, &gocuSite622)
 		/*line bwd128.go:85*/ acc = gocuChecked_bwdQ128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
 	}
 	/*line bwd128.go:87*/ for j := nfull; j < ntiles; j++ {
-		/*line bwd128.go:87*/ kernel.Loop(t, &gocuSite493)
+		/*line bwd128.go:87*/ kernel.Loop(t, &gocuSite623)
 		/*line bwd128.go:88*/ acc = gocuChecked_bwdQ128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
 	}
 	/*line bwd128.go:91*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
 	/*line bwd128.go:92*/ head := gocuChecked_layout_head(t, dql, b32, heads)
 	/*line bwd128.go:94*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwd128.go:94*/ kernel.Loop(t, &gocuSite494)
+		/*line bwd128.go:94*/ kernel.Loop(t, &gocuSite624)
 		/*line bwd128.go:95*/ col := int(dt*8 + 2*qd)
 		/*line bwd128.go:96*/ if rowA < seq {
 			/*line bwd128.go:97*/ {
-				/*line bwd128.go:97*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite246)][:], int(0), &gocuSite246, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite247)][:], int(1), &gocuSite247, kernel.Read)*scale)
-				/*line bwd128.go:97*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite248, kernel.Write) = gocuV4
+				/*line bwd128.go:97*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite264)][:], int(0), &gocuSite264, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite265)][:], int(1), &gocuSite265, kernel.Read)*scale)
+				/*line bwd128.go:97*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite266, kernel.Write) = gocuV4
 			}
 		}
 		/*line bwd128.go:99*/ if rowA+8 < seq {
 			/*line bwd128.go:100*/ {
-				/*line bwd128.go:100*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite249)][:], int(2), &gocuSite249, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite250)][:], int(3), &gocuSite250, kernel.Read)*scale)
-				/*line bwd128.go:100*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite251, kernel.Write) = gocuV5
+				/*line bwd128.go:100*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite267)][:], int(2), &gocuSite267, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite268)][:], int(3), &gocuSite268, kernel.Read)*scale)
+				/*line bwd128.go:100*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite269, kernel.Write) = gocuV5
 			}
 		}
 	}
@@ -4124,13 +5113,13 @@ func gocuChecked_bwdKV128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line bwd128.go:209*/ kernel.CpAsyncCommit(t)
 	/*line bwd128.go:210*/ {
 		/*line bwd128.go:210*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*tileQ, tid)
-		/*line bwd128.go:210*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite257, kernel.Write) = gocuV1
+		/*line bwd128.go:210*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite275, kernel.Write) = gocuV1
 	}
 	/*line bwd128.go:212*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
 	/*line bwd128.go:213*/ var dka, dva [16]kernel.FragC
 	/*line bwd128.go:214*/ keyA := k0 + warp*16 + g
 	/*line bwd128.go:215*/ for i := i0; i < nq; i++ {
-		/*line bwd128.go:215*/ kernel.Loop(t, &gocuSite495)
+		/*line bwd128.go:215*/ kernel.Loop(t, &gocuSite625)
 		/*line bwd128.go:216*/ if causal && i == i0 || i >= nfull {
 			/*line bwd128.go:217*/ dka, dva = gocuChecked_bwdKV128Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
 		} else {
@@ -4141,26 +5130,26 @@ func gocuChecked_bwdKV128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line bwd128.go:224*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
 	/*line bwd128.go:225*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
 	/*line bwd128.go:227*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line bwd128.go:227*/ kernel.Loop(t, &gocuSite496)
+		/*line bwd128.go:227*/ kernel.Loop(t, &gocuSite626)
 		/*line bwd128.go:228*/ col := int(dt*8 + 2*qd)
 		/*line bwd128.go:229*/ if keyA < seq {
 			/*line bwd128.go:230*/ {
-				/*line bwd128.go:230*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite260)][:], int(0), &gocuSite260, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite261)][:], int(1), &gocuSite261, kernel.Read)*scale)
-				/*line bwd128.go:230*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite262, kernel.Write) = gocuV2
+				/*line bwd128.go:230*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite278)][:], int(0), &gocuSite278, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite279)][:], int(1), &gocuSite279, kernel.Read)*scale)
+				/*line bwd128.go:230*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite280, kernel.Write) = gocuV2
 			}
 			/*line bwd128.go:231*/ {
-				/*line bwd128.go:231*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite263)][:], int(0), &gocuSite263, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite264)][:], int(1), &gocuSite264, kernel.Read))
-				/*line bwd128.go:231*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite265, kernel.Write) = gocuV3
+				/*line bwd128.go:231*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite281)][:], int(0), &gocuSite281, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite282)][:], int(1), &gocuSite282, kernel.Read))
+				/*line bwd128.go:231*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite283, kernel.Write) = gocuV3
 			}
 		}
 		/*line bwd128.go:233*/ if keyA+8 < seq {
 			/*line bwd128.go:234*/ {
-				/*line bwd128.go:234*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite266)][:], int(2), &gocuSite266, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite267)][:], int(3), &gocuSite267, kernel.Read)*scale)
-				/*line bwd128.go:234*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite268, kernel.Write) = gocuV4
+				/*line bwd128.go:234*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite284)][:], int(2), &gocuSite284, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 16, &gocuSite285)][:], int(3), &gocuSite285, kernel.Read)*scale)
+				/*line bwd128.go:234*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite286, kernel.Write) = gocuV4
 			}
 			/*line bwd128.go:235*/ {
-				/*line bwd128.go:235*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite269)][:], int(2), &gocuSite269, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite270)][:], int(3), &gocuSite270, kernel.Read))
-				/*line bwd128.go:235*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite271, kernel.Write) = gocuV5
+				/*line bwd128.go:235*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite287)][:], int(2), &gocuSite287, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 16, &gocuSite288)][:], int(3), &gocuSite288, kernel.Read))
+				/*line bwd128.go:235*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite289, kernel.Write) = gocuV5
 			}
 		}
 	}
@@ -4197,18 +5186,18 @@ func gocuChecked_bwdQ64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwd64.go:60*/ var l2, dr [2]float32
 	/*line bwd64.go:61*/ lim := [2]int32{seq, seq}
 	/*line bwd64.go:63*/ for hh := int32(0); hh < 2; hh++ {
-		/*line bwd64.go:63*/ kernel.Loop(t, &gocuSite497)
+		/*line bwd64.go:63*/ kernel.Loop(t, &gocuSite627)
 		/*line bwd64.go:64*/ if r := rowA + 8*hh; r < seq {
 			/*line bwd64.go:65*/ {
-				/*line bwd64.go:65*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite276, kernel.Read) * log2e
-				/*line bwd64.go:65*/ *kernel.At(t, l2[:], int(hh), &gocuSite277, kernel.Write) = gocuV1
+				/*line bwd64.go:65*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite294, kernel.Read) * log2e
+				/*line bwd64.go:65*/ *kernel.At(t, l2[:], int(hh), &gocuSite295, kernel.Write) = gocuV1
 			}
 			/*line bwd64.go:66*/ {
-				/*line bwd64.go:66*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite278, kernel.Read)
-				/*line bwd64.go:66*/ *kernel.At(t, dr[:], int(hh), &gocuSite279, kernel.Write) = gocuV2
+				/*line bwd64.go:66*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite296, kernel.Read)
+				/*line bwd64.go:66*/ *kernel.At(t, dr[:], int(hh), &gocuSite297, kernel.Write) = gocuV2
 			}
 			/*line bwd64.go:67*/ if causal {
-				/*line bwd64.go:68*/ *kernel.At(t, lim[:], int(hh), &gocuSite280, kernel.Write) = r + 1
+				/*line bwd64.go:68*/ *kernel.At(t, lim[:], int(hh), &gocuSite298, kernel.Write) = r + 1
 			}
 		}
 	}
@@ -4217,39 +5206,39 @@ func gocuChecked_bwdQ64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line bwd64.go:75*/ var qf [4]kernel.FragA
 	/*line bwd64.go:76*/ lr, lc := lane%16, lane/16
 	/*line bwd64.go:78*/ for ks := int32(0); ks < d64/16; ks++ {
-		/*line bwd64.go:78*/ kernel.Loop(t, &gocuSite498)
+		/*line bwd64.go:78*/ kernel.Loop(t, &gocuSite628)
 		/*line bwd64.go:79*/ r := warp*16 + lr
 		/*line bwd64.go:80*/ ch := ks*2 + lc
 		/*line bwd64.go:81*/ {
 			/*line bwd64.go:81*/ var gocuV3 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d64+(ch^(r&7))*8:])
-			/*line bwd64.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite282, kernel.Write) = gocuV3
+			/*line bwd64.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite300, kernel.Write) = gocuV3
 		}
 	}
 	/*line bwd64.go:83*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
 	/*line bwd64.go:85*/ var acc [8]kernel.FragC
 	/*line bwd64.go:86*/ for j := int32(0); j < nfull; j++ {
-		/*line bwd64.go:86*/ kernel.Loop(t, &gocuSite499)
+		/*line bwd64.go:86*/ kernel.Loop(t, &gocuSite629)
 		/*line bwd64.go:87*/ acc = gocuChecked_bwdQ64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, false)
 	}
 	/*line bwd64.go:89*/ for j := nfull; j < ntiles; j++ {
-		/*line bwd64.go:89*/ kernel.Loop(t, &gocuSite500)
+		/*line bwd64.go:89*/ kernel.Loop(t, &gocuSite630)
 		/*line bwd64.go:90*/ acc = gocuChecked_bwdQ64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, l2, dr, j, ntiles, lim, sl2, true)
 	}
 	/*line bwd64.go:93*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
 	/*line bwd64.go:94*/ head := gocuChecked_layout_head(t, dql, b32, heads)
 	/*line bwd64.go:96*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line bwd64.go:96*/ kernel.Loop(t, &gocuSite501)
+		/*line bwd64.go:96*/ kernel.Loop(t, &gocuSite631)
 		/*line bwd64.go:97*/ col := int(dt*8 + 2*qd)
 		/*line bwd64.go:98*/ if rowA < seq {
 			/*line bwd64.go:99*/ {
-				/*line bwd64.go:99*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite284)][:], int(0), &gocuSite284, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite285)][:], int(1), &gocuSite285, kernel.Read)*scale)
-				/*line bwd64.go:99*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite286, kernel.Write) = gocuV4
+				/*line bwd64.go:99*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite302)][:], int(0), &gocuSite302, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite303)][:], int(1), &gocuSite303, kernel.Read)*scale)
+				/*line bwd64.go:99*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite304, kernel.Write) = gocuV4
 			}
 		}
 		/*line bwd64.go:101*/ if rowA+8 < seq {
 			/*line bwd64.go:102*/ {
-				/*line bwd64.go:102*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite287)][:], int(2), &gocuSite287, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite288)][:], int(3), &gocuSite288, kernel.Read)*scale)
-				/*line bwd64.go:102*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite289, kernel.Write) = gocuV5
+				/*line bwd64.go:102*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite305)][:], int(2), &gocuSite305, kernel.Read)*scale, *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite306)][:], int(3), &gocuSite306, kernel.Read)*scale)
+				/*line bwd64.go:102*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite307, kernel.Write) = gocuV5
 			}
 		}
 	}
@@ -4282,13 +5271,13 @@ func gocuChecked_bwdKV64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd64.go:211*/ kernel.CpAsyncCommit(t)
 	/*line bwd64.go:212*/ {
 		/*line bwd64.go:212*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*tileQ, tid)
-		/*line bwd64.go:212*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite295, kernel.Write) = gocuV1
+		/*line bwd64.go:212*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite313, kernel.Write) = gocuV1
 	}
 	/*line bwd64.go:214*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
 	/*line bwd64.go:215*/ var dka, dva [8]kernel.FragC
 	/*line bwd64.go:216*/ keyA := k0 + warp*16 + g
 	/*line bwd64.go:217*/ for i := i0; i < nq; i++ {
-		/*line bwd64.go:217*/ kernel.Loop(t, &gocuSite502)
+		/*line bwd64.go:217*/ kernel.Loop(t, &gocuSite632)
 		/*line bwd64.go:218*/ if causal && i == i0 || i >= nfull {
 			/*line bwd64.go:219*/ dka, dva = gocuChecked_bwdKV64Tile(t, sm, fl, qh, doh, lse, dvec, bh, ql.S, dol.S, soff, cr, cc, seq, kOff, vOff, dka, dva, i, nq, keyA, sl2, causal, true)
 		} else {
@@ -4299,28 +5288,455 @@ func gocuChecked_bwdKV64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloa
 	/*line bwd64.go:226*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
 	/*line bwd64.go:227*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
 	/*line bwd64.go:229*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line bwd64.go:229*/ kernel.Loop(t, &gocuSite503)
+		/*line bwd64.go:229*/ kernel.Loop(t, &gocuSite633)
 		/*line bwd64.go:230*/ col := int(dt*8 + 2*qd)
 		/*line bwd64.go:231*/ if keyA < seq {
 			/*line bwd64.go:232*/ {
-				/*line bwd64.go:232*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite298)][:], int(0), &gocuSite298, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite299)][:], int(1), &gocuSite299, kernel.Read)*scale)
-				/*line bwd64.go:232*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite300, kernel.Write) = gocuV2
+				/*line bwd64.go:232*/ var gocuV2 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite316)][:], int(0), &gocuSite316, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite317)][:], int(1), &gocuSite317, kernel.Read)*scale)
+				/*line bwd64.go:232*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite318, kernel.Write) = gocuV2
 			}
 			/*line bwd64.go:233*/ {
-				/*line bwd64.go:233*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite301)][:], int(0), &gocuSite301, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite302)][:], int(1), &gocuSite302, kernel.Read))
-				/*line bwd64.go:233*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite303, kernel.Write) = gocuV3
+				/*line bwd64.go:233*/ var gocuV3 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite319)][:], int(0), &gocuSite319, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite320)][:], int(1), &gocuSite320, kernel.Read))
+				/*line bwd64.go:233*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite321, kernel.Write) = gocuV3
 			}
 		}
 		/*line bwd64.go:235*/ if keyA+8 < seq {
 			/*line bwd64.go:236*/ {
-				/*line bwd64.go:236*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite304)][:], int(2), &gocuSite304, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite305)][:], int(3), &gocuSite305, kernel.Read)*scale)
-				/*line bwd64.go:236*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite306, kernel.Write) = gocuV4
+				/*line bwd64.go:236*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite322)][:], int(2), &gocuSite322, kernel.Read)*scale, *kernel.At(t, dka[kernel.Index(t, int(dt), 8, &gocuSite323)][:], int(3), &gocuSite323, kernel.Read)*scale)
+				/*line bwd64.go:236*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite324, kernel.Write) = gocuV4
 			}
 			/*line bwd64.go:237*/ {
-				/*line bwd64.go:237*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite307)][:], int(2), &gocuSite307, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite308)][:], int(3), &gocuSite308, kernel.Read))
-				/*line bwd64.go:237*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite309, kernel.Write) = gocuV5
+				/*line bwd64.go:237*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite325)][:], int(2), &gocuSite325, kernel.Read), *kernel.At(t, dva[kernel.Index(t, int(dt), 8, &gocuSite326)][:], int(3), &gocuSite326, kernel.Read))
+				/*line bwd64.go:237*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite327, kernel.Write) = gocuV5
 			}
 		}
+	}
+}
+
+// gocuChecked_bwdKVWG is the checked copy of attn.bwdKVWG (bwdwg.go:47).
+func gocuChecked_bwdKVWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, dk []kernel.BFloat16, dv []kernel.BFloat16, ql layout, kl layout, vl layout, dol layout, dkl layout, dvl layout, heads int32, seq int32, scale float32, causal bool) {
+	/*line bwdwg.go:48*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line bwdwg.go:49*/ fl := kernel.DynamicShared[float32](t)[bwTiles/2:]
+	/*line bwdwg.go:50*/ tid := t.ThreadIdx.X
+	/*line bwdwg.go:51*/ wg := tid / 128
+	/*line bwdwg.go:52*/ lane := tid % 32
+	/*line bwdwg.go:53*/ g, qd := lane/4, lane%4
+	/*line bwdwg.go:54*/ k0 := t.BlockIdx.X * wgRows
+	/*line bwdwg.go:55*/ bh := int(t.BlockIdx.Y)
+	/*line bwdwg.go:56*/ b32 := int32(bh)
+	/*line bwdwg.go:57*/ qh, kh, vh, doh := q[gocuChecked_layout_head(t, ql, b32, heads):], k[gocuChecked_layout_head(t, kl, b32, heads):], v[gocuChecked_layout_head(t, vl, b32, heads):], do[gocuChecked_layout_head(t, dol, b32, heads):]
+	/*line bwdwg.go:58*/ sl2 := scale * log2e
+	/*line bwdwg.go:62*/ cr, cc := tid/16, tid%16
+	/*line bwdwg.go:63*/ soff := (cc/8)*wgHalf + cr*64 + ((cc%8)^(cr&7))*8
+	/*line bwdwg.go:64*/ soff64 := (cc/8)*bwHalf + cr*64 + ((cc%8)^(cr&7))*8
+	/*line bwdwg.go:65*/ gocuChecked_loadWG(t, sm, 0, kh, kl.S, k0, seq, soff, cr, cc)
+	/*line bwdwg.go:66*/ gocuChecked_loadWG(t, sm, wgTile, vh, vl.S, k0, seq, soff, cr, cc)
+	/*line bwdwg.go:67*/ nq, nfull := (seq+bwRows-1)/bwRows, seq/bwRows
+	/*line bwdwg.go:68*/ i0 := int32(0)
+	/*line bwdwg.go:69*/ if causal {
+		/*line bwdwg.go:70*/ i0 = k0 / bwRows
+	}
+	/*line bwdwg.go:72*/ qb := 2*wgTile + (i0%bwStages)*2*bwTile
+	/*line bwdwg.go:73*/ gocuChecked_loadBW(t, sm, qb, qh, ql.S, i0*bwRows, seq, soff64)
+	/*line bwdwg.go:74*/ gocuChecked_loadBW(t, sm, qb+bwTile, doh, dol.S, i0*bwRows, seq, soff64)
+	/*line bwdwg.go:75*/ kernel.CpAsyncCommit(t)
+	/*line bwdwg.go:76*/ if tid < stats {
+		/*line bwdwg.go:77*/ {
+			/*line bwdwg.go:77*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*bwRows, tid)
+			/*line bwdwg.go:77*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite333, kernel.Write) = gocuV1
+		}
+	}
+	/*line bwdwg.go:83*/ dka := kernel.WGDescriptor(t, sm[wg*64*64:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:84*/ dva := kernel.WGDescriptor(t, sm[wgTile+wg*64*64:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:85*/ dqk := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:86*/ ddok := kernel.WGDescriptor(t, sm[2*wgTile+bwTile:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:87*/ dqm := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, bwHalf*2, 1024)
+	/*line bwdwg.go:88*/ ddom := kernel.WGDescriptor(t, sm[2*wgTile+bwTile:], kernel.WGSwizzle128, bwHalf*2, 1024)
+	/*line bwdwg.go:90*/ var dkacc, dvacc kernel.WGAcc128
+	/*line bwdwg.go:91*/ keyA := k0 + wg*64 + (tid/32)%4*16 + g
+	/*line bwdwg.go:92*/ for i := i0; i < nq; i++ {
+		/*line bwdwg.go:92*/ kernel.Loop(t, &gocuSite634)
+		/*line bwdwg.go:93*/ kernel.CpAsyncWait(t, 0)
+		/*line bwdwg.go:94*/ kernel.FenceProxyAsync(t)
+		/*line bwdwg.go:95*/ t.SyncThreads()
+		/*line bwdwg.go:96*/ if i+1 < nq {
+			/*line bwdwg.go:97*/ nb := 2*wgTile + ((i+1)%bwStages)*2*bwTile
+			/*line bwdwg.go:98*/ gocuChecked_loadBW(t, sm, nb, qh, ql.S, (i+1)*bwRows, seq, soff64)
+			/*line bwdwg.go:99*/ gocuChecked_loadBW(t, sm, nb+bwTile, doh, dol.S, (i+1)*bwRows, seq, soff64)
+			/*line bwdwg.go:100*/ if tid < stats {
+				/*line bwdwg.go:101*/ {
+					/*line bwdwg.go:101*/ var gocuV2 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, (i+1)*bwRows, tid)
+					/*line bwdwg.go:101*/ *kernel.At(t, fl, int(((i+1)%2)*stats+tid), &gocuSite340, kernel.Write) = gocuV2
+				}
+			}
+		}
+		/*line bwdwg.go:104*/ kernel.CpAsyncCommit(t)
+		/*line bwdwg.go:106*/ st := kernel.WGDesc(i%bwStages) * (2 * bwTile * 2 / 16)
+		/*line bwdwg.go:107*/ var s, dp kernel.WGAcc64
+		/*line bwdwg.go:108*/ kernel.WGFence(t)
+		/*line bwdwg.go:110*/ for ks := int32(0); ks < d128/16; ks++ {
+			/*line bwdwg.go:110*/ kernel.Loop(t, &gocuSite635)
+			/*line bwdwg.go:111*/ kernel.WGMMABF16(t, &s, dka+gocuChecked_wgStep(t, ks), dqk+st+gocuChecked_bwStep(t, ks), false, ks > 0)
+		}
+		/*line bwdwg.go:113*/ kernel.WGCommit(t)
+		/*line bwdwg.go:115*/ for ks := int32(0); ks < d128/16; ks++ {
+			/*line bwdwg.go:115*/ kernel.Loop(t, &gocuSite636)
+			/*line bwdwg.go:116*/ kernel.WGMMABF16(t, &dp, dva+gocuChecked_wgStep(t, ks), ddok+st+gocuChecked_bwStep(t, ks), false, ks > 0)
+		}
+		/*line bwdwg.go:118*/ kernel.WGCommit(t)
+		/*line bwdwg.go:119*/ kernel.WGWait(t, 1, &s)
+		/*line bwdwg.go:120*/ fs := (i % 2) * stats
+		/*line bwdwg.go:121*/ if causal && i < i0+2 || i >= nfull {
+			/*line bwdwg.go:122*/ s = gocuChecked_probsT(t, s, fl[fs:], i, keyA, seq, sl2, causal, true)
+		} else {
+			/*line bwdwg.go:124*/ s = gocuChecked_probsT(t, s, fl[fs:], i, keyA, seq, sl2, causal, false)
+		}
+		/*line bwdwg.go:126*/ p := gocuChecked_pack64(t, s)
+		/*line bwdwg.go:127*/ kernel.WGFence(t)
+		/*line bwdwg.go:129*/ for ks := int32(0); ks < bwRows/16; ks++ {
+			/*line bwdwg.go:129*/ kernel.Loop(t, &gocuSite637)
+			/*line bwdwg.go:130*/ kernel.WGMMABF16RS(t, &dvacc, *kernel.At(t, p[:], int(ks), &gocuSite343, kernel.Read), ddom+st+kernel.WGDesc(ks*16*128/16), true, true)
+		}
+		/*line bwdwg.go:132*/ kernel.WGCommit(t)
+		/*line bwdwg.go:133*/ kernel.WGWait(t, 1, &dp)
+		/*line bwdwg.go:135*/ for e := int32(0); e < 32; e++ {
+			/*line bwdwg.go:135*/ kernel.Loop(t, &gocuSite638)
+			/*line bwdwg.go:136*/ {
+				/*line bwdwg.go:136*/ var gocuV3 float32 = *kernel.At(t, s[:], int(e), &gocuSite344, kernel.Read) * (*kernel.At(t, dp[:], int(e), &gocuSite345, kernel.Read) - *kernel.At(t, fl, int(fs+64+(e/4)*8+2*qd+e%2), &gocuSite346, kernel.Read))
+				/*line bwdwg.go:136*/ *kernel.At(t, dp[:], int(e), &gocuSite347, kernel.Write) = gocuV3
+			}
+		}
+		/*line bwdwg.go:138*/ ds := gocuChecked_pack64(t, dp)
+		/*line bwdwg.go:139*/ kernel.WGFence(t)
+		/*line bwdwg.go:141*/ for ks := int32(0); ks < bwRows/16; ks++ {
+			/*line bwdwg.go:141*/ kernel.Loop(t, &gocuSite639)
+			/*line bwdwg.go:142*/ kernel.WGMMABF16RS(t, &dkacc, *kernel.At(t, ds[:], int(ks), &gocuSite348, kernel.Read), dqm+st+kernel.WGDesc(ks*16*128/16), true, true)
+		}
+		/*line bwdwg.go:144*/ kernel.WGCommit(t)
+	}
+	/*line bwdwg.go:146*/ kernel.WGWait(t, 0, &dvacc)
+	/*line bwdwg.go:147*/ kernel.WGWait(t, 0, &dkacc)
+	/*line bwdwg.go:149*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
+	/*line bwdwg.go:150*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
+	/*line bwdwg.go:151*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
+	/*line bwdwg.go:153*/ for dt := int32(0); dt < d128/8; dt++ {
+		/*line bwdwg.go:153*/ kernel.Loop(t, &gocuSite640)
+		/*line bwdwg.go:154*/ col := int(dt*8 + 2*qd)
+		/*line bwdwg.go:155*/ if keyA < seq {
+			/*line bwdwg.go:156*/ {
+				/*line bwdwg.go:156*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dkacc[:], int(4*dt), &gocuSite351, kernel.Read)*scale, *kernel.At(t, dkacc[:], int(4*dt+1), &gocuSite352, kernel.Read)*scale)
+				/*line bwdwg.go:156*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite353, kernel.Write) = gocuV4
+			}
+			/*line bwdwg.go:157*/ {
+				/*line bwdwg.go:157*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dvacc[:], int(4*dt), &gocuSite354, kernel.Read), *kernel.At(t, dvacc[:], int(4*dt+1), &gocuSite355, kernel.Read))
+				/*line bwdwg.go:157*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite356, kernel.Write) = gocuV5
+			}
+		}
+		/*line bwdwg.go:159*/ if keyA+8 < seq {
+			/*line bwdwg.go:160*/ {
+				/*line bwdwg.go:160*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dkacc[:], int(4*dt+2), &gocuSite357, kernel.Read)*scale, *kernel.At(t, dkacc[:], int(4*dt+3), &gocuSite358, kernel.Read)*scale)
+				/*line bwdwg.go:160*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite359, kernel.Write) = gocuV6
+			}
+			/*line bwdwg.go:161*/ {
+				/*line bwdwg.go:161*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dvacc[:], int(4*dt+2), &gocuSite360, kernel.Read), *kernel.At(t, dvacc[:], int(4*dt+3), &gocuSite361, kernel.Read))
+				/*line bwdwg.go:161*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite362, kernel.Write) = gocuV7
+			}
+		}
+	}
+}
+
+// gocuChecked_bwdQWG is the checked copy of attn.bwdQWG (bwdwg.go:199).
+func gocuChecked_bwdQWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, dq []kernel.BFloat16, ql layout, kl layout, vl layout, dol layout, dql layout, heads int32, seq int32, scale float32, causal bool) {
+	/*line bwdwg.go:200*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line bwdwg.go:201*/ tid := t.ThreadIdx.X
+	/*line bwdwg.go:202*/ wg := tid / 128
+	/*line bwdwg.go:203*/ lane := tid % 32
+	/*line bwdwg.go:204*/ g, qd := lane/4, lane%4
+	/*line bwdwg.go:205*/ qtile := t.BlockIdx.X
+	/*line bwdwg.go:206*/ if causal {
+		/*line bwdwg.go:207*/ qtile = t.GridDim.X - 1 - t.BlockIdx.X
+	}
+	/*line bwdwg.go:209*/ q0 := qtile * wgRows
+	/*line bwdwg.go:210*/ bh := int(t.BlockIdx.Y)
+	/*line bwdwg.go:211*/ b32 := int32(bh)
+	/*line bwdwg.go:212*/ qh, kh, vh, doh := q[gocuChecked_layout_head(t, ql, b32, heads):], k[gocuChecked_layout_head(t, kl, b32, heads):], v[gocuChecked_layout_head(t, vl, b32, heads):], do[gocuChecked_layout_head(t, dol, b32, heads):]
+	/*line bwdwg.go:213*/ sl2 := scale * log2e
+	/*line bwdwg.go:215*/ cr, cc := tid/16, tid%16
+	/*line bwdwg.go:216*/ soff := (cc/8)*wgHalf + cr*64 + ((cc%8)^(cr&7))*8
+	/*line bwdwg.go:217*/ soff64 := (cc/8)*bwHalf + cr*64 + ((cc%8)^(cr&7))*8
+	/*line bwdwg.go:218*/ gocuChecked_loadWG(t, sm, 0, qh, ql.S, q0, seq, soff, cr, cc)
+	/*line bwdwg.go:219*/ gocuChecked_loadWG(t, sm, wgTile, doh, dol.S, q0, seq, soff, cr, cc)
+	/*line bwdwg.go:220*/ ntiles, nfull := (seq+bwRows-1)/bwRows, seq/bwRows
+	/*line bwdwg.go:221*/ if causal {
+		/*line bwdwg.go:222*/ ntiles = min(ntiles, (q0+wgRows+bwRows-1)/bwRows)
+		/*line bwdwg.go:223*/ nfull = min(nfull, q0/bwRows)
+	}
+	/*line bwdwg.go:225*/ gocuChecked_loadBW(t, sm, 2*wgTile, kh, kl.S, 0, seq, soff64)
+	/*line bwdwg.go:226*/ gocuChecked_loadBW(t, sm, 2*wgTile+bwTile, vh, vl.S, 0, seq, soff64)
+	/*line bwdwg.go:227*/ kernel.CpAsyncCommit(t)
+	/*line bwdwg.go:230*/ rowA := q0 + wg*64 + (tid/32)%4*16 + g
+	/*line bwdwg.go:231*/ var l2, dr [2]float32
+	/*line bwdwg.go:232*/ lim := [2]int32{seq, seq}
+	/*line bwdwg.go:234*/ for hh := int32(0); hh < 2; hh++ {
+		/*line bwdwg.go:234*/ kernel.Loop(t, &gocuSite641)
+		/*line bwdwg.go:235*/ if r := rowA + 8*hh; r < seq {
+			/*line bwdwg.go:236*/ {
+				/*line bwdwg.go:236*/ var gocuV1 float32 = *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite367, kernel.Read) * log2e
+				/*line bwdwg.go:236*/ *kernel.At(t, l2[:], int(hh), &gocuSite368, kernel.Write) = gocuV1
+			}
+			/*line bwdwg.go:237*/ {
+				/*line bwdwg.go:237*/ var gocuV2 float32 = *kernel.At(t, dvec, int(bh*int(seq)+int(r)), &gocuSite369, kernel.Read)
+				/*line bwdwg.go:237*/ *kernel.At(t, dr[:], int(hh), &gocuSite370, kernel.Write) = gocuV2
+			}
+			/*line bwdwg.go:238*/ if causal {
+				/*line bwdwg.go:239*/ *kernel.At(t, lim[:], int(hh), &gocuSite371, kernel.Write) = r + 1
+			}
+		}
+	}
+	/*line bwdwg.go:246*/ dqa := kernel.WGDescriptor(t, sm[wg*64*64:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:247*/ ddoa := kernel.WGDescriptor(t, sm[wgTile+wg*64*64:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:248*/ dkk := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:249*/ dvk := kernel.WGDescriptor(t, sm[2*wgTile+bwTile:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwg.go:250*/ dkm := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, bwHalf*2, 1024)
+	/*line bwdwg.go:252*/ var acc kernel.WGAcc128
+	/*line bwdwg.go:253*/ for j := int32(0); j < ntiles; j++ {
+		/*line bwdwg.go:253*/ kernel.Loop(t, &gocuSite642)
+		/*line bwdwg.go:254*/ kernel.CpAsyncWait(t, 0)
+		/*line bwdwg.go:255*/ kernel.FenceProxyAsync(t)
+		/*line bwdwg.go:256*/ t.SyncThreads()
+		/*line bwdwg.go:257*/ if j+1 < ntiles {
+			/*line bwdwg.go:258*/ nb := 2*wgTile + ((j+1)%bwStages)*2*bwTile
+			/*line bwdwg.go:259*/ gocuChecked_loadBW(t, sm, nb, kh, kl.S, (j+1)*bwRows, seq, soff64)
+			/*line bwdwg.go:260*/ gocuChecked_loadBW(t, sm, nb+bwTile, vh, vl.S, (j+1)*bwRows, seq, soff64)
+		}
+		/*line bwdwg.go:262*/ kernel.CpAsyncCommit(t)
+		/*line bwdwg.go:264*/ st := kernel.WGDesc(j%bwStages) * (2 * bwTile * 2 / 16)
+		/*line bwdwg.go:265*/ var s, dp kernel.WGAcc64
+		/*line bwdwg.go:266*/ kernel.WGFence(t)
+		/*line bwdwg.go:268*/ for ks := int32(0); ks < d128/16; ks++ {
+			/*line bwdwg.go:268*/ kernel.Loop(t, &gocuSite643)
+			/*line bwdwg.go:269*/ kernel.WGMMABF16(t, &s, dqa+gocuChecked_wgStep(t, ks), dkk+st+gocuChecked_bwStep(t, ks), false, ks > 0)
+		}
+		/*line bwdwg.go:271*/ kernel.WGCommit(t)
+		/*line bwdwg.go:273*/ for ks := int32(0); ks < d128/16; ks++ {
+			/*line bwdwg.go:273*/ kernel.Loop(t, &gocuSite644)
+			/*line bwdwg.go:274*/ kernel.WGMMABF16(t, &dp, ddoa+gocuChecked_wgStep(t, ks), dvk+st+gocuChecked_bwStep(t, ks), false, ks > 0)
+		}
+		/*line bwdwg.go:276*/ kernel.WGCommit(t)
+		/*line bwdwg.go:277*/ kernel.WGWait(t, 1, &s)
+		/*line bwdwg.go:278*/ if j < nfull {
+			/*line bwdwg.go:279*/ s = gocuChecked_probs(t, s, j, l2, lim, sl2, false)
+		} else {
+			/*line bwdwg.go:281*/ s = gocuChecked_probs(t, s, j, l2, lim, sl2, true)
+		}
+		/*line bwdwg.go:283*/ kernel.WGWait(t, 0, &dp)
+		/*line bwdwg.go:285*/ for e := int32(0); e < 32; e++ {
+			/*line bwdwg.go:285*/ kernel.Loop(t, &gocuSite645)
+			/*line bwdwg.go:286*/ {
+				/*line bwdwg.go:286*/ var gocuV3 float32 = *kernel.At(t, s[:], int(e), &gocuSite377, kernel.Read) * (*kernel.At(t, dp[:], int(e), &gocuSite378, kernel.Read) - *kernel.At(t, dr[:], int((e%4)/2), &gocuSite379, kernel.Read))
+				/*line bwdwg.go:286*/ *kernel.At(t, dp[:], int(e), &gocuSite380, kernel.Write) = gocuV3
+			}
+		}
+		/*line bwdwg.go:288*/ ds := gocuChecked_pack64(t, dp)
+		/*line bwdwg.go:289*/ kernel.WGFence(t)
+		/*line bwdwg.go:291*/ for ks := int32(0); ks < bwRows/16; ks++ {
+			/*line bwdwg.go:291*/ kernel.Loop(t, &gocuSite646)
+			/*line bwdwg.go:292*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, ds[:], int(ks), &gocuSite381, kernel.Read), dkm+st+kernel.WGDesc(ks*16*128/16), true, true)
+		}
+		/*line bwdwg.go:294*/ kernel.WGCommit(t)
+	}
+	/*line bwdwg.go:296*/ kernel.WGWait(t, 0, &acc)
+	/*line bwdwg.go:298*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
+	/*line bwdwg.go:299*/ head := gocuChecked_layout_head(t, dql, b32, heads)
+	/*line bwdwg.go:301*/ for dt := int32(0); dt < d128/8; dt++ {
+		/*line bwdwg.go:301*/ kernel.Loop(t, &gocuSite647)
+		/*line bwdwg.go:302*/ col := int(dt*8 + 2*qd)
+		/*line bwdwg.go:303*/ if rowA < seq {
+			/*line bwdwg.go:304*/ {
+				/*line bwdwg.go:304*/ var gocuV4 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt), &gocuSite383, kernel.Read)*scale, *kernel.At(t, acc[:], int(4*dt+1), &gocuSite384, kernel.Read)*scale)
+				/*line bwdwg.go:304*/ *kernel.At(t, dq2, int((head+int(rowA)*int(dql.S)+col)/2), &gocuSite385, kernel.Write) = gocuV4
+			}
+		}
+		/*line bwdwg.go:306*/ if rowA+8 < seq {
+			/*line bwdwg.go:307*/ {
+				/*line bwdwg.go:307*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt+2), &gocuSite386, kernel.Read)*scale, *kernel.At(t, acc[:], int(4*dt+3), &gocuSite387, kernel.Read)*scale)
+				/*line bwdwg.go:307*/ *kernel.At(t, dq2, int((head+int(rowA+8)*int(dql.S)+col)/2), &gocuSite388, kernel.Write) = gocuV5
+			}
+		}
+	}
+}
+
+// gocuChecked_bwdAllWG is the checked copy of attn.bwdAllWG (bwdwga.go:34).
+func gocuChecked_bwdAllWG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat16, v []kernel.BFloat16, do []kernel.BFloat16, lse []float32, dvec []float32, dk []kernel.BFloat16, dv []kernel.BFloat16, dqacc []float32, ql layout, kl layout, vl layout, dol layout, dkl layout, dvl layout, heads int32, seq int32, scale float32, causal bool) {
+	/*line bwdwga.go:35*/ sm := kernel.DynamicShared[kernel.BFloat16](t)
+	/*line bwdwga.go:36*/ fl := kernel.DynamicShared[float32](t)[bwTiles/2:]
+	/*line bwdwga.go:37*/ tid := t.ThreadIdx.X
+	/*line bwdwga.go:38*/ wg := tid / 128
+	/*line bwdwga.go:39*/ lane := tid % 32
+	/*line bwdwga.go:40*/ g, qd := lane/4, lane%4
+	/*line bwdwga.go:41*/ k0 := t.BlockIdx.X * wgRows
+	/*line bwdwga.go:42*/ bh := int(t.BlockIdx.Y)
+	/*line bwdwga.go:43*/ b32 := int32(bh)
+	/*line bwdwga.go:44*/ qh, kh, vh, doh := q[gocuChecked_layout_head(t, ql, b32, heads):], k[gocuChecked_layout_head(t, kl, b32, heads):], v[gocuChecked_layout_head(t, vl, b32, heads):], do[gocuChecked_layout_head(t, dol, b32, heads):]
+	/*line bwdwga.go:45*/ sl2 := scale * log2e
+	/*line bwdwga.go:46*/ dsb := int32(bwdWGMem / 2)
+	/*line bwdwga.go:48*/ cr, cc := tid/16, tid%16
+	/*line bwdwga.go:49*/ soff := (cc/8)*wgHalf + cr*64 + ((cc%8)^(cr&7))*8
+	/*line bwdwga.go:50*/ soff64 := (cc/8)*bwHalf + cr*64 + ((cc%8)^(cr&7))*8
+	/*line bwdwga.go:51*/ gocuChecked_loadWG(t, sm, 0, kh, kl.S, k0, seq, soff, cr, cc)
+	/*line bwdwga.go:52*/ gocuChecked_loadWG(t, sm, wgTile, vh, vl.S, k0, seq, soff, cr, cc)
+	/*line bwdwga.go:53*/ nq, nfull := (seq+bwRows-1)/bwRows, seq/bwRows
+	/*line bwdwga.go:54*/ i0 := int32(0)
+	/*line bwdwga.go:55*/ if causal {
+		/*line bwdwga.go:56*/ i0 = k0 / bwRows
+	}
+	/*line bwdwga.go:58*/ qb := 2*wgTile + (i0%bwStages)*2*bwTile
+	/*line bwdwga.go:59*/ gocuChecked_loadBW(t, sm, qb, qh, ql.S, i0*bwRows, seq, soff64)
+	/*line bwdwga.go:60*/ gocuChecked_loadBW(t, sm, qb+bwTile, doh, dol.S, i0*bwRows, seq, soff64)
+	/*line bwdwga.go:61*/ kernel.CpAsyncCommit(t)
+	/*line bwdwga.go:62*/ if tid < stats {
+		/*line bwdwga.go:63*/ {
+			/*line bwdwga.go:63*/ var gocuV1 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, i0*bwRows, tid)
+			/*line bwdwga.go:63*/ *kernel.At(t, fl, int((i0%2)*stats+tid), &gocuSite394, kernel.Write) = gocuV1
+		}
+	}
+	/*line bwdwga.go:68*/ dka := kernel.WGDescriptor(t, sm[wg*64*64:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwga.go:69*/ dva := kernel.WGDescriptor(t, sm[wgTile+wg*64*64:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwga.go:70*/ dqk := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwga.go:71*/ ddok := kernel.WGDescriptor(t, sm[2*wgTile+bwTile:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwga.go:72*/ dqm := kernel.WGDescriptor(t, sm[2*wgTile:], kernel.WGSwizzle128, bwHalf*2, 1024)
+	/*line bwdwga.go:73*/ ddom := kernel.WGDescriptor(t, sm[2*wgTile+bwTile:], kernel.WGSwizzle128, bwHalf*2, 1024)
+	/*line bwdwga.go:74*/ dds := kernel.WGDescriptor(t, sm[dsb:], kernel.WGSwizzle128, 16, 1024)
+	/*line bwdwga.go:75*/ dkm := kernel.WGDescriptor(t, sm[wg*wgHalf:], kernel.WGSwizzle128, wgHalf*2, 1024)
+	/*line bwdwga.go:77*/ var dkacc, dvacc kernel.WGAcc128
+	/*line bwdwga.go:78*/ wr := (tid/32)%4*16 + g
+	/*line bwdwga.go:79*/ keyA := k0 + wg*64 + wr
+	/*line bwdwga.go:80*/ for i := i0; i < nq; i++ {
+		/*line bwdwga.go:80*/ kernel.Loop(t, &gocuSite648)
+		/*line bwdwga.go:81*/ kernel.CpAsyncWait(t, 0)
+		/*line bwdwga.go:82*/ kernel.FenceProxyAsync(t)
+		/*line bwdwga.go:83*/ t.SyncThreads()
+		/*line bwdwga.go:84*/ if i+1 < nq {
+			/*line bwdwga.go:85*/ nb := 2*wgTile + ((i+1)%bwStages)*2*bwTile
+			/*line bwdwga.go:86*/ gocuChecked_loadBW(t, sm, nb, qh, ql.S, (i+1)*bwRows, seq, soff64)
+			/*line bwdwga.go:87*/ gocuChecked_loadBW(t, sm, nb+bwTile, doh, dol.S, (i+1)*bwRows, seq, soff64)
+			/*line bwdwga.go:88*/ if tid < stats {
+				/*line bwdwga.go:89*/ {
+					/*line bwdwga.go:89*/ var gocuV2 float32 = gocuChecked_rowStat(t, lse, dvec, bh, seq, (i+1)*bwRows, tid)
+					/*line bwdwga.go:89*/ *kernel.At(t, fl, int(((i+1)%2)*stats+tid), &gocuSite403, kernel.Write) = gocuV2
+				}
+			}
+		}
+		/*line bwdwga.go:92*/ kernel.CpAsyncCommit(t)
+		/*line bwdwga.go:94*/ st := kernel.WGDesc(i%bwStages) * (2 * bwTile * 2 / 16)
+		/*line bwdwga.go:95*/ var s, dp kernel.WGAcc64
+		/*line bwdwga.go:96*/ kernel.WGFence(t)
+		/*line bwdwga.go:98*/ for ks := int32(0); ks < d128/16; ks++ {
+			/*line bwdwga.go:98*/ kernel.Loop(t, &gocuSite649)
+			/*line bwdwga.go:99*/ kernel.WGMMABF16(t, &s, dka+gocuChecked_wgStep(t, ks), dqk+st+gocuChecked_bwStep(t, ks), false, ks > 0)
+		}
+		/*line bwdwga.go:101*/ kernel.WGCommit(t)
+		/*line bwdwga.go:103*/ for ks := int32(0); ks < d128/16; ks++ {
+			/*line bwdwga.go:103*/ kernel.Loop(t, &gocuSite650)
+			/*line bwdwga.go:104*/ kernel.WGMMABF16(t, &dp, dva+gocuChecked_wgStep(t, ks), ddok+st+gocuChecked_bwStep(t, ks), false, ks > 0)
+		}
+		/*line bwdwga.go:106*/ kernel.WGCommit(t)
+		/*line bwdwga.go:107*/ kernel.WGWait(t, 1, &s)
+		/*line bwdwga.go:108*/ fs := (i % 2) * stats
+		/*line bwdwga.go:109*/ if causal && i < i0+2 || i >= nfull {
+			/*line bwdwga.go:110*/ s = gocuChecked_probsT(t, s, fl[fs:], i, keyA, seq, sl2, causal, true)
+		} else {
+			/*line bwdwga.go:112*/ s = gocuChecked_probsT(t, s, fl[fs:], i, keyA, seq, sl2, causal, false)
+		}
+		/*line bwdwga.go:114*/ p := gocuChecked_pack64(t, s)
+		/*line bwdwga.go:115*/ kernel.WGFence(t)
+		/*line bwdwga.go:117*/ for ks := int32(0); ks < bwRows/16; ks++ {
+			/*line bwdwga.go:117*/ kernel.Loop(t, &gocuSite651)
+			/*line bwdwga.go:118*/ kernel.WGMMABF16RS(t, &dvacc, *kernel.At(t, p[:], int(ks), &gocuSite406, kernel.Read), ddom+st+kernel.WGDesc(ks*16*128/16), true, true)
+		}
+		/*line bwdwga.go:120*/ kernel.WGCommit(t)
+		/*line bwdwga.go:121*/ kernel.WGWait(t, 1, &dp)
+		/*line bwdwga.go:123*/ for e := int32(0); e < 32; e++ {
+			/*line bwdwga.go:123*/ kernel.Loop(t, &gocuSite652)
+			/*line bwdwga.go:124*/ {
+				/*line bwdwga.go:124*/ var gocuV3 float32 = *kernel.At(t, s[:], int(e), &gocuSite407, kernel.Read) * (*kernel.At(t, dp[:], int(e), &gocuSite408, kernel.Read) - *kernel.At(t, fl, int(fs+64+(e/4)*8+2*qd+e%2), &gocuSite409, kernel.Read))
+				/*line bwdwga.go:124*/ *kernel.At(t, dp[:], int(e), &gocuSite410, kernel.Write) = gocuV3
+			}
+		}
+		/*line bwdwga.go:126*/ ds := gocuChecked_pack64(t, dp)
+		/*line bwdwga.go:131*/ for e := int32(0); e < 32; e++ {
+			/*line bwdwga.go:131*/ kernel.Loop(t, &gocuSite653)
+			/*line bwdwga.go:132*/ c := (e/4)*8 + 2*qd + e%2
+			/*line bwdwga.go:133*/ key := wr + 8*((e%4)/2)
+			/*line bwdwga.go:134*/ {
+				/*line bwdwga.go:134*/ var gocuV4 kernel.BFloat16 = kernel.ToBFloat16(*kernel.At(t, dp[:], int(e), &gocuSite411, kernel.Read))
+				/*line bwdwga.go:134*/ *kernel.At(t, sm, int(dsb+wg*bwHalf+c*64+((key/8)^(c&7))*8+key%8), &gocuSite412, kernel.Write) = gocuV4
+			}
+		}
+		/*line bwdwga.go:136*/ kernel.FenceProxyAsync(t)
+		/*line bwdwga.go:137*/ t.SyncThreads()
+		/*line bwdwga.go:141*/ var dqp kernel.WGAcc64
+		/*line bwdwga.go:142*/ kernel.WGFence(t)
+		/*line bwdwga.go:144*/ for ks := int32(0); ks < wgRows/16; ks++ {
+			/*line bwdwga.go:144*/ kernel.Loop(t, &gocuSite654)
+			/*line bwdwga.go:145*/ kernel.WGMMABF16(t, &dqp, dds+gocuChecked_bwStep(t, ks), dkm+kernel.WGDesc(ks*16*128/16), true, ks > 0)
+		}
+		/*line bwdwga.go:147*/ kernel.WGCommit(t)
+		/*line bwdwga.go:149*/ for ks := int32(0); ks < bwRows/16; ks++ {
+			/*line bwdwga.go:149*/ kernel.Loop(t, &gocuSite655)
+			/*line bwdwga.go:150*/ kernel.WGMMABF16RS(t, &dkacc, *kernel.At(t, ds[:], int(ks), &gocuSite413, kernel.Read), dqm+st+kernel.WGDesc(ks*16*128/16), true, true)
+		}
+		/*line bwdwga.go:152*/ kernel.WGCommit(t)
+		/*line bwdwga.go:153*/ kernel.WGWait(t, 1, &dqp)
+		/*line bwdwga.go:155*/ for e := int32(0); e < 32; e++ {
+			/*line bwdwga.go:155*/ kernel.Loop(t, &gocuSite656)
+			/*line bwdwga.go:156*/ if r := i*bwRows + wr + 8*((e%4)/2); r < seq {
+				/*line bwdwga.go:157*/ kernel.AtomicAdd(kernel.At(t, dqacc, int((bh*int(seq)+int(r))*d128+int(wg*64+(e/4)*8+2*qd+e%2)), &gocuSite414, kernel.Atomic), *kernel.At(t, dqp[:], int(e), &gocuSite415, kernel.Read))
+			}
+		}
+	}
+	/*line bwdwga.go:162*/ kernel.WGWait(t, 0, &dvacc)
+	/*line bwdwga.go:163*/ kernel.WGWait(t, 0, &dkacc)
+	/*line bwdwga.go:165*/ dk2 := kernel.Reinterpret[kernel.BFloat16x2](dk)
+	/*line bwdwga.go:166*/ dv2 := kernel.Reinterpret[kernel.BFloat16x2](dv)
+	/*line bwdwga.go:167*/ hk, hv := gocuChecked_layout_head(t, dkl, b32, heads), gocuChecked_layout_head(t, dvl, b32, heads)
+	/*line bwdwga.go:169*/ for dt := int32(0); dt < d128/8; dt++ {
+		/*line bwdwga.go:169*/ kernel.Loop(t, &gocuSite657)
+		/*line bwdwga.go:170*/ col := int(dt*8 + 2*qd)
+		/*line bwdwga.go:171*/ if keyA < seq {
+			/*line bwdwga.go:172*/ {
+				/*line bwdwga.go:172*/ var gocuV5 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dkacc[:], int(4*dt), &gocuSite418, kernel.Read)*scale, *kernel.At(t, dkacc[:], int(4*dt+1), &gocuSite419, kernel.Read)*scale)
+				/*line bwdwga.go:172*/ *kernel.At(t, dk2, int((hk+int(keyA)*int(dkl.S)+col)/2), &gocuSite420, kernel.Write) = gocuV5
+			}
+			/*line bwdwga.go:173*/ {
+				/*line bwdwga.go:173*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dvacc[:], int(4*dt), &gocuSite421, kernel.Read), *kernel.At(t, dvacc[:], int(4*dt+1), &gocuSite422, kernel.Read))
+				/*line bwdwga.go:173*/ *kernel.At(t, dv2, int((hv+int(keyA)*int(dvl.S)+col)/2), &gocuSite423, kernel.Write) = gocuV6
+			}
+		}
+		/*line bwdwga.go:175*/ if keyA+8 < seq {
+			/*line bwdwga.go:176*/ {
+				/*line bwdwga.go:176*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dkacc[:], int(4*dt+2), &gocuSite424, kernel.Read)*scale, *kernel.At(t, dkacc[:], int(4*dt+3), &gocuSite425, kernel.Read)*scale)
+				/*line bwdwga.go:176*/ *kernel.At(t, dk2, int((hk+int(keyA+8)*int(dkl.S)+col)/2), &gocuSite426, kernel.Write) = gocuV7
+			}
+			/*line bwdwga.go:177*/ {
+				/*line bwdwga.go:177*/ var gocuV8 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dvacc[:], int(4*dt+2), &gocuSite427, kernel.Read), *kernel.At(t, dvacc[:], int(4*dt+3), &gocuSite428, kernel.Read))
+				/*line bwdwga.go:177*/ *kernel.At(t, dv2, int((hv+int(keyA+8)*int(dvl.S)+col)/2), &gocuSite429, kernel.Write) = gocuV8
+			}
+		}
+	}
+}
+
+// gocuChecked_bwdDQ is the checked copy of attn.bwdDQ (bwdwga.go:188).
+func gocuChecked_bwdDQ(t *kernel.Thread, dqacc []float32, dq []kernel.BFloat16, dql layout, heads int32, seq int32, rows int32, scale float32) {
+	/*line bwdwga.go:189*/ row, c := t.BlockIdx.X*4+t.ThreadIdx.X/(d128/2), 2*(t.ThreadIdx.X%(d128/2))
+	/*line bwdwga.go:190*/ if row >= rows {
+		/*line bwdwga.go:191*/ return
+	}
+	/*line bwdwga.go:193*/ dq2 := kernel.Reinterpret[kernel.BFloat16x2](dq)
+	/*line bwdwga.go:194*/ a := int(row)*d128 + int(c)
+	/*line bwdwga.go:195*/ {
+		/*line bwdwga.go:195*/ var gocuV1 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, dqacc, int(a), &gocuSite431, kernel.Read)*scale, *kernel.At(t, dqacc, int(a+1), &gocuSite432, kernel.Read)*scale)
+		/*line bwdwga.go:195*/ *kernel.At(t, dq2, int((gocuChecked_layout_head(t, dql, row/seq, heads)+int(row%seq)*int(dql.S)+int(c))/2), &gocuSite433, kernel.Write) = gocuV1
 	}
 }
 
@@ -4354,12 +5770,12 @@ func gocuChecked_fwd128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 	/*line fwd128.go:75*/ var qf [8]kernel.FragA
 	/*line fwd128.go:76*/ lr, lc := lane%16, lane/16
 	/*line fwd128.go:78*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line fwd128.go:78*/ kernel.Loop(t, &gocuSite504)
+		/*line fwd128.go:78*/ kernel.Loop(t, &gocuSite658)
 		/*line fwd128.go:79*/ r := warp*16 + lr
 		/*line fwd128.go:80*/ ch := ks*2 + lc
 		/*line fwd128.go:81*/ {
 			/*line fwd128.go:81*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d128+(ch^(r&7))*8:])
-			/*line fwd128.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite314, kernel.Write) = gocuV1
+			/*line fwd128.go:81*/ *kernel.At(t, qf[:], int(ks), &gocuSite440, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd128.go:83*/ kOff, vOff := gocuChecked_laneOffsets128(t, lane)
@@ -4373,50 +5789,50 @@ func gocuChecked_fwd128(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat
 		/*line fwd128.go:92*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
 	}
 	/*line fwd128.go:94*/ for j := int32(0); j < nfull; j++ {
-		/*line fwd128.go:94*/ kernel.Loop(t, &gocuSite505)
+		/*line fwd128.go:94*/ kernel.Loop(t, &gocuSite659)
 		/*line fwd128.go:95*/ acc, mx, sum = gocuChecked_fwd128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
 	}
 	/*line fwd128.go:97*/ for j := nfull; j < ntiles; j++ {
-		/*line fwd128.go:97*/ kernel.Loop(t, &gocuSite506)
+		/*line fwd128.go:97*/ kernel.Loop(t, &gocuSite660)
 		/*line fwd128.go:98*/ acc, mx, sum = gocuChecked_fwd128Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
 	}
 	/*line fwd128.go:103*/ var inv [2]float32
 	/*line fwd128.go:105*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd128.go:105*/ kernel.Loop(t, &gocuSite507)
+		/*line fwd128.go:105*/ kernel.Loop(t, &gocuSite661)
 		/*line fwd128.go:106*/ {
-			/*line fwd128.go:106*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite315, kernel.Read), 1)
-			/*line fwd128.go:106*/ *kernel.At(t, sum[:], int(hh), &gocuSite316, kernel.ReadWrite) += gocuV2
+			/*line fwd128.go:106*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite441, kernel.Read), 1)
+			/*line fwd128.go:106*/ *kernel.At(t, sum[:], int(hh), &gocuSite442, kernel.ReadWrite) += gocuV2
 		}
 		/*line fwd128.go:107*/ {
-			/*line fwd128.go:107*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite317, kernel.Read), 2)
-			/*line fwd128.go:107*/ *kernel.At(t, sum[:], int(hh), &gocuSite318, kernel.ReadWrite) += gocuV3
+			/*line fwd128.go:107*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite443, kernel.Read), 2)
+			/*line fwd128.go:107*/ *kernel.At(t, sum[:], int(hh), &gocuSite444, kernel.ReadWrite) += gocuV3
 		}
 		/*line fwd128.go:108*/ {
-			/*line fwd128.go:108*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite319, kernel.Read)
-			/*line fwd128.go:108*/ *kernel.At(t, inv[:], int(hh), &gocuSite320, kernel.Write) = gocuV4
+			/*line fwd128.go:108*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite445, kernel.Read)
+			/*line fwd128.go:108*/ *kernel.At(t, inv[:], int(hh), &gocuSite446, kernel.Write) = gocuV4
 		}
 		/*line fwd128.go:109*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
 			/*line fwd128.go:110*/ {
-				/*line fwd128.go:110*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite321, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite322, kernel.Read))) * ln2
-				/*line fwd128.go:110*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite323, kernel.Write) = gocuV5
+				/*line fwd128.go:110*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite447, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite448, kernel.Read))) * ln2
+				/*line fwd128.go:110*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite449, kernel.Write) = gocuV5
 			}
 		}
 	}
 	/*line fwd128.go:113*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	/*line fwd128.go:114*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
 	/*line fwd128.go:116*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line fwd128.go:116*/ kernel.Loop(t, &gocuSite508)
+		/*line fwd128.go:116*/ kernel.Loop(t, &gocuSite662)
 		/*line fwd128.go:117*/ col := int(dt*8 + 2*qd)
 		/*line fwd128.go:118*/ if rowA < seq {
 			/*line fwd128.go:119*/ {
-				/*line fwd128.go:119*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite325)][:], int(0), &gocuSite325, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite326, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite327)][:], int(1), &gocuSite327, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite328, kernel.Read))
-				/*line fwd128.go:119*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite329, kernel.Write) = gocuV6
+				/*line fwd128.go:119*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite451)][:], int(0), &gocuSite451, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite452, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite453)][:], int(1), &gocuSite453, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite454, kernel.Read))
+				/*line fwd128.go:119*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite455, kernel.Write) = gocuV6
 			}
 		}
 		/*line fwd128.go:121*/ if rowA+8 < seq {
 			/*line fwd128.go:122*/ {
-				/*line fwd128.go:122*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite330)][:], int(2), &gocuSite330, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite331, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite332)][:], int(3), &gocuSite332, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite333, kernel.Read))
-				/*line fwd128.go:122*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite334, kernel.Write) = gocuV7
+				/*line fwd128.go:122*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite456)][:], int(2), &gocuSite456, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite457, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 16, &gocuSite458)][:], int(3), &gocuSite458, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite459, kernel.Read))
+				/*line fwd128.go:122*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite460, kernel.Write) = gocuV7
 			}
 		}
 	}
@@ -4452,12 +5868,12 @@ func gocuChecked_fwd64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat1
 	/*line fwd64.go:77*/ var qf [4]kernel.FragA
 	/*line fwd64.go:78*/ lr, lc := lane%16, lane/16
 	/*line fwd64.go:80*/ for ks := int32(0); ks < d64/16; ks++ {
-		/*line fwd64.go:80*/ kernel.Loop(t, &gocuSite509)
+		/*line fwd64.go:80*/ kernel.Loop(t, &gocuSite663)
 		/*line fwd64.go:81*/ r := warp*16 + lr
 		/*line fwd64.go:82*/ ch := ks*2 + lc
 		/*line fwd64.go:83*/ {
 			/*line fwd64.go:83*/ var gocuV1 kernel.FragA = kernel.LdMatrixX4(t, sm[r*d64+(ch^(r&7))*8:])
-			/*line fwd64.go:83*/ *kernel.At(t, qf[:], int(ks), &gocuSite339, kernel.Write) = gocuV1
+			/*line fwd64.go:83*/ *kernel.At(t, qf[:], int(ks), &gocuSite465, kernel.Write) = gocuV1
 		}
 	}
 	/*line fwd64.go:85*/ kOff, vOff := gocuChecked_laneOffsets64(t, lane)
@@ -4471,50 +5887,50 @@ func gocuChecked_fwd64(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFloat1
 		/*line fwd64.go:94*/ lim = [2]int32{min(rowA+1, seq), min(rowA+9, seq)}
 	}
 	/*line fwd64.go:96*/ for j := int32(0); j < nfull; j++ {
-		/*line fwd64.go:96*/ kernel.Loop(t, &gocuSite510)
+		/*line fwd64.go:96*/ kernel.Loop(t, &gocuSite664)
 		/*line fwd64.go:97*/ acc, mx, sum = gocuChecked_fwd64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, false)
 	}
 	/*line fwd64.go:99*/ for j := nfull; j < ntiles; j++ {
-		/*line fwd64.go:99*/ kernel.Loop(t, &gocuSite511)
+		/*line fwd64.go:99*/ kernel.Loop(t, &gocuSite665)
 		/*line fwd64.go:100*/ acc, mx, sum = gocuChecked_fwd64Tile(t, sm, kh, vh, kl.S, vl.S, soff, cr, cc, seq, qf, kOff, vOff, acc, mx, sum, j, ntiles, lim, sl2, true)
 	}
 	/*line fwd64.go:105*/ var inv [2]float32
 	/*line fwd64.go:107*/ for hh := 0; hh < 2; hh++ {
-		/*line fwd64.go:107*/ kernel.Loop(t, &gocuSite512)
+		/*line fwd64.go:107*/ kernel.Loop(t, &gocuSite666)
 		/*line fwd64.go:108*/ {
-			/*line fwd64.go:108*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite340, kernel.Read), 1)
-			/*line fwd64.go:108*/ *kernel.At(t, sum[:], int(hh), &gocuSite341, kernel.ReadWrite) += gocuV2
+			/*line fwd64.go:108*/ var gocuV2 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite466, kernel.Read), 1)
+			/*line fwd64.go:108*/ *kernel.At(t, sum[:], int(hh), &gocuSite467, kernel.ReadWrite) += gocuV2
 		}
 		/*line fwd64.go:109*/ {
-			/*line fwd64.go:109*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite342, kernel.Read), 2)
-			/*line fwd64.go:109*/ *kernel.At(t, sum[:], int(hh), &gocuSite343, kernel.ReadWrite) += gocuV3
+			/*line fwd64.go:109*/ var gocuV3 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite468, kernel.Read), 2)
+			/*line fwd64.go:109*/ *kernel.At(t, sum[:], int(hh), &gocuSite469, kernel.ReadWrite) += gocuV3
 		}
 		/*line fwd64.go:110*/ {
-			/*line fwd64.go:110*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite344, kernel.Read)
-			/*line fwd64.go:110*/ *kernel.At(t, inv[:], int(hh), &gocuSite345, kernel.Write) = gocuV4
+			/*line fwd64.go:110*/ var gocuV4 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite470, kernel.Read)
+			/*line fwd64.go:110*/ *kernel.At(t, inv[:], int(hh), &gocuSite471, kernel.Write) = gocuV4
 		}
 		/*line fwd64.go:111*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
 			/*line fwd64.go:112*/ {
-				/*line fwd64.go:112*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite346, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite347, kernel.Read))) * ln2
-				/*line fwd64.go:112*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite348, kernel.Write) = gocuV5
+				/*line fwd64.go:112*/ var gocuV5 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite472, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite473, kernel.Read))) * ln2
+				/*line fwd64.go:112*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite474, kernel.Write) = gocuV5
 			}
 		}
 	}
 	/*line fwd64.go:115*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	/*line fwd64.go:116*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
 	/*line fwd64.go:118*/ for dt := int32(0); dt < d64/8; dt++ {
-		/*line fwd64.go:118*/ kernel.Loop(t, &gocuSite513)
+		/*line fwd64.go:118*/ kernel.Loop(t, &gocuSite667)
 		/*line fwd64.go:119*/ col := int(dt*8 + 2*qd)
 		/*line fwd64.go:120*/ if rowA < seq {
 			/*line fwd64.go:121*/ {
-				/*line fwd64.go:121*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite350)][:], int(0), &gocuSite350, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite351, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite352)][:], int(1), &gocuSite352, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite353, kernel.Read))
-				/*line fwd64.go:121*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite354, kernel.Write) = gocuV6
+				/*line fwd64.go:121*/ var gocuV6 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite476)][:], int(0), &gocuSite476, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite477, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite478)][:], int(1), &gocuSite478, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite479, kernel.Read))
+				/*line fwd64.go:121*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite480, kernel.Write) = gocuV6
 			}
 		}
 		/*line fwd64.go:123*/ if rowA+8 < seq {
 			/*line fwd64.go:124*/ {
-				/*line fwd64.go:124*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite355)][:], int(2), &gocuSite355, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite356, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite357)][:], int(3), &gocuSite357, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite358, kernel.Read))
-				/*line fwd64.go:124*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite359, kernel.Write) = gocuV7
+				/*line fwd64.go:124*/ var gocuV7 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite481)][:], int(2), &gocuSite481, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite482, kernel.Read), *kernel.At(t, acc[kernel.Index(t, int(dt), 8, &gocuSite483)][:], int(3), &gocuSite483, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite484, kernel.Read))
+				/*line fwd64.go:124*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite485, kernel.Write) = gocuV7
 			}
 		}
 	}
@@ -4568,7 +5984,7 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line fwdwg.go:107*/ var s, acc kernel.WGAcc128
 	/*line fwdwg.go:108*/ kernel.WGFence(t)
 	/*line fwdwg.go:110*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line fwdwg.go:110*/ kernel.Loop(t, &gocuSite514)
+		/*line fwdwg.go:110*/ kernel.Loop(t, &gocuSite668)
 		/*line fwdwg.go:111*/ kernel.WGMMABF16(t, &s, dq+gocuChecked_wgStep(t, ks), dk+gocuChecked_wgStep(t, ks), false, ks > 0)
 	}
 	/*line fwdwg.go:113*/ kernel.WGCommit(t)
@@ -4581,7 +5997,7 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	}
 	/*line fwdwg.go:121*/ p := gocuChecked_packP(t, s)
 	/*line fwdwg.go:123*/ for j := int32(1); j < ntiles; j++ {
-		/*line fwdwg.go:123*/ kernel.Loop(t, &gocuSite515)
+		/*line fwdwg.go:123*/ kernel.Loop(t, &gocuSite669)
 		/*line fwdwg.go:124*/ kernel.CpAsyncWait(t, 0)
 		/*line fwdwg.go:125*/ kernel.FenceProxyAsync(t)
 		/*line fwdwg.go:126*/ t.SyncThreads()
@@ -4595,13 +6011,13 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 		/*line fwdwg.go:137*/ pst := kernel.WGDesc((j-1)%wgStages) * (2 * wgTile * 2 / 16)
 		/*line fwdwg.go:138*/ kernel.WGFence(t)
 		/*line fwdwg.go:140*/ for ks := int32(0); ks < d128/16; ks++ {
-			/*line fwdwg.go:140*/ kernel.Loop(t, &gocuSite516)
+			/*line fwdwg.go:140*/ kernel.Loop(t, &gocuSite670)
 			/*line fwdwg.go:141*/ kernel.WGMMABF16(t, &s, dq+gocuChecked_wgStep(t, ks), dk+st+gocuChecked_wgStep(t, ks), false, ks > 0)
 		}
 		/*line fwdwg.go:143*/ kernel.WGCommit(t)
 		/*line fwdwg.go:145*/ for ks := int32(0); ks < wgKeys/16; ks++ {
-			/*line fwdwg.go:145*/ kernel.Loop(t, &gocuSite517)
-			/*line fwdwg.go:146*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite366, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
+			/*line fwdwg.go:145*/ kernel.Loop(t, &gocuSite671)
+			/*line fwdwg.go:146*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite492, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
 		}
 		/*line fwdwg.go:148*/ kernel.WGCommit(t)
 		/*line fwdwg.go:149*/ kernel.WGWait(t, 1, &s)
@@ -4612,22 +6028,22 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 		}
 		/*line fwdwg.go:155*/ kernel.WGWait(t, 0, &acc)
 		/*line fwdwg.go:157*/ for i := 0; i < 64; i += 4 {
-			/*line fwdwg.go:157*/ kernel.Loop(t, &gocuSite518)
+			/*line fwdwg.go:157*/ kernel.Loop(t, &gocuSite672)
 			/*line fwdwg.go:158*/ {
-				/*line fwdwg.go:158*/ var gocuV1 float32 = *kernel.At(t, corr[:], int(0), &gocuSite367, kernel.Read)
-				/*line fwdwg.go:158*/ *kernel.At(t, acc[:], int(i), &gocuSite368, kernel.ReadWrite) *= gocuV1
+				/*line fwdwg.go:158*/ var gocuV1 float32 = *kernel.At(t, corr[:], int(0), &gocuSite493, kernel.Read)
+				/*line fwdwg.go:158*/ *kernel.At(t, acc[:], int(i), &gocuSite494, kernel.ReadWrite) *= gocuV1
 			}
 			/*line fwdwg.go:159*/ {
-				/*line fwdwg.go:159*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(0), &gocuSite369, kernel.Read)
-				/*line fwdwg.go:159*/ *kernel.At(t, acc[:], int(i+1), &gocuSite370, kernel.ReadWrite) *= gocuV2
+				/*line fwdwg.go:159*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(0), &gocuSite495, kernel.Read)
+				/*line fwdwg.go:159*/ *kernel.At(t, acc[:], int(i+1), &gocuSite496, kernel.ReadWrite) *= gocuV2
 			}
 			/*line fwdwg.go:160*/ {
-				/*line fwdwg.go:160*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(1), &gocuSite371, kernel.Read)
-				/*line fwdwg.go:160*/ *kernel.At(t, acc[:], int(i+2), &gocuSite372, kernel.ReadWrite) *= gocuV3
+				/*line fwdwg.go:160*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(1), &gocuSite497, kernel.Read)
+				/*line fwdwg.go:160*/ *kernel.At(t, acc[:], int(i+2), &gocuSite498, kernel.ReadWrite) *= gocuV3
 			}
 			/*line fwdwg.go:161*/ {
-				/*line fwdwg.go:161*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(1), &gocuSite373, kernel.Read)
-				/*line fwdwg.go:161*/ *kernel.At(t, acc[:], int(i+3), &gocuSite374, kernel.ReadWrite) *= gocuV4
+				/*line fwdwg.go:161*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(1), &gocuSite499, kernel.Read)
+				/*line fwdwg.go:161*/ *kernel.At(t, acc[:], int(i+3), &gocuSite500, kernel.ReadWrite) *= gocuV4
 			}
 		}
 		/*line fwdwg.go:163*/ p = gocuChecked_packP(t, s)
@@ -4635,49 +6051,49 @@ func gocuChecked_fwd128WG(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line fwdwg.go:165*/ kernel.WGFence(t)
 	/*line fwdwg.go:166*/ pst := kernel.WGDesc((ntiles-1)%wgStages) * (2 * wgTile * 2 / 16)
 	/*line fwdwg.go:168*/ for ks := int32(0); ks < wgKeys/16; ks++ {
-		/*line fwdwg.go:168*/ kernel.Loop(t, &gocuSite519)
-		/*line fwdwg.go:169*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite375, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
+		/*line fwdwg.go:168*/ kernel.Loop(t, &gocuSite673)
+		/*line fwdwg.go:169*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite501, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
 	}
 	/*line fwdwg.go:171*/ kernel.WGCommit(t)
 	/*line fwdwg.go:172*/ kernel.WGWait(t, 0, &acc)
 	/*line fwdwg.go:176*/ qd := lane % 4
 	/*line fwdwg.go:177*/ var inv [2]float32
 	/*line fwdwg.go:179*/ for hh := 0; hh < 2; hh++ {
-		/*line fwdwg.go:179*/ kernel.Loop(t, &gocuSite520)
+		/*line fwdwg.go:179*/ kernel.Loop(t, &gocuSite674)
 		/*line fwdwg.go:180*/ {
-			/*line fwdwg.go:180*/ var gocuV5 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite376, kernel.Read), 1)
-			/*line fwdwg.go:180*/ *kernel.At(t, sum[:], int(hh), &gocuSite377, kernel.ReadWrite) += gocuV5
+			/*line fwdwg.go:180*/ var gocuV5 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite502, kernel.Read), 1)
+			/*line fwdwg.go:180*/ *kernel.At(t, sum[:], int(hh), &gocuSite503, kernel.ReadWrite) += gocuV5
 		}
 		/*line fwdwg.go:181*/ {
-			/*line fwdwg.go:181*/ var gocuV6 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite378, kernel.Read), 2)
-			/*line fwdwg.go:181*/ *kernel.At(t, sum[:], int(hh), &gocuSite379, kernel.ReadWrite) += gocuV6
+			/*line fwdwg.go:181*/ var gocuV6 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite504, kernel.Read), 2)
+			/*line fwdwg.go:181*/ *kernel.At(t, sum[:], int(hh), &gocuSite505, kernel.ReadWrite) += gocuV6
 		}
 		/*line fwdwg.go:182*/ {
-			/*line fwdwg.go:182*/ var gocuV7 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite380, kernel.Read)
-			/*line fwdwg.go:182*/ *kernel.At(t, inv[:], int(hh), &gocuSite381, kernel.Write) = gocuV7
+			/*line fwdwg.go:182*/ var gocuV7 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite506, kernel.Read)
+			/*line fwdwg.go:182*/ *kernel.At(t, inv[:], int(hh), &gocuSite507, kernel.Write) = gocuV7
 		}
 		/*line fwdwg.go:183*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
 			/*line fwdwg.go:184*/ {
-				/*line fwdwg.go:184*/ var gocuV8 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite382, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite383, kernel.Read))) * ln2
-				/*line fwdwg.go:184*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite384, kernel.Write) = gocuV8
+				/*line fwdwg.go:184*/ var gocuV8 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite508, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite509, kernel.Read))) * ln2
+				/*line fwdwg.go:184*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite510, kernel.Write) = gocuV8
 			}
 		}
 	}
 	/*line fwdwg.go:187*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	/*line fwdwg.go:188*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
 	/*line fwdwg.go:190*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line fwdwg.go:190*/ kernel.Loop(t, &gocuSite521)
+		/*line fwdwg.go:190*/ kernel.Loop(t, &gocuSite675)
 		/*line fwdwg.go:191*/ col := int(dt*8 + 2*qd)
 		/*line fwdwg.go:192*/ if rowA < seq {
 			/*line fwdwg.go:193*/ {
-				/*line fwdwg.go:193*/ var gocuV9 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt), &gocuSite386, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite387, kernel.Read), *kernel.At(t, acc[:], int(4*dt+1), &gocuSite388, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite389, kernel.Read))
-				/*line fwdwg.go:193*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite390, kernel.Write) = gocuV9
+				/*line fwdwg.go:193*/ var gocuV9 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt), &gocuSite512, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite513, kernel.Read), *kernel.At(t, acc[:], int(4*dt+1), &gocuSite514, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite515, kernel.Read))
+				/*line fwdwg.go:193*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite516, kernel.Write) = gocuV9
 			}
 		}
 		/*line fwdwg.go:195*/ if rowA+8 < seq {
 			/*line fwdwg.go:196*/ {
-				/*line fwdwg.go:196*/ var gocuV10 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt+2), &gocuSite391, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite392, kernel.Read), *kernel.At(t, acc[:], int(4*dt+3), &gocuSite393, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite394, kernel.Read))
-				/*line fwdwg.go:196*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite395, kernel.Write) = gocuV10
+				/*line fwdwg.go:196*/ var gocuV10 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt+2), &gocuSite517, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite518, kernel.Read), *kernel.At(t, acc[:], int(4*dt+3), &gocuSite519, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite520, kernel.Read))
+				/*line fwdwg.go:196*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite521, kernel.Write) = gocuV10
 			}
 		}
 	}
@@ -4729,7 +6145,7 @@ func gocuChecked_fwd128WS(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line fwdws.go:91*/ var s, acc kernel.WGAcc128
 	/*line fwdws.go:92*/ kernel.WGFence(t)
 	/*line fwdws.go:94*/ for ks := int32(0); ks < d128/16; ks++ {
-		/*line fwdws.go:94*/ kernel.Loop(t, &gocuSite522)
+		/*line fwdws.go:94*/ kernel.Loop(t, &gocuSite676)
 		/*line fwdws.go:95*/ kernel.WGMMABF16(t, &s, dq+gocuChecked_wgStep(t, ks), dk+gocuChecked_wgStep(t, ks), false, ks > 0)
 	}
 	/*line fwdws.go:97*/ kernel.WGCommit(t)
@@ -4743,20 +6159,20 @@ func gocuChecked_fwd128WS(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	}
 	/*line fwdws.go:106*/ p := gocuChecked_packP(t, s)
 	/*line fwdws.go:108*/ for j := int32(1); j < ntiles; j++ {
-		/*line fwdws.go:108*/ kernel.Loop(t, &gocuSite523)
+		/*line fwdws.go:108*/ kernel.Loop(t, &gocuSite677)
 		/*line fwdws.go:109*/ kernel.BarSync(t, full+j%wgStages, wsPair)
 		/*line fwdws.go:110*/ kernel.BarSync(t, me, wsPair)
 		/*line fwdws.go:111*/ st := kernel.WGDesc(j%wgStages) * (2 * wgTile * 2 / 16)
 		/*line fwdws.go:112*/ pst := kernel.WGDesc((j-1)%wgStages) * (2 * wgTile * 2 / 16)
 		/*line fwdws.go:113*/ kernel.WGFence(t)
 		/*line fwdws.go:115*/ for ks := int32(0); ks < d128/16; ks++ {
-			/*line fwdws.go:115*/ kernel.Loop(t, &gocuSite524)
+			/*line fwdws.go:115*/ kernel.Loop(t, &gocuSite678)
 			/*line fwdws.go:116*/ kernel.WGMMABF16(t, &s, dq+gocuChecked_wgStep(t, ks), dk+st+gocuChecked_wgStep(t, ks), false, ks > 0)
 		}
 		/*line fwdws.go:118*/ kernel.WGCommit(t)
 		/*line fwdws.go:120*/ for ks := int32(0); ks < wgKeys/16; ks++ {
-			/*line fwdws.go:120*/ kernel.Loop(t, &gocuSite525)
-			/*line fwdws.go:121*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite402, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
+			/*line fwdws.go:120*/ kernel.Loop(t, &gocuSite679)
+			/*line fwdws.go:121*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite528, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
 		}
 		/*line fwdws.go:123*/ kernel.WGCommit(t)
 		/*line fwdws.go:124*/ kernel.BarArrive(t, other, wsPair)
@@ -4771,22 +6187,22 @@ func gocuChecked_fwd128WS(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 			/*line fwdws.go:133*/ kernel.BarArrive(t, wsEmpty+(j-1)%wgStages, wsThreads)
 		}
 		/*line fwdws.go:136*/ for i := 0; i < 64; i += 4 {
-			/*line fwdws.go:136*/ kernel.Loop(t, &gocuSite526)
+			/*line fwdws.go:136*/ kernel.Loop(t, &gocuSite680)
 			/*line fwdws.go:137*/ {
-				/*line fwdws.go:137*/ var gocuV1 float32 = *kernel.At(t, corr[:], int(0), &gocuSite403, kernel.Read)
-				/*line fwdws.go:137*/ *kernel.At(t, acc[:], int(i), &gocuSite404, kernel.ReadWrite) *= gocuV1
+				/*line fwdws.go:137*/ var gocuV1 float32 = *kernel.At(t, corr[:], int(0), &gocuSite529, kernel.Read)
+				/*line fwdws.go:137*/ *kernel.At(t, acc[:], int(i), &gocuSite530, kernel.ReadWrite) *= gocuV1
 			}
 			/*line fwdws.go:138*/ {
-				/*line fwdws.go:138*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(0), &gocuSite405, kernel.Read)
-				/*line fwdws.go:138*/ *kernel.At(t, acc[:], int(i+1), &gocuSite406, kernel.ReadWrite) *= gocuV2
+				/*line fwdws.go:138*/ var gocuV2 float32 = *kernel.At(t, corr[:], int(0), &gocuSite531, kernel.Read)
+				/*line fwdws.go:138*/ *kernel.At(t, acc[:], int(i+1), &gocuSite532, kernel.ReadWrite) *= gocuV2
 			}
 			/*line fwdws.go:139*/ {
-				/*line fwdws.go:139*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(1), &gocuSite407, kernel.Read)
-				/*line fwdws.go:139*/ *kernel.At(t, acc[:], int(i+2), &gocuSite408, kernel.ReadWrite) *= gocuV3
+				/*line fwdws.go:139*/ var gocuV3 float32 = *kernel.At(t, corr[:], int(1), &gocuSite533, kernel.Read)
+				/*line fwdws.go:139*/ *kernel.At(t, acc[:], int(i+2), &gocuSite534, kernel.ReadWrite) *= gocuV3
 			}
 			/*line fwdws.go:140*/ {
-				/*line fwdws.go:140*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(1), &gocuSite409, kernel.Read)
-				/*line fwdws.go:140*/ *kernel.At(t, acc[:], int(i+3), &gocuSite410, kernel.ReadWrite) *= gocuV4
+				/*line fwdws.go:140*/ var gocuV4 float32 = *kernel.At(t, corr[:], int(1), &gocuSite535, kernel.Read)
+				/*line fwdws.go:140*/ *kernel.At(t, acc[:], int(i+3), &gocuSite536, kernel.ReadWrite) *= gocuV4
 			}
 		}
 		/*line fwdws.go:142*/ p = gocuChecked_packP(t, s)
@@ -4795,8 +6211,8 @@ func gocuChecked_fwd128WS(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line fwdws.go:145*/ kernel.WGFence(t)
 	/*line fwdws.go:146*/ pst := kernel.WGDesc((ntiles-1)%wgStages) * (2 * wgTile * 2 / 16)
 	/*line fwdws.go:148*/ for ks := int32(0); ks < wgKeys/16; ks++ {
-		/*line fwdws.go:148*/ kernel.Loop(t, &gocuSite527)
-		/*line fwdws.go:149*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite411, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
+		/*line fwdws.go:148*/ kernel.Loop(t, &gocuSite681)
+		/*line fwdws.go:149*/ kernel.WGMMABF16RS(t, &acc, *kernel.At(t, p[:], int(ks), &gocuSite537, kernel.Read), dv+pst+kernel.WGDesc(ks*16*128/16), true, true)
 	}
 	/*line fwdws.go:151*/ kernel.WGCommit(t)
 	/*line fwdws.go:152*/ if cw == 0 {
@@ -4806,41 +6222,41 @@ func gocuChecked_fwd128WS(t *kernel.Thread, q []kernel.BFloat16, k []kernel.BFlo
 	/*line fwdws.go:159*/ qd := lane % 4
 	/*line fwdws.go:160*/ var inv [2]float32
 	/*line fwdws.go:162*/ for hh := 0; hh < 2; hh++ {
-		/*line fwdws.go:162*/ kernel.Loop(t, &gocuSite528)
+		/*line fwdws.go:162*/ kernel.Loop(t, &gocuSite682)
 		/*line fwdws.go:163*/ {
-			/*line fwdws.go:163*/ var gocuV5 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite412, kernel.Read), 1)
-			/*line fwdws.go:163*/ *kernel.At(t, sum[:], int(hh), &gocuSite413, kernel.ReadWrite) += gocuV5
+			/*line fwdws.go:163*/ var gocuV5 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite538, kernel.Read), 1)
+			/*line fwdws.go:163*/ *kernel.At(t, sum[:], int(hh), &gocuSite539, kernel.ReadWrite) += gocuV5
 		}
 		/*line fwdws.go:164*/ {
-			/*line fwdws.go:164*/ var gocuV6 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite414, kernel.Read), 2)
-			/*line fwdws.go:164*/ *kernel.At(t, sum[:], int(hh), &gocuSite415, kernel.ReadWrite) += gocuV6
+			/*line fwdws.go:164*/ var gocuV6 float32 = kernel.ShflXor(t, kernel.FullMask, *kernel.At(t, sum[:], int(hh), &gocuSite540, kernel.Read), 2)
+			/*line fwdws.go:164*/ *kernel.At(t, sum[:], int(hh), &gocuSite541, kernel.ReadWrite) += gocuV6
 		}
 		/*line fwdws.go:165*/ {
-			/*line fwdws.go:165*/ var gocuV7 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite416, kernel.Read)
-			/*line fwdws.go:165*/ *kernel.At(t, inv[:], int(hh), &gocuSite417, kernel.Write) = gocuV7
+			/*line fwdws.go:165*/ var gocuV7 float32 = 1 / *kernel.At(t, sum[:], int(hh), &gocuSite542, kernel.Read)
+			/*line fwdws.go:165*/ *kernel.At(t, inv[:], int(hh), &gocuSite543, kernel.Write) = gocuV7
 		}
 		/*line fwdws.go:166*/ if r := rowA + 8*int32(hh); qd == 0 && r < seq {
 			/*line fwdws.go:167*/ {
-				/*line fwdws.go:167*/ var gocuV8 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite418, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite419, kernel.Read))) * ln2
-				/*line fwdws.go:167*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite420, kernel.Write) = gocuV8
+				/*line fwdws.go:167*/ var gocuV8 float32 = (*kernel.At(t, mx[:], int(hh), &gocuSite544, kernel.Read) + kernel.Log2(*kernel.At(t, sum[:], int(hh), &gocuSite545, kernel.Read))) * ln2
+				/*line fwdws.go:167*/ *kernel.At(t, lse, int(bh*int(seq)+int(r)), &gocuSite546, kernel.Write) = gocuV8
 			}
 		}
 	}
 	/*line fwdws.go:170*/ o2 := kernel.Reinterpret[kernel.BFloat16x2](o)
 	/*line fwdws.go:171*/ head := gocuChecked_layout_head(t, ol, int32(bh), heads)
 	/*line fwdws.go:173*/ for dt := int32(0); dt < d128/8; dt++ {
-		/*line fwdws.go:173*/ kernel.Loop(t, &gocuSite529)
+		/*line fwdws.go:173*/ kernel.Loop(t, &gocuSite683)
 		/*line fwdws.go:174*/ col := int(dt*8 + 2*qd)
 		/*line fwdws.go:175*/ if rowA < seq {
 			/*line fwdws.go:176*/ {
-				/*line fwdws.go:176*/ var gocuV9 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt), &gocuSite422, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite423, kernel.Read), *kernel.At(t, acc[:], int(4*dt+1), &gocuSite424, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite425, kernel.Read))
-				/*line fwdws.go:176*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite426, kernel.Write) = gocuV9
+				/*line fwdws.go:176*/ var gocuV9 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt), &gocuSite548, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite549, kernel.Read), *kernel.At(t, acc[:], int(4*dt+1), &gocuSite550, kernel.Read)**kernel.At(t, inv[:], int(0), &gocuSite551, kernel.Read))
+				/*line fwdws.go:176*/ *kernel.At(t, o2, int((head+int(rowA)*int(ol.S)+col)/2), &gocuSite552, kernel.Write) = gocuV9
 			}
 		}
 		/*line fwdws.go:178*/ if rowA+8 < seq {
 			/*line fwdws.go:179*/ {
-				/*line fwdws.go:179*/ var gocuV10 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt+2), &gocuSite427, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite428, kernel.Read), *kernel.At(t, acc[:], int(4*dt+3), &gocuSite429, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite430, kernel.Read))
-				/*line fwdws.go:179*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite431, kernel.Write) = gocuV10
+				/*line fwdws.go:179*/ var gocuV10 kernel.BFloat16x2 = kernel.ToBFloat16x2(*kernel.At(t, acc[:], int(4*dt+2), &gocuSite553, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite554, kernel.Read), *kernel.At(t, acc[:], int(4*dt+3), &gocuSite555, kernel.Read)**kernel.At(t, inv[:], int(1), &gocuSite556, kernel.Read))
+				/*line fwdws.go:179*/ *kernel.At(t, o2, int((head+int(rowA+8)*int(ol.S)+col)/2), &gocuSite557, kernel.Write) = gocuV10
 			}
 		}
 	}
@@ -4860,15 +6276,15 @@ func gocuChecked_bwdPrep(t *kernel.Thread, o []kernel.BFloat16, do []kernel.BFlo
 	/*line prep.go:22*/ db := (gocuChecked_layout_head(t, dol, bh, heads) + int(r)*int(dol.S)) / 2
 	/*line prep.go:23*/ var s float32
 	/*line prep.go:24*/ for c := lane; c < dim/2; c += 32 {
-		/*line prep.go:24*/ kernel.Loop(t, &gocuSite530)
-		/*line prep.go:25*/ a, b := *kernel.At(t, o2, int(ob+int(c)), &gocuSite436, kernel.Read), *kernel.At(t, do2, int(db+int(c)), &gocuSite437, kernel.Read)
+		/*line prep.go:24*/ kernel.Loop(t, &gocuSite684)
+		/*line prep.go:25*/ a, b := *kernel.At(t, o2, int(ob+int(c)), &gocuSite562, kernel.Read), *kernel.At(t, do2, int(db+int(c)), &gocuSite563, kernel.Read)
 		/*line prep.go:26*/ s += a.X.Float32()*b.X.Float32() + a.Y.Float32()*b.Y.Float32()
 	}
 	/*line prep.go:29*/ for m := int32(16); m > 0; m /= 2 {
-		/*line prep.go:29*/ kernel.Loop(t, &gocuSite531)
+		/*line prep.go:29*/ kernel.Loop(t, &gocuSite685)
 		/*line prep.go:30*/ s += kernel.ShflXor(t, kernel.FullMask, s, m)
 	}
 	/*line prep.go:32*/ if lane == 0 {
-		/*line prep.go:33*/ *kernel.At(t, dvec, int(row), &gocuSite438, kernel.Write) = s
+		/*line prep.go:33*/ *kernel.At(t, dvec, int(row), &gocuSite564, kernel.Write) = s
 	}
 }

@@ -82,6 +82,9 @@ func init() {
 		Register(Workload{Name: "array_op_overhead", Doc: "10,000 x.Add(1).Eval() on 16 float32, each result closed, then one Sync (host cost per op)",
 			Kind: Latency, Devices: d, Suites: suites, Clock: Wall, Unit: "us", Reps: 10, Warmup: 1,
 			Peers: peers(Peer{"torch", "torch_launch_us_per_tiny_op", MicrosPerOp}), Setup: setupArrayOverhead})
+		Register(Workload{Name: "array_op_overhead_into", Doc: "10,000 array.BinaryInto(z, OpAdd, x, 1) on 16 float32 (NumPy's out=: no array made), then one Sync (host cost per op)",
+			Kind: Latency, Devices: d, Suites: suites, Clock: Wall, Unit: "us", Reps: 10, Warmup: 1,
+			Peers: peers(Peer{"torch", "torch_launch_us_per_tiny_op", MicrosPerOp}), Setup: setupArrayOverheadInto})
 	}
 	Register(Workload{Name: "matmul_array_tf32", Doc: "array x.MatMul(w), 4096^3 float32 on TF32 tensor cores (cuBLAS)",
 		Kind: Compute, Devices: CUDA, Suites: []string{"arrays"}, Roof: RoofTF32, Reps: 20,
@@ -426,6 +429,44 @@ func setupArrayOverhead(e *Env) (*Case, error) {
 				}
 				a.release()
 				if err := a.keep(z); err != nil {
+					return err
+				}
+			}
+			return a.dev.Sync()
+		},
+		Check: func() error {
+			got, err := a.result()
+			if err != nil {
+				return err
+			}
+			return checkElems("x + 1", got, n, func(i int) (float32, float64) { return xh[i] + 1, 0 })
+		},
+		Close: a.close, Ops: overheadOps,
+	}, nil
+}
+
+// setupArrayOverheadInto is setupArrayOverhead with each result written
+// into one array by BinaryInto, which makes no array: closer to torch's
+// in-place add_ than a new result each time.
+func setupArrayOverheadInto(e *Env) (*Case, error) {
+	const n = 16
+	a, err := newArrays(e)
+	if err != nil {
+		return nil, err
+	}
+	xh := randFloats(e.Rand, n)
+	x, err := a.input(xh)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.poison(n); err != nil {
+		return nil, errs(err, a.close())
+	}
+	z := a.last
+	return &Case{
+		Run: func() error {
+			for range overheadOps {
+				if err := array.BinaryInto(z, array.OpAdd, x, 1); err != nil {
 					return err
 				}
 			}

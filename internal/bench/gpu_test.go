@@ -63,7 +63,7 @@ func TestCUDASuite(t *testing.T) {
 // newGPUWorkloads are the workloads of the Go kernels and of the arrays on
 // the GPU.
 var newGPUWorkloads = []string{"gray_go", "gray_fast", "matmul_naive_go", "matmul_tiled_go", "sgemm_go", "gemm_bf16_go", "flash_attn_go", "flash_attn_causal_go",
-	"add", "sum", "chain_fused", "chain_unfused", "matmul_array_fp32", "matmul_array_tf32", "array_op_overhead"}
+	"add", "sum", "chain_fused", "chain_unfused", "matmul_array_fp32", "matmul_array_tf32", "array_op_overhead", "array_op_overhead_into"}
 
 // TestCUDAGoAndArrays runs the Go kernels and the array workloads at small
 // sizes: none may skip on a GPU with NVRTC and cuBLAS, each passes its
