@@ -212,39 +212,60 @@ type acc[A int64 | float64] struct {
 	ss            []float64
 }
 
-// countFirst returns the rows of each code and the first of them (rows
-// of codes in range p start at span(n, parts, p)).
-func countFirst[K int32 | int64](key []K, lo int64, size, parts int) (sizes, first []int64) {
+// countRows returns the rows of each code, on all cores.
+func countRows[K int32 | int64](key []K, lo int64, size, parts int) []int64 {
 	n := len(key)
-	ps, pf := make([][]int64, parts), make([][]int64, parts)
+	ps := make([][]int64, parts)
 	hostRun(parts, func(p int) {
-		s, f := make([]int64, size), make([]int64, size)
+		s := make([]int64, size)
 		a, b := span(n, parts, p)
-		for i := b - 1; i >= a; i-- {
-			c := int64(key[i]) - lo
-			if c < 0 {
-				continue
+		for i := a; i < b; i++ {
+			if c := int64(key[i]) - lo; c >= 0 {
+				s[c]++
 			}
-			s[c]++
-			f[c] = int64(i)
 		}
-		ps[p], pf[p] = s, f
+		ps[p] = s
 	})
-	sizes, first = ps[0], pf[0]
-	for p := 1; p < parts; p++ {
-		for c, k := range ps[p] {
-			if k > 0 && sizes[c] == 0 {
-				first[c] = pf[p][c]
-			}
+	sizes := ps[0]
+	for _, s := range ps[1:] {
+		for c, k := range s {
 			sizes[c] += k
 		}
 	}
-	return sizes, first
+	return sizes
+}
+
+// hostFirst returns the first row of each of the ng codes present,
+// indexed by code, scanning only until it has seen them all.
+func hostFirst[K int32 | int64](key []K, lo int64, sizes []int64, ng int) []int64 {
+	first := make([]int64, len(sizes))
+	for i := range first {
+		first[i] = -1
+	}
+	for i, seen := 0, 0; seen < ng && i < len(key); i++ {
+		if c := int64(key[i]) - lo; c >= 0 && first[c] < 0 {
+			first[c] = int64(i)
+			seen++
+		}
+	}
+	return first
 }
 
 // accum runs one pass over rows [a, b) of x (present where valid, unless
 // nil, and not NaN) into r.
 func accum[K int32 | int64, V int32 | int64 | float32 | float64, A int64 | float64](key []K, lo int64, x []V, valid []bool, a, b int, nd need, r *acc[A]) {
+	if valid == nil && nd == (need{sum: true}) {
+		// The common sum of a column without nulls: a tight loop (a NaN
+		// adds nothing to a float sum of values present, so skip those).
+		for i := a; i < b; i++ {
+			if c := int64(key[i]) - lo; c >= 0 {
+				if v := x[i]; v == v {
+					r.sum[c] += A(v)
+				}
+			}
+		}
+		return
+	}
 	for i := a; i < b; i++ {
 		c := int64(key[i]) - lo
 		if c < 0 {
@@ -389,7 +410,9 @@ func colStats(kv any, lo int64, x any, valid []bool, size, parts int, nd need, g
 		}
 		return o
 	}
-	ints := func(r *acc[int64]) { st.cnt, st.isum, st.imin, st.imax = pick(r.cnt), pick(r.sum), pick(r.min), pick(r.max) }
+	ints := func(r *acc[int64]) {
+		st.cnt, st.isum, st.imin, st.imax = pick(r.cnt), pick(r.sum), pick(r.min), pick(r.max)
+	}
 	floats := func(r *acc[float64]) {
 		st.cnt, st.fsum, st.fmin, st.fmax = pick(r.cnt), pickF(r.sum), pickF(r.min), pickF(r.max)
 	}
@@ -514,22 +537,32 @@ func (g *Grouped) hostAgg(op string, aggs []Agg) (out *Frame, ok bool, err error
 		kv = hostCodes(keys, g.keepNulls, f.n)
 	}
 	parts := hostParts(f.n, size)
-	var csizes, cfirst []int64
+	var csizes []int64
 	switch k := kv.(type) {
 	case []int32:
-		csizes, cfirst = countFirst(k, lo, size, parts)
+		csizes = countRows(k, lo, size, parts)
 	case []int64:
-		csizes, cfirst = countFirst(k, lo, size, parts)
+		csizes = countRows(k, lo, size, parts)
 	}
 	// The groups are the codes present, in code order: the keys' order.
 	var gs []int32
-	var sizes, first []int64
+	var sizes []int64
 	for c, k := range csizes {
 		if k > 0 {
 			gs = append(gs, int32(c))
 			sizes = append(sizes, k)
-			first = append(first, cfirst[c])
 		}
+	}
+	var cfirst []int64
+	switch k := kv.(type) {
+	case []int32:
+		cfirst = hostFirst(k, lo, csizes, len(gs))
+	case []int64:
+		cfirst = hostFirst(k, lo, csizes, len(gs))
+	}
+	first := make([]int64, len(gs))
+	for g, c := range gs {
+		first[g] = cfirst[c]
 	}
 	ng := len(gs)
 	if ng == 0 {
