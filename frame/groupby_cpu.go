@@ -209,7 +209,7 @@ type need struct{ cnt, sum, min, max, ss bool }
 type acc[A int64 | float64] struct {
 	cnt           []int64
 	sum, min, max []A
-	ss            []float64
+	s1, ss        []float64 // sums of x-shift and of its squares
 }
 
 // countRows returns the rows of each code, on all cores.
@@ -253,7 +253,7 @@ func hostFirst[K int32 | int64](key []K, lo int64, sizes []int64, ng int) []int6
 
 // accum runs one pass over rows [a, b) of x (present where valid, unless
 // nil, and not NaN) into r.
-func accum[K int32 | int64, V int32 | int64 | float32 | float64, A int64 | float64](key []K, lo int64, x []V, valid []bool, a, b int, nd need, r *acc[A]) {
+func accum[K int32 | int64, V int32 | int64 | float32 | float64, A int64 | float64](key []K, lo int64, x []V, valid []bool, a, b int, nd need, shift []float64, r *acc[A]) {
 	if valid == nil && nd == (need{sum: true}) {
 		// The common sum of a column without nulls: a tight loop (a NaN
 		// adds nothing to a float sum of values present, so skip those).
@@ -261,6 +261,45 @@ func accum[K int32 | int64, V int32 | int64 | float32 | float64, A int64 | float
 			if c := int64(key[i]) - lo; c >= 0 {
 				if v := x[i]; v == v {
 					r.sum[c] += A(v)
+				}
+			}
+		}
+		return
+	}
+	if valid == nil && !nd.cnt && !nd.sum && nd.min && nd.max {
+		for i := a; i < b; i++ {
+			if c := int64(key[i]) - lo; c >= 0 {
+				if v := x[i]; v == v {
+					w := A(v)
+					r.min[c] = min(r.min[c], w)
+					r.max[c] = max(r.max[c], w)
+				}
+			}
+		}
+		return
+	}
+	if valid == nil && !nd.cnt && !nd.sum && nd.min != nd.max {
+		ext, most := r.min, false
+		if nd.max {
+			ext, most = r.max, true
+		}
+		for i := a; i < b; i++ {
+			if c := int64(key[i]) - lo; c >= 0 {
+				if v := x[i]; v == v {
+					if w := A(v); most && w > ext[c] || !most && w < ext[c] {
+						ext[c] = w
+					}
+				}
+			}
+		}
+		return
+	}
+	if valid == nil && nd == (need{sum: true, cnt: true}) {
+		for i := a; i < b; i++ {
+			if c := int64(key[i]) - lo; c >= 0 {
+				if v := x[i]; v == v {
+					r.sum[c] += A(v)
+					r.cnt[c]++
 				}
 			}
 		}
@@ -288,29 +327,17 @@ func accum[K int32 | int64, V int32 | int64 | float32 | float64, A int64 | float
 		if nd.max && w > r.max[c] {
 			r.max[c] = w
 		}
+		if nd.ss {
+			d := float64(v) - shift[c]
+			r.s1[c] += d
+			r.ss[c] += d * d
+		}
 	}
 }
 
-// sqdev adds the squared deviations from the codes' means over rows
-// [a, b) of x into ss.
-func sqdev[K int32 | int64, V int32 | int64 | float32 | float64](key []K, lo int64, x []V, valid []bool, a, b int, mean, ss []float64) {
-	for i := a; i < b; i++ {
-		c := int64(key[i]) - lo
-		if c < 0 {
-			continue
-		}
-		v := x[i]
-		if v != v || valid != nil && !valid[i] {
-			continue
-		}
-		d := float64(v) - mean[c]
-		ss[c] += d * d
-	}
-}
-
-// colPass computes nd for the values x per code, on all cores; the mean
-// is read for ss, which needs a pass of its own.
-func colPass[V int32 | int64 | float32 | float64, A int64 | float64](kv any, lo int64, x []V, valid []bool, size, parts int, nd need, lowest, highest A, mean []float64) *acc[A] {
+// colPass computes nd for the values x per code, on all cores, in one
+// pass; ss is of the values less the codes' shift.
+func colPass[V int32 | int64 | float32 | float64, A int64 | float64](kv any, lo int64, x []V, valid []bool, size, parts int, nd need, lowest, highest A, shift []float64) *acc[A] {
 	n := len(x)
 	rs := make([]*acc[A], parts)
 	hostRun(parts, func(p int) {
@@ -334,22 +361,14 @@ func colPass[V int32 | int64 | float32 | float64, A int64 | float64](kv any, lo 
 			}
 		}
 		if nd.ss {
-			r.ss = make([]float64, size)
+			r.s1, r.ss = make([]float64, size), make([]float64, size)
 		}
 		a, b := span(n, parts, p)
 		switch k := kv.(type) {
 		case []int32:
-			if nd.ss {
-				sqdev(k, lo, x, valid, a, b, mean, r.ss)
-			} else {
-				accum(k, lo, x, valid, a, b, nd, r)
-			}
+			accum(k, lo, x, valid, a, b, nd, shift, r)
 		case []int64:
-			if nd.ss {
-				sqdev(k, lo, x, valid, a, b, mean, r.ss)
-			} else {
-				accum(k, lo, x, valid, a, b, nd, r)
-			}
+			accum(k, lo, x, valid, a, b, nd, shift, r)
 		}
 		rs[p] = r
 	})
@@ -369,6 +388,7 @@ func colPass[V int32 | int64 | float32 | float64, A int64 | float64](kv any, lo 
 				t.max[c] = max(t.max[c], r.max[c])
 			}
 			if nd.ss {
+				t.s1[c] += r.s1[c]
 				t.ss[c] += r.ss[c]
 			}
 		}
@@ -416,48 +436,94 @@ func colStats(kv any, lo int64, x any, valid []bool, size, parts int, nd need, g
 	floats := func(r *acc[float64]) {
 		st.cnt, st.fsum, st.fmin, st.fmax = pick(r.cnt), pickF(r.sum), pickF(r.min), pickF(r.max)
 	}
-	one := nd
-	one.ss = false
+	// The variance's pass adds (x-k) and (x-k)² with k the group's first
+	// value present: the shifted-data algorithm, accurate since k lies
+	// among the values and one pass.
+	var shift []float64
+	if nd.ss {
+		switch v := x.(type) {
+		case []int32:
+			shift = firstValues(kv, lo, v, valid, size, len(gs))
+		case []int64:
+			shift = firstValues(kv, lo, v, valid, size, len(gs))
+		case []float32:
+			shift = firstValues(kv, lo, v, valid, size, len(gs))
+		case []float64:
+			shift = firstValues(kv, lo, v, valid, size, len(gs))
+		}
+	}
 	switch v := x.(type) {
 	case []int32:
-		ints(colPass(kv, lo, v, valid, size, parts, one, int64(math.MinInt64), int64(math.MaxInt64), nil))
+		r := colPass(kv, lo, v, valid, size, parts, nd, int64(math.MinInt64), int64(math.MaxInt64), shift)
+		ints(r)
+		if nd.ss {
+			st.ss = sqDev(r.s1, r.ss, r.cnt, gs, sizes)
+		}
 	case []int64:
-		ints(colPass(kv, lo, v, valid, size, parts, one, int64(math.MinInt64), int64(math.MaxInt64), nil))
+		r := colPass(kv, lo, v, valid, size, parts, nd, int64(math.MinInt64), int64(math.MaxInt64), shift)
+		ints(r)
+		if nd.ss {
+			st.ss = sqDev(r.s1, r.ss, r.cnt, gs, sizes)
+		}
 	case []float32:
-		floats(colPass(kv, lo, v, valid, size, parts, one, math.Inf(-1), math.Inf(1), nil))
+		r := colPass(kv, lo, v, valid, size, parts, nd, math.Inf(-1), math.Inf(1), shift)
+		floats(r)
+		if nd.ss {
+			st.ss = sqDev(r.s1, r.ss, r.cnt, gs, sizes)
+		}
 	case []float64:
-		floats(colPass(kv, lo, v, valid, size, parts, one, math.Inf(-1), math.Inf(1), nil))
+		r := colPass(kv, lo, v, valid, size, parts, nd, math.Inf(-1), math.Inf(1), shift)
+		floats(r)
+		if nd.ss {
+			st.ss = sqDev(r.s1, r.ss, r.cnt, gs, sizes)
+		}
 	}
 	if st.cnt == nil {
 		st.cnt = sizes
 	}
-	if !nd.ss {
-		return st
-	}
-	// The second pass: squared deviations from the means, as pandas'
-	// two-pass variance does, by code.
-	mean := make([]float64, size)
-	for g, c := range gs {
-		s := float64(0)
-		if st.fsum != nil {
-			s = st.fsum[g]
-		} else {
-			s = float64(st.isum[g])
-		}
-		mean[c] = s / float64(st.cnt[g])
-	}
-	sq := need{ss: true}
-	switch v := x.(type) {
-	case []int32:
-		st.ss = pickF(colPass[int32, float64](kv, lo, v, valid, size, parts, sq, 0, 0, mean).ss)
-	case []int64:
-		st.ss = pickF(colPass[int64, float64](kv, lo, v, valid, size, parts, sq, 0, 0, mean).ss)
-	case []float32:
-		st.ss = pickF(colPass[float32, float64](kv, lo, v, valid, size, parts, sq, 0, 0, mean).ss)
-	case []float64:
-		st.ss = pickF(colPass[float64, float64](kv, lo, v, valid, size, parts, sq, 0, 0, mean).ss)
-	}
 	return st
+}
+
+// sqDev returns each group's sum of squared deviations from its mean
+// from the sums of x-k and (x-k)², by code; cnt nil means sizes.
+func sqDev(s1, ss []float64, cnt []int64, gs []int32, sizes []int64) []float64 {
+	o := make([]float64, len(gs))
+	for g, c := range gs {
+		n := sizes[g]
+		if cnt != nil {
+			n = cnt[c]
+		}
+		if n > 0 {
+			o[g] = max(0, ss[c]-s1[c]*s1[c]/float64(n))
+		}
+	}
+	return o
+}
+
+// firstValues returns, by code, the first value present of each of the
+// ng codes present (0 for a code without one), scanning until it has
+// them all.
+func firstValues[V int32 | int64 | float32 | float64](kv any, lo int64, x []V, valid []bool, size, ng int) []float64 {
+	first := make([]float64, size)
+	seen := make([]bool, size)
+	scan := func(c int64, i int, k *int) {
+		if v := x[i]; c >= 0 && !seen[c] && v == v && (valid == nil || valid[i]) {
+			first[c], seen[c] = float64(v), true
+			*k++
+		}
+	}
+	k := 0
+	switch key := kv.(type) {
+	case []int32:
+		for i := 0; i < len(key) && k < ng; i++ {
+			scan(int64(key[i])-lo, i, &k)
+		}
+	case []int64:
+		for i := 0; i < len(key) && k < ng; i++ {
+			scan(key[i]-lo, i, &k)
+		}
+	}
+	return first
 }
 
 // hostAgg is Agg on the CPU for keys of small integer range and

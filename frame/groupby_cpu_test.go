@@ -312,6 +312,14 @@ func TestHostGroupByEdges(t *testing.T) {
 		mustSeries(t, "v", []float64{1, 2, 4}, nil))
 	checkGroupBy(t, nulls, []string{"k"}, false, 0, allAggs("v"))
 	checkGroupBy(t, nulls, []string{"k"}, true, 0, allAggs("v"))
+	// A large common offset: the variance must not cancel away.
+	n := 200_000
+	k, v := make([]int32, n), make([]float64, n)
+	for i := range n {
+		k[i], v[i] = int32(r.IntN(3)), 1e9+r.Float64()
+	}
+	offset := mustFrame(t, mustSeries(t, "k", k, nil), mustSeries(t, "v", v, nil))
+	checkGroupBy(t, offset, []string{"k"}, false, 1, allAggs("v"))
 	// Float sums do not depend on the cores.
 	g := hostData(t, r, 300_000).GroupBy("k1")
 	a, _, err := g.hostAgg("Agg", []Agg{Sum("vf64")})
