@@ -203,11 +203,11 @@ func hostCodes(keys []hostKey, keepNulls bool, n int) []int32 {
 }
 
 // need is what a pass over a value column computes per code.
-type need struct{ cnt, sum, min, max, ss bool }
+type need struct{ rows, cnt, sum, min, max, ss bool }
 
 // acc is what a pass computes, per code, for one range of rows.
 type acc[A int64 | float64] struct {
-	cnt           []int64
+	rows, cnt     []int64 // rows of each code, values present
 	sum, min, max []A
 	s1, ss        []float64 // sums of x-shift and of its squares
 }
@@ -254,6 +254,17 @@ func hostFirst[K int32 | int64](key []K, lo int64, sizes []int64, ng int) []int6
 // accum runs one pass over rows [a, b) of x (present where valid, unless
 // nil, and not NaN) into r.
 func accum[K int32 | int64, V int32 | int64 | float32 | float64, A int64 | float64](key []K, lo int64, x []V, valid []bool, a, b int, nd need, shift []float64, r *acc[A]) {
+	if valid == nil && nd == (need{rows: true, sum: true}) {
+		for i := a; i < b; i++ {
+			if c := int64(key[i]) - lo; c >= 0 {
+				r.rows[c]++
+				if v := x[i]; v == v {
+					r.sum[c] += A(v)
+				}
+			}
+		}
+		return
+	}
 	if valid == nil && nd == (need{sum: true}) {
 		// The common sum of a column without nulls: a tight loop (a NaN
 		// adds nothing to a float sum of values present, so skip those).
@@ -269,6 +280,9 @@ func accum[K int32 | int64, V int32 | int64 | float32 | float64, A int64 | float
 	if valid == nil && !nd.cnt && !nd.sum && nd.min && nd.max {
 		for i := a; i < b; i++ {
 			if c := int64(key[i]) - lo; c >= 0 {
+				if nd.rows {
+					r.rows[c]++
+				}
 				if v := x[i]; v == v {
 					w := A(v)
 					r.min[c] = min(r.min[c], w)
@@ -285,6 +299,9 @@ func accum[K int32 | int64, V int32 | int64 | float32 | float64, A int64 | float
 		}
 		for i := a; i < b; i++ {
 			if c := int64(key[i]) - lo; c >= 0 {
+				if nd.rows {
+					r.rows[c]++
+				}
 				if v := x[i]; v == v {
 					if w := A(v); most && w > ext[c] || !most && w < ext[c] {
 						ext[c] = w
@@ -294,9 +311,12 @@ func accum[K int32 | int64, V int32 | int64 | float32 | float64, A int64 | float
 		}
 		return
 	}
-	if valid == nil && nd == (need{sum: true, cnt: true}) {
+	if valid == nil && (nd == need{sum: true, cnt: true} || nd == need{rows: true, sum: true, cnt: true}) {
 		for i := a; i < b; i++ {
 			if c := int64(key[i]) - lo; c >= 0 {
+				if nd.rows {
+					r.rows[c]++
+				}
 				if v := x[i]; v == v {
 					r.sum[c] += A(v)
 					r.cnt[c]++
@@ -309,6 +329,9 @@ func accum[K int32 | int64, V int32 | int64 | float32 | float64, A int64 | float
 		c := int64(key[i]) - lo
 		if c < 0 {
 			continue
+		}
+		if nd.rows {
+			r.rows[c]++
 		}
 		v := x[i]
 		if v != v || valid != nil && !valid[i] {
@@ -342,6 +365,9 @@ func colPass[V int32 | int64 | float32 | float64, A int64 | float64](kv any, lo 
 	rs := make([]*acc[A], parts)
 	hostRun(parts, func(p int) {
 		r := &acc[A]{}
+		if nd.rows {
+			r.rows = make([]int64, size)
+		}
 		if nd.cnt {
 			r.cnt = make([]int64, size)
 		}
@@ -375,6 +401,9 @@ func colPass[V int32 | int64 | float32 | float64, A int64 | float64](kv any, lo 
 	t := rs[0]
 	for _, r := range rs[1:] {
 		for c := range size {
+			if nd.rows {
+				t.rows[c] += r.rows[c]
+			}
 			if nd.cnt {
 				t.cnt[c] += r.cnt[c]
 			}
@@ -406,10 +435,54 @@ type stats struct {
 	fmax, ss   []float64
 }
 
-// colStats runs the passes nd needs over x (int32, int64, float32 or
-// float64) and gathers the groups' codes gs.
-func colStats(kv any, lo int64, x any, valid []bool, size, parts int, nd need, gs []int32, sizes []int64) stats {
-	var st stats
+// colRaw runs the pass nd needs over x (int32, int64, float32 or
+// float64) and returns its *acc, by code; ng is the number of codes
+// present, or size when not known yet.
+func colRaw(kv any, lo int64, x any, valid []bool, size, parts int, nd need, ng int) any {
+	// The variance's pass adds (x-k) and (x-k)² with k the group's first
+	// value present: the shifted-data algorithm, accurate since k lies
+	// among the values, and one pass.
+	var shift []float64
+	if nd.ss {
+		switch v := x.(type) {
+		case []int32:
+			shift = firstValues(kv, lo, v, valid, size, ng)
+		case []int64:
+			shift = firstValues(kv, lo, v, valid, size, ng)
+		case []float32:
+			shift = firstValues(kv, lo, v, valid, size, ng)
+		case []float64:
+			shift = firstValues(kv, lo, v, valid, size, ng)
+		}
+	}
+	const lowest, highest = math.MinInt64, math.MaxInt64
+	switch v := x.(type) {
+	case []int32:
+		return colPass(kv, lo, v, valid, size, parts, nd, int64(lowest), int64(highest), shift)
+	case []int64:
+		return colPass(kv, lo, v, valid, size, parts, nd, int64(lowest), int64(highest), shift)
+	case []float32:
+		return colPass(kv, lo, v, valid, size, parts, nd, math.Inf(-1), math.Inf(1), shift)
+	case []float64:
+		return colPass(kv, lo, v, valid, size, parts, nd, math.Inf(-1), math.Inf(1), shift)
+	}
+	return nil
+}
+
+// passRows returns the rows counted by a pass of colRaw.
+func passRows(raw any) []int64 {
+	switch r := raw.(type) {
+	case *acc[int64]:
+		return r.rows
+	case *acc[float64]:
+		return r.rows
+	}
+	return nil
+}
+
+// colStats gathers the groups' codes gs from a pass of colRaw; sizes
+// are the groups' rows.
+func colStats(raw any, gs []int32, sizes []int64) stats {
 	pick := func(v []int64) []int64 {
 		if v == nil {
 			return nil
@@ -430,53 +503,19 @@ func colStats(kv any, lo int64, x any, valid []bool, size, parts int, nd need, g
 		}
 		return o
 	}
-	ints := func(r *acc[int64]) {
+	var st stats
+	var s1, ss []float64
+	var cnt []int64
+	switch r := raw.(type) {
+	case *acc[int64]:
 		st.cnt, st.isum, st.imin, st.imax = pick(r.cnt), pick(r.sum), pick(r.min), pick(r.max)
-	}
-	floats := func(r *acc[float64]) {
+		s1, ss, cnt = r.s1, r.ss, r.cnt
+	case *acc[float64]:
 		st.cnt, st.fsum, st.fmin, st.fmax = pick(r.cnt), pickF(r.sum), pickF(r.min), pickF(r.max)
+		s1, ss, cnt = r.s1, r.ss, r.cnt
 	}
-	// The variance's pass adds (x-k) and (x-k)² with k the group's first
-	// value present: the shifted-data algorithm, accurate since k lies
-	// among the values and one pass.
-	var shift []float64
-	if nd.ss {
-		switch v := x.(type) {
-		case []int32:
-			shift = firstValues(kv, lo, v, valid, size, len(gs))
-		case []int64:
-			shift = firstValues(kv, lo, v, valid, size, len(gs))
-		case []float32:
-			shift = firstValues(kv, lo, v, valid, size, len(gs))
-		case []float64:
-			shift = firstValues(kv, lo, v, valid, size, len(gs))
-		}
-	}
-	switch v := x.(type) {
-	case []int32:
-		r := colPass(kv, lo, v, valid, size, parts, nd, int64(math.MinInt64), int64(math.MaxInt64), shift)
-		ints(r)
-		if nd.ss {
-			st.ss = sqDev(r.s1, r.ss, r.cnt, gs, sizes)
-		}
-	case []int64:
-		r := colPass(kv, lo, v, valid, size, parts, nd, int64(math.MinInt64), int64(math.MaxInt64), shift)
-		ints(r)
-		if nd.ss {
-			st.ss = sqDev(r.s1, r.ss, r.cnt, gs, sizes)
-		}
-	case []float32:
-		r := colPass(kv, lo, v, valid, size, parts, nd, math.Inf(-1), math.Inf(1), shift)
-		floats(r)
-		if nd.ss {
-			st.ss = sqDev(r.s1, r.ss, r.cnt, gs, sizes)
-		}
-	case []float64:
-		r := colPass(kv, lo, v, valid, size, parts, nd, math.Inf(-1), math.Inf(1), shift)
-		floats(r)
-		if nd.ss {
-			st.ss = sqDev(r.s1, r.ss, r.cnt, gs, sizes)
-		}
+	if ss != nil {
+		st.ss = sqDev(s1, ss, cnt, gs, sizes)
 	}
 	if st.cnt == nil {
 		st.cnt = sizes
@@ -603,12 +642,25 @@ func (g *Grouped) hostAgg(op string, aggs []Agg) (out *Frame, ok bool, err error
 		kv = hostCodes(keys, g.keepNulls, f.n)
 	}
 	parts := hostParts(f.n, size)
+	// The first column's pass also counts the rows of each code, unless
+	// the variance's pass needs the codes present first.
 	var csizes []int64
-	switch k := kv.(type) {
-	case []int32:
-		csizes = countRows(k, lo, size, parts)
-	case []int64:
-		csizes = countRows(k, lo, size, parts)
+	var raw0 any
+	if nd := needs[cols[0]]; !nd.ss {
+		x, valid, err := hostValues(cols[0])
+		if err != nil {
+			return nil, false, wrapErr(op, ErrValue, err, "column %q", cols[0].name)
+		}
+		nd.rows = true
+		raw0 = colRaw(kv, lo, x, valid, size, parts, nd, size)
+		csizes = passRows(raw0)
+	} else {
+		switch k := kv.(type) {
+		case []int32:
+			csizes = countRows(k, lo, size, parts)
+		case []int64:
+			csizes = countRows(k, lo, size, parts)
+		}
 	}
 	// The groups are the codes present, in code order: the keys' order.
 	var gs []int32
@@ -645,6 +697,9 @@ func (g *Grouped) hostAgg(op string, aggs []Agg) (out *Frame, ok bool, err error
 		res = append(res, t)
 	}
 	done := map[*Series]stats{}
+	if raw0 != nil {
+		done[cols[0]] = colStats(raw0, gs, sizes)
+	}
 	for i, a := range aggs {
 		s := cols[i]
 		st, ok := done[s]
@@ -653,7 +708,7 @@ func (g *Grouped) hostAgg(op string, aggs []Agg) (out *Frame, ok bool, err error
 			if err != nil {
 				return nil, false, wrapErr(op, ErrValue, err, "column %q", s.name)
 			}
-			st = colStats(kv, lo, x, valid, size, parts, needs[s], gs, sizes)
+			st = colStats(colRaw(kv, lo, x, valid, size, parts, needs[s], ng), gs, sizes)
 			done[s] = st
 		}
 		r, err := hostResult(f.dev, a, s, st, ng)
