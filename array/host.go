@@ -106,6 +106,9 @@ func toSlice[T Elem](a *Array, op string) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
+	if out, ok := h.([]T); ok {
+		return out, nil // a new slice already: spare a second copy
+	}
 	base := h
 	out := make([]T, backend.Size(src.shape))
 	copyBase(dt, out, base)

@@ -164,6 +164,14 @@ func group(op string, f *Frame, keys []string, keepNulls bool) (*groups, error) 
 // columns, then one column per aggregation.
 func (g *Grouped) Agg(aggs ...Agg) (*Frame, error) {
 	const op = "Agg"
+	if out, ok, err := g.hostAgg(op, aggs); ok || err != nil {
+		return out, err
+	}
+	return g.agg(op, aggs)
+}
+
+// agg is Agg by array operations, on any device.
+func (g *Grouped) agg(op string, aggs []Agg) (*Frame, error) {
 	gr, err := group(op, g.f, g.keys, g.keepNulls)
 	if err != nil {
 		return nil, err
