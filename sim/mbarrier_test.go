@@ -238,3 +238,42 @@ func TestMBarrierErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestMBarrierOrders checks in checked mode that a completed phase orders
+// the arriving threads' writes before the reads of the threads that
+// waited for it, also when they wait after it completed, and that a read
+// without the wait is a race.
+func TestMBarrierOrders(t *testing.T) {
+	for _, wait := range []bool{true, false} {
+		for _, seed := range []uint64{1, 2, 3, 4} {
+			f := func(t *kernel.Thread) {
+				buf := kernel.Shared[[64]int32](t)
+				bar := &kernel.Shared[[1]kernel.MBarrier](t)[0]
+				tid := t.ThreadIdx.X
+				if tid == 0 {
+					kernel.MBarInit(t, bar, 64)
+				}
+				if tid < 64 {
+					*kernel.At(t, buf[:], int(tid), s3, kernel.Write) = 0
+				}
+				t.SyncThreads()
+				if tid < 64 {
+					*kernel.At(t, buf[:], int(tid), s1, kernel.Write) = tid
+					kernel.MBarArrive(t, bar)
+					return
+				}
+				if wait {
+					kernel.MBarWait(t, bar, 0)
+				}
+				_ = *kernel.At(t, buf[:], int(127-tid), s2, kernel.Read)
+			}
+			err := sim.Launch(sim.Config{Grid: d1(2), Block: d1(128), Seed: seed, Checked: true}, sim.Kernel{Name: "orders", Func: f, Checked: f})
+			if wait && err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			if !wait {
+				wantErr(t, err, sim.KindSharedRace)
+			}
+		}
+	}
+}
