@@ -97,8 +97,10 @@ kernel.MBarWait(t, &bars[1], uint32(n)&1)`))
 			t.Errorf("no %q in\n%s", want, body)
 		}
 	}
-	_, err = translate(t, kernelSrc("", "x []float32, n int32", "var b kernel.MBarrier\nkernel.MBarArrive(t, &b)"))
-	if err == nil || !strings.Contains(err.Error(), "an atomic on a variable") {
-		t.Errorf("a local barrier: got %v", err)
+	for _, body := range []string{"var b kernel.MBarrier\nkernel.MBarArrive(t, &b)", "var b [2]kernel.MBarrier\nkernel.MBarWait(t, &b[1], 0)"} {
+		_, err = translate(t, kernelSrc("", "x []float32, n int32", body))
+		if err == nil || !strings.Contains(err.Error(), "a memory barrier that is not &bars[i] of a shared array is not supported") {
+			t.Errorf("a local barrier (%q): got %v", body, err)
+		}
 	}
 }

@@ -290,6 +290,9 @@ func (fc *fnCtx) tensorCall(c *ast.CallExpr, name string, args func(from int) []
 		var xs []cx
 		for i, a := range c.Args[1:] {
 			if i == len(c.Args)-2 && name == "CpAsyncBulk" || i == 0 && name != "CpAsyncBulk" {
+				if !fc.barrierArg(a) {
+					return prim("0"), true
+				}
 				xs = append(xs, fc.atomicTarget(a))
 				continue
 			}
@@ -328,6 +331,20 @@ func (fc *fnCtx) tensorCall(c *ast.CallExpr, name string, args func(from int) []
 		return prim(fmt.Sprintf("gocu_cp_async_wait<%d>()", n)), true
 	}
 	return cx{}, false
+}
+
+// barrierArg reports whether e is &bars[i] of a shared array of
+// barriers, or reports it.
+func (fc *fnCtx) barrierArg(e ast.Expr) bool {
+	if u, ok := ast.Unparen(e).(*ast.UnaryExpr); ok && u.Op == token.AND {
+		if ix, ok := ast.Unparen(u.X).(*ast.IndexExpr); ok {
+			if _, isPtr := fc.typeOf(ix.X).Underlying().(*types.Pointer); isPtr || fc.isSharedExpr(ix.X) {
+				return true
+			}
+		}
+	}
+	fc.unsupported(e.Pos(), "a memory barrier that is not &bars[i] of a shared array", "declare barriers with bars := kernel.Shared[[n]kernel.MBarrier](t) and pass &bars[i]")
+	return false
 }
 
 // constArg returns the constant integer value of e, which must be from lo
