@@ -234,7 +234,27 @@ func (fc *fnCtx) sharedDecl(obj types.Object, call ast.Expr) {
 		return
 	}
 	fc.f.sharedBytes = int(total)
+	if fc.u.usesBulk() {
+		fc.line("__shared__ __align__(16) %s %s;", fc.ctype(t), name)
+		return
+	}
 	fc.line("__shared__ %s %s;", fc.ctype(t), name)
+}
+
+// usesBulk reports whether the package calls kernel.CpAsyncBulk, whose
+// destinations must be 16-byte aligned as the simulator aligns every
+// shared array; other packages keep their declarations as they were.
+func (u *unit) usesBulk() bool {
+	if u.bulk == 0 {
+		u.bulk = 1
+		for _, obj := range u.pkg.TypesInfo.Uses {
+			if f, ok := obj.(*types.Func); ok && f.Pkg() != nil && f.Pkg().Path() == kernelPath && f.Name() == "CpAsyncBulk" {
+				u.bulk = 2
+				break
+			}
+		}
+	}
+	return u.bulk == 2
 }
 
 // single translates lhs = rhs (or lhs := rhs).

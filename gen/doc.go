@@ -79,7 +79,8 @@
 // LdMatrix forms and CpAsync with its commit and wait, the warpgroup MMAs
 // (WGMMABF16 and its kin, which make the module need sm_90a:
 // meta.Module.ArchSpecific), the named barriers BarSync and BarArrive,
-// SetMaxNReg (sm_90a), FastExp2, as inline PTX in a
+// SetMaxNReg (sm_90a), the memory barriers (MBarInit and its kin, on
+// &sharedArray[i]) and CpAsyncBulk (sm_90), FastExp2, as inline PTX in a
 // prelude that only units using them get: see tensor.go); package lowp's
 // conversions and methods; Go's math package for float64; math/bits (OnesCount,
 // LeadingZeros, TrailingZeros, Len, Reverse, RotateLeft); fmt.Printf,

@@ -64,7 +64,8 @@ func (fc *fnCtx) callEffect(c *ast.CallExpr) int {
 			"SyncThreads", "SyncThreadsCount", "SyncThreadsAnd", "SyncThreadsOr", "ThreadFence",
 			"CpAsync", "CpAsyncZfill", "CpAsyncCommit", "CpAsyncWait", "MMABF16", "MMAF16", "MMATF32",
 			"LdMatrixX1", "LdMatrixX2", "LdMatrixX4", "LdMatrixX1Trans", "LdMatrixX2Trans", "LdMatrixX4Trans",
-			"BarSync", "BarArrive", "SetMaxNReg":
+			"BarSync", "BarArrive", "SetMaxNReg",
+			"MBarInit", "MBarArrive", "MBarArriveExpectTx", "MBarWait", "CpAsyncBulk":
 			return 2
 		}
 		return 0

@@ -25,6 +25,10 @@ func (u *unit) cudaSource() string {
 		b.WriteString(wgmmaHeader())
 		b.WriteString("\n")
 	}
+	if u.mbar {
+		b.WriteString(mbarHeader)
+		b.WriteString("\n")
+	}
 	if u.named {
 		b.WriteString(namedHeader)
 		b.WriteString("\n")

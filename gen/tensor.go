@@ -30,7 +30,7 @@ var tensorTypes = map[string]string{
 
 // fragTypes are the kernel package's fragment types: register arrays.
 var fragTypes = map[string]bool{"FragA": true, "FragB": true, "FragC": true, "FragATF32": true, "FragBTF32": true,
-	"WGAcc64": true, "WGAcc128": true, "WGAcc256": true, "WGDesc": true, "WGSwizzle": true}
+	"WGAcc64": true, "WGAcc128": true, "WGAcc256": true, "WGDesc": true, "WGSwizzle": true, "MBarrier": true}
 
 // lowpKind returns the low-precision format of t ("f16", "bf16", "e4m3",
 // "e5m2"), or "" for other types.
@@ -280,6 +280,25 @@ func (fc *fnCtx) tensorCall(c *ast.CallExpr, name string, args func(from int) []
 		fc.u.named = true
 		fc.eff.barrier = true
 		return callx(map[string]string{"BarSync": "gocu_bar_sync", "BarArrive": "gocu_bar_arrive"}[name], args(1)...), true
+	case "MBarInit", "MBarArrive", "MBarArriveExpectTx", "MBarWait", "CpAsyncBulk":
+		fc.u.tensor, fc.u.mbar = true, true
+		fc.eff.barrier, fc.eff.writes, fc.eff.reads, fc.eff.shared = true, true, true, true
+		f := map[string]string{"MBarInit": "gocu_mbar_init", "MBarArrive": "gocu_mbar_arrive", "MBarArriveExpectTx": "gocu_mbar_arrive_tx",
+			"MBarWait": "gocu_mbar_wait", "CpAsyncBulk": "gocu_cp_async_bulk"}[name]
+		// The barrier is &bars[i] of a shared array, translated like an
+		// atomic's address; the other arguments are values.
+		var xs []cx
+		for i, a := range c.Args[1:] {
+			if i == len(c.Args)-2 && name == "CpAsyncBulk" || i == 0 && name != "CpAsyncBulk" {
+				if !fc.barrierArg(a) {
+					return prim("0"), true
+				}
+				xs = append(xs, fc.atomicTarget(a))
+				continue
+			}
+			xs = append(xs, fc.val(a))
+		}
+		return callx(f, xs...), true
 	case "SetMaxNReg":
 		fc.u.named, fc.u.tensor, fc.u.wgmma = true, true, true // sm_90a
 		fc.eff.sm90a = true
@@ -312,6 +331,20 @@ func (fc *fnCtx) tensorCall(c *ast.CallExpr, name string, args func(from int) []
 		return prim(fmt.Sprintf("gocu_cp_async_wait<%d>()", n)), true
 	}
 	return cx{}, false
+}
+
+// barrierArg reports whether e is &bars[i] of a shared array of
+// barriers, or reports it.
+func (fc *fnCtx) barrierArg(e ast.Expr) bool {
+	if u, ok := ast.Unparen(e).(*ast.UnaryExpr); ok && u.Op == token.AND {
+		if ix, ok := ast.Unparen(u.X).(*ast.IndexExpr); ok {
+			if _, isPtr := fc.typeOf(ix.X).Underlying().(*types.Pointer); isPtr || fc.isSharedExpr(ix.X) {
+				return true
+			}
+		}
+	}
+	fc.unsupported(e.Pos(), "a memory barrier that is not &bars[i] of a shared array", "declare barriers with bars := kernel.Shared[[n]kernel.MBarrier](t) and pass &bars[i]")
+	return false
 }
 
 // constArg returns the constant integer value of e, which must be from lo
@@ -392,6 +425,43 @@ template <int N, bool INC> __device__ __forceinline__ void gocu_setmaxnreg() {
   __trap();
 #endif
 }
+`
+
+// mbarHeader is the prelude of units that use memory barriers or bulk
+// copies, after the tensor prelude. They are sm_90's (try_wait, expect_tx
+// and cp.async.bulk); elsewhere the functions trap. MBarInit's fence makes
+// the initialised barrier visible to the async proxy, which the copies use.
+const mbarHeader = `// ---- gocu: memory barriers and bulk copies (sm_90; see kernel.MBarrier) ----
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void gocu_mbar_init(unsigned long long* b, int n) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(gocu_smem(b)), "r"(n) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void gocu_mbar_arrive(unsigned long long* b) {
+  unsigned long long s;
+  asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(s) : "r"(gocu_smem(b)) : "memory");
+}
+__device__ __forceinline__ void gocu_mbar_arrive_tx(unsigned long long* b, int n) {
+  unsigned long long s;
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;" : "=l"(s) : "r"(gocu_smem(b)), "r"(n) : "memory");
+}
+__device__ __forceinline__ void gocu_mbar_wait(unsigned long long* b, unsigned int parity) {
+  unsigned int a = gocu_smem(b), ok;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}" : "=r"(ok) : "r"(a), "r"(parity) : "memory");
+  } while (!ok);
+}
+template <typename T> __device__ __forceinline__ void gocu_cp_async_bulk(gocu_slice<T> dst, gocu_slice<T> src, unsigned long long* b) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(gocu_smem(dst.p)), "l"(src.p), "r"((unsigned int)(dst.n * (long long)sizeof(T))), "r"(gocu_smem(b)) : "memory");
+}
+#else
+__device__ __forceinline__ void gocu_mbar_init(unsigned long long*, int) { __trap(); }
+__device__ __forceinline__ void gocu_mbar_arrive(unsigned long long*) { __trap(); }
+__device__ __forceinline__ void gocu_mbar_arrive_tx(unsigned long long*, int) { __trap(); }
+__device__ __forceinline__ void gocu_mbar_wait(unsigned long long*, unsigned int) { __trap(); }
+template <typename T> __device__ __forceinline__ void gocu_cp_async_bulk(gocu_slice<T>, gocu_slice<T>, unsigned long long*) { __trap(); }
+#endif
 `
 
 // wgmmaHeader is the prelude of units that use warpgroup MMAs, after the

@@ -49,6 +49,14 @@ func TestClangTensorPTX(t *testing.T) {
 			`bar\.arrive %r\d+, %r\d+;`,
 			`bar\.sync %r\d+, %r\d+;`,
 		}, "\n"),
+		"BulkSum": strings.Join([]string{
+			`mbarrier\.init\.shared::cta\.b64 \[%r\d+\], %r\d+;`,
+			`fence\.mbarrier_init\.release\.cluster;`,
+			`mbarrier\.try_wait\.parity\.shared::cta\.b64 p, \[%r\d+\], %r\d+;`,
+			`mbarrier\.arrive\.expect_tx\.shared::cta\.b64 %rd\d+, \[%r\d+\], %r\d+;`,
+			`cp\.async\.bulk\.shared::cluster\.global\.mbarrier::complete_tx::bytes \[%r\d+\], \[%rd\d+\], %r\d+, \[%r\d+\];`,
+			`mbarrier\.arrive\.shared::cta\.b64 %rd\d+, \[%r\d+\];`,
+		}, "\n"),
 		"Convert": strings.Join([]string{
 			`cvt\.rn\.f16\.f32 %rs\d+, %f\d+;`,
 			`cvt\.f32\.f16 %f\d+, %rs\d+;`,

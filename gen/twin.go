@@ -577,9 +577,17 @@ func (tc *twinCtx) access(e *ast.IndexExpr, acc string) (string, bool) {
 
 // address prints kernel.At(...) for element e: a pointer.
 func (tc *twinCtx) address(e *ast.IndexExpr, acc string, site int) (string, bool) {
+	base, idx, ok := tc.addressParts(e, site)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%s.At(%s, %s, %s, &gocuSite%d, %s.%s)", tc.k, tc.thread, base, idx, site, tc.k, acc), true
+}
+
+// addressParts prints the slice and the int index of address.
+func (tc *twinCtx) addressParts(e *ast.IndexExpr, site int) (base, idx string, ok bool) {
 	xt := tc.info.TypeOf(e.X)
-	idx := "int(" + tc.expr(e.Index) + ")"
-	var base string
+	idx = "int(" + tc.expr(e.Index) + ")"
 	switch xt.Underlying().(type) {
 	case *types.Slice:
 		base = tc.expr(e.X)
@@ -588,13 +596,13 @@ func (tc *twinCtx) address(e *ast.IndexExpr, acc string, site int) (string, bool
 	case *types.Array:
 		b, ok := tc.arrayVar(e.X, site)
 		if !ok {
-			return "", false
+			return "", "", false
 		}
 		base = b + "[:]"
 	default:
-		return "", false
+		return "", "", false
 	}
-	return fmt.Sprintf("%s.At(%s, %s, %s, &gocuSite%d, %s.%s)", tc.k, tc.thread, base, idx, site, tc.k, acc), true
+	return base, idx, true
 }
 
 // arrayVar prints an addressable array expression whose outer indices go
@@ -698,6 +706,14 @@ func (tc *twinCtx) expr(e ast.Expr) string {
 	case *ast.UnaryExpr:
 		if x.Op == token.AND {
 			if ix, ok := ast.Unparen(x.X).(*ast.IndexExpr); ok {
+				if isKernelNamed(tc.info.TypeOf(ix), "MBarrier") {
+					// The executor checks a barrier's use itself: only
+					// the index is checked here.
+					site := tc.u.site(ix, tc.f)
+					if base, idx, ok := tc.addressParts(ix, site); ok {
+						return fmt.Sprintf("&%s[%s.Index(%s, %s, len(%s), &gocuSite%d)]", base, tc.k, tc.thread, idx, base, site)
+					}
+				}
 				if p, ok := tc.address(ix, "Atomic", tc.u.site(ix, tc.f)); ok {
 					return p
 				}

@@ -46,6 +46,8 @@ type unit struct {
 	tensor    bool // uses low-precision types or tensor cores: emit tensorHeader
 	wgmma     bool // uses warpgroup MMAs: emit wgmmaHeader, align dynamic shared memory to 1024, ask for sm_90a
 	named     bool // uses named barriers or SetMaxNReg: emit namedHeader
+	mbar      bool // uses memory barriers or bulk copies: emit mbarHeader
+	bulk      int8 // usesBulk's answer, once known: 1 no, 2 yes
 	sinkBytes int
 	imp       *imports
 	used      map[token.Pos]bool // directives consumed

@@ -45,7 +45,10 @@
 // WGFence, WGCommit, WGWait and FenceProxyAsync (wgmma.go). Named
 // barriers (BarSync, BarArrive) synchronise parts of a block, such as a
 // producer warpgroup and its consumers, and SetMaxNReg moves registers
-// between warpgroups (barrier.go).
+// between warpgroups (barrier.go). Memory barriers in shared memory
+// (MBarrier: MBarInit, MBarArrive, MBarArriveExpectTx, MBarWait) count
+// arrivals and the bytes of bulk copies (CpAsyncBulk), which hand tiles
+// from the copy engine to the threads that wait for them (mbarrier.go).
 //
 // Package kernel imports nothing else of gocu but lowp, a leaf package, so
 // kernel code carries no dependency on the driver or the simulator.

@@ -66,11 +66,13 @@ type block struct {
 	// without FenceProxyAsync since, or 0.
 	wgRead, unfenced []int32
 
-	named     [16]namedBarrier // named barriers; 0 is unused
-	hb        happens          // vector clocks for race detection, once named barriers are used
-	nNamed    int32            // threads waiting at named barriers
-	nregCount []int32          // per thread: SetMaxNReg calls; nil if none
-	nregCalls [][]nregCall     // per warpgroup: the calls of its first thread to make them
+	named     [16]namedBarrier  // named barriers; 0 is unused
+	hb        happens           // vector clocks for race detection, once named barriers are used
+	nNamed    int32             // threads waiting at named barriers
+	nregCount []int32           // per thread: SetMaxNReg calls; nil if none
+	nregCalls [][]nregCall      // per warpgroup: the calls of its first thread to make them
+	mbars     map[uintptr]*mbar // memory barriers by arena offset
+	nMBar     int32             // threads waiting at memory barriers
 }
 
 // run executes block idx (at position pos of the launch order) and returns
@@ -99,6 +101,8 @@ func (b *block) run(idx, pos uint64) *Error {
 		nb.threads, nb.ranks, nb.waiting = 0, nb.ranks[:0], nb.waiting[:0]
 	}
 	b.nNamed, b.nregCount, b.nregCalls = 0, nil, nil
+	clear(b.mbars)
+	b.nMBar = 0
 	b.hb.on = false
 
 	r := b.w.runner
@@ -228,6 +232,11 @@ func (b *block) arrive(th *thread) {
 		b.nNamed++
 		return
 	}
+	if th.wait == stMBar {
+		b.state[th.rank] = stMBar
+		b.nMBar++
+		return
+	}
 	b.state[th.rank] = stWarp
 	b.nWarp++
 	b.warpArrive(th)
@@ -307,6 +316,9 @@ func (b *block) stuck() {
 	if b.nNamed > 0 && b.namedStuck() {
 		return
 	}
+	if b.nMBar > 0 && b.mbarStuck() {
+		return
+	}
 	b.divergent()
 }
 
@@ -348,7 +360,7 @@ func (b *block) party(r int32) *Party {
 	p := &Party{Block: b.coord, Thread: b.threadCoord(r)}
 	th := b.threads[r]
 	switch b.state[r] {
-	case stBarrier, stWarp, stNamed:
+	case stBarrier, stWarp, stNamed, stMBar:
 		p.Pos, p.Op = posOf(th.pcs[:]), th.waitName()
 	default:
 		p.Op = "returned"

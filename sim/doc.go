@@ -89,7 +89,8 @@
 // threads, at least one writes, they are not both atomic, and nothing orders
 // them: a barrier within a block, a SyncWarp within a warp; accesses from
 // different blocks of one launch are never ordered. A block that uses named
-// barriers (kernel.BarSync) is tracked with vector clocks instead, so that
+// barriers (kernel.BarSync) or, in checked mode, memory barriers
+// (kernel.MBarrier) is tracked with vector clocks instead, so that
 // a barrier orders exactly the threads that take part in it. A reported
 // race is always real; with three or more readers of one element between writes a
 // race with an older reader can be missed, as can races between accesses

@@ -31,6 +31,7 @@ type thread struct {
 	// The operation the thread waits at, while it waits.
 	wait   uint8 // stBarrier, stWarp or stNamed
 	nid    int32 // the named barrier, with stNamed
+	mb     *mbar // the memory barrier, with stMBar
 	kind   kernel.SyncKind
 	wop    kernel.WarpOp
 	pred   bool
@@ -220,6 +221,8 @@ func (th *thread) waitName() string {
 		return syncName(th.kind)
 	case stNamed:
 		return fmt.Sprintf("BarSync(barrier %d)", th.nid)
+	case stMBar:
+		return "MBarWait"
 	}
 	return th.opName()
 }

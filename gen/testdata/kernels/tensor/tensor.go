@@ -176,3 +176,50 @@ func NamedBar(t *kernel.Thread, x []float32) {
 		x[i] = 2 * x[i%128]
 	}
 }
+
+// BulkTile is the tile of BulkSum: 128 float32, 512 bytes.
+const BulkTile = 128
+
+// BulkSum is a double-buffered pipeline: thread 128 copies tile after tile
+// of x (tiles per block) into two shared buffers with CpAsyncBulk,
+// announcing the bytes on the buffer's full barrier; threads 0-127 wait
+// for it, each adds one element of the tile (another thread's each round),
+// and arrive at the buffer's empty barrier, which the producer waits for
+// before it refills the buffer. out holds 128 sums per block.
+//
+//gocu:kernel
+func BulkSum(t *kernel.Thread, x, out []float32, tiles int32) {
+	buf := kernel.Shared[[2][BulkTile]float32](t)
+	bars := kernel.Shared[[4]kernel.MBarrier](t) // full 0, 1; empty 0, 1
+	tid := t.ThreadIdx.X
+	if tid == 0 {
+		kernel.MBarInit(t, &bars[0], 1)
+		kernel.MBarInit(t, &bars[1], 1)
+		kernel.MBarInit(t, &bars[2], BulkTile)
+		kernel.MBarInit(t, &bars[3], BulkTile)
+	}
+	t.SyncThreads()
+	base := t.BlockIdx.X * tiles * BulkTile
+	if tid >= BulkTile {
+		if tid == BulkTile {
+			for k := range tiles {
+				s := k % 2
+				if k >= 2 {
+					kernel.MBarWait(t, &bars[2+s], uint32(k/2-1)&1)
+				}
+				kernel.MBarArriveExpectTx(t, &bars[s], BulkTile*4)
+				lo := base + k*BulkTile
+				kernel.CpAsyncBulk(t, buf[s][:], x[lo:lo+BulkTile], &bars[s])
+			}
+		}
+		return
+	}
+	var acc float32
+	for k := range tiles {
+		s := k % 2
+		kernel.MBarWait(t, &bars[s], uint32(k/2)&1)
+		acc += buf[s][(tid+k)%BulkTile]
+		kernel.MBarArrive(t, &bars[2+s])
+	}
+	out[t.BlockIdx.X*BulkTile+tid] = acc
+}

@@ -527,6 +527,38 @@ template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_rs_n256(gocu_ar
 }
 // ---- end of the warpgroup MMA prelude ----
 
+// ---- gocu: memory barriers and bulk copies (sm_90; see kernel.MBarrier) ----
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void gocu_mbar_init(unsigned long long* b, int n) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(gocu_smem(b)), "r"(n) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void gocu_mbar_arrive(unsigned long long* b) {
+  unsigned long long s;
+  asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(s) : "r"(gocu_smem(b)) : "memory");
+}
+__device__ __forceinline__ void gocu_mbar_arrive_tx(unsigned long long* b, int n) {
+  unsigned long long s;
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;" : "=l"(s) : "r"(gocu_smem(b)), "r"(n) : "memory");
+}
+__device__ __forceinline__ void gocu_mbar_wait(unsigned long long* b, unsigned int parity) {
+  unsigned int a = gocu_smem(b), ok;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}" : "=r"(ok) : "r"(a), "r"(parity) : "memory");
+  } while (!ok);
+}
+template <typename T> __device__ __forceinline__ void gocu_cp_async_bulk(gocu_slice<T> dst, gocu_slice<T> src, unsigned long long* b) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(gocu_smem(dst.p)), "l"(src.p), "r"((unsigned int)(dst.n * (long long)sizeof(T))), "r"(gocu_smem(b)) : "memory");
+}
+#else
+__device__ __forceinline__ void gocu_mbar_init(unsigned long long*, int) { __trap(); }
+__device__ __forceinline__ void gocu_mbar_arrive(unsigned long long*) { __trap(); }
+__device__ __forceinline__ void gocu_mbar_arrive_tx(unsigned long long*, int) { __trap(); }
+__device__ __forceinline__ void gocu_mbar_wait(unsigned long long*, unsigned int) { __trap(); }
+template <typename T> __device__ __forceinline__ void gocu_cp_async_bulk(gocu_slice<T>, gocu_slice<T>, unsigned long long*) { __trap(); }
+#endif
+
 // ---- gocu: named barriers and register reallocation (see kernel.BarSync) ----
 __device__ __forceinline__ void gocu_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(n) : "memory"); }
 __device__ __forceinline__ void gocu_bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(n) : "memory"); }
@@ -622,10 +654,10 @@ extern "C" __global__ void Tile(unsigned short* a_p, long long a_n, unsigned sho
   gocu_slice<float> c = {c_p, c_n};
   gocu_slice<float> ch = {ch_p, ch_n};
   gocu_slice<float> ct = {ct_p, ct_n};
-  __shared__ gocu_array<unsigned short, 256> as;
-  __shared__ gocu_array<unsigned short, 128> bsh;
-  __shared__ gocu_array<unsigned short, 256> ahs;
-  __shared__ gocu_array<unsigned short, 128> bhs;
+  __shared__ __align__(16) gocu_array<unsigned short, 256> as;
+  __shared__ __align__(16) gocu_array<unsigned short, 128> bsh;
+  __shared__ __align__(16) gocu_array<unsigned short, 256> ahs;
+  __shared__ __align__(16) gocu_array<unsigned short, 128> bhs;
   int l = gocu_laneid();
   gocu_cp_async(gocu_reslice(gocu_slice<unsigned short>{as.v, 256}, (long long)(int)((unsigned int)l * 8u), gocu_slice<unsigned short>{as.v, 256}.n, 41), gocu_reslice(a, (long long)(int)((unsigned int)l * 8u), a.n, 42));
   gocu_cp_async(gocu_reslice(gocu_slice<unsigned short>{ahs.v, 256}, (long long)(int)((unsigned int)l * 8u), gocu_slice<unsigned short>{ahs.v, 256}.n, 43), gocu_reslice(ah, (long long)(int)((unsigned int)l * 8u), ah.n, 44));
@@ -721,4 +753,43 @@ extern "C" __global__ void __launch_bounds__(384, 1) NamedBar(float* x_p, long l
     gocu_bar_sync(1, 384);
     GOCU_AT(x, i, 84) = 2.0f * GOCU_AT(x, i % 128, 83);
   }
+}
+
+// tensor.BulkSum (tensor.go:191)
+extern "C" __global__ void BulkSum(float* x_p, long long x_n, float* out_p, long long out_n, int tiles) {
+  gocu_slice<float> x = {x_p, x_n};
+  gocu_slice<float> out = {out_p, out_n};
+  __shared__ __align__(16) gocu_array<gocu_array<float, 128>, 2> buf;
+  __shared__ __align__(16) gocu_array<unsigned long long, 4> bars;
+  int tid = (int)threadIdx.x;
+  if (tid == 0) {
+    gocu_mbar_init(&bars.v[0LL], 1);
+    gocu_mbar_init(&bars.v[1LL], 1);
+    gocu_mbar_init(&bars.v[2LL], 128);
+    gocu_mbar_init(&bars.v[3LL], 128);
+  }
+  __syncthreads();
+  int base = (int)(blockIdx.x * (unsigned int)tiles * 128u);
+  if (tid >= 128) {
+    if (tid == 128) {
+      for (int k = 0; k < tiles; k++) {
+        int s = k % 2;
+        if (k >= 2) {
+          gocu_mbar_wait(&bars.v[GOCU_AI((int)(2u + (unsigned int)s), 4, 89)], (unsigned int)(k / 2) - 1u & 1u);
+        }
+        gocu_mbar_arrive_tx(&bars.v[GOCU_AI(s, 4, 90)], 512);
+        int lo = (int)((unsigned int)base + (unsigned int)k * 128u);
+        gocu_cp_async_bulk(gocu_slice<float>{buf.v[GOCU_AI(s, 2, 92)].v, 128}, gocu_reslice(x, (long long)lo, (long long)(int)((unsigned int)lo + 128u), 93), &bars.v[GOCU_AI(s, 4, 94)]);
+      }
+    }
+    return;
+  }
+  float acc = 0.0f;
+  for (int k = 0; k < tiles; k++) {
+    int s = k % 2;
+    gocu_mbar_wait(&bars.v[GOCU_AI(s, 4, 95)], (unsigned int)(k / 2) & 1u);
+    acc += buf.v[GOCU_AI(s, 2, 96)].v[GOCU_AI((int)((unsigned int)tid + (unsigned int)k) % 128, 128, 96)];
+    gocu_mbar_arrive(&bars.v[GOCU_AI((int)(2u + (unsigned int)s), 4, 97)]);
+  }
+  GOCU_AT(out, (int)(blockIdx.x * 128u + (unsigned int)tid), 98) = acc;
 }

@@ -543,6 +543,38 @@ template <int TB> __device__ __forceinline__ void gocu_wgmma_f16_rs_n256(gocu_ar
 }
 // ---- end of the warpgroup MMA prelude ----
 
+// ---- gocu: memory barriers and bulk copies (sm_90; see kernel.MBarrier) ----
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void gocu_mbar_init(unsigned long long* b, int n) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(gocu_smem(b)), "r"(n) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void gocu_mbar_arrive(unsigned long long* b) {
+  unsigned long long s;
+  asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(s) : "r"(gocu_smem(b)) : "memory");
+}
+__device__ __forceinline__ void gocu_mbar_arrive_tx(unsigned long long* b, int n) {
+  unsigned long long s;
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;" : "=l"(s) : "r"(gocu_smem(b)), "r"(n) : "memory");
+}
+__device__ __forceinline__ void gocu_mbar_wait(unsigned long long* b, unsigned int parity) {
+  unsigned int a = gocu_smem(b), ok;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}" : "=r"(ok) : "r"(a), "r"(parity) : "memory");
+  } while (!ok);
+}
+template <typename T> __device__ __forceinline__ void gocu_cp_async_bulk(gocu_slice<T> dst, gocu_slice<T> src, unsigned long long* b) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(gocu_smem(dst.p)), "l"(src.p), "r"((unsigned int)(dst.n * (long long)sizeof(T))), "r"(gocu_smem(b)) : "memory");
+}
+#else
+__device__ __forceinline__ void gocu_mbar_init(unsigned long long*, int) { __trap(); }
+__device__ __forceinline__ void gocu_mbar_arrive(unsigned long long*) { __trap(); }
+__device__ __forceinline__ void gocu_mbar_arrive_tx(unsigned long long*, int) { __trap(); }
+__device__ __forceinline__ void gocu_mbar_wait(unsigned long long*, unsigned int) { __trap(); }
+template <typename T> __device__ __forceinline__ void gocu_cp_async_bulk(gocu_slice<T>, gocu_slice<T>, unsigned long long*) { __trap(); }
+#endif
+
 // ---- gocu: named barriers and register reallocation (see kernel.BarSync) ----
 __device__ __forceinline__ void gocu_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(n) : "memory"); }
 __device__ __forceinline__ void gocu_bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(n) : "memory"); }
@@ -638,10 +670,10 @@ extern "C" __global__ void Tile(unsigned short* a_p, long long a_n, unsigned sho
   gocu_slice<float> c = {c_p, c_n};
   gocu_slice<float> ch = {ch_p, ch_n};
   gocu_slice<float> ct = {ct_p, ct_n};
-  __shared__ gocu_array<unsigned short, 256> as;
-  __shared__ gocu_array<unsigned short, 128> bsh;
-  __shared__ gocu_array<unsigned short, 256> ahs;
-  __shared__ gocu_array<unsigned short, 128> bhs;
+  __shared__ __align__(16) gocu_array<unsigned short, 256> as;
+  __shared__ __align__(16) gocu_array<unsigned short, 128> bsh;
+  __shared__ __align__(16) gocu_array<unsigned short, 256> ahs;
+  __shared__ __align__(16) gocu_array<unsigned short, 128> bhs;
   int l = gocu_laneid();
   gocu_cp_async(gocu_reslice(gocu_slice<unsigned short>{as.v, 256}, (long long)(int)((unsigned int)l * 8u), gocu_slice<unsigned short>{as.v, 256}.n, 41), gocu_reslice(a, (long long)(int)((unsigned int)l * 8u), a.n, 42));
   gocu_cp_async(gocu_reslice(gocu_slice<unsigned short>{ahs.v, 256}, (long long)(int)((unsigned int)l * 8u), gocu_slice<unsigned short>{ahs.v, 256}.n, 43), gocu_reslice(ah, (long long)(int)((unsigned int)l * 8u), ah.n, 44));
@@ -738,10 +770,49 @@ extern "C" __global__ void __launch_bounds__(384, 1) NamedBar(float* x_p, long l
     GOCU_AT(x, i, 84) = 2.0f * GOCU_AT(x, i % 128, 83);
   }
 }
+
+// tensor.BulkSum (tensor.go:191)
+extern "C" __global__ void BulkSum(float* x_p, long long x_n, float* out_p, long long out_n, int tiles) {
+  gocu_slice<float> x = {x_p, x_n};
+  gocu_slice<float> out = {out_p, out_n};
+  __shared__ __align__(16) gocu_array<gocu_array<float, 128>, 2> buf;
+  __shared__ __align__(16) gocu_array<unsigned long long, 4> bars;
+  int tid = (int)threadIdx.x;
+  if (tid == 0) {
+    gocu_mbar_init(&bars.v[0LL], 1);
+    gocu_mbar_init(&bars.v[1LL], 1);
+    gocu_mbar_init(&bars.v[2LL], 128);
+    gocu_mbar_init(&bars.v[3LL], 128);
+  }
+  __syncthreads();
+  int base = (int)(blockIdx.x * (unsigned int)tiles * 128u);
+  if (tid >= 128) {
+    if (tid == 128) {
+      for (int k = 0; k < tiles; k++) {
+        int s = k % 2;
+        if (k >= 2) {
+          gocu_mbar_wait(&bars.v[GOCU_AI((int)(2u + (unsigned int)s), 4, 89)], (unsigned int)(k / 2) - 1u & 1u);
+        }
+        gocu_mbar_arrive_tx(&bars.v[GOCU_AI(s, 4, 90)], 512);
+        int lo = (int)((unsigned int)base + (unsigned int)k * 128u);
+        gocu_cp_async_bulk(gocu_slice<float>{buf.v[GOCU_AI(s, 2, 92)].v, 128}, gocu_reslice(x, (long long)lo, (long long)(int)((unsigned int)lo + 128u), 93), &bars.v[GOCU_AI(s, 4, 94)]);
+      }
+    }
+    return;
+  }
+  float acc = 0.0f;
+  for (int k = 0; k < tiles; k++) {
+    int s = k % 2;
+    gocu_mbar_wait(&bars.v[GOCU_AI(s, 4, 95)], (unsigned int)(k / 2) & 1u);
+    acc += buf.v[GOCU_AI(s, 2, 96)].v[GOCU_AI((int)((unsigned int)tid + (unsigned int)k) % 128, 128, 96)];
+    gocu_mbar_arrive(&bars.v[GOCU_AI((int)(2u + (unsigned int)s), 4, 97)]);
+  }
+  GOCU_AT(out, (int)(blockIdx.x * 128u + (unsigned int)tid), 98) = acc;
+}
 `
 
 // gocuSourceSHA256 is the hex SHA-256 of gocuSource.
-const gocuSourceSHA256 = "b83bbec9ca6e4d9b68fac69e2e4c51948a9af52deeac1085cf04f44501bec6f4"
+const gocuSourceSHA256 = "a054b7aa1c724ecc327b06cb82a9839973b1c1371c41ecc6719405fbdef63ad1"
 
 // gocuModule describes the package's kernels for launchers and the simulator.
 var gocuModule = &meta.Module{
@@ -833,6 +904,19 @@ var gocuModule = &meta.Module{
 			Func:         NamedBar,
 			Checked:      gocuChecked_NamedBar,
 		},
+		{
+			Name:  "BulkSum",
+			Entry: "BulkSum",
+			Params: []meta.Param{
+				{Name: "x", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "out", GoType: "[]float32", Kind: meta.Slice, CType: "float*", Size: 8, Align: 8, ElemSize: 4},
+				{Name: "tiles", GoType: "int32", Kind: meta.Scalar, CType: "int", Size: 4, Align: 4},
+			},
+			Barriers:    true,
+			SharedBytes: 1056,
+			Func:        BulkSum,
+			Checked:     gocuChecked_BulkSum,
+		},
 	},
 	Sites: []*kernel.Site{
 		&gocuSite0, &gocuSite1, &gocuSite2, &gocuSite3, &gocuSite4, &gocuSite5, &gocuSite6, &gocuSite7,
@@ -846,8 +930,11 @@ var gocuModule = &meta.Module{
 		&gocuSite64, &gocuSite65, &gocuSite66, &gocuSite67, &gocuSite68, &gocuSite69, &gocuSite70, &gocuSite71,
 		&gocuSite72, &gocuSite73, &gocuSite74, &gocuSite75, &gocuSite76, &gocuSite77, &gocuSite78, &gocuSite79,
 		&gocuSite80, &gocuSite81, &gocuSite82, &gocuSite83, &gocuSite84, &gocuSite85, &gocuSite86, &gocuSite87,
+		&gocuSite88, &gocuSite89, &gocuSite90, &gocuSite91, &gocuSite92, &gocuSite93, &gocuSite94, &gocuSite95,
+		&gocuSite96, &gocuSite97, &gocuSite98, &gocuSite99, &gocuSite100, &gocuSite101, &gocuSite102, &gocuSite103,
 	},
 	GoSources: []meta.GoSource{
+		{File: "tensor.go", Func: "BulkSum", SHA256: "de428af75e1667ad5338c38a8d9997b772a5323d089fff0579dc5bfaf24de0f9"},
 		{File: "tensor.go", Func: "Convert", SHA256: "dcea020d1dc7a12a9d8e40cd19d50dddc5d485a69d6916d036939420c1436cb0"},
 		{File: "tensor.go", Func: "FastExp2", SHA256: "2a888a3db0c9cf10cb56e164ee4fde56a06dd2bbc816c16277902101c6a83570"},
 		{File: "tensor.go", Func: "NamedBar", SHA256: "95af67b2ee9cd1de65783f46fd0230e3925915e992d1aa73b404ec5ab0c562ac"},
@@ -1023,96 +1110,134 @@ func LaunchNamedBar(d *gocu.Device, cfg gocu.Config, x gocu.Slice[float32]) erro
 	)
 }
 
+// LaunchBulkSum runs the kernel BulkSum on d with the launch configuration cfg:
+// on a GPU compiled from the package's CUDA source on first use, on the
+// simulator as Go. Slices travel as gocu.Buffer values of the device, or
+// as arrays of package array (see gocu.Slice). It
+// returns without waiting for the GPU, except in debug mode and with In,
+// Out or InOut buffers. Written by gocu gen.
+func LaunchBulkSum(d *gocu.Device, cfg gocu.Config, x, out gocu.Slice[float32], tiles int32) error {
+	var l launch.Call
+	if l.Start(gocuProgram, 6, d, cfg) {
+		gocuM0, gocuN0 := launch.DeviceArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+		gocuM1, gocuN1 := launch.DeviceArg(&l, 1, launch.Buffer[float32](&l, 1, out))
+		return l.Run(gocuM0, gocuN0, gocuM1, gocuN1, tiles)
+	}
+	gocuS0 := launch.SimArg(&l, 0, launch.Buffer[float32](&l, 0, x))
+	gocuS1 := launch.SimArg(&l, 1, launch.Buffer[float32](&l, 1, out))
+	return l.Simulate(
+		func(gocuT *kernel.Thread) { BulkSum(gocuT, gocuS0, gocuS1, tiles) },
+		func(gocuT *kernel.Thread) { gocuChecked_BulkSum(gocuT, gocuS0, gocuS1, tiles) },
+		gocuS0, gocuS1, tiles,
+	)
+}
+
 // Source sites of the checked accesses and debug-mode checks.
 var (
-	gocuSite0  = kernel.Site{File: "tensor.go", Line: 20, Col: 7, Expr: "x[i]"}
-	gocuSite1  = kernel.Site{File: "tensor.go", Line: 21, Col: 2, Expr: "h[i]"}
-	gocuSite2  = kernel.Site{File: "tensor.go", Line: 22, Col: 2, Expr: "b[i]"}
-	gocuSite3  = kernel.Site{File: "tensor.go", Line: 23, Col: 2, Expr: "e4[i]"}
-	gocuSite4  = kernel.Site{File: "tensor.go", Line: 24, Col: 2, Expr: "e5[i]"}
-	gocuSite5  = kernel.Site{File: "tensor.go", Line: 25, Col: 7, Expr: "out[i*12 : i*12+12]"}
-	gocuSite6  = kernel.Site{File: "tensor.go", Line: 26, Col: 9, Expr: "h[i]"}
-	gocuSite7  = kernel.Site{File: "tensor.go", Line: 26, Col: 2, Expr: "o[0]"}
-	gocuSite8  = kernel.Site{File: "tensor.go", Line: 27, Col: 9, Expr: "b[i]"}
-	gocuSite9  = kernel.Site{File: "tensor.go", Line: 27, Col: 2, Expr: "o[1]"}
-	gocuSite10 = kernel.Site{File: "tensor.go", Line: 28, Col: 9, Expr: "e4[i]"}
-	gocuSite11 = kernel.Site{File: "tensor.go", Line: 28, Col: 2, Expr: "o[2]"}
-	gocuSite12 = kernel.Site{File: "tensor.go", Line: 29, Col: 9, Expr: "e5[i]"}
-	gocuSite13 = kernel.Site{File: "tensor.go", Line: 29, Col: 2, Expr: "o[3]"}
-	gocuSite14 = kernel.Site{File: "tensor.go", Line: 30, Col: 2, Expr: "o[4]"}
-	gocuSite15 = kernel.Site{File: "tensor.go", Line: 33, Col: 2, Expr: "o[5]"}
-	gocuSite16 = kernel.Site{File: "tensor.go", Line: 33, Col: 8, Expr: "o[6]"}
-	gocuSite17 = kernel.Site{File: "tensor.go", Line: 34, Col: 23, Expr: "h[i]"}
-	gocuSite18 = kernel.Site{File: "tensor.go", Line: 36, Col: 2, Expr: "o[7]"}
-	gocuSite19 = kernel.Site{File: "tensor.go", Line: 36, Col: 8, Expr: "o[8]"}
-	gocuSite20 = kernel.Site{File: "tensor.go", Line: 37, Col: 2, Expr: "o[9]"}
-	gocuSite21 = kernel.Site{File: "tensor.go", Line: 38, Col: 2, Expr: "o[10]"}
-	gocuSite22 = kernel.Site{File: "tensor.go", Line: 39, Col: 5, Expr: "h[i]"}
-	gocuSite23 = kernel.Site{File: "tensor.go", Line: 39, Col: 21, Expr: "b[i]"}
-	gocuSite24 = kernel.Site{File: "tensor.go", Line: 39, Col: 37, Expr: "e4[i]"}
-	gocuSite25 = kernel.Site{File: "tensor.go", Line: 39, Col: 54, Expr: "e5[i]"}
-	gocuSite26 = kernel.Site{File: "tensor.go", Line: 40, Col: 3, Expr: "o[10]"}
-	gocuSite27 = kernel.Site{File: "tensor.go", Line: 42, Col: 2, Expr: "o[11]"}
-	gocuSite28 = kernel.Site{File: "tensor.go", Line: 43, Col: 2, Expr: "bits[i*2]"}
-	gocuSite29 = kernel.Site{File: "tensor.go", Line: 44, Col: 30, Expr: "b[i]"}
-	gocuSite30 = kernel.Site{File: "tensor.go", Line: 44, Col: 2, Expr: "bits[i*2+1]"}
-	gocuSite31 = kernel.Site{File: "tensor.go", Line: 52, Col: 8, Expr: "kernel.Reinterpret[kernel.Half8](src)"}
-	gocuSite32 = kernel.Site{File: "tensor.go", Line: 53, Col: 8, Expr: "kernel.Reinterpret[kernel.Half8](dst)"}
-	gocuSite33 = kernel.Site{File: "tensor.go", Line: 54, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x8](bs)"}
-	gocuSite34 = kernel.Site{File: "tensor.go", Line: 55, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x8](bd)"}
-	gocuSite35 = kernel.Site{File: "tensor.go", Line: 57, Col: 8, Expr: "s8[i]"}
-	gocuSite36 = kernel.Site{File: "tensor.go", Line: 58, Col: 10, Expr: "v[0]"}
-	gocuSite37 = kernel.Site{File: "tensor.go", Line: 58, Col: 3, Expr: "v[7]"}
-	gocuSite38 = kernel.Site{File: "tensor.go", Line: 59, Col: 3, Expr: "d8[i]"}
-	gocuSite39 = kernel.Site{File: "tensor.go", Line: 60, Col: 11, Expr: "b8[i]"}
-	gocuSite40 = kernel.Site{File: "tensor.go", Line: 60, Col: 3, Expr: "c8[i]"}
-	gocuSite41 = kernel.Site{File: "tensor.go", Line: 76, Col: 20, Expr: "as[l*8:]"}
-	gocuSite42 = kernel.Site{File: "tensor.go", Line: 76, Col: 30, Expr: "a[l*8:]"}
-	gocuSite43 = kernel.Site{File: "tensor.go", Line: 77, Col: 20, Expr: "ahs[l*8:]"}
-	gocuSite44 = kernel.Site{File: "tensor.go", Line: 77, Col: 31, Expr: "ah[l*8:]"}
-	gocuSite45 = kernel.Site{File: "tensor.go", Line: 78, Col: 25, Expr: "bsh[(l%16)*8:]"}
-	gocuSite46 = kernel.Site{File: "tensor.go", Line: 78, Col: 41, Expr: "b[(l%16)*8:]"}
-	gocuSite47 = kernel.Site{File: "tensor.go", Line: 81, Col: 21, Expr: "bhs[l*8:]"}
-	gocuSite48 = kernel.Site{File: "tensor.go", Line: 81, Col: 32, Expr: "bh[l*8:]"}
-	gocuSite49 = kernel.Site{File: "tensor.go", Line: 88, Col: 29, Expr: "as[(l%16)*16+(l/16)*8:]"}
-	gocuSite50 = kernel.Site{File: "tensor.go", Line: 89, Col: 34, Expr: "bsh[(l%16)*8:]"}
-	gocuSite51 = kernel.Site{File: "tensor.go", Line: 94, Col: 30, Expr: "acc[r]"}
-	gocuSite52 = kernel.Site{File: "tensor.go", Line: 94, Col: 3, Expr: "c[(g+8*(r/2))*8+2*q+r%2]"}
-	gocuSite53 = kernel.Site{File: "tensor.go", Line: 97, Col: 29, Expr: "ahs[(l%16)*16+(l/16)*8:]"}
-	gocuSite54 = kernel.Site{File: "tensor.go", Line: 98, Col: 35, Expr: "bhs[(l%8)*8:]"}
-	gocuSite55 = kernel.Site{File: "tensor.go", Line: 99, Col: 35, Expr: "bhs[(8+l%8)*8:]"}
-	gocuSite56 = kernel.Site{File: "tensor.go", Line: 103, Col: 31, Expr: "hc[r]"}
-	gocuSite57 = kernel.Site{File: "tensor.go", Line: 103, Col: 3, Expr: "ch[(g+8*(r/2))*8+2*q+r%2]"}
-	gocuSite58 = kernel.Site{File: "tensor.go", Line: 107, Col: 27, Expr: "as[g*16+q]"}
-	gocuSite59 = kernel.Site{File: "tensor.go", Line: 107, Col: 49, Expr: "as[(g+8)*16+q]"}
-	gocuSite60 = kernel.Site{File: "tensor.go", Line: 107, Col: 75, Expr: "as[g*16+q+4]"}
-	gocuSite61 = kernel.Site{File: "tensor.go", Line: 107, Col: 99, Expr: "as[(g+8)*16+q+4]"}
-	gocuSite62 = kernel.Site{File: "tensor.go", Line: 108, Col: 27, Expr: "bsh[q*8+g]"}
-	gocuSite63 = kernel.Site{File: "tensor.go", Line: 108, Col: 49, Expr: "bsh[(q+4)*8+g]"}
-	gocuSite64 = kernel.Site{File: "tensor.go", Line: 112, Col: 31, Expr: "tc[r]"}
-	gocuSite65 = kernel.Site{File: "tensor.go", Line: 112, Col: 3, Expr: "ct[(g+8*(r/2))*8+2*q+r%2]"}
-	gocuSite66 = kernel.Site{File: "tensor.go", Line: 115, Col: 29, Expr: "as[(l%16)*16:]"}
-	gocuSite67 = kernel.Site{File: "tensor.go", Line: 116, Col: 29, Expr: "as[(l%8)*16:]"}
-	gocuSite68 = kernel.Site{File: "tensor.go", Line: 117, Col: 35, Expr: "as[(l%16)*16+(l/16)*8:]"}
-	gocuSite69 = kernel.Site{File: "tensor.go", Line: 118, Col: 35, Expr: "as[(l%16)*16:]"}
-	gocuSite70 = kernel.Site{File: "tensor.go", Line: 119, Col: 5, Expr: "x2[0]"}
-	gocuSite71 = kernel.Site{File: "tensor.go", Line: 119, Col: 14, Expr: "x4t[3]"}
-	gocuSite72 = kernel.Site{File: "tensor.go", Line: 119, Col: 21, Expr: "x2t[1]"}
-	gocuSite73 = kernel.Site{File: "tensor.go", Line: 120, Col: 3, Expr: "c[0]"}
-	gocuSite74 = kernel.Site{File: "tensor.go", Line: 129, Col: 26, Expr: "x[i]"}
-	gocuSite75 = kernel.Site{File: "tensor.go", Line: 129, Col: 3, Expr: "y[i]"}
-	gocuSite76 = kernel.Site{File: "tensor.go", Line: 141, Col: 20, Expr: "sm[i*8:]"}
-	gocuSite77 = kernel.Site{File: "tensor.go", Line: 141, Col: 30, Expr: "a[i*8:]"}
-	gocuSite78 = kernel.Site{File: "tensor.go", Line: 147, Col: 31, Expr: "sm[4096:]"}
-	gocuSite79 = kernel.Site{File: "tensor.go", Line: 159, Col: 9, Expr: "acc[0]"}
-	gocuSite80 = kernel.Site{File: "tensor.go", Line: 159, Col: 18, Expr: "acc2[31]"}
-	gocuSite81 = kernel.Site{File: "tensor.go", Line: 159, Col: 2, Expr: "c[i]"}
-	gocuSite82 = kernel.Site{File: "tensor.go", Line: 171, Col: 3, Expr: "x[i]"}
-	gocuSite83 = kernel.Site{File: "tensor.go", Line: 176, Col: 14, Expr: "x[i%128]"}
-	gocuSite84 = kernel.Site{File: "tensor.go", Line: 176, Col: 3, Expr: "x[i]"}
-	gocuSite85 = kernel.Site{File: "tensor.go", Line: 93, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
-	gocuSite86 = kernel.Site{File: "tensor.go", Line: 102, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
-	gocuSite87 = kernel.Site{File: "tensor.go", Line: 111, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite0   = kernel.Site{File: "tensor.go", Line: 20, Col: 7, Expr: "x[i]"}
+	gocuSite1   = kernel.Site{File: "tensor.go", Line: 21, Col: 2, Expr: "h[i]"}
+	gocuSite2   = kernel.Site{File: "tensor.go", Line: 22, Col: 2, Expr: "b[i]"}
+	gocuSite3   = kernel.Site{File: "tensor.go", Line: 23, Col: 2, Expr: "e4[i]"}
+	gocuSite4   = kernel.Site{File: "tensor.go", Line: 24, Col: 2, Expr: "e5[i]"}
+	gocuSite5   = kernel.Site{File: "tensor.go", Line: 25, Col: 7, Expr: "out[i*12 : i*12+12]"}
+	gocuSite6   = kernel.Site{File: "tensor.go", Line: 26, Col: 9, Expr: "h[i]"}
+	gocuSite7   = kernel.Site{File: "tensor.go", Line: 26, Col: 2, Expr: "o[0]"}
+	gocuSite8   = kernel.Site{File: "tensor.go", Line: 27, Col: 9, Expr: "b[i]"}
+	gocuSite9   = kernel.Site{File: "tensor.go", Line: 27, Col: 2, Expr: "o[1]"}
+	gocuSite10  = kernel.Site{File: "tensor.go", Line: 28, Col: 9, Expr: "e4[i]"}
+	gocuSite11  = kernel.Site{File: "tensor.go", Line: 28, Col: 2, Expr: "o[2]"}
+	gocuSite12  = kernel.Site{File: "tensor.go", Line: 29, Col: 9, Expr: "e5[i]"}
+	gocuSite13  = kernel.Site{File: "tensor.go", Line: 29, Col: 2, Expr: "o[3]"}
+	gocuSite14  = kernel.Site{File: "tensor.go", Line: 30, Col: 2, Expr: "o[4]"}
+	gocuSite15  = kernel.Site{File: "tensor.go", Line: 33, Col: 2, Expr: "o[5]"}
+	gocuSite16  = kernel.Site{File: "tensor.go", Line: 33, Col: 8, Expr: "o[6]"}
+	gocuSite17  = kernel.Site{File: "tensor.go", Line: 34, Col: 23, Expr: "h[i]"}
+	gocuSite18  = kernel.Site{File: "tensor.go", Line: 36, Col: 2, Expr: "o[7]"}
+	gocuSite19  = kernel.Site{File: "tensor.go", Line: 36, Col: 8, Expr: "o[8]"}
+	gocuSite20  = kernel.Site{File: "tensor.go", Line: 37, Col: 2, Expr: "o[9]"}
+	gocuSite21  = kernel.Site{File: "tensor.go", Line: 38, Col: 2, Expr: "o[10]"}
+	gocuSite22  = kernel.Site{File: "tensor.go", Line: 39, Col: 5, Expr: "h[i]"}
+	gocuSite23  = kernel.Site{File: "tensor.go", Line: 39, Col: 21, Expr: "b[i]"}
+	gocuSite24  = kernel.Site{File: "tensor.go", Line: 39, Col: 37, Expr: "e4[i]"}
+	gocuSite25  = kernel.Site{File: "tensor.go", Line: 39, Col: 54, Expr: "e5[i]"}
+	gocuSite26  = kernel.Site{File: "tensor.go", Line: 40, Col: 3, Expr: "o[10]"}
+	gocuSite27  = kernel.Site{File: "tensor.go", Line: 42, Col: 2, Expr: "o[11]"}
+	gocuSite28  = kernel.Site{File: "tensor.go", Line: 43, Col: 2, Expr: "bits[i*2]"}
+	gocuSite29  = kernel.Site{File: "tensor.go", Line: 44, Col: 30, Expr: "b[i]"}
+	gocuSite30  = kernel.Site{File: "tensor.go", Line: 44, Col: 2, Expr: "bits[i*2+1]"}
+	gocuSite31  = kernel.Site{File: "tensor.go", Line: 52, Col: 8, Expr: "kernel.Reinterpret[kernel.Half8](src)"}
+	gocuSite32  = kernel.Site{File: "tensor.go", Line: 53, Col: 8, Expr: "kernel.Reinterpret[kernel.Half8](dst)"}
+	gocuSite33  = kernel.Site{File: "tensor.go", Line: 54, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x8](bs)"}
+	gocuSite34  = kernel.Site{File: "tensor.go", Line: 55, Col: 8, Expr: "kernel.Reinterpret[kernel.BFloat16x8](bd)"}
+	gocuSite35  = kernel.Site{File: "tensor.go", Line: 57, Col: 8, Expr: "s8[i]"}
+	gocuSite36  = kernel.Site{File: "tensor.go", Line: 58, Col: 10, Expr: "v[0]"}
+	gocuSite37  = kernel.Site{File: "tensor.go", Line: 58, Col: 3, Expr: "v[7]"}
+	gocuSite38  = kernel.Site{File: "tensor.go", Line: 59, Col: 3, Expr: "d8[i]"}
+	gocuSite39  = kernel.Site{File: "tensor.go", Line: 60, Col: 11, Expr: "b8[i]"}
+	gocuSite40  = kernel.Site{File: "tensor.go", Line: 60, Col: 3, Expr: "c8[i]"}
+	gocuSite41  = kernel.Site{File: "tensor.go", Line: 76, Col: 20, Expr: "as[l*8:]"}
+	gocuSite42  = kernel.Site{File: "tensor.go", Line: 76, Col: 30, Expr: "a[l*8:]"}
+	gocuSite43  = kernel.Site{File: "tensor.go", Line: 77, Col: 20, Expr: "ahs[l*8:]"}
+	gocuSite44  = kernel.Site{File: "tensor.go", Line: 77, Col: 31, Expr: "ah[l*8:]"}
+	gocuSite45  = kernel.Site{File: "tensor.go", Line: 78, Col: 25, Expr: "bsh[(l%16)*8:]"}
+	gocuSite46  = kernel.Site{File: "tensor.go", Line: 78, Col: 41, Expr: "b[(l%16)*8:]"}
+	gocuSite47  = kernel.Site{File: "tensor.go", Line: 81, Col: 21, Expr: "bhs[l*8:]"}
+	gocuSite48  = kernel.Site{File: "tensor.go", Line: 81, Col: 32, Expr: "bh[l*8:]"}
+	gocuSite49  = kernel.Site{File: "tensor.go", Line: 88, Col: 29, Expr: "as[(l%16)*16+(l/16)*8:]"}
+	gocuSite50  = kernel.Site{File: "tensor.go", Line: 89, Col: 34, Expr: "bsh[(l%16)*8:]"}
+	gocuSite51  = kernel.Site{File: "tensor.go", Line: 94, Col: 30, Expr: "acc[r]"}
+	gocuSite52  = kernel.Site{File: "tensor.go", Line: 94, Col: 3, Expr: "c[(g+8*(r/2))*8+2*q+r%2]"}
+	gocuSite53  = kernel.Site{File: "tensor.go", Line: 97, Col: 29, Expr: "ahs[(l%16)*16+(l/16)*8:]"}
+	gocuSite54  = kernel.Site{File: "tensor.go", Line: 98, Col: 35, Expr: "bhs[(l%8)*8:]"}
+	gocuSite55  = kernel.Site{File: "tensor.go", Line: 99, Col: 35, Expr: "bhs[(8+l%8)*8:]"}
+	gocuSite56  = kernel.Site{File: "tensor.go", Line: 103, Col: 31, Expr: "hc[r]"}
+	gocuSite57  = kernel.Site{File: "tensor.go", Line: 103, Col: 3, Expr: "ch[(g+8*(r/2))*8+2*q+r%2]"}
+	gocuSite58  = kernel.Site{File: "tensor.go", Line: 107, Col: 27, Expr: "as[g*16+q]"}
+	gocuSite59  = kernel.Site{File: "tensor.go", Line: 107, Col: 49, Expr: "as[(g+8)*16+q]"}
+	gocuSite60  = kernel.Site{File: "tensor.go", Line: 107, Col: 75, Expr: "as[g*16+q+4]"}
+	gocuSite61  = kernel.Site{File: "tensor.go", Line: 107, Col: 99, Expr: "as[(g+8)*16+q+4]"}
+	gocuSite62  = kernel.Site{File: "tensor.go", Line: 108, Col: 27, Expr: "bsh[q*8+g]"}
+	gocuSite63  = kernel.Site{File: "tensor.go", Line: 108, Col: 49, Expr: "bsh[(q+4)*8+g]"}
+	gocuSite64  = kernel.Site{File: "tensor.go", Line: 112, Col: 31, Expr: "tc[r]"}
+	gocuSite65  = kernel.Site{File: "tensor.go", Line: 112, Col: 3, Expr: "ct[(g+8*(r/2))*8+2*q+r%2]"}
+	gocuSite66  = kernel.Site{File: "tensor.go", Line: 115, Col: 29, Expr: "as[(l%16)*16:]"}
+	gocuSite67  = kernel.Site{File: "tensor.go", Line: 116, Col: 29, Expr: "as[(l%8)*16:]"}
+	gocuSite68  = kernel.Site{File: "tensor.go", Line: 117, Col: 35, Expr: "as[(l%16)*16+(l/16)*8:]"}
+	gocuSite69  = kernel.Site{File: "tensor.go", Line: 118, Col: 35, Expr: "as[(l%16)*16:]"}
+	gocuSite70  = kernel.Site{File: "tensor.go", Line: 119, Col: 5, Expr: "x2[0]"}
+	gocuSite71  = kernel.Site{File: "tensor.go", Line: 119, Col: 14, Expr: "x4t[3]"}
+	gocuSite72  = kernel.Site{File: "tensor.go", Line: 119, Col: 21, Expr: "x2t[1]"}
+	gocuSite73  = kernel.Site{File: "tensor.go", Line: 120, Col: 3, Expr: "c[0]"}
+	gocuSite74  = kernel.Site{File: "tensor.go", Line: 129, Col: 26, Expr: "x[i]"}
+	gocuSite75  = kernel.Site{File: "tensor.go", Line: 129, Col: 3, Expr: "y[i]"}
+	gocuSite76  = kernel.Site{File: "tensor.go", Line: 141, Col: 20, Expr: "sm[i*8:]"}
+	gocuSite77  = kernel.Site{File: "tensor.go", Line: 141, Col: 30, Expr: "a[i*8:]"}
+	gocuSite78  = kernel.Site{File: "tensor.go", Line: 147, Col: 31, Expr: "sm[4096:]"}
+	gocuSite79  = kernel.Site{File: "tensor.go", Line: 159, Col: 9, Expr: "acc[0]"}
+	gocuSite80  = kernel.Site{File: "tensor.go", Line: 159, Col: 18, Expr: "acc2[31]"}
+	gocuSite81  = kernel.Site{File: "tensor.go", Line: 159, Col: 2, Expr: "c[i]"}
+	gocuSite82  = kernel.Site{File: "tensor.go", Line: 171, Col: 3, Expr: "x[i]"}
+	gocuSite83  = kernel.Site{File: "tensor.go", Line: 176, Col: 14, Expr: "x[i%128]"}
+	gocuSite84  = kernel.Site{File: "tensor.go", Line: 176, Col: 3, Expr: "x[i]"}
+	gocuSite85  = kernel.Site{File: "tensor.go", Line: 196, Col: 23, Expr: "bars[0]"}
+	gocuSite86  = kernel.Site{File: "tensor.go", Line: 197, Col: 23, Expr: "bars[1]"}
+	gocuSite87  = kernel.Site{File: "tensor.go", Line: 198, Col: 23, Expr: "bars[2]"}
+	gocuSite88  = kernel.Site{File: "tensor.go", Line: 199, Col: 23, Expr: "bars[3]"}
+	gocuSite89  = kernel.Site{File: "tensor.go", Line: 208, Col: 26, Expr: "bars[2+s]"}
+	gocuSite90  = kernel.Site{File: "tensor.go", Line: 210, Col: 35, Expr: "bars[s]"}
+	gocuSite91  = kernel.Site{File: "tensor.go", Line: 212, Col: 27, Expr: "buf[s][:]"}
+	gocuSite92  = kernel.Site{File: "tensor.go", Line: 212, Col: 27, Expr: "buf[s]"}
+	gocuSite93  = kernel.Site{File: "tensor.go", Line: 212, Col: 38, Expr: "x[lo : lo+BulkTile]"}
+	gocuSite94  = kernel.Site{File: "tensor.go", Line: 212, Col: 58, Expr: "bars[s]"}
+	gocuSite95  = kernel.Site{File: "tensor.go", Line: 220, Col: 23, Expr: "bars[s]"}
+	gocuSite96  = kernel.Site{File: "tensor.go", Line: 221, Col: 10, Expr: "buf[s][(tid+k)%BulkTile]"}
+	gocuSite97  = kernel.Site{File: "tensor.go", Line: 222, Col: 25, Expr: "bars[2+s]"}
+	gocuSite98  = kernel.Site{File: "tensor.go", Line: 224, Col: 2, Expr: "out[t.BlockIdx.X*BulkTile+tid]"}
+	gocuSite99  = kernel.Site{File: "tensor.go", Line: 93, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite100 = kernel.Site{File: "tensor.go", Line: 102, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite101 = kernel.Site{File: "tensor.go", Line: 111, Col: 2, Expr: "for r := int32(0); r < 4; r++"}
+	gocuSite102 = kernel.Site{File: "tensor.go", Line: 205, Col: 4, Expr: "for k := range tiles"}
+	gocuSite103 = kernel.Site{File: "tensor.go", Line: 218, Col: 2, Expr: "for k := range tiles"}
 )
 
 // gocuChecked_Convert is the checked copy of tensor.Convert (tensor.go:15).
@@ -1232,7 +1357,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	/*line tensor.go:91*/ acc = kernel.MMABF16(t, fa, fb, acc)
 	/*line tensor.go:92*/ g, q := l/4, l%4
 	/*line tensor.go:93*/ for r := int32(0); r < 4; r++ {
-		/*line tensor.go:93*/ kernel.Loop(t, &gocuSite85)
+		/*line tensor.go:93*/ kernel.Loop(t, &gocuSite99)
 		/*line tensor.go:94*/ {
 			/*line tensor.go:94*/ var gocuV1 float32 = *kernel.At(t, acc[:], int(r), &gocuSite51, kernel.Read)
 			/*line tensor.go:94*/ *kernel.At(t, c, int((g+8*(r/2))*8+2*q+r%2), &gocuSite52, kernel.Write) = gocuV1
@@ -1244,7 +1369,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	/*line tensor.go:100*/ var hc kernel.FragC
 	/*line tensor.go:101*/ hc = kernel.MMAF16(t, ha, kernel.FragB{hb0, hb1}, hc)
 	/*line tensor.go:102*/ for r := int32(0); r < 4; r++ {
-		/*line tensor.go:102*/ kernel.Loop(t, &gocuSite86)
+		/*line tensor.go:102*/ kernel.Loop(t, &gocuSite100)
 		/*line tensor.go:103*/ {
 			/*line tensor.go:103*/ var gocuV2 float32 = *kernel.At(t, hc[:], int(r), &gocuSite56, kernel.Read)
 			/*line tensor.go:103*/ *kernel.At(t, ch, int((g+8*(r/2))*8+2*q+r%2), &gocuSite57, kernel.Write) = gocuV2
@@ -1255,7 +1380,7 @@ func gocuChecked_Tile(t *kernel.Thread, a []kernel.BFloat16, b []kernel.BFloat16
 	/*line tensor.go:109*/ var tc kernel.FragC
 	/*line tensor.go:110*/ tc = kernel.MMATF32(t, fa32, fb32, tc)
 	/*line tensor.go:111*/ for r := int32(0); r < 4; r++ {
-		/*line tensor.go:111*/ kernel.Loop(t, &gocuSite87)
+		/*line tensor.go:111*/ kernel.Loop(t, &gocuSite101)
 		/*line tensor.go:112*/ {
 			/*line tensor.go:112*/ var gocuV3 float32 = *kernel.At(t, tc[:], int(r), &gocuSite64, kernel.Read)
 			/*line tensor.go:112*/ *kernel.At(t, ct, int((g+8*(r/2))*8+2*q+r%2), &gocuSite65, kernel.Write) = gocuV3
@@ -1326,4 +1451,43 @@ func gocuChecked_NamedBar(t *kernel.Thread, x []float32) {
 			/*line tensor.go:176*/ *kernel.At(t, x, int(i), &gocuSite84, kernel.Write) = gocuV2
 		}
 	}
+}
+
+// gocuChecked_BulkSum is the checked copy of tensor.BulkSum (tensor.go:191).
+func gocuChecked_BulkSum(t *kernel.Thread, x []float32, out []float32, tiles int32) {
+	/*line tensor.go:192*/ buf := kernel.Shared[[2][128]float32](t)
+	/*line tensor.go:193*/ bars := kernel.Shared[[4]kernel.MBarrier](t)
+	/*line tensor.go:194*/ tid := t.ThreadIdx.X
+	/*line tensor.go:195*/ if tid == 0 {
+		/*line tensor.go:196*/ kernel.MBarInit(t, &bars[:][kernel.Index(t, int(0), len(bars[:]), &gocuSite85)], 1)
+		/*line tensor.go:197*/ kernel.MBarInit(t, &bars[:][kernel.Index(t, int(1), len(bars[:]), &gocuSite86)], 1)
+		/*line tensor.go:198*/ kernel.MBarInit(t, &bars[:][kernel.Index(t, int(2), len(bars[:]), &gocuSite87)], BulkTile)
+		/*line tensor.go:199*/ kernel.MBarInit(t, &bars[:][kernel.Index(t, int(3), len(bars[:]), &gocuSite88)], BulkTile)
+	}
+	/*line tensor.go:201*/ t.SyncThreads()
+	/*line tensor.go:202*/ base := t.BlockIdx.X * tiles * BulkTile
+	/*line tensor.go:203*/ if tid >= BulkTile {
+		/*line tensor.go:204*/ if tid == BulkTile {
+			/*line tensor.go:205*/ for k := range tiles {
+				/*line tensor.go:205*/ kernel.Loop(t, &gocuSite102)
+				/*line tensor.go:206*/ s := k % 2
+				/*line tensor.go:207*/ if k >= 2 {
+					/*line tensor.go:208*/ kernel.MBarWait(t, &bars[:][kernel.Index(t, int(2+s), len(bars[:]), &gocuSite89)], uint32(k/2-1)&1)
+				}
+				/*line tensor.go:210*/ kernel.MBarArriveExpectTx(t, &bars[:][kernel.Index(t, int(s), len(bars[:]), &gocuSite90)], BulkTile*4)
+				/*line tensor.go:211*/ lo := base + k*BulkTile
+				/*line tensor.go:212*/ kernel.CpAsyncBulk(t, buf[kernel.Index(t, int(s), 2, &gocuSite92)][:], x[lo:lo+BulkTile], &bars[:][kernel.Index(t, int(s), len(bars[:]), &gocuSite94)])
+			}
+		}
+		/*line tensor.go:215*/ return
+	}
+	/*line tensor.go:217*/ var acc float32
+	/*line tensor.go:218*/ for k := range tiles {
+		/*line tensor.go:218*/ kernel.Loop(t, &gocuSite103)
+		/*line tensor.go:219*/ s := k % 2
+		/*line tensor.go:220*/ kernel.MBarWait(t, &bars[:][kernel.Index(t, int(s), len(bars[:]), &gocuSite95)], uint32(k/2)&1)
+		/*line tensor.go:221*/ acc += *kernel.At(t, buf[kernel.Index(t, int(s), 2, &gocuSite96)][:], int((tid+k)%BulkTile), &gocuSite96, kernel.Read)
+		/*line tensor.go:222*/ kernel.MBarArrive(t, &bars[:][kernel.Index(t, int(2+s), len(bars[:]), &gocuSite97)])
+	}
+	/*line tensor.go:224*/ *kernel.At(t, out, int(t.BlockIdx.X*BulkTile+tid), &gocuSite98, kernel.Write) = acc
 }
