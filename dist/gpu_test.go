@@ -19,27 +19,11 @@ import (
 	"github.com/gocu-dev/gocu/array"
 	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/dist"
-	"github.com/gocu-dev/gocu/internal/gputest"
-	"github.com/gocu-dev/gocu/nccl"
+	"github.com/gocu-dev/gocu/internal/multigpu"
 )
 
 // gpus returns every GPU as a gocu device, or skips.
-func gpus(t testing.TB) []*gocu.Device {
-	t.Helper()
-	gputest.Need(t, gocu.GPUUsable())
-	gputest.Need(t, nccl.Load())
-	n, err := cuda.DeviceCount()
-	if err != nil {
-		t.Fatal(err)
-	}
-	devs := make([]*gocu.Device, n)
-	for i := range devs {
-		if devs[i], err = gocu.Open(fmt.Sprintf("cuda:%d", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return devs
-}
+func gpus(t testing.TB) []*gocu.Device { return multigpu.Devices(t) }
 
 // One rank on one GPU: every collective leaves the arrays as they are, and
 // is ordered on the device's stream with the array operations around it.

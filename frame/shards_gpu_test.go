@@ -17,29 +17,12 @@ import (
 
 	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
-	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/dist"
-	"github.com/gocu-dev/gocu/internal/gputest"
-	"github.com/gocu-dev/gocu/nccl"
+	"github.com/gocu-dev/gocu/internal/multigpu"
 )
 
 // allGPUs returns every GPU as a gocu device, or skips.
-func allGPUs(t testing.TB) []*gocu.Device {
-	t.Helper()
-	gputest.Need(t, gocu.GPUUsable())
-	gputest.Need(t, nccl.Load())
-	n, err := cuda.DeviceCount()
-	if err != nil {
-		t.Fatal(err)
-	}
-	devs := make([]*gocu.Device, n)
-	for i := range devs {
-		if devs[i], err = gocu.Open(fmt.Sprintf("cuda:%d", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return devs
-}
+func allGPUs(t testing.TB) []*gocu.Device { return multigpu.Devices(t) }
 
 // Group-by and join across every GPU give the CPU's one-device results.
 func TestGPUShards(t *testing.T) {

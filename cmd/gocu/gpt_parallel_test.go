@@ -7,10 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/cuda"
-	"github.com/gocu-dev/gocu/internal/gputest"
-	"github.com/gocu-dev/gocu/nccl"
+	"github.com/gocu-dev/gocu/internal/multigpu"
 )
 
 // gptCorpus packs the Go files of package nn, which every checkout has
@@ -102,18 +99,10 @@ func TestGPTDataParallel(t *testing.T) {
 // On the GPUs: --devices and --ranks over all of them train as one GPU
 // does with the same global batch.
 func TestGPUGPTDataParallel(t *testing.T) {
-	gputest.Need(t, gocu.GPUUsable())
-	gputest.Need(t, nccl.Load())
-	n, err := cuda.DeviceCount()
-	if err != nil {
-		t.Fatal(err)
-	}
+	names := multigpu.Names(t)
+	n := len(names)
 	if n < 2 {
 		t.Skipf("%d GPU: needs 2 or more", n)
-	}
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("cuda:%d", i)
 	}
 	data := gptCorpus(t)
 	common := []string{"gpt", "train", "--data", data, "--model", "tiny", "--steps", "12", "--batch", strconv.Itoa(8 * n),

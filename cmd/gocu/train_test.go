@@ -11,11 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/datasets/mnist"
-	"github.com/gocu-dev/gocu/internal/gputest"
-	"github.com/gocu-dev/gocu/nccl"
+	"github.com/gocu-dev/gocu/internal/multigpu"
 )
 
 func TestTrain(t *testing.T) {
@@ -116,18 +113,10 @@ func TestTrainDataParallel(t *testing.T) {
 // (with one GPU: one rank through NCCL, which must train as the plain
 // trainer does).
 func TestGPUTrainDataParallel(t *testing.T) {
-	gputest.Need(t, gocu.GPUUsable())
-	gputest.Need(t, nccl.Load())
+	names := multigpu.Names(t)
+	n := len(names)
 	if _, err := mnist.Dir(); errors.Is(err, mnist.ErrNotFound) {
 		t.Skip(err)
-	}
-	n, err := cuda.DeviceCount()
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("cuda:%d", i)
 	}
 	common := []string{"train", "--max-steps", "200", "--hidden", "256", "--batch", strconv.Itoa(256 * n), "--plot", ""}
 	one, err := run(t, append(common, "--device", "cuda:0")...)

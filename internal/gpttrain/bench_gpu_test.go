@@ -7,12 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gocu-dev/gocu"
 	"github.com/gocu-dev/gocu/array"
-	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/dist"
 	"github.com/gocu-dev/gocu/gpt"
 	"github.com/gocu-dev/gocu/internal/gputest"
+	"github.com/gocu-dev/gocu/internal/multigpu"
 	"github.com/gocu-dev/gocu/nccl"
 )
 
@@ -26,17 +25,9 @@ import (
 // iteration is a step; tokens/s counts all GPUs' tokens, and the scaling
 // is against gpus=1.
 func BenchmarkGPUDataParallel(b *testing.B) {
-	gputest.Need(b, gocu.GPUUsable())
-	n, err := cuda.DeviceCount()
-	if err != nil {
-		b.Fatal(err)
-	}
-	devs := make([]*gocu.Device, n)
-	for i := range devs {
-		if devs[i], err = gocu.Open(fmt.Sprintf("cuda:%d", i)); err != nil {
-			b.Fatal(err)
-		}
-	}
+	devs := multigpu.Devices(b)
+	n := len(devs)
+	var err error
 	per := 16
 	if s := os.Getenv("GOCU_DP_BATCH"); s != "" {
 		if per, err = strconv.Atoi(s); err != nil || per < 1 {

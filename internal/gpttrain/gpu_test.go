@@ -1,17 +1,13 @@
 package gpttrain
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
-	"github.com/gocu-dev/gocu"
-	"github.com/gocu-dev/gocu/cuda"
 	"github.com/gocu-dev/gocu/datasets/gosrc"
 	"github.com/gocu-dev/gocu/gpt"
-	"github.com/gocu-dev/gocu/internal/gputest"
-	"github.com/gocu-dev/gocu/nccl"
+	"github.com/gocu-dev/gocu/internal/multigpu"
 )
 
 // syntheticCorpus is Go-like text made from a seed: the GPU machines have
@@ -39,18 +35,8 @@ func syntheticCorpus(n int) *gosrc.Corpus {
 // loss curve at the same global batch within float rounding; one NCCL rank
 // is the plain trainer.
 func TestGPUDataParallel(t *testing.T) {
-	gputest.Need(t, gocu.GPUUsable())
-	gputest.Need(t, nccl.Load())
-	n, err := cuda.DeviceCount()
-	if err != nil {
-		t.Fatal(err)
-	}
-	devs := make([]*gocu.Device, n)
-	for i := range devs {
-		if devs[i], err = gocu.Open(fmt.Sprintf("cuda:%d", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	devs := multigpu.Devices(t)
+	n := len(devs)
 	cfg := Config{Device: devs[0], Corpus: syntheticCorpus(1 << 20), Batch: 8, Steps: 12, LR: 1e-3, MinLR: 1e-4,
 		Warmup: 3, Decay: 0.1, Beta2: 0.99, Clip: 1, Seed: 3, Report: 1, EvalN: 2,
 		Model: gpt.Config{Layers: 2, Heads: 4, Dim: 128, Context: 64, Vocab: 256, Bias: true}}
