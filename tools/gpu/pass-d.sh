@@ -5,6 +5,7 @@
 # run on the simulator, the fake driver and clang-16. One device call:
 #   tools/gpu/bundle-xz.sh array grad nn gpt internal/gpttrain internal/attn gen frame internal/bench
 #   run: bash tools/gpu/pass-d.sh            (carry [".gpu"])
+#   or in two calls when one would pass 10 minutes: PART=main, then PART=attn
 # It runs pass-c.sh (peers, then gocu bench's gpt suite and the overhead
 # workloads, the attention and overhead Go benchmarks, then every bundled
 # package's GPU tests), then the attention tests and benchmarks again
@@ -12,12 +13,13 @@
 set -u
 cd "$(dirname "$0")/../.."
 R=$PWD; out=${OUT:-/tmp/pass-d}; L=/tmp/pass-logs; mkdir -p "$out" "$L"
-OUT=$out SUITE=${SUITE:-gpt} ONLY=${ONLY:-launch,array_op_overhead,array_op_overhead_into} \
+for f in .gpu/*.xz; do [ -e "$f" ] && xz -d -T8 -f "$f"; done; chmod +x .gpu/*.test .gpu/gocu 2>/dev/null
+[ "${PART:-all}" = attn ] || OUT=$out SUITE=${SUITE:-gpt} ONLY=${ONLY:-launch,array_op_overhead,array_op_overhead_into} \
   NUMPY=${NUMPY:-fft_batched} GO=${GO:-"array:OverheadGPU internal/attn:GPUWG"} \
   BT=${BT:-10x} TO=${TO:-200} bash tools/gpu/pass-c.sh
 # The Hopper kernels behind their switches: 1 is fwd128WG with the
 # warpgroup backward, 2 the ping-pong fwd128WS, plus the atomic dq.
-if [ -e .gpu/internal_attn.test ]; then
+if [ "${PART:-all}" != main ] && [ -e .gpu/internal_attn.test ]; then
   export GOCU_REQUIRE_GPU=1
   for v in 1 2 1:atomic; do
     e="GOCU_ATTN_WGMMA=${v%%:*}"; [ "$v" = 1:atomic ] && e="$e GOCU_ATTN_WGMMA_ATOMIC=1"
