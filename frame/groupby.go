@@ -17,6 +17,14 @@ type Agg struct {
 // Named returns a with the result column named name.
 func (a Agg) Named(name string) Agg { a.As = name; return a }
 
+// name is a's result column: As, or the column's name.
+func (a Agg) name() string {
+	if a.As != "" {
+		return a.As
+	}
+	return a.Col
+}
+
 // Sum adds a column's values per group; a group without values sums to 0
 // (pandas' min_count=0).
 func Sum(col string) Agg { return Agg{Col: col, Op: "sum"} }
@@ -190,10 +198,7 @@ func (g *Grouped) agg(op string, aggs []Agg) (*Frame, error) {
 		seen[k] = true
 	}
 	for _, a := range aggs {
-		name := a.As
-		if name == "" {
-			name = a.Col
-		}
+		name := a.name()
 		if seen[name] {
 			return nil, errorf(op, ErrColumn, "two result columns named %q: name them with Agg.Named", name)
 		}

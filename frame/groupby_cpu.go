@@ -584,10 +584,7 @@ func (g *Grouped) hostAgg(op string, aggs []Agg) (out *Frame, ok bool, err error
 	cols := make([]*Series, len(aggs))
 	needs := map[*Series]need{}
 	for i, a := range aggs {
-		name := a.As
-		if name == "" {
-			name = a.Col
-		}
+		name := a.name()
 		if seen[name] || f.index(a.Col) < 0 {
 			return nil, false, nil
 		}
@@ -715,11 +712,7 @@ func (g *Grouped) hostAgg(op string, aggs []Agg) (out *Frame, ok bool, err error
 		if err != nil {
 			return nil, false, wrapErr(op, ErrValue, err, "%s of %q", a.Op, s.name)
 		}
-		name := a.As
-		if name == "" {
-			name = a.Col
-		}
-		res = append(res, r.Rename(name))
+		res = append(res, r.Rename(a.name()))
 	}
 	out, err = New(f.dev, res...)
 	return out, err == nil, err

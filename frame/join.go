@@ -30,13 +30,8 @@ const (
 // scan of the counts.
 func (f *Frame) Join(r *Frame, how How, on ...string) (*Frame, error) {
 	const op = "Join"
-	switch how {
-	case Inner, Left, Outer, Semi, Anti:
-	default:
-		return nil, errorf(op, ErrValue, "unknown join %q (inner, left, outer, semi, anti)", how)
-	}
-	if len(on) == 0 {
-		return nil, errorf(op, ErrValue, "no key columns")
+	if err := checkJoin(op, how, on); err != nil {
+		return nil, err
 	}
 	if r.dev != f.dev {
 		return nil, errorf(op, ErrValue, "frames on %v and %v", f.dev, r.dev)
@@ -413,4 +408,17 @@ func concatSeries(op string, parts []*Series) (*Series, error) {
 		return nil, wrapErr(op, ErrType, err, "column %q", c0.name)
 	}
 	return out, nil
+}
+
+// checkJoin checks a join's kind and that it has keys.
+func checkJoin(op string, how How, on []string) error {
+	switch how {
+	case Inner, Left, Outer, Semi, Anti:
+	default:
+		return errorf(op, ErrValue, "unknown join %q (inner, left, outer, semi, anti)", how)
+	}
+	if len(on) == 0 {
+		return errorf(op, ErrValue, "no key columns")
+	}
+	return nil
 }

@@ -57,10 +57,7 @@ func (g *ShardGrouped) Agg(aggs ...Agg) (*Shards, error) {
 	}
 	partial := true
 	for _, a := range aggs {
-		name := a.As
-		if name == "" {
-			name = a.Col
-		}
+		name := a.name()
 		if seen[name] {
 			return nil, errorf(op, ErrColumn, "two result columns named %q: name them with Agg.Named", name)
 		}
@@ -175,10 +172,7 @@ func combine(op string, f *Frame, keys []string, keepNulls bool, aggs []Agg, dts
 		return s
 	}
 	for i, a := range aggs {
-		name := a.As
-		if name == "" {
-			name = a.Col
-		}
+		name := a.name()
 		var r *Series
 		switch a.Op {
 		case "sum", "count":
@@ -267,13 +261,8 @@ func (s *Shards) Join(r *Shards, how How, on ...string) (*Shards, error) {
 	if r.comm != s.comm {
 		return nil, errorf(op, ErrValue, "the sides are on two communicators, %v and %v", s.comm, r.comm)
 	}
-	switch how {
-	case Inner, Left, Outer, Semi, Anti:
-	default:
-		return nil, errorf(op, ErrValue, "unknown join %q (inner, left, outer, semi, anti)", how)
-	}
-	if len(on) == 0 {
-		return nil, errorf(op, ErrValue, "no key columns")
+	if err := checkJoin(op, how, on); err != nil {
+		return nil, err
 	}
 	float, err := floatKeys(op, s.parts[0], r.parts[0], on)
 	if err != nil {
