@@ -32,9 +32,9 @@ func (b *Buffer) rawBytes() []byte {
 		p = unsafe.Pointer(unsafe.SliceData(b.e4m3))
 	case backend.Float8E5M2:
 		p = unsafe.Pointer(unsafe.SliceData(b.e5m2))
-	case backend.Float32:
+	case backend.Float32, backend.Complex64: // complex: (re, im) pairs
 		p = unsafe.Pointer(unsafe.SliceData(b.f32))
-	case backend.Float64:
+	case backend.Float64, backend.Complex128:
 		p = unsafe.Pointer(unsafe.SliceData(b.f64))
 	case backend.Int32:
 		p = unsafe.Pointer(unsafe.SliceData(b.i32))
@@ -52,6 +52,10 @@ func (b *Buffer) rawBytes() []byte {
 	}
 	return unsafe.Slice((*byte)(p), b.n*b.dt.Size())
 }
+
+// w16 is a 16-byte element, a complex128, moved whole by gathers and
+// scatters that set.
+type w16 [2]uint64
 
 // words views a buffer's memory as elements of W (its element size).
 func words[W any](b *Buffer) []W {
@@ -167,6 +171,8 @@ func (b *Backend) Gather(g *backend.Gather) error {
 		return ixGather(b, r, g, words[uint32](src), words[uint32](out))
 	case 8:
 		return ixGather(b, r, g, words[uint64](src), words[uint64](out))
+	case 16:
+		return ixGather(b, r, g, words[w16](src), words[w16](out))
 	}
 	return fmt.Errorf("cpu: gather of %v", src.dt)
 }
@@ -264,6 +270,8 @@ func (b *Backend) Scatter(s *backend.Scatter) error {
 			return ixScatter(b, r, s, words[uint32](dst), words[uint32](val), setW[uint32])
 		case 8:
 			return ixScatter(b, r, s, words[uint64](dst), words[uint64](val), setW[uint64])
+		case 16:
+			return ixScatter(b, r, s, words[w16](dst), words[w16](val), setW[w16])
 		}
 		return fmt.Errorf("cpu: scatter of %v", dst.dt)
 	}
