@@ -3,7 +3,6 @@ package cpu
 import (
 	"fmt"
 	"sync"
-	"unsafe"
 
 	"github.com/gocu-dev/gocu/array/internal/backend"
 	"github.com/gocu-dev/gocu/lowp"
@@ -125,40 +124,11 @@ func newBuffer(dt backend.DType, n int) *Buffer {
 // Poison fills the buffer with 0xFF bytes (NaN for floats, -1 for signed
 // integers, 255 for uint8); bool, which Go requires to be 0 or 1, is false.
 func (b *Buffer) Poison() {
-	var p []byte
-	switch b.dt {
-	case backend.Int8:
-		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i8))), len(b.i8))
-	case backend.Int16:
-		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i16))), 2*len(b.i16))
-	case backend.Uint16:
-		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.u16))), 2*len(b.u16))
-	case backend.Uint32:
-		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.u32))), 4*len(b.u32))
-	case backend.Uint64:
-		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.u64))), 8*len(b.u64))
-	case backend.Float16:
-		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f16))), 2*len(b.f16))
-	case backend.BFloat16:
-		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.bf16))), 2*len(b.bf16))
-	case backend.Float8E4M3:
-		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.e4m3))), len(b.e4m3))
-	case backend.Float8E5M2:
-		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.e5m2))), len(b.e5m2))
-	case backend.Float32, backend.Complex64:
-		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f32))), 4*len(b.f32))
-	case backend.Float64, backend.Complex128:
-		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f64))), 8*len(b.f64))
-	case backend.Int32:
-		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i32))), 4*len(b.i32))
-	case backend.Int64:
-		p = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i64))), 8*len(b.i64))
-	case backend.Uint8:
-		p = b.u8
-	case backend.Bool:
+	if b.dt == backend.Bool {
 		clear(b.b) // a bool must hold 0 or 1 in Go
 		return
 	}
+	p := b.rawBytes()
 	for i := range p {
 		p[i] = 0xFF
 	}
